@@ -1,0 +1,146 @@
+"""``instrument()``, ``uninstrument()`` and ``instrumentation_status()``: the one-call public API."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Iterable
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .instrumentors._frameworks import FRAMEWORKS, Framework
+
+logger = logging.getLogger("otel_agents")
+
+
+@dataclass
+class FrameworkStatus:
+    """Where one framework stands.
+
+    Attributes:
+        name: our framework name (``langchain`` …).
+        installed_version: the installed distribution's version, or ``None``.
+        supported: the supported version specifier.
+        instrumented: whether our instrumentor is active.
+        reason: why not, in words (``"not installed"``, ``"unsupported version 0.2.1
+            (supported: >=0.3,<2)"``, ``"not requested"``, an error), or ``""``.
+    """
+
+    name: str
+    installed_version: str | None
+    supported: str
+    instrumented: bool
+    reason: str = ""
+
+
+_status: dict[str, FrameworkStatus] = {}
+_active: dict[str, Any] = {}
+_warned_versions: set[str] = set()
+
+
+def _installed_version(fw: Framework) -> str | None:
+    try:
+        return metadata.version(fw.distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _supported(fw: Framework, version: str) -> bool:
+    try:
+        return Version(version) in SpecifierSet(fw.supported)
+    except InvalidVersion:
+        return False
+
+
+def instrumentor_for(name: str) -> Any:
+    """The (singleton) instrumentor instance of framework ``name``; imports its module."""
+    fw = FRAMEWORKS[name]
+    return getattr(importlib.import_module(fw.module), fw.cls)()
+
+
+def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None = None,
+               capture_content: bool | None = None, meter_provider: Any = None) -> list[str]:
+    """Instrument every supported framework that is installed (or only those named).
+
+    Args:
+        tracer_provider: where spans go (default: the global provider).
+        frameworks: names among ``langchain``, ``llama_index``, ``crewai``,
+            ``pydantic_ai``; ``None`` = all that are installed.
+        capture_content: overrides ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
+        meter_provider: where the GenAI metrics go (default: the global provider).
+
+    Returns:
+        The names of the frameworks now instrumented (calling it twice is the same
+        as once).
+
+    Raises:
+        ValueError: a name in ``frameworks`` is not one we support (the message
+            lists the valid ones).
+
+    A framework installed at an unsupported version is skipped with one WARNING
+    naming both versions; :func:`instrumentation_status` says why any framework
+    is not instrumented.
+    """
+    names = list(FRAMEWORKS) if frameworks is None else list(frameworks)
+    unknown = [n for n in names if n not in FRAMEWORKS]
+    if unknown:
+        raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")
+    done: list[str] = []
+    for name in FRAMEWORKS:
+        fw = FRAMEWORKS[name]
+        version = _installed_version(fw)
+        if name not in names:
+            if name not in _active:
+                _status[name] = FrameworkStatus(name, version, fw.supported, False, "not requested")
+            continue
+        if version is None:
+            _status[name] = FrameworkStatus(name, None, fw.supported, False, "not installed")
+            continue
+        if not _supported(fw, version):
+            reason = f"unsupported version {version} (supported: {fw.supported})"
+            if name not in _warned_versions:
+                _warned_versions.add(name)
+                logger.warning("otel_agents: %s %s is installed, but otel-agents supports %s %s; not instrumenting it",
+                               fw.distribution, version, fw.distribution, fw.supported)
+            _status[name] = FrameworkStatus(name, version, fw.supported, False, reason)
+            continue
+        try:
+            inst = instrumentor_for(name)
+            if not inst.is_instrumented_by_opentelemetry:
+                inst.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider,
+                                capture_content=capture_content, skip_dep_check=True)
+            _active[name] = inst
+            _status[name] = FrameworkStatus(name, version, fw.supported, True)
+            done.append(name)
+        except Exception as exc:  # noqa: BLE001 - never break the caller's start-up
+            logger.warning("otel_agents: could not instrument %s: %r", name, exc, exc_info=exc)
+            _status[name] = FrameworkStatus(name, version, fw.supported, False, f"failed: {exc!r}")
+    return done
+
+
+def uninstrument() -> None:
+    """Undo :func:`instrument` for every framework it instrumented."""
+    for name, inst in list(_active.items()):
+        try:
+            inst.uninstrument()
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("otel_agents: could not uninstrument %s: %r", name, exc)
+        _active.pop(name, None)
+        fw = FRAMEWORKS[name]
+        _status[name] = FrameworkStatus(name, _installed_version(fw), fw.supported, False, "uninstrumented")
+
+
+def instrumentation_status() -> dict[str, FrameworkStatus]:
+    """Per framework: installed version, supported range, whether instrumented and why not."""
+    out = {}
+    for name, fw in FRAMEWORKS.items():
+        if name in _status:
+            out[name] = _status[name]
+        else:
+            version = _installed_version(fw)
+            reason = "not installed" if version is None else "not instrumented yet"
+            out[name] = FrameworkStatus(name, version, fw.supported, False, reason)
+    return out

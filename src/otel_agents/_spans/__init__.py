@@ -1,0 +1,44 @@
+"""The span layer: the one place that opens, parents, fills and ends spans.
+
+Instrumentors call it; they never touch the OTel SDK or set kind attributes
+themselves. It gives:
+
+* :class:`Telemetry` / :class:`SemanticSpan` — open a span of a semantic kind
+  with an explicit parent or the current context; typed setters for inputs,
+  outputs, messages, model, usage, tools, retrieval; error and control-flow
+  recording; kind attributes at start and again at end; GenAI metrics.
+* the content policy (:mod:`.settings`): one switch
+  (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, default on) over
+  every content-bearing attribute and span name; the safe JSON encoder and the
+  JSON-preserving truncation (:mod:`.encoding`); redaction (:mod:`.redaction`);
+* :func:`wrap_stream` — ends spans with their streams, abandoned ones included;
+* :class:`SpanRegistry` — the bounded run-id → span map;
+* :func:`guard` / :func:`guarded` — the never-raise guard for every hook.
+
+Decision on ``opentelemetry-util-genai`` (1.3b0, evaluated for this layer): we
+follow its attribute names, content modes and metric instruments, but do not
+open spans through its ``TelemetryHandler``. Its invocations own the span and
+its context attachment from ``start`` to ``stop``, which fits wrapped calls but
+not callback frameworks whose start and end arrive in different contexts; it
+reads the content mode once with an off default, has no ``chain``/``skill``
+kinds, no truncation, redaction or never-raise guard, and sets the GenAI
+attributes itself from its own message types, so every one of our additions
+(OpenInference/Langfuse markers, budgets, redaction) would have to be patched
+onto spans it finishes. It is beta and moving repositories; we revisit when it
+is stable.
+"""
+
+from .encoding import encode, fit_json, fit_text, to_jsonable
+from .guard import guard, guarded, report_internal_error
+from .messages import ChatMessage, ToolCallRequest
+from .registry import SpanRegistry
+from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
+from .settings import Settings
+from .span import SemanticSpan, Telemetry, Usage, otel_value
+from .streams import wrap_stream
+
+__all__ = [
+    "ChatMessage", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
+    "current_run_attributes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
+    "pop_run_attributes", "push_run_attributes", "report_internal_error", "to_jsonable", "wrap_stream",
+]

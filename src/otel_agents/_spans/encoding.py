@@ -1,0 +1,197 @@
+"""Safe JSON encoding and JSON-preserving truncation of content values.
+
+:func:`to_jsonable` turns any Python value into plain JSON data, best effort:
+one part that cannot be encoded becomes a short placeholder string, the rest is
+kept. :func:`fit` cuts an encoded value down to a character budget so that the
+result is still valid JSON (strings shortened with ``…``, lists and objects
+shortened, and as a last resort the whole text re-encoded as one JSON string).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as _dt
+import decimal
+import enum
+import json
+import math
+import pathlib
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+ELLIPSIS = "…"
+_MAX_DEPTH = 48
+_MAX_ITEMS = 10_000  # a container larger than this is cut while converting
+
+
+def _placeholder(obj: Any, why: str) -> str:
+    return f"<{why}: {type(obj).__name__}>"
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, str):
+        return k
+    if isinstance(k, (int, float, bool)) or k is None:
+        return json.dumps(k)
+    if isinstance(k, enum.Enum):
+        return str(k.value)
+    try:
+        return str(k)
+    except Exception:  # noqa: BLE001
+        return _placeholder(k, "key")
+
+
+def _float(x: float) -> Any:
+    return x if math.isfinite(x) else str(x)
+
+
+def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) -> Any:
+    """Convert ``obj`` into data ``json.dumps`` accepts without a ``default``.
+
+    Handles pydantic models (``model_dump``), dataclasses, datetimes/dates/times
+    (ISO 8601), UUIDs, Decimals (as strings, exact), sets (sorted when
+    possible), paths, bytes (UTF-8 text, or ``base64:``-prefixed), enums,
+    mappings with non-string keys (keys stringified), circular references
+    (``"<circular: T>"``) and anything else (``repr``). Never raises.
+    """
+    try:
+        if obj is None or isinstance(obj, (bool, int, str)):
+            return obj
+        if isinstance(obj, float):
+            return _float(obj)
+        if _depth > _MAX_DEPTH:
+            return _placeholder(obj, "max depth")
+        oid = id(obj)
+        if oid in _seen:
+            return _placeholder(obj, "circular")
+        seen = _seen | {oid}
+        d = _depth + 1
+        if isinstance(obj, enum.Enum):
+            return to_jsonable(obj.value, seen, d)
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            raw = bytes(obj)
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return "base64:" + base64.b64encode(raw).decode("ascii")
+        if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
+            return obj.isoformat()
+        if isinstance(obj, _dt.timedelta):
+            return obj.total_seconds()
+        if isinstance(obj, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
+            return str(obj)
+        if isinstance(obj, Mapping):
+            out: dict[str, Any] = {}
+            for i, (k, v) in enumerate(obj.items()):
+                if i >= _MAX_ITEMS:
+                    out[ELLIPSIS] = f"{len(obj) - i} more"
+                    break
+                out[_key(k)] = to_jsonable(v, seen, d)
+            return out
+        if isinstance(obj, (list, tuple)):
+            items = [to_jsonable(v, seen, d) for v in obj[:_MAX_ITEMS]]
+            if len(obj) > _MAX_ITEMS:
+                items.append(f"{ELLIPSIS} {len(obj) - _MAX_ITEMS} more")
+            return items
+        if isinstance(obj, (set, frozenset)):
+            items = [to_jsonable(v, seen, d) for v in list(obj)[:_MAX_ITEMS]]
+            try:
+                return sorted(items)
+            except TypeError:
+                return sorted(items, key=lambda x: json.dumps(x, sort_keys=True, ensure_ascii=False))
+        dump = getattr(obj, "model_dump", None)  # pydantic v2
+        if callable(dump) and not isinstance(obj, type):
+            try:
+                data = dump(mode="json")
+            except Exception:  # noqa: BLE001 - fall back to python mode, then fields
+                try:
+                    data = dump()
+                except Exception:  # noqa: BLE001
+                    data = dict(getattr(obj, "__dict__", {}))
+            return to_jsonable(data, seen, d)
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return {f.name: to_jsonable(getattr(obj, f.name, None), seen, d) for f in dataclasses.fields(obj)}
+        legacy = getattr(obj, "dict", None)  # pydantic v1 models
+        if callable(legacy) and hasattr(obj, "__fields__") and not isinstance(obj, type):
+            return to_jsonable(legacy(), seen, d)
+        return repr(obj)
+    except Exception:  # noqa: BLE001 - one bad part never loses the rest
+        return _placeholder(obj, "unserializable")
+
+
+def dumps(data: Any) -> str:
+    """Compact JSON text of already-jsonable ``data`` (non-ASCII kept)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode(obj: Any) -> str:
+    """``dumps(to_jsonable(obj))``. Never raises."""
+    return dumps(to_jsonable(obj))
+
+
+# --- truncation -----------------------------------------------------------------
+
+
+def _cap(data: Any, max_str: int, max_items: int) -> Any:
+    if isinstance(data, str):
+        return data if len(data) <= max_str else data[:max_str] + ELLIPSIS
+    if isinstance(data, list):
+        out = [_cap(v, max_str, max_items) for v in data[:max_items]]
+        if len(data) > max_items:
+            out.append(ELLIPSIS)
+        return out
+    if isinstance(data, dict):
+        out_d: dict[str, Any] = {}
+        for i, (k, v) in enumerate(data.items()):
+            if i >= max_items:
+                out_d[ELLIPSIS] = ELLIPSIS
+                break
+            out_d[_cap(k, max_str, max_items) if len(k) > max_str else k] = _cap(v, max_str, max_items)
+        return out_d
+    return data
+
+
+def _string_within(text: str, budget: int) -> str:
+    """A JSON string literal of a prefix of ``text`` (plus ``…``) no longer than ``budget``."""
+    lo, hi = 0, min(len(text), budget)
+    best = dumps(ELLIPSIS)
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        candidate = dumps(text[:mid] + ELLIPSIS)
+        if len(candidate) <= budget:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def fit_json(data: Any, text: str, budget: int) -> tuple[str, bool]:
+    """Shrink JSON ``text`` (the encoding of ``data``) to at most ``budget`` characters.
+
+    Returns ``(text, truncated)``; the text is always valid JSON. Strategy: cap
+    every string and container at decreasing sizes until the encoding fits, so
+    the structure survives; past that, the original text as one JSON string.
+    """
+    if len(text) <= budget:
+        return text, False
+    max_str, max_items = budget, 1024
+    for _ in range(40):
+        candidate = dumps(_cap(data, max_str, max_items))
+        if len(candidate) <= budget:
+            return candidate, True
+        if max_str > 8:
+            max_str = max(8, int(max_str * min(0.9, budget / len(candidate))))
+        elif max_items > 1:
+            max_items = max(1, max_items // 2)
+        else:
+            break
+    return _string_within(text, budget), True
+
+
+def fit_text(text: str, budget: int) -> tuple[str, bool]:
+    """Cut plain ``text`` to at most ``budget`` characters, ending with ``…`` when cut."""
+    if len(text) <= budget:
+        return text, False
+    return text[: max(0, budget - len(ELLIPSIS))] + ELLIPSIS, True

@@ -1,0 +1,69 @@
+"""The never-raise guard around every hook we install.
+
+A failure inside our code is logged once per site (WARNING with the traceback the
+first time, DEBUG after that) and never reaches the user: their own result or
+exception passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+logger = logging.getLogger("otel_agents")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_seen: set[str] = set()
+_seen_lock = threading.Lock()
+_MAX_SITES = 1024  # bounded: sites are code locations, but stay safe
+
+
+def report_internal_error(site: str, exc: BaseException) -> None:
+    """Log ``exc`` raised by our code at ``site``: WARNING once per site, then DEBUG."""
+    with _seen_lock:
+        first = site not in _seen
+        if first and len(_seen) < _MAX_SITES:
+            _seen.add(site)
+    if first:
+        logger.warning("otel_agents: internal error in %s (instrumentation continues): %r",
+                       site, exc, exc_info=exc)
+    else:
+        logger.debug("otel_agents: internal error in %s: %r", site, exc)
+
+
+def reset_reported_sites() -> None:
+    """Forget which sites have logged already (for tests)."""
+    with _seen_lock:
+        _seen.clear()
+
+
+@contextmanager
+def guard(site: str) -> Iterator[None]:
+    """Run a block of *our* code; any ``Exception`` in it is reported and swallowed.
+
+    Never wrap the user's call in this: it would swallow their exception.
+    """
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - the point of the guard
+        report_internal_error(site, exc)
+
+
+def guarded(site: str, default: Any = None) -> Callable[[_F], _F]:
+    """Decorate one of our hook functions so it never raises; returns ``default`` on failure."""
+
+    def decorate(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001
+                report_internal_error(site, exc)
+                return default
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

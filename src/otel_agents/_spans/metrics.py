@@ -1,0 +1,48 @@
+"""The GenAI client metrics recorded next to model spans (OTel GenAI semconv v1.41).
+
+``gen_ai.client.operation.duration`` (histogram, seconds) and
+``gen_ai.client.token.usage`` (histogram, tokens, one point per
+``gen_ai.token.type`` of ``input``/``output``), with the semconv's advisory
+bucket boundaries.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from opentelemetry.metrics import get_meter
+
+from .. import __version__
+from ..semconv import attributes as A
+from .guard import guard
+
+_DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+_TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+
+
+class GenAIMetrics:
+    """The two GenAI client histograms, on the given (or global) meter provider."""
+
+    def __init__(self, meter_provider: Any = None, scope: str = "otel_agents"):
+        meter = get_meter(scope, __version__, meter_provider)
+        self.duration = meter.create_histogram(
+            A.GEN_AI_CLIENT_OPERATION_DURATION, unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
+        self.tokens = meter.create_histogram(
+            A.GEN_AI_CLIENT_TOKEN_USAGE, unit="{token}",
+            description="Number of input and output tokens used",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS)
+
+    def record(self, span: Any, seconds: float, usage: Any, attrs: Mapping[str, Any],
+               error_type: str | None) -> None:
+        """Record one finished model or embedding call (``seconds``: duration)."""
+        with guard("metrics.record"):
+            attributes = dict(attrs)
+            if error_type:
+                attributes[A.ERROR_TYPE] = error_type
+            self.duration.record(seconds, attributes)
+            if usage is not None:
+                for token_type, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+                    if value is not None:
+                        self.tokens.record(int(value), {**attributes, A.GEN_AI_TOKEN_TYPE: token_type})

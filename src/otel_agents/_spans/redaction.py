@@ -1,0 +1,53 @@
+"""Redaction of known secret shapes in content, on by default.
+
+Two rules: values of mapping keys named like a secret (``password``,
+``api_key``, ``access_token``, ``authorization``…) are replaced by
+``[REDACTED]`` before encoding, and secret-shaped substrings (bearer tokens,
+common API-key prefixes) are replaced in the encoded text. Neither rule can
+break JSON: the replaced characters never include quotes or backslashes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+_SECRET_KEY = re.compile(
+    r"^(?:.*[_\-.])?(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|authorization|"
+    r"auth|credentials?|private[_\-]?key|client[_\-]?secret|session[_\-]?key|cookie)$",
+    re.IGNORECASE,
+)
+
+_SECRET_TEXT = re.compile(
+    r"(?:(?<=Bearer )|(?<=bearer )|(?<=Basic )|(?<=basic ))[A-Za-z0-9\-._~+/]{8,}=*"
+    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{30,}"
+    r"|\bxox[abposr]-[A-Za-z0-9\-]{10,}"
+    r"|\bAIza[0-9A-Za-z_\-]{35}"
+    r"|\b(?:pk|sk)-lf-[A-Za-z0-9\-]{8,}"
+)
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether an argument or field named ``key`` holds a secret (``max_tokens`` does not)."""
+    return bool(_SECRET_KEY.match(key))
+
+
+def redact_keys(data: Any) -> Any:
+    """Copy of jsonable ``data`` with the values of secret-named keys replaced."""
+    if isinstance(data, Mapping):
+        return {k: (REDACTED if isinstance(k, str) and is_secret_key(k) and v not in (None, "")
+                    else redact_keys(v)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact_keys(v) for v in data]
+    return data
+
+
+def redact_text(text: str) -> str:
+    """``text`` with secret-shaped substrings replaced by ``[REDACTED]``."""
+    return _SECRET_TEXT.sub(REDACTED, text)

@@ -1,0 +1,102 @@
+"""A bounded map of open spans, for callback-style frameworks (run id → span).
+
+Frameworks such as LangChain report a run's start and end in two callbacks,
+sometimes on different threads; the span opened at the start waits here. The
+map is capped in size and age: an entry that is pushed out (a framework that
+never reported the end) has its span ended with ``otel_agents.span.evicted``,
+so no span is ever leaked and memory stays flat.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Hashable
+
+from ..semconv import attributes as A
+from .span import SemanticSpan
+
+DEFAULT_MAX_SPANS = 10_000
+DEFAULT_MAX_AGE_S = 3600.0
+
+
+class SpanRegistry:
+    """Open spans keyed by a framework's run id.
+
+    Args:
+        max_size: the most entries kept; the oldest is evicted past it.
+        max_age_s: seconds after which an entry is evicted on the next insert.
+
+    Counters (for tests and ``doctor``): ``opened``, ``closed``, ``evicted``; ``len()``
+    is the number of entries open now.
+    """
+
+    def __init__(self, max_size: int = DEFAULT_MAX_SPANS, max_age_s: float = DEFAULT_MAX_AGE_S):
+        self.max_size = max_size
+        self.max_age_s = max_age_s
+        self._entries: OrderedDict[Hashable, tuple[float, SemanticSpan, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.opened = 0
+        self.closed = 0
+        self.evicted = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def put(self, key: Hashable, span: SemanticSpan, extra: Any = None) -> None:
+        """Keep ``span`` (and any ``extra`` state) under ``key``; evicts old entries first."""
+        now = time.monotonic()
+        evict: list[SemanticSpan] = []
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                evict.append(old[1])
+            while self._entries:
+                k, (t, s, _) = next(iter(self._entries.items()))
+                if len(self._entries) < self.max_size and now - t < self.max_age_s:
+                    break
+                del self._entries[k]
+                evict.append(s)
+            self._entries[key] = (now, span, extra)
+            self.opened += 1
+            self.evicted += len(evict)
+        for s in evict:
+            s.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
+            s.end()
+
+    def get(self, key: Hashable) -> SemanticSpan | None:
+        """The span under ``key``, or ``None``."""
+        entry = self._entries.get(key)
+        return entry[1] if entry else None
+
+    def get_extra(self, key: Hashable) -> Any:
+        """The extra state stored with ``key``'s span, or ``None``."""
+        entry = self._entries.get(key)
+        return entry[2] if entry else None
+
+    def pop(self, key: Hashable) -> SemanticSpan | None:
+        """Remove and return the span under ``key`` (the caller ends it), or ``None``."""
+        with self._lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self.closed += 1
+        return entry[1] if entry else None
+
+    def pop_with_extra(self, key: Hashable) -> tuple[SemanticSpan | None, Any]:
+        """Like :meth:`pop`, also returning the extra state."""
+        with self._lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self.closed += 1
+        return (entry[1], entry[2]) if entry else (None, None)
+
+    def clear(self) -> None:
+        """End every open span (as evicted) and forget them (used by ``uninstrument``)."""
+        with self._lock:
+            spans = [s for _, s, _ in self._entries.values()]
+            self._entries.clear()
+            self.evicted += len(spans)
+        for s in spans:
+            s.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
+            s.end()

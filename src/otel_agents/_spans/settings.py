@@ -1,0 +1,91 @@
+"""The span layer's one typed settings object, read from the environment.
+
+Environment variables (read each time :func:`current_settings` is called, so a
+test or a process can change them at run time):
+
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+    The content switch (OTel GenAI convention). ``NO_CONTENT``/``false``/``0``
+    turn content capture off; ``SPAN_ONLY``, ``SPAN_AND_EVENT``, ``EVENT_ONLY``,
+    ``true`` turn it on. Unset: **on** (our default, because evaluation needs the
+    content; OTel's own helpers default to off).
+``OTEL_AGENTS_MAX_CONTENT_LENGTH``
+    Budget per content attribute, in characters (default 16384, minimum 64).
+``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
+    Seconds a wrapped stream may sit unconsumed before its span is ended as
+    abandoned (default 300).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+ENV_CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+ENV_MAX_CONTENT_LENGTH = "OTEL_AGENTS_MAX_CONTENT_LENGTH"
+ENV_STREAM_IDLE_TIMEOUT = "OTEL_AGENTS_STREAM_IDLE_TIMEOUT"
+
+DEFAULT_MAX_CONTENT_LENGTH = 16_384
+MIN_CONTENT_LENGTH = 64
+DEFAULT_STREAM_IDLE_TIMEOUT = 300.0
+
+_OFF = {"no_content", "false", "0", "off", "none", "no"}
+
+RedactHook = Callable[[str, str], str]
+"""``hook(attribute_key, text) -> text``: called on every content value after
+our own redaction and before truncation."""
+
+
+def _capture_from_env() -> bool:
+    raw = os.environ.get(ENV_CAPTURE_CONTENT)
+    if raw is None or not raw.strip():
+        return True
+    return raw.strip().lower() not in _OFF
+
+
+def _number_from_env(name: str, default: float, minimum: float) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return max(minimum, float(raw))
+    except ValueError:
+        return default
+
+
+@dataclass
+class Settings:
+    """What the span layer records and how much.
+
+    Attributes:
+        capture_content: ``None`` follows the environment switch at every call;
+            ``True``/``False`` overrides it.
+        max_content_length: budget per content attribute, in characters; ``None``
+            follows ``OTEL_AGENTS_MAX_CONTENT_LENGTH``.
+        stream_idle_timeout: seconds (float) before an unconsumed stream's span
+            is ended as abandoned; ``None`` follows the environment.
+        redact_hook: extra redaction, ``hook(attribute_key, text) -> text``.
+    """
+
+    capture_content: bool | None = None
+    max_content_length: int | None = None
+    stream_idle_timeout: float | None = None
+    redact_hook: RedactHook | None = field(default=None, repr=False)
+
+    def content_enabled(self) -> bool:
+        """Whether content (inputs, outputs, messages, tool arguments…) is recorded."""
+        if self.capture_content is not None:
+            return self.capture_content
+        return _capture_from_env()
+
+    def content_budget(self) -> int:
+        """The per-attribute content budget in characters (>= 64)."""
+        if self.max_content_length is not None:
+            return max(MIN_CONTENT_LENGTH, int(self.max_content_length))
+        return int(_number_from_env(ENV_MAX_CONTENT_LENGTH, DEFAULT_MAX_CONTENT_LENGTH, MIN_CONTENT_LENGTH))
+
+    def idle_timeout(self) -> float:
+        """Seconds before an idle stream is ended as abandoned."""
+        if self.stream_idle_timeout is not None:
+            return float(self.stream_idle_timeout)
+        return _number_from_env(ENV_STREAM_IDLE_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, 0.01)

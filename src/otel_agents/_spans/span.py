@@ -1,0 +1,600 @@
+"""Opening, filling and ending semantic spans: the only code that talks to the OTel tracer.
+
+:class:`Telemetry` is what an instrumentor holds (one per instrumentor, built
+from the ``tracer_provider``/``meter_provider`` it was given);
+:meth:`Telemetry.start_span` opens a :class:`SemanticSpan`. Every method of a
+semantic span is guarded: a failure inside it is logged once and swallowed, so
+instrumentation never breaks the user's program.
+
+Parenting: ``parent=`` takes another :class:`SemanticSpan` (callback-style
+frameworks keep their run-id → span map in a :class:`~.registry.SpanRegistry`),
+an OTel ``Context`` or ``Span``; without it the current context is the parent.
+A span is never made current by being opened: :meth:`SemanticSpan.activate`
+makes it current around the code it wraps and always detaches in the same
+context it attached in.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import Span, Status, StatusCode
+
+from .. import __version__
+from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
+from ..semconv.mapping import MODEL_OPERATIONS
+from . import encoding
+from .guard import guard, report_internal_error
+from .messages import ChatMessage, genai_messages, last_text, openinference_messages
+from .metrics import GenAIMetrics
+from .redaction import redact_keys, redact_text
+from .run_context import current_run_attributes
+from .settings import Settings
+
+logger = logging.getLogger("otel_agents")
+
+_LEGAL_SCALARS = (str, bool, int, float)
+_MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
+_MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
+
+
+def otel_value(value: Any) -> Any:
+    """An OTel-legal attribute value for ``value``, or ``None`` to skip it.
+
+    Scalars pass; homogeneous lists of scalars pass; anything else becomes JSON text.
+    """
+    if value is None or isinstance(value, _LEGAL_SCALARS):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [v for v in value if v is not None]
+        for t in (bool, str, int, float):
+            if items and all(type(v) is t for v in items):
+                return list(items)
+        if not items:
+            return None
+    return encoding.encode(value)
+
+
+class Usage:
+    """Token counts of one model call (all ints, tokens; ``None`` = not reported).
+
+    ``total_tokens`` defaults to ``input_tokens + output_tokens`` when both are known.
+    """
+
+    __slots__ = ("input_tokens", "output_tokens", "total_tokens", "cache_read_tokens",
+                 "cache_creation_tokens", "reasoning_tokens")
+
+    def __init__(self, input_tokens: int | None = None, output_tokens: int | None = None,
+                 total_tokens: int | None = None, cache_read_tokens: int | None = None,
+                 cache_creation_tokens: int | None = None, reasoning_tokens: int | None = None):
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        if total_tokens is None and input_tokens is not None and output_tokens is not None:
+            total_tokens = input_tokens + output_tokens
+        self.total_tokens = total_tokens
+        self.cache_read_tokens = cache_read_tokens
+        self.cache_creation_tokens = cache_creation_tokens
+        self.reasoning_tokens = reasoning_tokens
+
+    def completeness(self) -> int:
+        """How many of the three main counts are known (to prefer the fuller of two sources)."""
+        return sum(v is not None for v in (self.input_tokens, self.output_tokens, self.total_tokens))
+
+    def __repr__(self) -> str:
+        return f"Usage(in={self.input_tokens}, out={self.output_tokens}, total={self.total_tokens})"
+
+
+class SemanticSpan:
+    """One open span of a :class:`~otel_agents.semconv.Kind`, with typed setters.
+
+    Content setters (``set_input``, ``set_output``, ``set_messages``, tool
+    arguments and results, retrieval documents) honour the content switch,
+    redaction and the per-attribute budget. All methods are safe to call after
+    :meth:`end` (they do nothing) and never raise.
+    """
+
+    __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "_ended", "_start",
+                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "__weakref__")
+
+    def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
+                 kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any]):
+        self.kind = kind
+        self.span = span
+        self.telemetry = telemetry
+        self.name = name
+        self.run_attributes = run_attributes
+        self._kind_attrs = kind_attrs
+        self._ended = False
+        self._start = time.monotonic()
+        self._error_type: str | None = None
+        self._usage: Usage | None = None
+        self._metric_attrs: dict[str, Any] = {}
+        if kind is Kind.MODEL or kind is Kind.EMBEDDING:
+            op = kind_attrs.get(A.GEN_AI_OPERATION_NAME)
+            if op:
+                self._metric_attrs[A.GEN_AI_OPERATION_NAME] = op
+
+    # -- state -----------------------------------------------------------------
+    @property
+    def ended(self) -> bool:
+        """Whether :meth:`end` has been called."""
+        return self._ended
+
+    @property
+    def is_recording(self) -> bool:
+        """Whether attributes set now will be exported."""
+        return not self._ended and self.span.is_recording()
+
+    def context(self, base: otel_context.Context | None = None) -> otel_context.Context:
+        """An OTel ``Context`` with this span as the current span (to parent children)."""
+        return trace.set_span_in_context(self.span, base)
+
+    @contextmanager
+    def activate(self) -> Iterator["SemanticSpan"]:
+        """Make this span current around the ``with`` body; detach in the same context afterwards."""
+        token = otel_context.attach(trace.set_span_in_context(self.span))
+        try:
+            yield self
+        finally:
+            otel_context.detach(token)
+
+    # -- plain attributes ------------------------------------------------------
+    def set_attribute(self, key: str, value: Any) -> None:
+        """Set one non-content attribute; non-OTel-legal values are JSON-encoded; ``None`` is skipped."""
+        if self._ended:
+            return
+        with guard("span.set_attribute"):
+            v = otel_value(value)
+            if v is not None:
+                self.span.set_attribute(key, v)
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        """Set several non-content attributes (see :meth:`set_attribute`)."""
+        for k, v in attributes.items():
+            self.set_attribute(k, v)
+
+    # -- content -----------------------------------------------------------------
+    @property
+    def content_enabled(self) -> bool:
+        """Whether the content switch is on for this span's instrumentation."""
+        return self.telemetry.settings.content_enabled()
+
+    def set_content(self, key: str, value: Any, *, as_json: bool | None = None) -> str | None:
+        """Set a content-bearing attribute, through the content policy.
+
+        Strings are kept as text unless ``as_json`` is true; other values are
+        JSON-encoded by the safe encoder. Redaction, the user hook and the
+        per-attribute budget apply; a cut sets ``otel_agents.truncated``.
+
+        Returns:
+            the MIME type used (``application/json`` or ``text/plain``), or
+            ``None`` when nothing was recorded (content off, or no value).
+        """
+        if self._ended or value is None or not self.content_enabled:
+            return None
+        try:
+            text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json)
+            self.span.set_attribute(key, text)
+            if truncated:
+                self.span.set_attribute(A.OTEL_AGENTS_TRUNCATED, True)
+            return mime
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_content", exc)
+            return None
+
+    def set_input(self, value: Any) -> None:
+        """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
+        mime = self.set_content(A.INPUT_VALUE, value)
+        if mime:
+            self.set_attribute(A.INPUT_MIME_TYPE, mime)
+
+    def set_output(self, value: Any) -> None:
+        """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content)."""
+        mime = self.set_content(A.OUTPUT_VALUE, value)
+        if mime:
+            self.set_attribute(A.OUTPUT_MIME_TYPE, mime)
+
+    # -- identities ---------------------------------------------------------------
+    def set_agent(self, name: str | None = None, *, id: str | None = None,
+                  description: str | None = None) -> None:
+        """Agent identity: ``gen_ai.agent.name``/``.id`` and OpenInference ``agent.name``;
+        the description is content (an agent's goal or backstory may be)."""
+        self.set_attribute(A.GEN_AI_AGENT_NAME, name)
+        self.set_attribute(A.AGENT_NAME, name)
+        self.set_attribute(A.GEN_AI_AGENT_ID, id)
+        if description:
+            self.set_content(A.GEN_AI_AGENT_DESCRIPTION, description)
+
+    def set_model(self, *, request_model: str | None = None, response_model: str | None = None,
+                  provider: str | None = None, response_id: str | None = None,
+                  parameters: Mapping[str, Any] | None = None) -> None:
+        """Model identity and request parameters (model and embedding spans only).
+
+        ``parameters`` keys may be ``temperature``, ``top_p``, ``top_k``,
+        ``max_tokens``, ``stop``/``stop_sequences``, ``frequency_penalty``,
+        ``presence_penalty``, ``seed``, ``stream``; all of them also go, as JSON, to
+        ``llm.invocation_parameters``. Ignored on other kinds (Langfuse would
+        turn any span with a model name into a generation).
+        """
+        if self.kind not in _MODEL_KINDS:
+            return
+        with guard("span.set_model"):
+            if request_model:
+                self.set_attribute(A.GEN_AI_REQUEST_MODEL, request_model)
+                self._metric_attrs[A.GEN_AI_REQUEST_MODEL] = request_model
+                key = A.EMBEDDING_MODEL_NAME if self.kind is Kind.EMBEDDING else A.LLM_MODEL_NAME
+                self.set_attribute(key, response_model or request_model)
+            if response_model:
+                self.set_attribute(A.GEN_AI_RESPONSE_MODEL, response_model)
+                self._metric_attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
+                if self.kind is Kind.MODEL:
+                    self.set_attribute(A.LLM_MODEL_NAME, response_model)
+            if provider:
+                self.set_attribute(A.GEN_AI_PROVIDER_NAME, provider)
+                self.set_attribute(A.LLM_PROVIDER, provider)
+                self._metric_attrs[A.GEN_AI_PROVIDER_NAME] = provider
+            self.set_attribute(A.GEN_AI_RESPONSE_ID, response_id)
+            if parameters:
+                params = {k: v for k, v in parameters.items() if v is not None}
+                for src, dst in _PARAMETER_KEYS.items():
+                    if src in params:
+                        value = params[src]
+                        if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
+                            value = [value]
+                        self.set_attribute(dst, value)
+                self.set_attribute(A.LLM_INVOCATION_PARAMETERS, encoding.encode(redact_keys(encoding.to_jsonable(params))))
+
+    def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
+                     output: Sequence[ChatMessage] | None = None,
+                     system: Sequence[str] | None = None) -> None:
+        """Model messages (content): GenAI JSON attributes plus OpenInference flattened ones.
+
+        System messages found in ``input`` are moved to ``gen_ai.system_instructions``.
+        Also sets ``input.value`` (JSON messages) and ``output.value`` (the
+        assistant text, or the JSON messages when the output is tool calls).
+        Finish reasons of ``output`` go to ``gen_ai.response.finish_reasons``
+        whether or not content is on.
+        """
+        if self._ended:
+            return
+        with guard("span.set_messages"):
+            if output:
+                reasons = [m.finish_reason for m in output if m.finish_reason]
+                if reasons:
+                    self.set_finish_reasons(reasons)
+            if not self.content_enabled:
+                return
+            if input is not None:
+                sys_text = list(system or []) + [m.content for m in input if m.role == "system" and m.content]
+                chat = [m for m in input if m.role != "system"]
+                if sys_text:
+                    self.set_content(A.GEN_AI_SYSTEM_INSTRUCTIONS,
+                                     [{"type": "text", "content": t} for t in sys_text])
+                self.set_content(A.GEN_AI_INPUT_MESSAGES, genai_messages(chat))
+                self._set_flat(A.LLM_INPUT_MESSAGES, list(input))
+                self.set_input(genai_messages(list(input)))
+            if output is not None:
+                self.set_content(A.GEN_AI_OUTPUT_MESSAGES, genai_messages(list(output), output=True))
+                self._set_flat(A.LLM_OUTPUT_MESSAGES, list(output))
+                text = last_text(list(output))
+                has_calls = any(m.tool_calls for m in output)
+                self.set_output(text if text is not None and not has_calls
+                                else genai_messages(list(output), output=True))
+
+    def _set_flat(self, prefix: str, messages: list[ChatMessage]) -> None:
+        for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES):
+            if key.endswith(A.MESSAGE_CONTENT) or key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS):
+                self.set_content(key, value, as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS)
+                                 and not isinstance(value, str))
+            else:
+                self.set_attribute(key, value)
+
+    def set_finish_reasons(self, reasons: Sequence[str]) -> None:
+        """``gen_ai.response.finish_reasons`` (not content)."""
+        reasons = [str(r) for r in reasons if r]
+        if reasons:
+            self.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
+
+    def set_usage(self, usage: Usage | None, *, prefer_complete: bool = True) -> None:
+        """Token usage (model and embedding spans only): GenAI and OpenInference counts.
+
+        With ``prefer_complete`` a later call only replaces an earlier one that
+        had fewer of the input/output/total counts (LangChain's ``llm_output``
+        may report only completion tokens while ``usage_metadata`` has all).
+        """
+        if self._ended or usage is None or self.kind not in _MODEL_KINDS:
+            return
+        with guard("span.set_usage"):
+            if prefer_complete and self._usage is not None and usage.completeness() < self._usage.completeness():
+                return
+            self._usage = usage
+            pairs = (
+                (A.GEN_AI_USAGE_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT, usage.input_tokens),
+                (A.GEN_AI_USAGE_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION, usage.output_tokens),
+                (None, A.LLM_TOKEN_COUNT_TOTAL, usage.total_tokens),
+                (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ, usage.cache_read_tokens),
+                (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE, usage.cache_creation_tokens),
+                (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING, usage.reasoning_tokens),
+            )
+            for genai_key, oi_key, value in pairs:
+                if value is None:
+                    continue
+                value = int(value)
+                if genai_key:
+                    self.span.set_attribute(genai_key, value)
+                self.span.set_attribute(oi_key, value)
+
+    def set_tool(self, name: str | None = None, *, call_id: str | None = None,
+                 description: str | None = None, tool_type: str | None = None,
+                 arguments: Any = None) -> None:
+        """Tool identity (``gen_ai.tool.*``, ``tool.*``) and its arguments (content).
+
+        ``arguments`` go to ``gen_ai.tool.call.arguments`` and ``input.value``
+        as JSON (a string that is already JSON is kept as is).
+        """
+        self.set_attribute(A.GEN_AI_TOOL_NAME, name)
+        self.set_attribute(A.TOOL_NAME, name)
+        self.set_attribute(A.GEN_AI_TOOL_CALL_ID, call_id)
+        self.set_attribute(A.TOOL_ID, call_id)
+        self.set_attribute(A.GEN_AI_TOOL_TYPE, tool_type or ("function" if name else None))
+        if description:
+            self.set_attribute(A.GEN_AI_TOOL_DESCRIPTION, description)
+            self.set_attribute(A.TOOL_DESCRIPTION, description)
+        if arguments is not None:
+            self.set_content(A.GEN_AI_TOOL_CALL_ARGUMENTS, arguments, as_json=True)
+            self.set_input(arguments)
+
+    def set_tool_result(self, result: Any) -> None:
+        """The tool's result (content): ``gen_ai.tool.call.result`` and ``output.value``."""
+        if result is None:
+            return
+        self.set_content(A.GEN_AI_TOOL_CALL_RESULT, result)
+        self.set_output(result)
+
+    def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
+                      data_source: str | None = None) -> None:
+        """Retriever query and documents (content).
+
+        ``documents`` items may have ``id``, ``content``, ``score``, ``metadata``;
+        they go to ``gen_ai.retrieval.documents`` (JSON) and OpenInference
+        ``retrieval.documents.{i}.document.*``.
+        """
+        self.set_attribute(A.GEN_AI_DATA_SOURCE_ID, data_source)
+        if query is not None:
+            self.set_content(A.GEN_AI_RETRIEVAL_QUERY_TEXT, query)
+            self.set_input(query)
+        if documents is not None:
+            docs = list(documents)
+            self.set_content(A.GEN_AI_RETRIEVAL_DOCUMENTS, docs, as_json=True)
+            self.set_output(docs)
+            for i, doc in enumerate(docs[:_MAX_FLAT_MESSAGES]):
+                base = f"{A.RETRIEVAL_DOCUMENTS}.{i}."
+                self.set_attribute(base + A.DOCUMENT_ID, doc.get("id"))
+                self.set_attribute(base + A.DOCUMENT_SCORE, doc.get("score"))
+                self.set_content(base + A.DOCUMENT_CONTENT, doc.get("content"))
+                if doc.get("metadata"):
+                    self.set_content(base + A.DOCUMENT_METADATA, doc.get("metadata"), as_json=True)
+
+    def set_embedding(self, *, texts: Sequence[str] | None = None, dimension: int | None = None) -> None:
+        """Embedding inputs (content) and the vector dimension."""
+        self.set_attribute(A.GEN_AI_EMBEDDINGS_DIMENSION_COUNT, dimension)
+        if texts:
+            self.set_input(list(texts))
+            for i, t in enumerate(list(texts)[:_MAX_FLAT_MESSAGES]):
+                self.set_content(f"{A.EMBEDDING_EMBEDDINGS}.{i}.{A.EMBEDDING_TEXT}", t)
+
+    # -- outcome -----------------------------------------------------------------
+    def record_error(self, exc: BaseException, *, control_flow: bool = False) -> None:
+        """Record an exception.
+
+        An error sets status ERROR, ``error.type`` (the exception's qualified class
+        name) and an ``exception`` event (its message only when content is on).
+        A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
+        is not an error: it only sets ``otel_agents.control_flow``.
+        """
+        if self._ended:
+            return
+        with guard("span.record_error"):
+            etype = type(exc)
+            qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
+            if control_flow:
+                self.span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, qual)
+                return
+            self._error_type = qual
+            self.span.set_attribute(A.ERROR_TYPE, qual)
+            if self.content_enabled:
+                message = redact_text(str(exc))[: self.telemetry.settings.content_budget()]
+                self.span.record_exception(exc, attributes={"exception.message": message})
+                self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512]))
+            else:
+                self.span.record_exception(exc, attributes={"exception.message": ""})
+                self.span.set_status(Status(StatusCode.ERROR, etype.__name__))
+
+    def mark_paused(self) -> None:
+        """The run stopped waiting for a human (interrupt, deferred tool call): ``otel_agents.run.paused``."""
+        self.set_attribute(A.OTEL_AGENTS_PAUSED, True)
+
+    def mark_abandoned(self) -> None:
+        """A stream was not consumed to its end: ``otel_agents.stream.abandoned`` (not an error)."""
+        self.set_attribute(A.OTEL_AGENTS_STREAM_ABANDONED, True)
+
+    def end(self, *, error: BaseException | None = None, end_time: int | None = None) -> None:
+        """End the span (idempotent). Kind attributes are set again, so a span that
+        hit the SDK's attribute-count limit keeps them; model spans record the
+        GenAI duration and token-usage metrics."""
+        if self._ended:
+            return
+        if error is not None:
+            self.record_error(error)
+        self._ended = True
+        with guard("span.end"):
+            self.span.set_attributes(self._kind_attrs)
+            if self.kind in _MODEL_KINDS:
+                self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
+                                              self._metric_attrs, self._error_type)
+        try:
+            self.span.end(end_time=end_time)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.end", exc)
+
+
+_PARAMETER_KEYS = {
+    "temperature": A.GEN_AI_REQUEST_TEMPERATURE,
+    "top_p": A.GEN_AI_REQUEST_TOP_P,
+    "top_k": A.GEN_AI_REQUEST_TOP_K,
+    "max_tokens": A.GEN_AI_REQUEST_MAX_TOKENS,
+    "max_output_tokens": A.GEN_AI_REQUEST_MAX_TOKENS,
+    "stop": A.GEN_AI_REQUEST_STOP_SEQUENCES,
+    "stop_sequences": A.GEN_AI_REQUEST_STOP_SEQUENCES,
+    "frequency_penalty": A.GEN_AI_REQUEST_FREQUENCY_PENALTY,
+    "presence_penalty": A.GEN_AI_REQUEST_PRESENCE_PENALTY,
+    "seed": A.GEN_AI_REQUEST_SEED,
+    "stream": A.GEN_AI_REQUEST_STREAM,
+}
+
+
+class Telemetry:
+    """The span factory one instrumentor (or the decorators) uses.
+
+    Args:
+        tracer_provider: where spans go; ``None`` = the global provider.
+        meter_provider: where the GenAI metrics go; ``None`` = the global provider.
+        settings: content policy and budgets; ``None`` = environment defaults.
+        framework: recorded as ``otel_agents.framework`` on every span
+            (``langchain``, ``llama_index``, ``crewai``, ``pydantic_ai``, ``manual``).
+        scope: the instrumentation scope name.
+    """
+
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, *,
+                 settings: Settings | None = None, framework: str | None = None,
+                 scope: str = "otel_agents"):
+        self.settings = settings or Settings()
+        self.framework = framework
+        self.tracer = trace.get_tracer(scope, __version__, tracer_provider)
+        self.metrics = GenAIMetrics(meter_provider, scope)
+
+    def render_content(self, key: str, value: Any, *, as_json: bool | None = None) -> tuple[str, str, bool]:
+        """Encode, redact and truncate one content value.
+
+        Returns ``(text, mime_type, truncated)``; ``text`` is at most the budget
+        (characters) and, for ``application/json``, valid JSON.
+        """
+        budget = self.settings.content_budget()
+        hook = self.settings.redact_hook
+        if isinstance(value, str) and not as_json:
+            text = redact_text(value)
+            if hook is not None:
+                text = hook(key, text)
+            cut, truncated = encoding.fit_text(text, budget)
+            return cut, A.MIME_TEXT, truncated
+        if isinstance(value, str):  # as_json and already text: keep valid JSON as is
+            try:
+                data = encoding.json.loads(value)
+            except ValueError:
+                data = value
+        else:
+            data = encoding.to_jsonable(value)
+        data = redact_keys(data)
+        text = redact_text(encoding.dumps(data))
+        if hook is not None:
+            hooked = hook(key, text)
+            if hooked != text:
+                text = hooked
+                try:
+                    data = encoding.json.loads(text)
+                except ValueError:
+                    data = text
+                    text = encoding.dumps(text)
+        cut, truncated = encoding.fit_json(data, text, budget)
+        return cut, A.MIME_JSON, truncated
+
+    def start_span(self, kind: Kind | str, name: str | None = None, *, parent: Any = None,
+                   operation: str | None = None, workflow: bool = False, multi_step: bool = False,
+                   attributes: Mapping[str, Any] | None = None, name_is_content: bool = False,
+                   start_time: int | None = None) -> SemanticSpan:
+        """Open a semantic span (not made current; see :meth:`SemanticSpan.activate`).
+
+        Args:
+            kind: the semantic kind.
+            name: the agent/tool/model/component name the span name is built from
+                (low cardinality; see :func:`otel_agents.semconv.span_name`).
+            parent: a :class:`SemanticSpan`, an OTel ``Context`` or ``Span``; ``None``
+                = the current context.
+            operation, workflow, multi_step: see :func:`otel_agents.semconv.kind_attributes`.
+            attributes: extra non-content attributes for the span start (samplers see them).
+            name_is_content: ``name`` may carry user content (a task description): with
+                content off the span is named after its kind only.
+            start_time: epoch nanoseconds, default now.
+
+        Never raises: on an internal failure a non-recording span is returned.
+        """
+        try:
+            kind = Kind(kind)
+            if name_is_content and not self.settings.content_enabled():
+                name = None
+            kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
+            sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
+            ctx, run_attrs = _parent_context(parent)
+            if not is_instrumentation_enabled():
+                return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs)
+            start_attrs: dict[str, Any] = dict(kattrs)
+            if self.framework:
+                start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
+            start_attrs.update(run_attrs)
+            if attributes:
+                for k, v in attributes.items():
+                    ov = otel_value(v)
+                    if ov is not None:
+                        start_attrs[k] = ov
+            span = self.tracer.start_span(sname, context=ctx, kind=kind_spec(kind).span_kind,
+                                          attributes=start_attrs, start_time=start_time)
+            return SemanticSpan(kind, span, self, sname, kattrs, run_attrs)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("telemetry.start_span", exc)
+            return SemanticSpan(Kind.CHAIN, trace.INVALID_SPAN, self, "invalid", {}, {})
+
+    @contextmanager
+    def span(self, kind: Kind | str, name: str | None = None, *,
+             is_control_flow: Any = None, **kwargs: Any) -> Iterator[SemanticSpan]:
+        """Open a span, make it current around the ``with`` body, end it afterwards.
+
+        An exception from the body is recorded (or, when ``is_control_flow(exc)``
+        is true, marked as control flow) and re-raised unchanged.
+        """
+        s = self.start_span(kind, name, **kwargs)
+        try:
+            with s.activate():
+                yield s
+        except BaseException as exc:
+            flow = False
+            if is_control_flow is not None:
+                with guard("telemetry.span.is_control_flow"):
+                    flow = bool(is_control_flow(exc))
+            s.record_error(exc, control_flow=flow or not isinstance(exc, Exception))
+            raise
+        finally:
+            s.end()
+
+
+def _parent_context(parent: Any) -> tuple[otel_context.Context | None, Mapping[str, Any]]:
+    """The OTel context to start a child in, and the run attributes it inherits."""
+    if isinstance(parent, SemanticSpan):
+        run_attrs = dict(parent.run_attributes)
+        run_attrs.update(current_run_attributes())
+        return trace.set_span_in_context(parent.span), run_attrs
+    if isinstance(parent, otel_context.Context):
+        return parent, current_run_attributes()
+    if isinstance(parent, Span):
+        return trace.set_span_in_context(parent), current_run_attributes()
+    return None, current_run_attributes()
+
+
+
+
+

@@ -1,0 +1,254 @@
+"""End a span when the stream it covers ends, however it ends.
+
+:func:`wrap_stream` wraps a sync or async iterator so that its span ends when
+the iterator is exhausted, closed, raises, is garbage-collected unfinished, or
+sits idle past the idle timeout (``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``). The last
+three end the span with ``otel_agents.stream.abandoned = true``, not ERROR.
+
+The wrappers are classes, not generators: a ``for``/``async for`` loop that
+``break``s drops the last reference and ``__del__`` runs at once in CPython,
+so an abandoned stream's span ends promptly rather than at some later
+collection. Nothing is made current while the consumer iterates.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+import weakref
+from typing import Any, Callable
+
+from .guard import guard
+from .span import SemanticSpan
+
+OnChunk = Callable[[Any], None]
+OnEnd = Callable[[SemanticSpan, bool], None]
+"""``on_end(span, abandoned)``: fill the span's output before it ends."""
+
+
+class _StreamState:
+    __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error")
+
+    def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
+                 timeout: float, is_error: Callable[[BaseException], bool] | None):
+        self.span = span
+        self.on_chunk = on_chunk
+        self.on_end = on_end
+        self.finished = False
+        self.last_activity = time.monotonic()
+        self.timeout = timeout
+        self.lock = threading.Lock()
+        self.is_error = is_error
+
+    def chunk(self, item: Any) -> None:
+        self.last_activity = time.monotonic()
+        if self.on_chunk is not None and not self.finished:
+            with guard("stream.on_chunk"):
+                self.on_chunk(item)
+
+    def finish(self, *, abandoned: bool = False, error: BaseException | None = None) -> None:
+        with self.lock:
+            if self.finished:
+                return
+            self.finished = True
+        if self.on_end is not None:
+            with guard("stream.on_end"):
+                self.on_end(self.span, abandoned)
+        if abandoned:
+            self.span.mark_abandoned()
+        if error is not None:
+            flow = False
+            if self.is_error is not None:
+                with guard("stream.is_error"):
+                    flow = not self.is_error(error)
+            self.span.record_error(error, control_flow=flow or not isinstance(error, Exception))
+        self.span.end()
+
+
+class _Watchdog:
+    """One daemon thread that ends streams idle past their timeout (bounded by live streams)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, weakref.ref]] = []
+        self._counter = itertools.count()
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, state: _StreamState) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, (state.last_activity + state.timeout, next(self._counter), weakref.ref(state)))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="otel-agents-stream-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap:
+                    self._cond.wait()
+                deadline, _, ref = self._heap[0]
+                now = time.monotonic()
+                if deadline > now:
+                    self._cond.wait(deadline - now)
+                    continue
+                heapq.heappop(self._heap)
+            state = ref()
+            if state is None or state.finished:
+                continue
+            idle_until = state.last_activity + state.timeout
+            if idle_until <= time.monotonic():
+                with guard("stream.watchdog"):
+                    state.finish(abandoned=True)
+            else:
+                with self._cond:
+                    heapq.heappush(self._heap, (idle_until, next(self._counter), ref))
+
+    def pending(self) -> int:
+        """How many streams are being watched (for tests)."""
+        with self._cond:
+            return sum(1 for _, _, r in self._heap if r() is not None and not r().finished)
+
+
+WATCHDOG = _Watchdog()
+
+
+class SyncStream:
+    """A sync iterator proxy that ends ``span`` with the stream (see module docstring)."""
+
+    def __init__(self, iterator: Any, state: _StreamState):
+        self._it = iter(iterator)
+        self._source = iterator
+        self._state = state
+
+    def __iter__(self) -> "SyncStream":
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            item = next(self._it)
+        except StopIteration:
+            self._state.finish()
+            raise
+        except BaseException as exc:
+            self._state.finish(error=exc)
+            raise
+        self._state.chunk(item)
+        return item
+
+    def close(self) -> None:
+        """Close the underlying iterator; an unfinished stream's span ends as abandoned."""
+        try:
+            close = getattr(self._source, "close", None) or getattr(self._it, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._state.finish(abandoned=True)
+
+    def __enter__(self) -> "SyncStream":
+        enter = getattr(self._source, "__enter__", None)
+        if enter is not None:
+            enter()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        try:
+            exit_ = getattr(self._source, "__exit__", None)
+            return exit_(*exc) if exit_ is not None else None
+        finally:
+            self._state.finish(abandoned=exc[0] is None and not self._state.finished,
+                               error=exc[1] if exc[1] is not None and not isinstance(exc[1], GeneratorExit) else None)
+
+    def __getattr__(self, name: str) -> Any:  # the wrapped object's own API (e.g. .response)
+        return getattr(self._source, name)
+
+    def __del__(self) -> None:
+        state = getattr(self, "_state", None)
+        if state is not None and not state.finished:
+            state.finish(abandoned=True)
+
+
+class AsyncStream:
+    """An async iterator proxy that ends ``span`` with the stream (see module docstring)."""
+
+    def __init__(self, iterator: Any, state: _StreamState):
+        self._it = iterator.__aiter__()
+        self._source = iterator
+        self._state = state
+
+    def __aiter__(self) -> "AsyncStream":
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            item = await self._it.__anext__()
+        except StopAsyncIteration:
+            self._state.finish()
+            raise
+        except BaseException as exc:
+            self._state.finish(error=exc)
+            raise
+        self._state.chunk(item)
+        return item
+
+    async def aclose(self) -> None:
+        """Close the underlying iterator; an unfinished stream's span ends as abandoned."""
+        try:
+            aclose = getattr(self._source, "aclose", None) or getattr(self._it, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            self._state.finish(abandoned=True)
+
+    async def __aenter__(self) -> "AsyncStream":
+        enter = getattr(self._source, "__aenter__", None)
+        if enter is not None:
+            await enter()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            exit_ = getattr(self._source, "__aexit__", None)
+            return await exit_(*exc) if exit_ is not None else None
+        finally:
+            self._state.finish(abandoned=exc[0] is None and not self._state.finished,
+                               error=exc[1] if exc[1] is not None and not isinstance(exc[1], GeneratorExit) else None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._source, name)
+
+    def __del__(self) -> None:
+        state = getattr(self, "_state", None)
+        if state is not None and not state.finished:
+            state.finish(abandoned=True)
+
+
+def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None = None,
+                on_end: OnEnd | None = None, idle_timeout: float | None = None,
+                is_error: Callable[[BaseException], bool] | None = None) -> Any:
+    """Wrap a sync or async iterator so that ``span`` ends when the stream does.
+
+    Args:
+        iterator: anything with ``__iter__`` or ``__aiter__``.
+        span: the span to end; it is not made current.
+        on_chunk: called with each item (e.g. to accumulate the output text).
+        on_end: ``on_end(span, abandoned)``, called once just before the span ends.
+        idle_timeout: seconds without a new item before the span ends as
+            abandoned; default: the span layer's setting
+            (``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, 300 s).
+        is_error: decides whether an exception raised by the stream is an error
+            (default: every ``Exception``; others are control flow).
+
+    Returns:
+        :class:`SyncStream` or :class:`AsyncStream`; other attributes are
+        forwarded to the wrapped object. Errors raised by the stream pass
+        through unchanged.
+    """
+    timeout = idle_timeout if idle_timeout is not None else span.telemetry.settings.idle_timeout()
+    state = _StreamState(span, on_chunk, on_end, timeout, is_error)
+    stream = AsyncStream(iterator, state) if hasattr(iterator, "__aiter__") else SyncStream(iterator, state)
+    with guard("stream.watch"):
+        WATCHDOG.watch(state)
+    return stream

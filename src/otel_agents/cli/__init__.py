@@ -1,0 +1,53 @@
+"""The ``otel-agents`` command: ``demo``, ``ecp serve``, ``fold``, ``doctor``.
+
+Each subcommand lives in its own module and registers itself through
+:data:`SUBCOMMANDS` (module name → ``register(subparsers)``); a subcommand's
+module is imported only when the command line names it or asks for help.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+SUBCOMMANDS = {
+    "demo": "otel_agents.cli.demo",
+    "doctor": "otel_agents.cli.doctor",
+    "fold": "otel_agents.cli.fold",
+    "ecp": "otel_agents.cli.ecp",
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``only`` just that subcommand's module is imported."""
+    parser = argparse.ArgumentParser(prog="otel-agents", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
+        try:
+            importlib.import_module(module).register(sub)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            sub.add_parser(name, help="(not available in this build)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    parser = build_parser(only)
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""``otel-agents doctor``: what is installed, what is instrumented, and what the content policy is."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .._spans.settings import ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, Settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="report installed frameworks, versions and settings")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import __version__, instrumentation_status
+
+    settings = Settings()
+    print(f"otel-agents {__version__}")
+    print(f"content capture: {'on' if settings.content_enabled() else 'off'} "
+          f"({ENV_CAPTURE_CONTENT}={os.environ.get(ENV_CAPTURE_CONTENT, '<unset>')})")
+    print(f"content budget: {settings.content_budget()} characters per attribute "
+          f"({ENV_MAX_CONTENT_LENGTH}={os.environ.get(ENV_MAX_CONTENT_LENGTH, '<unset>')})")
+    for name, st in instrumentation_status().items():
+        version = st.installed_version or "-"
+        print(f"  {name:<12} installed {version:<10} supported {st.supported:<16} {st.reason or 'instrumented'}")
+    return 0

@@ -1,0 +1,44 @@
+"""What we instrument: each framework's distribution, supported versions and instrumentor.
+
+This is the one list ``otel_agents.instrument()``, the entry points in
+``pyproject.toml`` and ``otel-agents doctor`` agree on (the role a contrib
+instrumentor's ``package.py`` plays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One supported framework.
+
+    Attributes:
+        name: our name for it (also its entry-point name).
+        distribution: the PyPI distribution whose version decides support.
+        supported: a PEP 440 specifier of the versions we test.
+        module, cls: where the ``BaseInstrumentor`` subclass lives (imported lazily).
+    """
+
+    name: str
+    distribution: str
+    supported: str
+    module: str
+    cls: str
+
+    @property
+    def requirement(self) -> str:
+        """``"distribution specifier"``, as ``instrumentation_dependencies`` returns it."""
+        return f"{self.distribution} {self.supported}"
+
+
+FRAMEWORKS: dict[str, Framework] = {
+    f.name: f
+    for f in (
+        Framework("langchain", "langchain-core", ">=0.3,<2", "otel_agents.instrumentors.langchain", "LangChainInstrumentor"),
+        Framework("llama_index", "llama-index-core", ">=0.14,<0.15", "otel_agents.instrumentors.llama_index", "LlamaIndexInstrumentor"),
+        Framework("crewai", "crewai", ">=1.15,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor"),
+        Framework("pydantic_ai", "pydantic-ai-slim", ">=2.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor"),
+    )
+}

@@ -1,0 +1,10 @@
+"""The semantic layer: the kinds of agent behaviour and the attributes each carries.
+
+See ``../shared/design/semantic-map.md``. Nothing here talks to a tracer.
+"""
+
+from . import attributes
+from .kinds import Kind
+from .mapping import KIND_TABLE, KindSpec, kind_attributes, kind_spec, span_name
+
+__all__ = ["Kind", "KindSpec", "KIND_TABLE", "attributes", "kind_attributes", "kind_spec", "span_name"]

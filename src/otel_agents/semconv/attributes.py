@@ -1,0 +1,132 @@
+"""Every attribute name ``otel_agents`` emits, grouped by the convention that defines it.
+
+Sources:
+
+* OTel GenAI semantic conventions v1.41 (``gen_ai.*``; the constants in
+  ``opentelemetry.semconv._incubating.attributes.gen_ai_attributes`` are frozen at
+  that version — ``tests/test_semconv.py`` checks each string against them).
+* OpenInference semantic conventions (``openinference-semantic-conventions``),
+  which Arize Phoenix renders natively.
+* Langfuse's OTel ingestion (``langfuse.observation.type``).
+* Our own namespace ``otel_agents.*`` for what no standard has yet.
+
+Names only, no logic: instrumentors never use these to set kind attributes by
+hand (that is :func:`otel_agents.semconv.mapping.kind_attributes`' job).
+"""
+
+from __future__ import annotations
+
+# --- OTel GenAI (v1.41) -----------------------------------------------------
+GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
+GEN_AI_AGENT_NAME = "gen_ai.agent.name"
+GEN_AI_AGENT_ID = "gen_ai.agent.id"
+GEN_AI_AGENT_DESCRIPTION = "gen_ai.agent.description"
+GEN_AI_WORKFLOW_NAME = "gen_ai.workflow.name"
+GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
+GEN_AI_DATA_SOURCE_ID = "gen_ai.data_source.id"
+GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
+GEN_AI_SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+GEN_AI_OUTPUT_TYPE = "gen_ai.output.type"
+GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
+GEN_AI_REQUEST_TEMPERATURE = "gen_ai.request.temperature"
+GEN_AI_REQUEST_TOP_P = "gen_ai.request.top_p"
+GEN_AI_REQUEST_TOP_K = "gen_ai.request.top_k"
+GEN_AI_REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
+GEN_AI_REQUEST_STOP_SEQUENCES = "gen_ai.request.stop_sequences"
+GEN_AI_REQUEST_FREQUENCY_PENALTY = "gen_ai.request.frequency_penalty"
+GEN_AI_REQUEST_PRESENCE_PENALTY = "gen_ai.request.presence_penalty"
+GEN_AI_REQUEST_SEED = "gen_ai.request.seed"
+GEN_AI_REQUEST_STREAM = "gen_ai.request.stream"
+GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID = "gen_ai.response.id"
+GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = "gen_ai.usage.reasoning.output_tokens"
+GEN_AI_TOOL_NAME = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE = "gen_ai.tool.type"
+GEN_AI_TOOL_DESCRIPTION = "gen_ai.tool.description"
+GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+GEN_AI_TOOL_DEFINITIONS = "gen_ai.tool.definitions"
+GEN_AI_RETRIEVAL_QUERY_TEXT = "gen_ai.retrieval.query.text"
+GEN_AI_RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
+GEN_AI_EMBEDDINGS_DIMENSION_COUNT = "gen_ai.embeddings.dimension.count"
+GEN_AI_TOKEN_TYPE = "gen_ai.token.type"
+ERROR_TYPE = "error.type"
+
+# Metric instrument names (OTel GenAI semconv v1.41).
+GEN_AI_CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"
+GEN_AI_CLIENT_TOKEN_USAGE = "gen_ai.client.token.usage"
+
+# --- OpenInference -----------------------------------------------------------
+OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
+INPUT_VALUE = "input.value"
+INPUT_MIME_TYPE = "input.mime_type"
+OUTPUT_VALUE = "output.value"
+OUTPUT_MIME_TYPE = "output.mime_type"
+LLM_MODEL_NAME = "llm.model_name"
+LLM_PROVIDER = "llm.provider"
+LLM_SYSTEM = "llm.system"
+LLM_INVOCATION_PARAMETERS = "llm.invocation_parameters"
+LLM_INPUT_MESSAGES = "llm.input_messages"
+LLM_OUTPUT_MESSAGES = "llm.output_messages"
+LLM_TOKEN_COUNT_PROMPT = "llm.token_count.prompt"
+LLM_TOKEN_COUNT_COMPLETION = "llm.token_count.completion"
+LLM_TOKEN_COUNT_TOTAL = "llm.token_count.total"
+LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ = "llm.token_count.prompt_details.cache_read"
+LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE = "llm.token_count.prompt_details.cache_write"
+LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING = "llm.token_count.completion_details.reasoning"
+LLM_TOOLS = "llm.tools"
+TOOL_NAME = "tool.name"
+TOOL_DESCRIPTION = "tool.description"
+TOOL_PARAMETERS = "tool.parameters"
+TOOL_ID = "tool.id"
+RETRIEVAL_DOCUMENTS = "retrieval.documents"
+EMBEDDING_MODEL_NAME = "embedding.model_name"
+EMBEDDING_EMBEDDINGS = "embedding.embeddings"
+SESSION_ID = "session.id"
+USER_ID = "user.id"
+METADATA = "metadata"
+TAG_TAGS = "tag.tags"
+AGENT_NAME = "agent.name"
+GRAPH_NODE_ID = "graph.node.id"
+GRAPH_NODE_PARENT_ID = "graph.node.parent_id"
+# Keys inside flattened message lists (``llm.input_messages.{i}.message.role`` …).
+MESSAGE_ROLE = "message.role"
+MESSAGE_CONTENT = "message.content"
+MESSAGE_TOOL_CALLS = "message.tool_calls"
+MESSAGE_TOOL_CALL_ID = "message.tool_call_id"
+TOOL_CALL_ID = "tool_call.id"
+TOOL_CALL_FUNCTION_NAME = "tool_call.function.name"
+TOOL_CALL_FUNCTION_ARGUMENTS = "tool_call.function.arguments"
+DOCUMENT_ID = "document.id"
+DOCUMENT_CONTENT = "document.content"
+DOCUMENT_SCORE = "document.score"
+DOCUMENT_METADATA = "document.metadata"
+EMBEDDING_TEXT = "embedding.text"
+
+MIME_JSON = "application/json"
+MIME_TEXT = "text/plain"
+
+# --- Langfuse ----------------------------------------------------------------
+LANGFUSE_OBSERVATION_TYPE = "langfuse.observation.type"
+
+# --- otel_agents (no standard yet) -----------------------------------------------
+OTEL_AGENTS_SPAN_KIND = "otel_agents.span.kind"
+OTEL_AGENTS_FRAMEWORK = "otel_agents.framework"
+OTEL_AGENTS_TRUNCATED = "otel_agents.truncated"
+OTEL_AGENTS_STREAM_ABANDONED = "otel_agents.stream.abandoned"
+OTEL_AGENTS_SPAN_EVICTED = "otel_agents.span.evicted"
+OTEL_AGENTS_PAUSED = "otel_agents.run.paused"
+OTEL_AGENTS_CONTROL_FLOW = "otel_agents.control_flow"
+OTEL_AGENTS_TOOL_CACHED = "otel_agents.tool.cached"
+OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"
+OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"
+OTEL_AGENTS_TASK_ID = "otel_agents.task.id"
+OTEL_AGENTS_PARENT_AGENT = "otel_agents.agent.parent"

@@ -1,0 +1,26 @@
+"""The vocabulary of agent behaviour: one ``Kind`` per kind of span we emit."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Kind(str, Enum):
+    """A semantic span kind, recorded as ``otel_agents.span.kind``.
+
+    The values are the lower-case names of the semantic map
+    (``../shared/design/semantic-map.md``); each maps to one OTel GenAI
+    operation, one OpenInference span kind and one Langfuse observation type
+    (see :mod:`otel_agents.semconv.mapping`).
+    """
+
+    AGENT = "agent"
+    CHAIN = "chain"
+    MODEL = "model"
+    TOOL = "tool"
+    SKILL = "skill"
+    RETRIEVER = "retriever"
+    EMBEDDING = "embedding"
+
+    def __str__(self) -> str:  # "agent", not "Kind.AGENT", in f-strings
+        return self.value

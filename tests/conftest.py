@@ -1,0 +1,47 @@
+"""Shared fixtures: a tracer provider per test whose spans are snapshotted at export time."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# CrewAI: no telemetry, no tracing, no network in tests (cases README).
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+os.environ.setdefault("OTEL_SDK_DISABLED", "false")
+os.environ.setdefault("CREWAI_DISABLE_TRACKING", "true")
+
+from tests.spans import SnapshotExporter  # noqa: E402
+
+
+@pytest.fixture
+def exporter() -> SnapshotExporter:
+    return SnapshotExporter()
+
+
+@pytest.fixture
+def provider(exporter: SnapshotExporter) -> TracerProvider:
+    tp = TracerProvider()
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    yield tp
+    tp.shutdown()
+
+
+@pytest.fixture
+def app_tracer(provider: TracerProvider) -> trace.Tracer:
+    """A tracer for the test's own 'application' spans, on the same provider."""
+    return provider.get_tracer("tests.app")
+
+
+@pytest.fixture(autouse=True)
+def _no_span_left_current():
+    """Every test ends with no span current (case X-2's invariant, checked everywhere)."""
+    yield
+    assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"

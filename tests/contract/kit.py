@@ -1,0 +1,336 @@
+"""The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``),
+asserted the same way for every instrumentor.
+
+A framework's test module plugs in by subclassing :class:`Scenario` and
+:class:`ContractSuite`::
+
+    class LangChainScenario(Scenario):
+        ...
+
+    class TestLangChainContract(ContractSuite):
+        scenario_cls = LangChainScenario
+
+A scenario describes one small agent run over a fake model that makes one tool
+call and then answers. Its tool must call :meth:`Scenario.probe` (which records
+the span that is current inside the tool) and put ``marker`` into its result;
+the prompt/task text/backstory must contain ``marker`` too (X-7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import gc
+import json
+import logging
+import threading
+from typing import Any, ClassVar
+
+import pytest
+import wrapt
+from opentelemetry import trace
+
+from otel_agents._spans import SemanticSpan
+from otel_agents._spans.guard import reset_reported_sites
+from otel_agents._spans.streams import WATCHDOG
+from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
+
+MARKER = "ZX-MARKER-7Q"
+
+
+class Scenario:
+    """One framework's standard run. Subclasses implement the ``run*`` methods.
+
+    Attributes:
+        instrumentor_cls: the framework's ``BaseInstrumentor`` subclass.
+        kinds: semantic kinds every complete run must produce.
+        x3_runs: how many runs X-3 makes (1,000 unless the framework is too slow
+            for the suite's time budget; the docstring of the override says why).
+        streams: whether the framework has a streaming entry point to abandon.
+    """
+
+    instrumentor_cls: ClassVar[type]
+    kinds: ClassVar[tuple[str, ...]] = ("agent", "model", "tool")
+    x3_runs: ClassVar[int] = 1000
+    streams: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        self.probes: list[tuple[str, trace.Span]] = []
+        self._lock = threading.Lock()
+
+    # Called by the scenario's tool body.
+    def probe(self, tag: str = "") -> None:
+        with self._lock:
+            self.probes.append((tag, trace.get_current_span()))
+
+    # --- to implement -----------------------------------------------------------
+    def run(self, marker: str = "", tag: str = "") -> Any:
+        """One complete sync run; the tool calls ``self.probe(tag)``."""
+        raise NotImplementedError
+
+    async def arun(self, marker: str = "", tag: str = "") -> Any:
+        """One complete async run."""
+        raise NotImplementedError
+
+    def run_failing(self) -> None:
+        """A run that fails with the user's exception; must raise it."""
+        raise NotImplementedError
+
+    def run_stream(self, consume: bool) -> None:
+        """Stream a run; consume it fully, or take one chunk and abandon it."""
+        raise NotImplementedError
+
+    def break_extractor(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Make one of our attribute extractors raise (X-5)."""
+        raise NotImplementedError
+
+    def foreign_patch_target(self) -> tuple[Any, str]:
+        """``(owner, attribute)`` of a function on the run's path that another
+        instrumentation could wrap after us (X-4)."""
+        raise NotImplementedError
+
+    def open_entries(self, instrumentor: Any) -> int:
+        """How many spans the instrumentor's internal maps hold now (X-3)."""
+        return 0
+
+    def check_run(self, spans: list[SpanSnapshot]) -> None:
+        """Extra per-framework checks on one run's spans (optional)."""
+
+
+def _run_in_context(fn: Any, *args: Any) -> Any:
+    return contextvars.copy_context().run(fn, *args)
+
+
+class ContractSuite:
+    """X-1 … X-7 for one scenario. Subclass with ``scenario_cls`` set."""
+
+    scenario_cls: ClassVar[type[Scenario]]
+
+    @pytest.fixture
+    def scenario(self) -> Scenario:
+        return self.scenario_cls()
+
+    @pytest.fixture
+    def instrumented(self, scenario: Scenario, provider: Any) -> Any:
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        yield inst
+        inst.uninstrument()
+
+    # -- helpers ---------------------------------------------------------------
+    @staticmethod
+    def _assert_complete_traces(exporter: SnapshotExporter, scenario: Scenario, n: int) -> dict[int, list[SpanSnapshot]]:
+        spans = exporter.semantic()
+        traces: dict[int, list[SpanSnapshot]] = {}
+        for s in spans:
+            traces.setdefault(s.trace_id, []).append(s)
+        assert len(traces) == n, f"expected {n} traces, got {len(traces)}:\n{tree(spans)}"
+        for trace_spans in traces.values():
+            ids = {s.span_id for s in trace_spans}
+            roots = [s for s in trace_spans if s.parent_id not in ids]
+            assert len(roots) == 1, f"one root per run expected:\n{tree(trace_spans)}"
+            kinds = {s.semantic_kind for s in trace_spans}
+            for kind in scenario.kinds:
+                assert kind in kinds, f"no {kind} span in run:\n{tree(trace_spans)}"
+            for s in trace_spans:
+                if s.semantic_kind == "tool":
+                    assert any(a.semantic_kind == "agent" for a in ancestors(s, trace_spans)), tree(trace_spans)
+            scenario.check_run(trace_spans)
+        return traces
+
+    def _assert_probes_in_own_trace(self, scenario: Scenario, traces: dict[int, list[SpanSnapshot]]) -> None:
+        assert scenario.probes, "the scenario's tool never called probe()"
+        tool_spans = {s.span_id: s for spans in traces.values() for s in spans if s.semantic_kind == "tool"}
+        by_tag: dict[str, set[int]] = {}
+        for tag, span in scenario.probes:
+            ctx = span.get_span_context()
+            assert ctx.is_valid, "inside the tool no span was current"
+            assert ctx.span_id in tool_spans, "inside the tool, the current span is not our tool span"
+            by_tag.setdefault(tag, set()).add(ctx.trace_id)
+        for tag, trace_ids in by_tag.items():
+            assert len(trace_ids) == 1, f"run {tag!r}: tool spans in several traces"
+        assert len({next(iter(t)) for t in by_tag.values()}) == len(by_tag), "two runs share a trace"
+
+    # -- X-1 ----------------------------------------------------------------------
+    def test_x1_concurrent_runs_gather(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter) -> None:
+        """X-1: 20 runs at once with asyncio.gather stay 20 separate, complete traces."""
+
+        async def main() -> None:
+            await asyncio.gather(*(scenario.arun(tag=f"run{i}") for i in range(20)))
+
+        asyncio.run(main())
+        traces = self._assert_complete_traces(exporter, scenario, 20)
+        self._assert_probes_in_own_trace(scenario, traces)
+
+    def test_x1_concurrent_runs_threads(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter) -> None:
+        """X-1: 20 runs at once in a thread pool (contexts copied) stay 20 separate traces."""
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            futures = [pool.submit(_run_in_context, scenario.run, "", f"run{i}") for i in range(20)]
+            for f in futures:
+                f.result()
+        traces = self._assert_complete_traces(exporter, scenario, 20)
+        self._assert_probes_in_own_trace(scenario, traces)
+
+    # -- X-2 ----------------------------------------------------------------------
+    def test_x2_nothing_left_current(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter,
+                                     app_tracer: Any) -> None:
+        """X-2: after sync, async, failed and abandoned-stream runs no span is current,
+        three runs give three root traces, and an application span afterwards is a root."""
+
+        def current_is_invalid() -> bool:
+            return not trace.get_current_span().get_span_context().is_valid
+
+        for _ in range(3):
+            scenario.run()
+            assert current_is_invalid()
+        self._assert_complete_traces(exporter, scenario, 3)
+        asyncio.run(scenario.arun())
+        assert current_is_invalid()
+        with pytest.raises(Exception):
+            scenario.run_failing()
+        assert current_is_invalid()
+        if scenario.streams:
+            scenario.run_stream(consume=False)
+            assert current_is_invalid()
+        with app_tracer.start_as_current_span("app-after") as app:
+            pass
+        snap = next(s for s in exporter.spans if s.name == "app-after")
+        assert snap.parent_id is None
+        assert not any(s.trace_id == snap.trace_id for s in exporter.semantic())
+        assert app.get_span_context().trace_id == snap.trace_id
+
+    # -- X-3 ----------------------------------------------------------------------
+    def test_x3_bookkeeping_returns_to_zero(self, scenario: Scenario, instrumented: Any,
+                                            exporter: SnapshotExporter) -> None:
+        """X-3: after many mixed runs every open-span map is empty and no semantic span object is alive."""
+        for i in range(scenario.x3_runs):
+            mode = i % 4
+            if mode == 0:
+                scenario.run()
+            elif mode == 1:
+                with pytest.raises(Exception):
+                    scenario.run_failing()
+            elif mode == 2 and scenario.streams:
+                scenario.run_stream(consume=True)
+            elif mode == 3 and scenario.streams:
+                scenario.run_stream(consume=False)
+            else:
+                scenario.run()
+            if i % 50 == 0:
+                exporter.clear()
+        gc.collect()
+        assert scenario.open_entries(instrumented) == 0
+        alive = [o for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
+        assert alive == [], f"{len(alive)} semantic spans never ended"
+        assert WATCHDOG.pending() == 0
+
+    # -- X-4 ----------------------------------------------------------------------
+    def test_x4_uninstrument_only_ours(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter) -> None:
+        """X-4: instrument twice = once; uninstrument stops our spans and keeps a later wrapper working."""
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        inst.instrument(tracer_provider=provider)
+        scenario.run()
+        once = [s.name for s in exporter.semantic()]
+        assert once, "no spans while instrumented"
+        assert len(once) == len(set((s.span_id for s in exporter.semantic())))
+        counts = {k: once.count(k) for k in set(once)}
+        exporter.clear()
+        scenario.run()
+        assert {k: [s.name for s in exporter.semantic()].count(k) for k in counts} == counts
+
+        owner, attr = scenario.foreign_patch_target()
+        calls: list[int] = []
+
+        def foreign(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+            calls.append(1)
+            return wrapped(*args, **kwargs)
+
+        original = owner.__dict__[attr] if attr in getattr(owner, "__dict__", {}) else getattr(owner, attr)
+        wrapt.wrap_function_wrapper(owner, attr, foreign)
+        try:
+            inst.uninstrument()
+            exporter.clear()
+            scenario.run()
+            assert exporter.semantic() == [], "spans after uninstrument()"
+            assert calls, "the other instrumentation's wrapper stopped working"
+        finally:
+            setattr(owner, attr, original)
+
+    # -- X-5 ----------------------------------------------------------------------
+    def test_x5_internal_failure_never_reaches_user(self, scenario: Scenario, instrumented: Any,
+                                                    exporter: SnapshotExporter, monkeypatch: pytest.MonkeyPatch,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+        """X-5: an extractor that raises: the run returns normally, spans end, the failure is logged once."""
+        normal = scenario.run()
+        exporter.clear()
+        reset_reported_sites()
+        scenario.break_extractor(monkeypatch)
+        with caplog.at_level(logging.DEBUG, logger="otel_agents"):
+            first = scenario.run()
+            second = scenario.run()
+        assert first == normal and second == normal
+        spans = exporter.semantic()
+        assert spans, "no spans at all after the extractor broke"
+        assert all(s.end_time for s in spans)
+        warnings = [r for r in caplog.records if r.name == "otel_agents" and r.levelno >= logging.WARNING]
+        assert warnings, "the internal failure was not logged"
+        sites = [r.getMessage() for r in warnings]
+        assert len(sites) == len(set(sites)), f"logged more than once: {sites}"
+
+    # -- X-6 ----------------------------------------------------------------------
+    def test_x6_odd_values(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+        """X-6: every attribute is OTel-legal; JSON attributes parse; a 5 MB value is cut with the marker."""
+        monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "4096")
+        scenario.run(marker="x" * 5_000_000 + " ünïcødé ✓")
+        spans = exporter.semantic()
+        assert spans
+        assert any(s.attributes.get("otel_agents.truncated") is True for s in spans), "no truncation marker"
+        for s in spans:
+            for key, value in s.attributes.items():
+                assert isinstance(value, (str, bool, int, float, tuple, list)), (key, type(value))
+                if isinstance(value, (tuple, list)):
+                    assert len({type(v) for v in value}) <= 1, key
+                if isinstance(value, str):
+                    assert len(value) <= 4096, (s.name, key, len(value))
+                    if s.attributes.get(key.replace(".value", ".mime_type")) == "application/json" or \
+                            key.startswith("gen_ai.") and key.endswith(("messages", "instructions", "arguments")):
+                        json.loads(value)
+        assert any("ünïcødé" in v for s in spans for v in s.attributes.values() if isinstance(v, str)) or \
+            any(s.attributes.get("otel_agents.truncated") for s in spans)
+
+    # -- X-7 ----------------------------------------------------------------------
+    def test_x7_content_switch_covers_everything(self, scenario: Scenario, provider: Any,
+                                                 exporter: SnapshotExporter, monkeypatch: pytest.MonkeyPatch) -> None:
+        """X-7: with NO_CONTENT, no attribute, event or span name contains the marker."""
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            scenario.run(marker=MARKER)
+            with pytest.raises(Exception):
+                scenario.run_failing()
+        finally:
+            inst.uninstrument()
+        spans = exporter.semantic()
+        assert {k for k in scenario.kinds} <= {s.semantic_kind for s in spans}
+        for s in exporter.spans:
+            assert MARKER not in s.name
+            for key, value in s.attributes.items():
+                assert MARKER not in str(value), (s.name, key)
+            for name, attrs in s.events:
+                assert MARKER not in name
+                for key, value in attrs.items():
+                    assert MARKER not in str(value), (s.name, name, key)
+        # and with content on, the marker is there (the switch is what removed it)
+        exporter.clear()
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            scenario.run(marker=MARKER)
+        finally:
+            inst.uninstrument()
+        assert any(MARKER in str(v) for s in exporter.spans for v in s.attributes.values())

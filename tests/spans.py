@@ -1,0 +1,134 @@
+"""Test helpers: an exporter that snapshots spans at export time, and span-tree queries.
+
+The snapshot is taken in ``export()``, so a test sees exactly what a backend
+would have received, not a live span object that might change later.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import StatusCode
+
+
+@dataclass(frozen=True)
+class SpanSnapshot:
+    """An immutable copy of one exported span."""
+
+    name: str
+    trace_id: int
+    span_id: int
+    parent_id: int | None
+    kind: str
+    attributes: dict[str, Any]
+    status: StatusCode
+    status_description: str | None
+    events: tuple[tuple[str, dict[str, Any]], ...]
+    start_time: int
+    end_time: int
+    scope: str = ""
+    resource: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def semantic_kind(self) -> str | None:
+        return self.attributes.get("otel_agents.span.kind")
+
+    def json_attr(self, key: str) -> Any:
+        return json.loads(self.attributes[key])
+
+
+def snapshot(span: ReadableSpan) -> SpanSnapshot:
+    return SpanSnapshot(
+        name=span.name,
+        trace_id=span.context.trace_id,
+        span_id=span.context.span_id,
+        parent_id=span.parent.span_id if span.parent else None,
+        kind=span.kind.name,
+        attributes=dict(span.attributes or {}),
+        status=span.status.status_code,
+        status_description=span.status.description,
+        events=tuple((e.name, dict(e.attributes or {})) for e in span.events),
+        start_time=span.start_time or 0,
+        end_time=span.end_time or 0,
+        scope=span.instrumentation_scope.name if span.instrumentation_scope else "",
+        resource=dict(span.resource.attributes) if span.resource else {},
+    )
+
+
+class SnapshotExporter(SpanExporter):
+    """Keeps an immutable snapshot of every span it is given."""
+
+    def __init__(self) -> None:
+        self._spans: list[SpanSnapshot] = []
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        snaps = [snapshot(s) for s in spans]
+        with self._lock:
+            self._spans.extend(snaps)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+    @property
+    def spans(self) -> list[SpanSnapshot]:
+        with self._lock:
+            return list(self._spans)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._spans.clear()
+
+    def semantic(self, kind: str | None = None) -> list[SpanSnapshot]:
+        """Exported spans that carry our kind attribute (of ``kind`` if given), in start order."""
+        out = [s for s in self.spans if s.semantic_kind and (kind is None or s.semantic_kind == kind)]
+        return sorted(out, key=lambda s: s.start_time)
+
+
+def by_id(spans: Iterable[SpanSnapshot]) -> dict[int, SpanSnapshot]:
+    return {s.span_id: s for s in spans}
+
+
+def parent_of(span: SpanSnapshot, spans: Iterable[SpanSnapshot]) -> SpanSnapshot | None:
+    return by_id(spans).get(span.parent_id) if span.parent_id else None
+
+
+def ancestors(span: SpanSnapshot, spans: Iterable[SpanSnapshot]) -> list[SpanSnapshot]:
+    index = by_id(spans)
+    out, cur = [], span
+    while cur.parent_id and cur.parent_id in index:
+        cur = index[cur.parent_id]
+        out.append(cur)
+    return out
+
+
+def nearest(span: SpanSnapshot, spans: Iterable[SpanSnapshot], kind: str) -> SpanSnapshot | None:
+    """The nearest ancestor of ``span`` whose semantic kind is ``kind``."""
+    for a in ancestors(span, spans):
+        if a.semantic_kind == kind:
+            return a
+    return None
+
+
+def tree(spans: Iterable[SpanSnapshot]) -> str:
+    """An indented text tree of spans (for assertion messages)."""
+    spans = sorted(spans, key=lambda s: s.start_time)
+    ids = {s.span_id for s in spans}
+    children: dict[int | None, list[SpanSnapshot]] = {}
+    for s in spans:
+        children.setdefault(s.parent_id if s.parent_id in ids else None, []).append(s)
+    lines: list[str] = []
+
+    def walk(parent: int | None, depth: int) -> None:
+        for s in children.get(parent, []):
+            lines.append(f"{'  ' * depth}{s.name} [{s.semantic_kind}] {s.status.name}")
+            walk(s.span_id, depth + 1)
+
+    walk(None, 0)
+    return "\n".join(lines)
