@@ -34,11 +34,12 @@ from .messages import ChatMessage, ToolCallRequest
 from .registry import SpanRegistry
 from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
 from .settings import Settings
-from .span import SemanticSpan, Telemetry, Usage, otel_value
+from .span import SemanticSpan, Telemetry, Usage, otel_value, semantic_span_for
 from .streams import wrap_stream
 
 __all__ = [
     "ChatMessage", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
-    "pop_run_attributes", "push_run_attributes", "report_internal_error", "to_jsonable", "wrap_stream",
+    "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",
+    "wrap_stream",
 ]

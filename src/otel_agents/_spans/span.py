@@ -9,6 +9,11 @@ instrumentation never breaks the user's program.
 Parenting: ``parent=`` takes another :class:`SemanticSpan` (callback-style
 frameworks keep their run-id → span map in a :class:`~.registry.SpanRegistry`),
 an OTel ``Context`` or ``Span``; without it the current context is the parent.
+A span opened under one of ours (whichever way the parent was given) remembers
+that :class:`SemanticSpan` as :attr:`SemanticSpan.parent` and inherits its run
+attributes; :func:`semantic_span_for` finds the open :class:`SemanticSpan` of an
+OTel span (a weak index by span id that holds open spans only), which is how
+``otel_agents.current_agent_span()`` walks up from a tool or model call.
 A span is never made current by being opened: :meth:`SemanticSpan.activate`
 makes it current around the code it wraps and always detaches in the same
 context it attached in.
@@ -18,6 +23,8 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
+import weakref
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -97,18 +104,24 @@ class SemanticSpan:
     arguments and results, retrieval documents) honour the content switch,
     redaction and the per-attribute budget. All methods are safe to call after
     :meth:`end` (they do nothing) and never raise.
+
+    ``parent`` is the :class:`SemanticSpan` this one was opened under (directly,
+    or through one non-semantic span such as an application span), or ``None``.
     """
 
-    __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "_ended", "_start",
-                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "__weakref__")
+    __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "_ended", "_start",
+                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
-                 kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any]):
+                 kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
+                 parent: "SemanticSpan | None" = None):
         self.kind = kind
         self.span = span
         self.telemetry = telemetry
         self.name = name
         self.run_attributes = run_attributes
+        self.parent = parent
+        self._index_key: int | None = None
         self._kind_attrs = kind_attrs
         self._ended = False
         self._start = time.monotonic()
@@ -410,10 +423,14 @@ class SemanticSpan:
             self.span.set_attribute(A.ERROR_TYPE, qual)
             if self.content_enabled:
                 message = redact_text(str(exc))[: self.telemetry.settings.content_budget()]
-                self.span.record_exception(exc, attributes={"exception.message": message})
+                stack = redact_text("".join(traceback.format_exception(exc)))
+                self.span.record_exception(exc, attributes={"exception.message": message,
+                                                            "exception.stacktrace": stack})
                 self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512]))
-            else:
-                self.span.record_exception(exc, attributes={"exception.message": ""})
+            else:  # the message and the traceback's last line may quote user content
+                stack = "".join(traceback.format_tb(exc.__traceback__)) + qual
+                self.span.record_exception(exc, attributes={"exception.message": "",
+                                                            "exception.stacktrace": stack})
                 self.span.set_status(Status(StatusCode.ERROR, etype.__name__))
 
     def mark_paused(self) -> None:
@@ -434,6 +451,8 @@ class SemanticSpan:
             self.record_error(error)
         self._ended = True
         with guard("span.end"):
+            if self._index_key is not None and _OPEN.get(self._index_key) is self:
+                _OPEN.pop(self._index_key, None)
             self.span.set_attributes(self._kind_attrs)
             if self.kind in _MODEL_KINDS:
                 self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
@@ -540,9 +559,9 @@ class Telemetry:
                 name = None
             kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
             sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
-            ctx, run_attrs = _parent_context(parent)
+            ctx, run_attrs, parent_span = _parent_context(parent)
             if not is_instrumentation_enabled():
-                return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs)
+                return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)
             start_attrs: dict[str, Any] = dict(kattrs)
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
@@ -554,7 +573,9 @@ class Telemetry:
                         start_attrs[k] = ov
             span = self.tracer.start_span(sname, context=ctx, kind=kind_spec(kind).span_kind,
                                           attributes=start_attrs, start_time=start_time)
-            return SemanticSpan(kind, span, self, sname, kattrs, run_attrs)
+            semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span)
+            _index(semantic)
+            return semantic
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_span", exc)
             return SemanticSpan(Kind.CHAIN, trace.INVALID_SPAN, self, "invalid", {}, {})
@@ -582,19 +603,57 @@ class Telemetry:
             s.end()
 
 
-def _parent_context(parent: Any) -> tuple[otel_context.Context | None, Mapping[str, Any]]:
-    """The OTel context to start a child in, and the run attributes it inherits."""
+def _parent_context(parent: Any) -> tuple[otel_context.Context | None, Mapping[str, Any], SemanticSpan | None]:
+    """The OTel context to start a child in, the run attributes it carries (its
+    semantic parent's, then the current context's) and its semantic parent."""
     if isinstance(parent, SemanticSpan):
-        run_attrs = dict(parent.run_attributes)
-        run_attrs.update(current_run_attributes())
-        return trace.set_span_in_context(parent.span), run_attrs
-    if isinstance(parent, otel_context.Context):
-        return parent, current_run_attributes()
-    if isinstance(parent, Span):
-        return trace.set_span_in_context(parent), current_run_attributes()
-    return None, current_run_attributes()
+        ctx, semantic = trace.set_span_in_context(parent.span), parent
+    elif isinstance(parent, otel_context.Context):
+        ctx, semantic = parent, semantic_span_for(trace.get_current_span(parent))
+    elif isinstance(parent, Span):
+        ctx, semantic = trace.set_span_in_context(parent), semantic_span_for(parent)
+    else:
+        ctx, semantic = None, semantic_span_for(trace.get_current_span())
+    current = current_run_attributes()
+    if semantic is None or not semantic.run_attributes:
+        return ctx, current, semantic
+    if not current:
+        return ctx, semantic.run_attributes, semantic
+    run_attrs = dict(semantic.run_attributes)
+    run_attrs.update(current)
+    return ctx, run_attrs, semantic
 
 
+# Open semantic spans by OTel span id. Weak values, and each entry is removed when
+# its span ends, so the index holds only spans that are open and still referenced.
+_OPEN: "weakref.WeakValueDictionary[int, SemanticSpan]" = weakref.WeakValueDictionary()
 
 
+def _index(semantic: SemanticSpan) -> None:
+    span_id = semantic.span.get_span_context().span_id
+    if span_id:
+        semantic._index_key = span_id
+        _OPEN[span_id] = semantic
 
+
+def semantic_span_for(span: Any) -> SemanticSpan | None:
+    """The open :class:`SemanticSpan` behind an OTel span, or ``None``.
+
+    Args:
+        span: an OTel ``Span`` (e.g. ``trace.get_current_span()``). When it is
+            not one of ours (an application span opened inside a tool), the
+            semantic span that is its direct parent is returned, if the SDK span
+            exposes its parent.
+
+    Never raises. Cost: one or two dictionary look-ups.
+    """
+    try:
+        found = _OPEN.get(span.get_span_context().span_id)
+        if found is None:
+            parent_ctx = getattr(span, "parent", None)
+            if parent_ctx is not None:
+                found = _OPEN.get(parent_ctx.span_id)
+        return found
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("span.semantic_span_for", exc)
+        return None

@@ -29,7 +29,7 @@ OnEnd = Callable[[SemanticSpan, bool], None]
 
 
 class _StreamState:
-    __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error")
+    __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "__weakref__")
 
     def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
                  timeout: float, is_error: Callable[[BaseException], bool] | None):

@@ -1,0 +1,55 @@
+"""The public one-call API: instrument(), uninstrument(), instrumentation_status()."""
+
+from __future__ import annotations
+
+import logging
+from importlib import metadata
+
+import pytest
+
+import otel_agents
+from otel_agents import _api
+from otel_agents.instrumentors import FRAMEWORKS
+
+
+def test_unknown_framework_names_raise_with_valid_ones() -> None:
+    with pytest.raises(ValueError) as info:
+        otel_agents.instrument(frameworks=["langchain", "autogen"])
+    assert "autogen" in str(info.value)
+    for name in FRAMEWORKS:
+        assert name in str(info.value)
+
+
+def test_unsupported_version_is_skipped_with_one_warning(monkeypatch, caplog) -> None:
+    monkeypatch.setattr(_api, "_installed_version", lambda fw: "0.0.1")
+    monkeypatch.setattr(_api, "_warned_versions", set())
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        assert otel_agents.instrument(frameworks=["crewai"]) == []
+        assert otel_agents.instrument(frameworks=["crewai"]) == []
+    warnings = [r.getMessage() for r in caplog.records if "crewai" in r.getMessage()]
+    assert len(warnings) == 1 and "0.0.1" in warnings[0] and FRAMEWORKS["crewai"].supported in warnings[0]
+    st = otel_agents.instrumentation_status()["crewai"]
+    assert not st.instrumented and st.installed_version == "0.0.1" and "unsupported version 0.0.1" in st.reason
+
+
+def test_not_installed_is_reported_quietly(monkeypatch, caplog) -> None:
+    monkeypatch.setattr(_api, "_installed_version", lambda fw: None)
+    with caplog.at_level(logging.DEBUG, logger="otel_agents"):
+        assert otel_agents.instrument() == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert {s.reason for s in otel_agents.instrumentation_status().values()} == {"not installed"}
+
+
+def test_entry_points_cover_every_framework() -> None:
+    """Each framework is registered under opentelemetry_instrumentor for zero-code use."""
+    eps = {ep.name: ep.value for ep in metadata.entry_points(group="opentelemetry_instrumentor")
+           if ep.value.startswith("otel_agents.")}
+    for name, fw in FRAMEWORKS.items():
+        assert eps[name] == f"{fw.module}:{fw.cls}"
+
+
+def test_instruments_any_extra_lists_every_framework() -> None:
+    reqs = metadata.requires("otel-agents") or []
+    any_reqs = [r for r in reqs if 'extra == "instruments-any"' in r]
+    for fw in FRAMEWORKS.values():
+        assert any(r.startswith(fw.distribution) for r in any_reqs), fw.distribution

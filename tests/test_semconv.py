@@ -1,0 +1,94 @@
+"""The semantic layer: our strings match the standards' constants, and the map is the design's table."""
+
+from __future__ import annotations
+
+import pytest
+from openinference.semconv import trace as oi
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
+from opentelemetry.trace import SpanKind
+
+from otel_agents.semconv import Kind, attributes as A, kind_attributes, span_name
+
+GENAI_CONSTANTS = {v for k, v in vars(gen_ai).items() if k.startswith("GEN_AI_") and isinstance(v, str)}
+OI_CONSTANTS = {
+    v
+    for cls in (oi.SpanAttributes, oi.MessageAttributes, oi.ToolCallAttributes, oi.DocumentAttributes,
+                oi.EmbeddingAttributes, oi.ToolAttributes)
+    for k, v in vars(cls).items()
+    if k.isupper() and isinstance(v, str)
+}
+
+
+def ours(prefixes: tuple[str, ...]) -> dict[str, str]:
+    return {k: v for k, v in vars(A).items() if k.isupper() and isinstance(v, str) and v.startswith(prefixes)}
+
+
+@pytest.mark.parametrize("name,value", sorted(ours(("gen_ai.",)).items()))
+def test_gen_ai_names_match_semconv_package(name: str, value: str) -> None:
+    """Every gen_ai.* name we emit is a constant of opentelemetry-semantic-conventions (v1.41)."""
+    if value.startswith("gen_ai.client."):
+        assert value in (gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION, gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE)
+    else:
+        assert value in GENAI_CONSTANTS
+
+
+OI_PREFIXES = ("input.", "output.", "llm.", "tool.", "retrieval.", "embedding.", "session.", "user.",
+               "metadata", "tag.", "agent.", "graph.", "message.", "tool_call.", "document.", "openinference.")
+
+
+@pytest.mark.parametrize("name,value", sorted(ours(OI_PREFIXES).items()))
+def test_openinference_names_match_package(name: str, value: str) -> None:
+    """Every OpenInference name we emit is a constant of openinference-semantic-conventions."""
+    assert value in OI_CONSTANTS
+
+
+def test_openinference_span_kind_values_are_the_packages() -> None:
+    values = {k.value for k in oi.OpenInferenceSpanKindValues}
+    for kind in Kind:
+        assert kind_attributes(kind)[A.OPENINFERENCE_SPAN_KIND] in values
+    assert kind_attributes(Kind.SKILL, multi_step=True)[A.OPENINFERENCE_SPAN_KIND] in values
+
+
+def test_no_invented_gen_ai_keys() -> None:
+    """Our own attributes live under otel_agents.*, never gen_ai.*."""
+    for value in ours(("otel_agents.",)).values():
+        assert not value.startswith("gen_ai.")
+
+
+# The table of ../shared/design/semantic-map.md, row by row.
+TABLE = [
+    (Kind.AGENT, {}, "invoke_agent", "invoke_agent support", SpanKind.INTERNAL, "AGENT", "agent"),
+    (Kind.CHAIN, {}, None, "support", SpanKind.INTERNAL, "CHAIN", "chain"),
+    (Kind.CHAIN, {"workflow": True}, "invoke_workflow", "invoke_workflow support", SpanKind.INTERNAL, "CHAIN", "chain"),
+    (Kind.MODEL, {}, "chat", "chat support", SpanKind.CLIENT, "LLM", "generation"),
+    (Kind.MODEL, {"operation": "text_completion"}, "text_completion", "text_completion support", SpanKind.CLIENT, "LLM", "generation"),
+    (Kind.TOOL, {}, "execute_tool", "execute_tool support", SpanKind.INTERNAL, "TOOL", "tool"),
+    (Kind.SKILL, {}, "execute_tool", "execute_tool support", SpanKind.INTERNAL, "TOOL", "tool"),
+    (Kind.SKILL, {"multi_step": True}, None, "skill support", SpanKind.INTERNAL, "CHAIN", "chain"),
+    (Kind.RETRIEVER, {}, "retrieval", "retrieval support", SpanKind.CLIENT, "RETRIEVER", "retriever"),
+    (Kind.EMBEDDING, {}, "embeddings", "embeddings support", SpanKind.CLIENT, "EMBEDDING", "embedding"),
+]
+
+
+@pytest.mark.parametrize("kind,opts,operation,name,span_kind,oi_kind,langfuse", TABLE)
+def test_mapping_table(kind, opts, operation, name, span_kind, oi_kind, langfuse) -> None:
+    from otel_agents.semconv import kind_spec
+
+    attrs = kind_attributes(kind, **opts)
+    assert attrs.get(A.GEN_AI_OPERATION_NAME) == operation
+    assert attrs[A.OTEL_AGENTS_SPAN_KIND] == kind.value
+    assert attrs[A.OPENINFERENCE_SPAN_KIND] == oi_kind
+    assert attrs[A.LANGFUSE_OBSERVATION_TYPE] == langfuse
+    assert span_name(kind, "support", **opts) == name
+    assert kind_spec(kind).span_kind == span_kind
+
+
+def test_span_name_without_name_is_low_cardinality() -> None:
+    assert span_name(Kind.AGENT, None) == "invoke_agent"
+    assert span_name(Kind.CHAIN, None) == "chain"
+
+
+def test_unknown_kind_is_a_clear_error() -> None:
+    with pytest.raises(ValueError):
+        kind_attributes("planner")

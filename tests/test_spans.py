@@ -1,0 +1,408 @@
+"""The span layer: content policy, redaction, errors, streams, registry, guard, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import logging
+import time
+
+import pytest
+from opentelemetry import context as otel_context, trace
+from opentelemetry.instrumentation.utils import suppress_instrumentation
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.trace import StatusCode
+
+from otel_agents._spans import (ChatMessage, Settings, SpanRegistry, Telemetry, ToolCallRequest, Usage, guard,
+                                guarded, push_run_attributes, pop_run_attributes, wrap_stream)
+from otel_agents._spans.guard import reset_reported_sites
+from otel_agents._spans.streams import WATCHDOG
+from otel_agents.semconv import attributes as A
+
+
+@pytest.fixture
+def telemetry(provider) -> Telemetry:
+    return Telemetry(provider, framework="test")
+
+
+def only(exporter, name=None):
+    spans = [s for s in exporter.spans if name is None or s.name == name]
+    assert len(spans) == 1, [s.name for s in exporter.spans]
+    return spans[0]
+
+
+def test_kind_attributes_at_start_and_again_at_end(provider, exporter) -> None:
+    """The kind attributes survive the SDK's attribute-count limit (they are set again at end)."""
+    from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    tp = TracerProvider(span_limits=SpanLimits(max_span_attributes=10))
+    tp.add_span_processor(SimpleSpanProcessor(exporter))
+    t = Telemetry(tp)
+    s = t.start_span("tool", "lookup")
+    for i in range(50):
+        s.set_attribute(f"x.{i}", i)
+    s.end()
+    snap = only(exporter)
+    assert snap.name == "execute_tool lookup"
+    assert snap.attributes[A.OTEL_AGENTS_SPAN_KIND] == "tool"
+    assert snap.attributes[A.OPENINFERENCE_SPAN_KIND] == "TOOL"
+    assert snap.attributes[A.GEN_AI_OPERATION_NAME] == "execute_tool"
+
+
+def test_parenting_explicit_and_current(telemetry, exporter, app_tracer) -> None:
+    with app_tracer.start_as_current_span("app"):
+        root = telemetry.start_span("agent", "support")
+    child = telemetry.start_span("model", "m", parent=root)
+    grandchild = telemetry.start_span("tool", "t", parent=child.context())
+    assert not trace.get_current_span().get_span_context().is_valid  # opening never makes current
+    with root.activate():
+        assert trace.get_current_span() is root.span
+        inner = telemetry.start_span("chain", "inner")
+        inner.end()
+    assert not trace.get_current_span().get_span_context().is_valid
+    for s in (grandchild, child, root):
+        s.end()
+    app = only(exporter, "app")
+    by = {s.name: s for s in exporter.spans}
+    assert by["invoke_agent support"].parent_id == app.span_id
+    assert by["chat m"].parent_id == by["invoke_agent support"].span_id
+    assert by["execute_tool t"].parent_id == by["chat m"].span_id
+    assert by["inner"].parent_id == by["invoke_agent support"].span_id
+
+
+def test_content_switch_off_records_no_content(telemetry, exporter, monkeypatch) -> None:
+    """X-7 at the layer: NO_CONTENT removes every content attribute and content-derived name."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    s = telemetry.start_span("model", "secret-task SECRET", name_is_content=True)
+    s.set_input("SECRET prompt")
+    s.set_output({"answer": "SECRET"})
+    s.set_messages(input=[ChatMessage("user", "SECRET")], output=[ChatMessage("assistant", "SECRET", finish_reason="stop")])
+    s.set_agent("support", description="SECRET backstory")
+    s.set_tool("lookup", call_id="c1", arguments={"q": "SECRET"})
+    s.set_tool_result("SECRET")
+    s.set_retrieval(query="SECRET", documents=[{"id": "d", "content": "SECRET"}])
+    s.record_error(ValueError("SECRET in message"))
+    s.end()
+    snap = only(exporter)
+    assert "SECRET" not in snap.name
+    assert not any("SECRET" in str(v) for v in snap.attributes.values()), snap.attributes
+    assert not any("SECRET" in str(v) for _, attrs in snap.events for v in attrs.values())
+    assert "SECRET" not in (snap.status_description or "")
+    assert snap.attributes[A.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)
+    assert snap.attributes[A.ERROR_TYPE] == "ValueError"
+
+
+@pytest.mark.parametrize("value,on", [(None, True), ("", True), ("SPAN_ONLY", True), ("true", True),
+                                      ("SPAN_AND_EVENT", True), ("NO_CONTENT", False), ("false", False)])
+def test_content_switch_values(value, on, monkeypatch) -> None:
+    if value is None:
+        monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    else:
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
+    assert Settings().content_enabled() is on
+    assert Settings(capture_content=not on).content_enabled() is (not on)
+
+
+def test_messages_are_recorded_in_both_conventions(telemetry, exporter) -> None:
+    s = telemetry.start_span("model", "gpt-4o")
+    s.set_model(request_model="gpt-4o", response_model="gpt-4o-2024", provider="openai",
+                parameters={"temperature": 0.2, "stop": "END", "api_key": "abc"})
+    s.set_messages(
+        input=[ChatMessage("system", "be brief"), ChatMessage("user", "where is A100?")],
+        output=[ChatMessage("assistant", None, tool_calls=[ToolCallRequest("lookup", {"id": "A100"}, "c1")],
+                            finish_reason="tool_calls")])
+    s.set_usage(Usage(10, 5, cache_read_tokens=2, reasoning_tokens=1))
+    s.end()
+    a = only(exporter).attributes
+    assert json.loads(a[A.GEN_AI_SYSTEM_INSTRUCTIONS]) == [{"type": "text", "content": "be brief"}]
+    assert json.loads(a[A.GEN_AI_INPUT_MESSAGES]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "where is A100?"}]}]
+    assert json.loads(a[A.GEN_AI_OUTPUT_MESSAGES]) == [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"id": "A100"}}],
+         "finish_reason": "tool_calls"}]
+    assert a["llm.input_messages.1.message.content"] == "where is A100?"
+    assert a["llm.output_messages.0.message.tool_calls.0.tool_call.function.name"] == "lookup"
+    assert json.loads(a["llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments"]) == {"id": "A100"}
+    assert a[A.GEN_AI_RESPONSE_FINISH_REASONS] == ("tool_calls",)
+    assert a[A.GEN_AI_REQUEST_MODEL] == "gpt-4o" and a[A.GEN_AI_RESPONSE_MODEL] == "gpt-4o-2024"
+    assert a[A.LLM_MODEL_NAME] == "gpt-4o-2024" and a[A.GEN_AI_PROVIDER_NAME] == "openai"
+    assert a[A.GEN_AI_REQUEST_STOP_SEQUENCES] == ("END",)
+    assert json.loads(a[A.LLM_INVOCATION_PARAMETERS])["api_key"] == "[REDACTED]"
+    assert (a[A.GEN_AI_USAGE_INPUT_TOKENS], a[A.GEN_AI_USAGE_OUTPUT_TOKENS], a[A.LLM_TOKEN_COUNT_TOTAL]) == (10, 5, 15)
+    assert a[A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] == 2 and a[A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ] == 2
+    assert a[A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] == 1
+    assert a[A.INPUT_MIME_TYPE] == "application/json"
+
+
+def test_usage_prefers_the_complete_source(telemetry, exporter) -> None:
+    """LC-3 at the layer: a partial report never replaces a complete one."""
+    s = telemetry.start_span("model", "m")
+    s.set_usage(Usage(input_tokens=7, output_tokens=3, total_tokens=10))
+    s.set_usage(Usage(output_tokens=3))
+    s.end()
+    a = only(exporter).attributes
+    assert (a[A.GEN_AI_USAGE_INPUT_TOKENS], a[A.GEN_AI_USAGE_OUTPUT_TOKENS], a[A.LLM_TOKEN_COUNT_TOTAL]) == (7, 3, 10)
+
+
+def test_model_name_never_on_chain_or_usage_off_model(telemetry, exporter) -> None:
+    s = telemetry.start_span("chain", "pipeline")
+    s.set_model(request_model="gpt-4o")
+    s.set_usage(Usage(1, 2))
+    s.end()
+    a = only(exporter).attributes
+    assert A.GEN_AI_REQUEST_MODEL not in a and A.LLM_MODEL_NAME not in a and A.GEN_AI_USAGE_INPUT_TOKENS not in a
+
+
+def test_redaction_of_secret_shapes_and_names(telemetry, exporter) -> None:
+    s = telemetry.start_span("tool", "login")
+    s.set_tool("login", arguments={"user": "ann", "password": "hunter2", "api_key": "k", "max_tokens": 5,
+                                   "note": "Authorization: Bearer abcdefghijklmnop and sk-abcdefghijklmnopqrstu"})
+    s.end()
+    args = json.loads(only(exporter).attributes[A.GEN_AI_TOOL_CALL_ARGUMENTS])
+    assert args["password"] == "[REDACTED]" and args["api_key"] == "[REDACTED]"
+    assert args["max_tokens"] == 5 and args["user"] == "ann"
+    assert "abcdefghijklmnop" not in args["note"] and "sk-abc" not in args["note"]
+
+
+def test_user_redaction_hook(provider, exporter) -> None:
+    t = Telemetry(provider, settings=Settings(redact_hook=lambda key, text: text.replace("ann", "***")))
+    s = t.start_span("tool", "lookup")
+    s.set_input({"customer": "ann"})
+    s.set_output("ann's order")
+    s.end()
+    a = only(exporter).attributes
+    assert json.loads(a[A.INPUT_VALUE]) == {"customer": "***"} and a[A.OUTPUT_VALUE] == "***'s order"
+
+
+def test_truncation_marks_and_keeps_json_valid(provider, exporter) -> None:
+    t = Telemetry(provider, settings=Settings(max_content_length=200))
+    s = t.start_span("tool", "big")
+    s.set_tool("big", arguments={"blob": "x" * 10_000, "n": 1})
+    s.set_tool_result("y" * 10_000)
+    s.end()
+    a = only(exporter).attributes
+    assert a[A.OTEL_AGENTS_TRUNCATED] is True
+    assert len(a[A.GEN_AI_TOOL_CALL_ARGUMENTS]) <= 200 and json.loads(a[A.GEN_AI_TOOL_CALL_ARGUMENTS])["n"] == 1
+    assert len(a[A.OUTPUT_VALUE]) <= 200 and a[A.OUTPUT_VALUE].endswith("…")
+
+
+def test_budget_from_environment(telemetry, exporter, monkeypatch) -> None:
+    monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "100")
+    s = telemetry.start_span("chain", "c")
+    s.set_input("z" * 1000)
+    s.end()
+    assert len(only(exporter).attributes[A.INPUT_VALUE]) == 100
+
+
+def test_errors_and_control_flow(telemetry, exporter) -> None:
+    s = telemetry.start_span("tool", "t")
+    s.record_error(KeyError("missing"))
+    s.end()
+    c = telemetry.start_span("chain", "c")
+    c.record_error(GeneratorExit(), control_flow=True)
+    c.mark_paused()
+    c.end()
+    err, flow = exporter.spans
+    assert err.status == StatusCode.ERROR and err.attributes[A.ERROR_TYPE] == "KeyError"
+    assert err.events[0][0] == "exception"
+    assert flow.status == StatusCode.UNSET
+    assert flow.attributes[A.OTEL_AGENTS_CONTROL_FLOW] == "GeneratorExit"
+    assert flow.attributes[A.OTEL_AGENTS_PAUSED] is True
+
+
+def test_span_context_manager_reraises_unchanged(telemetry, exporter) -> None:
+    err = ValueError("user's own")
+    with pytest.raises(ValueError) as info:
+        with telemetry.span("agent", "a"):
+            raise err
+    assert info.value is err
+    assert only(exporter).status == StatusCode.ERROR
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_every_attribute_value_is_otel_legal(telemetry, exporter) -> None:
+    s = telemetry.start_span("chain", "c")
+    s.set_attribute("a", {"x": 1})
+    s.set_attribute("b", [1, "two"])
+    s.set_attribute("c", [1, 2])
+    s.set_attribute("d", None)
+    s.set_attribute("e", object())
+    s.end()
+    a = only(exporter).attributes
+    assert a["a"] == '{"x":1}' and json.loads(a["b"]) == [1, "two"] and a["c"] == (1, 2) and "d" not in a
+    assert isinstance(a["e"], str)
+
+
+def test_suppressed_instrumentation_records_nothing(telemetry, exporter) -> None:
+    with suppress_instrumentation():
+        s = telemetry.start_span("agent", "a")
+        s.set_input("x")
+        s.end()
+    assert exporter.spans == []
+
+
+def test_run_attributes_reach_children_across_threads(telemetry, exporter) -> None:
+    import concurrent.futures
+
+    token = push_run_attributes({A.SESSION_ID: "s-1", A.USER_ID: "u-1"})
+    try:
+        root = telemetry.start_span("agent", "a")
+    finally:
+        pop_run_attributes(token)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # a thread that does NOT copy the context
+        pool.submit(lambda: telemetry.start_span("tool", "t", parent=root).end()).result()
+    root.end()
+    for s in exporter.spans:
+        assert s.attributes[A.SESSION_ID] == "s-1" and s.attributes[A.USER_ID] == "u-1"
+
+
+def test_metrics_recorded_for_model_spans(provider) -> None:
+    reader = InMemoryMetricReader()
+    t = Telemetry(provider, MeterProvider(metric_readers=[reader]))
+    s = t.start_span("model", "gpt-4o")
+    s.set_model(request_model="gpt-4o", provider="openai")
+    s.set_usage(Usage(10, 4))
+    s.end()
+    data = reader.get_metrics_data()
+    points = {m.name: m.data.data_points for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    assert points["gen_ai.client.operation.duration"][0].attributes[A.GEN_AI_REQUEST_MODEL] == "gpt-4o"
+    tokens = {p.attributes[A.GEN_AI_TOKEN_TYPE]: p.sum for p in points["gen_ai.client.token.usage"]}
+    assert tokens == {"input": 10, "output": 4}
+
+
+# --- guard ------------------------------------------------------------------------------
+
+def test_guard_logs_once_per_site_and_swallows(caplog) -> None:
+    reset_reported_sites()
+
+    @guarded("test.site", default="fallback")
+    def broken() -> str:
+        raise RuntimeError("ours")
+
+    with caplog.at_level(logging.DEBUG, logger="otel_agents"):
+        assert broken() == "fallback"
+        assert broken() == "fallback"
+        with guard("test.block"):
+            raise KeyError("also ours")
+    levels = [(r.levelno, "test.site" in r.getMessage()) for r in caplog.records]
+    assert levels.count((logging.WARNING, True)) == 1
+    assert levels.count((logging.DEBUG, True)) == 1
+    assert any("test.block" in r.getMessage() for r in caplog.records)
+
+
+def test_setters_never_raise(telemetry, exporter, monkeypatch) -> None:
+    import otel_agents._spans.span as span_mod
+
+    def boom(*a, **k):
+        raise RuntimeError("encoder broke")
+
+    monkeypatch.setattr(span_mod.encoding, "fit_json", boom)
+    s = telemetry.start_span("tool", "t")
+    s.set_tool("t", arguments={"a": 1})
+    s.end()
+    assert only(exporter).end_time
+
+
+# --- streams ----------------------------------------------------------------------------
+
+def gen(n: int, fail_at: int | None = None):
+    for i in range(n):
+        if i == fail_at:
+            raise RuntimeError("stream broke")
+        yield i
+
+
+def _stream(telemetry, it, **kw):
+    span = telemetry.start_span("chain", "stream")
+    seen: list = []
+    return wrap_stream(it, span, on_chunk=seen.append,
+                       on_end=lambda s, abandoned: s.set_output(seen), **kw), span
+
+
+def test_stream_exhausted(telemetry, exporter) -> None:
+    stream, span = _stream(telemetry, gen(3))
+    assert list(stream) == [0, 1, 2]
+    snap = only(exporter)
+    assert json.loads(snap.attributes[A.OUTPUT_VALUE]) == [0, 1, 2]
+    assert A.OTEL_AGENTS_STREAM_ABANDONED not in snap.attributes
+
+
+def test_stream_closed_is_abandoned(telemetry, exporter) -> None:
+    stream, span = _stream(telemetry, gen(10))
+    next(stream)
+    stream.close()
+    snap = only(exporter)
+    assert snap.attributes[A.OTEL_AGENTS_STREAM_ABANDONED] is True and snap.status == StatusCode.UNSET
+
+
+def test_stream_raised_is_error(telemetry, exporter) -> None:
+    stream, span = _stream(telemetry, gen(10, fail_at=2))
+    with pytest.raises(RuntimeError, match="stream broke"):
+        list(stream)
+    assert only(exporter).status == StatusCode.ERROR
+
+
+def test_stream_broken_out_of_ends_promptly(telemetry, exporter) -> None:
+    stream, span = _stream(telemetry, gen(10))
+    for _ in stream:
+        break
+    del stream
+    snap = only(exporter)  # ended at once by refcounting, not at some later collection
+    assert snap.attributes[A.OTEL_AGENTS_STREAM_ABANDONED] is True
+
+
+def test_stream_idle_timeout_ends_it(telemetry, exporter) -> None:
+    stream, span = _stream(telemetry, gen(10), idle_timeout=0.05)
+    next(stream)
+    deadline = time.monotonic() + 5
+    while not span.ended and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert span.ended
+    assert only(exporter).attributes[A.OTEL_AGENTS_STREAM_ABANDONED] is True
+    assert list(stream) == list(range(1, 10))  # the consumer still gets its data
+    assert len(exporter.spans) == 1
+
+
+def test_async_stream_consumed_and_abandoned(telemetry, exporter) -> None:
+    async def agen(n):
+        for i in range(n):
+            yield i
+
+    async def main():
+        s1, _ = _stream(telemetry, agen(3))
+        assert [i async for i in s1] == [0, 1, 2]
+        s2, _ = _stream(telemetry, agen(5))
+        async for _ in s2:
+            break
+        del s2
+
+    asyncio.run(main())
+    done, abandoned = exporter.spans
+    assert A.OTEL_AGENTS_STREAM_ABANDONED not in done.attributes
+    assert abandoned.attributes[A.OTEL_AGENTS_STREAM_ABANDONED] is True
+    gc.collect()
+    assert WATCHDOG.pending() == 0
+
+
+# --- registry ---------------------------------------------------------------------------
+
+def test_registry_caps_size_and_age(telemetry, exporter) -> None:
+    reg = SpanRegistry(max_size=3, max_age_s=3600)
+    for i in range(5):
+        reg.put(i, telemetry.start_span("chain", f"c{i}"))
+    assert len(reg) == 3 and reg.evicted == 2
+    evicted = [s for s in exporter.spans if s.attributes.get(A.OTEL_AGENTS_SPAN_EVICTED)]
+    assert [s.name for s in evicted] == ["c0", "c1"]
+    reg.pop(4).end()
+    assert reg.closed == 1 and len(reg) == 2
+    aged = SpanRegistry(max_size=100, max_age_s=0.0)
+    aged.put("a", telemetry.start_span("chain", "old"))
+    aged.put("b", telemetry.start_span("chain", "new"))
+    assert aged.get("a") is None and aged.evicted == 1
+    reg.clear()
+    aged.clear()
+    assert len(reg) == 0 and all(s.end_time for s in exporter.spans)
+    assert len(exporter.spans) == 5 + 2
