@@ -1,0 +1,78 @@
+"""Loading the agent to serve: ``module:attr`` or ``path/to/file.py:attr``.
+
+``attr`` is either a callable taking the step input (sync or async), or an
+object with ``step(input)`` (sync or async) and optionally ``reset()``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+class TargetError(ValueError):
+    """The target spec cannot be loaded; the message says why."""
+
+
+@dataclass
+class Target:
+    """A loaded agent.
+
+    Attributes:
+        name: a display name (the attribute's name, or the object's ``name``).
+        step: ``step(input: str)``; may return an awaitable.
+        reset: ``reset()`` or ``None`` when the agent has none.
+        stateful: an object with ``step`` (keeps state across steps: multi-turn).
+    """
+
+    name: str
+    step: Callable[[str], Any]
+    reset: Callable[[], Any] | None
+    stateful: bool
+
+
+def load_target(spec: str) -> Target:
+    """Load ``spec``.
+
+    Raises:
+        TargetError: the spec has no ``:attr``, the module or file cannot be
+            imported, the attribute is missing, or it is neither callable nor has ``step``.
+    """
+    module_part, sep, attr = spec.rpartition(":")
+    if not sep or not module_part or not attr:
+        raise TargetError(f"target {spec!r}: expected 'module:attr' or 'path/to/file.py:attr'")
+    try:
+        if module_part.endswith(".py") or os.sep in module_part:
+            path = os.path.abspath(module_part)
+            if not os.path.isfile(path):
+                raise TargetError(f"target {spec!r}: no such file {path}")
+            sys.path.insert(0, os.path.dirname(path))
+            name = f"_otel_agents_target_{abs(hash(path))}"
+            mod_spec = importlib.util.spec_from_file_location(name, path)
+            if mod_spec is None or mod_spec.loader is None:
+                raise TargetError(f"target {spec!r}: cannot load {path}")
+            module = importlib.util.module_from_spec(mod_spec)
+            sys.modules[name] = module
+            mod_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_part)
+    except TargetError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - report import failures as a clear error
+        raise TargetError(f"target {spec!r}: importing {module_part} failed: {exc!r}") from exc
+    obj = getattr(module, attr, None)
+    if obj is None:
+        raise TargetError(f"target {spec!r}: {module_part} has no attribute {attr!r}")
+    step = getattr(obj, "step", None)
+    if callable(step) and not inspect.isfunction(obj):
+        reset = getattr(obj, "reset", None)
+        return Target(getattr(obj, "name", None) or attr, step, reset if callable(reset) else None, True)
+    if callable(obj):
+        return Target(getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else attr,
+                      obj, None, False)
+    raise TargetError(f"target {spec!r}: {attr!r} is neither callable nor has a step(input) method")

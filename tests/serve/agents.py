@@ -1,0 +1,49 @@
+"""Small plain-Python agents the ECP server tests serve (no framework, no network)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from otel_agents._spans import Telemetry
+
+_telemetry = Telemetry(framework="test")
+
+
+def echo(user_input: str) -> str:
+    """Answers with a tool call recorded through the span layer."""
+    with _telemetry.span("agent", "echo") as agent:
+        with _telemetry.span("tool", "lookup_order") as tool:
+            tool.set_tool("lookup_order", call_id="c1", arguments={"order_id": "A100"})
+            tool.set_tool_result({"status": "shipped"})
+        answer = f"echo: {user_input}"
+        agent.set_output(answer)
+    print("agent chatter on stdout must not corrupt the protocol")
+    return answer
+
+
+async def async_echo(user_input: str) -> str:
+    await asyncio.sleep(0)
+    return f"async: {user_input}"
+
+
+def failing(user_input: str) -> str:
+    raise ValueError(f"agent failed on {user_input!r}")
+
+
+class Counter:
+    """A stateful multi-turn agent."""
+
+    name = "counter"
+
+    def __init__(self) -> None:
+        self.turns = 0
+
+    def step(self, user_input: str) -> str:
+        self.turns += 1
+        return f"turn {self.turns}: {user_input}"
+
+    def reset(self) -> None:
+        self.turns = 0
+
+
+counter = Counter()

@@ -1,0 +1,55 @@
+"""JSON-RPC error handling of the ECP server: bad input gets the standard code, the server keeps serving."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from otel_agents.serve.jsonrpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+                                       PARSE_ERROR, RPCError, handle)
+
+
+def _methods():
+    def step(params):
+        if not isinstance(params.get("input"), str):
+            raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
+        return {"status": "done", "public_output": params["input"]}
+
+    def boom(params):
+        raise RuntimeError("bug")
+
+    return {"agent/step": step, "boom": boom}
+
+
+@pytest.mark.parametrize("raw,code", [
+    ("{not json", PARSE_ERROR),
+    ('[{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"x"}}]', INVALID_REQUEST),
+    ('"just a string"', INVALID_REQUEST),
+    ('{"jsonrpc":"1.0","id":1,"method":"agent/step"}', INVALID_REQUEST),
+    ('{"jsonrpc":"2.0","id":1}', INVALID_REQUEST),
+    ('{"jsonrpc":"2.0","id":{"x":1},"method":"agent/step"}', INVALID_REQUEST),
+    ('{"jsonrpc":"2.0","id":1,"method":"agent/nope"}', METHOD_NOT_FOUND),
+    ('{"jsonrpc":"2.0","id":1,"method":"agent/step","params":[1]}', INVALID_PARAMS),
+    ('{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":5}}', INVALID_PARAMS),
+    ('{"jsonrpc":"2.0","id":1,"method":"boom"}', INTERNAL_ERROR),
+])
+def test_error_codes_then_next_request_succeeds(raw: str, code: int) -> None:
+    methods = _methods()
+    err = handle(raw, methods)
+    assert err is not None and err["error"]["code"] == code and err["jsonrpc"] == "2.0"
+    assert isinstance(err["error"]["message"], str) and err["error"]["message"]
+    ok = handle(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "agent/step", "params": {"input": "hi"}}), methods)
+    assert ok == {"jsonrpc": "2.0", "id": 7, "result": {"status": "done", "public_output": "hi"}}
+
+
+def test_notifications_get_no_response() -> None:
+    assert handle('{"jsonrpc":"2.0","method":"agent/step","params":{"input":"x"}}', _methods()) is None
+    assert handle('{"jsonrpc":"2.0","method":"agent/unknown"}', _methods()) is None
+
+
+def test_id_type_is_echoed() -> None:
+    for id_ in (1, "abc", 1717171717171):
+        resp = handle(json.dumps({"jsonrpc": "2.0", "id": id_, "method": "agent/step", "params": {"input": "x"}}),
+                      _methods())
+        assert resp["id"] == id_ and type(resp["id"]) is type(id_)

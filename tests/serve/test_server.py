@@ -1,0 +1,157 @@
+"""``otel-agents ecp serve`` end to end: stdio and HTTP transports, real ``ecp conformance``."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from ecp_runtime.conformance import validate_initialize_result, validate_step_result
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SERVE = [str(BIN / "otel-agents"), "ecp", "serve"]
+AGENTS = str(Path(__file__).with_name("agents.py"))
+
+
+def rpc(method: str, params: dict | None = None, id_: int = 1) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}})
+
+
+def run_stdio(target: str, lines: list[str], timeout: float = 120) -> list[dict]:
+    proc = subprocess.run(SERVE + [target], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def test_stdio_initialize_step_reset() -> None:
+    out = run_stdio(f"{AGENTS}:echo", [rpc("agent/initialize", {"protocol_version": "1.0", "config": {}}, 1),
+                                        rpc("agent/step", {"input": "where is A100?"}, 2),
+                                        rpc("agent/reset", {}, 3)])
+    init, step, reset = (r["result"] for r in out)
+    validate_initialize_result(init)
+    assert init["name"] == "echo" and init["protocol_version"] == "1.0"
+    assert set(init["capabilities"]) == {"tool_calls", "evaluation_context", "usage", "reset"}
+    validate_step_result(step)
+    assert step["status"] == "done" and step["public_output"] == "echo: where is A100?"
+    assert [c["name"] for c in step["tool_calls"]] == ["lookup_order"]
+    assert step["tool_calls"][0]["arguments"] == {"order_id": "A100"}
+    assert reset is True
+
+
+def test_stdio_bad_input_keeps_serving() -> None:
+    """Malformed JSON-RPC over the real transport: each gets its code, the next valid step still succeeds."""
+    out = run_stdio(f"{AGENTS}:failing", [
+        "{oops", '[{"jsonrpc":"2.0","id":1,"method":"agent/step"}]', rpc("agent/missing", id_=3),
+        rpc("agent/step", {"input": 42}, 4), rpc("agent/step", {"input": "x"}, 5), rpc("agent/initialize", id_=6)])
+    codes = [r.get("error", {}).get("code") for r in out]
+    assert codes == [-32700, -32600, -32601, -32602, -32000, None]
+    assert "ValueError" in out[4]["error"]["message"] and len(out[4]["error"]["data"]["trace_id"]) == 32
+    assert out[5]["result"]["name"] == "failing"
+
+
+def test_stateful_target_is_multi_turn_and_resets() -> None:
+    out = run_stdio("tests.serve.agents:counter", [rpc("agent/initialize", id_=1), rpc("agent/step", {"input": "a"}, 2),
+                                                   rpc("agent/step", {"input": "b"}, 3), rpc("agent/reset", id_=4),
+                                                   rpc("agent/step", {"input": "c"}, 5)])
+    assert "multi_turn" in out[0]["result"]["capabilities"] and out[0]["result"]["name"] == "counter"
+    assert [out[i]["result"]["public_output"] for i in (1, 2, 4)] == ["turn 1: a", "turn 2: b", "turn 1: c"]
+
+
+def test_async_target() -> None:
+    out = run_stdio(f"{AGENTS}:async_echo", [rpc("agent/step", {"input": "x"})])
+    assert out[0]["result"]["public_output"] == "async: x"
+
+
+def test_bad_target_is_a_clear_error() -> None:
+    proc = subprocess.run(SERVE + ["no_such_module_xyz:agent"], input="", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no_such_module_xyz" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_ecp_conformance_stdio() -> None:
+    proc = subprocess.run([str(BIN / "ecp"), "conformance", "--target", " ".join(SERVE + [f"{AGENTS}:echo"]),
+                           "--json"], capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["conformant"] and report["failed"] == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http_server():
+    port = _free_port()
+    proc = subprocess.Popen(SERVE + [f"{AGENTS}:echo", "--http", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/ecp"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail(f"server did not start: {proc.stderr.read()}")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def post(url: str, body: str, headers: dict | None = None) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=body.encode(), method="POST",
+                                 headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_http_step_and_errors(http_server: str) -> None:
+    status, body = post(http_server, rpc("agent/step", {"input": "hi"}))
+    assert status == 200
+    result = json.loads(body)["result"]
+    validate_step_result(result)
+    assert result["public_output"] == "echo: hi"
+    status, body = post(http_server, "{bad")
+    assert status == 200 and json.loads(body)["error"]["code"] == -32700
+    status, body = post(http_server, '{"jsonrpc":"2.0","method":"agent/reset"}')
+    assert status == 202 and body == b""
+    status, _ = post(http_server, rpc("agent/step", {"input": "hi"}), {"Origin": "https://evil.example"})
+    assert status == 403
+    status, _ = post(http_server, rpc("agent/step", {"input": "hi"}), {"Origin": "http://localhost:3000"})
+    assert status == 200
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(http_server, timeout=10)
+    assert info.value.code == 405
+
+
+def test_ecp_conformance_http(http_server: str) -> None:
+    proc = subprocess.run([str(BIN / "ecp"), "conformance", "--target", http_server, "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["conformant"]
+
+
+def test_http_binds_loopback_by_default() -> None:
+    from otel_agents.serve.http import make_server
+
+    server = make_server({}, port=0)
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+    finally:
+        server.server_close()
