@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Iterable
@@ -68,7 +69,8 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     Args:
         tracer_provider: where spans go (default: the global provider).
         frameworks: names among ``langchain``, ``llama_index``, ``crewai``,
-            ``pydantic_ai``; ``None`` = all that are installed.
+            ``pydantic_ai``; ``None`` = all that are installed, except those named in
+            ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` (comma-separated, as ``opentelemetry-instrument`` reads it).
         capture_content: overrides ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
         meter_provider: where the GenAI metrics go (default: the global provider).
 
@@ -84,7 +86,11 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     naming both versions; :func:`instrumentation_status` says why any framework
     is not instrumented.
     """
-    names = list(FRAMEWORKS) if frameworks is None else list(frameworks)
+    if frameworks is None:  # all installed, minus those the standard OTel variable disables
+        disabled = {n.strip() for n in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")}
+        names = [n for n in FRAMEWORKS if n not in disabled]
+    else:
+        names = list(frameworks)
     unknown = [n for n in names if n not in FRAMEWORKS]
     if unknown:
         raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")

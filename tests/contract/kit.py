@@ -295,7 +295,7 @@ class ContractSuite:
                     assert len({type(v) for v in value}) <= 1, key
                 if isinstance(value, str):
                     assert len(value) <= 4096, (s.name, key, len(value))
-                    if s.attributes.get(key.replace(".value", ".mime_type")) == "application/json" or \
+                    if key.endswith(".value") and s.attributes.get(key[:-6] + ".mime_type") == "application/json" or \
                             key.startswith("gen_ai.") and key.endswith(("messages", "instructions", "arguments")):
                         json.loads(value)
         assert any("ünïcødé" in v for s in spans for v in s.attributes.values() if isinstance(v, str)) or \

@@ -11,7 +11,8 @@ themselves. It gives:
   (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, default on) over
   every content-bearing attribute and span name; the safe JSON encoder and the
   JSON-preserving truncation (:mod:`.encoding`); redaction (:mod:`.redaction`);
-* :func:`wrap_stream` — ends spans with their streams, abandoned ones included;
+* :func:`wrap_stream` — ends spans with their streams, abandoned ones included
+  (:func:`watch_stream` when the framework hands the stream out itself);
 * :class:`SpanRegistry` — the bounded run-id → span map;
 * :func:`guard` / :func:`guarded` — the never-raise guard for every hook.
 
@@ -35,11 +36,11 @@ from .registry import SpanRegistry
 from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
 from .settings import Settings
 from .span import SemanticSpan, Telemetry, Usage, otel_value, semantic_span_for
-from .streams import wrap_stream
+from .streams import watch_stream, wrap_stream
 
 __all__ = [
     "ChatMessage", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",
-    "wrap_stream",
+    "watch_stream", "wrap_stream",
 ]

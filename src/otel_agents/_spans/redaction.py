@@ -51,3 +51,30 @@ def redact_keys(data: Any) -> Any:
 def redact_text(text: str) -> str:
     """``text`` with secret-shaped substrings replaced by ``[REDACTED]``."""
     return _SECRET_TEXT.sub(REDACTED, text)
+
+
+def redact_data(data: Any, max_str: int) -> tuple[Any, bool]:
+    """Copy of jsonable ``data`` with both rules applied to every key and string, each
+    string first cut to ``max_str`` characters; and whether any string was cut.
+
+    Redacting strings (not the encoded text) keeps a later truncation, which
+    re-encodes from the data, from bringing a secret back; cutting first keeps
+    the scan of a huge value cheap (call with a margin over the budget, so a
+    secret that starts inside the budget is still seen whole).
+    """
+    cut = False
+
+    def walk(d: Any) -> Any:
+        nonlocal cut
+        if isinstance(d, str):
+            if len(d) > max_str:
+                cut, d = True, d[:max_str]
+            return redact_text(d)
+        if isinstance(d, Mapping):
+            return {walk(k): (REDACTED if isinstance(k, str) and is_secret_key(k) and v not in (None, "")
+                              else walk(v)) for k, v in d.items()}
+        if isinstance(d, list):
+            return [walk(v) for v in d]
+        return d
+
+    return walk(data), cut

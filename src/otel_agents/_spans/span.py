@@ -40,7 +40,7 @@ from . import encoding
 from .guard import guard, report_internal_error
 from .messages import ChatMessage, genai_messages, last_text, openinference_messages
 from .metrics import GenAIMetrics
-from .redaction import redact_keys, redact_text
+from .redaction import redact_data, redact_keys, redact_text
 from .run_context import current_run_attributes
 from .settings import Settings
 
@@ -49,6 +49,7 @@ logger = logging.getLogger("otel_agents")
 _LEGAL_SCALARS = (str, bool, int, float)
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
+_REDACTION_MARGIN = 256  # characters scanned past the content budget, so a secret starting inside it is seen whole
 
 
 def otel_value(value: Any) -> Any:
@@ -506,12 +507,14 @@ class Telemetry:
         """
         budget = self.settings.content_budget()
         hook = self.settings.redact_hook
+        limit = budget + _REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
         if isinstance(value, str) and not as_json:
-            text = redact_text(value)
+            precut = len(value) > limit
+            text = redact_text(value[:limit] if precut else value)
             if hook is not None:
                 text = hook(key, text)
             cut, truncated = encoding.fit_text(text, budget)
-            return cut, A.MIME_TEXT, truncated
+            return cut, A.MIME_TEXT, truncated or precut
         if isinstance(value, str):  # as_json and already text: keep valid JSON as is
             try:
                 data = encoding.json.loads(value)
@@ -519,8 +522,8 @@ class Telemetry:
                 data = value
         else:
             data = encoding.to_jsonable(value)
-        data = redact_keys(data)
-        text = redact_text(encoding.dumps(data))
+        data, precut = redact_data(data, limit)
+        text = encoding.dumps(data)
         if hook is not None:
             hooked = hook(key, text)
             if hooked != text:
@@ -531,7 +534,7 @@ class Telemetry:
                     data = text
                     text = encoding.dumps(text)
         cut, truncated = encoding.fit_json(data, text, budget)
-        return cut, A.MIME_JSON, truncated
+        return cut, A.MIME_JSON, truncated or precut
 
     def start_span(self, kind: Kind | str, name: str | None = None, *, parent: Any = None,
                    operation: str | None = None, workflow: bool = False, multi_step: bool = False,

@@ -225,6 +225,26 @@ class AsyncStream:
             state.finish(abandoned=True)
 
 
+def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeout: float | None = None,
+                 is_error: Callable[[BaseException], bool] | None = None) -> _StreamState:
+    """Track a stream we cannot wrap (the framework hands its iterator to the user itself).
+
+    The caller reports progress and the end; the idle watchdog ends the span as
+    abandoned when neither comes within ``idle_timeout`` seconds (default:
+    ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``).
+
+    Returns:
+        a handle with ``chunk(item)`` (activity: resets the idle timer) and
+        ``finish(abandoned=False, error=None)`` (ends the span once; later calls
+        do nothing); ``finished`` tells whether it has ended.
+    """
+    timeout = idle_timeout if idle_timeout is not None else span.telemetry.settings.idle_timeout()
+    state = _StreamState(span, None, on_end, timeout, is_error)
+    with guard("stream.watch"):
+        WATCHDOG.watch(state)
+    return state
+
+
 def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None = None,
                 on_end: OnEnd | None = None, idle_timeout: float | None = None,
                 is_error: Callable[[BaseException], bool] | None = None) -> Any:

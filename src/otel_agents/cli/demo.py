@@ -1,47 +1,316 @@
-"""``otel-agents demo``: the main job, offline and without an API key.
+"""``otel-agents demo`` (``make demo``): one ECP manifest graded across four frameworks, offline.
 
-Until the ECP demo lands, it runs a small customer-support run through the span
-layer and prints the semantic span tree it produced.
+What it does, with no network and no API key:
+
+1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI) and
+   for each of its two agents in ``examples/customer_support/`` — the correct
+   ``agent`` and its ``faulty_agent`` twin — it writes a copy of the example's
+   ``manifest.yaml`` under ``out/manifests/`` whose ``target`` serves that agent
+   with ``otel-agents ecp serve`` (which also writes the run's spans as an
+   OTLP/JSON trace file and its own log under ``out/<framework>/``).
+2. It runs the real ECP runtime on each copy (``ecp run`` from ``ecp-runtime``,
+   found next to this Python), a few at a time, writing the JSON and HTML
+   reports: ``out/<framework>/report.{json,html}`` for the agent and
+   ``out/<framework>/faulty/report.{json,html}`` for its twin.
+3. It prints a table: framework × verdict (checks passed/total), whether the
+   verdicts agree across frameworks, and, for the faulty twins, how many of the
+   injected faults the ECP checks caught versus an outcome-only check (the
+   graders on ``public_output`` alone).
+
+A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
+table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
+
+Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
+four), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
+once), ``--timeout S`` (per ECP request, passed to ``ecp run``).
+
+Each served process instruments only its own framework
+(``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names the other three): importing
+every framework in every agent process would only slow the demo down.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
+import os
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai")
+TWINS = ("agent", "faulty_agent")
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "pydantic_ai")  # start the slow imports first
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run the offline demo")
+    p = sub.add_parser("demo", help="grade the customer-support example in four frameworks with ECP (offline)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="out", help="output directory (default: out)")
+    p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ", ".join(FRAMEWORKS))
+    p.add_argument("--examples", help="the customer_support example directory")
+    p.add_argument("--jobs", type=int, default=4, help="ecp run processes at once (default 4)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per ECP request (default 120)")
     p.set_defaults(func=run)
 
 
+@dataclass
+class Run:
+    """One ``ecp run`` of one agent of one framework, and what came of it."""
+
+    framework: str
+    attr: str  # "agent" or "faulty_agent"
+    out: Path  # this run's output directory
+    manifest: Path = Path()
+    report: dict[str, Any] | None = None
+    error: str | None = None
+    passed: int = 0
+    total: int = 0
+    check_results: list[bool] = field(default_factory=list)  # every check, in manifest order
+    faults: int = 0  # steps where the faulty twin injects a fault
+    caught_ecp: int = 0  # ... where at least one check failed
+    caught_outcome: int = 0  # ... where a public_output check failed
+
+    @property
+    def faulty(self) -> bool:
+        return self.attr == "faulty_agent"
+
+    @property
+    def verdict(self) -> str:
+        if self.error:
+            return "ERROR"
+        return "PASS" if self.passed == self.total else "FAIL"
+
+
 def run(args: argparse.Namespace) -> int:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    try:
+        import yaml
+    except ImportError:
+        print("otel-agents demo needs PyYAML: pip install 'otel-agents[ecp]'", file=sys.stderr)
+        return 2
+    bindir = Path(sys.executable).parent
+    ecp = bindir / "ecp"
+    if not ecp.exists():
+        print(f"otel-agents demo needs the ECP runtime (no {ecp}): pip install ecp-runtime", file=sys.stderr)
+        return 2
+    examples = find_examples(args.examples)
+    if examples is None:
+        print("otel-agents demo: examples/customer_support not found; run it from the repository root "
+              "or pass --examples DIR", file=sys.stderr)
+        return 2
+    frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
+    unknown = sorted(set(frameworks) - set(FRAMEWORKS))
+    if unknown:
+        print(f"otel-agents demo: unknown framework(s) {unknown}; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
+        return 2
+    out = Path(args.out).resolve()
+    base = yaml.safe_load((examples / "manifest.yaml").read_text(encoding="utf-8"))
+    common = load_module(examples / "common.py", "_otel_agents_demo_common")
+    serve = [str(bindir / "otel-agents")] if (bindir / "otel-agents").exists() else [sys.executable, "-m", "otel_agents.cli"]
 
-    from .._spans import ChatMessage, Telemetry, ToolCallRequest, Usage
+    runs = [Run(fw, attr, out / fw / ("faulty" if attr == "faulty_agent" else "")) for fw in frameworks for attr in TWINS]
+    for r in runs:
+        r.error = preflight(r.framework)
+        if r.error is None:
+            r.manifest = write_manifest(yaml, base, r, examples, out, serve)
+    print(f"otel-agents demo: grading {len(runs)} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
+          flush=True)
+    todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(lambda r: run_ecp(r, ecp, args.timeout), todo))
+    for r in runs:
+        if r.error is None:
+            summarise(r, base, common)
+    print()
+    print(render(runs, out))
+    return 0 if all(r.error is None for r in runs) else 1
 
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    t = Telemetry(provider, framework="demo")
-    with t.span("agent", "support") as agent:
-        agent.set_input("Where is order A100?")
-        model = t.start_span("model", "fake-model", parent=agent)
-        model.set_model(request_model="fake-model", provider="fake")
-        model.set_messages(input=[ChatMessage("user", "Where is order A100?")],
-                           output=[ChatMessage("assistant", tool_calls=[ToolCallRequest("lookup_order", {"order_id": "A100"}, "c1")],
-                                               finish_reason="tool_calls")])
-        model.set_usage(Usage(12, 6))
-        model.end()
-        with t.span("tool", "lookup_order") as tool:
-            tool.set_tool("lookup_order", call_id="c1", arguments={"order_id": "A100"})
-            tool.set_tool_result({"status": "shipped"})
-        agent.set_output("Order A100 has shipped.")
-    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time)
-    depth = {}
-    for s in spans:
-        d = depth.get(s.parent.span_id, -1) + 1 if s.parent else 0
-        depth[s.context.span_id] = d
-        print(f"{'  ' * d}{s.name}  [{s.attributes.get('otel_agents.span.kind')}]")
-    return 0
+
+# -- setting up ---------------------------------------------------------------------------------
+
+def find_examples(explicit: str | None) -> Path | None:
+    """The example directory: ``explicit``, else under the current directory, else in this source checkout."""
+    candidates = [Path(explicit)] if explicit else [
+        Path.cwd() / "examples" / "customer_support",
+        Path(__file__).resolve().parents[3] / "examples" / "customer_support",
+    ]
+    for c in candidates:
+        if (c / "manifest.yaml").is_file() and (c / "common.py").is_file():
+            return c.resolve()
+    return None
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import a file as a module (the example's framework-free ``common.py``)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def preflight(framework: str) -> str | None:
+    """Why ``framework`` cannot be served (framework or instrumentor missing), or ``None``."""
+    from .._api import _installed_version
+    from ..instrumentors._frameworks import FRAMEWORKS as SPECS
+
+    spec = SPECS[framework]
+    if _installed_version(spec) is None:
+        return f"{spec.distribution} is not installed"
+    try:
+        importlib.import_module(spec.module)  # instrumentor modules import their framework lazily: cheap
+    except Exception as exc:  # noqa: BLE001 - shown in the table
+        return f"instrumentor unavailable: {type(exc).__name__}: {exc}"
+    return None
+
+
+def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out: Path, serve: list[str]) -> Path:
+    """Writes ``out/manifests/<framework>[-faulty].yaml``: the example manifest with ``target`` swapped
+    to serve ``r``'s agent (instrumenting only its framework); returns its path."""
+    r.out.mkdir(parents=True, exist_ok=True)
+    for name in ("trace.jsonl", "serve.log", "report.json", "report.html", "ecp.log"):
+        (r.out / name).unlink(missing_ok=True)  # the trace file and log are appended to: start clean
+    others = ",".join(f for f in FRAMEWORKS if f != r.framework)
+    command = [*serve, "ecp", "serve", f"{_shown(examples / f'{r.framework}_agent.py')}:{r.attr}",
+               "--name", f"customer-support-{r.framework}" + ("-faulty" if r.faulty else ""),
+               "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
+    manifest = dict(base)
+    manifest["name"] = f"{base.get('name', 'customer support')} ({r.framework}{', faulty twin' if r.faulty else ''})"
+    manifest["target"] = f"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={others} exec " + shlex.join(command)
+    path = out / "manifests" / f"{r.framework}{'-faulty' if r.faulty else ''}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=1000), encoding="utf-8")
+    return path
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current directory when under it (readable manifests), else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path.resolve())
+
+
+# -- running ------------------------------------------------------------------------------------
+
+def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
+    """``ecp run`` on ``r``'s manifest; fills ``r.report`` or ``r.error``."""
+    report = r.out / "report.json"
+    cmd = [str(ecp), "run", "--manifest", str(r.manifest), "--json-out", str(report),
+           "--report", str(r.out / "report.html"), "--timeout", str(timeout)]
+    try:
+        with open(r.out / "ecp.log", "w", encoding="utf-8") as log:
+            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  timeout=timeout * 10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        r.error = f"ecp run did not complete: {exc}"
+        return
+    if proc.returncode not in (0, 2) or not report.exists():
+        r.error = f"ecp run exited with {proc.returncode}: {_last_line(r.out / 'ecp.log')}"
+        return
+    try:
+        r.report = json.loads(report.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        r.error = f"unreadable report {report}: {exc}"
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "(no log)"
+    return lines[-1][-200:] if lines else "(empty log)"
+
+
+def summarise(r: Run, base: dict[str, Any], common: ModuleType) -> None:
+    """Counts checks and faults from ``r.report``; a crashed or unreadable run becomes ``r.error``."""
+    assert r.report is not None
+    serve_log = r.out / "serve.log"
+    if serve_log.exists():
+        for line in serve_log.read_text(encoding="utf-8", errors="replace").splitlines():
+            if "could not instrument" in line:
+                r.error = f"instrumentor failed: {line.strip()[-160:]}"
+                return
+    plan = common.FAULT_PLANS.get(r.framework) if r.faulty else None
+    scenarios = r.report.get("scenarios") or []
+    for m_scenario, scenario in zip(base.get("scenarios", []), scenarios):
+        for m_step, step in zip(m_scenario.get("steps", []), scenario.get("steps") or []):
+            checks = step.get("checks") or []
+            broken = [c for c in checks if c.get("type") == "execution" and not c.get("passed")]
+            if step.get("error") or broken:
+                reason = str(step.get("error") or broken[0].get("reasoning"))[:160]
+                log = _last_line(serve_log)
+                r.error = f"agent failed: {reason}" + (f" | serve.log: {log}" if serve_log.exists() and log != "(empty log)" else "")
+                return
+            r.check_results.extend(bool(c.get("passed")) for c in checks)
+            if plan is not None and common.fault_for(plan, m_step.get("input", "")):
+                r.faults += 1
+                r.caught_ecp += any(not c.get("passed") for c in checks)
+                r.caught_outcome += any(not c.get("passed") for c in checks if c.get("field") == "public_output")
+    r.passed, r.total = sum(r.check_results), len(r.check_results)
+    expected = sum(len(s.get("graders") or []) for sc in base.get("scenarios", []) for s in sc.get("steps", []))
+    if r.total != expected:
+        r.error = f"the report has {r.total} checks, the manifest {expected}"
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+def render(runs: list[Run], out: Path) -> str:
+    """The summary table and the agreement and fault-detection lines."""
+    by = {(r.framework, r.attr): r for r in runs}
+    frameworks = list(dict.fromkeys(r.framework for r in runs))
+    header = ("framework", "agent", "faulty twin", "faults", "caught by ECP", "caught by outcome-only")
+    rows = [header]
+    errors = []
+    for fw in frameworks:
+        good, bad = by[(fw, "agent")], by[(fw, "faulty_agent")]
+        row = [fw, _cell(good), _cell(bad)]
+        if bad.error:
+            row += ["-", "-", "-"]
+        else:
+            row += [str(bad.faults), f"{bad.caught_ecp}/{bad.faults}", f"{bad.caught_outcome}/{bad.faults}"]
+        rows.append(tuple(row))
+        errors += [f"  {fw} {'faulty twin' if r.faulty else 'agent'}: {r.error}" for r in (good, bad) if r.error]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+
+    ok_good = [by[(fw, "agent")] for fw in frameworks if not by[(fw, "agent")].error]
+    ok_bad = [by[(fw, "faulty_agent")] for fw in frameworks if not by[(fw, "faulty_agent")].error]
+    lines.append("")
+    if ok_good:
+        columns = list(zip(*(r.check_results for r in ok_good)))
+        agreeing = sum(len(set(col)) == 1 for col in columns)
+        lines.append(f"verdict agreement: agent {_verdicts(ok_good)}, faulty twin {_verdicts(ok_bad)}; "
+                     f"check by check, the agents of {len(ok_good)} frameworks agree on {agreeing}/{len(columns)} checks")
+    faults = sum(r.faults for r in ok_bad)
+    lines.append(f"faults injected in the faulty twins: {faults}; caught by the ECP checks: "
+                 f"{sum(r.caught_ecp for r in ok_bad)}/{faults}; by an outcome-only check: "
+                 f"{sum(r.caught_outcome for r in ok_bad)}/{faults}")
+    lines.append(f"reports and traces: {_shown(out)}/<framework>/report.html, trace.jsonl "
+                 f"(faulty twin: {_shown(out)}/<framework>/faulty/); manifests: {_shown(out / 'manifests')}/")
+    if errors:
+        lines.append("errors:")
+        lines.extend(errors)
+    return "\n".join(lines)
+
+
+def _cell(r: Run) -> str:
+    return "ERROR" if r.error else f"{r.verdict} {r.passed}/{r.total}"
+
+
+def _verdicts(runs: list[Run]) -> str:
+    """``"PASS on 4/4 frameworks"`` (the most common verdict and how many frameworks share it)."""
+    if not runs:
+        return "(no completed run)"
+    verdicts = [r.verdict for r in runs]
+    top = max(set(verdicts), key=verdicts.count)
+    return f"{top} on {verdicts.count(top)}/{len(runs)} frameworks"

@@ -67,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
 
     protocol_out = sys.stdout
     provider = _provider(args)
+    # The served agent's own spans (decorators, manual spans) use the global provider: make it ours.
+    from opentelemetry import trace
+
+    trace.set_tracer_provider(provider)
     instrument(provider)  # before the target is imported, so agents built at import are covered too
     try:
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol

@@ -10,11 +10,15 @@ support (the zero-code path would otherwise skip it silently).
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any, Collection
 
+from opentelemetry.instrumentation.dependencies import DependencyConflictError, get_dependency_conflicts
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 
-from .._spans import Settings, Telemetry
+import wrapt
+
+from .._spans import Settings, Telemetry, guard
 from ._frameworks import FRAMEWORKS
 
 logger = logging.getLogger("otel_agents")
@@ -32,6 +36,8 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     framework: str = ""
     telemetry: Telemetry | None = None
+    _installed: bool = False
+    _generation: int = 0
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return (FRAMEWORKS[self.framework].requirement,)
@@ -45,14 +51,41 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return conflict
 
     def _instrument(self, **kwargs: Any) -> None:
+        # opentelemetry-instrument checks only the distribution's `instruments-any` (one supported
+        # framework passes it), then calls instrument(skip_dep_check=True) on every entry point: check
+        # this framework here. Its loader logs the error at debug level when the framework is absent,
+        # and once, as an error naming both versions, when the installed version is unsupported.
+        conflict = get_dependency_conflicts(self.instrumentation_dependencies())
+        if conflict is not None:
+            raise DependencyConflictError(conflict)
         settings = kwargs.get("settings") or Settings(capture_content=kwargs.get("capture_content"))
-        self.telemetry = Telemetry(kwargs.get("tracer_provider"), kwargs.get("meter_provider"),
-                                   settings=settings, framework=self.framework,
-                                   scope=f"otel_agents.instrumentors.{self.framework}")
-        self._install(self.telemetry)
+        telemetry = self.telemetry = Telemetry(kwargs.get("tracer_provider"), kwargs.get("meter_provider"),
+                                               settings=settings, framework=self.framework,
+                                               scope=f"otel_agents.instrumentors.{self.framework}")
+        self._generation += 1
+        module = FRAMEWORKS[self.framework].import_name
+        if module in sys.modules:
+            self._install(telemetry)
+            self._installed = True
+            return
+        # Not imported yet: install when the application imports it, so instrumenting never pays
+        # for importing a framework the application does not use (CrewAI alone takes seconds).
+        generation = self._generation
+
+        def install_on_import(_module: Any) -> None:
+            if self._generation != generation or self._installed:
+                return  # uninstrumented (or re-instrumented) before the framework was imported
+            with guard(f"{self.framework}.install_on_import"):
+                self._install(telemetry)
+                self._installed = True
+
+        wrapt.register_post_import_hook(install_on_import, module)
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        self._remove()
+        self._generation += 1  # cancels a pending install-on-import
+        if self._installed:
+            self._remove()
+            self._installed = False
         self.telemetry = None
 
     def _install(self, telemetry: Telemetry) -> None:  # pragma: no cover - abstract

@@ -19,6 +19,8 @@ class Framework:
         distribution: the PyPI distribution whose version decides support.
         supported: a PEP 440 specifier of the versions we test.
         module, cls: where the ``BaseInstrumentor`` subclass lives (imported lazily).
+        import_name: the framework's module whose import triggers instrumentation
+            when ``instrument()`` ran before the application imported it.
     """
 
     name: str
@@ -26,6 +28,7 @@ class Framework:
     supported: str
     module: str
     cls: str
+    import_name: str
 
     @property
     def requirement(self) -> str:
@@ -36,9 +39,9 @@ class Framework:
 FRAMEWORKS: dict[str, Framework] = {
     f.name: f
     for f in (
-        Framework("langchain", "langchain-core", ">=0.3,<2", "otel_agents.instrumentors.langchain", "LangChainInstrumentor"),
-        Framework("llama_index", "llama-index-core", ">=0.14,<0.15", "otel_agents.instrumentors.llama_index", "LlamaIndexInstrumentor"),
-        Framework("crewai", "crewai", ">=1.15,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor"),
-        Framework("pydantic_ai", "pydantic-ai-slim", ">=2.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor"),
+        Framework("langchain", "langchain-core", ">=0.3,<2", "otel_agents.instrumentors.langchain", "LangChainInstrumentor", "langchain_core"),
+        Framework("llama_index", "llama-index-core", ">=0.14,<0.15", "otel_agents.instrumentors.llama_index", "LlamaIndexInstrumentor", "llama_index.core"),
+        Framework("crewai", "crewai", ">=1.15,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor", "crewai"),
+        Framework("pydantic_ai", "pydantic-ai-slim", ">=2.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor", "pydantic_ai"),
     )
 }

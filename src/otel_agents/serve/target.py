@@ -60,6 +60,8 @@ def load_target(spec: str) -> Target:
             sys.modules[name] = module
             mod_spec.loader.exec_module(module)
         else:
+            if os.getcwd() not in sys.path:  # like `python -m`: modules of the working directory import
+                sys.path.insert(0, os.getcwd())
             module = importlib.import_module(module_part)
     except TargetError:
         raise

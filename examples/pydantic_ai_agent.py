@@ -1,0 +1,134 @@
+"""PydanticAI, instrumented by otel-agents: offline, no API key.
+
+    python examples/pydantic_ai_agent.py
+
+An agent over PydanticAI's own ``FunctionModel`` (a scripted stand-in for an
+LLM) with one tool, run three ways — ``run_sync``, ``run_stream_sync`` consumed
+to the end, and ``run_stream_sync`` abandoned after the first chunk — and a
+structured-output run whose tool asks for a retry once. The spans are printed as
+a tree, with the attributes a backend (Phoenix, Langfuse) or the ECP exporter reads.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from pydantic import BaseModel
+from pydantic_ai import Agent, ModelRetry
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.usage import RequestUsage
+
+from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
+
+SHOWN = ("gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
+         "gen_ai.response.finish_reasons", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
+         "gen_ai.tool.call.result", "output.value", "error.type", "otel_agents.stream.abandoned")
+
+
+class Collect(SpanExporter):
+    """Keeps finished spans in memory, in the order they end."""
+
+    def __init__(self) -> None:
+        self.spans: list[ReadableSpan] = []
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.spans.extend(spans)
+        return SpanExportResult.SUCCESS
+
+
+def print_tree(spans: list[ReadableSpan]) -> None:
+    ids = {s.context.span_id for s in spans}
+    children: dict[Any, list[ReadableSpan]] = {}
+    for s in sorted(spans, key=lambda s: s.start_time or 0):
+        children.setdefault(s.parent.span_id if s.parent and s.parent.span_id in ids else None, []).append(s)
+
+    def walk(parent: Any, depth: int) -> None:
+        for s in children.get(parent, []):
+            attrs = {k: v for k, v in (s.attributes or {}).items() if k in SHOWN}
+            status = "" if s.status.is_ok else f" [{s.status.status_code.name}]"
+            print(f"{'  ' * depth}{s.name}{status} {json.dumps(attrs, default=str)[:150]}")
+            walk(s.context.span_id, depth + 1)
+
+    walk(None, 0)
+
+
+# -- a scripted model: call the tool, then answer with what it returned ------------------------------
+def weather_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    returns = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+    if returns:
+        return ModelResponse(parts=[TextPart(f"It is {returns[0].content}.")], finish_reason="stop",
+                             usage=RequestUsage(input_tokens=42, output_tokens=6), model_name="scripted")
+    return ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"}, tool_call_id="call_1")],
+                         finish_reason="tool_call", usage=RequestUsage(input_tokens=30, output_tokens=5),
+                         model_name="scripted")
+
+
+async def weather_model_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    returns = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+    if not returns:
+        yield {0: DeltaToolCall("get_weather", json.dumps({"city": "Paris"}), tool_call_id="call_1")}
+        return
+    for word in f"It is {returns[0].content} today, with a light breeze.".split(" "):
+        yield word + " "
+
+
+weather = Agent(FunctionModel(weather_model, stream_function=weather_model_stream, model_name="scripted"),
+                name="weather", instructions="Answer with the tool's data.")
+
+
+@weather.tool_plain
+def get_weather(city: str) -> str:
+    """Today's weather in a city."""
+    return f"sunny in {city}"
+
+
+class City(BaseModel):
+    name: str
+    population: int
+
+
+def census_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    answered = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart) and p.outcome != "retried"]
+    if answered:
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name,
+                                                 {"name": "Paris", "population": answered[0].content})])
+    return ModelResponse(parts=[ToolCallPart("population", {"city": "Paris"})])
+
+
+census = Agent(FunctionModel(census_model), name="census", output_type=City)
+census_calls: list[str] = []
+
+
+@census.tool_plain
+def population(city: str) -> int:
+    """A city's population; the service is busy on the first call."""
+    census_calls.append(city)
+    if len(census_calls) == 1:
+        raise ModelRetry("census service busy, try again")
+    return 2_100_000
+
+
+def main() -> None:
+    exporter = Collect()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    PydanticAIInstrumentor().instrument(tracer_provider=provider)
+
+    print("run_sync:", weather.run_sync("What's the weather in Paris?").output)
+    with weather.run_stream_sync("And now, streamed?") as result:
+        print("run_stream_sync:", "".join(result.stream_text(delta=True, debounce_by=None)))
+    result = weather.run_stream_sync("Streamed, but I stop after one chunk")
+    print("abandoned after:", next(iter(result.stream_text(delta=True, debounce_by=None))))
+    print("structured:", census.run_sync("How many people live in Paris?").output)
+
+    print("\nspans:")
+    print_tree(exporter.spans)
+    PydanticAIInstrumentor().uninstrument()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""``otel_agents.configure()``: a tracer provider, its exporters and the instrumentors, in one call.
+
+::
+
+    import otel_agents
+
+    otel_agents.configure(service_name="support-bot", exporters=["phoenix"])            # local Phoenix
+    otel_agents.configure(exporters=["langfuse"], ecp=print)                             # + ECP envelopes
+    otel_agents.configure(exporters=[otel_agents.presets.otlp("http://collector:4318/v1/traces")])
+
+What it does, in order:
+
+1. builds a ``TracerProvider`` whose resource has ``service.name`` (the argument, else
+   ``OTEL_SERVICE_NAME``, else the SDK's ``unknown_service``), ``OTEL_RESOURCE_ATTRIBUTES``, and what
+   the presets need (Phoenix's project);
+2. adds the ECP folding processor when ``ecp`` asks for it (first, so it sees every run start);
+3. adds one processor per exporter: a ``BatchSpanProcessor`` for network presets (``otlp``,
+   ``phoenix``, ``langfuse``), a ``SimpleSpanProcessor`` for local ones (``console``, ``file``, any
+   ``SpanExporter`` you pass);
+4. makes the provider the global one, unless ``set_global=False`` or a global SDK provider already
+   exists (OpenTelemetry never replaces it; we log one warning and go on with our own provider);
+5. points the decorators (:mod:`otel_agents.manual`) and the framework instrumentors at the
+   provider: :func:`otel_agents.uninstrument` first, so a second ``configure()`` takes effect, then
+   :func:`otel_agents.instrument`.
+
+Flushing on exit: the SDK's ``TracerProvider`` registers an ``atexit`` hook that shuts it down,
+which drains the batch processors; :meth:`Configuration.shutdown` does the same at once.
+
+Environment variables read here: ``OTEL_AGENTS_EXPORTERS`` (comma-separated preset names, used when
+``exporters`` is not given; default ``file``), ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
+(by the SDK). Each preset reads its own (see :mod:`otel_agents.exporters.presets`).
+
+Secrets: nothing here prints or logs a header or a key; the ``repr`` of the returned
+:class:`Configuration` shows each exporter through :meth:`ExporterPreset.describe`, which masks them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+
+from ._api import instrument, uninstrument
+from .exporters.presets import ExporterPreset, resolve
+
+logger = logging.getLogger("otel_agents")
+
+ENV_EXPORTERS = "OTEL_AGENTS_EXPORTERS"
+DEFAULT_EXPORTERS = ("file",)
+
+ExporterSpec = str | ExporterPreset | SpanExporter
+_latest: "Configuration | None" = None  # the one whose provider the instrumentors use
+
+
+@dataclass(repr=False)
+class Configuration:
+    """What :func:`configure` built.
+
+    Attributes:
+        tracer_provider: the SDK ``TracerProvider`` (global unless ``set_global=False`` or one existed).
+        exporters: the presets in use, in the order given.
+        processors: the span processors added, ECP first when present.
+        ecp: the ``ECPFoldingProcessor`` when ``ecp`` was requested, else ``None``; without a
+            callback its envelopes wait in ``ecp.queue`` (``ecp.drain()`` takes them).
+        instrumented: the frameworks :func:`otel_agents.instrument` instrumented.
+        is_global: whether ``tracer_provider`` became the global provider.
+    """
+
+    tracer_provider: TracerProvider
+    exporters: tuple[ExporterPreset, ...]
+    processors: tuple[SpanProcessor, ...]
+    ecp: Any = None
+    instrumented: tuple[str, ...] = ()
+    is_global: bool = False
+    _shut: bool = field(default=False, init=False)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Export every ended span now; ``False`` when a processor did not finish in time."""
+        return self.tracer_provider.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        """Flush and shut the provider down (idempotent). When this is the latest configuration, also
+        undo the instrumentation and send the decorators' spans back to the global provider."""
+        global _latest
+        if self._shut:
+            return
+        self._shut = True
+        if _latest is self:
+            _latest = None
+            uninstrument()
+            _point_decorators_at(None)
+        self.tracer_provider.shutdown()
+
+    def __repr__(self) -> str:
+        exporters = ", ".join(p.describe() for p in self.exporters)
+        return (f"Configuration(exporters=[{exporters}], ecp={self.ecp is not None}, "
+                f"instrumented={list(self.instrumented)}, global={self.is_global})")
+
+
+def configure(
+    *,
+    service_name: str | None = None,
+    exporters: Iterable[ExporterSpec] | ExporterSpec | None = None,
+    ecp: bool | Callable[[dict[str, Any]], Any] | SpanProcessor | None = None,
+    resource_attributes: dict[str, Any] | None = None,
+    frameworks: Iterable[str] | None = None,
+    capture_content: bool | None = None,
+    set_global: bool = True,
+) -> Configuration:
+    """Build a tracer provider with exporters from presets, then instrument.
+
+    Args:
+        service_name: the resource's ``service.name``.
+        exporters: preset names (``"console"``, ``"file"``, ``"otlp"``, ``"phoenix"``,
+            ``"langfuse"``), :class:`~otel_agents.exporters.presets.ExporterPreset` objects (from
+            ``otel_agents.presets.phoenix(project=...)`` and friends) or ``SpanExporter`` instances;
+            one or several. ``None`` = ``OTEL_AGENTS_EXPORTERS``, else ``file``; ``[]`` = none.
+        ecp: fold each run into an ECP envelope: ``True`` (envelopes queue up on
+            ``Configuration.ecp``), a callable (called with each envelope ``dict``), or a ready
+            ``ECPFoldingProcessor``. Needs the ``ecp`` extra for cost figures.
+        resource_attributes: more resource attributes (they win over the presets' and the
+            environment's).
+        frameworks, capture_content: passed to :func:`otel_agents.instrument`.
+        set_global: make the provider the global one (see the module docstring).
+
+    Returns:
+        A :class:`Configuration` (the provider, presets, processors, the ECP processor, the
+        instrumented frameworks), safe to print.
+
+    Raises:
+        ValueError: an unknown preset name, or a preset missing its settings (the langfuse keys).
+        ImportError: a network preset without the ``otlp`` extra installed.
+        TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``.
+    """
+    presets = tuple(resolve(spec) for spec in _exporter_specs(exporters))
+    attributes: dict[str, Any] = {}
+    for preset in presets:
+        attributes.update(preset.resource)
+    if service_name:
+        attributes[SERVICE_NAME] = service_name
+    attributes.update(resource_attributes or {})
+    provider = TracerProvider(resource=Resource.create(attributes))
+
+    processors: list[SpanProcessor] = []
+    ecp_processor = _ecp_processor(ecp)
+    if ecp_processor is not None:
+        processors.append(ecp_processor)
+    for preset in presets:
+        exporter = preset.build()
+        processors.append(BatchSpanProcessor(exporter) if preset.batch else SimpleSpanProcessor(exporter))
+    for processor in processors:
+        provider.add_span_processor(processor)
+
+    is_global = set_global and _set_global(provider)
+    _point_decorators_at(provider)
+    uninstrument()
+    done = instrument(provider, frameworks=frameworks, capture_content=capture_content)
+    config = Configuration(provider, presets, tuple(processors), ecp_processor, tuple(done), is_global)
+    global _latest
+    _latest = config
+    logger.info("otel_agents: configured %r", config)
+    return config
+
+
+def _exporter_specs(exporters: Iterable[ExporterSpec] | ExporterSpec | None) -> Sequence[ExporterSpec]:
+    if exporters is None:
+        raw = os.environ.get(ENV_EXPORTERS, "")
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        return names or list(DEFAULT_EXPORTERS)
+    if isinstance(exporters, (str, ExporterPreset, SpanExporter)):
+        return [exporters]
+    return list(exporters)
+
+
+def _ecp_processor(ecp: bool | Callable[[dict[str, Any]], Any] | SpanProcessor | None) -> SpanProcessor | None:
+    if ecp is None or ecp is False:
+        return None
+    if isinstance(ecp, SpanProcessor):
+        return ecp
+    from .exporters.ecp import ECPFoldingProcessor  # lazy: only users of ECP pay for it
+
+    if ecp is True:
+        return ECPFoldingProcessor()
+    if callable(ecp):
+        return ECPFoldingProcessor(on_envelope=ecp)
+    raise TypeError(f"ecp must be a bool, a callable or a SpanProcessor, not {type(ecp)!r}")
+
+
+def _set_global(provider: TracerProvider) -> bool:
+    """Make ``provider`` global unless an SDK provider already is (OTel allows setting it once)."""
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        logger.warning("otel_agents: a global tracer provider is already set; configure() keeps it and "
+                       "sends otel-agents' spans to its own provider (pass set_global=False to silence this)")
+        return False
+    trace.set_tracer_provider(provider)
+    return True
+
+
+def _point_decorators_at(provider: TracerProvider | None) -> None:
+    try:
+        from .manual import set_providers
+    except ImportError:  # pragma: no cover - the decorators are part of the package
+        return
+    set_providers(provider)

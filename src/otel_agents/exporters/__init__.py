@@ -1,0 +1,37 @@
+"""Exporters that work on finished spans: ECP result envelopes and OTLP/JSON files.
+
+* :mod:`otel_agents.exporters.ecp` — :func:`~otel_agents.exporters.ecp.fold`
+  and :class:`~otel_agents.exporters.ecp.ECPFoldingProcessor`: span trees →
+  Evaluation Context Protocol result envelopes.
+* :mod:`otel_agents.exporters.file` — :class:`~otel_agents.exporters.file.OTLPJsonFileExporter`
+  and :func:`~otel_agents.exporters.file.read_otlp_json`: spans ↔ OTLP/JSON lines
+  (needs ``opentelemetry-exporter-otlp-proto-common``, in the ``otlp`` and
+  ``ecp`` extras).
+* :mod:`otel_agents.exporters.presets` — named exporter set-ups for
+  :func:`otel_agents.configure`.
+
+Exporters read finished SDK spans only; they never import an instrumentor.
+The names below are imported on first use, so importing this package costs
+nothing until one is needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "fold": "otel_agents.exporters.ecp",
+    "ECPFoldingProcessor": "otel_agents.exporters.ecp",
+    "OTLPJsonFileExporter": "otel_agents.exporters.file",
+    "read_otlp_json": "otel_agents.exporters.file",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,96 @@
+"""The ECP exporter: fold span trees into Evaluation Context Protocol result envelopes.
+
+The same run then feeds an OpenTelemetry backend and ECP graders, with no
+per-framework adapter: the instrumentors already produced the spans.
+
+Usage — fold finished spans you already have (a test exporter, a file)::
+
+    from otel_agents.exporters.ecp import fold
+    envelopes = fold(spans)            # one dict per run
+
+or fold live, as runs finish::
+
+    from otel_agents.exporters.ecp import ECPFoldingProcessor
+    processor = ECPFoldingProcessor(on_envelope=print)   # or drain processor.queue
+    tracer_provider.add_span_processor(processor)
+
+or re-fold stored traces offline: ``otel-agents fold TRACES.jsonl -o ENVELOPES.jsonl``
+(see :mod:`otel_agents.exporters.file`).
+
+What is one run: the subtree of each outermost semantic span of a trace (the
+first span, from the top down, with ``otel_agents.span.kind``); non-semantic
+ancestors such as an HTTP server span are ignored, so a trace may hold several
+runs.
+
+The envelope (``docs/ecp.md`` shows an example; the JSON Schema is
+:data:`SCHEMA_PATH`):
+
+* ``status`` — ``"paused"`` when any span of the run carries
+  ``otel_agents.run.paused``, else ``"done"``.
+* ``public_output`` — the root's output as text: a string as is; chat messages
+  → the last assistant text; structured output → compact JSON; ``null`` when
+  not recorded (content capture off).
+* ``tool_calls`` — one per tool span and per skill span used as a tool call
+  (``gen_ai.operation.name = execute_tool``), in start order: ``name``,
+  ``arguments`` (always an object: non-objects are wrapped as
+  ``{"input": value}``), ``id``, ``result``, ``status`` (``ok``/``error``),
+  ``error``, ``latency_ms``, ``agent`` (nearest enclosing agent), ``span_id``.
+* ``evaluation_context`` — evidence lines (format in
+  :mod:`otel_agents.exporters.ecp._evidence` and ``docs/ecp.md``). A model's
+  reasoning is left out unless ``include_thoughts=True``.
+* ``logs`` — a JSON string: the run's spans as records (``span_id``,
+  ``parent_id``, ``kind``, ``name``, ``start``, ``duration_ms``, ``status``,
+  ``error``, and the non-content ``gen_ai.*``/``otel_agents.*``/``error.type``
+  attributes).
+* ``usage`` — ``input_tokens``/``output_tokens``/``total_tokens`` summed over
+  model spans only; absent when no model span reported usage.
+* extensions (ECP allows extra fields): ``trace_id``; ``metrics``
+  (``duration_ms``, ``steps`` = step lines of ``evaluation_context``,
+  ``model_calls``, ``tool_calls``, ``tool_errors``, ``tool_success_rate``
+  (``null`` without tool calls), ``cost_usd`` (``genai-prices``; ``null`` unless
+  every model call could be priced)); ``agents`` (each agent span with its
+  parent agent: the delegation tree); ``incomplete`` (only on a run the folding
+  processor had to fold before it finished: why).
+
+Every envelope passes ``ecp_runtime.conformance.validate_step_result``.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any, Iterable
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from ._envelope import build_envelope
+from ._processor import ECPFoldingProcessor
+from ._runs import Run, group_runs
+
+SCHEMA_PATH = resources.files("otel_agents.exporters").joinpath("ecp_envelope.schema.json")
+"""The JSON Schema (draft 2020-12) of our envelope: the ECP step result plus our extensions."""
+
+
+def fold(spans: Iterable[ReadableSpan], *, include_thoughts: bool = False) -> list[dict[str, Any]]:
+    """Fold finished spans into ECP result envelopes, one per run.
+
+    Args:
+        spans: SDK ``ReadableSpan``s in any order, from any number of traces.
+            Spans of one run should all be present; a span whose parent is
+            missing starts a run of its own.
+        include_thoughts: add models' reasoning parts (``thought`` lines) to
+            ``evaluation_context``; off by default (no raw chain-of-thought).
+
+    Returns:
+        The envelopes (JSON-ready dicts), ordered by the start time of each
+        run's root.
+    """
+    return [build_envelope(run, include_thoughts=include_thoughts) for run in group_runs(spans)]
+
+
+def envelope_schema() -> dict[str, Any]:
+    """The envelope's JSON Schema as a dict (see :data:`SCHEMA_PATH`)."""
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+__all__ = ["ECPFoldingProcessor", "Run", "SCHEMA_PATH", "envelope_schema", "fold", "group_runs"]

@@ -1,0 +1,96 @@
+"""The price of a model call, from the `genai-prices` package (offline).
+
+``genai-prices`` ships a snapshot of providers' prices inside the package;
+:func:`genai_prices.calc_price` reads that snapshot and only uses fresher,
+downloaded data when the application itself starts ``genai_prices.UpdatePrices``
+(we never do). So pricing needs no network. The request time is the span's
+start, so a re-fold of old traces prices them as they were billed (as far as
+the snapshot's price history goes).
+
+OTel GenAI ``gen_ai.provider.name`` values are mapped to genai-prices provider
+ids where the two differ (``aws.bedrock`` → ``aws``, ``gcp.*`` → ``google`` …).
+A span whose provider is named but unknown to genai-prices is not priced (we do
+not guess a provider for it); a span with no provider is priced only when
+genai-prices recognises the model name by itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from ...semconv import attributes as A
+from . import _facts as F
+
+logger = logging.getLogger("otel_agents")
+
+_PROVIDER_IDS = {
+    "aws.bedrock": "aws",
+    "azure.ai.openai": "azure",
+    "azure.ai.inference": "azure",
+    "gcp.gemini": "google",
+    "gcp.vertex_ai": "google",
+    "gcp.gen_ai": "google",
+    "mistral_ai": "mistral",
+    "x_ai": "x-ai",
+}
+
+_unavailable_logged = False
+
+
+def span_cost(span: ReadableSpan) -> Decimal | None:
+    """The price in USD of one model span, or ``None`` when it cannot be priced.
+
+    Needs the model name and token usage on the span and the ``genai-prices``
+    package (extra ``otel-agents[ecp]``); any lookup failure gives ``None``.
+    """
+    global _unavailable_logged
+    model = F.model_name(span)
+    inp = F.token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
+    out = F.token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+    if not model or (inp is None and out is None):
+        return None
+    try:
+        import genai_prices
+    except ImportError:
+        if not _unavailable_logged:
+            _unavailable_logged = True
+            logger.info("otel_agents: genai-prices is not installed; ECP metrics.cost_usd is null "
+                        "(pip install 'otel-agents[ecp]')")
+        return None
+    provider = F.provider(span)
+    provider_id = _PROVIDER_IDS.get(provider, provider) if provider else None
+    usage = {"input_tokens": inp, "output_tokens": out,
+             "cache_read_tokens": F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
+             "cache_write_tokens": F.token_count(span, A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS)}
+    when = datetime.fromtimestamp(span.start_time / 1e9, tz=timezone.utc) if span.start_time else None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            price = genai_prices.calc_price(
+                genai_prices.Usage(**{k: v for k, v in usage.items() if v is not None}),
+                model, provider_id=provider_id, genai_request_timestamp=when)
+    except Exception:  # noqa: BLE001 - an unknown model or provider is simply not priced
+        return None
+    return price.total_price
+
+
+def run_cost(model_spans: list[ReadableSpan]) -> float | None:
+    """The summed price in USD of a run's model calls (rounded to 1e-9 USD).
+
+    ``None`` when the run made no model call or any call could not be priced:
+    a partial sum would understate the cost.
+    """
+    if not model_spans:
+        return None
+    total = Decimal(0)
+    for span in model_spans:
+        cost = span_cost(span)
+        if cost is None:
+            return None
+        total += cost
+    return round(float(total), 9)

@@ -1,0 +1,298 @@
+"""Reading the facts the envelope needs off one finished span.
+
+Everything here takes an SDK ``ReadableSpan`` and reads only what the span
+layer (:mod:`otel_agents._spans.span`) writes: the kind attribute, OTel GenAI
+``gen_ai.*`` attributes and OpenInference ``input.value``/``output.value`` with
+their MIME types. Values from foreign or damaged spans (wrong types, invalid
+JSON) are tolerated: a fact that cannot be read is ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
+
+from ...semconv import attributes as A
+from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
+
+_UNSET = object()
+
+
+def attrs(span: ReadableSpan) -> Any:
+    """The span's attributes (an empty mapping when it has none)."""
+    return span.attributes or {}
+
+
+def kind(span: ReadableSpan) -> str | None:
+    """Our semantic kind (``otel_agents.span.kind``), or ``None`` for a foreign span."""
+    value = attrs(span).get(A.OTEL_AGENTS_SPAN_KIND)
+    return value if isinstance(value, str) and value else None
+
+
+def operation(span: ReadableSpan) -> str | None:
+    """``gen_ai.operation.name``, or ``None``."""
+    value = attrs(span).get(A.GEN_AI_OPERATION_NAME)
+    return value if isinstance(value, str) else None
+
+
+def is_tool_call(span: ReadableSpan) -> bool:
+    """A tool span, or a skill span used through a tool call (``execute_tool``)."""
+    k = kind(span)
+    return k == "tool" or (k == "skill" and operation(span) == OP_EXECUTE_TOOL)
+
+
+def is_workflow(span: ReadableSpan) -> bool:
+    """A chain that is a multi-agent orchestration (``invoke_workflow``)."""
+    return kind(span) == "chain" and operation(span) == OP_INVOKE_WORKFLOW
+
+
+def span_id_hex(span_id: int) -> str:
+    """A span id as 16 lower-case hex digits (the W3C / OTLP text form)."""
+    return f"{span_id:016x}"
+
+
+def trace_id_hex(trace_id: int) -> str:
+    """A trace id as 32 lower-case hex digits."""
+    return f"{trace_id:032x}"
+
+
+def duration_ms(span: ReadableSpan) -> float:
+    """``end - start`` in milliseconds (3 decimals); 0 when a timestamp is missing."""
+    if not span.start_time or not span.end_time:
+        return 0.0
+    return round(max(0, span.end_time - span.start_time) / 1e6, 3)
+
+
+def is_error(span: ReadableSpan) -> bool:
+    return span.status is not None and span.status.status_code is StatusCode.ERROR
+
+
+def error_text(span: ReadableSpan) -> str | None:
+    """``"Type: message"`` (the span layer's status description), else ``error.type``; ``None`` when ok."""
+    if not is_error(span):
+        return None
+    return span.status.description or _str(attrs(span).get(A.ERROR_TYPE)) or "error"
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _strip_prefix(name: str, prefix: str) -> str:
+    return name[len(prefix):] if name.startswith(prefix) and len(name) > len(prefix) else name
+
+
+def display_name(span: ReadableSpan) -> str:
+    """The name a step is known by: agent / tool / skill / model / data source / workflow name.
+
+    Falls back to the span name without its operation prefix; never empty.
+    """
+    a = attrs(span)
+    k = kind(span)
+    if k == "agent":
+        name = _str(a.get(A.GEN_AI_AGENT_NAME)) or _str(a.get(A.AGENT_NAME))
+        return name or _strip_prefix(span.name, "invoke_agent ") or "agent"
+    if k in ("tool", "skill"):
+        name = _str(a.get(A.GEN_AI_TOOL_NAME)) or _str(a.get(A.TOOL_NAME)) or _str(a.get(A.OTEL_AGENTS_SKILL_NAME))
+        name = name or _strip_prefix(_strip_prefix(span.name, "execute_tool "), "skill ")
+        return name or k
+    if k in ("model", "embedding"):
+        return model_name(span) or span.name or k
+    if k == "retriever":
+        return _str(a.get(A.GEN_AI_DATA_SOURCE_ID)) or _strip_prefix(span.name, "retrieval ") or k
+    if k == "chain":
+        return _str(a.get(A.GEN_AI_WORKFLOW_NAME)) or _strip_prefix(span.name, "invoke_workflow ") or k
+    return span.name or "span"
+
+
+def model_name(span: ReadableSpan) -> str | None:
+    """The response model, else the request model."""
+    a = attrs(span)
+    return _str(a.get(A.GEN_AI_RESPONSE_MODEL)) or _str(a.get(A.GEN_AI_REQUEST_MODEL))
+
+
+def provider(span: ReadableSpan) -> str | None:
+    return _str(attrs(span).get(A.GEN_AI_PROVIDER_NAME))
+
+
+def finish_reasons(span: ReadableSpan) -> list[str]:
+    value = attrs(span).get(A.GEN_AI_RESPONSE_FINISH_REASONS)
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value or () if v]
+
+
+def token_count(span: ReadableSpan, key: str) -> int | None:
+    """A non-negative integer token count, or ``None`` when absent or malformed."""
+    value = attrs(span).get(key)
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        return None
+    return count if count >= 0 else None
+
+
+def usage(span: ReadableSpan) -> tuple[int | None, int | None, int | None]:
+    """``(input, output, total)`` tokens of a model span.
+
+    The total is OpenInference ``llm.token_count.total`` when reported, else
+    ``input + output`` when both are known.
+    """
+    inp = token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
+    out = token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+    total = token_count(span, A.LLM_TOKEN_COUNT_TOTAL)
+    if total is None and inp is not None and out is not None:
+        total = inp + out
+    return inp, out, total
+
+
+def flag(span: ReadableSpan, key: str) -> bool:
+    return attrs(span).get(key) is True
+
+
+def parse_json(text: Any) -> Any:
+    """``json.loads(text)``, or ``text`` itself when it is not a JSON string."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _value(span: ReadableSpan, value_key: str, mime_key: str) -> Any:
+    a = attrs(span)
+    value = a.get(value_key, _UNSET)
+    if value is _UNSET:
+        return _UNSET
+    if a.get(mime_key) == A.MIME_JSON:
+        return parse_json(value)
+    return value
+
+
+def input_value(span: ReadableSpan) -> Any:
+    """``input.value`` (parsed when its MIME type is JSON), or ``_UNSET``."""
+    return _value(span, A.INPUT_VALUE, A.INPUT_MIME_TYPE)
+
+
+def output_value(span: ReadableSpan) -> Any:
+    """``output.value`` (parsed when its MIME type is JSON), or ``_UNSET``."""
+    return _value(span, A.OUTPUT_VALUE, A.OUTPUT_MIME_TYPE)
+
+
+def tool_arguments(span: ReadableSpan) -> dict[str, Any]:
+    """The tool call's arguments, always an object (ECP requires one).
+
+    Read from ``gen_ai.tool.call.arguments`` (JSON), else ``input.value``. A JSON
+    object is returned as is; any other value ``v`` becomes ``{"input": v}``;
+    no arguments recorded (content off) gives ``{}``.
+    """
+    raw = attrs(span).get(A.GEN_AI_TOOL_CALL_ARGUMENTS, _UNSET)
+    data = parse_json(raw) if raw is not _UNSET else input_value(span)
+    if data is _UNSET:
+        return {}
+    return data if isinstance(data, dict) else {"input": data}
+
+
+def tool_result(span: ReadableSpan) -> Any:
+    """The tool's result: ``output.value`` (parsed JSON when typed so), else
+    ``gen_ai.tool.call.result`` as text; ``None`` when not recorded."""
+    value = output_value(span)
+    if value is _UNSET:
+        value = attrs(span).get(A.GEN_AI_TOOL_CALL_RESULT)
+    return plain(value)
+
+
+def tool_call_id(span: ReadableSpan) -> str | None:
+    a = attrs(span)
+    return _str(a.get(A.GEN_AI_TOOL_CALL_ID)) or _str(a.get(A.TOOL_ID))
+
+
+def plain(value: Any) -> Any:
+    """Attribute values as JSON data (tuples → lists)."""
+    if isinstance(value, tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+# --- the run root's output as text -------------------------------------------
+
+def output_text(span: ReadableSpan) -> str | None:
+    """The span's output as text, for ``public_output``.
+
+    A string is returned as is; chat messages (OTel GenAI ``parts`` format, or
+    ``{"role", "content"}`` / ``{"messages": [...]}`` shapes) give the last
+    assistant text; any other structured value gives compact JSON. ``None``
+    when no output was recorded.
+    """
+    value = output_value(span)
+    if value is _UNSET or value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    text = assistant_text(value)
+    if text is not None:
+        return text
+    return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"))
+
+
+_ASSISTANT_ROLES = ("assistant", "ai", "model")
+
+
+def assistant_text(data: Any) -> str | None:
+    """The text of the last assistant message in ``data``, if ``data`` is a list of chat messages."""
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        data = data["messages"]
+    elif isinstance(data, dict) and ("role" in data or "parts" in data):
+        data = [data]
+    if not isinstance(data, list) or not data or not all(isinstance(m, dict) for m in data):
+        return None
+    if not any("role" in m or "type" in m for m in data):
+        return None
+    for message in reversed(data):
+        role = message.get("role") or message.get("type")
+        if role in _ASSISTANT_ROLES:
+            text = message_text(message)
+            if text:
+                return text
+    return None
+
+
+def message_text(message: dict[str, Any]) -> str | None:
+    """The text parts of one message joined by newlines (GenAI ``parts`` or ``content``)."""
+    texts: list[str] = []
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        texts += [p["content"] for p in parts
+                  if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)]
+    content = message.get("content")
+    if isinstance(content, str):
+        texts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                texts.append(block)
+            elif isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text", block.get("content"))
+                if isinstance(text, str):
+                    texts.append(text)
+    texts = [t for t in texts if t]
+    return "\n".join(texts) if texts else None
+
+
+def reasoning_texts(span: ReadableSpan) -> list[str]:
+    """Reasoning parts (``{"type": "reasoning", "content": ...}``) of ``gen_ai.output.messages``."""
+    data = parse_json(attrs(span).get(A.GEN_AI_OUTPUT_MESSAGES))
+    out: list[str] = []
+    if isinstance(data, list):
+        for message in data:
+            parts = message.get("parts") if isinstance(message, dict) else None
+            for part in parts if isinstance(parts, list) else ():
+                if isinstance(part, dict) and part.get("type") == "reasoning" and isinstance(part.get("content"), str):
+                    out.append(part["content"])
+    return out

@@ -1,0 +1,303 @@
+"""``ECPFoldingProcessor``: fold runs into ECP envelopes as their spans end.
+
+How a span finds its run: when a span *starts*, it joins the run of its parent
+if the parent is tracked; otherwise, if it carries ``otel_agents.span.kind``, it
+opens a new run (an outermost semantic span); otherwise it is ignored (an HTTP
+server span above the runs). Each run counts its spans that are still open;
+when the count reaches zero, the run is folded and handed on.
+
+Why ``on_start`` and not only ``on_end``: from ended spans alone a sub-agent
+whose parent agent is still running looks exactly like a run under a still-open
+HTTP request span, and a stream that ends after its agent would arrive after
+the agent's envelope was sent; any waiting period is a guess. At start, the
+parent link and the kind attribute are already final (the span layer sets the
+kind attributes when it creates the span), so membership is exact, and only
+ids are kept until the span ends. The envelope itself is built from the ended
+spans only, so the result does not depend on where this processor sits among
+other processors.
+
+Late children: a framework that reports events late may start a child after
+its parent ended. With ``grace_s`` > 0 a run whose spans have all ended waits
+that long before it is folded, and a span starting meanwhile under one of its
+spans still joins it (default 0: fold at once; a child starting after its run
+was folded opens a run of its own if it is semantic).
+
+Bounds (memory stays flat): at most ``max_open_runs`` runs are open (the
+oldest is folded early, marked ``incomplete``, to make room); at most
+``max_spans_per_run`` spans are kept per run (the rest are dropped, the run is
+marked ``incomplete``); a run still open ``max_age_s`` after it started is
+folded with what has ended (a root that never ends). Everything dropped is
+counted in :attr:`ECPFoldingProcessor.dropped` and reported once in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import Counter, OrderedDict
+from typing import Any, Callable
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from ..._spans.guard import guard, report_internal_error
+from . import _facts as F
+from ._envelope import build_envelope
+from ._runs import Run, start_order
+
+logger = logging.getLogger("otel_agents")
+
+Envelope = dict[str, Any]
+_Key = tuple[int, int]  # (trace_id, span_id)
+
+
+class _OpenRun:
+    __slots__ = ("trace_id", "root_id", "started", "open", "kept", "spans", "root", "keys", "over", "ended_at")
+
+    def __init__(self, trace_id: int, root_id: int, started: float):
+        self.trace_id = trace_id
+        self.root_id = root_id
+        self.started = started
+        self.open = 0            # spans started and not yet ended
+        self.kept = 0            # spans admitted under the per-run cap
+        self.spans: list[ReadableSpan] = []
+        self.root: ReadableSpan | None = None
+        self.keys: set[_Key] = set()  # our entries in the owner map
+        self.over = 0            # spans dropped over the cap
+        self.ended_at: float | None = None  # when ``open`` last reached 0 (waiting out the grace period)
+
+
+class ECPFoldingProcessor(SpanProcessor):
+    """A ``SpanProcessor`` that turns each finished run into an ECP envelope.
+
+    Args:
+        on_envelope: called with each envelope (a ``dict``, see
+            :func:`otel_agents.exporters.ecp.fold`) in the thread that ended the
+            run's last span. An exception from it is logged once and swallowed.
+            Without it, envelopes go to :attr:`queue`.
+        max_open_runs: runs held at once; the oldest is folded early (marked
+            ``incomplete``) to make room.
+        max_spans_per_run: spans kept per run; more are dropped and counted.
+        max_age_s: seconds (monotonic) after a run's first span started; an
+            older run is folded with whatever has ended, marked ``incomplete``.
+            Checked whenever a span ends and on :meth:`force_flush`.
+        max_queued: capacity of :attr:`queue`; envelopes that do not fit are
+            dropped and counted.
+        include_thoughts: add the models' reasoning to ``evaluation_context``.
+        grace_s: seconds a run whose spans have all ended waits for late
+            children before it is folded (default 0: at once). Waiting runs are
+            folded when later spans start or end, and on :meth:`force_flush`.
+        clock: the monotonic clock in seconds (tests inject a fake one).
+
+    Attributes:
+        queue: a ``queue.Queue`` of envelopes (only used without ``on_envelope``);
+            see also :meth:`drain`.
+        dropped: a ``Counter`` of what was dropped or cut short: ``spans_over_cap``,
+            ``late_spans`` (a semantic span that ended after its run was folded,
+            or whose start this processor did not see), ``runs_evicted``,
+            ``runs_expired``, ``envelopes_dropped`` (queue full),
+            ``callback_errors``.
+
+    Install it before the runs start (it must see their spans start). Spans
+    that started before it was added are not folded.
+    """
+
+    def __init__(self, on_envelope: Callable[[Envelope], Any] | None = None, *,
+                 max_open_runs: int = 256, max_spans_per_run: int = 2000, max_age_s: float = 3600.0,
+                 max_queued: int = 1000, include_thoughts: bool = False, grace_s: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic):
+        if max_open_runs < 1 or max_spans_per_run < 1 or max_age_s <= 0 or grace_s < 0:
+            raise ValueError("max_open_runs, max_spans_per_run and max_age_s must be positive, grace_s not negative")
+        self.on_envelope = on_envelope
+        self.max_open_runs = max_open_runs
+        self.max_spans_per_run = max_spans_per_run
+        self.max_age_s = max_age_s
+        self.include_thoughts = include_thoughts
+        self.grace_s = grace_s
+        self.queue: queue.Queue[Envelope] = queue.Queue(maxsize=max_queued)
+        self.dropped: Counter[str] = Counter()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._runs: OrderedDict[_Key, _OpenRun] = OrderedDict()  # oldest first
+        self._owner: dict[_Key, tuple[_OpenRun, bool]] = {}      # span → (its run, kept?)
+        self._waiting: OrderedDict[_Key, _OpenRun] = OrderedDict()  # all spans ended, in grace; oldest first
+        self._warned = False
+        self._closed = False
+
+    # -- SpanProcessor -----------------------------------------------------------
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        with guard("ecp.on_start"):
+            ctx = span.context
+            if self._closed or ctx is None or not ctx.is_valid:
+                return
+            key = (ctx.trace_id, ctx.span_id)
+            parent = span.parent
+            folded: list[Run] = []
+            with self._lock:
+                owner = self._owner.get((ctx.trace_id, parent.span_id)) if parent is not None else None
+                if owner is not None:
+                    run = owner[0]
+                    if run.ended_at is not None:  # a late child: the run is not finished after all
+                        run.ended_at = None
+                        self._waiting.pop((run.trace_id, run.root_id), None)
+                elif F.kind(span) is not None:
+                    if len(self._runs) >= self.max_open_runs:
+                        oldest = next(iter(self._waiting.values()), None) or next(iter(self._runs.values()))
+                        if oldest.open > 0:
+                            folded.append(self._close(oldest, f"evicted: more than {self.max_open_runs} open runs"))
+                            self._drop("runs_evicted")
+                        else:  # finished, only waiting out its grace period
+                            folded.append(self._close(oldest, None))
+                    run = self._runs[key] = _OpenRun(ctx.trace_id, ctx.span_id, self._clock())
+                else:
+                    run = None
+                if run is not None:
+                    self._admit(run, key)
+                folded += self._expire()
+            self._emit(folded)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with guard("ecp.on_end"):
+            ctx = span.context
+            if self._closed or ctx is None or not ctx.is_valid:
+                return
+            key = (ctx.trace_id, ctx.span_id)
+            folded: list[Run] = []
+            with self._lock:
+                owner = self._owner.get(key)
+                if owner is None:
+                    if F.kind(span) is not None:
+                        self._drop("late_spans")
+                else:
+                    run, kept = owner
+                    run.open -= 1
+                    if kept:
+                        run.spans.append(span)
+                    else:  # nothing to keep; forget it now so the map stays bounded
+                        del self._owner[key]
+                        run.keys.discard(key)
+                    if ctx.span_id == run.root_id:
+                        run.root = span
+                    if run.open <= 0:
+                        if self.grace_s > 0:
+                            run.ended_at = self._clock()
+                            self._waiting[(run.trace_id, run.root_id)] = run
+                        else:
+                            folded.append(self._close(run, None))
+                folded += self._expire()
+            self._emit(folded)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Fold runs waiting out their grace period (at once) and runs past their age limit."""
+        with guard("ecp.force_flush"):
+            with self._lock:
+                folded = [self._close(r, None) for r in list(self._waiting.values())]
+                folded += self._expire()
+            self._emit(folded)
+        return True
+
+    def shutdown(self) -> None:
+        """Fold every open run with what has ended (marked ``incomplete``); ignore later spans."""
+        with guard("ecp.shutdown"):
+            with self._lock:
+                self._closed = True
+                folded = [self._close(r, "the processor shut down" if r.open > 0 else None)
+                          for r in list(self._runs.values())]
+            self._emit(folded)
+
+    # -- the caller's side -----------------------------------------------------------
+    def drain(self) -> list[Envelope]:
+        """Take every envelope waiting in :attr:`queue` (non-blocking)."""
+        out: list[Envelope] = []
+        while True:
+            try:
+                out.append(self.queue.get_nowait())
+            except queue.Empty:
+                return out
+
+    @property
+    def open_runs(self) -> int:
+        """How many runs are held (waiting for spans to end, or out their grace period)."""
+        with self._lock:
+            return len(self._runs)
+
+    @property
+    def tracked_spans(self) -> int:
+        """How many span ids are held (open spans plus kept spans of open runs)."""
+        with self._lock:
+            return len(self._owner)
+
+    # -- internals (called with the lock held, except _emit) ---------------------------
+    def _close(self, run: _OpenRun, reason: str | None) -> Run:
+        self._runs.pop((run.trace_id, run.root_id), None)
+        self._waiting.pop((run.trace_id, run.root_id), None)
+        for key in run.keys:
+            self._owner.pop(key, None)
+        reasons = []
+        if reason:
+            reasons.append(f"{reason} ({run.open} span(s) still open)" if run.open > 0 else reason)
+        if run.over:
+            reasons.append(f"{run.over} span(s) over the cap of {self.max_spans_per_run} per run were dropped")
+        return Run(run.trace_id, run.root, sorted(run.spans, key=start_order), "; ".join(reasons) or None)
+
+    def _admit(self, run: _OpenRun, key: _Key) -> None:
+        kept = run.kept < self.max_spans_per_run
+        if kept:
+            run.kept += 1
+        else:
+            run.over += 1
+            self._drop("spans_over_cap")
+        run.open += 1
+        run.keys.add(key)
+        self._owner[key] = (run, kept)
+
+    def _expire(self) -> list[Run]:
+        now = self._clock()
+        out = []
+        while self._waiting:
+            first = next(iter(self._waiting.values()))
+            if now - first.ended_at < self.grace_s:
+                break
+            out.append(self._close(first, None))
+        while self._runs:
+            oldest = next(iter(self._runs.values()))
+            if now - oldest.started < self.max_age_s:
+                break
+            if oldest.open > 0:
+                out.append(self._close(oldest, f"age limit of {self.max_age_s:g} s reached"))
+                self._drop("runs_expired")
+            else:  # finished, only waiting out its grace period
+                out.append(self._close(oldest, None))
+        return out
+
+    def _drop(self, what: str) -> None:
+        self.dropped[what] += 1
+        if not self._warned:
+            self._warned = True
+            logger.warning("otel_agents: the ECP folding processor dropped or cut short data (%s); "
+                           "see ECPFoldingProcessor.dropped, this is logged once", what)
+
+    def _emit(self, runs: list[Run]) -> None:
+        for run in runs:
+            if not run.spans:
+                continue
+            try:
+                envelope = build_envelope(run, include_thoughts=self.include_thoughts)
+            except Exception as exc:  # noqa: BLE001
+                report_internal_error("ecp.fold", exc)
+                continue
+            if self.on_envelope is not None:
+                try:
+                    self.on_envelope(envelope)
+                except Exception as exc:  # noqa: BLE001 - never let the callback break the traced program
+                    with self._lock:
+                        self.dropped["callback_errors"] += 1
+                    report_internal_error("ecp.on_envelope", exc)
+                continue
+            try:
+                self.queue.put_nowait(envelope)
+            except queue.Full:
+                with self._lock:
+                    self._drop("envelopes_dropped")

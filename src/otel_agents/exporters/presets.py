@@ -1,0 +1,236 @@
+"""Exporter presets: where :func:`otel_agents.configure` sends spans, by name.
+
+* ``console`` — the OTel SDK's ``ConsoleSpanExporter`` (JSON on stdout); simple processor.
+* ``file`` — OTLP/JSON lines (:class:`otel_agents.exporters.file.OTLPJsonFileExporter`); simple
+  processor. The default when no exporter is named: an embedded run leaves a file to replay to a
+  backend or fold into ECP envelopes (``otel-agents fold``). Needs the OTLP encoder package (extras
+  ``otlp`` or ``ecp``).
+* ``otlp`` — any OTLP/HTTP receiver; endpoint, headers, timeout and compression from the standard
+  ``OTEL_EXPORTER_OTLP_*`` variables; batch processor.
+* ``phoenix`` — Arize Phoenix's OTLP/HTTP collector, with its project; batch processor.
+* ``langfuse`` — Langfuse's OTLP/HTTP endpoint with Basic auth; batch processor.
+
+Each function below returns an :class:`ExporterPreset`; a bare name (``"phoenix"``) is the same as
+calling the function with no arguments, so the environment supplies everything. Network presets
+need the ``otlp`` extra (``pip install 'otel-agents[otlp]'``, which brings
+``opentelemetry-exporter-otlp-proto-http``); the import happens when the exporter is built, and a
+missing package raises :class:`ImportError` naming the extra.
+
+Environment variables read here (an argument always wins over its variable):
+
+``OTEL_AGENTS_TRACES_FILE``
+    The ``file`` preset's path (default ``otel-agents-traces.jsonl`` in the working directory;
+    lines are appended).
+``PHOENIX_COLLECTOR_ENDPOINT``
+    Phoenix's base URL (default ``http://127.0.0.1:6006``); ``/v1/traces`` is appended unless the
+    URL already ends with it. The same variable Phoenix's own ``phoenix.otel`` reads.
+``PHOENIX_PROJECT_NAME``
+    The Phoenix project, sent as the resource attribute ``openinference.project.name`` (Phoenix
+    files spans without it under ``default``).
+``PHOENIX_API_KEY``
+    Sent as ``authorization: Bearer <key>`` (Phoenix Cloud, or a self-hosted Phoenix with auth on).
+``LANGFUSE_HOST``
+    Langfuse's base URL (default ``https://cloud.langfuse.com``, the EU cloud); spans go to
+    ``{host}/api/public/otel/v1/traces``.
+``LANGFUSE_PUBLIC_KEY`` / ``LANGFUSE_SECRET_KEY``
+    The project's key pair, sent as ``Authorization: Basic base64(public:secret)`` (Langfuse's
+    documented OTel authentication). Missing keys raise :class:`ValueError` naming the variable.
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_HEADERS``, ...
+    Read by the OTel exporter itself for the ``otlp`` preset. Note that the exporter also adds
+    ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS`` to the phoenix and langfuse requests (an explicit
+    ``authorization`` of the preset replaces one from the environment).
+
+Secrets: a preset's ``repr`` (and :meth:`ExporterPreset.describe`) shows header names, never their
+values, and no key beyond its first characters; nothing here logs a header or a key.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, TextIO
+
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
+
+ENV_TRACES_FILE = "OTEL_AGENTS_TRACES_FILE"
+ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
+ENV_PHOENIX_PROJECT = "PHOENIX_PROJECT_NAME"
+ENV_PHOENIX_API_KEY = "PHOENIX_API_KEY"
+ENV_LANGFUSE_HOST = "LANGFUSE_HOST"
+ENV_LANGFUSE_PUBLIC_KEY = "LANGFUSE_PUBLIC_KEY"
+ENV_LANGFUSE_SECRET_KEY = "LANGFUSE_SECRET_KEY"
+
+DEFAULT_TRACES_FILE = "otel-agents-traces.jsonl"
+PHOENIX_DEFAULT_BASE = "http://127.0.0.1:6006"
+LANGFUSE_DEFAULT_HOST = "https://cloud.langfuse.com"
+LANGFUSE_OTEL_PATH = "/api/public/otel/v1/traces"
+OTLP_TRACES_PATH = "/v1/traces"
+PROJECT_RESOURCE_ATTRIBUTE = "openinference.project.name"  # how Phoenix picks the project
+
+
+@dataclass(frozen=True, repr=False)
+class ExporterPreset:
+    """A named recipe for one span exporter.
+
+    Attributes:
+        name: ``console``, ``file``, ``otlp``, ``phoenix``, ``langfuse`` or ``custom``.
+        build: makes the ``SpanExporter`` (called once, by ``configure``).
+        batch: whether the exporter goes behind a ``BatchSpanProcessor`` (network exporters) rather
+            than a ``SimpleSpanProcessor``.
+        resource: resource attributes the destination reads (Phoenix's project).
+        details: what :meth:`describe` shows: endpoint, path, header *names* — never secrets.
+    """
+
+    name: str
+    build: Callable[[], SpanExporter] = field(compare=False)
+    batch: bool = False
+    resource: Mapping[str, str] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``"phoenix(endpoint=..., project=...)"``: safe to log."""
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.details.items())
+        return f"{self.name}({inner})"
+
+    def __repr__(self) -> str:
+        return f"ExporterPreset<{self.describe()}>"
+
+
+def _mask(key: str, keep: int = 10) -> str:
+    """The first characters of a key, enough to tell two keys apart in a log."""
+    return key[:keep] + "…" if len(key) > keep else "***"
+
+
+def _otlp_http_exporter(**kwargs: Any) -> SpanExporter:
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ImportError("this exporter preset needs the OTLP/HTTP exporter: "
+                          "pip install 'otel-agents[otlp]'") from exc
+    return OTLPSpanExporter(**{k: v for k, v in kwargs.items() if v is not None})
+
+
+def console(out: TextIO | None = None) -> ExporterPreset:
+    """Spans as JSON on ``out`` (default ``sys.stdout``), one ``ConsoleSpanExporter`` object per span."""
+    return ExporterPreset("console", lambda: ConsoleSpanExporter(out=out or sys.stdout))
+
+
+def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
+    """OTLP/JSON lines, appended by :class:`otel_agents.exporters.file.OTLPJsonFileExporter`.
+
+    Args:
+        path: the file (its directory is created); default ``OTEL_AGENTS_TRACES_FILE``, else
+            ``otel-agents-traces.jsonl`` in the working directory.
+    """
+    target = os.fspath(path or os.environ.get(ENV_TRACES_FILE) or DEFAULT_TRACES_FILE)
+
+    def build() -> SpanExporter:
+        try:
+            from .file import OTLPJsonFileExporter  # lazy: needs the OTLP encoder package
+        except ImportError as exc:  # pragma: no cover - depends on the installed extras
+            raise ImportError("the file exporter preset needs opentelemetry-exporter-otlp-proto-common: "
+                              "pip install 'otel-agents[otlp]'") from exc
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        return OTLPJsonFileExporter(target)
+
+    return ExporterPreset("file", build, details={"path": target})
+
+
+def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, *,
+         timeout: float | None = None) -> ExporterPreset:
+    """Any OTLP/HTTP (protobuf) receiver: a collector, a vendor, a local Jaeger...
+
+    Args:
+        endpoint: the full traces URL (``http://host:4318/v1/traces``); ``None`` = the exporter's
+            own resolution: ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, else
+            ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else ``http://localhost:4318/v1/traces``.
+        headers: extra request headers, added to ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS``.
+        timeout: seconds per export request (default ``OTEL_EXPORTER_OTLP_TIMEOUT`` or 10).
+    """
+    hdrs = dict(headers or {})
+    return ExporterPreset(
+        "otlp", lambda: _otlp_http_exporter(endpoint=endpoint, headers=hdrs or None, timeout=timeout), batch=True,
+        details={"endpoint": endpoint or "from OTEL_EXPORTER_OTLP_* environment", "headers": sorted(hdrs)},
+    )
+
+
+def phoenix(endpoint: str | None = None, project: str | None = None, *, api_key: str | None = None,
+            timeout: float | None = None) -> ExporterPreset:
+    """Arize Phoenix over OTLP/HTTP.
+
+    Args:
+        endpoint: Phoenix's base URL or its ``/v1/traces`` URL; default ``PHOENIX_COLLECTOR_ENDPOINT``,
+            else ``http://127.0.0.1:6006``.
+        project: the Phoenix project (default ``PHOENIX_PROJECT_NAME``; unset = Phoenix's ``default``).
+        api_key: default ``PHOENIX_API_KEY``; sent as ``authorization: Bearer <key>``.
+        timeout: seconds per export request.
+    """
+    url = (endpoint or os.environ.get(ENV_PHOENIX_ENDPOINT) or PHOENIX_DEFAULT_BASE).rstrip("/")
+    if not url.endswith(OTLP_TRACES_PATH):
+        url += OTLP_TRACES_PATH
+    project = project or os.environ.get(ENV_PHOENIX_PROJECT) or None
+    key = api_key or os.environ.get(ENV_PHOENIX_API_KEY) or None
+    headers = {"authorization": f"Bearer {key}"} if key else None
+    details: dict[str, Any] = {"endpoint": url, "project": project or "default"}
+    if key:
+        details["api_key"] = "***"
+    return ExporterPreset(
+        "phoenix", lambda: _otlp_http_exporter(endpoint=url, headers=headers, timeout=timeout), batch=True,
+        resource={PROJECT_RESOURCE_ATTRIBUTE: project} if project else {}, details=details,
+    )
+
+
+def langfuse(host: str | None = None, public_key: str | None = None, secret_key: str | None = None, *,
+             timeout: float | None = None) -> ExporterPreset:
+    """Langfuse's OpenTelemetry endpoint (OTLP/HTTP protobuf; Langfuse takes no gRPC).
+
+    Args:
+        host: Langfuse's base URL; default ``LANGFUSE_HOST``, else ``https://cloud.langfuse.com``.
+        public_key, secret_key: default ``LANGFUSE_PUBLIC_KEY`` / ``LANGFUSE_SECRET_KEY``.
+        timeout: seconds per export request.
+
+    Raises:
+        ValueError: a key is missing (the message names the variable, never a value).
+    """
+    base = (host or os.environ.get(ENV_LANGFUSE_HOST) or LANGFUSE_DEFAULT_HOST).rstrip("/")
+    public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
+    secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)
+    missing = [name for name, value in ((ENV_LANGFUSE_PUBLIC_KEY, public), (ENV_LANGFUSE_SECRET_KEY, secret))
+               if not value]
+    if missing:
+        raise ValueError(f"the langfuse preset needs {' and '.join(missing)} "
+                         "(or public_key=/secret_key= arguments)")
+    token = base64.b64encode(f"{public}:{secret}".encode()).decode("ascii")
+    headers = {"authorization": f"Basic {token}"}
+    url = base + LANGFUSE_OTEL_PATH
+    return ExporterPreset(
+        "langfuse", lambda: _otlp_http_exporter(endpoint=url, headers=headers, timeout=timeout), batch=True,
+        details={"endpoint": url, "public_key": _mask(str(public)), "secret_key": "***"},
+    )
+
+
+PRESETS: dict[str, Callable[[], ExporterPreset]] = {
+    "console": console, "file": file, "otlp": otlp, "phoenix": phoenix, "langfuse": langfuse,
+}
+
+
+def resolve(spec: str | ExporterPreset | SpanExporter) -> ExporterPreset:
+    """An :class:`ExporterPreset` for a preset name, a preset, or any ``SpanExporter`` instance
+    (wrapped as ``custom``, behind a simple processor).
+
+    Raises:
+        ValueError: an unknown name (the message lists the valid ones).
+        TypeError: anything else.
+    """
+    if isinstance(spec, ExporterPreset):
+        return spec
+    if isinstance(spec, SpanExporter):
+        return ExporterPreset("custom", lambda: spec, details={"exporter": type(spec).__name__})
+    if isinstance(spec, str):
+        name = spec.strip().lower()
+        if name not in PRESETS:
+            raise ValueError(f"unknown exporter preset {spec!r}; valid: {sorted(PRESETS)}")
+        return PRESETS[name]()
+    raise TypeError(f"an exporter must be a preset name, an ExporterPreset or a SpanExporter, not {type(spec)!r}")

@@ -1,0 +1,119 @@
+"""OpenTelemetry spans for CrewAI (tested on crewai 1.15.x).
+
+Usage::
+
+    from otel_agents.instrumentors.crewai import CrewAIInstrumentor
+
+    CrewAIInstrumentor().instrument()            # or instrument(tracer_provider=provider)
+    crew.kickoff()                               # one trace per kickoff
+    CrewAIInstrumentor().uninstrument()          # removes exactly what instrument() added
+
+or ``otel_agents.instrument()`` for every installed framework, or zero-code:
+``opentelemetry-instrument python app.py`` (entry point ``crewai``).
+``instrument()`` keyword arguments: ``tracer_provider``, ``meter_provider``,
+``capture_content`` (``None`` follows the environment), ``settings``.
+
+What you get, in one trace per kickoff:
+
+=====================================  ======================================================
+CrewAI                                 span
+=====================================  ======================================================
+``Crew.kickoff`` / ``kickoff_async``   ``chain`` ``invoke_workflow {crew name}``
+/ ``akickoff``
+a task executed by an agent            ``agent`` ``invoke_agent {role}``; attributes
+                                       ``otel_agents.task.name``, ``otel_agents.task.id``
+delegated work (a coworker)            ``agent`` nested under the delegating agent's tool
+                                       span; ``otel_agents.agent.parent`` = delegator's role
+``Agent.kickoff`` (no crew)            ``agent`` ``invoke_agent {role}``
+``Flow.kickoff``                       ``chain`` named by the flow, one ``chain`` per method
+every ``BaseLLM.call`` / ``acall``     ``model`` ``chat {model}`` — messages, parameters,
+                                       usage, finish reason, response id
+every tool call                        ``tool`` ``execute_tool {tool}`` — arguments, result,
+                                       ``otel_agents.tool.cached`` for cache hits; ERROR when
+                                       CrewAI caught a failure
+a ``load_skill`` call                  ``skill`` ``execute_tool load_skill``,
+                                       ``otel_agents.skill.name``
+a skill injected into the prompt       ``skill`` ``skill {name}`` (zero length)
+=====================================  ======================================================
+
+Every model is covered, whatever its class: CrewAI's provider classes (what
+``LLM(model=...)`` resolves to), the LiteLLM-backed ``LLM`` and your own
+``BaseLLM`` subclasses, including ones defined after ``instrument()``. Every
+tool call gives exactly one span on every execution path: the ReAct text path
+(``ToolUsage``, which bypasses ``BaseTool.run``), native function calling
+(also when CrewAI runs several calls in parallel threads), and tools a provider
+class runs itself. The trace stays whole across CrewAI's thread pools
+(``max_execution_time``), ``kickoff_async``, ``Task(async_execution=True)`` and
+flows (which run ``asyncio.run`` and execute sync steps in worker threads):
+each span is current while its code runs, so anything you trace inside a tool
+nests under the tool span.
+
+Content: task descriptions, expected outputs, agent goals, kickoff inputs,
+messages, tool arguments and results are content, recorded only while the
+content switch is on (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``;
+``NO_CONTENT`` turns it off; default on). Backstories reach the spans only
+inside the model's system prompt, which is content too. Span names use roles,
+crew/flow/method names, tool names and model names only — never a task
+description.
+
+CrewAI's own telemetry and tracing: independent of ours. Its anonymous
+telemetry and its trace collection each build spans on a private
+``TracerProvider`` and never make them current, so they neither show up in
+your provider nor change our parentage — nothing is doubled. They do talk to
+CrewAI's servers; to keep a process quiet set ``CREWAI_DISABLE_TELEMETRY=true``
+and ``CREWAI_TRACING_ENABLED=false`` (not ``OTEL_SDK_DISABLED``: CrewAI honours
+it, but it also turns your own SDK into a no-op). Our instrumentation does not
+use either of them.
+
+Design decision — ``wrapt`` wrappers, not the event bus. Both were tried
+(``tests/crewai/test_design.py`` pins the behaviour that decided it). CrewAI's
+event bus (``crewai_event_bus``) carries the ids to rebuild the tree, but it
+runs each handler later on a worker thread (``CrewAISyncHandler_N``) with a
+*copy* of the emitter's context: a span opened in a handler can never be
+current for the user's code, the model call or the tool body; start and end
+handlers can run out of order; and a custom ``BaseLLM`` that emits no events
+would have no model span at all. So every span is opened by a wrapper in the
+calling thread, around the method that does the work (by base class wherever
+CrewAI has one: ``BaseLLM`` subclasses, ``Task``, ``Flow``, ``ToolUsage``, the
+agent executor), and is current while it runs; CrewAI copies the context into
+each thread it starts, so the tree survives every hop. Usage and finish
+reasons, which ``call`` does not return, are read from
+``BaseLLM._emit_call_completed_event`` — the provider calls it synchronously
+inside ``call``, so the data lands on the open model span — instead of from
+the asynchronous ``LLMCallCompletedEvent``. No handler is registered on the
+event bus. ``uninstrument()`` splices our wrappers out of whatever wrapper
+chain is on each method (another instrumentation's wrappers stay working) and
+restores CrewAI's ``BaseLLM.__init_subclass__``.
+"""
+
+from __future__ import annotations
+
+from ..._spans import Telemetry, guard
+from .._base import OtelAgentsInstrumentor
+from . import _models, _orchestration, _tools  # none imports crewai before install()
+from ._patching import Patches
+from ._steps import Hooks
+
+__all__ = ["CrewAIInstrumentor"]
+
+
+class CrewAIInstrumentor(OtelAgentsInstrumentor):
+    """Instruments ``crewai`` (see the module documentation for what and how).
+
+    ``instrument()`` twice is the same as once; ``uninstrument()`` removes only
+    our wrappers. Supported versions: ``crewai >=1.15,<2``.
+    """
+
+    framework = "crewai"
+    _hooks: Hooks | None = None
+
+    def _install(self, telemetry: Telemetry) -> None:
+        self._hooks = hooks = Hooks(Patches(), telemetry)
+        for part in (_orchestration, _models, _tools):
+            with guard(f"crewai.install.{part.__name__.rsplit('.', 1)[-1]}"):
+                part.install(hooks)
+
+    def _remove(self) -> None:
+        hooks, self._hooks = self._hooks, None
+        if hooks is not None:
+            hooks.patches.remove_all()

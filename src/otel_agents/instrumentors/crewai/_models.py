@@ -1,0 +1,196 @@
+"""``model`` spans for every CrewAI LLM: each ``BaseLLM`` subclass's ``call`` / ``acall``.
+
+Patched by capability, not by class: at install time every loaded subclass of
+``crewai.llms.base_llm.BaseLLM`` that defines ``call``/``acall`` itself is
+wrapped, and ``BaseLLM.__init_subclass__`` is wrapped so that classes created
+later are too — the provider classes ``LLM(model=...)`` resolves to (imported
+on first use) and the user's own. CrewAI's own ``__init_subclass__`` (its
+rate-limit retry wrapper) runs first, so one span covers a call and its retries.
+A subclass whose ``call`` ends in ``super().call()`` still gives one span: the
+inner call of the same LLM instance passes through.
+
+``call`` returns only text or tool calls, so usage, finish reason and response
+id come from ``BaseLLM._emit_call_completed_event``, which CrewAI's provider
+classes call synchronously inside ``call``, in the calling thread: the
+wrapper reads them there and puts them on the open model span. (The
+``LLMCallCompletedEvent`` on the event bus carries the same data but reaches
+handlers later, on a worker thread, possibly after the span has ended; and a
+custom LLM that emits no events still gets its span from the ``call`` wrapper.)
+"""
+
+from __future__ import annotations
+
+import json
+from contextvars import ContextVar
+from typing import Any, Mapping
+
+from ..._spans import ChatMessage, SemanticSpan, ToolCallRequest, Usage
+from ...semconv import Kind
+from ._scope import arg
+from ._steps import Hooks, Step
+
+_LLM_METHODS = ("call", "acall")
+
+
+class _ModelCall:
+    """The model span open for one LLM instance in this context."""
+
+    __slots__ = ("llm_id", "span", "finish_reason")
+
+    def __init__(self, llm_id: int):
+        self.llm_id = llm_id
+        self.span: SemanticSpan | None = None
+        self.finish_reason: str | None = None
+
+
+_MODEL_CALL: ContextVar[_ModelCall | None] = ContextVar("otel_agents_crewai_model_call", default=None)
+
+
+def install(hooks: Hooks) -> None:
+    """Wrap every ``BaseLLM`` subclass now and later, and the completion hook that carries usage."""
+    from crewai.llms.base_llm import BaseLLM
+
+    def model_call(llm: Any, args: tuple, kwargs: dict) -> Step | None:
+        current = _MODEL_CALL.get()
+        if current is not None and current.llm_id == id(llm):
+            return None  # super().call() of the same call
+        state = _ModelCall(id(llm))
+        messages = arg(args, kwargs, 0, "messages")
+
+        def setup(span: SemanticSpan) -> None:
+            state.span = span
+            span.set_model(request_model=getattr(llm, "model", None), provider=_provider(llm),
+                           parameters=_request_parameters(llm))
+            span.set_messages(input=chat_messages(messages))
+
+        def finish(span: SemanticSpan, result: Any) -> None:
+            span.set_messages(output=[output_message(result, state.finish_reason)])
+
+        return Step(Kind.MODEL, getattr(llm, "model", None), setup=setup, finish=finish,
+                    scope=[(_MODEL_CALL, state)])
+
+    def wrap_class(cls: type) -> None:
+        for name in _LLM_METHODS:
+            hooks.span(cls, name, model_call, "crewai.model")
+
+    def completed(llm: Any, args: tuple, kwargs: dict, _result: Any) -> None:
+        state = _MODEL_CALL.get()
+        if state is None or state.llm_id != id(llm) or state.span is None:
+            return
+        usage = usage_from(arg(args, kwargs, 5, "usage"))
+        if usage is not None:
+            state.span.set_usage(usage)
+        finish_reason = arg(args, kwargs, 6, "finish_reason")
+        if finish_reason:
+            state.finish_reason = str(finish_reason)
+        response_id = arg(args, kwargs, 7, "response_id")
+        if response_id:
+            state.span.set_model(response_id=str(response_id))
+
+    for cls in _subclasses(BaseLLM):
+        wrap_class(cls)
+    hooks.after(BaseLLM, "__init_subclass__", lambda cls, args, kwargs, result: wrap_class(cls),
+                "crewai.model.subclass")
+    hooks.after(BaseLLM, "_emit_call_completed_event", completed, "crewai.model.completed")
+
+
+def _subclasses(cls: type) -> list[type]:
+    """Every subclass of ``cls`` loaded now, depth first."""
+    found: list[type] = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_subclasses(sub))
+    return found
+
+
+def _provider(llm: Any) -> str | None:
+    """The provider name. CrewAI's own classes know it; for a custom subclass CrewAI fills in
+    ``openai`` for any model name without a ``provider/`` prefix — a guess we do not repeat."""
+    provider = getattr(llm, "provider", None)
+    if type(llm).__module__.startswith("crewai.") or "/" in (getattr(llm, "model", None) or ""):
+        return provider
+    return provider if provider != "openai" else None
+
+
+def _request_parameters(llm: Any) -> dict[str, Any]:
+    """The request parameters set on the LLM (``None`` values are dropped by the span layer)."""
+    params = {name: getattr(llm, name, None) for name in
+              ("temperature", "top_p", "max_tokens", "seed", "frequency_penalty", "presence_penalty", "stream")}
+    params["stop"] = list(llm.stop_sequences or []) or None  # honours CrewAI's per-call stop override
+    return params
+
+
+def chat_messages(messages: Any) -> list[ChatMessage]:
+    """CrewAI's ``str | list[LLMMessage]`` as chat messages (a bare string is one user message)."""
+    if messages is None:
+        return []
+    if isinstance(messages, str):
+        return [ChatMessage("user", messages)]
+    out = []
+    for m in messages:
+        if not isinstance(m, Mapping):
+            out.append(ChatMessage("user", m))
+            continue
+        calls = [tool_call(c) for c in m.get("tool_calls") or []]
+        out.append(ChatMessage(str(m.get("role") or "user"), m.get("content"),
+                               tool_calls=[c for c in calls if c is not None],
+                               tool_call_id=m.get("tool_call_id")))
+    return out
+
+
+def output_message(result: Any, finish_reason: str | None) -> ChatMessage:
+    """The assistant message of a ``call`` result: text, tool calls (native path), or a structured value."""
+    if isinstance(result, list) and result:
+        calls = [tool_call(c) for c in result]
+        if all(c is not None for c in calls):
+            return ChatMessage("assistant", None, tool_calls=calls, finish_reason=finish_reason or "tool_call")
+    return ChatMessage("assistant", result, finish_reason=finish_reason)
+
+
+def tool_call(raw: Any) -> ToolCallRequest | None:
+    """One tool call in any provider's shape (CrewAI's own parser), or ``None`` if it is not one."""
+    from crewai.utilities.agent_utils import extract_tool_call_info
+
+    info = extract_tool_call_info(raw)
+    if info is None:
+        return None
+    call_id, name, arguments = info
+    return ToolCallRequest(name=name, arguments=json_arguments(arguments), id=call_id)
+
+
+def json_arguments(arguments: Any) -> Any:
+    """Tool arguments as a JSON value: a JSON string is parsed, anything else kept."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+_INPUT_KEYS = ("prompt_tokens", "prompt_token_count", "input_tokens")
+_OUTPUT_KEYS = ("completion_tokens", "candidates_token_count", "output_tokens")
+
+
+def usage_from(raw: Any) -> Usage | None:
+    """Token counts from a provider's usage dict, normalised by CrewAI's ``UsageMetrics``.
+
+    A count the provider did not report stays ``None`` (``UsageMetrics`` would
+    report it as 0).
+    """
+    if not isinstance(raw, Mapping) or not raw:
+        return None
+    from crewai.types.usage_metrics import UsageMetrics
+
+    metrics = UsageMetrics.from_provider_dict(dict(raw))
+    if metrics is None:
+        return None
+    has_input = any(raw.get(k) is not None for k in _INPUT_KEYS)
+    has_output = any(raw.get(k) is not None for k in _OUTPUT_KEYS)
+    total = raw.get("total_tokens", raw.get("total_token_count"))
+    return Usage(input_tokens=metrics.prompt_tokens if has_input else None,
+                 output_tokens=metrics.completion_tokens if has_output else None,
+                 total_tokens=int(total) if total is not None else None,
+                 cache_read_tokens=metrics.cached_prompt_tokens or None,
+                 cache_creation_tokens=metrics.cache_creation_tokens or None,
+                 reasoning_tokens=metrics.reasoning_tokens or None)

@@ -1,0 +1,148 @@
+"""Spans for CrewAI's orchestration: crews, task executions by agents, standalone agents, flows.
+
+* ``Crew.kickoff`` / ``akickoff`` → ``chain`` ``invoke_workflow {crew name}``
+  (``kickoff_async`` runs ``kickoff`` in a thread, so it is covered). A
+  streaming kickoff (``Crew(stream=True)``) hands back a chunk iterator and
+  runs a second, non-streaming ``kickoff`` underneath: that inner call gets the
+  span.
+* ``Task._execute_core`` / ``_aexecute_core`` → ``agent`` span named by the
+  executing agent's role, with ``otel_agents.task.name`` / ``.task.id``; it
+  covers the agent's work plus guardrails and callbacks. ``Agent.execute_task``
+  adds a span only when no task execution opened one for that agent and task —
+  a coworker running delegated work, which therefore nests under the
+  delegating agent's tool span.
+* ``Agent.kickoff`` / ``kickoff_async`` / ``akickoff`` → ``agent`` (no crew).
+* ``Flow.kickoff_async`` (``kickoff`` and ``akickoff`` go through it) →
+  ``chain`` named by the flow, and ``Flow._execute_method`` → one ``chain``
+  per flow method. CrewAI's agent executor is itself a ``Flow``; it is skipped.
+
+Task descriptions, expected outputs, agent goals and kickoff inputs are content
+(recorded only when the content switch is on); task names and roles are names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ...semconv import Kind, attributes as A
+from . import _scope
+from ._scope import arg
+from ._steps import Hooks, Step
+
+
+def install(hooks: Hooks) -> None:
+    """Wrap CrewAI's crew, task, agent and flow entry points."""
+    from crewai import Agent, Crew, Task
+    from crewai.agents.agent_executor import AgentExecutor
+    from crewai.flow.runtime import Flow
+
+    def crew_kickoff(crew: Any, args: tuple, kwargs: dict) -> Step | None:
+        if getattr(crew, "stream", False) or id(crew) in _scope.KICKOFF.get():
+            return None
+        name = getattr(crew, "name", None) or "crew"
+        inputs = arg(args, kwargs, 0, "inputs")
+        return Step(Kind.CHAIN, name, workflow=True, attributes={A.GEN_AI_WORKFLOW_NAME: name},
+                    setup=lambda span: span.set_input(inputs or None),
+                    finish=lambda span, result: span.set_output(_raw(result)),
+                    scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])
+
+    def task_execution(task: Any, args: tuple, kwargs: dict) -> Step | None:
+        agent = arg(args, kwargs, 0, "agent") or task.agent
+        return _agent_step(agent, task, arg(args, kwargs, 1, "context"))
+
+    def agent_execute_task(agent: Any, args: tuple, kwargs: dict) -> Step | None:
+        task = arg(args, kwargs, 0, "task")
+        if _scope.TASK_RUN.get() == (id(agent), id(task)):
+            return None  # the task execution around this call already opened the agent's span
+        return _agent_step(agent, task, arg(args, kwargs, 1, "context"))
+
+    def agent_kickoff(agent: Any, args: tuple, kwargs: dict) -> Step | None:
+        if _loop_running():
+            return None  # CrewAI returns kickoff_async()'s coroutine here; that call gets the span
+        return agent_kickoff_async(agent, args, kwargs)
+
+    def agent_kickoff_async(agent: Any, args: tuple, kwargs: dict) -> Step | None:
+        if id(agent) in _scope.KICKOFF.get():
+            return None
+        messages = arg(args, kwargs, 0, "messages")
+        step = _agent_step(agent, None, None)
+        step.scope.append((_scope.KICKOFF, _scope.KICKOFF.get() + (id(agent),)))
+        setup = step.setup
+
+        def setup_kickoff(span: Any) -> None:
+            setup(span)
+            span.set_input(messages)
+
+        step.setup = setup_kickoff
+        return step
+
+    def flow_kickoff(flow: Any, args: tuple, kwargs: dict) -> Step | None:
+        if isinstance(flow, AgentExecutor):
+            return None
+        inputs = arg(args, kwargs, 0, "inputs")
+        return Step(Kind.CHAIN, getattr(flow, "name", None) or type(flow).__name__,
+                    setup=lambda span: span.set_input(inputs or None),
+                    finish=lambda span, result: span.set_output(result))
+
+    def flow_method(flow: Any, args: tuple, kwargs: dict) -> Step | None:
+        if isinstance(flow, AgentExecutor):
+            return None
+        method_name = arg(args, kwargs, 0, "method_name")
+        params = list(args[2:]) + [v for k, v in kwargs.items() if k not in ("method_name", "method")]
+        return Step(Kind.CHAIN, str(method_name),
+                    setup=lambda span: span.set_input(params or None),
+                    finish=lambda span, result: span.set_output(result[0] if isinstance(result, tuple) else result))
+
+    hooks.span(Crew, "kickoff", crew_kickoff, "crewai.crew")
+    hooks.span(Crew, "akickoff", crew_kickoff, "crewai.crew")
+    hooks.span(Task, "_execute_core", task_execution, "crewai.task")
+    hooks.span(Task, "_aexecute_core", task_execution, "crewai.task")
+    hooks.span(Agent, "execute_task", agent_execute_task, "crewai.agent")
+    hooks.span(Agent, "aexecute_task", agent_execute_task, "crewai.agent")
+    hooks.span(Agent, "kickoff", agent_kickoff, "crewai.agent")
+    hooks.span(Agent, "kickoff_async", agent_kickoff_async, "crewai.agent")
+    hooks.span(Agent, "akickoff", agent_kickoff_async, "crewai.agent")
+    hooks.span(Flow, "kickoff_async", flow_kickoff, "crewai.flow")
+    hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
+
+
+def _agent_step(agent: Any, task: Any, context: Any) -> Step:
+    """The ``agent`` span of ``agent`` working on ``task`` (``None`` for a standalone kickoff)."""
+    role = getattr(agent, "role", None)
+    attributes = {A.OTEL_AGENTS_PARENT_AGENT: _scope.AGENT_ROLE.get()}
+    scope: list = [(_scope.AGENT_ROLE, role)]
+    if task is not None:
+        attributes[A.OTEL_AGENTS_TASK_NAME] = getattr(task, "name", None)  # never the description
+        attributes[A.OTEL_AGENTS_TASK_ID] = str(task.id) if getattr(task, "id", None) else None
+        scope.append((_scope.TASK_RUN, (id(agent), id(task))))
+
+    def setup(span: Any) -> None:
+        span.set_agent(role, id=str(getattr(agent, "id", "") or "") or None, description=getattr(agent, "goal", None))
+        if task is not None:
+            span.set_input(_task_input(task, context))
+
+    return Step(Kind.AGENT, role, attributes={k: v for k, v in attributes.items() if v is not None},
+                setup=setup, finish=lambda span, result: span.set_output(_raw(result)), scope=scope)
+
+
+def _task_input(task: Any, context: Any) -> dict[str, Any]:
+    """The task as the agent receives it (content): description, expected output, context."""
+    fields = {"description": getattr(task, "description", None),
+              "expected_output": getattr(task, "expected_output", None),
+              "context": context}
+    return {k: v for k, v in fields.items() if v}
+
+
+def _raw(result: Any) -> Any:
+    """The text of a CrewAI output object (``CrewOutput``, ``TaskOutput``, ``LiteAgentOutput``), else the value."""
+    raw = getattr(result, "raw", None)
+    return raw if isinstance(raw, str) else result
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False

@@ -1,0 +1,157 @@
+"""OpenTelemetry spans for LangChain and LangGraph runs.
+
+Usage::
+
+    from otel_agents.instrumentors.langchain import LangChainInstrumentor
+
+    LangChainInstrumentor().instrument(tracer_provider=provider)   # or otel_agents.instrument()
+    ...
+    LangChainInstrumentor().uninstrument()
+
+Zero-code: ``opentelemetry-instrument python app.py`` loads it through the
+``langchain`` entry point of the ``opentelemetry_instrumentor`` group.
+Supported: ``langchain-core`` >= 0.3, < 2 (tested on 1.x) and, through it,
+LangGraph (tested on 1.x).
+
+``instrument()`` keyword arguments: ``tracer_provider``, ``meter_provider``,
+``capture_content`` (``None`` follows
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``; on by default),
+``settings``, and ``max_open_runs`` (the most runs tracked at once, default
+10,000; the oldest is ended with ``otel_agents.span.evicted`` past it or after an
+hour). Environment variables: those of the span layer
+(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
+``OTEL_AGENTS_MAX_CONTENT_LENGTH``).
+
+What becomes a span (kinds of ``../shared/design/semantic-map.md``):
+
+* chat models and LLMs → ``model`` (``chat {model}``/``text_completion {model}``):
+  model and provider from LangChain's ``ls_model_name``/``ls_provider``
+  metadata, request parameters from ``invocation_params``, input and output
+  messages with tool calls, finish reason, response model and id, and token
+  usage from the message's ``usage_metadata`` (cache and reasoning details
+  included), which wins over a partial ``llm_output["token_usage"]``;
+* tools → ``tool`` (``execute_tool {name}``): name, description, tool call id,
+  arguments, result; a tool error LangChain turned into the result
+  (``handle_tool_error``) is still an error;
+* retrievers → ``retriever``: query and documents;
+* a LangGraph graph — also one built by an agent factory
+  (``create_react_agent``), and a graph used as a node of another graph → ``agent``
+  (``invoke_agent {graph name}``);
+* every other runnable (sequences, lambdas, graph nodes) → ``chain``, named
+  after the runnable or node, with its input and output;
+* prompt templates and output parsers get **no span of their own**: they are
+  folded into the chain that runs them (that chain's input and output already
+  show the prompt and the parsed result), and so are LangGraph's hidden
+  bookkeeping runs (tag ``langsmith:hidden``). Their children, if any, nest
+  under the chain they were folded into.
+
+Run metadata ``session_id``/``conversation_id``/``thread_id`` becomes
+``session.id`` and ``gen_ai.conversation.id``, ``user_id`` becomes ``user.id``,
+and the caller's tags become ``tag.tags``, on every span of the run.
+
+Parenting follows LangChain's run tree (``parent_run_id``), not whatever
+context is current when a callback fires, so spans nest correctly across
+LangChain's thread pools, ``batch``/``abatch``, ``asyncio.gather`` and
+LangGraph's executors; a run with no parent nests under the span current at
+its start (your application span). Code inside a tool, a ``RunnableLambda``
+or a graph node sees that run's span as the current span, so your own spans and
+HTTP client spans nest under it; nothing stays current afterwards.
+
+Outcomes: an exception is an error, except control flow — ``GeneratorExit``
+and ``asyncio.CancelledError`` (the consumer went away) mark the span
+``otel_agents.stream.abandoned``; LangGraph's ``GraphInterrupt`` marks the
+span and every run it passed through, up to the root, ``otel_agents.run.paused``
+(the ECP fold reports ``status: "paused"``); ``ParentCommand`` is only
+``otel_agents.control_flow``. A run that ends while runs under it are still open
+(a ``stream()`` broken out of early ends with partial output) ends those runs and
+is itself marked abandoned. A run LangChain never reports as ended at all
+(``astream_events`` broken right after its first event cancels the run before
+LangChain has set it up) is ended by the bounds of the run map
+(``otel_agents.span.evicted``), and its open children with it. Static breakpoints
+(``interrupt_before``/``interrupt_after``) report no signal through callbacks and
+are not marked paused.
+
+Inside ``opentelemetry.instrumentation.utils.suppress_instrumentation()`` no
+spans are made for a run and everything under it.
+
+Design decisions, and why:
+
+* **Global handler through ``register_configure_hook``**, not by wrapping
+  ``BaseCallbackManager.__init__``. LangChain calls its configure hooks for
+  every callback manager it configures; a hook whose ``ContextVar`` has our
+  handler as its default puts the handler (inheritable, so child managers keep
+  it) into every run with no patching of LangChain's classes, and LangGraph's
+  own graph-lifecycle managers (also ``BaseCallbackManager`` subclasses, which
+  expect only their own handler type) are left alone. Removal takes our entry
+  out of LangChain's hook list; should that ever fail the handler is switched
+  off, so ``uninstrument()`` always stops our spans and never touches anything
+  another library installed.
+* **A sync handler with** ``run_inline = True``: called in the run's own thread
+  and task in sync and async code alike.
+* **Explicit parents, attachment only where it is safe.** Spans are parented
+  through a bounded run-id map. The tool span is attached in
+  ``on_tool_start`` and detached in ``on_tool_end``/``on_tool_error`` (same
+  context in every mode); for other runnables we never attach from callbacks
+  (LangChain ends async runs in a shielded task with another context, and
+  ``batch`` interleaves starts and ends) but make the span current inside the
+  body's own copied context (see :mod:`.patches`).
+* **LangGraph graphs are recognised** by LangGraph's ``ls_integration`` metadata
+  (top-level graphs) and, for graphs nested in other graphs, by the caller of
+  the start callback being ``Pregel.stream``/``astream`` (see :mod:`.patches`).
+
+This module imports no LangChain code until ``instrument()`` is called.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+from ..._spans import Telemetry, guard
+from .._base import OtelAgentsInstrumentor
+
+__all__ = ["LangChainInstrumentor"]
+
+
+class LangChainInstrumentor(OtelAgentsInstrumentor):
+    """Instruments ``langchain-core`` (and LangGraph through it); see the module docstring.
+
+    ``handler`` is the active :class:`~.handler.SpanCallbackHandler` while
+    instrumented, else ``None``.
+    """
+
+    framework = "langchain"
+    handler: Any = None
+    _hook_var: contextvars.ContextVar | None = None
+
+    def _instrument(self, **kwargs: Any) -> None:
+        self._max_open_runs = kwargs.get("max_open_runs")
+        super()._instrument(**kwargs)
+
+    def _install(self, telemetry: Telemetry) -> None:
+        from langchain_core.tracers.context import register_configure_hook
+
+        from . import patches
+        from .handler import SpanCallbackHandler
+
+        handler = SpanCallbackHandler(telemetry, getattr(self, "_max_open_runs", None))
+        var: contextvars.ContextVar = contextvars.ContextVar("otel_agents_langchain_handler", default=handler)
+        register_configure_hook(var, True)
+        self.handler, self._hook_var = handler, var
+        patches.install(handler.span_context_for)
+
+    def _remove(self) -> None:
+        from . import patches
+
+        patches.remove()
+        var, handler = self._hook_var, self.handler
+        self.handler, self._hook_var = None, None
+        if var is not None:
+            with guard("langchain.uninstrument"):
+                from langchain_core.tracers import context as hooks
+
+                for entry in list(hooks._configure_hooks):
+                    if entry[0] is var:
+                        hooks._configure_hooks.remove(entry)
+        if handler is not None:
+            handler.close_all()

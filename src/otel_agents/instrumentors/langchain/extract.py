@@ -1,0 +1,292 @@
+"""Reading LangChain's callback payloads into the span layer's neutral types.
+
+Pure functions, no spans: each takes what a LangChain callback received
+(messages, an ``LLMResult``, metadata, documents) and returns plain values,
+:class:`~otel_agents._spans.ChatMessage` or :class:`~otel_agents._spans.Usage`.
+The handler calls them through this module (``extract.chat_messages(...)``),
+so a test can make one of them fail (case X-5).
+
+Sources of the conventions read here (langchain-core 1.x, also 0.3):
+``metadata["ls_model_name"]``/``["ls_provider"]`` are LangChain's own
+``_get_ls_params`` keys; ``AIMessage.usage_metadata`` (``input_tokens``,
+``output_tokens``, ``total_tokens``, ``input_token_details.cache_read`` /
+``cache_creation``, ``output_token_details.reasoning``) is its standard usage
+shape; ``llm_output["token_usage"]`` is the older, provider-shaped one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..._spans import ChatMessage, ToolCallRequest, Usage
+from ...semconv import attributes as A
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "developer": "system",
+          "tool": "tool", "function": "tool", "AIMessageChunk": "assistant",
+          "HumanMessageChunk": "user", "SystemMessageChunk": "system", "ToolMessageChunk": "tool"}
+
+# LangChain ``ls_provider`` values → OTel GenAI ``gen_ai.provider.name`` (semconv v1.41 well-known values).
+_PROVIDERS = {"azure": "azure.ai.openai", "google_genai": "gcp.gemini", "google_vertexai": "gcp.vertex_ai",
+              "google_anthropic_vertex": "gcp.vertex_ai", "amazon_bedrock": "aws.bedrock",
+              "bedrock": "aws.bedrock", "bedrock_converse": "aws.bedrock", "mistralai": "mistral_ai",
+              "xai": "x_ai", "ibm": "ibm.watsonx.ai"}
+
+# invocation_params keys that are identity or bookkeeping, not request parameters.
+_NOT_PARAMETERS = {"_type", "model", "model_name", "model_id", "tools", "tool_choice", "functions",
+                   "response_format", "api_key", "base_url", "streaming"}
+
+# Metadata keys that name a session, most specific first (a ``thread_id`` is LangGraph's).
+SESSION_KEYS = ("session_id", "conversation_id", "thread_id")
+USER_KEYS = ("user_id",)
+
+# Tags LangChain and LangGraph add for their own bookkeeping.
+_INTERNAL_TAG_PREFIXES = ("seq:step:", "graph:step:", "map:key:", "langsmith:", "branch:")
+
+
+def run_name(serialized: Mapping[str, Any] | None, name: str | None, default: str) -> str:
+    """A low-cardinality name for a run: the ``name`` keyword LangChain passes
+    (a runnable's or graph node's name), else the serialized name or class, else ``default``."""
+    if name:
+        return str(name)
+    if isinstance(serialized, Mapping):
+        if serialized.get("name"):
+            return str(serialized["name"])
+        ids = serialized.get("id")
+        if isinstance(ids, (list, tuple)) and ids:
+            return str(ids[-1])
+    return default
+
+
+def _role(message: Any) -> str:
+    kind = getattr(message, "type", None)
+    if kind == "chat":
+        return str(getattr(message, "role", None) or "user")
+    return _ROLES.get(str(kind), str(kind or "user"))
+
+
+def _tool_calls(message: Any) -> list[ToolCallRequest]:
+    calls = getattr(message, "tool_calls", None) or []
+    out = []
+    for call in calls:
+        if isinstance(call, Mapping) and call.get("name"):
+            out.append(ToolCallRequest(name=str(call["name"]), arguments=call.get("args"), id=call.get("id")))
+    return out
+
+
+def chat_message(message: Any) -> ChatMessage:
+    """One LangChain ``BaseMessage`` (or a plain string) as a :class:`ChatMessage`."""
+    if isinstance(message, str):
+        return ChatMessage(role="user", content=message)
+    content = getattr(message, "content", None)
+    if content in ("", []):
+        content = None
+    return ChatMessage(role=_role(message), content=content, tool_calls=_tool_calls(message),
+                       tool_call_id=getattr(message, "tool_call_id", None))
+
+
+def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
+    """A list of LangChain messages as :class:`ChatMessage` s (order kept)."""
+    return [chat_message(m) for m in messages]
+
+
+def _generations(response: Any) -> list[Any]:
+    """The generations of the first prompt of an ``LLMResult`` (one per choice)."""
+    generations = getattr(response, "generations", None) or []
+    return list(generations[0]) if generations else []
+
+
+def output_messages(response: Any) -> list[ChatMessage]:
+    """The model's output messages (one per choice), with tool calls and finish reasons."""
+    out = []
+    for gen in _generations(response):
+        message = getattr(gen, "message", None)
+        info = getattr(gen, "generation_info", None) or {}
+        if message is not None:
+            msg = chat_message(message)
+            msg.role = "assistant"
+            meta = getattr(message, "response_metadata", None) or {}
+            msg.finish_reason = meta.get("finish_reason") or meta.get("stop_reason") or info.get("finish_reason")
+        else:
+            msg = ChatMessage(role="assistant", content=getattr(gen, "text", None) or None,
+                              finish_reason=info.get("finish_reason"))
+        if msg.finish_reason is None and msg.tool_calls:
+            msg.finish_reason = "tool_calls"
+        out.append(msg)
+    return out
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _usage_from_metadata(usage: Mapping[str, Any]) -> Usage:
+    inputs = usage.get("input_token_details") or {}
+    outputs = usage.get("output_token_details") or {}
+    return Usage(input_tokens=_int(usage.get("input_tokens")), output_tokens=_int(usage.get("output_tokens")),
+                 total_tokens=_int(usage.get("total_tokens")),
+                 cache_read_tokens=_int(inputs.get("cache_read")),
+                 cache_creation_tokens=_int(inputs.get("cache_creation")),
+                 reasoning_tokens=_int(outputs.get("reasoning")))
+
+
+def _usage_from_llm_output(usage: Mapping[str, Any]) -> Usage:
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    return Usage(input_tokens=_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
+                 output_tokens=_int(usage.get("completion_tokens", usage.get("output_tokens"))),
+                 total_tokens=_int(usage.get("total_tokens")),
+                 cache_read_tokens=_int(prompt_details.get("cached_tokens")),
+                 reasoning_tokens=_int(completion_details.get("reasoning_tokens")))
+
+
+def usages(response: Any) -> list[Usage]:
+    """Token usage reports of one model call, least preferred first.
+
+    ``llm_output["token_usage"]`` (provider-shaped, often partial; absent when
+    streaming) comes first, the message's ``usage_metadata`` (LangChain's
+    complete standard shape) last: the span layer keeps the more complete one.
+    """
+    found: list[Usage] = []
+    llm_output = getattr(response, "llm_output", None) or {}
+    legacy = llm_output.get("token_usage") or llm_output.get("usage")
+    if isinstance(legacy, Mapping) and legacy:
+        found.append(_usage_from_llm_output(legacy))
+    for gen in _generations(response):
+        usage = getattr(getattr(gen, "message", None), "usage_metadata", None)
+        if isinstance(usage, Mapping) and usage:
+            found.append(_usage_from_metadata(usage))
+            break
+    return found
+
+
+def provider_name(ls_provider: Any) -> str | None:
+    """``gen_ai.provider.name`` for a LangChain ``ls_provider`` value (passed through when unmapped)."""
+    if not ls_provider:
+        return None
+    return _PROVIDERS.get(str(ls_provider), str(ls_provider))
+
+
+def request_model(metadata: Mapping[str, Any], params: Mapping[str, Any],
+                  serialized: Mapping[str, Any] | None) -> str | None:
+    """The requested model: ``ls_model_name``, else the invocation or constructor parameters."""
+    kwargs = (serialized or {}).get("kwargs") if isinstance(serialized, Mapping) else None
+    for source in (metadata, params, kwargs or {}):
+        for key in ("ls_model_name", "model", "model_name", "model_id"):
+            value = source.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def request_parameters(metadata: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """Request parameters (temperature, max_tokens, stop …) from ``invocation_params``,
+    completed by LangChain's ``ls_temperature``/``ls_max_tokens``/``ls_stop`` metadata."""
+    out = {k: v for k, v in params.items() if k not in _NOT_PARAMETERS and v is not None}
+    for key in ("temperature", "max_tokens", "stop"):
+        value = metadata.get(f"ls_{key}")
+        if value is not None and key not in out:
+            out[key] = value
+    return out
+
+
+def response_model(response: Any) -> str | None:
+    """The model that answered, from the message's ``response_metadata`` or ``llm_output``."""
+    for gen in _generations(response):
+        meta = getattr(getattr(gen, "message", None), "response_metadata", None) or {}
+        for key in ("model_name", "model"):
+            if isinstance(meta.get(key), str) and meta[key]:
+                return meta[key]
+    llm_output = getattr(response, "llm_output", None) or {}
+    value = llm_output.get("model_name") or llm_output.get("model")
+    return value if isinstance(value, str) and value else None
+
+
+def response_id(response: Any) -> str | None:
+    """The provider's response id, when it reported one (LangChain's own ``run-…`` ids are skipped)."""
+    for gen in _generations(response):
+        message = getattr(gen, "message", None)
+        meta = getattr(message, "response_metadata", None) or {}
+        value = meta.get("id") or getattr(message, "id", None)
+        if isinstance(value, str) and value and not value.startswith(("run-", "lc_run-")):
+            return value
+    return None
+
+
+def documents(docs: Sequence[Any]) -> list[dict[str, Any]]:
+    """LangChain ``Document`` s as the span layer's document dicts (``id``, ``content``, ``score``, ``metadata``)."""
+    out = []
+    for doc in docs or []:
+        metadata = dict(getattr(doc, "metadata", None) or {})
+        item: dict[str, Any] = {"content": getattr(doc, "page_content", None)}
+        if getattr(doc, "id", None):
+            item["id"] = str(doc.id)
+        score = metadata.get("score", metadata.get("relevance_score"))
+        if isinstance(score, (int, float)) and not isinstance(score, bool):
+            item["score"] = float(score)
+        if metadata:
+            item["metadata"] = metadata
+        out.append(item)
+    return out
+
+
+def io_value(value: Any, _depth: int = 0) -> Any:
+    """A chain's input or output with LangChain messages made compact
+    (``{"role", "content", "tool_calls"?, "tool_call_id"?}``), so a graph state
+    reads like a conversation instead of a dump of every message field.
+    Looks three levels deep; anything else is left to the span layer's encoder."""
+    if _is_message(value):
+        return _compact(value)
+    if _depth >= 3:
+        return value
+    if isinstance(value, Mapping):
+        return {k: io_value(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and any(_is_message(v) for v in value):
+        return [io_value(v, _depth + 1) for v in value]
+    return value
+
+
+def _is_message(value: Any) -> bool:
+    return hasattr(value, "content") and isinstance(getattr(value, "type", None), str) \
+        and hasattr(value, "additional_kwargs")
+
+
+def _compact(message: Any) -> dict[str, Any]:
+    msg = chat_message(message)
+    out: dict[str, Any] = {"role": msg.role, "content": msg.content}
+    if msg.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in msg.tool_calls]
+    if msg.tool_call_id:
+        out["tool_call_id"] = msg.tool_call_id
+    return out
+
+
+def tool_result(output: Any) -> Any:
+    """A tool's result: the content of the ``ToolMessage`` LangChain wraps it in, or the raw value."""
+    if _is_message(output) and getattr(output, "type", None) == "tool":
+        return output.content
+    return output
+
+
+def session_attributes(metadata: Mapping[str, Any] | None) -> dict[str, str]:
+    """``session.id``, ``user.id`` and ``gen_ai.conversation.id`` from a run's metadata.
+
+    ``session_id``/``conversation_id``/``thread_id`` (LangGraph copies the
+    checkpointer's ``thread_id`` into metadata) name the session and, being ids
+    of a real conversation, also ``gen_ai.conversation.id``; ``user_id`` the user.
+    """
+    if not metadata:
+        return {}
+    out: dict[str, str] = {}
+    session = next((metadata[k] for k in SESSION_KEYS if metadata.get(k) not in (None, "")), None)
+    if session is not None:
+        out[A.SESSION_ID] = str(session)
+        out[A.GEN_AI_CONVERSATION_ID] = str(session)
+    user = next((metadata[k] for k in USER_KEYS if metadata.get(k) not in (None, "")), None)
+    if user is not None:
+        out[A.USER_ID] = str(user)
+    return out
+
+
+def user_tags(tags: Sequence[str] | None) -> list[str]:
+    """The caller's tags, without LangChain's and LangGraph's bookkeeping tags."""
+    return [t for t in tags or [] if isinstance(t, str) and not t.startswith(_INTERNAL_TAG_PREFIXES)]

@@ -1,0 +1,378 @@
+"""The LangChain callback handler that turns runs into semantic spans.
+
+One handler instance is registered globally (see the package docstring). It is
+a *sync* ``BaseCallbackHandler`` with ``run_inline = True``: LangChain then calls
+it directly in the thread and task of the run, also under ``AsyncCallbackManager``
+(an async or non-inline handler would run in a copied context or an executor).
+
+Bookkeeping (all bounded): ``spans``, a :class:`~otel_agents._spans.SpanRegistry`
+of open runs (run id → span + :class:`_Run`); ``folded``, the runs that get no
+span of their own (prompt templates, output parsers, LangGraph's hidden
+bookkeeping runs, runs under suppressed instrumentation) → the run whose span
+stands in for them; ``tokens``, the context tokens of running tools (kept apart
+from the spans so a tool whose span was ended early — evicted, or closed with
+its parent — still detaches in its own context when it ends).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Hashable, Mapping, Sequence
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from opentelemetry import context as otel_context
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, guard, guarded
+from ...semconv import Kind
+from ...semconv import attributes as A
+from ...semconv.mapping import OP_CHAT, OP_TEXT_COMPLETION
+from . import extract, patches
+from .control_flow import Outcome, classify
+
+FOLDED_RUN_TYPES = ("prompt", "parser")
+"""``run_type`` values of runs folded into their parent: prompt templates and output parsers."""
+HIDDEN_TAG = "langsmith:hidden"
+"""The tag LangGraph puts on its own bookkeeping runs (channel writes, ``__start__``)."""
+MAX_FOLDED = 10_000
+"""The most folded runs (and, separately, running tools' context tokens) remembered."""
+
+_SUPPRESSED = object()  # fold target of runs started under OTel's suppress-instrumentation key
+_RESOLVE = object()
+
+
+class HandledToolError(Exception):
+    """A tool failure LangChain turned into the tool's result (``handle_tool_error``,
+    a ``ToolMessage`` with ``status="error"``): recorded as the tool span's error."""
+
+
+class _Run:
+    """What we keep about one open run besides its span."""
+
+    __slots__ = ("parent", "children")
+
+    def __init__(self, parent: UUID | None):
+        self.parent = parent              # run id of the nearest ancestor with a span
+        self.children: set[UUID] = set()  # open child runs (with spans, or folded)
+
+
+class SpanCallbackHandler(BaseCallbackHandler):
+    """Opens a span at each run's start callback and ends it at the end/error callback.
+
+    Args:
+        telemetry: the span factory of the instrumentor.
+        max_spans: the most open runs kept (oldest ended as evicted past it).
+    """
+
+    run_inline = True
+    raise_error = False
+
+    def __init__(self, telemetry: Telemetry, max_spans: int | None = None):
+        super().__init__()
+        self.telemetry = telemetry
+        self.spans = SpanRegistry(max_spans) if max_spans else SpanRegistry()
+        self.folded: OrderedDict[UUID, Any] = OrderedDict()
+        self.tokens: OrderedDict[UUID, Any] = OrderedDict()
+        self.enabled = True
+        self._lock = threading.Lock()
+
+    # -- bookkeeping ---------------------------------------------------------------
+    def open_entries(self) -> int:
+        """Open runs we still track (spans, folded runs, attached tool contexts)."""
+        return len(self.spans) + len(self.folded) + len(self.tokens)
+
+    def close_all(self) -> None:
+        """Stop handling events and end every open span (as evicted); used by ``uninstrument``."""
+        self.enabled = False
+        self.spans.clear()
+        with self._lock:
+            self.folded.clear()
+
+    def span_context_for(self, run_id: UUID) -> otel_context.Context | None:
+        """The OTel context with ``run_id``'s span (or the span standing in for it) current, or ``None``."""
+        with self._lock:
+            target = self.folded.get(run_id, run_id)
+        span = self.spans.get(target) if isinstance(target, UUID) else None
+        if span is None or not span.span.get_span_context().is_valid:
+            return None
+        return span.context()
+
+    def _resolve(self, parent_run_id: UUID | None) -> Any:
+        """The run id whose span parents a child of ``parent_run_id`` (``None``: the current context)."""
+        if parent_run_id is None:
+            return None
+        with self._lock:
+            target = self.folded.get(parent_run_id, parent_run_id)
+        if target is _SUPPRESSED or target is None:
+            return target
+        return target if self.spans.get(target) is not None else None
+
+    def _fold(self, run_id: UUID, parent_run_id: UUID | None, target: Any = _RESOLVE) -> None:
+        """Give ``run_id`` no span: its children nest under ``target`` (default: the parent's span)."""
+        if target is _RESOLVE:
+            target = self._resolve(parent_run_id)
+        parent_run = self.spans.get_extra(target) if isinstance(target, UUID) else None
+        with self._lock:
+            self.folded[run_id] = target
+            if parent_run is not None:
+                parent_run.children.add(run_id)
+            while len(self.folded) > MAX_FOLDED:
+                self.folded.popitem(last=False)
+
+    def _open(self, kind: Kind, name: str | None, run_id: UUID, parent_run_id: UUID | None,
+              tags: Sequence[str] | None, metadata: Mapping[str, Any] | None, *,
+              operation: str | None = None) -> tuple[SemanticSpan, _Run] | None:
+        """Open the span of a starting run, parented by ``parent_run_id``'s span; ``None`` when folded."""
+        if not self.enabled:
+            return None
+        parent_key = self._resolve(parent_run_id)
+        if parent_key is _SUPPRESSED or not is_instrumentation_enabled():
+            self._fold(run_id, None, _SUPPRESSED)
+            return None
+        parent_span = self.spans.get(parent_key) if parent_key is not None else None
+        attributes: dict[str, Any] = {}
+        with guard("langchain.run_attributes"):
+            attributes.update(extract.session_attributes(metadata))
+            tags_ = extract.user_tags(tags)
+            if tags_:  # added to the tags of otel_agents.using_tags(), not replacing them
+                inherited = list(current_run_attributes().get(A.TAG_TAGS) or
+                                 (parent_span.run_attributes.get(A.TAG_TAGS) if parent_span else None) or [])
+                attributes[A.TAG_TAGS] = inherited + [t for t in tags_ if t not in inherited]
+        span = self.telemetry.start_span(kind, name, parent=parent_span, operation=operation, attributes=attributes)
+        run = _Run(parent_key if parent_span is not None else None)
+        self.spans.put(run_id, span, run)
+        if parent_span is not None:
+            parent_run = self.spans.get_extra(parent_key)
+            if parent_run is not None:
+                with self._lock:
+                    parent_run.children.add(run_id)
+        return span, run
+
+    def _finish(self, run_id: UUID, error: BaseException | None = None, fill: Any = None, site: str = "") -> None:
+        """End ``run_id``'s span: ``fill(span, run)`` adds the outputs (guarded), then it is closed."""
+        span, run = self.spans.pop_with_extra(run_id)
+        if span is None:
+            self._unfold(run_id)
+            return
+        if fill is not None:
+            with guard(site or "langchain.fill"):
+                fill(span, run)
+        self._close(run_id, span, run, error=error)
+
+    def _unfold(self, run_id: UUID) -> bool:
+        """Forget a folded run; whether it was one."""
+        with self._lock:
+            target = self.folded.pop(run_id, _RESOLVE)
+        if target is _RESOLVE:
+            return False
+        parent_run = self.spans.get_extra(target) if isinstance(target, UUID) else None
+        if parent_run is not None:
+            with self._lock:
+                parent_run.children.discard(run_id)
+        return True
+
+    def _close(self, run_id: Hashable, span: SemanticSpan, run: _Run, *,
+               error: BaseException | None = None, abandoned: bool = False) -> None:
+        """End a popped span: end what it left open, record the outcome."""
+        with self._lock:
+            children = list(run.children)
+            run.children.clear()
+        for child in children:  # a run that ends with children still open was cut short (a broken stream)
+            child_span, child_run = self.spans.pop_with_extra(child)
+            if child_span is not None:
+                self._close(child, child_span, child_run, abandoned=True)
+                abandoned = True
+            elif self._unfold(child):
+                abandoned = True
+        if run.parent is not None:
+            parent_run = self.spans.get_extra(run.parent)
+            if parent_run is not None:
+                with self._lock:
+                    parent_run.children.discard(run_id)  # type: ignore[arg-type]
+        if error is not None:
+            outcome = classify(error)
+            span.record_error(error, control_flow=outcome is not Outcome.ERROR)
+            if outcome is Outcome.ABANDONED:
+                abandoned = True
+            elif outcome is Outcome.PAUSED:
+                self._mark_paused(span, run)
+        if abandoned:
+            span.mark_abandoned()
+        span.end()
+
+    def _mark_paused(self, span: SemanticSpan, run: _Run) -> None:
+        """A LangGraph interrupt: the run and every open run it passed through wait for a human."""
+        span.mark_paused()
+        key, seen = run.parent, 0
+        while key is not None and seen < 256:
+            ancestor, ancestor_run = self.spans.get(key), self.spans.get_extra(key)
+            if ancestor is None or ancestor_run is None:
+                return
+            ancestor.mark_paused()
+            key, seen = ancestor_run.parent, seen + 1
+
+    # -- chains, graphs, agents ----------------------------------------------------
+    def _is_graph_root(self, metadata: Mapping[str, Any] | None) -> bool:
+        md = metadata or {}
+        if md.get("ls_integration") != "langgraph":
+            return False
+        return "langgraph_node" not in md or patches.started_by_graph()
+
+    @guarded("langchain.on_chain_start")
+    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                       metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        if not self.enabled:
+            return
+        if kwargs.get("run_type") in FOLDED_RUN_TYPES or HIDDEN_TAG in (tags or ()):
+            self._fold(run_id, parent_run_id)
+            return
+        name = extract.run_name(serialized, kwargs.get("name"), Kind.CHAIN.value)
+        graph = self._is_graph_root(metadata)
+        opened = self._open(Kind.AGENT if graph else Kind.CHAIN, name, run_id, parent_run_id, tags, metadata)
+        if opened is None:
+            return
+        span = opened[0]
+        if graph:
+            span.set_agent(name)
+        if not kwargs.get("defers_inputs"):
+            with guard("langchain.chain_input"):
+                span.set_input(extract.io_value(inputs))
+
+    @staticmethod
+    def _chain_fill(outputs: Any, inputs: Any) -> Any:
+        # A streamed run starts with a placeholder input and reports the real one at its end.
+        def fill(span: SemanticSpan, _run: _Run) -> None:
+            if inputs is not None:
+                span.set_input(extract.io_value(inputs))
+            if outputs is not None:
+                span.set_output(extract.io_value(outputs))
+        return fill
+
+    @guarded("langchain.on_chain_end")
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, fill=self._chain_fill(outputs, kwargs.get("inputs")), site="langchain.chain_output")
+
+    @guarded("langchain.on_chain_error")
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, error, fill=self._chain_fill(None, kwargs.get("inputs")), site="langchain.chain_output")
+
+    # -- models ----------------------------------------------------------------------
+    def _open_model(self, operation: str, serialized: dict[str, Any] | None, input_messages: Any, *,
+                    run_id: UUID, parent_run_id: UUID | None, tags: list[str] | None,
+                    metadata: dict[str, Any] | None, invocation_params: dict[str, Any] | None) -> None:
+        md, params = metadata or {}, invocation_params or {}
+        model = None
+        with guard("langchain.model_name"):
+            model = extract.request_model(md, params, serialized)
+        opened = self._open(Kind.MODEL, model, run_id, parent_run_id, tags, md, operation=operation)
+        if opened is None:
+            return
+        span = opened[0]
+        with guard("langchain.model_request"):
+            span.set_model(request_model=model, provider=extract.provider_name(md.get("ls_provider")),
+                           parameters=extract.request_parameters(md, params))
+        with guard("langchain.model_input"):
+            span.set_messages(input=input_messages())
+
+    @guarded("langchain.on_chat_model_start")
+    def on_chat_model_start(self, serialized: dict[str, Any] | None, messages: list[list[Any]], *,
+                            run_id: UUID, parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self._open_model(OP_CHAT, serialized, lambda: extract.chat_messages(messages[0] if messages else []),
+                         run_id=run_id, parent_run_id=parent_run_id, tags=tags, metadata=metadata,
+                         invocation_params=kwargs.get("invocation_params"))
+
+    @guarded("langchain.on_llm_start")
+    def on_llm_start(self, serialized: dict[str, Any] | None, prompts: list[str], *, run_id: UUID,
+                     parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                     metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self._open_model(OP_TEXT_COMPLETION, serialized,
+                         lambda: [ChatMessage(role="user", content=p) for p in (prompts or [])[:1]],
+                         run_id=run_id, parent_run_id=parent_run_id, tags=tags, metadata=metadata,
+                         invocation_params=kwargs.get("invocation_params"))
+
+    @staticmethod
+    def _fill_model(span: SemanticSpan, response: Any) -> None:
+        with guard("langchain.model_output"):
+            span.set_messages(output=extract.output_messages(response))
+        with guard("langchain.model_response"):
+            span.set_model(response_model=extract.response_model(response), response_id=extract.response_id(response))
+        with guard("langchain.model_usage"):
+            for usage in extract.usages(response):
+                span.set_usage(usage, prefer_complete=True)
+
+    @guarded("langchain.on_llm_end")
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, fill=lambda span, _run: self._fill_model(span, response), site="langchain.model_fill")
+
+    @guarded("langchain.on_llm_error")
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, error)
+
+    # -- tools -------------------------------------------------------------------------
+    @guarded("langchain.on_tool_start")
+    def on_tool_start(self, serialized: dict[str, Any] | None, input_str: str, *, run_id: UUID,
+                      parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                      metadata: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None,
+                      **kwargs: Any) -> None:
+        name = extract.run_name(serialized, kwargs.get("name"), Kind.TOOL.value)
+        opened = self._open(Kind.TOOL, name, run_id, parent_run_id, tags, metadata)
+        if opened is None:
+            return
+        span = opened[0]
+        with guard("langchain.tool_input"):
+            description = serialized.get("description") if isinstance(serialized, dict) else None
+            span.set_tool(name, call_id=kwargs.get("tool_call_id"), description=description,
+                          arguments=inputs if inputs is not None else input_str)
+        # The tool body runs in a copy of this context taken after this callback, in every
+        # mode (sync, async, executor threads): attaching here makes the tool span current in
+        # it; on_tool_end/on_tool_error run in this same context and detach.
+        if span.span.get_span_context().is_valid:
+            token = otel_context.attach(span.context())
+            with self._lock:
+                self.tokens[run_id] = token
+                while len(self.tokens) > MAX_FOLDED:
+                    self.tokens.popitem(last=False)
+
+    def _detach(self, run_id: UUID) -> None:
+        with self._lock:
+            token = self.tokens.pop(run_id, None)
+        if token is not None:
+            otel_context.detach(token)
+
+    @guarded("langchain.on_tool_end")
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._detach(run_id)
+        error = None
+        if getattr(output, "type", None) == "tool" and getattr(output, "status", None) == "error":
+            error = HandledToolError(str(getattr(output, "content", "")))
+        self._finish(run_id, error, fill=lambda span, _run: span.set_tool_result(extract.tool_result(output)),
+                     site="langchain.tool_output")
+
+    @guarded("langchain.on_tool_error")
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._detach(run_id)
+        self._finish(run_id, error)
+
+    # -- retrievers ----------------------------------------------------------------------
+    @guarded("langchain.on_retriever_start")
+    def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
+                           parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                           metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        name = extract.run_name(serialized, kwargs.get("name"), Kind.RETRIEVER.value)
+        opened = self._open(Kind.RETRIEVER, name, run_id, parent_run_id, tags, metadata)
+        if opened is not None:
+            with guard("langchain.retriever_query"):
+                opened[0].set_retrieval(query=query, data_source=name)
+
+    @guarded("langchain.on_retriever_end")
+    def on_retriever_end(self, documents: Sequence[Any], *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, fill=lambda span, _run: span.set_retrieval(documents=extract.documents(documents)),
+                     site="langchain.retriever_documents")
+
+    @guarded("langchain.on_retriever_error")
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._finish(run_id, error)

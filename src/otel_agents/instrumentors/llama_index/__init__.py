@@ -1,0 +1,137 @@
+"""OpenTelemetry for LlamaIndex (``llama-index-core`` 0.14): agents, tools, model calls, retrieval.
+
+Usage::
+
+    from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
+
+    LlamaIndexInstrumentor().instrument()          # global tracer provider
+    LlamaIndexInstrumentor().instrument(tracer_provider=provider, capture_content=False)
+    ...
+    LlamaIndexInstrumentor().uninstrument()
+
+or ``otel_agents.instrument()``, or with no code change at all:
+``opentelemetry-instrument python app.py`` (entry point ``llama_index``).
+Only ``llama-index-core`` is needed; no provider package is imported.
+
+Configuration (keyword arguments of ``instrument()`` or environment):
+
+``tracer_provider`` / ``meter_provider``
+    where spans and the GenAI metrics go (default: the global providers).
+``capture_content`` / ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+    record prompts, messages, tool arguments and results, retrieved documents,
+    agent descriptions (default: on; ``NO_CONTENT`` or ``false`` turns it off).
+``OTEL_AGENTS_MAX_CONTENT_LENGTH``
+    the budget of each content attribute, in characters (default 16384).
+``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
+    seconds after which a stream nobody reads is ended as abandoned (default 300).
+
+What you get:
+
+* ``FunctionAgent``, ``ReActAgent`` and other workflow agents → an ``agent``
+  span ``invoke_agent {agent name}`` with the user message and the answer;
+  each workflow step (``setup_agent``, ``run_agent_step``, ``call_tool`` …) a
+  ``chain`` span under it.
+* ``AgentWorkflow`` → a ``chain`` span ``invoke_workflow AgentWorkflow``; each
+  agent that takes over (the root agent, then each handoff) an ``agent`` span
+  under it, and the steps it runs under that agent.
+* Other ``Workflow`` runs → a ``chain`` named after the class, steps under it.
+* Tools (``FunctionTool`` and every ``BaseTool``) → ``tool`` spans
+  ``execute_tool {name}`` with arguments, result and the model's tool call id.
+* Model calls (``chat``, ``complete`` and their async and streaming forms on any
+  ``BaseLLM``) → exactly one ``model`` span per call, with input and output
+  messages, tool calls, finish reason, usage (when the provider reports it),
+  model, provider and request parameters. Internal helpers
+  (``_prepare_chat_with_tools``, ``predict``, an ``achat`` that falls back to
+  ``chat``) add no second span.
+* Retrievers → ``retriever`` spans with the query and the documents; embedding
+  calls → ``embedding`` spans; query engines, synthesizers and chat engines →
+  ``chain`` spans named after their class.
+* Errors: the failing call's span and each enclosing span the error passes
+  through end with status ERROR. Workflow cancellation (``cancel_run``,
+  ``asyncio.CancelledError``) and ``WorkflowDone`` are control flow, not errors.
+* Streams: a streamed model call's span ends when its stream does: consumed,
+  closed early or garbage-collected (marked ``otel_agents.stream.abandoned``),
+  or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` (abandoned). A streaming
+  query engine keeps its span open until its response is read; the model call
+  that starts on the first read nests under it, and the streamed text becomes
+  its output.
+
+Design decisions, and why:
+
+* **The dispatcher, not patches.** LlamaIndex's instrumentation dispatcher
+  already reports every decorated call (span handler) and every model payload
+  (event handler) with reliable parent ids across async tasks, ``gather`` and
+  the workflow runtime's step tasks. We register one span handler and one event
+  handler on the root dispatcher and patch nothing. The dispatcher has no remove
+  API: ``uninstrument()`` rebuilds its handler lists without our two handlers
+  (by identity, leaving everyone else's) and ends the spans still open.
+* **Current span.** The span handler runs in the same context as the decorated
+  body, so it makes each span current on entry and detaches on exit: the
+  user's own spans and calls made inside a tool nest where they happened.
+* **Logical calls only.** The dispatcher also reports internal helpers and a
+  subclass method calling its base; those pass through (see ``_plan``) so each
+  logical call is one span.
+* **Streaming responses.** For a streaming query engine the model call only
+  starts when the consumer reads ``response.response_gen``, outside every span.
+  To nest it and give the query its answer we replace ``response_gen`` with a
+  proxy that yields the same items (other attributes are forwarded). It is the
+  one place we touch a returned object.
+
+Known limits: a workflow run in another process (a distributed workflow
+runtime) starts a new trace; we do not implement the dispatcher's propagation
+hooks yet. Spans still open when ``uninstrument()`` is called end at once,
+marked ``otel_agents.span.evicted``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._spans import Telemetry
+from .._base import OtelAgentsInstrumentor
+
+__all__ = ["LlamaIndexInstrumentor"]
+
+
+class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
+    """Instruments ``llama-index-core`` through its root instrumentation dispatcher.
+
+    ``instrument(**kwargs)``: see :class:`~otel_agents.instrumentors.OtelAgentsInstrumentor`
+    (``tracer_provider``, ``meter_provider``, ``capture_content``, ``settings``).
+    Calling it twice is the same as once; ``uninstrument()`` removes exactly our
+    handlers.
+    """
+
+    framework = "llama_index"
+    _span_handler: Any = None
+    _event_handler: Any = None
+
+    def _install(self, telemetry: Telemetry) -> None:
+        from llama_index.core.instrumentation import get_dispatcher
+
+        from ._event_handler import LlamaIndexEventHandler
+        from ._plan import Bases
+        from ._span_handler import LlamaIndexSpanHandler
+
+        spans = LlamaIndexSpanHandler(telemetry, Bases())
+        events = LlamaIndexEventHandler(spans)
+        dispatcher = get_dispatcher()
+        dispatcher.add_span_handler(spans)
+        dispatcher.add_event_handler(events)
+        self._span_handler, self._event_handler = spans, events
+
+    def _remove(self) -> None:
+        spans, events = self._span_handler, self._event_handler
+        self._span_handler = self._event_handler = None
+        if spans is None:
+            return
+        from llama_index.core.instrumentation import get_dispatcher
+
+        dispatcher = get_dispatcher()
+        dispatcher.span_handlers = [h for h in dispatcher.span_handlers if h is not spans]
+        dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not events]
+        spans.close_all()
+
+    def open_span_count(self) -> int:
+        """How many spans our handlers hold open right now (for tests and ``doctor``)."""
+        return self._span_handler.open_count() if self._span_handler is not None else 0

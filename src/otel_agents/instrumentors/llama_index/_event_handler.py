@@ -1,0 +1,98 @@
+"""The dispatcher event handler: model messages, responses, usage and stream progress.
+
+Model calls report their payloads as events tagged with the dispatcher span
+they happened in (``event.span_id``): ``LLMChatStartEvent`` /
+``LLMCompletionStartEvent`` carry the messages or prompt, the ``…EndEvent``
+carries the response (and, for a stream, comes when the stream is consumed, after
+the dispatcher span has exited), ``…InProgressEvent`` each streamed chunk, and
+``ExceptionEvent`` a stream that failed or was closed early (``GeneratorExit``).
+The span handler resolves the id to our model span. Other events are ignored:
+everything else we record comes from the spans' arguments and results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from pydantic import PrivateAttr
+
+from ..._spans import guard
+from . import _extract as extract
+from ._span_handler import LlamaIndexSpanHandler
+
+
+class LlamaIndexEventHandler(BaseEventHandler):
+    """Routes model events to the model spans of ``spans``.
+
+    Args:
+        spans: the span handler registered alongside (it knows which span an id is).
+    """
+
+    _spans: LlamaIndexSpanHandler = PrivateAttr()
+
+    def __init__(self, spans: LlamaIndexSpanHandler):
+        super().__init__()
+        self._spans = spans
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OtelAgentsEventHandler"
+
+    def handle(self, event: Any, **kwargs: Any) -> None:
+        route = _ROUTES.get(type(event).__name__)
+        if route is not None:
+            with guard(f"llama_index.event.{type(event).__name__}"):
+                route(self, event)
+
+    # -- routes ----------------------------------------------------------------------
+    def _chat_start(self, event: Any) -> None:
+        span = self._spans.model_span(event.span_id)
+        if span is not None:
+            span.set_messages(input=extract.chat_messages(event.messages))
+
+    def _completion_start(self, event: Any) -> None:
+        span = self._spans.model_span(event.span_id)
+        if span is not None:
+            span.set_messages(input=extract.prompt_messages(event.prompt))
+
+    def _progress(self, event: Any) -> None:
+        self._spans.streams.chunk(event.span_id)
+
+    def _end(self, event: Any) -> None:
+        span = self._spans.model_span(event.span_id)
+        if span is None:
+            return
+        response = event.response
+        message = extract.response_message(response)
+        if message is not None:
+            span.set_messages(output=[message])
+        span.set_usage(extract.usage(response))
+        response_model, response_id = extract.response_identity(response)
+        span.set_model(response_model=response_model, response_id=response_id)
+        self._spans.streams.finish(event.span_id)
+
+    def _exception(self, event: Any) -> None:
+        exc = event.exception
+        if isinstance(exc, GeneratorExit):
+            self._spans.streams.finish(event.span_id, abandoned=True)
+        else:
+            self._spans.streams.finish(event.span_id, error=exc)
+
+    def _cancelled(self, event: Any) -> None:
+        span = self._spans.enclosing_span(event.span_id)
+        if span is not None:
+            span.record_error(asyncio.CancelledError(getattr(event, "reason", "")), control_flow=True)
+
+
+_ROUTES: dict[str, Callable[[LlamaIndexEventHandler, Any], None]] = {
+    "LLMChatStartEvent": LlamaIndexEventHandler._chat_start,
+    "LLMCompletionStartEvent": LlamaIndexEventHandler._completion_start,
+    "LLMChatInProgressEvent": LlamaIndexEventHandler._progress,
+    "LLMCompletionInProgressEvent": LlamaIndexEventHandler._progress,
+    "LLMChatEndEvent": LlamaIndexEventHandler._end,
+    "LLMCompletionEndEvent": LlamaIndexEventHandler._end,
+    "ExceptionEvent": LlamaIndexEventHandler._exception,
+    "SpanCancelledEvent": LlamaIndexEventHandler._cancelled,
+}

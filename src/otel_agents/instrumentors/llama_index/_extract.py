@@ -1,0 +1,348 @@
+"""Read LlamaIndex objects into the span layer's neutral shapes.
+
+Every function here takes framework objects (chat messages, responses, tools,
+nodes, workflow events) and returns plain values, :class:`ChatMessage`,
+:class:`Usage` or ``None``. They read attributes by name (``getattr``) rather
+than importing LlamaIndex types, so they work on provider classes we never
+import. They may raise on an unexpected shape; the handlers call them under
+the never-raise guard.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from ..._spans import ChatMessage, ToolCallRequest, Usage
+
+# LlamaIndex ``MessageRole`` values → GenAI role names.
+_ROLES = {"developer": "system", "function": "tool", "chatbot": "assistant", "model": "assistant"}
+
+# ``llama_index.llms.<package>`` → ``gen_ai.provider.name`` (OTel GenAI v1.41 well-known values).
+_PROVIDERS = {
+    "openai": "openai", "openai_like": "openai", "azure_openai": "azure.ai.openai",
+    "anthropic": "anthropic", "bedrock": "aws.bedrock", "bedrock_converse": "aws.bedrock",
+    "gemini": "gcp.gemini", "google_genai": "gcp.gen_ai", "vertex": "gcp.vertex_ai",
+    "mistralai": "mistral_ai", "groq": "groq", "cohere": "cohere", "deepseek": "deepseek",
+    "perplexity": "perplexity", "xai": "x_ai", "ibm": "ibm.watsonx.ai",
+}
+
+# LLM fields that are request parameters (GenAI ``gen_ai.request.*`` names where one exists).
+_PARAMETERS = ("temperature", "top_p", "top_k", "max_tokens", "max_new_tokens", "stop", "seed",
+               "frequency_penalty", "presence_penalty")
+
+
+def _get(obj: Any, key: str) -> Any:
+    """``obj[key]`` for mappings, ``obj.key`` otherwise; ``None`` when absent."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _enum_value(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+# -- messages -----------------------------------------------------------------
+def role(message: Any) -> str:
+    """The GenAI role of a LlamaIndex ``ChatMessage`` (``system``/``user``/``assistant``/``tool``)."""
+    raw = str(_enum_value(getattr(message, "role", "user")))
+    return _ROLES.get(raw, raw)
+
+
+def tool_calls(message: Any) -> list[ToolCallRequest]:
+    """Tool calls requested by an assistant message: ``ToolCallBlock`` blocks, or the
+    legacy OpenAI-style ``additional_kwargs['tool_calls']``."""
+    calls = [ToolCallRequest(name=b.tool_name, arguments=b.tool_kwargs, id=b.tool_call_id)
+             for b in getattr(message, "blocks", None) or () if getattr(b, "block_type", None) == "tool_call"]
+    if calls:
+        return calls
+    for item in (getattr(message, "additional_kwargs", None) or {}).get("tool_calls") or ():
+        function = _get(item, "function")
+        name = _get(function, "name") or _get(item, "name")
+        if name:
+            calls.append(ToolCallRequest(name=name, arguments=_get(function, "arguments"), id=_get(item, "id")))
+    return calls
+
+
+def chat_message(message: Any, *, finish_reason: str | None = None) -> ChatMessage:
+    """One LlamaIndex ``ChatMessage`` as a neutral :class:`ChatMessage`."""
+    extra = getattr(message, "additional_kwargs", None) or {}
+    return ChatMessage(role=role(message), content=getattr(message, "content", None),
+                       tool_calls=tool_calls(message), tool_call_id=extra.get("tool_call_id"),
+                       finish_reason=finish_reason)
+
+
+def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
+    """A list of LlamaIndex ``ChatMessage`` as neutral messages."""
+    return [chat_message(m) for m in messages or ()]
+
+
+def prompt_messages(prompt: Any) -> list[ChatMessage]:
+    """A completion prompt (text) as one user message."""
+    return [ChatMessage(role="user", content=prompt)]
+
+
+def finish_reason(response: Any) -> str | None:
+    """Why generation stopped, from the provider's raw response when it says so."""
+    raw = getattr(response, "raw", None)
+    choices = _get(raw, "choices")
+    if choices:
+        try:
+            reason = _get(choices[0], "finish_reason")
+        except (IndexError, KeyError, TypeError):
+            reason = None
+        if reason:
+            return str(reason)
+    for key in ("stop_reason", "finish_reason"):
+        reason = _get(raw, key) or (getattr(response, "additional_kwargs", None) or {}).get(key)
+        if reason:
+            return str(_enum_value(reason))
+    return None
+
+
+def response_message(response: Any) -> ChatMessage | None:
+    """The output message of a ``ChatResponse`` or ``CompletionResponse``."""
+    if response is None:
+        return None
+    message = getattr(response, "message", None)
+    if message is not None:
+        out = chat_message(message)
+    else:
+        out = ChatMessage(role="assistant", content=getattr(response, "text", None))
+    out.finish_reason = finish_reason(response) or ("tool_calls" if out.tool_calls else "stop")
+    return out
+
+
+# -- usage and response identity ---------------------------------------------------
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _first(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        value = _get(obj, key)
+        if value is not None:
+            return value
+    return None
+
+
+def usage(response: Any) -> Usage | None:
+    """Token usage of a response, from ``raw.usage`` (OpenAI, Anthropic shapes),
+    ``raw.usage_metadata`` (Gemini) or ``additional_kwargs`` token counts; ``None``
+    when the provider reported none (the mocks report none)."""
+    if response is None:
+        return None
+    raw = getattr(response, "raw", None)
+    extra = getattr(response, "additional_kwargs", None) or {}
+    for source in (_get(raw, "usage"), _get(raw, "usage_metadata"), extra, _get(extra, "usage")):
+        if source is None:
+            continue
+        inp = _int(_first(source, "prompt_tokens", "input_tokens", "prompt_token_count"))
+        out = _int(_first(source, "completion_tokens", "output_tokens", "candidates_token_count"))
+        total = _int(_first(source, "total_tokens", "total_token_count"))
+        if inp is None and out is None and total is None:
+            continue
+        details = _first(source, "prompt_tokens_details")
+        cached = _int(_first(details, "cached_tokens")) if details is not None else None
+        return Usage(input_tokens=inp, output_tokens=out, total_tokens=total,
+                     cache_read_tokens=cached if cached is not None else
+                     _int(_first(source, "cache_read_input_tokens")),
+                     cache_creation_tokens=_int(_first(source, "cache_creation_input_tokens")))
+    return None
+
+
+def response_identity(response: Any) -> tuple[str | None, str | None]:
+    """``(response model, response id)`` from the provider's raw response, when present."""
+    raw = getattr(response, "raw", None)
+    model, rid = _get(raw, "model"), _get(raw, "id")
+    return (str(model) if model else None, str(rid) if rid else None)
+
+
+# -- models -----------------------------------------------------------------------
+def provider(instance: Any) -> str | None:
+    """``gen_ai.provider.name`` from the class's package (``llama_index.llms.openai`` → ``openai``);
+    ``None`` for classes outside a provider package (the core mocks, user classes)."""
+    parts = type(instance).__module__.split(".")
+    if len(parts) >= 3 and parts[0] == "llama_index" and parts[1] in ("llms", "embeddings"):
+        return _PROVIDERS.get(parts[2], parts[2])
+    return None
+
+
+def model_name(instance: Any) -> str:
+    """The model an LLM or embedding instance calls; its class name when it reports none
+    (the mocks report ``unknown``)."""
+    for name in (getattr(instance, "model", None), getattr(instance, "model_name", None)):
+        if isinstance(name, str) and name and name != "unknown":
+            return name
+    return type(instance).__name__
+
+
+def model_parameters(instance: Any, *, stream: bool) -> dict[str, Any]:
+    """Request parameters an LLM instance is configured with (``temperature``, ``max_tokens`` …)."""
+    params: dict[str, Any] = {}
+    for key in _PARAMETERS:
+        value = getattr(instance, key, None)
+        if isinstance(value, (int, float, str, list, tuple)) and not isinstance(value, bool):
+            params["max_tokens" if key == "max_new_tokens" else key] = value
+    if stream:
+        params["stream"] = True
+    return params
+
+
+# -- tools ------------------------------------------------------------------------
+def tool_identity(tool: Any) -> tuple[str | None, str | None]:
+    """``(name, description)`` of a LlamaIndex tool, from its ``metadata``."""
+    metadata = getattr(tool, "metadata", None)
+    return getattr(metadata, "name", None), getattr(metadata, "description", None)
+
+
+def tool_arguments(arguments: Mapping[str, Any]) -> Any:
+    """A tool call's arguments from ``call(*args, **kwargs)``'s bound arguments.
+
+    Keyword arguments form the object; positional ones, when any, go under ``args``.
+    The workflow ``ctx`` that handoff tools receive is not an argument the model chose.
+    """
+    kwargs = dict(arguments.get("kwargs") or {})
+    kwargs.pop("ctx", None)
+    args = arguments.get("args")
+    if args:
+        kwargs["args"] = list(args)
+    return kwargs
+
+
+def tool_result(result: Any) -> Any:
+    """The text a tool returned (``ToolOutput.content``), else the value itself."""
+    content = getattr(result, "content", None)
+    return content if content is not None else result
+
+
+# -- retrieval, embeddings, queries --------------------------------------------------
+def query_text(query: Any) -> Any:
+    """The query string of a ``str`` or ``QueryBundle``."""
+    return getattr(query, "query_str", query)
+
+
+def documents(nodes: Iterable[Any]) -> list[dict[str, Any]]:
+    """Retrieved ``NodeWithScore`` items as ``{id, content, score, metadata}`` documents."""
+    docs = []
+    for item in nodes or ():
+        node = getattr(item, "node", item)
+        get_content = getattr(node, "get_content", None)
+        doc = {"id": getattr(node, "node_id", None),
+               "content": get_content() if callable(get_content) else getattr(node, "text", None),
+               "score": getattr(item, "score", None)}
+        metadata = getattr(node, "metadata", None)
+        if metadata:
+            doc["metadata"] = metadata
+        docs.append(doc)
+    return docs
+
+
+def embedding_texts(arguments: Mapping[str, Any]) -> list[str]:
+    """The texts an embedding call embeds (``query``, ``text``, ``texts`` or ``queries``)."""
+    for key in ("texts", "queries"):
+        if arguments.get(key) is not None:
+            return [str(t) for t in arguments[key]]
+    for key in ("query", "text"):
+        if arguments.get(key) is not None:
+            return [str(arguments[key])]
+    return []
+
+
+def embedding_dimension(result: Any) -> int | None:
+    """The vector size of an embedding result (one vector or a batch of them)."""
+    if isinstance(result, list) and result:
+        first = result[0]
+        return len(first) if isinstance(first, list) else len(result)
+    return None
+
+
+def response_text(response: Any) -> Any:
+    """The answer of a query engine, synthesizer, chat engine or agent result, as text where possible.
+
+    ``Response`` → ``.response``; ``AgentOutput`` → its message's text; a
+    workflow ``StopEvent`` → its ``result``; a streaming response that has not
+    been consumed yet → ``None``.
+    """
+    if response is None:
+        return None
+    if hasattr(response, "response_gen"):  # StreamingResponse / AsyncStreamingResponse
+        return getattr(response, "response_txt", None)
+    if any(c.__name__ == "StopEvent" for c in type(response).__mro__):
+        response = getattr(response, "result", None)
+    inner = getattr(response, "response", None)
+    if inner is not None:
+        message_text = getattr(inner, "content", None)
+        if message_text is not None or hasattr(inner, "role"):
+            return message_text
+        return inner
+    message = getattr(response, "message", None)
+    if message is not None and hasattr(message, "role"):
+        return getattr(message, "content", None)
+    return response
+
+
+def run_input(arguments: Mapping[str, Any]) -> Any:
+    """What a workflow run was started with: an agent's user message, else the start event."""
+    start = arguments.get("start_event")
+    if start is None:
+        return None
+    user_msg = getattr(start, "user_msg", None)
+    if user_msg is not None:
+        return getattr(user_msg, "content", user_msg)
+    return start
+
+
+def step_event(arguments: Mapping[str, Any]) -> Any:
+    """The event a workflow step was called with (``ev`` by convention), else all its arguments but ``ctx``."""
+    if "ev" in arguments:
+        return arguments["ev"]
+    return {k: v for k, v in arguments.items() if k != "ctx"} or None
+
+
+_RUNTIME_FIELDS = frozenset({"ctx", "context", "memory"})  # runtime objects, not data
+
+
+def _is_message(value: Any) -> bool:
+    return hasattr(value, "role") and hasattr(value, "blocks")
+
+
+def _compact(value: Any, depth: int) -> Any:
+    if _is_message(value):
+        return value.content
+    if isinstance(value, (list, tuple)):
+        if any(_is_message(v) for v in value):
+            return f"[{len(value)} messages]"
+        return [_compact(v, depth - 1) for v in value] if depth > 0 else value
+    fields = getattr(type(value), "model_fields", None)
+    if fields is not None and depth > 0:
+        return {name: _compact(getattr(value, name, None), depth - 1) for name in fields
+                if name not in _RUNTIME_FIELDS}
+    return value
+
+
+def event_payload(event: Any) -> Any:
+    """A workflow event as a step span's input or output: ``{"event": class name, field: value…}``.
+
+    A chat message becomes its text and a chat history its message count (the
+    model spans carry the messages themselves: recording every history on every
+    step would grow with the square of the conversation); runtime objects
+    (``ctx``, ``memory``) are left out. Anything that is not an event passes as is.
+    """
+    fields = getattr(type(event), "model_fields", None)
+    if fields is None:
+        return event
+    values = {name: getattr(event, name, None) for name in fields}
+    values.update(getattr(event, "_data", None) or {})
+    if any(c.__name__ == "StopEvent" for c in type(event).__mro__):
+        values["result"] = getattr(event, "result", None)
+    payload: dict[str, Any] = {"event": type(event).__name__}
+    for name, value in values.items():
+        if name not in _RUNTIME_FIELDS and not name.startswith("_"):
+            payload[name] = _compact(value, 2)
+    return payload

@@ -1,0 +1,281 @@
+"""The dispatcher span handler: one semantic span per logical LlamaIndex call.
+
+The dispatcher calls ``new_span`` on entry and ``prepare_to_exit_span`` /
+``prepare_to_drop_span`` on exit, in the same contextvars context as the
+decorated body (for sync and async methods alike, and across the workflow
+runtime's step tasks and executor threads). So the handler opens the span, makes
+it current on entry (user code and child spans nest under it) and detaches in
+the same context on exit. What each dispatcher span becomes is decided by
+:func:`._plan.plan_for`; the rest pass through.
+
+Our per-span state rides in the handler's own ``open_spans`` map (the
+dispatcher's bookkeeping): :class:`_Open` is returned by ``new_span`` and
+removed by the base class on exit or drop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any, Mapping
+
+from llama_index.core.instrumentation.span import BaseSpan
+from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from pydantic import PrivateAttr
+
+from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error
+from ...semconv import Kind
+from ...semconv import attributes as A
+from . import _extract as extract
+from . import _plan
+from ._agents import AgentSpans
+from ._streaming import ModelStreams, hold_response_stream
+
+_CONTROL_FLOW = frozenset({"WorkflowCancelledByUser", "WorkflowDone"})
+_MAX_OPEN = 10_000  # dispatcher spans whose exit never came (a sync call returning a Future) are evicted past this
+
+
+def is_control_flow(exc: BaseException) -> bool:
+    """Whether ``exc`` ends a run without being an error: cancellation and the workflow
+    runtime's ``WorkflowCancelledByUser`` / ``WorkflowDone`` (and any non-``Exception``)."""
+    return (isinstance(exc, asyncio.CancelledError) or type(exc).__name__ in _CONTROL_FLOW
+            or not isinstance(exc, Exception))
+
+
+class _Open(BaseSpan):
+    """Our state for one open dispatcher span."""
+
+    plan: Any = None            # _plan.Plan, or None for a pass-through span
+    semantic: Any = None        # the SemanticSpan we opened for it
+    enclosing: Any = None       # the nearest semantic span: ours, else the parent's
+    enclosing_object: Any = None  # id() of the object whose call opened ``enclosing``
+    context: Any = None         # the OTel context we attached on entry
+    token: Any = None
+    tool_call_id: Any = None    # a call_tool step's tool call id, for the tool span under it
+    agents: Any = None          # AgentSpans of an AgentWorkflow run
+
+
+class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
+    """Opens, fills and ends our spans for the dispatcher's spans.
+
+    Args:
+        telemetry: the span factory.
+        bases: the LlamaIndex base classes spans are classified by.
+    """
+
+    _telemetry: Telemetry = PrivateAttr()
+    _bases: Any = PrivateAttr()
+    _streams: ModelStreams = PrivateAttr()
+
+    def __init__(self, telemetry: Telemetry, bases: _plan.Bases):
+        super().__init__()
+        self._telemetry = telemetry
+        self._bases = bases
+        self._streams = ModelStreams()
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OtelAgentsSpanHandler"
+
+    # -- lookups for the event handler and the instrumentor ----------------------------
+    def model_span(self, span_id: str | None) -> SemanticSpan | None:
+        """The model span a model event tagged ``span_id`` belongs to (open call or running stream)."""
+        if not span_id:
+            return None
+        record = self.open_spans.get(span_id)
+        if record is not None:
+            span = record.enclosing
+            return span if span is not None and span.kind is Kind.MODEL else None
+        return self._streams.span(span_id)
+
+    def enclosing_span(self, span_id: str | None) -> SemanticSpan | None:
+        """The nearest semantic span of the open dispatcher span ``span_id``."""
+        record = self.open_spans.get(span_id) if span_id else None
+        return record.enclosing if record is not None else None
+
+    @property
+    def streams(self) -> ModelStreams:
+        """Model spans whose stream is still running."""
+        return self._streams
+
+    def open_count(self) -> int:
+        """How many spans the handler holds now (open dispatcher spans and running streams)."""
+        return len(self.open_spans) + len(self._streams)
+
+    def close_all(self) -> None:
+        """End every span still open (``uninstrument``: no exit will come for them)."""
+        with self.lock:
+            records = list(self.open_spans.values())
+            self.open_spans.clear()
+        for record in records:
+            with guard("llama_index.close_all"):
+                if record.agents is not None:
+                    record.agents.close()
+                if record.semantic is not None:
+                    record.semantic.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
+                    record.semantic.end()
+        self._streams.clear()
+
+    # -- dispatcher hooks --------------------------------------------------------------
+    def new_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
+                 parent_span_id: str | None = None, tags: dict[str, Any] | None = None,
+                 **kwargs: Any) -> _Open | None:
+        try:
+            return self._enter(id_, bound_args.arguments, instance, parent_span_id, tags)
+        except Exception as exc:  # noqa: BLE001 - never reaches the user
+            report_internal_error("llama_index.new_span", exc)
+            return None
+
+    def prepare_to_exit_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
+                             result: Any = None, **kwargs: Any) -> _Open | None:
+        record = self.open_spans.get(id_)
+        if record is None:
+            return None
+        try:
+            with guard("llama_index.exit"):
+                if record.semantic is not None:
+                    self._exit(record, result)
+        finally:
+            self._detach(record)
+        return record
+
+    def prepare_to_drop_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
+                             err: BaseException | None = None, **kwargs: Any) -> _Open | None:
+        record = self.open_spans.get(id_)
+        if record is None:
+            return None
+        try:
+            with guard("llama_index.drop"):
+                span = record.semantic
+                if span is not None:
+                    flow = err is not None and is_control_flow(err)
+                    if record.agents is not None:
+                        record.agents.close(err, control_flow=flow)
+                    if err is not None:
+                        span.record_error(err, control_flow=flow)
+                    span.end()
+        finally:
+            self._detach(record)
+        return record
+
+    # -- entry -----------------------------------------------------------------------
+    def _enter(self, span_id: str, args: Mapping[str, Any], instance: Any, parent_id: str | None,
+               tags: dict[str, Any] | None) -> _Open:
+        parent = self.open_spans.get(parent_id) if parent_id else None
+        if len(self.open_spans) >= _MAX_OPEN:
+            self._evict_oldest()
+        enclosing = parent.enclosing if parent is not None else None
+        enclosing_object = parent.enclosing_object if parent is not None else None
+        plan = _plan.plan_for(span_id, instance, tags, self._bases,
+                              parent_role=parent.plan.role if parent is not None and parent.plan else None,
+                              enclosing_kind=enclosing.kind if enclosing is not None else None,
+                              enclosing_instance=enclosing_object)
+        record = _Open.model_construct(id_=span_id, parent_id=parent_id, plan=plan, enclosing=enclosing,
+                                       enclosing_object=enclosing_object)
+        if plan is None:
+            return record
+        explicit_parent = None
+        if plan.role == _plan.STEP and parent is not None and parent.agents is not None:
+            explicit_parent = parent.agents.parent_for_step(extract.step_event(args))
+        span = self._telemetry.start_span(plan.kind, plan.name, parent=explicit_parent,
+                                          operation=plan.operation, workflow=plan.workflow)
+        record.semantic = record.enclosing = span
+        record.enclosing_object = id(instance) if instance is not None else None
+        with guard("llama_index.span_start"):
+            self._fill_start(record, span, args, instance, parent)
+        record.context = trace.set_span_in_context(span.span)
+        record.token = otel_context.attach(record.context)
+        return record
+
+    def _fill_start(self, record: _Open, span: SemanticSpan, args: Mapping[str, Any], instance: Any,
+                    parent: _Open | None) -> None:
+        role = record.plan.role
+        if role == _plan.RUN_AGENT:
+            span.set_agent(record.plan.name, description=getattr(instance, "description", None))
+            span.set_input(extract.run_input(args))
+        elif role in (_plan.RUN_MULTI_AGENT, _plan.RUN_WORKFLOW):
+            span.set_attribute(A.GEN_AI_WORKFLOW_NAME, record.plan.name)
+            span.set_input(extract.run_input(args))
+            if role == _plan.RUN_MULTI_AGENT:
+                record.agents = AgentSpans(self._telemetry, span, instance)
+        elif role == _plan.STEP:
+            event = extract.step_event(args)
+            record.tool_call_id = getattr(event, "tool_id", None)
+            span.set_input(extract.event_payload(event))
+        elif role == _plan.MODEL:
+            span.set_model(request_model=record.plan.name, provider=extract.provider(instance),
+                           parameters=extract.model_parameters(instance, stream=record.plan.stream))
+        elif role == _plan.EMBEDDING:
+            span.set_model(request_model=record.plan.name, provider=extract.provider(instance))
+            span.set_embedding(texts=extract.embedding_texts(args))
+        elif role == _plan.RETRIEVER:
+            span.set_retrieval(query=extract.query_text(_first_argument(args)))
+        elif role == _plan.TOOL:
+            name, description = extract.tool_identity(instance)
+            span.set_tool(name, call_id=parent.tool_call_id if parent is not None else None,
+                          description=description, arguments=extract.tool_arguments(args))
+        elif role == _plan.COMPONENT:
+            span.set_input(extract.query_text(_first_argument(args)))
+
+    # -- exit ------------------------------------------------------------------------
+    def _exit(self, record: _Open, result: Any) -> None:
+        span: SemanticSpan = record.semantic
+        role = record.plan.role
+        try:
+            if role == _plan.MODEL and (inspect.isgenerator(result) or inspect.isasyncgen(result)):
+                self._streams.start(record.id_, span, result)
+                return  # ends with its stream
+            if role == _plan.COMPONENT and hold_response_stream(result, span):
+                return  # ends with its stream
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("llama_index.stream_start", exc)
+        with guard("llama_index.span_result"):
+            self._fill_result(record, span, result)
+        if record.agents is not None:
+            record.agents.close()
+        span.end()
+
+    def _fill_result(self, record: _Open, span: SemanticSpan, result: Any) -> None:
+        role = record.plan.role
+        if role in (_plan.RUN_AGENT, _plan.RUN_MULTI_AGENT, _plan.RUN_WORKFLOW, _plan.COMPONENT):
+            span.set_output(extract.response_text(result))
+        elif role == _plan.STEP:
+            span.set_output(extract.event_payload(result))
+            parent = self.open_spans.get(record.parent_id) if record.parent_id else None
+            if parent is not None and parent.agents is not None:
+                parent.agents.step_result(result)
+        elif role == _plan.TOOL:
+            span.set_tool_result(extract.tool_result(result))
+        elif role == _plan.RETRIEVER:
+            span.set_retrieval(documents=extract.documents(result))
+        elif role == _plan.EMBEDDING:
+            span.set_embedding(dimension=extract.embedding_dimension(result))
+
+    # -- context ---------------------------------------------------------------------
+    @staticmethod
+    def _detach(record: _Open) -> None:
+        """Detach what ``new_span`` attached, only in the context it was attached in."""
+        if record.token is None:
+            return
+        token, record.token = record.token, None
+        with guard("llama_index.detach"):
+            if otel_context.get_current() is record.context:
+                otel_context.detach(token)
+
+    def _evict_oldest(self) -> None:
+        with self.lock:
+            oldest = next(iter(self.open_spans), None)
+            record = self.open_spans.pop(oldest, None) if oldest is not None else None
+        if record is not None and record.semantic is not None:
+            record.semantic.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
+            record.semantic.end()
+
+
+def _first_argument(args: Mapping[str, Any]) -> Any:
+    """The query a retriever, query engine, synthesizer or chat engine was called with."""
+    for key in ("str_or_query_bundle", "query_bundle", "query", "message"):
+        if args.get(key) is not None:
+            return args[key]
+    return None

@@ -1,0 +1,126 @@
+"""PydanticAI instrumentation: one ``agent`` span per run, a ``model`` span per request, a ``tool`` span per call.
+
+Usage
+-----
+::
+
+    from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
+
+    PydanticAIInstrumentor().instrument(tracer_provider=provider)   # or otel_agents.instrument()
+    agent.run_sync("Where is my order?")
+    PydanticAIInstrumentor().uninstrument()                           # pydantic-ai exactly as before
+
+With no code change: ``opentelemetry-instrument python app.py`` loads it through
+the ``pydantic_ai`` entry point. Supported: ``pydantic-ai-slim`` 2.x (tested on
+2.68). Importing this module does not import pydantic-ai; ``instrument()`` does.
+
+Configuration
+-------------
+``instrument()`` takes ``tracer_provider``, ``meter_provider``,
+``capture_content`` and ``settings`` (see
+:class:`~otel_agents.instrumentors.OtelAgentsInstrumentor`). Environment:
+
+* ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` — ``NO_CONTENT``/``false``
+  drops prompts, messages, tool arguments and results, outputs and exception
+  messages from our spans (default: recorded). It governs our spans only;
+  pydantic-ai's own spans follow its ``include_content``.
+* ``OTEL_AGENTS_MAX_CONTENT_LENGTH`` — characters per content attribute (default 16384).
+* ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` — seconds a sync stream's iterator may sit
+  unconsumed before its run is ended as abandoned (default 300).
+
+What you get
+------------
+Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``,
+``run_stream_events``, ``iter`` — gives:
+
+* ``invoke_agent {agent name}`` (``agent``): ``gen_ai.agent.name``, the prompt as
+  input, the output as output (a structured output as JSON). Deferred or
+  approval-required tool calls that stop the run set ``otel_agents.run.paused``.
+  An unnamed agent is named the way pydantic-ai names it (the caller's variable;
+  ``agent`` under ``iter()``).
+* ``chat {model}`` (``model``), one per request: request and response model,
+  provider, request settings, input messages and instructions, the output
+  message, ``gen_ai.response.finish_reasons`` when the model reports one, token
+  usage (cache read/write and reasoning tokens included).
+* ``execute_tool {tool}`` (``tool``), one per call: name, call id, description,
+  arguments, result. A ``ModelRetry`` shows as an errored tool span, then the
+  retried call's span; arguments the tool rejects give an errored span too.
+  ``CallDeferred``/``ApprovalRequired`` are not errors: the span is marked
+  paused. A tool needing approval runs (and gets its span) when the run resumes.
+  The output tool of a structured output is not a tool span: its value is the
+  agent span's output.
+
+Streams end when they are done, never only at garbage collection: a streamed
+result consumed to the end (``stream_text``/``stream_output``/``stream_response``
+or ``get_output``) ends its spans right then, with the output and the model's
+token counts, even without ``with`` (pydantic-ai itself only finishes at
+``__aexit__``/``__exit__``, or at collection for a ``run_stream_sync`` result
+used without ``with``). A stream left unfinished ends with
+``otel_agents.stream.abandoned``, not as an error, and its model span keeps the
+tokens reported so far: ``run_stream`` at ``__aexit__``, ``run_stream_sync`` when
+its iterator is dropped or closed, sits idle past the idle timeout, or at
+``__exit__``. Breaking out of an ``iter()`` loop is abandoned the same way.
+
+Inside a tool (sync tools run in worker threads) the current span is its tool
+span, so your own spans and nested agent runs hang under it.
+
+With pydantic-ai's own instrumentation
+--------------------------------------
+``Agent.instrument_all()``, ``agent.instrument = ...`` or the ``Instrumentation``
+capability keep working, unchanged, next to ours: each run, request and tool call
+appears exactly once in our kinds either way. Our spans step over pydantic-ai's
+own spans when choosing their parent, so our tree is the same, and whole,
+whether its spans go to the same tracer provider, another one, or nowhere. We
+register no span processor, so the order of your processors does not matter.
+
+Design decision, and why
+------------------------
+pydantic-ai 2.x has a public middleware API, *capabilities*, and its own OTel
+instrumentation is one of them. We add our own capability
+(:class:`~._capability.OtelAgentsCapability`, id ``otel_agents``) to every run:
+its ``wrap_run``, ``wrap_model_request``, ``wrap_tool_execute`` and
+``on_tool_validate_error`` hooks see each run, request and tool call exactly once,
+in the task that runs it, with typed objects (``RunContext``,
+``ModelResponse``, ``RequestUsage``, ``ToolCallPart``). The only wrapt patch on
+the run path is ``Agent.iter``, which every entry point goes through once; it
+appends the capability to the run's ``capabilities=``. Verified by testing
+against the alternatives:
+
+* Building on pydantic-ai's instrumentation (its spans through our tracer
+  provider, or rewritten in a span processor) was rejected: adding a second
+  ``Instrumentation`` capability per run silently switches off the user's own
+  (the agent skips its ``instrument_all`` one when a run brings one), and setting
+  it globally fights the user's settings; its spans carry pre-serialised JSON
+  whose names change with its ``version`` setting, its ``include_content=False``
+  still records message structure, a rewriting processor only works when it is
+  registered before the exporter, and its ``run_stream_sync`` spans end at
+  garbage collection.
+* Wrapping pydantic-ai's internals (``_agent_graph.model_request``,
+  ``ToolManager.execute_tool_call``) would tie us to private functions that move
+  between minor versions; wrapping ``run``/``run_sync``/``run_stream*`` breaks the
+  agent-name inference that reads the caller's frame.
+
+Two refinements need more than the hooks, because ``wrap_run`` returns only at a
+stream's ``__aexit__``/``__exit__``: a wrapper on the private
+``StreamedRunResult._marked_completed`` (every completion path calls it) ends the
+run when the stream is consumed, and wrappers on the public
+``StreamedRunResultSync.stream_*`` methods watch the iterators a sync result
+hands out. If a future release renames the private method, we log it once and
+streamed runs end at ``__aexit__``/``__exit__`` instead.
+
+Limits
+------
+* An async ``run_stream`` entered by hand (``__aenter__``) and never exited, or
+  a sync result that is never iterated, never closed and kept alive, ends when
+  pydantic-ai cleans it up.
+* Breaking out of a sync stream's iterator and then calling ``get_output()``
+  records the run as abandoned at the break.
+* ``uninstrument()`` puts the original functions back; when another
+  instrumentation wrapped ``Agent.iter`` after us, ours stays in its chain,
+  inert, so theirs keeps working (instrumenting again removes it).
+* Realtime sessions are not instrumented; thinking parts are not recorded.
+"""
+
+from ._instrumentor import PydanticAIInstrumentor
+
+__all__ = ["PydanticAIInstrumentor"]

@@ -1,0 +1,165 @@
+"""Our PydanticAI capability: one ``agent`` span per run, one ``model`` span per request, one ``tool`` span per call.
+
+PydanticAI's public hooks (``wrap_run``, ``wrap_model_request``,
+``wrap_tool_execute``, ``on_tool_validate_error``) see each of these exactly
+once, in the task that runs it, whether or not PydanticAI's own instrumentation
+(itself a capability, id ``instrumentation``) is on. A fresh instance is added
+to every run by the ``Agent.iter`` wrapper, so per-run state lives on it.
+
+Every span is opened in the current context, stepping over a pydantic-ai span
+(:func:`~._runs.parent_context`), made current around the work it covers (tools
+see their span, sync tools in worker threads too), and ended whatever happens;
+the user's result or exception passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, RunCancelled, RunTimedOut, SkipToolExecution
+
+from ..._spans import SemanticSpan, guard
+from ...semconv import Kind
+from . import _convert
+from ._runs import RunSpans, RunTracker, end_model, parent_context
+
+CAPABILITY_ID = "otel_agents"
+"""Distinct from PydanticAI's ``instrumentation``: capabilities sharing an id are merged into one."""
+
+_DEFERRALS = (CallDeferred, ApprovalRequired)
+
+
+def _is_run_control_flow(exc: BaseException) -> bool:
+    return isinstance(exc, RunCancelled) and not isinstance(exc, RunTimedOut)
+
+
+@dataclass(eq=False)
+class OtelAgentsCapability(AbstractCapability[Any]):
+    """Opens our spans from PydanticAI's capability hooks (one instance per run)."""
+
+    tracker: RunTracker | None = field(default=None, repr=False)
+
+    # Observes only (no toolsets, no durable operations), like PydanticAI's own
+    # Instrumentation capability, so durable-execution runs accept it per run.
+    _safe_at_runtime: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if self.id is None:
+            self.id = CAPABILITY_ID
+        self._run: RunSpans | None = None
+
+    # -- run --------------------------------------------------------------------
+    def _start_run(self, ctx: Any) -> RunSpans | None:
+        if self.tracker is None:
+            return None
+        with guard("pydantic_ai.run_start"):
+            agent = ctx.agent
+            name = (getattr(agent, "name", None) or "agent") if agent is not None else "agent"
+            run = self.tracker.start(name, ctx.run_id)
+            self._run = run
+            with guard("pydantic_ai.run_attributes"):
+                run.span.set_agent(name, description=getattr(agent, "description", None))
+                run.span.set_input(ctx.prompt)
+            return run
+        return None
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        run = self._start_run(ctx)
+        if run is None:
+            return await handler()
+        try:
+            with run.span.activate():
+                result = await handler()
+        except asyncio.CancelledError as exc:  # a stream left early, an iter() loop broken, a cancelled task
+            run.finish(abandoned=True, error=exc)
+            raise
+        except BaseException as exc:
+            if _is_run_control_flow(exc):
+                run.span.record_error(exc, control_flow=True)
+                run.finish()
+            else:
+                run.finish(error=exc)
+            raise
+        output = result.output if hasattr(result, "output") else None
+        run.finish(output=output)
+        return result
+
+    # -- model request ------------------------------------------------------------
+    def _start_model(self, request_context: Any) -> SemanticSpan | None:
+        if self.tracker is None:
+            return None
+        with guard("pydantic_ai.model_start"):
+            model = request_context.model
+            span = self.tracker.telemetry.start_span(Kind.MODEL, model.model_name, operation="chat",
+                                                     parent=parent_context())
+            span.set_model(request_model=model.model_name, provider=model.system,
+                           parameters=_convert.request_parameters(request_context.model_settings,
+                                                                  request_context.streaming))
+            if self._run is not None:
+                self._run.models.append((span, request_context))
+            return span
+        return None
+
+    def _end_model(self, span: SemanticSpan, request_context: Any, response: Any = None,
+                   error: BaseException | None = None) -> None:
+        if self._run is not None:
+            with guard("pydantic_ai.model_forget"):
+                self._run.models = [m for m in self._run.models if m[0] is not span]
+        end_model(span, request_context, response, error=error)
+
+    async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
+        span = self._start_model(request_context)
+        if span is None:
+            return await handler(request_context)
+        try:
+            with span.activate():
+                response = await handler(request_context)
+        except BaseException as exc:
+            self._end_model(span, request_context, error=exc)
+            raise
+        self._end_model(span, request_context, response)
+        return response
+
+    # -- tool call -------------------------------------------------------------------
+    def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
+        if self.tracker is None:
+            return None
+        with guard("pydantic_ai.tool_start"):
+            span = self.tracker.telemetry.start_span(Kind.TOOL, call.tool_name, parent=parent_context())
+            span.set_tool(call.tool_name, call_id=call.tool_call_id,
+                          description=getattr(tool_def, "description", None),
+                          arguments=_convert.tool_arguments(call))
+            return span
+        return None
+
+    async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
+        span = self._start_tool(call, tool_def)
+        if span is None:
+            return await handler(args)
+        try:
+            with span.activate():
+                result = await handler(args)
+        except _DEFERRALS as exc:  # the call waits for a human or an external runner: not an error
+            span.record_error(exc, control_flow=True)
+            span.mark_paused()
+            span.end()
+            raise
+        except BaseException as exc:  # ModelRetry arrives as ToolRetryError: an errored attempt
+            span.record_error(exc, control_flow=isinstance(exc, SkipToolExecution)
+                              or not isinstance(exc, Exception))
+            span.end()
+            raise
+        span.set_tool_result(result)
+        span.end()
+        return result
+
+    async def on_tool_validate_error(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Any) -> Any:
+        """Arguments the tool rejected (schema or validator): an errored ``tool`` span, then the retry."""
+        span = self._start_tool(call, tool_def)
+        if span is not None:
+            span.record_error(error)
+            span.end()
+        raise error

@@ -1,0 +1,193 @@
+"""The spans of one agent run, and the bounded run-id index the stream hooks find them by.
+
+A run's agent span can end three ways, whichever comes first: the run itself
+returns (``wrap_run``), a streamed result completes (PydanticAI only returns
+from ``wrap_run`` at the stream's ``__aexit__``/``__exit__``), or a streamed
+result is abandoned. :meth:`RunSpans.finish` ends the model spans still open
+under the run first (a child never outlives its parent), then the agent span,
+exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from pydantic_ai.exceptions import SkipModelRequest
+from pydantic_ai.tools import DeferredToolRequests
+
+from ..._spans import SemanticSpan, SpanRegistry, Telemetry, guard
+from ...semconv import Kind
+from . import _convert
+
+_UNSET: Any = object()
+NATIVE_SCOPE = "pydantic-ai"
+"""The instrumentation scope of pydantic-ai's own spans."""
+
+
+def parent_context() -> otel_context.Context | None:
+    """Where to open our next span: the current context, stepping over a pydantic-ai span.
+
+    With pydantic-ai's own instrumentation on, its span is often the current one
+    (``chat …`` inside our run). Opening ours under its parent instead keeps our
+    tree whole when the user sends pydantic-ai's spans to another provider, and
+    gives the same tree whether they do or not. Application spans are kept, and
+    so is a pydantic-ai root span (a new root would split the trace in two).
+    """
+    current = trace.get_current_span()
+    scope = getattr(current, "instrumentation_scope", None)
+    parent = getattr(current, "parent", None)
+    if getattr(scope, "name", None) != NATIVE_SCOPE or parent is None:
+        return None
+    return trace.set_span_in_context(trace.NonRecordingSpan(parent))
+
+
+def is_paused_output(output: Any) -> bool:
+    """Whether a run's output says it stopped for deferred or approval-required tool calls."""
+    return isinstance(output, DeferredToolRequests)
+
+
+def record_response(span: SemanticSpan, response: Any) -> None:
+    """Fill a model span from a ``ModelResponse``: response model and id, output message, usage."""
+    if response is None:
+        return
+    with guard("pydantic_ai.model_response"):
+        span.set_model(response_model=response.model_name, provider=response.provider_name,
+                       response_id=response.provider_response_id)
+    with guard("pydantic_ai.model_output"):
+        span.set_messages(output=[_convert.response_message(response)])
+    with guard("pydantic_ai.model_usage"):
+        span.set_usage(_convert.model_usage(response.usage))
+    if getattr(response, "state", None) in ("incomplete", "interrupted"):  # the consumer stopped the stream early
+        span.mark_abandoned()
+
+
+def end_model(span: SemanticSpan, request_context: Any, response: Any = None, *,
+              error: BaseException | None = None, abandoned: bool = False) -> None:
+    """Fill and end a model span (once): the request's messages and settings, then the response.
+
+    A cancellation (a stream left early) marks the span abandoned, not failed;
+    ``SkipModelRequest`` from another capability is control flow.
+    """
+    if span.ended:
+        return
+    with guard("pydantic_ai.model_input"):
+        messages, instructions = _convert.chat_messages(request_context.messages)
+        span.set_messages(input=messages, system=instructions)
+    record_response(span, response)
+    cancelled = isinstance(error, asyncio.CancelledError)
+    if abandoned or cancelled:
+        span.mark_abandoned()
+    if error is not None:
+        span.record_error(error, control_flow=cancelled or isinstance(error, SkipModelRequest))
+    span.end()
+
+
+class RunSpans:
+    """One run's agent span and the model spans open under it.
+
+    Attributes:
+        span: the ``agent`` span.
+        run_id: PydanticAI's run id (the index key), or ``None``.
+        models: ``(span, request_context)`` of the model requests not yet ended.
+    """
+
+    def __init__(self, tracker: "RunTracker", span: SemanticSpan, run_id: str | None):
+        self.tracker = tracker
+        self.span = span
+        self.run_id = run_id
+        self.models: list[tuple[SemanticSpan, Any]] = []
+        self._lock = threading.Lock()
+        self._done = False
+
+    @property
+    def done(self) -> bool:
+        """Whether :meth:`finish` has run."""
+        return self._done
+
+    def finish(self, *, output: Any = _UNSET, error: BaseException | None = None,
+               abandoned: bool = False, response: Any = None) -> None:
+        """End the run's open model spans, then its agent span (once; later calls do nothing).
+
+        Args:
+            output: the run's output (recorded as the span's output; deferred tool
+                requests also mark the run paused).
+            error: the exception the run ended with (an error unless ``abandoned``).
+            abandoned: the run was cancelled or its stream left unconsumed.
+            response: the last ``ModelResponse`` of a streamed run, for the model
+                span still open (streamed requests return only at ``__aexit__``).
+        """
+        if not self._claim():
+            return
+        with guard("pydantic_ai.run_finish"):
+            self.close_models(response, abandoned=abandoned)
+            span = self.span
+            if output is not _UNSET:
+                span.set_output(output)
+                if is_paused_output(output):
+                    span.mark_paused()
+            if abandoned:
+                span.mark_abandoned()
+                if error is not None:
+                    span.record_error(error, control_flow=True)
+            elif error is not None:
+                span.record_error(error)
+        self.span.end()
+        self.tracker.forget(self)
+
+    def hand_over(self, response: Any = None, *, abandoned: bool = False) -> None:
+        """Close the open model spans and leave the agent span to a stream wrapper that ends it itself."""
+        if self._claim():
+            self.close_models(response, abandoned=abandoned)
+            self.tracker.forget(self)
+
+    def _claim(self) -> bool:
+        with self._lock:
+            if self._done:
+                return False
+            self._done = True
+            return True
+
+    def close_models(self, response: Any = None, *, abandoned: bool = False) -> None:
+        """End the model spans still open (a streamed request cut short or completed early)."""
+        models, self.models = list(self.models), []
+        for span, request_context in models:
+            end_model(span, request_context, response, abandoned=abandoned)
+
+
+class RunTracker:
+    """Open runs by PydanticAI run id, for the hooks that only see a result object.
+
+    Bounded by a :class:`~otel_agents._spans.SpanRegistry`; an entry leaves when
+    its run's agent span ends. No age limit: every run ends through ``wrap_run``
+    (pydantic-ai guarantees it, at the latest when a stream is cleaned up), and an
+    agent may legitimately run for hours; the size cap guards against leaks.
+    """
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+        self.registry = SpanRegistry(max_age_s=float("inf"))
+
+    def start(self, name: str, run_id: str | None) -> RunSpans:
+        """Open the agent span of a run (current context as parent) and index it by ``run_id``."""
+        span = self.telemetry.start_span(Kind.AGENT, name, parent=parent_context())
+        run = RunSpans(self, span, run_id)
+        if run_id and self.registry.get(run_id) is None:  # a reused run id keeps the first run's entry
+            self.registry.put(run_id, span, run)
+        return run
+
+    def find(self, run_id: str | None) -> RunSpans | None:
+        """The open run with this id, or ``None``."""
+        run = self.registry.get_extra(run_id) if run_id else None
+        return run if isinstance(run, RunSpans) and not run.done else None
+
+    def forget(self, run: RunSpans) -> None:
+        """Drop a finished run from the index."""
+        if run.run_id and self.registry.get_extra(run.run_id) is run:
+            self.registry.pop(run.run_id)
+
+    def __len__(self) -> int:
+        return len(self.registry)

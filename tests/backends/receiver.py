@@ -1,0 +1,139 @@
+"""A local OTLP/HTTP receiver on 127.0.0.1 that keeps every request, and the decoding of its bodies.
+
+The body is what an OTLP/HTTP exporter puts on the wire: an ``ExportTraceServiceRequest`` in protobuf.
+:func:`decode` turns it back into plain :class:`WireSpan` records (attribute values as Python values:
+``stringValue`` → ``str``, ``intValue`` → ``int``, arrays → lists), the form a backend's ingestion
+reads.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import zlib
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    def payload(self) -> bytes:
+        encoding = self.headers.get("content-encoding", "")
+        if encoding == "gzip":
+            return gzip.decompress(self.body)
+        if encoding == "deflate":
+            return zlib.decompress(self.body)
+        return self.body
+
+
+class Receiver:
+    """``with Receiver() as rx:`` — ``rx.url`` is ``http://127.0.0.1:<port>``; ``rx.requests`` fill up."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                with receiver._lock:
+                    receiver.requests.append(Request("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
+                                                     body))
+                reply = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: Any) -> None:  # keep the test output clean
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+    def spans(self) -> list["WireSpan"]:
+        """The spans of every request to a ``.../traces`` path (metrics and logs requests are kept but
+        not decoded)."""
+        with self._lock:
+            requests = [r for r in self.requests if r.path.endswith("/traces")]
+        return [span for r in requests for span in decode(r.payload())]
+
+    def __enter__(self) -> "Receiver":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@dataclass(frozen=True)
+class WireSpan:
+    name: str
+    trace_id: str  # hex
+    span_id: str
+    parent_id: str | None
+    kind: int  # OTLP Span.SpanKind
+    attributes: dict[str, Any]
+    events: list[tuple[str, dict[str, Any]]]
+    status_code: int  # OTLP Status.StatusCode (2 = ERROR)
+    scope: str
+    resource: dict[str, Any] = field(default_factory=dict)
+
+
+def value(v: AnyValue) -> Any:
+    """An OTLP ``AnyValue`` as a plain Python value."""
+    which = v.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "array_value":
+        return [value(x) for x in v.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: value(kv.value) for kv in v.kvlist_value.values}
+    return getattr(v, which)
+
+
+def _attributes(kvs: Any) -> dict[str, Any]:
+    return {kv.key: value(kv.value) for kv in kvs}
+
+
+def decode(body: bytes) -> list[WireSpan]:
+    """The spans of one serialized ``ExportTraceServiceRequest``."""
+    request = ExportTraceServiceRequest()
+    request.ParseFromString(body)
+    out = []
+    for rs in request.resource_spans:
+        resource = _attributes(rs.resource.attributes)
+        for ss in rs.scope_spans:
+            for s in ss.spans:
+                out.append(WireSpan(
+                    name=s.name, trace_id=s.trace_id.hex(), span_id=s.span_id.hex(),
+                    parent_id=s.parent_span_id.hex() or None, kind=s.kind,
+                    attributes=_attributes(s.attributes),
+                    events=[(e.name, _attributes(e.attributes)) for e in s.events],
+                    status_code=s.status.code, scope=ss.scope.name, resource=resource,
+                ))
+    return out

@@ -1,0 +1,226 @@
+"""One small offline example run per framework, shared by the backend tests and the zero-code app.
+
+Each run is plain framework code over a fake model (one tool call, then an answer); it never calls
+``instrument()`` itself, so the same function serves a test that configured a provider and an app
+started under ``opentelemetry-instrument``. ``manual`` is the project's plain-Python example
+(``examples/plain_python/agent.py``, decorators only) inside a ``chain`` span.
+
+:func:`skip_reason` says why a run cannot happen here (framework not installed, or our instrumentor
+for it not importable yet); :data:`EXPECTED_KINDS` lists the OpenInference kinds each run must show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTION = "Can I get a refund for order A1001?"
+
+# CrewAI: no telemetry, no tracing upload, nothing outside the machine (cases README).
+for _key, _value in (("CREWAI_DISABLE_TELEMETRY", "true"), ("CREWAI_TRACING_ENABLED", "false"),
+                     ("CREWAI_DISABLE_TRACKING", "true")):
+    os.environ.setdefault(_key, _value)
+
+
+def run_manual() -> Any:
+    import otel_agents
+
+    spec = importlib.util.spec_from_file_location("otel_agents_example_plain", REPO / "examples/plain_python/agent.py")
+    assert spec and spec.loader
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    with otel_agents.span("chain", "support_session") as session:
+        session.set_input(QUESTION)
+        answer = example.agent(QUESTION)
+        session.set_output(answer)
+    return answer
+
+
+def run_langchain() -> Any:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import tool
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    @tool
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        return f"order {order_id}: delivered 12 days ago"
+
+    class ScriptedChat(BaseChatModel):
+        """Asks for ``lookup_order`` until a tool result is in the conversation, then answers."""
+
+        model_name: str = "scripted-chat-1"  # LangChain reports it as ls_model_name
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted-chat"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            usage = {"input_tokens": 11, "output_tokens": 7, "total_tokens": 18}
+            if any(isinstance(m, ToolMessage) for m in messages):
+                reply = AIMessage("Order A1001 can be refunded.", usage_metadata=usage)
+            else:
+                reply = AIMessage("", tool_calls=[{"name": "lookup_order", "args": {"order_id": "A1001"},
+                                                   "id": "call_1", "type": "tool_call"}], usage_metadata=usage)
+            return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    model = ScriptedChat().bind_tools([lookup_order])
+
+    # No annotations on the nodes: LangGraph resolves them at run time, and these names are local.
+    def call_model(state):  # type: ignore[no-untyped-def]
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def route(state):  # type: ignore[no-untyped-def]
+        return "tools" if state["messages"][-1].tool_calls else END
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", call_model)
+    graph.add_node("tools", ToolNode([lookup_order]))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", route, ["tools", END])
+    graph.add_edge("tools", "agent")
+    app = graph.compile(name="support")
+    return app.invoke({"messages": [HumanMessage(QUESTION)]})["messages"][-1].content
+
+
+def run_llama_index() -> Any:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.tools import FunctionTool
+
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        return f"order {order_id}: delivered 12 days ago"
+
+    def respond(messages: Any, **kwargs: Any) -> ChatMessage:
+        if any(m.role == MessageRole.TOOL for m in messages):
+            return ChatMessage(role=MessageRole.ASSISTANT, content="Order A1001 can be refunded.")
+        return ChatMessage(role=MessageRole.ASSISTANT, blocks=[
+            ToolCallBlock(tool_call_id="call_1", tool_name="lookup_order", tool_kwargs={"order_id": "A1001"})])
+
+    agent = FunctionAgent(name="support", description="Answers order questions.",
+                          tools=[FunctionTool.from_defaults(fn=lookup_order)],
+                          llm=MockFunctionCallingLLM(response_generator=respond), streaming=False)
+    async def run() -> Any:  # the workflow needs a running loop when it is started
+        return await agent.run(user_msg=QUESTION)
+
+    return str(asyncio.run(run()))
+
+
+def run_pydantic_ai() -> Any:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.usage import RequestUsage
+
+    def respond(messages: Any, info: Any) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("Order A1001 can be refunded.")],
+                                 usage=RequestUsage(input_tokens=20, output_tokens=7), model_name="fn-model")
+        return ModelResponse(parts=[ToolCallPart("lookup_order", {"order_id": "A1001"}, tool_call_id="call_1")],
+                             usage=RequestUsage(input_tokens=10, output_tokens=3), model_name="fn-model")
+
+    agent = Agent(FunctionModel(respond), name="support")
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        return f"order {order_id}: delivered 12 days ago"
+
+    return agent.run_sync(QUESTION).output
+
+
+def run_crewai() -> Any:
+    from crewai import Agent, Crew, Task
+    from crewai.llms.base_llm import BaseLLM
+    from crewai.tools import tool
+
+    @tool("lookup_order")
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        return f"order {order_id}: delivered 12 days ago"
+
+    class ScriptedLLM(BaseLLM):
+        """ReAct text: an ``Action`` on the first turn, the ``Final Answer`` once there is an observation."""
+
+        def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+                 from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> str:
+            if not isinstance(messages, str) and len(messages) > 2:
+                return "Thought: I now know the final answer\nFinal Answer: Order A1001 can be refunded."
+            return 'Thought: look it up\nAction: lookup_order\nAction Input: {"order_id": "A1001"}'
+
+        def supports_function_calling(self) -> bool:
+            return False
+
+    agent = Agent(role="support", goal="Answer order questions", backstory="A support agent.",
+                  llm=ScriptedLLM(model="scripted/react"), tools=[lookup_order], verbose=False)
+    task = Task(description="Answer the customer: {question}", expected_output="An answer.", agent=agent)
+    return str(Crew(agents=[agent], tasks=[task], verbose=False).kickoff(inputs={"question": QUESTION}))
+
+
+RUNS: dict[str, Callable[[], Any]] = {
+    "manual": run_manual,
+    "langchain": run_langchain,
+    "llama_index": run_llama_index,
+    "pydantic_ai": run_pydantic_ai,
+    "crewai": run_crewai,
+}
+
+# OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
+EXPECTED_KINDS: dict[str, set[str]] = {
+    "manual": {"CHAIN", "AGENT", "LLM", "TOOL"},
+    "langchain": {"AGENT", "LLM", "TOOL"},
+    "llama_index": {"AGENT", "LLM", "TOOL"},
+    "pydantic_ai": {"AGENT", "LLM", "TOOL"},
+    "crewai": {"CHAIN", "AGENT", "LLM", "TOOL"},
+}
+
+# The runs whose fake model reports token usage.
+REPORTS_USAGE = {"manual", "langchain", "pydantic_ai"}
+
+# The module each framework's own code is imported from (to tell "not installed" apart).
+_FRAMEWORK_MODULES = {"langchain": "langchain_core", "llama_index": "llama_index.core", "crewai": "crewai",
+                      "pydantic_ai": "pydantic_ai"}
+
+
+def skip_reason(name: str) -> str | None:
+    """Why the run of ``name`` cannot happen here, or ``None`` when it can."""
+    if name == "manual":
+        return None
+    from otel_agents.instrumentors import FRAMEWORKS
+
+    fw = FRAMEWORKS[name]
+    try:
+        importlib.import_module(_FRAMEWORK_MODULES[name])
+    except ImportError:
+        return f"{fw.distribution} is not installed"
+    try:
+        getattr(importlib.import_module(fw.module), fw.cls)
+    except (ImportError, AttributeError) as exc:
+        return f"our {name} instrumentor is not importable yet ({exc!r})"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """``python runs.py NAME...``: run the named examples in this process (the zero-code app)."""
+    for name in argv:
+        result = RUNS[name]()
+        print(f"{name}: {result}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

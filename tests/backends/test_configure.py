@@ -1,0 +1,218 @@
+"""``otel_agents.configure()`` and the exporter presets (issue 9): what gets built, where spans go,
+flushing on exit, the global provider, ECP folding, and that no secret is ever printed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+import otel_agents
+from otel_agents import configure, presets
+from tests.backends.receiver import Receiver
+from tests.spans import SnapshotExporter
+
+REPO = Path(__file__).resolve().parents[2]
+SECRET = "sk-lf-never-print-me-0000"
+
+
+def _span(config: otel_agents.Configuration, name: str = "work") -> None:
+    config.tracer_provider.get_tracer("tests").start_span(name).end()
+
+
+def test_presets_by_name_and_processor_choice(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    with Receiver() as rx:  # every network preset points at it: nothing leaves the machine
+        for name, value in (("LANGFUSE_PUBLIC_KEY", "pk-lf-1"), ("LANGFUSE_SECRET_KEY", SECRET),
+                            ("LANGFUSE_HOST", rx.url), ("PHOENIX_COLLECTOR_ENDPOINT", rx.url),
+                            ("OTEL_EXPORTER_OTLP_ENDPOINT", rx.url)):
+            monkeypatch.setenv(name, value)
+        local = SnapshotExporter()
+        config = configure(exporters=["console", "otlp", "phoenix", "langfuse", local], frameworks=[],
+                           set_global=False)
+        _span(config, "everywhere")
+        config.shutdown()
+        paths = sorted(r.path for r in rx.requests)
+    assert [p.name for p in config.exporters] == ["console", "otlp", "phoenix", "langfuse", "custom"]
+    assert [type(p) for p in config.processors] == [SimpleSpanProcessor, BatchSpanProcessor, BatchSpanProcessor,
+                                                    BatchSpanProcessor, SimpleSpanProcessor]
+    assert config.ecp is None and config.is_global is False
+    assert paths == ["/api/public/otel/v1/traces", "/v1/traces", "/v1/traces"]
+    assert '"name": "everywhere"' in capsys.readouterr().out and [s.name for s in local.spans] == ["everywhere"]
+
+
+def test_unknown_preset_is_refused() -> None:
+    with pytest.raises(ValueError, match="valid: .*phoenix"):
+        configure(exporters=["jaeger"], frameworks=[], set_global=False)
+
+
+def test_service_name_and_phoenix_project_on_the_resource() -> None:
+    local = SnapshotExporter()
+    with Receiver() as rx:
+        config = configure(service_name="support-bot", exporters=[presets.phoenix(rx.url, project="bots"), local],
+                           resource_attributes={"deployment.environment": "test"}, frameworks=[], set_global=False)
+        _span(config)
+        config.shutdown()
+    (span,) = local.spans
+    assert span.resource["service.name"] == "support-bot"
+    assert span.resource["openinference.project.name"] == "bots"
+    assert span.resource["deployment.environment"] == "test"
+
+
+def test_phoenix_preset_defaults_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("PHOENIX_COLLECTOR_ENDPOINT", "PHOENIX_PROJECT_NAME", "PHOENIX_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    default = presets.phoenix()
+    assert default.details["endpoint"] == "http://127.0.0.1:6006/v1/traces" and default.resource == {}
+    monkeypatch.setenv("PHOENIX_COLLECTOR_ENDPOINT", "http://phoenix.internal:6006/")
+    monkeypatch.setenv("PHOENIX_PROJECT_NAME", "agents")
+    monkeypatch.setenv("PHOENIX_API_KEY", SECRET)
+    preset = presets.phoenix()
+    assert preset.details["endpoint"] == "http://phoenix.internal:6006/v1/traces"
+    assert preset.resource == {"openinference.project.name": "agents"}
+    assert SECRET not in repr(preset)
+    assert presets.phoenix("http://x:1/v1/traces").details["endpoint"] == "http://x:1/v1/traces"
+
+
+def test_phoenix_api_key_is_a_bearer_header() -> None:
+    with Receiver() as rx:
+        config = configure(exporters=[presets.phoenix(rx.url, api_key=SECRET)], frameworks=[], set_global=False)
+        _span(config)
+        config.shutdown()
+        (request,) = rx.requests
+    assert request.path == "/v1/traces"
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_otlp_preset_reads_the_standard_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    with Receiver() as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.url)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=agents")
+        config = configure(exporters="otlp", frameworks=[], set_global=False)
+        _span(config, "via-env")
+        config.shutdown()
+        (request,) = rx.requests
+        names = [s.name for s in rx.spans()]
+    assert request.path == "/v1/traces" and request.headers["x-team"] == "agents"
+    assert names == ["via-env"]
+
+
+def test_file_is_the_default_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OTEL_AGENTS_EXPORTERS", raising=False)
+    monkeypatch.setenv("OTEL_AGENTS_TRACES_FILE", str(tmp_path / "out" / "traces.jsonl"))
+    config = configure(frameworks=[], set_global=False)
+    _span(config, "to-file")
+    config.shutdown()
+    assert [p.name for p in config.exporters] == ["file"]
+    (line,) = (tmp_path / "out" / "traces.jsonl").read_text().splitlines()
+    spans = json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [s["name"] for s in spans] == ["to-file"]
+
+
+def test_exporters_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "console, phoenix")
+    config = configure(frameworks=[], set_global=False)
+    config.shutdown()  # no span was made: nothing is sent
+    assert [p.name for p in config.exporters] == ["console", "phoenix"]
+
+
+def test_configure_instruments_and_points_the_decorators_at_its_provider() -> None:
+    local = SnapshotExporter()
+    config = configure(exporters=[local], frameworks=["pydantic_ai"], set_global=False)
+    try:
+        assert config.instrumented == ("pydantic_ai",)
+
+        @otel_agents.tool
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        assert add(2, 3) == 5
+    finally:
+        config.shutdown()
+    assert [s.semantic_kind for s in local.spans] == ["tool"]
+    assert otel_agents.instrumentation_status()["pydantic_ai"].instrumented is False  # shutdown undid it
+
+
+def test_ecp_callback_gets_one_envelope_per_run() -> None:
+    envelopes: list[dict] = []
+    config = configure(exporters=[], ecp=envelopes.append, frameworks=[], set_global=False)
+    try:
+        assert config.processors[0] is config.ecp
+
+        @otel_agents.agent(name="echo")
+        def echo(text: str) -> str:
+            return text.upper()
+
+        echo("hi")
+    finally:
+        config.shutdown()
+    (envelope,) = envelopes
+    assert envelope["status"] == "done" and envelope["public_output"] == "HI"
+
+
+def test_ecp_true_queues_envelopes() -> None:
+    config = configure(exporters=[], ecp=True, frameworks=[], set_global=False)
+    try:
+        otel_agents.agent(name="noop")(lambda: "ok")()
+        assert [e["public_output"] for e in config.ecp.drain()] == ["ok"]
+    finally:
+        config.shutdown()
+
+
+def test_no_secret_is_printed_or_logged(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-visible")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET)
+    caplog.set_level(logging.DEBUG)
+    with Receiver() as rx:
+        monkeypatch.setenv("LANGFUSE_HOST", rx.url)
+        config = configure(exporters=["langfuse", presets.phoenix(rx.url, api_key=SECRET)], frameworks=[],
+                           set_global=False)
+        print(config, repr(config), config.exporters)
+        _span(config)
+        config.shutdown()
+    shown = capsys.readouterr()
+    for text in (caplog.text, shown.out, shown.err, repr(config), str(config.exporters)):
+        assert SECRET not in text and SECRET[6:] not in text
+
+
+def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "LANGFUSE_", "PHOENIX_"))}
+    environment.update(env)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, env=environment,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_batched_spans_are_flushed_at_exit() -> None:
+    """The process ends without calling shutdown(): the SDK's atexit hook drains the batch processor."""
+    with Receiver() as rx:
+        _run_python(f"""
+            import otel_agents
+            config = otel_agents.configure(exporters=[otel_agents.presets.otlp("{rx.url}/v1/traces")], frameworks=[])
+            config.tracer_provider.get_tracer("t").start_span("last-words").end()
+        """)
+        assert [s.name for s in rx.spans()] == ["last-words"]
+
+
+def test_global_provider_is_set_once_and_never_replaced() -> None:
+    done = _run_python("""
+        from opentelemetry import trace
+        import otel_agents
+        first = otel_agents.configure(exporters=["console"], frameworks=[])
+        assert first.is_global and trace.get_tracer_provider() is first.tracer_provider
+        second = otel_agents.configure(exporters=[], frameworks=[])
+        assert not second.is_global and trace.get_tracer_provider() is first.tracer_provider
+        second.tracer_provider.get_tracer("t").start_span("not-global").end()
+    """)
+    assert done.stderr.count("a global tracer provider is already set") == 1
+    assert "not-global" not in done.stdout  # it went to the second provider, which exports nowhere

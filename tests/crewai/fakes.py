@@ -1,0 +1,139 @@
+"""Offline models and builders for the CrewAI tests: real CrewAI, scripted ``BaseLLM`` subclasses.
+
+* :class:`ReactLLM` drives the ReAct text path: its first turn is
+  ``Action: <tool>`` / ``Action Input: <json>``, its next turn a
+  ``Final Answer`` quoting the tool's observation. Like CrewAI's provider
+  classes it reports usage through ``_emit_call_completed_event``.
+* :class:`NativeLLM` drives native function calling: ``supports_function_calling()``
+  is true, its first turn returns OpenAI-style tool calls (CrewAI's executor
+  runs them), its next turn the answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from crewai import Agent, Crew, Task
+from crewai.events.types.llm_events import LLMCallType
+from crewai.llms.base_llm import BaseLLM, llm_call_context
+from crewai.tools import tool
+
+FULL_USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+
+
+class ScriptedFailure(RuntimeError):
+    """The scripted model's outage (the user's exception in failing runs)."""
+
+
+def _observation(messages: Any) -> str | None:
+    """The last tool observation in a ReAct conversation, or ``None`` on the first turn."""
+    if isinstance(messages, str):
+        return None
+    for m in reversed(messages):
+        content = str(m.get("content") or "")
+        if m.get("role") == "assistant" and "\nObservation:" in content:
+            return content.split("\nObservation:", 1)[1].strip()
+    return None
+
+
+class ReactLLM(BaseLLM):
+    """ReAct text path: one ``Action`` for ``tool_name`` with ``tool_args``, then the final answer."""
+
+    llm_type: str = "scripted"
+    tool_name: str = "lookup_order"
+    tool_args: dict[str, Any] = {"order_id": "A100"}
+    usage: dict[str, Any] | None = FULL_USAGE
+    fail: bool = False
+
+    def __init__(self, **data: Any) -> None:
+        data.setdefault("model", "scripted-react")  # BaseLLM's validator wants it passed in
+        super().__init__(**data)
+
+    def reply(self, messages: Any) -> str:
+        observation = _observation(messages)
+        if observation is None:
+            return (f"Thought: I should use {self.tool_name}.\nAction: {self.tool_name}\n"
+                    f"Action Input: {json.dumps(self.tool_args)}")
+        return f"Thought: I now know the final answer\nFinal Answer: {observation}"
+
+    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+             from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
+        with llm_call_context():
+            self._emit_call_started_event(messages=messages, tools=tools, from_task=from_task, from_agent=from_agent)
+            if self.fail:
+                raise ScriptedFailure("the scripted model is down")
+            text = self.reply(messages)
+            if self._effective_stream():
+                for word in text.split(" "):
+                    self._emit_stream_chunk_event(chunk=word + " ", from_task=from_task, from_agent=from_agent)
+            self._emit_call_completed_event(response=text, call_type=LLMCallType.LLM_CALL, from_task=from_task,
+                                            from_agent=from_agent, messages=messages, usage=self.usage,
+                                            finish_reason="stop", response_id="resp-1")
+            return text
+
+    async def acall(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+                    from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
+        return self.call(messages, tools, callbacks, available_functions, from_task, from_agent, response_model)
+
+    def supports_function_calling(self) -> bool:
+        return False
+
+    def get_context_window_size(self) -> int:
+        return 10**9  # X-6 sends 5 MB prompts; CrewAI would otherwise summarise them with this model
+
+    def supports_stop_words(self) -> bool:
+        return True
+
+
+class NativeLLM(BaseLLM):
+    """Native function calling: ``n_calls`` tool calls on the first turn, then the answer."""
+
+    llm_type: str = "scripted"
+    tool_name: str = "lookup_order"
+    tool_args: dict[str, Any] = {"order_id": "A100"}
+    n_calls: int = 1
+
+    def __init__(self, **data: Any) -> None:
+        data.setdefault("model", "scripted-native")
+        super().__init__(**data)
+
+    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+             from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
+        results = [m for m in messages if m.get("role") == "tool"] if not isinstance(messages, str) else []
+        if tools and not results:
+            return [{"id": f"call_{i}", "type": "function",
+                     "function": {"name": self.tool_name, "arguments": json.dumps(self.tool_args)}}
+                    for i in range(self.n_calls)]
+        return f"Answer: {results[-1]['content'] if results else 'nothing to report'}"
+
+    def supports_function_calling(self) -> bool:
+        return True
+
+
+@tool("lookup_order")
+def lookup_order(order_id: str) -> str:
+    """Look up an order by its id and return its status."""
+    return f"Order {order_id}: shipped"
+
+
+def clerk(llm: BaseLLM | None = None, *, tools: list | None = None, **kw: Any) -> Agent:
+    """The order clerk agent (ReAct by default)."""
+    kw.setdefault("goal", "Answer order questions")
+    kw.setdefault("backstory", "Knows every order.")
+    return Agent(role="Order Clerk", llm=llm or ReactLLM(), tools=[lookup_order] if tools is None else tools,
+                 max_retry_limit=0, **kw)
+
+
+def order_task(agent: Agent, **kw: Any) -> Task:
+    """The task of looking up order A100."""
+    kw.setdefault("description", "What is the status of order A100?")
+    kw.setdefault("name", "order_status")
+    kw.setdefault("expected_output", "The order's status")
+    return Task(agent=agent, **kw)
+
+
+def one_agent_crew(llm: BaseLLM | None = None, **agent_kw: Any) -> Crew:
+    """A crew of one clerk and one task."""
+    agent = clerk(llm, **agent_kw)
+    return Crew(agents=[agent], tasks=[order_task(agent)])

@@ -1,0 +1,271 @@
+"""The customer-support example graded by the real ECP runtime (issue 8), in all four frameworks.
+
+What runs here, all offline and over loopback only:
+
+* ``otel-agents demo`` once (module fixture): for each framework it runs the real
+  ``ecp run --manifest …`` (stdio) on the correct agent and on its faulty twin;
+  the tests then read the JSON reports, the manifest copies and the OTLP/JSON
+  trace files it left under a temporary ``out/``.
+* the real ``ecp conformance --target "otel-agents ecp serve …"`` on every
+  framework's agent (stdio, in parallel);
+* ``otel-agents ecp serve … --http`` for one framework, graded by ``ecp run`` and
+  ``ecp conformance`` with an ``http://`` target.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "customer_support"
+BIN = Path(sys.executable).parent
+ECP = str(BIN / "ecp")
+OTEL_AGENTS = str(BIN / "otel-agents")
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai")
+MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
+STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"]]
+N_CHECKS = sum(len(step["graders"]) for step in STEPS)
+
+
+def _load_common():
+    """The example's framework-free half (``common.py``), under a name of its own."""
+    spec = importlib.util.spec_from_file_location("_customer_support_common", EXAMPLES / "common.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    return module
+
+
+common = _load_common()
+
+
+def serve_command(framework: str, attr: str, log: Path, *extra: str) -> str:
+    """The shell command serving one example agent, instrumenting only its own framework."""
+    others = ",".join(f for f in FRAMEWORKS if f != framework)
+    cmd = [OTEL_AGENTS, "ecp", "serve", str(EXAMPLES / f"{framework}_agent.py:{attr}"), "--log-file", str(log), *extra]
+    return f"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={others} exec {shlex.join(cmd)}"
+
+
+def catching_grader(fault: str, grader: dict) -> bool:
+    """Whether ``grader`` is the check of manifest.yaml meant to catch ``fault``."""
+    if fault == common.INVENTED_ID:
+        return grader["type"] == "tool_usage" and grader["tool_name"] == "lookup_order"
+    if fault == common.SKIPPED_POLICY:
+        return grader["type"] == "tool_usage" and grader["tool_name"] == "check_refund_policy"
+    assert fault == common.FORBIDDEN_TOOL
+    return grader["type"] == "text_match" and grader.get("field") == "evaluation_context" \
+        and grader["condition"] == "does_not_contain" and grader["value"] == "issue_refund"
+
+
+def report_steps(report: dict) -> list[dict]:
+    return [step for scenario in report["scenarios"] for step in scenario["steps"]]
+
+
+# -- the example itself (no framework, no process) -------------------------------------------
+
+def test_every_faulty_twin_breaks_every_step_differently() -> None:
+    """Each plan injects one fault in every manifest step; together they use all three kinds of fault."""
+    kinds = set()
+    for framework in FRAMEWORKS:
+        plan = common.FAULT_PLANS[framework]
+        faults = [common.fault_for(plan, step["input"]) for step in STEPS]
+        assert None not in faults, framework
+        assert len(set(faults)) >= 2, f"{framework}: a single kind of fault"
+        kinds |= set(faults)
+    assert kinds == {common.INVENTED_ID, common.SKIPPED_POLICY, common.FORBIDDEN_TOOL}
+    assert len({tuple(sorted(p.items())) for p in common.FAULT_PLANS.values()}) == len(FRAMEWORKS)
+
+
+def test_faulty_brain_reaches_the_correct_answer() -> None:
+    """Driving the brain by hand: same final answer, different trajectory, for every step and plan."""
+    tools = {fn.__name__: fn for fn in common.TOOLS}
+
+    def play(question: str, faults: dict | None) -> tuple[list[tuple[str, dict]], str]:
+        results: list[common.ToolResult] = []
+        while True:
+            action = common.decide(question, results, faults)
+            if isinstance(action, common.Answer):
+                return [(r.name, dict(r.arguments)) for r in results], action.text
+            results.append(common.ToolResult(action.name, action.arguments, tools[action.name](**action.arguments)))
+
+    for step in STEPS:
+        calls, answer = play(step["input"], None)
+        assert "issue_refund" not in [name for name, _ in calls]
+        for plan in common.FAULT_PLANS.values():
+            faulty_calls, faulty_answer = play(step["input"], plan)
+            assert faulty_answer == answer and faulty_calls != calls
+    no_order = play("hello", None)
+    assert no_order[0] == [] and play("hello", common.FAULT_PLANS["crewai"]) == no_order  # nothing to break
+
+
+def test_disabled_instrumentations_variable_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``instrument()`` skips what OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names (the demo's served agents rely on it)."""
+    from otel_agents import instrument, instrumentation_status
+
+    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", ",".join(FRAMEWORKS))
+    assert instrument() == []
+    assert not any(status.instrumented for status in instrumentation_status().values())
+
+
+# -- `otel-agents demo`: ecp run (stdio) on all eight agents ---------------------------------
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path_factory.mktemp("demo") / "out"
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1200)
+    return proc, out
+
+
+def test_demo_runs_offline_and_ends_with_the_table(demo) -> None:
+    proc, out = demo
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.rstrip().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("framework"))
+    assert lines[header].split() == ["framework", "agent", "faulty", "twin", "faults", "caught", "by", "ECP",
+                                     "caught", "by", "outcome-only"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[header + 2: header + 2 + len(FRAMEWORKS)]}
+    faults = len(STEPS)
+    for framework in FRAMEWORKS:
+        assert rows[framework][:2] == ["PASS", f"{N_CHECKS}/{N_CHECKS}"], rows
+        assert rows[framework][2] == "FAIL", rows
+        assert rows[framework][4:] == [str(faults), f"{faults}/{faults}", f"0/{faults}"], rows
+    tail = "\n".join(lines[header:])
+    assert "agent PASS on 4/4 frameworks, faulty twin FAIL on 4/4 frameworks" in tail
+    assert f"agree on {N_CHECKS}/{N_CHECKS} checks" in tail
+    total = faults * len(FRAMEWORKS)
+    assert f"caught by the ECP checks: {total}/{total}; by an outcome-only check: 0/{total}" in tail
+    assert lines[-1].startswith("reports and traces:")  # the table block is the last thing printed
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_ecp_run_passes_the_agent(demo, framework: str) -> None:
+    """``ecp run --manifest`` (stdio): every check passes for the correct agent."""
+    _, out = demo
+    report = json.loads((out / framework / "report.json").read_text())
+    assert (report["passed"], report["failed"], report["total"]) == (N_CHECKS, 0, N_CHECKS)
+    for step in report_steps(report):
+        assert step["status"] == "ok" and step["error"] is None
+        assert step["usage"]["total_tokens"] > 0
+        assert all(call["status"] == "ok" for call in step["tool_calls"])
+    assert (out / framework / "report.html").stat().st_size > 0
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_faulty_twin_fails_exactly_the_right_checks(demo, framework: str) -> None:
+    """Each injected fault fails the one check meant for it; the outcome-only checks all pass."""
+    _, out = demo
+    good = report_steps(json.loads((out / framework / "report.json").read_text()))
+    bad = report_steps(json.loads((out / framework / "faulty" / "report.json").read_text()))
+    plan = common.FAULT_PLANS[framework]
+    for manifest_step, good_step, bad_step in zip(STEPS, good, bad, strict=True):
+        fault = common.fault_for(plan, manifest_step["input"])
+        failed = [g for g, c in zip(manifest_step["graders"], bad_step["checks"], strict=True) if not c["passed"]]
+        assert failed == [g for g in manifest_step["graders"] if catching_grader(fault, g)], (fault, bad_step["checks"])
+        assert bad_step["output"] == good_step["output"]
+        outcome = [c for c in bad_step["checks"] if c["field"] == "public_output"]
+        assert outcome and all(c["passed"] for c in outcome)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_demo_writes_manifests_and_traces(demo, framework: str) -> None:
+    """The manifest copies differ from manifest.yaml only in name and target; the trace files hold the graded runs."""
+    from otel_agents.exporters.file import read_otlp_json
+
+    _, out = demo
+    for suffix, attr, subdir in (("", "agent", ""), ("-faulty", "faulty_agent", "faulty")):
+        manifest = yaml.safe_load((out / "manifests" / f"{framework}{suffix}.yaml").read_text())
+        assert {k: v for k, v in manifest.items() if k not in ("name", "target")} == \
+            {k: v for k, v in MANIFEST.items() if k not in ("name", "target")}
+        assert f"{framework}_agent.py:{attr} " in manifest["target"] and "--trace-file" in manifest["target"]
+        spans = read_otlp_json(out / framework / subdir / "trace.jsonl")
+        assert sum(s.name == "agent/step" for s in spans) == len(STEPS)
+        tools = [s.attributes.get("gen_ai.tool.name") for s in spans if s.attributes.get("gen_ai.tool.name")]
+        assert "lookup_order" in tools and ("issue_refund" in tools) == (common.FORBIDDEN_TOOL in
+                                                                           common.FAULT_PLANS[framework].values()
+                                                                           and attr == "faulty_agent")
+
+
+# -- ecp conformance (stdio) on all four -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def conformance(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess]:
+    logs = tmp_path_factory.mktemp("conformance")
+
+    def check(framework: str) -> subprocess.CompletedProcess:
+        target = serve_command(framework, "agent", logs / f"{framework}.log")
+        return subprocess.run([ECP, "conformance", "--target", target, "--json", "--timeout", "300"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=900)
+
+    with ThreadPoolExecutor(max_workers=len(FRAMEWORKS)) as pool:
+        return dict(zip(FRAMEWORKS, pool.map(check, FRAMEWORKS)))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_ecp_conformance_stdio(conformance, framework: str) -> None:
+    proc = conformance[framework]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["conformant"] and (report["passed"], report["failed"]) == (3, 0), report
+
+
+# -- Streamable HTTP: one framework served once, graded by ecp run and ecp conformance ------------
+
+HTTP_FRAMEWORK = "langchain"
+
+
+@pytest.fixture(scope="module")
+def http_agent(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("http")
+    log = tmp / "serve.log"
+    others = ",".join(f for f in FRAMEWORKS if f != HTTP_FRAMEWORK)
+    proc = subprocess.Popen([OTEL_AGENTS, "ecp", "serve", str(EXAMPLES / f"{HTTP_FRAMEWORK}_agent.py:agent"),
+                             "--http", "--port", "0", "--log-file", str(log), "--trace-file", str(tmp / "trace.jsonl")],
+                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": others})
+    try:
+        url = None
+        deadline = time.monotonic() + 300  # a start-up wait, not a timed assertion
+        while url is None and proc.poll() is None and time.monotonic() < deadline:
+            match = re.search(r"serving ECP at (http://\S+)", log.read_text() if log.exists() else "")
+            url = match.group(1) if match else time.sleep(0.2)
+        if url is None:
+            pytest.fail(f"the HTTP server did not start: {log.read_text() if log.exists() else ''}")
+        yield url, tmp
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_ecp_run_over_http(http_agent) -> None:
+    url, tmp = http_agent
+    manifest = copy.deepcopy(MANIFEST)
+    manifest["target"] = url
+    path = tmp / "manifest.yaml"
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    proc = subprocess.run([ECP, "run", "--manifest", str(path), "--json-out", str(tmp / "report.json"),
+                           "--timeout", "300"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((tmp / "report.json").read_text())
+    assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
+
+
+def test_ecp_conformance_over_http(http_agent) -> None:
+    url, _ = http_agent
+    proc = subprocess.run([ECP, "conformance", "--target", url, "--json", "--timeout", "300"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["conformant"]

@@ -1,0 +1,77 @@
+"""``otel-agents fold TRACES.jsonl [-o ENVELOPES.jsonl]`` (issue 7)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+from otel_agents.cli import main
+from otel_agents.exporters.ecp import fold
+
+from .conftest import check
+from .test_ecp_fold import agent_run
+from .test_file import write
+
+
+def traces(rec, tmp_path, name="traces.jsonl"):
+    agent_run(rec.telemetry, name="one")
+    agent_run(rec.telemetry, name="two")
+    path = tmp_path / name
+    write(path, rec.spans, batch=6)  # one line per run
+    return path
+
+
+def test_fold_to_stdout(rec, tmp_path, capsys):
+    path = traces(rec, tmp_path)
+    assert main(["fold", str(path)]) == 0
+    out, err = capsys.readouterr()
+    envelopes = [json.loads(line) for line in out.splitlines()]
+    assert check(envelopes) == fold(rec.spans)
+    assert "2 run(s) from 12 span(s); 0 malformed line(s) skipped" in err
+
+
+def test_fold_to_file(rec, tmp_path, capsys):
+    path = traces(rec, tmp_path)
+    out_path = tmp_path / "envelopes.jsonl"
+    assert main(["fold", str(path), "-o", str(out_path)]) == 0
+    assert capsys.readouterr().out == ""
+    envelopes = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
+    assert check(envelopes) == fold(rec.spans)
+
+
+def test_malformed_lines_are_reported_and_skipped(rec, tmp_path, capsys):
+    """Issue 7: a malformed line is reported with its line number and skipped; the rest is folded; exit 1."""
+    path = traces(rec, tmp_path)
+    first, second = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(["{not json", first, '{"resourceSpans": 3}', second]) + "\n", encoding="utf-8")
+    out_path = tmp_path / "envelopes.jsonl"
+    assert main(["fold", str(path), "-o", str(out_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"skipped {path}:1: invalid JSON" in err
+    assert f"skipped {path}:3: not an OTLP trace request" in err
+    assert "2 malformed line(s) skipped" in err
+    envelopes = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
+    assert check(envelopes) == fold(rec.spans)
+
+
+def test_missing_input_exits_2(tmp_path, capsys):
+    assert main(["fold", str(tmp_path / "nope.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_stdin(rec, tmp_path, capsys, monkeypatch):
+    path = traces(rec, tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(path.read_text(encoding="utf-8")))
+    assert main(["fold", "-"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+def test_console_entry_point(rec, tmp_path):
+    """The real command line, as a user runs it."""
+    path = traces(rec, tmp_path)
+    done = subprocess.run([sys.executable, "-m", "otel_agents.cli", "fold", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line) for line in done.stdout.splitlines()] == fold(rec.spans)

@@ -1,0 +1,358 @@
+"""``fold(spans)``: span trees → ECP envelopes (issue 7), over hand-built spans from the real span layer.
+
+Every envelope is checked with ecp-runtime's ``validate_step_result`` and our JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from otel_agents._spans import ChatMessage, ToolCallRequest, Usage, wrap_stream
+from otel_agents.exporters.ecp import fold
+
+from .conftest import check
+
+
+def agent_run(tel, *, name="supervisor", answer="It is sunny in Paris.", with_usage=True):
+    """An agent that asks a model, calls a tool, delegates to a sub-agent whose tool fails, then answers."""
+    with tel.span("agent", name) as agent:
+        agent.set_agent(name)
+        agent.set_input("What is the weather in Paris?")
+        with tel.span("model", "gpt-4o") as model:
+            model.set_model(request_model="gpt-4o", response_model="gpt-4o-2024-08-06", provider="openai")
+            model.set_messages(
+                input=[ChatMessage("system", "be brief"), ChatMessage("user", "What is the weather in Paris?")],
+                output=[ChatMessage("assistant", None, [ToolCallRequest("search", {"q": "Paris"}, "call_1")],
+                                    finish_reason="tool_calls")])
+            if with_usage:
+                model.set_usage(Usage(input_tokens=100, output_tokens=20))
+        with tel.span("tool", "search") as tool:
+            tool.set_tool("search", call_id="call_1", arguments={"q": "Paris"})
+            tool.set_tool_result({"forecast": "sunny"})
+        with tel.span("agent", "researcher") as sub:
+            sub.set_agent("researcher")
+            with pytest.raises(ValueError):
+                with tel.span("tool", "lookup") as failing:
+                    failing.set_tool("lookup", arguments="Atlantis")
+                    raise ValueError("unknown city")
+        with tel.span("model", "gpt-4o") as model:
+            model.set_model(request_model="gpt-4o", response_model="gpt-4o-2024-08-06", provider="openai")
+            model.set_messages(output=[ChatMessage("assistant", answer, finish_reason="stop")])
+            if with_usage:
+                model.set_usage(Usage(input_tokens=150, output_tokens=10, total_tokens=161))
+        agent.set_output([{"role": "user", "parts": [{"type": "text", "content": "What is the weather?"}]},
+                          {"role": "assistant", "parts": [{"type": "text", "content": answer}]}])
+    return agent
+
+
+def test_agent_run_envelope(rec):
+    """Issue 7: status, public_output, enriched tool_calls, evidence lines, usage, metrics, agents."""
+    agent_run(rec.telemetry)
+    [env] = check(fold(rec.spans))
+    spans = {s.name: s for s in rec.spans}
+
+    assert env["status"] == "done"
+    assert env["public_output"] == "It is sunny in Paris."
+    assert env["trace_id"] == f"{spans['invoke_agent supervisor'].context.trace_id:032x}"
+    search, lookup = env["tool_calls"]
+    assert search == {**search, "name": "search", "arguments": {"q": "Paris"}, "id": "call_1",
+                      "result": {"forecast": "sunny"}, "status": "ok", "error": None, "agent": "supervisor",
+                      "span_id": f"{spans['execute_tool search'].context.span_id:016x}"}
+    assert search["latency_ms"] >= 0
+    assert lookup["status"] == "error" and lookup["error"] == "ValueError: unknown city"
+    assert lookup["agent"] == "researcher" and lookup["arguments"] == {"input": "Atlantis"}
+
+    lines = env["evaluation_context"].splitlines()
+    assert lines[0] == "agent supervisor"
+    assert lines[1] == "  model gpt-4o-2024-08-06 finish=tool_calls tokens_in=100 tokens_out=20"
+    assert lines[2].startswith('  tool search args={"q":"Paris"} status=ok latency_ms=')
+    assert lines[3] == "  agent researcher delegated_by=supervisor"
+    assert lines[4].startswith('    tool lookup args={"input":"Atlantis"} status=error latency_ms=')
+    assert lines[5] == "    error tool lookup: ValueError: unknown city"
+    assert lines[6] == "  model gpt-4o-2024-08-06 finish=stop tokens_in=150 tokens_out=10"
+    assert len(lines) == 7
+
+    assert env["usage"] == {"input_tokens": 250, "output_tokens": 30, "total_tokens": 281}
+    m = env["metrics"]
+    assert (m["steps"], m["model_calls"], m["tool_calls"], m["tool_errors"], m["tool_success_rate"]) == (6, 2, 2, 1, 0.5)
+    assert m["duration_ms"] >= search["latency_ms"]
+    assert m["cost_usd"] is not None and m["cost_usd"] > 0
+    assert [(a["name"], a["parent"]) for a in env["agents"]] == [("supervisor", None), ("researcher", "supervisor")]
+    assert env["agents"][1]["parent_span_id"] == env["agents"][0]["span_id"]
+    assert "incomplete" not in env
+
+
+def test_logs_are_span_records_without_content(rec):
+    """Issue 7: ``logs`` is a JSON string of span records; content stays in the other fields."""
+    agent_run(rec.telemetry)
+    [env] = check(fold(rec.spans))
+    records = json.loads(env["logs"])
+    assert [r["kind"] for r in records] == ["agent", "model", "tool", "agent", "tool", "model"]
+    assert set(records[0]) == {"span_id", "parent_id", "kind", "name", "start", "duration_ms", "status", "attributes"}
+    assert records[0]["parent_id"] is None and records[1]["parent_id"] == records[0]["span_id"]
+    assert records[4]["status"] == "error" and records[4]["error"] == "ValueError: unknown city"
+    assert records[1]["attributes"]["gen_ai.usage.input_tokens"] == 100
+    assert records[0]["start"].endswith("Z")
+    assert "Paris" not in env["logs"]  # messages, tool arguments and results are not repeated here
+
+
+def test_non_object_tool_arguments_are_wrapped(rec):
+    """Issue 7 edge case: tool arguments that are not JSON objects become ``{"input": value}``."""
+    tel = rec.telemetry
+    cases = [("text", "plain words"), ("number", 42), ("list", [1, "two"]), ("json_text", '{"a": 1}'),
+             ("none", None), ("null_json", "null")]
+    with tel.span("agent", "a") as agent:
+        agent.set_agent("a")
+        for name, args in cases:
+            with tel.span("tool", name) as tool:
+                tool.set_tool(name, arguments=args)
+    [env] = check(fold(rec.spans))
+    got = {c["name"]: c["arguments"] for c in env["tool_calls"]}
+    assert got == {"text": {"input": "plain words"}, "number": {"input": 42}, "list": {"input": [1, "two"]},
+                   "json_text": {"a": 1}, "none": {}, "null_json": {"input": None}}
+
+
+def test_tool_like_skill_is_a_tool_call_and_multi_step_skill_is_not(rec):
+    """Issue 7: a skill used through a tool call (execute_tool) is in tool_calls; a multi-step skill is a step only."""
+    tel = rec.telemetry
+    with tel.span("agent", "a") as agent:
+        agent.set_agent("a")
+        with tel.span("skill", "pdf") as skill:
+            skill.set_tool("pdf", arguments={"path": "x.pdf"})
+        with tel.span("skill", "research", multi_step=True) as skill:
+            skill.set_attribute("otel_agents.skill.name", "research")
+    [env] = check(fold(rec.spans))
+    assert [c["name"] for c in env["tool_calls"]] == ["pdf"]
+    lines = env["evaluation_context"].splitlines()
+    assert lines[1].startswith('  skill pdf args={"path":"x.pdf"} status=ok latency_ms=')
+    assert lines[2].startswith("  skill research status=ok latency_ms=")
+
+
+def test_errored_tool_and_errored_run(rec):
+    """Issue 7 edge case: a tool that errored, and the agent that failed because of it."""
+    tel = rec.telemetry
+    with pytest.raises(RuntimeError):
+        with tel.span("agent", "a") as agent:
+            agent.set_agent("a")
+            with tel.span("tool", "db") as tool:
+                tool.set_tool("db", call_id="t1", arguments={"sql": "select 1"})
+                raise RuntimeError("connection refused\nretry later")
+    [env] = check(fold(rec.spans))
+    [call] = env["tool_calls"]
+    assert call["status"] == "error" and call["result"] is None
+    assert call["error"].startswith("RuntimeError: connection refused")
+    assert env["metrics"]["tool_success_rate"] == 0.0
+    lines = env["evaluation_context"].splitlines()
+    assert lines[2] == "  error tool db: RuntimeError: connection refused retry later"  # one line
+    assert lines[3] == "error agent a: RuntimeError: connection refused retry later"
+    assert env["agents"][0]["status"] == "error"
+    assert env["public_output"] is None
+
+
+def test_stream_ending_after_its_agent_is_in_the_run(rec):
+    """Issue 7 edge case: a model stream that ends after the agent span ended still belongs to the run."""
+    tel = rec.telemetry
+    with tel.span("agent", "streamer") as agent:
+        agent.set_agent("streamer")
+        model = tel.start_span("model", "gpt-4o")
+        model.set_model(request_model="gpt-4o")
+        chunks = []
+        stream = wrap_stream(iter(["It ", "is ", "sunny."]), model, on_chunk=chunks.append,
+                             on_end=lambda span, abandoned: span.set_messages(
+                                 output=[ChatMessage("assistant", "".join(chunks), finish_reason="stop")]))
+        agent.set_output("streaming…")
+    assert "".join(stream) == "It is sunny."  # consumed after the agent span ended
+    spans = {s.name: s for s in rec.spans}
+    assert spans["chat gpt-4o"].end_time > spans["invoke_agent streamer"].end_time
+    [env] = check(fold(rec.spans))
+    assert env["metrics"]["model_calls"] == 1
+    assert env["evaluation_context"].splitlines()[1] == "  model gpt-4o finish=stop"
+    assert env["metrics"]["duration_ms"] * 1e6 >= spans["chat gpt-4o"].end_time - spans["invoke_agent streamer"].start_time - 1e3
+
+
+def test_orphan_is_folded_as_its_own_run(rec):
+    """Issue 7 edge case: a span whose parent never arrives is the root of a run of its own."""
+    tel = rec.telemetry
+    ghost = SpanContext(random.getrandbits(128), random.getrandbits(64), is_remote=False,
+                        trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    parent = trace.set_span_in_context(NonRecordingSpan(ghost))
+    with tel.span("tool", "lonely", parent=parent) as tool:
+        tool.set_tool("lonely", arguments={"x": 1})
+        tool.set_tool_result("done")
+    [env] = check(fold(rec.spans))
+    assert env["trace_id"] == f"{ghost.trace_id:032x}"
+    assert env["public_output"] == "done"
+    assert env["tool_calls"][0]["agent"] is None
+    assert env["evaluation_context"].startswith('tool lonely args={"x":1} status=ok')
+
+
+def test_never_ending_root_leaves_its_finished_children(rec):
+    """Issue 7 edge case (fold side): a root that never ended is absent; its ended children still fold."""
+    tel = rec.telemetry
+    root = tel.start_span("agent", "forever")
+    root.set_agent("forever")
+    with root.activate():
+        with tel.span("tool", "step") as tool:
+            tool.set_tool("step", arguments={})
+    envs = check(fold(rec.spans))  # only the tool has ended
+    assert [e["tool_calls"][0]["name"] for e in envs] == ["step"]
+    assert envs[0]["tool_calls"][0]["agent"] is None  # the agent span is not there to be named
+    root.end()
+
+
+def test_two_runs_in_one_trace_under_a_non_semantic_root(rec):
+    """Issue 7 edge case: an HTTP server span (not semantic) holding two agent runs gives two envelopes."""
+    tel = rec.telemetry
+    with rec.app.start_as_current_span("POST /chat", kind=trace.SpanKind.SERVER):
+        for name in ("first", "second"):
+            with tel.span("agent", name) as agent:
+                agent.set_agent(name)
+                agent.set_output(f"answer from {name}")
+                with tel.span("tool", f"{name}_tool") as tool:
+                    tool.set_tool(f"{name}_tool", arguments={})
+    envs = check(fold(rec.spans))
+    assert [e["public_output"] for e in envs] == ["answer from first", "answer from second"]
+    assert envs[0]["trace_id"] == envs[1]["trace_id"]
+    assert [[c["name"] for c in e["tool_calls"]] for e in envs] == [["first_tool"], ["second_tool"]]
+    assert "POST /chat" not in envs[0]["logs"]
+
+
+def test_semantic_span_below_a_non_semantic_span_stays_in_its_run(rec):
+    """A user's own span between an agent and its tool does not split the run or shift the indentation."""
+    tel = rec.telemetry
+    with tel.span("agent", "a") as agent:
+        agent.set_agent("a")
+        with rec.app.start_as_current_span("helper"):
+            with tel.span("chain", "RunnableSequence"):
+                with tel.span("tool", "t") as tool:
+                    tool.set_tool("t", arguments={})
+    [env] = check(fold(rec.spans))
+    assert env["evaluation_context"].splitlines()[1].startswith("  tool t ")
+    assert env["tool_calls"][0]["agent"] == "a"
+    assert [r["name"] for r in json.loads(env["logs"])] == ["invoke_agent a", "helper", "RunnableSequence", "execute_tool t"]
+
+
+def test_paused_run(rec):
+    """Issue 7 edge case: a run that stopped waiting for a human has status ``paused``."""
+    tel = rec.telemetry
+    with tel.span("chain", "graph", workflow=True) as graph:
+        with tel.span("agent", "approver") as agent:
+            agent.set_agent("approver")
+            with tel.span("tool", "ask_human") as tool:
+                tool.set_tool("ask_human", call_id="h1", arguments={"question": "ok?"})
+                tool.mark_paused()
+        graph.mark_paused()
+    [env] = check(fold(rec.spans))
+    assert env["status"] == "paused"
+    lines = env["evaluation_context"].splitlines()
+    assert lines[0] == "workflow graph"
+    assert lines[1] == "  agent approver"
+    assert lines[3] == "    paused tool ask_human"
+    assert lines[-1] == "paused workflow graph"
+
+
+def test_no_usage_at_all(rec):
+    """Issue 7 edge case: no model span reported usage → no ``usage`` field, no cost."""
+    agent_run(rec.telemetry, with_usage=False)
+    [env] = check(fold(rec.spans))
+    assert "usage" not in env
+    assert env["metrics"]["cost_usd"] is None
+    assert "tokens_in" not in env["evaluation_context"]
+
+
+def test_run_without_tools_or_models(rec):
+    with rec.telemetry.span("agent", "idle") as agent:
+        agent.set_agent("idle")
+    [env] = check(fold(rec.spans))
+    assert env["tool_calls"] == [] and "usage" not in env
+    assert env["metrics"]["tool_success_rate"] is None and env["metrics"]["cost_usd"] is None
+
+
+@pytest.mark.parametrize("output, expected", [
+    ("plain text", "plain text"),
+    ({"answer": 42, "sources": ["a"]}, '{"answer":42,"sources":["a"]}'),
+    ([{"role": "assistant", "content": "hi there"}], "hi there"),
+    ({"messages": [{"type": "human", "content": "q"}, {"type": "ai", "content": [{"type": "text", "text": "from ai"}]}]},
+     "from ai"),
+    ([{"role": "assistant", "parts": [{"type": "tool_call", "name": "x", "arguments": {}}]}],
+     '[{"role":"assistant","parts":[{"type":"tool_call","name":"x","arguments":{}}]}]'),
+    (["a", "b"], '["a","b"]'),
+])
+def test_public_output_as_text(rec, output, expected):
+    """Issue 7: a string as is; chat messages → last assistant text; structured output → compact JSON."""
+    with rec.telemetry.span("agent", "a") as agent:
+        agent.set_output(output)
+    [env] = check(fold(rec.spans))
+    assert env["public_output"] == expected
+
+
+def test_content_off_still_gives_a_valid_envelope(rec):
+    """With content capture off there are no arguments or outputs, and the envelope is still valid."""
+    rec.telemetry.settings.capture_content = False
+    agent_run(rec.telemetry)
+    [env] = check(fold(rec.spans))
+    assert env["public_output"] is None
+    assert [c["arguments"] for c in env["tool_calls"]] == [{}, {}]
+    assert env["tool_calls"][1]["error"] == "ValueError"
+
+
+def test_thoughts_only_when_opted_in(rec):
+    """No raw chain-of-thought in evaluation_context unless ``include_thoughts=True``."""
+    with rec.telemetry.span("agent", "a") as agent:
+        with rec.telemetry.span("model", "m") as model:
+            model.set_model(request_model="m")
+            model.set_content("gen_ai.output.messages", [
+                {"role": "assistant", "parts": [{"type": "reasoning", "content": "secret\nplan"},
+                                                {"type": "text", "content": "ok"}]}], as_json=True)
+    assert "secret" not in fold(rec.spans)[0]["evaluation_context"]
+    [env] = check(fold(rec.spans, include_thoughts=True))
+    assert env["evaluation_context"].splitlines()[2] == "    thought secret plan"
+
+
+def test_fold_is_independent_of_span_order_and_traces(rec):
+    """Spans in any order and from several traces give the same envelopes, ordered by run start."""
+    for name in ("one", "two", "three"):
+        agent_run(rec.telemetry, name=name)
+    spans = rec.spans
+    shuffled = list(spans)
+    random.Random(7).shuffle(shuffled)
+    direct = check(fold(spans))
+    assert fold(shuffled) == direct
+    assert [e["agents"][0]["name"] for e in direct] == ["one", "two", "three"]
+
+
+def test_cost_is_priced_offline(rec, monkeypatch):
+    """cost_usd comes from genai-prices' bundled data: no network is touched."""
+    def no_network(*args, **kwargs):
+        raise AssertionError("network access while pricing")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    agent_run(rec.telemetry)
+    [env] = check(fold(rec.spans))
+    # gpt-4o-2024-08-06: 100+150 input, 20+10 output tokens at the bundled prices
+    from genai_prices import Usage as PriceUsage, calc_price
+    expected = sum(float(calc_price(PriceUsage(input_tokens=i, output_tokens=o), "gpt-4o-2024-08-06",
+                                    provider_id="openai").total_price) for i, o in ((100, 20), (150, 10)))
+    assert env["metrics"]["cost_usd"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("model, provider, priced", [
+    ("claude-3-5-sonnet-latest", "anthropic", True),
+    ("gemini-1.5-flash", "gcp.gemini", True),      # OTel provider name mapped to genai-prices' id
+    ("gpt-4o", None, True),                          # provider inferred from the model name
+    ("my-finetune-v3", "openai", False),             # unknown model
+    ("gpt-4o", "acme-cloud", False),                 # named provider unknown to genai-prices: not guessed
+])
+def test_cost_needs_a_known_model_and_provider(rec, model, provider, priced):
+    with rec.telemetry.span("agent", "a"):
+        with rec.telemetry.span("model", model) as span:
+            span.set_model(request_model=model, provider=provider)
+            span.set_usage(Usage(input_tokens=1000, output_tokens=100))
+    [env] = check(fold(rec.spans))
+    assert (env["metrics"]["cost_usd"] is not None) is priced

@@ -1,0 +1,181 @@
+"""OTLP/JSON files: ``OTLPJsonFileExporter`` and ``read_otlp_json`` (issue 7)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.trace import Link, SpanContext, SpanKind, StatusCode, TraceFlags
+
+from otel_agents.exporters.ecp import fold
+from otel_agents.exporters.file import OTLPJsonFileExporter, read_otlp_json
+
+from .conftest import Recorder, check
+from .test_ecp_fold import agent_run
+
+
+def write(path, spans, batch=2):
+    exporter = OTLPJsonFileExporter(path)
+    for i in range(0, len(spans), batch):
+        exporter.export(spans[i:i + batch])
+    exporter.shutdown()
+
+
+def comparable(span):
+    return (span.name, span.context.trace_id, span.context.span_id, span.context.trace_flags,
+            span.parent.span_id if span.parent else None, span.parent.is_remote if span.parent else None,
+            span.kind, dict(span.attributes), span.status.status_code, span.status.description,
+            span.start_time, span.end_time, [(e.name, dict(e.attributes), e.timestamp) for e in span.events],
+            [(link.context.trace_id, link.context.span_id, dict(link.attributes)) for link in span.links],
+            span.instrumentation_scope.name, span.instrumentation_scope.version, dict(span.resource.attributes))
+
+
+def test_round_trip_gives_the_same_envelopes(rec, tmp_path):
+    """Issue 7 done-when: spans → OTLP/JSON file → read_otlp_json → fold == fold of the spans directly."""
+    agent_run(rec.telemetry, name="one")
+    agent_run(rec.telemetry, name="two")
+    spans = rec.spans
+    path = tmp_path / "traces.jsonl"
+    write(path, spans, batch=5)
+    back = read_otlp_json(path)
+    assert [comparable(s) for s in back] == [comparable(s) for s in spans]
+    assert check(fold(back)) == fold(spans)
+
+
+def test_file_is_otlp_json_one_request_per_line(rec, tmp_path):
+    """Hex ids, lowerCamelCase, integer enums, one ExportTraceServiceRequest per export call."""
+    agent_run(rec.telemetry)
+    spans = rec.spans
+    path = tmp_path / "traces.jsonl"
+    write(path, spans, batch=4)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2
+    request = json.loads(lines[0])
+    span = request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    original = spans[0]
+    assert span["traceId"] == f"{original.context.trace_id:032x}"
+    assert span["spanId"] == f"{original.context.span_id:016x}"
+    assert span["parentSpanId"] == f"{original.parent.span_id:016x}"
+    assert span["kind"] == 3 and span["startTimeUnixNano"] == str(original.start_time)  # CLIENT; int64 as string
+    assert {"key": "otel_agents.span.kind", "value": {"stringValue": "model"}} in span["attributes"]
+    error_span = next(s for line in lines for rs in json.loads(line)["resourceSpans"]
+                      for ss in rs["scopeSpans"] for s in ss["spans"] if s["name"] == "execute_tool lookup")
+    assert error_span["status"] == {"code": 2, "message": "ValueError: unknown city"}
+    assert error_span["events"][0]["name"] == "exception"
+
+
+def test_batch_processor_and_links_and_remote_parents(tmp_path):
+    """Through a BatchSpanProcessor; links and a remote parent survive the round trip."""
+    path = tmp_path / "t.jsonl"
+    exporter = OTLPJsonFileExporter(path)
+    rec = Recorder(BatchSpanProcessor(exporter))
+    remote = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    ctx = trace.set_span_in_context(trace.NonRecordingSpan(remote))
+    with rec.app.start_as_current_span("server", context=ctx, kind=SpanKind.SERVER,
+                                       links=[Link(remote, {"why": "batch"})]) as span:
+        span.set_attribute("tags", ["a", "b"])
+        span.set_attribute("ratio", 0.25)
+    rec.provider.force_flush()
+    rec.provider.shutdown()
+    [back] = read_otlp_json(path)
+    [original] = rec.spans
+    assert comparable(back) == comparable(original)
+    assert back.parent.is_remote is True
+    assert back.attributes["tags"] == ("a", "b")
+
+
+def test_reads_collector_style_files(tmp_path):
+    """A Collector-written line: upper-case hex, numbers as JSON numbers, kvlist/bytes values; logs lines skipped."""
+    collector = {"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+        "scopeSpans": [{"scope": {"name": "otel_agents", "version": "0.1.0"}, "spans": [{
+            "traceId": "0AF7651916CD43DD8448EB211C80319C", "spanId": "B7AD6B7169203331",
+            "name": "invoke_agent helper", "kind": 1, "flags": 257,
+            "startTimeUnixNano": 1700000000000000000, "endTimeUnixNano": "1700000000500000000",
+            "attributes": [
+                {"key": "otel_agents.span.kind", "value": {"stringValue": "agent"}},
+                {"key": "gen_ai.agent.name", "value": {"stringValue": "helper"}},
+                {"key": "output.value", "value": {"stringValue": "done"}},
+                {"key": "output.mime_type", "value": {"stringValue": "text/plain"}},
+                {"key": "count", "value": {"intValue": 3}},
+                {"key": "nested", "value": {"kvlistValue": {"values": [
+                    {"key": "a", "value": {"boolValue": True}}]}}},
+                {"key": "blob", "value": {"bytesValue": "aGk="}},
+            ],
+            "droppedAttributesCount": 0,
+            "status": {}}]}]}]}
+    logs_line = {"resourceLogs": [{"scopeLogs": []}]}
+    path = tmp_path / "collector.json"
+    path.write_text(json.dumps(collector) + "\n\n" + json.dumps(logs_line) + "\n", encoding="utf-8")
+    errors = []
+    [span] = read_otlp_json(path, errors=errors)
+    assert errors == []
+    assert span.context.trace_id == 0x0AF7651916CD43DD8448EB211C80319C and span.parent is None
+    assert span.context.trace_flags == 1 and span.start_time == 1_700_000_000_000_000_000
+    assert span.attributes["count"] == 3 and span.attributes["nested"] == '{"a":true}'
+    assert span.attributes["blob"] == "aGk=" and span.status.status_code is StatusCode.UNSET
+    assert span.resource.attributes == {"service.name": "svc"}
+    [env] = check(fold([span]))
+    assert env["public_output"] == "done" and env["metrics"]["duration_ms"] == 500.0
+
+
+def test_malformed_lines_are_named_and_skipped(rec, tmp_path, caplog):
+    """Issue 7: a malformed line → a precise error naming the line; the lines around it are kept."""
+    agent_run(rec.telemetry)
+    spans = rec.spans
+    path = tmp_path / "mixed.jsonl"
+    write(path, spans, batch=3)
+    good = path.read_text(encoding="utf-8").splitlines()
+    bad_id = json.loads(good[0])
+    bad_id["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["spanId"] = "xyz"
+    short_id = json.loads(good[0])
+    short_id["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = "abcd"
+    wrong_type = {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 5, "traceId": "0" * 31 + "1",
+                                                                "spanId": "0" * 15 + "1"}]}]}]}
+    path.write_text("\n".join([good[0], '{"resourceSpans": [', "[1, 2]", json.dumps(bad_id), good[1],
+                               json.dumps(short_id), json.dumps(wrong_type)]) + "\n", encoding="utf-8")
+    errors = []
+    back = read_otlp_json(path, errors=errors)
+    assert [e.line for e in errors] == [2, 3, 4, 6, 7]
+    assert str(errors[0]).startswith(f"{path}:2: invalid JSON: ")
+    assert "got list" in errors[1].message
+    assert errors[2].message == "resourceSpans[0].scopeSpans[0].spans[1].spanId: 'xyz' is not hex"
+    assert errors[3].message == "resourceSpans[0].scopeSpans[0].spans[0].traceId: 'abcd' is not 32 hex digits"
+    assert errors[4].message.startswith("not an OTLP trace request")
+    assert [s.name for s in back] == [s.name for s in spans]  # lines 1 and 5 hold every span
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        read_otlp_json(path)
+    assert f"skipped {path}:2: invalid JSON" in caplog.text
+
+
+def test_reads_an_open_stream(rec, tmp_path):
+    agent_run(rec.telemetry)
+    path = tmp_path / "t.jsonl"
+    write(path, rec.spans)
+    with open(path, encoding="utf-8") as f:
+        assert len(read_otlp_json(f)) == len(rec.spans)
+
+
+def test_missing_file_raises(tmp_path):
+    with pytest.raises(OSError):
+        read_otlp_json(tmp_path / "nope.jsonl")
+
+
+def test_export_after_shutdown_fails_quietly(rec, tmp_path):
+    with rec.app.start_as_current_span("x"):
+        pass
+    exporter = OTLPJsonFileExporter(tmp_path / "t.jsonl")
+    exporter.shutdown()
+    assert exporter.export(rec.spans).name == "FAILURE"
+
+
+def test_simple_processor_writes_a_line_per_span(tmp_path):
+    path = tmp_path / "t.jsonl"
+    rec = Recorder(SimpleSpanProcessor(OTLPJsonFileExporter(path)))
+    agent_run(rec.telemetry)
+    rec.provider.shutdown()
+    assert len(path.read_text(encoding="utf-8").splitlines()) == len(rec.spans)
+    assert check(fold(read_otlp_json(path))) == fold(rec.spans)

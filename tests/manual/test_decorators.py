@@ -1,0 +1,411 @@
+"""The decorators and ``span(...)``: every decorator on every function shape, nesting,
+errors, streams, methods (issue 11)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.trace import StatusCode
+
+import otel_agents
+from otel_agents._spans import span as span_module
+from otel_agents._spans.streams import WATCHDOG
+from otel_agents.manual import Usage, current_span
+from tests.spans import tree
+
+# (label, decorator factory taking a name, expected kind, expected span name for name "f")
+DECORATORS = [
+    ("agent", lambda: otel_agents.agent(name="f"), "agent", "invoke_agent f"),
+    ("tool", lambda: otel_agents.tool(name="f"), "tool", "execute_tool f"),
+    ("chain", lambda: otel_agents.chain(name="f"), "chain", "f"),
+    ("skill", lambda: otel_agents.skill(name="f"), "skill", "execute_tool f"),
+    ("skill_multi_step", lambda: otel_agents.skill(name="f", multi_step=True), "skill", "skill f"),
+    ("model_span", lambda: otel_agents.span("model", "f", provider="fake"), "model", "chat f"),
+    ("retriever_span", lambda: otel_agents.span("retriever", "f"), "retriever", "retrieval f"),
+]
+SHAPES = ["sync", "async", "generator", "async_generator"]
+
+
+@otel_agents.chain(name="inner")
+def inner() -> str:
+    return "in"
+
+
+def make(shape: str, decorate):
+    """A function of ``shape`` taking ``(x, y=2)`` that calls the decorated ``inner`` while it runs."""
+    if shape == "sync":
+        def f(x, y=2):
+            inner()
+            return f"{x}-{y}"
+    elif shape == "async":
+        async def f(x, y=2):
+            await asyncio.sleep(0)
+            inner()
+            return f"{x}-{y}"
+    elif shape == "generator":
+        def f(x, y=2):
+            yield f"{x}-"
+            inner()
+            yield f"{y}"
+    else:
+        async def f(x, y=2):
+            yield f"{x}-"
+            await asyncio.sleep(0)
+            inner()
+            yield f"{y}"
+    return decorate(f)
+
+
+def call(shape: str, fn, *args, **kwargs):
+    if shape == "sync":
+        return fn(*args, **kwargs)
+    if shape == "async":
+        return asyncio.run(fn(*args, **kwargs))
+    if shape == "generator":
+        return "".join(fn(*args, **kwargs))
+
+    async def consume():
+        return "".join([item async for item in fn(*args, **kwargs)])
+    return asyncio.run(consume())
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("label,factory,kind,name", DECORATORS, ids=[d[0] for d in DECORATORS])
+def test_each_decorator_on_each_shape(label, factory, kind, name, shape, exporter) -> None:
+    """Each decorator on sync/async/generator/async-generator functions: kind, name, input
+    (bound arguments, defaults applied), output, and a nested decorated call as a child."""
+    fn = make(shape, factory())
+    assert call(shape, fn, "a") == "a-2"
+    assert not trace.get_current_span().get_span_context().is_valid
+    spans = exporter.semantic()
+    outer = next(s for s in spans if s.name == name)
+    child = next(s for s in spans if s.name == "inner")
+    assert outer.semantic_kind == kind
+    assert outer.attributes["otel_agents.framework"] == "manual"
+    assert child.parent_id == outer.span_id, tree(spans)
+    assert outer.end_time >= child.end_time
+    assert outer.status is StatusCode.UNSET
+    if label in ("tool", "skill"):
+        assert outer.json_attr("gen_ai.tool.call.arguments") == {"x": "a", "y": 2}
+        assert outer.attributes["gen_ai.tool.name"] == "f"
+        assert outer.attributes["gen_ai.tool.call.result"] == "a-2"
+    else:
+        assert outer.json_attr("input.value") == {"x": "a", "y": 2}
+    assert outer.attributes["output.value"] == "a-2"
+    if kind == "model":
+        assert outer.attributes["gen_ai.request.model"] == "f"
+        assert outer.attributes["gen_ai.provider.name"] == "fake"
+    if kind == "agent":
+        assert outer.attributes["gen_ai.agent.name"] == "f"
+
+
+def test_single_argument_is_the_bare_input_and_names_default_to_the_function(exporter) -> None:
+    @otel_agents.agent
+    def support(question: str) -> str:
+        return "answer"
+
+    @otel_agents.tool("lookup")
+    def lookup_order(order_id: str) -> dict:
+        """Look up an order.
+
+        Longer text the model does not need."""
+        return {"status": "shipped"}
+
+    support("where is my order?")
+    lookup_order("A1")
+    agent_span = next(s for s in exporter.spans if s.semantic_kind == "agent")
+    tool_span = next(s for s in exporter.spans if s.semantic_kind == "tool")
+    assert agent_span.name == "invoke_agent support"
+    assert agent_span.attributes["input.value"] == "where is my order?"
+    assert agent_span.attributes["input.mime_type"] == "text/plain"
+    assert tool_span.name == "execute_tool lookup"
+    assert tool_span.attributes["gen_ai.tool.description"] == "Look up an order."
+    assert tool_span.json_attr("gen_ai.tool.call.arguments") == {"order_id": "A1"}
+    assert tool_span.json_attr("gen_ai.tool.call.result") == {"status": "shipped"}
+
+
+def test_methods_drop_self_and_cls_and_merge_kwargs(exporter) -> None:
+    class Shop:
+        @otel_agents.tool
+        def refund(self, order_id, *, reason="damaged", **extra):
+            return True
+
+        @otel_agents.tool
+        @classmethod
+        def policy(cls, order_id):
+            return cls.__name__
+
+        @otel_agents.tool
+        @staticmethod
+        def price(order_id):
+            return 1.5
+
+    shop = Shop()
+    assert shop.refund("A1", note="late") is True
+    assert Shop.policy("A2") == "Shop"
+    assert shop.price("A3") == 1.5
+    spans = {s.name: s for s in exporter.spans}
+    assert spans["execute_tool refund"].json_attr("gen_ai.tool.call.arguments") == \
+        {"order_id": "A1", "reason": "damaged", "note": "late"}
+    assert spans["execute_tool policy"].json_attr("gen_ai.tool.call.arguments") == {"order_id": "A2"}
+    assert spans["execute_tool price"].json_attr("gen_ai.tool.call.arguments") == {"order_id": "A3"}
+
+
+def test_nesting_builds_one_tree(exporter) -> None:
+    """agent → model, tool → tool (a tool calling a tool); each child under the span that was running."""
+
+    @otel_agents.span("model", "m1", provider="fake")
+    def model(prompt):
+        current_span().set_usage(Usage(input_tokens=3, output_tokens=2))
+        return "call lookup"
+
+    @otel_agents.tool
+    def price(order_id):
+        return 9
+
+    @otel_agents.tool
+    def lookup(order_id):
+        return {"price": price(order_id)}
+
+    @otel_agents.agent(name="support")
+    def support(q):
+        model(q)
+        return lookup("A1")
+
+    support("hi")
+    spans = exporter.semantic()
+    names = {s.name: s for s in spans}
+    root = names["invoke_agent support"]
+    assert root.parent_id is None
+    assert names["chat m1"].parent_id == root.span_id
+    assert names["execute_tool lookup"].parent_id == root.span_id
+    assert names["execute_tool price"].parent_id == names["execute_tool lookup"].span_id
+    assert len({s.trace_id for s in spans}) == 1
+    usage = names["chat m1"].attributes
+    assert (usage["gen_ai.usage.input_tokens"], usage["gen_ai.usage.output_tokens"],
+            usage["llm.token_count.total"]) == (3, 2, 5)
+    assert "gen_ai.usage.input_tokens" not in root.attributes  # usage on model spans only
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_exceptions_are_recorded_and_reraised_unchanged(shape, exporter) -> None:
+    error = ValueError("no such order")
+
+    if shape == "sync":
+        @otel_agents.tool
+        def failing(order_id):
+            raise error
+    elif shape == "async":
+        @otel_agents.tool
+        async def failing(order_id):
+            raise error
+    elif shape == "generator":
+        @otel_agents.tool
+        def failing(order_id):
+            yield "partial"
+            raise error
+    else:
+        @otel_agents.tool
+        async def failing(order_id):
+            yield "partial"
+            raise error
+
+    with pytest.raises(ValueError) as excinfo:
+        call(shape, failing, "A1")
+    assert excinfo.value is error
+    assert not trace.get_current_span().get_span_context().is_valid
+    snap = next(s for s in exporter.spans if s.name == "execute_tool failing")
+    assert snap.status is StatusCode.ERROR
+    assert snap.attributes["error.type"] == "ValueError"
+    assert any(name == "exception" for name, _ in snap.events)
+
+
+def test_an_agent_records_its_failing_tool_and_its_own_error(exporter) -> None:
+    @otel_agents.tool
+    def lookup(order_id):
+        raise KeyError(order_id)
+
+    @otel_agents.agent
+    def support(q):
+        try:
+            lookup("A1")
+        except KeyError:
+            pass
+        raise RuntimeError("gave up")
+
+    with pytest.raises(RuntimeError, match="gave up"):
+        support("q")
+    spans = {s.name: s for s in exporter.spans}
+    assert spans["execute_tool lookup"].attributes["error.type"] == "KeyError"
+    assert spans["invoke_agent support"].attributes["error.type"] == "RuntimeError"
+
+
+def test_cancellation_is_control_flow_not_error(exporter) -> None:
+    @otel_agents.agent
+    async def slow(q):
+        await asyncio.sleep(10)
+
+    async def main():
+        task = asyncio.ensure_future(slow("q"))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    snap = next(s for s in exporter.spans if s.name == "invoke_agent slow")
+    assert snap.status is not StatusCode.ERROR
+    assert snap.attributes["otel_agents.control_flow"].endswith("CancelledError")
+
+
+def test_abandoned_generators_end_their_spans(exporter) -> None:
+    """A generator (sync and async) left after one item ends its span, marked abandoned, not ERROR."""
+
+    @otel_agents.chain
+    def numbers():
+        yield from range(100)
+
+    @otel_agents.chain
+    async def anumbers():
+        for i in range(100):
+            yield i
+
+    for n in numbers():
+        break
+
+    async def main():
+        async for n in anumbers():
+            break
+
+    asyncio.run(main())
+    gc.collect()
+    for name in ("numbers", "anumbers"):
+        snap = next(s for s in exporter.spans if s.name == name)
+        assert snap.attributes["otel_agents.stream.abandoned"] is True
+        assert snap.status is not StatusCode.ERROR
+        assert snap.attributes["output.value"] == "[0]"
+    assert WATCHDOG.pending() == 0
+    assert len(span_module._OPEN) == 0
+
+
+def test_closed_generator_and_generator_span_context(exporter) -> None:
+    """``close()`` ends the span; the generator's body (and its ``finally``) runs with its span current,
+    the consumer between items does not."""
+    seen = []
+
+    @otel_agents.chain
+    def steps():
+        try:
+            seen.append(current_span().name)
+            yield 1
+            yield 2
+        finally:
+            seen.append(current_span().name if current_span() else None)
+
+    gen = steps()
+    assert next(gen) == 1
+    assert current_span() is None
+    gen.close()
+    assert seen == ["steps", "steps"]
+    snap = next(s for s in exporter.spans if s.name == "steps")
+    assert snap.attributes["otel_agents.stream.abandoned"] is True
+
+
+def test_span_context_manager(exporter) -> None:
+    """``with otel_agents.span(kind, name)`` for anything else: current inside, errors re-raised."""
+    with otel_agents.span("agent", "support", description="helps") as a:
+        assert otel_agents.current_agent_span() is a
+        with otel_agents.span("model", "m1", provider="fake") as m:
+            m.set_input("prompt")
+            m.set_usage(Usage(10, 4))
+            m.set_output("answer")
+        a.set_output("answer")
+    with pytest.raises(ZeroDivisionError):
+        with otel_agents.span("tool", "divide"):
+            1 / 0
+    spans = {s.name: s for s in exporter.spans}
+    assert spans["chat m1"].parent_id == spans["invoke_agent support"].span_id
+    assert spans["chat m1"].attributes["gen_ai.usage.input_tokens"] == 10
+    assert spans["invoke_agent support"].attributes["gen_ai.agent.description"] == "helps"
+    assert spans["execute_tool divide"].attributes["error.type"] == "ZeroDivisionError"
+    with pytest.raises(ValueError):
+        otel_agents.span("nonsense")
+
+
+def test_decorating_something_else_is_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="expected a function"):
+        otel_agents.tool(name="x")(42)
+
+
+def test_index_of_open_spans_returns_to_empty(exporter) -> None:
+    """The span-id index behind current_agent_span() holds open spans only."""
+
+    @otel_agents.agent
+    def run(i):
+        if i % 3 == 0:
+            raise ValueError(i)
+        return i
+
+    for i in range(30):
+        try:
+            run(i)
+        except ValueError:
+            pass
+    gc.collect()
+    assert len(span_module._OPEN) == 0
+    assert len(exporter.semantic("agent")) == 30
+
+
+def test_suppressed_instrumentation_opens_no_spans(exporter) -> None:
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    @otel_agents.agent
+    def run(q):
+        return q
+
+    with suppress_instrumentation():
+        assert run("x") == "x"
+    assert exporter.spans == []
+
+
+def test_several_arguments_become_one_json_object(exporter) -> None:
+    @otel_agents.chain
+    def step(a, b):
+        return {"sum": a + b}
+
+    step(1, b=2)
+    snap = exporter.spans[0]
+    assert json.loads(snap.attributes["input.value"]) == {"a": 1, "b": 2}
+    assert snap.attributes["output.mime_type"] == "application/json"
+
+
+def test_wrong_arguments_raise_the_users_error_and_log_nothing(exporter, caplog) -> None:
+    @otel_agents.tool
+    def lookup(order_id):
+        return order_id
+
+    with pytest.raises(TypeError):
+        lookup("A1", "unexpected")
+    assert not [r for r in caplog.records if r.name == "otel_agents"]
+    assert next(s for s in exporter.spans).attributes["error.type"] == "TypeError"
+
+
+def test_a_secret_stays_redacted_when_its_value_is_truncated(exporter, monkeypatch) -> None:
+    """Redaction survives truncation: the cut is re-encoded from redacted data, never from the original."""
+    monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "200")
+    secret = "sk-proj-" + "A1b2C3d4" * 6
+
+    @otel_agents.tool
+    def call_api(note: str, password: str) -> str:
+        return note
+
+    call_api(f"use {secret} then " + "x" * 5000, password="hunter2")
+    snap = exporter.spans[0]
+    assert snap.attributes["otel_agents.truncated"] is True
+    for value in snap.attributes.values():
+        assert secret[:12] not in str(value) and "hunter2" not in str(value)
+    assert "[REDACTED]" in snap.attributes["gen_ai.tool.call.arguments"]
