@@ -15,7 +15,7 @@ from ._api import FrameworkStatus, instrument, instrumentation_status, uninstrum
 from .semconv import Kind  # noqa: E402
 from .context import current_agent_span, using_metadata, using_session, using_tags, using_user  # noqa: E402
 from .manual import agent, chain, skill, span, tool  # noqa: E402
-from .configure import Configuration, configure  # noqa: E402
+from ._configure import Configuration, configure  # noqa: E402
 from .exporters import presets  # noqa: E402
 
 __all__ = ["FrameworkStatus", "Kind", "__version__", "instrument", "instrumentation_status", "uninstrument",

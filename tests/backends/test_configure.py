@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 
 import otel_agents
 from otel_agents import configure, presets
+from tests.backends import runs
 from tests.backends.receiver import Receiver
 from tests.spans import SnapshotExporter
 
@@ -123,6 +124,8 @@ def test_exporters_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_configure_instruments_and_points_the_decorators_at_its_provider() -> None:
+    if runs.skip_reason("pydantic_ai"):
+        pytest.skip(runs.skip_reason("pydantic_ai"))
     local = SnapshotExporter()
     config = configure(exporters=[local], frameworks=["pydantic_ai"], set_global=False)
     try:

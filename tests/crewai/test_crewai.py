@@ -172,6 +172,25 @@ def test_cr1_provider_executed_tool(instrumented: Any, exporter: SnapshotExporte
     assert [t.status.name for t in tools] == ["UNSET", "ERROR"]
 
 
+def test_cr1_planning_step_executor_native_call(instrumented: Any, exporter: SnapshotExporter,
+                                                app_tracer: Any) -> None:
+    """CR-1: the planning step executor runs native tool calls through its own copy of the logic
+    (step_executor.execute_single_native_tool_call); each is one tool span too."""
+    from crewai.agents import step_executor
+
+    call = {"id": "call_9", "type": "function", "function": {"name": "lookup_order", "arguments": '{"order_id": "A7"}'}}
+    with app_tracer.start_as_current_span("plan step"):
+        result = step_executor.execute_single_native_tool_call(
+            call, available_functions={"lookup_order": lookup_order.run}, original_tools=[lookup_order],
+            structured_tools=None, tools_handler=None, agent=None, task=None, crew=None, event_source=object())
+    assert result.result == "Order A7: shipped"
+    (tool_span,) = exporter.semantic()
+    assert tool_span.name == "execute_tool lookup_order"
+    assert tool_span.attributes["gen_ai.tool.call.id"] == "call_9"
+    assert tool_span.json_attr("gen_ai.tool.call.arguments") == {"order_id": "A7"}
+    assert tool_span.attributes["gen_ai.tool.call.result"] == "Order A7: shipped"
+
+
 # --- CR-2: every model call is a model span -------------------------------------------------------
 def test_cr2_custom_llm_call_is_one_model_span(instrumented: Any, exporter: SnapshotExporter) -> None:
     """CR-2: each call() of a custom BaseLLM subclass is one model span with model name, messages,
@@ -547,7 +566,10 @@ _CR5_APP = textwrap.dedent("""
         "others": [s.name for s in spans if not s.instrumentation_scope.name.startswith("otel_agents")],
         "sessions": sessions,
         "refused": refused,
-    }))
+    }), flush=True)
+    # CrewAI's telemetry would now retry its export against the refused network for many seconds.
+    import os
+    os._exit(0)
 """)
 
 

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, AsyncIterator, Iterator, Sequence
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.documents import Document
@@ -137,7 +137,7 @@ class FakeRetriever(BaseRetriever):
 
 
 def build_agent_graph(model: BaseChatModel, tools: Sequence[Any], *, name: str | None = None,
-                      handle_tool_errors: Any = False) -> Any:
+                      handle_tool_errors: Any = False, checkpointer: Any = None) -> Any:
     """A minimal LangGraph agent: ``agent`` (the model with tools bound) ⇄ ``tools`` (a ToolNode) until
     the model answers without tool calls."""
     bound = model.bind_tools(list(tools))
@@ -154,7 +154,7 @@ def build_agent_graph(model: BaseChatModel, tools: Sequence[Any], *, name: str |
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", route, ["tools", END])
     graph.add_edge("tools", "agent")
-    return graph.compile(name=name) if name else graph.compile()
+    return graph.compile(name=name, checkpointer=checkpointer)
 
 
 def build_lean_agent_graph(model: BaseChatModel, tools: Sequence[Any], *, name: str) -> Any:
@@ -177,7 +177,3 @@ def build_lean_agent_graph(model: BaseChatModel, tools: Sequence[Any], *, name: 
     graph.add_edge("tools", "agent")
     return graph.compile(name=name)
 
-
-def tool_from(fn: Callable[..., Any]) -> Any:
-    """``@tool`` applied to ``fn``."""
-    return tool(fn)

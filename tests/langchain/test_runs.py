@@ -284,3 +284,35 @@ def test_uninstrument_keeps_a_later_wrapper_working(provider: Any, exporter: Sna
         inst.uninstrument()
     finally:
         setattr(module, "_set_config_context", original)
+
+
+def test_a_run_that_ends_with_open_children_closes_them(instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """A parent run that ends while a child is still open (what a broken stream looks like) ends
+    the child as abandoned and is marked abandoned itself; the tool's context is still detached
+    when the tool reports its end later, in its own context."""
+    from langchain_core.callbacks import CallbackManager
+
+    outer = CallbackManager.configure().on_chain_start(None, {"q": 1}, name="outer")
+    slow = outer.get_child().on_tool_start({"name": "slow", "description": "Takes long."}, "x")
+    outer.on_chain_end({"partial": True})
+    assert [s.name for s in exporter.semantic()] == ["outer", "execute_tool slow"]
+    assert all(s.attributes.get("otel_agents.stream.abandoned") for s in exporter.semantic())
+    assert trace.get_current_span().get_span_context().is_valid  # the tool is still running here
+    slow.on_tool_end("done")
+    assert not trace.get_current_span().get_span_context().is_valid
+    assert instrumentor.handler.open_entries() == 0
+
+
+def test_circular_and_odd_inputs(instrumentor: Any, exporter: SnapshotExporter,
+                                 caplog: pytest.LogCaptureFixture) -> None:
+    """X-6 (chains): a circular, deeply nested input is recorded as valid JSON, without errors."""
+    circular: dict[str, Any] = {"name": "loop", "items": [1, {b"bytes": {1, 2}}]}
+    circular["self"] = circular
+    deep: dict[str, Any] = {"messages": [HumanMessage("hi")]}
+    for _ in range(50):
+        deep = {"inner": deep}
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        RunnableLambda(lambda x: "ok", name="odd").invoke({"circular": circular, "deep": deep})
+    [span] = exporter.semantic()
+    json.loads(span.attributes["input.value"])
+    assert [r for r in caplog.records if r.name == "otel_agents"] == []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import subprocess
@@ -335,6 +334,19 @@ def test_li3_stream_never_consumed(idx: Any, instrumented: Any, exporter: Snapsh
     assert synthesizer.attributes["otel_agents.stream.abandoned"] is True
 
 
+def test_li3_stream_that_fails_marks_its_spans(idx: Any, instrumented: Any, exporter: SnapshotExporter) -> None:
+    """LI-3: the model fails when the stream is first read: the reader gets the error unchanged,
+    the model span and the query spans holding the stream end with ERROR."""
+    error = RuntimeError("stream broke")
+    response = fakes.query_engine(idx, streaming=True, llm=fakes.FailingLLM(error)).query("capital?")
+    with pytest.raises(RuntimeError) as raised:
+        list(response.response_gen)
+    assert raised.value is error
+    query, synthesizer, models = _stream_spans(exporter)
+    assert [s.status for s in (query, synthesizer, *models)] == [StatusCode.ERROR] * 3
+    assert instrumented.open_span_count() == 0
+
+
 def _wait_for(condition: Any, deadline_s: float = 20.0) -> bool:
     """Poll ``condition`` (for the idle watchdog thread); a generous deadline, not a timing assertion."""
     end = time.monotonic() + deadline_s
@@ -530,3 +542,38 @@ def test_uninstrument_ends_spans_still_open(provider: Any, exporter: SnapshotExp
     model = one(exporter.semantic(), "text_completion MockLLM")
     assert model.attributes["otel_agents.span.evicted"] is True
     assert [c.delta for c in stream] == ["text ", "text"]  # the user's stream is untouched
+
+
+# -- workflows --------------------------------------------------------------------------
+def test_custom_workflow_steps_nest_user_spans(instrumented: Any, exporter: SnapshotExporter,
+                                               app_tracer: Any) -> None:
+    """A plain Workflow: a chain named after it, each step (async, and sync in the runtime's
+    executor thread) a chain under it, and the user's own span inside a step nests under the step."""
+    from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
+
+    class Halfway(Event):
+        value: int
+
+    class Doubler(Workflow):
+        @step
+        async def start(self, ev: StartEvent) -> Halfway:
+            with app_tracer.start_as_current_span("user-work"):
+                return Halfway(value=ev.get("value") * 2)
+
+        @step
+        def finish(self, ev: Halfway) -> StopEvent:
+            return StopEvent(result=ev.value + 1)
+
+    async def go() -> Any:
+        return await Doubler(timeout=10).run(value=20)
+
+    assert asyncio.run(go()) == 41
+    spans = exporter.spans
+    single_trace(spans)
+    run = one(spans, "Doubler")
+    assert run.semantic_kind == "chain" and run.parent_id is None
+    assert run.attributes["output.value"] == "41"
+    start, finish = one(spans, "start"), one(spans, "finish")
+    assert start.parent_id == run.span_id and finish.parent_id == run.span_id
+    assert one(spans, "user-work").parent_id == start.span_id
+    assert json.loads(finish.attributes["input.value"]) == {"event": "Halfway", "value": 40}

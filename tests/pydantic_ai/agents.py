@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
@@ -66,7 +67,6 @@ async def _lookup_then_answer_stream(messages: list[ModelMessage], info: AgentIn
         for i, word in enumerate(words):
             yield word if i == len(words) - 1 else word + " "
         return
-    import json
     yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"query": _prompt(messages)}), tool_call_id="call_1")}
 
 

@@ -78,3 +78,13 @@ def test_wrapper_added_after_us_survives_and_is_peeled_later(provider: Any, expo
     inst.instrument(tracer_provider=provider)  # peels our inert wrapper off
     inst.uninstrument()
     assert current() == ORIGINALS
+
+
+def test_importing_the_instrumentor_does_not_import_pydantic_ai() -> None:
+    """Zero-code entry points import every instrumentor module: pydantic-ai is imported by instrument() only."""
+    import subprocess
+    import sys
+
+    code = ("import sys, otel_agents.instrumentors.pydantic_ai; "
+            "sys.exit(1 if any(m.split('.')[0] == 'pydantic_ai' for m in sys.modules) else 0)")
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0

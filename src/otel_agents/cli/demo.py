@@ -24,10 +24,6 @@ Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
 four), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``).
-
-Each served process instruments only its own framework
-(``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names the other three): importing
-every framework in every agent process would only slow the demo down.
 """
 
 from __future__ import annotations
@@ -174,17 +170,16 @@ def preflight(framework: str) -> str | None:
 
 def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out: Path, serve: list[str]) -> Path:
     """Writes ``out/manifests/<framework>[-faulty].yaml``: the example manifest with ``target`` swapped
-    to serve ``r``'s agent (instrumenting only its framework); returns its path."""
+    to serve ``r``'s agent; returns its path."""
     r.out.mkdir(parents=True, exist_ok=True)
     for name in ("trace.jsonl", "serve.log", "report.json", "report.html", "ecp.log"):
         (r.out / name).unlink(missing_ok=True)  # the trace file and log are appended to: start clean
-    others = ",".join(f for f in FRAMEWORKS if f != r.framework)
     command = [*serve, "ecp", "serve", f"{_shown(examples / f'{r.framework}_agent.py')}:{r.attr}",
                "--name", f"customer-support-{r.framework}" + ("-faulty" if r.faulty else ""),
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
     manifest = dict(base)
     manifest["name"] = f"{base.get('name', 'customer support')} ({r.framework}{', faulty twin' if r.faulty else ''})"
-    manifest["target"] = f"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={others} exec " + shlex.join(command)
+    manifest["target"] = "exec " + shlex.join(command)  # exec: ecp's SIGTERM reaches the server itself
     path = out / "manifests" / f"{r.framework}{'-faulty' if r.faulty else ''}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=1000), encoding="utf-8")

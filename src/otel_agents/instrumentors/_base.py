@@ -3,8 +3,8 @@
 Subclasses set ``framework`` (a key of :data:`FRAMEWORKS`) and implement
 ``_install(telemetry)`` and ``_remove()``; this base builds the
 :class:`~otel_agents._spans.Telemetry` from the ``instrument()`` keyword
-arguments, and warns once when the framework is installed at a version we do not
-support (the zero-code path would otherwise skip it silently).
+arguments, and refuses a framework that is absent or installed at a version we do
+not support — also on the zero-code path, which skips the base class's own check.
 """
 
 from __future__ import annotations
@@ -51,10 +51,10 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return conflict
 
     def _instrument(self, **kwargs: Any) -> None:
-        # opentelemetry-instrument checks only the distribution's `instruments-any` (one supported
-        # framework passes it), then calls instrument(skip_dep_check=True) on every entry point: check
-        # this framework here. Its loader logs the error at debug level when the framework is absent,
-        # and once, as an error naming both versions, when the installed version is unsupported.
+        # opentelemetry-instrument checks only the distribution's `instruments` extras (ours name no
+        # framework, see pyproject.toml), then calls instrument(skip_dep_check=True) on every entry
+        # point: check this framework here. Its loader logs the error at debug level when the framework
+        # is absent, and once, as an error naming both versions, when the version is unsupported.
         conflict = get_dependency_conflicts(self.instrumentation_dependencies())
         if conflict is not None:
             raise DependencyConflictError(conflict)

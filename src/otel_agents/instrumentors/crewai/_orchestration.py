@@ -49,13 +49,13 @@ def install(hooks: Hooks) -> None:
 
     def task_execution(task: Any, args: tuple, kwargs: dict) -> Step | None:
         agent = arg(args, kwargs, 0, "agent") or task.agent
-        return _agent_step(agent, task, arg(args, kwargs, 1, "context"))
+        return _agent_step(agent, task=task, context=arg(args, kwargs, 1, "context"))
 
     def agent_execute_task(agent: Any, args: tuple, kwargs: dict) -> Step | None:
         task = arg(args, kwargs, 0, "task")
         if _scope.TASK_RUN.get() == (id(agent), id(task)):
             return None  # the task execution around this call already opened the agent's span
-        return _agent_step(agent, task, arg(args, kwargs, 1, "context"))
+        return _agent_step(agent, task=task, context=arg(args, kwargs, 1, "context"))
 
     def agent_kickoff(agent: Any, args: tuple, kwargs: dict) -> Step | None:
         if _loop_running():
@@ -64,17 +64,9 @@ def install(hooks: Hooks) -> None:
 
     def agent_kickoff_async(agent: Any, args: tuple, kwargs: dict) -> Step | None:
         if id(agent) in _scope.KICKOFF.get():
-            return None
-        messages = arg(args, kwargs, 0, "messages")
-        step = _agent_step(agent, None, None)
+            return None  # akickoff() -> kickoff_async() of the same agent
+        step = _agent_step(agent, messages=arg(args, kwargs, 0, "messages"))
         step.scope.append((_scope.KICKOFF, _scope.KICKOFF.get() + (id(agent),)))
-        setup = step.setup
-
-        def setup_kickoff(span: Any) -> None:
-            setup(span)
-            span.set_input(messages)
-
-        step.setup = setup_kickoff
         return step
 
     def flow_kickoff(flow: Any, args: tuple, kwargs: dict) -> Step | None:
@@ -107,8 +99,8 @@ def install(hooks: Hooks) -> None:
     hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
 
 
-def _agent_step(agent: Any, task: Any, context: Any) -> Step:
-    """The ``agent`` span of ``agent`` working on ``task`` (``None`` for a standalone kickoff)."""
+def _agent_step(agent: Any, *, task: Any = None, context: Any = None, messages: Any = None) -> Step:
+    """The ``agent`` span of ``agent`` working on ``task``, or on ``messages`` (a standalone kickoff)."""
     role = getattr(agent, "role", None)
     attributes = {A.OTEL_AGENTS_PARENT_AGENT: _scope.AGENT_ROLE.get()}
     scope: list = [(_scope.AGENT_ROLE, role)]
@@ -119,8 +111,7 @@ def _agent_step(agent: Any, task: Any, context: Any) -> Step:
 
     def setup(span: Any) -> None:
         span.set_agent(role, id=str(getattr(agent, "id", "") or "") or None, description=getattr(agent, "goal", None))
-        if task is not None:
-            span.set_input(_task_input(task, context))
+        span.set_input(_task_input(task, context) if task is not None else messages)
 
     return Step(Kind.AGENT, role, attributes={k: v for k, v in attributes.items() if v is not None},
                 setup=setup, finish=lambda span, result: span.set_output(_raw(result)), scope=scope)

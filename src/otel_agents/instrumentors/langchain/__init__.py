@@ -60,8 +60,8 @@ HTTP client spans nest under it; nothing stays current afterwards.
 Outcomes: an exception is an error, except control flow — ``GeneratorExit``
 and ``asyncio.CancelledError`` (the consumer went away) mark the span
 ``otel_agents.stream.abandoned``; LangGraph's ``GraphInterrupt`` marks the
-span and every run it passed through, up to the root, ``otel_agents.run.paused``
-(the ECP fold reports ``status: "paused"``); ``ParentCommand`` is only
+run that raised it, every graph (agent) it passed through and the outermost run
+``otel_agents.run.paused`` (the ECP fold reports ``status: "paused"``); ``ParentCommand`` is only
 ``otel_agents.control_flow``. A run that ends while runs under it are still open
 (a ``stream()`` broken out of early ends with partial output) ends those runs and
 is itself marked abandoned. A run LangChain never reports as ended at all

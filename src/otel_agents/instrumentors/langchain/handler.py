@@ -51,11 +51,12 @@ class HandledToolError(Exception):
 class _Run:
     """What we keep about one open run besides its span."""
 
-    __slots__ = ("parent", "children")
+    __slots__ = ("parent", "children", "interrupted_below")
 
     def __init__(self, parent: UUID | None):
         self.parent = parent              # run id of the nearest ancestor with a span
         self.children: set[UUID] = set()  # open child runs (with spans, or folded)
+        self.interrupted_below = False    # a LangGraph interrupt came up through this run
 
 
 class SpanCallbackHandler(BaseCallbackHandler):
@@ -203,14 +204,20 @@ class SpanCallbackHandler(BaseCallbackHandler):
         span.end()
 
     def _mark_paused(self, span: SemanticSpan, run: _Run) -> None:
-        """A LangGraph interrupt: the run and every open run it passed through wait for a human."""
-        span.mark_paused()
+        """A LangGraph interrupt reached ``run``. It bubbles up as an error of every run in
+        between; the run where it started, every agent (graph) it passes through and the outermost
+        run are marked as waiting for a human, so the ECP fold's evidence says where the run
+        stopped and which agents paused, without a line for each node in between."""
+        if not run.interrupted_below or span.kind is Kind.AGENT or run.parent is None:
+            span.mark_paused()
         key, seen = run.parent, 0
         while key is not None and seen < 256:
             ancestor, ancestor_run = self.spans.get(key), self.spans.get_extra(key)
             if ancestor is None or ancestor_run is None:
                 return
-            ancestor.mark_paused()
+            ancestor_run.interrupted_below = True
+            if ancestor.kind is Kind.AGENT or ancestor_run.parent is None:
+                ancestor.mark_paused()
             key, seen = ancestor_run.parent, seen + 1
 
     # -- chains, graphs, agents ----------------------------------------------------

@@ -30,7 +30,8 @@ What you get:
 * ``FunctionAgent``, ``ReActAgent`` and other workflow agents → an ``agent``
   span ``invoke_agent {agent name}`` with the user message and the answer;
   each workflow step (``setup_agent``, ``run_agent_step``, ``call_tool`` …) a
-  ``chain`` span under it.
+  ``chain`` span under it, its input and output the step's events (a chat
+  history appears as its message count: the model spans carry the messages).
 * ``AgentWorkflow`` → a ``chain`` span ``invoke_workflow AgentWorkflow``; each
   agent that takes over (the root agent, then each handoff) an ``agent`` span
   under it, and the steps it runs under that agent.

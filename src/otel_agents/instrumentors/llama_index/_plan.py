@@ -5,19 +5,21 @@ internal helpers (``_query``, ``_retrieve``, ``split_text``,
 ``_prepare_chat_with_tools``) and a subclass method that calls its base
 method. :func:`plan_for` keeps the logical calls only:
 
-=====================================================  =========  ==============================
-dispatcher span                                          kind       span name
-=====================================================  =========  ==============================
-``run`` of a workflow agent (FunctionAgent, ReAct…)      agent      ``invoke_agent {agent name}``
-``run`` of an ``AgentWorkflow``                          chain      ``invoke_workflow AgentWorkflow``
-``run`` of any other ``Workflow``                        chain      the workflow's class name
-a workflow step (child of a run)                         chain      the step's name
-``BaseLLM.chat/complete`` and their async/stream forms   model      ``chat {model}`` / ``text_completion {model}``
-``BaseEmbedding.get_*_embedding*``                       embedding  ``embeddings {model}``
-``BaseRetriever.retrieve/aretrieve``                     retriever  ``retrieval {retriever class}``
-``BaseTool.call/acall/__call__``                         tool       ``execute_tool {tool name}``
-query engines, synthesizers, chat engines                chain      the component's class name
-=====================================================  =========  ==============================
+* ``run`` of a workflow agent (FunctionAgent, ReActAgent …) → ``agent``,
+  ``invoke_agent {agent name}``;
+* ``run`` of an ``AgentWorkflow`` → ``chain``, ``invoke_workflow AgentWorkflow``
+  (its agents are added by :mod:`._agents`);
+* ``run`` of any other ``Workflow`` → ``chain`` named after the class;
+* a workflow step (a child of a run, tagged by the runtime) → ``chain`` named
+  after the step;
+* ``chat``/``complete`` and their async and streaming forms on a ``BaseLLM`` →
+  ``model``, ``chat {model}`` / ``text_completion {model}``;
+* ``get_*_embedding*`` on a ``BaseEmbedding`` → ``embedding``, ``embeddings {model}``;
+* ``retrieve``/``aretrieve`` on a ``BaseRetriever`` → ``retriever``,
+  ``retrieval {retriever class}``;
+* ``call``/``acall``/``__call__`` on a ``BaseTool`` → ``tool``, ``execute_tool {tool name}``;
+* ``query``/``aquery`` of query engines, ``synthesize``/``asynthesize`` of
+  synthesizers, ``chat`` and its forms of chat engines → ``chain`` named after the class;
 
 and drops a span of the same kind on the same object as its nearest semantic
 ancestor (``acall`` → ``call``, ``achat`` → ``chat``, an override calling

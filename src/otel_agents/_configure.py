@@ -138,7 +138,10 @@ def configure(
         ImportError: a network preset without the ``otlp`` extra installed.
         TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``.
     """
+    global _latest
     presets = tuple(resolve(spec) for spec in _exporter_specs(exporters))
+    built = [(preset, preset.build()) for preset in presets]  # fails (ImportError) before anything starts
+    ecp_processor = _ecp_processor(ecp)
     attributes: dict[str, Any] = {}
     for preset in presets:
         attributes.update(preset.resource)
@@ -147,13 +150,9 @@ def configure(
     attributes.update(resource_attributes or {})
     provider = TracerProvider(resource=Resource.create(attributes))
 
-    processors: list[SpanProcessor] = []
-    ecp_processor = _ecp_processor(ecp)
-    if ecp_processor is not None:
-        processors.append(ecp_processor)
-    for preset in presets:
-        exporter = preset.build()
-        processors.append(BatchSpanProcessor(exporter) if preset.batch else SimpleSpanProcessor(exporter))
+    processors: list[SpanProcessor] = [ecp_processor] if ecp_processor is not None else []
+    processors += [BatchSpanProcessor(exporter) if preset.batch else SimpleSpanProcessor(exporter)
+                   for preset, exporter in built]
     for processor in processors:
         provider.add_span_processor(processor)
 
@@ -162,7 +161,6 @@ def configure(
     uninstrument()
     done = instrument(provider, frameworks=frameworks, capture_content=capture_content)
     config = Configuration(provider, presets, tuple(processors), ecp_processor, tuple(done), is_global)
-    global _latest
     _latest = config
     logger.info("otel_agents: configured %r", config)
     return config

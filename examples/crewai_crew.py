@@ -1,0 +1,139 @@
+"""A two-agent CrewAI crew traced by otel-agents — offline, no API key.
+
+Run::
+
+    python examples/crewai_crew.py
+
+The support lead gets a customer's question, delegates the order lookup to the
+order clerk ("Delegate work to coworker"), and the clerk calls the
+``lookup_order`` tool. Both agents run on scripted models (a ``BaseLLM``
+subclass that answers from a script), so nothing leaves the machine. The script
+prints the span tree: the crew, each agent, every model call with its token
+usage, every tool call — the clerk nested under the lead's delegation.
+
+To send the same spans to a backend instead, drop the in-memory exporter and
+configure an OTLP exporter on the provider (or run under
+``opentelemetry-instrument``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any
+
+# Keep CrewAI's own anonymous telemetry and trace upload off (they are independent of ours).
+os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+# CrewAI warns that it estimates token counts for models it does not know; the scripted ones are such.
+logging.getLogger("crewai.llms.base_llm").setLevel(logging.ERROR)
+
+from crewai import Agent, Crew, Process, Task  # noqa: E402
+from crewai.events.types.llm_events import LLMCallType  # noqa: E402
+from crewai.llms.base_llm import BaseLLM, llm_call_context  # noqa: E402
+from crewai.tools import tool  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+
+from otel_agents.instrumentors.crewai import CrewAIInstrumentor  # noqa: E402
+
+
+class ScriptedLLM(BaseLLM):
+    """A model that follows a script: first it takes ``action`` (ReAct text), then it answers with
+    what the tool observed. It reports token usage the way CrewAI's provider classes do."""
+
+    action: str
+
+    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+             from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> str:
+        with llm_call_context():
+            self._emit_call_started_event(messages=messages, from_task=from_task, from_agent=from_agent)
+            observation = next((str(m["content"]).split("\nObservation:", 1)[1].strip()
+                                for m in reversed(messages)
+                                if m.get("role") == "assistant" and "\nObservation:" in str(m.get("content"))),
+                               None)
+            if observation is None:
+                text = f"Thought: I know what to do.\n{self.action}"
+            else:
+                text = f"Thought: I now know the final answer\nFinal Answer: {observation}"
+            prompt_tokens = sum(len(str(m.get("content") or "")) for m in messages) // 4
+            self._emit_call_completed_event(
+                response=text, call_type=LLMCallType.LLM_CALL, from_task=from_task, from_agent=from_agent,
+                messages=messages, usage={"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4},
+                finish_reason="stop")
+            return text
+
+    def supports_function_calling(self) -> bool:
+        return False
+
+
+@tool("lookup_order")
+def lookup_order(order_id: str) -> str:
+    """Look up an order by its id and return its status."""
+    return f"Order {order_id} shipped on 2024-05-02 with UPS."
+
+
+def build_crew() -> Crew:
+    lead = Agent(
+        role="Support Lead", goal="Resolve customer tickets", backstory="Hands lookups to the right coworker.",
+        allow_delegation=True,
+        llm=ScriptedLLM(model="scripted-lead", action=(
+            "Action: Delegate work to coworker\n"
+            'Action Input: {"task": "Find the status of order A100", '
+            '"context": "A customer asks where their order is.", "coworker": "Order Clerk"}')),
+    )
+    clerk = Agent(
+        role="Order Clerk", goal="Answer order questions", backstory="Knows the order system.",
+        tools=[lookup_order],
+        llm=ScriptedLLM(model="scripted-clerk", action='Action: lookup_order\nAction Input: {"order_id": "A100"}'),
+    )
+    ticket = Task(name="ticket", description="A customer asks: where is my order A100?",
+                  expected_output="A short answer for the customer", agent=lead)
+    return Crew(name="Support crew", agents=[lead, clerk], tasks=[ticket], process=Process.sequential)
+
+
+def print_tree(spans: list[ReadableSpan]) -> None:
+    """Print spans as an indented tree with each span's kind and a few telling attributes."""
+    children: dict[Any, list[ReadableSpan]] = {}
+    ids = {s.context.span_id for s in spans}
+    for s in spans:
+        parent = s.parent.span_id if s.parent and s.parent.span_id in ids else None
+        children.setdefault(parent, []).append(s)
+
+    def details(s: ReadableSpan) -> str:
+        a = s.attributes or {}
+        parts = [f"[{a.get('otel_agents.span.kind')}]"]
+        if "gen_ai.usage.input_tokens" in a:
+            parts.append(f"tokens in={a['gen_ai.usage.input_tokens']} out={a.get('gen_ai.usage.output_tokens')}")
+        if "gen_ai.tool.call.arguments" in a:
+            parts.append(f"args={json.loads(a['gen_ai.tool.call.arguments'])}")
+        if "otel_agents.task.name" in a:
+            parts.append(f"task={a['otel_agents.task.name']}")
+        return " ".join(parts)
+
+    def walk(parent: Any, depth: int) -> None:
+        for s in sorted(children.get(parent, []), key=lambda s: s.start_time or 0):
+            print(f"{'  ' * depth}{s.name}  {details(s)}")
+            walk(s.context.span_id, depth + 1)
+
+    walk(None, 0)
+
+
+def main() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = CrewAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        result = build_crew().kickoff()
+    finally:
+        instrumentor.uninstrument()
+    print(f"\nAnswer: {result.raw}\n")
+    print_tree(list(exporter.get_finished_spans()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""A LlamaIndex FunctionAgent with two tools, traced by otel-agents, fully offline.
+
+Run it with ``python examples/llama_index_agent.py``: the agent's model is
+llama-index-core's ``MockFunctionCallingLLM`` playing a script (call ``multiply``,
+then ``add``, then answer), so no API key or network is needed. The spans go to
+an in-memory exporter and are printed as a tree::
+
+    invoke_agent calculator  [agent]
+      init_run  [chain]
+      setup_agent  [chain]
+      run_agent_step  [chain]
+        chat MockFunctionCallingLLM  [model]  finish=tool_calls
+      ...
+      call_tool  [chain]
+        execute_tool multiply  [tool]  {'a': 6, 'b': 7} -> 42
+      ...
+
+With a real model, replace the mock with any LlamaIndex LLM and the exporter with
+your backend's (OTLP, Phoenix, Langfuse); nothing else changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from typing import Any, Sequence
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
+
+
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers."""
+    return a * b
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def scripted_model() -> Any:
+    """A mock function-calling model: multiply(6, 7), then add(42, 8), then the answer."""
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    script = [("multiply", {"a": 6, "b": 7}), ("add", {"a": 42, "b": 8}), "6 × 7 + 8 = 50."]
+    turn = itertools.count()
+
+    def respond(messages: Sequence[Any], **_: Any) -> Any:
+        step = script[min(next(turn), len(script) - 1)]
+        if isinstance(step, str):
+            return ChatMessage(role=MessageRole.ASSISTANT, content=step)
+        name, arguments = step
+        block = ToolCallBlock(tool_call_id=f"call-{name}", tool_name=name, tool_kwargs=arguments)
+        return ChatMessage(role=MessageRole.ASSISTANT, blocks=[block])
+
+    return MockFunctionCallingLLM(response_generator=respond)
+
+
+def print_tree(spans: Sequence[Any]) -> None:
+    """Print finished spans as an indented tree, with each span's kind and a few key attributes."""
+    children: dict[Any, list[Any]] = {}
+    ids = {s.context.span_id for s in spans}
+    for span in sorted(spans, key=lambda s: s.start_time):
+        parent = span.parent.span_id if span.parent and span.parent.span_id in ids else None
+        children.setdefault(parent, []).append(span)
+
+    def describe(span: Any) -> str:
+        attrs = span.attributes or {}
+        text = f"{span.name}  [{attrs.get('otel_agents.span.kind')}]"
+        if "gen_ai.response.finish_reasons" in attrs:
+            text += f"  finish={','.join(attrs['gen_ai.response.finish_reasons'])}"
+        if "gen_ai.tool.call.arguments" in attrs:
+            text += f"  {json.loads(attrs['gen_ai.tool.call.arguments'])} -> {attrs.get('gen_ai.tool.call.result')}"
+        if attrs.get("otel_agents.span.kind") == "agent":
+            text += f"  {attrs.get('input.value')!r} -> {attrs.get('output.value')!r}"
+        if span.status.status_code.name == "ERROR":
+            text += "  ERROR"
+        return text
+
+    def walk(parent: Any, depth: int) -> None:
+        for span in children.get(parent, []):
+            print("  " * depth + describe(span))
+            walk(span.context.span_id, depth + 1)
+
+    walk(None, 0)
+
+
+async def main() -> str:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.tools import FunctionTool
+
+    agent = FunctionAgent(
+        name="calculator",
+        description="Does arithmetic with its tools.",
+        system_prompt="You are a careful calculator. Use the tools.",
+        tools=[FunctionTool.from_defaults(fn=multiply), FunctionTool.from_defaults(fn=add)],
+        llm=scripted_model(),
+    )
+    result = await agent.run(user_msg="What is 6 times 7, plus 8?")
+    return str(result)
+
+
+if __name__ == "__main__":
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = LlamaIndexInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        answer = asyncio.run(main())
+    finally:
+        instrumentor.uninstrument()
+    print(f"answer: {answer}\n")
+    print_tree(exporter.get_finished_spans())
