@@ -134,6 +134,9 @@ def agent(input: str) -> str:
     return "Sorry, I could not finish this request."
 
 
+agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
+
+
 def _main(argv: list[str]) -> int:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

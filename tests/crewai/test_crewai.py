@@ -23,7 +23,7 @@ from opentelemetry import trace
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import NativeLLM, ReactLLM, clerk, lookup_order, one_agent_crew, order_task
-from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, parent_of, tree
+from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -232,6 +232,20 @@ def test_cr2_subclass_defined_later_and_super_call(instrumented: Any, exporter: 
     one_agent_crew(LateLLM(model="late-model")).kickoff()
     models = of_kind(one_trace(exporter), "model")
     assert [m.name for m in models] == ["chat late-model", "chat late-model"]
+
+
+def test_cr2_same_llm_called_again_from_its_own_tool(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """CR-2: the super().call() guard does not swallow a genuine nested call: a tool run inside the
+    model's call that calls the same LLM object again gets a model span of its own."""
+    llm = ProviderStyleLLM()
+
+    def ask_again(order_id: str) -> str:
+        return str(llm.call(f"Status of {order_id}?"))  # no functions this time: a plain call
+
+    llm.call("status?", available_functions={"lookup_order": ask_again})
+    spans = exporter.semantic()
+    assert [s.semantic_kind for s in spans] == ["model", "tool", "model"], tree(spans)
+    assert spans[2].parent_id == spans[1].span_id
 
 
 @pytest.fixture

@@ -202,6 +202,36 @@ def test_li2_agent_workflow_is_a_workflow_of_agents(instrumented: Any, exporter:
     assert sum(1 for m in models if triage in ancestors(m, spans)) == 1
 
 
+def test_li2_current_agent_span_inside_tools(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Inside a tool, ``otel_agents.current_agent_span()`` is the agent that called it, each of two
+    concurrent runs getting its own (X-1's helper)."""
+    import otel_agents
+
+    seen: dict[str, int] = {}
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        agent = otel_agents.current_agent_span()
+        seen[f"{agent.name}/{a}"] = agent.span.get_span_context().span_id
+        return a + b
+
+    def agent(a: int) -> FunctionAgent:
+        return FunctionAgent(name="calculator", description="adds", tools=[FunctionTool.from_defaults(fn=add)],
+                             llm=fakes.scripted_llm(fakes.tool_call("add", {"a": a, "b": 1}), "ok"))
+
+    async def go() -> None:
+        await asyncio.gather(agent(1).run(user_msg="1+1"), agent(2).run(user_msg="2+1"))
+
+    asyncio.run(go())
+    agents = exporter.semantic("agent")
+    for a in (1, 2):
+        tool = next(s for s in exporter.semantic("tool")
+                    if json.loads(s.attributes["gen_ai.tool.call.arguments"])["a"] == a)
+        owner = next(s for s in ancestors(tool, exporter.spans) if s.semantic_kind == "agent")
+        assert seen[f"invoke_agent calculator/{a}"] == owner.span_id
+    assert len({s.trace_id for s in agents}) == 2
+
+
 def test_li2_tool_error_is_recorded_and_the_agent_recovers(instrumented: Any, exporter: SnapshotExporter) -> None:
     """LI-2: a tool that raises: its span is ERROR; the agent handles it and its run is not an error."""
 
@@ -401,6 +431,18 @@ def test_li3_model_stream_spans_end(instrumented: Any, exporter: SnapshotExporte
     else:
         assert model.attributes["otel_agents.stream.abandoned"] is True
     assert model.status is StatusCode.UNSET
+    assert instrumented.open_span_count() == 0
+
+
+def test_li3_kept_model_stream_ends_after_idle_timeout(instrumented: Any, exporter: SnapshotExporter,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """LI-3: a model stream kept but not read ends, abandoned, after the idle timeout; reading it
+    afterwards still works."""
+    monkeypatch.setenv("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "0.05")
+    stream = MockLLM(max_tokens=2).stream_complete("hello")
+    assert _wait_for(lambda: bool(exporter.semantic("model")))
+    assert one(exporter.semantic(), "text_completion MockLLM").attributes["otel_agents.stream.abandoned"] is True
+    assert [c.delta for c in stream] == ["text ", "text"]
     assert instrumented.open_span_count() == 0
 
 

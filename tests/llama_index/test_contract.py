@@ -29,7 +29,7 @@ class LlamaIndexScenario(Scenario):
     """
 
     instrumentor_cls = LlamaIndexInstrumentor
-    x3_runs = 400
+    x3_runs = 1000
     """X-3 makes 400 runs (100 of each mode) instead of 1,000: a FunctionAgent run costs
     30-90 ms on this 2-core machine inside llama-index-core's workflow runtime itself
     (step tasks, event summaries, executor threads; our handlers add about a tenth).

@@ -66,7 +66,7 @@ def test_servable_over_ecp(example: Any, provider: Any) -> None:
     target_module = pytest.importorskip("otel_agents.serve.target")
     session_module = pytest.importorskip("otel_agents.serve.session")
     target = target_module.load_target(f"{EXAMPLE}:agent")
-    assert not target.stateful
+    assert not target.stateful and target.name == "customer_support"
     envelope = session_module.ECPSession(target, provider).step({"input": "Can I get a refund for order A1002?"})
     assert "is not eligible for a refund" in envelope["public_output"]
     assert [c["name"] for c in envelope["tool_calls"]] == ["lookup_order", "check_refund_policy"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import wrapt
@@ -82,9 +85,30 @@ def test_wrapper_added_after_us_survives_and_is_peeled_later(provider: Any, expo
 
 def test_importing_the_instrumentor_does_not_import_pydantic_ai() -> None:
     """Zero-code entry points import every instrumentor module: pydantic-ai is imported by instrument() only."""
-    import subprocess
-    import sys
-
     code = ("import sys, otel_agents.instrumentors.pydantic_ai; "
             "sys.exit(1 if any(m.split('.')[0] == 'pydantic_ai' for m in sys.modules) else 0)")
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
+
+
+def test_instrument_before_pydantic_ai_is_imported() -> None:
+    """instrument() first, pydantic-ai imported afterwards (the zero-code order): runs are still recorded."""
+    code = """
+import sys
+sys.path.insert(0, ".")
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
+from tests.spans import SnapshotExporter
+exporter = SnapshotExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+PydanticAIInstrumentor().instrument(tracer_provider=provider)
+assert "pydantic_ai" not in sys.modules
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+Agent(TestModel(), name="late").run_sync("hi")
+names = sorted(s.name for s in exporter.semantic())
+sys.exit(0 if names == ["chat test", "invoke_agent late"] else 1)
+"""
+    repo = Path(__file__).resolve().parents[2]
+    assert subprocess.run([sys.executable, "-c", code], cwd=repo, timeout=120).returncode == 0

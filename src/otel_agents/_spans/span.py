@@ -422,17 +422,19 @@ class SemanticSpan:
                 return
             self._error_type = qual
             self.span.set_attribute(A.ERROR_TYPE, qual)
+            budget = self.telemetry.settings.content_budget()
             if self.content_enabled:
-                message = redact_text(str(exc))[: self.telemetry.settings.content_budget()]
+                message = redact_text(str(exc))[:budget]
                 stack = redact_text("".join(traceback.format_exception(exc)))
-                self.span.record_exception(exc, attributes={"exception.message": message,
-                                                            "exception.stacktrace": stack})
-                self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512]))
+                description = f"{etype.__name__}: {message}"[:512]
             else:  # the message and the traceback's last line may quote user content
+                message, description = "", etype.__name__
                 stack = "".join(traceback.format_tb(exc.__traceback__)) + qual
-                self.span.record_exception(exc, attributes={"exception.message": "",
-                                                            "exception.stacktrace": stack})
-                self.span.set_status(Status(StatusCode.ERROR, etype.__name__))
+            # One formatting of the traceback (the SDK's record_exception would format it again).
+            self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
+                                              "exception.stacktrace": stack if len(stack) <= budget
+                                              else "…" + stack[-(budget - 1):]})  # keep the innermost frames
+            self.span.set_status(Status(StatusCode.ERROR, description))
 
     def mark_paused(self) -> None:
         """The run stopped waiting for a human (interrupt, deferred tool call): ``otel_agents.run.paused``."""

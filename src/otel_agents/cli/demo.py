@@ -119,8 +119,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"otel-agents demo: grading {len(runs)} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
           flush=True)
     todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
+    def grade(r: Run) -> None:
+        run_ecp(r, ecp, args.timeout)
+        print(f"  {r.framework} {'faulty twin' if r.faulty else 'agent'}: "
+              f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", flush=True)
+
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        list(pool.map(lambda r: run_ecp(r, ecp, args.timeout), todo))
+        list(pool.map(grade, todo))
     for r in runs:
         if r.error is None:
             summarise(r, base, common)

@@ -76,7 +76,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 

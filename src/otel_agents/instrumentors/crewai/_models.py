@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from ..._spans import ChatMessage, SemanticSpan, ToolCallRequest, Usage
 from ...semconv import Kind
+from . import _scope
 from ._scope import arg
 from ._steps import Hooks, Step
 
@@ -52,7 +53,7 @@ def install(hooks: Hooks) -> None:
 
     def model_call(llm: Any, args: tuple, kwargs: dict) -> Step | None:
         current = _MODEL_CALL.get()
-        if current is not None and current.llm_id == id(llm):
+        if current is not None and current.llm_id == id(llm) and current.span is _scope.SPAN.get():
             return None  # super().call() of the same call
         state = _ModelCall(id(llm))
         messages = arg(args, kwargs, 0, "messages")

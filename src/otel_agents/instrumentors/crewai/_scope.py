@@ -10,6 +10,10 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
+# The span our innermost wrapper opened: tells super().call() (nothing opened in between)
+# from a genuine nested call of the same LLM (say, from a tool its own call ran).
+SPAN: ContextVar[Any] = ContextVar("otel_agents_crewai_span", default=None)
+
 # (id(agent), id(task)) of the task execution whose agent span is open: Agent.execute_task
 # called for that same pair adds no second span.
 TASK_RUN: ContextVar[tuple[int, int] | None] = ContextVar("otel_agents_crewai_task_run", default=None)

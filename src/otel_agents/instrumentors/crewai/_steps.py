@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error
 from ...semconv import Kind
+from . import _scope
 from ._patching import Patches
 
 Plan = Callable[[Any, tuple, dict], "Step | None"]
@@ -120,6 +121,7 @@ class Hooks:
                 if step.setup is not None:
                     with guard(site):
                         step.setup(span)
+                tokens.append((_scope.SPAN, _scope.SPAN.set(span)))
                 yield span
         finally:
             for var, token in reversed(tokens):

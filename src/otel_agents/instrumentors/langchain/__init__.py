@@ -45,9 +45,11 @@ What becomes a span (kinds of ``../shared/design/semantic-map.md``):
   bookkeeping runs (tag ``langsmith:hidden``). Their children, if any, nest
   under the chain they were folded into.
 
-Run metadata ``session_id``/``conversation_id``/``thread_id`` becomes
-``session.id`` and ``gen_ai.conversation.id``, ``user_id`` becomes ``user.id``,
-and the caller's tags become ``tag.tags``, on every span of the run.
+Run metadata ``session_id``/``conversation_id``/``thread_id`` (the first one
+set, in that order; LangGraph copies ``configurable.thread_id`` into metadata)
+becomes ``session.id`` and ``gen_ai.conversation.id``, ``user_id`` becomes
+``user.id``, and the caller's tags become ``tag.tags`` (added to those of
+``otel_agents.using_tags``), on every span of the run.
 
 Parenting follows LangChain's run tree (``parent_run_id``), not whatever
 context is current when a callback fires, so spans nest correctly across
@@ -60,9 +62,9 @@ HTTP client spans nest under it; nothing stays current afterwards.
 Outcomes: an exception is an error, except control flow — ``GeneratorExit``
 and ``asyncio.CancelledError`` (the consumer went away) mark the span
 ``otel_agents.stream.abandoned``; LangGraph's ``GraphInterrupt`` marks the
-run that raised it, every graph (agent) it passed through and the outermost run
-``otel_agents.run.paused`` (the ECP fold reports ``status: "paused"``); ``ParentCommand`` is only
-``otel_agents.control_flow``. A run that ends while runs under it are still open
+run that raised it, every graph (agent) it passed through and the outermost
+run ``otel_agents.run.paused`` (the ECP fold reports ``status: "paused"``);
+``ParentCommand`` is only ``otel_agents.control_flow``. A run that ends while runs under it are still open
 (a ``stream()`` broken out of early ends with partial output) ends those runs and
 is itself marked abandoned. A run LangChain never reports as ended at all
 (``astream_events`` broken right after its first event cancels the run before

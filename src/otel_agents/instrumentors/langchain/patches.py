@@ -125,8 +125,8 @@ def _load_graph_codes() -> frozenset[Any]:
         return frozenset()
     codes = set()
     for name in ("stream", "astream"):
-        fn = inspect.unwrap(getattr(Pregel, name, None) or (lambda: None))
-        code = getattr(fn, "__code__", None)
+        fn = getattr(Pregel, name, None)
+        code = getattr(inspect.unwrap(fn), "__code__", None) if fn is not None else None
         if code is not None:
             codes.add(code)
     return frozenset(codes)

@@ -1,0 +1,1 @@
+"""Benchmarks of otel-agents: run ``make bench`` (see README.md here)."""

@@ -1,0 +1,163 @@
+"""Shared pieces of the benchmarks: the provider every variant exports through, the
+interleaved timing loop, and the statistics.
+
+Why interleaved rounds and paired differences: this is a shared, noisy 2-core
+machine, so an absolute time means little. Every variant of one comparison runs
+in the same process, in short batches, in a shuffled order per round; a
+variant's cost is compared with the baseline batch *of the same round* and the
+median over rounds is reported, which cancels slow drift (another tenant's load)
+and damps one-off spikes.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+
+class CountingExporter(SpanExporter):
+    """The no-op exporter of every benchmark: counts spans and drops them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def export(self, spans: Sequence[Any]) -> SpanExportResult:
+        self.count += len(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+def counting_provider() -> tuple[TracerProvider, CountingExporter]:
+    """A ``TracerProvider`` → ``SimpleSpanProcessor`` → :class:`CountingExporter` (what every variant uses)."""
+    exporter = CountingExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+@dataclass
+class Variant:
+    """One way of running a workload.
+
+    ``install()``/``remove()`` bracket each timed batch (instrument / uninstrument);
+    ``wrap`` (optional) returns a context manager the batch runs inside
+    (``suppress_instrumentation``); ``run()`` is one execution of the workload.
+    """
+
+    name: str
+    run: Callable[[], Any]
+    install: Callable[[], Any] = lambda: None
+    remove: Callable[[], Any] = lambda: None
+    wrap: Callable[[], Any] | None = None
+    ops_per_call: int = 1  # units of work one run() does (the floor runs many bare spans per call)
+
+
+@dataclass
+class Timings:
+    """Per-round seconds per unit of work, and spans exported per unit, of each variant."""
+
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    spans: dict[str, list[float]] = field(default_factory=dict)
+
+
+def time_interleaved(variants: Sequence[Variant], exporter: CountingExporter, *, rounds: int, batch: int,
+                     warmup: int = 3, seed: int = 1) -> Timings:
+    """Run every variant ``batch`` times per round, for ``rounds`` rounds, in a shuffled order per round.
+
+    Returns seconds per unit of work (``run()`` time / ``ops_per_call``) and spans exported per
+    unit, one value per round. Garbage is collected before each batch (not inside it).
+    """
+    rng = random.Random(seed)
+    out = Timings({v.name: [] for v in variants}, {v.name: [] for v in variants})
+    order = list(variants)
+    for _ in range(rounds):
+        rng.shuffle(order)
+        for v in order:
+            v.install()
+            try:
+                ctx = v.wrap() if v.wrap else None
+                if ctx is not None:
+                    ctx.__enter__()
+                try:
+                    run = v.run
+                    for _ in range(warmup):
+                        run()
+                    gc.collect()
+                    before = exporter.count
+                    t0 = time.perf_counter()
+                    for _ in range(batch):
+                        run()
+                    elapsed = time.perf_counter() - t0
+                    emitted = exporter.count - before
+                finally:
+                    if ctx is not None:
+                        ctx.__exit__(None, None, None)
+            finally:
+                v.remove()
+            units = batch * v.ops_per_call
+            out.seconds[v.name].append(elapsed / units)
+            out.spans[v.name].append(emitted / units)
+    return out
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def paired_overhead(t: Timings, variant: str, baseline: str) -> dict[str, float]:
+    """Median over rounds of ``variant − baseline`` (seconds per run), with the inter-quartile range."""
+    diffs = [a - b for a, b in zip(t.seconds[variant], t.seconds[baseline])]
+    q = statistics.quantiles(diffs, n=4) if len(diffs) >= 2 else [diffs[0]] * 3
+    return {"median_s": statistics.median(diffs), "q1_s": q[0], "q3_s": q[2]}
+
+
+def us(seconds: float) -> float:
+    """Seconds → microseconds, rounded for the JSON."""
+    return round(seconds * 1e6, 3)
+
+
+def machine() -> dict[str, Any]:
+    """A short description of the machine and interpreter (for the results and the README)."""
+    import os
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        if names:
+            cpu = names[0]
+    except OSError:
+        pass
+    mem_gib = None
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem_gib = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": mem_gib, "os": platform.platform(),
+            "python": platform.python_version(), "implementation": platform.python_implementation()}
+
+
+def versions(*dists: str) -> dict[str, str | None]:
+    """Installed versions of the named distributions (``None`` when absent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for d in dists:
+        try:
+            out[d] = version(d)
+        except PackageNotFoundError:
+            out[d] = None
+    return out

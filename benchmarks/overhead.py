@@ -1,0 +1,115 @@
+"""Per-span overhead of the instrumentations of one framework, and the bare-SDK-span floor.
+
+Variants, all in one process and interleaved (see :mod:`harness`):
+
+* ``none`` — the workload, no instrumentation (the baseline);
+* ``floor`` — a bare OTel SDK span (start, four attributes, end) through the same
+  ``SimpleSpanProcessor`` and no-op exporter, timed per span;
+* ``ours``, ``ours_no_content`` (content capture off), ``ours_suppressed``
+  (instrumented, but run inside ``suppress_instrumentation()``);
+* each peer instrumentor that is installed (``openinference``, ``openllmetry``).
+
+Per-span overhead = (variant's time per run − ``none``'s in the same round) / the
+spans that variant exports per run (its own count: instrumentations make
+different numbers of spans for the same workload). ``ours_suppressed`` exports
+none, so its overhead is divided by ``ours``'s span count (cost per span not made).
+The per-run overhead is reported as well: it is the fairer comparison when span
+counts differ.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+from .harness import Variant, counting_provider, median, paired_overhead, time_interleaved, us, versions
+
+FLOOR_SPANS_PER_CALL = 20
+
+
+def floor_variant(provider: Any) -> Variant:
+    """A bare SDK span: start, set four attributes, end (``FLOOR_SPANS_PER_CALL`` per call)."""
+    tracer = provider.get_tracer("benchmarks.floor")
+
+    def run() -> None:
+        for _ in range(FLOOR_SPANS_PER_CALL):
+            span = tracer.start_span("floor")
+            span.set_attribute("gen_ai.operation.name", "chat")
+            span.set_attribute("gen_ai.request.model", "fake-model-1")
+            span.set_attribute("gen_ai.usage.input_tokens", 11)
+            span.set_attribute("gen_ai.usage.output_tokens", 7)
+            span.end()
+
+    return Variant("floor", run, ops_per_call=FLOOR_SPANS_PER_CALL)
+
+
+def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> dict[str, Any]:
+    """Run the comparison for ``framework`` (a module of :mod:`workloads`); a JSON-ready result."""
+    module = importlib.import_module(f"benchmarks.workloads.{framework}")
+    provider, exporter = counting_provider()
+    run = module.workload()
+    variants = [Variant("none", run), floor_variant(provider)]
+    install, remove = module.install("ours", provider)
+    variants.append(Variant("ours", run, install, remove))
+    variants.append(Variant("ours_suppressed", run, install, remove, wrap=suppress_instrumentation))
+    install, remove = module.install("ours_no_content", provider)
+    variants.append(Variant("ours_no_content", run, install, remove))
+    skipped: dict[str, str] = {}
+    for label, dist in module.PEERS.items():
+        if not peers:
+            skipped[label] = "peers not requested"
+            continue
+        try:
+            install, remove = module.install(label, provider)
+        except ImportError as exc:
+            skipped[label] = f"{dist} not installed ({exc.name or exc})"
+            continue
+        variants.append(Variant(label, run, install, remove))
+
+    timings = time_interleaved(variants, exporter, rounds=rounds, batch=batch)
+    provider.shutdown()
+
+    floor_s = median(timings.seconds["floor"])
+    spans_per_run = {v.name: median(timings.spans[v.name]) for v in variants if v.name != "floor"}
+    if spans_per_run["none"] or spans_per_run["ours_suppressed"]:
+        raise RuntimeError(f"uninstrumented or suppressed runs exported spans: {spans_per_run} "
+                           "(an instrumentation was not removed cleanly)")
+    results: dict[str, Any] = {}
+    for v in variants:
+        if v.name in ("none", "floor"):
+            continue
+        over = paired_overhead(timings, v.name, "none")
+        count = spans_per_run["ours"] if v.name == "ours_suppressed" else spans_per_run[v.name]
+        per_span = over["median_s"] / count if count else float("nan")
+        results[v.name] = {
+            "spans_per_run": count if v.name != "ours_suppressed" else 0,
+            "run_us": us(median(timings.seconds[v.name])),
+            "overhead_per_run_us": us(over["median_s"]),
+            "overhead_per_run_iqr_us": [us(over["q1_s"]), us(over["q3_s"])],
+            "overhead_per_span_us": us(per_span),
+            "per_span_vs_floor": round(per_span / floor_s, 3),
+        }
+    ours = results["ours"]["overhead_per_span_us"]
+    for label in module.PEERS:
+        if label in results:
+            peer = results[label]
+            results[label]["ours_per_span_ratio"] = round(ours / peer["overhead_per_span_us"], 3)
+            results[label]["ours_per_run_ratio"] = round(
+                results["ours"]["overhead_per_run_us"] / peer["overhead_per_run_us"], 3)
+    targets = {"ours_per_span_le_2x_floor": results["ours"]["per_span_vs_floor"] <= 2.0}
+    if "openinference" in results:
+        targets["ours_per_span_le_fifth_of_openinference"] = results["openinference"]["ours_per_span_ratio"] <= 0.2
+    return {
+        "framework": framework,
+        "workload": (module.__doc__ or "").strip().splitlines()[0],
+        "rounds": rounds,
+        "runs_per_batch": batch,
+        "baseline_run_us": us(median(timings.seconds["none"])),
+        "floor_span_us": us(floor_s),
+        "variants": results,
+        "skipped": skipped,
+        "targets": targets,
+        "versions": versions(*module.FRAMEWORK_DISTS, *module.PEERS.values()),
+    }
