@@ -424,8 +424,9 @@ class SemanticSpan:
             self.span.set_attribute(A.ERROR_TYPE, qual)
             budget = self.telemetry.settings.content_budget()
             if self.content_enabled:
-                message = redact_text(str(exc))[:budget]
-                stack = redact_text("".join(traceback.format_exception(exc)))
+                message = redact_text(str(exc)[:budget + _REDACTION_MARGIN])[:budget]
+                stack = "".join(traceback.format_exception(exc))
+                stack = redact_text(stack if len(stack) <= budget else stack[-(budget + _REDACTION_MARGIN):])
                 description = f"{etype.__name__}: {message}"[:512]
             else:  # the message and the traceback's last line may quote user content
                 message, description = "", etype.__name__
