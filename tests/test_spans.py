@@ -122,11 +122,11 @@ def test_messages_are_recorded_in_both_conventions(telemetry, exporter) -> None:
         {"role": "user", "parts": [{"type": "text", "content": "where is A100?"}]}]
     assert json.loads(a[A.GEN_AI_OUTPUT_MESSAGES]) == [
         {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"id": "A100"}}],
-         "finish_reason": "tool_calls"}]
+         "finish_reason": "tool_call"}]
     assert a["llm.input_messages.1.message.content"] == "where is A100?"
     assert a["llm.output_messages.0.message.tool_calls.0.tool_call.function.name"] == "lookup"
     assert json.loads(a["llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments"]) == {"id": "A100"}
-    assert a[A.GEN_AI_RESPONSE_FINISH_REASONS] == ("tool_calls",)
+    assert a[A.GEN_AI_RESPONSE_FINISH_REASONS] == ("tool_call",)
     assert a[A.GEN_AI_REQUEST_MODEL] == "gpt-4o" and a[A.GEN_AI_RESPONSE_MODEL] == "gpt-4o-2024"
     assert a[A.LLM_MODEL_NAME] == "gpt-4o-2024" and a[A.GEN_AI_PROVIDER_NAME] == "openai"
     assert a[A.GEN_AI_REQUEST_STOP_SEQUENCES] == ("END",)

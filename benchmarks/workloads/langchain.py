@@ -47,4 +47,38 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
     else:
         raise ValueError(variant)
     instrumentor = inst()
-    return (lambda: instrumentor.instrument(tracer_provider=provider, **kwargs)), instrumentor.uninstrument
+
+    def remove() -> None:
+        instrumentor.uninstrument()
+        if variant == "openllmetry":
+            # Its uninstrument() calls unwrap("langchain_core.callbacks", "BaseCallbackManager.__init__"),
+            # which resolves the dotted string wrongly and unwraps nothing: its handler would stay in
+            # every later run. Take the wrapper off ourselves.
+            from langchain_core.callbacks.base import BaseCallbackManager
+            from opentelemetry.instrumentation.utils import unwrap
+
+            unwrap(BaseCallbackManager, "__init__")
+
+    return (lambda: instrumentor.instrument(tracer_provider=provider, **kwargs)), remove
+
+
+def dispatch() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """A handler that does nothing, registered like ours (a configure hook with an inheritable
+    default): LangChain's own cost of dispatching every event to one callback handler."""
+    import contextvars
+
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.tracers import context as hooks
+
+    class Nothing(BaseCallbackHandler):
+        run_inline = True
+
+    var: contextvars.ContextVar = contextvars.ContextVar("benchmarks_noop_handler", default=Nothing())
+
+    def install() -> None:
+        hooks.register_configure_hook(var, True)
+
+    def remove() -> None:
+        hooks._configure_hooks[:] = [entry for entry in hooks._configure_hooks if entry[0] is not var]
+
+    return install, remove

@@ -372,6 +372,33 @@ def test_cr3_kickoff_async_concurrent_crews(instrumented: Any, exporter: Snapsho
         assert_direct_parentage(trace_spans)
 
 
+def test_x1_current_agent_span_inside_concurrent_tools(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """X-1: otel_agents.current_agent_span(), called in the tool of each of two concurrent crews
+    (kickoff_async, worker threads), returns that crew's own agent span."""
+    import otel_agents
+
+    seen: dict[str, int] = {}
+
+    def crew_for(order_id: str) -> Crew:
+        @tool("lookup_order")
+        def lookup(order_id: str) -> str:
+            """Look up an order by its id and return its status."""
+            seen[order_id] = otel_agents.current_agent_span().span.get_span_context().span_id
+            return f"Order {order_id}: shipped"
+
+        return one_agent_crew(ReactLLM(tool_args={"order_id": order_id}), tools=[lookup])
+
+    async def main() -> None:
+        await asyncio.gather(crew_for("A1").kickoff_async(), crew_for("B2").kickoff_async())
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    for order_id, agent_span_id in seen.items():
+        (tool_span,) = [s for s in of_kind(spans, "tool") if order_id in s.attributes["gen_ai.tool.call.arguments"]]
+        assert tool_span.parent_id == agent_span_id
+    assert len(seen) == 2
+
+
 def test_cr3_async_execution_task(instrumented: Any, exporter: SnapshotExporter) -> None:
     """CR-3: a Task(async_execution=True) runs in its own thread; it and the task that depends on it
     stay in the crew's trace, each agent span directly under the crew."""

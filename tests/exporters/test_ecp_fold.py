@@ -70,7 +70,7 @@ def test_agent_run_envelope(rec):
 
     lines = env["evaluation_context"].splitlines()
     assert lines[0] == "agent supervisor"
-    assert lines[1] == "  model gpt-4o-2024-08-06 finish=tool_calls tokens_in=100 tokens_out=20"
+    assert lines[1] == "  model gpt-4o-2024-08-06 finish=tool_call tokens_in=100 tokens_out=20"
     assert lines[2].startswith('  tool search args={"q":"Paris"} status=ok latency_ms=')
     assert lines[3] == "  agent researcher delegated_by=supervisor"
     assert lines[4].startswith('    tool lookup args={"input":"Atlantis"} status=error latency_ms=')

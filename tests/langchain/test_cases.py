@@ -248,7 +248,7 @@ def test_lc5_langgraph_agent(kind: str, mode: str, instrumentor: Any, exporter: 
     out = json.loads(first_model.attributes["gen_ai.output.messages"])
     assert out[0]["parts"][0] == {"type": "tool_call", "id": "call_1", "name": "get_weather",
                                   "arguments": {"city": "Paris"}}
-    assert first_model.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert first_model.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
     assert "It is sunny in Paris" in agent.attributes["output.value"]
     assert all(s.status.name == "UNSET" for s in spans)
 

@@ -155,3 +155,28 @@ def test_http_binds_loopback_by_default() -> None:
         assert server.server_address[0] == "127.0.0.1"
     finally:
         server.server_close()
+
+
+def test_sigterm_exits_cleanly_and_keeps_the_trace_file(tmp_path: Path) -> None:
+    """ecp-runtime ends stdio agents with SIGTERM: the server exits 0 and its spans are on disk."""
+    trace_file = tmp_path / "sub" / "traces.jsonl"
+    log_file = tmp_path / "logs" / "serve.log"
+    proc = subprocess.Popen(SERVE + [f"{AGENTS}:echo", "--trace-file", str(trace_file), "--log-file", str(log_file)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    proc.stdin.write(rpc("agent/step", {"input": "hi"}) + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"]["public_output"] == "echo: hi"
+    proc.terminate()
+    assert proc.wait(timeout=30) == 0
+    from otel_agents.exporters.file import read_otlp_json
+
+    names = {s.name for s in read_otlp_json(str(trace_file))}
+    assert {"agent/step", "invoke_agent echo", "execute_tool lookup_order"} <= names
+    assert log_file.exists()
+
+
+def test_function_target_named_after_its_module() -> None:
+    from otel_agents.serve import load_target
+
+    assert load_target("examples/customer_support/langchain_agent.py:agent").name == "langchain_agent"
+    assert load_target(f"{AGENTS}:echo").name == "echo"

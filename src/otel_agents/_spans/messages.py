@@ -43,6 +43,24 @@ class ChatMessage:
     finish_reason: str | None = None
 
 
+# Providers' own finish reasons → the OTel GenAI values (semconv v1.41: stop, length,
+# content_filter, tool_call, error), so every framework reports the same words.
+_FINISH_REASONS = {
+    "stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "eos": "stop", "complete": "stop",
+    "length": "length", "max_tokens": "length", "max_output_tokens": "length", "model_length": "length",
+    "content_filter": "content_filter", "safety": "content_filter", "recitation": "content_filter",
+    "blocklist": "content_filter", "prohibited_content": "content_filter", "refusal": "content_filter",
+    "tool_call": "tool_call", "tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call",
+    "error": "error",
+}
+
+
+def normalize_finish_reason(reason: object) -> str:
+    """A provider's finish reason as the OTel GenAI value; unknown values pass through, lower-cased."""
+    text = str(reason).strip()
+    return _FINISH_REASONS.get(text.lower(), text.lower())
+
+
 def genai_parts(msg: ChatMessage) -> list[dict[str, Any]]:
     """The GenAI ``parts`` list of one message."""
     parts: list[dict[str, Any]] = []
@@ -62,7 +80,7 @@ def genai_messages(messages: list[ChatMessage], *, output: bool = False) -> list
     for m in messages:
         item: dict[str, Any] = {"role": m.role, "parts": genai_parts(m)}
         if output:
-            item["finish_reason"] = m.finish_reason or "stop"
+            item["finish_reason"] = normalize_finish_reason(m.finish_reason or "stop")
         out.append(item)
     return out
 

@@ -38,7 +38,7 @@ from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_na
 from ..semconv.mapping import MODEL_OPERATIONS
 from . import encoding
 from .guard import guard, report_internal_error
-from .messages import ChatMessage, genai_messages, last_text, openinference_messages
+from .messages import ChatMessage, genai_messages, last_text, normalize_finish_reason, openinference_messages
 from .metrics import GenAIMetrics
 from .redaction import redact_data, redact_keys, redact_text
 from .run_context import current_run_attributes
@@ -310,8 +310,9 @@ class SemanticSpan:
                 self.set_attribute(key, value)
 
     def set_finish_reasons(self, reasons: Sequence[str]) -> None:
-        """``gen_ai.response.finish_reasons`` (not content)."""
-        reasons = [str(r) for r in reasons if r]
+        """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
+        (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…)."""
+        reasons = [normalize_finish_reason(r) for r in reasons if r]
         if reasons:
             self.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
 

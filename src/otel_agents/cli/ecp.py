@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 
 
@@ -57,7 +58,11 @@ def _provider(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit through `finally`,
+    # so spans are flushed and instrumentation removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     if args.log_file:
+        os.makedirs(os.path.dirname(os.path.abspath(args.log_file)), exist_ok=True)
         log = open(args.log_file, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives with the process
         os.dup2(log.fileno(), 2)
         sys.stderr = log

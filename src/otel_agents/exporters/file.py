@@ -90,7 +90,10 @@ class OTLPJsonFileExporter(SpanExporter):
     """Append spans to ``path`` as OTLP/JSON lines (one export batch per line).
 
     Args:
-        path: the file; created if missing, appended to otherwise.
+        path: the file; created (with its directory) if missing, appended to otherwise.
+
+    Raises:
+        OSError: the file cannot be opened for appending.
 
     Each :meth:`export` writes one line and flushes it, so a crash loses at
     most the batch being written. Safe to share between threads.
@@ -98,6 +101,7 @@ class OTLPJsonFileExporter(SpanExporter):
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = os.fspath(path)
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         self._lock = threading.Lock()
         self._file: TextIO | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in shutdown
 

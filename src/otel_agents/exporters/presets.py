@@ -127,12 +127,8 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
     target = os.fspath(path or os.environ.get(ENV_TRACES_FILE) or DEFAULT_TRACES_FILE)
 
     def build() -> SpanExporter:
-        try:
-            from .file import OTLPJsonFileExporter  # lazy: needs the OTLP encoder package
-        except ImportError as exc:  # pragma: no cover - depends on the installed extras
-            raise ImportError("the file exporter preset needs opentelemetry-exporter-otlp-proto-common: "
-                              "pip install 'otel-agents[otlp]'") from exc
-        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        from .file import OTLPJsonFileExporter
+
         return OTLPJsonFileExporter(target)
 
     return ExporterPreset("file", build, details={"path": target})

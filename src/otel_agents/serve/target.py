@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 
+_GENERIC_NAMES = {"agent", "main", "run", "step", "app", "handler"}
+
+
 class TargetError(ValueError):
     """The target spec cannot be loaded; the message says why."""
 
@@ -75,6 +78,10 @@ def load_target(spec: str) -> Target:
         reset = getattr(obj, "reset", None)
         return Target(getattr(obj, "name", None) or attr, step, reset if callable(reset) else None, True)
     if callable(obj):
-        return Target(getattr(obj, "name", None) if isinstance(getattr(obj, "name", None), str) else attr,
-                      obj, None, False)
+        name = getattr(obj, "name", None)
+        if not isinstance(name, str) or not name:
+            # `agents/support.py:agent` is better named "support" than "agent"
+            name = module_part.rsplit("/", 1)[-1].removesuffix(".py").rsplit(".", 1)[-1] \
+                if attr in _GENERIC_NAMES else attr
+        return Target(name, obj, None, False)
     raise TargetError(f"target {spec!r}: {attr!r} is neither callable nor has a step(input) method")

@@ -80,8 +80,11 @@ Design decisions, and why:
 
 Known limits: a workflow run in another process (a distributed workflow
 runtime) starts a new trace; we do not implement the dispatcher's propagation
-hooks yet. Spans still open when ``uninstrument()`` is called end at once,
-marked ``otel_agents.span.evicted``.
+hooks yet. Messages, responses and usage come from LlamaIndex's own LLM events,
+so a custom LLM class must use ``llm_chat_callback``/``llm_completion_callback``
+(as LlamaIndex asks) for them to appear; its span is there either way. Spans
+still open when ``uninstrument()`` is called end at once, marked
+``otel_agents.span.evicted``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,79 @@
+"""The extractors on provider-shaped responses (the mocks report no usage), and usage on a model span."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, MessageRole
+from llama_index.core.llms import MockLLM
+from llama_index.core.llms.callbacks import llm_completion_callback
+
+from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
+from otel_agents.instrumentors.llama_index import _extract as extract
+from tests.spans import SnapshotExporter
+
+
+def _reply(raw: Any = None, **extra: Any) -> ChatResponse:
+    return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content="hi"), raw=raw, additional_kwargs=extra)
+
+
+def test_usage_from_openai_anthropic_gemini_and_kwargs_shapes() -> None:
+    openai = extract.usage(_reply({"usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13,
+                                             "prompt_tokens_details": {"cached_tokens": 4}}}))
+    assert (openai.input_tokens, openai.output_tokens, openai.total_tokens, openai.cache_read_tokens) == (10, 3, 13, 4)
+    anthropic = extract.usage(_reply(SimpleNamespace(usage=SimpleNamespace(
+        input_tokens=7, output_tokens=2, cache_read_input_tokens=5, cache_creation_input_tokens=1))))
+    assert (anthropic.input_tokens, anthropic.output_tokens, anthropic.total_tokens) == (7, 2, 9)
+    assert (anthropic.cache_read_tokens, anthropic.cache_creation_tokens) == (5, 1)
+    gemini = extract.usage(_reply({"usage_metadata": {"prompt_token_count": 4, "candidates_token_count": 6,
+                                                      "total_token_count": 10}}))
+    assert (gemini.input_tokens, gemini.output_tokens, gemini.total_tokens) == (4, 6, 10)
+    kwargs = extract.usage(_reply(prompt_tokens=1, completion_tokens=2))
+    assert (kwargs.input_tokens, kwargs.output_tokens) == (1, 2)
+    assert extract.usage(_reply()) is None
+
+
+def test_response_message_finish_reason_and_legacy_tool_calls() -> None:
+    raw = {"choices": [{"finish_reason": "length"}], "model": "gpt-x", "id": "resp-1"}
+    message = extract.response_message(_reply(raw))
+    assert (message.role, message.content, message.finish_reason) == ("assistant", "hi", "length")
+    assert extract.response_identity(_reply(raw)) == ("gpt-x", "resp-1")
+    legacy = ChatMessage(role=MessageRole.ASSISTANT, content=None, additional_kwargs={"tool_calls": [
+        {"id": "c1", "function": {"name": "add", "arguments": '{"a": 1}'}}]})
+    calls = extract.tool_calls(legacy)
+    assert [(c.id, c.name, c.arguments) for c in calls] == [("c1", "add", '{"a": 1}')]
+    assert extract.response_message(ChatResponse(message=legacy)).finish_reason == "tool_calls"
+
+
+def test_roles_providers_and_model_names() -> None:
+    assert extract.role(ChatMessage(role=MessageRole.DEVELOPER, content="x")) == "system"
+    assert extract.role(ChatMessage(role=MessageRole.MODEL, content="x")) == "assistant"
+    fake_openai = type("OpenAI", (), {"__module__": "llama_index.llms.openai.base", "model": "gpt-4o-mini"})()
+    assert extract.provider(fake_openai) == "openai" and extract.model_name(fake_openai) == "gpt-4o-mini"
+    assert extract.provider(MockLLM()) is None and extract.model_name(MockLLM()) == "MockLLM"
+
+
+class UsageLLM(MockLLM):
+    """A completion model that reports usage, a response model and an id like a provider would
+    (decorated with ``llm_completion_callback``, as LlamaIndex's custom-LLM guide asks)."""
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        return CompletionResponse(text="four", raw={"usage": {"prompt_tokens": 12, "completion_tokens": 1},
+                                                    "model": "usage-model-2", "id": "cmpl-9"})
+
+
+def test_usage_and_response_identity_on_the_model_span(provider: Any, exporter: SnapshotExporter) -> None:
+    """A model call's usage, response model and id land on its span (GenAI and OpenInference keys)."""
+    inst = LlamaIndexInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        assert UsageLLM().complete("2+2?").text == "four"
+    finally:
+        inst.uninstrument()
+    (span,) = exporter.semantic("model")
+    attrs = span.attributes
+    assert (attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]) == (12, 1)
+    assert attrs["llm.token_count.total"] == 13
+    assert (attrs["gen_ai.response.model"], attrs["gen_ai.response.id"]) == ("usage-model-2", "cmpl-9")
