@@ -9,7 +9,7 @@ an in-memory exporter and are printed as a tree::
       init_run  [chain]
       setup_agent  [chain]
       run_agent_step  [chain]
-        chat MockFunctionCallingLLM  [model]  finish=tool_calls
+        chat MockFunctionCallingLLM  [model]  finish=tool_call
       ...
       call_tool  [chain]
         execute_tool multiply  [tool]  {'a': 6, 'b': 7} -> 42

@@ -43,7 +43,7 @@ def test_response_message_finish_reason_and_legacy_tool_calls() -> None:
         {"id": "c1", "function": {"name": "add", "arguments": '{"a": 1}'}}]})
     calls = extract.tool_calls(legacy)
     assert [(c.id, c.name, c.arguments) for c in calls] == [("c1", "add", '{"a": 1}')]
-    assert extract.response_message(ChatResponse(message=legacy)).finish_reason == "tool_calls"
+    assert extract.response_message(ChatResponse(message=legacy)).finish_reason == "tool_call"
 
 
 def test_roles_providers_and_model_names() -> None:

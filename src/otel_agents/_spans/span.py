@@ -163,10 +163,12 @@ class SemanticSpan:
         """Set one non-content attribute; non-OTel-legal values are JSON-encoded; ``None`` is skipped."""
         if self._ended:
             return
-        with guard("span.set_attribute"):
+        try:  # not `with guard(...)`: this runs for nearly every attribute of every span
             v = otel_value(value)
             if v is not None:
                 self.span.set_attribute(key, v)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_attribute", exc)
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
         """Set several non-content attributes (see :meth:`set_attribute`)."""

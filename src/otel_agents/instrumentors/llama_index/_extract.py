@@ -111,7 +111,7 @@ def response_message(response: Any) -> ChatMessage | None:
         out = chat_message(message)
     else:
         out = ChatMessage(role="assistant", content=getattr(response, "text", None))
-    out.finish_reason = finish_reason(response) or ("tool_calls" if out.tool_calls else "stop")
+    out.finish_reason = finish_reason(response) or ("tool_call" if out.tool_calls else "stop")
     return out
 
 

@@ -1,0 +1,129 @@
+"""Exporter benchmarks: ECP fold throughput, the folding processor's memory over a long
+stream, and the OTLP/JSON file exporter's throughput.
+
+* **fold** — ``otel_agents.exporters.ecp.fold`` over a synthetic trace set (copies of
+  one six-span agent run, see :mod:`benchmarks.synthetic`), best of a few repeats;
+  spans per second.
+* **processor memory** — ``ECPFoldingProcessor`` on a real ``TracerProvider``; runs
+  replayed one after another through the SDK tracer with the template's
+  attributes (start, children, end: the processor sees exactly what the span layer
+  makes), envelopes counted and dropped. RSS (``/proc/self/statm``) and the
+  processor's own bookkeeping (``open_runs``, ``tracked_spans``) are sampled along
+  the way after a ``gc.collect()``; "flat" = RSS grew by at most
+  ``FLAT_TOLERANCE_MIB`` from the first sample after warm-up (10% of the stream)
+  to the last, and the bookkeeping is back to zero.
+* **file exporter** — ``OTLPJsonFileExporter.export`` in batches of 512 (the
+  ``BatchSpanProcessor`` default) into a temporary file; spans/s and MiB/s.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+import time
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+from .harness import versions
+from .synthetic import attributes_of, template_run, trace_set
+
+FLAT_TOLERANCE_MIB = 8.0
+FILE_BATCH = 512
+
+
+def fold_throughput(spans: int, repeats: int = 3) -> dict[str, Any]:
+    from otel_agents.exporters.ecp import fold
+
+    data = trace_set(spans)
+    best = float("inf")
+    envelopes = 0
+    for _ in range(repeats):
+        gc.collect()
+        t0 = time.perf_counter()
+        envelopes = len(fold(data))
+        best = min(best, time.perf_counter() - t0)
+    return {"spans": len(data), "runs": envelopes, "repeats": repeats, "best_s": round(best, 4),
+            "spans_per_s": round(len(data) / best), "target_spans_per_s": 100_000,
+            "target_met": len(data) / best >= 100_000}
+
+
+def _rss_mib() -> float:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError):  # not Linux: the peak RSS is the best we have
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def processor_memory(total_spans: int, samples: int = 20) -> dict[str, Any]:
+    from otel_agents.exporters.ecp import ECPFoldingProcessor
+
+    envelopes = 0
+
+    def count(_envelope: dict[str, Any]) -> None:
+        nonlocal envelopes
+        envelopes += 1
+
+    processor = ECPFoldingProcessor(on_envelope=count)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("benchmarks.memory")
+    plan = attributes_of(template_run())
+    runs = max(1, total_spans // len(plan))
+    every = max(1, runs // samples)
+    points: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for i in range(runs):
+        _replay(tracer, plan)
+        if (i + 1) % every == 0 or i + 1 == runs:
+            gc.collect()
+            points.append({"spans": (i + 1) * len(plan), "rss_mib": round(_rss_mib(), 2),
+                           "open_runs": processor.open_runs, "tracked_spans": processor.tracked_spans})
+    elapsed = time.perf_counter() - t0
+    provider.shutdown()
+    warm = next((p for p in points if p["spans"] >= 0.1 * runs * len(plan)), points[0])
+    growth = points[-1]["rss_mib"] - warm["rss_mib"]
+    return {"spans": runs * len(plan), "runs": runs, "envelopes": envelopes, "seconds": round(elapsed, 1),
+            "spans_per_s": round(runs * len(plan) / elapsed), "rss_after_warmup_mib": warm["rss_mib"],
+            "rss_end_mib": points[-1]["rss_mib"], "rss_growth_mib": round(growth, 2),
+            "tolerance_mib": FLAT_TOLERANCE_MIB, "dropped": dict(processor.dropped),
+            "flat": growth <= FLAT_TOLERANCE_MIB and points[-1]["open_runs"] == 0
+            and points[-1]["tracked_spans"] == 0 and envelopes == runs,
+            "samples": points}
+
+
+def _replay(tracer: Any, plan: list[tuple[str, Any, dict[str, Any], int | None]]) -> None:
+    """Start the plan's spans parents first, end them children first (a run of nested calls)."""
+    opened: list[Any] = []
+    for name, kind, attributes, parent in plan:
+        ctx = trace.set_span_in_context(opened[parent]) if parent is not None else None
+        opened.append(tracer.start_span(name, context=ctx, kind=kind, attributes=attributes))
+    for span in reversed(opened):
+        span.end()
+
+
+def file_throughput(spans: int) -> dict[str, Any]:
+    from otel_agents.exporters.file import OTLPJsonFileExporter
+
+    data = trace_set(spans)
+    batches = [data[i:i + FILE_BATCH] for i in range(0, len(data), FILE_BATCH)]
+    with tempfile.TemporaryDirectory(prefix="otel-agents-bench-") as tmp:
+        path = os.path.join(tmp, "traces.jsonl")
+        exporter = OTLPJsonFileExporter(path)
+        gc.collect()
+        t0 = time.perf_counter()
+        for batch in batches:
+            exporter.export(batch)
+        exporter.shutdown()
+        elapsed = time.perf_counter() - t0
+        size = os.path.getsize(path)
+    return {"spans": len(data), "batch": FILE_BATCH, "seconds": round(elapsed, 3),
+            "spans_per_s": round(len(data) / elapsed), "mib_per_s": round(size / 2**20 / elapsed, 2),
+            "bytes_per_span": round(size / len(data)),
+            "versions": versions("opentelemetry-exporter-otlp-proto-common", "protobuf")}

@@ -1,0 +1,100 @@
+"""The README's results table, rebuilt from ``benchmarks/results/*.json``."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from typing import Any
+
+_LABELS = {
+    "dispatch": "framework dispatch only (no-op handler)",
+    "ours": "**otel-agents**",
+    "ours_no_content": "otel-agents, content capture off",
+    "ours_suppressed": "otel-agents, suppressed",
+    "openinference": "OpenInference",
+    "openllmetry": "OpenLLMetry",
+}
+
+
+def _load(results: str) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted(glob.glob(os.path.join(results, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            out[os.path.basename(path)[:-5]] = json.load(f)
+    return out
+
+
+def _yes(flag: bool) -> str:
+    return "met" if flag else "**missed**"
+
+
+def table(results: str) -> str:
+    """Markdown for every result file in ``results``."""
+    data = _load(results)
+    if not data:
+        return "_No results yet: run `make bench`._"
+    first = next(iter(data.values()))
+    m = first["machine"]
+    lines = [f"Run {first['date']} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, "
+             f"{m['implementation']} {m['python']}" + (" — **quick run: the numbers mean nothing**"
+                                                       if first.get("quick") else "") + ".", ""]
+    targets: list[tuple[str, str, str]] = []
+    for name, r in data.items():
+        if not name.startswith("overhead-"):
+            continue
+        v = r["variants"]
+        versions = ", ".join(f"{k} {x}" for k, x in r["versions"].items() if x)
+        lines += [f"### Overhead: {r['framework']}", "",
+                  f"{r['workload']} Baseline run {r['baseline_run_us']:.0f} µs; bare SDK span (floor) "
+                  f"{r['floor_span_us']:.1f} µs. {r['rounds']} rounds × {r['runs_per_batch']} runs. {versions}.", "",
+                  "| variant | spans/run | overhead/run µs | overhead/span µs | × floor | ours ÷ it (span) "
+                  "| ours ÷ it (run) |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for key, label in _LABELS.items():
+            if key not in v:
+                continue
+            x = v[key]
+            ratio_span = f"{x['ours_per_span_ratio']:.2f}" if "ours_per_span_ratio" in x else ""
+            ratio_run = f"{x['ours_per_run_ratio']:.2f}" if "ours_per_run_ratio" in x else ""
+            lines.append(f"| {label} | {x['spans_per_run']:g} | {x['overhead_per_run_us']:.0f} | "
+                         f"{x['overhead_per_span_us']:.0f} | {x['per_span_vs_floor']:.1f} | {ratio_span} | {ratio_run} |")
+        for label, why in r.get("skipped", {}).items():
+            lines.append(f"| {_LABELS.get(label, label)} | skipped: {why} | | | | | |")
+        lines.append("")
+        targets.append((f"{r['framework']}: ours per span ≤ 2× bare SDK span",
+                        f"{v['ours']['per_span_vs_floor']:.1f}×", _yes(r["targets"]["ours_per_span_le_2x_floor"])))
+        if "openinference" in v:
+            targets.append((f"{r['framework']}: ours per span ≤ 1/5 of OpenInference's",
+                            f"{v['openinference']['ours_per_span_ratio']:.2f}",
+                            _yes(r["targets"]["ours_per_span_le_fifth_of_openinference"])))
+    lines += ["### Exporters", "", "| what | result |", "|---|---|"]
+    if "fold" in data:
+        r = data["fold"]
+        lines.append(f"| ECP `fold()` | {r['spans_per_s']:,} spans/s ({r['spans']:,} spans, {r['runs']:,} runs) |")
+        targets.append(("ECP fold ≥ 100,000 spans/s", f"{r['spans_per_s']:,}", _yes(r["target_met"])))
+    if "memory" in data:
+        r = data["memory"]
+        lines.append(f"| `ECPFoldingProcessor` over {r['spans']:,} spans | RSS {r['rss_after_warmup_mib']} MiB after "
+                     f"warm-up → {r['rss_end_mib']} MiB at the end ({r['rss_growth_mib']:+} MiB); "
+                     f"{r['envelopes']:,} envelopes; {r['spans_per_s']:,} spans/s through SDK + processor |")
+        targets.append(("flat memory over the stream", f"{r['rss_growth_mib']:+} MiB", _yes(r["flat"])))
+    if "file" in data:
+        r = data["file"]
+        lines.append(f"| `OTLPJsonFileExporter` | {r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s, "
+                     f"{r['bytes_per_span']} bytes/span (batches of {r['batch']}) |")
+    lines += ["", "### Targets", "", "| target | measured | |", "|---|---:|---|"]
+    lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
+    return "\n".join(lines)
+
+
+def rewrite_readme(readme: str, results: str, start: str, end: str) -> None:
+    """Replace the text between ``start`` and ``end`` in ``readme`` with :func:`table`."""
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    head, sep, rest = text.partition(start)
+    _, sep2, tail = rest.partition(end)
+    if not sep or not sep2:
+        raise SystemExit(f"{readme} lacks the {start} … {end} markers")
+    with open(readme, "w", encoding="utf-8") as f:
+        f.write(f"{head}{start}\n{table(results)}\n{end}{tail}")

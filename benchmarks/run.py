@@ -1,0 +1,138 @@
+"""Run the benchmarks and write ``benchmarks/results/*.json`` and the README table.
+
+Usage (``make bench`` runs the first line in ``.bench-venv``, where the peer
+instrumentors are installed)::
+
+    python benchmarks/run.py                      # everything, full sizes (several minutes)
+    python benchmarks/run.py --only overhead      # one group: overhead | fold | memory | file
+    python benchmarks/run.py --memory-spans 100000 --rounds 20
+    python benchmarks/run.py --quick --results /tmp/r --no-readme   # seconds: the smoke test's run
+
+Each comparison runs in a process of its own (a child of this one), so the
+variants compared with each other share one process and one machine state, and
+no instrumentation patch or import of one comparison leaks into another.
+See ``benchmarks/README.md`` for what is measured and how to read the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+FRAMEWORKS = ("langchain",)
+GROUPS = ("overhead", "fold", "memory", "file")
+README = os.path.join(ROOT, "benchmarks", "README.md")
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of {GROUPS}")
+    p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated workloads for 'overhead'")
+    p.add_argument("--rounds", type=int, default=40, help="interleaved rounds per comparison (default 40)")
+    p.add_argument("--batch", type=int, default=20, help="workload runs per timed batch (default 20)")
+    p.add_argument("--fold-spans", type=int, default=120_000, help="spans in the fold trace set")
+    p.add_argument("--memory-spans", type=int, default=1_000_000, help="spans streamed through the processor")
+    p.add_argument("--file-spans", type=int, default=30_000, help="spans written by the file exporter")
+    p.add_argument("--no-peers", action="store_true", help="skip the peer instrumentors even if installed")
+    p.add_argument("--quick", action="store_true", help="tiny sizes (the smoke test): numbers mean nothing")
+    p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
+    p.add_argument("--no-readme", action="store_true", help="do not rewrite the README's results table")
+    p.add_argument("--child", help=argparse.SUPPRESS)  # internal: run one job, print its JSON
+    a = p.parse_args(argv)
+    if a.quick:
+        a.rounds, a.batch, a.fold_spans, a.memory_spans, a.file_spans = 2, 2, 60, 600, 60
+    return a
+
+
+def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
+    """One job, in this process: ``overhead:FRAMEWORK``, ``fold``, ``memory`` or ``file``."""
+    warnings.simplefilter("ignore")  # peers' deprecation warnings would print inside timed batches
+    from benchmarks import exporters, overhead
+
+    if job.startswith("overhead:"):
+        return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers)
+    if job == "fold":
+        return exporters.fold_throughput(a.fold_spans, repeats=1 if a.quick else 3)
+    if job == "memory":
+        return exporters.processor_memory(a.memory_spans)
+    if job == "file":
+        return exporters.file_throughput(a.file_spans)
+    raise SystemExit(f"unknown job {job!r}")
+
+
+def _run_child(job: str, argv: list[str]) -> dict[str, Any]:
+    cmd = [sys.executable, os.path.abspath(__file__), *argv, "--child", job]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark {job} failed:\n{done.stderr[-4000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["wall_s"] = round(time.perf_counter() - t0, 1)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    a = _args(argv)
+    if a.child:
+        print(json.dumps(_job(a.child, a)))
+        return 0
+    from benchmarks.harness import machine
+
+    groups = [g for g in a.only.split(",") if g]
+    unknown = set(groups) - set(GROUPS)
+    if unknown:
+        raise SystemExit(f"unknown group(s) {sorted(unknown)}; choose from {GROUPS}")
+    jobs = [f"overhead:{f}" for f in a.frameworks.split(",") if f] if "overhead" in groups else []
+    jobs += [g for g in groups if g != "overhead"]
+    child_argv = [x for x in argv if x != "--no-readme"]
+    meta = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+            "quick": a.quick, "python": sys.executable}
+    os.makedirs(a.results, exist_ok=True)
+    for job in jobs:
+        print(f"benchmark {job} ...", flush=True)
+        result = {**meta, **_run_child(job, child_argv)}
+        name = job.replace(":", "-")
+        with open(os.path.join(a.results, f"{name}.json"), "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+        print(f"  {_one_line(job, result)}", flush=True)
+    if not a.no_readme:
+        from benchmarks.report import rewrite_readme
+
+        rewrite_readme(README, a.results, START, END)
+        print(f"results table written to {os.path.relpath(README, ROOT)}")
+    return 0
+
+
+def _one_line(job: str, r: dict[str, Any]) -> str:
+    if job.startswith("overhead:"):
+        v = r["variants"]
+        peers = ", ".join(f"{k} {v[k]['overhead_per_span_us']:.0f} µs/span" for k in ("openinference", "openllmetry")
+                          if k in v)
+        return (f"floor {r['floor_span_us']:.1f} µs/span; ours {v['ours']['overhead_per_span_us']:.0f} µs/span "
+                f"({v['ours']['per_span_vs_floor']:.1f}× floor){'; ' + peers if peers else ''} [{r['wall_s']} s]")
+    if job == "fold":
+        return f"{r['spans_per_s']:,} spans/s over {r['spans']:,} spans [{r['wall_s']} s]"
+    if job == "memory":
+        return (f"{r['spans']:,} spans, RSS {r['rss_after_warmup_mib']} → {r['rss_end_mib']} MiB, "
+                f"flat={r['flat']} [{r['wall_s']} s]")
+    if job == "file":
+        return f"{r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s [{r['wall_s']} s]"
+    return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The benchmark runner itself still runs (issue 10): every group at tiny sizes, without peers.
+
+No timing is asserted: the numbers of a quick run mean nothing. What is checked is that each
+result file is written with the fields the README table is built from, that the uninstrumented
+and suppressed runs exported no span, and that the processor ended with nothing held.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_benchmark_runner_quick(tmp_path) -> None:
+    """``benchmarks/run.py --quick`` runs every group and writes its JSON; the README is left alone."""
+    readme = os.path.join(ROOT, "benchmarks", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        before = f.read()
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--no-peers",
+                           "--no-readme", "--results", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(readme, encoding="utf-8") as f:
+        assert f.read() == before
+
+    def load(name: str) -> dict:
+        return json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
+
+    overhead = load("overhead-langchain")
+    assert overhead["quick"] is True and overhead["machine"]["cores"]
+    variants = overhead["variants"]
+    assert variants["ours"]["spans_per_run"] == 3  # chain, model, tool: prompt and parser are folded
+    assert variants["ours_no_content"]["spans_per_run"] == 3
+    assert variants["ours_suppressed"]["spans_per_run"] == 0
+    assert set(overhead["skipped"]) == {"openinference", "openllmetry"}
+
+    fold = load("fold")
+    assert fold["spans"] > 0 and fold["runs"] == fold["spans"] // 6
+    memory = load("memory")
+    assert memory["envelopes"] == memory["runs"] and memory["samples"][-1]["tracked_spans"] == 0
+    assert load("file")["spans"] > 0
+
+    from benchmarks.report import table
+
+    assert "### Targets" in table(str(tmp_path))
