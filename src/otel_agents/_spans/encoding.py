@@ -68,6 +68,9 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return _placeholder(obj, "circular")
         seen = _seen | {oid}
         d = _depth + 1
+        t = type(obj)
+        if t is dict or t is list:  # the common case first: skips the checks below (same result)
+            return _container(obj, seen, d)
         if isinstance(obj, enum.Enum):
             return to_jsonable(obj.value, seen, d)
         if isinstance(obj, (bytes, bytearray, memoryview)):
@@ -82,19 +85,8 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return obj.total_seconds()
         if isinstance(obj, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
             return str(obj)
-        if isinstance(obj, Mapping):
-            out: dict[str, Any] = {}
-            for i, (k, v) in enumerate(obj.items()):
-                if i >= _MAX_ITEMS:
-                    out[ELLIPSIS] = f"{len(obj) - i} more"
-                    break
-                out[_key(k)] = to_jsonable(v, seen, d)
-            return out
-        if isinstance(obj, (list, tuple)):
-            items = [to_jsonable(v, seen, d) for v in obj[:_MAX_ITEMS]]
-            if len(obj) > _MAX_ITEMS:
-                items.append(f"{ELLIPSIS} {len(obj) - _MAX_ITEMS} more")
-            return items
+        if isinstance(obj, (Mapping, list, tuple)):
+            return _container(obj, seen, d)
         if isinstance(obj, (set, frozenset)):
             items = [to_jsonable(v, seen, d) for v in list(obj)[:_MAX_ITEMS]]
             try:
@@ -119,6 +111,22 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
         return repr(obj)
     except Exception:  # noqa: BLE001 - one bad part never loses the rest
         return _placeholder(obj, "unserializable")
+
+
+def _container(obj: Any, seen: frozenset[int], d: int) -> Any:
+    """A mapping (keys stringified) or a list/tuple, converted item by item (at most ``_MAX_ITEMS``)."""
+    if isinstance(obj, Mapping):
+        out: dict[str, Any] = {}
+        for i, (k, v) in enumerate(obj.items()):
+            if i >= _MAX_ITEMS:
+                out[ELLIPSIS] = f"{len(obj) - i} more"
+                break
+            out[_key(k)] = to_jsonable(v, seen, d)
+        return out
+    items = [to_jsonable(v, seen, d) for v in obj[:_MAX_ITEMS]]
+    if len(obj) > _MAX_ITEMS:
+        items.append(f"{ELLIPSIS} {len(obj) - _MAX_ITEMS} more")
+    return items
 
 
 def dumps(data: Any) -> str:

@@ -9,6 +9,7 @@ break JSON: the replaced characters never include quotes or backslashes.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,7 @@ _SECRET_TEXT = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)  # keys repeat (role, content, parts…): one regex match per distinct key
 def is_secret_key(key: str) -> bool:
     """Whether an argument or field named ``key`` holds a secret (``max_tokens`` does not)."""
     return bool(_SECRET_KEY.match(key))

@@ -21,9 +21,13 @@ from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
 _UNSET = object()
 
 
+_NO_ATTRIBUTES: Any = {}
+
+
 def attrs(span: ReadableSpan) -> Any:
     """The span's attributes (an empty mapping when it has none)."""
-    return span.attributes or {}
+    a = span.attributes  # not `or {}`: that asks the SDK's attribute mapping for its length on every read
+    return a if a is not None else _NO_ATTRIBUTES
 
 
 def kind(span: ReadableSpan) -> str | None:
