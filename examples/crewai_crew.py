@@ -18,7 +18,6 @@ configure an OTLP exporter on the provider (or run under
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any
@@ -33,11 +32,12 @@ from crewai import Agent, Crew, Process, Task  # noqa: E402
 from crewai.events.types.llm_events import LLMCallType  # noqa: E402
 from crewai.llms.base_llm import BaseLLM, llm_call_context  # noqa: E402
 from crewai.tools import tool  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor  # noqa: E402
+from otel_agents.exporters.tree import format_span_tree
 
 
 class ScriptedLLM(BaseLLM):
@@ -94,33 +94,6 @@ def build_crew() -> Crew:
     return Crew(name="Support crew", agents=[lead, clerk], tasks=[ticket], process=Process.sequential)
 
 
-def print_tree(spans: list[ReadableSpan]) -> None:
-    """Print spans as an indented tree with each span's kind and a few telling attributes."""
-    children: dict[Any, list[ReadableSpan]] = {}
-    ids = {s.context.span_id for s in spans}
-    for s in spans:
-        parent = s.parent.span_id if s.parent and s.parent.span_id in ids else None
-        children.setdefault(parent, []).append(s)
-
-    def details(s: ReadableSpan) -> str:
-        a = s.attributes or {}
-        parts = [f"[{a.get('otel_agents.span.kind')}]"]
-        if "gen_ai.usage.input_tokens" in a:
-            parts.append(f"tokens in={a['gen_ai.usage.input_tokens']} out={a.get('gen_ai.usage.output_tokens')}")
-        if "gen_ai.tool.call.arguments" in a:
-            parts.append(f"args={json.loads(a['gen_ai.tool.call.arguments'])}")
-        if "otel_agents.task.name" in a:
-            parts.append(f"task={a['otel_agents.task.name']}")
-        return " ".join(parts)
-
-    def walk(parent: Any, depth: int) -> None:
-        for s in sorted(children.get(parent, []), key=lambda s: s.start_time or 0):
-            print(f"{'  ' * depth}{s.name}  {details(s)}")
-            walk(s.context.span_id, depth + 1)
-
-    walk(None, 0)
-
-
 def main() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -132,7 +105,7 @@ def main() -> None:
     finally:
         instrumentor.uninstrument()
     print(f"\nAnswer: {result.raw}\n")
-    print_tree(list(exporter.get_finished_spans()))
+    print(format_span_tree(list(exporter.get_finished_spans())))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
+from otel_agents.exporters.tree import format_span_tree
 
 WEATHER = {"oslo": 3, "paris": 14, "lisbon": 21}
 
@@ -114,30 +115,6 @@ def build_agent() -> Any:
     return graph.compile(name="travel_agent")
 
 
-def print_tree(spans: Sequence[Any]) -> None:
-    """Print finished spans as an indented tree with the attributes that matter per kind."""
-    ids = {s.context.span_id for s in spans}
-    children: dict[Any, list[Any]] = {}
-    for s in sorted(spans, key=lambda s: s.start_time):
-        parent = s.parent.span_id if s.parent and s.parent.span_id in ids else None
-        children.setdefault(parent, []).append(s)
-
-    def detail(s: Any) -> str:
-        a = s.attributes
-        if a.get("otel_agents.span.kind") == "model":
-            return f"  tokens in={a.get('gen_ai.usage.input_tokens')} out={a.get('gen_ai.usage.output_tokens')}"
-        if a.get("otel_agents.span.kind") == "tool":
-            return f"  {a.get('gen_ai.tool.call.arguments')} -> {a.get('gen_ai.tool.call.result')}"
-        return ""
-
-    def walk(parent: Any, depth: int) -> None:
-        for s in children.get(parent, []):
-            print(f"{'  ' * depth}{s.name} [{s.attributes.get('otel_agents.span.kind')}]{detail(s)}")
-            walk(s.context.span_id, depth + 1)
-
-    walk(None, 0)
-
-
 def main(question: str) -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -150,7 +127,7 @@ def main(question: str) -> None:
         LangChainInstrumentor().uninstrument()
     print(result["messages"][-1].content)
     print()
-    print_tree(exporter.get_finished_spans())
+    print(format_span_tree(exporter.get_finished_spans()))
 
 
 if __name__ == "__main__":

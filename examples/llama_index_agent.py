@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from typing import Any, Sequence
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -31,6 +30,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
+from otel_agents.exporters.tree import format_span_tree
 
 
 def multiply(a: int, b: int) -> int:
@@ -62,35 +62,6 @@ def scripted_model() -> Any:
     return MockFunctionCallingLLM(response_generator=respond)
 
 
-def print_tree(spans: Sequence[Any]) -> None:
-    """Print finished spans as an indented tree, with each span's kind and a few key attributes."""
-    children: dict[Any, list[Any]] = {}
-    ids = {s.context.span_id for s in spans}
-    for span in sorted(spans, key=lambda s: s.start_time):
-        parent = span.parent.span_id if span.parent and span.parent.span_id in ids else None
-        children.setdefault(parent, []).append(span)
-
-    def describe(span: Any) -> str:
-        attrs = span.attributes or {}
-        text = f"{span.name}  [{attrs.get('otel_agents.span.kind')}]"
-        if "gen_ai.response.finish_reasons" in attrs:
-            text += f"  finish={','.join(attrs['gen_ai.response.finish_reasons'])}"
-        if "gen_ai.tool.call.arguments" in attrs:
-            text += f"  {json.loads(attrs['gen_ai.tool.call.arguments'])} -> {attrs.get('gen_ai.tool.call.result')}"
-        if attrs.get("otel_agents.span.kind") == "agent":
-            text += f"  {attrs.get('input.value')!r} -> {attrs.get('output.value')!r}"
-        if span.status.status_code.name == "ERROR":
-            text += "  ERROR"
-        return text
-
-    def walk(parent: Any, depth: int) -> None:
-        for span in children.get(parent, []):
-            print("  " * depth + describe(span))
-            walk(span.context.span_id, depth + 1)
-
-    walk(None, 0)
-
-
 async def main() -> str:
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.tools import FunctionTool
@@ -117,4 +88,4 @@ if __name__ == "__main__":
     finally:
         instrumentor.uninstrument()
     print(f"answer: {answer}\n")
-    print_tree(exporter.get_finished_spans())
+    print(format_span_tree(exporter.get_finished_spans()))

@@ -23,11 +23,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
-
-SHOWN = ("gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
-         "gen_ai.response.finish_reasons", "gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
-         "gen_ai.tool.call.result", "output.value", "error.type", "otel_agents.stream.abandoned")
-
+from otel_agents.exporters.tree import format_span_tree
 
 class Collect(SpanExporter):
     """Keeps finished spans in memory, in the order they end."""
@@ -38,22 +34,6 @@ class Collect(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         self.spans.extend(spans)
         return SpanExportResult.SUCCESS
-
-
-def print_tree(spans: list[ReadableSpan]) -> None:
-    ids = {s.context.span_id for s in spans}
-    children: dict[Any, list[ReadableSpan]] = {}
-    for s in sorted(spans, key=lambda s: s.start_time or 0):
-        children.setdefault(s.parent.span_id if s.parent and s.parent.span_id in ids else None, []).append(s)
-
-    def walk(parent: Any, depth: int) -> None:
-        for s in children.get(parent, []):
-            attrs = {k: v for k, v in (s.attributes or {}).items() if k in SHOWN}
-            status = "" if s.status.is_ok else f" [{s.status.status_code.name}]"
-            print(f"{'  ' * depth}{s.name}{status} {json.dumps(attrs, default=str)[:150]}")
-            walk(s.context.span_id, depth + 1)
-
-    walk(None, 0)
 
 
 # -- a scripted model: call the tool, then answer with what it returned ------------------------------
@@ -126,7 +106,7 @@ def main() -> None:
     print("structured:", census.run_sync("How many people live in Paris?").output)
 
     print("\nspans:")
-    print_tree(exporter.spans)
+    print(format_span_tree(exporter.spans))
     PydanticAIInstrumentor().uninstrument()
 
 

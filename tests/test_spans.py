@@ -9,7 +9,7 @@ import logging
 import time
 
 import pytest
-from opentelemetry import context as otel_context, trace
+from opentelemetry import trace
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader

@@ -151,15 +151,9 @@ def _main(argv: list[str]) -> int:
     with otel_agents.using_session("demo-session"):
         print(agent(question))
     print()
-    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time or 0)
-    depth = {}
-    for s in spans:
-        depth[s.context.span_id] = depth.get(s.parent.span_id, -1) + 1 if s.parent else 0
-        attrs = s.attributes or {}
-        usage = attrs.get("gen_ai.usage.input_tokens")
-        extra = f"  tokens in={usage} out={attrs.get('gen_ai.usage.output_tokens')}" if usage is not None else ""
-        print(f"{'  ' * depth[s.context.span_id]}{s.name} [{attrs.get('otel_agents.span.kind')}]"
-              f" {s.status.status_code.name}{extra}")
+    from otel_agents.exporters.tree import format_span_tree
+
+    print(format_span_tree(exporter.get_finished_spans()))
     return 0
 
 

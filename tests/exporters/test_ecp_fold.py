@@ -304,7 +304,7 @@ def test_content_off_still_gives_a_valid_envelope(rec):
 
 def test_thoughts_only_when_opted_in(rec):
     """No raw chain-of-thought in evaluation_context unless ``include_thoughts=True``."""
-    with rec.telemetry.span("agent", "a") as agent:
+    with rec.telemetry.span("agent", "a"):
         with rec.telemetry.span("model", "m") as model:
             model.set_model(request_model="m")
             model.set_content("gen_ai.output.messages", [

@@ -195,7 +195,7 @@ def test_memory_stays_flat_over_many_runs():
     tel = rec.telemetry
     for i in range(300):
         try:
-            with tel.span("agent", "a") as agent:
+            with tel.span("agent", "a"):
                 with tel.span("tool", "t") as tool:
                     tool.set_tool("t", arguments={"i": i})
                     if i % 3 == 0:

@@ -80,6 +80,7 @@ def test_runs_as_a_script_and_prints_its_span_tree() -> None:
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "is eligible for a refund" in lines[0]
-    assert "invoke_agent customer_support [agent] UNSET" in lines
+    assert "invoke_agent customer_support [agent]" in lines
     assert sum(1 for line in lines if line.startswith("  chat support-sim-1 [model]") and "tokens in=" in line) == 3
-    assert "  execute_tool check_refund_policy [tool] UNSET" in lines
+    assert any(line.startswith('  execute_tool check_refund_policy [tool]  {"order_id":"A1001"} -> {"eligible":true')
+               for line in lines)

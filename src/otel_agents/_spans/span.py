@@ -26,7 +26,7 @@ import time
 import traceback
 import weakref
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -35,7 +35,6 @@ from opentelemetry.trace import Span, Status, StatusCode
 
 from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
-from ..semconv.mapping import MODEL_OPERATIONS
 from . import encoding
 from .guard import guard, report_internal_error
 from .messages import ChatMessage, genai_messages, last_text, normalize_finish_reason, openinference_messages
