@@ -55,3 +55,30 @@ def test_distribution_gates_no_framework_for_the_loader() -> None:
     (tests/backends/test_zero_code.py)."""
     reqs = metadata.requires("otel-agents") or []
     assert [r for r in reqs if 'extra == "instruments' in r] == []
+
+
+def test_instrument_again_with_other_settings_takes_effect() -> None:
+    """Same arguments: no change. Another provider or content setting: re-instrumented with it."""
+    from langchain_core.runnables import RunnableLambda
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from tests.spans import SnapshotExporter
+
+    first, second = SnapshotExporter(), SnapshotExporter()
+    tp1, tp2 = TracerProvider(), TracerProvider()
+    tp1.add_span_processor(SimpleSpanProcessor(first))
+    tp2.add_span_processor(SimpleSpanProcessor(second))
+    chain = RunnableLambda(lambda x: f"echo {x}").with_config(run_name="echo")
+    try:
+        assert otel_agents.instrument(tp1, frameworks=["langchain"]) == ["langchain"]
+        assert otel_agents.instrument(tp1, frameworks=["langchain"]) == ["langchain"]
+        chain.invoke("a")
+        assert len(first.semantic()) == 1 and second.spans == []
+        otel_agents.instrument(tp2, frameworks=["langchain"], capture_content=False)
+        chain.invoke("b")
+        assert len(first.semantic()) == 1
+        (span,) = second.semantic()
+        assert "input.value" not in span.attributes
+    finally:
+        otel_agents.uninstrument()

@@ -406,3 +406,18 @@ def test_registry_caps_size_and_age(telemetry, exporter) -> None:
     aged.clear()
     assert len(reg) == 0 and all(s.end_time for s in exporter.spans)
     assert len(exporter.spans) == 5 + 2
+
+
+def test_lone_surrogates_become_encodable(telemetry, exporter) -> None:
+    """An undecodable file name (lone surrogate) must not make exporters drop the attribute."""
+    s = telemetry.start_span("tool", "ls \udcff")
+    s.set_tool("ls", arguments={"path": "bad\udcffname"})
+    s.set_output("bad\ud83d")
+    s.set_attribute("x.names", ["ok", "bad\udcff"])
+    s.end()
+    snap = only(exporter)
+    for value in [snap.name, *snap.attributes.values()]:
+        for v in (value if isinstance(value, tuple) else [value]):
+            if isinstance(v, str):
+                v.encode("utf-8")  # would raise on a lone surrogate
+    assert json.loads(snap.attributes[A.GEN_AI_TOOL_CALL_ARGUMENTS])["path"].startswith("bad")

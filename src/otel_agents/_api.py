@@ -39,6 +39,7 @@ class FrameworkStatus:
 
 _status: dict[str, FrameworkStatus] = {}
 _active: dict[str, Any] = {}
+_active_args: dict[str, tuple[Any, Any, Any]] = {}  # the settings each framework was instrumented with
 _warned_versions: set[str] = set()
 
 
@@ -75,8 +76,9 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
         meter_provider: where the GenAI metrics go (default: the global provider).
 
     Returns:
-        The names of the frameworks now instrumented (calling it twice is the same
-        as once).
+        The names of the frameworks now instrumented. Calling it again with the same
+        arguments changes nothing; with other arguments (another provider, another
+        content setting), each framework is re-instrumented with them.
 
     Raises:
         ValueError: a name in ``frameworks`` is not one we support (the message
@@ -115,10 +117,14 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
             continue
         try:
             inst = instrumentor_for(name)
+            wanted = (tracer_provider, meter_provider, capture_content)
+            if inst.is_instrumented_by_opentelemetry and _active_args.get(name) != wanted:
+                inst.uninstrument()  # called again with other settings: they take effect
             if not inst.is_instrumented_by_opentelemetry:
                 inst.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider,
                                 capture_content=capture_content, skip_dep_check=True)
             _active[name] = inst
+            _active_args[name] = wanted
             _status[name] = FrameworkStatus(name, version, fw.supported, True)
             done.append(name)
         except Exception as exc:  # noqa: BLE001 - never break the caller's start-up
@@ -135,6 +141,7 @@ def uninstrument() -> None:
         except Exception as exc:  # noqa: BLE001
             logger.warning("otel_agents: could not uninstrument %s: %r", name, exc)
         _active.pop(name, None)
+        _active_args.pop(name, None)
         fw = FRAMEWORKS[name]
         _status[name] = FrameworkStatus(name, _installed_version(fw), fw.supported, False, "uninstrumented")
 

@@ -17,8 +17,12 @@ What it does, in order:
 3. adds one processor per exporter: a ``BatchSpanProcessor`` for network presets (``otlp``,
    ``phoenix``, ``langfuse``), a ``SimpleSpanProcessor`` for local ones (``console``, ``file``, any
    ``SpanExporter`` you pass);
-4. makes the provider the global one, unless ``set_global=False`` or a global SDK provider already
-   exists (OpenTelemetry never replaces it; we log one warning and go on with our own provider);
+4. makes the provider the global one, unless ``set_global=False``. When a global SDK
+   ``TracerProvider`` already exists (the application's, or ``otel-agents ecp serve``'s), steps 1
+   and 4 are skipped: the processors join that provider, so one run goes to every exporter (its
+   resource cannot change, so preset resource attributes are not applied: one warning says so).
+   A global provider made by an earlier ``configure()``, or of another implementation, is never
+   replaced: one warning, and we go on with our own provider;
 5. points the decorators (:mod:`otel_agents.manual`) and the framework instrumentors at the
    provider: :func:`otel_agents.uninstrument` first, so a second ``configure()`` takes effect, then
    :func:`otel_agents.instrument`.
@@ -69,7 +73,9 @@ class Configuration:
         ecp: the ``ECPFoldingProcessor`` when ``ecp`` was requested, else ``None``; without a
             callback its envelopes wait in ``ecp.queue`` (``ecp.drain()`` takes them).
         instrumented: the frameworks :func:`otel_agents.instrument` instrumented.
-        is_global: whether ``tracer_provider`` became the global provider.
+        is_global: whether ``tracer_provider`` is the global provider.
+        owns_provider: ``False`` when :func:`configure` added its processors to a global SDK
+            provider that already existed; :meth:`shutdown` then shuts down only those processors.
     """
 
     tracer_provider: TracerProvider
@@ -78,6 +84,7 @@ class Configuration:
     ecp: Any = None
     instrumented: tuple[str, ...] = ()
     is_global: bool = False
+    owns_provider: bool = True
     _shut: bool = field(default=False, init=False)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
@@ -95,7 +102,11 @@ class Configuration:
             _latest = None
             uninstrument()
             _point_decorators_at(None)
-        self.tracer_provider.shutdown()
+        if self.owns_provider:
+            self.tracer_provider.shutdown()
+        else:
+            for processor in self.processors:
+                processor.shutdown()
 
     def __repr__(self) -> str:
         exporters = ", ".join(p.describe() for p in self.exporters)
@@ -148,7 +159,17 @@ def configure(
     if service_name:
         attributes[SERVICE_NAME] = service_name
     attributes.update(resource_attributes or {})
-    provider = TracerProvider(resource=Resource.create(attributes))
+    existing = trace.get_tracer_provider()
+    # Join a global SDK provider someone else made; one an earlier configure() made is replaced instead.
+    joined = set_global and isinstance(existing, TracerProvider) and \
+        not (_latest is not None and _latest.tracer_provider is existing)
+    if joined:  # an SDK provider is already global (e.g. `otel-agents ecp serve`'s): export its spans too
+        provider = existing
+        if attributes:
+            logger.warning("otel_agents: configure() adds its exporters to the tracer provider that is already "
+                           "global; its resource cannot change, so %s are not applied", sorted(attributes))
+    else:
+        provider = TracerProvider(resource=Resource.create(attributes))
 
     processors: list[SpanProcessor] = [ecp_processor] if ecp_processor is not None else []
     processors += [BatchSpanProcessor(exporter) if preset.batch else SimpleSpanProcessor(exporter)
@@ -156,11 +177,12 @@ def configure(
     for processor in processors:
         provider.add_span_processor(processor)
 
-    is_global = set_global and _set_global(provider)
+    is_global = joined or (set_global and _set_global(provider))
     _point_decorators_at(provider)
     uninstrument()
     done = instrument(provider, frameworks=frameworks, capture_content=capture_content)
-    config = Configuration(provider, presets, tuple(processors), ecp_processor, tuple(done), is_global)
+    config = Configuration(provider, presets, tuple(processors), ecp_processor, tuple(done), is_global,
+                           owns_provider=not joined)
     _latest = config
     logger.info("otel_agents: configured %r", config)
     return config

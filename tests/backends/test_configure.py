@@ -219,3 +219,32 @@ def test_global_provider_is_set_once_and_never_replaced() -> None:
     """)
     assert done.stderr.count("a global tracer provider is already set") == 1
     assert "not-global" not in done.stdout  # it went to the second provider, which exports nowhere
+
+
+def test_configure_joins_a_global_provider_made_elsewhere() -> None:
+    """An application (or `otel-agents ecp serve`) already set an SDK provider: configure() adds its
+    exporters to it, so one run reaches both the application's processors and the presets."""
+    done = _run_python("""
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import otel_agents
+        app_exporter = InMemorySpanExporter()
+        app = TracerProvider()
+        app.add_span_processor(SimpleSpanProcessor(app_exporter))
+        trace.set_tracer_provider(app)
+        config = otel_agents.configure(exporters=["console"], frameworks=[])
+        assert config.tracer_provider is app and config.is_global and not config.owns_provider
+
+        @otel_agents.agent(name="joined")
+        def run():
+            return "ok"
+
+        run()
+        assert [s.name for s in app_exporter.get_finished_spans()] == ["invoke_agent joined"]
+        config.shutdown()
+        trace.get_tracer("t").start_span("after").end()   # the application's provider still works
+        assert [s.name for s in app_exporter.get_finished_spans()][-1] == "after"
+    """)
+    assert '"name": "invoke_agent joined"' in done.stdout  # the console preset saw the same run

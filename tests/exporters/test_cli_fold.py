@@ -75,3 +75,16 @@ def test_console_entry_point(rec, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in done.stdout.splitlines()] == fold(rec.spans)
+
+
+def test_a_line_that_is_not_utf8_is_reported_not_fatal(rec, tmp_path, capsys):
+    """A binary or badly encoded line is one malformed line; the good lines around it are still folded."""
+    path = traces(rec, tmp_path)
+    first, second = path.read_bytes().splitlines()
+    path.write_bytes(b"\n".join([first, b"\xff\xfe\x00garbage", second]) + b"\n")
+    out_path = tmp_path / "envelopes.jsonl"
+    assert main(["fold", str(path), "-o", str(out_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"skipped {path}:2: not UTF-8 text" in err and "Traceback" not in err
+    envelopes = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
+    assert check(envelopes) == fold(rec.spans)

@@ -129,6 +129,18 @@ def _container(obj: Any, seen: frozenset[int], d: int) -> Any:
     return items
 
 
+def utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates (undecodable file names, broken bytes) escaped as ``\\udcff``,
+    so exporters can encode it as UTF-8; other text is returned unchanged."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def dumps(data: Any) -> str:
     """Compact JSON text of already-jsonable ``data`` (non-ASCII kept)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

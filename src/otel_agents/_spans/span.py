@@ -56,13 +56,15 @@ def otel_value(value: Any) -> Any:
 
     Scalars pass; homogeneous lists of scalars pass; anything else becomes JSON text.
     """
+    if isinstance(value, str):
+        return encoding.utf8_safe(value)
     if value is None or isinstance(value, _LEGAL_SCALARS):
         return value
     if isinstance(value, (list, tuple)):
         items = [v for v in value if v is not None]
         for t in (bool, str, int, float):
             if items and all(type(v) is t for v in items):
-                return list(items)
+                return [encoding.utf8_safe(v) for v in items] if t is str else list(items)
         if not items:
             return None
     return encoding.encode(value)
@@ -519,7 +521,7 @@ class Telemetry:
             if hook is not None:
                 text = hook(key, text)
             cut, truncated = encoding.fit_text(text, budget)
-            return cut, A.MIME_TEXT, truncated or precut
+            return encoding.utf8_safe(cut), A.MIME_TEXT, truncated or precut
         if isinstance(value, str):  # as_json and already text: keep valid JSON as is
             try:
                 data = encoding.json.loads(value)
@@ -539,7 +541,7 @@ class Telemetry:
                     data = text
                     text = encoding.dumps(text)
         cut, truncated = encoding.fit_json(data, text, budget)
-        return cut, A.MIME_JSON, truncated or precut
+        return encoding.utf8_safe(cut), A.MIME_JSON, truncated or precut
 
     def start_span(self, kind: Kind | str, name: str | None = None, *, parent: Any = None,
                    operation: str | None = None, workflow: bool = False, multi_step: bool = False,
@@ -566,7 +568,8 @@ class Telemetry:
             if name_is_content and not self.settings.content_enabled():
                 name = None
             kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
-            sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
+            sname = encoding.utf8_safe(span_name(kind, name, operation=operation, workflow=workflow,
+                                                 multi_step=multi_step))
             ctx, run_attrs, parent_span = _parent_context(parent)
             if not is_instrumentation_enabled():
                 return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)

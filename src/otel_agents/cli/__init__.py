@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from typing import Sequence
 
@@ -18,6 +19,11 @@ SUBCOMMANDS = {
     "fold": "otel_agents.cli.fold",
     "ecp": "otel_agents.cli.ecp",
 }
+
+
+def plain(doc: str) -> str:
+    """A docstring as plain text for ``--help``: reST roles and double backquotes removed."""
+    return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc).replace("``", "")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

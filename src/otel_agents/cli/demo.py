@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from . import plain
 
 FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai")
 TWINS = ("agent", "faulty_agent")
@@ -47,7 +48,7 @@ _LONGEST_FIRST = ("crewai", "llama_index", "langchain", "pydantic_ai")  # start 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="grade the customer-support example in four frameworks with ECP (offline)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ", ".join(FRAMEWORKS))
     p.add_argument("--examples", help="the customer_support example directory")

@@ -16,12 +16,13 @@ import logging
 import os
 import signal
 import sys
+from . import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     ecp = sub.add_parser("ecp", help="Evaluation Context Protocol commands")
     ecp_sub = ecp.add_subparsers(dest="ecp_command", metavar="COMMAND")
-    p = ecp_sub.add_parser("serve", help="serve an agent over ECP", description=__doc__)
+    p = ecp_sub.add_parser("serve", help="serve an agent over ECP", description=plain(__doc__))
     p.add_argument("target", help="module:attr or path/to/file.py:attr")
     p.add_argument("--name", help="agent name reported by agent/initialize (default: the target's)")
     p.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
@@ -71,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     from ..serve import ECPSession, TargetError, load_target
 
     protocol_out = sys.stdout
+    if not args.http:
+        # Keep the protocol on a private copy of stdout and point file descriptor 1 at stderr, so
+        # nothing the agent writes (print, a child process, C code) can corrupt the JSON-RPC stream.
+        sys.stdout.flush()
+        protocol_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+        os.dup2(2, 1)
     provider = _provider(args)
     # The served agent's own spans (decorators, manual spans) use the global provider: make it ours.
     from opentelemetry import trace

@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from . import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
-                       description=__doc__.split("\n\n")[1], epilog="exit codes: 0 all lines read, "
+                       description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all lines read, "
                        "1 malformed lines skipped, 2 input unreadable")
     p.add_argument("traces", metavar="TRACES.jsonl", help="OTLP/JSON lines; '-' for standard input")
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")

@@ -158,15 +158,15 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str], *,
     """Read OTLP/JSON lines back into SDK ``ReadableSpan``s.
 
     Args:
-        source: a file path, or an iterable of lines (an open text file,
-            ``sys.stdin``).
+        source: a file path, or an iterable of lines (``str`` or ``bytes``: an
+            open file, ``sys.stdin``).
         errors: a list that receives one :class:`MalformedLine` per line that
             could not be read; when ``None``, each is logged as a WARNING.
 
     Returns:
         The spans of every readable line, in file order. A malformed line
-        (invalid JSON, not an object, an invalid field, an id that is not hex of
-        the right length) is skipped whole; the lines around it are kept. Blank
+        (not UTF-8, invalid JSON, not an object, an invalid field, an id that is
+        not hex of the right length) is skipped whole; the lines around it are kept. Blank
         lines and lines without ``resourceSpans`` (logs, metrics) are skipped
         silently.
 
@@ -179,17 +179,22 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str], *,
     """
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
-        with open(name, encoding="utf-8") as f:
+        with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
             return _read_lines(f, name, errors)
     return _read_lines(source, getattr(source, "name", "<stream>"), errors)
 
 
-def _read_lines(lines: Iterable[str], name: str, errors: list[MalformedLine] | None) -> list[ReadableSpan]:
+def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None) -> list[ReadableSpan]:
     spans: list[ReadableSpan] = []
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
         try:
+            if isinstance(text, bytes):
+                try:
+                    text = text.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
             spans.extend(_parse_line(text))
         except ValueError as exc:
             problem = MalformedLine(str(name), number, str(exc))

@@ -86,7 +86,7 @@ def make_server(methods: Mapping[str, Any], host: str = "127.0.0.1", port: int =
             if response is None:
                 self._send(202)
                 return
-            self._send(200, json.dumps(response, ensure_ascii=False).encode("utf-8"))
+            self._send(200, json.dumps(response).encode("utf-8"))
 
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
 import sys
 import threading
@@ -18,7 +19,8 @@ from typing import Any, Mapping, Sequence
 
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
-from .._spans import Telemetry
+from .._spans import Telemetry, encode
+from .._spans.redaction import redact_text
 from ..semconv import Kind
 from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, RPCError
 from .target import Target
@@ -27,6 +29,17 @@ logger = logging.getLogger("otel_agents.serve")
 
 PROTOCOL_VERSION = "1.0"
 _MAX_TRACES = 64  # traces collected at once (steps are serialised; the cap only bounds leftovers)
+
+
+def _as_text(result: Any) -> str | None:
+    """The agent's answer as ECP ``public_output``: a string as is, ``None`` as null, else compact JSON."""
+    if result is None or isinstance(result, str):
+        return result
+    return encode(result)
+
+
+async def _collect_async(agen: Any) -> list[Any]:
+    return [item async for item in agen]
 
 
 class TraceCollector(SpanProcessor):
@@ -103,9 +116,15 @@ class ECPSession:
     def step(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Run one step and return its ECP result envelope.
 
+        ``public_output`` is what the agent returned (a string as is, anything
+        else as compact JSON), never the span's copy, which the content budget
+        may have cut; the rest of the envelope is folded from the run's spans.
+
         Raises:
             RPCError: ``-32602`` when ``input`` is missing or not a string;
-                ``-32000`` when the agent raised (its type and message, and the trace id).
+                ``-32000`` when the agent raised (or called ``sys.exit``): the
+                exception type, its message only when content capture is on
+                (redacted), and the trace id.
         """
         user_input = params.get("input")
         if not isinstance(user_input, str):
@@ -116,11 +135,12 @@ class ECPSession:
             self.collector.watch(trace_id)
             root.set_input(user_input)
             error: BaseException | None = None
+            result: Any = None
             try:
                 with root.activate():
                     result = self._call(self.target.step, user_input)
                 root.set_output(result)
-            except Exception as exc:  # noqa: BLE001 - reported as this step's error
+            except (Exception, SystemExit) as exc:  # an agent's failure (even sys.exit) is this step's error
                 error = exc
                 root.record_error(exc)
             finally:
@@ -129,32 +149,45 @@ class ECPSession:
             spans = self.collector.take(trace_id)
         trace_hex = f"{trace_id:032x}"
         if error is not None:
-            raise RPCError(AGENT_ERROR, f"agent raised {type(error).__name__}: {error}",
-                           {"type": type(error).__name__, "trace_id": trace_hex})
-        return self._envelope(spans, root.span.get_span_context().span_id, result, trace_hex)
+            message = f"agent raised {type(error).__name__}"
+            if self.telemetry.settings.content_enabled():
+                message += f": {redact_text(str(error)[:2000])}"
+            raise RPCError(AGENT_ERROR, message, {"type": type(error).__name__, "trace_id": trace_hex})
+        envelope = self._envelope(spans, root.span.get_span_context().span_id, trace_hex)
+        envelope["public_output"] = _as_text(result)
+        return envelope
 
     # -- helpers -------------------------------------------------------------------
     def _call(self, fn: Any, *args: Any) -> Any:
-        """Call a sync or async function; the agent's stdout goes to stderr (stdout is the protocol)."""
-        with contextlib.redirect_stdout(sys.stderr):
+        """Call a sync or async function; a returned generator is consumed (its text chunks joined)."""
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol
             result = fn(*args)
             if inspect.isawaitable(result):
                 result = self._loop.run_until_complete(result)
+            if inspect.isasyncgen(result):
+                result = self._loop.run_until_complete(_collect_async(result))
+            elif inspect.isgenerator(result):
+                result = list(result)
+            if isinstance(result, list) and result and all(isinstance(x, str) for x in result):
+                result = "".join(result)
         return result
 
     @staticmethod
-    def _envelope(spans: Sequence[ReadableSpan], root_span_id: int, result: Any, trace_hex: str) -> dict[str, Any]:
+    def _envelope(spans: Sequence[ReadableSpan], root_span_id: int, trace_hex: str) -> dict[str, Any]:
+        """The envelope of the run rooted at this step's span (``logs`` lists the root first)."""
         from ..exporters.ecp import fold
 
-        envelopes = fold(spans)
+        envelopes = [env for env in fold(spans) if env.get("trace_id") == trace_hex]
+        root_hex = f"{root_span_id:016x}"
         for env in envelopes:
-            if env.get("trace_id") == trace_hex and env.get("span_id", root_span_id) in (root_span_id, f"{root_span_id:016x}"):
-                return env
+            with contextlib.suppress(Exception):
+                if json.loads(env.get("logs") or "[]")[0]["span_id"] == root_hex:
+                    return env
         if envelopes:
             return envelopes[0]
         logger.warning("no run folded from %d spans; answering with the output only", len(spans))
-        return {"status": "done", "public_output": result if isinstance(result, str) else str(result),
-                "tool_calls": [], "evaluation_context": None, "trace_id": trace_hex}
+        return {"status": "done", "public_output": None, "tool_calls": [], "evaluation_context": None,
+                "trace_id": trace_hex}
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

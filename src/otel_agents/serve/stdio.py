@@ -1,4 +1,8 @@
-"""ECP over stdio: one JSON-RPC object per line in, one per line out (the ECP default transport)."""
+"""ECP over stdio: one JSON-RPC object per line in, one per line out (the ECP default transport).
+
+Responses are ASCII JSON (``\\uXXXX`` escapes), so any string an agent returns, lone surrogates
+included, travels as valid UTF-8.
+"""
 
 from __future__ import annotations
 
@@ -15,5 +19,5 @@ def serve_stdio(methods: Mapping[str, Any], stdin: TextIO, stdout: TextIO) -> No
             continue
         response = handle(line, methods)
         if response is not None:
-            stdout.write(json.dumps(response, ensure_ascii=False) + "\n")
+            stdout.write(json.dumps(response) + "\n")
             stdout.flush()

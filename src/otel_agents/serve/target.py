@@ -68,7 +68,7 @@ def load_target(spec: str) -> Target:
             module = importlib.import_module(module_part)
     except TargetError:
         raise
-    except Exception as exc:  # noqa: BLE001 - report import failures as a clear error
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - report import failures (even sys.exit) clearly
         raise TargetError(f"target {spec!r}: importing {module_part} failed: {exc!r}") from exc
     obj = getattr(module, attr, None)
     if obj is None:
