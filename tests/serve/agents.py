@@ -47,3 +47,31 @@ class Counter:
 
 
 counter = Counter()
+
+
+def long_answer(user_input: str) -> str:
+    """An answer longer than the content budget, whose end matters."""
+    return "x" * 20_000 + " FINAL VERDICT"
+
+
+def leaky_failure(user_input: str) -> str:
+    raise PermissionError("upstream rejected 'SECRET-CONTENT' with key sk-proj-AbCdEfGhIjKlMnOpQrStUv")
+
+
+def noisy(user_input: str) -> str:
+    """Writes to the real stdout file descriptor (a child process), and returns a lone surrogate."""
+    import subprocess
+
+    subprocess.run(["printf", "progress 50%%\\n"], check=True)
+    return "bad name \udcff and \ud83d"
+
+
+def exits(user_input: str) -> str:
+    import sys
+
+    sys.exit(2)  # e.g. argparse inside a tool
+
+
+def chunks(user_input: str):
+    yield "Hello, "
+    yield user_input

@@ -179,3 +179,35 @@ def test_function_target_named_after_its_module() -> None:
 
     assert load_target("examples/customer_support/langchain_agent.py:agent").name == "langchain_agent"
     assert load_target(f"{AGENTS}:echo").name == "echo"
+
+
+def test_public_output_is_the_whole_answer() -> None:
+    """The envelope's public_output is what the agent returned, not its budget-cut span copy."""
+    (out,) = run_stdio(f"{AGENTS}:long_answer", [rpc("agent/step", {"input": "x"})])
+    assert out["result"]["public_output"].endswith("FINAL VERDICT") and len(out["result"]["public_output"]) == 20_014
+
+
+@pytest.mark.parametrize("content", ["NO_CONTENT", "SPAN_ONLY"])
+def test_agent_error_follows_the_content_switch(content: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", content)
+    (out,) = run_stdio(f"{AGENTS}:leaky_failure", [rpc("agent/step", {"input": "x"})])
+    message = out["error"]["message"]
+    assert message.startswith("agent raised PermissionError") and "sk-proj-AbCd" not in message
+    assert ("SECRET-CONTENT" in message) is (content == "SPAN_ONLY")
+
+
+def test_writes_to_the_stdout_descriptor_and_lone_surrogates_do_not_break_the_protocol() -> None:
+    out = run_stdio(f"{AGENTS}:noisy", [rpc("agent/step", {"input": "x"}, 1), rpc("agent/step", {"input": "y"}, 2)])
+    assert [r["id"] for r in out] == [1, 2]
+    assert out[0]["result"]["public_output"].startswith("bad name")
+
+
+def test_sys_exit_in_the_agent_is_a_step_error_and_the_server_keeps_serving() -> None:
+    out = run_stdio(f"{AGENTS}:exits", [rpc("agent/step", {"input": "x"}, 1), rpc("agent/initialize", id_=2)])
+    assert out[0]["error"]["code"] == -32000 and "SystemExit" in out[0]["error"]["message"]
+    assert out[1]["result"]["name"] == "exits"
+
+
+def test_generator_target_is_consumed() -> None:
+    (out,) = run_stdio(f"{AGENTS}:chunks", [rpc("agent/step", {"input": "Ann"})])
+    assert out["result"]["public_output"] == "Hello, Ann"
