@@ -421,3 +421,11 @@ def test_lone_surrogates_become_encodable(telemetry, exporter) -> None:
             if isinstance(v, str):
                 v.encode("utf-8")  # would raise on a lone surrogate
     assert json.loads(snap.attributes[A.GEN_AI_TOOL_CALL_ARGUMENTS])["path"].startswith("bad")
+
+
+def test_unknown_content_switch_value_warns_once(monkeypatch, caplog) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENTS")
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        assert Settings().content_enabled() is True
+        assert Settings().content_enabled() is True
+    assert sum("NO_CONTENTS" in r.getMessage() for r in caplog.records) == 1

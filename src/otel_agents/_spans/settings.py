@@ -17,6 +17,7 @@ test or a process can change them at run time):
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from typing import Callable
@@ -36,11 +37,21 @@ RedactHook = Callable[[str, str], str]
 our own redaction and before truncation."""
 
 
+_ON = {"span_only", "span_and_event", "event_only", "true", "1", "on", "yes"}
+_warned_values: set[str] = set()
+
+
 def _capture_from_env() -> bool:
     raw = os.environ.get(ENV_CAPTURE_CONTENT)
     if raw is None or not raw.strip():
         return True
-    return raw.strip().lower() not in _OFF
+    value = raw.strip().lower()
+    if value not in _OFF and value not in _ON and value not in _warned_values and len(_warned_values) < 16:
+        _warned_values.add(value)
+        logging.getLogger("otel_agents").warning(
+            "otel_agents: %s=%r is not a known value (NO_CONTENT, false, SPAN_ONLY, SPAN_AND_EVENT, true); "
+            "content capture stays on", ENV_CAPTURE_CONTENT, raw)
+    return value not in _OFF
 
 
 def _number_from_env(name: str, default: float, minimum: float) -> float:
