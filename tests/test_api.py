@@ -82,3 +82,28 @@ def test_instrument_again_with_other_settings_takes_effect() -> None:
         assert "input.value" not in span.attributes
     finally:
         otel_agents.uninstrument()
+
+
+def test_instrument_imports_no_framework_and_installs_on_import() -> None:
+    """instrument() never pays for importing a framework; one imported later is instrumented then."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+import otel_agents
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+assert sorted(otel_agents.instrument(provider)) == ["crewai", "langchain", "llama_index", "pydantic_ai"]
+heavy = [m for m in ("crewai", "llama_index.core", "langchain_core", "pydantic_ai") if m in sys.modules]
+assert heavy == [], heavy
+from langchain_core.runnables import RunnableLambda
+RunnableLambda(lambda x: x).with_config(run_name="late").invoke(1)
+assert [s.name for s in exporter.get_finished_spans()] == ["late"], exporter.get_finished_spans()
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
