@@ -35,4 +35,4 @@ bench: $(BENCH_STAMP)
 	$(BENCH_PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) out .pytest_cache
+	rm -rf $(VENV) .bench-venv out .pytest_cache

@@ -16,9 +16,10 @@ genai-prices recognises the model name by itself.
 
 from __future__ import annotations
 
+import functools
 import logging
 import warnings
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from decimal import Decimal
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -67,12 +68,24 @@ def span_cost(span: ReadableSpan) -> Decimal | None:
     usage = {"input_tokens": inp, "output_tokens": out,
              "cache_read_tokens": F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
              "cache_write_tokens": F.token_count(span, A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS)}
-    when = datetime.fromtimestamp(span.start_time / 1e9, tz=timezone.utc) if span.start_time else None
+    day = datetime.fromtimestamp(span.start_time / 1e9, tz=timezone.utc).date() if span.start_time else None
+    return _price(model, provider_id, tuple(usage.items()), day)
+
+
+@functools.lru_cache(maxsize=4096)
+def _price(model: str, provider_id: str | None, usage: tuple[tuple[str, int | None], ...],
+           day: date | None) -> Decimal | None:
+    """genai-prices' total for one call; cached because pricing is most of a fold's cost and the
+    same model, usage and day recur (re-folds, deterministic agents). Prices change by date, not
+    within a day."""
+    import genai_prices
+
+    when = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc) if day else None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             price = genai_prices.calc_price(
-                genai_prices.Usage(**{k: v for k, v in usage.items() if v is not None}),
+                genai_prices.Usage(**{k: v for k, v in usage if v is not None}),
                 model, provider_id=provider_id, genai_request_timestamp=when)
     except Exception:  # noqa: BLE001 - an unknown model or provider is simply not priced
         return None

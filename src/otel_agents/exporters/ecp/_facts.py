@@ -24,9 +24,34 @@ _UNSET = object()
 _NO_ATTRIBUTES: Any = {}
 
 
-def attrs(span: ReadableSpan) -> Any:
+class FoldSpan:
+    """The part of a finished span the fold reads, with its attributes as a plain ``dict``.
+
+    The SDK's ``ReadableSpan.attributes`` builds a new read-only proxy on every
+    access, and the fold reads attributes a few dozen times per span: one copy
+    up front makes folding several times faster. Duck-types ``ReadableSpan``.
+    """
+
+    __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time")
+
+    def __init__(self, span: ReadableSpan):
+        self.name = span.name
+        self.context = span.context
+        self.parent = span.parent
+        self.attributes = dict(span.attributes or _NO_ATTRIBUTES)
+        self.status = span.status
+        self.start_time = span.start_time
+        self.end_time = span.end_time
+
+
+def frozen(span: ReadableSpan | FoldSpan) -> FoldSpan:
+    """``span`` as a :class:`FoldSpan` (itself when it already is one)."""
+    return span if isinstance(span, FoldSpan) else FoldSpan(span)
+
+
+def attrs(span: ReadableSpan | FoldSpan) -> Any:
     """The span's attributes (an empty mapping when it has none)."""
-    a = span.attributes  # not `or {}`: that asks the SDK's attribute mapping for its length on every read
+    a = span.attributes
     return a if a is not None else _NO_ATTRIBUTES
 
 

@@ -174,6 +174,7 @@ class ECPFoldingProcessor(SpanProcessor):
                     run, kept = owner
                     run.open -= 1
                     if kept:
+                        span = F.frozen(span)  # keeps only what the fold reads
                         run.spans.append(span)
                     else:  # nothing to keep; forget it now so the map stays bounded
                         del self._owner[key]

@@ -52,7 +52,9 @@ def group_runs(spans: Iterable[ReadableSpan]) -> list[Run]:
         ctx = span.context
         if ctx is None or not ctx.trace_id or not ctx.span_id:
             continue
-        traces.setdefault(ctx.trace_id, {}).setdefault(ctx.span_id, span)
+        index = traces.setdefault(ctx.trace_id, {})
+        if ctx.span_id not in index:
+            index[ctx.span_id] = F.frozen(span)
     runs: list[Run] = []
     for trace_id, index in traces.items():
         runs.extend(_runs_of_trace(trace_id, index))
