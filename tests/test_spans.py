@@ -429,3 +429,12 @@ def test_unknown_content_switch_value_warns_once(monkeypatch, caplog) -> None:
         assert Settings().content_enabled() is True
         assert Settings().content_enabled() is True
     assert sum("NO_CONTENTS" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_shortest_secret_shapes_are_still_redacted() -> None:
+    """The length pre-check never skips a string a secret shape could match."""
+    from otel_agents._spans.redaction import redact_text
+
+    for secret in ("Basic abcdefgh", "pk-lf-abcdefgh", "sk-lf-abcdefgh"):
+        assert len(secret) == 14 and "abcdefgh" not in redact_text(secret)
+    assert redact_text("user") == "user"
