@@ -1,10 +1,11 @@
 """The framework-neutral half of the customer-support example: data, tools and a scripted "brain".
 
 Every framework module in this directory builds the same agent: a support
-assistant with three tools over a small fixed orders table. The model behind
-each agent is a fake that asks :func:`decide` what to do next, so all four
-frameworks take exactly the same trajectory and give exactly the same answer,
-offline and deterministically.
+assistant with three tools over a small fixed orders table; so does the
+framework-free ``examples/plain_python/agent.py``. The model behind each agent
+is a fake that asks :func:`decide` what to do next, so all five take exactly
+the same trajectory and give exactly the same answer, offline and
+deterministically.
 
 The brain, given the conversation so far (the customer's question and the tool
 results), decides the next action:
@@ -98,7 +99,8 @@ SKIPPED_POLICY = "skipped_policy"
 INVENTED_ID = "invented_id"
 STATUS, REFUND = "status", "refund"
 
-# One fault per step of manifest.yaml, keyed by (order id, intent); a different mix per framework.
+# One fault per step of manifest.yaml, keyed by (order id, intent); a different mix per framework
+# (and for the plain-Python agent, examples/plain_python/agent.py).
 FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
     "langchain": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): FORBIDDEN_TOOL, ("C300", REFUND): SKIPPED_POLICY,
                   ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
@@ -108,6 +110,8 @@ FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
                ("D400", STATUS): INVENTED_ID, ("D400", REFUND): SKIPPED_POLICY},
     "pydantic_ai": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): INVENTED_ID, ("C300", REFUND): SKIPPED_POLICY,
                     ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
+    "plain_python": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY, ("C300", REFUND): FORBIDDEN_TOOL,
+                     ("D400", STATUS): INVENTED_ID, ("D400", REFUND): INVENTED_ID},
 }
 
 

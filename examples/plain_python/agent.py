@@ -1,140 +1,130 @@
-"""A customer-support agent in plain Python, instrumented with otel-agents' decorators.
+"""The customer-support agent in plain Python: no framework, instrumented with otel-agents' decorators.
 
-No framework and no network: the "model" is a deterministic function that
-reads the conversation and either asks for a tool or answers. It is decorated
-as a ``model`` span and reports token usage; the two tools and the agent are
-decorated too, so one question gives the same span tree an instrumented
-framework would::
+The same agent as the four framework modules in ``examples/customer_support/``
+(same tools, same scripted brain, same answers), written as a hand-rolled
+tool-calling loop. Only otel-agents' decorators make it observable:
+
+- ``@otel_agents.agent(name="customer_support")`` on :func:`agent` and :func:`faulty_agent`;
+- ``otel_agents.tool`` on each of the three tools of ``common.py``;
+- ``@otel_agents.span("model", "support-brain", provider="fake")`` on the fake
+  model call, which reports its token usage on its own span
+  (``otel_agents.manual.current_span().set_usage(...)``).
+
+One refund question gives the span tree an instrumented framework would::
 
     invoke_agent customer_support
-      chat support-sim-1          (usage on the model span)
+      chat support-brain               (usage on the model span)
       execute_tool lookup_order
-      chat support-sim-1
+      chat support-brain
       execute_tool check_refund_policy
-      chat support-sim-1
+      chat support-brain
+
+and, served over ECP, an envelope with ``tool_calls``, ``evaluation_context``
+and ``usage``, graded by ``examples/customer_support/manifest.yaml`` like the
+framework agents. ``faulty_agent`` is the faulty twin (``FAULT_PLANS["plain_python"]``
+in ``common.py``): the same answers by a broken trajectory.
 
 Run it as a script to print the answer and the span tree::
 
-    python examples/plain_python/agent.py "Can I get a refund for order A1001?"
+    python examples/plain_python/agent.py "Can I get a refund for order B200?"
 
 Serve it over ECP (``agent`` takes the step input and returns the answer)::
 
     otel-agents ecp serve examples/plain_python/agent.py:agent
+    otel-agents ecp serve examples/plain_python/agent.py:faulty_agent
 """
 
 from __future__ import annotations
 
-import json
-import re
+import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import otel_agents
 from otel_agents.manual import Usage, current_span
 
-MODEL = "support-sim-1"
+_COMMON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "customer_support")
+if _COMMON not in sys.path:  # the framework-neutral half of the example (tools, brain, fault plans)
+    sys.path.insert(0, _COMMON)
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide  # noqa: E402
 
-ORDERS: dict[str, dict[str, Any]] = {
-    "A1001": {"item": "wireless headphones", "status": "delivered", "delivered_on": "2025-03-02",
-              "days_since_delivery": 12, "price_usd": 89.0},
-    "A1002": {"item": "standing desk", "status": "delivered", "delivered_on": "2025-01-10",
-              "days_since_delivery": 61, "price_usd": 420.0},
-    "A1003": {"item": "coffee grinder", "status": "shipped", "delivered_on": None,
-              "days_since_delivery": None, "price_usd": 129.0},
-}
-REFUND_WINDOW_DAYS = 30
-ORDER_ID = re.compile(r"\b[A-Z]\d{4}\b")
+MODEL = "support-brain"
+SYSTEM_PROMPT = "You are a customer-support assistant. Use the tools; never issue a refund yourself."
+DESCRIPTION = "Answers questions about orders and refunds."
 
+# The shared tool functions, each decorated: a call is an `execute_tool NAME` span.
+TOOLS_BY_NAME: dict[str, Callable[..., str]] = {fn.__name__: otel_agents.tool(fn) for fn in TOOLS}
 
-def _order(order_id: str) -> dict[str, Any]:
-    order = ORDERS.get(order_id.strip().upper())
-    if order is None:
-        raise KeyError(f"no order {order_id}")
-    return {"order_id": order_id, **order}
+Message = dict[str, Any]  # OpenAI-style: {"role", "content"} plus "tool_calls" / "tool_call_id"
 
 
-@otel_agents.tool
-def lookup_order(order_id: str) -> dict[str, Any]:
-    """Look up an order by its id: item, status, delivery date and price."""
-    return _order(order_id)
+def brain_model(faults: Any = None) -> Callable[[list[Message]], Message]:
+    """The fake chat model: follows :func:`common.decide`; ``faults`` (a plan) makes it the faulty twin's.
+
+    The returned function takes the conversation and returns the assistant message:
+    either ``{"tool_calls": [{"id", "name", "arguments"}]}`` or ``{"content": answer}``.
+    """
+
+    @otel_agents.span("model", MODEL, provider="fake")
+    def chat(messages: list[Message]) -> Message:
+        question = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        results = _tool_results(messages)
+        action = decide(question, results, faults)
+        if isinstance(action, Answer):
+            reply: Message = {"role": "assistant", "content": action.text}
+            out_tokens = count_tokens(action.text)
+        else:
+            call = {"id": f"call_{len(results) + 1}", "name": action.name, "arguments": dict(action.arguments)}
+            reply = {"role": "assistant", "content": "", "tool_calls": [call]}
+            out_tokens = count_tokens(action.name, action.arguments)
+        span = current_span()  # this model call's span: only the model knows its token counts
+        if span is not None:
+            span.set_usage(Usage(input_tokens=count_tokens(*(m["content"] for m in messages)),
+                                 output_tokens=out_tokens))
+            span.set_finish_reasons(["tool_call" if "tool_calls" in reply else "stop"])
+        return reply
+
+    return chat
 
 
-@otel_agents.tool
-def check_refund_policy(order_id: str) -> dict[str, Any]:
-    """Whether an order can be refunded under the 30-day policy, and why."""
-    order = _order(order_id)
-    if order["status"] != "delivered":
-        return {"eligible": False, "reason": "the order has not been delivered yet"}
-    days = order["days_since_delivery"]
-    if days <= REFUND_WINDOW_DAYS:
-        return {"eligible": True, "reason": f"delivered {days} days ago, within the {REFUND_WINDOW_DAYS}-day window"}
-    return {"eligible": False, "reason": f"delivered {days} days ago, past the {REFUND_WINDOW_DAYS}-day window"}
+def _tool_results(messages: list[Message]) -> list[ToolResult]:
+    """The tool calls of this conversation with their results, paired by tool-call id."""
+    calls = {c["id"]: c for m in messages for c in m.get("tool_calls", ())}
+    return [ToolResult(calls[m["tool_call_id"]]["name"], calls[m["tool_call_id"]]["arguments"], m["content"])
+            for m in messages if m["role"] == "tool" and m.get("tool_call_id") in calls]
 
 
-TOOLS = {"lookup_order": lookup_order, "check_refund_policy": check_refund_policy}
-
-
-def _tokens(text: str) -> int:
-    return len(text.split())
-
-
-@otel_agents.span("model", MODEL, provider="otel-agents-fake")
-def support_model(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The fake model: asks for the order, then for the policy, then answers."""
-    question = next(m["content"] for m in messages if m["role"] == "user")
-    results = {m["name"]: m["content"] for m in messages if m["role"] == "tool"}
-    match = ORDER_ID.search(question.upper())
-    if match is None:
-        reply: dict[str, Any] = {"role": "assistant",
-                                 "content": "Please tell me your order id (for example A1001)."}
-    elif "lookup_order" not in results:
-        reply = {"role": "assistant", "tool_call": {"name": "lookup_order", "arguments": {"order_id": match.group()}}}
-    elif "error" in results["lookup_order"]:
-        reply = {"role": "assistant", "content": f"I could not find order {match.group()}."}
-    elif "check_refund_policy" not in results and "refund" in question.lower():
-        reply = {"role": "assistant",
-                 "tool_call": {"name": "check_refund_policy", "arguments": {"order_id": match.group()}}}
-    else:
-        reply = {"role": "assistant", "content": _answer(json.loads(results["lookup_order"]),
-                                                         results.get("check_refund_policy"))}
-    prompt_tokens = sum(_tokens(str(m.get("content", ""))) for m in messages)
-    current_span().set_usage(Usage(input_tokens=prompt_tokens, output_tokens=_tokens(json.dumps(reply))))
-    current_span().set_finish_reasons(["tool_call" if "tool_call" in reply else "stop"])
-    return reply
-
-
-def _answer(order: dict[str, Any], policy_json: str | None) -> str:
-    text = f"Order {order['order_id']} ({order['item']}) "
-    text += f"was delivered on {order['delivered_on']}." if order["delivered_on"] else f"is {order['status']}."
-    if policy_json is not None:
-        policy = json.loads(policy_json)
-        verdict = "is eligible for a refund" if policy["eligible"] else "is not eligible for a refund"
-        text += f" It {verdict}: {policy['reason']}."
-    return text
-
-
-@otel_agents.agent(name="customer_support", description="Answers questions about orders and refunds.")
-def agent(input: str) -> str:
-    """The ECP step: one customer question in, the answer out."""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": "You are a customer-support agent. Use the tools; never guess."},
-        {"role": "user", "content": input},
-    ]
-    for _ in range(6):
-        reply = support_model(messages)
-        call = reply.get("tool_call")
-        if call is None:
-            return reply["content"]
+def _run(model: Callable[[list[Message]], Message], user_input: str) -> str:
+    """The tool-calling loop: ask the model, run the tools it calls, until it answers."""
+    messages: list[Message] = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user_input}]
+    for _ in range(10):  # the brain answers after at most six tool calls; this only guards the loop
+        reply = model(messages)
         messages.append(reply)
-        try:
-            result: Any = TOOLS[call["name"]](**call["arguments"])
-        except Exception as exc:  # the model sees the error and answers; the tool span records it
-            result = {"error": str(exc)}
-        messages.append({"role": "tool", "name": call["name"], "content": json.dumps(result)})
+        if not reply.get("tool_calls"):
+            return str(reply["content"])
+        for call in reply["tool_calls"]:
+            output = TOOLS_BY_NAME[call["name"]](**call["arguments"])
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": output})
     return "Sorry, I could not finish this request."
 
 
-agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
+_model = brain_model()
+_faulty_model = brain_model(FAULT_PLANS["plain_python"])
+
+
+@otel_agents.agent(name="customer_support", description=DESCRIPTION)
+def agent(user_input: str) -> str:
+    """Answer one customer message (the correct agent)."""
+    return _run(_model, user_input)
+
+
+@otel_agents.agent(name="customer_support", description=DESCRIPTION)
+def faulty_agent(user_input: str) -> str:
+    """Answer one customer message with a broken trajectory but the same final answer."""
+    return _run(_faulty_model, user_input)
+
+
+agent.name = faulty_agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
 
 
 def _main(argv: list[str]) -> int:
@@ -142,17 +132,17 @@ def _main(argv: list[str]) -> int:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+    from otel_agents.exporters.tree import format_span_tree
+
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     otel_agents.manual.set_providers(provider)
 
-    question = " ".join(argv) or "Can I get a refund for order A1001?"
+    question = " ".join(argv) or "Can I get a refund for order B200?"
     with otel_agents.using_session("demo-session"):
         print(agent(question))
     print()
-    from otel_agents.exporters.tree import format_span_tree
-
     print(format_span_tree(exporter.get_finished_spans()))
     return 0
 

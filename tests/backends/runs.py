@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "Can I get a refund for order A1001?"
+MANUAL_QUESTION = "Can I get a refund for order B200?"  # an order of the customer-support example's table
 
 # CrewAI: no telemetry, no tracing upload, nothing outside the machine (cases README).
 for _key, _value in (("CREWAI_DISABLE_TELEMETRY", "true"), ("CREWAI_TRACING_ENABLED", "false"),
@@ -36,8 +37,8 @@ def run_manual() -> Any:
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     with otel_agents.span("chain", "support_session") as session:
-        session.set_input(QUESTION)
-        answer = example.agent(QUESTION)
+        session.set_input(MANUAL_QUESTION)
+        answer = example.agent(MANUAL_QUESTION)
         session.set_output(answer)
     return answer
 

@@ -1,4 +1,5 @@
-"""The customer-support example graded by the real ECP runtime (issue 8), in all four frameworks.
+"""The customer-support example graded by the real ECP runtime (issues 8 and 11), in all four frameworks
+and in plain Python (``examples/plain_python/agent.py``, decorators only, issue 11).
 
 What runs here, all offline and over loopback only:
 
@@ -33,7 +34,8 @@ EXAMPLES = ROOT / "examples" / "customer_support"
 BIN = Path(sys.executable).parent
 ECP = str(BIN / "ecp")
 OTEL_AGENTS = str(BIN / "otel-agents")
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai")
+INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai")
+FRAMEWORKS = (*INSTRUMENTED, "plain_python")  # plain_python: the same agent without a framework
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
 STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"]]
 N_CHECKS = sum(len(step["graders"]) for step in STEPS)
@@ -51,9 +53,16 @@ def _load_common():
 common = _load_common()
 
 
+def example_file(framework: str) -> Path:
+    """The module defining ``framework``'s ``agent`` and ``faulty_agent``."""
+    if framework == "plain_python":
+        return ROOT / "examples" / "plain_python" / "agent.py"
+    return EXAMPLES / f"{framework}_agent.py"
+
+
 def serve_command(framework: str, attr: str, log: Path, *extra: str) -> str:
     """The shell command serving one example agent (its log in a file: ECP never reads stderr)."""
-    cmd = [OTEL_AGENTS, "ecp", "serve", str(EXAMPLES / f"{framework}_agent.py:{attr}"), "--log-file", str(log), *extra]
+    cmd = [OTEL_AGENTS, "ecp", "serve", f"{example_file(framework)}:{attr}", "--log-file", str(log), *extra]
     return f"exec {shlex.join(cmd)}"
 
 
@@ -113,12 +122,12 @@ def test_disabled_instrumentations_variable_is_honoured(monkeypatch: pytest.Monk
     """``instrument()`` skips the frameworks OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names (the standard OTel variable)."""
     from otel_agents import instrument, instrumentation_status
 
-    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", ",".join(FRAMEWORKS))
+    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", ",".join(INSTRUMENTED))
     assert instrument() == []
     assert not any(status.instrumented for status in instrumentation_status().values())
 
 
-# -- `otel-agents demo`: ecp run (stdio) on all eight agents ---------------------------------
+# -- `otel-agents demo`: ecp run (stdio) on all ten agents ----------------------------------
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
@@ -136,14 +145,16 @@ def test_demo_runs_offline_and_ends_with_the_table(demo) -> None:
     assert lines[header].split() == ["framework", "agent", "faulty", "twin", "faults", "caught", "by", "ECP",
                                      "caught", "by", "outcome-only"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[header + 2: header + 2 + len(FRAMEWORKS)]}
+    assert list(rows) == list(FRAMEWORKS) and lines[header + 2 + len(FRAMEWORKS)] == "", lines[header:]  # one row each
     faults = len(STEPS)
     for framework in FRAMEWORKS:
         assert rows[framework][:2] == ["PASS", f"{N_CHECKS}/{N_CHECKS}"], rows
         assert rows[framework][2] == "FAIL", rows
         assert rows[framework][4:] == [str(faults), f"{faults}/{faults}", f"0/{faults}"], rows
     tail = "\n".join(lines[header:])
-    assert "agent PASS on 4/4 frameworks, faulty twin FAIL on 4/4 frameworks" in tail
-    assert f"agree on {N_CHECKS}/{N_CHECKS} checks" in tail
+    n = len(FRAMEWORKS)
+    assert f"agent PASS on {n}/{n} frameworks, faulty twin FAIL on {n}/{n} frameworks" in tail
+    assert f"the agents of {n} frameworks agree on {N_CHECKS}/{N_CHECKS} checks" in tail
     total = faults * len(FRAMEWORKS)
     assert f"caught by the ECP checks: {total}/{total}; by an outcome-only check: 0/{total}" in tail
     assert lines[-1].startswith("reports and traces:")  # the table block is the last thing printed
@@ -188,7 +199,8 @@ def test_demo_writes_manifests_and_traces(demo, framework: str) -> None:
         manifest = yaml.safe_load((out / "manifests" / f"{framework}{suffix}.yaml").read_text())
         assert {k: v for k, v in manifest.items() if k not in ("name", "target")} == \
             {k: v for k, v in MANIFEST.items() if k not in ("name", "target")}
-        assert f"{framework}_agent.py:{attr} " in manifest["target"] and "--trace-file" in manifest["target"]
+        served = example_file(framework).relative_to(ROOT)  # the demo shows paths relative to its directory
+        assert f"{served}:{attr} " in manifest["target"] and "--trace-file" in manifest["target"]
         spans = read_otlp_json(out / framework / subdir / "trace.jsonl")
         assert sum(s.name == "agent/step" for s in spans) == len(STEPS)
         tools = [s.attributes.get("gen_ai.tool.name") for s in spans if s.attributes.get("gen_ai.tool.name")]
@@ -197,7 +209,7 @@ def test_demo_writes_manifests_and_traces(demo, framework: str) -> None:
                                                                            and attr == "faulty_agent")
 
 
-# -- ecp conformance (stdio) on all four -------------------------------------------------------
+# -- ecp conformance (stdio) on all five -------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def conformance(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess]:

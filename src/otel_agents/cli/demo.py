@@ -1,10 +1,12 @@
-"""``otel-agents demo`` (``make demo``): one ECP manifest graded across four frameworks, offline.
+"""``otel-agents demo`` (``make demo``): one ECP manifest graded across four frameworks and plain Python, offline.
 
 What it does, with no network and no API key:
 
-1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI) and
-   for each of its two agents in ``examples/customer_support/`` — the correct
-   ``agent`` and its ``faulty_agent`` twin — it writes a copy of the example's
+1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI, and
+   ``plain_python``: the same agent without a framework, instrumented with
+   otel-agents' decorators, ``examples/plain_python/agent.py``) and for each of
+   its two agents in ``examples/customer_support/`` — the correct ``agent`` and
+   its ``faulty_agent`` twin — it writes a copy of the example's
    ``manifest.yaml`` under ``out/manifests/`` whose ``target`` serves that agent
    with ``otel-agents ecp serve`` (which also writes the run's spans as an
    OTLP/JSON trace file and its own log under ``out/<framework>/``).
@@ -21,7 +23,7 @@ A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
-four), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+five), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``).
 """
@@ -41,13 +43,14 @@ from types import ModuleType
 from typing import Any
 from . import plain
 
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai")
+PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", PLAIN_PYTHON)
 TWINS = ("agent", "faulty_agent")
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "pydantic_ai")  # start the slow imports first
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "pydantic_ai", PLAIN_PYTHON)  # start the slow imports first
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="grade the customer-support example in four frameworks with ECP (offline)",
+    p = sub.add_parser("demo", help="grade the customer-support example (4 frameworks + plain Python) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ", ".join(FRAMEWORKS))
@@ -113,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 
     runs = [Run(fw, attr, out / fw / ("faulty" if attr == "faulty_agent" else "")) for fw in frameworks for attr in TWINS]
     for r in runs:
-        r.error = preflight(r.framework)
+        r.error = preflight(r.framework, example_file(examples, r.framework))
         if r.error is None:
             r.manifest = write_manifest(yaml, base, r, examples, out, serve)
     print(f"otel-agents demo: grading {len(runs)} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
@@ -158,11 +161,23 @@ def load_module(path: Path, name: str) -> ModuleType:
     return module
 
 
-def preflight(framework: str) -> str | None:
-    """Why ``framework`` cannot be served (framework or instrumentor missing), or ``None``."""
+def example_file(examples: Path, framework: str) -> Path:
+    """The module defining ``framework``'s ``agent`` and ``faulty_agent``: ``<examples>/<framework>_agent.py``,
+    or for ``plain_python`` ``examples/plain_python/agent.py`` (next to the ``customer_support`` directory)."""
+    if framework == PLAIN_PYTHON:
+        return examples.parent / PLAIN_PYTHON / "agent.py"
+    return examples / f"{framework}_agent.py"
+
+
+def preflight(framework: str, example: Path) -> str | None:
+    """Why ``framework``'s ``example`` cannot be served (file, framework or instrumentor missing), or ``None``."""
     from .._api import _installed_version
     from ..instrumentors._frameworks import FRAMEWORKS as SPECS
 
+    if not example.is_file():
+        return f"{_shown(example)} not found"
+    if framework == PLAIN_PYTHON:
+        return None  # decorators only: no framework, no instrumentor
     spec = SPECS[framework]
     if _installed_version(spec) is None:
         return f"{spec.distribution} is not installed"
@@ -179,7 +194,7 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
     r.out.mkdir(parents=True, exist_ok=True)
     for name in ("trace.jsonl", "serve.log", "report.json", "report.html", "ecp.log"):
         (r.out / name).unlink(missing_ok=True)  # the trace file and log are appended to: start clean
-    command = [*serve, "ecp", "serve", f"{_shown(examples / f'{r.framework}_agent.py')}:{r.attr}",
+    command = [*serve, "ecp", "serve", f"{_shown(example_file(examples, r.framework))}:{r.attr}",
                "--name", f"customer-support-{r.framework}" + ("-faulty" if r.faulty else ""),
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
     manifest = dict(base)
@@ -308,7 +323,7 @@ def _cell(r: Run) -> str:
 
 
 def _verdicts(runs: list[Run]) -> str:
-    """``"PASS on 4/4 frameworks"`` (the most common verdict and how many frameworks share it)."""
+    """``"PASS on 5/5 frameworks"`` (the most common verdict and how many frameworks share it)."""
     if not runs:
         return "(no completed run)"
     verdicts = [r.verdict for r in runs]
