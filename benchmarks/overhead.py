@@ -67,7 +67,7 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
             continue
         try:
             install, remove = module.install(label, provider)
-        except ImportError as exc:
+        except ImportError:
             skipped[label] = f"{dist} is not installed here (make bench installs it into .bench-venv)"
             continue
         variants.append(Variant(label, run, install, remove))

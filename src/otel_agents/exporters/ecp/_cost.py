@@ -56,7 +56,7 @@ def span_cost(span: ReadableSpan) -> Decimal | None:
     if not model or (inp is None and out is None):
         return None
     try:
-        import genai_prices
+        import genai_prices  # noqa: F401 - is pricing available at all? (_price uses it)
     except ImportError:
         if not _unavailable_logged:
             _unavailable_logged = True
