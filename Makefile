@@ -28,7 +28,7 @@ $(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
 	test -x $(BENCH_PY) || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_PY) -m pip install -q --upgrade pip
 	$(PY) -m pip freeze --exclude-editable > $(BENCH_VENV)/constraints.txt
-	$(BENCH_PY) -m pip install -q -c $(BENCH_VENV)/constraints.txt -e '.[langchain,ecp]' -r benchmarks/requirements.txt
+	$(BENCH_PY) -m pip install -q -c $(BENCH_VENV)/constraints.txt -e '.[langchain,llama-index,crewai,pydantic-ai,ecp]' -r benchmarks/requirements.txt
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

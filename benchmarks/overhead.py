@@ -51,8 +51,16 @@ def floor_variant(provider: Any) -> Variant:
 def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> dict[str, Any]:
     """Run the comparison for ``framework`` (a module of :mod:`benchmarks.workloads`); a JSON-ready result."""
     module = importlib.import_module(f"benchmarks.workloads.{framework}")
+    try:
+        run = module.workload()
+    except ImportError as e:  # the framework itself is not installed in this environment
+        return {"framework": framework, "workload": _title(module),
+                "skipped_framework": f"{e.name or e} is not installed here", "variants": {}, "targets": {},
+                "versions": versions(*module.FRAMEWORK_DISTS)}
+    # Slow workloads (a CrewAI kickoff is ~45 ms) shrink the batch, not the rounds: more, shorter
+    # batches give the fastest-batch estimator more chances to see a quiet moment.
+    batch = max(2, batch // getattr(module, "BATCH_DIVISOR", 1))
     provider, exporter = counting_provider()
-    run = module.workload()
     variants = [Variant("none", run), floor_variant(provider)]
     if hasattr(module, "dispatch"):
         variants.append(Variant("dispatch", run, *module.dispatch()))
@@ -67,8 +75,16 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
             continue
         try:
             install, remove = module.install(label, provider)
-        except ImportError:
-            skipped[label] = f"{dist} is not installed here (make bench installs it into .bench-venv)"
+        except ImportError as e:
+            installed = versions(dist)[dist]
+            skipped[label] = (f"{dist} {installed} fails to import here ({type(e).__name__}: {e})" if installed else
+                              f"{dist} is not installed here (make bench installs it into .bench-venv)")
+            continue
+        try:  # a peer that cannot instrument this framework version is skipped, not fatal
+            install()
+            remove()
+        except Exception as e:  # noqa: BLE001 - any failure of a third party's instrument() is a skip
+            skipped[label] = f"{dist} failed to instrument: {type(e).__name__}: {e}"[:200]
             continue
         variants.append(Variant(label, run, install, remove))
 
@@ -103,12 +119,15 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
             peer = results[label]
             peer["ours_per_span_ratio"] = round(ours["overhead_per_span_us"] / peer["overhead_per_span_us"], 3)
             peer["ours_per_run_ratio"] = round(ours["overhead_per_run_us"] / peer["overhead_per_run_us"], 3)
-    targets = {"ours_per_span_le_2x_floor": ours["per_span_vs_floor"] <= 2.0}
+    # None = not resolved: an overhead this machine's noise hides (see resolved()) proves nothing either way.
+    targets = {"ours_per_span_le_2x_floor": ours["per_span_vs_floor"] <= 2.0 if resolved(ours) else None}
     if "openinference" in results:
-        targets["ours_per_span_le_fifth_of_openinference"] = results["openinference"]["ours_per_span_ratio"] <= 0.2
+        oi = results["openinference"]
+        targets["ours_per_span_le_fifth_of_openinference"] = (
+            oi["ours_per_span_ratio"] <= 0.2 if resolved(ours) and resolved(oi) else None)
     return {
         "framework": framework,
-        "workload": (module.__doc__ or "").strip().splitlines()[0],
+        "workload": _title(module),
         "rounds": rounds,
         "runs_per_batch": batch,
         "baseline_run_us": us(min(timings.seconds["none"])),
@@ -118,3 +137,15 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
         "targets": targets,
         "versions": versions(*module.FRAMEWORK_DISTS, *module.PEERS.values()),
     }
+
+
+def _title(module: Any) -> str:
+    """The first line of a workload module's docstring (the README's description of it)."""
+    return (module.__doc__ or "").strip().splitlines()[0]
+
+
+def resolved(variant: dict[str, Any]) -> bool:
+    """Whether a variant's overhead stands out of the noise: the fastest-batch estimate is positive and
+    so is the lower quartile of its same-round differences (on a ~40 ms CrewAI kickoff neither holds
+    for a peer whose cost is a few % of the run)."""
+    return variant["overhead_per_run_us"] > 0 and variant["overhead_per_run_paired_iqr_us"][0] > 0

@@ -12,9 +12,13 @@ _LABELS = {
     "ours": "**otel-agents**",
     "ours_no_content": "otel-agents, content capture off",
     "ours_suppressed": "otel-agents, suppressed",
+    "native": "framework's native instrumentation",
     "openinference": "OpenInference",
     "openllmetry": "OpenLLMetry",
 }
+
+
+_ORDER = ("langchain", "pydantic_ai", "llama_index", "crewai")  # the order of the README's sections
 
 
 def _load(results: str) -> dict[str, dict[str, Any]]:
@@ -25,7 +29,9 @@ def _load(results: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _yes(flag: bool) -> str:
+def _yes(flag: bool | None) -> str:
+    if flag is None:
+        return "not resolved (below this machine's noise)"
     return "met" if flag else "**missed**"
 
 
@@ -36,12 +42,18 @@ def table(results: str) -> str:
         return "_No results yet: run `make bench`._"
     first = next(iter(data.values()))
     m = first["machine"]
-    lines = [f"Run {first['date']} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, "
+    dates = sorted({r["date"] for r in data.values()})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    lines = [f"Run {when} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, "
              f"{m['implementation']} {m['python']}" + (" — **quick run: the numbers mean nothing**"
                                                        if first.get("quick") else "") + ".", ""]
     targets: list[tuple[str, str, str]] = []
-    for name, r in data.items():
-        if not name.startswith("overhead-"):
+    overheads = [(n, r) for n, r in data.items() if n.startswith("overhead-")]
+    overheads.sort(key=lambda item: (_ORDER.index(item[1]["framework"]) if item[1]["framework"] in _ORDER
+                                     else len(_ORDER), item[0]))
+    for name, r in overheads:
+        if "skipped_framework" in r:
+            lines += [f"### Overhead: {r['framework']}", "", f"{r['workload']} Skipped: {r['skipped_framework']}.", ""]
             continue
         v = r["variants"]
         versions = ", ".join(f"{k} {x}" for k, x in r["versions"].items() if x)
@@ -49,18 +61,20 @@ def table(results: str) -> str:
                   f"{r['workload']} Baseline run {r['baseline_run_us']:.0f} µs; bare SDK span (floor) "
                   f"{r['floor_span_us']:.1f} µs. {r['rounds']} rounds × {r['runs_per_batch']} runs. {versions}.", "",
                   "| variant | spans/run | overhead/run µs | overhead/span µs | × floor | ours ÷ it (span) "
-                  "| ours ÷ it (run) |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
+                  "| ours ÷ it (run) | paired/run µs [IQR] |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for key, label in _LABELS.items():
             if key not in v:
                 continue
             x = v[key]
             ratio_span = f"{x['ours_per_span_ratio']:.2f}" if "ours_per_span_ratio" in x else ""
             ratio_run = f"{x['ours_per_run_ratio']:.2f}" if "ours_per_run_ratio" in x else ""
+            q1, q3 = x["overhead_per_run_paired_iqr_us"]
             lines.append(f"| {label} | {x['spans_per_run']:g} | {x['overhead_per_run_us']:.0f} | "
-                         f"{x['overhead_per_span_us']:.0f} | {x['per_span_vs_floor']:.1f} | {ratio_span} | {ratio_run} |")
+                         f"{x['overhead_per_span_us']:.0f} | {x['per_span_vs_floor']:.1f} | {ratio_span} | {ratio_run} | "
+                         f"{x['overhead_per_run_paired_us']:.0f} [{q1:.0f}, {q3:.0f}] |")
         for label, why in r.get("skipped", {}).items():
-            lines.append(f"| {_LABELS.get(label, label)} | skipped: {why} | | | | | |")
+            lines.append(f"| {_LABELS.get(label, label)} | skipped: {why} | | | | | | |")
         lines.append("")
         targets.append((f"{r['framework']}: ours per span ≤ 2× bare SDK span",
                         f"{v['ours']['per_span_vs_floor']:.1f}×", _yes(r["targets"]["ours_per_span_le_2x_floor"])))

@@ -30,7 +30,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-FRAMEWORKS = ("langchain",)
+FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai")
+# --quick (the smoke test) leaves out the workloads whose framework takes seconds to import
+# (llama-index-core ~4 s, crewai ~10 s on this machine); name them in --frameworks to run them anyway.
+QUICK_FRAMEWORKS = ("langchain", "pydantic_ai")
 GROUPS = ("overhead", "fold", "memory", "file")
 README = os.path.join(ROOT, "benchmarks", "README.md")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -39,7 +42,9 @@ START, END = "<!-- results:start -->", "<!-- results:end -->"
 def _args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of {GROUPS}")
-    p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated workloads for 'overhead'")
+    p.add_argument("--frameworks", default=None,
+                   help=f"comma-separated workloads for 'overhead' of {FRAMEWORKS} (default: all; "
+                        f"with --quick: {','.join(QUICK_FRAMEWORKS)})")
     p.add_argument("--rounds", type=int, default=40, help="interleaved rounds per comparison (default 40)")
     p.add_argument("--batch", type=int, default=20, help="workload runs per timed batch (default 20)")
     p.add_argument("--fold-spans", type=int, default=120_000, help="spans in the fold trace set")
@@ -53,6 +58,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.quick:
         a.rounds, a.batch, a.fold_spans, a.memory_spans, a.file_spans = 2, 2, 60, 600, 60
+    if a.frameworks is None:
+        a.frameworks = ",".join(QUICK_FRAMEWORKS if a.quick else FRAMEWORKS)
     return a
 
 
@@ -95,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(groups) - set(GROUPS)
     if unknown:
         raise SystemExit(f"unknown group(s) {sorted(unknown)}; choose from {GROUPS}")
-    jobs = [f"overhead:{f}" for f in a.frameworks.split(",") if f] if "overhead" in groups else []
+    frameworks = [f for f in a.frameworks.split(",") if f]
+    if set(frameworks) - set(FRAMEWORKS):
+        raise SystemExit(f"unknown framework(s) {sorted(set(frameworks) - set(FRAMEWORKS))}; choose from {FRAMEWORKS}")
+    jobs = [f"overhead:{f}" for f in frameworks] if "overhead" in groups else []
     jobs += [g for g in groups if g != "overhead"]
     child_argv = [x for x in argv if x != "--no-readme"]
     meta = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
@@ -119,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _one_line(job: str, r: dict[str, Any]) -> str:
     if job.startswith("overhead:"):
+        if "skipped_framework" in r:
+            return f"skipped: {r['skipped_framework']} [{r['wall_s']} s]"
         v = r["variants"]
-        peers = ", ".join(f"{k} {v[k]['overhead_per_span_us']:.0f} µs/span" for k in ("openinference", "openllmetry")
-                          if k in v)
+        peers = ", ".join(f"{k} {v[k]['overhead_per_span_us']:.0f} µs/span" for k in v
+                          if k not in ("ours", "ours_no_content", "ours_suppressed", "dispatch"))
         return (f"floor {r['floor_span_us']:.1f} µs/span; ours {v['ours']['overhead_per_span_us']:.0f} µs/span "
                 f"({v['ours']['per_span_vs_floor']:.1f}× floor){'; ' + peers if peers else ''} [{r['wall_s']} s]")
     if job == "fold":

@@ -38,6 +38,12 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert variants["ours_suppressed"]["spans_per_run"] == 0
     assert set(overhead["skipped"]) == {"openinference", "openllmetry"}
 
+    # The quick run also covers PydanticAI (llama-index and crewai take seconds to import: left out).
+    pydantic_ai = load("overhead-pydantic_ai")["variants"]
+    assert pydantic_ai["ours"]["spans_per_run"] == 4  # agent, two model requests, one tool call
+    assert pydantic_ai["ours_suppressed"]["spans_per_run"] == 0
+    assert not (tmp_path / "overhead-crewai.json").exists()
+
     fold = load("fold")
     assert fold["spans"] > 0 and fold["runs"] == fold["spans"] // 6
     memory = load("memory")

@@ -438,3 +438,27 @@ def test_shortest_secret_shapes_are_still_redacted() -> None:
     for secret in ("Basic abcdefgh", "pk-lf-abcdefgh", "sk-lf-abcdefgh"):
         assert len(secret) == 14 and "abcdefgh" not in redact_text(secret)
     assert redact_text("user") == "user"
+
+
+def test_non_recording_spans_encode_no_content(telemetry, exporter, monkeypatch) -> None:
+    """Suppressed (or sampled-out) spans skip the content work entirely: nothing is rendered."""
+    calls: list[str] = []
+    original = Telemetry.render_content
+
+    def counting(self, key, value, **kw):
+        calls.append(key)
+        return original(self, key, value, **kw)
+
+    monkeypatch.setattr(Telemetry, "render_content", counting)
+    with suppress_instrumentation():
+        s = telemetry.start_span("model", "m")
+        s.set_messages(input=[ChatMessage("user", "hello there, this is long")],
+                       output=[ChatMessage("assistant", "hi")])
+        s.set_input({"a": 1})
+        s.record_error(ValueError("x"))
+        s.end()
+    assert calls == [] and exporter.spans == []
+    s = telemetry.start_span("chain", "recorded")
+    s.set_input({"a": 1})
+    s.end()
+    assert calls == ["input.value"]

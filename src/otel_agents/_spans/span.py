@@ -112,7 +112,7 @@ class SemanticSpan:
     """
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "_ended", "_start",
-                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "__weakref__")
+                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -126,6 +126,8 @@ class SemanticSpan:
         self._index_key: int | None = None
         self._kind_attrs = kind_attrs
         self._ended = False
+        # A span that does not record (suppressed, sampled out) gets no attributes: skip encoding them.
+        self._mute = not span.is_recording()
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._usage: Usage | None = None
@@ -162,7 +164,7 @@ class SemanticSpan:
     # -- plain attributes ------------------------------------------------------
     def set_attribute(self, key: str, value: Any) -> None:
         """Set one non-content attribute; non-OTel-legal values are JSON-encoded; ``None`` is skipped."""
-        if self._ended:
+        if self._ended or self._mute:
             return
         try:  # not `with guard(...)`: this runs for nearly every attribute of every span
             v = otel_value(value)
@@ -193,7 +195,7 @@ class SemanticSpan:
             the MIME type used (``application/json`` or ``text/plain``), or
             ``None`` when nothing was recorded (content off, or no value).
         """
-        if self._ended or value is None or not self.content_enabled:
+        if self._ended or self._mute or value is None or not self.content_enabled:
             return None
         try:
             text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json)
@@ -278,7 +280,7 @@ class SemanticSpan:
         Finish reasons of ``output`` go to ``gen_ai.response.finish_reasons``
         whether or not content is on.
         """
-        if self._ended:
+        if self._ended or self._mute:
             return
         with guard("span.set_messages"):
             if output:
@@ -331,7 +333,9 @@ class SemanticSpan:
         with guard("span.set_usage"):
             if prefer_complete and self._usage is not None and usage.completeness() < self._usage.completeness():
                 return
-            self._usage = usage
+            self._usage = usage  # kept for the token metric even when the span is sampled out
+            if self._mute:
+                return
             pairs = (
                 (A.GEN_AI_USAGE_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT, usage.input_tokens),
                 (A.GEN_AI_USAGE_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION, usage.output_tokens),
@@ -416,7 +420,7 @@ class SemanticSpan:
         A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
         is not an error: it only sets ``otel_agents.control_flow``.
         """
-        if self._ended:
+        if self._ended or self._mute:
             return
         with guard("span.record_error"):
             etype = type(exc)
@@ -462,7 +466,7 @@ class SemanticSpan:
             if self._index_key is not None and _OPEN.get(self._index_key) is self:
                 _OPEN.pop(self._index_key, None)
             self.span.set_attributes(self._kind_attrs)
-            if self.kind in _MODEL_KINDS:
+            if self.kind in _MODEL_KINDS and self.span is not trace.INVALID_SPAN:  # not when suppressed
                 self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
                                               self._metric_attrs, self._error_type)
         try:

@@ -1,0 +1,57 @@
+"""LlamaIndex: a ``FunctionAgent`` over ``MockFunctionCallingLLM`` that calls one tool, then answers.
+
+The agent is the test suite's offline ``calculator`` (tool ``add``) with a model
+scripted by the conversation (a tool call until a tool result is in it, then the
+answer), so one agent serves every run. One run = one ``agent.run`` in a fresh
+event loop with an in-process memory: two model calls and one tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+NAME = "llama_index"
+FRAMEWORK_DISTS = ("llama-index-core",)
+PEERS = {
+    "openinference": "openinference-instrumentation-llama-index",
+    "openllmetry": "opentelemetry-instrumentation-llamaindex",
+}
+
+
+def workload() -> Callable[[], Any]:
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    from tests.llama_index.fakes import calculator, cheap_memory, tool_call
+
+    def respond(messages: Any, **_: Any) -> ChatMessage:
+        if any(m.role == MessageRole.TOOL for m in messages):
+            return ChatMessage(role=MessageRole.ASSISTANT, content="The answer is 5.")
+        return tool_call("add", {"a": 2, "b": 3})
+
+    agent = calculator(MockFunctionCallingLLM(response_generator=respond))
+
+    async def go() -> Any:
+        return await agent.run(user_msg="What is 2+3?", memory=cheap_memory())
+
+    def run() -> None:
+        asyncio.run(go())
+
+    return run
+
+
+def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    if variant in ("ours", "ours_no_content"):
+        from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor as inst
+        kwargs = {"capture_content": False} if variant == "ours_no_content" else {}
+    elif variant == "openinference":
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor as inst
+        kwargs = {}
+    elif variant == "openllmetry":
+        from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor as inst
+        kwargs = {}
+    else:
+        raise ValueError(variant)
+    instrumentor = inst()
+    return (lambda: instrumentor.instrument(tracer_provider=provider, **kwargs)), instrumentor.uninstrument
