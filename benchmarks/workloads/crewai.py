@@ -15,6 +15,8 @@ import shutil
 import tempfile
 from typing import Any, Callable
 
+from . import instrumentor_variant
+
 NAME = "crewai"
 FRAMEWORK_DISTS = ("crewai",)
 PEERS = {
@@ -46,16 +48,9 @@ def workload() -> Callable[[], Any]:
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    if variant in ("ours", "ours_no_content"):
-        from otel_agents.instrumentors.crewai import CrewAIInstrumentor as inst
-        kwargs = {"capture_content": False} if variant == "ours_no_content" else {}
-    elif variant == "openinference":
-        from openinference.instrumentation.crewai import CrewAIInstrumentor as inst
-        kwargs = {}
-    elif variant == "openllmetry":
-        from opentelemetry.instrumentation.crewai import CrewAIInstrumentor as inst
-        kwargs = {}
-    else:
-        raise ValueError(variant)
-    instrumentor = inst()
-    return (lambda: instrumentor.instrument(tracer_provider=provider, **kwargs)), instrumentor.uninstrument
+    instrumentor, install_ = instrumentor_variant(variant, provider, {
+        "ours": "otel_agents.instrumentors.crewai:CrewAIInstrumentor",
+        "openinference": "openinference.instrumentation.crewai:CrewAIInstrumentor",
+        "openllmetry": "opentelemetry.instrumentation.crewai:CrewAIInstrumentor",
+    })
+    return install_, instrumentor.uninstrument

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from . import instrumentor_variant
+
 NAME = "langchain"
 FRAMEWORK_DISTS = ("langchain-core", "langgraph")
 PEERS = {
@@ -35,18 +37,11 @@ def workload() -> Callable[[], Any]:
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    if variant in ("ours", "ours_no_content"):
-        from otel_agents.instrumentors.langchain import LangChainInstrumentor as inst
-        kwargs = {"capture_content": False} if variant == "ours_no_content" else {}
-    elif variant == "openinference":
-        from openinference.instrumentation.langchain import LangChainInstrumentor as inst
-        kwargs = {}
-    elif variant == "openllmetry":
-        from opentelemetry.instrumentation.langchain import LangchainInstrumentor as inst
-        kwargs = {}
-    else:
-        raise ValueError(variant)
-    instrumentor = inst()
+    instrumentor, install_ = instrumentor_variant(variant, provider, {
+        "ours": "otel_agents.instrumentors.langchain:LangChainInstrumentor",
+        "openinference": "openinference.instrumentation.langchain:LangChainInstrumentor",
+        "openllmetry": "opentelemetry.instrumentation.langchain:LangchainInstrumentor",
+    })
 
     def remove() -> None:
         instrumentor.uninstrument()
@@ -59,7 +54,7 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
 
             unwrap(BaseCallbackManager, "__init__")
 
-    return (lambda: instrumentor.instrument(tracer_provider=provider, **kwargs)), remove
+    return install_, remove
 
 
 def dispatch() -> tuple[Callable[[], Any], Callable[[], Any]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
+from . import instrumentor_variant
+
 NAME = "llama_index"
 FRAMEWORK_DISTS = ("llama-index-core",)
 PEERS = {
@@ -42,16 +44,9 @@ def workload() -> Callable[[], Any]:
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    if variant in ("ours", "ours_no_content"):
-        from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor as inst
-        kwargs = {"capture_content": False} if variant == "ours_no_content" else {}
-    elif variant == "openinference":
-        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor as inst
-        kwargs = {}
-    elif variant == "openllmetry":
-        from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor as inst
-        kwargs = {}
-    else:
-        raise ValueError(variant)
-    instrumentor = inst()
-    return (lambda: instrumentor.instrument(tracer_provider=provider, **kwargs)), instrumentor.uninstrument
+    instrumentor, install_ = instrumentor_variant(variant, provider, {
+        "ours": "otel_agents.instrumentors.llama_index:LlamaIndexInstrumentor",
+        "openinference": "openinference.instrumentation.llama_index:LlamaIndexInstrumentor",
+        "openllmetry": "opentelemetry.instrumentation.llamaindex:LlamaIndexInstrumentor",
+    })
+    return install_, instrumentor.uninstrument

@@ -2,9 +2,9 @@
 
 Two rules: values of mapping keys named like a secret (``password``,
 ``api_key``, ``access_token``, ``authorization``…) are replaced by
-``[REDACTED]`` before encoding, and secret-shaped substrings (bearer tokens,
-common API-key prefixes) are replaced in the encoded text. Neither rule can
-break JSON: the replaced characters never include quotes or backslashes.
+``[REDACTED]``, and secret-shaped substrings (bearer tokens, common API-key
+prefixes) are replaced in every string (:func:`redact_data`, applied to the
+data before it is encoded, so truncation can never bring a secret back).
 """
 
 from __future__ import annotations
@@ -38,16 +38,6 @@ _SECRET_TEXT = re.compile(
 def is_secret_key(key: str) -> bool:
     """Whether an argument or field named ``key`` holds a secret (``max_tokens`` does not)."""
     return bool(_SECRET_KEY.match(key))
-
-
-def redact_keys(data: Any) -> Any:
-    """Copy of jsonable ``data`` with the values of secret-named keys replaced."""
-    if isinstance(data, Mapping):
-        return {k: (REDACTED if isinstance(k, str) and is_secret_key(k) and v not in (None, "")
-                    else redact_keys(v)) for k, v in data.items()}
-    if isinstance(data, list):
-        return [redact_keys(v) for v in data]
-    return data
 
 
 _SHORTEST_SECRET = 14  # no shape above matches fewer characters ("Basic " + 8, "pk-lf-" + 8)

@@ -39,7 +39,7 @@ from . import encoding
 from .guard import guard, report_internal_error
 from .messages import ChatMessage, genai_messages, last_text, normalize_finish_reason, openinference_messages
 from .metrics import GenAIMetrics
-from .redaction import redact_data, redact_keys, redact_text
+from .redaction import redact_data, redact_text
 from .run_context import current_run_attributes
 from .settings import Settings
 
@@ -146,7 +146,7 @@ class SemanticSpan:
     @property
     def is_recording(self) -> bool:
         """Whether attributes set now will be exported."""
-        return not self._ended and self.span.is_recording()
+        return not self._ended and not self._mute
 
     def context(self, base: otel_context.Context | None = None) -> otel_context.Context:
         """An OTel ``Context`` with this span as the current span (to parent children)."""
@@ -267,7 +267,7 @@ class SemanticSpan:
                         if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
                             value = [value]
                         self.set_attribute(dst, value)
-                self.set_attribute(A.LLM_INVOCATION_PARAMETERS, encoding.encode(redact_keys(encoding.to_jsonable(params))))
+                self.set_attribute(A.LLM_INVOCATION_PARAMETERS, encoding.dumps(redact_data(encoding.to_jsonable(params), self.telemetry.settings.content_budget())[0]))
 
     def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
                      output: Sequence[ChatMessage] | None = None,
@@ -299,12 +299,13 @@ class SemanticSpan:
                 self._set_flat(A.LLM_INPUT_MESSAGES, list(input))
                 self.set_input(genai_messages(list(input)))
             if output is not None:
-                self.set_content(A.GEN_AI_OUTPUT_MESSAGES, genai_messages(list(output), output=True))
-                self._set_flat(A.LLM_OUTPUT_MESSAGES, list(output))
-                text = last_text(list(output))
-                has_calls = any(m.tool_calls for m in output)
-                self.set_output(text if text is not None and not has_calls
-                                else genai_messages(list(output), output=True))
+                out_messages = list(output)
+                out_data = genai_messages(out_messages, output=True)
+                self.set_content(A.GEN_AI_OUTPUT_MESSAGES, out_data)
+                self._set_flat(A.LLM_OUTPUT_MESSAGES, out_messages)
+                text = last_text(out_messages)
+                has_calls = any(m.tool_calls for m in out_messages)
+                self.set_output(text if text is not None and not has_calls else out_data)
 
     def _set_flat(self, prefix: str, messages: list[ChatMessage]) -> None:
         for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES):

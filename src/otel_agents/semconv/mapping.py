@@ -31,8 +31,6 @@ OP_EXECUTE_TOOL = "execute_tool"
 OP_RETRIEVAL = "retrieval"
 OP_EMBEDDINGS = "embeddings"
 
-MODEL_OPERATIONS = (OP_CHAT, OP_TEXT_COMPLETION, OP_GENERATE_CONTENT)
-
 
 @dataclass(frozen=True)
 class KindSpec:
