@@ -5,6 +5,10 @@ Variants, all in one process and interleaved (see :mod:`harness`):
 * ``none`` — the workload, no instrumentation (the baseline);
 * ``floor`` — a bare OTel SDK span (start, four attributes, end) through the same
   ``SimpleSpanProcessor`` and no-op exporter, timed per span;
+* ``attribute_floor`` — the SDK alone making the very spans ours makes (same names, same
+  attributes, captured from one instrumented run): what recording our attributes costs in
+  the SDK, whoever computes them. Ours ÷ this floor is the part of our cost that is our code
+  and the framework's dispatch, not the amount we record;
 * ``dispatch`` (where the framework has callbacks) — a handler that does nothing,
   registered the way ours is: what the framework itself charges any callback-based
   instrumentation before it does any work;
@@ -48,6 +52,33 @@ def floor_variant(provider: Any) -> Variant:
     return Variant("floor", run, ops_per_call=FLOOR_SPANS_PER_CALL)
 
 
+def attribute_floor_variant(provider: Any, module: Any, run: Any) -> tuple[Variant, float]:
+    """The SDK alone making the spans one run of ``ours`` makes (names and attributes as exported),
+    and the median number of attributes on those spans."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    captured = InMemorySpanExporter()
+    capture = TracerProvider()
+    capture.add_span_processor(SimpleSpanProcessor(captured))
+    install, remove = module.install("ours", capture)
+    install()
+    try:
+        run()
+    finally:
+        remove()
+    shapes = [(s.name, s.kind, dict(s.attributes or {})) for s in captured.get_finished_spans()]
+    tracer = provider.get_tracer("benchmarks.floor")
+
+    def replay() -> None:
+        for name, kind, attributes in shapes:
+            tracer.start_span(name, kind=kind, attributes=attributes).end()
+
+    return (Variant("attribute_floor", replay, ops_per_call=max(1, len(shapes))),
+            median([len(attributes) for _, _, attributes in shapes]))
+
+
 def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> dict[str, Any]:
     """Run the comparison for ``framework`` (a module of :mod:`benchmarks.workloads`); a JSON-ready result."""
     module = importlib.import_module(f"benchmarks.workloads.{framework}")
@@ -61,7 +92,8 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
     # batches give the fastest-batch estimator more chances to see a quiet moment.
     batch = max(2, batch // getattr(module, "BATCH_DIVISOR", 1))
     provider, exporter = counting_provider()
-    variants = [Variant("none", run), floor_variant(provider)]
+    attribute_floor_v, attributes_per_span = attribute_floor_variant(provider, module, run)
+    variants = [Variant("none", run), floor_variant(provider), attribute_floor_v]
     if hasattr(module, "dispatch"):
         variants.append(Variant("dispatch", run, *module.dispatch()))
     install, remove = module.install("ours", provider)
@@ -91,15 +123,16 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
     timings = time_interleaved(variants, exporter, rounds=rounds, batch=batch)
     provider.shutdown()
 
-    spans_per_run = {v.name: median(timings.spans[v.name]) for v in variants if v.name != "floor"}
+    spans_per_run = {v.name: median(timings.spans[v.name]) for v in variants if "floor" not in v.name}
     leaked = {name: spans_per_run[name] for name in ("none", *SPANLESS) if spans_per_run.get(name)}
     if leaked:
         raise RuntimeError(f"runs that should export no span exported some: {leaked} "
                            "(an instrumentation was not removed cleanly)")
     floor = min(timings.seconds["floor"])
+    attribute_floor = min(timings.seconds["attribute_floor"])
     results: dict[str, Any] = {}
     for v in variants:
-        if v.name in ("none", "floor"):
+        if v.name in ("none", "floor", "attribute_floor"):
             continue
         over = overhead(timings, v.name, "none")
         count = spans_per_run["ours"] if v.name in SPANLESS else spans_per_run[v.name]
@@ -113,6 +146,9 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
             "overhead_per_span_us": us(per_span),
             "per_span_vs_floor": round(per_span / floor, 2),
         }
+    for name in ("ours", "ours_no_content"):  # the attribute floor is the SDK making *our* spans
+        results[name]["per_span_vs_attribute_floor"] = round(results[name]["overhead_per_span_us"] /
+                                                             us(attribute_floor), 2)
     ours = results["ours"]
     for label in module.PEERS:
         if label in results:
@@ -132,6 +168,8 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
         "runs_per_batch": batch,
         "baseline_run_us": us(min(timings.seconds["none"])),
         "floor_span_us": us(floor),
+        "attribute_floor_span_us": us(attribute_floor),
+        "attributes_per_span": attributes_per_span,
         "variants": results,
         "skipped": skipped,
         "targets": targets,

@@ -115,7 +115,7 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
 
 def _container(obj: Any, seen: frozenset[int], d: int) -> Any:
     """A mapping (keys stringified) or a list/tuple, converted item by item (at most ``_MAX_ITEMS``)."""
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or (type(obj) is not list and isinstance(obj, Mapping)):  # skip the ABC check when we can
         out: dict[str, Any] = {}
         for i, (k, v) in enumerate(obj.items()):
             if i >= _MAX_ITEMS:

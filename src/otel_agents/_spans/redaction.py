@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 REDACTED = "[REDACTED]"
+_SCALARS = (int, float, type(None))  # bool is an int
 
 _SECRET_KEY = re.compile(
     r"^(?:.*[_\-.])?(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|authorization|"
@@ -67,11 +68,12 @@ def redact_data(data: Any, max_str: int) -> tuple[Any, bool]:
             if len(d) > max_str:
                 cut, d = True, d[:max_str]
             return redact_text(d)
-        if isinstance(d, Mapping):
-            return {walk(k): (REDACTED if isinstance(k, str) and is_secret_key(k) and v not in (None, "")
-                              else walk(v)) for k, v in d.items()}
         if isinstance(d, list):
             return [walk(v) for v in d]
+        # `type(d) is dict` first: an ABC check per scalar and per dict is most of this walk's cost
+        if type(d) is dict or (not isinstance(d, _SCALARS) and isinstance(d, Mapping)):
+            return {walk(k): (REDACTED if isinstance(k, str) and is_secret_key(k) and v not in (None, "")
+                              else walk(v)) for k, v in d.items()}
         return d
 
     return walk(data), cut

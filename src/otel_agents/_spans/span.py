@@ -21,6 +21,7 @@ context it attached in.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import traceback
@@ -37,7 +38,8 @@ from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
 from . import encoding
 from .guard import guard, report_internal_error
-from .messages import ChatMessage, genai_messages, last_text, normalize_finish_reason, openinference_messages
+from .messages import (ChatMessage, ToolCallRequest, genai_messages, last_text, normalize_finish_reason,
+                       openinference_messages)
 from .metrics import GenAIMetrics
 from .redaction import redact_data, redact_text
 from .run_context import current_run_attributes
@@ -112,7 +114,8 @@ class SemanticSpan:
     """
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "_ended", "_start",
-                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute", "__weakref__")
+                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
+                 "_content", "_budget", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -128,6 +131,10 @@ class SemanticSpan:
         self._ended = False
         # A span that does not record (suppressed, sampled out) gets no attributes: skip encoding them.
         self._mute = not span.is_recording()
+        # The content policy is read once per span (not per attribute: each read is an environment lookup).
+        settings = telemetry.settings
+        self._content = not self._mute and settings.content_enabled()
+        self._budget = 0 if self._mute else settings.content_budget()
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._usage: Usage | None = None
@@ -174,15 +181,25 @@ class SemanticSpan:
             report_internal_error("span.set_attribute", exc)
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        """Set several non-content attributes (see :meth:`set_attribute`)."""
-        for k, v in attributes.items():
-            self.set_attribute(k, v)
+        """Set several non-content attributes in one call to the SDK (see :meth:`set_attribute`)."""
+        if self._ended or self._mute:
+            return
+        try:
+            legal = {}
+            for k, v in attributes.items():
+                v = otel_value(v)
+                if v is not None:
+                    legal[k] = v
+            self.span.set_attributes(legal)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_attributes", exc)
 
     # -- content -----------------------------------------------------------------
     @property
     def content_enabled(self) -> bool:
-        """Whether the content switch is on for this span's instrumentation."""
-        return self.telemetry.settings.content_enabled()
+        """Whether content is recorded on this span: the content switch as it was when the span
+        started (``False`` for a span that does not record)."""
+        return self._content
 
     def set_content(self, key: str, value: Any, *, as_json: bool | None = None) -> str | None:
         """Set a content-bearing attribute, through the content policy.
@@ -195,38 +212,55 @@ class SemanticSpan:
             the MIME type used (``application/json`` or ``text/plain``), or
             ``None`` when nothing was recorded (content off, or no value).
         """
-        if self._ended or self._mute or value is None or not self.content_enabled:
+        if self._ended or not self._content or value is None:
             return None
         try:
-            text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json)
-            self.span.set_attribute(key, text)
-            if truncated:
-                self.span.set_attribute(A.OTEL_AGENTS_TRUNCATED, True)
+            attrs: dict[str, Any] = {}
+            mime = self._render_into(attrs, key, value, as_json=as_json)
+            self.span.set_attributes(attrs)
             return mime
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_content", exc)
             return None
 
+    def _render_into(self, attrs: dict[str, Any], key: str, value: Any, *, as_json: bool | None = None,
+                     redacted: bool = False) -> str | None:
+        """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type."""
+        if value is None:
+            return None
+        text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
+                                                              redacted=redacted)
+        attrs[key] = text
+        if truncated:
+            attrs[A.OTEL_AGENTS_TRUNCATED] = True
+        return mime
+
+    def _redacted(self, value: Any) -> Any:
+        """``value`` as JSON-able data with redaction applied and each string cut to the scan
+        limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
+        limit = self._budget + _REDACTION_MARGIN
+        if isinstance(value, str):
+            return redact_text(value[:limit])
+        return redact_data(encoding.to_jsonable(value), limit)[0]
+
     def set_input(self, value: Any) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
-        mime = self.set_content(A.INPUT_VALUE, value)
-        if mime:
-            self.set_attribute(A.INPUT_MIME_TYPE, mime)
+        if self._content and not self._ended and value is not None:
+            with guard("span.set_input"):
+                self._set_rendered({A.INPUT_VALUE: None}, value, A.INPUT_MIME_TYPE, redacted=False)
 
     def set_output(self, value: Any) -> None:
         """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content)."""
-        mime = self.set_content(A.OUTPUT_VALUE, value)
-        if mime:
-            self.set_attribute(A.OUTPUT_MIME_TYPE, mime)
+        if self._content and not self._ended and value is not None:
+            with guard("span.set_output"):
+                self._set_rendered({A.OUTPUT_VALUE: None}, value, A.OUTPUT_MIME_TYPE, redacted=False)
 
     # -- identities ---------------------------------------------------------------
     def set_agent(self, name: str | None = None, *, id: str | None = None,
                   description: str | None = None) -> None:
         """Agent identity: ``gen_ai.agent.name``/``.id`` and OpenInference ``agent.name``;
         the description is content (an agent's goal or backstory may be)."""
-        self.set_attribute(A.GEN_AI_AGENT_NAME, name)
-        self.set_attribute(A.AGENT_NAME, name)
-        self.set_attribute(A.GEN_AI_AGENT_ID, id)
+        self.set_attributes({A.GEN_AI_AGENT_NAME: name, A.AGENT_NAME: name, A.GEN_AI_AGENT_ID: id})
         if description:
             self.set_content(A.GEN_AI_AGENT_DESCRIPTION, description)
 
@@ -244,30 +278,33 @@ class SemanticSpan:
         if self.kind not in _MODEL_KINDS:
             return
         with guard("span.set_model"):
+            attrs: dict[str, Any] = {}
             if request_model:
-                self.set_attribute(A.GEN_AI_REQUEST_MODEL, request_model)
+                attrs[A.GEN_AI_REQUEST_MODEL] = request_model
                 self._metric_attrs[A.GEN_AI_REQUEST_MODEL] = request_model
                 key = A.EMBEDDING_MODEL_NAME if self.kind is Kind.EMBEDDING else A.LLM_MODEL_NAME
-                self.set_attribute(key, response_model or request_model)
+                attrs[key] = response_model or request_model
             if response_model:
-                self.set_attribute(A.GEN_AI_RESPONSE_MODEL, response_model)
+                attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
                 self._metric_attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
                 if self.kind is Kind.MODEL:
-                    self.set_attribute(A.LLM_MODEL_NAME, response_model)
+                    attrs[A.LLM_MODEL_NAME] = response_model
             if provider:
-                self.set_attribute(A.GEN_AI_PROVIDER_NAME, provider)
-                self.set_attribute(A.LLM_PROVIDER, provider)
+                attrs[A.GEN_AI_PROVIDER_NAME] = provider
+                attrs[A.LLM_PROVIDER] = provider
                 self._metric_attrs[A.GEN_AI_PROVIDER_NAME] = provider
-            self.set_attribute(A.GEN_AI_RESPONSE_ID, response_id)
-            if parameters:
+            attrs[A.GEN_AI_RESPONSE_ID] = response_id
+            if parameters and not self._mute:
                 params = {k: v for k, v in parameters.items() if v is not None}
                 for src, dst in _PARAMETER_KEYS.items():
                     if src in params:
                         value = params[src]
                         if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
                             value = [value]
-                        self.set_attribute(dst, value)
-                self.set_attribute(A.LLM_INVOCATION_PARAMETERS, encoding.dumps(redact_data(encoding.to_jsonable(params), self.telemetry.settings.content_budget())[0]))
+                        attrs[dst] = value
+                attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(
+                    redact_data(encoding.to_jsonable(params), self._budget)[0])
+            self.set_attributes(attrs)
 
     def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
                      output: Sequence[ChatMessage] | None = None,
@@ -287,33 +324,49 @@ class SemanticSpan:
                 reasons = [m.finish_reason for m in output if m.finish_reason]
                 if reasons:
                     self.set_finish_reasons(reasons)
-            if not self.content_enabled:
+            if not self._content:
                 return
+            # Each message is redacted once, then encoded three ways (GenAI JSON, OpenInference
+            # flattened attributes, input/output.value), all written in one call to the SDK.
+            attrs: dict[str, Any] = {}
             if input is not None:
-                sys_text = list(system or []) + [m.content for m in input if m.role == "system" and m.content]
-                chat = [m for m in input if m.role != "system"]
+                messages = [self._redacted_message(m) for m in input]
+                sys_text = [self._redacted(t) for t in system or ()]
+                sys_text += [m.content for m in messages if m.role == "system" and m.content]
                 if sys_text:
-                    self.set_content(A.GEN_AI_SYSTEM_INSTRUCTIONS,
-                                     [{"type": "text", "content": t} for t in sys_text])
-                self.set_content(A.GEN_AI_INPUT_MESSAGES, genai_messages(chat))
-                self._set_flat(A.LLM_INPUT_MESSAGES, list(input))
-                self.set_input(genai_messages(list(input)))
+                    self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS,
+                                      [{"type": "text", "content": t} for t in sys_text], redacted=True)
+                self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES,
+                                  genai_messages([m for m in messages if m.role != "system"]), redacted=True)
+                self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages)
+                mime = self._render_into(attrs, A.INPUT_VALUE, genai_messages(messages), redacted=True)
+                attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
-                out_messages = list(output)
-                out_data = genai_messages(out_messages, output=True)
-                self.set_content(A.GEN_AI_OUTPUT_MESSAGES, out_data)
-                self._set_flat(A.LLM_OUTPUT_MESSAGES, out_messages)
-                text = last_text(out_messages)
-                has_calls = any(m.tool_calls for m in out_messages)
-                self.set_output(text if text is not None and not has_calls else out_data)
+                messages = [self._redacted_message(m) for m in output]
+                out_data = genai_messages(messages, output=True)
+                self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True)
+                self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages)
+                text = last_text(messages)
+                has_calls = any(m.tool_calls for m in messages)
+                mime = self._render_into(attrs, A.OUTPUT_VALUE,
+                                         text if text is not None and not has_calls else out_data, redacted=True)
+                attrs[A.OUTPUT_MIME_TYPE] = mime
+            self.span.set_attributes(attrs)
 
-    def _set_flat(self, prefix: str, messages: list[ChatMessage]) -> None:
+    def _redacted_message(self, m: ChatMessage) -> ChatMessage:
+        return ChatMessage(m.role, None if m.content is None else self._redacted(m.content),
+                           [ToolCallRequest(c.name, self._redacted(c.arguments), c.id) for c in m.tool_calls],
+                           m.tool_call_id, m.finish_reason)
+
+    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage]) -> None:
         for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES):
             if key.endswith(A.MESSAGE_CONTENT) or key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS):
-                self.set_content(key, value, as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS)
-                                 and not isinstance(value, str))
+                self._render_into(attrs, key, value, redacted=True,
+                                  as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
             else:
-                self.set_attribute(key, value)
+                v = otel_value(value)
+                if v is not None:
+                    attrs[key] = v
 
     def set_finish_reasons(self, reasons: Sequence[str]) -> None:
         """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
@@ -345,13 +398,15 @@ class SemanticSpan:
                 (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE, usage.cache_creation_tokens),
                 (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING, usage.reasoning_tokens),
             )
+            attrs: dict[str, int] = {}
             for genai_key, oi_key, value in pairs:
                 if value is None:
                     continue
                 value = int(value)
                 if genai_key:
-                    self.span.set_attribute(genai_key, value)
-                self.span.set_attribute(oi_key, value)
+                    attrs[genai_key] = value
+                attrs[oi_key] = value
+            self.span.set_attributes(attrs)
 
     def set_tool(self, name: str | None = None, *, call_id: str | None = None,
                  description: str | None = None, tool_type: str | None = None,
@@ -361,24 +416,33 @@ class SemanticSpan:
         ``arguments`` go to ``gen_ai.tool.call.arguments`` and ``input.value``
         as JSON (a string that is already JSON is kept as is).
         """
-        self.set_attribute(A.GEN_AI_TOOL_NAME, name)
-        self.set_attribute(A.TOOL_NAME, name)
-        self.set_attribute(A.GEN_AI_TOOL_CALL_ID, call_id)
-        self.set_attribute(A.TOOL_ID, call_id)
-        self.set_attribute(A.GEN_AI_TOOL_TYPE, tool_type or ("function" if name else None))
-        if description:
-            self.set_attribute(A.GEN_AI_TOOL_DESCRIPTION, description)
-            self.set_attribute(A.TOOL_DESCRIPTION, description)
-        if arguments is not None:
-            self.set_content(A.GEN_AI_TOOL_CALL_ARGUMENTS, arguments, as_json=True)
-            self.set_input(arguments)
+        self.set_attributes({A.GEN_AI_TOOL_NAME: name, A.TOOL_NAME: name, A.GEN_AI_TOOL_CALL_ID: call_id,
+                             A.TOOL_ID: call_id, A.GEN_AI_TOOL_TYPE: tool_type or ("function" if name else None),
+                             A.GEN_AI_TOOL_DESCRIPTION: description or None, A.TOOL_DESCRIPTION: description or None})
+        if arguments is not None and self._content and not self._ended:
+            with guard("span.set_tool"):  # one redaction for both attributes
+                self._set_rendered({A.GEN_AI_TOOL_CALL_ARGUMENTS: True, A.INPUT_VALUE: None},
+                                   self._redacted(arguments), A.INPUT_MIME_TYPE)
 
     def set_tool_result(self, result: Any) -> None:
         """The tool's result (content): ``gen_ai.tool.call.result`` and ``output.value``."""
-        if result is None:
+        if result is None or not self._content or self._ended:
             return
-        self.set_content(A.GEN_AI_TOOL_CALL_RESULT, result)
-        self.set_output(result)
+        with guard("span.set_tool_result"):  # one redaction for both attributes
+            self._set_rendered({A.GEN_AI_TOOL_CALL_RESULT: None, A.OUTPUT_VALUE: None},
+                               self._redacted(result), A.OUTPUT_MIME_TYPE)
+
+    def _set_rendered(self, keys: Mapping[str, bool | None], data: Any, mime_key: str, *,
+                      redacted: bool = True) -> None:
+        """Write ``data`` to each key (``{key: as_json}``) in one SDK call; the MIME type of the
+        last one goes to ``mime_key``. ``redacted``: ``data`` comes from :meth:`_redacted`."""
+        attrs: dict[str, Any] = {}
+        mime = None
+        for key, as_json in keys.items():
+            mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redacted)
+        if mime:
+            attrs[mime_key] = mime
+        self.span.set_attributes(attrs)
 
     def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
                       data_source: str | None = None) -> None:
@@ -466,7 +530,8 @@ class SemanticSpan:
         with guard("span.end"):
             if self._index_key is not None and _OPEN.get(self._index_key) is self:
                 _OPEN.pop(self._index_key, None)
-            self.span.set_attributes(self._kind_attrs)
+            if getattr(self.span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
+                self.span.set_attributes(self._kind_attrs)
             if self.kind in _MODEL_KINDS and self.span is not trace.INVALID_SPAN:  # not when suppressed
                 self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
                                               self._metric_attrs, self._error_type)
@@ -511,18 +576,29 @@ class Telemetry:
         self.tracer = trace.get_tracer(scope, __version__, tracer_provider)
         self.metrics = GenAIMetrics(meter_provider, scope)
 
-    def render_content(self, key: str, value: Any, *, as_json: bool | None = None) -> tuple[str, str, bool]:
+    def render_content(self, key: str, value: Any, *, as_json: bool | None = None, budget: int | None = None,
+                       redacted: bool = False) -> tuple[str, str, bool]:
         """Encode, redact and truncate one content value.
+
+        Args:
+            key: the attribute the text is for (passed to the redaction hook).
+            value: any value; strings stay text unless ``as_json``.
+            budget: characters; ``None`` = the settings' budget.
+            redacted: ``value`` is already JSON-able data that went through our redaction
+                (each string cut to the budget plus the scan margin): skip that step.
 
         Returns ``(text, mime_type, truncated)``; ``text`` is at most the budget
         (characters) and, for ``application/json``, valid JSON.
         """
-        budget = self.settings.content_budget()
+        if budget is None:
+            budget = self.settings.content_budget()
         hook = self.settings.redact_hook
         limit = budget + _REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
         if isinstance(value, str) and not as_json:
             precut = len(value) > limit
-            text = redact_text(value[:limit] if precut else value)
+            text = value[:limit] if precut else value
+            if not redacted:
+                text = redact_text(text)
             if hook is not None:
                 text = hook(key, text)
             cut, truncated = encoding.fit_text(text, budget)
@@ -532,9 +608,12 @@ class Telemetry:
                 data = encoding.json.loads(value)
             except ValueError:
                 data = value
+            redacted = False  # the key rule has not seen the decoded fields
         else:
-            data = encoding.to_jsonable(value)
-        data, precut = redact_data(data, limit)
+            data = value if redacted else encoding.to_jsonable(value)
+        precut = False
+        if not redacted:
+            data, precut = redact_data(data, limit)
         text = encoding.dumps(data)
         if hook is not None:
             hooked = hook(key, text)
@@ -572,9 +651,9 @@ class Telemetry:
             kind = Kind(kind)
             if name_is_content and not self.settings.content_enabled():
                 name = None
-            kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
-            sname = encoding.utf8_safe(span_name(kind, name, operation=operation, workflow=workflow,
-                                                 multi_step=multi_step))
+            if name is not None and type(name) is not str:
+                name = str(name)
+            kattrs, sname = _naming(kind, name, operation, workflow, multi_step)
             ctx, run_attrs, parent_span = _parent_context(parent)
             if not is_instrumentation_enabled():
                 return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)
@@ -617,6 +696,15 @@ class Telemetry:
             raise
         finally:
             s.end()
+
+
+@functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
+def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool,
+            multi_step: bool) -> tuple[Mapping[str, str], str]:
+    """A span's kind attributes (shared: never mutated) and its name."""
+    kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
+    sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
+    return kattrs, encoding.utf8_safe(sname)
 
 
 def _parent_context(parent: Any) -> tuple[otel_context.Context | None, Mapping[str, Any], SemanticSpan | None]:
