@@ -9,6 +9,8 @@ import logging
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk.metrics import MeterProvider
@@ -438,6 +440,24 @@ def test_shortest_secret_shapes_are_still_redacted() -> None:
     for secret in ("Basic abcdefgh", "pk-lf-abcdefgh", "sk-lf-abcdefgh"):
         assert len(secret) == 14 and "abcdefgh" not in redact_text(secret)
     assert redact_text("user") == "user"
+
+
+_SHAPES = ("Bearer abcdefghij", "bearer abc.def-ghi", "Basic dXNlcjpwYXNz==", "sk-abcdefghijklmnopqrst",
+           "sk-proj-abcdefghijklmnop_qr", "sk-ant-abcdefghijklmnopqr", "AKIAABCDEFGHIJKLMNOP", "ASIAABCDEFGHIJKLMNOP",
+           "ghp_" + "a" * 36, "gho_" + "b" * 30, "github_pat_" + "c" * 40, "xoxb-1234567890-abc", "AIza" + "d" * 35,
+           "pk-lf-abcdefgh12", "sk-lf-abcdefgh12")
+
+
+@given(st.lists(st.sampled_from(_SHAPES + ("task-based", "the ", "bearer", "AKIA", "x", " ", "_", "ghost_", "-",
+                                           "Basic", "sk", "\n", "é")), max_size=12))
+def test_secret_prefilter_never_changes_the_result(parts) -> None:
+    """The literal pre-filter only skips text the secret shapes cannot match: same result as a full scan."""
+    from otel_agents._spans.redaction import REDACTED, _SECRET_TEXT, redact_text
+
+    text = "".join(parts)
+    assert redact_text(text) == _SECRET_TEXT.sub(REDACTED, text)
+    for shape in _SHAPES:
+        assert redact_text(f"key: {shape} end") != f"key: {shape} end"
 
 
 def test_non_recording_spans_encode_no_content(telemetry, exporter, monkeypatch) -> None:

@@ -41,12 +41,20 @@ def is_secret_key(key: str) -> bool:
     return bool(_SECRET_KEY.match(key))
 
 
+# Every match of _SECRET_TEXT contains one of these literals. A search for plain literals is
+# ~20x faster than the shapes' scan (whose lookbehinds and \b defeat the regex engine's
+# first-character skipping), and most text contains none of them: scan only text that does.
+_SECRET_TRIGGER = re.compile(r"Bearer |bearer |Basic |basic |sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-"
+                             r"|AIza|pk-lf-")
+
 _SHORTEST_SECRET = 14  # no shape above matches fewer characters ("Basic " + 8, "pk-lf-" + 8)
 
 
 def redact_text(text: str) -> str:
     """``text`` with secret-shaped substrings replaced by ``[REDACTED]``."""
     if len(text) < _SHORTEST_SECRET:  # most strings in a payload (roles, ids, short values): skip the scan
+        return text
+    if _SECRET_TRIGGER.search(text) is None:
         return text
     return _SECRET_TEXT.sub(REDACTED, text)
 

@@ -224,12 +224,12 @@ class SemanticSpan:
             return None
 
     def _render_into(self, attrs: dict[str, Any], key: str, value: Any, *, as_json: bool | None = None,
-                     redacted: bool = False) -> str | None:
+                     redacted: bool = False, encoded: str | None = None) -> str | None:
         """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type."""
         if value is None:
             return None
         text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
-                                                              redacted=redacted)
+                                                              redacted=redacted, encoded=encoded)
         attrs[key] = text
         if truncated:
             attrs[A.OTEL_AGENTS_TRUNCATED] = True
@@ -336,20 +336,27 @@ class SemanticSpan:
                 if sys_text:
                     self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS,
                                       [{"type": "text", "content": t} for t in sys_text], redacted=True)
-                self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES,
-                                  genai_messages([m for m in messages if m.role != "system"]), redacted=True)
+                # Each message is encoded once; the two lists are joined from the same texts.
+                data = genai_messages(messages)
+                texts = [encoding.dumps(d) for d in data]
+                chat = [i for i, m in enumerate(messages) if m.role != "system"]
+                self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES, [data[i] for i in chat], redacted=True,
+                                  encoded="[" + ",".join(texts[i] for i in chat) + "]")
                 self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages)
-                mime = self._render_into(attrs, A.INPUT_VALUE, genai_messages(messages), redacted=True)
+                mime = self._render_into(attrs, A.INPUT_VALUE, data, redacted=True, encoded="[" + ",".join(texts) + "]")
                 attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
                 messages = [self._redacted_message(m) for m in output]
                 out_data = genai_messages(messages, output=True)
-                self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True)
+                out_text = encoding.dumps(out_data)
+                self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
                 self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages)
                 text = last_text(messages)
                 has_calls = any(m.tool_calls for m in messages)
-                mime = self._render_into(attrs, A.OUTPUT_VALUE,
-                                         text if text is not None and not has_calls else out_data, redacted=True)
+                if text is not None and not has_calls:
+                    mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
+                else:
+                    mime = self._render_into(attrs, A.OUTPUT_VALUE, out_data, redacted=True, encoded=out_text)
                 attrs[A.OUTPUT_MIME_TYPE] = mime
             self.span.set_attributes(attrs)
 
@@ -577,7 +584,7 @@ class Telemetry:
         self.metrics = GenAIMetrics(meter_provider, scope)
 
     def render_content(self, key: str, value: Any, *, as_json: bool | None = None, budget: int | None = None,
-                       redacted: bool = False) -> tuple[str, str, bool]:
+                       redacted: bool = False, encoded: str | None = None) -> tuple[str, str, bool]:
         """Encode, redact and truncate one content value.
 
         Args:
@@ -586,6 +593,7 @@ class Telemetry:
             budget: characters; ``None`` = the settings' budget.
             redacted: ``value`` is already JSON-able data that went through our redaction
                 (each string cut to the budget plus the scan margin): skip that step.
+            encoded: with ``redacted``, the compact JSON text of ``value`` if the caller has it.
 
         Returns ``(text, mime_type, truncated)``; ``text`` is at most the budget
         (characters) and, for ``application/json``, valid JSON.
@@ -614,7 +622,7 @@ class Telemetry:
         precut = False
         if not redacted:
             data, precut = redact_data(data, limit)
-        text = encoding.dumps(data)
+        text = encoded if encoded is not None and redacted else encoding.dumps(data)
         if hook is not None:
             hooked = hook(key, text)
             if hooked != text:
