@@ -86,6 +86,15 @@ def table(results: str) -> str:
             targets.append((f"{r['framework']}: ours per span ≤ 1/5 of OpenInference's",
                             f"{v['openinference']['ours_per_span_ratio']:.2f}",
                             _yes(r["targets"]["ours_per_span_le_fifth_of_openinference"])))
+    if "spans" in data:
+        r = data["spans"]
+        lines += ["### The span layer alone (no framework)", "",
+                  f"One semantic span of each shape, opened, filled and ended; bare SDK span (floor) "
+                  f"{r['floor_span_us']:.1f} µs. {r['rounds']} rounds.", "",
+                  "| shape | µs per span | × floor |", "|---|---:|---:|"]
+        lines += [f"| {_shape_label(name)} | {x['span_us']:.0f} | {x['vs_floor']:.1f} |"
+                  for name, x in r["shapes"].items()]
+        lines.append("")
     lines += ["### Exporters", "", "| what | result |", "|---|---|"]
     if "fold" in data:
         r = data["fold"]
@@ -104,6 +113,16 @@ def table(results: str) -> str:
     lines += ["", "### Targets", "", "| target | measured | |", "|---|---:|---|"]
     lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
     return "\n".join(lines)
+
+
+_SHAPES = {"chain": "chain (input, output)", "tool": "tool (identity, arguments, result)",
+           "model": "model (2 input messages, 1 output, usage)",
+           "model_long": "model (21-message conversation, ~11,000 characters)"}
+
+
+def _shape_label(name: str) -> str:
+    base = name.removesuffix("_no_content")
+    return _SHAPES.get(base, base) + (", content off" if base != name else "")
 
 
 def rewrite_readme(readme: str, results: str, start: str, end: str) -> None:

@@ -4,7 +4,7 @@ Usage (``make bench`` runs the first line in ``.bench-venv``, where the peer
 instrumentors are installed)::
 
     python benchmarks/run.py                      # everything, full sizes (several minutes)
-    python benchmarks/run.py --only overhead      # one group: overhead | fold | memory | file
+    python benchmarks/run.py --only overhead      # one group: overhead | spans | fold | memory | file
     python benchmarks/run.py --memory-spans 100000 --rounds 20
     python benchmarks/run.py --quick --results /tmp/r --no-readme   # seconds: the smoke test's run
 
@@ -34,7 +34,7 @@ FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai")
 # --quick (the smoke test) leaves out the workloads whose framework takes seconds to import
 # (llama-index-core ~4 s, crewai ~10 s on this machine); name them in --frameworks to run them anyway.
 QUICK_FRAMEWORKS = ("langchain", "pydantic_ai")
-GROUPS = ("overhead", "fold", "memory", "file")
+GROUPS = ("overhead", "spans", "fold", "memory", "file")
 README = os.path.join(ROOT, "benchmarks", "README.md")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
@@ -64,12 +64,14 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
-    """One job, in this process: ``overhead:FRAMEWORK``, ``fold``, ``memory`` or ``file``."""
+    """One job, in this process: ``overhead:FRAMEWORK``, ``spans``, ``fold``, ``memory`` or ``file``."""
     warnings.simplefilter("ignore")  # peers' deprecation warnings would print inside timed batches
-    from benchmarks import exporters, overhead
+    from benchmarks import exporters, overhead, spans
 
     if job.startswith("overhead:"):
         return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers)
+    if job == "spans":
+        return spans.span_layer(rounds=a.rounds, batch=a.batch)
     if job == "fold":
         return exporters.fold_throughput(a.fold_spans, repeats=1 if a.quick else 3)
     if job == "memory":
@@ -136,6 +138,9 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
                           if k not in ("ours", "ours_no_content", "ours_suppressed", "dispatch"))
         return (f"floor {r['floor_span_us']:.1f} µs/span; ours {v['ours']['overhead_per_span_us']:.0f} µs/span "
                 f"({v['ours']['per_span_vs_floor']:.1f}× floor){'; ' + peers if peers else ''} [{r['wall_s']} s]")
+    if job == "spans":
+        return ", ".join(f"{k} {v['span_us']:.0f} µs ({v['vs_floor']:.1f}×)" for k, v in r["shapes"].items()) + \
+            f"; floor {r['floor_span_us']:.1f} µs [{r['wall_s']} s]"
     if job == "fold":
         return f"{r['spans_per_s']:,} spans/s over {r['spans']:,} spans [{r['wall_s']} s]"
     if job == "memory":

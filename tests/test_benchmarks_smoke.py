@@ -44,6 +44,9 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert pydantic_ai["ours_suppressed"]["spans_per_run"] == 0
     assert not (tmp_path / "overhead-crewai.json").exists()
 
+    spans = load("spans")["shapes"]
+    assert set(spans) == {"chain", "tool", "model", "model_long", "model_no_content", "model_long_no_content"}
+    assert all(shape["span_us"] > 0 for shape in spans.values())
     fold = load("fold")
     assert fold["spans"] > 0 and fold["runs"] == fold["spans"] // 6
     memory = load("memory")

@@ -1,0 +1,91 @@
+"""The span layer alone: the cost of one semantic span of each kind, with no framework.
+
+What every instrumentor pays per span before any framework-specific work, measured
+against the same bare-SDK-span floor as the overhead tables, in one process,
+interleaved (see :mod:`harness`). Shapes, each opened, filled through the public
+:class:`~otel_agents._spans.span.SemanticSpan` setters and ended:
+
+* ``chain`` — input (a small dict) and output (a sentence);
+* ``tool`` — name, call id, description, arguments and result;
+* ``model`` — model, provider, a parameter, two input messages (system, user), one
+  output message, token usage;
+* ``model_long`` — the same with a 21-message conversation (~11,000 characters),
+  an agent's model call a few turns in: here content encoding and redaction dominate;
+* each of the model shapes with content capture off.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .harness import Variant, counting_provider, time_interleaved, us
+from .overhead import floor_variant
+
+SPANS_PER_CALL = 20
+
+
+def _shapes(telemetry: Any) -> dict[str, Callable[[], None]]:
+    from otel_agents._spans.messages import ChatMessage
+    from otel_agents._spans.span import Usage
+    from otel_agents.semconv import Kind
+
+    short = [ChatMessage("system", "You are a terse weather assistant."),
+             ChatMessage("user", "What is the weather in Paris?")]
+    long_ = [ChatMessage("system", "You are a support agent for an online shop. " * 10)] + [
+        ChatMessage("user" if i % 2 == 0 else "assistant",
+                    f"Turn {i}: a question or an answer about the order status and the refund policy. " * 6)
+        for i in range(20)]
+    answer = [ChatMessage("assistant", "Sunny, 21 degrees.", finish_reason="stop")]
+
+    def chain() -> None:
+        s = telemetry.start_span(Kind.CHAIN, "RunnableSequence")
+        s.set_input({"q": "What is the weather in Paris?"})
+        s.set_output("Sunny, 21 degrees.")
+        s.end()
+
+    def tool() -> None:
+        s = telemetry.start_span(Kind.TOOL, "get_weather")
+        s.set_tool("get_weather", call_id="call_1", description="Current weather for a city.",
+                   arguments={"city": "Paris"})
+        s.set_tool_result("Sunny, 21 degrees in Paris.")
+        s.end()
+
+    def model(messages: list[Any]) -> Callable[[], None]:
+        def run() -> None:
+            s = telemetry.start_span(Kind.MODEL, "fake-model", operation="chat")
+            s.set_model(request_model="fake-model", provider="fake", parameters={"temperature": 0.0})
+            s.set_messages(input=messages)
+            s.set_messages(output=answer)
+            s.set_usage(Usage(input_tokens=120, output_tokens=9))
+            s.end()
+        return run
+
+    return {"chain": chain, "tool": tool, "model": model(short), "model_long": model(long_)}
+
+
+def _repeat(fn: Callable[[], None]) -> Callable[[], None]:
+    def run() -> None:
+        for _ in range(SPANS_PER_CALL):
+            fn()
+    return run
+
+
+def span_layer(*, rounds: int, batch: int) -> dict[str, Any]:
+    """Per-span cost (µs, fastest batch) of each shape, content on and off, and its ratio to the floor."""
+    from otel_agents._spans.settings import Settings
+    from otel_agents._spans.span import Telemetry
+
+    provider, exporter = counting_provider()
+    on = _shapes(Telemetry(provider, settings=Settings(capture_content=True), framework="bench"))
+    off = _shapes(Telemetry(provider, settings=Settings(capture_content=False), framework="bench"))
+    variants = [floor_variant(provider)]
+    variants += [Variant(name, _repeat(fn), ops_per_call=SPANS_PER_CALL) for name, fn in on.items()]
+    variants += [Variant(f"{name}_no_content", _repeat(off[name]), ops_per_call=SPANS_PER_CALL)
+                 for name in ("model", "model_long")]
+    timings = time_interleaved(variants, exporter, rounds=rounds, batch=max(1, batch // 4))
+    provider.shutdown()
+    floor = min(timings.seconds["floor"])
+    shapes = {v.name: {"span_us": us(min(timings.seconds[v.name])),
+                       "vs_floor": round(min(timings.seconds[v.name]) / floor, 2)}
+              for v in variants if v.name != "floor"}
+    return {"floor_span_us": us(floor), "rounds": rounds, "shapes": shapes}
