@@ -1,7 +1,7 @@
 """The span layer's one typed settings object, read from the environment.
 
-Environment variables (read each time :func:`current_settings` is called, so a
-test or a process can change them at run time):
+Environment variables (read when each span starts, so a test or a process can
+change them at run time; a span keeps the values it started with):
 
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
     The content switch (OTel GenAI convention). ``NO_CONTENT``/``false``/``0``
@@ -69,7 +69,7 @@ class Settings:
     """What the span layer records and how much.
 
     Attributes:
-        capture_content: ``None`` follows the environment switch at every call;
+        capture_content: ``None`` follows the environment switch (read per span);
             ``True``/``False`` overrides it.
         max_content_length: budget per content attribute, in characters; ``None``
             follows ``OTEL_AGENTS_MAX_CONTENT_LENGTH``.
