@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import random
 import socket
+from collections.abc import Mapping
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_agents._spans import ChatMessage, ToolCallRequest, Usage, wrap_stream
@@ -356,3 +358,39 @@ def test_cost_needs_a_known_model_and_provider(rec, model, provider, priced):
             span.set_usage(Usage(input_tokens=1000, output_tokens=100))
     [env] = check(fold(rec.spans))
     assert (env["metrics"]["cost_usd"] is not None) is priced
+
+
+class _PlainMapping(Mapping):
+    """An attribute mapping without ``copy()`` (a foreign exporter's own type)."""
+
+    def __init__(self, data):
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+@pytest.mark.parametrize("wrap", [dict, _PlainMapping], ids=["dict", "mapping-without-copy"])
+def test_spans_built_outside_the_sdk_span(wrap):
+    """Robustness: a ``ReadableSpan`` built by hand (any attribute mapping) folds; ``start`` is ISO 8601
+    UTC with microseconds, and without a fraction on a whole second (``datetime.isoformat``'s text)."""
+    second = 1_700_000_000 * 10**9  # 2023-11-14T22:13:20Z
+    attributes = {"otel_agents.span.kind": "agent", "gen_ai.agent.name": "a", "input.value": "hi"}
+    spans = [ReadableSpan(name="invoke_agent a", context=SpanContext(7, 1, False, TraceFlags(1)),
+                          attributes=wrap(attributes), start_time=second, end_time=second + 2_500_000),
+             ReadableSpan(name="chat m", context=SpanContext(7, 2, False, TraceFlags(1)),
+                          parent=SpanContext(7, 1, False, TraceFlags(1)),
+                          attributes=wrap({"otel_agents.span.kind": "model", "gen_ai.request.model": "m"}),
+                          start_time=second + 123_456_789, end_time=second + 200_000_000)]
+    [env] = check(fold(spans))
+    agent, model = json.loads(env["logs"])
+    assert agent["start"] == "2023-11-14T22:13:20Z" and agent["duration_ms"] == 2.5
+    assert model["start"] == "2023-11-14T22:13:20.123456Z" and model["parent_id"] == agent["span_id"]
+    assert agent["attributes"] == {"gen_ai.agent.name": "a", "otel_agents.span.kind": "agent"}
+    assert env["evaluation_context"] == "agent a\n  model m"

@@ -22,8 +22,6 @@ import warnings
 from datetime import date, datetime, timezone
 from decimal import Decimal
 
-from opentelemetry.sdk.trace import ReadableSpan
-
 from ...semconv import attributes as A
 from . import _facts as F
 
@@ -40,36 +38,40 @@ _PROVIDER_IDS = {
     "x_ai": "x-ai",
 }
 
-_unavailable_logged = False
+_available: bool | None = None  # is genai-prices installed? (checked once)
 
 
-def span_cost(span: ReadableSpan) -> Decimal | None:
+def _pricing_available() -> bool:
+    global _available
+    if _available is None:
+        try:
+            import genai_prices  # noqa: F401 - _price uses it
+            _available = True
+        except ImportError:
+            _available = False
+            logger.info("otel_agents: genai-prices is not installed; ECP metrics.cost_usd is null "
+                        "(pip install 'otel-agents[ecp]')")
+    return _available
+
+
+def span_cost(span: F.FoldSpan) -> Decimal | None:
     """The price in USD of one model span, or ``None`` when it cannot be priced.
 
     Needs the model name and token usage on the span and the ``genai-prices``
     package (extra ``otel-agents[ecp]``); any lookup failure gives ``None``.
     """
-    global _unavailable_logged
     model = F.model_name(span)
     inp = F.token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
     out = F.token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
-    if not model or (inp is None and out is None):
-        return None
-    try:
-        import genai_prices  # noqa: F401 - is pricing available at all? (_price uses it)
-    except ImportError:
-        if not _unavailable_logged:
-            _unavailable_logged = True
-            logger.info("otel_agents: genai-prices is not installed; ECP metrics.cost_usd is null "
-                        "(pip install 'otel-agents[ecp]')")
+    if not model or (inp is None and out is None) or not _pricing_available():
         return None
     provider = F.provider(span)
     provider_id = _PROVIDER_IDS.get(provider, provider) if provider else None
-    usage = {"input_tokens": inp, "output_tokens": out,
-             "cache_read_tokens": F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS),
-             "cache_write_tokens": F.token_count(span, A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS)}
+    usage = (("input_tokens", inp), ("output_tokens", out),
+             ("cache_read_tokens", F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS)),
+             ("cache_write_tokens", F.token_count(span, A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS)))
     day = datetime.fromtimestamp(span.start_time / 1e9, tz=timezone.utc).date() if span.start_time else None
-    return _price(model, provider_id, tuple(usage.items()), day)
+    return _price(model, provider_id, usage, day)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -92,7 +94,7 @@ def _price(model: str, provider_id: str | None, usage: tuple[tuple[str, int | No
     return price.total_price
 
 
-def run_cost(model_spans: list[ReadableSpan]) -> float | None:
+def run_cost(model_spans: list[F.FoldSpan]) -> float | None:
     """The summed price in USD of a run's model calls (rounded to 1e-9 USD).
 
     ``None`` when the run made no model call or any call could not be priced:

@@ -7,11 +7,11 @@ documented in ``docs/ecp.md`` and its shape is the JSON Schema
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from ...semconv import attributes as A
@@ -28,25 +28,38 @@ _CONTENT_KEYS = frozenset({
     A.GEN_AI_RETRIEVAL_DOCUMENTS, A.GEN_AI_RETRIEVAL_QUERY_TEXT, A.GEN_AI_AGENT_DESCRIPTION,
 })
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# ``logs`` as compact JSON; tuples (attribute arrays) encode as arrays, anything else as ``str``.
+# No circular-reference check: the records hold attribute values only (strings, numbers, arrays).
+_LOGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False).encode
 
 
 def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any]:
     """The ECP result envelope of one run (see the module docstring for the mapping)."""
     tree = RunTree(run)
-    spans = run.spans
-    models = [s for s in spans if F.kind(s) == "model"]
-    tool_calls = [_tool_call(s, tree) for s in spans if F.is_tool_call(s)]
+    spans = tree.spans
+    models: list[F.FoldSpan] = []
+    tool_calls: list[dict[str, Any]] = []
+    agents: list[dict[str, Any]] = []
+    paused = False
+    for span in spans:
+        kind = span.semantic_kind
+        if kind == "model":
+            models.append(span)
+        elif kind == "agent":
+            agents.append(_agent(span, tree))
+        elif F.is_tool_call(span):
+            tool_calls.append(_tool_call(span, tree))
+        paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
     context, steps = evidence(tree, include_thoughts=include_thoughts)
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
     envelope: dict[str, Any] = {
-        "status": "paused" if any(F.flag(s, A.OTEL_AGENTS_PAUSED) for s in spans) else "done",
-        "public_output": F.output_text(run.root) if run.root is not None else None,
+        "status": "paused" if paused else "done",
+        "public_output": F.output_text(F.frozen(run.root)) if run.root is not None else None,
         "tool_calls": tool_calls,
         "evaluation_context": context,
-        "logs": json.dumps([_log_record(s) for s in spans], ensure_ascii=False, separators=(",", ":"),
-                           default=str),
+        "logs": _LOGS_JSON([_log_record(s) for s in spans]),
     }
-    usage = _usage(models)
+    usage = _usage(models, tree)
     if usage is not None:
         envelope["usage"] = usage
     envelope["trace_id"] = F.trace_id_hex(run.trace_id)
@@ -59,43 +72,43 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "tool_success_rate": round((len(tool_calls) - tool_errors) / len(tool_calls), 4) if tool_calls else None,
         "cost_usd": run_cost(models),
     }
-    envelope["agents"] = [_agent(s, tree) for s in spans if F.kind(s) == "agent"]
+    envelope["agents"] = agents
     if run.incomplete:
         envelope["incomplete"] = run.incomplete
     return envelope
 
 
-def _tool_call(span: ReadableSpan, tree: RunTree) -> dict[str, Any]:
+def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     agent = tree.nearest_agent(span)
     return {
-        "name": F.display_name(span),
-        "arguments": F.tool_arguments(span),
+        "name": tree.name(span),
+        "arguments": tree.arguments(span),
         "id": F.tool_call_id(span),
         "result": F.tool_result(span),
-        "status": "error" if F.is_error(span) else "ok",
+        "status": "error" if span.error else "ok",
         "error": F.error_text(span),
-        "latency_ms": F.duration_ms(span),
-        "agent": F.display_name(agent) if agent is not None else None,
-        "span_id": F.span_id_hex(span.context.span_id),
+        "latency_ms": span.duration_ms,
+        "agent": tree.name(agent) if agent is not None else None,
+        "span_id": F.span_id_hex(span.span_id),
     }
 
 
-def _agent(span: ReadableSpan, tree: RunTree) -> dict[str, Any]:
+def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     parent = tree.nearest_agent(span)
     return {
-        "name": F.display_name(span),
-        "span_id": F.span_id_hex(span.context.span_id),
-        "parent": F.display_name(parent) if parent is not None else None,
-        "parent_span_id": F.span_id_hex(parent.context.span_id) if parent is not None else None,
-        "status": "error" if F.is_error(span) else "ok",
+        "name": tree.name(span),
+        "span_id": F.span_id_hex(span.span_id),
+        "parent": tree.name(parent) if parent is not None else None,
+        "parent_span_id": F.span_id_hex(parent.span_id) if parent is not None else None,
+        "status": "error" if span.error else "ok",
     }
 
 
-def _usage(models: list[ReadableSpan]) -> dict[str, int | None] | None:
+def _usage(models: list[F.FoldSpan], tree: RunTree) -> dict[str, int | None] | None:
     """Token usage summed over model spans; ``None`` when none reported any."""
     sums: list[int | None] = [None, None, None]
     for span in models:
-        for i, count in enumerate(F.usage(span)):
+        for i, count in enumerate(tree.usage(span)):
             if count is not None:
                 sums[i] = (sums[i] or 0) + count
     if sums == [None, None, None]:
@@ -103,7 +116,7 @@ def _usage(models: list[ReadableSpan]) -> dict[str, int | None] | None:
     return {"input_tokens": sums[0], "output_tokens": sums[1], "total_tokens": sums[2]}
 
 
-def _duration_ms(spans: list[ReadableSpan]) -> float:
+def _duration_ms(spans: list[F.FoldSpan]) -> float:
     """Wall time from the first start to the last end (late streams included)."""
     starts = [s.start_time for s in spans if s.start_time]
     ends = [s.end_time for s in spans if s.end_time]
@@ -113,29 +126,42 @@ def _duration_ms(spans: list[ReadableSpan]) -> float:
 
 
 def _iso(ns: int | None) -> str | None:
+    """A timestamp in ns since the epoch as ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``,
+    no fraction when it is 0: ``datetime.isoformat``'s text)."""
     if not ns:
         return None
-    return (_EPOCH + timedelta(microseconds=ns // 1000)).isoformat().replace("+00:00", "Z")
+    seconds, micros = divmod(ns // 1000, 1_000_000)
+    return f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
 
 
-def _log_record(span: ReadableSpan) -> dict[str, Any]:
+@functools.lru_cache(maxsize=1024)
+def _iso_seconds(seconds: int) -> str:
+    # Cached: the spans of a run, and runs folded together, mostly start within the same few seconds.
+    return (_EPOCH + timedelta(seconds=seconds)).isoformat().replace("+00:00", "")
+
+
+def _log_record(span: F.FoldSpan) -> dict[str, Any]:
     status = span.status.status_code if span.status is not None else StatusCode.UNSET
+    a = span.attributes
     record: dict[str, Any] = {
-        "span_id": F.span_id_hex(span.context.span_id),
-        "parent_id": F.span_id_hex(span.parent.span_id) if span.parent is not None else None,
-        "kind": F.kind(span),
+        "span_id": f"{span.span_id:016x}",
+        "parent_id": f"{span.parent_id:016x}" if span.parent_id is not None else None,
+        "kind": span.semantic_kind,
         "name": span.name,
         "start": _iso(span.start_time),
-        "duration_ms": F.duration_ms(span),
+        "duration_ms": span.duration_ms,
         "status": status.name.lower(),
-        "attributes": {k: F.plain(v) for k, v in sorted(F.attrs(span).items()) if _semantic_key(k)},
+        "attributes": {k: a[k] for k in _log_keys(tuple(a))},
     }
     if status is StatusCode.ERROR:
         record["error"] = F.error_text(span)
     return record
 
 
-def _semantic_key(key: str) -> bool:
-    if key in _CONTENT_KEYS:
-        return False
-    return key.startswith(("gen_ai.", "otel_agents.")) or key == A.ERROR_TYPE
+@functools.lru_cache(maxsize=1024)
+def _log_keys(keys: tuple[str, ...]) -> list[str]:
+    """The keys ``logs`` keeps, sorted: non-content ``gen_ai.*``/``otel_agents.*`` attributes and
+    ``error.type``. Cached by the span's whole key tuple: spans made by one code path carry the same
+    keys, so a fold sees few distinct tuples (and a miss costs only this filter)."""
+    return sorted(k for k in keys
+                  if k not in _CONTENT_KEYS and (k.startswith(("gen_ai.", "otel_agents.")) or k == A.ERROR_TYPE))

@@ -33,8 +33,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan
-
 from ...semconv import attributes as A
 from . import _facts as F
 from ._runs import RunTree
@@ -44,48 +42,50 @@ ARGS_LIMIT = 300
 TEXT_LIMIT = 500
 INDENT = "  "
 
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
+
 
 def one_line(text: Any, limit: int) -> str:
     """``text`` on one line (CR, LF, tab → space), at most ``limit`` characters (cut ends with ``…``)."""
-    s = str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    s = str(text)
+    if "\n" in s or "\r" in s or "\t" in s:
+        s = s.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def compact_json(value: Any) -> str:
-    return json.dumps(F.plain(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+    """Compact JSON with sorted keys (tuples as arrays, anything else as ``str``)."""
+    return _COMPACT_JSON(value)
 
 
-def keyword(span: ReadableSpan) -> str | None:
-    """The evidence keyword of a span, or ``None`` when it is not a step of its own."""
-    k = F.kind(span)
-    if k == "agent":
-        return "agent"
+_KEYWORDS = {"agent": "agent", "model": "model", "tool": "tool", "skill": "skill", "retriever": "retrieval"}
+
+
+def keyword(span: F.FoldSpan) -> str | None:
+    """The evidence keyword of a span, or ``None`` when it is not a step of its own.
+
+    Embeddings and plain chains are plumbing, not steps; a chain that is a
+    multi-agent orchestration is a ``workflow``.
+    """
+    k = span.semantic_kind
     if k == "chain":
         return "workflow" if F.is_workflow(span) else None
-    if k == "model":
-        return "model"
-    if k == "tool":
-        return "tool"
-    if k == "skill":
-        return "skill"
-    if k == "retriever":
-        return "retrieval"
-    return None  # embeddings and plain chains: plumbing, not steps
+    return _KEYWORDS.get(k)  # type: ignore[arg-type]
 
 
-def step_line(span: ReadableSpan, kw: str, tree: RunTree) -> str:
+def step_line(span: F.FoldSpan, kw: str, tree: RunTree) -> str:
     """The step line of one span (without indentation)."""
-    name = one_line(F.display_name(span), NAME_LIMIT)
+    name = one_line(tree.name(span), NAME_LIMIT)
     parts = [kw, name]
     if kw == "agent":
         parent = tree.nearest_agent(span)
         if parent is not None:
-            parts.append(f"delegated_by={one_line(F.display_name(parent), NAME_LIMIT)}")
+            parts.append(f"delegated_by={one_line(tree.name(parent), NAME_LIMIT)}")
     elif kw == "model":
         reasons = F.finish_reasons(span)
         if reasons:
             parts.append("finish=" + one_line(",".join(reasons), NAME_LIMIT))
-        inp, out, _ = F.usage(span)
+        inp, out, _ = tree.usage(span)
         if inp is not None:
             parts.append(f"tokens_in={inp}")
         if out is not None:
@@ -94,11 +94,11 @@ def step_line(span: ReadableSpan, kw: str, tree: RunTree) -> str:
             parts.append("stream=abandoned")
     elif kw in ("tool", "skill"):
         if kw == "tool" or F.is_tool_call(span):
-            parts.append("args=" + one_line(compact_json(F.tool_arguments(span)), ARGS_LIMIT))
-        parts.append(f"status={'error' if F.is_error(span) else 'ok'}")
-        parts.append(f"latency_ms={round(F.duration_ms(span))}")
+            parts.append("args=" + one_line(compact_json(tree.arguments(span)), ARGS_LIMIT))
+        parts.append(f"status={'error' if span.error else 'ok'}")
+        parts.append(f"latency_ms={round(span.duration_ms)}")
     elif kw == "retrieval":
-        docs = F.parse_json(F.attrs(span).get(A.GEN_AI_RETRIEVAL_DOCUMENTS))
+        docs = F.parse_json(span.attributes.get(A.GEN_AI_RETRIEVAL_DOCUMENTS))
         if isinstance(docs, list):
             parts.append(f"documents={len(docs)}")
     return " ".join(parts)
@@ -108,14 +108,15 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int
     """The ``evaluation_context`` text of a run and its number of step lines."""
     lines: list[str] = []
     steps = 0
-    # ("enter" | "exit", span, depth); exits write the error/paused lines after the subtree.
-    stack: list[tuple[str, ReadableSpan, int, str | None]] = [
-        ("enter", s, 0, None) for s in reversed(tree.children.get(None, []))]
+    children = tree.children
+    # ("enter" | "exit", span, depth, keyword); exits write the error/paused lines after the subtree.
+    stack: list[tuple[str, F.FoldSpan, int, str | None]] = [
+        ("enter", s, 0, None) for s in reversed(children.get(None, []))]
     while stack:
         action, span, depth, kw = stack.pop()
         if action == "exit":
-            name = one_line(F.display_name(span), NAME_LIMIT)
-            if F.is_error(span) and keyword(span) is not None:
+            name = one_line(tree.name(span), NAME_LIMIT)
+            if span.error and keyword(span) is not None:
                 lines.append(f"{INDENT * depth}error {kw} {name}: {one_line(F.error_text(span), TEXT_LIMIT)}")
             if F.flag(span, A.OTEL_AGENTS_PAUSED):
                 lines.append(f"{INDENT * depth}paused {kw} {name}")
@@ -128,9 +129,11 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int
             child_depth = depth + 1
             if include_thoughts and kw == "model":
                 lines += [f"{INDENT * child_depth}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
-            stack.append(("exit", span, depth, kw))
+            if span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
+                stack.append(("exit", span, depth, kw))
         elif F.flag(span, A.OTEL_AGENTS_PAUSED):
-            stack.append(("exit", span, depth, F.kind(span) or "span"))
-        for child in reversed(tree.children.get(span.context.span_id, [])):
-            stack.append(("enter", child, child_depth, None))
+            stack.append(("exit", span, depth, span.semantic_kind or "span"))
+        below = children.get(span.span_id)
+        if below:
+            stack.extend(("enter", child, child_depth, None) for child in reversed(below))
     return "\n".join(lines), steps

@@ -1,7 +1,9 @@
 """Reading the facts the envelope needs off one finished span.
 
-Everything here takes an SDK ``ReadableSpan`` and reads only what the span
-layer (:mod:`otel_agents._spans.span`) writes: the kind attribute, OTel GenAI
+The fold first copies each SDK ``ReadableSpan`` into a :class:`FoldSpan` (its
+attributes as a plain ``dict``, plus the facts every part of the fold reads);
+the readers here take that copy and read only what the span layer
+(:mod:`otel_agents._spans.span`) writes: the kind attribute, OTel GenAI
 ``gen_ai.*`` attributes and OpenInference ``input.value``/``output.value`` with
 their MIME types. Values from foreign or damaged spans (wrong types, invalid
 JSON) are tolerated: a fact that cannot be read is ``None``.
@@ -28,25 +30,53 @@ class FoldSpan:
     """The part of a finished span the fold reads, with its attributes as a plain ``dict``.
 
     The SDK's ``ReadableSpan.attributes`` builds a new read-only proxy on every
-    access, and the fold reads attributes a few dozen times per span: one copy
-    up front makes folding several times faster. Duck-types ``ReadableSpan``.
+    access and reads each value through Python code, and the fold reads
+    attributes a few dozen times per span: one copy up front makes folding
+    several times faster. The facts every part of the fold needs are read
+    once here too: ``span_id``, ``parent_id`` (``None`` without a parent),
+    ``semantic_kind`` (:func:`kind`), ``error`` (status ERROR) and
+    ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
+    missing). Duck-types ``ReadableSpan`` (but ``kind``, the OTel span kind, is
+    not copied: the fold never reads it).
     """
 
-    __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time")
+    __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
+                 "span_id", "parent_id", "semantic_kind", "error", "duration_ms")
 
     def __init__(self, span: ReadableSpan):
         self.name = span.name
-        self.context = span.context
-        self.parent = span.parent
-        self.attributes = dict(span.attributes or _NO_ATTRIBUTES)
-        self.status = span.status
-        self.start_time = span.start_time
-        self.end_time = span.end_time
+        self.context = ctx = span.context
+        self.parent = parent = span.parent
+        self.attributes = _attribute_dict(span.attributes)
+        self.status = status = span.status
+        self.start_time = start = span.start_time
+        self.end_time = end = span.end_time
+        self.span_id: int = ctx.span_id if ctx is not None else 0
+        self.parent_id: int | None = parent.span_id if parent is not None else None
+        self.semantic_kind: str | None = _kind_value(self.attributes.get(A.OTEL_AGENTS_SPAN_KIND))
+        self.error: bool = status is not None and status.status_code is StatusCode.ERROR
+        self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
+
+
+def _attribute_dict(attributes: Any) -> dict[str, Any]:
+    """A plain ``dict`` copy of a span's attributes.
+
+    Through ``copy()`` when that gives a ``dict``: on the SDK's read-only proxy it
+    copies the ``BoundedAttributes``' inner dict in one C call, where ``dict(proxy)``
+    would read every value through Python code.
+    """
+    if not attributes:
+        return {}
+    try:
+        data = attributes.copy()
+    except (AttributeError, TypeError):  # a mapping without copy()
+        data = None
+    return data if type(data) is dict else dict(attributes)
 
 
 def frozen(span: ReadableSpan | FoldSpan) -> FoldSpan:
     """``span`` as a :class:`FoldSpan` (itself when it already is one)."""
-    return span if isinstance(span, FoldSpan) else FoldSpan(span)
+    return span if type(span) is FoldSpan else FoldSpan(span)
 
 
 def attrs(span: ReadableSpan | FoldSpan) -> Any:
@@ -55,27 +85,32 @@ def attrs(span: ReadableSpan | FoldSpan) -> Any:
     return a if a is not None else _NO_ATTRIBUTES
 
 
-def kind(span: ReadableSpan) -> str | None:
-    """Our semantic kind (``otel_agents.span.kind``), or ``None`` for a foreign span."""
-    value = attrs(span).get(A.OTEL_AGENTS_SPAN_KIND)
+def _kind_value(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def operation(span: ReadableSpan) -> str | None:
+def kind(span: ReadableSpan | FoldSpan) -> str | None:
+    """Our semantic kind (``otel_agents.span.kind``), or ``None`` for a foreign span."""
+    if type(span) is FoldSpan:
+        return span.semantic_kind
+    return _kind_value(attrs(span).get(A.OTEL_AGENTS_SPAN_KIND))
+
+
+def operation(span: FoldSpan) -> str | None:
     """``gen_ai.operation.name``, or ``None``."""
-    value = attrs(span).get(A.GEN_AI_OPERATION_NAME)
+    value = span.attributes.get(A.GEN_AI_OPERATION_NAME)
     return value if isinstance(value, str) else None
 
 
-def is_tool_call(span: ReadableSpan) -> bool:
+def is_tool_call(span: FoldSpan) -> bool:
     """A tool span, or a skill span used through a tool call (``execute_tool``)."""
-    k = kind(span)
+    k = span.semantic_kind
     return k == "tool" or (k == "skill" and operation(span) == OP_EXECUTE_TOOL)
 
 
-def is_workflow(span: ReadableSpan) -> bool:
+def is_workflow(span: FoldSpan) -> bool:
     """A chain that is a multi-agent orchestration (``invoke_workflow``)."""
-    return kind(span) == "chain" and operation(span) == OP_INVOKE_WORKFLOW
+    return span.semantic_kind == "chain" and operation(span) == OP_INVOKE_WORKFLOW
 
 
 def span_id_hex(span_id: int) -> str:
@@ -88,22 +123,11 @@ def trace_id_hex(trace_id: int) -> str:
     return f"{trace_id:032x}"
 
 
-def duration_ms(span: ReadableSpan) -> float:
-    """``end - start`` in milliseconds (3 decimals); 0 when a timestamp is missing."""
-    if not span.start_time or not span.end_time:
-        return 0.0
-    return round(max(0, span.end_time - span.start_time) / 1e6, 3)
-
-
-def is_error(span: ReadableSpan) -> bool:
-    return span.status is not None and span.status.status_code is StatusCode.ERROR
-
-
-def error_text(span: ReadableSpan) -> str | None:
+def error_text(span: FoldSpan) -> str | None:
     """``"Type: message"`` (the span layer's status description), else ``error.type``; ``None`` when ok."""
-    if not is_error(span):
+    if not span.error:
         return None
-    return span.status.description or _str(attrs(span).get(A.ERROR_TYPE)) or "error"
+    return span.status.description or _str(span.attributes.get(A.ERROR_TYPE)) or "error"
 
 
 def _str(value: Any) -> str | None:
@@ -114,13 +138,13 @@ def _strip_prefix(name: str, prefix: str) -> str:
     return name[len(prefix):] if name.startswith(prefix) and len(name) > len(prefix) else name
 
 
-def display_name(span: ReadableSpan) -> str:
+def display_name(span: FoldSpan) -> str:
     """The name a step is known by: agent / tool / skill / model / data source / workflow name.
 
     Falls back to the span name without its operation prefix; never empty.
     """
-    a = attrs(span)
-    k = kind(span)
+    a = span.attributes
+    k = span.semantic_kind
     if k == "agent":
         name = _str(a.get(A.GEN_AI_AGENT_NAME)) or _str(a.get(A.AGENT_NAME))
         return name or _strip_prefix(span.name, "invoke_agent ") or "agent"
@@ -137,26 +161,28 @@ def display_name(span: ReadableSpan) -> str:
     return span.name or "span"
 
 
-def model_name(span: ReadableSpan) -> str | None:
+def model_name(span: FoldSpan) -> str | None:
     """The response model, else the request model."""
-    a = attrs(span)
+    a = span.attributes
     return _str(a.get(A.GEN_AI_RESPONSE_MODEL)) or _str(a.get(A.GEN_AI_REQUEST_MODEL))
 
 
-def provider(span: ReadableSpan) -> str | None:
-    return _str(attrs(span).get(A.GEN_AI_PROVIDER_NAME))
+def provider(span: FoldSpan) -> str | None:
+    return _str(span.attributes.get(A.GEN_AI_PROVIDER_NAME))
 
 
-def finish_reasons(span: ReadableSpan) -> list[str]:
-    value = attrs(span).get(A.GEN_AI_RESPONSE_FINISH_REASONS)
+def finish_reasons(span: FoldSpan) -> list[str]:
+    value = span.attributes.get(A.GEN_AI_RESPONSE_FINISH_REASONS)
     if isinstance(value, str):
         return [value]
     return [str(v) for v in value or () if v]
 
 
-def token_count(span: ReadableSpan, key: str) -> int | None:
+def token_count(span: FoldSpan, key: str) -> int | None:
     """A non-negative integer token count, or ``None`` when absent or malformed."""
-    value = attrs(span).get(key)
+    value = span.attributes.get(key)
+    if type(value) is int:  # the usual case (a bool is not an int here)
+        return value if value >= 0 else None
     if isinstance(value, bool) or value is None:
         return None
     try:
@@ -166,7 +192,7 @@ def token_count(span: ReadableSpan, key: str) -> int | None:
     return count if count >= 0 else None
 
 
-def usage(span: ReadableSpan) -> tuple[int | None, int | None, int | None]:
+def usage(span: FoldSpan) -> tuple[int | None, int | None, int | None]:
     """``(input, output, total)`` tokens of a model span.
 
     The total is OpenInference ``llm.token_count.total`` when reported, else
@@ -180,8 +206,8 @@ def usage(span: ReadableSpan) -> tuple[int | None, int | None, int | None]:
     return inp, out, total
 
 
-def flag(span: ReadableSpan, key: str) -> bool:
-    return attrs(span).get(key) is True
+def flag(span: FoldSpan, key: str) -> bool:
+    return span.attributes.get(key) is True
 
 
 def parse_json(text: Any) -> Any:
@@ -194,8 +220,8 @@ def parse_json(text: Any) -> Any:
         return text
 
 
-def _value(span: ReadableSpan, value_key: str, mime_key: str) -> Any:
-    a = attrs(span)
+def _value(span: FoldSpan, value_key: str, mime_key: str) -> Any:
+    a = span.attributes
     value = a.get(value_key, _UNSET)
     if value is _UNSET:
         return _UNSET
@@ -204,41 +230,41 @@ def _value(span: ReadableSpan, value_key: str, mime_key: str) -> Any:
     return value
 
 
-def input_value(span: ReadableSpan) -> Any:
+def input_value(span: FoldSpan) -> Any:
     """``input.value`` (parsed when its MIME type is JSON), or ``_UNSET``."""
     return _value(span, A.INPUT_VALUE, A.INPUT_MIME_TYPE)
 
 
-def output_value(span: ReadableSpan) -> Any:
+def output_value(span: FoldSpan) -> Any:
     """``output.value`` (parsed when its MIME type is JSON), or ``_UNSET``."""
     return _value(span, A.OUTPUT_VALUE, A.OUTPUT_MIME_TYPE)
 
 
-def tool_arguments(span: ReadableSpan) -> dict[str, Any]:
+def tool_arguments(span: FoldSpan) -> dict[str, Any]:
     """The tool call's arguments, always an object (ECP requires one).
 
     Read from ``gen_ai.tool.call.arguments`` (JSON), else ``input.value``. A JSON
     object is returned as is; any other value ``v`` becomes ``{"input": v}``;
     no arguments recorded (content off) gives ``{}``.
     """
-    raw = attrs(span).get(A.GEN_AI_TOOL_CALL_ARGUMENTS, _UNSET)
+    raw = span.attributes.get(A.GEN_AI_TOOL_CALL_ARGUMENTS, _UNSET)
     data = parse_json(raw) if raw is not _UNSET else input_value(span)
     if data is _UNSET:
         return {}
     return data if isinstance(data, dict) else {"input": data}
 
 
-def tool_result(span: ReadableSpan) -> Any:
+def tool_result(span: FoldSpan) -> Any:
     """The tool's result: ``output.value`` (parsed JSON when typed so), else
     ``gen_ai.tool.call.result`` as text; ``None`` when not recorded."""
     value = output_value(span)
     if value is _UNSET:
-        value = attrs(span).get(A.GEN_AI_TOOL_CALL_RESULT)
+        value = span.attributes.get(A.GEN_AI_TOOL_CALL_RESULT)
     return plain(value)
 
 
-def tool_call_id(span: ReadableSpan) -> str | None:
-    a = attrs(span)
+def tool_call_id(span: FoldSpan) -> str | None:
+    a = span.attributes
     return _str(a.get(A.GEN_AI_TOOL_CALL_ID)) or _str(a.get(A.TOOL_ID))
 
 
@@ -251,7 +277,7 @@ def plain(value: Any) -> Any:
 
 # --- the run root's output as text -------------------------------------------
 
-def output_text(span: ReadableSpan) -> str | None:
+def output_text(span: FoldSpan) -> str | None:
     """The span's output as text, for ``public_output``.
 
     A string is returned as is; chat messages (OTel GenAI ``parts`` format, or
@@ -314,9 +340,9 @@ def message_text(message: dict[str, Any]) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-def reasoning_texts(span: ReadableSpan) -> list[str]:
+def reasoning_texts(span: FoldSpan) -> list[str]:
     """Reasoning parts (``{"type": "reasoning", "content": ...}``) of ``gen_ai.output.messages``."""
-    data = parse_json(attrs(span).get(A.GEN_AI_OUTPUT_MESSAGES))
+    data = parse_json(span.attributes.get(A.GEN_AI_OUTPUT_MESSAGES))
     out: list[str] = []
     if isinstance(data, list):
         for message in data:

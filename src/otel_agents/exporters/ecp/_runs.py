@@ -11,7 +11,7 @@ is a top span: its subtree is folded as a run of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -36,9 +36,9 @@ class Run:
     incomplete: str | None = None
 
 
-def start_order(span: ReadableSpan) -> tuple[int, int]:
+def start_order(span: F.FoldSpan) -> tuple[int, int]:
     """Sort key: start time, then span id (deterministic for equal timestamps)."""
-    return (span.start_time or 0, span.context.span_id if span.context else 0)
+    return (span.start_time or 0, span.span_id)
 
 
 def group_runs(spans: Iterable[ReadableSpan]) -> list[Run]:
@@ -46,78 +46,110 @@ def group_runs(spans: Iterable[ReadableSpan]) -> list[Run]:
 
     Spans without a valid context are ignored; a span id seen twice in a trace
     keeps its first occurrence. Runs are ordered by their root's start time.
+    The runs hold :class:`~._facts.FoldSpan` copies of the spans.
     """
-    traces: dict[int, dict[int, ReadableSpan]] = {}
+    traces: dict[int, dict[int, F.FoldSpan]] = {}
     for span in spans:
         ctx = span.context
         if ctx is None or not ctx.trace_id or not ctx.span_id:
             continue
-        index = traces.setdefault(ctx.trace_id, {})
+        index = traces.get(ctx.trace_id)
+        if index is None:
+            index = traces[ctx.trace_id] = {}
         if ctx.span_id not in index:
             index[ctx.span_id] = F.frozen(span)
     runs: list[Run] = []
     for trace_id, index in traces.items():
         runs.extend(_runs_of_trace(trace_id, index))
-    runs.sort(key=lambda r: start_order(r.root) if r.root else start_order(r.spans[0]))
+    runs.sort(key=lambda r: start_order(r.root))
     return runs
 
 
-def _runs_of_trace(trace_id: int, index: dict[int, ReadableSpan]) -> list[Run]:
-    children: dict[int, list[ReadableSpan]] = {}
-    tops: list[ReadableSpan] = []
+def _runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan]) -> list[Run]:
+    children: dict[int, list[F.FoldSpan]] = {}
+    tops: list[F.FoldSpan] = []
     for span in index.values():
-        parent = span.parent
-        if parent is not None and parent.span_id in index and parent.span_id != span.context.span_id:
-            children.setdefault(parent.span_id, []).append(span)
+        parent_id = span.parent_id
+        if parent_id is not None and parent_id != span.span_id and parent_id in index:
+            children.setdefault(parent_id, []).append(span)
         else:
             tops.append(span)
-    runs: dict[int, Run] = {}
-    # Depth-first from the top spans; a span reached twice (a cycle in damaged input) is skipped.
-    stack: list[tuple[ReadableSpan, Run | None]] = [(s, None) for s in sorted(tops, key=start_order, reverse=True)]
-    seen: set[int] = set()
+    # Down from the top spans; each span has one parent, so every span reachable from a top is
+    # reached once (spans on a parent cycle in damaged input are reachable from none and dropped).
+    # The visiting order does not matter: runs and their spans are sorted afterwards.
+    runs: list[Run] = []
+    stack: list[tuple[F.FoldSpan, Run | None]] = [(s, None) for s in tops]
     while stack:
         span, run = stack.pop()
-        sid = span.context.span_id
-        if sid in seen:
-            continue
-        seen.add(sid)
-        if run is None and F.kind(span) is not None:
-            run = runs[sid] = Run(trace_id, span)
+        if run is None and span.semantic_kind is not None:
+            run = Run(trace_id, span)
+            runs.append(run)
         if run is not None:
             run.spans.append(span)
-        for child in sorted(children.get(sid, ()), key=start_order, reverse=True):
-            stack.append((child, run))
-    for run in runs.values():
+        below = children.get(span.span_id)
+        if below:
+            stack.extend((child, run) for child in below)
+    for run in runs:
         run.spans.sort(key=start_order)
-    return list(runs.values())
+    return runs
 
 
 class RunTree:
-    """Parent and children links among the spans of one run.
+    """The spans of one run (as :class:`~._facts.FoldSpan` copies), their parent and children
+    links, and the per-span facts the envelope reads more than once (each computed once).
 
     ``children[None]`` are the run's top spans: the root, or, for a run whose
-    root never ended, the spans whose parent is not in the run.
+    root never ended, the spans whose parent is not in the run. Children lists
+    are in start order.
     """
 
     def __init__(self, run: Run):
-        self.by_id = {s.context.span_id: s for s in run.spans}
-        self.parent: dict[int, ReadableSpan | None] = {}
-        self.children: dict[int | None, list[ReadableSpan]] = {}
-        for span in run.spans:  # already in start order
-            p = span.parent.span_id if span.parent is not None else None
-            parent = self.by_id.get(p) if p is not None and p != span.context.span_id else None
-            self.parent[span.context.span_id] = parent
-            self.children.setdefault(parent.context.span_id if parent else None, []).append(span)
+        self.spans = spans = [F.frozen(s) for s in run.spans]  # already in start order
+        self.by_id = by_id = {s.span_id: s for s in spans}
+        self.parent: dict[int, F.FoldSpan | None] = {}
+        self.children: dict[int | None, list[F.FoldSpan]] = {}
+        for span in spans:
+            p = span.parent_id
+            parent = by_id.get(p) if p is not None and p != span.span_id else None
+            self.parent[span.span_id] = parent
+            key = parent.span_id if parent is not None else None
+            siblings = self.children.get(key)
+            if siblings is None:
+                self.children[key] = [span]
+            else:
+                siblings.append(span)
+        self._names: dict[F.FoldSpan, str] = {}
+        self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
+        self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
 
-    def ancestors(self, span: ReadableSpan) -> Iterable[ReadableSpan]:
-        """The span's ancestors inside the run, nearest first (stops on a cycle)."""
-        seen = {span.context.span_id}
-        cur = self.parent.get(span.context.span_id)
-        while cur is not None and cur.context.span_id not in seen:
-            seen.add(cur.context.span_id)
-            yield cur
-            cur = self.parent.get(cur.context.span_id)
+    def nearest_agent(self, span: F.FoldSpan) -> F.FoldSpan | None:
+        """The nearest enclosing agent span inside the run, or ``None`` (stops on a cycle)."""
+        seen = {span.span_id}
+        cur = self.parent.get(span.span_id)
+        while cur is not None and cur.span_id not in seen:
+            if cur.semantic_kind == "agent":
+                return cur
+            seen.add(cur.span_id)
+            cur = self.parent.get(cur.span_id)
+        return None
 
-    def nearest_agent(self, span: ReadableSpan) -> ReadableSpan | None:
-        """The nearest enclosing agent span, or ``None``."""
-        return next((a for a in self.ancestors(span) if F.kind(a) == "agent"), None)
+    def name(self, span: F.FoldSpan) -> str:
+        """:func:`~._facts.display_name` of the span."""
+        name = self._names.get(span)
+        if name is None:
+            name = self._names[span] = F.display_name(span)
+        return name
+
+    def arguments(self, span: F.FoldSpan) -> dict[str, Any]:
+        """:func:`~._facts.tool_arguments` of the span (shared: do not modify)."""
+        args = self._arguments.get(span)
+        if args is None:
+            args = self._arguments[span] = F.tool_arguments(span)
+        return args
+
+    def usage(self, span: F.FoldSpan) -> tuple[int | None, int | None, int | None]:
+        """:func:`~._facts.usage` of the span."""
+        tokens = self._usage.get(span)
+        if tokens is None:
+            tokens = self._usage[span] = F.usage(span)
+        return tokens
