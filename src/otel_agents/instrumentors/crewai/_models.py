@@ -60,12 +60,19 @@ def install(hooks: Hooks) -> None:
 
         def setup(span: SemanticSpan) -> None:
             state.span = span
+            # Model and provider always (a sampled-out span's metrics use them); the rest only if recorded.
             span.set_model(request_model=getattr(llm, "model", None), provider=_provider(llm),
-                           parameters=_request_parameters(llm))
-            span.set_messages(input=chat_messages(messages))
+                           parameters=_request_parameters(llm) if span.is_recording else None)
+            if span.is_recording and span.content_enabled:
+                span.set_messages(input=chat_messages(messages))
 
         def finish(span: SemanticSpan, result: Any) -> None:
-            span.set_messages(output=[output_message(result, state.finish_reason)])
+            if span.is_recording and span.content_enabled:
+                span.set_messages(output=[output_message(result, state.finish_reason)])
+            else:  # what set_messages keeps of the output with content off
+                reason = output_finish_reason(result, state.finish_reason)
+                if reason:
+                    span.set_finish_reasons([reason])
 
         return Step(Kind.MODEL, getattr(llm, "model", None), setup=setup, finish=finish,
                     scope=[(_MODEL_CALL, state)])
@@ -146,6 +153,15 @@ def output_message(result: Any, finish_reason: str | None) -> ChatMessage:
         if all(c is not None for c in calls):
             return ChatMessage("assistant", None, tool_calls=calls, finish_reason=finish_reason or "tool_call")
     return ChatMessage("assistant", result, finish_reason=finish_reason)
+
+
+def output_finish_reason(result: Any, finish_reason: str | None) -> str | None:
+    """The finish reason :func:`output_message` gives a ``call`` result, without converting it."""
+    if finish_reason:
+        return finish_reason
+    if isinstance(result, list) and result and all(tool_call(c) is not None for c in result):
+        return "tool_call"
+    return None
 
 
 def tool_call(raw: Any) -> ToolCallRequest | None:

@@ -9,7 +9,9 @@ inside that span in the calling thread, so the span is current for everything
 CrewAI does underneath, including the threads and event loops it hands work to.
 
 Our code (plans, setup, finish) runs under the never-raise guard; the user's
-call, its result and its exception pass through unchanged.
+call, its result and its exception pass through unchanged. Under OTel's
+``suppress_instrumentation()`` no plan runs: every wrapper calls straight
+through, sets no contextvar and opens no span.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
+
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error
 from ...semconv import Kind
@@ -70,7 +74,7 @@ class Hooks:
 
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
             result = wrapped(*args, **kwargs)
-            if patches.active:
+            if patches.active and is_instrumentation_enabled():
                 with guard(site):
                     observe(instance, args, kwargs, result)
             return result
@@ -79,8 +83,8 @@ class Hooks:
 
     # -- the two runners -------------------------------------------------------------
     def _plan(self, plan: Plan, site: str, instance: Any, args: tuple, kwargs: dict) -> Step | None:
-        if not self.patches.active:
-            return None
+        if not self.patches.active or not is_instrumentation_enabled():
+            return None  # removed, or suppressed: nothing could record, so nothing is planned
         try:
             return plan(instance, args, kwargs)
         except Exception as exc:  # noqa: BLE001

@@ -132,17 +132,19 @@ def install(hooks: Hooks) -> None:
 def _tool_step(owner: Any, name: str | None, description: str | None, arguments: Any, call_id: str | None,
                original_tool: Any, finish: Any) -> Step:
     """A ``tool`` span — or a ``skill`` span when the tool is CrewAI's skill loader."""
-    arguments = json_arguments(arguments)
-    skill = _loaded_skill(original_tool, arguments)
+    skill_loader = _is_skill_loader(original_tool)
+    skill = _loaded_skill(original_tool, json_arguments(arguments)) if skill_loader else None
     state = _ToolCall(owner)
 
     def setup(span: SemanticSpan) -> None:
         state.span = span
-        span.set_tool(name, call_id=call_id, description=description, arguments=arguments)
+        recorded = span.is_recording and span.content_enabled  # arguments are content
+        span.set_tool(name, call_id=call_id, description=description,
+                      arguments=json_arguments(arguments) if recorded else None)
         if skill:
             span.set_attribute(A.OTEL_AGENTS_SKILL_NAME, skill)
 
-    return Step(Kind.SKILL if _is_skill_loader(original_tool) else Kind.TOOL, name,
+    return Step(Kind.SKILL if skill_loader else Kind.TOOL, name,
                 setup=setup, finish=finish, scope=[(_TOOL_CALL, state)])
 
 

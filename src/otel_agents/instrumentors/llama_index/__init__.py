@@ -25,6 +25,10 @@ Configuration (keyword arguments of ``instrument()`` or environment):
 ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
     seconds after which a stream nobody reads is ended as abandoned (default 300).
 
+Inside OpenTelemetry's ``suppress_instrumentation()`` our handlers return at
+once (no span, nothing kept, nothing made current). With content off, or on a
+sampled-out span, messages, events and tool arguments are not converted at all.
+
 What you get:
 
 * ``FunctionAgent``, ``ReActAgent`` and other workflow agents → an ``agent``

@@ -54,8 +54,10 @@ class AgentSpans:
 
     def step_result(self, result: Any) -> None:
         """Record an agent's answer (an ``AgentOutput`` step result) on the active agent's span."""
-        if self._span is not None and hasattr(result, "current_agent_name") and hasattr(result, "response"):
-            self._span.set_output(extract.response_text(result))
+        span = self._span
+        if span is not None and span.is_recording and span.content_enabled \
+                and hasattr(result, "current_agent_name") and hasattr(result, "response"):
+            span.set_output(extract.response_text(result))
 
     def close(self, error: BaseException | None = None, *, control_flow: bool = False) -> None:
         """End the active agent's span with the run (recording the run's error, if any)."""

@@ -7,7 +7,9 @@ carries the response (and, for a stream, comes when the stream is consumed, afte
 the dispatcher span has exited), ``…InProgressEvent`` each streamed chunk, and
 ``ExceptionEvent`` a stream that failed or was closed early (``GeneratorExit``).
 The span handler resolves the id to our model span. Other events are ignored:
-everything else we record comes from the spans' arguments and results.
+everything else we record comes from the spans' arguments and results. Messages
+are converted only for a span that records content; with content off a
+response gives its finish reason, usage and identity only.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import asyncio
 from typing import Any, Callable
 
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
-from pydantic import PrivateAttr
+from pydantic import Field
 
 from ..._spans import guard
 from . import _extract as extract
@@ -30,11 +32,12 @@ class LlamaIndexEventHandler(BaseEventHandler):
         spans: the span handler registered alongside (it knows which span an id is).
     """
 
-    _spans: LlamaIndexSpanHandler = PrivateAttr()
+    # A plain field: a pydantic private attribute is read through ``__getattr__`` (~2 µs), once per event.
+    spans: Any = Field(default=None, exclude=True, repr=False)
 
     def __init__(self, spans: LlamaIndexSpanHandler):
         super().__init__()
-        self._spans = spans
+        self.spans = spans
 
     @classmethod
     def class_name(cls) -> str:
@@ -48,40 +51,43 @@ class LlamaIndexEventHandler(BaseEventHandler):
 
     # -- routes ----------------------------------------------------------------------
     def _chat_start(self, event: Any) -> None:
-        span = self._spans.model_span(event.span_id)
-        if span is not None:
+        span = self.spans.model_span(event.span_id)
+        if span is not None and span.is_recording and span.content_enabled:
             span.set_messages(input=extract.chat_messages(event.messages))
 
     def _completion_start(self, event: Any) -> None:
-        span = self._spans.model_span(event.span_id)
-        if span is not None:
+        span = self.spans.model_span(event.span_id)
+        if span is not None and span.is_recording and span.content_enabled:
             span.set_messages(input=extract.prompt_messages(event.prompt))
 
     def _progress(self, event: Any) -> None:
-        self._spans.streams.chunk(event.span_id)
+        self.spans.streams.chunk(event.span_id)
 
     def _end(self, event: Any) -> None:
-        span = self._spans.model_span(event.span_id)
+        span = self.spans.model_span(event.span_id)
         if span is None:
             return
         response = event.response
-        message = extract.response_message(response)
-        if message is not None:
-            span.set_messages(output=[message])
+        if span.is_recording and span.content_enabled:
+            message = extract.response_message(response)
+            if message is not None:
+                span.set_messages(output=[message])
+        elif response is not None:  # what set_messages keeps of the message with content off
+            span.set_finish_reasons([extract.response_finish_reason(response)])
         span.set_usage(extract.usage(response))
         response_model, response_id = extract.response_identity(response)
         span.set_model(response_model=response_model, response_id=response_id)
-        self._spans.streams.finish(event.span_id)
+        self.spans.streams.finish(event.span_id)
 
     def _exception(self, event: Any) -> None:
         exc = event.exception
         if isinstance(exc, GeneratorExit):
-            self._spans.streams.finish(event.span_id, abandoned=True)
+            self.spans.streams.finish(event.span_id, abandoned=True)
         else:
-            self._spans.streams.finish(event.span_id, error=exc)
+            self.spans.streams.finish(event.span_id, error=exc)
 
     def _cancelled(self, event: Any) -> None:
-        span = self._spans.enclosing_span(event.span_id)
+        span = self.spans.enclosing_span(event.span_id)
         if span is not None:
             span.record_error(asyncio.CancelledError(getattr(event, "reason", "")), control_flow=True)
 

@@ -10,7 +10,10 @@ the never-raise guard.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
+
+from pydantic import BaseModel
 
 from ..._spans import ChatMessage, ToolCallRequest, Usage
 
@@ -35,7 +38,7 @@ def _get(obj: Any, key: str) -> Any:
     """``obj[key]`` for mappings, ``obj.key`` otherwise; ``None`` when absent."""
     if obj is None:
         return None
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):  # dict first: the ABC check is ~10× slower
         return obj.get(key)
     return getattr(obj, key, None)
 
@@ -115,6 +118,15 @@ def response_message(response: Any) -> ChatMessage | None:
     return out
 
 
+def response_finish_reason(response: Any) -> str:
+    """The finish reason :func:`response_message` gives ``response``, without converting the message."""
+    reason = finish_reason(response)
+    if reason:
+        return reason
+    message = getattr(response, "message", None)
+    return "tool_call" if message is not None and tool_calls(message) else "stop"
+
+
 # -- usage and response identity ---------------------------------------------------
 def _int(value: Any) -> int | None:
     try:
@@ -182,10 +194,31 @@ def model_name(instance: Any) -> str:
     return type(instance).__name__
 
 
+def _closed_model(cls: type) -> bool:
+    """Whether ``cls`` is a pydantic model whose instances have only the attributes the class declares
+    (fields, properties, class attributes): no extra fields, no ``__getattr__`` of its own. For those,
+    the class answers ``hasattr`` for every instance — and a miss on an instance costs a raised
+    ``AttributeError`` inside pydantic's ``__getattr__`` (a few µs)."""
+    return (issubclass(cls, BaseModel) and getattr(cls, "__getattr__", None) is getattr(BaseModel, "__getattr__", None)
+            and (getattr(cls, "model_config", None) or {}).get("extra") != "allow")
+
+
+def _has(cls: type, name: str) -> bool:
+    """``hasattr`` for the instances of a :func:`_closed_model` class."""
+    return name in cls.model_fields or hasattr(cls, name)
+
+
+@lru_cache(maxsize=256)
+def _parameter_names(cls: type) -> tuple[str, ...]:
+    """The names of :data:`_PARAMETERS` an instance of ``cls`` can have: for a closed pydantic model
+    (every LlamaIndex LLM) the ones it declares, else all of them."""
+    return tuple(k for k in _PARAMETERS if _has(cls, k)) if _closed_model(cls) else _PARAMETERS
+
+
 def model_parameters(instance: Any, *, stream: bool) -> dict[str, Any]:
     """Request parameters an LLM instance is configured with (``temperature``, ``max_tokens`` …)."""
     params: dict[str, Any] = {}
-    for key in _PARAMETERS:
+    for key in _parameter_names(type(instance)):
         value = getattr(instance, key, None)
         if isinstance(value, (int, float, str, list, tuple)) and not isinstance(value, bool):
             params["max_tokens" if key == "max_new_tokens" else key] = value
@@ -273,7 +306,7 @@ def response_text(response: Any) -> Any:
         return None
     if hasattr(response, "response_gen"):  # StreamingResponse / AsyncStreamingResponse
         return getattr(response, "response_txt", None)
-    if any(c.__name__ == "StopEvent" for c in type(response).__mro__):
+    if _is_stop_event(type(response)):
         response = getattr(response, "result", None)
     inner = getattr(response, "response", None)
     if inner is not None:
@@ -306,20 +339,50 @@ def step_event(arguments: Mapping[str, Any]) -> Any:
 
 
 _RUNTIME_FIELDS = frozenset({"ctx", "context", "memory"})  # runtime objects, not data
+_PLAIN = frozenset({str, int, float, bool, type(None), dict})  # never a message, a list or a model
+
+
+@lru_cache(maxsize=1024)
+def _is_stop_event(cls: type) -> bool:
+    """Whether ``cls`` is a workflow ``StopEvent`` (by name: the workflow package is not imported here)."""
+    return any(c.__name__ == "StopEvent" for c in cls.__mro__)
+
+
+@lru_cache(maxsize=1024)
+def _event_fields(cls: type) -> tuple[str, ...] | None:
+    """The declared fields of a pydantic event class, ``None`` for anything else."""
+    fields = getattr(cls, "model_fields", None)
+    return tuple(fields) if fields is not None else None
+
+
+@lru_cache(maxsize=1024)
+def _message_class(cls: type) -> bool | None:
+    """Whether instances of ``cls`` are chat messages (have ``role`` and ``blocks``), when the class
+    alone decides it (a plain value, a :func:`_closed_model`); ``None``: ask the instance."""
+    if cls in _PLAIN:
+        return False
+    if _closed_model(cls):
+        return _has(cls, "role") and _has(cls, "blocks")
+    return None
 
 
 def _is_message(value: Any) -> bool:
+    known = _message_class(type(value))
+    if known is not None:
+        return known
     return hasattr(value, "role") and hasattr(value, "blocks")
 
 
 def _compact(value: Any, depth: int) -> Any:
+    if type(value) in _PLAIN:  # the common case, and every check below would say "as is"
+        return value
     if _is_message(value):
         return value.content
     if isinstance(value, (list, tuple)):
         if any(_is_message(v) for v in value):
             return f"[{len(value)} messages]"
         return [_compact(v, depth - 1) for v in value] if depth > 0 else value
-    fields = getattr(type(value), "model_fields", None)
+    fields = _event_fields(type(value))
     if fields is not None and depth > 0:
         return {name: _compact(getattr(value, name, None), depth - 1) for name in fields
                 if name not in _RUNTIME_FIELDS}
@@ -334,15 +397,24 @@ def event_payload(event: Any) -> Any:
     step would grow with the square of the conversation); runtime objects
     (``ctx``, ``memory``) are left out. Anything that is not an event passes as is.
     """
-    fields = getattr(type(event), "model_fields", None)
+    cls = type(event)
+    fields = _event_fields(cls)
     if fields is None:
         return event
     values = {name: getattr(event, name, None) for name in fields}
-    values.update(getattr(event, "_data", None) or {})
-    if any(c.__name__ == "StopEvent" for c in type(event).__mro__):
+    values.update(_dynamic_fields(event))
+    if _is_stop_event(cls):
         values["result"] = getattr(event, "result", None)
     payload: dict[str, Any] = {"event": type(event).__name__}
     for name, value in values.items():
         if name not in _RUNTIME_FIELDS and not name.startswith("_"):
             payload[name] = _compact(value, 2)
     return payload
+
+
+def _dynamic_fields(event: Any) -> Any:
+    """A workflow event's undeclared fields (its private ``_data`` dict), read from pydantic's private
+    storage directly: ``getattr(event, "_data")`` goes through the event's ``__getattr__`` (~30× slower)."""
+    private = getattr(event, "__pydantic_private__", None)
+    data = private.get("_data") if isinstance(private, dict) else getattr(event, "_data", None)
+    return data or {}

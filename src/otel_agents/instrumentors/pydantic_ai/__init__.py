@@ -28,6 +28,10 @@ Configuration
 * ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` — seconds a sync stream's iterator may sit
   unconsumed before its run is ended as abandoned (default 300).
 
+A run started inside OpenTelemetry's ``suppress_instrumentation()`` makes no
+span and gets no capability of ours (it runs as if uninstrumented); with content
+off, or on a sampled-out span, messages and tool arguments are not even converted.
+
 What you get
 ------------
 Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``,

@@ -9,7 +9,9 @@ to every run by the ``Agent.iter`` wrapper, so per-run state lives on it.
 Every span is opened in the current context, stepping over a pydantic-ai span
 (:func:`~._runs.parent_context`), made current around the work it covers (tools
 see their span, sync tools in worker threads too), and ended whatever happens;
-the user's result or exception passes through unchanged.
+the user's result or exception passes through unchanged. Under OTel's
+``suppress_instrumentation()`` a hook opens nothing and only calls through;
+message and argument conversion is done only for spans that record content.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, RunCancelled, RunTimedOut, SkipToolExecution
 
 from ..._spans import SemanticSpan, guard
 from ...semconv import Kind
 from . import _convert
-from ._runs import RunSpans, RunTracker, end_model, parent_context
+from ._runs import RunSpans, RunTracker, end_model, parent_context, records_content
 
 CAPABILITY_ID = "otel_agents"
 """Distinct from PydanticAI's ``instrumentation``: capabilities sharing an id are merged into one."""
@@ -53,7 +56,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     # -- run --------------------------------------------------------------------
     def _start_run(self, ctx: Any) -> RunSpans | None:
-        if self.tracker is None:
+        if self.tracker is None or not is_instrumentation_enabled():
             return None
         with guard("pydantic_ai.run_start"):
             agent = ctx.agent
@@ -89,15 +92,16 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     # -- model request ------------------------------------------------------------
     def _start_model(self, request_context: Any) -> SemanticSpan | None:
-        if self.tracker is None:
+        if self.tracker is None or not is_instrumentation_enabled():
             return None
         with guard("pydantic_ai.model_start"):
             model = request_context.model
             span = self.tracker.telemetry.start_span(Kind.MODEL, model.model_name, operation="chat",
                                                      parent=parent_context())
-            span.set_model(request_model=model.model_name, provider=model.system,
-                           parameters=_convert.request_parameters(request_context.model_settings,
-                                                                  request_context.streaming))
+            # Model and provider always (a sampled-out span's metrics use them); parameters only if recorded.
+            parameters = (_convert.request_parameters(request_context.model_settings, request_context.streaming)
+                          if span.is_recording else None)
+            span.set_model(request_model=model.model_name, provider=model.system, parameters=parameters)
             if self._run is not None:
                 self._run.models.append((span, request_context))
             return span
@@ -125,13 +129,13 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     # -- tool call -------------------------------------------------------------------
     def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
-        if self.tracker is None:
+        if self.tracker is None or not is_instrumentation_enabled():
             return None
         with guard("pydantic_ai.tool_start"):
             span = self.tracker.telemetry.start_span(Kind.TOOL, call.tool_name, parent=parent_context())
             span.set_tool(call.tool_name, call_id=call.tool_call_id,
                           description=getattr(tool_def, "description", None),
-                          arguments=_convert.tool_arguments(call))
+                          arguments=_convert.tool_arguments(call) if records_content(span) else None)
             return span
         return None
 

@@ -50,15 +50,29 @@ def is_paused_output(output: Any) -> bool:
     return isinstance(output, DeferredToolRequests)
 
 
+def records_content(span: SemanticSpan) -> bool:
+    """Whether ``span`` records content now: recording (not sampled out, not ended) and the switch on.
+    Message conversion is skipped otherwise, since the span layer would drop its result."""
+    return span.is_recording and span.content_enabled
+
+
 def record_response(span: SemanticSpan, response: Any) -> None:
-    """Fill a model span from a ``ModelResponse``: response model and id, output message, usage."""
+    """Fill a model span from a ``ModelResponse``: response model and id, output message, usage.
+
+    Response model and usage are recorded even on a span that does not record
+    (the GenAI metrics of a sampled-out span use them); the output message is
+    converted only when content is recorded, else only its finish reason is kept.
+    """
     if response is None:
         return
     with guard("pydantic_ai.model_response"):
         span.set_model(response_model=response.model_name, provider=response.provider_name,
                        response_id=response.provider_response_id)
     with guard("pydantic_ai.model_output"):
-        span.set_messages(output=[_convert.response_message(response)])
+        if records_content(span):
+            span.set_messages(output=[_convert.response_message(response)])
+        elif response.finish_reason:
+            span.set_finish_reasons([response.finish_reason])
     with guard("pydantic_ai.model_usage"):
         span.set_usage(_convert.model_usage(response.usage))
     if getattr(response, "state", None) in ("incomplete", "interrupted"):  # the consumer stopped the stream early
@@ -75,8 +89,9 @@ def end_model(span: SemanticSpan, request_context: Any, response: Any = None, *,
     if span.ended:
         return
     with guard("pydantic_ai.model_input"):
-        messages, instructions = _convert.chat_messages(request_context.messages)
-        span.set_messages(input=messages, system=instructions)
+        if records_content(span):  # the whole history is converted: only when it will be recorded
+            messages, instructions = _convert.chat_messages(request_context.messages)
+            span.set_messages(input=messages, system=instructions)
     record_response(span, response)
     cancelled = isinstance(error, asyncio.CancelledError)
     if abandoned or cancelled:

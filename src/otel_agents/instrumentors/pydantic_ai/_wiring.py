@@ -3,7 +3,9 @@
 * ``Agent.iter`` (every entry point — ``run``, ``run_sync``, ``run_stream``,
   ``run_stream_sync``, ``run_stream_events``, ``iter`` — goes through it once):
   adds a fresh :class:`~._capability.OtelAgentsCapability` to the run's
-  ``capabilities``. Only ``iter`` is wrapped: ``run``/``run_sync``/``run_stream*``
+  ``capabilities`` — none when the run starts inside OTel's
+  ``suppress_instrumentation()`` (no span of it could record: the run then
+  costs what it costs uninstrumented). Only ``iter`` is wrapped: ``run``/``run_sync``/``run_stream*``
   infer the agent's name from their caller's frame, which a wrapper would become.
 * ``StreamedRunResult._marked_completed`` (private; every completion path of a
   streamed result calls it): ends the run's spans when the stream has been
@@ -20,6 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from pydantic_ai.agent import Agent
 from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
@@ -62,6 +65,8 @@ class Installation:
 
     # -- wrappers ----------------------------------------------------------------
     def _iter(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
         call_kwargs = kwargs
         with guard("pydantic_ai.iter"):
             capabilities = list(kwargs.get("capabilities") or ())
