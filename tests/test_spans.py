@@ -389,6 +389,18 @@ def test_async_stream_consumed_and_abandoned(telemetry, exporter) -> None:
     assert WATCHDOG.pending() == 0
 
 
+def test_watchdog_heap_stays_bounded_when_streams_finish(telemetry, exporter) -> None:
+    """Finished streams do not pile up in the idle watchdog until their (minutes-long) deadline."""
+    from otel_agents._spans.streams import watch_stream
+
+    for _ in range(5000):
+        handle = watch_stream(telemetry.start_span("model", "m"), idle_timeout=600)
+        handle.finish()
+    assert len(exporter.spans) == 5000
+    assert WATCHDOG.pending() == 0
+    assert WATCHDOG.size() <= 2048
+
+
 # --- registry ---------------------------------------------------------------------------
 
 def test_registry_caps_size_and_age(telemetry, exporter) -> None:

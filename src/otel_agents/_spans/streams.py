@@ -67,6 +67,9 @@ class _StreamState:
         self.span.end()
 
 
+_SWEEP_AT = 1024  # heap entries before finished streams are first swept out
+
+
 class _Watchdog:
     """One daemon thread that ends streams idle past their timeout (bounded by live streams)."""
 
@@ -75,14 +78,29 @@ class _Watchdog:
         self._counter = itertools.count()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._sweep_at = _SWEEP_AT
 
     def watch(self, state: _StreamState) -> None:
+        deadline = state.last_activity + state.timeout
         with self._cond:
-            heapq.heappush(self._heap, (state.last_activity + state.timeout, next(self._counter), weakref.ref(state)))
+            heap = self._heap
+            if len(heap) >= self._sweep_at:
+                # Finished streams wait in the heap until their deadline (minutes): sweep them out
+                # whenever the heap doubles, so it stays within twice the streams still open (or
+                # _SWEEP_AT), at an amortised constant cost per stream.
+                heap[:] = [e for e in heap if (s := e[2]()) is not None and not s.finished]
+                heapq.heapify(heap)
+                self._sweep_at = max(_SWEEP_AT, 2 * len(heap))
+            earliest = heap[0][0] if heap else None
+            heapq.heappush(heap, (deadline, next(self._counter), weakref.ref(state)))
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="otel-agents-stream-watchdog", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif earliest is None or deadline < earliest:
+                self._cond.notify()  # only a new first deadline changes how long the thread sleeps
+
+    def _live_count(self) -> int:
+        return sum(1 for _, _, r in self._heap if (s := r()) is not None and not s.finished)
 
     def _run(self) -> None:
         while True:
@@ -109,7 +127,12 @@ class _Watchdog:
     def pending(self) -> int:
         """How many streams are being watched (for tests)."""
         with self._cond:
-            return sum(1 for _, _, r in self._heap if r() is not None and not r().finished)
+            return self._live_count()
+
+    def size(self) -> int:
+        """Entries in the heap, finished streams included (for tests: it stays bounded)."""
+        with self._cond:
+            return len(self._heap)
 
 
 WATCHDOG = _Watchdog()
