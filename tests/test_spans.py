@@ -169,6 +169,29 @@ def test_redaction_of_secret_shapes_and_names(telemetry, exporter) -> None:
     assert "abcdefghijklmnop" not in args["note"] and "sk-abc" not in args["note"]
 
 
+def test_secret_names_are_redacted_inside_json_text(telemetry, exporter) -> None:
+    """Arguments, inputs and results that arrive as JSON *text* get the key rule too, on every
+    attribute they land in (``input.value`` kept them before)."""
+    s = telemetry.start_span("tool", "login")
+    s.set_tool("login", arguments=json.dumps({"user": "ann", "password": "hunter2", "nested": [{"token": "t0ps3cr3t"}]}))
+    s.set_tool_result('{"ok": true, "session_key": "s3ss10nk3y"}')
+    s.end()
+    c = telemetry.start_span("chain", "step")
+    c.set_input('[{"api_key": "ak-123456", "q": "weather"}]')
+    c.end()
+    for span in exporter.spans:
+        for key, value in span.attributes.items():
+            for secret in ("hunter2", "t0ps3cr3t", "s3ss10nk3y", "ak-123456"):
+                assert secret not in str(value), (span.name, key)
+    tool = exporter.spans[0].attributes
+    assert json.loads(tool[A.INPUT_VALUE])["user"] == "ann"
+    assert json.loads(tool[A.GEN_AI_TOOL_CALL_ARGUMENTS])["password"] == "[REDACTED]"
+    s = telemetry.start_span("tool", "plain")
+    s.set_tool_result('{"ok": true, "note": "no secrets here at all"}')  # nothing to redact: text kept as is
+    s.end()
+    assert exporter.spans[-1].attributes[A.OUTPUT_VALUE] == '{"ok": true, "note": "no secrets here at all"}'
+
+
 def test_user_redaction_hook(provider, exporter) -> None:
     t = Telemetry(provider, settings=Settings(redact_hook=lambda key, text: text.replace("ann", "***")))
     s = t.start_span("tool", "lookup")

@@ -10,6 +10,7 @@ data before it is encoded, so truncation can never bring a secret back).
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -51,12 +52,35 @@ _SHORTEST_SECRET = 14  # no shape above matches fewer characters ("Basic " + 8, 
 
 
 def redact_text(text: str) -> str:
-    """``text`` with secret-shaped substrings replaced by ``[REDACTED]``."""
+    """``text`` with secret-shaped substrings replaced by ``[REDACTED]``; when ``text`` is a JSON
+    object or array (tool arguments often arrive as JSON text), the values of secret-named keys too
+    (the text is then re-encoded compactly; it is left as it is when no such key has a value)."""
     if len(text) < _SHORTEST_SECRET:  # most strings in a payload (roles, ids, short values): skip the scan
         return text
+    if text[0] in "{[":
+        text = _redact_json_keys(text)
     if _SECRET_TRIGGER.search(text) is None:
         return text
     return _SECRET_TEXT.sub(REDACTED, text)
+
+
+def _redact_json_keys(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not _has_secret_value(data):
+        return text
+    return json.dumps(redact_data(data, len(text))[0], ensure_ascii=False, separators=(",", ":"))
+
+
+def _has_secret_value(d: Any) -> bool:
+    if isinstance(d, dict):
+        return any((isinstance(k, str) and is_secret_key(k) and v not in (None, "")) or _has_secret_value(v)
+                   for k, v in d.items())
+    if isinstance(d, list):
+        return any(_has_secret_value(v) for v in d)
+    return False
 
 
 def redact_data(data: Any, max_str: int) -> tuple[Any, bool]:

@@ -427,9 +427,13 @@ class SemanticSpan:
                              A.TOOL_ID: call_id, A.GEN_AI_TOOL_TYPE: tool_type or ("function" if name else None),
                              A.GEN_AI_TOOL_DESCRIPTION: description or None, A.TOOL_DESCRIPTION: description or None})
         if arguments is not None and self._content and not self._ended:
-            with guard("span.set_tool"):  # one redaction for both attributes
+            with guard("span.set_tool"):
+                # Data is redacted once for both attributes; JSON text is decoded by each (whole, so a
+                # long one is cut as JSON, not as a string).
+                as_text = isinstance(arguments, str)
                 self._set_rendered({A.GEN_AI_TOOL_CALL_ARGUMENTS: True, A.INPUT_VALUE: None},
-                                   self._redacted(arguments), A.INPUT_MIME_TYPE)
+                                   arguments if as_text else self._redacted(arguments), A.INPUT_MIME_TYPE,
+                                   redacted=not as_text)
 
     def set_tool_result(self, result: Any) -> None:
         """The tool's result (content): ``gen_ai.tool.call.result`` and ``output.value``."""
