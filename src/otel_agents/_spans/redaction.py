@@ -51,36 +51,93 @@ _SECRET_TRIGGER = re.compile(r"Bearer |bearer |Basic |basic |sk-|AKIA|ASIA|gh[po
 _SHORTEST_SECRET = 14  # no shape above matches fewer characters ("Basic " + 8, "pk-lf-" + 8)
 
 
+# A JSON member ("key": value) anywhere in a text. JSON tool arguments and results often arrive as
+# text — cut at the budget, with NaN, duplicated keys or leading whitespace, or quoted in an error
+# message — so the key rule works on the text itself: a secret-named key's value (a scalar, or an
+# object/array up to its closing bracket or the end of the text) is replaced in place and the rest of
+# the text is kept as it is. The alternatives are unambiguous, so the scan stays linear.
+_JSON_MEMBER = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*("[^"\\]*(?:\\.[^"\\]*)*(?:"|$)|[{\[]|[^\s,}\]{\[]+)')
+# Every secret-named key contains one of these (lower-cased); text without any, and without an
+# escape that could spell one, has no member to redact: skip the scan.
+_KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "\\u")
+_SHORTEST_MEMBER = 9  # '"pwd":"x"'
+
+
 def redact_text(text: str) -> str:
-    """``text`` with secret-shaped substrings replaced by ``[REDACTED]``; when ``text`` is a JSON
-    object or array (tool arguments often arrive as JSON text), the values of secret-named keys too
-    (the text is then re-encoded compactly; it is left as it is when no such key has a value)."""
-    if len(text) < _SHORTEST_SECRET:  # most strings in a payload (roles, ids, short values): skip the scan
+    """``text`` with secret-shaped substrings replaced by ``[REDACTED]``, and the values of
+    secret-named keys of any JSON inside it (tool arguments often arrive as JSON text, and JSON
+    text may hold more JSON as an escaped string: an API response's ``"arguments"``)."""
+    if len(text) < _SHORTEST_MEMBER:  # most strings in a payload (roles, ids, short values): skip the scans
         return text
-    if text[0] in "{[":
-        text = _redact_json_keys(text)
-    if _SECRET_TRIGGER.search(text) is None:
+    if '"' in text and ":" in text:
+        lowered = text.lower()
+        if any(word in lowered for word in _KEY_WORDS):
+            text = _redact_members(text)
+    if len(text) < _SHORTEST_SECRET or _SECRET_TRIGGER.search(text) is None:
         return text
     return _SECRET_TEXT.sub(REDACTED, text)
 
 
-def _redact_json_keys(text: str) -> str:
+def _redact_members(text: str) -> str:
+    parts: list[str] = []
+    pos = 0
+    for m in _JSON_MEMBER.finditer(text):
+        if m.start() < pos:  # inside a value already replaced
+            continue
+        value, start = m.group(2), m.start(2)
+        if _is_secret_json_key(m.group(1)):
+            if value in ('""', "null"):
+                continue
+            end = _container_end(text, start) if value in ("{", "[") else m.end(2)
+            parts += [text[pos:start], f'"{REDACTED}"']
+            pos = end
+        elif value.startswith('"') and '\\"' in value and len(value) > 1 and value.endswith('"'):
+            inner = _decoded(value)  # JSON inside a JSON string: redact it too
+            redacted = redact_text(inner) if inner is not None else None
+            if redacted is not None and redacted != inner:
+                parts += [text[pos:start], json.dumps(redacted, ensure_ascii=False)]
+                pos = m.end(2)
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _is_secret_json_key(raw: str) -> bool:
+    if "\\" in raw:  # an escaped key ("pass\u0077ord") is read as a decoder reads it
+        raw = _decoded(f'"{raw}"') or raw
+    return is_secret_key(raw)
+
+
+def _decoded(literal: str) -> str | None:
     try:
-        data = json.loads(text)
+        value = json.loads(literal)
     except ValueError:
-        return text
-    if not _has_secret_value(data):
-        return text
-    return json.dumps(redact_data(data, len(text))[0], ensure_ascii=False, separators=(",", ":"))
+        return None
+    return value if isinstance(value, str) else None
 
 
-def _has_secret_value(d: Any) -> bool:
-    if isinstance(d, dict):
-        return any((isinstance(k, str) and is_secret_key(k) and v not in (None, "")) or _has_secret_value(v)
-                   for k, v in d.items())
-    if isinstance(d, list):
-        return any(_has_secret_value(v) for v in d)
-    return False
+def _container_end(text: str, start: int) -> int:
+    """The index after the bracket closing the object/array opened at ``start`` (strings
+    skipped), or the end of ``text`` when it is cut before that."""
+    depth, i, n, in_string = 0, start, len(text), False
+    while i < n:
+        c = text[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
 
 
 def redact_data(data: Any, max_str: int) -> tuple[Any, bool]:

@@ -18,6 +18,7 @@ change them at run time; a span keeps the values it started with):
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Callable
@@ -59,9 +60,10 @@ def _number_from_env(name: str, default: float, minimum: float) -> float:
     if not raw:
         return default
     try:
-        return max(minimum, float(raw))
+        value = float(raw)
     except ValueError:
         return default
+    return max(minimum, value) if math.isfinite(value) else default  # "inf" is not a budget
 
 
 @dataclass
@@ -92,6 +94,8 @@ class Settings:
     def content_budget(self) -> int:
         """The per-attribute content budget in characters (>= 64)."""
         if self.max_content_length is not None:
+            if not math.isfinite(self.max_content_length):  # "no limit" is not a budget: the default
+                return DEFAULT_MAX_CONTENT_LENGTH
             return max(MIN_CONTENT_LENGTH, int(self.max_content_length))
         return int(_number_from_env(ENV_MAX_CONTENT_LENGTH, DEFAULT_MAX_CONTENT_LENGTH, MIN_CONTENT_LENGTH))
 

@@ -43,13 +43,14 @@ from .messages import (ChatMessage, ToolCallRequest, genai_messages, last_text, 
 from .metrics import GenAIMetrics
 from .redaction import redact_data, redact_text
 from .run_context import current_run_attributes
-from .settings import Settings
+from .settings import DEFAULT_MAX_CONTENT_LENGTH, Settings
 
 logger = logging.getLogger("otel_agents")
 
 _LEGAL_SCALARS = (str, bool, int, float)
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
+_CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
 _REDACTION_MARGIN = 256  # characters scanned past the content budget, so a secret starting inside it is seen whole
 
 
@@ -132,9 +133,12 @@ class SemanticSpan:
         # A span that does not record (suppressed, sampled out) gets no attributes: skip encoding them.
         self._mute = not span.is_recording()
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
-        settings = telemetry.settings
-        self._content = not self._mute and settings.content_enabled()
-        self._budget = 0 if self._mute else settings.content_budget()
+        self._content, self._budget = False, DEFAULT_MAX_CONTENT_LENGTH
+        if not self._mute:
+            with guard("span.settings"):  # unusable settings: the span records, without content
+                settings = telemetry.settings
+                budget = settings.content_budget()
+                self._content, self._budget = settings.content_enabled(), budget
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._usage: Usage | None = None
@@ -225,11 +229,16 @@ class SemanticSpan:
 
     def _render_into(self, attrs: dict[str, Any], key: str, value: Any, *, as_json: bool | None = None,
                      redacted: bool = False, encoded: str | None = None) -> str | None:
-        """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type."""
+        """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type.
+        A value that cannot be rendered (a failing redaction hook) loses only its own attribute."""
         if value is None:
             return None
-        text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
-                                                              redacted=redacted, encoded=encoded)
+        try:
+            text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
+                                                                  redacted=redacted, encoded=encoded)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.render_content", exc)
+            return None
         attrs[key] = text
         if truncated:
             attrs[A.OTEL_AGENTS_TRUNCATED] = True
@@ -496,18 +505,21 @@ class SemanticSpan:
         A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
         is not an error: it only sets ``otel_agents.control_flow``.
         """
-        if self._ended or self._mute:
+        if self._ended:
             return
         with guard("span.record_error"):
             etype = type(exc)
             qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
+            if not control_flow:
+                self._error_type = qual  # for the duration metric, even when the span is sampled out
+            if self._mute:
+                return
             if control_flow:
                 self.span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, qual)
                 return
-            self._error_type = qual
             self.span.set_attribute(A.ERROR_TYPE, qual)
-            budget = self.telemetry.settings.content_budget()
-            if self.content_enabled:
+            budget = self._budget
+            if self._content:
                 message = redact_text(str(exc)[:budget + _REDACTION_MARGIN])[:budget]
                 stack = "".join(traceback.format_exception(exc))
                 stack = redact_text(stack if len(stack) <= budget else stack[-(budget + _REDACTION_MARGIN):])
@@ -616,9 +628,9 @@ class Telemetry:
             cut, truncated = encoding.fit_text(text, budget)
             return encoding.utf8_safe(cut), A.MIME_TEXT, truncated or precut
         if isinstance(value, str):  # as_json and already text: keep valid JSON as is
-            try:
-                data = encoding.json.loads(value)
-            except ValueError:
+            try:  # to_jsonable: NaN/Infinity, which json.loads accepts, become strings
+                data = encoding.to_jsonable(encoding.json.loads(value))
+            except Exception:  # noqa: BLE001 - not JSON, or too deep to decode: a JSON string
                 data = value
             redacted = False  # the key rule has not seen the decoded fields
         else:
@@ -665,7 +677,8 @@ class Telemetry:
                 name = None
             if name is not None and type(name) is not str:
                 name = str(name)
-            kattrs, sname = _naming(kind, name, operation, workflow, multi_step)
+            naming = _naming if name is None or len(name) <= _CACHED_NAME_LENGTH else _naming.__wrapped__
+            kattrs, sname = naming(kind, name, operation, workflow, multi_step)
             ctx, run_attrs, parent_span = _parent_context(parent)
             if not is_instrumentation_enabled():
                 return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)

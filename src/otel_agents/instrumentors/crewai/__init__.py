@@ -56,8 +56,8 @@ inside the model's system prompt, which is content too. Span names use roles,
 crew/flow/method names, tool names and model names only — never a task
 description.
 
-Inside OpenTelemetry's ``suppress_instrumentation()`` every wrapper calls
-straight through: no span, no bookkeeping. With content off (or on a
+Inside OpenTelemetry's ``suppress_instrumentation()`` every step wrapper calls
+straight through: no span is opened and nothing is converted. With content off (or on a
 sampled-out span) messages and tool arguments are not converted at all.
 
 CrewAI's own telemetry and tracing: independent of ours. Its anonymous

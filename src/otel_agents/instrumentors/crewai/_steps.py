@@ -10,8 +10,9 @@ CrewAI does underneath, including the threads and event loops it hands work to.
 
 Our code (plans, setup, finish) runs under the never-raise guard; the user's
 call, its result and its exception pass through unchanged. Under OTel's
-``suppress_instrumentation()`` no plan runs: every wrapper calls straight
-through, sets no contextvar and opens no span.
+``suppress_instrumentation()`` no plan runs: every step wrapper calls straight
+through, sets no contextvar and opens no span (observers still run: they only
+fill spans already open and wrap newly defined classes).
 """
 
 from __future__ import annotations
@@ -74,7 +75,10 @@ class Hooks:
 
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
             result = wrapped(*args, **kwargs)
-            if patches.active and is_instrumentation_enabled():
+            # Not skipped under suppression: observers only fill spans that are already open (a
+            # provider reporting usage from inside a suppressed HTTP call) or wrap newly defined
+            # classes (bookkeeping that must not be lost); under suppression nothing new is opened.
+            if patches.active:
                 with guard(site):
                     observe(instance, args, kwargs, result)
             return result
