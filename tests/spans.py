@@ -132,3 +132,18 @@ def tree(spans: Iterable[SpanSnapshot]) -> str:
 
     walk(None, 0)
     return "\n".join(lines)
+
+
+def spy_calls(monkeypatch: Any, targets: Iterable[tuple[Any, str]]) -> list[str]:
+    """Replace each ``(module, function_name)`` with a pass-through spy; returns the list the spies
+    append each called function's name to, in call order (the cost tests count conversions with it)."""
+    calls: list[str] = []
+    for module, name in targets:
+        original = getattr(module, name)
+
+        def spy(*args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+    return calls

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor, _models, _tools
 from tests.crewai.fakes import NativeLLM, one_agent_crew
-from tests.spans import SnapshotExporter
+from tests.spans import SnapshotExporter, spy_calls
 
 CONVERTERS = ((_models, "chat_messages"), (_models, "output_message"), (_models, "_request_parameters"),
               (_tools, "json_arguments"))
@@ -25,16 +25,7 @@ CONVERTERS = ((_models, "chat_messages"), (_models, "output_message"), (_models,
 @pytest.fixture
 def converted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the converters called during the test, in call order."""
-    calls: list[str] = []
-    for module, name in CONVERTERS:
-        original = getattr(module, name)
-
-        def spy(*args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
-            calls.append(_name)
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(module, name, spy)
-    return calls
+    return spy_calls(monkeypatch, CONVERTERS)
 
 
 def _instrument(provider: Any, **kwargs: Any) -> CrewAIInstrumentor:

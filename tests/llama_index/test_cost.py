@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor, _extract
 from tests.llama_index import fakes
-from tests.spans import SnapshotExporter
+from tests.spans import SnapshotExporter, spy_calls
 
 CONTENT_EXTRACTORS = ("chat_messages", "prompt_messages", "response_message", "event_payload", "run_input",
                       "response_text", "tool_arguments", "tool_result", "model_parameters")
@@ -27,16 +27,7 @@ CONTENT_EXTRACTORS = ("chat_messages", "prompt_messages", "response_message", "e
 @pytest.fixture
 def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the content extractors called during the test, in call order."""
-    calls: list[str] = []
-    for name in CONTENT_EXTRACTORS:
-        original = getattr(_extract, name)
-
-        def spy(*args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
-            calls.append(_name)
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(_extract, name, spy)
-    return calls
+    return spy_calls(monkeypatch, [(_extract, name) for name in CONTENT_EXTRACTORS])
 
 
 def _instrument(provider: Any, **kwargs: Any) -> LlamaIndexInstrumentor:

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor, _convert
-from tests.spans import SnapshotExporter
+from tests.spans import SnapshotExporter, spy_calls
 
 from .agents import Deps, lookup_agent
 
@@ -25,16 +25,7 @@ CONVERTERS = ("chat_messages", "response_message", "tool_arguments", "request_pa
 @pytest.fixture
 def converted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the ``_convert`` functions called during the test, in call order."""
-    calls: list[str] = []
-    for name in CONVERTERS:
-        original = getattr(_convert, name)
-
-        def spy(*args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
-            calls.append(_name)
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(_convert, name, spy)
-    return calls
+    return spy_calls(monkeypatch, [(_convert, name) for name in CONVERTERS])
 
 
 def test_suppressed_run_adds_nothing(instrumented: Any, exporter: SnapshotExporter, app_tracer: Any,
