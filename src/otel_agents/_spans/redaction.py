@@ -106,6 +106,8 @@ def _redact_members(text: str) -> str:
 def _is_secret_json_key(raw: str) -> bool:
     if "\\" in raw:  # an escaped key ("pass\u0077ord") is read as a decoder reads it
         raw = _decoded(f'"{raw}"') or raw
+    if len(raw) > 64:  # any quoted text before a colon looks like a key: keep long ones out of the cache
+        return bool(_SECRET_KEY.match(raw))
     return is_secret_key(raw)
 
 
