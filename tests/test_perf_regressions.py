@@ -755,14 +755,19 @@ def test_streams_finishing_while_the_heap_is_swept(provider: Any, exporter: Snap
 
 # --- PydanticAI --------------------------------------------------------------------------------
 
+def _instrumented(instrumentor_class: Any, provider: Any) -> Iterator[Any]:
+    """The body of the instrumented-framework fixtures: instrument on the test's provider, undo after."""
+    inst = instrumentor_class()
+    inst.instrument(tracer_provider=provider)
+    yield inst
+    inst.uninstrument()
+
+
 @pytest.fixture
 def pydantic_ai_instrumented(provider: Any) -> Iterator[Any]:
     from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
 
-    inst = PydanticAIInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
+    yield from _instrumented(PydanticAIInstrumentor, provider)
 
 
 def test_pydantic_ai_tool_that_suppresses_an_inner_run(pydantic_ai_instrumented: Any,
@@ -930,10 +935,7 @@ def test_pydantic_ai_content_off_keeps_finish_reasons_and_metrics(provider: Any,
 def llama_index_instrumented(provider: Any) -> Iterator[Any]:
     from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 
-    inst = LlamaIndexInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
+    yield from _instrumented(LlamaIndexInstrumentor, provider)
 
 
 def _quiet_summarize(text: str) -> str:
@@ -1100,10 +1102,7 @@ def crewai(provider: Any, monkeypatch: Any) -> Iterator[Any]:
     block_network(monkeypatch.setattr)
     from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 
-    inst = CrewAIInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
+    yield from _instrumented(CrewAIInstrumentor, provider)
 
 
 def test_crewai_tool_that_suppresses_inside(crewai: Any, exporter: SnapshotExporter) -> None:
