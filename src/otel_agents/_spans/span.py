@@ -247,10 +247,7 @@ class SemanticSpan:
     def _redacted(self, value: Any) -> Any:
         """``value`` as JSON-able data with redaction applied and each string cut to the scan
         limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
-        limit = self._budget + _REDACTION_MARGIN
-        if isinstance(value, str):
-            return redact_text(value[:limit])
-        return redact_data(encoding.to_jsonable(value), limit)[0]
+        return _redacted_value(value, self._budget + _REDACTION_MARGIN)[0]
 
     def set_input(self, value: Any) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
@@ -619,25 +616,21 @@ class Telemetry:
         hook = self.settings.redact_hook
         limit = budget + _REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
         if isinstance(value, str) and not as_json:
-            precut = len(value) > limit
-            text = value[:limit] if precut else value
-            if not redacted:
-                text = redact_text(text)
+            if redacted:
+                text, precut = value[:limit], len(value) > limit
+            else:
+                text, precut = _redacted_value(value, limit)
             if hook is not None:
                 text = hook(key, text)
             cut, truncated = encoding.fit_text(text, budget)
             return encoding.utf8_safe(cut), A.MIME_TEXT, truncated or precut
         if isinstance(value, str):  # as_json and already text: keep valid JSON as is
-            try:  # to_jsonable: NaN/Infinity, which json.loads accepts, become strings
-                data = encoding.to_jsonable(encoding.json.loads(value))
+            try:
+                value = encoding.json.loads(value)
             except Exception:  # noqa: BLE001 - not JSON, or too deep to decode: a JSON string
-                data = value
+                pass
             redacted = False  # the key rule has not seen the decoded fields
-        else:
-            data = value if redacted else encoding.to_jsonable(value)
-        precut = False
-        if not redacted:
-            data, precut = redact_data(data, limit)
+        data, precut = (value, False) if redacted else _redacted_value(value, limit)
         text = encoded if encoded is not None and redacted else encoding.dumps(data)
         if hook is not None:
             hooked = hook(key, text)
@@ -721,6 +714,14 @@ class Telemetry:
             raise
         finally:
             s.end()
+
+
+def _redacted_value(value: Any, limit: int) -> tuple[Any, bool]:
+    """``value`` redacted: a string as text, anything else as JSON-able data (NaN/Infinity become
+    strings); every string cut to ``limit`` characters first. Returns ``(value, whether anything was cut)``."""
+    if isinstance(value, str):
+        return redact_text(value[:limit]), len(value) > limit
+    return redact_data(encoding.to_jsonable(value), limit)
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
