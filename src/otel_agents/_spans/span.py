@@ -251,15 +251,11 @@ class SemanticSpan:
 
     def set_input(self, value: Any) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
-        if self._content and not self._ended and value is not None:
-            with guard("span.set_input"):
-                self._set_rendered({A.INPUT_VALUE: None}, value, A.INPUT_MIME_TYPE, redacted=False)
+        self._set_rendered({A.INPUT_VALUE: None}, value, A.INPUT_MIME_TYPE, redact_once=False)
 
     def set_output(self, value: Any) -> None:
         """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content)."""
-        if self._content and not self._ended and value is not None:
-            with guard("span.set_output"):
-                self._set_rendered({A.OUTPUT_VALUE: None}, value, A.OUTPUT_MIME_TYPE, redacted=False)
+        self._set_rendered({A.OUTPUT_VALUE: None}, value, A.OUTPUT_MIME_TYPE, redact_once=False)
 
     # -- identities ---------------------------------------------------------------
     def set_agent(self, name: str | None = None, *, id: str | None = None,
@@ -350,7 +346,8 @@ class SemanticSpan:
                                   encoded="[" + ",".join(texts[i] for i in chat) + "]")
                 self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages)
                 mime = self._render_into(attrs, A.INPUT_VALUE, data, redacted=True, encoded="[" + ",".join(texts) + "]")
-                attrs[A.INPUT_MIME_TYPE] = mime
+                if mime:
+                    attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
                 messages = [self._redacted_message(m) for m in output]
                 out_data = genai_messages(messages, output=True)
@@ -363,7 +360,8 @@ class SemanticSpan:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
                 else:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, out_data, redacted=True, encoded=out_text)
-                attrs[A.OUTPUT_MIME_TYPE] = mime
+                if mime:
+                    attrs[A.OUTPUT_MIME_TYPE] = mime
             self.span.set_attributes(attrs)
 
     def _redacted_message(self, m: ChatMessage) -> ChatMessage:
@@ -432,34 +430,32 @@ class SemanticSpan:
         self.set_attributes({A.GEN_AI_TOOL_NAME: name, A.TOOL_NAME: name, A.GEN_AI_TOOL_CALL_ID: call_id,
                              A.TOOL_ID: call_id, A.GEN_AI_TOOL_TYPE: tool_type or ("function" if name else None),
                              A.GEN_AI_TOOL_DESCRIPTION: description or None, A.TOOL_DESCRIPTION: description or None})
-        if arguments is not None and self._content and not self._ended:
-            with guard("span.set_tool"):
-                # Data is redacted once for both attributes; JSON text is decoded by each (whole, so a
-                # long one is cut as JSON, not as a string).
-                as_text = isinstance(arguments, str)
-                self._set_rendered({A.GEN_AI_TOOL_CALL_ARGUMENTS: True, A.INPUT_VALUE: None},
-                                   arguments if as_text else self._redacted(arguments), A.INPUT_MIME_TYPE,
-                                   redacted=not as_text)
+        # Data is redacted once for both attributes; JSON text is decoded by each (whole, so a long
+        # one is cut as JSON, not as a string).
+        self._set_rendered({A.GEN_AI_TOOL_CALL_ARGUMENTS: True, A.INPUT_VALUE: None}, arguments,
+                           A.INPUT_MIME_TYPE, redact_once=not isinstance(arguments, str))
 
     def set_tool_result(self, result: Any) -> None:
         """The tool's result (content): ``gen_ai.tool.call.result`` and ``output.value``."""
-        if result is None or not self._content or self._ended:
-            return
-        with guard("span.set_tool_result"):  # one redaction for both attributes
-            self._set_rendered({A.GEN_AI_TOOL_CALL_RESULT: None, A.OUTPUT_VALUE: None},
-                               self._redacted(result), A.OUTPUT_MIME_TYPE)
+        self._set_rendered({A.GEN_AI_TOOL_CALL_RESULT: None, A.OUTPUT_VALUE: None}, result, A.OUTPUT_MIME_TYPE,
+                           redact_once=True)
 
-    def _set_rendered(self, keys: Mapping[str, bool | None], data: Any, mime_key: str, *,
-                      redacted: bool = True) -> None:
-        """Write ``data`` to each key (``{key: as_json}``) in one SDK call; the MIME type of the
-        last one goes to ``mime_key``. ``redacted``: ``data`` comes from :meth:`_redacted`."""
-        attrs: dict[str, Any] = {}
-        mime = None
-        for key, as_json in keys.items():
-            mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redacted)
-        if mime:
-            attrs[mime_key] = mime
-        self.span.set_attributes(attrs)
+    def _set_rendered(self, keys: Mapping[str, bool | None], value: Any, mime_key: str, *,
+                      redact_once: bool) -> None:
+        """Write content ``value`` to each key (``{key: as_json}``) in one SDK call; the MIME type of
+        the last one goes to ``mime_key``. ``redact_once``: redact ``value`` once for all the keys
+        (else each rendering redacts it). Nothing when content is off, the span ended or no value."""
+        if value is None or not self._content or self._ended:
+            return
+        with guard("span.set_content"):
+            data = self._redacted(value) if redact_once else value
+            attrs: dict[str, Any] = {}
+            mime = None
+            for key, as_json in keys.items():
+                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once)
+            if mime:
+                attrs[mime_key] = mime
+            self.span.set_attributes(attrs)
 
     def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
                       data_source: str | None = None) -> None:
