@@ -70,6 +70,12 @@ class _StreamState:
 _SWEEP_AT = 1024  # heap entries before finished streams are first swept out
 
 
+def _is_open(entry: tuple[float, int, weakref.ref]) -> bool:
+    """Whether a watchdog heap entry's stream is still alive and unfinished."""
+    state = entry[2]()
+    return state is not None and not state.finished
+
+
 class _Watchdog:
     """One daemon thread that ends streams idle past their timeout (bounded by live streams)."""
 
@@ -88,7 +94,7 @@ class _Watchdog:
                 # Finished streams wait in the heap until their deadline (minutes): sweep them out
                 # whenever the heap doubles, so it stays within twice the streams still open (or
                 # _SWEEP_AT), at an amortised constant cost per stream.
-                heap[:] = [e for e in heap if (s := e[2]()) is not None and not s.finished]
+                heap[:] = [entry for entry in heap if _is_open(entry)]
                 heapq.heapify(heap)
                 self._sweep_at = max(_SWEEP_AT, 2 * len(heap))
             earliest = heap[0][0] if heap else None
@@ -98,9 +104,6 @@ class _Watchdog:
                 self._thread.start()
             elif earliest is None or deadline < earliest:
                 self._cond.notify()  # only a new first deadline changes how long the thread sleeps
-
-    def _live_count(self) -> int:
-        return sum(1 for _, _, r in self._heap if (s := r()) is not None and not s.finished)
 
     def _run(self) -> None:
         while True:
@@ -127,7 +130,7 @@ class _Watchdog:
     def pending(self) -> int:
         """How many streams are being watched (for tests)."""
         with self._cond:
-            return self._live_count()
+            return sum(1 for entry in self._heap if _is_open(entry))
 
     def size(self) -> int:
         """Entries in the heap, finished streams included (for tests: it stays bounded)."""
