@@ -205,6 +205,12 @@ class SemanticSpan:
         started (``False`` for a span that does not record)."""
         return self._content
 
+    @property
+    def records_content(self) -> bool:
+        """Whether content set now is recorded (content on, span recording and not ended): callers
+        check it before building content (converting messages) that would otherwise be dropped."""
+        return self._content and not self._ended
+
     def set_content(self, key: str, value: Any, *, as_json: bool | None = None) -> str | None:
         """Set a content-bearing attribute, through the content policy.
 

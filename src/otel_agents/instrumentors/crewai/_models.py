@@ -63,11 +63,11 @@ def install(hooks: Hooks) -> None:
             # Model and provider always (a sampled-out span's metrics use them); the rest only if recorded.
             span.set_model(request_model=getattr(llm, "model", None), provider=_provider(llm),
                            parameters=_request_parameters(llm) if span.is_recording else None)
-            if span.is_recording and span.content_enabled:
+            if span.records_content:
                 span.set_messages(input=chat_messages(messages))
 
         def finish(span: SemanticSpan, result: Any) -> None:
-            if span.is_recording and span.content_enabled:
+            if span.records_content:
                 span.set_messages(output=[output_message(result, state.finish_reason)])
             else:  # what set_messages keeps of the output with content off
                 reason = output_finish_reason(result, state.finish_reason)

@@ -138,7 +138,7 @@ def _tool_step(owner: Any, name: str | None, description: str | None, arguments:
 
     def setup(span: SemanticSpan) -> None:
         state.span = span
-        recorded = span.is_recording and span.content_enabled  # arguments are content
+        recorded = span.records_content  # arguments are content
         span.set_tool(name, call_id=call_id, description=description,
                       arguments=json_arguments(arguments) if recorded else None)
         if skill:

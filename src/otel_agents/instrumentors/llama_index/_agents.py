@@ -55,7 +55,7 @@ class AgentSpans:
     def step_result(self, result: Any) -> None:
         """Record an agent's answer (an ``AgentOutput`` step result) on the active agent's span."""
         span = self._span
-        if span is not None and span.is_recording and span.content_enabled \
+        if span is not None and span.records_content \
                 and hasattr(result, "current_agent_name") and hasattr(result, "response"):
             span.set_output(extract.response_text(result))
 

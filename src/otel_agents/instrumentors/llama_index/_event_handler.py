@@ -52,12 +52,12 @@ class LlamaIndexEventHandler(BaseEventHandler):
     # -- routes ----------------------------------------------------------------------
     def _chat_start(self, event: Any) -> None:
         span = self.spans.model_span(event.span_id)
-        if span is not None and span.is_recording and span.content_enabled:
+        if span is not None and span.records_content:
             span.set_messages(input=extract.chat_messages(event.messages))
 
     def _completion_start(self, event: Any) -> None:
         span = self.spans.model_span(event.span_id)
-        if span is not None and span.is_recording and span.content_enabled:
+        if span is not None and span.records_content:
             span.set_messages(input=extract.prompt_messages(event.prompt))
 
     def _progress(self, event: Any) -> None:
@@ -68,7 +68,7 @@ class LlamaIndexEventHandler(BaseEventHandler):
         if span is None:
             return
         response = event.response
-        if span.is_recording and span.content_enabled:
+        if span.records_content:
             message = extract.response_message(response)
             if message is not None:
                 span.set_messages(output=[message])

@@ -218,7 +218,7 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
     def _fill_start(self, record: _Open, span: SemanticSpan, args: Mapping[str, Any], instance: Any,
                     parent: _Open | None) -> None:
         role = record.plan.role
-        content = span.is_recording and span.content_enabled  # else content would be built to be dropped
+        content = span.records_content  # else content would be built to be dropped
         if role == _plan.RUN_AGENT:
             span.set_agent(record.plan.name, description=getattr(instance, "description", None))
             if content:
@@ -274,7 +274,7 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
 
     def _fill_result(self, record: _Open, span: SemanticSpan, result: Any) -> None:
         role = record.plan.role
-        content = span.is_recording and span.content_enabled
+        content = span.records_content
         if role in (_plan.RUN_AGENT, _plan.RUN_MULTI_AGENT, _plan.RUN_WORKFLOW, _plan.COMPONENT):
             if content:
                 span.set_output(extract.response_text(result))

@@ -27,7 +27,7 @@ from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, RunCancelled,
 from ..._spans import SemanticSpan, guard
 from ...semconv import Kind
 from . import _convert
-from ._runs import RunSpans, RunTracker, end_model, parent_context, records_content
+from ._runs import RunSpans, RunTracker, end_model, parent_context
 
 CAPABILITY_ID = "otel_agents"
 """Distinct from PydanticAI's ``instrumentation``: capabilities sharing an id are merged into one."""
@@ -135,7 +135,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             span = self.tracker.telemetry.start_span(Kind.TOOL, call.tool_name, parent=parent_context())
             span.set_tool(call.tool_name, call_id=call.tool_call_id,
                           description=getattr(tool_def, "description", None),
-                          arguments=_convert.tool_arguments(call) if records_content(span) else None)
+                          arguments=_convert.tool_arguments(call) if span.records_content else None)
             return span
         return None
 

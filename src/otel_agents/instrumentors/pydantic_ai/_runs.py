@@ -50,12 +50,6 @@ def is_paused_output(output: Any) -> bool:
     return isinstance(output, DeferredToolRequests)
 
 
-def records_content(span: SemanticSpan) -> bool:
-    """Whether ``span`` records content now: recording (not sampled out, not ended) and the switch on.
-    Message conversion is skipped otherwise, since the span layer would drop its result."""
-    return span.is_recording and span.content_enabled
-
-
 def record_response(span: SemanticSpan, response: Any) -> None:
     """Fill a model span from a ``ModelResponse``: response model and id, output message, usage.
 
@@ -69,7 +63,7 @@ def record_response(span: SemanticSpan, response: Any) -> None:
         span.set_model(response_model=response.model_name, provider=response.provider_name,
                        response_id=response.provider_response_id)
     with guard("pydantic_ai.model_output"):
-        if records_content(span):
+        if span.records_content:
             span.set_messages(output=[_convert.response_message(response)])
         elif response.finish_reason:
             span.set_finish_reasons([response.finish_reason])
@@ -89,7 +83,7 @@ def end_model(span: SemanticSpan, request_context: Any, response: Any = None, *,
     if span.ended:
         return
     with guard("pydantic_ai.model_input"):
-        if records_content(span):  # the whole history is converted: only when it will be recorded
+        if span.records_content:  # the whole history is converted: only when it will be recorded
             messages, instructions = _convert.chat_messages(request_context.messages)
             span.set_messages(input=messages, system=instructions)
     record_response(span, response)
