@@ -125,8 +125,8 @@ def test_every_content_attribute_is_redacted(provider: Any, exporter: SnapshotEx
         assert not _leaks(s, SHAPE, KEYED), (s.name, _leaks(s, SHAPE, KEYED))
     # and the content is still there, redacted
     m = next(s for s in spans if s.semantic_kind == "model")
-    assert REDACTED in m.attributes["llm.input_messages.3.message.content"]
-    assert REDACTED in m.attributes["llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments"]
+    assert REDACTED in m.attributes["llm.input_messages.4.message.content"]  # system= comes first (M-4)
+    assert REDACTED in m.attributes["llm.input_messages.3.message.tool_calls.0.tool_call.function.arguments"]
     assert json.loads(m.attributes["gen_ai.input.messages"])[0]["role"] == "user"
 
 
@@ -404,7 +404,8 @@ def test_redact_hook_sees_every_content_attribute(provider: Any, exporter: Snaps
     assert [k for k, v in span.attributes.items() if "PII" in str(v)] == []
     expected = {"gen_ai.agent.description", "gen_ai.system_instructions", "gen_ai.input.messages",
                 "llm.input_messages.0.message.content", "llm.input_messages.1.message.content",
-                "llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments", "input.value",
+                "llm.input_messages.2.message.content",  # system= is the first OpenInference message (M-4)
+                "llm.input_messages.3.message.tool_calls.0.tool_call.function.arguments", "input.value",
                 "gen_ai.output.messages", "llm.output_messages.0.message.content", "output.value",
                 "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.retrieval.query.text",
                 "gen_ai.retrieval.documents", "retrieval.documents.0.document.content",

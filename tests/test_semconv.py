@@ -14,7 +14,8 @@ GENAI_CONSTANTS = {v for k, v in vars(gen_ai).items() if k.startswith("GEN_AI_")
 OI_CONSTANTS = {
     v
     for cls in (oi.SpanAttributes, oi.MessageAttributes, oi.ToolCallAttributes, oi.DocumentAttributes,
-                oi.EmbeddingAttributes, oi.ToolAttributes)
+                oi.EmbeddingAttributes, oi.ToolAttributes, oi.MessageContentAttributes, oi.ImageAttributes,
+                oi.AudioAttributes)
     for k, v in vars(cls).items()
     if k.isupper() and isinstance(v, str)
 }
@@ -34,7 +35,8 @@ def test_gen_ai_names_match_semconv_package(name: str, value: str) -> None:
 
 
 OI_PREFIXES = ("input.", "output.", "llm.", "tool.", "retrieval.", "embedding.", "session.", "user.",
-               "metadata", "tag.", "agent.", "graph.", "message.", "tool_call.", "document.", "openinference.")
+               "metadata", "tag.", "agent.", "graph.", "message.", "tool_call.", "document.", "openinference.", "message_content.",
+               "image.", "audio.")
 
 
 @pytest.mark.parametrize("name,value", sorted(ours(OI_PREFIXES).items()))

@@ -31,7 +31,8 @@ is stable.
 
 from .encoding import encode, fit_json, fit_text, to_jsonable
 from .guard import guard, guarded, report_internal_error
-from .messages import ChatMessage, ToolCallRequest
+from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
+                       ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, media_part, modality_of)
 from .registry import SpanRegistry
 from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
 from .settings import Settings
@@ -39,7 +40,8 @@ from .span import SemanticSpan, Telemetry, Usage, otel_value, semantic_span_for
 from .streams import watch_stream, wrap_stream
 
 __all__ = [
-    "ChatMessage", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
+    "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
+    "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",
     "watch_stream", "wrap_stream",

@@ -10,6 +10,10 @@ change them at run time; a span keeps the values it started with):
     content; OTel's own helpers default to off).
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``
     Budget per content attribute, in characters (default 16384, minimum 64).
+``OTEL_AGENTS_MAX_MEDIA_BYTES``
+    Largest inline media (an image, audio or document sent as bytes) recorded in a
+    message part, in bytes (default 4096, minimum 0); larger media keep only their
+    MIME type, modality, size and SHA-256.
 ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
     Seconds a wrapped stream may sit unconsumed before its span is ended as
     abandoned (default 300).
@@ -26,10 +30,12 @@ from typing import Callable
 ENV_CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 ENV_MAX_CONTENT_LENGTH = "OTEL_AGENTS_MAX_CONTENT_LENGTH"
 ENV_STREAM_IDLE_TIMEOUT = "OTEL_AGENTS_STREAM_IDLE_TIMEOUT"
+ENV_MAX_MEDIA_BYTES = "OTEL_AGENTS_MAX_MEDIA_BYTES"
 
 DEFAULT_MAX_CONTENT_LENGTH = 16_384
 MIN_CONTENT_LENGTH = 64
 DEFAULT_STREAM_IDLE_TIMEOUT = 300.0
+DEFAULT_MAX_MEDIA_BYTES = 4096
 
 _OFF = {"no_content", "false", "0", "off", "none", "no"}
 
@@ -77,12 +83,15 @@ class Settings:
             follows ``OTEL_AGENTS_MAX_CONTENT_LENGTH``.
         stream_idle_timeout: seconds (float) before an unconsumed stream's span
             is ended as abandoned; ``None`` follows the environment.
+        max_media_bytes: largest inline media kept in a message part, in bytes;
+            ``None`` follows ``OTEL_AGENTS_MAX_MEDIA_BYTES``.
         redact_hook: extra redaction, ``hook(attribute_key, text) -> text``.
     """
 
     capture_content: bool | None = None
     max_content_length: int | None = None
     stream_idle_timeout: float | None = None
+    max_media_bytes: int | None = None
     redact_hook: RedactHook | None = field(default=None, repr=False)
 
     def content_enabled(self) -> bool:
@@ -98,6 +107,12 @@ class Settings:
                 return DEFAULT_MAX_CONTENT_LENGTH
             return max(MIN_CONTENT_LENGTH, int(self.max_content_length))
         return int(_number_from_env(ENV_MAX_CONTENT_LENGTH, DEFAULT_MAX_CONTENT_LENGTH, MIN_CONTENT_LENGTH))
+
+    def media_budget(self) -> int:
+        """The largest inline media recorded in a message part, in bytes (>= 0)."""
+        if self.max_media_bytes is not None:
+            return max(0, int(self.max_media_bytes)) if math.isfinite(self.max_media_bytes) else DEFAULT_MAX_MEDIA_BYTES
+        return int(_number_from_env(ENV_MAX_MEDIA_BYTES, DEFAULT_MAX_MEDIA_BYTES, 0))
 
     def idle_timeout(self) -> float:
         """Seconds before an idle stream is ended as abandoned."""

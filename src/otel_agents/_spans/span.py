@@ -38,8 +38,9 @@ from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
 from . import encoding
 from .guard import guard, report_internal_error
-from .messages import (ChatMessage, ToolCallRequest, genai_messages, last_text, normalize_finish_reason,
-                       openinference_messages)
+from .messages import (ChatMessage, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
+                       ToolDefinition, UriPart, genai_messages, genai_part, genai_tool_definitions, last_text,
+                       normalize_finish_reason, openinference_messages, openinference_tool_schema)
 from .metrics import GenAIMetrics
 from .redaction import redact_data, redact_text
 from .run_context import current_run_attributes
@@ -49,6 +50,7 @@ logger = logging.getLogger("otel_agents")
 
 _LEGAL_SCALARS = (str, bool, int, float)
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
+_MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
 _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
 _CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
 _REDACTION_MARGIN = 256  # characters scanned past the content budget, so a secret starting inside it is seen whole
@@ -316,14 +318,24 @@ class SemanticSpan:
 
     def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
                      output: Sequence[ChatMessage] | None = None,
-                     system: Sequence[str] | None = None) -> None:
+                     system: Sequence[str | Part] | None = None,
+                     tools: Sequence[ToolDefinition] | None = None) -> None:
         """Model messages (content): GenAI JSON attributes plus OpenInference flattened ones.
 
-        System messages found in ``input`` are moved to ``gen_ai.system_instructions``.
-        Also sets ``input.value`` (JSON messages) and ``output.value`` (the
-        assistant text, or the JSON messages when the output is tool calls).
-        Finish reasons of ``output`` go to ``gen_ai.response.finish_reasons``
-        whether or not content is on.
+        Args:
+            input: the messages sent (any roles); ``system`` messages among them go to
+                ``gen_ai.system_instructions`` and stay first in the OpenInference list.
+            output: the messages the model returned (``finish_reason`` on each).
+            system: system instructions given apart from the messages (strings or parts):
+                ``gen_ai.system_instructions``, and a leading OpenInference ``system`` message.
+            tools: the tools offered to the model (see :meth:`set_tool_definitions`).
+
+        Also sets ``input.value`` (JSON messages) and ``output.value`` (the answer text,
+        or the JSON messages when the output requests tools). Finish reasons of
+        ``output`` go to ``gen_ai.response.finish_reasons`` whether or not content is on;
+        everything else only with content on. Inline media follow the media budget
+        (:meth:`Settings.media_budget`, bytes). Shapes: OTel GenAI semconv v1.41 message
+        schemas; OpenInference ``llm.input_messages``/``llm.output_messages``.
         """
         if self._ended or self._mute:
             return
@@ -334,32 +346,36 @@ class SemanticSpan:
                     self.set_finish_reasons(reasons)
             if not self._content:
                 return
+            media = self.telemetry.settings.media_budget()
             # Each message is redacted once, then encoded three ways (GenAI JSON, OpenInference
             # flattened attributes, input/output.value), all written in one call to the SDK.
             attrs: dict[str, Any] = {}
+            if input is not None or system:
+                messages = [self._redacted_message(m) for m in input or ()]
+                given = [self._redacted_part(TextPart(p) if isinstance(p, str) else p) for p in system or ()]
+                sys_parts = given + [p for m in messages if m.role == "system" for p in m.parts]
+                if sys_parts:
+                    self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, [genai_part(p, media) for p in sys_parts],
+                                      redacted=True)
+                if given:  # shown first, as a system message, in OpenInference and input.value
+                    messages.insert(0, ChatMessage("system", parts=given))
             if input is not None:
-                messages = [self._redacted_message(m) for m in input]
-                sys_text = [self._redacted(t) for t in system or ()]
-                sys_text += [m.content for m in messages if m.role == "system" and m.content]
-                if sys_text:
-                    self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS,
-                                      [{"type": "text", "content": t} for t in sys_text], redacted=True)
                 # Each message is encoded once; the two lists are joined from the same texts.
-                data = genai_messages(messages)
+                data = genai_messages(messages, media)
                 texts = [encoding.dumps(d) for d in data]
                 chat = [i for i, m in enumerate(messages) if m.role != "system"]
                 self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES, [data[i] for i in chat], redacted=True,
                                   encoded="[" + ",".join(texts[i] for i in chat) + "]")
-                self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages)
+                self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
                 mime = self._render_into(attrs, A.INPUT_VALUE, data, redacted=True, encoded="[" + ",".join(texts) + "]")
                 if mime:
                     attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
                 messages = [self._redacted_message(m) for m in output]
-                out_data = genai_messages(messages, output=True)
+                out_data = genai_messages(messages, media, output=True)
                 out_text = encoding.dumps(out_data)
                 self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
-                self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages)
+                self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
                 text = last_text(messages)
                 has_calls = any(m.tool_calls for m in messages)
                 if text is not None and not has_calls:
@@ -368,16 +384,50 @@ class SemanticSpan:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, out_data, redacted=True, encoded=out_text)
                 if mime:
                     attrs[A.OUTPUT_MIME_TYPE] = mime
+            if tools:
+                self._tools_into(attrs, tools)
             self.span.set_attributes(attrs)
 
-    def _redacted_message(self, m: ChatMessage) -> ChatMessage:
-        return ChatMessage(m.role, None if m.content is None else self._redacted(m.content),
-                           [ToolCallRequest(c.name, self._redacted(c.arguments), c.id) for c in m.tool_calls],
-                           m.tool_call_id, m.finish_reason)
+    def set_tool_definitions(self, tools: Sequence[ToolDefinition]) -> None:
+        """The tools offered to the model (content): ``gen_ai.tool.definitions`` (OTel GenAI
+        semconv v1.41: ``[{"type", "name", "description", "parameters"}]``) and OpenInference
+        ``llm.tools.{i}.tool.json_schema`` (the OpenAI function-tool JSON Phoenix reads)."""
+        if not tools or self._ended or not self._content:
+            return
+        with guard("span.set_tool_definitions"):
+            attrs: dict[str, Any] = {}
+            self._tools_into(attrs, tools)
+            self.span.set_attributes(attrs)
 
-    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage]) -> None:
-        for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES):
-            if key.endswith(A.MESSAGE_CONTENT) or key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS):
+    def _tools_into(self, attrs: dict[str, Any], tools: Sequence[ToolDefinition]) -> None:
+        self._render_into(attrs, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
+                          redacted=True)
+        for i, tool in enumerate(tools[:_MAX_FLAT_TOOLS]):
+            self._render_into(attrs, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}",
+                              self._redacted(openinference_tool_schema(tool)), redacted=True)
+
+    def _redacted_message(self, m: ChatMessage) -> ChatMessage:
+        return ChatMessage(m.role, parts=[self._redacted_part(p) for p in m.parts], finish_reason=m.finish_reason,
+                           name=m.name)
+
+    def _redacted_part(self, p: Part) -> Part:
+        """``p`` with its content redacted (media bytes and file ids are not text to scan)."""
+        t = type(p)
+        if t is TextPart or t is ReasoningPart:
+            return t(self._redacted(p.content))
+        if t is ToolCallPart:
+            return ToolCallPart(p.name, self._redacted(p.arguments), p.id)
+        if t is ToolCallResponsePart:
+            return ToolCallResponsePart(self._redacted(p.response), p.id)
+        if t is UriPart:
+            return UriPart(self._redacted(p.uri), p.modality, p.mime_type)
+        if t is GenericPart:
+            return GenericPart(p.type, self._redacted(dict(p.fields)))
+        return p
+
+    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:
+        for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES, media):
+            if key.endswith((A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)):
                 self._render_into(attrs, key, value, redacted=True,
                                   as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
             else:
