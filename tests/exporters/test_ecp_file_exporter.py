@@ -9,10 +9,12 @@ clock. The zero-code and fork cases run in subprocesses: ``tests/backends/test_z
 from __future__ import annotations
 
 import json
+import os
 from importlib.metadata import entry_points
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
@@ -131,6 +133,35 @@ def test_the_age_limit_and_the_bounds_come_from_the_processor(tmp_path):
         span.end()
     batches.export()
     assert exporter.folding.dropped["late_spans"] == 3 and exporter.folding.tracked_spans == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_writes_its_own_runs_only(tmp_path):
+    """Gunicorn-style fork while a run is open and partly exported: the child (which shares the file)
+    writes its own run and, at shutdown, nothing of its parent's; the parent finishes its run whole."""
+    rec, exporter, batches = held(tmp_path)
+    tel = rec.telemetry
+    with tel.span("agent", "parent") as agent:
+        agent.set_agent("parent")
+        with tel.span("tool", "before_fork") as tool:
+            tool.set_tool("before_fork", arguments={})
+        batches.export()
+        pid = os.fork()
+        if pid == 0:  # the child: never return into pytest
+            code = 1
+            try:
+                with tel.span("agent", "worker", parent=Context()) as worker:  # a request of its own
+                    worker.set_agent("worker")
+                batches.export()
+                exporter.shutdown()  # what the SDK's atexit hook does when a worker exits
+                code = 0
+            finally:
+                os._exit(code)
+        assert os.waitpid(pid, 0)[1] == 0
+    batches.export()
+    got = check(lines(tmp_path / "envelopes.jsonl"))
+    assert [(e["agents"][0]["name"], "incomplete" in e) for e in got] == [("worker", False), ("parent", False)]
+    assert [c["name"] for c in got[1]["tool_calls"]] == ["before_fork"]
 
 
 def test_behind_the_sdk_batch_span_processor(tmp_path):
