@@ -31,10 +31,9 @@ worker killed with ``SIGKILL`` or ended with ``os._exit`` loses its unfinished r
 from __future__ import annotations
 
 import json
-import logging
 import os
 import weakref
-from typing import Any
+from typing import Any, Sequence
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -44,8 +43,6 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from ..._spans.guard import report_internal_error
 from .._appender import JsonLinesAppender
 from ._processor import ECPFoldingProcessor
-
-logger = logging.getLogger("otel_agents")
 
 ENV_ECP_FILE = "OTEL_AGENTS_ECP_FILE"
 DEFAULT_ECP_FILE = "otel-agents-envelopes.jsonl"
@@ -91,7 +88,7 @@ class ECPFileExporter(SpanExporter):
             os.register_at_fork(after_in_child=lambda: (e := ref()) is not None and e._after_fork())
 
     # -- SpanExporter ----------------------------------------------------------------
-    def export(self, spans: Any) -> SpanExportResult:
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         folding = self.folding
         for span in spans:
             folding.on_end(span)  # folds and writes each run whose last span this is
