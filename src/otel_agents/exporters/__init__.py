@@ -2,7 +2,8 @@
 
 * :mod:`otel_agents.exporters.ecp` — :func:`~otel_agents.exporters.ecp.fold`
   and :class:`~otel_agents.exporters.ecp.ECPFoldingProcessor`: span trees →
-  Evaluation Context Protocol result envelopes.
+  Evaluation Context Protocol result envelopes; :class:`~otel_agents.exporters.ecp.ECPFileExporter`
+  writes them as JSON lines from a span exporter (the ``ecp`` traces-exporter entry point).
 * :mod:`otel_agents.exporters.file` — :class:`~otel_agents.exporters.file.OTLPJsonFileExporter`
   and :func:`~otel_agents.exporters.file.read_otlp_json`: spans ↔ OTLP/JSON lines
   (needs ``opentelemetry-exporter-otlp-proto-common``, in the ``otlp`` and
@@ -23,6 +24,7 @@ from typing import Any
 _LAZY = {
     "fold": "otel_agents.exporters.ecp",
     "ECPFoldingProcessor": "otel_agents.exporters.ecp",
+    "ECPFileExporter": "otel_agents.exporters.ecp",
     "OTLPJsonFileExporter": "otel_agents.exporters.file",
     "read_otlp_json": "otel_agents.exporters.file",
 }

@@ -33,9 +33,8 @@ import base64
 import json
 import logging
 import os
-import threading
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence, TextIO
+from typing import Any, Iterable, Sequence
 
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -47,6 +46,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags, TraceState
 from opentelemetry.trace.status import Status, StatusCode
+
+from ._appender import JsonLinesAppender
 
 logger = logging.getLogger("otel_agents")
 
@@ -91,46 +92,45 @@ class OTLPJsonFileExporter(SpanExporter):
 
     Args:
         path: the file; created (with its directory) if missing, appended to otherwise.
+            Default: ``OTEL_AGENTS_TRACES_FILE``, else ``otel-agents-traces.jsonl`` in the
+            working directory (as for the ``file`` preset). This default is what the
+            ``otlp_json_file`` entry point uses:
+            ``opentelemetry-instrument --traces_exporter otlp_json_file python app.py``.
 
     Raises:
         OSError: the file cannot be opened for appending.
 
-    Each :meth:`export` writes one line and flushes it, so a crash loses at
-    most the batch being written. Safe to share between threads.
+    Each :meth:`export` writes its line with one ``O_APPEND`` write and keeps
+    nothing buffered, so a crash loses at most the batch being written, and
+    threads and forked worker processes (gunicorn) can share one file: their
+    lines never interleave (see :mod:`otel_agents.exporters._appender`).
     """
 
-    def __init__(self, path: str | os.PathLike[str]):
-        self.path = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._lock = threading.Lock()
-        self._file: TextIO | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in shutdown
+    def __init__(self, path: str | os.PathLike[str] | None = None):
+        if path is None:
+            from .presets import DEFAULT_TRACES_FILE, ENV_TRACES_FILE
+
+            path = os.environ.get(ENV_TRACES_FILE) or DEFAULT_TRACES_FILE
+        self._out = JsonLinesAppender(path)
+        self.path = self._out.path
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if not spans:
             return SpanExportResult.SUCCESS
         try:
             line = json.dumps(to_otlp_json(spans), ensure_ascii=False, separators=(",", ":"))
-            with self._lock:
-                if self._file is None:
-                    return SpanExportResult.FAILURE
-                self._file.write(line + "\n")
-                self._file.flush()
+            if not self._out.append(line):
+                return SpanExportResult.FAILURE
         except Exception as exc:  # noqa: BLE001 - an exporter reports failure, it does not raise
             logger.warning("otel_agents: could not write spans to %s: %r", self.path, exc)
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        with self._lock:
-            if self._file is not None:
-                self._file.flush()
-        return True
+        return True  # nothing is buffered: every export is written when it returns
 
     def shutdown(self) -> None:
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+        self._out.close()
 
 
 # --- reading --------------------------------------------------------------------

@@ -14,6 +14,11 @@ or fold live, as runs finish::
     processor = ECPFoldingProcessor(on_envelope=print)   # or drain processor.queue
     tracer_provider.add_span_processor(processor)
 
+or write envelopes as JSON lines from an exporter (the ``ecp`` entry point of
+``opentelemetry-instrument --traces_exporter ecp``; see :mod:`._exporter`)::
+
+    provider.add_span_processor(BatchSpanProcessor(ECPFileExporter("envelopes.jsonl", tracer_provider=provider)))
+
 or re-fold stored traces offline: ``otel-agents fold TRACES.jsonl -o ENVELOPES.jsonl``
 (see :mod:`otel_agents.exporters.file`).
 
@@ -64,6 +69,7 @@ from typing import Any, Iterable
 from opentelemetry.sdk.trace import ReadableSpan
 
 from ._envelope import build_envelope
+from ._exporter import ECPFileExporter
 from ._processor import ECPFoldingProcessor
 from ._runs import Run, group_runs
 
@@ -98,4 +104,4 @@ def envelope_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
-__all__ = ["ECPFoldingProcessor", "Run", "SCHEMA_PATH", "envelope_schema", "fold", "group_runs"]
+__all__ = ["ECPFileExporter", "ECPFoldingProcessor", "Run", "SCHEMA_PATH", "envelope_schema", "fold", "group_runs"]
