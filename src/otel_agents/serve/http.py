@@ -10,6 +10,7 @@ is ``405``; ``DELETE`` with an ``Mcp-Session-Id`` ends that session (see
 
 Checks, in order, before any agent code runs:
 
+0. request headers of at most 64 kB (``431``);
 1. the path (``404``);
 2. ``Host`` (DNS-rebinding protection): a loopback name, the bound address, or
    one listed with ``--allow-host``; else ``421``;
@@ -17,7 +18,8 @@ Checks, in order, before any agent code runs:
    else ``403``;
 4. with a token (``--auth-token`` / ``OTEL_AGENTS_ECP_TOKEN``):
    ``Authorization: Bearer <token>``; else ``401``;
-5. the body: at most ``max_body`` bytes (``413``), received within
+5. the body: not framed twice (``Content-Length`` with ``Transfer-Encoding``:
+   ``400``), at most ``max_body`` bytes (``413``), received within
    ``connection_timeout`` seconds (``408``).
 
 Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
@@ -45,6 +47,7 @@ logger = logging.getLogger("otel_agents.serve")
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SESSION_HEADER = "mcp-session-id"
+MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete head past this size)
 
 Scope = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Mapping[str, Any]]]
@@ -133,9 +136,14 @@ class ECPApp:
         if scope["type"] != "http":  # lifespan is off; websockets are not served
             return
         headers: dict[str, str] = {}
+        size = 0
         for k, v in scope.get("headers", []):
             headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
+            size += len(k) + len(v)
         method = scope.get("method", "")
+        if size > MAX_HEAD:
+            return await _send(send, 431, {"error": f"request headers larger than {MAX_HEAD} bytes"},
+                               {"connection": "close"})
         if scope.get("path") != self.path:
             return await _send(send, 404, {"error": "not found"})
         if not _host_allowed(headers.get("host"), self._hosts):
@@ -166,6 +174,9 @@ class ECPApp:
 
     async def _post(self, headers: Mapping[str, str], receive: Receive, send: Send) -> None:
         declared = headers.get("content-length")
+        if declared is not None and "transfer-encoding" in headers:  # RFC 9112 6.3: a smuggling attempt
+            return await _send(send, 400, {"error": "both Content-Length and Transfer-Encoding"},
+                               {"connection": "close"})
         if declared is not None and (not declared.isdigit() or int(declared) > self.limits.max_body):
             return await _send(send, 413, {"error": f"body larger than {self.limits.max_body} bytes"},
                                {"connection": "close"})
@@ -313,7 +324,7 @@ def make_server(app: ECPApp, limits: HTTPLimits | None = None) -> Any:
     config = uvicorn.Config(app, http=_protocol_class(), ws="none", lifespan="off", log_config=None,
                             access_log=False, server_header=False, timeout_keep_alive=limits.connection_timeout,
                             limit_concurrency=limits.max_connections, backlog=limits.backlog,
-                            timeout_graceful_shutdown=2, h11_max_incomplete_event_size=64 * 1024)
+                            timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD)
     return Server(config)
 
 
