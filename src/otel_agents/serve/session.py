@@ -22,6 +22,7 @@ import inspect
 import json
 import logging
 import threading
+import traceback
 from typing import Any, Callable, Mapping, Sequence
 
 from opentelemetry import context as otel_context
@@ -216,6 +217,7 @@ class ECPSession:
                 self.runner.abandon()
                 raise
         if outcome.error is not None:
+            self._log_failure("reset", outcome.error)
             raise RPCError(AGENT_ERROR, self._error_message(outcome.error), {"type": type(outcome.error).__name__})
         return True
 
@@ -246,6 +248,8 @@ class ECPSession:
             try:
                 outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
             except asyncio.TimeoutError:
+                logger.warning("step (trace %s) timed out after %g s; its thread is abandoned", trace_hex,
+                               self.step_timeout)
                 self.runner.abandon()
                 self._abandon(root, trace_id, TimeoutError(f"step timed out after {self.step_timeout:g} s"))
                 raise RPCError(STEP_TIMEOUT, f"agent step timed out after {self.step_timeout:g} s (--step-timeout); "
@@ -263,6 +267,7 @@ class ECPSession:
             root.end()
             spans = self.collector.take(trace_id)
         if outcome.error is not None:
+            self._log_failure(f"step (trace {trace_hex})", outcome.error)
             raise RPCError(AGENT_ERROR, self._error_message(outcome.error),
                            {"type": type(outcome.error).__name__, "trace_id": trace_hex})
         envelope = self._envelope(spans, root.span.get_span_context().span_id, trace_hex)
@@ -279,6 +284,14 @@ class ECPSession:
         return asyncio.run(self.areset(params))
 
     # -- helpers -------------------------------------------------------------------
+    def _log_failure(self, what: str, error: BaseException) -> None:
+        """The agent's traceback to the log (``--log-file``); its message only when content is on."""
+        if self.telemetry.settings.content_enabled():
+            logger.warning("%s: the agent raised", what, exc_info=error)
+        else:
+            logger.warning("%s: the agent raised %s\n%s", what, type(error).__name__,
+                           "".join(traceback.format_tb(error.__traceback__)).rstrip())
+
     def _error_message(self, error: BaseException) -> str:
         message = f"agent raised {type(error).__name__}"
         if self.telemetry.settings.content_enabled():
