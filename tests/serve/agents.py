@@ -75,3 +75,38 @@ def exits(user_input: str) -> str:
 def chunks(user_input: str):
     yield "Hello, "
     yield user_input
+
+
+def hangs(user_input: str) -> str:
+    """Opens a tool span and never returns (until the process ends): a hung agent."""
+    import time
+
+    if user_input == "quick":
+        return "quick answer"
+    with _telemetry.span("tool", "wait_forever"):
+        time.sleep(3600)
+    return "unreachable"
+
+
+def slow(user_input: str) -> str:
+    import time
+
+    time.sleep(30)
+    return "slow answer"
+
+
+def interrupts(user_input: str) -> str:
+    if user_input == "ok":
+        return "fine"
+    raise KeyboardInterrupt
+
+
+def reads_stdin(user_input: str) -> str:
+    """An agent asking a human on stdin: it must see end of input, never the next protocol request."""
+    import sys
+
+    return f"stdin gave {sys.stdin.read()!r}"
+
+
+def nan_result(user_input: str) -> dict:
+    return {"score": float("nan")}

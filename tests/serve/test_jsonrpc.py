@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
+from otel_agents.serve import jsonrpc
 from otel_agents.serve.jsonrpc import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
-                                       PARSE_ERROR, RPCError, handle)
+                                       PARSE_ERROR, RPCError)
+
+
+def handle(raw, methods):
+    return asyncio.run(jsonrpc.handle(raw, methods))
 
 
 def _methods():

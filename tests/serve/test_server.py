@@ -147,13 +147,10 @@ def test_ecp_conformance_http(http_server: str) -> None:
 
 
 def test_http_binds_loopback_by_default() -> None:
-    from otel_agents.serve.http import make_server
+    from otel_agents.cli import build_parser
 
-    server = make_server({}, port=0)
-    try:
-        assert server.server_address[0] == "127.0.0.1"
-    finally:
-        server.server_close()
+    args = build_parser().parse_args(["ecp", "serve", "x:y", "--http"])
+    assert args.host == "127.0.0.1"
 
 
 def test_sigterm_exits_cleanly_and_keeps_the_trace_file(tmp_path: Path) -> None:

@@ -1,16 +1,23 @@
 """``otel-agents ecp serve TARGET``: serve an instrumented agent over ECP (stdio or Streamable HTTP).
 
 TARGET is ``module:attr`` or ``path/to/file.py:attr``: a callable taking the step
-input (sync or async), or an object with ``step(input)`` and optional ``reset()``.
+input (sync or async), an object with ``step(input)`` and optional ``reset()``, or
+a class (or a factory taking no argument) making such objects, one per HTTP session.
 Every installed framework is instrumented; each step's spans are folded into its
 ECP envelope and, when asked, also exported (``--trace-file`` OTLP/JSON lines,
 ``--otlp-endpoint`` or the standard ``OTEL_EXPORTER_OTLP_*`` variables for OTLP/HTTP),
 so the run an ECP runtime grades is the run a tracing backend shows.
+
+A step still running after --step-timeout seconds is answered with an error and
+the server keeps serving. HTTP binds loopback only unless --allow-remote is given,
+checks Host and Origin, and with --auth-token (or OTEL_AGENTS_ECP_TOKEN) requires
+a bearer token; see "Serving safely" in the README.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import logging
 import os
@@ -19,18 +26,51 @@ import sys
 from . import plain
 
 
+class _Shutdown(BaseException):
+    """SIGTERM/SIGINT before the server loop runs (while the target imports): not the agent's own exit."""
+
+
+def _stop(*_: object) -> None:
+    raise _Shutdown
+
+
 def register(sub: argparse._SubParsersAction) -> None:
+    from ..serve.http import HTTPLimits
+    from ..serve.session import DEFAULT_STEP_TIMEOUT
+    from ..serve.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT
+
+    limits = HTTPLimits()
     ecp = sub.add_parser("ecp", help="Evaluation Context Protocol commands")
     ecp_sub = ecp.add_subparsers(dest="ecp_command", metavar="COMMAND")
     p = ecp_sub.add_parser("serve", help="serve an agent over ECP", description=plain(__doc__))
     p.add_argument("target", help="module:attr or path/to/file.py:attr")
     p.add_argument("--name", help="agent name reported by agent/initialize (default: the target's)")
+    p.add_argument("--step-timeout", type=float, default=DEFAULT_STEP_TIMEOUT, metavar="SECONDS",
+                   help=f"answer a step (or reset) still running after this long with an error and keep serving "
+                        f"(default {DEFAULT_STEP_TIMEOUT:g}; 0 = no limit)")
     p.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 = any free port)")
     p.add_argument("--path", default="/ecp", help="HTTP endpoint path (default /ecp)")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow binding a non-loopback --host (use with --auth-token)")
+    p.add_argument("--auth-token", default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
+                   help="require 'Authorization: Bearer TOKEN' on every HTTP request "
+                        "(default: $OTEL_AGENTS_ECP_TOKEN; prefer the variable: arguments show in ps)")
     p.add_argument("--allow-origin", action="append", default=[],
                    help="an extra allowed Origin for HTTP requests (loopback origins are always allowed)")
+    p.add_argument("--allow-host", action="append", default=[],
+                   help="an extra allowed Host header name (loopback names and the bound address always are)")
+    p.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS,
+                   help=f"HTTP sessions open at once (default {DEFAULT_MAX_SESSIONS})")
+    p.add_argument("--session-idle-timeout", type=float, default=DEFAULT_SESSION_IDLE_TIMEOUT, metavar="SECONDS",
+                   help=f"end an HTTP session after this long without a request "
+                        f"(default {DEFAULT_SESSION_IDLE_TIMEOUT:g})")
+    p.add_argument("--connection-timeout", type=float, default=limits.connection_timeout, metavar="SECONDS",
+                   help=f"close an HTTP connection that sends no complete request for this long "
+                        f"(default {limits.connection_timeout:g})")
+    p.add_argument("--max-body-bytes", type=int, default=limits.max_body,
+                   help=f"largest request (HTTP body or stdio line) in bytes (default {limits.max_body})")
     p.add_argument("--trace-file", help="also write every span as OTLP/JSON lines to this file")
     p.add_argument("--otlp-endpoint", help="also export spans over OTLP/HTTP to this URL (…/v1/traces)")
     p.add_argument("--log-file", help="send this process's stderr (logs, the agent's prints) to a file")
@@ -58,10 +98,34 @@ def _provider(args: argparse.Namespace):
     return provider
 
 
+def _refusal(args: argparse.Namespace) -> str | None:
+    """Why these HTTP options are refused, or ``None``."""
+    from ..serve.http import is_loopback
+
+    if args.http and not is_loopback(args.host) and not args.allow_remote:
+        return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
+                "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
+    if args.step_timeout < 0 or args.max_sessions < 1 or args.connection_timeout <= 0 or args.max_body_bytes < 1:
+        return "--step-timeout must be >= 0; --max-sessions, --connection-timeout, --max-body-bytes > 0"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
-    # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit through `finally`,
-    # so spans are flushed and instrumentation removed.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit 0 through `finally`,
+    # so spans are flushed and instrumentation removed. Once the server loop runs, it owns the signals.
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    try:
+        return _run(args)
+    except _Shutdown:
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    refusal = _refusal(args)
+    if refusal:
+        print(f"otel-agents ecp serve: {refusal}", file=sys.stderr)
+        return 2
     if args.log_file:
         os.makedirs(os.path.dirname(os.path.abspath(args.log_file)), exist_ok=True)
         log = open(args.log_file, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives with the process
@@ -69,14 +133,19 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr = log
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     from .. import instrument, uninstrument
-    from ..serve import ECPSession, TargetError, load_target
+    from ..serve import TargetError, load_target
 
-    protocol_out = sys.stdout
+    # The protocol keeps private copies of stdin and stdout; the agent gets /dev/null as its stdin and
+    # stderr as its stdout, so nothing it reads or writes (input(), print, a child process, C code) can
+    # take a request or corrupt a response.
+    protocol_in = os.fdopen(os.dup(0), "rb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    protocol_out = None
     if not args.http:
-        # Keep the protocol on a private copy of stdout and point file descriptor 1 at stderr, so
-        # nothing the agent writes (print, a child process, C code) can corrupt the JSON-RPC stream.
         sys.stdout.flush()
-        protocol_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+        protocol_out = os.fdopen(os.dup(1), "wb")
         os.dup2(2, 1)
     provider = _provider(args)
     # The served agent's own spans (decorators, manual spans) use the global provider: make it ours.
@@ -91,21 +160,54 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents ecp serve: {exc}", file=sys.stderr)
         uninstrument()
         return 2
-    session = ECPSession(target, provider, name=args.name)
+    from ..serve.session import Tracing
+    from ..serve.sessions import SessionManager
+
+    sessions = SessionManager(target, Tracing(provider), args.name, step_timeout=args.step_timeout or None,
+                              max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
     try:
-        if args.http:
-            from ..serve.http import serve_http
-
-            serve_http(session.methods(), args.host, args.port, args.path, args.allow_origin,
-                       announce=lambda url: print(f"serving ECP at {url}", file=sys.stderr, flush=True))
-        else:
-            from ..serve.stdio import serve_stdio
-
-            serve_stdio(session.methods(), sys.stdin, protocol_out)
-    except KeyboardInterrupt:
-        pass
+        asyncio.run(_serve_http(args, sessions) if args.http else _serve_stdio(args, sessions, protocol_in,
+                                                                                protocol_out))
     finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # cleanup is short; let it finish
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         uninstrument()
         provider.shutdown()
-        session.close()
+        sessions.close()
     return 0
+
+
+async def _serve_stdio(args: argparse.Namespace, sessions, stdin, stdout) -> None:
+    from ..serve.stdio import serve_stdio
+
+    task = asyncio.ensure_future(serve_stdio(sessions.default.methods(), stdin, stdout, args.max_body_bytes))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, task.cancel)  # the step in flight is abandoned, its spans ended
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def _serve_http(args: argparse.Namespace, sessions) -> None:
+    from ..serve.http import ECPApp, HTTPLimits, HTTPSecurity, is_loopback, serve_http
+
+    limits = HTTPLimits(connection_timeout=args.connection_timeout, max_body=args.max_body_bytes)
+    security = HTTPSecurity(allowed_hosts=args.allow_host, allowed_origins=args.allow_origin,
+                            auth_token=args.auth_token)
+    if not is_loopback(args.host) and not args.auth_token:
+        logging.getLogger("otel_agents.serve").warning(
+            "serving %s without --auth-token: anyone who can reach it can run the agent", args.host)
+    app = ECPApp(sessions, args.path, security, limits, bound_host=args.host)
+    loop = asyncio.get_running_loop()
+
+    def started(server) -> None:
+        def stop() -> None:
+            server.force_exit = server.should_exit  # a second signal: stop waiting for steps in flight
+            server.should_exit = True
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
+
+    await serve_http(app, args.host, args.port, limits, started=started,
+                     announce=lambda url: print(f"serving ECP at {url}", file=sys.stderr, flush=True))
+

@@ -1,23 +1,87 @@
 """ECP over Streamable HTTP: one endpoint (default ``/ecp``), JSON-RPC in a POST body.
 
-Follows the Streamable HTTP transport rules that apply to a request/response
-agent: ``POST`` answers ``application/json``; a notification is answered
-``202 Accepted`` with no body; ``GET`` (no server-initiated stream here) is
-``405``; a request whose ``Origin`` is not allowed is ``403`` (DNS-rebinding
-protection). Binds 127.0.0.1 by default.
+A bare ASGI application (:class:`ECPApp`) served by Uvicorn (https://www.uvicorn.org/)
+with its strict HTTP/1.1 parser (h11: chunked bodies, keep-alive, no request
+smuggling). Follows the Streamable HTTP transport rules that apply to a
+request/response agent: ``POST`` answers ``application/json``; a notification is
+answered ``202 Accepted`` with no body; ``GET`` (no server-initiated stream here)
+is ``405``; ``DELETE`` with an ``Mcp-Session-Id`` ends that session (see
+:mod:`.sessions`).
+
+Checks, in order, before any agent code runs:
+
+0. request headers of at most 64 kB (``431``);
+1. the path (``404``);
+2. ``Host`` (DNS-rebinding protection): a loopback name, the bound address, or
+   one listed with ``--allow-host``; else ``421``;
+3. ``Origin``, when sent: a loopback origin or one listed with ``--allow-origin``;
+   else ``403``;
+4. with a token (``--auth-token`` / ``OTEL_AGENTS_ECP_TOKEN``):
+   ``Authorization: Bearer <token>``; else ``401``;
+5. the body: not framed twice (``Content-Length`` with ``Transfer-Encoding``:
+   ``400``), at most ``max_body`` bytes (``413``), received within
+   ``connection_timeout`` seconds (``408``).
+
+Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
+head within ``connection_timeout`` seconds of opening, or of its last response, is
+closed (slow or idle clients cannot hold connections); at most ``max_connections``
+connections and requests at once (more get ``503``); the listen backlog is 2048.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hmac
+import ipaddress
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable, Mapping
+import logging
+import socket
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from .jsonrpc import handle
+from .jsonrpc import SERVER_BUSY, Request, dispatch, encode, error_response, parse
+from .sessions import SessionManager, SessionsFull
 
-MAX_BODY = 10 * 1024 * 1024  # bytes
+logger = logging.getLogger("otel_agents.serve")
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+SESSION_HEADER = "mcp-session-id"
+MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete head past this size)
+
+Scope = Mapping[str, Any]
+Receive = Callable[[], Awaitable[Mapping[str, Any]]]
+Send = Callable[[Mapping[str, Any]], Awaitable[None]]
+
+
+@dataclass
+class HTTPLimits:
+    """Bounds on what clients can hold. Seconds and bytes."""
+
+    connection_timeout: float = 10.0  # to send a request head (from connect or the last response), and a body
+    max_body: int = 4 * 1024 * 1024
+    max_connections: int = 1024  # connections and requests in flight; more are answered 503
+    backlog: int = 2048
+
+
+@dataclass
+class HTTPSecurity:
+    """Who may talk to the server: extra ``Host`` names and ``Origin``s, and an optional bearer token."""
+
+    allowed_hosts: list[str] = field(default_factory=list)  # "*" = any
+    allowed_origins: list[str] = field(default_factory=list)  # "*" = any
+    auth_token: str | None = None
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback IP address (127.0.0.0/8, ::1)."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
@@ -27,83 +91,255 @@ def _origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     allowed = list(allowed)
     if origin in allowed or "*" in allowed:
         return True
-    host = urlsplit(origin).hostname or ""
-    return host in ("127.0.0.1", "localhost", "::1")
-
-
-def make_server(methods: Mapping[str, Any], host: str = "127.0.0.1", port: int = 0, path: str = "/ecp",
-                allowed_origins: Iterable[str] = ()) -> ThreadingHTTPServer:
-    """Build (not start) the HTTP server; ``server.server_address`` has the bound port."""
-    origins = list(allowed_origins)
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, fmt: str, *args: Any) -> None:  # quiet: stdout/stderr are the user's
-            pass
-
-        def _send(self, status: int, body: bytes = b"", ctype: str = "application/json",
-                  extra: Mapping[str, str] | None = None) -> None:
-            self.send_response(status)
-            if body:
-                self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            for k, v in (extra or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            if body:
-                self.wfile.write(body)
-
-        def _checked(self) -> bool:
-            if urlsplit(self.path).path != path:
-                self._send(404, b'{"error":"not found"}')
-                return False
-            if not _origin_allowed(self.headers.get("Origin"), origins):
-                self._send(403, b'{"error":"origin not allowed"}')
-                return False
-            return True
-
-        def do_GET(self) -> None:  # noqa: N802
-            if self._checked():
-                self._send(405, b'{"error":"method not allowed: use POST"}', extra={"Allow": "POST"})
-
-        def do_DELETE(self) -> None:  # noqa: N802
-            if self._checked():
-                self._send(405, b'{"error":"method not allowed: use POST"}', extra={"Allow": "POST"})
-
-        def do_POST(self) -> None:  # noqa: N802
-            if not self._checked():
-                return
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                length = -1
-            if length < 0 or length > MAX_BODY:
-                self._send(413 if length > MAX_BODY else 400, b'{"error":"bad Content-Length"}')
-                return
-            body = self.rfile.read(length)
-            response = handle(body, methods)
-            if response is None:
-                self._send(202)
-                return
-            self._send(200, json.dumps(response).encode("utf-8"))
-
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
-
-
-def serve_http(methods: Mapping[str, Any], host: str, port: int, path: str,
-               allowed_origins: Iterable[str] = (), ready: threading.Event | None = None,
-               announce: Any = None) -> None:
-    """Serve until interrupted; ``announce(url)`` is called once listening."""
-    server = make_server(methods, host, port, path, allowed_origins)
-    if announce is not None:
-        h, p = server.server_address[:2]
-        announce(f"http://{h}:{p}{path}")
-    if ready is not None:
-        ready.set()
     try:
-        server.serve_forever()
+        return is_loopback(urlsplit(origin).hostname or "")
+    except ValueError:
+        return False
+
+
+def _host_allowed(host_header: str | None, names: set[str]) -> bool:
+    """No Host (HTTP/1.0, never a browser) is allowed; else its name must be a loopback or listed name."""
+    if host_header is None:
+        return True
+    if "*" in names:
+        return True
+    try:
+        name = urlsplit(f"//{host_header}").hostname or ""
+    except ValueError:
+        return False
+    return is_loopback(name) or name.lower() in names
+
+
+class ECPApp:
+    """The ASGI application: checks, then JSON-RPC against the request's session.
+
+    Args:
+        sessions: the session table (its default session serves requests without an id).
+        path: the endpoint path.
+        security: allowed hosts and origins, token.
+        limits: body size and time.
+        bound_host: the address bound, accepted as a ``Host`` name.
+    """
+
+    def __init__(self, sessions: SessionManager, path: str = "/ecp", security: HTTPSecurity | None = None,
+                 limits: HTTPLimits | None = None, bound_host: str = "127.0.0.1") -> None:
+        self.sessions = sessions
+        self.path = path
+        self.security = security or HTTPSecurity()
+        self.limits = limits or HTTPLimits()
+        self._hosts = {h.lower().strip("[]") for h in self.security.allowed_hosts}
+        if bound_host not in ("0.0.0.0", "::", ""):
+            self._hosts.add(bound_host.lower().strip("[]"))
+        self._token = (self.security.auth_token or "").encode("utf-8") or None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan is off; websockets are not served
+            return
+        headers: dict[str, str] = {}
+        size = 0
+        for k, v in scope.get("headers", []):
+            headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
+            size += len(k) + len(v)
+        method = scope.get("method", "")
+        if size > MAX_HEAD:
+            return await _send(send, 431, {"error": f"request headers larger than {MAX_HEAD} bytes"},
+                               {"connection": "close"})
+        if scope.get("path") != self.path:
+            return await _send(send, 404, {"error": "not found"})
+        if not _host_allowed(headers.get("host"), self._hosts):
+            return await _send(send, 421, {"error": "host not allowed (DNS-rebinding protection); "
+                                                    "see --allow-host"})
+        if not _origin_allowed(headers.get("origin"), self.security.allowed_origins):
+            return await _send(send, 403, {"error": "origin not allowed; see --allow-origin"})
+        if self._token is not None and not self._authorized(headers.get("authorization")):
+            return await _send(send, 401, {"error": "missing or wrong bearer token"},
+                               {"www-authenticate": 'Bearer realm="ecp"'})
+        if method == "POST":
+            return await self._post(headers, receive, send)
+        if method == "DELETE":
+            return await self._delete(headers, send)
+        await _send(send, 405, {"error": "method not allowed: use POST"}, {"allow": "POST, DELETE"})
+
+    def _authorized(self, value: str | None) -> bool:
+        scheme, _, token = (value or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("utf-8"), self._token or b"")
+
+    async def _delete(self, headers: Mapping[str, str], send: Send) -> None:
+        sid = headers.get(SESSION_HEADER)
+        if sid is None:
+            return await _send(send, 400, {"error": "DELETE needs an Mcp-Session-Id header"})
+        if not self.sessions.end(sid):
+            return await _send(send, 404, {"error": "unknown session"})
+        await _send(send, 204, None)
+
+    async def _post(self, headers: Mapping[str, str], receive: Receive, send: Send) -> None:
+        declared = headers.get("content-length")
+        if declared is not None and "transfer-encoding" in headers:  # RFC 9112 6.3: a smuggling attempt
+            return await _send(send, 400, {"error": "both Content-Length and Transfer-Encoding"},
+                               {"connection": "close"})
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limits.max_body):
+            return await _send(send, 413, {"error": f"body larger than {self.limits.max_body} bytes"},
+                               {"connection": "close"})
+        try:
+            body = await asyncio.wait_for(self._body(receive), self.limits.connection_timeout)
+        except asyncio.TimeoutError:
+            return await _send(send, 408, {"error": "request body not received in time"}, {"connection": "close"})
+        except _TooLarge:
+            return await _send(send, 413, {"error": f"body larger than {self.limits.max_body} bytes"},
+                               {"connection": "close"})
+        except _Disconnected:
+            return None
+        request = parse(body)
+        if not isinstance(request, Request):
+            return await _send(send, 200, request)
+        extra: dict[str, str] = {}
+        sid = headers.get(SESSION_HEADER)
+        if sid is not None:
+            session = self.sessions.get(sid)
+            if session is None:
+                return await _send(send, 404, error_response(request.id, -32600, "unknown or expired session: "
+                                                             "send agent/initialize without Mcp-Session-Id"))
+        elif request.method == "agent/initialize":
+            try:
+                sid, session = self.sessions.open()
+            except SessionsFull as exc:
+                return await _send(send, 503, error_response(request.id, SERVER_BUSY, f"server busy: {exc}"),
+                                   {"retry-after": "1"})
+            extra[SESSION_HEADER] = sid
+        else:
+            session = self.sessions.default
+        response = await dispatch(request, session.methods())
+        if response is None:
+            return await _send(send, 202, None, extra)
+        await _send(send, 200, response, extra)
+
+    async def _body(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limits.max_body:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+async def _send(send: Send, status: int, payload: Any, extra: Mapping[str, str] | None = None) -> None:
+    if payload is None:
+        body = b""
+    elif isinstance(payload, dict) and payload.get("jsonrpc") == "2.0":
+        body = encode(payload)
+    else:
+        body = json.dumps(payload, allow_nan=False, ensure_ascii=True).encode("ascii")
+    headers = [(b"content-length", str(len(body)).encode("ascii"))]
+    if body:
+        headers.append((b"content-type", b"application/json"))
+    headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (extra or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _protocol_class() -> type:
+    """Uvicorn's h11 protocol, plus a deadline for the request head (Uvicorn's keep-alive timer is
+    cancelled by the first byte of a request and never armed before the first one)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class DeadlineH11Protocol(H11Protocol):
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._idle_since = self.loop.time()
+            self._deadline = self.loop.call_later(self.timeout_keep_alive, self._check_deadline)
+
+        def on_response_complete(self) -> None:
+            self._idle_since = self.loop.time()
+            super().on_response_complete()
+
+        def _check_deadline(self) -> None:
+            if self.transport.is_closing():
+                return
+            waiting_for_head = self.cycle is None or self.cycle.response_complete
+            left = self._idle_since + self.timeout_keep_alive - self.loop.time()
+            if waiting_for_head and left <= 0:
+                self.timeout_keep_alive_handler()
+                if not self.transport.is_closing():
+                    self.transport.close()
+                return
+            self._deadline = self.loop.call_later(max(left, 0.05) if waiting_for_head else self.timeout_keep_alive,
+                                                  self._check_deadline)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._deadline.cancel()
+            super().connection_lost(exc)
+
+    return DeadlineH11Protocol
+
+
+def bind(host: str, port: int, backlog: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port`` 0 = any free port)."""
+    info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(info[0], socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(info[4])
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def make_server(app: ECPApp, limits: HTTPLimits | None = None) -> Any:
+    """A Uvicorn server for ``app`` that leaves signals to the caller (set ``should_exit`` to stop).
+
+    Raises:
+        RuntimeError: Uvicorn is not installed (it comes with ``otel-agents[ecp]``).
+    """
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise RuntimeError("the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'") from exc
+
+    limits = limits or HTTPLimits()
+
+    class Server(uvicorn.Server):
+        def capture_signals(self):  # type: ignore[override] - the CLI owns SIGTERM/SIGINT
+            import contextlib
+
+            return contextlib.nullcontext()
+
+    config = uvicorn.Config(app, http=_protocol_class(), ws="none", lifespan="off", log_config=None,
+                            access_log=False, server_header=False, timeout_keep_alive=limits.connection_timeout,
+                            limit_concurrency=limits.max_connections, backlog=limits.backlog,
+                            timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD)
+    return Server(config)
+
+
+async def serve_http(app: ECPApp, host: str, port: int, limits: HTTPLimits | None = None,
+                     announce: Callable[[str], Any] | None = None, started: Callable[[Any], Any] | None = None) -> None:
+    """Serve until ``server.should_exit`` is set; ``announce(url)`` once listening, ``started(server)`` before."""
+    limits = limits or HTTPLimits()
+    sock = bind(host, port, limits.backlog)
+    server = make_server(app, limits)
+    if started is not None:
+        started(server)
+    h, p = sock.getsockname()[:2]
+    if announce is not None:
+        announce(f"http://{f'[{h}]' if ':' in h else h}:{p}{app.path}")
+    try:
+        await server.serve(sockets=[sock])
     finally:
-        server.server_close()
+        sock.close()

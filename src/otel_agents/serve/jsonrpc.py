@@ -1,15 +1,32 @@
 """JSON-RPC 2.0 message handling for the ECP server, transport-independent.
 
-:func:`handle` takes one raw message (a line on stdio, a body over HTTP) and
-returns the response object, or ``None`` for a notification. Bad input never
-raises: it becomes an error response with the standard code (JSON-RPC 2.0
-spec, section 5.1) and the server keeps serving.
+:func:`parse` turns one raw message (a line on stdio, a body over HTTP) into a
+:class:`Request` or an error response; :func:`dispatch` runs a request against
+the methods; :func:`encode` writes a response as strict JSON. :func:`handle`
+does all three. Bad input never raises: it becomes an error response with the
+standard code (JSON-RPC 2.0 spec, section 5.1) and the server keeps serving.
+
+What counts as bad input:
+
+* not UTF-8, not JSON, nested deeper than the parser's recursion limit, a number
+  too large for a float (``1e400``) or an integer longer than Python's
+  4300-digit limit: ``-32700`` parse error, ``id: null``;
+* the non-JSON constants ``NaN``/``Infinity``, an ``id`` that is not a string,
+  number or null, a batch (ECP exchanges one object per message), a missing
+  ``"jsonrpc": "2.0"`` or ``method``: ``-32600`` invalid request, with ``id: null``
+  when the id itself is the problem.
+
+Every response is strict JSON (RFC 8259: no ``NaN``, ASCII with ``\\uXXXX``
+escapes, so lone surrogates an agent returns still travel as valid UTF-8).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
+import math
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 logger = logging.getLogger("otel_agents.serve")
@@ -20,6 +37,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 AGENT_ERROR = -32000  # implementation-defined server error: the agent under test raised
+STEP_TIMEOUT = -32001  # the agent did not answer within --step-timeout
+SERVER_BUSY = -32002  # no session could be created: every session is busy
 
 
 class RPCError(Exception):
@@ -35,6 +54,27 @@ class RPCError(Exception):
 Method = Callable[[Mapping[str, Any]], Any]
 
 
+@dataclass(frozen=True)
+class Request:
+    """A valid JSON-RPC request: ``id`` is absent (``notification``) or a string, finite number or null."""
+
+    id: Any
+    method: str
+    params: Mapping[str, Any] | None  # None: "params" was neither an object nor absent
+    notification: bool
+
+
+class _NonFinite:
+    """Stands for a ``NaN``/``Infinity`` literal while parsing (never a value an agent sees)."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]!r} is out of range for a double")
+    return value
+
+
 def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
     """A JSON-RPC error response object."""
     err: dict[str, Any] = {"code": code, "message": message}
@@ -43,56 +83,89 @@ def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[
     return {"jsonrpc": "2.0", "id": id_, "error": err}
 
 
-def handle(raw: str | bytes, methods: Mapping[str, Method]) -> dict[str, Any] | None:
-    """Handle one JSON-RPC message.
-
-    Args:
-        raw: the message text.
-        methods: method name → ``fn(params) -> result``; ``fn`` raises
-            :class:`RPCError` for an answerable error.
-
-    Returns:
-        The response object, or ``None`` when the message was a valid notification
-        (no ``id``). Batches are answered with one ``-32600`` error: ECP exchanges
-        one object per message.
-    """
+def parse(raw: str | bytes) -> Request | dict[str, Any]:
+    """Parse and validate one message: a :class:`Request`, or the error response to send."""
     try:
-        msg = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        return error_response(None, PARSE_ERROR, f"parse error: {exc}")
+        text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else raw
+        non_finite: list[str] = []
+        msg = json.loads(text, parse_float=_finite_float,
+                         parse_constant=lambda name: (non_finite.append(name), _NonFinite())[1])
+    except RecursionError:
+        return error_response(None, PARSE_ERROR, "parse error: nested too deeply")
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError and int/float limits are ValueErrors
+        return error_response(None, PARSE_ERROR, f"parse error: {str(exc)[:200]}")
     if isinstance(msg, list):
         return error_response(None, INVALID_REQUEST, "invalid request: batches are not supported by ECP; "
                               "send one JSON-RPC object per message")
     if not isinstance(msg, dict):
         return error_response(None, INVALID_REQUEST, "invalid request: expected a JSON object")
     id_ = msg.get("id")
-    is_notification = "id" not in msg
-    if msg.get("jsonrpc") != "2.0":
-        return error_response(id_ if _valid_id(id_) else None, INVALID_REQUEST,
-                              'invalid request: "jsonrpc" must be "2.0"')
     if not _valid_id(id_):
-        return error_response(None, INVALID_REQUEST, 'invalid request: "id" must be a string, a number or null')
+        return error_response(None, INVALID_REQUEST,
+                              'invalid request: "id" must be a string, a finite number or null')
+    if non_finite:
+        return error_response(id_, INVALID_REQUEST, f"invalid request: {non_finite[0]} is not a JSON value")
+    if msg.get("jsonrpc") != "2.0":
+        return error_response(id_, INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"')
     method = msg.get("method")
     if not isinstance(method, str) or not method:
         return error_response(id_, INVALID_REQUEST, 'invalid request: "method" must be a non-empty string')
     params = msg.get("params", {})
     if params is None:
         params = {}
-    if not isinstance(params, dict):
-        return None if is_notification else error_response(
-            id_, INVALID_PARAMS, 'invalid params: "params" must be an object')
-    fn = methods.get(method)
+    return Request(id_, method, params if isinstance(params, dict) else None, "id" not in msg)
+
+
+async def dispatch(request: Request, methods: Mapping[str, Method]) -> dict[str, Any] | None:
+    """Run ``request``: the response object, or ``None`` for a notification.
+
+    A method is ``fn(params)``, sync or async; it raises :class:`RPCError` for an
+    answerable error. Any other exception is ``-32603`` (logged with its traceback).
+    """
+    def answer(response: dict[str, Any]) -> dict[str, Any] | None:
+        return None if request.notification else response
+
+    if request.params is None:
+        return answer(error_response(request.id, INVALID_PARAMS, 'invalid params: "params" must be an object'))
+    fn = methods.get(request.method)
     if fn is None:
-        return None if is_notification else error_response(id_, METHOD_NOT_FOUND, f"method not found: {method}")
+        return answer(error_response(request.id, METHOD_NOT_FOUND, f"method not found: {request.method}"))
     try:
-        result = fn(params)
+        result = fn(request.params)
+        if inspect.isawaitable(result):
+            result = await result
     except RPCError as exc:
-        return None if is_notification else error_response(id_, exc.code, exc.message, exc.data)
+        return answer(error_response(request.id, exc.code, exc.message, exc.data))
     except Exception as exc:  # noqa: BLE001 - never a dead server
-        logger.exception("internal error in %s", method)
-        return None if is_notification else error_response(id_, INTERNAL_ERROR, f"internal error: {exc!r}")
-    return None if is_notification else {"jsonrpc": "2.0", "id": id_, "result": result}
+        logger.exception("internal error in %s", request.method)
+        return answer(error_response(request.id, INTERNAL_ERROR, f"internal error: {type(exc).__name__}"))
+    return answer({"jsonrpc": "2.0", "id": request.id, "result": result})
+
+
+async def handle(raw: str | bytes, methods: Mapping[str, Method]) -> dict[str, Any] | None:
+    """Parse and dispatch one message: the response object, or ``None`` for a notification."""
+    request = parse(raw)
+    if not isinstance(request, Request):
+        return request
+    return await dispatch(request, methods)
+
+
+def encode(response: Mapping[str, Any]) -> bytes:
+    """``response`` as strict, ASCII JSON (UTF-8 bytes, no trailing newline).
+
+    A result that is not strict JSON (``NaN``, a non-serialisable object) becomes a
+    ``-32603`` error for the same id rather than invalid output.
+    """
+    try:
+        return json.dumps(response, allow_nan=False, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    except (ValueError, TypeError, RecursionError) as exc:
+        logger.error("response to id %r is not strict JSON: %s", response.get("id"), exc)
+        fallback = error_response(response.get("id"), INTERNAL_ERROR,
+                                  "internal error: the response is not strict JSON")
+        return json.dumps(fallback, allow_nan=False, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def _valid_id(id_: Any) -> bool:
-    return id_ is None or (isinstance(id_, (str, int, float)) and not isinstance(id_, bool))
+    if isinstance(id_, float):
+        return math.isfinite(id_)
+    return id_ is None or (isinstance(id_, (str, int)) and not isinstance(id_, bool))

@@ -4,31 +4,44 @@ Each step runs under its own root span (a ``chain`` named ``agent/step``); the
 spans of that trace are collected as they end and folded by the ECP exporter
 into the step's result envelope, so the envelope an ECP runtime grades is built
 from the very spans that go to Phoenix or Langfuse over OTLP.
+
+The agent runs in a :class:`~.worker.Worker` thread, never in the server's event
+loop. A step that does not answer within ``step_timeout`` seconds is answered with
+a ``-32001`` error naming the timeout; its root span ends as an error
+(``error.type`` ``TimeoutError``) and every span of the step still open ends
+marked abandoned (``otel_agents.stream.abandoned``), so nothing stays open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import contextvars
 import inspect
 import json
 import logging
-import sys
 import threading
-from typing import Any, Mapping, Sequence
+import traceback
+from typing import Any, Callable, Mapping, Sequence
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
-from .._spans import Telemetry, encode
+from .._spans import SemanticSpan, Telemetry, encode, semantic_span_for
 from .._spans.redaction import redact_text
 from ..semconv import Kind
-from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, RPCError
+from ..semconv import attributes as A
+from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, STEP_TIMEOUT, RPCError
 from .target import Target
+from .worker import Outcome, Worker
 
 logger = logging.getLogger("otel_agents.serve")
 
 PROTOCOL_VERSION = "1.0"
-_MAX_TRACES = 64  # traces collected at once (steps are serialised; the cap only bounds leftovers)
+DEFAULT_STEP_TIMEOUT = 300.0  # seconds; ecp run's own request timeout is 30 s by default
+_MAX_TRACES = 1024  # traces watched at once: one per step in flight, at most one per session
 
 
 def _as_text(result: Any) -> str | None:
@@ -38,35 +51,48 @@ def _as_text(result: Any) -> str | None:
     return encode(result)
 
 
-async def _collect_async(agen: Any) -> list[Any]:
-    return [item async for item in agen]
-
-
 class TraceCollector(SpanProcessor):
-    """Keeps the finished spans of the traces it is asked to watch (bounded)."""
+    """Keeps the spans of the traces it is asked to watch (bounded): finished ones, and open ones to end."""
 
     def __init__(self) -> None:
-        self._spans: dict[int, list[ReadableSpan]] = {}
+        self._finished: dict[int, list[ReadableSpan]] = {}
+        self._open: dict[int, dict[int, Any]] = {}
         self._lock = threading.Lock()
 
     def watch(self, trace_id: int) -> None:
         with self._lock:
-            while len(self._spans) >= _MAX_TRACES:
-                self._spans.pop(next(iter(self._spans)))
-            self._spans[trace_id] = []
+            while len(self._finished) >= _MAX_TRACES:
+                oldest = next(iter(self._finished))
+                self._finished.pop(oldest)
+                self._open.pop(oldest, None)
+            self._finished[trace_id] = []
+            self._open[trace_id] = {}
 
     def take(self, trace_id: int) -> list[ReadableSpan]:
+        """The trace's finished spans; the trace is no longer watched."""
         with self._lock:
-            return self._spans.pop(trace_id, [])
+            self._open.pop(trace_id, None)
+            return self._finished.pop(trace_id, [])
+
+    def still_open(self, trace_id: int) -> list[Any]:
+        """The trace's spans started and not yet ended, newest first."""
+        with self._lock:
+            spans = list(self._open.get(trace_id, {}).values())
+        return sorted(spans, key=lambda s: s.start_time or 0, reverse=True)
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        ctx = span.get_span_context()
+        with self._lock:
+            bucket = self._open.get(ctx.trace_id)
+            if bucket is not None:
+                bucket[ctx.span_id] = span
 
     def on_end(self, span: ReadableSpan) -> None:
         with self._lock:
-            bucket = self._spans.get(span.context.trace_id)
+            bucket = self._finished.get(span.context.trace_id)
             if bucket is not None:
                 bucket.append(span)
-
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        pass
+                self._open[span.context.trace_id].pop(span.context.span_id, None)
 
     def shutdown(self) -> None:
         pass
@@ -75,29 +101,94 @@ class TraceCollector(SpanProcessor):
         return True
 
 
-class ECPSession:
-    """The ECP methods over one :class:`~.target.Target`.
+class Tracing:
+    """What every session of one server shares: the span factory and the collector on the provider."""
 
-    Args:
-        target: the agent.
-        provider: the tracer provider every instrumentor and the root span use;
-            a :class:`TraceCollector` is added to it.
-        name: the agent name ``agent/initialize`` reports (default: the target's).
-    """
-
-    def __init__(self, target: Target, provider: TracerProvider, name: str | None = None):
-        self.target = target
-        self.name = name or target.name
+    def __init__(self, provider: TracerProvider) -> None:
         self.provider = provider
         self.collector = TraceCollector()
         provider.add_span_processor(self.collector)
         self.telemetry = Telemetry(provider, framework="ecp")
-        self._loop = asyncio.new_event_loop()
-        self._lock = threading.Lock()  # one step at a time: the agent is one agent
+
+
+class AgentRunner:
+    """One agent (made on first use, in its worker) and the worker its calls run in, one call at a time."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.lock = asyncio.Lock()  # held by the caller while a call runs, released on timeout too
+        self._agent: tuple[Callable[[str], Any], Callable[[], Any] | None] | None = None
+        self._worker: Worker | None = None
+
+    def submit(self, what: str, *args: Any, context: contextvars.Context | None = None
+               ) -> concurrent.futures.Future[Outcome]:
+        """Run the agent's ``step`` or ``reset`` (``what``) in the worker."""
+        if self._worker is None:
+            self._worker = Worker()
+        return self._worker.submit(self._invoke, what, *args, context=context)
+
+    def _invoke(self, what: str, *args: Any) -> Any:
+        if self._agent is None:  # here, so a slow or failing constructor is a step's timeout or error
+            self._agent = self.target.instance()
+        step, reset = self._agent
+        fn = step if what == "step" else reset
+        return None if fn is None else fn(*args)
+
+    def abandon(self) -> None:
+        """The running call is given up: the next call gets a new worker (the same agent)."""
+        if self._worker is not None:
+            self._worker.abandon()
+            self._worker = None
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.retire()
+            self._worker = None
+
+
+def shares_one_runner(target: Target) -> bool:
+    """Whether every session uses the same runner: a shared agent object, or an async function
+    (whose loop-bound clients need the one event loop); a sync function or a factory gets one per session."""
+    if target.factory is not None:
+        return False
+    if target.stateful:
+        return True
+    fn = target.step
+    return inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+
+
+class ECPSession:
+    """The ECP methods over one agent.
+
+    Args:
+        target: the agent.
+        provider: the tracer provider every instrumentor and the root span use;
+            a :class:`TraceCollector` is added to it (unless ``tracing`` is given).
+        name: the agent name ``agent/initialize`` reports (default: the target's).
+        step_timeout: seconds a step or reset may run; ``None`` or ``0`` = no limit.
+        tracing: shared by the sessions of one server.
+        runner: the agent runner (shared between sessions for a shared agent).
+    """
+
+    def __init__(self, target: Target, provider: TracerProvider | None = None, name: str | None = None, *,
+                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT, tracing: Tracing | None = None,
+                 runner: AgentRunner | None = None):
+        if tracing is None:
+            if provider is None:
+                raise TypeError("ECPSession needs a provider or a Tracing")
+            tracing = Tracing(provider)
+        self.target = target
+        self.name = name or target.name
+        self.tracing = tracing
+        self.telemetry = tracing.telemetry
+        self.collector = tracing.collector
+        self.runner = runner or AgentRunner(target)
+        self.step_timeout = step_timeout or None
 
     # -- the ECP methods ---------------------------------------------------------
     def methods(self) -> dict[str, Any]:
-        return {"agent/initialize": self.initialize, "agent/step": self.step, "agent/reset": self.reset}
+        """Method name → ``fn(params)`` for :func:`~.jsonrpc.dispatch` (``step`` and ``reset`` are async)."""
+        return {"agent/initialize": self.initialize, "agent/step": self.astep, "agent/reset": self.areset}
 
     def initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``{name, protocol_version, capabilities}``; capabilities are those this server really has."""
@@ -106,14 +197,31 @@ class ECPSession:
             caps["multi_turn"] = {}
         return {"name": self.name, "protocol_version": PROTOCOL_VERSION, "capabilities": caps}
 
-    def reset(self, params: Mapping[str, Any]) -> bool:
-        """Calls the target's ``reset()`` when it has one; always answers ``true``."""
-        if self.target.reset is not None:
-            with self._lock:
-                self._call(self.target.reset)
+    async def areset(self, params: Mapping[str, Any]) -> bool:
+        """Calls the agent's ``reset()`` when it has one; answers ``true``.
+
+        Raises:
+            RPCError: ``-32000`` when ``reset()`` raised, ``-32001`` past the step timeout.
+        """
+        if self.target.reset is None and self.target.factory is None:
+            return True
+        async with self.runner.lock:
+            future = self.runner.submit("reset")
+            try:
+                outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
+            except asyncio.TimeoutError:
+                self.runner.abandon()
+                raise RPCError(STEP_TIMEOUT, f"agent reset timed out after {self.step_timeout:g} s "
+                               "(--step-timeout)", {"type": "TimeoutError", "timeout_s": self.step_timeout}) from None
+            except asyncio.CancelledError:
+                self.runner.abandon()
+                raise
+        if outcome.error is not None:
+            self._log_failure("reset", outcome.error)
+            raise RPCError(AGENT_ERROR, self._error_message(outcome.error), {"type": type(outcome.error).__name__})
         return True
 
-    def step(self, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def astep(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Run one step and return its ECP result envelope.
 
         ``public_output`` is what the agent returned (a string as is, anything
@@ -122,55 +230,92 @@ class ECPSession:
 
         Raises:
             RPCError: ``-32602`` when ``input`` is missing or not a string;
-                ``-32000`` when the agent raised (or called ``sys.exit``): the
-                exception type, its message only when content capture is on
-                (redacted), and the trace id.
+                ``-32000`` when the agent raised (any ``BaseException``, e.g.
+                ``sys.exit`` or ``KeyboardInterrupt``): the exception type, its
+                message only when content capture is on (redacted), and the
+                trace id; ``-32001`` when the step ran past ``step_timeout``.
         """
         user_input = params.get("input")
         if not isinstance(user_input, str):
             raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
-        with self._lock:
-            root = self.telemetry.start_span(Kind.CHAIN, "agent/step")
+        async with self.runner.lock:
+            root = self.telemetry.start_span(Kind.CHAIN, "agent/step", parent=otel_context.Context())
             trace_id = root.span.get_span_context().trace_id
+            trace_hex = f"{trace_id:032x}"
             self.collector.watch(trace_id)
             root.set_input(user_input)
-            error: BaseException | None = None
-            result: Any = None
+            future = self.runner.submit("step", user_input, context=_context_with(root))
             try:
-                with root.activate():
-                    result = self._call(self.target.step, user_input)
-                root.set_output(result)
-            except (Exception, SystemExit) as exc:  # an agent's failure (even sys.exit) is this step's error
-                error = exc
-                root.record_error(exc)
-            finally:
-                root.end()
-            self.provider.force_flush()
+                outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)
+            except asyncio.TimeoutError:
+                logger.warning("step (trace %s) timed out after %g s; its thread is abandoned", trace_hex,
+                               self.step_timeout)
+                self.runner.abandon()
+                self._abandon(root, trace_id, TimeoutError(f"step timed out after {self.step_timeout:g} s"))
+                raise RPCError(STEP_TIMEOUT, f"agent step timed out after {self.step_timeout:g} s (--step-timeout); "
+                               "its spans were ended as abandoned",
+                               {"type": "TimeoutError", "timeout_s": self.step_timeout, "trace_id": trace_hex}
+                               ) from None
+            except asyncio.CancelledError:  # the server is shutting down
+                self.runner.abandon()
+                self._abandon(root, trace_id, None)
+                raise
+            if outcome.error is None:
+                root.set_output(outcome.value)
+            else:
+                root.record_error(outcome.error)
+            root.end()
             spans = self.collector.take(trace_id)
-        trace_hex = f"{trace_id:032x}"
-        if error is not None:
-            message = f"agent raised {type(error).__name__}"
-            if self.telemetry.settings.content_enabled():
-                message += f": {redact_text(str(error)[:2000])}"
-            raise RPCError(AGENT_ERROR, message, {"type": type(error).__name__, "trace_id": trace_hex})
+        if outcome.error is not None:
+            self._log_failure(f"step (trace {trace_hex})", outcome.error)
+            raise RPCError(AGENT_ERROR, self._error_message(outcome.error),
+                           {"type": type(outcome.error).__name__, "trace_id": trace_hex})
         envelope = self._envelope(spans, root.span.get_span_context().span_id, trace_hex)
-        envelope["public_output"] = _as_text(result)
+        envelope["public_output"] = _as_text(outcome.value)
         return envelope
 
+    # -- blocking forms, for callers without an event loop ---------------------------
+    def step(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`astep`, blocking (do not call from a running event loop)."""
+        return asyncio.run(self.astep(params))
+
+    def reset(self, params: Mapping[str, Any]) -> bool:
+        """:meth:`areset`, blocking (do not call from a running event loop)."""
+        return asyncio.run(self.areset(params))
+
     # -- helpers -------------------------------------------------------------------
-    def _call(self, fn: Any, *args: Any) -> Any:
-        """Call a sync or async function; a returned generator is consumed (its text chunks joined)."""
-        with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol
-            result = fn(*args)
-            if inspect.isawaitable(result):
-                result = self._loop.run_until_complete(result)
-            if inspect.isasyncgen(result):
-                result = self._loop.run_until_complete(_collect_async(result))
-            elif inspect.isgenerator(result):
-                result = list(result)
-            if isinstance(result, list) and result and all(isinstance(x, str) for x in result):
-                result = "".join(result)
-        return result
+    def _log_failure(self, what: str, error: BaseException) -> None:
+        """The agent's traceback to the log (``--log-file``); its message only when content is on."""
+        if self.telemetry.settings.content_enabled():
+            logger.warning("%s: the agent raised", what, exc_info=error)
+        else:
+            logger.warning("%s: the agent raised %s\n%s", what, type(error).__name__,
+                           "".join(traceback.format_tb(error.__traceback__)).rstrip())
+
+    def _error_message(self, error: BaseException) -> str:
+        message = f"agent raised {type(error).__name__}"
+        if self.telemetry.settings.content_enabled():
+            message += f": {redact_text(str(error)[:2000])}"
+        return message
+
+    def _abandon(self, root: SemanticSpan, trace_id: int, error: BaseException | None) -> None:
+        """End the step's spans still open (innermost first) marked abandoned, then the root."""
+        for span in self.collector.still_open(trace_id):
+            if span.get_span_context().span_id == root.span.get_span_context().span_id:
+                continue
+            semantic = semantic_span_for(span)
+            with contextlib.suppress(Exception):
+                if semantic is not None and semantic.span is span:
+                    semantic.mark_abandoned()
+                    semantic.end()
+                else:  # an application's own span inside the agent
+                    span.set_attribute(A.OTEL_AGENTS_STREAM_ABANDONED, True)
+                    span.end()
+        root.mark_abandoned()
+        if error is not None:
+            root.record_error(error)
+        root.end()
+        self.collector.take(trace_id)
 
     @staticmethod
     def _envelope(spans: Sequence[ReadableSpan], root_span_id: int, trace_hex: str) -> dict[str, Any]:
@@ -190,5 +335,14 @@ class ECPSession:
                 "trace_id": trace_hex}
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._loop.close()
+        """Let the agent's worker thread exit (a shared runner is closed by its owner)."""
+        self.runner.close()
+
+
+def _context_with(root: SemanticSpan) -> contextvars.Context:
+    """A copy of the current context in which ``root`` is the current span (for the worker thread)."""
+    token = otel_context.attach(trace.set_span_in_context(root.span))
+    try:
+        return contextvars.copy_context()
+    finally:
+        otel_context.detach(token)

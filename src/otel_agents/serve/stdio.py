@@ -1,23 +1,70 @@
 """ECP over stdio: one JSON-RPC object per line in, one per line out (the ECP default transport).
 
-Responses are ASCII JSON (``\\uXXXX`` escapes), so any string an agent returns, lone surrogates
-included, travels as valid UTF-8.
+Requests are answered one at a time, in order. Lines are read as bytes, so input
+that is not UTF-8 is a ``-32700`` for that line, whatever the locale; a line longer
+than ``max_line`` bytes is a ``-32700`` too (and is skipped up to its newline).
+Responses are strict ASCII JSON (``\\uXXXX`` escapes), so any string an agent
+returns, lone surrogates included, travels as valid UTF-8.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Mapping, TextIO
+import asyncio
+import threading
+from typing import Any, BinaryIO, Mapping
 
-from .jsonrpc import handle
+from .jsonrpc import PARSE_ERROR, encode, error_response, handle
+
+DEFAULT_MAX_LINE = 4 * 1024 * 1024  # bytes
+_TOO_LONG = object()
 
 
-def serve_stdio(methods: Mapping[str, Any], stdin: TextIO, stdout: TextIO) -> None:
-    """Answer each non-blank line of ``stdin`` on ``stdout`` until end of input."""
-    for line in stdin:
-        if not line.strip():
+def _read_lines(stdin: BinaryIO, max_line: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+    """Reader thread: each line (or ``_TOO_LONG``) onto ``queue``, then ``None`` at end of input."""
+    def put(item: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: the server has stopped
+            raise SystemExit from None
+
+    try:
+        while True:
+            line = stdin.readline(max_line + 1)
+            if not line:
+                break
+            if len(line) > max_line and not line.endswith(b"\n"):
+                while (rest := stdin.readline(max_line)) and not rest.endswith(b"\n"):
+                    pass
+                put(_TOO_LONG)
+                if not rest:
+                    break
+                continue
+            put(line)
+    except (OSError, ValueError):  # stdin closed under us
+        pass
+    except SystemExit:
+        return
+    put(None)
+
+
+async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: BinaryIO,
+                      max_line: int = DEFAULT_MAX_LINE) -> None:
+    """Answer each non-blank line of ``stdin`` (binary) on ``stdout`` (binary) until end of input.
+
+    Cancel the task to stop (a signal handler does): the step in flight is abandoned.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    threading.Thread(target=_read_lines, args=(stdin, max_line, loop, queue), name="ecp-stdin",
+                     daemon=True).start()
+    while (line := await queue.get()) is not None:
+        if line is _TOO_LONG:
+            response: dict | None = error_response(None, PARSE_ERROR,
+                                                   f"parse error: message longer than {max_line} bytes")
+        elif not line.strip():
             continue
-        response = handle(line, methods)
+        else:
+            response = await handle(line, methods)
         if response is not None:
-            stdout.write(json.dumps(response) + "\n")
+            stdout.write(encode(response) + b"\n")
             stdout.flush()

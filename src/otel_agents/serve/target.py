@@ -1,7 +1,13 @@
 """Loading the agent to serve: ``module:attr`` or ``path/to/file.py:attr``.
 
-``attr`` is either a callable taking the step input (sync or async), or an
-object with ``step(input)`` (sync or async) and optionally ``reset()``.
+``attr`` is one of:
+
+* a callable taking the step input (sync or async): stateless, shared by every session;
+* an object with ``step(input)`` (sync or async) and optionally ``reset()``: one
+  agent shared by every session (multi-turn, so sessions share its turns);
+* a class whose instances have ``step(input)``, or a factory (a callable taking no
+  argument) returning such an object: one instance per session, created at the
+  session's first step or reset.
 """
 
 from __future__ import annotations
@@ -31,12 +37,32 @@ class Target:
         step: ``step(input: str)``; may return an awaitable.
         reset: ``reset()`` or ``None`` when the agent has none.
         stateful: an object with ``step`` (keeps state across steps: multi-turn).
+        factory: for a class or factory target, makes one agent per session
+            (then ``step`` and ``reset`` are ``None``).
     """
 
     name: str
-    step: Callable[[str], Any]
+    step: Callable[[str], Any] | None
     reset: Callable[[], Any] | None
     stateful: bool
+    factory: Callable[[], Any] | None = None
+
+    def instance(self) -> tuple[Callable[[str], Any], Callable[[], Any] | None]:
+        """``(step, reset)`` of a new agent (factory targets) or of the shared one.
+
+        Raises:
+            TargetError: the factory's product has no ``step(input)``.
+            Exception: whatever the class or factory raised.
+        """
+        if self.factory is None:
+            assert self.step is not None
+            return self.step, self.reset
+        obj = self.factory()
+        step = getattr(obj, "step", None)
+        if not callable(step):
+            raise TargetError(f"{self.name}: the factory returned {type(obj).__name__}, which has no step(input)")
+        reset = getattr(obj, "reset", None)
+        return step, reset if callable(reset) else None
 
 
 def load_target(spec: str) -> Target:
@@ -73,10 +99,17 @@ def load_target(spec: str) -> Target:
     obj = getattr(module, attr, None)
     if obj is None:
         raise TargetError(f"target {spec!r}: {module_part} has no attribute {attr!r}")
+    if inspect.isclass(obj):
+        if not callable(getattr(obj, "step", None)):
+            raise TargetError(f"target {spec!r}: class {attr!r} has no step(input) method")
+        name = getattr(obj, "name", None)
+        return Target(name if isinstance(name, str) and name else attr, None, None, True, factory=obj)
     step = getattr(obj, "step", None)
     if callable(step) and not inspect.isfunction(obj):
         reset = getattr(obj, "reset", None)
         return Target(getattr(obj, "name", None) or attr, step, reset if callable(reset) else None, True)
+    if callable(obj) and _takes_no_argument(obj):
+        return Target(attr, None, None, True, factory=obj)
     if callable(obj):
         name = getattr(obj, "name", None)
         if not isinstance(name, str) or not name:
@@ -85,3 +118,13 @@ def load_target(spec: str) -> Target:
                 if attr in _GENERIC_NAMES else attr
         return Target(name, obj, None, False)
     raise TargetError(f"target {spec!r}: {attr!r} is neither callable nor has a step(input) method")
+
+
+def _takes_no_argument(fn: Any) -> bool:
+    """A callable with no required parameter cannot take the step input: it is a factory."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return not any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                   for p in params) and not any(p.kind == p.VAR_POSITIONAL for p in params)

@@ -1,0 +1,260 @@
+"""Hostile input on both transports (issue #16): every message gets a well-formed answer or a clean HTTP
+error, and a normal request right after is served.
+
+The JSON-RPC table runs over stdio (one line each) and over HTTP (one body each); the HTTP table adds
+malformed HTTP itself (chunked bodies, smuggling attempts, bad heads), sent on raw sockets.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import socket
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from .conftest import AGENTS, ROOT, SERVE, http_server
+
+MAX_BODY = 1_000_000  # --max-body-bytes for these servers
+STEP = '{"jsonrpc":"2.0","id":%s,"method":"agent/step","params":{"input":"x"}}'
+
+
+def _utf16(text: str) -> bytes:
+    return text.encode("utf-16")
+
+
+# (name, raw message, expected: an error code, "ok" for a result, None for no answer (notification), or
+#  "too large" for a message over the size limit: -32700 on stdio, 413 over HTTP)
+JSONRPC_CASES: list[tuple[str, bytes, object]] = [
+    ("empty object", b"{}", -32600),
+    ("not json", b"{not json", -32700),
+    ("truncated", b'{"jsonrpc":"2.0","id":1,"method":"agent/st', -32700),
+    ("deep arrays", b"[" * 100_000, -32700),
+    ("deep objects", b'{"a":' * 50_000 + b"1" + b"}" * 50_000, -32700),
+    ("deep params", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":' + b"[" * 20_000 + b"]" * 20_000
+     + b"}}", -32700),
+    ("invalid utf-8", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"\xff\xfe"}}', -32700),
+    ("overlong utf-8", b'{"jsonrpc":"2.0","id":1,"method":"agent/\xc0\xaf"}', -32700),
+    ("raw surrogate bytes", b'{"jsonrpc":"2.0","id":1,"method":"\xed\xa0\x80"}', -32700),
+    ("utf-16 body", _utf16(STEP % 1), -32700),
+    ("utf-8 BOM", b"\xef\xbb\xbf" + (STEP % 1).encode(), -32700),
+    ("id NaN", (STEP % "NaN").encode(), -32600),
+    ("id Infinity", (STEP % "Infinity").encode(), -32600),
+    ("id -Infinity", (STEP % "-Infinity").encode(), -32600),
+    ("id 1e400", (STEP % "1e400").encode(), -32700),
+    ("id -1e400", (STEP % "-1e400").encode(), -32700),
+    ("id object", (STEP % '{"a":1}').encode(), -32600),
+    ("id array", (STEP % "[1]").encode(), -32600),
+    ("id true", (STEP % "true").encode(), -32600),
+    ("id 5000 digits", (STEP % ("9" * 5000)).encode(), -32700),
+    ("NaN in params", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"x","t":NaN}}', -32600),
+    ("huge number in params", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"n":1e999}}', -32700),
+    ("batch of one", ("[" + STEP % 1 + "]").encode(), -32600),
+    ("empty batch", b"[]", -32600),
+    ("batch of 1000", ("[" + ",".join([STEP % 1] * 1000) + "]").encode(), -32600),
+    ("string", b'"agent/step"', -32600),
+    ("number", b"123", -32600),
+    ("null", b"null", -32600),
+    ("jsonrpc 1.0", b'{"jsonrpc":"1.0","id":1,"method":"agent/initialize"}', -32600),
+    ("jsonrpc missing", b'{"id":1,"method":"agent/initialize"}', -32600),
+    ("method number", b'{"jsonrpc":"2.0","id":1,"method":5}', -32600),
+    ("method empty", b'{"jsonrpc":"2.0","id":1,"method":""}', -32600),
+    ("unknown method", b'{"jsonrpc":"2.0","id":1,"method":"agent/nope"}', -32601),
+    ("method 100 kB", b'{"jsonrpc":"2.0","id":1,"method":"' + b"m" * 100_000 + b'"}', -32601),
+    ("params array", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":["x"]}', -32602),
+    ("params string", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":"x"}', -32602),
+    ("input number", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":5}}', -32602),
+    ("input missing", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{}}', -32602),
+    ("input null", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":null}}', -32602),
+    ("trailing garbage", b'{"jsonrpc":"2.0","id":1,"method":"agent/initialize"} x', -32700),
+    ("two objects", b'{"jsonrpc":"2.0","id":1,"method":"agent/initialize"}{"a":1}', -32700),
+    ("raw control char", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"a\tb"}}', -32700),
+    ("NUL and lone surrogate escapes", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"\\u0000\\ud800"}}',
+     "ok"),
+    ("duplicate keys", b'{"jsonrpc":"2.0","id":1,"method":"agent/nope","method":"agent/initialize"}', "ok"),
+    ("fractional id", (STEP % "1.5").encode(), "ok"),
+    ("30-digit id", (STEP % ("1" * 30)).encode(), "ok"),
+    ("input of 500 kB", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"' + b"y" * 500_000 + b'"}}',
+     "ok"),
+    ("over the size limit", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"'
+     + b"z" * (MAX_BODY + 10) + b'"}}', "too large"),
+    ("notification, unknown method", b'{"jsonrpc":"2.0","method":"agent/nope"}', None),
+    ("notification, bad params", b'{"jsonrpc":"2.0","method":"agent/step","params":[1]}', None),
+]
+
+
+def _strict(raw: bytes) -> dict:
+    """Parse a response as strict JSON (no NaN/Infinity) and check its JSON-RPC shape."""
+    def refuse(name: str) -> None:
+        raise AssertionError(f"non-JSON constant {name} in a response")
+
+    msg = json.loads(raw.decode("utf-8"), parse_constant=refuse)
+    assert msg["jsonrpc"] == "2.0" and "id" in msg and ("result" in msg) != ("error" in msg), msg
+    if "error" in msg:
+        assert type(msg["error"]["code"]) is int and isinstance(msg["error"]["message"], str)
+        assert msg["id"] is None or isinstance(msg["id"], (str, int, float))
+    return msg
+
+
+def _check(name: str, expected: object, msg: dict | None) -> None:
+    if expected is None:
+        assert msg is None, name
+    elif expected == "ok":
+        assert msg is not None and "result" in msg, (name, msg)
+    else:
+        code = -32700 if expected == "too large" else expected
+        assert msg is not None and msg.get("error", {}).get("code") == code, (name, msg)
+        if code in (-32700, -32600) and name.startswith(("id ", "not json", "deep", "invalid utf-8")):
+            assert msg["id"] is None, name
+
+
+def test_the_table_is_big_enough() -> None:
+    assert len(JSONRPC_CASES) + len(HTTP_CASES) >= 40 and len(JSONRPC_CASES) >= 40
+
+
+def test_stdio_survives_every_hostile_line() -> None:
+    lines = [raw for _, raw, _ in JSONRPC_CASES] + [(STEP % '"final"').encode()]
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo", "--max-body-bytes", str(MAX_BODY)], input=b"\n".join(lines) + b"\n",
+                          capture_output=True, timeout=180, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answers = [_strict(line) for line in proc.stdout.splitlines()]
+    expected = [(name, exp) for name, _, exp in JSONRPC_CASES if exp is not None]
+    assert len(answers) == len(expected) + 1
+    for (name, exp), msg in zip(expected, answers):
+        _check(name, exp, msg)
+    assert answers[-1]["id"] == "final" and answers[-1]["result"]["public_output"] == "echo: x"
+
+
+# -- HTTP ----------------------------------------------------------------------------------------------
+
+class _KeepOpen(io.BufferedReader):
+    def close(self) -> None:  # http.client closes its file after each response; the next one needs it
+        pass
+
+
+def _exchange(url: str, raw: bytes, timeout: float = 30) -> list[tuple[int, bytes]]:
+    """Send raw bytes on a new connection; the responses read until the server closes or goes quiet."""
+    parts = urlsplit(url)
+    out: list[tuple[int, bytes]] = []
+    with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
+        sock.sendall(raw)  # no half-close: a client that stops sending still waits for its answer
+        stream = _KeepOpen(socket.SocketIO(sock, "rb"))  # one buffer for every response on the connection
+
+        class _Sock:
+            def makefile(self, mode: str) -> object:
+                return stream
+
+        while True:
+            resp = http.client.HTTPResponse(_Sock())  # type: ignore[arg-type]
+            try:
+                resp.begin()
+            except (http.client.RemoteDisconnected, ConnectionResetError):
+                return out
+            out.append((resp.status, resp.read()))
+            if resp.will_close:
+                return out
+
+
+def _post(url: str, body: bytes, headers: str = "") -> bytes:
+    path = urlsplit(url).path
+    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{headers}"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+
+
+def _chunked(url: str, body: bytes, extra: bytes = b"") -> bytes:
+    path = urlsplit(url).path
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 7]), body[i:i + 7]) for i in range(0, len(body), 7))
+    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+            "Connection: close\r\n\r\n").encode() + chunks + b"0\r\n\r\n" + extra
+
+
+SMUGGLED = (STEP % '"smuggled"').encode()
+
+# (name, request builder(url) -> bytes, allowed statuses of the (single) answer)
+HTTP_CASES: list[tuple[str, object, set[int]]] = [
+    ("chunked body", lambda u: _chunked(u, (STEP % 1).encode()), {200}),
+    ("chunked, request hidden after the last chunk", lambda u: _chunked(
+        u, (STEP % 1).encode(), b"POST /ecp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n%s"
+        % (len(SMUGGLED), SMUGGLED)), {200}),
+    ("Content-Length and chunked", lambda u: (
+        f"POST {urlsplit(u).path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n").encode() + b"0\r\n\r\n" + _post(u, SMUGGLED), {400}),
+    ("bad chunk size", lambda u: (f"POST {urlsplit(u).path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                  "Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n").encode(), {400}),
+    ("two Content-Lengths", lambda u: (f"POST {urlsplit(u).path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                       "Content-Length: 3\r\nContent-Length: 70\r\n\r\n").encode() + SMUGGLED,
+     {400}),
+    ("negative Content-Length", lambda u: (f"POST {urlsplit(u).path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                           "Content-Length: -1\r\n\r\n").encode(), {400}),
+    ("Content-Length over the limit", lambda u: (f"POST {urlsplit(u).path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                 f"Content-Length: {MAX_BODY * 100}\r\n\r\n").encode(), {413}),
+    ("body shorter than Content-Length", lambda u: (f"POST {urlsplit(u).path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                    "Content-Length: 500\r\n\r\n{}").encode(), {408}),
+    ("garbage request line", lambda u: b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 garbage\r\n\r\n", {400}),
+    ("header without a colon", lambda u: b"POST /ecp HTTP/1.1\r\nHost: 127.0.0.1\r\nNoColonHere\r\n\r\n", {400}),
+    ("100 kB header", lambda u: b"POST /ecp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n",
+     {400, 431}),
+    ("NUL in the request line", lambda u: b"POST /e\x00cp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", {400}),
+    ("HTTP/0.9 request (an unfinished head: closed at the deadline)", lambda u: b"GET /ecp\r\n", set()),
+    ("unknown method", lambda u: b"BREW /ecp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", {405}),
+    ("other path", lambda u: _post(u.replace("/ecp", "/admin"), (STEP % 1).encode()), {404}),
+    ("pipelined requests", lambda u: _post(u, (STEP % 1).encode(), "").replace(b"Connection: close\r\n", b"")
+     + _post(u, (STEP % 2).encode()), {200}),
+]
+
+
+@pytest.fixture(scope="module")
+def hostile_http(tmp_path_factory: pytest.TempPathFactory):
+    log = tmp_path_factory.mktemp("hostile") / "serve.log"
+    with http_server(f"{AGENTS}:echo", "--max-body-bytes", str(MAX_BODY), "--connection-timeout", "3",
+                     log=log) as (url, proc):
+        yield url, proc
+
+
+def _served(url: str, id_: str) -> None:
+    ((status, body),) = _exchange(url, _post(url, (STEP % f'"{id_}"').encode()))
+    assert status == 200 and _strict(body)["result"]["public_output"] == "echo: x"
+
+
+@pytest.mark.parametrize("name,raw,expected", JSONRPC_CASES, ids=[c[0] for c in JSONRPC_CASES])
+def test_http_survives_hostile_body(hostile_http, name: str, raw: bytes, expected: object) -> None:
+    url, proc = hostile_http
+    ((status, body),) = _exchange(url, _post(url, raw))
+    if expected == "too large":
+        assert status == 413
+    elif expected is None:
+        assert status == 202 and body == b""
+    else:
+        assert status == 200, (status, body[:200])
+        _check(name, expected, _strict(body))
+    _served(url, f"after {name}")
+    assert proc.poll() is None
+
+
+@pytest.mark.parametrize("name,build,statuses", HTTP_CASES, ids=[c[0] for c in HTTP_CASES])
+def test_http_survives_malformed_http(hostile_http, name: str, build, statuses: set[int]) -> None:
+    url, proc = hostile_http
+    answers = _exchange(url, build(url))
+    if statuses:
+        assert answers and answers[0][0] in statuses, (name, answers)
+    for status, body in answers:  # every answer is a clean HTTP response, JSON when it has a body
+        assert 200 <= status < 600
+        if body and status != 400:
+            json.loads(body)
+    if name.startswith("chunked"):  # the hidden request never runs as a second request
+        assert len(answers) == 1 and _strict(answers[0][1])["id"] == 1
+    if name == "pipelined requests":
+        assert [_strict(b)["id"] for _, b in answers] == [1, 2]
+    _served(url, f"after {name}")
+    assert proc.poll() is None
+
+
+def test_http_answers_are_strict_json_even_for_a_nan_result(tmp_path: Path) -> None:
+    with http_server(f"{AGENTS}:nan_result", log=tmp_path / "serve.log") as (url, _):
+        ((status, body),) = _exchange(url, _post(url, (STEP % 1).encode()))
+    msg = _strict(body)
+    assert status == 200 and (msg.get("result") or msg.get("error")) is not None

@@ -1,0 +1,192 @@
+"""Hung and misbehaving agents, signals, and who may talk to the HTTP server (issue #16)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from otel_agents.exporters.file import read_otlp_json
+
+from .conftest import AGENTS, ROOT, SERVE, http_server
+
+
+def rpc(method: str, params: dict | None = None, id_: object = 1) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}})
+
+
+def post(url: str, body: str, headers: dict | None = None, method: str = "POST") -> tuple[int, dict, bytes]:
+    req = urllib.request.Request(url, data=body.encode() if body else None, method=method,
+                                 headers={"Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def _abandoned_spans(trace_file: Path) -> dict[str, dict]:
+    """Name → attributes of the spans marked abandoned."""
+    return {s.name: dict(s.attributes) for s in read_otlp_json(str(trace_file))
+            if (s.attributes or {}).get("otel_agents.stream.abandoned")}
+
+
+# -- step timeout ----------------------------------------------------------------------------------
+
+def test_step_timeout_stdio_answers_an_error_ends_the_spans_and_keeps_serving(tmp_path: Path) -> None:
+    trace_file = tmp_path / "t.jsonl"
+    proc = subprocess.run(SERVE + [f"{AGENTS}:hangs", "--step-timeout", "1", "--trace-file", str(trace_file)],
+                          input="\n".join([rpc("agent/step", {"input": "hang"}, 1), rpc("agent/step", {"input": "quick"}, 2),
+                                           rpc("agent/initialize", id_=3)]) + "\n",
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    timed_out, quick, init = (json.loads(line) for line in proc.stdout.splitlines())
+    assert timed_out["id"] == 1 and timed_out["error"]["code"] == -32001
+    assert "timed out after 1 s" in timed_out["error"]["message"] and "--step-timeout" in timed_out["error"]["message"]
+    assert quick["result"]["public_output"] == "quick answer" and init["result"]["name"] == "hangs"
+    spans = _abandoned_spans(trace_file)
+    assert spans["agent/step"]["otel_agents.stream.abandoned"] is True
+    assert spans["agent/step"]["error.type"] == "TimeoutError"
+    assert spans["execute_tool wait_forever"]["otel_agents.stream.abandoned"] is True  # the agent's open span ended
+
+
+def test_step_timeout_http_keeps_serving(tmp_path: Path) -> None:
+    with http_server(f"{AGENTS}:hangs", "--step-timeout", "1", log=tmp_path / "serve.log") as (url, _):
+        started = time.monotonic()
+        status, _, body = post(url, rpc("agent/step", {"input": "hang"}))
+        assert status == 200 and json.loads(body)["error"]["code"] == -32001
+        assert time.monotonic() - started < 30
+        status, _, body = post(url, rpc("agent/step", {"input": "quick"}))
+        assert json.loads(body)["result"]["public_output"] == "quick answer"
+
+
+# -- signals and BaseExceptions ----------------------------------------------------------------------
+
+def test_sigterm_mid_step_ends_the_stdio_server(tmp_path: Path) -> None:
+    trace_file = tmp_path / "t.jsonl"
+    proc = subprocess.Popen(SERVE + [f"{AGENTS}:hangs", "--trace-file", str(trace_file), "--log-file",
+                                     str(tmp_path / "log")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+    proc.stdin.write((rpc("agent/initialize") + "\n" + rpc("agent/step", {"input": "hang"}, 2) + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"]["name"] == "hangs"
+    time.sleep(1.5)  # the step is under way, hung in its tool span
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 0
+    assert time.monotonic() - sent < 5
+    spans = _abandoned_spans(trace_file)
+    assert spans["agent/step"]["otel_agents.stream.abandoned"] is True  # ended and exported before exit
+
+
+def test_sigint_mid_step_ends_the_http_server(tmp_path: Path) -> None:
+    with http_server(f"{AGENTS}:slow", log=tmp_path / "serve.log") as (url, proc):
+        import threading
+
+        threading.Thread(target=post, args=(url, rpc("agent/step", {"input": "x"})), daemon=True).start()
+        time.sleep(1)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+        assert time.monotonic() - sent < 6
+
+
+def test_keyboard_interrupt_in_the_agent_is_a_step_error() -> None:
+    proc = subprocess.run(SERVE + [f"{AGENTS}:interrupts"],
+                          input="\n".join([rpc("agent/step", {"input": "x"}, 1), rpc("agent/step", {"input": "ok"}, 2)])
+                          + "\n", capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    err, ok = (json.loads(line) for line in proc.stdout.splitlines())
+    assert err["error"]["code"] == -32000 and err["error"]["data"]["type"] == "KeyboardInterrupt"
+    assert ok["result"]["public_output"] == "fine"
+
+
+def test_an_agent_reading_stdin_does_not_consume_requests() -> None:
+    proc = subprocess.run(SERVE + [f"{AGENTS}:reads_stdin"],
+                          input="\n".join([rpc("agent/step", {"input": "x"}, 1), rpc("agent/initialize", id_=2)]) + "\n",
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    step, init = (json.loads(line) for line in proc.stdout.splitlines())
+    assert step["result"]["public_output"] == "stdin gave ''" and init["id"] == 2
+
+
+# -- who may talk to the HTTP server --------------------------------------------------------------------
+
+def test_host_and_origin_checks(tmp_path: Path) -> None:
+    with http_server(f"{AGENTS}:echo", "--allow-host", "agents.internal", "--allow-origin", "https://ui.example",
+                     log=tmp_path / "serve.log") as (url, _):
+        port = url.split(":")[2].split("/")[0]
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "agents.internal"):
+            assert post(url, rpc("agent/initialize"), {"Host": host})[0] == 200, host
+        for host in ("evil.example", f"attacker.example:{port}", "127.0.0.1.evil.example"):  # DNS rebinding
+            assert post(url, rpc("agent/step", {"input": "x"}), {"Host": host})[0] == 421, host
+        assert post(url, rpc("agent/step", {"input": "x"}), {"Origin": "https://evil.example"})[0] == 403
+        assert post(url, rpc("agent/initialize"), {"Origin": "https://ui.example"})[0] == 200
+        assert post(url, rpc("agent/initialize"), {"Origin": f"http://localhost:{port}"})[0] == 200
+    assert "echo: x" not in (tmp_path / "serve.log").read_text()
+
+
+def test_non_loopback_bind_needs_allow_remote() -> None:
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo", "--http", "--host", "0.0.0.0", "--port", "0"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2 and "--allow-remote" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_allow_remote_with_a_token(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "OTEL_AGENTS_ECP_TOKEN": "s3cret-token"}
+    with http_server(f"{AGENTS}:echo", "--host", "0.0.0.0", "--allow-remote", "--allow-host", "127.0.0.1",
+                     log=tmp_path / "serve.log", env=env) as (url, _):
+        url = url.replace("0.0.0.0", "127.0.0.1")
+        step = rpc("agent/step", {"input": "x"})
+        status, headers, _ = post(url, step)
+        assert status == 401 and headers["www-authenticate"].startswith("Bearer")
+        assert post(url, step, {"Authorization": "Bearer wrong"})[0] == 401
+        status, _, body = post(url, step, {"Authorization": "Bearer s3cret-token"})
+        assert status == 200 and json.loads(body)["result"]["public_output"] == "echo: x"
+    assert "s3cret-token" not in (tmp_path / "serve.log").read_text()
+
+
+# -- sessions ----------------------------------------------------------------------------------------
+
+def test_sessions_have_their_own_agent_and_end_with_delete(tmp_path: Path) -> None:
+    with http_server("tests.serve.agents:Counter", log=tmp_path / "serve.log") as (url, _):
+        status, headers, body = post(url, rpc("agent/initialize"))
+        assert status == 200 and "multi_turn" in json.loads(body)["result"]["capabilities"]
+        a = {"Mcp-Session-Id": headers["mcp-session-id"]}
+        b = {"Mcp-Session-Id": post(url, rpc("agent/initialize"))[1]["mcp-session-id"]}
+        assert a != b
+
+        def say(who: dict | None, text: str) -> str:
+            return json.loads(post(url, rpc("agent/step", {"input": text}), who)[2])["result"]["public_output"]
+
+        assert [say(a, "a1"), say(b, "b1"), say(a, "a2"), say(None, "d1")] == [
+            "turn 1: a1", "turn 1: b1", "turn 2: a2", "turn 1: d1"]  # no header: the default session
+        assert json.loads(post(url, rpc("agent/reset"), b)[2])["result"] is True
+        assert [say(b, "b2"), say(a, "a3")] == ["turn 1: b2", "turn 3: a3"]  # b's reset is b's alone
+        assert post(url, "", a, method="DELETE")[0] == 204
+        assert post(url, rpc("agent/step", {"input": "x"}), a)[0] == 404
+        assert post(url, rpc("agent/step", {"input": "x"}), {"Mcp-Session-Id": "made-up"})[0] == 404
+        assert post(url, "", {"Mcp-Session-Id": "made-up"}, method="DELETE")[0] == 404
+
+
+def test_sessions_are_bounded_and_expire() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from otel_agents.serve import SessionManager, load_target
+    from otel_agents.serve.session import Tracing
+
+    now = [0.0]
+    manager = SessionManager(load_target("tests.serve.agents:Counter"), Tracing(TracerProvider()), max_sessions=3,
+                             idle_timeout=60, clock=lambda: now[0])
+    ids = [manager.open()[0] for _ in range(5)]
+    assert len(manager) == 3 and manager.get(ids[0]) is None and manager.get(ids[4]) is not None
+    now[0] = 61
+    assert manager.get(ids[4]) is None and len(manager) == 0
+    manager.close()
