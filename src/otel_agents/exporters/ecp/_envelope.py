@@ -30,7 +30,18 @@ _CONTENT_KEYS = frozenset({
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # ``logs`` as compact JSON; tuples (attribute arrays) encode as arrays, anything else as ``str``.
 # No circular-reference check: the records hold attribute values only (strings, numbers, arrays).
-_LOGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False).encode
+_LOGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False,
+                              allow_nan=False).encode
+
+
+def _logs(records: list[dict[str, Any]]) -> str:
+    """``logs`` as strict JSON: a non-finite attribute value (``NaN``, ``Infinity``) is written as ``null``."""
+    try:
+        return _LOGS_JSON(records)
+    except ValueError:
+        for record in records:
+            record["attributes"] = {k: F.plain(v) for k, v in record["attributes"].items()}
+        return _LOGS_JSON(records)
 
 
 def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any]:
@@ -57,7 +68,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "public_output": _public_output(run, paused),
         "tool_calls": tool_calls,
         "evaluation_context": context,
-        "logs": _LOGS_JSON([_log_record(s) for s in spans]),
+        "logs": _logs([_log_record(s) for s in spans]),
     }
     usage = _usage(models, tree)
     if usage is not None:
