@@ -51,3 +51,23 @@ def test_e1_failing_workflow_step_says_it_failed(instrumented: Any, envelopes: l
     assert "error chain reserve: ValueError: inventory service down" in lines, lines
     assert lines[-1].startswith("error chain OrderWorkflow: ValueError"), lines
     assert env["metrics"]["errors"] == len(lines) >= 2
+
+
+def test_agent_workflow_handoff_is_a_delegation(instrumented: Any, envelopes: list) -> None:
+    """Issue 17: an ``AgentWorkflow`` handoff (triage → calculator) folds to a delegation tree:
+    the receiving agent is ``delegated_by`` the one that handed off, in ``agents`` and in the
+    evidence, though its span is the workflow's child (triage has ended when it starts)."""
+    from tests.llama_index import fakes
+
+    async def go() -> Any:
+        return await fakes.handoff_workflow().run(user_msg="What is 2+3?")
+
+    assert str(asyncio.run(go())) == "The answer is 5."
+    [env] = check(envelopes)
+    agents = {a["name"]: a for a in env["agents"]}
+    assert agents["triage"]["parent"] is None
+    assert agents["calculator"]["parent"] == "triage"
+    assert agents["calculator"]["parent_span_id"] == agents["triage"]["span_id"]
+    lines = [x.strip() for x in env["evaluation_context"].splitlines()]
+    assert "agent calculator delegated_by=triage" in lines
+    assert any(x.startswith("tool handoff ") for x in lines)

@@ -117,7 +117,7 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
 
 
 def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
-    parent = tree.nearest_agent(span)
+    parent = tree.delegator(span)
     return {
         "name": tree.name(span),
         "span_id": F.span_id_hex(span.span_id),

@@ -8,7 +8,8 @@ The format is stable and documented (``docs/ecp.md``) so that ECP
 keyword    line
 =========  =====================================================================
 agent      ``agent NAME`` — an agent was entered; a sub-agent adds
-           `` delegated_by=PARENT`` (the delegation)
+           `` delegated_by=PARENT`` (the delegation: its enclosing agent, or
+           the agent that handed off to it)
 workflow   ``workflow NAME`` — a multi-agent orchestration (crew, graph, workflow)
 model      ``model MODEL[ finish=R1,R2][ tokens_in=N][ tokens_out=N][ stream=abandoned]``
 tool       ``tool NAME args=JSON status=ok|error latency_ms=N``
@@ -84,7 +85,7 @@ def step_line(span: F.FoldSpan, kw: str, tree: RunTree) -> str:
     name = one_line(tree.name(span), NAME_LIMIT)
     parts = [kw, name]
     if kw == "agent":
-        parent = tree.nearest_agent(span)
+        parent = tree.delegator(span)
         if parent is not None:
             parts.append(f"delegated_by={one_line(tree.name(parent), NAME_LIMIT)}")
     elif kw == "model":

@@ -163,6 +163,11 @@ def display_name(span: FoldSpan) -> str:
     return span.name or "span"
 
 
+def parent_agent_name(span: FoldSpan) -> str | None:
+    """``otel_agents.agent.parent``: the name of the agent that delegated or handed off to this one."""
+    return _str(span.attributes.get(A.OTEL_AGENTS_PARENT_AGENT))
+
+
 def model_name(span: FoldSpan) -> str | None:
     """The response model, else the request model."""
     a = span.attributes

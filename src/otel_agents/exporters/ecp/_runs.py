@@ -140,6 +140,7 @@ class RunTree:
             else:
                 siblings.append(span)
         self._agent_above: dict[int, F.FoldSpan | None] = {}  # span id → nearest agent strictly above
+        self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
@@ -168,6 +169,30 @@ class RunTree:
         for s in path:
             above[s.span_id] = found
         return found
+
+    def delegator(self, span: F.FoldSpan) -> F.FoldSpan | None:
+        """The agent that delegated to agent ``span``: the agent named by its
+        ``otel_agents.agent.parent`` (a handoff: the agent that handed off, whose
+        span ended before this one started, e.g. LlamaIndex ``AgentWorkflow``) — the
+        latest such agent of the run that started before it — else its nearest
+        enclosing agent."""
+        named = F.parent_agent_name(span)
+        if named is not None:
+            found = None
+            for other in self._agents():
+                if other.start_time is not None and span.start_time is not None and \
+                        other.start_time >= span.start_time:
+                    break
+                if other is not span and self.name(other) == named:
+                    found = other
+            if found is not None:
+                return found
+        return self.nearest_agent(span)
+
+    def _agents(self) -> list[F.FoldSpan]:
+        if self._agent_spans is None:
+            self._agent_spans = [s for s in self.spans if s.semantic_kind == "agent"]  # start order
+        return self._agent_spans
 
     def name(self, span: F.FoldSpan) -> str:
         """:func:`~._facts.display_name` of the span."""
