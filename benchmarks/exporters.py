@@ -15,6 +15,10 @@ stream, and the OTLP/JSON file exporter's throughput.
 * **file exporter** — ``OTLPJsonFileExporter.export`` in batches of 512 (the
   ``BatchSpanProcessor`` default) into a temporary file; spans/s and MiB/s.
 
+* **streaming fold** — ``otel-agents fold``'s path (``iter_otlp_json`` line by line into
+  ``StreamFolder``, each envelope encoded as strict JSON and written) over the same trace
+  set stored by ``OTLPJsonFileExporter``; spans/s from the file to the envelopes.
+
 Times are process CPU time (``time.process_time``), as in :mod:`benchmarks.harness`.
 """
 
@@ -129,3 +133,37 @@ def file_throughput(spans: int) -> dict[str, Any]:
             "spans_per_s": round(len(data) / elapsed), "mib_per_s": round(size / 2**20 / elapsed, 2),
             "bytes_per_span": round(size / len(data)),
             "versions": versions("opentelemetry-exporter-otlp-proto-common", "protobuf")}
+
+
+def stream_fold_throughput(spans: int) -> dict[str, Any]:
+    """``otel-agents fold`` end to end, in this process: read + decode + fold + encode + write."""
+    import argparse
+
+    from otel_agents.cli.fold import run
+    from otel_agents.exporters.file import OTLPJsonFileExporter
+
+    data = trace_set(spans)
+    with tempfile.TemporaryDirectory(prefix="otel-agents-bench-") as tmp:
+        path, out = os.path.join(tmp, "traces.jsonl"), os.path.join(tmp, "envelopes.jsonl")
+        exporter = OTLPJsonFileExporter(path)
+        for i in range(0, len(data), FILE_BATCH):
+            exporter.export(data[i:i + FILE_BATCH])
+        exporter.shutdown()
+        size = os.path.getsize(path)
+        del data
+        gc.collect()
+        args = argparse.Namespace(traces=path, output=out, include_thoughts=False)
+        import contextlib
+        import io
+
+        t0 = time.process_time()
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            code = run(args)
+        elapsed = time.process_time() - t0
+        with open(out, encoding="utf-8") as f:
+            envelopes = sum(1 for _ in f)
+    if code != 0:
+        raise RuntimeError(f"otel-agents fold exited {code}: {err.getvalue()[-2000:]}")
+    return {"spans": spans, "runs": envelopes, "seconds": round(elapsed, 3),
+            "spans_per_s": round(spans / elapsed), "mib_per_s": round(size / 2**20 / elapsed, 2),
+            "versions": versions("orjson")}

@@ -110,6 +110,10 @@ def table(results: str) -> str:
         r = data["file"]
         lines.append(f"| `OTLPJsonFileExporter` | {r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s, "
                      f"{r['bytes_per_span']} bytes/span (batches of {r['batch']}) |")
+    if "stream" in data:
+        r = data["stream"]
+        lines.append(f"| `otel-agents fold` (streaming, file → envelopes) | {r['spans_per_s']:,} spans/s, "
+                     f"{r['mib_per_s']} MiB/s of OTLP/JSON ({r['spans']:,} spans, {r['runs']:,} runs) |")
     lines += ["", "### Targets", "", "| target | measured | |", "|---|---:|---|"]
     lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
     return "\n".join(lines)

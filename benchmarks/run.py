@@ -34,7 +34,7 @@ FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai")
 # --quick (the smoke test) leaves out the workloads whose framework takes seconds to import
 # (llama-index-core ~4 s, crewai ~10 s on this machine); name them in --frameworks to run them anyway.
 QUICK_FRAMEWORKS = ("langchain", "pydantic_ai")
-GROUPS = ("overhead", "spans", "fold", "memory", "file")
+GROUPS = ("overhead", "spans", "fold", "memory", "file", "stream")
 README = os.path.join(ROOT, "benchmarks", "README.md")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
@@ -50,6 +50,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fold-spans", type=int, default=120_000, help="spans in the fold trace set")
     p.add_argument("--memory-spans", type=int, default=1_000_000, help="spans streamed through the processor")
     p.add_argument("--file-spans", type=int, default=30_000, help="spans written by the file exporter")
+    p.add_argument("--stream-spans", type=int, default=120_000, help="spans folded by `otel-agents fold`")
     p.add_argument("--no-peers", action="store_true", help="skip the peer instrumentors even if installed")
     p.add_argument("--quick", action="store_true", help="tiny sizes (the smoke test): numbers mean nothing")
     p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
@@ -57,14 +58,14 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--child", help=argparse.SUPPRESS)  # internal: run one job, print its JSON
     a = p.parse_args(argv)
     if a.quick:
-        a.rounds, a.batch, a.fold_spans, a.memory_spans, a.file_spans = 2, 2, 60, 600, 60
+        a.rounds, a.batch, a.fold_spans, a.memory_spans, a.file_spans, a.stream_spans = 2, 2, 60, 600, 60, 60
     if a.frameworks is None:
         a.frameworks = ",".join(QUICK_FRAMEWORKS if a.quick else FRAMEWORKS)
     return a
 
 
 def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
-    """One job, in this process: ``overhead:FRAMEWORK``, ``spans``, ``fold``, ``memory`` or ``file``."""
+    """One job, in this process: ``overhead:FRAMEWORK``, ``spans``, ``fold``, ``memory``, ``file`` or ``stream``."""
     warnings.simplefilter("ignore")  # peers' deprecation warnings would print inside timed batches
     from benchmarks import exporters, overhead, spans
 
@@ -78,6 +79,8 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
         return exporters.processor_memory(a.memory_spans)
     if job == "file":
         return exporters.file_throughput(a.file_spans)
+    if job == "stream":
+        return exporters.stream_fold_throughput(a.stream_spans)
     raise SystemExit(f"unknown job {job!r}")
 
 
@@ -146,7 +149,7 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
     if job == "memory":
         return (f"{r['spans']:,} spans, RSS {r['rss_after_warmup_mib']} → {r['rss_end_mib']} MiB, "
                 f"flat={r['flat']} [{r['wall_s']} s]")
-    if job == "file":
+    if job in ("file", "stream"):
         return f"{r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s [{r['wall_s']} s]"
     return ""
 

@@ -45,3 +45,13 @@ def _no_span_left_current():
     """Every test ends with no span current (case X-2's invariant, checked everywhere)."""
     yield
     assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
+
+
+@pytest.fixture
+def envelopes(provider: TracerProvider) -> list:
+    """The ECP envelopes the folding processor makes, live, from the runs on the test's provider."""
+    from otel_agents.exporters.ecp import ECPFoldingProcessor
+
+    got: list = []
+    provider.add_span_processor(ECPFoldingProcessor(got.append))
+    return got

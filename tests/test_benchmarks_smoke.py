@@ -52,6 +52,8 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     memory = load("memory")
     assert memory["envelopes"] == memory["runs"] and memory["samples"][-1]["tracked_spans"] == 0
     assert load("file")["spans"] > 0
+    stream = load("stream")
+    assert stream["spans"] > 0 and stream["runs"] == stream["spans"] // 6
 
     from benchmarks.report import table
 

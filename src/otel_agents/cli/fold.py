@@ -6,10 +6,19 @@ folds every run into an ECP result envelope and writes one envelope per line
 (to standard output, or to ``-o``), so a new metric or grader can run over old
 runs without re-running any agent.
 
+It streams: lines are read one at a time and each trace is folded as soon as it
+is complete (its root span and every parent it names have been read), so
+memory is bounded by the largest trace, not by the file; traces that never
+complete are folded at the end of input. Envelopes come out in the order their
+traces complete.
+
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and
-skipped; the lines around it are still folded. Exit codes: 0 — every line was
-read; 1 — some lines were skipped (the envelopes of the rest were written);
-2 — the input could not be read at all.
+skipped; the lines around it are still folded. A trace with duplicate span ids
+or spans on a parent cycle, and a run that cannot be folded, are reported there
+too (``trace ID: problem``), once each. Output is strict JSON (no ``NaN``).
+Exit codes: 0 — everything was read and folded; 1 — some lines, spans or runs
+were skipped (the envelopes of the rest were written); 2 — the input could not
+be read, or the output not written.
 """
 
 from __future__ import annotations
@@ -17,13 +26,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any, TextIO
+
 from . import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
-                       description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all lines read, "
-                       "1 malformed lines skipped, 2 input unreadable")
+                       description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
+                       "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable")
     p.add_argument("traces", metavar="TRACES.jsonl", help="OTLP/JSON lines; '-' for standard input")
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
@@ -31,29 +42,77 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..exporters.ecp import fold
-    from ..exporters.file import MalformedLine, read_otlp_json
+def _strict_json(envelope: dict[str, Any]) -> str:
+    """One envelope as a strict JSON line (``orjson``; the standard encoder for what it refuses,
+    e.g. integers wider than 64 bits). Raises ``ValueError`` for a value JSON cannot hold."""
+    import orjson
 
-    errors: list[MalformedLine] = []
     try:
-        spans = read_otlp_json(sys.stdin if args.traces == "-" else args.traces, errors=errors)
-    except OSError as exc:
-        print(f"otel-agents fold: cannot read {args.traces}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    for problem in errors:
-        print(f"otel-agents fold: skipped {problem}", file=sys.stderr)
-    envelopes = fold(spans, include_thoughts=args.include_thoughts)
-    lines = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in envelopes)
+        return orjson.dumps(envelope).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class _WriteError(Exception):
+    """Writing an envelope failed (wraps the ``OSError``)."""
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..exporters.ecp import StreamFolder
+    from ..exporters.file import MalformedLine, iter_otlp_json
+
+    out: TextIO = sys.stdout
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(lines)
+            out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError as exc:
             print(f"otel-agents fold: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-    else:
-        sys.stdout.write(lines)
-    print(f"otel-agents fold: {len(envelopes)} run(s) from {len(spans)} span(s); "
-          f"{len(errors)} malformed line(s) skipped", file=sys.stderr)
-    return 1 if errors else 0
+    problems = 0
+
+    def report(message: str) -> None:
+        nonlocal problems
+        problems += 1
+        print(f"otel-agents fold: {message}", file=sys.stderr)
+
+    def write(envelope: dict[str, Any]) -> None:
+        try:
+            line = _strict_json(envelope)
+        except ValueError as exc:
+            report(f"trace {envelope.get('trace_id')}: an envelope is not strict JSON, skipped ({exc})")
+            return
+        try:
+            out.write(line + "\n")
+        except OSError as exc:
+            raise _WriteError(exc) from None
+
+    class Errors(list):  # reports each malformed line the moment it is read
+        def append(self, problem: MalformedLine) -> None:
+            super().append(problem)
+            print(f"otel-agents fold: skipped {problem}", file=sys.stderr)
+
+    errors = Errors()
+    folder = StreamFolder(write, on_problem=report, include_thoughts=args.include_thoughts)
+    if args.traces != "-":
+        source: Any = args.traces
+    else:  # bytes when possible: a line that is not UTF-8 is then reported, not fatal
+        source = getattr(sys.stdin, "buffer", sys.stdin)
+    try:
+        for number, spans in iter_otlp_json(source, errors=errors):
+            folder.add(spans, number)
+        folder.finish()
+        out.flush()
+    except _WriteError as exc:
+        error = exc.args[0]
+        print(f"otel-agents fold: cannot write {args.output or 'standard output'}: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"otel-agents fold: cannot read {args.traces}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
+          f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)
+    return 1 if errors or problems else 0

@@ -22,8 +22,9 @@ protobuf JSON mapping with lowerCamelCase field names, enums as integers,
 which would write base64 — ``traceId``/``spanId``/``parentSpanId`` as hex
 strings. Spans are converted to protobuf by the OpenTelemetry SDK's own OTLP
 encoder (``opentelemetry-exporter-otlp-proto-common``), so the file carries
-exactly what the OTLP/HTTP exporter would send. Needs that package (extras
-``otlp`` or ``ecp``). Compressed Collector files are not read; lines holding
+exactly what the OTLP/HTTP exporter would send. Reading decodes the JSON
+directly (``orjson``, then one type check per field), line by line
+(:func:`iter_otlp_json`), with every step bounded. Compressed Collector files are not read; lines holding
 logs or metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
 """
 
@@ -32,14 +33,14 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import math
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
+import orjson
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -153,7 +154,13 @@ class MalformedLine:
         return f"{self.source}:{self.line}: {self.message}"
 
 
-def read_otlp_json(source: str | os.PathLike[str] | Iterable[str], *,
+MAX_VALUE_DEPTH = 64
+"""Deepest nesting of an attribute value (``arrayValue``/``kvlistValue``) a line may hold."""
+MAX_LINE_BYTES = 256 * 1024 * 1024
+"""Longest line read (bytes); a longer line is reported and skipped without being held whole."""
+
+
+def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
                    errors: list[MalformedLine] | None = None) -> list[ReadableSpan]:
     """Read OTLP/JSON lines back into SDK ``ReadableSpan``s.
 
@@ -164,167 +171,342 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str], *,
             could not be read; when ``None``, each is logged as a WARNING.
 
     Returns:
-        The spans of every readable line, in file order. A malformed line
-        (not UTF-8, invalid JSON, not an object, an invalid field, an id that is
-        not hex of the right length) is skipped whole; the lines around it are kept. Blank
-        lines and lines without ``resourceSpans`` (logs, metrics) are skipped
-        silently.
+        The spans of every readable line, in file order (see :func:`iter_otlp_json`
+        for what is read and what makes a line malformed).
+
+    Raises:
+        OSError: the file cannot be opened.
+    """
+    return [span for _, spans in iter_otlp_json(source, errors=errors) for span in spans]
+
+
+def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
+                   errors: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+    """Read OTLP/JSON lines one at a time: yields ``(line number, spans of that line)``.
+
+    Memory holds one line at a time (so a caller that groups spans as they
+    come, like ``otel-agents fold``, can stream a file of any size).
+
+    Args:
+        source: a file path, or an iterable of lines (``str`` or ``bytes``).
+        errors: receives one :class:`MalformedLine` per skipped line; when
+            ``None``, each is logged as a WARNING.
+
+    A malformed line is skipped whole and the lines around it are kept: not
+    UTF-8, invalid JSON (``NaN``/``Infinity`` literals included), nested deeper
+    than the JSON decoder's limit or an attribute value deeper than
+    :data:`MAX_VALUE_DEPTH`, longer than :data:`MAX_LINE_BYTES`, not an object,
+    a field of the wrong type, an id that is not hex of the right length.
+    Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
+    nothing, silently.
 
     Raises:
         OSError: the file cannot be opened.
 
-    Ids are read as hex (the OTLP JSON rule); ``flags`` bit 0x200 marks a remote
-    parent; attribute values of type ``kvlistValue`` become JSON text and
+    Decoding follows the OTLP "JSON Protobuf Encoding" (lowerCamelCase field
+    names; the proto names are accepted too): ids are hex; enums are integers
+    (or their names); 64-bit integers decimal strings (or numbers); a
+    ``doubleValue`` may be ``"NaN"``/``"Infinity"``/``"-Infinity"`` as in the
+    protobuf JSON mapping; ``flags`` bit 0x200 marks a remote parent.
+    Attribute values of type ``kvlistValue`` become JSON text and
     ``bytesValue`` base64 text (neither is a legal SDK attribute value).
     """
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            return _read_lines(f, name, errors)
-    return _read_lines(source, getattr(source, "name", "<stream>"), errors)
+            yield from _read_lines(_bounded_lines(f), name, errors)
+        return
+    yield from _read_lines(source, getattr(source, "name", "<stream>"), errors)
 
 
-def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None) -> list[ReadableSpan]:
-    spans: list[ReadableSpan] = []
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
+class _TooLong(bytes):
+    """Stands for a line longer than :data:`MAX_LINE_BYTES` (its text was not kept)."""
+
+
+def _bounded_lines(f: Any) -> Iterator[bytes]:
+    """The lines of a binary file, each read with at most :data:`MAX_LINE_BYTES` held at once."""
+    while True:
+        line = f.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while True:  # drop the rest of the line, a chunk at a time
+                rest = f.readline(MAX_LINE_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield _TooLong()
             continue
+        yield line
+
+
+def _read_lines(lines: Iterable[str | bytes], name: str,
+                errors: list[MalformedLine] | None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+    for number, text in enumerate(lines, start=1):
         try:
-            if isinstance(text, bytes):
-                try:
-                    text = text.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise ValueError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-            spans.extend(_parse_line(text))
+            if type(text) is _TooLong:
+                raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
+            if not text.strip():
+                continue
+            spans = _parse_line(text)
         except ValueError as exc:
             problem = MalformedLine(str(name), number, str(exc))
             if errors is not None:
                 errors.append(problem)
             else:
                 logger.warning("otel_agents: skipped %s", problem)
-    return spans
+            continue
+        if spans:
+            yield number, spans
 
 
-def _parse_line(text: str) -> list[ReadableSpan]:
+def _parse_line(text: str | bytes) -> list[ReadableSpan]:
+    if isinstance(text, bytes):
+        try:
+            text.decode("utf-8")  # orjson says only "str is not valid UTF-8"; this names the byte
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = orjson.loads(text)  # strict: no NaN/Infinity literals; nesting deeper than 1024 is an error
+    except orjson.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
     if "resourceSpans" not in data and "resource_spans" not in data:
         return []
-    _hex_ids_to_base64(data)
-    request = ExportTraceServiceRequest()
     try:
-        json_format.ParseDict(data, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, TypeError, AttributeError) as exc:
+        return _Decoder().request(data)
+    except _BadId:
+        raise
+    except ValueError as exc:
         raise ValueError(f"not an OTLP trace request: {exc}") from None
-    return _spans_of(request)
 
 
-def _hex_ids_to_base64(data: dict[str, Any]) -> None:
-    """Turn OTLP JSON hex ids into the base64 protobuf's JSON parser expects; check them."""
-    for i, rs in enumerate(_list(data, "resourceSpans", "resource_spans")):
-        for j, ss in enumerate(_list(rs, "scopeSpans", "scope_spans")):
-            for k, span in enumerate(_list(ss, "spans")):
-                where = f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}]"
-                _convert_ids(span, where)
-                for n, link in enumerate(_list(span, "links")):
-                    _convert_ids(link, f"{where}.links[{n}]")
+class _BadId(ValueError):
+    """An id that is not hex of the right length (reported as is, like before the decoder existed)."""
 
 
-def _list(obj: Any, *names: str) -> list[Any]:
-    if not isinstance(obj, dict):
-        return []
-    for name in names:
+_STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+_SPAN_KINDS = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2,
+               "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
+_SNAKE = {"resourceSpans": "resource_spans", "scopeSpans": "scope_spans", "traceId": "trace_id",
+          "spanId": "span_id", "parentSpanId": "parent_span_id", "traceState": "trace_state",
+          "startTimeUnixNano": "start_time_unix_nano", "endTimeUnixNano": "end_time_unix_nano",
+          "timeUnixNano": "time_unix_nano", "schemaUrl": "schema_url", "stringValue": "string_value",
+          "boolValue": "bool_value", "intValue": "int_value", "doubleValue": "double_value",
+          "arrayValue": "array_value", "kvlistValue": "kvlist_value", "bytesValue": "bytes_value"}
+_DOUBLES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+class _Decoder:
+    """Decodes one ``ExportTraceServiceRequest`` (a parsed JSON object) into ``ReadableSpan``s.
+
+    Every field is type-checked; the first bad one raises ``ValueError`` naming its path
+    (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``).
+    """
+
+    def request(self, data: dict[str, Any]) -> list[ReadableSpan]:
+        out: list[ReadableSpan] = []
+        for i, rs in enumerate(self._list(data, "resourceSpans", "")):
+            where = f"resourceSpans[{i}]"
+            rs = self._obj(rs, where)
+            res = self._obj(self._get(rs, "resource"), f"{where}.resource")
+            resource = Resource(self._attributes(res, f"{where}.resource"), self._str(rs, "schemaUrl", where) or None)
+            for j, ss in enumerate(self._list(rs, "scopeSpans", where)):
+                swhere = f"{where}.scopeSpans[{j}]"
+                ss = self._obj(ss, swhere)
+                sc = self._obj(self._get(ss, "scope"), f"{swhere}.scope")
+                scope = InstrumentationScope(self._str(sc, "name", f"{swhere}.scope"),
+                                             self._str(sc, "version", f"{swhere}.scope"),
+                                             self._str(ss, "schemaUrl", swhere) or None,
+                                             self._attributes(sc, f"{swhere}.scope") or None)
+                for k, span in enumerate(self._list(ss, "spans", swhere)):
+                    out.append(self._span(self._obj(span, f"{swhere}.spans[{k}]"), resource, scope,
+                                          f"{swhere}.spans[{k}]"))
+        return out
+
+    def _span(self, s: dict[str, Any], resource: Resource, scope: InstrumentationScope, where: str) -> ReadableSpan:
+        trace_id = self._id(s, "traceId", 16, where)
+        span_id = self._id(s, "spanId", 8, where)
+        name = self._str(s, "name", where)
+        if not trace_id or not span_id:
+            raise ValueError(f"{where}: span {name!r} has no traceId or spanId")
+        flags = self._int(s, "flags", where, 32)
+        header = self._str(s, "traceState", where)
+        state = TraceState.from_header([header]) if header else None
+        # Writers built on the SDK's OTLP encoder leave the W3C trace-flag bits of ``flags``
+        # at 0; a span that was exported was sampled, so 0 reads as "sampled".
+        context = SpanContext(trace_id, span_id, is_remote=False,
+                              trace_flags=TraceFlags((flags & 0xFF) or TraceFlags.SAMPLED), trace_state=state)
+        parent_id = self._id(s, "parentSpanId", 8, where)
+        parent = SpanContext(trace_id, parent_id, is_remote=bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None
+        st = self._obj(self._get(s, "status"), f"{where}.status")
+        code = self._enum(st, "code", _STATUS, f"{where}.status")
+        message = self._str(st, "message", f"{where}.status")
+        status = Status(StatusCode.ERROR, message or None) if code == 2 else \
+            Status(StatusCode.OK if code == 1 else StatusCode.UNSET)
+        events = []
+        for n, e in enumerate(self._list(s, "events", where)):
+            e = self._obj(e, f"{where}.events[{n}]")
+            events.append(Event(self._str(e, "name", f"{where}.events[{n}]"),
+                                self._attributes(e, f"{where}.events[{n}]"),
+                                timestamp=self._int(e, "timeUnixNano", f"{where}.events[{n}]", 64) or None))
+        links = []
+        for n, link in enumerate(self._list(s, "links", where)):
+            lw = f"{where}.links[{n}]"
+            link = self._obj(link, lw)
+            links.append(Link(SpanContext(self._id(link, "traceId", 16, lw), self._id(link, "spanId", 8, lw),
+                                          is_remote=True), self._attributes(link, lw)))
+        return ReadableSpan(
+            name=name, context=context, parent=parent, resource=resource,
+            attributes=self._attributes(s, where), events=events, links=links,
+            kind=_KINDS.get(self._enum(s, "kind", _SPAN_KINDS, where), SpanKind.INTERNAL), status=status,
+            start_time=self._int(s, "startTimeUnixNano", where, 64) or None,
+            end_time=self._int(s, "endTimeUnixNano", where, 64) or None,
+            instrumentation_scope=scope,
+        )
+
+    # -- fields ----------------------------------------------------------------------
+    @staticmethod
+    def _get(obj: dict[str, Any], name: str) -> Any:
         value = obj.get(name)
-        if isinstance(value, list):
+        if value is None:
+            snake = _SNAKE.get(name)
+            if snake is not None:
+                value = obj.get(snake)
+        return value
+
+    @staticmethod
+    def _obj(value: Any, where: str) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
+        return value
+
+    def _list(self, obj: dict[str, Any], name: str, where: str) -> list[Any]:
+        value = self._get(obj, name)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ValueError(f"{_at(where, name)}: expected an array, got {type(value).__name__}")
+        return value
+
+    def _str(self, obj: dict[str, Any], name: str, where: str) -> str:
+        value = self._get(obj, name)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise ValueError(f"{_at(where, name)}: expected a string, got {type(value).__name__}")
+        return value
+
+    def _int(self, obj: dict[str, Any], name: str, where: str, bits: int) -> int:
+        value = self._get(obj, name)
+        if value is None:
+            return 0
+        number = _integer(value)
+        if number is None or not 0 <= number < 1 << bits:
+            raise ValueError(f"{_at(where, name)}: expected an unsigned {bits}-bit integer, got {value!r:.60}")
+        return number
+
+    def _enum(self, obj: dict[str, Any], name: str, names: dict[str, int], where: str) -> int:
+        value = self._get(obj, name)
+        if value is None:
+            return 0
+        if isinstance(value, str) and value in names:
+            return names[value]
+        if type(value) is int:
             return value
-    return []
+        raise ValueError(f"{_at(where, name)}: expected an enum number or name, got {value!r:.60}")
 
+    def _id(self, obj: dict[str, Any], name: str, size: int, where: str) -> int:
+        value = self._get(obj, name)
+        if value in (None, ""):
+            return 0
+        if not isinstance(value, str):
+            raise _BadId(f"{_at(where, name)}: expected a hex string, got {value!r:.60}")
+        try:
+            raw = bytes.fromhex(value)
+        except ValueError:
+            raise _BadId(f"{_at(where, name)}: {value!r:.60} is not hex") from None
+        if len(raw) != size:
+            raise _BadId(f"{_at(where, name)}: {value!r:.60} is not {size * 2} hex digits")
+        return int.from_bytes(raw, "big")
 
-def _convert_ids(obj: Any, where: str) -> None:
-    if not isinstance(obj, dict):
-        return
-    for camel, size in _ID_FIELDS.items():
-        snake = {"traceId": "trace_id", "spanId": "span_id", "parentSpanId": "parent_span_id"}[camel]
-        for key in (camel, snake):
-            value = obj.get(key)
-            if value in (None, ""):
-                continue
-            if not isinstance(value, str):
-                raise ValueError(f"{where}.{camel}: expected a hex string, got {value!r}")
-            try:
-                raw = bytes.fromhex(value)
-            except ValueError:
-                raise ValueError(f"{where}.{camel}: {value!r} is not hex") from None
-            if len(raw) != size:
-                raise ValueError(f"{where}.{camel}: {value!r} is not {size * 2} hex digits")
-            obj[key] = base64.b64encode(raw).decode("ascii")
+    # -- attribute values ----------------------------------------------------------------
+    def _attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for n, kv in enumerate(self._list(obj, "attributes", where)):
+            kw = f"{where}.attributes[{n}]"
+            kv = self._obj(kv, kw)
+            key = self._str(kv, "key", kw)
+            value = _attribute_value(self._value(kv.get("value"), f"{kw}.value", 0))
+            if value is not None:
+                out[key] = value
+        return out
 
-
-def _spans_of(request: ExportTraceServiceRequest) -> list[ReadableSpan]:
-    out: list[ReadableSpan] = []
-    for rs in request.resource_spans:
-        resource = Resource(_attributes(rs.resource.attributes), rs.schema_url or None)
-        for ss in rs.scope_spans:
-            scope = InstrumentationScope(ss.scope.name, ss.scope.version, ss.schema_url,
-                                         _attributes(ss.scope.attributes) or None)
-            for s in ss.spans:
-                out.append(_span(s, resource, scope))
-    return out
-
-
-def _span(s: Any, resource: Resource, scope: InstrumentationScope) -> ReadableSpan:
-    trace_id = int.from_bytes(s.trace_id, "big")
-    span_id = int.from_bytes(s.span_id, "big")
-    if not trace_id or not span_id:
-        raise ValueError(f"span {s.name!r} has no traceId or spanId")
-    state = TraceState.from_header([s.trace_state]) if s.trace_state else None
-    # Writers built on the SDK's OTLP encoder leave the W3C trace-flag bits of ``flags``
-    # at 0; a span that was exported was sampled, so 0 reads as "sampled".
-    context = SpanContext(trace_id, span_id, is_remote=False,
-                          trace_flags=TraceFlags((s.flags & 0xFF) or TraceFlags.SAMPLED), trace_state=state)
-    parent = None
-    if s.parent_span_id:
-        parent = SpanContext(trace_id, int.from_bytes(s.parent_span_id, "big"),
-                             is_remote=bool(s.flags & _FLAG_PARENT_REMOTE))
-    code = StatusCode(s.status.code) if s.status.code in (0, 1, 2) else StatusCode.UNSET
-    status = Status(code, s.status.message or None) if code is StatusCode.ERROR else Status(code)
-    events = [Event(e.name, _attributes(e.attributes), timestamp=e.time_unix_nano) for e in s.events]
-    links = [Link(SpanContext(int.from_bytes(link.trace_id, "big"), int.from_bytes(link.span_id, "big"),
-                              is_remote=True), _attributes(link.attributes)) for link in s.links]
-    return ReadableSpan(
-        name=s.name, context=context, parent=parent, resource=resource,
-        attributes=_attributes(s.attributes), events=events, links=links,
-        kind=_KINDS.get(s.kind, SpanKind.INTERNAL), status=status,
-        start_time=s.start_time_unix_nano or None, end_time=s.end_time_unix_nano or None,
-        instrumentation_scope=scope,
-    )
-
-
-def _attributes(pairs: Iterable[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kv in pairs:
-        value = _attribute_value(_data(kv.value))
-        if value is not None:
-            out[kv.key] = value
-    return out
-
-
-def _data(v: AnyValue) -> Any:
-    """An ``AnyValue`` as plain data: scalars, lists, dicts; bytes as base64 text."""
-    which = v.WhichOneof("value")
-    if which is None:
+    def _value(self, v: Any, where: str, depth: int) -> Any:
+        """An ``AnyValue`` as plain data: scalars, lists, dicts; bytes as base64 text."""
+        if v is None:
+            return None
+        if not isinstance(v, dict):
+            raise ValueError(f"{where}: expected an AnyValue object, got {type(v).__name__}")
+        if depth >= MAX_VALUE_DEPTH:
+            raise ValueError(f"{where}: attribute value nested deeper than {MAX_VALUE_DEPTH} levels")
+        for name, value in v.items():
+            name = _CAMEL.get(name, name)
+            if name == "stringValue" and isinstance(value, str):
+                return value
+            if name == "intValue":
+                number = _integer(value)
+                if number is None or not -(1 << 63) <= number < 1 << 63:
+                    raise ValueError(f"{where}.intValue: expected a signed 64-bit integer, got {value!r:.60}")
+                return number
+            if name == "boolValue" and isinstance(value, bool):
+                return value
+            if name == "doubleValue":
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return float(value)
+                if value in _DOUBLES:
+                    return _DOUBLES[value]
+            elif name == "arrayValue" and isinstance(value, dict):
+                return [self._value(x, f"{where}.arrayValue.values[{i}]", depth + 1)
+                        for i, x in enumerate(self._list(value, "values", f"{where}.arrayValue"))]
+            elif name == "kvlistValue" and isinstance(value, dict):
+                out = {}
+                for i, kv in enumerate(self._list(value, "values", f"{where}.kvlistValue")):
+                    kw = f"{where}.kvlistValue.values[{i}]"
+                    kv = self._obj(kv, kw)
+                    out[self._str(kv, "key", kw)] = self._value(kv.get("value"), f"{kw}.value", depth + 1)
+                return out
+            elif name == "bytesValue" and isinstance(value, str):
+                try:
+                    base64.b64decode(value, validate=True)
+                except ValueError:
+                    raise ValueError(f"{where}.bytesValue: not base64") from None
+                return value
+            if name in _ANY_VALUE_FIELDS:
+                raise ValueError(f"{_at(where, name)}: wrong type {type(value).__name__}")
         return None
-    if which == "array_value":
-        return [_data(x) for x in v.array_value.values]
-    if which == "kvlist_value":
-        return {kv.key: _data(kv.value) for kv in v.kvlist_value.values}
-    if which == "bytes_value":
-        return base64.b64encode(v.bytes_value).decode("ascii")
-    return getattr(v, which)
+
+
+def _at(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+_CAMEL = {snake: camel for camel, snake in _SNAKE.items()}
+_ANY_VALUE_FIELDS = frozenset({"stringValue", "boolValue", "intValue", "doubleValue", "arrayValue",
+                               "kvlistValue", "bytesValue"})
+
+
+def _integer(value: Any) -> int | None:
+    """A protobuf JSON integer: a number without fraction, or its decimal string."""
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) <= 21:
+        return int(value)
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return None
 
 
 def _attribute_value(data: Any) -> Any:
@@ -336,7 +518,18 @@ def _attribute_value(data: Any) -> Any:
         for t in (str, bool, int, float):
             if all(type(x) is t for x in items):
                 return tuple(items)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # bounded by MAX_VALUE_DEPTH; non-finite doubles are written as null (strict JSON)
+    return json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"))
 
 
-__all__ = ["MalformedLine", "OTLPJsonFileExporter", "read_otlp_json", "to_otlp_json"]
+def _finite(data: Any) -> Any:
+    if type(data) is float:
+        return data if math.isfinite(data) else None
+    if isinstance(data, list):
+        return [_finite(x) for x in data]
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    return data
+
+
+__all__ = ["MalformedLine", "OTLPJsonFileExporter", "iter_otlp_json", "read_otlp_json", "to_otlp_json"]

@@ -6,7 +6,9 @@ Used by the examples and handy in a REPL::
 
 Each line is ``{name} [{kind}]`` followed by what matters for that kind: token
 counts for model spans, arguments and result for tool spans, ``ERROR`` for
-failed spans, the abandoned marker for streams cut short.
+failed spans, the abandoned marker for streams cut short. Line breaks, tabs and
+other control characters in names and values are printed escaped (``\\n``,
+``\\t``, ``\\x1b``), so every span stays on its own line.
 """
 
 from __future__ import annotations
@@ -17,6 +19,15 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from ..semconv import attributes as A
+
+
+# C0 controls and DEL → escapes; ``\n``/``\r``/``\t`` get their short forms.
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | {0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+
+
+def _escape(text: str) -> str:
+    """``text`` with control characters escaped (one line)."""
+    return text.translate(_ESCAPES)
 
 
 def _details(span: ReadableSpan) -> str:
@@ -43,15 +54,13 @@ def format_span_tree(spans: Iterable[ReadableSpan]) -> str:
     ids = {s.context.span_id for s in spans}
     children: dict[int | None, list[ReadableSpan]] = {}
     for s in spans:
-        parent = s.parent.span_id if s.parent and s.parent.span_id in ids else None
+        parent = s.parent.span_id if s.parent and s.parent.span_id in ids and s.parent.span_id != s.context.span_id else None
         children.setdefault(parent, []).append(s)
     lines: list[str] = []
-
-    def walk(parent: int | None, depth: int) -> None:
-        for s in children.get(parent, []):
-            kind = (s.attributes or {}).get(A.OTEL_AGENTS_SPAN_KIND, "-")
-            lines.append(f"{'  ' * depth}{s.name} [{kind}]{_details(s)}")
-            walk(s.context.span_id, depth + 1)
-
-    walk(None, 0)
+    stack = [(s, 0) for s in reversed(children.get(None, []))]
+    while stack:  # depth first without recursion: any depth prints
+        s, depth = stack.pop()
+        kind = (s.attributes or {}).get(A.OTEL_AGENTS_SPAN_KIND, "-")
+        lines.append(f"{'  ' * depth}{_escape(f'{s.name} [{kind}]{_details(s)}')}")
+        stack.extend((c, depth + 1) for c in reversed(children.get(s.context.span_id, [])))
     return "\n".join(lines)

@@ -20,7 +20,8 @@ or write envelopes as JSON lines from an exporter (the ``ecp`` entry point of
     provider.add_span_processor(BatchSpanProcessor(ECPFileExporter("envelopes.jsonl", tracer_provider=provider)))
 
 or re-fold stored traces offline: ``otel-agents fold TRACES.jsonl -o ENVELOPES.jsonl``
-(see :mod:`otel_agents.exporters.file`).
+(see :mod:`otel_agents.exporters.file`), which streams through :class:`StreamFolder`:
+each trace is folded as soon as it is complete, memory bounded by the largest trace.
 
 What is one run: the subtree of each outermost semantic span of a trace (the
 first span, from the top down, with ``otel_agents.span.kind``); non-semantic
@@ -63,6 +64,7 @@ Every envelope passes ``ecp_runtime.conformance.validate_step_result``.
 from __future__ import annotations
 
 import json
+import logging
 from importlib import resources
 from typing import Any, Iterable
 
@@ -72,12 +74,16 @@ from ._envelope import build_envelope
 from ._exporter import ECPFileExporter
 from ._processor import ECPFoldingProcessor
 from ._runs import Run, group_runs
+from ._stream import StreamFolder
+
+logger = logging.getLogger("otel_agents")
 
 SCHEMA_PATH = resources.files("otel_agents.exporters").joinpath("ecp_envelope.schema.json")
 """The JSON Schema (draft 2020-12) of our envelope: the ECP step result plus our extensions."""
 
 
-def fold(spans: Iterable[ReadableSpan], *, include_thoughts: bool = False) -> list[dict[str, Any]]:
+def fold(spans: Iterable[ReadableSpan], *, include_thoughts: bool = False,
+         problems: list[str] | None = None) -> list[dict[str, Any]]:
     """Fold finished spans into ECP result envelopes, one per run.
 
     Args:
@@ -86,12 +92,21 @@ def fold(spans: Iterable[ReadableSpan], *, include_thoughts: bool = False) -> li
             missing starts a run of its own.
         include_thoughts: add models' reasoning parts (``thought`` lines) to
             ``evaluation_context``; off by default (no raw chain-of-thought).
+        problems: receives one message per trace with duplicate span ids, and
+            one per trace with spans on a parent cycle (dropped); when
+            ``None``, each is logged as a WARNING.
 
     Returns:
         The envelopes (JSON-ready dicts), ordered by the start time of each
         run's root.
     """
-    runs = group_runs(spans)
+    found: list[str] = []
+    runs = group_runs(spans, problems=found)
+    if problems is not None:
+        problems.extend(found)
+    else:
+        for problem in found:
+            logger.warning("otel_agents: %s", problem)
     runs.reverse()
     envelopes = []
     while runs:  # each run is let go once folded: its span copies are freed early (less memory, less GC work)
@@ -104,4 +119,5 @@ def envelope_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
-__all__ = ["ECPFileExporter", "ECPFoldingProcessor", "Run", "SCHEMA_PATH", "envelope_schema", "fold", "group_runs"]
+__all__ = ["ECPFileExporter", "ECPFoldingProcessor", "Run", "SCHEMA_PATH", "StreamFolder", "envelope_schema", "fold",
+           "group_runs"]

@@ -30,7 +30,18 @@ _CONTENT_KEYS = frozenset({
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # ``logs`` as compact JSON; tuples (attribute arrays) encode as arrays, anything else as ``str``.
 # No circular-reference check: the records hold attribute values only (strings, numbers, arrays).
-_LOGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False).encode
+_LOGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str, check_circular=False,
+                              allow_nan=False).encode
+
+
+def _logs(records: list[dict[str, Any]]) -> str:
+    """``logs`` as strict JSON: a non-finite attribute value (``NaN``, ``Infinity``) is written as ``null``."""
+    try:
+        return _LOGS_JSON(records)
+    except ValueError:
+        for record in records:
+            record["attributes"] = {k: F.plain(v) for k, v in record["attributes"].items()}
+        return _LOGS_JSON(records)
 
 
 def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any]:
@@ -50,14 +61,14 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         elif F.is_tool_call(span):
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
-    context, steps = evidence(tree, include_thoughts=include_thoughts)
+    context, steps, errors = evidence(tree, include_thoughts=include_thoughts)
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
     envelope: dict[str, Any] = {
         "status": "paused" if paused else "done",
-        "public_output": F.output_text(F.frozen(run.root)) if run.root is not None else None,
+        "public_output": _public_output(run, paused),
         "tool_calls": tool_calls,
         "evaluation_context": context,
-        "logs": _LOGS_JSON([_log_record(s) for s in spans]),
+        "logs": _logs([_log_record(s) for s in spans]),
     }
     usage = _usage(models, tree)
     if usage is not None:
@@ -69,6 +80,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "model_calls": len(models),
         "tool_calls": len(tool_calls),
         "tool_errors": tool_errors,
+        "errors": errors,
         "tool_success_rate": round((len(tool_calls) - tool_errors) / len(tool_calls), 4) if tool_calls else None,
         "cost_usd": run_cost(models),
     }
@@ -76,6 +88,17 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     if run.incomplete:
         envelope["incomplete"] = run.incomplete
     return envelope
+
+
+def _public_output(run: Run, paused: bool) -> str | None:
+    """The root's output as text; for a paused run only the assistant text it produced before
+    pausing (case E-2: the state a paused graph returns holds the user's prompt, not an answer)."""
+    if run.root is None:
+        return None
+    root = F.frozen(run.root)
+    if not paused:
+        return F.output_text(root)
+    return F.assistant_text(F.output_value(root))
 
 
 def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
@@ -94,7 +117,7 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
 
 
 def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
-    parent = tree.nearest_agent(span)
+    parent = tree.delegator(span)
     return {
         "name": tree.name(span),
         "span_id": F.span_id_hex(span.span_id),

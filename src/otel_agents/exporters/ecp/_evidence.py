@@ -8,21 +8,26 @@ The format is stable and documented (``docs/ecp.md``) so that ECP
 keyword    line
 =========  =====================================================================
 agent      ``agent NAME`` — an agent was entered; a sub-agent adds
-           `` delegated_by=PARENT`` (the delegation)
+           `` delegated_by=PARENT`` (the delegation: its enclosing agent, or
+           the agent that handed off to it)
 workflow   ``workflow NAME`` — a multi-agent orchestration (crew, graph, workflow)
 model      ``model MODEL[ finish=R1,R2][ tokens_in=N][ tokens_out=N][ stream=abandoned]``
 tool       ``tool NAME args=JSON status=ok|error latency_ms=N``
 skill      ``skill NAME[ args=JSON] status=ok|error latency_ms=N``
 retrieval  ``retrieval SOURCE[ documents=N]``
-error      ``error KEYWORD NAME: DESCRIPTION`` — after the failed step's own
+error      ``error KEYWORD NAME: DESCRIPTION`` — after the failed span's own
            lines (``DESCRIPTION`` is ``Type: message``, or the type alone when
-           content capture is off)
+           content capture is off); for every failed step, the failed run root
+           whatever its kind, and a failed chain where the failure started
+           (``KEYWORD`` is then the span kind, e.g. ``chain``)
 paused     ``paused KEYWORD NAME`` — the run stopped here waiting for a human
 thought    ``thought TEXT`` — a model's reasoning, only with ``include_thoughts``
 =========  =====================================================================
 
 Depth counts only ancestors that have a line of their own, so the generic
-chain spans a framework adds between steps do not shift the indentation.
+chain spans a framework adds between steps do not shift the indentation;
+indentation stops growing at 16 levels (:data:`MAX_DEPTH`), so a pathologically
+deep tree folds to text proportional to its spans, not to their square.
 ``args`` is compact JSON with sorted keys; names, arguments and descriptions
 are kept on one line and cut with ``…`` (names 120, arguments 300, other text
 500 characters). Lines follow start order, depth first.
@@ -41,6 +46,8 @@ NAME_LIMIT = 120
 ARGS_LIMIT = 300
 TEXT_LIMIT = 500
 INDENT = "  "
+MAX_DEPTH = 16
+"""Lines deeper than this are indented as this deep: output stays proportional to the input."""
 
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
 
@@ -78,7 +85,7 @@ def step_line(span: F.FoldSpan, kw: str, tree: RunTree) -> str:
     name = one_line(tree.name(span), NAME_LIMIT)
     parts = [kw, name]
     if kw == "agent":
-        parent = tree.nearest_agent(span)
+        parent = tree.delegator(span)
         if parent is not None:
             parts.append(f"delegated_by={one_line(tree.name(parent), NAME_LIMIT)}")
     elif kw == "model":
@@ -104,10 +111,32 @@ def step_line(span: F.FoldSpan, kw: str, tree: RunTree) -> str:
     return " ".join(parts)
 
 
-def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int]:
-    """The ``evaluation_context`` text of a run and its number of step lines."""
+def reports_error(span: F.FoldSpan, tree: RunTree) -> bool:
+    """Whether a failed span gets an ``error`` line (case E-1: a failed run never looks clean).
+
+    Every failed step (a span with a keyword), every failed top span of the run
+    (its root), and every other failed semantic span (a chain, an embedding)
+    where the failure started: none of its children failed. A chain that only
+    passes on its child's exception adds nothing the child's line does not say.
+    """
+    if not span.error:
+        return False
+    if keyword(span) is not None or tree.parent.get(span.span_id) is None:
+        return True
+    if span.semantic_kind is None:
+        return False
+    return not any(child.error for child in tree.children.get(span.span_id, ()))
+
+
+def indent(depth: int) -> str:
+    """The indentation of a line at ``depth``: two spaces per level, at most :data:`MAX_DEPTH` levels."""
+    return INDENT * min(depth, MAX_DEPTH)
+
+
+def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int, int]:
+    """The ``evaluation_context`` text of a run, its number of step lines and of ``error`` lines."""
     lines: list[str] = []
-    steps = 0
+    steps = errors = 0
     children = tree.children
     # ("enter" | "exit", span, depth, keyword); exits write the error/paused lines after the subtree.
     stack: list[tuple[str, F.FoldSpan, int, str | None]] = [
@@ -116,24 +145,25 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int
         action, span, depth, kw = stack.pop()
         if action == "exit":
             name = one_line(tree.name(span), NAME_LIMIT)
-            if span.error and keyword(span) is not None:
-                lines.append(f"{INDENT * depth}error {kw} {name}: {one_line(F.error_text(span), TEXT_LIMIT)}")
+            if reports_error(span, tree):
+                lines.append(f"{indent(depth)}error {kw} {name}: {one_line(F.error_text(span), TEXT_LIMIT)}")
+                errors += 1
             if F.flag(span, A.OTEL_AGENTS_PAUSED):
-                lines.append(f"{INDENT * depth}paused {kw} {name}")
+                lines.append(f"{indent(depth)}paused {kw} {name}")
             continue
         kw = keyword(span)
         child_depth = depth
         if kw is not None:
-            lines.append(INDENT * depth + step_line(span, kw, tree))
+            lines.append(indent(depth) + step_line(span, kw, tree))
             steps += 1
             child_depth = depth + 1
             if include_thoughts and kw == "model":
-                lines += [f"{INDENT * child_depth}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
+                lines += [f"{indent(child_depth)}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
             if span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
                 stack.append(("exit", span, depth, kw))
-        elif F.flag(span, A.OTEL_AGENTS_PAUSED):
+        elif span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
             stack.append(("exit", span, depth, span.semantic_kind or "span"))
         below = children.get(span.span_id)
         if below:
             stack.extend(("enter", child, child_depth, None) for child in reversed(below))
-    return "\n".join(lines), steps
+    return "\n".join(lines), steps, errors

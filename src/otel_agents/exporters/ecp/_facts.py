@@ -12,6 +12,8 @@ JSON) are tolerated: a fact that cannot be read is ``None``.
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -161,6 +163,11 @@ def display_name(span: FoldSpan) -> str:
     return span.name or "span"
 
 
+def parent_agent_name(span: FoldSpan) -> str | None:
+    """``otel_agents.agent.parent``: the name of the agent that delegated or handed off to this one."""
+    return _str(span.attributes.get(A.OTEL_AGENTS_PARENT_AGENT))
+
+
 def model_name(span: FoldSpan) -> str | None:
     """The response model, else the request model."""
     a = span.attributes
@@ -179,7 +186,7 @@ def finish_reasons(span: FoldSpan) -> list[str]:
 
 
 def token_count(span: FoldSpan, key: str) -> int | None:
-    """A non-negative integer token count, or ``None`` when absent or malformed."""
+    """A non-negative integer token count, or ``None`` when absent or malformed (``Infinity``/``NaN`` too)."""
     value = span.attributes.get(key)
     if type(value) is int:  # the usual case (a bool is not an int here)
         return value if value >= 0 else None
@@ -187,7 +194,7 @@ def token_count(span: FoldSpan, key: str) -> int | None:
         return None
     try:
         count = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return count if count >= 0 else None
 
@@ -210,13 +217,56 @@ def flag(span: FoldSpan, key: str) -> bool:
     return span.attributes.get(key) is True
 
 
+MAX_JSON_DEPTH = 100
+"""Deepest JSON text the fold parses; deeper text is kept as text (bounded recursion downstream)."""
+_JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _reject(value: str) -> Any:
+    raise ValueError(f"non-finite number {value}")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"non-finite number {text}")
+    return number
+
+
+_decode = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_float).decode
+
+
+def _too_deep(text: str) -> bool:
+    """Whether JSON ``text`` nests deeper than :data:`MAX_JSON_DEPTH` (brackets inside strings not counted)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:  # the usual case, at C speed
+        return False
+    depth = 0
+    for match in _BRACKETS.finditer(_JSON_STRINGS.sub("", text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 def parse_json(text: Any) -> Any:
-    """``json.loads(text)``, or ``text`` itself when it is not a JSON string."""
+    """``text`` parsed as JSON, or ``text`` itself when it is not a JSON string.
+
+    Strict and bounded: ``NaN``/``Infinity`` and numbers that overflow to them,
+    and text nested deeper than :data:`MAX_JSON_DEPTH`, are not parsed (the
+    text is kept), so every value the fold writes is strict JSON and can be
+    encoded without deep recursion.
+    """
     if not isinstance(text, str):
         return text
     try:
-        return json.loads(text)
-    except ValueError:
+        if _too_deep(text):
+            return text
+        return _decode(text)
+    except (ValueError, RecursionError):
         return text
 
 
@@ -251,7 +301,7 @@ def tool_arguments(span: FoldSpan) -> dict[str, Any]:
     data = parse_json(raw) if raw is not _UNSET else input_value(span)
     if data is _UNSET:
         return {}
-    return data if isinstance(data, dict) else {"input": data}
+    return data if isinstance(data, dict) else {"input": plain(data)}
 
 
 def tool_result(span: FoldSpan) -> Any:
@@ -269,9 +319,11 @@ def tool_call_id(span: FoldSpan) -> str | None:
 
 
 def plain(value: Any) -> Any:
-    """Attribute values as JSON data (tuples → lists)."""
+    """Attribute values as JSON data (tuples → lists; ``NaN``/``Infinity`` → ``None``: strict JSON)."""
     if isinstance(value, tuple):
         return [plain(v) for v in value]
+    if type(value) is float and not math.isfinite(value):
+        return None
     return value
 
 
@@ -293,7 +345,7 @@ def output_text(span: FoldSpan) -> str | None:
     text = assistant_text(value)
     if text is not None:
         return text
-    return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 _ASSISTANT_ROLES = ("assistant", "ai", "model")

@@ -41,14 +41,21 @@ def start_order(span: F.FoldSpan) -> tuple[int, int]:
     return (span.start_time or 0, span.span_id)
 
 
-def group_runs(spans: Iterable[ReadableSpan]) -> list[Run]:
+def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = None) -> list[Run]:
     """Split finished spans (any order, any number of traces) into runs.
 
     Spans without a valid context are ignored; a span id seen twice in a trace
-    keeps its first occurrence. Runs are ordered by their root's start time.
-    The runs hold :class:`~._facts.FoldSpan` copies of the spans.
+    keeps its first occurrence; spans on a parent cycle (damaged input: no top
+    span above them) belong to no run. Runs are ordered by their root's start
+    time. The runs hold :class:`~._facts.FoldSpan` copies of the spans.
+
+    Args:
+        spans: the spans.
+        problems: receives one message per trace with duplicate span ids and
+            one per trace with spans on a parent cycle (``None``: not reported).
     """
     traces: dict[int, dict[int, F.FoldSpan]] = {}
+    duplicates: dict[int, int] = {}
     for span in spans:
         ctx = span.context
         if ctx is None or not ctx.trace_id or not ctx.span_id:
@@ -58,14 +65,19 @@ def group_runs(spans: Iterable[ReadableSpan]) -> list[Run]:
             index = traces[ctx.trace_id] = {}
         if ctx.span_id not in index:
             index[ctx.span_id] = F.frozen(span)
+        else:
+            duplicates[ctx.trace_id] = duplicates.get(ctx.trace_id, 0) + 1
     runs: list[Run] = []
     for trace_id, index in traces.items():
-        runs.extend(_runs_of_trace(trace_id, index))
+        runs.extend(runs_of_trace(trace_id, index, problems=problems, duplicates=duplicates.get(trace_id, 0)))
     runs.sort(key=lambda r: start_order(r.root))
     return runs
 
 
-def _runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan]) -> list[Run]:
+def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list[str] | None = None,
+                  duplicates: int = 0) -> list[Run]:
+    """The runs of one trace, given its spans by span id (see :func:`group_runs`); ``duplicates``
+    is how many spans with an id already in ``index`` were left out (reported in ``problems``)."""
     children: dict[int, list[F.FoldSpan]] = {}
     tops: list[F.FoldSpan] = []
     for span in index.values():
@@ -78,9 +90,11 @@ def _runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan]) -> list[Run]:
     # reached once (spans on a parent cycle in damaged input are reachable from none and dropped).
     # The visiting order does not matter: runs and their spans are sorted afterwards.
     runs: list[Run] = []
+    reached = 0
     stack: list[tuple[F.FoldSpan, Run | None]] = [(s, None) for s in tops]
     while stack:
         span, run = stack.pop()
+        reached += 1
         if run is None and span.semantic_kind is not None:
             run = Run(trace_id, span)
             runs.append(run)
@@ -91,6 +105,13 @@ def _runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan]) -> list[Run]:
             stack.extend((child, run) for child in below)
     for run in runs:
         run.spans.sort(key=start_order)
+    if problems is not None:
+        if duplicates:
+            problems.append(f"trace {F.trace_id_hex(trace_id)}: {duplicates} span(s) repeat a span id "
+                            "already seen (the first was kept)")
+        if reached < len(index):
+            problems.append(f"trace {F.trace_id_hex(trace_id)}: {len(index) - reached} span(s) on a "
+                            "parent cycle belong to no run (dropped)")
     return runs
 
 
@@ -118,20 +139,60 @@ class RunTree:
                 self.children[key] = [span]
             else:
                 siblings.append(span)
+        self._agent_above: dict[int, F.FoldSpan | None] = {}  # span id → nearest agent strictly above
+        self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
 
     def nearest_agent(self, span: F.FoldSpan) -> F.FoldSpan | None:
-        """The nearest enclosing agent span inside the run, or ``None`` (stops on a cycle)."""
+        """The nearest enclosing agent span inside the run, or ``None`` (stops on a cycle).
+
+        Memoised along the way up, so asking for every span of a deep tree costs linear time."""
+        above = self._agent_above
+        if span.span_id in above:
+            return above[span.span_id]
+        path = [span]
         seen = {span.span_id}
+        found: F.FoldSpan | None = None
         cur = self.parent.get(span.span_id)
         while cur is not None and cur.span_id not in seen:
             if cur.semantic_kind == "agent":
-                return cur
+                found = cur
+                break
+            if cur.span_id in above:
+                found = above[cur.span_id]
+                break
+            path.append(cur)
             seen.add(cur.span_id)
             cur = self.parent.get(cur.span_id)
-        return None
+        for s in path:
+            above[s.span_id] = found
+        return found
+
+    def delegator(self, span: F.FoldSpan) -> F.FoldSpan | None:
+        """The agent that delegated to agent ``span``: the agent named by its
+        ``otel_agents.agent.parent`` (a handoff: the agent that handed off, whose
+        span ended before this one started, e.g. LlamaIndex ``AgentWorkflow``) — the
+        latest such agent of the run that started before it — else its nearest
+        enclosing agent."""
+        named = F.parent_agent_name(span)
+        if named is not None:
+            found = None
+            for other in self._agents():
+                if other.start_time is not None and span.start_time is not None and \
+                        other.start_time >= span.start_time:
+                    break
+                if other is not span and self.name(other) == named:
+                    found = other
+            if found is not None:
+                return found
+        return self.nearest_agent(span)
+
+    def _agents(self) -> list[F.FoldSpan]:
+        if self._agent_spans is None:
+            self._agent_spans = [s for s in self.spans if s.semantic_kind == "agent"]  # start order
+        return self._agent_spans
 
     def name(self, span: F.FoldSpan) -> str:
         """:func:`~._facts.display_name` of the span."""

@@ -5,7 +5,9 @@ runtime has no span per agent, only steps that say which agent is active
 (``ev.current_agent_name`` on ``setup_agent``, ``run_agent_step`` and
 ``parse_agent_output``). :class:`AgentSpans` opens an agent span when the
 active agent changes, ends the previous one, and is where the run's steps are
-parented, so the tree reads workflow → agent → steps → model/tool calls.
+parented, so the tree reads workflow → agent → steps → model/tool calls. An
+agent that takes over by a handoff carries ``otel_agents.agent.parent`` = the
+agent that handed off (the delegation; the ECP fold's ``delegated_by``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from ..._spans import SemanticSpan, Telemetry
 from ...semconv import Kind
+from ...semconv import attributes as A
 from . import _extract as extract
 
 
@@ -41,13 +44,18 @@ class AgentSpans:
         name = getattr(event, "current_agent_name", None)
         with self._lock:
             if isinstance(name, str) and name and name != self._name:
+                handed_off_by = None
                 if self._span is not None:
                     self._span.end()  # a handoff: the previous agent is done
-                self._name, self._span = name, self._open(name)
+                    handed_off_by = self._name
+                self._name, self._span = name, self._open(name, handed_off_by)
             return self._span or self._workflow_span
 
-    def _open(self, name: str) -> SemanticSpan:
-        span = self._telemetry.start_span(Kind.AGENT, name, parent=self._workflow_span)
+    def _open(self, name: str, handed_off_by: str | None) -> SemanticSpan:
+        # The agent that handed off is recorded as the delegator (otel_agents.agent.parent, as CrewAI's
+        # delegations): its span has ended, so it cannot be the parent; the ECP fold reads the delegation.
+        attributes = {A.OTEL_AGENTS_PARENT_AGENT: handed_off_by} if handed_off_by else None
+        span = self._telemetry.start_span(Kind.AGENT, name, parent=self._workflow_span, attributes=attributes)
         agent = self._agents.get(name) if hasattr(self._agents, "get") else None
         span.set_agent(name, description=getattr(agent, "description", None))
         return span

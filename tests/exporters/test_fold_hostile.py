@@ -1,0 +1,220 @@
+"""Hostile and huge input to the fold (issue 17): every decode and fold step bounded, a line
+that cannot be folded reported with its number and skipped, never a traceback; strict JSON
+out; cycles and duplicate ids reported once per trace; evidence proportional to the input;
+``otel-agents fold`` streaming a 1,000,000-span file in memory bounded by its largest trace."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanContext, Status, StatusCode
+
+from otel_agents.cli import main
+from otel_agents.exporters.ecp import ECPFoldingProcessor, fold
+from otel_agents.exporters.tree import format_span_tree
+
+from .conftest import Recorder, check
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+
+def span_json(span_id: int, parent: int | None = None, *, kind: str | None = "chain", name: str = "step",
+              attributes: list | None = None, trace: str = TRACE, error: bool = False) -> dict:
+    attrs = [{"key": "otel_agents.span.kind", "value": {"stringValue": kind}}] if kind else []
+    span = {"traceId": trace, "spanId": f"{span_id:016x}", "name": name, "kind": 1,
+            "startTimeUnixNano": str(1_750_000_000_000_000_000 + span_id),
+            "endTimeUnixNano": str(1_750_000_000_000_000_000 + 10_000_000 - span_id),
+            "attributes": attrs + (attributes or []), "status": {"code": 2, "message": "ValueError: boom"} if error else {}}
+    if parent is not None:
+        span["parentSpanId"] = f"{parent:016x}"
+    return span
+
+
+def line(*spans: dict) -> str:
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]})
+
+
+def fold_cli(tmp_path, capsys, *lines: str) -> tuple[int, list[dict], str]:
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code = main(["fold", str(path)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    envelopes = [json.loads(text, parse_constant=pytest.fail) for text in out.splitlines()]  # strict JSON
+    return code, check(envelopes), err
+
+
+def tool(span_id: int, parent: int, **attrs) -> dict:
+    kv = [{"key": k.replace("__", "."), "value": v} for k, v in attrs.items()]
+    return span_json(span_id, parent, kind="tool", name="execute_tool t", attributes=kv)
+
+
+def test_lines_nested_too_deep_are_reported_and_skipped(tmp_path, capsys):
+    """A line nested 100,000 deep and a kvlistValue nested 2,000 deep: each is one skipped line."""
+    deep_line = "[" * 100_000 + "]" * 100_000
+    def deep_kv(depth: int) -> str:
+        value = '{"kvlistValue":{"values":[{"key":"k","value":' * depth + '{"stringValue":"x"}' + "}]}}" * depth
+        return line(span_json(1, attributes=[{"key": "deep", "value": "VALUE"}])).replace('"VALUE"', value)
+
+    good = line(span_json(2, trace="1" * 32))
+    code, envelopes, err = fold_cli(tmp_path, capsys, deep_line, deep_kv(2000), deep_kv(200), good)
+    assert code == 1 and len(envelopes) == 1
+    assert ":1: invalid JSON" in err and ":2: invalid JSON" in err  # past the JSON decoder's depth limit
+    assert ":3: not an OTLP trace request" in err and "nested deeper than 64 levels" in err
+
+
+def test_nested_json_text_and_infinity_fold_to_strict_json(tmp_path, capsys):
+    """JSON text nested 50,000 deep in output.value and in tool arguments stays text; a token count
+    of Infinity is no count; a NaN attribute is null in ``logs``; the output is strict JSON."""
+    deep = "[" * 50_000 + "]" * 50_000
+    model = span_json(3, 1, kind="model", name="chat m", attributes=[
+        {"key": "gen_ai.usage.input_tokens", "value": {"doubleValue": "Infinity"}},
+        {"key": "gen_ai.usage.output_tokens", "value": {"doubleValue": 5}},
+        {"key": "gen_ai.request.temperature", "value": {"doubleValue": "NaN"}}])
+    root = span_json(1, kind="agent", name="invoke_agent a", attributes=[
+        {"key": "output.value", "value": {"stringValue": deep}},
+        {"key": "output.mime_type", "value": {"stringValue": "application/json"}}])
+    call = tool(2, 1, gen_ai__tool__call__arguments={"stringValue": deep},
+                output__value={"stringValue": "[1e999, NaN]"}, output__mime_type={"stringValue": "application/json"})
+    code, [env], err = fold_cli(tmp_path, capsys, line(model, call, root))
+    assert code == 0, err
+    assert env["public_output"] == deep
+    assert env["tool_calls"][0]["arguments"] == {"input": deep}
+    assert env["tool_calls"][0]["result"] == "[1e999, NaN]"
+    assert env["usage"] == {"input_tokens": None, "output_tokens": 5, "total_tokens": None}
+    [record] = [r for r in json.loads(env["logs"]) if r["kind"] == "model"]
+    assert record["attributes"]["gen_ai.request.temperature"] is None
+
+
+def test_cycles_and_duplicates_are_reported_once_per_trace(tmp_path, capsys):
+    spans = [span_json(1), span_json(2, 1), span_json(2, 1), span_json(2, 1),  # id 2 three times
+             span_json(7, 8), span_json(8, 9), span_json(9, 7)]  # a parent cycle
+    code, [env], err = fold_cli(tmp_path, capsys, line(*spans))
+    assert code == 1
+    assert err.count(f"trace {TRACE}: 2 span(s) repeat a span id") == 1
+    assert err.count(f"trace {TRACE}: 3 span(s) on a parent cycle") == 1
+    problems: list[str] = []
+    from otel_agents.exporters.file import read_otlp_json
+    fold(read_otlp_json([line(*spans)]), problems=problems)
+    assert len(problems) == 2
+
+
+def test_a_deep_chain_folds_to_evidence_proportional_to_its_spans(tmp_path, capsys):
+    """50,000 nested agent spans: indentation stops at 16 levels, so the evidence stays ~linear."""
+    n = 50_000
+    spans = [span_json(i + 1, i or None, kind="agent", name=f"invoke_agent a{i}") for i in range(n)]
+    code, [env], err = fold_cli(tmp_path, capsys, line(*spans))
+    assert code == 0, err
+    lines = env["evaluation_context"].splitlines()
+    assert len(lines) == n
+    assert max(len(x) - len(x.lstrip()) for x in lines) == 32
+    assert len(env["evaluation_context"]) < 70 * n
+    assert env["agents"][-1]["parent"] == f"a{n - 2}"
+
+
+def test_the_processor_folds_infinite_token_counts_and_deep_json(rec):
+    """The live processor: a token count of Infinity and JSON text nested 50,000 deep no longer
+    make it drop the run (they used to raise inside the fold)."""
+    got: list[dict] = []
+    r = Recorder(ECPFoldingProcessor(got.append))
+    try:
+        deep = "[" * 50_000 + "]" * 50_000
+        with r.telemetry.span("agent", "a") as agent:
+            agent.set_agent("a")
+            with r.telemetry.span("model", "m") as model:
+                model.set_attribute("gen_ai.usage.input_tokens", math.inf)
+                model.set_attribute("gen_ai.request.temperature", math.nan)
+            with r.telemetry.span("tool", "t") as t:
+                t.set_attribute("gen_ai.tool.call.arguments", deep)
+            agent.set_attribute("output.value", deep)
+            agent.set_attribute("output.mime_type", "application/json")
+        [env] = check(got)
+        json.dumps(env, allow_nan=False)
+        assert env["public_output"] == deep and env["tool_calls"][0]["arguments"] == {"input": deep}
+        assert "usage" not in env
+    finally:
+        r.provider.shutdown()
+
+
+def test_span_tree_prints_multiline_values_escaped(rec):
+    with rec.telemetry.span("tool", "lookup\norder") as t:
+        t.set_tool("lookup\norder", arguments={"q": "a\nb"})
+        t.set_tool_result("line one\nline two\x1b[31m")
+    text = format_span_tree(rec.spans)
+    assert len(text.splitlines()) == 1
+    assert "line one\\nline two\\x1b[31m" in text and "lookup\\norder" in text
+
+
+# --- a million spans ------------------------------------------------------------------------
+SPANS_PER_TRACE = 100
+TRACES = 10_000  # 1,000,000 spans
+
+
+def write_traces(path, traces: int) -> None:
+    """``traces`` traces of 100 spans (an agent root, 33 model and 66 tool spans under it), one
+    trace per line, written as text directly (fast)."""
+    base = 1_750_000_000_000_000_000
+    tail = '],"status":{}}'
+    with open(path, "w", encoding="utf-8") as f:
+        for t in range(traces):
+            trace = f"{t + 1:032x}"
+            parts = []
+            root = t * 1000 + 1
+            for i in range(1, SPANS_PER_TRACE):
+                sid = root + i
+                kind, name = ("model", "chat m1") if i % 3 == 0 else ("tool", "execute_tool lookup")
+                extra = (',{"key":"gen_ai.usage.input_tokens","value":{"intValue":"12"}}' if kind == "model" else
+                         ',{"key":"gen_ai.tool.call.arguments","value":{"stringValue":"{\\"id\\":%d}"}}' % i)
+                parts.append(f'{{"traceId":"{trace}","spanId":"{sid:016x}","parentSpanId":"{root:016x}",'
+                             f'"name":"{name}","kind":1,"startTimeUnixNano":"{base + sid * 1000}",'
+                             f'"endTimeUnixNano":"{base + sid * 1000 + 500}","attributes":[{{"key":'
+                             f'"otel_agents.span.kind","value":{{"stringValue":"{kind}"}}}}{extra}{tail}')
+            parts.append(f'{{"traceId":"{trace}","spanId":"{root:016x}","name":"invoke_agent support",'
+                         f'"kind":1,"startTimeUnixNano":"{base + root * 1000}","endTimeUnixNano":'
+                         f'"{base + root * 1000 + 900_000}","attributes":[{{"key":"otel_agents.span.kind",'
+                         f'"value":{{"stringValue":"agent"}}}},{{"key":"gen_ai.agent.name","value":'
+                         f'{{"stringValue":"support"}}}}{tail}')
+            f.write('{"resourceSpans":[{"resource":{},"scopeSpans":[{"scope":{"name":"gen"},"spans":['
+                    + ",".join(parts) + "]}]}]}\n")
+
+
+def fold_in_child(path, out) -> tuple[int, float, str]:
+    """Run ``otel-agents fold`` in a child process; its exit code, peak RSS (MiB) and stderr."""
+    script = ("import resource, sys; from otel_agents.cli import main; code = main(sys.argv[1:]); "
+              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", script, "fold", str(path), "-o", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    peak_kib = int(done.stderr.strip().splitlines()[-1])
+    return done.returncode, peak_kib / 1024, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_million_spans_stream_in_memory_bounded_by_the_largest_trace(tmp_path):
+    """1,000,000 spans (10,000 traces of 100): the fold's peak RSS stays within a bound set by
+    folding the largest trace alone (plus a fixed allowance), not by the file (the whole file held
+    in memory took ~3 GB before streaming). Throughput is a benchmark row, not asserted here."""
+    small, big = tmp_path / "one.jsonl", tmp_path / "million.jsonl"
+    write_traces(small, 1)
+    write_traces(big, TRACES)
+    code, baseline_mib, err = fold_in_child(small, tmp_path / "one.out")
+    assert code == 0, err
+    started = time.monotonic()
+    code, peak_mib, err = fold_in_child(big, tmp_path / "million.out")
+    elapsed = time.monotonic() - started
+    assert code == 0, err
+    assert f"{TRACES} run(s) from {TRACES * SPANS_PER_TRACE} span(s)" in err
+    assert peak_mib < baseline_mib + 64, (peak_mib, baseline_mib)
+    with open(tmp_path / "million.out", encoding="utf-8") as f:
+        first = json.loads(f.readline())
+    assert first["metrics"]["tool_calls"] == 66 and first["metrics"]["model_calls"] == 33
+    print(f"folded 1,000,000 spans in {elapsed:.1f} s, peak RSS {peak_mib:.0f} MiB "
+          f"(one trace: {baseline_mib:.0f} MiB)")
