@@ -114,7 +114,7 @@ class SemanticSpan:
     or through one non-semantic span such as an application span), or ``None``.
     """
 
-    __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "_ended", "_start",
+    __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
                  "_content", "_budget", "__weakref__")
 
@@ -127,6 +127,8 @@ class SemanticSpan:
         self.name = name
         self.run_attributes = run_attributes
         self.parent = parent
+        # The name of the run this span is a step of: its outermost semantic span's name.
+        self.run_name: str | None = parent.run_name if parent is not None else None
         self._index_key: int | None = None
         self._kind_attrs = kind_attrs
         self._ended = False
@@ -681,6 +683,13 @@ class Telemetry:
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
             start_attrs.update(run_attrs)
+            run_name = (parent_span.run_name if parent_span is not None else None) or name or sname
+            if A.GEN_AI_OPERATION_NAME not in kattrs:
+                # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
+                # the GenAI workflow its run is, so it carries that workflow's name (OTel GenAI v1.41
+                # registry: "the name of the first chain in LangChain, or of the crew in CrewAI"). This
+                # is also what lets it through Langfuse's SDK span filter, which keeps gen_ai.* spans.
+                start_attrs[A.GEN_AI_WORKFLOW_NAME] = run_name
             if attributes:
                 for k, v in attributes.items():
                     ov = otel_value(v)
@@ -689,6 +698,7 @@ class Telemetry:
             span = self.tracer.start_span(sname, context=ctx, kind=kind_spec(kind).span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span)
+            semantic.run_name = run_name
             _index(semantic)
             return semantic
         except Exception as exc:  # noqa: BLE001
