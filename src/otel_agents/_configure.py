@@ -224,7 +224,7 @@ def _set_global(provider: TracerProvider) -> bool:
 
 def _point_decorators_at(provider: TracerProvider | None) -> None:
     try:
-        from .manual import set_providers
+        from .manual import follow_providers
     except ImportError:  # pragma: no cover - the decorators are part of the package
         return
-    set_providers(provider)
+    follow_providers(provider)
