@@ -135,7 +135,9 @@ def _looks_like_json(text: str) -> bool:
     if head not in ("{", "["):
         return False
     rest = text.lstrip()[1:].lstrip()[:1]
-    return rest in ('"', "}", "]") if head == "{" else rest not in ("'", "(")
+    if head == "{":
+        return rest in ('"', "}")
+    return rest != "" and rest in '"{[]-0123456789tfn'  # a JSON array's first element (not repr's '…', Send(…))
 
 
 def _needs_text_rules(literal: str) -> bool:
