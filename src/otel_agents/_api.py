@@ -27,7 +27,7 @@ class FrameworkStatus:
         supported: the supported version specifier.
         instrumented: whether our instrumentor is active.
         reason: why not, in words (``"not installed"``, ``"unsupported version 0.2.1
-            (supported: >=0.3,<2)"``, ``"not requested"``, an error), or ``""``.
+            (supported: >=1.8.3,<2)"``, ``"not requested"``, an error), or ``""``.
     """
 
     name: str
