@@ -15,8 +15,9 @@ so a developer's own settings cannot point it at another database.
 
 Which Python runs Phoenix: ``$PHOENIX_PYTHON``, else ``<repo>/.phoenix-venv/bin/python``.
 
-CLI: ``python scripts/phoenix/server.py serve`` runs one in the foreground and prints its URLs as
-JSON; Ctrl-C (or SIGTERM) stops it and removes its working directory.
+CLI: ``python scripts/phoenix/server.py serve [--port 6006]`` runs one in the foreground on
+127.0.0.1 (port 6006 by default, where the ``phoenix`` preset sends) and prints its URLs as JSON;
+Ctrl-C (or SIGTERM) stops it and removes its working directory: its database is thrown away.
 """
 
 from __future__ import annotations
@@ -58,12 +59,14 @@ class PhoenixServer:
     Args:
         python: the interpreter of Phoenix's venv.
         startup_timeout: seconds to wait for ``GET /healthz`` (first start compiles .pyc: ~30 s).
+        port: the loopback HTTP port; ``0`` = a free one.
     """
 
-    def __init__(self, python: str | os.PathLike[str] | None = None, startup_timeout: float = 120.0):
+    def __init__(self, python: str | os.PathLike[str] | None = None, startup_timeout: float = 120.0,
+                 port: int = 0):
         self.python = str(python or phoenix_python())
         self.startup_timeout = startup_timeout
-        self.port = 0
+        self.port = port
         self.workdir: str | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.startup_seconds = 0.0
@@ -97,7 +100,7 @@ class PhoenixServer:
         if not Path(self.python).exists():
             raise FileNotFoundError(f"no Phoenix interpreter at {self.python}; run scripts/phoenix/provision.sh")
         self.workdir = tempfile.mkdtemp(prefix="otel-agents-phoenix-")
-        self.port = _free_port()
+        self.port = self.port or _free_port()
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
@@ -198,7 +201,7 @@ class PhoenixServer:
         raise TimeoutError(f"Phoenix shows {len(spans)} of {count} spans in project {project!r}")
 
 
-def _serve() -> int:
+def _serve(port: int) -> int:
     stop = False
 
     def _on_signal(*_: Any) -> None:
@@ -207,15 +210,20 @@ def _serve() -> int:
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    with PhoenixServer() as px:
+    with PhoenixServer(port=port) as px:
         print(json.dumps({"url": px.base_url, "otlp_http": px.otlp_url, "pid": px.proc.pid if px.proc else None,
-                          "startup_seconds": round(px.startup_seconds, 1)}), flush=True)
+                          "workdir": px.workdir, "startup_seconds": round(px.startup_seconds, 1)}), flush=True)
         while not stop and px.proc is not None and px.proc.poll() is None:
             time.sleep(0.2)
     return 0
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["serve"]:
-        sys.exit("usage: server.py serve")
-    sys.exit(_serve())
+    import argparse
+
+    parser = argparse.ArgumentParser(description="a throw-away Arize Phoenix on 127.0.0.1 (gRPC off)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run one in the foreground; Ctrl-C stops it and deletes its database")
+    serve.add_argument("--port", type=int, default=6006, help="loopback HTTP port (default 6006, the phoenix preset's)")
+    args = parser.parse_args()
+    sys.exit(_serve(args.port))

@@ -27,7 +27,7 @@ class FrameworkStatus:
         supported: the supported version specifier.
         instrumented: whether our instrumentor is active.
         reason: why not, in words (``"not installed"``, ``"unsupported version 0.2.1
-            (supported: >=0.3,<2)"``, ``"not requested"``, an error), or ``""``.
+            (supported: >=1.8.3,<2)"``, ``"not requested"``, an error), or ``""``.
     """
 
     name: str
@@ -75,6 +75,9 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
         capture_content: overrides ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
         meter_provider: where the GenAI metrics go (default: the global provider).
 
+    The decorators (``otel_agents.agent``, ``tool``, ...) follow ``tracer_provider`` and
+    ``meter_provider`` too, unless :func:`otel_agents.manual.set_providers` chose others.
+
     Returns:
         The names of the frameworks now instrumented. Calling it again with the same
         arguments changes nothing; with other arguments (another provider, another
@@ -96,6 +99,11 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     unknown = [n for n in names if n not in FRAMEWORKS]
     if unknown:
         raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")
+    # Decorated code (otel_agents.agent/tool/...) goes where the frameworks' spans go, so one run is one
+    # trace in one provider; otel_agents.manual.set_providers() overrides this.
+    from .manual import follow_providers
+
+    follow_providers(tracer_provider, meter_provider)
     done: list[str] = []
     for name in FRAMEWORKS:
         fw = FRAMEWORKS[name]

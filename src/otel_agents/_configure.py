@@ -15,7 +15,7 @@ What it does, in order:
    the presets need (Phoenix's project);
 2. adds the ECP folding processor when ``ecp`` asks for it (first, so it sees every run start);
 3. adds one processor per exporter: a ``BatchSpanProcessor`` for network presets (``otlp``,
-   ``phoenix``, ``langfuse``), a ``SimpleSpanProcessor`` for local ones (``console``, ``file``, any
+   ``phoenix``, ``langfuse``, ``mlflow``), a ``SimpleSpanProcessor`` for local ones (``console``, ``file``, any
    ``SpanExporter`` you pass);
 4. makes the provider the global one, unless ``set_global=False``. When a global SDK
    ``TracerProvider`` already exists (the application's, or ``otel-agents ecp serve``'s), steps 1
@@ -129,7 +129,7 @@ def configure(
     Args:
         service_name: the resource's ``service.name``.
         exporters: preset names (``"console"``, ``"file"``, ``"otlp"``, ``"phoenix"``,
-            ``"langfuse"``), :class:`~otel_agents.exporters.presets.ExporterPreset` objects (from
+            ``"langfuse"``, ``"mlflow"``), :class:`~otel_agents.exporters.presets.ExporterPreset` objects (from
             ``otel_agents.presets.phoenix(project=...)`` and friends) or ``SpanExporter`` instances;
             one or several. ``None`` = ``OTEL_AGENTS_EXPORTERS``, else ``file``; ``[]`` = none.
         ecp: fold each run into an ECP envelope: ``True`` (envelopes queue up on
@@ -145,7 +145,8 @@ def configure(
         instrumented frameworks), safe to print.
 
     Raises:
-        ValueError: an unknown preset name, or a preset missing its settings (the langfuse keys).
+        ValueError: an unknown preset name, a preset missing its settings (the langfuse keys), or
+            an endpoint that is not an http(s) URL (the message names the argument or variable).
         ImportError: a network preset without the ``otlp`` extra installed.
         TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``.
     """
@@ -224,7 +225,7 @@ def _set_global(provider: TracerProvider) -> bool:
 
 def _point_decorators_at(provider: TracerProvider | None) -> None:
     try:
-        from .manual import set_providers
+        from .manual import follow_providers
     except ImportError:  # pragma: no cover - the decorators are part of the package
         return
-    set_providers(provider)
+    follow_providers(provider)

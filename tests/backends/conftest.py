@@ -37,6 +37,25 @@ def phoenix() -> Iterator[Any]:
         yield server
 
 
+def _load_mlflow_helper() -> Any:
+    spec = importlib.util.spec_from_file_location("otel_agents_mlflow_server", REPO / "scripts/mlflow/server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def mlflow_server() -> Iterator[Any]:
+    """A running MLflow tracking server (``scripts/mlflow/server.py``) from its own venv, for the session."""
+    helper = _load_mlflow_helper()
+    python = helper.mlflow_python()
+    if not python.exists():
+        missing(f"no MLflow interpreter at {python}: run .ci/provision-mlflow.sh (or set MLFLOW_PYTHON)")
+    with helper.MLflowServer(python) as server:
+        yield server
+
+
 @pytest.fixture(scope="module")
 def receiver() -> Iterator[Receiver]:
     with Receiver() as rx:

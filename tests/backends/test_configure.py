@@ -248,3 +248,51 @@ def test_configure_joins_a_global_provider_made_elsewhere() -> None:
         assert [s.name for s in app_exporter.get_finished_spans()][-1] == "after"
     """)
     assert '"name": "invoke_agent joined"' in done.stdout  # the console preset saw the same run
+
+
+def test_mlflow_preset_sends_the_experiment_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID", "MLFLOW_TRACKING_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    default = presets.mlflow()
+    assert default.details == {"endpoint": "http://127.0.0.1:5000/v1/traces", "experiment_id": "0"}
+    with Receiver() as rx:
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", rx.url + "/")
+        monkeypatch.setenv("MLFLOW_EXPERIMENT_ID", "17")
+        monkeypatch.setenv("MLFLOW_TRACKING_TOKEN", SECRET)
+        config = configure(exporters=["mlflow"], frameworks=[], set_global=False)
+        _span(config, "to-mlflow")
+        config.shutdown()
+        (request,) = rx.requests
+        names = [s.name for s in rx.spans()]
+    assert request.path == "/v1/traces" and names == ["to-mlflow"]
+    assert request.headers["x-mlflow-experiment-id"] == "17"
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in repr(config)
+    monkeypatch.delenv("MLFLOW_TRACKING_TOKEN")
+    explicit = presets.mlflow("http://mlflow.internal:5000/v1/traces", experiment_id=3)
+    assert explicit.details == {"endpoint": "http://mlflow.internal:5000/v1/traces", "experiment_id": "3"}
+
+
+@pytest.mark.parametrize(("variable", "preset"), [
+    ("PHOENIX_COLLECTOR_ENDPOINT", "phoenix"), ("LANGFUSE_HOST", "langfuse"), ("MLFLOW_TRACKING_URI", "mlflow"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "otlp"), ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "otlp"),
+])
+@pytest.mark.parametrize("value", ["127.0.0.1:6006", "localhost", "file:///tmp/mlruns", "http://"])
+def test_an_endpoint_without_scheme_fails_at_configure(monkeypatch: pytest.MonkeyPatch, variable: str,
+                                                        preset: str, value: str) -> None:
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-1")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET)
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=f"^{variable} must be an http:// or https:// URL"):
+        configure(exporters=[preset], frameworks=[], set_global=False)
+
+
+def test_an_endpoint_argument_without_scheme_names_the_argument() -> None:
+    with pytest.raises(ValueError, match="the endpoint= argument must be an http"):
+        presets.phoenix("127.0.0.1:6006")
+    with pytest.raises(ValueError, match="the url= argument must be an http"):
+        presets.mlflow("127.0.0.1:5000")
+    with pytest.raises(ValueError, match="the host= argument must be an http"):
+        presets.langfuse("cloud.langfuse.com", public_key="pk", secret_key="sk")
+    with pytest.raises(ValueError, match="the endpoint= argument must be an http"):
+        presets.otlp("collector:4318/v1/traces")

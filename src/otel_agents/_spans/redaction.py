@@ -1,10 +1,19 @@
 """Redaction of known secret shapes in content, on by default.
 
-Two rules: values of mapping keys named like a secret (``password``,
-``api_key``, ``access_token``, ``authorization``…) are replaced by
-``[REDACTED]``, and secret-shaped substrings (bearer tokens, common API-key
-prefixes) are replaced in every string (:func:`redact_data`, applied to the
-data before it is encoded, so truncation can never bring a secret back).
+Two rules, applied to every string (:func:`redact_data`, on the data before it
+is encoded, so truncation can never bring a secret back):
+
+* **Secret-named keys.** The value of a key named like a secret (``password``,
+  ``api_key``, ``access_token``, ``authorization``, ``x-api-key``…) becomes
+  ``[REDACTED]`` in every serialisation a value reaches us in: a mapping, JSON
+  text (``"password": "…"``), Python ``repr`` text (``{'password': '…'}``, as
+  in LangGraph's ``Send(...)`` outputs), keyword/assignment text
+  (``password='…'``, ``API_KEY=…``, query strings) and header or YAML lines
+  (``x-api-key: …``, ``Authorization: Token …``).
+* **Secret shapes**, wherever they appear: bearer/basic credentials, the API
+  keys of OpenAI, Anthropic, AWS, GitHub, Slack, Google, Langfuse and Stripe
+  (``sk_live_``/``rk_live_``, test keys too), bare JWTs (``eyJ….eyJ….…``),
+  PEM private-key blocks, and the password of a URL (``scheme://user:…@host``).
 """
 
 from __future__ import annotations
@@ -33,8 +42,15 @@ _SECRET_TEXT = re.compile(
     r"|\bxox[abposr]-[A-Za-z0-9\-]{10,}"
     r"|\bAIza[0-9A-Za-z_\-]{35}"
     r"|\b(?:pk|sk)-lf-[A-Za-z0-9\-]{8,}"
+    r"|\b[sr]k_(?:live|test)_[A-Za-z0-9]{8,}"  # Stripe secret and restricted keys
 )
-
+# Rarer shapes, each scanned only when its literal is in the text (a longer alternation above would slow
+# the scan of every text that triggers it).
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")  # header.payload.signature
+_PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[^-]|-(?!----END))*"
+                              r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)?")
+# The password of a URL: scheme://user:PASSWORD@host (database URLs, proxies, git remotes).
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)([^\s/?#@]+)(?=@)")
 
 @functools.lru_cache(maxsize=4096)  # keys repeat (role, content, parts…): one regex match per distinct key
 def is_secret_key(key: str) -> bool:
@@ -46,7 +62,7 @@ def is_secret_key(key: str) -> bool:
 # ~20x faster than the shapes' scan (whose lookbehinds and \b defeat the regex engine's
 # first-character skipping), and most text contains none of them: scan only text that does.
 _SECRET_TRIGGER = re.compile(r"Bearer |bearer |Basic |basic |sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-"
-                             r"|AIza|pk-lf-")
+                             r"|AIza|pk-lf-|k_live_|k_test_")
 
 _SHORTEST_SECRET = 14  # no shape above matches fewer characters ("Basic " + 8, "pk-lf-" + 8)
 
@@ -60,22 +76,111 @@ _JSON_MEMBER = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*("[^"\\]*(?:\\.
 # Every secret-named key contains one of these (lower-cased); text without any, and without an
 # escape that could spell one, has no member to redact: skip the scan.
 _KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie", "\\u")
+
+
+def _has_key_word(lowered: str) -> bool:
+    """Whether lower-cased text holds a word of a secret-named key (nine substring tests: several
+    times faster than one regex alternation or a generator over the words)."""
+    return ("pass" in lowered or "pwd" in lowered or "secret" in lowered or "token" in lowered
+            or "key" in lowered or "auth" in lowered or "credential" in lowered or "cookie" in lowered)
 _SHORTEST_MEMBER = 9  # '"pwd":"x"'
+
+
+# Python repr text: a single-quoted key ('password': ...), its value a quoted string, a container or a
+# bare token. Keyword/assignment text: password='...', API_KEY=..., ?token=...&. Header and YAML lines:
+# "x-api-key: ...", "Authorization: Token ...", "password: ..." (the rest of the line is the value).
+_REPR_MEMBER = re.compile(r"'([^'\\\n]*(?:\\.[^'\\\n]*)*)'\s*:\s*('(?:[^'\\]|\\.)*(?:'|$)|\"(?:[^\"\\]|\\.)*(?:\"|$)"
+                          r"|[{\[(]|[^\s,}\]{\[()]+)")
+_ASSIGNMENT = re.compile(r"(?<![\w\-.])([A-Za-z_][\w\-.]*)[ \t]*=[ \t]*('(?:[^'\\\n]|\\.)*(?:'|$)"
+                         r"|\"(?:[^\"\\\n]|\\.)*(?:\"|$)|[^\s,;&)\]}'\"\\]+)")
+_HEADER_LINE = re.compile(r"(?m)^([ \t]*[A-Za-z][\w\-.]*[ \t]*:[ \t]*)(\S[^\r\n]*)")
 
 
 def redact_text(text: str) -> str:
     """``text`` with secret-shaped substrings replaced by ``[REDACTED]``, and the values of
-    secret-named keys of any JSON inside it (tool arguments often arrive as JSON text, and JSON
-    text may hold more JSON as an escaped string: an API response's ``"arguments"``)."""
+    secret-named keys of any JSON, Python repr, ``key=value`` or header line inside it (tool
+    arguments often arrive as text, and JSON text may hold more JSON as an escaped string: an API
+    response's ``"arguments"``)."""
     if len(text) < _SHORTEST_MEMBER:  # most strings in a payload (roles, ids, short values): skip the scans
         return text
-    if '"' in text and ":" in text:
-        lowered = text.lower()
-        if any(word in lowered for word in _KEY_WORDS):
+    if (":" in text or "=" in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
+        if '"' in text and ":" in text:
             text = _redact_members(text)
-    if len(text) < _SHORTEST_SECRET or _SECRET_TRIGGER.search(text) is None:
+        if not _looks_like_json(text):  # in JSON text these rules run on each string (_redact_members)
+            if "'" in text and ":" in text:
+                text = _redact_repr_members(text)
+            if "=" in text:
+                text = _ASSIGNMENT.sub(_redact_assignment, text)
+            if ":" in text:
+                text = _HEADER_LINE.sub(_redact_header_line, text)
+    if len(text) < _SHORTEST_SECRET:
         return text
-    return _SECRET_TEXT.sub(REDACTED, text)
+    if _SECRET_TRIGGER.search(text) is not None:
+        text = _SECRET_TEXT.sub(REDACTED, text)
+    if "eyJ" in text:
+        text = _JWT.sub(REDACTED, text)
+    if "-----BEGIN " in text:
+        text = _PEM_PRIVATE_KEY.sub(REDACTED, text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(rf"\g<1>{REDACTED}", text)
+    return text
+
+
+def _looks_like_json(text: str) -> bool:
+    """JSON text (an object with double-quoted keys, an array, a string), not Python repr: its
+    strings are redacted one by one, so a replacement never crosses a string's end."""
+    head = text.lstrip()[:1]
+    if head == '"':
+        return True
+    if head not in ("{", "["):
+        return False
+    rest = text.lstrip()[1:].lstrip()[:1]
+    if head == "{":
+        return rest in ('"', "}")
+    return rest != "" and rest in '"{[]-0123456789tfn'  # a JSON array's first element (not repr's '…', Send(…))
+
+
+def _needs_text_rules(literal: str) -> bool:
+    """A JSON string literal that may hold a repr, assignment or header line with a secret-named key."""
+    return ("'" in literal or "=" in literal or ":" in literal) and \
+        _has_key_word(literal.lower())
+
+
+def _quoted_redacted(value: str) -> str:
+    """``[REDACTED]`` in the quotes ``value`` had (so the text around it still parses)."""
+    return f"{value[0]}{REDACTED}{value[0]}" if value[:1] in ("'", '"') else REDACTED
+
+
+def _redact_assignment(m: re.Match[str]) -> str:
+    key, value = m.group(1), m.group(2)
+    if not is_secret_key(key) or value in ("''", '""', "None", "null"):
+        return m.group(0)
+    return m.group(0)[:m.start(2) - m.start(0)] + _quoted_redacted(value)
+
+
+def _redact_header_line(m: re.Match[str]) -> str:
+    key = m.group(1).strip().rstrip(":").strip()
+    if not is_secret_key(key):
+        return m.group(0)
+    return m.group(1) + REDACTED
+
+
+def _redact_repr_members(text: str) -> str:
+    parts: list[str] = []
+    pos = 0
+    for m in _REPR_MEMBER.finditer(text):
+        if m.start() < pos or not is_secret_key(m.group(1)[:64]):
+            continue
+        value, start = m.group(2), m.start(2)
+        if value in ("''", '""', "None"):
+            continue
+        end = _container_end(text, start) if value in ("{", "[", "(") else m.end(2)
+        parts += [text[pos:start], _quoted_redacted(value)]
+        pos = end
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def _redact_members(text: str) -> str:
@@ -91,8 +196,9 @@ def _redact_members(text: str) -> str:
             end = _container_end(text, start) if value in ("{", "[") else m.end(2)
             parts += [text[pos:start], f'"{REDACTED}"']
             pos = end
-        elif value.startswith('"') and '\\"' in value and len(value) > 1 and value.endswith('"'):
-            inner = _decoded(value)  # JSON inside a JSON string: redact it too
+        elif value.startswith('"') and len(value) > 1 and value.endswith('"') and \
+                ('\\"' in value or _needs_text_rules(value)):
+            inner = _decoded(value)  # JSON (or repr, key=value, header lines) inside a JSON string
             redacted = redact_text(inner) if inner is not None else None
             if redacted is not None and redacted != inner:
                 parts += [text[pos:start], json.dumps(redacted, ensure_ascii=False)]
@@ -120,21 +226,21 @@ def _decoded(literal: str) -> str | None:
 
 
 def _container_end(text: str, start: int) -> int:
-    """The index after the bracket closing the object/array opened at ``start`` (strings
-    skipped), or the end of ``text`` when it is cut before that."""
-    depth, i, n, in_string = 0, start, len(text), False
+    """The index after the bracket closing the object/array/tuple opened at ``start`` (strings in
+    either quote skipped), or the end of ``text`` when it is cut before that."""
+    depth, i, n, quote = 0, start, len(text), ""
     while i < n:
         c = text[i]
-        if in_string:
+        if quote:
             if c == "\\":
                 i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "{[":
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "{[(":
             depth += 1
-        elif c in "}]":
+        elif c in "}])":
             depth -= 1
             if depth == 0:
                 return i + 1

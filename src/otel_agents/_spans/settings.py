@@ -17,6 +17,12 @@ change them at run time; a span keeps the values it started with):
 ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
     Seconds a wrapped stream may sit unconsumed before its span is ended as
     abandoned (default 300).
+``OTEL_AGENTS_STATUS_OK``
+    ``true`` marks each span that ends without an error (and was not cancelled,
+    interrupted or abandoned) with status OK. Default off: the OTel tracing spec
+    says instrumentation leaves the status unset on success unless configured
+    otherwise, but some backends (Phoenix's span list) show unset as "—" where
+    OpenInference instrumentations show a green check.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ ENV_CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 ENV_MAX_CONTENT_LENGTH = "OTEL_AGENTS_MAX_CONTENT_LENGTH"
 ENV_STREAM_IDLE_TIMEOUT = "OTEL_AGENTS_STREAM_IDLE_TIMEOUT"
 ENV_MAX_MEDIA_BYTES = "OTEL_AGENTS_MAX_MEDIA_BYTES"
+ENV_STATUS_OK = "OTEL_AGENTS_STATUS_OK"
 
 DEFAULT_MAX_CONTENT_LENGTH = 16_384
 MIN_CONTENT_LENGTH = 64
@@ -86,6 +93,8 @@ class Settings:
         max_media_bytes: largest inline media kept in a message part, in bytes;
             ``None`` follows ``OTEL_AGENTS_MAX_MEDIA_BYTES``.
         redact_hook: extra redaction, ``hook(attribute_key, text) -> text``.
+        status_ok: mark spans that end without an error with status OK; ``None``
+            follows ``OTEL_AGENTS_STATUS_OK`` (default off, as the OTel spec asks).
     """
 
     capture_content: bool | None = None
@@ -93,12 +102,19 @@ class Settings:
     stream_idle_timeout: float | None = None
     max_media_bytes: int | None = None
     redact_hook: RedactHook | None = field(default=None, repr=False)
+    status_ok: bool | None = None
 
     def content_enabled(self) -> bool:
         """Whether content (inputs, outputs, messages, tool arguments…) is recorded."""
         if self.capture_content is not None:
             return self.capture_content
         return _capture_from_env()
+
+    def mark_status_ok(self) -> bool:
+        """Whether a span that ends without an error gets status OK (rather than unset)."""
+        if self.status_ok is not None:
+            return self.status_ok
+        return os.environ.get(ENV_STATUS_OK, "").strip().lower() in ("true", "1", "yes", "on")
 
     def content_budget(self) -> int:
         """The per-attribute content budget in characters (>= 64)."""

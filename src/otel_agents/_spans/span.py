@@ -116,9 +116,9 @@ class SemanticSpan:
     or through one non-semantic span such as an application span), or ``None``.
     """
 
-    __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "_ended", "_start",
+    __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
-                 "_content", "_budget", "__weakref__")
+                 "_content", "_budget", "_status_ok", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -129,18 +129,21 @@ class SemanticSpan:
         self.name = name
         self.run_attributes = run_attributes
         self.parent = parent
+        # The name of the run this span is a step of: its outermost semantic span's name.
+        self.run_name: str | None = parent.run_name if parent is not None else None
         self._index_key: int | None = None
         self._kind_attrs = kind_attrs
         self._ended = False
         # A span that does not record (suppressed, sampled out) gets no attributes: skip encoding them.
         self._mute = not span.is_recording()
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
-        self._content, self._budget = False, DEFAULT_MAX_CONTENT_LENGTH
+        self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False
         if not self._mute:
             with guard("span.settings"):  # unusable settings: the span records, without content
                 settings = telemetry.settings
                 budget = settings.content_budget()
                 self._content, self._budget = settings.content_enabled(), budget
+                self._status_ok = settings.mark_status_ok()
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._usage: Usage | None = None
@@ -582,6 +585,16 @@ class SemanticSpan:
                                               else "…" + stack[-(budget - 1):]})  # keep the innermost frames
             self.span.set_status(Status(StatusCode.ERROR, description))
 
+    def _set_ok(self) -> None:
+        """Status OK (opt-in, ``OTEL_AGENTS_STATUS_OK``) for a span that ended normally: not on one whose
+        status is already set, nor on a cancelled, interrupted, paused or abandoned one."""
+        attrs = getattr(self.span, "attributes", None) or {}
+        if any(key in attrs for key in _NOT_COMPLETED):
+            return
+        status = getattr(self.span, "status", None)
+        if status is None or status.status_code is StatusCode.UNSET:
+            self.span.set_status(Status(StatusCode.OK))
+
     def mark_paused(self) -> None:
         """The run stopped waiting for a human (interrupt, deferred tool call): ``otel_agents.run.paused``."""
         self.set_attribute(A.OTEL_AGENTS_PAUSED, True)
@@ -604,6 +617,8 @@ class SemanticSpan:
                 _OPEN.pop(self._index_key, None)
             if getattr(self.span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
                 self.span.set_attributes(self._kind_attrs)
+            if self._status_ok and self._error_type is None:
+                self._set_ok()
             if self.kind in _MODEL_KINDS and self.span is not trace.INVALID_SPAN:  # not when suppressed
                 self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
                                               self._metric_attrs, self._error_type)
@@ -612,6 +627,8 @@ class SemanticSpan:
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
 
+
+_NOT_COMPLETED = (A.OTEL_AGENTS_CONTROL_FLOW, A.OTEL_AGENTS_PAUSED, A.OTEL_AGENTS_STREAM_ABANDONED)
 
 _PARAMETER_KEYS = {
     "temperature": A.GEN_AI_REQUEST_TEMPERATURE,
@@ -731,6 +748,13 @@ class Telemetry:
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
             start_attrs.update(run_attrs)
+            run_name = (parent_span.run_name if parent_span is not None else None) or name or sname
+            if A.GEN_AI_OPERATION_NAME not in kattrs:
+                # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
+                # the GenAI workflow its run is, so it carries that workflow's name (OTel GenAI v1.41
+                # registry: "the name of the first chain in LangChain, or of the crew in CrewAI"). This
+                # is also what lets it through Langfuse's SDK span filter, which keeps gen_ai.* spans.
+                start_attrs[A.GEN_AI_WORKFLOW_NAME] = run_name
             if attributes:
                 for k, v in attributes.items():
                     ov = otel_value(v)
@@ -739,6 +763,7 @@ class Telemetry:
             span = self.tracer.start_span(sname, context=ctx, kind=kind_spec(kind).span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span)
+            semantic.run_name = run_name
             _index(semantic)
             return semantic
         except Exception as exc:  # noqa: BLE001

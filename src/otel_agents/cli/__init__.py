@@ -28,7 +28,7 @@ def plain(doc: str) -> str:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only`` just that subcommand's module is imported."""
-    parser = argparse.ArgumentParser(prog="otel-agents", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="otel-agents", description=plain(__doc__.splitlines()[0]))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in SUBCOMMANDS.items():
         if only is not None and name != only:

@@ -305,7 +305,7 @@ def render(runs: list[Run], out: Path) -> str:
         columns = list(zip(*(r.check_results for r in ok_good)))
         agreeing = sum(len(set(col)) == 1 for col in columns)
         lines.append(f"verdict agreement: agent {_verdicts(ok_good)}, faulty twin {_verdicts(ok_bad)}; "
-                     f"check by check, the agents of {len(ok_good)} frameworks agree on {agreeing}/{len(columns)} checks")
+                     f"check by check, the agents of {_frameworks(len(ok_good))} agree on {agreeing}/{len(columns)} checks")
     faults = sum(r.faults for r in ok_bad)
     lines.append(f"faults injected in the faulty twins: {faults}; caught by the ECP checks: "
                  f"{sum(r.caught_ecp for r in ok_bad)}/{faults}; by an outcome-only check: "
@@ -328,4 +328,9 @@ def _verdicts(runs: list[Run]) -> str:
         return "(no completed run)"
     verdicts = [r.verdict for r in runs]
     top = max(set(verdicts), key=verdicts.count)
-    return f"{top} on {verdicts.count(top)}/{len(runs)} frameworks"
+    return f"{top} on {verdicts.count(top)}/{_frameworks(len(runs))}"
+
+
+def _frameworks(n: int) -> str:
+    """``"1 framework"``, ``"5 frameworks"``."""
+    return f"{n} framework" if n == 1 else f"{n} frameworks"

@@ -9,6 +9,7 @@
   ``OTEL_EXPORTER_OTLP_*`` variables; batch processor.
 * ``phoenix`` — Arize Phoenix's OTLP/HTTP collector, with its project; batch processor.
 * ``langfuse`` — Langfuse's OTLP/HTTP endpoint with Basic auth; batch processor.
+* ``mlflow`` — an MLflow tracking server's OTLP/HTTP endpoint, with its experiment; batch processor.
 
 Each function below returns an :class:`ExporterPreset`; a bare name (``"phoenix"``) is the same as
 calling the function with no arguments, so the environment supplies everything. Network presets
@@ -35,10 +36,23 @@ Environment variables read here (an argument always wins over its variable):
 ``LANGFUSE_PUBLIC_KEY`` / ``LANGFUSE_SECRET_KEY``
     The project's key pair, sent as ``Authorization: Basic base64(public:secret)`` (Langfuse's
     documented OTel authentication). Missing keys raise :class:`ValueError` naming the variable.
+``MLFLOW_TRACKING_URI``
+    The MLflow tracking server's URL (default ``http://127.0.0.1:5000``, ``mlflow server``'s own
+    default); spans go to ``{uri}/v1/traces``. The same variable MLflow's client reads; a
+    non-HTTP tracking URI (``file:``, ``sqlite:``, ``databricks``) raises :class:`ValueError`.
+``MLFLOW_EXPERIMENT_ID``
+    The experiment the traces are logged to, sent as the ``x-mlflow-experiment-id`` header MLflow
+    requires (default ``0``, MLflow's ``Default`` experiment).
+``MLFLOW_TRACKING_TOKEN``
+    Sent as ``authorization: Bearer <token>`` (a tracking server behind token auth).
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_HEADERS``, ...
     Read by the OTel exporter itself for the ``otlp`` preset. Note that the exporter also adds
     ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS`` to the phoenix and langfuse requests (an explicit
     ``authorization`` of the preset replaces one from the environment).
+
+Every URL, from an argument or a variable, is checked when the preset is made (so at
+``configure()``): one without an ``http://``/``https://`` scheme or a host (``127.0.0.1:6006``)
+raises :class:`ValueError` naming the argument or variable, instead of an export error later.
 
 Secrets: a preset's ``repr`` (and :meth:`ExporterPreset.describe`) shows header names, never their
 values, and no key beyond its first characters; nothing here logs a header or a key.
@@ -51,6 +65,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TextIO
+from urllib.parse import urlsplit
 
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 
@@ -61,11 +76,19 @@ ENV_PHOENIX_API_KEY = "PHOENIX_API_KEY"
 ENV_LANGFUSE_HOST = "LANGFUSE_HOST"
 ENV_LANGFUSE_PUBLIC_KEY = "LANGFUSE_PUBLIC_KEY"
 ENV_LANGFUSE_SECRET_KEY = "LANGFUSE_SECRET_KEY"
+ENV_MLFLOW_TRACKING_URI = "MLFLOW_TRACKING_URI"
+ENV_MLFLOW_EXPERIMENT_ID = "MLFLOW_EXPERIMENT_ID"
+ENV_MLFLOW_TRACKING_TOKEN = "MLFLOW_TRACKING_TOKEN"
+ENV_OTLP_TRACES_ENDPOINT = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+ENV_OTLP_ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 DEFAULT_TRACES_FILE = "otel-agents-traces.jsonl"
 PHOENIX_DEFAULT_BASE = "http://127.0.0.1:6006"
 LANGFUSE_DEFAULT_HOST = "https://cloud.langfuse.com"
 LANGFUSE_OTEL_PATH = "/api/public/otel/v1/traces"
+MLFLOW_DEFAULT_URI = "http://127.0.0.1:5000"
+MLFLOW_DEFAULT_EXPERIMENT = "0"
+MLFLOW_EXPERIMENT_HEADER = "x-mlflow-experiment-id"  # MLflow's OTLP endpoint requires it
 OTLP_TRACES_PATH = "/v1/traces"
 PROJECT_RESOURCE_ATTRIBUTE = "openinference.project.name"  # how Phoenix picks the project
 
@@ -75,7 +98,7 @@ class ExporterPreset:
     """A named recipe for one span exporter.
 
     Attributes:
-        name: ``console``, ``file``, ``otlp``, ``phoenix``, ``langfuse`` or ``custom``.
+        name: ``console``, ``file``, ``otlp``, ``phoenix``, ``langfuse``, ``mlflow`` or ``custom``.
         build: makes the ``SpanExporter`` (called once, by ``configure``).
         batch: whether the exporter goes behind a ``BatchSpanProcessor`` (network exporters) rather
             than a ``SimpleSpanProcessor``.
@@ -101,6 +124,30 @@ class ExporterPreset:
 def _mask(key: str, keep: int = 10) -> str:
     """The first characters of a key, enough to tell two keys apart in a log."""
     return key[:keep] + "…" if len(key) > keep else "***"
+
+
+def _url(value: str, source: str) -> str:
+    """``value`` without a trailing ``/``, checked to be an absolute http(s) URL.
+
+    Raises:
+        ValueError: no ``http``/``https`` scheme or no host; the message names ``source`` (the
+            argument or environment variable the value came from) and shows the value (URLs
+            carry no secret here: credentials go in headers).
+    """
+    parsed = urlsplit(value.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {value!r} "
+                         f"(e.g. http://{value.strip() or '127.0.0.1:4318'})")
+    return value.strip().rstrip("/")
+
+
+def _setting(argument: str | None, argument_name: str, variable: str, default: str) -> tuple[str, str]:
+    """``(value, where it came from)``: the argument, else the environment variable, else the default."""
+    if argument:
+        return argument, f"the {argument_name}= argument"
+    if os.environ.get(variable):
+        return os.environ[variable], variable
+    return default, f"the default {argument_name}"
 
 
 def _otlp_http_exporter(**kwargs: Any) -> SpanExporter:
@@ -145,6 +192,13 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         headers: extra request headers, added to ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS``.
         timeout: seconds per export request (default ``OTEL_EXPORTER_OTLP_TIMEOUT`` or 10).
     """
+    if endpoint:
+        endpoint = _url(endpoint, "the endpoint= argument")
+    else:  # the exporter reads these itself; check them now rather than at the first export
+        for variable in (ENV_OTLP_TRACES_ENDPOINT, ENV_OTLP_ENDPOINT):
+            if os.environ.get(variable):
+                _url(os.environ[variable], variable)
+                break
     hdrs = dict(headers or {})
     return ExporterPreset(
         "otlp", lambda: _otlp_http_exporter(endpoint=endpoint, headers=hdrs or None, timeout=timeout), batch=True,
@@ -163,7 +217,7 @@ def phoenix(endpoint: str | None = None, project: str | None = None, *, api_key:
         api_key: default ``PHOENIX_API_KEY``; sent as ``authorization: Bearer <key>``.
         timeout: seconds per export request.
     """
-    url = (endpoint or os.environ.get(ENV_PHOENIX_ENDPOINT) or PHOENIX_DEFAULT_BASE).rstrip("/")
+    url = _url(*_setting(endpoint, "endpoint", ENV_PHOENIX_ENDPOINT, PHOENIX_DEFAULT_BASE))
     if not url.endswith(OTLP_TRACES_PATH):
         url += OTLP_TRACES_PATH
     project = project or os.environ.get(ENV_PHOENIX_PROJECT) or None
@@ -188,9 +242,10 @@ def langfuse(host: str | None = None, public_key: str | None = None, secret_key:
         timeout: seconds per export request.
 
     Raises:
-        ValueError: a key is missing (the message names the variable, never a value).
+        ValueError: a key is missing (the message names the variable, never a value), or the host
+            is not an http(s) URL.
     """
-    base = (host or os.environ.get(ENV_LANGFUSE_HOST) or LANGFUSE_DEFAULT_HOST).rstrip("/")
+    base = _url(*_setting(host, "host", ENV_LANGFUSE_HOST, LANGFUSE_DEFAULT_HOST))
     public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
     secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)
     missing = [name for name, value in ((ENV_LANGFUSE_PUBLIC_KEY, public), (ENV_LANGFUSE_SECRET_KEY, secret))
@@ -207,8 +262,45 @@ def langfuse(host: str | None = None, public_key: str | None = None, secret_key:
     )
 
 
+def mlflow(url: str | None = None, experiment_id: str | int | None = None, *, token: str | None = None,
+           timeout: float | None = None) -> ExporterPreset:
+    """An MLflow tracking server, which takes OTLP/HTTP at ``/v1/traces`` (MLflow 3; tested with 3.17).
+
+    Args:
+        url: the tracking server's URL (``http://127.0.0.1:5000``) or its ``/v1/traces`` URL;
+            default ``MLFLOW_TRACKING_URI``, else ``http://127.0.0.1:5000``.
+        experiment_id: the experiment traces are logged to, sent as the ``x-mlflow-experiment-id``
+            header; default ``MLFLOW_EXPERIMENT_ID``, else ``0`` (MLflow's ``Default`` experiment).
+            An id, not a name: ``mlflow experiments create`` (or the UI) gives it.
+        token: default ``MLFLOW_TRACKING_TOKEN``; sent as ``authorization: Bearer <token>``.
+        timeout: seconds per export request.
+
+    Raises:
+        ValueError: the URL is not an http(s) URL (a ``file:`` or ``sqlite:`` tracking URI has no
+            server to send spans to), naming the argument or variable.
+
+    MLflow shows each span's inputs and outputs from ``input.value``/``output.value`` and each
+    trace's request and response previews from its root span's.
+    """
+    base = _url(*_setting(url, "url", ENV_MLFLOW_TRACKING_URI, MLFLOW_DEFAULT_URI))
+    endpoint = base if base.endswith(OTLP_TRACES_PATH) else base + OTLP_TRACES_PATH
+    experiment = str(experiment_id if experiment_id is not None else
+                     os.environ.get(ENV_MLFLOW_EXPERIMENT_ID) or MLFLOW_DEFAULT_EXPERIMENT)
+    headers = {MLFLOW_EXPERIMENT_HEADER: experiment}
+    key = token or os.environ.get(ENV_MLFLOW_TRACKING_TOKEN) or None
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    details: dict[str, Any] = {"endpoint": endpoint, "experiment_id": experiment}
+    if key:
+        details["token"] = "***"
+    return ExporterPreset(
+        "mlflow", lambda: _otlp_http_exporter(endpoint=endpoint, headers=headers, timeout=timeout), batch=True,
+        details=details,
+    )
+
+
 PRESETS: dict[str, Callable[[], ExporterPreset]] = {
-    "console": console, "file": file, "otlp": otlp, "phoenix": phoenix, "langfuse": langfuse,
+    "console": console, "file": file, "otlp": otlp, "phoenix": phoenix, "langfuse": langfuse, "mlflow": mlflow,
 }
 
 

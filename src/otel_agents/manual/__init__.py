@@ -60,8 +60,11 @@ Errors
     once and never reaches the caller.
 
 Where spans go
-    The global tracer and meter providers (set them before or after decorating:
-    the tracer resolves lazily), or those given to :func:`set_providers`. Spans
+    The providers of the last :func:`otel_agents.instrument` or
+    :func:`otel_agents.configure` call, so decorated spans and framework spans
+    share one provider and one trace; before any such call, the global tracer and
+    meter providers (set them before or after decorating: the tracer resolves
+    lazily). :func:`set_providers` overrides both. Spans
     carry ``otel_agents.framework = manual`` and the run context of
     :mod:`otel_agents.context` (session, user, tags, metadata).
 
@@ -93,11 +96,14 @@ _STREAM_ITEMS_MAX = 10_000  # a stream's output keeps at most this many items (a
 
 _telemetry: Telemetry | None = None
 _telemetry_lock = threading.Lock()
+_explicit = False  # set_providers() chose the providers: instrument()/configure() leave them alone
+_followed: tuple[Any, Any] = (None, None)  # the providers of the last instrument()/configure()
 
 
 def set_providers(tracer_provider: Any = None, *, meter_provider: Any = None,
                   settings: Settings | None = None) -> None:
-    """Send the spans and metrics of decorated code to these providers.
+    """Send the spans and metrics of decorated code to these providers, whatever
+    :func:`otel_agents.instrument` or :func:`otel_agents.configure` is called with later.
 
     Args:
         tracer_provider: an OTel ``TracerProvider``; ``None`` = the global one.
@@ -105,12 +111,34 @@ def set_providers(tracer_provider: Any = None, *, meter_provider: Any = None,
         settings: content policy and budgets; ``None`` = the environment's.
 
     Takes effect for every call made afterwards, including calls of functions
-    decorated earlier. ``set_providers()`` with no argument goes back to the globals.
+    decorated earlier. Without this call the decorators follow the providers of
+    the last ``instrument()``/``configure()`` (so framework spans and decorated
+    spans share one provider and one trace), else the global ones;
+    ``set_providers()`` with no argument returns to that default.
     """
-    global _telemetry
+    global _telemetry, _explicit
     with _telemetry_lock:
-        _telemetry = Telemetry(tracer_provider, meter_provider, settings=settings, framework="manual",
-                               scope="otel_agents.manual")
+        _explicit = tracer_provider is not None or meter_provider is not None or settings is not None
+        if _explicit:
+            _telemetry = Telemetry(tracer_provider, meter_provider, settings=settings, framework="manual",
+                                   scope="otel_agents.manual")
+        else:
+            _telemetry = _following()
+
+
+def follow_providers(tracer_provider: Any = None, meter_provider: Any = None) -> None:
+    """Called by ``instrument()``/``configure()``: decorated code follows their providers, unless
+    :func:`set_providers` chose others. ``None`` = the global provider."""
+    global _telemetry, _followed
+    with _telemetry_lock:
+        _followed = (tracer_provider, meter_provider)
+        if not _explicit:
+            _telemetry = _following()
+
+
+def _following() -> Telemetry:
+    tracer_provider, meter_provider = _followed
+    return Telemetry(tracer_provider, meter_provider, framework="manual", scope="otel_agents.manual")
 
 
 def _get_telemetry() -> Telemetry:

@@ -159,7 +159,10 @@ def display_name(span: FoldSpan) -> str:
     if k == "retriever":
         return _str(a.get(A.GEN_AI_DATA_SOURCE_ID)) or _strip_prefix(span.name, "retrieval ") or k
     if k == "chain":
-        return _str(a.get(A.GEN_AI_WORKFLOW_NAME)) or _strip_prefix(span.name, "invoke_workflow ") or k
+        # Every chain carries its run's workflow name; only a workflow chain is named by it.
+        if a.get(A.GEN_AI_OPERATION_NAME) == OP_INVOKE_WORKFLOW:
+            return _str(a.get(A.GEN_AI_WORKFLOW_NAME)) or _strip_prefix(span.name, "invoke_workflow ") or k
+        return span.name or k
     return span.name or "span"
 
 

@@ -1,0 +1,60 @@
+"""What the CLI and the docs say (issue 26): ``--help`` without reST markup, the demo's plurals, one
+LangChain version range in README, ``doctor`` and the ``langchain`` extra, docs that stand alone."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+from otel_agents.cli import demo
+from otel_agents.instrumentors._frameworks import FRAMEWORKS
+
+REPO = Path(__file__).resolve().parents[1]
+REST = re.compile(r"``|:(?:func|class|mod|meth|data|attr):`")
+
+
+@pytest.mark.parametrize("command", [[], ["demo"], ["doctor"], ["fold"], ["ecp"], ["ecp", "serve"]])
+def test_help_is_plain_text(command: list[str]) -> None:
+    out = subprocess.run([sys.executable, "-m", "otel_agents.cli", *command, "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.startswith("usage: otel-agents")
+    assert not REST.search(out), out
+
+
+def test_demo_says_one_framework_not_one_frameworks(tmp_path: Path) -> None:
+    runs = [demo.Run("langchain", "agent", tmp_path, passed=5, total=5, check_results=[True] * 5)]
+    runs.append(demo.Run("langchain", "faulty_agent", tmp_path / "faulty", passed=3, total=5,
+                         check_results=[True, True, True, False, False], faults=2, caught_ecp=2))
+    text = demo.render(runs, tmp_path)
+    assert "1 frameworks" not in text and "1/1 frameworks" not in text
+    assert "of 1 framework agree" in text
+
+
+def test_one_langchain_range_everywhere() -> None:
+    supported = SpecifierSet(FRAMEWORKS["langchain"].supported)
+    pyproject = (REPO / "pyproject.toml").read_text()
+    extra = re.search(r"^langchain = \[(.*)\]$", pyproject, re.MULTILINE)
+    assert extra
+    (core,) = [Requirement(r) for r in re.findall(r'"([^"]+)"', extra.group(1)) if r.startswith("langchain-core")]
+    assert core.specifier == supported, (str(core.specifier), str(supported))
+    readme = (REPO / "README.md").read_text()
+    shown = re.findall(r"`langchain-core ?([^`]*)`", readme)
+    assert shown and all(SpecifierSet(s) == supported for s in shown), shown
+    doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True).stdout
+    assert FRAMEWORKS["langchain"].supported in doctor, doctor
+
+
+def test_docs_do_not_link_outside_the_repository() -> None:
+    for doc in [REPO / "README.md", *(REPO / "docs").glob("*.md")]:
+        text = doc.read_text()
+        for target in re.findall(r"\]\(([^)]+)\)", text) + re.findall(r"`(\.\./[^`]+)`", text):
+            if target.startswith(("http://", "https://", "#")):
+                continue
+            path = (doc.parent / target.split("#")[0]).resolve()
+            assert path.is_relative_to(REPO) and path.exists(), f"{doc.name} links to {target}"

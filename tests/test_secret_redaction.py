@@ -1,0 +1,145 @@
+"""Secrets never reach an attribute (issue 26): secret-named keys in every serialisation (a mapping,
+JSON text, Python repr text as LangGraph's ``Send(...)`` outputs carry it, ``key=value`` and query
+strings, header and YAML lines), credentials in URLs, and token formats (Stripe ``sk_live_``/``rk_live_``,
+bare JWTs, PEM private-key blocks, OpenAI keys, ``x-api-key:`` and ``Authorization: Token`` lines).
+
+A property test draws secrets of each kind, wraps each in its serialisation and in surrounding text,
+sends it through the span layer as a tool's arguments and result, a span's input and output and an
+exception message, and checks that no exported attribute or event holds the secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from otel_agents._spans import Settings, Telemetry
+from otel_agents._spans.redaction import REDACTED, redact_text
+from tests.spans import SnapshotExporter
+
+_ALNUM = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+_value = st.text(_ALNUM, min_size=10, max_size=24).map(lambda v: "Zq" + v)  # "Zq": never part of our own text
+_ident_key = st.sampled_from(["password", "api_key", "client_secret", "access_token", "DB_PASSWORD", "auth_token",
+                              "secret", "private_key", "apikey"])
+_header_key = st.sampled_from(["x-api-key", "Authorization", "X-Auth-Token", "api-key", "password", "Proxy-Authorization"])
+_filler = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+
+
+def _b64url(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+@st.composite
+def secret_texts(draw: Any) -> tuple[str, Any]:
+    """``(secret, carrier)``: the secret, and a value (text or data) that carries it."""
+    secret = draw(_value)
+    kind = draw(st.sampled_from(["repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment",
+                                 "query", "header", "yaml", "url", "stripe", "jwt", "pem", "openai"]))
+    key = draw(_ident_key)
+    if kind == "repr_dict":
+        return secret, repr({"query": "refund", key: secret, "n": 2})
+    if kind == "send_repr":
+        return secret, f"[Send(node='tools', arg={ {'name': 'login', 'args': {key: secret}} !r})]"
+    if kind == "kwargs_repr":
+        return secret, f"Credentials(user='ann', {key}='{secret}', port=5432)"
+    if kind == "json_text":
+        return secret, json.dumps({"tool": "login", "args": {key: secret}})
+    if kind == "mapping":
+        return secret, {"tool": "login", "args": {key: secret}, "note": f"{key}={secret}"}
+    if kind == "assignment":
+        return secret, f"export {key.upper()}={secret}"
+    if kind == "query":
+        return secret, f"GET https://api.example.com/v1/orders?{key}={secret}&limit=5"
+    if kind == "header":
+        header = draw(_header_key)
+        prefix = draw(st.sampled_from(["", "Token ", "Bearer ", "Basic "]))
+        return secret, f"POST /v1/refunds HTTP/1.1\nHost: api.example.com\n{header}: {prefix}{secret}\nAccept: */*"
+    if kind == "yaml":
+        return secret, f"database:\n  host: db.internal\n  {key}: {secret}\n  port: 5432"
+    if kind == "url":
+        scheme = draw(st.sampled_from(["postgresql", "mysql+pymysql", "redis", "https", "amqp"]))
+        return secret, f"connecting to {scheme}://app_user:{secret}@db.internal:5432/orders"
+    if kind == "stripe":
+        secret = draw(st.sampled_from(["sk_live_", "rk_live_", "sk_test_", "rk_test_"])) + secret
+        return secret, f"stripe key {secret} loaded"
+    if kind == "jwt":
+        secret = f"{_b64url({'alg': 'HS256', 'typ': 'JWT'})}.{_b64url({'sub': secret})}.{secret[::-1]}"
+        return secret, f"token {secret} expired"
+    if kind == "pem":
+        body = "\n".join([secret * 3] * 3)
+        return secret, f"key file:\n-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\nloaded"
+    secret = "sk-proj-" + secret
+    return secret, f"OPENAI_KEY is {secret}"
+
+
+def _wrap(carrier: Any, before: str, after: str) -> Any:
+    return f"{before}\n{carrier}\n{after}" if isinstance(carrier, str) else {"before": before, "value": carrier}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(secret_texts(), _filler, _filler)
+def test_no_generated_secret_survives_in_any_attribute(case: tuple[str, Any], before: str, after: str) -> None:
+    secret, carrier = case
+    value = _wrap(carrier, before, after)
+    exporter = SnapshotExporter()
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = Telemetry(provider, settings=Settings(capture_content=True), framework="manual")
+    with telemetry.span("agent", "support") as agent:
+        agent.set_input(value)
+        with telemetry.span("tool", "login") as tool:
+            tool.set_tool("login", call_id="c1", arguments=value)
+            tool.set_tool_result(value)
+        agent.set_output(value)
+        failing = telemetry.start_span("tool", "fails")
+        failing.record_error(RuntimeError(value if isinstance(value, str) else repr(value)))
+        failing.end()
+    provider.shutdown()
+    assert len(exporter.spans) == 3
+    for span in exporter.spans:
+        texts = [str(v) for v in span.attributes.values()]
+        texts += [str(v) for _, attrs in span.events for v in attrs.values()]
+        texts.append(span.status_description or "")
+        leaked = [t for t in texts if secret in t]
+        assert not leaked, (span.name, leaked)
+    assert any(REDACTED in str(v) for s in exporter.spans for v in s.attributes.values())
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Send(node='tools', arg={'password': 'hunter2xyz', 'q': 1})",
+     "Send(node='tools', arg={'password': '[REDACTED]', 'q': 1})"),
+    ("postgresql://admin:S3cretPw@db.internal:5432/app", "postgresql://admin:[REDACTED]@db.internal:5432/app"),
+    ("x-api-key: abcdef123456\nAuthorization: Token 9944b09199c62bcf94\nAccept: */*",
+     "x-api-key: [REDACTED]\nAuthorization: [REDACTED]\nAccept: */*"),
+    ("User(name='ann', password='hunter2xyz') max_tokens=5", "User(name='ann', password='[REDACTED]') max_tokens=5"),
+    ("key sk_live_51Habcdefghij", "key [REDACTED]"),
+])
+def test_each_kind_keeps_the_text_around_it(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Token usage: 12 tokens in, 4 out", "max_tokens=512, temperature=0.2", "see https://example.com/a?b=c",
+    "ratio a=b c: d", "the key: is under the mat",  # 'key' alone is not a secret-named key
+])
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.recursive(st.none() | st.integers() | st.text(max_size=20) | st.sampled_from(
+    ["password='x1234567'", "{'token': 'abcdefgh'}", "api_key=zzzzzzzz", "Authorization: Token abcdefgh",
+     "postgresql://u:pw123456@h/db", "x'secret': {"]),
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.sampled_from(["a", "note", "password"]), c, max_size=4),
+    max_leaves=12))
+def test_json_text_stays_valid_json(data: Any) -> None:
+    """The text rules never cut across a JSON string: redacted JSON text still parses."""
+    json.loads(redact_text(json.dumps(data)))
