@@ -335,7 +335,7 @@ def test_content_off_records_no_text_reasoning_media_tools_or_instructions(instr
                        for k in s.attributes)
 
 
-@pytest.mark.filterwarnings("ignore:.*RetryPromptPart:DeprecationWarning")  # older histories still hold them
+@pytest.mark.filterwarnings("ignore:`RetryPromptPart` is deprecated")  # older histories still hold them
 def test_request_history_converts_every_part_once() -> None:
     """Unit level, over the real types: a retry prompt, a thinking part in the history and a request
     with instructions give the expected messages (ThinkingPart a reasoning part, never its signature)."""
