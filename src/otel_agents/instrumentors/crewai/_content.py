@@ -15,6 +15,7 @@ function-calling LLM (OpenAI ``{"type": "function", "function": {...}}`` or a fl
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from ... import _spans as S
@@ -118,6 +119,12 @@ def executor_tool_definitions(agent: Any) -> list[S.ToolDefinition]:
         if not isinstance(name, str):
             continue
         schema = getattr(tool, "args_schema", None)
-        params = schema.model_json_schema() if hasattr(schema, "model_json_schema") else None
+        params = _json_schema(schema) if isinstance(schema, type) and hasattr(schema, "model_json_schema") else None
         out.append(S.ToolDefinition(name, getattr(tool, "description", None) or None, params))
     return out
+
+
+@lru_cache(maxsize=256)
+def _json_schema(model: type) -> Mapping[str, Any]:
+    """A tool's argument model as JSON Schema, built once per model class (every ReAct call asks again)."""
+    return model.model_json_schema()
