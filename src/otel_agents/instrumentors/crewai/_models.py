@@ -159,7 +159,7 @@ def chat_messages(messages: Any) -> list[ChatMessage]:
 
 
 def _merge_calls(parts: list[Part], calls: list[ToolCallRequest]) -> list[Part]:
-    """``parts`` plus the calls not already among them (same id, or same name and arguments)."""
+    """``parts`` plus the calls not already among them as a ``tool_use`` block (same id and name)."""
     known = {(p.id, p.name) for p in parts if isinstance(p, ToolCallRequest)}
     return parts + [c for c in calls if (c.id, c.name) not in known]
 
