@@ -137,3 +137,27 @@ def one_agent_crew(llm: BaseLLM | None = None, **agent_kw: Any) -> Crew:
     """A crew of one clerk and one task."""
     agent = clerk(llm, **agent_kw)
     return Crew(agents=[agent], tasks=[order_task(agent)])
+
+
+class ReplyLLM(BaseLLM):
+    """Answers every call with ``reply`` (text, or OpenAI-style tool calls) and remembers what it was sent."""
+
+    llm_type: str = "scripted"
+    reply: Any = "Final Answer: done"
+    seen: list[Any] = []
+
+    def __init__(self, **data: Any) -> None:
+        data.setdefault("model", "scripted-reply")
+        data.setdefault("seen", [])
+        super().__init__(**data)
+
+    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+             from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
+        self.seen.append({"messages": messages, "tools": tools})
+        return self.reply
+
+    def supports_function_calling(self) -> bool:
+        return True
+
+    def supports_multimodal(self) -> bool:
+        return True

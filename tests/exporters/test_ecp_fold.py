@@ -317,6 +317,44 @@ def test_thoughts_only_when_opted_in(rec):
     assert env["evaluation_context"].splitlines()[2] == "    thought secret plan"
 
 
+def test_thoughts_from_reasoning_parts_and_answer_from_text_parts(rec):
+    """M-1: a model span filled with the span layer's parts (a ReasoningPart, then a TextPart) gives one
+    ``thought`` line with include_thoughts and none by default; public_output is the answer text."""
+    from otel_agents._spans import ChatMessage, ReasoningPart, TextPart
+
+    with rec.telemetry.span("agent", "a") as agent:
+        with rec.telemetry.span("model", "m") as model:
+            model.set_model(request_model="m")
+            model.set_messages(output=[ChatMessage("assistant", parts=[
+                ReasoningPart("check the policy"), TextPart("Approved.")], finish_reason="stop")])
+        agent.set_output("Approved.")
+    [plain] = check(fold(rec.spans))
+    assert "thought" not in plain["evaluation_context"] and plain["public_output"] == "Approved."
+    [env] = check(fold(rec.spans, include_thoughts=True))
+    assert env["evaluation_context"].splitlines() == ["agent a", "  model m finish=stop", "    thought check the policy"]
+
+
+def test_media_tool_results_are_summarised(rec):
+    """A tool result that is a GenAI blob part (alone or in a list) shows type, MIME type, modality, size and
+    SHA-256 in tool_calls[].result, never its base64 data; uri parts and other values are kept."""
+    import base64
+    import hashlib
+
+    png = b"\x89PNG" + bytes(range(20))
+    blob = {"type": "blob", "mime_type": "image/png", "modality": "image", "content": base64.b64encode(png).decode()}
+    uri = {"type": "uri", "mime_type": None, "modality": "image", "uri": "https://x.test/a.png"}
+    with rec.telemetry.span("agent", "a"):
+        for name, result in (("snap", blob), ("album", ["two pictures", blob, uri])):
+            with rec.telemetry.span("tool", name) as tool:
+                tool.set_tool(name, arguments={})
+                tool.set_tool_result(result)
+    [env] = check(fold(rec.spans))
+    summary = {"type": "blob", "mime_type": "image/png", "modality": "image", "size_bytes": len(png),
+               "sha256": hashlib.sha256(png).hexdigest()}
+    assert [c["result"] for c in env["tool_calls"]] == [summary, ["two pictures", summary, uri]]
+    assert blob["content"] not in json.dumps(env)
+
+
 def test_fold_is_independent_of_span_order_and_traces(rec):
     """Spans in any order and from several traces give the same envelopes, ordered by run start."""
     for name in ("one", "two", "three"):

@@ -22,6 +22,34 @@ GenAI, OpenInference and Langfuse; the content switch, redaction and budgets)::
         s.set_input(candidates)
         ...
 
+Model messages
+    A model span's messages are recorded with the span layer's part model
+    (OTel GenAI semconv v1.41 message parts), exported here: inside a model span,
+    ``current_span().set_messages(input=[...], output=[...], system=[...], tools=[...])``
+    takes :class:`ChatMessage` objects made of :class:`TextPart`,
+    :class:`ReasoningPart`, :class:`ToolCallPart`, :class:`ToolCallResponsePart`
+    and media parts (:class:`BlobPart` for bytes, :class:`UriPart`,
+    :class:`FilePart`; :func:`media_part` turns a URL or ``data:`` URL into one),
+    system instructions as strings, and the tools offered as
+    :class:`ToolDefinition` objects::
+
+        from otel_agents.manual import ChatMessage, ReasoningPart, TextPart, UriPart, current_span
+
+        @otel_agents.span("model", "acme-vision-1", provider="acme")
+        def describe(url: str) -> str:
+            reply = client.describe(url)
+            current_span().set_messages(
+                system=["You describe pictures."],
+                input=[ChatMessage("user", parts=[TextPart("What is this?"), UriPart(url, "image")])],
+                output=[ChatMessage("assistant", parts=[ReasoningPart(reply.thinking), TextPart(reply.text)],
+                                    finish_reason="stop")])
+            return reply.text
+
+    This gives ``gen_ai.input.messages`` / ``gen_ai.output.messages`` /
+    ``gen_ai.system_instructions`` / ``gen_ai.tool.definitions`` and their
+    OpenInference twins, under the content switch, redaction and the media budget
+    (``OTEL_AGENTS_MAX_MEDIA_BYTES``), exactly as the instrumentors record them.
+
 What is recorded
     ``agent(name=, id=, description=)`` → ``invoke_agent {name}``;
     ``tool(name=, description=)`` → ``execute_tool {name}`` (arguments as a JSON
@@ -83,11 +111,15 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import SemanticSpan, Settings, Telemetry, Usage, guard, semantic_span_for, wrap_stream
+from .._spans import (BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+                      ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
+                      semantic_span_for, wrap_stream)
 from ..semconv import Kind, span_name
 from ._scopes import AsyncStepIterator, StepIterator
 
-__all__ = ["SpanSpec", "Usage", "agent", "chain", "current_span", "set_providers", "skill", "span", "tool"]
+__all__ = ["BlobPart", "ChatMessage", "FilePart", "ReasoningPart", "SpanSpec", "TextPart", "ToolCallPart",
+           "ToolCallResponsePart", "ToolDefinition", "UriPart", "Usage", "agent", "chain", "current_span",
+           "media_part", "set_providers", "skill", "span", "tool"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _TOOL_LIKE = (Kind.TOOL, Kind.SKILL)

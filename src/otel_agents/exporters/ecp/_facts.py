@@ -11,6 +11,8 @@ JSON) are tolerated: a fact that cannot be read is ``None``.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import math
 import re
@@ -309,11 +311,41 @@ def tool_arguments(span: FoldSpan) -> dict[str, Any]:
 
 def tool_result(span: FoldSpan) -> Any:
     """The tool's result: ``output.value`` (parsed JSON when typed so), else
-    ``gen_ai.tool.call.result`` as text; ``None`` when not recorded."""
+    ``gen_ai.tool.call.result`` as text; ``None`` when not recorded. Media in it
+    (GenAI ``blob`` parts) are summarised (:func:`media_summary`)."""
     value = output_value(span)
     if value is _UNSET:
         value = span.attributes.get(A.GEN_AI_TOOL_CALL_RESULT)
-    return plain(value)
+    value = plain(value)
+    if isinstance(value, list):
+        return [media_summary(v) for v in value]
+    return media_summary(value)
+
+
+_MEDIA_TYPES = ("blob", "uri", "file")
+
+
+def media_summary(value: Any) -> Any:
+    """A GenAI media part (``{"type": "blob"|"uri"|"file", "modality", ...}``) as the envelope shows it:
+    a ``blob`` keeps ``type``, ``mime_type``, ``modality``, ``size_bytes`` and ``sha256`` (never its
+    base64 data, inline or not); ``uri``/``file`` parts and every other value are returned as they are."""
+    if not (isinstance(value, dict) and value.get("type") in _MEDIA_TYPES and "modality" in value):
+        return value
+    if value["type"] != "blob":
+        return value
+    out = {"type": "blob", "mime_type": value.get("mime_type"), "modality": value.get("modality")}
+    data = value.get("content")
+    if isinstance(data, str) and data:
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except ValueError:
+            raw = data.encode("utf-8", "surrogatepass")
+        out["size_bytes"] = len(raw)
+        out["sha256"] = hashlib.sha256(raw).hexdigest()
+    else:  # summarised already by the span layer (over the media budget)
+        out["size_bytes"] = value.get(A.OTEL_AGENTS_SIZE_BYTES)
+        out["sha256"] = value.get(A.OTEL_AGENTS_SHA256)
+    return out
 
 
 def tool_call_id(span: FoldSpan) -> str | None:

@@ -26,8 +26,10 @@ delegated work (a coworker)            ``agent`` nested under the delegating age
                                        span; ``otel_agents.agent.parent`` = delegator's role
 ``Agent.kickoff`` (no crew)            ``agent`` ``invoke_agent {role}``
 ``Flow.kickoff``                       ``chain`` named by the flow, one ``chain`` per method
-every ``BaseLLM.call`` / ``acall``     ``model`` ``chat {model}`` — messages, parameters,
-                                       usage, finish reason, response id
+every ``BaseLLM.call`` / ``acall``     ``model`` ``chat {model}`` — messages as typed parts,
+                                       the system prompt as system instructions, the
+                                       tools offered, parameters, usage, finish reason,
+                                       response id
 every tool call                        ``tool`` ``execute_tool {tool}`` — arguments, result,
                                        ``otel_agents.tool.cached`` for cache hits; ERROR when
                                        CrewAI caught a failure
@@ -47,6 +49,18 @@ class runs itself. The trace stays whole across CrewAI's thread pools
 flows (which run ``asyncio.run`` and execute sync steps in worker threads):
 each span is current while its code runs, so anything you trace inside a tool
 nests under the tool span.
+
+Messages: CrewAI's message dicts become the span layer's typed parts (OTel GenAI
+semconv v1.41): content-block lists (``text``, ``image_url``, ``input_audio``,
+``file``, Anthropic-style ``thinking``/``tool_use``/``image``/``document``) part by
+part, inline media under the media budget (``OTEL_AGENTS_MAX_MEDIA_BYTES``), a
+tool call given both as a block and in ``tool_calls`` once. The agent's
+role/goal/backstory system message is ``gen_ai.system_instructions`` and the first
+OpenInference message. Tools offered (``gen_ai.tool.definitions``,
+``llm.tools.N.tool.json_schema``): the schemas passed to a function-calling LLM;
+on the ReAct text path, the agent executor's tools that the prompt describes.
+Files attached through CrewAI's ``input_files`` (the optional ``crewai-files``
+package) are formatted by the provider class inside ``call`` and are not recorded.
 
 Content: task descriptions, expected outputs, agent goals, kickoff inputs,
 messages, tool arguments and results are content, recorded only while the

@@ -24,9 +24,9 @@ import json
 from contextvars import ContextVar
 from typing import Any, Mapping
 
-from ..._spans import ChatMessage, SemanticSpan, ToolCallRequest, Usage
+from ..._spans import ChatMessage, Part, SemanticSpan, ToolCallRequest, ToolDefinition, Usage, guard
 from ...semconv import Kind
-from . import _scope
+from . import _content, _scope
 from ._scope import arg
 from ._steps import Hooks, Step
 
@@ -64,7 +64,10 @@ def install(hooks: Hooks) -> None:
             span.set_model(request_model=getattr(llm, "model", None), provider=_provider(llm),
                            parameters=_request_parameters(llm) if span.is_recording else None)
             if span.records_content:
-                span.set_messages(input=chat_messages(messages))
+                tools: list[ToolDefinition] = []
+                with guard("crewai.model_tools"):  # a tool's odd schema never costs the messages
+                    tools = offered_tools(llm, arg(args, kwargs, 1, "tools"), arg(args, kwargs, 5, "from_agent"))
+                span.set_messages(input=chat_messages(messages), tools=tools)
 
         def finish(span: SemanticSpan, result: Any) -> None:
             if span.records_content:
@@ -129,7 +132,12 @@ def _request_parameters(llm: Any) -> dict[str, Any]:
 
 
 def chat_messages(messages: Any) -> list[ChatMessage]:
-    """CrewAI's ``str | list[LLMMessage]`` as chat messages (a bare string is one user message)."""
+    """CrewAI's ``str | list[LLMMessage]`` as chat messages (a bare string is one user message).
+
+    Content blocks become typed parts (:mod:`._content`); a tool call present both as a
+    ``tool_use`` block and in ``tool_calls`` is recorded once; the ``system`` message
+    (CrewAI's role/goal/backstory prompt) becomes the span's system instructions.
+    """
     if messages is None:
         return []
     if isinstance(messages, str):
@@ -139,11 +147,21 @@ def chat_messages(messages: Any) -> list[ChatMessage]:
         if not isinstance(m, Mapping):
             out.append(ChatMessage("user", m))
             continue
-        calls = [tool_call(c) for c in m.get("tool_calls") or []]
-        out.append(ChatMessage(str(m.get("role") or "user"), m.get("content"),
-                               tool_calls=[c for c in calls if c is not None],
-                               tool_call_id=m.get("tool_call_id")))
+        role = str(m.get("role") or "user")
+        if role == "tool":
+            out.append(ChatMessage("tool", m.get("content"), tool_call_id=m.get("tool_call_id")))
+            continue
+        parts = _content.content_parts(m.get("content"))
+        calls = [c for c in (tool_call(c) for c in m.get("tool_calls") or []) if c is not None]
+        out.append(ChatMessage(role, parts=_merge_calls(parts, calls),
+                               name=m.get("name") if isinstance(m.get("name"), str) else None))
     return out
+
+
+def _merge_calls(parts: list[Part], calls: list[ToolCallRequest]) -> list[Part]:
+    """``parts`` plus the calls not already among them as a ``tool_use`` block (same id and name)."""
+    known = {(p.id, p.name) for p in parts if isinstance(p, ToolCallRequest)}
+    return parts + [c for c in calls if (c.id, c.name) not in known]
 
 
 def output_message(result: Any, finish_reason: str | None) -> ChatMessage:
@@ -153,6 +171,23 @@ def output_message(result: Any, finish_reason: str | None) -> ChatMessage:
         if all(c is not None for c in calls):
             return ChatMessage("assistant", None, tool_calls=calls, finish_reason=finish_reason or "tool_call")
     return ChatMessage("assistant", result, finish_reason=finish_reason)
+
+
+def offered_tools(llm: Any, tools: Any, agent: Any) -> list[ToolDefinition]:
+    """The tools offered to the model: the schemas passed to a function-calling LLM, else, for the
+    ReAct text path, the tools the agent's prompt describes (its executor's tools)."""
+    if tools:
+        return _content.tool_definitions(tools)
+    if agent is not None and not _supports_function_calling(llm):
+        return _content.executor_tool_definitions(agent)
+    return []
+
+
+def _supports_function_calling(llm: Any) -> bool:
+    try:
+        return bool(llm.supports_function_calling())
+    except Exception:  # noqa: BLE001 - a custom LLM's own method failing is not ours to raise
+        return False
 
 
 def output_finish_reason(result: Any, finish_reason: str | None) -> str | None:

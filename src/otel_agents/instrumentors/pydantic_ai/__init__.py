@@ -38,16 +38,24 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
 ``run_stream_events``, ``iter`` — gives:
 
 * ``invoke_agent {agent name}`` (``agent``): ``gen_ai.agent.name``, the prompt as
-  input, the output as output (a structured output as JSON). Deferred or
+  input (a multimodal prompt as GenAI parts, media summarised past the budget), the output as output (a structured output as JSON). Deferred or
   approval-required tool calls that stop the run set ``otel_agents.run.paused``.
   An unnamed agent is named the way pydantic-ai names it (the caller's variable;
   ``agent`` under ``iter()``).
 * ``chat {model}`` (``model``), one per request: request and response model,
-  provider, request settings, input messages and instructions, the output
-  message, ``gen_ai.response.finish_reasons`` when the model reports one, token
-  usage (cache read/write and reasoning tokens included).
+  provider, request settings, input messages, the output message,
+  ``gen_ai.response.finish_reasons`` when the model reports one, token usage
+  (cache read/write and reasoning tokens included). Messages are typed parts
+  (OTel GenAI semconv v1.41; the mapping is in :mod:`._convert`): multimodal
+  prompts (``BinaryContent``, ``ImageUrl``, ``DocumentUrl``, ``AudioUrl``,
+  ``VideoUrl``, ``UploadedFile``) as media parts under the media budget
+  (``OTEL_AGENTS_MAX_MEDIA_BYTES``), ``ThinkingPart`` as a ``reasoning`` part
+  (never its signature), files a tool returned as media parts. ``instructions=``
+  and system prompts are ``gen_ai.system_instructions`` and the first
+  OpenInference message (role ``system``); the request's function and output
+  tools are ``gen_ai.tool.definitions`` / ``llm.tools.N.tool.json_schema``.
 * ``execute_tool {tool}`` (``tool``), one per call: name, call id, description,
-  arguments, result. A ``ModelRetry`` shows as an errored tool span, then the
+  arguments, result (a returned file as a GenAI media part). A ``ModelRetry`` shows as an errored tool span, then the
   retried call's span; arguments the tool rejects give an errored span too.
   ``CallDeferred``/``ApprovalRequired`` are not errors: the span is marked
   paused. A tool needing approval runs (and gets its span) when the run resumes.
@@ -122,7 +130,8 @@ Limits
 * ``uninstrument()`` puts the original functions back; when another
   instrumentation wrapped ``Agent.iter`` after us, ours stays in its chain,
   inert, so theirs keeps working (instrumenting again removes it).
-* Realtime sessions are not instrumented; thinking parts are not recorded.
+* Realtime sessions are not instrumented; provider-native tool parts (web
+  search and the like run by the provider) are not recorded as messages.
 """
 
 from ._instrumentor import PydanticAIInstrumentor

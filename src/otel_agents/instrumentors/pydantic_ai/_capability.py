@@ -65,7 +65,8 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             self._run = run
             with guard("pydantic_ai.run_attributes"):
                 run.span.set_agent(name, description=getattr(agent, "description", None))
-                run.span.set_input(ctx.prompt)
+                if run.span.records_content:
+                    run.span.set_input(_convert.prompt_value(ctx.prompt, run.span.telemetry.settings.media_budget()))
             return run
         return None
 
@@ -156,7 +157,9 @@ class OtelAgentsCapability(AbstractCapability[Any]):
                               or not isinstance(exc, Exception))
             span.end()
             raise
-        span.set_tool_result(result)
+        if span.records_content:
+            with guard("pydantic_ai.tool_result"):
+                span.set_tool_result(_convert.tool_result(result, span.telemetry.settings.media_budget()))
         span.end()
         return result
 

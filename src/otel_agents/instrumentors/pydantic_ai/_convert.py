@@ -1,8 +1,34 @@
-"""PydanticAI messages, responses and usage → the span layer's neutral types.
+"""PydanticAI messages, responses, tools and usage → the span layer's neutral types.
 
 Pure functions over pydantic-ai objects (imported here, so this module is only
 imported once pydantic-ai is being instrumented). Every function returns plain
 data and raises on a shape it does not know; the caller guards it.
+
+Message parts map onto the span layer's part model (OTel GenAI semconv v1.41
+message parts) once per model span:
+
+=================================================  ==========================================
+pydantic-ai                                        part
+=================================================  ==========================================
+``str`` / ``TextContent`` in a ``UserPromptPart``   ``TextPart``
+``BinaryContent``                                   ``BlobPart`` (bytes, ``media_type``)
+``ImageUrl`` / ``AudioUrl`` / ``VideoUrl`` /        ``UriPart`` (a ``data:`` URL: ``BlobPart``)
+``DocumentUrl``
+``UploadedFile``                                    ``FilePart`` (provider file id)
+``TextPart``                                        ``TextPart``
+``ThinkingPart``                                    ``ReasoningPart`` (content only; never the
+                                                    signature)
+``ToolCallPart``                                    ``ToolCallPart``
+``ToolReturnPart``                                  ``ToolCallResponsePart`` (+ a media part per
+                                                    returned file)
+``RetryPromptPart`` / ``RetryFeedbackPart``         ``ToolCallResponsePart`` (a tool's retry) or
+                                                    user text
+``SystemPromptPart``, ``ModelRequest.instructions`` system instructions
+``FilePart`` (a file the model generated)           ``BlobPart``
+=================================================  ==========================================
+
+``CachePoint`` markers, provider-native tool parts and compaction parts are not
+message content and are left out.
 """
 
 from __future__ import annotations
@@ -10,17 +36,32 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from pydantic_ai.messages import (
+    AudioUrl,
+    BinaryContent,
+    CachePoint,
+    DocumentUrl,
+    FilePart,
+    ImageUrl,
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
+    TextContent,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UploadedFile,
     UserPromptPart,
+    VideoUrl,
+    is_multi_modal_content,
 )
 from pydantic_ai.usage import RequestUsage
 
-from ..._spans import ChatMessage, ToolCallRequest, Usage
+from ... import _spans as S
+from ..._spans import ChatMessage, Usage
+from ..._spans.messages import genai_part
+
+_URL_MODALITY = {ImageUrl: "image", AudioUrl: "audio", VideoUrl: "video", DocumentUrl: "document"}
 
 
 def tool_arguments(call: ToolCallPart) -> Any:
@@ -31,15 +72,78 @@ def tool_arguments(call: ToolCallPart) -> Any:
     return call.args or {}
 
 
-def response_message(response: ModelResponse) -> ChatMessage:
-    """The assistant message of a model response: its text parts joined, its tool calls, its finish reason.
+def media(item: Any) -> S.Part | None:
+    """One pydantic-ai multimodal item (``BinaryContent``, a ``FileUrl``, ``UploadedFile``) as a media part."""
+    if isinstance(item, BinaryContent):
+        return S.BlobPart(item.data, S.modality_of(item.media_type), item.media_type)
+    modality = _URL_MODALITY.get(type(item))
+    if modality is None:  # a subclass of a URL type
+        modality = next((m for t, m in _URL_MODALITY.items() if isinstance(item, t)), None)
+    if modality is not None:
+        try:
+            mime = item.media_type
+        except ValueError:  # pydantic-ai could not infer it from the URL
+            mime = None
+        return S.media_part(item.url, modality=modality, mime_type=mime)
+    if isinstance(item, UploadedFile):
+        return S.FilePart(item.file_id, S.modality_of(item.media_type, "document"), item.media_type)
+    return None
 
-    Thinking and provider-native tool parts are left out (no raw chain-of-thought).
+
+def user_parts(content: str | Sequence[Any]) -> list[S.Part]:
+    """A ``UserPromptPart``'s content (``str | Sequence[UserContent]``) as parts, in order."""
+    if isinstance(content, str):
+        return [S.TextPart(content)] if content else []
+    parts: list[S.Part] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append(S.TextPart(item))
+        elif isinstance(item, TextContent):  # StructuredContent too: its content is the text sent
+            parts.append(S.TextPart(item.content))
+        elif isinstance(item, CachePoint):
+            continue
+        else:
+            part = media(item)
+            parts.append(part if part is not None else S.GenericPart(str(getattr(item, "kind", type(item).__name__))))
+    return parts
+
+
+def response_message(response: ModelResponse) -> ChatMessage:
+    """The assistant message of a model response: thinking, text, tool calls and files in order, its finish reason.
+
+    A ``ThinkingPart`` becomes a reasoning part (its signature is never read);
+    provider-native tool parts and compaction parts are left out.
     """
-    text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
-    calls = [ToolCallRequest(name=p.tool_name, arguments=tool_arguments(p), id=p.tool_call_id)
-             for p in response.parts if isinstance(p, ToolCallPart)]
-    return ChatMessage("assistant", text or None, tool_calls=calls, finish_reason=response.finish_reason)
+    parts: list[S.Part] = []
+    for p in response.parts:
+        if isinstance(p, TextPart):
+            if p.content:
+                parts.append(S.TextPart(p.content))
+        elif isinstance(p, ThinkingPart):
+            if p.content:
+                parts.append(S.ReasoningPart(p.content))
+        elif isinstance(p, ToolCallPart):
+            parts.append(S.ToolCallPart(p.tool_name, tool_arguments(p), p.tool_call_id))
+        elif isinstance(p, FilePart):
+            part = media(p.content)
+            if part is not None:
+                parts.append(part)
+    return ChatMessage("assistant", parts=parts, finish_reason=response.finish_reason)
+
+
+def tool_return_parts(part: ToolReturnPart) -> list[S.Part]:
+    """A tool's return as the tool message's parts: the response, then one media part per file it returned.
+
+    With files, the response is the text pydantic-ai sends the model in their place
+    (``See file {id}.``); without, the returned value itself.
+    """
+    files = part.files
+    if not files:
+        return [S.ToolCallResponsePart(part.content, part.tool_call_id)]
+    text, _ = part.model_response_str_and_user_content()
+    out: list[S.Part] = [S.ToolCallResponsePart(text, part.tool_call_id)]
+    out.extend(p for p in (media(f) for f in files) if p is not None)
+    return out
 
 
 def _request_messages(request: ModelRequest) -> list[ChatMessage]:
@@ -48,10 +152,9 @@ def _request_messages(request: ModelRequest) -> list[ChatMessage]:
         if isinstance(part, SystemPromptPart):
             out.append(ChatMessage("system", part.content))
         elif isinstance(part, UserPromptPart):
-            content = part.content if isinstance(part.content, str) else list(part.content)
-            out.append(ChatMessage("user", content))
+            out.append(ChatMessage("user", parts=user_parts(part.content)))
         elif isinstance(part, ToolReturnPart):
-            out.append(ChatMessage("tool", part.content, tool_call_id=part.tool_call_id))
+            out.append(ChatMessage("tool", parts=tool_return_parts(part)))
         elif hasattr(part, "model_response"):  # retry feedback (RetryFeedbackPart, legacy RetryPromptPart)
             call_id = getattr(part, "tool_call_id", None) if getattr(part, "tool_name", None) else None
             out.append(ChatMessage("tool" if call_id else "user", part.model_response(), tool_call_id=call_id))
@@ -74,6 +177,42 @@ def chat_messages(messages: Sequence[Any]) -> tuple[list[ChatMessage], list[str]
             out.extend(_request_messages(message))
             instructions = [message.instructions] if message.instructions else []
     return out, instructions
+
+
+def tool_definitions(parameters: Any) -> list[S.ToolDefinition]:
+    """The tools a request offers the model (``ModelRequestParameters``): function tools, then output tools.
+
+    A function tool pydantic-ai withholds from the request (``defer_loading`` not yet
+    revealed) is left out.
+    """
+    if parameters is None:
+        return []
+    tools = []
+    for t in [*parameters.function_tools, *parameters.output_tools]:
+        visibility = getattr(parameters, "visibility_of", None)
+        if visibility is not None and visibility(t.name) == "withheld":
+            continue
+        tools.append(S.ToolDefinition(t.name, t.description, t.parameters_json_schema))
+    return tools
+
+
+def prompt_value(prompt: Any, media_budget: int) -> Any:
+    """An agent run's prompt for ``input.value``: a string as is; multimodal content as GenAI
+    parts (media within ``media_budget`` bytes inline, larger ones summarised)."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt
+    return [genai_part(p, media_budget) for p in user_parts(prompt)]
+
+
+def tool_result(result: Any, media_budget: int) -> Any:
+    """A tool's return value for the tool span: files (``BinaryContent``, URLs) as GenAI media parts,
+    summarised past ``media_budget`` bytes like message media; anything else unchanged."""
+    if is_multi_modal_content(result):
+        part = media(result)
+        return genai_part(part, media_budget) if part is not None else result
+    if isinstance(result, (list, tuple)) and any(is_multi_modal_content(r) for r in result):
+        return [tool_result(r, media_budget) for r in result]
+    return result
 
 
 def model_usage(usage: RequestUsage | None) -> Usage | None:

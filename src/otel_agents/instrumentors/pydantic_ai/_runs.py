@@ -85,7 +85,8 @@ def end_model(span: SemanticSpan, request_context: Any, response: Any = None, *,
     with guard("pydantic_ai.model_input"):
         if span.records_content:  # the whole history is converted: only when it will be recorded
             messages, instructions = _convert.chat_messages(request_context.messages)
-            span.set_messages(input=messages, system=instructions)
+            tools = _convert.tool_definitions(getattr(request_context, "model_request_parameters", None))
+            span.set_messages(input=messages, system=instructions, tools=tools)
     record_response(span, response)
     cancelled = isinstance(error, asyncio.CancelledError)
     if abandoned or cancelled:
