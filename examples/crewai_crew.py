@@ -32,12 +32,8 @@ from crewai import Agent, Crew, Process, Task  # noqa: E402
 from crewai.events.types.llm_events import LLMCallType  # noqa: E402
 from crewai.llms.base_llm import BaseLLM, llm_call_context  # noqa: E402
 from crewai.tools import tool  # noqa: E402
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
-
+from _tracing import Tracing  # noqa: E402
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor  # noqa: E402
-from otel_agents.exporters.tree import format_span_tree
 
 
 class ScriptedLLM(BaseLLM):
@@ -95,17 +91,14 @@ def build_crew() -> Crew:
 
 
 def main() -> None:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = CrewAIInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
+    tracing = Tracing()  # prints the tree; also exports where you configured (see examples/_tracing.py)
+    tracing.instrument(CrewAIInstrumentor())
     try:
         result = build_crew().kickoff()
     finally:
-        instrumentor.uninstrument()
+        tracing.close()
     print(f"\nAnswer: {result.raw}\n")
-    print(format_span_tree(list(exporter.get_finished_spans())))
+    print(tracing.tree())
 
 
 if __name__ == "__main__":

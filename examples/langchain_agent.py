@@ -37,12 +37,8 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
+from _tracing import Tracing
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
-from otel_agents.exporters.tree import format_span_tree
 
 WEATHER = {"oslo": 3, "paris": 14, "lisbon": 21}
 
@@ -116,18 +112,16 @@ def build_agent() -> Any:
 
 
 def main(question: str) -> None:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    LangChainInstrumentor().instrument(tracer_provider=provider)
+    tracing = Tracing()  # prints the tree; also exports where you configured (see examples/_tracing.py)
+    tracing.instrument(LangChainInstrumentor())
     try:
         result = build_agent().invoke({"messages": [HumanMessage(question)]},
                                       {"configurable": {"thread_id": "demo-thread"}})
     finally:
-        LangChainInstrumentor().uninstrument()
+        tracing.close()
     print(result["messages"][-1].content)
     print()
-    print(format_span_tree(exporter.get_finished_spans()))
+    print(tracing.tree())
 
 
 if __name__ == "__main__":

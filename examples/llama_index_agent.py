@@ -25,12 +25,8 @@ import asyncio
 import itertools
 from typing import Any, Sequence
 
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
+from _tracing import Tracing
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
-from otel_agents.exporters.tree import format_span_tree
 
 
 def multiply(a: int, b: int) -> int:
@@ -78,14 +74,11 @@ async def main() -> str:
 
 
 if __name__ == "__main__":
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = LlamaIndexInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
+    tracing = Tracing()  # prints the tree; also exports where you configured (see examples/_tracing.py)
+    tracing.instrument(LlamaIndexInstrumentor())
     try:
         answer = asyncio.run(main())
     finally:
-        instrumentor.uninstrument()
+        tracing.close()
     print(f"answer: {answer}\n")
-    print(format_span_tree(exporter.get_finished_spans()))
+    print(tracing.tree())

@@ -12,29 +12,16 @@ a tree, with the attributes a backend (Phoenix, Langfuse) or the ECP exporter re
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Sequence
+from typing import Any, AsyncIterator
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
+from _tracing import Tracing
 from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
-from otel_agents.exporters.tree import format_span_tree
-
-class Collect(SpanExporter):
-    """Keeps finished spans in memory, in the order they end."""
-
-    def __init__(self) -> None:
-        self.spans: list[ReadableSpan] = []
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        self.spans.extend(spans)
-        return SpanExportResult.SUCCESS
-
 
 # -- a scripted model: call the tool, then answer with what it returned ------------------------------
 def weather_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -93,10 +80,8 @@ def population(city: str) -> int:
 
 
 def main() -> None:
-    exporter = Collect()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    PydanticAIInstrumentor().instrument(tracer_provider=provider)
+    tracing = Tracing()  # prints the tree; also exports where you configured (see examples/_tracing.py)
+    tracing.instrument(PydanticAIInstrumentor())
 
     print("run_sync:", weather.run_sync("What's the weather in Paris?").output)
     with weather.run_stream_sync("And now, streamed?") as result:
@@ -106,8 +91,8 @@ def main() -> None:
     print("structured:", census.run_sync("How many people live in Paris?").output)
 
     print("\nspans:")
-    print(format_span_tree(exporter.spans))
-    PydanticAIInstrumentor().uninstrument()
+    print(tracing.tree())
+    tracing.close()
 
 
 if __name__ == "__main__":

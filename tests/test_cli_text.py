@@ -36,18 +36,22 @@ def test_demo_says_one_framework_not_one_frameworks(tmp_path: Path) -> None:
     assert "of 1 framework agree" in text
 
 
-def test_one_langchain_range_everywhere() -> None:
-    supported = SpecifierSet(FRAMEWORKS["langchain"].supported)
+@pytest.mark.parametrize("name", sorted(FRAMEWORKS))
+def test_one_range_everywhere(name: str) -> None:
+    """Each framework's supported range is the same in its extra, the README's table and ``doctor``."""
+    fw = FRAMEWORKS[name]
+    supported = SpecifierSet(fw.supported)
     pyproject = (REPO / "pyproject.toml").read_text()
-    extra = re.search(r"^langchain = \[(.*)\]$", pyproject, re.MULTILINE)
-    assert extra
-    (core,) = [Requirement(r) for r in re.findall(r'"([^"]+)"', extra.group(1)) if r.startswith("langchain-core")]
-    assert core.specifier == supported, (str(core.specifier), str(supported))
+    extra = re.search(rf"^{re.escape(name.replace('_', '-'))} = \[(.*)\]$", pyproject, re.MULTILINE)
+    assert extra, f"no extra named {name.replace('_', '-')}"
+    (req,) = [Requirement(r) for r in re.findall(r'"([^"]+)"', extra.group(1))
+              if Requirement(r).name == fw.distribution]
+    assert req.specifier == supported, (str(req.specifier), str(supported))
     readme = (REPO / "README.md").read_text()
-    shown = re.findall(r"`langchain-core ?([^`]*)`", readme)
+    shown = re.findall(rf"`{re.escape(fw.distribution)} ?([^`]*)`", readme)
     assert shown and all(SpecifierSet(s) == supported for s in shown), shown
     doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True).stdout
-    assert FRAMEWORKS["langchain"].supported in doctor, doctor
+    assert fw.supported in doctor, doctor
 
 
 def test_docs_do_not_link_outside_the_repository() -> None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import otel_agents
@@ -128,22 +129,16 @@ agent.name = faulty_agent.name = "customer_support"  # what `otel-agents ecp ser
 
 
 def _main(argv: list[str]) -> int:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/, for _tracing
+    from _tracing import Tracing
 
-    from otel_agents.exporters.tree import format_span_tree
-
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    otel_agents.manual.set_providers(provider)
-
+    tracing = Tracing()  # prints the tree; also exports where you configured (see examples/_tracing.py)
     question = " ".join(argv) or "Can I get a refund for order B200?"
     with otel_agents.using_session("demo-session"):
         print(agent(question))
+    tracing.close()
     print()
-    print(format_span_tree(exporter.get_finished_spans()))
+    print(tracing.tree())
     return 0
 
 
