@@ -119,7 +119,7 @@ class CrewAIInstrumentor(OtelAgentsInstrumentor):
     """Instruments ``crewai`` (see the module documentation for what and how).
 
     ``instrument()`` twice is the same as once; ``uninstrument()`` removes only
-    our wrappers. Supported versions: ``crewai >=1.15,<2``.
+    our wrappers. Supported versions: ``crewai >=1.15.30,<2``.
     """
 
     framework = "crewai"
