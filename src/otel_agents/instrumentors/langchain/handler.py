@@ -281,8 +281,11 @@ class SpanCallbackHandler(BaseCallbackHandler):
         with guard("langchain.model_request"):
             span.set_model(request_model=model, provider=extract.provider_name(md.get("ls_provider")),
                            parameters=extract.request_parameters(md, params))
-        with guard("langchain.model_input"):
-            span.set_messages(input=input_messages())
+        if span.records_content:  # else the messages would be converted to be dropped
+            with guard("langchain.model_input"):
+                span.set_messages(input=input_messages())
+            with guard("langchain.model_tools"):
+                span.set_tool_definitions(extract.offered_tools(params))
 
     @guarded("langchain.on_chat_model_start")
     def on_chat_model_start(self, serialized: dict[str, Any] | None, messages: list[list[Any]], *,
@@ -304,7 +307,10 @@ class SpanCallbackHandler(BaseCallbackHandler):
     @staticmethod
     def _fill_model(span: SemanticSpan, response: Any) -> None:
         with guard("langchain.model_output"):
-            span.set_messages(output=extract.output_messages(response))
+            if span.records_content:
+                span.set_messages(output=extract.output_messages(response))
+            else:  # what set_messages keeps of the messages with content off
+                span.set_finish_reasons(extract.finish_reasons(response))
         with guard("langchain.model_response"):
             span.set_model(response_model=extract.response_model(response), response_id=extract.response_id(response))
         with guard("langchain.model_usage"):
