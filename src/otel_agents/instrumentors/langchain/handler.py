@@ -244,7 +244,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         span = opened[0]
         if graph:
             span.set_agent(name)
-        if not kwargs.get("defers_inputs"):
+        if not kwargs.get("defers_inputs") and span.records_content:
             with guard("langchain.chain_input"):
                 span.set_input(extract.io_value(inputs))
 
@@ -252,6 +252,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
     def _chain_fill(outputs: Any, inputs: Any) -> Any:
         # A streamed run starts with a placeholder input and reports the real one at its end.
         def fill(span: SemanticSpan, _run: _Run) -> None:
+            if not span.records_content:  # else messages in the state would be converted to be dropped
+                return
             if inputs is not None:
                 span.set_input(extract.io_value(inputs))
             if outputs is not None:
