@@ -470,3 +470,22 @@ def test_content_off_records_no_content_of_any_kind(provider: Any, exporter: Sna
     assert [m.attributes["gen_ai.response.finish_reasons"] for m in models] == [("tool_call",), ("stop",)]
     assert all(m.attributes["gen_ai.request.model"] == "scripted-model" for m in models)
     assert calls == []  # nothing converted to be dropped
+
+
+@tool
+def chart(order_id: str) -> list:
+    """Draw the order's chart."""
+    return [{"type": "text", "text": "chart attached"}, {"type": "image", "base64": BIG_B64, "mime_type": "image/png"}]
+
+
+def test_tool_span_result_that_is_media_is_summarised(instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """A tool returning an image: the tool span's result lists the text and the image as a media
+    part, summarised past the media budget (no base64 on the span)."""
+    chart.invoke({"name": "chart", "args": {"order_id": "42"}, "id": "c1", "type": "tool_call"})
+    [span] = exporter.semantic("tool")
+    assert json.loads(span.attributes["gen_ai.tool.call.result"]) == [
+        {"type": "text", "content": "chart attached"},
+        {"type": "blob", "mime_type": "image/png", "modality": "image", "content": "",
+         "otel_agents.size_bytes": len(BIG_PNG), "otel_agents.sha256": hashlib.sha256(BIG_PNG).hexdigest(),
+         "otel_agents.truncated": True}]
+    assert BIG_B64[:64] not in json.dumps(span.attributes)

@@ -79,6 +79,23 @@ def message_parts(message: Any, content: Any, role: str) -> list[Part]:
     return parts
 
 
+def content_parts(blocks: Any) -> list[Part]:
+    """The parts of a content-block list on its own (a tool's multimodal result)."""
+    parts: list[Part] = []
+    for block in blocks or ():
+        if type(block) is str:
+            if block:
+                parts.append(TextPart(block))
+        elif _is_map(block):
+            _block_into(parts, block, {})
+    return parts
+
+
+def has_media(blocks: Any) -> bool:
+    """Whether a content-block list holds an image, audio, video or document block."""
+    return any(_is_map(b) and b.get("type") in _MEDIA for b in blocks)
+
+
 def _declared_calls(message: Any) -> dict[Any, ToolCallPart | None]:
     """The message's own tool calls by id (``None`` once placed): ``tool_calls``, then the
     ``invalid_tool_calls``, then — for a chunk whose calls did not parse — ``tool_call_chunks``."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..._spans import ChatMessage, ToolDefinition, Usage
+from ..._spans.messages import genai_part
 from ...semconv import attributes as A
 from .._provider_tools import tool_definitions
 from . import content
@@ -294,10 +295,18 @@ def _compact(message: Any) -> dict[str, Any]:
     return out
 
 
-def tool_result(output: Any) -> Any:
-    """A tool's result: the content of the ``ToolMessage`` LangChain wraps it in, or the raw value."""
+def tool_result(output: Any, media_budget: int) -> Any:
+    """A tool's result: the content of the ``ToolMessage`` LangChain wraps it in, or the raw value.
+
+    A multimodal result (a list of content blocks with an image, audio or a document) is its
+    parts as GenAI part data, media summarised past ``media_budget`` bytes like any media part
+    (see :mod:`otel_agents._spans.messages`), so no base64 beyond the budget reaches the tool span.
+    """
     if _is_message(output) and getattr(output, "type", None) == "tool":
-        return output.content
+        result = output.content
+        if isinstance(result, list) and content.has_media(result):
+            return [genai_part(p, media_budget) for p in content.content_parts(result)]
+        return result
     return output
 
 

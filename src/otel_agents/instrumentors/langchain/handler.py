@@ -364,8 +364,14 @@ class SpanCallbackHandler(BaseCallbackHandler):
         error = None
         if getattr(output, "type", None) == "tool" and getattr(output, "status", None) == "error":
             error = HandledToolError(str(getattr(output, "content", "")))
-        self._finish(run_id, error, fill=lambda span, _run: span.set_tool_result(extract.tool_result(output)),
-                     site="langchain.tool_output")
+        self._finish(run_id, error, fill=self._tool_fill(output), site="langchain.tool_output")
+
+    @staticmethod
+    def _tool_fill(output: Any) -> Any:
+        def fill(span: SemanticSpan, _run: _Run) -> None:
+            if span.records_content:
+                span.set_tool_result(extract.tool_result(output, span.telemetry.settings.media_budget()))
+        return fill
 
     @guarded("langchain.on_tool_error")
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
