@@ -489,3 +489,24 @@ def test_tool_span_result_that_is_media_is_summarised(instrumentor: Any, exporte
          "otel_agents.size_bytes": len(BIG_PNG), "otel_agents.sha256": hashlib.sha256(BIG_PNG).hexdigest(),
          "otel_agents.truncated": True}]
     assert BIG_B64[:64] not in json.dumps(span.attributes)
+
+
+def test_unknown_blocks_are_generic_parts_without_encrypted_content(instrumentor: Any,
+                                                                    exporter: SnapshotExporter) -> None:
+    """A provider block with no GenAI part type (Anthropic's web search result) is a generic part
+    of its own type, its nested ``encrypted_content`` left out; a server tool call is a
+    ``server_tool_call`` part."""
+    _invoke([HumanMessage("news?")], AIMessage([
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "news"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+         "content": [{"type": "web_search_result", "url": "https://example.test/n", "title": "News",
+                      "encrypted_content": "EncryptedXYZ"}]},
+        {"type": "text", "text": "Here is the news."}], response_metadata={"stop_reason": "end_turn"}))
+    a = _model_span(exporter)
+    assert _j(a, "gen_ai.output.messages")[0]["parts"] == [
+        {"type": "server_tool_call", "id": "srvtoolu_1", "name": "web_search", "arguments": {"query": "news"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+         "content": [{"type": "web_search_result", "url": "https://example.test/n", "title": "News"}]},
+        {"type": "text", "content": "Here is the news."}]
+    assert "EncryptedXYZ" not in json.dumps(a)
+    assert a["output.value"] == "Here is the news."

@@ -23,8 +23,9 @@ messages carry both) is one :class:`ToolCallPart`, at the block's place, with th
 parsed arguments of ``tool_calls``; ``invalid_tool_calls`` and, for a chunk,
 ``tool_call_chunks`` add the calls not seen otherwise. Reasoning the integration
 put in ``additional_kwargs["reasoning_content"]`` (DeepSeek, Ollama, xAI …) is a
-:class:`ReasoningPart` too. Unknown blocks become :class:`GenericPart` s without
-their ``signature``/``encrypted_content``/``index`` fields. Media are media parts
+:class:`ReasoningPart` too. Unknown blocks (citations, server tool results …) become
+:class:`GenericPart` s without their ``signature``/``encrypted_content``/``index``
+fields at any depth. Media are media parts
 (the span layer applies the media budget), never text.
 """
 
@@ -162,7 +163,19 @@ def _block_into(parts: list[Part], block: Mapping[str, Any], calls: dict[Any, To
         parts.append(GenericPart("server_tool_call", {"id": block.get("id"), "name": block.get("name"),
                                                       "arguments": block.get("input", block.get("args"))}))
     elif isinstance(kind, str) and kind:
-        parts.append(GenericPart(kind, {k: v for k, v in block.items() if k not in _NOT_RECORDED and k != "type"}))
+        fields = _scrub(block, 4)
+        fields.pop("type", None)
+        parts.append(GenericPart(kind, fields))
+
+
+def _scrub(value: Any, depth: int) -> Any:
+    """``value`` without signatures, encrypted content, stream indexes and cache markers, at any
+    depth (a provider's server-tool result nests ``encrypted_content`` in its items)."""
+    if _is_map(value):
+        return {k: _scrub(v, depth - 1) if depth else v for k, v in value.items() if k not in _NOT_RECORDED}
+    if isinstance(value, list) and depth:
+        return [_scrub(v, depth - 1) for v in value]
+    return value
 
 
 def _reasoning_text(block: Mapping[str, Any]) -> str | None:
