@@ -8,6 +8,11 @@
   Usage: ``usage_metadata`` complete (11 in, 7 out, 18 total, 3 cache read,
   2 reasoning); ``llm_output["token_usage"]`` partial (completion tokens only),
   absent when streaming. Streams word by word, usage on the last chunk.
+* :class:`ScriptedChatModel` — a real ``BaseChatModel`` that answers turn ``n`` of a
+  conversation (``n`` = the assistant messages already in it) with ``replies[n]``
+  (the last one repeats), as a provider integration would return it (content
+  blocks, ``tool_calls``, ``response_metadata``); streams each reply as one content
+  chunk plus a last chunk with its tool-call chunks, as Anthropic's integration does.
 * :func:`get_weather` — a ``@tool`` returning ``"sunny in <city>"``.
 * :class:`FakeRetriever` — a ``BaseRetriever`` returning fixed documents.
 * :func:`build_agent_graph` — a hand-built LangGraph agent loop
@@ -119,6 +124,44 @@ class ToolCallingChatModel(BaseChatModel):
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
         for chunk in self._chunks(self.reply(messages)):
             yield ChatGenerationChunk(message=chunk)
+
+
+class ScriptedChatModel(BaseChatModel):
+    """See the module docstring."""
+
+    model_name: str = "scripted-model"
+    replies: list[AIMessage] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake"
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "anthropic"
+        params["ls_model_name"] = self.model_name
+        return params
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        turn = sum(1 for m in messages if m.type == "ai")
+        return self.replies[min(turn, len(self.replies) - 1)].model_copy(deep=True)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.reply(messages))])
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        msg = self.reply(messages)
+        yield ChatGenerationChunk(message=AIMessageChunk(content=msg.content, id=msg.id))
+        calls = [ToolCallChunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
+                 for i, c in enumerate(msg.tool_calls)]
+        yield ChatGenerationChunk(message=AIMessageChunk(
+            content=[], id=msg.id, tool_call_chunks=calls, response_metadata=msg.response_metadata,
+            additional_kwargs=msg.additional_kwargs, chunk_position="last"))
 
 
 @tool

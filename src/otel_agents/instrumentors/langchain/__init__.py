@@ -20,14 +20,20 @@ LangGraph (tested on 1.x).
 10,000; the oldest is ended with ``otel_agents.span.evicted`` past it or after an
 hour). Environment variables: those of the span layer
 (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
-``OTEL_AGENTS_MAX_CONTENT_LENGTH``).
+``OTEL_AGENTS_MAX_CONTENT_LENGTH``, ``OTEL_AGENTS_MAX_MEDIA_BYTES``).
 
 What becomes a span (kinds of ``../shared/design/semantic-map.md``):
 
 * chat models and LLMs → ``model`` (``chat {model}``/``text_completion {model}``):
   model and provider from LangChain's ``ls_model_name``/``ls_provider``
-  metadata, request parameters from ``invocation_params``, input and output
-  messages with tool calls, finish reason, response model and id, and token
+  metadata, request parameters from ``invocation_params``, the tools bound to
+  the model (``bind_tools``: ``gen_ai.tool.definitions``, ``llm.tools.N.tool.json_schema``),
+  input and output messages as typed parts (text, reasoning — Anthropic
+  ``thinking``, v1 ``reasoning`` blocks, ``reasoning_content`` — never mixed
+  into the text and without signatures; tool calls once even when both a
+  ``tool_use`` block and a ``tool_calls`` entry; tool results; images, audio and
+  documents as media parts: see :mod:`.content`), system messages as
+  ``gen_ai.system_instructions``, finish reason, response model and id, and token
   usage from the message's ``usage_metadata`` (cache and reasoning details
   included), which wins over a partial ``llm_output["token_usage"]``;
 * tools → ``tool`` (``execute_tool {name}``): name, description, tool call id,

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..._spans import ChatMessage, ToolCallRequest, Usage
+from ..._spans import ChatMessage, ToolDefinition, Usage
+from ..._spans.messages import genai_part
 from ...semconv import attributes as A
+from .._provider_tools import tool_definitions
+from . import content
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "developer": "system",
           "tool": "tool", "function": "tool", "AIMessageChunk": "assistant",
@@ -64,24 +67,15 @@ def _role(message: Any) -> str:
     return _ROLES.get(str(kind), str(kind or "user"))
 
 
-def _tool_calls(message: Any) -> list[ToolCallRequest]:
-    calls = getattr(message, "tool_calls", None) or []
-    out = []
-    for call in calls:
-        if isinstance(call, Mapping) and call.get("name"):
-            out.append(ToolCallRequest(name=str(call["name"]), arguments=call.get("args"), id=call.get("id")))
-    return out
-
-
 def chat_message(message: Any) -> ChatMessage:
-    """One LangChain ``BaseMessage`` (or a plain string) as a :class:`ChatMessage`."""
+    """One LangChain ``BaseMessage`` (or a plain string) as a :class:`ChatMessage` of typed
+    parts (text, reasoning, tool calls, tool results, media: see :mod:`.content`)."""
     if isinstance(message, str):
         return ChatMessage(role="user", content=message)
-    content = getattr(message, "content", None)
-    if content in ("", []):
-        content = None
-    return ChatMessage(role=_role(message), content=content, tool_calls=_tool_calls(message),
-                       tool_call_id=getattr(message, "tool_call_id", None))
+    role = _role(message)
+    name = getattr(message, "name", None)
+    return ChatMessage(role, parts=content.message_parts(message, getattr(message, "content", None), role),
+                       name=name if isinstance(name, str) and name else None)
 
 
 def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
@@ -95,23 +89,64 @@ def _generations(response: Any) -> list[Any]:
     return list(generations[0]) if generations else []
 
 
+def _finish_reason(gen: Any, message: Any) -> Any:
+    info = getattr(gen, "generation_info", None) or {}
+    if message is None:
+        return info.get("finish_reason")
+    meta = getattr(message, "response_metadata", None) or {}
+    return meta.get("finish_reason") or meta.get("stop_reason") or info.get("finish_reason")
+
+
 def output_messages(response: Any) -> list[ChatMessage]:
     """The model's output messages (one per choice), with tool calls and finish reasons."""
     out = []
     for gen in _generations(response):
         message = getattr(gen, "message", None)
-        info = getattr(gen, "generation_info", None) or {}
         if message is not None:
             msg = chat_message(message)
             msg.role = "assistant"
-            meta = getattr(message, "response_metadata", None) or {}
-            msg.finish_reason = meta.get("finish_reason") or meta.get("stop_reason") or info.get("finish_reason")
         else:
-            msg = ChatMessage(role="assistant", content=getattr(gen, "text", None) or None,
-                              finish_reason=info.get("finish_reason"))
+            msg = ChatMessage(role="assistant", content=getattr(gen, "text", None) or None)
+        msg.finish_reason = _finish_reason(gen, message)
         if msg.finish_reason is None and msg.tool_calls:
             msg.finish_reason = "tool_calls"
         out.append(msg)
+    return out
+
+
+def finish_reasons(response: Any) -> list[str]:
+    """The finish reason of each choice, as :func:`output_messages` gives them, without converting
+    the messages (content off)."""
+    out = []
+    for gen in _generations(response):
+        message = getattr(gen, "message", None)
+        reason = _finish_reason(gen, message)
+        if reason is None and message is not None and (getattr(message, "tool_calls", None)
+                                                         or getattr(message, "invalid_tool_calls", None)):
+            reason = "tool_calls"
+        if reason:
+            out.append(str(reason))
+    return out
+
+
+def offered_tools(params: Mapping[str, Any]) -> list[ToolDefinition]:
+    """The tools bound to the chat model (case M-3): ``invocation_params["tools"]`` (what
+    ``bind_tools`` bound, in the provider's request shape: see :mod:`.._provider_tools`) or
+    OpenAI's legacy ``functions``. A tool the integration left as a LangChain object (a
+    ``BaseTool``, a function, a pydantic class) is read with LangChain's ``convert_to_openai_tool``."""
+    specs = params.get("tools") or params.get("functions")
+    if not isinstance(specs, (list, tuple)):
+        return []
+    out: list[ToolDefinition] = []
+    for spec in specs:
+        if not isinstance(spec, Mapping):
+            try:
+                from langchain_core.utils.function_calling import convert_to_openai_tool
+
+                spec = convert_to_openai_tool(spec)
+            except Exception:  # noqa: BLE001 - a provider object we cannot read: not listed
+                continue
+        out.extend(tool_definitions([spec]))
     return out
 
 
@@ -260,10 +295,18 @@ def _compact(message: Any) -> dict[str, Any]:
     return out
 
 
-def tool_result(output: Any) -> Any:
-    """A tool's result: the content of the ``ToolMessage`` LangChain wraps it in, or the raw value."""
+def tool_result(output: Any, media_budget: int) -> Any:
+    """A tool's result: the content of the ``ToolMessage`` LangChain wraps it in, or the raw value.
+
+    A multimodal result (a list of content blocks with an image, audio or a document) is its
+    parts as GenAI part data, media summarised past ``media_budget`` bytes like any media part
+    (see :mod:`otel_agents._spans.messages`), so no base64 beyond the budget reaches the tool span.
+    """
     if _is_message(output) and getattr(output, "type", None) == "tool":
-        return output.content
+        result = output.content
+        if isinstance(result, list) and content.has_media(result):
+            return [genai_part(p, media_budget) for p in content.content_parts(result)]
+        return result
     return output
 
 

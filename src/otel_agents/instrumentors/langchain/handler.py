@@ -244,7 +244,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         span = opened[0]
         if graph:
             span.set_agent(name)
-        if not kwargs.get("defers_inputs"):
+        if not kwargs.get("defers_inputs") and span.records_content:
             with guard("langchain.chain_input"):
                 span.set_input(extract.io_value(inputs))
 
@@ -252,6 +252,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
     def _chain_fill(outputs: Any, inputs: Any) -> Any:
         # A streamed run starts with a placeholder input and reports the real one at its end.
         def fill(span: SemanticSpan, _run: _Run) -> None:
+            if not span.records_content:  # else messages in the state would be converted to be dropped
+                return
             if inputs is not None:
                 span.set_input(extract.io_value(inputs))
             if outputs is not None:
@@ -281,8 +283,11 @@ class SpanCallbackHandler(BaseCallbackHandler):
         with guard("langchain.model_request"):
             span.set_model(request_model=model, provider=extract.provider_name(md.get("ls_provider")),
                            parameters=extract.request_parameters(md, params))
-        with guard("langchain.model_input"):
-            span.set_messages(input=input_messages())
+        if span.records_content:  # else the messages would be converted to be dropped
+            with guard("langchain.model_input"):
+                span.set_messages(input=input_messages())
+            with guard("langchain.model_tools"):
+                span.set_tool_definitions(extract.offered_tools(params))
 
     @guarded("langchain.on_chat_model_start")
     def on_chat_model_start(self, serialized: dict[str, Any] | None, messages: list[list[Any]], *,
@@ -304,7 +309,10 @@ class SpanCallbackHandler(BaseCallbackHandler):
     @staticmethod
     def _fill_model(span: SemanticSpan, response: Any) -> None:
         with guard("langchain.model_output"):
-            span.set_messages(output=extract.output_messages(response))
+            if span.records_content:
+                span.set_messages(output=extract.output_messages(response))
+            else:  # what set_messages keeps of the messages with content off
+                span.set_finish_reasons(extract.finish_reasons(response))
         with guard("langchain.model_response"):
             span.set_model(response_model=extract.response_model(response), response_id=extract.response_id(response))
         with guard("langchain.model_usage"):
@@ -356,8 +364,14 @@ class SpanCallbackHandler(BaseCallbackHandler):
         error = None
         if getattr(output, "type", None) == "tool" and getattr(output, "status", None) == "error":
             error = HandledToolError(str(getattr(output, "content", "")))
-        self._finish(run_id, error, fill=lambda span, _run: span.set_tool_result(extract.tool_result(output)),
-                     site="langchain.tool_output")
+        self._finish(run_id, error, fill=self._tool_fill(output), site="langchain.tool_output")
+
+    @staticmethod
+    def _tool_fill(output: Any) -> Any:
+        def fill(span: SemanticSpan, _run: _Run) -> None:
+            if span.records_content:
+                span.set_tool_result(extract.tool_result(output, span.telemetry.settings.media_budget()))
+        return fill
 
     @guarded("langchain.on_tool_error")
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:

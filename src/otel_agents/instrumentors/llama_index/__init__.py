@@ -22,6 +22,9 @@ Configuration (keyword arguments of ``instrument()`` or environment):
     agent descriptions (default: on; ``NO_CONTENT`` or ``false`` turns it off).
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``
     the budget of each content attribute, in characters (default 16384).
+``OTEL_AGENTS_MAX_MEDIA_BYTES``
+    the largest inline image, audio or document kept in a message part, in bytes
+    (default 4096); larger ones keep MIME type, modality, size and SHA-256.
 ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
     seconds after which a stream nobody reads is ended as abandoned (default 300).
 
@@ -44,8 +47,12 @@ What you get:
   ``execute_tool {name}`` with arguments, result and the model's tool call id.
 * Model calls (``chat``, ``complete`` and their async and streaming forms on any
   ``BaseLLM``) → exactly one ``model`` span per call, with input and output
-  messages, tool calls, finish reason, usage (when the provider reports it),
-  model, provider and request parameters. Internal helpers
+  messages as typed parts (``ChatMessage.blocks``: text, ``ThinkingBlock`` as
+  reasoning, ``ToolCallBlock`` as tool calls, tool results, images, audio, video
+  and documents as media parts: see :mod:`._content`), the system prompt as
+  ``gen_ai.system_instructions``, the tools offered to a function-calling LLM
+  (``gen_ai.tool.definitions``, ``llm.tools.N.tool.json_schema``), finish reason,
+  usage (when the provider reports it), model, provider and request parameters. Internal helpers
   (``_prepare_chat_with_tools``, ``predict``, an ``achat`` that falls back to
   ``chat``) add no second span.
 * Retrievers → ``retriever`` spans with the query and the documents; embedding

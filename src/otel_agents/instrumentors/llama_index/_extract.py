@@ -15,7 +15,9 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..._spans import ChatMessage, ToolCallRequest, Usage
+from ..._spans import ChatMessage, ToolCallRequest, ToolDefinition, Usage
+from .._provider_tools import tool_definitions
+from . import _content
 
 # LlamaIndex ``MessageRole`` values → GenAI role names.
 _ROLES = {"developer": "system", "function": "tool", "chatbot": "assistant", "model": "assistant"}
@@ -70,11 +72,10 @@ def tool_calls(message: Any) -> list[ToolCallRequest]:
 
 
 def chat_message(message: Any, *, finish_reason: str | None = None) -> ChatMessage:
-    """One LlamaIndex ``ChatMessage`` as a neutral :class:`ChatMessage`."""
-    extra = getattr(message, "additional_kwargs", None) or {}
-    return ChatMessage(role=role(message), content=getattr(message, "content", None),
-                       tool_calls=tool_calls(message), tool_call_id=extra.get("tool_call_id"),
-                       finish_reason=finish_reason)
+    """One LlamaIndex ``ChatMessage`` as a neutral :class:`ChatMessage` of typed parts
+    (text, reasoning, tool calls, tool results, media: see :mod:`._content`)."""
+    r = role(message)
+    return ChatMessage(r, parts=_content.message_parts(message, r), finish_reason=finish_reason)
 
 
 def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
@@ -232,6 +233,52 @@ def tool_identity(tool: Any) -> tuple[str | None, str | None]:
     """``(name, description)`` of a LlamaIndex tool, from its ``metadata``."""
     metadata = getattr(tool, "metadata", None)
     return getattr(metadata, "name", None), getattr(metadata, "description", None)
+
+
+def offered_tools(arguments: Mapping[str, Any]) -> list[ToolDefinition]:
+    """The tools offered to a model call (case M-3): the ``tools`` keyword a function-calling
+    LLM's ``chat``/``achat``/``stream_chat``/``astream_chat`` receives from ``*_chat_with_tools``
+    (FunctionAgent, ReActAgent's function-calling peers). Each is a LlamaIndex ``BaseTool``
+    (the core mocks, several integrations: read from its ``metadata``) or a provider-shaped
+    spec (OpenAI's and Anthropic's integrations: see :mod:`.._provider_tools`)."""
+    kwargs = arguments.get("kwargs")
+    tools = (kwargs.get("tools") if isinstance(kwargs, Mapping) else None) or arguments.get("tools")
+    if not isinstance(tools, (list, tuple)):
+        return []
+    out: list[ToolDefinition] = []
+    for tool in tools:
+        if isinstance(tool, Mapping):
+            out.extend(tool_definitions([tool]))
+            continue
+        metadata = getattr(tool, "metadata", None)
+        name = getattr(metadata, "name", None)
+        if isinstance(name, str) and name:
+            description = getattr(metadata, "description", None)
+            out.append(ToolDefinition(name, description if isinstance(description, str) else None,
+                                      _tool_parameters(metadata)))
+    return out
+
+
+_PARAMETERS_CACHE: dict[Any, Any] = {}
+
+
+def _tool_parameters(metadata: Any) -> Any:
+    """``ToolMetadata.get_parameters_dict()`` (the JSON Schema the LLM integrations send), kept per
+    ``fn_schema`` class: building a pydantic JSON schema costs far more than the rest of a model span."""
+    fn_schema = getattr(metadata, "fn_schema", None)
+    try:
+        return _PARAMETERS_CACHE[fn_schema]
+    except (KeyError, TypeError):
+        pass
+    get = getattr(metadata, "get_parameters_dict", None)
+    parameters = get() if callable(get) else None
+    if len(_PARAMETERS_CACHE) >= 256:
+        _PARAMETERS_CACHE.clear()
+    try:
+        _PARAMETERS_CACHE[fn_schema] = parameters
+    except TypeError:  # an unhashable schema object: not kept
+        pass
+    return parameters
 
 
 def tool_arguments(arguments: Mapping[str, Any]) -> Any:

@@ -239,6 +239,8 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             span.set_model(request_model=record.plan.name, provider=extract.provider(instance),
                            parameters=extract.model_parameters(instance, stream=record.plan.stream)
                            if span.is_recording else None)
+            if content:
+                span.set_tool_definitions(extract.offered_tools(args))
         elif role == _plan.EMBEDDING:
             span.set_model(request_model=record.plan.name, provider=extract.provider(instance))
             if content:
