@@ -262,3 +262,23 @@ def test_annotator_kind_and_unplaced_results() -> None:
 
     delivery = annotate_phoenix([code], "http://127.0.0.1:9")  # nothing to send: no request made
     assert (delivery.sent, delivery.skipped, delivery.failed) == (0, 1, [])
+
+
+def test_failed_step_goes_on_the_trace_its_error_names(graded: dict[str, Path]) -> None:
+    """A step the agent failed keeps no logs, only ecp serve's error (whose data names the trace): its
+    execution check goes on that trace (its root span when the trace file is given)."""
+    run = graded["agent"]
+    report = report_of(run)
+    roots, _ = step_roots(run)
+    step = steps_of(report)[0]
+    trace_hex = hexid(roots[0].context.trace_id, 32)
+    step.update(logs=None, tool_calls=[], status="failed", output=None,
+                error=f"RPC call failed (agent/step) at scenario='order status', step=1: agent/step returned error: "
+                      f"{{'code': -32000, 'message': 'agent raised ValueError', 'data': {{'type': 'ValueError', "
+                      f"'trace_id': '{trace_hex}'}}}}",
+                checks=[{"type": "execution", "field": "agent", "passed": False, "score": 0.0, "reasoning": "x"}])
+    [alone] = [r for r in evaluation_results(report) if r.grader == "execution"]
+    assert (alone.name, alone.label, alone.trace_id, alone.span_id) == ("execution:agent", "fail", trace_hex, None)
+    assert score(alone)["traceId"] == trace_hex and "observationId" not in score(alone)
+    [placed] = [r for r in evaluation_results(report, read_otlp_json(run / "trace.jsonl")) if r.grader == "execution"]
+    assert (placed.trace_id, placed.span_id) == (trace_hex, hexid(roots[0].context.span_id, 16))

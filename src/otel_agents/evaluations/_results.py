@@ -8,9 +8,10 @@ Where each step's spans are found, most direct first:
 2. ``logs`` records without ``trace_id`` (older envelopes): the trace is looked up by span id
    in the given spans;
 3. no ``logs`` at all (a step the agent failed: the report keeps only the error, in which
-   ``ecp serve``'s error data names the trace): the root of that trace in the given spans;
-   otherwise the root ``agent/step`` span, in the given spans, whose ``input.value`` is the
-   step's input (each used once, in start order).
+   ``ecp serve``'s error data names the trace): that trace, and its root span when the spans
+   are given (without them the result names the trace only); otherwise the root ``agent/step``
+   span, in the given spans, whose ``input.value`` is the step's input (each used once, in
+   start order).
 
 A ``tool_usage`` check that passed is put on the tool span it matched: the first of the step's
 ``tool_calls`` whose name and arguments satisfy the manifest's grader (ECP's own rule), read
@@ -278,13 +279,15 @@ def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
         if where.trace_id is None:
             where.root_span_id = None
         return where
+    error = _ERROR_TRACE.search(str(step.get("error") or ""))
+    if error:  # the trace is known even without spans: results go on the trace
+        where.trace_id = error.group(1)
     if index is None:
         return where
-    error = _ERROR_TRACE.search(str(step.get("error") or ""))
     root = None
     if error and index.roots.get(error.group(1)):
         root = index.roots[error.group(1)][0]
-    elif step.get("status") != "skipped":
+    elif not error and step.get("status") != "skipped":
         root = index.root_by_input(step.get("input"))
     if root is not None:
         where.trace_id = f"{root.context.trace_id:032x}"
