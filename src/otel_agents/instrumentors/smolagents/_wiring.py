@@ -275,17 +275,17 @@ class Installation:
                                   tools=_convert.tool_definitions(_bound(args, kwargs, 3, "tools_to_call_from")))
         return span
 
-    def _end_model(self, span: SemanticSpan, message: Any, usage: Any) -> None:
+    def _fill_model(self, span: SemanticSpan, message: Any, usage: Any) -> None:
         with guard("smolagents.model_usage"):
             span.set_usage(usage)
         with guard("smolagents.model_output"):
             if span.records_content:
-                span.set_messages(output=[_convert.output_message(message)])
+                if message is not None:
+                    span.set_messages(output=[_convert.output_message(message)])
             else:
                 reason = _convert.finish_reason(getattr(message, "raw", None))
                 if reason:
                     span.set_finish_reasons([reason])
-        span.end()
 
     def _generate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         key = ("model", id(instance))
@@ -305,7 +305,8 @@ class Installation:
         usage = None
         with guard("smolagents.model_token_usage"):
             usage = _convert.usage(getattr(message, "token_usage", None))
-        self._end_model(span, message, usage)
+        self._fill_model(span, message, usage)
+        span.end()
         return message
 
     def _generate_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -332,7 +333,8 @@ class Installation:
             usage = None
             with guard("smolagents.model_token_usage"):
                 usage = _convert.stream_usage(deltas)
-            self._end_model(ended, agglomerate_stream_deltas(deltas) if deltas else None, usage)
+            # the stream wrapper ends the span after this (marking it abandoned or failed first)
+            self._fill_model(ended, agglomerate_stream_deltas(deltas) if deltas else None, usage)
 
         return wrap_stream(chunks, span, on_chunk=deltas.append, on_end=on_end, is_error=_is_error)
 
