@@ -172,12 +172,47 @@ def run_crewai() -> Any:
     return str(Crew(agents=[agent], tasks=[task], verbose=False).kickoff(inputs={"question": QUESTION}))
 
 
+def run_smolagents() -> Any:
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from smolagents import Model, ToolCallingAgent, tool
+    from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole
+    from smolagents.monitoring import LogLevel, TokenUsage
+
+    @tool
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id.
+
+        Args:
+            order_id: the order id.
+        """
+        return f"order {order_id}: delivered 12 days ago"
+
+    class ScriptedModel(Model):
+        """``lookup_order`` first, then ``final_answer`` once the conversation holds an observation."""
+
+        def generate(self, messages: Any, **kwargs: Any) -> ChatMessage:
+            answered = any("Observation:" in str(m.content) for m in messages)
+            name, arguments = (("final_answer", {"answer": "Order A1001 can be refunded."}) if answered
+                               else ("lookup_order", {"order_id": "A1001"}))
+            call = ChatMessageToolCall(function=ChatMessageToolCallFunction(name=name, arguments=arguments),
+                                       id=f"call_{int(answered)}", type="function")
+            return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call],
+                               token_usage=TokenUsage(input_tokens=20 if answered else 10, output_tokens=5))
+
+    agent = ToolCallingAgent(tools=[lookup_order], model=ScriptedModel(model_id="scripted-1"), name="support",
+                             verbosity_level=LogLevel.OFF)
+    return str(agent.run(QUESTION))
+
+
 RUNS: dict[str, Callable[[], Any]] = {
     "manual": run_manual,
     "langchain": run_langchain,
     "llama_index": run_llama_index,
     "pydantic_ai": run_pydantic_ai,
     "crewai": run_crewai,
+    "smolagents": run_smolagents,
 }
 
 # OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
@@ -187,14 +222,15 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "llama_index": {"AGENT", "LLM", "TOOL"},
     "pydantic_ai": {"AGENT", "LLM", "TOOL"},
     "crewai": {"CHAIN", "AGENT", "LLM", "TOOL"},
+    "smolagents": {"CHAIN", "AGENT", "LLM", "TOOL"},
 }
 
 # The runs whose fake model reports token usage.
-REPORTS_USAGE = {"manual", "langchain", "pydantic_ai"}
+REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents"}
 
 # The module each framework's own code is imported from (to tell "not installed" apart).
 _FRAMEWORK_MODULES = {"langchain": "langchain_core", "llama_index": "llama_index.core", "crewai": "crewai",
-                      "pydantic_ai": "pydantic_ai"}
+                      "pydantic_ai": "pydantic_ai", "smolagents": "smolagents"}
 
 
 def skip_reason(name: str) -> str | None:

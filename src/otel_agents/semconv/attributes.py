@@ -146,3 +146,4 @@ OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"
 OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"
 OTEL_AGENTS_TASK_ID = "otel_agents.task.id"
 OTEL_AGENTS_PARENT_AGENT = "otel_agents.agent.parent"
+OTEL_AGENTS_FINAL_ANSWER = "otel_agents.tool.final_answer"  # the tool call that is the run's answer (smolagents' final_answer)

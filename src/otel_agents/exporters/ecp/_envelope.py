@@ -58,7 +58,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             models.append(span)
         elif kind == "agent":
             agents.append(_agent(span, tree))
-        elif F.is_tool_call(span):
+        elif F.is_tool_call(span) and not F.flag(span, A.OTEL_AGENTS_FINAL_ANSWER):  # the answer is not a tool call
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
     context, steps, errors = evidence(tree, include_thoughts=include_thoughts)

@@ -1,0 +1,154 @@
+"""smolagents shapes → our message parts, usage and tool definitions (pure functions, no spans).
+
+smolagents' ``ChatMessage`` has a role (``system``, ``user``, ``assistant``,
+``tool-call``, ``tool-response``), content that is a string or a list of
+``{"type": "text", "text": …}`` / ``{"type": "image", "image": …}`` blocks, and
+``tool_calls`` (``ChatMessageToolCall``: ``id``, ``function.name``,
+``function.arguments``). Its ``tool-call``/``tool-response`` memory messages
+carry text (``Calling tools: …``, ``Observation: …``) and no call ids; they are
+recorded with the roles smolagents itself sends them as (``assistant``/``user``,
+its ``tool_role_conversions``), so the span shows what the model received.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ..._spans import ChatMessage, TextPart, ToolCallPart, ToolDefinition, Usage, media_part
+from ..._spans.messages import BlobPart, Part
+
+_ROLES = {"tool-call": "assistant", "tool-response": "user"}
+
+
+def _value(x: Any) -> Any:
+    return getattr(x, "value", x)
+
+
+def _image_part(image: Any) -> Part | None:
+    if isinstance(image, str):
+        return media_part(image, modality="image")
+    if isinstance(image, bytes):
+        return BlobPart(image, "image")
+    save = getattr(image, "save", None)  # a PIL image
+    if save is None:
+        return None
+    buffer = io.BytesIO()
+    save(buffer, format="PNG")
+    return BlobPart(buffer.getvalue(), "image", "image/png")
+
+
+def content_parts(content: Any) -> list[Part]:
+    """Text and image parts of a smolagents message content (string or block list)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [TextPart(content)] if content else []
+    parts: list[Part] = []
+    for block in content if isinstance(content, list) else [content]:
+        if isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text" and block.get("text"):
+                parts.append(TextPart(str(block["text"])))
+            elif kind in ("image", "image_url"):
+                image = block.get("image") or (block.get("image_url") or {}).get("url")
+                part = _image_part(image)
+                if part is not None:
+                    parts.append(part)
+        elif block:
+            parts.append(TextPart(str(block)))
+    return parts
+
+
+def tool_call_parts(tool_calls: Any) -> list[Part]:
+    """``ChatMessageToolCall`` objects → :class:`ToolCallPart` (arguments as the model sent them)."""
+    parts: list[Part] = []
+    for call in tool_calls or ():
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        parts.append(ToolCallPart(str(function.name), function.arguments, getattr(call, "id", None) or None))
+    return parts
+
+
+def message(msg: Any) -> ChatMessage:
+    """One smolagents ``ChatMessage`` (or its dict form) → :class:`ChatMessage`."""
+    if isinstance(msg, dict):
+        role, content, calls = msg.get("role"), msg.get("content"), msg.get("tool_calls")
+    else:
+        role, content, calls = msg.role, msg.content, msg.tool_calls
+    role = str(_value(role))
+    return ChatMessage(_ROLES.get(role, role), parts=content_parts(content) + tool_call_parts(calls))
+
+
+def input_messages(messages: Any) -> list[ChatMessage]:
+    """The messages a ``generate`` call received."""
+    return [message(m) for m in messages or ()]
+
+
+def output_message(msg: Any) -> ChatMessage:
+    """The model's answer; its finish reason when the provider's raw response has one."""
+    out = message(msg)
+    out.role = "assistant"
+    out.finish_reason = finish_reason(getattr(msg, "raw", None))
+    return out
+
+
+def finish_reason(raw: Any) -> str | None:
+    """``raw.choices[0].finish_reason`` (OpenAI-style responses), else ``None``: smolagents has no field for it."""
+    choices = raw.get("choices") if isinstance(raw, dict) else getattr(raw, "choices", None)
+    if not choices:
+        return None
+    first = choices[0]
+    reason = first.get("finish_reason") if isinstance(first, dict) else getattr(first, "finish_reason", None)
+    return reason if isinstance(reason, str) else None
+
+
+def usage(token_usage: Any) -> Usage | None:
+    """``TokenUsage`` → :class:`Usage`; ``None`` (usage not reported) stays ``None``, never 0/0."""
+    if token_usage is None:
+        return None
+    return Usage(input_tokens=token_usage.input_tokens, output_tokens=token_usage.output_tokens)
+
+
+def stream_usage(deltas: list[Any]) -> Usage | None:
+    """Usage summed over the deltas that carry one (as smolagents' ``agglomerate_stream_deltas``); ``None`` if none did."""
+    reported = [d.token_usage for d in deltas if getattr(d, "token_usage", None) is not None]
+    if not reported:
+        return None
+    return Usage(input_tokens=sum(u.input_tokens for u in reported),
+                 output_tokens=sum(u.output_tokens for u in reported))
+
+
+def tool_definitions(tools: Any) -> list[ToolDefinition]:
+    """``tools_to_call_from`` (tools and managed agents) → :class:`ToolDefinition` with their JSON Schema."""
+    from smolagents.models import get_tool_json_schema
+
+    definitions = []
+    for tool in tools or ():
+        function = get_tool_json_schema(tool)["function"]
+        definitions.append(ToolDefinition(function["name"], function.get("description"), function.get("parameters")))
+    return definitions
+
+
+def tool_arguments(tool: Any, args: tuple, kwargs: dict) -> Any:
+    """A tool call's arguments as a mapping: positional ones named after the tool's ``inputs``."""
+    kwargs = {k: v for k, v in kwargs.items() if k != "sanitize_inputs_outputs"}
+    if len(args) == 1 and not kwargs and isinstance(args[0], dict):
+        return args[0]
+    names = list(getattr(tool, "inputs", None) or ())
+    named = {names[i] if i < len(names) else f"arg{i}": a for i, a in enumerate(args)}
+    named.update(kwargs)
+    return named
+
+
+def jsonable_result(value: Any) -> Any:
+    """A tool result for recording: smolagents' agent types (``AgentText``, ``AgentImage``…) as their plain value."""
+    to_raw = getattr(value, "to_raw", None)
+    if to_raw is not None and type(value).__module__.startswith("smolagents"):
+        raw = to_raw()
+        if isinstance(raw, (str, int, float, bool)) or raw is None:
+            return raw
+        return str(value)
+    return value
+

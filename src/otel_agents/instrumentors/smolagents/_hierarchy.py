@@ -1,0 +1,88 @@
+"""Wrap a method on a base class and on every subclass that defines its own, now and later.
+
+smolagents' extension points are methods users override: a user's own ``Model``
+subclass defines ``generate``, a ``Tool`` subclass may define ``__call__``. A
+wrapper on the base class alone misses every override (the field case SM-1), so
+:class:`HierarchyPatch` wraps the method on the base and on each subclass whose
+own ``__dict__`` defines it, and installs an ``__init_subclass__`` hook on the
+base for classes defined after ``instrument()``. An override that calls
+``super()`` reaches two wrappers: the wrapper itself decides (with a per-instance
+guard) that only the outermost one opens a span.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..._spans import report_internal_error
+from ..pydantic_ai._patch import Patch, Wrapper
+
+
+def _subclasses(base: type) -> Iterator[type]:
+    seen: set[type] = set()
+    stack = [base]
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        yield cls
+        try:
+            stack.extend(type.__subclasses__(cls))
+        except TypeError:  # pragma: no cover - exotic metaclasses
+            pass
+
+
+class HierarchyPatch:
+    """Wrap each method named in ``wrappers`` (name → wrapt wrapper) on ``base`` and every subclass defining it."""
+
+    def __init__(self, base: type, wrappers: dict[str, Wrapper]):
+        self.base = base
+        self.wrappers = wrappers
+        self.patches: list[Patch] = []
+        self._patched: set[tuple[int, str]] = set()
+        self.active = True
+        for cls in _subclasses(base):
+            self._patch_class(cls)
+        self._hook = self._install_subclass_hook()
+
+    def _patch_class(self, cls: type) -> None:
+        for name, wrapper in self.wrappers.items():
+            if name not in cls.__dict__ or (id(cls), name) in self._patched:
+                continue
+            try:
+                self.patches.append(Patch(cls, name, wrapper))
+                self._patched.add((id(cls), name))
+            except Exception as exc:  # noqa: BLE001 - one class we cannot wrap loses only its spans
+                report_internal_error(f"smolagents.patch.{cls.__name__}.{name}", exc)
+
+    def _install_subclass_hook(self) -> Any:
+        base = self.base
+        previous = base.__dict__.get("__init_subclass__")
+        patcher = self
+
+        def __init_subclass__(cls: type, **kwargs: Any) -> None:  # noqa: N807
+            if previous is not None:
+                previous.__get__(None, cls)(**kwargs)
+            else:
+                super(base, cls).__init_subclass__(**kwargs)
+            if patcher.active:
+                patcher._patch_class(cls)
+
+        hook = classmethod(__init_subclass__)
+        base.__init_subclass__ = hook  # type: ignore[method-assign]
+        self._previous_hook = previous
+        return hook
+
+    def remove(self) -> None:
+        """Unwrap every class (see :class:`~otel_agents.instrumentors.pydantic_ai._patch.Patch`) and drop the hook."""
+        self.active = False
+        if self.base.__dict__.get("__init_subclass__") is self._hook:
+            if self._previous_hook is not None:
+                self.base.__init_subclass__ = self._previous_hook  # type: ignore[method-assign]
+            else:
+                delattr(self.base, "__init_subclass__")
+        for patch in reversed(self.patches):
+            patch.remove()
+        self.patches.clear()
+        self._patched.clear()

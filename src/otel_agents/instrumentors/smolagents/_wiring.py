@@ -1,0 +1,404 @@
+"""What ``instrument()`` installs into smolagents, and takes out again.
+
+* ``MultiStepAgent.run`` (and every override): the ``agent`` span of a run; a
+  streamed run (``stream=True``) hands back our wrapper of smolagents' step
+  generator, which makes the agent span current only while the consumer advances
+  it and ends it when the stream ends (exhausted, closed, raised or abandoned).
+* ``MultiStepAgent.__call__`` (how a manager calls a managed agent, from JSON
+  tool calls or from generated code): a ``tool`` span named after the managed
+  agent, under which its run's ``agent`` span nests.
+* ``MultiStepAgent._step_stream`` / ``_generate_planning_step``: one ``chain``
+  span per ``ActionStep`` (``step {n}``) and per ``PlanningStep`` (``planning``).
+  smolagents' public step callbacks only fire when a step is over, too late to
+  parent the step's model and tool spans, so we wrap the two generators every
+  step goes through (private names; a rename is logged once and loses step spans only).
+* ``Model.generate`` / ``Model.generate_stream`` on the base class and on every
+  subclass that defines its own, including classes defined after ``instrument()``
+  (:mod:`._hierarchy`): one ``model`` span per request, whatever the class.
+* ``BaseTool.__call__`` on every tool class: one ``tool`` span per call, named
+  after the tool's ``name`` (every ``@tool`` function is the same class).
+* ``smolagents.local_python_executor.timeout``: the local executor runs generated
+  code on a worker thread; our version of this decorator runs the code in a copy
+  of the caller's context, so tools called from code nest under their step.
+
+Nested calls of the same object (an override calling ``super().generate()``, a
+tool's ``__call__`` calling its parent's) open one span: a context variable holds
+the objects whose span is open.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+from typing import Any, Callable
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from smolagents import local_python_executor
+from smolagents.agents import MultiStepAgent, RunResult
+from smolagents.memory import ActionStep, FinalAnswerStep, PlanningStep
+from smolagents.models import Model, agglomerate_stream_deltas
+from smolagents.tools import BaseTool
+from smolagents.utils import AgentMaxStepsError
+
+from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error, wrap_stream
+from ...semconv import Kind
+from ...semconv import attributes as A
+from . import _convert
+from ._hierarchy import HierarchyPatch
+from ..pydantic_ai._patch import Patch
+
+FINAL_ANSWER_TOOL = "final_answer"
+
+_OPEN: contextvars.ContextVar[frozenset] = contextvars.ContextVar("otel_agents_smolagents_open", default=frozenset())
+"""``(role, id(obj))`` of the models and tools whose span is open in this context."""
+
+
+def _enter(key: tuple[str, int]) -> contextvars.Token:
+    return _OPEN.set(_OPEN.get() | {key})
+
+
+def _bound(args: tuple, kwargs: dict, index: int, name: str) -> Any:
+    if name in kwargs:
+        return kwargs[name]
+    return args[index] if len(args) > index else None
+
+
+def _is_error(exc: BaseException) -> bool:
+    return isinstance(exc, Exception)
+
+
+class Activating:
+    """An iterator over ``source`` that makes ``span`` current (and ``key`` open) only while it advances."""
+
+    def __init__(self, source: Any, span: SemanticSpan, key: tuple[str, int] | None = None):
+        self._source = source
+        self._it = iter(source)
+        self._span = span
+        self._key = key
+        self._closed = False
+
+    def __iter__(self) -> "Activating":
+        return self
+
+    def _run(self, fn: Callable[[], Any]) -> Any:
+        token = otel_context.attach(trace.set_span_in_context(self._span.span))
+        key_token = _enter(self._key) if self._key else None
+        try:
+            return fn()
+        finally:
+            if key_token is not None:
+                _OPEN.reset(key_token)
+            otel_context.detach(token)
+
+    def __next__(self) -> Any:
+        return self._run(lambda: next(self._it))
+
+    def close(self) -> None:
+        """Close the source generator (its own spans end first, as abandoned)."""
+        if self._closed:
+            return
+        self._closed = True
+        close = getattr(self._source, "close", None)
+        if close is not None:
+            self._run(close)
+
+    def abandon(self) -> None:
+        """Close the source on abandonment; smolagents' run generator yields in a ``finally`` and then
+        raises ``RuntimeError`` on close — its own behaviour, which the abandoning consumer never sees."""
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _parent_agent(span: SemanticSpan) -> str | None:
+    parent = span.parent
+    while parent is not None:
+        if parent.kind is Kind.AGENT:
+            return parent.name.removeprefix("invoke_agent ") or None
+        parent = parent.parent
+    return None
+
+
+class Installation:
+    """Our wrappers in smolagents for one ``instrument()`` call."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+        self.patches: list[Any] = []
+        self._add(lambda: HierarchyPatch(Model, {"generate": self._generate, "generate_stream": self._generate_stream}))
+        self._add(lambda: HierarchyPatch(BaseTool, {"__call__": self._tool_call}))
+        self._add(lambda: HierarchyPatch(MultiStepAgent, {
+            "run": self._run, "__call__": self._delegate, "_step_stream": self._step_stream,
+            "_generate_planning_step": self._planning_step}))
+        self._add(lambda: Patch(local_python_executor, "timeout", self._timeout))  # type: ignore[arg-type]
+
+    def _add(self, make: Callable[[], Any]) -> None:
+        try:
+            self.patches.append(make())
+        except Exception as exc:  # noqa: BLE001 - smolagents changed shape: lose that part only
+            report_internal_error("smolagents.install", exc)
+
+    def remove(self) -> None:
+        """Take every wrapper off (an inert one stays inside a later foreign wrapper)."""
+        for patch in reversed(self.patches):
+            patch.remove()
+        self.patches.clear()
+
+    # -- agent runs --------------------------------------------------------------
+    def _start_agent(self, agent: Any, task: Any) -> SemanticSpan:
+        name = getattr(agent, "name", None) or type(agent).__name__
+        span = self.telemetry.start_span(Kind.AGENT, name)
+        with guard("smolagents.agent_attributes"):
+            span.set_agent(name, description=getattr(agent, "description", None))
+            delegator = _parent_agent(span)
+            if delegator:
+                span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, delegator)
+            span.set_input(task)
+        return span
+
+    def _run(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        span = self._start_agent(instance, _bound(args, kwargs, 0, "task"))
+        try:
+            with span.activate():
+                result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        if not _bound(args, kwargs, 1, "stream"):
+            with guard("smolagents.run_output"):
+                span.set_output(result.output if isinstance(result, RunResult) else result)
+                _record_max_steps(span, instance)
+            span.end()
+            return result
+        steps = Activating(result, span)
+        outcome: dict[str, Any] = {}
+
+        def on_chunk(item: Any) -> None:
+            if isinstance(item, FinalAnswerStep):
+                outcome["output"] = item.output
+
+        def on_end(ended: SemanticSpan, abandoned: bool) -> None:
+            if abandoned:
+                steps.abandon()
+            if "output" in outcome:
+                ended.set_output(outcome["output"])
+            _record_max_steps(ended, instance)
+
+        return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error)
+
+    def _delegate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """A managed agent called by its manager: a ``tool`` span named after it, its run nested below."""
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        name = getattr(instance, "name", None) or type(instance).__name__
+        span = self.telemetry.start_span(Kind.TOOL, name)
+        with guard("smolagents.delegate_attributes"):
+            span.set_tool(name, description=getattr(instance, "description", None),
+                          arguments={"task": _bound(args, kwargs, 0, "task"),
+                                     **{k: v for k, v in kwargs.items() if k != "task"}}
+                          if span.records_content else None)
+        try:
+            with span.activate():
+                result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        span.set_tool_result(result)
+        span.end()
+        return result
+
+    # -- steps -----------------------------------------------------------------------
+    def _step_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        memory_step = _bound(args, kwargs, 0, "memory_step")
+        number = getattr(memory_step, "step_number", None)
+        span = self.telemetry.start_span(Kind.CHAIN, f"step {number}" if number is not None else "step")
+        return self._stream_step(wrapped, args, kwargs, span, lambda ended: _fill_action_step(ended, memory_step))
+
+    def _planning_step(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        span = self.telemetry.start_span(Kind.CHAIN, "planning")
+        last: dict[str, Any] = {}
+
+        def fill(ended: SemanticSpan) -> None:
+            step = last.get("step")
+            if isinstance(step, PlanningStep):
+                ended.set_output(step.plan)
+
+        return self._stream_step(wrapped, args, kwargs, span, fill, on_chunk=lambda item: last.__setitem__("step", item))
+
+    def _stream_step(self, wrapped: Any, args: tuple, kwargs: dict, span: SemanticSpan,
+                     fill: Callable[[SemanticSpan], None], on_chunk: Any = None) -> Any:
+        try:
+            with span.activate():
+                generator = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        steps = Activating(generator, span)
+
+        def on_end(ended: SemanticSpan, abandoned: bool) -> None:
+            if abandoned:
+                steps.abandon()
+            fill(ended)
+
+        return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error)
+
+    # -- models ------------------------------------------------------------------------
+    def _start_model(self, model: Any, args: tuple, kwargs: dict, stream: bool) -> SemanticSpan:
+        model_id = getattr(model, "model_id", None) or type(model).__name__
+        span = self.telemetry.start_span(Kind.MODEL, model_id, operation="chat")
+        with guard("smolagents.model_request"):
+            parameters: dict[str, Any] = {}
+            if span.is_recording:
+                stop = _bound(args, kwargs, 1, "stop_sequences")
+                parameters = {k: v for k, v in (getattr(model, "kwargs", None) or {}).items()
+                              if isinstance(v, (int, float, str, list))}
+                if stop:
+                    parameters["stop_sequences"] = list(stop)
+                if stream:
+                    parameters["stream"] = True
+            span.set_model(request_model=getattr(model, "model_id", None) or None, parameters=parameters or None)
+        with guard("smolagents.model_input"):
+            if span.records_content:
+                span.set_messages(input=_convert.input_messages(_bound(args, kwargs, 0, "messages")),
+                                  tools=_convert.tool_definitions(_bound(args, kwargs, 3, "tools_to_call_from")))
+        return span
+
+    def _fill_model(self, span: SemanticSpan, message: Any, usage: Any) -> None:
+        with guard("smolagents.model_usage"):
+            span.set_usage(usage)
+        with guard("smolagents.model_output"):
+            if span.records_content:
+                if message is not None:
+                    span.set_messages(output=[_convert.output_message(message)])
+            else:
+                reason = _convert.finish_reason(getattr(message, "raw", None))
+                if reason:
+                    span.set_finish_reasons([reason])
+
+    def _generate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        key = ("model", id(instance))
+        if not is_instrumentation_enabled() or key in _OPEN.get():
+            return wrapped(*args, **kwargs)
+        span = self._start_model(instance, args, kwargs, stream=False)
+        token = _enter(key)
+        try:
+            with span.activate():
+                message = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        finally:
+            _OPEN.reset(token)
+        usage = None
+        with guard("smolagents.model_token_usage"):
+            usage = _convert.usage(getattr(message, "token_usage", None))
+        self._fill_model(span, message, usage)
+        span.end()
+        return message
+
+    def _generate_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        key = ("model", id(instance))
+        if not is_instrumentation_enabled() or key in _OPEN.get():
+            return wrapped(*args, **kwargs)
+        span = self._start_model(instance, args, kwargs, stream=True)
+        token = _enter(key)
+        try:
+            with span.activate():
+                deltas_source = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        finally:
+            _OPEN.reset(token)
+        deltas: list[Any] = []
+        chunks = Activating(deltas_source, span, key)
+
+        def on_end(ended: SemanticSpan, abandoned: bool) -> None:
+            if abandoned:
+                chunks.abandon()
+            usage = None
+            with guard("smolagents.model_token_usage"):
+                usage = _convert.stream_usage(deltas)
+            # the stream wrapper ends the span after this (marking it abandoned or failed first)
+            self._fill_model(ended, agglomerate_stream_deltas(deltas) if deltas else None, usage)
+
+        return wrap_stream(chunks, span, on_chunk=deltas.append, on_end=on_end, is_error=_is_error)
+
+    # -- tools -----------------------------------------------------------------------------
+    def _tool_call(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        key = ("tool", id(instance))
+        if not is_instrumentation_enabled() or key in _OPEN.get():
+            return wrapped(*args, **kwargs)
+        name = str(getattr(instance, "name", None) or type(instance).__name__)
+        span = self.telemetry.start_span(Kind.TOOL, name)
+        with guard("smolagents.tool_attributes"):
+            if name == FINAL_ANSWER_TOOL:
+                span.set_attribute(A.OTEL_AGENTS_FINAL_ANSWER, True)
+            span.set_tool(name, description=getattr(instance, "description", None),
+                          arguments=_convert.tool_arguments(instance, args, kwargs) if span.records_content else None)
+        token = _enter(key)
+        try:
+            with span.activate():
+                result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        finally:
+            _OPEN.reset(token)
+        if span.records_content:
+            with guard("smolagents.tool_result"):
+                span.set_tool_result(_convert.jsonable_result(result))
+        span.end()
+        return result
+
+    # -- the local executor's worker thread ----------------------------------------------------
+    def _timeout(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        decorate = wrapped(*args, **kwargs)
+
+        def carry_context(func: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(func)
+            def in_callers_context(*a: Any, **kw: Any) -> Any:
+                ctx = contextvars.copy_context()
+                return decorate(functools.partial(ctx.run, func))(*a, **kw)
+
+            return in_callers_context
+
+        return carry_context
+
+
+def _record_max_steps(span: SemanticSpan, agent: Any) -> None:
+    """``max_steps`` reached: smolagents asks the model for a last answer and returns it, and records
+    ``AgentMaxStepsError`` on the last step; we make it the run's error."""
+    steps = getattr(getattr(agent, "memory", None), "steps", None) or ()
+    last = steps[-1] if steps else None
+    error = getattr(last, "error", None)
+    if isinstance(error, AgentMaxStepsError):
+        span.record_error(error)
+
+
+def _fill_action_step(span: SemanticSpan, step: Any) -> None:
+    """An ``ActionStep``'s span: the code it ran (``CodeAgent``) or its tool calls as input, its observations as output."""
+    if not isinstance(step, ActionStep) or not span.records_content:
+        return
+    code = getattr(step, "code_action", None)
+    if code:
+        span.set_input(code)
+    elif step.tool_calls:
+        span.set_input([{"name": c.name, "arguments": c.arguments, "id": c.id} for c in step.tool_calls])
+    if step.observations:
+        span.set_output(step.observations)
