@@ -40,15 +40,9 @@ FRAMEWORKS: dict[str, Framework] = {
     f.name: f
     for f in (
         Framework("langchain", "langchain-core", ">=1.8.3,<2", "otel_agents.instrumentors.langchain", "LangChainInstrumentor", "langchain_core"),
-<<<<<<< HEAD
         Framework("llama_index", "llama-index-core", ">=0.14.25,<0.15", "otel_agents.instrumentors.llama_index", "LlamaIndexInstrumentor", "llama_index.core"),
         Framework("crewai", "crewai", ">=1.15.30,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor", "crewai"),
         Framework("pydantic_ai", "pydantic-ai-slim", ">=2.68.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor", "pydantic_ai"),
-=======
-        Framework("llama_index", "llama-index-core", ">=0.14,<0.15", "otel_agents.instrumentors.llama_index", "LlamaIndexInstrumentor", "llama_index.core"),
-        Framework("crewai", "crewai", ">=1.15,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor", "crewai"),
-        Framework("pydantic_ai", "pydantic-ai-slim", ">=2.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor", "pydantic_ai"),
-        Framework("smolagents", "smolagents", ">=1.26,<2", "otel_agents.instrumentors.smolagents", "SmolagentsInstrumentor", "smolagents"),
->>>>>>> smolagents
+        Framework("smolagents", "smolagents", ">=1.26.0,<2", "otel_agents.instrumentors.smolagents", "SmolagentsInstrumentor", "smolagents"),
     )
 }
