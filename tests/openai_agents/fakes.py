@@ -107,3 +107,28 @@ def responses_model(handler: Callable[[httpx.Request], httpx.Response], model: s
     client = AsyncOpenAI(api_key="sk-test-not-a-key", base_url="http://127.0.0.1:9/v1", max_retries=0,
                          http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
     return OpenAIResponsesModel(model=model, openai_client=client)
+
+
+class RaisingResponsesModel(OpenAIResponsesModel):
+    """The real ``OpenAIResponsesModel`` whose request raises ``error`` (the model step fails, OA-4 b)."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(model=MODEL, openai_client=AsyncOpenAI(api_key="sk-test-not-a-key",
+                                                               base_url="http://127.0.0.1:9/v1"))
+        self.error = error
+
+    async def _fetch_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise self.error
+
+
+def tool_then_answer(tool: str, args: dict) -> Callable[[dict], dict]:
+    """A stateless brain: call ``tool`` with ``args``, then answer with the tool's last output."""
+
+    def step(body: dict) -> dict:
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        outputs = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        if outputs:
+            return say(f"Done: {outputs[-1]['output']}")
+        return call((tool, args))
+
+    return step

@@ -77,7 +77,7 @@ class HandoffRec:
 class TraceRec:
     """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents."""
 
-    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output")
+    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error")
 
     def __init__(self, root: SemanticSpan):
         self.root = root
@@ -87,6 +87,7 @@ class TraceRec:
         self.agents: list[AgentRec] = []  # every agent span of the trace not ended yet
         self.input: Any = None
         self.output: Any = None
+        self.error: BaseException | None = None  # the failure of a top-level agent: the run's
 
 
 class SpanRec:
@@ -166,7 +167,7 @@ class OtelAgentsProcessor(TracingProcessor):
             if rec is None:
                 return
             self._detach(rec)
-            failed = exc if isinstance(exc, Exception) else None
+            failed = exc if isinstance(exc, Exception) else rec.error
             for handoffs in rec.pending.values():  # handed off to an agent that never ran
                 for h in handoffs:
                     self._end(h.sem, failed, exc)
@@ -332,7 +333,12 @@ class OtelAgentsProcessor(TracingProcessor):
                 return exc
         if sdk_error:
             message = sdk_error.get("message") if isinstance(sdk_error, dict) else str(sdk_error)
-            detail = (sdk_error.get("data") or {}).get("error") if isinstance(sdk_error, dict) else None
+            data = (sdk_error.get("data") or {}) if isinstance(sdk_error, dict) else {}
+            if "max_turns" in data:  # a streamed run raises it to the consumer only, after the span ended
+                from agents.exceptions import MaxTurnsExceeded
+
+                return MaxTurnsExceeded(f"Max turns ({data['max_turns']}) exceeded")
+            detail = data.get("error")
             return SDKSpanError(f"{message}: {detail}" if detail else str(message))
         return None
 
@@ -351,6 +357,9 @@ class OtelAgentsProcessor(TracingProcessor):
             sem.set_output(agent.output)
         self._end(sem, agent.error, exc)
         self._forget_agent(agent)
+        if agent.error is not None and agent.via is None and agent.trace is not None \
+                and sem.parent is agent.trace.root and agent.trace.error is None:
+            agent.trace.error = agent.error  # the run's own agent failed: so did the run
         via = agent.via
         if via is not None and not via.sem.ended:
             source = via.source

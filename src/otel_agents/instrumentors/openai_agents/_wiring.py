@@ -22,7 +22,6 @@ from typing import Any
 import wrapt
 
 from ..._spans import Telemetry, guard
-from ._processor import OtelAgentsProcessor
 
 logger = logging.getLogger("otel_agents")
 DISABLE_ENV = "OPENAI_AGENTS_DISABLE_TRACING"
@@ -63,6 +62,8 @@ class Installation:
     def __init__(self, telemetry: Telemetry):
         from agents.tracing import add_trace_processor, get_trace_provider
         from agents.tracing.provider import DefaultTraceProvider, SynchronousMultiTracingProcessor
+
+        from ._processor import OtelAgentsProcessor  # imports the SDK
 
         self.processor = OtelAgentsProcessor(telemetry)
         self._patched: list[tuple[Any, str]] = []
