@@ -112,6 +112,8 @@ FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
                     ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
     "smolagents": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): FORBIDDEN_TOOL, ("C300", REFUND): SKIPPED_POLICY,
                    ("D400", STATUS): INVENTED_ID, ("D400", REFUND): SKIPPED_POLICY},
+    "openai_agents": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): FORBIDDEN_TOOL, ("C300", REFUND): SKIPPED_POLICY,
+                      ("D400", STATUS): INVENTED_ID, ("D400", REFUND): SKIPPED_POLICY},
     "plain_python": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY, ("C300", REFUND): FORBIDDEN_TOOL,
                      ("D400", STATUS): INVENTED_ID, ("D400", REFUND): INVENTED_ID},
 }

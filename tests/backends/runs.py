@@ -144,6 +144,16 @@ def run_pydantic_ai() -> Any:
     return agent.run_sync(QUESTION).output
 
 
+def run_openai_agents() -> Any:
+    """The customer-support example in the OpenAI Agents SDK (examples/customer_support/openai_agents_agent.py)."""
+    spec = importlib.util.spec_from_file_location("otel_agents_example_openai_agents",
+                                                  REPO / "examples/customer_support/openai_agents_agent.py")
+    assert spec and spec.loader
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return asyncio.run(example.agent(MANUAL_QUESTION))
+
+
 def run_crewai() -> Any:
     from crewai import Agent, Crew, Task
     from crewai.llms.base_llm import BaseLLM
@@ -213,6 +223,7 @@ RUNS: dict[str, Callable[[], Any]] = {
     "pydantic_ai": run_pydantic_ai,
     "crewai": run_crewai,
     "smolagents": run_smolagents,
+    "openai_agents": run_openai_agents,
 }
 
 # OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
@@ -223,14 +234,15 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "pydantic_ai": {"AGENT", "LLM", "TOOL"},
     "crewai": {"CHAIN", "AGENT", "LLM", "TOOL"},
     "smolagents": {"CHAIN", "AGENT", "LLM", "TOOL"},
+    "openai_agents": {"CHAIN", "AGENT", "LLM", "TOOL"},
 }
 
 # The runs whose fake model reports token usage.
-REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents"}
+REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents"}
 
 # The module each framework's own code is imported from (to tell "not installed" apart).
 _FRAMEWORK_MODULES = {"langchain": "langchain_core", "llama_index": "llama_index.core", "crewai": "crewai",
-                      "pydantic_ai": "pydantic_ai", "smolagents": "smolagents"}
+                      "pydantic_ai": "pydantic_ai", "smolagents": "smolagents", "openai_agents": "agents"}
 
 
 def skip_reason(name: str) -> str | None:

@@ -177,6 +177,17 @@ class SemanticSpan:
         finally:
             otel_context.detach(token)
 
+    def rename(self, name: str | None) -> None:
+        """Rename the span after the component it turned out to be (a model span whose model is
+        known only from the response): the same naming rule as at start (low cardinality)."""
+        if self._ended or self._mute or not name:
+            return
+        with guard("span.rename"):
+            op = self._kind_attrs.get(A.GEN_AI_OPERATION_NAME)
+            self.name = encoding.utf8_safe(span_name(self.kind, str(name), operation=op,
+                                                     workflow=op == "invoke_workflow"))
+            self.span.update_name(self.name)
+
     # -- plain attributes ------------------------------------------------------
     def set_attribute(self, key: str, value: Any) -> None:
         """Set one non-content attribute; non-OTel-legal values are JSON-encoded; ``None`` is skipped."""

@@ -47,9 +47,9 @@ from typing import Any
 from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", PLAIN_PYTHON)
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", PLAIN_PYTHON)
 TWINS = ("agent", "faulty_agent")
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", "pydantic_ai", PLAIN_PYTHON)  # start the slow imports first
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", "pydantic_ai", "openai_agents", PLAIN_PYTHON)  # start the slow imports first
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -25,4 +25,9 @@ def run(args: argparse.Namespace) -> int:
     for name, st in instrumentation_status().items():
         version = st.installed_version or "-"
         print(f"  {name:<12} installed {version:<10} supported {st.supported:<16} {st.reason or 'instrumented'}")
+    from ..instrumentors.openai_agents._wiring import tracing_disabled_note  # does not import the SDK
+
+    note = tracing_disabled_note()
+    if note:
+        print(f"  openai_agents: {note}")
     return 0

@@ -44,5 +44,6 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("crewai", "crewai", ">=1.15.30,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor", "crewai"),
         Framework("pydantic_ai", "pydantic-ai-slim", ">=2.68.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor", "pydantic_ai"),
         Framework("smolagents", "smolagents", ">=1.26.0,<2", "otel_agents.instrumentors.smolagents", "SmolagentsInstrumentor", "smolagents"),
+        Framework("openai_agents", "openai-agents", ">=0.20.0,<0.21", "otel_agents.instrumentors.openai_agents", "OpenAIAgentsInstrumentor", "agents"),
     )
 }

@@ -5,6 +5,6 @@ See ``../shared/design/semantic-map.md``. Nothing here talks to a tracer.
 
 from . import attributes
 from .kinds import Kind
-from .mapping import KIND_TABLE, KindSpec, kind_attributes, kind_spec, span_name
+from .mapping import KIND_TABLE, KindSpec, guardrail_attributes, kind_attributes, kind_spec, span_name
 
-__all__ = ["Kind", "KindSpec", "KIND_TABLE", "attributes", "kind_attributes", "kind_spec", "span_name"]
+__all__ = ["Kind", "KindSpec", "KIND_TABLE", "attributes", "guardrail_attributes", "kind_attributes", "kind_spec", "span_name"]

@@ -147,3 +147,7 @@ OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"
 OTEL_AGENTS_TASK_ID = "otel_agents.task.id"
 OTEL_AGENTS_PARENT_AGENT = "otel_agents.agent.parent"
 OTEL_AGENTS_FINAL_ANSWER = "otel_agents.tool.final_answer"  # the tool call that is the run's answer (smolagents' final_answer)
+# A guardrail span (semantic map: "Guardrails"): whether its tripwire fired.
+OTEL_AGENTS_GUARDRAIL_TRIGGERED = "otel_agents.guardrail.triggered"
+# The agent a handoff transferred the conversation to (on the handoff's tool span).
+OTEL_AGENTS_HANDOFF_TARGET = "otel_agents.handoff.target"

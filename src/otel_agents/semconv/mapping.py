@@ -133,3 +133,11 @@ def span_name(kind: Kind | str, name: str | None, *, operation: str | None = Non
         return f"skill {name}" if name else "skill"
     prefix = op or spec.kind.value
     return f"{prefix} {name}" if name else prefix
+
+
+def guardrail_attributes() -> dict[str, str]:
+    """The markers a guardrail's ``chain`` span carries on top of its kind attributes (semantic
+    map, "Guardrails"): OpenInference ``GUARDRAIL`` and Langfuse ``guardrail``. Its name is
+    ``guardrail {name}``; ``gen_ai.operation.name`` stays unset until the GenAI conventions
+    release ``run_guardrail``."""
+    return {A.OPENINFERENCE_SPAN_KIND: "GUARDRAIL", A.LANGFUSE_OBSERVATION_TYPE: "guardrail"}

@@ -1,0 +1,510 @@
+"""The Agents SDK ``TracingProcessor`` that turns its traces and spans into ours.
+
+The SDK calls a processor synchronously, in the task and context of the code that starts or ends
+each of its spans. That is what lets our spans keep the OTel context right: when the SDK makes one
+of its spans current, we make ours current (``attach`` at ``on_span_start``) and detach it at
+``on_span_end`` — only when our context is still the current one there, so a span finished from
+another context (an abandoned stream finalised by the event loop) never detaches a stranger's.
+
+Parents follow the SDK's own parent ids; ``task``/``turn`` spans and the voice spans are
+transparent (their children hang under the nearest span of ours). Two shapes are rebuilt:
+
+* a handoff: the SDK ends the handing-off agent's span and opens the receiving agent's as its
+  sibling; we open a ``tool`` span for the handoff under the first agent and open the receiving
+  agent under that tool span, keeping both open until the receiving agent is done (then the run
+  reads as a call: ``triage`` → ``transfer_to_billing`` → ``billing``);
+* a failure: the SDK records a ``SpanError`` (message and text, no type) or lets the exception
+  unwind through its ``with`` blocks; we record the exception itself (seen in ``sys.exc_info()``
+  while the span ends, or handed over by :mod:`._wiring` when the SDK attached the error), and an
+  exception that unwinds through an agent or the trace makes those spans ERROR too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections import OrderedDict
+from datetime import datetime
+from typing import Any
+
+from agents.tracing import TracingProcessor
+from opentelemetry import context as otel_context
+
+from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, pop_run_attributes, push_run_attributes)
+from ...semconv import Kind, attributes as A, guardrail_attributes
+from . import _convert
+
+PROVIDER = "openai"
+_MAX_ALIASES = 10_000
+_TRANSPARENT = ("task", "turn", "speech", "speech_group", "transcription")
+
+
+class SDKSpanError(Exception):
+    """A failure the Agents SDK recorded on one of its spans without an exception object
+    (``SpanError``: a message and data); ``error.type`` names this class."""
+
+
+class AgentRec:
+    """One agent span of ours and what the run told us about it."""
+
+    __slots__ = ("sem", "name", "trace", "has_input", "output", "calls", "via", "delegation", "sdk_done", "error")
+
+    def __init__(self, sem: SemanticSpan, name: str, via: "HandoffRec | None", trace_rec: "TraceRec | None"):
+        self.sem = sem
+        self.trace = trace_rec
+        self.name = name
+        self.has_input = False
+        self.output: Any = None
+        self.calls: list[tuple[str, Any, Any]] = []  # (name, arguments, call id) of the last response
+        self.via = via  # the handoff that delegated to this agent
+        self.delegation: HandoffRec | None = None  # the handoff this agent made
+        self.sdk_done = False
+        self.error: BaseException | None = None
+
+
+class HandoffRec:
+    """A handoff's tool span, open until the agent it delegated to is done."""
+
+    __slots__ = ("sem", "source", "target")
+
+    def __init__(self, sem: SemanticSpan, source: AgentRec | None, target: str):
+        self.sem = sem
+        self.source = source
+        self.target = target
+
+
+class TraceRec:
+    """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents."""
+
+    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error")
+
+    def __init__(self, root: SemanticSpan):
+        self.root = root
+        self.ctx: Any = None
+        self.token: Any = None
+        self.pending: dict[str, list[HandoffRec]] = {}
+        self.agents: list[AgentRec] = []  # every agent span of the trace not ended yet
+        self.input: Any = None
+        self.output: Any = None
+        self.error: BaseException | None = None  # the failure of a top-level agent: the run's
+
+
+class SpanRec:
+    """One SDK span: our span for it (``None`` when transparent), the agent it runs in, our context."""
+
+    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error")
+
+    def __init__(self, sem: SemanticSpan | None, agent: AgentRec | None, trace_rec: TraceRec | None, kind: str):
+        self.sem = sem
+        self.agent = agent
+        self.trace = trace_rec
+        self.kind = kind
+        self.ctx: Any = None
+        self.token: Any = None
+        self.error: BaseException | None = None
+
+
+def _unwinding() -> BaseException | None:
+    """The exception unwinding through the SDK's ``with``/``finally`` that is ending a span now."""
+    return sys.exc_info()[1]
+
+
+def _is_abandon(exc: BaseException | None) -> bool:
+    return isinstance(exc, (GeneratorExit, asyncio.CancelledError))
+
+
+def _epoch_ns(iso: str | None) -> int | None:
+    if not iso:
+        return None
+    try:
+        return int(datetime.fromisoformat(iso).timestamp() * 1e9)
+    except (TypeError, ValueError):
+        return None
+
+
+class OtelAgentsProcessor(TracingProcessor):
+    """Our ``agents.tracing.TracingProcessor`` (registered by :mod:`._wiring`). Thread-safe: its maps are locked; each SDK span is started and ended by
+    one task or thread."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+        self.spans = SpanRegistry(max_age_s=float("inf"))  # SDK span id → our span (+ SpanRec)
+        self.traces = SpanRegistry(max_age_s=float("inf"))  # SDK trace id → our workflow span (+ TraceRec)
+        self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
+        self._lock = threading.Lock()
+        self.active = True
+
+    def __len__(self) -> int:
+        return len(self.spans) + len(self.traces) + len(self._aliases)
+
+    # -- the TracingProcessor interface ----------------------------------------------------
+    def on_trace_start(self, sdk_trace: Any) -> None:
+        if not self.active:
+            return
+        with guard("openai_agents.trace_start"):
+            name = getattr(sdk_trace, "name", None) or "Agent workflow"
+            group = getattr(sdk_trace, "group_id", None)
+            token = push_run_attributes({A.SESSION_ID: str(group)}) if group else None
+            try:
+                root = self.telemetry.start_span(Kind.CHAIN, name, workflow=True)
+            finally:
+                if token is not None:
+                    pop_run_attributes(token)
+            root.set_attribute(A.GEN_AI_WORKFLOW_NAME, name)
+            metadata = getattr(sdk_trace, "metadata", None)
+            if metadata:
+                root.set_content(A.METADATA, metadata, as_json=True)
+            rec = TraceRec(root)
+            self.traces.put(sdk_trace.trace_id, root, rec)
+            rec.ctx = root.context()
+            rec.token = otel_context.attach(rec.ctx)
+
+    def on_trace_end(self, sdk_trace: Any) -> None:
+        exc = _unwinding()
+        with guard("openai_agents.trace_end"):
+            root, rec = self.traces.pop_with_extra(getattr(sdk_trace, "trace_id", None))
+            if rec is None:
+                return
+            self._detach(rec)
+            failed = exc if isinstance(exc, Exception) else rec.error
+            for handoffs in rec.pending.values():  # handed off to an agent that never ran
+                for h in handoffs:
+                    self._end(h.sem, failed, exc)
+            for agent in list(rec.agents):  # agents waiting for a delegate that never finished
+                self._end(agent.sem, failed or agent.error, exc)
+            if rec.input is not None:
+                root.set_input(rec.input)
+            if rec.output is not None:
+                root.set_output(rec.output)
+            self._end(root, failed, exc)
+
+    def on_span_start(self, span: Any) -> None:
+        if not self.active:
+            return
+        with guard("openai_agents.span_start"):
+            self._start(span)
+
+    def on_span_end(self, span: Any) -> None:
+        exc = _unwinding()
+        with guard("openai_agents.span_end"):
+            self._finish(span, exc)
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Nothing to flush: our spans go to the OTel provider, which the application shuts down."""
+
+    def force_flush(self) -> None:
+        """Nothing to flush (see :meth:`shutdown`)."""
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    def _rec(self, span_id: Any) -> SpanRec | None:
+        rec = self.spans.get_extra(span_id)
+        if rec is None:
+            rec = self._aliases.get(span_id)
+        return rec
+
+    def _parent(self, span: Any) -> tuple[Any, AgentRec | None, TraceRec | None]:
+        """Our parent (a SemanticSpan, or ``None`` = the current context), the agent and the trace."""
+        trace_rec = self.traces.get_extra(getattr(span, "trace_id", None))
+        parent_id = getattr(span, "parent_id", None)
+        rec = self._rec(parent_id) if parent_id else None
+        if rec is not None:
+            return rec.sem, rec.agent, rec.trace or trace_rec
+        return (trace_rec.root if trace_rec else None), None, trace_rec
+
+    def _attach(self, rec: Any, sem: SemanticSpan) -> None:
+        rec.ctx = sem.context()
+        rec.token = otel_context.attach(rec.ctx)
+
+    @staticmethod
+    def _detach(rec: Any) -> None:
+        if rec.token is not None and otel_context.get_current() is rec.ctx:
+            otel_context.detach(rec.token)
+        rec.token = rec.ctx = None
+
+    @staticmethod
+    def _end(sem: SemanticSpan, error: BaseException | None, unwinding: BaseException | None) -> None:
+        if _is_abandon(unwinding):
+            sem.mark_abandoned()
+            sem.record_error(unwinding, control_flow=True)
+        elif error is not None:
+            sem.record_error(error)
+        sem.end()
+
+    def note_exception(self, span: Any, exc: BaseException) -> None:
+        """The exception behind a ``SpanError`` the SDK is attaching to ``span`` (see :mod:`._wiring`)."""
+        rec = self._rec(getattr(span, "span_id", None))
+        if rec is not None:
+            rec.error = exc
+
+    # -- start -----------------------------------------------------------------------------
+    def _start(self, span: Any) -> None:
+        data = span.span_data
+        stype = getattr(data, "type", None)
+        parent, agent, trace_rec = self._parent(span)
+        if stype == "custom" and (getattr(data, "data", None) or {}).get("sdk_span_type") in _TRANSPARENT:
+            stype = data.data["sdk_span_type"]
+        if stype in _TRANSPARENT or stype == "handoff":  # a handoff's span opens at its end (target known)
+            self._alias(span.span_id, SpanRec(parent, agent, trace_rec, stype))
+            return
+        t = self.telemetry
+        if stype == "agent":
+            name = getattr(data, "name", None) or "agent"
+            via = None
+            if trace_rec is not None and trace_rec.pending.get(name):
+                via = trace_rec.pending[name].pop(0)
+                if not trace_rec.pending[name]:
+                    del trace_rec.pending[name]
+                parent = via.sem
+            sem = t.start_span(Kind.AGENT, name, parent=parent)
+            sem.set_agent(name)
+            agent = AgentRec(sem, name, via, trace_rec)
+            if trace_rec is not None:
+                trace_rec.agents.append(agent)
+        elif stype in ("response", "generation"):
+            model = getattr(data, "model", None)
+            sem = t.start_span(Kind.MODEL, model, parent=parent)
+            sem.set_model(request_model=model, provider=PROVIDER)
+        elif stype == "function":
+            sem = t.start_span(Kind.TOOL, getattr(data, "name", None), parent=parent)
+        elif stype == "guardrail":
+            name = getattr(data, "name", None) or "guardrail"
+            sem = t.start_span(Kind.CHAIN, f"guardrail {name}", parent=parent, attributes=guardrail_attributes())
+        elif stype == "custom":
+            sem = t.start_span(Kind.CHAIN, getattr(data, "name", None) or "custom", parent=parent)
+        elif stype == "mcp_tools":  # MCP tools/list: not an agent step (semantic map, "MCP")
+            self._alias(span.span_id, SpanRec(parent, agent, trace_rec, stype))
+            return
+        else:
+            self._alias(span.span_id, SpanRec(parent, agent, trace_rec, str(stype)))
+            return
+        rec = SpanRec(sem, agent, trace_rec, stype)
+        self.spans.put(span.span_id, sem, rec)
+        self._attach(rec, sem)
+
+    def _alias(self, span_id: str, rec: SpanRec) -> None:
+        with self._lock:
+            self._aliases[span_id] = rec
+            while len(self._aliases) > _MAX_ALIASES:
+                self._aliases.popitem(last=False)
+
+    # -- end ---------------------------------------------------------------------------------
+    def _finish(self, span: Any, exc: BaseException | None) -> None:
+        data = span.span_data
+        with self._lock:
+            alias = self._aliases.pop(span.span_id, None)
+        if alias is not None:
+            if alias.kind == "handoff":
+                self._handoff(span, alias, exc)
+            return
+        sem, rec = self.spans.pop_with_extra(span.span_id)
+        if rec is None:
+            return
+        self._detach(rec)
+        error = self._error_of(span, rec, exc)
+        stype = rec.kind
+        if stype == "agent":
+            self._agent_end(rec.agent, error, exc)
+            return
+        if stype in ("response", "generation"):
+            with guard("openai_agents.model"):
+                self._model_end(sem, data, rec, stype)
+        elif stype == "function":
+            with guard("openai_agents.tool"):
+                self._tool_end(sem, data, rec)
+        elif stype == "guardrail":
+            triggered = bool(getattr(data, "triggered", False))
+            sem.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, triggered)
+            if triggered and error is None:
+                error = exc if isinstance(exc, Exception) else SDKSpanError(
+                    f"guardrail {getattr(data, 'name', '')} tripwire triggered")
+        elif stype == "custom":
+            sem.set_input(getattr(data, "data", None) or None)
+        self._end(sem, error, exc)
+
+    def _error_of(self, span: Any, rec: SpanRec, exc: BaseException | None) -> BaseException | None:
+        """The exception to record on our span: the one the SDK attached as a ``SpanError``, else
+        the one unwinding through the span's end, else a :class:`SDKSpanError` from its text."""
+        if rec.error is not None:
+            return rec.error
+        sdk_error = getattr(span, "error", None)
+        if isinstance(exc, Exception):
+            if sdk_error is not None or rec.kind in ("agent", "response", "generation", "custom"):
+                return exc
+        if sdk_error:
+            message = sdk_error.get("message") if isinstance(sdk_error, dict) else str(sdk_error)
+            data = (sdk_error.get("data") or {}) if isinstance(sdk_error, dict) else {}
+            if "max_turns" in data:  # a streamed run raises it to the consumer only, after the span ended
+                from agents.exceptions import MaxTurnsExceeded
+
+                return MaxTurnsExceeded(f"Max turns ({data['max_turns']}) exceeded")
+            detail = data.get("error")
+            return SDKSpanError(f"{message}: {detail}" if detail else str(message))
+        return None
+
+    def _agent_end(self, agent: AgentRec | None, error: BaseException | None, exc: BaseException | None) -> None:
+        if agent is None:
+            return
+        agent.sdk_done = True
+        agent.error = error
+        if agent.delegation is not None and not agent.delegation.sem.ended and error is None:
+            return  # handed off: ends when its delegate is done (see _close_delegation)
+        self._close_agent(agent, exc)
+
+    def _close_agent(self, agent: AgentRec, exc: BaseException | None) -> None:
+        sem = agent.sem
+        if agent.output is not None:
+            sem.set_output(agent.output)
+        self._end(sem, agent.error, exc)
+        self._forget_agent(agent)
+        if agent.error is not None and agent.via is None and agent.trace is not None \
+                and sem.parent is agent.trace.root and agent.trace.error is None:
+            agent.trace.error = agent.error  # the run's own agent failed: so did the run
+        via = agent.via
+        if via is not None and not via.sem.ended:
+            source = via.source
+            if agent.error is not None:
+                via.sem.record_error(agent.error)
+            via.sem.end()
+            if source is not None and source.sdk_done and not source.sem.ended:
+                if source.output is None or agent.output is not None:
+                    source.output = agent.output
+                if agent.error is not None and source.error is None:
+                    source.error = agent.error
+                self._close_agent(source, exc)
+
+    @staticmethod
+    def _forget_agent(agent: AgentRec) -> None:
+        rec = agent.trace
+        if rec is not None and agent in rec.agents:
+            rec.agents.remove(agent)
+            if agent.output is not None:
+                rec.output = agent.output
+
+    def _handoff(self, span: Any, alias: SpanRec, exc: BaseException | None) -> None:
+        """A handoff ended: open (and keep open) its tool span under the agent that handed off."""
+        data = span.span_data
+        target = getattr(data, "to_agent", None) or "agent"
+        source = alias.agent
+        tool_name = _handoff_tool_name(source, target)
+        sem = self.telemetry.start_span(Kind.TOOL, tool_name, parent=alias.sem,
+                                        start_time=_epoch_ns(getattr(span, "started_at", None)))
+        call_id, arguments = _take_call(source, tool_name)
+        sem.set_tool(tool_name, call_id=call_id, tool_type="function", arguments=arguments if arguments else None)
+        sem.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, target)
+        sem.set_tool_result({"assistant": target})
+        error = self._error_of(span, alias, exc)
+        if error is not None or alias.trace is None or _is_abandon(exc):
+            self._end(sem, error, exc)
+            return
+        handoff = HandoffRec(sem, source, target)
+        if source is not None:
+            source.delegation = handoff
+        alias.trace.pending.setdefault(target, []).append(handoff)
+
+    def _model_end(self, sem: SemanticSpan, data: Any, rec: SpanRec, stype: str) -> None:
+        agent = rec.agent
+        if stype == "response":
+            response = getattr(data, "response", None)
+            raw_input = getattr(data, "input", None)
+            if response is not None:
+                model = getattr(response, "model", None)
+                params = {"temperature": getattr(response, "temperature", None),
+                          "top_p": getattr(response, "top_p", None),
+                          "max_output_tokens": getattr(response, "max_output_tokens", None)}
+                sem.set_model(response_model=model, provider=PROVIDER, response_id=getattr(response, "id", None),
+                              parameters={k: v for k, v in params.items() if v is not None} or None)
+                sem.rename(model)
+                output = _convert.response_output(response)
+                if sem.records_content:
+                    messages = _convert.input_messages(raw_input) if raw_input is not None else None
+                    sem.set_messages(input=messages, output=[output], system=_convert.instructions(response),
+                                     tools=_convert.tool_definitions(getattr(response, "tools", None)))
+                else:
+                    sem.set_finish_reasons([output.finish_reason] if output.finish_reason else [])
+            else:
+                output = None
+            usage = _convert.usage(getattr(data, "usage", None)) or _convert.usage(getattr(response, "usage", None))
+        else:
+            raw_input = getattr(data, "input", None)
+            outputs = _convert.chat_messages(getattr(data, "output", None))
+            output = outputs[-1] if outputs else None
+            if output is not None and output.finish_reason is None:
+                output.finish_reason = "stop"
+            if sem.records_content:
+                sem.set_messages(input=_convert.chat_messages(raw_input) if raw_input else None,
+                                 output=outputs or None)
+            elif output is not None:
+                sem.set_finish_reasons([output.finish_reason])
+            config = getattr(data, "model_config", None)
+            if isinstance(config, dict):
+                sem.set_model(provider=PROVIDER, parameters=config)
+            usage = _convert.usage(getattr(data, "usage", None))
+        sem.set_usage(usage)
+        if agent is not None:
+            if not agent.has_input and raw_input is not None:
+                agent.has_input = True
+                text = _convert.input_text(raw_input) if stype == "response" else _last_user_text(raw_input)
+                agent.sem.set_input(text)
+                trace_rec = rec.trace
+                if trace_rec is not None and trace_rec.input is None:
+                    trace_rec.input = text
+            if output is not None:
+                agent.calls = [(p.name, p.arguments, p.id) for p in output.tool_calls]
+                if not agent.calls and output.text is not None:
+                    agent.output = output.text
+
+    def _tool_end(self, sem: SemanticSpan, data: Any, rec: SpanRec) -> None:
+        name = getattr(data, "name", None)
+        arguments = getattr(data, "input", None)
+        call_id, called_with = _take_call(rec.agent, name, arguments)
+        sem.set_tool(name, call_id=call_id, tool_type="function",
+                     arguments=arguments if arguments is not None else called_with)
+        output = getattr(data, "output", None)
+        if output is not None:
+            sem.set_tool_result(output)
+        mcp = getattr(data, "mcp_data", None)
+        if isinstance(mcp, dict) and mcp:
+            sem.set_attributes({"mcp.method.name": "tools/call", "mcp.server": mcp.get("server")})
+
+
+def _take_call(agent: AgentRec | None, name: str | None, arguments: Any = None) -> tuple[Any, Any]:
+    """The id and arguments of the call ``name`` in the agent's last response (taken once)."""
+    if agent is None:
+        return None, None
+    for i, (n, args, call_id) in enumerate(agent.calls):
+        if n == name and (arguments is None or args == arguments):
+            del agent.calls[i]
+            return call_id, args
+    for i, (n, args, call_id) in enumerate(agent.calls):
+        if n == name:
+            del agent.calls[i]
+            return call_id, args
+    return None, None
+
+
+def _handoff_tool_name(source: AgentRec | None, target: str) -> str:
+    """The tool the model called to hand off: the SDK's default name for ``target``
+    (``transfer_to_{target}``), or the one call of the last response that looks like it."""
+    from agents.util._transforms import transform_string_function_style
+
+    default = f"transfer_to_{transform_string_function_style(target)}"
+    if source is not None:
+        names = [n for n, _, _ in source.calls]
+        if default in names:
+            return default
+        style = transform_string_function_style(target)
+        for n in names:
+            if style in n:
+                return n
+    return default
+
+
+def _last_user_text(messages: Any) -> Any:
+    for m in reversed(_convert.chat_messages(messages)):
+        if m.role == "user":
+            return m.text
+    return None
+
+
+__all__ = ["OtelAgentsProcessor", "SDKSpanError"]

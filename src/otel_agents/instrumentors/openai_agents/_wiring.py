@@ -1,0 +1,130 @@
+"""Registering our processor with the Agents SDK, keeping it registered, and undoing it.
+
+* ``agents.add_trace_processor`` — the SDK's documented extension point — adds our processor.
+* ``set_trace_processors(...)`` replaces the SDK's processor list; its documented use is
+  silencing the SDK's export to OpenAI (``set_trace_processors([])``). A wrapper on
+  ``SynchronousMultiTracingProcessor.set_processors`` (what it calls) puts ours back after the
+  user's list, so our spans survive it in either order; the user's processors stay as they set them.
+* ``agents.util._error_tracing.attach_error_to_span`` (private; every ``SpanError`` the SDK
+  records goes through it, inside the ``except`` that caught the exception) hands us the
+  exception object, so a tool error keeps its type. Missing in a future release: errors are
+  recorded from the ``SpanError`` text instead (``error.type`` = ``SDKSpanError``).
+* ``DefaultTraceProvider.set_disabled(True)`` logs once that no runs will be seen.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+import wrapt
+
+from ..._spans import Telemetry, guard
+
+logger = logging.getLogger("otel_agents")
+DISABLE_ENV = "OPENAI_AGENTS_DISABLE_TRACING"
+DISABLED_NOTE = ("the OpenAI Agents SDK's tracing is disabled ({how}): it makes no traces, so otel-agents "
+                 "records no spans of its runs. To keep the SDK from exporting to OpenAI and keep ours, call "
+                 "agents.set_trace_processors([]) instead")
+
+
+def env_disabled() -> bool:
+    """Whether ``OPENAI_AGENTS_DISABLE_TRACING`` turns the SDK's tracing off (``true``/``1``, as the SDK reads it)."""
+    return os.environ.get(DISABLE_ENV, "false").lower() in ("true", "1")
+
+
+def tracing_disabled_note() -> str | None:
+    """Why an instrumented process would get no spans from the Agents SDK, or ``None``.
+
+    Reads ``OPENAI_AGENTS_DISABLE_TRACING`` and, when the SDK is imported in this process, its
+    provider's ``set_tracing_disabled`` state (a private flag, read defensively)."""
+    how = None
+    if "agents.tracing" in sys.modules:
+        with guard("openai_agents.disabled_state"):
+            from agents.tracing import get_trace_provider
+
+            provider = get_trace_provider()
+            manual = getattr(provider, "_manual_disabled", None)
+            if manual:
+                how = "agents.set_tracing_disabled(True)"
+            elif manual is None and env_disabled():
+                how = f"{DISABLE_ENV}={os.environ.get(DISABLE_ENV)}"
+    elif env_disabled():
+        how = f"{DISABLE_ENV}={os.environ.get(DISABLE_ENV)}"
+    return DISABLED_NOTE.format(how=how) if how else None
+
+
+class Installation:
+    """Our processor, registered, and the three wrappers; :meth:`remove` undoes all of it."""
+
+    def __init__(self, telemetry: Telemetry):
+        from agents.tracing import add_trace_processor, get_trace_provider
+        from agents.tracing.provider import DefaultTraceProvider, SynchronousMultiTracingProcessor
+
+        from ._processor import OtelAgentsProcessor  # imports the SDK
+
+        self.processor = OtelAgentsProcessor(telemetry)
+        self._patched: list[tuple[Any, str]] = []
+        self._warned_disabled = False
+        self._wrap(SynchronousMultiTracingProcessor, "set_processors", self._keep_ours)
+        self._wrap(DefaultTraceProvider, "set_disabled", self._on_disabled)
+        try:
+            from agents.util import _error_tracing
+        except ImportError:  # pragma: no cover - a release without it: SpanError text only
+            _error_tracing = None
+        if _error_tracing is not None and hasattr(_error_tracing, "attach_error_to_span"):
+            self._wrap(_error_tracing, "attach_error_to_span", self._note_error)
+        self.provider = get_trace_provider()
+        add_trace_processor(self.processor)
+        note = tracing_disabled_note()
+        if note:
+            self._warned_disabled = True
+            logger.warning("otel_agents: %s", note)
+
+    def _wrap(self, owner: Any, name: str, wrapper: Any) -> None:
+        wrapt.wrap_function_wrapper(owner, name, wrapper)
+        self._patched.append((owner, name))
+
+    # -- wrappers ------------------------------------------------------------------------------
+    def _keep_ours(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        result = wrapped(*args, **kwargs)
+        with guard("openai_agents.keep_processor"):
+            processors = args[0] if args else kwargs.get("processors", ())
+            if self.processor.active and instance is getattr(self.provider, "_multi_processor", instance) \
+                    and not any(p is self.processor for p in processors or ()):
+                instance.add_tracing_processor(self.processor)
+        return result
+
+    def _note_error(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, Exception) and args:
+            with guard("openai_agents.note_error"):
+                self.processor.note_exception(args[0], exc)
+        return wrapped(*args, **kwargs)
+
+    def _on_disabled(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        result = wrapped(*args, **kwargs)
+        disabled = args[0] if args else kwargs.get("disabled")
+        if disabled and not self._warned_disabled and self.processor.active:
+            self._warned_disabled = True
+            logger.warning("otel_agents: %s", DISABLED_NOTE.format(how="agents.set_tracing_disabled(True)"))
+        return result
+
+    def remove(self) -> None:
+        """Unwrap, and take our processor out of the SDK's list (the user's stay as they are)."""
+        self.processor.active = False
+        for owner, name in reversed(self._patched):
+            with guard("openai_agents.unwrap"):
+                current = getattr(owner, name)
+                if isinstance(current, wrapt.ObjectProxy) and hasattr(current, "__wrapped__"):
+                    setattr(owner, name, current.__wrapped__)
+                # else: someone wrapped it after us; ours stays inert in their chain (active=False)
+        with guard("openai_agents.remove_processor"):
+            multi = getattr(self.provider, "_multi_processor", None)
+            processors = getattr(multi, "_processors", None)
+            if multi is not None and processors is not None:
+                multi.set_processors([p for p in processors if p is not self.processor])
+        self.processor.spans.clear()
+        self.processor.traces.clear()

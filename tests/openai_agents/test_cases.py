@@ -1,0 +1,460 @@
+"""Field cases OA-1 … OA-6 (``../shared/cases/agents-sdk-clients-mcp.md``) and the SDK's own cases:
+the real Agents SDK on the real ``OpenAIResponsesModel`` over a mock transport, no key, no network."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from agents import (Agent, GuardrailFunctionOutput, InputGuardrailTripwireTriggered, MaxTurnsExceeded, RunConfig,
+                    Runner, TracingProcessor, custom_span, function_tool, input_guardrail, set_trace_processors,
+                    set_tracing_disabled)
+from agents.tracing import get_trace_provider
+from opentelemetry import trace
+from opentelemetry.trace import StatusCode
+
+from otel_agents._spans import semantic_span_for
+from otel_agents.exporters.ecp import fold
+from otel_agents.instrumentors.openai_agents import OpenAIAgentsInstrumentor
+from tests.exporters.conftest import check
+from tests.genai_schema import validate_genai_json
+from tests.spans import SnapshotExporter, ancestors, parent_of, tree
+
+from .fakes import (RaisingResponsesModel, ScriptedResponses, call, fail, responses_model, say,
+                    tool_then_answer)
+
+
+def run_mode(mode: str, agent: Agent, prompt: str, **kwargs: Any) -> Any:
+    """One run through ``Runner.run`` / ``run_sync`` / ``run_streamed`` (consumed to the end)."""
+    if mode == "run_sync":
+        return Runner.run_sync(agent, prompt, **kwargs).final_output
+
+    async def main() -> Any:
+        if mode == "run":
+            return (await Runner.run(agent, prompt, **kwargs)).final_output
+        result = Runner.run_streamed(agent, prompt, **kwargs)
+        async for _ in result.stream_events():
+            pass
+        return result.final_output
+
+    return asyncio.run(main())
+
+
+MODES = ["run", "run_sync", "run_streamed"]
+
+
+def one(exporter: SnapshotExporter, name: str) -> Any:
+    [span] = [s for s in exporter.spans if s.name == name]
+    return span
+
+
+def lines_of(memory: Any) -> list[str]:
+    [env] = check(fold(memory.get_finished_spans()))
+    return [line.strip() for line in env["evaluation_context"].splitlines()]
+
+
+@function_tool
+def lookup_order(order_id: str) -> str:
+    """Look up an order by its id."""
+    if order_id == "broken":
+        raise ValueError("inventory service down")
+    return f"Order {order_id}: shipped"
+
+
+# -- OA-1 ----------------------------------------------------------------------------------------------
+def test_oa1_handoff_is_a_delegation(instrumented: Any, exporter: SnapshotExporter, memory: Any) -> None:
+    """OA-1: triage → tool transfer_to_billing (target recorded) → agent billing; each agent holds its own
+    model spans; the fold shows ``agent billing delegated_by=triage``."""
+    handler = ScriptedResponses({"triage": [call(("transfer_to_billing", {}))], "billing": [say("refund ok")]})
+    model = responses_model(handler)
+    billing = Agent(name="billing", instructions="billing", model=model)
+    triage = Agent(name="triage", instructions="triage", model=model, handoffs=[billing])
+    assert Runner.run_sync(triage, "refund?").final_output == "refund ok"
+
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1
+    t, b = one(exporter, "invoke_agent triage"), one(exporter, "invoke_agent billing")
+    handoff = one(exporter, "execute_tool transfer_to_billing")
+    assert handoff.attributes["otel_agents.handoff.target"] == "billing"
+    assert handoff.attributes["gen_ai.tool.call.id"].startswith("call_")
+    assert parent_of(handoff, spans) == t and parent_of(b, spans) == handoff, tree(spans)
+    for agent, n in ((t, 1), (b, 1)):
+        assert len([s for s in spans if s.semantic_kind == "model" and s.parent_id == agent.span_id]) == n, tree(spans)
+    assert b.end_time <= handoff.end_time <= t.end_time
+    assert t.attributes["output.value"] == "refund ok" and b.attributes["input.value"] == "refund?"
+    assert "agent billing delegated_by=triage" in lines_of(memory)
+
+
+# -- OA-2 ----------------------------------------------------------------------------------------------
+def _oa2_runs(exporter: SnapshotExporter) -> tuple[list[Any], list[Any]]:
+    seen: list[Any] = []
+
+    def step(body: dict) -> dict:
+        current = semantic_span_for(trace.get_current_span())
+        seen.append(current.kind.value if current is not None else None)
+        return say("Your refund was approved.")
+
+    handler = ScriptedResponses([step], repeat_last=True)
+    agent = Agent(name="support", instructions="be terse", model=responses_model(handler))
+    run_mode("run", agent, "refund?")
+    run_mode("run_streamed", agent, "refund?")
+    return exporter.semantic("model"), seen
+
+
+def test_oa2_one_model_span_per_request(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OA-2 (Agents SDK instrumentor alone): two requests, two model spans under the agent, each with
+    11/7/4 tokens and the text, the streamed one included; our model span is the current span while
+    the SDK calls the OpenAI client (so a client instrumentor does not open a second one)."""
+    models, seen = _oa2_runs(exporter)
+    assert len(models) == 2
+    assert seen == ["model", "model"]
+    for m in models:
+        assert parent_of(m, exporter.spans).semantic_kind == "agent"
+        a = m.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"],
+                a["gen_ai.usage.cache_read.input_tokens"]) == (11, 7, 4)
+        assert a["output.value"] == "Your refund was approved."
+
+
+def test_oa2_both_instrumentors_on(provider: Any, exporter: SnapshotExporter) -> None:
+    """OA-2 with our OpenAI client instrumentor on too: still exactly one model span per request."""
+    pytest.importorskip("otel_agents.instrumentors.openai")
+    import otel_agents
+
+    otel_agents.instrument(provider, frameworks=["openai_agents", "openai"])
+    try:
+        models, _ = _oa2_runs(exporter)
+    finally:
+        otel_agents.uninstrument()
+    assert len(models) == 2, tree(exporter.spans)
+    for m in models:
+        assert parent_of(m, exporter.spans).semantic_kind == "agent"
+        assert m.attributes["gen_ai.usage.input_tokens"] == 11 and m.attributes["gen_ai.usage.output_tokens"] == 7
+
+
+# -- OA-3 ----------------------------------------------------------------------------------------------
+class TheirProcessor(TracingProcessor):
+    def __init__(self) -> None:
+        self.spans: list[str] = []
+
+    def on_trace_start(self, t: Any) -> None: ...
+    def on_trace_end(self, t: Any) -> None: ...
+    def on_span_start(self, s: Any) -> None: ...
+
+    def on_span_end(self, s: Any) -> None:
+        self.spans.append(s.span_data.type)
+
+    def shutdown(self) -> None: ...
+    def force_flush(self) -> None: ...
+
+
+def _processors() -> tuple:
+    return get_trace_provider()._multi_processor._processors
+
+
+@pytest.mark.parametrize("theirs", [False, True], ids=["silenced", "their_processor"])
+@pytest.mark.parametrize("order", ["instrument_first", "set_first"])
+def test_oa3_spans_survive_set_trace_processors(provider: Any, exporter: SnapshotExporter, order: str,
+                                                theirs: bool) -> None:
+    """OA-3: ``set_trace_processors([])`` / ``([theirs])`` before or after instrument(): the full tree;
+    uninstrument() removes only ours and leaves the user's list as they set it."""
+    before = _processors()
+    mine = TheirProcessor()
+    wanted = [mine] if theirs else []
+    inst = OpenAIAgentsInstrumentor()
+    try:
+        if order == "set_first":
+            set_trace_processors(wanted)
+        inst.instrument(tracer_provider=provider)
+        if order == "instrument_first":
+            set_trace_processors(wanted)
+        agent = Agent(name="support", instructions="x", tools=[lookup_order],
+                      model=responses_model(ScriptedResponses([tool_then_answer("lookup_order", {"order_id": "A1"})],
+                                                              repeat_last=True)))
+        Runner.run_sync(agent, "where is A1?")
+        kinds = sorted(s.semantic_kind for s in exporter.semantic())
+        assert kinds == ["agent", "chain", "model", "model", "tool"], tree(exporter.spans)
+        assert (mine.spans != []) is theirs
+        inst.uninstrument()
+        assert list(_processors()) == wanted
+        exporter.clear()
+        mine.spans.clear()
+        Runner.run_sync(agent, "where is A1?")
+        assert exporter.semantic() == [] and (mine.spans != []) is theirs
+    finally:
+        inst.uninstrument()
+        set_trace_processors(list(before))
+
+
+def test_oa3_tracing_disabled_is_said(provider: Any, exporter: SnapshotExporter, caplog: Any,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """OA-3: with the SDK's tracing disabled we see no runs (documented); a warning says so at the switch,
+    and ``otel-agents doctor`` says why when ``OPENAI_AGENTS_DISABLE_TRACING`` is set."""
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        with caplog.at_level(logging.WARNING, logger="otel_agents"):
+            set_tracing_disabled(True)
+        agent = Agent(name="support", instructions="x", model=responses_model(ScriptedResponses([say("ok")])))
+        Runner.run_sync(agent, "hi")
+        assert exporter.semantic() == []
+        assert any("set_trace_processors([])" in r.getMessage() for r in caplog.records)
+    finally:
+        set_tracing_disabled(False)
+        inst.uninstrument()
+    env = {"OPENAI_AGENTS_DISABLE_TRACING": "1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "OPENAI_AGENTS_DISABLE_TRACING=1" in out.stdout and "no spans" in out.stdout
+
+
+# -- OA-4 ----------------------------------------------------------------------------------------------
+def _errored_up(exporter: SnapshotExporter, error_type: str) -> None:
+    spans = exporter.semantic()
+    root = next(s for s in spans if s.semantic_kind == "chain")
+    agent = next(s for s in spans if s.semantic_kind == "agent")
+    for s in (root, agent):
+        assert s.status == StatusCode.ERROR and error_type in s.attributes["error.type"], tree(spans)
+    assert all(s.end_time for s in spans)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_oa4a_max_turns_fails_all_the_way_up(instrumented: Any, exporter: SnapshotExporter, memory: Any,
+                                             mode: str) -> None:
+    """OA-4 (a): max_turns exceeded: the exception reaches the caller; agent and root are ERROR."""
+    handler = ScriptedResponses([lambda body: call(("lookup_order", {"order_id": "A1"}))], repeat_last=True)
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[lookup_order])
+    with pytest.raises(MaxTurnsExceeded):
+        run_mode(mode, agent, "where?", max_turns=2)
+    _errored_up(exporter, "MaxTurnsExceeded")
+    assert any(line.startswith("error") and "MaxTurnsExceeded" in line for line in lines_of(memory))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_oa4b_model_error_fails_all_the_way_up(instrumented: Any, exporter: SnapshotExporter, mode: str) -> None:
+    """OA-4 (b): the model step raises RuntimeError: unchanged to the caller; model, agent, root ERROR."""
+    agent = Agent(name="support", instructions="x", model=RaisingResponsesModel(RuntimeError("upstream 500")))
+    with pytest.raises(RuntimeError, match="upstream 500"):
+        run_mode(mode, agent, "where?")
+    _errored_up(exporter, "RuntimeError")
+    [model] = exporter.semantic("model")
+    assert model.status == StatusCode.ERROR and model.attributes["error.type"] == "RuntimeError"
+
+
+def test_oa4b_http_500_fails_all_the_way_up(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OA-4 (b) over HTTP: a 500 from the API is the client's InternalServerError, recorded with its type."""
+    import openai
+
+    agent = Agent(name="support", instructions="x", model=responses_model(ScriptedResponses([fail()])))
+    with pytest.raises(openai.InternalServerError):
+        Runner.run_sync(agent, "where?")
+    _errored_up(exporter, "InternalServerError")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_oa4c_tool_error_is_the_tools_only(instrumented: Any, exporter: SnapshotExporter, mode: str) -> None:
+    """OA-4 (c): a tool raising ValueError: the tool span is ERROR with the type and carries the error
+    text the model received; the agent and the run are OK."""
+    handler = ScriptedResponses([call(("lookup_order", {"order_id": "broken"})), say("sorry")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[lookup_order])
+    assert run_mode(mode, agent, "where?") == "sorry"
+    [tool] = exporter.semantic("tool")
+    assert tool.status == StatusCode.ERROR and tool.attributes["error.type"] == "ValueError"
+    assert "inventory service down" in tool.attributes["gen_ai.tool.call.result"]
+    for s in exporter.semantic():
+        if s.semantic_kind != "tool":
+            assert s.status != StatusCode.ERROR, s.name
+
+
+# -- OA-5 ----------------------------------------------------------------------------------------------
+def test_oa5_agent_input_and_output_in_every_entry_point(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OA-5: run / run_sync / run_streamed give the same agent and model attributes."""
+    seen = []
+    for mode in MODES:
+        exporter.clear()
+        agent = Agent(name="support", instructions="be terse",
+                      model=responses_model(ScriptedResponses([say("Your refund was approved.")])))
+        assert run_mode(mode, agent, "refund?") == "Your refund was approved."
+        [a], [m] = exporter.semantic("agent"), exporter.semantic("model")
+        assert a.attributes["input.value"] == "refund?"
+        assert a.attributes["output.value"] == "Your refund was approved."
+        assert m.end_time <= a.end_time
+        assert m.json_attr("gen_ai.system_instructions") == [{"type": "text", "content": "be terse"}]
+        assert m.json_attr("gen_ai.input.messages") == [{"role": "user", "parts": [{"type": "text", "content": "refund?"}]}]
+        validate_genai_json(m.attributes)
+        keep = ("input.value", "output.value", "gen_ai.agent.name", "otel_agents.span.kind")
+        seen.append(({k: a.attributes[k] for k in keep},
+                     {k: v for k, v in m.attributes.items() if k.startswith(("gen_ai.", "llm.")) and k != "gen_ai.response.id"}))
+    assert seen[0] == seen[1] == seen[2]
+
+
+# -- OA-6 ----------------------------------------------------------------------------------------------
+def _oa6_agents(app_tracer: Any) -> Agent:
+    @function_tool
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        with app_tracer.start_as_current_span("db.query"):
+            return f"Order {order_id}: shipped"
+
+    handler = ScriptedResponses({
+        "boss": [call(("ask_researcher", {"input": "A100"})), say("A100 has shipped.")],
+        "researcher": [call(("lookup_order", {"order_id": "A100"})), say("shipped")],
+    })
+    model = responses_model(handler)
+    researcher = Agent(name="researcher", instructions="researcher", model=model, tools=[lookup_order])
+    return Agent(name="boss", instructions="boss", model=model,
+                 tools=[researcher.as_tool(tool_name="ask_researcher", tool_description="Ask the researcher")])
+
+
+@pytest.mark.parametrize("how", ["run", "run_streamed", "create_task"])
+def test_oa6_agents_as_tools_and_user_spans_in_one_tree(instrumented: Any, exporter: SnapshotExporter,
+                                                        memory: Any, app_tracer: Any, how: str) -> None:
+    """OA-6: http.request → agent boss → tool ask_researcher → agent researcher → tool lookup_order → db.query,
+    one trace, nothing a new root; the fold shows ``agent researcher delegated_by=boss``."""
+    boss = _oa6_agents(app_tracer)
+
+    async def main() -> None:
+        with app_tracer.start_as_current_span("http.request"):
+            if how == "create_task":
+                await asyncio.create_task(Runner.run(boss, "Where is A100?"))
+            elif how == "run":
+                await Runner.run(boss, "Where is A100?")
+            else:
+                result = Runner.run_streamed(boss, "Where is A100?")
+                async for _ in result.stream_events():
+                    pass
+
+    asyncio.run(main())
+    spans = exporter.spans
+    assert len({s.trace_id for s in spans}) == 1, tree(spans)
+    db = one(exporter, "db.query")
+    chain = [db] + ancestors(db, spans)
+    names = [s.name for s in chain]
+    assert names[:6] == ["db.query", "execute_tool lookup_order", "invoke_agent researcher",
+                         "execute_tool ask_researcher", "invoke_agent boss", "invoke_workflow Agent workflow"], names
+    assert names[-1] == "http.request"
+    roots = [s for s in spans if s.parent_id is None]
+    assert [r.name for r in roots] == ["http.request"]
+    assert "agent researcher delegated_by=boss" in lines_of(memory)
+
+
+# -- the SDK's own cases ---------------------------------------------------------------------------------
+def test_parallel_tool_calls_keep_their_ids(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Two calls in one response: two tool spans, each with its own call id, under the agent."""
+    handler = ScriptedResponses([call(("lookup_order", {"order_id": "A1"}), ("lookup_order", {"order_id": "A2"})),
+                                 say("both shipped")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[lookup_order])
+    Runner.run_sync(agent, "A1 and A2?")
+    tools = exporter.semantic("tool")
+    assert len(tools) == 2
+    ids = {t.attributes["gen_ai.tool.call.id"]: t.attributes["gen_ai.tool.call.arguments"] for t in tools}
+    assert len(ids) == 2 and sorted(ids.values()) == ['{"order_id":"A1"}', '{"order_id":"A2"}']
+
+
+def test_input_guardrail_tripping_fails_the_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A tripped input guardrail: a ``guardrail {name}`` chain span (OpenInference GUARDRAIL, triggered=true,
+    ERROR), and the run fails with InputGuardrailTripwireTriggered."""
+
+    @input_guardrail
+    def no_refunds(ctx: Any, agent: Any, text: Any) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info="refund", tripwire_triggered="refund" in str(text))
+
+    agent = Agent(name="support", instructions="x", input_guardrails=[no_refunds],
+                  model=responses_model(ScriptedResponses([say("ok")], repeat_last=True)))
+    with pytest.raises(InputGuardrailTripwireTriggered):
+        Runner.run_sync(agent, "refund?")
+    g = one(exporter, "guardrail no_refunds")
+    assert g.semantic_kind == "chain" and g.attributes["openinference.span.kind"] == "GUARDRAIL"
+    assert g.attributes["langfuse.observation.type"] == "guardrail"
+    assert g.attributes["otel_agents.guardrail.triggered"] is True and g.status == StatusCode.ERROR
+    assert parent_of(g, exporter.spans).semantic_kind == "agent"
+    _errored_up(exporter, "InputGuardrailTripwireTriggered")
+    exporter.clear()
+    Runner.run_sync(agent, "where is A1?")
+    g = one(exporter, "guardrail no_refunds")
+    assert g.attributes["otel_agents.guardrail.triggered"] is False and g.status != StatusCode.ERROR
+
+
+def test_workflow_name_group_id_and_custom_spans(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """RunConfig.workflow_name names the root; group_id is every span's session.id; a custom span is a chain."""
+
+    @function_tool
+    def step(order_id: str) -> str:
+        """A step with a custom span."""
+        with custom_span("cache lookup", {"key": order_id}):
+            return "hit"
+
+    handler = ScriptedResponses([call(("step", {"order_id": "A1"})), say("done")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[step])
+    Runner.run_sync(agent, "go", run_config=RunConfig(workflow_name="refunds", group_id="thread-7"))
+    root = one(exporter, "invoke_workflow refunds")
+    assert root.attributes["gen_ai.workflow.name"] == "refunds" and root.attributes["output.value"] == "done"
+    assert {s.attributes.get("session.id") for s in exporter.semantic()} == {"thread-7"}
+    custom = one(exporter, "cache lookup")
+    assert custom.semantic_kind == "chain" and parent_of(custom, exporter.spans).name == "execute_tool step"
+
+
+def test_reasoning_and_usage(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A reasoning summary is a reasoning part (never text); cached and reasoning tokens are recorded."""
+    handler = ScriptedResponses([say("42", reasoning="Think about the order.")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler))
+    Runner.run_sync(agent, "?")
+    [m] = exporter.semantic("model")
+    out = validate_genai_json(m.attributes)["gen_ai.output.messages"]
+    assert out[0]["parts"] == [{"type": "reasoning", "content": "Think about the order."},
+                               {"type": "text", "content": "42"}]
+    assert m.attributes["gen_ai.usage.reasoning.output_tokens"] == 2
+    assert m.attributes["gen_ai.usage.cache_read.input_tokens"] == 4
+    assert m.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    defs = m.json_attr("gen_ai.tool.definitions") if "gen_ai.tool.definitions" in m.attributes else []
+    assert defs == []
+
+
+def test_content_off(provider: Any, exporter: SnapshotExporter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Content off: no messages, inputs, outputs, arguments or results; usage and finish reasons stay."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        handler = ScriptedResponses([call(("lookup_order", {"order_id": "SECRET1"})), say("SECRET2")])
+        agent = Agent(name="support", instructions="SECRET3", model=responses_model(handler), tools=[lookup_order])
+        Runner.run_sync(agent, "SECRET4")
+    finally:
+        inst.uninstrument()
+    spans = exporter.semantic()
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "chain", "model", "model", "tool"]
+    for s in spans:
+        assert "SECRET" not in str(s.attributes), s.name
+    assert exporter.semantic("model")[0].attributes["gen_ai.usage.input_tokens"] == 11
+    assert exporter.semantic("model")[0].attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+
+
+def test_tool_definitions_offered(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The tools offered to the model are tool definitions (name, description, JSON schema)."""
+    handler = ScriptedResponses([say("ok")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[lookup_order])
+    Runner.run_sync(agent, "?")
+    [m] = exporter.semantic("model")
+    [d] = m.json_attr("gen_ai.tool.definitions")
+    assert d["name"] == "lookup_order" and d["description"] == "Look up an order by its id."
+    assert d["parameters"]["properties"]["order_id"]["type"] == "string"
+
+
+def test_instrument_does_not_import_the_sdk() -> None:
+    """Installed on import: instrument() before the application imports ``agents`` does not import it,
+    and the first import instruments it."""
+    code = ("import sys, otel_agents\n"
+            "done = otel_agents.instrument(frameworks=['openai_agents'])\n"
+            "assert done == ['openai_agents'] and 'agents' not in sys.modules, sys.modules.keys()\n"
+            "import agents\n"
+            "from otel_agents.instrumentors.openai_agents import OpenAIAgentsInstrumentor\n"
+            "assert OpenAIAgentsInstrumentor()._installation is not None\n"
+            "print(otel_agents.instrumentation_status()['openai_agents'].instrumented)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
