@@ -38,6 +38,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence, Union
 
@@ -263,13 +264,23 @@ def normalize_finish_reason(reason: object) -> str:
 
 
 def media_bytes(data: bytes | str) -> bytes | None:
-    """The raw bytes of a blob's data (base64 text decoded), ``None`` if it is not base64."""
+    """The raw bytes of a blob's data (base64 text decoded), ``None`` if it is not base64.
+
+    Decoding is strict (line breaks aside): lenient decoding drops every character outside
+    the alphabet, so plain text would pass as "base64" and be inlined unredacted."""
     if isinstance(data, (bytes, bytearray, memoryview)):
         return bytes(data)
     try:
-        return base64.b64decode(data, validate=False)
+        return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
+        pass
+    try:  # base64 wrapped in lines (MIME, PEM style)
+        return base64.b64decode(_LINE_BREAKS.sub("", data), validate=True)
+    except (binascii.Error, ValueError, TypeError):
         return None
+
+
+_LINE_BREAKS = re.compile(r"[\r\n]+")
 
 
 def _blob(part: BlobPart, media_budget: int) -> dict[str, Any]:
