@@ -96,8 +96,9 @@ def test_logs_are_span_records_without_content(rec):
     [env] = check(fold(rec.spans))
     records = json.loads(env["logs"])
     assert [r["kind"] for r in records] == ["agent", "model", "tool", "agent", "tool", "model"]
-    assert set(records[0]) == {"span_id", "parent_id", "kind", "name", "start", "duration_ms", "status", "attributes"}
+    assert set(records[0]) == {"trace_id", "span_id", "parent_id", "kind", "name", "start", "duration_ms", "status", "attributes"}
     assert records[0]["parent_id"] is None and records[1]["parent_id"] == records[0]["span_id"]
+    assert {r["trace_id"] for r in records} == {env["trace_id"]}  # issue 24: a report keeps logs, not trace_id
     assert records[4]["status"] == "error" and records[4]["error"] == "ValueError: unknown city"
     assert records[1]["attributes"]["gen_ai.usage.input_tokens"] == 100
     assert records[0]["start"].endswith("Z")

@@ -1,4 +1,4 @@
-"""The ``otel-agents`` command: ``demo``, ``ecp serve``, ``fold``, ``doctor``.
+"""The ``otel-agents`` command: ``demo``, ``ecp serve``, ``ecp annotate``, ``fold``, ``doctor``.
 
 Each subcommand lives in its own module and registers itself through
 :data:`SUBCOMMANDS` (module name → ``register(subparsers)``); a subcommand's

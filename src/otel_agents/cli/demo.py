@@ -25,7 +25,10 @@ table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
 five), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
-once), ``--timeout S`` (per ECP request, passed to ``ecp run``).
+once), ``--timeout S`` (per ECP request, passed to ``ecp run``), ``--phoenix URL`` (a running
+Phoenix: every served agent also exports its spans there over OTLP/HTTP and, after grading,
+``otel-agents ecp annotate --to phoenix`` puts every check on the span it graded, so the faulty
+twins show their failed checks in Phoenix's Annotations panel).
 """
 
 from __future__ import annotations
@@ -57,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--examples", help="the customer_support example directory")
     p.add_argument("--jobs", type=int, default=4, help="ecp run processes at once (default 4)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per ECP request (default 120)")
+    p.add_argument("--phoenix", metavar="URL",
+                   help="a running Phoenix (http://127.0.0.1:6006): export the runs there and annotate them "
+                        "with their checks")
     p.set_defaults(func=run)
 
 
@@ -73,6 +79,7 @@ class Run:
     passed: int = 0
     total: int = 0
     check_results: list[bool] = field(default_factory=list)  # every check, in manifest order
+    annotated: int | None = None  # --phoenix: checks annotated on their spans
     faults: int = 0  # steps where the faulty twin injects a fault
     caught_ecp: int = 0  # ... where at least one check failed
     caught_outcome: int = 0  # ... where a public_output check failed
@@ -118,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     for r in runs:
         r.error = preflight(r.framework, example_file(examples, r.framework))
         if r.error is None:
-            r.manifest = write_manifest(yaml, base, r, examples, out, serve)
+            r.manifest = write_manifest(yaml, base, r, examples, out, serve, phoenix=args.phoenix)
     print(f"otel-agents demo: grading {len(runs)} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
           flush=True)
     todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
@@ -132,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
     for r in runs:
         if r.error is None:
             summarise(r, base, common)
+    if args.phoenix:
+        for r in runs:
+            if r.report is not None:
+                annotate(r, args.phoenix)
     print()
     print(render(runs, out))
     return 0 if all(r.error is None for r in runs) else 1
@@ -188,15 +199,18 @@ def preflight(framework: str, example: Path) -> str | None:
     return None
 
 
-def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out: Path, serve: list[str]) -> Path:
+def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out: Path, serve: list[str],
+                   phoenix: str | None = None) -> Path:
     """Writes ``out/manifests/<framework>[-faulty].yaml``: the example manifest with ``target`` swapped
-    to serve ``r``'s agent; returns its path."""
+    to serve ``r``'s agent (its spans also exported to ``phoenix`` when given); returns its path."""
     r.out.mkdir(parents=True, exist_ok=True)
     for name in ("trace.jsonl", "serve.log", "report.json", "report.html", "ecp.log"):
         (r.out / name).unlink(missing_ok=True)  # the trace file and log are appended to: start clean
     command = [*serve, "ecp", "serve", f"{_shown(example_file(examples, r.framework))}:{r.attr}",
                "--name", f"customer-support-{r.framework}" + ("-faulty" if r.faulty else ""),
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
+    if phoenix:
+        command += ["--otlp-endpoint", phoenix.rstrip("/").removesuffix("/v1/traces") + "/v1/traces"]
     manifest = dict(base)
     manifest["name"] = f"{base.get('name', 'customer support')} ({r.framework}{', faulty twin' if r.faulty else ''})"
     manifest["target"] = "exec " + shlex.join(command)  # exec: ecp's SIGTERM reaches the server itself
@@ -235,6 +249,21 @@ def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
         r.report = json.loads(report.read_text(encoding="utf-8"))
     except ValueError as exc:
         r.error = f"unreadable report {report}: {exc}"
+
+
+def annotate(r: Run, phoenix: str) -> None:
+    """``otel-agents ecp annotate --to phoenix`` for ``r``'s report: fills ``r.annotated``."""
+    from ..evaluations import annotate_phoenix, evaluation_results
+    from ..exporters.file import read_otlp_json
+
+    assert r.report is not None
+    trace = r.out / "trace.jsonl"
+    spans = read_otlp_json(trace, errors=[]) if trace.exists() else None
+    delivery = annotate_phoenix(evaluation_results(r.report, spans), phoenix)
+    r.annotated = delivery.sent
+    failed = f" ({len(delivery.failed)} traces not annotated: {delivery.failed[0]})" if delivery.failed else ""
+    print(f"  {r.framework} {'faulty twin' if r.faulty else 'agent'}: {delivery.sent} checks annotated in Phoenix"
+          f"{failed}", flush=True)
 
 
 def _last_line(path: Path) -> str:
@@ -312,6 +341,10 @@ def render(runs: list[Run], out: Path) -> str:
                  f"{sum(r.caught_outcome for r in ok_bad)}/{faults}")
     lines.append(f"reports and traces: {_shown(out)}/<framework>/report.html, trace.jsonl "
                  f"(faulty twin: {_shown(out)}/<framework>/faulty/); manifests: {_shown(out / 'manifests')}/")
+    if any(r.annotated is not None for r in runs):
+        sent = sum(r.annotated or 0 for r in runs)
+        lines.append(f"Phoenix: {sent} checks annotated on their spans (trace view → Annotations; "
+                     "the faulty twins' failed checks have label 'fail')")
     if errors:
         lines.append("errors:")
         lines.extend(errors)

@@ -75,6 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--otlp-endpoint", help="also export spans over OTLP/HTTP to this URL (…/v1/traces)")
     p.add_argument("--log-file", help="send this process's stderr (logs, the agent's prints) to a file")
     p.set_defaults(func=run)
+    from .annotate import register as register_annotate
+
+    register_annotate(ecp_sub)
     ecp.set_defaults(func=lambda args: (ecp.print_help(), 2)[1])
 
 

@@ -40,7 +40,9 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
 from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -86,6 +88,49 @@ def _ids_to_hex(obj: dict[str, Any]) -> None:
     for name in _ID_FIELDS:
         if obj.get(name):
             obj[name] = base64.b64decode(obj[name]).hex()
+
+
+def logs_to_otlp_json(records: Sequence[Any]) -> dict[str, Any]:
+    """One ``ExportLogsServiceRequest`` in the OTLP JSON encoding (a JSON-ready dict), from SDK log
+    records (``ReadableLogRecord``), with ``traceId``/``spanId`` as hex as for spans."""
+    message = json_format.MessageToDict(encode_logs(records), use_integers_for_enums=True)
+    for rl in message.get("resourceLogs", ()):
+        for sl in rl.get("scopeLogs", ()):
+            for record in sl.get("logRecords", ()):
+                _ids_to_hex(record)
+    return message
+
+
+class OTLPJsonLogFileExporter(LogRecordExporter):
+    """Append log records (events) to ``path`` as OTLP/JSON lines, one ``ExportLogsServiceRequest``
+    per export batch: the logs half of :class:`OTLPJsonFileExporter` (an SDK ``LogRecordExporter``;
+    the file may be the traces file itself, whose readers skip ``resourceLogs`` lines).
+
+    Raises:
+        OSError: the file cannot be opened for appending.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self._out = JsonLinesAppender(path)
+        self.path = self._out.path
+
+    def export(self, batch: Sequence[Any]) -> LogRecordExportResult:
+        if not batch:
+            return LogRecordExportResult.SUCCESS
+        try:
+            line = json.dumps(logs_to_otlp_json(batch), ensure_ascii=False, separators=(",", ":"))
+            if not self._out.append(line):
+                return LogRecordExportResult.FAILURE
+        except Exception as exc:  # noqa: BLE001 - an exporter reports failure, it does not raise
+            logger.warning("otel_agents: could not write log records to %s: %r", self.path, exc)
+            return LogRecordExportResult.FAILURE
+        return LogRecordExportResult.SUCCESS
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    def shutdown(self) -> None:
+        self._out.close()
 
 
 class OTLPJsonFileExporter(SpanExporter):

@@ -58,6 +58,11 @@ GEN_AI_RETRIEVAL_QUERY_TEXT = "gen_ai.retrieval.query.text"
 GEN_AI_RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
 GEN_AI_EMBEDDINGS_DIMENSION_COUNT = "gen_ai.embeddings.dimension.count"
 GEN_AI_TOKEN_TYPE = "gen_ai.token.type"
+# Attributes of the gen_ai.evaluation.result event (semconv v1.38+): a grader's verdict on a span.
+GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 ERROR_TYPE = "error.type"
 
 # Metric instrument names (OTel GenAI semconv v1.41).

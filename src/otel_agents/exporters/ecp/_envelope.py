@@ -167,6 +167,7 @@ def _log_record(span: F.FoldSpan) -> dict[str, Any]:
     status = span.status.status_code if span.status is not None else StatusCode.UNSET
     a = span.attributes
     record: dict[str, Any] = {
+        "trace_id": F.trace_id_hex(span.context.trace_id) if span.context is not None else None,
         "span_id": f"{span.span_id:016x}",
         "parent_id": f"{span.parent_id:016x}" if span.parent_id is not None else None,
         "kind": span.semantic_kind,

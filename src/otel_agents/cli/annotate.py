@@ -1,0 +1,91 @@
+"""``otel-agents ecp annotate REPORT.json``: put every check of an ``ecp run`` report on the span it graded.
+
+Each check becomes one OTel GenAI ``gen_ai.evaluation.result`` (``gen_ai.evaluation.name`` such
+as ``tool_usage:lookup_order``, ``.score.value``, ``.score.label`` pass/fail, ``.explanation``
+when content capture is on) carrying the trace and span id of the step's root span — or of the
+tool span a passing ``tool_usage`` check matched. Steps served by ``otel-agents ecp serve`` name
+their spans in the report's ``logs``; for other reports give the run's trace file (--traces).
+
+Targets (--to): ``file`` (default) appends OTLP/JSON log lines, one ExportLogsServiceRequest per
+line, to -o (default: REPORT's name + ``.evaluations.jsonl``); ``otlp`` exports them over OTLP/HTTP
+(-o: the logs URL; default from OTEL_EXPORTER_OTLP_*); ``phoenix`` adds span annotations (-o:
+Phoenix's URL; default PHOENIX_COLLECTOR_ENDPOINT, key PHOENIX_API_KEY); ``langfuse`` adds scores
+(-o: Langfuse's URL; default LANGFUSE_HOST, keys LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY).
+Exit status: 0 when every result was delivered, 1 when some were not, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import plain
+
+
+def register(ecp_sub: argparse._SubParsersAction) -> None:
+    from ..evaluations import TARGETS
+
+    p = ecp_sub.add_parser("annotate", help="put an ecp run report's verdicts on the spans they graded",
+                           description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("report", help="the JSON report of `ecp run --json-out`")
+    p.add_argument("--traces", action="append", default=[], metavar="TRACES.jsonl",
+                   help="OTLP/JSON trace file(s) of the graded runs, for steps whose logs do not name their trace")
+    p.add_argument("--manifest", help="the manifest the report was graded with (default: the path the report names)")
+    p.add_argument("--to", choices=TARGETS, default="file", help="where the results go (default file)")
+    p.add_argument("-o", "--out", help="file path (file) or URL (otlp, phoenix, langfuse)")
+    p.add_argument("--wait", type=float, default=30.0, metavar="SECONDS",
+                   help="phoenix: how long to retry spans Phoenix has not ingested yet (default 30)")
+    p.set_defaults(func=run)
+
+
+def default_out(report: str) -> Path:
+    """``out/report.json`` → ``out/report.evaluations.jsonl``."""
+    path = Path(report)
+    return path.with_name(path.stem + ".evaluations.jsonl")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_report
+    from ..exporters.file import MalformedLine, read_otlp_json
+
+    try:
+        report = load_report(args.report)
+    except (OSError, ValueError) as exc:
+        print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+        return 2
+    spans = None
+    if args.traces:
+        errors: list[MalformedLine] = []
+        spans = []
+        for path in args.traces:
+            try:
+                spans.extend(read_otlp_json(path, errors=errors))
+            except OSError as exc:
+                print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+                return 2
+        for error in errors[:5]:
+            print(f"otel-agents ecp annotate: skipped {error}", file=sys.stderr)
+    results = evaluation_results(report, spans, manifest=args.manifest)
+    placed = sum(1 for r in results if r.span_id)
+    failed = sum(1 for r in results if not r.passed)
+    out = args.out or (str(default_out(args.report)) if args.to == "file" else None)
+    try:
+        if args.to == "phoenix":
+            delivery = annotate_phoenix(results, out, wait=args.wait)
+        else:
+            delivery = emit_evaluations(results, args.to, out)
+    except (ValueError, OSError, ImportError) as exc:
+        print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+        return 2
+    where = out if args.to == "file" else f"{args.to}{' ' + out if out else ''}"
+    print(f"otel-agents ecp annotate: {len(results)} checks ({len(results) - failed} pass, {failed} fail), "
+          f"{placed} on their spans; {delivery.sent} sent to {where}"
+          + (f"; {delivery.skipped} without a trace not sent" if delivery.skipped else ""), file=sys.stderr)
+    unplaced = len(results) - placed
+    if unplaced and not args.traces:
+        print(f"otel-agents ecp annotate: {unplaced} checks have no span in the report's logs; "
+              "--traces TRACES.jsonl may place them", file=sys.stderr)
+    for line in delivery.failed:
+        print(f"otel-agents ecp annotate: {line}", file=sys.stderr)
+    return 1 if delivery.failed else 0

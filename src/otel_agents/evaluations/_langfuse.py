@@ -1,0 +1,89 @@
+"""Evaluation results as Langfuse scores (public API ``POST /api/public/scores``, Basic auth).
+
+Each result becomes one score on the observation it graded — Langfuse's trace id and observation id
+are the OTel trace and span ids (hex) of spans ingested over OTLP — with ``name``
+(``gen_ai.evaluation.name``), ``value`` (the check's score, ``dataType`` ``NUMERIC``), ``comment``
+(the explanation, only with content capture on) and ``metadata`` (label, grader, scenario, step).
+The score ``id`` is a UUID derived from the check's stable key, so sending a report twice updates its scores.
+A result without a span but with a trace is scored on the trace; one with neither is not sent.
+Langfuse accepts a score before the trace it names has been ingested.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any, Sequence
+
+from ._phoenix import Delivery
+from ._results import EvaluationResult
+
+ENV_LANGFUSE_HOST = "LANGFUSE_HOST"
+ENV_LANGFUSE_PUBLIC_KEY = "LANGFUSE_PUBLIC_KEY"
+ENV_LANGFUSE_SECRET_KEY = "LANGFUSE_SECRET_KEY"
+DEFAULT_HOST = "https://cloud.langfuse.com"
+SCORES_PATH = "/api/public/scores"
+
+
+def score(result: EvaluationResult) -> dict[str, Any]:
+    """One Langfuse ``CreateScoreRequest`` body (the result must have a ``trace_id``)."""
+    body: dict[str, Any] = {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, "otel-agents:ecp:" + result.key)), "traceId": result.trace_id, "name": result.name}
+    if result.span_id:
+        body["observationId"] = result.span_id
+    body["value"] = result.score if result.score is not None else (1.0 if result.passed else 0.0)
+    body["dataType"] = "NUMERIC"
+    if result.explanation:
+        body["comment"] = result.explanation
+    metadata: dict[str, Any] = {"label": result.label, "grader": result.grader, "source": "ecp",
+                                "scenario": result.scenario, "step": result.step, "check": result.check}
+    if result.tool_name:
+        metadata["tool"] = result.tool_name
+    body["metadata"] = metadata
+    return body
+
+
+def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None, *,
+                   public_key: str | None = None, secret_key: str | None = None,
+                   timeout: float = 10.0) -> Delivery:
+    """Send the results to Langfuse as scores, one request each.
+
+    Args:
+        host: Langfuse's base URL; default ``LANGFUSE_HOST``, else ``https://cloud.langfuse.com``.
+        public_key, secret_key: default ``LANGFUSE_PUBLIC_KEY`` / ``LANGFUSE_SECRET_KEY``.
+        timeout: seconds per request.
+
+    Returns:
+        A :class:`Delivery`; a failed request is listed, never raised.
+
+    Raises:
+        ValueError: a key is missing (the message names the variable, never a value).
+    """
+    base = (host or os.environ.get(ENV_LANGFUSE_HOST) or DEFAULT_HOST).rstrip("/")
+    public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
+    secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)
+    missing = [name for name, value in ((ENV_LANGFUSE_PUBLIC_KEY, public), (ENV_LANGFUSE_SECRET_KEY, secret))
+               if not value]
+    if missing:
+        raise ValueError(f"Langfuse scores need {' and '.join(missing)}")
+    token = base64.b64encode(f"{public}:{secret}".encode()).decode("ascii")
+    headers = {"authorization": f"Basic {token}", "content-type": "application/json", "accept": "application/json"}
+    delivery = Delivery()
+    for result in results:
+        if not result.trace_id:
+            delivery.skipped += 1
+            continue
+        data = json.dumps(score(result), ensure_ascii=False).encode("utf-8")
+        request = urllib.request.Request(base + SCORES_PATH, data=data, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
+                response.read()
+            delivery.sent += 1
+        except urllib.error.HTTPError as exc:
+            delivery.failed.append(f"{result.key}: HTTP {exc.code} {exc.read().decode('utf-8', 'replace')[:300]}")
+        except OSError as exc:
+            delivery.failed.append(f"{result.key}: {type(exc).__name__}: {exc}")
+    return delivery

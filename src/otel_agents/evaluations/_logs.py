@@ -1,0 +1,82 @@
+"""Evaluation results as OTel log records: ``gen_ai.evaluation.result`` events, each carrying the
+trace and span id of the span it graded (the event's parent, as the GenAI semconv asks), written as
+OTLP/JSON lines or exported over OTLP/HTTP through the OTel Logs SDK."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Sequence
+
+from opentelemetry import trace
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from ._results import EVALUATION_RESULT_EVENT, EvaluationResult
+
+SCOPE = "otel_agents.evaluations"
+DEFAULT_SERVICE_NAME = "otel-agents-ecp"  # the name `ecp serve` gives the graded runs
+
+
+def emit_logs(results: Sequence[EvaluationResult], exporter: LogRecordExporter,
+              resource: Resource | None = None) -> int:
+    """Emit one ``gen_ai.evaluation.result`` event per result through ``exporter``; returns how many.
+
+    The events go through a private ``LoggerProvider`` (never the global one) that is shut down,
+    and so flushed, before this returns. ``resource`` defaults to ``Resource.create`` with
+    ``service.name`` ``otel-agents-ecp`` (``ecp serve``'s), which ``OTEL_SERVICE_NAME`` and
+    ``OTEL_RESOURCE_ATTRIBUTES`` override.
+    """
+    from .. import __version__
+
+    if resource is None:
+        resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME})
+    provider = LoggerProvider(resource=resource)
+    provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
+    logger = provider.get_logger(SCOPE, __version__)
+    try:
+        for result in results:
+            logger.emit(timestamp=time.time_ns(), context=_context(result), event_name=EVALUATION_RESULT_EVENT,
+                        attributes=result.attributes())
+    finally:
+        provider.shutdown()
+    return len(results)
+
+
+def _context(result: EvaluationResult):
+    """A context whose current span is the graded one (no span: the event has no parent)."""
+    if not result.trace_id:
+        return trace.set_span_in_context(trace.INVALID_SPAN)
+    ctx = SpanContext(int(result.trace_id, 16), int(result.span_id or "0", 16), is_remote=True,
+                      trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    return trace.set_span_in_context(NonRecordingSpan(ctx))
+
+
+def write_file(results: Sequence[EvaluationResult], path: str | os.PathLike[str]) -> int:
+    """Append the results to ``path`` as OTLP/JSON log lines (one ``ExportLogsServiceRequest`` per line).
+
+    Raises:
+        OSError: the file cannot be opened for appending.
+    """
+    from ..exporters.file import OTLPJsonLogFileExporter
+
+    return emit_logs(results, OTLPJsonLogFileExporter(path))
+
+
+def export_otlp(results: Sequence[EvaluationResult], endpoint: str | None = None,
+                headers: dict[str, str] | None = None) -> int:
+    """Export the results with the OTLP/HTTP log exporter (``opentelemetry-exporter-otlp-proto-http``).
+
+    Args:
+        endpoint: the logs URL (``http://host:4318/v1/logs``); ``None``: the exporter's own defaults
+            (``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/logs``, ...).
+        headers: extra request headers (else ``OTEL_EXPORTER_OTLP_*HEADERS``).
+
+    Raises:
+        ImportError: the exporter is not installed (``pip install 'otel-agents[otlp]'``).
+    """
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+
+    return emit_logs(results, OTLPLogExporter(endpoint=endpoint, headers=headers))

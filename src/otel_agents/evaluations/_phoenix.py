@@ -1,0 +1,117 @@
+"""Evaluation results as Arize Phoenix span annotations (REST API ``POST /v1/span_annotations``).
+
+Each result becomes one annotation on the span it graded: ``name`` (``gen_ai.evaluation.name``),
+``annotator_kind`` (``LLM`` for ``llm_judge``, ``CODE`` otherwise), ``result`` ``{label, score,
+explanation}`` and ``identifier`` (the check's stable key: annotating the same report twice
+updates the annotations, and two checks of one name on one span stay two). They show in the
+trace view's Annotations panel. A result without a span but with a trace becomes a trace
+annotation (``POST /v1/trace_annotations``); one with neither is not sent.
+
+Requests are ``sync=true``, one per trace, so Phoenix answers whether the spans exist: a 404
+(spans not ingested yet — OTLP ingestion is asynchronous) is retried until ``wait`` seconds have
+passed, then that trace is reported as not annotated. Phoenix's schema: ``phoenix.server.api.
+routers.v1.annotations`` (Phoenix 8+; ``identifier`` since 10).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ._results import EvaluationResult
+
+ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
+ENV_PHOENIX_API_KEY = "PHOENIX_API_KEY"
+DEFAULT_BASE_URL = "http://127.0.0.1:6006"
+
+
+@dataclass
+class Delivery:
+    """What a backend took: ``sent`` results, and ``failed`` ones with why (one line each)."""
+
+    sent: int = 0
+    failed: list[str] = field(default_factory=list)
+    skipped: int = 0  # results with no trace to put them on
+
+
+def annotation(result: EvaluationResult) -> dict[str, Any]:
+    """One Phoenix annotation body (``span_id`` or ``trace_id`` added by the caller)."""
+    body: dict[str, Any] = {"label": result.label}
+    if result.score is not None:
+        body["score"] = result.score
+    if result.explanation:
+        body["explanation"] = result.explanation
+    metadata = {"source": "ecp", "grader": result.grader, "scenario": result.scenario, "step": result.step,
+                "check": result.check}
+    if result.tool_name:
+        metadata["tool"] = result.tool_name
+    return {"name": result.name, "annotator_kind": result.annotator_kind, "result": body,
+            "metadata": metadata, "identifier": result.key}
+
+
+def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None = None, *,
+                     api_key: str | None = None, wait: float = 30.0, timeout: float = 10.0) -> Delivery:
+    """Send the results to Phoenix as span (or trace) annotations.
+
+    Args:
+        base_url: Phoenix's URL (``http://127.0.0.1:6006``; a ``/v1/traces`` suffix is dropped);
+            default ``PHOENIX_COLLECTOR_ENDPOINT``, else ``http://127.0.0.1:6006``.
+        api_key: default ``PHOENIX_API_KEY``; sent as ``authorization: Bearer <key>``.
+        wait: seconds to keep retrying a trace whose spans Phoenix does not have yet.
+        timeout: seconds per request.
+
+    Returns:
+        A :class:`Delivery`; a failure (HTTP error, spans never seen) is listed, never raised.
+    """
+    base = (base_url or os.environ.get(ENV_PHOENIX_ENDPOINT) or DEFAULT_BASE_URL).rstrip("/")
+    base = base.removesuffix("/v1/traces")
+    key = api_key or os.environ.get(ENV_PHOENIX_API_KEY)
+    headers = {"content-type": "application/json", "accept": "application/json"}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    delivery = Delivery()
+    batches: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for result in results:
+        if not result.trace_id:
+            delivery.skipped += 1
+            continue
+        item = annotation(result)
+        if result.span_id:
+            batches.setdefault(("span", result.trace_id), []).append({**item, "span_id": result.span_id})
+        else:
+            batches.setdefault(("trace", result.trace_id), []).append({**item, "trace_id": result.trace_id})
+    deadline = time.monotonic() + wait
+    for (kind, trace_id), items in batches.items():
+        url = f"{base}/v1/{kind}_annotations?sync=true"
+        error = _post(url, {"data": items}, headers, timeout, deadline)
+        if error is None:
+            delivery.sent += len(items)
+        else:
+            delivery.failed.append(f"trace {trace_id}: {len(items)} annotations not sent: {error}")
+    return delivery
+
+
+def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float,
+          deadline: float) -> str | None:
+    """POST ``payload``; ``None`` on success, else why. A 404 (spans not there yet) is retried."""
+    data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    delay = 0.2
+    while True:
+        request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
+                response.read()
+            return None
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", "replace")[:300]
+            if exc.code != 404 or time.monotonic() >= deadline:
+                return f"HTTP {exc.code} {detail}"
+        except OSError as exc:
+            return f"{type(exc).__name__}: {exc}"
+        time.sleep(delay)
+        delay = min(delay * 2, 2.0)

@@ -1,0 +1,330 @@
+"""An ``ecp run`` JSON report → one :class:`EvaluationResult` per check, each on the span it graded.
+
+Where each step's spans are found, most direct first:
+
+1. the step's ``logs`` (kept verbatim by the report): the records ``otel-agents ecp serve``
+   folds carry ``trace_id`` and ``span_id``; the run's root record (the step's ``agent/step``
+   span) is the one without a parent among them;
+2. ``logs`` records without ``trace_id`` (older envelopes): the trace is looked up by span id
+   in the given spans;
+3. no ``logs`` at all (a step the agent failed: the report keeps only the error, in which
+   ``ecp serve``'s error data names the trace): that trace, and its root span when the spans
+   are given (without them the result names the trace only); otherwise the root ``agent/step``
+   span, in the given spans, whose ``input.value`` is the step's input (each used once, in
+   start order).
+
+A ``tool_usage`` check that passed is put on the tool span it matched: the first of the step's
+``tool_calls`` whose name and arguments satisfy the manifest's grader (ECP's own rule), read
+from the manifest the report names. Every other check is put on the step's root span.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from .._spans.redaction import redact_text
+from .._spans.settings import Settings
+from ..semconv import attributes as A
+
+logger = logging.getLogger("otel_agents.evaluations")
+
+EVALUATION_RESULT_EVENT = "gen_ai.evaluation.result"
+"""The OTel GenAI event name (semconv v1.38+, ``model/gen-ai/events.yaml``)."""
+
+_ATTR_SCENARIO = "otel_agents.ecp.scenario"
+_ATTR_STEP = "otel_agents.ecp.step"
+_ERROR_TRACE = re.compile(r"""['"]trace_id['"]:\s*['"]([0-9a-f]{32})['"]""")  # ecp serve's error data
+# ECP runtime's tool_usage reasoning, when the manifest is not at hand (graders.check_tool_usage).
+_FOUND_TOOL = re.compile(r"^Found tool call '(.*)' with expected arguments$")
+_MISSING_TOOL = re.compile(r"^No matching tool call for name='([^']*)'")
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """One ECP check as an OTel GenAI ``gen_ai.evaluation.result`` (semconv v1.38+).
+
+    Attributes:
+        name: ``gen_ai.evaluation.name``: the grader type and what it graded —
+            ``text_match:public_output``, ``llm_judge:evaluation_context``,
+            ``tool_usage:lookup_order`` (the tool), ``execution:agent`` (a step that did not complete).
+        score: ``gen_ai.evaluation.score.value``: the check's score (ECP: 0.0-1.0).
+        label: ``gen_ai.evaluation.score.label``: ``"pass"`` or ``"fail"``.
+        explanation: ``gen_ai.evaluation.explanation``: the grader's reasoning (secrets redacted);
+            ``None`` when content capture is off, since reasoning quotes what was graded.
+        trace_id: 32 hex digits, the trace of the graded step; ``None`` when not found.
+        span_id: 16 hex digits, the span graded (the step's root, or the tool span a
+            ``tool_usage`` check matched); ``None`` when not found.
+        grader: the ECP grader type (``text_match``, ``tool_usage``, ``llm_judge``, ``execution``).
+        scenario: the scenario's name; ``step`` its 1-based step; ``check`` the 1-based check of that step.
+        tool_name: the tool a ``tool_usage`` check expects (``gen_ai.tool.name``).
+        agent_name: ``gen_ai.agent.name`` of the run's (or the matched tool call's) agent.
+        model: ``gen_ai.request.model`` when the step used exactly one model.
+    """
+
+    name: str
+    score: float | None
+    label: str
+    explanation: str | None
+    trace_id: str | None
+    span_id: str | None
+    grader: str
+    scenario: str
+    step: int
+    check: int
+    tool_name: str | None = None
+    agent_name: str | None = None
+    model: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.label == "pass"
+
+    @property
+    def annotator_kind(self) -> str:
+        """Phoenix's annotator kind: ``LLM`` for ``llm_judge``, ``CODE`` for the deterministic graders."""
+        return "LLM" if self.grader == "llm_judge" else "CODE"
+
+    @property
+    def key(self) -> str:
+        """A stable id for this check of this run (``<trace>:<scenario>/<step>/<check>``): sending the
+        same report twice updates, rather than duplicates, a Phoenix annotation or a Langfuse score."""
+        return f"{self.trace_id or '-'}:{self.scenario}/{self.step}/{self.check}"
+
+    def attributes(self) -> dict[str, Any]:
+        """The event's attributes: the ``gen_ai.evaluation.*`` ones, ``gen_ai.tool.name``,
+        ``gen_ai.agent.name``, ``gen_ai.request.model`` when known, and where in the manifest the
+        check is (``otel_agents.ecp.scenario``, ``otel_agents.ecp.step``)."""
+        attrs: dict[str, Any] = {A.GEN_AI_EVALUATION_NAME: self.name, A.GEN_AI_EVALUATION_SCORE_LABEL: self.label}
+        if self.score is not None:
+            attrs[A.GEN_AI_EVALUATION_SCORE_VALUE] = self.score
+        if self.explanation:
+            attrs[A.GEN_AI_EVALUATION_EXPLANATION] = self.explanation
+        for key, value in ((A.GEN_AI_TOOL_NAME, self.tool_name), (A.GEN_AI_AGENT_NAME, self.agent_name),
+                           (A.GEN_AI_REQUEST_MODEL, self.model)):
+            if value:
+                attrs[key] = value
+        attrs[_ATTR_SCENARIO] = self.scenario
+        attrs[_ATTR_STEP] = self.step
+        return attrs
+
+
+@dataclass
+class _Step:
+    """Where one report step lives in the traces."""
+
+    trace_id: str | None = None
+    root_span_id: str | None = None
+    agent_name: str | None = None
+    model: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read an ``ecp run --json-out`` report.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: it is not JSON, or not a report (no ``scenarios`` list).
+    """
+    with open(path, encoding="utf-8") as f:
+        try:
+            report = json.load(f)
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
+    if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
+        raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
+    return report
+
+
+def evaluation_results(report: Mapping[str, Any], spans: Iterable[Any] | None = None, *,
+                       manifest: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+                       capture_content: bool | None = None) -> list[EvaluationResult]:
+    """One :class:`EvaluationResult` per check of an ``ecp run`` report, in report order.
+
+    Args:
+        report: the parsed JSON report (``ecp run --json-out``; :func:`load_report`).
+        spans: optional SDK ``ReadableSpan``s of the graded runs (e.g. ``read_otlp_json(trace_file)``),
+            for reports whose steps lack ``logs`` trace ids (see the module docstring).
+        manifest: the manifest (parsed YAML, or its path) the report was graded with; default the
+            path the report names, when readable. Used to name ``tool_usage`` checks by their tool
+            and to find the tool span they matched.
+        capture_content: whether explanations (grader reasoning) are kept; ``None`` follows
+            ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (default on).
+
+    Returns:
+        The results; a check whose step was not found has ``trace_id``/``span_id`` ``None``.
+    """
+    settings = Settings(capture_content=capture_content)
+    content = settings.content_enabled()
+    budget = settings.content_budget()
+    graders = _manifest_graders(manifest if manifest is not None else report.get("manifest"))
+    index = _SpanIndex(spans) if spans is not None else None
+    out: list[EvaluationResult] = []
+    for s_index, scenario in enumerate(report.get("scenarios") or []):
+        scenario_name = str(scenario.get("name") or f"scenario {s_index + 1}")
+        steps = scenario.get("steps") or []
+        step_graders = graders[s_index] if s_index < len(graders) else []
+        for t_index, step in enumerate(steps):
+            where = _locate(step, index)
+            checks = step.get("checks") or []
+            configs = step_graders[t_index] if t_index < len(step_graders) else []
+            if configs and [c.get("type") for c in configs] != [c.get("type") for c in checks]:
+                configs = []  # not the manifest this report was graded with: name checks from the report alone
+            for c_index, check in enumerate(checks):
+                config = configs[c_index] if configs else None
+                out.append(_result(check, config, where, scenario_name, t_index + 1, c_index + 1,
+                                   content, budget))
+    return out
+
+
+def _result(check: Mapping[str, Any], config: Mapping[str, Any] | None, where: _Step, scenario: str,
+            step: int, number: int, content: bool, budget: int) -> EvaluationResult:
+    grader = str(check.get("type") or "unknown")
+    passed = bool(check.get("passed"))
+    reasoning = check.get("reasoning")
+    span_id, tool_name, agent = where.root_span_id, None, where.agent_name
+    if grader == "tool_usage":
+        tool_name, call = _tool_check(check, config, where.tool_calls)
+        if passed and call is not None and call.get("span_id"):
+            span_id = str(call["span_id"])
+            agent = call.get("agent") or agent
+        name = f"tool_usage:{tool_name or check.get('field') or 'tool_calls'}"
+    else:
+        name = f"{grader}:{check.get('field') or (config or {}).get('field') or 'public_output'}"
+    score = check.get("score")
+    explanation = None
+    if content and isinstance(reasoning, str) and reasoning:
+        explanation = redact_text(reasoning[:budget])
+    return EvaluationResult(
+        name=name, score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+        label="pass" if passed else "fail", explanation=explanation,
+        trace_id=where.trace_id, span_id=span_id if where.trace_id else None, grader=grader,
+        scenario=scenario, step=step, check=number, tool_name=tool_name, agent_name=agent, model=where.model,
+    )
+
+
+def _tool_check(check: Mapping[str, Any], config: Mapping[str, Any] | None,
+                calls: Sequence[Mapping[str, Any]]) -> tuple[str | None, Mapping[str, Any] | None]:
+    """The tool a ``tool_usage`` check expects, and the call it matched (``None``: none, or unknown)."""
+    if config is not None:
+        expected = config.get("tool_name")
+        arguments = config.get("arguments") or {}
+        for call in calls:  # ECP runtime's rule: name equal (when given), expected arguments a subset
+            name = call.get("name") or call.get("tool") or call.get("id")
+            args = call.get("arguments") or call.get("args") or {}
+            if expected and name != expected:
+                continue
+            if isinstance(args, dict) and all(k in args and args[k] == v for k, v in arguments.items()):
+                return expected or name, call
+            if not isinstance(args, dict) and not arguments:
+                return expected or name, call
+        return expected, None
+    reasoning = str(check.get("reasoning") or "")
+    found = _FOUND_TOOL.match(reasoning)
+    if found:  # without the manifest, a call is attributed only when its name is unambiguous
+        same = [c for c in calls if (c.get("name") or c.get("tool") or c.get("id")) == found.group(1)]
+        return found.group(1), same[0] if len(same) == 1 else None
+    missing = _MISSING_TOOL.match(reasoning)
+    return (missing.group(1) if missing else None), None
+
+
+# -- finding the step in the traces ------------------------------------------------------------
+
+class _SpanIndex:
+    """The given spans by span id, and the roots of each trace in start order."""
+
+    def __init__(self, spans: Iterable[Any]):
+        self.trace_of: dict[str, str] = {}
+        self.roots: dict[str, list[Any]] = {}
+        self.step_roots: list[Any] = []
+        for span in sorted(spans, key=lambda s: s.start_time or 0):
+            ctx = span.context
+            if ctx is None:
+                continue
+            trace_hex = f"{ctx.trace_id:032x}"
+            self.trace_of[f"{ctx.span_id:016x}"] = trace_hex
+            if span.parent is None:
+                self.roots.setdefault(trace_hex, []).append(span)
+                if span.name == "agent/step":
+                    self.step_roots.append(span)
+        self._used: set[int] = set()
+
+    def root_by_input(self, text: Any) -> Any | None:
+        for span in self.step_roots:
+            if id(span) not in self._used and (span.attributes or {}).get(A.INPUT_VALUE) == text:
+                self._used.add(id(span))
+                return span
+        return None
+
+
+def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
+    records = _log_records(step.get("logs"))
+    where = _Step(tool_calls=[c for c in step.get("tool_calls") or [] if isinstance(c, dict)])
+    if records:
+        ids = {r.get("span_id") for r in records}
+        root = next((r for r in records if r.get("parent_id") not in ids), records[0])
+        where.root_span_id = root.get("span_id")
+        where.trace_id = root.get("trace_id") or (index.trace_of.get(str(where.root_span_id)) if index else None)
+        agents = [r["attributes"].get(A.GEN_AI_AGENT_NAME) for r in records
+                  if r.get("kind") == "agent" and isinstance(r.get("attributes"), dict)]
+        where.agent_name = next((a for a in agents if a), None)
+        models = {r["attributes"].get(A.GEN_AI_REQUEST_MODEL) for r in records
+                  if r.get("kind") == "model" and isinstance(r.get("attributes"), dict)} - {None}
+        where.model = models.pop() if len(models) == 1 else None
+        if where.trace_id is None:
+            where.root_span_id = None
+        return where
+    error = _ERROR_TRACE.search(str(step.get("error") or ""))
+    if error:  # the trace is known even without spans: results go on the trace
+        where.trace_id = error.group(1)
+    if index is None:
+        return where
+    root = None
+    if error and index.roots.get(error.group(1)):
+        root = index.roots[error.group(1)][0]
+    elif not error and step.get("status") != "skipped":
+        root = index.root_by_input(step.get("input"))
+    if root is not None:
+        where.trace_id = f"{root.context.trace_id:032x}"
+        where.root_span_id = f"{root.context.span_id:016x}"
+    return where
+
+
+def _log_records(logs: Any) -> list[dict[str, Any]]:
+    """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as span records."""
+    if isinstance(logs, str):
+        try:
+            logs = json.loads(logs)
+        except ValueError:
+            return []
+    if not isinstance(logs, list):
+        return []
+    return [r for r in logs if isinstance(r, dict) and isinstance(r.get("span_id"), str)]
+
+
+def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
+    """``graders[scenario][step]``: each grader config of the manifest (``[]`` where unknown)."""
+    if manifest is None:
+        return []
+    if not isinstance(manifest, Mapping):
+        try:
+            import yaml
+
+            with open(manifest, encoding="utf-8") as f:
+                manifest = yaml.safe_load(f)
+        except Exception as exc:  # noqa: BLE001 - the report alone still names every check
+            logger.info("manifest %s not read (%s); tool_usage checks named from the report alone", manifest, exc)
+            return []
+    if not isinstance(manifest, Mapping):
+        return []
+    out = []
+    for scenario in manifest.get("scenarios") or []:
+        steps = scenario.get("steps") if isinstance(scenario, Mapping) else None
+        out.append([[g for g in (s.get("graders") or []) if isinstance(g, Mapping)]
+                    for s in steps or [] if isinstance(s, Mapping)])
+    return out

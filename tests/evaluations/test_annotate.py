@@ -1,0 +1,284 @@
+"""Issue 24: verdicts back into the trace. A real ``ecp run`` over ``otel-agents ecp serve`` (the
+customer-support example in plain Python, agent and faulty twin, through ``otel-agents demo``), then
+``otel-agents ecp annotate``: every check one ``gen_ai.evaluation.result`` on the span it graded.
+
+The spans each check belongs to are found here independently of the report's ``logs``: the served
+steps run one after the other, so the n-th ``agent/step`` root span of the trace file (by start
+time) is the n-th step of the report — and its ``input.value`` is that step's input.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+from otel_agents.cli import main
+from otel_agents.evaluations import EvaluationResult, evaluation_results
+from otel_agents.evaluations._langfuse import score
+from otel_agents.evaluations._phoenix import annotation
+from otel_agents.exporters.file import read_otlp_json
+from tests.backends.receiver import Receiver, value
+
+ROOT = Path(__file__).resolve().parents[2]
+OTEL_AGENTS = str(Path(sys.executable).parent / "otel-agents")
+TWINS = {"agent": "", "faulty_agent": "faulty"}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``otel-agents demo --frameworks plain_python``: twin → its output directory (report.json, trace.jsonl)."""
+    out = tmp_path_factory.mktemp("annotate") / "out"
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "plain_python", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {twin: out / "plain_python" / sub for twin, sub in TWINS.items()}
+
+
+def report_of(run: Path) -> dict[str, Any]:
+    return json.loads((run / "report.json").read_text(encoding="utf-8"))
+
+
+def steps_of(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for scenario in report["scenarios"] for step in scenario["steps"]]
+
+
+def hexid(n: int, width: int) -> str:
+    return f"{n:0{width}x}"
+
+
+def step_roots(run: Path) -> tuple[list[Any], dict[str, Any]]:
+    """The ``agent/step`` root spans in start order, and every span by span id."""
+    spans = read_otlp_json(run / "trace.jsonl")
+    roots = sorted((s for s in spans if s.parent is None and s.name == "agent/step"), key=lambda s: s.start_time)
+    return roots, {hexid(s.context.span_id, 16): s for s in spans}
+
+
+def log_records(path: Path) -> list[dict[str, Any]]:
+    """Every log record of an OTLP/JSON lines file, attributes as plain values."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        message = json.loads(line)
+        assert set(message) == {"resourceLogs"}
+        for rl in message["resourceLogs"]:
+            for sl in rl["scopeLogs"]:
+                for record in sl["logRecords"]:
+                    attrs = {a["key"]: next(iter(a["value"].values())) for a in record.get("attributes", [])}
+                    out.append({**record, "attrs": attrs})
+    return out
+
+
+def annotate(*argv: str) -> int:
+    return main(["ecp", "annotate", *argv])
+
+
+@pytest.mark.parametrize("twin", list(TWINS))
+def test_file_target_puts_every_check_on_the_span_it_graded(graded: dict[str, Path], tmp_path: Path, twin: str) -> None:
+    run = graded[twin]
+    report = report_of(run)
+    out = tmp_path / "evaluations.jsonl"
+    assert annotate(str(run / "report.json"), "-o", str(out)) == 0
+    records = log_records(out)
+    steps = steps_of(report)
+    checks = [(i, check) for i, step in enumerate(steps) for check in step["checks"]]
+    assert len(records) == len(checks) == report["total"], "one record per check"
+
+    roots, by_id = step_roots(run)
+    assert len(roots) == len(steps)
+    manifest = json.loads(json.dumps(__import__("yaml").safe_load(Path(report["manifest"]).read_text())))
+    graders = [g for sc in manifest["scenarios"] for st in sc["steps"] for g in st["graders"]]
+    for record, (i, check), grader in zip(records, checks, graders):
+        root = roots[i]
+        assert root.attributes["input.value"] == steps[i]["input"]
+        assert record["eventName"] == "gen_ai.evaluation.result"
+        assert record["traceId"] == hexid(root.context.trace_id, 32)
+        attrs = record["attrs"]
+        assert attrs["gen_ai.evaluation.score.label"] == ("pass" if check["passed"] else "fail")
+        assert attrs["gen_ai.evaluation.score.value"] == check["score"]
+        assert attrs["gen_ai.evaluation.explanation"] == check["reasoning"]  # content on (the default)
+        if grader["type"] == "tool_usage":
+            assert attrs["gen_ai.evaluation.name"] == f"tool_usage:{grader['tool_name']}"
+            assert attrs["gen_ai.tool.name"] == grader["tool_name"]
+        else:
+            assert attrs["gen_ai.evaluation.name"] == f"{grader['type']}:{grader['field']}"
+        if grader["type"] == "tool_usage" and check["passed"]:
+            tool = by_id[record["spanId"]]  # the tool span the check matched, in the step's trace
+            assert tool.attributes["gen_ai.tool.name"] == grader["tool_name"]
+            assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == grader["arguments"]
+            assert tool.context.trace_id == root.context.trace_id
+        else:
+            assert record["spanId"] == hexid(root.context.span_id, 16), "the step's root span"
+        assert attrs["gen_ai.agent.name"] == "customer_support"
+    if twin == "faulty_agent":
+        assert any(r["attrs"]["gen_ai.evaluation.score.label"] == "fail" for r in records)
+
+
+def test_traces_fallback_for_logs_without_trace_ids(graded: dict[str, Path], tmp_path: Path) -> None:
+    """Reports whose logs name no trace (older envelopes), or that have no logs at all: --traces places them."""
+    run = graded["faulty_agent"]
+    report = report_of(run)
+    expected = tmp_path / "expected.jsonl"
+    annotate(str(run / "report.json"), "-o", str(expected))
+    stripped = copy.deepcopy(report)
+    for n, step in enumerate(steps_of(stripped)):
+        if n % 2:
+            step["logs"] = None  # found by the step's input among the agent/step roots
+        else:
+            step["logs"] = json.dumps([{k: v for k, v in r.items() if k != "trace_id"} for r in json.loads(step["logs"])])
+    (tmp_path / "old.json").write_text(json.dumps(stripped), encoding="utf-8")
+
+    without = evaluation_results(stripped)
+    assert all(r.trace_id is None and r.span_id is None for r in without)
+    got = tmp_path / "got.jsonl"
+    assert annotate(str(tmp_path / "old.json"), "--manifest", report["manifest"], "--traces", str(run / "trace.jsonl"),
+                    "-o", str(got)) == 0
+    ids = lambda path: [(r["traceId"], r["spanId"], r["attrs"]["gen_ai.evaluation.name"]) for r in log_records(path)]
+    assert ids(got) == ids(expected)
+
+
+def test_content_off_leaves_no_reasoning_anywhere(graded: dict[str, Path], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    run = graded["faulty_agent"]
+    report = report_of(run)
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")
+    out = tmp_path / "evaluations.jsonl"
+    assert annotate(str(run / "report.json"), "-o", str(out)) == 0
+    text = out.read_text(encoding="utf-8")
+    results = evaluation_results(report)
+    sent = text + json.dumps([annotation(r) for r in results]) + json.dumps([score(r) for r in results])
+    assert "gen_ai.evaluation.explanation" not in text
+    for step in steps_of(report):
+        assert step["input"] not in sent and step["output"] not in sent
+        for check in step["checks"]:
+            assert check["reasoning"] not in sent
+    for quoted in ("A100 (wireless headphones)", "order_id", "Calls seen", "Expected"):
+        assert quoted not in sent
+
+
+def test_otlp_target_sends_the_same_records(graded: dict[str, Path], tmp_path: Path) -> None:
+    run = graded["faulty_agent"]
+    file_out = tmp_path / "evaluations.jsonl"
+    annotate(str(run / "report.json"), "-o", str(file_out))
+    with Receiver() as rx:
+        assert annotate(str(run / "report.json"), "--to", "otlp", "-o", rx.url + "/v1/logs") == 0
+        requests = [r for r in rx.requests if r.path == "/v1/logs"]
+    assert requests and requests[0].headers["content-type"] == "application/x-protobuf"
+    wire = []
+    for request in requests:
+        message = ExportLogsServiceRequest()
+        message.ParseFromString(request.payload())
+        for rl in message.resource_logs:
+            for sl in rl.scope_logs:
+                assert sl.scope.name == "otel_agents.evaluations"
+                for rec in sl.log_records:
+                    attrs = {kv.key: value(kv.value) for kv in rec.attributes}
+                    wire.append((rec.event_name, rec.trace_id.hex(), rec.span_id.hex(),
+                                 attrs["gen_ai.evaluation.name"], attrs["gen_ai.evaluation.score.label"]))
+    expected = [("gen_ai.evaluation.result", r["traceId"], r["spanId"], r["attrs"]["gen_ai.evaluation.name"],
+                 r["attrs"]["gen_ai.evaluation.score.label"]) for r in log_records(file_out)]
+    assert wire == expected
+
+
+def test_langfuse_scores_request_shape(graded: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Langfuse public API ``POST /api/public/scores``: Basic auth, one JSON CreateScoreRequest per check."""
+    run = graded["faulty_agent"]
+    report = report_of(run)
+    file_out = tmp_path / "evaluations.jsonl"
+    annotate(str(run / "report.json"), "-o", str(file_out))
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-annotate")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-annotate-SECRET")
+    with Receiver() as rx:
+        assert annotate(str(run / "report.json"), "--to", "langfuse", "-o", rx.url) == 0
+        assert annotate(str(run / "report.json"), "--to", "langfuse", "-o", rx.url) == 0  # sent twice: same ids
+        requests = list(rx.requests)
+    records = log_records(file_out)
+    assert len(requests) == 2 * len(records)
+    first, second = requests[:len(records)], requests[len(records):]
+    checks = [c for step in steps_of(report) for c in step["checks"]]
+    for request, again, record, check in zip(first, second, records, checks):
+        assert request.path == "/api/public/scores" and request.method == "POST"
+        assert request.headers["content-type"] == "application/json"
+        assert request.headers["authorization"] == "Basic " + base64.b64encode(b"pk-lf-annotate:sk-lf-annotate-SECRET").decode()
+        body = json.loads(request.body)
+        assert set(body) == {"id", "traceId", "observationId", "name", "value", "dataType", "comment", "metadata"}
+        assert body["traceId"] == record["traceId"] and body["observationId"] == record["spanId"]
+        assert body["name"] == record["attrs"]["gen_ai.evaluation.name"]
+        assert body["value"] == check["score"] and body["dataType"] == "NUMERIC"
+        assert body["comment"] == check["reasoning"]
+        assert body["metadata"]["label"] == ("pass" if check["passed"] else "fail")
+        assert json.loads(again.body)["id"] == body["id"], "re-sending updates the score, not a new one"
+    assert len({json.loads(r.body)["id"] for r in first}) == len(first)
+
+
+def test_langfuse_needs_its_keys(graded: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("LANGFUSE_PUBLIC_KEY", raising=False)
+    monkeypatch.delenv("LANGFUSE_SECRET_KEY", raising=False)
+    assert annotate(str(graded["agent"] / "report.json"), "--to", "langfuse", "-o", "http://127.0.0.1:9") == 2
+    assert "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY" in capsys.readouterr().err
+
+
+def test_tool_checks_named_without_the_manifest(graded: dict[str, Path]) -> None:
+    """The manifest gone: tool_usage checks are still named by their tool (from ECP's reasoning); a passing
+    one is put on the tool span only when the step called that tool once."""
+    report = report_of(graded["agent"])
+    with_manifest = evaluation_results(report)
+    report["manifest"] = "/nonexistent/manifest.yaml"
+    without = evaluation_results(report)
+    assert [r.name for r in without] == [r.name for r in with_manifest]
+    # the correct agent calls each tool once per step: every passing tool check still finds its tool span
+    assert [(r.trace_id, r.span_id) for r in without] == [(r.trace_id, r.span_id) for r in with_manifest]
+    roots = {(r.scenario, r.step): r.span_id for r in without if r.grader == "text_match"}
+    on_tools = [r for r in without if r.grader == "tool_usage" and r.span_id != roots[(r.scenario, r.step)]]
+    assert len(on_tools) == 8 and all(r.passed for r in on_tools)
+
+
+def test_bad_report_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "r.json").write_text('{"passed": 1}', encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json")) == 2
+    assert "not an ecp run JSON report" in capsys.readouterr().err
+    (tmp_path / "r.json").write_text("{", encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json")) == 2
+    assert "not JSON" in capsys.readouterr().err
+
+
+def test_annotator_kind_and_unplaced_results() -> None:
+    """llm_judge is an LLM annotator in Phoenix, the other graders CODE; a check without a trace is not sent."""
+    judge = EvaluationResult(name="llm_judge:public_output", score=0.0, label="fail", explanation="too vague",
+                             trace_id="ab" * 16, span_id="cd" * 8, grader="llm_judge", scenario="s", step=1, check=1)
+    assert annotation(judge)["annotator_kind"] == "LLM"
+    assert annotation(judge)["result"] == {"label": "fail", "score": 0.0, "explanation": "too vague"}
+    code = EvaluationResult(name="execution:agent", score=0.0, label="fail", explanation=None, trace_id=None,
+                            span_id=None, grader="execution", scenario="s", step=2, check=1)
+    assert annotation(code)["annotator_kind"] == "CODE"
+    from otel_agents.evaluations import annotate_phoenix
+
+    delivery = annotate_phoenix([code], "http://127.0.0.1:9")  # nothing to send: no request made
+    assert (delivery.sent, delivery.skipped, delivery.failed) == (0, 1, [])
+
+
+def test_failed_step_goes_on_the_trace_its_error_names(graded: dict[str, Path]) -> None:
+    """A step the agent failed keeps no logs, only ecp serve's error (whose data names the trace): its
+    execution check goes on that trace (its root span when the trace file is given)."""
+    run = graded["agent"]
+    report = report_of(run)
+    roots, _ = step_roots(run)
+    step = steps_of(report)[0]
+    trace_hex = hexid(roots[0].context.trace_id, 32)
+    step.update(logs=None, tool_calls=[], status="failed", output=None,
+                error=f"RPC call failed (agent/step) at scenario='order status', step=1: agent/step returned error: "
+                      f"{{'code': -32000, 'message': 'agent raised ValueError', 'data': {{'type': 'ValueError', "
+                      f"'trace_id': '{trace_hex}'}}}}",
+                checks=[{"type": "execution", "field": "agent", "passed": False, "score": 0.0, "reasoning": "x"}])
+    [alone] = [r for r in evaluation_results(report) if r.grader == "execution"]
+    assert (alone.name, alone.label, alone.trace_id, alone.span_id) == ("execution:agent", "fail", trace_hex, None)
+    assert score(alone)["traceId"] == trace_hex and "observationId" not in score(alone)
+    [placed] = [r for r in evaluation_results(report, read_otlp_json(run / "trace.jsonl")) if r.grader == "execution"]
+    assert (placed.trace_id, placed.span_id) == (trace_hex, hexid(roots[0].context.span_id, 16))
