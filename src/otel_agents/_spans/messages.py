@@ -38,7 +38,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence, Union
 
@@ -274,13 +273,12 @@ def media_bytes(data: bytes | str) -> bytes | None:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         pass
-    try:  # base64 wrapped in lines (MIME, PEM style)
-        return base64.b64decode(_LINE_BREAKS.sub("", data), validate=True)
-    except (binascii.Error, ValueError, TypeError):
+    if not isinstance(data, str) or "\n" not in data:
         return None
-
-
-_LINE_BREAKS = re.compile(r"[\r\n]+")
+    try:  # base64 wrapped in lines (MIME, PEM style)
+        return base64.b64decode(data.replace("\r", "").replace("\n", ""), validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _blob(part: BlobPart, media_budget: int) -> dict[str, Any]:
@@ -419,6 +417,8 @@ def _media_url(part: Part, media_budget: int) -> str | None:
     if type(part) is UriPart:
         return part.uri
     if type(part) is BlobPart:
+        if isinstance(part.data, str) and len(part.data) > 2 * media_budget + 64:
+            return None  # base64 text this long is over the budget: no need to decode it
         raw = media_bytes(part.data)
         if raw is None or len(raw) > media_budget:
             return None
