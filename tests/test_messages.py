@@ -169,6 +169,19 @@ def test_secrets_in_parts_are_redacted(telemetry: Telemetry, exporter: Any) -> N
     assert key not in dump and "hunter2" not in dump
 
 
+def test_token_shapes_in_names_ids_and_mime_types_are_redacted(telemetry: Telemetry, exporter: Any) -> None:
+    """Every string a part serialises is scanned, not only its content: a key pasted as a file id,
+    a participant name, a tool call's name or id, a MIME type or a generic part's type never escapes."""
+    from otel_agents._spans import GenericPart
+
+    key = "sk-proj-" + "B" * 40
+    attrs = _model_span(
+        telemetry, exporter,
+        input=[ChatMessage("user", parts=[FilePart(key, "document"), BlobPart(PNG, "image", f"image/png; k={key}"),
+                                          GenericPart(key, {"a": 1})], name=key)],
+        output=[ChatMessage("assistant", parts=[ToolCallPart(key, {"a": 1}, key)])])
+    assert key not in json.dumps(attrs)
+
 def test_legacy_shorthand_is_parts() -> None:
     m = ChatMessage("assistant", "hi", [ToolCallPart("t", {"a": 1}, "c")])
     assert m.parts == [TextPart("hi"), ToolCallPart("t", {"a": 1}, "c")]
