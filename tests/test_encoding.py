@@ -114,3 +114,15 @@ def test_truncation_always_valid_json_within_budget(value, budget: int) -> None:
     json.loads(text)
     if not cut:
         assert json.loads(text) == json.loads(dumps(data))
+
+
+def test_binary_past_the_media_budget_is_summarised_not_base64(monkeypatch) -> None:
+    """Binary bytes (a tool returning an image) are media: past OTEL_AGENTS_MAX_MEDIA_BYTES they keep
+    size and SHA-256 only, so a 5 MB result is never base64-encoded whole to be cut afterwards."""
+    import hashlib
+
+    big = b"\xff" + bytes(range(256)) * 20_000
+    assert to_jsonable({"image": big}) == {"image": f"<bytes: {len(big)} bytes, sha256 {hashlib.sha256(big).hexdigest()}>"}
+    assert to_jsonable(memoryview(b"\xff\x00")) == "base64:/wA="  # within the budget: inline
+    monkeypatch.setenv("OTEL_AGENTS_MAX_MEDIA_BYTES", "1")
+    assert to_jsonable(b"\xff\x00").startswith("<bytes: 2 bytes, sha256 ")

@@ -169,6 +169,19 @@ def test_secrets_in_parts_are_redacted(telemetry: Telemetry, exporter: Any) -> N
     assert key not in dump and "hunter2" not in dump
 
 
+def test_token_shapes_in_names_ids_and_mime_types_are_redacted(telemetry: Telemetry, exporter: Any) -> None:
+    """Every string a part serialises is scanned, not only its content: a key pasted as a file id,
+    a participant name, a tool call's name or id, a MIME type or a generic part's type never escapes."""
+    from otel_agents._spans import GenericPart
+
+    key = "sk-proj-" + "B" * 40
+    attrs = _model_span(
+        telemetry, exporter,
+        input=[ChatMessage("user", parts=[FilePart(key, "document"), BlobPart(PNG, "image", f"image/png; k={key}"),
+                                          GenericPart(key, {"a": 1})], name=key)],
+        output=[ChatMessage("assistant", parts=[ToolCallPart(key, {"a": 1}, key)])])
+    assert key not in json.dumps(attrs)
+
 def test_legacy_shorthand_is_parts() -> None:
     m = ChatMessage("assistant", "hi", [ToolCallPart("t", {"a": 1}, "c")])
     assert m.parts == [TextPart("hi"), ToolCallPart("t", {"a": 1}, "c")]
@@ -176,3 +189,18 @@ def test_legacy_shorthand_is_parts() -> None:
     tool = ChatMessage("tool", {"ok": True}, tool_call_id="c")
     assert tool.parts == [ToolCallResponsePart({"ok": True}, "c")] and tool.tool_call_id == "c"
     assert ChatMessage("assistant", parts=[ReasoningPart("x"), TextPart("a"), TextPart("b")]).text == "ab"
+
+
+def test_blob_text_that_is_not_base64_is_never_inlined(telemetry: Telemetry, exporter: Any) -> None:
+    """Plain text given as a blob's data (lenient base64 decoding would accept it by dropping the
+    spaces and punctuation) keeps only its size and hash: inlined, its secrets would escape redaction."""
+    key = "sk-proj-" + "A" * 40
+    text = f"note api_key: {key}"  # decodes leniently: "noteapikeyskproj" + A*40
+    wrapped = base64.encodebytes(PNG).decode()  # base64 in 76-character lines is still base64
+    attrs = _model_span(telemetry, exporter, input=[ChatMessage("user", parts=[
+        BlobPart(text, "image", "image/png"), BlobPart(wrapped, "image", "image/png")])])
+    parts = json.loads(attrs["gen_ai.input.messages"])[0]["parts"]
+    assert parts[0]["content"] == "" and parts[0]["otel_agents.truncated"] is True
+    assert parts[0]["otel_agents.sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert parts[1]["content"] == wrapped
+    assert key not in json.dumps(attrs)

@@ -249,6 +249,33 @@ def test_bad_report_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "not JSON" in capsys.readouterr().err
 
 
+
+@pytest.mark.parametrize("report, where", [
+    ({"scenarios": [1]}, "scenarios[0] is not an object"),
+    ({"scenarios": [{"steps": 5}]}, "scenarios[0].steps is not a list"),
+    ({"scenarios": [{"steps": [None]}]}, "scenarios[0].steps[0] is not an object"),
+    ({"scenarios": [{"steps": [{"checks": 5}]}]}, "scenarios[0].steps[0].checks is not a list"),
+    ({"scenarios": [{"steps": [{"checks": [{}], "tool_calls": {}}]}]}, "scenarios[0].steps[0].tool_calls is not a list"),
+    ({"scenarios": [{"steps": [{"checks": [{"type": "x"}, 5]}]}]}, "scenarios[0].steps[0].checks[1] is not an object"),
+])
+def test_malformed_report_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          report: dict[str, Any], where: str) -> None:
+    """A report whose scenarios, steps or checks have the wrong shape: exit 2, the field named, no traceback."""
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json")) == 2
+    assert where in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("manifest", ["scenarios: 5", "scenarios: [{steps: 5}]", "scenarios: [{steps: [{graders: 5}]}]",
+                                      "scenarios: [{steps: [{graders: [{type: tool_usage, arguments: [1]}]}]}]"])
+def test_malformed_manifest_names_checks_from_the_report(tmp_path: Path, manifest: str) -> None:
+    report = {"scenarios": [{"steps": [{"checks": [{"type": "tool_usage", "passed": True}],
+                                        "tool_calls": [{"name": "t", "arguments": {"a": 1}}]}]}]}
+    (tmp_path / "m.yaml").write_text(manifest, encoding="utf-8")
+    (result,) = evaluation_results(report, manifest=str(tmp_path / "m.yaml"))
+    assert result.label == "pass" and result.name.startswith("tool_usage:")
+    assert evaluation_results({**report, "manifest": 0})[0].label == "pass"  # not opened as a file descriptor
+
 def test_annotator_kind_and_unplaced_results() -> None:
     """llm_judge is an LLM annotator in Phoenix, the other graders CODE; a check without a trace is not sent."""
     judge = EvaluationResult(name="llm_judge:public_output", score=0.0, label="fail", explanation="too vague",

@@ -41,6 +41,16 @@ def test_fold_to_file(rec, tmp_path, capsys):
     assert check(envelopes) == fold(rec.spans)
 
 
+def test_output_that_is_the_input_is_refused(rec, tmp_path, capsys):
+    """`fold T -o T` (or a link to T) would truncate the traces before reading them: exit 2, T intact."""
+    path = traces(rec, tmp_path)
+    before = path.read_bytes()
+    (tmp_path / "link.jsonl").symlink_to(path)
+    for out in (path, tmp_path / "link.jsonl"):
+        assert main(["fold", str(path), "-o", str(out)]) == 2
+        assert "is the input file" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
 def test_malformed_lines_are_reported_and_skipped(rec, tmp_path, capsys):
     """Issue 7: a malformed line is reported with its line number and skipped; the rest is folded; exit 1."""
     path = traces(rec, tmp_path)

@@ -14,6 +14,7 @@ import dataclasses
 import datetime as _dt
 import decimal
 import enum
+import hashlib
 import json
 import math
 import pathlib
@@ -47,12 +48,28 @@ def _float(x: float) -> Any:
     return x if math.isfinite(x) else str(x)
 
 
+def _bytes(obj: bytes | bytearray | memoryview) -> str:
+    """UTF-8 text, ``base64:``-prefixed binary within the media budget, else a summary that
+    keeps size and SHA-256 (binary past the budget is media: never inlined, never base64-encoded)."""
+    from .settings import Settings  # late: settings is a leaf module; keep this one import-free
+
+    raw = obj if isinstance(obj, bytes) else bytes(obj)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if len(raw) <= Settings().media_budget():
+        return "base64:" + base64.b64encode(raw).decode("ascii")
+    return f"<bytes: {len(raw)} bytes, sha256 {hashlib.sha256(raw).hexdigest()}>"
+
+
 def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) -> Any:
     """Convert ``obj`` into data ``json.dumps`` accepts without a ``default``.
 
     Handles pydantic models (``model_dump``), dataclasses, datetimes/dates/times
     (ISO 8601), UUIDs, Decimals (as strings, exact), sets (sorted when
-    possible), paths, bytes (UTF-8 text, or ``base64:``-prefixed), enums,
+    possible), paths, bytes (UTF-8 text, ``base64:``-prefixed within the media budget, else
+    ``<bytes: N bytes, sha256 HEX>``), enums,
     mappings with non-string keys (keys stringified), circular references
     (``"<circular: T>"``) and anything else (``repr``). Never raises.
     """
@@ -74,11 +91,7 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
         if isinstance(obj, enum.Enum):
             return to_jsonable(obj.value, seen, d)
         if isinstance(obj, (bytes, bytearray, memoryview)):
-            raw = bytes(obj)
-            try:
-                return raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return "base64:" + base64.b64encode(raw).decode("ascii")
+            return _bytes(obj)
         if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
             return obj.isoformat()
         if isinstance(obj, _dt.timedelta):

@@ -263,11 +263,20 @@ def normalize_finish_reason(reason: object) -> str:
 
 
 def media_bytes(data: bytes | str) -> bytes | None:
-    """The raw bytes of a blob's data (base64 text decoded), ``None`` if it is not base64."""
+    """The raw bytes of a blob's data (base64 text decoded), ``None`` if it is not base64.
+
+    Decoding is strict (line breaks aside): lenient decoding drops every character outside
+    the alphabet, so plain text would pass as "base64" and be inlined unredacted."""
     if isinstance(data, (bytes, bytearray, memoryview)):
         return bytes(data)
     try:
-        return base64.b64decode(data, validate=False)
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        pass
+    if not isinstance(data, str) or "\n" not in data:
+        return None
+    try:  # base64 wrapped in lines (MIME, PEM style)
+        return base64.b64decode(data.replace("\r", "").replace("\n", ""), validate=True)
     except (binascii.Error, ValueError):
         return None
 
@@ -408,6 +417,8 @@ def _media_url(part: Part, media_budget: int) -> str | None:
     if type(part) is UriPart:
         return part.uri
     if type(part) is BlobPart:
+        if isinstance(part.data, str) and len(part.data) > 2 * media_budget + 64:
+            return None  # base64 text this long is over the budget: no need to decode it
         raw = media_bytes(part.data)
         if raw is None or len(raw) > media_budget:
             return None

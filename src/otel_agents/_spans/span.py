@@ -38,8 +38,8 @@ from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
 from . import encoding
 from .guard import guard, report_internal_error
-from .messages import (ChatMessage, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
-                       ToolDefinition, UriPart, genai_messages, genai_part, genai_tool_definitions, last_text,
+from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
+                       ToolCallResponsePart, ToolDefinition, UriPart, genai_messages, genai_part, genai_tool_definitions, last_text,
                        normalize_finish_reason, openinference_messages, openinference_tool_schema)
 from .metrics import GenAIMetrics
 from .redaction import redact_data, redact_text
@@ -54,6 +54,11 @@ _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.defin
 _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
 _CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
 _REDACTION_MARGIN = 256  # characters scanned past the content budget, so a secret starting inside it is seen whole
+
+
+def _redacted_label(value: Any) -> Any:
+    """A name, id or MIME type with known token shapes redacted (they are short: scanned whole)."""
+    return redact_text(value) if isinstance(value, str) and value else value
 
 
 def otel_value(value: Any) -> Any:
@@ -422,21 +427,26 @@ class SemanticSpan:
 
     def _redacted_message(self, m: ChatMessage) -> ChatMessage:
         return ChatMessage(m.role, parts=[self._redacted_part(p) for p in m.parts], finish_reason=m.finish_reason,
-                           name=m.name)
+                           name=_redacted_label(m.name))
 
     def _redacted_part(self, p: Part) -> Part:
-        """``p`` with its content redacted (media bytes and file ids are not text to scan)."""
+        """``p`` with its content redacted, and the token shapes in its names and ids (media bytes
+        are not text to scan)."""
         t = type(p)
         if t is TextPart or t is ReasoningPart:
             return t(self._redacted(p.content))
         if t is ToolCallPart:
-            return ToolCallPart(p.name, self._redacted(p.arguments), p.id)
+            return ToolCallPart(_redacted_label(p.name), self._redacted(p.arguments), _redacted_label(p.id))
         if t is ToolCallResponsePart:
-            return ToolCallResponsePart(self._redacted(p.response), p.id)
+            return ToolCallResponsePart(self._redacted(p.response), _redacted_label(p.id))
         if t is UriPart:
-            return UriPart(self._redacted(p.uri), p.modality, p.mime_type)
+            return UriPart(self._redacted(p.uri), p.modality, _redacted_label(p.mime_type))
+        if t is FilePart:
+            return FilePart(_redacted_label(p.file_id), p.modality, _redacted_label(p.mime_type))
+        if t is BlobPart:
+            return BlobPart(p.data, p.modality, _redacted_label(p.mime_type))
         if t is GenericPart:
-            return GenericPart(p.type, self._redacted(dict(p.fields)))
+            return GenericPart(_redacted_label(p.type), self._redacted(dict(p.fields)))
         return p
 
     def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:

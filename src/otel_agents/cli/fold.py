@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, TextIO
 
@@ -53,6 +54,13 @@ def _strict_json(envelope: dict[str, Any]) -> str:
         return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
 class _WriteError(Exception):
     """Writing an envelope failed (wraps the ``OSError``)."""
 
@@ -62,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     from ..exporters.file import MalformedLine, iter_otlp_json
 
     out: TextIO = sys.stdout
+    if args.output and args.traces != "-" and _same_file(args.traces, args.output):
+        print(f"otel-agents fold: -o {args.output} is the input file: writing it would erase the traces",
+              file=sys.stderr)
+        return 2
     if args.output:
         try:
             out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below

@@ -138,7 +138,30 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
+    problem = _shape_problem(report)
+    if problem:
+        raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report ({problem})")
     return report
+
+
+def _shape_problem(report: Mapping[str, Any]) -> str | None:
+    """Where the report's scenarios/steps/checks differ from the shapes ``ecp run`` writes, or ``None``."""
+    for i, scenario in enumerate(report["scenarios"]):
+        if not isinstance(scenario, dict):
+            return f"scenarios[{i}] is not an object"
+        steps = scenario.get("steps")
+        if steps is not None and not isinstance(steps, list):
+            return f"scenarios[{i}].steps is not a list"
+        for j, step in enumerate(steps or []):
+            if not isinstance(step, dict):
+                return f"scenarios[{i}].steps[{j}] is not an object"
+            for key in ("checks", "tool_calls"):
+                if step.get(key) is not None and not isinstance(step[key], list):
+                    return f"scenarios[{i}].steps[{j}].{key} is not a list"
+            for k, check in enumerate(step.get("checks") or []):
+                if not isinstance(check, dict):
+                    return f"scenarios[{i}].steps[{j}].checks[{k}] is not an object"
+    return None
 
 
 def evaluation_results(report: Mapping[str, Any], spans: Iterable[Any] | None = None, *,
@@ -213,7 +236,8 @@ def _tool_check(check: Mapping[str, Any], config: Mapping[str, Any] | None,
     """The tool a ``tool_usage`` check expects, and the call it matched (``None``: none, or unknown)."""
     if config is not None:
         expected = config.get("tool_name")
-        arguments = config.get("arguments") or {}
+        arguments = config.get("arguments")
+        arguments = arguments if isinstance(arguments, Mapping) else {}
         for call in calls:  # ECP runtime's rule: name equal (when given), expected arguments a subset
             name = call.get("name") or call.get("tool") or call.get("id")
             args = call.get("arguments") or call.get("args") or {}
@@ -312,6 +336,8 @@ def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
     if manifest is None:
         return []
     if not isinstance(manifest, Mapping):
+        if not isinstance(manifest, (str, os.PathLike)):
+            return []  # a report's "manifest" of another type (an int would be opened as a file descriptor)
         try:
             import yaml
 
@@ -323,8 +349,13 @@ def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
     if not isinstance(manifest, Mapping):
         return []
     out = []
-    for scenario in manifest.get("scenarios") or []:
-        steps = scenario.get("steps") if isinstance(scenario, Mapping) else None
-        out.append([[g for g in (s.get("graders") or []) if isinstance(g, Mapping)]
-                    for s in steps or [] if isinstance(s, Mapping)])
+    for scenario in _list(manifest.get("scenarios")):
+        steps = _list(scenario.get("steps")) if isinstance(scenario, Mapping) else []
+        out.append([[g for g in _list(s.get("graders")) if isinstance(g, Mapping)]
+                    for s in steps if isinstance(s, Mapping)])
     return out
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else ``[]`` (a malformed manifest names nothing)."""
+    return value if isinstance(value, list) else []
