@@ -209,19 +209,29 @@ def response_body(text: str = "Order A100 has shipped.", *, status: str = "compl
             "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}}}
 
 
-def responses_stream(text: str = "Order A100 has shipped.", *, usage: dict | None = RESPONSES_USAGE,
-                     trailing: bool = True) -> bytes:
+def responses_stream(text: str = "Order A100 has shipped.", *, usage: dict | None = RESPONSES_USAGE) -> bytes:
     whole = response_body(text, usage=usage)
     created = {**whole, "status": "in_progress", "output": [], "usage": None}
+    reasoning, message = whole["output"]
+    empty_message = {**message, "status": "in_progress", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    delta = {"item_id": "msg_1", "output_index": 1, "content_index": 0, "logprobs": []}
     events = [
-        ("response.created", {"type": "response.created", "sequence_number": 0, "response": created}),
-        ("response.output_text.delta", {"type": "response.output_text.delta", "sequence_number": 1, "item_id": "msg_1",
-                                        "output_index": 1, "content_index": 0, "delta": text[:9], "logprobs": []}),
-        ("response.output_text.delta", {"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_1",
-                                        "output_index": 1, "content_index": 0, "delta": text[9:], "logprobs": []}),
-        ("response.completed", {"type": "response.completed", "sequence_number": 3, "response": whole}),
+        {"type": "response.created", "response": created},
+        {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+        {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+        {"type": "response.output_item.added", "output_index": 1, "item": empty_message},
+        {"type": "response.content_part.added", "item_id": "msg_1", "output_index": 1, "content_index": 0,
+         "part": part},
+        {"type": "response.output_text.delta", **delta, "delta": text[:9]},
+        {"type": "response.output_text.delta", **delta, "delta": text[9:]},
+        {"type": "response.output_text.done", **delta, "text": text},
+        {"type": "response.content_part.done", "item_id": "msg_1", "output_index": 1, "content_index": 0,
+         "part": {**part, "text": text}},
+        {"type": "response.output_item.done", "output_index": 1, "item": message},
+        {"type": "response.completed", "response": whole},
     ]
-    return sse(events)
+    return sse((e["type"], {**e, "sequence_number": i}) for i, e in enumerate(events))
 
 
 def embeddings_body(n: int = 1, dim: int = 3) -> dict[str, Any]:

@@ -41,6 +41,7 @@ exception is returned unchanged.
 from __future__ import annotations
 
 import inspect
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -57,6 +58,17 @@ def field_of(obj: Any, key: str, default: Any = None) -> Any:
         return default
     value = obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
     return default if value is None else value
+
+
+def json_arguments(value: Any) -> Any:
+    """Tool-call arguments as the provider sent them (JSON text) decoded to an object when they parse,
+    so every provider's calls read alike; text that does not parse (cut short) is kept as it came."""
+    if isinstance(value, str) and value.strip():
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def token_count(value: Any) -> int | None:

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
 from ..._spans.messages import BlobPart
-from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
+from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
 
 
 def _content_parts(content: Any) -> list[Part]:
@@ -53,7 +53,7 @@ def _tool_calls(calls: Any) -> list[ToolCallPart]:
     for call in calls or ():
         function = field_of(call, "function") or field_of(call, "custom")
         out.append(ToolCallPart(field_of(function, "name", ""),
-                                field_of(function, "arguments") or field_of(function, "input"), field_of(call, "id")))
+                                json_arguments(field_of(function, "arguments") or field_of(function, "input")), field_of(call, "id")))
     return out
 
 

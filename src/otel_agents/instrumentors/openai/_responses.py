@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
-from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
+from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
@@ -57,7 +57,7 @@ def _summary_parts(item: Any) -> list[Part]:
 
 
 def _call_part(item: Any) -> ToolCallPart:
-    return ToolCallPart(field_of(item, "name", ""), field_of(item, "arguments") or field_of(item, "input"),
+    return ToolCallPart(field_of(item, "name", ""), json_arguments(field_of(item, "arguments") or field_of(item, "input")),
                         field_of(item, "call_id") or field_of(item, "id"))
 
 
