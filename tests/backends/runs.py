@@ -172,12 +172,33 @@ def run_crewai() -> Any:
     return str(Crew(agents=[agent], tasks=[task], verbose=False).kickoff(inputs={"question": QUESTION}))
 
 
+def _client_loop(name: str) -> Any:
+    """The customer-support loop on a provider client (``examples/customer_support/{name}_agent.py``): its
+    model spans come from the ``anthropic``/``openai`` client instrumentor, over the client's mock transport."""
+    spec = importlib.util.spec_from_file_location(f"otel_agents_example_{name}",
+                                                  REPO / f"examples/customer_support/{name}_agent.py")
+    assert spec and spec.loader
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example.agent(MANUAL_QUESTION)
+
+
+def run_anthropic() -> Any:
+    return _client_loop("anthropic")
+
+
+def run_openai() -> Any:
+    return _client_loop("openai")
+
+
 RUNS: dict[str, Callable[[], Any]] = {
     "manual": run_manual,
     "langchain": run_langchain,
     "llama_index": run_llama_index,
     "pydantic_ai": run_pydantic_ai,
     "crewai": run_crewai,
+    "anthropic": run_anthropic,
+    "openai": run_openai,
 }
 
 # OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
@@ -187,14 +208,16 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "llama_index": {"AGENT", "LLM", "TOOL"},
     "pydantic_ai": {"AGENT", "LLM", "TOOL"},
     "crewai": {"CHAIN", "AGENT", "LLM", "TOOL"},
+    "anthropic": {"AGENT", "LLM", "TOOL"},
+    "openai": {"AGENT", "LLM", "TOOL"},
 }
 
 # The runs whose fake model reports token usage.
-REPORTS_USAGE = {"manual", "langchain", "pydantic_ai"}
+REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "anthropic", "openai"}
 
 # The module each framework's own code is imported from (to tell "not installed" apart).
 _FRAMEWORK_MODULES = {"langchain": "langchain_core", "llama_index": "llama_index.core", "crewai": "crewai",
-                      "pydantic_ai": "pydantic_ai"}
+                      "pydantic_ai": "pydantic_ai", "anthropic": "anthropic", "openai": "openai"}
 
 
 def skip_reason(name: str) -> str | None:

@@ -76,7 +76,7 @@ LOOKUP_TOOL = {"name": "lookup_order", "description": "Look up an order by id.",
 
 def anthropic_message(content: list[dict[str, Any]], *, stop_reason: str = "end_turn", usage: dict | None = None,
                       id: str = "msg_01") -> dict[str, Any]:
-    return {"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": content,
+    return {"id": id, "type": "message", "role": "assistant", "model": "claude-haiku-4-5", "content": content,
             "stop_reason": stop_reason, "stop_sequence": None,
             "usage": usage if usage is not None else {"input_tokens": 10, "output_tokens": 5}}
 

@@ -22,7 +22,7 @@ from .fakes import LOOKUP_TOOL, Recorder, ac1_stream, ac1_whole, anthropic_clien
 import httpx2
 
 QUESTION = [{"role": "user", "content": "Where is order A100?"}]
-REQUEST = dict(model="claude-sonnet-4-5", max_tokens=256, messages=QUESTION, tools=[LOOKUP_TOOL],
+REQUEST = dict(model="claude-haiku-4-5", max_tokens=256, messages=QUESTION, tools=[LOOKUP_TOOL],
                system="You are a support agent.")
 
 
@@ -58,7 +58,7 @@ def test_ac1_whole_message_is_the_reference(anthropic_on: Any, exporter: Snapsho
     client.messages.create(**REQUEST)
     (span,) = model_spans(exporter)
     _assert_ac1_span(span)
-    assert span.name == "chat claude-sonnet-4-5"
+    assert span.name == "chat claude-haiku-4-5"
     assert span.attributes["gen_ai.provider.name"] == "anthropic"
     assert json.loads(span.attributes["gen_ai.system_instructions"]) == [
         {"type": "text", "content": "You are a support agent."}]
@@ -171,7 +171,7 @@ def test_ac2_order_does_not_matter(exporter: SnapshotExporter, provider: TracerP
         after.messages.create(**REQUEST)
     finally:
         inst.uninstrument()
-    assert [s.name for s in exporter.spans] == ["chat claude-sonnet-4-5"] * 2
+    assert [s.name for s in exporter.spans] == ["chat claude-haiku-4-5"] * 2
 
 
 def test_tool_results_media_and_system_blocks(anthropic_on: Any, exporter: SnapshotExporter) -> None:
@@ -180,7 +180,7 @@ def test_tool_results_media_and_system_blocks(anthropic_on: Any, exporter: Snaps
     png = base64.b64encode(b"\x89PNG" + b"\0" * 16).decode()
     pdf = base64.b64encode(b"%PDF-1.4 tiny").decode()
     client = anthropic_client(Recorder(anthropic_message([{"type": "text", "text": "Shipped."}]), http=httpx2))
-    client.messages.create(model="claude-sonnet-4-5", max_tokens=64, system=[{"type": "text", "text": "Be terse."}],
+    client.messages.create(model="claude-haiku-4-5", max_tokens=64, system=[{"type": "text", "text": "Be terse."}],
                            messages=[
                                {"role": "user", "content": [
                                    {"type": "text", "text": "What is in these?"},
@@ -294,5 +294,5 @@ def test_content_off(exporter: SnapshotExporter, provider: TracerProvider, monke
 def test_other_endpoints_are_left_alone(anthropic_on: Any, exporter: SnapshotExporter) -> None:
     """count_tokens is not a model call: no span."""
     client = anthropic_client(Recorder({"input_tokens": 12}, http=httpx2))
-    assert client.messages.count_tokens(model="claude-sonnet-4-5", messages=QUESTION).input_tokens == 12
+    assert client.messages.count_tokens(model="claude-haiku-4-5", messages=QUESTION).input_tokens == 12
     assert exporter.semantic() == []

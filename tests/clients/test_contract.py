@@ -108,7 +108,7 @@ class AnthropicLoopScenario(_LoopScenario):
         lookup = self.lookup_order
 
         def request(messages: list, tag: str) -> dict:
-            return dict(model="claude-sonnet-4-5", max_tokens=128, tools=[LOOKUP_TOOL], messages=messages,
+            return dict(model="claude-haiku-4-5", max_tokens=128, tools=[LOOKUP_TOOL], messages=messages,
                         metadata={"user_id": tag or "t"})
 
         def follow_up(messages: list, reply: Any, fail: bool, tag: str) -> list:
