@@ -212,6 +212,10 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "openai": {"AGENT", "LLM", "TOOL"},
 }
 
+# Client loops: their agent and tool spans come from the decorators (otel_agents.framework=manual), their
+# model spans from the client instrumentor; a backend shows them in one trace.
+CLIENT_LOOPS = {"anthropic", "openai"}
+
 # The runs whose fake model reports token usage.
 REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "anthropic", "openai"}
 

@@ -130,8 +130,8 @@ def ac1_stream() -> bytes:
     ])
 
 
-def anthropic_text_stream(text: str, *, usage_in: int = 10, usage_out: int = 5) -> bytes:
-    start = anthropic_message([], stop_reason=None, usage={"input_tokens": usage_in, "output_tokens": 1})  # type: ignore[arg-type]
+def anthropic_text_stream(text: str, *, usage_in: int = 10, usage_out: int = 5, id: str = "msg_01") -> bytes:
+    start = anthropic_message([], stop_reason=None, usage={"input_tokens": usage_in, "output_tokens": 1}, id=id)  # type: ignore[arg-type]
     return sse([
         ("message_start", {"type": "message_start", "message": start}),
         ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
