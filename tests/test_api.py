@@ -98,8 +98,10 @@ import otel_agents
 exporter = InMemorySpanExporter()
 provider = TracerProvider()
 provider.add_span_processor(SimpleSpanProcessor(exporter))
-assert sorted(otel_agents.instrument(provider)) == ["crewai", "langchain", "llama_index", "openai_agents", "pydantic_ai", "smolagents"]
-heavy = [m for m in ("crewai", "llama_index.core", "langchain_core", "pydantic_ai", "smolagents", "agents") if m in sys.modules]
+assert sorted(otel_agents.instrument(provider)) == ["anthropic", "crewai", "langchain", "llama_index", "openai",
+                                                    "openai_agents", "pydantic_ai", "smolagents"]
+heavy = [m for m in ("crewai", "llama_index.core", "langchain_core", "pydantic_ai", "smolagents", "agents",
+                     "anthropic", "openai") if m in sys.modules]
 assert heavy == [], heavy
 from langchain_core.runnables import RunnableLambda
 RunnableLambda(lambda x: x).with_config(run_name="late").invoke(1)

@@ -100,7 +100,7 @@ INVENTED_ID = "invented_id"
 STATUS, REFUND = "status", "refund"
 
 # One fault per step of manifest.yaml, keyed by (order id, intent); a different mix per framework
-# (and for the plain-Python agent, examples/plain_python/agent.py).
+# (and for the plain-Python agent, examples/plain_python/agent.py, and the loops on the two provider clients).
 FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
     "langchain": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): FORBIDDEN_TOOL, ("C300", REFUND): SKIPPED_POLICY,
                   ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
@@ -116,6 +116,10 @@ FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
                       ("D400", STATUS): INVENTED_ID, ("D400", REFUND): SKIPPED_POLICY},
     "plain_python": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY, ("C300", REFUND): FORBIDDEN_TOOL,
                      ("D400", STATUS): INVENTED_ID, ("D400", REFUND): INVENTED_ID},
+    "anthropic": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): FORBIDDEN_TOOL, ("C300", REFUND): SKIPPED_POLICY,
+                  ("D400", STATUS): INVENTED_ID, ("D400", REFUND): SKIPPED_POLICY},
+    "openai": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY, ("C300", REFUND): INVENTED_ID,
+               ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
 }
 
 

@@ -20,7 +20,8 @@ from importlib.metadata import PackageNotFoundError
 from opentelemetry.instrumentation import dependencies
 
 MODULES = {"langchain-core": "langchain_core", "llama-index-core": "llama_index", "crewai": "crewai",
-           "pydantic-ai-slim": "pydantic_ai", "openai-agents": "agents"}
+           "pydantic-ai-slim": "pydantic_ai", "openai-agents": "agents",
+           "anthropic": "anthropic", "openai": "openai"}
 
 
 def main(pretend: dict[str, str | None]) -> dict[str, object]:

@@ -216,6 +216,25 @@ def run_smolagents() -> Any:
     return str(agent.run(QUESTION))
 
 
+def _client_loop(name: str) -> Any:
+    """The customer-support loop on a provider client (``examples/customer_support/{name}_agent.py``): its
+    model spans come from the ``anthropic``/``openai`` client instrumentor, over the client's mock transport."""
+    spec = importlib.util.spec_from_file_location(f"otel_agents_example_{name}",
+                                                  REPO / f"examples/customer_support/{name}_agent.py")
+    assert spec and spec.loader
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example.agent(MANUAL_QUESTION)
+
+
+def run_anthropic() -> Any:
+    return _client_loop("anthropic")
+
+
+def run_openai() -> Any:
+    return _client_loop("openai")
+
+
 RUNS: dict[str, Callable[[], Any]] = {
     "manual": run_manual,
     "langchain": run_langchain,
@@ -224,6 +243,8 @@ RUNS: dict[str, Callable[[], Any]] = {
     "crewai": run_crewai,
     "smolagents": run_smolagents,
     "openai_agents": run_openai_agents,
+    "anthropic": run_anthropic,
+    "openai": run_openai,
 }
 
 # OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
@@ -235,14 +256,21 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "crewai": {"CHAIN", "AGENT", "LLM", "TOOL"},
     "smolagents": {"CHAIN", "AGENT", "LLM", "TOOL"},
     "openai_agents": {"CHAIN", "AGENT", "LLM", "TOOL"},
+    "anthropic": {"AGENT", "LLM", "TOOL"},
+    "openai": {"AGENT", "LLM", "TOOL"},
 }
 
+# Client loops: their agent and tool spans come from the decorators (otel_agents.framework=manual), their
+# model spans from the client instrumentor; a backend shows them in one trace.
+CLIENT_LOOPS = {"anthropic", "openai"}
+
 # The runs whose fake model reports token usage.
-REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents"}
+REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents", "anthropic", "openai"}
 
 # The module each framework's own code is imported from (to tell "not installed" apart).
 _FRAMEWORK_MODULES = {"langchain": "langchain_core", "llama_index": "llama_index.core", "crewai": "crewai",
-                      "pydantic_ai": "pydantic_ai", "smolagents": "smolagents", "openai_agents": "agents"}
+                      "pydantic_ai": "pydantic_ai", "smolagents": "smolagents", "openai_agents": "agents",
+                      "anthropic": "anthropic", "openai": "openai"}
 
 
 def skip_reason(name: str) -> str | None:

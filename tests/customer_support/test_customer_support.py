@@ -1,5 +1,6 @@
-"""The customer-support example graded by the real ECP runtime (issues 8 and 11), in all four frameworks
-and in plain Python (``examples/plain_python/agent.py``, decorators only, issue 11).
+"""The customer-support example graded by the real ECP runtime (issues 8, 11 and 23), in all four frameworks,
+in plain Python (``examples/plain_python/agent.py``, decorators only, issue 11) and as a hand-written loop on
+each provider client (``anthropic_agent.py``, ``openai_agent.py``, issue 23).
 
 What runs here, all offline and over loopback only:
 
@@ -35,7 +36,8 @@ BIN = Path(sys.executable).parent
 ECP = str(BIN / "ecp")
 OTEL_AGENTS = str(BIN / "otel-agents")
 INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents")
-FRAMEWORKS = (*INSTRUMENTED, "plain_python")  # plain_python: the same agent without a framework
+CLIENTS = ("anthropic", "openai")  # a hand-written loop on each provider client (issue 23)
+FRAMEWORKS = (*INSTRUMENTED, "plain_python", *CLIENTS)  # plain_python: the same agent without a framework
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
 STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"]]
 N_CHECKS = sum(len(step["graders"]) for step in STEPS)
@@ -122,7 +124,7 @@ def test_disabled_instrumentations_variable_is_honoured(monkeypatch: pytest.Monk
     """``instrument()`` skips the frameworks OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names (the standard OTel variable)."""
     from otel_agents import instrument, instrumentation_status
 
-    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", ",".join(INSTRUMENTED))
+    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", ",".join((*INSTRUMENTED, *CLIENTS)))
     assert instrument() == []
     assert not any(status.instrumented for status in instrumentation_status().values())
 

@@ -30,4 +30,33 @@ def run(args: argparse.Namespace) -> int:
     note = tracing_disabled_note()
     if note:
         print(f"  openai_agents: {note}")
+    for line in peer_warnings():
+        print(line)
     return 0
+
+
+# Other packages that instrument the same provider clients: with two on, every request is traced twice.
+PEER_CLIENT_INSTRUMENTATIONS = {
+    "openinference-instrumentation-openai": "openai",
+    "openinference-instrumentation-anthropic": "anthropic",
+    "opentelemetry-instrumentation-openai-v2": "openai",
+    "opentelemetry-instrumentation-openai": "openai",  # OpenLLMetry
+    "opentelemetry-instrumentation-anthropic": "anthropic",  # OpenLLMetry
+    "traceloop-sdk": "openai, anthropic",  # OpenLLMetry's SDK instruments both
+}
+
+
+def peer_warnings() -> list[str]:
+    """One line per installed peer instrumentation of the ``openai``/``anthropic`` clients."""
+    from importlib import metadata
+
+    lines = []
+    for dist, clients in PEER_CLIENT_INSTRUMENTATIONS.items():
+        try:
+            version = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+        lines.append(f"  note: {dist} {version} is installed and also traces the {clients} client: keep one "
+                     f"instrumentation per client on, or each request gets two model spans (turn ours off with "
+                     f"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={clients.replace(' ', '')}, or do not instrument {dist})")
+    return lines

@@ -45,5 +45,7 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("pydantic_ai", "pydantic-ai-slim", ">=2.68.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor", "pydantic_ai"),
         Framework("smolagents", "smolagents", ">=1.26.0,<2", "otel_agents.instrumentors.smolagents", "SmolagentsInstrumentor", "smolagents"),
         Framework("openai_agents", "openai-agents", ">=0.20.0,<0.21", "otel_agents.instrumentors.openai_agents", "OpenAIAgentsInstrumentor", "agents"),
+        Framework("anthropic", "anthropic", ">=2.14.0,<3", "otel_agents.instrumentors.anthropic", "AnthropicInstrumentor", "anthropic"),
+        Framework("openai", "openai", ">=2.30.0,<4", "otel_agents.instrumentors.openai", "OpenAIInstrumentor", "openai"),
     )
 }

@@ -1,4 +1,4 @@
-"""The two places where LangChain offers no callback, so we wrap a function with ``wrapt``.
+"""The places where LangChain offers no callback, so we wrap a function with ``wrapt``.
 
 1. **Run bodies see their span.** LangChain runs a runnable's body (a
    ``RunnableLambda``, a LangGraph node, a tool) inside a *fresh copy* of the
@@ -21,6 +21,16 @@
    ``Pregel.stream``/``Pregel.astream`` calling the callback manager directly.
    :func:`started_by_graph` looks past the callback-dispatch frames for those
    two functions' code; no function is wrapped.
+
+3. **A chat model's provider call sees its model span.** The model span opens in
+   ``on_chat_model_start`` but is not made current, so a provider client called
+   by the model (``ChatOpenAI`` → ``openai``, ``ChatAnthropic`` → ``anthropic``)
+   could not see it and, instrumented too, would open a second model span for
+   the same request. We wrap ``BaseChatModel._generate_with_cache`` /
+   ``_agenerate_with_cache`` (every ``invoke``/``ainvoke``/``batch`` and agent
+   step goes through them, with the run's ``run_manager``) and attach the run's
+   span around the call, detaching in the same frame. A bare ``model.stream()``
+   calls the subclass's ``_stream`` directly and is not covered (a limit).
 
 Removal only ever takes out our own wrapper: when another library wrapped the
 same function after us, ours stays in place under theirs, switched off (a plain
@@ -67,6 +77,57 @@ def _config_context_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any)
     return result
 
 
+MODEL_CALL_TARGETS = ("_generate_with_cache", "_agenerate_with_cache")  # on BaseChatModel
+
+
+def _model_call_context(args: Any, kwargs: Any) -> Any:
+    lookup = _span_context_for
+    if lookup is None:
+        return None
+    with guard("langchain.model_call_context"):
+        run_manager = kwargs.get("run_manager") if "run_manager" in kwargs else (args[2] if len(args) > 2 else None)
+        run_id = getattr(run_manager, "run_id", None)
+        return lookup(run_id) if run_id is not None else None
+    return None
+
+
+def _model_call_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    ctx = _model_call_context(args, kwargs)
+    if ctx is None:
+        return wrapped(*args, **kwargs)
+    token = otel_context.attach(ctx)
+    try:
+        return wrapped(*args, **kwargs)
+    finally:
+        otel_context.detach(token)
+
+
+def _amodel_call_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    async def call() -> Any:
+        ctx = _model_call_context(args, kwargs)
+        if ctx is None:
+            return await wrapped(*args, **kwargs)
+        token = otel_context.attach(ctx)
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            otel_context.detach(token)
+    return call()
+
+
+def _wrap_model_calls(install: bool) -> None:
+    from langchain_core.language_models.chat_models import BaseChatModel
+
+    for attr, wrapper in zip(MODEL_CALL_TARGETS, (_model_call_wrapper, _amodel_call_wrapper)):
+        current = BaseChatModel.__dict__.get(attr)
+        if current is None:
+            continue
+        if install and not _has_our_wrapper(current, wrapper):
+            wrapt.wrap_function_wrapper(BaseChatModel, attr, wrapper)
+        elif not install and getattr(current, "_self_wrapper", None) is wrapper:
+            setattr(BaseChatModel, attr, current.__wrapped__)
+
+
 def _has_our_wrapper(obj: Any, wrapper: Any) -> bool:
     """Whether ``wrapper`` (a wrapt wrapper function of ours) is anywhere in ``obj``'s ``__wrapped__`` chain."""
     for _ in range(32):
@@ -104,6 +165,8 @@ def install(span_context_for: Callable[[Any], Any]) -> None:
         with guard("langchain.patch"):
             _wrap(module_name, attr, _config_context_wrapper)
     _span_context_for = span_context_for
+    with guard("langchain.patch_model_calls"):
+        _wrap_model_calls(True)
     with guard("langchain.graph_codes"):
         _graph_codes = _load_graph_codes()
 
@@ -116,6 +179,8 @@ def remove() -> None:
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.unpatch"):
             _unwrap(module_name, attr, _config_context_wrapper)
+    with guard("langchain.unpatch_model_calls"):
+        _wrap_model_calls(False)
 
 
 def _load_graph_codes() -> frozenset[Any]:

@@ -1,0 +1,189 @@
+"""Chat Completions (``POST /chat/completions``: ``create``, ``parse``, ``stream``): request body,
+``ChatCompletion`` and the chunk stream, converted to the span layer's parts.
+
+Shapes: OpenAI API reference, Chat Completions (messages with string or typed
+content — ``text``, ``image_url``, ``input_audio``, ``file`` — ``tool_calls``,
+``tool_call_id``; chunks with ``choices[].delta`` and, with
+``stream_options.include_usage``, a last chunk whose ``choices`` is empty and
+that carries ``usage``). Usage comes only from the response: a stream without a
+usage chunk gives no token attributes (never zeros), and the request is never
+changed to ask for usage.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
+                       ToolCallResponsePart, ToolDefinition, Usage, media_part)
+from ..._spans.messages import BlobPart
+from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
+
+
+def _content_parts(content: Any) -> list[Part]:
+    if isinstance(content, str):
+        return [TextPart(content)] if content else []
+    parts: list[Part] = []
+    for item in content or ():
+        kind = field_of(item, "type")
+        if kind == "text":
+            parts.append(TextPart(field_of(item, "text", "")))
+        elif kind == "refusal":
+            parts.append(TextPart(field_of(item, "refusal", "")))
+        elif kind == "image_url":
+            parts.append(media_part(field_of(field_of(item, "image_url"), "url", ""), modality="image"))
+        elif kind == "input_audio":
+            audio = field_of(item, "input_audio")
+            fmt = field_of(audio, "format")
+            parts.append(BlobPart(field_of(audio, "data", ""), "audio", f"audio/{fmt}" if fmt else None))
+        elif kind == "file":
+            file = field_of(item, "file")
+            if field_of(file, "file_data"):
+                parts.append(media_part(field_of(file, "file_data"), modality="document"))
+            elif field_of(file, "file_id"):
+                parts.append(FilePart(field_of(file, "file_id"), "document"))
+        elif kind is not None:
+            parts.append(GenericPart(str(kind), {k: v for k, v in dict(item).items() if k != "type"}
+                                     if isinstance(item, Mapping) else {}))
+    return parts
+
+
+def _tool_calls(calls: Any) -> list[ToolCallPart]:
+    out = []
+    for call in calls or ():
+        function = field_of(call, "function") or field_of(call, "custom")
+        out.append(ToolCallPart(field_of(function, "name", ""),
+                                json_arguments(field_of(function, "arguments") or field_of(function, "input")), field_of(call, "id")))
+    return out
+
+
+def input_messages(messages: Any) -> list[ChatMessage]:
+    """The request's ``messages`` (``developer`` is a system role)."""
+    out = []
+    for m in messages or ():
+        role = field_of(m, "role", "user")
+        if role == "developer":
+            role = "system"
+        if role == "tool":
+            content = field_of(m, "content")
+            if not isinstance(content, str):
+                content = "".join(p.content for p in _content_parts(content) if isinstance(p, TextPart))
+            out.append(ChatMessage("tool", parts=[ToolCallResponsePart(content, field_of(m, "tool_call_id"))]))
+            continue
+        parts = _content_parts(field_of(m, "content")) + _tool_calls(field_of(m, "tool_calls"))
+        out.append(ChatMessage(role, parts=parts, name=field_of(m, "name")))
+    return out
+
+
+def tool_definitions(tools: Any) -> list[ToolDefinition]:
+    """The request's ``tools`` (``{"type": "function", "function": {...}}``)."""
+    out = []
+    for t in tools or ():
+        function = field_of(t, "function")
+        if function is not None:
+            out.append(ToolDefinition(field_of(function, "name", ""), field_of(function, "description"),
+                                      field_of(function, "parameters")))
+        else:
+            out.append(ToolDefinition(field_of(t, "name", str(field_of(t, "type"))), field_of(t, "description"),
+                                      None, str(field_of(t, "type", "function"))))
+    return out
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """Chat Completions usage (``prompt_tokens`` include the cached ones, as OTel GenAI counts input)."""
+    if usage is None:
+        return None
+    return Usage(input_tokens=token_count(field_of(usage, "prompt_tokens")),
+                 output_tokens=token_count(field_of(usage, "completion_tokens")),
+                 total_tokens=token_count(field_of(usage, "total_tokens")),
+                 cache_read_tokens=token_count(field_of(field_of(usage, "prompt_tokens_details"), "cached_tokens")),
+                 reasoning_tokens=token_count(field_of(field_of(usage, "completion_tokens_details"),
+                                                       "reasoning_tokens")))
+
+
+def _choice_message(message: Any, finish_reason: Any) -> ChatMessage:
+    parts: list[Part] = []
+    reasoning = field_of(message, "reasoning_content")  # OpenAI-compatible servers (DeepSeek, vLLM…)
+    if isinstance(reasoning, str) and reasoning:
+        parts.append(ReasoningPart(reasoning))
+    content = field_of(message, "content")
+    if isinstance(content, str) and content:
+        parts.append(TextPart(content))
+    refusal = field_of(message, "refusal")
+    if isinstance(refusal, str) and refusal:
+        parts.append(TextPart(refusal))
+    parts.extend(_tool_calls(field_of(message, "tool_calls")))
+    return ChatMessage("assistant", parts=parts, finish_reason=finish_reason)
+
+
+def completion_outcome(completion: Any) -> Outcome:
+    """A whole ``ChatCompletion`` (or ``ParsedChatCompletion``: its parsed object is the output)."""
+    choices = field_of(completion, "choices", [])
+    messages = [_choice_message(field_of(c, "message"), field_of(c, "finish_reason")) for c in choices]
+    parsed = field_of(field_of(choices[0], "message"), "parsed") if choices else None
+    return Outcome(response_id=field_of(completion, "id"), response_model=field_of(completion, "model"),
+                   messages=messages, usage=usage_of(field_of(completion, "usage")), output=parsed)
+
+
+class ChunkAccumulator(Accumulator):
+    """Assembles ``ChatCompletionChunk`` events per choice; usage from the chunk that carries it."""
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.model: str | None = None
+        self.usage: Any = None
+        self.choices: dict[int, dict[str, Any]] = {}
+
+    def add(self, chunk: Any) -> bool:
+        self.id = self.id or field_of(chunk, "id")
+        self.model = self.model or field_of(chunk, "model")
+        if field_of(chunk, "usage") is not None:
+            self.usage = field_of(chunk, "usage")
+        for choice in field_of(chunk, "choices", []):
+            acc = self.choices.setdefault(field_of(choice, "index", 0),
+                                          {"content": "", "reasoning": "", "refusal": "", "calls": {}, "finish": None})
+            delta = field_of(choice, "delta")
+            acc["content"] += field_of(delta, "content", "")
+            acc["reasoning"] += field_of(delta, "reasoning_content", "")
+            acc["refusal"] += field_of(delta, "refusal", "")
+            for call in field_of(delta, "tool_calls", []):
+                slot = acc["calls"].setdefault(field_of(call, "index", 0), {"id": None, "name": "", "arguments": ""})
+                slot["id"] = slot["id"] or field_of(call, "id")
+                function = field_of(call, "function")
+                slot["name"] += field_of(function, "name", "")
+                slot["arguments"] += field_of(function, "arguments", "")
+            acc["finish"] = field_of(choice, "finish_reason") or acc["finish"]
+        return False  # the usage chunk, when asked for, comes after the finish reasons: read to the end
+
+    def outcome(self) -> Outcome:
+        messages = []
+        for _, acc in sorted(self.choices.items()):
+            calls = [{"id": c["id"], "function": {"name": c["name"], "arguments": c["arguments"]}}
+                     for _, c in sorted(acc["calls"].items())]
+            message = {"content": acc["content"], "reasoning_content": acc["reasoning"], "refusal": acc["refusal"],
+                       "tool_calls": calls}
+            messages.append(_choice_message(message, acc["finish"]))
+        return Outcome(response_id=self.id, response_model=self.model, messages=messages, usage=usage_of(self.usage))
+
+
+_PARAMETERS = ("temperature", "top_p", "stop", "seed", "frequency_penalty", "presence_penalty", "stream")
+
+
+class ChatCompletionsEndpoint(Endpoint):
+    """``POST /chat/completions`` → one ``model`` span (``chat {model}``)."""
+
+    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
+        params = {k: body.get(k) for k in _PARAMETERS if k in body}
+        max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+        if max_tokens is not None:
+            params["max_tokens"] = max_tokens
+        span.set_model(parameters=params)
+        if not span.records_content:
+            return
+        span.set_messages(input=input_messages(body.get("messages")), tools=tool_definitions(body.get("tools")))
+
+    def outcome(self, result: Any) -> Outcome:
+        return completion_outcome(result)
+
+    def accumulator(self) -> Accumulator:
+        return ChunkAccumulator()

@@ -1,0 +1,198 @@
+"""The Responses API (``POST /responses``: ``create``, ``stream``, ``parse``): request body,
+``Response`` and the event stream, converted to the span layer's parts.
+
+Shapes: OpenAI API reference, Responses (input items ``message``,
+``function_call``, ``function_call_output``, ``reasoning``; content ``input_text``,
+``input_image``, ``input_file``, ``output_text``, ``refusal``; events
+``response.created``, ``response.output_text.delta``, …, and the terminal
+``response.completed`` / ``response.incomplete`` / ``response.failed`` that carry
+the whole response with its usage). Reasoning summaries become ``reasoning``
+parts; encrypted reasoning is never recorded. The Responses API has no finish
+reason: ``stop`` (or ``tool_call`` when the output calls tools) for a
+completed response, the ``incomplete_details.reason`` otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
+                       ToolCallResponsePart, ToolDefinition, Usage, media_part)
+from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
+
+_CALL_ITEMS = ("function_call", "custom_tool_call")
+_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+def _content_parts(content: Any) -> list[Part]:
+    if isinstance(content, str):
+        return [TextPart(content)] if content else []
+    parts: list[Part] = []
+    for item in content or ():
+        kind = field_of(item, "type")
+        if kind in ("input_text", "output_text", "text"):
+            parts.append(TextPart(field_of(item, "text", "")))
+        elif kind == "refusal":
+            parts.append(TextPart(field_of(item, "refusal", "")))
+        elif kind == "input_image":
+            if field_of(item, "image_url"):
+                parts.append(media_part(field_of(item, "image_url"), modality="image"))
+            elif field_of(item, "file_id"):
+                parts.append(FilePart(field_of(item, "file_id"), "image"))
+        elif kind == "input_file":
+            if field_of(item, "file_data"):
+                parts.append(media_part(field_of(item, "file_data"), modality="document"))
+            elif field_of(item, "file_url"):
+                parts.append(media_part(field_of(item, "file_url"), modality="document"))
+            elif field_of(item, "file_id"):
+                parts.append(FilePart(field_of(item, "file_id"), "document"))
+        elif kind is not None:
+            parts.append(GenericPart(str(kind)))
+    return parts
+
+
+def _summary_parts(item: Any) -> list[Part]:
+    texts = [field_of(s, "text") for s in field_of(item, "summary", [])]
+    return [ReasoningPart(t) for t in texts if isinstance(t, str) and t]
+
+
+def _call_part(item: Any) -> ToolCallPart:
+    return ToolCallPart(field_of(item, "name", ""), json_arguments(field_of(item, "arguments") or field_of(item, "input")),
+                        field_of(item, "call_id") or field_of(item, "id"))
+
+
+def input_messages(items: Any) -> list[ChatMessage]:
+    """The request's ``input`` (a string or items); consecutive model items join one assistant message."""
+    if isinstance(items, str):
+        return [ChatMessage("user", parts=[TextPart(items)])]
+    out: list[ChatMessage] = []
+
+    def assistant(parts: list[Part]) -> None:
+        if out and out[-1].role == "assistant":
+            out[-1].parts.extend(parts)
+        else:
+            out.append(ChatMessage("assistant", parts=parts))
+
+    for item in items or ():
+        kind = field_of(item, "type", "message")
+        if kind == "message":
+            role = field_of(item, "role", "user")
+            parts = _content_parts(field_of(item, "content"))
+            if role == "assistant":
+                assistant(parts)
+            else:
+                out.append(ChatMessage("system" if role == "developer" else role, parts=parts))
+        elif kind in _CALL_ITEMS:
+            assistant([_call_part(item)])
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            out.append(ChatMessage("tool", parts=[ToolCallResponsePart(field_of(item, "output"),
+                                                                       field_of(item, "call_id"))]))
+        elif kind == "reasoning":
+            assistant(_summary_parts(item))
+        else:
+            assistant([GenericPart(str(kind))])
+    return out
+
+
+def tool_definitions(tools: Any) -> list[ToolDefinition]:
+    """The request's ``tools``: function tools with their schema, built-in tools by type."""
+    out = []
+    for t in tools or ():
+        kind = field_of(t, "type", "function")
+        out.append(ToolDefinition(field_of(t, "name", str(kind)), field_of(t, "description"),
+                                  field_of(t, "parameters"), "function" if kind == "function" else str(kind)))
+    return out
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """Responses usage (``input_tokens`` include the cached ones)."""
+    if usage is None:
+        return None
+    return Usage(input_tokens=token_count(field_of(usage, "input_tokens")),
+                 output_tokens=token_count(field_of(usage, "output_tokens")),
+                 total_tokens=token_count(field_of(usage, "total_tokens")),
+                 cache_read_tokens=token_count(field_of(field_of(usage, "input_tokens_details"), "cached_tokens")),
+                 reasoning_tokens=token_count(field_of(field_of(usage, "output_tokens_details"), "reasoning_tokens")))
+
+
+def output_parts(output: Any) -> list[Part]:
+    """A response's ``output`` items as the parts of one assistant message."""
+    parts: list[Part] = []
+    for item in output or ():
+        kind = field_of(item, "type")
+        if kind == "message":
+            parts.extend(_content_parts(field_of(item, "content")))
+        elif kind in _CALL_ITEMS:
+            parts.append(_call_part(item))
+        elif kind == "reasoning":
+            parts.extend(_summary_parts(item))
+        elif kind is not None:
+            parts.append(GenericPart(str(kind)))
+    return parts
+
+
+def response_outcome(response: Any) -> Outcome:
+    """A whole ``Response`` (a ``ParsedResponse``'s parsed object is the output)."""
+    parts = output_parts(field_of(response, "output"))
+    status = field_of(response, "status")
+    if status == "incomplete":
+        finish = field_of(field_of(response, "incomplete_details"), "reason", "incomplete")
+    elif status == "failed":
+        finish = "error"
+    elif status in (None, "completed"):
+        finish = "tool_call" if any(type(p) is ToolCallPart for p in parts) else "stop"
+    else:
+        finish = None  # in progress, queued: not finished
+    return Outcome(response_id=field_of(response, "id"), response_model=field_of(response, "model"),
+                   messages=[ChatMessage("assistant", parts=parts, finish_reason=finish)],
+                   usage=usage_of(field_of(response, "usage")), output=field_of(response, "output_parsed"))
+
+
+class ResponseStreamAccumulator(Accumulator):
+    """The terminal event's response when it comes; the text deltas so far when it never does."""
+
+    def __init__(self) -> None:
+        self.response: Any = None
+        self.final: Any = None
+        self.text = ""
+
+    def add(self, event: Any) -> bool:
+        kind = field_of(event, "type")
+        if kind in _TERMINAL:
+            self.final = field_of(event, "response")
+            return True
+        if kind in ("response.created", "response.in_progress"):
+            self.response = field_of(event, "response")
+        elif kind == "response.output_text.delta":
+            self.text += field_of(event, "delta", "")
+        return False
+
+    def outcome(self) -> Outcome:
+        if self.final is not None:
+            return response_outcome(self.final)
+        partial = Outcome(response_id=field_of(self.response, "id"), response_model=field_of(self.response, "model"))
+        if self.text:
+            partial.messages = [ChatMessage("assistant", parts=[TextPart(self.text)])]
+        return partial
+
+
+_PARAMETERS = ("temperature", "top_p", "max_output_tokens", "stream")
+
+
+class ResponsesEndpoint(Endpoint):
+    """``POST /responses`` → one ``model`` span (``chat {model}``)."""
+
+    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
+        span.set_model(parameters={k: body.get(k) for k in _PARAMETERS if k in body})
+        if not span.records_content:
+            return
+        instructions = body.get("instructions")
+        span.set_messages(input=input_messages(body.get("input")),
+                          system=[instructions] if isinstance(instructions, str) and instructions else None,
+                          tools=tool_definitions(body.get("tools")))
+
+    def outcome(self, result: Any) -> Outcome:
+        return response_outcome(result)
+
+    def accumulator(self) -> Accumulator:
+        return ResponseStreamAccumulator()

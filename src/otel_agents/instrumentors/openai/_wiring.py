@@ -1,0 +1,28 @@
+"""Installing the request hooks on the ``openai`` SDK."""
+
+from __future__ import annotations
+
+import openai._base_client as base_client
+from openai._streaming import AsyncStream, Stream
+
+from ..._spans import Telemetry
+from .._sdk_client import ClientHooks, endpoints
+from ._chat import ChatCompletionsEndpoint
+from ._embeddings import EmbeddingsEndpoint
+from ._responses import ResponsesEndpoint
+
+# Paths relative to the client's base URL (…/v1). Legacy completions, assistants, batches, files: not model calls we trace.
+ROUTES = {"/chat/completions": ChatCompletionsEndpoint(), "/responses": ResponsesEndpoint(),
+          "/embeddings": EmbeddingsEndpoint()}
+
+
+class Installation:
+    """Our hooks on one imported ``openai``; :meth:`remove` takes them off."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.hooks = ClientHooks(telemetry, endpoints(ROUTES), sync_client=base_client.SyncAPIClient,
+                                 async_client=base_client.AsyncAPIClient, streams=(Stream, AsyncStream),
+                                 provider="openai")
+
+    def remove(self) -> None:
+        self.hooks.remove()

@@ -1,0 +1,240 @@
+"""The real ``anthropic`` and ``openai`` clients over mock HTTP transports, serving JSON and SSE bodies
+written from the two APIs' references (no key, no network).
+
+``anthropic`` 2.x sends through ``httpx2``, ``openai`` 2.x through ``httpx``: each client gets the mock
+transport of its own HTTP library.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Iterable
+
+import httpx
+import httpx2
+
+Handler = Callable[[Any], Any]
+
+
+def sse(events: Iterable[tuple[str | None, Any]]) -> bytes:
+    """An SSE body: ``(event name or None, JSON data or the raw string "[DONE]")`` per event."""
+    out = []
+    for name, data in events:
+        head = f"event: {name}\n" if name else ""
+        body = data if isinstance(data, str) else json.dumps(data)
+        out.append(f"{head}data: {body}\n\n")
+    return "".join(out).encode()
+
+
+class Recorder:
+    """A mock-transport handler serving one scripted body per request, in order (the last repeats);
+    ``requests`` keeps each request's JSON body."""
+
+    def __init__(self, *bodies: Any, http: Any = httpx):
+        self.bodies = list(bodies)
+        self.http = http
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, request: Any) -> Any:
+        self.requests.append(json.loads(request.content or b"{}"))
+        body = self.bodies[min(len(self.requests) - 1, len(self.bodies) - 1)]
+        if callable(body):
+            body = body(self.requests[-1])
+        if isinstance(body, bytes):
+            return self.http.Response(200, content=body, headers={"content-type": "text/event-stream",
+                                                                   "request-id": "req_1"})
+        status = body.pop("_status", 200) if isinstance(body, dict) else 200
+        return self.http.Response(status, json=body, headers={"request-id": "req_1", "x-request-id": "req_1"})
+
+
+def anthropic_client(handler: Handler, *, aio: bool = False, **options: Any) -> Any:
+    import anthropic
+
+    if aio:
+        return anthropic.AsyncAnthropic(api_key="test-key", max_retries=0, **options,
+                                        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+    return anthropic.Anthropic(api_key="test-key", max_retries=0, **options,
+                               http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+
+
+def openai_client(handler: Handler, *, aio: bool = False) -> Any:
+    import openai
+
+    if aio:
+        return openai.AsyncOpenAI(api_key="test-key", max_retries=0,
+                                  http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+    return openai.OpenAI(api_key="test-key", max_retries=0,
+                         http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+# -- Anthropic Messages ------------------------------------------------------------------------
+
+LOOKUP_TOOL = {"name": "lookup_order", "description": "Look up an order by id.",
+               "input_schema": {"type": "object", "properties": {"order_id": {"type": "string"}},
+                                "required": ["order_id"]}}
+
+
+def anthropic_message(content: list[dict[str, Any]], *, stop_reason: str = "end_turn", usage: dict | None = None,
+                      id: str = "msg_01") -> dict[str, Any]:
+    return {"id": id, "type": "message", "role": "assistant", "model": "claude-haiku-4-5", "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None,
+            "usage": usage if usage is not None else {"input_tokens": 10, "output_tokens": 5}}
+
+
+# AC-1: the streamed message and the same message returned whole.
+AC1_USAGE_START = {"input_tokens": 25, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 100,
+                   "output_tokens": 1}
+AC1_CONTENT = [
+    {"type": "thinking", "thinking": "The user wants order status.", "signature": "sig-SECRET-abc"},
+    {"type": "text", "text": "Let me check that order."},
+    {"type": "tool_use", "id": "toolu_01", "name": "lookup_order", "input": {"order_id": "A100"}},
+]
+
+
+def ac1_whole() -> dict[str, Any]:
+    return anthropic_message(AC1_CONTENT, stop_reason="tool_use",
+                             usage={**AC1_USAGE_START, "output_tokens": 42})
+
+
+def ac1_stream() -> bytes:
+    start = anthropic_message([], stop_reason=None, usage=AC1_USAGE_START)  # type: ignore[arg-type]
+    return sse([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "thinking_delta", "thinking": "The user wants order status."}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "signature_delta", "signature": "sig-SECRET-abc"}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("content_block_start", {"type": "content_block_start", "index": 1,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                 "delta": {"type": "text_delta", "text": "Let me check "}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                 "delta": {"type": "text_delta", "text": "that order."}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        ("content_block_start", {"type": "content_block_start", "index": 2,
+                                 "content_block": {"type": "tool_use", "id": "toolu_01", "name": "lookup_order",
+                                                   "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 2,
+                                 "delta": {"type": "input_json_delta", "partial_json": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 2,
+                                 "delta": {"type": "input_json_delta", "partial_json": "{\"order_id\": "}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 2,
+                                 "delta": {"type": "input_json_delta", "partial_json": "\"A100\"}"}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 2}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                           "usage": {"output_tokens": 42}}),
+        ("message_stop", {"type": "message_stop"}),
+    ])
+
+
+def anthropic_text_stream(text: str, *, usage_in: int = 10, usage_out: int = 5, id: str = "msg_01") -> bytes:
+    start = anthropic_message([], stop_reason=None, usage={"input_tokens": usage_in, "output_tokens": 1}, id=id)  # type: ignore[arg-type]
+    return sse([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": usage_out}}),
+        ("message_stop", {"type": "message_stop"}),
+    ])
+
+
+# -- OpenAI Chat Completions and Responses -------------------------------------------------------
+
+CHAT_USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18,
+              "prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 0}}
+
+
+def chat_completion(content: str | None = "Order A100 has shipped.", *, tool_calls: list | None = None,
+                    finish_reason: str = "stop", usage: dict | None = CHAT_USAGE) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    if tool_calls:
+        message["tool_calls"] = [{"id": c["id"], "type": "function",
+                                  "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                                 for c in tool_calls]
+    body: dict[str, Any] = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-2024-08-06",
+                            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason,
+                                         "logprobs": None}]}
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
+def chat_stream(*, include_usage: bool, tool_call: bool = False) -> bytes:
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-2024-08-06",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    if tool_call:
+        events += [
+            (None, chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                          "function": {"name": "lookup_order", "arguments": ""}}]})),
+            (None, chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"order_id\": "}}]})),
+            (None, chunk({"tool_calls": [{"index": 0, "function": {"arguments": "\"A100\"}"}}]})),
+            (None, chunk({}, "tool_calls")),
+        ]
+    else:
+        events += [(None, chunk({"content": "Order A100 "})), (None, chunk({"content": "has shipped."})),
+                   (None, chunk({}, "stop"))]
+    if include_usage:
+        events.append((None, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1,
+                              "model": "gpt-4o-2024-08-06", "choices": [], "usage": CHAT_USAGE}))
+    events.append((None, "[DONE]"))
+    return sse(events)
+
+
+RESPONSES_USAGE = {"input_tokens": 11, "input_tokens_details": {"cached_tokens": 4}, "output_tokens": 7,
+                   "output_tokens_details": {"reasoning_tokens": 3}, "total_tokens": 18}
+
+
+def response_body(text: str = "Order A100 has shipped.", *, status: str = "completed", function_call: bool = False,
+                  usage: dict | None = RESPONSES_USAGE) -> dict[str, Any]:
+    output: list[dict[str, Any]] = [
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Check the order."}],
+         "encrypted_content": "ENCRYPTED-SECRET"},
+    ]
+    if function_call:
+        output.append({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup_order",
+                       "arguments": "{\"order_id\": \"A100\"}", "status": "completed"})
+    else:
+        output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    return {"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-4o-2024-08-06", "status": status,
+            "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+            "usage": usage, "error": None, "incomplete_details": None, "instructions": None, "metadata": {},
+            "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}}}
+
+
+def responses_stream(text: str = "Order A100 has shipped.", *, usage: dict | None = RESPONSES_USAGE) -> bytes:
+    whole = response_body(text, usage=usage)
+    created = {**whole, "status": "in_progress", "output": [], "usage": None}
+    reasoning, message = whole["output"]
+    empty_message = {**message, "status": "in_progress", "content": []}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    delta = {"item_id": "msg_1", "output_index": 1, "content_index": 0, "logprobs": []}
+    events = [
+        {"type": "response.created", "response": created},
+        {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+        {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+        {"type": "response.output_item.added", "output_index": 1, "item": empty_message},
+        {"type": "response.content_part.added", "item_id": "msg_1", "output_index": 1, "content_index": 0,
+         "part": part},
+        {"type": "response.output_text.delta", **delta, "delta": text[:9]},
+        {"type": "response.output_text.delta", **delta, "delta": text[9:]},
+        {"type": "response.output_text.done", **delta, "text": text},
+        {"type": "response.content_part.done", "item_id": "msg_1", "output_index": 1, "content_index": 0,
+         "part": {**part, "text": text}},
+        {"type": "response.output_item.done", "output_index": 1, "item": message},
+        {"type": "response.completed", "response": whole},
+    ]
+    return sse((e["type"], {**e, "sequence_number": i}) for i, e in enumerate(events))
+
+
+def embeddings_body(n: int = 1, dim: int = 3) -> dict[str, Any]:
+    return {"object": "list", "model": "text-embedding-3-small",
+            "data": [{"object": "embedding", "index": i, "embedding": [0.1] * dim} for i in range(n)],
+            "usage": {"prompt_tokens": 6, "total_tokens": 6}}

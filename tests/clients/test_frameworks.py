@@ -1,0 +1,158 @@
+"""One model span per request when a framework's model wrapper calls the provider client (issue 23; the
+rule the OpenAI Agents SDK instrumentor relies on too): with the framework's instrumentor and the client's
+both on, each request is exactly one ``model`` span — the framework's, enriched with the response id — for
+every framework here that can use these clients offline (the real client over a mock transport)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from otel_agents.instrumentors.anthropic import AnthropicInstrumentor
+from otel_agents.instrumentors.openai import OpenAIInstrumentor
+from tests.spans import SnapshotExporter, tree
+
+from .fakes import Recorder, anthropic_client, anthropic_message, anthropic_text_stream, chat_completion, openai_client
+
+import httpx2
+
+
+@pytest.fixture
+def both(provider: Any, request: pytest.FixtureRequest) -> Any:
+    """The framework's instrumentor (``request.param``) and both client instrumentors, on the test's provider."""
+    from otel_agents._api import instrumentor_for
+
+    instrumentors = [instrumentor_for(request.param).__class__(), AnthropicInstrumentor(), OpenAIInstrumentor()]
+    for inst in instrumentors:
+        inst.instrument(tracer_provider=provider)
+    yield
+    for inst in instrumentors:
+        inst.uninstrument()
+
+
+def _one_model_span(exporter: SnapshotExporter, framework: str, *, response_id: str) -> Any:
+    models = exporter.semantic("model")
+    assert len(models) == 1, tree(exporter.spans)
+    span = models[0]
+    assert span.attributes["otel_agents.framework"] == framework, tree(exporter.spans)
+    assert span.attributes.get("gen_ai.response.id") == response_id
+    assert span.attributes.get("gen_ai.usage.input_tokens"), span.attributes
+    return span
+
+
+ANSWER = anthropic_message([{"type": "text", "text": "Order A100 has shipped."}], id="msg_fw")
+COMPLETION = {**chat_completion(), "id": "chatcmpl-fw"}
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+def test_langchain_chat_openai(both: Any, exporter: SnapshotExporter) -> None:
+    import httpx
+    from langchain_openai import ChatOpenAI
+
+    llm = ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                     http_client=httpx.Client(transport=httpx.MockTransport(Recorder(COMPLETION))))
+    assert llm.invoke("Where is order A100?").content == "Order A100 has shipped."
+    _one_model_span(exporter, "langchain", response_id="chatcmpl-fw")
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+def test_langchain_chat_openai_streaming_invoke(both: Any, exporter: SnapshotExporter) -> None:
+    """ChatOpenAI(streaming=True).invoke streams from the client inside LangChain's model span: still one span,
+    with the usage chunk's counts. (A bare ``model.stream()`` is not covered: see the LangChain patches' docstring.)"""
+    import httpx
+    from langchain_openai import ChatOpenAI
+
+    from .fakes import chat_stream
+
+    llm = ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0, streaming=True, stream_usage=True,
+                     http_client=httpx.Client(transport=httpx.MockTransport(Recorder(chat_stream(include_usage=True)))))
+    assert llm.invoke("Where is order A100?").content == "Order A100 has shipped."
+    _one_model_span(exporter, "langchain", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+def test_langchain_chat_anthropic(both: Any, exporter: SnapshotExporter) -> None:
+    from langchain_anthropic import ChatAnthropic
+
+    llm = ChatAnthropic(model="claude-haiku-4-5", api_key="test-key", max_retries=0, max_tokens=256)
+    llm.__dict__["_client"] = anthropic_client(Recorder(ANSWER, http=httpx2))  # its httpx client, not httpx2's
+    assert llm.invoke("Where is order A100?").content == "Order A100 has shipped."
+    _one_model_span(exporter, "langchain", response_id="msg_fw")
+
+
+@pytest.mark.parametrize("both", ["llama_index"], indirect=True)
+def test_llama_index_openai(both: Any, exporter: SnapshotExporter) -> None:
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(COMPLETION))))
+    assert llm.chat([ChatMessage(role="user", content="Where is order A100?")]).message.content == \
+        "Order A100 has shipped."
+    _one_model_span(exporter, "llama_index", response_id="chatcmpl-fw")
+
+
+@pytest.mark.parametrize("both", ["pydantic_ai"], indirect=True)
+def test_pydantic_ai_anthropic_model(both: Any, exporter: SnapshotExporter) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    answer = anthropic_text_stream("Order A100 has shipped.", id="msg_fw")  # pydantic-ai streams its requests
+    client = anthropic_client(Recorder(lambda body: answer if body.get("stream") else dict(ANSWER), http=httpx2),
+                              aio=True)
+    agent = Agent(AnthropicModel("claude-haiku-4-5", provider=AnthropicProvider(anthropic_client=client)))
+    assert agent.run_sync("Where is order A100?").output == "Order A100 has shipped."
+    _one_model_span(exporter, "pydantic_ai", response_id="msg_fw")
+
+
+@pytest.mark.parametrize("both", ["pydantic_ai"], indirect=True)
+def test_pydantic_ai_openai_model(both: Any, exporter: SnapshotExporter) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = openai_client(Recorder(COMPLETION), aio=True)
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)))
+    assert agent.run_sync("Where is order A100?").output == "Order A100 has shipped."
+    _one_model_span(exporter, "pydantic_ai", response_id="chatcmpl-fw")
+
+
+@pytest.mark.parametrize("both", ["crewai"], indirect=True)
+def test_crewai_native_openai(both: Any, exporter: SnapshotExporter) -> None:
+    from crewai import LLM
+
+    llm = LLM(model="openai/gpt-4o", api_key="test-key")
+    llm._client = openai_client(Recorder(COMPLETION))  # CrewAI's native OpenAI provider calls the real client
+    assert llm.call("Where is order A100?") == "Order A100 has shipped."
+    _one_model_span(exporter, "crewai", response_id="chatcmpl-fw")
+
+
+def test_decorated_model_span_is_not_doubled(provider: Any, exporter: SnapshotExporter) -> None:
+    """A hand-written ``@otel_agents.span("model")`` around the client call stays the one model span (its
+    own usage kept when it has as many counts; the response id added)."""
+    import otel_agents
+    from otel_agents import manual
+
+    manual.set_providers(provider)
+    inst = OpenAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        client = openai_client(Recorder(COMPLETION))
+
+        @otel_agents.span("model", "gpt-4o")
+        def chat() -> str:
+            return client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}]) \
+                .choices[0].message.content
+
+        asyncio.run(asyncio.sleep(0))
+        assert chat() == "Order A100 has shipped."
+    finally:
+        inst.uninstrument()
+        manual.set_providers()
+    (span,) = exporter.semantic("model")
+    assert span.attributes["gen_ai.response.id"] == "chatcmpl-fw"
+    assert span.attributes["gen_ai.usage.input_tokens"] == 11

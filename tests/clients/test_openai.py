@@ -1,0 +1,269 @@
+"""The OpenAI client instrumentor: AC-3 (every entry point, usage only when reported), OA-2's client side
+(a Responses stream read to response.completed and closed), embeddings, content, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import warnings
+from typing import Any
+
+import pydantic
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+
+from otel_agents.instrumentors.openai import OpenAIInstrumentor
+from tests.genai_schema import validate_genai_json
+from tests.spans import SnapshotExporter, tree
+
+from .fakes import (Recorder, chat_completion, chat_stream, embeddings_body, openai_client, response_body,
+                    responses_stream)
+
+CHAT = dict(model="gpt-4o", messages=[{"role": "system", "content": "Be terse."},
+                                      {"role": "user", "content": "Where is order A100?"}],
+            tools=[{"type": "function", "function": {"name": "lookup_order", "description": "Look up an order.",
+                                                     "parameters": {"type": "object",
+                                                                    "properties": {"order_id": {"type": "string"}}}}}])
+RESPONSES = dict(model="gpt-4o", input="Where is order A100?", instructions="Be terse.")
+TOKEN_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "llm.token_count.prompt",
+              "llm.token_count.completion", "llm.token_count.total", "gen_ai.usage.cache_read.input_tokens")
+
+
+def model_spans(exporter: SnapshotExporter) -> list:
+    return exporter.semantic("model")
+
+
+def _assert_usage(span: Any, cached: int | None = 4) -> None:
+    a = span.attributes
+    assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (11, 7), tree([span])
+    assert a.get("gen_ai.usage.cache_read.input_tokens") == cached
+
+
+def _assert_no_usage(span: Any) -> None:
+    assert not [k for k in span.attributes if k in TOKEN_KEYS or "token" in k], span.attributes
+
+
+def test_chat_create_whole(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """chat.completions.create: one model span with messages, system, tools, output and usage."""
+    client = openai_client(Recorder(chat_completion()))
+    client.chat.completions.create(**CHAT)
+    (span,) = model_spans(exporter)
+    a = span.attributes
+    assert span.name == "chat gpt-4o" and a["gen_ai.provider.name"] == "openai"
+    assert a["gen_ai.response.model"] == "gpt-4o-2024-08-06" and a["gen_ai.response.id"] == "chatcmpl-1"
+    _assert_usage(span)
+    assert a["output.value"] == "Order A100 has shipped." and a["gen_ai.response.finish_reasons"] == ("stop",)
+    assert json.loads(a["gen_ai.system_instructions"]) == [{"type": "text", "content": "Be terse."}]
+    assert json.loads(a["gen_ai.tool.definitions"])[0]["name"] == "lookup_order"
+    validate_genai_json(a)
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_ac3_chat_stream_with_and_without_usage(openai_on: Any, exporter: SnapshotExporter, aio: bool) -> None:
+    """AC-3: a chat stream with stream_options.include_usage (last chunk: choices [] + usage) gives 11/7 (cached
+    4); the same stream without it gives no token attribute at all, and our instrumentor does not add
+    stream_options to the user's request."""
+    recorder = Recorder(chat_stream(include_usage=True), chat_stream(include_usage=False))
+    client = openai_client(recorder, aio=aio)
+
+    async def consume_async() -> None:
+        async for _ in await client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **CHAT):
+            pass
+        async for _ in await client.chat.completions.create(stream=True, **CHAT):
+            pass
+
+    if aio:
+        asyncio.run(consume_async())
+    else:
+        for _ in client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **CHAT):
+            pass
+        for _ in client.chat.completions.create(stream=True, **CHAT):
+            pass
+    with_usage, without = model_spans(exporter)
+    _assert_usage(with_usage)
+    _assert_no_usage(without)
+    for s in (with_usage, without):
+        assert s.attributes["output.value"] == "Order A100 has shipped."
+    assert "stream_options" not in recorder.requests[1]
+
+
+def test_chat_stream_tool_call_fragments(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """Streamed tool-call arguments are joined from their fragments; finish reason tool_call."""
+    client = openai_client(Recorder(chat_stream(include_usage=True, tool_call=True)))
+    for _ in client.chat.completions.create(stream=True, stream_options={"include_usage": True}, **CHAT):
+        pass
+    (span,) = model_spans(exporter)
+    out = json.loads(span.attributes["gen_ai.output.messages"])
+    assert out[0]["parts"] == [{"type": "tool_call", "id": "call_1", "name": "lookup_order",
+                                "arguments": {"order_id": "A100"}}]
+    assert span.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+
+
+class Answer(pydantic.BaseModel):
+    order_id: str
+    status: str
+
+
+def test_ac3_parse_is_one_span_with_the_parsed_output(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """AC-3: chat.completions.parse(response_format=Answer) is one span (not doubled by the create inside),
+    its output the parsed object."""
+    client = openai_client(Recorder(chat_completion(json.dumps({"order_id": "A100", "status": "shipped"}))))
+    result = client.chat.completions.parse(response_format=Answer, model="gpt-4o", messages=CHAT["messages"])
+    assert result.choices[0].message.parsed == Answer(order_id="A100", status="shipped")
+    (span,) = model_spans(exporter)
+    assert json.loads(span.attributes["output.value"]) == {"order_id": "A100", "status": "shipped"}
+    _assert_usage(span)
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_ac3_responses_entry_points(openai_on: Any, exporter: SnapshotExporter, aio: bool) -> None:
+    """AC-3: responses.create (whole), responses.create(stream=True), responses.stream(), and a stream the
+    caller stops reading at response.completed and closes: one span each, usage 11/7 cached 4 (reasoning 3)
+    from the final event, the text, the reasoning summary (never the encrypted reasoning)."""
+    recorder = Recorder(response_body(), responses_stream(), responses_stream(), responses_stream())
+    client = openai_client(recorder, aio=aio)
+
+    def sync() -> None:
+        client.responses.create(**RESPONSES)
+        for _ in client.responses.create(stream=True, **RESPONSES):
+            pass
+        with client.responses.stream(**RESPONSES) as stream:
+            assert stream.get_final_response().usage.output_tokens == 7
+        stream = client.responses.create(stream=True, **RESPONSES)
+        for event in stream:
+            if event.type == "response.completed":
+                break
+        stream.close()
+
+    async def aio_() -> None:
+        await client.responses.create(**RESPONSES)
+        async for _ in await client.responses.create(stream=True, **RESPONSES):
+            pass
+        async with client.responses.stream(**RESPONSES) as stream:
+            assert (await stream.get_final_response()).usage.output_tokens == 7
+        stream = await client.responses.create(stream=True, **RESPONSES)
+        async for event in stream:
+            if event.type == "response.completed":
+                break
+        await stream.close()
+
+    asyncio.run(aio_()) if aio else sync()
+    spans = model_spans(exporter)
+    assert len(spans) == 4, tree(exporter.spans)
+    for s in spans:
+        _assert_usage(s)
+        a = s.attributes
+        assert a["gen_ai.usage.reasoning.output_tokens"] == 3
+        assert a["output.value"] == "Order A100 has shipped." and a["gen_ai.response.id"] == "resp_1"
+        assert "otel_agents.stream.abandoned" not in a
+        out = json.loads(a["gen_ai.output.messages"])
+        assert out[0]["parts"][0] == {"type": "reasoning", "content": "Check the order."}
+        assert "ENCRYPTED" not in json.dumps(a)
+        validate_genai_json(a)
+
+
+def test_ac3_oa2_async_streaming_response_path(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """AC-3 / OA-2 (client side): the Agents SDK's path — async responses.with_streaming_response.create(
+    stream=True), await response.parse(), read to response.completed, close — and with_raw_response.create:
+    one span each with usage 11/7/4 and the text; no 'coroutine was never awaited' warning."""
+    client = openai_client(Recorder(responses_stream(), response_body()), aio=True)
+
+    async def main() -> None:
+        manager = client.responses.with_streaming_response.create(stream=True, **RESPONSES)
+        response = await manager.__aenter__()
+        try:
+            stream = await response.parse()
+            async for event in stream:
+                if event.type == "response.completed":
+                    break
+        finally:
+            await manager.__aexit__(None, None, None)
+        raw = await client.responses.with_raw_response.create(**RESPONSES)
+        assert raw.parse().id == "resp_1"
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
+    spans = model_spans(exporter)
+    assert len(spans) == 2, tree(exporter.spans)
+    for s in spans:
+        _assert_usage(s)
+        assert s.attributes["output.value"] == "Order A100 has shipped."
+
+
+def test_ac3_chat_raw_and_streaming_response_paths(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """AC-3: chat with_raw_response / with_streaming_response (sync and async): one span each, with usage."""
+    client = openai_client(Recorder(chat_completion(), chat_stream(include_usage=True)))
+    assert client.chat.completions.with_raw_response.create(**CHAT).parse().id == "chatcmpl-1"
+    with client.chat.completions.with_streaming_response.create(stream=True, **CHAT) as response:
+        for _ in response.parse():
+            pass
+    aclient = openai_client(Recorder(chat_completion(), chat_stream(include_usage=True)), aio=True)
+
+    async def main() -> None:
+        raw = await aclient.chat.completions.with_raw_response.create(**CHAT)
+        assert raw.parse().id == "chatcmpl-1"
+        async with aclient.chat.completions.with_streaming_response.create(stream=True, **CHAT) as response:
+            async for _ in await response.parse():
+                pass
+
+    asyncio.run(main())
+    spans = model_spans(exporter)
+    assert len(spans) == 4
+    for s in spans:
+        _assert_usage(s)
+
+
+def test_responses_function_call_and_history(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """Responses input items (message, function_call, function_call_output) and a function-call output."""
+    client = openai_client(Recorder(response_body(function_call=True)))
+    client.responses.create(model="gpt-4o", input=[
+        {"role": "user", "content": [{"type": "input_text", "text": "Where is A100?"},
+                                     {"type": "input_image", "image_url": "https://example.com/a.png"}]},
+        {"type": "function_call", "call_id": "call_0", "name": "lookup_order", "arguments": "{\"order_id\": \"A1\"}"},
+        {"type": "function_call_output", "call_id": "call_0", "output": "not found"},
+    ], tools=[{"type": "function", "name": "lookup_order", "parameters": {"type": "object"}, "strict": False}])
+    (span,) = model_spans(exporter)
+    a = span.attributes
+    messages = json.loads(a["gen_ai.input.messages"])
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    image = messages[0]["parts"][1]
+    assert (image["type"], image["modality"], image["uri"]) == ("uri", "image", "https://example.com/a.png")
+    assert messages[2]["parts"] == [{"type": "tool_call_response", "id": "call_0", "response": "not found"}]
+    out = json.loads(a["gen_ai.output.messages"])
+    assert out[0]["finish_reason"] == "tool_call" and out[0]["parts"][-1]["name"] == "lookup_order"
+    validate_genai_json(a)
+
+
+def test_embeddings(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """embeddings.create → one embedding span: model, inputs, dimension, input tokens; no vectors."""
+    client = openai_client(Recorder(embeddings_body(n=2, dim=3)))
+    client.embeddings.create(model="text-embedding-3-small", input=["refund policy", "order status"],
+                             encoding_format="float")
+    (span,) = exporter.semantic("embedding")
+    a = span.attributes
+    assert span.name == "embeddings text-embedding-3-small" and a["gen_ai.operation.name"] == "embeddings"
+    assert a["gen_ai.embeddings.dimension.count"] == 3 and a["gen_ai.usage.input_tokens"] == 6
+    assert a["embedding.embeddings.1.embedding.text"] == "order status"
+    assert model_spans(exporter) == []
+
+
+def test_error_and_uninstrument(exporter: SnapshotExporter, provider: TracerProvider) -> None:
+    """A 500 reaches the caller unchanged with an ERROR span; after uninstrument() no span at all."""
+    import openai
+
+    inst = OpenAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    client = openai_client(Recorder({"_status": 500, "error": {"message": "upstream 500", "type": "server_error"}},
+                                    chat_completion()))
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(**CHAT)
+    (span,) = model_spans(exporter)
+    assert span.status.name == "ERROR" and span.attributes["error.type"] == "openai.InternalServerError"
+    inst.uninstrument()
+    exporter.clear()
+    client.chat.completions.create(**CHAT)
+    assert exporter.spans == []
