@@ -48,7 +48,7 @@ def test_one_range_everywhere(name: str) -> None:
               if Requirement(r).name == fw.distribution]
     assert req.specifier == supported, (str(req.specifier), str(supported))
     readme = (REPO / "README.md").read_text()
-    shown = re.findall(rf"`{re.escape(fw.distribution)} ?([^`]*)`", readme)
+    shown = re.findall(rf"`{re.escape(fw.distribution)} ?([<>=!~][^`]*)`", readme)
     assert shown and all(SpecifierSet(s) == supported for s in shown), shown
     doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True).stdout
     assert fw.supported in doctor, doctor

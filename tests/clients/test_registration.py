@@ -22,7 +22,7 @@ def test_entry_points_and_status() -> None:
     assert names["openai"] == "otel_agents.instrumentors.openai:OpenAIInstrumentor"
     status = otel_agents.instrumentation_status()
     assert status["anthropic"].installed_version == metadata.version("anthropic")
-    assert status["openai"].supported == ">=2.30,<4"
+    assert status["openai"].supported == ">=2.30.0,<4"
 
 
 def test_installed_on_import_without_importing_the_client(tmp_path: Any) -> None:
@@ -57,7 +57,7 @@ def test_unsupported_version_is_refused(monkeypatch: pytest.MonkeyPatch, caplog:
     monkeypatch.setattr(_api, "_warned_versions", set())
     assert otel_agents.instrument(frameworks=["anthropic"]) == []
     st = otel_agents.instrumentation_status()["anthropic"]
-    assert not st.instrumented and st.reason == "unsupported version 1.99.0 (supported: >=2.14,<3)"
+    assert not st.instrumented and st.reason == "unsupported version 1.99.0 (supported: >=2.14.0,<3)"
     assert [r.getMessage() for r in caplog.records if "anthropic 1.99.0" in r.getMessage()]
 
 
