@@ -58,7 +58,18 @@ GEN_AI_RETRIEVAL_QUERY_TEXT = "gen_ai.retrieval.query.text"
 GEN_AI_RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
 GEN_AI_EMBEDDINGS_DIMENSION_COUNT = "gen_ai.embeddings.dimension.count"
 GEN_AI_TOKEN_TYPE = "gen_ai.token.type"
+GEN_AI_PROMPT_NAME = "gen_ai.prompt.name"
 ERROR_TYPE = "error.type"
+
+# --- OTel MCP and JSON-RPC (GenAI conventions, "mcp.client"/"mcp.server" spans) -------------
+MCP_METHOD_NAME = "mcp.method.name"
+MCP_PROTOCOL_VERSION = "mcp.protocol.version"
+MCP_RESOURCE_URI = "mcp.resource.uri"
+MCP_SESSION_ID = "mcp.session.id"
+JSONRPC_REQUEST_ID = "jsonrpc.request.id"
+RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code"
+NETWORK_TRANSPORT = "network.transport"
+MCP_TOOL_ERROR = "tool_error"  # error.type of a CallToolResult with isError set
 
 # Metric instrument names (OTel GenAI semconv v1.41).
 GEN_AI_CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"
@@ -141,3 +152,5 @@ OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"
 OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"
 OTEL_AGENTS_TASK_ID = "otel_agents.task.id"
 OTEL_AGENTS_PARENT_AGENT = "otel_agents.agent.parent"
+# The MCP server's name from its initialize result (``serverInfo.name``): no standard key exists.
+OTEL_AGENTS_MCP_SERVER_NAME = "otel_agents.mcp.server.name"
