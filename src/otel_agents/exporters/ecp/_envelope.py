@@ -47,7 +47,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             models.append(span)
         elif kind == "agent":
             agents.append(_agent(span, tree))
-        elif F.is_tool_call(span):
+        elif F.is_tool_call(span) and tree.served_call(span) is None:  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
     context, steps = evidence(tree, include_thoughts=include_thoughts)
@@ -80,7 +80,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
 
 def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     agent = tree.nearest_agent(span)
-    return {
+    call = {
         "name": tree.name(span),
         "arguments": tree.arguments(span),
         "id": F.tool_call_id(span),
@@ -91,6 +91,10 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
         "agent": tree.name(agent) if agent is not None else None,
         "span_id": F.span_id_hex(span.span_id),
     }
+    server = span.attributes.get(A.OTEL_AGENTS_MCP_SERVER_NAME)
+    if isinstance(server, str) and server:
+        call["server"] = server  # the MCP server that served the call
+    return call
 
 
 def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
