@@ -1,7 +1,8 @@
 """The MCP tool server of the tests (the SDK's ``FastMCP``), also run as a child process.
 
 Tools: ``lookup_order`` (its body opens an application span ``db.query`` carrying the
-``user.id`` baggage it received), ``refund`` (raises: the SDK answers ``isError``), ``login``
+``user.id`` baggage it received) and ``check_refund_policy`` (the customer-support example's),
+``refund`` (raises: the SDK answers ``isError``), ``login``
 (a password argument, for redaction). A prompt ``greeting`` and a resource ``orders://{id}``.
 
 As a process: ``python server_app.py stdio`` or ``python server_app.py http PORT``; its spans
@@ -19,7 +20,9 @@ from typing import Any
 from opentelemetry import baggage, trace
 from opentelemetry.sdk.trace import TracerProvider
 
-ORDERS = {"A100": {"item": "wireless headphones", "status": "shipped"}}
+_EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "customer_support")
+sys.path.insert(0, os.path.abspath(_EXAMPLE))
+import common  # noqa: E402  (the customer-support example's tools: the agents' brain reads their results)
 
 
 def build(tracer: trace.Tracer, **settings: Any) -> Any:
@@ -33,7 +36,12 @@ def build(tracer: trace.Tracer, **settings: Any) -> Any:
         """Look up an order by id."""
         with tracer.start_as_current_span("db.query") as span:
             span.set_attribute("baggage.user.id", str(baggage.get_baggage("user.id")))
-            return json.dumps({"order_id": order_id, **ORDERS.get(order_id, {"error": "order not found"})})
+            return common.lookup_order(order_id)
+
+    @server.tool()
+    def check_refund_policy(order_id: str) -> str:
+        """Check whether an order can be refunded."""
+        return common.check_refund_policy(order_id)
 
     @server.tool()
     def refund(order_id: str) -> str:
@@ -53,7 +61,7 @@ def build(tracer: trace.Tracer, **settings: Any) -> Any:
     @server.resource("orders://{order_id}")
     def order_resource(order_id: str) -> str:
         """One order as JSON."""
-        return json.dumps(ORDERS.get(order_id, {}))
+        return json.dumps(common.ORDERS.get(order_id, {}))
 
     return server
 
