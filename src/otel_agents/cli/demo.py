@@ -1,10 +1,12 @@
-"""``otel-agents demo`` (``make demo``): one ECP manifest graded across four frameworks and plain Python, offline.
+"""``otel-agents demo`` (``make demo``): one ECP manifest graded across four frameworks, PydanticAI over MCP and plain Python, offline.
 
 What it does, with no network and no API key:
 
 1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI, and
    ``plain_python``: the same agent without a framework, instrumented with
-   otel-agents' decorators, ``examples/plain_python/agent.py``) and for each of
+   otel-agents' decorators, ``examples/plain_python/agent.py``; ``mcp``: the
+   PydanticAI agent with its tools served over MCP by a stdio child process,
+   ``mcp_agent.py`` and ``mcp_server.py``) and for each of
    its two agents in ``examples/customer_support/`` — the correct ``agent`` and
    its ``faulty_agent`` twin — it writes a copy of the example's
    ``manifest.yaml`` under ``out/manifests/`` whose ``target`` serves that agent
@@ -23,7 +25,7 @@ A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
-five), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+six), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``).
 """
@@ -44,13 +46,14 @@ from typing import Any
 from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", PLAIN_PYTHON)
+MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", MCP, PLAIN_PYTHON)
 TWINS = ("agent", "faulty_agent")
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "pydantic_ai", PLAIN_PYTHON)  # start the slow imports first
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", MCP, "pydantic_ai", PLAIN_PYTHON)  # start the slow imports first
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="grade the customer-support example (4 frameworks + plain Python) with ECP, offline",
+    p = sub.add_parser("demo", help="grade the customer-support example (4 frameworks, PydanticAI over MCP, plain Python) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ", ".join(FRAMEWORKS))
