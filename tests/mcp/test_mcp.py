@@ -219,3 +219,23 @@ async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_f
     async with stdio_session(quiet, instrument=False) as session:
         await session.call_tool("lookup_order", {"order_id": "A100"})
     assert [s.name for s in server_spans(quiet)] == ["db.query"]
+
+
+def test_entry_point_status_and_doctor_row() -> None:
+    """The ``mcp`` entry point loads our instrumentor; ``instrumentation_status()`` and ``otel-agents doctor``
+    have a row for it; importing the instrumentor module does not import ``mcp``."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    from otel_agents import instrumentation_status
+    from otel_agents.instrumentors.mcp import MCPInstrumentor
+
+    ep, = [e for e in entry_points(group="opentelemetry_instrumentor") if e.name == "mcp"]
+    assert ep.load() is MCPInstrumentor
+    status = instrumentation_status()["mcp"]
+    assert status.supported == ">=1.30,<2" and status.installed_version
+    code = "import sys, otel_agents.instrumentors.mcp; assert 'mcp' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True)
+    assert any(line.split()[:1] == ["mcp"] for line in doctor.stdout.splitlines()), doctor.stdout
