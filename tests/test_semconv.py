@@ -94,3 +94,13 @@ def test_span_name_without_name_is_low_cardinality() -> None:
 def test_unknown_kind_is_a_clear_error() -> None:
     with pytest.raises(ValueError):
         kind_attributes("planner")
+
+
+@pytest.mark.parametrize("name,value", sorted(ours(("mcp.", "jsonrpc.", "rpc.", "network.")).items()))
+def test_mcp_names_match_semconv_package(name: str, value: str) -> None:
+    """The MCP, JSON-RPC, RPC and network names of MCP spans are constants of opentelemetry-semantic-conventions."""
+    from opentelemetry.semconv._incubating.attributes import (jsonrpc_attributes, mcp_attributes, network_attributes,
+                                                              rpc_attributes)
+    known = {v for mod in (jsonrpc_attributes, mcp_attributes, network_attributes, rpc_attributes)
+             for k, v in vars(mod).items() if k.isupper() and isinstance(v, str)}
+    assert value in known

@@ -80,7 +80,7 @@ def _tool_results(messages: Sequence[BaseMessage]) -> list[ToolResult]:
     for m in messages:
         if isinstance(m, ToolMessage):
             call = calls.get(m.tool_call_id, {})
-            results.append(ToolResult(call.get("name") or m.name or "", call.get("args", {}), str(m.content)))
+            results.append(ToolResult(call.get("name") or m.name or "", call.get("args", {}), m.text))  # text of content blocks too
     return results
 
 

@@ -21,7 +21,7 @@ from opentelemetry.instrumentation import dependencies
 
 MODULES = {"langchain-core": "langchain_core", "llama-index-core": "llama_index", "crewai": "crewai",
            "pydantic-ai-slim": "pydantic_ai", "openai-agents": "agents",
-           "anthropic": "anthropic", "openai": "openai"}
+           "anthropic": "anthropic", "openai": "openai", "mcp": "mcp"}
 
 
 def main(pretend: dict[str, str | None]) -> dict[str, object]:

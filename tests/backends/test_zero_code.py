@@ -118,7 +118,7 @@ def _probe(pretend: dict[str, str | None]) -> dict[str, Any]:
 
 
 ABSENT_BUT_LANGCHAIN = {"llama-index-core": None, "crewai": None, "pydantic-ai-slim": None, "openai-agents": None,
-                        "anthropic": None, "openai": None}
+                        "anthropic": None, "openai": None, "mcp": None}
 
 
 def test_zero_code_skips_absent_frameworks_quietly() -> None:
@@ -128,7 +128,7 @@ def test_zero_code_skips_absent_frameworks_quietly() -> None:
     result = _probe(ABSENT_BUT_LANGCHAIN)
     assert result["instrumented"] == {"langchain": True, "llama_index": False, "crewai": False,
                                       "pydantic_ai": False, "openai_agents": False,
-                                      "anthropic": False, "openai": False}
+                                      "anthropic": False, "openai": False, "mcp": False}
     assert result["loud"] == []
 
 

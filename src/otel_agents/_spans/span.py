@@ -32,7 +32,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
@@ -616,6 +616,26 @@ class SemanticSpan:
         if status is None or status.status_code is StatusCode.UNSET:
             self.span.set_status(Status(StatusCode.OK))
 
+    def set_error(self, error_type: str, message: str | None = None) -> None:
+        """Mark the span failed without an exception: a failure reported in-band (an MCP
+        ``CallToolResult`` with ``isError``, a JSON-RPC error code).
+
+        Sets status ERROR and ``error.type`` = ``error_type`` (low cardinality: ``tool_error``,
+        ``-32602``); ``message`` (content: it may quote user data) is the status description
+        when content is on, else the description is ``error_type``.
+        """
+        if self._ended:
+            return
+        self._error_type = error_type
+        if self._mute:
+            return
+        with guard("span.set_error"):
+            description = error_type
+            if message and self._content:
+                description = redact_text(str(message)[:512 + _REDACTION_MARGIN])[:512]
+            self.span.set_attribute(A.ERROR_TYPE, error_type)
+            self.span.set_status(Status(StatusCode.ERROR, description))
+
     def mark_paused(self) -> None:
         """The run stopped waiting for a human (interrupt, deferred tool call): ``otel_agents.run.paused``."""
         self.set_attribute(A.OTEL_AGENTS_PAUSED, True)
@@ -737,7 +757,7 @@ class Telemetry:
     def start_span(self, kind: Kind | str, name: str | None = None, *, parent: Any = None,
                    operation: str | None = None, workflow: bool = False, multi_step: bool = False,
                    attributes: Mapping[str, Any] | None = None, name_is_content: bool = False,
-                   start_time: int | None = None) -> SemanticSpan:
+                   start_time: int | None = None, span_kind: SpanKind | None = None) -> SemanticSpan:
         """Open a semantic span (not made current; see :meth:`SemanticSpan.activate`).
 
         Args:
@@ -751,6 +771,8 @@ class Telemetry:
             name_is_content: ``name`` may carry user content (a task description): with
                 content off the span is named after its kind only.
             start_time: epoch nanoseconds, default now.
+            span_kind: the OTel ``SpanKind`` when the semantic map's default does not fit
+                (a tool call served by another process is ``SERVER``, per the OTel MCP conventions).
 
         Never raises: on an internal failure a non-recording span is returned.
         """
@@ -781,7 +803,7 @@ class Telemetry:
                     ov = otel_value(v)
                     if ov is not None:
                         start_attrs[k] = ov
-            span = self.tracer.start_span(sname, context=ctx, kind=kind_spec(kind).span_kind,
+            span = self.tracer.start_span(sname, context=ctx, kind=span_kind or kind_spec(kind).span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span)
             semantic.run_name = run_name
@@ -790,6 +812,32 @@ class Telemetry:
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_span", exc)
             return SemanticSpan(Kind.CHAIN, trace.INVALID_SPAN, self, "invalid", {}, {})
+
+    def start_plain_span(self, name: str, *, span_kind: SpanKind = SpanKind.INTERNAL, parent: Any = None,
+                         attributes: Mapping[str, Any] | None = None) -> SemanticSpan:
+        """Open a span of no semantic kind (a protocol operation the semantic map leaves
+        unclassified, such as MCP ``tools/list``): no kind attributes, not found by
+        :func:`semantic_span_for`, so it never counts as a step. ``name`` must be low
+        cardinality and carry no content. The returned object's ``kind`` is ``None``; its
+        setters, error recording and ``end`` work as on a semantic span. Never raises.
+        """
+        try:
+            ctx, run_attrs, parent_span = _parent_context(parent)
+            if not is_instrumentation_enabled():
+                return SemanticSpan(None, trace.INVALID_SPAN, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
+            start_attrs: dict[str, Any] = {}
+            if self.framework:
+                start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
+            start_attrs.update(run_attrs)
+            for k, v in (attributes or {}).items():
+                ov = otel_value(v)
+                if ov is not None:
+                    start_attrs[k] = ov
+            span = self.tracer.start_span(encoding.utf8_safe(name), context=ctx, kind=span_kind, attributes=start_attrs)
+            return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("telemetry.start_plain_span", exc)
+            return SemanticSpan(None, trace.INVALID_SPAN, self, "invalid", {}, {})  # type: ignore[arg-type]
 
     @contextmanager
     def span(self, kind: Kind | str, name: str | None = None, *,

@@ -47,5 +47,6 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("openai_agents", "openai-agents", ">=0.20.0,<0.21", "otel_agents.instrumentors.openai_agents", "OpenAIAgentsInstrumentor", "agents"),
         Framework("anthropic", "anthropic", ">=2.14.0,<3", "otel_agents.instrumentors.anthropic", "AnthropicInstrumentor", "anthropic"),
         Framework("openai", "openai", ">=2.30.0,<4", "otel_agents.instrumentors.openai", "OpenAIInstrumentor", "openai"),
+        Framework("mcp", "mcp", ">=1.30.0,<2", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
     )
 }

@@ -63,7 +63,18 @@ GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
 GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
 GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
 GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+GEN_AI_PROMPT_NAME = "gen_ai.prompt.name"
 ERROR_TYPE = "error.type"
+
+# --- OTel MCP and JSON-RPC (GenAI conventions, "mcp.client"/"mcp.server" spans) -------------
+MCP_METHOD_NAME = "mcp.method.name"
+MCP_PROTOCOL_VERSION = "mcp.protocol.version"
+MCP_RESOURCE_URI = "mcp.resource.uri"
+MCP_SESSION_ID = "mcp.session.id"
+JSONRPC_REQUEST_ID = "jsonrpc.request.id"
+RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code"
+NETWORK_TRANSPORT = "network.transport"
+MCP_TOOL_ERROR = "tool_error"  # error.type of a CallToolResult with isError set
 
 # Metric instrument names (OTel GenAI semconv v1.41).
 GEN_AI_CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"
@@ -151,3 +162,5 @@ OTEL_AGENTS_FINAL_ANSWER = "otel_agents.tool.final_answer"  # the tool call that
 OTEL_AGENTS_GUARDRAIL_TRIGGERED = "otel_agents.guardrail.triggered"
 # The agent a handoff transferred the conversation to (on the handoff's tool span).
 OTEL_AGENTS_HANDOFF_TARGET = "otel_agents.handoff.target"
+# The MCP server's name from its initialize result (``serverInfo.name``): no standard key exists.
+OTEL_AGENTS_MCP_SERVER_NAME = "otel_agents.mcp.server.name"

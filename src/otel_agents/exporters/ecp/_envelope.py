@@ -58,7 +58,8 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             models.append(span)
         elif kind == "agent":
             agents.append(_agent(span, tree))
-        elif F.is_tool_call(span) and not F.flag(span, A.OTEL_AGENTS_FINAL_ANSWER):  # the answer is not a tool call
+        elif (F.is_tool_call(span) and not F.flag(span, A.OTEL_AGENTS_FINAL_ANSWER)  # the answer is not a tool call
+              and tree.served_call(span) is None):  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
     context, steps, errors = evidence(tree, include_thoughts=include_thoughts)
@@ -103,7 +104,7 @@ def _public_output(run: Run, paused: bool) -> str | None:
 
 def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     agent = tree.nearest_agent(span)
-    return {
+    call = {
         "name": tree.name(span),
         "arguments": tree.arguments(span),
         "id": F.tool_call_id(span),
@@ -114,6 +115,10 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
         "agent": tree.name(agent) if agent is not None else None,
         "span_id": F.span_id_hex(span.span_id),
     }
+    server = span.attributes.get(A.OTEL_AGENTS_MCP_SERVER_NAME)
+    if isinstance(server, str) and server:
+        call["server"] = server  # the MCP server that served the call
+    return call
 
 
 def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:

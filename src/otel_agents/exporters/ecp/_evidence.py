@@ -151,7 +151,7 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int
             if F.flag(span, A.OTEL_AGENTS_PAUSED):
                 lines.append(f"{indent(depth)}paused {kw} {name}")
             continue
-        kw = keyword(span)
+        kw = keyword(span) if tree.served_call(span) is None else None  # an MCP server's side of a call
         child_depth = depth
         if kw is not None:
             lines.append(indent(depth) + step_line(span, kw, tree))

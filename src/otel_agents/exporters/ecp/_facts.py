@@ -112,6 +112,11 @@ def is_tool_call(span: FoldSpan) -> bool:
     return k == "tool" or (k == "skill" and operation(span) == OP_EXECUTE_TOOL)
 
 
+def is_mcp_tool_call(span: FoldSpan) -> bool:
+    """A tool span of an MCP ``tools/call`` (client or server side: ``mcp.method.name``)."""
+    return span.semantic_kind == "tool" and span.attributes.get(A.MCP_METHOD_NAME) == "tools/call"
+
+
 def is_workflow(span: FoldSpan) -> bool:
     """A chain that is a multi-agent orchestration (``invoke_workflow``)."""
     return span.semantic_kind == "chain" and operation(span) == OP_INVOKE_WORKFLOW

@@ -214,3 +214,18 @@ class RunTree:
         if tokens is None:
             tokens = self._usage[span] = F.usage(span)
         return tokens
+
+    def served_call(self, span: F.FoldSpan) -> F.FoldSpan | None:
+        """For an MCP server's ``tools/call`` span: the client's tool span of the same call (its
+        nearest semantic ancestor, a ``tools/call`` tool span too), else ``None``. The call is
+        the client's; the server's span only serves it (its children nest under the call)."""
+        if not F.is_mcp_tool_call(span):
+            return None
+        seen = {span.span_id}
+        cur = self.parent.get(span.span_id)
+        while cur is not None and cur.span_id not in seen:
+            if cur.semantic_kind is not None:
+                return cur if F.is_mcp_tool_call(cur) else None
+            seen.add(cur.span_id)
+            cur = self.parent.get(cur.span_id)
+        return None

@@ -1,0 +1,43 @@
+"""The customer-support tools served over MCP: a small stdio server (the ``mcp`` SDK's ``FastMCP``).
+
+It serves the very functions of :mod:`common` (``lookup_order``, ``check_refund_policy``,
+``issue_refund``) as MCP tools named ``support``; ``mcp_agent.py`` is the PydanticAI agent that
+uses them over MCP. Run by hand: ``python examples/customer_support/mcp_server.py`` (it speaks
+MCP on stdin/stdout).
+
+Telemetry: when ``CUSTOMER_SUPPORT_MCP_TRACES`` names a file, the server is instrumented
+(``otel_agents.configure``: the MCP instrumentor) and writes its spans there as OTLP/JSON lines;
+each ``tools/call`` span is then a child of the agent's tool span, through ``params._meta``
+(``otel-agents fold`` the agent's and the server's files together to see one tree).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+from common import TOOLS  # noqa: E402
+
+
+def build():
+    """The ``FastMCP`` server ``support`` with the three tools."""
+    from mcp.server.fastmcp import FastMCP
+
+    server = FastMCP("support", log_level="WARNING")
+    for fn in TOOLS:
+        server.add_tool(fn)
+    return server
+
+
+if __name__ == "__main__":
+    traces = os.environ.get("CUSTOMER_SUPPORT_MCP_TRACES")
+    if traces:
+        import otel_agents
+        from otel_agents import presets
+
+        otel_agents.configure(service_name="customer-support-mcp-server", exporters=[presets.file(traces)],
+                              frameworks=["mcp"])
+    build().run("stdio")

@@ -1,0 +1,108 @@
+"""MCP instrumentation: one trace across an agent and its MCP tool servers; MCP tool calls as ``tool`` spans.
+
+Usage
+-----
+::
+
+    from otel_agents.instrumentors.mcp import MCPInstrumentor
+
+    MCPInstrumentor().instrument(tracer_provider=provider)   # or otel_agents.instrument()
+    ...                                                        # clients and servers of this process
+    MCPInstrumentor().uninstrument()                           # the SDK exactly as before
+
+Instrument **both** processes — the agent (MCP client) and the tool server — and send both
+processes' spans to the same place (one OTLP endpoint, or trace files merged before folding):
+the trace is then one tree. With no code change: ``opentelemetry-instrument python server.py``
+loads it through the ``mcp`` entry point. Supported: the official ``mcp`` Python SDK 1.x from
+1.30 (tested on 1.30; ``mcp`` 2.x cannot be installed next to CrewAI, which pins ``mcp<2``, and
+is refused with one error naming both versions). Importing this module does not import ``mcp``;
+``instrument()`` does, or the application's own ``import mcp`` if that comes later.
+
+What you get
+------------
+Client (``ClientSession``, whatever drives it: your code, LangChain's MCP adapters,
+PydanticAI's MCP toolsets, …):
+
+* ``tools/call`` is a ``tool`` span — one per call. Made inside a ``tool`` span of ours (a
+  framework's tool that is served over MCP), the call **enriches that span** instead of
+  opening a second one (OTel MCP conventions: "SHOULD NOT create a separate span"): the
+  framework's ``execute_tool {name}`` span gets ``mcp.method.name=tools/call``,
+  ``jsonrpc.request.id``, ``mcp.protocol.version``, ``mcp.session.id`` (Streamable HTTP) and
+  ``otel_agents.mcp.server.name`` (the server's ``serverInfo.name``). Enriched means: the
+  current span is (or is directly under) an open tool span of ours, not enriched yet, named
+  after the tool (a toolset prefix such as ``support_lookup_order`` matches). Made bare, the
+  call is our own ``execute_tool {name}`` tool span (OTel ``SpanKind.CLIENT``) with the same
+  attributes, the arguments and the result.
+* ``tools/list``, ``resources/list``, ``resources/templates/list``, ``resources/read``,
+  ``prompts/list``, ``prompts/get`` are plain client spans named ``{mcp.method.name}
+  [{target}]`` (target: the prompt name; never the resource URI, which is recorded as
+  ``mcp.resource.uri`` — as content, since a URI can name user data). They have no semantic
+  kind: the ECP fold and the backends do not count them as steps.
+* Every request the session sends carries the current trace context in ``params._meta``:
+  ``traceparent``, ``tracestate`` and ``baggage``, from the configured OpenTelemetry
+  propagators, unprefixed (OTel MCP conventions; MCP SEP-414). A key already in ``_meta`` (put
+  there by the caller, or by a client library that propagates itself) is kept: one
+  ``traceparent`` on the wire.
+
+Server (``mcp.server.lowlevel.Server``, so ``FastMCP`` servers too):
+
+* the context in ``params._meta`` is extracted and is the parent of the server span (the
+  ambient context when the request carries none); baggage reaches the handler.
+* each ``tools/call`` is a ``tool`` span ``execute_tool {name}`` (OTel ``SpanKind.SERVER``)
+  with the MCP attributes, ``mcp.session.id`` (Streamable HTTP), the arguments and the
+  result; it is current while the tool runs, so the tool body's spans (and a framework run
+  inside the tool) nest under it. The other methods above are plain server spans.
+
+Errors: a ``CallToolResult`` with ``isError`` (how MCP tools normally fail: the SDK turns a
+tool's exception into one) makes the tool span ERROR with ``error.type=tool_error`` and the
+error text as the tool's result, on both sides (MCP-2). A JSON-RPC error response is ERROR
+with ``error.type`` and ``rpc.response.status_code`` = its code (``-32602``…) and its message
+as the status description (content on). An exception from the transport is recorded as usual.
+
+Content: the arguments, results, error texts and resource URIs go through the span layer's
+setters — the one content switch (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``),
+redaction and the budget — on both sides.
+
+ECP fold: a call served over MCP is one entry of ``tool_calls`` (the client's span, attributed
+to the calling agent, with ``server``); the server's span of that call, when it reaches the
+same fold, is not a second call: its children nest under the call.
+
+Turning propagation off
+-----------------------
+Context travels in ``_meta`` through the configured propagators. To stop sending it (a server
+run by another party that should not learn your trace ids), either don't instrument MCP
+(``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp``, or ``otel_agents.instrument(frameworks=[...])``
+without ``mcp``: you lose the MCP spans too), or keep the spans and send no context with
+``OTEL_PROPAGATORS=none`` (process-wide: HTTP instrumentations stop propagating too). On the
+server, a request without ``traceparent`` starts from the ambient context.
+
+Hooks, and why
+--------------
+The SDK has no tracing hook of its own (1.x), so these are ``wrapt`` wrappers, taken off
+exactly by ``uninstrument()``:
+
+* ``BaseSession.send_request`` (client requests only): every request of a ``ClientSession``
+  passes there, with its JSON-RPC id — one hook instead of one per public method, and it
+  covers requests sent with ``send_request`` directly;
+* ``Server._handle_request`` and ``RequestResponder.respond``: the low-level server's dispatch
+  of every request, and its answer, in the same task (a private method, stable across 1.x; if
+  a release renames it, ``instrument()`` logs one error and the client side stays off too);
+* ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``.
+
+Other libraries' own MCP spans: a client library that traces itself (FastMCP 3, which
+PydanticAI's ``MCPToolset`` uses, and ``mcp`` 2.x) opens its own ``tools/call {name}`` client
+span and injects its own ``traceparent``. We keep both as they are: our tool span stays the one
+``tool`` span of the call (theirs has no kind of ours, so neither the fold nor Phoenix/Langfuse
+count it as a tool), the wire carries their single ``traceparent``, and the server's span is
+then a grandchild of our tool span, through theirs.
+
+Limits
+------
+* ``mcp.session.id`` on the client is known for Streamable HTTP only (stdio has no session id).
+* Notifications (progress, cancellation) get no span; server-to-client requests (sampling,
+  elicitation) are not traced.
+"""
+
+from ._instrumentor import MCPInstrumentor
+
+__all__ = ["MCPInstrumentor"]

@@ -1,0 +1,170 @@
+"""Client side: one wrapper on the SDK's ``BaseSession.send_request``, for ``ClientSession`` requests.
+
+Every request a ``ClientSession`` sends (``call_tool``, ``list_tools``, ``read_resource``,
+``get_prompt``…, and any request sent with ``send_request`` directly) goes through
+``send_request``, which is also where the JSON-RPC id is assigned: the one place that sees the
+method, the params, the id and the result or the JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+
+from ..._spans import SemanticSpan, Telemetry, guard, semantic_span_for
+from ...semconv import Kind, attributes as A
+from . import _protocol as P
+
+
+@dataclass
+class Peer:
+    """What one client session learnt from the server's ``initialize`` result."""
+
+    protocol_version: str | None = None
+    server_name: str | None = None
+
+
+class ClientSide:
+    """The ``send_request`` wrapper and the per-session facts it records (weakly keyed: bounded
+    by the sessions alive)."""
+
+    def __init__(self, telemetry: Telemetry, client_session_cls: type):
+        self.telemetry = telemetry
+        self.client_session_cls = client_session_cls
+        self.peers: "weakref.WeakKeyDictionary[Any, Peer]" = weakref.WeakKeyDictionary()
+        self.enriched: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
+
+    async def send_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not isinstance(instance, self.client_session_cls):  # a server's request to its client
+            return await wrapped(*args, **kwargs)
+        call = None
+        with guard("mcp.client.start"):
+            call = self._start(instance, args, kwargs)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        span, owned, args, kwargs = call
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            with guard("mcp.client.error"):
+                self._failed(span, exc)
+            if owned:
+                span.end(error=exc if not _is_mcp_error(exc) else None)
+            raise
+        with guard("mcp.client.result"):
+            self._succeeded(instance, span, result)
+        if owned:
+            span.end()
+        return result
+
+    # -- start ----------------------------------------------------------------------------
+    def _start(self, session: Any, args: tuple, kwargs: dict) -> tuple[SemanticSpan | None, bool, tuple, dict] | None:
+        args = list(args)  # type: ignore[assignment]
+        in_kwargs = "request" in kwargs
+        request = kwargs["request"] if in_kwargs else args[0]
+        method = P.method_of(request)
+        if method is None:
+            return None
+        params = P.params_of(request)
+        request_id = getattr(session, "_request_id", None)  # the id send_request is about to use
+        peer = self.peers.get(session)
+        attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method}
+        if isinstance(request_id, (int, str)):
+            attrs[A.JSONRPC_REQUEST_ID] = str(request_id)
+        if peer is not None:
+            attrs[A.MCP_PROTOCOL_VERSION] = peer.protocol_version
+            attrs[A.OTEL_AGENTS_MCP_SERVER_NAME] = peer.server_name
+        session_id = _session_id(session)
+        if session_id:
+            attrs[A.MCP_SESSION_ID] = session_id
+        span: SemanticSpan | None = None
+        owned = False
+        if method == P.TOOLS_CALL:
+            name = P.target_of(method, params)
+            span = self._enrichable(name)
+            if span is not None:
+                self.enriched.add(span)
+                span.set_attributes(attrs)
+            else:
+                span = self.telemetry.start_span(Kind.TOOL, name, span_kind=SpanKind.CLIENT, attributes=attrs)
+                span.set_tool(name, arguments=getattr(params, "arguments", None))
+                owned = True
+        elif method in P.TRACED_METHODS:
+            target = P.target_of(method, params)
+            if method == "prompts/get":
+                attrs[A.GEN_AI_PROMPT_NAME] = target
+            span = self.telemetry.start_plain_span(f"{method} {target}" if target else method,
+                                                   span_kind=SpanKind.CLIENT, attributes=attrs)
+            uri = getattr(params, "uri", None)
+            if uri is not None:
+                span.set_content(A.MCP_RESOURCE_URI, str(uri))  # a URI can name user data: content
+            owned = True
+        ctx = trace.set_span_in_context(span.span) if span is not None else otel_context.get_current()
+        if span is not None and not owned:
+            # Enriched: the outer tool span may not be current here (a framework's own MCP client span is).
+            ctx = otel_context.get_current()
+        try:
+            request = P.with_trace_context(request, ctx)
+        except Exception:
+            if owned and span is not None:
+                span.end()
+            raise
+        if in_kwargs:
+            kwargs = dict(kwargs, request=request)
+        else:
+            args[0] = request  # type: ignore[index]
+        return span, owned, tuple(args), kwargs
+
+    def _enrichable(self, name: str | None) -> SemanticSpan | None:
+        """The framework's ``tool`` span this ``tools/call`` is made for, if one is open here:
+        the current span's (or its direct parent's) semantic span, a tool span not enriched yet,
+        named after this tool (a toolset may prefix the name: ``support_lookup_order``)."""
+        outer = semantic_span_for(trace.get_current_span())
+        if outer is None or outer.kind is not Kind.TOOL or outer.ended or outer in self.enriched:
+            return None
+        tool = outer.name[len("execute_tool "):] if outer.name.startswith("execute_tool ") else outer.name
+        if name and tool != name and not tool.endswith(name):
+            return None
+        return outer
+
+    # -- end ------------------------------------------------------------------------------
+    def _succeeded(self, session: Any, span: SemanticSpan | None, result: Any) -> None:
+        if type(result).__name__ == "InitializeResult":
+            info = getattr(result, "serverInfo", None)
+            self.peers[session] = Peer(getattr(result, "protocolVersion", None), getattr(info, "name", None))
+            return
+        if span is None or span.kind is not Kind.TOOL:
+            return
+        if getattr(result, "isError", False):
+            text = P.error_text(result)
+            span.set_tool_result(text)
+            span.set_error(A.MCP_TOOL_ERROR, text)
+        else:
+            span.set_tool_result(P.tool_result(result))
+
+    def _failed(self, span: SemanticSpan | None, exc: BaseException) -> None:
+        if span is None or not _is_mcp_error(exc):
+            return
+        error = getattr(exc, "error", None)
+        code = getattr(error, "code", None)
+        if code is None:
+            return
+        span.set_attribute(A.RPC_RESPONSE_STATUS_CODE, str(code))
+        span.set_error(str(code), getattr(error, "message", None))
+
+
+def _is_mcp_error(exc: BaseException) -> bool:
+    """An ``McpError`` (a JSON-RPC error response), recognised without importing ``mcp``."""
+    return any(c.__name__ in ("McpError", "MCPError") and c.__module__.startswith("mcp.") for c in type(exc).__mro__)
+
+
+def _session_id(session: Any) -> str | None:
+    """The Streamable HTTP session id of ``session`` when the transport made one (see ``_transport``)."""
+    from ._transport import session_id_for
+
+    return session_id_for(session)

@@ -1,0 +1,49 @@
+"""``MCPInstrumentor``: the ``BaseInstrumentor`` entry point (imports ``mcp`` only in ``_install``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._spans import Telemetry, guard
+from .._base import OtelAgentsInstrumentor
+from ..pydantic_ai._patch import Patch  # a wrapt wrapper that comes off exactly (no pydantic-ai import)
+
+
+class MCPInstrumentor(OtelAgentsInstrumentor):
+    """Instruments the ``mcp`` Python SDK, client and server; see :mod:`otel_agents.instrumentors.mcp`.
+
+    ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
+    settings=None)``; ``uninstrument()`` restores the SDK exactly.
+    """
+
+    framework = "mcp"
+    _patches: list[Patch]
+
+    def _install(self, telemetry: Telemetry) -> None:
+        from mcp.client.session import ClientSession
+        from mcp.server.lowlevel.server import Server
+        from mcp.shared.session import BaseSession, RequestResponder
+
+        from ._client import ClientSide
+        from ._server import ServerSide
+        from ._transport import post_writer
+
+        client, server = ClientSide(telemetry, ClientSession), ServerSide(telemetry)
+        self._patches = []
+        try:  # all or nothing: a renamed attribute leaves the SDK untouched
+            for owner, name, wrapper in ((BaseSession, "send_request", client.send_request),
+                                         (Server, "_handle_request", server.handle_request),
+                                         (RequestResponder, "respond", server.respond)):
+                self._patches.append(Patch(owner, name, wrapper))
+        except Exception:
+            self._remove()
+            raise
+        with guard("mcp.install.streamable_http"):  # optional: only mcp.session.id on the client needs it
+            from mcp.client.streamable_http import StreamableHTTPTransport
+
+            self._patches.append(Patch(StreamableHTTPTransport, "post_writer", post_writer))
+
+    def _remove(self) -> None:
+        for patch in getattr(self, "_patches", ()):
+            patch.remove()
+        self._patches = []

@@ -1,0 +1,40 @@
+"""Fixtures of the MCP tests: our MCP instrumentor on the test's provider."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+from otel_agents._spans import Settings
+from otel_agents.instrumentors.mcp import MCPInstrumentor
+
+
+@pytest.fixture
+def instrument(provider: Any) -> Callable[..., MCPInstrumentor]:
+    """``instrument(**settings)``: the MCP instrumentor on the test's provider; uninstrumented at teardown."""
+    inst = MCPInstrumentor()
+
+    def start(**settings: Any) -> MCPInstrumentor:
+        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None)
+        return inst
+
+    yield start
+    inst.uninstrument()
+
+
+@pytest.fixture
+def spans_file(tmp_path: Any) -> Any:
+    return tmp_path / "server-spans.jsonl"
+
+
+@pytest.fixture
+def client_file(provider: Any, tmp_path: Any) -> Any:
+    """The client's spans also as an OTLP/JSON file (to fold with the server's, as a merged trace)."""
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from otel_agents.exporters.file import OTLPJsonFileExporter
+
+    path = tmp_path / "client-spans.jsonl"
+    provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(path)))
+    return path

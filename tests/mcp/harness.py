@@ -1,0 +1,84 @@
+"""Client and server in one test: the server of ``server_app.py`` as a child process (stdio, or
+Streamable HTTP on a free loopback port) exporting its spans to a file, merged with the client's."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from otel_agents.exporters.file import read_otlp_json
+from tests.spans import SpanSnapshot, snapshot
+
+SERVER_APP = str(Path(__file__).with_name("server_app.py"))
+
+
+def server_env(spans: Path, *, instrument: bool = True, content: bool = True) -> dict[str, str]:
+    env = dict(os.environ, MCP_TEST_SPANS=str(spans), MCP_TEST_INSTRUMENT="1" if instrument else "0")
+    env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true" if content else "NO_CONTENT"
+    return env
+
+
+def server_spans(spans: Path) -> list[SpanSnapshot]:
+    """The server process's spans, read back from its OTLP/JSON file."""
+    return [snapshot(s) for s in read_otlp_json(spans)] if spans.exists() else []
+
+
+def stdio_params(spans: Path, **env: Any) -> Any:
+    from mcp import StdioServerParameters
+
+    return StdioServerParameters(command=sys.executable, args=[SERVER_APP, "stdio"], env=server_env(spans, **env))
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(spans: Path, **env: Any) -> AsyncIterator[Any]:
+    """An initialised ``ClientSession`` to the test server over stdio."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with stdio_client(stdio_params(spans, **env)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def http_server(spans: Path, **env: Any) -> Any:
+    """The test server over Streamable HTTP on 127.0.0.1; yields its ``/mcp`` URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, SERVER_APP, "http", str(port)], env=server_env(spans, **env),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the MCP test server did not start")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@contextlib.asynccontextmanager
+async def http_session(url: str) -> AsyncIterator[Any]:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async with streamablehttp_client(url) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session

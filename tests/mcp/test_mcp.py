@@ -1,0 +1,241 @@
+"""The MCP instrumentor with the real ``mcp`` SDK: client and server in one test (stdio child
+process, Streamable HTTP on loopback), cases MCP-1 and MCP-2 of ../shared/cases/agents-sdk-clients-mcp.md."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from opentelemetry import baggage, context
+from opentelemetry.trace import StatusCode
+
+from otel_agents.exporters.ecp import fold
+from otel_agents.exporters.file import read_otlp_json
+from tests.mcp.harness import http_server, http_session, server_spans, stdio_session
+from tests.spans import SpanSnapshot
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def tool_spans(spans: list[SpanSnapshot]) -> list[SpanSnapshot]:
+    return [s for s in spans if s.semantic_kind == "tool"]
+
+
+def one(spans: list[SpanSnapshot], name: str) -> SpanSnapshot:
+    found = [s for s in spans if s.name == name]
+    assert len(found) == 1, [s.name for s in spans]
+    return found[0]
+
+
+def assert_joined(client: SpanSnapshot, server: list[SpanSnapshot], app: SpanSnapshot) -> SpanSnapshot:
+    """The client's tool span is under the application span; the server's is its child, same trace,
+    with the tool body's ``db.query`` under it."""
+    assert client.parent_id == app.span_id and client.kind == "CLIENT"
+    served = one(server, "execute_tool lookup_order")
+    assert served.semantic_kind == "tool" and served.kind == "SERVER"
+    assert served.trace_id == client.trace_id == app.trace_id
+    assert served.parent_id == client.span_id
+    db = one(server, "db.query")
+    assert db.parent_id == served.span_id and db.trace_id == app.trace_id
+    assert db.attributes["baggage.user.id"] == "ann"  # baggage travelled in params._meta too
+    for span in (client, served):
+        assert span.attributes["mcp.method.name"] == "tools/call"
+        assert span.attributes["gen_ai.tool.name"] == "lookup_order"
+        assert span.attributes["mcp.protocol.version"]
+        assert span.attributes["otel_agents.mcp.server.name"] == "orders"
+    assert client.attributes["jsonrpc.request.id"] == served.attributes["jsonrpc.request.id"]
+    return served
+
+
+async def call_lookup(session: Any, app_tracer: Any) -> None:
+    token = context.attach(baggage.set_baggage("user.id", "ann"))
+    try:
+        with app_tracer.start_as_current_span("app"):
+            result = await session.call_tool("lookup_order", {"order_id": "A100"})
+            assert not result.isError
+    finally:
+        context.detach(token)
+
+
+async def test_mcp1_a_stdio_one_trace_one_tool_span_per_side(instrument, exporter, app_tracer, spans_file,
+                                                            client_file) -> None:
+    """MCP-1 (a) over stdio: one client tool span under the application span; the server's
+    ``tools/call`` span is its child through ``params._meta``; ``db.query`` under that."""
+    instrument()
+    async with stdio_session(spans_file) as session:
+        await call_lookup(session, app_tracer)
+    client, server = exporter.spans, server_spans(spans_file)
+    app = one(client, "app")
+    calls = tool_spans(client)
+    assert len(calls) == 1 and calls[0].name == "execute_tool lookup_order"
+    assert calls[0].json_attr("gen_ai.tool.call.arguments") == {"order_id": "A100"}
+    assert "wireless headphones" in calls[0].attributes["gen_ai.tool.call.result"]
+    assert len(tool_spans(server)) == 1
+    served = assert_joined(calls[0], server, app)
+    assert served.json_attr("gen_ai.tool.call.arguments") == {"order_id": "A100"}
+
+    # The fold of the merged trace: one call, attributed with the server's name; the server's side nests.
+    envelope, = merged_fold(client_file, spans_file)
+    assert [(c["name"], c["server"], c["status"]) for c in envelope["tool_calls"]] == [("lookup_order", "orders", "ok")]
+    assert envelope["evaluation_context"].count("tool lookup_order") == 1
+
+
+def merged_fold(*files: Any) -> list[dict[str, Any]]:
+    """The ECP envelopes of the client's and the server's trace files folded together."""
+    return fold([s for f in files for s in read_otlp_json(f)])
+
+
+async def test_mcp1_a_streamable_http_one_trace_and_session_id(instrument, exporter, app_tracer, spans_file) -> None:
+    """MCP-1 (a) over Streamable HTTP on 127.0.0.1: the same tree, and ``mcp.session.id`` on both sides."""
+    instrument()
+    with http_server(spans_file) as url:
+        async with http_session(url) as session:
+            await call_lookup(session, app_tracer)
+    client, server = exporter.spans, server_spans(spans_file)
+    calls = tool_spans(client)
+    assert len(calls) == 1
+    served = assert_joined(calls[0], server, one(client, "app"))
+    assert calls[0].attributes["mcp.session.id"] == served.attributes["mcp.session.id"]
+    assert served.attributes["network.transport"] == "tcp"
+
+
+async def test_mcp2_is_error_result_fails_the_tool_span_on_both_sides(instrument, exporter, spans_file,
+                                                                      client_file) -> None:
+    """MCP-2: ``refund`` raises on the server, the SDK answers ``isError``; ``call_tool`` returns,
+    and both tool spans are ERROR with ``error.type=tool_error`` and the error text as the result.
+    An unknown tool is answered the same way by mcp 1.x (``isError``, not a JSON-RPC error)."""
+    instrument()
+    async with stdio_session(spans_file) as session:
+        result = await session.call_tool("refund", {"order_id": "B200"})
+        assert result.isError
+        unknown = await session.call_tool("no_such_tool", {})
+        assert unknown.isError
+    client, server = tool_spans(exporter.spans), tool_spans(server_spans(spans_file))
+    assert [s.name for s in client] == [s.name for s in server] == ["execute_tool refund", "execute_tool no_such_tool"]
+    for span in client + server:
+        assert span.status == StatusCode.ERROR
+        assert span.attributes["error.type"] == "tool_error"
+    assert "refund service down" in client[0].attributes["gen_ai.tool.call.result"]
+    assert "refund service down" in client[0].status_description
+    assert "refund service down" in server[0].attributes["gen_ai.tool.call.result"]
+    calls = [c for e in merged_fold(client_file, spans_file) for c in e["tool_calls"]]  # a run per bare call
+    assert [(c["name"], c["status"]) for c in calls] == [("refund", "error"), ("no_such_tool", "error")]
+
+
+async def test_content_off_records_no_arguments_results_or_error_text(instrument, exporter, spans_file) -> None:
+    """The content switch, on each side: no arguments, results or error texts; the call is still traced."""
+    instrument(capture_content=False)
+    async with stdio_session(spans_file, content=False) as session:
+        await session.call_tool("lookup_order", {"order_id": "A100"})
+        await session.call_tool("refund", {"order_id": "B200"})
+        await session.read_resource("orders://A100")
+    for span in exporter.spans + server_spans(spans_file):
+        text = json.dumps(span.attributes) + (span.status_description or "") + span.name
+        assert "A100" not in text and "B200" not in text and "refund service down" not in text, span.name
+        assert "gen_ai.tool.call.arguments" not in span.attributes and "mcp.resource.uri" not in span.attributes
+    errored = [s for s in tool_spans(exporter.spans) if s.status == StatusCode.ERROR]
+    assert [s.attributes["error.type"] for s in errored] == ["tool_error"]
+
+
+async def test_redaction_of_arguments_on_both_sides(instrument, exporter, spans_file) -> None:
+    """Secret-named arguments are redacted by the span layer on the client and on the server."""
+    instrument()
+    async with stdio_session(spans_file) as session:
+        await session.call_tool("login", {"user": "ann", "password": "hunter2-very-secret"})
+    spans = tool_spans(exporter.spans) + tool_spans(server_spans(spans_file))
+    assert len(spans) == 2
+    for span in spans:
+        assert "hunter2" not in json.dumps(span.attributes)
+        assert span.json_attr("gen_ai.tool.call.arguments") == {"user": "ann", "password": "[REDACTED]"}
+
+
+async def test_list_read_get_are_plain_client_and_server_spans(instrument, exporter, spans_file) -> None:
+    """``tools/list``, ``resources/read``, ``prompts/get`` are non-semantic spans ``{method} [{target}]``,
+    the server's under the client's."""
+    instrument()
+    async with stdio_session(spans_file) as session:
+        await session.list_tools()
+        await session.read_resource("orders://A100")
+        await session.get_prompt("greeting", {"name": "Ann"})
+    client, server = exporter.spans, server_spans(spans_file)
+    for name in ("tools/list", "resources/read", "prompts/get greeting"):
+        c, s = one(client, name), one(server, name)
+        assert c.semantic_kind is None and s.semantic_kind is None
+        assert (c.kind, s.kind) == ("CLIENT", "SERVER")
+        assert s.parent_id == c.span_id and s.trace_id == c.trace_id
+        assert c.attributes["mcp.method.name"] == name.split()[0]
+    assert one(client, "resources/read").attributes["mcp.resource.uri"] == "orders://A100"
+    assert one(client, "prompts/get greeting").attributes["gen_ai.prompt.name"] == "greeting"
+    assert not tool_spans(client) and not tool_spans(server)
+
+
+async def test_jsonrpc_error_is_an_error_with_its_code(instrument, exporter) -> None:
+    """MCP-2: a JSON-RPC error response makes the span ERROR with ``error.type`` and
+    ``rpc.response.status_code`` = its code (in-process server; the client raises ``McpError``)."""
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import McpError
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from mcp.types import INVALID_PARAMS, ErrorData
+
+    server = Server("strict")
+
+    @server.get_prompt()
+    async def get_prompt(name: str, arguments: Any) -> Any:
+        raise McpError(ErrorData(code=INVALID_PARAMS, message="no such prompt"))
+
+    instrument()
+    async with create_connected_server_and_client_session(server) as session:
+        with pytest.raises(McpError):
+            await session.get_prompt("missing")
+    spans = [s for s in exporter.spans if s.name == "prompts/get missing"]
+    assert sorted(s.kind for s in spans) == ["CLIENT", "SERVER"]
+    for span in spans:
+        assert span.status == StatusCode.ERROR
+        assert span.attributes["error.type"] == span.attributes["rpc.response.status_code"] == str(INVALID_PARAMS)
+        assert span.status_description == "no such prompt"
+
+
+async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_file, tmp_path) -> None:
+    """After ``uninstrument()`` the client sends no context and makes no span; a server that is not
+    instrumented makes none either; the SDK's functions are the originals again."""
+    from mcp.server.lowlevel.server import Server
+    from mcp.shared.session import BaseSession, RequestResponder
+
+    originals = (BaseSession.__dict__["send_request"], Server.__dict__["_handle_request"],
+                 RequestResponder.__dict__["respond"])
+    inst = instrument()
+    assert BaseSession.__dict__["send_request"] is not originals[0]
+    inst.uninstrument()
+    assert (BaseSession.__dict__["send_request"], Server.__dict__["_handle_request"],
+            RequestResponder.__dict__["respond"]) == originals
+    async with stdio_session(spans_file) as session:  # an instrumented server, an uninstrumented client
+        with app_tracer.start_as_current_span("app"):
+            await session.call_tool("lookup_order", {"order_id": "A100"})
+    assert [s.name for s in exporter.spans] == ["app"]
+    served = one(server_spans(spans_file), "execute_tool lookup_order")
+    assert served.trace_id != exporter.spans[0].trace_id  # no context in _meta: a trace of its own
+    quiet = tmp_path / "quiet.jsonl"
+    async with stdio_session(quiet, instrument=False) as session:
+        await session.call_tool("lookup_order", {"order_id": "A100"})
+    assert [s.name for s in server_spans(quiet)] == ["db.query"]
+
+
+def test_entry_point_status_and_doctor_row() -> None:
+    """The ``mcp`` entry point loads our instrumentor; ``instrumentation_status()`` and ``otel-agents doctor``
+    have a row for it; importing the instrumentor module does not import ``mcp``."""
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    from otel_agents import instrumentation_status
+    from otel_agents.instrumentors.mcp import MCPInstrumentor
+
+    ep, = [e for e in entry_points(group="opentelemetry_instrumentor") if e.name == "mcp"]
+    assert ep.load() is MCPInstrumentor
+    status = instrumentation_status()["mcp"]
+    assert status.supported == ">=1.30,<2" and status.installed_version
+    code = "import sys, otel_agents.instrumentors.mcp; assert 'mcp' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+    doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True)
+    assert any(line.split()[:1] == ["mcp"] for line in doctor.stdout.splitlines()), doctor.stdout
