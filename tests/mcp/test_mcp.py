@@ -234,7 +234,7 @@ def test_entry_point_status_and_doctor_row() -> None:
     ep, = [e for e in entry_points(group="opentelemetry_instrumentor") if e.name == "mcp"]
     assert ep.load() is MCPInstrumentor
     status = instrumentation_status()["mcp"]
-    assert status.supported == ">=1.30,<2" and status.installed_version
+    assert status.supported == ">=1.30.0,<2" and status.installed_version
     code = "import sys, otel_agents.instrumentors.mcp; assert 'mcp' not in sys.modules"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
     doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True)
