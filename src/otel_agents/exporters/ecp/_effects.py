@@ -24,7 +24,8 @@ rpc        ``rpc.system``, ``rpc.service``, ``rpc.method``                 ``eff
 Any other span without a semantic kind is a plain ``span NAME``. Spans that
 are not the run's own actions get no line: server and consumer spans (work
 done *for* someone, not by the run) and another GenAI instrumentation's view of
-a step we already have (a span with ``gen_ai.*`` or OpenInference attributes).
+a step we already have (a span with ``gen_ai.*``, OpenInference ``llm.*``/
+``openinference.*`` or pydantic-ai's ``logfire.*`` attributes).
 Paths are redacted like every other value (:func:`otel_agents._spans.redaction.redact_text`).
 """
 
@@ -41,8 +42,8 @@ from ...semconv import attributes as A
 from . import _facts as F
 
 _NOT_OURS = (SpanKind.SERVER, SpanKind.CONSUMER)
-_GENAI_MARKERS = ("gen_ai.operation.name", "gen_ai.system", "gen_ai.provider.name", "openinference.span.kind",
-                  "llm.model_name")
+# Attribute prefixes of GenAI/agent instrumentations (OTel GenAI, OpenInference, pydantic-ai's Logfire spans).
+_GENAI_PREFIXES = ("gen_ai.", "llm.", "openinference.", "logfire.")
 _KEYWORD = re.compile(r"[A-Za-z][A-Za-z_]*")
 PART_LIMIT = 120
 PATH_LIMIT = 300
@@ -151,7 +152,7 @@ def classify(span: F.FoldSpan, content: bool) -> tuple[str, str] | None:
     if span.span_kind in _NOT_OURS:
         return None
     a = span.attributes
-    if any(key in a for key in _GENAI_MARKERS):
+    if any(key.startswith(_GENAI_PREFIXES) for key in a):
         return None
     for convention in _CONVENTIONS:
         text = convention(a, content)
