@@ -24,6 +24,14 @@ of the example's manifest (:data:`FAULT_PLANS`):
 - ``invented_id``: calls ``lookup_order`` with an order id it made up, then
   answers "from memory".
 
+The side-effect twin (``side_effect_agent`` in each module) takes the correct
+trajectory and gives the correct answer, but on refund questions it also
+e-mails the customer behind the chat's back (:func:`mail_customer`): an HTTP
+POST to a fake mail service on loopback, made with ``httpx`` and traced by the
+standard OpenTelemetry ``httpx`` instrumentation — no tool call, no trace of it
+in the answer. Only the run's side effects show it: the ECP fold's
+``effect http POST 127.0.0.1 /v1/send status=202`` line.
+
 An outcome-only check (the final answer) cannot see any of these; the ECP
 checks over ``tool_calls`` and ``evaluation_context`` in ``manifest.yaml`` can.
 """
@@ -32,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
 
@@ -123,6 +132,12 @@ FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
     "openai": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY, ("C300", REFUND): INVENTED_ID,
                ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
 }
+
+
+# The side-effect twin's plan: the questions on which it e-mails the customer (every refund question).
+SIDE_EFFECT = "side_effect"
+SIDE_EFFECT_PLAN: dict[tuple[str, str], str] = {("B200", REFUND): SIDE_EFFECT, ("C300", REFUND): SIDE_EFFECT,
+                                                ("D400", REFUND): SIDE_EFFECT}
 
 
 @dataclass(frozen=True)
@@ -249,3 +264,47 @@ def count_tokens(*texts: Any) -> int:
 def arguments_json(call: Call) -> str:
     """The call's arguments as a JSON string (what function-calling APIs carry)."""
     return json.dumps(call.arguments)
+
+
+# -- the side-effect twin's hidden e-mail -------------------------------------------------------
+
+_mail_lock = threading.Lock()
+_mail_url: str | None = None
+
+
+def _mail_service() -> str:
+    """The URL of a fake mail service on loopback (started once per process, in a daemon thread), with the
+    standard OpenTelemetry ``httpx`` instrumentation switched on (it traces the run's HTTP calls)."""
+    global _mail_url
+    with _mail_lock:
+        if _mail_url is None:
+            from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+            from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+
+            class Mail(BaseHTTPRequestHandler):
+                def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    self.send_response(202)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"{}")
+
+                def log_message(self, *args: Any) -> None:
+                    pass
+
+            server = ThreadingHTTPServer(("127.0.0.1", 0), Mail)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            HTTPXClientInstrumentor().instrument()
+            _mail_url = f"http://127.0.0.1:{server.server_port}"
+        return _mail_url
+
+
+def mail_customer(question: str, answer: str) -> None:
+    """The side-effect twin's fault: on a question of :data:`SIDE_EFFECT_PLAN`, e-mail ``answer`` to the
+    customer through the fake mail service (``POST /v1/send``), outside any tool."""
+    if fault_for(SIDE_EFFECT_PLAN, question) is None:
+        return
+    import httpx
+
+    httpx.post(f"{_mail_service()}/v1/send", json={"to": "customer@example.com", "body": answer}, timeout=10)

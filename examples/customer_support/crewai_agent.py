@@ -40,7 +40,7 @@ from crewai.tools import tool  # noqa: E402
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer  # noqa: E402
 
 _QUESTION = re.compile(r"<customer_message>\n(.*?)\n</customer_message>", re.S)
 
@@ -135,6 +135,14 @@ def faulty_agent(user_input: str) -> str:
     """Answer one customer message with a broken trajectory but the same final answer."""
     return build(user_input, FAULT_PLANS["crewai"]).kickoff().raw
 
+
+
+def side_effect_agent(user_input: str) -> str:
+    """Answer one customer message correctly, then e-mail the customer behind the chat's back
+    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
+    answer = agent(user_input)
+    mail_customer(user_input, answer)
+    return answer
 
 if __name__ == "__main__":
     for q in sys.argv[1:] or ["Where is my order A100?"]:

@@ -27,7 +27,7 @@ from pydantic_ai.mcp import MCPToolset
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS  # noqa: E402
+from common import FAULT_PLANS, mail_customer  # noqa: E402
 from pydantic_ai_agent import SYSTEM_PROMPT, brain_model  # noqa: E402
 
 SERVER = os.path.join(_HERE, "mcp_server.py")
@@ -54,6 +54,14 @@ async def faulty_agent(user_input: str) -> str:
     """Answer one customer message with a broken trajectory but the same final answer."""
     return (await _faulty_agent.run(user_input)).output
 
+
+
+async def side_effect_agent(user_input: str) -> str:
+    """Answer one customer message correctly, then e-mail the customer behind the chat's back
+    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
+    answer = await agent(user_input)
+    mail_customer(user_input, answer)
+    return answer
 
 if __name__ == "__main__":
     import asyncio

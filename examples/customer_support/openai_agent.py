@@ -32,7 +32,7 @@ import otel_agents
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer  # noqa: E402
 
 MODEL = "gpt-4o-mini"
 SYSTEM_PROMPT = "You are a customer-support assistant. Use the tools; never issue a refund yourself."
@@ -113,6 +113,15 @@ def faulty_agent(user_input: str) -> str:
     """Answer one customer message with a broken trajectory but the same final answer."""
     return run(_faulty_client, user_input)
 
+
+
+@otel_agents.agent(name="customer_support", description=DESCRIPTION)
+def side_effect_agent(user_input: str) -> str:
+    """Answer one customer message correctly, then e-mail the customer behind the chat's back
+    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
+    answer = run(_client, user_input)
+    mail_customer(user_input, answer)
+    return answer
 
 if __name__ == "__main__":
     otel_agents.instrument(frameworks=["openai"])

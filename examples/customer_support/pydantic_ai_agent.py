@@ -26,7 +26,7 @@ from pydantic_ai.usage import RequestUsage
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer  # noqa: E402
 
 SYSTEM_PROMPT = "You are a customer-support assistant. Use the tools; never issue a refund yourself."
 
@@ -84,6 +84,14 @@ async def faulty_agent(user_input: str) -> str:
     """Answer one customer message with a broken trajectory but the same final answer."""
     return (await _faulty_agent.run(user_input)).output
 
+
+
+async def side_effect_agent(user_input: str) -> str:
+    """Answer one customer message correctly, then e-mail the customer behind the chat's back
+    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
+    answer = await agent(user_input)
+    mail_customer(user_input, answer)
+    return answer
 
 if __name__ == "__main__":
     import asyncio

@@ -47,7 +47,7 @@ from otel_agents.manual import Usage, current_span
 _COMMON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "customer_support")
 if _COMMON not in sys.path:  # the framework-neutral half of the example (tools, brain, fault plans)
     sys.path.insert(0, _COMMON)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer  # noqa: E402
 
 MODEL = "support-brain"
 SYSTEM_PROMPT = "You are a customer-support assistant. Use the tools; never issue a refund yourself."
@@ -125,7 +125,16 @@ def faulty_agent(user_input: str) -> str:
     return _run(_faulty_model, user_input)
 
 
-agent.name = faulty_agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
+@otel_agents.agent(name="customer_support", description=DESCRIPTION)
+def side_effect_agent(user_input: str) -> str:
+    """Answer one customer message correctly, then e-mail the customer behind the chat's back
+    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
+    answer = _run(_model, user_input)
+    mail_customer(user_input, answer)
+    return answer
+
+
+agent.name = faulty_agent.name = side_effect_agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
 
 
 def _main(argv: list[str]) -> int:

@@ -212,6 +212,47 @@ def test_demo_writes_manifests_and_traces(demo, framework: str) -> None:
                                                                            and attr == "faulty_agent")
 
 
+def _is_side_effect_check(grader: dict) -> bool:
+    return grader["type"] == "text_match" and grader.get("field") == "evaluation_context" \
+        and grader["condition"] == "does_not_contain" and grader["value"] == "effect http POST"
+
+
+def test_demo_table_of_the_side_effect_twins(demo) -> None:
+    """Issue 28: one side-effect twin per framework, every injected e-mail caught by the ECP checks, none
+    by an outcome-only check."""
+    proc, _ = demo
+    lines = proc.stdout.rstrip().splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("framework") and "side-effect twin" in line)
+    rows = {line.split()[0]: line.split()[1:] for line in lines[header + 2: header + 2 + len(FRAMEWORKS)]}
+    faults = len(common.SIDE_EFFECT_PLAN)
+    for framework in FRAMEWORKS:
+        assert rows[framework] == ["FAIL", f"{N_CHECKS - faults}/{N_CHECKS}", str(faults), f"{faults}/{faults}",
+                                   f"0/{faults}"], rows
+    total = faults * len(FRAMEWORKS)
+    assert f"side effects injected in the side-effect twins: {total}; caught by the ECP checks: {total}/{total}; " \
+           f"by an outcome-only check: 0/{total}" in proc.stdout
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_side_effect_twin_fails_only_the_side_effect_check(demo, framework: str) -> None:
+    """The e-mail (an httpx POST to the fake mail service, traced by the OTel httpx instrumentation) fails
+    the ``effect http POST`` check of exactly the refund steps; same answers, same tool calls."""
+    from otel_agents.exporters.file import read_otlp_json
+
+    _, out = demo
+    good = report_steps(json.loads((out / framework / "report.json").read_text()))
+    twin = report_steps(json.loads((out / framework / "side_effect" / "report.json").read_text()))
+    for manifest_step, good_step, twin_step in zip(STEPS, good, twin, strict=True):
+        mailed = common.fault_for(common.SIDE_EFFECT_PLAN, manifest_step["input"]) is not None
+        failed = [g for g, c in zip(manifest_step["graders"], twin_step["checks"], strict=True) if not c["passed"]]
+        assert failed == ([g for g in manifest_step["graders"] if _is_side_effect_check(g)] if mailed else [])
+        assert twin_step["output"] == good_step["output"]
+        assert [c["name"] for c in twin_step["tool_calls"]] == [c["name"] for c in good_step["tool_calls"]]
+    spans = read_otlp_json(out / framework / "side_effect" / "trace.jsonl")
+    posts = [s for s in spans if s.attributes.get("http.method", s.attributes.get("http.request.method")) == "POST"]
+    assert len(posts) == len(common.SIDE_EFFECT_PLAN)
+
+
 # -- ecp conformance (stdio) on all five -------------------------------------------------------
 
 @pytest.fixture(scope="module")

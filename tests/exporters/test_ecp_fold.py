@@ -72,7 +72,7 @@ def test_agent_run_envelope(rec):
 
     lines = env["evaluation_context"].splitlines()
     assert lines[0] == "agent supervisor"
-    assert lines[1] == "  model gpt-4o-2024-08-06 finish=tool_call tokens_in=100 tokens_out=20"
+    assert lines[1] == "  model gpt-4o-2024-08-06 finish=tool_call tokens_in=100 tokens_out=20 calls=search"
     assert lines[2].startswith('  tool search args={"q":"Paris"} status=ok latency_ms=')
     assert lines[3] == "  agent researcher delegated_by=supervisor"
     assert lines[4].startswith('    tool lookup args={"input":"Atlantis"} status=error latency_ms=')
@@ -227,7 +227,8 @@ def test_two_runs_in_one_trace_under_a_non_semantic_root(rec):
 
 
 def test_semantic_span_below_a_non_semantic_span_stays_in_its_run(rec):
-    """A user's own span between an agent and its tool does not split the run or shift the indentation."""
+    """A user's own span between an agent and its tool does not split the run; it has a ``span`` line
+    (issue 28) and the tool's line is under it."""
     tel = rec.telemetry
     with tel.span("agent", "a") as agent:
         agent.set_agent("a")
@@ -236,7 +237,8 @@ def test_semantic_span_below_a_non_semantic_span_stays_in_its_run(rec):
                 with tel.span("tool", "t") as tool:
                     tool.set_tool("t", arguments={})
     [env] = check(fold(rec.spans))
-    assert env["evaluation_context"].splitlines()[1].startswith("  tool t ")
+    lines = env["evaluation_context"].splitlines()
+    assert lines[1] == "  span helper" and lines[2].startswith("    tool t "), lines
     assert env["tool_calls"][0]["agent"] == "a"
     assert [r["name"] for r in json.loads(env["logs"])] == ["invoke_agent a", "helper", "RunnableSequence", "execute_tool t"]
 

@@ -9,8 +9,9 @@ What it does, with no network and no API key:
    instrumented with otel-agents' decorators, ``examples/plain_python/agent.py``;
    ``anthropic``/``openai``: a hand-written loop on each provider client, whose
    model spans come from the client instrumentors) and for each of
-   its two agents in ``examples/customer_support/`` — the correct ``agent`` and
-   its ``faulty_agent`` twin — it writes a copy of the example's
+   its three agents in ``examples/customer_support/`` — the correct ``agent``, its
+   ``faulty_agent`` twin and its ``side_effect_agent`` twin (right trajectory,
+   right answer, plus an e-mail sent over HTTP behind the chat's back) — it writes a copy of the example's
    ``manifest.yaml`` under ``out/manifests/`` whose ``target`` serves that agent
    with ``otel-agents ecp serve`` (which also writes the run's spans as an
    OTLP/JSON trace file and its own log under ``out/<framework>/``).
@@ -21,7 +22,9 @@ What it does, with no network and no API key:
 3. It prints a table: framework × verdict (checks passed/total), whether the
    verdicts agree across frameworks, and, for the faulty twins, how many of the
    injected faults the ECP checks caught versus an outcome-only check (the
-   graders on ``public_output`` alone).
+   graders on ``public_output`` alone); then the same for the side-effect twins
+   (``out/<framework>/side_effect/``), whose fault only the fold's ``effect``
+   lines show.
 
 A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
@@ -53,7 +56,10 @@ from . import plain
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
 FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, PLAIN_PYTHON, "anthropic", "openai")
-TWINS = ("agent", "faulty_agent")
+TWINS = ("agent", "faulty_agent", "side_effect_agent")
+_SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
+_SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
+_LABELS = {"agent": "agent", "faulty_agent": "faulty twin", "side_effect_agent": "side-effect twin"}
 _LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
 
 
@@ -126,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     common = load_module(examples / "common.py", "_otel_agents_demo_common")
     serve = [str(bindir / "otel-agents")] if (bindir / "otel-agents").exists() else [sys.executable, "-m", "otel_agents.cli"]
 
-    runs = [Run(fw, attr, out / fw / ("faulty" if attr == "faulty_agent" else "")) for fw in frameworks for attr in TWINS]
+    runs = [Run(fw, attr, out / fw / _SUBDIRS[attr]) for fw in frameworks for attr in TWINS]
     for r in runs:
         r.error = preflight(r.framework, example_file(examples, r.framework))
         if r.error is None:
@@ -136,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
     def grade(r: Run) -> None:
         run_ecp(r, ecp, args.timeout)
-        print(f"  {r.framework} {'faulty twin' if r.faulty else 'agent'}: "
+        print(f"  {r.framework} {_LABELS[r.attr]}: "
               f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", flush=True)
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -212,14 +218,15 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
     for name in ("trace.jsonl", "serve.log", "report.json", "report.html", "ecp.log"):
         (r.out / name).unlink(missing_ok=True)  # the trace file and log are appended to: start clean
     command = [*serve, "ecp", "serve", f"{_shown(example_file(examples, r.framework))}:{r.attr}",
-               "--name", f"customer-support-{r.framework}" + ("-faulty" if r.faulty else ""),
+               "--name", f"customer-support-{r.framework}{_SUFFIXES[r.attr]}",
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
     if phoenix:
         command += ["--otlp-endpoint", phoenix.rstrip("/").removesuffix("/v1/traces") + "/v1/traces"]
     manifest = dict(base)
-    manifest["name"] = f"{base.get('name', 'customer support')} ({r.framework}{', faulty twin' if r.faulty else ''})"
+    twin = f", {_LABELS[r.attr]}" if r.attr != "agent" else ""
+    manifest["name"] = f"{base.get('name', 'customer support')} ({r.framework}{twin})"
     manifest["target"] = "exec " + shlex.join(command)  # exec: ecp's SIGTERM reaches the server itself
-    path = out / "manifests" / f"{r.framework}{'-faulty' if r.faulty else ''}.yaml"
+    path = out / "manifests" / f"{r.framework}{_SUFFIXES[r.attr]}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=1000), encoding="utf-8")
     return path
@@ -289,6 +296,8 @@ def summarise(r: Run, base: dict[str, Any], common: ModuleType) -> None:
                 r.error = f"instrumentor failed: {line.strip()[-160:]}"
                 return
     plan = common.FAULT_PLANS.get(r.framework) if r.faulty else None
+    if r.attr == "side_effect_agent":
+        plan = common.SIDE_EFFECT_PLAN
     scenarios = r.report.get("scenarios") or []
     for m_scenario, scenario in zip(base.get("scenarios", []), scenarios):
         for m_step, step in zip(m_scenario.get("steps", []), scenario.get("steps") or []):
@@ -327,7 +336,7 @@ def render(runs: list[Run], out: Path) -> str:
         else:
             row += [str(bad.faults), f"{bad.caught_ecp}/{bad.faults}", f"{bad.caught_outcome}/{bad.faults}"]
         rows.append(tuple(row))
-        errors += [f"  {fw} {'faulty twin' if r.faulty else 'agent'}: {r.error}" for r in (good, bad) if r.error]
+        errors += [f"  {fw} {_LABELS[r.attr]}: {r.error}" for r in (good, bad) if r.error]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -344,8 +353,10 @@ def render(runs: list[Run], out: Path) -> str:
     lines.append(f"faults injected in the faulty twins: {faults}; caught by the ECP checks: "
                  f"{sum(r.caught_ecp for r in ok_bad)}/{faults}; by an outcome-only check: "
                  f"{sum(r.caught_outcome for r in ok_bad)}/{faults}")
+    lines += _side_effect_table(runs, frameworks, errors)
     lines.append(f"reports and traces: {_shown(out)}/<framework>/report.html, trace.jsonl "
-                 f"(faulty twin: {_shown(out)}/<framework>/faulty/); manifests: {_shown(out / 'manifests')}/")
+                 f"(faulty twin: {_shown(out)}/<framework>/faulty/, side-effect twin: .../side_effect/); "
+                 f"manifests: {_shown(out / 'manifests')}/")
     if any(r.annotated is not None for r in runs):
         sent = sum(r.annotated or 0 for r in runs)
         lines.append(f"Phoenix: {sent} checks annotated on their spans (trace view → Annotations; "
@@ -354,6 +365,32 @@ def render(runs: list[Run], out: Path) -> str:
         lines.append("errors:")
         lines.extend(errors)
     return "\n".join(lines)
+
+
+def _side_effect_table(runs: list[Run], frameworks: list[str], errors: list[str]) -> list[str]:
+    """The side-effect twins' rows (issue 28: a fault seen only as an HTTP call the run made) and their
+    fault-detection line; appends their errors to ``errors``. Empty when no side-effect twin ran."""
+    by = {(r.framework, r.attr): r for r in runs}
+    twins = [by[(fw, "side_effect_agent")] for fw in frameworks if (fw, "side_effect_agent") in by]
+    if not twins:
+        return []
+    header = ("framework", "side-effect twin", "faults", "caught by ECP", "caught by outcome-only")
+    rows = [header]
+    for r in twins:
+        counts = ["-", "-", "-"] if r.error else [str(r.faults), f"{r.caught_ecp}/{r.faults}",
+                                                  f"{r.caught_outcome}/{r.faults}"]
+        rows.append((r.framework, _cell(r), *counts))
+        if r.error:
+            errors.append(f"  {r.framework} side-effect twin: {r.error}")
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["", *("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)]
+    lines.insert(2, "  ".join("-" * w for w in widths))
+    ok = [r for r in twins if not r.error]
+    faults = sum(r.faults for r in ok)
+    lines += ["", f"side effects injected in the side-effect twins: {faults}; caught by the ECP checks: "
+                  f"{sum(r.caught_ecp for r in ok)}/{faults}; by an outcome-only check: "
+                  f"{sum(r.caught_outcome for r in ok)}/{faults}"]
+    return lines
 
 
 def _cell(r: Run) -> str:

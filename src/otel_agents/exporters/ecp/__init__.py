@@ -41,8 +41,9 @@ The envelope (``docs/ecp.md`` shows an example; the JSON Schema is
   ``arguments`` (always an object: non-objects are wrapped as
   ``{"input": value}``), ``id``, ``result``, ``status`` (``ok``/``error``),
   ``error``, ``latency_ms``, ``agent`` (nearest enclosing agent), ``span_id``.
-* ``evaluation_context`` — evidence lines (format in
-  :mod:`otel_agents.exporters.ecp._evidence` and ``docs/ecp.md``). A model's
+* ``evaluation_context`` — evidence lines: steps (a model's with the tool calls
+  it requested), side effects and plain spans (format in
+  :mod:`otel_agents.exporters.ecp._evidence`, :mod:`._effects` and ``docs/ecp.md``). A model's
   reasoning is left out unless ``include_thoughts=True``.
 * ``logs`` — a JSON string: the run's spans as records (``span_id``,
   ``parent_id``, ``kind``, ``name``, ``start``, ``duration_ms``, ``status``,
@@ -52,7 +53,8 @@ The envelope (``docs/ecp.md`` shows an example; the JSON Schema is
   model spans only; absent when no model span reported usage.
 * extensions (ECP allows extra fields): ``trace_id``; ``metrics``
   (``duration_ms``, ``steps`` = step lines of ``evaluation_context``,
-  ``model_calls``, ``tool_calls``, ``tool_errors``, ``tool_success_rate``
+  ``model_calls``, ``tool_calls``, ``tool_errors``, ``errors``, ``effects``
+  (side-effect spans of other instrumentations: HTTP, DB, messaging, RPC), ``tool_success_rate``
   (``null`` without tool calls), ``cost_usd`` (``genai-prices``; ``null`` unless
   every model call could be priced)); ``agents`` (each agent span with its
   parent agent: the delegation tree); ``incomplete`` (only on a run the folding

@@ -62,7 +62,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
               and tree.served_call(span) is None):  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
-    context, steps, errors = evidence(tree, include_thoughts=include_thoughts)
+    context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
     envelope: dict[str, Any] = {
         "status": "paused" if paused else "done",
@@ -82,6 +82,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "tool_calls": len(tool_calls),
         "tool_errors": tool_errors,
         "errors": errors,
+        "effects": effects,
         "tool_success_rate": round((len(tool_calls) - tool_errors) / len(tool_calls), 4) if tool_calls else None,
         "cost_usd": run_cost(models),
     }

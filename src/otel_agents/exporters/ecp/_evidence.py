@@ -11,7 +11,8 @@ agent      ``agent NAME`` — an agent was entered; a sub-agent adds
            `` delegated_by=PARENT`` (the delegation: its enclosing agent, or
            the agent that handed off to it)
 workflow   ``workflow NAME`` — a multi-agent orchestration (crew, graph, workflow)
-model      ``model MODEL[ finish=R1,R2][ tokens_in=N][ tokens_out=N][ stream=abandoned]``
+model      ``model MODEL[ finish=R1,R2][ tokens_in=N][ tokens_out=N][ stream=abandoned][ calls=T1,T2]``
+           (``calls``: the tools that turn requested, in order, names only)
 tool       ``tool NAME args=JSON status=ok|error latency_ms=N``
 skill      ``skill NAME[ args=JSON] status=ok|error latency_ms=N``
 retrieval  ``retrieval SOURCE[ documents=N]``
@@ -22,6 +23,11 @@ error      ``error KEYWORD NAME: DESCRIPTION`` — after the failed span's own
            (``KEYWORD`` is then the span kind, e.g. ``chain``)
 paused     ``paused KEYWORD NAME`` — the run stopped here waiting for a human
 thought    ``thought TEXT`` — a model's reasoning, only with ``include_thoughts``
+effect     ``effect http|db|messaging|rpc ...`` — a side effect: a span of another
+           instrumentation (see :mod:`._effects`)
+span       ``span NAME`` — a plain span the user opened inside the run
+elided     ``elided effect=N span=M`` — last line, when the run had more than
+           :data:`MAX_OTHER_LINES` ``effect``/``span`` lines
 =========  =====================================================================
 
 Depth counts only ancestors that have a line of their own, so the generic
@@ -36,10 +42,11 @@ are kept on one line and cut with ``…`` (names 120, arguments 300, other text
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...semconv import attributes as A
 from . import _facts as F
+from ._effects import classify, content_recorded
 from ._runs import RunTree
 
 NAME_LIMIT = 120
@@ -47,6 +54,8 @@ ARGS_LIMIT = 300
 TEXT_LIMIT = 500
 INDENT = "  "
 MAX_DEPTH = 16
+MAX_OTHER_LINES = 100
+"""The most ``effect`` and ``span`` lines one run writes; the rest are counted on an ``elided`` line."""
 """Lines deeper than this are indented as this deep: output stays proportional to the input."""
 
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
@@ -99,6 +108,10 @@ def step_line(span: F.FoldSpan, kw: str, tree: RunTree) -> str:
             parts.append(f"tokens_out={out}")
         if F.flag(span, A.OTEL_AGENTS_STREAM_ABANDONED):
             parts.append("stream=abandoned")
+        calls = F.requested_calls(span)
+        if calls:
+            parts.append("calls=" + one_line(",".join(one_line(c, NAME_LIMIT).replace(",", "_") for c in calls),
+                                             ARGS_LIMIT))
     elif kw in ("tool", "skill"):
         if kw == "tool" or F.is_tool_call(span):
             parts.append("args=" + one_line(compact_json(tree.arguments(span)), ARGS_LIMIT))
@@ -133,16 +146,29 @@ def indent(depth: int) -> str:
     return INDENT * min(depth, MAX_DEPTH)
 
 
-def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int, int]:
-    """The ``evaluation_context`` text of a run, its number of step lines and of ``error`` lines."""
+class Evidence(NamedTuple):
+    """The ``evaluation_context`` of a run and the counts ``metrics`` reports."""
+
+    text: str
+    steps: int    # step lines (agent, workflow, model, tool, skill, retrieval)
+    errors: int   # error lines
+    effects: int  # side-effect spans of other instrumentations (``effect`` lines, elided ones included)
+
+
+def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
+    """The ``evaluation_context`` text of a run and its counts (see :class:`Evidence`)."""
     lines: list[str] = []
-    steps = errors = 0
+    steps = errors = effects = other_lines = 0
+    elided = {"effect": 0, "span": 0}
+    content = content_recorded(tree.spans)
     children = tree.children
-    # ("enter" | "exit", span, depth, keyword); exits write the error/paused lines after the subtree.
-    stack: list[tuple[str, F.FoldSpan, int, str | None]] = [
-        ("enter", s, 0, None) for s in reversed(children.get(None, []))]
+    # ("enter" | "exit", span, depth, keyword, quiet); exits write the error/paused lines after the
+    # subtree; under a model/embedding span or an effect ("quiet"), foreign spans are that step's own
+    # plumbing (the provider's HTTP call, urllib3 under requests) and get no line.
+    stack: list[tuple[str, F.FoldSpan, int, str | None, bool]] = [
+        ("enter", s, 0, None, False) for s in reversed(children.get(None, []))]
     while stack:
-        action, span, depth, kw = stack.pop()
+        action, span, depth, kw, quiet = stack.pop()
         if action == "exit":
             name = one_line(tree.name(span), NAME_LIMIT)
             if reports_error(span, tree):
@@ -153,17 +179,36 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> tuple[str, int
             continue
         kw = keyword(span) if tree.served_call(span) is None else None  # an MCP server's side of a call
         child_depth = depth
+        child_quiet = quiet
         if kw is not None:
             lines.append(indent(depth) + step_line(span, kw, tree))
             steps += 1
             child_depth = depth + 1
+            child_quiet = kw == "model"
             if include_thoughts and kw == "model":
                 lines += [f"{indent(child_depth)}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
             if span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
-                stack.append(("exit", span, depth, kw))
-        elif span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
-            stack.append(("exit", span, depth, span.semantic_kind or "span"))
+                stack.append(("exit", span, depth, kw, quiet))
+        elif span.semantic_kind is not None:
+            child_quiet = quiet or span.semantic_kind == "embedding"
+            if span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
+                stack.append(("exit", span, depth, span.semantic_kind, quiet))
+        elif not quiet:
+            found = classify(span, content)
+            if found is not None:
+                line_kw, text = found
+                if line_kw == "effect":
+                    effects += 1
+                    child_quiet = True
+                if other_lines < MAX_OTHER_LINES:
+                    lines.append(f"{indent(depth)}{line_kw} {one_line(text, TEXT_LIMIT)}")
+                    other_lines += 1
+                else:
+                    elided[line_kw] += 1
+                child_depth = depth + 1
         below = children.get(span.span_id)
         if below:
-            stack.extend(("enter", child, child_depth, None) for child in reversed(below))
-    return "\n".join(lines), steps, errors
+            stack.extend(("enter", child, child_depth, None, child_quiet) for child in reversed(below))
+    if elided["effect"] or elided["span"]:
+        lines.append(f"elided effect={elided['effect']} span={elided['span']}")
+    return Evidence("\n".join(lines), steps, errors, effects)

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
@@ -40,12 +40,12 @@ class FoldSpan:
     once here too: ``span_id``, ``parent_id`` (``None`` without a parent),
     ``semantic_kind`` (:func:`kind`), ``error`` (status ERROR) and
     ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
-    missing). Duck-types ``ReadableSpan`` (but ``kind``, the OTel span kind, is
-    not copied: the fold never reads it).
+    missing) and ``span_kind`` (the OTel ``SpanKind``: which foreign spans are the
+    run's side effects). Duck-types ``ReadableSpan``.
     """
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
-                 "span_id", "parent_id", "semantic_kind", "error", "duration_ms")
+                 "span_id", "parent_id", "semantic_kind", "error", "duration_ms", "span_kind")
 
     def __init__(self, span: ReadableSpan):
         self.name = span.name
@@ -60,6 +60,7 @@ class FoldSpan:
         self.semantic_kind: str | None = _kind_value(self.attributes.get(A.OTEL_AGENTS_SPAN_KIND))
         self.error: bool = status is not None and status.status_code is StatusCode.ERROR
         self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
+        self.span_kind: SpanKind = getattr(span, "kind", None) or SpanKind.INTERNAL
 
 
 def _attribute_dict(attributes: Any) -> dict[str, Any]:
@@ -430,6 +431,31 @@ def message_text(message: dict[str, Any]) -> str | None:
                     texts.append(text)
     texts = [t for t in texts if t]
     return "\n".join(texts) if texts else None
+
+
+def requested_calls(span: FoldSpan) -> list[str]:
+    """The names of the tool calls a model span's output requested, in order: the ``tool_call`` parts
+    of ``gen_ai.output.messages`` (OTel GenAI semconv v1.41), else OpenInference
+    ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.name``. Empty when the model
+    requested none, or when messages were not recorded (content capture off)."""
+    a = span.attributes
+    raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
+    if raw is not None:
+        names: list[str] = []
+        data = parse_json(raw)
+        for message in data if isinstance(data, list) else ():
+            parts = message.get("parts") if isinstance(message, dict) else None
+            for part in parts if isinstance(parts, list) else ():
+                if isinstance(part, dict) and part.get("type") == "tool_call":
+                    names.append(_str(part.get("name")) or "?")
+        return names
+    prefix, suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_FUNCTION_NAME
+    found: list[tuple[tuple[int, ...], str]] = []
+    for key, value in a.items():
+        if key.startswith(prefix) and key.endswith(suffix) and isinstance(value, str):
+            numbers = tuple(int(n) for n in re.findall(r"\.(\d+)\.", key[len(prefix) - 1:]))
+            found.append((numbers, value or "?"))
+    return [name for _, name in sorted(found)]
 
 
 def reasoning_texts(span: FoldSpan) -> list[str]:

@@ -16,6 +16,8 @@
   ``chain`` named by the flow, and ``Flow._execute_method`` → one ``chain``
   per flow method. CrewAI's agent executor is itself a ``Flow``; it is skipped.
 
+The crew's input is its kickoff ``inputs``, or, when it got none, its tasks
+(description and expected output of each, at most 100): the run's question.
 Task descriptions, expected outputs, agent goals and kickoff inputs are content
 (recorded only when the content switch is on); task names and roles are names.
 """
@@ -43,7 +45,7 @@ def install(hooks: Hooks) -> None:
         name = getattr(crew, "name", None) or "crew"
         inputs = arg(args, kwargs, 0, "inputs")
         return Step(Kind.CHAIN, name, workflow=True, attributes={A.GEN_AI_WORKFLOW_NAME: name},
-                    setup=lambda span: span.set_input(inputs or None),
+                    setup=lambda span: span.set_input(inputs or _crew_tasks(crew)),
                     finish=lambda span, result: span.set_output(_raw(result)),
                     scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])
 
@@ -115,6 +117,13 @@ def _agent_step(agent: Any, *, task: Any = None, context: Any = None, messages: 
 
     return Step(Kind.AGENT, role, attributes={k: v for k, v in attributes.items() if v is not None},
                 setup=setup, finish=lambda span, result: span.set_output(_raw(result)), scope=scope)
+
+
+def _crew_tasks(crew: Any) -> dict[str, Any] | None:
+    """The input of a crew kicked off without ``inputs``: its tasks (``{"tasks": [{"description",
+    "expected_output"}, ...]}``), where the run's question lives; ``None`` without tasks."""
+    tasks = [_task_input(task, None) for task in list(getattr(crew, "tasks", None) or ())[:100]]
+    return {"tasks": tasks} if tasks else None
 
 
 def _task_input(task: Any, context: Any) -> dict[str, Any]:

@@ -42,7 +42,10 @@ What becomes a span (kinds of ``../shared/design/semantic-map.md``):
 * retrievers → ``retriever``: query and documents;
 * a LangGraph graph — also one built by an agent factory
   (``create_react_agent``), and a graph used as a node of another graph → ``agent``
-  (``invoke_agent {graph name}``);
+  (``invoke_agent {graph name}``); a graph that hands off with
+  ``Command(goto=node, graph=Command.PARENT)`` (a supervisor's or a swarm's
+  handoff tool) is recorded as the delegator of the agent that runs next in that
+  node: ``otel_agents.agent.parent`` on its span (the ECP fold's ``delegated_by``);
 * every other runnable (sequences, lambdas, graph nodes) → ``chain``, named
   after the runnable or node, with its input and output;
 * prompt templates and output parsers get **no span of their own**: they are

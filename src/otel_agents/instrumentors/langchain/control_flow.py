@@ -43,3 +43,24 @@ def classify(exc: BaseException) -> Outcome:
     if _in_mro(exc, "GraphBubbleUp"):
         return Outcome.CONTROL_FLOW
     return Outcome.ERROR
+
+
+def control_flow_name(exc: BaseException) -> str | None:
+    """The name of the LangGraph control-flow class ``exc`` is (``"ParentCommand"``, ``"GraphInterrupt"``
+    …: its own class when it is one of LangGraph's, else the nearest LangGraph base), or ``None``."""
+    for cls in type(exc).__mro__:
+        if cls.__module__ == _LANGGRAPH_ERRORS:
+            return cls.__name__
+    return None
+
+
+def goto_nodes(goto: object) -> list[str]:
+    """The node names a LangGraph ``Command.goto`` sends to: a node name, a ``Send`` (its ``node``),
+    or a sequence of those (at most 64)."""
+    items = list(goto[:64]) if isinstance(goto, (list, tuple)) else [goto]
+    nodes = []
+    for item in items:
+        node = item if isinstance(item, str) else getattr(item, "node", None)
+        if isinstance(node, str) and node:
+            nodes.append(node)
+    return nodes

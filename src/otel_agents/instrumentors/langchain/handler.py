@@ -30,7 +30,7 @@ from ...semconv import Kind
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_CHAT, OP_TEXT_COMPLETION
 from . import extract, patches
-from .control_flow import Outcome, classify
+from .control_flow import Outcome, classify, control_flow_name, goto_nodes
 
 FOLDED_RUN_TYPES = ("prompt", "parser")
 """``run_type`` values of runs folded into their parent: prompt templates and output parsers."""
@@ -38,6 +38,8 @@ HIDDEN_TAG = "langsmith:hidden"
 """The tag LangGraph puts on its own bookkeeping runs (channel writes, ``__start__``)."""
 MAX_FOLDED = 10_000
 """The most folded runs (and, separately, running tools' context tokens) remembered."""
+MAX_HANDOFFS = 256
+"""The most pending handoffs (``goto`` nodes) a graph run remembers."""
 
 _SUPPRESSED = object()  # fold target of runs started under OTel's suppress-instrumentation key
 _RESOLVE = object()
@@ -51,12 +53,14 @@ class HandledToolError(Exception):
 class _Run:
     """What we keep about one open run besides its span."""
 
-    __slots__ = ("parent", "children", "interrupted_below")
+    __slots__ = ("parent", "children", "interrupted_below", "agent", "handoffs")
 
     def __init__(self, parent: UUID | None):
         self.parent = parent              # run id of the nearest ancestor with a span
         self.children: set[UUID] = set()  # open child runs (with spans, or folded)
         self.interrupted_below = False    # a LangGraph interrupt came up through this run
+        self.agent: str | None = None     # a graph's agent name
+        self.handoffs: dict[str, str] | None = None  # a graph's node → the agent that handed off to it
 
 
 class SpanCallbackHandler(BaseCallbackHandler):
@@ -199,6 +203,9 @@ class SpanCallbackHandler(BaseCallbackHandler):
                 abandoned = True
             elif outcome is Outcome.PAUSED:
                 self._mark_paused(span, run)
+            elif outcome is Outcome.CONTROL_FLOW and span.kind is Kind.AGENT:
+                with guard("langchain.handoff"):
+                    self._note_handoff(span, run, error)
         if abandoned:
             span.mark_abandoned()
         span.end()
@@ -219,6 +226,46 @@ class SpanCallbackHandler(BaseCallbackHandler):
             if ancestor.kind is Kind.AGENT or ancestor_run.parent is None:
                 ancestor.mark_paused()
             key, seen = ancestor_run.parent, seen + 1
+
+    def _agent_above(self, key: UUID | None) -> _Run | None:
+        """The bookkeeping of the nearest open agent (graph) run at or above run ``key``."""
+        seen = 0
+        while key is not None and seen < 256:
+            span, run = self.spans.get(key), self.spans.get_extra(key)
+            if span is None or run is None:
+                return None
+            if span.kind is Kind.AGENT:
+                return run
+            key, seen = run.parent, seen + 1
+        return None
+
+    def _note_handoff(self, span: SemanticSpan, run: _Run, error: BaseException) -> None:
+        """A graph (agent) ended with LangGraph's ``ParentCommand``: a ``Command(goto=...,
+        graph=Command.PARENT)`` handoff (a supervisor's or a swarm's). The parent graph — the
+        nearest agent above — remembers, per ``goto`` node, which agent handed off, so the agent
+        that runs in that node next records it as its delegator (``otel_agents.agent.parent``)."""
+        if control_flow_name(error) != "ParentCommand":
+            return
+        command = error.args[0] if error.args else None
+        parent_graph = self._agent_above(run.parent)
+        nodes = goto_nodes(getattr(command, "goto", None))
+        if parent_graph is None or not nodes or not run.agent:
+            return
+        with self._lock:
+            handoffs = parent_graph.handoffs = parent_graph.handoffs or {}
+            for node in nodes:
+                if node in handoffs or len(handoffs) < MAX_HANDOFFS:
+                    handoffs[node] = run.agent
+
+    def _handed_off_by(self, parent_key: Any, metadata: Mapping[str, Any] | None) -> str | None:
+        """The agent that handed off to the graph starting in node ``metadata["langgraph_node"]``
+        under run ``parent_key`` (consumed: the next run of that node is a new decision)."""
+        node = (metadata or {}).get("langgraph_node")
+        graph = self._agent_above(parent_key) if isinstance(parent_key, UUID) and isinstance(node, str) else None
+        if graph is None or not graph.handoffs:
+            return None
+        with self._lock:
+            return graph.handoffs.pop(node, None)
 
     # -- chains, graphs, agents ----------------------------------------------------
     def _is_graph_root(self, metadata: Mapping[str, Any] | None) -> bool:
@@ -241,9 +288,14 @@ class SpanCallbackHandler(BaseCallbackHandler):
         opened = self._open(Kind.AGENT if graph else Kind.CHAIN, name, run_id, parent_run_id, tags, metadata)
         if opened is None:
             return
-        span = opened[0]
+        span, run = opened
         if graph:
             span.set_agent(name)
+            run.agent = name
+            with guard("langchain.handoff"):
+                handed_off_by = self._handed_off_by(self._resolve(parent_run_id), metadata)
+                if handed_off_by:
+                    span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, handed_off_by)
         if not kwargs.get("defers_inputs") and span.records_content:
             with guard("langchain.chain_input"):
                 span.set_input(extract.io_value(inputs))

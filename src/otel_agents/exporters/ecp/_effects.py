@@ -1,0 +1,171 @@
+"""Side effects and plain spans inside a run: the spans of other instrumentations.
+
+A run's spans that carry no ``otel_agents.span.kind`` come from elsewhere: the
+OpenTelemetry instrumentations of HTTP clients, databases, messaging and RPC
+libraries, or a span the user opened by hand. :func:`classify` reads them by
+the OpenTelemetry semantic conventions they follow (the stable names first,
+then the older names the instrumentations still write by default, e.g.
+``http.method``/``http.url``/``db.system``):
+
+=========  ==============================================================  =========================================
+kind       attributes read                                                 line (content on / content off)
+=========  ==============================================================  =========================================
+http       ``http.request.method``, ``server.address``, ``url.path``       ``effect http POST HOST /PATH status=200``
+           (else ``url.full`` / ``http.url`` split; the query and any      / ``effect http POST HOST``
+           user info dropped), ``http.response.status_code``
+db         ``db.system.name``, ``db.operation.name`` (else the query's     ``effect db SYSTEM OPERATION COLLECTION``
+           first keyword), ``db.collection.name``                          / ``effect db SYSTEM OPERATION``
+messaging  ``messaging.system``, ``messaging.operation.type``,             ``effect messaging SYSTEM OPERATION DEST``
+           ``messaging.destination.name``                                  / ``effect messaging SYSTEM OPERATION``
+rpc        ``rpc.system``, ``rpc.service``, ``rpc.method``                 ``effect rpc SYSTEM SERVICE/METHOD``
+                                                                           / ``effect rpc SYSTEM METHOD``
+=========  ==============================================================  =========================================
+
+Any other span without a semantic kind is a plain ``span NAME``. Spans that
+are not the run's own actions get no line: server and consumer spans (work
+done *for* someone, not by the run) and another GenAI instrumentation's view of
+a step we already have (a span with ``gen_ai.*``, OpenInference ``llm.*``/
+``openinference.*`` or pydantic-ai's ``logfire.*`` attributes).
+Paths are redacted like every other value (:func:`otel_agents._spans.redaction.redact_text`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry.trace import SpanKind
+
+from ..._spans.redaction import redact_text
+from ...semconv import attributes as A
+from . import _facts as F
+
+_NOT_OURS = (SpanKind.SERVER, SpanKind.CONSUMER)
+# Attribute prefixes of GenAI/agent instrumentations (OTel GenAI, OpenInference, pydantic-ai's Logfire spans).
+_GENAI_PREFIXES = ("gen_ai.", "llm.", "openinference.", "logfire.")
+_KEYWORD = re.compile(r"[A-Za-z][A-Za-z_]*")
+PART_LIMIT = 120
+PATH_LIMIT = 300
+
+
+def _first(a: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = a.get(key)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def _word(value: Any) -> str | None:
+    """``value`` as one bounded token (whitespace → ``_``), or ``None``."""
+    if value is None or isinstance(value, (bool, tuple, list)):
+        return None
+    text = "_".join(str(value).split())
+    return _cut(text, PART_LIMIT) if text else None
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _http(a: dict[str, Any], content: bool) -> str | None:
+    method = _word(_first(a, "http.request.method", "http.method"))
+    if method is None:
+        return None
+    url = _first(a, "url.full", "http.url")
+    parts = urlsplit(url) if isinstance(url, str) else None
+    host = _first(a, "server.address", "net.peer.name", "http.host")
+    if host is None and parts is not None:
+        try:
+            host = parts.hostname  # never the user info
+        except ValueError:
+            host = None
+    line = ["http", method]
+    if _word(host):
+        line.append(_word(host))  # type: ignore[arg-type]
+    if content:
+        path = _first(a, "url.path")
+        if path is None and parts is not None:
+            path = parts.path
+        if isinstance(path, str):
+            path = path.split("?", 1)[0] or "/"
+            line.append(_cut("%20".join(redact_text(path).split()), PATH_LIMIT))
+        status = _first(a, "http.response.status_code", "http.status_code")
+        if isinstance(status, int) and not isinstance(status, bool):
+            line.append(f"status={status}")
+    return " ".join(line)
+
+
+def _db(a: dict[str, Any], content: bool) -> str | None:
+    system = _word(_first(a, "db.system.name", "db.system"))
+    if system is None:
+        return None
+    operation = _first(a, "db.operation.name", "db.operation")
+    if operation is None:
+        query = _first(a, "db.query.text", "db.statement")
+        match = _KEYWORD.match(query.lstrip()) if isinstance(query, str) else None
+        operation = match.group().upper() if match else None
+    line = ["db", system]
+    if _word(operation):
+        line.append(_word(operation))  # type: ignore[arg-type]
+    collection = _word(_first(a, "db.collection.name", "db.sql.table", "db.mongodb.collection"))
+    if content and collection:
+        line.append(collection)
+    return " ".join(line)
+
+
+def _messaging(a: dict[str, Any], content: bool) -> str | None:
+    system = _word(a.get("messaging.system"))
+    if system is None:
+        return None
+    line = ["messaging", system]
+    operation = _word(_first(a, "messaging.operation.type", "messaging.operation"))
+    if operation:
+        line.append(operation)
+    destination = _word(a.get("messaging.destination.name"))
+    if content and destination:
+        line.append(destination)
+    return " ".join(line)
+
+
+def _rpc(a: dict[str, Any], content: bool) -> str | None:
+    system = _word(a.get("rpc.system"))
+    if system is None:
+        return None
+    line = ["rpc", system]
+    method = _word(a.get("rpc.method"))
+    service = _word(a.get("rpc.service"))
+    if method and content and service and "/" not in method:
+        method = f"{service}/{method}"
+    if method:
+        line.append(method)
+    return " ".join(line)
+
+
+_CONVENTIONS = (_http, _db, _messaging, _rpc)
+
+
+def classify(span: F.FoldSpan, content: bool) -> tuple[str, str] | None:
+    """The line of a span without a semantic kind: ``("effect", "http POST host /path status=200")``,
+    ``("span", NAME)``, or ``None`` when it gets no line (see the module docstring)."""
+    if span.span_kind in _NOT_OURS:
+        return None
+    a = span.attributes
+    if any(key.startswith(_GENAI_PREFIXES) for key in a):
+        return None
+    for convention in _CONVENTIONS:
+        text = convention(a, content)
+        if text is not None:
+            return "effect", text
+    return "span", span.name or "span"
+
+
+_CONTENT_KEYS = (A.INPUT_VALUE, A.OUTPUT_VALUE, A.GEN_AI_INPUT_MESSAGES, A.GEN_AI_OUTPUT_MESSAGES,
+                 A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT)
+
+
+def content_recorded(spans: list[F.FoldSpan]) -> bool:
+    """Whether the run was recorded with content capture on: a semantic span of ours carries a content
+    attribute (with capture off, none does), so the fold never shows more than the run recorded."""
+    return any(s.semantic_kind is not None and any(k in s.attributes for k in _CONTENT_KEYS) for s in spans)
