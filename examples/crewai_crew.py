@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from typing import Any
 
 # Keep CrewAI's own anonymous telemetry and trace upload off (they are independent of ours).
@@ -32,6 +33,7 @@ from crewai import Agent, Crew, Process, Task  # noqa: E402
 from crewai.events.types.llm_events import LLMCallType  # noqa: E402
 from crewai.llms.base_llm import BaseLLM, llm_call_context  # noqa: E402
 from crewai.tools import tool  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _tracing.py, beside this file
 from _tracing import Tracing  # noqa: E402
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor  # noqa: E402
 

@@ -27,6 +27,7 @@ It prints the answer and the span tree the instrumentor produced::
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -37,7 +38,8 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from _tracing import Tracing
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _tracing.py, beside this file
+from _tracing import Tracing  # noqa: E402
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
 
 WEATHER = {"oslo": 3, "paris": 14, "lisbon": 21}

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import sys
 from typing import Any, Sequence
 
-from _tracing import Tracing
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _tracing.py, beside this file
+from _tracing import Tracing  # noqa: E402
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 
 

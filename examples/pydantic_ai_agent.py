@@ -12,6 +12,8 @@ a tree, with the attributes a backend (Phoenix, Langfuse) or the ECP exporter re
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any, AsyncIterator
 
 from pydantic import BaseModel
@@ -20,7 +22,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from _tracing import Tracing
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _tracing.py, beside this file
+from _tracing import Tracing  # noqa: E402
 from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
 
 # -- a scripted model: call the tool, then answer with what it returned ------------------------------

@@ -19,9 +19,10 @@ from importlib.metadata import PackageNotFoundError
 
 from opentelemetry.instrumentation import dependencies
 
-MODULES = {"langchain-core": "langchain_core", "llama-index-core": "llama_index", "crewai": "crewai",
-           "pydantic-ai-slim": "pydantic_ai", "openai-agents": "agents",
-           "anthropic": "anthropic", "openai": "openai", "mcp": "mcp"}
+from otel_agents.instrumentors._frameworks import FRAMEWORKS
+
+# distribution → the module whose import the loader would find (the framework itself)
+MODULES = {fw.distribution: fw.import_name.split(".")[0] for fw in FRAMEWORKS.values()}
 
 
 def main(pretend: dict[str, str | None]) -> dict[str, object]:
