@@ -43,5 +43,6 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("llama_index", "llama-index-core", ">=0.14,<0.15", "otel_agents.instrumentors.llama_index", "LlamaIndexInstrumentor", "llama_index.core"),
         Framework("crewai", "crewai", ">=1.15,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor", "crewai"),
         Framework("pydantic_ai", "pydantic-ai-slim", ">=2.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor", "pydantic_ai"),
+        Framework("agno", "agno", ">=3.1,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
     )
 }
