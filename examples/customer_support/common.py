@@ -110,6 +110,8 @@ FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
                ("D400", STATUS): INVENTED_ID, ("D400", REFUND): SKIPPED_POLICY},
     "pydantic_ai": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): INVENTED_ID, ("C300", REFUND): SKIPPED_POLICY,
                     ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
+    "agno": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): FORBIDDEN_TOOL, ("C300", REFUND): SKIPPED_POLICY,
+             ("D400", STATUS): INVENTED_ID, ("D400", REFUND): INVENTED_ID},
     "plain_python": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY, ("C300", REFUND): FORBIDDEN_TOOL,
                      ("D400", STATUS): INVENTED_ID, ("D400", REFUND): INVENTED_ID},
 }

@@ -34,7 +34,7 @@ EXAMPLES = ROOT / "examples" / "customer_support"
 BIN = Path(sys.executable).parent
 ECP = str(BIN / "ecp")
 OTEL_AGENTS = str(BIN / "otel-agents")
-INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai")
+INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai", "agno")
 FRAMEWORKS = (*INSTRUMENTED, "plain_python")  # plain_python: the same agent without a framework
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
 STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"]]

@@ -44,9 +44,9 @@ from typing import Any
 from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", PLAIN_PYTHON)
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "agno", PLAIN_PYTHON)
 TWINS = ("agent", "faulty_agent")
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "pydantic_ai", PLAIN_PYTHON)  # start the slow imports first
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "agno", "pydantic_ai", PLAIN_PYTHON)  # start the slow imports first
 
 
 def register(sub: argparse._SubParsersAction) -> None:
