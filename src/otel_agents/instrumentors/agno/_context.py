@@ -12,11 +12,50 @@ consumer breaks out.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from opentelemetry import context as otel_context
+from opentelemetry import trace
 
 from ..._spans import SemanticSpan
+
+NATIVE_SCOPE_PREFIX = "openinference.instrumentation.agno"
+"""The instrumentation scope of the spans ``agno.tracing.setup_tracing()`` makes (OpenInference's Agno instrumentation)."""
+
+# The innermost span of ours made current, carried in the OTel context (so it survives Agno's own spans
+# being made current in between).
+_OURS = otel_context.create_key("otel_agents.agno.span")
+
+
+def context_of(span: SemanticSpan) -> otel_context.Context:
+    """A context in which ``span`` is current (and known as ours)."""
+    return otel_context.set_value(_OURS, span, span.context())
+
+
+@contextmanager
+def activate(span: SemanticSpan) -> Iterator[SemanticSpan]:
+    """Make ``span`` current around the ``with`` body."""
+    token = otel_context.attach(context_of(span))
+    try:
+        yield span
+    finally:
+        otel_context.detach(token)
+
+
+def parent() -> Any:
+    """Where to open our next span: ``None`` (the current context) unless the current span is one of
+    Agno's own tracing spans; then our innermost span, or a new root when none of ours is open — so no
+    span of ours has a parent our exporter never receives, and our tree is the same with Agno's tracing on or off."""
+    current = trace.get_current_span()
+    scope = getattr(getattr(current, "instrumentation_scope", None), "name", None) or ""
+    if not scope.startswith(NATIVE_SCOPE_PREFIX):
+        return None
+    ours = otel_context.get_value(_OURS)
+    if isinstance(ours, SemanticSpan) and not ours.ended:
+        return ours
+    return trace.set_span_in_context(trace.INVALID_SPAN)
+
 
 # The exception that made a step fail, by the run span it belongs to: Agno catches a failed model
 # request and returns a RunOutput with status "error", so the run span learns the cause from its child.
@@ -42,7 +81,7 @@ class InContext:
 
     def __init__(self, iterator: Any, span: SemanticSpan):
         self._it = iterator
-        self._ctx = span.context()
+        self._ctx = context_of(span)
 
     def __iter__(self) -> "InContext":
         return self
@@ -69,7 +108,7 @@ class AsyncInContext:
 
     def __init__(self, iterator: Any, span: SemanticSpan):
         self._it = iterator
-        self._ctx = span.context()
+        self._ctx = context_of(span)
 
     def __aiter__(self) -> "AsyncInContext":
         return self

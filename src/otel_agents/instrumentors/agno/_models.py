@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
 from . import _convert
-from ._context import remember_error
+from ._context import activate, parent, remember_error
 
 
 def _provider(model: Any) -> str | None:
@@ -38,7 +38,7 @@ class ModelHooks:
         self.telemetry = telemetry
 
     def _start(self, model: Any, kwargs: dict) -> SemanticSpan:
-        span = self.telemetry.start_span(Kind.MODEL, getattr(model, "id", None))
+        span = self.telemetry.start_span(Kind.MODEL, getattr(model, "id", None), parent=parent())
         with guard("agno.model.request"):
             span.set_model(request_model=getattr(model, "id", None), provider=_provider(model),
                            parameters={"stream": True} if "stream_data" in kwargs else None)
@@ -97,7 +97,7 @@ class ModelHooks:
         if inspect.iscoroutinefunction(wrapped):
             return self._arequest(wrapped, kwargs, span, messages)
         try:
-            with span.activate():
+            with activate(span):
                 result = wrapped(**kwargs)
         except BaseException as exc:
             self._finish(span, kwargs, messages, error=exc)
@@ -107,7 +107,7 @@ class ModelHooks:
 
     async def _arequest(self, wrapped: Any, kwargs: dict, span: SemanticSpan, messages: list) -> Any:
         try:
-            with span.activate():
+            with activate(span):
                 result = await wrapped(**kwargs)
         except BaseException as exc:
             self._finish(span, kwargs, messages, error=exc)
@@ -129,7 +129,7 @@ class ModelHooks:
         if span is None:
             return wrapped(*args, **kwargs)
         try:
-            with span.activate():
+            with activate(span):
                 iterator = wrapped(**kwargs)
         except BaseException as exc:
             self._finish(span, kwargs, messages, error=exc)

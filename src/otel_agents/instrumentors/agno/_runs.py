@@ -25,7 +25,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes, wrap_stream
 from ...semconv import Kind
 from ...semconv import attributes as A
-from ._context import AsyncInContext, InContext, last_error
+from ._context import AsyncInContext, InContext, activate, last_error, parent
 
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
@@ -90,11 +90,11 @@ class RunHooks:
         token = push_run_attributes(ids) if ids else None
         try:
             if what == "agent":
-                span = self.telemetry.start_span(Kind.AGENT, _name(instance, "agent"))
+                span = self.telemetry.start_span(Kind.AGENT, _name(instance, "agent"), parent=parent())
             elif what == "step":
-                span = self.telemetry.start_span(Kind.CHAIN, _name(instance, type(instance).__name__))
+                span = self.telemetry.start_span(Kind.CHAIN, _name(instance, type(instance).__name__), parent=parent())
             else:
-                span = self.telemetry.start_span(Kind.CHAIN, _name(instance, what), workflow=True)
+                span = self.telemetry.start_span(Kind.CHAIN, _name(instance, what), workflow=True, parent=parent())
         finally:
             if token is not None:
                 pop_run_attributes(token)
@@ -129,7 +129,7 @@ class RunHooks:
             if span is None:
                 return wrapped(*args, **kwargs)
             try:
-                with span.activate():
+                with activate(span):
                     result = wrapped(*args, **kwargs)
             except BaseException as exc:
                 self._end(span, error=exc)
@@ -154,7 +154,7 @@ class RunHooks:
 
     async def _awaiting(self, awaitable: Any, span: SemanticSpan) -> Any:
         try:
-            with span.activate():
+            with activate(span):
                 result = await awaitable
         except BaseException as exc:
             self._end(span, error=exc)

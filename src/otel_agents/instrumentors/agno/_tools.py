@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
-from ._context import AsyncInContext, InContext
+from ._context import AsyncInContext, InContext, activate, parent
 
 
 class AgnoToolFailed(Exception):
@@ -38,7 +38,7 @@ class ToolHooks:
 
     def _start(self, call: Any) -> SemanticSpan:
         fn = call.function
-        span = self.telemetry.start_span(Kind.TOOL, fn.name)
+        span = self.telemetry.start_span(Kind.TOOL, fn.name, parent=parent())
         with guard("agno.tool.start"):
             span.set_tool(fn.name, call_id=call.call_id, description=fn.description,
                           arguments=call.arguments if span.records_content else None)
@@ -71,7 +71,7 @@ class ToolHooks:
         if inspect.iscoroutinefunction(wrapped):
             return self._aexecute(wrapped, instance, args, kwargs, span)
         try:
-            with span.activate():
+            with activate(span):
                 outcome = wrapped(*args, **kwargs)
         except BaseException as exc:
             span.record_error(exc, control_flow=not isinstance(exc, Exception))
@@ -81,7 +81,7 @@ class ToolHooks:
 
     async def _aexecute(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict, span: SemanticSpan) -> Any:
         try:
-            with span.activate():
+            with activate(span):
                 outcome = await wrapped(*args, **kwargs)
         except BaseException as exc:
             span.record_error(exc, control_flow=not isinstance(exc, Exception))
