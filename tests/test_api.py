@@ -98,8 +98,8 @@ import otel_agents
 exporter = InMemorySpanExporter()
 provider = TracerProvider()
 provider.add_span_processor(SimpleSpanProcessor(exporter))
-assert sorted(otel_agents.instrument(provider)) == ["crewai", "langchain", "llama_index", "pydantic_ai"]
-heavy = [m for m in ("crewai", "llama_index.core", "langchain_core", "pydantic_ai") if m in sys.modules]
+assert sorted(otel_agents.instrument(provider)) == ["agno", "crewai", "langchain", "llama_index", "pydantic_ai"]
+heavy = [m for m in ("crewai", "llama_index.core", "langchain_core", "pydantic_ai", "agno") if m in sys.modules]
 assert heavy == [], heavy
 from langchain_core.runnables import RunnableLambda
 RunnableLambda(lambda x: x).with_config(run_name="late").invoke(1)
