@@ -323,3 +323,54 @@ def test_run_folds_into_a_valid_envelope(instrumented: Any, provider: Any) -> No
     team_env = next(e for e in envelopes if e is not single)
     names = {a["name"] for a in team_env["agents"]}
     assert "Weather Agent" in names
+
+
+class _VectorDb:
+    """The least of a vector db ``Knowledge`` needs: one document for any query."""
+
+    def exists(self) -> bool:
+        return True
+
+    def create(self) -> None:
+        pass
+
+    def search(self, query: str, limit: int = 5, filters: Any = None, **kwargs: Any) -> list:
+        from agno.knowledge.document import Document
+
+        return [Document(content="Refunds within 30 days.", id="doc-1", name="policy")]
+
+    async def async_search(self, query: str, limit: int = 5, filters: Any = None, **kwargs: Any) -> list:
+        return self.search(query, limit, filters)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_knowledge_search_is_a_retriever_span(instrumented: Any, exporter: SnapshotExporter, run_async: bool) -> None:
+    from agno.knowledge.knowledge import Knowledge
+
+    agent = Agent(name="Support", knowledge=Knowledge(name="faq", vector_db=_VectorDb()), telemetry=False,
+                  model=ScriptedModel(script=tool_then_answer("search_knowledge_base", {"query": "refund policy"})))
+    asyncio.run(agent.arun("Refund?")) if run_async else agent.run("Refund?")
+    spans = exporter.semantic()
+    [retriever] = [s for s in spans if s.semantic_kind == "retriever"]
+    assert retriever.name == "retrieval faq"
+    assert parent_of(retriever, spans).name == "execute_tool search_knowledge_base"
+    assert retriever.attributes["gen_ai.retrieval.query.text"] == "refund policy"
+    assert retriever.json_attr("gen_ai.retrieval.documents") == [{"id": "doc-1", "content": "Refunds within 30 days."}]
+
+
+def test_structured_output_is_the_agent_output_as_json(instrumented: Any, exporter: SnapshotExporter) -> None:
+    from pydantic import BaseModel
+
+    class Status(BaseModel):
+        order_id: str
+        status: str
+
+    agent = support_agent(script=lambda m: Reply(text='{"order_id": "A100", "status": "shipped"}'), tools=[],
+                          output_schema=Status)
+    result = agent.run("Where is A100?")
+    assert isinstance(result.content, Status)
+    agent_span = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
+    assert agent_span.json_attr("output.value") == {"order_id": "A100", "status": "shipped"}

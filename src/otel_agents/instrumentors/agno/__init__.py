@@ -55,6 +55,9 @@ What you get
 * Each tool call → ``execute_tool {tool}`` (``tool``): name, call id,
   description, arguments, result; a tool that raised ends with ERROR.
   Memory and storage calls make no span.
+* Each knowledge search (``Knowledge.search``/``asearch``, e.g. through the
+  agent's ``search_knowledge_base`` tool) → ``retrieval {knowledge}``
+  (``retriever``): query, documents found, ``gen_ai.data_source.id``.
 
 Streams end when they do: an event stream consumed to the end ends its spans
 then, one left early (``break``, ``close()``, dropped, idle past the timeout)
@@ -75,7 +78,7 @@ step classes' ``execute``/``aexecute``/``execute_stream``/``aexecute_stream``,
 ``aprocess_response_stream`` (one call per provider request, on the base
 class, so any model class is covered and none twice) and
 ``FunctionCall.execute``/``aexecute`` (one call per tool execution, inside
-which the user's tool hooks run). ``uninstrument()`` puts the originals back.
+which the user's tool hooks run) and ``Knowledge.search``/``asearch``. ``uninstrument()`` puts the originals back.
 
 Agno's own telemetry and tracing
 --------------------------------

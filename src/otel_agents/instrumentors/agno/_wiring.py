@@ -7,6 +7,7 @@ from typing import Any
 
 from ..._spans import Telemetry, report_internal_error
 from ..pydantic_ai._patch import Patch
+from ._knowledge import KnowledgeHooks
 from ._models import ModelHooks
 from ._runs import RunHooks
 from ._tools import ToolHooks
@@ -38,6 +39,7 @@ class Installation:
         self.runs = RunHooks(telemetry)
         self.models = ModelHooks(telemetry)
         self.tools = ToolHooks(telemetry)
+        self.knowledge = KnowledgeHooks(telemetry)
         self.patches: list[Patch] = []
         for name in ("run", "arun"):
             self._patch(Agent, name, self.runs.wrap("agent"))
@@ -49,6 +51,13 @@ class Installation:
             self._patch(Model, name, self.models.stream)
         for name in ("execute", "aexecute"):
             self._patch(FunctionCall, name, self.tools.execute)
+        try:
+            from agno.knowledge.knowledge import Knowledge
+
+            for name in ("search", "asearch"):
+                self._patch(Knowledge, name, self.knowledge.search)
+        except Exception as exc:  # noqa: BLE001 - knowledge moved: no retriever spans, the rest works
+            report_internal_error("agno.patch.knowledge", exc)
         try:
             step_classes = _workflow_step_classes()
         except Exception as exc:  # noqa: BLE001 - workflow steps moved: runs, models and tools still work
