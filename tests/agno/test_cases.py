@@ -374,3 +374,24 @@ def test_structured_output_is_the_agent_output_as_json(instrumented: Any, export
     assert isinstance(result.content, Status)
     agent_span = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
     assert agent_span.json_attr("output.value") == {"order_id": "A100", "status": "shipped"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_parallel_and_condition_steps_nest_their_agents(instrumented: Any, exporter: SnapshotExporter,
+                                                        stream: bool) -> None:
+    from agno.workflow import Condition, Parallel, Step, Workflow
+
+    flow = Workflow(name="W", telemetry=False, steps=[
+        Parallel(Step(name="a", agent=support_agent()), Step(name="b", agent=support_agent()), name="both"),
+        Condition(name="cond", evaluator=lambda step_input: True, steps=[Step(name="c", agent=support_agent())])])
+    if stream:
+        list(flow.run("go", stream=True))
+    else:
+        flow.run("go")
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1
+    by_name = {s.name: s for s in spans if s.semantic_kind == "chain"}
+    assert parent_of(by_name["a"], spans).name == "both" and parent_of(by_name["b"], spans).name == "both"
+    assert parent_of(by_name["c"], spans).name == "cond"
+    agents = [s for s in spans if s.semantic_kind == "agent"]
+    assert sorted(parent_of(a, spans).name for a in agents) == ["a", "b", "c"]
