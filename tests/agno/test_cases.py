@@ -395,3 +395,20 @@ def test_parallel_and_condition_steps_nest_their_agents(instrumented: Any, expor
     assert parent_of(by_name["c"], spans).name == "cond"
     agents = [s for s in spans if s.semantic_kind == "agent"]
     assert sorted(parent_of(a, spans).name for a in agents) == ["a", "b", "c"]
+
+
+def test_tool_needing_confirmation_pauses_the_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A human-in-the-loop wait: the run stops before the tool runs; its agent span is marked paused, not failed."""
+    from agno.tools import tool
+
+    @tool(requires_confirmation=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    result = support_agent(script=tool_then_answer("refund", {"order_id": "A1"}), tools=[refund]).run("refund A1")
+    assert result.is_paused
+    spans = exporter.semantic()
+    assert [s.semantic_kind for s in spans] == ["model", "agent"]
+    agent_span = spans[1]
+    assert agent_span.attributes["otel_agents.run.paused"] is True and agent_span.status.name == "UNSET"
