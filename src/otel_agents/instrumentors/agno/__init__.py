@@ -50,8 +50,9 @@ What you get
   none). Messages are GenAI parts: ``reasoning_content`` → ``reasoning`` part
   (never text, redacted thinking never recorded), tool calls → ``tool_call``,
   tool results → ``tool_call_response``, media → media parts. Agno's separate
-  reasoning agent (``reasoning=True``) is an agent run of its own, so its
-  steps appear as its ``model`` spans.
+  reasoning agent (``reasoning=True`` / ``reasoning_model=``) runs through
+  ``Agent.run``/``arun``, so it is an ``agent`` span of its own under the
+  agent it reasons for, with its model spans inside.
 * Each tool call → ``execute_tool {tool}`` (``tool``): name, call id,
   description, arguments, result; a tool that raised ends with ERROR.
   Memory and storage calls make no span.
@@ -95,6 +96,11 @@ Limits
 ------
 * A model request that Agno retries is one span covering the attempts.
 * The tool span of a tool Agno caches (``cache_results``) still appears.
+* The reasoning agent's model spans record what that agent answers (its
+  reasoning steps) as their text output: to Agno it is an ordinary agent run.
+  Thinking a provider returns as ``reasoning_content`` is a ``reasoning`` part.
+* A provider client that is instrumented too (OpenAI, Anthropic) under an Agno
+  model class may add its own model span below ours.
 """
 
 from ._instrumentor import AgnoInstrumentor
