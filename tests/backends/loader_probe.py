@@ -20,7 +20,7 @@ from importlib.metadata import PackageNotFoundError
 from opentelemetry.instrumentation import dependencies
 
 MODULES = {"langchain-core": "langchain_core", "llama-index-core": "llama_index", "crewai": "crewai",
-           "pydantic-ai-slim": "pydantic_ai"}
+           "pydantic-ai-slim": "pydantic_ai", "agno": "agno"}
 
 
 def main(pretend: dict[str, str | None]) -> dict[str, object]:

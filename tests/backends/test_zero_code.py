@@ -114,7 +114,7 @@ def _probe(pretend: dict[str, str | None]) -> dict[str, Any]:
     return result
 
 
-ABSENT_BUT_LANGCHAIN = {"llama-index-core": None, "crewai": None, "pydantic-ai-slim": None}
+ABSENT_BUT_LANGCHAIN = {"llama-index-core": None, "crewai": None, "pydantic-ai-slim": None, "agno": None}
 
 
 def test_zero_code_skips_absent_frameworks_quietly() -> None:
@@ -123,7 +123,7 @@ def test_zero_code_skips_absent_frameworks_quietly() -> None:
         pytest.skip(runs.skip_reason("langchain"))
     result = _probe(ABSENT_BUT_LANGCHAIN)
     assert result["instrumented"] == {"langchain": True, "llama_index": False, "crewai": False,
-                                      "pydantic_ai": False}
+                                      "pydantic_ai": False, "agno": False}
     assert result["loud"] == []
 
 
