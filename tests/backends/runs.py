@@ -154,6 +154,53 @@ def run_openai_agents() -> Any:
     return asyncio.run(example.agent(MANUAL_QUESTION))
 
 
+def run_agno() -> Any:
+    os.environ.setdefault("AGNO_TELEMETRY", "false")  # Agno reports runs to its own service unless turned off
+    from dataclasses import dataclass
+
+    from agno.agent import Agent
+    from agno.metrics import MessageMetrics
+    from agno.models.base import Model
+    from agno.models.response import ModelResponse
+
+    @dataclass
+    class ScriptedModel(Model):
+        """A tool call on the first request, the answer once a tool result is in the conversation."""
+
+        id: str = "scripted-1"
+        provider: str = "scripted"
+
+        def invoke(self, messages: Any, **kwargs: Any) -> ModelResponse:
+            if any(m.role == "tool" for m in messages):
+                return ModelResponse(role="assistant", content="Order A1001 can be refunded.",
+                                     response_usage=MessageMetrics(input_tokens=20, output_tokens=7, total_tokens=27))
+            return ModelResponse(role="assistant", tool_calls=[{"id": "call_1", "type": "function", "function": {
+                "name": "lookup_order", "arguments": '{"order_id": "A1001"}'}}],
+                response_usage=MessageMetrics(input_tokens=10, output_tokens=3, total_tokens=13))
+
+        async def ainvoke(self, messages: Any, **kwargs: Any) -> ModelResponse:
+            return self.invoke(messages)
+
+        def invoke_stream(self, messages: Any, **kwargs: Any) -> Any:
+            yield self.invoke(messages)
+
+        async def ainvoke_stream(self, messages: Any, **kwargs: Any) -> Any:
+            yield self.invoke(messages)
+
+        def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
+            return response
+
+        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
+            return response
+
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        return f"order {order_id}: delivered 12 days ago"
+
+    agent = Agent(name="support", model=ScriptedModel(), tools=[lookup_order], telemetry=False)
+    return agent.run(QUESTION).content
+
+
 def run_crewai() -> Any:
     from crewai import Agent, Crew, Task
     from crewai.llms.base_llm import BaseLLM
@@ -245,6 +292,7 @@ RUNS: dict[str, Callable[[], Any]] = {
     "openai_agents": run_openai_agents,
     "anthropic": run_anthropic,
     "openai": run_openai,
+    "agno": run_agno,
 }
 
 # OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
@@ -258,6 +306,7 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "openai_agents": {"CHAIN", "AGENT", "LLM", "TOOL"},
     "anthropic": {"AGENT", "LLM", "TOOL"},
     "openai": {"AGENT", "LLM", "TOOL"},
+    "agno": {"AGENT", "LLM", "TOOL"},
 }
 
 # Client loops: their agent and tool spans come from the decorators (otel_agents.framework=manual), their
@@ -265,12 +314,12 @@ EXPECTED_KINDS: dict[str, set[str]] = {
 CLIENT_LOOPS = {"anthropic", "openai"}
 
 # The runs whose fake model reports token usage.
-REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents", "anthropic", "openai"}
+REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents", "anthropic", "openai", "agno"}
 
 # The module each framework's own code is imported from (to tell "not installed" apart).
 _FRAMEWORK_MODULES = {"langchain": "langchain_core", "llama_index": "llama_index.core", "crewai": "crewai",
                       "pydantic_ai": "pydantic_ai", "smolagents": "smolagents", "openai_agents": "agents",
-                      "anthropic": "anthropic", "openai": "openai"}
+                      "anthropic": "anthropic", "openai": "openai", "agno": "agno"}
 
 
 def skip_reason(name: str) -> str | None:

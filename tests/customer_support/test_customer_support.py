@@ -36,7 +36,7 @@ BIN = Path(sys.executable).parent
 ECP = str(BIN / "ecp")
 OTEL_AGENTS = str(BIN / "otel-agents")
 INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents",
-                "mcp")  # mcp: PydanticAI over MCP
+                "mcp", "agno")  # mcp: PydanticAI over MCP
 CLIENTS = ("anthropic", "openai")  # a hand-written loop on each provider client (issue 23)
 FRAMEWORKS = (*INSTRUMENTED, "plain_python", *CLIENTS)  # plain_python: the same agent without a framework
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))

@@ -1,9 +1,9 @@
-"""``otel-agents demo`` (``make demo``): one ECP manifest graded across six frameworks, PydanticAI over MCP, plain Python and two provider-client loops, offline.
+"""``otel-agents demo`` (``make demo``): one ECP manifest graded across seven frameworks, PydanticAI over MCP, plain Python and two provider-client loops, offline.
 
 What it does, with no network and no API key:
 
 1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI,
-   smolagents, the OpenAI Agents SDK; ``mcp``: the PydanticAI agent with its
+   smolagents, the OpenAI Agents SDK, Agno; ``mcp``: the PydanticAI agent with its
    tools served over MCP by a stdio child process, ``mcp_agent.py`` and
    ``mcp_server.py``; ``plain_python``: the same agent without a framework,
    instrumented with otel-agents' decorators, ``examples/plain_python/agent.py``;
@@ -30,7 +30,7 @@ A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
-ten), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+eleven), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``), ``--phoenix URL`` (a running
 Phoenix: every served agent also exports its spans there over OTLP/HTTP and, after grading,
@@ -55,16 +55,16 @@ from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, PLAIN_PYTHON, "anthropic", "openai")
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, PLAIN_PYTHON, "agno", "anthropic", "openai")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
 _SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
 _SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
 _LABELS = {"agent": "agent", "faulty_agent": "faulty twin", "side_effect_agent": "side-effect twin"}
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="grade the customer-support example (6 frameworks, PydanticAI over MCP, plain Python, 2 provider-client loops) with ECP, offline",
+    p = sub.add_parser("demo", help="grade the customer-support example (7 frameworks, PydanticAI over MCP, plain Python, 2 provider-client loops) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ", ".join(FRAMEWORKS))

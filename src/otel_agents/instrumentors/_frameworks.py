@@ -48,5 +48,6 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("anthropic", "anthropic", ">=2.14.0,<3", "otel_agents.instrumentors.anthropic", "AnthropicInstrumentor", "anthropic"),
         Framework("openai", "openai", ">=2.30.0,<4", "otel_agents.instrumentors.openai", "OpenAIInstrumentor", "openai"),
         Framework("mcp", "mcp", ">=1.30.0,<2", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
+        Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
     )
 }

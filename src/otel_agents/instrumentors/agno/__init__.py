@@ -1,0 +1,108 @@
+"""Agno instrumentation: ``agent``, ``chain`` (teams, workflows, steps), ``model`` and ``tool`` spans.
+
+Usage
+-----
+::
+
+    from otel_agents.instrumentors.agno import AgnoInstrumentor
+
+    AgnoInstrumentor().instrument(tracer_provider=provider)   # or otel_agents.instrument()
+    agent.run("Where is my order?")
+    AgnoInstrumentor().uninstrument()                          # Agno exactly as before
+
+With no code change: ``opentelemetry-instrument python app.py`` loads it through
+the ``agno`` entry point. Supported: ``agno`` 3.x (tested on 3.1). Importing
+this module does not import Agno; the instrumentor installs when the
+application imports it.
+
+Configuration
+-------------
+``instrument()`` takes ``tracer_provider``, ``meter_provider``,
+``capture_content`` and ``settings`` (see
+:class:`~otel_agents.instrumentors.OtelAgentsInstrumentor`); content capture,
+budgets and the stream idle timeout follow the same environment variables as
+every instrumentor of ours (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
+``OTEL_AGENTS_MAX_CONTENT_LENGTH``, ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``).
+
+What you get
+------------
+* ``Agent.run``/``arun`` (plain, ``stream=True``, awaited or iterated) →
+  ``invoke_agent {agent}`` (``agent``): ``gen_ai.agent.name``/``.id``, the
+  input, the output (a structured output as JSON); ``session.id``,
+  ``gen_ai.conversation.id`` and ``user.id`` from ``session_id``/``user_id``
+  (argument or agent attribute), on the run span and every span under it.
+  A run Agno reports as failed (it returns ``status=error`` rather than
+  raising) ends with ERROR and the exception the failed step raised; a paused
+  run (human in the loop) is marked ``otel_agents.run.paused``.
+* ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``); the leader's
+  model requests are ``model`` spans under it; ``delegate_task_to_member`` (and
+  the other team tools) are ``tool`` spans, and the member's ``agent`` span is
+  a child of its delegation tool span, with ``otel_agents.agent.parent`` = the
+  team. Every team mode works the same way: members always run through
+  ``Agent.run``/``arun`` inside a team tool.
+* ``Workflow.run``/``arun`` → ``invoke_workflow {workflow}``; its ``Step``,
+  ``Steps``, ``Loop``, ``Condition``, ``Parallel`` and ``Router`` executions
+  → ``chain`` spans named after the step, with agent and team runs inside.
+* Each provider request → ``chat {model id}`` (``model``), for any subclass of
+  ``agno.models.base.Model`` (the user's own included): request model,
+  provider, input messages and tools offered, the output message, token usage
+  (input, output, cache read/write, reasoning; absent when the model reports
+  none). Messages are GenAI parts: ``reasoning_content`` → ``reasoning`` part
+  (never text, redacted thinking never recorded), tool calls → ``tool_call``,
+  tool results → ``tool_call_response``, media → media parts. Agno's separate
+  reasoning agent (``reasoning=True`` / ``reasoning_model=``) runs through
+  ``Agent.run``/``arun``, so it is an ``agent`` span of its own under the
+  agent it reasons for, with its model spans inside.
+* Each tool call → ``execute_tool {tool}`` (``tool``): name, call id,
+  description, arguments, result; a tool that raised ends with ERROR.
+  Memory and storage calls make no span.
+* Each knowledge search (``Knowledge.search``/``asearch``, e.g. through the
+  agent's ``search_knowledge_base`` tool) → ``retrieval {knowledge}``
+  (``retriever``): query, documents found, ``gen_ai.data_source.id``.
+
+Streams end when they do: an event stream consumed to the end ends its spans
+then, one left early (``break``, ``close()``, dropped, idle past the timeout)
+ends them as ``otel_agents.stream.abandoned`` with the output so far. Our
+spans are current only while Agno's code runs a step, never between the
+events the caller receives, so after a ``break`` the application's next span
+is a root.
+
+Hooks, and why
+--------------
+Agno has no tracing processor or callback API of its own; its extension
+points are tool hooks and pre/post hooks, which see tools and runs but not
+model requests, and would have to be added to each agent. So we wrap, with
+``wrapt``, the methods every run goes through on Agno's base classes:
+``Agent.run``/``arun``, ``Team.run``/``arun``, ``Workflow.run``/``arun``, the
+step classes' ``execute``/``aexecute``/``execute_stream``/``aexecute_stream``,
+``Model._process_model_response``/``_aprocess_model_response``/``process_response_stream``/
+``aprocess_response_stream`` (one call per provider request, on the base
+class, so any model class is covered and none twice) and
+``FunctionCall.execute``/``aexecute`` (one call per tool execution, inside
+which the user's tool hooks run) and ``Knowledge.search``/``asearch``. ``uninstrument()`` puts the originals back.
+
+Agno's own telemetry and tracing
+--------------------------------
+Agno sends usage telemetry about each run to its own service unless it is
+turned off: set ``AGNO_TELEMETRY=false`` in the environment, or pass
+``telemetry=False`` to ``Agent``, ``Team`` and ``Workflow``. Instrumenting
+neither turns it on nor changes it, and sends nothing anywhere itself.
+Agno's optional tracing (``agno.tracing.setup_tracing(db=...)``) installs
+OpenInference's Agno instrumentation and its own tracer provider; when both
+are on, its spans are a separate set and ours are unchanged (one span of ours
+per run, request and tool call). Our ``uninstrument()`` leaves it working.
+
+Limits
+------
+* A model request that Agno retries is one span covering the attempts.
+* The tool span of a tool Agno caches (``cache_results``) still appears.
+* The reasoning agent's model spans record what that agent answers (its
+  reasoning steps) as their text output: to Agno it is an ordinary agent run.
+  Thinking a provider returns as ``reasoning_content`` is a ``reasoning`` part.
+* A provider client that is instrumented too (OpenAI, Anthropic) under an Agno
+  model class may add its own model span below ours.
+"""
+
+from ._instrumentor import AgnoInstrumentor
+
+__all__ = ["AgnoInstrumentor"]

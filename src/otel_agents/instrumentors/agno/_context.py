@@ -1,0 +1,126 @@
+"""Iterators that make a span current only while they are advanced, and the errors Agno swallows.
+
+Agno's streaming entry points (``Agent.run(stream=True)``, a generator tool
+such as a team's ``delegate_task_to_member``) return generators whose bodies
+run at each ``next()``, in the consumer's context. :class:`InContext` attaches
+the span's context around each step and detaches it before handing the item
+back, so work done inside the step (model requests, tools, member runs) nests
+under the span, and nothing of ours is current between steps or after a
+consumer breaks out.
+"""
+
+from __future__ import annotations
+
+import weakref
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
+from ..._spans import SemanticSpan
+
+NATIVE_SCOPE_PREFIX = "openinference.instrumentation.agno"
+"""The instrumentation scope of the spans ``agno.tracing.setup_tracing()`` makes (OpenInference's Agno instrumentation)."""
+
+# The innermost span of ours made current, carried in the OTel context (so it survives Agno's own spans
+# being made current in between).
+_OURS = otel_context.create_key("otel_agents.agno.span")
+
+
+def context_of(span: SemanticSpan) -> otel_context.Context:
+    """A context in which ``span`` is current (and known as ours)."""
+    return otel_context.set_value(_OURS, span, span.context())
+
+
+@contextmanager
+def activate(span: SemanticSpan) -> Iterator[SemanticSpan]:
+    """Make ``span`` current around the ``with`` body."""
+    token = otel_context.attach(context_of(span))
+    try:
+        yield span
+    finally:
+        otel_context.detach(token)
+
+
+def parent() -> Any:
+    """Where to open our next span: ``None`` (the current context) unless the current span is one of
+    Agno's own tracing spans; then our innermost span, or a new root when none of ours is open — so no
+    span of ours has a parent our exporter never receives, and our tree is the same with Agno's tracing on or off."""
+    current = trace.get_current_span()
+    scope = getattr(getattr(current, "instrumentation_scope", None), "name", None) or ""
+    if not scope.startswith(NATIVE_SCOPE_PREFIX):
+        return None
+    ours = otel_context.get_value(_OURS)
+    if isinstance(ours, SemanticSpan) and not ours.ended:
+        return ours
+    return trace.set_span_in_context(trace.INVALID_SPAN)
+
+
+# The exception that made a step fail, by the run span it belongs to: Agno catches a failed model
+# request and returns a RunOutput with status "error", so the run span learns the cause from its child.
+_LAST_ERROR: "weakref.WeakKeyDictionary[SemanticSpan, BaseException]" = weakref.WeakKeyDictionary()
+
+
+def remember_error(span: SemanticSpan, exc: BaseException) -> None:
+    """Tell ``span``'s semantic parent (and its ancestors) which exception a step of it failed with."""
+    parent = span.parent
+    while parent is not None:
+        if parent not in _LAST_ERROR:
+            _LAST_ERROR[parent] = exc
+        parent = parent.parent
+
+
+def last_error(span: SemanticSpan) -> BaseException | None:
+    """The first exception a step under ``span`` failed with, if any (consumed)."""
+    return _LAST_ERROR.pop(span, None)
+
+
+class InContext:
+    """A sync iterator over ``iterator`` whose steps run with ``span`` current."""
+
+    def __init__(self, iterator: Any, span: SemanticSpan):
+        self._it = iterator
+        self._ctx = context_of(span)
+
+    def __iter__(self) -> "InContext":
+        return self
+
+    def __next__(self) -> Any:
+        token = otel_context.attach(self._ctx)
+        try:
+            return next(self._it)
+        finally:
+            otel_context.detach(token)
+
+    def close(self) -> None:
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            token = otel_context.attach(self._ctx)
+            try:
+                close()
+            finally:
+                otel_context.detach(token)
+
+
+class AsyncInContext:
+    """An async iterator over ``iterator`` whose steps run with ``span`` current."""
+
+    def __init__(self, iterator: Any, span: SemanticSpan):
+        self._it = iterator
+        self._ctx = context_of(span)
+
+    def __aiter__(self) -> "AsyncInContext":
+        return self
+
+    async def __anext__(self) -> Any:
+        token = otel_context.attach(self._ctx)
+        try:
+            return await self._it.__anext__()
+        finally:
+            otel_context.detach(token)
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._it, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -1,0 +1,129 @@
+"""Agno shapes → our span layer's shapes: ``Message`` → ``ChatMessage`` (GenAI parts), ``MessageMetrics`` → ``Usage``.
+
+Agno's ``Message`` (``agno.models.message``) carries ``role``, ``content``,
+``reasoning_content`` (the model's thinking → a ``reasoning`` part, never
+text; ``redacted_reasoning_content`` is never recorded), ``tool_calls``
+(OpenAI-style dicts → ``tool_call`` parts), ``tool_call_id`` on tool results
+(→ ``tool_call_response``) and media (``images``/``audio``/``videos``/``files``
+→ media parts).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Iterable
+
+from ..._spans import (BlobPart, ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
+                       ToolDefinition, Usage, media_part)
+
+_MEDIA = (("images", "image"), ("audio", "audio"), ("videos", "video"), ("files", None))
+
+
+def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
+    """Agno ``Message``s as ``ChatMessage``s (system/developer messages keep role ``system``)."""
+    out = []
+    for m in messages or ():
+        role = "system" if m.role in ("system", "developer") else m.role
+        if role == "tool":
+            content = m.compressed_content if getattr(m, "compressed_content", None) else m.content
+            out.append(ChatMessage("tool", parts=[ToolCallResponsePart(_text(content), id=m.tool_call_id)]))
+            continue
+        out.append(ChatMessage(role, parts=message_parts(m), name=getattr(m, "name", None)))
+    return out
+
+
+def message_parts(m: Any) -> list[Part]:
+    """The parts of one message: reasoning, text, media, tool calls, in that order."""
+    parts: list[Part] = []
+    if getattr(m, "reasoning_content", None):
+        parts.append(ReasoningPart(m.reasoning_content))
+    if m.content is not None and m.content != "":
+        parts.append(TextPart(_text(m.content)))
+    for attr, modality in _MEDIA:
+        for item in getattr(m, attr, None) or ():
+            part = _media(item, modality)
+            if part is not None:
+                parts.append(part)
+    parts.extend(tool_call_parts(getattr(m, "tool_calls", None)))
+    return parts
+
+
+def tool_call_parts(tool_calls: Iterable[dict] | None) -> list[ToolCallPart]:
+    """OpenAI-style tool-call dicts (``{"id", "function": {"name", "arguments"}}``) as ``ToolCallPart``s."""
+    parts = []
+    for call in tool_calls or ():
+        fn = call.get("function") or {}
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                pass
+        parts.append(ToolCallPart(fn.get("name") or call.get("name") or "", args, id=call.get("id")))
+    return parts
+
+
+def output_message(message: Any) -> ChatMessage:
+    """The assistant message a request produced; finish reason ``tool_call`` when it asks for tools."""
+    reason = "tool_call" if getattr(message, "tool_calls", None) else "stop"
+    return ChatMessage("assistant", parts=message_parts(message), finish_reason=reason)
+
+
+def stream_output_message(stream_data: Any) -> ChatMessage:
+    """What a stream produced so far (``MessageData``: text, reasoning, tool calls)."""
+    parts: list[Part] = []
+    if getattr(stream_data, "response_reasoning_content", ""):
+        parts.append(ReasoningPart(stream_data.response_reasoning_content))
+    if getattr(stream_data, "response_content", ""):
+        parts.append(TextPart(_text(stream_data.response_content)))
+    calls = getattr(stream_data, "response_tool_calls", None)
+    parts.extend(tool_call_parts(calls))
+    return ChatMessage("assistant", parts=parts, finish_reason="tool_call" if calls else "stop")
+
+
+def usage(metrics: Any) -> Usage | None:
+    """``MessageMetrics`` as ``Usage``; ``None`` when nothing was reported (Agno's counters default to 0)."""
+    if metrics is None:
+        return None
+    inp, out = getattr(metrics, "input_tokens", 0) or 0, getattr(metrics, "output_tokens", 0) or 0
+    if not inp and not out:
+        return None
+    total = getattr(metrics, "total_tokens", 0) or None
+    return Usage(input_tokens=inp, output_tokens=out, total_tokens=total,
+                 cache_read_tokens=getattr(metrics, "cache_read_tokens", 0) or None,
+                 cache_creation_tokens=getattr(metrics, "cache_write_tokens", 0) or None,
+                 reasoning_tokens=getattr(metrics, "reasoning_tokens", 0) or None)
+
+
+def tool_definitions(tools: Iterable[Any] | None) -> list[ToolDefinition]:
+    """The tools offered to the model (formatted dicts ``{"type": "function", "function": {...}}``)."""
+    out = []
+    for t in tools or ():
+        fn = t.get("function", t) if isinstance(t, dict) else None
+        if isinstance(fn, dict) and fn.get("name"):
+            out.append(ToolDefinition(fn["name"], fn.get("description"), fn.get("parameters")))
+    return out
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if hasattr(content, "model_dump_json"):
+        return content.model_dump_json()
+    try:
+        return json.dumps(content, default=str)
+    except (TypeError, ValueError):
+        return str(content)
+
+
+def _media(item: Any, modality: str | None) -> Part | None:
+    mime = getattr(item, "mime_type", None)
+    url = getattr(item, "url", None)
+    if url:
+        return media_part(str(url), modality=modality, mime_type=mime)
+    data = getattr(item, "content", None)
+    if isinstance(data, (bytes, str)) and data:
+        return BlobPart(data if isinstance(data, bytes) else base64.b64encode(data.encode()).decode(),
+                        modality=modality or "file", mime_type=mime)
+    return None

@@ -1,0 +1,152 @@
+"""Model spans: one ``chat {model id}`` span per provider request, for any ``agno.models.base.Model`` subclass.
+
+Agno's ``Model.response()``/``aresponse()`` loop (and the streaming
+``response_stream``/``aresponse_stream``) makes one provider request per turn
+through four methods of the base class: ``_process_model_response``,
+``_aprocess_model_response``, ``process_response_stream`` and
+``aprocess_response_stream``. We wrap those on the base class, so a model
+class written by the user (or one Agno adds later) gets its spans too, and a
+subclass whose ``ainvoke_stream`` calls its own ``invoke_stream`` still gives
+one span per request. Each call receives the request's ``messages``, its
+formatted ``tools`` and the ``assistant_message`` Agno fills from the
+response: we read input, output and usage from those, after the request.
+A request Agno retries (``retries``, ``retry_with_guidance``) is one span.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
+from ...semconv import Kind
+from . import _convert
+from ._context import activate, parent, remember_error
+
+
+def _provider(model: Any) -> str | None:
+    provider = getattr(model, "provider", None) or getattr(model, "name", None)
+    return str(provider).split(" (")[0].strip().lower() or None if provider else None
+
+
+class ModelHooks:
+    """Wrappers for the four per-request methods of ``agno.models.base.Model``."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+
+    def _start(self, model: Any, kwargs: dict) -> SemanticSpan:
+        span = self.telemetry.start_span(Kind.MODEL, getattr(model, "id", None), parent=parent())
+        with guard("agno.model.request"):
+            span.set_model(request_model=getattr(model, "id", None), provider=_provider(model),
+                           parameters={"stream": True} if "stream_data" in kwargs else None)
+        return span
+
+    def _finish(self, span: SemanticSpan, kwargs: dict, messages: list, *, error: BaseException | None = None,
+                abandoned: bool = False, end: bool = True) -> None:
+        message = kwargs.get("assistant_message")
+        stream_data = kwargs.get("stream_data")
+        with guard("agno.model.input"):
+            if span.records_content:
+                span.set_messages(input=_convert.chat_messages(messages),
+                                  tools=_convert.tool_definitions(kwargs.get("tools")))
+        with guard("agno.model.output"):
+            filled = message is not None and (message.content is not None or message.tool_calls
+                                              or message.reasoning_content)
+            if error is None or filled or abandoned:
+                if filled:
+                    out = _convert.output_message(message)
+                elif stream_data is not None:
+                    out = _convert.stream_output_message(stream_data)
+                else:
+                    out = None
+                if out is not None and out.parts:
+                    if span.records_content:
+                        span.set_messages(output=[out])
+                    else:
+                        span.set_finish_reasons([out.finish_reason or "stop"])
+        with guard("agno.model.usage"):
+            metrics = getattr(message, "metrics", None)
+            usage = _convert.usage(metrics)
+            if usage is None and stream_data is not None:
+                usage = _convert.usage(getattr(stream_data, "response_metrics", None))
+            span.set_usage(usage)
+        if abandoned:
+            span.mark_abandoned()
+        if error is not None:
+            cancelled = not isinstance(error, Exception)
+            span.record_error(error, control_flow=cancelled)
+            if not cancelled:
+                remember_error(span, error)
+        if end:
+            span.end()
+
+    # -- wrappers ----------------------------------------------------------------------
+    def request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``_process_model_response`` (sync) and ``_aprocess_model_response`` (async)."""
+        if not is_instrumentation_enabled() or args:
+            return wrapped(*args, **kwargs)
+        span = None
+        with guard("agno.model.start"):
+            span = self._start(instance, kwargs)
+            messages = list(kwargs.get("messages") or ())  # Agno appends the reply to this list afterwards
+        if span is None:
+            return wrapped(*args, **kwargs)
+        if inspect.iscoroutinefunction(wrapped):
+            return self._arequest(wrapped, kwargs, span, messages)
+        try:
+            with activate(span):
+                result = wrapped(**kwargs)
+        except BaseException as exc:
+            self._finish(span, kwargs, messages, error=exc)
+            raise
+        self._finish(span, kwargs, messages)
+        return result
+
+    async def _arequest(self, wrapped: Any, kwargs: dict, span: SemanticSpan, messages: list) -> Any:
+        try:
+            with activate(span):
+                result = await wrapped(**kwargs)
+        except BaseException as exc:
+            self._finish(span, kwargs, messages, error=exc)
+            raise
+        self._finish(span, kwargs, messages)
+        return result
+
+    def stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``process_response_stream`` and ``aprocess_response_stream``: the span ends with the stream.
+
+        The span is not current while the caller iterates (Agno's run loop and
+        the application get their items between steps)."""
+        if not is_instrumentation_enabled() or args:
+            return wrapped(*args, **kwargs)
+        span = None
+        with guard("agno.model.start"):
+            span = self._start(instance, kwargs)
+            messages = list(kwargs.get("messages") or ())
+        if span is None:
+            return wrapped(*args, **kwargs)
+        try:
+            with activate(span):
+                iterator = wrapped(**kwargs)
+        except BaseException as exc:
+            self._finish(span, kwargs, messages, error=exc)
+            raise
+        def on_end(s: SemanticSpan, abandoned: bool) -> None:  # the stream layer records an error and ends
+            self._finish(span, kwargs, messages, abandoned=abandoned, end=False)
+
+        def is_error(exc: BaseException) -> bool:
+            if isinstance(exc, Exception):
+                remember_error(span, exc)
+                return True
+            return False
+
+        wrapped_stream = None
+        with guard("agno.model.stream"):
+            wrapped_stream = wrap_stream(iterator, span, on_end=on_end, is_error=is_error)
+        if wrapped_stream is None:
+            span.end()
+            return iterator
+        return wrapped_stream

@@ -1,0 +1,245 @@
+"""Run spans: ``Agent.run``/``arun`` → ``agent``, ``Team.run``/``arun`` and ``Workflow.run``/``arun`` →
+``chain`` with ``invoke_workflow``, workflow steps → ``chain``.
+
+One wrapper, :meth:`RunHooks.wrap`, serves every entry point whatever it
+returns: a result (the span ends with it), a coroutine (ends when awaited), a
+sync or async stream of events (ends when the stream is exhausted, closed,
+raised, or abandoned — see :func:`~otel_agents._spans.wrap_stream`). The span
+is current while Agno's code runs, and only then.
+
+Agno does not raise when a run fails: it returns a ``RunOutput`` whose
+``status`` is ``error`` (or yields a ``RunError`` event). The span then ends
+with ERROR, with the exception a failed step raised (:func:`._context.last_error`)
+or :class:`AgnoRunFailed` carrying Agno's message.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import weakref
+from typing import Any, Callable
+
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes, wrap_stream
+from ...semconv import Kind
+from ...semconv import attributes as A
+from ._context import AsyncInContext, InContext, activate, last_error, parent
+
+
+# The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
+_SUBJECTS: "weakref.WeakKeyDictionary[SemanticSpan, str]" = weakref.WeakKeyDictionary()
+
+
+class AgnoRunFailed(Exception):
+    """Agno reported a run as failed (``RunStatus.error``) without raising; the message is Agno's."""
+
+
+class OpenSpans:
+    """The run spans open now (for ``open_runs()``; an entry leaves when its span ends)."""
+
+    def __init__(self) -> None:
+        self._spans: set[int] = set()
+        self._lock = threading.Lock()
+
+    def add(self, span: SemanticSpan) -> None:
+        with self._lock:
+            self._spans.add(id(span))
+
+    def discard(self, span: SemanticSpan) -> None:
+        with self._lock:
+            self._spans.discard(id(span))
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+
+def _name(instance: Any, default: str) -> str:
+    return getattr(instance, "name", None) or getattr(instance, "id", None) or default
+
+
+def _arg(args: tuple, kwargs: dict, name: str, index: int = 0) -> Any:
+    if name in kwargs:
+        return kwargs[name]
+    return args[index] if len(args) > index else None
+
+
+def _status(result: Any) -> str:
+    status = getattr(result, "status", None)
+    return str(getattr(status, "value", status) or "").lower()
+
+
+class RunHooks:
+    """Wrappers for Agno's run entry points (one set per ``instrument()``)."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+        self.open = OpenSpans()
+
+    # -- opening -------------------------------------------------------------------
+    def _start(self, what: str, instance: Any, args: tuple, kwargs: dict) -> SemanticSpan:
+        ids: dict[str, Any] = {}
+        if what in ("agent", "team", "workflow"):
+            session = kwargs.get("session_id") or getattr(instance, "session_id", None)
+            user = kwargs.get("user_id") or getattr(instance, "user_id", None)
+            if session:
+                ids[A.SESSION_ID] = ids[A.GEN_AI_CONVERSATION_ID] = str(session)
+            if user:
+                ids[A.USER_ID] = str(user)
+        token = push_run_attributes(ids) if ids else None
+        try:
+            if what == "agent":
+                span = self.telemetry.start_span(Kind.AGENT, _name(instance, "agent"), parent=parent())
+            elif what == "step":
+                span = self.telemetry.start_span(Kind.CHAIN, _name(instance, type(instance).__name__), parent=parent())
+            else:
+                span = self.telemetry.start_span(Kind.CHAIN, _name(instance, what), workflow=True, parent=parent())
+        finally:
+            if token is not None:
+                pop_run_attributes(token)
+        with guard("agno.run_attributes"):
+            if what == "agent":
+                span.set_agent(_name(instance, "agent"), id=getattr(instance, "id", None),
+                               description=getattr(instance, "description", None))
+                delegation = span.parent
+                if delegation is not None and delegation.kind is Kind.TOOL and delegation.parent is not None:
+                    # a team member (or an agent used as a tool): who delegated to it
+                    span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, _SUBJECTS.get(delegation.parent))
+            elif what in ("team", "workflow"):
+                span.set_attributes({A.GEN_AI_AGENT_NAME: _name(instance, what), A.GEN_AI_AGENT_ID: getattr(instance, "id", None)})
+            if span.records_content:
+                value = _arg(args, kwargs, "input") if what != "step" else None
+                if value is not None:
+                    span.set_input(_jsonable(value))
+        _SUBJECTS[span] = _name(instance, what)
+        self.open.add(span)
+        return span
+
+    # -- the wrapper -----------------------------------------------------------------
+    def wrap(self, what: str) -> Callable[..., Any]:
+        """A wrapt wrapper opening a span of ``what`` (``agent``, ``team``, ``workflow``, ``step``)."""
+
+        def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+            if not is_instrumentation_enabled():
+                return wrapped(*args, **kwargs)
+            span = None
+            with guard(f"agno.{what}.start"):
+                span = self._start(what, instance, args, kwargs)
+            if span is None:
+                return wrapped(*args, **kwargs)
+            try:
+                with activate(span):
+                    result = wrapped(*args, **kwargs)
+            except BaseException as exc:
+                self._end(span, error=exc)
+                raise
+            if inspect.isawaitable(result) or _is_stream(result):
+                handed = None
+                with guard("agno.run.wrap_result"):
+                    if inspect.isawaitable(result):
+                        handed = self._awaiting(result, span)
+                    elif hasattr(result, "__anext__"):
+                        handed = self._stream(AsyncInContext(result, span), span)
+                    else:
+                        handed = self._stream(InContext(result, span), span)
+                if handed is None:  # ours failed: the user gets Agno's own object, the span ends now
+                    self._end(span)
+                    return result
+                return handed
+            self._end(span, result=result)
+            return result
+
+        return wrapper
+
+    async def _awaiting(self, awaitable: Any, span: SemanticSpan) -> Any:
+        try:
+            with activate(span):
+                result = await awaitable
+        except BaseException as exc:
+            self._end(span, error=exc)
+            raise
+        self._end(span, result=result)
+        return result
+
+    def _stream(self, iterator: Any, span: SemanticSpan) -> Any:
+        seen = _StreamSeen()
+
+        def on_end(s: SemanticSpan, abandoned: bool) -> None:
+            if abandoned:  # close Agno's generator first, so the spans inside end before this one
+                with guard("agno.stream.close"):
+                    close = getattr(iterator, "close", None)
+                    if close is not None:
+                        close()
+            self._end(span, result=seen.final, streamed_text=seen.text(), failed=seen.error, abandoned=abandoned,
+                      ended_by_stream=True)
+
+        return wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end)
+
+    # -- closing ---------------------------------------------------------------------
+    def _end(self, span: SemanticSpan, *, result: Any = None, error: BaseException | None = None,
+             streamed_text: str | None = None, failed: str | None = None, abandoned: bool = False,
+             ended_by_stream: bool = False) -> None:
+        with guard("agno.run.end"):
+            status = _status(result)
+            if span.records_content:
+                content = getattr(result, "content", None) if result is not None else None
+                if content is None and streamed_text:
+                    content = streamed_text
+                if content is not None:
+                    span.set_output(_jsonable(content))
+            if status == "paused":
+                span.mark_paused()
+            if abandoned:
+                span.mark_abandoned()
+            cause = last_error(span)
+            if error is not None:
+                span.record_error(error, control_flow=not isinstance(error, Exception))
+            elif status == "error" or failed is not None:
+                message = failed or str(getattr(result, "content", "") or "")
+                span.record_error(cause or AgnoRunFailed(message))
+            elif status == "cancelled":
+                span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")
+        self.open.discard(span)
+        if not ended_by_stream:
+            span.end()
+
+
+class _StreamSeen:
+    """What a run's event stream showed: content deltas, the final output, an error event."""
+
+    __slots__ = ("parts", "final", "error")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.final: Any = None
+        self.error: str | None = None
+
+    def chunk(self, item: Any) -> None:
+        event = str(getattr(item, "event", "") or "")
+        if event.endswith("RunContent") or event.endswith("StepOutput"):
+            content = getattr(item, "content", None)
+            if isinstance(content, str):
+                self.parts.append(content)
+        elif event.endswith("RunCompleted") or event.endswith("WorkflowCompleted") or hasattr(item, "run_id") and \
+                hasattr(item, "messages") and not event:
+            self.final = item
+        elif event.endswith("RunError") or event.endswith("WorkflowError"):
+            self.error = str(getattr(item, "content", None) or getattr(item, "error", None) or "run failed")
+
+    def text(self) -> str | None:
+        return "".join(self.parts) if self.parts else None
+
+
+def _is_stream(result: Any) -> bool:
+    return inspect.isgenerator(result) or hasattr(result, "__anext__") or (
+        hasattr(result, "__next__") and hasattr(result, "__iter__") and not isinstance(result, (str, bytes)))
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        with guard("agno.model_dump"):
+            return value.model_dump(mode="json")
+    if isinstance(value, list) and value and hasattr(value[0], "role") and hasattr(value[0], "content"):
+        return [{"role": m.role, "content": m.content} for m in value]
+    return value

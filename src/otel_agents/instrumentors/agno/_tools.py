@@ -1,0 +1,121 @@
+"""Tool spans: ``FunctionCall.execute``/``aexecute`` → ``execute_tool {tool}``, one per call.
+
+Every tool Agno runs — plain functions, toolkit methods, a team's
+``delegate_task_to_member`` — goes through ``FunctionCall.execute`` (sync) or
+``aexecute`` (async), after Agno's own tool hooks are set up and with the
+parsed arguments; ``tool_hooks`` the user passes run inside our span. The span
+is current while the tool runs, so the user's spans and nested agent runs
+hang under it. A tool that returns a generator (a team delegating to a member
+streams the member's run) keeps its span open and current while Agno drains
+the generator: the member's ``agent`` span is a child of the delegation.
+
+Agno catches a tool's exception and hands the model its message
+(``FunctionExecutionResult(status="failure")``): the span ends with ERROR and
+:class:`AgnoToolFailed` carrying that message (Agno keeps no exception object).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
+from ...semconv import Kind
+from ._context import AsyncInContext, InContext, activate, parent
+
+
+class AgnoToolFailed(Exception):
+    """Agno caught a tool's exception and kept only its message (``FunctionExecutionResult.error``)."""
+
+
+class ToolHooks:
+    """Wrappers for ``agno.tools.function.FunctionCall.execute``/``aexecute``."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+
+    def _start(self, call: Any) -> SemanticSpan:
+        fn = call.function
+        span = self.telemetry.start_span(Kind.TOOL, fn.name, parent=parent())
+        with guard("agno.tool.start"):
+            span.set_tool(fn.name, call_id=call.call_id, description=fn.description,
+                          arguments=call.arguments if span.records_content else None)
+        return span
+
+    def _finish(self, span: SemanticSpan, call: Any, outcome: Any, *, result: Any = None, end: bool = True) -> None:
+        with guard("agno.tool.end"):
+            if getattr(outcome, "status", "success") == "failure":
+                span.record_error(AgnoToolFailed(outcome.error or call.error or "tool failed"))
+            elif span.records_content:
+                value = result if result is not None else getattr(outcome, "result", None)
+                if value is not None:
+                    span.set_tool_result(value)
+            if getattr(call.function, "requires_confirmation", None) or \
+                    getattr(call.function, "requires_user_input", None) or getattr(call.function, "external_execution", None):
+                if getattr(outcome, "result", None) is None:
+                    span.mark_paused()
+        if end:
+            span.end()
+
+    def execute(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``FunctionCall.execute`` and ``FunctionCall.aexecute``."""
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        span = None
+        with guard("agno.tool.open"):
+            span = self._start(instance)
+        if span is None:
+            return wrapped(*args, **kwargs)
+        if inspect.iscoroutinefunction(wrapped):
+            return self._aexecute(wrapped, instance, args, kwargs, span)
+        try:
+            with activate(span):
+                outcome = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        return self._after(span, instance, outcome)
+
+    async def _aexecute(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict, span: SemanticSpan) -> Any:
+        try:
+            with activate(span):
+                outcome = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.end()
+            raise
+        return self._after(span, instance, outcome)
+
+    def _after(self, span: SemanticSpan, call: Any, outcome: Any) -> Any:
+        result = getattr(outcome, "result", None)
+        streamed = None
+        if getattr(outcome, "status", None) == "success" and (inspect.isgenerator(result) or inspect.isasyncgen(result)
+                                                               or hasattr(result, "__anext__")):
+            with guard("agno.tool.stream"):
+                streamed = self._stream(span, call, outcome, result)
+        if streamed is None:
+            self._finish(span, call, outcome)
+            return outcome
+        outcome.result = streamed
+        if call.result is result:
+            call.result = streamed
+        return outcome
+
+    def _stream(self, span: SemanticSpan, call: Any, outcome: Any, result: Any) -> Any:
+        texts: list[str] = []
+
+        def on_chunk(item: Any) -> None:
+            event = str(getattr(item, "event", "") or "")
+            content = item if isinstance(item, str) else getattr(item, "content", None) \
+                if event.endswith("RunContent") else None
+            if isinstance(content, str):
+                texts.append(content)
+
+        def on_end(s: SemanticSpan, abandoned: bool) -> None:
+            self._finish(span, call, outcome, result="".join(texts) or None, end=False)
+
+        inner = AsyncInContext(result, span) if hasattr(result, "__anext__") else InContext(result, span)
+        return wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end)

@@ -1,0 +1,81 @@
+"""What ``instrument()`` installs into Agno, and takes out again (every patch is a :class:`~..pydantic_ai._patch.Patch`:
+removed exactly, or left inert inside another instrumentation's wrapper)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._spans import Telemetry, report_internal_error
+from ..pydantic_ai._patch import Patch
+from ._knowledge import KnowledgeHooks
+from ._models import ModelHooks
+from ._runs import RunHooks
+from ._tools import ToolHooks
+
+_STEP_METHODS = ("execute", "execute_stream", "aexecute", "aexecute_stream")
+
+
+def _workflow_step_classes() -> list[type]:
+    from agno.workflow.condition import Condition
+    from agno.workflow.loop import Loop
+    from agno.workflow.parallel import Parallel
+    from agno.workflow.router import Router
+    from agno.workflow.step import Step
+    from agno.workflow.steps import Steps
+
+    return [Step, Steps, Loop, Condition, Parallel, Router]
+
+
+class Installation:
+    """Our patches into Agno for one ``instrument()`` call."""
+
+    def __init__(self, telemetry: Telemetry):
+        from agno.agent import Agent
+        from agno.models.base import Model
+        from agno.team import Team
+        from agno.tools.function import FunctionCall
+        from agno.workflow import Workflow
+
+        self.runs = RunHooks(telemetry)
+        self.models = ModelHooks(telemetry)
+        self.tools = ToolHooks(telemetry)
+        self.knowledge = KnowledgeHooks(telemetry)
+        self.patches: list[Patch] = []
+        for name in ("run", "arun"):
+            self._patch(Agent, name, self.runs.wrap("agent"))
+            self._patch(Team, name, self.runs.wrap("team"))
+            self._patch(Workflow, name, self.runs.wrap("workflow"))
+        for name in ("_process_model_response", "_aprocess_model_response"):
+            self._patch(Model, name, self.models.request)
+        for name in ("process_response_stream", "aprocess_response_stream"):
+            self._patch(Model, name, self.models.stream)
+        for name in ("execute", "aexecute"):
+            self._patch(FunctionCall, name, self.tools.execute)
+        try:
+            from agno.knowledge.knowledge import Knowledge
+
+            for name in ("search", "asearch"):
+                self._patch(Knowledge, name, self.knowledge.search)
+        except Exception as exc:  # noqa: BLE001 - knowledge moved: no retriever spans, the rest works
+            report_internal_error("agno.patch.knowledge", exc)
+        try:
+            step_classes = _workflow_step_classes()
+        except Exception as exc:  # noqa: BLE001 - workflow steps moved: runs, models and tools still work
+            report_internal_error("agno.patch.workflow_steps", exc)
+            step_classes = []
+        for cls in step_classes:
+            for name in _STEP_METHODS:
+                if name in cls.__dict__:
+                    self._patch(cls, name, self.runs.wrap("step"))
+
+    def _patch(self, owner: type, name: str, wrapper: Any) -> None:
+        try:
+            self.patches.append(Patch(owner, name, wrapper))
+        except Exception as exc:  # noqa: BLE001 - a renamed method only loses that span
+            report_internal_error(f"agno.patch.{owner.__name__}.{name}", exc)
+
+    def remove(self) -> None:
+        """Take every patch off."""
+        for patch in reversed(self.patches):
+            patch.remove()
+        self.patches.clear()

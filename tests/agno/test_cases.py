@@ -1,0 +1,422 @@
+"""Agno's field cases AG-1 … AG-4 (``../shared/cases/adk-smolagents-agno-autogen.md``) and its own cases:
+tool call, tool error, streaming, parallel tool calls, delegation, a failed run, reasoning, content off,
+session ids, uninstrument, folding."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from agno.agent import Agent
+from agno.db.in_memory import InMemoryDb
+from opentelemetry import trace
+
+from otel_agents.exporters.ecp import fold
+from otel_agents.instrumentors.agno import AgnoInstrumentor
+from tests.exporters.conftest import check
+from tests.genai_schema import validate_genai_json
+from tests.spans import SnapshotExporter, ancestors, parent_of, tree
+
+from .agents import desk_team, lookup_order, support_agent
+from .fakes import Reply, ScriptedModel, tool_results, tool_then_answer
+
+
+def kinds(spans: list) -> list[str]:
+    return [s.semantic_kind for s in spans]
+
+
+# -- AG-1 -------------------------------------------------------------------------------------------------
+def test_ag1_team_members_run_under_the_delegation(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """AG-1: the team is `invoke_workflow Desk`; the member's agent span is a child of the delegation tool span;
+    a second run in the same session is a new root trace."""
+    team = desk_team(db=InMemoryDb())
+    first = team.run("What is the weather?", session_id="desk-1", user_id="u1")
+    assert first.content == "Desk says: sunny in Paris" or "sunny in Paris" in str(first.content)
+    second = team.run("And again?", session_id="desk-1", user_id="u1")
+    assert second.status.value != "ERROR"
+    spans = exporter.semantic()
+    roots = [s for s in spans if s.parent_id is None]
+    assert [r.name for r in roots] == ["invoke_workflow Desk", "invoke_workflow Desk"], tree(spans)
+    assert roots[0].trace_id != roots[1].trace_id
+    for root in roots:
+        run = [s for s in spans if s.trace_id == root.trace_id]
+        assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+        assert root.semantic_kind == "chain" and root.attributes["gen_ai.agent.name"] == "Desk"
+        assert root.attributes["session.id"] == "desk-1" and root.attributes["user.id"] == "u1"
+        leader_models = [s for s in run if s.semantic_kind == "model" and s.parent_id == root.span_id]
+        assert len(leader_models) == 2 and all(s.attributes["gen_ai.request.model"] == "leader-1" for s in leader_models)
+        [delegation] = [s for s in run if s.name == "execute_tool delegate_task_to_member"]
+        assert delegation.parent_id == root.span_id
+        assert '"weather-agent"' in delegation.attributes["gen_ai.tool.call.arguments"]
+        [member] = [s for s in run if s.semantic_kind == "agent"]
+        assert member.parent_id == delegation.span_id, tree(run)
+        assert member.name == "invoke_agent Weather Agent"
+        assert member.attributes["otel_agents.agent.parent"] == "Desk"
+        assert member.attributes["session.id"] == "desk-1"
+        under_member = [s for s in run if s.parent_id == member.span_id]
+        assert sorted(kinds(under_member)) == ["model", "model", "tool"]
+        assert all(s.attributes["gen_ai.request.model"] == "member-1" for s in under_member if s.semantic_kind == "model")
+        assert root.name == "invoke_workflow Desk"  # not overwritten by the member
+
+
+def test_ag1_async_team_and_streamed_team(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """AG-1 with `arun` and with `run(stream=True)`: the member still nests under its delegation."""
+    asyncio.run(desk_team().arun("What is the weather?"))
+    list(desk_team().run("What is the weather?", stream=True))
+    spans = exporter.semantic()
+    members = [s for s in spans if s.semantic_kind == "agent"]
+    assert len(members) == 2, tree(spans)
+    for member in members:
+        assert parent_of(member, spans).name == "execute_tool delegate_task_to_member", tree(spans)
+        assert parent_of(parent_of(member, spans), spans).name == "invoke_workflow Desk"
+
+
+# -- AG-2 -------------------------------------------------------------------------------------------------
+def test_ag2_abandoned_stream_hands_the_context_back(instrumented: Any, exporter: SnapshotExporter,
+                                                     app_tracer: Any) -> None:
+    """AG-2: a stream consumed fully ends its spans at exhaustion; one left after two events ends them at
+    the break, marked abandoned with the output so far; the application's next span is a root."""
+    agent = support_agent(script=lambda m: Reply(text="Your order A100 has shipped with UPS"))
+    events = list(agent.run("Where is A100?", stream=True))
+    assert events
+    done = exporter.semantic()
+    assert sorted(kinds(done)) == ["agent", "model"]
+    assert all("otel_agents.stream.abandoned" not in s.attributes for s in done)
+    assert next(s for s in done if s.semantic_kind == "agent").attributes["output.value"] == \
+        "Your order A100 has shipped with UPS"
+    with app_tracer.start_as_current_span("app-1"):
+        pass
+    exporter.clear()
+
+    for i, _ in enumerate(agent.run("Where is A100?", stream=True)):
+        if i == 1:
+            break
+    spans = exporter.semantic()
+    assert sorted(kinds(spans)) == ["agent", "model"], "spans did not end at the break"
+    for s in spans:
+        assert s.attributes.get("otel_agents.stream.abandoned") is True, s.name
+    agent_span = next(s for s in spans if s.semantic_kind == "agent")
+    assert agent_span.attributes["output.value"].startswith("Your")
+    assert not trace.get_current_span().get_span_context().is_valid
+    with app_tracer.start_as_current_span("app-2"):
+        pass
+    app = next(s for s in exporter.spans if s.name == "app-2")
+    assert app.parent_id is None
+
+
+def test_ag2_async_stream_abandoned(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """AG-2 for `arun(stream=True)`: breaking out and closing the stream ends both spans, abandoned."""
+    agent = support_agent(script=lambda m: Reply(text="one two three four five"))
+
+    async def main() -> None:
+        stream = agent.arun("hi", stream=True)
+        async for i, _ in _aenumerate(stream):
+            if i == 1:
+                break
+        await stream.aclose()
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert sorted(kinds(spans)) == ["agent", "model"]
+    assert all(s.attributes.get("otel_agents.stream.abandoned") is True for s in spans)
+
+
+async def _aenumerate(stream: Any) -> Any:
+    i = 0
+    async for item in stream:
+        yield i, item
+        i += 1
+
+
+# -- AG-3 -------------------------------------------------------------------------------------------------
+class DelegatingStreamModel(ScriptedModel):
+    """AG-3 variant: ``ainvoke_stream`` delegates to this model's own ``invoke_stream``."""
+
+    async def ainvoke_stream(self, messages: list, **kwargs: Any) -> Any:
+        for chunk in self.invoke_stream(messages, **kwargs):
+            yield chunk
+
+
+@pytest.mark.parametrize("mode", ["run", "arun", "stream", "astream"])
+def test_ag3_one_model_span_per_provider_request(instrumented: Any, exporter: SnapshotExporter, mode: str) -> None:
+    """AG-3: a model class defined outside agno.models; one response loop with two requests gives two model
+    spans with their own usage, and the tool span between them is a child of the agent span."""
+    model = DelegatingStreamModel(script=tool_then_answer("lookup_order", {"order_id": "A100"}))
+    agent = Agent(name="Support", model=model, tools=[lookup_order], telemetry=False)
+    if mode == "run":
+        agent.run("Where is A100?")
+    elif mode == "arun":
+        asyncio.run(agent.arun("Where is A100?"))
+    elif mode == "stream":
+        list(agent.run("Where is A100?", stream=True))
+    else:
+        async def main() -> None:
+            async for _ in agent.arun("Where is A100?", stream=True):
+                pass
+        asyncio.run(main())
+    assert model.requests == 2
+    spans = sorted(exporter.semantic(), key=lambda s: s.start_time)
+    assert kinds(spans) == ["agent", "model", "tool", "model"], tree(spans)
+    agent_span, first, tool, second = spans
+    for s in (first, tool, second):
+        assert s.parent_id == agent_span.span_id
+    assert first.end_time <= tool.start_time and tool.end_time <= second.start_time
+    assert first.attributes["gen_ai.request.model"] == "scripted-1"
+    assert first.attributes["gen_ai.provider.name"] == "scripted"
+    first_in, second_in = first.attributes["gen_ai.usage.input_tokens"], second.attributes["gen_ai.usage.input_tokens"]
+    assert 0 < first_in < second_in  # each request's own usage: the second prompt also holds the tool result
+    assert first.attributes["gen_ai.usage.output_tokens"] == 2  # the fake counts the arguments' words
+    assert second.attributes["gen_ai.usage.output_tokens"] == 4
+    assert first.json_attr("gen_ai.output.messages")[0]["parts"][0]["type"] == "tool_call"
+    assert second.json_attr("gen_ai.output.messages")[0]["parts"] == [
+        {"type": "text", "content": "Found: order A100 shipped"}]
+    for s in (first, second):
+        validate_genai_json(s.attributes)
+
+
+# -- AG-4 -------------------------------------------------------------------------------------------------
+def test_ag4a_no_vendor_request_with_telemetry_defaults(instrument: Any, exporter: SnapshotExporter,
+                                                         monkeypatch: pytest.MonkeyPatch, no_outbound: list) -> None:
+    """AG-4 (a): with AGNO_TELEMETRY unset and telemetry not passed, Agno posts one telemetry event per run
+    (its own sender, stubbed here; outbound sockets fail anyway): instrumented, the same number and no
+    connection of ours; with telemetry off, none — instrumenting never turns it on."""
+    import agno.api.agent
+
+    posted: list = []
+    monkeypatch.setattr(agno.api.agent, "create_agent_run", lambda run: posted.append(run))
+    monkeypatch.delenv("AGNO_TELEMETRY", raising=False)
+
+    def run_with_defaults() -> None:
+        model = ScriptedModel(script=tool_then_answer("lookup_order", {"order_id": "A1"}))
+        assert Agent(name="Support", model=model, tools=[lookup_order]).run("Where is A1?").content == \
+            "Found: order A1 shipped"
+
+    run_with_defaults()
+    uninstrumented = len(posted)
+    assert uninstrumented >= 1, "Agno's telemetry did not run: the case tests nothing"
+    posted.clear()
+    instrument()
+    run_with_defaults()
+    assert len(posted) == uninstrumented  # Agno's own events only: we add none
+    assert exporter.semantic(), "no spans"
+    posted.clear()
+    monkeypatch.setenv("AGNO_TELEMETRY", "false")
+    support_agent().run("Where is A1?")  # telemetry=False too
+    model = ScriptedModel(script=tool_then_answer("lookup_order", {"order_id": "A1"}))
+    Agent(name="Support", model=model, tools=[lookup_order]).run("Where is A1?")  # only the environment says no
+    assert posted == []
+    assert no_outbound == []
+
+
+# -- own cases ------------------------------------------------------------------------------------------------
+def test_tool_error_is_an_errored_tool_span(instrumented: Any, exporter: SnapshotExporter) -> None:
+    def broken(order_id: str) -> str:
+        """Always fails."""
+        raise RuntimeError("database down")
+
+    agent = support_agent(script=tool_then_answer("broken", {"order_id": "A1"}), tools=[broken])
+    result = agent.run("Where is A1?")
+    assert "database down" in result.content  # Agno hands the error to the model; the run goes on
+    tool = next(s for s in exporter.semantic() if s.semantic_kind == "tool")
+    assert tool.status.name == "ERROR" and "database down" in tool.status_description
+    assert any(name == "exception" for name, _ in tool.events)
+    agent_span = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
+    assert agent_span.status.name == "UNSET"
+
+
+def test_failed_run_marks_model_and_agent_spans(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Agno returns status=error instead of raising: the model span and the agent span end with ERROR,
+    with the exception the model raised; Agno's own result is unchanged."""
+    agent = support_agent(script=lambda m: Reply(error=ValueError("provider down")))
+    result = agent.run("hi")
+    assert result.status.value.lower() == "error" and result.content == "provider down"
+    model = next(s for s in exporter.semantic() if s.semantic_kind == "model")
+    agent_span = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
+    for s in (model, agent_span):
+        assert s.status.name == "ERROR" and s.attributes["error.type"] == "ValueError", s.name
+        assert [name for name, _ in s.events] == ["exception"]
+
+
+def test_parallel_tool_calls(instrumented: Any, exporter: SnapshotExporter) -> None:
+    def script(messages: list) -> Reply:
+        if not tool_results(messages):
+            return Reply(tool_calls=[("lookup_order", {"order_id": "A1"}), ("lookup_order", {"order_id": "B2"})])
+        return Reply(text="both found")
+
+    asyncio.run(support_agent(script=script).arun("A1 and B2?"))
+    spans = exporter.semantic()
+    tools = [s for s in spans if s.semantic_kind == "tool"]
+    agent_span = next(s for s in spans if s.semantic_kind == "agent")
+    assert len(tools) == 2 and all(t.parent_id == agent_span.span_id for t in tools)
+    assert {t.attributes["gen_ai.tool.call.id"] for t in tools} == {"call_1_0", "call_1_1"}
+    first_model = min((s for s in spans if s.semantic_kind == "model"), key=lambda s: s.start_time)
+    calls = first_model.json_attr("gen_ai.output.messages")[0]["parts"]
+    assert [p["type"] for p in calls] == ["tool_call", "tool_call"]
+
+
+def test_reasoning_is_a_reasoning_part_never_the_answer(instrumented: Any, exporter: SnapshotExporter) -> None:
+    agent = support_agent(script=lambda m: Reply(text="It shipped.", reasoning="The user wants A100; it shipped."))
+    assert agent.run("Where is A100?").content == "It shipped."
+    model = next(s for s in exporter.semantic() if s.semantic_kind == "model")
+    parts = model.json_attr("gen_ai.output.messages")[0]["parts"]
+    assert parts == [{"type": "reasoning", "content": "The user wants A100; it shipped."},
+                     {"type": "text", "content": "It shipped."}]
+    agent_span = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
+    assert agent_span.attributes["output.value"] == "It shipped."
+
+
+def test_session_and_user_ids_with_content_off(instrument: Any, exporter: SnapshotExporter,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    instrument()
+    support_agent().run("Where is A100?", session_id="sess-1", user_id="u1")
+    spans = exporter.semantic()
+    assert len(spans) == 4
+    for s in spans:
+        assert (s.attributes["session.id"], s.attributes["user.id"], s.attributes["gen_ai.conversation.id"]) == \
+            ("sess-1", "u1", "sess-1"), s.name
+        assert not any(k in s.attributes for k in ("input.value", "output.value", "gen_ai.input.messages",
+                                                   "gen_ai.output.messages", "gen_ai.tool.call.arguments"))
+    model = next(s for s in spans if s.semantic_kind == "model")
+    assert model.attributes["gen_ai.usage.input_tokens"] > 0  # usage is not content
+
+
+def test_uninstrument_restores_agno(provider: Any, exporter: SnapshotExporter) -> None:
+    from agno.agent import Agent as A
+    from agno.models.base import Model
+    from agno.tools.function import FunctionCall
+
+    originals = (A.__dict__["run"], Model.__dict__["_process_model_response"], FunctionCall.__dict__["execute"])
+    inst = AgnoInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    assert A.__dict__["run"] is not originals[0]
+    inst.uninstrument()
+    assert (A.__dict__["run"], Model.__dict__["_process_model_response"], FunctionCall.__dict__["execute"]) == originals
+    support_agent().run("Where is A100?")
+    assert exporter.semantic() == []
+
+
+def test_workflow_steps_are_chains_with_agents_inside(instrumented: Any, exporter: SnapshotExporter) -> None:
+    from agno.workflow import Step, Workflow
+
+    flow = Workflow(name="Orders", steps=[Step(name="lookup", agent=support_agent()),
+                                          Step(name="summarise", team=desk_team())], telemetry=False)
+    flow.run("Where is A100?", session_id="wf-1")
+    spans = exporter.semantic()
+    [root] = [s for s in spans if s.parent_id is None]
+    assert root.name == "invoke_workflow Orders" and root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    steps = [s for s in spans if s.parent_id == root.span_id]
+    assert [s.name for s in sorted(steps, key=lambda s: s.start_time)] == ["lookup", "summarise"], tree(spans)
+    agent_span = next(s for s in spans if s.name == "invoke_agent Support")
+    assert parent_of(agent_span, spans).name == "lookup"
+    team = next(s for s in spans if s.name == "invoke_workflow Desk")
+    assert parent_of(team, spans).name == "summarise"
+    assert all(s.attributes.get("session.id") == "wf-1" for s in spans)
+
+
+def test_run_folds_into_a_valid_envelope(instrumented: Any, provider: Any) -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    support_agent().run("Where is A100?")
+    desk_team().run("What is the weather?")
+    envelopes = check(fold(list(memory.get_finished_spans())))
+    assert len(envelopes) == 2
+    single = next(e for e in envelopes if e["public_output"] == "Found: order A100 shipped")
+    assert [c["name"] for c in single["tool_calls"]] == ["lookup_order"]
+    assert single["usage"]["input_tokens"] > 0
+    team_env = next(e for e in envelopes if e is not single)
+    names = {a["name"] for a in team_env["agents"]}
+    assert "Weather Agent" in names
+
+
+class _VectorDb:
+    """The least of a vector db ``Knowledge`` needs: one document for any query."""
+
+    def exists(self) -> bool:
+        return True
+
+    def create(self) -> None:
+        pass
+
+    def search(self, query: str, limit: int = 5, filters: Any = None, **kwargs: Any) -> list:
+        from agno.knowledge.document import Document
+
+        return [Document(content="Refunds within 30 days.", id="doc-1", name="policy")]
+
+    async def async_search(self, query: str, limit: int = 5, filters: Any = None, **kwargs: Any) -> list:
+        return self.search(query, limit, filters)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_knowledge_search_is_a_retriever_span(instrumented: Any, exporter: SnapshotExporter, run_async: bool) -> None:
+    from agno.knowledge.knowledge import Knowledge
+
+    agent = Agent(name="Support", knowledge=Knowledge(name="faq", vector_db=_VectorDb()), telemetry=False,
+                  model=ScriptedModel(script=tool_then_answer("search_knowledge_base", {"query": "refund policy"})))
+    asyncio.run(agent.arun("Refund?")) if run_async else agent.run("Refund?")
+    spans = exporter.semantic()
+    [retriever] = [s for s in spans if s.semantic_kind == "retriever"]
+    assert retriever.name == "retrieval faq"
+    assert parent_of(retriever, spans).name == "execute_tool search_knowledge_base"
+    assert retriever.attributes["gen_ai.retrieval.query.text"] == "refund policy"
+    assert retriever.json_attr("gen_ai.retrieval.documents") == [{"id": "doc-1", "content": "Refunds within 30 days."}]
+
+
+def test_structured_output_is_the_agent_output_as_json(instrumented: Any, exporter: SnapshotExporter) -> None:
+    from pydantic import BaseModel
+
+    class Status(BaseModel):
+        order_id: str
+        status: str
+
+    agent = support_agent(script=lambda m: Reply(text='{"order_id": "A100", "status": "shipped"}'), tools=[],
+                          output_schema=Status)
+    result = agent.run("Where is A100?")
+    assert isinstance(result.content, Status)
+    agent_span = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
+    assert agent_span.json_attr("output.value") == {"order_id": "A100", "status": "shipped"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_parallel_and_condition_steps_nest_their_agents(instrumented: Any, exporter: SnapshotExporter,
+                                                        stream: bool) -> None:
+    from agno.workflow import Condition, Parallel, Step, Workflow
+
+    flow = Workflow(name="W", telemetry=False, steps=[
+        Parallel(Step(name="a", agent=support_agent()), Step(name="b", agent=support_agent()), name="both"),
+        Condition(name="cond", evaluator=lambda step_input: True, steps=[Step(name="c", agent=support_agent())])])
+    if stream:
+        list(flow.run("go", stream=True))
+    else:
+        flow.run("go")
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1
+    by_name = {s.name: s for s in spans if s.semantic_kind == "chain"}
+    assert parent_of(by_name["a"], spans).name == "both" and parent_of(by_name["b"], spans).name == "both"
+    assert parent_of(by_name["c"], spans).name == "cond"
+    agents = [s for s in spans if s.semantic_kind == "agent"]
+    assert sorted(parent_of(a, spans).name for a in agents) == ["a", "b", "c"]
+
+
+def test_tool_needing_confirmation_pauses_the_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A human-in-the-loop wait: the run stops before the tool runs; its agent span is marked paused, not failed."""
+    from agno.tools import tool
+
+    @tool(requires_confirmation=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    result = support_agent(script=tool_then_answer("refund", {"order_id": "A1"}), tools=[refund]).run("refund A1")
+    assert result.is_paused
+    spans = exporter.semantic()
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "model"]  # no tool span: the tool never ran
+    agent_span = next(s for s in spans if s.semantic_kind == "agent")
+    assert agent_span.attributes["otel_agents.run.paused"] is True and agent_span.status.name == "UNSET"
