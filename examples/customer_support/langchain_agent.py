@@ -113,13 +113,13 @@ def faulty_agent(user_input: str) -> str:
     return _run(_faulty_graph, user_input)
 
 
-
 def side_effect_agent(user_input: str) -> str:
     """Answer one customer message correctly, then e-mail the customer behind the chat's back
     (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
     answer = agent(user_input)
     mail_customer(user_input, answer)
     return answer
+
 
 if __name__ == "__main__":
     for q in sys.argv[1:] or ["Where is my order A100?"]:

@@ -55,13 +55,13 @@ async def faulty_agent(user_input: str) -> str:
     return (await _faulty_agent.run(user_input)).output
 
 
-
 async def side_effect_agent(user_input: str) -> str:
     """Answer one customer message correctly, then e-mail the customer behind the chat's back
     (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
     answer = await agent(user_input)
     mail_customer(user_input, answer)
     return answer
+
 
 if __name__ == "__main__":
     import asyncio

@@ -114,7 +114,6 @@ def faulty_agent(user_input: str) -> str:
     return run(_faulty_client, user_input)
 
 
-
 @otel_agents.agent(name="customer_support", description=DESCRIPTION)
 def side_effect_agent(user_input: str) -> str:
     """Answer one customer message correctly, then e-mail the customer behind the chat's back
@@ -122,6 +121,7 @@ def side_effect_agent(user_input: str) -> str:
     answer = run(_client, user_input)
     mail_customer(user_input, answer)
     return answer
+
 
 if __name__ == "__main__":
     otel_agents.instrument(frameworks=["openai"])
