@@ -49,7 +49,7 @@ from opentelemetry import trace
 
 from .._spans import ChatMessage, SemanticSpan, Telemetry, Usage, guard, semantic_span_for, watch_stream
 from ..semconv import Kind
-from .pydantic_ai._patch import Patch
+from ._patch import Patch
 
 
 def field_of(obj: Any, key: str, default: Any = None) -> Any:
@@ -273,7 +273,7 @@ class ClientHooks:
         ]
 
     def remove(self) -> None:
-        """Take our wrappers off (see :class:`~.pydantic_ai._patch.Patch`)."""
+        """Take our wrappers off (see :class:`~._patch.Patch`)."""
         for patch in self.patches:
             patch.remove()
 

@@ -1,4 +1,4 @@
-"""What ``instrument()`` installs into Agno, and takes out again (every patch is a :class:`~..pydantic_ai._patch.Patch`:
+"""What ``instrument()`` installs into Agno, and takes out again (every patch is a :class:`~.._patch.Patch`:
 removed exactly, or left inert inside another instrumentation's wrapper)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._spans import Telemetry, report_internal_error
-from ..pydantic_ai._patch import Patch
+from .._patch import Patch
 from ._knowledge import KnowledgeHooks
 from ._models import ModelHooks
 from ._runs import RunHooks

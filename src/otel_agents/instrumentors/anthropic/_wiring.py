@@ -9,7 +9,7 @@ from anthropic._streaming import AsyncStream, Stream
 
 from ..._spans import Telemetry
 from .._sdk_client import ClientHooks, endpoints
-from ..pydantic_ai._patch import Patch
+from .._patch import Patch
 from ._messages import MessagesEndpoint
 
 ROUTES = {"/v1/messages": MessagesEndpoint()}  # batches and count_tokens are left out on purpose

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..._spans import Telemetry, guard
 from .._base import OtelAgentsInstrumentor
-from ..pydantic_ai._patch import Patch  # a wrapt wrapper that comes off exactly (no pydantic-ai import)
+from .._patch import Patch  # a wrapt wrapper that comes off exactly
 
 
 class MCPInstrumentor(OtelAgentsInstrumentor):

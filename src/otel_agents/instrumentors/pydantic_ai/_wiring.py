@@ -28,7 +28,7 @@ from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
 from ..._spans import Telemetry, guard, report_internal_error, wrap_stream
 from ._capability import OtelAgentsCapability
-from ._patch import Patch
+from .._patch import Patch
 from ._runs import RunSpans, RunTracker
 
 logger = logging.getLogger("otel_agents")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..._spans import report_internal_error
-from ..pydantic_ai._patch import Patch, Wrapper
+from .._patch import Patch, Wrapper
 
 
 def _subclasses(base: type) -> Iterator[type]:
@@ -75,7 +75,7 @@ class HierarchyPatch:
         return hook
 
     def remove(self) -> None:
-        """Unwrap every class (see :class:`~otel_agents.instrumentors.pydantic_ai._patch.Patch`) and drop the hook."""
+        """Unwrap every class (see :class:`~otel_agents.instrumentors._patch.Patch`) and drop the hook."""
         self.active = False
         if self.base.__dict__.get("__init_subclass__") is self._hook:
             if self._previous_hook is not None:

@@ -47,7 +47,7 @@ from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
 from ._hierarchy import HierarchyPatch
-from ..pydantic_ai._patch import Patch
+from .._patch import Patch
 
 FINAL_ANSWER_TOOL = "final_answer"
 

@@ -1,4 +1,4 @@
-"""A wrapt wrapper on one class attribute that can be taken off exactly.
+"""A wrapt wrapper on one class attribute that can be taken off exactly (shared by the instrumentors that patch).
 
 :meth:`Patch.remove` puts the very same original object back when ours is still
 the outermost wrapper. When another instrumentation wrapped the attribute after
