@@ -24,3 +24,18 @@ def test_agent_as_tool_folds_to_a_delegation_tree(instrumented: Any, envelopes: 
     assert lines[tool + 1] == "    agent support delegated_by=router", lines
     assert [(c["name"], c["agent"]) for c in env["tool_calls"]] == [("ask_support", "router"),
                                                                     ("lookup_order", "support")]
+
+
+def test_e2_paused_pydantic_ai_run_does_not_leak_its_state(instrumented: Any, envelopes: list) -> None:
+    """E-2 in PydanticAI: a run paused for a tool approval folds to ``status: paused`` with a ``paused``
+    line, and its ``public_output`` is not the deferred-requests object the run returned (no answer yet)."""
+    from pydantic_ai import DeferredToolRequests
+
+    from tests.pydantic_ai.agents import approval_agent
+
+    result = approval_agent().run_sync("delete /tmp/x")
+    assert isinstance(result.output, DeferredToolRequests)
+    [env] = check(envelopes)
+    assert env["status"] == "paused"
+    assert env["public_output"] is None
+    assert any(line.strip().startswith("paused ") for line in env["evaluation_context"].splitlines())
