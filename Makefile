@@ -4,12 +4,14 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean lock
 
-$(STAMP): pyproject.toml
+# constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
+# frameworks' overlapping pins); `make lock` rewrites it from a fresh resolution after pyproject.toml changes.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[all,dev]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -33,6 +35,12 @@ $(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
 
 bench: $(BENCH_STAMP)
 	$(BENCH_PY) benchmarks/run.py
+
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv && .lock-venv/bin/python -m pip install -q --upgrade pip
+	.lock-venv/bin/python -m pip install -q -e '.[all,dev]'
+	(sed -n '1,3p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^otel-agents') > constraints.txt.new
+	mv constraints.txt.new constraints.txt && rm -rf .lock-venv
 
 clean:
 	rm -rf $(VENV) .bench-venv out .pytest_cache
