@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from otel_agents import configure, instrumentation_status
+from otel_agents import configure, instrumentation_status, uninstrument
 from tests.backends import runs
 from tests.backends.ci import missing
 from tests.backends.receiver import Receiver
@@ -80,6 +80,7 @@ def run_configured() -> Callable[..., list[Any]]:
             runs.RUNS[framework]()
         finally:
             config.shutdown()
+            uninstrument()  # leave no framework instrumented with this (shut down) provider for later tests
         return local.spans
 
     return run
