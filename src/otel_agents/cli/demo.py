@@ -55,7 +55,7 @@ from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, PLAIN_PYTHON, "agno", "anthropic", "openai")
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
 _SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
 _SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
