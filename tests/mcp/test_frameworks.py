@@ -40,14 +40,14 @@ def assert_one_tool_span_per_call(client: list[SpanSnapshot], server: list[SpanS
     served = [s for s in server if s.semantic_kind == "tool"]
     assert [s.attributes["gen_ai.tool.name"] for s in served] == names
     everything = client + server
+    assert not [s for s in client if s.scope == "fastmcp"]  # FastMCP's own client spans are off
     for call, serving in zip(calls, served):
         assert call.attributes["otel_agents.framework"] != "mcp"  # the framework's own span, enriched
         assert call.attributes["mcp.method.name"] == "tools/call"
         assert call.attributes["jsonrpc.request.id"] == serving.attributes["jsonrpc.request.id"]
         assert call.attributes["otel_agents.mcp.server.name"] == "orders"
         assert serving.trace_id == call.trace_id
-        semantic = [a for a in ancestors(serving, everything) if a.semantic_kind]
-        assert semantic[0].span_id == call.span_id
+        assert serving.parent_id == call.span_id, [a.name for a in ancestors(serving, everything)]
     db = [s for s in server if s.name == "db.query"]
     assert len(db) == 1 and db[0].parent_id == served[0].span_id
     return calls
@@ -87,8 +87,9 @@ async def test_mcp1_b_langchain_mcp_adapters(instrument, provider, exporter, spa
 
 async def test_mcp1_b_pydantic_ai_mcp_toolset(instrument, provider, exporter, spans_file, client_file,
                                               monkeypatch) -> None:
-    """MCP-1 (b): a PydanticAI agent with ``MCPToolset`` over stdio. FastMCP's own client span (sent
-    to the same provider here) stays a non-semantic span between our tool span and the server's."""
+    """MCP-1 (b): a PydanticAI agent with ``MCPToolset`` (FastMCP 3's client) over stdio. FastMCP's
+    own ``tools/call`` client span (routed to the test's provider here) is switched off while we
+    instrument: one client-side tool span per call, the server's span its child."""
     import fastmcp.client.telemetry
     from fastmcp.client.transports import StdioTransport
     from pydantic_ai import Agent
@@ -111,9 +112,34 @@ async def test_mcp1_b_pydantic_ai_mcp_toolset(instrument, provider, exporter, sp
         pydantic_ai.uninstrument()
     assert "can be refunded" in result.output
     names = ["lookup_order", "check_refund_policy"]
-    client = exporter.spans
-    assert_one_tool_span_per_call(client, server_spans(spans_file), names)
-    theirs = [s for s in client if s.scope == "fastmcp" and s.name.startswith("tools/call")]
-    assert len(theirs) == 2 and all(s.semantic_kind is None for s in theirs)
+    assert_one_tool_span_per_call(exporter.spans, server_spans(spans_file), names)
     assert_fold(client_file, spans_file, names)
 
+
+async def test_fastmcp_client_bare_call_one_span_one_traceparent(instrument, provider, exporter, app_tracer,
+                                                                spans_file, monkeypatch) -> None:
+    """MCP-1 (a) through FastMCP 3's ``Client`` (which traces itself and injects its own
+    ``traceparent``): our tool span is the one client span, the server's span is its child (our
+    context replaces the one FastMCP put in ``_meta``); after ``uninstrument()`` FastMCP's own
+    span is back."""
+    import fastmcp.client.telemetry
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+
+    monkeypatch.setattr(fastmcp.client.telemetry, "get_tracer", lambda *a: provider.get_tracer("fastmcp"))
+    inst = instrument()
+    transport = StdioTransport(command=sys.executable, args=[SERVER_APP, "stdio"], env=server_env(spans_file))
+    async with Client(transport) as client:
+        with app_tracer.start_as_current_span("app"):
+            await client.call_tool("lookup_order", {"order_id": "A100"})
+        inst.uninstrument()
+        await client.call_tool("check_refund_policy", {"order_id": "A100"})
+    spans, server = exporter.spans, server_spans(spans_file)
+    app, = [s for s in spans if s.name == "app"]
+    call, = [s for s in spans if s.semantic_kind == "tool"]
+    assert call.name == "execute_tool lookup_order" and call.parent_id == app.span_id
+    assert call.attributes["otel_agents.framework"] == "mcp"
+    served = [s for s in server if s.semantic_kind == "tool"]
+    assert served[0].parent_id == call.span_id and served[0].trace_id == app.trace_id
+    theirs = [s.name for s in spans if s.scope == "fastmcp"]
+    assert theirs == ["tools/call check_refund_policy"]  # only after uninstrument()

@@ -104,10 +104,9 @@ class ClientSide:
             if uri is not None:
                 span.set_content(A.MCP_RESOURCE_URI, str(uri))  # a URI can name user data: content
             owned = True
-        ctx = trace.set_span_in_context(span.span) if span is not None else otel_context.get_current()
-        if span is not None and not owned:
-            # Enriched: the outer tool span may not be current here (a framework's own MCP client span is).
-            ctx = otel_context.get_current()
+        # The server's span goes under ours; enriched (or untraced), under what is current: the
+        # framework's tool span, or an application span the tool opened inside it.
+        ctx = trace.set_span_in_context(span.span) if owned and span is not None else otel_context.get_current()
         try:
             request = P.with_trace_context(request, ctx)
         except Exception:

@@ -24,6 +24,7 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
         from mcp.server.lowlevel.server import Server
         from mcp.shared.session import BaseSession, RequestResponder
 
+        from . import _fastmcp
         from ._client import ClientSide
         from ._server import ServerSide
         from ._transport import post_writer
@@ -42,8 +43,13 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             from mcp.client.streamable_http import StreamableHTTPTransport
 
             self._patches.append(Patch(StreamableHTTPTransport, "post_writer", post_writer))
+        with guard("mcp.install.fastmcp"):  # FastMCP's own client spans off: its requests get ours
+            _fastmcp.silence()
 
     def _remove(self) -> None:
+        from . import _fastmcp
+
+        _fastmcp.restore()
         for patch in getattr(self, "_patches", ()):
             patch.remove()
         self._patches = []

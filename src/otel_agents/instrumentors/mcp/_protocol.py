@@ -42,9 +42,12 @@ def target_of(method: str, params: Any) -> str | None:
 
 def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
     """A copy of ``request`` whose ``params._meta`` carries ``ctx`` (the configured propagators:
-    ``traceparent``, ``tracestate``, ``baggage`` by default). Keys already in ``_meta`` are kept,
-    so a context the caller or the SDK injected stays the only one on the wire. Returns
-    ``request`` itself when there is nothing to inject."""
+    ``traceparent``, ``tracestate``, ``baggage`` by default). A context already in ``_meta`` (put
+    there by the caller, or by a client library that propagates itself, as FastMCP does) is
+    replaced, as OTel's HTTP instrumentations replace a ``traceparent`` header: the one
+    ``traceparent`` on the wire names the span the server's span belongs under, and a
+    ``tracestate`` is never left beside a ``traceparent`` it does not belong to. Other ``_meta``
+    keys are kept. Returns ``request`` itself when there is nothing to inject."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=ctx)
     if not carrier:
@@ -53,8 +56,9 @@ def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
     data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
     params = data.get("params") or {}
     meta = params.get("_meta") or {}
-    for key, value in carrier.items():
-        meta.setdefault(key, value)
+    if "traceparent" in carrier:
+        meta.pop("tracestate", None)
+    meta.update(carrier)
     params["_meta"] = meta
     data["params"] = params
     new_root = type(root).model_validate(data)
