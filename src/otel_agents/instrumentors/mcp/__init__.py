@@ -40,9 +40,12 @@ PydanticAI's MCP toolsets, …):
   kind: the ECP fold and the backends do not count them as steps.
 * Every request the session sends carries the current trace context in ``params._meta``:
   ``traceparent``, ``tracestate`` and ``baggage``, from the configured OpenTelemetry
-  propagators, unprefixed (OTel MCP conventions; MCP SEP-414). A key already in ``_meta`` (put
-  there by the caller, or by a client library that propagates itself) is kept: one
-  ``traceparent`` on the wire.
+  propagators, unprefixed (OTel MCP conventions; MCP SEP-414): the context of our span of the
+  request (or, enriched, of the framework's tool span). A context already in ``_meta`` (put
+  there by the caller, or by a client library that propagates itself, as FastMCP does) is
+  replaced, as OTel's HTTP instrumentations replace a ``traceparent`` header: one
+  ``traceparent`` on the wire, naming the span the server's span belongs under. Other
+  ``_meta`` keys are kept.
 
 Server (``mcp.server.lowlevel.Server``, so ``FastMCP`` servers too):
 
@@ -89,16 +92,27 @@ exactly by ``uninstrument()``:
   a release renames it, ``instrument()`` logs one error and the client side stays off too);
 * ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``.
 
-Other libraries' own MCP spans: a client library that traces itself (FastMCP 3, which
-PydanticAI's ``MCPToolset`` uses, and ``mcp`` 2.x) opens its own ``tools/call {name}`` client
-span and injects its own ``traceparent``. We keep both as they are: our tool span stays the one
-``tool`` span of the call (theirs has no kind of ours, so neither the fold nor Phoenix/Langfuse
-count it as a tool), the wire carries their single ``traceparent``, and the server's span is
-then a grandchild of our tool span, through theirs.
+* ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
+  is imported, so instrumenting does not import it): see the next paragraph.
+
+FastMCP's own client spans: FastMCP 3's ``Client`` (the one PydanticAI's ``MCPToolset`` uses)
+traces itself — a ``tools/call {name}`` CLIENT span (with ``gen_ai.tool.name``) around every
+tool call, ``tools/list`` and the others around the rest — and injects its own
+``traceparent``. Every one of its requests goes through the SDK's ``ClientSession``, so ours
+already traces it; both on would put a second tool-call span between the framework's tool span
+and the server's. So, while MCP is instrumented, **FastMCP's client spans are switched off**
+(its client code gets a tracer whose spans do not record and never become current) and the
+context it put in ``_meta`` is replaced by ours: one tool span per call (the framework's,
+enriched, or our own when called bare), the server's span its direct child, one trace id.
+You lose FastMCP's ``fastmcp.component.key`` attribute; everything else it recorded is on our
+spans. ``uninstrument()`` gives FastMCP its tracer back.
 
 Limits
 ------
 * ``mcp.session.id`` on the client is known for Streamable HTTP only (stdio has no session id).
+* FastMCP 3's *server* spans are not switched off: a standalone FastMCP 3 server (``fastmcp``,
+  not the SDK's ``mcp.server.fastmcp``) with an OpenTelemetry SDK configured adds its own
+  ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
 * Notifications (progress, cancellation) get no span; server-to-client requests (sampling,
   elicitation) are not traced.
 """
