@@ -66,18 +66,50 @@ Content: the arguments, results, error texts and resource URIs go through the sp
 setters — the one content switch (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``),
 redaction and the budget — on both sides.
 
-ECP fold: a call served over MCP is one entry of ``tool_calls`` (the client's span, attributed
-to the calling agent, with ``server``); the server's span of that call, when it reaches the
-same fold, is not a second call: its children nest under the call.
+ECP fold (``docs/ecp.md``): a call served over MCP is one entry of ``tool_calls`` — the
+client-side tool span (the framework's, or ours when called bare), attributed to the calling
+agent, with ``server`` = the server's ``serverInfo.name`` (``otel_agents.mcp.server.name``);
+``status`` ``error`` and ``error`` = the error text for an ``isError`` result. The server's span
+of that call, when its process's spans reach the same fold (one OTLP destination, or trace files
+merged before folding), is not a second call and has no line (nor a second ``error`` line) of its
+own: its children nest under the call. In ``evaluation_context`` the call's line is the same as a
+local tool's (so one manifest grades both; the server's name is in ``tool_calls[].server``), and
+the other MCP requests are ``span`` lines, not steps. An Agents SDK agent calling ``lookup_order``
+and then ``refund`` on server ``orders``, both processes folded together::
+
+    workflow Agent workflow
+      span tools/list
+      agent support
+        model gpt-4.1-mini finish=tool_call tokens_in=11 tokens_out=7 calls=lookup_order
+        tool lookup_order args={"order_id":"A100"} status=ok latency_ms=59
+          span db.query                                  <- the tool body, in the server process
+        model gpt-4.1-mini finish=tool_call tokens_in=11 tokens_out=7 calls=refund
+        tool refund args={"order_id":"B200"} status=error latency_ms=42
+        error tool refund: Error executing tool refund: refund service down
+        ...
+
+    "tool_calls": [{"name": "lookup_order", "agent": "support", "server": "orders", "status": "ok", ...},
+                   {"name": "refund", "agent": "support", "server": "orders", "status": "error",
+                    "error": "Error executing tool refund: refund service down", ...}]
 
 Turning propagation off
 -----------------------
-Context travels in ``_meta`` through the configured propagators. To stop sending it (a server
-run by another party that should not learn your trace ids), either don't instrument MCP
-(``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp``, or ``otel_agents.instrument(frameworks=[...])``
-without ``mcp``: you lose the MCP spans too), or keep the spans and send no context with
-``OTEL_PROPAGATORS=none`` (process-wide: HTTP instrumentations stop propagating too). On the
-server, a request without ``traceparent`` starts from the ambient context.
+Context travels in ``_meta`` through the configured propagators. To keep your trace ids and
+baggage from a server run by another party, keep the spans and switch propagation off:
+
+* ``OTEL_AGENTS_MCP_PROPAGATE=false`` (read per request; works with ``otel_agents.instrument()``
+  and ``opentelemetry-instrument``), or ``MCPInstrumentor().instrument(propagate=False)``
+  (overrides the variable);
+* on a client, no request then carries ``traceparent``, ``tracestate`` or ``baggage`` in
+  ``_meta`` — those keys are also taken out when a library put them there itself (FastMCP 3's
+  ``Client`` does), other ``_meta`` keys stay; the spans are as before, and the server's side
+  of each call starts a trace of its own;
+* on a server (a server facing clients it does not trust), the context a request carries is
+  ignored: each server span starts from the ambient context, as for a request without one.
+
+Coarser switches: ``OTEL_PROPAGATORS=none`` (process-wide: HTTP instrumentations stop
+propagating too), or not instrumenting MCP at all (``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp``,
+or ``otel_agents.instrument(frameworks=[...])`` without ``mcp``: you lose the MCP spans too).
 
 Hooks, and why
 --------------

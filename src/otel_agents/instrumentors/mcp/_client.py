@@ -33,8 +33,9 @@ class ClientSide:
     """The ``send_request`` wrapper and the per-session facts it records (weakly keyed: bounded
     by the sessions alive)."""
 
-    def __init__(self, telemetry: Telemetry, client_session_cls: type):
+    def __init__(self, telemetry: Telemetry, client_session_cls: type, propagate: bool | None = None):
         self.telemetry = telemetry
+        self.propagate = propagate
         self.client_session_cls = client_session_cls
         self.peers: "weakref.WeakKeyDictionary[Any, Peer]" = weakref.WeakKeyDictionary()
         self.enriched: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
@@ -108,7 +109,10 @@ class ClientSide:
         # framework's tool span, or an application span the tool opened inside it.
         ctx = trace.set_span_in_context(span.span) if owned and span is not None else otel_context.get_current()
         try:
-            request = P.with_trace_context(request, ctx)
+            if P.propagating(self.propagate):
+                request = P.with_trace_context(request, ctx)
+            else:
+                request = P.without_trace_context(request)
         except Exception:
             if owned and span is not None:
                 span.end()
