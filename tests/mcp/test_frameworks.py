@@ -104,7 +104,7 @@ async def test_mcp1_b_pydantic_ai_mcp_toolset(instrument, provider, exporter, sp
     instrument()
     try:
         toolset = MCPToolset(StdioTransport(command=sys.executable, args=[SERVER_APP, "stdio"],
-                                            env=server_env(spans_file)))
+                                            env=server_env(spans_file)), init_timeout=60)
         agent = Agent(brain.brain_model(), name="customer_support", toolsets=[toolset])
         async with agent:
             result = await agent.run(QUESTION)
@@ -129,7 +129,7 @@ async def test_fastmcp_client_bare_call_one_span_one_traceparent(instrument, pro
     monkeypatch.setattr(fastmcp.client.telemetry, "get_tracer", lambda *a: provider.get_tracer("fastmcp"))
     inst = instrument()
     transport = StdioTransport(command=sys.executable, args=[SERVER_APP, "stdio"], env=server_env(spans_file))
-    async with Client(transport) as client:
+    async with Client(transport, init_timeout=60) as client:
         with app_tracer.start_as_current_span("app"):
             await client.call_tool("lookup_order", {"order_id": "A100"})
         inst.uninstrument()
@@ -143,3 +143,82 @@ async def test_fastmcp_client_bare_call_one_span_one_traceparent(instrument, pro
     assert served[0].parent_id == call.span_id and served[0].trace_id == app.trace_id
     theirs = [s.name for s in spans if s.scope == "fastmcp"]
     assert theirs == ["tools/call check_refund_policy"]  # only after uninstrument()
+
+
+def assert_mcp2_by_agent(client: list[SpanSnapshot], server: list[SpanSnapshot], framework: str) -> None:
+    """MCP-2 called by an agent: the framework's tool span ``refund`` is the one client-side tool
+    span, ERROR with ``error.type=tool_error`` and the error text as its result; the server's span
+    (its child) is ERROR too; nothing else failed (the model saw the error and answered)."""
+    from opentelemetry.trace import StatusCode
+
+    call, = [s for s in client if s.semantic_kind == "tool"]
+    served, = [s for s in server if s.semantic_kind == "tool"]
+    assert call.attributes["otel_agents.framework"] == framework
+    assert call.attributes["mcp.method.name"] == "tools/call" and served.parent_id == call.span_id
+    for span in (call, served):
+        assert span.status == StatusCode.ERROR and span.attributes["error.type"] == "tool_error", span.attributes
+        assert "refund service down" in span.attributes["gen_ai.tool.call.result"]
+    assert [s.name for s in client if s.status == StatusCode.ERROR] == [call.name]
+
+
+async def test_mcp2_pydantic_ai_is_error_fails_the_tool_span(instrument, provider, exporter, spans_file) -> None:
+    """MCP-2 with PydanticAI's ``MCPToolset``: the model calls ``refund``, the server answers
+    ``isError``, the model answers; the run is OK."""
+    from fastmcp.client.transports import StdioTransport
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart, RetryPromptPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
+
+    def respond(messages: list, info: Any) -> ModelResponse:
+        answered = [p for m in messages for p in m.parts if isinstance(p, (ToolReturnPart, RetryPromptPart))]
+        if answered:
+            return ModelResponse(parts=[TextPart(f"Sorry: {answered[-1].content}")])
+        return ModelResponse(parts=[ToolCallPart("refund", {"order_id": "B200"}, tool_call_id="call_1")])
+
+    pydantic_ai = PydanticAIInstrumentor()
+    pydantic_ai.instrument(tracer_provider=provider)
+    instrument()
+    try:
+        toolset = MCPToolset(StdioTransport(command=sys.executable, args=[SERVER_APP, "stdio"],
+                                            env=server_env(spans_file)), init_timeout=60)
+        agent = Agent(FunctionModel(respond), name="customer_support", toolsets=[toolset])
+        async with agent:
+            result = await agent.run("refund B200")
+    finally:
+        pydantic_ai.uninstrument()
+    assert "refund service down" in result.output
+    assert_mcp2_by_agent(exporter.spans, server_spans(spans_file), "pydantic_ai")
+
+
+async def test_mcp2_langchain_mcp_adapters_is_error_fails_the_tool_span(instrument, provider, exporter,
+                                                                        spans_file) -> None:
+    """MCP-2 with LangChain's MCP adapters in a LangGraph agent: ``refund`` answers ``isError``."""
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_mcp_adapters.tools import load_mcp_tools
+    from langgraph.prebuilt import create_react_agent
+
+    from otel_agents.instrumentors.langchain import LangChainInstrumentor
+
+    class ToolCallingFake(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    model = ToolCallingFake(responses=[
+        AIMessage("", tool_calls=[{"name": "refund", "args": {"order_id": "B200"}, "id": "call_1"}]),
+        AIMessage("Sorry, the refund service is down.")])
+    langchain = LangChainInstrumentor()
+    langchain.instrument(tracer_provider=provider)
+    instrument()
+    try:
+        async with stdio_session(spans_file) as session:
+            tools = [t for t in await load_mcp_tools(session) if t.name == "refund"]
+            graph = create_react_agent(model, tools, name="customer_support")
+            state = await graph.ainvoke({"messages": [HumanMessage("refund B200")]})
+    finally:
+        langchain.uninstrument()
+    assert "refund service down" in str(state["messages"][-2].content)  # the tool message the model saw
+    assert_mcp2_by_agent(exporter.spans, server_spans(spans_file), "langchain")
