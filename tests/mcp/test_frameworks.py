@@ -53,11 +53,11 @@ def assert_one_tool_span_per_call(client: list[SpanSnapshot], server: list[SpanS
     return calls
 
 
-def assert_fold(client_file: Any, spans_file: Any, names: list[str]) -> None:
+def assert_fold(client_file: Any, spans_file: Any, names: list[str], answer: str = "can be refunded") -> None:
     envelope, = fold(list(read_otlp_json(client_file)) + list(read_otlp_json(spans_file)))
     assert [(c["name"], c["agent"], c.get("server")) for c in envelope["tool_calls"]] == \
         [(n, "customer_support", "orders") for n in names]
-    assert "can be refunded" in envelope["public_output"]
+    assert answer in envelope["public_output"]
 
 
 async def test_mcp1_b_langchain_mcp_adapters(instrument, provider, exporter, spans_file, client_file) -> None:
@@ -222,3 +222,45 @@ async def test_mcp2_langchain_mcp_adapters_is_error_fails_the_tool_span(instrume
         langchain.uninstrument()
     assert "refund service down" in str(state["messages"][-2].content)  # the tool message the model saw
     assert_mcp2_by_agent(exporter.spans, server_spans(spans_file), "langchain")
+
+
+async def test_mcp1_b_llama_index_mcp_tool_spec(instrument, provider, exporter, spans_file, client_file) -> None:
+    """MCP-1 (b): a LlamaIndex ``FunctionAgent`` over ``McpToolSpec(BasicMCPClient(...))`` tools
+    (``llama-index-tools-mcp``; its client opens a session, so a stdio server process, per request)."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
+
+    from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
+
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock, ToolCallBlock
+
+    brain = example("llama_index_agent")
+    plan = [("lookup_order", {"order_id": "B200"}), ("check_refund_policy", {"order_id": "B200"})]
+
+    def respond(messages: Any, **kwargs: Any) -> Any:
+        # The tool spec's tools return the CallToolResult itself (the example's brain reads JSON text):
+        # a fixed plan, then the last tool message as the answer.
+        done = [m for m in messages if m.role == MessageRole.TOOL]
+        if len(done) < len(plan):
+            name, args = plan[len(done)]
+            blocks: list = [ToolCallBlock(tool_call_id=f"call_{len(done) + 1}", tool_name=name, tool_kwargs=args)]
+        else:
+            blocks = [TextBlock(text=str(done[-1].content))]
+        return ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks)
+
+    llama_index = LlamaIndexInstrumentor()
+    llama_index.instrument(tracer_provider=provider)
+    instrument()
+    try:
+        client = BasicMCPClient(sys.executable, args=[SERVER_APP, "stdio"], env=server_env(spans_file), timeout=60)
+        spec = McpToolSpec(client, allowed_tools=["lookup_order", "check_refund_policy"])
+        agent = FunctionAgent(name="customer_support", description="Answers questions about orders and refunds.",
+                              system_prompt=brain.SYSTEM_PROMPT, tools=await spec.to_tool_list_async(),
+                              llm=brain.BrainLLM(response_generator=respond))
+        output = await agent.run(user_msg=QUESTION)
+    finally:
+        llama_index.uninstrument()
+    assert "30-day window" in str(output.response.content)
+    names = ["lookup_order", "check_refund_policy"]
+    assert_one_tool_span_per_call(exporter.spans, server_spans(spans_file), names)
+    assert_fold(client_file, spans_file, names, answer="30-day window")
