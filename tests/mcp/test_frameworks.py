@@ -1,10 +1,10 @@
 """MCP-1 (b) and MCP-2 with an agent framework driving the MCP client: the framework's tool span is
-the one client-side ``tool`` span of each call (enriched), and the server's span is under it.
+the one client-side ``tool`` span of each call (enriched), and the server's span is its child.
 
-LangChain's MCP adapters (``langchain-mcp-adapters``, the SDK's ``ClientSession``) and PydanticAI's
-``MCPToolset`` (FastMCP's client, which opens its own client span and injects its own
-``traceparent``), each with the customer-support example's fake model; an OpenAI Agents SDK variant
-runs when that SDK's instrumentor is present.
+LangChain's MCP adapters (``langchain-mcp-adapters``, the SDK's ``ClientSession``), PydanticAI's
+``MCPToolset`` (FastMCP 3's client, whose own client spans are switched off while we instrument,
+and whose ``traceparent`` in ``_meta`` ours replaces), FastMCP's ``Client`` called bare, and
+LlamaIndex's ``McpToolSpec``. The OpenAI Agents SDK's MCP servers: ``test_agents_sdk.py``.
 """
 
 from __future__ import annotations
