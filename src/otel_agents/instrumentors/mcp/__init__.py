@@ -21,7 +21,9 @@ is refused with one error naming both versions). Importing this module does not 
 What you get
 ------------
 Client (``ClientSession``, whatever drives it: your code, LangChain's MCP adapters,
-PydanticAI's MCP toolsets, …):
+PydanticAI's ``MCPToolset`` and FastMCP's ``Client``, the OpenAI Agents SDK's ``MCPServerStdio``
+/ ``MCPServerStreamableHttp``, LlamaIndex's ``McpToolSpec``, …; each tested with its framework's
+tool span as the one tool span of the call):
 
 * ``tools/call`` is a ``tool`` span — one per call. Made inside a ``tool`` span of ours (a
   framework's tool that is served over MCP), the call **enriches that span** instead of
