@@ -238,6 +238,19 @@ def test_errors_and_control_flow(telemetry, exporter) -> None:
     assert flow.attributes[A.OTEL_AGENTS_PAUSED] is True
 
 
+def test_in_band_error_type_stands_when_the_framework_raises_it_again(telemetry, exporter) -> None:
+    """MCP-2: ``set_error`` (an ``isError`` result) then the framework's exception made of it: the
+    span keeps ``error.type=tool_error`` and the in-band description, and gets the exception event."""
+    s = telemetry.start_span("tool", "refund")
+    s.set_error("tool_error", "refund service down")
+    s.record_error(RuntimeError("tool failed"))
+    s.end()
+    span, = exporter.spans
+    assert span.status == StatusCode.ERROR and span.attributes[A.ERROR_TYPE] == "tool_error"
+    assert span.status_description == "refund service down"
+    assert [e[0] for e in span.events] == ["exception"]
+
+
 def test_span_context_manager_reraises_unchanged(telemetry, exporter) -> None:
     err = ValueError("user's own")
     with pytest.raises(ValueError) as info:

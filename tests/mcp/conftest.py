@@ -15,8 +15,9 @@ def instrument(provider: Any) -> Callable[..., MCPInstrumentor]:
     """``instrument(**settings)``: the MCP instrumentor on the test's provider; uninstrumented at teardown."""
     inst = MCPInstrumentor()
 
-    def start(**settings: Any) -> MCPInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None)
+    def start(propagate: bool | None = None, **settings: Any) -> MCPInstrumentor:
+        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None,
+                        propagate=propagate)
         return inst
 
     yield start

@@ -18,8 +18,9 @@ from tests.spans import SpanSnapshot, snapshot
 SERVER_APP = str(Path(__file__).with_name("server_app.py"))
 
 
-def server_env(spans: Path, *, instrument: bool = True, content: bool = True) -> dict[str, str]:
-    env = dict(os.environ, MCP_TEST_SPANS=str(spans), MCP_TEST_INSTRUMENT="1" if instrument else "0")
+def server_env(spans: Path, *, instrument: bool = True, content: bool = True,
+               extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ, MCP_TEST_SPANS=str(spans), MCP_TEST_INSTRUMENT="1" if instrument else "0", **(extra or {}))
     env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true" if content else "NO_CONTENT"
     return env
 

@@ -4,6 +4,7 @@ process, Streamable HTTP on loopback), cases MCP-1 and MCP-2 of ../shared/cases/
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -219,6 +220,69 @@ async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_f
     async with stdio_session(quiet, instrument=False) as session:
         await session.call_tool("lookup_order", {"order_id": "A100"})
     assert [s.name for s in server_spans(quiet)] == ["db.query"]
+
+
+LIBRARY_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+async def test_propagation_off_on_the_client_sends_no_context(instrument, exporter, app_tracer) -> None:
+    """``instrument(propagate=False)``: requests carry no ``traceparent``/``baggage`` in ``_meta``
+    (the server's span starts a trace of its own), not even one a library put there itself (as
+    FastMCP does); other ``_meta`` keys stay; the client's tool span is still recorded. The
+    default sends them (the control)."""
+    from mcp.server.lowlevel import Server
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from mcp.types import TextContent, Tool
+
+    server, seen = Server("orders"), []
+
+    @server.list_tools()
+    async def list_tools() -> list:
+        return [Tool(name="lookup_order", inputSchema={"type": "object"})]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict) -> list:
+        meta = server.request_context.meta
+        seen.append(sorted((meta.model_extra or {}) if meta is not None else {}))
+        return [TextContent(type="text", text="ok")]
+
+    for propagate in (False, None):
+        inst = instrument(propagate=propagate) if propagate is not None else instrument()
+        token = context.attach(baggage.set_baggage("user.id", "ann"))
+        try:
+            async with create_connected_server_and_client_session(server) as session:
+                with app_tracer.start_as_current_span("app"):
+                    await session.call_tool("lookup_order", {"order_id": "A100"},
+                                            meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
+        finally:
+            context.detach(token)
+        inst.uninstrument()
+    assert seen == [["tenant"], ["baggage", "tenant", "traceparent"]]
+    client = [s for s in exporter.spans if s.kind == "CLIENT" and s.semantic_kind == "tool"]
+    served = [s for s in exporter.spans if s.kind == "SERVER" and s.semantic_kind == "tool"]
+    assert len(client) == len(served) == 2
+    assert served[0].trace_id != client[0].trace_id and served[0].parent_id is None
+    assert served[1].parent_id == client[1].span_id  # ours replaced the one already in _meta
+
+
+async def test_propagation_off_on_the_server_takes_no_context(instrument, exporter, app_tracer, spans_file) -> None:
+    """``OTEL_AGENTS_MCP_PROPAGATE=false`` in the server's process: it ignores the context the
+    client sends (a server facing clients it does not trust); its span starts a trace of its own."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tests.mcp.harness import SERVER_APP, server_env
+
+    instrument()
+    params = StdioServerParameters(command=sys.executable, args=[SERVER_APP, "stdio"],
+                                   env=server_env(spans_file, extra={"OTEL_AGENTS_MCP_PROPAGATE": "false"}))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await call_lookup(session, app_tracer)
+    call, = tool_spans(exporter.spans)
+    served = one(server_spans(spans_file), "execute_tool lookup_order")
+    assert served.parent_id is None and served.trace_id != call.trace_id
+    assert one(server_spans(spans_file), "db.query").attributes["baggage.user.id"] == "None"
 
 
 def test_entry_point_status_and_doctor_row() -> None:

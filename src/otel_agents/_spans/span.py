@@ -123,7 +123,7 @@ class SemanticSpan:
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
-                 "_content", "_budget", "_status_ok", "__weakref__")
+                 "_content", "_budget", "_status_ok", "_in_band", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -151,6 +151,7 @@ class SemanticSpan:
                 self._status_ok = settings.mark_status_ok()
         self._start = time.monotonic()
         self._error_type: str | None = None
+        self._in_band = False  # set_error was called: its error.type and status stand
         self._usage: Usage | None = None
         self._metric_attrs: dict[str, Any] = {}
         if kind is Kind.MODEL or kind is Kind.EMBEDDING:
@@ -576,21 +577,25 @@ class SemanticSpan:
         An error sets status ERROR, ``error.type`` (the exception's qualified class
         name) and an ``exception`` event (its message only when content is on).
         A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
-        is not an error: it only sets ``otel_agents.control_flow``.
+        is not an error: it only sets ``otel_agents.control_flow``. After
+        :meth:`set_error` (an in-band failure, e.g. MCP ``isError``), the exception a
+        framework made of that failure adds its event only: the in-band ``error.type``
+        and status stand (they are the protocol's own, more precise, verdict).
         """
         if self._ended:
             return
         with guard("span.record_error"):
             etype = type(exc)
             qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
-            if not control_flow:
+            if not control_flow and not self._in_band:
                 self._error_type = qual  # for the duration metric, even when the span is sampled out
             if self._mute:
                 return
             if control_flow:
                 self.span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, qual)
                 return
-            self.span.set_attribute(A.ERROR_TYPE, qual)
+            if not self._in_band:
+                self.span.set_attribute(A.ERROR_TYPE, qual)
             budget = self._budget
             if self._content:
                 message = redact_text(str(exc)[:budget + _REDACTION_MARGIN])[:budget]
@@ -604,7 +609,8 @@ class SemanticSpan:
             self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
                                               "exception.stacktrace": stack if len(stack) <= budget
                                               else "…" + stack[-(budget - 1):]})  # keep the innermost frames
-            self.span.set_status(Status(StatusCode.ERROR, description))
+            if not self._in_band:
+                self.span.set_status(Status(StatusCode.ERROR, description))
 
     def _set_ok(self) -> None:
         """Status OK (opt-in, ``OTEL_AGENTS_STATUS_OK``) for a span that ended normally: not on one whose
@@ -627,6 +633,7 @@ class SemanticSpan:
         if self._ended:
             return
         self._error_type = error_type
+        self._in_band = True
         if self._mute:
             return
         with guard("span.set_error"):

@@ -177,7 +177,8 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
             if F.flag(span, A.OTEL_AGENTS_PAUSED):
                 lines.append(f"{indent(depth)}paused {kw} {name}")
             continue
-        kw = keyword(span) if tree.served_call(span) is None else None  # an MCP server's side of a call
+        served = tree.served_call(span) is not None  # an MCP server's side of a call: the call's line says it all
+        kw = keyword(span) if not served else None
         child_depth = depth
         child_quiet = quiet
         if kw is not None:
@@ -191,7 +192,7 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
                 stack.append(("exit", span, depth, kw, quiet))
         elif span.semantic_kind is not None:
             child_quiet = quiet or span.semantic_kind == "embedding"
-            if span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
+            if not served and (span.error or F.flag(span, A.OTEL_AGENTS_PAUSED)):
                 stack.append(("exit", span, depth, span.semantic_kind, quiet))
         elif not quiet:
             found = classify(span, content)

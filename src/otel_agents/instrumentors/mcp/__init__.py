@@ -21,7 +21,9 @@ is refused with one error naming both versions). Importing this module does not 
 What you get
 ------------
 Client (``ClientSession``, whatever drives it: your code, LangChain's MCP adapters,
-PydanticAI's MCP toolsets, …):
+PydanticAI's ``MCPToolset`` and FastMCP's ``Client``, the OpenAI Agents SDK's ``MCPServerStdio``
+/ ``MCPServerStreamableHttp``, LlamaIndex's ``McpToolSpec``, …; each tested with its framework's
+tool span as the one tool span of the call):
 
 * ``tools/call`` is a ``tool`` span — one per call. Made inside a ``tool`` span of ours (a
   framework's tool that is served over MCP), the call **enriches that span** instead of
@@ -40,9 +42,12 @@ PydanticAI's MCP toolsets, …):
   kind: the ECP fold and the backends do not count them as steps.
 * Every request the session sends carries the current trace context in ``params._meta``:
   ``traceparent``, ``tracestate`` and ``baggage``, from the configured OpenTelemetry
-  propagators, unprefixed (OTel MCP conventions; MCP SEP-414). A key already in ``_meta`` (put
-  there by the caller, or by a client library that propagates itself) is kept: one
-  ``traceparent`` on the wire.
+  propagators, unprefixed (OTel MCP conventions; MCP SEP-414): the context of our span of the
+  request (or, enriched, of the framework's tool span). A context already in ``_meta`` (put
+  there by the caller, or by a client library that propagates itself, as FastMCP does) is
+  replaced, as OTel's HTTP instrumentations replace a ``traceparent`` header: one
+  ``traceparent`` on the wire, naming the span the server's span belongs under. Other
+  ``_meta`` keys are kept.
 
 Server (``mcp.server.lowlevel.Server``, so ``FastMCP`` servers too):
 
@@ -63,18 +68,50 @@ Content: the arguments, results, error texts and resource URIs go through the sp
 setters — the one content switch (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``),
 redaction and the budget — on both sides.
 
-ECP fold: a call served over MCP is one entry of ``tool_calls`` (the client's span, attributed
-to the calling agent, with ``server``); the server's span of that call, when it reaches the
-same fold, is not a second call: its children nest under the call.
+ECP fold (``docs/ecp.md``): a call served over MCP is one entry of ``tool_calls`` — the
+client-side tool span (the framework's, or ours when called bare), attributed to the calling
+agent, with ``server`` = the server's ``serverInfo.name`` (``otel_agents.mcp.server.name``);
+``status`` ``error`` and ``error`` = the error text for an ``isError`` result. The server's span
+of that call, when its process's spans reach the same fold (one OTLP destination, or trace files
+merged before folding), is not a second call and has no line (nor a second ``error`` line) of its
+own: its children nest under the call. In ``evaluation_context`` the call's line is the same as a
+local tool's (so one manifest grades both; the server's name is in ``tool_calls[].server``), and
+the other MCP requests are ``span`` lines, not steps. An Agents SDK agent calling ``lookup_order``
+and then ``refund`` on server ``orders``, both processes folded together::
+
+    workflow Agent workflow
+      span tools/list
+      agent support
+        model gpt-4.1-mini finish=tool_call tokens_in=11 tokens_out=7 calls=lookup_order
+        tool lookup_order args={"order_id":"A100"} status=ok latency_ms=59
+          span db.query                                  <- the tool body, in the server process
+        model gpt-4.1-mini finish=tool_call tokens_in=11 tokens_out=7 calls=refund
+        tool refund args={"order_id":"B200"} status=error latency_ms=42
+        error tool refund: Error executing tool refund: refund service down
+        ...
+
+    "tool_calls": [{"name": "lookup_order", "agent": "support", "server": "orders", "status": "ok", ...},
+                   {"name": "refund", "agent": "support", "server": "orders", "status": "error",
+                    "error": "Error executing tool refund: refund service down", ...}]
 
 Turning propagation off
 -----------------------
-Context travels in ``_meta`` through the configured propagators. To stop sending it (a server
-run by another party that should not learn your trace ids), either don't instrument MCP
-(``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp``, or ``otel_agents.instrument(frameworks=[...])``
-without ``mcp``: you lose the MCP spans too), or keep the spans and send no context with
-``OTEL_PROPAGATORS=none`` (process-wide: HTTP instrumentations stop propagating too). On the
-server, a request without ``traceparent`` starts from the ambient context.
+Context travels in ``_meta`` through the configured propagators. To keep your trace ids and
+baggage from a server run by another party, keep the spans and switch propagation off:
+
+* ``OTEL_AGENTS_MCP_PROPAGATE=false`` (read per request; works with ``otel_agents.instrument()``
+  and ``opentelemetry-instrument``), or ``MCPInstrumentor().instrument(propagate=False)``
+  (overrides the variable);
+* on a client, no request then carries ``traceparent``, ``tracestate`` or ``baggage`` in
+  ``_meta`` — those keys are also taken out when a library put them there itself (FastMCP 3's
+  ``Client`` does), other ``_meta`` keys stay; the spans are as before, and the server's side
+  of each call starts a trace of its own;
+* on a server (a server facing clients it does not trust), the context a request carries is
+  ignored: each server span starts from the ambient context, as for a request without one.
+
+Coarser switches: ``OTEL_PROPAGATORS=none`` (process-wide: HTTP instrumentations stop
+propagating too), or not instrumenting MCP at all (``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp``,
+or ``otel_agents.instrument(frameworks=[...])`` without ``mcp``: you lose the MCP spans too).
 
 Hooks, and why
 --------------
@@ -89,16 +126,27 @@ exactly by ``uninstrument()``:
   a release renames it, ``instrument()`` logs one error and the client side stays off too);
 * ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``.
 
-Other libraries' own MCP spans: a client library that traces itself (FastMCP 3, which
-PydanticAI's ``MCPToolset`` uses, and ``mcp`` 2.x) opens its own ``tools/call {name}`` client
-span and injects its own ``traceparent``. We keep both as they are: our tool span stays the one
-``tool`` span of the call (theirs has no kind of ours, so neither the fold nor Phoenix/Langfuse
-count it as a tool), the wire carries their single ``traceparent``, and the server's span is
-then a grandchild of our tool span, through theirs.
+* ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
+  is imported, so instrumenting does not import it): see the next paragraph.
+
+FastMCP's own client spans: FastMCP 3's ``Client`` (the one PydanticAI's ``MCPToolset`` uses)
+traces itself — a ``tools/call {name}`` CLIENT span (with ``gen_ai.tool.name``) around every
+tool call, ``tools/list`` and the others around the rest — and injects its own
+``traceparent``. Every one of its requests goes through the SDK's ``ClientSession``, so ours
+already traces it; both on would put a second tool-call span between the framework's tool span
+and the server's. So, while MCP is instrumented, **FastMCP's client spans are switched off**
+(its client code gets a tracer whose spans do not record and never become current) and the
+context it put in ``_meta`` is replaced by ours: one tool span per call (the framework's,
+enriched, or our own when called bare), the server's span its direct child, one trace id.
+You lose FastMCP's ``fastmcp.component.key`` attribute; everything else it recorded is on our
+spans. ``uninstrument()`` gives FastMCP its tracer back.
 
 Limits
 ------
 * ``mcp.session.id`` on the client is known for Streamable HTTP only (stdio has no session id).
+* FastMCP 3's *server* spans are not switched off: a standalone FastMCP 3 server (``fastmcp``,
+  not the SDK's ``mcp.server.fastmcp``) with an OpenTelemetry SDK configured adds its own
+  ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
 * Notifications (progress, cancellation) get no span; server-to-client requests (sampling,
   elicitation) are not traced.
 """

@@ -33,8 +33,9 @@ class ClientSide:
     """The ``send_request`` wrapper and the per-session facts it records (weakly keyed: bounded
     by the sessions alive)."""
 
-    def __init__(self, telemetry: Telemetry, client_session_cls: type):
+    def __init__(self, telemetry: Telemetry, client_session_cls: type, propagate: bool | None = None):
         self.telemetry = telemetry
+        self.propagate = propagate
         self.client_session_cls = client_session_cls
         self.peers: "weakref.WeakKeyDictionary[Any, Peer]" = weakref.WeakKeyDictionary()
         self.enriched: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
@@ -104,12 +105,14 @@ class ClientSide:
             if uri is not None:
                 span.set_content(A.MCP_RESOURCE_URI, str(uri))  # a URI can name user data: content
             owned = True
-        ctx = trace.set_span_in_context(span.span) if span is not None else otel_context.get_current()
-        if span is not None and not owned:
-            # Enriched: the outer tool span may not be current here (a framework's own MCP client span is).
-            ctx = otel_context.get_current()
+        # The server's span goes under ours; enriched (or untraced), under what is current: the
+        # framework's tool span, or an application span the tool opened inside it.
+        ctx = trace.set_span_in_context(span.span) if owned and span is not None else otel_context.get_current()
         try:
-            request = P.with_trace_context(request, ctx)
+            if P.propagating(self.propagate):
+                request = P.with_trace_context(request, ctx)
+            else:
+                request = P.without_trace_context(request)
         except Exception:
             if owned and span is not None:
                 span.end()

@@ -13,22 +13,32 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
     """Instruments the ``mcp`` Python SDK, client and server; see :mod:`otel_agents.instrumentors.mcp`.
 
     ``instrument(tracer_provider=None, meter_provider=None, capture_content=None,
-    settings=None)``; ``uninstrument()`` restores the SDK exactly.
+    settings=None, propagate=None)``; ``propagate=False`` sends and takes no trace context in
+    ``params._meta`` (``None``: ``OTEL_AGENTS_MCP_PROPAGATE``, default on). ``uninstrument()``
+    restores the SDK exactly.
     """
 
     framework = "mcp"
     _patches: list[Patch]
+    _propagate: bool | None = None
+
+    def _instrument(self, **kwargs: Any) -> None:
+        propagate = kwargs.get("propagate")
+        self._propagate = None if propagate is None else bool(propagate)
+        super()._instrument(**kwargs)
 
     def _install(self, telemetry: Telemetry) -> None:
         from mcp.client.session import ClientSession
         from mcp.server.lowlevel.server import Server
         from mcp.shared.session import BaseSession, RequestResponder
 
+        from . import _fastmcp
         from ._client import ClientSide
         from ._server import ServerSide
         from ._transport import post_writer
 
-        client, server = ClientSide(telemetry, ClientSession), ServerSide(telemetry)
+        client = ClientSide(telemetry, ClientSession, self._propagate)
+        server = ServerSide(telemetry, self._propagate)
         self._patches = []
         try:  # all or nothing: a renamed attribute leaves the SDK untouched
             for owner, name, wrapper in ((BaseSession, "send_request", client.send_request),
@@ -42,8 +52,13 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             from mcp.client.streamable_http import StreamableHTTPTransport
 
             self._patches.append(Patch(StreamableHTTPTransport, "post_writer", post_writer))
+        with guard("mcp.install.fastmcp"):  # FastMCP's own client spans off: its requests get ours
+            _fastmcp.silence()
 
     def _remove(self) -> None:
+        from . import _fastmcp
+
+        _fastmcp.restore()
         for patch in getattr(self, "_patches", ()):
             patch.remove()
         self._patches = []

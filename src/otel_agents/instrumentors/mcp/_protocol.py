@@ -6,6 +6,7 @@ Pure functions over the ``mcp`` SDK's pydantic models (duck-typed: this module d
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping
 
 from opentelemetry import context as otel_context
@@ -14,10 +15,21 @@ from opentelemetry import propagate
 # W3C Trace Context and Baggage keys, unprefixed in ``params._meta`` (OTel MCP conventions; MCP SEP-414).
 PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
 
+ENV_PROPAGATE = "OTEL_AGENTS_MCP_PROPAGATE"
+"""``false`` (or ``0``/``no``/``off``): the client sends no trace context, the server takes none."""
+
 TOOLS_CALL = "tools/call"
 # Requests that get a span of their own (besides ``tools/call``): the conventions' client/server spans.
 TRACED_METHODS = frozenset({"tools/list", "resources/read", "resources/list", "resources/templates/list",
                             "prompts/get", "prompts/list"})
+
+
+def propagating(override: bool | None) -> bool:
+    """Whether trace context travels in ``params._meta``: ``override`` (the instrumentor's
+    ``propagate=`` argument) when given, else :data:`ENV_PROPAGATE` (read per request), default on."""
+    if override is not None:
+        return override
+    return os.environ.get(ENV_PROPAGATE, "").strip().lower() not in ("false", "0", "no", "off")
 
 
 def method_of(request: Any) -> str | None:
@@ -42,9 +54,12 @@ def target_of(method: str, params: Any) -> str | None:
 
 def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
     """A copy of ``request`` whose ``params._meta`` carries ``ctx`` (the configured propagators:
-    ``traceparent``, ``tracestate``, ``baggage`` by default). Keys already in ``_meta`` are kept,
-    so a context the caller or the SDK injected stays the only one on the wire. Returns
-    ``request`` itself when there is nothing to inject."""
+    ``traceparent``, ``tracestate``, ``baggage`` by default). A context already in ``_meta`` (put
+    there by the caller, or by a client library that propagates itself, as FastMCP does) is
+    replaced, as OTel's HTTP instrumentations replace a ``traceparent`` header: the one
+    ``traceparent`` on the wire names the span the server's span belongs under, and a
+    ``tracestate`` is never left beside a ``traceparent`` it does not belong to. Other ``_meta``
+    keys are kept. Returns ``request`` itself when there is nothing to inject."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=ctx)
     if not carrier:
@@ -53,10 +68,28 @@ def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
     data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
     params = data.get("params") or {}
     meta = params.get("_meta") or {}
-    for key, value in carrier.items():
-        meta.setdefault(key, value)
+    if "traceparent" in carrier:
+        meta.pop("tracestate", None)
+    meta.update(carrier)
     params["_meta"] = meta
     data["params"] = params
+    new_root = type(root).model_validate(data)
+    return type(request)(new_root) if root is not request else new_root
+
+
+def without_trace_context(request: Any) -> Any:
+    """A copy of ``request`` without the :data:`PROPAGATION_KEYS` in ``params._meta`` (put there
+    by a library that propagates itself, as FastMCP does), or ``request`` itself when it has none:
+    with propagation off, no trace context leaves the process."""
+    root = getattr(request, "root", request)
+    meta = getattr(getattr(root, "params", None), "meta", None)
+    extra = (meta if isinstance(meta, Mapping) else getattr(meta, "model_extra", None)) or {}
+    if not any(key in extra for key in PROPAGATION_KEYS):
+        return request
+    data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
+    meta_data = data["params"]["_meta"]
+    for key in PROPAGATION_KEYS:
+        meta_data.pop(key, None)
     new_root = type(root).model_validate(data)
     return type(request)(new_root) if root is not request else new_root
 

@@ -30,8 +30,9 @@ _SERVING: contextvars.ContextVar[tuple[Any, SemanticSpan] | None] = contextvars.
 class ServerSide:
     """The two server-side wrappers."""
 
-    def __init__(self, telemetry: Telemetry):
+    def __init__(self, telemetry: Telemetry, propagate: bool | None = None):
         self.telemetry = telemetry
+        self.propagate = propagate
 
     async def handle_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         opened = None
@@ -68,7 +69,7 @@ class ServerSide:
         method = P.method_of(req)
         if message is None or method is None:
             return None
-        remote = P.extracted_context(getattr(message, "request_meta", None))
+        remote = P.extracted_context(getattr(message, "request_meta", None)) if P.propagating(self.propagate) else None
         # The context in params._meta is the parent (OTel MCP conventions); without one, the ambient context.
         parent = remote if remote is not None else otel_context.get_current()
         if method != P.TOOLS_CALL and method not in P.TRACED_METHODS:
