@@ -12,10 +12,11 @@ import json
 import math
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from otel_agents._spans import encoding
 from otel_agents.exporters.ecp import _json
+from otel_agents.exporters.ecp._envelope import _logs
 from otel_agents.exporters.ecp._facts import _decode, parse_json
 
 _STD_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
@@ -38,8 +39,18 @@ def _outcome(fn: Any, value: Any) -> Any:
         return type(exc)
 
 
+_EDGES = [[math.nan], {"x": [math.inf, 1e-05]}, [2**64, -(2**63) - 1], ["\ud800"], {"z": 1, "a": [7.7e-05, None]}]
+
+
+def _examples(fn: Any) -> Any:
+    for edge in _EDGES:
+        fn = example(edge)(fn)
+    return fn
+
+
 @settings(max_examples=400, deadline=None)
 @given(_data)
+@_examples
 def test_span_layer_dumps_is_the_standard_librarys_text(data: Any) -> None:
     std = _outcome(lambda d: json.dumps(d, ensure_ascii=False, separators=(",", ":"), allow_nan=False), data)
     assert _outcome(encoding.dumps, data) == std
@@ -47,9 +58,28 @@ def test_span_layer_dumps_is_the_standard_librarys_text(data: Any) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(_data)
+@_examples
 def test_fold_compact_json_is_the_standard_librarys_text(data: Any) -> None:
     assert _outcome(lambda d: _json.compact(d, _STD_COMPACT), data) == _outcome(_STD_COMPACT, data)
     assert _outcome(lambda d: _json.compact(d, _STD_SORTED, sort_keys=True), data) == _outcome(_STD_SORTED, data)
+
+
+def _nan_to_none(data: Any) -> Any:
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, (list, tuple)):
+        return [_nan_to_none(x) for x in data]
+    if isinstance(data, dict):
+        return {k: _nan_to_none(v) for k, v in data.items()}
+    return data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_text, _scalars | st.lists(_scalars, max_size=3).map(tuple), max_size=4))  # attribute values
+@example({"t": math.nan, "u": (1.0, math.inf), "v": 1e-07})
+def test_fold_logs_are_the_standard_librarys_text_with_non_finite_numbers_as_null(attributes: Any) -> None:
+    expected = _outcome(_STD_COMPACT, [{"attributes": _nan_to_none(attributes)}])
+    assert _outcome(lambda a: _logs([{"attributes": dict(a)}]), attributes) == expected
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -67,6 +97,7 @@ def _same(a: Any, b: Any) -> bool:
 
 @settings(max_examples=400, deadline=None)
 @given(_data, st.integers(min_value=0, max_value=40))
+@example([math.nan, 2**64, 1e-05], 5)
 def test_fold_parse_json_reads_what_the_standard_library_reads(data: Any, cut: int) -> None:
     try:
         text = json.dumps(data, ensure_ascii=False)

@@ -38,7 +38,7 @@ _LOGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default
 def _logs(records: list[dict[str, Any]]) -> str:
     """``logs`` as strict JSON: a non-finite attribute value (``NaN``, ``Infinity``) is written as ``null``."""
     try:
-        return _json.compact(records, _LOGS_JSON)
+        return _json.compact(records, _LOGS_JSON, nan_as_null=True)  # as the fallback below writes them
     except ValueError:
         for record in records:
             record["attributes"] = {k: F.plain(v) for k, v in record["attributes"].items()}

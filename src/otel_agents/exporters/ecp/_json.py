@@ -12,8 +12,11 @@ to the standard library, so the results are byte-identical to it:
 * parsing: ``orjson`` reads integers beyond 64 bits as floats (detected: a run of 19 or
   more digits) and refuses ``NaN``/``Infinity``, which the caller's decoder rejects too.
 
-Non-finite floats: ``orjson`` writes ``null``, which is what the fold's strict JSON wants
-(``_facts.plain``). See https://github.com/ijl/orjson for its behaviour.
+* non-finite floats: ``orjson`` writes ``null``; that is what ``logs`` wants (strict JSON,
+  ``_facts.plain``); other callers pass ``nan_as_null=False`` and output holding ``null``
+  goes to the standard library.
+
+See https://github.com/ijl/orjson for its behaviour.
 """
 
 from __future__ import annotations
@@ -33,15 +36,18 @@ def _differs(out: bytes) -> bool:
     return b"e-" in out or b"0.0000" in out
 
 
-def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = False) -> str:
+def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = False,
+            nan_as_null: bool = False) -> str:
     """``value`` as compact JSON, byte-identical to ``fallback`` (a standard-library ``encode``
     with ``ensure_ascii=False``, compact separators, ``default=str`` and the same ``sort_keys``),
-    which is used wherever ``orjson`` would write something else. Errors are ``fallback``'s."""
+    which is used wherever ``orjson`` would write something else. Errors are ``fallback``'s.
+    ``nan_as_null``: the caller writes ``NaN``/``Infinity`` as ``null`` too (as ``logs`` does),
+    so ``orjson``'s ``null`` for them is kept."""
     try:
         out = orjson.dumps(value, default=str, option=_PASSTHROUGH | _SORT if sort_keys else _PASSTHROUGH)
     except (TypeError, orjson.JSONEncodeError):
         return fallback(value)
-    if _differs(out):
+    if _differs(out) or (not nan_as_null and b"null" in out):
         return fallback(value)
     return out.decode("utf-8")
 
