@@ -16,6 +16,7 @@ from opentelemetry.trace import StatusCode
 
 from ...semconv import attributes as A
 from . import _facts as F
+from . import _json
 from ._cost import run_cost
 from ._evidence import evidence
 from ._runs import Run, RunTree
@@ -37,7 +38,7 @@ _LOGS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default
 def _logs(records: list[dict[str, Any]]) -> str:
     """``logs`` as strict JSON: a non-finite attribute value (``NaN``, ``Infinity``) is written as ``null``."""
     try:
-        return _LOGS_JSON(records)
+        return _json.compact(records, _LOGS_JSON, nan_as_null=True)  # as the fallback below writes them
     except ValueError:
         for record in records:
             record["attributes"] = {k: F.plain(v) for k, v in record["attributes"].items()}
@@ -169,23 +170,33 @@ def _iso_seconds(seconds: int) -> str:
     return (_EPOCH + timedelta(seconds=seconds)).isoformat().replace("+00:00", "")
 
 
+_STATUS_NAMES = {code: code.name.lower() for code in StatusCode}
+
+
 def _log_record(span: F.FoldSpan) -> dict[str, Any]:
     status = span.status.status_code if span.status is not None else StatusCode.UNSET
     a = span.attributes
+    ctx = span.context
+    parent_id = span.parent_id
     record: dict[str, Any] = {
-        "trace_id": F.trace_id_hex(span.context.trace_id) if span.context is not None else None,
+        "trace_id": _trace_hex(ctx.trace_id) if ctx is not None else None,
         "span_id": f"{span.span_id:016x}",
-        "parent_id": f"{span.parent_id:016x}" if span.parent_id is not None else None,
+        "parent_id": f"{parent_id:016x}" if parent_id is not None else None,
         "kind": span.semantic_kind,
         "name": span.name,
         "start": _iso(span.start_time),
         "duration_ms": span.duration_ms,
-        "status": status.name.lower(),
+        "status": _STATUS_NAMES.get(status) or status.name.lower(),
         "attributes": {k: a[k] for k in _log_keys(tuple(a))},
     }
     if status is StatusCode.ERROR:
         record["error"] = F.error_text(span)
     return record
+
+
+@functools.lru_cache(maxsize=256)
+def _trace_hex(trace_id: int) -> str:
+    return f"{trace_id:032x}"  # every span of a run repeats it: cached
 
 
 @functools.lru_cache(maxsize=1024)

@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 
 from ...semconv import attributes as A
 from . import _facts as F
+from . import _json
 from ._effects import classify, content_recorded
 from ._runs import RunTree
 
@@ -71,7 +72,7 @@ def one_line(text: Any, limit: int) -> str:
 
 def compact_json(value: Any) -> str:
     """Compact JSON with sorted keys (tuples as arrays, anything else as ``str``)."""
-    return _COMPACT_JSON(value)
+    return _json.compact(value, _COMPACT_JSON, sort_keys=True)
 
 
 _KEYWORDS = {"agent": "agent", "model": "model", "tool": "tool", "skill": "skill", "retriever": "retrieval"}

@@ -30,7 +30,6 @@ worker killed with ``SIGKILL`` or ended with ``os._exit`` loses its unfinished r
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from typing import Any, Sequence
@@ -40,6 +39,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from ..._spans.encoding import dumps as strict_json
 from ..._spans.guard import report_internal_error
 from .._appender import JsonLinesAppender
 from ._processor import ECPFoldingProcessor
@@ -107,7 +107,7 @@ class ECPFileExporter(SpanExporter):
 
     def _write(self, envelope: dict[str, Any]) -> None:
         try:
-            line = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            line = strict_json(envelope)  # orjson, the standard library's exact text
             self._out.append(line)  # False only after shutdown, when the folding is closed too
         except Exception as exc:  # noqa: BLE001 - a lost envelope is reported, never raised into the app
             report_internal_error("ecp.write", exc)

@@ -23,6 +23,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
+from . import _json
 
 _UNSET = object()
 
@@ -276,7 +277,7 @@ def parse_json(text: Any) -> Any:
     try:
         if _too_deep(text):
             return text
-        return _decode(text)
+        return _json.loads(text, _decode)
     except (ValueError, RecursionError):
         return text
 

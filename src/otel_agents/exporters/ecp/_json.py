@@ -1,0 +1,66 @@
+"""The fold's JSON, through ``orjson`` (a C encoder/decoder), with the standard library's exact output.
+
+The fold encodes ``logs`` and evidence ``args`` and parses JSON attribute text for every
+span; the standard library's pure-Python encoder paths are a large part of a fold's time.
+``orjson`` produces the same bytes as ``json.JSONEncoder(ensure_ascii=False,
+separators=(",", ":"))`` except where noted below; each such case is detected and handed
+to the standard library, so the results are byte-identical to it:
+
+* floats below 1e-4 in magnitude: ``orjson`` writes ``0.00001`` / ``1e-7`` where ``repr``
+  writes ``1e-05`` / ``1e-07`` (detected in the output: ``e-`` or ``0.0000``);
+* integers beyond 64 bits, lone surrogates, non-``str`` keys: ``orjson`` refuses them;
+* parsing: ``orjson`` reads integers beyond 64 bits as floats (detected: a run of 19 or
+  more digits) and refuses ``NaN``/``Infinity``, which the caller's decoder rejects too.
+
+* non-finite floats: ``orjson`` writes ``null``; that is what ``logs`` wants (strict JSON,
+  ``_facts.plain``); other callers pass ``nan_as_null=False`` and output holding ``null``
+  goes to the standard library.
+
+See https://github.com/ijl/orjson for its behaviour.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import orjson
+
+_SORT = orjson.OPT_SORT_KEYS
+_PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME  # -> default=str, as json does
+_LONG_DIGITS = re.compile(r"\d{19}")
+
+
+def _differs(out: bytes) -> bool:
+    """Whether ``orjson``'s output may differ from ``repr``-formatted floats (tiny floats)."""
+    return b"e-" in out or b"0.0000" in out
+
+
+def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = False,
+            nan_as_null: bool = False) -> str:
+    """``value`` as compact JSON, byte-identical to ``fallback`` (a standard-library ``encode``
+    with ``ensure_ascii=False``, compact separators, ``default=str`` and the same ``sort_keys``),
+    which is used wherever ``orjson`` would write something else. Errors are ``fallback``'s.
+    ``nan_as_null``: the caller writes ``NaN``/``Infinity`` as ``null`` too (as ``logs`` does),
+    so ``orjson``'s ``null`` for them is kept."""
+    try:
+        out = orjson.dumps(value, default=str, option=_PASSTHROUGH | _SORT if sort_keys else _PASSTHROUGH)
+    except (TypeError, orjson.JSONEncodeError):
+        return fallback(value)
+    if _differs(out) or (not nan_as_null and b"null" in out):
+        return fallback(value)
+    return out.decode("utf-8")
+
+
+def loads(text: str, fallback: Callable[[str], Any]) -> Any:
+    """``text`` parsed by ``orjson``, or by ``fallback`` (a standard-library ``decode``) wherever
+    ``orjson`` would fail or read a number differently (integers beyond 64 bits)."""
+    if _LONG_DIGITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return fallback(text)
+
+
+__all__ = ["compact", "loads"]

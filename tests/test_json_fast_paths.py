@@ -1,0 +1,116 @@
+"""The orjson fast paths write and read exactly what the standard library does (issue #27).
+
+The span layer's ``encoding.dumps``, the fold's ``_json.compact``/``_json.loads`` and the
+file writers use ``orjson`` where it gives the standard library's exact text, and hand the
+rest to the standard library (tiny floats, ``NaN``, integers beyond 64 bits, lone
+surrogates, non-``str`` keys). These property tests pin that the output is byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hypothesis import example, given, settings, strategies as st
+
+from otel_agents._spans import encoding
+from otel_agents.exporters.ecp import _json
+from otel_agents.exporters.ecp._envelope import _logs
+from otel_agents.exporters.ecp._facts import _decode, parse_json
+
+_STD_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_STD_SORTED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
+
+_floats = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+    [1e-5, -7.7e-05, 1e-7, 1.5e-300, 5e-324, 1e16, 1e22, 0.0001, 123456789.123])
+_ints = st.integers() | st.sampled_from([2**63, -(2**63) - 1, 2**64, 10**30])
+_text = st.text(alphabet=st.characters(blacklist_categories=()), max_size=20) | st.sampled_from(
+    ["\ud800", "null", "e-5", "0.0000", "é\u2028\x7f\x00"])
+_scalars = st.none() | st.booleans() | _ints | _floats | _text
+_data = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                     | st.dictionaries(_text, inner, max_size=4), max_leaves=20)
+
+
+def _outcome(fn: Any, value: Any) -> Any:
+    try:
+        return fn(value)
+    except (ValueError, TypeError) as exc:
+        return type(exc)
+
+
+_EDGES = [[math.nan], {"x": [math.inf, 1e-05]}, [2**64, -(2**63) - 1], ["\ud800"], {"z": 1, "a": [7.7e-05, None]}]
+
+
+def _examples(fn: Any) -> Any:
+    for edge in _EDGES:
+        fn = example(edge)(fn)
+    return fn
+
+
+@settings(max_examples=400, deadline=None)
+@given(_data)
+@_examples
+def test_span_layer_dumps_is_the_standard_librarys_text(data: Any) -> None:
+    std = _outcome(lambda d: json.dumps(d, ensure_ascii=False, separators=(",", ":"), allow_nan=False), data)
+    assert _outcome(encoding.dumps, data) == std
+
+
+@settings(max_examples=400, deadline=None)
+@given(_data)
+@_examples
+def test_fold_compact_json_is_the_standard_librarys_text(data: Any) -> None:
+    assert _outcome(lambda d: _json.compact(d, _STD_COMPACT), data) == _outcome(_STD_COMPACT, data)
+    assert _outcome(lambda d: _json.compact(d, _STD_SORTED, sort_keys=True), data) == _outcome(_STD_SORTED, data)
+
+
+def _nan_to_none(data: Any) -> Any:
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, (list, tuple)):
+        return [_nan_to_none(x) for x in data]
+    if isinstance(data, dict):
+        return {k: _nan_to_none(v) for k, v in data.items()}
+    return data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_text, _scalars | st.lists(_scalars, max_size=3).map(tuple), max_size=4))  # attribute values
+@example({"t": math.nan, "u": (1.0, math.inf), "v": 1e-07})
+def test_fold_logs_are_the_standard_librarys_text_with_non_finite_numbers_as_null(attributes: Any) -> None:
+    expected = _outcome(_STD_COMPACT, [{"attributes": _nan_to_none(attributes)}])
+    assert _outcome(lambda a: _logs([{"attributes": dict(a)}]), attributes) == expected
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with types (``1`` is not ``1.0``) and ``NaN`` equal to itself."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+@settings(max_examples=400, deadline=None)
+@given(_data, st.integers(min_value=0, max_value=40))
+@example([math.nan, 2**64, 1e-05], 5)
+def test_fold_parse_json_reads_what_the_standard_library_reads(data: Any, cut: int) -> None:
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+    except ValueError:
+        text = str(data)
+    for candidate in (text, text[:cut], text.replace("1", "1e400", 1)):
+        expected = _outcome(_decode, candidate)
+        assert _same(_outcome(lambda t: _json.loads(t, _decode), candidate), expected)
+        assert _same(parse_json(candidate), candidate if isinstance(expected, type) else expected)
+
+
+def test_big_integers_in_json_text_stay_exact() -> None:
+    # orjson reads integers beyond 64 bits as floats; the fold must keep them exact
+    assert parse_json('{"id": 18446744073709551616, "n": -9223372036854775809}') == {
+        "id": 18446744073709551616, "n": -9223372036854775809}
+    assert encoding.dumps({"x": 1e-05, "y": [2**64]}) == '{"x":1e-05,"y":[18446744073709551616]}'
