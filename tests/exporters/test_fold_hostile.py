@@ -218,3 +218,29 @@ def test_a_million_spans_stream_in_memory_bounded_by_the_largest_trace(tmp_path)
     assert first["metrics"]["tool_calls"] == 66 and first["metrics"]["model_calls"] == 33
     print(f"folded 1,000,000 spans in {elapsed:.1f} s, peak RSS {peak_mib:.0f} MiB "
           f"(one trace: {baseline_mib:.0f} MiB)")
+
+
+def test_every_attribute_the_fold_may_read_with_a_wrong_type_folds_without_error(rec):
+    """A producer that writes a number where a string array belongs (``gen_ai.response.finish_reasons
+    = 3``), a bool where a count belongs, a list where text belongs...: ``fold()`` folds the run
+    (the attribute read as absent or as its text) instead of raising and losing every run of the call.
+    Every attribute name of our semantic layer, on every kind of span, with each wrong type."""
+    from otel_agents.semconv import attributes as A
+
+    names = sorted({v for k, v in vars(A).items() if k.isupper() and isinstance(v, str) and "." in v}
+                   - {A.OTEL_AGENTS_SPAN_KIND})
+    hostile = [3, True, 2.5, ["x", "y"], [1, 2], [True], ""]
+    failures = []
+    for value in hostile:
+        rec.memory.clear()
+        for name in names:
+            with rec.app.start_as_current_span("run", attributes={A.OTEL_AGENTS_SPAN_KIND: "agent", name: value}):
+                for kind in ("model", "tool", "chain", "retriever"):
+                    with rec.app.start_as_current_span(kind, attributes={A.OTEL_AGENTS_SPAN_KIND: kind, name: value}):
+                        pass
+        try:
+            envelopes = fold(rec.spans)
+            json.dumps(envelopes, allow_nan=False)
+        except Exception as exc:  # noqa: BLE001 - collected, reported below
+            failures.append(f"{value!r}: {type(exc).__name__}: {exc}")
+    assert failures == []

@@ -191,10 +191,14 @@ def provider(span: FoldSpan) -> str | None:
 
 
 def finish_reasons(span: FoldSpan) -> list[str]:
+    """``gen_ai.response.finish_reasons`` (a string array; a lone string is accepted). Any other shape
+    (a number or bool from a foreign or broken producer) gives ``[]`` rather than failing the fold."""
     value = span.attributes.get(A.GEN_AI_RESPONSE_FINISH_REASONS)
     if isinstance(value, str):
         return [value]
-    return [str(v) for v in value or () if v]
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [str(v) for v in value if v]
 
 
 def token_count(span: FoldSpan, key: str) -> int | None:
