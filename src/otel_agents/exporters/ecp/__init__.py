@@ -112,7 +112,9 @@ def fold(spans: Iterable[ReadableSpan], *, include_thoughts: bool = False,
     runs.reverse()
     envelopes = []
     while runs:  # each run is let go once folded: its span copies are freed early (less memory, less GC work)
-        envelopes.append(build_envelope(runs.pop(), include_thoughts=include_thoughts))
+        envelope = build_envelope(runs.pop(), include_thoughts=include_thoughts)
+        if envelope is not None:
+            envelopes.append(envelope)
     return envelopes
 
 

@@ -44,8 +44,12 @@ def _logs(records: list[dict[str, Any]]) -> str:
         return _LOGS_JSON(records)
 
 
-def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any]:
-    """The ECP result envelope of one run (see the module docstring for the mapping)."""
+def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any] | None:
+    """The ECP result envelope of one run (see the module docstring for the mapping).
+
+    ``None`` for a run rooted in another vocabulary's span that holds none of the facts an envelope
+    reports (no output, no tool call, no model call, no error): no envelope rather than an empty one.
+    """
     tree = RunTree(run)
     spans = tree.spans
     models: list[F.FoldSpan] = []
@@ -63,10 +67,14 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
+    public_output = _public_output(run, paused)
+    if (public_output is None and not tool_calls and not models and not errors and run.root is not None
+            and F.frozen(run.root).foreign):
+        return None
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
     envelope: dict[str, Any] = {
         "status": "paused" if paused else "done",
-        "public_output": _public_output(run, paused),
+        "public_output": public_output,
         "tool_calls": tool_calls,
         "evaluation_context": context,
         "logs": _logs([_log_record(s) for s in spans]),

@@ -23,6 +23,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
+from ._vocabularies import read_foreign
 
 _UNSET = object()
 
@@ -41,11 +42,15 @@ class FoldSpan:
     ``semantic_kind`` (:func:`kind`), ``error`` (status ERROR) and
     ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
     missing) and ``span_kind`` (the OTel ``SpanKind``: which foreign spans are the
-    run's side effects). Duck-types ``ReadableSpan``.
+    run's side effects). A span without our kind attribute is read by the
+    vocabulary reader that fits it (:func:`._vocabularies.read_foreign`: OTel
+    GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
+    ``foreign`` (``True``: the kind comes from another vocabulary). Duck-types
+    ``ReadableSpan``.
     """
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
-                 "span_id", "parent_id", "semantic_kind", "error", "duration_ms", "span_kind")
+                 "span_id", "parent_id", "semantic_kind", "foreign", "error", "duration_ms", "span_kind")
 
     def __init__(self, span: ReadableSpan):
         self.name = span.name
@@ -58,6 +63,10 @@ class FoldSpan:
         self.span_id: int = ctx.span_id if ctx is not None else 0
         self.parent_id: int | None = parent.span_id if parent is not None else None
         self.semantic_kind: str | None = _kind_value(self.attributes.get(A.OTEL_AGENTS_SPAN_KIND))
+        self.foreign = False
+        if self.semantic_kind is None and self.attributes:
+            self.semantic_kind = read_foreign(self.attributes)
+            self.foreign = self.semantic_kind is not None
         self.error: bool = status is not None and status.status_code is StatusCode.ERROR
         self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
         self.span_kind: SpanKind = getattr(span, "kind", None) or SpanKind.INTERNAL
