@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -67,7 +68,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
-    public_output = _public_output(run, paused)
+    public_output = _public_output(run, tree, paused)
     if (public_output is None and not tool_calls and not models and not errors and run.root is not None
             and F.frozen(run.root).foreign):
         return None
@@ -100,15 +101,29 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     return envelope
 
 
-def _public_output(run: Run, paused: bool) -> str | None:
+def _public_output(run: Run, tree: RunTree, paused: bool) -> str | None:
     """The root's output as text; for a paused run only the assistant text it produced before
-    pausing (case E-2: the state a paused graph returns holds the user's prompt, not an answer)."""
+    pausing (case E-2: the state a paused graph returns holds the user's prompt, not an answer).
+
+    A root of another vocabulary (issue 25) that recorded no output, or whose output only wraps the
+    run's answer (LlamaIndex's ``StopEvent(...)`` repr under OpenInference), gives the answer of the
+    run's last model response instead (:meth:`RunTree.final_answer`): the answer is in the text, or
+    the text is a Python object's repr (``Name(field=...``, often cut short)."""
     if run.root is None:
         return None
     root = F.frozen(run.root)
-    if not paused:
-        return F.output_text(root)
-    return F.assistant_text(F.output_value(root))
+    if paused:
+        return F.assistant_text(F.output_value(root))
+    text = F.output_text(root)
+    if root.foreign and (text is None or root.attributes.get(A.OUTPUT_MIME_TYPE) != A.MIME_JSON):
+        answer = tree.final_answer()
+        if answer and (text is None or (answer != text and (answer in text or _OBJECT_REPR.match(text)))):
+            return answer
+    return text
+
+
+# A Python object's repr recorded as a span's output (``StopEvent(result=...)``), often cut short.
+_OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
 
 
 def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:

@@ -411,6 +411,7 @@ def assistant_text(data: Any) -> str | None:
         return None
     if not any("role" in m or "type" in m for m in data):
         return None
+    data = [_langchain_message(m) for m in data]
     for message in reversed(data):
         role = message.get("role") or message.get("type")
         if role in _ASSISTANT_ROLES:
@@ -418,6 +419,14 @@ def assistant_text(data: Any) -> str | None:
             if text:
                 return text
     return None
+
+
+def _langchain_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A LangChain message as recorded whole by other instrumentations, as the plain message inside:
+    ``{"type": "ai", "data": {...}}`` (``messages_to_dict``) or ``{"lc": 1, "type": "constructor",
+    "kwargs": {...}}`` (``dumpd``); any other dict as it is."""
+    inner = message.get("data") if "data" in message else message.get("kwargs") if message.get("lc") else None
+    return inner if isinstance(inner, dict) and ("type" in inner or "role" in inner) else message
 
 
 def message_text(message: dict[str, Any]) -> str | None:
@@ -465,6 +474,49 @@ def requested_calls(span: FoldSpan) -> list[str]:
             numbers = tuple(int(n) for n in re.findall(r"\.(\d+)\.", key[len(prefix) - 1:]))
             found.append((numbers, value or "?"))
     return [name for _, name in sorted(found)]
+
+
+def model_answer(span: FoldSpan) -> str | None:
+    """The assistant text of a model span's output: the text parts of ``gen_ai.output.messages``,
+    else OpenInference ``llm.output_messages.{i}.message.content`` (the last assistant message);
+    ``None`` when not recorded."""
+    a = span.attributes
+    raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
+    if raw is not None:
+        return assistant_text(parse_json(raw))
+    prefix = A.LLM_OUTPUT_MESSAGES + "."
+    found: list[tuple[int, str]] = []
+    for key, value in a.items():
+        if key.startswith(prefix) and key.endswith("." + A.MESSAGE_CONTENT) and isinstance(value, str) and value:
+            index = key[len(prefix):].split(".", 1)[0]
+            if index.isdigit() and a.get(f"{prefix}{index}.{A.MESSAGE_ROLE}", "assistant") in _ASSISTANT_ROLES:
+                found.append((int(index), value))
+    return max(found)[1] if found else None
+
+
+def requested_arguments(span: FoldSpan) -> dict[str, Any]:
+    """The arguments of the tool calls a model span's output requested, by call id: the ``tool_call``
+    parts of ``gen_ai.output.messages`` (``id``, ``arguments``), else OpenInference
+    ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.id`` / ``.function.arguments`` (JSON
+    text, parsed). Calls without an id are left out."""
+    a = span.attributes
+    found: dict[str, Any] = {}
+    raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
+    if raw is not None:
+        data = parse_json(raw)
+        for message in data if isinstance(data, list) else ():
+            parts = message.get("parts") if isinstance(message, dict) else None
+            for part in parts if isinstance(parts, list) else ():
+                if isinstance(part, dict) and part.get("type") == "tool_call" and _str(part.get("id")):
+                    args = part.get("arguments")
+                    found[part["id"]] = parse_json(args) if isinstance(args, str) else args
+        return found
+    prefix, id_suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_ID
+    for key, value in a.items():
+        if key.startswith(prefix) and key.endswith(id_suffix) and _str(value):
+            args = a.get(key[:-len(id_suffix)] + "." + A.TOOL_CALL_FUNCTION_ARGUMENTS)
+            found[value] = parse_json(args) if isinstance(args, str) else args
+    return found
 
 
 def reasoning_texts(span: FoldSpan) -> list[str]:

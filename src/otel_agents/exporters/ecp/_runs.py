@@ -148,6 +148,7 @@ class RunTree:
         self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
+        self._requested_args: dict[str, Any] | None = None
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
 
     def _drop_duplicate_views(self) -> None:
@@ -230,11 +231,37 @@ class RunTree:
         return name
 
     def arguments(self, span: F.FoldSpan) -> dict[str, Any]:
-        """:func:`~._facts.tool_arguments` of the span (shared: do not modify)."""
+        """:func:`~._facts.tool_arguments` of the span (shared: do not modify). For a foreign tool span
+        that recorded no arguments object (OpenInference's LangChain tool spans keep only the tool's
+        input text), the arguments the model requested under the same call id, when a model span
+        of the run recorded them."""
         args = self._arguments.get(span)
         if args is None:
-            args = self._arguments[span] = F.tool_arguments(span)
+            args = F.tool_arguments(span)
+            if span.foreign and (not args or list(args) == ["input"]):
+                call_id = F.tool_call_id(span)
+                requested = self._requested().get(call_id) if call_id is not None else None
+                if isinstance(requested, dict):
+                    args = requested
+            self._arguments[span] = args
         return args
+
+    def _requested(self) -> dict[str, Any]:
+        """Arguments of every tool call the run's model spans requested, by call id (built once)."""
+        if self._requested_args is None:
+            self._requested_args = {}
+            for span in self.spans:
+                if span.semantic_kind == "model":
+                    self._requested_args.update(F.requested_arguments(span))
+        return self._requested_args
+
+    def final_answer(self) -> str | None:
+        """The text of the run's last model response that requested no tool call (its answer), or
+        ``None``."""
+        for span in reversed(self.spans):
+            if span.semantic_kind == "model" and not F.requested_calls(span):
+                return F.model_answer(span)
+        return None
 
     def usage(self, span: F.FoldSpan) -> tuple[int | None, int | None, int | None]:
         """:func:`~._facts.usage` of the span."""

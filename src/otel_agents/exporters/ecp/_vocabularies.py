@@ -81,9 +81,7 @@ def read_foreign(a: dict[str, Any]) -> str | None:
     oi = a.get(A.OPENINFERENCE_SPAN_KIND)
     if oi is not None:
         kind = _OPENINFERENCE_KINDS.get(oi.upper()) if isinstance(oi, str) else None
-        if kind is not None:
-            _read_openinference(a, kind)
-        return kind
+        return _read_openinference(a, kind) if kind is not None else None
     tl = a.get(TRACELOOP_SPAN_KIND)
     if tl is None:
         tl = a.get(LLM_REQUEST_TYPE)
@@ -134,7 +132,15 @@ def _read_genai(a: dict[str, Any], kind: str) -> None:
             a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
 
 
-def _read_openinference(a: dict[str, Any], kind: str) -> None:
+_OI_MODEL_CALL_KEYS = (A.LLM_INPUT_MESSAGES + ".", A.LLM_OUTPUT_MESSAGES + ".", "llm.token_count.")
+
+
+def _read_openinference(a: dict[str, Any], kind: str) -> str | None:
+    if kind == "model":
+        # LlamaIndex marks helpers such as ``_prepare_chat_with_tools`` LLM too: a model span carries
+        # messages or token counts; one with neither is not a request to the model.
+        if not any(key.startswith(_OI_MODEL_CALL_KEYS) for key in a):
+            return None
     if kind == "model" or kind == "embedding":
         _copy(a, A.LLM_MODEL_NAME if kind == "model" else A.EMBEDDING_MODEL_NAME, A.GEN_AI_REQUEST_MODEL)
         _copy(a, A.LLM_PROVIDER, A.GEN_AI_PROVIDER_NAME)
@@ -143,6 +149,59 @@ def _read_openinference(a: dict[str, Any], kind: str) -> None:
         _copy(a, A.LLM_TOKEN_COUNT_COMPLETION, A.GEN_AI_USAGE_OUTPUT_TOKENS)
     elif kind == "tool":
         _copy(a, A.TOOL_CALL_ID, A.GEN_AI_TOOL_CALL_ID)
+        _read_openinference_tool(a)
+    return kind
+
+
+def _parse(value: Any) -> Any:
+    if not isinstance(value, str) or not value.startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def _read_openinference_tool(a: dict[str, Any]) -> None:
+    """The framework objects OpenInference records whole on a tool span, unwrapped: a call's
+    ``{"args", "kwargs"}`` input (LlamaIndex) gives the arguments; a LangChain ``ToolMessage``
+    (``{"type": "tool", "data": {...}}``) gives the result text and the call id; a LlamaIndex
+    ``ToolOutput`` (``raw_input``, ``raw_output``) the arguments and the result."""
+    if A.GEN_AI_TOOL_CALL_ARGUMENTS not in a:
+        arguments = _call_arguments(_parse(a.get(A.INPUT_VALUE)))
+        if arguments is not None:
+            a[A.GEN_AI_TOOL_CALL_ARGUMENTS] = _json_text(arguments)
+    out = _parse(a.get(A.OUTPUT_VALUE))
+    if not isinstance(out, dict):
+        return
+    data = out.get("data")
+    if out.get("type") == "tool" and isinstance(data, dict):  # a LangChain ToolMessage
+        if A.GEN_AI_TOOL_CALL_ID not in a and isinstance(data.get("tool_call_id"), str):
+            a[A.GEN_AI_TOOL_CALL_ID] = data["tool_call_id"]
+        result = data.get("content")
+    elif "raw_output" in out and "tool_name" in out:  # a LlamaIndex ToolOutput
+        if A.GEN_AI_TOOL_CALL_ARGUMENTS not in a:
+            arguments = _call_arguments(out.get("raw_input"))
+            if arguments is not None:
+                a[A.GEN_AI_TOOL_CALL_ARGUMENTS] = _json_text(arguments)
+        result = out.get("raw_output")
+    else:
+        return
+    if isinstance(result, str):
+        a[A.OUTPUT_VALUE] = result
+        a.pop(A.OUTPUT_MIME_TYPE, None)
+    else:
+        a[A.OUTPUT_VALUE], a[A.OUTPUT_MIME_TYPE] = _json_text(result), A.MIME_JSON
+
+
+def _call_arguments(data: Any) -> dict[str, Any] | None:
+    """The keyword arguments of a recorded Python call ``{"args": [...], "kwargs": {...}}`` (only when
+    there are no positional ones), else ``None``."""
+    if isinstance(data, dict) and data and set(data) <= {"args", "kwargs"} and not data.get("args"):
+        kwargs = data.get("kwargs")
+        if isinstance(kwargs, dict):
+            return kwargs
+    return None
 
 
 def _read_traceloop(a: dict[str, Any], kind: str) -> None:
