@@ -142,6 +142,22 @@ def test_cli_folds_a_peer_fixture(tmp_path: Path) -> None:
         [e["public_output"] for e in peer_envelopes("openinference_langchain")]
 
 
+def _graded(envelope: dict[str, Any]) -> tuple:
+    return (envelope["trace_id"], envelope["public_output"], envelope["usage"], envelope["evaluation_context"],
+            [(c["name"], c["arguments"], c["id"], c["result"], c["status"]) for c in envelope["tool_calls"]])
+
+
+def test_phoenix_span_search_page_folds_like_the_otlp_it_was_sent() -> None:
+    """Phoenix's JSON export (``GET /v1/projects/{project}/spans/otlpv1``, recorded from a real Phoenix
+    by ``scripts/fixtures/record_phoenix_page.py``) is OTLP spans without the resource/scope envelope, with
+    proto field names and explicit nulls: ``otel-agents fold`` reads it, and the envelopes are those of
+    the OTLP/JSON the spans were sent as (resource and scope are lost; the fold reads neither)."""
+    page = FIXTURES / "phoenix_otlpv1_openinference_langchain.json"
+    assert "resourceSpans" not in page.read_text(encoding="utf-8")[:200]
+    from_phoenix = check(fold(read_otlp_json(page)))
+    assert sorted(map(_graded, from_phoenix)) == sorted(map(_graded, peer_envelopes("openinference_langchain")))
+
+
 # -- the readers on hand-made spans ----------------------------------------------------------------
 
 def test_mixed_trace_folds_as_one_run(rec: Any) -> None:
