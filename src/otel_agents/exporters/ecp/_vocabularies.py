@@ -52,7 +52,7 @@ GEN_AI_SYSTEM = "gen_ai.system"                          # OTel GenAI before v1.
 GEN_AI_USAGE_PROMPT_TOKENS = "gen_ai.usage.prompt_tokens"
 GEN_AI_USAGE_COMPLETION_TOKENS = "gen_ai.usage.completion_tokens"
 PYDANTIC_AI_FINAL_RESULT = "final_result"                # PydanticAI: the agent run's output
-PYDANTIC_AI_TOOL_ARGUMENTS = "tool_arguments"            # PydanticAI (instrumentation versions 1-2)
+PYDANTIC_AI_TOOL_ARGUMENTS = "tool_arguments"            # PydanticAI with InstrumentationSettings(version=2)
 PYDANTIC_AI_TOOL_RESPONSE = "tool_response"
 PYDANTIC_AI_AGENT_NAME = "agent_name"
 PYDANTIC_AI_MODEL_NAME = "model_name"
@@ -116,7 +116,7 @@ def _read_genai(a: dict[str, Any], kind: str) -> None:
     if kind == "model":
         _copy(a, GEN_AI_USAGE_PROMPT_TOKENS, A.GEN_AI_USAGE_INPUT_TOKENS)
         _copy(a, GEN_AI_USAGE_COMPLETION_TOKENS, A.GEN_AI_USAGE_OUTPUT_TOKENS)
-    elif kind == "tool":  # PydanticAI's own names (instrumentation versions 1 and 2)
+    elif kind == "tool":  # PydanticAI's own names (instrumentation version 2)
         _copy(a, PYDANTIC_AI_TOOL_ARGUMENTS, A.GEN_AI_TOOL_CALL_ARGUMENTS)
         _copy(a, PYDANTIC_AI_TOOL_RESPONSE, A.GEN_AI_TOOL_CALL_RESULT)
     elif kind == "agent":
