@@ -261,3 +261,26 @@ def test_genai_agent_span_without_output_gives_the_models_answer(rec: Any) -> No
     assert env["public_output"] == "Hello."
     assert env["usage"] == {"input_tokens": 7, "output_tokens": 2, "total_tokens": 9}
     assert env["agents"][0]["name"] == "support"
+
+
+def test_damaged_foreign_attributes_are_tolerated(rec: Any) -> None:
+    """Wrong types and broken JSON in the attributes the readers copy give schema-valid envelopes, no error."""
+    app = rec.app
+    with app.start_as_current_span("root", attributes={"openinference.span.kind": "AGENT", "output.value": 42,
+                                                        "output.mime_type": "application/json"}):
+        app.start_span("t1", attributes={"openinference.span.kind": "TOOL", "input.value": '{"kwargs": 3}',
+                                         "output.value": '{"type": "tool", "data": 5}', "tool_call.id": 3}).end()
+        app.start_span("t2", attributes={"openinference.span.kind": "tool", "input.value": "{broken",
+                                         "output.value": '{"raw_output": [1], "tool_name": "x", "raw_input": 1}'}).end()
+        app.start_span("m", attributes={"openinference.span.kind": "LLM", "llm.token_count.prompt": "x",
+                                        "llm.output_messages.0.message.content": 5}).end()
+        app.start_span("a", attributes={"gen_ai.operation.name": "invoke_agent", "final_result": 3.5,
+                                        "agent_name": ["x"]}).end()
+        app.start_span("w", attributes={"traceloop.span.kind": "tool", "traceloop.entity.input": "{bad",
+                                        "traceloop.entity.output": '{"args": [1, 2]}'}).end()
+        app.start_span("c", attributes={"llm.request.type": "chat", "gen_ai.usage.prompt_tokens": -1}).end()
+    problems: list[str] = []
+    [env] = check(fold(rec.spans, problems=problems))
+    assert problems == []
+    assert env["public_output"] == "42"
+    assert [c["name"] for c in env["tool_calls"]] == ["t1", "t2", "w"]
