@@ -26,7 +26,7 @@ before.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
 from ...semconv import attributes as A
 
@@ -70,18 +70,22 @@ def read_foreign(a: dict[str, Any]) -> str | None:
     Args:
         a: the span's attributes, a private ``dict`` copy: the facts found are
             added to it under the names the fold reads (``gen_ai.*``,
-            ``input.value``/``output.value``); keys already present are kept.
+            ``input.value``/``output.value``); keys already present are kept,
+            except an OpenInference tool's ``output.value`` holding a framework's
+            result object, which is replaced by the result inside it.
+
+    A value a vocabulary does not define (an unknown ``gen_ai.operation.name``)
+    lets the next vocabulary try.
     """
     op = a.get(A.GEN_AI_OPERATION_NAME)
-    if op is not None:
-        kind = _GENAI_KINDS.get(op) if isinstance(op, str) else None
-        if kind is not None:
-            _read_genai(a, kind)
+    kind = _GENAI_KINDS.get(op) if isinstance(op, str) else None
+    if kind is not None:
+        _read_genai(a, kind)
         return kind
     oi = a.get(A.OPENINFERENCE_SPAN_KIND)
-    if oi is not None:
-        kind = _OPENINFERENCE_KINDS.get(oi.upper()) if isinstance(oi, str) else None
-        return _read_openinference(a, kind) if kind is not None else None
+    kind = _OPENINFERENCE_KINDS.get(oi.upper()) if isinstance(oi, str) else None
+    if kind is not None:
+        return _read_openinference(a, kind)
     tl = a.get(TRACELOOP_SPAN_KIND)
     if tl is None:
         tl = a.get(LLM_REQUEST_TYPE)
@@ -93,12 +97,12 @@ def read_foreign(a: dict[str, Any]) -> str | None:
     return kind
 
 
-def _copy(a: dict[str, Any], source: str, target: str, convert: Callable[[Any], Any] | None = None) -> None:
+def _copy(a: dict[str, Any], source: str, target: str) -> None:
     """``a[target] = a[source]`` unless ``target`` is set or ``source`` missing."""
     if target not in a:
         value = a.get(source)
         if value is not None:
-            a[target] = convert(value) if convert is not None else value
+            a[target] = value
 
 
 def _json_text(value: Any) -> Any:
