@@ -99,6 +99,9 @@ def table(results: str) -> str:
     if "fold" in data:
         r = data["fold"]
         lines.append(f"| ECP `fold()` | {r['spans_per_s']:,} spans/s ({r['spans']:,} spans, {r['runs']:,} runs) |")
+        for peer, x in r.get("foreign", {}).items():
+            lines.append(f"| ECP `fold()` of a peer's trace: `{peer}` | {x['spans_per_s']:,} spans/s "
+                         f"({x['spans']:,} spans, {x['runs']:,} runs) |")
         targets.append(("ECP fold ≥ 100,000 spans/s", f"{r['spans_per_s']:,}", _yes(r["target_met"])))
     if "memory" in data:
         r = data["memory"]

@@ -145,7 +145,8 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
         return ", ".join(f"{k} {v['span_us']:.0f} µs ({v['vs_floor']:.1f}×)" for k, v in r["shapes"].items()) + \
             f"; floor {r['floor_span_us']:.1f} µs [{r['wall_s']} s]"
     if job == "fold":
-        return f"{r['spans_per_s']:,} spans/s over {r['spans']:,} spans [{r['wall_s']} s]"
+        foreign = ", ".join(f"{k} {v['spans_per_s']:,}" for k, v in r.get("foreign", {}).items())
+        return f"{r['spans_per_s']:,} spans/s over {r['spans']:,} spans; peers' traces: {foreign} [{r['wall_s']} s]"
     if job == "memory":
         return (f"{r['spans']:,} spans, RSS {r['rss_after_warmup_mib']} → {r['rss_end_mib']} MiB, "
                 f"flat={r['flat']} [{r['wall_s']} s]")

@@ -49,6 +49,10 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert all(shape["span_us"] > 0 for shape in spans.values())
     fold = load("fold")
     assert fold["spans"] > 0 and fold["runs"] == fold["spans"] // 6
+    # the peers' golden traces (issue 25): five runs per copy of each fixture
+    assert set(fold["foreign"]) == {"openinference_langchain", "openinference_llama_index", "otel_genai_openai_v2",
+                                    "pydantic_ai_native"}
+    assert all(x["runs"] > 0 and x["runs"] % 5 == 0 for x in fold["foreign"].values())
     memory = load("memory")
     assert memory["envelopes"] == memory["runs"] and memory["samples"][-1]["tracked_spans"] == 0
     assert load("file")["spans"] > 0

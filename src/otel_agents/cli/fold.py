@@ -1,10 +1,12 @@
 """``otel-agents fold TRACES.jsonl [-o ENVELOPES.jsonl]``: re-fold stored traces into ECP envelopes.
 
-Reads OTLP/JSON lines (written by :class:`otel_agents.exporters.file.OTLPJsonFileExporter`
-or an OpenTelemetry Collector ``file`` exporter; ``-`` reads standard input),
-folds every run into an ECP result envelope and writes one envelope per line
-(to standard output, or to ``-o``), so a new metric or grader can run over old
-runs without re-running any agent.
+Reads OTLP/JSON lines (written by :class:`otel_agents.exporters.file.OTLPJsonFileExporter`,
+an OpenTelemetry Collector ``file`` exporter, or pages of Phoenix's span search;
+``-`` reads standard input), folds every run into an ECP result envelope and
+writes one envelope per line (to standard output, or to ``-o``), so a new metric
+or grader can run over old runs without re-running any agent. Traces recorded by
+other instrumentations (OTel GenAI, PydanticAI, OpenInference, OpenLLMetry) fold
+too (``docs/ecp.md``).
 
 It streams: lines are read one at a time and each trace is folded as soon as it
 is complete (its root span and every parent it names have been read), so

@@ -244,7 +244,10 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     :data:`MAX_VALUE_DEPTH`, longer than :data:`MAX_LINE_BYTES`, not an object,
     a field of the wrong type, an id that is not hex of the right length.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
-    nothing, silently.
+    nothing, silently. A page of Phoenix's span search (``GET
+    /v1/projects/{project}/spans/otlpv1``: ``{"data": [span, ...], "next_cursor": ...}``,
+    spans in the OTLP span shape with proto field names but no resource or scope
+    around them) is read as the spans of one resource and scope, both empty.
 
     Raises:
         OSError: the file cannot be opened.
@@ -318,7 +321,10 @@ def _parse_line(text: str | bytes) -> list[ReadableSpan]:
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
     if "resourceSpans" not in data and "resource_spans" not in data:
-        return []
+        if "next_cursor" in data and isinstance(data.get("data"), list):  # a Phoenix span-search page
+            data = {"resourceSpans": [{"scopeSpans": [{"spans": data["data"]}]}]}
+        else:
+            return []
     try:
         return _Decoder().request(data)
     except _BadId:
@@ -517,6 +523,8 @@ class _Decoder:
         if depth >= MAX_VALUE_DEPTH:
             raise ValueError(f"{where}: attribute value nested deeper than {MAX_VALUE_DEPTH} levels")
         for name, value in v.items():
+            if value is None:  # proto3 JSON mapping: null means the field's default (Phoenix writes every field)
+                continue
             name = _CAMEL.get(name, name)
             if name == "stringValue" and isinstance(value, str):
                 return value

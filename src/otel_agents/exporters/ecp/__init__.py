@@ -24,9 +24,18 @@ or re-fold stored traces offline: ``otel-agents fold TRACES.jsonl -o ENVELOPES.j
 each trace is folded as soon as it is complete, memory bounded by the largest trace.
 
 What is one run: the subtree of each outermost semantic span of a trace (the
-first span, from the top down, with ``otel_agents.span.kind``); non-semantic
-ancestors such as an HTTP server span are ignored, so a trace may hold several
-runs.
+first span, from the top down, with ``otel_agents.span.kind`` or a kind of
+another vocabulary, below); non-semantic ancestors such as an HTTP server span
+are ignored, so a trace may hold several runs.
+
+Traces recorded by others fold too (issue 25): a span without our kind is read
+by the vocabulary reader that fits it — OTel GenAI ``gen_ai.operation.name``
+(PydanticAI's native instrumentation included), OpenInference
+``openinference.span.kind``, OpenLLMetry ``traceloop.span.kind`` — see
+:mod:`._vocabularies` and the table in ``docs/ecp.md``. Mixed traces fold as one
+run; another instrumentation's view of one of our steps is not a second step;
+spans of an unknown vocabulary are plain spans; a foreign run with no output, tool
+call, model call or error gives no envelope.
 
 The envelope (``docs/ecp.md`` shows an example; the JSON Schema is
 :data:`SCHEMA_PATH`):
@@ -112,7 +121,9 @@ def fold(spans: Iterable[ReadableSpan], *, include_thoughts: bool = False,
     runs.reverse()
     envelopes = []
     while runs:  # each run is let go once folded: its span copies are freed early (less memory, less GC work)
-        envelopes.append(build_envelope(runs.pop(), include_thoughts=include_thoughts))
+        envelope = build_envelope(runs.pop(), include_thoughts=include_thoughts)
+        if envelope is not None:
+            envelopes.append(envelope)
     return envelopes
 
 

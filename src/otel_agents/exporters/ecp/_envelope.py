@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -45,8 +46,12 @@ def _logs(records: list[dict[str, Any]]) -> str:
         return _LOGS_JSON(records)
 
 
-def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any]:
-    """The ECP result envelope of one run (see the module docstring for the mapping)."""
+def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any] | None:
+    """The ECP result envelope of one run (see the module docstring for the mapping).
+
+    ``None`` for a run rooted in another vocabulary's span that holds none of the facts an envelope
+    reports (no output, no tool call, no model call, no error): no envelope rather than an empty one.
+    """
     tree = RunTree(run)
     spans = tree.spans
     models: list[F.FoldSpan] = []
@@ -64,10 +69,14 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
+    public_output = _public_output(run, tree, paused)
+    if (public_output is None and not tool_calls and not models and not errors and run.root is not None
+            and F.frozen(run.root).foreign):
+        return None
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
     envelope: dict[str, Any] = {
         "status": "paused" if paused else "done",
-        "public_output": _public_output(run, paused),
+        "public_output": public_output,
         "tool_calls": tool_calls,
         "evaluation_context": context,
         "logs": _logs([_log_record(s) for s in spans]),
@@ -93,15 +102,29 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     return envelope
 
 
-def _public_output(run: Run, paused: bool) -> str | None:
+def _public_output(run: Run, tree: RunTree, paused: bool) -> str | None:
     """The root's output as text; for a paused run only the assistant text it produced before
-    pausing (case E-2: the state a paused graph returns holds the user's prompt, not an answer)."""
+    pausing (case E-2: the state a paused graph returns holds the user's prompt, not an answer).
+
+    A root of another vocabulary (issue 25) that recorded no output, or whose output only wraps the
+    run's answer (LlamaIndex's ``StopEvent(...)`` repr under OpenInference), gives the answer of the
+    run's last model response instead (:meth:`RunTree.final_answer`): the answer is in the text, or
+    the text is a Python object's repr (``Name(field=...``, often cut short)."""
     if run.root is None:
         return None
     root = F.frozen(run.root)
-    if not paused:
-        return F.output_text(root)
-    return F.assistant_text(F.output_value(root))
+    if paused:
+        return F.assistant_text(F.output_value(root))
+    text = F.output_text(root)
+    if root.foreign and (text is None or root.attributes.get(A.OUTPUT_MIME_TYPE) != A.MIME_JSON):
+        answer = tree.final_answer()
+        if answer and (text is None or (answer != text and (answer in text or _OBJECT_REPR.match(text)))):
+            return answer
+    return text
+
+
+# A Python object's repr recorded as a span's output (``StopEvent(result=...)``), often cut short.
+_OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
 
 
 def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:

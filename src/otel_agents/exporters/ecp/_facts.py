@@ -24,6 +24,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
 from . import _json
+from ._vocabularies import read_foreign
 
 _UNSET = object()
 
@@ -42,11 +43,15 @@ class FoldSpan:
     ``semantic_kind`` (:func:`kind`), ``error`` (status ERROR) and
     ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
     missing) and ``span_kind`` (the OTel ``SpanKind``: which foreign spans are the
-    run's side effects). Duck-types ``ReadableSpan``.
+    run's side effects). A span without our kind attribute is read by the
+    vocabulary reader that fits it (:func:`._vocabularies.read_foreign`: OTel
+    GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
+    ``foreign`` (``True``: the kind comes from another vocabulary). Duck-types
+    ``ReadableSpan``.
     """
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
-                 "span_id", "parent_id", "semantic_kind", "error", "duration_ms", "span_kind")
+                 "span_id", "parent_id", "semantic_kind", "foreign", "error", "duration_ms", "span_kind")
 
     def __init__(self, span: ReadableSpan):
         self.name = span.name
@@ -59,6 +64,10 @@ class FoldSpan:
         self.span_id: int = ctx.span_id if ctx is not None else 0
         self.parent_id: int | None = parent.span_id if parent is not None else None
         self.semantic_kind: str | None = _kind_value(self.attributes.get(A.OTEL_AGENTS_SPAN_KIND))
+        self.foreign = False
+        if self.semantic_kind is None and self.attributes:
+            self.semantic_kind = read_foreign(self.attributes)
+            self.foreign = self.semantic_kind is not None
         self.error: bool = status is not None and status.status_code is StatusCode.ERROR
         self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
         self.span_kind: SpanKind = getattr(span, "kind", None) or SpanKind.INTERNAL
@@ -407,6 +416,7 @@ def assistant_text(data: Any) -> str | None:
         return None
     if not any("role" in m or "type" in m for m in data):
         return None
+    data = [_langchain_message(m) for m in data]
     for message in reversed(data):
         role = message.get("role") or message.get("type")
         if role in _ASSISTANT_ROLES:
@@ -414,6 +424,14 @@ def assistant_text(data: Any) -> str | None:
             if text:
                 return text
     return None
+
+
+def _langchain_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A LangChain message as recorded whole by other instrumentations, as the plain message inside:
+    ``{"type": "ai", "data": {...}}`` (``messages_to_dict``) or ``{"lc": 1, "type": "constructor",
+    "kwargs": {...}}`` (``dumpd``); any other dict as it is."""
+    inner = message.get("data") if "data" in message else message.get("kwargs") if message.get("lc") else None
+    return inner if isinstance(inner, dict) and ("type" in inner or "role" in inner) else message
 
 
 def message_text(message: dict[str, Any]) -> str | None:
@@ -461,6 +479,49 @@ def requested_calls(span: FoldSpan) -> list[str]:
             numbers = tuple(int(n) for n in re.findall(r"\.(\d+)\.", key[len(prefix) - 1:]))
             found.append((numbers, value or "?"))
     return [name for _, name in sorted(found)]
+
+
+def model_answer(span: FoldSpan) -> str | None:
+    """The assistant text of a model span's output: the text parts of ``gen_ai.output.messages``,
+    else OpenInference ``llm.output_messages.{i}.message.content`` (the last assistant message);
+    ``None`` when not recorded."""
+    a = span.attributes
+    raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
+    if raw is not None:
+        return assistant_text(parse_json(raw))
+    prefix = A.LLM_OUTPUT_MESSAGES + "."
+    found: list[tuple[int, str]] = []
+    for key, value in a.items():
+        if key.startswith(prefix) and key.endswith("." + A.MESSAGE_CONTENT) and isinstance(value, str) and value:
+            index = key[len(prefix):].split(".", 1)[0]
+            if index.isdigit() and a.get(f"{prefix}{index}.{A.MESSAGE_ROLE}", "assistant") in _ASSISTANT_ROLES:
+                found.append((int(index), value))
+    return max(found)[1] if found else None
+
+
+def requested_arguments(span: FoldSpan) -> dict[str, Any]:
+    """The arguments of the tool calls a model span's output requested, by call id: the ``tool_call``
+    parts of ``gen_ai.output.messages`` (``id``, ``arguments``), else OpenInference
+    ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.id`` / ``.function.arguments`` (JSON
+    text, parsed). Calls without an id are left out."""
+    a = span.attributes
+    found: dict[str, Any] = {}
+    raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
+    if raw is not None:
+        data = parse_json(raw)
+        for message in data if isinstance(data, list) else ():
+            parts = message.get("parts") if isinstance(message, dict) else None
+            for part in parts if isinstance(parts, list) else ():
+                if isinstance(part, dict) and part.get("type") == "tool_call" and _str(part.get("id")):
+                    args = part.get("arguments")
+                    found[part["id"]] = parse_json(args) if isinstance(args, str) else args
+        return found
+    prefix, id_suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_ID
+    for key, value in a.items():
+        if key.startswith(prefix) and key.endswith(id_suffix) and _str(value):
+            args = a.get(key[:-len(id_suffix)] + "." + A.TOOL_CALL_FUNCTION_ARGUMENTS)
+            found[value] = parse_json(args) if isinstance(args, str) else args
+    return found
 
 
 def reasoning_texts(span: FoldSpan) -> list[str]:

@@ -289,6 +289,8 @@ class ECPFoldingProcessor(SpanProcessor):
             except Exception as exc:  # noqa: BLE001
                 report_internal_error("ecp.fold", exc)
                 continue
+            if envelope is None:
+                continue
             if self.on_envelope is not None:
                 try:
                     self.on_envelope(envelope)

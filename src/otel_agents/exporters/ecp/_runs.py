@@ -18,6 +18,9 @@ from opentelemetry.sdk.trace import ReadableSpan
 from . import _facts as F
 
 
+_STEP_KINDS = frozenset({"model", "tool", "skill", "retriever", "embedding"})
+
+
 @dataclass
 class Run:
     """The spans of one run.
@@ -139,11 +142,37 @@ class RunTree:
                 self.children[key] = [span]
             else:
                 siblings.append(span)
+        if any(s.foreign for s in spans):
+            self._drop_duplicate_views()
         self._agent_above: dict[int, F.FoldSpan | None] = {}  # span id → nearest agent strictly above
         self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
+        self._requested_args: dict[str, Any] | None = None
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
+
+    def _drop_duplicate_views(self) -> None:
+        """Another instrumentation's view of a step we already have is not a step of its own: a
+        foreign semantic span whose nearest semantic ancestor is one of our steps (model, tool,
+        skill, retriever, embedding: e.g. an OTel GenAI ``chat`` span of the provider client under our
+        framework's model span), or one of our agents or chains of the same kind and name (PydanticAI's
+        own ``invoke_agent`` span under ours), is folded as a plain span (``semantic_kind`` cleared).
+        Foreign spans under a foreign span, or under an agent or chain of ours that is not the same
+        step, are kept: a mixed trace folds as one run."""
+        for span in self.spans:
+            if not span.foreign:
+                continue
+            seen = {span.span_id}
+            cur = self.parent.get(span.span_id)
+            while cur is not None and cur.semantic_kind is None and cur.span_id not in seen:
+                seen.add(cur.span_id)
+                cur = self.parent.get(cur.span_id)
+            if cur is None or cur.foreign or cur.semantic_kind is None:
+                continue
+            if cur.semantic_kind in _STEP_KINDS or (
+                    cur.semantic_kind == span.semantic_kind and F.display_name(cur) == F.display_name(span)):
+                span.semantic_kind = None
+                span.foreign = False
 
     def nearest_agent(self, span: F.FoldSpan) -> F.FoldSpan | None:
         """The nearest enclosing agent span inside the run, or ``None`` (stops on a cycle).
@@ -202,11 +231,37 @@ class RunTree:
         return name
 
     def arguments(self, span: F.FoldSpan) -> dict[str, Any]:
-        """:func:`~._facts.tool_arguments` of the span (shared: do not modify)."""
+        """:func:`~._facts.tool_arguments` of the span (shared: do not modify). For a foreign tool span
+        that recorded no arguments object (OpenInference's LangChain tool spans keep only the tool's
+        input text), the arguments the model requested under the same call id, when a model span
+        of the run recorded them."""
         args = self._arguments.get(span)
         if args is None:
-            args = self._arguments[span] = F.tool_arguments(span)
+            args = F.tool_arguments(span)
+            if span.foreign and (not args or list(args) == ["input"]):
+                call_id = F.tool_call_id(span)
+                requested = self._requested().get(call_id) if call_id is not None else None
+                if isinstance(requested, dict):
+                    args = requested
+            self._arguments[span] = args
         return args
+
+    def _requested(self) -> dict[str, Any]:
+        """Arguments of every tool call the run's model spans requested, by call id (built once)."""
+        if self._requested_args is None:
+            self._requested_args = {}
+            for span in self.spans:
+                if span.semantic_kind == "model":
+                    self._requested_args.update(F.requested_arguments(span))
+        return self._requested_args
+
+    def final_answer(self) -> str | None:
+        """The text of the run's last model response that requested no tool call (its answer), or
+        ``None``."""
+        for span in reversed(self.spans):
+            if span.semantic_kind == "model" and not F.requested_calls(span):
+                return F.model_answer(span)
+        return None
 
     def usage(self, span: F.FoldSpan) -> tuple[int | None, int | None, int | None]:
         """:func:`~._facts.usage` of the span."""

@@ -110,6 +110,8 @@ class StreamFolder:
                 self._problem(f"trace {F.trace_id_hex(trace_id)} (from line {trace.first_line}): the run of "
                               f"span {F.span_id_hex(run.root.span_id)} could not be folded: {exc!r:.300}")
                 continue
+            if envelope is None:  # a foreign run with none of the facts
+                continue
             self.runs += 1
             self.on_envelope(envelope)
 

@@ -1,0 +1,250 @@
+"""Reading spans recorded by other instrumentations: one vocabulary reader per span.
+
+The fold reads the attributes our span layer writes (``otel_agents.span.kind``,
+OTel GenAI ``gen_ai.*``, OpenInference ``input.value``/``output.value``). A span
+made by someone else carries one of these vocabularies instead, chosen by what
+it carries, first match wins (ours is checked before this module is asked):
+
+1. OTel GenAI semantic conventions — ``gen_ai.operation.name`` (v1.41; older
+   ``gen_ai.system`` and ``gen_ai.usage.prompt_tokens``/``completion_tokens``
+   are read too). PydanticAI's native instrumentation is this vocabulary plus a
+   few attributes of its own (``final_result``, ``tool_arguments``,
+   ``tool_response``, ``agent_name``), read here as well.
+2. OpenInference — ``openinference.span.kind``.
+3. OpenLLMetry (Traceloop) — ``traceloop.span.kind``, and ``llm.request.type``
+   on its model spans.
+
+:func:`read_foreign` gives the span's kind in our vocabulary and copies the
+facts it finds into the span's attribute dict under the names the fold reads
+(never overwriting a key already there), so the rest of the fold stays one
+code path. ``docs/ecp.md`` has the table: which attribute fills which envelope
+field, per vocabulary, and what is lost without it. A span of none of these
+vocabularies (an HTTP span) gets ``None``: it is folded as a plain span, as
+before.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...semconv import attributes as A
+
+# gen_ai.operation.name → our kind (OTel GenAI semconv v1.41; ``create_agent`` is not a run of the agent).
+_GENAI_KINDS = {
+    "chat": "model", "text_completion": "model", "generate_content": "model",
+    "embeddings": "embedding", "execute_tool": "tool", "invoke_agent": "agent",
+    "invoke_workflow": "chain", "retrieval": "retriever",
+}
+# openinference.span.kind → our kind (OpenInference semantic conventions).
+_OPENINFERENCE_KINDS = {
+    "AGENT": "agent", "CHAIN": "chain", "LLM": "model", "TOOL": "tool", "RETRIEVER": "retriever",
+    "RERANKER": "retriever", "EMBEDDING": "embedding", "GUARDRAIL": "chain", "EVALUATOR": "chain",
+    "PROMPT": "chain",
+}
+# traceloop.span.kind → our kind (OpenLLMetry's decorators and framework instrumentations).
+_TRACELOOP_KINDS = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+# llm.request.type of OpenLLMetry's model spans.
+_TRACELOOP_MODEL_TYPES = {"chat": "model", "completion": "model", "embedding": "embedding"}
+
+# Attribute names of the peers that are not in our semconv module.
+GEN_AI_SYSTEM = "gen_ai.system"                          # OTel GenAI before v1.37 (now gen_ai.provider.name)
+GEN_AI_USAGE_PROMPT_TOKENS = "gen_ai.usage.prompt_tokens"
+GEN_AI_USAGE_COMPLETION_TOKENS = "gen_ai.usage.completion_tokens"
+PYDANTIC_AI_FINAL_RESULT = "final_result"                # PydanticAI: the agent run's output
+PYDANTIC_AI_TOOL_ARGUMENTS = "tool_arguments"            # PydanticAI with InstrumentationSettings(version=2)
+PYDANTIC_AI_TOOL_RESPONSE = "tool_response"
+PYDANTIC_AI_AGENT_NAME = "agent_name"
+PYDANTIC_AI_MODEL_NAME = "model_name"
+TRACELOOP_SPAN_KIND = "traceloop.span.kind"
+TRACELOOP_ENTITY_NAME = "traceloop.entity.name"
+TRACELOOP_ENTITY_INPUT = "traceloop.entity.input"
+TRACELOOP_ENTITY_OUTPUT = "traceloop.entity.output"
+LLM_REQUEST_TYPE = "llm.request.type"
+LLM_USAGE_TOTAL_TOKENS = "llm.usage.total_tokens"
+
+
+def read_foreign(a: dict[str, Any]) -> str | None:
+    """Our kind for a span of another vocabulary, or ``None`` (no vocabulary we read).
+
+    Args:
+        a: the span's attributes, a private ``dict`` copy: the facts found are
+            added to it under the names the fold reads (``gen_ai.*``,
+            ``input.value``/``output.value``); keys already present are kept,
+            except an OpenInference tool's ``output.value`` holding a framework's
+            result object, which is replaced by the result inside it.
+
+    A value a vocabulary does not define (an unknown ``gen_ai.operation.name``)
+    lets the next vocabulary try.
+    """
+    op = a.get(A.GEN_AI_OPERATION_NAME)
+    kind = _GENAI_KINDS.get(op) if isinstance(op, str) else None
+    if kind is not None:
+        _read_genai(a, kind)
+        return kind
+    oi = a.get(A.OPENINFERENCE_SPAN_KIND)
+    kind = _OPENINFERENCE_KINDS.get(oi.upper()) if isinstance(oi, str) else None
+    if kind is not None:
+        return _read_openinference(a, kind)
+    tl = a.get(TRACELOOP_SPAN_KIND)
+    if tl is None:
+        tl = a.get(LLM_REQUEST_TYPE)
+        kind = _TRACELOOP_MODEL_TYPES.get(tl) if isinstance(tl, str) else None
+    else:
+        kind = _TRACELOOP_KINDS.get(tl) if isinstance(tl, str) else None
+    if kind is not None:
+        _read_traceloop(a, kind)
+    return kind
+
+
+def _copy(a: dict[str, Any], source: str, target: str) -> None:
+    """``a[target] = a[source]`` unless ``target`` is set or ``source`` missing."""
+    if target not in a:
+        value = a.get(source)
+        if value is not None:
+            a[target] = value
+
+
+def _json_text(value: Any) -> Any:
+    """A value for an attribute the fold parses as JSON: text as is, anything else encoded."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _read_genai(a: dict[str, Any], kind: str) -> None:
+    _copy(a, GEN_AI_SYSTEM, A.GEN_AI_PROVIDER_NAME)
+    if kind == "model":
+        _copy(a, GEN_AI_USAGE_PROMPT_TOKENS, A.GEN_AI_USAGE_INPUT_TOKENS)
+        _copy(a, GEN_AI_USAGE_COMPLETION_TOKENS, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+    elif kind == "tool":  # PydanticAI's own names (instrumentation version 2)
+        _copy(a, PYDANTIC_AI_TOOL_ARGUMENTS, A.GEN_AI_TOOL_CALL_ARGUMENTS)
+        _copy(a, PYDANTIC_AI_TOOL_RESPONSE, A.GEN_AI_TOOL_CALL_RESULT)
+    elif kind == "agent":
+        _copy(a, PYDANTIC_AI_AGENT_NAME, A.GEN_AI_AGENT_NAME)
+        _copy(a, PYDANTIC_AI_MODEL_NAME, A.GEN_AI_REQUEST_MODEL)
+    if A.OUTPUT_VALUE not in a and kind in ("agent", "chain"):
+        # The run's answer: PydanticAI's final_result (text, or JSON of a structured output), else the
+        # agent's gen_ai.output.messages (semconv: the messages it returned).
+        if PYDANTIC_AI_FINAL_RESULT in a:
+            a[A.OUTPUT_VALUE] = a[PYDANTIC_AI_FINAL_RESULT]
+        elif A.GEN_AI_OUTPUT_MESSAGES in a:
+            a[A.OUTPUT_VALUE] = a[A.GEN_AI_OUTPUT_MESSAGES]
+            a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+
+
+_OI_MODEL_CALL_KEYS = (A.LLM_INPUT_MESSAGES + ".", A.LLM_OUTPUT_MESSAGES + ".", "llm.token_count.")
+
+
+def _read_openinference(a: dict[str, Any], kind: str) -> str | None:
+    if kind == "model":
+        # LlamaIndex marks helpers such as ``_prepare_chat_with_tools`` LLM too: a model span carries
+        # messages or token counts; one with neither is not a request to the model.
+        if not any(key.startswith(_OI_MODEL_CALL_KEYS) for key in a):
+            return None
+    if kind == "model" or kind == "embedding":
+        _copy(a, A.LLM_MODEL_NAME if kind == "model" else A.EMBEDDING_MODEL_NAME, A.GEN_AI_REQUEST_MODEL)
+        _copy(a, A.LLM_PROVIDER, A.GEN_AI_PROVIDER_NAME)
+        _copy(a, A.LLM_SYSTEM, A.GEN_AI_PROVIDER_NAME)
+        _copy(a, A.LLM_TOKEN_COUNT_PROMPT, A.GEN_AI_USAGE_INPUT_TOKENS)
+        _copy(a, A.LLM_TOKEN_COUNT_COMPLETION, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+    elif kind == "tool":
+        _copy(a, A.TOOL_CALL_ID, A.GEN_AI_TOOL_CALL_ID)
+        _read_openinference_tool(a)
+    return kind
+
+
+def _parse(value: Any) -> Any:
+    if not isinstance(value, str) or not value.startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def _read_openinference_tool(a: dict[str, Any]) -> None:
+    """The framework objects OpenInference records whole on a tool span, unwrapped: a call's
+    ``{"args", "kwargs"}`` input (LlamaIndex) gives the arguments; a LangChain ``ToolMessage``
+    (``{"type": "tool", "data": {...}}``) gives the result text and the call id; a LlamaIndex
+    ``ToolOutput`` (``raw_input``, ``raw_output``) the arguments and the result."""
+    if A.GEN_AI_TOOL_CALL_ARGUMENTS not in a:
+        arguments = _call_arguments(_parse(a.get(A.INPUT_VALUE)))
+        if arguments is not None:
+            a[A.GEN_AI_TOOL_CALL_ARGUMENTS] = _json_text(arguments)
+    out = _parse(a.get(A.OUTPUT_VALUE))
+    if not isinstance(out, dict):
+        return
+    data = out.get("data")
+    if out.get("type") == "tool" and isinstance(data, dict):  # a LangChain ToolMessage
+        if A.GEN_AI_TOOL_CALL_ID not in a and isinstance(data.get("tool_call_id"), str):
+            a[A.GEN_AI_TOOL_CALL_ID] = data["tool_call_id"]
+        result = data.get("content")
+    elif "raw_output" in out and "tool_name" in out:  # a LlamaIndex ToolOutput
+        if A.GEN_AI_TOOL_CALL_ARGUMENTS not in a:
+            arguments = _call_arguments(out.get("raw_input"))
+            if arguments is not None:
+                a[A.GEN_AI_TOOL_CALL_ARGUMENTS] = _json_text(arguments)
+        result = out.get("raw_output")
+    else:
+        return
+    if isinstance(result, str):
+        a[A.OUTPUT_VALUE] = result
+        a.pop(A.OUTPUT_MIME_TYPE, None)
+    else:
+        a[A.OUTPUT_VALUE], a[A.OUTPUT_MIME_TYPE] = _json_text(result), A.MIME_JSON
+
+
+def _call_arguments(data: Any) -> dict[str, Any] | None:
+    """The keyword arguments of a recorded Python call ``{"args": [...], "kwargs": {...}}`` (only when
+    there are no positional ones), else ``None``."""
+    if isinstance(data, dict) and data and set(data) <= {"args", "kwargs"} and not data.get("args"):
+        kwargs = data.get("kwargs")
+        if isinstance(kwargs, dict):
+            return kwargs
+    return None
+
+
+def _read_traceloop(a: dict[str, Any], kind: str) -> None:
+    if kind == "model" or kind == "embedding":
+        _copy(a, GEN_AI_SYSTEM, A.GEN_AI_PROVIDER_NAME)
+        _copy(a, GEN_AI_USAGE_PROMPT_TOKENS, A.GEN_AI_USAGE_INPUT_TOKENS)
+        _copy(a, GEN_AI_USAGE_COMPLETION_TOKENS, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+        _copy(a, LLM_USAGE_TOTAL_TOKENS, A.LLM_TOKEN_COUNT_TOTAL)
+        return
+    name_key = A.GEN_AI_AGENT_NAME if kind == "agent" else A.GEN_AI_TOOL_NAME if kind == "tool" else None
+    if name_key is not None:
+        _copy(a, TRACELOOP_ENTITY_NAME, name_key)
+    entity_input = _traceloop_entity(a.get(TRACELOOP_ENTITY_INPUT))
+    if entity_input is not None and A.INPUT_VALUE not in a:
+        a[A.INPUT_VALUE], a[A.INPUT_MIME_TYPE] = _json_text(entity_input), A.MIME_JSON
+    entity_output = _traceloop_entity(a.get(TRACELOOP_ENTITY_OUTPUT))
+    if entity_output is not None and A.OUTPUT_VALUE not in a:
+        if isinstance(entity_output, str):
+            a[A.OUTPUT_VALUE] = entity_output
+        else:
+            a[A.OUTPUT_VALUE], a[A.OUTPUT_MIME_TYPE] = _json_text(entity_output), A.MIME_JSON
+
+
+def _traceloop_entity(raw: Any) -> Any:
+    """An OpenLLMetry ``traceloop.entity.input``/``output`` value, unwrapped: the decorators record a
+    call's ``{"args": [...], "kwargs": {...}}`` (the keyword arguments are the tool's arguments; a
+    lone positional argument is the value itself) and LangChain's callbacks ``{"inputs"|"outputs": ...}``."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw
+    if isinstance(data, dict):
+        if set(data) <= {"args", "kwargs"} and data:
+            args, kwargs = data.get("args") or [], data.get("kwargs") or {}
+            if kwargs or not args:
+                return kwargs
+            return args[0] if len(args) == 1 else args
+        if len(data) == 1 and ("inputs" in data or "outputs" in data):
+            return next(iter(data.values()))
+    return data
