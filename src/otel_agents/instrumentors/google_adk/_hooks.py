@@ -97,15 +97,21 @@ class Hooks:
             parent = caller_context()
         self.invocations.add(Invocation(invocation_context.invocation_id, parent, ids, delegated_by))
 
-    def after_run(self, invocation_context: Any) -> None:
+    def after_run(self, invocation_context: Any, error: BaseException | None = None) -> None:
+        """The run is over: end what is still open (an agent that transferred gets no after_agent_callback)."""
         inv = self.invocations.pop(invocation_context.invocation_id)
-        if inv is not None:
-            end_all(inv)
+        if inv is None:
+            return
+        for agent_name, call in list(inv.models.items()):
+            self._end_model(call, inv, error=error)
+        inv.models.clear()
+        for name, span in reversed(inv.named):
+            if not span.ended:
+                self._end_agent(span, inv, name, error)
+        end_all(inv, error=error)
 
     def run_error(self, invocation_context: Any, error: BaseException) -> None:
-        inv = self.invocations.pop(invocation_context.invocation_id)
-        if inv is not None:
-            end_all(inv, error=error)
+        self.after_run(invocation_context, error)
 
     def _invocation(self, invocation_context: Any) -> Invocation | None:
         inv_id = getattr(invocation_context, "invocation_id", None)
@@ -166,9 +172,8 @@ class Hooks:
 
     def _end_agent(self, span: SemanticSpan, inv: Invocation, name: str, error: BaseException | None) -> None:
         with guard("google_adk.agent.end"):
-            output = inv.outputs.get(name)
-            if output is None and span.kind is Kind.CHAIN:
-                output = _last_output(inv, span)
+            # a workflow's, or a transferring agent's, answer is the last one given under it
+            output = _last_output(inv, span) or inv.outputs.get(name)
             if output is not None and span.records_content:
                 span.set_output(output)
             if inv.paused:
@@ -331,8 +336,8 @@ def _agent_name_of(tool_span: SemanticSpan) -> str | None:
 
 
 def _last_output(inv: Invocation, span: SemanticSpan) -> str | None:
-    """A workflow's output: the last answer given by an agent under it."""
-    inside = set()
+    """The last answer given by an agent under ``span`` (itself included)."""
+    inside = {name for name, s in inv.named if s is span}
     for name, agent_span in inv.named:
         parent = agent_span.parent
         while parent is not None and parent is not span:
