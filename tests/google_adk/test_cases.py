@@ -320,10 +320,13 @@ def test_uninstrument_restores_adk(instrument: Any, exporter: SnapshotExporter) 
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
+    original = Runner.__dict__["__init__"]
     inst = instrument()
+    assert Runner.__dict__["__init__"] is not original
     agent = support_agent(ScriptedLlm(tool_then_answer() * 3))
     kept = Runner(app_name="support", agent=agent, session_service=InMemorySessionService())
     inst.uninstrument()
+    assert Runner.__dict__["__init__"] is original
     run_agent(agent, runner=kept)
     run_agent(agent)
     assert exporter.semantic() == []
