@@ -71,7 +71,12 @@ global plugin registry, so ``wrapt`` wraps ``Runner.__init__`` only to put our
 plugin first in each runner's list (see :mod:`._wiring`); nothing else of ADK is
 patched. The callbacks hand over no span, so we key open spans by ADK's
 invocation id, agent name and function-call id (bounded, see :mod:`._runs`) and
-give every span its parent explicitly; none of ours is made current.
+give every span its parent explicitly. Only a tool span is made current, while
+its tool runs (ADK awaits ``before_tool_callback``, the tool and
+``after_tool_callback``/``on_tool_error_callback`` in one task; we detach only
+in the context we attached in), so the application's spans inside a tool nest
+under it. Agent and model spans are never current: ADK drives them through
+async generators whose steps run in whichever context pulls them.
 
 ADK's own spans
 ---------------
@@ -92,15 +97,15 @@ none of ADK's telemetry on or off and sends nothing anywhere.
 
 Limits
 ------
-* Application spans opened inside a tool (an HTTP client's) nest under ADK's
-  ``execute_tool`` span, not ours, since none of ours is current.
-* A run whose event stream the caller abandons (``break`` without ``aclose()``)
-  gets no ``after_run_callback``: its spans end when the invocation is evicted
-  (after :data:`~._runs.MAX_INVOCATIONS` newer ones) or at ``uninstrument()``,
-  marked ``otel_agents.stream.abandoned``.
-* ``Runner``s whose root is a ``Workflow`` node (ADK 2's graph runtime) run
-  without plugin callbacks for model and tool steps in some paths; ADK's own
-  spans cover those.
+* Application spans opened by a model class or an agent callback (outside a
+  tool) nest under ADK's spans or the caller's, not ours: agent and model spans
+  are never current.
+* A run whose event stream the caller abandons gets no ``after_run_callback``:
+  its spans end, marked ``otel_agents.stream.abandoned``, when ADK drops the
+  invocation context (a ``weakref.finalize``), or at the latest when
+  :data:`~._runs.MAX_INVOCATIONS` newer invocations evict it or at ``uninstrument()``.
+* Only ``Runner``s whose root is an agent (``BaseAgent``) are tested; a root that
+  is an ADK 2 ``Workflow`` graph node goes through ADK's node runtime.
 """
 
 from ._instrumentor import GoogleADKInstrumentor

@@ -10,8 +10,10 @@ current, so none of ADK's spans (scope ``gcp.vertex.agent``) ever parents ours.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan
 
@@ -96,6 +98,15 @@ class Hooks:
         else:
             parent = caller_context()
         self.invocations.add(Invocation(invocation_context.invocation_id, parent, ids, delegated_by))
+        # A caller that abandons the event stream gets no after_run_callback: end the run's spans
+        # (marked abandoned) when ADK lets go of the invocation context.
+        weakref.finalize(invocation_context, self._abandoned, invocation_context.invocation_id)
+
+    def _abandoned(self, invocation_id: str) -> None:
+        with guard("google_adk.abandoned"):
+            inv = self.invocations.pop(invocation_id)
+            if inv is not None:
+                end_all(inv, abandoned=True)
 
     def after_run(self, invocation_context: Any, error: BaseException | None = None) -> None:
         """The run is over: end what is still open (an agent that transferred gets no after_agent_callback)."""
@@ -297,6 +308,10 @@ class Hooks:
                 span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, target)
             _AGENT_OF[id(span)] = agent_name
         ACTIVE_TOOL.set(span)
+        # Our tool span is current while the tool runs (ADK awaits before_tool, the tool and after_tool or
+        # on_tool_error in one task), so the application's spans inside the tool nest under it.
+        ctx = trace.set_span_in_context(span.span)
+        inv.attached[call_id] = (ctx, otel_context.attach(ctx))
 
     def after_tool(self, tool: Any, tool_context: Any, result: Any = None, error: BaseException | None = None) -> None:
         inv = self._invocation(_invocation_context(tool_context))
@@ -309,6 +324,9 @@ class Hooks:
             return
         if ACTIVE_TOOL.get() is span:
             ACTIVE_TOOL.set(None)
+        attached = inv.attached.pop(call_id, None)
+        if attached is not None and otel_context.get_current() is attached[0]:
+            otel_context.detach(attached[1])  # only in the context we attached in, never out of order
         with guard("google_adk.tool.end"):
             actions = getattr(tool_context, "actions", None)
             target = getattr(actions, "transfer_to_agent", None)

@@ -66,6 +66,7 @@ class Invocation:
         self.order: list[SemanticSpan] = []  # every agent span opened, in order (closed in reverse at the end)
         self.models: dict[str, ModelCall] = {}
         self.tools: dict[str, SemanticSpan] = {}
+        self.attached: dict[str, tuple[Any, Any]] = {}  # call id → (our context made current, its token)
         self.transfers: dict[str, tuple[SemanticSpan, str]] = {}  # target agent → (transfer tool span, from agent)
         self.outputs: dict[str, str] = {}    # agent name → its last answer text
         self.answers: list[tuple[str, str]] = []  # (agent name, answer text), in order
@@ -124,6 +125,7 @@ def end_all(inv: Invocation, *, error: BaseException | None = None, abandoned: b
                 span.record_error(error)
             span.end()
         inv.tools.clear()
+        inv.attached.clear()
         for span in reversed(inv.order):
             if span.ended:
                 continue
