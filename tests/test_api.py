@@ -101,7 +101,7 @@ provider.add_span_processor(SimpleSpanProcessor(exporter))
 assert sorted(otel_agents.instrument(provider)) == ["agno", "anthropic", "crewai", "langchain", "llama_index", "mcp",
                                                     "openai", "openai_agents", "pydantic_ai", "smolagents"]
 heavy = [m for m in ("crewai", "llama_index.core", "langchain_core", "pydantic_ai", "smolagents", "agents",
-                     "anthropic", "openai", "mcp", "agno") if m in sys.modules]
+                     "anthropic", "openai", "mcp", "agno", "google.adk") if m in sys.modules]
 assert heavy == [], heavy
 from langchain_core.runnables import RunnableLambda
 RunnableLambda(lambda x: x).with_config(run_name="late").invoke(1)
