@@ -112,8 +112,10 @@ def test_adk2_transfer_folds_to_a_delegation(instrumented: Any, envelopes: list)
     assert [(a["name"], a["parent"]) for a in env["agents"]] == [("root", None), ("helper", "root")]
 
 
-def test_agent_tool_runs_its_agent_under_the_tool_span(instrumented: Any, exporter: SnapshotExporter) -> None:
-    """An AgentTool is a tool span recording its agent; that agent's span (its own Runner) nests under it."""
+def test_agent_tool_runs_its_agent_under_the_tool_span(instrumented: Any, exporter: SnapshotExporter,
+                                                      adk_spans: SnapshotExporter) -> None:
+    """An AgentTool is a tool span recording its agent; that agent's span (its own Runner) nests under it,
+    with ADK's own spans on: none of ours hangs from one of ADK's."""
     specialist = support_agent(ScriptedLlm(tool_then_answer(answer="A100 shipped")), name="specialist")
     root = LlmAgent(name="root", model=ScriptedLlm([call("specialist", request="A100?"), "Done: A100 shipped"]),
                     tools=[AgentTool(agent=specialist)])
@@ -129,6 +131,7 @@ def test_agent_tool_runs_its_agent_under_the_tool_span(instrumented: Any, export
     assert inner.attributes["otel_agents.agent.parent"] == "root"
     assert len([s for s in spans if s.semantic_kind == "agent"]) == 2  # one plugin per runner: no duplicates
     assert sorted(s.semantic_kind for s in spans if s.parent_id == inner.span_id) == ["model", "model", "tool"]
+    assert adk_spans.spans and not [s for s in spans if s.parent_id in {a.span_id for a in adk_spans.spans}]
 
 
 def test_sequential_and_loop_agents_are_chains(instrumented: Any, exporter: SnapshotExporter) -> None:

@@ -306,7 +306,7 @@ class Hooks:
             target = getattr(getattr(tool, "agent", None), "name", None)  # AgentTool
             if target:
                 span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, target)
-            _AGENT_OF[id(span)] = agent_name
+            _AGENT_OF[span] = agent_name
         ACTIVE_TOOL.set(span)
         # Our tool span is current while the tool runs (ADK awaits before_tool, the tool and after_tool or
         # on_tool_error in one task), so the application's spans inside the tool nest under it.
@@ -341,16 +341,16 @@ class Hooks:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
             elif result is not None and span.records_content:
                 span.set_tool_result(result)
-        _AGENT_OF.pop(id(span), None)
         span.end()
 
 
-# The agent that called each open tool span (for ``otel_agents.agent.parent`` of an AgentTool's agent).
-_AGENT_OF: dict[int, str] = {}
+# The agent that called each tool span (for ``otel_agents.agent.parent`` of an AgentTool's agent); weak keys,
+# so an entry goes with its span.
+_AGENT_OF: "weakref.WeakKeyDictionary[SemanticSpan, str]" = weakref.WeakKeyDictionary()
 
 
 def _agent_name_of(tool_span: SemanticSpan) -> str | None:
-    return _AGENT_OF.get(id(tool_span))
+    return _AGENT_OF.get(tool_span)
 
 
 def _last_output(inv: Invocation, span: SemanticSpan) -> str | None:
