@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.frameworks import tested_here
+from tests import frameworks as _frameworks
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "customer_support"
@@ -43,7 +43,7 @@ CLIENTS = ("anthropic", "openai")  # a hand-written loop on each provider client
 # plain_python: the same agent without a framework; google_adk: tested in a venv of its own (its row runs there,
 # `make demo` too), so here only when installed (tests/frameworks.py). The order is the demo's.
 ROWS = (*INSTRUMENTED, "plain_python", *CLIENTS, "google_adk")
-FRAMEWORKS = tuple(tested_here(ROWS))
+FRAMEWORKS = tuple(_frameworks.tested_here(ROWS))
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
 STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"]]
 N_CHECKS = sum(len(step["graders"]) for step in STEPS)
