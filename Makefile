@@ -12,6 +12,11 @@ STAMP  := $(VENV)/.installed-stamp
 # Each one adds four lines:  ISOLATED += NAME  NAME_EXTRAS := fw-extra,ecp,test  NAME_TESTS := tests/...
 # NAME_DEMO := framework-name (or nothing)
 ISOLATED :=
+# Google ADK 2.13 caps opentelemetry at <=1.44 and websockets at <16 (see the google-adk extra in pyproject.toml).
+ISOLATED += google_adk
+google_adk_EXTRAS := google-adk,ecp,demo,otlp,test
+google_adk_TESTS := tests/google_adk tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
+google_adk_DEMO := google_adk
 
 # constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
 # frameworks' overlapping pins); `make lock` rewrites it from a fresh resolution after pyproject.toml changes.

@@ -281,6 +281,49 @@ def run_openai() -> Any:
     return _client_loop("openai")
 
 
+def run_google_adk() -> Any:
+    from typing import AsyncGenerator
+
+    from google.adk.agents import LlmAgent
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    class ScriptedLlm(BaseLlm):
+        """A function call on the first request, the answer once a function response is in the conversation."""
+
+        model: str = "scripted-1"
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
+            answered = any(p.function_response for c in llm_request.contents for p in c.parts or ())
+            part = types.Part(text="Order A1001 can be refunded.") if answered else types.Part(
+                function_call=types.FunctionCall(name="lookup_order", args={"order_id": "A1001"}, id="call_1"))
+            usage = (20, 7) if answered else (10, 3)
+            yield LlmResponse(content=types.Content(role="model", parts=[part]), finish_reason=types.FinishReason.STOP,
+                              usage_metadata=types.GenerateContentResponseUsageMetadata(
+                                  prompt_token_count=usage[0], candidates_token_count=usage[1],
+                                  total_token_count=sum(usage)))
+
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        return f"order {order_id}: delivered 12 days ago"
+
+    async def main() -> str:
+        runner = Runner(app_name="support", agent=LlmAgent(name="support", model=ScriptedLlm(), tools=[lookup_order]),
+                        session_service=InMemorySessionService())
+        await runner.session_service.create_session(app_name="support", user_id="u1", session_id="s1")
+        answer = ""
+        async for event in runner.run_async(user_id="u1", session_id="s1",
+                                            new_message=types.Content(role="user", parts=[types.Part(text=QUESTION)])):
+            if event.is_final_response() and event.content and event.content.parts:
+                answer = "".join(p.text for p in event.content.parts if p.text)
+        return answer
+
+    return asyncio.run(main())
+
+
 RUNS: dict[str, Callable[[], Any]] = {
     "manual": run_manual,
     "langchain": run_langchain,
@@ -292,6 +335,7 @@ RUNS: dict[str, Callable[[], Any]] = {
     "anthropic": run_anthropic,
     "openai": run_openai,
     "agno": run_agno,
+    "google_adk": run_google_adk,
 }
 
 # OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
@@ -306,6 +350,7 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "anthropic": {"AGENT", "LLM", "TOOL"},
     "openai": {"AGENT", "LLM", "TOOL"},
     "agno": {"AGENT", "LLM", "TOOL"},
+    "google_adk": {"AGENT", "LLM", "TOOL"},
 }
 
 # Client loops: their agent and tool spans come from the decorators (otel_agents.framework=manual), their
@@ -313,7 +358,8 @@ EXPECTED_KINDS: dict[str, set[str]] = {
 CLIENT_LOOPS = {"anthropic", "openai"}
 
 # The runs whose fake model reports token usage.
-REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents", "anthropic", "openai", "agno"}
+REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents", "anthropic", "openai", "agno",
+                 "google_adk"}
 
 # The module each framework's own code is imported from (to tell "not installed" apart).
 

@@ -1,9 +1,9 @@
-"""``otel-agents demo`` (``make demo``): one ECP manifest graded across seven frameworks, PydanticAI over MCP, plain Python and two provider-client loops, offline.
+"""``otel-agents demo`` (``make demo``): one ECP manifest graded across eight frameworks, PydanticAI over MCP, plain Python and two provider-client loops, offline.
 
 What it does, with no network and no API key:
 
 1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI,
-   smolagents, the OpenAI Agents SDK, Agno; ``mcp``: the PydanticAI agent with its
+   smolagents, the OpenAI Agents SDK, Agno, Google ADK; ``mcp``: the PydanticAI agent with its
    tools served over MCP by a stdio child process, ``mcp_agent.py`` and
    ``mcp_server.py``; ``plain_python``: the same agent without a framework,
    instrumented with otel-agents' decorators, ``examples/plain_python/agent.py``;
@@ -30,7 +30,8 @@ A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
-eleven), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+twelve, minus a framework tested in a venv of its own that is not installed here — ``make demo`` runs
+its row in that venv), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``), ``--phoenix URL`` (a running
 Phoenix: every served agent also exports its spans there over OTLP/HTTP and, after grading,
@@ -55,19 +56,22 @@ from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai")
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai",
+              "google_adk")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
 _SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
 _SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
 _LABELS = {"agent": "agent", "faulty_agent": "faulty twin", "side_effect_agent": "side-effect twin"}
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", "google_adk",
+                  PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="grade the customer-support example (7 frameworks, PydanticAI over MCP, plain Python, 2 provider-client loops) with ECP, offline",
+    p = sub.add_parser("demo", help="grade the customer-support example (8 frameworks, PydanticAI over MCP, plain Python, 2 provider-client loops) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
-    p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ", ".join(FRAMEWORKS))
+    p.add_argument("--frameworks", default=None, help="comma-separated subset of " + ", ".join(FRAMEWORKS)
+                   + " (default: every row this venv can run)")
     p.add_argument("--examples", help="the customer_support example directory")
     p.add_argument("--jobs", type=int, default=4, help="ecp run processes at once (default 4)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per ECP request (default 120)")
@@ -122,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         print("otel-agents demo: examples/customer_support not found; run it from the repository root "
               "or pass --examples DIR", file=sys.stderr)
         return 2
-    frameworks = [f.strip() for f in args.frameworks.split(",") if f.strip()]
+    frameworks = default_frameworks() if args.frameworks is None else \
+        [f.strip() for f in args.frameworks.split(",") if f.strip()]
     unknown = sorted(set(frameworks) - set(FRAMEWORKS))
     if unknown:
         print(f"otel-agents demo: unknown framework(s) {unknown}; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
@@ -160,6 +165,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 # -- setting up ---------------------------------------------------------------------------------
+
+def default_frameworks() -> list[str]:
+    """Every row, minus the frameworks tested in a venv of their own (``Framework.venv``) not installed here."""
+    from .._api import _installed_version
+    from ..instrumentors._frameworks import FRAMEWORKS as SPECS
+
+    return [f for f in FRAMEWORKS if f not in SPECS or SPECS[f].venv is None or _installed_version(SPECS[f]) is not None]
+
 
 def find_examples(explicit: str | None) -> Path | None:
     """The example directory: ``explicit``, else under the current directory, else in this source checkout."""

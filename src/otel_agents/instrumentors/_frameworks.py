@@ -53,5 +53,7 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("openai", "openai", ">=2.30.0,<4", "otel_agents.instrumentors.openai", "OpenAIInstrumentor", "openai"),
         Framework("mcp", "mcp", ">=1.30.0,<2", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
         Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
+        Framework("google_adk", "google-adk", ">=2.13.0,<3", "otel_agents.instrumentors.google_adk", "GoogleADKInstrumentor", "google.adk",
+                  venv="google_adk"),
     )
 }

@@ -1,0 +1,113 @@
+"""Google ADK instrumentation: ``agent``, ``chain`` (workflow agents), ``model`` and ``tool`` spans.
+
+Usage
+-----
+::
+
+    from otel_agents.instrumentors.google_adk import GoogleADKInstrumentor
+
+    GoogleADKInstrumentor().instrument(tracer_provider=provider)   # or otel_agents.instrument()
+    runner = Runner(app_name="support", agent=agent, session_service=InMemorySessionService())
+    async for event in runner.run_async(user_id="u1", session_id="s1", new_message=...): ...
+    GoogleADKInstrumentor().uninstrument()
+
+With no code change: ``opentelemetry-instrument python app.py`` loads it through
+the ``google_adk`` entry point. Supported: ``google-adk`` 2.x from 2.13 (tested
+on 2.13.0). Importing this module does not import ADK; the instrumentor
+installs when the application imports ``google.adk``.
+
+Configuration
+-------------
+``instrument()`` takes ``tracer_provider``, ``meter_provider``,
+``capture_content`` and ``settings`` (see
+:class:`~otel_agents.instrumentors.OtelAgentsInstrumentor`); content capture and
+budgets follow the same environment variables as every instrumentor of ours
+(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, ``OTEL_AGENTS_MAX_CONTENT_LENGTH``).
+
+What you get
+------------
+* Each agent run (``LlmAgent`` or a custom ``BaseAgent``) → ``invoke_agent {agent}``
+  (``agent``): ``gen_ai.agent.name``, description, the user's message as input
+  (first agent of a run), the agent's last answer as output. The ADK session id
+  → ``session.id`` and ``gen_ai.conversation.id``, the user id → ``user.id``, on
+  every span of the run (ids are not content: also with content capture off).
+* ``SequentialAgent``, ``ParallelAgent``, ``LoopAgent`` → ``invoke_workflow {agent}``
+  (``chain``, a multi-agent orchestration in the semantic map), their sub-agents'
+  spans inside; its output is the last answer given under it.
+* Each model request → ``chat {model}`` (``model``), one span per request for
+  any ``BaseLlm`` (the user's own included): request model and parameters,
+  provider (``gcp.gemini`` for Gemini/Gemma, ``anthropic`` for Claude), input
+  messages, system instruction, tools offered, the output message, finish
+  reason, token usage (input, output incl. thinking, cached, reasoning) from
+  the response's ``usage_metadata``. Streaming (``StreamingMode.SSE``, live):
+  the partial responses of a request make no span of their own; the output is
+  the final response once (or, when every response was partial, the assembled
+  text), usage is taken once. A response ADK reports as failed
+  (``error_code``/``error_message``, no exception) ends the span with ERROR,
+  ``error.type`` = the code, status description = the message.
+  Messages are GenAI parts: Gemini ``thought`` text → ``reasoning`` (thought
+  signatures never recorded), ``function_call`` → ``tool_call``,
+  ``function_response`` → ``tool_call_response``, ``inline_data`` → blob,
+  ``file_data`` → uri.
+* Each tool execution → ``execute_tool {tool}`` (``tool``): name, call id,
+  description, arguments, result; a tool that raised ends with ERROR.
+  ``transfer_to_agent`` is a tool span recording ``otel_agents.handoff.target``;
+  the target agent's span opens under it (``otel_agents.agent.parent`` = the
+  agent that transferred), so the delegation tree shows the hand-off. An
+  ``AgentTool`` is a tool span (``otel_agents.handoff.target`` = its agent) and
+  the agent it runs (through a runner of its own) nests under it. A
+  long-running tool, a tool confirmation or an auth request marks the tool and
+  the run's agent spans ``otel_agents.run.paused``.
+* A failed run (an exception ADK re-raises) ends every open span of the run with
+  ERROR and the exception; the application gets ADK's exception unchanged.
+
+Hook, and why
+-------------
+ADK's own extension point sees every step: a ``BasePlugin`` (before/after run,
+agent, model and tool, and their error callbacks) given to the ``Runner``.
+Our :class:`~._plugin.OtelAgentsPlugin` opens and ends spans there and returns
+``None`` from every callback (it never changes what ADK does). ADK has no
+global plugin registry, so ``wrapt`` wraps ``Runner.__init__`` only to put our
+plugin first in each runner's list (see :mod:`._wiring`); nothing else of ADK is
+patched. The callbacks hand over no span, so we key open spans by ADK's
+invocation id, agent name and function-call id (bounded, see :mod:`._runs`) and
+give every span its parent explicitly. Only a tool span is made current, while
+its tool runs (ADK awaits ``before_tool_callback``, the tool and
+``after_tool_callback``/``on_tool_error_callback`` in one task; we detach only
+in the context we attached in), so the application's spans inside a tool nest
+under it. Agent and model spans are never current: ADK drives them through
+async generators whose steps run in whichever context pulls them.
+
+ADK's own spans
+---------------
+ADK traces itself with the global tracer provider (scope ``gcp.vertex.agent``:
+``invocation``/``invoke_workflow``, ``invoke_agent``, ``call_llm``/
+``generate_content``, ``execute_tool``). We leave them as ADK makes them and out
+of our trees: our spans never have one of ADK's as parent (a run's first span
+opens under the parent of ADK's invocation span — the caller's span, or a new
+root), and ADK's spans carry no ``otel_agents.span.kind``, so the ECP fold and
+our kind counts never see them (one semantic span per step, no duplicates).
+Why not enrich or re-parent them: ADK opens them in its own context scopes
+around each step, writes the model attributes of several requests onto one span
+and makes them current in ways a plugin cannot follow (case ADK-1); re-typing
+them would give an agent two agent spans. When the application exports the
+global provider too, ADK's spans form a tree of their own beside ours; drop the
+scope ``gcp.vertex.agent`` in the pipeline to keep only ours. Instrumenting turns
+none of ADK's telemetry on or off and sends nothing anywhere.
+
+Limits
+------
+* Application spans opened by a model class or an agent callback (outside a
+  tool) nest under ADK's spans or the caller's, not ours: agent and model spans
+  are never current.
+* A run whose event stream the caller abandons gets no ``after_run_callback``:
+  its spans end, marked ``otel_agents.stream.abandoned``, when ADK drops the
+  invocation context (a ``weakref.finalize``), or at the latest when
+  :data:`~._runs.MAX_INVOCATIONS` newer invocations evict it or at ``uninstrument()``.
+* Only ``Runner``s whose root is an agent (``BaseAgent``) are tested; a root that
+  is an ADK 2 ``Workflow`` graph node goes through ADK's node runtime.
+"""
+
+from ._instrumentor import GoogleADKInstrumentor
+
+__all__ = ["GoogleADKInstrumentor"]

@@ -1,0 +1,368 @@
+"""The span logic behind our ADK plugin: one method per plugin callback (all return ``None``, none raises).
+
+Parents are explicit: an agent span opens under the transfer tool span that
+handed over to it, else under its ``parent_agent``'s span, else (the invocation's
+first agent) under the caller's context outside ADK's own ``invocation``/
+``invoke_workflow`` span, or under the ``AgentTool`` span that started the run.
+Model and tool spans open under their agent's span. None of ours is made
+current, so none of ADK's spans (scope ``gcp.vertex.agent``) ever parents ours.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan
+
+from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes
+from ...semconv import Kind
+from ...semconv import attributes as A
+from . import _convert
+from ._runs import ACTIVE_TOOL, Invocation, Invocations, ModelCall, end_all
+
+ADK_SCOPE = "gcp.vertex.agent"
+"""The instrumentation scope of ADK's own spans (``google.adk.telemetry.tracing.tracer``)."""
+
+_WORKFLOW_AGENTS = ("SequentialAgent", "ParallelAgent", "LoopAgent")
+
+
+class ADKModelError(Exception):
+    """A model response ADK reports as failed (``error_code``/``error_message``) without raising."""
+
+
+def caller_context() -> Any:
+    """The context to open a run's first span in: the current one, unless ADK's own invocation span
+    is current; then that span's parent (the caller's span, or a new root), so our tree never hangs
+    from a span of ADK's that the application may not export."""
+    current = trace.get_current_span()
+    scope = getattr(getattr(current, "instrumentation_scope", None), "name", None)
+    if scope != ADK_SCOPE:
+        return None
+    parent = getattr(current, "parent", None)
+    return trace.set_span_in_context(NonRecordingSpan(parent) if parent is not None else trace.INVALID_SPAN)
+
+
+def _is_workflow(agent: Any) -> bool:
+    return any(cls.__name__ in _WORKFLOW_AGENTS for cls in type(agent).__mro__)
+
+
+def _invocation_context(callback_context: Any) -> Any:
+    return getattr(callback_context, "_invocation_context", None)
+
+
+def _text(content: Any) -> str | None:
+    texts = [p.text for p in getattr(content, "parts", None) or () if getattr(p, "text", None)
+             and not getattr(p, "thought", None)]
+    return "".join(texts) if texts else None
+
+
+def _provider(agent: Any, model: str | None) -> str | None:
+    llm = getattr(agent, "model", None)
+    cls = type(llm).__name__ if llm is not None and not isinstance(llm, str) else ""
+    if cls == "Claude" or (model or "").startswith("claude"):
+        return "anthropic"
+    if cls in ("Gemini", "Gemma") or (isinstance(llm, str) or not llm) and (model or "").startswith(("gemini", "gemma")):
+        return "gcp.gemini"
+    return None
+
+
+_PARAMS = ("temperature", "top_p", "top_k", "max_output_tokens", "stop_sequences", "seed", "presence_penalty",
+           "frequency_penalty")
+
+
+class Hooks:
+    """Span bookkeeping for one ``instrument()`` call."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+        self.invocations = Invocations()
+
+    # -- runs ------------------------------------------------------------------------------------
+    def before_run(self, invocation_context: Any) -> None:
+        session = getattr(invocation_context, "session", None)
+        ids: dict[str, str] = {}
+        session_id = getattr(session, "id", None)
+        user_id = getattr(invocation_context, "user_id", None) or getattr(session, "user_id", None)
+        if session_id:
+            ids[A.SESSION_ID] = ids[A.GEN_AI_CONVERSATION_ID] = str(session_id)
+        if user_id:
+            ids[A.USER_ID] = str(user_id)
+        tool = ACTIVE_TOOL.get()
+        delegated_by = None
+        if tool is not None and not tool.ended:
+            parent: Any = tool
+            delegated_by = _agent_name_of(tool)
+        else:
+            parent = caller_context()
+        self.invocations.add(Invocation(invocation_context.invocation_id, parent, ids, delegated_by))
+        # A caller that abandons the event stream gets no after_run_callback: end the run's spans
+        # (marked abandoned) when ADK lets go of the invocation context.
+        weakref.finalize(invocation_context, self._abandoned, invocation_context.invocation_id)
+
+    def _abandoned(self, invocation_id: str) -> None:
+        with guard("google_adk.abandoned"):
+            inv = self.invocations.pop(invocation_id)
+            if inv is not None:
+                end_all(inv, abandoned=True)
+
+    def after_run(self, invocation_context: Any, error: BaseException | None = None) -> None:
+        """The run is over: end what is still open (an agent that transferred gets no after_agent_callback)."""
+        inv = self.invocations.pop(invocation_context.invocation_id)
+        if inv is None:
+            return
+        for agent_name, call in list(inv.models.items()):
+            self._end_model(call, inv, error=error)
+        inv.models.clear()
+        for name, span in reversed(inv.named):
+            if not span.ended:
+                self._end_agent(span, inv, name, error)
+        end_all(inv, error=error)
+
+    def run_error(self, invocation_context: Any, error: BaseException) -> None:
+        self.after_run(invocation_context, error)
+
+    def _invocation(self, invocation_context: Any) -> Invocation | None:
+        inv_id = getattr(invocation_context, "invocation_id", None)
+        return self.invocations.get(inv_id) if inv_id else None
+
+    # -- agents ----------------------------------------------------------------------------------
+    def before_agent(self, agent: Any, callback_context: Any) -> None:
+        ictx = _invocation_context(callback_context)
+        inv = self._invocation(ictx)
+        if inv is None:
+            return
+        name = getattr(agent, "name", None) or "agent"
+        delegated_by = None
+        if name in inv.transfers:
+            parent, delegated_by = inv.transfers.pop(name)
+        else:
+            up = getattr(agent, "parent_agent", None)
+            parent = inv.agents.get(getattr(up, "name", None)) if up is not None else None
+            if parent is None:
+                parent, delegated_by = (inv.root or inv.parent), (None if inv.root else inv.delegated_by)
+        workflow = _is_workflow(agent)
+        token = push_run_attributes(inv.ids) if inv.ids else None
+        try:
+            span = self.telemetry.start_span(Kind.CHAIN if workflow else Kind.AGENT, name, workflow=workflow,
+                                             parent=parent)
+        finally:
+            if token is not None:
+                pop_run_attributes(token)
+        with guard("google_adk.agent.attributes"):
+            span.set_agent(name, description=getattr(agent, "description", None) or None)
+            if delegated_by:
+                span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, delegated_by)
+            if span.records_content and inv.root is None:
+                text = _text(getattr(ictx, "user_content", None))
+                if text is not None:
+                    span.set_input(text)
+        if inv.root is None:
+            inv.root = span
+        previous = inv.agents.get(name)
+        if previous is not None and not previous.ended:  # a LoopAgent's sub-agent running again
+            previous.end()
+        inv.agents[name] = span
+        inv.order.append(span)
+        inv.named.append((name, span))
+
+    def after_agent(self, agent: Any, callback_context: Any, error: BaseException | None = None) -> None:
+        inv = self._invocation(_invocation_context(callback_context))
+        if inv is None:
+            return
+        name = getattr(agent, "name", None) or "agent"
+        call = inv.models.pop(name, None)
+        if call is not None:
+            self._end_model(call, inv, error=error)
+        span = inv.agents.pop(name, None)
+        if span is None:
+            return
+        self._end_agent(span, inv, name, error)
+
+    def _end_agent(self, span: SemanticSpan, inv: Invocation, name: str, error: BaseException | None) -> None:
+        with guard("google_adk.agent.end"):
+            # a workflow's, or a transferring agent's, answer is the last one given under it
+            output = _last_output(inv, span) or inv.outputs.get(name)
+            if output is not None and span.records_content:
+                span.set_output(output)
+            if inv.paused:
+                span.mark_paused()
+            if error is not None:
+                span.record_error(error, control_flow=not isinstance(error, Exception))
+        span.end()
+
+    # -- models ----------------------------------------------------------------------------------
+    def before_model(self, callback_context: Any, llm_request: Any) -> None:
+        ictx = _invocation_context(callback_context)
+        inv = self._invocation(ictx)
+        if inv is None:
+            return
+        agent_name = getattr(callback_context, "agent_name", None) or ""
+        previous = inv.models.pop(agent_name, None)
+        if previous is not None:  # the last request of this agent had no final response: it is over now
+            self._end_model(previous, inv)
+        model = getattr(llm_request, "model", None)
+        span = self.telemetry.start_span(Kind.MODEL, model, parent=inv.agents.get(agent_name) or inv.root or inv.parent)
+        inv.models[agent_name] = ModelCall(span, agent_name, llm_request)
+        with guard("google_adk.model.request"):
+            config = getattr(llm_request, "config", None)
+            params = {k: getattr(config, k, None) for k in _PARAMS} if config is not None else {}
+            run_config = getattr(ictx, "run_config", None)
+            mode = getattr(getattr(run_config, "streaming_mode", None), "name", "") or ""
+            if mode == "SSE":
+                params["stream"] = True
+            span.set_model(request_model=model, provider=_provider(getattr(ictx, "agent", None), model),
+                           parameters=params)
+            if span.records_content:
+                span.set_messages(input=_convert.input_messages(llm_request), system=_convert.system(llm_request),
+                                  tools=_convert.tool_definitions(llm_request))
+
+    def after_model(self, callback_context: Any, llm_response: Any) -> None:
+        inv = self._invocation(_invocation_context(callback_context))
+        if inv is None:
+            return
+        agent_name = getattr(callback_context, "agent_name", None) or ""
+        call = inv.models.get(agent_name)
+        if call is None:
+            return
+        call.last = llm_response
+        if getattr(llm_response, "partial", None):
+            call.add_partial(llm_response)
+            if not getattr(llm_response, "turn_complete", None):
+                return
+        else:
+            call.final = llm_response
+            if not (getattr(llm_response, "finish_reason", None) or getattr(llm_response, "usage_metadata", None)
+                    or getattr(llm_response, "error_code", None) or getattr(llm_response, "turn_complete", None)):
+                return  # an intermediate aggregate: the request goes on
+        inv.models.pop(agent_name, None)
+        self._end_model(call, inv)
+
+    def model_error(self, callback_context: Any, error: BaseException) -> None:
+        inv = self._invocation(_invocation_context(callback_context))
+        if inv is None:
+            return
+        call = inv.models.pop(getattr(callback_context, "agent_name", None) or "", None)
+        if call is not None:
+            self._end_model(call, inv, error=error)
+
+    def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
+        span = call.span
+        with guard("google_adk.model.end"):
+            response = call.final or call.last
+            reason = _convert.finish_reason(response) if response is not None else None
+            if call.final is not None and getattr(call.final, "content", None) is not None:
+                parts = _convert.parts_of(call.final.content)
+            else:
+                parts = call.assembled()
+            if parts and reason in (None, "stop") and any(type(p).__name__ == "ToolCallPart" for p in parts):
+                reason = "tool_call"  # Gemini reports STOP for a turn that calls functions; normalised like the others
+            if parts:
+                message = _convert.message(getattr(call.final, "content", None), finish_reason=reason or "stop",
+                                           parts=parts)
+                message.role = "assistant"
+                text = message.text
+                if text and not message.tool_calls:
+                    inv.outputs[call.agent] = text
+                    inv.answers.append((call.agent, text))
+                if span.records_content:
+                    span.set_messages(output=[message])
+                else:
+                    span.set_finish_reasons([reason or "stop"])
+            elif reason:
+                span.set_finish_reasons([reason])
+            if response is not None:
+                span.set_model(response_model=getattr(response, "model_version", None) or None)
+                usage = _convert.usage(getattr(call.final, "usage_metadata", None) if call.final is not None else None)
+                if usage is None:
+                    usage = _convert.usage(getattr(call.last, "usage_metadata", None))
+                span.set_usage(usage)
+                code = getattr(response, "error_code", None)
+                if code and error is None:
+                    span.set_error(str(code), getattr(response, "error_message", None) or str(code))
+            if call.final is None and error is None and getattr(call.last, "partial", None) and \
+                    not getattr(call.last, "turn_complete", None):
+                span.mark_abandoned()
+            if error is not None:
+                span.record_error(error, control_flow=not isinstance(error, Exception))
+        span.end()
+
+    # -- tools -----------------------------------------------------------------------------------
+    def before_tool(self, tool: Any, tool_args: Any, tool_context: Any) -> None:
+        inv = self._invocation(_invocation_context(tool_context))
+        if inv is None:
+            return
+        agent_name = getattr(tool_context, "agent_name", None) or ""
+        name = getattr(tool, "name", None) or type(tool).__name__
+        span = self.telemetry.start_span(Kind.TOOL, name, parent=inv.agents.get(agent_name) or inv.root or inv.parent)
+        call_id = getattr(tool_context, "function_call_id", None) or f"{agent_name}:{name}:{id(span)}"
+        inv.tools[call_id] = span
+        with guard("google_adk.tool.start"):
+            span.set_tool(name, call_id=getattr(tool_context, "function_call_id", None),
+                          description=getattr(tool, "description", None) or None,
+                          arguments=dict(tool_args or {}) if span.records_content else None)
+            target = getattr(getattr(tool, "agent", None), "name", None)  # AgentTool
+            if target:
+                span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, target)
+            _AGENT_OF[span] = agent_name
+        ACTIVE_TOOL.set(span)
+        # Our tool span is current while the tool runs (ADK awaits before_tool, the tool and after_tool or
+        # on_tool_error in one task), so the application's spans inside the tool nest under it.
+        ctx = trace.set_span_in_context(span.span)
+        inv.attached[call_id] = (ctx, otel_context.attach(ctx))
+
+    def after_tool(self, tool: Any, tool_context: Any, result: Any = None, error: BaseException | None = None) -> None:
+        inv = self._invocation(_invocation_context(tool_context))
+        if inv is None:
+            return
+        agent_name = getattr(tool_context, "agent_name", None) or ""
+        call_id = getattr(tool_context, "function_call_id", None)
+        span = inv.tools.pop(call_id, None) if call_id else None
+        if span is None:
+            return
+        if ACTIVE_TOOL.get() is span:
+            ACTIVE_TOOL.set(None)
+        attached = inv.attached.pop(call_id, None)
+        if attached is not None and otel_context.get_current() is attached[0]:
+            otel_context.detach(attached[1])  # only in the context we attached in, never out of order
+        with guard("google_adk.tool.end"):
+            actions = getattr(tool_context, "actions", None)
+            target = getattr(actions, "transfer_to_agent", None)
+            if target:
+                span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, str(target))
+                inv.transfers[str(target)] = (span, agent_name)
+            if getattr(actions, "requested_tool_confirmations", None) or getattr(actions, "requested_auth_configs", None) \
+                    or (getattr(tool, "is_long_running", False) and error is None):
+                span.mark_paused()
+                inv.paused = True
+            if error is not None:
+                span.record_error(error, control_flow=not isinstance(error, Exception))
+            elif result is not None and span.records_content:
+                span.set_tool_result(result)
+        span.end()
+
+
+# The agent that called each tool span (for ``otel_agents.agent.parent`` of an AgentTool's agent); weak keys,
+# so an entry goes with its span.
+_AGENT_OF: "weakref.WeakKeyDictionary[SemanticSpan, str]" = weakref.WeakKeyDictionary()
+
+
+def _agent_name_of(tool_span: SemanticSpan) -> str | None:
+    return _AGENT_OF.get(tool_span)
+
+
+def _last_output(inv: Invocation, span: SemanticSpan) -> str | None:
+    """The last answer given by an agent under ``span`` (itself included)."""
+    inside = {name for name, s in inv.named if s is span}
+    for name, agent_span in inv.named:
+        parent = agent_span.parent
+        while parent is not None and parent is not span:
+            parent = parent.parent
+        if parent is span:
+            inside.add(name)
+    for name, text in reversed(inv.answers):
+        if name in inside:
+            return text
+    return None

@@ -1,0 +1,139 @@
+"""What one ADK invocation has open: agent, model and tool spans, keyed by ADK's own ids.
+
+ADK's plugin callbacks come in pairs (before/after agent, model, tool) but hand
+over no span: this module keeps, per ``invocation_id``, the spans opened by a
+``before_*`` callback until the matching ``after_*``/``on_*_error`` callback (or
+the end of the run) ends them. Bounded: at most :data:`MAX_INVOCATIONS`
+invocations are tracked; the oldest is ended (marked abandoned) when a new one
+would exceed it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from contextvars import ContextVar
+from typing import Any
+
+from ..._spans import Part, ReasoningPart, SemanticSpan, TextPart, guard
+
+MAX_INVOCATIONS = 1024
+
+# Our tool span whose tool is running now, in this task: an ``AgentTool`` runs its agent through a
+# Runner of its own, whose run then nests under this span. ADK awaits before_tool, the tool and
+# after_tool in one task (parallel calls each in their own), so a ContextVar follows the tool exactly.
+ACTIVE_TOOL: ContextVar["SemanticSpan | None"] = ContextVar("otel_agents_adk_active_tool", default=None)
+
+
+class ModelCall:
+    """One model request: its span, the partial chunks seen, the final response."""
+
+    __slots__ = ("span", "agent", "texts", "thoughts", "final", "last", "request")
+
+    def __init__(self, span: SemanticSpan, agent: str, request: Any):
+        self.span = span
+        self.agent = agent
+        self.request = request
+        self.texts: list[str] = []
+        self.thoughts: list[str] = []
+        self.final: Any = None   # the last non-partial response
+        self.last: Any = None    # the last response of any kind (usage of an all-partial stream)
+
+    def add_partial(self, response: Any) -> None:
+        for p in getattr(getattr(response, "content", None), "parts", None) or ():
+            if getattr(p, "text", None):
+                (self.thoughts if getattr(p, "thought", None) else self.texts).append(p.text)
+
+    def assembled(self) -> list[Part]:
+        """The partial chunks put together (for a request whose every response was partial)."""
+        parts: list[Part] = []
+        if self.thoughts:
+            parts.append(ReasoningPart("".join(self.thoughts)))
+        if self.texts:
+            parts.append(TextPart("".join(self.texts)))
+        return parts
+
+
+class Invocation:
+    """The spans of one ADK invocation (one ``Runner.run_async``/``run_live`` call)."""
+
+    def __init__(self, invocation_id: str, parent: Any, ids: dict[str, str], delegated_by: str | None):
+        self.id = invocation_id
+        self.parent = parent                 # where the first agent span opens (caller, or an AgentTool span)
+        self.ids = ids                       # session.id, gen_ai.conversation.id, user.id
+        self.delegated_by = delegated_by     # the agent whose AgentTool started this invocation
+        self.agents: dict[str, SemanticSpan] = {}
+        self.order: list[SemanticSpan] = []  # every agent span opened, in order (closed in reverse at the end)
+        self.models: dict[str, ModelCall] = {}
+        self.tools: dict[str, SemanticSpan] = {}
+        self.attached: dict[str, tuple[Any, Any]] = {}  # call id → (our context made current, its token)
+        self.transfers: dict[str, tuple[SemanticSpan, str]] = {}  # target agent → (transfer tool span, from agent)
+        self.outputs: dict[str, str] = {}    # agent name → its last answer text
+        self.answers: list[tuple[str, str]] = []  # (agent name, answer text), in order
+        self.named: list[tuple[str, SemanticSpan]] = []  # (agent name, its span), in order
+        self.paused = False
+        self.root: SemanticSpan | None = None
+
+
+class Invocations:
+    """The open invocations, by id (bounded, thread-safe)."""
+
+    def __init__(self) -> None:
+        self._open: "OrderedDict[str, Invocation]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, inv: Invocation) -> None:
+        evicted: list[Invocation] = []
+        with self._lock:
+            self._open[inv.id] = inv
+            while len(self._open) > MAX_INVOCATIONS:
+                evicted.append(self._open.popitem(last=False)[1])
+        for old in evicted:
+            end_all(old, abandoned=True)
+
+    def get(self, invocation_id: str) -> Invocation | None:
+        return self._open.get(invocation_id)
+
+    def pop(self, invocation_id: str) -> Invocation | None:
+        with self._lock:
+            return self._open.pop(invocation_id, None)
+
+    def drain(self) -> list[Invocation]:
+        with self._lock:
+            items = list(self._open.values())
+            self._open.clear()
+        return items
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+
+def end_all(inv: Invocation, *, error: BaseException | None = None, abandoned: bool = False) -> None:
+    """End every span ``inv`` still has open: models and tools first, then agents innermost first."""
+    with guard("google_adk.end_all"):
+        for call in list(inv.models.values()):
+            if abandoned:
+                call.span.mark_abandoned()
+            if error is not None:
+                call.span.record_error(error)
+            call.span.end()
+        inv.models.clear()
+        for span in list(inv.tools.values()):
+            if abandoned:
+                span.mark_abandoned()
+            if error is not None:
+                span.record_error(error)
+            span.end()
+        inv.tools.clear()
+        inv.attached.clear()
+        for span in reversed(inv.order):
+            if span.ended:
+                continue
+            if abandoned:
+                span.mark_abandoned()
+            if inv.paused:
+                span.mark_paused()
+            if error is not None:
+                span.record_error(error, control_flow=not isinstance(error, Exception))
+            span.end()
+        inv.agents.clear()

@@ -1,0 +1,50 @@
+"""What ``instrument()`` installs into ADK: our plugin, first in every ``Runner``'s plugin manager.
+
+ADK's ``Runner`` takes plugins from its ``App`` (or the deprecated ``plugins=``);
+there is no global plugin registry, so we wrap ``Runner.__init__`` (``wrapt``) to
+put one :class:`~._plugin.OtelAgentsPlugin` at the front of each new runner's
+plugin list — first, so it sees every step before another plugin can
+short-circuit it. A runner that already has ours (an ``AgentTool`` passes its
+parent's plugins to the runner it makes) gets no second one.
+``uninstrument()`` takes the wrapper off and switches the plugin off in the
+runners it was added to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._spans import Telemetry, guard
+from .._patch import Patch
+from ._hooks import Hooks
+from ._plugin import OtelAgentsPlugin
+
+
+class Installation:
+    """Our patch into ADK for one ``instrument()`` call."""
+
+    def __init__(self, telemetry: Telemetry):
+        from google.adk.runners import Runner
+
+        self.hooks = Hooks(telemetry)
+        self.plugin = OtelAgentsPlugin(self.hooks)
+        self.patch = Patch(Runner, "__init__", self._init)
+
+    def _init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        result = wrapped(*args, **kwargs)
+        with guard("google_adk.add_plugin"):
+            plugins = instance.plugin_manager.plugins
+            # an inert plugin of an earlier instrument() (copied from a parent runner) makes way for ours
+            plugins[:] = [p for p in plugins if not isinstance(p, OtelAgentsPlugin) or p.hooks is not None]
+            if not any(isinstance(p, OtelAgentsPlugin) for p in plugins):
+                plugins.insert(0, self.plugin)
+        return result
+
+    def remove(self) -> None:
+        """Take the wrapper off; the plugin in existing runners becomes inert, open spans end."""
+        self.patch.remove()
+        self.plugin.hooks = None
+        from ._runs import end_all
+
+        for inv in self.hooks.invocations.drain():
+            end_all(inv, abandoned=True)

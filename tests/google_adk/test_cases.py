@@ -1,0 +1,395 @@
+"""Google ADK's field cases ADK-1 … ADK-5 (``../shared/cases/adk-smolagents-agno-autogen.md``) and its own
+cases: tool call, tool error, streaming, parallel tool calls, delegation (transfer, AgentTool, workflow
+agents), a failed run, content off, uninstrument, folding. The real ADK runs over a scripted ``BaseLlm``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
+from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.agent_tool import AgentTool
+from opentelemetry import trace
+from opentelemetry.trace import StatusCode
+
+from otel_agents.instrumentors.google_adk import GoogleADKInstrumentor
+from tests.exporters.conftest import check
+from tests.genai_schema import validate_genai_json
+from tests.spans import SnapshotExporter, ancestors, parent_of, tree
+
+from .agents import lookup_order, refund, support_agent
+from .fakes import Raise, Raw, ScriptedLlm, Stream, Text, call, calls, run_agent
+
+
+def tool_then_answer(tool: str = "lookup_order", answer: str = "Your order A100 has shipped.", **args: Any) -> list:
+    return [call(tool, **(args or {"order_id": "A100"})), Text(answer, input_tokens=30, output_tokens=7)]
+
+
+def only(spans: list, name: str) -> Any:
+    [span] = [s for s in spans if s.name == name]
+    return span
+
+
+# -- ADK-1 ------------------------------------------------------------------------------------------------
+def test_adk1_one_model_span_per_request(instrumented: Any, exporter: SnapshotExporter, adk_spans: SnapshotExporter) -> None:
+    """ADK-1: one agent span, two model spans under it each with its own usage (the run's input tokens are the
+    sum), the tool span under the agent; ADK's own spans are not in our kinds and parent none of ours."""
+    result = run_agent(support_agent(ScriptedLlm(tool_then_answer())))
+    assert result.error is None and result.final_text == "Your order A100 has shipped."
+    spans = exporter.semantic()
+    [agent] = exporter.semantic("agent")
+    assert agent.name == "invoke_agent support" and agent.parent_id is None
+    models = exporter.semantic("model")
+    assert len(models) == 2 and all(m.parent_id == agent.span_id for m in models), tree(spans)
+    assert [m.attributes["gen_ai.usage.input_tokens"] for m in models] == [10, 30]
+    assert [m.attributes["gen_ai.usage.output_tokens"] for m in models] == [5, 7]
+    assert sum(m.attributes["gen_ai.usage.input_tokens"] for m in models) == 40
+    [tool] = exporter.semantic("tool")
+    assert tool.name == "execute_tool lookup_order" and tool.parent_id == agent.span_id
+    # ADK's own spans: present (ADK traces itself), never of our kinds, never the parent of ours
+    adk = adk_spans.spans
+    assert {s.scope for s in adk} == {"gcp.vertex.agent"} and any(s.name.startswith("invoke_agent") for s in adk)
+    assert all(s.semantic_kind is None for s in adk)
+    adk_ids = {s.span_id for s in adk}
+    assert not [s for s in spans if s.parent_id in adk_ids]
+    assert all(s.scope == "otel_agents.instrumentors.google_adk" for s in exporter.spans)
+
+
+def test_adk1_parallel_agents_get_one_agent_span_each(instrumented: Any, exporter: SnapshotExporter,
+                                                     adk_spans: SnapshotExporter) -> None:
+    """ADK-1 (variant): two tool-using agents under a ParallelAgent: one agent span each, two model spans each."""
+    left = support_agent(ScriptedLlm(tool_then_answer(answer="left done")), name="left")
+    right = support_agent(ScriptedLlm(tool_then_answer(answer="right done")), name="right")
+    result = run_agent(ParallelAgent(name="both", sub_agents=[left, right]))
+    assert result.error is None
+    spans = exporter.semantic()
+    [workflow] = exporter.semantic("chain")
+    assert workflow.name == "invoke_workflow both" and workflow.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    agents = exporter.semantic("agent")
+    assert sorted(a.name for a in agents) == ["invoke_agent left", "invoke_agent right"], tree(spans)
+    for agent in agents:
+        assert agent.parent_id == workflow.span_id
+        under = [s for s in spans if s.parent_id == agent.span_id]
+        assert sorted(s.semantic_kind for s in under) == ["model", "model", "tool"], tree(spans)
+    assert not [s for s in spans if s.parent_id in {a.span_id for a in adk_spans.spans}]
+
+
+# -- ADK-2 ------------------------------------------------------------------------------------------------
+def test_adk2_transfer_nests_under_the_agent_that_made_it(instrument: Any, exporter: SnapshotExporter,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """ADK-2: one trace; transfer_to_agent is a tool span under the root agent recording the target; the helper's
+    agent span is under it; the root's span ends with a status set; no 'Failed to detach context'."""
+    instrument(status_ok=True)
+    helper = support_agent(ScriptedLlm(tool_then_answer()), name="helper")
+    root = LlmAgent(name="root", model=ScriptedLlm([call("transfer_to_agent", agent_name="helper")]),
+                    sub_agents=[helper], instruction="Route the customer.")
+    with caplog.at_level(logging.ERROR):
+        result = run_agent(root)
+    assert result.error is None and result.final_text == "Your order A100 has shipped."
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1
+    root_span = only(spans, "invoke_agent root")
+    transfer = only(spans, "execute_tool transfer_to_agent")
+    assert transfer.parent_id == root_span.span_id and transfer.attributes["otel_agents.handoff.target"] == "helper"
+    helper_span = only(spans, "invoke_agent helper")
+    assert helper_span.parent_id == transfer.span_id, tree(spans)
+    assert helper_span.attributes["otel_agents.agent.parent"] == "root"
+    assert root_span.status is StatusCode.OK and helper_span.status is StatusCode.OK
+    assert "Failed to detach context" not in caplog.text
+
+
+def test_adk2_transfer_folds_to_a_delegation(instrumented: Any, envelopes: list) -> None:
+    """ADK-2 in the envelope: the agents tree shows the helper delegated by root."""
+    helper = support_agent(ScriptedLlm(tool_then_answer()), name="helper")
+    root = LlmAgent(name="root", model=ScriptedLlm([call("transfer_to_agent", agent_name="helper")]), sub_agents=[helper])
+    run_agent(root)
+    [env] = check(envelopes)
+    assert env["status"] == "done" and env["public_output"] == "Your order A100 has shipped."
+    assert "agent helper delegated_by=root" in env["evaluation_context"]
+    assert [(a["name"], a["parent"]) for a in env["agents"]] == [("root", None), ("helper", "root")]
+
+
+def test_agent_tool_runs_its_agent_under_the_tool_span(instrumented: Any, exporter: SnapshotExporter,
+                                                      adk_spans: SnapshotExporter) -> None:
+    """An AgentTool is a tool span recording its agent; that agent's span (its own Runner) nests under it,
+    with ADK's own spans on: none of ours hangs from one of ADK's."""
+    specialist = support_agent(ScriptedLlm(tool_then_answer(answer="A100 shipped")), name="specialist")
+    root = LlmAgent(name="root", model=ScriptedLlm([call("specialist", request="A100?"), "Done: A100 shipped"]),
+                    tools=[AgentTool(agent=specialist)])
+    result = run_agent(root)
+    assert result.error is None and result.final_text == "Done: A100 shipped"
+    spans = exporter.semantic()
+    assert len({s.trace_id for s in spans}) == 1, tree(spans)
+    root_span = only(spans, "invoke_agent root")
+    tool = only(spans, "execute_tool specialist")
+    assert tool.parent_id == root_span.span_id and tool.attributes["otel_agents.handoff.target"] == "specialist"
+    inner = only(spans, "invoke_agent specialist")
+    assert inner.parent_id == tool.span_id, tree(spans)
+    assert inner.attributes["otel_agents.agent.parent"] == "root"
+    assert len([s for s in spans if s.semantic_kind == "agent"]) == 2  # one plugin per runner: no duplicates
+    assert sorted(s.semantic_kind for s in spans if s.parent_id == inner.span_id) == ["model", "model", "tool"]
+    assert adk_spans.spans and not [s for s in spans if s.parent_id in {a.span_id for a in adk_spans.spans}]
+
+
+def test_sequential_and_loop_agents_are_chains(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """SequentialAgent and LoopAgent → `invoke_workflow` chains; the output_key state flows between agents."""
+    first = support_agent(ScriptedLlm(["draft"]), name="writer", output_key="draft", tools=[])
+    second = support_agent(ScriptedLlm(["final"]), name="editor", tools=[])
+    loop = LoopAgent(name="polish", sub_agents=[support_agent(ScriptedLlm(["again", "again"]), name="polisher", tools=[])],
+                     max_iterations=2)
+    result = run_agent(SequentialAgent(name="pipeline", sub_agents=[first, second, loop]))
+    assert result.error is None
+    spans = exporter.semantic()
+    pipeline = only(spans, "invoke_workflow pipeline")
+    assert pipeline.parent_id is None and pipeline.semantic_kind == "chain"
+    polish = only(spans, "invoke_workflow polish")
+    assert polish.parent_id == pipeline.span_id
+    assert [s.name for s in spans if s.parent_id == pipeline.span_id and s.semantic_kind == "agent"] == [
+        "invoke_agent writer", "invoke_agent editor"]
+    polishers = [s for s in spans if s.name == "invoke_agent polisher"]
+    assert len(polishers) == 2 and all(p.parent_id == polish.span_id for p in polishers), tree(spans)
+    assert pipeline.attributes["output.value"] == "again"
+
+
+# -- ADK-3 ------------------------------------------------------------------------------------------------
+def test_adk3a_tool_error_fails_tool_agent_and_root(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ADK-3 (a): the tool raises ValueError; ADK aborts; tool, agent and root spans end ERROR with an exception
+    event; the caller gets ADK's exception unchanged; nothing is left current."""
+    result = run_agent(support_agent(ScriptedLlm([call("refund", order_id="A100")]), tools=[refund]))
+    assert isinstance(result.error, ValueError) and "refunds for A100 are closed" in str(result.error)
+    spans = exporter.semantic()
+    tool = only(spans, "execute_tool refund")
+    agent = only(spans, "invoke_agent support")
+    for span in (tool, agent):
+        assert span.status is StatusCode.ERROR, tree(spans)
+        assert any(name == "exception" for name, _ in span.events)
+        assert span.attributes["error.type"] == "ValueError"
+    assert not [s for s in spans if s.status is not StatusCode.ERROR and any(n == "exception" for n, _ in s.events)]
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    assert instrumented.open_runs() == 0
+
+
+def test_adk3b_blocked_response_fails_the_model_span(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ADK-3 (b): a final response with error_code/error_message and no content: the model span ends ERROR and
+    its status description is the message."""
+    blocked = LlmResponse(error_code="SAFETY", error_message="Response blocked for safety")
+    run_agent(support_agent(ScriptedLlm([Raw(blocked)])))
+    [model] = exporter.semantic("model")
+    assert model.status is StatusCode.ERROR
+    assert model.status_description == "Response blocked for safety"
+    assert model.attributes["error.type"] == "SAFETY"
+
+
+def test_adk3c_after_model_callback_raising_fails_its_step(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ADK-3 (c): an after_model_callback raises after a good response: the agent span that owns the step ends
+    ERROR; no span ends OK (or unset) with an exception event."""
+
+    def broken(callback_context: Any, llm_response: Any) -> None:
+        raise RuntimeError("callback broke")
+
+    result = run_agent(support_agent(ScriptedLlm(["fine"]), after_model_callback=broken))
+    assert isinstance(result.error, RuntimeError)
+    spans = exporter.semantic()
+    agent = only(spans, "invoke_agent support")
+    assert agent.status is StatusCode.ERROR and agent.attributes["error.type"] == "RuntimeError"
+    assert not [s for s in spans if s.status is not StatusCode.ERROR and any(n == "exception" for n, _ in s.events)]
+
+
+def test_model_exception_fails_model_and_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A failed run: the model raises; the model span and the agent span end ERROR; ADK's exception reaches
+    the caller unchanged."""
+    boom = ConnectionError("model unreachable")
+    result = run_agent(support_agent(ScriptedLlm([Raise(boom)])))
+    assert result.error is boom
+    [model] = exporter.semantic("model")
+    [agent] = exporter.semantic("agent")
+    assert model.status is StatusCode.ERROR and model.attributes["error.type"] == "ConnectionError"
+    assert agent.status is StatusCode.ERROR
+    assert instrumented.open_runs() == 0
+
+
+# -- ADK-4 ------------------------------------------------------------------------------------------------
+def test_adk4_streamed_partials_count_once(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ADK-4: SSE streaming, five partial chunks then the final aggregated response with usage: one model span,
+    its output the final text once, usage once; the agent's output the final text once."""
+    chunks = ["Your ", "order ", "A100 ", "has ", "shipped."]
+    result = run_agent(support_agent(ScriptedLlm([Stream(chunks, "Your order A100 has shipped.", 12, 6)])),
+                       run_config=RunConfig(streaming_mode=StreamingMode.SSE))
+    assert result.error is None and sum(1 for e in result.events if e.partial) == 5
+    [model] = exporter.semantic("model")
+    out = model.json_attr("gen_ai.output.messages")
+    assert out == [{"role": "assistant", "parts": [{"type": "text", "content": "Your order A100 has shipped."}],
+                    "finish_reason": "stop"}]
+    assert model.attributes["gen_ai.usage.input_tokens"] == 12 and model.attributes["gen_ai.usage.output_tokens"] == 6
+    assert model.attributes["gen_ai.request.stream"] is True
+    [agent] = exporter.semantic("agent")
+    assert agent.attributes["output.value"] == "Your order A100 has shipped."
+    validate_genai_json(model.attributes)
+
+
+def test_adk4_all_partial_stream_assembles_the_text(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ADK-4 (variant): every response partial (as in run_live): the output is the assembled text, not empty."""
+    result = run_agent(support_agent(ScriptedLlm([Stream(["Shipped ", "today."], None)])),
+                       run_config=RunConfig(streaming_mode=StreamingMode.SSE))
+    assert result.error is None
+    [model] = exporter.semantic("model")
+    [message] = model.json_attr("gen_ai.output.messages")
+    assert message["parts"] == [{"type": "text", "content": "Shipped today."}]
+    [agent] = exporter.semantic("agent")
+    assert agent.attributes["output.value"] == "Shipped today."
+
+
+# -- ADK-5 ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("content", [True, False], ids=["content-on", "content-off"])
+def test_adk5_session_and_user_ids(instrument: Any, exporter: SnapshotExporter, content: bool) -> None:
+    """ADK-5: two runs in session sess-1 of user u1: two root traces; the root and every span carry session.id,
+    user.id and gen_ai.conversation.id, with content capture on or off."""
+    instrument(capture_content=content)
+    agent = support_agent(ScriptedLlm(tool_then_answer() + tool_then_answer()))
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+
+    runner = Runner(app_name="support", agent=agent, session_service=InMemorySessionService())
+    run_agent(agent, runner=runner)
+    run_agent(agent, "And my other order?", runner=runner)
+    spans = exporter.semantic()
+    roots = [s for s in spans if s.parent_id is None]
+    assert len(roots) == 2 and roots[0].trace_id != roots[1].trace_id
+    for span in spans:
+        assert span.attributes["session.id"] == "sess-1" and span.attributes["gen_ai.conversation.id"] == "sess-1"
+        assert span.attributes["user.id"] == "u1"
+
+
+# -- the framework's own cases ----------------------------------------------------------------------------
+def test_tool_call_records_content_parts_and_tools(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A tool call: the model span has the system instruction, the tools offered, the tool_call part; the tool
+    span has arguments and result; the GenAI JSON is schema-valid."""
+    run_agent(support_agent(ScriptedLlm(tool_then_answer())))
+    first, second = exporter.semantic("model")
+    assert first.json_attr("gen_ai.system_instructions")[0]["content"].startswith("You help customers")
+    assert [t["name"] for t in first.json_attr("gen_ai.tool.definitions")] == ["lookup_order"]
+    assert first.json_attr("gen_ai.input.messages")[-1]["parts"] == [{"type": "text", "content": "Where is my order A100?"}]
+    [out] = first.json_attr("gen_ai.output.messages")
+    assert out["finish_reason"] == "tool_call"
+    assert out["parts"] == [{"type": "tool_call", "id": "call-lookup_order-0", "name": "lookup_order",
+                             "arguments": {"order_id": "A100"}}]
+    roles = [m["role"] for m in second.json_attr("gen_ai.input.messages")]
+    assert roles == ["user", "assistant", "tool"]
+    assert second.json_attr("gen_ai.input.messages")[-1]["parts"][0]["type"] == "tool_call_response"
+    assert first.attributes["gen_ai.request.model"] == "scripted-1"
+    assert first.attributes["gen_ai.response.model"] == "scripted-1-0001"
+    [tool] = exporter.semantic("tool")
+    assert tool.json_attr("gen_ai.tool.call.arguments") == {"order_id": "A100"}
+    assert tool.json_attr("gen_ai.tool.call.result") == {"order_id": "A100", "status": "shipped"}
+    assert tool.attributes["gen_ai.tool.call.id"] == "call-lookup_order-0"
+    for span in exporter.semantic():
+        validate_genai_json(span.attributes)
+
+
+def test_parallel_tool_calls(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Two function calls in one response: two tool spans under the agent, each with its own call id."""
+    script = [calls(("lookup_order", {"order_id": "A1"}), ("lookup_order", {"order_id": "A2"})), "Both shipped."]
+    result = run_agent(support_agent(ScriptedLlm(script)))
+    assert result.error is None
+    [agent] = exporter.semantic("agent")
+    tools = exporter.semantic("tool")
+    assert len(tools) == 2 and all(t.parent_id == agent.span_id for t in tools)
+    assert sorted(t.attributes["gen_ai.tool.call.id"] for t in tools) == ["call-lookup_order-0", "call-lookup_order-1"]
+    assert sorted(t.json_attr("gen_ai.tool.call.arguments")["order_id"] for t in tools) == ["A1", "A2"]
+
+
+def test_content_off_records_no_content(instrument: Any, exporter: SnapshotExporter) -> None:
+    """Content off: no messages, arguments, results, inputs or outputs; usage, names and finish reasons stay."""
+    instrument(capture_content=False)
+    run_agent(support_agent(ScriptedLlm(tool_then_answer())))
+    spans = exporter.semantic()
+    for span in spans:
+        for key in span.attributes:
+            assert not key.startswith(("gen_ai.input", "gen_ai.output", "gen_ai.system_instructions", "input.",
+                                       "output.", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                                       "llm.input_messages", "llm.output_messages")), key
+        assert "A100" not in str(span.attributes)
+    [first, _] = exporter.semantic("model")
+    assert first.attributes["gen_ai.usage.input_tokens"] == 10
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+
+
+def test_uninstrument_restores_adk(instrument: Any, exporter: SnapshotExporter) -> None:
+    """After uninstrument: no spans from new or existing runners, the Runner class is ADK's own again; a second
+    instrument() works and adds one plugin only."""
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+
+    original = Runner.__dict__["__init__"]
+    inst = instrument()
+    assert Runner.__dict__["__init__"] is not original
+    agent = support_agent(ScriptedLlm(tool_then_answer() * 3))
+    kept = Runner(app_name="support", agent=agent, session_service=InMemorySessionService())
+    inst.uninstrument()
+    assert Runner.__dict__["__init__"] is original
+    run_agent(agent, runner=kept)
+    run_agent(agent)
+    assert exporter.semantic() == []
+    from otel_agents.instrumentors.google_adk._plugin import OtelAgentsPlugin
+
+    assert not any(isinstance(p, OtelAgentsPlugin) for p in
+                   Runner(app_name="x", agent=support_agent(ScriptedLlm([])), session_service=InMemorySessionService())
+                   .plugin_manager.plugins)
+    inst.instrument(tracer_provider=exporter_provider(exporter))
+    fresh = Runner(app_name="support", agent=agent, session_service=InMemorySessionService())
+    assert sum(isinstance(p, OtelAgentsPlugin) for p in fresh.plugin_manager.plugins) == 1
+    run_agent(agent, runner=fresh)
+    assert len(exporter.semantic("agent")) == 1
+
+
+def exporter_provider(exporter: SnapshotExporter) -> Any:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider
+
+
+def test_application_span_parents_the_run(instrumented: Any, exporter: SnapshotExporter, app_tracer: Any,
+                                          adk_spans: SnapshotExporter) -> None:
+    """The run's first span opens under the caller's span (outside ADK's invocation span)."""
+    with app_tracer.start_as_current_span("handle_request") as app:
+        run_agent_in_span()
+    [agent] = exporter.semantic("agent")
+    assert agent.parent_id == app.get_span_context().span_id
+
+
+def run_agent_in_span() -> None:
+    run_agent(support_agent(ScriptedLlm(["hello"])))
+
+
+def test_long_running_tool_marks_the_run_paused(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A long-running tool (human in the loop): the tool span and the agent span are marked paused."""
+    from google.adk.tools.long_running_tool import LongRunningFunctionTool
+
+    def ask_manager(order_id: str) -> dict:
+        """Ask a manager to approve a refund."""
+        return {"status": "pending"}
+
+    run_agent(support_agent(ScriptedLlm([call("ask_manager", order_id="A1"), "Waiting for approval."]),
+                            tools=[LongRunningFunctionTool(func=ask_manager)]))
+    [tool] = exporter.semantic("tool")
+    [agent] = exporter.semantic("agent")
+    assert tool.attributes.get("otel_agents.run.paused") is True
+    assert agent.attributes.get("otel_agents.run.paused") is True
+
+
+def test_every_envelope_is_valid(instrumented: Any, envelopes: list) -> None:
+    """Folding: the envelopes of a tool run, a failed run and a streamed run pass ecp-runtime and our schema."""
+    run_agent(support_agent(ScriptedLlm(tool_then_answer())))
+    run_agent(support_agent(ScriptedLlm([call("refund", order_id="A100")]), tools=[refund]))
+    run_agent(support_agent(ScriptedLlm([Stream(["a", "b"], "ab")])), run_config=RunConfig(streaming_mode=StreamingMode.SSE))
+    got = check(envelopes)
+    assert [e["status"] for e in got] == ["done", "done", "done"]
+    assert got[0]["public_output"] == "Your order A100 has shipped." and got[2]["public_output"] == "ab"
+    assert [a["status"] for a in got[1]["agents"]] == ["error"]
+    assert [c["status"] for c in got[1]["tool_calls"]] == ["error"]
