@@ -14,7 +14,8 @@ from otel_agents.instrumentors.anthropic import AnthropicInstrumentor
 from otel_agents.instrumentors.openai import OpenAIInstrumentor
 from tests.spans import SnapshotExporter, tree
 
-from .fakes import Recorder, anthropic_client, anthropic_message, anthropic_text_stream, chat_completion, openai_client
+from .fakes import (Recorder, anthropic_client, anthropic_message, anthropic_text_stream, chat_completion, chat_stream,
+                    openai_client)
 
 import httpx2
 
@@ -60,16 +61,89 @@ def test_langchain_chat_openai(both: Any, exporter: SnapshotExporter) -> None:
 @pytest.mark.parametrize("both", ["langchain"], indirect=True)
 def test_langchain_chat_openai_streaming_invoke(both: Any, exporter: SnapshotExporter) -> None:
     """ChatOpenAI(streaming=True).invoke streams from the client inside LangChain's model span: still one span,
-    with the usage chunk's counts. (A bare ``model.stream()`` is not covered: see the LangChain patches' docstring.)"""
+    with the usage chunk's counts."""
     import httpx
     from langchain_openai import ChatOpenAI
-
-    from .fakes import chat_stream
 
     llm = ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0, streaming=True, stream_usage=True,
                      http_client=httpx.Client(transport=httpx.MockTransport(Recorder(chat_stream(include_usage=True)))))
     assert llm.invoke("Where is order A100?").content == "Order A100 has shipped."
     _one_model_span(exporter, "langchain", response_id="chatcmpl-2")
+
+
+def _no_span_current() -> None:
+    from opentelemetry import trace
+
+    assert not trace.get_current_span().get_span_context().is_valid, "a span is left current"
+
+
+def _chat_openai(body: Any, *, aio: bool) -> Any:
+    import httpx
+    from langchain_openai import ChatOpenAI
+
+    transport = httpx.MockTransport(Recorder(body))
+    client = {"http_async_client": httpx.AsyncClient(transport=transport)} if aio else \
+        {"http_client": httpx.Client(transport=transport)}
+    return ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0, stream_usage=True, **client)
+
+
+def _chat_anthropic(body: Any, *, aio: bool) -> Any:
+    from langchain_anthropic import ChatAnthropic
+
+    llm = ChatAnthropic(model="claude-haiku-4-5", api_key="test-key", max_retries=0, max_tokens=256)
+    key = "_async_client" if aio else "_client"
+    llm.__dict__[key] = anthropic_client(Recorder(body, http=httpx2), aio=aio)
+    return llm
+
+
+STREAMS = {  # (model factory, SSE body, the stream's response id)
+    "openai": (_chat_openai, lambda: chat_stream(include_usage=True), "chatcmpl-2"),
+    "anthropic": (_chat_anthropic, lambda: anthropic_text_stream("Order A100 has shipped.", id="msg_fw", cumulative=True),
+                  "msg_fw"),
+}
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+@pytest.mark.parametrize("client", sorted(STREAMS))
+def test_langchain_bare_stream_is_one_model_span(both: Any, exporter: SnapshotExporter, client: str) -> None:
+    """Issue 23: ``chat_model.stream()`` called directly (no agent) is one model span — LangChain's, enriched
+    by the client — and no span is current between chunks or after the stream."""
+    make, body, response_id = STREAMS[client]
+    chunks = []
+    for chunk in make(body(), aio=False).stream("Where is order A100?"):
+        _no_span_current()
+        chunks.append(chunk.content)
+    assert "".join(c for c in chunks if isinstance(c, str)) == "Order A100 has shipped."
+    _no_span_current()
+    _one_model_span(exporter, "langchain", response_id=response_id)
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+@pytest.mark.parametrize("client", sorted(STREAMS))
+def test_langchain_bare_astream_is_one_model_span(both: Any, exporter: SnapshotExporter, client: str) -> None:
+    """Issue 23: ``await``-ed ``chat_model.astream()`` likewise: one model span per request."""
+    make, body, response_id = STREAMS[client]
+
+    async def main() -> str:
+        text = ""
+        async for chunk in make(body(), aio=True).astream("Where is order A100?"):
+            _no_span_current()
+            text += chunk.content if isinstance(chunk.content, str) else ""
+        return text
+
+    assert asyncio.run(main()) == "Order A100 has shipped."
+    _one_model_span(exporter, "langchain", response_id=response_id)
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+def test_langchain_stream_left_early_is_one_model_span(both: Any, exporter: SnapshotExporter) -> None:
+    """A ``stream()`` the caller breaks out of: still one model span, nothing left current."""
+    stream = _chat_openai(chat_stream(include_usage=True), aio=False).stream("Where is order A100?")
+    for _ in stream:
+        break
+    stream.close()
+    _no_span_current()
+    assert len(exporter.semantic("model")) == 1, tree(exporter.spans)
 
 
 @pytest.mark.parametrize("both", ["langchain"], indirect=True)
