@@ -230,3 +230,95 @@ def test_decorated_model_span_is_not_doubled(provider: Any, exporter: SnapshotEx
     (span,) = exporter.semantic("model")
     assert span.attributes["gen_ai.response.id"] == "chatcmpl-fw"
     assert span.attributes["gen_ai.usage.input_tokens"] == 11
+
+
+# -- streaming paths: the same rule when the framework streams from the client --------------------------------
+STREAM = chat_stream(include_usage=True)  # response id "chatcmpl-2"
+
+
+@pytest.mark.parametrize("both", ["llama_index"], indirect=True)
+def test_llama_index_openai_stream_chat(both: Any, exporter: SnapshotExporter) -> None:
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(STREAM))))
+    text = ""
+    for chunk in llm.stream_chat([ChatMessage(role="user", content="Where is order A100?")]):
+        _no_span_current()
+        text += chunk.delta or ""
+    assert text == "Order A100 has shipped."
+    _one_model_span(exporter, "llama_index", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["llama_index"], indirect=True)
+def test_llama_index_openai_astream_chat(both: Any, exporter: SnapshotExporter) -> None:
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 async_http_client=httpx.AsyncClient(transport=httpx.MockTransport(Recorder(STREAM))))
+
+    async def main() -> str:
+        text = ""
+        async for chunk in await llm.astream_chat([ChatMessage(role="user", content="Where is order A100?")]):
+            _no_span_current()
+            text += chunk.delta or ""
+        return text
+
+    assert asyncio.run(main()) == "Order A100 has shipped."
+    _one_model_span(exporter, "llama_index", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["pydantic_ai"], indirect=True)
+def test_pydantic_ai_openai_run_stream(both: Any, exporter: SnapshotExporter) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = openai_client(Recorder(STREAM), aio=True)
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)))
+
+    async def main() -> str:
+        async with agent.run_stream("Where is order A100?") as run:
+            return await run.get_output()
+
+    assert asyncio.run(main()) == "Order A100 has shipped."
+    _one_model_span(exporter, "pydantic_ai", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["crewai"], indirect=True)
+def test_crewai_native_openai_stream(both: Any, exporter: SnapshotExporter) -> None:
+    from crewai import LLM
+
+    llm = LLM(model="openai/gpt-4o", api_key="test-key", stream=True)
+    llm._client = openai_client(Recorder(STREAM))
+    assert llm.call("Where is order A100?") == "Order A100 has shipped."
+    _one_model_span(exporter, "crewai", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["smolagents"], indirect=True)
+def test_smolagents_openai_model(both: Any, exporter: SnapshotExporter) -> None:
+    from smolagents import OpenAIServerModel
+
+    model = OpenAIServerModel(model_id="gpt-4o", api_key="test-key")
+    model.client = openai_client(Recorder(COMPLETION))
+    assert model.generate([{"role": "user", "content": [{"type": "text", "text": "Where is order A100?"}]}]) \
+        .content == "Order A100 has shipped."
+    _one_model_span(exporter, "smolagents", response_id="chatcmpl-fw")
+
+
+@pytest.mark.parametrize("both", ["smolagents"], indirect=True)
+def test_smolagents_openai_model_generate_stream(both: Any, exporter: SnapshotExporter) -> None:
+    from smolagents import OpenAIServerModel
+
+    model = OpenAIServerModel(model_id="gpt-4o", api_key="test-key")
+    model.client = openai_client(Recorder(STREAM))
+    text = ""
+    for delta in model.generate_stream([{"role": "user", "content": [{"type": "text", "text": "Where is A100?"}]}]):
+        _no_span_current()
+        text += delta.content or ""
+    assert text == "Order A100 has shipped."
+    _one_model_span(exporter, "smolagents", response_id="chatcmpl-2")
