@@ -322,3 +322,60 @@ def test_smolagents_openai_model_generate_stream(both: Any, exporter: SnapshotEx
         text += delta.content or ""
     assert text == "Order A100 has shipped."
     _one_model_span(exporter, "smolagents", response_id="chatcmpl-2")
+
+
+# -- Agno (AG-3): Agno's model classes over the instrumented clients --------------------------------------------
+def _agno_agent(client: str, body: Any, *, aio: bool) -> Any:
+    import os
+
+    os.environ.setdefault("AGNO_TELEMETRY", "false")
+    from agno.agent import Agent
+
+    if client == "openai":
+        from agno.models.openai import OpenAIChat
+
+        sdk = openai_client(Recorder(body), aio=aio)
+        model = OpenAIChat(id="gpt-4o", api_key="test-key", **{"async_client" if aio else "client": sdk})
+    else:
+        from agno.models.anthropic import Claude
+
+        sdk = anthropic_client(Recorder(body, http=httpx2), aio=aio)
+        model = Claude(id="claude-haiku-4-5", api_key="test-key", **{"async_client" if aio else "client": sdk})
+    return Agent(name="Support", model=model, telemetry=False)
+
+
+AGNO_BODIES = {  # client → (whole body, its id, streamed body, its id)
+    "openai": (COMPLETION, "chatcmpl-fw", STREAM, "chatcmpl-2"),
+    "anthropic": (ANSWER, "msg_fw", anthropic_text_stream("Order A100 has shipped.", id="msg_st"), "msg_st"),
+}
+
+
+@pytest.mark.parametrize("both", ["agno"], indirect=True)
+@pytest.mark.parametrize("client", sorted(AGNO_BODIES))
+@pytest.mark.parametrize("mode", ["run", "arun", "run_stream", "arun_stream"])
+def test_agno_model_class_over_client_is_one_model_span(both: Any, exporter: SnapshotExporter, client: str,
+                                                        mode: str) -> None:
+    """AG-3 / issue 23: Agno's ``OpenAIChat`` over ``openai`` and ``Claude`` over ``anthropic``, plain and
+    streamed, sync and async: exactly one model span per request (Agno's, enriched with the response id),
+    usage recorded once, nothing left current."""
+    whole, whole_id, streamed, streamed_id = AGNO_BODIES[client]
+    stream, aio = mode.endswith("_stream"), mode.startswith("a")
+    body = streamed if stream else (dict(whole) if isinstance(whole, dict) else whole)
+    agent = _agno_agent(client, body, aio=aio)
+    prompt = "Where is order A100?"
+    if mode == "run":
+        text = agent.run(prompt).content
+    elif mode == "arun":
+        text = asyncio.run(agent.arun(prompt)).content
+    elif mode == "run_stream":
+        text = "".join(e.content for e in agent.run(prompt, stream=True) if isinstance(getattr(e, "content", None), str))
+    else:
+        async def consume() -> str:
+            return "".join([e.content async for e in agent.arun(prompt, stream=True)
+                            if isinstance(getattr(e, "content", None), str)])
+        text = asyncio.run(consume())
+    assert text == "Order A100 has shipped."
+    _no_span_current()
+    span = _one_model_span(exporter, "agno", response_id=streamed_id if stream else whole_id)
+    assert len(exporter.semantic("agent")) == 1
+    assert span.attributes["gen_ai.usage.output_tokens"] in (5, 7)

@@ -53,6 +53,11 @@ What you get
   reasoning agent (``reasoning=True`` / ``reasoning_model=``) runs through
   ``Agent.run``/``arun``, so it is an ``agent`` span of its own under the
   agent it reasons for, with its model spans inside.
+* With our ``openai``/``anthropic`` client instrumentors on as well, an Agno
+  model class that calls those clients (``OpenAIChat``, ``Claude``…) still
+  gives one ``model`` span per request — ours, current while the request runs
+  (for a stream: while each step of it runs), which the client instrumentor
+  enriches with the response id instead of opening a second span.
 * Each tool call → ``execute_tool {tool}`` (``tool``): name, call id,
   description, arguments, result; a tool that raised ends with ERROR.
   Memory and storage calls make no span.
@@ -99,8 +104,6 @@ Limits
 * The reasoning agent's model spans record what that agent answers (its
   reasoning steps) as their text output: to Agno it is an ordinary agent run.
   Thinking a provider returns as ``reasoning_content`` is a ``reasoning`` part.
-* A provider client that is instrumented too (OpenAI, Anthropic) under an Agno
-  model class may add its own model span below ours.
 """
 
 from ._instrumentor import AgnoInstrumentor

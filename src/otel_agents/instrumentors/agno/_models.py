@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
 from . import _convert
-from ._context import activate, parent, remember_error
+from ._context import AsyncInContext, InContext, activate, parent, remember_error
 
 
 def _provider(model: Any) -> str | None:
@@ -118,8 +118,9 @@ class ModelHooks:
     def stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """``process_response_stream`` and ``aprocess_response_stream``: the span ends with the stream.
 
-        The span is not current while the caller iterates (Agno's run loop and
-        the application get their items between steps)."""
+        The span is current while a step of the stream runs (the provider
+        request, made by the first step, nests under it) and not between steps
+        (Agno's run loop and the application get their items then)."""
         if not is_instrumentation_enabled() or args:
             return wrapped(*args, **kwargs)
         span = None
@@ -145,7 +146,10 @@ class ModelHooks:
 
         wrapped_stream = None
         with guard("agno.model.stream"):
-            wrapped_stream = wrap_stream(iterator, span, on_end=on_end, is_error=is_error)
+            # the provider call happens while the stream is advanced: each step sees the model span (so an
+            # instrumented client enriches it instead of opening a second one), nothing between steps
+            stepped = AsyncInContext(iterator, span) if hasattr(iterator, "__anext__") else InContext(iterator, span)
+            wrapped_stream = wrap_stream(stepped, span, on_end=on_end, is_error=is_error)
         if wrapped_stream is None:
             span.end()
             return iterator
