@@ -22,7 +22,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
-from . import _convert
+from . import _convert, _reasoning
 from ._context import AsyncInContext, InContext, activate, parent, remember_error
 
 
@@ -39,6 +39,8 @@ class ModelHooks:
 
     def _start(self, model: Any, kwargs: dict) -> SemanticSpan:
         span = self.telemetry.start_span(Kind.MODEL, getattr(model, "id", None), parent=parent())
+        if _reasoning.in_reasoning_phase():
+            _reasoning.mark(span)
         with guard("agno.model.request"):
             span.set_model(request_model=getattr(model, "id", None), provider=_provider(model),
                            parameters={"stream": True} if "stream_data" in kwargs else None)
@@ -62,6 +64,8 @@ class ModelHooks:
                     out = _convert.stream_output_message(stream_data)
                 else:
                     out = None
+                if out is not None and _reasoning.is_reasoning(span):
+                    out = _reasoning.as_reasoning(out)  # the reasoning agent's text is thinking, not an answer
                 if out is not None and out.parts:
                     if span.records_content:
                         span.set_messages(output=[out])
