@@ -253,6 +253,24 @@ def test_llama_index_openai_stream_chat(both: Any, exporter: SnapshotExporter) -
 
 
 @pytest.mark.parametrize("both", ["llama_index"], indirect=True)
+def test_llama_index_stream_chat_left_early(both: Any, exporter: SnapshotExporter) -> None:
+    """A ``stream_chat`` the caller breaks out of: one model span, ended as abandoned, nothing left current."""
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(STREAM))))
+    stream = llm.stream_chat([ChatMessage(role="user", content="Where is order A100?")])
+    for _ in stream:
+        break
+    stream.close()
+    _no_span_current()
+    (span,) = exporter.semantic("model")
+    assert span.attributes.get("otel_agents.stream.abandoned") is True, span.attributes
+
+
+@pytest.mark.parametrize("both", ["llama_index"], indirect=True)
 def test_llama_index_openai_astream_chat(both: Any, exporter: SnapshotExporter) -> None:
     import httpx
     from llama_index.core.llms import ChatMessage
