@@ -114,3 +114,13 @@ def tool_then_answer(tool: str, arguments: dict, answer: Callable[[str], str] | 
         return Reply(text=answer(text) if answer else f"Found: {text}")
 
     return script
+
+
+@dataclass
+class ScriptedReasoner(ScriptedModel):
+    """A :class:`ScriptedModel` that Agno takes for a native reasoning model (a "VertexAI" provider with
+    ``thinking`` set: Agno's own test of a reasoning model), for ``Agent(reasoning_model=...)``; no network."""
+
+    id: str = "scripted-reasoner"
+    provider: str = "VertexAI"
+    thinking: dict = field(default_factory=lambda: {"type": "enabled", "budget_tokens": 1024})

@@ -5,7 +5,7 @@ session ids, uninstrument, folding."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from agno.agent import Agent
@@ -420,3 +420,100 @@ def test_tool_needing_confirmation_pauses_the_run(instrumented: Any, exporter: S
     assert sorted(s.semantic_kind for s in spans) == ["agent", "model"]  # no tool span: the tool never ran
     agent_span = next(s for s in spans if s.semantic_kind == "agent")
     assert agent_span.attributes["otel_agents.run.paused"] is True and agent_span.status.name == "UNSET"
+
+
+# -- reasoning: Agno's reasoning agent (reasoning_model=) ------------------------------------------------------
+THOUGHT = "A100 is an order id; look it up, then answer."
+
+
+def _openai_reasoner(text: str) -> Any:
+    """Agno's ``OpenAIChat`` as an o3-style reasoner (its answer text is the reasoning) over the real ``openai``
+    client and a mock transport: whole or streamed chat completions."""
+    import httpx
+    import openai
+    from agno.models.openai import OpenAIChat
+
+    from tests.clients.fakes import Recorder, chat_completion, sse
+
+    def body(request: dict) -> Any:
+        if not request.get("stream"):
+            return chat_completion(text)
+        chunk = {"id": "chatcmpl-r", "object": "chat.completion.chunk", "created": 1, "model": "o3-mini",
+                 "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+        return sse([(None, chunk), (None, "[DONE]")])
+
+    handler = httpx.MockTransport(Recorder(body))
+    return OpenAIChat(id="o3-mini", api_key="test-key",
+                      client=openai.OpenAI(api_key="test-key", http_client=httpx.Client(transport=handler)),
+                      async_client=openai.AsyncOpenAI(api_key="test-key",
+                                                      http_client=httpx.AsyncClient(transport=handler)))
+
+
+def _reasoning_agent(flavour: str) -> Any:
+    from .fakes import ScriptedReasoner
+
+    if flavour == "answer_text":
+        reasoner = _openai_reasoner(THOUGHT)
+    else:  # a native reasoner: Agno keeps its reasoning_content, drops its draft answer
+        reasoner = ScriptedReasoner(script=lambda m: Reply(text="Draft: it shipped.", reasoning=THOUGHT))
+    main = ScriptedModel(id="main-1", script=lambda m: Reply(text="It shipped."))
+    return Agent(name="Support", model=main, reasoning_model=reasoner, telemetry=False)
+
+
+def _no_text_anywhere(span: Any, text: str) -> None:
+    """``text`` is in no ``output.value`` as text and in no ``text`` part of the span's output messages."""
+    assert span.attributes.get("output.value") != text, span.name
+    for message in span.json_attr("gen_ai.output.messages") or []:
+        assert all(p["type"] != "text" for p in message["parts"]), (span.name, message)
+
+
+@pytest.mark.parametrize("mode", ["run", "arun", "stream", "astream"])
+@pytest.mark.parametrize("flavour", ["answer_text", "reasoning_content"])
+def test_reasoning_agent_output_is_reasoning_never_the_answer(instrumented: Any, exporter: SnapshotExporter,
+                                                              mode: str, flavour: str) -> None:
+    """Issue 21: with ``reasoning_model=``, Agno's reasoning agent runs first. What it produces — its answer
+    text (OpenAI-style reasoners) or its native ``reasoning_content`` — is ``reasoning`` parts on its model and
+    agent spans, never text or ``output.value``; the main model sees it as one ``reasoning`` part; the run's
+    answer is only the main model's text."""
+    agent = _reasoning_agent(flavour)
+    prompt = "Where is A100?"
+    if mode == "run":
+        answer = agent.run(prompt).content
+    elif mode == "arun":
+        answer = asyncio.run(agent.arun(prompt)).content
+    elif mode == "stream":
+        answer = "".join(e.content for e in agent.run(prompt, stream=True)
+                         if str(getattr(e, "event", "")) .endswith("RunContent") and isinstance(e.content, str))
+    else:
+        async def consume() -> str:
+            return "".join([e.content async for e in agent.arun(prompt, stream=True)
+                            if str(getattr(e, "event", "")).endswith("RunContent") and isinstance(e.content, str)])
+        answer = asyncio.run(consume())
+    assert answer == "It shipped."
+
+    spans = exporter.semantic()
+    agents = [s for s in spans if s.semantic_kind == "agent"]
+    root = next(s for s in agents if s.parent_id is None)
+    reasoner = next(s for s in agents if s.parent_id is not None)
+    assert root.span_id in [a.span_id for a in ancestors(reasoner, exporter.spans)]
+    assert root.attributes["output.value"] == "It shipped."
+
+    # the reasoning agent: its output is an assistant message of reasoning parts, no text
+    out = reasoner.json_attr("gen_ai.output.messages")
+    assert [(m["role"], m["parts"]) for m in out] == [("assistant", [{"type": "reasoning", "content": THOUGHT}])], out
+    _no_text_anywhere(reasoner, THOUGHT)
+
+    models = sorted((s for s in spans if s.semantic_kind == "model"), key=lambda s: s.start_time)
+    thinking, answering = models
+    assert thinking.attributes["gen_ai.request.model"] in ("scripted-reasoner", "o3-mini")
+    _no_text_anywhere(thinking, THOUGHT)
+    parts = thinking.json_attr("gen_ai.output.messages")[0]["parts"]
+    assert {"type": "reasoning", "content": THOUGHT} in parts and all(p["type"] == "reasoning" for p in parts)
+
+    # the main model gets the thinking as one reasoning part (not also as "<thinking>…" text); its output is text
+    sent = answering.json_attr("gen_ai.input.messages")
+    given = [p for m in sent for p in m["parts"] if m["role"] == "assistant"]
+    assert given == [{"type": "reasoning", "content": THOUGHT}], sent
+    assert answering.attributes["output.value"] == "It shipped."
+    for span in (reasoner, thinking, answering):
+        validate_genai_json(span.attributes)

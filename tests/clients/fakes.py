@@ -130,14 +130,18 @@ def ac1_stream() -> bytes:
     ])
 
 
-def anthropic_text_stream(text: str, *, usage_in: int = 10, usage_out: int = 5, id: str = "msg_01") -> bytes:
+def anthropic_text_stream(text: str, *, usage_in: int = 10, usage_out: int = 5, id: str = "msg_01",
+                          cumulative: bool = False) -> bytes:
+    """A text answer streamed; ``cumulative``: ``message_delta`` repeats the input count, as the API does today
+    (LangChain's ``ChatAnthropic`` reads usage from that event only)."""
+    delta_usage = {"input_tokens": usage_in, "output_tokens": usage_out} if cumulative else {"output_tokens": usage_out}
     start = anthropic_message([], stop_reason=None, usage={"input_tokens": usage_in, "output_tokens": 1}, id=id)  # type: ignore[arg-type]
     return sse([
         ("message_start", {"type": "message_start", "message": start}),
         ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": usage_out}}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": delta_usage}),
         ("message_stop", {"type": "message_stop"}),
     ])
 

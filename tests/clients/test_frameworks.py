@@ -14,7 +14,8 @@ from otel_agents.instrumentors.anthropic import AnthropicInstrumentor
 from otel_agents.instrumentors.openai import OpenAIInstrumentor
 from tests.spans import SnapshotExporter, tree
 
-from .fakes import Recorder, anthropic_client, anthropic_message, anthropic_text_stream, chat_completion, openai_client
+from .fakes import (Recorder, anthropic_client, anthropic_message, anthropic_text_stream, chat_completion, chat_stream,
+                    openai_client)
 
 import httpx2
 
@@ -60,16 +61,89 @@ def test_langchain_chat_openai(both: Any, exporter: SnapshotExporter) -> None:
 @pytest.mark.parametrize("both", ["langchain"], indirect=True)
 def test_langchain_chat_openai_streaming_invoke(both: Any, exporter: SnapshotExporter) -> None:
     """ChatOpenAI(streaming=True).invoke streams from the client inside LangChain's model span: still one span,
-    with the usage chunk's counts. (A bare ``model.stream()`` is not covered: see the LangChain patches' docstring.)"""
+    with the usage chunk's counts."""
     import httpx
     from langchain_openai import ChatOpenAI
-
-    from .fakes import chat_stream
 
     llm = ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0, streaming=True, stream_usage=True,
                      http_client=httpx.Client(transport=httpx.MockTransport(Recorder(chat_stream(include_usage=True)))))
     assert llm.invoke("Where is order A100?").content == "Order A100 has shipped."
     _one_model_span(exporter, "langchain", response_id="chatcmpl-2")
+
+
+def _no_span_current() -> None:
+    from opentelemetry import trace
+
+    assert not trace.get_current_span().get_span_context().is_valid, "a span is left current"
+
+
+def _chat_openai(body: Any, *, aio: bool) -> Any:
+    import httpx
+    from langchain_openai import ChatOpenAI
+
+    transport = httpx.MockTransport(Recorder(body))
+    client = {"http_async_client": httpx.AsyncClient(transport=transport)} if aio else \
+        {"http_client": httpx.Client(transport=transport)}
+    return ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0, stream_usage=True, **client)
+
+
+def _chat_anthropic(body: Any, *, aio: bool) -> Any:
+    from langchain_anthropic import ChatAnthropic
+
+    llm = ChatAnthropic(model="claude-haiku-4-5", api_key="test-key", max_retries=0, max_tokens=256)
+    key = "_async_client" if aio else "_client"
+    llm.__dict__[key] = anthropic_client(Recorder(body, http=httpx2), aio=aio)
+    return llm
+
+
+STREAMS = {  # (model factory, SSE body, the stream's response id)
+    "openai": (_chat_openai, lambda: chat_stream(include_usage=True), "chatcmpl-2"),
+    "anthropic": (_chat_anthropic, lambda: anthropic_text_stream("Order A100 has shipped.", id="msg_fw", cumulative=True),
+                  "msg_fw"),
+}
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+@pytest.mark.parametrize("client", sorted(STREAMS))
+def test_langchain_bare_stream_is_one_model_span(both: Any, exporter: SnapshotExporter, client: str) -> None:
+    """Issue 23: ``chat_model.stream()`` called directly (no agent) is one model span — LangChain's, enriched
+    by the client — and no span is current between chunks or after the stream."""
+    make, body, response_id = STREAMS[client]
+    chunks = []
+    for chunk in make(body(), aio=False).stream("Where is order A100?"):
+        _no_span_current()
+        chunks.append(chunk.content)
+    assert "".join(c for c in chunks if isinstance(c, str)) == "Order A100 has shipped."
+    _no_span_current()
+    _one_model_span(exporter, "langchain", response_id=response_id)
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+@pytest.mark.parametrize("client", sorted(STREAMS))
+def test_langchain_bare_astream_is_one_model_span(both: Any, exporter: SnapshotExporter, client: str) -> None:
+    """Issue 23: ``await``-ed ``chat_model.astream()`` likewise: one model span per request."""
+    make, body, response_id = STREAMS[client]
+
+    async def main() -> str:
+        text = ""
+        async for chunk in make(body(), aio=True).astream("Where is order A100?"):
+            _no_span_current()
+            text += chunk.content if isinstance(chunk.content, str) else ""
+        return text
+
+    assert asyncio.run(main()) == "Order A100 has shipped."
+    _one_model_span(exporter, "langchain", response_id=response_id)
+
+
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+def test_langchain_stream_left_early_is_one_model_span(both: Any, exporter: SnapshotExporter) -> None:
+    """A ``stream()`` the caller breaks out of: still one model span, nothing left current."""
+    stream = _chat_openai(chat_stream(include_usage=True), aio=False).stream("Where is order A100?")
+    for _ in stream:
+        break
+    stream.close()
+    _no_span_current()
+    assert len(exporter.semantic("model")) == 1, tree(exporter.spans)
 
 
 @pytest.mark.parametrize("both", ["langchain"], indirect=True)
@@ -156,3 +230,170 @@ def test_decorated_model_span_is_not_doubled(provider: Any, exporter: SnapshotEx
     (span,) = exporter.semantic("model")
     assert span.attributes["gen_ai.response.id"] == "chatcmpl-fw"
     assert span.attributes["gen_ai.usage.input_tokens"] == 11
+
+
+# -- streaming paths: the same rule when the framework streams from the client --------------------------------
+STREAM = chat_stream(include_usage=True)  # response id "chatcmpl-2"
+
+
+@pytest.mark.parametrize("both", ["llama_index"], indirect=True)
+def test_llama_index_openai_stream_chat(both: Any, exporter: SnapshotExporter) -> None:
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(STREAM))))
+    text = ""
+    for chunk in llm.stream_chat([ChatMessage(role="user", content="Where is order A100?")]):
+        _no_span_current()
+        text += chunk.delta or ""
+    assert text == "Order A100 has shipped."
+    _one_model_span(exporter, "llama_index", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["llama_index"], indirect=True)
+def test_llama_index_stream_chat_left_early(both: Any, exporter: SnapshotExporter) -> None:
+    """A ``stream_chat`` the caller breaks out of: one model span, ended as abandoned, nothing left current."""
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(STREAM))))
+    stream = llm.stream_chat([ChatMessage(role="user", content="Where is order A100?")])
+    for _ in stream:
+        break
+    stream.close()
+    _no_span_current()
+    (span,) = exporter.semantic("model")
+    assert span.attributes.get("otel_agents.stream.abandoned") is True, span.attributes
+
+
+@pytest.mark.parametrize("both", ["llama_index"], indirect=True)
+def test_llama_index_openai_astream_chat(both: Any, exporter: SnapshotExporter) -> None:
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 async_http_client=httpx.AsyncClient(transport=httpx.MockTransport(Recorder(STREAM))))
+
+    async def main() -> str:
+        text = ""
+        async for chunk in await llm.astream_chat([ChatMessage(role="user", content="Where is order A100?")]):
+            _no_span_current()
+            text += chunk.delta or ""
+        return text
+
+    assert asyncio.run(main()) == "Order A100 has shipped."
+    _one_model_span(exporter, "llama_index", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["pydantic_ai"], indirect=True)
+def test_pydantic_ai_openai_run_stream(both: Any, exporter: SnapshotExporter) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = openai_client(Recorder(STREAM), aio=True)
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)))
+
+    async def main() -> str:
+        async with agent.run_stream("Where is order A100?") as run:
+            return await run.get_output()
+
+    assert asyncio.run(main()) == "Order A100 has shipped."
+    _one_model_span(exporter, "pydantic_ai", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["crewai"], indirect=True)
+def test_crewai_native_openai_stream(both: Any, exporter: SnapshotExporter) -> None:
+    from crewai import LLM
+
+    llm = LLM(model="openai/gpt-4o", api_key="test-key", stream=True)
+    llm._client = openai_client(Recorder(STREAM))
+    assert llm.call("Where is order A100?") == "Order A100 has shipped."
+    _one_model_span(exporter, "crewai", response_id="chatcmpl-2")
+
+
+@pytest.mark.parametrize("both", ["smolagents"], indirect=True)
+def test_smolagents_openai_model(both: Any, exporter: SnapshotExporter) -> None:
+    from smolagents import OpenAIServerModel
+
+    model = OpenAIServerModel(model_id="gpt-4o", api_key="test-key")
+    model.client = openai_client(Recorder(COMPLETION))
+    assert model.generate([{"role": "user", "content": [{"type": "text", "text": "Where is order A100?"}]}]) \
+        .content == "Order A100 has shipped."
+    _one_model_span(exporter, "smolagents", response_id="chatcmpl-fw")
+
+
+@pytest.mark.parametrize("both", ["smolagents"], indirect=True)
+def test_smolagents_openai_model_generate_stream(both: Any, exporter: SnapshotExporter) -> None:
+    from smolagents import OpenAIServerModel
+
+    model = OpenAIServerModel(model_id="gpt-4o", api_key="test-key")
+    model.client = openai_client(Recorder(STREAM))
+    text = ""
+    for delta in model.generate_stream([{"role": "user", "content": [{"type": "text", "text": "Where is A100?"}]}]):
+        _no_span_current()
+        text += delta.content or ""
+    assert text == "Order A100 has shipped."
+    _one_model_span(exporter, "smolagents", response_id="chatcmpl-2")
+
+
+# -- Agno (AG-3): Agno's model classes over the instrumented clients --------------------------------------------
+def _agno_agent(client: str, body: Any, *, aio: bool) -> Any:
+    import os
+
+    os.environ.setdefault("AGNO_TELEMETRY", "false")
+    from agno.agent import Agent
+
+    if client == "openai":
+        from agno.models.openai import OpenAIChat
+
+        sdk = openai_client(Recorder(body), aio=aio)
+        model = OpenAIChat(id="gpt-4o", api_key="test-key", **{"async_client" if aio else "client": sdk})
+    else:
+        from agno.models.anthropic import Claude
+
+        sdk = anthropic_client(Recorder(body, http=httpx2), aio=aio)
+        model = Claude(id="claude-haiku-4-5", api_key="test-key", **{"async_client" if aio else "client": sdk})
+    return Agent(name="Support", model=model, telemetry=False)
+
+
+AGNO_BODIES = {  # client → (whole body, its id, streamed body, its id)
+    "openai": (COMPLETION, "chatcmpl-fw", STREAM, "chatcmpl-2"),
+    "anthropic": (ANSWER, "msg_fw", anthropic_text_stream("Order A100 has shipped.", id="msg_st"), "msg_st"),
+}
+
+
+@pytest.mark.parametrize("both", ["agno"], indirect=True)
+@pytest.mark.parametrize("client", sorted(AGNO_BODIES))
+@pytest.mark.parametrize("mode", ["run", "arun", "run_stream", "arun_stream"])
+def test_agno_model_class_over_client_is_one_model_span(both: Any, exporter: SnapshotExporter, client: str,
+                                                        mode: str) -> None:
+    """AG-3 / issue 23: Agno's ``OpenAIChat`` over ``openai`` and ``Claude`` over ``anthropic``, plain and
+    streamed, sync and async: exactly one model span per request (Agno's, enriched with the response id),
+    usage recorded once, nothing left current."""
+    whole, whole_id, streamed, streamed_id = AGNO_BODIES[client]
+    stream, aio = mode.endswith("_stream"), mode.startswith("a")
+    body = streamed if stream else (dict(whole) if isinstance(whole, dict) else whole)
+    agent = _agno_agent(client, body, aio=aio)
+    prompt = "Where is order A100?"
+    if mode == "run":
+        text = agent.run(prompt).content
+    elif mode == "arun":
+        text = asyncio.run(agent.arun(prompt)).content
+    elif mode == "run_stream":
+        text = "".join(e.content for e in agent.run(prompt, stream=True) if isinstance(getattr(e, "content", None), str))
+    else:
+        async def consume() -> str:
+            return "".join([e.content async for e in agent.arun(prompt, stream=True)
+                            if isinstance(getattr(e, "content", None), str)])
+        text = asyncio.run(consume())
+    assert text == "Order A100 has shipped."
+    _no_span_current()
+    span = _one_model_span(exporter, "agno", response_id=streamed_id if stream else whole_id)
+    assert len(exporter.semantic("agent")) == 1
+    assert span.attributes["gen_ai.usage.output_tokens"] in (5, 7)

@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import inspect
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from opentelemetry import trace
 
@@ -200,16 +201,22 @@ _OMITTED = ("Omit", "NotGiven")  # the SDKs' "argument not given" sentinels, sti
 _STATE = "_otel_agents_stream"  # the stream handle, kept on the SDK's stream object
 
 
+def _see(item: Any, accumulator: Accumulator, state: Any) -> None:
+    """One stream event, for the sync and async observers alike: fed to the accumulator until the terminal
+    event, which ends the span (or enriches the outer one) at once."""
+    state.chunk(item)
+    if not state.finished:
+        terminal = False
+        with guard("sdk_client.stream_event"):
+            terminal = accumulator.add(item)
+        if terminal:
+            state.finish()
+
+
 def _observe(iterator: Any, accumulator: Accumulator, state: Any) -> Any:
     try:
         for item in iterator:
-            state.chunk(item)
-            if not state.finished:
-                terminal = False
-                with guard("sdk_client.stream_event"):
-                    terminal = accumulator.add(item)
-                if terminal:
-                    state.finish()
+            _see(item, accumulator, state)
             yield item
     except GeneratorExit:
         state.finish(abandoned=True)
@@ -227,13 +234,7 @@ def _observe(iterator: Any, accumulator: Accumulator, state: Any) -> Any:
 async def _aobserve(iterator: Any, accumulator: Accumulator, state: Any) -> Any:
     try:
         async for item in iterator:
-            state.chunk(item)
-            if not state.finished:
-                terminal = False
-                with guard("sdk_client.stream_event"):
-                    terminal = accumulator.add(item)
-                if terminal:
-                    state.finish()
+            _see(item, accumulator, state)
             yield item
     except GeneratorExit:
         state.finish(abandoned=True)
@@ -311,19 +312,27 @@ class ClientHooks:
         return {"server.address": host, "server.port": getattr(url, "port", None)
                 or (443 if getattr(url, "scheme", "") == "https" else 80)}
 
+    @staticmethod
+    @contextmanager
+    def _calling(call: _Call) -> Iterator[None]:
+        """Around the SDK's own ``request`` (sync or awaited): our span current, if we opened one; an
+        exception ends it as failed and goes on to the caller."""
+        try:
+            if call.span is not None:
+                with call.span.activate():
+                    yield
+            else:
+                yield
+        except BaseException as exc:
+            call.fail(exc)
+            raise
+
     def _sync_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         call = self._begin(instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        try:
-            if call.span is not None:
-                with call.span.activate():
-                    result = wrapped(*args, **kwargs)
-            else:
-                result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            call.fail(exc)
-            raise
+        with self._calling(call):
+            result = wrapped(*args, **kwargs)
         value = result
         if self._is_raw_response(result):
             try:
@@ -341,15 +350,8 @@ class ClientHooks:
         return self._async_call(call, wrapped, args, kwargs)
 
     async def _async_call(self, call: _Call, wrapped: Any, args: tuple, kwargs: dict) -> Any:
-        try:
-            if call.span is not None:
-                with call.span.activate():
-                    result = await wrapped(*args, **kwargs)
-            else:
-                result = await wrapped(*args, **kwargs)
-        except BaseException as exc:
-            call.fail(exc)
-            raise
+        with self._calling(call):
+            result = await wrapped(*args, **kwargs)
         value = result
         if self._is_raw_response(result):
             try:
@@ -394,25 +396,26 @@ class ClientHooks:
 
     # -- closing a stream before its end -------------------------------------------
     @staticmethod
-    def _sync_close(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def _closed(stream: Any) -> None:
+        """The caller closed ``stream`` (sync or async): a span still open ends as abandoned."""
+        state = getattr(stream, _STATE, None)
+        if state is not None and not state.finished:
+            state.finish(abandoned=True)
+
+    def _sync_close(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         try:
             return wrapped(*args, **kwargs)
         finally:
-            state = getattr(instance, _STATE, None)
-            if state is not None and not state.finished:
-                state.finish(abandoned=True)
+            self._closed(instance)
 
     def _async_close(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         return self._aclose(wrapped, instance, args, kwargs)
 
-    @staticmethod
-    async def _aclose(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    async def _aclose(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         try:
             return await wrapped(*args, **kwargs)
         finally:
-            state = getattr(instance, _STATE, None)
-            if state is not None and not state.finished:
-                state.finish(abandoned=True)
+            self._closed(instance)
 
 
 def endpoints(table: Mapping[str, Endpoint]) -> Router:

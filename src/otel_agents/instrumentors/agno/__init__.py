@@ -49,10 +49,21 @@ What you get
   (input, output, cache read/write, reasoning; absent when the model reports
   none). Messages are GenAI parts: ``reasoning_content`` → ``reasoning`` part
   (never text, redacted thinking never recorded), tool calls → ``tool_call``,
-  tool results → ``tool_call_response``, media → media parts. Agno's separate
-  reasoning agent (``reasoning=True`` / ``reasoning_model=``) runs through
-  ``Agent.run``/``arun``, so it is an ``agent`` span of its own under the
-  agent it reasons for, with its model spans inside.
+  tool results → ``tool_call_response``, media → media parts.
+* Reasoning: Agno's separate reasoning agent (``reasoning_model=`` /
+  ``reasoning_agent=``; Agno 3 replaced ``reasoning=True`` by these) runs
+  through ``Agent.run``/``arun``, so it is an ``agent`` span of its own under
+  the agent it reasons for, with its model spans inside. What it produces is
+  thinking, never an answer: its model spans' output text and its own output
+  are ``reasoning`` parts (``gen_ai.output.messages``; no ``output.value``
+  text), and the ``<thinking>…</thinking>`` message Agno then hands the main
+  model is one ``reasoning`` part of that model span's input. The run's
+  ``output.value`` is the main model's answer only.
+* With our ``openai``/``anthropic`` client instrumentors on as well, an Agno
+  model class that calls those clients (``OpenAIChat``, ``Claude``…) still
+  gives one ``model`` span per request — ours, current while the request runs
+  (for a stream: while each step of it runs), which the client instrumentor
+  enriches with the response id instead of opening a second span.
 * Each tool call → ``execute_tool {tool}`` (``tool``): name, call id,
   description, arguments, result; a tool that raised ends with ERROR.
   Memory and storage calls make no span.
@@ -79,7 +90,8 @@ step classes' ``execute``/``aexecute``/``execute_stream``/``aexecute_stream``,
 ``aprocess_response_stream`` (one call per provider request, on the base
 class, so any model class is covered and none twice) and
 ``FunctionCall.execute``/``aexecute`` (one call per tool execution, inside
-which the user's tool hooks run) and ``Knowledge.search``/``asearch``. ``uninstrument()`` puts the originals back.
+which the user's tool hooks run), ``Knowledge.search``/``asearch`` and
+``ReasoningManager.reason``/``areason`` (to know the reasoning phase). ``uninstrument()`` puts the originals back.
 
 Agno's own telemetry and tracing
 --------------------------------
@@ -96,11 +108,6 @@ Limits
 ------
 * A model request that Agno retries is one span covering the attempts.
 * The tool span of a tool Agno caches (``cache_results``) still appears.
-* The reasoning agent's model spans record what that agent answers (its
-  reasoning steps) as their text output: to Agno it is an ordinary agent run.
-  Thinking a provider returns as ``reasoning_content`` is a ``reasoning`` part.
-* A provider client that is instrumented too (OpenAI, Anthropic) under an Agno
-  model class may add its own model span below ours.
 """
 
 from ._instrumentor import AgnoInstrumentor

@@ -36,9 +36,10 @@ def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
 def message_parts(m: Any) -> list[Part]:
     """The parts of one message: reasoning, text, media, tool calls, in that order."""
     parts: list[Part] = []
-    if getattr(m, "reasoning_content", None):
-        parts.append(ReasoningPart(m.reasoning_content))
-    if m.content is not None and m.content != "":
+    reasoning = getattr(m, "reasoning_content", None)
+    if reasoning:
+        parts.append(ReasoningPart(reasoning))
+    if m.content is not None and m.content != "" and not _is_thinking_copy(m.content, reasoning):
         parts.append(TextPart(_text(m.content)))
     for attr, modality in _MEDIA:
         for item in getattr(m, attr, None) or ():
@@ -47,6 +48,16 @@ def message_parts(m: Any) -> list[Part]:
                 parts.append(part)
     parts.extend(tool_call_parts(getattr(m, "tool_calls", None)))
     return parts
+
+
+def _is_thinking_copy(content: Any, reasoning: Any) -> bool:
+    """Whether ``content`` only repeats ``reasoning`` in ``<thinking>`` tags: the message Agno adds for the
+    main model after its reasoning phase (``agno.reasoning``), one ``reasoning`` part, never text."""
+    if not isinstance(content, str) or not isinstance(reasoning, str):
+        return False
+    text = content.strip()
+    return text.startswith("<thinking>") and text.endswith("</thinking>") and \
+        text.removeprefix("<thinking>").removesuffix("</thinking>").strip() == reasoning.strip()
 
 
 def tool_call_parts(tool_calls: Iterable[dict] | None) -> list[ToolCallPart]:

@@ -22,8 +22,8 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
-from . import _convert
-from ._context import activate, parent, remember_error
+from . import _convert, _reasoning
+from ._context import AsyncInContext, InContext, activate, parent, remember_error
 
 
 def _provider(model: Any) -> str | None:
@@ -39,6 +39,8 @@ class ModelHooks:
 
     def _start(self, model: Any, kwargs: dict) -> SemanticSpan:
         span = self.telemetry.start_span(Kind.MODEL, getattr(model, "id", None), parent=parent())
+        if _reasoning.in_reasoning_phase():
+            _reasoning.mark(span)
         with guard("agno.model.request"):
             span.set_model(request_model=getattr(model, "id", None), provider=_provider(model),
                            parameters={"stream": True} if "stream_data" in kwargs else None)
@@ -62,6 +64,8 @@ class ModelHooks:
                     out = _convert.stream_output_message(stream_data)
                 else:
                     out = None
+                if out is not None and _reasoning.is_reasoning(span):
+                    out = _reasoning.as_reasoning(out)  # the reasoning agent's text is thinking, not an answer
                 if out is not None and out.parts:
                     if span.records_content:
                         span.set_messages(output=[out])
@@ -118,8 +122,9 @@ class ModelHooks:
     def stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """``process_response_stream`` and ``aprocess_response_stream``: the span ends with the stream.
 
-        The span is not current while the caller iterates (Agno's run loop and
-        the application get their items between steps)."""
+        The span is current while a step of the stream runs (the provider
+        request, made by the first step, nests under it) and not between steps
+        (Agno's run loop and the application get their items then)."""
         if not is_instrumentation_enabled() or args:
             return wrapped(*args, **kwargs)
         span = None
@@ -145,7 +150,10 @@ class ModelHooks:
 
         wrapped_stream = None
         with guard("agno.model.stream"):
-            wrapped_stream = wrap_stream(iterator, span, on_end=on_end, is_error=is_error)
+            # the provider call happens while the stream is advanced: each step sees the model span (so an
+            # instrumented client enriches it instead of opening a second one), nothing between steps
+            stepped = AsyncInContext(iterator, span) if hasattr(iterator, "__anext__") else InContext(iterator, span)
+            wrapped_stream = wrap_stream(stepped, span, on_end=on_end, is_error=is_error)
         if wrapped_stream is None:
             span.end()
             return iterator

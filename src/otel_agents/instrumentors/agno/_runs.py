@@ -16,15 +16,18 @@ or :class:`AgnoRunFailed` carrying Agno's message.
 from __future__ import annotations
 
 import inspect
+import json
 import threading
 import weakref
 from typing import Any, Callable
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes, wrap_stream
+from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, guard, pop_run_attributes,
+                       push_run_attributes, wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
+from . import _reasoning
 from ._context import AsyncInContext, InContext, activate, last_error, parent
 
 
@@ -98,6 +101,8 @@ class RunHooks:
         finally:
             if token is not None:
                 pop_run_attributes(token)
+        if what == "agent" and _reasoning.in_reasoning_phase():
+            _reasoning.mark(span)
         with guard("agno.run_attributes"):
             if what == "agent":
                 span.set_agent(_name(instance, "agent"), id=getattr(instance, "id", None),
@@ -186,7 +191,11 @@ class RunHooks:
                 content = getattr(result, "content", None) if result is not None else None
                 if content is None and streamed_text:
                     content = streamed_text
-                if content is not None:
+                if content is not None and _reasoning.is_reasoning(span):
+                    # Agno's reasoning agent: its answer is the thinking handed to the main model
+                    reasoning = getattr(result, "reasoning_content", None) or _text(content)
+                    span.set_messages(output=[ChatMessage("assistant", parts=[ReasoningPart(reasoning)])])
+                elif content is not None:
                     span.set_output(_jsonable(content))
             if status == "paused":
                 span.mark_paused()
@@ -243,3 +252,10 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, list) and value and hasattr(value[0], "role") and hasattr(value[0], "content"):
         return [{"role": m.role, "content": m.content} for m in value]
     return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    data = _jsonable(value)
+    return data if isinstance(data, str) else json.dumps(data, default=str)

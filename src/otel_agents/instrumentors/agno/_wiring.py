@@ -9,6 +9,7 @@ from ..._spans import Telemetry, report_internal_error
 from .._patch import Patch
 from ._knowledge import KnowledgeHooks
 from ._models import ModelHooks
+from ._reasoning import reason_wrapper
 from ._runs import RunHooks
 from ._tools import ToolHooks
 
@@ -51,6 +52,13 @@ class Installation:
             self._patch(Model, name, self.models.stream)
         for name in ("execute", "aexecute"):
             self._patch(FunctionCall, name, self.tools.execute)
+        try:
+            from agno.reasoning.manager import ReasoningManager
+
+            for name in ("reason", "areason"):
+                self._patch(ReasoningManager, name, reason_wrapper)
+        except Exception as exc:  # noqa: BLE001 - reasoning moved: its spans are ordinary agent and model spans
+            report_internal_error("agno.patch.reasoning", exc)
         try:
             from agno.knowledge.knowledge import Knowledge
 

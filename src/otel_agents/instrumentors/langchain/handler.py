@@ -332,6 +332,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         if opened is None:
             return
         span = opened[0]
+        patches.model_run_started(run_id)  # inside a model.stream() step: the provider call sees this span
         with guard("langchain.model_request"):
             span.set_model(request_model=model, provider=extract.provider_name(md.get("ls_provider")),
                            parameters=extract.request_parameters(md, params))

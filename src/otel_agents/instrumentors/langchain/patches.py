@@ -29,8 +29,18 @@
    the same request. We wrap ``BaseChatModel._generate_with_cache`` /
    ``_agenerate_with_cache`` (every ``invoke``/``ainvoke``/``batch`` and agent
    step goes through them, with the run's ``run_manager``) and attach the run's
-   span around the call, detaching in the same frame. A bare ``model.stream()``
-   calls the subclass's ``_stream`` directly and is not covered (a limit).
+   span around the call, detaching in the same frame.
+
+4. **A streamed model call sees its model span too.** ``model.stream()`` /
+   ``astream()`` (on ``BaseChatModel`` and ``BaseLLM``) are generators that
+   start the run and call the subclass's ``_stream``/``_astream`` — and so the
+   provider client — inside the consumer's ``next()``. We wrap them so that
+   each step runs in a context carrying a :class:`_StreamRun`; when the run's
+   start callback opens the model span, the handler calls
+   :func:`model_run_started`, which makes the span current for the rest of
+   that step, and each later step attaches it again. Every step detaches what
+   it attached before handing the chunk back, so the span is never current
+   between chunks or after the consumer stops.
 
 Removal only ever takes out our own wrapper: when another library wrapped the
 same function after us, ours stays in place under theirs, switched off (a plain
@@ -115,17 +125,112 @@ def _amodel_call_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) ->
     return call()
 
 
+_STREAM_RUN = otel_context.create_key("otel_agents.langchain.stream_run")
+
+
+class _StreamRun:
+    """The model run one ``stream()``/``astream()`` call started: its span's context, once opened."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self) -> None:
+        self.ctx: Any = None
+
+    def step_context(self) -> Any:
+        """The context one step of the stream runs in: the model span's once known, else a marker for
+        :func:`model_run_started`."""
+        return self.ctx if self.ctx is not None else otel_context.set_value(_STREAM_RUN, self)
+
+
+def model_run_started(run_id: Any) -> None:
+    """The handler opened ``run_id``'s model span: inside a step of a wrapped ``stream()``, make it current
+    for the rest of the step (the step's own detach undoes this; see the module docstring, 4)."""
+    run = otel_context.get_value(_STREAM_RUN)
+    lookup = _span_context_for
+    if not isinstance(run, _StreamRun) or run.ctx is not None or lookup is None:
+        return
+    ctx = lookup(run_id)
+    if ctx is not None:
+        run.ctx = ctx
+        otel_context.attach(ctx)
+
+
+def _stream_steps(iterator: Any) -> Any:
+    run = _StreamRun()
+    try:
+        while True:
+            token = otel_context.attach(run.step_context())
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+            finally:
+                otel_context.detach(token)
+            yield item
+    finally:  # closed early (break, GC) or done: close LangChain's generator inside the run's context
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            token = otel_context.attach(run.step_context())
+            try:
+                close()
+            finally:
+                otel_context.detach(token)
+
+
+async def _astream_steps(iterator: Any) -> Any:
+    run = _StreamRun()
+    try:
+        while True:
+            token = otel_context.attach(run.step_context())
+            try:
+                item = await iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            finally:
+                otel_context.detach(token)
+            yield item
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            token = otel_context.attach(run.step_context())
+            try:
+                await aclose()
+            finally:
+                otel_context.detach(token)
+
+
+def _stream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    iterator = wrapped(*args, **kwargs)
+    if _span_context_for is None or not inspect.isgenerator(iterator):
+        return iterator
+    return _stream_steps(iterator)
+
+
+def _astream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    iterator = wrapped(*args, **kwargs)
+    if _span_context_for is None or not inspect.isasyncgen(iterator):
+        return iterator
+    return _astream_steps(iterator)
+
+
+STREAM_TARGETS = (("stream", _stream_wrapper), ("astream", _astream_wrapper))  # on BaseChatModel and BaseLLM
+
+
 def _wrap_model_calls(install: bool) -> None:
     from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.language_models.llms import BaseLLM
 
-    for attr, wrapper in zip(MODEL_CALL_TARGETS, (_model_call_wrapper, _amodel_call_wrapper)):
-        current = BaseChatModel.__dict__.get(attr)
+    targets = [(BaseChatModel, attr, wrapper)
+               for attr, wrapper in zip(MODEL_CALL_TARGETS, (_model_call_wrapper, _amodel_call_wrapper))]
+    targets += [(cls, attr, wrapper) for cls in (BaseChatModel, BaseLLM) for attr, wrapper in STREAM_TARGETS]
+    for owner, attr, wrapper in targets:
+        current = owner.__dict__.get(attr)
         if current is None:
             continue
         if install and not _has_our_wrapper(current, wrapper):
-            wrapt.wrap_function_wrapper(BaseChatModel, attr, wrapper)
+            wrapt.wrap_function_wrapper(owner, attr, wrapper)
         elif not install and getattr(current, "_self_wrapper", None) is wrapper:
-            setattr(BaseChatModel, attr, current.__wrapped__)
+            setattr(owner, attr, current.__wrapped__)
 
 
 def _has_our_wrapper(obj: Any, wrapper: Any) -> bool:

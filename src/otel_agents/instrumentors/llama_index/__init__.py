@@ -63,7 +63,12 @@ What you get:
   ``asyncio.CancelledError``) and ``WorkflowDone`` are control flow, not errors.
 * Streams: a streamed model call's span ends when its stream does: consumed,
   closed early or garbage-collected (marked ``otel_agents.stream.abandoned``),
-  or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` (abandoned). A streaming
+  or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` (abandoned). Each step of
+  a model stream runs with its model span current (never between chunks), so
+  an instrumented provider client (``openai``, ``anthropic``) under
+  ``stream_chat``/``astream_chat`` enriches that span rather than opening a
+  second one: ``stream_*``/``astream_*`` of every LLM class are wrapped for
+  this (``uninstrument()`` takes the wrappers off). A streaming
   query engine keeps its span open until its response is read; the model call
   that starts on the first read nests under it, and the streamed text becomes
   its output.
@@ -102,7 +107,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._spans import Telemetry
+from ..._spans import Telemetry, report_internal_error
 from .._base import OtelAgentsInstrumentor
 
 __all__ = ["LlamaIndexInstrumentor"]
@@ -134,8 +139,22 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
         dispatcher.add_span_handler(spans)
         dispatcher.add_event_handler(events)
         self._span_handler, self._event_handler = spans, events
+        self._stream_patch = None
+        try:  # every LLM class's stream methods: the provider call sees the model span (one span per request)
+            from llama_index.core.base.llms.base import BaseLLM
+
+            from .._hierarchy import HierarchyPatch
+            from ._streaming import stream_method_wrappers
+
+            self._stream_patch = HierarchyPatch(BaseLLM, stream_method_wrappers(spans.model_streams),
+                                                site="llama_index.patch")
+        except Exception as exc:  # noqa: BLE001 - streams still get their spans, only the nesting is lost
+            report_internal_error("llama_index.patch_streams", exc)
 
     def _remove(self) -> None:
+        patch, self._stream_patch = getattr(self, "_stream_patch", None), None
+        if patch is not None:
+            patch.remove()
         spans, events = self._span_handler, self._event_handler
         self._span_handler = self._event_handler = None
         if spans is None:

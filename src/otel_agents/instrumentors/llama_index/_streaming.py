@@ -5,7 +5,12 @@ Two shapes of stream:
 * **Model streams** (``stream_chat``, ``astream_chat``, ``stream_complete``,
   ``astream_complete``). The dispatcher span exits as soon as the generator is
   returned, before any chunk exists; progress and the end arrive later as
-  events tagged with that span's id. :class:`ModelStreams` keeps the model
+  events tagged with that span's id. The provider call itself (``OpenAI`` →
+  ``openai``) only happens at the consumer's first ``next()``: the stream
+  methods of every LLM class are wrapped (:func:`stream_method_wrappers`) so
+  that each step of the returned generator runs with the model span current
+  (and nothing between steps), and an instrumented provider client enriches
+  that span instead of opening a second one. :class:`ModelStreams` keeps the model
   span open under that id and ends it on the LLM end event (consumed), on an
   ``ExceptionEvent`` (``GeneratorExit``: closed early → abandoned; anything
   else → error), when the generator is garbage-collected unfinished (never
@@ -24,6 +29,7 @@ Two shapes of stream:
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from typing import Any, Callable
 
@@ -40,6 +46,7 @@ class ModelStreams:
 
     def __init__(self) -> None:
         self._open = SpanRegistry()
+        self._by_stream: "weakref.WeakKeyDictionary[Any, SemanticSpan]" = weakref.WeakKeyDictionary()
 
     def __len__(self) -> int:
         return len(self._open)
@@ -51,6 +58,16 @@ class ModelStreams:
         with guard("llama_index.stream.finalizer"):
             finalizer = weakref.finalize(stream, self.finish, span_id, abandoned=True)
         self._open.put(span_id, span, (handle, finalizer))
+        with guard("llama_index.stream.by_stream"):
+            self._by_stream[stream] = span
+
+    def span_of_stream(self, stream: Any) -> SemanticSpan | None:
+        """The open model span of the generator a model call returned, if it is still running."""
+        try:
+            span = self._by_stream.get(stream)
+        except TypeError:  # not weak-referenceable: not one of ours
+            return None
+        return span if span is not None and not span.ended else None
 
     def span(self, span_id: str) -> SemanticSpan | None:
         """The open model span of dispatcher span ``span_id``, if its stream is running."""
@@ -177,3 +194,80 @@ def hold_response_stream(response: Any, span: SemanticSpan) -> bool:
     setattr(wrapped, _HOLDER_ATTR, held)
     response.response_gen = wrapped
     return True
+
+
+# -- the stream methods of LLM classes: each step of the returned generator sees the model span -------
+SYNC_STREAM_METHODS = ("stream_chat", "stream_complete")
+ASYNC_STREAM_METHODS = ("astream_chat", "astream_complete")
+
+
+def _steps_in(iterator: Any, span: SemanticSpan) -> Any:
+    try:
+        while True:
+            token = otel_context.attach(span.context())
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+            finally:
+                otel_context.detach(token)
+            yield item
+    finally:  # closed early or dropped: LlamaIndex's generator reports it (ExceptionEvent) and the span ends
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()
+
+
+async def _asteps_in(iterator: Any, span: SemanticSpan) -> Any:
+    try:
+        while True:
+            token = otel_context.attach(span.context())
+            try:
+                item = await iterator.__anext__()
+            except StopAsyncIteration:
+                return
+            finally:
+                otel_context.detach(token)
+            yield item
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def stream_method_wrappers(streams: ModelStreams) -> dict[str, Callable[..., Any]]:
+    """wrapt wrappers for an LLM class's ``stream_*``/``astream_*`` methods (name → wrapper): the generator a
+    model call returned is handed back stepping inside its model span; anything else passes through."""
+
+    def in_span(result: Any) -> Any:
+        span = streams.span_of_stream(result)
+        if span is None:
+            return result
+        if inspect.isgenerator(result):
+            return _steps_in(result, span)
+        if inspect.isasyncgen(result):
+            return _asteps_in(result, span)
+        return result
+
+    def sync(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        result = wrapped(*args, **kwargs)
+        with guard("llama_index.stream_in_span"):
+            return in_span(result)
+        return result
+
+    def asynchronous(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        result = wrapped(*args, **kwargs)
+        if not inspect.isawaitable(result):
+            with guard("llama_index.stream_in_span"):
+                return in_span(result)
+            return result
+
+        async def awaited() -> Any:
+            value = await result
+            with guard("llama_index.stream_in_span"):
+                return in_span(value)
+            return value
+
+        return awaited()
+
+    return {**{m: sync for m in SYNC_STREAM_METHODS}, **{m: asynchronous for m in ASYNC_STREAM_METHODS}}

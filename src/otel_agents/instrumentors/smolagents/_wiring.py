@@ -46,7 +46,7 @@ from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error, wra
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
-from ._hierarchy import HierarchyPatch
+from .._hierarchy import HierarchyPatch
 from .._patch import Patch
 
 FINAL_ANSWER_TOOL = "final_answer"
@@ -128,11 +128,12 @@ class Installation:
     def __init__(self, telemetry: Telemetry):
         self.telemetry = telemetry
         self.patches: list[Any] = []
-        self._add(lambda: HierarchyPatch(Model, {"generate": self._generate, "generate_stream": self._generate_stream}))
-        self._add(lambda: HierarchyPatch(BaseTool, {"__call__": self._tool_call}))
+        self._add(lambda: HierarchyPatch(Model, {"generate": self._generate, "generate_stream": self._generate_stream},
+                                         site="smolagents.patch"))
+        self._add(lambda: HierarchyPatch(BaseTool, {"__call__": self._tool_call}, site="smolagents.patch"))
         self._add(lambda: HierarchyPatch(MultiStepAgent, {
             "run": self._run, "__call__": self._delegate, "_step_stream": self._step_stream,
-            "_generate_planning_step": self._planning_step}))
+            "_generate_planning_step": self._planning_step}, site="smolagents.patch"))
         self._add(lambda: Patch(local_python_executor, "timeout", self._timeout))  # type: ignore[arg-type]
 
     def _add(self, make: Callable[[], Any]) -> None:

@@ -1,8 +1,10 @@
 """Wrap a method on a base class and on every subclass that defines its own, now and later.
 
-smolagents' extension points are methods users override: a user's own ``Model``
-subclass defines ``generate``, a ``Tool`` subclass may define ``__call__``. A
-wrapper on the base class alone misses every override (the field case SM-1), so
+Frameworks whose extension points are methods users override need this: a
+user's own smolagents ``Model`` subclass defines ``generate``, a ``Tool``
+subclass may define ``__call__``, every LlamaIndex LLM class defines its own
+``stream_chat``. A wrapper on the base class alone misses every override (the
+field case SM-1), so
 :class:`HierarchyPatch` wraps the method on the base and on each subclass whose
 own ``__dict__`` defines it, and installs an ``__init_subclass__`` hook on the
 base for classes defined after ``instrument()``. An override that calls
@@ -14,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..._spans import report_internal_error
-from .._patch import Patch, Wrapper
+from .._spans import report_internal_error
+from ._patch import Patch, Wrapper
 
 
 def _subclasses(base: type) -> Iterator[type]:
@@ -36,8 +38,9 @@ def _subclasses(base: type) -> Iterator[type]:
 class HierarchyPatch:
     """Wrap each method named in ``wrappers`` (name → wrapt wrapper) on ``base`` and every subclass defining it."""
 
-    def __init__(self, base: type, wrappers: dict[str, Wrapper]):
+    def __init__(self, base: type, wrappers: dict[str, Wrapper], *, site: str = "patch"):
         self.base = base
+        self.site = site  # the prefix of internal-error reports (``smolagents.patch``)
         self.wrappers = wrappers
         self.patches: list[Patch] = []
         self._patched: set[tuple[int, str]] = set()
@@ -54,7 +57,7 @@ class HierarchyPatch:
                 self.patches.append(Patch(cls, name, wrapper))
                 self._patched.add((id(cls), name))
             except Exception as exc:  # noqa: BLE001 - one class we cannot wrap loses only its spans
-                report_internal_error(f"smolagents.patch.{cls.__name__}.{name}", exc)
+                report_internal_error(f"{self.site}.{cls.__name__}.{name}", exc)
 
     def _install_subclass_hook(self) -> Any:
         base = self.base
