@@ -44,10 +44,10 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("crewai", "crewai", ">=1.15.30,<2", "otel_agents.instrumentors.crewai", "CrewAIInstrumentor", "crewai"),
         Framework("pydantic_ai", "pydantic-ai-slim", ">=2.68.0,<3", "otel_agents.instrumentors.pydantic_ai", "PydanticAIInstrumentor", "pydantic_ai"),
         Framework("smolagents", "smolagents", ">=1.26.0,<2", "otel_agents.instrumentors.smolagents", "SmolagentsInstrumentor", "smolagents"),
-        Framework("openai_agents", "openai-agents", ">=0.20.0,<0.21", "otel_agents.instrumentors.openai_agents", "OpenAIAgentsInstrumentor", "agents"),
+        Framework("openai_agents", "openai-agents", ">=0.20.0,<0.25", "otel_agents.instrumentors.openai_agents", "OpenAIAgentsInstrumentor", "agents"),
         Framework("anthropic", "anthropic", ">=2.14.0,<3", "otel_agents.instrumentors.anthropic", "AnthropicInstrumentor", "anthropic"),
         Framework("openai", "openai", ">=2.30.0,<4", "otel_agents.instrumentors.openai", "OpenAIInstrumentor", "openai"),
-        Framework("mcp", "mcp", ">=1.30.0,<2", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
+        Framework("mcp", "mcp", ">=1.30.0,<3", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
         Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
     )
 }
