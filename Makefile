@@ -18,6 +18,18 @@ google_adk_EXTRAS := google-adk,ecp,demo,otlp,test
 google_adk_TESTS := tests/google_adk tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
 google_adk_DEMO := google_adk
 
+# `newest`: every framework but CrewAI (which pins openai<3, mcp<2) at its newest release, the upper ends of the
+# ranges we claim: openai 3, mcp 2, openai-agents 0.24 (.venv tests the lower ends). Deselected, each for a
+# package that cannot be installed with them: llama-index-llms-openai (openai<3), crewai, langchain-mcp-adapters
+# (0.3.2 pins mcp<2; 0.3.1 imports mcp.server.fastmcp, gone in mcp 2).
+ISOLATED += newest
+newest_EXTRAS := langchain,llama-index,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,agno,otlp,ecp,zero-code,test,test-newest
+newest_TESTS := tests/clients tests/mcp tests/openai_agents \
+	--deselect tests/clients/test_frameworks.py::test_llama_index_openai \
+	--deselect tests/clients/test_frameworks.py::test_crewai_native_openai \
+	--deselect tests/mcp/test_frameworks.py::test_mcp1_b_langchain_mcp_adapters
+newest_DEMO := openai_agents,openai,mcp
+
 # constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
 # frameworks' overlapping pins); `make lock` rewrites it from a fresh resolution after pyproject.toml changes.
 $(STAMP): pyproject.toml constraints.txt

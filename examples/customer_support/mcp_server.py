@@ -1,4 +1,4 @@
-"""The customer-support tools served over MCP: a small stdio server (the ``mcp`` SDK's ``FastMCP``).
+"""The customer-support tools served over MCP: a small stdio server (the ``mcp`` SDK's ``FastMCP``, ``MCPServer`` in 2.x).
 
 It serves the very functions of :mod:`common` (``lookup_order``, ``check_refund_policy``,
 ``issue_refund``) as MCP tools named ``support``; ``mcp_agent.py`` is the PydanticAI agent that
@@ -23,10 +23,13 @@ from common import TOOLS  # noqa: E402
 
 
 def build():
-    """The ``FastMCP`` server ``support`` with the three tools."""
-    from mcp.server.fastmcp import FastMCP
+    """The server ``support`` with the three tools: ``FastMCP`` in ``mcp`` 1.x, renamed ``MCPServer`` in 2.x."""
+    try:
+        from mcp.server.fastmcp import FastMCP as MCPServer
+    except ImportError:  # mcp 2.x
+        from mcp.server.mcpserver import MCPServer
 
-    server = FastMCP("support", log_level="WARNING")
+    server = MCPServer("support", log_level="WARNING")
     for fn in TOOLS:
         server.add_tool(fn)
     return server

@@ -77,9 +77,9 @@ def http_server(spans: Path, **env: Any) -> Any:
 @contextlib.asynccontextmanager
 async def http_session(url: str) -> AsyncIterator[Any]:
     from mcp import ClientSession
-    from mcp.client.streamable_http import streamablehttp_client
+    from mcp.client.streamable_http import streamable_http_client
 
-    async with streamablehttp_client(url) as (read, write, _):
-        async with ClientSession(read, write) as session:
+    async with streamable_http_client(url) as streams:  # (read, write, get_session_id) in 1.x, (read, write) in 2.x
+        async with ClientSession(*streams[:2]) as session:
             await session.initialize()
             yield session

@@ -1,4 +1,4 @@
-"""The MCP tool server of the tests (the SDK's ``FastMCP``), also run as a child process.
+"""The MCP tool server of the tests (the SDK's ``FastMCP``; ``MCPServer`` in mcp 2.x), also run as a child process.
 
 Tools: ``lookup_order`` (its body opens an application span ``db.query`` carrying the
 ``user.id`` baggage it received) and ``check_refund_policy`` (the customer-support example's),
@@ -25,11 +25,20 @@ sys.path.insert(0, os.path.abspath(_EXAMPLE))
 import common  # noqa: E402  (the customer-support example's tools: the agents' brain reads their results)
 
 
-def build(tracer: trace.Tracer, **settings: Any) -> Any:
-    """The ``FastMCP`` server ``orders``; tool bodies open their spans with ``tracer``."""
-    from mcp.server.fastmcp import FastMCP
+def server_class() -> Any:
+    """The SDK's high-level server: ``FastMCP`` (mcp 1.x), renamed ``MCPServer`` in 2.x."""
+    try:
+        from mcp.server.fastmcp import FastMCP
+    except ImportError:  # mcp 2.x
+        from mcp.server.mcpserver import MCPServer
 
-    server = FastMCP("orders", **settings)
+        return MCPServer
+    return FastMCP
+
+
+def build(tracer: trace.Tracer, **settings: Any) -> Any:
+    """The server ``orders``; tool bodies open their spans with ``tracer``."""
+    server = server_class()("orders", **settings)
 
     @server.tool()
     def lookup_order(order_id: str) -> str:
@@ -79,8 +88,11 @@ def main() -> None:
         MCPInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("tests.mcp.server")
     if sys.argv[1] == "http":
-        server = build(tracer, host="127.0.0.1", port=int(sys.argv[2]), log_level="WARNING")
-        server.run("streamable-http")
+        address = {"host": "127.0.0.1", "port": int(sys.argv[2])}
+        if server_class().__name__ == "FastMCP":  # 1.x: address in the settings; 2.x: in run()
+            build(tracer, **address, log_level="WARNING").run("streamable-http")
+        else:
+            build(tracer, log_level="WARNING").run("streamable-http", **address)
     else:
         build(tracer, log_level="WARNING").run("stdio")
 

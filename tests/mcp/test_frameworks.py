@@ -104,7 +104,8 @@ async def test_mcp1_b_pydantic_ai_mcp_toolset(instrument, provider, exporter, sp
     instrument()
     try:
         toolset = MCPToolset(StdioTransport(command=sys.executable, args=[SERVER_APP, "stdio"],
-                                            env=server_env(spans_file)), init_timeout=60)
+                                            env=server_env(spans_file)),
+                             init_timeout=60)  # the child's start-up under load outlasts FastMCP 4's default
         agent = Agent(brain.brain_model(), name="customer_support", toolsets=[toolset])
         async with agent:
             result = await agent.run(QUESTION)

@@ -13,9 +13,9 @@ Usage
 Instrument **both** processes — the agent (MCP client) and the tool server — and send both
 processes' spans to the same place (one OTLP endpoint, or trace files merged before folding):
 the trace is then one tree. With no code change: ``opentelemetry-instrument python server.py``
-loads it through the ``mcp`` entry point. Supported: the official ``mcp`` Python SDK 1.x from
-1.30 (tested on 1.30; ``mcp`` 2.x cannot be installed next to CrewAI, which pins ``mcp<2``, and
-is refused with one error naming both versions). Importing this module does not import ``mcp``;
+loads it through the ``mcp`` entry point. Supported: the official ``mcp`` Python SDK >= 1.30, < 3
+(tested on 1.30 in ``.venv``, beside CrewAI, which pins ``mcp<2``, and on 2.3 in ``.venv-newest``;
+the two majors are hooked at different places, see below). Importing this module does not import ``mcp``;
 ``instrument()`` does, or the application's own ``import mcp`` if that comes later.
 
 What you get
@@ -113,17 +113,23 @@ Coarser switches: ``OTEL_PROPAGATORS=none`` (process-wide: HTTP instrumentations
 propagating too), or not instrumenting MCP at all (``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp``,
 or ``otel_agents.instrument(frameworks=[...])`` without ``mcp``: you lose the MCP spans too).
 
+``mcp`` 2.x injects the current context into ``_meta`` by itself, instrumented or not, after our
+hook has run: there ``OTEL_AGENTS_MCP_PROPAGATE=false`` still keeps a server from using the context
+it receives, but only ``OTEL_PROPAGATORS=none`` stops a 2.x client from sending one.
+
 Hooks, and why
 --------------
-The SDK has no tracing hook of its own (1.x), so these are ``wrapt`` wrappers, taken off
-exactly by ``uninstrument()``:
+The SDK has no tracing hook of its own in 1.x (2.x's own spans carry none of our kinds), so
+these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
 
-* ``BaseSession.send_request`` (client requests only): every request of a ``ClientSession``
-  passes there, with its JSON-RPC id — one hook instead of one per public method, and it
-  covers requests sent with ``send_request`` directly;
-* ``Server._handle_request`` and ``RequestResponder.respond``: the low-level server's dispatch
-  of every request, and its answer, in the same task (a private method, stable across 1.x; if
-  a release renames it, ``instrument()`` logs one error and the client side stays off too);
+* ``BaseSession.send_request`` (1.x) / ``ClientSession.send_request`` (2.x), client requests
+  only: every request of a ``ClientSession`` passes there — one hook instead of one per public
+  method, and it covers requests sent with ``send_request`` directly; in 2.x the JSON-RPC id
+  comes from ``JSONRPCDispatcher._allocate_id``, wrapped too;
+* 1.x: ``Server._handle_request`` and ``RequestResponder.respond``: the low-level server's
+  dispatch of every request, and its answer, in the same task; 2.x:
+  ``ServerRunner._on_request``, which does both (private methods, stable within a major; if a
+  release renames one, ``instrument()`` logs one error and the client side stays off too);
 * ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``.
 
 * ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
@@ -140,6 +146,19 @@ context it put in ``_meta`` is replaced by ours: one tool span per call (the fra
 enriched, or our own when called bare), the server's span its direct child, one trace id.
 You lose FastMCP's ``fastmcp.component.key`` attribute; everything else it recorded is on our
 spans. ``uninstrument()`` gives FastMCP its tracer back.
+
+``mcp`` 2.x traces itself (``MCP send {method}`` client spans, ``{method} [{target}]`` server
+spans from its ``OpenTelemetryMiddleware``, on the global tracer provider): ours stay the
+``tool`` spans, theirs nest under ours on both sides (the server hands its span's context down
+``params._meta``, which their middleware parents on), and 2.x tool errors reach the client as
+``Error executing tool {name}`` (the exception's own text stays in the server's log).
+
+Other libraries' own MCP spans: a client library that traces itself (FastMCP 3, which
+PydanticAI's ``MCPToolset`` uses, and ``mcp`` 2.x) opens its own ``tools/call {name}`` client
+span and injects its own ``traceparent``. We keep both as they are: our tool span stays the one
+``tool`` span of the call (theirs has no kind of ours, so neither the fold nor Phoenix/Langfuse
+count it as a tool), the wire carries their single ``traceparent``, and the server's span is
+then a grandchild of our tool span, through theirs.
 
 Limits
 ------

@@ -1,13 +1,16 @@
-"""Client side: one wrapper on the SDK's ``BaseSession.send_request``, for ``ClientSession`` requests.
+"""Client side: one wrapper on the SDK's ``send_request``, for ``ClientSession`` requests.
 
 Every request a ``ClientSession`` sends (``call_tool``, ``list_tools``, ``read_resource``,
 ``get_prompt``…, and any request sent with ``send_request`` directly) goes through
-``send_request``, which is also where the JSON-RPC id is assigned: the one place that sees the
-method, the params, the id and the result or the JSON-RPC error.
+``send_request`` (``BaseSession.send_request`` in ``mcp`` 1.x, ``ClientSession.send_request`` in
+2.x): the one place that sees the method, the params and the result or the JSON-RPC error. The
+JSON-RPC id is the session's next ``_request_id`` in 1.x; in 2.x the session's dispatcher assigns it
+inside the call (``JSONRPCDispatcher._allocate_id``, wrapped by :func:`allocate_id`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +22,19 @@ from opentelemetry.trace import SpanKind
 from ..._spans import SemanticSpan, Telemetry, guard, semantic_span_for
 from ...semconv import Kind, attributes as A
 from . import _protocol as P
+
+# mcp 2.x: the JSON-RPC id the dispatcher allocates for the request this task is sending.
+_ALLOCATED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("otel_agents_mcp_request_id",
+                                                                               default=None)
+
+
+def allocate_id(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """Wrapper of ``mcp`` 2.x's ``JSONRPCDispatcher._allocate_id()``: hand the id to the request being sent."""
+    request_id = wrapped(*args, **kwargs)
+    holder = _ALLOCATED.get()
+    if holder is not None and not holder:
+        holder.append(request_id)
+    return request_id
 
 
 @dataclass
@@ -49,14 +65,25 @@ class ClientSide:
         if call is None:
             return await wrapped(*args, **kwargs)
         span, owned, args, kwargs = call
+        allocated: list[Any] = []
+        holder = _ALLOCATED.set(allocated)
+        # Our span current during the call: an SDK that traces itself (mcp 2.x) opens its span under it.
+        token = otel_context.attach(trace.set_span_in_context(span.span)) if owned and span is not None else None
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
             with guard("mcp.client.error"):
+                self._allocated(span, allocated)
                 self._failed(span, exc)
             if owned:
                 span.end(error=exc if not _is_mcp_error(exc) else None)
             raise
+        finally:
+            if token is not None:
+                otel_context.detach(token)
+            _ALLOCATED.reset(holder)
+        with guard("mcp.client.request_id"):
+            self._allocated(span, allocated)
         with guard("mcp.client.result"):
             self._succeeded(instance, span, result)
         if owned:
@@ -72,8 +99,8 @@ class ClientSide:
         if method is None:
             return None
         params = P.params_of(request)
-        request_id = getattr(session, "_request_id", None)  # the id send_request is about to use
-        peer = self.peers.get(session)
+        request_id = getattr(session, "_request_id", None)  # mcp 1.x: the id send_request is about to use
+        peer = self.peers.get(session) or _negotiated(session)
         attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method}
         if isinstance(request_id, (int, str)):
             attrs[A.JSONRPC_REQUEST_ID] = str(request_id)
@@ -136,14 +163,20 @@ class ClientSide:
         return outer
 
     # -- end ------------------------------------------------------------------------------
+    @staticmethod
+    def _allocated(span: SemanticSpan | None, allocated: list[Any]) -> None:
+        if span is not None and allocated and isinstance(allocated[0], (int, str)):
+            span.set_attribute(A.JSONRPC_REQUEST_ID, str(allocated[0]))
+
     def _succeeded(self, session: Any, span: SemanticSpan | None, result: Any) -> None:
         if type(result).__name__ == "InitializeResult":
-            info = getattr(result, "serverInfo", None)
-            self.peers[session] = Peer(getattr(result, "protocolVersion", None), getattr(info, "name", None))
+            info = P.field(result, "server_info", "serverInfo")
+            self.peers[session] = Peer(P.field(result, "protocol_version", "protocolVersion"),
+                                       getattr(info, "name", None))
             return
         if span is None or span.kind is not Kind.TOOL:
             return
-        if getattr(result, "isError", False):
+        if P.is_error(result):
             text = P.error_text(result)
             span.set_tool_result(text)
             span.set_error(A.MCP_TOOL_ERROR, text)
@@ -164,6 +197,15 @@ class ClientSide:
 def _is_mcp_error(exc: BaseException) -> bool:
     """An ``McpError`` (a JSON-RPC error response), recognised without importing ``mcp``."""
     return any(c.__name__ in ("McpError", "MCPError") and c.__module__.startswith("mcp.") for c in type(exc).__mro__)
+
+
+def _negotiated(session: Any) -> Peer | None:
+    """``mcp`` 2.x: the session's own negotiated state (``protocol_version``, ``server_info``), which it
+    also has after the 2026 revision's ``server/discover`` (no ``initialize``); ``None`` in 1.x or before."""
+    version = getattr(session, "protocol_version", None)
+    if not isinstance(version, str):
+        return None
+    return Peer(version, getattr(getattr(session, "server_info", None), "name", None))
 
 
 def _session_id(session: Any) -> str | None:

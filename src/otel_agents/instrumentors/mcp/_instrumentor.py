@@ -29,21 +29,15 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
 
     def _install(self, telemetry: Telemetry) -> None:
         from mcp.client.session import ClientSession
-        from mcp.server.lowlevel.server import Server
-        from mcp.shared.session import BaseSession, RequestResponder
 
         from . import _fastmcp
         from ._client import ClientSide
-        from ._server import ServerSide
         from ._transport import post_writer
 
         client = ClientSide(telemetry, ClientSession, self._propagate)
-        server = ServerSide(telemetry, self._propagate)
         self._patches = []
         try:  # all or nothing: a renamed attribute leaves the SDK untouched
-            for owner, name, wrapper in ((BaseSession, "send_request", client.send_request),
-                                         (Server, "_handle_request", server.handle_request),
-                                         (RequestResponder, "respond", server.respond)):
+            for owner, name, wrapper in self._hooks(telemetry, client):
                 self._patches.append(Patch(owner, name, wrapper))
         except Exception:
             self._remove()
@@ -54,6 +48,31 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             self._patches.append(Patch(StreamableHTTPTransport, "post_writer", post_writer))
         with guard("mcp.install.fastmcp"):  # FastMCP's own client spans off: its requests get ours
             _fastmcp.silence()
+
+    def _hooks(self, telemetry: Telemetry, client: Any) -> list[tuple[type, str, Any]]:
+        """(owner, attribute, wrapper) of each hook: 1.x's session and low-level server, or 2.x's
+        client session, dispatcher and per-connection server runner."""
+        try:
+            from mcp.shared.session import BaseSession, RequestResponder
+        except ImportError:  # mcp 2.x
+            from mcp.client.session import ClientSession
+            from mcp.server.runner import ServerRunner
+            from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+            from ._client import allocate_id
+            from ._runner import RunnerSide
+
+            return [(ClientSession, "send_request", client.send_request),
+                    (JSONRPCDispatcher, "_allocate_id", allocate_id),
+                    (ServerRunner, "_on_request", RunnerSide(telemetry, self._propagate).on_request)]
+        from mcp.server.lowlevel.server import Server
+
+        from ._server import ServerSide
+
+        server = ServerSide(telemetry, self._propagate)
+        return [(BaseSession, "send_request", client.send_request),
+                (Server, "_handle_request", server.handle_request),
+                (RequestResponder, "respond", server.respond)]
 
     def _remove(self) -> None:
         from . import _fastmcp

@@ -1,7 +1,9 @@
 """What the MCP instrumentation reads off the protocol's objects: the ``_meta`` carrier, names, results.
 
-Pure functions over the ``mcp`` SDK's pydantic models (duck-typed: this module does not import
-``mcp``), so the client and server halves read requests and results the same way.
+Pure functions over the ``mcp`` SDK's pydantic models and wire dicts (duck-typed: this module does
+not import ``mcp``), so the client and server halves read requests and results the same way. The
+models' fields are camelCase in ``mcp`` 1.x (``isError``) and snake_case in 2.x (``is_error``); the
+wire dicts ``mcp`` 2.x's server hands around are camelCase: :func:`field` reads any of them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ def propagating(override: bool | None) -> bool:
     return os.environ.get(ENV_PROPAGATE, "").strip().lower() not in ("false", "0", "no", "off")
 
 
+def field(obj: Any, *names: str) -> Any:
+    """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``."""
+    for name in names:
+        value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
+
+
 def method_of(request: Any) -> str | None:
     """The JSON-RPC method of a request model (``ClientRequest`` root or a bare request), or ``None``."""
     root = getattr(request, "root", request)
@@ -47,7 +58,7 @@ def params_of(request: Any) -> Any:
 def target_of(method: str, params: Any) -> str | None:
     """The low-cardinality target of the span name: the tool or prompt name (never a resource URI)."""
     if method in (TOOLS_CALL, "prompts/get"):
-        name = getattr(params, "name", None)
+        name = field(params, "name")
         return name if isinstance(name, str) and name else None
     return None
 
@@ -94,12 +105,21 @@ def without_trace_context(request: Any) -> Any:
     return type(request)(new_root) if root is not request else new_root
 
 
+def with_meta_context(params: Mapping[str, Any], ctx: otel_context.Context) -> dict[str, Any]:
+    """A copy of wire ``params`` whose ``_meta`` carries ``ctx`` (the configured propagators), replacing
+    the propagation keys already there (the server hands its own span's context down the chain)."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=ctx)
+    meta = {k: v for k, v in (params.get("_meta") or {}).items() if k not in PROPAGATION_KEYS}
+    return {**params, "_meta": {**meta, **carrier}}
+
+
 def extracted_context(meta: Any) -> otel_context.Context | None:
     """The context a request's ``params._meta`` carries (remote parent and baggage), or ``None``."""
     if meta is None:
         return None
     fields: Mapping[str, Any]
-    if isinstance(meta, Mapping):
+    if isinstance(meta, Mapping):  # mcp 2.x: a dict
         fields = meta
     else:
         fields = dict(getattr(meta, "model_extra", None) or {})
@@ -112,18 +132,23 @@ def extracted_context(meta: Any) -> otel_context.Context | None:
 def tool_result(result: Any) -> Any:
     """A ``CallToolResult`` as the tool's result: its structured content when it has one, else the
     text of a single text block, else the content blocks as JSON-able dicts."""
-    structured = getattr(result, "structuredContent", None)
+    structured = field(result, "structured_content", "structuredContent")
     if structured is not None:
         return structured
-    content = list(getattr(result, "content", None) or ())
-    if len(content) == 1 and getattr(content[0], "type", None) == "text":
-        return content[0].text
+    content = list(field(result, "content") or ())
+    if len(content) == 1 and field(content[0], "type") == "text":
+        return field(content[0], "text")
     return [c.model_dump(mode="json", exclude_none=True) if hasattr(c, "model_dump") else c for c in content]
+
+
+def is_error(result: Any) -> bool:
+    """Whether a ``CallToolResult`` (model or wire dict) is a tool error (``isError``)."""
+    return field(result, "is_error", "isError") is True
 
 
 def error_text(result: Any) -> str:
     """The text blocks of a failed ``CallToolResult`` (what the server said went wrong)."""
-    texts = [c.text for c in getattr(result, "content", None) or () if getattr(c, "type", None) == "text"]
+    texts = [field(c, "text") for c in field(result, "content") or () if field(c, "type") == "text"]
     return "\n".join(texts) or "tool error"
 
 

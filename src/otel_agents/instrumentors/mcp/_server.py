@@ -113,7 +113,7 @@ def _record_response(span: SemanticSpan, response: Any) -> None:
     if span.kind is not Kind.TOOL:
         return
     result = getattr(response, "root", response)
-    if getattr(result, "isError", False):
+    if P.is_error(result):
         text = P.error_text(result)
         span.set_tool_result(text)
         span.set_error(A.MCP_TOOL_ERROR, text)
