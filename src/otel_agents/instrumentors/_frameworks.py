@@ -49,5 +49,7 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("openai", "openai", ">=2.30.0,<4", "otel_agents.instrumentors.openai", "OpenAIInstrumentor", "openai"),
         Framework("mcp", "mcp", ">=1.30.0,<2", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
         Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
+        Framework("autogen_agentchat", "autogen-agentchat", ">=0.7.5,<0.8", "otel_agents.instrumentors.autogen_agentchat",
+                  "AutoGenAgentChatInstrumentor", "autogen_agentchat"),
     )
 }
