@@ -6,6 +6,13 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: demo test bench clean lock
 
+# Frameworks (or newer releases of one) whose dependencies cannot be installed beside `.[all,dev]` get a venv
+# of their own, .venv-NAME, built from constraints/NAME.txt with the extras NAME_EXTRAS. `make test` runs
+# NAME_TESTS there after the main suite, and `make demo` the demo rows NAME_DEMO (never a silent skip).
+# Each one adds four lines:  ISOLATED += NAME  NAME_EXTRAS := fw-extra,ecp,test  NAME_TESTS := tests/...
+# NAME_DEMO := framework-name (or nothing)
+ISOLATED :=
+
 # constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
 # frameworks' overlapping pins); `make lock` rewrites it from a fresh resolution after pyproject.toml changes.
 $(STAMP): pyproject.toml constraints.txt
@@ -14,11 +21,23 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
-	$(VENV)/bin/otel-agents demo
+ISOLATED_STAMPS = $(foreach n,$(ISOLATED),.venv-$(n)/.installed-stamp)
 
-test: $(STAMP)
-	$(PY) -m pytest
+.venv-%/.installed-stamp: pyproject.toml constraints/%.txt
+	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q --upgrade pip
+	.venv-$*/bin/python -m pip install -q -c constraints/$*.txt -e '.[$($*_EXTRAS)]'
+	touch $@
+
+demo: $(STAMP) $(ISOLATED_STAMPS)
+	$(VENV)/bin/otel-agents demo
+	$(foreach n,$(ISOLATED),$(if $($(n)_DEMO),.venv-$(n)/bin/otel-agents demo --frameworks $($(n)_DEMO) --out out/$(n) &&)) true
+
+# Every suite runs even when an earlier one fails; the exit status says whether all passed.
+test: $(STAMP) $(ISOLATED_STAMPS)
+	status=0; $(PY) -m pytest || status=1; \
+	$(foreach n,$(ISOLATED),echo "== .venv-$(n): pytest $($(n)_TESTS)"; .venv-$(n)/bin/python -m pytest $($(n)_TESTS) || status=1;) \
+	exit $$status
 
 # Benchmarks run in their own venv: our package and its frameworks at the versions .venv has (pinned by a
 # freeze of .venv), plus the peer instrumentors of benchmarks/requirements.txt, which must never reach .venv.
@@ -41,6 +60,14 @@ lock:
 	.lock-venv/bin/python -m pip install -q -e '.[all,dev]'
 	(sed -n '1,3p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^otel-agents') > constraints.txt.new
 	mv constraints.txt.new constraints.txt && rm -rf .lock-venv
+	$(foreach n,$(ISOLATED),$(MAKE) lock-$(n) &&) true
+
+lock-%:
+	rm -rf .lock-venv-$* && $(PYTHON) -m venv .lock-venv-$* && .lock-venv-$*/bin/python -m pip install -q --upgrade pip
+	.lock-venv-$*/bin/python -m pip install -q -e '.[$($*_EXTRAS)]'
+	mkdir -p constraints && (echo "# .venv-$* (Makefile ISOLATED): a known-good resolution of .[$($*_EXTRAS)]; make lock-$* rewrites it."; \
+	  .lock-venv-$*/bin/python -m pip freeze --exclude-editable | grep -v '^otel-agents') > constraints/$*.txt
+	rm -rf .lock-venv-$*
 
 clean:
-	rm -rf $(VENV) .bench-venv out .pytest_cache
+	rm -rf $(VENV) .venv-* .bench-venv out .pytest_cache

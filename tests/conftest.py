@@ -18,7 +18,11 @@ os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("OTEL_SDK_DISABLED", "false")
 os.environ.setdefault("CREWAI_DISABLE_TRACKING", "true")
 
+from tests.frameworks import isolated_elsewhere  # noqa: E402
 from tests.spans import SnapshotExporter  # noqa: E402
+
+# A framework tested in a venv of its own (Makefile ISOLATED): its directory is collected there, not here.
+collect_ignore = [name for name in isolated_elsewhere()]
 
 
 @pytest.fixture

@@ -21,6 +21,9 @@ class Framework:
         module, cls: where the ``BaseInstrumentor`` subclass lives (imported lazily).
         import_name: the framework's module whose import triggers instrumentation
             when ``instrument()`` ran before the application imported it.
+        venv: the name of the venv of its own (``.venv-<venv>``, Makefile ``ISOLATED``) in which
+            ``make test`` tests it, when its dependencies cannot be installed beside the other
+            frameworks' (the ``all`` extra then leaves it out); ``None`` when it shares ``.venv``.
     """
 
     name: str
@@ -29,6 +32,7 @@ class Framework:
     module: str
     cls: str
     import_name: str
+    venv: str | None = None
 
     @property
     def requirement(self) -> str:

@@ -287,21 +287,28 @@ class Installation:
                 if reason:
                     span.set_finish_reasons([reason])
 
-    def _generate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        key = ("model", id(instance))
-        if not is_instrumentation_enabled() or key in _OPEN.get():
-            return wrapped(*args, **kwargs)
-        span = self._start_model(instance, args, kwargs, stream=False)
+    def _call_under_model_span(self, key: tuple, wrapped: Any, instance: Any, args: tuple, kwargs: dict, *,
+                               stream: bool) -> tuple[SemanticSpan, Any]:
+        """Calls ``wrapped`` with a new model span current and ``key`` marked open (a model method calling
+        another of the same model is one span); returns the span, still open, and what the call returned.
+        A call that raises ends the span with the error and re-raises it."""
+        span = self._start_model(instance, args, kwargs, stream=stream)
         token = _enter(key)
         try:
             with span.activate():
-                message = wrapped(*args, **kwargs)
+                return span, wrapped(*args, **kwargs)
         except BaseException as exc:
             span.record_error(exc, control_flow=not isinstance(exc, Exception))
             span.end()
             raise
         finally:
             _OPEN.reset(token)
+
+    def _generate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        key = ("model", id(instance))
+        if not is_instrumentation_enabled() or key in _OPEN.get():
+            return wrapped(*args, **kwargs)
+        span, message = self._call_under_model_span(key, wrapped, instance, args, kwargs, stream=False)
         usage = None
         with guard("smolagents.model_token_usage"):
             usage = _convert.usage(getattr(message, "token_usage", None))
@@ -313,17 +320,7 @@ class Installation:
         key = ("model", id(instance))
         if not is_instrumentation_enabled() or key in _OPEN.get():
             return wrapped(*args, **kwargs)
-        span = self._start_model(instance, args, kwargs, stream=True)
-        token = _enter(key)
-        try:
-            with span.activate():
-                deltas_source = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
-            span.end()
-            raise
-        finally:
-            _OPEN.reset(token)
+        span, deltas_source = self._call_under_model_span(key, wrapped, instance, args, kwargs, stream=True)
         deltas: list[Any] = []
         chunks = Activating(deltas_source, span, key)
 

@@ -1,0 +1,49 @@
+"""The frameworks tested in a venv of their own are really tested: ``make test`` builds and runs each one.
+
+A framework with ``Framework.venv`` set must have its Makefile ``ISOLATED`` entry (extras with its own
+extra and ``test``, tests including its directory), its pinned resolution ``constraints/<venv>.txt``,
+and stay out of the ``all`` extra (which must install beside every other framework).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from otel_agents.instrumentors._frameworks import FRAMEWORKS
+
+ROOT = Path(__file__).resolve().parents[1]
+MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
+ISOLATED = re.findall(r"^ISOLATED \+= (\S+)$", MAKEFILE, re.M)
+
+
+def _make_var(name: str) -> str:
+    match = re.search(rf"^{re.escape(name)} := (.*)$", MAKEFILE, re.M)
+    assert match, f"Makefile: {name} missing"
+    return match.group(1)
+
+
+def test_the_makefile_runs_every_isolated_venv_in_make_test() -> None:
+    recipe = MAKEFILE.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "$(ISOLATED_STAMPS)" in recipe.splitlines()[0] and ".venv-$(n)/bin/python -m pytest $($(n)_TESTS)" in recipe
+
+
+@pytest.mark.parametrize("name", [n for n, fw in FRAMEWORKS.items() if fw.venv] or [pytest.param(None, marks=pytest.mark.skip(reason="no framework needs a venv of its own"))])
+def test_an_isolated_framework_has_its_venv_tests_and_pins(name: str) -> None:
+    fw = FRAMEWORKS[name]
+    assert fw.venv in ISOLATED, f"Makefile: ISOLATED += {fw.venv} missing"
+    extras = _make_var(f"{fw.venv}_EXTRAS").split(",")
+    assert "test" in extras and any(e.replace("-", "_") == name for e in extras), extras
+    assert f"tests/{name}" in _make_var(f"{fw.venv}_TESTS").split()
+    assert (ROOT / "constraints" / f"{fw.venv}.txt").is_file()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert name.replace("_", "-") not in project["optional-dependencies"]["all"][0], "an isolated framework cannot be in `all`"
+
+
+@pytest.mark.parametrize("venv", ISOLATED or [pytest.param(None, marks=pytest.mark.skip(reason="no venv of its own yet"))])
+def test_every_isolated_venv_is_pinned_and_selects_tests(venv: str) -> None:
+    assert (ROOT / "constraints" / f"{venv}.txt").is_file()
+    assert _make_var(f"{venv}_TESTS").strip() and "test" in _make_var(f"{venv}_EXTRAS").split(",")
