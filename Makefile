@@ -13,6 +13,12 @@ STAMP  := $(VENV)/.installed-stamp
 # NAME_DEMO := framework-name (or nothing)
 ISOLATED :=
 
+# AutoGen AgentChat: autogen-core 0.7 pins protobuf~=5.29; .venv has protobuf 7 (googleapis-common-protos>=1.76).
+ISOLATED += autogen_agentchat
+autogen_agentchat_EXTRAS := autogen-agentchat,ecp,test
+autogen_agentchat_TESTS := tests/autogen_agentchat -p no:cacheprovider
+autogen_agentchat_DEMO := autogen_agentchat
+
 # constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
 # frameworks' overlapping pins); `make lock` rewrites it from a fresh resolution after pyproject.toml changes.
 $(STAMP): pyproject.toml constraints.txt

@@ -54,6 +54,6 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("mcp", "mcp", ">=1.30.0,<2", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
         Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
         Framework("autogen_agentchat", "autogen-agentchat", ">=0.7.5,<0.8", "otel_agents.instrumentors.autogen_agentchat",
-                  "AutoGenAgentChatInstrumentor", "autogen_agentchat"),
+                  "AutoGenAgentChatInstrumentor", "autogen_agentchat", venv="autogen_agentchat"),
     )
 }
