@@ -54,8 +54,11 @@ class ScriptedClient(ChatCompletionClient):
                      json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
                      cancellation_token: Any = None) -> CreateResult:
         self.calls += 1
-        if self.delay:
-            await asyncio.sleep(self.delay)
+        if self.delay:  # a slow request, cancellable as AutoGen's clients are (they link their future to the token)
+            wait = asyncio.ensure_future(asyncio.sleep(self.delay))
+            if cancellation_token is not None:
+                cancellation_token.link_future(wait)
+            await wait
         if self.error is not None:
             raise self.error
         return self.script(messages)

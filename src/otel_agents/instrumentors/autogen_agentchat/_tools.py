@@ -10,7 +10,9 @@ model as a ``FunctionExecutionResult`` with ``is_error``, and goes on).
 
 from __future__ import annotations
 
-from typing import Any
+import contextvars
+import functools
+from typing import Any, Callable
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
@@ -71,3 +73,48 @@ def _handoff_target(tool_name: str) -> str | None:
     handoffs = getattr(agent, "_handoffs", None)
     handoff = handoffs.get(tool_name) if isinstance(handoffs, dict) else None
     return getattr(handoff, "target", None)
+
+
+class _PartialType(type):
+    def __instancecheck__(cls, obj: Any) -> bool:  # FunctionTool checks isinstance(func, functools.partial)
+        return isinstance(obj, functools.partial)
+
+
+class ContextPartial(metaclass=_PartialType):
+    """``functools.partial`` that binds the caller's context (``contextvars.copy_context().run``)."""
+
+    def __new__(cls, func: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+        return functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+
+
+class ContextCarryingFunctools:
+    """Stands in for ``functools`` inside ``autogen_core.tools._function_tool`` while we are instrumented.
+
+    ``FunctionTool.run`` runs a sync tool function with
+    ``loop.run_in_executor(None, functools.partial(func, ...))``, and ``run_in_executor``
+    does not carry the context to the executor thread: inside the function no span is
+    current, so a span the tool opens (an HTTP client's, the application's) starts a
+    trace of its own. Here ``partial`` is :class:`ContextPartial` (``isinstance`` checks
+    still mean ``functools.partial``); every other name is ``functools``'s own.
+    """
+
+    partial = ContextPartial
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(functools, name)
+
+
+def carry_context_into_tool_threads() -> Callable[[], None]:
+    """Install :class:`ContextCarryingFunctools`; returns the function that takes it out again."""
+    from autogen_core.tools import _function_tool
+
+    if getattr(_function_tool, "functools", None) is not functools:
+        return lambda: None  # someone else replaced it: leave it alone
+    shim = ContextCarryingFunctools()
+    _function_tool.functools = shim  # type: ignore[attr-defined]
+
+    def remove() -> None:
+        if getattr(_function_tool, "functools", None) is shim:
+            _function_tool.functools = functools  # type: ignore[attr-defined]
+
+    return remove

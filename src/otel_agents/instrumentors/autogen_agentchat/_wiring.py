@@ -17,7 +17,7 @@ from .._patch import Patch
 from . import _native
 from ._models import ModelHooks
 from ._runs import RunHooks
-from ._tools import ToolHooks
+from ._tools import ToolHooks, carry_context_into_tool_threads
 
 _AGENT_METHODS = {"on_messages": "coroutine", "on_messages_stream": "stream"}
 _TEAM_METHODS = {"run": "coroutine", "run_stream": "stream"}
@@ -56,6 +56,11 @@ class Installation:
             self._patch(BaseGroupChat, name, getattr(self.runs, shape)("team", name))
         self._patch(BaseTool, "run_json", self.tools.run_json)
         self._patch(BaseStreamTool, "run_json_stream", self.tools.run_json_stream)
+        self._uncarry: Callable[[], None] = lambda: None
+        try:
+            self._uncarry = carry_context_into_tool_threads()
+        except Exception as exc:  # noqa: BLE001 - FunctionTool moved: sync tools' own spans start new traces
+            report_internal_error("autogen.tool_threads", exc)
 
         self._agent_patcher = self._class_patcher({name: getattr(self.runs, shape)("agent", name)
                                                    for name, shape in _AGENT_METHODS.items()})
@@ -115,6 +120,7 @@ class Installation:
             if "__init_subclass__" in base.__dict__:
                 delattr(base, "__init_subclass__")
         self.hooked.clear()
+        self._uncarry()
         with self._lock:
             for patch in reversed(self.patches):
                 patch.remove()
