@@ -55,19 +55,30 @@ from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai")
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai",
+              "autogen_agentchat")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
 _SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
 _SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
 _LABELS = {"agent": "agent", "faulty_agent": "faulty twin", "side_effect_agent": "side-effect twin"}
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", "autogen_agentchat", PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
+
+
+def default_rows() -> tuple[str, ...]:
+    """The rows ``demo`` grades by default: every row but the frameworks whose dependencies clash with the
+    others' (``Framework.venv``), which ``make demo`` grades in their own venv (``--frameworks NAME``)."""
+    from ..instrumentors._frameworks import FRAMEWORKS as SPECS
+
+    return tuple(f for f in FRAMEWORKS if f not in SPECS or SPECS[f].venv is None)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="grade the customer-support example (7 frameworks, PydanticAI over MCP, plain Python, 2 provider-client loops) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
-    p.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset of " + ", ".join(FRAMEWORKS))
+    p.add_argument("--frameworks", default=",".join(default_rows()),
+                   help="comma-separated subset of " + ", ".join(FRAMEWORKS) + " (default: all but the frameworks "
+                        "tested in a venv of their own; `make demo` runs those there)")
     p.add_argument("--examples", help="the customer_support example directory")
     p.add_argument("--jobs", type=int, default=4, help="ecp run processes at once (default 4)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per ECP request (default 120)")
