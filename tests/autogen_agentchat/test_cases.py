@@ -346,3 +346,49 @@ def test_uninstrument_restores_autogen(instrument: Any, exporter: SnapshotExport
     inst.instrument()  # again: no-op
     asyncio.run(agent_with_tool().run(task="Where is A100?"))
     assert sorted(kinds(exporter.semantic())) == ["agent", "model", "model", "tool"]
+
+
+def test_handoff_to_the_user_marks_the_run_paused(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """AgentChat's human-in-the-loop pattern (a handoff to "user" ending the Swarm by HandoffTermination): the team
+    span is marked paused (``otel_agents.run.paused``), not failed; the agent's turn is not."""
+    triage = AssistantAgent("triage", model_client=replay(call("transfer_to_user", {}, "h1")), handoffs=["user"])
+    team = Swarm([triage], termination_condition=HandoffTermination(target="user"))
+    asyncio.run(team.run(task="I want a refund"))
+    spans = exporter.semantic()
+    team_span = one(spans, "invoke_workflow Swarm")
+    assert team_span.attributes["otel_agents.run.paused"] is True and team_span.status.name != "ERROR"
+    assert "otel_agents.run.paused" not in one(spans, "invoke_agent triage").attributes
+
+
+def test_agent_tool_nests_the_inner_agent_under_the_tool_span(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """An agent used as a tool (AgentTool): the tool span records the agent as its target and the inner agent's
+    span is a child of it, inside the outer agent's span; one trace."""
+    from autogen_agentchat.tools import AgentTool
+
+    inner = AssistantAgent("researcher", model_client=replay(text("A100 ships Monday.")), description="Researches.")
+    outer = AssistantAgent("support", model_client=replay(call("researcher", {"task": "When does A100 ship?"}),
+                                                           text("It ships Monday.")),
+                           tools=[AgentTool(inner)], reflect_on_tool_use=True)
+    asyncio.run(outer.run(task="When does A100 ship?"))
+    spans = exporter.spans
+    assert_one_trace_all_ended(exporter)
+    tool = one(spans, "execute_tool researcher")
+    assert tool.attributes["otel_agents.handoff.target"] == "researcher"
+    assert parent_of(tool, spans).name == "invoke_agent support"
+    assert parent_of(one(spans, "invoke_agent researcher"), spans) == tool
+
+
+def test_abandoned_model_stream_keeps_the_text_so_far(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """create_stream left after two chunks: the model span ends as abandoned with the text received so far."""
+    client = ScriptedClient(lambda messages: text("one two three four"))
+
+    async def main() -> None:
+        stream = client.create_stream([])
+        await stream.__anext__()
+        await stream.__anext__()
+        await stream.aclose()
+
+    asyncio.run(main())
+    [model] = exporter.semantic("model")
+    assert model.attributes["otel_agents.stream.abandoned"] is True
+    assert model.attributes["output.value"] == "one two "

@@ -181,4 +181,17 @@ class ModelHooks:
     def create_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, True), self._finish)
+        chunks: list[str] = []
+
+        def on_item(span: SemanticSpan, item: Any) -> None:
+            if isinstance(item, str) and span.records_content:
+                chunks.append(item)
+
+        def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
+            if hasattr(result, "finish_reason"):
+                self._finish(span, result, error)
+            elif chunks:  # left early (or failed) before the CreateResult: the text streamed so far
+                span.set_messages(output=[ChatMessage("assistant", parts=[TextPart("".join(chunks))])])
+
+        return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, True), finish,
+                          on_item=on_item)

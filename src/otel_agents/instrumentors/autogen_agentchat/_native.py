@@ -37,7 +37,7 @@ def non_recording(*args: Any, **kwargs: Any) -> Iterator[trace.Span]:
     yield trace.INVALID_SPAN
 
 
-def suppress_span_helpers(wrapper: Any) -> list[tuple[Any, str]]:
+def span_helper_sites() -> list[tuple[Any, str]]:
     """Every ``(module, name)`` of an AutoGen module that holds one of the original helpers (to patch)."""
     import autogen_core._telemetry._genai as genai
 

@@ -140,8 +140,11 @@ class RunHooks:
     def _finisher(self, what: str, instance: Any) -> Any:
         def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
             self.open -= 1
+            in_team = what == "agent" and self.teams.team_of(instance) is not None
             if what == "team":
                 self.teams.leave(instance, span)
+            if result is not None and not in_team and _waits_for_human(instance, result):
+                span.mark_paused()
             if span.records_content and result is not None:
                 text = result_text(result)
                 if text is not None:
@@ -181,3 +184,16 @@ def _handed_off_by(messages: Any, name: str) -> str | None:
         if getattr(m, "target", None) == name and type(m).__name__ == "HandoffMessage":
             return getattr(m, "source", None)
     return None
+
+
+def _waits_for_human(instance: Any, result: Any) -> bool:
+    """Whether a run ended by handing off to someone outside it (AgentChat's human-in-the-loop pattern:
+    ``HandoffTermination(target="user")``): the run is paused, waiting for that party's reply."""
+    message = getattr(result, "chat_message", None)
+    if message is None:
+        messages = getattr(result, "messages", None) or ()
+        message = messages[-1] if messages else None
+    if type(message).__name__ != "HandoffMessage":
+        return False
+    members = {getattr(p, "name", None) for p in getattr(instance, "_participants", None) or ()}
+    return getattr(message, "target", None) not in members | {getattr(instance, "name", None)}
