@@ -96,6 +96,9 @@ Limits
 * A team whose runtime is passed in (not the embedded one) gets the selector's
   model span under whatever context that runtime was started in.
 * The usage of a cached response (``ChatCompletionCache``) is the cached usage.
+* With the runtime's messaging spans suppressed, a distributed runtime
+  (``GrpcWorkerAgentRuntime``) no longer links the spans of one message across
+  processes; an agent hosted in another process starts its own trace.
 """
 
 from ._instrumentor import AutoGenAgentChatInstrumentor
