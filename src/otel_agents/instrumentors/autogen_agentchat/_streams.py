@@ -135,9 +135,6 @@ class SpanStream:
         finally:
             self._close(None, abandoned=True)
 
-    async def asend(self, value: Any) -> Any:  # the async-generator protocol AutoGen's callers may use
-        return await self.__anext__()
-
     def __del__(self) -> None:
         if not self._done and self._span is not None:
             self._close(None, abandoned=True)
