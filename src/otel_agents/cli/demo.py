@@ -29,8 +29,9 @@ What it does, with no network and no API key:
 A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 
-Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
-eleven), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: the
+eleven rows that share ``.venv``; ``autogen_agentchat``, whose dependencies clash, is graded in its own
+venv: ``make demo`` runs ``--frameworks autogen_agentchat`` there), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``), ``--phoenix URL`` (a running
 Phoenix: every served agent also exports its spans there over OTLP/HTTP and, after grading,
