@@ -85,3 +85,14 @@ def validate_genai_json(attributes: dict[str, Any]) -> dict[str, Any]:
             jsonschema.validate(value, schema)
             parsed[key] = value
     return parsed
+
+
+def json_attribute(attributes: dict[str, Any], key: str) -> Any:
+    """The JSON-encoded attribute ``key``, decoded (``KeyError`` when the span lacks it)."""
+    return json.loads(attributes[key])
+
+
+def openinference_under(attributes: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The OpenInference flattened attributes under ``prefix`` (e.g. ``llm.output_messages.0``), with the
+    prefix and its dot removed from the keys."""
+    return {k[len(prefix) + 1:]: v for k, v in attributes.items() if k.startswith(prefix + ".")}

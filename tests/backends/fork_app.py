@@ -15,12 +15,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runs  # noqa: E402 - the examples: plain framework code over fake models
+from otel_agents.instrumentors import FRAMEWORKS  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
     workers, per_worker, names = int(argv[0]), int(argv[1]), argv[2:]
     for name in names:
-        __import__(runs._FRAMEWORK_MODULES[name])
+        __import__(FRAMEWORKS[name].import_name)
     runs.RUNS[names[0]]()  # in the master, before the fork: its spans may still wait in the batch queue
     pids = []
     for _ in range(workers):

@@ -5,14 +5,13 @@ Each run is plain framework code over a fake model (one tool call, then an answe
 started under ``opentelemetry-instrument``. ``manual`` is the project's plain-Python example
 (``examples/plain_python/agent.py``, decorators only) inside a ``chain`` span.
 
-:func:`skip_reason` says why a run cannot happen here (framework not installed, or our instrumentor
-for it not importable yet); :data:`EXPECTED_KINDS` lists the OpenInference kinds each run must show.
+:func:`skip_reason` says why a run cannot happen in this venv (a framework tested in a venv of its
+own); :data:`EXPECTED_KINDS` lists the OpenInference kinds each run must show.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import importlib.util
 import os
 import sys
@@ -340,29 +339,14 @@ CLIENT_LOOPS = {"anthropic", "openai"}
 REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents", "anthropic", "openai", "agno",
                  "autogen_agentchat"}
 
-# The module each framework's own code is imported from (to tell "not installed" apart).
-_FRAMEWORK_MODULES = {"langchain": "langchain_core", "llama_index": "llama_index.core", "crewai": "crewai",
-                      "pydantic_ai": "pydantic_ai", "smolagents": "smolagents", "openai_agents": "agents",
-                      "anthropic": "anthropic", "openai": "openai", "agno": "agno",
-                      "autogen_agentchat": "autogen_agentchat"}
-
-
 def skip_reason(name: str) -> str | None:
-    """Why the run of ``name`` cannot happen here, or ``None`` when it can."""
-    if name == "manual":
-        return None
-    from otel_agents.instrumentors import FRAMEWORKS
+    """Why the run of ``name`` cannot happen in this venv: only a framework tested in a venv of its own
+    (``tests/frameworks.py``), which runs it there. Any other framework missing here is a failure."""
+    from tests.frameworks import tested_here
 
-    fw = FRAMEWORKS[name]
-    try:
-        importlib.import_module(_FRAMEWORK_MODULES[name])
-    except ImportError:
-        return f"{fw.distribution} is not installed"
-    try:
-        getattr(importlib.import_module(fw.module), fw.cls)
-    except (ImportError, AttributeError) as exc:
-        return f"our {name} instrumentor is not importable yet ({exc!r})"
-    return None
+    if name == "manual" or tested_here([name]):
+        return None
+    return f"{name} is tested in its own venv (Makefile ISOLATED)"
 
 
 def main(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ import pytest
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from otel_agents._spans import Settings
 from tests.crewai.fakes import NativeLLM, ReactLLM, ReplyLLM, one_agent_crew
-from tests.genai_schema import validate_genai_json
+from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))  # 48 bytes
 PNG_B64 = base64.b64encode(PNG).decode()
@@ -48,23 +48,17 @@ def _model_attrs(exporter: Any, index: int = 0) -> dict[str, Any]:
     return attrs
 
 
-def _j(attrs: dict[str, Any], key: str) -> Any:
-    return json.loads(attrs[key])
-
-
-def _oi(attrs: dict[str, Any], prefix: str) -> dict[str, Any]:
-    return {k[len(prefix) + 1:]: v for k, v in attrs.items() if k.startswith(prefix + ".")}
 
 
 def test_text_only(instrumented: Any, exporter: Any) -> None:
     ReplyLLM(reply="It shipped.").call([{"role": "user", "content": "Where is A100?"}])
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [{"type": "text",
+    assert json_attribute(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [{"type": "text",
                                                                                "content": "Where is A100?"}]}]
-    assert _j(attrs, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop",
+    assert json_attribute(attrs, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop",
                                                     "parts": [{"type": "text", "content": "It shipped."}]}]
-    assert _oi(attrs, "llm.input_messages") == {"0.message.role": "user", "0.message.content": "Where is A100?"}
-    assert _oi(attrs, "llm.output_messages") == {"0.message.role": "assistant", "0.message.content": "It shipped."}
+    assert openinference_under(attrs, "llm.input_messages") == {"0.message.role": "user", "0.message.content": "Where is A100?"}
+    assert openinference_under(attrs, "llm.output_messages") == {"0.message.role": "assistant", "0.message.content": "It shipped."}
     assert "gen_ai.system_instructions" not in attrs and "gen_ai.tool.definitions" not in attrs
 
 
@@ -74,10 +68,10 @@ def test_multi_part_content_and_image_by_url(instrumented: Any, exporter: Any) -
         {"type": "text", "text": "What is in this picture?"},
         {"type": "image_url", "image_url": {"url": "https://example.test/cat.jpg"}}]}])
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "What is in this picture?"},
         {"type": "uri", "mime_type": None, "modality": "image", "uri": "https://example.test/cat.jpg"}]}]
-    assert _oi(attrs, "llm.input_messages") == {
+    assert openinference_under(attrs, "llm.input_messages") == {
         "0.message.role": "user",
         "0.message.contents.0.message_content.type": "text",
         "0.message.contents.0.message_content.text": "What is in this picture?",
@@ -94,7 +88,7 @@ def test_image_by_bytes_under_and_over_the_media_budget(instrument: Any, exporte
         {"type": "text", "text": "Describe"},
         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG_B64}"}}]}])
     attrs = _model_attrs(exporter)
-    blob = _j(attrs, "gen_ai.input.messages")[0]["parts"][1]
+    blob = json_attribute(attrs, "gen_ai.input.messages")[0]["parts"][1]
     oi_url = "llm.input_messages.0.message.contents.1.message_content.image.image.url"
     if budget >= len(PNG):
         assert blob == {"type": "blob", "mime_type": "image/png", "modality": "image", "content": PNG_B64}
@@ -115,7 +109,7 @@ def test_documents(instrumented: Any, exporter: Any) -> None:
         {"type": "file", "file": {"file_id": "file-abc123"}},
         {"type": "document", "source": {"type": "url", "url": "https://example.test/terms.pdf",
                                         "media_type": "application/pdf"}}]}])
-    parts = _j(_model_attrs(exporter), "gen_ai.input.messages")[0]["parts"]
+    parts = json_attribute(_model_attrs(exporter), "gen_ai.input.messages")[0]["parts"]
     assert parts == [
         {"type": "text", "content": "Compare"},
         {"type": "blob", "mime_type": "application/pdf", "modality": "document", "content": PDF_B64},
@@ -137,14 +131,14 @@ def test_thinking_and_tool_call_once_in_the_history_m1_m2(instrumented: Any, exp
                          "function": {"name": "lookup_order", "arguments": '{"order_id": "A100"}'}}]},
         {"role": "tool", "tool_call_id": "toolu_01", "content": "Order A100: shipped"}])
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.input.messages")[1:] == [
+    assert json_attribute(attrs, "gen_ai.input.messages")[1:] == [
         {"role": "assistant", "parts": [
             {"type": "reasoning", "content": "I should look it up."},
             {"type": "text", "content": "Let me check that order."},
             {"type": "tool_call", "id": "toolu_01", "name": "lookup_order", "arguments": {"order_id": "A100"}}]},
         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "toolu_01",
                                     "response": "Order A100: shipped"}]}]
-    assert _oi(attrs, "llm.input_messages.1") == {
+    assert openinference_under(attrs, "llm.input_messages.1") == {
         "message.role": "assistant", "message.content": "Let me check that order.",
         "message.tool_calls.0.tool_call.id": "toolu_01",
         "message.tool_calls.0.tool_call.function.name": "lookup_order",
@@ -158,18 +152,18 @@ def test_native_crew_tools_offered_tool_call_and_system_prompt_m2_m3_m4(instrume
     gen_ai.system_instructions and the first OpenInference message, role system."""
     one_agent_crew(NativeLLM()).kickoff()
     first = _model_attrs(exporter)
-    assert _j(first, "gen_ai.system_instructions") == [{"type": "text", "content": SYSTEM}]
+    assert json_attribute(first, "gen_ai.system_instructions") == [{"type": "text", "content": SYSTEM}]
     assert first["llm.input_messages.0.message.role"] == "system"
     assert first["llm.input_messages.0.message.content"] == SYSTEM
-    assert [m["role"] for m in _j(first, "gen_ai.input.messages")] == ["user"]
+    assert [m["role"] for m in json_attribute(first, "gen_ai.input.messages")] == ["user"]
     params = {**LOOKUP_SCHEMA, "additionalProperties": False}
-    assert _j(first, "gen_ai.tool.definitions") == [{
+    assert json_attribute(first, "gen_ai.tool.definitions") == [{
         "type": "function", "name": "lookup_order",
         "description": "Look up an order by its id and return its status.", "parameters": params}]
     assert json.loads(first["llm.tools.0.tool.json_schema"]) == {"type": "function", "function": {
         "name": "lookup_order", "description": "Look up an order by its id and return its status.",
         "parameters": params}}
-    assert _j(first, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
+    assert json_attribute(first, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
         {"type": "tool_call", "id": "call_0", "name": "lookup_order", "arguments": {"order_id": "A100"}}]}]
 
 
@@ -179,11 +173,11 @@ def test_react_crew_tools_described_in_the_prompt_m3(instrumented: Any, exporter
     one_agent_crew(ReactLLM()).kickoff()
     for i in range(2):
         attrs = _model_attrs(exporter, i)
-        assert _j(attrs, "gen_ai.tool.definitions") == [{
+        assert json_attribute(attrs, "gen_ai.tool.definitions") == [{
             "type": "function", "name": "lookup_order",
             "description": "Look up an order by its id and return its status.",
             "parameters": {**LOOKUP_SCHEMA, "title": "Lookup_Order"}}]
-        assert _j(attrs, "gen_ai.system_instructions")[0]["content"].startswith("You are Order Clerk.")
+        assert json_attribute(attrs, "gen_ai.system_instructions")[0]["content"].startswith("You are Order Clerk.")
 
 
 def test_content_off_records_no_content(instrument: Any, exporter: Any) -> None:

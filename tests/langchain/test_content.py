@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_agents.exporters.ecp import fold
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
 from otel_agents.instrumentors.langchain import content as lc_content
-from tests.genai_schema import validate_genai_json
+from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 from tests.langchain.fakes import ScriptedChatModel, ToolCallingChatModel, build_agent_graph, get_weather
 from tests.spans import SnapshotExporter
 
@@ -42,13 +42,6 @@ def _model_span(exporter: SnapshotExporter, index: int = -1) -> dict[str, Any]:
     return attrs
 
 
-def _j(attrs: dict[str, Any], key: str) -> Any:
-    return json.loads(attrs[key])
-
-
-def _oi(attrs: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """The OpenInference attributes under ``prefix`` (e.g. ``llm.output_messages.0``), keys shortened."""
-    return {k[len(prefix) + 1:]: v for k, v in attrs.items() if k.startswith(prefix + ".")}
 
 
 def _invoke(messages: list[Any], *replies: AIMessage, stream: bool = False, tools: list[Any] | None = None) -> Any:
@@ -71,16 +64,16 @@ def test_text_only_with_system_prompt_m4(instrumentor: Any, exporter: SnapshotEx
     _invoke([SystemMessage("You are a refunds assistant."), HumanMessage("Where is my refund?")],
             AIMessage("Your refund was approved.", response_metadata={"stop_reason": "end_turn"}))
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.system_instructions") == [{"type": "text", "content": "You are a refunds assistant."}]
-    assert _j(a, "gen_ai.input.messages") == [
+    assert json_attribute(a, "gen_ai.system_instructions") == [{"type": "text", "content": "You are a refunds assistant."}]
+    assert json_attribute(a, "gen_ai.input.messages") == [
         {"role": "user", "parts": [{"type": "text", "content": "Where is my refund?"}]}]
-    assert _j(a, "gen_ai.output.messages") == [
+    assert json_attribute(a, "gen_ai.output.messages") == [
         {"role": "assistant", "parts": [{"type": "text", "content": "Your refund was approved."}],
          "finish_reason": "stop"}]
-    assert _oi(a, "llm.input_messages") == {
+    assert openinference_under(a, "llm.input_messages") == {
         "0.message.role": "system", "0.message.content": "You are a refunds assistant.",
         "1.message.role": "user", "1.message.content": "Where is my refund?"}
-    assert _oi(a, "llm.output_messages") == {"0.message.role": "assistant",
+    assert openinference_under(a, "llm.output_messages") == {"0.message.role": "assistant",
                                              "0.message.content": "Your refund was approved."}
     assert a["output.value"] == "Your refund was approved."
     assert a["gen_ai.response.finish_reasons"] == ("stop",)
@@ -93,9 +86,9 @@ def test_system_prompt_as_content_blocks_m4(instrumentor: Any, exporter: Snapsho
                             {"type": "text", "text": "Rule two."}]),
              HumanMessage("hi")])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.system_instructions") == [{"type": "text", "content": "Rule one."},
+    assert json_attribute(a, "gen_ai.system_instructions") == [{"type": "text", "content": "Rule one."},
                                                    {"type": "text", "content": "Rule two."}]
-    assert _oi(a, "llm.input_messages.0") == {
+    assert openinference_under(a, "llm.input_messages.0") == {
         "message.role": "system",
         "message.contents.0.message_content.type": "text", "message.contents.0.message_content.text": "Rule one.",
         "message.contents.1.message_content.type": "text", "message.contents.1.message_content.text": "Rule two."}
@@ -111,11 +104,11 @@ def test_block_lists_are_parts(instrumentor: Any, exporter: SnapshotExporter) ->
             AIMessage([{"type": "text", "text": "A is larger.", "annotations": []},
                        {"type": "text", "text": " B is older."}]))
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Compare these:"}, {"type": "text", "content": "A and B"}]}]
-    assert _j(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
+    assert json_attribute(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
         {"type": "text", "content": "A is larger."}, {"type": "text", "content": " B is older."}]}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "text", "0.message_content.text": "Compare these:",
         "1.message_content.type": "text", "1.message_content.text": "A and B"}
     assert a["output.value"] == "A is larger. B is older."
@@ -148,10 +141,10 @@ def test_thinking_and_text_m1(reply: AIMessage, stream: bool, instrumentor: Any,
     OpenInference content is the answer; no signature or encrypted reasoning anywhere."""
     _invoke([HumanMessage("Where is my refund?")], reply, stream=stream)
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
+    assert json_attribute(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
         {"type": "reasoning", "content": "The refund was filed on the 3rd."},
         {"type": "text", "content": "Your refund was approved."}]}]
-    assert _oi(a, "llm.output_messages") == {"0.message.role": "assistant",
+    assert openinference_under(a, "llm.output_messages") == {"0.message.role": "assistant",
                                              "0.message.content": "Your refund was approved."}
     assert a["output.value"] == "Your refund was approved."
     everything = json.dumps([s.attributes for s in exporter.spans], default=str)
@@ -201,11 +194,11 @@ def test_tool_use_block_and_tool_calls_are_one_call_m2(stream: bool, instrumento
     ``tool_call_chunks``) is one ``tool_call`` part, after the plain text; finish reason ``tool_call``."""
     _invoke([HumanMessage("Where is order 42?")], ANTHROPIC_TOOL_USE, stream=stream)
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
+    assert json_attribute(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
         {"type": "text", "content": "Let me check that order."},
         {"type": "tool_call", "id": "toolu_01", "name": "lookup_order", "arguments": {"order_id": "42"}}]}]
     assert a["gen_ai.response.finish_reasons"] == ("tool_call",)
-    assert _oi(a, "llm.output_messages") == {
+    assert openinference_under(a, "llm.output_messages") == {
         "0.message.role": "assistant", "0.message.content": "Let me check that order.",
         "0.message.tool_calls.0.tool_call.id": "toolu_01",
         "0.message.tool_calls.0.tool_call.function.name": "lookup_order",
@@ -219,17 +212,17 @@ def test_tool_history_in_the_next_request_m2(instrumentor: Any, exporter: Snapsh
              ToolMessage("shipped", tool_call_id="toolu_01")],
             AIMessage("It shipped.", response_metadata={"stop_reason": "end_turn"}))
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [
+    assert json_attribute(a, "gen_ai.input.messages") == [
         {"role": "user", "parts": [{"type": "text", "content": "Where is order 42?"}]},
         {"role": "assistant", "parts": [
             {"type": "text", "content": "Let me check that order."},
             {"type": "tool_call", "id": "toolu_01", "name": "lookup_order", "arguments": {"order_id": "42"}}]},
         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "toolu_01", "response": "shipped"}]}]
-    assert _oi(a, "llm.input_messages.1.message") == {
+    assert openinference_under(a, "llm.input_messages.1.message") == {
         "role": "assistant", "content": "Let me check that order.",
         "tool_calls.0.tool_call.id": "toolu_01", "tool_calls.0.tool_call.function.name": "lookup_order",
         "tool_calls.0.tool_call.function.arguments": '{"order_id":"42"}'}
-    assert _oi(a, "llm.input_messages.2.message") == {"role": "tool", "tool_call_id": "toolu_01",
+    assert openinference_under(a, "llm.input_messages.2.message") == {"role": "tool", "tool_call_id": "toolu_01",
                                                       "content": "shipped"}
 
 
@@ -242,7 +235,7 @@ def test_v1_tool_call_blocks_and_an_unparsed_call(instrumentor: Any, exporter: S
                              "type": "invalid_tool_call"}],
         response_metadata={"finish_reason": "tool_calls"}))
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.output.messages")[0]["parts"] == [
+    assert json_attribute(a, "gen_ai.output.messages")[0]["parts"] == [
         {"type": "tool_call", "id": "c1", "name": "a", "arguments": {"x": 1}},
         {"type": "tool_call", "id": "c2", "name": "b", "arguments": "{oops"}]
 
@@ -263,10 +256,10 @@ def test_image_by_url(block: dict[str, Any], instrumentor: Any, exporter: Snapsh
     _invoke([HumanMessage([{"type": "text", "text": "What does this receipt say?"}, block])])
     a = _model_span(exporter)
     mime = None
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "What does this receipt say?"},
         {"type": "uri", "mime_type": mime, "modality": "image", "uri": "https://example.test/receipt.png"}]}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "text", "0.message_content.text": "What does this receipt say?",
         "1.message_content.type": "image",
         "1.message_content.image.image.url": "https://example.test/receipt.png"}
@@ -285,7 +278,7 @@ def test_image_by_bytes_under_the_media_budget(i: int, instrumentor: Any, export
     modality); OpenInference shows a data URL; never base64 inside a text part."""
     _invoke([HumanMessage(["Describe.", _image_blocks(B64)[i]])])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Describe."},
         {"type": "blob", "mime_type": "image/png", "modality": "image", "content": B64}]}]
     assert a["llm.input_messages.0.message.contents.1.message_content.image.image.url"] == \
@@ -299,12 +292,12 @@ def test_image_by_bytes_over_the_media_budget(i: int, instrumentor: Any, exporte
     truncated; the base64 appears nowhere (OpenInference has no URL to show, so lists no image)."""
     _invoke([HumanMessage(["Describe.", _image_blocks(BIG_B64)[i]])])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Describe."},
         {"type": "blob", "mime_type": "image/png", "modality": "image", "content": "",
          "otel_agents.size_bytes": len(BIG_PNG), "otel_agents.sha256": hashlib.sha256(BIG_PNG).hexdigest(),
          "otel_agents.truncated": True}]}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "text", "0.message_content.text": "Describe."}
     assert BIG_B64[:64] not in json.dumps([s.attributes for s in exporter.spans], default=str)
 
@@ -315,11 +308,11 @@ def test_image_by_file_id_and_audio(instrumentor: Any, exporter: SnapshotExporte
                            {"type": "input_audio", "input_audio": {"data": B64, "format": "wav"}},
                            {"type": "audio", "base64": B64, "mime_type": "audio/mpeg"}])])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages")[0]["parts"] == [
+    assert json_attribute(a, "gen_ai.input.messages")[0]["parts"] == [
         {"type": "file", "mime_type": "image/jpeg", "modality": "image", "file_id": "file-abc"},
         {"type": "blob", "mime_type": "audio/wav", "modality": "audio", "content": B64},
         {"type": "blob", "mime_type": "audio/mpeg", "modality": "audio", "content": B64}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "audio", "0.message_content.audio.audio.url": f"data:audio/wav;base64,{B64}",
         "1.message_content.type": "audio", "1.message_content.audio.audio.url": f"data:audio/mpeg;base64,{B64}"}
 
@@ -334,11 +327,11 @@ def test_documents(block: dict[str, Any], instrumentor: Any, exporter: SnapshotE
     """A document is a ``blob`` part of modality ``document`` with its MIME type, never text."""
     _invoke([HumanMessage([{"type": "text", "text": "Summarise the policy."}, block])])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Summarise the policy."},
         {"type": "blob", "mime_type": "application/pdf", "modality": "document", "content": PDF_B64}]}]
     # OpenInference has no document content type: the message's contents list its text only
-    assert _oi(a, "llm.input_messages.0.message") == {
+    assert openinference_under(a, "llm.input_messages.0.message") == {
         "role": "user", "contents.0.message_content.type": "text",
         "contents.0.message_content.text": "Summarise the policy."}
 
@@ -348,7 +341,7 @@ def test_document_by_url_and_plain_text_document(instrumentor: Any, exporter: Sn
                            {"type": "text-plain", "text": "Refunds within 30 days.", "mime_type": "text/plain"},
                            {"type": "document", "source": {"type": "url", "url": "https://example.test/t.pdf"}}])])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages")[0]["parts"] == [
+    assert json_attribute(a, "gen_ai.input.messages")[0]["parts"] == [
         {"type": "uri", "mime_type": "application/pdf", "modality": "document", "uri": "https://example.test/policy.pdf"},
         {"type": "blob", "mime_type": "text/plain", "modality": "document",
          "content": base64.b64encode(b"Refunds within 30 days.").decode()},
@@ -362,7 +355,7 @@ def test_tool_result_with_an_image(instrumentor: Any, exporter: SnapshotExporter
              ToolMessage([{"type": "text", "text": "chart attached"},
                           {"type": "image", "base64": BIG_B64, "mime_type": "image/png"}], tool_call_id="c1")])
     a = _model_span(exporter)
-    tool_msg = _j(a, "gen_ai.input.messages")[2]
+    tool_msg = json_attribute(a, "gen_ai.input.messages")[2]
     assert tool_msg == {"role": "tool", "parts": [
         {"type": "tool_call_response", "id": "c1", "response": "chart attached"},
         {"type": "blob", "mime_type": "image/png", "modality": "image", "content": "",
@@ -407,10 +400,10 @@ def test_react_agent_binding_three_tools_m3(instrumentor: Any, exporter: Snapsho
     for m in models:
         a = dict(m.attributes)
         validate_genai_json(a)
-        assert _j(a, "gen_ai.tool.definitions") == THREE_TOOLS_DEFINITIONS
+        assert json_attribute(a, "gen_ai.tool.definitions") == THREE_TOOLS_DEFINITIONS
         assert sorted(k for k in a if k.startswith("llm.tools.")) == [f"llm.tools.{i}.tool.json_schema"
                                                                       for i in range(3)]
-        assert [_j(a, f"llm.tools.{i}.tool.json_schema") for i in range(3)] == [
+        assert [json_attribute(a, f"llm.tools.{i}.tool.json_schema") for i in range(3)] == [
             {"type": "function", "function": {k: d[k] for k in ("name", "description", "parameters")}}
             for d in THREE_TOOLS_DEFINITIONS]
 
@@ -431,7 +424,7 @@ def test_tools_bound_in_provider_shapes_m3(spec: dict[str, Any], expected: dict[
     """M-3 for integrations that bind tools in their provider's own request shape."""
     ScriptedChatModel(replies=[AIMessage("ok")]).bind(tools=[spec]).invoke([HumanMessage("hi")])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.tool.definitions") == [expected]
+    assert json_attribute(a, "gen_ai.tool.definitions") == [expected]
     assert "llm.tools.0.tool.json_schema" in a
 
 
@@ -503,7 +496,7 @@ def test_unknown_blocks_are_generic_parts_without_encrypted_content(instrumentor
                       "encrypted_content": "EncryptedXYZ"}]},
         {"type": "text", "text": "Here is the news."}], response_metadata={"stop_reason": "end_turn"}))
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.output.messages")[0]["parts"] == [
+    assert json_attribute(a, "gen_ai.output.messages")[0]["parts"] == [
         {"type": "server_tool_call", "id": "srvtoolu_1", "name": "web_search", "arguments": {"query": "news"}},
         {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
          "content": [{"type": "web_search_result", "url": "https://example.test/n", "title": "News"}]},

@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_agents.exporters.ecp import fold
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from otel_agents.instrumentors.llama_index import _content as li_content
-from tests.genai_schema import validate_genai_json
+from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 from tests.llama_index import fakes
 from tests.spans import SnapshotExporter
 
@@ -52,13 +52,6 @@ def _model_span(exporter: SnapshotExporter, index: int = -1) -> dict[str, Any]:
     return attrs
 
 
-def _j(attrs: dict[str, Any], key: str) -> Any:
-    return json.loads(attrs[key])
-
-
-def _oi(attrs: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """The OpenInference attributes under ``prefix``, keys shortened."""
-    return {k[len(prefix) + 1:]: v for k, v in attrs.items() if k.startswith(prefix + ".")}
 
 
 def _chat(messages: list[ChatMessage], reply: Any = "ok", *, stream: bool = False, **kwargs: Any) -> Any:
@@ -90,16 +83,16 @@ def test_text_only_with_system_prompt_m4(instrumented: Any, exporter: SnapshotEx
     _chat([ChatMessage(role=MessageRole.SYSTEM, content="You are a refunds assistant."),
            ChatMessage(role=MessageRole.USER, content="Where is my refund?")], "Your refund was approved.")
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.system_instructions") == [{"type": "text", "content": "You are a refunds assistant."}]
-    assert _j(a, "gen_ai.input.messages") == [
+    assert json_attribute(a, "gen_ai.system_instructions") == [{"type": "text", "content": "You are a refunds assistant."}]
+    assert json_attribute(a, "gen_ai.input.messages") == [
         {"role": "user", "parts": [{"type": "text", "content": "Where is my refund?"}]}]
-    assert _j(a, "gen_ai.output.messages") == [
+    assert json_attribute(a, "gen_ai.output.messages") == [
         {"role": "assistant", "parts": [{"type": "text", "content": "Your refund was approved."}],
          "finish_reason": "stop"}]
-    assert _oi(a, "llm.input_messages") == {
+    assert openinference_under(a, "llm.input_messages") == {
         "0.message.role": "system", "0.message.content": "You are a refunds assistant.",
         "1.message.role": "user", "1.message.content": "Where is my refund?"}
-    assert _oi(a, "llm.output_messages") == {"0.message.role": "assistant",
+    assert openinference_under(a, "llm.output_messages") == {"0.message.role": "assistant",
                                              "0.message.content": "Your refund was approved."}
     assert a["output.value"] == "Your refund was approved."
     assert "gen_ai.tool.definitions" not in a
@@ -110,9 +103,9 @@ def test_agent_system_prompt_m4(instrumented: Any, exporter: SnapshotExporter) -
     _run(fakes.calculator(), "What is 2+3?")
     for i in (0, 1):
         a = _model_span(exporter, i)
-        assert _j(a, "gen_ai.system_instructions") == [{"type": "text", "content": "You are a calculator."}]
-        assert _oi(a, "llm.input_messages.0.message") == {"role": "system", "content": "You are a calculator."}
-        assert [m["role"] for m in _j(a, "gen_ai.input.messages")][0] == "user"
+        assert json_attribute(a, "gen_ai.system_instructions") == [{"type": "text", "content": "You are a calculator."}]
+        assert openinference_under(a, "llm.input_messages.0.message") == {"role": "system", "content": "You are a calculator."}
+        assert [m["role"] for m in json_attribute(a, "gen_ai.input.messages")][0] == "user"
 
 
 # ----------------------------------------------------------------------------- block lists
@@ -124,11 +117,11 @@ def test_block_lists_are_parts(instrumented: Any, exporter: SnapshotExporter) ->
                  TextBlock(text="A and B"))],
           ChatMessage(role=MessageRole.ASSISTANT, blocks=[TextBlock(text="A is larger."), TextBlock(text=" B is older.")]))
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Compare these:"}, {"type": "text", "content": "A and B"}]}]
-    assert _j(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
+    assert json_attribute(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
         {"type": "text", "content": "A is larger."}, {"type": "text", "content": " B is older."}]}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "text", "0.message_content.text": "Compare these:",
         "1.message_content.type": "text", "1.message_content.text": "A and B"}
     assert a["output.value"] == "A is larger. B is older."
@@ -148,10 +141,10 @@ def test_thinking_and_text_m1(stream: bool, instrumented: Any, exporter: Snapsho
     content is the answer; the signature kept in ``additional_information`` is nowhere."""
     _chat([_user(TextBlock(text="Where is my refund?"))], THINKING_REPLY, stream=stream)
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
+    assert json_attribute(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
         {"type": "reasoning", "content": "The refund was filed on the 3rd."},
         {"type": "text", "content": "Your refund was approved."}]}]
-    assert _oi(a, "llm.output_messages") == {"0.message.role": "assistant",
+    assert openinference_under(a, "llm.output_messages") == {"0.message.role": "assistant",
                                              "0.message.content": "Your refund was approved."}
     assert a["output.value"] == "Your refund was approved."
     assert "EqQBCkYIARgCSIG" not in json.dumps([s.attributes for s in exporter.spans], default=str)
@@ -184,11 +177,11 @@ def test_tool_call_block_and_legacy_tool_calls_are_one_call_m2(instrumented: Any
                                            "function": {"name": "lookup_order", "arguments": '{"order_id": "42"}'}}]})
     _chat([_user(TextBlock(text="Where is order 42?"))], reply)
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
+    assert json_attribute(a, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
         {"type": "text", "content": "Let me check that order."},
         {"type": "tool_call", "id": "toolu_01", "name": "lookup_order", "arguments": {"order_id": "42"}}]}]
     assert a["gen_ai.response.finish_reasons"] == ("tool_call",)
-    assert _oi(a, "llm.output_messages") == {
+    assert openinference_under(a, "llm.output_messages") == {
         "0.message.role": "assistant", "0.message.content": "Let me check that order.",
         "0.message.tool_calls.0.tool_call.id": "toolu_01",
         "0.message.tool_calls.0.tool_call.function.name": "lookup_order",
@@ -200,13 +193,13 @@ def test_tool_history_in_the_next_request_m2(instrumented: Any, exporter: Snapsh
     ``tool_call_response`` part with the call's id."""
     _run(fakes.calculator(), "What is 2+3?")
     a = _model_span(exporter, 1)
-    assert _j(a, "gen_ai.input.messages") == [
+    assert json_attribute(a, "gen_ai.input.messages") == [
         {"role": "user", "parts": [{"type": "text", "content": "What is 2+3?"}]},
         {"role": "assistant", "parts": [{"type": "tool_call", "id": "call-1", "name": "add",
                                          "arguments": {"a": 2, "b": 3}}]},
         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call-1", "response": "5"}]}]
-    assert _oi(a, "llm.input_messages.3.message") == {"role": "tool", "tool_call_id": "call-1", "content": "5"}
-    assert _oi(a, "llm.input_messages.2.message") == {
+    assert openinference_under(a, "llm.input_messages.3.message") == {"role": "tool", "tool_call_id": "call-1", "content": "5"}
+    assert openinference_under(a, "llm.input_messages.2.message") == {
         "role": "assistant", "tool_calls.0.tool_call.id": "call-1", "tool_calls.0.tool_call.function.name": "add",
         "tool_calls.0.tool_call.function.arguments": '{"a":2,"b":3}'}
 
@@ -221,10 +214,10 @@ def test_image_by_url(block: ImageBlock, instrumented: Any, exporter: SnapshotEx
     _chat([_user(TextBlock(text="What does this receipt say?"), block)])
     a = _model_span(exporter)
     url = str(block.url)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "What does this receipt say?"},
         {"type": "uri", "mime_type": "image/png", "modality": "image", "uri": url}]}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "text", "0.message_content.text": "What does this receipt say?",
         "1.message_content.type": "image", "1.message_content.image.image.url": url}
 
@@ -236,9 +229,9 @@ def test_image_by_bytes_under_the_media_budget(instrumented: Any, exporter: Snap
                  ImageBlock(url=f"data:image/png;base64,{B64}"))])
     a = _model_span(exporter)
     blob = {"type": "blob", "mime_type": "image/png", "modality": "image", "content": B64}
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Describe."}, blob, blob]}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "text", "0.message_content.text": "Describe.",
         "1.message_content.type": "image", "1.message_content.image.image.url": f"data:image/png;base64,{B64}",
         "2.message_content.type": "image", "2.message_content.image.image.url": f"data:image/png;base64,{B64}"}
@@ -249,12 +242,12 @@ def test_image_by_bytes_over_the_media_budget(instrumented: Any, exporter: Snaps
     the base64 appears nowhere."""
     _chat([_user(TextBlock(text="Describe."), ImageBlock(image=BIG_PNG))])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Describe."},
         {"type": "blob", "mime_type": "image/png", "modality": "image", "content": "",
          "otel_agents.size_bytes": len(BIG_PNG), "otel_agents.sha256": hashlib.sha256(BIG_PNG).hexdigest(),
          "otel_agents.truncated": True}]}]
-    assert _oi(a, "llm.input_messages.0.message.contents") == {
+    assert openinference_under(a, "llm.input_messages.0.message.contents") == {
         "0.message_content.type": "text", "0.message_content.text": "Describe."}
     assert BIG_B64[:64] not in json.dumps([s.attributes for s in exporter.spans], default=str)
 
@@ -265,7 +258,7 @@ def test_image_by_path_and_audio(instrumented: Any, exporter: SnapshotExporter, 
     path.write_bytes(PNG)
     _chat([_user(ImageBlock(path=path), AudioBlock(audio=PNG, format="wav"))])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages")[0]["parts"] == [
+    assert json_attribute(a, "gen_ai.input.messages")[0]["parts"] == [
         {"type": "uri", "mime_type": "image/png", "modality": "image", "uri": path.as_uri()},
         {"type": "blob", "mime_type": "audio/wav", "modality": "audio", "content": B64}]
 
@@ -275,12 +268,12 @@ def test_documents(instrumented: Any, exporter: SnapshotExporter) -> None:
     _chat([_user(TextBlock(text="Summarise the policy."), DocumentBlock(data=PDF, document_mimetype="application/pdf"),
                  DocumentBlock(url="https://example.test/policy.pdf", document_mimetype="application/pdf"))])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(a, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Summarise the policy."},
         {"type": "blob", "mime_type": "application/pdf", "modality": "document", "content": PDF_B64},
         {"type": "uri", "mime_type": "application/pdf", "modality": "document",
          "uri": "https://example.test/policy.pdf"}]}]
-    assert _oi(a, "llm.input_messages.0.message") == {
+    assert openinference_under(a, "llm.input_messages.0.message") == {
         "role": "user", "contents.0.message_content.type": "text",
         "contents.0.message_content.text": "Summarise the policy."}
 
@@ -321,8 +314,8 @@ def test_function_agent_offering_three_tools_m3(instrumented: Any, exporter: Sna
     ]
     for i in (0, 1):
         a = _model_span(exporter, i)
-        assert _j(a, "gen_ai.tool.definitions") == expected
-        assert [_j(a, f"llm.tools.{j}.tool.json_schema") for j in range(3)] == [
+        assert json_attribute(a, "gen_ai.tool.definitions") == expected
+        assert [json_attribute(a, f"llm.tools.{j}.tool.json_schema") for j in range(3)] == [
             {"type": "function", "function": {k: d[k] for k in ("name", "description", "parameters")}}
             for d in expected]
         assert "llm.tools.3.tool.json_schema" not in a
@@ -335,7 +328,7 @@ def test_tools_offered_in_a_provider_shape_m3(instrumented: Any, exporter: Snaps
                                           "parameters": {"type": "object"}}},
         {"name": "refund", "description": "Refund.", "input_schema": {"type": "object"}}])
     a = _model_span(exporter)
-    assert _j(a, "gen_ai.tool.definitions") == [
+    assert json_attribute(a, "gen_ai.tool.definitions") == [
         {"type": "function", "name": "lookup_order", "description": "Look up.", "parameters": {"type": "object"}},
         {"type": "function", "name": "refund", "description": "Refund.", "parameters": {"type": "object"}}]
 

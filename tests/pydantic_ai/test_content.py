@@ -19,7 +19,7 @@ from pydantic_ai.messages import (BinaryContent, DocumentUrl, ImageUrl, ModelMes
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from otel_agents.exporters.ecp import fold
-from tests.genai_schema import validate_genai_json
+from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))  # 48 bytes
 PNG_B64 = base64.b64encode(PNG).decode()
@@ -40,12 +40,6 @@ def _model_attrs(exporter: Any, index: int = 0) -> dict[str, Any]:
     return attrs
 
 
-def _j(attrs: dict[str, Any], key: str) -> Any:
-    return json.loads(attrs[key])
-
-
-def _oi(attrs: dict[str, Any], prefix: str) -> dict[str, Any]:
-    return {k[len(prefix) + 1:]: v for k, v in attrs.items() if k.startswith(prefix + ".")}
 
 
 def test_text_only_with_instructions_m4(instrumented: Any, exporter: Any) -> None:
@@ -54,15 +48,15 @@ def test_text_only_with_instructions_m4(instrumented: Any, exporter: Any) -> Non
     agent = Agent(_answer("Refunds take 5 days."), name="support", instructions="You answer refund questions.")
     assert agent.run_sync("How long do refunds take?").output == "Refunds take 5 days."
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.system_instructions") == [{"type": "text", "content": "You answer refund questions."}]
-    assert _j(attrs, "gen_ai.input.messages") == [
+    assert json_attribute(attrs, "gen_ai.system_instructions") == [{"type": "text", "content": "You answer refund questions."}]
+    assert json_attribute(attrs, "gen_ai.input.messages") == [
         {"role": "user", "parts": [{"type": "text", "content": "How long do refunds take?"}]}]
-    assert _j(attrs, "gen_ai.output.messages") == [
+    assert json_attribute(attrs, "gen_ai.output.messages") == [
         {"role": "assistant", "parts": [{"type": "text", "content": "Refunds take 5 days."}], "finish_reason": "stop"}]
-    assert _oi(attrs, "llm.input_messages") == {
+    assert openinference_under(attrs, "llm.input_messages") == {
         "0.message.role": "system", "0.message.content": "You answer refund questions.",
         "1.message.role": "user", "1.message.content": "How long do refunds take?"}
-    assert _oi(attrs, "llm.output_messages") == {"0.message.role": "assistant",
+    assert openinference_under(attrs, "llm.output_messages") == {"0.message.role": "assistant",
                                                  "0.message.content": "Refunds take 5 days."}
     assert attrs["output.value"] == "Refunds take 5 days."
     assert "gen_ai.tool.definitions" not in attrs and not any(k.startswith("llm.tools.") for k in attrs)
@@ -74,9 +68,9 @@ def test_system_prompt_and_instructions_m4(instrumented: Any, exporter: Any) -> 
     agent = Agent(_answer("ok"), name="support", system_prompt="Be terse.", instructions="Cite the policy.")
     agent.run_sync("hi")
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.system_instructions") == [{"type": "text", "content": "Cite the policy."},
+    assert json_attribute(attrs, "gen_ai.system_instructions") == [{"type": "text", "content": "Cite the policy."},
                                                         {"type": "text", "content": "Be terse."}]
-    assert _j(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+    assert json_attribute(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
     roles = [attrs[f"llm.input_messages.{i}.message.role"] for i in range(3)]
     assert roles == ["system", "system", "user"]
     assert attrs["llm.input_messages.0.message.content"] == "Cite the policy."
@@ -89,10 +83,10 @@ def test_multi_part_user_content_and_image_by_url(instrumented: Any, exporter: A
     agent = Agent(_answer("A cat."), name="vision")
     agent.run_sync(["What is in this picture?", ImageUrl("https://example.test/cat.jpg")])
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "What is in this picture?"},
         {"type": "uri", "mime_type": "image/jpeg", "modality": "image", "uri": "https://example.test/cat.jpg"}]}]
-    assert _oi(attrs, "llm.input_messages") == {
+    assert openinference_under(attrs, "llm.input_messages") == {
         "0.message.role": "user",
         "0.message.contents.0.message_content.type": "text",
         "0.message.contents.0.message_content.text": "What is in this picture?",
@@ -110,7 +104,7 @@ def test_image_by_bytes_under_the_media_budget(instrument: Any, exporter: Any) -
     instrument(max_media_bytes=1024)
     Agent(_answer("A PNG."), name="vision").run_sync(["Describe", BinaryContent(PNG, media_type="image/png")])
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Describe"},
         {"type": "blob", "mime_type": "image/png", "modality": "image", "content": PNG_B64}]}]
     assert attrs["llm.input_messages.0.message.contents.1.message_content.type"] == "image"
@@ -127,9 +121,9 @@ def test_image_by_bytes_over_the_media_budget(instrument: Any, exporter: Any) ->
     summary = {"type": "blob", "mime_type": "image/png", "modality": "image", "content": "",
                "otel_agents.size_bytes": len(PNG), "otel_agents.sha256": hashlib.sha256(PNG).hexdigest(),
                "otel_agents.truncated": True}
-    assert _j(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Describe"}, summary]}]
-    assert _oi(attrs, "llm.input_messages") == {  # no URL to show for the image: only the text
+    assert openinference_under(attrs, "llm.input_messages") == {  # no URL to show for the image: only the text
         "0.message.role": "user",
         "0.message.contents.0.message_content.type": "text",
         "0.message.contents.0.message_content.text": "Describe"}
@@ -145,12 +139,12 @@ def test_documents_by_url_and_by_bytes(instrument: Any, exporter: Any) -> None:
     Agent(_answer("Signed."), name="docs").run_sync(
         ["Compare these", DocumentUrl("https://example.test/terms.pdf"), BinaryContent(PDF, media_type="application/pdf")])
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
+    assert json_attribute(attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
         {"type": "text", "content": "Compare these"},
         {"type": "uri", "mime_type": "application/pdf", "modality": "document", "uri": "https://example.test/terms.pdf"},
         {"type": "blob", "mime_type": "application/pdf", "modality": "document",
          "content": base64.b64encode(PDF).decode()}]}]
-    assert _oi(attrs, "llm.input_messages") == {
+    assert openinference_under(attrs, "llm.input_messages") == {
         "0.message.role": "user",
         "0.message.contents.0.message_content.type": "text",
         "0.message.contents.0.message_content.text": "Compare these"}
@@ -173,10 +167,10 @@ def test_thinking_and_text_m1(instrumented: Any, exporter: Any, provider: Any) -
     provider.add_span_processor(SimpleSpanProcessor(memory))
     Agent(_thinking_model(), name="refunds").run_sync("Can I get a refund?")
     attrs = _model_attrs(exporter)
-    assert _j(attrs, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
+    assert json_attribute(attrs, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "stop", "parts": [
         {"type": "reasoning", "content": "The refund is within policy."},
         {"type": "text", "content": "Your refund was approved."}]}]
-    assert _oi(attrs, "llm.output_messages") == {"0.message.role": "assistant",
+    assert openinference_under(attrs, "llm.output_messages") == {"0.message.role": "assistant",
                                                  "0.message.content": "Your refund was approved."}
     assert attrs["output.value"] == "Your refund was approved."
     assert all(SIGNATURE not in str(v) for s in exporter.spans for v in s.attributes.values())
@@ -213,14 +207,14 @@ def test_tool_call_once_m2(instrumented: Any, exporter: Any) -> None:
     agent.run_sync("Where is A100?")
     first, second = _model_attrs(exporter, 0), _model_attrs(exporter, 1)
     call = {"type": "tool_call", "id": "toolu_01", "name": "lookup_order", "arguments": {"order_id": "A100"}}
-    assert _j(first, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
+    assert json_attribute(first, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call", "parts": [
         {"type": "text", "content": "Let me check that order."}, call]}]
-    assert _oi(first, "llm.output_messages") == {
+    assert openinference_under(first, "llm.output_messages") == {
         "0.message.role": "assistant", "0.message.content": "Let me check that order.",
         "0.message.tool_calls.0.tool_call.id": "toolu_01",
         "0.message.tool_calls.0.tool_call.function.name": "lookup_order",
         "0.message.tool_calls.0.tool_call.function.arguments": '{"order_id":"A100"}'}
-    assert _j(second, "gen_ai.input.messages") == [
+    assert json_attribute(second, "gen_ai.input.messages") == [
         {"role": "user", "parts": [{"type": "text", "content": "Where is A100?"}]},
         {"role": "assistant", "parts": [{"type": "text", "content": "Let me check that order."}, call]},
         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "toolu_01",
@@ -254,7 +248,7 @@ def test_tools_offered_m3(instrumented: Any, exporter: Any) -> None:
 
     agent.run_sync("refund?")
     attrs = _model_attrs(exporter)
-    defs = _j(attrs, "gen_ai.tool.definitions")
+    defs = json_attribute(attrs, "gen_ai.tool.definitions")
     assert [d["name"] for d in defs] == ["lookup_order", "check_policy", "final_result"]
     assert defs[0] == {"type": "function", "name": "lookup_order", "description": "Look up an order.",
                        "parameters": {"additionalProperties": False, "properties": {"order_id": {"type": "string"}},
@@ -295,7 +289,7 @@ def test_tool_returning_an_image(instrument: Any, exporter: Any, provider: Any) 
     assert json.loads(tool.attributes["gen_ai.tool.call.result"]) == summary
     second = _model_attrs(exporter, 1)
     identifier = BinaryContent(PNG, media_type="image/png").identifier
-    assert _j(second, "gen_ai.input.messages")[2] == {"role": "tool", "parts": [
+    assert json_attribute(second, "gen_ai.input.messages")[2] == {"role": "tool", "parts": [
         {"type": "tool_call_response", "id": "c1", "response": f"See file {identifier}."}, summary]}
     [envelope] = fold(memory.get_finished_spans())
     assert envelope["tool_calls"][0]["result"] == {

@@ -1,7 +1,9 @@
-"""The common base of our four instrumentors: a thin ``BaseInstrumentor`` subclass.
+"""The common base of our instrumentors: a thin ``BaseInstrumentor`` subclass.
 
-Subclasses set ``framework`` (a key of :data:`FRAMEWORKS`) and implement
-``_install(telemetry)`` and ``_remove()``; this base builds the
+Subclasses set ``framework`` (a key of :data:`FRAMEWORKS`). By default ``_install(telemetry)``
+builds ``Installation(telemetry)`` from the instrumentor package's ``_wiring`` module (the one
+module that imports the framework) and ``_remove()`` calls its ``remove()``; a subclass with
+another shape overrides both. This base builds the
 :class:`~otel_agents._spans.Telemetry` from the ``instrument()`` keyword
 arguments, and refuses a framework that is absent or installed at a version we do
 not support — also on the zero-code path, which skips the base class's own check.
@@ -9,6 +11,7 @@ not support — also on the zero-code path, which skips the base class's own che
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from typing import Any, Collection
@@ -38,6 +41,7 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     telemetry: Telemetry | None = None
     _installed: bool = False
     _generation: int = 0
+    _installation: Any = None  # the default _install's ``_wiring.Installation``
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return (FRAMEWORKS[self.framework].requirement,)
@@ -88,8 +92,11 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             self._installed = False
         self.telemetry = None
 
-    def _install(self, telemetry: Telemetry) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _install(self, telemetry: Telemetry) -> None:
+        package = type(self).__module__.rpartition(".")[0]
+        self._installation = importlib.import_module(f"{package}._wiring").Installation(telemetry)  # imports the framework
 
-    def _remove(self) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _remove(self) -> None:
+        if self._installation is not None:
+            self._installation.remove()
+            self._installation = None

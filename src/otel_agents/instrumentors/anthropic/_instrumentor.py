@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..._spans import Telemetry
 from .._base import OtelAgentsInstrumentor
 
 
@@ -16,14 +13,3 @@ class AnthropicInstrumentor(OtelAgentsInstrumentor):
     """
 
     framework = "anthropic"
-    _installation: Any = None
-
-    def _install(self, telemetry: Telemetry) -> None:
-        from ._wiring import Installation  # imports anthropic
-
-        self._installation = Installation(telemetry)
-
-    def _remove(self) -> None:
-        if self._installation is not None:
-            self._installation.remove()
-            self._installation = None

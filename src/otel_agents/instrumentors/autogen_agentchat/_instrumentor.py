@@ -1,10 +1,8 @@
-"""``AutoGenAgentChatInstrumentor``: the ``BaseInstrumentor`` entry point (imports AutoGen only in ``_install``)."""
+"""``AutoGenAgentChatInstrumentor``: the ``BaseInstrumentor`` entry point (the base's ``_install`` builds
+``_wiring.Installation``, which imports AutoGen)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..._spans import Telemetry
 from .._base import OtelAgentsInstrumentor
 
 
@@ -16,17 +14,6 @@ class AutoGenAgentChatInstrumentor(OtelAgentsInstrumentor):
     """
 
     framework = "autogen_agentchat"
-    _installation: Any = None
-
-    def _install(self, telemetry: Telemetry) -> None:
-        from ._wiring import Installation  # imports autogen_agentchat
-
-        self._installation = Installation(telemetry)
-
-    def _remove(self) -> None:
-        if self._installation is not None:
-            self._installation.remove()
-            self._installation = None
 
     def open_runs(self) -> int:
         """How many agent/team spans are open now."""

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..._spans import Telemetry
 from .._base import OtelAgentsInstrumentor
 
 
@@ -16,17 +13,6 @@ class OpenAIAgentsInstrumentor(OtelAgentsInstrumentor):
     """
 
     framework = "openai_agents"
-    _installation: Any = None
-
-    def _install(self, telemetry: Telemetry) -> None:
-        from ._wiring import Installation  # imports the SDK
-
-        self._installation = Installation(telemetry)
-
-    def _remove(self) -> None:
-        if self._installation is not None:
-            self._installation.remove()
-            self._installation = None
 
     def open_spans(self) -> int:
         """How many SDK spans and traces our processor is tracking now (bounded; 0 between runs)."""
