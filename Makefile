@@ -30,6 +30,12 @@ newest_TESTS := tests/clients tests/mcp tests/openai_agents \
 	--deselect tests/mcp/test_frameworks.py::test_mcp1_b_langchain_mcp_adapters
 newest_DEMO := openai_agents,openai,mcp
 
+# AutoGen AgentChat: autogen-core 0.7 pins protobuf~=5.29; .venv has protobuf 7 (googleapis-common-protos>=1.76).
+ISOLATED += autogen_agentchat
+autogen_agentchat_EXTRAS := autogen-agentchat,ecp,test,otlp,demo
+autogen_agentchat_TESTS := tests/autogen_agentchat tests/customer_support tests/backends/test_phoenix.py -k "not over_http and not server_script" -p no:cacheprovider
+autogen_agentchat_DEMO := autogen_agentchat
+
 # constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
 # frameworks' overlapping pins); `make lock` rewrites it from a fresh resolution after pyproject.toml changes.
 $(STAMP): pyproject.toml constraints.txt

@@ -9,7 +9,9 @@ its own venv they run it. A framework that shares ``.venv`` is never left out: m
 
 from __future__ import annotations
 
+import sys
 from importlib import metadata
+from pathlib import Path
 
 from otel_agents.instrumentors._frameworks import FRAMEWORKS
 
@@ -32,3 +34,17 @@ def tested_here(names) -> list[str]:
 def isolated_elsewhere() -> list[str]:
     """The isolated frameworks whose own venv, not this one, runs their tests."""
     return [n for n in FRAMEWORKS if n not in tested_here([n])]
+
+
+def own_venv() -> str | None:
+    """The isolated framework whose venv of its own this is (``.venv-NAME``, Makefile ``ISOLATED``), else ``None``."""
+    name = Path(sys.prefix).name
+    own = name[len(".venv-"):] if name.startswith(".venv-") else None
+    return own if own in FRAMEWORKS and FRAMEWORKS[own].venv == own else None
+
+
+def rows_here(names) -> list[str]:
+    """The rows of a shared suite (framework names and other rows) this venv runs: in an isolated framework's
+    own venv, that framework alone; elsewhere :func:`tested_here`."""
+    own = own_venv()
+    return [own] if own is not None else tested_here(names)

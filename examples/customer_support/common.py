@@ -135,6 +135,9 @@ FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
                ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
     "google_adk": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): FORBIDDEN_TOOL, ("C300", REFUND): INVENTED_ID,
                    ("D400", STATUS): INVENTED_ID, ("D400", REFUND): FORBIDDEN_TOOL},
+    "autogen_agentchat": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY,
+                          ("C300", REFUND): SKIPPED_POLICY, ("D400", STATUS): INVENTED_ID,
+                          ("D400", REFUND): INVENTED_ID},
 }
 
 

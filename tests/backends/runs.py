@@ -200,6 +200,27 @@ def run_agno() -> Any:
     return agent.run(QUESTION).content
 
 
+def run_autogen_agentchat() -> Any:
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_core import FunctionCall
+    from autogen_core.models import CreateResult, RequestUsage
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id."""
+        return f"order {order_id}: delivered 12 days ago"
+
+    info = {"vision": False, "function_calling": True, "json_output": False, "family": "scripted-1",
+            "structured_output": False}
+    client = ReplayChatCompletionClient([
+        CreateResult(finish_reason="function_calls", cached=False, usage=RequestUsage(10, 3),
+                     content=[FunctionCall(id="call_1", name="lookup_order", arguments='{"order_id": "A1001"}')]),
+        CreateResult(finish_reason="stop", cached=False, usage=RequestUsage(20, 7), content="Order A1001 can be refunded."),
+    ], model_info=info)
+    agent = AssistantAgent("support", model_client=client, tools=[lookup_order], reflect_on_tool_use=True)
+    return asyncio.run(agent.run(task=QUESTION)).messages[-1].content
+
+
 def run_crewai() -> Any:
     from crewai import Agent, Crew, Task
     from crewai.llms.base_llm import BaseLLM
@@ -336,6 +357,7 @@ RUNS: dict[str, Callable[[], Any]] = {
     "openai": run_openai,
     "agno": run_agno,
     "google_adk": run_google_adk,
+    "autogen_agentchat": run_autogen_agentchat,
 }
 
 # OpenInference kinds each run must show (CHAIN too where the framework has an orchestration span).
@@ -351,6 +373,7 @@ EXPECTED_KINDS: dict[str, set[str]] = {
     "openai": {"AGENT", "LLM", "TOOL"},
     "agno": {"AGENT", "LLM", "TOOL"},
     "google_adk": {"AGENT", "LLM", "TOOL"},
+    "autogen_agentchat": {"AGENT", "LLM", "TOOL"},
 }
 
 # Client loops: their agent and tool spans come from the decorators (otel_agents.framework=manual), their
@@ -359,9 +382,7 @@ CLIENT_LOOPS = {"anthropic", "openai"}
 
 # The runs whose fake model reports token usage.
 REPORTS_USAGE = {"manual", "langchain", "pydantic_ai", "smolagents", "openai_agents", "anthropic", "openai", "agno",
-                 "google_adk"}
-
-# The module each framework's own code is imported from (to tell "not installed" apart).
+                 "google_adk", "autogen_agentchat"}
 
 
 def skip_reason(name: str) -> str | None:

@@ -21,6 +21,7 @@ from otel_agents import presets
 from otel_agents.semconv import KIND_TABLE, Kind
 from tests.backends import langfuse_mapping as lf
 from tests.backends import runs
+from tests.frameworks import rows_here
 from tests.backends.receiver import Receiver
 
 PUBLIC, SECRET = "pk-lf-conformance-1234", "sk-lf-conformance-SECRET-5678"
@@ -38,7 +39,7 @@ def _expected_type(attrs: dict) -> str:
     return spec.langfuse.upper()
 
 
-@pytest.mark.parametrize("framework", list(runs.RUNS))
+@pytest.mark.parametrize("framework", rows_here(list(runs.RUNS)))
 def test_mapping_conformance(receiver: Receiver, run_configured, framework: str) -> None:
     receiver.clear()
     sent = run_configured(framework, [_preset(receiver)])

@@ -14,11 +14,12 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.backends import runs
+from tests.frameworks import rows_here
 
 span_filter = pytest.importorskip("langfuse.span_filter", reason="langfuse is a dev dependency")
 
 
-@pytest.mark.parametrize("framework", list(runs.RUNS))
+@pytest.mark.parametrize("framework", rows_here(list(runs.RUNS)))
 def test_every_span_passes_langfuse_default_filter(run_configured, framework: str) -> None:
     memory = InMemorySpanExporter()
     run_configured(framework, [memory])
@@ -31,7 +32,7 @@ def test_every_span_passes_langfuse_default_filter(run_configured, framework: st
     assert not any(span_filter.is_known_llm_instrumentor(s) for s in spans if s.instrumentation_scope.name.startswith("otel_agents"))
 
 
-@pytest.mark.parametrize("framework", list(runs.RUNS))
+@pytest.mark.parametrize("framework", rows_here(list(runs.RUNS)))
 def test_plain_chains_name_their_run(run_configured, framework: str) -> None:
     memory = InMemorySpanExporter()
     run_configured(framework, [memory])

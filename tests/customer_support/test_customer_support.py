@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests import frameworks as _frameworks
+from tests.frameworks import rows_here
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "customer_support"
@@ -40,10 +40,9 @@ OTEL_AGENTS = str(BIN / "otel-agents")
 INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents",
                 "mcp", "agno")  # mcp: PydanticAI over MCP
 CLIENTS = ("anthropic", "openai")  # a hand-written loop on each provider client (issue 23)
-# plain_python: the same agent without a framework; google_adk: tested in a venv of its own (its row runs there,
-# `make demo` too), so here only when installed (tests/frameworks.py). The order is the demo's.
-ROWS = (*INSTRUMENTED, "plain_python", *CLIENTS, "google_adk")
-FRAMEWORKS = tuple(_frameworks.tested_here(ROWS))
+ISOLATED = ("google_adk", "autogen_agentchat")  # tested in a venv of its own (Makefile ISOLATED), where its rows run alone
+ALL_ROWS = (*INSTRUMENTED, "plain_python", *CLIENTS, *ISOLATED)  # plain_python: the same agent without a framework
+FRAMEWORKS = tuple(rows_here(ALL_ROWS))  # the rows this venv runs (tests/frameworks.py)
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
 STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"]]
 N_CHECKS = sum(len(step["graders"]) for step in STEPS)
@@ -94,15 +93,15 @@ def report_steps(report: dict) -> list[dict]:
 def test_every_faulty_twin_breaks_every_step_differently() -> None:
     """Each plan injects one fault in every manifest step; together they use all three kinds of fault."""
     kinds = set()
-    for framework in ROWS:
+    for framework in ALL_ROWS:
         plan = common.FAULT_PLANS[framework]
         faults = [common.fault_for(plan, step["input"]) for step in STEPS]
         assert None not in faults, framework
         assert len(set(faults)) >= 2, f"{framework}: a single kind of fault"
         kinds |= set(faults)
     assert kinds == {common.INVENTED_ID, common.SKIPPED_POLICY, common.FORBIDDEN_TOOL}
-    assert set(common.FAULT_PLANS) == set(ROWS)
-    assert len({tuple(sorted(p.items())) for p in common.FAULT_PLANS.values()}) == len(ROWS)
+    assert set(common.FAULT_PLANS) == set(ALL_ROWS)
+    assert len({tuple(sorted(p.items())) for p in common.FAULT_PLANS.values()}) == len(ALL_ROWS)
 
 
 def test_faulty_brain_reaches_the_correct_answer() -> None:
@@ -131,7 +130,7 @@ def test_disabled_instrumentations_variable_is_honoured(monkeypatch: pytest.Monk
     """``instrument()`` skips the frameworks OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names (the standard OTel variable)."""
     from otel_agents import instrument, instrumentation_status
 
-    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", ",".join((*INSTRUMENTED, *CLIENTS)))
+    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", ",".join((*INSTRUMENTED, *CLIENTS, *ISOLATED)))
     assert instrument() == []
     assert not any(status.instrumented for status in instrumentation_status().values())
 
@@ -141,7 +140,7 @@ def test_disabled_instrumentations_variable_is_honoured(monkeypatch: pytest.Monk
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("demo") / "out"
-    proc = subprocess.run([OTEL_AGENTS, "demo", "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--out", str(out), "--frameworks", ",".join(FRAMEWORKS)], cwd=ROOT, capture_output=True, text=True,
                           timeout=1200)
     return proc, out
 
@@ -162,8 +161,9 @@ def test_demo_runs_offline_and_ends_with_the_table(demo) -> None:
         assert rows[framework][4:] == [str(faults), f"{faults}/{faults}", f"0/{faults}"], rows
     tail = "\n".join(lines[header:])
     n = len(FRAMEWORKS)
-    assert f"agent PASS on {n}/{n} frameworks, faulty twin FAIL on {n}/{n} frameworks" in tail
-    assert f"the agents of {n} frameworks agree on {N_CHECKS}/{N_CHECKS} checks" in tail
+    fws = "framework" if n == 1 else "frameworks"  # a venv of its own grades one
+    assert f"agent PASS on {n}/{n} {fws}, faulty twin FAIL on {n}/{n} {fws}" in tail
+    assert f"the agents of {n} {fws} agree on {N_CHECKS}/{N_CHECKS} checks" in tail
     total = faults * len(FRAMEWORKS)
     assert f"caught by the ECP checks: {total}/{total}; by an outcome-only check: 0/{total}" in tail
     assert lines[-1].startswith("reports and traces:")  # the table block is the last thing printed

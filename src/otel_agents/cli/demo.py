@@ -29,9 +29,9 @@ What it does, with no network and no API key:
 A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 
-Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: all
-twelve, minus a framework tested in a venv of its own that is not installed here — ``make demo`` runs
-its row in that venv), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: every
+row this venv can run: a framework tested in a venv of its own — ``google_adk``, ``autogen_agentchat`` —
+only where it is installed; ``make demo`` runs its row in that venv), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``), ``--phoenix URL`` (a running
 Phoenix: every served agent also exports its spans there over OTLP/HTTP and, after grading,
@@ -57,12 +57,12 @@ from . import plain
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
 FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai",
-              "google_adk")
+              "google_adk", "autogen_agentchat")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
 _SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
 _SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
 _LABELS = {"agent": "agent", "faulty_agent": "faulty twin", "side_effect_agent": "side-effect twin"}
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", "google_adk",
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", "google_adk", "autogen_agentchat",
                   PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
 
 

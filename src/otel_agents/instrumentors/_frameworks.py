@@ -55,5 +55,7 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
         Framework("google_adk", "google-adk", ">=2.13.0,<3", "otel_agents.instrumentors.google_adk", "GoogleADKInstrumentor", "google.adk",
                   venv="google_adk"),
+        Framework("autogen_agentchat", "autogen-agentchat", ">=0.7.5,<0.8", "otel_agents.instrumentors.autogen_agentchat",
+                  "AutoGenAgentChatInstrumentor", "autogen_agentchat", venv="autogen_agentchat"),
     )
 }

@@ -1,0 +1,197 @@
+"""Model spans: one ``chat {model}`` span per ``ChatCompletionClient.create``/``create_stream`` call,
+for every client class (AutoGen's, ``autogen_ext``'s, the user's own).
+
+The wrapper sits on each class's own ``create``/``create_stream`` (see :mod:`._wiring`,
+which patches the subclasses that exist at ``instrument()`` and those defined later).
+A call made while a model span of ours is current — a subclass calling ``super().create()``,
+``ChatCompletionCache`` around another client — is the same request: no second span.
+
+Usage comes from ``CreateResult.usage`` (``RequestUsage``: ``prompt_tokens``,
+``completion_tokens``). A streaming client that got no usage chunk reports
+``RequestUsage(0, 0)``; a request always has a prompt, so 0 input tokens means
+"not reported": the span then has no token counts rather than zeros.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, TextPart, ToolCallPart,
+                       ToolCallResponsePart, ToolDefinition, Usage, guard, media_part)
+from ...semconv import Kind
+from ._context import MODEL, context_of, in_model_call
+from ._streams import SpanStream, run_coroutine
+
+_PROVIDERS = (  # (class-name prefix, provider) for autogen_ext's clients, OTel GenAI provider names
+    ("AzureOpenAI", "azure.ai.openai"), ("OpenAI", "openai"), ("Anthropic", "anthropic"),
+    ("AnthropicBedrock", "aws.bedrock"), ("Ollama", "ollama"), ("AzureAI", "azure.ai.inference"),
+)
+
+
+def model_name(client: Any) -> str | None:
+    """The model a client asks for: its create arguments' ``model``, a ``model`` attribute, or the
+    family in its ``model_info`` when that is not ``unknown``."""
+    create_args = getattr(client, "_create_args", None)
+    if isinstance(create_args, dict) and create_args.get("model"):
+        return str(create_args["model"])
+    for attr in ("model", "_model", "model_name", "_model_name"):
+        value = getattr(client, attr, None)
+        if isinstance(value, str) and value:
+            return value
+    with guard("autogen.model_info"):
+        family = (client.model_info or {}).get("family")
+        if family and family != "unknown":
+            return str(family)
+    return None
+
+
+def provider_name(client: Any) -> str | None:
+    cls = type(client)
+    if not cls.__module__.startswith("autogen_ext."):
+        return None
+    for prefix, provider in _PROVIDERS:
+        if cls.__name__.startswith(prefix):
+            return provider
+    return None
+
+
+def usage_of(result: Any) -> Usage | None:
+    usage = getattr(result, "usage", None)
+    if usage is None:
+        return None
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    if not prompt:  # RequestUsage(0, 0): the client got no usage (a stream without a usage chunk)
+        return None
+    return Usage(input_tokens=int(prompt), output_tokens=int(completion) if completion is not None else None)
+
+
+def _text_or_json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _user_parts(content: Any) -> list:
+    if isinstance(content, str):
+        return [TextPart(content)]
+    parts: list = []
+    for item in content or ():
+        if isinstance(item, str):
+            parts.append(TextPart(item))
+        else:
+            uri = getattr(item, "data_uri", None)
+            parts.append(media_part(uri, modality="image") if uri else TextPart(str(item)))
+    return parts
+
+
+def _calls(content: Any) -> list:
+    return [ToolCallPart(c.name, _text_or_json(c.arguments), c.id) for c in content
+            if hasattr(c, "arguments") and hasattr(c, "name")]
+
+
+def chat_messages(messages: Any) -> list[ChatMessage]:
+    """AutoGen ``LLMMessage``s as GenAI chat messages."""
+    out: list[ChatMessage] = []
+    for m in messages or ():
+        kind = type(m).__name__
+        if kind == "SystemMessage":
+            out.append(ChatMessage("system", parts=[TextPart(m.content)]))
+        elif kind == "UserMessage":
+            out.append(ChatMessage("user", parts=_user_parts(m.content), name=getattr(m, "source", None)))
+        elif kind == "AssistantMessage":
+            parts: list = [ReasoningPart(m.thought)] if getattr(m, "thought", None) else []
+            parts += [TextPart(m.content)] if isinstance(m.content, str) else _calls(m.content)
+            out.append(ChatMessage("assistant", parts=parts, name=getattr(m, "source", None)))
+        elif kind == "FunctionExecutionResultMessage":
+            out.append(ChatMessage("tool", parts=[ToolCallResponsePart(r.content, r.call_id) for r in m.content]))
+    return out
+
+
+def output_message(result: Any) -> ChatMessage:
+    content = result.content
+    parts: list = [ReasoningPart(result.thought)] if getattr(result, "thought", None) else []
+    parts += [TextPart(content)] if isinstance(content, str) else _calls(content)
+    return ChatMessage("assistant", parts=parts, finish_reason=_finish_reason(result))
+
+
+def _finish_reason(result: Any) -> str | None:
+    reason = getattr(result, "finish_reason", None)
+    if reason == "function_calls":
+        return "tool_call"
+    return None if reason in (None, "unknown") else str(reason)
+
+
+def tool_definitions(tools: Any) -> list[ToolDefinition]:
+    out = []
+    for tool in tools or ():
+        schema = tool if isinstance(tool, dict) else getattr(tool, "schema", None) or {}
+        if schema.get("name"):
+            out.append(ToolDefinition(schema["name"], schema.get("description"), schema.get("parameters")))
+    return out
+
+
+def _arg(args: tuple, kwargs: dict, name: str, index: int) -> Any:
+    return kwargs[name] if name in kwargs else (args[index] if len(args) > index else None)
+
+
+class ModelHooks:
+    """Wrappers for ``create`` and ``create_stream`` (one set per ``instrument()``)."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+
+    def _opener(self, client: Any, args: tuple, kwargs: dict, stream: bool) -> Any:
+        def start() -> tuple[SemanticSpan, Any] | None:
+            if in_model_call():
+                return None
+            model = model_name(client)
+            span = self.telemetry.start_span(Kind.MODEL, model)
+            with guard("autogen.model.request"):
+                params = dict(_arg(args, kwargs, "extra_create_args", 99) or {})
+                if stream:
+                    params["stream"] = True
+                span.set_model(request_model=model, provider=provider_name(client), parameters=params or None)
+                if span.records_content:
+                    span.set_messages(input=chat_messages(_arg(args, kwargs, "messages", 0)),
+                                      tools=tool_definitions(kwargs.get("tools")))
+            return span, context_of(span, MODEL, span)
+
+        return start
+
+    @staticmethod
+    def _finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
+        if result is None or not hasattr(result, "finish_reason"):
+            return  # failed, or a stream that ended before its CreateResult
+        span.set_usage(usage_of(result))
+        span.set_messages(output=[output_message(result)])
+
+    def create(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, False),
+                             self._finish)
+
+    def create_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        chunks: list[str] = []
+
+        def on_item(span: SemanticSpan, item: Any) -> None:
+            if isinstance(item, str) and span.records_content:
+                chunks.append(item)
+
+        def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
+            if hasattr(result, "finish_reason"):
+                self._finish(span, result, error)
+            elif chunks:  # left early (or failed) before the CreateResult: the text streamed so far
+                span.set_messages(output=[ChatMessage("assistant", parts=[TextPart("".join(chunks))])])
+
+        return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, True), finish,
+                          on_item=on_item)

@@ -1,0 +1,52 @@
+"""autogen-core's own OpenTelemetry spans, while our instrumentor is on.
+
+autogen-core traces itself with the global tracer provider:
+
+* GenAI spans — ``create_agent {agent}`` (each agent's ``__init__``), ``invoke_agent
+  {agent}`` (``run``/``run_stream`` and each team turn) and ``execute_tool {tool}``
+  (``BaseTool.run_json``) — made by ``trace_create_agent_span``,
+  ``trace_invoke_agent_span`` and ``trace_tool_span``;
+* the agent runtime's messaging spans — ``autogen create/send/publish/process/ack …`` —
+  made by ``TraceHelper.trace_block`` for every message between a team's agents.
+
+The GenAI spans duplicate ours (same agents, same tools: every step counted twice),
+and ``create_agent`` spans are roots of traces of their own (agents are built outside
+any run). The messaging spans are plumbing — dozens per team run — and are parented
+by the runtime's task context, not by the agent they serve. So while we are
+instrumented, both kinds are replaced by non-recording spans: the helpers at each
+module that imported them, and ``TraceHelper.trace_block``. The context is left
+unchanged (nothing is attached), so our spans keep their parents. ``uninstrument()``
+puts them back. (autogen-core's own switch for the messaging spans,
+``AUTOGEN_DISABLE_RUNTIME_TRACING=true``, works with or without us.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator
+
+from opentelemetry import trace
+
+HELPERS = ("trace_create_agent_span", "trace_invoke_agent_span", "trace_tool_span")
+
+
+@contextlib.contextmanager
+def non_recording(*args: Any, **kwargs: Any) -> Iterator[trace.Span]:
+    """Stands in for autogen-core's span helpers and ``trace_block``: yields a non-recording span."""
+    yield trace.INVALID_SPAN
+
+
+def span_helper_sites() -> list[tuple[Any, str]]:
+    """Every ``(module, name)`` of an AutoGen module that holds one of the original helpers (to patch)."""
+    import autogen_core._telemetry._genai as genai
+
+    originals = {getattr(genai, name): name for name in HELPERS}
+    sites = []
+    for mod_name, module in list(sys.modules.items()):
+        if not mod_name.startswith(("autogen_core", "autogen_agentchat", "autogen_ext")) or module is None:
+            continue
+        for value, name in originals.items():
+            if getattr(module, "__dict__", {}).get(name) is value:
+                sites.append((module, name))
+    return sites

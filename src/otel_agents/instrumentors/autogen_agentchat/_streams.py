@@ -1,0 +1,140 @@
+"""One span around a coroutine or an async generator, started when the caller first awaits or
+advances it and ended however it ends.
+
+AutoGen's entry points (``run``, ``run_stream``, ``on_messages_stream``, ``create``,
+``create_stream``, ``run_json``) are coroutines or async generators. The span starts at
+the first ``await``/``__anext__`` (a coroutine never awaited opens nothing), is current
+only while AutoGen's code runs, and ends when the result arrives, the stream is
+exhausted, an exception comes out, or the stream is closed or dropped unfinished
+(``otel_agents.stream.abandoned``). ``asyncio.CancelledError`` — what a
+``CancellationToken`` raises — is recorded as an error (``error.type`` …``CancelledError``):
+the step did not complete, it was not abandoned by its consumer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from opentelemetry import context as otel_context
+
+from ..._spans import SemanticSpan, guard
+
+Start = Callable[[], "tuple[SemanticSpan, otel_context.Context] | None"]
+"""Opens the span (or returns ``None`` to pass through) and gives the context to run the step in."""
+Finish = Callable[[SemanticSpan, Any, "BaseException | None"], None]
+"""Fills the span from the result (or the last item of a stream) before it ends."""
+
+
+def record_outcome(span: SemanticSpan, error: BaseException | None) -> None:
+    """Errors (cancellation included) are errors; a closed generator (``GeneratorExit``) is abandonment."""
+    if error is None:
+        return
+    if isinstance(error, GeneratorExit):
+        span.mark_abandoned()
+    else:
+        span.record_error(error)
+
+
+async def run_coroutine(call: Callable[[], Any], start: Start, finish: Finish) -> Any:
+    """Await ``call()`` inside the span ``start()`` opens."""
+    opened = None
+    with guard("autogen.span.start"):
+        opened = start()
+    if opened is None:
+        return await call()
+    span, ctx = opened
+    token = otel_context.attach(ctx)
+    try:
+        result = await call()
+    except BaseException as exc:
+        otel_context.detach(token)
+        _end(span, finish, None, exc)
+        raise
+    otel_context.detach(token)
+    _end(span, finish, result, None)
+    return result
+
+
+def _end(span: SemanticSpan, finish: Finish, result: Any, error: BaseException | None) -> None:
+    with guard("autogen.span.finish"):
+        finish(span, result, error)
+    with guard("autogen.span.outcome"):
+        record_outcome(span, error)
+    span.end()
+
+
+class SpanStream:
+    """An async iterator over ``make()`` (the framework's async generator) inside a span.
+
+    ``on_item`` sees every item; ``finish`` gets the last one. A stream left
+    unfinished (``aclose()``, dropped) ends its span as abandoned.
+    """
+
+    __slots__ = ("_make", "_start", "_finish", "_on_item", "_it", "_span", "_ctx", "_last", "_done")
+
+    def __init__(self, make: Callable[[], Any], start: Start, finish: Finish,
+                 on_item: Callable[[SemanticSpan, Any], None] | None = None):
+        self._make, self._start, self._finish, self._on_item = make, start, finish, on_item
+        self._it: Any = None
+        self._span: SemanticSpan | None = None
+        self._ctx: Any = None
+        self._last: Any = None
+        self._done = False
+
+    def __aiter__(self) -> "SpanStream":
+        return self
+
+    async def __anext__(self) -> Any:
+        if self._it is None:
+            opened = None
+            with guard("autogen.span.start"):
+                opened = self._start()
+            if opened is not None:
+                self._span, self._ctx = opened
+            self._it = self._make()
+        if self._span is None:
+            return await self._it.__anext__()
+        token = otel_context.attach(self._ctx)
+        try:
+            item = await self._it.__anext__()
+        except StopAsyncIteration:
+            otel_context.detach(token)
+            self._close(None)
+            raise
+        except BaseException as exc:
+            otel_context.detach(token)
+            self._close(exc)
+            raise
+        otel_context.detach(token)
+        self._last = item
+        if self._on_item is not None:
+            with guard("autogen.stream.item"):
+                self._on_item(self._span, item)
+        return item
+
+    def _close(self, error: BaseException | None, abandoned: bool = False) -> None:
+        if self._done or self._span is None:
+            return
+        self._done = True
+        if abandoned:
+            self._span.mark_abandoned()
+        _end(self._span, self._finish, self._last, error)
+
+    async def aclose(self) -> None:
+        """Close the framework's generator (its own ``finally`` runs in our span), then end ours as abandoned."""
+        try:
+            if self._it is not None and hasattr(self._it, "aclose"):
+                if self._ctx is not None and not self._done:
+                    token = otel_context.attach(self._ctx)
+                    try:
+                        await self._it.aclose()
+                    finally:
+                        otel_context.detach(token)
+                else:
+                    await self._it.aclose()
+        finally:
+            self._close(None, abandoned=True)
+
+    def __del__(self) -> None:
+        if not self._done and self._span is not None:
+            self._close(None, abandoned=True)

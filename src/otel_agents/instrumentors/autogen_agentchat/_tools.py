@@ -1,0 +1,120 @@
+"""Tool spans: ``BaseTool.run_json`` and ``BaseStreamTool.run_json_stream`` → ``execute_tool {tool}`` (``tool``).
+
+Every tool an ``AssistantAgent`` runs goes through these two methods — ``FunctionTool``,
+the handoff tools (``transfer_to_…``, which record the target agent as
+``otel_agents.handoff.target``), ``AgentTool``/``TeamTool`` (an agent or team used as
+a tool: its run nests under the tool span) — whether it is called from a workbench or
+directly. A tool that raises ends with ERROR (the agent then reports the error to the
+model as a ``FunctionExecutionResult`` with ``is_error``, and goes on).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+from typing import Any, Callable
+
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import SemanticSpan, Telemetry, guard
+from ...semconv import Kind
+from ...semconv import attributes as A
+from ._context import context_of, current_owner
+from ._streams import SpanStream, run_coroutine
+
+
+def _arg(args: tuple, kwargs: dict, name: str, index: int) -> Any:
+    return kwargs[name] if name in kwargs else (args[index] if len(args) > index else None)
+
+
+class ToolHooks:
+    """Wrappers for the tool entry points (one set per ``instrument()``)."""
+
+    def __init__(self, telemetry: Telemetry):
+        self.telemetry = telemetry
+
+    def _opener(self, tool: Any, args: tuple, kwargs: dict) -> Any:
+        def start() -> tuple[SemanticSpan, Any]:
+            name = getattr(tool, "name", None) or type(tool).__name__
+            span = self.telemetry.start_span(Kind.TOOL, name)
+            with guard("autogen.tool.attributes"):
+                span.set_tool(name, call_id=_arg(args, kwargs, "call_id", 2),
+                              description=getattr(tool, "description", None),
+                              arguments=dict(_arg(args, kwargs, "args", 0) or {}))
+                target = _handoff_target(name)
+                if target is None and type(tool).__name__ in ("AgentTool", "TeamTool"):
+                    target = getattr(getattr(tool, "_agent", None) or getattr(tool, "_team", None), "name", None)
+                span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, target)
+            return span, context_of(span)
+
+        return start
+
+    @staticmethod
+    def _finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
+        if error is None and result is not None:
+            span.set_tool_result(result if isinstance(result, (str, int, float, bool, dict, list)) else
+                                 getattr(result, "model_dump", lambda: str(result))())
+
+    def run_json(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs), self._finish)
+
+    def run_json_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs), self._finish)
+
+
+def _handoff_target(tool_name: str) -> str | None:
+    """The target of a handoff tool of the agent whose span is current (its ``_handoffs``)."""
+    owner = current_owner()
+    agent = owner[2] if owner else None
+    handoffs = getattr(agent, "_handoffs", None)
+    handoff = handoffs.get(tool_name) if isinstance(handoffs, dict) else None
+    return getattr(handoff, "target", None)
+
+
+class _PartialType(type):
+    def __instancecheck__(cls, obj: Any) -> bool:  # FunctionTool checks isinstance(func, functools.partial)
+        return isinstance(obj, functools.partial)
+
+
+class ContextPartial(metaclass=_PartialType):
+    """``functools.partial`` that binds the caller's context (``contextvars.copy_context().run``)."""
+
+    def __new__(cls, func: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+        return functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
+
+
+class ContextCarryingFunctools:
+    """Stands in for ``functools`` inside ``autogen_core.tools._function_tool`` while we are instrumented.
+
+    ``FunctionTool.run`` runs a sync tool function with
+    ``loop.run_in_executor(None, functools.partial(func, ...))``, and ``run_in_executor``
+    does not carry the context to the executor thread: inside the function no span is
+    current, so a span the tool opens (an HTTP client's, the application's) starts a
+    trace of its own. Here ``partial`` is :class:`ContextPartial` (``isinstance`` checks
+    still mean ``functools.partial``); every other name is ``functools``'s own.
+    """
+
+    partial = ContextPartial
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(functools, name)
+
+
+def carry_context_into_tool_threads() -> Callable[[], None]:
+    """Install :class:`ContextCarryingFunctools`; returns the function that takes it out again."""
+    from autogen_core.tools import _function_tool
+
+    if getattr(_function_tool, "functools", None) is not functools:
+        return lambda: None  # someone else replaced it: leave it alone
+    shim = ContextCarryingFunctools()
+    _function_tool.functools = shim  # type: ignore[attr-defined]
+
+    def remove() -> None:
+        if getattr(_function_tool, "functools", None) is shim:
+            _function_tool.functools = functools  # type: ignore[attr-defined]
+
+    return remove

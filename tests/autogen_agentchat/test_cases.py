@@ -1,0 +1,394 @@
+"""AutoGen AgentChat: the field cases AU-1 … AU-3 (``../shared/cases/adk-smolagents-agno-autogen.md``) and
+the framework's own cases (tool call, tool error, streaming, parallel tools, handoff, failed run,
+cancellation, content off, uninstrument). The real AgentChat over fake model clients, the global
+tracer provider set so autogen-core's own spans are live."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from autogen_agentchat.agents import AssistantAgent
+from autogen_agentchat.conditions import HandoffTermination, MaxMessageTermination, TextMentionTermination
+from autogen_agentchat.teams import RoundRobinGroupChat, SelectorGroupChat, Swarm
+from autogen_core import CancellationToken
+from opentelemetry import trace
+
+from tests.genai_schema import validate_genai_json
+from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
+
+from .fakes import ScriptedClient, call, calls, lookup_order, replay, text, tool_then_answer
+
+
+def agent_with_tool(name: str = "support", client: Any = None, **kwargs: Any) -> AssistantAgent:
+    client = client or replay(call("lookup_order", {"order_id": "A100"}), text("A100 has shipped."))
+    kwargs.setdefault("reflect_on_tool_use", True)  # a tool call, then the model's answer
+    return AssistantAgent(name, model_client=client, tools=[lookup_order], **kwargs)
+
+
+def one(spans: list[SpanSnapshot], name: str) -> SpanSnapshot:
+    found = [s for s in spans if s.name == name]
+    assert len(found) == 1, f"{len(found)} spans named {name!r}:\n{tree(spans)}"
+    return found[0]
+
+
+def kinds(spans: list[SpanSnapshot]) -> list[str | None]:
+    return [s.semantic_kind for s in spans]
+
+
+def assert_one_trace_all_ended(exporter: SnapshotExporter) -> None:
+    spans = exporter.spans
+    assert len({s.trace_id for s in spans}) == 1, tree(spans)
+    ids = {s.span_id for s in spans}
+    assert [s for s in spans if s.parent_id is not None and s.parent_id not in ids] == [], tree(spans)
+    assert all(s.end_time for s in spans)
+
+
+# -- AU-1 ------------------------------------------------------------------------------------------
+def test_au1_autogen_core_spans_do_not_flood_or_split_the_trace(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """AU-1: a RoundRobinGroupChat of two AssistantAgents (one with a tool) on the replay client, global provider
+    set: one trace; one agent span per turn and one tool span per call; none of autogen-core's runtime, create_agent,
+    invoke_agent or execute_tool spans (suppressed while we are instrumented, see the module docstring)."""
+    team = RoundRobinGroupChat([agent_with_tool("support"), AssistantAgent("writer", model_client=replay("Thanks!"))],
+                               termination_condition=MaxMessageTermination(3))
+    result = asyncio.run(team.run(task="Where is A100?"))
+    assert result.messages[-1].content == "Thanks!"
+    spans = exporter.spans
+    assert_one_trace_all_ended(exporter)
+    assert [s for s in spans if not s.scope.startswith("otel_agents")] == [], tree(spans)
+    assert not any(s.name.startswith(("create_agent", "autogen ")) for s in spans)
+    assert sorted(s.name for s in spans if s.semantic_kind in ("agent", "tool", "chain")) == [
+        "execute_tool lookup_order", "invoke_agent support", "invoke_agent writer", "invoke_workflow RoundRobinGroupChat"]
+    team_span = one(spans, "invoke_workflow RoundRobinGroupChat")
+    assert team_span.parent_id is None and team_span.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    for name in ("invoke_agent support", "invoke_agent writer"):
+        assert parent_of(one(spans, name), spans) == team_span
+    assert parent_of(one(spans, "execute_tool lookup_order"), spans).name == "invoke_agent support"
+
+
+def test_au1_uninstrument_gives_autogen_core_its_spans_back(instrument: Any, exporter: SnapshotExporter) -> None:
+    """AU-1 (decision, documented): suppression lasts only while we are instrumented; afterwards autogen-core's
+    own create_agent/invoke_agent/execute_tool and runtime spans are emitted again, and none of ours."""
+    inst = instrument()
+    inst.uninstrument()
+    team = RoundRobinGroupChat([agent_with_tool("support")], termination_condition=MaxMessageTermination(2))
+    asyncio.run(team.run(task="Where is A100?"))
+    names = [s.name for s in exporter.spans]
+    assert exporter.semantic() == []
+    assert "create_agent support" in names and "execute_tool lookup_order" in names
+    assert any(n.startswith("autogen ") for n in names), names
+
+
+# -- AU-2 ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("variant", ["replay", "subclass", "stream_without_usage"])
+def test_au2_every_chat_completion_client_gives_a_model_span(instrumented: Any, exporter: SnapshotExporter,
+                                                            variant: str) -> None:
+    """AU-2: a tool call then text over (a) ReplayChatCompletionClient, (b) a ChatCompletionClient subclass written in
+    the test, (c) create_stream on a client whose stream has no usage chunk (RequestUsage(0, 0)): one model span per
+    call, child of the agent span, with the model name and the real usage; in (c) usage is "not reported", never 0."""
+    if variant == "replay":
+        client, model = replay(call("lookup_order", {"order_id": "A100"}, usage=(11, 3)), text("Shipped.", (17, 5))), \
+            "scripted-1"
+    else:
+        client, model = ScriptedClient(tool_then_answer("lookup_order", {"order_id": "A100"}),
+                                       stream_usage=False), "scripted-client-1"
+    agent = agent_with_tool(client=client, model_client_stream=variant == "stream_without_usage")
+    asyncio.run(agent.run(task="Where is A100?"))
+    spans = exporter.semantic()
+    agent_span = one(spans, "invoke_agent support")
+    models = exporter.semantic("model")
+    assert len(models) == 2, tree(spans)
+    for m in models:
+        assert parent_of(m, spans) == agent_span
+        assert m.name == f"chat {model}" and m.attributes["gen_ai.request.model"] == model
+        validate_genai_json(m.attributes)
+    first, second = sorted(models, key=lambda s: s.start_time)
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+    assert parent_of(one(spans, "execute_tool lookup_order"), spans) == agent_span
+    if variant == "stream_without_usage":
+        assert second.attributes["gen_ai.request.stream"] is True
+        assert "gen_ai.usage.input_tokens" not in second.attributes, "RequestUsage(0, 0) recorded as 0 tokens"
+        assert second.attributes["output.value"].strip().endswith("(order A100: shipped)")
+    else:
+        assert (first.attributes["gen_ai.usage.input_tokens"], first.attributes["gen_ai.usage.output_tokens"]) == (11, 3)
+        assert second.attributes["gen_ai.usage.output_tokens"] == (5 if variant == "replay" else 5)
+
+
+def test_au2_subclass_defined_after_instrument_and_super_calls_give_one_span(instrumented: Any,
+                                                                               exporter: SnapshotExporter) -> None:
+    """AU-2: a client class defined after instrument() is covered, and one whose create() calls super().create()
+    still gives one model span per request."""
+
+    class Wrapped(ScriptedClient):
+        async def create(self, messages: Any, **kwargs: Any) -> Any:
+            return await super().create(messages, **kwargs)
+
+    agent = agent_with_tool(client=Wrapped(tool_then_answer("lookup_order", {"order_id": "A1"})))
+    asyncio.run(agent.run(task="Where is A1?"))
+    assert len(exporter.semantic("model")) == 2, tree(exporter.spans)
+
+
+# -- AU-3 ------------------------------------------------------------------------------------------
+def test_au3_selector_model_call_is_the_teams_and_turns_nest_under_the_team(instrumented: Any,
+                                                                           exporter: SnapshotExporter) -> None:
+    """AU-3: SelectorGroupChat of two agents whose selector has its own replay client naming an agent each round:
+    the team is `invoke_workflow {team}`, each turn an agent span under it (run via on_messages_stream), the selector's
+    model call a model span directly under the team span and in no agent's usage; one trace."""
+    support = agent_with_tool("support")
+    writer = AssistantAgent("writer", model_client=replay(text("Anything else? TERMINATE", (30, 4))),
+                            description="Writes the closing line.")
+    selector = replay(text("support", (40, 1)), text("writer", (50, 1)))
+    team = SelectorGroupChat([support, writer], model_client=selector, name="Desk",
+                             termination_condition=TextMentionTermination("TERMINATE"), allow_repeated_speaker=True)
+    asyncio.run(team.run(task="Where is A100?"))
+    spans = exporter.spans
+    assert_one_trace_all_ended(exporter)
+    team_span = one(spans, "invoke_workflow Desk")
+    assert team_span.semantic_kind == "chain" and team_span.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    turns = [s for s in spans if s.semantic_kind == "agent"]
+    assert sorted(s.name for s in turns) == ["invoke_agent support", "invoke_agent writer"]
+    for turn in turns:
+        assert parent_of(turn, spans) == team_span
+        assert turn.attributes["otel_agents.agent.parent"] == "Desk"
+    selector_spans = [s for s in exporter.semantic("model") if parent_of(s, spans) == team_span]
+    assert [s.attributes["gen_ai.usage.input_tokens"] for s in selector_spans] == [40, 50]
+    agent_models = [s for s in exporter.semantic("model") if parent_of(s, spans) in turns]
+    assert sorted(s.attributes["gen_ai.usage.input_tokens"] for s in agent_models) == [11, 17, 30]
+
+
+def test_au3_round_robin_team_of_the_same_agents(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """AU-3: the same agents in a RoundRobinGroupChat: one trace, every turn an agent span under the team span."""
+    team = RoundRobinGroupChat([agent_with_tool("support"), AssistantAgent("writer", model_client=replay("Bye."))],
+                               termination_condition=MaxMessageTermination(3))
+    asyncio.run(team.run(task="Where is A100?"))
+    spans = exporter.spans
+    assert_one_trace_all_ended(exporter)
+    team_span = one(spans, "invoke_workflow RoundRobinGroupChat")
+    assert all(parent_of(s, spans) == team_span for s in spans if s.semantic_kind == "agent")
+    assert not [s for s in exporter.semantic("model") if parent_of(s, spans) == team_span]
+
+
+# -- the framework's own cases -------------------------------------------------------------------------
+def test_tool_call_records_arguments_result_and_reflection(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A FunctionTool call with reflect_on_tool_use: two model spans with the tool span between them; arguments,
+    result, tools offered and the answer recorded."""
+    agent = agent_with_tool(reflect_on_tool_use=True)
+    result = asyncio.run(agent.run(task="Where is A100?"))
+    spans = exporter.semantic()
+    agent_span = one(spans, "invoke_agent support")
+    assert agent_span.attributes["output.value"] == result.messages[-1].content == "A100 has shipped."
+    assert agent_span.attributes["input.value"] == "Where is A100?"
+    tool = one(spans, "execute_tool lookup_order")
+    assert tool.json_attr("gen_ai.tool.call.arguments") == {"order_id": "A100"}
+    assert tool.attributes["gen_ai.tool.call.result"] == "order A100: shipped"
+    assert tool.attributes["gen_ai.tool.call.id"] == "call-1"
+    first, second = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert first.end_time <= tool.start_time and tool.end_time <= second.start_time
+    assert [d["name"] for d in first.json_attr("gen_ai.tool.definitions")] == ["lookup_order"]
+    roles = [m["role"] for m in second.json_attr("gen_ai.input.messages")]
+    assert roles == ["user", "assistant", "tool"]
+    assert second.json_attr("gen_ai.input.messages")[2]["parts"][0]["type"] == "tool_call_response"
+
+
+def test_tool_error_marks_the_tool_span_and_the_agent_goes_on(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A tool that raises: its span ends with ERROR and the exception; AutoGen reports the error to the model, so
+    the agent span ends normally with the model's answer."""
+
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        raise ValueError("order database unavailable")
+
+    agent = AssistantAgent("support", model_client=replay(call("lookup_order", {"order_id": "A1"}), text("Sorry.")),
+                           tools=[lookup_order], reflect_on_tool_use=True)
+    asyncio.run(agent.run(task="Where is A1?"))
+    spans = exporter.semantic()
+    tool = one(spans, "execute_tool lookup_order")
+    assert tool.status.name == "ERROR" and tool.attributes["error.type"] == "ValueError"
+    assert any(name == "exception" for name, _ in tool.events)
+    assert one(spans, "invoke_agent support").status.name != "ERROR"
+
+
+def test_parallel_tool_calls_are_sibling_tool_spans(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Parallel tool calls (two FunctionCalls in one result, run concurrently): two tool spans, both children of the
+    agent span, each with its own call id."""
+    client = replay(calls([("lookup_order", {"order_id": "A1"}, "c1"), ("lookup_order", {"order_id": "B2"}, "c2")]),
+                    text("Both shipped."))
+    asyncio.run(agent_with_tool(client=client, reflect_on_tool_use=True).run(task="A1 and B2?"))
+    spans = exporter.semantic()
+    agent_span = one(spans, "invoke_agent support")
+    tools = exporter.semantic("tool")
+    assert sorted(t.attributes["gen_ai.tool.call.id"] for t in tools) == ["c1", "c2"]
+    assert all(parent_of(t, spans) == agent_span for t in tools)
+
+
+def test_run_stream_and_an_abandoned_stream(instrumented: Any, exporter: SnapshotExporter, app_tracer: Any) -> None:
+    """run_stream consumed to the end: one agent span with the streamed model span inside, ended with the answer.
+    A stream closed after its first item: the agent span ends as abandoned, and nothing of ours stays current."""
+
+    async def main() -> None:
+        agent = agent_with_tool(client=ScriptedClient(tool_then_answer("lookup_order", {"order_id": "A1"})),
+                                model_client_stream=True)
+        items = [item async for item in agent.run_stream(task="Where is A1?")]
+        assert type(items[-1]).__name__ == "TaskResult"
+        assert not trace.get_current_span().get_span_context().is_valid
+        other = agent_with_tool("other", client=ScriptedClient(tool_then_answer("lookup_order", {"order_id": "B2"})))
+        stream = other.run_stream(task="Where is B2?")
+        await stream.__anext__()
+        await stream.aclose()
+        assert not trace.get_current_span().get_span_context().is_valid
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    done = one(spans, "invoke_agent support")
+    assert done.attributes["output.value"].startswith("Your order shipped.")
+    assert "otel_agents.stream.abandoned" not in done.attributes
+    assert all(m.attributes.get("gen_ai.request.stream") for m in spans if m.semantic_kind == "model"
+               and parent_of(m, spans) == done)
+    assert one(spans, "invoke_agent other").attributes["otel_agents.stream.abandoned"] is True
+    with app_tracer.start_as_current_span("app-after"):
+        pass
+    assert next(s for s in exporter.spans if s.name == "app-after").parent_id is None
+
+
+def test_swarm_handoff_is_a_tool_span_and_the_delegation(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Swarm: triage hands off to billing (transfer_to_billing); the handoff is a tool span recording the target,
+    billing's turn is an agent span under the team recording triage as its delegator."""
+    triage = AssistantAgent("triage", model_client=replay(call("transfer_to_billing", {}, "h1"), "unused"),
+                            handoffs=["billing"])
+    billing = AssistantAgent("billing", model_client=replay(text("Refund issued. TERMINATE")))
+    team = Swarm([triage, billing], termination_condition=TextMentionTermination("TERMINATE"))
+    asyncio.run(team.run(task="I want a refund"))
+    spans = exporter.spans
+    assert_one_trace_all_ended(exporter)
+    handoff = one(spans, "execute_tool transfer_to_billing")
+    assert handoff.attributes["otel_agents.handoff.target"] == "billing"
+    assert parent_of(handoff, spans).name == "invoke_agent triage"
+    billing_span = one(spans, "invoke_agent billing")
+    assert billing_span.attributes["otel_agents.agent.parent"] == "triage"
+    assert parent_of(billing_span, spans) == one(spans, "invoke_workflow Swarm")
+
+
+def test_failed_run_marks_model_agent_and_team(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A model client that raises: the model span and the agent span end with ERROR and the user's exception type;
+    inside a team, the team span ends with ERROR too and the user sees AutoGen's own error."""
+    client = ScriptedClient(tool_then_answer("lookup_order", {}), error=ConnectionError("provider down"))
+    with pytest.raises(ConnectionError):
+        asyncio.run(agent_with_tool(client=client).run(task="Where is A1?"))
+    spans = exporter.semantic()
+    for name in ("invoke_agent support", "chat scripted-client-1"):
+        assert one(spans, name).status.name == "ERROR"
+        assert one(spans, name).attributes["error.type"] == "ConnectionError"
+    exporter.clear()
+    team = RoundRobinGroupChat([agent_with_tool(client=client)], termination_condition=MaxMessageTermination(3))
+    with pytest.raises(RuntimeError):
+        asyncio.run(team.run(task="Where is A1?"))
+    spans = exporter.semantic()
+    assert one(spans, "invoke_agent support").attributes["error.type"] == "ConnectionError"
+    assert one(spans, "invoke_workflow RoundRobinGroupChat").status.name == "ERROR"
+    assert_one_trace_all_ended(exporter)
+
+
+def test_cancellation_ends_every_span_as_cancelled_error(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A CancellationToken cancelled mid-request: every open span (team, agent, model) ends with ERROR and
+    error.type CancelledError, none is abandoned, nothing stays current."""
+    slow = ScriptedClient(tool_then_answer("lookup_order", {}), delay=5.0)
+    team = RoundRobinGroupChat([agent_with_tool(client=slow)], termination_condition=MaxMessageTermination(3))
+
+    async def main() -> None:
+        token = CancellationToken()
+        run = asyncio.ensure_future(team.run(task="Where is A1?", cancellation_token=token))
+        await asyncio.sleep(0.2)
+        token.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert sorted(kinds(spans)) == ["agent", "chain", "model"], tree(spans)
+    for s in spans:
+        assert s.status.name == "ERROR" and s.attributes["error.type"].endswith("CancelledError"), s.name
+        assert "otel_agents.stream.abandoned" not in s.attributes
+    assert_one_trace_all_ended(exporter)
+
+
+def test_content_off_records_no_content(instrument: Any, exporter: SnapshotExporter) -> None:
+    """Content capture off: no message, argument, result, input or output anywhere; finish reasons and usage stay."""
+    instrument(capture_content=False)
+    asyncio.run(agent_with_tool(reflect_on_tool_use=True).run(task="Where is SECRET-A100?"))
+    spans = exporter.spans
+    assert spans
+    for s in spans:
+        for key, value in s.attributes.items():
+            assert "A100" not in str(value), (s.name, key)
+    model = sorted(exporter.semantic("model"), key=lambda s: s.start_time)[0]
+    assert model.attributes["gen_ai.usage.input_tokens"] == 11
+    assert model.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+
+
+def test_uninstrument_restores_autogen(instrument: Any, exporter: SnapshotExporter) -> None:
+    """uninstrument(): every patched method is AutoGen's own again (the classes' dicts hold the originals) and no
+    span of ours is made; a second instrument() gives one span per step, not two."""
+    from autogen_agentchat.agents import BaseChatAgent
+    from autogen_core.models import ChatCompletionClient
+    from autogen_core.tools import BaseTool
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+
+    before = {(c, n): c.__dict__[n] for c, n in ((AssistantAgent, "on_messages_stream"), (BaseTool, "run_json"),
+                                                 (ReplayChatCompletionClient, "create"), (BaseChatAgent, "run"))}
+    inst = instrument()
+    inst.uninstrument()
+    assert {(c, n): c.__dict__[n] for c, n in before} == before
+    assert "__init_subclass__" not in ChatCompletionClient.__dict__
+    asyncio.run(agent_with_tool().run(task="Where is A100?"))
+    assert exporter.semantic() == []
+    inst = instrument()
+    inst.instrument()  # again: no-op
+    asyncio.run(agent_with_tool().run(task="Where is A100?"))
+    assert sorted(kinds(exporter.semantic())) == ["agent", "model", "model", "tool"]
+
+
+def test_handoff_to_the_user_marks_the_run_paused(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """AgentChat's human-in-the-loop pattern (a handoff to "user" ending the Swarm by HandoffTermination): the team
+    span is marked paused (``otel_agents.run.paused``), not failed; the agent's turn is not."""
+    triage = AssistantAgent("triage", model_client=replay(call("transfer_to_user", {}, "h1")), handoffs=["user"])
+    team = Swarm([triage], termination_condition=HandoffTermination(target="user"))
+    asyncio.run(team.run(task="I want a refund"))
+    spans = exporter.semantic()
+    team_span = one(spans, "invoke_workflow Swarm")
+    assert team_span.attributes["otel_agents.run.paused"] is True and team_span.status.name != "ERROR"
+    assert "otel_agents.run.paused" not in one(spans, "invoke_agent triage").attributes
+
+
+def test_agent_tool_nests_the_inner_agent_under_the_tool_span(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """An agent used as a tool (AgentTool): the tool span records the agent as its target and the inner agent's
+    span is a child of it, inside the outer agent's span; one trace."""
+    from autogen_agentchat.tools import AgentTool
+
+    inner = AssistantAgent("researcher", model_client=replay(text("A100 ships Monday.")), description="Researches.")
+    outer = AssistantAgent("support", model_client=replay(call("researcher", {"task": "When does A100 ship?"}),
+                                                           text("It ships Monday.")),
+                           tools=[AgentTool(inner)], reflect_on_tool_use=True)
+    asyncio.run(outer.run(task="When does A100 ship?"))
+    spans = exporter.spans
+    assert_one_trace_all_ended(exporter)
+    tool = one(spans, "execute_tool researcher")
+    assert tool.attributes["otel_agents.handoff.target"] == "researcher"
+    assert parent_of(tool, spans).name == "invoke_agent support"
+    assert parent_of(one(spans, "invoke_agent researcher"), spans) == tool
+
+
+def test_abandoned_model_stream_keeps_the_text_so_far(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """create_stream left after two chunks: the model span ends as abandoned with the text received so far."""
+    client = ScriptedClient(lambda messages: text("one two three four"))
+
+    async def main() -> None:
+        stream = client.create_stream([])
+        await stream.__anext__()
+        await stream.__anext__()
+        await stream.aclose()
+
+    asyncio.run(main())
+    [model] = exporter.semantic("model")
+    assert model.attributes["otel_agents.stream.abandoned"] is True
+    assert model.attributes["output.value"] == "one two "
