@@ -153,12 +153,12 @@ spans from its ``OpenTelemetryMiddleware``, on the global tracer provider): ours
 ``params._meta``, which their middleware parents on), and 2.x tool errors reach the client as
 ``Error executing tool {name}`` (the exception's own text stays in the server's log).
 
-Other libraries' own MCP spans: a client library that traces itself (FastMCP 3, which
-PydanticAI's ``MCPToolset`` uses, and ``mcp`` 2.x) opens its own ``tools/call {name}`` client
-span and injects its own ``traceparent``. We keep both as they are: our tool span stays the one
-``tool`` span of the call (theirs has no kind of ours, so neither the fold nor Phoenix/Langfuse
-count it as a tool), the wire carries their single ``traceparent``, and the server's span is
-then a grandchild of our tool span, through theirs.
+Other libraries' own MCP spans that we do not switch off (``mcp`` 2.x's ``MCP send {method}``
+client spans, FastMCP's server spans: see Limits) are kept as they are: ours stay the one
+``tool`` span of each call (theirs carry no kind of ours, so neither the fold nor
+Phoenix/Langfuse count them as tools), and theirs nest under ours. On ``mcp`` 2.x the wire then
+carries the SDK's own ``traceparent``: the server's span is a grandchild of our tool span,
+through the SDK's client span, in the same trace.
 
 Limits
 ------
