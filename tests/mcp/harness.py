@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -16,6 +17,9 @@ from otel_agents.exporters.file import read_otlp_json
 from tests.spans import SpanSnapshot, snapshot
 
 SERVER_APP = str(Path(__file__).with_name("server_app.py"))
+MCP2 = int(version("mcp").split(".")[0]) >= 2  # the 2.x SDK: other hooks, renamed classes (the `newest` venv)
+# What a client sees of the server's failing ``refund`` tool: 2.x keeps the exception's text in the server's log.
+REFUND_ERROR = "Error executing tool refund" if MCP2 else "refund service down"
 
 
 def server_env(spans: Path, *, instrument: bool = True, content: bool = True,

@@ -17,7 +17,7 @@ import pytest
 
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.file import read_otlp_json
-from tests.mcp.harness import SERVER_APP, server_env, server_spans, stdio_session
+from tests.mcp.harness import REFUND_ERROR, SERVER_APP, server_env, server_spans, stdio_session
 from tests.spans import SpanSnapshot, ancestors
 
 pytestmark = pytest.mark.timeout(180)
@@ -158,7 +158,7 @@ def assert_mcp2_by_agent(client: list[SpanSnapshot], server: list[SpanSnapshot],
     assert call.attributes["mcp.method.name"] == "tools/call" and served.parent_id == call.span_id
     for span in (call, served):
         assert span.status == StatusCode.ERROR and span.attributes["error.type"] == "tool_error", span.attributes
-        assert "refund service down" in span.attributes["gen_ai.tool.call.result"]
+        assert REFUND_ERROR in span.attributes["gen_ai.tool.call.result"]
     assert [s.name for s in client if s.status == StatusCode.ERROR] == [call.name]
 
 
@@ -190,7 +190,7 @@ async def test_mcp2_pydantic_ai_is_error_fails_the_tool_span(instrument, provide
             result = await agent.run("refund B200")
     finally:
         pydantic_ai.uninstrument()
-    assert "refund service down" in result.output
+    assert REFUND_ERROR in result.output
     assert_mcp2_by_agent(exporter.spans, server_spans(spans_file), "pydantic_ai")
 
 
@@ -221,7 +221,7 @@ async def test_mcp2_langchain_mcp_adapters_is_error_fails_the_tool_span(instrume
             state = await graph.ainvoke({"messages": [HumanMessage("refund B200")]})
     finally:
         langchain.uninstrument()
-    assert "refund service down" in str(state["messages"][-2].content)  # the tool message the model saw
+    assert REFUND_ERROR in str(state["messages"][-2].content)  # the tool message the model saw
     assert_mcp2_by_agent(exporter.spans, server_spans(spans_file), "langchain")
 
 

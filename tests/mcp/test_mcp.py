@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from importlib.metadata import version
 from typing import Any
 
 import pytest
@@ -14,12 +13,11 @@ from opentelemetry.trace import StatusCode
 
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.file import read_otlp_json
-from tests.mcp.harness import http_server, http_session, server_spans, stdio_session
+from tests.mcp.harness import MCP2, http_server, http_session, server_spans, stdio_session
 from tests.spans import SpanSnapshot
 
 pytestmark = pytest.mark.timeout(120)
 
-MCP2 = int(version("mcp").split(".")[0]) >= 2  # the 2.x SDK: other hooks, renamed classes (the `newest` venv)
 
 
 def is_error(result: Any) -> bool:
