@@ -88,3 +88,16 @@ def test_doctor_shows_mcp_propagation(value: str | None, shown: str) -> None:
         env["OTEL_AGENTS_MCP_PROPAGATE"] = value
     out = _doctor(env)
     assert f"mcp trace context in params._meta: {shown} (OTEL_AGENTS_MCP_PROPAGATE={value or '<unset>'})" in out, out
+
+
+@pytest.mark.parametrize(("command", "code"), [(["doctor"], 1), (["--help"], 0)])  # argparse ignores it
+def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int) -> None:
+    """``otel-agents doctor | head -1``: the reader went away; the command stops quietly (exit 1),
+    without a ``BrokenPipeError`` traceback (as ``fold`` does)."""
+    proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # before it writes anything
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == code
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
