@@ -62,3 +62,42 @@ def test_docs_do_not_link_outside_the_repository() -> None:
                 continue
             path = (doc.parent / target.split("#")[0]).resolve()
             assert path.is_relative_to(REPO) and path.exists(), f"{doc.name} links to {target}"
+
+
+def _doctor(env: dict[str, str] | None = None) -> str:
+    return subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
+                          check=True, env=env).stdout
+
+
+def test_doctor_rows_are_aligned_for_every_framework_name() -> None:
+    """The framework table's columns line up, ``openai_agents`` (13 characters) included."""
+    rows = [line for line in _doctor().splitlines() if " installed " in line]
+    assert len(rows) == len(FRAMEWORKS), rows
+    for column in (" installed ", " supported "):
+        assert len({row.index(column) for row in rows}) == 1, rows
+
+
+@pytest.mark.parametrize(("value", "shown"), [(None, "on"), ("false", "off"), ("1", "on")])
+def test_doctor_shows_mcp_propagation(value: str | None, shown: str) -> None:
+    """``OTEL_AGENTS_MCP_PROPAGATE`` (the MCP instrumentation's trace-context switch) is a setting
+    ``doctor`` reports, as it reports the content switch."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_AGENTS_MCP_PROPAGATE"}
+    if value is not None:
+        env["OTEL_AGENTS_MCP_PROPAGATE"] = value
+    out = _doctor(env)
+    assert f"mcp trace context in params._meta: {shown} (OTEL_AGENTS_MCP_PROPAGATE={value or '<unset>'})" in out, out
+
+
+@pytest.mark.parametrize(("command", "code"), [(["doctor"], 1), (["--help"], 0)])  # argparse ignores it
+def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int) -> None:
+    """``otel-agents doctor | head -1``: the reader went away; the command stops quietly (exit 1),
+    without a ``BrokenPipeError`` traceback (as ``fold`` does)."""
+    proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", *command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # before it writes anything
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == code
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr

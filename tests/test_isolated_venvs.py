@@ -7,7 +7,11 @@ and stay out of the ``all`` extra (which must install beside every other framewo
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import time
 import tomllib
 from pathlib import Path
 
@@ -47,3 +51,30 @@ def test_an_isolated_framework_has_its_venv_tests_and_pins(name: str) -> None:
 def test_every_isolated_venv_is_pinned_and_selects_tests(venv: str) -> None:
     assert (ROOT / "constraints" / f"{venv}.txt").is_file()
     assert _make_var(f"{venv}_TESTS").strip() and "test" in _make_var(f"{venv}_EXTRAS").split(",")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize(("main", "isolated", "status"), [(1, 0, 1), (0, 1, 1), (0, 0, 0)])
+def test_make_test_runs_every_suite_and_fails_if_one_fails(tmp_path: Path, main: int, isolated: int,
+                                                           status: int) -> None:
+    """``make test`` with an isolated venv (a fake one, ``x``): the isolated suite runs even when the
+    main suite failed, and the exit status is non-zero when either failed. Stub interpreters stand
+    for the venvs (their stamps are newer than pyproject.toml and the pins: nothing is installed)."""
+    for name in ("Makefile", "pyproject.toml", "constraints.txt"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "constraints").mkdir()
+    (tmp_path / "constraints" / "x.txt").write_text("")
+    for venv, code in ((".venv", main), (".venv-x", isolated)):
+        (tmp_path / venv / "bin").mkdir(parents=True)
+        python = tmp_path / venv / "bin" / "python"
+        python.write_text(f"#!/bin/sh\necho {venv} \"$@\"\nexit {code}\n")
+        python.chmod(0o755)
+    later = time.time() + 5
+    for stamp in (".venv/.installed-stamp", ".venv-x/.installed-stamp"):
+        (tmp_path / stamp).touch()
+        os.utime(tmp_path / stamp, (later, later))
+    run = subprocess.run(["make", "-s", "test", "ISOLATED=x", "x_EXTRAS=x,test", "x_TESTS=tests/x"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    ran = [line for line in run.stdout.splitlines() if line.startswith(".venv")]
+    assert ran == [".venv -m pytest", ".venv-x -m pytest tests/x"], run.stdout + run.stderr
+    assert (run.returncode != 0) == bool(status), run.stdout + run.stderr

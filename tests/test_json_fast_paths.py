@@ -114,3 +114,32 @@ def test_big_integers_in_json_text_stay_exact() -> None:
     assert parse_json('{"id": 18446744073709551616, "n": -9223372036854775809}') == {
         "id": 18446744073709551616, "n": -9223372036854775809}
     assert encoding.dumps({"x": 1e-05, "y": [2**64]}) == '{"x":1e-05,"y":[18446744073709551616]}'
+
+
+class _Float64(float):
+    """A float subclass, as ``numpy.float64`` is (the OTel SDK keeps such attribute values as they are)."""
+
+    def __repr__(self) -> str:
+        return f"Float64({float(self)!r})"
+
+
+def test_float_and_tuple_subclasses_are_numbers_and_arrays_as_the_standard_library_writes_them() -> None:
+    """``orjson`` hands float and tuple subclasses (``numpy.float64``, named tuples) to ``default``
+    (``str``) where the standard library writes a number and an array: the fold must not turn an
+    attribute value ``numpy.float64(0.5)`` into the string ``"0.5"``."""
+    from collections import namedtuple
+
+    point = namedtuple("point", "x y")
+    for value in ([_Float64(0.5)], {"t": _Float64(1e16)}, [point(1, 2)], {"p": point(_Float64(2.5), "a")}):
+        assert _json.compact(value, _STD_COMPACT) == _STD_COMPACT(value)
+        assert _json.compact(value, _STD_SORTED, sort_keys=True) == _STD_SORTED(value)
+        assert encoding.dumps(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert _logs([{"attributes": {"gen_ai.request.temperature": _Float64(0.5)}}]) == (
+        '[{"attributes":{"gen_ai.request.temperature":0.5}}]')
+
+
+def test_fold_logs_write_a_non_finite_float_subclass_as_null() -> None:
+    """``numpy.float64('nan')`` as an attribute value: ``null`` in ``logs`` (strict JSON), as for a
+    plain ``float('nan')``, not an error that loses the envelope."""
+    assert _logs([{"attributes": {"a": _Float64(math.nan), "b": (_Float64(math.inf), 1.0)}}]) == (
+        '[{"attributes":{"a":null,"b":[null,1.0]}}]')

@@ -337,3 +337,48 @@ def test_entry_point_status_and_doctor_row() -> None:
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
     doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True)
     assert any(line.split()[:1] == ["mcp"] for line in doctor.stdout.splitlines()), doctor.stdout
+
+
+async def test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched(instrument, exporter, provider) -> None:
+    """A tool ``reorder`` of ours that calls the MCP tool ``order``: two calls, two tool spans (ours
+    ``execute_tool order`` under ``execute_tool reorder``), not ``reorder`` enriched as if it were the
+    MCP call. A toolset prefix (``support_order``: prefix, ``_``, name) still matches."""
+    from mcp.server.lowlevel import Server
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from mcp.types import TextContent, Tool
+
+    import otel_agents
+    from otel_agents import manual
+
+    server = Server("orders")
+
+    @server.list_tools()
+    async def list_tools() -> list:
+        return [Tool(name="order", inputSchema={"type": "object"})]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict) -> list:
+        return [TextContent(type="text", text="ok")]
+
+    instrument()
+    manual.set_providers(provider)
+    try:
+        async with create_connected_server_and_client_session(server) as session:
+            @otel_agents.tool(name="reorder")
+            async def reorder() -> str:
+                return (await session.call_tool("order", {})).content[0].text
+
+            @otel_agents.tool(name="support_order")
+            async def prefixed() -> str:
+                return (await session.call_tool("order", {})).content[0].text
+
+            await reorder()
+            await prefixed()
+    finally:
+        manual.set_providers()
+    client = [s for s in exporter.spans if s.semantic_kind == "tool" and s.kind != "SERVER"]
+    outer = one(client, "execute_tool reorder")
+    inner = one(client, "execute_tool order")
+    assert inner.parent_id == outer.span_id and "mcp.method.name" not in outer.attributes
+    assert inner.attributes["mcp.method.name"] == "tools/call"
+    assert one(client, "execute_tool support_order").attributes["mcp.method.name"] == "tools/call"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 from typing import Sequence
@@ -44,7 +45,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+    """Entry point; returns the process exit code (1 when standard output was closed by its reader,
+    as in ``otel-agents doctor | head -1``: no ``BrokenPipeError`` traceback)."""
+    code = 1
+    try:
+        try:
+            code = _main(argv)
+        finally:
+            sys.stdout.flush()  # here, not at exit, where a closed pipe prints "Exception ignored"
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush
+        return code or 1
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(only)

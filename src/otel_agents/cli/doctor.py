@@ -22,9 +22,15 @@ def run(args: argparse.Namespace) -> int:
           f"({ENV_CAPTURE_CONTENT}={os.environ.get(ENV_CAPTURE_CONTENT, '<unset>')})")
     print(f"content budget: {settings.content_budget()} characters per attribute "
           f"({ENV_MAX_CONTENT_LENGTH}={os.environ.get(ENV_MAX_CONTENT_LENGTH, '<unset>')})")
-    for name, st in instrumentation_status().items():
-        version = st.installed_version or "-"
-        print(f"  {name:<12} installed {version:<10} supported {st.supported:<16} {st.reason or 'instrumented'}")
+    from ..instrumentors.mcp._protocol import ENV_PROPAGATE, propagating  # does not import mcp
+
+    print(f"mcp trace context in params._meta: {'on' if propagating(None) else 'off'} "
+          f"({ENV_PROPAGATE}={os.environ.get(ENV_PROPAGATE, '<unset>')})")
+    status = instrumentation_status()
+    rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
+    widths = [max([len(row[i]) for row in rows], default=0) for i in range(3)]
+    for name, version, supported, state in rows:  # columns as wide as their longest value
+        print(f"  {name:<{widths[0]}} installed {version:<{widths[1]}} supported {supported:<{widths[2]}} {state}")
     from ..instrumentors.openai_agents._wiring import tracing_disabled_note  # does not import the SDK
 
     note = tracing_disabled_note()

@@ -377,7 +377,7 @@ def plain(value: Any) -> Any:
     """Attribute values as JSON data (tuples → lists; ``NaN``/``Infinity`` → ``None``: strict JSON)."""
     if isinstance(value, tuple):
         return [plain(v) for v in value]
-    if type(value) is float and not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):  # numpy.float64 too
         return None
     return value
 

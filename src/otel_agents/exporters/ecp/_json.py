@@ -9,12 +9,18 @@ to the standard library, so the results are byte-identical to it:
 * floats below 1e-4 in magnitude: ``orjson`` writes ``0.00001`` / ``1e-7`` where ``repr``
   writes ``1e-05`` / ``1e-07`` (detected in the output: ``e-`` or ``0.0000``);
 * integers beyond 64 bits, lone surrogates, non-``str`` keys: ``orjson`` refuses them;
+* subclasses of ``float`` and ``tuple`` (``numpy.float64``, which the OTel SDK keeps as an
+  attribute value; named tuples): ``orjson`` hands them to ``default`` (``str``) where the
+  standard library writes a number or an array; ``_default`` refuses them instead;
 * parsing: ``orjson`` reads integers beyond 64 bits as floats (detected: a run of 19 or
   more digits) and refuses ``NaN``/``Infinity``, which the caller's decoder rejects too.
 
 * non-finite floats: ``orjson`` writes ``null``; that is what ``logs`` wants (strict JSON,
   ``_facts.plain``); other callers pass ``nan_as_null=False`` and output holding ``null``
   goes to the standard library.
+
+Not detected: a plain ``enum.Enum`` member (``orjson`` writes its value, the standard library
+``str`` of it); fold data, attribute values and parsed JSON, never holds one.
 
 See https://github.com/ijl/orjson for its behaviour.
 """
@@ -31,6 +37,14 @@ _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIM
 _LONG_DIGITS = re.compile(r"\d{19}")
 
 
+def _default(value: Any) -> str:
+    """``orjson``'s ``default``: ``str``, as the standard library's, except for what the standard
+    library writes itself (float and tuple subclasses): refused, so the fallback writes them."""
+    if isinstance(value, (float, tuple)):
+        raise TypeError(type(value).__name__)
+    return str(value)
+
+
 def _differs(out: bytes) -> bool:
     """Whether ``orjson``'s output may differ from ``repr``-formatted floats (tiny floats)."""
     return b"e-" in out or b"0.0000" in out
@@ -44,7 +58,7 @@ def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = Fal
     ``nan_as_null``: the caller writes ``NaN``/``Infinity`` as ``null`` too (as ``logs`` does),
     so ``orjson``'s ``null`` for them is kept."""
     try:
-        out = orjson.dumps(value, default=str, option=_PASSTHROUGH | _SORT if sort_keys else _PASSTHROUGH)
+        out = orjson.dumps(value, default=_default, option=_PASSTHROUGH | _SORT if sort_keys else _PASSTHROUGH)
     except (TypeError, orjson.JSONEncodeError):
         return fallback(value)
     if _differs(out) or (not nan_as_null and b"null" in out):

@@ -32,7 +32,8 @@ tool span as the one tool span of the call):
   ``jsonrpc.request.id``, ``mcp.protocol.version``, ``mcp.session.id`` (Streamable HTTP) and
   ``otel_agents.mcp.server.name`` (the server's ``serverInfo.name``). Enriched means: the
   current span is (or is directly under) an open tool span of ours, not enriched yet, named
-  after the tool (a toolset prefix such as ``support_lookup_order`` matches). Made bare, the
+  after the tool (a toolset prefix and separator, as ``support_lookup_order``, matches; a tool
+  ``reorder`` calling the MCP tool ``order`` does not). Made bare, the
   call is our own ``execute_tool {name}`` tool span (OTel ``SpanKind.CLIENT``) with the same
   attributes, the arguments and the result.
 * ``tools/list``, ``resources/list``, ``resources/templates/list``, ``resources/read``,

@@ -153,12 +153,13 @@ class ClientSide:
     def _enrichable(self, name: str | None) -> SemanticSpan | None:
         """The framework's ``tool`` span this ``tools/call`` is made for, if one is open here:
         the current span's (or its direct parent's) semantic span, a tool span not enriched yet,
-        named after this tool (a toolset may prefix the name: ``support_lookup_order``)."""
+        named after this tool (a toolset may prefix the name and a separator: ``support_lookup_order``;
+        a tool ``reorder`` calling the MCP tool ``order`` is another call)."""
         outer = semantic_span_for(trace.get_current_span())
         if outer is None or outer.kind is not Kind.TOOL or outer.ended or outer in self.enriched:
             return None
         tool = outer.name[len("execute_tool "):] if outer.name.startswith("execute_tool ") else outer.name
-        if name and tool != name and not tool.endswith(name):
+        if name and tool != name and not (tool.endswith(name) and not tool[-len(name) - 1].isalnum()):
             return None
         return outer
 
