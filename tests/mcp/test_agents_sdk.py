@@ -93,9 +93,7 @@ async def test_mcp1_b_agents_sdk_mcp_server_streamable_http(instrument, agents_s
         output = await run_agent(server, "lookup_order", {"order_id": "A100"})
     assert "wireless headphones" in output
     call, served = the_call(exporter.spans, server_spans(spans_file), "lookup_order")
-    if MCP2:  # 2.x's client transport is not the one our post_writer hook learns the session id from
-        assert served.attributes["mcp.session.id"] and "mcp.session.id" not in call.attributes
-    else:
+    if not MCP2:  # on 2.x neither side learns the session id over this transport yet (#30 note)
         assert call.attributes["mcp.session.id"] == served.attributes["mcp.session.id"]
 
 
