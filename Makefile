@@ -39,7 +39,7 @@ newest_DEMO := openai_agents,openai,mcp
 
 # AutoGen AgentChat: autogen-core 0.7 pins protobuf~=5.29; .venv has protobuf 7 (googleapis-common-protos>=1.76).
 ISOLATED += autogen_agentchat
-autogen_agentchat_EXTRAS := autogen-agentchat,ecp,test,otlp,demo
+autogen_agentchat_EXTRAS := autogen-agentchat,ecp,test,test-autogen,otlp,demo
 autogen_agentchat_TESTS := tests/autogen_agentchat tests/customer_support tests/backends/test_phoenix.py -k "not over_http and not server_script" -p no:cacheprovider
 autogen_agentchat_DEMO := autogen_agentchat
 

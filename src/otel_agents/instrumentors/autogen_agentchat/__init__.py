@@ -89,10 +89,13 @@ ones duplicate ours and ``create_agent`` spans would be roots of their own trace
 the messaging ones are plumbing (dozens per team run). So a team run is one trace
 with one span per step. ``uninstrument()`` restores them. See :mod:`._native`.
 
+Provider clients: with our ``openai`` instrumentor on too, ``OpenAIChatCompletionClient``'s
+request runs while our model span is current, so the client enriches it (response id, usage)
+instead of opening a second one: one model span per request, streamed or not
+(``tests/autogen_agentchat/test_provider_client.py``).
+
 Limits
 ------
-* A provider client instrumented too (our ``openai``/``anthropic`` instrumentors,
-  under ``OpenAIChatCompletionClient``) adds its own model span below ours.
 * A team whose runtime is passed in (not the embedded one) gets the selector's
   model span under whatever context that runtime was started in.
 * The usage of a cached response (``ChatCompletionCache``) is the cached usage.

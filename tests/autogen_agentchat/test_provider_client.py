@@ -1,0 +1,53 @@
+"""AutoGen's ``OpenAIChatCompletionClient`` over our instrumented ``openai`` client (issue 22 with the
+harness bar's "one model span per request, even when a framework's model class calls a provider SDK
+that is instrumented too"): the real clients, the OpenAI API answered by ``httpx.MockTransport``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry import trace
+
+from otel_agents.instrumentors.openai import OpenAIInstrumentor
+from tests.clients.fakes import chat_completion, chat_stream
+from tests.spans import SnapshotExporter
+
+
+def _answer(request: httpx.Request) -> httpx.Response:
+    if json.loads(request.content).get("stream"):
+        return httpx.Response(200, content=chat_stream(include_usage=True), headers={"content-type": "text/event-stream"})
+    return httpx.Response(200, json=chat_completion())
+
+
+@pytest.fixture
+def with_openai(provider: Any) -> Any:
+    inst = OpenAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    yield
+    inst.uninstrument()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["create", "create_stream"])
+def test_openai_chat_completion_client_over_the_openai_instrumentor_is_one_model_span(
+        instrumented: Any, with_openai: Any, exporter: SnapshotExporter, stream: bool) -> None:
+    """One ``model`` span per request, AutoGen's (``otel_agents.framework=autogen_agentchat``), enriched by
+    the client instrumentor with the response id and the reported usage; nothing left current."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    client = OpenAIChatCompletionClient(model="gpt-4o", api_key="test-key", max_retries=0,
+                                        http_client=httpx.AsyncClient(transport=httpx.MockTransport(_answer)))
+    agent = AssistantAgent("support", model_client=client, model_client_stream=stream)
+    result = asyncio.run(agent.run(task="Where is order A100?"))
+    assert result.messages[-1].content == "Order A100 has shipped."
+    assert not trace.get_current_span().get_span_context().is_valid
+    model, = exporter.semantic("model")
+    assert model.attributes["otel_agents.framework"] == "autogen_agentchat"
+    assert model.attributes["gen_ai.response.id"] == ("chatcmpl-2" if stream else "chatcmpl-1")
+    assert model.attributes["gen_ai.usage.input_tokens"] == 11
+    agent_span, = exporter.semantic("agent")
+    assert model.parent_id == agent_span.span_id
