@@ -164,13 +164,7 @@ class Installation:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
         span = self._start_agent(instance, _bound(args, kwargs, 0, "task"))
-        try:
-            with span.activate():
-                result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
-            span.end()
-            raise
+        result = _call_in(span, wrapped, args, kwargs)
         if not _bound(args, kwargs, 1, "stream"):
             with guard("smolagents.run_output"):
                 span.set_output(result.output if isinstance(result, RunResult) else result)
@@ -204,13 +198,7 @@ class Installation:
                           arguments={"task": _bound(args, kwargs, 0, "task"),
                                      **{k: v for k, v in kwargs.items() if k != "task"}}
                           if span.records_content else None)
-        try:
-            with span.activate():
-                result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
-            span.end()
-            raise
+        result = _call_in(span, wrapped, args, kwargs)
         span.set_tool_result(result)
         span.end()
         return result
@@ -239,13 +227,7 @@ class Installation:
 
     def _stream_step(self, wrapped: Any, args: tuple, kwargs: dict, span: SemanticSpan,
                      fill: Callable[[SemanticSpan], None], on_chunk: Any = None) -> Any:
-        try:
-            with span.activate():
-                generator = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
-            span.end()
-            raise
+        generator = _call_in(span, wrapped, args, kwargs)
         steps = Activating(generator, span)
 
         def on_end(ended: SemanticSpan, abandoned: bool) -> None:
@@ -292,16 +274,11 @@ class Installation:
                                stream: bool) -> tuple[SemanticSpan, Any]:
         """Calls ``wrapped`` with a new model span current and ``key`` marked open (a model method calling
         another of the same model is one span); returns the span, still open, and what the call returned.
-        A call that raises ends the span with the error and re-raises it."""
+        A call that raises ends the span with the error and re-raises it (:func:`_call_in`)."""
         span = self._start_model(instance, args, kwargs, stream=stream)
         token = _enter(key)
         try:
-            with span.activate():
-                return span, wrapped(*args, **kwargs)
-        except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
-            span.end()
-            raise
+            return span, _call_in(span, wrapped, args, kwargs)
         finally:
             _OPEN.reset(token)
 
@@ -350,12 +327,7 @@ class Installation:
                           arguments=_convert.tool_arguments(instance, args, kwargs) if span.records_content else None)
         token = _enter(key)
         try:
-            with span.activate():
-                result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
-            span.end()
-            raise
+            result = _call_in(span, wrapped, args, kwargs)
         finally:
             _OPEN.reset(token)
         if span.records_content:
@@ -400,3 +372,16 @@ def _fill_action_step(span: SemanticSpan, step: Any) -> None:
         span.set_input([{"name": c.name, "arguments": c.arguments, "id": c.id} for c in step.tool_calls])
     if step.observations:
         span.set_output(step.observations)
+
+
+def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+    """``wrapped(*args, **kwargs)`` with ``span`` current; the span stays open on return. A call that
+    raises ends the span with the error (a ``BaseException`` that is not an ``Exception``, such as a
+    cancellation, as control flow) and re-raises it."""
+    try:
+        with span.activate():
+            return wrapped(*args, **kwargs)
+    except BaseException as exc:
+        span.record_error(exc, control_flow=not isinstance(exc, Exception))
+        span.end()
+        raise
