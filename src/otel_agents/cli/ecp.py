@@ -76,8 +76,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--log-file", help="send this process's stderr (logs, the agent's prints) to a file")
     p.set_defaults(func=run)
     from .annotate import register as register_annotate
+    from .collect import register as register_collect
 
     register_annotate(ecp_sub)
+    register_collect(ecp_sub)
     ecp.set_defaults(func=lambda args: (ecp.print_help(), 2)[1])
 
 
