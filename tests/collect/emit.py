@@ -10,7 +10,8 @@ SPEC.json: ``[{"trace_id": hex32, "agent_span_id": hex16, "tools": ["lookup_orde
   a tool server's process.
 
 Spans go through the SDK's ``BatchSpanProcessor`` and its OTLP/HTTP protobuf exporter with gzip (the
-batching and compression of a real deployment); the process exits once they are exported.
+batching and compression of a real deployment); the process exits once they are exported. An ENDPOINT
+``file:PATH`` writes OTLP/JSON lines to PATH instead (``OTLPJsonFileExporter``: one file per process).
 """
 
 from __future__ import annotations
@@ -49,9 +50,13 @@ def main(role: str, endpoint: str, spec_path: str) -> None:
         spec = json.load(f)
     ids = _Chosen()
     provider = TracerProvider(resource=Resource.create({"service.name": f"emit-{role}"}), id_generator=ids)
-    provider.add_span_processor(BatchSpanProcessor(
-        OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip), schedule_delay_millis=50,
-        max_export_batch_size=64))
+    if endpoint.startswith("file:"):
+        from otel_agents.exporters.file import OTLPJsonFileExporter
+
+        exporter = OTLPJsonFileExporter(endpoint.removeprefix("file:"))
+    else:
+        exporter = OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50, max_export_batch_size=64))
     telemetry = Telemetry(provider, framework="manual", settings=Settings(capture_content=True))
     for run in spec:
         trace_id, agent_id = int(run["trace_id"], 16), int(run["agent_span_id"], 16)
