@@ -3,8 +3,8 @@
 Point any OpenTelemetry SDK or Collector at it (``OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318``):
 it receives spans on ``/v1/traces`` (protobuf or JSON, gzip or not), groups them by
 trace across every process that sends them, and folds each trace once it is complete
-(its root span has arrived and no span of it for --trace-idle seconds; the semantics
-of the Collector's groupbytrace processor) into ECP envelopes, one JSON object per line,
+(its root span has arrived and no span of it for --trace-idle seconds, default 5: the
+semantics of the Collector's groupbytrace processor) into ECP envelopes, one JSON object per line,
 appended to --output. --forward passes every request on, unchanged, to another OTLP/HTTP
 endpoint (a tracing backend). At most --max-traces traces and --max-spans spans are held
 (the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
@@ -28,6 +28,7 @@ from . import plain
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
 DEFAULT_OUTPUT = "otel-agents-envelopes.jsonl"
+DEFAULT_TRACE_IDLE = 5.0  # seconds: at least the senders' batch delay (OTEL_BSP_SCHEDULE_DELAY default 5000 ms)
 
 
 def register(ecp_sub: argparse._SubParsersAction) -> None:
@@ -40,8 +41,10 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                    help=f"append envelopes here, one per line (default {DEFAULT_OUTPUT}; '-' = standard output)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free port)")
-    p.add_argument("--trace-idle", type=float, default=1.0, metavar="SECONDS",
-                   help="fold a trace whose root has arrived after this long without a new span (default 1)")
+    p.add_argument("--trace-idle", type=float, default=DEFAULT_TRACE_IDLE, metavar="SECONDS",
+                   help="fold a trace whose root has arrived after this long without a new span (default "
+                        f"{DEFAULT_TRACE_IDLE:g}: the SDKs' batch delay, OTEL_BSP_SCHEDULE_DELAY, is 5 s, so one "
+                        "process's spans may come that much later than another's)")
     p.add_argument("--trace-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="fold a trace whose root never arrived after this long without a new span (default 30)")
     p.add_argument("--max-traces", type=int, default=10_000, help="traces held at once (default 10000)")
