@@ -176,3 +176,41 @@ async def test_at_capacity_503_with_retry_after() -> None:
     app.close()
     assert app.busy == 1 and got == [2, 2]
     rec.provider.shutdown()
+
+
+# -- malformed HTTP: the table of ecp serve's hostile suite, against collect (same HTTPGate, same Uvicorn set-up) --
+
+from ..serve.test_hostile import HTTP_CASES, _exchange  # noqa: E402
+
+# their builders name /ecp (collect's path check answers 404) or send a well-framed body with no Content-Type
+# (OTLP requires one: 415)
+_OVERRIDES = {"unknown method": {404}, "chunked body": {415}, "chunked, request hidden after the last chunk": {415}}
+_CASES = [c for c in HTTP_CASES if c[0] != "other path"]  # /ecp-specific; collect's 404 is tested above
+_VALID = b'{"resourceSpans": []}'
+
+
+@pytest.fixture(scope="module")
+def hostile_collect(tmp_path_factory):
+    from .conftest import Collect
+
+    c = Collect(tmp_path_factory.mktemp("hostile"), "c", "--max-body-bytes", "1000000", "--connection-timeout", "3")
+    yield c
+    c.stop()
+
+
+@pytest.mark.parametrize("name,build,statuses", _CASES, ids=[c[0] for c in _CASES])
+def test_malformed_http(hostile_collect, name: str, build, statuses: set[int]) -> None:
+    statuses = _OVERRIDES.get(name, statuses)
+    url = hostile_collect.url
+    answers = _exchange(url, build(url))
+    if statuses:
+        assert answers and answers[0][0] in statuses, (name, answers)
+    for status, body in answers:  # clean HTTP answers; ours carry a JSON Status (h11's own 400s are plain)
+        assert 200 <= status < 600
+        if body and status not in (400,):
+            json.loads(body)
+    if name.startswith("chunked") or name == "pipelined requests":
+        assert len(answers) == (2 if name == "pipelined requests" else 1)  # nothing smuggled in
+        assert all(status == answers[0][0] for status, _ in answers)
+    status, _, _ = _post(url, _VALID, "application/json")  # and the next request is served
+    assert status == 200 and hostile_collect.proc.poll() is None

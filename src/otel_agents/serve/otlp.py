@@ -107,17 +107,17 @@ class OTLPReceiver:
             return
         if scope.get("method") != "POST":
             return await status_reply(send, headers, 405, "method not allowed: use POST", {"allow": "POST"})
-        try:
-            kind = R.media_type(headers.get("content-type"))
-        except R.UnsupportedMediaType as exc:
-            return await status_reply(send, headers, 415, str(exc), {})
         if self._pending >= self.max_pending_bytes:
             self.busy += 1
             return await status_reply(send, headers, 503, "receiver at capacity: retry later",
                                       {"retry-after": str(RETRY_AFTER_S)})
-        body = await self.gate.body(headers, receive, send)
+        body = await self.gate.body(headers, receive, send)  # framing, size and time first, as for ecp serve
         if body is None:
             return
+        try:
+            kind = R.media_type(headers.get("content-type"))
+        except R.UnsupportedMediaType as exc:
+            return await status_reply(send, headers, 415, str(exc), {})
         self._pending += len(body)
         try:
             outcome = await asyncio.get_running_loop().run_in_executor(
