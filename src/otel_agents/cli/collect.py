@@ -108,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
             line = strict_json(envelope)
         except ValueError as exc:
             logging.getLogger("otel_agents.collect").warning(
-                "otel-agents collect: trace %s: envelope is not strict JSON, skipped (%s)", envelope.get("trace_id"), exc)
+                "otel-agents collect: trace %s: envelope is not strict JSON, skipped (%s)",
+                envelope.get("trace_id"), exc)
             return
         write(line)
 

@@ -6,7 +6,8 @@ What it does, with no network and no API key:
    smolagents, the OpenAI Agents SDK, Agno, Google ADK; ``mcp``: the PydanticAI agent with its
    tools served over MCP by a stdio child process, ``mcp_agent.py`` and
    ``mcp_server.py``, served with ``ecp serve --collect`` so the server process's spans (and its
-   side-effect twin's e-mail, sent from the server) fold into each step; ``plain_python``: the same agent without a framework,
+   side-effect twin's e-mail, sent from the server) fold into each step; ``plain_python``: the same
+   agent without a framework,
    instrumented with otel-agents' decorators, ``examples/plain_python/agent.py``;
    ``anthropic``/``openai``: a hand-written loop on each provider client, whose
    model spans come from the client instrumentors) and for each of
