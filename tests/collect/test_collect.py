@@ -214,3 +214,34 @@ def test_malformed_http(hostile_collect, name: str, build, statuses: set[int]) -
         assert all(status == answers[0][0] for status, _ in answers)
     status, _, _ = _post(url, _VALID, "application/json")  # and the next request is served
     assert status == 200 and hostile_collect.proc.poll() is None
+
+
+def test_otlp_grpc_beside_http(collects, tmp_path) -> None:
+    """``--grpc-port``: a run whose tool server sends OTLP/gRPC (gzip) and whose agent sends OTLP/HTTP is one
+    envelope; with a token, a gRPC call without it is UNAUTHENTICATED."""
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0")
+    assert c.grpc.startswith("127.0.0.1:")
+    runs = new_runs(2)
+    emit(tmp_path, "tools", f"grpc:{c.grpc}", runs)
+    emit(tmp_path, "root", c.url, runs)
+    wait_for(lambda: len(c.envelopes()) >= 2, "2 envelopes")
+    c.stop()
+    envelopes = check(c.envelopes())
+    assert sorted(e["trace_id"] for e in envelopes) == sorted(r["trace_id"] for r in runs)
+    assert all([t["name"] for t in e["tool_calls"]] == ["lookup_order", "check_refund_policy"] for e in envelopes)
+
+    locked = collects("locked", "--grpc-port", "0", "--auth-token", "s3cret")
+    rec = Recorder()
+    request = ExportTraceServiceRequest.FromString(encode_spans(_runs_of(rec, 1)).SerializeToString())
+    with grpc.insecure_channel(locked.grpc) as channel:
+        export = trace_service_pb2_grpc.TraceServiceStub(channel).Export
+        with pytest.raises(grpc.RpcError) as refused:
+            export(request, timeout=30)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        response = export(request, timeout=30, metadata=[("authorization", "Bearer s3cret")])
+        assert not response.HasField("partial_success")
+    locked.stop()
+    rec.provider.shutdown()

@@ -10,7 +10,8 @@ endpoint (a tracing backend). At most --max-traces traces and --max-spans spans 
 (the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
 many traces and spans that was. Binds loopback unless --allow-remote; Host, Origin, token,
-body and time checks as for ecp serve --http. OTLP/gRPC is not served.
+body and time checks as for ecp serve --http. --grpc-port also serves OTLP/gRPC (the protocol
+the Collector's loadbalancing exporter speaks), with the token check.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-traces", type=int, default=10_000, help="traces held at once (default 10000)")
     p.add_argument("--max-spans", type=int, default=500_000, help="spans held at once (default 500000)")
     p.add_argument("--max-spans-per-trace", type=int, default=2000, help="spans kept per trace (default 2000)")
+    p.add_argument("--grpc-port", type=int, metavar="PORT",
+                   help="also serve OTLP/gRPC on this port of --host (0 = any free port; 4317 is OTLP/gRPC's): what "
+                        "the Collector's loadbalancing exporter sends (needs the collect-grpc extra)")
     p.add_argument("--forward", metavar="URL", help="also pass every request on, unchanged, to this OTLP/HTTP "
                                                     "traces URL (…/v1/traces)")
     p.add_argument("--include-thoughts", action="store_true", help="add models' reasoning to evaluation_context")
@@ -165,6 +169,17 @@ async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
             await asyncio.sleep(period)
             await receiver.run_in_worker(gatherer.fold_ready)
 
+    grpc_server = None
+    if args.grpc_port is not None:
+        from ..serve.otlp_grpc import serve_grpc
+
+        try:
+            grpc_server, grpc_port = serve_grpc(receiver, args.host, args.grpc_port, args.auth_token)
+        except RuntimeError as exc:
+            sock.close()
+            print(f"otel-agents ecp collect: {exc}", file=sys.stderr)
+            return 2
+        print(f"collecting OTLP/gRPC at {args.host}:{grpc_port}", file=sys.stderr, flush=True)
     ticker = asyncio.ensure_future(tick())
     where = args.output if args.output != "-" else "standard output"
     try:
@@ -175,6 +190,8 @@ async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
+        if grpc_server is not None:
+            await asyncio.get_running_loop().run_in_executor(None, lambda: grpc_server.stop(2).wait(5))
         receiver.close()  # the request in the worker finishes first
         traces, spans = gatherer.flush("the receiver shut down before the trace was complete")
         log.warning("otel-agents collect: shutting down: folded the %d trace(s) (%d span(s)) held now; "

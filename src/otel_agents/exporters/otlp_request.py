@@ -108,8 +108,6 @@ def decode_request(body: bytes, kind: str) -> Decoded:
         BadRequest: the body is not a request of that encoding (the message names the encoding,
             and for JSON the position or the field at fault).
     """
-    from .file import _Decoder
-
     if kind == PROTOBUF:
         data = _protobuf_to_json(body)
     else:
@@ -119,6 +117,17 @@ def decode_request(body: bytes, kind: str) -> Decoded:
             raise BadRequest(f"invalid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise BadRequest(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
+    return _decode(data)
+
+
+def decode_message(message: Any) -> Decoded:
+    """Read an ``ExportTraceServiceRequest`` already parsed (what an OTLP/gRPC server is handed)."""
+    return _decode(_message_to_json(message))
+
+
+def _decode(data: dict[str, Any]) -> Decoded:
+    from .file import _Decoder
+
     rejected: list[tuple[int, str]] = []
     try:
         spans = _Decoder().request(data, rejected)
@@ -139,6 +148,10 @@ def _protobuf_to_json(body: bytes) -> dict[str, Any]:
         message = ExportTraceServiceRequest.FromString(body)
     except DecodeError as exc:
         raise BadRequest(f"not a protobuf ExportTraceServiceRequest: {exc}") from None
+    return _message_to_json(message)
+
+
+def _message_to_json(message: Any) -> dict[str, Any]:
     return {"resourceSpans": [
         {"resource": {"attributes": _kvs(rs.resource.attributes)}, "schemaUrl": rs.schema_url,
          "scopeSpans": [{"scope": {"name": ss.scope.name, "version": ss.scope.version,
@@ -219,5 +232,6 @@ def encode_status(kind: str, code: int, message: str) -> bytes:
     return orjson.dumps({"code": code, "message": message})
 
 
-__all__ = ["BadRequest", "Decoded", "JSON", "PROTOBUF", "TooLarge", "UnsupportedMediaType", "decode_request",
+__all__ = ["BadRequest", "Decoded", "JSON", "PROTOBUF", "TooLarge", "UnsupportedMediaType", "decode_message",
+           "decode_request",
            "decompress", "encode_response", "encode_status", "media_type"]
