@@ -236,7 +236,7 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
                "--name", f"customer-support-{r.framework}{_SUFFIXES[r.attr]}",
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
     if r.framework == MCP:  # the MCP server's spans come back to `ecp serve` and fold into each step (issue 37)
-        command += ["--collect", "0"]
+        command += ["--collect", "0", "--collect-grace", "30"]  # an upper bound: a step waits only until they came
     if phoenix:
         command += ["--otlp-endpoint", phoenix.rstrip("/").removesuffix("/v1/traces") + "/v1/traces"]
     manifest = dict(base)
