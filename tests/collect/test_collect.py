@@ -245,3 +245,66 @@ def test_otlp_grpc_beside_http(collects, tmp_path) -> None:
         assert not response.HasField("partial_success")
     locked.stop()
     rec.provider.shutdown()
+
+
+def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
+    """``--forward URL``: collect sits in front of another OTLP receiver (here a second collect): both fold the
+    same runs, from the same spans."""
+    backend = collects("backend", "--trace-idle", "0.3")
+    front = collects("front", "--trace-idle", "0.3", "--forward", backend.url)
+    runs = new_runs(2)
+    emit(tmp_path, "tools", front.url, runs)
+    emit(tmp_path, "root", front.url, runs)
+    wait_for(lambda: len(front.envelopes()) >= 2 and len(backend.envelopes()) >= 2, "2 envelopes on each side")
+    front.stop(), backend.stop()
+
+    def key(e: dict) -> tuple:
+        return e["trace_id"], [(t["name"], t["span_id"]) for t in e["tool_calls"]], e["public_output"]
+
+    assert sorted(map(key, check(front.envelopes()))) == sorted(map(key, check(backend.envelopes())))
+    assert len(front.envelopes()) == 2
+
+
+def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
+    """The real OTLP/HTTP exporter, refused with 503 + ``Retry-After`` while the receiver is at capacity, retries
+    after it and is accepted (the Collector's ``otlphttp`` exporter does the same: a throttle of that length)."""
+    import asyncio
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from otel_agents.serve.http import HTTPLimits, bind, serve_http
+
+    release = threading.Event()
+    got: list[int] = []
+
+    def sink(spans, raw) -> None:
+        got.append(len(spans))
+        if len(got) == 1:
+            release.wait(60)  # the first request holds the worker: the receiver is at capacity
+
+    app = OTLPReceiver(sink, max_pending_bytes=1)
+    sock = bind("127.0.0.1", 0, 16)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/traces"
+    servers: list = []
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve_http(
+        app, "127.0.0.1", 0, HTTPLimits(), sock=sock, started=servers.append),), daemon=True)
+    thread.start()
+    rec = Recorder()
+    first, second = _runs_of(rec, 1), _runs_of(rec, 1)
+    results: list = []
+    holder = threading.Thread(target=lambda: results.append(OTLPSpanExporter(endpoint=url).export(first)))
+    holder.start()
+    wait_for(lambda: got == [2], "the first request in the worker")
+    retrying = threading.Thread(target=lambda: results.append(OTLPSpanExporter(endpoint=url, timeout=60).export(second)))
+    retrying.start()
+    wait_for(lambda: app.busy >= 1, "a 503 answer")
+    release.set()
+    holder.join(60), retrying.join(90)
+    assert results == [SpanExportResult.SUCCESS, SpanExportResult.SUCCESS]
+    assert got == [2, 2] and app.busy >= 1  # refused at least once, then accepted
+    servers[0].should_exit = True
+    thread.join(30)
+    app.close()
+    rec.provider.shutdown()
