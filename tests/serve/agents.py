@@ -95,6 +95,14 @@ def slow(user_input: str) -> str:
     return "slow answer"
 
 
+def brief(user_input: str) -> str:
+    """Takes a second: finishes within the server's graceful-shutdown window."""
+    import time
+
+    time.sleep(1)
+    return f"brief answer to {user_input}"
+
+
 def interrupts(user_input: str) -> str:
     if user_input == "ok":
         return "fine"

@@ -26,6 +26,12 @@ Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
 closed (slow or idle clients cannot hold connections); at most ``max_connections``
 connections and requests at once (more get ``503``); the listen backlog is 2048.
+
+Shutdown follows Uvicorn's graceful model: on the first SIGTERM/SIGINT the server
+stops accepting connections and gives requests in flight :data:`SHUTDOWN_GRACE`
+seconds to finish (a step that does is answered as usual); then, or at once on a
+second signal, the rest are cancelled: the step is abandoned (its spans end, marked
+``otel_agents.stream.abandoned``) and its client gets a JSON-RPC ``-32003`` error.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from .jsonrpc import SERVER_BUSY, Request, dispatch, encode, error_response, parse
+from .jsonrpc import SERVER_BUSY, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, dispatch, encode, error_response, parse
 from .sessions import SessionManager, SessionsFull
 
 logger = logging.getLogger("otel_agents.serve")
@@ -48,6 +54,7 @@ logger = logging.getLogger("otel_agents.serve")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SESSION_HEADER = "mcp-session-id"
 MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete head past this size)
+SHUTDOWN_GRACE = 2.0  # seconds requests in flight may still run after a stop signal (Uvicorn's graceful shutdown)
 
 Scope = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Mapping[str, Any]]]
@@ -208,7 +215,17 @@ class ECPApp:
             extra[SESSION_HEADER] = sid
         else:
             session = self.sessions.default
-        response = await dispatch(request, session.methods())
+        try:
+            response = await dispatch(request, session.methods())
+        except asyncio.CancelledError:
+            # Uvicorn's graceful shutdown: a request still running when its window closes is
+            # cancelled (the step was abandoned and its spans ended on the way out). Answer it as
+            # JSON-RPC; re-raising would make Uvicorn log a traceback and send a plain-text 500.
+            logger.warning("%s (id %r) abandoned: the server is shutting down", request.method, request.id)
+            if request.notification:
+                return None
+            return await _send(send, 200, error_response(request.id, SHUTTING_DOWN, SHUTDOWN_MESSAGE),
+                               {**extra, "connection": "close"})
         if response is None:
             return await _send(send, 202, None, extra)
         await _send(send, 200, response, extra)
@@ -324,7 +341,7 @@ def make_server(app: ECPApp, limits: HTTPLimits | None = None) -> Any:
     config = uvicorn.Config(app, http=_protocol_class(), ws="none", lifespan="off", log_config=None,
                             access_log=False, server_header=False, timeout_keep_alive=limits.connection_timeout,
                             limit_concurrency=limits.max_connections, backlog=limits.backlog,
-                            timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD)
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE, h11_max_incomplete_event_size=MAX_HEAD)
     return Server(config)
 
 
