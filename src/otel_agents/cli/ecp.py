@@ -116,8 +116,10 @@ def _refusal(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit 0 through `finally`,
     # so spans are flushed and instrumentation removed. Once the server loop runs, it owns the signals.
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    from ..serve import fork
+
+    for sig in (signal.SIGTERM, signal.SIGINT):  # an agent's forked child gets the handlers back
+        fork.restore_in_child(sig, signal.signal(sig, _stop))
     try:
         return _run(args)
     except _Shutdown:
@@ -141,7 +143,10 @@ def _run(args: argparse.Namespace) -> int:
     # The protocol keeps private copies of stdin and stdout; the agent gets /dev/null as its stdin and
     # stderr as its stdout, so nothing it reads or writes (input(), print, a child process, C code) can
     # take a request or corrupt a response.
+    from ..serve import fork
+
     protocol_in = os.fdopen(os.dup(0), "rb")
+    fork.detach_in_child(protocol_in.fileno())  # a forked child of the agent must not hold them
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -149,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.http:
         sys.stdout.flush()
         protocol_out = os.fdopen(os.dup(1), "wb")
+        fork.detach_in_child(protocol_out.fileno())
         os.dup2(2, 1)
     provider = _provider(args)
     # The served agent's own spans (decorators, manual spans) use the global provider: make it ours.

@@ -348,9 +348,14 @@ def make_server(app: ECPApp, limits: HTTPLimits | None = None) -> Any:
 async def serve_http(app: ECPApp, host: str, port: int, limits: HTTPLimits | None = None,
                      announce: Callable[[str], Any] | None = None, started: Callable[[Any], Any] | None = None) -> None:
     """Serve until ``server.should_exit`` is set; ``announce(url)`` once listening, ``started(server)`` before."""
+    from . import fork
+
     limits = limits or HTTPLimits()
     sock = bind(host, port, limits.backlog)
     server = make_server(app, limits)
+    # A child the agent forks must not keep the listening socket or a client's connection open.
+    listener = sock.fileno()
+    undetach = fork.detach_in_child(lambda: [listener, *_connection_fds(server)])
     if started is not None:
         started(server)
     h, p = sock.getsockname()[:2]
@@ -359,4 +364,16 @@ async def serve_http(app: ECPApp, host: str, port: int, limits: HTTPLimits | Non
     try:
         await server.serve(sockets=[sock])
     finally:
+        undetach()
         sock.close()
+
+
+def _connection_fds(server: Any) -> list[int]:
+    """The descriptors of the server's open client connections."""
+    fds = []
+    for connection in list(server.server_state.connections):
+        transport = getattr(connection, "transport", None)
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        if sock is not None and sock.fileno() >= 0:
+            fds.append(sock.fileno())
+    return fds

@@ -21,8 +21,10 @@ import contextvars
 import inspect
 import json
 import logging
+import os
 import threading
 import traceback
+import weakref
 from typing import Any, Callable, Mapping, Sequence
 
 from opentelemetry import context as otel_context
@@ -55,9 +57,15 @@ class TraceCollector(SpanProcessor):
     """Keeps the spans of the traces it is asked to watch (bounded): finished ones, and open ones to end."""
 
     def __init__(self) -> None:
+        self._reset()
+        if hasattr(os, "register_at_fork"):  # a child the agent forks watches nothing of the parent's
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: (c := ref()) is not None and c._reset())
+
+    def _reset(self) -> None:
         self._finished: dict[int, list[ReadableSpan]] = {}
         self._open: dict[int, dict[int, Any]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # new in a forked child: another thread may have held it at fork
 
     def watch(self, trace_id: int) -> None:
         with self._lock:

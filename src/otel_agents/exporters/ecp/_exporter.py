@@ -83,9 +83,8 @@ class ECPFileExporter(SpanExporter):
         self._out = JsonLinesAppender(path or os.environ.get(ENV_ECP_FILE) or DEFAULT_ECP_FILE)
         self.path = self._out.path
         provider.add_span_processor(SpanStarts(self))
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: (e := ref()) is not None and e._after_fork())
+        # Fork: the folding processor starts a forked child with no open runs itself, and the
+        # appender re-makes its lock; nothing else here holds state.
 
     # -- SpanExporter ----------------------------------------------------------------
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -111,11 +110,6 @@ class ECPFileExporter(SpanExporter):
             self._out.append(line)  # False only after shutdown, when the folding is closed too
         except Exception as exc:  # noqa: BLE001 - a lost envelope is reported, never raised into the app
             report_internal_error("ecp.write", exc)
-
-    def _after_fork(self) -> None:
-        # The parent's open runs finish in the parent; a fresh processor keeps the child from
-        # folding them a second time (as incomplete) when it exits.
-        self.folding = self._new_folding()
 
 
 class SpanStarts(SpanProcessor):
