@@ -244,3 +244,24 @@ def test_every_attribute_the_fold_may_read_with_a_wrong_type_folds_without_error
         except Exception as exc:  # noqa: BLE001 - collected, reported below
             failures.append(f"{value!r}: {type(exc).__name__}: {exc}")
     assert failures == []
+
+
+# -- issue #35: a full disk ----------------------------------------------------------------------------
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("to", ["-o", "stdout"])
+def test_a_full_disk_is_an_output_error_exit_2(tmp_path, to):
+    """Before: with the last envelopes still buffered, the failing final flush was reported as
+    "cannot read TRACES" (the input blamed)."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(line(span_json(1), span_json(2, 1)) + "\n", encoding="utf-8")  # one small envelope
+    command = [sys.executable, "-m", "otel_agents.cli", "fold", str(path)]
+    if to == "-o":
+        done = subprocess.run(command + ["-o", "/dev/full"], capture_output=True, text=True, timeout=120)
+    else:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2
+    where = "/dev/full" if to == "-o" else "standard output"
+    assert done.stderr.startswith(f"otel-agents fold: cannot write {where}: No space left on device"), done.stderr
+    assert "cannot read" not in done.stderr and "Traceback" not in done.stderr

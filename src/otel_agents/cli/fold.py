@@ -20,12 +20,13 @@ or spans on a parent cycle, and a run that cannot be folded, are reported there
 too (``trace ID: problem``), once each. Output is strict JSON (no ``NaN``).
 Exit codes: 0 — everything was read and folded; 1 — some lines, spans or runs
 were skipped (the envelopes of the rest were written); 2 — the input could not
-be read, or the output not written.
+be read, or the output not written (``cannot write``, never blamed on the input).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -112,21 +113,47 @@ def run(args: argparse.Namespace) -> int:
     else:  # bytes when possible: a line that is not UTF-8 is then reported, not fatal
         source = getattr(sys.stdin, "buffer", sys.stdin)
     try:
-        for number, spans in iter_otlp_json(source, errors=errors):
-            folder.add(spans, number)
-        folder.finish()
-        out.flush()
+        try:
+            for number, spans in iter_otlp_json(source, errors=errors):
+                folder.add(spans, number)
+            folder.finish()
+        except OSError as exc:  # raised by reading (writing raises _WriteError)
+            print(f"otel-agents fold: cannot read {args.traces}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        _close(out)
     except _WriteError as exc:
         error = exc.args[0]
         print(f"otel-agents fold: cannot write {args.output or 'standard output'}: {error.strerror or error}",
               file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"otel-agents fold: cannot read {args.traces}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
     finally:
-        if out is not sys.stdout:
-            out.close()
+        _discard(out)
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
           f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)
     return 1 if errors or problems else 0
+
+
+def _close(out: TextIO) -> None:
+    """Flush the envelopes (and close ``-o``'s file); ``_WriteError`` when that fails (a full disk
+    shows here when the last envelopes were still buffered)."""
+    try:
+        out.flush()
+        if out is not sys.stdout:
+            out.close()
+    except OSError as exc:
+        raise _WriteError(exc) from None
+
+
+def _discard(out: TextIO) -> None:
+    """After a failed write, drop what is still buffered, so closing (or the interpreter's last flush
+    of standard output) does not fail a second time with a traceback."""
+    if out is sys.stdout:
+        try:
+            out.flush()
+        except OSError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except ValueError:  # closed
+            pass
+    else:
+        with contextlib.suppress(OSError, ValueError):  # closes the file even when its flush fails
+            out.close()
