@@ -10,14 +10,18 @@ too (``docs/ecp.md``).
 
 It streams: lines are read one at a time and each trace is folded as soon as it
 is complete (its root span and every parent it names have been read), so
-memory is bounded by the largest trace, not by the file; traces that never
-complete are folded at the end of input. Envelopes come out in the order their
-traces complete.
+memory is bounded by the largest trace, not by the file; a trace whose top span
+names a parent that is not in the input is folded once none of its spans was
+among the last --idle-spans spans read, the rest at the end of input. Envelopes
+come out in the order their traces complete.
 
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and
-skipped; the lines around it are still folded. A trace with duplicate span ids
-or spans on a parent cycle, and a run that cannot be folded, are reported there
-too (``trace ID: problem``), once each. Output is strict JSON (no ``NaN``).
+skipped; the lines around it are still folded. A trace with spans on a parent
+cycle, and a run that cannot be folded, are reported there too (``trace ID:
+problem``), once each. Spans read twice (the same trace id and span id: a file
+read twice, a batch an exporter retried) are folded once and counted in a
+warning; they do not change the exit code, since nothing was lost (OTLP delivery
+is at-least-once, so real files hold such repeats). Output is strict JSON (no ``NaN``).
 Exit codes: 0 — everything was read and folded; 1 — some lines, spans or runs
 were skipped (the envelopes of the rest were written); 2 — the input could not
 be read, or the output not written (``cannot write``, never blamed on the input).
@@ -36,6 +40,8 @@ from . import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from ..exporters.ecp._stream import DEFAULT_IDLE_SPANS
+
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
                        description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
                        "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable")
@@ -43,6 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")
+    p.add_argument("--idle-spans", type=int, default=DEFAULT_IDLE_SPANS, metavar="N",
+                   help="fold a trace whose top span's parent is not in the input once none of its spans was "
+                        f"among the last N spans read (default {DEFAULT_IDLE_SPANS})")
     p.set_defaults(func=run)
 
 
@@ -73,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
     from ..exporters.file import MalformedLine, iter_otlp_json
 
     out: TextIO = sys.stdout
+    if args.idle_spans < 1:
+        print("otel-agents fold: --idle-spans must be at least 1", file=sys.stderr)
+        return 2
     if args.output and args.traces != "-" and _same_file(args.traces, args.output):
         print(f"otel-agents fold: -o {args.output} is the input file: writing it would erase the traces",
               file=sys.stderr)
@@ -89,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         nonlocal problems
         problems += 1
         print(f"otel-agents fold: {message}", file=sys.stderr)
+
+    def warn(message: str) -> None:
+        print(f"otel-agents fold: warning: {message}", file=sys.stderr)
 
     def write(envelope: dict[str, Any]) -> None:
         try:
@@ -107,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"otel-agents fold: skipped {problem}", file=sys.stderr)
 
     errors = Errors()
-    folder = StreamFolder(write, on_problem=report, include_thoughts=args.include_thoughts)
+    folder = StreamFolder(write, on_problem=report, on_warning=warn, include_thoughts=args.include_thoughts,
+                          idle_spans=args.idle_spans)
     if args.traces != "-":
         source: Any = args.traces
     else:  # bytes when possible: a line that is not UTF-8 is then reported, not fatal
@@ -128,6 +144,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     finally:
         _discard(out)
+    if folder.duplicates:
+        warn(f"{folder.duplicates} span(s) were read twice (the same trace id and span id: a file read twice, "
+             "a batch an exporter retried); each was folded once")
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
           f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)
     return 1 if errors or problems else 0
