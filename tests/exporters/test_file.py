@@ -179,3 +179,23 @@ def test_simple_processor_writes_a_line_per_span(tmp_path):
     rec.provider.shutdown()
     assert len(path.read_text(encoding="utf-8").splitlines()) == len(rec.spans)
     assert check(fold(read_otlp_json(path))) == fold(rec.spans)
+
+
+def test_a_lone_surrogate_costs_that_value_not_the_batch(rec, tmp_path, caplog):
+    """Issue #35: a span made outside our span layer (the SDK tracer directly) whose name, attribute
+    and event hold a lone surrogate (an undecodable file name) used to lose the whole batch (protobuf
+    needs UTF-8). That value is written escaped, as the span layer escapes it; the rest as is."""
+    with rec.app.start_as_current_span("open /tmp/caf\udce9.txt", attributes={"file": "caf\udce9", "n": 1}) as span:
+        span.add_event("read", {"lines": ("ok", "bad \ud83d")})
+    agent_run(rec.telemetry, name="neighbour")  # a good run in the same batch
+    path = tmp_path / "t.jsonl"
+    with caplog.at_level(logging.DEBUG):
+        assert OTLPJsonFileExporter(path).export(rec.spans).name == "SUCCESS"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    back = read_otlp_json(path)
+    assert len(back) == len(rec.spans)
+    bad = next(s for s in back if s.name.startswith("open "))
+    assert bad.name == "open /tmp/caf\\udce9.txt" and dict(bad.attributes) == {"file": "caf\\udce9", "n": 1}
+    assert dict(bad.events[0].attributes) == {"lines": ("ok", "bad \\ud83d")}
+    neighbours = [s for s in back if s is not bad]
+    assert check(fold(neighbours)) == fold([s for s in rec.spans if not s.name.startswith("open ")])

@@ -51,6 +51,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags, TraceSt
 from opentelemetry.trace.status import Status, StatusCode
 
 from .._spans.encoding import dumps as strict_json
+from .._spans.encoding import utf8_safe
 from ._appender import JsonLinesAppender
 
 logger = logging.getLogger("otel_agents")
@@ -64,7 +65,13 @@ _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 # --- writing --------------------------------------------------------------------
 
 def to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    """One ``ExportTraceServiceRequest`` in the OTLP JSON encoding (a JSON-ready dict)."""
+    """One ``ExportTraceServiceRequest`` in the OTLP JSON encoding (a JSON-ready dict).
+
+    A string that is not valid Unicode (a lone surrogate: an undecodable file name, broken
+    bytes, in a span made outside our span layer) cannot be UTF-8, which protobuf and JSON
+    need: that one value is written with the surrogate escaped (``\\udcff``, as the span layer
+    does), and the rest of the span and of the batch is written as is."""
+    spans = [_utf8_safe_span(s) if _not_utf8(s) else s for s in spans]
     message = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
     trace_flags = {(f"{s.context.trace_id:032x}", f"{s.context.span_id:016x}"): int(s.context.trace_flags)
                    for s in spans if s.context is not None}
@@ -77,6 +84,66 @@ def to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
         if bits:
             span["flags"] = span.get("flags", 0) | bits
     return message
+
+
+def _bad_text(value: Any) -> bool:
+    if type(value) is str:
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_bad_text(v) for v in value)
+    return False
+
+
+def _bad_attributes(attributes: Any) -> bool:
+    return bool(attributes) and any(_bad_text(k) or _bad_text(v) for k, v in attributes.items())
+
+
+def _not_utf8(span: ReadableSpan) -> bool:
+    """Whether any string of the span (name, attributes, events, links, status, resource, scope)
+    holds a lone surrogate. ``isascii`` first: the usual span costs a few C calls."""
+    scope = span.instrumentation_scope
+    return (_bad_text(span.name) or _bad_attributes(span.attributes)
+            or any(_bad_text(e.name) or _bad_attributes(e.attributes) for e in span.events)
+            or any(_bad_attributes(link.attributes) for link in span.links)
+            or _bad_text(span.status.description or "")
+            or (span.resource is not None and _bad_attributes(span.resource.attributes))
+            or (scope is not None and (_bad_text(scope.name) or _bad_text(scope.version or ""))))
+
+
+def _safe_value(value: Any) -> Any:
+    if type(value) is str:
+        return utf8_safe(value)
+    if isinstance(value, (tuple, list)):
+        return tuple(_safe_value(v) for v in value)
+    return value
+
+
+def _safe_attributes(attributes: Any) -> dict[str, Any]:
+    return {utf8_safe(k): _safe_value(v) for k, v in (attributes or {}).items()}
+
+
+def _utf8_safe_span(span: ReadableSpan) -> ReadableSpan:
+    """A copy of ``span`` whose strings are valid UTF-8 (lone surrogates escaped)."""
+    scope = span.instrumentation_scope
+    resource = span.resource
+    return ReadableSpan(
+        name=utf8_safe(span.name), context=span.context, parent=span.parent,
+        resource=Resource(_safe_attributes(resource.attributes), resource.schema_url) if resource else None,
+        attributes=_safe_attributes(span.attributes),
+        events=[Event(utf8_safe(e.name), _safe_attributes(e.attributes), e.timestamp) for e in span.events],
+        links=[Link(link.context, _safe_attributes(link.attributes)) for link in span.links],
+        kind=span.kind, start_time=span.start_time, end_time=span.end_time,
+        status=Status(span.status.status_code, utf8_safe(span.status.description)
+                      if span.status.description else None),
+        instrumentation_scope=InstrumentationScope(utf8_safe(scope.name), utf8_safe(scope.version or "") or None,
+                                                   scope.schema_url, scope.attributes) if scope else None,
+    )
 
 
 def _all_spans(message: dict[str, Any]) -> Iterable[dict[str, Any]]:
