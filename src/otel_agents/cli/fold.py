@@ -121,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
             super().append(problem)
             print(f"otel-agents fold: skipped {problem}", file=sys.stderr)
 
+    class Warnings(list):  # a field dropped from a span that was kept (a malformed traceState)
+        def append(self, note: MalformedLine) -> None:
+            super().append(note)
+            warn(str(note))
+
     errors = Errors()
     folder = StreamFolder(write, on_problem=report, on_warning=warn, include_thoughts=args.include_thoughts,
                           idle_spans=args.idle_spans)
@@ -130,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         source = getattr(sys.stdin, "buffer", sys.stdin)
     try:
         try:
-            for number, spans in iter_otlp_json(source, errors=errors):
+            for number, spans in iter_otlp_json(source, errors=errors, warnings=Warnings()):
                 folder.add(spans, number)
             folder.finish()
         except OSError as exc:  # raised by reading (writing raises _WriteError)

@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -274,7 +275,8 @@ MAX_LINE_BYTES = 256 * 1024 * 1024
 
 
 def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
-                   errors: list[MalformedLine] | None = None) -> list[ReadableSpan]:
+                   errors: list[MalformedLine] | None = None,
+                   warnings: list[MalformedLine] | None = None) -> list[ReadableSpan]:
     """Read OTLP/JSON lines back into SDK ``ReadableSpan``s.
 
     Args:
@@ -282,6 +284,9 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
             open file, ``sys.stdin``).
         errors: a list that receives one :class:`MalformedLine` per line that
             could not be read; when ``None``, each is logged as a WARNING.
+        warnings: a list that receives one :class:`MalformedLine` per field dropped
+            from a span that was kept (a malformed ``traceState``); when ``None``,
+            each is logged as a WARNING.
 
     Returns:
         The spans of every readable line, in file order (see :func:`iter_otlp_json`
@@ -290,11 +295,12 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     Raises:
         OSError: the file cannot be opened.
     """
-    return [span for _, spans in iter_otlp_json(source, errors=errors) for span in spans]
+    return [span for _, spans in iter_otlp_json(source, errors=errors, warnings=warnings) for span in spans]
 
 
 def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
-                   errors: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+                   errors: list[MalformedLine] | None = None,
+                   warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
     """Read OTLP/JSON lines one at a time: yields ``(line number, spans of that line)``.
 
     Memory holds one line at a time (so a caller that groups spans as they
@@ -303,6 +309,10 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     Args:
         source: a file path, or an iterable of lines (``str`` or ``bytes``).
         errors: receives one :class:`MalformedLine` per skipped line; when
+            ``None``, each is logged as a WARNING.
+        warnings: receives one :class:`MalformedLine` per field dropped from a
+            span that was kept: a ``traceState`` that is not a W3C ``tracestate``
+            (``…spans[2].traceState: member 'x y' is not key=value …``); when
             ``None``, each is logged as a WARNING.
 
     A malformed line is skipped whole and the lines around it are kept: not
@@ -330,9 +340,9 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            yield from _read_lines(_bounded_lines(f), name, errors)
+            yield from _read_lines(_bounded_lines(f), name, errors, warnings)
         return
-    yield from _read_lines(source, getattr(source, "name", "<stream>"), errors)
+    yield from _read_lines(source, getattr(source, "name", "<stream>"), errors, warnings)
 
 
 class _TooLong(bytes):
@@ -355,16 +365,25 @@ def _bounded_lines(f: Any) -> Iterator[bytes]:
         yield line
 
 
-def _read_lines(lines: Iterable[str | bytes], name: str,
-                errors: list[MalformedLine] | None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None,
+                warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+    notes: list[str] = []
     for number, text in enumerate(lines, start=1):
         try:
             if type(text) is _TooLong:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
             if not text.strip():
                 continue
-            spans = _parse_line(text)
+            spans = _parse_line(text, notes)
+            for note in notes:
+                dropped = MalformedLine(str(name), number, note)
+                if warnings is not None:
+                    warnings.append(dropped)
+                else:
+                    logger.warning("otel_agents: %s", dropped)
+            notes.clear()
         except ValueError as exc:
+            notes.clear()
             problem = MalformedLine(str(name), number, str(exc))
             if errors is not None:
                 errors.append(problem)
@@ -375,7 +394,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str,
             yield number, spans
 
 
-def _parse_line(text: str | bytes) -> list[ReadableSpan]:
+def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
     if isinstance(text, bytes):
         try:
             text.decode("utf-8")  # orjson says only "str is not valid UTF-8"; this names the byte
@@ -392,8 +411,12 @@ def _parse_line(text: str | bytes) -> list[ReadableSpan]:
             data = {"resourceSpans": [{"scopeSpans": [{"spans": data["data"]}]}]}
         else:
             return []
+    decoder = _Decoder()
     try:
-        return _Decoder().request(data)
+        spans = decoder.request(data)
+        if notes is not None:
+            notes.extend(decoder.notes)
+        return spans
     except _BadId:
         raise
     except ValueError as exc:
@@ -404,6 +427,12 @@ class _BadId(ValueError):
     """An id that is not hex of the right length (reported as is, like before the decoder existed)."""
 
 
+# W3C Trace Context, "tracestate" header: a key is a simple key (lcalpha, then up to 255 of lcalpha,
+# digits and _-*/) or tenant@system (1+240 and 1+13 of them); a value is up to 256 printable ASCII
+# characters other than "," and "=", not ending in a space. At most 32 members.
+_TRACESTATE_KEY = re.compile(r"[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13}")
+_TRACESTATE_VALUE = re.compile(r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]")
+_TRACESTATE_MAX_MEMBERS = 32
 _STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _SPAN_KINDS = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2,
                "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
@@ -420,8 +449,13 @@ class _Decoder:
     """Decodes one ``ExportTraceServiceRequest`` (a parsed JSON object) into ``ReadableSpan``s.
 
     Every field is type-checked; the first bad one raises ``ValueError`` naming its path
-    (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``).
+    (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``). A field that can be
+    dropped without losing the span (a malformed ``traceState``) is dropped and noted in
+    :attr:`notes`, with its path.
     """
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
 
     def request(self, data: dict[str, Any]) -> list[ReadableSpan]:
         out: list[ReadableSpan] = []
@@ -451,7 +485,7 @@ class _Decoder:
             raise ValueError(f"{where}: span {name!r} has no traceId or spanId")
         flags = self._int(s, "flags", where, 32)
         header = self._str(s, "traceState", where)
-        state = TraceState.from_header([header]) if header else None
+        state = self._trace_state(header, f"{where}.traceState") if header else None
         # Writers built on the SDK's OTLP encoder leave the W3C trace-flag bits of ``flags``
         # at 0; a span that was exported was sampled, so 0 reads as "sampled".
         context = SpanContext(trace_id, span_id, is_remote=False,
@@ -483,6 +517,31 @@ class _Decoder:
             end_time=self._int(s, "endTimeUnixNano", where, 64) or None,
             instrumentation_scope=scope,
         )
+
+    def _trace_state(self, header: str, where: str) -> TraceState | None:
+        """The W3C ``tracestate`` header text as a ``TraceState``; ``None`` (and a note naming the
+        field and the bad member) when it is malformed, where the SDK's parser would drop it with
+        a log line naming neither."""
+        pairs: dict[str, str] = {}
+        for member in header.split(","):
+            member = member.strip(" \t")  # optional whitespace (RFC 9110, 5.6.3); empty members are allowed
+            if not member:
+                continue
+            key, eq, value = member.partition("=")
+            if not eq or not _TRACESTATE_KEY.fullmatch(key) or not _TRACESTATE_VALUE.fullmatch(value):
+                problem = f"member {member[:80]!r} is not key=value in the W3C tracestate format"
+            elif key in pairs:
+                problem = f"key {key!r} appears twice"
+            else:
+                pairs[key] = value
+                continue
+            self.notes.append(f"{where}: {problem}; the trace state was dropped, the span kept")
+            return None
+        if len(pairs) > _TRACESTATE_MAX_MEMBERS:
+            self.notes.append(f"{where}: {len(pairs)} members, more than the W3C limit of "
+                              f"{_TRACESTATE_MAX_MEMBERS}; the trace state was dropped, the span kept")
+            return None
+        return TraceState(list(pairs.items()))
 
     # -- fields ----------------------------------------------------------------------
     @staticmethod
