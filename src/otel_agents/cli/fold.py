@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from typing import Any, TextIO
@@ -56,14 +55,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _strict_json(envelope: dict[str, Any]) -> str:
-    """One envelope as a strict JSON line (``orjson``; the standard encoder for what it refuses,
-    e.g. integers wider than 64 bits). Raises ``ValueError`` for a value JSON cannot hold."""
-    import orjson
+    """One envelope as a strict JSON line, with the same serialiser as ``ECPFileExporter``.
+    Raises ``ValueError`` for a value JSON cannot hold."""
+    from ..exporters.ecp._json import envelope_line
 
     try:
-        return orjson.dumps(envelope).decode("utf-8")
-    except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return envelope_line(envelope)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -39,9 +39,9 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from ..._spans.encoding import dumps as strict_json
 from ..._spans.guard import report_internal_error
 from .._appender import JsonLinesAppender
+from ._json import envelope_line
 from ._processor import ECPFoldingProcessor
 
 ENV_ECP_FILE = "OTEL_AGENTS_ECP_FILE"
@@ -106,7 +106,7 @@ class ECPFileExporter(SpanExporter):
 
     def _write(self, envelope: dict[str, Any]) -> None:
         try:
-            line = strict_json(envelope)  # orjson, the standard library's exact text
+            line = envelope_line(envelope)  # the same bytes as otel-agents fold
             self._out.append(line)  # False only after shutdown, when the folding is closed too
         except Exception as exc:  # noqa: BLE001 - a lost envelope is reported, never raised into the app
             report_internal_error("ecp.write", exc)
