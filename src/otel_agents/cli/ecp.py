@@ -124,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
     except _Shutdown:
         return 0
+    finally:
+        fork.forget()  # the server's descriptors are closed: their numbers may be reused
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -61,6 +61,13 @@ def detach_in_child(source: int | FdSource) -> Callable[[], None]:
     return lambda: _sources.pop(key, None) and None
 
 
+def forget() -> None:
+    """Stop resetting anything in forked children (the server has stopped: its descriptor
+    numbers may be reused by the process for other files)."""
+    _handlers.clear()
+    _sources.clear()
+
+
 def end_forked_child(error: BaseException | None) -> None:
     """End a forked child that returned into the server's code: exit status 0, 1 when the step
     raised (a ``SystemExit``'s integer code as is). ``os._exit``: the child runs none of the
