@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
                        description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
-                       "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable")
+                       "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable; warnings (spans "
+                       "read twice, a malformed traceState dropped) leave it unchanged")
     p.add_argument("traces", metavar="TRACES.jsonl", help="OTLP/JSON lines; '-' for standard input")
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
