@@ -143,3 +143,28 @@ def test_fold_logs_write_a_non_finite_float_subclass_as_null() -> None:
     plain ``float('nan')``, not an error that loses the envelope."""
     assert _logs([{"attributes": {"a": _Float64(math.nan), "b": (_Float64(math.inf), 1.0)}}]) == (
         '[{"attributes":{"a":null,"b":[null,1.0]}}]')
+
+
+def _escaped(data: Any) -> Any:
+    """``_nan_to_none`` plus lone surrogates escaped as text (``utf8_safe``)."""
+    if isinstance(data, str):
+        return encoding.utf8_safe(data)
+    if isinstance(data, (list, tuple)):
+        return [_escaped(x) for x in data]
+    if isinstance(data, dict):
+        return {(encoding.utf8_safe(k) if isinstance(k, str) else k): _escaped(v) for k, v in data.items()}
+    return _nan_to_none(data)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_data)
+@_examples
+def test_envelope_lines_are_the_standard_librarys_text_strict_and_utf8(data: Any) -> None:
+    """Issue #35: ``otel-agents fold`` wrote ``1e-7`` and ``ECPFileExporter`` ``1e-07`` (and differed on
+    ``NaN``): both now write with ``envelope_line``, the standard library's text with non-finite numbers
+    as ``null`` and lone surrogates escaped, so every line is strict JSON and valid UTF-8."""
+    import orjson
+
+    line = _json.envelope_line(data)
+    assert line == _STD_COMPACT(_escaped(data))
+    orjson.loads(line.encode("utf-8"))  # strict JSON, valid UTF-8 (orjson refuses NaN and lone surrogates)

@@ -234,3 +234,26 @@ def test_entry_points_name_the_two_exporters():
     found = {e.name: e.load() for e in entry_points(group="opentelemetry_traces_exporter")
              if e.name in ("ecp", "otlp_json_file")}
     assert found == {"ecp": ECPFileExporter, "otlp_json_file": OTLPJsonFileExporter}
+
+
+def test_the_exporter_and_otel_agents_fold_write_the_same_bytes(tmp_path):
+    """Issue #35: one serialiser. A tool result holding 1e-7 was ``1e-07`` from the exporter and
+    ``1e-7`` from ``otel-agents fold``; the same run now gives the same line from both."""
+    from otel_agents.cli import main
+
+    rec = Recorder()
+    exporter = ECPFileExporter(tmp_path / "envelopes.jsonl", tracer_provider=rec.provider)
+    rec.provider.add_span_processor(SimpleSpanProcessor(exporter))
+    rec.provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(tmp_path / "traces.jsonl")))
+    tel = rec.telemetry
+    with tel.span("agent", "scorer") as agent:
+        agent.set_agent("scorer")
+        with tel.span("tool", "p_value") as tool:
+            tool.set_tool("p_value", arguments={"alpha": 1e-7})
+            tool.set_tool_result({"p": 1e-7, "n": 12})
+        agent.set_output("p < 1e-6")
+    exporter.shutdown()
+    assert main(["fold", str(tmp_path / "traces.jsonl"), "-o", str(tmp_path / "folded.jsonl")]) == 0
+    written = (tmp_path / "envelopes.jsonl").read_bytes()
+    assert b'"p":1e-07' in written
+    assert written == (tmp_path / "folded.jsonl").read_bytes()

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
+import signal
 import threading
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
@@ -323,3 +326,41 @@ def test_without_grace_a_late_child_opens_a_run_of_its_own():
         tool.set_tool("late", arguments={})
     assert [e["tool_calls"] for e in check(got)][0] == []
     assert [c["name"] for c in got[1]["tool_calls"]] == ["late"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_with_no_open_runs_and_a_free_lock():
+    """Issue #35: fork while a run is open and another thread holds the processor's lock (a span
+    ending there). The child must not deadlock on the lock, must not hold the parent's run, and its
+    shutdown must not fold the parent's run a second time (as ``incomplete``)."""
+    rec, processor, got = recorder()
+    tel = rec.telemetry
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with processor._lock:
+            held.set()
+            release.wait(10)
+
+    with tel.span("agent", "parent") as agent:
+        agent.set_agent("parent")
+        holder = threading.Thread(target=hold_the_lock)
+        holder.start()
+        held.wait(10)
+        pid = os.fork()
+        if pid == 0:  # the child: report through the exit status, never return into pytest
+            code = 1
+            try:
+                signal.alarm(10)  # a deadlock ends the child (status: killed by SIGALRM)
+                assert processor.open_runs == 0
+                with tel.span("agent", "worker", parent=Context()) as worker:
+                    worker.set_agent("worker")
+                processor.shutdown()
+                code = 0 if [e["agents"][0]["name"] for e in got] == ["worker"] else 2
+            finally:
+                os._exit(code)
+        release.set()
+        holder.join()
+        status = os.waitpid(pid, 0)[1]
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert [(e["agents"][0]["name"], "incomplete" in e) for e in got] == [("parent", False)]

@@ -179,3 +179,52 @@ def test_simple_processor_writes_a_line_per_span(tmp_path):
     rec.provider.shutdown()
     assert len(path.read_text(encoding="utf-8").splitlines()) == len(rec.spans)
     assert check(fold(read_otlp_json(path))) == fold(rec.spans)
+
+
+def test_a_lone_surrogate_costs_that_value_not_the_batch(rec, tmp_path, caplog):
+    """Issue #35: a span made outside our span layer (the SDK tracer directly) whose name, attribute
+    and event hold a lone surrogate (an undecodable file name) used to lose the whole batch (protobuf
+    needs UTF-8). That value is written escaped, as the span layer escapes it; the rest as is."""
+    with rec.app.start_as_current_span("open /tmp/caf\udce9.txt", attributes={"file": "caf\udce9", "n": 1}) as span:
+        span.add_event("read", {"lines": ("ok", "bad \ud83d")})
+    agent_run(rec.telemetry, name="neighbour")  # a good run in the same batch
+    path = tmp_path / "t.jsonl"
+    with caplog.at_level(logging.DEBUG):
+        assert OTLPJsonFileExporter(path).export(rec.spans).name == "SUCCESS"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    back = read_otlp_json(path)
+    assert len(back) == len(rec.spans)
+    bad = next(s for s in back if s.name.startswith("open "))
+    assert bad.name == "open /tmp/caf\\udce9.txt" and dict(bad.attributes) == {"file": "caf\\udce9", "n": 1}
+    assert dict(bad.events[0].attributes) == {"lines": ("ok", "bad \\ud83d")}
+    neighbours = [s for s in back if s is not bad]
+    assert check(fold(neighbours)) == fold([s for s in rec.spans if not s.name.startswith("open ")])
+
+
+def test_a_malformed_trace_state_is_dropped_with_its_line_and_field_named(tmp_path, caplog, capsys):
+    """Issue #35: the SDK's parser dropped it with "Member doesn't match the w3c identifiers format",
+    naming no line or field. Now the note names both, the span is kept, valid trace states are read."""
+    def span(i: int, state: str) -> dict:
+        return {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": f"{i:016x}", "name": f"s{i}",
+                "traceState": state, **({"parentSpanId": f"{1:016x}"} if i > 1 else {})}
+
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [span(1, "vendor=ok,x y"), span(2, "a=1, b=2,"),
+                                                            span(3, "a=1,a=2")]}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n" + json.dumps(request) + "\n", encoding="utf-8")
+    warnings: list = []
+    with caplog.at_level(logging.DEBUG):
+        spans = read_otlp_json(path, warnings=warnings)
+    assert [s.name for s in spans] == ["s1", "s2", "s3"]
+    assert [dict(s.context.trace_state) for s in spans] == [{}, {"a": "1", "b": "2"}, {}]
+    assert [(w.line, w.message) for w in warnings] == [
+        (2, "resourceSpans[0].scopeSpans[0].spans[0].traceState: member 'x y' is not key=value in the W3C "
+            "tracestate format; the trace state was dropped, the span kept"),
+        (2, "resourceSpans[0].scopeSpans[0].spans[2].traceState: key 'a' appears twice; the trace state was "
+            "dropped, the span kept")]
+    assert not caplog.records  # not the SDK's message, which names neither
+    from otel_agents.cli import main
+
+    assert main(["fold", str(path)]) == 0  # the fold does not use trace states: nothing of its output is lost
+    err = capsys.readouterr().err
+    assert f"warning: {path}:2: resourceSpans[0].scopeSpans[0].spans[0].traceState: member 'x y'" in err

@@ -244,3 +244,87 @@ def test_every_attribute_the_fold_may_read_with_a_wrong_type_folds_without_error
         except Exception as exc:  # noqa: BLE001 - collected, reported below
             failures.append(f"{value!r}: {type(exc).__name__}: {exc}")
     assert failures == []
+
+
+# -- issue #35: traces that never complete, repeated spans, a full disk -------------------------------
+
+def orphan_trace_lines(traces: int) -> list[str]:
+    """``traces`` traces of 3 spans whose top span names a parent absent from the input (a Collector
+    that filtered the HTTP span above the agent), one line per trace, as a file holds them."""
+    out = []
+    for t in range(traces):
+        trace = f"{t + 1:032x}"
+        out.append(line(span_json(2, 1, kind="agent", name="invoke_agent a", trace=trace),
+                        span_json(3, 2, kind="tool", name="execute_tool t", trace=trace),
+                        span_json(4, 2, kind="model", name="chat m", trace=trace)))
+    return out
+
+
+def test_traces_with_a_missing_parent_are_folded_when_idle_not_held_to_the_end():
+    """Before: every such trace waited for its parent until the end of input (memory grew with the
+    file). Now each is folded once ``idle_spans`` later spans were read, with the same envelope."""
+    from otel_agents.exporters.ecp import StreamFolder
+    from otel_agents.exporters.file import read_otlp_json
+
+    lines = orphan_trace_lines(200)
+    got: list[dict] = []
+    folder = StreamFolder(got.append, idle_spans=30)
+    held = []
+    for number, text in enumerate(lines, start=1):
+        folder.add(read_otlp_json([text]), number)
+        held.append(folder.open_spans)
+    assert len(got) >= 190 and max(held) <= 30 + 3  # folded along the way: the idle window plus one trace
+    folder.finish()
+    expected = fold(read_otlp_json(lines))
+    assert len(check(got)) == 200
+    assert sorted(map(json.dumps, got)) == sorted(map(json.dumps, expected))
+
+
+def test_the_idle_window_is_a_cli_option(tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(orphan_trace_lines(5)) + "\n", encoding="utf-8")
+    assert main(["fold", str(path), "--idle-spans", "1"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 5
+    assert main(["fold", str(path), "--idle-spans", "0"]) == 2
+
+
+def test_a_file_read_twice_folds_each_run_once_with_a_warning(tmp_path):
+    """``cat t t | otel-agents fold -``: before, every run came out twice without a word. The
+    repeats are skipped and counted; the exit code stays 0 (nothing was lost: OTLP delivery is
+    at-least-once, so repeated batches are normal in real files)."""
+    lines = orphan_trace_lines(3) + [line(span_json(1), span_json(2, 1))]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = subprocess.run(f"cat {path} {path} | {sys.executable} -m otel_agents.cli fold -", shell=True,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    once = subprocess.run([sys.executable, "-m", "otel_agents.cli", "fold", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout == once.stdout and len(done.stdout.splitlines()) == 4
+    assert "warning: 11 span(s) were read twice" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_span_repeated_inside_its_trace_is_a_warning_not_a_failure(tmp_path, capsys):
+    code, [env], err = fold_cli(tmp_path, capsys, line(span_json(1), span_json(2, 1), span_json(2, 1)))
+    assert code == 0
+    assert f"warning: trace {TRACE}: 1 span(s) repeat a span id already seen" in err
+    assert "warning: 1 span(s) were read twice" in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("to", ["-o", "stdout"])
+def test_a_full_disk_is_an_output_error_exit_2(tmp_path, to):
+    """Before: with the last envelopes still buffered, the failing final flush was reported as
+    "cannot read TRACES" (the input blamed)."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(line(span_json(1), span_json(2, 1)) + "\n", encoding="utf-8")  # one small envelope
+    command = [sys.executable, "-m", "otel_agents.cli", "fold", str(path)]
+    if to == "-o":
+        done = subprocess.run(command + ["-o", "/dev/full"], capture_output=True, text=True, timeout=120)
+    else:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2
+    where = "/dev/full" if to == "-o" else "standard output"
+    assert done.stderr.startswith(f"otel-agents fold: cannot write {where}: No space left on device"), done.stderr
+    assert "cannot read" not in done.stderr and "Traceback" not in done.stderr

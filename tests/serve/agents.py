@@ -95,6 +95,14 @@ def slow(user_input: str) -> str:
     return "slow answer"
 
 
+def brief(user_input: str) -> str:
+    """Takes a second: finishes within the server's graceful-shutdown window."""
+    import time
+
+    time.sleep(1)
+    return f"brief answer to {user_input}"
+
+
 def interrupts(user_input: str) -> str:
     if user_input == "ok":
         return "fine"
@@ -110,3 +118,51 @@ def reads_stdin(user_input: str) -> str:
 
 def nan_result(user_input: str) -> dict:
     return {"score": float("nan")}
+
+
+def forks_and_terminates(user_input: str) -> str:
+    """A multiprocessing child (fork start method) ended with ``Process.terminate()``: SIGTERM must
+    reach the child's default handler, not the server's event loop."""
+    import multiprocessing
+    import time
+
+    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+    child.start()
+    time.sleep(0.2)  # let the child run
+    child.terminate()
+    child.join(timeout=10)
+    return f"child exit code {child.exitcode}"
+
+
+def forks_a_pool(user_input: str) -> str:
+    """A fork-started ``multiprocessing.Pool`` used as a context manager (``__exit__`` terminates its
+    workers with SIGTERM); answers with the workers' pids."""
+    import multiprocessing
+    import os
+    import time
+
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        pids = sorted(set(pool.map(_worker_pid, range(8))))
+        time.sleep(0.2)  # the workers wait for the next task when __exit__ terminates them
+    return " ".join(map(str, pids))
+
+
+def _worker_pid(_: int) -> int:
+    import os
+    import time
+
+    time.sleep(0.01)
+    return os.getpid()
+
+
+def forks_and_returns(user_input: str) -> str:
+    """``os.fork()`` whose child returns from the step (never calls ``os._exit``): the child must not
+    keep the server's stdout or socket open, nor outlive the step; it leaves its pid in the input file."""
+    import os
+
+    pid = os.fork()
+    if pid == 0:
+        return "the child's answer"  # returns into the server's code, in the child
+    with open(user_input, "w") as f:
+        f.write(str(pid))
+    return "the parent's answer"

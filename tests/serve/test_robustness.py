@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -80,20 +81,65 @@ def test_sigterm_mid_step_ends_the_stdio_server(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=10) == 0
     assert time.monotonic() - sent < 5
+    answer = json.loads(proc.stdout.readline())  # the step in flight is answered, not left hanging
+    assert answer["id"] == 2 and answer["error"]["code"] == -32003, answer
     spans = _abandoned_spans(trace_file)
     assert spans["agent/step"]["otel_agents.stream.abandoned"] is True  # ended and exported before exit
 
 
 def test_sigint_mid_step_ends_the_http_server(tmp_path: Path) -> None:
     with http_server(f"{AGENTS}:slow", log=tmp_path / "serve.log") as (url, proc):
-        import threading
-
         threading.Thread(target=post, args=(url, rpc("agent/step", {"input": "x"})), daemon=True).start()
         time.sleep(1)
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
         assert time.monotonic() - sent < 6
+
+
+def _step_in_background(url: str) -> tuple[threading.Thread, dict]:
+    answer: dict = {}
+
+    def run() -> None:
+        answer["status"], answer["headers"], answer["body"] = post(url, rpc("agent/step", {"input": "x"}, 7))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, answer
+
+
+@pytest.mark.parametrize("signals", [1, 2], ids=["sigterm", "sigterm-twice"])
+def test_sigterm_answers_the_http_step_in_flight_with_a_jsonrpc_error(tmp_path: Path, signals: int) -> None:
+    """Uvicorn cancels a request still running after its graceful-shutdown window (or at once on a
+    second signal); the client gets a JSON-RPC error, not Uvicorn's plain-text 500, and the log no
+    ASGI traceback (issue #35)."""
+    log = tmp_path / "serve.log"
+    with http_server(f"{AGENTS}:slow", log=log) as (url, proc):
+        thread, answer = _step_in_background(url)
+        time.sleep(1)
+        for _ in range(signals):
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+        assert proc.wait(timeout=10) == 0
+        thread.join(timeout=10)
+    headers = {k.lower(): v for k, v in answer["headers"].items()}
+    assert answer["status"] == 200 and headers["content-type"] == "application/json", answer
+    body = json.loads(answer["body"])
+    assert body["id"] == 7 and body["error"]["code"] == -32003
+    assert "shutting down" in body["error"]["message"]
+    text = log.read_text()
+    assert "Traceback" not in text and "Exception in ASGI application" not in text, text
+
+
+def test_sigterm_lets_an_http_step_finish_within_the_grace_period(tmp_path: Path) -> None:
+    with http_server(f"{AGENTS}:brief", log=tmp_path / "serve.log") as (url, proc):
+        thread, answer = _step_in_background(url)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+        thread.join(timeout=10)
+    assert answer["status"] == 200, answer
+    assert json.loads(answer["body"])["result"]["public_output"] == "brief answer to x"
 
 
 def test_keyboard_interrupt_in_the_agent_is_a_step_error() -> None:

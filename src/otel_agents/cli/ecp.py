@@ -136,12 +136,16 @@ def _refusal(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit 0 through `finally`,
     # so spans are flushed and instrumentation removed. Once the server loop runs, it owns the signals.
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    from ..serve import fork
+
+    for sig in (signal.SIGTERM, signal.SIGINT):  # an agent's forked child gets the handlers back
+        fork.restore_in_child(sig, signal.signal(sig, _stop))
     try:
         return _run(args)
     except _Shutdown:
         return 0
+    finally:
+        fork.forget()  # the server's descriptors are closed: their numbers may be reused
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -161,7 +165,10 @@ def _run(args: argparse.Namespace) -> int:
     # The protocol keeps private copies of stdin and stdout; the agent gets /dev/null as its stdin and
     # stderr as its stdout, so nothing it reads or writes (input(), print, a child process, C code) can
     # take a request or corrupt a response.
+    from ..serve import fork
+
     protocol_in = os.fdopen(os.dup(0), "rb")
+    fork.detach_in_child(protocol_in.fileno())  # a forked child of the agent must not hold them
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -169,6 +176,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.http:
         sys.stdout.flush()
         protocol_out = os.fdopen(os.dup(1), "wb")
+        fork.detach_in_child(protocol_out.fileno())
         os.dup2(2, 1)
     provider = _provider(args)
     receiver = sock = None

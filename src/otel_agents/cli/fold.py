@@ -10,26 +10,30 @@ too (``docs/ecp.md``).
 
 It streams: lines are read one at a time and each trace is folded as soon as it
 is complete (its root span and every parent it names have been read), so
-memory is bounded by the largest trace, not by the file; traces that never
-complete are folded at the end of input. Envelopes come out in the order their
-traces complete. Given several files (one per process of a distributed run: the
-agent's, its MCP server's), they are read in order as one input and every trace
-is folded at the end, so a trace spread across them is one run (memory then holds
-all their spans).
+memory is bounded by the largest trace, not by the file; a trace whose top span
+names a parent that is not in the input is folded once none of its spans was
+among the last --idle-spans spans read, the rest at the end of input. Envelopes
+come out in the order their traces complete. Given several files (one per process
+of a distributed run: the agent's, its MCP server's), they are read in order as
+one input and every trace is folded at the end, so a trace spread across them is
+one run (memory then holds all their spans).
 
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and
-skipped; the lines around it are still folded. A trace with duplicate span ids
-or spans on a parent cycle, and a run that cannot be folded, are reported there
-too (``trace ID: problem``), once each. Output is strict JSON (no ``NaN``).
+skipped; the lines around it are still folded. A trace with spans on a parent
+cycle, and a run that cannot be folded, are reported there too (``trace ID:
+problem``), once each. Spans read twice (the same trace id and span id: a file
+read twice, a batch an exporter retried) are folded once and counted in a
+warning; they do not change the exit code, since nothing was lost (OTLP delivery
+is at-least-once, so real files hold such repeats). Output is strict JSON (no ``NaN``).
 Exit codes: 0 — everything was read and folded; 1 — some lines, spans or runs
 were skipped (the envelopes of the rest were written); 2 — the input could not
-be read, or the output not written.
+be read, or the output not written (``cannot write``, never blamed on the input).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import os
 import sys
 from typing import Any, TextIO
@@ -38,26 +42,32 @@ from . import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from ..exporters.ecp._stream import DEFAULT_IDLE_SPANS
+
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
                        description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
-                       "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable")
+                       "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable; warnings (spans "
+                       "read twice, a malformed traceState dropped) leave it unchanged")
     p.add_argument("traces", metavar="TRACES.jsonl", nargs="+",
                    help="OTLP/JSON lines, one file or several folded together; '-' for standard input")
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")
+    p.add_argument("--idle-spans", type=int, default=DEFAULT_IDLE_SPANS, metavar="N",
+                   help="fold a trace whose top span's parent is not in the input once none of its spans was "
+                        f"among the last N spans read (default {DEFAULT_IDLE_SPANS})")
     p.set_defaults(func=run)
 
 
 def _strict_json(envelope: dict[str, Any]) -> str:
-    """One envelope as a strict JSON line (``orjson``; the standard encoder for what it refuses,
-    e.g. integers wider than 64 bits). Raises ``ValueError`` for a value JSON cannot hold."""
-    import orjson
+    """One envelope as a strict JSON line, with the same serialiser as ``ECPFileExporter``.
+    Raises ``ValueError`` for a value JSON cannot hold."""
+    from ..exporters.ecp._json import envelope_line
 
     try:
-        return orjson.dumps(envelope).decode("utf-8")
-    except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return envelope_line(envelope)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -76,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     from ..exporters.file import MalformedLine, iter_otlp_json
 
     out: TextIO = sys.stdout
+    if args.idle_spans < 1:
+        print("otel-agents fold: --idle-spans must be at least 1", file=sys.stderr)
+        return 2
     if args.traces.count("-") > 1:
         print("otel-agents fold: '-' (standard input) can be given once", file=sys.stderr)
         return 2
@@ -97,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
         problems += 1
         print(f"otel-agents fold: {message}", file=sys.stderr)
 
+    def warn(message: str) -> None:
+        print(f"otel-agents fold: warning: {message}", file=sys.stderr)
+
     def write(envelope: dict[str, Any]) -> None:
         try:
             line = _strict_json(envelope)
@@ -113,29 +129,64 @@ def run(args: argparse.Namespace) -> int:
             super().append(problem)
             print(f"otel-agents fold: skipped {problem}", file=sys.stderr)
 
+    class Warnings(list):  # a field dropped from a span that was kept (a malformed traceState)
+        def append(self, note: MalformedLine) -> None:
+            super().append(note)
+            warn(str(note))
+
     errors = Errors()
-    folder = StreamFolder(write, on_problem=report, include_thoughts=args.include_thoughts,
-                          hold=len(args.traces) > 1)
+    folder = StreamFolder(write, on_problem=report, on_warning=warn, include_thoughts=args.include_thoughts,
+                          hold=len(args.traces) > 1, idle_spans=args.idle_spans)
     reading = args.traces[0]
     try:
-        for reading in args.traces:
-            # bytes from stdin when possible: a line that is not UTF-8 is then reported, not fatal
-            source: Any = reading if reading != "-" else getattr(sys.stdin, "buffer", sys.stdin)
-            for number, spans in iter_otlp_json(source, errors=errors):
-                folder.add(spans, number)
-        folder.finish()
-        out.flush()
+        try:
+            warnings = Warnings()
+            for reading in args.traces:
+                # bytes from stdin when possible: a line that is not UTF-8 is then reported, not fatal
+                source: Any = reading if reading != "-" else getattr(sys.stdin, "buffer", sys.stdin)
+                for number, spans in iter_otlp_json(source, errors=errors, warnings=warnings):
+                    folder.add(spans, number)
+            folder.finish()
+        except OSError as exc:  # raised by reading (writing raises _WriteError)
+            print(f"otel-agents fold: cannot read {reading}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        _close(out)
     except _WriteError as exc:
         error = exc.args[0]
         print(f"otel-agents fold: cannot write {args.output or 'standard output'}: {error.strerror or error}",
               file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"otel-agents fold: cannot read {reading}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
     finally:
-        if out is not sys.stdout:
-            out.close()
+        _discard(out)
+    if folder.duplicates:
+        warn(f"{folder.duplicates} span(s) were read twice (the same trace id and span id: a file read twice, "
+             "a batch an exporter retried); each was folded once")
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
           f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)
     return 1 if errors or problems else 0
+
+
+def _close(out: TextIO) -> None:
+    """Flush the envelopes (and close ``-o``'s file); ``_WriteError`` when that fails (a full disk
+    shows here when the last envelopes were still buffered)."""
+    try:
+        out.flush()
+        if out is not sys.stdout:
+            out.close()
+    except OSError as exc:
+        raise _WriteError(exc) from None
+
+
+def _discard(out: TextIO) -> None:
+    """After a failed write, drop what is still buffered, so closing (or the interpreter's last flush
+    of standard output) does not fail a second time with a traceback."""
+    if out is sys.stdout:
+        try:
+            out.flush()
+        except OSError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        except ValueError:  # closed
+            pass
+    else:
+        with contextlib.suppress(OSError, ValueError):  # closes the file even when its flush fails
+            out.close()

@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -51,6 +52,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags, TraceSt
 from opentelemetry.trace.status import Status, StatusCode
 
 from .._spans.encoding import dumps as strict_json
+from .._spans.encoding import utf8_safe
 from ._appender import JsonLinesAppender
 
 logger = logging.getLogger("otel_agents")
@@ -64,7 +66,13 @@ _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 # --- writing --------------------------------------------------------------------
 
 def to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    """One ``ExportTraceServiceRequest`` in the OTLP JSON encoding (a JSON-ready dict)."""
+    """One ``ExportTraceServiceRequest`` in the OTLP JSON encoding (a JSON-ready dict).
+
+    A string that is not valid Unicode (a lone surrogate: an undecodable file name, broken
+    bytes, in a span made outside our span layer) cannot be UTF-8, which protobuf and JSON
+    need: that one value is written with the surrogate escaped (``\\udcff``, as the span layer
+    does), and the rest of the span and of the batch is written as is."""
+    spans = [_utf8_safe_span(s) if _not_utf8(s) else s for s in spans]
     message = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
     trace_flags = {(f"{s.context.trace_id:032x}", f"{s.context.span_id:016x}"): int(s.context.trace_flags)
                    for s in spans if s.context is not None}
@@ -77,6 +85,66 @@ def to_otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
         if bits:
             span["flags"] = span.get("flags", 0) | bits
     return message
+
+
+def _bad_text(value: Any) -> bool:
+    if type(value) is str:
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_bad_text(v) for v in value)
+    return False
+
+
+def _bad_attributes(attributes: Any) -> bool:
+    return bool(attributes) and any(_bad_text(k) or _bad_text(v) for k, v in attributes.items())
+
+
+def _not_utf8(span: ReadableSpan) -> bool:
+    """Whether any string of the span (name, attributes, events, links, status, resource, scope)
+    holds a lone surrogate. ``isascii`` first: the usual span costs a few C calls."""
+    scope = span.instrumentation_scope
+    return (_bad_text(span.name) or _bad_attributes(span.attributes)
+            or any(_bad_text(e.name) or _bad_attributes(e.attributes) for e in span.events)
+            or any(_bad_attributes(link.attributes) for link in span.links)
+            or _bad_text(span.status.description or "")
+            or (span.resource is not None and _bad_attributes(span.resource.attributes))
+            or (scope is not None and (_bad_text(scope.name) or _bad_text(scope.version or ""))))
+
+
+def _safe_value(value: Any) -> Any:
+    if type(value) is str:
+        return utf8_safe(value)
+    if isinstance(value, (tuple, list)):
+        return tuple(_safe_value(v) for v in value)
+    return value
+
+
+def _safe_attributes(attributes: Any) -> dict[str, Any]:
+    return {utf8_safe(k): _safe_value(v) for k, v in (attributes or {}).items()}
+
+
+def _utf8_safe_span(span: ReadableSpan) -> ReadableSpan:
+    """A copy of ``span`` whose strings are valid UTF-8 (lone surrogates escaped)."""
+    scope = span.instrumentation_scope
+    resource = span.resource
+    return ReadableSpan(
+        name=utf8_safe(span.name), context=span.context, parent=span.parent,
+        resource=Resource(_safe_attributes(resource.attributes), resource.schema_url) if resource else None,
+        attributes=_safe_attributes(span.attributes),
+        events=[Event(utf8_safe(e.name), _safe_attributes(e.attributes), e.timestamp) for e in span.events],
+        links=[Link(link.context, _safe_attributes(link.attributes)) for link in span.links],
+        kind=span.kind, start_time=span.start_time, end_time=span.end_time,
+        status=Status(span.status.status_code, utf8_safe(span.status.description)
+                      if span.status.description else None),
+        instrumentation_scope=InstrumentationScope(utf8_safe(scope.name), utf8_safe(scope.version or "") or None,
+                                                   scope.schema_url, scope.attributes) if scope else None,
+    )
 
 
 def _all_spans(message: dict[str, Any]) -> Iterable[dict[str, Any]]:
@@ -207,7 +275,8 @@ MAX_LINE_BYTES = 256 * 1024 * 1024
 
 
 def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
-                   errors: list[MalformedLine] | None = None) -> list[ReadableSpan]:
+                   errors: list[MalformedLine] | None = None,
+                   warnings: list[MalformedLine] | None = None) -> list[ReadableSpan]:
     """Read OTLP/JSON lines back into SDK ``ReadableSpan``s.
 
     Args:
@@ -215,6 +284,9 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
             open file, ``sys.stdin``).
         errors: a list that receives one :class:`MalformedLine` per line that
             could not be read; when ``None``, each is logged as a WARNING.
+        warnings: a list that receives one :class:`MalformedLine` per field dropped
+            from a span that was kept (a malformed ``traceState``); when ``None``,
+            each is logged as a WARNING.
 
     Returns:
         The spans of every readable line, in file order (see :func:`iter_otlp_json`
@@ -223,11 +295,12 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     Raises:
         OSError: the file cannot be opened.
     """
-    return [span for _, spans in iter_otlp_json(source, errors=errors) for span in spans]
+    return [span for _, spans in iter_otlp_json(source, errors=errors, warnings=warnings) for span in spans]
 
 
 def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
-                   errors: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+                   errors: list[MalformedLine] | None = None,
+                   warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
     """Read OTLP/JSON lines one at a time: yields ``(line number, spans of that line)``.
 
     Memory holds one line at a time (so a caller that groups spans as they
@@ -236,6 +309,10 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     Args:
         source: a file path, or an iterable of lines (``str`` or ``bytes``).
         errors: receives one :class:`MalformedLine` per skipped line; when
+            ``None``, each is logged as a WARNING.
+        warnings: receives one :class:`MalformedLine` per field dropped from a
+            span that was kept: a ``traceState`` that is not a W3C ``tracestate``
+            (``…spans[2].traceState: member 'x y' is not key=value …``); when
             ``None``, each is logged as a WARNING.
 
     A malformed line is skipped whole and the lines around it are kept: not
@@ -263,9 +340,9 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            yield from _read_lines(_bounded_lines(f), name, errors)
+            yield from _read_lines(_bounded_lines(f), name, errors, warnings)
         return
-    yield from _read_lines(source, getattr(source, "name", "<stream>"), errors)
+    yield from _read_lines(source, getattr(source, "name", "<stream>"), errors, warnings)
 
 
 class _TooLong(bytes):
@@ -288,16 +365,25 @@ def _bounded_lines(f: Any) -> Iterator[bytes]:
         yield line
 
 
-def _read_lines(lines: Iterable[str | bytes], name: str,
-                errors: list[MalformedLine] | None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None,
+                warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+    notes: list[str] = []
     for number, text in enumerate(lines, start=1):
         try:
             if type(text) is _TooLong:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
             if not text.strip():
                 continue
-            spans = _parse_line(text)
+            spans = _parse_line(text, notes)
+            for note in notes:
+                dropped = MalformedLine(str(name), number, note)
+                if warnings is not None:
+                    warnings.append(dropped)
+                else:
+                    logger.warning("otel_agents: %s", dropped)
+            notes.clear()
         except ValueError as exc:
+            notes.clear()
             problem = MalformedLine(str(name), number, str(exc))
             if errors is not None:
                 errors.append(problem)
@@ -308,7 +394,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str,
             yield number, spans
 
 
-def _parse_line(text: str | bytes) -> list[ReadableSpan]:
+def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
     if isinstance(text, bytes):
         try:
             text.decode("utf-8")  # orjson says only "str is not valid UTF-8"; this names the byte
@@ -325,8 +411,12 @@ def _parse_line(text: str | bytes) -> list[ReadableSpan]:
             data = {"resourceSpans": [{"scopeSpans": [{"spans": data["data"]}]}]}
         else:
             return []
+    decoder = _Decoder()
     try:
-        return _Decoder().request(data)
+        spans = decoder.request(data)
+        if notes is not None:
+            notes.extend(decoder.notes)
+        return spans
     except _BadId:
         raise
     except ValueError as exc:
@@ -337,6 +427,12 @@ class _BadId(ValueError):
     """An id that is not hex of the right length (reported as is, like before the decoder existed)."""
 
 
+# W3C Trace Context, "tracestate" header: a key is a simple key (lcalpha, then up to 255 of lcalpha,
+# digits and _-*/) or tenant@system (1+240 and 1+13 of them); a value is up to 256 printable ASCII
+# characters other than "," and "=", not ending in a space. At most 32 members.
+_TRACESTATE_KEY = re.compile(r"[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13}")
+_TRACESTATE_VALUE = re.compile(r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]")
+_TRACESTATE_MAX_MEMBERS = 32
 _STATUS = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _SPAN_KINDS = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2,
                "SPAN_KIND_CLIENT": 3, "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
@@ -353,8 +449,13 @@ class _Decoder:
     """Decodes one ``ExportTraceServiceRequest`` (a parsed JSON object) into ``ReadableSpan``s.
 
     Every field is type-checked; the first bad one raises ``ValueError`` naming its path
-    (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``).
+    (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``). A field that can be
+    dropped without losing the span (a malformed ``traceState``) is dropped and noted in
+    :attr:`notes`, with its path.
     """
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
 
     def request(self, data: dict[str, Any], rejected: list[tuple[int, str]] | None = None) -> list[ReadableSpan]:
         """The spans of ``data``. Without ``rejected``, the first bad field raises ``ValueError``;
@@ -407,7 +508,7 @@ class _Decoder:
             raise ValueError(f"{where}: span {name!r} has no traceId or spanId")
         flags = self._int(s, "flags", where, 32)
         header = self._str(s, "traceState", where)
-        state = TraceState.from_header([header]) if header else None
+        state = self._trace_state(header, f"{where}.traceState") if header else None
         # Writers built on the SDK's OTLP encoder leave the W3C trace-flag bits of ``flags``
         # at 0; a span that was exported was sampled, so 0 reads as "sampled".
         context = SpanContext(trace_id, span_id, is_remote=False,
@@ -439,6 +540,31 @@ class _Decoder:
             end_time=self._int(s, "endTimeUnixNano", where, 64) or None,
             instrumentation_scope=scope,
         )
+
+    def _trace_state(self, header: str, where: str) -> TraceState | None:
+        """The W3C ``tracestate`` header text as a ``TraceState``; ``None`` (and a note naming the
+        field and the bad member) when it is malformed, where the SDK's parser would drop it with
+        a log line naming neither."""
+        pairs: dict[str, str] = {}
+        for member in header.split(","):
+            member = member.strip(" \t")  # optional whitespace (RFC 9110, 5.6.3); empty members are allowed
+            if not member:
+                continue
+            key, eq, value = member.partition("=")
+            if not eq or not _TRACESTATE_KEY.fullmatch(key) or not _TRACESTATE_VALUE.fullmatch(value):
+                problem = f"member {member[:80]!r} is not key=value in the W3C tracestate format"
+            elif key in pairs:
+                problem = f"key {key!r} appears twice"
+            else:
+                pairs[key] = value
+                continue
+            self.notes.append(f"{where}: {problem}; the trace state was dropped, the span kept")
+            return None
+        if len(pairs) > _TRACESTATE_MAX_MEMBERS:
+            self.notes.append(f"{where}: {len(pairs)} members, more than the W3C limit of "
+                              f"{_TRACESTATE_MAX_MEMBERS}; the trace state was dropped, the span kept")
+            return None
+        return TraceState(list(pairs.items()))
 
     # -- fields ----------------------------------------------------------------------
     @staticmethod

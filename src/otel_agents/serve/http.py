@@ -26,6 +26,12 @@ Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
 closed (slow or idle clients cannot hold connections); at most ``max_connections``
 connections and requests at once (more get ``503``); the listen backlog is 2048.
+
+Shutdown follows Uvicorn's graceful model: on the first SIGTERM/SIGINT the server
+stops accepting connections and gives requests in flight :data:`SHUTDOWN_GRACE`
+seconds to finish (a step that does is answered as usual); then, or at once on a
+second signal, the rest are cancelled: the step is abandoned (its spans end, marked
+``otel_agents.stream.abandoned``) and its client gets a JSON-RPC ``-32003`` error.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from .jsonrpc import SERVER_BUSY, Request, dispatch, encode, error_response, parse
+from .jsonrpc import SERVER_BUSY, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, dispatch, encode, error_response, parse
 from .sessions import SessionManager, SessionsFull
 
 logger = logging.getLogger("otel_agents.serve")
@@ -48,6 +54,7 @@ logger = logging.getLogger("otel_agents.serve")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SESSION_HEADER = "mcp-session-id"
 MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete head past this size)
+SHUTDOWN_GRACE = 2.0  # seconds requests in flight may still run after a stop signal (Uvicorn's graceful shutdown)
 
 Scope = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Mapping[str, Any]]]
@@ -272,7 +279,17 @@ class ECPApp:
             extra[SESSION_HEADER] = sid
         else:
             session = self.sessions.default
-        response = await dispatch(request, session.methods())
+        try:
+            response = await dispatch(request, session.methods())
+        except asyncio.CancelledError:
+            # Uvicorn's graceful shutdown: a request still running when its window closes is
+            # cancelled (the step was abandoned and its spans ended on the way out). Answer it as
+            # JSON-RPC; re-raising would make Uvicorn log a traceback and send a plain-text 500.
+            logger.warning("%s (id %r) abandoned: the server is shutting down", request.method, request.id)
+            if request.notification:
+                return None
+            return await _send(send, 200, error_response(request.id, SHUTTING_DOWN, SHUTDOWN_MESSAGE),
+                               {**extra, "connection": "close"})
         if response is None:
             return await _send(send, 202, None, extra)
         await _send(send, 200, response, extra)
@@ -373,7 +390,7 @@ def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
     config = uvicorn.Config(app, http=_protocol_class(), ws="none", lifespan="off", log_config=None,
                             access_log=False, server_header=False, timeout_keep_alive=limits.connection_timeout,
                             limit_concurrency=limits.max_connections, backlog=limits.backlog,
-                            timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEAD)
+                            timeout_graceful_shutdown=SHUTDOWN_GRACE, h11_max_incomplete_event_size=MAX_HEAD)
     return Server(config)
 
 
@@ -383,9 +400,14 @@ async def serve_http(app: Any, host: str, port: int, limits: HTTPLimits | None =
     """Serve ``app`` (an ASGI app with a ``path``) until ``server.should_exit`` is set; ``announce(url)`` once
     listening, ``started(server)`` before. ``sock``: a socket already bound with :func:`bind` (then ``host`` and
     ``port`` are not used)."""
+    from . import fork
+
     limits = limits or HTTPLimits()
     sock = sock or bind(host, port, limits.backlog)
     server = make_server(app, limits)
+    # A child the agent forks must not keep the listening socket or a client's connection open.
+    listener = sock.fileno()
+    undetach = fork.detach_in_child(lambda: [listener, *_connection_fds(server)])
     if started is not None:
         started(server)
     h, p = sock.getsockname()[:2]
@@ -394,4 +416,16 @@ async def serve_http(app: Any, host: str, port: int, limits: HTTPLimits | None =
     try:
         await server.serve(sockets=[sock])
     finally:
+        undetach()
         sock.close()
+
+
+def _connection_fds(server: Any) -> list[int]:
+    """The descriptors of the server's open client connections."""
+    fds = []
+    for connection in list(server.server_state.connections):
+        transport = getattr(connection, "transport", None)
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        if sock is not None and sock.fileno() >= 0:
+            fds.append(sock.fileno())
+    return fds

@@ -39,6 +39,8 @@ INTERNAL_ERROR = -32603
 AGENT_ERROR = -32000  # implementation-defined server error: the agent under test raised
 STEP_TIMEOUT = -32001  # the agent did not answer within --step-timeout
 SERVER_BUSY = -32002  # no session could be created: every session is busy
+SHUTTING_DOWN = -32003  # the server stopped (SIGTERM/SIGINT) before the request was answered
+SHUTDOWN_MESSAGE = "server shutting down: the request was abandoned before it finished"
 
 
 class RPCError(Exception):

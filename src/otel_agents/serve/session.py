@@ -21,8 +21,10 @@ import contextvars
 import inspect
 import json
 import logging
+import os
 import threading
 import traceback
+import weakref
 from typing import Any, Callable, Mapping, Sequence
 
 from opentelemetry import context as otel_context
@@ -62,10 +64,16 @@ class TraceCollector(SpanProcessor):
     with ``ecp serve --collect``, also the spans other processes send for them (:meth:`add_remote`)."""
 
     def __init__(self) -> None:
+        self._reset()
+        if hasattr(os, "register_at_fork"):  # a child the agent forks watches nothing of the parent's
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: (c := ref()) is not None and c._reset())
+
+    def _reset(self) -> None:
         self._finished: dict[int, list[ReadableSpan]] = {}
         self._open: dict[int, dict[int, Any]] = {}
         self._remote: dict[int, dict[int, ReadableSpan]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # new in a forked child: another thread may have held it at fork
         self.remote_dropped = 0  # spans received for traces not watched, or over the per-trace cap
 
     def watch(self, trace_id: int) -> None:

@@ -10,10 +10,11 @@ returns, lone surrogates included, travels as valid UTF-8.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from typing import Any, BinaryIO, Mapping
 
-from .jsonrpc import PARSE_ERROR, encode, error_response, handle
+from .jsonrpc import PARSE_ERROR, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, dispatch, encode, error_response, parse
 
 DEFAULT_MAX_LINE = 4 * 1024 * 1024  # bytes
 _TOO_LONG = object()
@@ -51,7 +52,8 @@ async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: Binar
                       max_line: int = DEFAULT_MAX_LINE) -> None:
     """Answer each non-blank line of ``stdin`` (binary) on ``stdout`` (binary) until end of input.
 
-    Cancel the task to stop (a signal handler does): the step in flight is abandoned.
+    Cancel the task to stop (a signal handler does): the step in flight is abandoned and answered
+    with a ``-32003`` error (``server shutting down``) before the task ends cancelled.
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
@@ -64,7 +66,21 @@ async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: Binar
         elif not line.strip():
             continue
         else:
-            response = await handle(line, methods)
+            request = parse(line)
+            if not isinstance(request, Request):
+                response = request
+            else:
+                try:
+                    response = await dispatch(request, methods)
+                except asyncio.CancelledError:
+                    if not request.notification:
+                        with contextlib.suppress(OSError, ValueError):  # the client may be gone already
+                            _write(stdout, error_response(request.id, SHUTTING_DOWN, SHUTDOWN_MESSAGE))
+                    raise
         if response is not None:
-            stdout.write(encode(response) + b"\n")
-            stdout.flush()
+            _write(stdout, response)
+
+
+def _write(stdout: BinaryIO, response: Mapping[str, Any]) -> None:
+    stdout.write(encode(response) + b"\n")
+    stdout.flush()

@@ -7,6 +7,8 @@ raises, ``BaseException`` included (``KeyboardInterrupt``, ``SystemExit``), come
 back as the :class:`Outcome`'s ``error``. A call that does not return in time is
 abandoned: :meth:`Worker.abandon` cancels it when it is a coroutine and retires
 the thread, which exits once the call returns; a new worker takes its place.
+An agent's forked child that returns here (``os.fork()`` with no ``os._exit``) exits
+(:func:`.fork.end_forked_child`): it never runs the server's code as a second server.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ import contextlib
 import contextvars
 import inspect
 import itertools
+import os
 import queue
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from .fork import end_forked_child
 
 _ids = itertools.count(1)
 
@@ -44,6 +49,7 @@ class Worker:
         self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._task: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = os.getpid()
         self._thread = threading.Thread(target=self._run, name=f"ecp-agent-{next(_ids)}", daemon=True)
         self._thread.start()
 
@@ -74,7 +80,10 @@ class Worker:
             while (job := self._jobs.get()) is not None:
                 future, fn, args, context = job
                 if future.set_running_or_notify_cancel():
-                    future.set_result((context or contextvars.copy_context()).run(self._call, loop, fn, args))
+                    outcome = (context or contextvars.copy_context()).run(self._call, loop, fn, args)
+                    if os.getpid() != self._pid:  # the agent forked and its child returned here
+                        end_forked_child(outcome.error)
+                    future.set_result(outcome)
         finally:
             with contextlib.suppress(Exception):
                 loop.close()

@@ -39,9 +39,9 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from ..._spans.encoding import dumps as strict_json
 from ..._spans.guard import report_internal_error
 from .._appender import JsonLinesAppender
+from ._json import envelope_line
 from ._processor import ECPFoldingProcessor
 
 ENV_ECP_FILE = "OTEL_AGENTS_ECP_FILE"
@@ -83,9 +83,8 @@ class ECPFileExporter(SpanExporter):
         self._out = JsonLinesAppender(path or os.environ.get(ENV_ECP_FILE) or DEFAULT_ECP_FILE)
         self.path = self._out.path
         provider.add_span_processor(SpanStarts(self))
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: (e := ref()) is not None and e._after_fork())
+        # Fork: the folding processor starts a forked child with no open runs itself, and the
+        # appender re-makes its lock; nothing else here holds state.
 
     # -- SpanExporter ----------------------------------------------------------------
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -107,15 +106,10 @@ class ECPFileExporter(SpanExporter):
 
     def _write(self, envelope: dict[str, Any]) -> None:
         try:
-            line = strict_json(envelope)  # orjson, the standard library's exact text
+            line = envelope_line(envelope)  # the same bytes as otel-agents fold
             self._out.append(line)  # False only after shutdown, when the folding is closed too
         except Exception as exc:  # noqa: BLE001 - a lost envelope is reported, never raised into the app
             report_internal_error("ecp.write", exc)
-
-    def _after_fork(self) -> None:
-        # The parent's open runs finish in the parent; a fresh processor keeps the child from
-        # folding them a second time (as incomplete) when it exits.
-        self.folding = self._new_folding()
 
 
 class SpanStarts(SpanProcessor):

@@ -27,10 +27,14 @@ See https://github.com/ijl/orjson for its behaviour.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from typing import Any, Callable
 
 import orjson
+
+from ..._spans.encoding import utf8_safe
 
 _SORT = orjson.OPT_SORT_KEYS
 _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME  # -> default=str, as json does
@@ -66,6 +70,36 @@ def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = Fal
     return out.decode("utf-8")
 
 
+def envelope_line(envelope: Any) -> str:
+    """One ECP envelope as one line of strict JSON: the one serialiser of ``otel-agents fold`` and
+    :class:`~._exporter.ECPFileExporter`, so both write the same bytes for the same run.
+
+    The text is ``json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))``'s (floats as
+    ``repr`` writes them: ``1e-07``), made by ``orjson`` where that is identical; ``NaN`` and
+    ``Infinity`` are written as ``null`` (strict JSON; the fold treats them as missing); a string
+    holding a lone surrogate is written with it escaped as text (``\\udcff``, as the span layer's
+    ``utf8_safe`` does), so the line is valid UTF-8. ``ValueError``/``TypeError`` only for data
+    no JSON can hold (a reference cycle)."""
+    return compact(envelope, _standard_line, nan_as_null=True)
+
+
+def _standard_line(value: Any) -> str:
+    return json.dumps(_writable(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+
+
+def _writable(value: Any) -> Any:
+    """``value`` with non-finite floats as ``None`` and lone surrogates escaped (what strict UTF-8 JSON needs)."""
+    if isinstance(value, str):
+        return utf8_safe(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {utf8_safe(k) if isinstance(k, str) else k: _writable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_writable(v) for v in value]
+    return value
+
+
 def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     """``text`` parsed by ``orjson``, or by ``fallback`` (a standard-library ``decode``) wherever
     ``orjson`` would fail or read a number differently (integers beyond 64 bits)."""
@@ -77,4 +111,4 @@ def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     return fallback(text)
 
 
-__all__ = ["compact", "loads"]
+__all__ = ["compact", "envelope_line", "loads"]

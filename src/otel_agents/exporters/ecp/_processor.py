@@ -33,9 +33,11 @@ counted in :attr:`ECPFoldingProcessor.dropped` and reported once in the log.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
+import weakref
 from collections import Counter, OrderedDict
 from typing import Any, Callable
 
@@ -116,15 +118,26 @@ class ECPFoldingProcessor(SpanProcessor):
         self.max_age_s = max_age_s
         self.include_thoughts = include_thoughts
         self.grace_s = grace_s
-        self.queue: queue.Queue[Envelope] = queue.Queue(maxsize=max_queued)
-        self.dropped: Counter[str] = Counter()
+        self._max_queued = max_queued
         self._clock = clock
+        self._closed = False
+        self._start_fresh()
+        if hasattr(os, "register_at_fork"):
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: (p := ref()) is not None and p._start_fresh())
+
+    def _start_fresh(self) -> None:
+        """No open runs, nothing queued, a new lock. Also in a forked child (gunicorn workers,
+        ``multiprocessing``): the parent's open runs and queued envelopes stay the parent's (a
+        child folding them too would write them twice), and a lock another thread held at fork
+        time would stay held in the child forever."""
+        self.queue: queue.Queue[Envelope] = queue.Queue(maxsize=self._max_queued)
+        self.dropped: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._runs: OrderedDict[_Key, _OpenRun] = OrderedDict()  # oldest first
         self._owner: dict[_Key, tuple[_OpenRun, bool]] = {}      # span → (its run, kept?)
         self._waiting: OrderedDict[_Key, _OpenRun] = OrderedDict()  # all spans ended, in grace; oldest first
         self._warned = False
-        self._closed = False
 
     # -- SpanProcessor -----------------------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:

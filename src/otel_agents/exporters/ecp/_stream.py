@@ -4,9 +4,21 @@ Spans are stored as they end, so a trace is usually complete once its root
 span has been read. :class:`StreamFolder` groups incoming spans by trace and
 folds a trace as soon as it is complete: it holds a span with no parent (or a
 remote parent: the local root of a distributed trace) and no span it holds
-names a parent it has not seen. The rest is folded by :meth:`StreamFolder.finish`
-(end of input). Memory is therefore bounded by the traces still open at once —
-in a file written as traces end, the largest trace — not by the file.
+names a parent it has not seen. A trace that never completes that way — its
+top span names a parent that is not in the input (an older SDK, a Collector
+that filtered spans) — is folded once it has been idle for ``idle_spans``
+spans (no span of it among the last ``idle_spans`` read), the way the
+Collector's ``groupbytrace`` processor releases a trace after its wait
+duration, with a span whose parent is missing as the top of its run; the rest
+is folded by :meth:`StreamFolder.finish` (end of input). Memory is therefore
+bounded by the traces still open at once — in a file written as traces end,
+the largest trace plus the idle window — not by the file.
+
+Duplicates: a span whose trace id and span id were already read is skipped and
+counted (:attr:`StreamFolder.duplicates`), also after its trace was folded, as
+long as the trace is among the most recently folded ones holding
+``remembered_spans`` span ids (8 bytes each): ``cat t t | otel-agents fold -``
+folds each run once.
 
 Limits of reading a stream: a span that arrives after its trace was folded
 (a child that ended after the root, a late batch) is folded with the spans
@@ -16,6 +28,9 @@ their traces complete, not by start time.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
 from typing import Any, Callable, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -25,8 +40,14 @@ from ._envelope import build_envelope
 from ._runs import runs_of_trace, start_order
 
 
+DEFAULT_IDLE_SPANS = 10_000
+"""A trace none of whose spans were among the last this many spans read is folded as it is."""
+DEFAULT_REMEMBERED_SPANS = 1_000_000
+"""Span ids of folded traces kept to recognise duplicates (8 bytes each)."""
+
+
 class _Trace:
-    __slots__ = ("index", "wanted", "roots", "duplicates", "first_line")
+    __slots__ = ("index", "wanted", "roots", "duplicates", "first_line", "last_seen")
 
     def __init__(self, first_line: int):
         self.index: dict[int, F.FoldSpan] = {}
@@ -34,6 +55,12 @@ class _Trace:
         self.roots = 0                  # spans with no parent, or a remote one
         self.duplicates = 0
         self.first_line = first_line
+        self.last_seen = 0              # StreamFolder.spans when a span of this trace was last read
+
+
+def _holds(ids: array, span_id: int) -> bool:
+    i = bisect_left(ids, span_id)
+    return i < len(ids) and ids[i] == span_id
 
 
 class StreamFolder:
@@ -41,44 +68,69 @@ class StreamFolder:
 
     Args:
         on_envelope: called with each envelope (a JSON-ready ``dict``).
-        on_problem: called with a message for each trace with duplicate span
-            ids or spans on a parent cycle, and for each run that could not be
-            folded (it is skipped; the others are still folded).
+        on_problem: called with a message for each trace with spans on a
+            parent cycle, and for each run that could not be folded (it is
+            skipped; the others are still folded).
+        on_warning: called with a message for each trace holding the same span
+            id twice (the first copy is kept: nothing is lost, so this is no
+            problem); see also :attr:`duplicates`.
         include_thoughts: add models' reasoning to ``evaluation_context``.
         hold: fold nothing before :meth:`finish` (several inputs, e.g. one file per process, where
             a trace that looks complete may continue in a later input); memory then holds every span.
+        idle_spans: a trace not complete by the rule above is folded once none
+            of its spans was among the last ``idle_spans`` spans read (not with ``hold``).
+        remembered_spans: span ids of folded traces kept to recognise duplicates.
 
     Attributes:
         spans: spans fed so far; ``runs``: envelopes made so far; ``open_spans``:
-            spans held now (of traces not yet complete).
+            spans held now (of traces not yet complete); ``duplicates``: spans
+            skipped because the same trace id and span id had been read before.
     """
 
     def __init__(self, on_envelope: Callable[[dict[str, Any]], Any], *,
-                 on_problem: Callable[[str], Any] | None = None, include_thoughts: bool = False,
-                 hold: bool = False):
+                 on_problem: Callable[[str], Any] | None = None, on_warning: Callable[[str], Any] | None = None,
+                 include_thoughts: bool = False, hold: bool = False, idle_spans: int = DEFAULT_IDLE_SPANS,
+                 remembered_spans: int = DEFAULT_REMEMBERED_SPANS):
+        if idle_spans < 1 or remembered_spans < 0:
+            raise ValueError("idle_spans must be positive and remembered_spans not negative")
         self.on_envelope = on_envelope
         self.hold = hold
         self.on_problem = on_problem
+        self.on_warning = on_warning
         self.include_thoughts = include_thoughts
+        self.idle_spans = idle_spans
+        self.remembered_spans = remembered_spans
         self.spans = 0
         self.runs = 0
         self.open_spans = 0
-        self._traces: dict[int, _Trace] = {}
+        self.duplicates = 0
+        self._traces: OrderedDict[int, _Trace] = OrderedDict()  # least recently read first
+        self._folded: OrderedDict[int, array] = OrderedDict()   # trace id → its sorted span ids; oldest first
+        self._remembered = 0
 
     def add(self, spans: Iterable[ReadableSpan], line: int = 0) -> None:
         """Feed the spans of one batch (one line of a file: ``line`` is its number, for messages)."""
         touched: dict[int, _Trace] = {}
+        traces, folded = self._traces, self._folded
         for span in spans:
             ctx = span.context
             if ctx is None or not ctx.trace_id or not ctx.span_id:
                 continue
             self.spans += 1
-            trace = self._traces.get(ctx.trace_id)
+            done = folded.get(ctx.trace_id) if folded else None
+            if done is not None and _holds(done, ctx.span_id):
+                self.duplicates += 1  # its trace was folded with this very span
+                continue
+            trace = traces.get(ctx.trace_id)
             if trace is None:
-                trace = self._traces[ctx.trace_id] = _Trace(line)
+                trace = traces[ctx.trace_id] = _Trace(line)
+            else:
+                traces.move_to_end(ctx.trace_id)
+            trace.last_seen = self.spans
             touched[ctx.trace_id] = trace
             if ctx.span_id in trace.index:
                 trace.duplicates += 1
+                self.duplicates += 1
                 continue
             fs = F.frozen(span)
             trace.index[ctx.span_id] = fs
@@ -89,21 +141,33 @@ class StreamFolder:
                 trace.roots += 1
             elif fs.parent_id not in trace.index:
                 trace.wanted.add(fs.parent_id)  # type: ignore[arg-type]
+        if self.hold:
+            return
         for trace_id, trace in touched.items():
-            if trace.roots and not trace.wanted and not self.hold:
+            if trace.roots and not trace.wanted:
                 self._fold(trace_id)
+        idle_before = self.spans - self.idle_spans
+        while traces:
+            trace_id, trace = next(iter(traces.items()))
+            if trace.last_seen > idle_before:
+                break
+            self._fold(trace_id)  # idle: its missing parents are not coming
 
     def finish(self) -> None:
-        """Fold every trace still open (end of input), in the order they were first seen."""
+        """Fold every trace still open (end of input), least recently read first."""
         for trace_id in list(self._traces):
             self._fold(trace_id)
 
     def _fold(self, trace_id: int) -> None:
         trace = self._traces.pop(trace_id)
         self.open_spans -= len(trace.index)
+        self._remember(trace_id, trace.index)
         problems: list[str] = []
-        runs = runs_of_trace(trace_id, trace.index, problems=problems, duplicates=trace.duplicates)
+        runs = runs_of_trace(trace_id, trace.index, problems=problems)
         trace.index = {}
+        if trace.duplicates and self.on_warning is not None:
+            self.on_warning(f"trace {F.trace_id_hex(trace_id)}: {trace.duplicates} span(s) repeat a span id "
+                            "already seen (the first was kept)")
         runs.sort(key=lambda r: start_order(r.root))
         for problem in problems:
             self._problem(problem)
@@ -122,3 +186,14 @@ class StreamFolder:
     def _problem(self, message: str) -> None:
         if self.on_problem is not None:
             self.on_problem(message)
+
+    def _remember(self, trace_id: int, index: dict[int, Any]) -> None:
+        """Keep the trace's span ids (within ``remembered_spans``, oldest traces forgotten first)."""
+        if not self.remembered_spans:
+            return
+        before = self._folded.pop(trace_id, None)  # late spans of a trace folded before
+        ids = array("Q", sorted(index if before is None else set(index).union(before)))
+        self._remembered += len(ids) - (len(before) if before is not None else 0)
+        self._folded[trace_id] = ids
+        while self._remembered > self.remembered_spans and self._folded:
+            self._remembered -= len(self._folded.popitem(last=False)[1])
