@@ -43,3 +43,17 @@ def test_otlp_export_carries_the_phoenix_project() -> None:
         spans = rx.spans()
     assert spans and all("openinference.project.name" not in s.resource for s in spans)  # Phoenix's "default"
 
+
+def test_step_root_carries_the_served_agent_name() -> None:
+    with Receiver() as rx:
+        _serve_one_step([f"{AGENTS}:echo", "--name", "support-faulty", "--otlp-endpoint", rx.url + "/v1/traces"], _env())
+        _serve_one_step([f"{AGENTS}:echo", "--otlp-endpoint", rx.url + "/v1/traces"], _env())
+        spans = rx.spans()
+    roots = [s for s in spans if s.name == "agent/step"]
+    assert [r.parent_id for r in roots] == [None, None]
+    # --name when given, else the target's name: what agent/initialize reports
+    assert sorted(r.attributes["gen_ai.agent.name"] for r in roots) == ["echo", "support-faulty"]
+    children = [s for s in spans if s.name != "agent/step"]
+    assert children and {s.trace_id for s in children} <= {r.trace_id for r in roots}
+    # the root's own attribute, not a run attribute its children inherit
+    assert all(s.attributes.get("gen_ai.agent.name") not in ("echo", "support-faulty") for s in children)
