@@ -101,3 +101,13 @@ def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int
     proc.stderr.close()
     assert proc.wait(timeout=120) == code
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+@pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
+                                             ("side_effect_agent", "side-effect twin")])
+def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:
+    """#36: ``demo --phoenix`` said "agent" for the side-effect twin's annotations. (A report with no
+    check sends nothing: no server is needed to see the line.)"""
+    run = demo.Run("langchain", attr, tmp_path, report={"scenarios": []})
+    demo.annotate(run, "http://127.0.0.1:9")
+    assert capsys.readouterr().out.splitlines() == [f"  langchain {label}: 0 checks annotated in Phoenix"]

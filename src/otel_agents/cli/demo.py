@@ -287,7 +287,7 @@ def annotate(r: Run, phoenix: str) -> None:
     delivery = annotate_phoenix(evaluation_results(r.report, spans), phoenix)
     r.annotated = delivery.sent
     failed = f" ({len(delivery.failed)} traces not annotated: {delivery.failed[0]})" if delivery.failed else ""
-    print(f"  {r.framework} {'faulty twin' if r.faulty else 'agent'}: {delivery.sent} checks annotated in Phoenix"
+    print(f"  {r.framework} {_LABELS[r.attr]}: {delivery.sent} checks annotated in Phoenix"
           f"{failed}", flush=True)
 
 
