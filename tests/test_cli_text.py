@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 REST = re.compile(r"``|:(?:func|class|mod|meth|data|attr):`")
 
 
-@pytest.mark.parametrize("command", [[], ["demo"], ["doctor"], ["fold"], ["ecp"], ["ecp", "serve"]])
+@pytest.mark.parametrize("command", [[], ["demo"], ["doctor"], ["fold"], ["export"], ["ecp"], ["ecp", "serve"]])
 def test_help_is_plain_text(command: list[str]) -> None:
     out = subprocess.run([sys.executable, "-m", "otel_agents.cli", *command, "--help"], capture_output=True,
                          text=True, check=True).stdout
