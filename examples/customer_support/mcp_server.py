@@ -8,7 +8,9 @@ MCP on stdin/stdout).
 Telemetry: when ``CUSTOMER_SUPPORT_MCP_TRACES`` names a file, the server is instrumented
 (``otel_agents.configure``: the MCP instrumentor) and writes its spans there as OTLP/JSON lines;
 each ``tools/call`` span is then a child of the agent's tool span, through ``params._meta``
-(``otel-agents fold`` the agent's and the server's files together to see one tree).
+(``otel-agents fold`` the agent's and the server's files together to see one tree). Otherwise, with
+``OTEL_AGENTS_EXPORTERS`` set (``mcp_agent.py`` run as a script passes its environment on), its spans
+go where that says, as the agent's do (``common.configure_tracing``): one trace in the backend.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from common import TOOLS  # noqa: E402
+from common import TOOLS, configure_tracing  # noqa: E402
 
 
 def build():
@@ -43,4 +45,6 @@ if __name__ == "__main__":
 
         otel_agents.configure(service_name="customer-support-mcp-server", exporters=[presets.file(traces)],
                               frameworks=["mcp"])
+    elif os.environ.get("OTEL_AGENTS_EXPORTERS"):  # each span sent as it ends: the client may kill us at any time
+        configure_tracing("mcp-server", frameworks=["mcp"], export_each_span=True)
     build().run("stdio")
