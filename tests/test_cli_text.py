@@ -3,6 +3,7 @@ LangChain version range in README, ``doctor`` and the ``langchain`` extra, docs 
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -19,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 REST = re.compile(r"``|:(?:func|class|mod|meth|data|attr):`")
 
 
-@pytest.mark.parametrize("command", [[], ["demo"], ["doctor"], ["fold"], ["ecp"], ["ecp", "serve"]])
+@pytest.mark.parametrize("command", [[], ["demo"], ["doctor"], ["fold"], ["export"], ["ecp"], ["ecp", "serve"]])
 def test_help_is_plain_text(command: list[str]) -> None:
     out = subprocess.run([sys.executable, "-m", "otel_agents.cli", *command, "--help"], capture_output=True,
                          text=True, check=True).stdout
@@ -101,3 +102,96 @@ def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int
     proc.stderr.close()
     assert proc.wait(timeout=120) == code
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+@pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
+                                             ("side_effect_agent", "side-effect twin")])
+def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:
+    """#36: ``demo --phoenix`` said "agent" for the side-effect twin's annotations. (A report with no
+    check sends nothing: no server is needed to see the line.)"""
+    run = demo.Run("langchain", attr, tmp_path, report={"scenarios": []})
+    demo.annotate(run, "http://127.0.0.1:9")
+    assert capsys.readouterr().out.splitlines() == [f"  langchain {label}: 0 checks annotated in Phoenix"]
+
+
+# -- #36: the counts and the framework lists the docs and --help give ----------------------------------------
+
+_NUMBERS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                       "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+# The name the docs use for each instrumented system (the registry's keys): adding a framework to the registry
+# without naming it here fails test_doc_names_cover_the_registry, and then every list below must name it.
+DOC_NAMES = {"langchain": "LangChain", "llama_index": "LlamaIndex", "crewai": "CrewAI", "pydantic_ai": "PydanticAI",
+             "smolagents": "smolagents", "openai_agents": "OpenAI Agents SDK", "agno": "Agno", "google_adk": "Google ADK",
+             "autogen_agentchat": "AutoGen AgentChat", "anthropic": "anthropic", "openai": "openai", "mcp": "MCP"}
+
+
+def _section(text: str, heading: str) -> str:
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start:end if end > 0 else None]
+
+
+def _counts(text: str, noun: str) -> list[int]:
+    """Every count written before ``noun`` ("thirteen rows", "8 frameworks")."""
+    words = re.findall(rf"\b(\w+) {noun}\b", text.replace("\n", " "))
+    return [int(w) if w.isdigit() else _NUMBERS[w.lower()] for w in words if w.isdigit() or w.lower() in _NUMBERS]
+
+
+def _demo_help() -> str:
+    return subprocess.run([sys.executable, "-m", "otel_agents.cli", "--help"], capture_output=True, text=True,
+                          check=True).stdout + subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--help"],
+                                                              capture_output=True, text=True, check=True).stdout
+
+
+def test_doc_names_cover_the_registry() -> None:
+    assert set(DOC_NAMES) == set(FRAMEWORKS)
+    assert set(demo.FRAMEWORKS) - {demo.PLAIN_PYTHON} <= set(FRAMEWORKS)
+
+
+def test_counts_in_readme_and_help_are_the_registrys() -> None:
+    """README said "twelve rows" and ``--help`` "8 frameworks" once AutoGen made them 13 and 9."""
+    rows, frameworks = len(demo.FRAMEWORKS), len(demo.agent_frameworks())
+    shows = _section((REPO / "README.md").read_text(), "## What `make demo` shows")
+    help_text = _demo_help()
+    assert _counts(shows, "rows") == [rows], _counts(shows, "rows")
+    for text in (shows, help_text):
+        assert all(n == frameworks for n in _counts(text, "frameworks")), _counts(text, "frameworks")
+    assert f"{frameworks} frameworks" in help_text and f"{rows} rows" in " ".join(help_text.split())
+
+
+@pytest.mark.parametrize("name", sorted(DOC_NAMES))
+def test_every_framework_is_named_where_the_docs_list_them(name: str) -> None:
+    readme = (REPO / "README.md").read_text()
+    shown = DOC_NAMES[name]
+    instrument = readme[readme.index("otel_agents.instrument()   #"):]
+    instrument = instrument[:instrument.index("```")]
+    assert shown in instrument, f"the instrument() comment in README.md does not name {shown}"
+    if name in demo.FRAMEWORKS:
+        assert shown in _section(readme, "## What `make demo` shows"), f"README's 'What make demo shows' misses {shown}"
+        assert shown in " ".join(demo.__doc__.split()), f"demo --help misses {shown}"
+
+
+@pytest.mark.parametrize("row", demo.FRAMEWORKS)
+def test_customer_support_readme_lists_every_demo_row(row: str) -> None:
+    """examples/customer_support/README.md: its file table and its sample of the demo's output show every row."""
+    text = (REPO / "examples" / "customer_support" / "README.md").read_text()
+    example = "../plain_python/agent.py" if row == demo.PLAIN_PYTHON else f"{row}_agent.py"
+    assert f"| `{example}`" in text or f"`{example}`, " in text, f"no file-table row for {example}"
+    sample = _section(text, "## Run it")
+    sample = sample[sample.index("```\nframework"):]
+    sample = sample[:sample.index("\n```", 4)]
+    tables = sample.split("\n\n")
+    assert [t for t in tables if t.startswith("framework")], sample
+    for table in (t for t in tables if t.startswith("framework")):
+        assert any(line.split()[0] == row for line in table.splitlines()[2:]), f"{row} missing from {table[:60]}"
+
+
+def test_customer_support_readme_names_every_demo_option() -> None:
+    text = (REPO / "examples" / "customer_support" / "README.md").read_text()
+    options = text[text.index("Options:"):]
+    options = options[:options.index("\n\n")]
+    parser = argparse.ArgumentParser()
+    demo.register(parser.add_subparsers())
+    (sub,) = parser._subparsers._group_actions[0].choices.values()
+    flags = [a.option_strings[-1] for a in sub._actions if a.option_strings and a.dest != "help"]
+    assert flags and all(f"`{flag}" in options for flag in flags), (flags, options)

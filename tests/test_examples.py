@@ -66,3 +66,60 @@ def test_example_follows_otel_agents_exporters(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "invoke_agent customer_support [agent]" in proc.stdout
     assert "invoke_agent customer_support" in _spans_in(traces)
+
+
+CUSTOMER_SUPPORT = ROOT / "examples" / "customer_support"
+
+
+def _run_to_receiver(example: str, tmp_path: Path) -> list:
+    """``OTEL_AGENTS_EXPORTERS=phoenix python examples/customer_support/EXAMPLE`` (#36: it exported nothing),
+    with Phoenix's collector played by a loopback OTLP receiver; the spans it received."""
+    from tests.backends.receiver import Receiver
+
+    with Receiver() as rx:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_"))}
+        env.update(HOME=str(tmp_path), OTEL_AGENTS_EXPORTERS="phoenix", PHOENIX_COLLECTOR_ENDPOINT=rx.url,
+                   PHOENIX_PROJECT_NAME="newcomer")
+        proc = subprocess.run([sys.executable, str(CUSTOMER_SUPPORT / example)], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "A100" in proc.stdout
+        return rx.spans()
+
+
+@pytest.mark.parametrize(("example", "model_scope"), [("langchain_agent.py", "langchain"),
+                                                      ("anthropic_agent.py", "anthropic")])
+def test_customer_support_example_sends_its_run_where_otel_agents_exporters_says(example: str, model_scope: str,
+                                                                                   tmp_path: Path) -> None:
+    spans = _run_to_receiver(example, tmp_path)
+    kinds = {s.attributes.get("openinference.span.kind") for s in spans}
+    assert {"AGENT", "TOOL", "LLM"} <= kinds, kinds
+    assert any(model_scope in s.scope for s in spans if s.attributes.get("openinference.span.kind") == "LLM")
+    assert {s.resource.get("openinference.project.name") for s in spans} == {"newcomer"}
+    assert {s.resource.get("service.name") for s in spans} == {f"customer-support-{example.removesuffix('_agent.py')}"}
+    assert len({s.trace_id for s in spans if s.parent_id is None}) == 2  # the agent's run and its faulty twin's
+
+
+def test_mcp_example_and_its_server_send_one_trace(tmp_path: Path) -> None:
+    """The MCP example's server process inherits the variable: its ``tools/call`` spans reach the same
+    backend, children of the agent's tool spans (trace context in ``params._meta``)."""
+    spans = _run_to_receiver("mcp_agent.py", tmp_path)
+    by_id = {s.span_id: s for s in spans}
+    served = [s for s in spans if s.resource.get("service.name") == "customer-support-mcp-server"]
+    assert served and all(s.trace_id in {a.trace_id for a in spans if a.resource.get("service.name")
+                                         == "customer-support-mcp"} for s in served)
+    calls = [s for s in served if s.parent_id in by_id and by_id[s.parent_id].resource.get("service.name")
+             == "customer-support-mcp"]
+    assert calls, [(s.name, s.parent_id) for s in served]
+
+
+def test_every_customer_support_example_configures_tracing_before_building_its_agent() -> None:
+    """Every example run as a script calls ``common.configure_tracing`` (the one documented way, README) before
+    its agents are built: instrumentors that hook construction (ADK's ``Runner``) must come first."""
+    for path in sorted(CUSTOMER_SUPPORT.glob("*_agent.py")):
+        text = path.read_text(encoding="utf-8")
+        call = text.find(f'configure_tracing("{path.name.removesuffix("_agent.py")}"')
+        main = text.find('if __name__ == "__main__":')
+        assert 0 < main < call, path.name
+        first_def = min(i for i in (text.find("\ndef "), text.find("\nasync def "), text.find("\nclass ")) if i > 0)
+        assert call < first_def, f"{path.name}: configure_tracing after the first definition"

@@ -32,7 +32,10 @@ import otel_agents
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer, configure_tracing  # noqa: E402
+
+if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
+    configure_tracing("anthropic", frameworks=["anthropic"])
 
 MODEL = "claude-haiku-4-5"
 SYSTEM_PROMPT = "You are a customer-support assistant. Use the tools; never issue a refund yourself."
@@ -122,6 +125,5 @@ def side_effect_agent(user_input: str) -> str:
 
 
 if __name__ == "__main__":
-    otel_agents.instrument(frameworks=["anthropic"])
     for q in sys.argv[1:] or ["Where is my order A100?"]:
         print(agent(q), "|", faulty_agent(q))

@@ -321,3 +321,35 @@ def send_mail(body: str) -> None:
     import httpx
 
     httpx.post(f"{_mail_service()}/v1/send", json={"to": "customer@example.com", "body": body}, timeout=10)
+
+
+def configure_tracing(example: str, frameworks: Sequence[str] | None = None, *, export_each_span: bool = False) -> Any:
+    """Run as a script, an example sends its spans where ``OTEL_AGENTS_EXPORTERS`` says.
+
+    ``OTEL_AGENTS_EXPORTERS=phoenix python examples/customer_support/langchain_agent.py``: with the
+    variable set (comma-separated presets: ``phoenix``, ``otlp``, ``langfuse``, ``mlflow``, ``file``,
+    ``console``; each reads its own variables, e.g. ``PHOENIX_COLLECTOR_ENDPOINT`` and
+    ``PHOENIX_PROJECT_NAME``), this calls ``otel_agents.configure()`` (``service.name``
+    ``customer-support-<example>``), which builds the tracer provider, instruments the installed
+    frameworks (only ``frameworks`` when given) and flushes at exit. Unset, it only instruments
+    ``frameworks`` when given, and the spans go nowhere. ``otel-agents ecp serve`` does not run the
+    examples as scripts: it sets up its own tracing (``--trace-file``, ``--otlp-endpoint``).
+    ``export_each_span``: export each span as it ends rather than in batches, for a process its client
+    may kill without warning (the MCP stdio server: asyncio kills it when the agent's event loop closes).
+
+    Returns the ``otel_agents.Configuration``, or ``None`` when the variable is unset.
+    """
+    import dataclasses
+    import os
+
+    import otel_agents
+    from otel_agents.exporters.presets import resolve
+
+    names = [n for n in os.environ.get("OTEL_AGENTS_EXPORTERS", "").split(",") if n.strip()]
+    if names:
+        exporters = [dataclasses.replace(resolve(n), batch=False) for n in names] if export_each_span else None
+        return otel_agents.configure(service_name=f"customer-support-{example}", exporters=exporters,
+                                     frameworks=list(frameworks) if frameworks is not None else None)
+    if frameworks:
+        otel_agents.instrument(frameworks=list(frameworks))
+    return None

@@ -27,7 +27,10 @@ from langchain_core.tools import StructuredTool
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer, configure_tracing  # noqa: E402
+
+if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
+    configure_tracing("langchain")
 
 SYSTEM_PROMPT = "You are a customer-support assistant. Use the tools; never issue a refund yourself."
 

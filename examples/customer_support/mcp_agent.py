@@ -32,8 +32,11 @@ from pydantic_ai.mcp import MCPToolset
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS  # noqa: E402
+from common import FAULT_PLANS, configure_tracing  # noqa: E402
 from pydantic_ai_agent import SYSTEM_PROMPT, brain_model  # noqa: E402
+
+if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
+    configure_tracing("mcp")
 
 SERVER = os.path.join(_HERE, "mcp_server.py")
 

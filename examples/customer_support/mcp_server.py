@@ -16,6 +16,9 @@ OTLP/HTTP); each ``tools/call`` span is then a child of the agent's tool span, t
 With ``CUSTOMER_SUPPORT_MCP_MAIL=1`` (``mcp_agent.side_effect_agent``), ``check_refund_policy`` also
 e-mails its verdict to the customer behind the chat's back (:func:`common.send_mail`): the side effect
 happens in this process, so only a fold of both processes' spans shows it.
+Run as a script with ``OTEL_AGENTS_EXPORTERS`` set and neither of those (``mcp_agent.py`` run as a
+script passes its environment on), its spans go where that says, as the agent's do
+(``common.configure_tracing``), each sent as it ends: one trace in the backend.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import functools  # noqa: E402
 
-from common import TOOLS, send_mail  # noqa: E402
+from common import TOOLS, configure_tracing, send_mail  # noqa: E402
 
 MAIL = "CUSTOMER_SUPPORT_MCP_MAIL"
 
@@ -70,4 +73,6 @@ if __name__ == "__main__":
         exporters.append(presets.otlp())
     if exporters:
         otel_agents.configure(service_name="customer-support-mcp-server", exporters=exporters, frameworks=["mcp"])
+    elif os.environ.get("OTEL_AGENTS_EXPORTERS"):  # each span sent as it ends: the client may kill us at any time
+        configure_tracing("mcp-server", frameworks=["mcp"], export_each_span=True)
     build(mail=os.environ.get(MAIL) == "1").run("stdio")

@@ -28,6 +28,7 @@ class Request:
     path: str
     headers: dict[str, str]  # lower-case names
     body: bytes
+    status: int = 200  # what the receiver answered
 
     def payload(self) -> bytes:
         encoding = self.headers.get("content-encoding", "")
@@ -39,10 +40,15 @@ class Request:
 
 
 class Receiver:
-    """``with Receiver() as rx:`` — ``rx.url`` is ``http://127.0.0.1:<port>``; ``rx.requests`` fill up."""
+    """``with Receiver() as rx:`` — ``rx.url`` is ``http://127.0.0.1:<port>``; ``rx.requests`` fill up.
 
-    def __init__(self) -> None:
+    ``refuse``: HTTP status codes to answer the first requests with, in order (each one still kept in
+    ``rx.requests``); every later request gets 200.
+    """
+
+    def __init__(self, refuse: list[int] | None = None) -> None:
         self.requests: list[Request] = []
+        self._refuse = list(refuse or [])
         self._lock = threading.Lock()
         receiver = self
 
@@ -50,10 +56,11 @@ class Receiver:
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 with receiver._lock:
+                    status = receiver._refuse.pop(0) if receiver._refuse else 200
                     receiver.requests.append(Request("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
-                                                     body))
-                reply = ExportTraceServiceResponse().SerializeToString()
-                self.send_response(200)
+                                                     body, status))
+                reply = ExportTraceServiceResponse().SerializeToString() if status == 200 else b"refused"
+                self.send_response(status)
                 self.send_header("content-type", "application/x-protobuf")
                 self.send_header("content-length", str(len(reply)))
                 self.end_headers()
@@ -75,10 +82,10 @@ class Receiver:
             self.requests.clear()
 
     def spans(self) -> list["WireSpan"]:
-        """The spans of every request to a ``.../traces`` path (metrics and logs requests are kept but
-        not decoded)."""
+        """The spans of every accepted request to a ``.../traces`` path (metrics and logs requests, and
+        refused ones, are kept but not decoded)."""
         with self._lock:
-            requests = [r for r in self.requests if r.path.endswith("/traces")]
+            requests = [r for r in self.requests if r.path.endswith("/traces") and r.status == 200]
         return [span for r in requests for span in decode(r.payload())]
 
     def __enter__(self) -> "Receiver":

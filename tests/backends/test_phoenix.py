@@ -103,3 +103,30 @@ def test_server_script_serves_on_the_port_asked_and_throws_the_database_away() -
         proc.wait(60)
     assert proc.returncode == 0
     assert not os.path.exists(ready["workdir"]), "the database is thrown away"
+
+
+def test_a_stored_trace_file_exported_to_phoenix_keeps_its_ids(phoenix: Any, run_configured: Any, tmp_path: Any) -> None:
+    """#36: ``otel-agents export FILE --to URL`` replays an OTLP/JSON lines file to Phoenix (which refuses
+    OTLP/JSON with 415) as OTLP/HTTP protobuf; Phoenix stores every span under the file's own ids."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    project = f"otel-agents-export-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "traces.jsonl"
+    sent = run_configured("manual", [presets.file(path)], resource_attributes={"openinference.project.name": project})
+    assert phoenix.spans(project) == [], "the run went to the file only"
+    in_file = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        for rs in json.loads(line)["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                for s in ss["spans"]:
+                    in_file[s["spanId"]] = (s["traceId"], s.get("parentSpanId") or None, s["name"])
+    assert len(in_file) == len(sent)
+    proc = subprocess.run([str(Path(sys.executable).parent / "otel-agents"), "export", str(path),
+                           "--to", phoenix.base_url + "/v1/traces"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    stored = phoenix.wait_for_spans(project, len(in_file))
+    shown = {s["context"]["span_id"]: (s["context"]["trace_id"], s["parent_id"], s["name"]) for s in stored}
+    assert shown == in_file

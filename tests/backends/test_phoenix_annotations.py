@@ -52,13 +52,13 @@ def test_demo_annotates_every_check_in_phoenix(phoenix: Any, tmp_path: Path) -> 
             assert a["annotator_kind"] == "CODE" and a["source"] == "API"
             assert a["result"] == {"label": r.label, "score": r.score, "explanation": r.explanation}
             assert a["metadata"]["step"] == r.step and a["metadata"]["scenario"] == r.scenario
-        # a passing tool check sits on the tool span Phoenix shows for that tool
+        # every check sits on the step's root span; a passing tool check names the tool span Phoenix shows
         spans = {s["context"]["span_id"]: s for s in phoenix.spans("default")}
         for r in expected:
             shown = spans[r.span_id]
+            assert shown["name"] == "agent/step" and shown["parent_id"] is None
             if r.grader == "tool_usage" and r.passed:
-                assert shown["span_kind"] == "TOOL" and shown["attributes"]["tool.name"] == r.tool_name
-            else:
-                assert shown["name"] == "agent/step" and shown["parent_id"] is None
+                evidence = spans[got[(r.span_id, r.name, r.key)]["metadata"]["evidence_span_id"]]
+                assert evidence["span_kind"] == "TOOL" and evidence["attributes"]["tool.name"] == r.tool_name
         if sub == "faulty":
             assert sum(a["result"]["label"] == "fail" for a in stored) == report["failed"] > 0

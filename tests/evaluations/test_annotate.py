@@ -102,19 +102,23 @@ def test_file_target_puts_every_check_on_the_span_it_graded(graded: dict[str, Pa
         attrs = record["attrs"]
         assert attrs["gen_ai.evaluation.score.label"] == ("pass" if check["passed"] else "fail")
         assert attrs["gen_ai.evaluation.score.value"] == check["score"]
-        assert attrs["gen_ai.evaluation.explanation"] == check["reasoning"]  # content on (the default)
+        evidence = attrs.get("otel_agents.ecp.evidence_span_id")
+        shown = check["reasoning"] + (f" (evidence: tool span {evidence})" if evidence else "")
+        assert attrs["gen_ai.evaluation.explanation"] == shown  # content on (the default)
         if grader["type"] == "tool_usage":
             assert attrs["gen_ai.evaluation.name"] == f"tool_usage:{grader['tool_name']}"
             assert attrs["gen_ai.tool.name"] == grader["tool_name"]
         else:
             assert attrs["gen_ai.evaluation.name"] == f"{grader['type']}:{grader['field']}"
+        # every check on the step's root, passed or failed (#36: a mean over root spans means something)
+        assert record["spanId"] == hexid(root.context.span_id, 16), "the step's root span"
         if grader["type"] == "tool_usage" and check["passed"]:
-            tool = by_id[record["spanId"]]  # the tool span the check matched, in the step's trace
+            tool = by_id[evidence]  # the evidence: the tool span the check matched, in the step's trace
             assert tool.attributes["gen_ai.tool.name"] == grader["tool_name"]
             assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == grader["arguments"]
             assert tool.context.trace_id == root.context.trace_id
         else:
-            assert record["spanId"] == hexid(root.context.span_id, 16), "the step's root span"
+            assert evidence is None
         assert attrs["gen_ai.agent.name"] == "customer_support"
     if twin == "faulty_agent":
         assert any(r["attrs"]["gen_ai.evaluation.score.label"] == "fail" for r in records)
@@ -211,7 +215,9 @@ def test_langfuse_scores_request_shape(graded: dict[str, Path], tmp_path: Path, 
         assert body["traceId"] == record["traceId"] and body["observationId"] == record["spanId"]
         assert body["name"] == record["attrs"]["gen_ai.evaluation.name"]
         assert body["value"] == check["score"] and body["dataType"] == "NUMERIC"
-        assert body["comment"] == check["reasoning"]
+        assert body["comment"] == record["attrs"]["gen_ai.evaluation.explanation"]
+        assert body["comment"].startswith(check["reasoning"])
+        assert body["metadata"].get("evidence_span_id") == record["attrs"].get("otel_agents.ecp.evidence_span_id")
         assert body["metadata"]["label"] == ("pass" if check["passed"] else "fail")
         assert json.loads(again.body)["id"] == body["id"], "re-sending updates the score, not a new one"
     assert len({json.loads(r.body)["id"] for r in first}) == len(first)
@@ -227,17 +233,19 @@ def test_langfuse_needs_its_keys(graded: dict[str, Path], monkeypatch: pytest.Mo
 
 def test_tool_checks_named_without_the_manifest(graded: dict[str, Path]) -> None:
     """The manifest gone: tool_usage checks are still named by their tool (from ECP's reasoning); a passing
-    one is put on the tool span only when the step called that tool once."""
+    one names the tool span as its evidence only when the step called that tool once."""
     report = report_of(graded["agent"])
     with_manifest = evaluation_results(report)
     report["manifest"] = "/nonexistent/manifest.yaml"
     without = evaluation_results(report)
     assert [r.name for r in without] == [r.name for r in with_manifest]
     # the correct agent calls each tool once per step: every passing tool check still finds its tool span
-    assert [(r.trace_id, r.span_id) for r in without] == [(r.trace_id, r.span_id) for r in with_manifest]
+    assert [(r.trace_id, r.span_id, r.evidence_span_id) for r in without] == \
+        [(r.trace_id, r.span_id, r.evidence_span_id) for r in with_manifest]
     roots = {(r.scenario, r.step): r.span_id for r in without if r.grader == "text_match"}
-    on_tools = [r for r in without if r.grader == "tool_usage" and r.span_id != roots[(r.scenario, r.step)]]
-    assert len(on_tools) == 8 and all(r.passed for r in on_tools)
+    assert all(r.span_id == roots[(r.scenario, r.step)] for r in without)
+    with_evidence = [r for r in without if r.evidence_span_id]
+    assert len(with_evidence) == 8 and all(r.passed and r.grader == "tool_usage" for r in with_evidence)
 
 
 def test_bad_report_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -309,3 +317,21 @@ def test_failed_step_goes_on_the_trace_its_error_names(graded: dict[str, Path]) 
     assert score(alone)["traceId"] == trace_hex and "observationId" not in score(alone)
     [placed] = [r for r in evaluation_results(report, read_otlp_json(run / "trace.jsonl")) if r.grader == "execution"]
     assert (placed.trace_id, placed.span_id) == (trace_hex, hexid(roots[0].context.span_id, 16))
+
+
+def test_a_check_averages_over_root_spans_to_its_pass_rate(graded: dict[str, Path]) -> None:
+    """#36: Phoenix's root-span stats showed ``tool_usage:… μ 0.00`` for an agent that passed, because passing
+    tool checks went to tool spans and only failures to the root. Every check is on the root now: per check
+    name, the mean score over the step roots is the share of steps that passed it."""
+    for twin, run in graded.items():
+        results = evaluation_results(report_of(run))
+        roots = {hexid(r.context.span_id, 16) for r in step_roots(run)[0]}
+        assert {r.span_id for r in results} == roots
+        by_name: dict[str, list[EvaluationResult]] = {}
+        for r in results:
+            by_name.setdefault(r.name, []).append(r)
+        for name, rs in by_name.items():
+            mean = sum(r.score for r in rs) / len(rs)
+            assert mean == sum(r.passed for r in rs) / len(rs), (twin, name)
+            if twin == "agent":
+                assert mean == 1.0, name

@@ -1,4 +1,4 @@
-"""The ``otel-agents`` command: ``demo``, ``ecp serve``, ``ecp annotate``, ``fold``, ``doctor``.
+"""The ``otel-agents`` command: ``demo``, ``ecp serve``, ``ecp annotate``, ``fold``, ``export``, ``doctor``.
 
 Each subcommand lives in its own module and registers itself through
 :data:`SUBCOMMANDS` (module name → ``register(subparsers)``); a subcommand's
@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "demo": "otel_agents.cli.demo",
     "doctor": "otel_agents.cli.doctor",
     "fold": "otel_agents.cli.fold",
+    "export": "otel_agents.cli.export",
     "ecp": "otel_agents.cli.ecp",
 }
 

@@ -1,9 +1,10 @@
-"""``otel-agents ecp annotate REPORT.json``: put every check of an ``ecp run`` report on the span it graded.
+"""``otel-agents ecp annotate REPORT.json``: put every check of an ``ecp run`` report on the step it graded.
 
 Each check becomes one OTel GenAI ``gen_ai.evaluation.result`` (``gen_ai.evaluation.name`` such
 as ``tool_usage:lookup_order``, ``.score.value``, ``.score.label`` pass/fail, ``.explanation``
-when content capture is on) carrying the trace and span id of the step's root span — or of the
-tool span a passing ``tool_usage`` check matched. Steps served by ``otel-agents ecp serve`` name
+when content capture is on) carrying the trace and span id of the step's root span, whether the
+check passed or failed (so its mean over root spans means something); a passing ``tool_usage``
+check names the tool span it matched as its evidence (explanation, otel_agents.ecp.evidence_span_id). Steps served by ``otel-agents ecp serve`` name
 their spans in the report's ``logs``; for other reports give the run's trace file (--traces).
 
 Targets (--to): ``file`` (default) appends OTLP/JSON log lines, one ExportLogsServiceRequest per

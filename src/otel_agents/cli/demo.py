@@ -1,9 +1,9 @@
-"""``otel-agents demo`` (``make demo``): one ECP manifest graded across eight frameworks, PydanticAI over MCP, plain Python and two provider-client loops, offline.
+"""``otel-agents demo`` (``make demo``): one ECP manifest graded across every framework we instrument, PydanticAI over MCP, plain Python and the provider-client loops, offline.
 
 What it does, with no network and no API key:
 
 1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI,
-   smolagents, the OpenAI Agents SDK, Agno, Google ADK; ``mcp``: the PydanticAI agent with its
+   smolagents, the OpenAI Agents SDK, Agno, Google ADK, AutoGen AgentChat; ``mcp``: the PydanticAI agent with its
    tools served over MCP by a stdio child process, ``mcp_agent.py`` and
    ``mcp_server.py``, served with ``ecp serve --collect`` so the server process's spans (and its
    side-effect twin's e-mail, sent from the server) fold into each step; ``plain_python``: the same
@@ -58,6 +58,7 @@ from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
+CLIENT_LOOPS = ("anthropic", "openai")  # no framework: a hand-written loop on the provider's client
 FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai",
               "google_adk", "autogen_agentchat")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
@@ -68,8 +69,19 @@ _LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pyda
                   PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
 
 
+def agent_frameworks() -> list[str]:
+    """The demo's rows that are agent frameworks (not MCP, plain Python or a provider-client loop)."""
+    return [f for f in FRAMEWORKS if f not in (MCP, PLAIN_PYTHON, *CLIENT_LOOPS)]
+
+
+def summary() -> str:
+    """What the demo grades, with counts taken from :data:`FRAMEWORKS` (the ``--help`` line)."""
+    return (f"{len(agent_frameworks())} frameworks, PydanticAI over MCP, plain Python, "
+            f"{len(CLIENT_LOOPS)} provider-client loops: {len(FRAMEWORKS)} rows")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="grade the customer-support example (8 frameworks, PydanticAI over MCP, plain Python, 2 provider-client loops) with ECP, offline",
+    p = sub.add_parser("demo", help=f"grade the customer-support example ({summary()}) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--frameworks", default=None, help="comma-separated subset of " + ", ".join(FRAMEWORKS)
@@ -291,7 +303,7 @@ def annotate(r: Run, phoenix: str) -> None:
     delivery = annotate_phoenix(evaluation_results(r.report, spans), phoenix)
     r.annotated = delivery.sent
     failed = f" ({len(delivery.failed)} traces not annotated: {delivery.failed[0]})" if delivery.failed else ""
-    print(f"  {r.framework} {'faulty twin' if r.faulty else 'agent'}: {delivery.sent} checks annotated in Phoenix"
+    print(f"  {r.framework} {_LABELS[r.attr]}: {delivery.sent} checks annotated in Phoenix"
           f"{failed}", flush=True)
 
 

@@ -6,7 +6,9 @@ a class (or a factory taking no argument) making such objects, one per HTTP sess
 Every installed framework is instrumented; each step's spans are folded into its
 ECP envelope and, when asked, also exported (``--trace-file`` OTLP/JSON lines,
 ``--otlp-endpoint`` or the standard ``OTEL_EXPORTER_OTLP_*`` variables for OTLP/HTTP),
-so the run an ECP runtime grades is the run a tracing backend shows.
+so the run an ECP runtime grades is the run a tracing backend shows. With PHOENIX_PROJECT_NAME
+set, the spans' resource carries it as openinference.project.name: Phoenix files them in that
+project (as Phoenix's own OpenTelemetry package does).
 
 With --collect PORT, an OTLP/HTTP receiver on 127.0.0.1 takes the spans of the agent's
 other processes (its MCP servers, launched with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointing
@@ -104,7 +106,12 @@ def _provider(args: argparse.Namespace):
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-agents-ecp")}))
+    from ..exporters.presets import ENV_PHOENIX_PROJECT, PROJECT_RESOURCE_ATTRIBUTE
+
+    attributes = {"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-agents-ecp")}
+    if os.environ.get(ENV_PHOENIX_PROJECT):  # Phoenix files the spans in this project, as its own otel package does
+        attributes[PROJECT_RESOURCE_ATTRIBUTE] = os.environ[ENV_PHOENIX_PROJECT]
+    provider = TracerProvider(resource=Resource.create(attributes))
     if args.trace_file:
         from ..exporters.file import OTLPJsonFileExporter
 

@@ -3,9 +3,10 @@
 ``ecp run`` grades a run; Phoenix, Langfuse or any OTel backend shows the same run's spans. This
 module joins the two: each check of an ``ecp run`` JSON report becomes one evaluation result
 (OTel GenAI semconv v1.38+: the ``gen_ai.evaluation.result`` event with ``gen_ai.evaluation.name``,
-``.score.value``, ``.score.label``, ``.explanation``) parented to the span it graded — the step's
-root span (``agent/step``, as served by ``otel-agents ecp serve``), or the tool span a passing
-``tool_usage`` check matched. The CLI is ``otel-agents ecp annotate REPORT.json``.
+``.score.value``, ``.score.label``, ``.explanation``) parented to the step it graded: the step's
+root span (``agent/step``, as served by ``otel-agents ecp serve``), for every check, passed or
+failed, so a check's mean score over root spans means something; a passing ``tool_usage`` check
+names the tool span it matched as its evidence. The CLI is ``otel-agents ecp annotate REPORT.json``.
 
 Usage::
 

@@ -42,6 +42,8 @@ def score(result: EvaluationResult) -> dict[str, Any]:
                                 "scenario": result.scenario, "step": result.step, "check": result.check}
     if result.tool_name:
         metadata["tool"] = result.tool_name
+    if result.evidence_span_id:
+        metadata["evidence_span_id"] = result.evidence_span_id
     body["metadata"] = metadata
     return body
 

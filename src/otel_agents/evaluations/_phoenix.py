@@ -50,6 +50,8 @@ def annotation(result: EvaluationResult) -> dict[str, Any]:
                 "check": result.check}
     if result.tool_name:
         metadata["tool"] = result.tool_name
+    if result.evidence_span_id:
+        metadata["evidence_span_id"] = result.evidence_span_id
     return {"name": result.name, "annotator_kind": result.annotator_kind, "result": body,
             "metadata": metadata, "identifier": result.key}
 

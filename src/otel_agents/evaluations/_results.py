@@ -13,9 +13,11 @@ Where each step's spans are found, most direct first:
    span, in the given spans, whose ``input.value`` is the step's input (each used once, in
    start order).
 
-A ``tool_usage`` check that passed is put on the tool span it matched: the first of the step's
-``tool_calls`` whose name and arguments satisfy the manifest's grader (ECP's own rule), read
-from the manifest the report names. Every other check is put on the step's root span.
+Every check, passed or failed, is put on the step's root span, so a backend's per-span statistics
+(Phoenix's mean score of an annotation name over root spans) average every agent's result for that
+check. A ``tool_usage`` check that passed also names its evidence, the tool span it matched
+(:attr:`EvaluationResult.evidence_span_id`; the first of the step's ``tool_calls`` whose name and
+arguments satisfy the manifest's grader, ECP's own rule, read from the manifest the report names).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ EVALUATION_RESULT_EVENT = "gen_ai.evaluation.result"
 
 _ATTR_SCENARIO = "otel_agents.ecp.scenario"
 _ATTR_STEP = "otel_agents.ecp.step"
+_ATTR_EVIDENCE = "otel_agents.ecp.evidence_span_id"
 _ERROR_TRACE = re.compile(r"""['"]trace_id['"]:\s*['"]([0-9a-f]{32})['"]""")  # ecp serve's error data
 # ECP runtime's tool_usage reasoning, when the manifest is not at hand (graders.check_tool_usage).
 _FOUND_TOOL = re.compile(r"^Found tool call '(.*)' with expected arguments$")
@@ -57,13 +60,15 @@ class EvaluationResult:
         explanation: ``gen_ai.evaluation.explanation``: the grader's reasoning (secrets redacted);
             ``None`` when content capture is off, since reasoning quotes what was graded.
         trace_id: 32 hex digits, the trace of the graded step; ``None`` when not found.
-        span_id: 16 hex digits, the span graded (the step's root, or the tool span a
-            ``tool_usage`` check matched); ``None`` when not found.
+        span_id: 16 hex digits, the span the result is put on: the step's root, for every check;
+            ``None`` when not found.
         grader: the ECP grader type (``text_match``, ``tool_usage``, ``llm_judge``, ``execution``).
         scenario: the scenario's name; ``step`` its 1-based step; ``check`` the 1-based check of that step.
         tool_name: the tool a ``tool_usage`` check expects (``gen_ai.tool.name``).
         agent_name: ``gen_ai.agent.name`` of the run's (or the matched tool call's) agent.
         model: ``gen_ai.request.model`` when the step used exactly one model.
+        evidence_span_id: 16 hex digits, the tool span a passing ``tool_usage`` check matched (named
+            in the explanation too, and sent as metadata / ``otel_agents.ecp.evidence_span_id``); else ``None``.
     """
 
     name: str
@@ -79,6 +84,7 @@ class EvaluationResult:
     tool_name: str | None = None
     agent_name: str | None = None
     model: str | None = None
+    evidence_span_id: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -97,8 +103,9 @@ class EvaluationResult:
 
     def attributes(self) -> dict[str, Any]:
         """The event's attributes: the ``gen_ai.evaluation.*`` ones, ``gen_ai.tool.name``,
-        ``gen_ai.agent.name``, ``gen_ai.request.model`` when known, and where in the manifest the
-        check is (``otel_agents.ecp.scenario``, ``otel_agents.ecp.step``)."""
+        ``gen_ai.agent.name``, ``gen_ai.request.model`` when known, where in the manifest the
+        check is (``otel_agents.ecp.scenario``, ``otel_agents.ecp.step``) and the evidence span
+        (``otel_agents.ecp.evidence_span_id``, a passing tool check's tool span)."""
         attrs: dict[str, Any] = {A.GEN_AI_EVALUATION_NAME: self.name, A.GEN_AI_EVALUATION_SCORE_LABEL: self.label}
         if self.score is not None:
             attrs[A.GEN_AI_EVALUATION_SCORE_VALUE] = self.score
@@ -110,6 +117,8 @@ class EvaluationResult:
                 attrs[key] = value
         attrs[_ATTR_SCENARIO] = self.scenario
         attrs[_ATTR_STEP] = self.step
+        if self.evidence_span_id:
+            attrs[_ATTR_EVIDENCE] = self.evidence_span_id
         return attrs
 
 
@@ -210,11 +219,11 @@ def _result(check: Mapping[str, Any], config: Mapping[str, Any] | None, where: _
     grader = str(check.get("type") or "unknown")
     passed = bool(check.get("passed"))
     reasoning = check.get("reasoning")
-    span_id, tool_name, agent = where.root_span_id, None, where.agent_name
+    evidence, tool_name, agent = None, None, where.agent_name
     if grader == "tool_usage":
         tool_name, call = _tool_check(check, config, where.tool_calls)
-        if passed and call is not None and call.get("span_id"):
-            span_id = str(call["span_id"])
+        if passed and call is not None and call.get("span_id") and where.trace_id:
+            evidence = str(call["span_id"])
             agent = call.get("agent") or agent
         name = f"tool_usage:{tool_name or check.get('field') or 'tool_calls'}"
     else:
@@ -223,11 +232,14 @@ def _result(check: Mapping[str, Any], config: Mapping[str, Any] | None, where: _
     explanation = None
     if content and isinstance(reasoning, str) and reasoning:
         explanation = redact_text(reasoning[:budget])
+        if evidence:
+            explanation += f" (evidence: tool span {evidence})"
     return EvaluationResult(
         name=name, score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
         label="pass" if passed else "fail", explanation=explanation,
-        trace_id=where.trace_id, span_id=span_id if where.trace_id else None, grader=grader,
+        trace_id=where.trace_id, span_id=where.root_span_id if where.trace_id else None, grader=grader,
         scenario=scenario, step=step, check=number, tool_name=tool_name, agent_name=agent, model=where.model,
+        evidence_span_id=evidence,
     )
 
 

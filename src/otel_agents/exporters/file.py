@@ -3,7 +3,8 @@
 :class:`OTLPJsonFileExporter` writes each batch of spans as one
 ``ExportTraceServiceRequest`` in the OTLP JSON encoding, one object per line —
 the same file the OpenTelemetry Collector's ``file`` exporter writes — so a
-stored run can be replayed to any OTLP backend, or re-folded into ECP
+stored run can be replayed to any OTLP backend (``otel-agents export``, which sends
+what :func:`iter_otlp_json` reads as OTLP/HTTP protobuf), or re-folded into ECP
 envelopes offline (``otel-agents fold``). :func:`read_otlp_json` reads such a
 file (ours or a Collector's) back into SDK ``ReadableSpan``s.
 

@@ -3,7 +3,7 @@
 * ``console`` — the OTel SDK's ``ConsoleSpanExporter`` (JSON on stdout); simple processor.
 * ``file`` — OTLP/JSON lines (:class:`otel_agents.exporters.file.OTLPJsonFileExporter`); simple
   processor. The default when no exporter is named: an embedded run leaves a file to replay to a
-  backend or fold into ECP envelopes (``otel-agents fold``). Needs the OTLP encoder package (extras
+  backend (``otel-agents export``) or fold into ECP envelopes (``otel-agents fold``). Needs the OTLP encoder package (extras
   ``otlp`` or ``ecp``).
 * ``otlp`` — any OTLP/HTTP receiver; endpoint, headers, timeout and compression from the standard
   ``OTEL_EXPORTER_OTLP_*`` variables; batch processor.

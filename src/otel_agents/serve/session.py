@@ -1,6 +1,7 @@
 """One served agent: ``agent/initialize``, ``agent/step``, ``agent/reset`` as ECP defines them.
 
-Each step runs under its own root span (a ``chain`` named ``agent/step``); the
+Each step runs under its own root span (a ``chain`` named ``agent/step``, carrying the served
+agent's name as ``gen_ai.agent.name``: ``--name``, else the target's); the
 spans of that trace are collected as they end and folded by the ECP exporter
 into the step's result envelope, so the envelope an ECP runtime grades is built
 from the very spans that go to Phoenix or Langfuse over OTLP.
@@ -299,7 +300,10 @@ class ECPSession:
         if not isinstance(user_input, str):
             raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
         async with self.runner.lock:
-            root = self.telemetry.start_span(Kind.CHAIN, "agent/step", parent=otel_context.Context())
+            # The served agent's name (--name, else the target's; what agent/initialize reports) on the root,
+            # so the runs of an agent and of its twins are told apart in a backend by their spans alone.
+            root = self.telemetry.start_span(Kind.CHAIN, "agent/step", parent=otel_context.Context(),
+                                             attributes={A.GEN_AI_AGENT_NAME: self.name} if self.name else None)
             trace_id = root.span.get_span_context().trace_id
             trace_hex = f"{trace_id:032x}"
             self.collector.watch(trace_id)

@@ -1,0 +1,141 @@
+"""``otel-agents export TRACES.jsonl --to URL`` (issue 36): stored OTLP/JSON traces replayed to an OTLP/HTTP
+receiver in protobuf, with the ids the file has. Run as a real process against a loopback receiver that
+decodes the protobuf it gets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.backends.receiver import Receiver
+
+from .test_ecp_fold import agent_run
+from .test_file import write
+
+OTEL_AGENTS = str(Path(sys.executable).parent / "otel-agents")
+
+
+def export(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_OTLP")}
+    return subprocess.run([OTEL_AGENTS, "export", *args], capture_output=True, text=True, timeout=120, env=env,
+                          input=stdin)
+
+
+def file_spans(path: Path) -> dict[str, dict]:
+    """span id → ``{trace, parent, name, resource}`` as the file writes them (hex ids), read as plain JSON."""
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        for rs in json.loads(line).get("resourceSpans", []):
+            resource = {a["key"]: next(iter(a["value"].values())) for a in rs["resource"].get("attributes", [])}
+            for ss in rs["scopeSpans"]:
+                for s in ss["spans"]:
+                    out[s["spanId"]] = {"trace": s["traceId"], "parent": s.get("parentSpanId") or None,
+                                        "name": s["name"], "resource": resource}
+    return out
+
+
+def traces(rec, tmp_path: Path, name: str = "traces.jsonl") -> Path:
+    agent_run(rec.telemetry, name="one")
+    agent_run(rec.telemetry, name="two")
+    path = tmp_path / name
+    write(path, rec.spans, batch=3)
+    return path
+
+
+def test_spans_arrive_as_protobuf_with_the_files_ids(rec, tmp_path: Path) -> None:
+    path = traces(rec, tmp_path)
+    expected = file_spans(path)
+    with Receiver() as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "-H", "x-team=ai", "--header", "Authorization: Bearer t0k",
+                      "--batch-size", "5")
+        requests = list(rx.requests)
+        got = rx.spans()
+    assert proc.returncode == 0, proc.stderr
+    assert len(requests) == 3  # 12 spans in batches of 5
+    for request in requests:
+        assert request.path == "/v1/traces"
+        assert request.headers["content-type"] == "application/x-protobuf"
+        assert request.headers["x-team"] == "ai" and request.headers["authorization"] == "Bearer t0k"
+    assert len(got) == len(expected) == 12
+    for span in got:  # ids decoded from the protobuf bytes equal the file's hex ids
+        mine = expected[span.span_id]
+        assert (span.trace_id, span.parent_id, span.name) == (mine["trace"], mine["parent"], mine["name"])
+        assert {k: span.resource[k] for k in mine["resource"]} == mine["resource"]
+    assert len({s.trace_id for s in got}) == 2
+    assert "12 span(s) of 2 trace(s) sent to " + rx.url + "/v1/traces" in proc.stderr
+
+
+def test_several_files_and_standard_input_and_a_bare_base_url(rec, tmp_path: Path) -> None:
+    first = traces(rec, tmp_path, "a.jsonl")
+    second = tmp_path / "b.jsonl"
+    agent_run(rec.telemetry, name="three")
+    write(second, rec.spans[12:], batch=6)
+    with Receiver() as rx:
+        proc = export(str(first), "-", "--to", rx.url, stdin=second.read_text(encoding="utf-8"))
+        got = rx.spans()
+        paths = {r.path for r in rx.requests}
+    assert proc.returncode == 0, proc.stderr
+    assert paths == {"/v1/traces"}  # a URL without a path gets the OTLP traces path
+    assert sorted(s.span_id for s in got) == sorted({**file_spans(first), **file_spans(second)})
+
+
+def test_a_malformed_line_is_named_and_the_rest_is_sent(rec, tmp_path: Path) -> None:
+    path = traces(rec, tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    bad_id = lines[1].replace(json.loads(lines[1])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"],
+                              "not-hex", 1)
+    path.write_text("\n".join([lines[0], bad_id, "{oops", *lines[2:]]) + "\n", encoding="utf-8")
+    with Receiver() as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces")
+        got = rx.spans()
+    assert proc.returncode == 1
+    assert f"skipped {path}:2: " in proc.stderr and "traceId" in proc.stderr
+    assert f"skipped {path}:3: invalid JSON" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(got) == 12 - 3  # every span but the bad line's three
+    assert "2 malformed line(s) skipped" in proc.stderr
+
+
+def test_a_refused_batch_stops_with_its_status_and_lines(rec, tmp_path: Path) -> None:
+    """What Phoenix answers OTLP/JSON with (415) is not retried: the error says which lines and why."""
+    path = traces(rec, tmp_path)
+    with Receiver(refuse=[415]) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "--batch-size", "6")
+        requests = list(rx.requests)
+    assert proc.returncode == 1
+    assert len(requests) == 1, "stopped after the refused batch"
+    assert f"6 span(s) from {path}:1-2 not accepted by {rx.url}/v1/traces" in proc.stderr
+    assert "415" in proc.stderr and "12 span(s) not sent" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_busy_receiver_is_retried(rec, tmp_path: Path) -> None:
+    path = traces(rec, tmp_path)
+    with Receiver(refuse=[503]) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces")
+        statuses = [r.status for r in rx.requests]
+        got = rx.spans()
+    assert proc.returncode == 0, proc.stderr
+    assert statuses == [503, 200] and len(got) == 12
+
+
+def test_nobody_listening_is_a_bounded_clear_error(rec, tmp_path: Path) -> None:
+    path = traces(rec, tmp_path)
+    with Receiver() as rx:
+        url = rx.url + "/v1/traces"
+    proc = export(str(path), "--to", url, "--timeout", "1")  # the receiver is closed: connection refused
+    assert proc.returncode == 1
+    assert f"12 span(s) from {path}:1-4 not accepted by {url}" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    for args, message in (
+        (["x.jsonl", "--to", "127.0.0.1:6006"], "--to must be an http:// or https:// URL"),
+        (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "novalue"], "--header must be NAME=VALUE"),
+        ([str(tmp_path / "missing.jsonl"), "--to", "http://127.0.0.1:9"], "cannot read"),
+    ):
+        proc = export(*args)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
