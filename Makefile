@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench clean lock
+.PHONY: demo test bench clean lock support-matrix
 
 # Frameworks (or newer releases of one) whose dependencies cannot be installed beside `.[all,dev]` get a venv
 # of their own, .venv-NAME, built from constraints/NAME.txt with the extras NAME_EXTRAS. `make test` runs
@@ -68,6 +68,10 @@ test: $(STAMP) $(ISOLATED_STAMPS)
 	status=0; $(PY) -m pytest || status=1; \
 	$(foreach n,$(ISOLATED),echo "== .venv-$(n): pytest $($(n)_TESTS)"; .venv-$(n)/bin/python -m pytest $($(n)_TESTS) || status=1;) \
 	exit $$status
+
+# docs/support-matrix.md is written from the matrix's table (tests/matrix/table.py); a test fails when it is stale.
+support-matrix: $(STAMP)
+	$(PY) -m tests.matrix.table docs/support-matrix.md
 
 # Benchmarks run in their own venv: our package and its frameworks at the versions .venv has (pinned by a
 # freeze of .venv), plus the peer instrumentors of benchmarks/requirements.txt, which must never reach .venv.

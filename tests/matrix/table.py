@@ -1,0 +1,195 @@
+"""The support matrix: every framework's public run entry points × the ways a run ends (issue 34).
+
+This module is plain data (it imports no framework), so every venv reads the same table:
+``tests/matrix/test_matrix.py`` runs one test per cell (in the venv that has the framework), and
+``python -m tests.matrix.table`` (``make support-matrix``) writes ``docs/support-matrix.md`` from it;
+``test_support_matrix_doc_is_current`` fails when the committed file differs.
+
+A cell is supported (its test passes), a known failure (``KNOWN``: the test is
+``xfail(strict=True)`` with the reason, so it fails the day the bug is fixed and the entry must go),
+or not supported (``UNSUPPORTED``: what we cannot make right, with the reason; collected as a skip
+that prints the reason, never silently left out).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENDINGS: dict[str, str] = {
+    "done": "consumed to the end",
+    "break_close": "abandoned after the first event, closed (`close()`/`aclose()`)",
+    "break_drop": "abandoned after the first event, dropped without closing (then `gc.collect()`)",
+    "cancel": "the asyncio task running it cancelled while a tool runs",
+    "tool_raises": "a tool raises",
+    "model_raises": "the model raises",
+}
+"""Ending id → what happens (the doc's legend)."""
+
+MODE_ENDINGS: dict[str, tuple[str, ...]] = {
+    "sync": ("done", "tool_raises", "model_raises"),
+    "async": ("done", "cancel", "tool_raises", "model_raises"),
+    "stream": ("done", "break_close", "break_drop", "tool_raises", "model_raises"),
+    "astream": ("done", "break_close", "break_drop", "cancel", "tool_raises", "model_raises"),
+}
+"""Which endings apply to an entry point: a sync call cannot be cancelled by asyncio, a call that returns
+one result cannot be abandoned after its first event."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One public run entry point (the framework's own name), or a structural variant of a run."""
+
+    name: str
+    mode: str  # key of MODE_ENDINGS
+    variant: bool = False  # a structural variant (multi-agent, user-written model class, ...), not a plain entry
+    endings: tuple[str, ...] | None = None  # default: MODE_ENDINGS[mode]
+
+    @property
+    def applicable(self) -> tuple[str, ...]:
+        return self.endings if self.endings is not None else MODE_ENDINGS[self.mode]
+
+
+@dataclass(frozen=True)
+class System:
+    """One framework's rows: its entry points, and the cells that are not (yet) supported, with why."""
+
+    name: str  # the framework name of otel_agents.instrumentors._frameworks.FRAMEWORKS
+    title: str
+    entries: tuple[Entry, ...]
+    known: dict[tuple[str, str], str] = field(default_factory=dict)  # (entry, ending) -> bug, xfail(strict)
+    unsupported: dict[tuple[str, str], str] = field(default_factory=dict)  # (entry, ending) -> why not
+
+
+def _e(name: str, mode: str, **kw) -> Entry:
+    return Entry(name, mode, **kw)
+
+
+CANCELLED_TOOL_OK = ("the fold reports the cancelled tool as `status: ok` and the run with no error: the tool span "
+                     "carries `otel_agents.control_flow=CancelledError`, which the fold does not read")
+
+SYSTEMS: tuple[System, ...] = (
+    System("langchain", "LangChain / LangGraph", (
+        _e("graph.invoke", "sync"),
+        _e("graph.ainvoke", "async"),
+        _e("graph.stream", "stream"),
+        _e("graph.astream", "astream"),
+        _e("graph.stream(stream_mode='messages')", "stream"),
+        _e("graph.astream(stream_mode='updates')", "astream"),
+        _e("graph.astream_events", "astream"),
+        _e("graph.batch", "sync"),
+        _e("model.invoke", "sync", endings=("done", "model_raises")),
+        _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
+    ), known={
+        **{(e, "cancel"): CANCELLED_TOOL_OK for e in ("graph.ainvoke", "graph.astream",
+                                                     "graph.astream(stream_mode='updates')", "graph.astream_events")},
+        ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
+        "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
+        ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
+        "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
+    }),
+)
+"""Every system of the matrix, in the README's order."""
+
+
+def system(name: str) -> System:
+    return next(s for s in SYSTEMS if s.name == name)
+
+
+def cells(s: System) -> list[tuple[Entry, str, str, str]]:
+    """``(entry, ending, verdict, reason)`` for every applicable cell of ``s``; verdict is ``supported``,
+    ``known`` or ``unsupported``."""
+    out = []
+    for entry in s.entries:
+        for ending in entry.applicable:
+            key = (entry.name, ending)
+            if key in s.unsupported:
+                out.append((entry, ending, "unsupported", s.unsupported[key]))
+            elif key in s.known:
+                out.append((entry, ending, "known", s.known[key]))
+            else:
+                out.append((entry, ending, "supported", ""))
+    return out
+
+
+def _check_table() -> None:
+    for s in SYSTEMS:
+        names = [e.name for e in s.entries]
+        assert len(names) == len(set(names)), f"{s.name}: duplicate entry"
+        for key in (*s.known, *s.unsupported):
+            entry = next((e for e in s.entries if e.name == key[0]), None)
+            assert entry is not None and key[1] in entry.applicable, f"{s.name}: {key} is not a cell"
+
+
+_SYMBOL = {"supported": "✅", "known": "❌", "unsupported": "⛔"}
+
+
+def render() -> str:
+    """``docs/support-matrix.md``, written from :data:`SYSTEMS`."""
+    _check_table()
+    lines = [
+        "# Support matrix: every entry point, every ending",
+        "",
+        "<!-- Generated from tests/matrix/table.py by `make support-matrix`; do not edit by hand. -->",
+        "",
+        "Each cell is one test in `tests/matrix/` (in the venv of its framework: Google ADK and AutoGen AgentChat",
+        "run in their own, see the Makefile's `ISOLATED` block). A run over a fake model that records what it",
+        "returned call by call; the test asserts one `model` span per call with that call's usage and finish",
+        "reason (absent when the model sent none; an abandoned stream has usage only if the provider sent its",
+        "final usage), one `tool` span per tool call, every span ended and none left current, the caller's",
+        "result the same as without instrumentation, and the ECP envelope folded from the spans",
+        "(`public_output` = the top agent's final answer, `usage` = the sum of the calls, `tool_calls` in",
+        "order, `agents` = who delegated to whom; a cancelled or failed tool is not `ok`, and the run's",
+        "errors say how it ended).",
+        "",
+        "✅ supported (the test passes) · ❌ known failure (a bug: the test is an expected failure until it is",
+        "fixed) · ⛔ not supported (with the reason) · blank: the ending does not apply to that entry point.",
+        "",
+        "Endings:",
+        "",
+    ]
+    for key, text in ENDINGS.items():
+        lines.append(f"- `{key}`: {text}")
+    lines.append("")
+    totals = {"supported": 0, "known": 0, "unsupported": 0}
+    for s in SYSTEMS:
+        got = cells(s)
+        notes: list[str] = []
+        lines += [f"## {s.title}", "", "| entry point | " + " | ".join(f"`{k}`" for k in ENDINGS) + " |",
+                  "|---|" + "---|" * len(ENDINGS)]
+        for entry in s.entries:
+            row = []
+            for ending in ENDINGS:
+                found = next((c for c in got if c[0] is entry and c[1] == ending), None)
+                if found is None:
+                    row.append("")
+                    continue
+                verdict, reason = found[2], found[3]
+                totals[verdict] += 1
+                mark = _SYMBOL[verdict]
+                if reason:
+                    if reason not in notes:
+                        notes.append(reason)
+                    mark += f" [{notes.index(reason) + 1}]"
+                row.append(mark)
+            label = f"`{entry.name}`" + (" (variant)" if entry.variant else "")
+            lines.append(f"| {label} | " + " | ".join(row) + " |")
+        lines.append("")
+        for i, note in enumerate(notes, 1):
+            lines.append(f"{i}. {note}")
+        if notes:
+            lines.append("")
+    lines += ["## Totals", "",
+              f"{totals['supported']} cells supported, {totals['known']} known failures, "
+              f"{totals['unsupported']} not supported.", ""]
+    return "\n".join(lines)
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "support-matrix.md"
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DOC
+    target.write_text(render(), encoding="utf-8")
+    print(f"wrote {target}")
