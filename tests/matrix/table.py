@@ -66,9 +66,6 @@ def _e(name: str, mode: str, **kw) -> Entry:
     return Entry(name, mode, **kw)
 
 
-CANCELLED_TOOL_OK = ("the fold reports the cancelled tool as `status: ok` and the run with no error: the tool span "
-                     "carries `otel_agents.control_flow=CancelledError`, which the fold does not read")
-
 SYSTEMS: tuple[System, ...] = (
     System("langchain", "LangChain / LangGraph", (
         _e("graph.invoke", "sync"),
@@ -83,13 +80,19 @@ SYSTEMS: tuple[System, ...] = (
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
     ), known={
-        **{(e, "cancel"): CANCELLED_TOOL_OK for e in ("graph.ainvoke", "graph.astream",
-                                                     "graph.astream(stream_mode='updates')", "graph.astream_events")},
         ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
         "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
         ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
+    System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
+        _e("run_sync", "sync"),
+        _e("run", "async"),
+        _e("run_stream", "astream"),
+        _e("run_stream_events", "astream"),
+        _e("iter", "astream"),
+    ), known={(e, "model_raises"): "a model whose `request_stream` raises before its first event: the model span "
+              "ends marked abandoned, not as an error" for e in ("run_stream", "run_stream_events")}),
 )
 """Every system of the matrix, in the README's order."""
 
