@@ -267,3 +267,38 @@ def test_error_and_uninstrument(exporter: SnapshotExporter, provider: TracerProv
     exporter.clear()
     client.chat.completions.create(**CHAT)
     assert exporter.spans == []
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_fault5_chat_stream_left_early_invents_no_finish_reason(openai_on: Any, exporter: SnapshotExporter,
+                                                                 aio: bool) -> None:
+    """Issue #34 fault 5: a chat stream left after two chunks never received a finish reason: the span has no
+    gen_ai.response.finish_reasons and its output message's (schema-required) finish_reason is empty, not an
+    invented "stop"; the span ends abandoned with what arrived."""
+    client = openai_client(Recorder(chat_stream(include_usage=True)), aio=aio)
+
+    async def leave_async() -> None:
+        stream = await client.chat.completions.create(stream=True, **CHAT)
+        seen = 0
+        async for _ in stream:
+            seen += 1
+            if seen == 2:
+                break
+        await stream.close()
+
+    if aio:
+        asyncio.run(leave_async())
+    else:
+        stream = client.chat.completions.create(stream=True, **CHAT)
+        for i, _ in enumerate(stream):
+            if i == 1:
+                break
+        stream.close()
+    (span,) = model_spans(exporter)
+    a = span.attributes
+    assert a["otel_agents.stream.abandoned"] is True
+    assert "gen_ai.response.finish_reasons" not in a
+    out = json.loads(a["gen_ai.output.messages"])
+    assert out == [{"role": "assistant", "parts": [{"type": "text", "content": "Order A100 "}], "finish_reason": ""}]
+    _assert_no_usage(span)
+    validate_genai_json(a)
