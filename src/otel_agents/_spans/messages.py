@@ -324,14 +324,18 @@ def _json_text(value: Any) -> str:
 
 def genai_messages(messages: Sequence[ChatMessage], media_budget: int, *,
                    output: bool = False) -> list[dict[str, Any]]:
-    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` data (before JSON encoding)."""
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` data (before JSON encoding).
+
+    An output message's ``finish_reason`` is required by the OTel GenAI output-messages schema
+    (``FinishReason`` or any string); when the model sent none (a stream left early, a framework
+    that drops it) it is the empty string: a reason the model never gave is never invented."""
     out = []
     for m in messages:
         item: dict[str, Any] = {"role": m.role, "parts": [genai_part(p, media_budget) for p in m.parts]}
         if m.name:
             item["name"] = m.name
         if output:
-            item["finish_reason"] = normalize_finish_reason(m.finish_reason or "stop")
+            item["finish_reason"] = normalize_finish_reason(m.finish_reason) if m.finish_reason else ""
         out.append(item)
     return out
 
