@@ -66,6 +66,17 @@ def _e(name: str, mode: str, **kw) -> Entry:
     return Entry(name, mode, **kw)
 
 
+CLIENT = {"sync": ("done", "model_raises"), "async": ("done", "model_raises"),
+          "stream": ("done", "break_close", "break_drop", "model_raises"),
+          "astream": ("done", "break_close", "break_drop", "model_raises")}
+"""A provider client's call is one model call: no tool of its own to raise; cancelled mid-request is a
+framework's cell (the client's own request is cancelled with the task that awaits it)."""
+
+
+def _c(name: str, mode: str) -> Entry:
+    return Entry(name, mode, endings=CLIENT[mode])
+
+
 SYSTEMS: tuple[System, ...] = (
     System("langchain", "LangChain / LangGraph", (
         _e("graph.invoke", "sync"),
@@ -93,6 +104,12 @@ SYSTEMS: tuple[System, ...] = (
         _e("iter", "astream"),
     ), known={(e, "model_raises"): "a model whose `request_stream` raises before its first event: the model span "
               "ends marked abandoned, not as an error" for e in ("run_stream", "run_stream_events")}),
+    System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
+        _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
+        for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
+                           ("chat.completions.stream", "stream"), ("responses.create", "sync"),
+                           ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
+        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
 )
 """Every system of the matrix, in the README's order."""
 

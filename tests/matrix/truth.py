@@ -195,13 +195,15 @@ def drive_stream(make: Callable[[], Iterator[Any]], norm: Callable[[Any], Any], 
 def drive_astream(make: Callable[[], AsyncIterator[Any]], norm: Callable[[Any], Any], truth: Truth) -> Outcome:
     async def consume(out: list) -> None:
         stream = make()
+        if asyncio.iscoroutine(stream):  # `await client.create(stream=True)` gives the stream
+            stream = await stream
         it = aiter(stream)
         async for event in it:
             out.append(norm(event))
             if truth.ending in ("break_close", "break_drop"):
                 break
         if truth.ending == "break_close":
-            await (getattr(stream, "aclose", None) or it.aclose)()
+            await (getattr(stream, "aclose", None) or getattr(stream, "close", None) or it.aclose)()
 
     async def main() -> Outcome:
         out: list[Any] = []

@@ -411,10 +411,20 @@ def output_text(span: FoldSpan) -> str | None:
     text = assistant_text(value)
     if text is not None:
         return text
+    if _empty_reply(value):  # a stream left before its first token: no answer, not an empty message's JSON
+        return None
     return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 _ASSISTANT_ROLES = ("assistant", "ai", "model")
+
+
+def _empty_reply(value: Any) -> bool:
+    """Whether ``value`` is one assistant message (OTel GenAI shape, alone or in a list) with nothing in it."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return isinstance(value, dict) and value.get("role") in _ASSISTANT_ROLES and not value.get("parts") \
+        and not value.get("content") and not value.get("tool_calls")
 
 
 def assistant_text(data: Any) -> str | None:
