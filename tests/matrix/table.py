@@ -110,6 +110,11 @@ SYSTEMS: tuple[System, ...] = (
                            ("chat.completions.stream", "stream"), ("responses.create", "sync"),
                            ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
         for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
+    System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
+        _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
+        for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),
+                           ("messages.stream", "stream"))
+        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
 )
 """Every system of the matrix, in the README's order."""
 
