@@ -109,7 +109,10 @@ SYSTEMS: tuple[System, ...] = (
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
                            ("chat.completions.stream", "stream"), ("responses.create", "sync"),
                            ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
-        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
+        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode]),
+        known={(e, "break_close"): "the sync `.stream()` manager's `with` left after the first event: the model "
+               "span stays open until the stream object is garbage-collected (the manager's `__exit__` closes the "
+               "HTTP response beneath our stream wrapper)" for e in ("chat.completions.stream", "responses.stream")}),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
         for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),
