@@ -113,6 +113,11 @@ SYSTEMS: tuple[System, ...] = (
         known={(e, "break_close"): "the sync `.stream()` manager's `with` left after the first event: the model "
                "span stays open until the stream object is garbage-collected (the manager's `__exit__` closes the "
                "HTTP response beneath our stream wrapper)" for e in ("chat.completions.stream", "responses.stream")}),
+    System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
+        _e("Runner.run", "async"),
+        _e("Runner.run_sync", "sync"),
+        _e("Runner.run_streamed", "astream"),
+    )),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
         for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),
