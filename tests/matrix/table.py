@@ -118,6 +118,16 @@ SYSTEMS: tuple[System, ...] = (
         _e("Runner.run_sync", "sync"),
         _e("Runner.run_streamed", "astream"),
     )),
+    System("agno", "Agno", (
+        _e("Agent.run", "sync"),
+        _e("Agent.run(stream=True)", "stream"),
+        _e("Agent.arun", "async"),
+        _e("Agent.arun(stream=True)", "astream"),
+    ), known={(e, ending): "the model span's finish reason is invented (`tool_call`/`stop` from the reply's shape, "
+              "`stop` on a stream left mid-answer): Agno's model responses carry none"
+              for e, mode in (("Agent.run", "sync"), ("Agent.run(stream=True)", "stream"), ("Agent.arun", "async"),
+                              ("Agent.arun(stream=True)", "astream"))
+              for ending in MODE_ENDINGS[mode] if ending != "model_raises"}),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
         for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),
