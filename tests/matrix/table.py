@@ -128,6 +128,12 @@ SYSTEMS: tuple[System, ...] = (
               for e, mode in (("Agent.run", "sync"), ("Agent.run(stream=True)", "stream"), ("Agent.arun", "async"),
                               ("Agent.arun(stream=True)", "astream"))
               for ending in MODE_ENDINGS[mode] if ending != "model_raises"}),
+    System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
+        _e("agent.run", "sync"),
+        _e("agent.run(stream=True)", "stream"),
+    ), unsupported={("agent.run(stream=True)", "break_close"): "smolagents' own stream generator ignores "
+                    "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
+                    "closing is supported)"}),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
         for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),
