@@ -134,6 +134,19 @@ SYSTEMS: tuple[System, ...] = (
     ), unsupported={("agent.run(stream=True)", "break_close"): "smolagents' own stream generator ignores "
                     "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
                     "closing is supported)"}),
+    System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
+        _e("Runner.run", "stream"),
+        _e("Runner.run_async", "astream"),
+    ), known={
+        **{(e, ending): "the model span reports finish reason `tool_call` where the model sent `STOP` (Gemini's "
+           "finish reason for a function-call response too): derived from the reply's shape, not what was sent"
+           for e, mode in (("Runner.run", "stream"), ("Runner.run_async", "astream"))
+           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
+        **{key: "finish reason `tool_call` where the model sent `STOP` (as above); and the run left after its "
+           "first event ends its agent span without `otel_agents.stream.abandoned`: it looks finished"
+           for key in (("Runner.run", "break_close"), ("Runner.run", "break_drop"),
+                       ("Runner.run_async", "break_drop"))},
+    }),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
         for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),
