@@ -147,6 +147,10 @@ SYSTEMS: tuple[System, ...] = (
            for key in (("Runner.run", "break_close"), ("Runner.run", "break_drop"),
                        ("Runner.run_async", "break_drop"))},
     }),
+    System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
+        _e("agent.run", "async"),
+        _e("agent.run_stream", "astream"),
+    )),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
         for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),

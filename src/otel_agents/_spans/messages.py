@@ -248,7 +248,8 @@ _FINISH_REASONS = {
     "length": "length", "max_tokens": "length", "max_output_tokens": "length", "model_length": "length",
     "content_filter": "content_filter", "safety": "content_filter", "recitation": "content_filter",
     "blocklist": "content_filter", "prohibited_content": "content_filter", "refusal": "content_filter",
-    "tool_call": "tool_call", "tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call",
+    "tool_call": "tool_call", "tool_calls": "tool_call", "function_call": "tool_call", "function_calls": "tool_call",
+    "tool_use": "tool_call",
     "error": "error",
 }
 
