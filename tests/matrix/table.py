@@ -96,6 +96,19 @@ SYSTEMS: tuple[System, ...] = (
         ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
+    System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
+        _e("FunctionAgent.run", "async"),
+        _e("FunctionAgent.run().stream_events", "astream"),
+    ), known={
+        **{(e, ending): "the model span's finish reason is invented (`tool_call`/`stop` from the reply's shape; "
+           "the model sent none)" for e, mode in (("FunctionAgent.run", "async"),
+                                                  ("FunctionAgent.run().stream_events", "astream"))
+           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
+        **{("FunctionAgent.run().stream_events", ending): "finish reason invented (as above); and a run whose "
+           "event stream was left after its first event (the workflow then cancelled when its loop ends) ends "
+           "its agent span with no error and no `otel_agents.stream.abandoned`: it looks finished"
+           for ending in ("break_close", "break_drop")},
+    }),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
         _e("run_sync", "sync"),
         _e("run", "async"),
