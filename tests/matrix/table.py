@@ -109,6 +109,12 @@ SYSTEMS: tuple[System, ...] = (
            "its agent span with no error and no `otel_agents.stream.abandoned`: it looks finished"
            for ending in ("break_close", "break_drop")},
     }),
+    System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
+        _e("Crew.kickoff", "sync"),
+        _e("Crew.kickoff_async", "async"),
+    ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
+                    "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
+                    "cancelled"}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
         _e("run_sync", "sync"),
         _e("run", "async"),
