@@ -170,6 +170,9 @@ SYSTEMS: tuple[System, ...] = (
         _e("agent.run", "async"),
         _e("agent.run_stream", "astream"),
     )),
+    System("mcp", "MCP (client and server in one process, in-memory transport)", (
+        _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises")),
+    )),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
         for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),

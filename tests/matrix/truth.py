@@ -20,7 +20,7 @@ from typing import Any, AsyncIterator, Callable, Iterator
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 from otel_agents._spans.messages import normalize_finish_reason
 from otel_agents.exporters.ecp import fold
@@ -90,6 +90,7 @@ class Truth:
     tools: list[ToolRun] = field(default_factory=list)
     agents: list[tuple[str, str | None]] | None = None  # expected delegation tree, when the driver knows it
     error_output: str | None = None  # what a framework that returns a failure as the run's output gave the user
+    output: str | None = None  # a run without a model (a bare MCP tool call): its output as the caller got it
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- the model side --------------------------------------------------------
@@ -140,6 +141,8 @@ class Truth:
     @property
     def answer(self) -> str | None:
         """The final answer the run got from its model, if the last call delivered one."""
+        if self.output is not None:
+            return self.output
         last = self.calls[-1] if self.calls else None
         if last and last.answered and last.turn and not last.turn.is_tool_call:
             return last.turn.text
@@ -317,7 +320,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
             assert span.status.status_code is StatusCode.ERROR, f"failed call, span not ERROR:\n{tree}"
 
     # the tool spans of the calls made, failed ones not ok
-    tools = [s for s in _sem(finished, "tool") if not (s.attributes or {}).get(A.OTEL_AGENTS_FINAL_ANSWER)]
+    tools = [s for s in _sem(finished, "tool") if not (s.attributes or {}).get(A.OTEL_AGENTS_FINAL_ANSWER)
+             and s.kind is not SpanKind.SERVER]  # an MCP server's side of a call is not a second call
     assert [(s.attributes or {}).get(A.GEN_AI_TOOL_NAME) for s in tools] == [t.name for t in truth.tools], tree
     for span, run in zip(tools, truth.tools):
         if run.outcome == "ok":
@@ -327,7 +331,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
                 (span.attributes or {}).get(A.OTEL_AGENTS_CONTROL_FLOW), f"{run.outcome} tool looks ok:\n{tree}"
 
     # the envelope
-    envelopes = fold(finished)
+    envelopes = [e for e in fold(finished) if e["tool_calls"] or e["metrics"]["model_calls"]
+                 or e["metrics"]["errors"] or e["public_output"] is not None]  # (an MCP client's tools/list: no run)
     assert len(envelopes) == 1, f"{len(envelopes)} runs folded:\n{tree}"
     env = envelopes[0]
     calls_usage = [c.usage for c in truth.calls if c.usage is not None]
