@@ -517,3 +517,33 @@ def test_reasoning_agent_output_is_reasoning_never_the_answer(instrumented: Any,
     assert answering.attributes["output.value"] == "It shipped."
     for span in (reasoner, thinking, answering):
         validate_genai_json(span.attributes)
+
+
+# -- issue #34 faults 2 and 3 ------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["run", "arun"])
+def test_fault2_streamed_team_output_is_the_teams_answer(instrumented: Any, provider: Any,
+                                                         exporter: SnapshotExporter, mode: str) -> None:
+    """Issue #34 fault 2: a team run with stream=True consumed to the end: its stream carries the member's
+    events too (RunContent, RunCompleted), yet the team span's output and the envelope's public_output are the
+    team's final answer (the leader's last text), the member's answer stays the member's."""
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    team = desk_team()
+    if mode == "run":
+        events = list(team.run("What is the weather?", stream=True))
+    else:
+        async def main() -> list:
+            return [e async for e in team.arun("What is the weather?", stream=True)]
+        events = asyncio.run(main())
+    told = "".join(e.content for e in events if type(e).__module__ == "agno.run.team"
+                   and getattr(e, "event", "") == "TeamRunContent")
+    assert told == "Desk says: Found: sunny in Paris"  # the ground truth: what the team itself said
+    team_span = next(s for s in exporter.semantic() if s.name == "invoke_workflow Desk")
+    member = next(s for s in exporter.semantic() if s.name == "invoke_agent Weather Agent")
+    assert team_span.attributes["output.value"] == told
+    assert member.attributes["output.value"] == "Found: sunny in Paris"
+    [env] = check(fold(list(memory.get_finished_spans())))
+    assert env["public_output"] == told
