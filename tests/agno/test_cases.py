@@ -547,3 +547,41 @@ def test_fault2_streamed_team_output_is_the_teams_answer(instrumented: Any, prov
     assert member.attributes["output.value"] == "Found: sunny in Paris"
     [env] = check(fold(list(memory.get_finished_spans())))
     assert env["public_output"] == told
+
+
+@pytest.mark.parametrize("who", ["agent", "team"])
+def test_fault3_async_stream_closed_early_ends_every_span_at_once(instrumented: Any, exporter: SnapshotExporter,
+                                                                  who: str) -> None:
+    """Issue #34 fault 3: arun(stream=True) closed with aclose() after two events, while the model's stream is
+    in progress: every span of the run has ended, abandoned, by the time aclose() returns (not when the event
+    loop finalises Agno's generators later, or never), the model span before its run's span."""
+    from otel_agents._spans import SemanticSpan
+    import gc
+
+    runner = support_agent(script=lambda m: Reply(text="one two three four five")) if who == "agent" \
+        else desk_team()
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        stream = runner.arun("What is the weather?", stream=True)
+        async for i, _ in _aenumerate(stream):
+            if i == 1:
+                break
+        await stream.aclose()
+        seen["ended"] = exporter.semantic()
+        seen["open"] = [o.name for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
+
+    asyncio.run(main())
+    spans = seen["ended"]
+    assert seen["open"] == [], seen["open"]
+    run_span = next(s for s in spans if s.parent_id is None)
+    assert run_span.attributes.get("otel_agents.stream.abandoned") is True
+    assert sorted(kinds(spans)) == (["agent", "model"] if who == "agent" else
+                                    ["agent", "chain", "model", "model", "tool"]), tree(spans)
+    for s in spans:
+        assert s.end_time <= run_span.end_time, tree(spans)
+        if s is not run_span:  # left mid-stream, or ended by the generator's close: never an error
+            assert s.status.name != "ERROR", tree(spans)
+    if who == "agent":  # left while the model was streaming its answer
+        [model] = [s for s in spans if s.semantic_kind == "model"]
+        assert model.attributes.get("otel_agents.stream.abandoned") is True, tree(spans)

@@ -28,7 +28,7 @@ from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, guar
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _reasoning
-from ._context import AsyncInContext, InContext, activate, last_error, parent
+from ._context import AsyncInContext, InContext, abandon_streams_under, activate, last_error, parent, track_stream
 
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
@@ -175,10 +175,12 @@ class RunHooks:
                     close = getattr(iterator, "close", None)
                     if close is not None:
                         close()
+                with guard("agno.stream.abandon_inner"):
+                    abandon_streams_under(span)  # an async generator is not closed at once (see there)
             self._end(span, result=seen.final, streamed_text=seen.text(), failed=seen.error, abandoned=abandoned,
                       ended_by_stream=True)
 
-        return wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end)
+        return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end), span)
 
     # -- closing ---------------------------------------------------------------------
     def _end(self, span: SemanticSpan, *, result: Any = None, error: BaseException | None = None,
