@@ -585,3 +585,60 @@ def test_fault3_async_stream_closed_early_ends_every_span_at_once(instrumented: 
     if who == "agent":  # left while the model was streaming its answer
         [model] = [s for s in spans if s.semantic_kind == "model"]
         assert model.attributes.get("otel_agents.stream.abandoned") is True, tree(spans)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_user_model_class_defined_after_instrument(instrumented: Any, exporter: SnapshotExporter,
+                                                   stream: bool) -> None:
+    """Issue #34 item 3: an ``agno.models.base.Model`` subclass the user writes after instrument() (its own
+    invoke/ainvoke/invoke_stream and response parsers) gets one model span per request from our hook on the
+    base class, with each request's usage as the model reported it (ground truth kept by the model)."""
+    from agno.metrics import MessageMetrics
+    from agno.models.base import Model
+    from agno.models.response import ModelResponse
+
+    truth: list[tuple[int, int]] = []
+
+    class InHouse(Model):
+        def _answer(self, messages: list) -> ModelResponse:
+            usage = (len(messages) * 10, 4 if tool_results(messages) else 2)
+            truth.append(usage)
+            metrics = MessageMetrics(input_tokens=usage[0], output_tokens=usage[1], total_tokens=sum(usage))
+            if tool_results(messages):
+                return ModelResponse(role="assistant", content=f"Found: {tool_results(messages)[-1].content}",
+                                     response_usage=metrics)
+            return ModelResponse(role="assistant", response_usage=metrics, tool_calls=[
+                {"id": "call_a", "type": "function",
+                 "function": {"name": "lookup_order", "arguments": '{"order_id": "A100"}'}}])
+
+        def invoke(self, messages: list, **kwargs: Any) -> ModelResponse:
+            return self._answer(messages)
+
+        async def ainvoke(self, messages: list, **kwargs: Any) -> ModelResponse:
+            return self._answer(messages)
+
+        def invoke_stream(self, messages: list, **kwargs: Any) -> Any:
+            yield self._answer(messages)
+
+        async def ainvoke_stream(self, messages: list, **kwargs: Any) -> Any:
+            yield self._answer(messages)
+
+        def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
+            return response
+
+        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
+            return response
+
+    agent = Agent(name="Support", model=InHouse(id="in-house-1", provider="in-house"), tools=[lookup_order],
+                  telemetry=False)
+    if stream:
+        list(agent.run("Where is A100?", stream=True))
+    else:
+        agent.run("Where is A100?")
+    models = exporter.semantic("model")
+    assert len(models) == len(truth) == 2, tree(exporter.semantic())
+    assert [(m.attributes["gen_ai.usage.input_tokens"], m.attributes["gen_ai.usage.output_tokens"])
+            for m in models] == truth
+    assert all(m.name == "chat in-house-1" for m in models)
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["gen_ai.tool.call.id"] == "call_a"

@@ -445,3 +445,44 @@ def test_fault7_fold_counts_each_step_once_with_adk_spans_left_on(instrumented: 
     assert tool_call["name"] == "lookup_order" and tool_call["result"] == {"order_id": "A100", "status": "shipped"}
     lines = [line.strip() for line in env["evaluation_context"].splitlines()]
     assert lines.count("agent support") == 1 and sum(line.startswith("model ") for line in lines) == 2
+
+
+def test_user_model_class_defined_after_instrument(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Issue #34 item 3: a ``BaseLlm`` subclass the user writes after instrument() (ADK does not trace it: its
+    own spans are stood down) gets one model span per request from our plugin's model callbacks, with each
+    request's usage and finish reason as the model returned them (ground truth kept by the model)."""
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+    from pydantic import PrivateAttr
+
+    from .fakes import usage
+
+    class InHouseLlm(BaseLlm):
+        model: str = "in-house-1"
+        _truth: list = PrivateAttr(default_factory=list)
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            answered = any(p.function_response for c in llm_request.contents for p in c.parts or ())
+            if answered:
+                part, counts = types.Part(text="A100 has shipped."), (21, 4)
+            else:
+                part = types.Part(function_call=types.FunctionCall(name="lookup_order", args={"order_id": "A100"},
+                                                                   id="call-in-house-1"))
+                counts = (12, 3)
+            # Gemini's STOP; a response that calls a tool is a tool_call (the instrumentor's documented mapping)
+            self._truth.append((counts, "stop" if answered else "tool_call"))
+            yield LlmResponse(content=types.Content(role="model", parts=[part]), finish_reason=types.FinishReason.STOP,
+                              usage_metadata=usage(*counts))
+
+    llm = InHouseLlm()
+    result = run_agent(support_agent(llm))
+    assert result.final_text == "A100 has shipped."
+    models = exporter.semantic("model")
+    assert len(models) == len(llm._truth) == 2, tree(exporter.semantic())
+    for span, (counts, finish) in zip(models, llm._truth):
+        a = span.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == counts
+        assert a["gen_ai.response.finish_reasons"] == (finish,) and span.name == "chat in-house-1"
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["gen_ai.tool.call.id"] == "call-in-house-1"
