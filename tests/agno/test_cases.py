@@ -585,6 +585,9 @@ def test_fault3_async_stream_closed_early_ends_every_span_at_once(instrumented: 
     if who == "agent":  # left while the model was streaming its answer
         [model] = [s for s in spans if s.semantic_kind == "model"]
         assert model.attributes.get("otel_agents.stream.abandoned") is True, tree(spans)
+        # the model never finished: no finish reason is invented (issue #34 fault 5's kind)
+        assert "gen_ai.response.finish_reasons" not in model.attributes
+        assert [m["finish_reason"] for m in model.json_attr("gen_ai.output.messages")] == [""]
 
 
 @pytest.mark.parametrize("stream", [False, True])

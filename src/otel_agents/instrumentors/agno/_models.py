@@ -61,7 +61,7 @@ class ModelHooks:
                 if filled:
                     out = _convert.output_message(message)
                 elif stream_data is not None:
-                    out = _convert.stream_output_message(stream_data)
+                    out = _convert.stream_output_message(stream_data, finished=error is None and not abandoned)
                 else:
                     out = None
                 if out is not None and _reasoning.is_reasoning(span):
@@ -69,8 +69,8 @@ class ModelHooks:
                 if out is not None and out.parts:
                     if span.records_content:
                         span.set_messages(output=[out])
-                    else:
-                        span.set_finish_reasons([out.finish_reason or "stop"])
+                    elif out.finish_reason:
+                        span.set_finish_reasons([out.finish_reason])
         with guard("agno.model.usage"):
             metrics = getattr(message, "metrics", None)
             usage = _convert.usage(metrics)
