@@ -82,6 +82,7 @@ class ScriptedResponses:
             "status": "completed", "output": step["output"], "parallel_tool_calls": True, "tool_choice": "auto",
             "tools": body.get("tools", []), "instructions": body.get("instructions"), "usage": USAGE,
             "text": {"format": {"type": "text"}}, "temperature": body.get("temperature"),
+            "service_tier": "default" if body.get("service_tier") in (None, "auto") else body["service_tier"],
         }
         if not body.get("stream"):
             return httpx.Response(200, json=response)

@@ -531,3 +531,13 @@ def test_fault1_sdk_model_subclass_is_still_one_span_per_request(instrumented: A
         a = m.attributes
         assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (11, 7)
         assert a["gen_ai.provider.name"] == "openai" and parent_of(m, exporter.spans).semantic_kind == "agent"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_service_tier_served_is_on_the_model_span(instrumented: Any, exporter: SnapshotExporter, mode: str) -> None:
+    """Issue #34 fault 6, the Agents SDK's side: the tier the Response says served it (the SDK's response span
+    carries the Response) is openai.response.service_tier on the model span, whole and streamed."""
+    agent = Agent(name="support", instructions="x", model=responses_model(ScriptedResponses([say("ok")])))
+    run_mode(mode, agent, "?")
+    [m] = exporter.semantic("model")
+    assert m.attributes["openai.response.service_tier"] == "default"

@@ -459,6 +459,9 @@ class OtelAgentsProcessor(TracingProcessor):
                 sem.set_model(response_model=model, provider=provider, response_id=getattr(response, "id", None),
                               parameters={k: v for k, v in params.items() if v is not None} or None)
                 sem.rename(model)
+                tier = getattr(response, "service_tier", None)
+                if provider == PROVIDER and isinstance(tier, str) and tier:
+                    sem.set_attribute(A.OPENAI_RESPONSE_SERVICE_TIER, tier)  # OTel GenAI semconv, OpenAI page
                 output = _convert.response_output(response)
                 if sem.records_content:
                     messages = _convert.input_messages(raw_input) if raw_input is not None else None
