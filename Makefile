@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench clean lock
+.PHONY: demo test bench clean lock support-matrix
 
 # Frameworks (or newer releases of one) whose dependencies cannot be installed beside `.[all,dev]` get a venv
 # of their own, .venv-NAME, built from constraints/NAME.txt with the extras NAME_EXTRAS. `make test` runs
@@ -15,7 +15,7 @@ ISOLATED :=
 # Google ADK 2.13 caps opentelemetry at <=1.44 and websockets at <16 (see the google-adk extra in pyproject.toml).
 ISOLATED += google_adk
 google_adk_EXTRAS := google-adk,ecp,demo,otlp,test
-google_adk_TESTS := tests/google_adk tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
+google_adk_TESTS := tests/google_adk tests/matrix tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
 google_adk_DEMO := google_adk
 
 # `newest`: every framework but CrewAI (which pins openai<3, mcp<2) at its newest release, the upper ends of the
@@ -40,7 +40,7 @@ newest_DEMO := openai_agents,openai,mcp
 # AutoGen AgentChat: autogen-core 0.7 pins protobuf~=5.29; .venv has protobuf 7 (googleapis-common-protos>=1.76).
 ISOLATED += autogen_agentchat
 autogen_agentchat_EXTRAS := autogen-agentchat,ecp,test,test-autogen,otlp,demo
-autogen_agentchat_TESTS := tests/autogen_agentchat tests/customer_support tests/backends/test_phoenix.py -k "not over_http and not server_script" -p no:cacheprovider
+autogen_agentchat_TESTS := tests/autogen_agentchat tests/matrix tests/customer_support tests/backends/test_phoenix.py -k "not over_http and not server_script" -p no:cacheprovider
 autogen_agentchat_DEMO := autogen_agentchat
 
 # constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
@@ -68,6 +68,10 @@ test: $(STAMP) $(ISOLATED_STAMPS)
 	status=0; $(PY) -m pytest || status=1; \
 	$(foreach n,$(ISOLATED),echo "== .venv-$(n): pytest $($(n)_TESTS)"; .venv-$(n)/bin/python -m pytest $($(n)_TESTS) || status=1;) \
 	exit $$status
+
+# docs/support-matrix.md is written from the matrix's table (tests/matrix/table.py); a test fails when it is stale.
+support-matrix: $(STAMP)
+	$(PY) -m tests.matrix.table docs/support-matrix.md
 
 # Benchmarks run in their own venv: our package and its frameworks at the versions .venv has (pinned by a
 # freeze of .venv), plus the peer instrumentors of benchmarks/requirements.txt, which must never reach .venv.

@@ -104,3 +104,10 @@ def test_mcp_names_match_semconv_package(name: str, value: str) -> None:
     known = {v for mod in (jsonrpc_attributes, mcp_attributes, network_attributes, rpc_attributes)
              for k, v in vars(mod).items() if k.isupper() and isinstance(v, str)}
     assert value in known
+
+
+@pytest.mark.parametrize("name,value", sorted(ours(("openai.",)).items()))
+def test_openai_names_match_semconv_package(name: str, value: str) -> None:
+    """The openai.* names of OpenAI model spans are constants of opentelemetry-semantic-conventions (GenAI, OpenAI page)."""
+    from opentelemetry.semconv._incubating.attributes import openai_attributes
+    assert value in {v for k, v in vars(openai_attributes).items() if k.isupper() and isinstance(v, str)}

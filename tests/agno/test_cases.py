@@ -517,3 +517,131 @@ def test_reasoning_agent_output_is_reasoning_never_the_answer(instrumented: Any,
     assert answering.attributes["output.value"] == "It shipped."
     for span in (reasoner, thinking, answering):
         validate_genai_json(span.attributes)
+
+
+# -- issue #34 faults 2 and 3 ------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["run", "arun"])
+def test_fault2_streamed_team_output_is_the_teams_answer(instrumented: Any, provider: Any,
+                                                         exporter: SnapshotExporter, mode: str) -> None:
+    """Issue #34 fault 2: a team run with stream=True consumed to the end: its stream carries the member's
+    events too (RunContent, RunCompleted), yet the team span's output and the envelope's public_output are the
+    team's final answer (the leader's last text), the member's answer stays the member's."""
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    team = desk_team()
+    if mode == "run":
+        events = list(team.run("What is the weather?", stream=True))
+    else:
+        async def main() -> list:
+            return [e async for e in team.arun("What is the weather?", stream=True)]
+        events = asyncio.run(main())
+    told = "".join(e.content for e in events if type(e).__module__ == "agno.run.team"
+                   and getattr(e, "event", "") == "TeamRunContent")
+    assert told == "Desk says: Found: sunny in Paris"  # the ground truth: what the team itself said
+    team_span = next(s for s in exporter.semantic() if s.name == "invoke_workflow Desk")
+    member = next(s for s in exporter.semantic() if s.name == "invoke_agent Weather Agent")
+    assert team_span.attributes["output.value"] == told
+    assert member.attributes["output.value"] == "Found: sunny in Paris"
+    [env] = check(fold(list(memory.get_finished_spans())))
+    assert env["public_output"] == told
+
+
+@pytest.mark.parametrize("who", ["agent", "team"])
+def test_fault3_async_stream_closed_early_ends_every_span_at_once(instrumented: Any, exporter: SnapshotExporter,
+                                                                  who: str) -> None:
+    """Issue #34 fault 3: arun(stream=True) closed with aclose() after two events, while the model's stream is
+    in progress: every span of the run has ended, abandoned, by the time aclose() returns (not when the event
+    loop finalises Agno's generators later, or never), the model span before its run's span."""
+    from otel_agents._spans import SemanticSpan
+    import gc
+
+    runner = support_agent(script=lambda m: Reply(text="one two three four five")) if who == "agent" \
+        else desk_team()
+    seen: dict[str, Any] = {}
+
+    async def main() -> None:
+        stream = runner.arun("What is the weather?", stream=True)
+        async for i, _ in _aenumerate(stream):
+            if i == 1:
+                break
+        await stream.aclose()
+        seen["ended"] = exporter.semantic()
+        seen["open"] = [o.name for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
+
+    asyncio.run(main())
+    spans = seen["ended"]
+    assert seen["open"] == [], seen["open"]
+    run_span = next(s for s in spans if s.parent_id is None)
+    assert run_span.attributes.get("otel_agents.stream.abandoned") is True
+    assert sorted(kinds(spans)) == (["agent", "model"] if who == "agent" else
+                                    ["agent", "chain", "model", "model", "tool"]), tree(spans)
+    for s in spans:
+        assert s.end_time <= run_span.end_time, tree(spans)
+        if s is not run_span:  # left mid-stream, or ended by the generator's close: never an error
+            assert s.status.name != "ERROR", tree(spans)
+    if who == "agent":  # left while the model was streaming its answer
+        [model] = [s for s in spans if s.semantic_kind == "model"]
+        assert model.attributes.get("otel_agents.stream.abandoned") is True, tree(spans)
+        # the model never finished: no finish reason is invented (issue #34 fault 5's kind)
+        assert "gen_ai.response.finish_reasons" not in model.attributes
+        assert [m["finish_reason"] for m in model.json_attr("gen_ai.output.messages")] == [""]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_user_model_class_defined_after_instrument(instrumented: Any, exporter: SnapshotExporter,
+                                                   stream: bool) -> None:
+    """Issue #34 item 3: an ``agno.models.base.Model`` subclass the user writes after instrument() (its own
+    invoke/ainvoke/invoke_stream and response parsers) gets one model span per request from our hook on the
+    base class, with each request's usage as the model reported it (ground truth kept by the model)."""
+    from agno.metrics import MessageMetrics
+    from agno.models.base import Model
+    from agno.models.response import ModelResponse
+
+    truth: list[tuple[int, int]] = []
+
+    class InHouse(Model):
+        def _answer(self, messages: list) -> ModelResponse:
+            usage = (len(messages) * 10, 4 if tool_results(messages) else 2)
+            truth.append(usage)
+            metrics = MessageMetrics(input_tokens=usage[0], output_tokens=usage[1], total_tokens=sum(usage))
+            if tool_results(messages):
+                return ModelResponse(role="assistant", content=f"Found: {tool_results(messages)[-1].content}",
+                                     response_usage=metrics)
+            return ModelResponse(role="assistant", response_usage=metrics, tool_calls=[
+                {"id": "call_a", "type": "function",
+                 "function": {"name": "lookup_order", "arguments": '{"order_id": "A100"}'}}])
+
+        def invoke(self, messages: list, **kwargs: Any) -> ModelResponse:
+            return self._answer(messages)
+
+        async def ainvoke(self, messages: list, **kwargs: Any) -> ModelResponse:
+            return self._answer(messages)
+
+        def invoke_stream(self, messages: list, **kwargs: Any) -> Any:
+            yield self._answer(messages)
+
+        async def ainvoke_stream(self, messages: list, **kwargs: Any) -> Any:
+            yield self._answer(messages)
+
+        def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
+            return response
+
+        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
+            return response
+
+    agent = Agent(name="Support", model=InHouse(id="in-house-1", provider="in-house"), tools=[lookup_order],
+                  telemetry=False)
+    if stream:
+        list(agent.run("Where is A100?", stream=True))
+    else:
+        agent.run("Where is A100?")
+    models = exporter.semantic("model")
+    assert len(models) == len(truth) == 2, tree(exporter.semantic())
+    assert [(m.attributes["gen_ai.usage.input_tokens"], m.attributes["gen_ai.usage.output_tokens"])
+            for m in models] == truth
+    assert all(m.name == "chat in-house-1" for m in models)
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["gen_ai.tool.call.id"] == "call_a"

@@ -153,7 +153,8 @@ CHAT_USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18,
 
 
 def chat_completion(content: str | None = "Order A100 has shipped.", *, tool_calls: list | None = None,
-                    finish_reason: str = "stop", usage: dict | None = CHAT_USAGE) -> dict[str, Any]:
+                    finish_reason: str = "stop", usage: dict | None = CHAT_USAGE,
+                    service_tier: str | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
     if tool_calls:
         message["tool_calls"] = [{"id": c["id"], "type": "function",
@@ -164,13 +165,18 @@ def chat_completion(content: str | None = "Order A100 has shipped.", *, tool_cal
                                          "logprobs": None}]}
     if usage is not None:
         body["usage"] = usage
+    if service_tier is not None:
+        body["service_tier"] = service_tier
     return body
 
 
-def chat_stream(*, include_usage: bool, tool_call: bool = False) -> bytes:
+def chat_stream(*, include_usage: bool, tool_call: bool = False, service_tier: str | None = None) -> bytes:
+    """A streamed chat answer (``service_tier``: on every chunk, as the API sends it)."""
+    tier = {"service_tier": service_tier} if service_tier is not None else {}
+
     def chunk(delta: dict, finish: str | None = None) -> dict:
         return {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-2024-08-06",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}], **tier}
 
     events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
     if tool_call:
@@ -186,7 +192,7 @@ def chat_stream(*, include_usage: bool, tool_call: bool = False) -> bytes:
                    (None, chunk({}, "stop"))]
     if include_usage:
         events.append((None, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1,
-                              "model": "gpt-4o-2024-08-06", "choices": [], "usage": CHAT_USAGE}))
+                              "model": "gpt-4o-2024-08-06", "choices": [], "usage": CHAT_USAGE, **tier}))
     events.append((None, "[DONE]"))
     return sse(events)
 
@@ -196,7 +202,7 @@ RESPONSES_USAGE = {"input_tokens": 11, "input_tokens_details": {"cached_tokens":
 
 
 def response_body(text: str = "Order A100 has shipped.", *, status: str = "completed", function_call: bool = False,
-                  usage: dict | None = RESPONSES_USAGE) -> dict[str, Any]:
+                  usage: dict | None = RESPONSES_USAGE, service_tier: str | None = None) -> dict[str, Any]:
     output: list[dict[str, Any]] = [
         {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Check the order."}],
          "encrypted_content": "ENCRYPTED-SECRET"},
@@ -207,15 +213,23 @@ def response_body(text: str = "Order A100 has shipped.", *, status: str = "compl
     else:
         output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": text, "annotations": []}]})
-    return {"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-4o-2024-08-06", "status": status,
+    body = {"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-4o-2024-08-06", "status": status,
             "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
             "usage": usage, "error": None, "incomplete_details": None, "instructions": None, "metadata": {},
             "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}}}
+    if service_tier is not None:
+        body["service_tier"] = service_tier
+    return body
 
 
-def responses_stream(text: str = "Order A100 has shipped.", *, usage: dict | None = RESPONSES_USAGE) -> bytes:
-    whole = response_body(text, usage=usage)
+def responses_stream(text: str = "Order A100 has shipped.", *, usage: dict | None = RESPONSES_USAGE,
+                     service_tier: str | None = None) -> bytes:
+    """A streamed Responses answer; with ``service_tier``, ``response.created`` echoes ``"auto"`` and the terminal
+    ``response.completed`` says the tier that served it."""
+    whole = response_body(text, usage=usage, service_tier=service_tier)
     created = {**whole, "status": "in_progress", "output": [], "usage": None}
+    if service_tier is not None:
+        created["service_tier"] = "auto"
     reasoning, message = whole["output"]
     empty_message = {**message, "status": "in_progress", "content": []}
     part = {"type": "output_text", "text": "", "annotations": []}

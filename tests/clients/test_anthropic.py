@@ -271,6 +271,49 @@ def test_abandoned_and_closed_streams_end(anthropic_on: Any, exporter: SnapshotE
         assert s.attributes["gen_ai.response.id"] == "msg_01"
 
 
+async def _leave_after_first_event_async(client: Any, how: str) -> None:
+    if how == "create":
+        stream = await client.messages.create(stream=True, **REQUEST)
+        async for _ in stream:
+            break
+        await stream.close()
+        return
+    async with client.messages.stream(**REQUEST) as stream:
+        async for _ in stream:
+            break
+
+
+def _leave_after_first_event(client: Any, how: str) -> None:
+    if how == "create":
+        stream = client.messages.create(stream=True, **REQUEST)
+        next(iter(stream))
+        stream.close()
+        return
+    with client.messages.stream(**REQUEST) as stream:
+        next(iter(stream))
+
+
+@pytest.mark.parametrize("how", ["create", "stream"])
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_fault4_stream_left_after_message_start_reports_no_interim_output_tokens(
+        anthropic_on: Any, exporter: SnapshotExporter, how: str, aio: bool) -> None:
+    """Issue #34 fault 4: create(stream=True) / messages.stream() left after the first event (message_start,
+    whose usage says output_tokens 1): no output token count is recorded (the final one never came), the input
+    counts message_start gave (final in the API) are; the span ends abandoned, without a finish reason."""
+    client = anthropic_client(Recorder(ac1_stream(), http=httpx2), aio=aio)
+    if aio:
+        asyncio.run(_leave_after_first_event_async(client, how))
+    else:
+        _leave_after_first_event(client, how)
+    (span,) = model_spans(exporter)
+    a = span.attributes
+    assert a["otel_agents.stream.abandoned"] is True and span.status.name != "ERROR"
+    assert "gen_ai.usage.output_tokens" not in a and "llm.token_count.completion" not in a
+    assert "llm.token_count.total" not in a
+    assert a["gen_ai.usage.input_tokens"] == 25 + 20 + 100 and a["gen_ai.usage.cache_read.input_tokens"] == 100
+    assert "gen_ai.response.finish_reasons" not in a
+
+
 def test_content_off(exporter: SnapshotExporter, provider: TracerProvider, monkeypatch: pytest.MonkeyPatch) -> None:
     """With NO_CONTENT: no messages, system, tools or output; model, usage and finish reasons stay."""
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")

@@ -267,3 +267,74 @@ def test_error_and_uninstrument(exporter: SnapshotExporter, provider: TracerProv
     exporter.clear()
     client.chat.completions.create(**CHAT)
     assert exporter.spans == []
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_fault5_chat_stream_left_early_invents_no_finish_reason(openai_on: Any, exporter: SnapshotExporter,
+                                                                 aio: bool) -> None:
+    """Issue #34 fault 5: a chat stream left after two chunks never received a finish reason: the span has no
+    gen_ai.response.finish_reasons and its output message's (schema-required) finish_reason is empty, not an
+    invented "stop"; the span ends abandoned with what arrived."""
+    client = openai_client(Recorder(chat_stream(include_usage=True)), aio=aio)
+
+    async def leave_async() -> None:
+        stream = await client.chat.completions.create(stream=True, **CHAT)
+        seen = 0
+        async for _ in stream:
+            seen += 1
+            if seen == 2:
+                break
+        await stream.close()
+
+    if aio:
+        asyncio.run(leave_async())
+    else:
+        stream = client.chat.completions.create(stream=True, **CHAT)
+        for i, _ in enumerate(stream):
+            if i == 1:
+                break
+        stream.close()
+    (span,) = model_spans(exporter)
+    a = span.attributes
+    assert a["otel_agents.stream.abandoned"] is True
+    assert "gen_ai.response.finish_reasons" not in a
+    out = json.loads(a["gen_ai.output.messages"])
+    assert out == [{"role": "assistant", "parts": [{"type": "text", "content": "Order A100 "}], "finish_reason": ""}]
+    _assert_no_usage(span)
+    validate_genai_json(a)
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_fault6_service_tier_requested_and_served(openai_on: Any, exporter: SnapshotExporter, aio: bool) -> None:
+    """Issue #34 fault 6: chat and responses, whole and streamed: the tier asked for is
+    openai.request.service_tier, the tier the response says served it openai.response.service_tier (a Responses
+    stream's terminal event, not response.created's echo); a request and response without one get neither."""
+    recorder = Recorder(chat_completion(service_tier="default"), chat_stream(include_usage=True, service_tier="flex"),
+                        response_body(service_tier="priority"), responses_stream(service_tier="default"),
+                        chat_completion())
+    client = openai_client(recorder, aio=aio)
+
+    async def aio_() -> None:
+        await client.chat.completions.create(service_tier="auto", **CHAT)
+        async for _ in await client.chat.completions.create(stream=True, service_tier="flex", **CHAT):
+            pass
+        await client.responses.create(service_tier="priority", **RESPONSES)
+        async with client.responses.stream(service_tier="auto", **RESPONSES) as stream:
+            await stream.get_final_response()
+        await client.chat.completions.create(**CHAT)
+
+    def sync() -> None:
+        client.chat.completions.create(service_tier="auto", **CHAT)
+        for _ in client.chat.completions.create(stream=True, service_tier="flex", **CHAT):
+            pass
+        client.responses.create(service_tier="priority", **RESPONSES)
+        with client.responses.stream(service_tier="auto", **RESPONSES) as stream:
+            stream.get_final_response()
+        client.chat.completions.create(**CHAT)
+
+    asyncio.run(aio_()) if aio else sync()
+    spans = model_spans(exporter)
+    tiers = [(s.attributes.get("openai.request.service_tier"), s.attributes.get("openai.response.service_tier"))
+             for s in spans]
+    assert tiers == [("auto", "default"), ("flex", "flex"), ("priority", "priority"), ("auto", "default"),
+                     (None, None)]

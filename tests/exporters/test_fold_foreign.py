@@ -210,6 +210,44 @@ def test_another_instrumentations_view_of_our_step_is_not_a_second_step(rec: Any
     assert [a["name"] for a in env["agents"]] == ["support"]
 
 
+def test_a_sibling_tree_of_another_instrumentation_is_not_counted_again(rec: Any) -> None:
+    """Issue #34 fault 7: another instrumentation's GenAI tree beside ours under the step's span (Google ADK's
+    own ``gcp.vertex.agent`` spans) — an ``invoke_workflow``/``invoke_agent`` of the same name, a
+    ``generate_content`` span for the same request, an ``execute_tool`` with the same call id — adds no run,
+    no usage and no tool call; a foreign model call that is not one of ours (another model) still counts."""
+    app = rec.app
+    with app.start_as_current_span("agent/step"):
+        with app.start_as_current_span("invoke_workflow support", attributes={
+                "gen_ai.operation.name": "invoke_workflow"}):
+            with app.start_as_current_span("invoke_agent support", attributes={
+                    "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}):
+                with rec.telemetry.span("agent", "support") as agent:
+                    agent.set_agent("support")
+                    with rec.telemetry.span("model", "gemini-2.5-flash", operation="chat") as model:
+                        model.set_model(request_model="gemini-2.5-flash", response_model="gemini-2.5-flash-001")
+                        model.set_usage(Usage(input_tokens=10, output_tokens=5))
+                        app.start_span("generate_content gemini-2.5-flash", attributes={
+                            "gen_ai.operation.name": "generate_content", "gen_ai.request.model": "gemini-2.5-flash",
+                            "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5}).end()
+                    with rec.telemetry.span("tool", "lookup_order") as tool:
+                        tool.set_tool("lookup_order", call_id="call-1", arguments={"order_id": "A100"})
+                        tool.set_tool_result("shipped")
+                        app.start_span("execute_tool lookup_order", attributes={
+                            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_order",
+                            "gen_ai.tool.call.id": "call-1"}).end()
+                    app.start_span("chat other-model", attributes={
+                        "gen_ai.operation.name": "chat", "gen_ai.request.model": "other-model",
+                        "gen_ai.usage.input_tokens": 3, "gen_ai.usage.output_tokens": 1}).end()
+                    agent.set_output("A100 has shipped.")
+    [env] = check(fold(rec.spans))
+    assert env["public_output"] == "A100 has shipped."
+    assert (env["usage"]["input_tokens"], env["usage"]["output_tokens"]) == (13, 6)
+    assert env["metrics"]["model_calls"] == 2
+    [call] = env["tool_calls"]
+    assert (call["id"], call["result"]) == ("call-1", "shipped")
+    assert [a["name"] for a in env["agents"]] == ["support"]
+
+
 def test_unknown_vocabulary_is_ignored_and_a_run_without_facts_gives_no_envelope(rec: Any) -> None:
     app = rec.app
     app.start_span("job", attributes={"acme.span.kind": "agent", "acme.output": "x"}).end()

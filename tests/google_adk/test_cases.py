@@ -393,3 +393,96 @@ def test_every_envelope_is_valid(instrumented: Any, envelopes: list) -> None:
     assert got[0]["public_output"] == "Your order A100 has shipped." and got[2]["public_output"] == "ab"
     assert [a["status"] for a in got[1]["agents"]] == ["error"]
     assert [c["status"] for c in got[1]["tool_calls"]] == ["error"]
+
+
+# -- issue #34 fault 7: ADK's own spans ------------------------------------------------------------------
+def test_fault7_adk_own_spans_stood_down_while_instrumented(adk_spans: SnapshotExporter, instrument: Any,
+                                                             exporter: SnapshotExporter) -> None:
+    """Issue #34 fault 7: with ADK's tracer exporting (set before instrument(), as an application's setup
+    does), an instrumented run makes no span of ADK's own (scope gcp.vertex.agent), so no second tree beside
+    ours; ours are all there. uninstrument() gives ADK its tracing back."""
+    inst = instrument()
+    result = run_agent(support_agent(ScriptedLlm(tool_then_answer())))
+    assert result.error is None
+    assert adk_spans.spans == []
+    assert sorted(s.semantic_kind for s in exporter.semantic()) == ["agent", "model", "model", "tool"]
+    inst.uninstrument()
+    exporter.clear()
+    run_agent(support_agent(ScriptedLlm(tool_then_answer())))
+    assert exporter.semantic() == []
+    assert {s.scope for s in adk_spans.spans} == {"gcp.vertex.agent"}
+    assert any(s.name.startswith("execute_tool") for s in adk_spans.spans)
+
+
+def test_fault7_fold_counts_each_step_once_with_adk_spans_left_on(instrumented: Any, provider: Any,
+                                                                  app_tracer: Any, monkeypatch: Any) -> None:
+    """Issue #34 fault 7, the fold's side: ADK's own spans left on (its tracer set after instrument(), on the
+    same provider), beside our tree under the step's span: the fold still counts each step once: one
+    envelope, usage the sum of the model's calls (40/12, not doubled), the tool call once with its result,
+    the run once in evaluation_context."""
+    from google.adk.telemetry import tracing
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_agents.exporters.ecp import fold
+    from tests.exporters.conftest import check
+
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    monkeypatch.setattr(tracing, "tracer", provider.get_tracer("gcp.vertex.agent"))
+    llm = ScriptedLlm(tool_then_answer())
+    with app_tracer.start_as_current_span("agent/step"):
+        result = run_agent(support_agent(llm))
+    assert result.final_text == "Your order A100 has shipped."
+    spans = memory.get_finished_spans()
+    adk = [s for s in spans if s.instrumentation_scope.name == "gcp.vertex.agent"]
+    assert {s.attributes.get("gen_ai.operation.name") for s in adk} >= {"invoke_agent", "execute_tool"}, \
+        "the scenario needs ADK's own GenAI spans"
+    [env] = check(fold(spans))
+    assert env["public_output"] == "Your order A100 has shipped."
+    assert (env["usage"]["input_tokens"], env["usage"]["output_tokens"]) == (40, 12)
+    [tool_call] = env["tool_calls"]
+    assert tool_call["name"] == "lookup_order" and tool_call["result"] == {"order_id": "A100", "status": "shipped"}
+    lines = [line.strip() for line in env["evaluation_context"].splitlines()]
+    assert lines.count("agent support") == 1 and sum(line.startswith("model ") for line in lines) == 2
+
+
+def test_user_model_class_defined_after_instrument(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Issue #34 item 3: a ``BaseLlm`` subclass the user writes after instrument() (ADK does not trace it: its
+    own spans are stood down) gets one model span per request from our plugin's model callbacks, with each
+    request's usage and finish reason as the model returned them (ground truth kept by the model)."""
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+    from pydantic import PrivateAttr
+
+    from .fakes import usage
+
+    class InHouseLlm(BaseLlm):
+        model: str = "in-house-1"
+        _truth: list = PrivateAttr(default_factory=list)
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            answered = any(p.function_response for c in llm_request.contents for p in c.parts or ())
+            if answered:
+                part, counts = types.Part(text="A100 has shipped."), (21, 4)
+            else:
+                part = types.Part(function_call=types.FunctionCall(name="lookup_order", args={"order_id": "A100"},
+                                                                   id="call-in-house-1"))
+                counts = (12, 3)
+            # Gemini's STOP; a response that calls a tool is a tool_call (the instrumentor's documented mapping)
+            self._truth.append((counts, "stop" if answered else "tool_call"))
+            yield LlmResponse(content=types.Content(role="model", parts=[part]), finish_reason=types.FinishReason.STOP,
+                              usage_metadata=usage(*counts))
+
+    llm = InHouseLlm()
+    result = run_agent(support_agent(llm))
+    assert result.final_text == "A100 has shipped."
+    models = exporter.semantic("model")
+    assert len(models) == len(llm._truth) == 2, tree(exporter.semantic())
+    for span, (counts, finish) in zip(models, llm._truth):
+        a = span.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == counts
+        assert a["gen_ai.response.finish_reasons"] == (finish,) and span.name == "chat in-house-1"
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["gen_ai.tool.call.id"] == "call-in-house-1"

@@ -4,6 +4,7 @@ google_adk_agent.py``), graded by the real ``ecp run``, in ADK's own venv (the s
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,3 +30,14 @@ def test_demo_row_grades_agent_and_both_twins(tmp_path: Path) -> None:
     assert kinds.count("agent") == sum(s.name == "agent/step" for s in spans) > 0
     assert all(s.attributes.get("otel_agents.framework") == "google_adk" for s in spans
                if s.attributes.get("otel_agents.span.kind") in ("agent", "model", "tool"))
+    # Issue #34 fault 7: ADK's own spans make no second tree, and each step is counted once in the envelope.
+    assert not [s for s in spans if s.instrumentation_scope.name == "gcp.vertex.agent"]
+    report = json.loads((out / "google_adk" / "report.json").read_text(encoding="utf-8"))
+    first = report["scenarios"][0]["steps"][0]
+    assert (first["usage"]["input_tokens"], first["usage"]["output_tokens"]) == (37, 16)
+    assert [(c["name"], c["result"] is not None) for c in first["tool_calls"]] == [("lookup_order", True)]
+    for scenario in report["scenarios"]:
+        for step in scenario["steps"]:
+            ids = [c["id"] for c in step["tool_calls"] or ()]
+            assert len(ids) == len(set(ids)), step["tool_calls"]
+            assert step["evaluation_context"].count("agent customer_support") == 1, step["evaluation_context"]

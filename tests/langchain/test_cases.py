@@ -359,3 +359,50 @@ async def test_lc6_astream_events_broken_early(instrumentor: Any, exporter: Snap
             break
     await stream.aclose()
     _assert_abandoned(exporter, instrumentor, "invoke_agent weather_agent")
+
+
+@pytest.mark.parametrize("mode", ["invoke", "stream"])
+def test_user_model_class_defined_after_instrument(mode: str, instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """Issue #34 item 3: a ``BaseChatModel`` subclass the user writes after instrument() (its own ``_generate``)
+    in a LangGraph agent gets one model span per request (LangChain's callbacks reach every subclass), with
+    each request's usage and finish reason as the model returned them (ground truth kept by the model), and
+    the tool call's id on the tool span."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.outputs import ChatResult
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    truth: list[tuple[tuple[int, int], str]] = []
+
+    class InHouseChat(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "in-house"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+        def _generate(self, messages: list, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            answered = any(m.type == "tool" for m in messages)
+            counts, finish = ((20, 6), "stop") if answered else ((9, 3), "tool_calls")
+            truth.append((counts, "stop" if answered else "tool_call"))
+            usage = {"input_tokens": counts[0], "output_tokens": counts[1], "total_tokens": sum(counts)}
+            message = AIMessage("It is sunny in Paris", usage_metadata=usage, response_metadata={"finish_reason": finish}) \
+                if answered else AIMessage("", usage_metadata=usage, response_metadata={"finish_reason": finish},
+                                           tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_ih"}])
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    graph = build_agent_graph(InHouseChat(), [get_weather], name="weather_agent")
+    inputs = {"messages": [HumanMessage("Paris")]}
+    if mode == "invoke":
+        result = graph.invoke(inputs)
+        assert result["messages"][-1].content == "It is sunny in Paris"
+    else:
+        list(graph.stream(inputs))
+    models = exporter.semantic("model")
+    assert len(models) == len(truth) == 2, tree(exporter.semantic())
+    for span, (counts, finish) in zip(models, truth):
+        a = span.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == counts
+        assert a["gen_ai.response.finish_reasons"] == (finish,)
+    [tool_span] = exporter.semantic("tool")
+    assert tool_span.attributes["gen_ai.tool.call.id"] == "call_ih"

@@ -619,3 +619,64 @@ def test_custom_workflow_steps_nest_user_spans(instrumented: Any, exporter: Snap
     assert start.parent_id == run.span_id and finish.parent_id == run.span_id
     assert one(spans, "user-work").parent_id == start.span_id
     assert json.loads(finish.attributes["input.value"]) == {"event": "Halfway", "value": 40}
+
+
+def test_user_model_classes_defined_after_instrument(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Issue #34 item 3: LLM classes the user writes after instrument() get one model span per request, with each
+    request's usage as the model returned it (ground truth kept by the model): a ``CustomLLM`` subclass (its own
+    ``complete``/``stream_complete``; ``chat`` comes from the base) and a ``FunctionCallingLLM`` subclass (here
+    of LlamaIndex's mock, overriding ``achat`` with a ``super()`` call) running a ``FunctionAgent``."""
+    from llama_index.core.base.llms.types import CompletionResponse, LLMMetadata
+    from llama_index.core.llms import CustomLLM
+    from llama_index.core.llms.callbacks import llm_completion_callback
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    truth: list[tuple[int, int]] = []
+
+    class InHouseLLM(CustomLLM):
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name="in-house-1")
+
+        def _answer(self, prompt: str) -> tuple[str, dict]:
+            counts = (len(prompt.split()), 3)
+            truth.append(counts)
+            return "It is sunny.", {"usage": {"prompt_tokens": counts[0], "completion_tokens": counts[1]}}
+
+        @llm_completion_callback()
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+            text, raw = self._answer(prompt)
+            return CompletionResponse(text=text, raw=raw)
+
+        @llm_completion_callback()
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+            text, raw = self._answer(prompt)
+
+            def gen() -> Any:
+                yield CompletionResponse(text=text[:3], delta=text[:3])
+                yield CompletionResponse(text=text, delta=text[3:], raw=raw)
+            return gen()
+
+    llm = InHouseLLM()
+    assert llm.complete("What is the weather?").text == "It is sunny."
+    assert "".join(r.delta for r in llm.stream_complete("And tomorrow in Paris?")) == "It is sunny."
+    assert llm.chat([ChatMessage(role="user", content="Hi there")]).message.content == "It is sunny."
+    models = exporter.semantic("model")
+    assert len(models) == len(truth) == 3, tree(exporter.semantic())
+    assert [(m.attributes["gen_ai.usage.input_tokens"], m.attributes["gen_ai.usage.output_tokens"])
+            for m in models] == truth
+
+    exporter.clear()
+    calls: list[int] = []
+
+    class InHouseFunctionLLM(MockFunctionCallingLLM):
+        async def achat(self, messages: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            return await super().achat(messages, **kwargs)
+
+    base = fakes.scripted_llm(fakes.tool_call("add", {"a": 2, "b": 3}), "The answer is 5.")
+    agent_llm = InHouseFunctionLLM(response_generator=base.response_generator)
+    assert str(_run_agent(fakes.calculator(llm=agent_llm, streaming=False))) == "The answer is 5."
+    models = exporter.semantic("model")
+    assert len(models) == len(calls) == 2, tree(exporter.semantic())
+    assert one(exporter.spans, "execute_tool add").attributes["gen_ai.tool.call.id"] == "call-1"

@@ -82,6 +82,7 @@ class ScriptedResponses:
             "status": "completed", "output": step["output"], "parallel_tool_calls": True, "tool_choice": "auto",
             "tools": body.get("tools", []), "instructions": body.get("instructions"), "usage": USAGE,
             "text": {"format": {"type": "text"}}, "temperature": body.get("temperature"),
+            "service_tier": "default" if body.get("service_tier") in (None, "auto") else body["service_tier"],
         }
         if not body.get("stream"):
             return httpx.Response(200, json=response)
@@ -132,3 +133,64 @@ def tool_then_answer(tool: str, args: dict) -> Callable[[dict], dict]:
         return call((tool, args))
 
     return step
+
+
+def user_model_class() -> type:
+    """A model class of the user's own (a plain ``agents.Model`` subclass, as the SDK's docs show), created
+    when called, so a test can define it after ``instrument()``. An instance answers from ``script`` (steps
+    as for :class:`ScriptedResponses`: :func:`say` / :func:`call`), streamed or whole, with usage
+    ``(input, output)`` per call, and records the ground truth of every call in ``truth``: text, tool calls
+    ``(name, arguments, call id)``, usage, and finish reason: none from ``get_response`` (a ``ModelResponse``
+    has no field for it); a stream's terminal ``Response`` says ``status="completed"``, which the Responses API
+    defines as ``tool_call`` (output calls tools) or ``stop``."""
+    from agents import Model, ModelResponse, Usage
+    from openai.types.responses import (Response, ResponseCompletedEvent, ResponseCreatedEvent,
+                                        ResponseOutputItemDoneEvent)
+    from openai.types.responses import ResponseOutputItem, ResponseUsage
+    from pydantic import TypeAdapter
+
+    _output_item = TypeAdapter(ResponseOutputItem)
+
+    class InHouseModel(Model):
+        def __init__(self, script: list[Any], usage: tuple[int, int] = (13, 5)):
+            self.script = list(script)
+            self.usage = usage
+            self.truth: list[dict[str, Any]] = []
+
+        def _next(self, streamed: bool = False) -> tuple[list[Any], Any]:
+            step = self.script.pop(0)
+            items = [_output_item.validate_python(i) for i in step["output"]]
+            calls = [(i.name, json.loads(i.arguments), i.call_id) for i in items if i.type == "function_call"]
+            texts = [c.text for i in items if i.type == "message" for c in i.content]
+            self.truth.append({"text": "".join(texts) or None, "tool_calls": calls, "usage": self.usage,
+                               "finish_reason": ("tool_call" if calls else "stop") if streamed else None})
+            details = ResponseUsage.model_fields
+            return items, ResponseUsage.model_construct(
+                input_tokens=self.usage[0], output_tokens=self.usage[1], total_tokens=sum(self.usage),
+                input_tokens_details=details["input_tokens_details"].annotation.model_construct(cached_tokens=0),
+                output_tokens_details=details["output_tokens_details"].annotation.model_construct(reasoning_tokens=0))
+
+        async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                               tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
+            items, usage = self._next()
+            return ModelResponse(output=items, usage=Usage(requests=1, input_tokens=usage.input_tokens,
+                                                           output_tokens=usage.output_tokens,
+                                                           total_tokens=usage.total_tokens),
+                                 response_id=None)
+
+        async def stream_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                                  tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
+            items, usage = self._next(streamed=True)
+            n = next(_ids)
+            response = Response.model_construct(id=f"inhouse_{n}", object="response", created_at=1, model="in-house-1",
+                                                status="completed", output=[], parallel_tool_calls=True,
+                                                tool_choice="auto", tools=[], usage=None)
+            yield ResponseCreatedEvent.model_construct(type="response.created", response=response, sequence_number=0)
+            for i, item in enumerate(items):
+                yield ResponseOutputItemDoneEvent.model_construct(type="response.output_item.done", item=item,
+                                                                  output_index=i, sequence_number=i + 1)
+            done = response.model_copy(update={"output": items, "usage": usage})
+            yield ResponseCompletedEvent.model_construct(type="response.completed", response=done,
+                                                         sequence_number=len(items) + 1)
+
+    return InHouseModel

@@ -4,6 +4,7 @@ the real Agents SDK on the real ``OpenAIResponsesModel`` over a mock transport, 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
 from tests.spans import SnapshotExporter, ancestors, parent_of, tree
 
-from .fakes import (RaisingResponsesModel, ScriptedResponses, call, fail, responses_model, say,
+from .fakes import (RaisingResponsesModel, ScriptedResponses, call, fail, responses_model, say, user_model_class,
                     tool_then_answer)
 
 
@@ -461,3 +462,82 @@ def test_instrument_does_not_import_the_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
+
+
+# -- issue #34 fault 1: a model class of the user's own --------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_fault1_user_model_class_gets_one_model_span_per_request(instrumented: Any, exporter: SnapshotExporter,
+                                                                  memory: Any, mode: str) -> None:
+    """Issue #34 fault 1: an ``agents.Model`` subclass of the user's own, defined after instrument(), which the
+    SDK does not trace: one model span per request under the agent, with that call's usage, tool calls and
+    text (ground truth recorded by the model), the finish reason only when it gave one, no provider invented; the
+    tool span keeps the model's call id; the envelope's public_output is the answer and its usage the sum."""
+    in_house = user_model_class()(
+        [call(("lookup_order", {"order_id": "A100"})), say("Order A100: shipped")])
+    agent = Agent(name="support", instructions="be terse", model=in_house, tools=[lookup_order])
+    assert run_mode(mode, agent, "Where is A100?") == "Order A100: shipped"
+
+    spans = exporter.semantic()
+    models = exporter.semantic("model")
+    assert len(models) == len(in_house.truth) == 2, tree(spans)
+    for span, truth in zip(models, in_house.truth):
+        a = span.attributes
+        assert parent_of(span, spans).name == "invoke_agent support", tree(spans)
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == truth["usage"]
+        assert a.get("gen_ai.response.finish_reasons") == ((truth["finish_reason"],) if truth["finish_reason"] else None)
+        assert "gen_ai.provider.name" not in a
+        out = validate_genai_json(a)["gen_ai.output.messages"]
+        assert out[0]["finish_reason"] == (truth["finish_reason"] or "")
+        calls = [(p["name"], json.loads(p["arguments"]) if isinstance(p["arguments"], str) else p["arguments"], p["id"])
+                 for p in out[0]["parts"] if p["type"] == "tool_call"]
+        assert calls == truth["tool_calls"]
+        texts = [p["content"] for p in out[0]["parts"] if p["type"] == "text"]
+        assert ("".join(texts) or None) == truth["text"]
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["gen_ai.tool.call.id"] == in_house.truth[0]["tool_calls"][0][2]
+    [env] = check(fold(memory.get_finished_spans()))
+    assert env["public_output"] == "Order A100: shipped"
+    assert (env["usage"]["input_tokens"], env["usage"]["output_tokens"]) == (26, 10)
+    assert [c["name"] for c in env["tool_calls"]] == ["lookup_order"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fault1_sdk_model_subclass_is_still_one_span_per_request(instrumented: Any, exporter: SnapshotExporter,
+                                                                  mode: str) -> None:
+    """A subclass of the SDK's own OpenAIResponsesModel, defined after instrument(), overriding get_response and
+    stream_response with a super() call: the SDK's response span and our hook are one model span per request
+    (the hook's span, filled from the SDK's), with the provider's usage, never two."""
+    from agents import OpenAIResponsesModel
+
+    class Audited(OpenAIResponsesModel):
+        calls = 0
+
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            type(self).calls += 1
+            return await super().get_response(*args, **kwargs)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            type(self).calls += 1
+            return super().stream_response(*args, **kwargs)
+
+    base = responses_model(ScriptedResponses([tool_then_answer("lookup_order", {"order_id": "A100"})],
+                                             repeat_last=True))
+    model = Audited(model=base.model, openai_client=base._client)
+    agent = Agent(name="support", instructions="be terse", model=model, tools=[lookup_order])
+    assert run_mode(mode, agent, "Where is A100?") == "Done: Order A100: shipped"
+    models = exporter.semantic("model")
+    assert len(models) == Audited.calls == 2, tree(exporter.semantic())
+    for m in models:
+        a = m.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (11, 7)
+        assert a["gen_ai.provider.name"] == "openai" and parent_of(m, exporter.spans).semantic_kind == "agent"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_service_tier_served_is_on_the_model_span(instrumented: Any, exporter: SnapshotExporter, mode: str) -> None:
+    """Issue #34 fault 6, the Agents SDK's side: the tier the Response says served it (the SDK's response span
+    carries the Response) is openai.response.service_tier on the model span, whole and streamed."""
+    agent = Agent(name="support", instructions="x", model=responses_model(ScriptedResponses([say("ok")])))
+    run_mode(mode, agent, "?")
+    [m] = exporter.semantic("model")
+    assert m.attributes["openai.response.service_tier"] == "default"

@@ -119,3 +119,49 @@ def test_tool_sees_its_span_in_sync_and_async_runs(instrumented: Any, exporter: 
         exporter.clear()
         run(lookup_agent(), Deps(probe=lambda tag: seen.append(trace.get_current_span().get_span_context().span_id)))
         assert seen == [exporter.semantic("tool")[0].span_id], entry
+
+
+def test_user_model_class_defined_after_instrument(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Issue #34 item 3: a ``pydantic_ai.models.Model`` subclass the user writes after instrument() (its own
+    ``request``) gets one model span per request, with each request's usage and finish reason as the model
+    returned them (ground truth kept by the model), and the tool call's id on the tool span."""
+    from pydantic_ai import Agent as PAgent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models import Model
+    from pydantic_ai.usage import RequestUsage
+
+    truth: list[tuple[tuple[int, int], str]] = []
+
+    class InHouse(Model):
+        @property
+        def model_name(self) -> str:
+            return "in-house-1"
+
+        @property
+        def system(self) -> str:
+            return "in-house"
+
+        async def request(self, messages: Any, model_settings: Any, model_request_parameters: Any) -> ModelResponse:
+            answered = any(isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", ()))
+            counts, finish = ((20, 6), "stop") if answered else ((9, 3), "tool_call")
+            truth.append((counts, finish))
+            part = TextPart("A100 has shipped.") if answered else \
+                ToolCallPart("lookup", {"order_id": "A100"}, tool_call_id="call_ih")
+            return ModelResponse(parts=[part], usage=RequestUsage(input_tokens=counts[0], output_tokens=counts[1]),
+                                 model_name="in-house-1", finish_reason=finish)
+
+    agent: PAgent[None, str] = PAgent(InHouse(), name="support")
+
+    @agent.tool_plain
+    def lookup(order_id: str) -> str:
+        return f"{order_id}: shipped"
+
+    assert agent.run_sync("Where is A100?").output == "A100 has shipped."
+    models = exporter.semantic("model")
+    assert len(models) == len(truth) == 2, tree(exporter.semantic())
+    for span, (counts, finish) in zip(models, truth):
+        a = span.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == counts
+        assert a["gen_ai.response.finish_reasons"] == (finish,)
+    [tool] = exporter.semantic("tool")
+    assert tool.attributes["gen_ai.tool.call.id"] == "call_ih"

@@ -248,7 +248,8 @@ _FINISH_REASONS = {
     "length": "length", "max_tokens": "length", "max_output_tokens": "length", "model_length": "length",
     "content_filter": "content_filter", "safety": "content_filter", "recitation": "content_filter",
     "blocklist": "content_filter", "prohibited_content": "content_filter", "refusal": "content_filter",
-    "tool_call": "tool_call", "tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call",
+    "tool_call": "tool_call", "tool_calls": "tool_call", "function_call": "tool_call", "function_calls": "tool_call",
+    "tool_use": "tool_call",
     "error": "error",
 }
 
@@ -324,14 +325,18 @@ def _json_text(value: Any) -> str:
 
 def genai_messages(messages: Sequence[ChatMessage], media_budget: int, *,
                    output: bool = False) -> list[dict[str, Any]]:
-    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` data (before JSON encoding)."""
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` data (before JSON encoding).
+
+    An output message's ``finish_reason`` is required by the OTel GenAI output-messages schema
+    (``FinishReason`` or any string); when the model sent none (a stream left early, a framework
+    that drops it) it is the empty string: a reason the model never gave is never invented."""
     out = []
     for m in messages:
         item: dict[str, Any] = {"role": m.role, "parts": [genai_part(p, media_budget) for p in m.parts]}
         if m.name:
             item["name"] = m.name
         if output:
-            item["finish_reason"] = normalize_finish_reason(m.finish_reason or "stop")
+            item["finish_reason"] = normalize_finish_reason(m.finish_reason) if m.finish_reason else ""
         out.append(item)
     return out
 

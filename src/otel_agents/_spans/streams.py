@@ -164,6 +164,12 @@ class SyncStream:
         self._state.chunk(item)
         return item
 
+    def abandon(self) -> None:
+        """End the span now, as abandoned, leaving the underlying iterator to its owner: for a stream
+        feeding another whose consumer left (an async generator left suspended is closed only when the
+        event loop gets to it, long after its caller's span ended)."""
+        self._state.finish(abandoned=True)
+
     def close(self) -> None:
         """Close the underlying iterator; an unfinished stream's span ends as abandoned."""
         try:
@@ -218,6 +224,12 @@ class AsyncStream:
             raise
         self._state.chunk(item)
         return item
+
+    def abandon(self) -> None:
+        """End the span now, as abandoned, leaving the underlying iterator to its owner: for a stream
+        feeding another whose consumer left (an async generator left suspended is closed only when the
+        event loop gets to it, long after its caller's span ended)."""
+        self._state.finish(abandoned=True)
 
     async def aclose(self) -> None:
         """Close the underlying iterator; an unfinished stream's span ends as abandoned."""

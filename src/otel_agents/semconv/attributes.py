@@ -66,6 +66,10 @@ GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 GEN_AI_PROMPT_NAME = "gen_ai.prompt.name"
 ERROR_TYPE = "error.type"
 
+# --- OTel GenAI, OpenAI page (attributes of OpenAI model spans) --------------------------------
+OPENAI_REQUEST_SERVICE_TIER = "openai.request.service_tier"
+OPENAI_RESPONSE_SERVICE_TIER = "openai.response.service_tier"
+
 # --- OTel MCP and JSON-RPC (GenAI conventions, "mcp.client"/"mcp.server" spans) -------------
 MCP_METHOD_NAME = "mcp.method.name"
 MCP_PROTOCOL_VERSION = "mcp.protocol.version"

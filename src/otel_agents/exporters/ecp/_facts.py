@@ -40,7 +40,8 @@ class FoldSpan:
     attributes a few dozen times per span: one copy up front makes folding
     several times faster. The facts every part of the fold needs are read
     once here too: ``span_id``, ``parent_id`` (``None`` without a parent),
-    ``semantic_kind`` (:func:`kind`), ``error`` (status ERROR) and
+    ``semantic_kind`` (:func:`kind`), ``cancelled`` (``otel_agents.control_flow`` is a
+    cancellation), ``error`` (status ERROR, or cancelled) and
     ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
     missing) and ``span_kind`` (the OTel ``SpanKind``: which foreign spans are the
     run's side effects). A span without our kind attribute is read by the
@@ -51,7 +52,7 @@ class FoldSpan:
     """
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
-                 "span_id", "parent_id", "semantic_kind", "foreign", "error", "duration_ms", "span_kind")
+                 "span_id", "parent_id", "semantic_kind", "foreign", "cancelled", "error", "duration_ms", "span_kind")
 
     def __init__(self, span: ReadableSpan):
         self.name = span.name
@@ -68,9 +69,17 @@ class FoldSpan:
         if self.semantic_kind is None and self.attributes:
             self.semantic_kind = read_foreign(self.attributes)
             self.foreign = self.semantic_kind is not None
-        self.error: bool = status is not None and status.status_code is StatusCode.ERROR
+        # A step cancelled mid-way (the span layer records asyncio's CancelledError as control flow, not as an
+        # error status) did not complete: the fold reports it failed, "cancelled", never ok.
+        self.cancelled: bool = _is_cancellation(self.attributes.get(A.OTEL_AGENTS_CONTROL_FLOW))
+        self.error: bool = status is not None and status.status_code is StatusCode.ERROR or self.cancelled
         self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
         self.span_kind: SpanKind = getattr(span, "kind", None) or SpanKind.INTERNAL
+
+
+def _is_cancellation(control_flow: Any) -> bool:
+    """Whether an ``otel_agents.control_flow`` value is a cancellation (asyncio's, or anyio/trio's ``Cancelled``)."""
+    return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in ("CancelledError", "Cancelled")
 
 
 def _attribute_dict(attributes: Any) -> dict[str, Any]:
@@ -147,6 +156,8 @@ def error_text(span: FoldSpan) -> str | None:
     """``"Type: message"`` (the span layer's status description), else ``error.type``; ``None`` when ok."""
     if not span.error:
         return None
+    if span.cancelled and (span.status is None or span.status.status_code is not StatusCode.ERROR):
+        return f"cancelled ({span.attributes.get(A.OTEL_AGENTS_CONTROL_FLOW)})"
     return span.status.description or _str(span.attributes.get(A.ERROR_TYPE)) or "error"
 
 
@@ -400,10 +411,20 @@ def output_text(span: FoldSpan) -> str | None:
     text = assistant_text(value)
     if text is not None:
         return text
+    if _empty_reply(value):  # a stream left before its first token: no answer, not an empty message's JSON
+        return None
     return json.dumps(plain(value), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 _ASSISTANT_ROLES = ("assistant", "ai", "model")
+
+
+def _empty_reply(value: Any) -> bool:
+    """Whether ``value`` is one assistant message (OTel GenAI shape, alone or in a list) with nothing in it."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return isinstance(value, dict) and value.get("role") in _ASSISTANT_ROLES and not value.get("parts") \
+        and not value.get("content") and not value.get("tool_calls")
 
 
 def assistant_text(data: Any) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
 
+from ...semconv import attributes as A
 from . import _facts as F
 
 
@@ -81,6 +82,7 @@ def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list
                   duplicates: int = 0) -> list[Run]:
     """The runs of one trace, given its spans by span id (see :func:`group_runs`); ``duplicates``
     is how many spans with an id already in ``index`` were left out (reported in ``problems``)."""
+    drop_sibling_views(index.values())
     children: dict[int, list[F.FoldSpan]] = {}
     tops: list[F.FoldSpan] = []
     for span in index.values():
@@ -116,6 +118,80 @@ def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list
             problems.append(f"trace {F.trace_id_hex(trace_id)}: {len(index) - reached} span(s) on a "
                             "parent cycle belong to no run (dropped)")
     return runs
+
+
+def _overlap(a: F.FoldSpan, b: F.FoldSpan) -> bool:
+    """Whether the two spans' time intervals overlap (unknown times: they may)."""
+    if not (a.start_time and a.end_time and b.start_time and b.end_time):
+        return True
+    return a.start_time < b.end_time and b.start_time < a.end_time
+
+
+def _models(span: F.FoldSpan) -> set[Any]:
+    """The model names a model span gives (requested and answering), or its display name."""
+    a = span.attributes
+    names = {a.get(A.GEN_AI_REQUEST_MODEL), a.get(A.GEN_AI_RESPONSE_MODEL)} - {None}
+    return names or {F.display_name(span)}
+
+
+def _same_request(foreign: F.FoldSpan, ours: F.FoldSpan) -> bool:
+    """A foreign model span and one of ours are one request: their times overlap, a model name is shared,
+    and the response ids and token counts agree wherever both spans give them."""
+    if not _overlap(foreign, ours) or not (_models(foreign) & _models(ours)):
+        return False
+    a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours.attributes.get(A.GEN_AI_RESPONSE_ID)
+    if a is not None and b is not None and a != b:
+        return False
+    for x, y in zip(F.usage(foreign)[:2], F.usage(ours)[:2]):
+        if x is not None and y is not None and x != y:
+            return False
+    return True
+
+
+_MODEL_KINDS = ("model", "embedding")
+_RUN_KINDS = ("agent", "chain")
+
+
+def drop_sibling_views(spans: Iterable[F.FoldSpan]) -> None:
+    """Another instrumentation's record of a step we recorded is not a step of its own, wherever it sits
+    in the trace (beside our tree, not only inside it: Google ADK's own ``gcp.vertex.agent`` spans form a
+    second tree next to ours). A foreign semantic span of one trace is folded as a plain span
+    (``semantic_kind`` cleared) when it duplicates one of our spans:
+
+    * a tool call: the same ``gen_ai.tool.call.id``, or (no id on it) the same tool name at the same time;
+    * a model request (:func:`_same_request`): the same model at the same time, response id and token
+      counts agreeing wherever both give them;
+    * an agent or workflow: an agent or chain of ours of the same name at the same time.
+
+    Foreign spans that match nothing of ours are kept: a trace that only another instrumentation
+    recorded folds as before."""
+    ours: dict[str, list[F.FoldSpan]] = {}
+    foreign: list[F.FoldSpan] = []
+    for span in spans:
+        if span.foreign:
+            foreign.append(span)
+        elif span.semantic_kind is not None:
+            ours.setdefault(span.semantic_kind, []).append(span)
+    if not foreign or not ours:
+        return
+    call_ids = {F.tool_call_id(s) for k in ("tool", "skill") for s in ours.get(k, ())} - {None}
+    for span in foreign:
+        kind = span.semantic_kind
+        if kind in ("tool", "skill"):
+            call_id = F.tool_call_id(span)
+            same = call_id in call_ids if call_id is not None else any(
+                _overlap(span, o) and F.display_name(o) == F.display_name(span)
+                for k in ("tool", "skill") for o in ours.get(k, ()))
+        elif kind in _MODEL_KINDS:
+            same = any(_same_request(span, o) for o in ours.get(kind, ()))
+        elif kind in _RUN_KINDS:
+            name = F.display_name(span)
+            same = any(_overlap(span, o) and F.display_name(o) == name for k in _RUN_KINDS for o in ours.get(k, ()))
+        else:
+            same = False
+        if same:
+            span.semantic_kind = None
+            span.foreign = False
 
 
 class RunTree:

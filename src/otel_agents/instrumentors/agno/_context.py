@@ -124,3 +124,34 @@ class AsyncInContext:
         aclose = getattr(self._it, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+# The streams of ours open now (a model request's, a run's), with their spans: weak, so a stream that
+# ends and is dropped leaves. When a run's stream is abandoned, the streams under it are ended too.
+_STREAMS: "weakref.WeakKeyDictionary[Any, SemanticSpan]" = weakref.WeakKeyDictionary()
+
+
+def track_stream(stream: Any, span: SemanticSpan) -> Any:
+    """Remember ``stream`` (a :func:`~otel_agents._spans.wrap_stream` proxy) as ``span``'s; returns it."""
+    _STREAMS[stream] = span
+    return stream
+
+
+def abandon_streams_under(run: SemanticSpan) -> None:
+    """End, as abandoned, every open stream of ours whose span is below ``run``, innermost first.
+
+    A consumer that leaves a run's async stream (``aclose()`` or ``break``) closes Agno's generator,
+    but the generators it was iterating (a member's run, the model request's stream) are only
+    finalised when the event loop gets round to them: their spans would end after the run's, or never.
+    """
+    below = []
+    for stream, span in list(_STREAMS.items()):
+        depth, cur = 0, span.parent
+        while cur is not None and cur is not run:
+            depth, cur = depth + 1, cur.parent
+        if cur is run and not span.ended:
+            below.append((depth, stream))
+    for _, stream in sorted(below, key=lambda pair: -pair[0]):
+        abandon = getattr(type(stream), "abandon", None)
+        if abandon is not None:
+            abandon(stream)

@@ -81,8 +81,9 @@ def output_message(message: Any) -> ChatMessage:
     return ChatMessage("assistant", parts=message_parts(message), finish_reason=reason)
 
 
-def stream_output_message(stream_data: Any) -> ChatMessage:
-    """What a stream produced so far (``MessageData``: text, reasoning, tool calls)."""
+def stream_output_message(stream_data: Any, *, finished: bool = True) -> ChatMessage:
+    """What a stream produced so far (``MessageData``: text, reasoning, tool calls); a stream that did not
+    finish (left, failed) has no finish reason unless it had asked for tools (none is invented)."""
     parts: list[Part] = []
     if getattr(stream_data, "response_reasoning_content", ""):
         parts.append(ReasoningPart(stream_data.response_reasoning_content))
@@ -90,7 +91,7 @@ def stream_output_message(stream_data: Any) -> ChatMessage:
         parts.append(TextPart(_text(stream_data.response_content)))
     calls = getattr(stream_data, "response_tool_calls", None)
     parts.extend(tool_call_parts(calls))
-    return ChatMessage("assistant", parts=parts, finish_reason="tool_call" if calls else "stop")
+    return ChatMessage("assistant", parts=parts, finish_reason="tool_call" if calls else "stop" if finished else None)
 
 
 def usage(metrics: Any) -> Usage | None:

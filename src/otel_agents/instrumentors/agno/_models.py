@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
 from . import _convert, _reasoning
-from ._context import AsyncInContext, InContext, activate, parent, remember_error
+from ._context import AsyncInContext, InContext, activate, parent, remember_error, track_stream
 
 
 def _provider(model: Any) -> str | None:
@@ -61,7 +61,7 @@ class ModelHooks:
                 if filled:
                     out = _convert.output_message(message)
                 elif stream_data is not None:
-                    out = _convert.stream_output_message(stream_data)
+                    out = _convert.stream_output_message(stream_data, finished=error is None and not abandoned)
                 else:
                     out = None
                 if out is not None and _reasoning.is_reasoning(span):
@@ -69,8 +69,8 @@ class ModelHooks:
                 if out is not None and out.parts:
                     if span.records_content:
                         span.set_messages(output=[out])
-                    else:
-                        span.set_finish_reasons([out.finish_reason or "stop"])
+                    elif out.finish_reason:
+                        span.set_finish_reasons([out.finish_reason])
         with guard("agno.model.usage"):
             metrics = getattr(message, "metrics", None)
             usage = _convert.usage(metrics)
@@ -153,7 +153,7 @@ class ModelHooks:
             # the provider call happens while the stream is advanced: each step sees the model span (so an
             # instrumented client enriches it instead of opening a second one), nothing between steps
             stepped = AsyncInContext(iterator, span) if hasattr(iterator, "__anext__") else InContext(iterator, span)
-            wrapped_stream = wrap_stream(stepped, span, on_end=on_end, is_error=is_error)
+            wrapped_stream = track_stream(wrap_stream(stepped, span, on_end=on_end, is_error=is_error), span)
         if wrapped_stream is None:
             span.end()
             return iterator

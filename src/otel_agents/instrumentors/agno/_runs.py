@@ -28,7 +28,7 @@ from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, guar
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _reasoning
-from ._context import AsyncInContext, InContext, activate, last_error, parent
+from ._context import AsyncInContext, InContext, abandon_streams_under, activate, last_error, parent, track_stream
 
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
@@ -145,9 +145,9 @@ class RunHooks:
                     if inspect.isawaitable(result):
                         handed = self._awaiting(result, span)
                     elif hasattr(result, "__anext__"):
-                        handed = self._stream(AsyncInContext(result, span), span)
+                        handed = self._stream(AsyncInContext(result, span), span, _StreamSeen(what, instance))
                     else:
-                        handed = self._stream(InContext(result, span), span)
+                        handed = self._stream(InContext(result, span), span, _StreamSeen(what, instance))
                 if handed is None:  # ours failed: the user gets Agno's own object, the span ends now
                     self._end(span)
                     return result
@@ -167,8 +167,7 @@ class RunHooks:
         self._end(span, result=result)
         return result
 
-    def _stream(self, iterator: Any, span: SemanticSpan) -> Any:
-        seen = _StreamSeen()
+    def _stream(self, iterator: Any, span: SemanticSpan, seen: "_StreamSeen") -> Any:
 
         def on_end(s: SemanticSpan, abandoned: bool) -> None:
             if abandoned:  # close Agno's generator first, so the spans inside end before this one
@@ -176,10 +175,12 @@ class RunHooks:
                     close = getattr(iterator, "close", None)
                     if close is not None:
                         close()
+                with guard("agno.stream.abandon_inner"):
+                    abandon_streams_under(span)  # an async generator is not closed at once (see there)
             self._end(span, result=seen.final, streamed_text=seen.text(), failed=seen.error, abandoned=abandoned,
                       ended_by_stream=True)
 
-        return wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end)
+        return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end), span)
 
     # -- closing ---------------------------------------------------------------------
     def _end(self, span: SemanticSpan, *, result: Any = None, error: BaseException | None = None,
@@ -214,17 +215,38 @@ class RunHooks:
             span.end()
 
 
+# The id field of the events (and run outputs) a run of each kind yields about itself.
+_OWNER_FIELDS = {"agent": "agent_id", "team": "team_id"}
+
+
 class _StreamSeen:
-    """What a run's event stream showed: content deltas, the final output, an error event."""
+    """What a run's own events in its stream showed: content deltas, the final output, an error event.
 
-    __slots__ = ("parts", "final", "error")
+    A team's stream also carries its members' events (``stream_member_events``, on by default): a
+    member's ``RunContent``/``RunCompleted`` is the member's answer, not the team's, so an agent's or a
+    team's run reads only events that name it (``agent_id``/``team_id``)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("parts", "final", "error", "owner_field", "owner")
+
+    def __init__(self, what: str = "", owner: Any = None) -> None:
         self.parts: list[str] = []
         self.final: Any = None
         self.error: str | None = None
+        self.owner_field = _OWNER_FIELDS.get(what)
+        self.owner = owner
+
+    def _ours(self, item: Any) -> bool:
+        field = self.owner_field
+        if field is None:
+            return True
+        if not hasattr(item, field):  # an event of another kind of run (a member agent's, in a team)
+            return False
+        mine, theirs = getattr(self.owner, "id", None), getattr(item, field)
+        return mine is None or theirs is None or mine == theirs
 
     def chunk(self, item: Any) -> None:
+        if not self._ours(item):
+            return
         event = str(getattr(item, "event", "") or "")
         if event.endswith("RunContent") or event.endswith("StepOutput"):
             content = getattr(item, "content", None)

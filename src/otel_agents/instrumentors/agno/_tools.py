@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
-from ._context import AsyncInContext, InContext, activate, parent
+from ._context import AsyncInContext, InContext, activate, parent, track_stream
 
 
 class AgnoToolFailed(Exception):
@@ -118,4 +118,4 @@ class ToolHooks:
             self._finish(span, call, outcome, result="".join(texts) or None, end=False)
 
         inner = AsyncInContext(result, span) if hasattr(result, "__anext__") else InContext(result, span)
-        return wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end)
+        return track_stream(wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end), span)

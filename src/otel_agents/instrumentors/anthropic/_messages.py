@@ -12,6 +12,8 @@ input tokens, so it is ``input_tokens + cache_creation_input_tokens +
 cache_read_input_tokens`` (Anthropic reports the three apart), the same for a
 whole message and a streamed one (``message_start`` gives them, a later
 ``message_delta`` may restate them; its ``output_tokens`` is the final count).
+``message_start``'s own ``output_tokens`` is an interim count (1 or so) and is never
+recorded: a stream left before ``message_delta`` has no output token count.
 """
 
 from __future__ import annotations
@@ -146,6 +148,10 @@ def message_outcome(message: Any) -> Outcome:
                    usage=usage_of(field_of(message, "usage")))
 
 
+_INPUT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_USAGE_KEYS = (*_INPUT_USAGE_KEYS, "output_tokens")
+
+
 class MessageStreamAccumulator(Accumulator):
     """Assembles the SSE events of one streamed message (AC-1: final usage, whole tool arguments)."""
 
@@ -156,8 +162,8 @@ class MessageStreamAccumulator(Accumulator):
         self.usage: dict[str, Any] = {}
         self.blocks: dict[int, dict[str, Any]] = {}
 
-    def _merge_usage(self, usage: Any) -> None:
-        for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+    def _merge_usage(self, usage: Any, keys: tuple[str, ...] = _USAGE_KEYS) -> None:
+        for key in keys:
             value = token_count(field_of(usage, key))
             if value is not None:
                 self.usage[key] = value
@@ -170,7 +176,7 @@ class MessageStreamAccumulator(Accumulator):
         if kind == "message_start":
             message = field_of(event, "message")
             self.id, self.model = field_of(message, "id"), field_of(message, "model")
-            self._merge_usage(field_of(message, "usage"))
+            self._merge_usage(field_of(message, "usage"), _INPUT_USAGE_KEYS)  # its output count is interim
         elif kind == "content_block_start":
             block = _to_data(field_of(event, "content_block"))
             if isinstance(block, dict):

@@ -80,20 +80,22 @@ async generators whose steps run in whichever context pulls them.
 
 ADK's own spans
 ---------------
-ADK traces itself with the global tracer provider (scope ``gcp.vertex.agent``:
+ADK traces itself with one module tracer (scope ``gcp.vertex.agent``:
 ``invocation``/``invoke_workflow``, ``invoke_agent``, ``call_llm``/
-``generate_content``, ``execute_tool``). We leave them as ADK makes them and out
-of our trees: our spans never have one of ADK's as parent (a run's first span
-opens under the parent of ADK's invocation span — the caller's span, or a new
-root), and ADK's spans carry no ``otel_agents.span.kind``, so the ECP fold and
-our kind counts never see them (one semantic span per step, no duplicates).
-Why not enrich or re-parent them: ADK opens them in its own context scopes
-around each step, writes the model attributes of several requests onto one span
-and makes them current in ways a plugin cannot follow (case ADK-1); re-typing
-them would give an agent two agent spans. When the application exports the
-global provider too, ADK's spans form a tree of their own beside ours; drop the
-scope ``gcp.vertex.agent`` in the pipeline to keep only ours. Instrumenting turns
-none of ADK's telemetry on or off and sends nothing anywhere.
+``generate_content``, ``execute_tool``), GenAI-semconv spans of the very steps
+ours record, in a tree of its own beside ours: exported together, every run,
+model request and tool call would show twice in a backend and in the ECP fold.
+So while we are instrumented ADK's tracer is stood down (:mod:`._native`): its
+spans do not record, stand in for their parent in the context (our spans keep
+their parents) and absorb what ADK writes on "the current span". ``uninstrument()``
+gives ADK its tracer back. An application that sets ADK's module tracer itself
+after ``instrument()`` gets ADK's spans again; the fold still counts each step
+once (a foreign span that duplicates one of our steps — same tool call id, same
+request, same agent — is not a step of its own). Why not enrich or re-parent
+ADK's spans instead: ADK opens them in its own context scopes around each step,
+writes the model attributes of several requests onto one span and makes them
+current in ways a plugin cannot follow (case ADK-1). Instrumenting sends
+nothing anywhere.
 
 Limits
 ------

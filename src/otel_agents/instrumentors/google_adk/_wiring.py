@@ -7,7 +7,8 @@ plugin list — first, so it sees every step before another plugin can
 short-circuit it. A runner that already has ours (an ``AgentTool`` passes its
 parent's plugins to the runner it makes) gets no second one.
 ``uninstrument()`` takes the wrapper off and switches the plugin off in the
-runners it was added to.
+runners it was added to. ADK's own spans are stood down while we are instrumented
+(:mod:`._native`) and restored by ``uninstrument()``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from ..._spans import Telemetry, guard
 from .._patch import Patch
 from ._hooks import Hooks
+from ._native import NativeSpans
 from ._plugin import OtelAgentsPlugin
 
 
@@ -29,6 +31,9 @@ class Installation:
         self.hooks = Hooks(telemetry)
         self.plugin = OtelAgentsPlugin(self.hooks)
         self.patch = Patch(Runner, "__init__", self._init)
+        self.native = None
+        with guard("google_adk.stand_down"):
+            self.native = NativeSpans()
 
     def _init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         result = wrapped(*args, **kwargs)
@@ -43,6 +48,9 @@ class Installation:
     def remove(self) -> None:
         """Take the wrapper off; the plugin in existing runners becomes inert, open spans end."""
         self.patch.remove()
+        if self.native is not None:
+            with guard("google_adk.restore_native"):
+                self.native.restore()
         self.plugin.hooks = None
         from ._runs import end_all
 

@@ -7,7 +7,8 @@ content — ``text``, ``image_url``, ``input_audio``, ``file`` — ``tool_calls`
 ``stream_options.include_usage``, a last chunk whose ``choices`` is empty and
 that carries ``usage``). Usage comes only from the response: a stream without a
 usage chunk gives no token attributes (never zeros), and the request is never
-changed to ask for usage.
+changed to ask for usage. ``service_tier`` asked and answered go to ``openai.request.service_tier`` /
+``openai.response.service_tier`` (OTel GenAI semconv, OpenAI page).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Mapping
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
 from ..._spans.messages import BlobPart
+from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
 
 
@@ -122,7 +124,13 @@ def completion_outcome(completion: Any) -> Outcome:
     messages = [_choice_message(field_of(c, "message"), field_of(c, "finish_reason")) for c in choices]
     parsed = field_of(field_of(choices[0], "message"), "parsed") if choices else None
     return Outcome(response_id=field_of(completion, "id"), response_model=field_of(completion, "model"),
-                   messages=messages, usage=usage_of(field_of(completion, "usage")), output=parsed)
+                   messages=messages, usage=usage_of(field_of(completion, "usage")), output=parsed,
+                   attributes=service_tier_attributes(field_of(completion, "service_tier")))
+
+
+def service_tier_attributes(tier: Any) -> dict[str, Any]:
+    """``openai.response.service_tier`` for the tier a response says served it (nothing when it says none)."""
+    return {A.OPENAI_RESPONSE_SERVICE_TIER: tier} if isinstance(tier, str) and tier else {}
 
 
 class ChunkAccumulator(Accumulator):
@@ -132,11 +140,13 @@ class ChunkAccumulator(Accumulator):
         self.id: str | None = None
         self.model: str | None = None
         self.usage: Any = None
+        self.service_tier: Any = None
         self.choices: dict[int, dict[str, Any]] = {}
 
     def add(self, chunk: Any) -> bool:
         self.id = self.id or field_of(chunk, "id")
         self.model = self.model or field_of(chunk, "model")
+        self.service_tier = field_of(chunk, "service_tier") or self.service_tier
         if field_of(chunk, "usage") is not None:
             self.usage = field_of(chunk, "usage")
         for choice in field_of(chunk, "choices", []):
@@ -163,7 +173,8 @@ class ChunkAccumulator(Accumulator):
             message = {"content": acc["content"], "reasoning_content": acc["reasoning"], "refusal": acc["refusal"],
                        "tool_calls": calls}
             messages.append(_choice_message(message, acc["finish"]))
-        return Outcome(response_id=self.id, response_model=self.model, messages=messages, usage=usage_of(self.usage))
+        return Outcome(response_id=self.id, response_model=self.model, messages=messages, usage=usage_of(self.usage),
+                       attributes=service_tier_attributes(self.service_tier))
 
 
 _PARAMETERS = ("temperature", "top_p", "stop", "seed", "frequency_penalty", "presence_penalty", "stream")
@@ -178,6 +189,7 @@ class ChatCompletionsEndpoint(Endpoint):
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
         span.set_model(parameters=params)
+        span.set_attribute(A.OPENAI_REQUEST_SERVICE_TIER, body.get("service_tier"))
         if not span.records_content:
             return
         span.set_messages(input=input_messages(body.get("messages")), tools=tool_definitions(body.get("tools")))

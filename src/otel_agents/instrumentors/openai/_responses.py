@@ -9,7 +9,9 @@ Shapes: OpenAI API reference, Responses (input items ``message``,
 the whole response with its usage). Reasoning summaries become ``reasoning``
 parts; encrypted reasoning is never recorded. The Responses API has no finish
 reason: ``stop`` (or ``tool_call`` when the output calls tools) for a
-completed response, the ``incomplete_details.reason`` otherwise.
+completed response, the ``incomplete_details.reason`` otherwise. ``service_tier`` asked and
+answered (the terminal event's response: the tier that served it) go to ``openai.request.service_tier`` /
+``openai.response.service_tier`` (OTel GenAI semconv, OpenAI page).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
+from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
+from ._chat import service_tier_attributes
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
@@ -145,7 +149,8 @@ def response_outcome(response: Any) -> Outcome:
         finish = None  # in progress, queued: not finished
     return Outcome(response_id=field_of(response, "id"), response_model=field_of(response, "model"),
                    messages=[ChatMessage("assistant", parts=parts, finish_reason=finish)],
-                   usage=usage_of(field_of(response, "usage")), output=field_of(response, "output_parsed"))
+                   usage=usage_of(field_of(response, "usage")), output=field_of(response, "output_parsed"),
+                   attributes=service_tier_attributes(field_of(response, "service_tier")))
 
 
 class ResponseStreamAccumulator(Accumulator):
@@ -184,6 +189,7 @@ class ResponsesEndpoint(Endpoint):
 
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
         span.set_model(parameters={k: body.get(k) for k in _PARAMETERS if k in body})
+        span.set_attribute(A.OPENAI_REQUEST_SERVICE_TIER, body.get("service_tier"))
         if not span.records_content:
             return
         instructions = body.get("instructions")

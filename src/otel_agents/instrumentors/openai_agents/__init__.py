@@ -33,8 +33,12 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
   ``session.id`` of every span of the run; its input is the run's input, its output the final output.
 * ``invoke_agent {agent}`` (``agent``): the agent's input (the last user message of its first
   request) and output (its final text).
-* ``chat {model}`` (``model``), one per ``response`` (Responses API) or ``generation`` (Chat
-  Completions, custom models) the SDK records: system instructions, input and output messages in
+* ``chat {model}`` (``model``), one per request to a model: a ``response`` (Responses API) or
+  ``generation`` (Chat Completions, LiteLLM) the SDK records, and a request to a model class of the
+  user's own (an ``agents.Model`` subclass, which the SDK does not trace: our hook on
+  ``get_response``/``stream_response`` of every subclass, defined before or after ``instrument()``,
+  opens it; it fills from the ``ModelResponse`` and carries no provider or finish reason the model
+  did not give). Never two for one request. System instructions, input and output messages in
   the parts model (reasoning summaries are ``reasoning`` parts, function calls ``tool_call`` parts,
   function outputs ``tool_call_response`` parts), the tools offered, response model and id, finish
   reason, token usage (input, output, cached input, reasoning). It is the current span while the SDK
@@ -78,9 +82,9 @@ Design decision, and why
 The SDK's tracing-processor interface (``agents.add_trace_processor``) is its extension point, and it
 sees every run, agent, model call, tool, handoff and guardrail, with their data, synchronously in the
 task that runs them — which lets us make our span current exactly while the SDK's span is, so the
-application's and the OpenAI client's spans nest right. Wrapping ``Runner``/``Model`` methods instead
-would miss custom models, hosted and MCP tools, and the SDK's own parentage. ``wrapt`` is used
-only where the interface has no answer (:mod:`._wiring`): keeping our processor through
+application's and the OpenAI client's spans nest right. Wrapping ``Runner`` methods instead would miss
+hosted and MCP tools and the SDK's own parentage. ``wrapt`` is used only where the interface has no
+answer (:mod:`._wiring`): a model class the SDK does not trace (:mod:`._models`), keeping our processor through
 ``set_trace_processors``, getting the exception object behind an error the SDK records as text,
 and warning when tracing is switched off.
 

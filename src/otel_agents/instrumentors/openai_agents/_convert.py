@@ -139,14 +139,18 @@ def output_message(output: Iterable[Any], *, status: str | None = None,
         else:
             fields = {k: v for k, v in item.items() if k not in ("type", "encrypted_content")}
             parts.append(GenericPart(str(itype), fields))
-    if any(type(p) is ToolCallPart for p in parts):
+    if status is None:
+        reason = None  # no status (a model of the user's own): no finish reason was given
+    elif any(type(p) is ToolCallPart for p in parts):
         reason = "tool_call"
     elif status == "incomplete":
         reason = incomplete_reason or "length"
     elif status == "failed":
         reason = "error"
-    else:
+    elif status == "completed":
         reason = "stop"
+    else:
+        reason = None  # queued, in progress: not finished
     return ChatMessage("assistant", parts=parts, finish_reason=reason)
 
 

@@ -34,6 +34,7 @@ from opentelemetry import context as otel_context
 from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, pop_run_attributes, push_run_attributes)
 from ...semconv import Kind, attributes as A, guardrail_attributes
 from . import _convert
+from ._models import CURRENT_CALL
 
 PROVIDER = "openai"
 _MAX_ALIASES = 10_000
@@ -91,9 +92,10 @@ class TraceRec:
 
 
 class SpanRec:
-    """One SDK span: our span for it (``None`` when transparent), the agent it runs in, our context."""
+    """One SDK span: our span for it (``None`` when transparent), the agent it runs in, our context.
+    ``adopted``: the span is a model request's (:mod:`._models`), which the request ends, not the SDK span."""
 
-    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error")
+    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error", "adopted")
 
     def __init__(self, sem: SemanticSpan | None, agent: AgentRec | None, trace_rec: TraceRec | None, kind: str):
         self.sem = sem
@@ -103,6 +105,7 @@ class SpanRec:
         self.ctx: Any = None
         self.token: Any = None
         self.error: BaseException | None = None
+        self.adopted = False
 
 
 def _unwinding() -> BaseException | None:
@@ -263,6 +266,15 @@ class OtelAgentsProcessor(TracingProcessor):
                 trace_rec.agents.append(agent)
         elif stype in ("response", "generation"):
             model = getattr(data, "model", None)
+            call = CURRENT_CALL.get()
+            if call is not None and not call.adopted and not call.sem.ended:
+                # The SDK traces the request our model hook opened a span for: fill that one.
+                call.adopted = True
+                call.sem.set_model(request_model=model, provider=PROVIDER)
+                rec = SpanRec(call.sem, agent, trace_rec, stype)
+                rec.adopted = True
+                self.spans.put(span.span_id, call.sem, rec)
+                return
             sem = t.start_span(Kind.MODEL, model, parent=parent)
             sem.set_model(request_model=model, provider=PROVIDER)
         elif stype == "function":
@@ -309,6 +321,8 @@ class OtelAgentsProcessor(TracingProcessor):
         if stype in ("response", "generation"):
             with guard("openai_agents.model"):
                 self._model_end(sem, data, rec, stype)
+            if rec.adopted:
+                return  # the model request ends it (see _models)
         elif stype == "function":
             with guard("openai_agents.tool"):
                 self._tool_end(sem, data, rec)
@@ -402,7 +416,37 @@ class OtelAgentsProcessor(TracingProcessor):
             source.delegation = handoff
         alias.trace.pending.setdefault(target, []).append(handoff)
 
-    def _model_end(self, sem: SemanticSpan, data: Any, rec: SpanRec, stype: str) -> None:
+    # -- model requests the SDK does not trace (see _models) --------------------------------------
+    def current_step(self) -> tuple[Any, AgentRec | None, TraceRec | None] | None:
+        """Where a model request made now belongs: ``(parent span, agent, trace)`` from the SDK's
+        current span (or trace), or ``None`` outside a run we trace."""
+        from agents.tracing import get_current_span, get_current_trace
+
+        sdk_span = get_current_span()
+        if sdk_span is not None:
+            rec = self._rec(getattr(sdk_span, "span_id", None))
+            if rec is not None:
+                return rec.sem, rec.agent, rec.trace
+        sdk_trace = get_current_trace()
+        trace_rec = self.traces.get_extra(getattr(sdk_trace, "trace_id", None)) if sdk_trace is not None else None
+        if trace_rec is not None:
+            return trace_rec.root, None, trace_rec
+        return None
+
+    def model_end_of(self, call: Any, data: Any) -> None:
+        """Fill a model request's span from a ``response``-shaped ``data`` (no provider: the model is the user's)."""
+        self._model_end(call.sem, data, SpanRec(call.sem, call.agent, call.trace, "response"), "response",
+                        provider=None)
+
+    def end_span(self, sem: SemanticSpan, error: BaseException | None) -> None:
+        """End a model request's span; cancellation and an abandoned stream are not errors."""
+        if _is_abandon(error):
+            self._end(sem, None, error)
+        else:
+            self._end(sem, error if isinstance(error, Exception) else None, None)
+
+    def _model_end(self, sem: SemanticSpan, data: Any, rec: SpanRec, stype: str,
+                   provider: str | None = PROVIDER) -> None:
         agent = rec.agent
         if stype == "response":
             response = getattr(data, "response", None)
@@ -412,9 +456,12 @@ class OtelAgentsProcessor(TracingProcessor):
                 params = {"temperature": getattr(response, "temperature", None),
                           "top_p": getattr(response, "top_p", None),
                           "max_output_tokens": getattr(response, "max_output_tokens", None)}
-                sem.set_model(response_model=model, provider=PROVIDER, response_id=getattr(response, "id", None),
+                sem.set_model(response_model=model, provider=provider, response_id=getattr(response, "id", None),
                               parameters={k: v for k, v in params.items() if v is not None} or None)
                 sem.rename(model)
+                tier = getattr(response, "service_tier", None)
+                if provider == PROVIDER and isinstance(tier, str) and tier:
+                    sem.set_attribute(A.OPENAI_RESPONSE_SERVICE_TIER, tier)  # OTel GenAI semconv, OpenAI page
                 output = _convert.response_output(response)
                 if sem.records_content:
                     messages = _convert.input_messages(raw_input) if raw_input is not None else None
@@ -428,13 +475,11 @@ class OtelAgentsProcessor(TracingProcessor):
         else:
             raw_input = getattr(data, "input", None)
             outputs = _convert.chat_messages(getattr(data, "output", None))
-            output = outputs[-1] if outputs else None
-            if output is not None and output.finish_reason is None:
-                output.finish_reason = "stop"
+            output = outputs[-1] if outputs else None  # the SDK records no finish reason here: none is invented
             if sem.records_content:
                 sem.set_messages(input=_convert.chat_messages(raw_input) if raw_input else None,
                                  output=outputs or None)
-            elif output is not None:
+            elif output is not None and output.finish_reason:
                 sem.set_finish_reasons([output.finish_reason])
             config = getattr(data, "model_config", None)
             if isinstance(config, dict):

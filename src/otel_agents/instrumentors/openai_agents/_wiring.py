@@ -10,6 +10,8 @@
   exception object, so a tool error keeps its type. Missing in a future release: errors are
   recorded from the ``SpanError`` text instead (``error.type`` = ``SDKSpanError``).
 * ``DefaultTraceProvider.set_disabled(True)`` logs once that no runs will be seen.
+* ``agents.Model.get_response``/``stream_response``, on every subclass now and later: one model span
+  per request, whoever wrote the model class (:mod:`._models`).
 """
 
 from __future__ import annotations
@@ -78,6 +80,9 @@ class Installation:
             self._wrap(_error_tracing, "attach_error_to_span", self._note_error)
         self.provider = get_trace_provider()
         add_trace_processor(self.processor)
+        from ._models import ModelHook
+
+        self.model_hook = ModelHook(self.processor)
         note = tracing_disabled_note()
         if note:
             self._warned_disabled = True
@@ -115,6 +120,8 @@ class Installation:
     def remove(self) -> None:
         """Unwrap, and take our processor out of the SDK's list (the user's stay as they are)."""
         self.processor.active = False
+        with guard("openai_agents.model_hook.remove"):
+            self.model_hook.remove()
         for owner, name in reversed(self._patched):
             with guard("openai_agents.unwrap"):
                 current = getattr(owner, name)

@@ -1,0 +1,65 @@
+"""Google ADK's own OpenTelemetry spans, while our instrumentor is on.
+
+ADK traces itself through one module tracer, ``google.adk.telemetry.tracing.tracer`` (scope
+``gcp.vertex.agent``): ``invocation``/``invoke_workflow``, ``invoke_agent``, ``call_llm``/
+``generate_content``, ``execute_tool`` and a few more. Those are GenAI-semconv spans of the same
+steps ours record, in a tree of their own beside ours: exported together, every agent, model
+request and tool call shows twice (backends, the ECP fold). So while we are instrumented that
+tracer is replaced, at every ADK module that holds it, by :class:`StoodDownTracer`, whose spans do
+not record. Each stand-in span carries its parent's span context and is made current where ADK
+makes its own current, so the context ADK's code sees is the caller's (our spans keep their
+parents) and an attribute ADK writes on "the current span" lands on the stand-in, never on a span
+of ours. ``uninstrument()`` puts ADK's tracer back. An application that sets ADK's module tracer
+itself after ``instrument()`` gets its spans (the fold still counts each step once).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator
+
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan
+
+_ADK_MODULES = "google.adk"
+
+
+class StoodDownTracer(trace.Tracer):
+    """A tracer whose spans do not record and stand in for their parent (see the module docstring)."""
+
+    def __init__(self, original: Any):
+        self.original = original
+
+    def start_span(self, name: str = "", context: Any = None, *args: Any, **kwargs: Any) -> trace.Span:
+        return NonRecordingSpan(trace.get_current_span(context).get_span_context())
+
+    @contextlib.contextmanager
+    def start_as_current_span(self, name: str = "", context: Any = None, *args: Any,
+                              **kwargs: Any) -> Iterator[trace.Span]:
+        span = self.start_span(name, context)
+        with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
+            yield span
+
+
+class NativeSpans:
+    """ADK's module tracer replaced by a :class:`StoodDownTracer` at every ADK module holding it."""
+
+    def __init__(self) -> None:
+        from google.adk.telemetry import tracing
+
+        self.original = tracing.tracer
+        self.stand_in = StoodDownTracer(self.original)
+        for module in _adk_modules_holding(self.original):  # ADK modules imported later take the stand-in
+            module.tracer = self.stand_in
+
+    def restore(self) -> None:
+        """Put ADK's tracer back where the stand-in is (a tracer the application set since stays)."""
+        for module in _adk_modules_holding(self.stand_in):
+            module.tracer = self.original
+
+
+def _adk_modules_holding(tracer: Any) -> list[Any]:
+    return [module for name, module in list(sys.modules.items())
+            if (name == _ADK_MODULES or name.startswith(_ADK_MODULES + ".")) and module is not None
+            and getattr(module, "__dict__", {}).get("tracer") is tracer]

@@ -1,0 +1,243 @@
+"""A ``model`` span for every request through an ``agents.Model``, whoever wrote the model class.
+
+The SDK records a model call (a ``response`` or ``generation`` span) only inside its own model
+classes; a model class of the user's own (a subclass of ``agents.Model``, as written for in-house
+or LiteLLM-style providers and in the SDK's docs for tests) makes none, so a run over it would
+have no model step. :class:`ModelHook` wraps ``get_response`` and ``stream_response`` on
+``agents.Model`` and on every subclass that defines them, now and later
+(:class:`~otel_agents.instrumentors._hierarchy.HierarchyPatch`), and opens one model span per
+request, current while the model computes it. When the SDK's own ``response``/``generation`` span
+starts inside that request (its OpenAI model classes), the processor fills the hook's span with
+it instead of opening a second one: one request is one model span either way.
+
+No span when the SDK's tracing is off for the run (``ModelTracing.DISABLED``), or outside a run we
+trace; with ``ENABLED_WITHOUT_DATA`` (``trace_include_sensitive_data=False``) the span has no
+content, as the SDK's own spans have none.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from types import SimpleNamespace
+from typing import Any
+
+from ..._spans import SemanticSpan, guard, wrap_stream
+from ...semconv import Kind
+from .._hierarchy import HierarchyPatch
+
+_TRACING_ARG = 6  # get_response/stream_response(system_instructions, input, model_settings, tools,
+#                   output_schema, handoffs, tracing, *, ...)
+
+
+class ModelCall:
+    """One request through a model: our span, where it runs, and whether the SDK's span filled it."""
+
+    __slots__ = ("sem", "model", "agent", "trace", "content", "adopted", "args", "kwargs", "final", "items")
+
+    def __init__(self, sem: SemanticSpan, model: Any, agent: Any, trace_rec: Any, content: bool,
+                 args: tuple, kwargs: dict):
+        self.sem = sem
+        self.model = model
+        self.agent = agent
+        self.trace = trace_rec
+        self.content = content
+        self.adopted = False  # the SDK's own response/generation span filled ``sem``
+        self.args = args
+        self.kwargs = kwargs
+        self.final: Any = None  # a stream's terminal Response
+        self.items: list[Any] = []  # a stream's output items as they were done
+
+
+CURRENT_CALL: contextvars.ContextVar[ModelCall | None] = contextvars.ContextVar("otel_agents_agents_model_call",
+                                                                                default=None)
+
+
+def _arg(args: tuple, kwargs: dict, index: int, name: str) -> Any:
+    return args[index] if len(args) > index else kwargs.get(name)
+
+
+def _tool_dicts(tools: Any, handoffs: Any) -> list[dict[str, Any]]:
+    """The tools and handoffs offered, as Responses function-tool dicts (hosted tools by type)."""
+    out: list[dict[str, Any]] = []
+    for t in tools or ():
+        schema = getattr(t, "params_json_schema", None)
+        if schema is not None:
+            out.append({"type": "function", "name": getattr(t, "name", ""), "description": getattr(t, "description", None),
+                        "parameters": schema})
+        else:
+            out.append({"type": str(getattr(t, "name", None) or type(t).__name__)})
+    for h in handoffs or ():
+        out.append({"type": "function", "name": getattr(h, "tool_name", ""),
+                    "description": getattr(h, "tool_description", None),
+                    "parameters": getattr(h, "input_json_schema", None)})
+    return out
+
+
+class ModelHook:
+    """The wrappers on ``agents.Model``'s interface; :meth:`remove` takes them off."""
+
+    def __init__(self, processor: Any):
+        from agents.models.interface import Model
+
+        self.processor = processor
+        self.patch = HierarchyPatch(Model, {"get_response": self._get_response, "stream_response": self._stream_response},
+                                    site="openai_agents.model")
+
+    def remove(self) -> None:
+        self.patch.remove()
+
+    # -- one request ---------------------------------------------------------------------------
+    def _begin(self, instance: Any, args: tuple, kwargs: dict) -> ModelCall | None:
+        """Open the request's span, or ``None`` (pass through: a ``super()`` call of a request already
+        open, tracing off for the run, or no run of ours around it)."""
+        current = CURRENT_CALL.get()
+        if current is not None and current.model is instance and not current.sem.ended:
+            return None
+        if not self.processor.active:
+            return None
+        tracing = _arg(args, kwargs, _TRACING_ARG, "tracing")
+        if tracing is not None and getattr(tracing, "is_disabled", lambda: False)():
+            return None
+        where = self.processor.current_step()
+        if where is None:
+            return None
+        parent, agent, trace_rec = where
+        model = getattr(instance, "model", None)
+        name = model if isinstance(model, str) and model else type(instance).__name__
+        sem = self.processor.telemetry.start_span(Kind.MODEL, name, parent=parent)
+        if isinstance(model, str) and model:
+            sem.set_model(request_model=model)
+        content = tracing is None or getattr(tracing, "include_data", lambda: True)()
+        return ModelCall(sem, instance, agent, trace_rec, content, args, kwargs)
+
+    def _response_of(self, call: ModelCall, output: Any, usage: Any, response_id: Any) -> Any:
+        """The span data the processor's model-end reads (a ``response`` span's shape) for a model
+        response the SDK did not trace itself."""
+        args, kwargs = call.args, call.kwargs
+        response = SimpleNamespace(model=None, temperature=None, top_p=None, max_output_tokens=None,
+                                   id=response_id, output=list(output or ()) if call.content else [],
+                                   status=None, incomplete_details=None,
+                                   instructions=_arg(args, kwargs, 0, "system_instructions") if call.content else None,
+                                   tools=_tool_dicts(_arg(args, kwargs, 3, "tools"), _arg(args, kwargs, 5, "handoffs")),
+                                   usage=None)
+        return SimpleNamespace(response=response, input=_arg(args, kwargs, 1, "input") if call.content else None,
+                               usage=usage)
+
+    def _end(self, call: ModelCall, result: Any = None, error: BaseException | None = None) -> None:
+        with guard("openai_agents.model_hook.end"):
+            if not call.adopted and result is not None:
+                data = self._response_of(call, getattr(result, "output", None), _usage_dict(getattr(result, "usage", None)),
+                                         getattr(result, "response_id", None))
+                self.processor.model_end_of(call, data)
+        self.processor.end_span(call.sem, error)
+
+    # -- wrappers ------------------------------------------------------------------------------
+    def _get_response(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        call = None
+        with guard("openai_agents.model_hook.begin"):
+            call = self._begin(instance, args, kwargs)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        return self._run(call, wrapped, args, kwargs)
+
+    async def _run(self, call: ModelCall, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+        token = CURRENT_CALL.set(call)
+        try:
+            with call.sem.activate():
+                result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self._end(call, error=exc)
+            raise
+        finally:
+            CURRENT_CALL.reset(token)
+        self._end(call, result)
+        return result
+
+    def _stream_response(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        call = None
+        with guard("openai_agents.model_hook.begin"):
+            call = self._begin(instance, args, kwargs)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        token = CURRENT_CALL.set(call)
+        try:
+            with call.sem.activate():
+                stream = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self._end(call, error=exc)
+            raise
+        finally:
+            CURRENT_CALL.reset(token)
+        try:
+            wrapped_stream = wrap_stream(stream, call.sem, on_chunk=lambda event: _note_event(call, event),
+                                         on_end=lambda span, abandoned: self._stream_end(call, abandoned))
+            return CurrentWhileProducing(wrapped_stream, call)
+        except Exception:  # noqa: BLE001 - never lose the user's stream over ours
+            call.sem.end()
+            return stream
+
+    def _stream_end(self, call: ModelCall, abandoned: bool) -> None:
+        if call.adopted or call.final is None:
+            return  # the SDK's span filled it, or no terminal response came (abandoned, failed)
+        final = call.final
+        output = getattr(final, "output", None) or call.items
+        data = self._response_of(call, output, _usage_dict(getattr(final, "usage", None)), getattr(final, "id", None))
+        data.response.model = getattr(final, "model", None)
+        data.response.status = getattr(final, "status", None)
+        self.processor.model_end_of(call, data)
+
+
+def _note_event(call: ModelCall, event: Any) -> None:
+    kind = getattr(event, "type", None)
+    if kind == "response.completed":
+        call.final = getattr(event, "response", None)
+    elif kind == "response.output_item.done":
+        call.items.append(getattr(event, "item", None))
+
+
+def _usage_dict(usage: Any) -> Any:
+    """The SDK's ``Usage`` (a dataclass) or a Responses usage object, as the dict the converter reads."""
+    if usage is None:
+        return None
+    dump = getattr(usage, "model_dump", None)
+    if callable(dump):
+        return dump(exclude_none=True)
+    out = {}
+    for key in ("input_tokens", "output_tokens", "total_tokens"):
+        value = getattr(usage, key, None)
+        if value is not None:
+            out[key] = value
+    for key in ("input_tokens_details", "output_tokens_details"):
+        details = getattr(usage, key, None)
+        dump = getattr(details, "model_dump", None)
+        if callable(dump):
+            out[key] = dump(exclude_none=True)
+    if getattr(usage, "requests", 1) == 0 and not any(out.get(k) for k in ("input_tokens", "output_tokens")):
+        return None  # the SDK's empty Usage(): the model reported nothing
+    return out
+
+
+class CurrentWhileProducing:
+    """An async stream proxy that makes the request's span current, and the request known to the
+    processor, while the model computes each event (so spans it opens nest under the model span)."""
+
+    def __init__(self, stream: Any, call: ModelCall):
+        self._stream = stream
+        self._call = call
+
+    def __aiter__(self) -> "CurrentWhileProducing":
+        return self
+
+    async def __anext__(self) -> Any:
+        token = CURRENT_CALL.set(self._call)
+        try:
+            with self._call.sem.activate():
+                return await self._stream.__anext__()
+        finally:
+            CURRENT_CALL.reset(token)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

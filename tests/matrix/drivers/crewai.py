@@ -1,0 +1,70 @@
+"""CrewAI cells: a crew of one agent and one task over a ``BaseLLM`` subclass (the ReAct shape of
+``tests/crewai/fakes.py``'s ``ReactLLM``) answering from the matrix's script, reporting usage and finish
+reason through CrewAI's own call-completed event as its provider classes do."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from crewai import Agent, Crew, Task
+from crewai.tools import tool
+from crewai.events.types.llm_events import LLMCallType
+from crewai.llms.base_llm import llm_call_context
+
+from otel_agents.instrumentors.crewai import CrewAIInstrumentor
+from tests.crewai.fakes import ReactLLM, _observation
+from tests.matrix.truth import CITY, TOOL, Truth
+
+INSTRUMENTOR = CrewAIInstrumentor
+
+
+class TruthLLM(ReactLLM):
+    truth: Any = None
+
+    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+             from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
+        with llm_call_context():
+            self._emit_call_started_event(messages=messages, tools=tools, from_task=from_task, from_agent=from_agent)
+            call = self.truth.reply(has_tool_result=_observation(messages) is not None)
+            turn = call.turn
+            if turn.is_tool_call:
+                name, args = turn.tool_calls[0]
+                text = f"Thought: I should use {name}.\nAction: {name}\nAction Input: {json.dumps(args)}"
+            else:
+                text = f"Thought: I now know the final answer\nFinal Answer: {turn.text}"
+            u = turn.usage
+            call.sent(finish="stop")
+            self._emit_call_completed_event(response=text, call_type=LLMCallType.LLM_CALL, from_task=from_task,
+                                            from_agent=from_agent, messages=messages, finish_reason="stop",
+                                            usage={"prompt_tokens": u[0], "completion_tokens": u[1],
+                                                   "total_tokens": sum(u)}, response_id="resp-1")
+            return text
+
+
+def _crew(truth: Truth) -> Crew:
+    seen: dict[int, bool] = {}
+
+    @tool(TOOL)
+    def get_weather(city: str) -> str:
+        """Get the weather for a city."""
+        if seen.get(len(truth.calls)):  # CrewAI's own retries of a failed tool, within the one call the model made
+            recorded = len(truth.tools)
+            try:
+                return truth.tool(city=city)
+            finally:
+                del truth.tools[recorded:]
+        seen[len(truth.calls)] = True
+        return truth.tool(city=city)
+
+    agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
+                  llm=TruthLLM(truth=truth), tools=[get_weather], max_retry_limit=0, max_iter=3)
+    task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
+                name="weather")
+    return Crew(agents=[agent], tasks=[task])
+
+
+ENTRIES = {
+    "Crew.kickoff": lambda t: (lambda: _crew(t).kickoff(), lambda r: r.raw),
+    "Crew.kickoff_async": lambda t: (lambda: _crew(t).kickoff_async(), lambda r: r.raw),
+}

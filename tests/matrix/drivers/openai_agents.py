@@ -1,0 +1,108 @@
+"""OpenAI Agents SDK cells: an ``Agent`` with one function tool over a model class of the user's own (an
+``agents.Model`` subclass, as the SDK's docs show) answering from the matrix's script. A whole response
+has no finish reason (``ModelResponse`` has no field for one); a stream's terminal ``response.completed``
+carries the usage and ``status="completed"`` (``tool_call`` or ``stop``)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool
+from openai.types.responses import (Response, ResponseCompletedEvent, ResponseCreatedEvent, ResponseOutputItem,
+                                    ResponseOutputItemDoneEvent, ResponseUsage)
+from pydantic import TypeAdapter
+
+from otel_agents.instrumentors.openai_agents import OpenAIAgentsInstrumentor
+from tests.matrix.truth import CITY, TOOL, Call, Truth
+
+INSTRUMENTOR = OpenAIAgentsInstrumentor
+_items = TypeAdapter(ResponseOutputItem)
+_ids = itertools.count(1)
+
+
+def _after_tool(input: Any) -> bool:
+    return isinstance(input, list) and bool(input) and isinstance(input[-1], dict) \
+        and input[-1].get("type") == "function_call_output"
+
+
+def _output(call: Call) -> list[Any]:
+    turn = call.turn
+    if turn.is_tool_call:
+        return [_items.validate_python({"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": n,
+                                        "arguments": json.dumps(a), "status": "completed"})
+                for i, (n, a) in enumerate(turn.tool_calls)]
+    return [_items.validate_python({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                                    "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})]
+
+
+def _usage(call: Call) -> ResponseUsage:
+    details = ResponseUsage.model_fields
+    u = call.turn.usage
+    return ResponseUsage.model_construct(
+        input_tokens=u[0], output_tokens=u[1], total_tokens=sum(u),
+        input_tokens_details=details["input_tokens_details"].annotation.model_construct(cached_tokens=0),
+        output_tokens_details=details["output_tokens_details"].annotation.model_construct(reasoning_tokens=0))
+
+
+class TruthModel(Model):
+    """The user's own model class (see the module docstring)."""
+
+    def __init__(self, truth: Truth) -> None:
+        self.truth = truth
+
+    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                           tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
+        call = self.truth.reply(has_tool_result=_after_tool(input))
+        u = call.turn.usage
+        call.sent()
+        return ModelResponse(output=_output(call), usage=Usage(requests=1, input_tokens=u[0], output_tokens=u[1],
+                                                               total_tokens=sum(u)), response_id=None)
+
+    async def stream_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                              tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
+        call = self.truth.reply(has_tool_result=_after_tool(input))
+        items = _output(call)
+        response = Response.model_construct(id=f"resp_{next(_ids)}", object="response", created_at=1,
+                                            model="in-house-1", status="completed", output=[],
+                                            parallel_tool_calls=True, tool_choice="auto", tools=[], usage=None)
+        yield ResponseCreatedEvent.model_construct(type="response.created", response=response, sequence_number=0)
+        for i, item in enumerate(items):
+            yield ResponseOutputItemDoneEvent.model_construct(type="response.output_item.done", item=item,
+                                                              output_index=i, sequence_number=i + 1)
+        call.sent(finish="tool_call" if call.turn.is_tool_call else "stop")
+        yield ResponseCompletedEvent.model_construct(type="response.completed", sequence_number=len(items) + 1,
+                                                     response=response.model_copy(update={"output": items,
+                                                                                          "usage": _usage(call)}))
+
+
+def _agent(truth: Truth) -> Agent:
+    truth.agents = [("weather_agent", None)]
+
+    async def get_weather(city: str) -> str:
+        """Get the weather for a city."""
+        return await truth.atool(city=city)
+
+    tool = function_tool(get_weather, name_override=TOOL, failure_error_function=None)
+    return Agent(name="weather_agent", instructions="Answer about the weather.", model=TruthModel(truth),
+                 tools=[tool])
+
+
+def _streamed(truth: Truth) -> Any:
+    async def gen() -> Any:
+        result = Runner.run_streamed(_agent(truth), CITY)
+        async for event in result.stream_events():
+            yield event
+    return gen()
+
+
+def _event(event: Any) -> Any:
+    return (event.type, getattr(event, "name", None))
+
+
+ENTRIES = {
+    "Runner.run": lambda t: (lambda: Runner.run(_agent(t), CITY), lambda r: r.final_output),
+    "Runner.run_sync": lambda t: (lambda: Runner.run_sync(_agent(t), CITY), lambda r: r.final_output),
+    "Runner.run_streamed": lambda t: (lambda: _streamed(t), _event),
+}

@@ -1,0 +1,154 @@
+"""PydanticAI cells: an ``Agent`` over a model class written here (a ``pydantic_ai.models.Model``
+subclass, as users write for their own providers) that answers from the matrix's script: whole
+responses with their usage and finish reason, streams word by word with usage and finish reason on the
+last event."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, AsyncIterator
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart, RetryPromptPart
+from pydantic_ai.models import Model, StreamedResponse
+from pydantic_ai.usage import RequestUsage
+
+from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
+from tests.matrix.truth import CITY, TOOL, Call, Truth
+
+INSTRUMENTOR = PydanticAIInstrumentor
+NAME = "truth-model"
+
+
+def _after_tool(messages: list) -> bool:
+    return any(isinstance(p, (ToolReturnPart, RetryPromptPart)) for p in getattr(messages[-1], "parts", []))
+
+
+def _finish(call: Call) -> str:
+    return "tool_call" if call.turn.is_tool_call else "stop"
+
+
+@dataclass
+class TruthStream(StreamedResponse):
+    call: Call = None
+    _timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    async def _get_event_iterator(self) -> AsyncIterator[Any]:
+        turn = self.call.turn
+        for i, (name, args) in enumerate(turn.tool_calls):
+            yield self._parts_manager.handle_tool_call_part(vendor_part_id=i, tool_name=name, args=args,
+                                                            tool_call_id=f"call_{i}")
+        words = turn.text.split(" ") if turn.text else []
+        for i, word in enumerate(words):
+            for event in self._parts_manager.handle_text_delta(vendor_part_id=0, content=word if i == 0 else " " + word):
+                yield event
+        # usage and finish reason come last, as providers send them (reached only when the stream is read on)
+        self._usage = RequestUsage(input_tokens=turn.usage[0], output_tokens=turn.usage[1])
+        self.finish_reason = _finish(self.call)
+        self.call.sent(finish=self.finish_reason)
+
+    @property
+    def model_name(self) -> str:
+        return NAME
+
+    @property
+    def provider_name(self) -> str:
+        return "fake"
+
+    @property
+    def provider_url(self) -> None:
+        return None
+
+    @property
+    def timestamp(self) -> datetime:
+        return self._timestamp
+
+
+class TruthModel(Model):
+    """A user-written model class (see the module docstring)."""
+
+    def __init__(self, truth: Truth) -> None:
+        super().__init__()
+        self.truth = truth
+
+    @property
+    def model_name(self) -> str:
+        return NAME
+
+    @property
+    def system(self) -> str:
+        return "fake"
+
+    async def request(self, messages: list, model_settings: Any, model_request_parameters: Any) -> ModelResponse:
+        call = self.truth.reply(has_tool_result=_after_tool(messages))
+        turn = call.turn
+        parts = [ToolCallPart(n, a, tool_call_id=f"call_{i}") for i, (n, a) in enumerate(turn.tool_calls)] \
+            or [TextPart(turn.text)]
+        call.sent(finish=_finish(call))
+        return ModelResponse(parts=parts, usage=RequestUsage(input_tokens=turn.usage[0], output_tokens=turn.usage[1]),
+                             model_name=NAME, finish_reason=_finish(call))
+
+    @asynccontextmanager
+    async def request_stream(self, messages: list, model_settings: Any, model_request_parameters: Any,
+                             run_context: Any = None) -> AsyncIterator[StreamedResponse]:
+        call = self.truth.reply(has_tool_result=_after_tool(messages))
+        yield TruthStream(model_request_parameters=model_request_parameters, call=call)
+
+
+def _agent(truth: Truth, *, sync_tool: bool = False) -> Agent:
+    truth.agents = [("weather_agent", None)]
+    agent = Agent(TruthModel(truth), name="weather_agent")
+    if sync_tool:
+        @agent.tool_plain(name=TOOL)
+        def get_weather(city: str) -> str:
+            """Get the weather for a city."""
+            return truth.tool(city=city)
+    else:
+        @agent.tool_plain(name=TOOL)
+        async def aget_weather(city: str) -> str:
+            """Get the weather for a city."""
+            return await truth.atool(city=city)
+    return agent
+
+
+def _run_stream(truth: Truth) -> AsyncIterator[str]:
+    async def gen() -> AsyncIterator[str]:
+        async with _agent(truth).run_stream(CITY) as result:
+            async for text in result.stream_output(debounce_by=None):
+                yield text
+    return gen()
+
+
+def _run_stream_events(truth: Truth) -> AsyncIterator[Any]:
+    async def gen() -> AsyncIterator[Any]:
+        async with _agent(truth).run_stream_events(CITY) as events:
+            async for event in events:
+                yield event
+    return gen()
+
+
+def _iter(truth: Truth) -> AsyncIterator[str]:
+    async def gen() -> AsyncIterator[str]:
+        async with _agent(truth).iter(CITY) as run:
+            async for node in run:
+                yield type(node).__name__
+    return gen()
+
+
+def _event(event: Any) -> Any:
+    return (type(event).__name__, getattr(getattr(event, "result", None), "output", None))
+
+
+def _output(result: Any) -> Any:
+    return result.output
+
+
+ENTRIES = {
+    "run_sync": lambda t: (lambda: _agent(t, sync_tool=True).run_sync(CITY), _output),
+    "run": lambda t: (lambda: _agent(t).run(CITY), _output),
+    "run_stream": lambda t: (lambda: _run_stream(t), lambda x: x),
+    "run_stream_events": lambda t: (lambda: _run_stream_events(t), _event),
+    "iter": lambda t: (lambda: _iter(t), lambda x: x),
+}

@@ -1,0 +1,296 @@
+"""The support matrix: every framework's public run entry points × the ways a run ends (issue 34).
+
+This module is plain data (it imports no framework), so every venv reads the same table:
+``tests/matrix/test_matrix.py`` runs one test per cell (in the venv that has the framework), and
+``python -m tests.matrix.table`` (``make support-matrix``) writes ``docs/support-matrix.md`` from it;
+``test_support_matrix_doc_is_current`` fails when the committed file differs.
+
+A cell is supported (its test passes), a known failure (``KNOWN``: the test is
+``xfail(strict=True)`` with the reason, so it fails the day the bug is fixed and the entry must go),
+or not supported (``UNSUPPORTED``: what we cannot make right, with the reason; collected as a skip
+that prints the reason, never silently left out).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENDINGS: dict[str, str] = {
+    "done": "consumed to the end",
+    "break_close": "abandoned after the first event, closed (`close()`/`aclose()`)",
+    "break_drop": "abandoned after the first event, dropped without closing (then `gc.collect()`)",
+    "cancel": "the asyncio task running it cancelled while a tool runs",
+    "tool_raises": "a tool raises",
+    "model_raises": "the model raises",
+}
+"""Ending id → what happens (the doc's legend)."""
+
+MODE_ENDINGS: dict[str, tuple[str, ...]] = {
+    "sync": ("done", "tool_raises", "model_raises"),
+    "async": ("done", "cancel", "tool_raises", "model_raises"),
+    "stream": ("done", "break_close", "break_drop", "tool_raises", "model_raises"),
+    "astream": ("done", "break_close", "break_drop", "cancel", "tool_raises", "model_raises"),
+}
+"""Which endings apply to an entry point: a sync call cannot be cancelled by asyncio, a call that returns
+one result cannot be abandoned after its first event."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One public run entry point (the framework's own name), or a structural variant of a run."""
+
+    name: str
+    mode: str  # key of MODE_ENDINGS
+    variant: bool = False  # a structural variant (multi-agent, user-written model class, ...), not a plain entry
+    endings: tuple[str, ...] | None = None  # default: MODE_ENDINGS[mode]
+
+    @property
+    def applicable(self) -> tuple[str, ...]:
+        return self.endings if self.endings is not None else MODE_ENDINGS[self.mode]
+
+
+@dataclass(frozen=True)
+class System:
+    """One framework's rows: its entry points, and the cells that are not (yet) supported, with why."""
+
+    name: str  # the framework name of otel_agents.instrumentors._frameworks.FRAMEWORKS
+    title: str
+    entries: tuple[Entry, ...]
+    known: dict[tuple[str, str], str] = field(default_factory=dict)  # (entry, ending) -> bug, xfail(strict)
+    unsupported: dict[tuple[str, str], str] = field(default_factory=dict)  # (entry, ending) -> why not
+
+
+def _e(name: str, mode: str, **kw) -> Entry:
+    return Entry(name, mode, **kw)
+
+
+CLIENT = {"sync": ("done", "model_raises"), "async": ("done", "model_raises"),
+          "stream": ("done", "break_close", "break_drop", "model_raises"),
+          "astream": ("done", "break_close", "break_drop", "model_raises")}
+"""A provider client's call is one model call: no tool of its own to raise; cancelled mid-request is a
+framework's cell (the client's own request is cancelled with the task that awaits it)."""
+
+
+def _c(name: str, mode: str) -> Entry:
+    return Entry(name, mode, endings=CLIENT[mode])
+
+
+SYSTEMS: tuple[System, ...] = (
+    System("langchain", "LangChain / LangGraph", (
+        _e("graph.invoke", "sync"),
+        _e("graph.ainvoke", "async"),
+        _e("graph.stream", "stream"),
+        _e("graph.astream", "astream"),
+        _e("graph.stream(stream_mode='messages')", "stream"),
+        _e("graph.astream(stream_mode='updates')", "astream"),
+        _e("graph.astream_events", "astream"),
+        _e("graph.batch", "sync"),
+        _e("model.invoke", "sync", endings=("done", "model_raises")),
+        _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
+    ), known={
+        ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
+        "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
+        ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
+        "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
+    }),
+    System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
+        _e("FunctionAgent.run", "async"),
+        _e("FunctionAgent.run().stream_events", "astream"),
+    ), known={
+        **{(e, ending): "the model span's finish reason is invented (`tool_call`/`stop` from the reply's shape; "
+           "the model sent none)" for e, mode in (("FunctionAgent.run", "async"),
+                                                  ("FunctionAgent.run().stream_events", "astream"))
+           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
+        **{("FunctionAgent.run().stream_events", ending): "finish reason invented (as above); and a run whose "
+           "event stream was left after its first event (the workflow then cancelled when its loop ends) ends "
+           "its agent span with no error and no `otel_agents.stream.abandoned`: it looks finished"
+           for ending in ("break_close", "break_drop")},
+    }),
+    System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
+        _e("Crew.kickoff", "sync"),
+        _e("Crew.kickoff_async", "async"),
+    ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
+                    "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
+                    "cancelled"}),
+    System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
+        _e("run_sync", "sync"),
+        _e("run", "async"),
+        _e("run_stream", "astream"),
+        _e("run_stream_events", "astream"),
+        _e("iter", "astream"),
+    ), known={(e, "model_raises"): "a model whose `request_stream` raises before its first event: the model span "
+              "ends marked abandoned, not as an error" for e in ("run_stream", "run_stream_events")}),
+    System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
+        _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
+        for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
+                           ("chat.completions.stream", "stream"), ("responses.create", "sync"),
+                           ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
+        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode]),
+        known={(e, "break_close"): "the sync `.stream()` manager's `with` left after the first event: the model "
+               "span stays open until the stream object is garbage-collected (the manager's `__exit__` closes the "
+               "HTTP response beneath our stream wrapper)" for e in ("chat.completions.stream", "responses.stream")}),
+    System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
+        _e("Runner.run", "async"),
+        _e("Runner.run_sync", "sync"),
+        _e("Runner.run_streamed", "astream"),
+    )),
+    System("agno", "Agno", (
+        _e("Agent.run", "sync"),
+        _e("Agent.run(stream=True)", "stream"),
+        _e("Agent.arun", "async"),
+        _e("Agent.arun(stream=True)", "astream"),
+    ), known={(e, ending): "the model span's finish reason is invented (`tool_call`/`stop` from the reply's shape, "
+              "`stop` on a stream left mid-answer): Agno's model responses carry none"
+              for e, mode in (("Agent.run", "sync"), ("Agent.run(stream=True)", "stream"), ("Agent.arun", "async"),
+                              ("Agent.arun(stream=True)", "astream"))
+              for ending in MODE_ENDINGS[mode] if ending != "model_raises"}),
+    System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
+        _e("agent.run", "sync"),
+        _e("agent.run(stream=True)", "stream"),
+    ), unsupported={("agent.run(stream=True)", "break_close"): "smolagents' own stream generator ignores "
+                    "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
+                    "closing is supported)"}),
+    System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
+        _e("Runner.run", "stream"),
+        _e("Runner.run_async", "astream"),
+    ), known={
+        **{(e, ending): "the model span reports finish reason `tool_call` where the model sent `STOP` (Gemini's "
+           "finish reason for a function-call response too): derived from the reply's shape, not what was sent"
+           for e, mode in (("Runner.run", "stream"), ("Runner.run_async", "astream"))
+           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
+        **{key: "finish reason `tool_call` where the model sent `STOP` (as above); and the run left after its "
+           "first event ends its agent span without `otel_agents.stream.abandoned`: it looks finished"
+           for key in (("Runner.run", "break_close"), ("Runner.run", "break_drop"),
+                       ("Runner.run_async", "break_drop"))},
+    }),
+    System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
+        _e("agent.run", "async"),
+        _e("agent.run_stream", "astream"),
+    )),
+    System("mcp", "MCP (client and server in one process, in-memory transport)", (
+        _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises")),
+    )),
+    System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
+        _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))
+        for name, mode in (("messages.create", "sync"), ("messages.create(stream=True)", "stream"),
+                           ("messages.stream", "stream"))
+        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
+)
+"""Every system of the matrix, in the README's order."""
+
+
+PENDING: tuple[str, ...] = (
+    "LangGraph `stream(stream_mode=...)` values/custom/debug, `abatch`; LlamaIndex `AgentWorkflow`, `ReActAgent`, "
+    "query engines; CrewAI `akickoff`, `kickoff_for_each`, flows; PydanticAI `run_stream_sync`; Agno `Team` and "
+    "`Workflow` run/arun; Google ADK `run_live`; AutoGen `on_messages_stream` and team types; OpenAI `parse`",
+    "multi-agent runs in every streaming mode (teams, crews, handoffs, group chats, managed agents)",
+    "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
+    "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "
+    "structured output rejected and retried, MCP sampling",
+)
+"""What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
+
+
+def system(name: str) -> System:
+    return next(s for s in SYSTEMS if s.name == name)
+
+
+def cells(s: System) -> list[tuple[Entry, str, str, str]]:
+    """``(entry, ending, verdict, reason)`` for every applicable cell of ``s``; verdict is ``supported``,
+    ``known`` or ``unsupported``."""
+    out = []
+    for entry in s.entries:
+        for ending in entry.applicable:
+            key = (entry.name, ending)
+            if key in s.unsupported:
+                out.append((entry, ending, "unsupported", s.unsupported[key]))
+            elif key in s.known:
+                out.append((entry, ending, "known", s.known[key]))
+            else:
+                out.append((entry, ending, "supported", ""))
+    return out
+
+
+def _check_table() -> None:
+    for s in SYSTEMS:
+        names = [e.name for e in s.entries]
+        assert len(names) == len(set(names)), f"{s.name}: duplicate entry"
+        for key in (*s.known, *s.unsupported):
+            entry = next((e for e in s.entries if e.name == key[0]), None)
+            assert entry is not None and key[1] in entry.applicable, f"{s.name}: {key} is not a cell"
+
+
+_SYMBOL = {"supported": "✅", "known": "❌", "unsupported": "⛔"}
+
+
+def render() -> str:
+    """``docs/support-matrix.md``, written from :data:`SYSTEMS`."""
+    _check_table()
+    lines = [
+        "# Support matrix: every entry point, every ending",
+        "",
+        "<!-- Generated from tests/matrix/table.py by `make support-matrix`; do not edit by hand. -->",
+        "",
+        "Each cell is one test in `tests/matrix/` (in the venv of its framework: Google ADK and AutoGen AgentChat",
+        "run in their own, see the Makefile's `ISOLATED` block). A run over a fake model that records what it",
+        "returned call by call; the test asserts one `model` span per call with that call's usage and finish",
+        "reason (absent when the model sent none; an abandoned stream has usage only if the provider sent its",
+        "final usage), one `tool` span per tool call, every span ended and none left current, the caller's",
+        "result the same as without instrumentation, and the ECP envelope folded from the spans",
+        "(`public_output` = the top agent's final answer, `usage` = the sum of the calls, `tool_calls` in",
+        "order, `agents` = who delegated to whom; a cancelled or failed tool is not `ok`, and the run's",
+        "errors say how it ended).",
+        "",
+        "✅ supported (the test passes) · ❌ known failure (a bug: the test is an expected failure until it is",
+        "fixed) · ⛔ not supported (with the reason) · blank: the ending does not apply to that entry point.",
+        "",
+        "Endings:",
+        "",
+    ]
+    for key, text in ENDINGS.items():
+        lines.append(f"- `{key}`: {text}")
+    lines.append("")
+    totals = {"supported": 0, "known": 0, "unsupported": 0}
+    for s in SYSTEMS:
+        got = cells(s)
+        notes: list[str] = []
+        lines += [f"## {s.title}", "", "| entry point | " + " | ".join(f"`{k}`" for k in ENDINGS) + " |",
+                  "|---|" + "---|" * len(ENDINGS)]
+        for entry in s.entries:
+            row = []
+            for ending in ENDINGS:
+                found = next((c for c in got if c[0] is entry and c[1] == ending), None)
+                if found is None:
+                    row.append("")
+                    continue
+                verdict, reason = found[2], found[3]
+                totals[verdict] += 1
+                mark = _SYMBOL[verdict]
+                if reason:
+                    if reason not in notes:
+                        notes.append(reason)
+                    mark += f" [{notes.index(reason) + 1}]"
+                row.append(mark)
+            label = f"`{entry.name}`" + (" (variant)" if entry.variant else "")
+            lines.append(f"| {label} | " + " | ".join(row) + " |")
+        lines.append("")
+        for i, note in enumerate(notes, 1):
+            lines.append(f"{i}. {note}")
+        if notes:
+            lines.append("")
+    lines += ["## Not in the matrix yet", ""] + [f"- {p}" for p in PENDING] + [""]
+    lines += ["## Totals", "",
+              f"{totals['supported']} cells supported, {totals['known']} known failures, "
+              f"{totals['unsupported']} not supported.", ""]
+    return "\n".join(lines)
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "support-matrix.md"
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DOC
+    target.write_text(render(), encoding="utf-8")
+    print(f"wrote {target}")

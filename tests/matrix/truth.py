@@ -1,0 +1,365 @@
+"""Ground truth for the matrix: what each fake model call returned, what each tool did, and the one
+assertion helper every cell goes through (:func:`check_cell`).
+
+The run of every cell follows one script, in each framework's own terms: the model's first call asks for
+``get_weather(city="Paris")`` (usage 11 in / 7 out), the tool answers ``"sunny in Paris"``, the second
+call answers ``"It is sunny in Paris"`` (usage 13 in / 5 out). A framework's fake calls
+:meth:`Truth.reply` for the turn it plays and records in the returned :class:`Call` what it really sent
+(usage and finish reason only once the chunk carrying them went out). Tools call :meth:`Truth.tool` /
+:meth:`Truth.atool`, which raise (``tool_raises``) or wait to be cancelled (``cancel``) as the cell says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Iterator
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.trace import SpanKind, StatusCode
+
+from otel_agents._spans.messages import normalize_finish_reason
+from otel_agents.exporters.ecp import fold
+from otel_agents.semconv import attributes as A
+
+CITY = "Paris"
+TOOL = "get_weather"
+TOOL_RESULT = f"sunny in {CITY}"
+ANSWER = f"It is {TOOL_RESULT}"
+USAGE = ((11, 7), (13, 5))  # (input, output) tokens of the first and second call
+
+
+class ToolFailure(RuntimeError):
+    """What the tool raises in ``tool_raises`` cells."""
+
+
+class ModelFailure(RuntimeError):
+    """What the fake model raises in ``model_raises`` cells."""
+
+
+@dataclass
+class Turn:
+    """What the script says a call returns."""
+
+    text: str | None
+    tool_calls: list[tuple[str, dict]]
+    usage: tuple[int, int]
+
+    @property
+    def is_tool_call(self) -> bool:
+        return bool(self.tool_calls)
+
+
+@dataclass
+class Call:
+    """One model call as the fake really answered it. ``usage``/``finish`` stay ``None`` until sent."""
+
+    turn: Turn | None
+    agent: str = ""
+    usage: tuple[int, int] | None = None
+    finish: str | None = None
+    error: str | None = None
+    answered: bool = False  # the whole response went out (last chunk included)
+
+    def sent(self, *, usage: bool = True, finish: str | None = None) -> None:
+        """The response (or its last chunk) went out, with the usage of the turn and ``finish``."""
+        if usage and self.turn is not None:
+            self.usage = self.turn.usage
+        if finish is not None:
+            self.finish = finish
+        self.answered = True
+
+
+@dataclass
+class ToolRun:
+    name: str
+    args: dict
+    outcome: str = "running"  # ok | error | cancelled
+
+
+@dataclass
+class Truth:
+    """Everything the fakes and tools of one run did, in order."""
+
+    ending: str
+    calls: list[Call] = field(default_factory=list)
+    tools: list[ToolRun] = field(default_factory=list)
+    agents: list[tuple[str, str | None]] | None = None  # expected delegation tree, when the driver knows it
+    error_output: str | None = None  # what a framework that returns a failure as the run's output gave the user
+    output: str | None = None  # a run without a model (a bare MCP tool call): its output as the caller got it
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- the model side --------------------------------------------------------
+    def reply(self, agent: str = "", has_tool_result: bool | None = None) -> Call:
+        """The next call of ``agent``'s model: raises :class:`ModelFailure` in ``model_raises`` cells
+        (recorded as a failed call), else the turn of the script (the tool call first, then the answer;
+        ``has_tool_result`` overrides, for fakes that read the conversation)."""
+        with self._lock:
+            n = sum(1 for c in self.calls if c.agent == agent)
+            if self.ending == "model_raises":
+                self.calls.append(Call(None, agent, error="ModelFailure"))
+                raise ModelFailure("model down")
+            second = has_tool_result if has_tool_result is not None else n >= 1
+            turn = Turn(ANSWER, [], USAGE[1]) if second else Turn(None, [(TOOL, {"city": CITY})], USAGE[0])
+            call = Call(turn, agent)
+            self.calls.append(call)
+            return call
+
+    # -- the tool side ---------------------------------------------------------
+    def tool(self, name: str = TOOL, **args: Any) -> str:
+        run = ToolRun(name, args)
+        self.tools.append(run)
+        if self.ending == "tool_raises":
+            run.outcome = "error"
+            raise ToolFailure("weather service down")
+        run.outcome = "ok"
+        return TOOL_RESULT
+
+    async def atool(self, name: str = TOOL, **args: Any) -> str:
+        run = ToolRun(name, args)
+        self.tools.append(run)
+        if self.ending == "cancel":
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                run.outcome = "cancelled"
+                raise
+        if self.ending == "tool_raises":
+            run.outcome = "error"
+            raise ToolFailure("weather service down")
+        run.outcome = "ok"
+        return TOOL_RESULT
+
+    @property
+    def tool_running(self) -> bool:
+        return any(t.outcome == "running" for t in self.tools)
+
+    @property
+    def answer(self) -> str | None:
+        """The final answer the run got from its model, if the last call delivered one."""
+        if self.output is not None:
+            return self.output
+        last = self.calls[-1] if self.calls else None
+        if last and last.answered and last.turn and not last.turn.is_tool_call:
+            return last.turn.text
+        return None
+
+
+# -- driving one run to a given ending ----------------------------------------------------------------
+Outcome = Any
+
+
+def raised(exc: BaseException) -> tuple[str, str]:
+    return ("raised", type(exc).__name__)
+
+
+def drive_sync(call: Callable[[], Any], norm: Callable[[Any], Any]) -> Outcome:
+    try:
+        return norm(call())
+    except Exception as exc:  # noqa: BLE001
+        return raised(exc)
+
+
+def drive_async(make: Callable[[], Any], norm: Callable[[Any], Any], truth: Truth) -> Outcome:
+    async def main() -> Outcome:
+        task = asyncio.ensure_future(make())
+        if truth.ending == "cancel":
+            await _until(lambda: truth.tool_running or task.done())
+            task.cancel()
+        try:
+            return norm(await task)
+        except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001
+            return raised(exc)
+
+    return asyncio.run(main())
+
+
+def drive_stream(make: Callable[[], Iterator[Any]], norm: Callable[[Any], Any], truth: Truth) -> Outcome:
+    out: list[Any] = []
+    try:
+        stream = make()
+        it = iter(stream)
+        for event in it:
+            out.append(norm(event))
+            if truth.ending in ("break_close", "break_drop"):
+                break
+        if truth.ending == "break_close":
+            (getattr(stream, "close", None) or it.close)()
+        del it, stream
+        if truth.ending == "break_drop":
+            gc.collect()
+        return out
+    except Exception as exc:  # noqa: BLE001
+        return [*out, raised(exc)]
+
+
+def drive_astream(make: Callable[[], AsyncIterator[Any]], norm: Callable[[Any], Any], truth: Truth) -> Outcome:
+    async def consume(out: list) -> None:
+        stream = make()
+        if asyncio.iscoroutine(stream):  # `await client.create(stream=True)` gives the stream
+            stream = await stream
+        it = aiter(stream)
+        async for event in it:
+            out.append(norm(event))
+            if truth.ending in ("break_close", "break_drop"):
+                break
+        if truth.ending == "break_close":
+            await (getattr(stream, "aclose", None) or getattr(stream, "close", None) or it.aclose)()
+
+    async def main() -> Outcome:
+        out: list[Any] = []
+        task = asyncio.ensure_future(consume(out))
+        if truth.ending == "cancel":
+            await _until(lambda: truth.tool_running or task.done())
+            task.cancel()
+        try:
+            await task
+        except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001
+            out.append(raised(exc))
+        if truth.ending == "break_drop":
+            gc.collect()
+        return out
+
+    result = asyncio.run(main())
+    if truth.ending == "break_drop":
+        gc.collect()
+    return result
+
+
+DRIVERS = {"sync": drive_sync, "async": drive_async, "stream": drive_stream, "astream": drive_astream}
+
+
+async def _until(cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "the run never reached its tool"
+        await asyncio.sleep(0.002)
+
+
+def drive(mode: str, make: Callable[[], Any], truth: Truth, norm: Callable[[Any], Any] = lambda x: x) -> Outcome:
+    """Run ``make()`` (a call, a coroutine factory, a stream factory by ``mode``) to ``truth.ending``;
+    the caller's view of what happened, normalised by ``norm``, with any exception as ``("raised", type)``."""
+    if mode == "sync":
+        return drive_sync(make, norm)
+    return DRIVERS[mode](make, norm, truth)
+
+
+# -- span bookkeeping -------------------------------------------------------------------------------
+class OpenSpans(SpanProcessor):
+    """Counts spans started and not yet ended, and keeps the ended ones for the fold."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, str] = {}
+        self.finished: list[ReadableSpan] = []
+        self._lock = threading.Lock()
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        with self._lock:
+            self.open[span.context.span_id] = span.name
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with self._lock:
+            self.open.pop(span.context.span_id, None)
+            self.finished.append(span)
+
+
+def _sem(spans: list[ReadableSpan], kind: str) -> list[ReadableSpan]:
+    got = [s for s in spans if (s.attributes or {}).get(A.OTEL_AGENTS_SPAN_KIND) == kind]
+    return sorted(got, key=lambda s: s.start_time or 0)
+
+
+def _tree(spans: list[ReadableSpan]) -> str:
+    by_parent: dict[Any, list[ReadableSpan]] = {}
+    ids = {s.context.span_id for s in spans}
+    for s in sorted(spans, key=lambda s: s.start_time or 0):
+        parent = s.parent.span_id if s.parent and s.parent.span_id in ids else None
+        by_parent.setdefault(parent, []).append(s)
+    lines: list[str] = []
+
+    def walk(parent: Any, depth: int) -> None:
+        for s in by_parent.get(parent, []):
+            a = s.attributes or {}
+            lines.append("  " * depth + f"{s.name} [{a.get(A.OTEL_AGENTS_SPAN_KIND)}] {s.status.status_code.name}"
+                         f" in={a.get(A.GEN_AI_USAGE_INPUT_TOKENS)} out={a.get(A.GEN_AI_USAGE_OUTPUT_TOKENS)}"
+                         f" finish={a.get(A.GEN_AI_RESPONSE_FINISH_REASONS)}"
+                         f"{' abandoned' if a.get(A.OTEL_AGENTS_STREAM_ABANDONED) else ''}")
+            walk(s.context.span_id, depth + 1)
+
+    walk(None, 0)
+    return "\n".join(lines)
+
+
+def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outcome) -> dict:
+    """Assert one cell against its ground truth (the module docstring of ``tests/matrix/table.py`` lists
+    what); returns the envelope."""
+    if truth.ending == "break_drop":
+        gc.collect()
+    assert outcome == baseline, f"instrumented result differs:\n{outcome!r}\nuninstrumented:\n{baseline!r}"
+    assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
+    assert not spans.open, f"spans never ended: {sorted(spans.open.values())}"
+    finished = list(spans.finished)
+    tree = _tree(finished)
+
+    # one model span per call, with that call's usage and finish reason (absent when not sent)
+    models = _sem(finished, "model")
+    assert len(models) == len(truth.calls), f"{len(truth.calls)} model calls, {len(models)} model spans:\n{tree}"
+    for span, call in zip(models, truth.calls):
+        a = span.attributes or {}
+        got_usage = (a.get(A.GEN_AI_USAGE_INPUT_TOKENS), a.get(A.GEN_AI_USAGE_OUTPUT_TOKENS))
+        want_usage = call.usage if call.usage is not None else (None, None)
+        assert got_usage == want_usage, f"usage {got_usage}, the model sent {call.usage}:\n{tree}"
+        finish = a.get(A.GEN_AI_RESPONSE_FINISH_REASONS)
+        want_finish = (normalize_finish_reason(call.finish),) if call.finish is not None else None  # OTel values
+        assert (tuple(finish) if finish else None) == want_finish, \
+            f"finish reasons {finish}, the model sent {call.finish}:\n{tree}"
+        if call.error:
+            assert span.status.status_code is StatusCode.ERROR, f"failed call, span not ERROR:\n{tree}"
+
+    # the tool spans of the calls made, failed ones not ok
+    tools = [s for s in _sem(finished, "tool") if not (s.attributes or {}).get(A.OTEL_AGENTS_FINAL_ANSWER)
+             and s.kind is not SpanKind.SERVER]  # an MCP server's side of a call is not a second call
+    assert [(s.attributes or {}).get(A.GEN_AI_TOOL_NAME) for s in tools] == [t.name for t in truth.tools], tree
+    for span, run in zip(tools, truth.tools):
+        if run.outcome == "ok":
+            assert span.status.status_code is not StatusCode.ERROR, tree
+        else:
+            assert span.status.status_code is StatusCode.ERROR or \
+                (span.attributes or {}).get(A.OTEL_AGENTS_CONTROL_FLOW), f"{run.outcome} tool looks ok:\n{tree}"
+
+    # the envelope
+    envelopes = [e for e in fold(finished) if e["tool_calls"] or e["metrics"]["model_calls"]
+                 or e["metrics"]["errors"] or e["agents"] or e["public_output"] is not None]  # (an MCP client's tools/list: no run)
+    assert len(envelopes) == 1, f"{len(envelopes)} runs folded:\n{tree}"
+    env = envelopes[0]
+    calls_usage = [c.usage for c in truth.calls if c.usage is not None]
+    if calls_usage:
+        for i, key in enumerate(("input_tokens", "output_tokens")):
+            counts = [u[i] for u in calls_usage if u[i] is not None]
+            assert env["usage"][key] == (sum(counts) if counts else None), env["usage"]
+    else:
+        assert "usage" not in env, env.get("usage")
+    assert [(c["name"], c["arguments"]) for c in env["tool_calls"]] == [(t.name, t.args) for t in truth.tools]
+    for c, run in zip(env["tool_calls"], truth.tools):
+        assert (c["status"] == "ok") == (run.outcome == "ok"), (c, run)
+    failed = isinstance(baseline, tuple) and baseline[:1] == ("raised",) or \
+        isinstance(baseline, list) and any(isinstance(x, tuple) and x[:1] == ("raised",) for x in baseline)
+    if truth.ending == "done" or (not failed and truth.answer is not None):
+        assert env["public_output"] == truth.answer, f"public_output {env['public_output']!r}:\n{tree}"
+    else:
+        partial = truth.ending in ("break_close", "break_drop") and isinstance(env["public_output"], str) \
+            and ANSWER.startswith(env["public_output"])  # what an abandoned run streamed before it was left
+        assert env["public_output"] in (None, truth.answer) or partial or \
+            (env["public_output"] == truth.error_output and env["metrics"]["errors"] >= 1), \
+            f"public_output {env['public_output']!r}:\n{tree}"
+    if failed:
+        assert env["metrics"]["errors"] >= 1, f"the run raised, the envelope has no error:\n{tree}"
+    if truth.ending in ("break_close", "break_drop") and truth.answer is None and not failed:
+        assert any((s.attributes or {}).get(A.OTEL_AGENTS_STREAM_ABANDONED) for s in finished), \
+            f"an abandoned run, no span says so:\n{tree}"
+    if truth.agents is not None and truth.calls:  # (a run left before its agent started has none)
+        assert [(a["name"], a["parent"]) for a in env["agents"]] == truth.agents, env["agents"]
+    return env
