@@ -48,10 +48,6 @@ class ModelCall:
         self.items: list[Any] = []  # a stream's output items as they were done
 
 
-CURRENT_CALL: contextvars.ContextVar[ModelCall | None] = contextvars.ContextVar("otel_agents_agents_model_call",
-                                                                                default=None)
-
-
 def _arg(args: tuple, kwargs: dict, index: int, name: str) -> Any:
     return args[index] if len(args) > index else kwargs.get(name)
 
@@ -80,6 +76,12 @@ class ModelHook:
         from agents.models.interface import Model
 
         self.processor = processor
+        # The request this hook has open in the current context. One variable per hook: another
+        # instrumentation's hook on the same class (a second instrument() on another provider) neither
+        # passes through on our request nor lends its request to our processor.
+        self.current: contextvars.ContextVar[ModelCall | None] = contextvars.ContextVar(
+            f"otel_agents_agents_model_call_{id(self)}", default=None)
+        processor.current_call = self.current
         self.patch = HierarchyPatch(Model, {"get_response": self._get_response, "stream_response": self._stream_response},
                                     site="openai_agents.model")
 
@@ -90,7 +92,7 @@ class ModelHook:
     def _begin(self, instance: Any, args: tuple, kwargs: dict) -> ModelCall | None:
         """Open the request's span, or ``None`` (pass through: a ``super()`` call of a request already
         open, tracing off for the run, or no run of ours around it)."""
-        current = CURRENT_CALL.get()
+        current = self.current.get()
         if current is not None and current.model is instance and not current.sem.ended:
             return None
         if not self.processor.active:
@@ -141,7 +143,7 @@ class ModelHook:
         return self._run(call, wrapped, args, kwargs)
 
     async def _run(self, call: ModelCall, wrapped: Any, args: tuple, kwargs: dict) -> Any:
-        token = CURRENT_CALL.set(call)
+        token = self.current.set(call)
         try:
             with call.sem.activate():
                 result = await wrapped(*args, **kwargs)
@@ -149,7 +151,7 @@ class ModelHook:
             self._end(call, error=exc)
             raise
         finally:
-            CURRENT_CALL.reset(token)
+            self.current.reset(token)
         self._end(call, result)
         return result
 
@@ -159,7 +161,7 @@ class ModelHook:
             call = self._begin(instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        token = CURRENT_CALL.set(call)
+        token = self.current.set(call)
         try:
             with call.sem.activate():
                 stream = wrapped(*args, **kwargs)
@@ -167,11 +169,11 @@ class ModelHook:
             self._end(call, error=exc)
             raise
         finally:
-            CURRENT_CALL.reset(token)
+            self.current.reset(token)
         try:
             wrapped_stream = wrap_stream(stream, call.sem, on_chunk=lambda event: _note_event(call, event),
                                          on_end=lambda span, abandoned: self._stream_end(call, abandoned))
-            return CurrentWhileProducing(wrapped_stream, call)
+            return CurrentWhileProducing(wrapped_stream, call, self.current)
         except Exception:  # noqa: BLE001 - never lose the user's stream over ours
             call.sem.end()
             return stream
@@ -221,20 +223,21 @@ class CurrentWhileProducing:
     """An async stream proxy that makes the request's span current, and the request known to the
     processor, while the model computes each event (so spans it opens nest under the model span)."""
 
-    def __init__(self, stream: Any, call: ModelCall):
+    def __init__(self, stream: Any, call: ModelCall, current: contextvars.ContextVar):
         self._stream = stream
         self._call = call
+        self._current = current
 
     def __aiter__(self) -> "CurrentWhileProducing":
         return self
 
     async def __anext__(self) -> Any:
-        token = CURRENT_CALL.set(self._call)
+        token = self._current.set(self._call)
         try:
             with self._call.sem.activate():
                 return await self._stream.__anext__()
         finally:
-            CURRENT_CALL.reset(token)
+            self._current.reset(token)
 
     async def aclose(self) -> None:
         await self._stream.aclose()

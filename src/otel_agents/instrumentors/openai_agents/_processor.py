@@ -34,7 +34,6 @@ from opentelemetry import context as otel_context
 from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, pop_run_attributes, push_run_attributes)
 from ...semconv import Kind, attributes as A, guardrail_attributes
 from . import _convert
-from ._models import CURRENT_CALL
 
 PROVIDER = "openai"
 _MAX_ALIASES = 10_000
@@ -137,6 +136,7 @@ class OtelAgentsProcessor(TracingProcessor):
         self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
         self._lock = threading.Lock()
         self.active = True
+        self.current_call: Any = None  # the model hook's open request (a ContextVar, set by _models.ModelHook)
 
     def __len__(self) -> int:
         return len(self.spans) + len(self.traces) + len(self._aliases)
@@ -266,7 +266,7 @@ class OtelAgentsProcessor(TracingProcessor):
                 trace_rec.agents.append(agent)
         elif stype in ("response", "generation"):
             model = getattr(data, "model", None)
-            call = CURRENT_CALL.get()
+            call = self.current_call.get() if self.current_call is not None else None
             if call is not None and not call.adopted and not call.sem.ended:
                 # The SDK traces the request our model hook opened a span for: fill that one.
                 call.adopted = True
