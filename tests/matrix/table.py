@@ -99,16 +99,9 @@ SYSTEMS: tuple[System, ...] = (
     System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
         _e("FunctionAgent.run", "async"),
         _e("FunctionAgent.run().stream_events", "astream"),
-    ), known={
-        **{(e, ending): "the model span's finish reason is invented (`tool_call`/`stop` from the reply's shape; "
-           "the model sent none)" for e, mode in (("FunctionAgent.run", "async"),
-                                                  ("FunctionAgent.run().stream_events", "astream"))
-           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
-        **{("FunctionAgent.run().stream_events", ending): "finish reason invented (as above); and a run whose "
-           "event stream was left after its first event (the workflow then cancelled when its loop ends) ends "
-           "its agent span with no error and no `otel_agents.stream.abandoned`: it looks finished"
-           for ending in ("break_close", "break_drop")},
-    }),
+    ), known={("FunctionAgent.run().stream_events", ending): "a run whose event stream was left after its first "
+              "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
+              "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")}),
     System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync"),
         _e("Crew.kickoff_async", "async"),
