@@ -149,16 +149,7 @@ SYSTEMS: tuple[System, ...] = (
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream"),
         _e("Runner.run_async", "astream"),
-    ), known={
-        **{(e, ending): "the model span reports finish reason `tool_call` where the model sent `STOP` (Gemini's "
-           "finish reason for a function-call response too): derived from the reply's shape, not what was sent"
-           for e, mode in (("Runner.run", "stream"), ("Runner.run_async", "astream"))
-           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
-        **{key: "finish reason `tool_call` where the model sent `STOP` (as above); and the run left after its "
-           "first event ends its agent span without `otel_agents.stream.abandoned`: it looks finished"
-           for key in (("Runner.run", "break_close"), ("Runner.run", "break_drop"),
-                       ("Runner.run_async", "break_drop"))},
-    }),
+    )),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async"),
         _e("agent.run_stream", "astream"),
