@@ -87,8 +87,9 @@ def test_content_off_extracts_no_content(provider: Any, exporter: SnapshotExport
         inst.uninstrument()
     assert set(extracted) == {"model_parameters"}
     first, second = exporter.semantic("model")
-    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
-    assert second.attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    # the mock sends no finish reason: none recorded (never one guessed from the reply's shape)
+    assert "gen_ai.response.finish_reasons" not in first.attributes
+    assert "gen_ai.response.finish_reasons" not in second.attributes
     tool = exporter.semantic("tool")[0]
     assert tool.attributes["gen_ai.tool.name"] == "add" and tool.attributes["gen_ai.tool.call.id"] == "call-1"
     assert not any(k.startswith(("input.", "output.", "gen_ai.input", "gen_ai.output", "gen_ai.tool.call.arg"))

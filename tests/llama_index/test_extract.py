@@ -43,7 +43,18 @@ def test_response_message_finish_reason_and_legacy_tool_calls() -> None:
         {"id": "c1", "function": {"name": "add", "arguments": '{"a": 1}'}}]})
     calls = extract.tool_calls(legacy)
     assert [(c.id, c.name, c.arguments) for c in calls] == [("c1", "add", '{"a": 1}')]
-    assert extract.response_message(ChatResponse(message=legacy)).finish_reason == "tool_call"
+    # a reply that asks for a tool but carries no finish reason: none, never one guessed from its shape
+    assert extract.response_message(ChatResponse(message=legacy)).finish_reason is None
+    assert extract.finish_reason(ChatResponse(message=legacy)) is None
+
+
+def test_finish_reason_is_what_the_provider_sent() -> None:
+    """The provider's own word (normalised later by the span layer), from each provider's field."""
+    assert extract.finish_reason(_reply({"candidates": [{"finish_reason": "STOP"}]})) == "STOP"  # Gemini
+    assert extract.finish_reason(_reply({"stop_reason": "tool_use"})) == "tool_use"  # Anthropic
+    assert extract.finish_reason(_reply({"stopReason": "max_tokens"})) == "max_tokens"  # Bedrock Converse
+    assert extract.finish_reason(_reply(finish_reason="length")) == "length"  # additional_kwargs
+    assert extract.finish_reason(_reply()) is None
 
 
 def test_roles_providers_and_model_names() -> None:

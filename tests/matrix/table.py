@@ -99,16 +99,9 @@ SYSTEMS: tuple[System, ...] = (
     System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
         _e("FunctionAgent.run", "async"),
         _e("FunctionAgent.run().stream_events", "astream"),
-    ), known={
-        **{(e, ending): "the model span's finish reason is invented (`tool_call`/`stop` from the reply's shape; "
-           "the model sent none)" for e, mode in (("FunctionAgent.run", "async"),
-                                                  ("FunctionAgent.run().stream_events", "astream"))
-           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
-        **{("FunctionAgent.run().stream_events", ending): "finish reason invented (as above); and a run whose "
-           "event stream was left after its first event (the workflow then cancelled when its loop ends) ends "
-           "its agent span with no error and no `otel_agents.stream.abandoned`: it looks finished"
-           for ending in ("break_close", "break_drop")},
-    }),
+    ), known={("FunctionAgent.run().stream_events", ending): "a run whose event stream was left after its first "
+              "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
+              "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")}),
     System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync"),
         _e("Crew.kickoff_async", "async"),
@@ -156,16 +149,7 @@ SYSTEMS: tuple[System, ...] = (
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream"),
         _e("Runner.run_async", "astream"),
-    ), known={
-        **{(e, ending): "the model span reports finish reason `tool_call` where the model sent `STOP` (Gemini's "
-           "finish reason for a function-call response too): derived from the reply's shape, not what was sent"
-           for e, mode in (("Runner.run", "stream"), ("Runner.run_async", "astream"))
-           for ending in MODE_ENDINGS[mode] if ending != "model_raises"},
-        **{key: "finish reason `tool_call` where the model sent `STOP` (as above); and the run left after its "
-           "first event ends its agent span without `otel_agents.stream.abandoned`: it looks finished"
-           for key in (("Runner.run", "break_close"), ("Runner.run", "break_drop"),
-                       ("Runner.run_async", "break_drop"))},
-    }),
+    )),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async"),
         _e("agent.run_stream", "astream"),

@@ -38,7 +38,9 @@ What you get
   any ``BaseLlm`` (the user's own included): request model and parameters,
   provider (``gcp.gemini`` for Gemini/Gemma, ``anthropic`` for Claude), input
   messages, system instruction, tools offered, the output message, finish
-  reason, token usage (input, output incl. thinking, cached, reasoning) from
+  reason (the model's own ``finish_reason``, normalised: ``STOP`` → ``stop``,
+  also for a turn that calls functions, as Gemini sends it; none when the
+  response carries none), token usage (input, output incl. thinking, cached, reasoning) from
   the response's ``usage_metadata``. Streaming (``StreamingMode.SSE``, live):
   the partial responses of a request make no span of their own; the output is
   the final response once (or, when every response was partial, the assembled

@@ -93,7 +93,10 @@ def tool_definitions(llm_request: Any) -> list[ToolDefinition]:
 
 
 def finish_reason(llm_response: Any) -> str | None:
-    """``FinishReason.STOP`` → ``"stop"`` (normalised further by the span layer)."""
+    """The finish reason the model sent, by its name (``FinishReason.STOP`` → ``"stop"``,
+    ``MAX_TOKENS`` → ``"max_tokens"``; the span layer's table maps it to the OTel GenAI value), ``None``
+    when the response carries none. Never derived from the reply's shape: Gemini sends ``STOP`` for a
+    turn that calls functions, and that is what is recorded."""
     reason = getattr(llm_response, "finish_reason", None)
     if reason is None:
         return None

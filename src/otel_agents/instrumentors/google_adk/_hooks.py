@@ -21,7 +21,7 @@ from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_r
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
-from ._runs import ACTIVE_TOOL, Invocation, Invocations, ModelCall, end_all
+from ._runs import ACTIVE_TOOL, SYNC_CALLER, Invocation, Invocations, ModelCall, end_all
 
 ADK_SCOPE = "gcp.vertex.agent"
 """The instrumentation scope of ADK's own spans (``google.adk.telemetry.tracing.tracer``)."""
@@ -98,8 +98,9 @@ class Hooks:
         else:
             parent = caller_context()
         self.invocations.add(Invocation(invocation_context.invocation_id, parent, ids, delegated_by))
-        # A caller that abandons the event stream gets no after_run_callback: end the run's spans
-        # (marked abandoned) when ADK lets go of the invocation context.
+        # A caller that abandons the event stream may get no after_run_callback (a generator never
+        # finalised, an ADK release that skips it): end the run's spans (marked abandoned) when
+        # ADK lets go of the invocation context. Where ADK does call it, the plugin says it ended early.
         weakref.finalize(invocation_context, self._abandoned, invocation_context.invocation_id)
 
     def _abandoned(self, invocation_id: str) -> None:
@@ -108,18 +109,25 @@ class Hooks:
             if inv is not None:
                 end_all(inv, abandoned=True)
 
-    def after_run(self, invocation_context: Any, error: BaseException | None = None) -> None:
-        """The run is over: end what is still open (an agent that transferred gets no after_agent_callback)."""
+    def after_run(self, invocation_context: Any, error: BaseException | None = None, *,
+                  abandoned: bool = False) -> None:
+        """The run is over: end what is still open (an agent that transferred gets no after_agent_callback).
+        ``abandoned``: the caller left the event stream before the run finished; what is still open is
+        marked ``otel_agents.stream.abandoned``."""
         inv = self.invocations.pop(invocation_context.invocation_id)
         if inv is None:
             return
         for agent_name, call in list(inv.models.items()):
+            if abandoned:
+                call.span.mark_abandoned()
             self._end_model(call, inv, error=error)
         inv.models.clear()
         for name, span in reversed(inv.named):
             if not span.ended:
+                if abandoned:
+                    span.mark_abandoned()
                 self._end_agent(span, inv, name, error)
-        end_all(inv, error=error)
+        end_all(inv, error=error, abandoned=abandoned)
 
     def run_error(self, invocation_context: Any, error: BaseException) -> None:
         self.after_run(invocation_context, error)
@@ -189,6 +197,8 @@ class Hooks:
                 span.set_output(output)
             if inv.paused:
                 span.mark_paused()
+            if _caller_left():
+                span.mark_abandoned()
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
         span.end()
@@ -257,10 +267,10 @@ class Hooks:
                 parts = _convert.parts_of(call.final.content)
             else:
                 parts = call.assembled()
-            if parts and reason in (None, "stop") and any(type(p).__name__ == "ToolCallPart" for p in parts):
-                reason = "tool_call"  # Gemini reports STOP for a turn that calls functions; normalised like the others
             if parts:
-                message = _convert.message(getattr(call.final, "content", None), finish_reason=reason or "stop",
+                # the model's own finish reason (Gemini sends STOP for a turn that calls functions too): none sent, none
+                # recorded (a stream left early)
+                message = _convert.message(getattr(call.final, "content", None), finish_reason=reason,
                                            parts=parts)
                 message.role = "assistant"
                 text = message.text
@@ -270,7 +280,7 @@ class Hooks:
                 if span.records_content:
                     span.set_messages(output=[message])
                 else:
-                    span.set_finish_reasons([reason or "stop"])
+                    span.set_finish_reasons([reason] if reason else [])
             elif reason:
                 span.set_finish_reasons([reason])
             if response is not None:
@@ -282,8 +292,9 @@ class Hooks:
                 code = getattr(response, "error_code", None)
                 if code and error is None:
                     span.set_error(str(code), getattr(response, "error_message", None) or str(code))
-            if call.final is None and error is None and getattr(call.last, "partial", None) and \
-                    not getattr(call.last, "turn_complete", None):
+            stream_cut = error is None and getattr(call.last, "partial", None) and \
+                not getattr(call.last, "turn_complete", None)
+            if call.final is None and (stream_cut or _caller_left()):
                 span.mark_abandoned()
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
@@ -347,6 +358,14 @@ class Hooks:
 # The agent that called each tool span (for ``otel_agents.agent.parent`` of an AgentTool's agent); weak keys,
 # so an entry goes with its span.
 _AGENT_OF: "weakref.WeakKeyDictionary[SemanticSpan, str]" = weakref.WeakKeyDictionary()
+
+
+def _caller_left() -> bool:
+    """Whether the ``Runner.run`` caller whose background thread runs this step stopped iterating: what
+    ends after that ends because the run was abandoned (ADK's cancellation may be absorbed inside the
+    run, so agents end through their normal callbacks)."""
+    caller = SYNC_CALLER.get()
+    return caller is not None and caller.left
 
 
 def _agent_name_of(tool_span: SemanticSpan) -> str | None:

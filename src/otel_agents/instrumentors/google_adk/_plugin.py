@@ -7,11 +7,14 @@ returns a value would short-circuit the step). Once uninstrumented it does nothi
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 from google.adk.plugins.base_plugin import BasePlugin
 
 from ..._spans import guard
+from ._runs import SYNC_CALLER
 
 PLUGIN_NAME = "otel_agents"
 
@@ -32,7 +35,14 @@ class OtelAgentsPlugin(BasePlugin):
     async def after_run_callback(self, *, invocation_context: Any) -> None:
         if self.hooks is not None:
             with guard("google_adk.after_run"):
-                self.hooks.after_run(invocation_context)
+                # ADK also runs after_run callbacks when the caller left the event stream early: from the
+                # ``finally`` of ``run_async`` with the generator's GeneratorExit (``aclose``) or the task's
+                # cancellation by ``Runner.run`` (closed early) in flight. The run did not finish then.
+                # ``Runner.run``'s caller left (the cancellation may have been absorbed inside the run).
+                caller = SYNC_CALLER.get()
+                early = isinstance(sys.exc_info()[1], (GeneratorExit, asyncio.CancelledError)) or \
+                    (caller is not None and caller.left)
+                self.hooks.after_run(invocation_context, abandoned=early)
         return None
 
     async def on_run_error_callback(self, *, invocation_context: Any, error: Exception) -> None:

@@ -10,6 +10,8 @@ would exceed it.
 
 from __future__ import annotations
 
+import contextvars
+
 import threading
 from collections import OrderedDict
 from contextvars import ContextVar
@@ -137,3 +139,44 @@ def end_all(inv: Invocation, *, error: BaseException | None = None, abandoned: b
                 span.record_error(error, control_flow=not isinstance(error, Exception))
             span.end()
         inv.agents.clear()
+
+
+class SyncCaller:
+    """One ``Runner.run`` call, seen from the background thread that runs it: ``left`` once the caller
+    stopped iterating before the end (closed or dropped its generator)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = False
+
+
+SYNC_CALLER: contextvars.ContextVar[SyncCaller | None] = contextvars.ContextVar("otel_agents_adk_sync_caller",
+                                                                                   default=None)
+"""Set in the context ``Runner.run`` copies into its background thread (see :func:`watched_run`)."""
+
+
+def watched_run(events: Any) -> Any:
+    """``Runner.run``'s event generator, stepped in a context of its own that carries a :class:`SyncCaller`.
+
+    ``Runner.run`` runs the invocation on a background thread in a copy of the context its first step
+    runs in, so the plugin's ``after_run`` can read :data:`SYNC_CALLER` there. When the caller leaves
+    early, ADK cancels the invocation and the cancellation may be absorbed inside it, so ``after_run``
+    sees a normal ending: ``left``, set before the inner generator is closed, says the run did not
+    finish for its caller."""
+    caller = SyncCaller()
+    ctx = contextvars.copy_context()
+    ctx.run(SYNC_CALLER.set, caller)
+    done = False
+    try:
+        while True:
+            try:
+                event = ctx.run(next, events)
+            except StopIteration:
+                done = True
+                return
+            yield event
+    finally:
+        if not done:
+            caller.left = True
+            ctx.run(events.close)

@@ -7,8 +7,10 @@ plugin list — first, so it sees every step before another plugin can
 short-circuit it. A runner that already has ours (an ``AgentTool`` passes its
 parent's plugins to the runner it makes) gets no second one.
 ``uninstrument()`` takes the wrapper off and switches the plugin off in the
-runners it was added to. ADK's own spans are stood down while we are instrumented
-(:mod:`._native`) and restored by ``uninstrument()``.
+runners it was added to. ``Runner.run`` (the sync entry) is wrapped too, to step its
+events in a context that tells the plugin when the caller left before the end
+(:func:`~._runs.watched_run`). ADK's own spans are stood down while we are
+instrumented (:mod:`._native`) and restored by ``uninstrument()``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .._patch import Patch
 from ._hooks import Hooks
 from ._native import NativeSpans
 from ._plugin import OtelAgentsPlugin
+from ._runs import watched_run
 
 
 class Installation:
@@ -31,6 +34,7 @@ class Installation:
         self.hooks = Hooks(telemetry)
         self.plugin = OtelAgentsPlugin(self.hooks)
         self.patch = Patch(Runner, "__init__", self._init)
+        self.run_patch = Patch(Runner, "run", self._run)
         self.native = None
         with guard("google_adk.stand_down"):
             self.native = NativeSpans()
@@ -45,9 +49,14 @@ class Installation:
                 plugins.insert(0, self.plugin)
         return result
 
+    @staticmethod
+    def _run(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        return watched_run(wrapped(*args, **kwargs))  # a generator: nothing runs until the caller iterates
+
     def remove(self) -> None:
-        """Take the wrapper off; the plugin in existing runners becomes inert, open spans end."""
+        """Take the wrappers off; the plugin in existing runners becomes inert, open spans end."""
         self.patch.remove()
+        self.run_patch.remove()
         if self.native is not None:
             with guard("google_adk.restore_native"):
                 self.native.restore()

@@ -73,7 +73,7 @@ class LlamaIndexEventHandler(BaseEventHandler):
             if message is not None:
                 span.set_messages(output=[message])
         elif response is not None:  # what set_messages keeps of the message with content off
-            span.set_finish_reasons([extract.response_finish_reason(response)])
+            span.set_finish_reasons([extract.finish_reason(response)])
         span.set_usage(extract.usage(response))
         response_model, response_id = extract.response_identity(response)
         span.set_model(response_model=response_model, response_id=response_id)

@@ -89,25 +89,32 @@ def prompt_messages(prompt: Any) -> list[ChatMessage]:
 
 
 def finish_reason(response: Any) -> str | None:
-    """Why generation stopped, from the provider's raw response when it says so."""
+    """Why generation stopped, as the provider sent it (its own word; the span layer normalises it):
+    ``raw.choices[0].finish_reason`` (OpenAI shapes), ``raw.candidates[0].finish_reason`` (Gemini),
+    ``raw.stop_reason``/``stopReason``/``finish_reason`` (Anthropic, Bedrock, others) or the same key in
+    ``additional_kwargs``. ``None`` when the provider sent none (the core mocks send none): never guessed
+    from the reply's shape."""
     raw = getattr(response, "raw", None)
-    choices = _get(raw, "choices")
-    if choices:
-        try:
-            reason = _get(choices[0], "finish_reason")
-        except (IndexError, KeyError, TypeError):
-            reason = None
-        if reason:
-            return str(reason)
-    for key in ("stop_reason", "finish_reason"):
-        reason = _get(raw, key) or (getattr(response, "additional_kwargs", None) or {}).get(key)
+    for key in ("choices", "candidates"):
+        items = _get(raw, key)
+        if items:
+            try:
+                reason = _get(items[0], "finish_reason")
+            except (IndexError, KeyError, TypeError):
+                reason = None
+            if reason:
+                return str(_enum_value(reason))
+    extra = getattr(response, "additional_kwargs", None) or {}
+    for key in ("stop_reason", "stopReason", "finish_reason"):
+        reason = _get(raw, key) or _get(extra, key)
         if reason:
             return str(_enum_value(reason))
     return None
 
 
 def response_message(response: Any) -> ChatMessage | None:
-    """The output message of a ``ChatResponse`` or ``CompletionResponse``."""
+    """The output message of a ``ChatResponse`` or ``CompletionResponse``, with the finish reason the
+    provider sent (none when it sent none)."""
     if response is None:
         return None
     message = getattr(response, "message", None)
@@ -115,17 +122,8 @@ def response_message(response: Any) -> ChatMessage | None:
         out = chat_message(message)
     else:
         out = ChatMessage(role="assistant", content=getattr(response, "text", None))
-    out.finish_reason = finish_reason(response) or ("tool_call" if out.tool_calls else "stop")
+    out.finish_reason = finish_reason(response)
     return out
-
-
-def response_finish_reason(response: Any) -> str:
-    """The finish reason :func:`response_message` gives ``response``, without converting the message."""
-    reason = finish_reason(response)
-    if reason:
-        return reason
-    message = getattr(response, "message", None)
-    return "tool_call" if message is not None and tool_calls(message) else "stop"
 
 
 # -- usage and response identity ---------------------------------------------------
