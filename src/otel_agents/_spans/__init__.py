@@ -31,6 +31,7 @@ is stable.
 
 from .encoding import encode, fit_json, fit_text, to_jsonable
 from .guard import guard, guarded, report_internal_error
+from . import probes
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, media_part, modality_of)
 from .registry import SpanRegistry
@@ -42,7 +43,7 @@ from .streams import watch_stream, wrap_stream
 __all__ = [
     "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
-    "current_run_attributes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
+    "current_run_attributes", "probes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",
     "watch_stream", "wrap_stream",
 ]
