@@ -530,3 +530,35 @@ def test_non_recording_spans_encode_no_content(telemetry, exporter, monkeypatch)
     s.set_input({"a": 1})
     s.end()
     assert calls == ["input.value"]
+
+
+def test_issue35_error_whose_str_raises_is_still_recorded(telemetry, exporter) -> None:
+    """Issue 35: an exception whose ``__str__`` raises made ``record_error`` fail half-way: the span stayed
+    UNSET (the envelope said ``status: ok``). Now the status is ERROR, the event is there, and the
+    message says the exception could not be printed."""
+    from tests.hostile import UnprintableError
+
+    s = telemetry.start_span("tool", "t")
+    s.record_error(UnprintableError())
+    s.end()
+    span = only(exporter)
+    assert span.status == StatusCode.ERROR and span.attributes[A.ERROR_TYPE] == "tests.hostile.UnprintableError"
+    [(name, attrs)] = span.events
+    assert name == "exception" and attrs["exception.message"] == "<unprintable UnprintableError>"
+    assert "UnprintableError" in attrs["exception.stacktrace"]
+
+
+def test_issue35_stacktrace_is_redacted_with_content_off(provider, exporter, monkeypatch) -> None:
+    """Issue 35: with content capture off, ``exception.stacktrace`` (the failing source line) was exported
+    without redaction; with it on, the same trace was redacted."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    telemetry = Telemetry(provider, framework="test")
+    s = telemetry.start_span("tool", "t")
+    try:
+        raise ValueError("boom"); api_key = "sk-proj-Zq1234567890abcdefghij"  # noqa: E702,F841 - the line the trace quotes
+    except ValueError as exc:
+        s.record_error(exc)
+    s.end()
+    [(_, attrs)] = only(exporter).events
+    assert "raise ValueError" in attrs["exception.stacktrace"]
+    assert "sk-proj-Zq1234567890" not in attrs["exception.stacktrace"]

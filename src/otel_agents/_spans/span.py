@@ -36,7 +36,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
-from . import encoding
+from . import encoding, probes
 from .guard import guard, report_internal_error
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, UriPart, genai_messages, genai_part, genai_tool_definitions, last_text,
@@ -594,23 +594,17 @@ class SemanticSpan:
             if control_flow:
                 self.span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, qual)
                 return
+            budget = self._budget
+            # The exception is the user's: its __str__ may raise (probes.text never does), and the status
+            # is set before anything else can fail, so a failed call is never reported as ok.
+            message = redact_text(probes.text(exc)[:budget + _REDACTION_MARGIN])[:budget] if self._content else ""
             if not self._in_band:
                 self.span.set_attribute(A.ERROR_TYPE, qual)
-            budget = self._budget
-            if self._content:
-                message = redact_text(str(exc)[:budget + _REDACTION_MARGIN])[:budget]
-                stack = "".join(traceback.format_exception(exc))
-                stack = redact_text(stack if len(stack) <= budget else stack[-(budget + _REDACTION_MARGIN):])
-                description = f"{etype.__name__}: {message}"[:512]
-            else:  # the message and the traceback's last line may quote user content
-                message, description = "", etype.__name__
-                stack = "".join(traceback.format_tb(exc.__traceback__)) + qual
+                self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512] if self._content
+                                            else etype.__name__))  # the message may quote user content
             # One formatting of the traceback (the SDK's record_exception would format it again).
             self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
-                                              "exception.stacktrace": stack if len(stack) <= budget
-                                              else "…" + stack[-(budget - 1):]})  # keep the innermost frames
-            if not self._in_band:
-                self.span.set_status(Status(StatusCode.ERROR, description))
+                                              "exception.stacktrace": _stacktrace(exc, qual, self._content, budget)})
 
     def _set_ok(self) -> None:
         """Status OK (opt-in, ``OTEL_AGENTS_STATUS_OK``) for a span that ended normally: not on one whose
@@ -639,7 +633,7 @@ class SemanticSpan:
         with guard("span.set_error"):
             description = error_type
             if message and self._content:
-                description = redact_text(str(message)[:512 + _REDACTION_MARGIN])[:512]
+                description = redact_text(probes.text(message)[:512 + _REDACTION_MARGIN])[:512]
             self.span.set_attribute(A.ERROR_TYPE, error_type)
             self.span.set_status(Status(StatusCode.ERROR, description))
 
@@ -867,6 +861,20 @@ class Telemetry:
             raise
         finally:
             s.end()
+
+
+def _stacktrace(exc: BaseException, qual: str, content: bool, budget: int) -> str:
+    """The traceback of ``exc`` for ``exception.stacktrace``: redacted (a key written in the failing source
+    line is as secret as one in a message), cut to ``budget`` keeping the innermost frames. With content
+    off the exception's message is left out (its last line may quote user content)."""
+    try:
+        stack = "".join(traceback.format_exception(exc) if content else traceback.format_tb(exc.__traceback__))
+    except Exception:  # noqa: BLE001 - a hostile exception (its __notes__, its cause) cannot be formatted
+        stack = ""
+    if not content:
+        stack += qual
+    stack = redact_text(stack if len(stack) <= budget else stack[-(budget + _REDACTION_MARGIN):])
+    return stack if len(stack) <= budget else "…" + stack[-(budget - 1):]
 
 
 def _redacted_value(value: Any, limit: int) -> tuple[Any, bool]:
