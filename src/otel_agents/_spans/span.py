@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import logging
 import time
-import traceback
 import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
@@ -36,48 +35,27 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
-from . import encoding, probes
+from . import encoding, pipeline, probes
 from .guard import guard, report_internal_error
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, UriPart, genai_messages, genai_part, genai_tool_definitions, last_text,
                        normalize_finish_reason, openinference_messages, openinference_tool_schema)
 from .metrics import GenAIMetrics
-from .redaction import redact_data, redact_text
+from .pipeline import REDACTION_MARGIN as _REDACTION_MARGIN, otel_value
 from .run_context import current_run_attributes
 from .settings import DEFAULT_MAX_CONTENT_LENGTH, Settings
 
 logger = logging.getLogger("otel_agents")
 
-_LEGAL_SCALARS = (str, bool, int, float)
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
 _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
 _CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
-_REDACTION_MARGIN = 256  # characters scanned past the content budget, so a secret starting inside it is seen whole
 
 
 def _redacted_label(value: Any) -> Any:
-    """A name, id or MIME type with known token shapes redacted (they are short: scanned whole)."""
-    return redact_text(value) if isinstance(value, str) and value else value
-
-
-def otel_value(value: Any) -> Any:
-    """An OTel-legal attribute value for ``value``, or ``None`` to skip it.
-
-    Scalars pass; homogeneous lists of scalars pass; anything else becomes JSON text.
-    """
-    if isinstance(value, str):
-        return encoding.utf8_safe(value)
-    if value is None or isinstance(value, _LEGAL_SCALARS):
-        return value
-    if isinstance(value, (list, tuple)):
-        items = [v for v in value if v is not None]
-        for t in (bool, str, int, float):
-            if items and all(type(v) is t for v in items):
-                return [encoding.utf8_safe(v) for v in items] if t is str else list(items)
-        if not items:
-            return None
-    return encoding.encode(value)
+    """A name, id or MIME type of a message part, redacted (see :func:`.pipeline.label`)."""
+    return pipeline.label(value) if isinstance(value, str) and value else value
 
 
 class Usage:
@@ -190,7 +168,7 @@ class SemanticSpan:
             return
         with guard("span.rename"):
             op = self._kind_attrs.get(A.GEN_AI_OPERATION_NAME)
-            self.name = encoding.utf8_safe(span_name(self.kind, str(name), operation=op,
+            self.name = encoding.utf8_safe(span_name(self.kind, pipeline.label(str(name)), operation=op,
                                                      workflow=op == "invoke_workflow"))
             self.span.update_name(self.name)
 
@@ -275,7 +253,7 @@ class SemanticSpan:
     def _redacted(self, value: Any) -> Any:
         """``value`` as JSON-able data with redaction applied and each string cut to the scan
         limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
-        return _redacted_value(value, self._budget + _REDACTION_MARGIN)[0]
+        return pipeline.prepare(value, self._budget + _REDACTION_MARGIN)[0]
 
     def set_input(self, value: Any) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
@@ -332,8 +310,7 @@ class SemanticSpan:
                         if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
                             value = [value]
                         attrs[dst] = value
-                attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(
-                    redact_data(encoding.to_jsonable(params), self._budget)[0])
+                attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(pipeline.prepare(params, self._budget)[0])
             self.set_attributes(attrs)
 
     def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
@@ -597,14 +574,15 @@ class SemanticSpan:
             budget = self._budget
             # The exception is the user's: its __str__ may raise (probes.text never does), and the status
             # is set before anything else can fail, so a failed call is never reported as ok.
-            message = redact_text(probes.text(exc)[:budget + _REDACTION_MARGIN])[:budget] if self._content else ""
+            message = pipeline.message(probes.text(exc), budget) if self._content else ""
             if not self._in_band:
                 self.span.set_attribute(A.ERROR_TYPE, qual)
                 self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512] if self._content
                                             else etype.__name__))  # the message may quote user content
             # One formatting of the traceback (the SDK's record_exception would format it again).
             self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
-                                              "exception.stacktrace": _stacktrace(exc, qual, self._content, budget)})
+                                              "exception.stacktrace": pipeline.stacktrace(exc, qual, self._content,
+                                                                                          budget)})
 
     def _set_ok(self) -> None:
         """Status OK (opt-in, ``OTEL_AGENTS_STATUS_OK``) for a span that ended normally: not on one whose
@@ -633,7 +611,7 @@ class SemanticSpan:
         with guard("span.set_error"):
             description = error_type
             if message and self._content:
-                description = redact_text(probes.text(message)[:512 + _REDACTION_MARGIN])[:512]
+                description = pipeline.message(probes.text(message), 512)
             self.span.set_attribute(A.ERROR_TYPE, error_type)
             self.span.set_status(Status(StatusCode.ERROR, description))
 
@@ -724,36 +702,8 @@ class Telemetry:
         """
         if budget is None:
             budget = self.settings.content_budget()
-        hook = self.settings.redact_hook
-        limit = budget + _REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
-        if isinstance(value, str) and not as_json:
-            if redacted:
-                text, precut = value[:limit], len(value) > limit
-            else:
-                text, precut = _redacted_value(value, limit)
-            if hook is not None:
-                text = hook(key, text)
-            cut, truncated = encoding.fit_text(text, budget)
-            return encoding.utf8_safe(cut), A.MIME_TEXT, truncated or precut
-        if isinstance(value, str):  # as_json and already text: keep valid JSON as is
-            try:
-                value = encoding.json.loads(value)
-            except Exception:  # noqa: BLE001 - not JSON, or too deep to decode: a JSON string
-                pass
-            redacted = False  # the key rule has not seen the decoded fields
-        data, precut = (value, False) if redacted else _redacted_value(value, limit)
-        text = encoded if encoded is not None and redacted else encoding.dumps(data)
-        if hook is not None:
-            hooked = hook(key, text)
-            if hooked != text:
-                text = hooked
-                try:
-                    data = encoding.json.loads(text)
-                except ValueError:
-                    data = text
-                    text = encoding.dumps(text)
-        cut, truncated = encoding.fit_json(data, text, budget)
-        return encoding.utf8_safe(cut), A.MIME_JSON, truncated or precut
+        return pipeline.render(key, value, budget=budget, hook=self.settings.redact_hook, as_json=as_json,
+                               redacted=redacted, encoded=encoded)
 
     def start_span(self, kind: Kind | str, name: str | None = None, *, parent: Any = None,
                    operation: str | None = None, workflow: bool = False, multi_step: bool = False,
@@ -781,8 +731,8 @@ class Telemetry:
             kind = Kind(kind)
             if name_is_content and not self.settings.content_enabled():
                 name = None
-            if name is not None and type(name) is not str:
-                name = str(name)
+            if name is not None:
+                name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
             naming = _naming if name is None or len(name) <= _CACHED_NAME_LENGTH else _naming.__wrapped__
             kattrs, sname = naming(kind, name, operation, workflow, multi_step)
             ctx, run_attrs, parent_span = _parent_context(parent)
@@ -791,7 +741,10 @@ class Telemetry:
             start_attrs: dict[str, Any] = dict(kattrs)
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
-            start_attrs.update(run_attrs)
+            for k, v in run_attrs.items():  # session and user ids, tags: through the pipeline like any value
+                ov = otel_value(v)
+                if ov is not None:
+                    start_attrs[k] = ov
             run_name = (parent_span.run_name if parent_span is not None else None) or name or sname
             if A.GEN_AI_OPERATION_NAME not in kattrs:
                 # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
@@ -829,12 +782,12 @@ class Telemetry:
             start_attrs: dict[str, Any] = {}
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
-            start_attrs.update(run_attrs)
-            for k, v in (attributes or {}).items():
+            for k, v in (*run_attrs.items(), *(attributes or {}).items()):
                 ov = otel_value(v)
                 if ov is not None:
                     start_attrs[k] = ov
-            span = self.tracer.start_span(encoding.utf8_safe(name), context=ctx, kind=span_kind, attributes=start_attrs)
+            name = pipeline.label(name)
+            span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
             return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_plain_span", exc)
@@ -861,28 +814,6 @@ class Telemetry:
             raise
         finally:
             s.end()
-
-
-def _stacktrace(exc: BaseException, qual: str, content: bool, budget: int) -> str:
-    """The traceback of ``exc`` for ``exception.stacktrace``: redacted (a key written in the failing source
-    line is as secret as one in a message), cut to ``budget`` keeping the innermost frames. With content
-    off the exception's message is left out (its last line may quote user content)."""
-    try:
-        stack = "".join(traceback.format_exception(exc) if content else traceback.format_tb(exc.__traceback__))
-    except Exception:  # noqa: BLE001 - a hostile exception (its __notes__, its cause) cannot be formatted
-        stack = ""
-    if not content:
-        stack += qual
-    stack = redact_text(stack if len(stack) <= budget else stack[-(budget + _REDACTION_MARGIN):])
-    return stack if len(stack) <= budget else "…" + stack[-(budget - 1):]
-
-
-def _redacted_value(value: Any, limit: int) -> tuple[Any, bool]:
-    """``value`` redacted: a string as text, anything else as JSON-able data (NaN/Infinity become
-    strings); every string cut to ``limit`` characters first. Returns ``(value, whether anything was cut)``."""
-    if isinstance(value, str):
-        return redact_text(value[:limit]), len(value) > limit
-    return redact_data(encoding.to_jsonable(value), limit)
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
