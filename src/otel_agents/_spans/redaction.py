@@ -42,7 +42,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # "token_xoxb-…" have a word character, the underscore, before the prefix).
 _SECRET_TEXT = re.compile(
     r"(?:(?<=Bearer )|(?<=bearer )|(?<=Basic )|(?<=basic ))[A-Za-z0-9\-._~+/]{8,}=*"
-    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
+    r"|sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_\-]{16,}"  # distinctive: glued to a word too
+    r"|\bsk-[A-Za-z0-9_\-]{16,}"
     r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
     r"|\bgh[pousr]_[A-Za-z0-9]{30,}"
     r"|\bgithub_pat_[A-Za-z0-9_]{30,}"
