@@ -30,7 +30,7 @@ class AutoGenScenario(Scenario):
         def lookup(order_id: str) -> str:
             """Look up an order."""
             probe(tag)
-            return f"order {order_id} {marker} shipped"
+            return self.result(f"order {order_id} {marker} shipped")
 
         client = ScriptedClient(tool_then_answer("lookup", {"order_id": "A100"}, answer="Done:"),
                                 error=ValueError("provider down") if fail else None)
