@@ -562,3 +562,23 @@ def test_issue35_stacktrace_is_redacted_with_content_off(provider, exporter, mon
     [(_, attrs)] = only(exporter).events
     assert "raise ValueError" in attrs["exception.stacktrace"]
     assert "sk-proj-Zq1234567890" not in attrs["exception.stacktrace"]
+
+
+def test_issue35_hostile_documents_texts_and_reasons_never_raise(telemetry, exporter) -> None:
+    """Issue 35: every setter that iterates a user's value is guarded (documents, embedding texts, finish reasons)."""
+    from tests.hostile import LenRaisingList, UnboundProxy
+
+    class Exploding:
+        def __iter__(self):  # noqa: ANN204
+            raise RuntimeError("no iteration")
+
+    s = telemetry.start_span("retriever", "r")
+    s.set_retrieval(query="q", documents=Exploding())
+    s.set_retrieval(documents=[UnboundProxy()])
+    s.set_finish_reasons(Exploding())
+    e = telemetry.start_span("embedding", "e")
+    e.set_embedding(texts=Exploding(), dimension=3)
+    e.set_embedding(texts=LenRaisingList(["a"]))
+    s.end()
+    e.end()
+    assert len(exporter.spans) == 2 and all(x.end_time for x in exporter.spans)

@@ -440,9 +440,10 @@ class SemanticSpan:
     def set_finish_reasons(self, reasons: Sequence[str]) -> None:
         """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
         (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…)."""
-        reasons = [normalize_finish_reason(r) for r in reasons if r]
-        if reasons:
-            self.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
+        with guard("span.set_finish_reasons"):
+            reasons = [normalize_finish_reason(r) for r in reasons if r]
+            if reasons:
+                self.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
 
     def set_usage(self, usage: Usage | None, *, prefer_complete: bool = True) -> None:
         """Token usage (model and embedding spans only): GenAI and OpenInference counts.
@@ -528,24 +529,28 @@ class SemanticSpan:
             self.set_content(A.GEN_AI_RETRIEVAL_QUERY_TEXT, query)
             self.set_input(query)
         if documents is not None:
-            docs = list(documents)
-            self.set_content(A.GEN_AI_RETRIEVAL_DOCUMENTS, docs, as_json=True)
-            self.set_output(docs)
-            for i, doc in enumerate(docs[:_MAX_FLAT_MESSAGES]):
-                base = f"{A.RETRIEVAL_DOCUMENTS}.{i}."
-                self.set_attribute(base + A.DOCUMENT_ID, doc.get("id"))
-                self.set_attribute(base + A.DOCUMENT_SCORE, doc.get("score"))
-                self.set_content(base + A.DOCUMENT_CONTENT, doc.get("content"))
-                if doc.get("metadata"):
-                    self.set_content(base + A.DOCUMENT_METADATA, doc.get("metadata"), as_json=True)
+            with guard("span.set_retrieval"):  # the documents are the user's: iterating them may fail
+                docs = list(documents)
+                self.set_content(A.GEN_AI_RETRIEVAL_DOCUMENTS, docs, as_json=True)
+                self.set_output(docs)
+                for i, doc in enumerate(docs[:_MAX_FLAT_MESSAGES]):
+                    base = f"{A.RETRIEVAL_DOCUMENTS}.{i}."
+                    self.set_attribute(base + A.DOCUMENT_ID, doc.get("id"))
+                    self.set_attribute(base + A.DOCUMENT_SCORE, doc.get("score"))
+                    self.set_content(base + A.DOCUMENT_CONTENT, doc.get("content"))
+                    if doc.get("metadata"):
+                        self.set_content(base + A.DOCUMENT_METADATA, doc.get("metadata"), as_json=True)
 
     def set_embedding(self, *, texts: Sequence[str] | None = None, dimension: int | None = None) -> None:
         """Embedding inputs (content) and the vector dimension."""
         self.set_attribute(A.GEN_AI_EMBEDDINGS_DIMENSION_COUNT, dimension)
-        if texts:
-            self.set_input(list(texts))
-            for i, t in enumerate(list(texts)[:_MAX_FLAT_MESSAGES]):
-                self.set_content(f"{A.EMBEDDING_EMBEDDINGS}.{i}.{A.EMBEDDING_TEXT}", t)
+        if texts is not None:
+            with guard("span.set_embedding"):  # the texts are the user's: even their truth value may fail
+                texts = list(texts)
+                if texts:
+                    self.set_input(texts)
+                for i, t in enumerate(texts[:_MAX_FLAT_MESSAGES]):
+                    self.set_content(f"{A.EMBEDDING_EMBEDDINGS}.{i}.{A.EMBEDDING_TEXT}", t)
 
     # -- outcome -----------------------------------------------------------------
     def record_error(self, exc: BaseException, *, control_flow: bool = False) -> None:
