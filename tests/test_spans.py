@@ -582,3 +582,18 @@ def test_issue35_hostile_documents_texts_and_reasons_never_raise(telemetry, expo
     s.end()
     e.end()
     assert len(exporter.spans) == 2 and all(x.end_time for x in exporter.spans)
+
+
+def test_issue35_failed_call_with_unprintable_error_is_an_error_in_the_envelope(telemetry, envelopes) -> None:
+    """Issue 35: ``record_error`` failing half-way left the tool span UNSET, so the envelope reported the
+    failed call as ``status: ok``."""
+    from tests.hostile import UnprintableError
+
+    with telemetry.span("agent", "support"):
+        with pytest.raises(UnprintableError):
+            with telemetry.span("tool", "lookup") as tool:
+                tool.set_tool("lookup", call_id="c1", arguments={"q": "x"})
+                raise UnprintableError()
+    [env] = envelopes
+    [call] = env["tool_calls"]
+    assert call["status"] == "error" and call["error"].startswith("UnprintableError"), call
