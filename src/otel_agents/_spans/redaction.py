@@ -3,17 +3,22 @@
 Two rules, applied to every string (:func:`redact_data`, on the data before it
 is encoded, so truncation can never bring a secret back):
 
-* **Secret-named keys.** The value of a key named like a secret (``password``,
-  ``api_key``, ``access_token``, ``authorization``, ``x-api-key``…) becomes
+* **Secret-named keys.** The value of a key named like a secret — a secret word
+  anywhere in it, camelCase too (``password``, ``api_key``, ``AWS_SECRET_ACCESS_KEY``,
+  ``SECRET_KEY``, ``accessToken``, ``authorization``, ``x-api-key``…) — becomes
   ``[REDACTED]`` in every serialisation a value reaches us in: a mapping, JSON
   text (``"password": "…"``), Python ``repr`` text (``{'password': '…'}``, as
   in LangGraph's ``Send(...)`` outputs), keyword/assignment text
   (``password='…'``, ``API_KEY=…``, query strings) and header or YAML lines
   (``x-api-key: …``, ``Authorization: Token …``).
 * **Secret shapes**, wherever they appear: bearer/basic credentials, the API
-  keys of OpenAI, Anthropic, AWS, GitHub, Slack, Google, Langfuse and Stripe
-  (``sk_live_``/``rk_live_``, test keys too), bare JWTs (``eyJ….eyJ….…``),
-  PEM private-key blocks, and the password of a URL (``scheme://user:…@host``).
+  keys of OpenAI, Anthropic, AWS, GitHub and Langfuse; Slack tokens (``xoxb-``,
+  ``xoxp-``, ``xapp-``, rotating ``xoxe.xoxp-``/``xoxe-``) and webhook URLs;
+  Google API keys (``AIza…``), OAuth access and refresh tokens (``ya29.``,
+  ``1//0``) and client secrets (``GOCSPX-``); Stripe secret and restricted keys
+  (``sk_live_``/``rk_live_``, test keys too) and webhook secrets (``whsec_``);
+  bare JWTs (``eyJ….eyJ….…``), PEM private-key blocks, and the password of a URL
+  (``scheme://user:…@host``).
 """
 
 from __future__ import annotations
