@@ -8,13 +8,20 @@ short-circuit it. A runner that already has ours (an ``AgentTool`` passes its
 parent's plugins to the runner it makes) gets no second one.
 ``uninstrument()`` takes the wrapper off and switches the plugin off in the
 runners it was added to.
+
+A tool raising ``KeyboardInterrupt``/``SystemExit`` reaches no plugin callback, and asyncio
+re-raises it out of the event loop at once, leaving the run suspended: every tool class's
+``run_async`` (:class:`~.._hierarchy.HierarchyPatch`) ends the invocation's spans with it first.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import asyncio
+
 from ..._spans import Telemetry, guard
+from .._hierarchy import HierarchyPatch
 from .._patch import Patch
 from ._hooks import Hooks
 from ._plugin import OtelAgentsPlugin
@@ -29,6 +36,24 @@ class Installation:
         self.hooks = Hooks(telemetry)
         self.plugin = OtelAgentsPlugin(self.hooks)
         self.patch = Patch(Runner, "__init__", self._init)
+        self.tool_patch = None
+        with guard("google_adk.patch_tools"):
+            from google.adk.tools.base_tool import BaseTool
+
+            self.tool_patch = HierarchyPatch(BaseTool, {"run_async": self._run_tool}, site="google_adk.patch")
+
+    def _run_tool(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        async def run() -> Any:
+            try:
+                return await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                if not isinstance(exc, (Exception, asyncio.CancelledError, GeneratorExit)):
+                    with guard("google_adk.tool_interrupted"):
+                        context = getattr(kwargs.get("tool_context"), "_invocation_context", None)
+                        if context is not None:
+                            self.hooks.run_error(context, exc)
+                raise
+        return run()
 
     def _init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         result = wrapped(*args, **kwargs)
@@ -43,6 +68,8 @@ class Installation:
     def remove(self) -> None:
         """Take the wrapper off; the plugin in existing runners becomes inert, open spans end."""
         self.patch.remove()
+        if self.tool_patch is not None:
+            self.tool_patch.remove()
         self.plugin.hooks = None
         from ._runs import end_all
 
