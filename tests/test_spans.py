@@ -597,3 +597,15 @@ def test_issue35_failed_call_with_unprintable_error_is_an_error_in_the_envelope(
     [env] = envelopes
     [call] = env["tool_calls"]
     assert call["status"] == "error" and call["error"].startswith("UnprintableError"), call
+
+
+def test_issue35_internal_error_report_survives_an_exception_that_cannot_print_itself(caplog) -> None:
+    """Issue 35: our own error log used ``%r`` of the exception, which may be the user's and unprintable."""
+    from otel_agents._spans.guard import report_internal_error
+    from tests.hostile import UnprintableError
+
+    reset_reported_sites()
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        report_internal_error("test.unprintable", UnprintableError())
+    [record] = [r for r in caplog.records if r.name == "otel_agents"]
+    assert "UnprintableError (unprintable)" in record.getMessage()
