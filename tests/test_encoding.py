@@ -126,3 +126,94 @@ def test_binary_past_the_media_budget_is_summarised_not_base64(monkeypatch) -> N
     assert to_jsonable(memoryview(b"\xff\x00")) == "base64:/wA="  # within the budget: inline
     monkeypatch.setenv("OTEL_AGENTS_MAX_MEDIA_BYTES", "1")
     assert to_jsonable(b"\xff\x00").startswith("<bytes: 2 bytes, sha256 ")
+
+
+# --- issue 35: serialising for a span never runs the user's code with side effects ----------------
+
+
+class _Holder(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(arbitrary_types_allowed=True)
+    name: str
+    rows: object  # a generator, in the case below
+
+
+def test_issue35_pydantic_model_holding_a_generator_is_not_iterated() -> None:
+    """Issue 35: ``to_jsonable`` called ``model_dump()``, which iterated a generator held by a model: the
+    application found it exhausted. Its fields are read as stored; the generator is recorded by type."""
+    rows = (i for i in range(3))
+    holder = _Holder(name="report", rows=rows)
+    assert to_jsonable(holder) == {"name": "report", "rows": "<generator>"}
+    assert list(holder.rows) == [0, 1, 2]  # untouched
+
+
+def test_issue35_a_mock_result_records_no_calls() -> None:
+    """Issue 35: a ``MagicMock`` result recorded dozens of ``model_dump()`` calls in ``mock_calls``,
+    breaking the user's own assertions. A mock is recorded by type, and nothing of it is called."""
+    from unittest import mock
+
+    result = mock.MagicMock()
+    nested = {"r": result, "l": [mock.NonCallableMagicMock()]}
+    assert to_jsonable(nested) == {"r": "<MagicMock>", "l": ["<NonCallableMagicMock>"]}
+    assert result.mock_calls == [] and result.method_calls == []
+
+
+def test_issue35_iterators_and_coroutines_are_recorded_by_type_and_untouched() -> None:
+    it = iter([1, 2])
+
+    async def co() -> int:
+        return 1
+
+    coro = co()
+    try:
+        assert to_jsonable({"it": it, "co": coro}) == {"it": "<list_iterator>", "co": "<coroutine>"}
+        assert list(it) == [1, 2]
+    finally:
+        coro.close()
+
+
+def test_issue35_a_proxy_whose_attributes_raise_does_not_break_the_value() -> None:
+    """A proxy (werkzeug's ``LocalProxy`` outside its context) raises on every attribute, ``__class__``
+    included: it is recorded by its own type's ``repr``, never probed through ``__getattr__``."""
+
+    class Unbound:
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError("working outside of request context")
+
+        @property
+        def __class__(self):  # noqa: D401 - what LocalProxy does
+            raise RuntimeError("working outside of request context")
+
+        def __repr__(self) -> str:
+            return "<LocalProxy unbound>"
+
+    assert to_jsonable({"ok": 1, "p": Unbound()}) == {"ok": 1, "p": "<LocalProxy unbound>"}
+
+
+def test_issue35_overrides_of_builtin_containers_are_not_called() -> None:
+    class Hostile(list):
+        def __len__(self) -> int:
+            raise RuntimeError("no len")
+
+    class Loud(dict):
+        def items(self):  # noqa: ANN201
+            raise RuntimeError("side effect")
+
+    assert to_jsonable({"l": Hostile([1, 2]), "d": Loud(a=1)}) == {"l": [1, 2], "d": {"a": 1}}
+
+
+def test_issue35_model_fields_follow_model_dump_without_running_it() -> None:
+    """Plain fields as ``model_dump(mode="json")`` gives them; excluded fields left out; a RootModel is its
+    root; extra fields kept."""
+
+    class Secretive(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="allow")
+        shown: int
+        hidden: str = pydantic.Field(default="x", exclude=True)
+
+    class Roots(pydantic.RootModel[list[int]]):
+        pass
+
+    assert to_jsonable(Secretive(shown=1, more="y")) == {"shown": 1, "more": "y"}
+    assert to_jsonable(Roots([1, 2])) == [1, 2]
+    assert to_jsonable(Order(order_id="A", total=decimal.Decimal("1.5"))) == \
+        Order(order_id="A", total=decimal.Decimal("1.5")).model_dump(mode="json")

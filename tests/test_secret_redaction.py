@@ -25,7 +25,10 @@ from tests.spans import SnapshotExporter
 _ALNUM = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
 _value = st.text(_ALNUM, min_size=10, max_size=24).map(lambda v: "Zq" + v)  # "Zq": never part of our own text
 _ident_key = st.sampled_from(["password", "api_key", "client_secret", "access_token", "DB_PASSWORD", "auth_token",
-                              "secret", "private_key", "apikey"])
+                              "secret", "private_key", "apikey",
+                              # issue 35: the secret word not at the end of the key, camelCase
+                              "AWS_SECRET_ACCESS_KEY", "aws_secret_access_key", "SECRET_KEY", "secretAccessKey",
+                              "accessToken", "webhook_secret", "db_password_hash", "STRIPE_SECRET_KEY"])
 _header_key = st.sampled_from(["x-api-key", "Authorization", "X-Auth-Token", "api-key", "password", "Proxy-Authorization"])
 _filler = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 
@@ -34,12 +37,15 @@ def _b64url(data: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
 
+_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment", "query", "header", "yaml",
+          "url", "stripe", "jwt", "pem", "openai", "google", "slack")
+
+
 @st.composite
-def secret_texts(draw: Any) -> tuple[str, Any]:
+def secret_texts(draw: Any, kinds: tuple[str, ...] = _KINDS) -> tuple[str, Any]:
     """``(secret, carrier)``: the secret, and a value (text or data) that carries it."""
     secret = draw(_value)
-    kind = draw(st.sampled_from(["repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment",
-                                 "query", "header", "yaml", "url", "stripe", "jwt", "pem", "openai"]))
+    kind = draw(st.sampled_from(kinds))
     key = draw(_ident_key)
     if kind == "repr_dict":
         return secret, repr({"query": "refund", key: secret, "n": 2})
@@ -64,9 +70,20 @@ def secret_texts(draw: Any) -> tuple[str, Any]:
     if kind == "url":
         scheme = draw(st.sampled_from(["postgresql", "mysql+pymysql", "redis", "https", "amqp"]))
         return secret, f"connecting to {scheme}://app_user:{secret}@db.internal:5432/orders"
-    if kind == "stripe":
-        secret = draw(st.sampled_from(["sk_live_", "rk_live_", "sk_test_", "rk_test_"])) + secret
-        return secret, f"stripe key {secret} loaded"
+    if kind == "stripe":  # secret and restricted keys, webhook signing secrets; glued after an underscore too
+        secret = draw(st.sampled_from(["sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"])) + secret
+        return secret, draw(st.sampled_from([f"stripe key {secret} loaded", f"STRIPE_{secret}", f"key={secret}"]))
+    if kind == "google":  # API key (AIza + 35), OAuth access token, refresh token, OAuth client secret
+        shape = draw(st.sampled_from(["AIza", "ya29.", "1//0", "GOCSPX-"]))
+        secret = shape + (secret * 3)[:35] if shape == "AIza" else shape + secret
+        return secret, draw(st.sampled_from([f"google {secret} ok", f"GOOGLE_{secret}", f'{{"k": "{secret}"}}']))
+    if kind == "slack":  # bot/user/app-level/rotating tokens, incoming-webhook URLs
+        shape = draw(st.sampled_from(["xoxb-", "xoxp-", "xapp-1-", "xoxe.xoxp-1-", "xoxe-1-", "webhook"]))
+        if shape == "webhook":
+            secret = f"T0{secret[:8]}/B0{secret[:8]}/{secret}"
+            return secret, f"posting to https://hooks.slack.com/services/{secret} now"
+        secret = shape + secret
+        return secret, draw(st.sampled_from([f"slack {secret} ok", f"SLACK_{secret}"]))
     if kind == "jwt":
         secret = f"{_b64url({'alg': 'HS256', 'typ': 'JWT'})}.{_b64url({'sub': secret})}.{secret[::-1]}"
         return secret, f"token {secret} expired"
@@ -143,3 +160,56 @@ def test_ordinary_text_is_left_alone(text: str) -> None:
 def test_json_text_stays_valid_json(data: Any) -> None:
     """The text rules never cut across a JSON string: redacted JSON text still parses."""
     json.loads(redact_text(json.dumps(data)))
+
+
+# Kinds whose line holding the secret is a secret on its own, after code on a source line (not a PEM body
+# line, a header or YAML line, which are secrets only at the start of their line)
+_LINE_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment", "query", "url", "stripe",
+               "jwt", "openai", "google", "slack")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(secret_texts(_LINE_KINDS), st.booleans())
+def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tuple[str, Any], content: bool) -> None:
+    """Issue 35: span names (and the ``gen_ai.tool.name``/``tool.name``/``gen_ai.agent.name`` copied from
+    them) were never redacted, content on or off; with content off ``exception.stacktrace`` (the failing
+    source line) was exported without redaction. Every one goes through the one pipeline now."""
+    import linecache
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    secret, carrier = case
+    text = carrier if isinstance(carrier, str) else json.dumps(carrier)
+    line = next((ln for ln in text.splitlines() if secret in ln), text.replace("\n", " "))
+    exporter = SnapshotExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = Telemetry(provider, settings=Settings(capture_content=content), framework="manual")
+    with telemetry.span("agent", line) as agent:
+        agent.set_agent(line)
+        with telemetry.span("tool", line) as tool:
+            tool.set_tool(line, call_id="c1")
+        plain = telemetry.start_plain_span(line)
+        plain.end()
+        failing = telemetry.start_span("tool", "fails")
+        failing.rename(line)
+        filename = f"<issue35-{abs(hash(line))}>"
+        source = f"raise RuntimeError('boom')  # {line}\n"
+        linecache.cache[filename] = (len(source), None, [source], filename)
+        try:
+            exec(compile(source, filename, "exec"))  # noqa: S102 - a failing source line that quotes the secret
+        except RuntimeError as exc:
+            failing.record_error(exc)
+        failing.end()
+    provider.shutdown()
+    spans = exporter.spans
+    assert len(spans) == 4
+    for span in spans:
+        assert secret not in span.name, span.name
+        texts = [str(v) for v in span.attributes.values()]
+        texts += [str(v) for _, attrs in span.events for v in attrs.values()]
+        leaked = [t for t in texts if secret in t]
+        assert not leaked, (span.name, leaked)
+    [(_, event)] = next(s for s in spans if s.events).events
+    assert "raise RuntimeError" in event["exception.stacktrace"] or len(line) > 3000

@@ -530,3 +530,82 @@ def test_non_recording_spans_encode_no_content(telemetry, exporter, monkeypatch)
     s.set_input({"a": 1})
     s.end()
     assert calls == ["input.value"]
+
+
+def test_issue35_error_whose_str_raises_is_still_recorded(telemetry, exporter) -> None:
+    """Issue 35: an exception whose ``__str__`` raises made ``record_error`` fail half-way: the span stayed
+    UNSET (the envelope said ``status: ok``). Now the status is ERROR, the event is there, and the
+    message says the exception could not be printed."""
+    from tests.hostile import UnprintableError
+
+    s = telemetry.start_span("tool", "t")
+    s.record_error(UnprintableError())
+    s.end()
+    span = only(exporter)
+    assert span.status == StatusCode.ERROR and span.attributes[A.ERROR_TYPE] == "tests.hostile.UnprintableError"
+    [(name, attrs)] = span.events
+    assert name == "exception" and attrs["exception.message"] == "<unprintable UnprintableError>"
+    assert "UnprintableError" in attrs["exception.stacktrace"]
+
+
+def test_issue35_stacktrace_is_redacted_with_content_off(provider, exporter, monkeypatch) -> None:
+    """Issue 35: with content capture off, ``exception.stacktrace`` (the failing source line) was exported
+    without redaction; with it on, the same trace was redacted."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    telemetry = Telemetry(provider, framework="test")
+    s = telemetry.start_span("tool", "t")
+    try:
+        raise ValueError("boom"); api_key = "sk-proj-Zq1234567890abcdefghij"  # noqa: E702,F841 - the line the trace quotes
+    except ValueError as exc:
+        s.record_error(exc)
+    s.end()
+    [(_, attrs)] = only(exporter).events
+    assert "raise ValueError" in attrs["exception.stacktrace"]
+    assert "sk-proj-Zq1234567890" not in attrs["exception.stacktrace"]
+
+
+def test_issue35_hostile_documents_texts_and_reasons_never_raise(telemetry, exporter) -> None:
+    """Issue 35: every setter that iterates a user's value is guarded (documents, embedding texts, finish reasons)."""
+    from tests.hostile import LenRaisingList, UnboundProxy
+
+    class Exploding:
+        def __iter__(self):  # noqa: ANN204
+            raise RuntimeError("no iteration")
+
+    s = telemetry.start_span("retriever", "r")
+    s.set_retrieval(query="q", documents=Exploding())
+    s.set_retrieval(documents=[UnboundProxy()])
+    s.set_finish_reasons(Exploding())
+    e = telemetry.start_span("embedding", "e")
+    e.set_embedding(texts=Exploding(), dimension=3)
+    e.set_embedding(texts=LenRaisingList(["a"]))
+    s.end()
+    e.end()
+    assert len(exporter.spans) == 2 and all(x.end_time for x in exporter.spans)
+
+
+def test_issue35_failed_call_with_unprintable_error_is_an_error_in_the_envelope(telemetry, envelopes) -> None:
+    """Issue 35: ``record_error`` failing half-way left the tool span UNSET, so the envelope reported the
+    failed call as ``status: ok``."""
+    from tests.hostile import UnprintableError
+
+    with telemetry.span("agent", "support"):
+        with pytest.raises(UnprintableError):
+            with telemetry.span("tool", "lookup") as tool:
+                tool.set_tool("lookup", call_id="c1", arguments={"q": "x"})
+                raise UnprintableError()
+    [env] = envelopes
+    [call] = env["tool_calls"]
+    assert call["status"] == "error" and call["error"].startswith("UnprintableError"), call
+
+
+def test_issue35_internal_error_report_survives_an_exception_that_cannot_print_itself(caplog) -> None:
+    """Issue 35: our own error log used ``%r`` of the exception, which may be the user's and unprintable."""
+    from otel_agents._spans.guard import report_internal_error
+    from tests.hostile import UnprintableError
+
+    reset_reported_sites()
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        report_internal_error("test.unprintable", UnprintableError())
+    [record] = [r for r in caplog.records if r.name == "otel_agents"]
+    assert "UnprintableError (unprintable)" in record.getMessage()

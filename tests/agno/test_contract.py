@@ -31,7 +31,7 @@ class AgnoScenario(Scenario):
         def lookup(order_id: str) -> str:
             """Look up an order."""
             probe(tag)
-            return f"order {order_id} {marker} shipped"
+            return self.result(f"order {order_id} {marker} shipped")
 
         def script(messages: list) -> Reply:
             if fail:

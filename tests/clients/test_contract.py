@@ -83,7 +83,7 @@ class _LoopScenario(Scenario):
             scenario.probe(tag)
             if fail:
                 raise LookupFailed(f"lookup failed {note}")
-            return json.dumps({"order_id": order_id, "status": "shipped", "note": note})
+            return scenario.result(json.dumps({"order_id": order_id, "status": "shipped", "note": note}))
 
         self.lookup_order = lookup_order
 

@@ -1,5 +1,5 @@
-"""The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``),
-asserted the same way for every instrumentor.
+"""The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``) and the
+hostile-input rules of issue 35 (X-8 … X-10), asserted the same way for every instrumentor.
 
 A framework's test module plugs in by subclassing :class:`Scenario` and
 :class:`ContractSuite`::
@@ -13,7 +13,9 @@ A framework's test module plugs in by subclassing :class:`Scenario` and
 A scenario describes one small agent run over a fake model that makes one tool
 call and then answers. Its tool must call :meth:`Scenario.probe` (which records
 the span that is current inside the tool) and put ``marker`` into its result;
-the prompt/task text/backstory must contain ``marker`` too (X-7).
+the prompt/task text/backstory must contain ``marker`` too (X-7). Its tool returns
+``scenario.result(its own result)``: X-8 makes that a hostile value; X-9 and X-10 make ``probe``
+raise.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import gc
 import json
 import logging
 import threading
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
+from unittest import mock
 
 import pytest
 import wrapt
@@ -34,9 +37,17 @@ from opentelemetry import trace
 from otel_agents._spans import SemanticSpan
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
+from tests.hostile import RowsHolder, UnboundProxy, UnprintableError
 from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
 
 MARKER = "ZX-MARKER-7Q"
+SECRET_MARKER = "sk-proj-ZqKit0Marker0Secret0x9"  # an OpenAI key shape: redacted wherever it goes (X-10)
+SOURCE_SECRET = "sk-proj-ZqKit0Source0Line0Secret"  # written in the failing source line below (X-10)
+_OWN = object()
+
+
+def _raise_from_tool(error: BaseException) -> None:
+    raise error  # the stack trace quotes this line, key included: sk-proj-ZqKit0Source0Line0Secret
 
 
 class Scenario:
@@ -58,11 +69,21 @@ class Scenario:
     def __init__(self) -> None:
         self.probes: list[tuple[str, trace.Span]] = []
         self._lock = threading.Lock()
+        self.tool_error: Callable[[], BaseException] | None = None  # probe() raises what this makes (X-9, X-10)
+        self.tool_value: Any = _OWN  # result() returns this instead of the tool's own result (X-8)
+        self.results = 0
 
     # Called by the scenario's tool body.
     def probe(self, tag: str = "") -> None:
         with self._lock:
             self.probes.append((tag, trace.get_current_span()))
+        if self.tool_error is not None:
+            _raise_from_tool(self.tool_error())
+
+    def result(self, value: Any) -> Any:
+        """What the scenario's tool returns: its own ``value``, or the hostile value a case set."""
+        self.results += 1
+        return value if self.tool_value is _OWN else self.tool_value
 
     # --- to implement -----------------------------------------------------------
     def run(self, marker: str = "", tag: str = "") -> Any:
@@ -334,3 +355,118 @@ class ContractSuite:
         finally:
             inst.uninstrument()
         assert any(MARKER in str(v) for s in exporter.spans for v in s.attributes.values())
+
+    # -- X-8 … X-10: hostile inputs (issue 35) ------------------------------------------
+    @staticmethod
+    def _outcome(scenario: Scenario) -> tuple[str, Any]:
+        try:
+            scenario.run()
+        except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt included: it is the case
+            return "raised", type(exc)
+        return "returned", None
+
+    def _same_outcome_and_all_ended(self, scenario: Scenario, provider: Any, setup: Callable[[], Any]) -> Any:
+        """Run the scenario uninstrumented, then instrumented, each after ``setup()`` (which returns a probe of
+        the user's objects' state afterwards): same outcome and same state both ways; instrumented, every
+        semantic span ended, nothing left current, bookkeeping empty. Returns the instrumented state."""
+        observe = setup()
+        off = self._outcome(scenario), observe()
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            observe = setup()
+            on = self._outcome(scenario), observe()
+            assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
+            gc.collect()
+            assert scenario.open_entries(inst) == 0
+            alive = [o for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
+            assert alive == [], f"{len(alive)} semantic spans never ended: {[o.name for o in alive]}"
+        finally:
+            inst.uninstrument()
+        assert on == off, f"instrumentation changed the program: {off} uninstrumented, {on} instrumented"
+        return on
+
+    def test_x8_serialising_a_result_never_runs_user_code(self, scenario: Scenario, provider: Any,
+                                                          exporter: SnapshotExporter) -> None:
+        """X-8 (issue 35): a tool result holding a generator (in a pydantic model) and a mock: recording it
+        never iterates the generator nor calls the mock (the state afterwards is the uninstrumented one)."""
+
+        def setup() -> Callable[[], Any]:
+            rows, spy = (i for i in range(3)), mock.MagicMock()
+            scenario.tool_value = {"report": RowsHolder(name="r", rows=rows), "spy": spy}
+            return lambda: (list(rows), len(spy.mock_calls))
+
+        self._same_outcome_and_all_ended(scenario, provider, setup)
+        assert scenario.results, "the scenario's tool does not return scenario.result(...)"
+        assert exporter.semantic("tool")
+
+    def test_x8_probing_a_hostile_result_never_raises(self, scenario: Scenario, provider: Any,
+                                                      exporter: SnapshotExporter) -> None:
+        """X-8 (issue 35): a result whose attribute access raises (werkzeug's ``LocalProxy``): our probes of it
+        never raise into the framework."""
+
+        def setup() -> Callable[[], Any]:
+            scenario.tool_value = UnboundProxy()
+            return lambda: None
+
+        self._same_outcome_and_all_ended(scenario, provider, setup)
+        assert scenario.results, "the scenario's tool does not return scenario.result(...)"
+
+    def test_x9_base_exception_ends_every_span(self, scenario: Scenario, provider: Any,
+                                               exporter: SnapshotExporter) -> None:
+        """X-9 (issue 35): a tool raising ``KeyboardInterrupt``: it reaches the caller as it would
+        uninstrumented, and every span of the run ends."""
+
+        def setup() -> Callable[[], Any]:
+            scenario.tool_error = KeyboardInterrupt
+            return lambda: None
+
+        (outcome, _) = self._same_outcome_and_all_ended(scenario, provider, setup)
+        assert exporter.semantic("tool") and all(s.end_time for s in exporter.semantic())
+
+    def test_x9_error_that_cannot_print_itself(self, scenario: Scenario, provider: Any,
+                                               exporter: SnapshotExporter) -> None:
+        """X-9 (issue 35): a tool raising an exception whose ``__str__`` raises: the outcome is the
+        uninstrumented one, every span ends, and a span recording it is ERROR (never a half-recorded UNSET)."""
+
+        def setup() -> Callable[[], Any]:
+            scenario.tool_error = UnprintableError
+            return lambda: None
+
+        self._same_outcome_and_all_ended(scenario, provider, setup)
+        for s in exporter.spans:
+            for name, attrs in s.events:
+                if name == "exception" and str(attrs.get("exception.type", "")).endswith("UnprintableError") \
+                        and "otel_agents.control_flow" not in s.attributes:
+                    assert s.status.name == "ERROR", (s.name, s.status)
+
+    def test_x10_secrets_in_names_content_and_stack_traces(self, scenario: Scenario, provider: Any,
+                                                           exporter: SnapshotExporter,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+        """X-10 (issue 35): a key in the prompt (content on) reaches no span name, attribute or event; with
+        content off, a key in the failing source line does not reach ``exception.stacktrace``."""
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            scenario.run(marker=SECRET_MARKER)
+        finally:
+            inst.uninstrument()
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+        scenario.tool_error = lambda: RuntimeError("boom")
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            try:
+                scenario.run()
+            except Exception:  # noqa: BLE001 - the framework may or may not hand the tool's error on
+                pass
+        finally:
+            inst.uninstrument()
+        for s in exporter.spans:
+            for secret in (SECRET_MARKER, SOURCE_SECRET):
+                assert secret not in s.name
+                for key, value in s.attributes.items():
+                    assert secret not in str(value), (s.name, key)
+                for _, attrs in s.events:
+                    for key, value in attrs.items():
+                        assert secret not in str(value), (s.name, key)

@@ -48,7 +48,7 @@ class CrewAIScenario(Scenario):
         def lookup_order(order_id: str) -> str:
             """Look up an order by its id and return its status."""
             scenario.probe(tag)
-            return f"Order {order_id}: shipped. {marker}"
+            return scenario.result(f"Order {order_id}: shipped. {marker}")
 
         self._runs += 1
         llm = ReactLLM(fail=fail, usage=_USAGES[self._runs % len(_USAGES)])

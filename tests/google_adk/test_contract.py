@@ -31,7 +31,7 @@ class ADKScenario(Scenario):
         def lookup(order_id: str) -> str:
             """Look up an order."""
             probe(tag)
-            return f"order {order_id} {marker} shipped"
+            return self.result(f"order {order_id} {marker} shipped")
 
         script = [Raise(ValueError("provider down"))] if fail else [call("lookup", order_id="A100"), f"Done: {marker}"]
         return LlmAgent(name="Support", model=ScriptedLlm(script), tools=[lookup],

@@ -40,7 +40,7 @@ class LangChainScenario(Scenario):
             scenario.probe(options.get("tag", ""))
             if options.get("fail"):
                 raise WeatherServiceDown("the weather service is down")
-            return f"sunny in {city}"
+            return scenario.result(f"sunny in {city}")
 
         self.graph = build_lean_agent_graph(ToolCallingChatModel(), [get_weather], name="weather_agent")
 

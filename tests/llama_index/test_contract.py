@@ -41,7 +41,7 @@ class LlamaIndexScenario(Scenario):
         def lookup(city: str) -> str:
             """Look up facts about a city."""
             self.probe(tag)
-            return f"{city} is a capital {marker}"
+            return self.result(f"{city} is a capital {marker}")
 
         if fail:
             llm = fakes.scripted_llm(RuntimeError("model unavailable"))

@@ -60,7 +60,7 @@ class ManualScenario(Scenario):
             scenario.probe(tag)
             with seen_lock:
                 scenario.agents_seen.append((tag, otel_agents.current_agent_span()))
-            return {"order_id": order_id, "status": "shipped", "note": note}
+            return scenario.result({"order_id": order_id, "status": "shipped", "note": note})
 
         @otel_agents.tool
         async def alookup_order(order_id: str, note: str, tag: str) -> dict:

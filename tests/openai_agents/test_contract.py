@@ -25,13 +25,14 @@ class Deps:
     marker: str
     tag: str
     probe: Callable[[str], None]
+    result: Callable[[Any], Any]
 
 
 @function_tool
 def lookup_order(ctx: RunContextWrapper[Deps], order_id: str) -> str:
     """Look up an order by its id and return its status."""
     ctx.context.probe(ctx.context.tag)
-    return f"Order {order_id}: shipped. {ctx.context.marker}"
+    return ctx.context.result(f"Order {order_id}: shipped. {ctx.context.marker}")
 
 
 class OpenAIAgentsScenario(Scenario):
@@ -56,7 +57,7 @@ class OpenAIAgentsScenario(Scenario):
         self.failing = self.agent.clone(model=RaisingResponsesModel(RuntimeError("upstream 500")))
 
     def _deps(self, marker: str, tag: str) -> Deps:
-        return Deps(marker, tag, self.probe)
+        return Deps(marker, tag, self.probe, self.result)
 
     def run(self, marker: str = "", tag: str = "") -> Any:
         return Runner.run_sync(self.agent, f"Where is order A100? {marker}", context=self._deps(marker, tag)).final_output

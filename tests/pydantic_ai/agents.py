@@ -31,6 +31,7 @@ class Deps:
     fail: bool = False
     probe: Any = None
     calls: list[str] = field(default_factory=list)
+    result: Any = None  # the contract kit's scenario.result: what the tool returns instead
 
 
 def _prompt(messages: list[ModelMessage]) -> str:
@@ -85,7 +86,8 @@ def lookup_agent(name: str | None = "support") -> Agent[Deps, str]:
         deps.calls.append(query)
         if deps.fail:
             raise LookupFailed("the order service is down")
-        return f"found {deps.marker}"
+        found = f"found {deps.marker}"
+        return deps.result(found) if deps.result is not None else found
 
     return agent
 

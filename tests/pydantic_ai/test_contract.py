@@ -25,7 +25,7 @@ class PydanticAIScenario(Scenario):
         self.agent = lookup_agent()
 
     def _deps(self, marker: str, tag: str, fail: bool = False) -> Deps:
-        return Deps(marker=marker, tag=tag, fail=fail, probe=self.probe)
+        return Deps(marker=marker, tag=tag, fail=fail, probe=self.probe, result=self.result)
 
     def run(self, marker: str = "", tag: str = "") -> Any:
         return self.agent.run_sync(f"Where is order {marker}?", deps=self._deps(marker, tag)).output

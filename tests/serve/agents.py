@@ -166,3 +166,16 @@ def forks_and_returns(user_input: str) -> str:
     with open(user_input, "w") as f:
         f.write(str(pid))
     return "the parent's answer"
+
+
+class _UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("cannot print this error")
+
+
+def unprintable(user_input: str) -> str:
+    """Fails, in a tool, with an exception whose ``__str__`` raises (issue 35)."""
+    with _telemetry.span("agent", "unprintable"):
+        with _telemetry.span("tool", "lookup_order") as tool:
+            tool.set_tool("lookup_order", call_id="c1", arguments={"order_id": "A100"})
+            raise _UnprintableError()

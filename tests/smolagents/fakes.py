@@ -88,7 +88,8 @@ class LookupFailed(Exception):
     """The tool's own error."""
 
 
-def make_lookup(probe: Callable[[str], None] | None = None, marker: str = "") -> Any:
+def make_lookup(probe: Callable[[str], None] | None = None, marker: str = "",
+                result: Callable[[Any], Any] | None = None) -> Any:
     @tool
     def lookup_order(order_id: str) -> str:
         """Look up an order's status.
@@ -100,7 +101,8 @@ def make_lookup(probe: Callable[[str], None] | None = None, marker: str = "") ->
             probe(order_id)
         if order_id == "FAIL":
             raise LookupFailed("order service down")
-        return f"Order {order_id}: {ORDERS.get(order_id, 'unknown')}{marker}"
+        found = f"Order {order_id}: {ORDERS.get(order_id, 'unknown')}{marker}"
+        return result(found) if result is not None else found
 
     return lookup_order
 

@@ -33,7 +33,7 @@ class SmolagentsScenario(Scenario):
 
     def _agent(self, marker: str, tag: str, order: str = "A100", stream: bool = False) -> Any:
         model = (StreamingModel if stream else ScriptedModel)(_script(marker, order))
-        return tool_calling_agent(model, tools=[make_lookup(probe=lambda _: self.probe(tag), marker=marker)],
+        return tool_calling_agent(model, tools=[make_lookup(probe=lambda _: self.probe(tag), marker=marker, result=self.result)],
                                   stream_outputs=stream)
 
     def run(self, marker: str = "", tag: str = "") -> Any:

@@ -9,8 +9,13 @@ themselves. It gives:
   recording; kind attributes at start and again at end; GenAI metrics.
 * the content policy (:mod:`.settings`): one switch
   (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, default on) over
-  every content-bearing attribute and span name; the safe JSON encoder and the
-  JSON-preserving truncation (:mod:`.encoding`); redaction (:mod:`.redaction`);
+  every content-bearing attribute and span name; the safe JSON encoder, which
+  reads plain data only and never runs the user's code, and the JSON-preserving
+  truncation (:mod:`.encoding`); redaction (:mod:`.redaction`); the one path every
+  attribute value, span name and stack trace takes — to JSON-able → redact → fit
+  the budget (:mod:`.pipeline`);
+* :mod:`.probes` — guarded probes of user objects (attributes, protocols, ``str``)
+  that never raise into the framework;
 * :func:`wrap_stream` — ends spans with their streams, abandoned ones included
   (:func:`watch_stream` when the framework hands the stream out itself);
 * :class:`SpanRegistry` — the bounded run-id → span map;
@@ -31,6 +36,7 @@ is stable.
 
 from .encoding import encode, fit_json, fit_text, to_jsonable
 from .guard import guard, guarded, report_internal_error
+from . import probes
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, media_part, modality_of)
 from .registry import SpanRegistry
@@ -42,7 +48,7 @@ from .streams import watch_stream, wrap_stream
 __all__ = [
     "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
-    "current_run_attributes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
+    "current_run_attributes", "probes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",
     "watch_stream", "wrap_stream",
 ]

@@ -18,8 +18,10 @@ import hashlib
 import json
 import math
 import pathlib
+import sys
+import types
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -66,19 +68,28 @@ def _bytes(obj: bytes | bytearray | memoryview) -> str:
 
 
 def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) -> Any:
-    """Convert ``obj`` into data ``json.dumps`` accepts without a ``default``.
+    """Convert ``obj`` into data ``json.dumps`` accepts without a ``default``, reading plain data only.
 
-    Handles pydantic models (``model_dump``), dataclasses, datetimes/dates/times
-    (ISO 8601), UUIDs, Decimals (as strings, exact), sets (sorted when
-    possible), paths, bytes (UTF-8 text, ``base64:``-prefixed within the media budget, else
-    ``<bytes: N bytes, sha256 HEX>``), enums,
-    mappings with non-string keys (keys stringified), circular references
-    (``"<circular: T>"``) and anything else (``repr``). Never raises.
+    Serialising for a span never runs the user's code with side effects: no ``model_dump()``, no
+    iteration of anything but built-in containers, no attribute probes that reach ``__getattr__``
+    (types are checked with ``type(obj)``, which a proxy cannot fake). Handles pydantic models
+    (their fields' values as stored, v2 and v1; computed fields and serializers are user code and
+    are not run), dataclasses (their fields), datetimes/dates/times (ISO 8601), UUIDs, Decimals (as
+    strings, exact), sets (sorted when possible), paths, bytes (UTF-8 text, ``base64:``-prefixed within
+    the media budget, else ``<bytes: N bytes, sha256 HEX>``), enums, mappings with non-string keys
+    (keys stringified) and circular references (``"<circular: T>"``). Generators, iterators,
+    coroutines and mocks are recorded by type (``"<generator>"``) and left untouched; any other
+    object is its ``repr``. Never raises.
     """
     try:
-        if obj is None or isinstance(obj, (bool, int, str)):
+        t = type(obj)
+        if t is str or t is int or t is bool or obj is None:
             return obj
-        if isinstance(obj, float):
+        if t is float:
+            return _float(obj)
+        if issubclass(t, (bool, int, str)):
+            return obj
+        if issubclass(t, float):
             return _float(obj)
         if _depth > _MAX_DEPTH:
             return _placeholder(obj, "max depth")
@@ -87,60 +98,121 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return _placeholder(obj, "circular")
         seen = _seen | {oid}
         d = _depth + 1
-        t = type(obj)
         if t is dict or t is list:  # the common case first: skips the checks below (same result)
             return _container(obj, seen, d)
-        if isinstance(obj, enum.Enum):
+        if issubclass(t, enum.Enum):
             return to_jsonable(obj.value, seen, d)
-        if isinstance(obj, (bytes, bytearray, memoryview)):
+        if issubclass(t, (bytes, bytearray, memoryview)):
             return _bytes(obj)
-        if isinstance(obj, (_dt.datetime, _dt.date, _dt.time)):
+        if issubclass(t, (_dt.datetime, _dt.date, _dt.time)):
             return obj.isoformat()
-        if isinstance(obj, _dt.timedelta):
+        if issubclass(t, _dt.timedelta):
             return obj.total_seconds()
-        if isinstance(obj, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
+        if issubclass(t, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
             return str(obj)
-        if isinstance(obj, (Mapping, list, tuple)):
+        if issubclass(t, (Mapping, list, tuple)):
             return _container(obj, seen, d)
-        if isinstance(obj, (set, frozenset)):
-            items = [to_jsonable(v, seen, d) for v in list(obj)[:_MAX_ITEMS]]
+        if issubclass(t, (set, frozenset)):
+            items = [to_jsonable(v, seen, d) for v in list(set.__iter__(obj) if issubclass(t, set)
+                                                           else frozenset.__iter__(obj))[:_MAX_ITEMS]]
             try:
                 return sorted(items)
             except TypeError:
                 return sorted(items, key=lambda x: json.dumps(x, sort_keys=True, ensure_ascii=False))
-        dump = getattr(obj, "model_dump", None)  # pydantic v2
-        if callable(dump) and not isinstance(obj, type):
-            try:
-                data = dump(mode="json")
-            except Exception:  # noqa: BLE001 - fall back to python mode, then fields
-                try:
-                    data = dump()
-                except Exception:  # noqa: BLE001
-                    data = dict(getattr(obj, "__dict__", {}))
-            return to_jsonable(data, seen, d)
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return {f.name: to_jsonable(getattr(obj, f.name, None), seen, d) for f in dataclasses.fields(obj)}
-        legacy = getattr(obj, "dict", None)  # pydantic v1 models
-        if callable(legacy) and hasattr(obj, "__fields__") and not isinstance(obj, type):
-            return to_jsonable(legacy(), seen, d)
+        mock = sys.modules.get("unittest.mock")
+        if issubclass(t, _OPAQUE) or (mock is not None and issubclass(t, mock.NonCallableMock)):
+            return f"<{t.__name__}>"  # reading it would consume it, or record a call
+        fields = _model_fields(t, obj, seen, d)
+        if fields is not None:
+            return fields if type(fields) is not _Root else to_jsonable(fields.value, seen, d)
+        if dataclasses.is_dataclass(t):
+            return {f.name: to_jsonable(_field_value(obj, f.name), seen, d) for f in dataclasses.fields(t)}
+        if t.__module__.startswith(("pydantic", "pydantic_core")):  # Url, SecretStr…: their str is the value
+            return str(obj)
         return repr(obj)
     except Exception:  # noqa: BLE001 - one bad part never loses the rest
         return _placeholder(obj, "unserializable")
 
 
+# Never read: reading a generator, iterator or coroutine consumes or starts it (the ABCs look at the
+# class only, so a proxy's __getattr__ is never reached).
+_OPAQUE = (types.GeneratorType, types.AsyncGeneratorType, types.CoroutineType, Iterator, AsyncIterator)
+
+
+class _Root:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _field_value(obj: Any, name: str) -> Any:
+    try:
+        return object.__getattribute__(obj, "__dict__")[name]
+    except Exception:  # noqa: BLE001 - a slot, or a field without a stored value
+        return object.__getattribute__(obj, name)
+
+
+def _model_fields(t: type, obj: Any, seen: frozenset[int], d: int) -> Any:
+    """A pydantic model's stored field values as a dict (``_Root`` for a ``RootModel``), else ``None``.
+
+    Reads the instance ``__dict__`` (where pydantic keeps field values) and the class's field
+    definitions; fields marked ``exclude`` are left out, as ``model_dump`` would. Nothing of the
+    model runs: no serializer, validator or computed field (those are user code)."""
+    v2, root, v1 = _pydantic_bases()
+    if v2 is not None and issubclass(t, v2):
+        values = object.__getattribute__(obj, "__dict__")
+        if root is not None and issubclass(t, root):
+            return _Root(values.get("root"))
+        defs = getattr(t, "__pydantic_fields__", None) or {}
+        out = {k: to_jsonable(v, seen, d) for k, v in values.items() if k in defs and not defs[k].exclude}
+        try:
+            extra = object.__getattribute__(obj, "__pydantic_extra__")
+        except AttributeError:
+            extra = None
+        if type(extra) is dict:
+            out.update((_key(k), to_jsonable(v, seen, d)) for k, v in extra.items())
+        return out
+    if v1 is not None and issubclass(t, v1):
+        defs = getattr(t, "__fields__", None) or {}
+        return {k: to_jsonable(v, seen, d) for k, v in object.__getattribute__(obj, "__dict__").items() if k in defs}
+    return None
+
+
+_bases: tuple[Any, Any, Any, Any, Any] = (None, None, None, None, None)  # (pydantic, pydantic.v1, v2, root, v1)
+
+
+def _pydantic_bases() -> tuple[Any, Any, Any]:
+    """pydantic's ``BaseModel``, ``RootModel`` and v1 ``BaseModel`` (``None`` for each not imported). We never
+    import pydantic ourselves (no object is a model before it is imported); looked up again only when
+    the modules in ``sys.modules`` change (pydantic's lazy module attributes are slow to read)."""
+    global _bases
+    mod, v1mod = sys.modules.get("pydantic"), sys.modules.get("pydantic.v1")
+    if mod is not _bases[0] or v1mod is not _bases[1]:
+        _bases = (mod, v1mod, getattr(mod, "BaseModel", None), getattr(mod, "RootModel", None),
+                  getattr(v1mod, "BaseModel", None))
+    return _bases[2], _bases[3], _bases[4]
+
+
 def _container(obj: Any, seen: frozenset[int], d: int) -> Any:
-    """A mapping (keys stringified) or a list/tuple, converted item by item (at most ``_MAX_ITEMS``)."""
-    if type(obj) is dict or (type(obj) is not list and isinstance(obj, Mapping)):  # skip the ABC check when we can
+    """A mapping (keys stringified) or a list/tuple, converted item by item (at most ``_MAX_ITEMS``).
+    Subclasses of ``dict``/``list``/``tuple`` are read through the built-in type's own methods, so
+    an override (a ``__len__`` that raises, an ``items`` with side effects) is never called."""
+    t = type(obj)
+    if t is not list and issubclass(t, Mapping):
+        is_dict = issubclass(t, dict)
         out: dict[str, Any] = {}
-        for i, (k, v) in enumerate(obj.items()):
+        for i, (k, v) in enumerate(dict.items(obj) if is_dict else obj.items()):
             if i >= _MAX_ITEMS:
-                out[ELLIPSIS] = f"{len(obj) - i} more"
+                out[ELLIPSIS] = f"{(dict.__len__(obj) if is_dict else len(obj)) - i} more"
                 break
             out[_key(k)] = to_jsonable(v, seen, d)
         return out
-    items = [to_jsonable(v, seen, d) for v in obj[:_MAX_ITEMS]]
-    if len(obj) > _MAX_ITEMS:
-        items.append(f"{ELLIPSIS} {len(obj) - _MAX_ITEMS} more")
+    base = list if issubclass(t, list) else tuple
+    items = [to_jsonable(v, seen, d) for v in base.__getitem__(obj, slice(0, _MAX_ITEMS))]
+    n = base.__len__(obj)
+    if n > _MAX_ITEMS:
+        items.append(f"{ELLIPSIS} {n - _MAX_ITEMS} more")
     return items
 
 

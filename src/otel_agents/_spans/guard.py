@@ -26,11 +26,19 @@ def report_internal_error(site: str, exc: BaseException) -> None:
         first = site not in _seen
         if first and len(_seen) < _MAX_SITES:
             _seen.add(site)
+    what = _describe(exc)  # not %r: the exception may be the user's, and its repr may raise
     if first:
-        logger.warning("otel_agents: internal error in %s (instrumentation continues): %r",
-                       site, exc, exc_info=exc)
+        logger.warning("otel_agents: internal error in %s (instrumentation continues): %s",
+                       site, what, exc_info=exc)
     else:
-        logger.debug("otel_agents: internal error in %s: %r", site, exc)
+        logger.debug("otel_agents: internal error in %s: %s", site, what)
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        return repr(exc)
+    except Exception:  # noqa: BLE001
+        return f"{type(exc).__name__} (unprintable)"
 
 
 def reset_reported_sites() -> None:

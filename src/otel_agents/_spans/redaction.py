@@ -3,17 +3,22 @@
 Two rules, applied to every string (:func:`redact_data`, on the data before it
 is encoded, so truncation can never bring a secret back):
 
-* **Secret-named keys.** The value of a key named like a secret (``password``,
-  ``api_key``, ``access_token``, ``authorization``, ``x-api-key``…) becomes
+* **Secret-named keys.** The value of a key named like a secret — a secret word
+  anywhere in it, camelCase too (``password``, ``api_key``, ``AWS_SECRET_ACCESS_KEY``,
+  ``SECRET_KEY``, ``accessToken``, ``authorization``, ``x-api-key``…) — becomes
   ``[REDACTED]`` in every serialisation a value reaches us in: a mapping, JSON
   text (``"password": "…"``), Python ``repr`` text (``{'password': '…'}``, as
   in LangGraph's ``Send(...)`` outputs), keyword/assignment text
   (``password='…'``, ``API_KEY=…``, query strings) and header or YAML lines
   (``x-api-key: …``, ``Authorization: Token …``).
 * **Secret shapes**, wherever they appear: bearer/basic credentials, the API
-  keys of OpenAI, Anthropic, AWS, GitHub, Slack, Google, Langfuse and Stripe
-  (``sk_live_``/``rk_live_``, test keys too), bare JWTs (``eyJ….eyJ….…``),
-  PEM private-key blocks, and the password of a URL (``scheme://user:…@host``).
+  keys of OpenAI, Anthropic, AWS, GitHub and Langfuse; Slack tokens (``xoxb-``,
+  ``xoxp-``, ``xapp-``, rotating ``xoxe.xoxp-``/``xoxe-``) and webhook URLs;
+  Google API keys (``AIza…``), OAuth access and refresh tokens (``ya29.``,
+  ``1//0``) and client secrets (``GOCSPX-``); Stripe secret and restricted keys
+  (``sk_live_``/``rk_live_``, test keys too) and webhook secrets (``whsec_``);
+  bare JWTs (``eyJ….eyJ….…``), PEM private-key blocks, and the password of a URL
+  (``scheme://user:…@host``).
 """
 
 from __future__ import annotations
@@ -27,22 +32,38 @@ from typing import Any
 REDACTED = "[REDACTED]"
 _SCALARS = (int, float, type(None))  # bool is an int
 
+# A secret word anywhere in the key (camelCase split first: see is_secret_key) — ``AWS_SECRET_ACCESS_KEY``,
+# ``SECRET_KEY``, ``csrftoken``, ``db_password_hash`` — followed by nothing or by components that still
+# name the secret itself (``_key``, ``_value``…), not by others: ``token_count``, ``max_tokens``,
+# ``author`` and ``passwordless`` are not secrets.
 _SECRET_KEY = re.compile(
-    r"^(?:.*[_\-.])?(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|authorization|"
-    r"auth|credentials?|private[_\-]?key|client[_\-]?secret|session[_\-]?key|cookie)$",
-    re.IGNORECASE,
+    r"^.*?(?:password|passwd|passphrase|pwd|secret|token|api[_\-.]?key|apikey|authorization|"
+    r"auth|credentials?|(?:private|signing|encryption|master|session)[_\-.]?key|client[_\-.]?secret|cookie)"
+    r"(?:[_\-.]?(?:access[_\-.]?key|key|token|value|string|str|hash|b64|base64|raw|bytes|data|text|file|env))*$"
 )
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
+# Prefixed shapes start after any non-alphanumeric character (not \b: "STRIPE_sk_live_…" and
+# "token_xoxb-…" have a word character, the underscore, before the prefix).
 _SECRET_TEXT = re.compile(
     r"(?:(?<=Bearer )|(?<=bearer )|(?<=Basic )|(?<=basic ))[A-Za-z0-9\-._~+/]{8,}=*"
-    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
+    r"|sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_\-]{16,}"  # distinctive: glued to a word too
+    r"|\bsk-[A-Za-z0-9_\-]{16,}"
     r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
     r"|\bgh[pousr]_[A-Za-z0-9]{30,}"
     r"|\bgithub_pat_[A-Za-z0-9_]{30,}"
-    r"|\bxox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|\bAIza[0-9A-Za-z_\-]{35}"
+    # Slack: bot/user/legacy tokens (xoxb-, xoxp-, xoxa-…), rotating ones (xoxe.xoxp-1-…, refresh xoxe-1-…),
+    # app-level tokens (xapp-1-…), and incoming-webhook/workflow URLs (their path is the secret)
+    r"|(?<![A-Za-z0-9])(?:xox[abposre]|xapp)[.\-][A-Za-z0-9.\-]{10,}"
+    r"|(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}"
+    # Google: API keys (AIza + 35), OAuth access tokens (ya29.), refresh tokens (1//0…), OAuth client secrets
+    r"|(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}"
+    r"|(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_\-]{10,}"
+    r"|(?<![A-Za-z0-9/])1//0[0-9A-Za-z_\-]{10,}"
+    r"|(?<![A-Za-z0-9])GOCSPX-[0-9A-Za-z_\-]{10,}"
     r"|\b(?:pk|sk)-lf-[A-Za-z0-9\-]{8,}"
-    r"|\b[sr]k_(?:live|test)_[A-Za-z0-9]{8,}"  # Stripe secret and restricted keys
+    # Stripe: secret and restricted keys, live and test (sk_live_, rk_test_…), webhook signing secrets
+    r"|(?<![A-Za-z0-9])(?:[sr]k_(?:live|test)|whsec)_[A-Za-z0-9]{8,}"
 )
 # Rarer shapes, each scanned only when its literal is in the text (a longer alternation above would slow
 # the scan of every text that triggers it).
@@ -54,15 +75,16 @@ _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)([^\s/?#
 
 @functools.lru_cache(maxsize=4096)  # keys repeat (role, content, parts…): one regex match per distinct key
 def is_secret_key(key: str) -> bool:
-    """Whether an argument or field named ``key`` holds a secret (``max_tokens`` does not)."""
-    return bool(_SECRET_KEY.match(key))
+    """Whether an argument or field named ``key`` holds a secret (``max_tokens`` does not): a secret word as a
+    whole component of it, camelCase included (``accessToken``, ``secretAccessKey``)."""
+    return bool(_SECRET_KEY.match(_CAMEL.sub("_", key).lower()))
 
 
 # Every match of _SECRET_TEXT contains one of these literals. A search for plain literals is
 # ~20x faster than the shapes' scan (whose lookbehinds and \b defeat the regex engine's
 # first-character skipping), and most text contains none of them: scan only text that does.
-_SECRET_TRIGGER = re.compile(r"Bearer |bearer |Basic |basic |sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-"
-                             r"|AIza|pk-lf-|k_live_|k_test_")
+_SECRET_TRIGGER = re.compile(r"Bearer |bearer |Basic |basic |sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposre][.\-]"
+                             r"|xapp[.\-]|hooks\.slack\.com/|AIza|ya29\.|1//0|GOCSPX-|pk-lf-|k_live_|k_test_|whsec_")
 
 _SHORTEST_SECRET = 14  # no shape above matches fewer characters ("Basic " + 8, "pk-lf-" + 8)
 
@@ -213,7 +235,7 @@ def _is_secret_json_key(raw: str) -> bool:
     if "\\" in raw:  # an escaped key ("pass\u0077ord") is read as a decoder reads it
         raw = _decoded(f'"{raw}"') or raw
     if len(raw) > 64:  # any quoted text before a colon looks like a key: keep long ones out of the cache
-        return bool(_SECRET_KEY.match(raw))
+        return is_secret_key.__wrapped__(raw)
     return is_secret_key(raw)
 
 

@@ -91,6 +91,15 @@ class SpanRegistry:
                 self.closed += 1
         return (entry[1], entry[2]) if entry else (None, None)
 
+    def pop_where(self, keep: Any) -> list[tuple[SemanticSpan, Any]]:
+        """Remove and return, oldest first, every ``(span, extra)`` for which ``keep(extra)`` is true (the
+        caller ends them): what a run that is over left open."""
+        with self._lock:
+            keys = [k for k, (_, _, extra) in self._entries.items() if keep(extra)]
+            entries = [self._entries.pop(k) for k in keys]
+            self.closed += len(entries)
+        return [(span, extra) for _, span, extra in entries]
+
     def clear(self) -> None:
         """End every open span (as evicted) and forget them (used by ``uninstrument``)."""
         with self._lock:

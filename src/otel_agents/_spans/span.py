@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import logging
 import time
-import traceback
 import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
@@ -36,48 +35,27 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
-from . import encoding
+from . import encoding, pipeline, probes
 from .guard import guard, report_internal_error
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, UriPart, genai_messages, genai_part, genai_tool_definitions, last_text,
                        normalize_finish_reason, openinference_messages, openinference_tool_schema)
 from .metrics import GenAIMetrics
-from .redaction import redact_data, redact_text
+from .pipeline import REDACTION_MARGIN as _REDACTION_MARGIN, otel_value
 from .run_context import current_run_attributes
 from .settings import DEFAULT_MAX_CONTENT_LENGTH, Settings
 
 logger = logging.getLogger("otel_agents")
 
-_LEGAL_SCALARS = (str, bool, int, float)
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
 _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
 _CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
-_REDACTION_MARGIN = 256  # characters scanned past the content budget, so a secret starting inside it is seen whole
 
 
 def _redacted_label(value: Any) -> Any:
-    """A name, id or MIME type with known token shapes redacted (they are short: scanned whole)."""
-    return redact_text(value) if isinstance(value, str) and value else value
-
-
-def otel_value(value: Any) -> Any:
-    """An OTel-legal attribute value for ``value``, or ``None`` to skip it.
-
-    Scalars pass; homogeneous lists of scalars pass; anything else becomes JSON text.
-    """
-    if isinstance(value, str):
-        return encoding.utf8_safe(value)
-    if value is None or isinstance(value, _LEGAL_SCALARS):
-        return value
-    if isinstance(value, (list, tuple)):
-        items = [v for v in value if v is not None]
-        for t in (bool, str, int, float):
-            if items and all(type(v) is t for v in items):
-                return [encoding.utf8_safe(v) for v in items] if t is str else list(items)
-        if not items:
-            return None
-    return encoding.encode(value)
+    """A name, id or MIME type of a message part, redacted (see :func:`.pipeline.label`)."""
+    return pipeline.label(value) if isinstance(value, str) and value else value
 
 
 class Usage:
@@ -190,7 +168,7 @@ class SemanticSpan:
             return
         with guard("span.rename"):
             op = self._kind_attrs.get(A.GEN_AI_OPERATION_NAME)
-            self.name = encoding.utf8_safe(span_name(self.kind, str(name), operation=op,
+            self.name = encoding.utf8_safe(span_name(self.kind, pipeline.label(str(name)), operation=op,
                                                      workflow=op == "invoke_workflow"))
             self.span.update_name(self.name)
 
@@ -275,7 +253,7 @@ class SemanticSpan:
     def _redacted(self, value: Any) -> Any:
         """``value`` as JSON-able data with redaction applied and each string cut to the scan
         limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
-        return _redacted_value(value, self._budget + _REDACTION_MARGIN)[0]
+        return pipeline.prepare(value, self._budget + _REDACTION_MARGIN)[0]
 
     def set_input(self, value: Any) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
@@ -332,8 +310,7 @@ class SemanticSpan:
                         if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
                             value = [value]
                         attrs[dst] = value
-                attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(
-                    redact_data(encoding.to_jsonable(params), self._budget)[0])
+                attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(pipeline.prepare(params, self._budget)[0])
             self.set_attributes(attrs)
 
     def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
@@ -463,9 +440,10 @@ class SemanticSpan:
     def set_finish_reasons(self, reasons: Sequence[str]) -> None:
         """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
         (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…)."""
-        reasons = [normalize_finish_reason(r) for r in reasons if r]
-        if reasons:
-            self.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
+        with guard("span.set_finish_reasons"):
+            reasons = [normalize_finish_reason(r) for r in reasons if r]
+            if reasons:
+                self.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
 
     def set_usage(self, usage: Usage | None, *, prefer_complete: bool = True) -> None:
         """Token usage (model and embedding spans only): GenAI and OpenInference counts.
@@ -551,24 +529,28 @@ class SemanticSpan:
             self.set_content(A.GEN_AI_RETRIEVAL_QUERY_TEXT, query)
             self.set_input(query)
         if documents is not None:
-            docs = list(documents)
-            self.set_content(A.GEN_AI_RETRIEVAL_DOCUMENTS, docs, as_json=True)
-            self.set_output(docs)
-            for i, doc in enumerate(docs[:_MAX_FLAT_MESSAGES]):
-                base = f"{A.RETRIEVAL_DOCUMENTS}.{i}."
-                self.set_attribute(base + A.DOCUMENT_ID, doc.get("id"))
-                self.set_attribute(base + A.DOCUMENT_SCORE, doc.get("score"))
-                self.set_content(base + A.DOCUMENT_CONTENT, doc.get("content"))
-                if doc.get("metadata"):
-                    self.set_content(base + A.DOCUMENT_METADATA, doc.get("metadata"), as_json=True)
+            with guard("span.set_retrieval"):  # the documents are the user's: iterating them may fail
+                docs = list(documents)
+                self.set_content(A.GEN_AI_RETRIEVAL_DOCUMENTS, docs, as_json=True)
+                self.set_output(docs)
+                for i, doc in enumerate(docs[:_MAX_FLAT_MESSAGES]):
+                    base = f"{A.RETRIEVAL_DOCUMENTS}.{i}."
+                    self.set_attribute(base + A.DOCUMENT_ID, doc.get("id"))
+                    self.set_attribute(base + A.DOCUMENT_SCORE, doc.get("score"))
+                    self.set_content(base + A.DOCUMENT_CONTENT, doc.get("content"))
+                    if doc.get("metadata"):
+                        self.set_content(base + A.DOCUMENT_METADATA, doc.get("metadata"), as_json=True)
 
     def set_embedding(self, *, texts: Sequence[str] | None = None, dimension: int | None = None) -> None:
         """Embedding inputs (content) and the vector dimension."""
         self.set_attribute(A.GEN_AI_EMBEDDINGS_DIMENSION_COUNT, dimension)
-        if texts:
-            self.set_input(list(texts))
-            for i, t in enumerate(list(texts)[:_MAX_FLAT_MESSAGES]):
-                self.set_content(f"{A.EMBEDDING_EMBEDDINGS}.{i}.{A.EMBEDDING_TEXT}", t)
+        if texts is not None:
+            with guard("span.set_embedding"):  # the texts are the user's: even their truth value may fail
+                texts = list(texts)
+                if texts:
+                    self.set_input(texts)
+                for i, t in enumerate(texts[:_MAX_FLAT_MESSAGES]):
+                    self.set_content(f"{A.EMBEDDING_EMBEDDINGS}.{i}.{A.EMBEDDING_TEXT}", t)
 
     # -- outcome -----------------------------------------------------------------
     def record_error(self, exc: BaseException, *, control_flow: bool = False) -> None:
@@ -594,23 +576,18 @@ class SemanticSpan:
             if control_flow:
                 self.span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, qual)
                 return
+            budget = self._budget
+            # The exception is the user's: its __str__ may raise (probes.text never does), and the status
+            # is set before anything else can fail, so a failed call is never reported as ok.
+            message = pipeline.message(probes.text(exc), budget) if self._content else ""
             if not self._in_band:
                 self.span.set_attribute(A.ERROR_TYPE, qual)
-            budget = self._budget
-            if self._content:
-                message = redact_text(str(exc)[:budget + _REDACTION_MARGIN])[:budget]
-                stack = "".join(traceback.format_exception(exc))
-                stack = redact_text(stack if len(stack) <= budget else stack[-(budget + _REDACTION_MARGIN):])
-                description = f"{etype.__name__}: {message}"[:512]
-            else:  # the message and the traceback's last line may quote user content
-                message, description = "", etype.__name__
-                stack = "".join(traceback.format_tb(exc.__traceback__)) + qual
+                self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512] if self._content
+                                            else etype.__name__))  # the message may quote user content
             # One formatting of the traceback (the SDK's record_exception would format it again).
             self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
-                                              "exception.stacktrace": stack if len(stack) <= budget
-                                              else "…" + stack[-(budget - 1):]})  # keep the innermost frames
-            if not self._in_band:
-                self.span.set_status(Status(StatusCode.ERROR, description))
+                                              "exception.stacktrace": pipeline.stacktrace(exc, qual, self._content,
+                                                                                          budget)})
 
     def _set_ok(self) -> None:
         """Status OK (opt-in, ``OTEL_AGENTS_STATUS_OK``) for a span that ended normally: not on one whose
@@ -639,7 +616,7 @@ class SemanticSpan:
         with guard("span.set_error"):
             description = error_type
             if message and self._content:
-                description = redact_text(str(message)[:512 + _REDACTION_MARGIN])[:512]
+                description = pipeline.message(probes.text(message), 512)
             self.span.set_attribute(A.ERROR_TYPE, error_type)
             self.span.set_status(Status(StatusCode.ERROR, description))
 
@@ -730,36 +707,8 @@ class Telemetry:
         """
         if budget is None:
             budget = self.settings.content_budget()
-        hook = self.settings.redact_hook
-        limit = budget + _REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
-        if isinstance(value, str) and not as_json:
-            if redacted:
-                text, precut = value[:limit], len(value) > limit
-            else:
-                text, precut = _redacted_value(value, limit)
-            if hook is not None:
-                text = hook(key, text)
-            cut, truncated = encoding.fit_text(text, budget)
-            return encoding.utf8_safe(cut), A.MIME_TEXT, truncated or precut
-        if isinstance(value, str):  # as_json and already text: keep valid JSON as is
-            try:
-                value = encoding.json.loads(value)
-            except Exception:  # noqa: BLE001 - not JSON, or too deep to decode: a JSON string
-                pass
-            redacted = False  # the key rule has not seen the decoded fields
-        data, precut = (value, False) if redacted else _redacted_value(value, limit)
-        text = encoded if encoded is not None and redacted else encoding.dumps(data)
-        if hook is not None:
-            hooked = hook(key, text)
-            if hooked != text:
-                text = hooked
-                try:
-                    data = encoding.json.loads(text)
-                except ValueError:
-                    data = text
-                    text = encoding.dumps(text)
-        cut, truncated = encoding.fit_json(data, text, budget)
-        return encoding.utf8_safe(cut), A.MIME_JSON, truncated or precut
+        return pipeline.render(key, value, budget=budget, hook=self.settings.redact_hook, as_json=as_json,
+                               redacted=redacted, encoded=encoded)
 
     def start_span(self, kind: Kind | str, name: str | None = None, *, parent: Any = None,
                    operation: str | None = None, workflow: bool = False, multi_step: bool = False,
@@ -787,8 +736,8 @@ class Telemetry:
             kind = Kind(kind)
             if name_is_content and not self.settings.content_enabled():
                 name = None
-            if name is not None and type(name) is not str:
-                name = str(name)
+            if name is not None:
+                name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
             naming = _naming if name is None or len(name) <= _CACHED_NAME_LENGTH else _naming.__wrapped__
             kattrs, sname = naming(kind, name, operation, workflow, multi_step)
             ctx, run_attrs, parent_span = _parent_context(parent)
@@ -797,7 +746,10 @@ class Telemetry:
             start_attrs: dict[str, Any] = dict(kattrs)
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
-            start_attrs.update(run_attrs)
+            for k, v in run_attrs.items():  # session and user ids, tags: through the pipeline like any value
+                ov = otel_value(v)
+                if ov is not None:
+                    start_attrs[k] = ov
             run_name = (parent_span.run_name if parent_span is not None else None) or name or sname
             if A.GEN_AI_OPERATION_NAME not in kattrs:
                 # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
@@ -835,12 +787,12 @@ class Telemetry:
             start_attrs: dict[str, Any] = {}
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
-            start_attrs.update(run_attrs)
-            for k, v in (attributes or {}).items():
+            for k, v in (*run_attrs.items(), *(attributes or {}).items()):
                 ov = otel_value(v)
                 if ov is not None:
                     start_attrs[k] = ov
-            span = self.tracer.start_span(encoding.utf8_safe(name), context=ctx, kind=span_kind, attributes=start_attrs)
+            name = pipeline.label(name)
+            span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
             return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_plain_span", exc)
@@ -867,14 +819,6 @@ class Telemetry:
             raise
         finally:
             s.end()
-
-
-def _redacted_value(value: Any, limit: int) -> tuple[Any, bool]:
-    """``value`` redacted: a string as text, anything else as JSON-able data (NaN/Infinity become
-    strings); every string cut to ``limit`` characters first. Returns ``(value, whether anything was cut)``."""
-    if isinstance(value, str):
-        return redact_text(value[:limit]), len(value) > limit
-    return redact_data(encoding.to_jsonable(value), limit)
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest

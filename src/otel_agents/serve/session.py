@@ -32,7 +32,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
-from .._spans import SemanticSpan, Telemetry, encode, semantic_span_for
+from .._spans import SemanticSpan, Telemetry, encode, probes, semantic_span_for
 from .._spans.redaction import redact_text
 from ..semconv import Kind
 from ..semconv import attributes as A
@@ -376,7 +376,7 @@ class ECPSession:
     def _error_message(self, error: BaseException) -> str:
         message = f"agent raised {type(error).__name__}"
         if self.telemetry.settings.content_enabled():
-            message += f": {redact_text(str(error)[:2000])}"
+            message += f": {redact_text(probes.text(error)[:2000])}"  # its __str__ may raise
         return message
 
     def _abandon(self, root: SemanticSpan, trace_id: int, error: BaseException | None) -> None:

@@ -14,7 +14,7 @@ import base64
 import json
 from typing import Any, Iterable
 
-from ..._spans import (BlobPart, ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
+from ..._spans import (encode, BlobPart, ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
                        ToolDefinition, Usage, media_part)
 
 _MEDIA = (("images", "image"), ("audio", "audio"), ("videos", "video"), ("files", None))
@@ -121,12 +121,7 @@ def tool_definitions(tools: Iterable[Any] | None) -> list[ToolDefinition]:
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if hasattr(content, "model_dump_json"):
-        return content.model_dump_json()
-    try:
-        return json.dumps(content, default=str)
-    except (TypeError, ValueError):
-        return str(content)
+    return encode(content)  # plain data only: never the user's model_dump_json
 
 
 def _media(item: Any, modality: str | None) -> Part | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..._spans import ChatMessage, Part, ReasoningPart, SemanticSpan, TextPart
+from ..._spans import ChatMessage, Part, ReasoningPart, SemanticSpan, TextPart, probes
 
 _REASONING = otel_context.create_key("otel_agents.agno.reasoning")
 _REASONING_SPANS: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
@@ -88,8 +88,8 @@ async def _asteps(iterator: Any) -> Any:
 def reason_wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     """A wrapt wrapper for ``ReasoningManager.reason`` and ``areason``: their steps run marked "reasoning"."""
     result = wrapped(*args, **kwargs)
-    if hasattr(result, "__anext__"):
+    if probes.is_async_iterator(result):
         return _asteps(result)
-    if hasattr(result, "__next__"):
+    if probes.is_iterator(result):
         return _steps(result)
     return result

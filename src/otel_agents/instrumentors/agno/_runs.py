@@ -15,16 +15,14 @@ or :class:`AgnoRunFailed` carrying Agno's message.
 
 from __future__ import annotations
 
-import inspect
-import json
 import threading
 import weakref
 from typing import Any, Callable
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, guard, pop_run_attributes,
-                       push_run_attributes, wrap_stream)
+from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, encode, guard, pop_run_attributes, probes,
+                       push_run_attributes, to_jsonable, wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _reasoning
@@ -139,12 +137,12 @@ class RunHooks:
             except BaseException as exc:
                 self._end(span, error=exc)
                 raise
-            if inspect.isawaitable(result) or _is_stream(result):
+            if probes.is_awaitable(result) or _is_stream(result):
                 handed = None
                 with guard("agno.run.wrap_result"):
-                    if inspect.isawaitable(result):
+                    if probes.is_awaitable(result):
                         handed = self._awaiting(result, span)
-                    elif hasattr(result, "__anext__"):
+                    elif probes.is_async_iterator(result):
                         handed = self._stream(AsyncInContext(result, span), span, _StreamSeen(what, instance))
                     else:
                         handed = self._stream(InContext(result, span), span, _StreamSeen(what, instance))
@@ -263,21 +261,19 @@ class _StreamSeen:
 
 
 def _is_stream(result: Any) -> bool:
-    return inspect.isgenerator(result) or hasattr(result, "__anext__") or (
-        hasattr(result, "__next__") and hasattr(result, "__iter__") and not isinstance(result, (str, bytes)))
+    return probes.is_iterator(result) or probes.is_async_iterator(result)
 
 
 def _jsonable(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        with guard("agno.model_dump"):
-            return value.model_dump(mode="json")
-    if isinstance(value, list) and value and hasattr(value[0], "role") and hasattr(value[0], "content"):
-        return [{"role": m.role, "content": m.content} for m in value]
-    return value
+    """Agno messages as ``{"role", "content"}``; anything else as plain data (never the user's
+    ``model_dump``: see :func:`otel_agents._spans.to_jsonable`)."""
+    if type(value) is list and value and probes.has_attr(value[0], "role") and probes.has_attr(value[0], "content"):
+        value = [{"role": probes.attr(m, "role"), "content": probes.attr(m, "content")} for m in value]
+    return to_jsonable(value)
 
 
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     data = _jsonable(value)
-    return data if isinstance(data, str) else json.dumps(data, default=str)
+    return data if isinstance(data, str) else encode(data)

@@ -21,7 +21,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
+from ..._spans import SemanticSpan, Telemetry, guard, probes, wrap_stream
 from ...semconv import Kind
 from ._context import AsyncInContext, InContext, activate, parent, track_stream
 
@@ -46,15 +46,15 @@ class ToolHooks:
 
     def _finish(self, span: SemanticSpan, call: Any, outcome: Any, *, result: Any = None, end: bool = True) -> None:
         with guard("agno.tool.end"):
-            if getattr(outcome, "status", "success") == "failure":
+            if probes.attr(outcome, "status", "success") == "failure":
                 span.record_error(AgnoToolFailed(outcome.error or call.error or "tool failed"))
             elif span.records_content:
-                value = result if result is not None else getattr(outcome, "result", None)
+                value = result if result is not None else probes.attr(outcome, "result")
                 if value is not None:
                     span.set_tool_result(value)
             if getattr(call.function, "requires_confirmation", None) or \
                     getattr(call.function, "requires_user_input", None) or getattr(call.function, "external_execution", None):
-                if getattr(outcome, "result", None) is None:
+                if probes.attr(outcome, "result") is None:
                     span.mark_paused()
         if end:
             span.end()
@@ -90,10 +90,10 @@ class ToolHooks:
         return self._after(span, instance, outcome)
 
     def _after(self, span: SemanticSpan, call: Any, outcome: Any) -> Any:
-        result = getattr(outcome, "result", None)
+        result = probes.attr(outcome, "result")
         streamed = None
-        if getattr(outcome, "status", None) == "success" and (inspect.isgenerator(result) or inspect.isasyncgen(result)
-                                                               or hasattr(result, "__anext__")):
+        if probes.attr(outcome, "status") == "success" and (probes.is_iterator(result)
+                                                            or probes.is_async_iterator(result)):
             with guard("agno.tool.stream"):
                 streamed = self._stream(span, call, outcome, result)
         if streamed is None:
@@ -108,8 +108,8 @@ class ToolHooks:
         texts: list[str] = []
 
         def on_chunk(item: Any) -> None:
-            event = str(getattr(item, "event", "") or "")
-            content = item if isinstance(item, str) else getattr(item, "content", None) \
+            event = probes.text(probes.attr(item, "event", "") or "")
+            content = item if isinstance(item, str) else probes.attr(item, "content") \
                 if event.endswith("RunContent") else None
             if isinstance(content, str):
                 texts.append(content)
@@ -117,5 +117,5 @@ class ToolHooks:
         def on_end(s: SemanticSpan, abandoned: bool) -> None:
             self._finish(span, call, outcome, result="".join(texts) or None, end=False)
 
-        inner = AsyncInContext(result, span) if hasattr(result, "__anext__") else InContext(result, span)
+        inner = AsyncInContext(result, span) if probes.is_async_iterator(result) else InContext(result, span)
         return track_stream(wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end), span)

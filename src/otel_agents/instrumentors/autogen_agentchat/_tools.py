@@ -52,8 +52,7 @@ class ToolHooks:
     @staticmethod
     def _finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
         if error is None and result is not None:
-            span.set_tool_result(result if isinstance(result, (str, int, float, bool, dict, list)) else
-                                 getattr(result, "model_dump", lambda: str(result))())
+            span.set_tool_result(result)  # the span layer reads plain data only (never the user's model_dump)
 
     def run_json(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not is_instrumentation_enabled():

@@ -28,7 +28,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-from ..._spans import SemanticSpan
+from ..._spans import SemanticSpan, probes
 from ...semconv import Kind, attributes as A
 from ._models import json_arguments
 from ._scope import arg
@@ -150,7 +150,7 @@ def _tool_step(owner: Any, name: str | None, description: str | None, arguments:
 
 def _native_finish(span: SemanticSpan, result: Any) -> None:
     """Fill a native tool span from CrewAI's result (a dict, or ``NativeToolCallResult`` when planning)."""
-    get = result.get if isinstance(result, dict) else (lambda key: getattr(result, key, None))
+    get = result.get if isinstance(result, dict) else (lambda key: probes.attr(result, key))
     span.set_tool_result(get("result"))
     if get("from_cache"):
         span.set_attribute(A.OTEL_AGENTS_TOOL_CACHED, True)

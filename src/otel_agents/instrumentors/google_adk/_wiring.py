@@ -11,13 +11,20 @@ runners it was added to. ``Runner.run`` (the sync entry) is wrapped too, to step
 events in a context that tells the plugin when the caller left before the end
 (:func:`~._runs.watched_run`). ADK's own spans are stood down while we are
 instrumented (:mod:`._native`) and restored by ``uninstrument()``.
+
+A tool raising ``KeyboardInterrupt``/``SystemExit`` reaches no plugin callback, and asyncio
+re-raises it out of the event loop at once, leaving the run suspended: every tool class's
+``run_async`` (:class:`~.._hierarchy.HierarchyPatch`) ends the invocation's spans with it first.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import asyncio
+
 from ..._spans import Telemetry, guard
+from .._hierarchy import HierarchyPatch
 from .._patch import Patch
 from ._hooks import Hooks
 from ._native import NativeSpans
@@ -38,6 +45,24 @@ class Installation:
         self.native = None
         with guard("google_adk.stand_down"):
             self.native = NativeSpans()
+        self.tool_patch = None
+        with guard("google_adk.patch_tools"):
+            from google.adk.tools.base_tool import BaseTool
+
+            self.tool_patch = HierarchyPatch(BaseTool, {"run_async": self._run_tool}, site="google_adk.patch")
+
+    def _run_tool(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        async def run() -> Any:
+            try:
+                return await wrapped(*args, **kwargs)
+            except BaseException as exc:
+                if not isinstance(exc, (Exception, asyncio.CancelledError, GeneratorExit)):
+                    with guard("google_adk.tool_interrupted"):
+                        context = getattr(kwargs.get("tool_context"), "_invocation_context", None)
+                        if context is not None:
+                            self.hooks.run_error(context, exc)
+                raise
+        return run()
 
     def _init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         result = wrapped(*args, **kwargs)
@@ -60,6 +85,8 @@ class Installation:
         if self.native is not None:
             with guard("google_adk.restore_native"):
                 self.native.restore()
+        if self.tool_patch is not None:
+            self.tool_patch.remove()
         self.plugin.hooks = None
         from ._runs import end_all
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..._spans import ChatMessage, ToolDefinition, Usage
+from ..._spans import ChatMessage, ToolDefinition, Usage, probes
 from ..._spans.messages import genai_part
 from ...semconv import attributes as A
 from .._provider_tools import tool_definitions
@@ -281,8 +281,9 @@ def io_value(value: Any, _depth: int = 0) -> Any:
 
 
 def _is_message(value: Any) -> bool:
-    return hasattr(value, "content") and isinstance(getattr(value, "type", None), str) \
-        and hasattr(value, "additional_kwargs")
+    """A LangChain message (judged by its attributes, read through guarded probes: ``value`` may be a user object)."""
+    return probes.has_attr(value, "content") and isinstance(probes.attr(value, "type"), str) \
+        and probes.has_attr(value, "additional_kwargs")
 
 
 def _compact(message: Any) -> dict[str, Any]:
@@ -302,7 +303,7 @@ def tool_result(output: Any, media_budget: int) -> Any:
     parts as GenAI part data, media summarised past ``media_budget`` bytes like any media part
     (see :mod:`otel_agents._spans.messages`), so no base64 beyond the budget reaches the tool span.
     """
-    if _is_message(output) and getattr(output, "type", None) == "tool":
+    if _is_message(output) and probes.attr(output, "type") == "tool":
         result = output.content
         if isinstance(result, list) and content.has_media(result):
             return [genai_part(p, media_budget) for p in content.content_parts(result)]

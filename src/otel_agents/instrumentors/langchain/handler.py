@@ -25,7 +25,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from opentelemetry import context as otel_context
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, guard, guarded
+from ..._spans import ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, guard, guarded, probes
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_CHAT, OP_TEXT_COMPLETION
@@ -404,6 +404,16 @@ class SpanCallbackHandler(BaseCallbackHandler):
                 self.tokens[run_id] = token
                 while len(self.tokens) > MAX_FOLDED:
                     self.tokens.popitem(last=False)
+            patches.tool_run_started(run_id)
+
+    def tool_runs_failed(self, run_ids: list, error: BaseException) -> None:
+        """``BaseTool.run``/``arun`` raised ``error`` without reporting the end of ``run_ids`` (LangChain
+        failed on the result itself): end those still open, with the error, and detach their spans."""
+        for run_id in run_ids:
+            with self._lock:
+                open_ = run_id in self.tokens
+            if open_:
+                self.on_tool_error(error, run_id=run_id)
 
     def _detach(self, run_id: UUID) -> None:
         with self._lock:
@@ -415,8 +425,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._detach(run_id)
         error = None
-        if getattr(output, "type", None) == "tool" and getattr(output, "status", None) == "error":
-            error = HandledToolError(str(getattr(output, "content", "")))
+        if probes.attr(output, "type") == "tool" and probes.attr(output, "status") == "error":
+            error = HandledToolError(probes.text(probes.attr(output, "content", "")))
         self._finish(run_id, error, fill=self._tool_fill(output), site="langchain.tool_output")
 
     @staticmethod

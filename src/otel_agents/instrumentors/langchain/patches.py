@@ -42,6 +42,13 @@
    it attached before handing the chunk back, so the span is never current
    between chunks or after the consumer stops.
 
+5. **A tool run LangChain gives up on still ends.** ``BaseTool.run``/``arun`` can raise after
+   ``on_tool_start`` without calling ``on_tool_end`` or ``on_tool_error`` (formatting a result it
+   cannot handle, such as a list whose ``__len__`` raises): the tool span would never end and, attached
+   in ``on_tool_start``, would stay current. We wrap both; the handler notes each tool run started
+   inside the call (:func:`tool_run_started`), and an exception escaping the call ends those still
+   open with it, in the same context, before it propagates unchanged.
+
 Removal only ever takes out our own wrapper: when another library wrapped the
 same function after us, ours stays in place under theirs, switched off (a plain
 pass-through), and is switched back on — not stacked again — by the next
@@ -50,6 +57,7 @@ pass-through), and is switched back on — not stacked again — by the next
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import inspect
 import sys
@@ -216,13 +224,68 @@ def _astream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any
 STREAM_TARGETS = (("stream", _stream_wrapper), ("astream", _astream_wrapper))  # on BaseChatModel and BaseLLM
 
 
-def _wrap_model_calls(install: bool) -> None:
+_TOOL_RUNS: contextvars.ContextVar[list | None] = contextvars.ContextVar("otel_agents_langchain_tool_runs",
+                                                                        default=None)
+_tool_run_failed: Callable[[list, BaseException], None] | None = None  # while instrumented
+
+
+def tool_run_started(run_id: Any) -> None:
+    """The handler opened a tool span: note it for the ``BaseTool.run``/``arun`` call it runs in."""
+    runs = _TOOL_RUNS.get()
+    if runs is not None:
+        runs.append(run_id)
+
+
+def _tool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    if _tool_run_failed is None:
+        return wrapped(*args, **kwargs)
+    runs: list = []
+    token = _TOOL_RUNS.set(runs)
+    try:
+        return wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _end_tool_runs(runs, exc)
+        raise
+    finally:
+        _TOOL_RUNS.reset(token)
+
+
+def _atool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    async def call() -> Any:
+        if _tool_run_failed is None:
+            return await wrapped(*args, **kwargs)
+        runs: list = []
+        token = _TOOL_RUNS.set(runs)
+        try:
+            return await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _end_tool_runs(runs, exc)
+            raise
+        finally:
+            _TOOL_RUNS.reset(token)
+    return call()
+
+
+def _end_tool_runs(runs: list, exc: BaseException) -> None:
+    hook = _tool_run_failed
+    if runs and hook is not None:
+        with guard("langchain.tool_run_failed"):
+            hook(runs, exc)
+
+
+TOOL_RUN_TARGETS = (("run", _tool_run_wrapper), ("arun", _atool_run_wrapper))  # on BaseTool
+
+
+def _wrap_methods(install: bool) -> None:
     from langchain_core.language_models.chat_models import BaseChatModel
     from langchain_core.language_models.llms import BaseLLM
 
     targets = [(BaseChatModel, attr, wrapper)
                for attr, wrapper in zip(MODEL_CALL_TARGETS, (_model_call_wrapper, _amodel_call_wrapper))]
     targets += [(cls, attr, wrapper) for cls in (BaseChatModel, BaseLLM) for attr, wrapper in STREAM_TARGETS]
+    from langchain_core.tools import BaseTool
+
+    targets += [(BaseTool, attr, wrapper) for attr, wrapper in TOOL_RUN_TARGETS]
     for owner, attr, wrapper in targets:
         current = owner.__dict__.get(attr)
         if current is None:
@@ -263,29 +326,32 @@ def _unwrap(module_name: str, attr: str, wrapper: Any) -> None:
     # Otherwise a later wrapper sits on top of ours: leave ours there, switched off.
 
 
-def install(span_context_for: Callable[[Any], Any]) -> None:
-    """Switch both hooks on; ``span_context_for(run_id)`` returns the OTel ``Context`` to attach, or ``None``."""
-    global _span_context_for, _graph_codes
+def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[list, BaseException], None]) -> None:
+    """Switch the hooks on; ``span_context_for(run_id)`` returns the OTel ``Context`` to attach, or ``None``;
+    ``tool_run_failed(run_ids, exc)`` ends the tool runs a failed ``BaseTool.run``/``arun`` left open."""
+    global _span_context_for, _graph_codes, _tool_run_failed
+    _tool_run_failed = tool_run_failed
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.patch"):
             _wrap(module_name, attr, _config_context_wrapper)
     _span_context_for = span_context_for
     with guard("langchain.patch_model_calls"):
-        _wrap_model_calls(True)
+        _wrap_methods(True)
     with guard("langchain.graph_codes"):
         _graph_codes = _load_graph_codes()
 
 
 def remove() -> None:
     """Switch both hooks off and take our wrappers out where they are on top."""
-    global _span_context_for, _graph_codes
+    global _span_context_for, _graph_codes, _tool_run_failed
     _span_context_for = None
+    _tool_run_failed = None
     _graph_codes = frozenset()
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.unpatch"):
             _unwrap(module_name, attr, _config_context_wrapper)
     with guard("langchain.unpatch_model_calls"):
-        _wrap_model_calls(False)
+        _wrap_methods(False)
 
 
 def _load_graph_codes() -> frozenset[Any]:

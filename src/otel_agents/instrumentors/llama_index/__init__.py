@@ -139,7 +139,16 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
         dispatcher.add_span_handler(spans)
         dispatcher.add_event_handler(events)
         self._span_handler, self._event_handler = spans, events
-        self._stream_patch = None
+        self._stream_patch = self._tool_patch = None
+        try:  # every tool class's call methods: a call whose end LlamaIndex fails to report still ends our spans
+            from llama_index.core.tools.types import BaseTool
+
+            from .._hierarchy import HierarchyPatch
+            from ._span_handler import tool_call_wrappers
+
+            self._tool_patch = HierarchyPatch(BaseTool, tool_call_wrappers(spans), site="llama_index.patch_tools")
+        except Exception as exc:  # noqa: BLE001 - tools still get their spans
+            report_internal_error("llama_index.patch_tools", exc)
         try:  # every LLM class's stream methods: the provider call sees the model span (one span per request)
             from llama_index.core.base.llms.base import BaseLLM
 
@@ -152,9 +161,11 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
             report_internal_error("llama_index.patch_streams", exc)
 
     def _remove(self) -> None:
-        patch, self._stream_patch = getattr(self, "_stream_patch", None), None
-        if patch is not None:
-            patch.remove()
+        for attr in ("_stream_patch", "_tool_patch"):
+            patch = getattr(self, attr, None)
+            setattr(self, attr, None)
+            if patch is not None:
+                patch.remove()
         spans, events = self._span_handler, self._event_handler
         self._span_handler = self._event_handler = None
         if spans is None:

@@ -12,6 +12,12 @@ Our per-span state rides in the handler's own ``open_spans`` map (the
 dispatcher's bookkeeping): :class:`_Open` is returned by ``new_span`` and
 removed by the base class on exit or drop.
 
+A call LlamaIndex fails to report the end of (its dispatcher formats the exception with ``str(e)``
+before ``span_drop``: an exception whose ``__str__`` raises skips the drop) would leave our span open
+and current. :func:`tool_call_wrappers` wrap every tool's ``call``/``acall``/``__call__`` outside the
+dispatcher: the records opened inside the call and still open when an exception escapes it are
+ended with that exception and detached, innermost first, before it propagates unchanged.
+
 Cost: under OTel's ``suppress_instrumentation()`` ``new_span`` returns at once
 (nothing is recorded, kept or made current; the exit hooks then find no record);
 arguments and results are read into content (events, messages, tool arguments)
@@ -21,9 +27,10 @@ only when the span records content.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import threading
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from opentelemetry import context as otel_context
@@ -202,6 +209,9 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         record = _Open(span_id, parent_id, plan, enclosing, enclosing_object)
         if plan is None:
             return record
+        opened = _OPENED_IN_CALL.get()
+        if opened is not None:
+            opened.append(record)
         explicit_parent = None
         if plan.role == _plan.STEP and parent is not None and parent.agents is not None:
             explicit_parent = parent.agents.parent_for_step(extract.step_event(args))
@@ -306,6 +316,21 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             if otel_context.get_current() is record.context:
                 otel_context.detach(token)
 
+    def drop_left_open(self, records: list[_Open], err: BaseException) -> None:
+        """End ``records`` the dispatcher never reported an exit or drop for, with ``err``, innermost first
+        (each detaches what it attached, in this same context)."""
+        for record in reversed(records):
+            with self.lock:
+                still_open = self.open_spans.pop(record.id_, None) is record
+            if still_open:
+                try:
+                    with guard("llama_index.drop_left_open"):
+                        if record.semantic is not None:
+                            record.semantic.record_error(err, control_flow=is_control_flow(err))
+                            record.semantic.end()
+                finally:
+                    self._detach(record)
+
     def _evict_oldest(self) -> None:
         with self.lock:
             oldest = next(iter(self.open_spans), None)
@@ -313,6 +338,46 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         if record is not None and record.semantic is not None:
             record.semantic.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
             record.semantic.end()
+
+
+_OPENED_IN_CALL: contextvars.ContextVar[list | None] = contextvars.ContextVar("otel_agents_llama_index_opened",
+                                                                            default=None)
+TOOL_CALL_METHODS = ("call", "acall", "__call__")  # on BaseTool and every subclass defining its own
+
+
+def tool_call_wrappers(handler: LlamaIndexSpanHandler) -> dict[str, Callable[..., Any]]:
+    """wrapt wrappers for a tool's ``call``/``acall``/``__call__`` (outside LlamaIndex's dispatcher
+    wrapper): spans opened inside a call that the dispatcher leaves open when an exception escapes
+    are ended with it (see the module docstring)."""
+
+    def sync(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        opened: list = []
+        token = _OPENED_IN_CALL.set(opened)
+        try:
+            return wrapped(*args, **kwargs)
+        except BaseException as err:
+            if opened:
+                handler.drop_left_open(opened, err)
+            raise
+        finally:
+            _OPENED_IN_CALL.reset(token)
+
+    async def acall(wrapped: Any, args: tuple, kwargs: dict) -> Any:
+        opened: list = []
+        token = _OPENED_IN_CALL.set(opened)
+        try:
+            return await wrapped(*args, **kwargs)
+        except BaseException as err:
+            if opened:
+                handler.drop_left_open(opened, err)
+            raise
+        finally:
+            _OPENED_IN_CALL.reset(token)
+
+    def asynchronous(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        return acall(wrapped, args, kwargs)
+
+    return {"call": sync, "__call__": sync, "acall": asynchronous}
 
 
 def _first_argument(args: Mapping[str, Any]) -> Any:

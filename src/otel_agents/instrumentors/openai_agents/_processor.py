@@ -166,9 +166,11 @@ class OtelAgentsProcessor(TracingProcessor):
     def on_trace_end(self, sdk_trace: Any) -> None:
         exc = _unwinding()
         with guard("openai_agents.trace_end"):
-            root, rec = self.traces.pop_with_extra(getattr(sdk_trace, "trace_id", None))
-            if rec is None:
-                return
+            self._end_trace(getattr(sdk_trace, "trace_id", None), exc)
+
+    def _end_trace(self, trace_id: Any, exc: BaseException | None) -> None:
+        root, rec = self.traces.pop_with_extra(trace_id)
+        if rec is not None:
             self._detach(rec)
             failed = exc if isinstance(exc, Exception) else rec.error
             for handoffs in rec.pending.values():  # handed off to an agent that never ran
@@ -182,6 +184,21 @@ class OtelAgentsProcessor(TracingProcessor):
                 root.set_output(rec.output)
             self._end(root, failed, exc)
 
+    def _end_run(self, trace_id: Any, exc: BaseException) -> None:
+        """``KeyboardInterrupt``/``SystemExit`` is unwinding through one of the run's spans: end the whole
+        run now. asyncio propagates these out of the event loop at once (``Task`` re-raises them), leaving
+        the run's tasks suspended, so the SDK never ends its enclosing agent and trace spans."""
+        trace_rec = self.traces.get_extra(trace_id)
+        if trace_rec is None:
+            return
+        with self._lock:
+            for key in [k for k, a in self._aliases.items() if a.trace is trace_rec]:
+                del self._aliases[key]
+        for sem, rec in reversed(self.spans.pop_where(lambda r: r is not None and r.trace is trace_rec)):
+            self._detach(rec)
+            self._end(sem, None, exc)
+        self._end_trace(trace_id, exc)
+
     def on_span_start(self, span: Any) -> None:
         if not self.active:
             return
@@ -192,6 +209,9 @@ class OtelAgentsProcessor(TracingProcessor):
         exc = _unwinding()
         with guard("openai_agents.span_end"):
             self._finish(span, exc)
+        if exc is not None and not isinstance(exc, Exception) and not _is_abandon(exc):
+            with guard("openai_agents.run_interrupted"):
+                self._end_run(getattr(span, "trace_id", None), exc)
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Nothing to flush: our spans go to the OTel provider, which the application shuts down."""
@@ -232,6 +252,8 @@ class OtelAgentsProcessor(TracingProcessor):
             sem.record_error(unwinding, control_flow=True)
         elif error is not None:
             sem.record_error(error)
+        elif unwinding is not None and not isinstance(unwinding, Exception):  # KeyboardInterrupt, SystemExit
+            sem.record_error(unwinding, control_flow=True)
         sem.end()
 
     def note_exception(self, span: Any, exc: BaseException) -> None:

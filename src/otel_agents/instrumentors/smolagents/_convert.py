@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from ..._spans import ChatMessage, TextPart, ToolCallPart, ToolDefinition, Usage, media_part
+from ..._spans import ChatMessage, TextPart, ToolCallPart, ToolDefinition, Usage, media_part, probes
 from ..._spans.messages import BlobPart, Part
 
 _ROLES = {"tool-call": "assistant", "tool-response": "user"}
@@ -144,8 +144,7 @@ def tool_arguments(tool: Any, args: tuple, kwargs: dict) -> Any:
 
 def jsonable_result(value: Any) -> Any:
     """A tool result for recording: smolagents' agent types (``AgentText``, ``AgentImage``…) as their plain value."""
-    to_raw = getattr(value, "to_raw", None)
-    if to_raw is not None and type(value).__module__.startswith("smolagents"):
+    if type(value).__module__.startswith("smolagents") and (to_raw := probes.attr(value, "to_raw")) is not None:
         raw = to_raw()
         if isinstance(raw, (str, int, float, bool)) or raw is None:
             return raw

@@ -1,0 +1,129 @@
+"""The one path every value takes to become an attribute: to JSON-able → redact → fit the budget.
+
+Redaction is a property of this path, not of the callers: a content value (:func:`render`), a
+value rendered into several attributes (:func:`prepare` once, then :func:`render` with
+``redacted=True``), a non-content attribute or a span name (:func:`otel_value`, :func:`label`),
+an exception message or status description (:func:`message`) and a stack trace
+(:func:`stacktrace`) all go through :func:`~.redaction.redact_text`/:func:`~.redaction.redact_data`,
+whether content capture is on or off. :class:`~.span.SemanticSpan` writes only what comes out of
+here.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from typing import Any, Callable
+
+from ..semconv import attributes as A
+from . import encoding
+from .redaction import redact_data, redact_text
+
+REDACTION_MARGIN = 256  # characters scanned past the budget, so a secret starting inside it is seen whole
+_LEGAL_SCALARS = (str, bool, int, float)
+_CACHED_LABEL = 256  # longer labels (a prompt used as a name) are redacted each time, not cached
+_NO_LIMIT = 1 << 62
+
+
+@functools.lru_cache(maxsize=4096)  # names and ids repeat: one scan per distinct label
+def _label(text: str) -> str:
+    return encoding.utf8_safe(redact_text(text))
+
+
+def label(text: str) -> str:
+    """A span name, name, id or other non-content string with secret shapes and secret-named keys
+    redacted (content on or off: a key can be anywhere, a tool's name included), made UTF-8-safe."""
+    if len(text) < 9:  # too short for any rule of redact_text
+        return encoding.utf8_safe(text)
+    return _label(text) if len(text) <= _CACHED_LABEL else encoding.utf8_safe(redact_text(text))
+
+
+def otel_value(value: Any) -> Any:
+    """An OTel-legal, redacted attribute value for ``value``, or ``None`` to skip it.
+
+    Scalars pass; strings and homogeneous lists of strings are :func:`label` s; other homogeneous
+    scalar lists pass; anything else becomes JSON text of its redacted JSON-able data.
+    """
+    t = type(value)
+    if t is str:
+        return label(value)
+    if value is None or t is bool or t is int or t is float:
+        return value
+    if isinstance(value, str):
+        return label(str.__str__(value))
+    if isinstance(value, _LEGAL_SCALARS):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [v for v in value if v is not None]
+        for t in (bool, str, int, float):
+            if items and all(type(v) is t for v in items):
+                return [label(v) for v in items] if t is str else list(items)
+        if not items:
+            return None
+    return encoding.dumps(prepare(value, _NO_LIMIT)[0])
+
+
+def prepare(value: Any, limit: int) -> tuple[Any, bool]:
+    """``value`` redacted: a string as text, anything else as JSON-able data (NaN/Infinity become
+    strings; see :func:`~.encoding.to_jsonable`); every string cut to ``limit`` characters first.
+    Returns ``(value, whether anything was cut)``."""
+    if isinstance(value, str):
+        return redact_text(value[:limit]), len(value) > limit
+    return redact_data(encoding.to_jsonable(value), limit)
+
+
+def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str] | None = None,
+           as_json: bool | None = None, redacted: bool = False, encoded: str | None = None) -> tuple[str, str, bool]:
+    """One content value as attribute text: :func:`prepare`, the user's redaction ``hook(key, text)``,
+    then cut to ``budget`` characters (JSON stays valid JSON).
+
+    ``redacted``: ``value`` already came out of :func:`prepare` (with the budget plus
+    :data:`REDACTION_MARGIN`); ``encoded``: its compact JSON text, if the caller has it. Strings stay
+    text unless ``as_json``. Returns ``(text, mime_type, truncated)``.
+    """
+    limit = budget + REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
+    if isinstance(value, str) and not as_json:
+        text, precut = (value[:limit], len(value) > limit) if redacted else prepare(value, limit)
+        if hook is not None:
+            text = hook(key, text)
+        cut, truncated = encoding.fit_text(text, budget)
+        return encoding.utf8_safe(cut), A.MIME_TEXT, truncated or precut
+    if isinstance(value, str):  # as_json and already text: keep valid JSON as is
+        try:
+            value = encoding.json.loads(value)
+        except Exception:  # noqa: BLE001 - not JSON, or too deep to decode: a JSON string
+            pass
+        redacted = False  # the key rule has not seen the decoded fields
+    data, precut = (value, False) if redacted else prepare(value, limit)
+    text = encoded if encoded is not None and redacted else encoding.dumps(data)
+    if hook is not None:
+        hooked = hook(key, text)
+        if hooked != text:
+            text = hooked
+            try:
+                data = encoding.json.loads(text)
+            except ValueError:
+                data = text
+                text = encoding.dumps(text)
+    cut, truncated = encoding.fit_json(data, text, budget)
+    return encoding.utf8_safe(cut), A.MIME_JSON, truncated or precut
+
+
+def message(text: str, budget: int) -> str:
+    """An exception message or status description: redacted, at most ``budget`` characters."""
+    return encoding.utf8_safe(redact_text(text[:budget + REDACTION_MARGIN])[:budget])
+
+
+def stacktrace(exc: BaseException, qualname: str, content: bool, budget: int) -> str:
+    """``exception.stacktrace`` for ``exc``: redacted with content on or off (a key written in the
+    failing source line is as secret as one in a message), cut to ``budget`` keeping the innermost
+    frames. With content off the message is left out (its last line may quote user content): the
+    frames, then ``qualname``."""
+    try:
+        stack = "".join(traceback.format_exception(exc) if content else traceback.format_tb(exc.__traceback__))
+    except Exception:  # noqa: BLE001 - a hostile exception (its notes, its cause) cannot be formatted
+        stack = ""
+    if not content:
+        stack += qualname
+    stack = redact_text(stack if len(stack) <= budget else stack[-(budget + REDACTION_MARGIN):])
+    return encoding.utf8_safe(stack if len(stack) <= budget else "…" + stack[-(budget - 1):])
