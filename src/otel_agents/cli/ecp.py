@@ -103,6 +103,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     register_annotate(ecp_sub)
     register_collect(ecp_sub)
+    from .report import register as register_report
+
+    register_report(ecp_sub)
     ecp.set_defaults(func=lambda args: (ecp.print_help(), 2)[1])
 
 
