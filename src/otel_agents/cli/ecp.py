@@ -14,6 +14,11 @@ there) and each step waits for them, at most --collect-grace seconds after its r
 ends, and folds them into its envelope; a part that did not come is reported in the
 envelope (incomplete, and a logs record), never waited for longer (docs/collect.md).
 
+With --replay SOURCE (no TARGET), stored runs answer the steps instead of an agent, so `ecp run` grades
+yesterday's runs with a new manifest without a model call (otel_agents.serve.replay). Every step's root
+records otel_agents.ecp.scenario.id, otel_agents.ecp.step.index and otel_agents.ecp.step.input_sha256, which
+the replay matches on.
+
 A step still running after --step-timeout seconds is answered with an error and
 the server keeps serving. HTTP binds loopback only unless --allow-remote is given,
 checks Host and Origin, and with --auth-token (or OTEL_AGENTS_ECP_TOKEN) requires
