@@ -62,8 +62,9 @@ def normalise(text: str) -> str:
 
 
 def input_key(text: str) -> str:
-    """The SHA-256 (hex) of the normalised input: what ``ecp serve`` records and the replay matches."""
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+    """The SHA-256 (hex) of the normalised input's UTF-8 (lone surrogates kept as such, ``surrogatepass``: JSON
+    can carry them): what ``ecp serve`` records and the replay matches."""
+    return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ReplaySourceError(ValueError):
