@@ -173,3 +173,16 @@ def test_several_stored_runs_for_one_step_are_answered_in_order(tmp_path: Path) 
     assert "all 2 stored run(s) with this input were replayed already" in err.value.message
     with pytest.raises(RPCError):
         Replayer(traces, "s").answer(ReplayState(), "where is my order a100?")  # no case folding
+
+
+def test_phoenix_span_export_of_another_instrumentation_is_graded(tmp_path: Path) -> None:
+    """A Phoenix span export of the LangChain agent traced by OpenInference (no ``ecp serve`` attributes):
+    every manifest step is matched by its input (the root's ``input.value``) and graded by the real ``ecp run``;
+    the correct agent passes every check."""
+    export = ROOT / "tests" / "exporters" / "foreign" / "phoenix_otlpv1_openinference_langchain.json"
+    manifest = _manifest(tmp_path / "m.yaml", _serve("--replay", str(export), "--log-file", str(tmp_path / "r.log")),
+                         new_checks=False)
+    report = _ecp_run(manifest, tmp_path / "r.json")
+    verdicts = _verdicts(report)
+    assert len(verdicts) == sum(len(s["steps"]) for s in BASE["scenarios"])
+    assert all(all(v) for _, _, v in verdicts), verdicts

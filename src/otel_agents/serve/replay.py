@@ -27,7 +27,9 @@ Matching a manifest step to a stored run (:class:`Replayer`):
    removed, every run of whitespace one space (:func:`normalise`); nothing else
    (no case folding). A stored run's input is its ``input_sha256`` attribute, or
    the root span's ``input.value`` (ours, OpenInference) for traces recorded
-   elsewhere.
+   elsewhere; when that is JSON (``input.mime_type`` ``application/json``) holding a
+   ``messages`` list (LangChain/LangGraph's input), the content of its last
+   human/user message (:func:`stored_input`).
 
 Stored runs are answered in the order they were recorded, each once: ``ecp run``
 repeated k times against one replay server (``--http``), or with ``--replay-cursor
@@ -112,6 +114,23 @@ def _stored(envelope: dict[str, Any], input_text: Any = None) -> StoredRun:
                      str(root.get("start") or ""), f"{envelope.get('trace_id')}/{root.get('span_id')}")
 
 
+def stored_input(attributes: Mapping[str, Any]) -> str | None:
+    """The input text of a root span recorded elsewhere (see the module docstring), or ``None``."""
+    value = attributes.get(A.INPUT_VALUE)
+    if not isinstance(value, str):
+        return None
+    if attributes.get("input.mime_type") != "application/json":
+        return value
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        messages = json.loads(value).get("messages")
+        for message in reversed(messages):
+            data = message.get("data") if isinstance(message.get("data"), dict) else message
+            if (message.get("type") or message.get("role") or data.get("type")) in ("human", "user") \
+                    and isinstance(data.get("content"), str):
+                return data["content"]
+    return value
+
+
 def _is_envelope(obj: Any) -> bool:
     return isinstance(obj, dict) and "status" in obj and "public_output" in obj and "resourceSpans" not in obj
 
@@ -151,7 +170,7 @@ def load_runs(path: str) -> list[StoredRun]:
         spans = [s for _, batch in iter_otlp_json(trace_lines, errors=errors) for s in batch]
         if errors:
             raise ReplaySourceError(f"{path}: {errors[0]}")
-        inputs = {f"{s.context.span_id:016x}": (s.attributes or {}).get(A.INPUT_VALUE) for s in spans}
+        inputs = {f"{s.context.span_id:016x}": stored_input(s.attributes or {}) for s in spans}
         for env in fold(spans):
             runs.append(_stored(env, inputs.get(_root_record(env).get("span_id"))))
     if not runs:
