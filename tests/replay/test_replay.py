@@ -186,3 +186,39 @@ def test_phoenix_span_export_of_another_instrumentation_is_graded(tmp_path: Path
     verdicts = _verdicts(report)
     assert len(verdicts) == sum(len(s["steps"]) for s in BASE["scenarios"])
     assert all(all(v) for _, _, v in verdicts), verdicts
+
+
+def test_k_recorded_runs_are_graded_in_order_by_one_http_replay_server(tmp_path: Path) -> None:
+    """Two recordings of the agent (one trace file), one ``--http`` replay server: the first ``ecp run`` is
+    answered with recording 1, the second with recording 2 (their trace ids, in the replayed log records),
+    a third finds none left and each step is an error naming its input."""
+    traces = tmp_path / "trace.jsonl"
+    base = copy.deepcopy(BASE)
+    base["scenarios"] = base["scenarios"][:1]
+    for i in (1, 2):
+        base["target"] = _serve(f"{AGENT}:agent", "--trace-file", str(traces), "--log-file", str(tmp_path / "r.log"))
+        (tmp_path / f"rec{i}.yaml").write_text(yaml.safe_dump(base), encoding="utf-8")
+        _ecp_run(tmp_path / f"rec{i}.yaml", tmp_path / f"rec{i}.json")
+    recorded = sorted({r.envelope["trace_id"] for r in load_runs(str(traces))}, key=lambda t: next(
+        r.start for r in load_runs(str(traces)) if r.envelope["trace_id"] == t))
+    assert len(recorded) == 4
+    server = subprocess.Popen([OTEL_AGENTS, "ecp", "serve", "--replay", str(traces), "--http", "--port", "0"],
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        url = line.split("serving ECP at ", 1)[1].strip()
+        served = []
+        for i in (1, 2, 3):
+            base["target"] = url
+            (tmp_path / f"re{i}.yaml").write_text(yaml.safe_dump(base), encoding="utf-8")
+            report = _ecp_run(tmp_path / f"re{i}.yaml", tmp_path / f"re{i}.json")
+            steps = report["scenarios"][0]["steps"]
+            if i < 3:
+                assert all(c["passed"] for s in steps for c in s["checks"])
+                served.append([json.loads(s["logs"])[-1]["trace_id"] for s in steps])
+            else:
+                assert "all 2 stored run(s) with this input were replayed already" in json.dumps(report)
+        assert served[0] + served[1] == recorded
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
