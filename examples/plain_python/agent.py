@@ -134,7 +134,16 @@ def side_effect_agent(user_input: str) -> str:
     return answer
 
 
-agent.name = faulty_agent.name = side_effect_agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
+@otel_agents.agent(name="customer_support", description=DESCRIPTION)
+def flaky_agent(user_input: str) -> str:
+    """The flaky twin (``otel-agents demo --repeat K``): the faulty trajectory when the run's seed
+    (``OTEL_AGENTS_DEMO_SEED``, default 1) is a multiple of 3, the correct one otherwise: it fails one
+    run in three, deterministically."""
+    seed = int(os.environ.get("OTEL_AGENTS_DEMO_SEED") or 1)
+    return _run(_faulty_model if seed % 3 == 0 else _model, user_input)
+
+
+agent.name = faulty_agent.name = side_effect_agent.name = flaky_agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
 
 
 def _main(argv: list[str]) -> int:

@@ -257,3 +257,50 @@ def test_ten_thousand_effects_fold_with_the_cap_and_the_elided_count(rec: Any) -
     assert lines[1:1 + MAX_OTHER_LINES] == ["  effect db sqlite INSERT rows"] * MAX_OTHER_LINES
     assert lines[-1] == f"elided effect={10_000 - MAX_OTHER_LINES} span=1"
     assert env["metrics"]["effects"] == 10_000
+
+
+# --- side effects while a model call is open (issue 39, item 4) --------------------------------------------------
+
+@pytest.mark.parametrize("instrumented", [True, False], ids=["openai-instrumentor", "framework-model-span"])
+def test_only_the_provider_request_under_a_model_span_is_transport(instrumented: bool, rec: Any, mail_url: str,
+                                                                   http_instrumented: None) -> None:
+    """While a model call is open, the real ``openai`` client's request (over ``httpx.MockTransport``, traced by
+    the OTel httpx instrumentation) is that call's transport: no line. An SMTP-like plain span and an httpx
+    POST to another host opened in the same call are effects/spans like anywhere else. With our OpenAI
+    instrumentor the host is matched against the model span's ``server.address``; without it (a framework's
+    model span naming only ``gen_ai.provider.name=openai``), against the provider's API host."""
+    from otel_agents import manual
+    from otel_agents.instrumentors.openai import OpenAIInstrumentor
+
+    from ..clients.fakes import Recorder as Fake, chat_completion, openai_client
+
+    fake = Fake(chat_completion())
+    client = openai_client(fake)
+    HTTPXClientInstrumentor.instrument_client(client._client, tracer_provider=rec.provider)
+    inst = OpenAIInstrumentor()
+    if instrumented:
+        manual.set_providers(rec.provider)
+        inst.instrument(tracer_provider=rec.provider)
+    try:
+        with rec.telemetry.span("agent", "support") as agent:
+            agent.set_agent("support")
+            agent.set_input("Where is order A100?")
+            with rec.telemetry.span("model", "gpt-4o", operation="chat") as model:
+                model.set_model(request_model="gpt-4o", provider="openai")
+                reply = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+                with rec.app.start_as_current_span("smtp.send", attributes={"smtp.to": "ann@example.com"}):
+                    pass
+                httpx.post(mail_url + "/v1/notify", json={"to": "ann"})
+    finally:
+        if instrumented:
+            inst.uninstrument()
+            manual.set_providers()
+    assert len(fake.requests) == 1 and reply.choices[0].message.content == "Order A100 has shipped."
+    http = [s for s in rec.spans if s.attributes.get("http.request.method") or s.attributes.get("http.method")]
+    assert len(http) == 2, [s.attributes for s in http]  # the provider request is traced: it is hidden, not missing
+    [env] = check(fold(rec.spans))
+    lines = _lines(env)
+    assert lines[0] == "agent support" and lines[1].startswith("  model gpt-4o"), lines
+    assert lines[2:] == ["    span smtp.send", "    effect http POST 127.0.0.1 /v1/notify status=202"], lines
+    assert "api.openai.com" not in env["evaluation_context"]
+    assert env["metrics"]["effects"] == 1

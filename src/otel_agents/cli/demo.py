@@ -92,6 +92,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phoenix", metavar="URL",
                    help="a running Phoenix (http://127.0.0.1:6006): export the runs there and annotate them "
                         "with their checks")
+    p.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="grade each agent K times (seeds 1..K) and print pass@k/pass^k (otel_agents.cli.campaign)")
     p.set_defaults(func=run)
 
 
@@ -150,6 +152,11 @@ def run(args: argparse.Namespace) -> int:
     base = yaml.safe_load((examples / "manifest.yaml").read_text(encoding="utf-8"))
     common = load_module(examples / "common.py", "_otel_agents_demo_common")
     serve = [str(bindir / "otel-agents")] if (bindir / "otel-agents").exists() else [sys.executable, "-m", "otel_agents.cli"]
+    if args.repeat > 1:  # the K-run campaign (issue 39)
+        from .campaign import run_campaign
+
+        return run_campaign(args, yaml, base, examples, out, serve, ecp,
+                            frameworks if args.frameworks else [PLAIN_PYTHON], example_file)
 
     runs = [Run(fw, attr, out / fw / _SUBDIRS[attr]) for fw in frameworks for attr in TWINS]
     for r in runs:

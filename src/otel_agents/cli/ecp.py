@@ -16,6 +16,11 @@ there) and each step waits for them, at most --collect-grace seconds after its r
 ends, and folds them into its envelope; a part that did not come is reported in the
 envelope (incomplete, and a logs record), never waited for longer (docs/collect.md).
 
+With --replay SOURCE (no TARGET), stored runs answer the steps instead of an agent, so `ecp run` grades
+yesterday's runs with a new manifest without a model call (otel_agents.serve.replay). Every step's root
+records otel_agents.ecp.scenario.id, otel_agents.ecp.step.index and otel_agents.ecp.step.input_sha256, which
+the replay matches on.
+
 A step still running after --step-timeout seconds is answered with an error and
 the server keeps serving. HTTP binds loopback only unless --allow-remote is given,
 checks Host and Origin, and with --auth-token (or OTEL_AGENTS_ECP_TOKEN) requires
@@ -53,7 +58,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     ecp = sub.add_parser("ecp", help="Evaluation Context Protocol commands")
     ecp_sub = ecp.add_subparsers(dest="ecp_command", metavar="COMMAND")
     p = ecp_sub.add_parser("serve", help="serve an agent over ECP", description=plain(__doc__))
-    p.add_argument("target", help="module:attr or path/to/file.py:attr")
+    p.add_argument("target", nargs="?", help="module:attr or path/to/file.py:attr (not with --replay)")
+    p.add_argument("--replay", metavar="SOURCE",
+                   help="serve the runs stored in SOURCE (OTLP/JSON traces, a Phoenix span export or envelopes, "
+                        "one per line) instead of an agent: each step answered with its stored envelope, no model "
+                        "call (see otel_agents.serve.replay)")
+    p.add_argument("--replay-cursor", metavar="FILE",
+                   help="with --replay: keep what was replayed in FILE, so k `ecp run`s of a stdio target grade "
+                        "stored runs 1..k")
     p.add_argument("--name", help="agent name reported by agent/initialize (default: the target's)")
     p.add_argument("--step-timeout", type=float, default=DEFAULT_STEP_TIMEOUT, metavar="SECONDS",
                    help=f"answer a step (or reset) still running after this long with an error and keep serving "
@@ -98,6 +110,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     register_annotate(ecp_sub)
     register_collect(ecp_sub)
+    from .report import register as register_report
+
+    register_report(ecp_sub)
     ecp.set_defaults(func=lambda args: (ecp.print_help(), 2)[1])
 
 
@@ -160,6 +175,9 @@ def _run(args: argparse.Namespace) -> int:
     if refusal:
         print(f"otel-agents ecp serve: {refusal}", file=sys.stderr)
         return 2
+    if (args.target is None) == (args.replay is None):
+        print("otel-agents ecp serve: give a TARGET or --replay SOURCE (one of them)", file=sys.stderr)
+        return 2
     if args.log_file:
         os.makedirs(os.path.dirname(os.path.abspath(args.log_file)), exist_ok=True)
         log = open(args.log_file, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives with the process
@@ -185,6 +203,8 @@ def _run(args: argparse.Namespace) -> int:
         protocol_out = os.fdopen(os.dup(1), "wb")
         fork.detach_in_child(protocol_out.fileno())
         os.dup2(2, 1)
+    if args.replay is not None:
+        return _serve_replay(args, protocol_in, protocol_out)
     provider = _provider(args)
     receiver = sock = None
     forward_to = _otlp_destination(args)  # before --collect points the children's OTLP variables at us
@@ -224,6 +244,23 @@ def _run(args: argparse.Namespace) -> int:
         uninstrument()
         provider.shutdown()
         sessions.close()
+    return 0
+
+
+def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out) -> int:
+    """``--replay``: no agent, no instrumentation, no model: stored envelopes answer the steps."""
+    from ..serve.replay import Replayer, ReplaySourceError, load_runs, replay_sessions
+
+    try:
+        runs = load_runs(args.replay)
+    except ReplaySourceError as exc:
+        print(f"otel-agents ecp serve --replay: {exc}", file=sys.stderr)
+        return 2
+    logging.getLogger("otel_agents.serve").info("replaying %d stored run(s) from %s", len(runs), args.replay)
+    sessions = replay_sessions(Replayer(runs, args.replay, args.replay_cursor), args.name or "replay",
+                               max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
+    main = _serve_http(args, sessions) if args.http else _serve_stdio(args, sessions, protocol_in, protocol_out)
+    asyncio.run(main)
     return 0
 
 

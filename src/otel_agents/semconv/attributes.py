@@ -168,3 +168,10 @@ OTEL_AGENTS_GUARDRAIL_TRIGGERED = "otel_agents.guardrail.triggered"
 OTEL_AGENTS_HANDOFF_TARGET = "otel_agents.handoff.target"
 # The MCP server's name from its initialize result (``serverInfo.name``): no standard key exists.
 OTEL_AGENTS_MCP_SERVER_NAME = "otel_agents.mcp.server.name"
+
+# Recorded by ``otel-agents ecp serve`` on each step's root span, so a stored run can be matched to a manifest
+# step again (``ecp serve --replay``): one random id per scenario as the server sees it (``agent/initialize``
+# to the next), the step's 1-based position in it, and the SHA-256 of its normalised input (never the text).
+OTEL_AGENTS_ECP_SCENARIO_ID = "otel_agents.ecp.scenario.id"
+OTEL_AGENTS_ECP_STEP_INDEX = "otel_agents.ecp.step.index"
+OTEL_AGENTS_ECP_STEP_INPUT_SHA256 = "otel_agents.ecp.step.input_sha256"

@@ -23,6 +23,7 @@ import inspect
 import json
 import logging
 import os
+import secrets
 import threading
 import traceback
 import weakref
@@ -37,6 +38,7 @@ from .._spans.redaction import redact_text
 from ..semconv import Kind
 from ..semconv import attributes as A
 from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, STEP_TIMEOUT, RPCError
+from .replay import input_key
 from .target import Target
 from .worker import Outcome, Worker
 
@@ -245,6 +247,8 @@ class ECPSession:
         self.collector = tracing.collector
         self.runner = runner or AgentRunner(target)
         self.step_timeout = step_timeout or None
+        self._scenario = secrets.token_hex(8)  # a new one at each agent/initialize: ecp run starts a scenario so
+        self._steps = 0                        # (recorded on each root, so --replay can match it again)
 
     # -- the ECP methods ---------------------------------------------------------
     def methods(self) -> dict[str, Any]:
@@ -252,7 +256,12 @@ class ECPSession:
         return {"agent/initialize": self.initialize, "agent/step": self.astep, "agent/reset": self.areset}
 
     def initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``{name, protocol_version, capabilities}``; capabilities are those this server really has."""
+        """``{name, protocol_version, capabilities}``; capabilities are those this server really has.
+
+        Starts a new scenario: the next steps' roots record a new ``otel_agents.ecp.scenario.id`` and their
+        position from 1 (``otel_agents.ecp.step.index``), with their input's hash (see :mod:`.replay`)."""
+        self._scenario = secrets.token_hex(8)
+        self._steps = 0
         caps: dict[str, dict] = {"tool_calls": {}, "evaluation_context": {}, "usage": {}, "reset": {}}
         if self.target.stateful:
             caps["multi_turn"] = {}
@@ -308,6 +317,10 @@ class ECPSession:
             trace_hex = f"{trace_id:032x}"
             self.collector.watch(trace_id)
             root.set_input(user_input)
+            self._steps += 1
+            root.set_attributes({A.OTEL_AGENTS_ECP_SCENARIO_ID: self._scenario,
+                                      A.OTEL_AGENTS_ECP_STEP_INDEX: self._steps,
+                                      A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256: input_key(user_input)})
             future = self.runner.submit("step", user_input, context=_context_with(root))
             try:
                 outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)

@@ -27,6 +27,17 @@ done *for* someone, not by the run) and another GenAI instrumentation's view of
 a step we already have (a span with ``gen_ai.*``, OpenInference ``llm.*``/
 ``openinference.*`` or pydantic-ai's ``logfire.*`` attributes).
 Paths are redacted like every other value (:func:`otel_agents._spans.redaction.redact_text`).
+
+Under a model or embedding span, only the provider request itself is that
+step's transport and gets no line (:func:`is_transport`): a span of another
+instrumentation whose host (``server.address``, else the host of ``url.full``/
+``http.url``, else ``net.peer.name``) is the model span's ``server.address``,
+or the provider's public API host for its ``gen_ai.provider.name`` (the OTel
+GenAI provider names, :data:`PROVIDER_HOSTS`), or, when the model span records
+neither, any host of :data:`PROVIDER_HOSTS`. Anything else opened while a model
+call is open (an SMTP send, an HTTP call to another service) is an effect or
+span line like anywhere else; the transport's own children (httpcore, urllib3)
+stay quiet.
 """
 
 from __future__ import annotations
@@ -67,6 +78,64 @@ def _word(value: Any) -> str | None:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Public API hosts of the OTel GenAI ``gen_ai.provider.name`` values (a leading "." matches any subdomain).
+PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
+    "openai": ("api.openai.com",),
+    "anthropic": ("api.anthropic.com",),
+    "gcp.gemini": ("generativelanguage.googleapis.com",),
+    "gcp.vertex_ai": (".aiplatform.googleapis.com",),
+    "gcp.gen_ai": ("generativelanguage.googleapis.com", ".aiplatform.googleapis.com"),
+    "azure.ai.openai": (".openai.azure.com",),
+    "azure.ai.inference": (".models.ai.azure.com", ".services.ai.azure.com"),
+    "aws.bedrock": (".amazonaws.com",),
+    "mistral_ai": ("api.mistral.ai",),
+    "cohere": ("api.cohere.com", "api.cohere.ai"),
+    "groq": ("api.groq.com",),
+    "deepseek": ("api.deepseek.com",),
+    "x_ai": ("api.x.ai",),
+    "perplexity": ("api.perplexity.ai",),
+}
+
+
+def span_host(a: dict[str, Any]) -> str | None:
+    """The host a client span talks to: ``server.address``, else ``url.full``/``http.url``'s host, else
+    ``net.peer.name``/``http.host`` (lower case), or ``None``."""
+    host = _first(a, "server.address")
+    if host is None:
+        url = _first(a, "url.full", "http.url")
+        if isinstance(url, str):
+            try:
+                host = urlsplit(url).hostname
+            except ValueError:
+                host = None
+    if host is None:
+        host = _first(a, "net.peer.name", "http.host")
+    return str(host).lower().split(":", 1)[0] if host else None
+
+
+def _matches(host: str, patterns: Any) -> bool:
+    return any(host == p or (p.startswith(".") and host.endswith(p)) for p in patterns)
+
+
+def is_transport(span: F.FoldSpan, model: F.FoldSpan) -> bool:
+    """Whether ``span`` (no semantic kind, under ``model``) is the provider request of that model call
+    (see the module docstring for the rule)."""
+    host = span_host(span.attributes)
+    if host is None:
+        return False
+    m = model.attributes
+    address = m.get("server.address")
+    if isinstance(address, str) and address:
+        if host == address.lower():
+            return True
+    provider = _first(m, A.GEN_AI_PROVIDER_NAME, A.LLM_PROVIDER, "gen_ai.system")
+    if isinstance(provider, str) and provider.lower() in PROVIDER_HOSTS:
+        return _matches(host, PROVIDER_HOSTS[provider.lower()])
+    if isinstance(address, str) and address:
+        return False
+    return any(_matches(host, patterns) for patterns in PROVIDER_HOSTS.values())
 
 
 def _http(a: dict[str, Any], content: bool) -> str | None:

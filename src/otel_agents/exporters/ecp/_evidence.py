@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 from ...semconv import attributes as A
 from . import _facts as F
 from . import _json
-from ._effects import classify, content_recorded
+from ._effects import classify, content_recorded, is_transport
 from ._runs import RunTree
 
 NAME_LIMIT = 120
@@ -163,13 +163,14 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
     elided = {"effect": 0, "span": 0}
     content = content_recorded(tree.spans)
     children = tree.children
-    # ("enter" | "exit", span, depth, keyword, quiet); exits write the error/paused lines after the
-    # subtree; under a model/embedding span or an effect ("quiet"), foreign spans are that step's own
-    # plumbing (the provider's HTTP call, urllib3 under requests) and get no line.
-    stack: list[tuple[str, F.FoldSpan, int, str | None, bool]] = [
-        ("enter", s, 0, None, False) for s in reversed(children.get(None, []))]
+    # ("enter" | "exit", span, depth, keyword, quiet, model); exits write the error/paused lines after
+    # the subtree; under an effect ("quiet"), foreign spans are its transport (urllib3 under requests);
+    # under a model/embedding span (``model``), only the provider request is (see ``is_transport``):
+    # it and its subtree get no line, any other side effect does.
+    stack: list[tuple[str, F.FoldSpan, int, str | None, bool, F.FoldSpan | None]] = [
+        ("enter", s, 0, None, False, None) for s in reversed(children.get(None, []))]
     while stack:
-        action, span, depth, kw, quiet = stack.pop()
+        action, span, depth, kw, quiet, model = stack.pop()
         if action == "exit":
             name = one_line(tree.name(span), NAME_LIMIT)
             if reports_error(span, tree):
@@ -182,19 +183,24 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
         kw = keyword(span) if not served else None
         child_depth = depth
         child_quiet = quiet
+        child_model = model
         if kw is not None:
             lines.append(indent(depth) + step_line(span, kw, tree))
             steps += 1
             child_depth = depth + 1
-            child_quiet = kw == "model"
+            child_quiet = False
+            child_model = span if kw == "model" else None
             if include_thoughts and kw == "model":
                 lines += [f"{indent(child_depth)}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
             if span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
-                stack.append(("exit", span, depth, kw, quiet))
+                stack.append(("exit", span, depth, kw, quiet, model))
         elif span.semantic_kind is not None:
-            child_quiet = quiet or span.semantic_kind == "embedding"
+            if span.semantic_kind == "embedding":
+                child_model = span
             if not served and (span.error or F.flag(span, A.OTEL_AGENTS_PAUSED)):
-                stack.append(("exit", span, depth, span.semantic_kind, quiet))
+                stack.append(("exit", span, depth, span.semantic_kind, quiet, model))
+        elif model is not None and not quiet and is_transport(span, model):
+            child_quiet = True
         elif not quiet:
             found = classify(span, content)
             if found is not None:
@@ -210,7 +216,8 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
                 child_depth = depth + 1
         below = children.get(span.span_id)
         if below:
-            stack.extend(("enter", child, child_depth, None, child_quiet) for child in reversed(below))
+            stack.extend(("enter", child, child_depth, None, child_quiet, child_model)
+                         for child in reversed(below))
     if elided["effect"] or elided["span"]:
         lines.append(f"elided effect={elided['effect']} span={elided['span']}")
     return Evidence("\n".join(lines), steps, errors, effects)

@@ -1,0 +1,356 @@
+"""``otel-agents ecp report REPORT.json…``: reliability over k runs, from the JSON reports of ``ecp run``.
+
+Each report (``ecp run --json-out``) is one run of one agent over a manifest; give
+any number (k repeats of several agents). Runs are grouped per agent (the name
+``agent/initialize`` reported), and within an agent per scenario. A scenario run
+*passes* when every check of every one of its steps passed.
+
+Per agent and per scenario, with n runs of which c passed and k (``--k``, default
+the smallest n of the group):
+
+* pass rate c/n with its Wilson score interval (95 %, z = 1.96; E. B. Wilson,
+  "Probable inference…", JASA 1927);
+* pass@k = 1 − C(n−c, k) / C(n, k): the chance that at least one of k runs passes,
+  the unbiased estimator of Chen et al., "Evaluating Large Language Models Trained
+  on Code" (the Codex paper, arXiv:2107.03374, §2.1);
+* pass^k = C(c, k) / C(n, k): the chance that all k runs pass, the production
+  metric of Yao et al., "τ-bench" (arXiv:2406.12045, §5);
+* their intervals: the Wilson bounds [lo, hi] of the per-run success p mapped
+  through the monotone 1 − (1 − p)^k and p^k (what the two estimators tend to).
+
+An agent's numbers are the means of its scenarios' (its pass rate and interval are
+pooled over all its scenario runs). Flaky scenarios passed in some runs and
+failed in others; each is listed with the checks whose verdict changed between
+runs (``step N check M TYPE TARGET``).
+
+Per run (means over an agent's runs): tokens (``usage.total_tokens`` of every
+step, else input + output), cost (``usage.cost``/``cost_usd`` when the reports
+carry one; else none), latency (the steps' ``duration_ms`` summed), steps; the
+tool success rate (tool calls with ``status`` ``ok`` over all tool calls). The
+framework (``otel_agents.framework`` of the spans in ``logs``, ``ecp`` aside) and
+model (``gen_ai.request.model``) are reported where the runs say so.
+
+Effectiveness–efficiency across agents: success (pass rate) against mean tokens
+per run. We did not find the A²E paper's exact normalisation, so this uses a
+documented stand-in: efficiency = (fewest mean tokens of any agent) / (this
+agent's mean tokens), in (0, 1], and the score = pass rate × efficiency (1 = the
+most reliable agent is also the cheapest).
+
+Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
+``--html FILE``: one self-contained page (inline SVG, no script, no CDN) with the
+success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
+METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
+tool_success) fails (exit 1) when any agent is below it. Exit 2: a report could
+not be read (the file and the problem are named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import math
+import sys
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+from . import plain
+
+Z95 = 1.959963984540054
+GATES = ("pass_rate", "pass_at_k", "pass_k", "tool_success")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="pass rate, pass@k, pass^k, flakiness and cost over ecp run reports",
+                       description=plain(__doc__.split("\n\n")[1]))
+    p.add_argument("reports", metavar="REPORT.json", nargs="+", help="JSON reports of `ecp run --json-out`")
+    p.add_argument("--k", type=int, help="k of pass@k and pass^k (default: the fewest runs of a group)")
+    p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots")
+    p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
+                   help=f"exit 1 when an agent's METRIC ({', '.join(GATES)}) is below VALUE")
+    p.set_defaults(func=run)
+
+
+# -- statistics -------------------------------------------------------------------------------------
+
+def wilson(c: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of c successes in n trials, as (low, high); (0, 1) when n = 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = c / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """1 − C(n−c, k)/C(n, k) (Chen et al. 2021); ``k`` must be ≤ ``n``."""
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """C(c, k)/C(n, k) (Yao et al. 2024, τ-bench); ``k`` must be ≤ ``n``."""
+    return math.comb(c, k) / math.comb(n, k)
+
+
+# -- reading reports -----------------------------------------------------------------------------------
+
+class ReportError(ValueError):
+    """A report cannot be read (the message names the file)."""
+
+
+def load(path: str) -> dict[str, Any]:
+    """One ``ecp run`` JSON report. Raises :class:`ReportError`."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ReportError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
+        raise ReportError(f"{path}: not an ecp run report (no \"scenarios\" list)")
+    return report
+
+
+def _check_name(step_no: int, check_no: int, check: dict[str, Any]) -> str:
+    """``step N check M TYPE TARGET`` (1-based, manifest order; TARGET: what the report says it graded)."""
+    target = check.get("tool_name") or check.get("value") or check.get("pattern") or check.get("field") or ""
+    return f"step {step_no} check {check_no} {check.get('type', 'check')} {target}".strip()
+
+
+def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
+    tokens = latency = 0.0
+    cost: float | None = None
+    steps = tools = tools_ok = 0
+    frameworks: Counter[str] = Counter()
+    models: Counter[str] = Counter()
+    scenarios: dict[str, dict[str, Any]] = {}
+    for scenario in report["scenarios"]:
+        checks: dict[str, bool] = {}
+        passed = scenario.get("status", "ok") == "ok"
+        for i, step in enumerate(scenario.get("steps") or [], 1):
+            steps += 1
+            usage = step.get("usage") or {}
+            total = usage.get("total_tokens")
+            if not isinstance(total, (int, float)):
+                total = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
+            tokens += total
+            spent = usage.get("cost", usage.get("cost_usd"))
+            if isinstance(spent, (int, float)):
+                cost = (cost or 0.0) + spent
+            latency += step.get("duration_ms") or 0.0
+            for call in step.get("tool_calls") or []:
+                tools += 1
+                tools_ok += call.get("status", "ok") == "ok" and not call.get("error")
+            for j, check in enumerate(step.get("checks") or []):
+                checks[_check_name(i, j + 1, check)] = bool(check.get("passed"))
+                passed = passed and bool(check.get("passed"))
+            if step.get("status", "ok") != "ok" or step.get("error"):
+                passed = False
+            try:
+                for record in json.loads(step.get("logs") or "[]"):
+                    a = record.get("attributes") or {}
+                    if a.get("otel_agents.framework") not in (None, "ecp"):
+                        frameworks[a["otel_agents.framework"]] += 1
+                    if a.get("gen_ai.request.model"):
+                        models[a["gen_ai.request.model"]] += 1
+            except (ValueError, TypeError, AttributeError):
+                pass
+        scenarios[str(scenario.get("name"))] = {"passed": passed, "checks": checks}
+    agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
+    return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens, "cost": cost, "latency_ms": latency,
+            "steps": steps, "tools": tools, "tools_ok": tools_ok,
+            "framework": frameworks.most_common(1)[0][0] if frameworks else None,
+            "model": models.most_common(1)[0][0] if models else None}
+
+
+def _rates(c: int, n: int, k: int) -> dict[str, Any]:
+    lo, hi = wilson(c, n)
+    return {"runs": n, "passed": c, "k": k, "pass_rate": c / n if n else None, "pass_rate_ci": [lo, hi],
+            "pass_at_k": pass_at_k(n, c, k), "pass_at_k_ci": [1 - (1 - lo) ** k, 1 - (1 - hi) ** k],
+            "pass_k": pass_hat_k(n, c, k), "pass_k_ci": [lo ** k, hi ** k]}
+
+
+def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, Any]:
+    """The numbers of the module docstring, as a JSON-ready dict ``{"agents": [...], "k": ...}``."""
+    runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for report in reports:
+        facts = _run_facts(report)
+        runs[facts["agent"]].append(facts)
+    agents = []
+    for name, agent_runs in runs.items():
+        n_runs = len(agent_runs)
+        kk = max(1, min(k or n_runs, n_runs))
+        scenarios = []
+        names = list(dict.fromkeys(s for r in agent_runs for s in r["scenarios"]))
+        for sname in names:
+            outcomes = [r["scenarios"][sname] for r in agent_runs if sname in r["scenarios"]]
+            c = sum(o["passed"] for o in outcomes)
+            entry = {"scenario": sname, **_rates(c, len(outcomes), min(kk, len(outcomes)))}
+            flipped = sorted({key for o in outcomes for key in o["checks"]
+                              if len({p["checks"].get(key) for p in outcomes}) > 1})
+            entry["flaky"] = 0 < c < len(outcomes)
+            entry["flipped_checks"] = flipped if entry["flaky"] else []
+            scenarios.append(entry)
+        pooled_c = sum(s["passed"] for s in scenarios)
+        pooled_n = sum(s["runs"] for s in scenarios)
+        lo, hi = wilson(pooled_c, pooled_n)
+        mean = (lambda key: sum(s[key] for s in scenarios) / len(scenarios)) if scenarios else (lambda key: None)
+        tools = sum(r["tools"] for r in agent_runs)
+        costs = [r["cost"] for r in agent_runs if r["cost"] is not None]
+        agents.append({
+            "agent": name, "runs": n_runs, "k": kk,
+            "framework": next((r["framework"] for r in agent_runs if r["framework"]), None),
+            "model": next((r["model"] for r in agent_runs if r["model"]), None),
+            "pass_rate": pooled_c / pooled_n if pooled_n else None, "pass_rate_ci": [lo, hi],
+            "pass_at_k": mean("pass_at_k"),
+            "pass_at_k_ci": _mean_pairs([s["pass_at_k_ci"] for s in scenarios]) if scenarios else None,
+            "pass_k": mean("pass_k"),
+            "pass_k_ci": _mean_pairs([s["pass_k_ci"] for s in scenarios]) if scenarios else None,
+            "tool_success": sum(r["tools_ok"] for r in agent_runs) / tools if tools else None,
+            "tokens_per_run": sum(r["tokens"] for r in agent_runs) / n_runs,
+            "cost_per_run": sum(costs) / len(costs) if costs else None,
+            "latency_ms_per_run": sum(r["latency_ms"] for r in agent_runs) / n_runs,
+            "steps_per_run": sum(r["steps"] for r in agent_runs) / n_runs,
+            "flaky_scenarios": [s["scenario"] for s in scenarios if s["flaky"]],
+            "scenarios": scenarios,
+        })
+    cheapest = min((a["tokens_per_run"] for a in agents if a["tokens_per_run"] > 0), default=None)
+    for a in agents:
+        a["efficiency"] = cheapest / a["tokens_per_run"] if cheapest and a["tokens_per_run"] > 0 else None
+        a["ee_score"] = a["pass_rate"] * a["efficiency"] if a["efficiency"] is not None and a["pass_rate"] is not None \
+            else None
+    return {"agents": agents}
+
+
+def _mean_pairs(values: list[list[float]]) -> list[float]:
+    return [sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)]
+
+
+def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
+    """One message per agent and ``METRIC=VALUE`` gate it is below. Raises ``ValueError`` for a bad gate."""
+    failures = []
+    for gate in gates:
+        metric, _, value = gate.partition("=")
+        if metric not in GATES:
+            raise ValueError(f"--fail-under {gate}: METRIC must be one of {', '.join(GATES)}")
+        try:
+            bound = float(value)
+        except ValueError:
+            raise ValueError(f"--fail-under {gate}: VALUE must be a number") from None
+        for a in summary["agents"]:
+            if a[metric] is not None and a[metric] < bound:
+                failures.append(f"{a['agent']}: {metric} {a[metric]:.3f} < {bound:g}")
+    return failures
+
+
+# -- output ---------------------------------------------------------------------------------------------
+
+def _f(x: Any, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def table(summary: dict[str, Any]) -> str:
+    """The terminal table: one row per agent, then its scenarios."""
+    head = ["agent / scenario", "runs", "k", "pass", "95% CI", "pass@k", "pass^k", "tools ok", "tokens/run",
+            "ms/run", "steps/run", "flaky (checks flipped)"]
+    rows = [head]
+    for a in summary["agents"]:
+        who = a["agent"] + "".join(f" [{x}]" for x in (a["framework"], a["model"]) if x)
+        rows.append([who, str(a["runs"]), str(a["k"]), _f(a["pass_rate"]),
+                     f"{_f(a['pass_rate_ci'][0])}-{_f(a['pass_rate_ci'][1])}", _f(a["pass_at_k"]), _f(a["pass_k"]),
+                     _f(a["tool_success"]), _f(a["tokens_per_run"], 0), _f(a["latency_ms_per_run"], 0),
+                     _f(a["steps_per_run"], 1), str(len(a["flaky_scenarios"]))])
+        for s in a["scenarios"]:
+            rows.append(["  " + s["scenario"], str(s["runs"]), str(s["k"]), _f(s["pass_rate"]),
+                         f"{_f(s['pass_rate_ci'][0])}-{_f(s['pass_rate_ci'][1])}", _f(s["pass_at_k"]),
+                         _f(s["pass_k"]), "", "", "", "", "; ".join(s["flipped_checks"])])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Reliability over k runs</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #999;
+padding:2px 6px;text-align:right}}td:first-child{{text-align:left}}</style></head><body>
+<h1>Reliability over k runs</h1>
+<table id="agents"><tr><th>agent</th><th>runs</th><th>k</th><th>pass rate</th><th>pass@k</th><th>pass^k</th>
+<th>tokens/run</th><th>efficiency</th><th>E·E score</th></tr>
+{rows}</table>
+<h2>Success vs tokens per run</h2>
+{scatter}
+<h2>pass^k per scenario</h2>
+{bars}
+</body></html>
+"""
+
+
+def _row(a: dict[str, Any]) -> str:
+    cells = [a["runs"], a["k"], _f(a["pass_rate"], 3), _f(a["pass_at_k"], 3), _f(a["pass_k"], 3),
+             _f(a["tokens_per_run"], 0), _f(a["efficiency"], 3), _f(a["ee_score"], 3)]
+    return (f'<tr data-agent="{html.escape(a["agent"])}"><td>{html.escape(a["agent"])}</td>'
+            + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+
+
+def _scatter(agents: list[dict[str, Any]]) -> str:
+    w, h, m = 480, 300, 50
+    top = max((a["tokens_per_run"] for a in agents), default=1) or 1
+    dots = []
+    for a in agents:
+        x = m + (w - 2 * m) * a["tokens_per_run"] / top
+        y = h - m - (h - 2 * m) * (a["pass_rate"] or 0)
+        dots.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#36c"><title>{html.escape(a["agent"])}</title>'
+                    f'</circle><text x="{x + 7:.1f}" y="{y - 7:.1f}" font-size="11">{html.escape(a["agent"])}</text>')
+    axes = (f'<line x1="{m}" y1="{h - m}" x2="{w - m}" y2="{h - m}" stroke="#000"/>'
+            f'<line x1="{m}" y1="{m}" x2="{m}" y2="{h - m}" stroke="#000"/>'
+            f'<text x="{w / 2}" y="{h - 10}" font-size="12" text-anchor="middle">tokens per run (max {top:.0f})</text>'
+            f'<text x="12" y="{h / 2}" font-size="12" transform="rotate(-90 12 {h / 2})" text-anchor="middle">'
+            f'pass rate (0-1)</text>')
+    return f'<svg id="scatter" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">{axes}{"".join(dots)}</svg>'
+
+
+def _bars(agents: list[dict[str, Any]]) -> str:
+    items = [(a["agent"], s) for a in agents for s in a["scenarios"]]
+    w, bar = 560, 18
+    h = 20 + len(items) * (bar + 6)
+    out = []
+    for i, (agent, s) in enumerate(items):
+        y = 10 + i * (bar + 6)
+        label = html.escape(f"{agent} / {s['scenario']}")
+        out.append(f'<text x="0" y="{y + 13}" font-size="11">{label}</text>'
+                   f'<rect x="260" y="{y}" width="{250 * s["pass_k"]:.1f}" height="{bar}" fill="#393"/>'
+                   f'<text class="passk" x="{515}" y="{y + 13}" font-size="11">{s["pass_k"]:.3f}</text>')
+    return f'<svg id="bars" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">{"".join(out)}</svg>'
+
+
+def page(summary: dict[str, Any]) -> str:
+    """The self-contained HTML page (inline SVG only)."""
+    agents = summary["agents"]
+    return _PAGE.format(rows="\n".join(_row(a) for a in agents), scatter=_scatter(agents), bars=_bars(agents))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        summary = summarise([load(path) for path in args.reports], args.k)
+        failures = gate_failures(summary, args.fail_under)
+    except (ReportError, ValueError) as exc:
+        print(f"otel-agents ecp report: {exc}", file=sys.stderr)
+        return 2
+    summary["gates"] = {"fail_under": args.fail_under, "failures": failures}
+    print(table(summary), file=sys.stderr if args.json == "-" else sys.stdout)
+    if args.json:
+        text = json.dumps(summary, indent=2, allow_nan=False)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(page(summary))
+    for failure in failures:
+        print(f"otel-agents ecp report: below the gate: {failure}", file=sys.stderr)
+    return 1 if failures else 0

@@ -1,0 +1,360 @@
+"""``otel-agents ecp serve --replay SOURCE``: stored runs served as an ECP agent, so ``ecp run`` grades them.
+
+A new manifest (a new check) is graded against runs recorded earlier, without
+running the agent or calling its model again (the A²E engine's incremental
+re-evaluation): each ``agent/step`` is answered with the envelope of a stored run.
+
+SOURCE (:func:`load_runs`) is one file of any of these, told apart line by line:
+
+* OTLP/JSON trace lines (``ecp serve --trace-file``, the Collector's ``file``
+  exporter, another instrumentation's traces): folded as ``otel-agents fold`` does;
+* a page of Phoenix's span export (``{"data": [span, ...]}``), folded the same way;
+* ECP envelopes, one JSON object per line (``otel-agents fold -o``).
+
+Matching a manifest step to a stored run (:class:`Replayer`):
+
+1. **By scenario and step.** ``ecp serve`` records on each step's root span the
+   scenario it belongs to (``otel_agents.ecp.scenario.id``: one id from an
+   ``agent/initialize`` to the next, which is how ``ecp run`` starts each
+   scenario), the step's 1-based position in it (``otel_agents.ecp.step.index``)
+   and the SHA-256 of its normalised input (``otel_agents.ecp.step.input_sha256``).
+   ECP's ``agent/step`` carries only the input, so a replayed scenario is bound,
+   on its first step, to the first stored scenario not yet replayed whose inputs
+   so far are the same, in the same positions; its next steps are answered from
+   that scenario while they keep matching.
+2. **Else by input text**: the first stored run not yet replayed whose input
+   is the same after normalisation: Unicode NFC, leading and trailing whitespace
+   removed, every run of whitespace one space (:func:`normalise`); nothing else
+   (no case folding). A stored run's input is its ``input_sha256`` attribute, or
+   the root span's ``input.value`` (ours, OpenInference) for traces recorded
+   elsewhere; when that is JSON (``input.mime_type`` ``application/json``) holding a
+   ``messages`` list (LangChain/LangGraph's input), the content of its last
+   human/user message (:func:`stored_input`).
+
+Stored runs are answered in the order they were recorded, each once: ``ecp run``
+repeated k times against one replay server (``--http``), or with ``--replay-cursor
+FILE`` (which keeps what was replayed across the processes ``ecp run`` starts for a
+stdio target), grades recorded runs 1, 2, … k. A step with no stored run left is
+answered with JSON-RPC error ``-32000`` naming the step's position and input (``ecp
+run`` adds the scenario's name); nothing is invented. The reply is the stored
+envelope as it was folded, plus one ``logs`` record named ``otel_agents.ecp.replayed``
+saying it is a replay and of which stored run (trace id, scenario id, step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..semconv import attributes as A
+from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, RPCError
+
+REPLAYED = "otel_agents.ecp.replayed"
+
+
+def normalise(text: str) -> str:
+    """The input as matched: Unicode NFC, stripped, every whitespace run one space."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def input_key(text: str) -> str:
+    """The SHA-256 (hex) of the normalised input's UTF-8 (lone surrogates kept as such, ``surrogatepass``: JSON
+    can carry them): what ``ecp serve`` records and the replay matches."""
+    return hashlib.sha256(normalise(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ReplaySourceError(ValueError):
+    """The replay source cannot be read or holds no run (the message names the file and line)."""
+
+
+@dataclass
+class StoredRun:
+    """One stored step: its envelope and what it is matched by."""
+
+    envelope: dict[str, Any]
+    key: str | None            # input_key of its input, when known
+    scenario: str | None       # otel_agents.ecp.scenario.id
+    index: int | None          # otel_agents.ecp.step.index (1-based)
+    start: str                 # the root's start time (ISO 8601), for the recorded order
+    id: str = ""               # trace id + root span id: what the replay claims
+
+
+@dataclass
+class _Scenario:
+    id: str
+    steps: dict[int, StoredRun] = field(default_factory=dict)
+    start: str = ""
+
+
+def _root_record(envelope: Mapping[str, Any]) -> dict[str, Any]:
+    with contextlib.suppress(Exception):
+        records = json.loads(envelope.get("logs") or "[]")
+        if records and isinstance(records[0], dict):
+            return records[0]
+    return {}
+
+
+def _stored(envelope: dict[str, Any], input_text: Any = None) -> StoredRun:
+    root = _root_record(envelope)
+    attrs = root.get("attributes") if isinstance(root.get("attributes"), dict) else {}
+    key = attrs.get(A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256)
+    if not isinstance(key, str) and isinstance(input_text, str):
+        key = input_key(input_text)
+    index = attrs.get(A.OTEL_AGENTS_ECP_STEP_INDEX)
+    scenario = attrs.get(A.OTEL_AGENTS_ECP_SCENARIO_ID)
+    return StoredRun(envelope, key if isinstance(key, str) else None,
+                     scenario if isinstance(scenario, str) else None,
+                     index if isinstance(index, int) and not isinstance(index, bool) else None,
+                     str(root.get("start") or ""), f"{envelope.get('trace_id')}/{root.get('span_id')}")
+
+
+def stored_input(attributes: Mapping[str, Any]) -> str | None:
+    """The input text of a root span recorded elsewhere (see the module docstring), or ``None``."""
+    value = attributes.get(A.INPUT_VALUE)
+    if not isinstance(value, str):
+        return None
+    if attributes.get("input.mime_type") != "application/json":
+        return value
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        messages = json.loads(value).get("messages")
+        for message in reversed(messages):
+            data = message.get("data") if isinstance(message.get("data"), dict) else message
+            if (message.get("type") or message.get("role") or data.get("type")) in ("human", "user") \
+                    and isinstance(data.get("content"), str):
+                return data["content"]
+    return value
+
+
+def _is_envelope(obj: Any) -> bool:
+    return isinstance(obj, dict) and "status" in obj and "public_output" in obj and "resourceSpans" not in obj
+
+
+def load_runs(path: str) -> list[StoredRun]:
+    """The stored runs of ``path`` (see the module docstring), in recorded order (root start time).
+
+    Raises:
+        ReplaySourceError: the file cannot be read, a line is neither an envelope nor OTLP/JSON (with
+            the line number), or it holds no run.
+    """
+    from ..exporters.ecp import fold
+    from ..exporters.file import MalformedLine, iter_otlp_json
+
+    envelopes: list[dict[str, Any]] = []
+    trace_lines: list[str] = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError as exc:
+                    raise ReplaySourceError(f"{path}:{number}: not JSON ({exc})") from None
+                if _is_envelope(obj):
+                    envelopes.append(obj)
+                else:
+                    trace_lines.append(line)
+    except OSError as exc:
+        raise ReplaySourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReplaySourceError(f"{path}: not UTF-8 text ({exc})") from None
+    runs = [_stored(env) for env in envelopes]
+    if trace_lines:
+        errors: list[MalformedLine] = []
+        spans = [s for _, batch in iter_otlp_json(trace_lines, errors=errors) for s in batch]
+        if errors:
+            raise ReplaySourceError(f"{path}: {errors[0]}")
+        inputs = {f"{s.context.span_id:016x}": stored_input(s.attributes or {}) for s in spans}
+        for env in fold(spans):
+            runs.append(_stored(env, inputs.get(_root_record(env).get("span_id"))))
+    if not runs:
+        raise ReplaySourceError(f"{path}: no stored run (neither envelopes nor OTLP/JSON spans)")
+    runs.sort(key=lambda r: r.start)
+    return runs
+
+
+class _Cursor:
+    """What was replayed already: in memory, and in a JSON file when given (shared across processes)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._claimed: set[str] = set()
+
+    def claimed(self) -> set[str]:
+        if self.path and os.path.exists(self.path):
+            with contextlib.suppress(OSError, ValueError), open(self.path, encoding="utf-8") as f:
+                self._claimed |= set(json.load(f).get("replayed", []))
+        return self._claimed
+
+    def claim(self, *ids: str) -> None:
+        self.claimed()
+        self._claimed.update(ids)
+        if self.path:
+            tmp = f"{self.path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"replayed": sorted(self._claimed)}, f)
+            os.replace(tmp, self.path)
+
+
+@dataclass
+class ReplayState:
+    """One replayed scenario: the input keys of its steps so far and the stored scenario it is bound to."""
+
+    keys: list[str] = field(default_factory=list)
+    bound: _Scenario | None = None
+
+
+class Replayer:
+    """Answers steps from stored runs (the matching rules are in the module docstring).
+
+    Args:
+        runs: the stored runs, in recorded order.
+        source: the source's name, for the ``replayed`` log record.
+        cursor: a JSON file keeping what was replayed across processes, or ``None``.
+    """
+
+    def __init__(self, runs: Iterable[StoredRun], source: str = "", cursor: str | None = None) -> None:
+        self.runs = list(runs)
+        self.source = source
+        self.cursor = _Cursor(cursor)
+        scenarios: dict[str, _Scenario] = {}
+        for run in self.runs:
+            if run.scenario is not None and run.index is not None:
+                sc = scenarios.setdefault(run.scenario, _Scenario(run.scenario, start=run.start))
+                sc.steps.setdefault(run.index, run)
+        self.scenarios = sorted(scenarios.values(), key=lambda s: s.start)
+
+    def answer(self, state: ReplayState, text: str) -> dict[str, Any]:
+        """The envelope for the next step of ``state`` with input ``text`` (marked replayed).
+
+        Raises:
+            RPCError: ``-32000`` when no stored run is left for it.
+        """
+        key = input_key(text)
+        state.keys.append(key)
+        n = len(state.keys)
+        claimed = self.cursor.claimed()
+        run = None
+        if state.bound is not None:
+            candidate = state.bound.steps.get(n)
+            if candidate is not None and candidate.key == key and candidate.id not in claimed:
+                run = candidate
+            else:
+                state.bound = None
+        if run is None:
+            for sc in self.scenarios:
+                if sc.id in claimed or any(sc.steps.get(i + 1) is None or sc.steps[i + 1].key != k
+                                           for i, k in enumerate(state.keys)):
+                    continue
+                if sc.steps[n].id in claimed:
+                    continue
+                state.bound, run = sc, sc.steps[n]
+                break
+        how = "scenario"
+        if run is None:
+            how = "input"
+            run = next((r for r in self.runs if r.key == key and r.id not in claimed), None)
+        if run is None:
+            stored = sum(r.key == key for r in self.runs)
+            detail = (f"all {stored} stored run(s) with this input were replayed already" if stored else
+                      "no stored run has this input")
+            raise RPCError(AGENT_ERROR, f"replay: no stored run for step {n} of this scenario, input {text!r} "
+                           f"({detail}; source {self.source})",
+                           {"step": n, "input": text, "stored_runs_with_input": stored, "source": self.source})
+        self.cursor.claim(run.id, *([state.bound.id] if state.bound is not None and how == "scenario" else []))
+        return _marked(run, self.source, how)
+
+
+def _marked(run: StoredRun, source: str, how: str) -> dict[str, Any]:
+    envelope = dict(run.envelope)
+    records: list[Any] = []
+    with contextlib.suppress(Exception):
+        records = json.loads(envelope.get("logs") or "[]")
+    records.append({"trace_id": envelope.get("trace_id"), "span_id": None, "parent_id": None, "kind": None,
+                    "name": REPLAYED, "start": None, "duration_ms": None, "status": "ok",
+                    "attributes": {"otel_agents.replay.source": source, "otel_agents.replay.matched_by": how,
+                                   "otel_agents.replay.run": run.id,
+                                   A.OTEL_AGENTS_ECP_SCENARIO_ID: run.scenario,
+                                   A.OTEL_AGENTS_ECP_STEP_INDEX: run.index}})
+    envelope["logs"] = json.dumps(records, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return envelope
+
+
+class _Runner:
+    """What the session manager expects of a session's runner: a lock, and nothing to close."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+
+    def close(self) -> None:
+        pass
+
+
+class ReplaySession:
+    """The ECP methods answered from a :class:`Replayer` (one per ECP session)."""
+
+    def __init__(self, replayer: Replayer, name: str) -> None:
+        self.replayer = replayer
+        self.name = name
+        self.state = ReplayState()
+        self.runner = _Runner()
+
+    def methods(self) -> dict[str, Any]:
+        return {"agent/initialize": self.initialize, "agent/step": self.astep, "agent/reset": self.areset}
+
+    def initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """A new scenario starts; capabilities as ``ecp serve`` declares them."""
+        from .session import PROTOCOL_VERSION
+
+        self.state = ReplayState()
+        caps = {"tool_calls": {}, "evaluation_context": {}, "usage": {}, "reset": {}}
+        return {"name": self.name, "protocol_version": PROTOCOL_VERSION, "capabilities": caps}
+
+    async def areset(self, params: Mapping[str, Any]) -> bool:
+        return True
+
+    async def astep(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        text = params.get("input")
+        if not isinstance(text, str):
+            raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
+        async with self.runner.lock:
+            return self.replayer.answer(self.state, text)
+
+    def close(self) -> None:
+        pass
+
+
+def replay_sessions(replayer: Replayer, name: str, **options: Any) -> Any:
+    """A :class:`~.sessions.SessionManager` whose sessions replay (same bounds and HTTP session rules)."""
+    from .sessions import SessionManager
+
+    class _Manager(SessionManager):
+        def __init__(self) -> None:  # no agent target: sessions are made here
+            import time
+            from collections import OrderedDict
+
+            self.target = None
+            self.tracing = None
+            self.name = name
+            self.step_timeout = None
+            self.max_sessions = max(1, options.get("max_sessions", 256))
+            self.idle_timeout = options.get("idle_timeout", 900.0)
+            self._clock = time.monotonic
+            self._shared = None
+            self._sessions = OrderedDict()
+            self.default = self._new_session()
+
+        def _new_session(self) -> Any:
+            return ReplaySession(replayer, name)
+
+    return _Manager()
+
+
+__all__ = ["REPLAYED", "ReplaySession", "ReplaySourceError", "Replayer", "StoredRun", "input_key", "load_runs",
+           "normalise", "replay_sessions"]

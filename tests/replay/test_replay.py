@@ -1,0 +1,224 @@
+"""Issue 39, item 1: ``otel-agents ecp serve --replay SOURCE`` grades stored runs with a new manifest.
+
+The real ``ecp run`` (ecp-runtime) records the example's customer-support agent (the framework-free one, its
+faulty twin: some checks fail) under ``ecp serve --trace-file``; a new manifest adds checks; the verdict of
+every check of every step graded from the stored trace file equals the verdict a live run of the same agent
+gives, and the replay process never imports the agent, its fake model or any model client (an import
+blocker on its path refuses them; what it imported is listed at exit)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from otel_agents.exporters.ecp import fold
+from otel_agents.serve.jsonrpc import RPCError
+from otel_agents.serve.replay import REPLAYED, Replayer, ReplayState, StoredRun, input_key, load_runs
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "customer_support"
+AGENT = ROOT / "examples" / "plain_python" / "agent.py"
+BIN = Path(sys.executable).parent
+ECP = str(BIN / "ecp")
+OTEL_AGENTS = str(BIN / "otel-agents")
+BASE = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
+# New checks the recording never ran: the refund policy was not consulted (fails in the refund steps), and
+# the evidence names the order lookup with its argument.
+NEW_CHECKS = [{"type": "text_match", "field": "evaluation_context", "condition": "does_not_contain",
+               "value": "tool check_refund_policy"},
+              {"type": "text_match", "field": "evaluation_context", "condition": "regex",
+               "pattern": "tool lookup_order args=\\{\"order_id\":\"[A-D][1-4]00\"\\}"}]
+
+_BLOCKER = '''
+import atexit, json, os, sys
+DENY = ("common", "agent", "_tracing", "openai", "anthropic", "httpx2", "langchain", "langchain_core")
+class _Deny:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in DENY:
+            raise ImportError(f"replay must not import {name}")
+        return None
+sys.meta_path.insert(0, _Deny())
+atexit.register(lambda: open(os.environ["REPLAY_MODULES"], "w").write(json.dumps(sorted(sys.modules))))
+'''
+
+
+def _manifest(path: Path, target: str, *, new_checks: bool) -> Path:
+    manifest = copy.deepcopy(BASE)
+    manifest["target"] = target
+    if new_checks:
+        for scenario in manifest["scenarios"]:
+            for step in scenario["steps"]:
+                step["graders"] += copy.deepcopy(NEW_CHECKS)
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _ecp_run(manifest: Path, report: Path) -> dict:
+    proc = subprocess.run([ECP, "run", "--manifest", str(manifest), "--json-out", str(report), "--timeout", "60"],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert report.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads(report.read_text(encoding="utf-8"))
+
+
+def _verdicts(report: dict) -> list[tuple[str, int, list[bool]]]:
+    return [(scenario["name"], i, [c["passed"] for c in step["checks"]])
+            for scenario in report["scenarios"] for i, step in enumerate(scenario["steps"])]
+
+
+def _serve(*args: str) -> str:
+    return "exec " + shlex.join([OTEL_AGENTS, "ecp", "serve", *args])
+
+
+def test_replayed_trace_file_gets_the_live_verdicts_without_the_agent(tmp_path: Path) -> None:
+    traces = tmp_path / "trace.jsonl"
+    record = _manifest(tmp_path / "record.yaml", _serve(f"{AGENT}:faulty_agent", "--trace-file", str(traces),
+                                                         "--log-file", str(tmp_path / "record.log")), new_checks=False)
+    recorded = _ecp_run(record, tmp_path / "recorded.json")
+    live = _ecp_run(_manifest(tmp_path / "live.yaml", _serve(f"{AGENT}:faulty_agent", "--log-file",
+                                                             str(tmp_path / "live.log")), new_checks=True),
+                    tmp_path / "live.json")
+
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(_BLOCKER, encoding="utf-8")
+    modules = tmp_path / "replay-modules.json"
+    replay_target = "exec " + shlex.join(["env", f"PYTHONPATH={blocker}", f"REPLAY_MODULES={modules}", OTEL_AGENTS,
+                                          "ecp", "serve", "--replay", str(traces),
+                                          "--log-file", str(tmp_path / "replay.log")])
+    replayed = _ecp_run(_manifest(tmp_path / "replay.yaml", replay_target, new_checks=True), tmp_path / "replay.json")
+
+    n_steps = sum(len(s["steps"]) for s in BASE["scenarios"])
+    assert len(_verdicts(recorded)) == n_steps
+    assert _verdicts(replayed) == _verdicts(live), (_verdicts(replayed), _verdicts(live))
+    new = [v[-len(NEW_CHECKS):] for _, _, v in _verdicts(replayed)]
+    assert [True, False] in new or [False, True] in new or [False, False] in new  # the new checks can fail
+    assert [True, True] in new  # ... and pass
+    assert any(not all(v) for _, _, v in _verdicts(replayed))  # the faulty twin's faults are still caught
+    # no model call: the replay process never had the agent, its fake brain or a model client
+    imported = json.loads(modules.read_text(encoding="utf-8"))
+    assert not [m for m in imported if m.split(".")[0] in ("common", "agent", "openai", "anthropic", "langchain")]
+    assert "otel_agents.serve.replay" in imported
+    # each reply is the stored envelope, marked replayed in its logs (a live one is not)
+    for scenario in replayed["scenarios"]:
+        for step in scenario["steps"]:
+            assert json.loads(step["logs"])[-1]["name"] == REPLAYED
+    assert all(json.loads(step["logs"])[-1]["name"] != REPLAYED for s in live["scenarios"] for step in s["steps"])
+    # the stored runs carry what ecp serve recorded for matching
+    runs = load_runs(str(traces))
+    assert sorted((r.index, r.key is not None) for r in runs) == sorted(
+        (i + 1, True) for s in BASE["scenarios"] for i in range(len(s["steps"])))
+
+
+def test_missing_step_is_an_error_naming_scenario_step_and_input(tmp_path: Path) -> None:
+    """A manifest step no stored run answers: ecp run reports the JSON-RPC error (our message names the
+    step and the input; ecp run's names the scenario); the steps that were stored still pass."""
+    traces = tmp_path / "trace.jsonl"
+    base = copy.deepcopy(BASE)
+    base["scenarios"] = base["scenarios"][:1]
+    recorded = tmp_path / "record.yaml"
+    base["target"] = _serve(f"{AGENT}:agent", "--trace-file", str(traces), "--log-file", str(tmp_path / "r.log"))
+    recorded.write_text(yaml.safe_dump(base), encoding="utf-8")
+    _ecp_run(recorded, tmp_path / "recorded.json")
+    new = copy.deepcopy(base)
+    new["target"] = _serve("--replay", str(traces), "--log-file", str(tmp_path / "replay.log"))
+    new["scenarios"][0]["steps"].append({"input": "Where is order Z999?", "graders": [
+        {"type": "text_match", "field": "public_output", "condition": "contains", "value": "Z999"}]})
+    (tmp_path / "new.yaml").write_text(yaml.safe_dump(new), encoding="utf-8")
+    report = _ecp_run(tmp_path / "new.yaml", tmp_path / "new.json")
+    text = json.dumps(report)
+    assert "no stored run for step 3 of this scenario" in text and "Where is order Z999?" in text, text[:3000]
+    assert "order status" in text
+    steps = report["scenarios"][0]["steps"]
+    assert all(c["passed"] for s in steps[:2] for c in s["checks"])
+
+
+def _envelope(rec, text: str, output: str) -> dict:
+    tel = rec.telemetry
+    with tel.span("agent", "support") as agent:
+        agent.set_agent("support")
+        agent.set_input(text)
+        agent.set_output(output)
+    return fold(rec.spans)[-1]
+
+
+def test_several_stored_runs_for_one_step_are_answered_in_order(tmp_path: Path) -> None:
+    """k recorded runs of one input (an envelope file; foreign traces have no scenario attributes, so the
+    input matches, after normalisation): runs 1, 2 in recorded order, each marked replayed; the third asks
+    get an error saying both were replayed. A cursor file carries the order across processes."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    first = _envelope(rec, "Where is  my order A100?\n", "first")
+    second = _envelope(rec, "Where is my order A100?", "second")
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text(json.dumps(first) + "\n\n" + json.dumps(second) + "\n", encoding="utf-8")
+    runs = load_runs(str(source))
+    assert [r.envelope["public_output"] for r in runs] == ["first", "second"]
+    assert all(r.key is None for r in runs)  # envelopes keep no input text: only ecp serve's hash matches them
+    texts = ["Where is  my order A100?\n", "Where is my order A100?"]
+    traces = [StoredRun(r.envelope, input_key(t), None, None, r.start, r.id) for r, t in zip(runs, texts)]
+    cursor = tmp_path / "cursor.json"
+    answers = [Replayer(traces, "s", str(cursor)).answer(ReplayState(), " Where is my order\tA100? ") for _ in range(2)]
+    assert [a["public_output"] for a in answers] == ["first", "second"]
+    assert all(json.loads(a["logs"])[-1]["name"] == REPLAYED for a in answers)
+    with pytest.raises(RPCError) as err:
+        Replayer(traces, "s", str(cursor)).answer(ReplayState(), "Where is my order A100?")
+    assert "all 2 stored run(s) with this input were replayed already" in err.value.message
+    with pytest.raises(RPCError):
+        Replayer(traces, "s").answer(ReplayState(), "where is my order a100?")  # no case folding
+
+
+def test_phoenix_span_export_of_another_instrumentation_is_graded(tmp_path: Path) -> None:
+    """A Phoenix span export of the LangChain agent traced by OpenInference (no ``ecp serve`` attributes):
+    every manifest step is matched by its input (the root's ``input.value``) and graded by the real ``ecp run``;
+    the correct agent passes every check."""
+    export = ROOT / "tests" / "exporters" / "foreign" / "phoenix_otlpv1_openinference_langchain.json"
+    manifest = _manifest(tmp_path / "m.yaml", _serve("--replay", str(export), "--log-file", str(tmp_path / "r.log")),
+                         new_checks=False)
+    report = _ecp_run(manifest, tmp_path / "r.json")
+    verdicts = _verdicts(report)
+    assert len(verdicts) == sum(len(s["steps"]) for s in BASE["scenarios"])
+    assert all(all(v) for _, _, v in verdicts), verdicts
+
+
+def test_k_recorded_runs_are_graded_in_order_by_one_http_replay_server(tmp_path: Path) -> None:
+    """Two recordings of the agent (one trace file), one ``--http`` replay server: the first ``ecp run`` is
+    answered with recording 1, the second with recording 2 (their trace ids, in the replayed log records),
+    a third finds none left and each step is an error naming its input."""
+    traces = tmp_path / "trace.jsonl"
+    base = copy.deepcopy(BASE)
+    base["scenarios"] = base["scenarios"][:1]
+    for i in (1, 2):
+        base["target"] = _serve(f"{AGENT}:agent", "--trace-file", str(traces), "--log-file", str(tmp_path / "r.log"))
+        (tmp_path / f"rec{i}.yaml").write_text(yaml.safe_dump(base), encoding="utf-8")
+        _ecp_run(tmp_path / f"rec{i}.yaml", tmp_path / f"rec{i}.json")
+    recorded = sorted({r.envelope["trace_id"] for r in load_runs(str(traces))}, key=lambda t: next(
+        r.start for r in load_runs(str(traces)) if r.envelope["trace_id"] == t))
+    assert len(recorded) == 4
+    server = subprocess.Popen([OTEL_AGENTS, "ecp", "serve", "--replay", str(traces), "--http", "--port", "0"],
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        url = line.split("serving ECP at ", 1)[1].strip()
+        served = []
+        for i in (1, 2, 3):
+            base["target"] = url
+            (tmp_path / f"re{i}.yaml").write_text(yaml.safe_dump(base), encoding="utf-8")
+            report = _ecp_run(tmp_path / f"re{i}.yaml", tmp_path / f"re{i}.json")
+            steps = report["scenarios"][0]["steps"]
+            if i < 3:
+                assert all(c["passed"] for s in steps for c in s["checks"])
+                served.append([json.loads(s["logs"])[-1]["trace_id"] for s in steps])
+            else:
+                assert "all 2 stored run(s) with this input were replayed already" in json.dumps(report)
+        assert served[0] + served[1] == recorded
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

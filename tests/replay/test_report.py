@@ -1,0 +1,112 @@
+"""Issue 39, item 2: ``otel-agents ecp report`` over real ``ecp run`` reports.
+
+Reports: the framework-free customer-support agent graded twice and its faulty twin once by the real ``ecp
+run``, plus a third run of the agent made from the first with one check turned failed (a flaky run). The test
+recomputes pass rate, pass@k, pass^k and the Wilson interval from the raw reports with its own formulas."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = ROOT / "examples" / "plain_python" / "agent.py"
+BIN = Path(sys.executable).parent
+BASE = yaml.safe_load((ROOT / "examples" / "customer_support" / "manifest.yaml").read_text(encoding="utf-8"))
+
+
+def _graded(tmp: Path, attr: str, name: str) -> Path:
+    manifest = copy.deepcopy(BASE)
+    manifest["target"] = "exec " + shlex.join([str(BIN / "otel-agents"), "ecp", "serve", f"{AGENT}:{attr}",
+                                               "--name", name, "--log-file", str(tmp / f"{name}.log")])
+    (tmp / f"{name}.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+    report = tmp / f"{name}.json"
+    subprocess.run([str(BIN / "ecp"), "run", "--manifest", str(tmp / f"{name}.yaml"), "--json-out", str(report)],
+                   capture_output=True, timeout=600, cwd=ROOT)
+    assert report.exists()
+    return report
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("reports")
+    good = _graded(tmp, "agent", "support")
+    faulty = _graded(tmp, "faulty_agent", "support-faulty")
+    runs = [good, tmp / "support-2.json", tmp / "support-3.json"]
+    data = json.loads(good.read_text(encoding="utf-8"))
+    runs[1].write_text(json.dumps(data), encoding="utf-8")
+    flipped = copy.deepcopy(data)
+    flipped["scenarios"][1]["steps"][0]["checks"][1]["passed"] = False  # the refund scenario fails in run 3
+    runs[2].write_text(json.dumps(flipped), encoding="utf-8")
+    return [*runs, faulty]
+
+
+def _independent(paths: list[Path], agent: str) -> dict:
+    """pass per scenario per run, from the raw reports."""
+    outcomes: dict[str, list[bool]] = {}
+    for path in paths:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        if report["audit"]["agent"]["name"] != agent:
+            continue
+        for s in report["scenarios"]:
+            outcomes.setdefault(s["name"], []).append(all(c["passed"] for st in s["steps"] for c in st["checks"]))
+    return outcomes
+
+
+def test_numbers_recomputed_independently(reports: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "summary.json"
+    page = tmp_path / "report.html"
+    proc = subprocess.run([str(BIN / "otel-agents"), "ecp", "report", *map(str, reports), "--json", str(out),
+                           "--html", str(page), "--fail-under", "pass_k=0.9"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1, proc.stderr  # the faulty twin (and the flaky support) are under the gate
+    assert "support-faulty: pass_k 0.000 < 0.9" in proc.stderr
+    summary = json.loads(out.read_text(encoding="utf-8"))
+    agents = {a["agent"]: a for a in summary["agents"]}
+    assert set(agents) == {"support", "support-faulty"}
+    support = agents["support"]
+    outcomes = _independent(reports, "support")
+    assert support["runs"] == 3 and support["k"] == 3
+    for s in support["scenarios"]:
+        runs = outcomes[s["scenario"]]
+        n, c, k = len(runs), sum(runs), 3
+        assert s["pass_at_k"] == pytest.approx(1 - math.comb(n - c, k) / math.comb(n, k))
+        assert s["pass_k"] == pytest.approx(math.comb(c, k) / math.comb(n, k))
+        p, z = c / n, 1.959963984540054
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        assert s["pass_rate_ci"] == pytest.approx([max(0, centre - half), min(1, centre + half)])
+    refund = next(s for s in support["scenarios"] if s["scenario"] == "refund requests")
+    assert refund["flaky"] and refund["passed"] == 2 and refund["pass_k"] == 0 and refund["pass_at_k"] == 1
+    assert refund["flipped_checks"] == ["step 1 check 2 tool_usage tool_calls"]
+    assert support["flaky_scenarios"] == ["refund requests"]
+    assert support["pass_rate"] == pytest.approx(5 / 6)
+    assert support["tool_success"] == 1.0 and support["tokens_per_run"] > 0 and support["steps_per_run"] == 5
+    assert support["framework"] == "manual" and support["model"] == "support-brain"
+    faulty = agents["support-faulty"]
+    assert faulty["pass_rate"] == 0 and faulty["k"] == 1
+    cheapest = min(a["tokens_per_run"] for a in agents.values())
+    for a in agents.values():
+        assert a["ee_score"] == pytest.approx(a["pass_rate"] * cheapest / a["tokens_per_run"])
+    # the page: self-contained (no script, no external URL), the table's numbers those of the JSON
+    text = page.read_text(encoding="utf-8")
+    assert "<script" not in text and "http://" not in text.replace("http://www.w3.org/2000/svg", "") \
+        and "https://" not in text
+    assert f"<td>{support['pass_k']:.3f}</td>" in text and f'{refund["pass_k"]:.3f}</text>' in text
+    assert proc.stdout.splitlines()[0].startswith("agent / scenario")
+
+
+def test_unreadable_report_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    proc = subprocess.run([str(BIN / "otel-agents"), "ecp", "report", str(bad)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and str(bad) in proc.stderr and "Traceback" not in proc.stderr
