@@ -312,6 +312,12 @@ def mail_customer(question: str, answer: str) -> None:
     customer through the fake mail service (``POST /v1/send``), outside any tool."""
     if fault_for(SIDE_EFFECT_PLAN, question) is None:
         return
+    send_mail(answer)
+
+
+def send_mail(body: str) -> None:
+    """E-mail ``body`` to the customer through the fake mail service (``POST /v1/send``, traced by ``httpx``'s
+    instrumentation): the side effect itself, in whichever process calls it."""
     import httpx
 
-    httpx.post(f"{_mail_service()}/v1/send", json={"to": "customer@example.com", "body": answer}, timeout=10)
+    httpx.post(f"{_mail_service()}/v1/send", json={"to": "customer@example.com", "body": body}, timeout=10)

@@ -10,8 +10,13 @@ context travels to the server in ``params._meta``. Offline, no API key.
     await agent("Where is my order A100?")         # the correct agent
     await faulty_agent("Where is my order A100?")  # same answer, broken trajectory
 
-Serve it over ECP: ``otel-agents ecp serve examples/customer_support/mcp_agent.py:agent``.
-Set ``CUSTOMER_SUPPORT_MCP_TRACES`` to a file to have the server write its own spans there.
+Serve it over ECP: ``otel-agents ecp serve examples/customer_support/mcp_agent.py:agent --collect 0``:
+the server process inherits the address of ``ecp serve``'s OTLP receiver, sends it its spans, and
+each step's envelope holds both processes' spans (the server-side tool calls and what they did).
+Set ``CUSTOMER_SUPPORT_MCP_TRACES`` to a file to have the server write its own spans there too.
+
+The side-effect twin's e-mail is sent by the server (``check_refund_policy`` mails the customer, see
+``mcp_server.py``): only a fold of both processes' spans (``--collect``) shows it.
 """
 
 from __future__ import annotations
@@ -27,22 +32,25 @@ from pydantic_ai.mcp import MCPToolset
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, mail_customer  # noqa: E402
+from common import FAULT_PLANS  # noqa: E402
 from pydantic_ai_agent import SYSTEM_PROMPT, brain_model  # noqa: E402
 
 SERVER = os.path.join(_HERE, "mcp_server.py")
 
 
-def build(faults: Any = None) -> Agent:
-    """The agent with the MCP server's tools; ``faults`` (a plan) builds the faulty twin."""
+def build(faults: Any = None, *, mail_in_server: bool = False) -> Agent:
+    """The agent with the MCP server's tools; ``faults`` (a plan) builds the faulty twin, ``mail_in_server``
+    the side-effect twin (its server's ``check_refund_policy`` e-mails the customer)."""
+    env = dict(os.environ, CUSTOMER_SUPPORT_MCP_MAIL="1") if mail_in_server else dict(os.environ)
     # A generous start-up time: the first run starts the server process, on a busy machine too.
-    server = MCPToolset(StdioTransport(command=sys.executable, args=[SERVER], env=dict(os.environ)), id="support",
+    server = MCPToolset(StdioTransport(command=sys.executable, args=[SERVER], env=env), id="support",
                         init_timeout=60)
     return Agent(brain_model(faults), name="customer_support", instructions=SYSTEM_PROMPT, toolsets=[server])
 
 
 _agent = build()
 _faulty_agent = build(FAULT_PLANS["mcp"])
+_side_effect_agent = build(mail_in_server=True)
 
 
 async def agent(user_input: str) -> str:
@@ -56,11 +64,9 @@ async def faulty_agent(user_input: str) -> str:
 
 
 async def side_effect_agent(user_input: str) -> str:
-    """Answer one customer message correctly, then e-mail the customer behind the chat's back
-    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
-    answer = await agent(user_input)
-    mail_customer(user_input, answer)
-    return answer
+    """Answer one customer message correctly, while the MCP server e-mails the customer behind the chat's
+    back on refund questions (the side-effect twin: the fault is only an HTTP call, made in the server process)."""
+    return (await _side_effect_agent.run(user_input)).output
 
 
 if __name__ == "__main__":

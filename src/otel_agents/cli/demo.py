@@ -5,7 +5,8 @@ What it does, with no network and no API key:
 1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI,
    smolagents, the OpenAI Agents SDK, Agno, Google ADK; ``mcp``: the PydanticAI agent with its
    tools served over MCP by a stdio child process, ``mcp_agent.py`` and
-   ``mcp_server.py``; ``plain_python``: the same agent without a framework,
+   ``mcp_server.py``, served with ``ecp serve --collect`` so the server process's spans (and its
+   side-effect twin's e-mail, sent from the server) fold into each step; ``plain_python``: the same agent without a framework,
    instrumented with otel-agents' decorators, ``examples/plain_python/agent.py``;
    ``anthropic``/``openai``: a hand-written loop on each provider client, whose
    model spans come from the client instrumentors) and for each of
@@ -233,6 +234,8 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
     command = [*serve, "ecp", "serve", f"{_shown(example_file(examples, r.framework))}:{r.attr}",
                "--name", f"customer-support-{r.framework}{_SUFFIXES[r.attr]}",
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
+    if r.framework == MCP:  # the MCP server's spans come back to `ecp serve` and fold into each step (issue 37)
+        command += ["--collect", "0"]
     if phoenix:
         command += ["--otlp-endpoint", phoenix.rstrip("/").removesuffix("/v1/traces") + "/v1/traces"]
     manifest = dict(base)

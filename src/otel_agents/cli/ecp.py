@@ -25,6 +25,8 @@ import signal
 import sys
 from . import plain
 
+DEFAULT_COLLECT_GRACE = 5.0  # seconds
+
 
 class _Shutdown(BaseException):
     """SIGTERM/SIGINT before the server loop runs (while the target imports): not the agent's own exit."""
@@ -74,10 +76,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trace-file", help="also write every span as OTLP/JSON lines to this file")
     p.add_argument("--otlp-endpoint", help="also export spans over OTLP/HTTP to this URL (…/v1/traces)")
     p.add_argument("--log-file", help="send this process's stderr (logs, the agent's prints) to a file")
+    p.add_argument("--collect", type=int, metavar="PORT",
+                   help="also receive OTLP/HTTP spans on 127.0.0.1:PORT (0 = any free port) from the agent's other "
+                        "processes (its MCP servers...), which inherit OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointing "
+                        "there, and fold them into each step's envelope")
+    p.add_argument("--collect-grace", type=float, default=DEFAULT_COLLECT_GRACE, metavar="SECONDS",
+                   help=f"with --collect: how long a step waits, after its root span ends, for the spans of its "
+                        f"other processes (default {DEFAULT_COLLECT_GRACE:g}); what has not arrived by then is "
+                        "reported in the envelope's logs and incomplete")
     p.set_defaults(func=run)
     from .annotate import register as register_annotate
+    from .collect import register as register_collect
 
     register_annotate(ecp_sub)
+    register_collect(ecp_sub)
     ecp.set_defaults(func=lambda args: (ecp.print_help(), 2)[1])
 
 
@@ -110,6 +122,8 @@ def _refusal(args: argparse.Namespace) -> str | None:
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
     if args.step_timeout < 0 or args.max_sessions < 1 or args.connection_timeout <= 0 or args.max_body_bytes < 1:
         return "--step-timeout must be >= 0; --max-sessions, --connection-timeout, --max-body-bytes > 0"
+    if args.collect is not None and (not 0 <= args.collect < 65536 or args.collect_grace < 0):
+        return "--collect must be a port (0-65535) and --collect-grace >= 0"
     return None
 
 
@@ -151,6 +165,15 @@ def _run(args: argparse.Namespace) -> int:
         protocol_out = os.fdopen(os.dup(1), "wb")
         os.dup2(2, 1)
     provider = _provider(args)
+    receiver = sock = None
+    forward_to = _otlp_destination(args)  # before --collect points the children's OTLP variables at us
+    if args.collect is not None:
+        try:
+            receiver, sock = _collect_receiver(args)
+        except OSError as exc:
+            print(f"otel-agents ecp serve: cannot listen on 127.0.0.1:{args.collect}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     # The served agent's own spans (decorators, manual spans) use the global provider: make it ours.
     from opentelemetry import trace
 
@@ -166,11 +189,14 @@ def _run(args: argparse.Namespace) -> int:
     from ..serve.session import Tracing
     from ..serve.sessions import SessionManager
 
-    sessions = SessionManager(target, Tracing(provider), args.name, step_timeout=args.step_timeout or None,
+    tracing = Tracing(provider, remote_grace=args.collect_grace if receiver is not None else None)
+    if receiver is not None:
+        receiver.sink = _remote_sink(args, tracing, forward_to)
+    sessions = SessionManager(target, tracing, args.name, step_timeout=args.step_timeout or None,
                               max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
     try:
-        asyncio.run(_serve_http(args, sessions) if args.http else _serve_stdio(args, sessions, protocol_in,
-                                                                                protocol_out))
+        main = _serve_http(args, sessions) if args.http else _serve_stdio(args, sessions, protocol_in, protocol_out)
+        asyncio.run(main if receiver is None else _with_receiver(main, receiver, sock))
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # cleanup is short; let it finish
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -178,6 +204,74 @@ def _run(args: argparse.Namespace) -> int:
         provider.shutdown()
         sessions.close()
     return 0
+
+
+def _collect_receiver(args: argparse.Namespace):
+    """``--collect``: the OTLP receiver (its sink is set once the sessions exist) and its bound socket.
+    The agent's child processes inherit its address in ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` (and
+    ``OTEL_BSP_SCHEDULE_DELAY`` = 100 ms unless set, so their spans arrive within the grace period);
+    this process's own exporters were made before and are not affected."""
+    from ..serve.http import HTTPLimits, bind
+    from ..serve.otlp import OTLPReceiver
+
+    limits = HTTPLimits(connection_timeout=args.connection_timeout, max_body=args.max_body_bytes)
+    sock = bind("127.0.0.1", args.collect, limits.backlog)
+    port = sock.getsockname()[1]
+    os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"http://127.0.0.1:{port}/v1/traces"
+    os.environ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
+    os.environ.setdefault("OTEL_BSP_SCHEDULE_DELAY", "100")
+    return OTLPReceiver(lambda spans, raw: None, limits=limits), sock
+
+
+def _otlp_destination(args: argparse.Namespace) -> str | None:
+    """Where this process's spans go over OTLP/HTTP (``--otlp-endpoint`` or the standard variables), if anywhere."""
+    if args.otlp_endpoint:
+        return args.otlp_endpoint
+    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        return os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    return base.rstrip("/") + "/v1/traces" if base else None
+
+
+def _remote_sink(args: argparse.Namespace, tracing, forward_to: str | None):
+    """What ``--collect`` does with received spans: hold them for their step's envelope, and send them
+    where this process's own spans go (``--trace-file``; the OTLP destination, unchanged), so the trace
+    file and the backend hold the whole run too."""
+    from ..serve.otlp import Forwarder
+
+    file_exporter = None
+    if args.trace_file:
+        from ..exporters.file import OTLPJsonFileExporter
+
+        file_exporter = OTLPJsonFileExporter(args.trace_file)
+    forwarder = Forwarder(forward_to) if forward_to else None
+
+    def sink(spans, raw) -> None:
+        tracing.collector.add_remote(spans)
+        if file_exporter is not None and spans:
+            file_exporter.export(spans)
+        if forwarder is not None:
+            forwarder.submit(raw)
+
+    return sink
+
+
+async def _with_receiver(main, receiver, sock) -> None:
+    """Run ``main`` (the ECP server) with the ``--collect`` receiver beside it; stop the receiver after."""
+    from ..serve.http import serve_http
+
+    servers: list = []
+    task = asyncio.ensure_future(serve_http(receiver, "127.0.0.1", 0, receiver.limits, started=servers.append,
+                                            sock=sock, announce=lambda url: print(f"collecting spans at {url}",
+                                                                                  file=sys.stderr, flush=True)))
+    try:
+        await main
+    finally:
+        for server in servers:
+            server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 5)
+        receiver.close()
 
 
 async def _serve_stdio(args: argparse.Namespace, sessions, stdin, stdout) -> None:

@@ -1,4 +1,4 @@
-"""``otel-agents fold TRACES.jsonl [-o ENVELOPES.jsonl]``: re-fold stored traces into ECP envelopes.
+"""``otel-agents fold TRACES.jsonl [MORE.jsonl ...] [-o ENVELOPES.jsonl]``: re-fold stored traces into ECP envelopes.
 
 Reads OTLP/JSON lines (written by :class:`otel_agents.exporters.file.OTLPJsonFileExporter`,
 an OpenTelemetry Collector ``file`` exporter, or pages of Phoenix's span search;
@@ -12,7 +12,10 @@ It streams: lines are read one at a time and each trace is folded as soon as it
 is complete (its root span and every parent it names have been read), so
 memory is bounded by the largest trace, not by the file; traces that never
 complete are folded at the end of input. Envelopes come out in the order their
-traces complete.
+traces complete. Given several files (one per process of a distributed run: the
+agent's, its MCP server's), they are read in order as one input and every trace
+is folded at the end, so a trace spread across them is one run (memory then holds
+all their spans).
 
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and
 skipped; the lines around it are still folded. A trace with duplicate span ids
@@ -38,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
                        description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
                        "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable")
-    p.add_argument("traces", metavar="TRACES.jsonl", help="OTLP/JSON lines; '-' for standard input")
+    p.add_argument("traces", metavar="TRACES.jsonl", nargs="+",
+                   help="OTLP/JSON lines, one file or several folded together; '-' for standard input")
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")
@@ -72,10 +76,14 @@ def run(args: argparse.Namespace) -> int:
     from ..exporters.file import MalformedLine, iter_otlp_json
 
     out: TextIO = sys.stdout
-    if args.output and args.traces != "-" and _same_file(args.traces, args.output):
-        print(f"otel-agents fold: -o {args.output} is the input file: writing it would erase the traces",
-              file=sys.stderr)
+    if args.traces.count("-") > 1:
+        print("otel-agents fold: '-' (standard input) can be given once", file=sys.stderr)
         return 2
+    for path in args.traces:
+        if args.output and path != "-" and _same_file(path, args.output):
+            print(f"otel-agents fold: -o {args.output} is the input file {path}: writing it would erase the traces",
+                  file=sys.stderr)
+            return 2
     if args.output:
         try:
             out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
@@ -106,14 +114,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"otel-agents fold: skipped {problem}", file=sys.stderr)
 
     errors = Errors()
-    folder = StreamFolder(write, on_problem=report, include_thoughts=args.include_thoughts)
-    if args.traces != "-":
-        source: Any = args.traces
-    else:  # bytes when possible: a line that is not UTF-8 is then reported, not fatal
-        source = getattr(sys.stdin, "buffer", sys.stdin)
+    folder = StreamFolder(write, on_problem=report, include_thoughts=args.include_thoughts,
+                          hold=len(args.traces) > 1)
+    reading = args.traces[0]
     try:
-        for number, spans in iter_otlp_json(source, errors=errors):
-            folder.add(spans, number)
+        for reading in args.traces:
+            # bytes from stdin when possible: a line that is not UTF-8 is then reported, not fatal
+            source: Any = reading if reading != "-" else getattr(sys.stdin, "buffer", sys.stdin)
+            for number, spans in iter_otlp_json(source, errors=errors):
+                folder.add(spans, number)
         folder.finish()
         out.flush()
     except _WriteError as exc:
@@ -122,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"otel-agents fold: cannot read {args.traces}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"otel-agents fold: cannot read {reading}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     finally:
         if out is not sys.stdout:

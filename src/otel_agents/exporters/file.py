@@ -356,24 +356,47 @@ class _Decoder:
     (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``).
     """
 
-    def request(self, data: dict[str, Any]) -> list[ReadableSpan]:
+    def request(self, data: dict[str, Any], rejected: list[tuple[int, str]] | None = None) -> list[ReadableSpan]:
+        """The spans of ``data``. Without ``rejected``, the first bad field raises ``ValueError``;
+        with it, a bad span (or resource or scope: all of its spans) is left out and reported there
+        as ``(spans left out, message)``, and the rest are read (an OTLP receiver's partial success)."""
         out: list[ReadableSpan] = []
         for i, rs in enumerate(self._list(data, "resourceSpans", "")):
             where = f"resourceSpans[{i}]"
-            rs = self._obj(rs, where)
-            res = self._obj(self._get(rs, "resource"), f"{where}.resource")
-            resource = Resource(self._attributes(res, f"{where}.resource"), self._str(rs, "schemaUrl", where) or None)
-            for j, ss in enumerate(self._list(rs, "scopeSpans", where)):
+            try:
+                rs = self._obj(rs, where)
+                res = self._obj(self._get(rs, "resource"), f"{where}.resource")
+                resource = Resource(self._attributes(res, f"{where}.resource"),
+                                    self._str(rs, "schemaUrl", where) or None)
+                scopes = self._list(rs, "scopeSpans", where)
+            except ValueError as exc:
+                if rejected is None:
+                    raise
+                rejected.append((_count_spans(rs), str(exc)))
+                continue
+            for j, ss in enumerate(scopes):
                 swhere = f"{where}.scopeSpans[{j}]"
-                ss = self._obj(ss, swhere)
-                sc = self._obj(self._get(ss, "scope"), f"{swhere}.scope")
-                scope = InstrumentationScope(self._str(sc, "name", f"{swhere}.scope"),
-                                             self._str(sc, "version", f"{swhere}.scope"),
-                                             self._str(ss, "schemaUrl", swhere) or None,
-                                             self._attributes(sc, f"{swhere}.scope") or None)
-                for k, span in enumerate(self._list(ss, "spans", swhere)):
-                    out.append(self._span(self._obj(span, f"{swhere}.spans[{k}]"), resource, scope,
-                                          f"{swhere}.spans[{k}]"))
+                try:
+                    ss = self._obj(ss, swhere)
+                    sc = self._obj(self._get(ss, "scope"), f"{swhere}.scope")
+                    scope = InstrumentationScope(self._str(sc, "name", f"{swhere}.scope"),
+                                                 self._str(sc, "version", f"{swhere}.scope"),
+                                                 self._str(ss, "schemaUrl", swhere) or None,
+                                                 self._attributes(sc, f"{swhere}.scope") or None)
+                    spans = self._list(ss, "spans", swhere)
+                except ValueError as exc:
+                    if rejected is None:
+                        raise
+                    rejected.append((_count_spans({"scopeSpans": [ss]}), str(exc)))
+                    continue
+                for k, span in enumerate(spans):
+                    try:
+                        out.append(self._span(self._obj(span, f"{swhere}.spans[{k}]"), resource, scope,
+                                              f"{swhere}.spans[{k}]"))
+                    except ValueError as exc:
+                        if rejected is None:
+                            raise
+                        rejected.append((1, str(exc)))
         return out
 
     def _span(self, s: dict[str, Any], resource: Resource, scope: InstrumentationScope, where: str) -> ReadableSpan:
@@ -559,6 +582,16 @@ class _Decoder:
             if name in _ANY_VALUE_FIELDS:
                 raise ValueError(f"{_at(where, name)}: wrong type {type(value).__name__}")
         return None
+
+
+def _count_spans(rs: Any) -> int:
+    """How many spans a (damaged) ``ResourceSpans`` object holds, as far as can be told (at least 1)."""
+    n = 0
+    if isinstance(rs, dict):
+        for ss in rs.get("scopeSpans") or rs.get("scope_spans") or ():
+            spans = ss.get("spans") if isinstance(ss, dict) else None
+            n += len(spans) if isinstance(spans, list) else 0
+    return max(n, 1)
 
 
 def _at(where: str, name: str) -> str:

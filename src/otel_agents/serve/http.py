@@ -110,6 +110,104 @@ def _host_allowed(host_header: str | None, names: set[str]) -> bool:
     return is_loopback(name) or name.lower() in names
 
 
+Reply = Callable[[Send, Mapping[str, str], int, str, Mapping[str, str]], Awaitable[None]]
+
+
+async def json_error(send: Send, headers: Mapping[str, str], status: int, message: str,
+                     extra: Mapping[str, str]) -> None:
+    """The default refusal: ``{"error": message}`` as JSON."""
+    await _send(send, status, {"error": message}, extra)
+
+
+class HTTPGate:
+    """The checks every server of ours makes before reading a request (numbered in the module docstring),
+    and the bounded body read. One copy, used by :class:`ECPApp` and the OTLP receiver.
+
+    Args:
+        path: the endpoint path.
+        security: allowed hosts and origins, token.
+        limits: body size and time.
+        bound_host: the address bound, accepted as a ``Host`` name.
+        reply: how a refusal is written: ``reply(send, request headers, status, message, extra headers)``
+            (default :func:`json_error`).
+    """
+
+    def __init__(self, path: str, security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
+                 bound_host: str = "127.0.0.1", reply: Reply = json_error) -> None:
+        self.path = path
+        self.security = security or HTTPSecurity()
+        self.limits = limits or HTTPLimits()
+        self.reply = reply
+        self._hosts = {h.lower().strip("[]") for h in self.security.allowed_hosts}
+        if bound_host not in ("0.0.0.0", "::", ""):
+            self._hosts.add(bound_host.lower().strip("[]"))
+        self._token = (self.security.auth_token or "").encode("utf-8") or None
+
+    async def admit(self, scope: Scope, send: Send) -> dict[str, str] | None:
+        """Checks 0-4; the request headers (lower-case names) when they pass, else ``None`` (answered)."""
+        headers: dict[str, str] = {}
+        size = 0
+        for k, v in scope.get("headers", []):
+            headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
+            size += len(k) + len(v)
+        if size > MAX_HEAD:
+            await self.reply(send, headers, 431, f"request headers larger than {MAX_HEAD} bytes", {"connection": "close"})
+            return None
+        if scope.get("path") != self.path:
+            await self.reply(send, headers, 404, "not found", {})
+            return None
+        if not _host_allowed(headers.get("host"), self._hosts):
+            await self.reply(send, headers, 421, "host not allowed (DNS-rebinding protection); see --allow-host", {})
+            return None
+        if not _origin_allowed(headers.get("origin"), self.security.allowed_origins):
+            await self.reply(send, headers, 403, "origin not allowed; see --allow-origin", {})
+            return None
+        if self._token is not None and not self._authorized(headers.get("authorization")):
+            await self.reply(send, headers, 401, "missing or wrong bearer token",
+                             {"www-authenticate": 'Bearer realm="ecp"'})
+            return None
+        return headers
+
+    def _authorized(self, value: str | None) -> bool:
+        scheme, _, token = (value or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("utf-8"), self._token or b"")
+
+    async def body(self, headers: Mapping[str, str], receive: Receive, send: Send) -> bytes | None:
+        """Check 5: the whole body, or ``None`` when it was refused (answered) or the client left."""
+        declared = headers.get("content-length")
+        if declared is not None and "transfer-encoding" in headers:  # RFC 9112 6.3: a smuggling attempt
+            await self.reply(send, headers, 400, "both Content-Length and Transfer-Encoding", {"connection": "close"})
+            return None
+        too_large = f"body larger than {self.limits.max_body} bytes"
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limits.max_body):
+            await self.reply(send, headers, 413, too_large, {"connection": "close"})
+            return None
+        try:
+            return await asyncio.wait_for(self._read(receive), self.limits.connection_timeout)
+        except asyncio.TimeoutError:
+            await self.reply(send, headers, 408, "request body not received in time", {"connection": "close"})
+        except _TooLarge:
+            await self.reply(send, headers, 413, too_large, {"connection": "close"})
+        except _Disconnected:
+            pass
+        return None
+
+    async def _read(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limits.max_body:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
 class ECPApp:
     """The ASGI application: checks, then JSON-RPC against the request's session.
 
@@ -125,44 +223,22 @@ class ECPApp:
                  limits: HTTPLimits | None = None, bound_host: str = "127.0.0.1") -> None:
         self.sessions = sessions
         self.path = path
-        self.security = security or HTTPSecurity()
-        self.limits = limits or HTTPLimits()
-        self._hosts = {h.lower().strip("[]") for h in self.security.allowed_hosts}
-        if bound_host not in ("0.0.0.0", "::", ""):
-            self._hosts.add(bound_host.lower().strip("[]"))
-        self._token = (self.security.auth_token or "").encode("utf-8") or None
+        self.gate = HTTPGate(path, security, limits, bound_host)
+        self.security = self.gate.security
+        self.limits = self.gate.limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is off; websockets are not served
             return
-        headers: dict[str, str] = {}
-        size = 0
-        for k, v in scope.get("headers", []):
-            headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
-            size += len(k) + len(v)
+        headers = await self.gate.admit(scope, send)
+        if headers is None:
+            return None
         method = scope.get("method", "")
-        if size > MAX_HEAD:
-            return await _send(send, 431, {"error": f"request headers larger than {MAX_HEAD} bytes"},
-                               {"connection": "close"})
-        if scope.get("path") != self.path:
-            return await _send(send, 404, {"error": "not found"})
-        if not _host_allowed(headers.get("host"), self._hosts):
-            return await _send(send, 421, {"error": "host not allowed (DNS-rebinding protection); "
-                                                    "see --allow-host"})
-        if not _origin_allowed(headers.get("origin"), self.security.allowed_origins):
-            return await _send(send, 403, {"error": "origin not allowed; see --allow-origin"})
-        if self._token is not None and not self._authorized(headers.get("authorization")):
-            return await _send(send, 401, {"error": "missing or wrong bearer token"},
-                               {"www-authenticate": 'Bearer realm="ecp"'})
         if method == "POST":
             return await self._post(headers, receive, send)
         if method == "DELETE":
             return await self._delete(headers, send)
         await _send(send, 405, {"error": "method not allowed: use POST"}, {"allow": "POST, DELETE"})
-
-    def _authorized(self, value: str | None) -> bool:
-        scheme, _, token = (value or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("utf-8"), self._token or b"")
 
     async def _delete(self, headers: Mapping[str, str], send: Send) -> None:
         sid = headers.get(SESSION_HEADER)
@@ -173,21 +249,8 @@ class ECPApp:
         await _send(send, 204, None)
 
     async def _post(self, headers: Mapping[str, str], receive: Receive, send: Send) -> None:
-        declared = headers.get("content-length")
-        if declared is not None and "transfer-encoding" in headers:  # RFC 9112 6.3: a smuggling attempt
-            return await _send(send, 400, {"error": "both Content-Length and Transfer-Encoding"},
-                               {"connection": "close"})
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limits.max_body):
-            return await _send(send, 413, {"error": f"body larger than {self.limits.max_body} bytes"},
-                               {"connection": "close"})
-        try:
-            body = await asyncio.wait_for(self._body(receive), self.limits.connection_timeout)
-        except asyncio.TimeoutError:
-            return await _send(send, 408, {"error": "request body not received in time"}, {"connection": "close"})
-        except _TooLarge:
-            return await _send(send, 413, {"error": f"body larger than {self.limits.max_body} bytes"},
-                               {"connection": "close"})
-        except _Disconnected:
+        body = await self.gate.body(headers, receive, send)
+        if body is None:
             return None
         request = parse(body)
         if not isinstance(request, Request):
@@ -212,21 +275,6 @@ class ECPApp:
         if response is None:
             return await _send(send, 202, None, extra)
         await _send(send, 200, response, extra)
-
-    async def _body(self, receive: Receive) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Disconnected
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limits.max_body:
-                raise _TooLarge
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
 
 
 class _TooLarge(Exception):
@@ -302,7 +350,7 @@ def bind(host: str, port: int, backlog: int) -> socket.socket:
     return sock
 
 
-def make_server(app: ECPApp, limits: HTTPLimits | None = None) -> Any:
+def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
     """A Uvicorn server for ``app`` that leaves signals to the caller (set ``should_exit`` to stop).
 
     Raises:
@@ -328,11 +376,14 @@ def make_server(app: ECPApp, limits: HTTPLimits | None = None) -> Any:
     return Server(config)
 
 
-async def serve_http(app: ECPApp, host: str, port: int, limits: HTTPLimits | None = None,
-                     announce: Callable[[str], Any] | None = None, started: Callable[[Any], Any] | None = None) -> None:
-    """Serve until ``server.should_exit`` is set; ``announce(url)`` once listening, ``started(server)`` before."""
+async def serve_http(app: Any, host: str, port: int, limits: HTTPLimits | None = None,
+                     announce: Callable[[str], Any] | None = None, started: Callable[[Any], Any] | None = None,
+                     sock: socket.socket | None = None) -> None:
+    """Serve ``app`` (an ASGI app with a ``path``) until ``server.should_exit`` is set; ``announce(url)`` once
+    listening, ``started(server)`` before. ``sock``: a socket already bound with :func:`bind` (then ``host`` and
+    ``port`` are not used)."""
     limits = limits or HTTPLimits()
-    sock = bind(host, port, limits.backlog)
+    sock = sock or bind(host, port, limits.backlog)
     server = make_server(app, limits)
     if started is not None:
         started(server)

@@ -51,13 +51,22 @@ def _as_text(result: Any) -> str | None:
     return encode(result)
 
 
+# Local spans that carried the trace context to another process whose spans come back (``--collect``):
+# the MCP instrumentor's client side (every MCP request it traces has a server span in the server process).
+CALLS_OUT = ("mcp.method.name",)
+_MAX_REMOTE_SPANS = 2000  # per trace
+
+
 class TraceCollector(SpanProcessor):
-    """Keeps the spans of the traces it is asked to watch (bounded): finished ones, and open ones to end."""
+    """Keeps the spans of the traces it is asked to watch (bounded): finished ones, and open ones to end;
+    with ``ecp serve --collect``, also the spans other processes send for them (:meth:`add_remote`)."""
 
     def __init__(self) -> None:
         self._finished: dict[int, list[ReadableSpan]] = {}
         self._open: dict[int, dict[int, Any]] = {}
+        self._remote: dict[int, dict[int, ReadableSpan]] = {}
         self._lock = threading.Lock()
+        self.remote_dropped = 0  # spans received for traces not watched, or over the per-trace cap
 
     def watch(self, trace_id: int) -> None:
         with self._lock:
@@ -65,14 +74,45 @@ class TraceCollector(SpanProcessor):
                 oldest = next(iter(self._finished))
                 self._finished.pop(oldest)
                 self._open.pop(oldest, None)
+                self._remote.pop(oldest, None)
             self._finished[trace_id] = []
             self._open[trace_id] = {}
+            self._remote[trace_id] = {}
 
     def take(self, trace_id: int) -> list[ReadableSpan]:
-        """The trace's finished spans; the trace is no longer watched."""
+        """The trace's finished spans, remote ones included; the trace is no longer watched."""
         with self._lock:
             self._open.pop(trace_id, None)
-            return self._finished.pop(trace_id, [])
+            remote = self._remote.pop(trace_id, {})
+            return self._finished.pop(trace_id, []) + list(remote.values())
+
+    def add_remote(self, spans: Any, raw: Any = None) -> None:
+        """Spans received from other processes (the ``--collect`` receiver's sink): those of watched
+        traces are kept (a span id seen already is kept once), the rest dropped and counted."""
+        with self._lock:
+            for span in spans:
+                ctx = span.context
+                bucket = self._remote.get(ctx.trace_id)
+                if bucket is None or len(bucket) >= _MAX_REMOTE_SPANS:
+                    self.remote_dropped += 1
+                    continue
+                bucket.setdefault(ctx.span_id, span)
+
+    def remote_missing(self, trace_id: int) -> list[str]:
+        """What the trace still waits for from other processes: one message per local call out
+        (:data:`CALLS_OUT`) with no span of the other process under it, and per remote span whose
+        parent has not arrived. Empty when nothing is missing."""
+        with self._lock:
+            local = list(self._finished.get(trace_id, ()))
+            remote = list(self._remote.get(trace_id, {}).values())
+        have = {s.context.span_id for s in local} | {s.context.span_id for s in remote}
+        answered = {s.parent.span_id for s in remote if s.parent is not None}
+        missing = [f"no span arrived from the process that served {s.name!r} (span {s.context.span_id:016x})"
+                   for s in local if s.context.span_id not in answered
+                   and any((s.attributes or {}).get(key) is not None for key in CALLS_OUT)]
+        missing += [f"span {s.name!r} ({s.context.span_id:016x}) of another process arrived without its parent "
+                    f"{s.parent.span_id:016x}" for s in remote if s.parent is not None and s.parent.span_id not in have]
+        return missing
 
     def still_open(self, trace_id: int) -> list[Any]:
         """The trace's spans started and not yet ended, newest first."""
@@ -102,13 +142,20 @@ class TraceCollector(SpanProcessor):
 
 
 class Tracing:
-    """What every session of one server shares: the span factory and the collector on the provider."""
+    """What every session of one server shares: the span factory and the collector on the provider.
 
-    def __init__(self, provider: TracerProvider) -> None:
+    Args:
+        provider: the tracer provider.
+        remote_grace: with ``ecp serve --collect``, seconds a step waits after its root span ends for
+            the spans of its other processes (``None``: no other process sends any).
+    """
+
+    def __init__(self, provider: TracerProvider, remote_grace: float | None = None) -> None:
         self.provider = provider
         self.collector = TraceCollector()
         provider.add_span_processor(self.collector)
         self.telemetry = Telemetry(provider, framework="ecp")
+        self.remote_grace = remote_grace
 
 
 class AgentRunner:
@@ -265,6 +312,7 @@ class ECPSession:
             else:
                 root.record_error(outcome.error)
             root.end()
+            missing = await self._await_remote(trace_id)
             spans = self.collector.take(trace_id)
         if outcome.error is not None:
             self._log_failure(f"step (trace {trace_hex})", outcome.error)
@@ -272,7 +320,23 @@ class ECPSession:
                            {"type": type(outcome.error).__name__, "trace_id": trace_hex})
         envelope = self._envelope(spans, root.span.get_span_context().span_id, trace_hex)
         envelope["public_output"] = _as_text(outcome.value)
+        if missing:
+            _report_missing(envelope, missing, self.tracing.remote_grace or 0.0)
         return envelope
+
+    async def _await_remote(self, trace_id: int) -> list[str]:
+        """With ``--collect``: wait (at most the grace period) until the spans of the step's other
+        processes have arrived (:meth:`TraceCollector.remote_missing`); returns what is still missing."""
+        grace = self.tracing.remote_grace
+        if grace is None:
+            return []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while True:
+            missing = self.collector.remote_missing(trace_id)
+            if not missing or loop.time() >= deadline:
+                return missing
+            await asyncio.sleep(0.02)
 
     # -- blocking forms, for callers without an event loop ---------------------------
     def step(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -337,6 +401,21 @@ class ECPSession:
     def close(self) -> None:
         """Let the agent's worker thread exit (a shared runner is closed by its owner)."""
         self.runner.close()
+
+
+def _report_missing(envelope: dict[str, Any], missing: Sequence[str], grace: float) -> None:
+    """The step's remote part did not all arrive within the grace period: say so in ``logs`` (one record)
+    and ``incomplete``; the envelope is what arrived."""
+    message = f"after waiting {grace:g} s (--collect-grace): " + "; ".join(missing[:5]) + \
+        (f"; and {len(missing) - 5} more" if len(missing) > 5 else "")
+    logger.warning("step (trace %s): remote spans missing %s", envelope.get("trace_id"), message)
+    with contextlib.suppress(Exception):
+        records = json.loads(envelope.get("logs") or "[]")
+        records.append({"trace_id": envelope.get("trace_id"), "span_id": None, "parent_id": None, "kind": None,
+                        "name": "otel_agents.collect.missing", "start": None, "duration_ms": None,
+                        "status": "error", "attributes": {}, "error": f"remote spans missing {message}"})
+        envelope["logs"] = json.dumps(records, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    envelope["incomplete"] = f"remote spans missing {message}"
 
 
 def _context_with(root: SemanticSpan) -> contextvars.Context:

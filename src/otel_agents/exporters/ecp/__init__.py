@@ -83,6 +83,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from ._envelope import build_envelope
 from ._exporter import ECPFileExporter
+from ._gather import TraceGatherer
 from ._processor import ECPFoldingProcessor
 from ._runs import Run, group_runs
 from ._stream import StreamFolder
@@ -132,5 +133,5 @@ def envelope_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
-__all__ = ["ECPFileExporter", "ECPFoldingProcessor", "Run", "SCHEMA_PATH", "StreamFolder", "envelope_schema", "fold",
+__all__ = ["ECPFileExporter", "ECPFoldingProcessor", "Run", "SCHEMA_PATH", "StreamFolder", "TraceGatherer", "envelope_schema", "fold",
            "group_runs"]

@@ -45,6 +45,8 @@ class StreamFolder:
             ids or spans on a parent cycle, and for each run that could not be
             folded (it is skipped; the others are still folded).
         include_thoughts: add models' reasoning to ``evaluation_context``.
+        hold: fold nothing before :meth:`finish` (several inputs, e.g. one file per process, where
+            a trace that looks complete may continue in a later input); memory then holds every span.
 
     Attributes:
         spans: spans fed so far; ``runs``: envelopes made so far; ``open_spans``:
@@ -52,8 +54,10 @@ class StreamFolder:
     """
 
     def __init__(self, on_envelope: Callable[[dict[str, Any]], Any], *,
-                 on_problem: Callable[[str], Any] | None = None, include_thoughts: bool = False):
+                 on_problem: Callable[[str], Any] | None = None, include_thoughts: bool = False,
+                 hold: bool = False):
         self.on_envelope = on_envelope
+        self.hold = hold
         self.on_problem = on_problem
         self.include_thoughts = include_thoughts
         self.spans = 0
@@ -86,7 +90,7 @@ class StreamFolder:
             elif fs.parent_id not in trace.index:
                 trace.wanted.add(fs.parent_id)  # type: ignore[arg-type]
         for trace_id, trace in touched.items():
-            if trace.roots and not trace.wanted:
+            if trace.roots and not trace.wanted and not self.hold:
                 self._fold(trace_id)
 
     def finish(self) -> None:

@@ -1,0 +1,184 @@
+"""``otel-agents ecp collect``: an OTLP/HTTP receiver that folds every trace it receives into ECP envelopes.
+
+Point any OpenTelemetry SDK or Collector at it (``OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318``):
+it receives spans on ``/v1/traces`` (protobuf or JSON, gzip or not), groups them by
+trace across every process that sends them, and folds each trace once it is complete
+(its root span has arrived and no span of it for --trace-idle seconds; the semantics
+of the Collector's groupbytrace processor) into ECP envelopes, one JSON object per line,
+appended to --output. --forward passes every request on, unchanged, to another OTLP/HTTP
+endpoint (a tracing backend). At most --max-traces traces and --max-spans spans are held
+(the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
+On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
+many traces and spans that was. Binds loopback unless --allow-remote; Host, Origin, token,
+body and time checks as for ecp serve --http. OTLP/gRPC is not served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from . import plain
+
+DEFAULT_PORT = 4318  # the OTLP/HTTP port
+DEFAULT_OUTPUT = "otel-agents-envelopes.jsonl"
+
+
+def register(ecp_sub: argparse._SubParsersAction) -> None:
+    from ..serve.http import HTTPLimits
+
+    limits = HTTPLimits()
+    p = ecp_sub.add_parser("collect", help="receive OTLP spans and fold each trace into ECP envelopes",
+                           description=plain(__doc__))
+    p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="ENVELOPES.jsonl",
+                   help=f"append envelopes here, one per line (default {DEFAULT_OUTPUT}; '-' = standard output)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free port)")
+    p.add_argument("--trace-idle", type=float, default=1.0, metavar="SECONDS",
+                   help="fold a trace whose root has arrived after this long without a new span (default 1)")
+    p.add_argument("--trace-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="fold a trace whose root never arrived after this long without a new span (default 30)")
+    p.add_argument("--max-traces", type=int, default=10_000, help="traces held at once (default 10000)")
+    p.add_argument("--max-spans", type=int, default=500_000, help="spans held at once (default 500000)")
+    p.add_argument("--max-spans-per-trace", type=int, default=2000, help="spans kept per trace (default 2000)")
+    p.add_argument("--forward", metavar="URL", help="also pass every request on, unchanged, to this OTLP/HTTP "
+                                                    "traces URL (…/v1/traces)")
+    p.add_argument("--include-thoughts", action="store_true", help="add models' reasoning to evaluation_context")
+    p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback --host "
+                                                               "(use with --auth-token)")
+    p.add_argument("--auth-token", default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
+                   help="require 'Authorization: Bearer TOKEN' (default: $OTEL_AGENTS_ECP_TOKEN)")
+    p.add_argument("--allow-origin", action="append", default=[], help="an extra allowed Origin")
+    p.add_argument("--allow-host", action="append", default=[], help="an extra allowed Host header name")
+    p.add_argument("--connection-timeout", type=float, default=limits.connection_timeout, metavar="SECONDS",
+                   help=f"close a connection that sends no complete request for this long "
+                        f"(default {limits.connection_timeout:g})")
+    p.add_argument("--max-body-bytes", type=int, default=limits.max_body,
+                   help=f"largest request body in bytes, as sent (default {limits.max_body})")
+    p.set_defaults(func=run)
+
+
+def _refusal(args: argparse.Namespace) -> str | None:
+    from ..serve.http import is_loopback
+
+    if not is_loopback(args.host) and not args.allow_remote:
+        return (f"--host {args.host} is not a loopback address: anyone who can reach it could send spans. "
+                "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
+    if min(args.max_traces, args.max_spans, args.max_spans_per_trace, args.max_body_bytes) < 1 \
+            or args.connection_timeout <= 0 or not 0 <= args.trace_idle <= args.trace_timeout:
+        return ("--max-traces, --max-spans, --max-spans-per-trace, --max-body-bytes, --connection-timeout "
+                "must be positive; 0 <= --trace-idle <= --trace-timeout")
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    refusal = _refusal(args)
+    if refusal:
+        print(f"otel-agents ecp collect: {refusal}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    from .._spans.encoding import dumps as strict_json
+    from ..exporters._appender import JsonLinesAppender
+
+    if args.output == "-":
+        def write(line: str) -> bool:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            return True
+        close: Any = lambda: None  # noqa: E731
+    else:
+        try:
+            appender = JsonLinesAppender(args.output)
+        except OSError as exc:
+            print(f"otel-agents ecp collect: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        write, close = appender.append, appender.close
+
+    def on_envelope(envelope: dict[str, Any]) -> None:
+        try:
+            line = strict_json(envelope)
+        except ValueError as exc:
+            logging.getLogger("otel_agents.collect").warning(
+                "otel-agents collect: trace %s: envelope is not strict JSON, skipped (%s)", envelope.get("trace_id"), exc)
+            return
+        write(line)
+
+    try:
+        return asyncio.run(_serve(args, on_envelope))
+    finally:
+        close()
+
+
+async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
+    from ..exporters.ecp import TraceGatherer
+    from ..serve.http import HTTPLimits, HTTPSecurity, bind, serve_http
+    from ..serve.otlp import Forwarder, OTLPReceiver
+
+    log = logging.getLogger("otel_agents.collect")
+    gatherer = TraceGatherer(on_envelope, trace_idle=args.trace_idle, trace_timeout=args.trace_timeout,
+                             max_traces=args.max_traces, max_spans=args.max_spans,
+                             max_spans_per_trace=args.max_spans_per_trace, include_thoughts=args.include_thoughts)
+    forwarder = Forwarder(args.forward) if args.forward else None
+
+    def sink(spans: list, raw: tuple) -> None:
+        if forwarder is not None:
+            forwarder.submit(raw)
+        gatherer.add(spans)
+        gatherer.fold_ready()
+
+    limits = HTTPLimits(connection_timeout=args.connection_timeout, max_body=args.max_body_bytes)
+    security = HTTPSecurity(allowed_hosts=args.allow_host, allowed_origins=args.allow_origin,
+                            auth_token=args.auth_token)
+    receiver = OTLPReceiver(sink, security=security, limits=limits, bound_host=args.host)
+    try:
+        sock = bind(args.host, args.port, limits.backlog)
+    except OSError as exc:
+        print(f"otel-agents ecp collect: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    loop = asyncio.get_running_loop()
+    servers: list[Any] = []
+
+    def started(server: Any) -> None:
+        servers.append(server)
+
+        def stop() -> None:
+            server.force_exit = server.should_exit
+            server.should_exit = True
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
+
+    async def tick() -> None:  # folds traces that went idle between requests
+        period = max(0.05, min(args.trace_idle / 4, 0.5))
+        while True:
+            await asyncio.sleep(period)
+            await receiver.run_in_worker(gatherer.fold_ready)
+
+    ticker = asyncio.ensure_future(tick())
+    where = args.output if args.output != "-" else "standard output"
+    try:
+        await serve_http(receiver, args.host, args.port, limits, started=started, sock=sock,
+                         announce=lambda url: print(f"collecting OTLP at {url}; envelopes to {where}",
+                                                    file=sys.stderr, flush=True))
+    finally:
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
+        receiver.close()  # the request in the worker finishes first
+        traces, spans = gatherer.flush("the receiver shut down before the trace was complete")
+        log.warning("otel-agents collect: shutting down: folded the %d trace(s) (%d span(s)) held now; "
+                    "spans of them arriving later are not in their envelopes", traces, spans)
+        if forwarder is not None:
+            forwarder.close()
+        print(f"otel-agents collect: {receiver.received} span(s) received, {receiver.rejected} rejected; "
+              f"{gatherer.traces} trace(s) folded into {gatherer.runs} envelope(s); "
+              f"{traces} trace(s) held at shutdown; dropped: {dict(gatherer.dropped) or 'none'}",
+              file=sys.stderr, flush=True)
+    return 0

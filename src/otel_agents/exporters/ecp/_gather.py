@@ -1,0 +1,214 @@
+"""Gathering received spans by trace and folding each trace once it is complete (``ecp collect``).
+
+The semantics of the OpenTelemetry Collector's ``groupbytrace`` processor
+(https://github.com/open-telemetry/opentelemetry-collector-contrib/tree/main/processor/groupbytraceprocessor),
+adapted to "complete": spans arrive in any order, from any number of processes;
+:class:`TraceGatherer` holds them by trace id and folds a trace when its root
+span (a span with no parent) has arrived and no span of the trace has arrived
+for ``trace_idle`` seconds. A trace whose root never arrives (its root process
+exports elsewhere, or died) is folded ``trace_timeout`` seconds after its last
+span, marked ``incomplete``.
+
+Bounds (memory stays flat whatever the stream): at most ``max_traces`` traces
+and ``max_spans`` spans are held; past either, the oldest trace (first span
+received first) is folded early, marked ``incomplete``. A trace keeps at most
+``max_spans_per_trace`` spans; the rest are dropped. Every such event is
+counted in :attr:`TraceGatherer.dropped` and logged (WARNING) with the running
+count.
+
+The fold is the one of :func:`otel_agents.exporters.ecp.fold` (same runs, same
+envelopes, foreign vocabularies included). Not thread-safe: one thread feeds it
+and calls :meth:`TraceGatherer.fold_ready` (the receiver's worker).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, OrderedDict
+from typing import Any, Callable, Iterable
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from . import _facts as F
+from ._envelope import build_envelope
+from ._runs import runs_of_trace, start_order
+
+logger = logging.getLogger("otel_agents.collect")
+
+
+class _Held:
+    __slots__ = ("index", "root", "last_seen", "duplicates", "over")
+
+    def __init__(self, now: float):
+        self.index: dict[int, F.FoldSpan] = {}
+        self.root = False       # a span without a parent has arrived
+        self.last_seen = now
+        self.duplicates = 0
+        self.over = 0           # spans dropped over max_spans_per_trace
+
+
+class TraceGatherer:
+    """Holds spans by trace; folds each trace into ECP envelopes when it is complete.
+
+    Args:
+        on_envelope: called with each envelope (a JSON-ready ``dict``).
+        trace_idle: seconds without a new span after which a trace whose root has arrived is folded
+            (``groupbytrace``'s ``wait_duration``).
+        trace_timeout: seconds without a new span after which a trace is folded even without its root.
+        max_traces: traces held at once (``groupbytrace``'s ``num_traces``).
+        max_spans: spans held at once, all traces together.
+        max_spans_per_trace: spans kept per trace.
+        include_thoughts: add models' reasoning to ``evaluation_context``.
+        on_problem: called with a message per trace with duplicate span ids or spans on a parent
+            cycle, and per run that could not be folded; default: logged as WARNING.
+        clock: monotonic seconds (tests inject a fake one).
+
+    Attributes:
+        spans: spans received; ``runs``: envelopes made; ``traces``: traces folded.
+        dropped: a ``Counter``: ``spans_over_cap``, ``traces_evicted`` (folded early to stay within
+            ``max_traces``/``max_spans``), ``traces_without_root`` (folded at ``trace_timeout``),
+            ``late_spans`` (a span of a trace folded already: it starts a new partial trace).
+
+    Raises:
+        ValueError: a limit that is not positive.
+    """
+
+    def __init__(self, on_envelope: Callable[[dict[str, Any]], Any], *, trace_idle: float = 1.0,
+                 trace_timeout: float = 30.0, max_traces: int = 10_000, max_spans: int = 500_000,
+                 max_spans_per_trace: int = 2000, include_thoughts: bool = False,
+                 on_problem: Callable[[str], Any] | None = None, clock: Callable[[], float] = time.monotonic):
+        if min(max_traces, max_spans, max_spans_per_trace) < 1 or trace_idle < 0 or trace_timeout < trace_idle:
+            raise ValueError("max_traces, max_spans, max_spans_per_trace must be positive; "
+                             "0 <= trace_idle <= trace_timeout")
+        self.on_envelope = on_envelope
+        self.trace_idle = trace_idle
+        self.trace_timeout = trace_timeout
+        self.max_traces = max_traces
+        self.max_spans = max_spans
+        self.max_spans_per_trace = max_spans_per_trace
+        self.include_thoughts = include_thoughts
+        self.on_problem = on_problem
+        self.spans = 0
+        self.runs = 0
+        self.traces = 0
+        self.dropped: Counter[str] = Counter()
+        self._clock = clock
+        self._held: OrderedDict[int, _Held] = OrderedDict()  # first span received first
+        self._held_spans = 0
+        self._folded: OrderedDict[int, None] = OrderedDict()  # recently folded trace ids (late spans)
+
+    @property
+    def held_traces(self) -> int:
+        """Traces held now."""
+        return len(self._held)
+
+    @property
+    def held_spans(self) -> int:
+        """Spans held now."""
+        return self._held_spans
+
+    def add(self, spans: Iterable[ReadableSpan]) -> None:
+        """Hold the spans of one request; evicts the oldest traces if a bound is passed."""
+        now = self._clock()
+        for span in spans:
+            ctx = span.context
+            if ctx is None or not ctx.trace_id or not ctx.span_id:
+                continue
+            self.spans += 1
+            held = self._held.get(ctx.trace_id)
+            if held is None:
+                if ctx.trace_id in self._folded:
+                    self._count("late_spans", f"a span of trace {F.trace_id_hex(ctx.trace_id)} arrived after "
+                                              "the trace was folded; it starts a new partial trace "
+                                              "(raise --trace-idle)")
+                held = self._held[ctx.trace_id] = _Held(now)
+            held.last_seen = now
+            if ctx.span_id in held.index:
+                held.duplicates += 1
+                continue
+            if len(held.index) >= self.max_spans_per_trace:
+                held.over += 1
+                self._count("spans_over_cap", f"trace {F.trace_id_hex(ctx.trace_id)} has more than "
+                                              f"{self.max_spans_per_trace} spans; span dropped")
+                continue
+            fs = F.frozen(span)
+            held.index[ctx.span_id] = fs
+            self._held_spans += 1
+            if fs.parent is None:
+                held.root = True
+        while len(self._held) > self.max_traces or self._held_spans > self.max_spans:
+            trace_id = next(iter(self._held))
+            self._count("traces_evicted", f"trace {F.trace_id_hex(trace_id)} folded early: more than "
+                                          f"{self.max_traces} traces or {self.max_spans} spans held")
+            self._fold(trace_id, f"folded early: the receiver held more than {self.max_traces} traces "
+                                 f"or {self.max_spans} spans")
+
+    def fold_ready(self) -> int:
+        """Fold every complete trace (root arrived and idle ``trace_idle``) and every trace idle
+        ``trace_timeout``; returns how many traces were folded."""
+        now = self._clock()
+        ready = []
+        for trace_id, held in self._held.items():
+            idle = now - held.last_seen
+            if idle >= self.trace_timeout or (held.root and idle >= self.trace_idle):
+                ready.append(trace_id)
+        for trace_id in ready:
+            held = self._held[trace_id]
+            reason = None
+            if not held.root:
+                self._count("traces_without_root", f"trace {F.trace_id_hex(trace_id)} folded without its root "
+                                                   f"span after {self.trace_timeout:g} s")
+                reason = f"the trace's root span did not arrive within {self.trace_timeout:g} s"
+            self._fold(trace_id, reason)
+        return len(ready)
+
+    def flush(self, reason: str) -> tuple[int, int]:
+        """Fold every trace held now, marked ``incomplete`` with ``reason`` unless complete
+        (shutdown); returns ``(traces, spans)`` folded."""
+        traces, spans = len(self._held), self._held_spans
+        for trace_id in list(self._held):
+            self._fold(trace_id, None if self._held[trace_id].root else reason)
+        return traces, spans
+
+    def _fold(self, trace_id: int, reason: str | None) -> None:
+        held = self._held.pop(trace_id)
+        self._held_spans -= len(held.index)
+        self.traces += 1
+        self._folded[trace_id] = None
+        while len(self._folded) > self.max_traces:
+            self._folded.popitem(last=False)
+        if held.over:
+            cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"
+            reason = f"{reason}; {cut}" if reason else cut
+        problems: list[str] = []
+        runs = runs_of_trace(trace_id, held.index, problems=problems, duplicates=held.duplicates)
+        held.index = {}
+        runs.sort(key=lambda r: start_order(r.root))
+        for problem in problems:
+            self._problem(problem)
+        for run in runs:
+            run.incomplete = reason
+            try:
+                envelope = build_envelope(run, include_thoughts=self.include_thoughts)
+            except Exception as exc:  # noqa: BLE001 - damaged input must not stop the other runs
+                self._problem(f"trace {F.trace_id_hex(trace_id)}: the run of span "
+                              f"{F.span_id_hex(run.root.span_id)} could not be folded: {exc!r:.300}")
+                continue
+            if envelope is None:
+                continue
+            self.runs += 1
+            self.on_envelope(envelope)
+
+    def _count(self, what: str, message: str) -> None:
+        self.dropped[what] += 1
+        logger.warning("otel-agents collect: %s (%s: %d so far)", message, what, self.dropped[what])
+
+    def _problem(self, message: str) -> None:
+        if self.on_problem is not None:
+            self.on_problem(message)
+        else:
+            logger.warning("otel-agents collect: %s", message)
+
+
+__all__ = ["TraceGatherer"]

@@ -1,0 +1,177 @@
+"""OTLP/HTTP trace request bodies → SDK ``ReadableSpan``s (what ``otel-agents ecp collect`` receives).
+
+An ``ExportTraceServiceRequest`` arrives as protobuf (``application/x-protobuf``)
+or in the OTLP JSON encoding (``application/json``), optionally gzip-compressed
+(``Content-Encoding: gzip``), as the OTLP specification's OTLP/HTTP section
+defines (https://opentelemetry.io/docs/specs/otlp/#otlphttp). Both are read by
+the one reader of :mod:`otel_agents.exporters.file` (a protobuf body is
+converted to that JSON form first, with ``opentelemetry-proto``'s generated
+classes and protobuf's own JSON mapping), so a span received over the wire folds
+exactly as the same span read from a file: one implementation.
+
+:func:`decode_request` reads what can be read: a span with a bad field (an id
+of the wrong length, a value of the wrong type) is left out and counted, the
+other spans of the request are kept — the receiver answers with a
+``partial_success`` naming the first problems. A body that cannot be decoded at
+all (not protobuf, not JSON, a broken gzip stream, an unknown encoding) raises
+:class:`BadRequest` with a precise message.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from opentelemetry.sdk.trace import ReadableSpan
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+MAX_MESSAGES = 5  # problems named in a partial_success message; the rest are counted
+
+
+class BadRequest(ValueError):
+    """The body cannot be read as an ``ExportTraceServiceRequest``; the message says why (HTTP 400)."""
+
+
+class TooLarge(ValueError):
+    """The body, once decompressed, is larger than the limit (HTTP 413)."""
+
+
+class UnsupportedMediaType(ValueError):
+    """A ``Content-Type`` or ``Content-Encoding`` this receiver does not read (HTTP 415)."""
+
+
+@dataclass
+class Decoded:
+    """What one request held.
+
+    Attributes:
+        spans: the spans that could be read.
+        rejected: how many spans were left out.
+        problems: why, one message per problem (field paths as in the JSON encoding).
+    """
+
+    spans: list[ReadableSpan] = field(default_factory=list)
+    rejected: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def message(self) -> str:
+        """The ``partial_success.error_message``: the first problems, and how many more."""
+        shown = self.problems[:MAX_MESSAGES]
+        more = len(self.problems) - len(shown)
+        return "; ".join(shown) + (f"; and {more} more problem(s)" if more else "")
+
+
+def media_type(content_type: str | None) -> str:
+    """``application/json`` from ``application/json; charset=utf-8`` (lower case, parameters dropped).
+
+    Raises:
+        UnsupportedMediaType: neither protobuf nor JSON.
+    """
+    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    if kind not in (PROTOBUF, JSON):
+        raise UnsupportedMediaType(f"unsupported Content-Type {content_type!r}: send {PROTOBUF} or {JSON}")
+    return kind
+
+
+def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
+    """``body`` decoded per ``Content-Encoding`` (none, ``identity`` or ``gzip``), at most ``limit`` bytes.
+
+    Raises:
+        UnsupportedMediaType: another encoding.
+        BadRequest: a damaged gzip stream.
+        TooLarge: more than ``limit`` bytes once decompressed (a decompression bomb stops there).
+    """
+    name = (encoding or "identity").strip().lower()
+    if name == "identity":
+        return body
+    if name != "gzip":
+        raise UnsupportedMediaType(f"unsupported Content-Encoding {encoding!r}: send gzip or none")
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip framing
+    try:
+        out = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise BadRequest(f"Content-Encoding gzip, but the body is not a gzip stream: {exc}") from None
+    if len(out) > limit:
+        raise TooLarge(f"body larger than {limit} bytes once decompressed")
+    if not inflater.eof:
+        raise BadRequest("Content-Encoding gzip, but the gzip stream is truncated")
+    return out
+
+
+def decode_request(body: bytes, kind: str) -> Decoded:
+    """Read one ``ExportTraceServiceRequest`` (already decompressed) of media type ``kind``.
+
+    Raises:
+        BadRequest: the body is not a request of that encoding (the message names the encoding,
+            and for JSON the position or the field at fault).
+    """
+    from .file import _Decoder
+
+    if kind == PROTOBUF:
+        data = _protobuf_to_json(body)
+    else:
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest(f"invalid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise BadRequest(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
+    rejected: list[tuple[int, str]] = []
+    try:
+        spans = _Decoder().request(data, rejected)
+    except ValueError as exc:  # the top level itself (resourceSpans not an array)
+        raise BadRequest(f"not an OTLP trace request: {exc}") from None
+    return Decoded(spans, sum(n for n, _ in rejected), [m for _, m in rejected])
+
+
+def _protobuf_to_json(body: bytes) -> dict[str, Any]:
+    """A protobuf ``ExportTraceServiceRequest`` in the OTLP JSON form the file reader takes (hex ids)."""
+    from google.protobuf import json_format
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from .file import _all_spans, _ids_to_hex
+
+    try:
+        message = ExportTraceServiceRequest.FromString(body)
+    except DecodeError as exc:
+        raise BadRequest(f"not a protobuf ExportTraceServiceRequest: {exc}") from None
+    data = json_format.MessageToDict(message, use_integers_for_enums=True)
+    for span in _all_spans(data):
+        _ids_to_hex(span)
+        for link in span.get("links", ()):
+            _ids_to_hex(link)
+    return data
+
+
+def encode_response(kind: str, decoded: Decoded | None = None) -> bytes:
+    """An ``ExportTraceServiceResponse`` in ``kind``'s encoding; ``partial_success`` when spans were rejected."""
+    if kind == PROTOBUF:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+        response = ExportTraceServiceResponse()
+        if decoded is not None and decoded.rejected:
+            response.partial_success.rejected_spans = decoded.rejected
+            response.partial_success.error_message = decoded.message()
+        return response.SerializeToString()
+    body: dict[str, Any] = {}
+    if decoded is not None and decoded.rejected:
+        # JSON encoding: int64 as a decimal string, lowerCamelCase names
+        body["partialSuccess"] = {"rejectedSpans": str(decoded.rejected), "errorMessage": decoded.message()}
+    return orjson.dumps(body)
+
+
+def encode_status(kind: str, code: int, message: str) -> bytes:
+    """A ``google.rpc.Status`` (the OTLP/HTTP error body) in ``kind``'s encoding (JSON when unknown)."""
+    if kind == PROTOBUF:
+        from google.rpc.status_pb2 import Status
+
+        return Status(code=code, message=message).SerializeToString()
+    return orjson.dumps({"code": code, "message": message})
+
+
+__all__ = ["BadRequest", "Decoded", "JSON", "PROTOBUF", "TooLarge", "UnsupportedMediaType", "decode_request",
+           "decompress", "encode_response", "encode_status", "media_type"]

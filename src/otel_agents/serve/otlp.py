@@ -1,0 +1,226 @@
+"""An OTLP/HTTP trace receiver (``POST /v1/traces``) as an ASGI app, served by Uvicorn like ``ecp serve --http``.
+
+Behaves as the OTLP specification's OTLP/HTTP section requires
+(https://opentelemetry.io/docs/specs/otlp/#otlphttp):
+
+* request bodies: an ``ExportTraceServiceRequest`` as protobuf (``application/x-protobuf``)
+  or JSON (``application/json``), plain or ``Content-Encoding: gzip``; anything else is
+  ``415``;
+* success: ``200`` with an ``ExportTraceServiceResponse`` in the request's encoding; when
+  some spans could not be read, its ``partial_success`` says how many
+  (``rejected_spans``) and why (``error_message``, the first problems with their field
+  paths), and the other spans of the request are kept;
+* failures: a ``google.rpc.Status`` body in the request's encoding (JSON when it has
+  none); ``400`` for a body that cannot be decoded (not retryable), ``413`` for one over
+  the size limit (compressed, or decompressed past 4 x that limit), ``503`` with
+  ``Retry-After`` when the receiver is at capacity (more bytes waiting to be decoded than
+  ``max_pending_bytes``): the OTLP exporters and the Collector's ``otlphttp`` exporter
+  retry after that many seconds;
+* first, the same checks as ``ecp serve --http`` (:class:`~.http.HTTPGate`: header size,
+  path, ``Host``, ``Origin``, bearer token, body size and time), the same code.
+
+Decoding and whatever the ``sink`` does with the spans run in one worker thread, one
+request at a time, never in the event loop. Only spans are received: ``/v1/logs`` and
+``/v1/metrics`` are ``404``. OTLP/gRPC is not served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from typing import Any, Callable, Mapping
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from ..exporters import otlp_request as R
+from .http import HTTPGate, HTTPLimits, HTTPSecurity, Receive, Scope, Send
+
+logger = logging.getLogger("otel_agents.collect")
+
+TRACES_PATH = "/v1/traces"
+RETRY_AFTER_S = 1
+DECOMPRESSED_FACTOR = 4  # a gzip body may grow to this many times the body limit
+# google.rpc.Code values for the Status bodies
+_INVALID_ARGUMENT, _RESOURCE_EXHAUSTED, _UNAVAILABLE, _INTERNAL, _UNAUTHENTICATED, _NOT_FOUND = 3, 8, 14, 13, 16, 5
+_CODES = {400: _INVALID_ARGUMENT, 401: _UNAUTHENTICATED, 404: _NOT_FOUND, 413: _INVALID_ARGUMENT,
+          415: _INVALID_ARGUMENT, 503: _UNAVAILABLE, 500: _INTERNAL}
+
+
+def _kind_of(headers: Mapping[str, str]) -> str:
+    try:
+        return R.media_type(headers.get("content-type"))
+    except R.UnsupportedMediaType:
+        return R.JSON
+
+
+async def status_reply(send: Send, headers: Mapping[str, str], status: int, message: str,
+                       extra: Mapping[str, str]) -> None:
+    """A refusal as the OTLP/HTTP spec wants it: a ``google.rpc.Status`` in the request's encoding."""
+    kind = _kind_of(headers)
+    await _respond(send, status, kind, R.encode_status(kind, _CODES.get(status, _INVALID_ARGUMENT), message), extra)
+
+
+async def _respond(send: Send, status: int, kind: str, body: bytes, extra: Mapping[str, str] | None = None) -> None:
+    out = [(b"content-type", kind.encode("ascii")), (b"content-length", str(len(body)).encode("ascii"))]
+    out += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (extra or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": body})
+
+
+class OTLPReceiver:
+    """The ASGI app. Hands the spans of each request to ``sink`` (in its worker thread).
+
+    Args:
+        sink: ``sink(spans, raw)`` with the spans read from one request (``list[ReadableSpan]``)
+            and the request as received (``(body, content type, content encoding)``, for a
+            pass-through); called one request at a time. An exception from it is logged and
+            answered ``500``.
+        security, limits, bound_host: as for ``ecp serve --http`` (:class:`~.http.HTTPGate`).
+        max_pending_bytes: request bytes waiting for the worker beyond which new requests get
+            ``503`` with ``Retry-After``.
+        path: the endpoint (default ``/v1/traces``).
+
+    Attributes:
+        received: spans read; ``rejected``: spans left out; ``requests``: requests answered 200;
+        ``busy``: requests answered 503.
+    """
+
+    def __init__(self, sink: Callable[[list[ReadableSpan], tuple[bytes, str, str | None]], Any], *,
+                 security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
+                 bound_host: str = "127.0.0.1", max_pending_bytes: int = 64 * 1024 * 1024,
+                 path: str = TRACES_PATH) -> None:
+        self.sink = sink
+        self.path = path
+        self.gate = HTTPGate(path, security, limits, bound_host, reply=status_reply)
+        self.limits = self.gate.limits
+        self.max_pending_bytes = max_pending_bytes
+        self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="otlp-receiver")
+        self.received = self.rejected = self.requests = self.busy = 0
+        self._pending = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = await self.gate.admit(scope, send)
+        if headers is None:
+            return
+        if scope.get("method") != "POST":
+            return await status_reply(send, headers, 405, "method not allowed: use POST", {"allow": "POST"})
+        try:
+            kind = R.media_type(headers.get("content-type"))
+        except R.UnsupportedMediaType as exc:
+            return await status_reply(send, headers, 415, str(exc), {})
+        if self._pending >= self.max_pending_bytes:
+            self.busy += 1
+            return await status_reply(send, headers, 503, "receiver at capacity: retry later",
+                                      {"retry-after": str(RETRY_AFTER_S)})
+        body = await self.gate.body(headers, receive, send)
+        if body is None:
+            return
+        self._pending += len(body)
+        try:
+            outcome = await asyncio.get_running_loop().run_in_executor(
+                self.worker, self._ingest, body, kind, headers.get("content-encoding"))
+        finally:
+            self._pending -= len(body)
+        if isinstance(outcome, tuple):
+            status, message = outcome
+            return await status_reply(send, headers, status, message, {})
+        self.requests += 1
+        await _respond(send, 200, kind, R.encode_response(kind, outcome))
+
+    def _ingest(self, body: bytes, kind: str, encoding: str | None) -> R.Decoded | tuple[int, str]:
+        """In the worker: decompress, decode, hand on. A ``(status, message)`` on failure."""
+        try:
+            raw = R.decompress(body, encoding, self.limits.max_body * DECOMPRESSED_FACTOR)
+            decoded = R.decode_request(raw, kind)
+        except R.UnsupportedMediaType as exc:
+            return 415, str(exc)
+        except R.TooLarge as exc:
+            return 413, str(exc)
+        except R.BadRequest as exc:
+            return 400, str(exc)
+        self.received += len(decoded.spans)
+        self.rejected += decoded.rejected
+        if decoded.rejected:
+            logger.warning("otel-agents collect: %d span(s) of a request rejected: %s", decoded.rejected,
+                           decoded.message())
+        try:
+            self.sink(decoded.spans, (body, kind, encoding))
+        except Exception:  # noqa: BLE001 - answered 500; the receiver keeps serving
+            logger.exception("otel-agents collect: handling received spans failed")
+            return 500, "internal error handling the spans (see the receiver's log)"
+        return decoded
+
+    def run_in_worker(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """Run ``fn(*args)`` in the worker thread, between requests (so it needs no lock with ``sink``)."""
+        return asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    def close(self) -> None:
+        """Wait for the request in the worker, then stop the worker."""
+        self.worker.shutdown(wait=True)
+
+
+class Forwarder:
+    """Passes received requests on, unchanged (same body, ``Content-Type``, ``Content-Encoding``), to another
+    OTLP/HTTP endpoint, from a thread of its own: the receiver can sit in front of a tracing backend.
+
+    At most ``max_queued`` requests wait; more are dropped and counted (:attr:`dropped`), as are requests
+    the endpoint refused or that failed (:attr:`failed`); each is logged, with the running count.
+
+    Args:
+        url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
+        headers: extra request headers (an ``Authorization`` for the backend).
+        timeout: seconds per request.
+    """
+
+    def __init__(self, url: str, headers: Mapping[str, str] | None = None, *, timeout: float = 10.0,
+                 max_queued: int = 1000) -> None:
+        import queue
+        import threading
+
+        self.url = url
+        self.headers = dict(headers or {})
+        self.timeout = timeout
+        self.sent = self.failed = self.dropped = 0
+        self._queue: queue.Queue[tuple[bytes, str, str | None] | None] = queue.Queue(maxsize=max_queued)
+        self._thread = threading.Thread(target=self._run, name="otlp-forward", daemon=True)
+        self._thread.start()
+
+    def submit(self, raw: tuple[bytes, str, str | None]) -> None:
+        """Queue one request (as received); drops it (counted) when the queue is full."""
+        import queue
+
+        try:
+            self._queue.put_nowait(raw)
+        except queue.Full:
+            self.dropped += 1
+            logger.warning("otel-agents collect: --forward queue full, request dropped (%d so far)", self.dropped)
+
+    def _run(self) -> None:
+        import urllib.error
+        import urllib.request
+
+        while (raw := self._queue.get()) is not None:
+            body, kind, encoding = raw
+            headers = {**self.headers, "Content-Type": kind}
+            if encoding:
+                headers["Content-Encoding"] = encoding
+            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - the user's URL
+                    response.read()
+                self.sent += 1
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                self.failed += 1
+                logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far)", self.url, exc,
+                               self.failed)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Send what is queued (waiting at most ``timeout`` seconds), then stop."""
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+
+__all__ = ["Forwarder", "OTLPReceiver", "TRACES_PATH", "status_reply"]

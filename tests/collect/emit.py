@@ -1,0 +1,85 @@
+"""A process that sends parts of agent runs to an OTLP/HTTP endpoint, as an instrumented agent or tool server would.
+
+    python emit.py ROLE ENDPOINT SPEC.json
+
+SPEC.json: ``[{"trace_id": hex32, "agent_span_id": hex16, "tools": ["lookup_order", ...]}, ...]``.
+
+* ``ROLE=root``: for each trace, the agent span (with exactly the given trace and span ids) and one
+  model span under it: the agent's process.
+* ``ROLE=tools``: for each trace, one tool span per name, each a child of the (remote) agent span:
+  a tool server's process.
+
+Spans go through the SDK's ``BatchSpanProcessor`` and its OTLP/HTTP protobuf exporter with gzip (the
+batching and compression of a real deployment); the process exits once they are exported. An ENDPOINT
+``file:PATH`` writes OTLP/JSON lines to PATH instead (``OTLPJsonFileExporter``: one file per process).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+from otel_agents._spans import Settings, Telemetry
+from otel_agents.semconv import Kind
+
+
+class _Chosen(RandomIdGenerator):
+    """Hands out the ids queued in ``next_ids`` first (the agent span's), then random ones."""
+
+    def __init__(self) -> None:
+        self.trace_ids: list[int] = []
+        self.span_ids: list[int] = []
+
+    def generate_trace_id(self) -> int:
+        return self.trace_ids.pop() if self.trace_ids else super().generate_trace_id()
+
+    def generate_span_id(self) -> int:
+        return self.span_ids.pop() if self.span_ids else super().generate_span_id()
+
+
+def main(role: str, endpoint: str, spec_path: str) -> None:
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    ids = _Chosen()
+    provider = TracerProvider(resource=Resource.create({"service.name": f"emit-{role}"}), id_generator=ids)
+    if endpoint.startswith("file:"):
+        from otel_agents.exporters.file import OTLPJsonFileExporter
+
+        exporter = OTLPJsonFileExporter(endpoint.removeprefix("file:"))
+    else:
+        exporter = OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50, max_export_batch_size=64))
+    telemetry = Telemetry(provider, framework="manual", settings=Settings(capture_content=True))
+    for run in spec:
+        trace_id, agent_id = int(run["trace_id"], 16), int(run["agent_span_id"], 16)
+        if role == "root":
+            ids.trace_ids.append(trace_id)
+            ids.span_ids.append(agent_id)
+            agent = telemetry.start_span(Kind.AGENT, "support", parent=trace.set_span_in_context(trace.INVALID_SPAN))
+            agent.set_input("Where is my order?")
+            model = telemetry.start_span(Kind.MODEL, "fake-model", parent=agent)
+            model.end()
+            agent.set_output("It shipped.")
+            agent.end()
+        else:
+            parent = trace.NonRecordingSpan(trace.SpanContext(trace_id, agent_id, is_remote=True,
+                                                              trace_flags=trace.TraceFlags(1)))
+            for name in run["tools"]:
+                tool = telemetry.start_span(Kind.TOOL, name, parent=trace.set_span_in_context(parent),
+                                            attributes={"gen_ai.tool.name": name})
+                tool.set_input({"order_id": "A100"})
+                tool.set_output("shipped")
+                tool.end()
+    provider.shutdown()  # exports everything still batched
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

@@ -1,0 +1,178 @@
+"""``otel-agents ecp collect``: a trace sent by two processes is folded once, whole; hostile requests get
+OTLP/HTTP error answers and lose no valid span around them; what the Collector's ``otlphttp`` exporter sends
+(protobuf, gzip, batches) is read; at capacity the answer is 503 with ``Retry-After``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import httpx
+import pytest
+from google.rpc.status_pb2 import Status
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (ExportTraceServiceRequest,
+                                                                        ExportTraceServiceResponse)
+
+from otel_agents.exporters.file import to_otlp_json
+from otel_agents.serve.otlp import OTLPReceiver
+
+from ..exporters.conftest import Recorder, check
+from .conftest import emit, new_runs, wait_for
+
+PB = "application/x-protobuf"
+
+
+def _post(url: str, body: bytes, content_type: str = PB, **headers: str) -> tuple[int, dict, bytes]:
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": content_type, **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def _runs_of(rec: Recorder, n: int) -> list:
+    """``n`` small runs (agent → tool) recorded in-process; their spans."""
+    from otel_agents.semconv import Kind
+
+    for i in range(n):
+        agent = rec.telemetry.start_span(Kind.AGENT, "support")
+        tool = rec.telemetry.start_span(Kind.TOOL, "lookup_order", parent=agent,
+                                        attributes={"gen_ai.tool.name": "lookup_order"})
+        tool.set_output(f"order {i}")
+        tool.end()
+        agent.set_output(f"answer {i}")
+        agent.end()
+    spans = rec.spans
+    rec.memory.clear()
+    return spans
+
+
+def test_a_trace_from_two_processes_is_one_envelope(collects, tmp_path) -> None:
+    c = collects("c", "--trace-idle", "0.3")
+    runs = new_runs(3)
+    emit(tmp_path, "tools", c.url, runs)  # the tool server's spans first: held until the root arrives
+    emit(tmp_path, "root", c.url, runs)
+    wait_for(lambda: len(c.envelopes()) >= 3, "3 envelopes")
+    log = c.stop()
+    envelopes = check(c.envelopes())
+    assert sorted(e["trace_id"] for e in envelopes) == sorted(r["trace_id"] for r in runs)
+    for e in envelopes:
+        assert [t["name"] for t in e["tool_calls"]] == ["lookup_order", "check_refund_policy"]
+        assert e["public_output"] == "It shipped."
+        assert e["metrics"]["model_calls"] == 1 and "incomplete" not in e
+    assert "folded the 0 trace(s) (0 span(s)) held now" in log
+
+
+def test_hostile_requests(collects) -> None:
+    c = collects("c", "--trace-idle", "0.2", "--max-body-bytes", "100000")
+    rec = Recorder()
+    good = _runs_of(rec, 1)
+    # one JSON request: a valid run and a span with a broken id in the same request
+    data = to_otlp_json(good)
+    bad = dict(data["resourceSpans"][0]["scopeSpans"][0]["spans"][0], traceId="not-hex", name="broken")
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"].append(bad)
+    status, headers, body = _post(c.url, json.dumps(data).encode(), "application/json")
+    assert status == 200 and headers["content-type"] == "application/json"
+    answer = json.loads(body)
+    assert answer["partialSuccess"]["rejectedSpans"] == "1"
+    assert "spans[2].traceId: 'not-hex' is not hex" in answer["partialSuccess"]["errorMessage"]
+    # undecodable bodies: 400 with a google.rpc.Status in the request's encoding
+    status, headers, body = _post(c.url, b"\x0a\xff\xff\xff", PB)
+    assert status == 400 and headers["content-type"] == PB
+    assert Status.FromString(body).message.startswith("not a protobuf ExportTraceServiceRequest")
+    status, _, body = _post(c.url, b'{"resourceSpans": [', "application/json")
+    assert status == 400 and json.loads(body)["message"].startswith("invalid JSON")
+    status, _, body = _post(c.url, b'{"resourceSpans": {}}', "application/json")
+    assert status == 400 and "resourceSpans: expected an array" in json.loads(body)["message"]
+    status, _, body = _post(c.url, b"not gzip", PB, **{"Content-Encoding": "gzip"})
+    assert status == 400 and "not a gzip stream" in Status.FromString(body).message
+    status, _, _ = _post(c.url, b"{}", "text/plain")
+    assert status == 415
+    status, _, _ = _post(c.url, b"{}", "application/json", **{"Content-Encoding": "br"})
+    assert status == 415
+    # too large: as sent, and once decompressed (a gzip bomb stops at the limit)
+    status, _, _ = _post(c.url, b" " * 100_001, "application/json")
+    assert status == 413
+    status, _, body = _post(c.url, gzip.compress(b" " * 1_000_000), "application/json", **{"Content-Encoding": "gzip"})
+    assert status == 413 and "once decompressed" in json.loads(body)["message"]
+    # the security checks of ecp serve
+    assert _post(c.url, b"{}", "application/json", Host="evil.example")[0] == 421
+    assert _post(c.url, b"{}", "application/json", Origin="http://evil.example")[0] == 403
+    assert _post(c.url.replace("/v1/traces", "/v1/logs"), b"{}", "application/json")[0] == 404
+    # the valid run of the mixed request was folded
+    wait_for(lambda: len(c.envelopes()) >= 1, "the valid run's envelope")
+    c.stop()
+    [envelope] = check(c.envelopes())
+    assert envelope["public_output"] == "answer 0" and [t["name"] for t in envelope["tool_calls"]] == ["lookup_order"]
+    rec.provider.shutdown()
+
+
+def test_token(collects) -> None:
+    c = collects("c", "--auth-token", "s3cret")
+    assert _post(c.url, b"{}", "application/json")[0] == 401
+    assert _post(c.url, b"{}", "application/json", Authorization="Bearer s3cret")[0] == 200
+    c.stop()
+
+
+def test_what_the_collector_otlphttp_exporter_sends(collects) -> None:
+    """protobuf, gzip, one request holding several traces (its batch processor), one trace split over requests."""
+    c = collects("c", "--trace-idle", "0.3")
+    rec = Recorder()
+    spans = _runs_of(rec, 4)
+    by_trace: dict[int, list] = {}
+    for s in spans:
+        by_trace.setdefault(s.context.trace_id, []).append(s)
+    traces = list(by_trace.values())
+    first = [s for t in traces[:3] for s in t] + [traces[3][0]]  # 3 whole traces and half of the 4th
+    second = traces[3][1:]
+    for batch in (first, second):
+        body = gzip.compress(encode_spans(batch).SerializeToString())
+        status, headers, answer = _post(c.url, body, PB, **{"Content-Encoding": "gzip",
+                                                           "User-Agent": "OpenTelemetry Collector Contrib/0.x"})
+        assert status == 200 and headers["content-type"] == PB
+        assert not ExportTraceServiceResponse.FromString(answer).HasField("partial_success")
+    wait_for(lambda: len(c.envelopes()) >= 4, "4 envelopes")
+    c.stop()
+    envelopes = check(c.envelopes())
+    assert sorted(e["public_output"] for e in envelopes) == [f"answer {i}" for i in range(4)]
+    assert all(len(e["tool_calls"]) == 1 for e in envelopes)
+    rec.provider.shutdown()
+
+
+@pytest.mark.asyncio
+async def test_at_capacity_503_with_retry_after() -> None:
+    """While the worker holds a request past ``max_pending_bytes``, the next is answered 503 + Retry-After
+    (what the otlphttp exporter retries after, as a throttle), and accepted once the worker is free."""
+    release = threading.Event()
+    got: list[int] = []
+
+    def sink(spans, raw) -> None:
+        got.append(len(spans))
+        release.wait(30)
+
+    app = OTLPReceiver(sink, max_pending_bytes=1)
+    rec = Recorder()
+    body = encode_spans(_runs_of(rec, 1)).SerializeToString()
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        import asyncio
+
+        first = asyncio.ensure_future(client.post("/v1/traces", content=body, headers={"content-type": PB}))
+        for _ in range(300):
+            if got:
+                break
+            await asyncio.sleep(0.01)
+        busy = await client.post("/v1/traces", content=body, headers={"content-type": PB})
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+        assert Status.FromString(busy.content).message == "receiver at capacity: retry later"
+        release.set()
+        assert (await first).status_code == 200
+        assert (await client.post("/v1/traces", content=body, headers={"content-type": PB})).status_code == 200
+    app.close()
+    assert app.busy == 1 and got == [2, 2]
+    rec.provider.shutdown()
