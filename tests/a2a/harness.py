@@ -64,6 +64,34 @@ class RemoteAgent:
             time.sleep(0.1)
 
 
+@contextlib.contextmanager
+def webhook() -> Any:
+    """A loopback HTTP server recording the (path, headers) of each POST; yields ``(url, received)``."""
+    import http.server
+    import threading
+
+    received: list[tuple[str, dict[str, str]]] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            received.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def message(text: str, *, task_id: str | None = None, context_id: str | None = None) -> Any:
     from a2a.types import Message, Part, Role
 
@@ -84,13 +112,17 @@ async def client_for(url: str, *, binding: str = "JSONRPC", streaming: bool = Fa
 
 
 async def ask(url: str, text: str, *, binding: str = "JSONRPC", streaming: bool = False,
-              task_id: str | None = None, context_id: str | None = None, context: Any = None) -> list[Any]:
-    """Send one message; the stream events (one for a unary call)."""
-    from a2a.types import SendMessageRequest
+              task_id: str | None = None, context_id: str | None = None, context: Any = None,
+              push_url: str | None = None) -> list[Any]:
+    """Send one message (``push_url``: with a push-notification webhook); the stream events (one for a unary call)."""
+    from a2a.types import SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig
 
     client = await client_for(url, binding=binding, streaming=streaming)
     try:
-        request = SendMessageRequest(message=message(text, task_id=task_id, context_id=context_id))
+        configuration = SendMessageConfiguration(
+            task_push_notification_config=TaskPushNotificationConfig(url=push_url, token="tok")) if push_url else None
+        request = SendMessageRequest(message=message(text, task_id=task_id, context_id=context_id),
+                                     configuration=configuration)
         return [e async for e in client.send_message(request, context=context)]
     finally:
         await client.close()

@@ -12,7 +12,8 @@ with an artifact; by the text:
 
 The executor body opens an application span ``executor.body`` carrying the ``user.id`` baggage
 it received. ``python server_app.py HTTP_PORT [GRPC_PORT]``: JSON-RPC at ``/``, HTTP+JSON at
-``/rest``, the card at ``/.well-known/agent-card.json``, gRPC on ``GRPC_PORT`` when given; spans
+``/rest``, the card at ``/.well-known/agent-card.json``, gRPC on ``GRPC_PORT`` when given; push
+notifications to the webhook a request configures (in-memory config store); spans
 to the OTLP/JSON file ``A2A_TEST_SPANS``; instrumented unless ``A2A_TEST_INSTRUMENT=0``.
 """
 
@@ -109,7 +110,13 @@ def main() -> None:
     http_port = int(sys.argv[1])
     grpc_port = int(sys.argv[2]) if len(sys.argv) > 2 else None
     agent_card = card(http_port, grpc_port)
-    handler = DefaultRequestHandler(executor(provider.get_tracer("tests.a2a.server")), InMemoryTaskStore(), agent_card)
+    import httpx
+    from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+
+    push_store = InMemoryPushNotificationConfigStore()
+    handler = DefaultRequestHandler(executor(provider.get_tracer("tests.a2a.server")), InMemoryTaskStore(), agent_card,
+                                    push_config_store=push_store,
+                                    push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store))
     app = Starlette(routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/"),
                             *create_rest_routes(handler, path_prefix="/rest")])
 

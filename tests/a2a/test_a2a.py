@@ -5,6 +5,7 @@ server span under the client's proves the context crossed the wire."""
 from __future__ import annotations
 
 import asyncio
+import time
 from importlib.metadata import version
 from typing import Any
 
@@ -18,7 +19,7 @@ from otel_agents.exporters.file import read_otlp_json
 from tests.exporters.conftest import check
 from tests.spans import SpanSnapshot, ancestors, parent_of
 
-from .harness import RemoteAgent, ask, client_for, message
+from .harness import RemoteAgent, ask, client_for, message, webhook
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 A2A_SDK = version("a2a-sdk")
@@ -281,3 +282,31 @@ def test_uninstrument_restores_the_sdk(instrument) -> None:
     inst.uninstrument()
     assert (BaseClient.__dict__["send_message"], DefaultRequestHandler.__dict__["on_message_send"],
             sdk_telemetry.trace) == originals
+
+
+def test_push_notification_carries_the_task_context(instrument, exporter, provider, remote, client_file) -> None:
+    """The webhook POST is a CLIENT span under the task's request span, its context in the POST's headers,
+    and an ``effect http`` line of the run."""
+    instrument()
+    with webhook() as (url, received):
+        run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?", push_url=url))
+        call = client_call(exporter)
+        spans = remote.spans_of(call.trace_id, where=lambda s: s.name == "POST" and s.end_time > 0)
+        deadline = time.monotonic() + 10
+        while not received and time.monotonic() < deadline:
+            time.sleep(0.05)
+    pushes = [s for s in spans if s.name == "POST"]
+    assert pushes and received
+    push = pushes[0]
+    assert push.kind == "CLIENT" and push.attributes["http.request.method"] == "POST"
+    assert push.attributes["url.path"] == "/hook" and push.attributes["http.response.status_code"] == 200
+    served, = [s for s in spans if s.name == "invoke_agent Orders Agent"]
+    assert served in ancestors(push, spans)
+    path, headers = received[0]
+    assert path == "/hook" and headers["x-a2a-notification-token"] == "tok"
+    trace_hex, parent_hex = headers["traceparent"].split("-")[1:3]
+    assert int(trace_hex, 16) == call.trace_id and int(parent_hex, 16) in {p.span_id for p in pushes}
+    merged = list(read_otlp_json(client_file)) + [s for s in read_otlp_json(remote.spans_file)
+                                                  if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(merged))
+    assert "effect http POST 127.0.0.1 /hook status=200" in envelope["evaluation_context"]
