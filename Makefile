@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed-stamp
 ISOLATED :=
 # Google ADK 2.13 caps opentelemetry at <=1.44 and websockets at <16 (see the google-adk extra in pyproject.toml).
 ISOLATED += google_adk
-google_adk_EXTRAS := google-adk,ecp,demo,otlp,test
+google_adk_EXTRAS := google-adk,a2a,ecp,demo,otlp,test
 google_adk_TESTS := tests/google_adk tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
 google_adk_DEMO := google_adk
 

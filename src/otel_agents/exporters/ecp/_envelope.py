@@ -152,8 +152,6 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
 
 def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     parent = tree.delegator(span)
-    if parent is not None:
-        parent = tree.served_call(parent) or parent  # an A2A server's span: the caller's span of that call
     return {
         "name": tree.name(span),
         "span_id": F.span_id_hex(span.span_id),

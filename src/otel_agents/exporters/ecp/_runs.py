@@ -216,7 +216,9 @@ class RunTree:
                     found = other
             if found is not None:
                 return found
-        return self.nearest_agent(span)
+        found = self.nearest_agent(span)
+        # An A2A server's span of a call is the caller's span of that call (named by the caller's framework)
+        return self.served_call(found) or found if found is not None else None
 
     def _agents(self) -> list[F.FoldSpan]:
         if self._agent_spans is None:

@@ -17,6 +17,7 @@ from opentelemetry.trace import SpanKind
 
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ..._spans.propagation import PROPAGATION_KEYS, inject
+from ..._spans.remote import claim_remote_agent
 from ...semconv import Kind, attributes as A
 from . import _protocol as P
 from ._steps import in_context
@@ -52,7 +53,9 @@ class ClientSide:
                 opened = self._start(instance, method_attr, args, kwargs)
             if opened is None:
                 return wrapped(*args, **kwargs)
-            span, kwargs = opened
+            span, kwargs, owned = opened
+            if not owned:  # a framework's remote-agent span, enriched: it ends with the framework's run
+                return _observed(in_context(wrapped(*args, **kwargs), trace.set_span_in_context(span.span)), span)
             try:
                 stream = wrapped(*args, **kwargs)
             except BaseException as exc:
@@ -77,7 +80,7 @@ class ClientSide:
                 opened = self._start(instance, method_attr, args, kwargs)
             if opened is None:
                 return await wrapped(*args, **kwargs)
-            span, kwargs = opened
+            span, kwargs, _ = opened
             token = otel_context.attach(trace.set_span_in_context(span.span))
             try:
                 result = await wrapped(*args, **kwargs)
@@ -94,7 +97,8 @@ class ClientSide:
         return wrapper
 
     # -- start -----------------------------------------------------------------------------
-    def _start(self, client: Any, method_attr: str, args: tuple, kwargs: dict) -> tuple[SemanticSpan, dict] | None:
+    def _start(self, client: Any, method_attr: str, args: tuple, kwargs: dict
+               ) -> tuple[SemanticSpan, dict, bool] | None:
         request = kwargs.get("request", args[0] if args else None)
         card = getattr(client, "_card", None)
         attrs = P.card_attributes(card)
@@ -114,15 +118,24 @@ class ClientSide:
             attrs[A.A2A_MESSAGE_ID] = getattr(message, "message_id", None) or None
             attrs[A.A2A_TASK_ID] = getattr(message, "task_id", None) or None
             attrs[A.GEN_AI_CONVERSATION_ID] = getattr(message, "context_id", None) or None
-            # semconv v1.41 ``invoke_agent`` CLIENT: the remote agent, named after its card
-            span = self.telemetry.start_span(Kind.AGENT, getattr(card, "name", None) or None,
-                                             span_kind=SpanKind.CLIENT, attributes=attrs)
-            if message is not None:
+            owned = False
+            span = claim_remote_agent()  # a framework's span for this remote agent (ADK's RemoteA2aAgent)
+            if span is not None:
+                attrs.pop(A.GEN_AI_AGENT_NAME, None)  # the framework's name for the agent stays
+                attrs.pop(A.AGENT_NAME, None)
+                span.set_attributes(attrs)
+            else:
+                # semconv v1.41 ``invoke_agent`` CLIENT: the remote agent, named after its card
+                span = self.telemetry.start_span(Kind.AGENT, getattr(card, "name", None) or None,
+                                                 span_kind=SpanKind.CLIENT, attributes=attrs)
+                owned = True
+            if message is not None and owned:
                 span.set_input(P.parts_value(message.parts))
             description = getattr(card, "description", None)
-            if description:
+            if description and owned:
                 span.set_content(A.GEN_AI_AGENT_DESCRIPTION, description)
         else:
+            owned = True
             task_id = getattr(request, "id", None) or getattr(request, "task_id", None)
             if isinstance(task_id, str) and task_id:
                 attrs[A.A2A_TASK_ID] = task_id
@@ -130,9 +143,10 @@ class ClientSide:
         try:
             kwargs = dict(kwargs, context=self._carrying(kwargs.get("context"), trace.set_span_in_context(span.span)))
         except Exception:
-            span.end()
+            if owned:
+                span.end()
             raise
-        return span, kwargs
+        return span, kwargs, owned
 
     def _carrying(self, context: Any, ctx: otel_context.Context) -> Any:
         """A copy of the ``ClientCallContext`` whose ``service_parameters`` carry ``ctx`` (propagation on)
@@ -162,6 +176,19 @@ def _is_error_for(span: SemanticSpan) -> Any:
         return isinstance(exc, Exception)
 
     return is_error
+
+
+async def _observed(stream: Any, span: SemanticSpan) -> Any:
+    """The events of a call made inside a framework's remote-agent span: its outcome recorded on that span
+    (state, status, output) when the stream ends, however it ends; the span itself is the framework's to end."""
+    outcome = P.Outcome()
+    try:
+        async for event in stream:
+            outcome.add(event)
+            yield event
+    finally:
+        with guard("a2a.client.enriched"):
+            outcome.apply(span)
 
 
 def _record_plain_result(span: SemanticSpan, result: Any) -> None:
