@@ -1,11 +1,11 @@
 """Google ADK over A2A, across real processes: ``RemoteA2aAgent`` here, ADK's ``to_a2a`` server in a child.
 
-The ADK instrumentor's span of the ``RemoteA2aAgent`` is the A2A call (enriched with the ``a2a.*``
+Both sides run in child processes (``a2a_client_app.py``, ``a2a_server_app.py``). The ADK instrumentor's
+span of the ``RemoteA2aAgent`` is the A2A call (enriched with the ``a2a.*``
 attributes, not doubled); the remote ADK agent's run is in the same trace, under it."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import socket
 import subprocess
@@ -18,10 +18,10 @@ import pytest
 
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.file import read_otlp_json
-from otel_agents.instrumentors.a2a import A2AInstrumentor
 from tests.spans import ancestors, snapshot
 
 SERVER_APP = str(Path(__file__).with_name("a2a_server_app.py"))
+CLIENT_APP = str(Path(__file__).with_name("a2a_client_app.py"))
 
 
 @pytest.fixture
@@ -45,31 +45,16 @@ def adk_remote(tmp_path: Path) -> Any:
     proc.wait(timeout=30)
 
 
-def test_remote_a2a_agent_span_is_the_call_and_the_remote_run_nests(instrument, provider, exporter, adk_remote,
-                                                                    client_file) -> None:
-    from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
-    from google.adk.runners import Runner
-    from google.adk.sessions import InMemorySessionService
-    from google.genai import types
-
+def test_remote_a2a_agent_span_is_the_call_and_the_remote_run_nests(adk_remote, tmp_path) -> None:
     url, spans_file = adk_remote
-    instrument()
-    a2a = A2AInstrumentor()
-    a2a.instrument(tracer_provider=provider)
-    try:
-        remote = RemoteA2aAgent(name="orders", agent_card=f"{url}/.well-known/agent-card.json")
-        runner = Runner(app_name="support", agent=remote, session_service=InMemorySessionService())
+    client_file = tmp_path / "client-spans.jsonl"
+    import os
 
-        async def go() -> None:
-            await runner.session_service.create_session(app_name="support", user_id="u", session_id="s1")
-            async for _ in runner.run_async(user_id="u", session_id="s1", new_message=types.Content(
-                    role="user", parts=[types.Part(text="Where is my order A100?")])):
-                pass
-
-        asyncio.run(go())
-    finally:
-        a2a.uninstrument()
-    agents = [s for s in exporter.spans if s.semantic_kind == "agent"]
+    subprocess.run([sys.executable, CLIENT_APP, f"{url}/.well-known/agent-card.json"], check=True, timeout=180,
+                   env=dict(os.environ, A2A_TEST_CLIENT_SPANS=str(client_file)), stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    client = [snapshot(s) for s in read_otlp_json(client_file)]
+    agents = [s for s in client if s.semantic_kind == "agent"]
     orders, = agents  # ADK's span of the RemoteA2aAgent, enriched: no second agent span for the call
     assert orders.name == "invoke_agent orders"
     assert orders.attributes["a2a.method.name"] in ("SendMessage", "SendStreamingMessage")

@@ -27,6 +27,19 @@ class A2AInstrumentor(OtelAgentsInstrumentor):
         propagate = kwargs.get("propagate")
         self._propagate = None if propagate is None else bool(propagate)
         super()._instrument(**kwargs)
+        # FastA2A (PydanticAI's A2A server) does not import a2a-sdk: hooked when it is imported, on its own.
+        if self.telemetry is not None:
+            with guard("a2a.install.fasta2a"):
+                from . import _fasta2a
+
+                _fasta2a.install(self.telemetry, self._propagate)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        from . import _fasta2a
+
+        with guard("a2a.remove.fasta2a"):
+            _fasta2a.remove()
+        super()._uninstrument(**kwargs)
 
     def _install(self, telemetry: Telemetry) -> None:
         from a2a.client.base_client import BaseClient
