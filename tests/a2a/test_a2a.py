@@ -209,13 +209,15 @@ def test_stream_closed_early_ends_the_span_once(instrument, exporter, provider, 
     assert call.status is StatusCode.UNSET
 
 
-def test_protocol_error_has_its_json_rpc_code(instrument, exporter, provider, remote) -> None:
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_protocol_error_has_its_json_rpc_code(instrument, exporter, provider, remote, binding) -> None:
+    """A task that does not exist: the JSON-RPC error, the REST/gRPC status a2a-sdk maps to the same error."""
     from a2a.types import GetTaskRequest
 
     instrument()
 
     async def get_missing() -> Any:
-        client = await client_for(remote.url)
+        client = await client_for(remote.url, binding=binding)
         try:
             await client.get_task(GetTaskRequest(id="no-such-task"))
         finally:

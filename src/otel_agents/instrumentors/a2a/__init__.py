@@ -60,6 +60,24 @@ fold and the backends see the remote agent as a delegation of the caller, not as
   the span of the task's latest request, and carries its context in the POST's headers: in the fold
   it is an ``effect http POST host /path status=…`` line of the run.
 
+Frameworks:
+
+* Google ADK (``RemoteA2aAgent``, ``to_a2a``): the ADK instrumentor's ``agent`` span of a
+  ``RemoteA2aAgent`` *is* the call: it is marked (span layer, ``_spans.remote``) and the A2A call made
+  inside it adds the ``a2a.*``, ``server.*`` and task attributes and the task's status to it instead of
+  opening a second agent span (it keeps ADK's name and kind INTERNAL); its context is what travels.
+  ``to_a2a`` serves through a2a-sdk's ``DefaultRequestHandler``: the server span above, with ADK's
+  ``Runner`` run (the ADK instrumentor's spans) under it. Tested across processes in ADK's venv.
+* PydanticAI (``fasta2a.pydantic_ai.agent_to_a2a``, which ``pydantic_ai`` 2.x points to): FastA2A is
+  its own implementation of the protocol, hooked at ``FastA2A._answer`` (see ``_fasta2a``): the same
+  server spans, the PydanticAI run under them (FastA2A's broker hands the current span to its worker).
+  ``message/send`` answers at ``submitted`` and runs the agent afterwards, so that span ends first with
+  ``a2a.task.state=TASK_STATE_SUBMITTED``; ``message/stream``'s lasts until the stream ends.
+  (a2a-sdk 1.1.5–1.3's client cannot parse FastA2A 2.1.1's task timestamps, which lack a UTC offset:
+  that pair does not talk today, traced or not.)
+* Any other framework calls a2a-sdk's client from a tool (the call is an agent span under the tool
+  span: agent-as-tool) or runs inside an ``AgentExecutor`` (its run nests under the server span).
+
 Trace context: the client puts W3C ``traceparent``, ``tracestate`` and ``baggage`` — whatever the
 configured propagators write (``OTEL_PROPAGATORS``) — into ``ClientCallContext.service_parameters``,
 the A2A spec's transport-neutral carrier, which a2a-sdk sends as HTTP headers (JSON-RPC, HTTP+JSON) or
@@ -124,6 +142,9 @@ Limits
 ------
 * A request handler of your own (a ``RequestHandler`` subclass that is neither of the two above) is
   not traced; nor are requests a 0.3-era client sends without context.
+* Cancellation of a running task (``CancelTask`` while a stream is open) and ``auth-required`` follow the
+  same state mapping but have no test of their own yet; only the JSON-RPC/REST/gRPC error of a missing
+  task is tested among the protocol errors.
 * Push notifications are parented on the task's latest request in this process (bounded: the
   latest 1,024 tasks); a notification sent by another replica of the server starts no span here.
 """
