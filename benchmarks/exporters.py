@@ -215,7 +215,7 @@ def stream_fold_throughput(spans: int) -> dict[str, Any]:
         size = os.path.getsize(path)
         del data
         gc.collect()
-        args = argparse.Namespace(traces=path, output=out, include_thoughts=False)
+        args = argparse.Namespace(traces=[path], output=out, include_thoughts=False)
         import contextlib
         import io
 

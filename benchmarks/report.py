@@ -129,6 +129,15 @@ def table(results: str) -> str:
         if "vs_parse_only" in r:
             targets.append(("`otel-agents fold FILE` ≤ 3× parsing the file's JSON lines",
                             f"{r['vs_parse_only']}× ({r['spans_per_s']:,} spans/s)", _yes(r["target_met"])))
+    if "collect" in data:
+        r = data["collect"]
+        lines.append(f"| `otel-agents ecp collect` (one process, OTLP/HTTP protobuf in batches of {r['batch']} "
+                     f"→ envelopes) | {r['spans_per_s']:,} spans/s of its CPU ({r['spans']:,} spans, "
+                     f"{r['envelopes']:,} envelopes); the in-process `ECPFoldingProcessor`: "
+                     f"{r['processor_spans_per_s']:,} spans/s, so {r['vs_processor']}× its cost per span |")
+        lines.append(f"| `otel-agents ecp collect` memory under the stream | RSS {r['rss_after_warmup_mib']} MiB after "
+                     f"warm-up → {r['rss_end_mib']} MiB at the end ({r['rss_growth_mib']:+} MiB) |")
+        targets.append(("`ecp collect`: flat memory over the stream", f"{r['rss_growth_mib']:+} MiB", _yes(r["flat"])))
     lines += ["", "### Targets", "", "| target | measured | |", "|---|---:|---|"]
     lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
     return "\n".join(lines)

@@ -34,7 +34,7 @@ FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai")
 # --quick (the smoke test) leaves out the workloads whose framework takes seconds to import
 # (llama-index-core ~4 s, crewai ~10 s on this machine); name them in --frameworks to run them anyway.
 QUICK_FRAMEWORKS = ("langchain", "pydantic_ai")
-GROUPS = ("overhead", "spans", "fold", "memory", "file", "stream")
+GROUPS = ("overhead", "spans", "fold", "memory", "file", "stream", "collect")
 README = os.path.join(ROOT, "benchmarks", "README.md")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
@@ -51,6 +51,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--memory-spans", type=int, default=1_000_000, help="spans streamed through the processor")
     p.add_argument("--file-spans", type=int, default=30_000, help="spans written by the file exporter")
     p.add_argument("--stream-spans", type=int, default=120_000, help="spans folded by `otel-agents fold`")
+    p.add_argument("--collect-spans", type=int, default=300_000,
+                   help="spans sent to one `otel-agents ecp collect` process")
     p.add_argument("--no-peers", action="store_true", help="skip the peer instrumentors even if installed")
     p.add_argument("--quick", action="store_true", help="tiny sizes (the smoke test): numbers mean nothing")
     p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
@@ -59,15 +61,17 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.quick:
         a.rounds, a.batch, a.fold_spans, a.memory_spans, a.file_spans, a.stream_spans = 2, 2, 60, 600, 60, 60
+        a.collect_spans = 600
     if a.frameworks is None:
         a.frameworks = ",".join(QUICK_FRAMEWORKS if a.quick else FRAMEWORKS)
     return a
 
 
 def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
-    """One job, in this process: ``overhead:FRAMEWORK``, ``spans``, ``fold``, ``memory``, ``file`` or ``stream``."""
+    """One job, in this process: ``overhead:FRAMEWORK``, ``spans``, ``fold``, ``memory``, ``file``, ``stream``
+    or ``collect``."""
     warnings.simplefilter("ignore")  # peers' deprecation warnings would print inside timed batches
-    from benchmarks import exporters, overhead, spans
+    from benchmarks import collect, exporters, overhead, spans
 
     if job.startswith("overhead:"):
         return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers)
@@ -81,6 +85,8 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
         return exporters.file_throughput(a.file_spans)
     if job == "stream":
         return exporters.stream_fold_throughput(a.stream_spans)
+    if job == "collect":
+        return collect.collect_throughput(a.collect_spans)
     raise SystemExit(f"unknown job {job!r}")
 
 
@@ -150,6 +156,10 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
     if job == "memory":
         return (f"{r['spans']:,} spans, RSS {r['rss_after_warmup_mib']} → {r['rss_end_mib']} MiB, "
                 f"flat={r['flat']} [{r['wall_s']} s]")
+    if job == "collect":
+        return (f"{r['spans_per_s']:,} spans/s of collect CPU ({r['vs_processor']}× the in-process processor's "
+                f"cost per span); RSS {r['rss_after_warmup_mib']} → {r['rss_end_mib']} MiB, flat={r['flat']} "
+                f"[{r['wall_s']} s]")
     if job in ("file", "stream"):
         return f"{r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s [{r['wall_s']} s]"
     return ""

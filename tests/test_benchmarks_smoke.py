@@ -58,6 +58,8 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert load("file")["spans"] > 0
     stream = load("stream")
     assert stream["spans"] > 0 and stream["runs"] == stream["spans"] // 6
+    collect = load("collect")  # issue 37: one real `ecp collect` process fed OTLP/HTTP protobuf
+    assert collect["envelopes"] == collect["runs"] == collect["spans"] // 6 and collect["processor_spans_per_s"] > 0
 
     from benchmarks.report import table
 

@@ -17,6 +17,7 @@ import pytest
 
 HERE = Path(__file__).parent
 _ANNOUNCE = re.compile(r"collecting OTLP at (http://\S+/v1/traces)")
+_GRPC = re.compile(r"collecting OTLP/gRPC at (\S+)")
 
 
 class Collect:
@@ -29,11 +30,14 @@ class Collect:
         self.proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", "ecp", "collect", "--port", "0",
                                       "-o", str(self.output), *args], stderr=self._log, stdout=subprocess.DEVNULL,
                                      stdin=subprocess.DEVNULL)
-        self.url = ""
+        self.url = self.grpc = ""
         for _ in range(600):  # up to ~60 s for the interpreter to start on a busy machine
-            match = _ANNOUNCE.search(self.log.read_text(encoding="utf-8", errors="replace"))
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+            match = _ANNOUNCE.search(text)
             if match:
                 self.url = match.group(1)
+                grpc = _GRPC.search(text)
+                self.grpc = grpc.group(1) if grpc else ""
                 break
             assert self.proc.poll() is None, self.log.read_text()
             time.sleep(0.1)

@@ -11,7 +11,8 @@ SPEC.json: ``[{"trace_id": hex32, "agent_span_id": hex16, "tools": ["lookup_orde
 
 Spans go through the SDK's ``BatchSpanProcessor`` and its OTLP/HTTP protobuf exporter with gzip (the
 batching and compression of a real deployment); the process exits once they are exported. An ENDPOINT
-``file:PATH`` writes OTLP/JSON lines to PATH instead (``OTLPJsonFileExporter``: one file per process).
+``file:PATH`` writes OTLP/JSON lines to PATH instead (``OTLPJsonFileExporter``: one file per process);
+``grpc:HOST:PORT`` sends OTLP/gRPC (gzip).
 """
 
 from __future__ import annotations
@@ -50,7 +51,13 @@ def main(role: str, endpoint: str, spec_path: str) -> None:
         spec = json.load(f)
     ids = _Chosen()
     provider = TracerProvider(resource=Resource.create({"service.name": f"emit-{role}"}), id_generator=ids)
-    if endpoint.startswith("file:"):
+    if endpoint.startswith("grpc:"):  # OTLP/gRPC, as the Collector's loadbalancing exporter sends
+        from grpc import Compression as GrpcCompression
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+
+        exporter = GrpcExporter(endpoint=endpoint.removeprefix("grpc:"), insecure=True,
+                                compression=GrpcCompression.Gzip)
+    elif endpoint.startswith("file:"):
         from otel_agents.exporters.file import OTLPJsonFileExporter
 
         exporter = OTLPJsonFileExporter(endpoint.removeprefix("file:"))

@@ -176,3 +176,135 @@ async def test_at_capacity_503_with_retry_after() -> None:
     app.close()
     assert app.busy == 1 and got == [2, 2]
     rec.provider.shutdown()
+
+
+# -- malformed HTTP: the table of ecp serve's hostile suite, against collect (same HTTPGate, same Uvicorn set-up) --
+
+from ..serve.test_hostile import HTTP_CASES, _exchange  # noqa: E402
+
+# their builders name /ecp (collect's path check answers 404) or send a well-framed body with no Content-Type
+# (OTLP requires one: 415)
+_OVERRIDES = {"unknown method": {404}, "chunked body": {415}, "chunked, request hidden after the last chunk": {415}}
+_CASES = [c for c in HTTP_CASES if c[0] != "other path"]  # /ecp-specific; collect's 404 is tested above
+_VALID = b'{"resourceSpans": []}'
+
+
+@pytest.fixture(scope="module")
+def hostile_collect(tmp_path_factory):
+    from .conftest import Collect
+
+    c = Collect(tmp_path_factory.mktemp("hostile"), "c", "--max-body-bytes", "1000000", "--connection-timeout", "3")
+    yield c
+    c.stop()
+
+
+@pytest.mark.parametrize("name,build,statuses", _CASES, ids=[c[0] for c in _CASES])
+def test_malformed_http(hostile_collect, name: str, build, statuses: set[int]) -> None:
+    statuses = _OVERRIDES.get(name, statuses)
+    url = hostile_collect.url
+    answers = _exchange(url, build(url))
+    if statuses:
+        assert answers and answers[0][0] in statuses, (name, answers)
+    for status, body in answers:  # clean HTTP answers; ours carry a JSON Status (h11's own 400s are plain)
+        assert 200 <= status < 600
+        if body and status not in (400,):
+            json.loads(body)
+    if name.startswith("chunked") or name == "pipelined requests":
+        assert len(answers) == (2 if name == "pipelined requests" else 1)  # nothing smuggled in
+        assert all(status == answers[0][0] for status, _ in answers)
+    status, _, _ = _post(url, _VALID, "application/json")  # and the next request is served
+    assert status == 200 and hostile_collect.proc.poll() is None
+
+
+def test_otlp_grpc_beside_http(collects, tmp_path) -> None:
+    """``--grpc-port``: a run whose tool server sends OTLP/gRPC (gzip) and whose agent sends OTLP/HTTP is one
+    envelope; with a token, a gRPC call without it is UNAUTHENTICATED."""
+    import grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0")
+    assert c.grpc.startswith("127.0.0.1:")
+    runs = new_runs(2)
+    emit(tmp_path, "tools", f"grpc:{c.grpc}", runs)
+    emit(tmp_path, "root", c.url, runs)
+    wait_for(lambda: len(c.envelopes()) >= 2, "2 envelopes")
+    c.stop()
+    envelopes = check(c.envelopes())
+    assert sorted(e["trace_id"] for e in envelopes) == sorted(r["trace_id"] for r in runs)
+    assert all([t["name"] for t in e["tool_calls"]] == ["lookup_order", "check_refund_policy"] for e in envelopes)
+
+    locked = collects("locked", "--grpc-port", "0", "--auth-token", "s3cret")
+    rec = Recorder()
+    request = ExportTraceServiceRequest.FromString(encode_spans(_runs_of(rec, 1)).SerializeToString())
+    with grpc.insecure_channel(locked.grpc) as channel:
+        export = trace_service_pb2_grpc.TraceServiceStub(channel).Export
+        with pytest.raises(grpc.RpcError) as refused:
+            export(request, timeout=30)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        response = export(request, timeout=30, metadata=[("authorization", "Bearer s3cret")])
+        assert not response.HasField("partial_success")
+    locked.stop()
+    rec.provider.shutdown()
+
+
+def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
+    """``--forward URL``: collect sits in front of another OTLP receiver (here a second collect): both fold the
+    same runs, from the same spans."""
+    backend = collects("backend", "--trace-idle", "0.3")
+    front = collects("front", "--trace-idle", "0.3", "--forward", backend.url)
+    runs = new_runs(2)
+    emit(tmp_path, "tools", front.url, runs)
+    emit(tmp_path, "root", front.url, runs)
+    wait_for(lambda: len(front.envelopes()) >= 2 and len(backend.envelopes()) >= 2, "2 envelopes on each side")
+    front.stop(), backend.stop()
+
+    def key(e: dict) -> tuple:
+        return e["trace_id"], [(t["name"], t["span_id"]) for t in e["tool_calls"]], e["public_output"]
+
+    assert sorted(map(key, check(front.envelopes()))) == sorted(map(key, check(backend.envelopes())))
+    assert len(front.envelopes()) == 2
+
+
+def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
+    """The real OTLP/HTTP exporter, refused with 503 + ``Retry-After`` while the receiver is at capacity, retries
+    after it and is accepted (the Collector's ``otlphttp`` exporter does the same: a throttle of that length)."""
+    import asyncio
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from otel_agents.serve.http import HTTPLimits, bind, serve_http
+
+    release = threading.Event()
+    got: list[int] = []
+
+    def sink(spans, raw) -> None:
+        got.append(len(spans))
+        if len(got) == 1:
+            release.wait(60)  # the first request holds the worker: the receiver is at capacity
+
+    app = OTLPReceiver(sink, max_pending_bytes=1)
+    sock = bind("127.0.0.1", 0, 16)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/traces"
+    servers: list = []
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve_http(
+        app, "127.0.0.1", 0, HTTPLimits(), sock=sock, started=servers.append),), daemon=True)
+    thread.start()
+    rec = Recorder()
+    first, second = _runs_of(rec, 1), _runs_of(rec, 1)
+    results: list = []
+    holder = threading.Thread(target=lambda: results.append(OTLPSpanExporter(endpoint=url).export(first)))
+    holder.start()
+    wait_for(lambda: got == [2], "the first request in the worker")
+    retrying = threading.Thread(target=lambda: results.append(OTLPSpanExporter(endpoint=url, timeout=60).export(second)))
+    retrying.start()
+    wait_for(lambda: app.busy >= 1, "a 503 answer")
+    release.set()
+    holder.join(60), retrying.join(90)
+    assert results == [SpanExportResult.SUCCESS, SpanExportResult.SUCCESS]
+    assert got == [2, 2] and app.busy >= 1  # refused at least once, then accepted
+    servers[0].should_exit = True
+    thread.join(30)
+    app.close()
+    rec.provider.shutdown()

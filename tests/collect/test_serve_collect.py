@@ -41,8 +41,8 @@ class Served:
 def test_the_mcp_servers_side_effect_is_in_the_step_envelope(tmp_path) -> None:
     """The side-effect twin's server e-mails the customer; only the server process sees it."""
     trace_file = tmp_path / "trace.jsonl"
-    served = Served(f"{EXAMPLES / 'mcp_agent.py'}:side_effect_agent", "--collect", "0", "--step-timeout", "240",
-                    "--trace-file", str(trace_file), log=tmp_path / "serve.log")
+    served = Served(f"{EXAMPLES / 'mcp_agent.py'}:side_effect_agent", "--collect", "0", "--collect-grace", "60",
+                    "--step-timeout", "240", "--trace-file", str(trace_file), log=tmp_path / "serve.log")
     try:
         served.call("agent/initialize", {})
         refund = served.call("agent/step", {"input": "Can I get a refund for order C300?"})["result"]

@@ -3,14 +3,15 @@
 Point any OpenTelemetry SDK or Collector at it (``OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318``):
 it receives spans on ``/v1/traces`` (protobuf or JSON, gzip or not), groups them by
 trace across every process that sends them, and folds each trace once it is complete
-(its root span has arrived and no span of it for --trace-idle seconds; the semantics
-of the Collector's groupbytrace processor) into ECP envelopes, one JSON object per line,
+(its root span has arrived and no span of it for --trace-idle seconds, default 5: the
+semantics of the Collector's groupbytrace processor) into ECP envelopes, one JSON object per line,
 appended to --output. --forward passes every request on, unchanged, to another OTLP/HTTP
 endpoint (a tracing backend). At most --max-traces traces and --max-spans spans are held
 (the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
 many traces and spans that was. Binds loopback unless --allow-remote; Host, Origin, token,
-body and time checks as for ecp serve --http. OTLP/gRPC is not served.
+body and time checks as for ecp serve --http. --grpc-port also serves OTLP/gRPC (the protocol
+the Collector's loadbalancing exporter speaks), with the token check.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from . import plain
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
 DEFAULT_OUTPUT = "otel-agents-envelopes.jsonl"
+DEFAULT_TRACE_IDLE = 5.0  # seconds: at least the senders' batch delay (OTEL_BSP_SCHEDULE_DELAY default 5000 ms)
 
 
 def register(ecp_sub: argparse._SubParsersAction) -> None:
@@ -40,13 +42,18 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                    help=f"append envelopes here, one per line (default {DEFAULT_OUTPUT}; '-' = standard output)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free port)")
-    p.add_argument("--trace-idle", type=float, default=1.0, metavar="SECONDS",
-                   help="fold a trace whose root has arrived after this long without a new span (default 1)")
+    p.add_argument("--trace-idle", type=float, default=DEFAULT_TRACE_IDLE, metavar="SECONDS",
+                   help="fold a trace whose root has arrived after this long without a new span (default "
+                        f"{DEFAULT_TRACE_IDLE:g}: the SDKs' batch delay, OTEL_BSP_SCHEDULE_DELAY, is 5 s, so one "
+                        "process's spans may come that much later than another's)")
     p.add_argument("--trace-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="fold a trace whose root never arrived after this long without a new span (default 30)")
     p.add_argument("--max-traces", type=int, default=10_000, help="traces held at once (default 10000)")
     p.add_argument("--max-spans", type=int, default=500_000, help="spans held at once (default 500000)")
     p.add_argument("--max-spans-per-trace", type=int, default=2000, help="spans kept per trace (default 2000)")
+    p.add_argument("--grpc-port", type=int, metavar="PORT",
+                   help="also serve OTLP/gRPC on this port of --host (0 = any free port; 4317 is OTLP/gRPC's): what "
+                        "the Collector's loadbalancing exporter sends (needs the collect-grpc extra)")
     p.add_argument("--forward", metavar="URL", help="also pass every request on, unchanged, to this OTLP/HTTP "
                                                     "traces URL (…/v1/traces)")
     p.add_argument("--include-thoughts", action="store_true", help="add models' reasoning to evaluation_context")
@@ -105,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
             line = strict_json(envelope)
         except ValueError as exc:
             logging.getLogger("otel_agents.collect").warning(
-                "otel-agents collect: trace %s: envelope is not strict JSON, skipped (%s)", envelope.get("trace_id"), exc)
+                "otel-agents collect: trace %s: envelope is not strict JSON, skipped (%s)",
+                envelope.get("trace_id"), exc)
             return
         write(line)
 
@@ -161,6 +169,17 @@ async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
             await asyncio.sleep(period)
             await receiver.run_in_worker(gatherer.fold_ready)
 
+    grpc_server = None
+    if args.grpc_port is not None:
+        from ..serve.otlp_grpc import serve_grpc
+
+        try:
+            grpc_server, grpc_port = serve_grpc(receiver, args.host, args.grpc_port, args.auth_token)
+        except RuntimeError as exc:
+            sock.close()
+            print(f"otel-agents ecp collect: {exc}", file=sys.stderr)
+            return 2
+        print(f"collecting OTLP/gRPC at {args.host}:{grpc_port}", file=sys.stderr, flush=True)
     ticker = asyncio.ensure_future(tick())
     where = args.output if args.output != "-" else "standard output"
     try:
@@ -171,6 +190,8 @@ async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
+        if grpc_server is not None:
+            await asyncio.get_running_loop().run_in_executor(None, lambda: grpc_server.stop(2).wait(5))
         receiver.close()  # the request in the worker finishes first
         traces, spans = gatherer.flush("the receiver shut down before the trace was complete")
         log.warning("otel-agents collect: shutting down: folded the %d trace(s) (%d span(s)) held now; "

@@ -8,7 +8,8 @@ What it does, with no network and no API key:
    ``mcp_server.py``, served with ``ecp serve --collect`` so the server process's spans (and its
    side-effect twin's e-mail, sent from the server) fold into each step; ``a2a``: the same PydanticAI agent
    whose ``lookup_order`` asks a remote LangGraph agent over A2A (``a2a_agent.py``, ``a2a_server.py``, another
-   process), also served with ``--collect`` so the remote agent's run folds into each step; ``plain_python``: the same agent without a framework,
+   process), also served with ``--collect`` so the remote agent's run folds into each step; ``plain_python``: the
+   same agent without a framework,
    instrumented with otel-agents' decorators, ``examples/plain_python/agent.py``;
    ``anthropic``/``openai``: a hand-written loop on each provider client, whose
    model spans come from the client instrumentors) and for each of
@@ -238,7 +239,7 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
                "--name", f"customer-support-{r.framework}{_SUFFIXES[r.attr]}",
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
     if r.framework in (MCP, A2A):  # the server's / remote agent's spans come back to `ecp serve` and fold into each step
-        command += ["--collect", "0"]
+        command += ["--collect", "0", "--collect-grace", "30"]  # an upper bound: a step waits only until they came
     if phoenix:
         command += ["--otlp-endpoint", phoenix.rstrip("/").removesuffix("/v1/traces") + "/v1/traces"]
     manifest = dict(base)

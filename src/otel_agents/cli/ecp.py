@@ -8,6 +8,12 @@ ECP envelope and, when asked, also exported (``--trace-file`` OTLP/JSON lines,
 ``--otlp-endpoint`` or the standard ``OTEL_EXPORTER_OTLP_*`` variables for OTLP/HTTP),
 so the run an ECP runtime grades is the run a tracing backend shows.
 
+With --collect PORT, an OTLP/HTTP receiver on 127.0.0.1 takes the spans of the agent's
+other processes (its MCP servers, launched with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointing
+there) and each step waits for them, at most --collect-grace seconds after its root span
+ends, and folds them into its envelope; a part that did not come is reported in the
+envelope (incomplete, and a logs record), never waited for longer (docs/collect.md).
+
 A step still running after --step-timeout seconds is answered with an error and
 the server keeps serving. HTTP binds loopback only unless --allow-remote is given,
 checks Host and Origin, and with --auth-token (or OTEL_AGENTS_ECP_TOKEN) requires

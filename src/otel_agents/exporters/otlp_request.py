@@ -5,8 +5,8 @@ or in the OTLP JSON encoding (``application/json``), optionally gzip-compressed
 (``Content-Encoding: gzip``), as the OTLP specification's OTLP/HTTP section
 defines (https://opentelemetry.io/docs/specs/otlp/#otlphttp). Both are read by
 the one reader of :mod:`otel_agents.exporters.file` (a protobuf body is
-converted to that JSON form first, with ``opentelemetry-proto``'s generated
-classes and protobuf's own JSON mapping), so a span received over the wire folds
+parsed with ``opentelemetry-proto``'s generated classes and put in that JSON
+form first, as protobuf's JSON mapping would), so a span received over the wire folds
 exactly as the same span read from a file: one implementation.
 
 :func:`decode_request` reads what can be read: a span with a bad field (an id
@@ -108,8 +108,6 @@ def decode_request(body: bytes, kind: str) -> Decoded:
         BadRequest: the body is not a request of that encoding (the message names the encoding,
             and for JSON the position or the field at fault).
     """
-    from .file import _Decoder
-
     if kind == PROTOBUF:
         data = _protobuf_to_json(body)
     else:
@@ -119,6 +117,17 @@ def decode_request(body: bytes, kind: str) -> Decoded:
             raise BadRequest(f"invalid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise BadRequest(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
+    return _decode(data)
+
+
+def decode_message(message: Any) -> Decoded:
+    """Read an ``ExportTraceServiceRequest`` already parsed (what an OTLP/gRPC server is handed)."""
+    return _decode(_message_to_json(message))
+
+
+def _decode(data: dict[str, Any]) -> Decoded:
+    from .file import _Decoder
+
     rejected: list[tuple[int, str]] = []
     try:
         spans = _Decoder().request(data, rejected)
@@ -128,23 +137,73 @@ def decode_request(body: bytes, kind: str) -> Decoded:
 
 
 def _protobuf_to_json(body: bytes) -> dict[str, Any]:
-    """A protobuf ``ExportTraceServiceRequest`` in the OTLP JSON form the file reader takes (hex ids)."""
-    from google.protobuf import json_format
+    """A protobuf ``ExportTraceServiceRequest`` in the OTLP JSON form the file reader takes (hex ids).
+
+    Read field by field with the generated classes' accessors (protobuf's generic ``MessageToDict``
+    costs more than the rest of the receiver together); the file reader then checks every field."""
     from google.protobuf.message import DecodeError
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-    from .file import _all_spans, _ids_to_hex
 
     try:
         message = ExportTraceServiceRequest.FromString(body)
     except DecodeError as exc:
         raise BadRequest(f"not a protobuf ExportTraceServiceRequest: {exc}") from None
-    data = json_format.MessageToDict(message, use_integers_for_enums=True)
-    for span in _all_spans(data):
-        _ids_to_hex(span)
-        for link in span.get("links", ()):
-            _ids_to_hex(link)
-    return data
+    return _message_to_json(message)
+
+
+def _message_to_json(message: Any) -> dict[str, Any]:
+    return {"resourceSpans": [
+        {"resource": {"attributes": _kvs(rs.resource.attributes)}, "schemaUrl": rs.schema_url,
+         "scopeSpans": [{"scope": {"name": ss.scope.name, "version": ss.scope.version,
+                                   "attributes": _kvs(ss.scope.attributes)},
+                         "schemaUrl": ss.schema_url, "spans": [_span(span) for span in ss.spans]}
+                        for ss in rs.scope_spans]}
+        for rs in message.resource_spans]}
+
+
+def _span(s: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "traceId": s.trace_id.hex(), "spanId": s.span_id.hex(), "name": s.name, "kind": s.kind,
+        "startTimeUnixNano": s.start_time_unix_nano, "endTimeUnixNano": s.end_time_unix_nano,
+        "attributes": _kvs(s.attributes), "status": {"code": s.status.code, "message": s.status.message},
+        "flags": s.flags}
+    if s.parent_span_id:
+        out["parentSpanId"] = s.parent_span_id.hex()
+    if s.trace_state:
+        out["traceState"] = s.trace_state
+    if s.events:
+        out["events"] = [{"name": e.name, "timeUnixNano": e.time_unix_nano, "attributes": _kvs(e.attributes)}
+                         for e in s.events]
+    if s.links:
+        out["links"] = [{"traceId": link.trace_id.hex(), "spanId": link.span_id.hex(),
+                         "attributes": _kvs(link.attributes)} for link in s.links]
+    return out
+
+
+def _kvs(pairs: Any) -> list[dict[str, Any]]:
+    return [{"key": kv.key, "value": _value(kv.value)} for kv in pairs]
+
+
+def _value(v: Any) -> dict[str, Any]:
+    """An ``AnyValue`` in its JSON form (64-bit integers as decimal strings, bytes as base64)."""
+    which = v.WhichOneof("value")
+    if which == "string_value":
+        return {"stringValue": v.string_value}
+    if which == "int_value":
+        return {"intValue": str(v.int_value)}
+    if which == "bool_value":
+        return {"boolValue": v.bool_value}
+    if which == "double_value":
+        return {"doubleValue": v.double_value}
+    if which == "array_value":
+        return {"arrayValue": {"values": [_value(x) for x in v.array_value.values]}}
+    if which == "kvlist_value":
+        return {"kvlistValue": {"values": _kvs(v.kvlist_value.values)}}
+    if which == "bytes_value":
+        import base64
+
+        return {"bytesValue": base64.b64encode(v.bytes_value).decode("ascii")}
+    return {}
 
 
 def encode_response(kind: str, decoded: Decoded | None = None) -> bytes:
@@ -173,5 +232,6 @@ def encode_status(kind: str, code: int, message: str) -> bytes:
     return orjson.dumps({"code": code, "message": message})
 
 
-__all__ = ["BadRequest", "Decoded", "JSON", "PROTOBUF", "TooLarge", "UnsupportedMediaType", "decode_request",
+__all__ = ["BadRequest", "Decoded", "JSON", "PROTOBUF", "TooLarge", "UnsupportedMediaType", "decode_message",
+           "decode_request",
            "decompress", "encode_response", "encode_status", "media_type"]

@@ -5,6 +5,9 @@ HTTP (:mod:`.http`). Each ``agent/step`` runs under its own root span and is
 answered with the ECP envelope folded from that run's spans. The agent runs in a
 worker thread (:mod:`.worker`) under a step timeout; HTTP clients get sessions
 (:mod:`.sessions`).
+
+``otel-agents ecp collect`` and ``ecp serve --collect`` receive OTLP: :mod:`.otlp` (OTLP/HTTP, behind
+the same :class:`~.http.HTTPGate` checks) and :mod:`.otlp_grpc` (OTLP/gRPC).
 """
 
 from .jsonrpc import RPCError, handle

@@ -151,7 +151,8 @@ class HTTPGate:
             headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
             size += len(k) + len(v)
         if size > MAX_HEAD:
-            await self.reply(send, headers, 431, f"request headers larger than {MAX_HEAD} bytes", {"connection": "close"})
+            await self.reply(send, headers, 431, f"request headers larger than {MAX_HEAD} bytes",
+                             {"connection": "close"})
             return None
         if scope.get("path") != self.path:
             await self.reply(send, headers, 404, "not found", {})

@@ -21,7 +21,7 @@ Behaves as the OTLP specification's OTLP/HTTP section requires
 
 Decoding and whatever the ``sink`` does with the spans run in one worker thread, one
 request at a time, never in the event loop. Only spans are received: ``/v1/logs`` and
-``/v1/metrics`` are ``404``. OTLP/gRPC is not served.
+``/v1/metrics`` are ``404``. OTLP/gRPC, the same way: :mod:`.otlp_grpc`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import threading
 from typing import Any, Callable, Mapping
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -97,7 +98,21 @@ class OTLPReceiver:
         self.max_pending_bytes = max_pending_bytes
         self.worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="otlp-receiver")
         self.received = self.rejected = self.requests = self.busy = 0
-        self._pending = 0
+        self._pending = 0  # bytes handed to the worker and not done yet (event loop and gRPC threads)
+        self._pending_lock = threading.Lock()
+
+    def _reserve(self, size: int) -> bool:
+        """Count ``size`` bytes as pending, unless the receiver is at capacity (then ``False``, counted busy)."""
+        with self._pending_lock:
+            if self._pending >= self.max_pending_bytes:
+                self.busy += 1
+                return False
+            self._pending += size
+            return True
+
+    def _release(self, size: int) -> None:
+        with self._pending_lock:
+            self._pending -= size
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -107,23 +122,26 @@ class OTLPReceiver:
             return
         if scope.get("method") != "POST":
             return await status_reply(send, headers, 405, "method not allowed: use POST", {"allow": "POST"})
+        if self._pending >= self.max_pending_bytes:  # before reading the body: refused early, nothing held
+            with self._pending_lock:
+                self.busy += 1
+            return await status_reply(send, headers, 503, "receiver at capacity: retry later",
+                                      {"retry-after": str(RETRY_AFTER_S)})
+        body = await self.gate.body(headers, receive, send)  # framing, size and time first, as for ecp serve
+        if body is None:
+            return
         try:
             kind = R.media_type(headers.get("content-type"))
         except R.UnsupportedMediaType as exc:
             return await status_reply(send, headers, 415, str(exc), {})
-        if self._pending >= self.max_pending_bytes:
-            self.busy += 1
+        if not self._reserve(len(body)):
             return await status_reply(send, headers, 503, "receiver at capacity: retry later",
                                       {"retry-after": str(RETRY_AFTER_S)})
-        body = await self.gate.body(headers, receive, send)
-        if body is None:
-            return
-        self._pending += len(body)
         try:
             outcome = await asyncio.get_running_loop().run_in_executor(
                 self.worker, self._ingest, body, kind, headers.get("content-encoding"))
         finally:
-            self._pending -= len(body)
+            self._release(len(body))
         if isinstance(outcome, tuple):
             status, message = outcome
             return await status_reply(send, headers, status, message, {})
@@ -141,17 +159,35 @@ class OTLPReceiver:
             return 413, str(exc)
         except R.BadRequest as exc:
             return 400, str(exc)
+        return self._hand_on(decoded, lambda: (body, kind, encoding))
+
+    def _hand_on(self, decoded: R.Decoded, raw: Callable[[], tuple[bytes, str, str | None]]
+                 ) -> R.Decoded | tuple[int, str]:
         self.received += len(decoded.spans)
         self.rejected += decoded.rejected
         if decoded.rejected:
             logger.warning("otel-agents collect: %d span(s) of a request rejected: %s", decoded.rejected,
                            decoded.message())
         try:
-            self.sink(decoded.spans, (body, kind, encoding))
+            self.sink(decoded.spans, raw())
         except Exception:  # noqa: BLE001 - answered 500; the receiver keeps serving
             logger.exception("otel-agents collect: handling received spans failed")
             return 500, "internal error handling the spans (see the receiver's log)"
         return decoded
+
+    def ingest_message(self, message: Any) -> R.Decoded | tuple[int, str]:
+        """An already parsed request (OTLP/gRPC): ``sink`` in the worker thread, one request at a time, like a
+        body; blocks the calling (gRPC) thread until done. A ``(status, message)`` on failure."""
+        size = message.ByteSize()
+        if not self._reserve(size):
+            return 503, "receiver at capacity: retry later"
+        try:
+            return self.worker.submit(self._ingest_decoded, message).result()
+        finally:
+            self._release(size)
+
+    def _ingest_decoded(self, message: Any) -> R.Decoded | tuple[int, str]:
+        return self._hand_on(R.decode_message(message), lambda: (message.SerializeToString(), R.PROTOBUF, None))
 
     def run_in_worker(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         """Run ``fn(*args)`` in the worker thread, between requests (so it needs no lock with ``sink``)."""

@@ -95,6 +95,11 @@ class TraceCollector(SpanProcessor):
                 bucket = self._remote.get(ctx.trace_id)
                 if bucket is None or len(bucket) >= _MAX_REMOTE_SPANS:
                     self.remote_dropped += 1
+                    n = self.remote_dropped
+                    if n == 10 ** (len(str(n)) - 1):  # counted at 1, 10, 100...: never a flood
+                        logger.warning("--collect: a span of trace %032x arrived for no step in progress (or over "
+                                       "%d per step) and was not folded (%d so far; raise --collect-grace if the "
+                                       "step had ended)", ctx.trace_id, _MAX_REMOTE_SPANS, n)
                     continue
                 bucket.setdefault(ctx.span_id, span)
 

@@ -14,7 +14,7 @@ and ``max_spans`` spans are held; past either, the oldest trace (first span
 received first) is folded early, marked ``incomplete``. A trace keeps at most
 ``max_spans_per_trace`` spans; the rest are dropped. Every such event is
 counted in :attr:`TraceGatherer.dropped` and logged (WARNING) with the running
-count.
+count, at its 1st, 10th, 100th... occurrence (so an overload cannot flood the log).
 
 The fold is the one of :func:`otel_agents.exporters.ecp.fold` (same runs, same
 envelopes, foreign vocabularies included). Not thread-safe: one thread feeds it
@@ -202,7 +202,9 @@ class TraceGatherer:
 
     def _count(self, what: str, message: str) -> None:
         self.dropped[what] += 1
-        logger.warning("otel-agents collect: %s (%s: %d so far)", message, what, self.dropped[what])
+        n = self.dropped[what]
+        if n == 10 ** (len(str(n)) - 1):  # the 1st, 10th, 100th...: counted, never a flood
+            logger.warning("otel-agents collect: %s (%s: %d so far; logged at 1, 10, 100...)", message, what, n)
 
     def _problem(self, message: str) -> None:
         if self.on_problem is not None:

@@ -1,0 +1,123 @@
+"""``TraceGatherer``: groupbytrace semantics and its bounds, on a fake clock (no waiting, no timing)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from otel_agents.exporters.ecp import TraceGatherer, fold
+from otel_agents.semconv import Kind
+
+from ..exporters.conftest import Recorder, check
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _runs(rec: Recorder, n: int, tools: int = 1) -> list[list]:
+    """``n`` runs (agent → ``tools`` tool spans), each a list of its spans, root last (the order they end)."""
+    out = []
+    for i in range(n):
+        agent = rec.telemetry.start_span(Kind.AGENT, "support")
+        for _ in range(tools):
+            tool = rec.telemetry.start_span(Kind.TOOL, "lookup_order", parent=agent,
+                                            attributes={"gen_ai.tool.name": "lookup_order"})
+            tool.end()
+        agent.set_output(f"answer {i}")
+        agent.end()
+        out.append(rec.spans)
+        rec.memory.clear()
+    return out
+
+
+@pytest.fixture
+def rec():
+    r = Recorder()
+    yield r
+    r.provider.shutdown()
+
+
+def _gatherer(clock: Clock, **kw) -> tuple[TraceGatherer, list[dict]]:
+    got: list[dict] = []
+    return TraceGatherer(got.append, trace_idle=1.0, trace_timeout=10.0, clock=clock, **kw), got
+
+
+def test_a_trace_is_folded_once_its_root_arrived_and_it_went_quiet(rec) -> None:
+    clock = Clock()
+    g, got = _gatherer(clock)
+    [run] = _runs(rec, 1, tools=2)
+    g.add(run[:1])           # a tool span, from one process
+    clock.now = 5.0
+    assert g.fold_ready() == 0 and not got   # no root yet: waits (up to trace_timeout)
+    g.add(run[1:])           # the rest, root included, from another
+    clock.now = 5.9
+    assert g.fold_ready() == 0               # quiet for 0.9 s < trace_idle
+    clock.now = 6.0
+    assert g.fold_ready() == 1
+    assert check(got) == fold(run) and "incomplete" not in got[0]
+    assert (g.held_traces, g.held_spans, g.traces, g.runs) == (0, 0, 1, 1)
+
+
+def test_a_trace_without_its_root_is_folded_at_the_timeout_marked_incomplete(rec) -> None:
+    clock = Clock()
+    g, got = _gatherer(clock)
+    [run] = _runs(rec, 1)
+    g.add(run[:-1])  # the tool span only: its parent (the agent) never arrives
+    clock.now = 9.9
+    assert g.fold_ready() == 0
+    clock.now = 10.0
+    assert g.fold_ready() == 1
+    [envelope] = check(got)
+    assert envelope["incomplete"] == "the trace's root span did not arrive within 10 s"
+    assert g.dropped["traces_without_root"] == 1
+
+
+def test_traces_and_spans_held_stay_within_their_bounds(rec, caplog) -> None:
+    clock = Clock()
+    g, got = _gatherer(clock, max_traces=10, max_spans=25, max_spans_per_trace=4)
+    runs = _runs(rec, 120, tools=1)
+    with caplog.at_level(logging.WARNING, logger="otel_agents.collect"):
+        for run in runs:
+            g.add(run)                   # never idle: only the bounds fold
+            assert g.held_traces <= 10 and g.held_spans <= 25
+    assert g.dropped["traces_evicted"] == 110 and len(got) == 110
+    assert all(e["incomplete"].startswith("folded early: the receiver held more than 10 traces or 25 spans")
+               for e in got)
+    # counted in the log at the 1st, 10th and 100th eviction, not once per trace
+    assert [r.getMessage().split("(traces_evicted: ")[1].split(" ")[0] for r in caplog.records] == ["1", "10", "100"]
+    assert g.flush("shutdown") == (10, 20)
+    assert len(got) == 120 and "incomplete" not in got[-1]  # a held trace with its root folds whole at shutdown
+
+
+def test_spans_over_the_per_trace_cap_are_dropped_and_said(rec) -> None:
+    clock = Clock()
+    g, got = _gatherer(clock, max_spans_per_trace=4)
+    [run] = _runs(rec, 1, tools=6)  # 7 spans, root last: the root is over the cap
+    g.add(run)
+    g.flush("shutdown")
+    assert g.dropped["spans_over_cap"] == 3
+    assert [e["incomplete"] for e in got] == ["shutdown; 3 span(s) over the cap of 4 per trace were dropped"] * 4
+
+
+def test_a_span_after_its_trace_was_folded_is_counted(rec) -> None:
+    clock = Clock()
+    g, got = _gatherer(clock)
+    [run] = _runs(rec, 1, tools=2)
+    g.add(run[1:])
+    clock.now = 2.0
+    g.fold_ready()
+    g.add(run[:1])  # a tool span that came late (raise --trace-idle)
+    assert g.dropped["late_spans"] == 1 and g.held_traces == 1
+
+
+def test_bounds_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        TraceGatherer(print, max_traces=0)
+    with pytest.raises(ValueError):
+        TraceGatherer(print, trace_idle=5, trace_timeout=1)
