@@ -14,19 +14,19 @@ STAMP  := $(VENV)/.installed-stamp
 ISOLATED :=
 # Google ADK 2.13 caps opentelemetry at <=1.44 and websockets at <16 (see the google-adk extra in pyproject.toml).
 ISOLATED += google_adk
-google_adk_EXTRAS := google-adk,ecp,demo,otlp,test
+google_adk_EXTRAS := google-adk,a2a,ecp,demo,otlp,test
 google_adk_TESTS := tests/google_adk tests/matrix tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
 google_adk_DEMO := google_adk
 
 # `newest`: every framework but CrewAI (which pins openai<3, mcp<2) at its newest release, the upper ends of the
-# ranges we claim: openai 3, mcp 2, openai-agents 0.24 (.venv tests the lower ends). Deselected, each for a
+# ranges we claim: openai 3, mcp 2, openai-agents 0.24, a2a-sdk 1.3 (.venv tests the lower ends). Deselected, each for a
 # package that cannot be installed with them: llama-index-llms-openai (openai<3), llama-index-tools-mcp (mcp<2),
 # crewai, langchain-mcp-adapters (0.3.2 pins mcp<2; 0.3.1 imports mcp.server.fastmcp, gone in mcp 2); and the
 # client's propagation-off test, which does not hold on mcp 2 (the SDK injects the context itself: documented),
 # and one test written on 1.x's in-memory session helper (mcp.shared.memory), which 2.x removed.
 ISOLATED += newest
-newest_EXTRAS := langchain,llama-index,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,agno,otlp,ecp,zero-code,test,test-newest
-newest_TESTS := tests/clients tests/mcp tests/openai_agents \
+newest_EXTRAS := langchain,llama-index,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,a2a,agno,otlp,ecp,zero-code,test,test-newest
+newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents \
 	--deselect tests/clients/test_frameworks.py::test_llama_index_openai \
 	--deselect tests/clients/test_frameworks.py::test_crewai_native_openai \
 	--deselect tests/mcp/test_frameworks.py::test_mcp1_b_langchain_mcp_adapters \

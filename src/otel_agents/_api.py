@@ -70,7 +70,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     Args:
         tracer_provider: where spans go (default: the global provider).
         frameworks: names among ``langchain``, ``llama_index``, ``crewai``,
-            ``pydantic_ai``, ``anthropic``, ``openai``, ``mcp``; ``None`` = all that are installed, except those named in
+            ``pydantic_ai``, ``anthropic``, ``openai``, ``mcp``, ``a2a``; ``None`` = all that are installed, except those named in
             ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` (comma-separated, as ``opentelemetry-instrument`` reads it).
         capture_content: overrides ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
         meter_provider: where the GenAI metrics go (default: the global provider).

@@ -27,15 +27,3 @@ def instrument(provider: Any) -> Callable[..., MCPInstrumentor]:
 @pytest.fixture
 def spans_file(tmp_path: Any) -> Any:
     return tmp_path / "server-spans.jsonl"
-
-
-@pytest.fixture
-def client_file(provider: Any, tmp_path: Any) -> Any:
-    """The client's spans also as an OTLP/JSON file (to fold with the server's, as a merged trace)."""
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-
-    from otel_agents.exporters.file import OTLPJsonFileExporter
-
-    path = tmp_path / "client-spans.jsonl"
-    provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(path)))
-    return path

@@ -6,8 +6,10 @@ What it does, with no network and no API key:
    smolagents, the OpenAI Agents SDK, Agno, Google ADK, AutoGen AgentChat; ``mcp``: the PydanticAI agent with its
    tools served over MCP by a stdio child process, ``mcp_agent.py`` and
    ``mcp_server.py``, served with ``ecp serve --collect`` so the server process's spans (and its
-   side-effect twin's e-mail, sent from the server) fold into each step; ``plain_python``: the same
-   agent without a framework,
+   side-effect twin's e-mail, sent from the server) fold into each step; ``a2a``: the same PydanticAI agent
+   whose ``lookup_order`` asks a remote LangGraph agent over A2A (``a2a_agent.py``, ``a2a_server.py``, another
+   process), also served with ``--collect`` so the remote agent's run folds into each step; ``plain_python``: the
+   same agent without a framework,
    instrumented with otel-agents' decorators, ``examples/plain_python/agent.py``;
    ``anthropic``/``openai``: a hand-written loop on each provider client, whose
    model spans come from the client instrumentors) and for each of
@@ -58,14 +60,15 @@ from . import plain
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
+A2A = "a2a"  # PydanticAI asking a remote LangGraph agent over A2A: examples/customer_support/a2a_agent.py
 CLIENT_LOOPS = ("anthropic", "openai")  # no framework: a hand-written loop on the provider's client
-FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, "agno", PLAIN_PYTHON, "anthropic", "openai",
+FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, A2A, "agno", PLAIN_PYTHON, "anthropic", "openai",
               "google_adk", "autogen_agentchat")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
 _SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
 _SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
 _LABELS = {"agent": "agent", "faulty_agent": "faulty twin", "side_effect_agent": "side-effect twin"}
-_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, "pydantic_ai", "openai_agents", "agno", "google_adk", "autogen_agentchat",
+_LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, A2A, "pydantic_ai", "openai_agents", "agno", "google_adk", "autogen_agentchat",
                   PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
 
 
@@ -254,7 +257,7 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
     command = [*serve, "ecp", "serve", f"{_shown(example_file(examples, r.framework))}:{r.attr}",
                "--name", f"customer-support-{r.framework}{_SUFFIXES[r.attr]}",
                "--trace-file", _shown(r.out / "trace.jsonl"), "--log-file", _shown(r.out / "serve.log")]
-    if r.framework == MCP:  # the MCP server's spans come back to `ecp serve` and fold into each step (issue 37)
+    if r.framework in (MCP, A2A):  # the server's / remote agent's spans come back to `ecp serve` and fold into each step
         command += ["--collect", "0", "--collect-grace", "30"]  # an upper bound: a step waits only until they came
     if phoenix:
         command += ["--otlp-endpoint", phoenix.rstrip("/").removesuffix("/v1/traces") + "/v1/traces"]

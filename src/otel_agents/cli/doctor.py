@@ -26,6 +26,10 @@ def run(args: argparse.Namespace) -> int:
 
     print(f"mcp trace context in params._meta: {'on' if propagating(None) else 'off'} "
           f"({ENV_PROPAGATE}={os.environ.get(ENV_PROPAGATE, '<unset>')})")
+    from ..instrumentors.a2a._protocol import ENV_PROPAGATE as A2A_ENV, propagating as a2a_propagating  # no a2a import
+
+    print(f"a2a trace context in service parameters: {'on' if a2a_propagating(None) else 'off'} "
+          f"({A2A_ENV}={os.environ.get(A2A_ENV, '<unset>')})")
     status = instrumentation_status()
     rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
     widths = [max([len(row[i]) for row in rows], default=0) for i in range(3)]

@@ -52,6 +52,7 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("anthropic", "anthropic", ">=2.14.0,<3", "otel_agents.instrumentors.anthropic", "AnthropicInstrumentor", "anthropic"),
         Framework("openai", "openai", ">=2.30.0,<4", "otel_agents.instrumentors.openai", "OpenAIInstrumentor", "openai"),
         Framework("mcp", "mcp", ">=1.30.0,<3", "otel_agents.instrumentors.mcp", "MCPInstrumentor", "mcp"),
+        Framework("a2a", "a2a-sdk", ">=1.1.5,<2", "otel_agents.instrumentors.a2a", "A2AInstrumentor", "a2a"),
         Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
         Framework("google_adk", "google-adk", ">=2.13.0,<3", "otel_agents.instrumentors.google_adk", "GoogleADKInstrumentor", "google.adk",
                   venv="google_adk"),

@@ -80,6 +80,20 @@ RPC_RESPONSE_STATUS_CODE = "rpc.response.status_code"
 NETWORK_TRANSPORT = "network.transport"
 MCP_TOOL_ERROR = "tool_error"  # error.type of a CallToolResult with isError set
 
+# --- A2A (semantic-conventions-genai PR #195, pending: "a2a.client"/"a2a.server" spans) ---------
+A2A_METHOD_NAME = "a2a.method.name"  # SendMessage, SendStreamingMessage, GetTask, CancelTask, ...
+A2A_PROTOCOL_VERSION = "a2a.protocol.version"
+A2A_TENANT = "a2a.tenant"
+A2A_MESSAGE_ID = "a2a.message.id"
+A2A_TASK_ID = "a2a.task.id"
+A2A_TASK_STATE = "a2a.task.state"  # the wire name: TASK_STATE_COMPLETED, ...
+GEN_AI_AGENT_VERSION = "gen_ai.agent.version"
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
+A2A_TASK_FAILED = "task_failed"  # error.type of a task that ended TASK_STATE_FAILED
+A2A_TASK_REJECTED = "task_rejected"
+A2A_TASK_CANCELED = "task_canceled"
+
 # Metric instrument names (OTel GenAI semconv v1.41).
 GEN_AI_CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"
 GEN_AI_CLIENT_TOKEN_USAGE = "gen_ai.client.token.usage"

@@ -63,7 +63,8 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         if kind == "model":
             models.append(span)
         elif kind == "agent":
-            agents.append(_agent(span, tree))
+            if tree.served_call(span) is None:  # an A2A server's side of a call: the caller's agent line says it
+                agents.append(_agent(span, tree))
         elif (F.is_tool_call(span) and not F.flag(span, A.OTEL_AGENTS_FINAL_ANSWER)  # the answer is not a tool call
               and tree.served_call(span) is None):  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
@@ -143,6 +144,9 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     server = span.attributes.get(A.OTEL_AGENTS_MCP_SERVER_NAME)
     if isinstance(server, str) and server:
         call["server"] = server  # the MCP server that served the call
+    remote = tree.remote_agent(span)
+    if remote is not None:
+        call["remote_agent"] = remote  # made by a remote agent over A2A (its card's name)
     return call
 
 

@@ -137,6 +137,15 @@ def is_mcp_tool_call(span: FoldSpan) -> bool:
     return span.semantic_kind == "tool" and span.attributes.get(A.MCP_METHOD_NAME) == "tools/call"
 
 
+A2A_AGENT_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
+
+
+def is_a2a_agent_call(span: FoldSpan) -> bool:
+    """An agent span of an A2A ``SendMessage``/``SendStreamingMessage`` (client or server side:
+    ``a2a.method.name``): the remote agent, named after its Agent Card."""
+    return span.semantic_kind == "agent" and span.attributes.get(A.A2A_METHOD_NAME) in A2A_AGENT_METHODS
+
+
 def is_workflow(span: FoldSpan) -> bool:
     """A chain that is a multi-agent orchestration (``invoke_workflow``)."""
     return span.semantic_kind == "chain" and operation(span) == OP_INVOKE_WORKFLOW

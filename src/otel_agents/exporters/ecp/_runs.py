@@ -292,7 +292,9 @@ class RunTree:
                     found = other
             if found is not None:
                 return found
-        return self.nearest_agent(span)
+        found = self.nearest_agent(span)
+        # An A2A server's span of a call is the caller's span of that call (named by the caller's framework)
+        return self.served_call(found) or found if found is not None else None
 
     def _agents(self) -> list[F.FoldSpan]:
         if self._agent_spans is None:
@@ -347,16 +349,31 @@ class RunTree:
         return tokens
 
     def served_call(self, span: F.FoldSpan) -> F.FoldSpan | None:
-        """For an MCP server's ``tools/call`` span: the client's tool span of the same call (its
-        nearest semantic ancestor, a ``tools/call`` tool span too), else ``None``. The call is
-        the client's; the server's span only serves it (its children nest under the call)."""
-        if not F.is_mcp_tool_call(span):
+        """For the server's span of a call served by another process — an MCP server's
+        ``tools/call`` tool span, an A2A server's ``SendMessage`` agent span — the client's span of
+        the same call (its nearest semantic ancestor, of the same protocol and kind), else ``None``.
+        The call is the client's; the server's span only serves it (its children nest under the call)."""
+        same = F.is_mcp_tool_call if F.is_mcp_tool_call(span) else F.is_a2a_agent_call if F.is_a2a_agent_call(span) \
+            else None
+        if same is None:
             return None
         seen = {span.span_id}
         cur = self.parent.get(span.span_id)
         while cur is not None and cur.span_id not in seen:
             if cur.semantic_kind is not None:
-                return cur if F.is_mcp_tool_call(cur) else None
+                return cur if same(cur) else None
+            seen.add(cur.span_id)
+            cur = self.parent.get(cur.span_id)
+        return None
+
+    def remote_agent(self, span: F.FoldSpan) -> str | None:
+        """The name of the remote agent (A2A, its Agent Card's name) whose run ``span`` is part of, when
+        the server's spans are folded with the caller's: the nearest served A2A agent span above it."""
+        seen = {span.span_id}
+        cur = self.parent.get(span.span_id)
+        while cur is not None and cur.span_id not in seen:
+            if F.is_a2a_agent_call(cur) and self.served_call(cur) is not None:
+                return self.name(cur)
             seen.add(cur.span_id)
             cur = self.parent.get(cur.span_id)
         return None

@@ -18,6 +18,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan
 
 from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes
+from ..._spans.remote import mark_remote_agent
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
@@ -167,6 +168,8 @@ class Hooks:
                 text = _text(getattr(ictx, "user_content", None))
                 if text is not None:
                     span.set_input(text)
+            if type(agent).__name__ == "RemoteA2aAgent":  # the A2A call inside enriches this span (a2a instrumentor)
+                mark_remote_agent(span)
         if inv.root is None:
             inv.root = span
         previous = inv.agents.get(name)

@@ -17,40 +17,26 @@ post-import hook), so instrumenting never imports FastMCP.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import wrapt
-from opentelemetry import trace
-from opentelemetry.trace import NonRecordingSpan, Span, Tracer
+from opentelemetry.trace import Tracer
 
 from ..._spans import guard
+from ..._spans.silent import SILENT
 from .._patch import Patch
 
 MODULE = "fastmcp.client.telemetry"
 
 
-class SilentTracer(Tracer):
-    """A tracer whose spans do not record and never become current: each is a non-recording
-    view of the current span (so code that reads the yielded span's context sees the caller's)."""
-
-    def start_span(self, name: str, context: Any = None, *args: Any, **kwargs: Any) -> Span:
-        return NonRecordingSpan(trace.get_current_span(context).get_span_context())
-
-    @contextlib.contextmanager  # type: ignore[override]
-    def start_as_current_span(self, name: str, context: Any = None, *args: Any, **kwargs: Any) -> Iterator[Span]:
-        yield self.start_span(name, context)
-
-
-_SILENT = SilentTracer()
 _lock = threading.Lock()
 _state: dict[str, Any] = {"on": False, "hooked": False, "patch": None}
 
 
 def _silent_tracer(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Tracer:
-    return _SILENT
+    return SILENT
 
 
 def _on_import(module: Any) -> None:

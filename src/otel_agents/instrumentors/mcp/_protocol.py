@@ -8,14 +8,16 @@ wire dicts ``mcp`` 2.x's server hands around are camelCase: :func:`field` reads 
 
 from __future__ import annotations
 
-import os
 from typing import Any, Mapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
 
-# W3C Trace Context and Baggage keys, unprefixed in ``params._meta`` (OTel MCP conventions; MCP SEP-414).
-PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
+from ..._spans.propagation import PROPAGATION_KEYS
+from ..._spans.propagation import propagating as shared_propagating
+
+# PROPAGATION_KEYS: the W3C Trace Context and Baggage keys, unprefixed in ``params._meta`` (OTel MCP
+# conventions; MCP SEP-414).
 
 ENV_PROPAGATE = "OTEL_AGENTS_MCP_PROPAGATE"
 """``false`` (or ``0``/``no``/``off``): the client sends no trace context, the server takes none."""
@@ -29,9 +31,7 @@ TRACED_METHODS = frozenset({"tools/list", "resources/read", "resources/list", "r
 def propagating(override: bool | None) -> bool:
     """Whether trace context travels in ``params._meta``: ``override`` (the instrumentor's
     ``propagate=`` argument) when given, else :data:`ENV_PROPAGATE` (read per request), default on."""
-    if override is not None:
-        return override
-    return os.environ.get(ENV_PROPAGATE, "").strip().lower() not in ("false", "0", "no", "off")
+    return shared_propagating(override, ENV_PROPAGATE)
 
 
 def field(obj: Any, *names: str) -> Any:

@@ -1,0 +1,94 @@
+"""The remote "Orders Agent" of ``a2a_agent.py``: an A2A server (a2a-sdk) whose agent is the LangGraph one.
+
+It owns ``lookup_order``: each A2A message ("Where is my order A100?") runs the LangGraph agent of
+``langchain_agent.py`` (the same fake model and brain), which calls its ``lookup_order`` tool; the
+task completes with the tool's order record (JSON) as its artifact, the data the caller's agent
+needs. ``python a2a_server.py PORT`` serves JSON-RPC at ``http://127.0.0.1:PORT/`` and the Agent
+Card at ``/.well-known/agent-card.json`` (loopback only).
+
+Telemetry: when ``CUSTOMER_SUPPORT_A2A_TRACES`` names a file, or an OTLP endpoint is set
+(``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``: ``otel-agents ecp serve
+--collect`` sets it for the agent's child processes), the server is instrumented (the ``a2a`` and
+``langchain`` instrumentors) and sends its spans there: the A2A call's server span is a child of the
+caller's, through the W3C context in the request's headers, and ``ecp serve --collect`` folds this
+process's spans into each step (``agent Orders Agent delegated_by=customer_support``, the remote
+``lookup_order`` with ``remote_agent``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+NAME = "Orders Agent"
+
+
+def build_app(port: int):
+    """The Starlette app: the Agent Card and the JSON-RPC endpoint of the Orders Agent."""
+    from a2a.helpers import new_task, new_text_part
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from starlette.applications import Starlette
+
+    import langchain_agent
+
+    graph = langchain_agent.build(name="orders")
+
+    class OrdersExecutor(AgentExecutor):
+        """Runs the LangGraph agent on the message; the artifact is its ``lookup_order`` result."""
+
+        async def execute(self, context, event_queue) -> None:
+            if context.current_task is None:
+                await event_queue.enqueue_event(new_task(context.task_id, context.context_id,
+                                                         TaskState.TASK_STATE_SUBMITTED, history=[context.message]))
+            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            await updater.start_work()
+            state = await graph.ainvoke({"messages": [HumanMessage(context.get_user_input())]})
+            records = [m.content for m in state["messages"] if isinstance(m, ToolMessage) and m.name == "lookup_order"]
+            await updater.add_artifact([new_text_part(str(records[-1]) if records else "{}")], name="order")
+            await updater.complete()
+
+        async def cancel(self, context, event_queue) -> None:
+            await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+    card = AgentCard(name=NAME, description="Looks orders up in the order system.", version="1.0.0",
+                     supported_interfaces=[AgentInterface(url=f"http://127.0.0.1:{port}/", protocol_binding="JSONRPC",
+                                                          protocol_version="1.0")],
+                     capabilities=AgentCapabilities(streaming=False), default_input_modes=["text/plain"],
+                     default_output_modes=["text/plain"],
+                     skills=[AgentSkill(id="lookup_order", name="lookup_order", description="An order's record",
+                                        tags=["orders"])])
+    handler = DefaultRequestHandler(OrdersExecutor(), InMemoryTaskStore(), card)
+    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+
+
+def main() -> None:
+    import otel_agents
+    from otel_agents import presets
+
+    exporters = []
+    if os.environ.get("CUSTOMER_SUPPORT_A2A_TRACES"):
+        exporters.append(presets.file(os.environ["CUSTOMER_SUPPORT_A2A_TRACES"]))
+    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        exporters.append(presets.otlp())
+    if exporters:
+        otel_agents.configure(service_name="customer-support-a2a-orders", exporters=exporters,
+                              frameworks=["a2a", "langchain"])
+    import uvicorn
+
+    port = int(sys.argv[1])
+    asyncio.run(uvicorn.Server(uvicorn.Config(build_app(port), host="127.0.0.1", port=port,
+                                              log_level="warning")).serve())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Trace context across a protocol's own carrier: the switch, inject and extract, run attributes in baggage.
+
+Shared by the protocol instrumentors (MCP's ``params._meta``, A2A's service parameters): each
+carries the W3C ``traceparent``, ``tracestate`` and ``baggage`` (whatever the configured
+propagators write, ``OTEL_PROPAGATORS``) in a string map of its own, and each has an off switch
+(an environment variable read per request, overridden by ``instrument(propagate=...)``).
+
+The run's ``session.id`` and ``user.id`` (:mod:`otel_agents.context`) travel as W3C baggage
+entries of the same names when the caller set them and the baggage does not already carry them,
+so the remote process's spans carry the caller's session and user (:func:`run_attributes_of`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from opentelemetry import baggage, propagate
+from opentelemetry import context as otel_context
+
+from ..semconv import attributes as A
+from .run_context import current_run_attributes
+
+PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
+"""The W3C Trace Context and Baggage keys (lower case), the ones a switched-off client removes."""
+
+RUN_BAGGAGE_KEYS = (A.SESSION_ID, A.USER_ID)
+"""Run attributes that travel as baggage entries of the same name."""
+
+_OFF = ("false", "0", "no", "off")
+
+
+def propagating(override: bool | None, env_var: str) -> bool:
+    """Whether trace context travels: ``override`` (an instrumentor's ``propagate=``) when given,
+    else ``env_var`` (read per call; ``false``/``0``/``no``/``off`` switch it off), default on."""
+    if override is not None:
+        return override
+    return os.environ.get(env_var, "").strip().lower() not in _OFF
+
+
+def inject(ctx: otel_context.Context | None = None) -> dict[str, str]:
+    """The carrier entries for ``ctx`` (default: the current context) from the configured propagators,
+    with the current run's ``session.id``/``user.id`` added to the baggage (see module docstring).
+    Empty when the propagators write nothing (``OTEL_PROPAGATORS=none``)."""
+    ctx = ctx if ctx is not None else otel_context.get_current()
+    run = current_run_attributes()
+    for key in RUN_BAGGAGE_KEYS:
+        value = run.get(key)
+        if isinstance(value, str) and value and baggage.get_baggage(key, ctx) is None:
+            ctx = baggage.set_baggage(key, value, ctx)
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=ctx)
+    return carrier
+
+
+def extract(carrier: Mapping[str, Any]) -> otel_context.Context | None:
+    """The context a carrier holds (remote parent and baggage), or ``None`` without a ``traceparent``.
+    Keys are matched case-insensitively (HTTP headers, gRPC metadata)."""
+    fields = {str(k).lower(): v for k, v in carrier.items() if isinstance(v, str)}
+    fields = {k: fields[k] for k in PROPAGATION_KEYS if k in fields}
+    if "traceparent" not in fields:
+        return None
+    return propagate.extract(fields)
+
+
+def run_attributes_of(ctx: otel_context.Context | None) -> dict[str, str]:
+    """The run attributes (``session.id``, ``user.id``) an extracted context's baggage carries."""
+    if ctx is None:
+        return {}
+    found = {}
+    for key in RUN_BAGGAGE_KEYS:
+        value = baggage.get_baggage(key, ctx)
+        if isinstance(value, str) and value:
+            found[key] = value
+    return found

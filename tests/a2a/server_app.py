@@ -1,0 +1,142 @@
+"""The remote agent of the A2A tests: an a2a-sdk server ("Orders Agent") in a child process.
+
+Its ``AgentExecutor`` runs a LangGraph agent (the customer-support example's, over its fake
+model and the ``lookup_order``/``check_refund_policy`` tools) on the user's text and answers
+with an artifact; by the text:
+
+* ``fail …`` → the task ends ``TASK_STATE_FAILED`` with the status text ``orders db down``;
+* ``reject …`` → ``TASK_STATE_REJECTED``;
+* ``which …`` → ``TASK_STATE_INPUT_REQUIRED`` ("Which order?"); the resumed request (same task)
+  runs the agent on its own text and completes;
+* anything else → the agent's answer as an artifact, ``TASK_STATE_COMPLETED``.
+
+The executor body opens an application span ``executor.body`` carrying the ``user.id`` baggage
+it received. ``python server_app.py HTTP_PORT [GRPC_PORT]``: JSON-RPC at ``/``, HTTP+JSON at
+``/rest``, the card at ``/.well-known/agent-card.json``, gRPC on ``GRPC_PORT`` when given; push
+notifications to the webhook a request configures (in-memory config store); spans
+to the OTLP/JSON file ``A2A_TEST_SPANS``; instrumented unless ``A2A_TEST_INSTRUMENT=0``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from opentelemetry import baggage, trace
+
+_EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "customer_support")
+sys.path.insert(0, os.path.abspath(_EXAMPLE))
+
+
+def card(http_port: int, grpc_port: int | None = None):
+    from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+
+    interfaces = [AgentInterface(url=f"http://127.0.0.1:{http_port}/", protocol_binding="JSONRPC", protocol_version="1.0"),
+                  AgentInterface(url=f"http://127.0.0.1:{http_port}/rest", protocol_binding="HTTP+JSON",
+                                 protocol_version="1.0")]
+    if grpc_port:
+        interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"))
+    return AgentCard(name="Orders Agent", description="Knows every order (secret description)", version="2.1.0",
+                     supported_interfaces=interfaces,
+                     capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+                     default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+                     skills=[AgentSkill(id="orders", name="orders", description="order status", tags=["orders"])])
+
+
+def executor(tracer: trace.Tracer):
+    from a2a.helpers import new_task, new_text_message, new_text_part
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.tasks import TaskUpdater
+    from a2a.types import Role, TaskState
+
+    import langchain_agent
+
+    graph = langchain_agent.build(name="orders_worker")
+
+    class OrdersExecutor(AgentExecutor):
+        async def execute(self, context, event_queue) -> None:
+            text = context.get_user_input()
+            updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+            if context.current_task is None:  # a2a-sdk 1.x: the Task first, then its status updates
+                await event_queue.enqueue_event(new_task(context.task_id, context.context_id,
+                                                         TaskState.TASK_STATE_SUBMITTED, history=[context.message]))
+            await updater.start_work()
+            with tracer.start_as_current_span("executor.body") as span:
+                span.set_attribute("baggage.user.id", str(baggage.get_baggage("user.id")))
+            resumed = context.current_task is not None and \
+                context.current_task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            if text.startswith("fail"):
+                await updater.failed(new_text_message("orders db down", role=Role.ROLE_AGENT))
+                return
+            if text.startswith("reject"):
+                await updater.reject(new_text_message("not my job", role=Role.ROLE_AGENT))
+                return
+            if text.startswith("which") and not resumed:
+                await updater.requires_input(new_text_message("Which order?", role=Role.ROLE_AGENT))
+                return
+            answer = await asyncio.to_thread(langchain_agent._run, graph, text)
+            await updater.add_artifact([new_text_part(answer)], name="answer")
+            await updater.complete()
+
+        async def cancel(self, context, event_queue) -> None:
+            await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+    return OrdersExecutor()
+
+
+def main() -> None:
+    import uvicorn
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from starlette.applications import Starlette
+
+    from otel_agents.exporters.file import OTLPJsonFileExporter
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "orders-a2a-server"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(os.environ["A2A_TEST_SPANS"])))
+    trace.set_tracer_provider(provider)  # a2a-sdk's own spans would go here if it were not stood down
+    if os.environ.get("A2A_TEST_INSTRUMENT", "1") == "1":
+        from otel_agents.instrumentors.a2a import A2AInstrumentor
+        from otel_agents.instrumentors.langchain import LangChainInstrumentor
+
+        A2AInstrumentor().instrument(tracer_provider=provider)
+        LangChainInstrumentor().instrument(tracer_provider=provider)
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+    from a2a.server.tasks import InMemoryTaskStore
+
+    http_port = int(sys.argv[1])
+    grpc_port = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    agent_card = card(http_port, grpc_port)
+    import httpx
+    from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+
+    push_store = InMemoryPushNotificationConfigStore()
+    handler = DefaultRequestHandler(executor(provider.get_tracer("tests.a2a.server")), InMemoryTaskStore(), agent_card,
+                                    push_config_store=push_store,
+                                    push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store))
+    app = Starlette(routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/"),
+                            *create_rest_routes(handler, path_prefix="/rest")])
+
+    async def serve() -> None:
+        servers = []
+        if grpc_port:
+            import grpc
+            from a2a.server.request_handlers import GrpcHandler
+            from a2a.types import a2a_pb2_grpc
+
+            server = grpc.aio.server()
+            a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+            server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+            await server.start()
+            servers.append(server)
+        config = uvicorn.Config(app, host="127.0.0.1", port=http_port, log_level="warning")
+        await uvicorn.Server(config).serve()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

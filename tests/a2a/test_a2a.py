@@ -1,0 +1,314 @@
+"""A2A across real processes: the client here, the remote agent (a2a-sdk server running a LangGraph agent)
+in a child process on loopback, its spans read back from its file. Nothing is shared in-process, so a
+server span under the client's proves the context crossed the wire."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from importlib.metadata import version
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+import otel_agents
+from otel_agents._spans import Telemetry
+from otel_agents.exporters.ecp import fold
+from otel_agents.exporters.file import read_otlp_json
+from tests.exporters.conftest import check
+from tests.spans import SpanSnapshot, ancestors, parent_of
+
+from .harness import RemoteAgent, ask, client_for, message, webhook
+
+BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
+A2A_SDK = version("a2a-sdk")
+
+
+def run_as_support(provider: Any, coro_fn: Any) -> Any:
+    """Run ``coro_fn()`` inside the calling agent's span ``support`` (the caller of the remote agent)."""
+    telemetry = Telemetry(provider, framework="manual")
+
+    async def go() -> Any:
+        with telemetry.span("agent", "support"):
+            return await coro_fn()
+
+    return asyncio.run(go())
+
+
+def client_call(exporter: Any) -> SpanSnapshot:
+    call, = [s for s in exporter.spans if s.attributes.get("a2a.method.name", "").endswith("Message")]
+    return call
+
+
+def server_call(remote: RemoteAgent, call: SpanSnapshot, count: int = 1) -> list[SpanSnapshot]:
+    spans = remote.spans_of(call.trace_id, where=lambda s: s.name == "invoke_agent Orders Agent", count=count)
+    return spans
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_one_trace_client_to_server_agent_run(instrument, exporter, provider, remote, binding, streaming) -> None:
+    instrument()
+    events = run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?", binding=binding,
+                                                  streaming=streaming))
+    assert events and (len(events) > 1) == streaming
+    call = client_call(exporter)
+    support, = [s for s in exporter.spans if s.name == "invoke_agent support"]
+    # The client's call: the remote agent as an agent span (semconv invoke_agent, kind CLIENT) under the caller.
+    assert call.name == "invoke_agent Orders Agent" and call.kind == "CLIENT" and call.semantic_kind == "agent"
+    assert call.parent_id == support.span_id
+    assert call.attributes["a2a.method.name"] == ("SendStreamingMessage" if streaming else "SendMessage")
+    assert call.attributes["gen_ai.agent.name"] == "Orders Agent"
+    assert call.attributes["gen_ai.agent.version"] == "2.1.0"
+    assert call.attributes["server.address"] == "127.0.0.1"
+    assert call.attributes["a2a.task.state"] == "TASK_STATE_COMPLETED"
+    assert call.status is StatusCode.UNSET
+    assert "UPS" in call.attributes["output.value"]  # the artifact: the remote agent's answer
+    assert call.attributes["input.value"] == "Where is my order A100?"
+    context_id = call.attributes["gen_ai.conversation.id"]
+    # The server's span: a child of the client's, across the process boundary, and the agent run under it.
+    spans = server_call(remote, call)
+    served, = [s for s in spans if s.name == "invoke_agent Orders Agent"]
+    assert served.parent_id == call.span_id and served.kind == "SERVER"
+    assert served.attributes["a2a.method.name"] == call.attributes["a2a.method.name"]
+    assert served.attributes["a2a.task.id"] == call.attributes["a2a.task.id"]
+    assert served.attributes["gen_ai.conversation.id"] == context_id
+    assert served.attributes["a2a.task.state"] == "TASK_STATE_COMPLETED"
+    worker, = [s for s in spans if s.name == "invoke_agent orders_worker"]
+    assert served in ancestors(worker, spans)
+    tool, = [s for s in spans if s.name == "execute_tool lookup_order"]
+    assert worker in ancestors(tool, spans)
+    # a2a-sdk's own spans are stood down on both sides; each of our spans ended once.
+    assert not [s for s in exporter.spans + spans if s.scope == "a2a-python-sdk"]
+    ids = [s.span_id for s in exporter.spans + spans]
+    assert len(ids) == len(set(ids))
+
+
+def test_resumed_task_runs_under_its_own_request(instrument, exporter, provider, remote) -> None:
+    """input-required pauses the run on both sides; the resumed request's executor runs under the resumed
+    call (a2a-sdk < 1.2.3 runs it in the first request's context unless re-parented)."""
+    instrument()
+    first = run_as_support(provider, lambda: ask(remote.url, "which order is late?"))
+    call1 = client_call(exporter)
+    assert call1.attributes["a2a.task.state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert call1.attributes["otel_agents.run.paused"] is True and call1.status is StatusCode.UNSET
+    task = first[0].task
+    exporter.clear()
+    run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?", task_id=task.id,
+                                         context_id=task.context_id))
+    call2 = client_call(exporter)
+    assert call2.trace_id != call1.trace_id
+    assert call2.attributes["a2a.task.state"] == "TASK_STATE_COMPLETED"
+    assert call2.attributes["a2a.task.id"] == task.id
+    spans1 = server_call(remote, call1)
+    spans2 = server_call(remote, call2)
+    served1, = [s for s in spans1 if s.name == "invoke_agent Orders Agent"]
+    served2, = [s for s in spans2 if s.name == "invoke_agent Orders Agent"]
+    assert served1.attributes["otel_agents.run.paused"] is True
+    assert served2.parent_id == call2.span_id
+    body2, = [s for s in spans2 if s.name == "executor.body"]
+    assert body2.parent_id == served2.span_id  # not under the first request's span
+    assert [s.name for s in spans2 if s.name == "invoke_agent orders_worker"]
+    assert [s for s in spans1 if s.name == "executor.body"][0].parent_id == served1.span_id
+
+
+@pytest.mark.parametrize("text, error_type", [("fail please", "task_failed"), ("reject this", "task_rejected")])
+def test_failed_and_rejected_tasks_are_errors(instrument, exporter, provider, remote, text, error_type) -> None:
+    instrument()
+    run_as_support(provider, lambda: ask(remote.url, text, streaming=True))
+    call = client_call(exporter)
+    assert call.status is StatusCode.ERROR and call.attributes["error.type"] == error_type
+    served, = [s for s in server_call(remote, call) if s.name == "invoke_agent Orders Agent"]
+    assert served.status is StatusCode.ERROR and served.attributes["error.type"] == error_type
+    if error_type == "task_failed":
+        assert call.status_description == "orders db down"
+
+
+def test_session_and_user_reach_the_remote_spans(instrument, exporter, provider, remote) -> None:
+    instrument()
+
+    async def call() -> Any:
+        with otel_agents.using_session("conv-42"), otel_agents.using_user("u-7"):
+            return await ask(remote.url, "Where is my order A100?")
+
+    run_as_support(provider, call)
+    spans = server_call(remote, client_call(exporter))
+    for name in ("invoke_agent Orders Agent", "invoke_agent orders_worker", "execute_tool lookup_order"):
+        span, = [s for s in spans if s.name == name]
+        assert span.attributes["session.id"] == "conv-42" and span.attributes["user.id"] == "u-7", name
+    body, = [s for s in spans if s.name == "executor.body"]
+    assert body.attributes["baggage.user.id"] == "u-7"
+
+
+def test_content_off_on_both_sides(instrument, exporter, provider, remote_agents) -> None:
+    remote = remote_agents(content=False)
+    instrument(capture_content=False)
+    run_as_support(provider, lambda: ask(remote.url, "fail please"))
+    call = client_call(exporter)
+    spans = server_call(remote, call)
+    for span in [call, *spans]:
+        for key in ("input.value", "output.value", "gen_ai.agent.description", "gen_ai.input.messages"):
+            assert key not in span.attributes, (span.name, key)
+    served, = [s for s in spans if s.name == "invoke_agent Orders Agent"]
+    assert call.status_description == "task_failed" and served.status_description == "task_failed"
+    assert served.parent_id == call.span_id
+
+
+def test_propagation_off_on_the_client(instrument, exporter, provider, remote) -> None:
+    instrument(propagate=False)
+    run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?"))
+    call = client_call(exporter)
+    task_id = call.attributes["a2a.task.id"]
+    spans = remote.spans_of(where=lambda s: s.attributes.get("a2a.task.id") == task_id)
+    served, = [s for s in spans if s.attributes.get("a2a.task.id") == task_id and s.name == "invoke_agent Orders Agent"]
+    assert served.trace_id != call.trace_id and served.parent_id is None
+
+
+def test_propagation_off_on_the_server(instrument, exporter, provider, remote_agents, monkeypatch) -> None:
+    remote = remote_agents(env={"OTEL_AGENTS_A2A_PROPAGATE": "false"})
+    instrument()
+    run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?"))
+    call = client_call(exporter)
+    task_id = call.attributes["a2a.task.id"]
+    spans = remote.spans_of(where=lambda s: s.attributes.get("a2a.task.id") == task_id)
+    served, = [s for s in spans if s.attributes.get("a2a.task.id") == task_id and s.name == "invoke_agent Orders Agent"]
+    assert served.trace_id != call.trace_id
+
+
+def test_a_traceparent_the_caller_put_is_replaced(instrument, exporter, provider, remote) -> None:
+    from a2a.client import ClientCallContext
+
+    instrument()
+    mine = ClientCallContext(service_parameters={"Traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+                                                 "X-Tenant": "acme"})
+    run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?", context=mine))
+    call = client_call(exporter)
+    served, = [s for s in server_call(remote, call) if s.name == "invoke_agent Orders Agent"]
+    assert served.parent_id == call.span_id
+    assert mine.service_parameters == {"Traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", "X-Tenant": "acme"}
+
+
+def test_stream_closed_early_ends_the_span_once(instrument, exporter, provider, remote) -> None:
+    from a2a.types import SendMessageRequest
+
+    instrument()
+
+    async def first_event_only() -> Any:
+        client = await client_for(remote.url, streaming=True)
+        stream = client.send_message(SendMessageRequest(message=message("Where is my order A100?")))
+        async for event in stream:
+            break
+        await stream.aclose()
+        await client.close()
+        return event
+
+    run_as_support(provider, first_event_only)
+    call = client_call(exporter)
+    assert call.attributes["otel_agents.stream.abandoned"] is True
+    assert call.status is StatusCode.UNSET
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_protocol_error_has_its_json_rpc_code(instrument, exporter, provider, remote, binding) -> None:
+    """A task that does not exist: the JSON-RPC error, the REST/gRPC status a2a-sdk maps to the same error."""
+    from a2a.types import GetTaskRequest
+
+    instrument()
+
+    async def get_missing() -> Any:
+        client = await client_for(remote.url, binding=binding)
+        try:
+            await client.get_task(GetTaskRequest(id="no-such-task"))
+        finally:
+            await client.close()
+
+    with pytest.raises(Exception):
+        run_as_support(provider, get_missing)
+    span, = [s for s in exporter.spans if s.name == "GetTask"]
+    assert span.kind == "CLIENT" and span.semantic_kind is None
+    assert span.status is StatusCode.ERROR and span.attributes["error.type"] == "-32001"
+    assert span.attributes["rpc.response.status_code"] == "-32001"
+    served, = remote.spans_of(span.trace_id, where=lambda s: s.name == "GetTask")
+    assert served.parent_id == span.span_id and served.attributes["error.type"] == "-32001"
+
+
+def test_fold_shows_the_remote_agent_as_a_delegation(instrument, exporter, provider, remote, client_file) -> None:
+    instrument()
+    run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?"))
+    call = client_call(exporter)
+    server_call(remote, call)
+    spans = [s for s in read_otlp_json(client_file)] + [s for s in read_otlp_json(remote.spans_file)
+                                                         if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(spans))
+    lines = envelope["evaluation_context"].splitlines()
+    assert lines[0] == "agent support"
+    assert lines[1] == "  agent Orders Agent delegated_by=support"
+    assert "    agent orders_worker delegated_by=Orders Agent" in lines
+    assert sum(1 for line in lines if line.strip().startswith("agent Orders Agent")) == 1
+    assert [(a["name"], a["parent"]) for a in envelope["agents"]] == [
+        ("support", None), ("Orders Agent", "support"), ("orders_worker", "Orders Agent")]
+    orders = envelope["agents"][1]
+    assert envelope["agents"][2]["parent_span_id"] == orders["span_id"]  # the caller's span of the call
+    call_entry, = envelope["tool_calls"]
+    assert (call_entry["name"], call_entry["agent"], call_entry["remote_agent"]) == (
+        "lookup_order", "orders_worker", "Orders Agent")
+    # Folded alone, the server's spans are the remote agent's own run.
+    alone, = check(fold([s for s in read_otlp_json(remote.spans_file) if s.context.trace_id == call.trace_id]))
+    assert alone["evaluation_context"].splitlines()[0] == "agent Orders Agent"
+    assert "remote_agent" not in alone["tool_calls"][0]
+
+
+def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, remote, client_file) -> None:
+    instrument()
+    run_as_support(provider, lambda: ask(remote.url, "which order is late?"))
+    call = client_call(exporter)
+    server_call(remote, call)
+    spans = list(read_otlp_json(client_file)) + [s for s in read_otlp_json(remote.spans_file)
+                                                 if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(spans))
+    assert envelope["status"] == "paused"
+    assert "  paused agent Orders Agent" in envelope["evaluation_context"].splitlines()
+
+
+def test_uninstrument_restores_the_sdk(instrument) -> None:
+    import a2a.utils.telemetry as sdk_telemetry
+    from a2a.client.base_client import BaseClient
+    from a2a.server.request_handlers import DefaultRequestHandler
+
+    originals = (BaseClient.__dict__["send_message"], DefaultRequestHandler.__dict__["on_message_send"],
+                 sdk_telemetry.trace)
+    inst = instrument()
+    assert BaseClient.__dict__["send_message"] is not originals[0]
+    assert sdk_telemetry.trace is not originals[2]
+    inst.uninstrument()
+    assert (BaseClient.__dict__["send_message"], DefaultRequestHandler.__dict__["on_message_send"],
+            sdk_telemetry.trace) == originals
+
+
+def test_push_notification_carries_the_task_context(instrument, exporter, provider, remote, client_file) -> None:
+    """The webhook POST is a CLIENT span under the task's request span, its context in the POST's headers,
+    and an ``effect http`` line of the run."""
+    instrument()
+    with webhook() as (url, received):
+        run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?", push_url=url))
+        call = client_call(exporter)
+        spans = remote.spans_of(call.trace_id, where=lambda s: s.name == "POST" and s.end_time > 0)
+        deadline = time.monotonic() + 10
+        while not received and time.monotonic() < deadline:
+            time.sleep(0.05)
+    pushes = [s for s in spans if s.name == "POST"]
+    assert pushes and received
+    push = pushes[0]
+    assert push.kind == "CLIENT" and push.attributes["http.request.method"] == "POST"
+    assert push.attributes["url.path"] == "/hook" and push.attributes["http.response.status_code"] == 200
+    served, = [s for s in spans if s.name == "invoke_agent Orders Agent"]
+    assert served in ancestors(push, spans)
+    path, headers = received[0]
+    assert path == "/hook" and headers["x-a2a-notification-token"] == "tok"
+    trace_hex, parent_hex = headers["traceparent"].split("-")[1:3]
+    assert int(trace_hex, 16) == call.trace_id and int(parent_hex, 16) in {p.span_id for p in pushes}
+    merged = list(read_otlp_json(client_file)) + [s for s in read_otlp_json(remote.spans_file)
+                                                  if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(merged))
+    assert "effect http POST 127.0.0.1 /hook status=200" in envelope["evaluation_context"]

@@ -1,0 +1,94 @@
+"""PydanticAI served over A2A by FastA2A (``agent_to_a2a``) in a child process, called by a2a-sdk's client:
+FastA2A's endpoint is hooked too, so the remote PydanticAI run is in the caller's trace, under the call."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_agents.exporters.file import read_otlp_json
+from tests.spans import ancestors, snapshot
+
+from .harness import free_port
+
+APP = str(Path(__file__).with_name("fasta2a_app.py"))
+
+
+@pytest.fixture
+def fasta2a_remote(tmp_path: Path) -> Any:
+    port = free_port()
+    spans = tmp_path / "server-spans.jsonl"
+    proc = subprocess.Popen([sys.executable, APP, str(port)], env=dict(os.environ, A2A_TEST_SPANS=str(spans)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 90
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            break
+        assert proc.poll() is None and time.monotonic() < deadline, "the FastA2A server did not start"
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/", spans
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def _rpc(url: str, method: str, params: dict, headers: dict) -> dict:
+    import httpx
+
+    body = {"jsonrpc": "2.0", "id": "1", "method": method, "params": params}
+    return httpx.post(url, json=body, headers=headers, timeout=30).json()
+
+
+def _task(answer: dict) -> dict:
+    return answer["result"].get("task", answer["result"])
+
+
+def test_fasta2a_send_is_in_the_callers_trace_and_the_pydantic_ai_run_nests(app_tracer, instrument,
+                                                                               fasta2a_remote) -> None:
+    """The caller here is a plain HTTP client sending what an instrumented caller sends (a ``traceparent``
+    header from the configured propagators): a2a-sdk 1.x's client cannot read FastA2A 2.1's task timestamps
+    (``ParseError``), so the cross-library call itself is not the subject; FastA2A's side of it is."""
+    from opentelemetry import propagate
+
+    url, spans_file = fasta2a_remote
+    instrument()
+    with app_tracer.start_as_current_span("caller") as caller:
+        headers: dict[str, str] = {}
+        propagate.inject(headers)
+        message = {"role": "user", "parts": [{"kind": "text", "text": "Where is my order A100?"}],
+                   "messageId": "m-1", "kind": "message"}
+        answer = _rpc(url, "message/send", {"message": message}, headers)
+    task = answer["result"].get("task", answer["result"])
+    task_id = task["id"]
+    assert task["status"]["state"] == "submitted"
+    deadline = time.monotonic() + 30
+    while _task(_rpc(url, "tasks/get", {"id": task_id}, {}))["status"]["state"] != "completed":
+        assert time.monotonic() < deadline, "the FastA2A task did not complete"
+        time.sleep(0.1)
+    trace_id = caller.get_span_context().trace_id
+    deadline = time.monotonic() + 15
+    while True:
+        spans = [snapshot(s) for s in read_otlp_json(spans_file)] if spans_file.exists() else []
+        traced = [s for s in spans if s.trace_id == trace_id]
+        if any(s.name == "execute_tool lookup_order" for s in traced) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    served, = [s for s in traced if s.name == "invoke_agent support_remote"]
+    assert served.kind == "SERVER" and served.parent_id == caller.get_span_context().span_id
+    assert served.attributes["a2a.method.name"] == "SendMessage"
+    assert served.attributes["a2a.task.state"] == "TASK_STATE_SUBMITTED"  # FastA2A answers before running the agent
+    assert served.attributes["a2a.task.id"] == task_id
+    # FastA2A's worker tries a streaming run first and runs again when the model cannot stream: every run nests.
+    runs = [s for s in traced if s.semantic_kind == "agent" and s.name == "invoke_agent customer_support"]
+    assert runs and all(served in ancestors(run, traced) for run in runs)
+    tool, = [s for s in traced if s.name == "execute_tool lookup_order"]
+    assert any(run in ancestors(tool, traced) for run in runs)
+    get_tasks = [s for s in spans if s.name == "GetTask"]
+    assert get_tasks and all(s.semantic_kind is None for s in get_tasks)
