@@ -9,9 +9,12 @@ EXTRAS := all,dev
 
 # Installs go through uv (https://docs.astral.sh/uv/), pinned and bootstrapped from PyPI into a small tool venv,
 # .uv: it builds a venv in seconds where pip takes minutes. A machine where that bootstrap fails (no PyPI wheel
-# for the platform, say) falls back to `python3 -m venv` + pip with the same constraints files. uv writes
-# bytecode at install (--compile-bytecode, as pip does by default): without it every `ecp serve` the demo and
-# the tests start would compile its framework's sources again (PYTHONDONTWRITEBYTECODE environments).
+# for the platform, say) falls back to `python3 -m venv` + pip with the same constraints files.
+# uv writes no bytecode at install (pip does, for every file); the first import of a module writes it instead,
+# so PYTHONDONTWRITEBYTECODE must not reach our recipes: with it, each of the ~80 `ecp serve` processes the
+# demo starts would compile its framework's sources again (measured: langchain+crewai+llama-index import in
+# 11 s of CPU without bytecode, 5 s with).
+unexport PYTHONDONTWRITEBYTECODE
 UV_VERSION := 0.13.9
 UV         := .uv/bin/uv
 UV_STAMP   := .uv/.installed-stamp
@@ -27,7 +30,7 @@ uv: $(UV_STAMP)
 define install
 	if [ -x $(UV) ]; then \
 	  $(UV) venv -q --allow-existing --python $(PYTHON) $(1) && \
-	  VIRTUAL_ENV=$(1) $(UV) pip install -q --compile-bytecode -c $(2) $(3); \
+	  VIRTUAL_ENV=$(1) $(UV) pip install -q -c $(2) $(3); \
 	else \
 	  { test -x $(1)/bin/python || $(PYTHON) -m venv $(1); } && $(1)/bin/python -m pip install -q --upgrade pip && \
 	  $(1)/bin/python -m pip install -q -c $(2) $(3); \
