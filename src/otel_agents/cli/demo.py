@@ -161,8 +161,9 @@ def run(args: argparse.Namespace) -> int:
         if r.error is None:
             r.manifest = write_manifest(yaml, base, r, examples, out, serve, phoenix=args.phoenix)
     n_agents = len(runs) + len(TWINS) * len(elsewhere)
-    print(f"otel-agents demo: grading {n_agents} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
-          file=console, flush=True)
+    if args.json_out != "-":  # with "-", the caller (--venv) announced these agents among its own
+        print(f"otel-agents demo: grading {n_agents} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
+              file=console, flush=True)
     children = [start_venv(d, rows, args, out, examples) for d, rows in venvs]
     todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
     def grade(r: Run) -> None:
