@@ -10,10 +10,11 @@ EXTRAS := all,dev
 # Installs go through uv (https://docs.astral.sh/uv/), pinned and bootstrapped from PyPI into a small tool venv,
 # .uv: it builds a venv in seconds where pip takes minutes. A machine where that bootstrap fails (no PyPI wheel
 # for the platform, say) falls back to `python3 -m venv` + pip with the same constraints files.
-# uv writes no bytecode at install (pip does, for every file); the first import of a module writes it instead,
-# so PYTHONDONTWRITEBYTECODE must not reach our recipes: with it, each of the ~80 `ecp serve` processes the
-# demo starts would compile its framework's sources again (measured: langchain+crewai+llama-index import in
-# 11 s of CPU without bytecode, 5 s with).
+# uv compiles bytecode at install (--compile-bytecode; pip does by default): without it, in a
+# PYTHONDONTWRITEBYTECODE environment each of the ~80 `ecp serve` processes the demo starts compiles its
+# framework's sources again (langchain+crewai+llama-index import: 11 s of CPU without bytecode, 5 s with), and
+# writing it lazily at first import let three cold CrewAI servers, compiling at once on a loaded machine, miss
+# ECP's 120 s initialize timeout. Our own sources (an editable install) get theirs at first import.
 unexport PYTHONDONTWRITEBYTECODE
 UV_VERSION := 0.13.9
 UV         := .uv/bin/uv
@@ -30,7 +31,7 @@ uv: $(UV_STAMP)
 define install
 	if [ -x $(UV) ]; then \
 	  $(UV) venv -q --allow-existing --python $(PYTHON) $(1) && \
-	  VIRTUAL_ENV=$(1) $(UV) pip install -q -c $(2) $(3); \
+	  VIRTUAL_ENV=$(1) $(UV) pip install -q --compile-bytecode -c $(2) $(3); \
 	else \
 	  { test -x $(1)/bin/python || $(PYTHON) -m venv $(1); } && $(1)/bin/python -m pip install -q --upgrade pip && \
 	  $(1)/bin/python -m pip install -q -c $(2) $(3); \

@@ -27,7 +27,7 @@ rm -rf "$venv"
 uv="${UV:-$repo/.uv/bin/uv}"
 if [[ -x "$uv" ]]; then
   "$uv" venv -q --python "$base_python" "$venv"
-  VIRTUAL_ENV="$venv" "$uv" pip install -q "mlflow==$MLFLOW_VERSION"
+  VIRTUAL_ENV="$venv" "$uv" pip install -q --compile-bytecode "mlflow==$MLFLOW_VERSION"
 else
   "$base_python" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
