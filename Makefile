@@ -3,16 +3,54 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+EXTRAS := all,dev
 
-.PHONY: demo test bench clean lock support-matrix
+.PHONY: demo test bench clean lock uv support-matrix
+
+# Installs go through uv (https://docs.astral.sh/uv/), pinned and bootstrapped from PyPI into a small tool venv,
+# .uv: it builds a venv in seconds where pip takes minutes. A machine where that bootstrap fails (no PyPI wheel
+# for the platform, say) falls back to `python3 -m venv` + pip with the same constraints files.
+# uv compiles bytecode at install (--compile-bytecode; pip does by default): without it, in a
+# PYTHONDONTWRITEBYTECODE environment each of the ~80 `ecp serve` processes the demo starts compiles its
+# framework's sources again (langchain+crewai+llama-index import: 11 s of CPU without bytecode, 5 s with), and
+# writing it lazily at first import let three cold CrewAI servers, compiling at once on a loaded machine, miss
+# ECP's 120 s initialize timeout. Our own sources (an editable install) get theirs at first import.
+unexport PYTHONDONTWRITEBYTECODE
+UV_VERSION := 0.13.9
+UV         := .uv/bin/uv
+UV_STAMP   := .uv/.installed-stamp
+
+$(UV_STAMP):
+	rm -rf .uv; ($(PYTHON) -m venv .uv && .uv/bin/python -m pip install -q uv==$(UV_VERSION) && $(UV) --version) \
+	  || (rm -rf .uv; mkdir -p .uv; echo "uv could not be installed: installing with pip instead")
+	touch $@
+
+uv: $(UV_STAMP)
+
+# $(call install,VENV,CONSTRAINTS,PIP-ARGS): (re)build VENV and install PIP-ARGS in it, pinned by CONSTRAINTS.
+define install
+	if [ -x $(UV) ]; then \
+	  $(UV) venv -q --allow-existing --python $(PYTHON) $(1) && \
+	  VIRTUAL_ENV=$(1) $(UV) pip install -q --compile-bytecode -c $(2) $(3); \
+	else \
+	  { test -x $(1)/bin/python || $(PYTHON) -m venv $(1); } && $(1)/bin/python -m pip install -q --upgrade pip && \
+	  $(1)/bin/python -m pip install -q -c $(2) $(3); \
+	fi
+endef
+
+# `pip freeze` of VENV (uv's venvs have no pip)
+freeze = if [ -x $(UV) ]; then VIRTUAL_ENV=$(1) $(UV) pip freeze --exclude-editable; else $(1)/bin/python -m pip freeze --exclude-editable; fi
 
 # Frameworks (or newer releases of one) whose dependencies cannot be installed beside `.[all,dev]` get a venv
 # of their own, .venv-NAME, built from constraints/NAME.txt with the extras NAME_EXTRAS. `make test` runs
-# NAME_TESTS there after the main suite, and `make demo` the demo rows NAME_DEMO (never a silent skip).
+# NAME_TESTS there beside the main suite, and `make demo` grades the demo rows NAME_DEMO there, folded into
+# the one table (`otel-agents demo --venv .venv-NAME=ROWS`; never a silent skip).
 # Each one adds four lines:  ISOLATED += NAME  NAME_EXTRAS := fw-extra,ecp,test  NAME_TESTS := tests/...
 # NAME_DEMO := framework-name (or nothing)
 ISOLATED :=
-# Google ADK 2.13 caps opentelemetry at <=1.44 and websockets at <16 (see the google-adk extra in pyproject.toml).
+# Google ADK: every 2.x caps opentelemetry-api/-sdk at <=1.44 (2.13 also websockets <16), while crewai >=1.15.30
+# (the floor of our crewai extra) requires opentelemetry-sdk >=1.45.1: no resolution holds both (measured with
+# `uv pip compile`, .venv pinned at OpenTelemetry 1.44 / instrumentations 0.65b0: crewai and langfuse 5 refuse it).
 ISOLATED += google_adk
 google_adk_EXTRAS := google-adk,a2a,ecp,demo,otlp,test
 google_adk_TESTS := tests/google_adk tests/matrix tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
@@ -35,38 +73,39 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents \
 	--deselect "tests/clients/test_frameworks.py::test_llama_index_stream_chat_left_early[llama_index]" \
 	--deselect tests/mcp/test_mcp.py::test_propagation_off_on_the_client_sends_no_context \
 	--deselect tests/mcp/test_mcp.py::test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched
-newest_DEMO := openai_agents,openai,mcp
+# A test of version ranges, not a row of the demo (no newest_DEMO): `make demo` never builds it.
 
-# AutoGen AgentChat: autogen-core 0.7 pins protobuf~=5.29; .venv has protobuf 7 (googleapis-common-protos>=1.76).
-ISOLATED += autogen_agentchat
-autogen_agentchat_EXTRAS := autogen-agentchat,ecp,test,test-autogen,otlp,demo
-autogen_agentchat_TESTS := tests/autogen_agentchat tests/matrix tests/customer_support tests/backends/test_phoenix.py -k "not over_http and not server_script" -p no:cacheprovider
-autogen_agentchat_DEMO := autogen_agentchat
+# AutoGen AgentChat shares .venv: autogen-core 0.7 pins protobuf~=5.29, so constraints.txt holds protobuf 5.29.6
+# and googleapis-common-protos 1.75.0 (the newest that allows it), a resolution of everything in `all`.
+
+DEMO_ISOLATED = $(foreach n,$(ISOLATED),$(if $($(n)_DEMO),$(n)))
 
 # constraints.txt pins the whole resolution (pip would otherwise backtrack for a long time through the
 # frameworks' overlapping pins); `make lock` rewrites it from a fresh resolution after pyproject.toml changes.
-$(STAMP): pyproject.toml constraints.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e '.[all,dev]'
+$(STAMP): pyproject.toml constraints.txt $(UV_STAMP)
+	$(call install,$(VENV),constraints.txt,-e '.[$(EXTRAS)]')
 	touch $(STAMP)
 
 ISOLATED_STAMPS = $(foreach n,$(ISOLATED),.venv-$(n)/.installed-stamp)
 
-.venv-%/.installed-stamp: pyproject.toml constraints/%.txt
-	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
-	.venv-$*/bin/python -m pip install -q --upgrade pip
-	.venv-$*/bin/python -m pip install -q -c constraints/$*.txt -e '.[$($*_EXTRAS)]'
+.venv-%/.installed-stamp: pyproject.toml constraints/%.txt $(UV_STAMP)
+	$(call install,.venv-$*,constraints/$*.txt,-e '.[$($*_EXTRAS)]')
 	touch $@
 
-demo: $(STAMP) $(ISOLATED_STAMPS)
-	$(VENV)/bin/otel-agents demo
-	$(foreach n,$(ISOLATED),$(if $($(n)_DEMO),.venv-$(n)/bin/otel-agents demo --frameworks $($(n)_DEMO) --out out/$(n) &&)) true
+# One table: .venv's rows and, graded at the same time in their own venvs, the rows of DEMO_ISOLATED.
+demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
+	$(VENV)/bin/otel-agents demo $(foreach n,$(DEMO_ISOLATED),--venv .venv-$(n)=$($(n)_DEMO))
 
-# Every suite runs even when an earlier one fails; the exit status says whether all passed.
+# The main suite on every core (pytest-xdist; a test file stays on one worker, see tests/conftest.py) and,
+# beside it, each isolated venv's suite, its output kept in out/test-NAME.log and printed after the main
+# suite's. Every suite runs even when another fails; the exit status says whether all passed.
+PYTEST_WORKERS ?= auto
 test: $(STAMP) $(ISOLATED_STAMPS)
-	status=0; $(PY) -m pytest || status=1; \
-	$(foreach n,$(ISOLATED),echo "== .venv-$(n): pytest $($(n)_TESTS)"; .venv-$(n)/bin/python -m pytest $($(n)_TESTS) || status=1;) \
+	mkdir -p out; status=0; \
+	$(foreach n,$(ISOLATED),{ .venv-$(n)/bin/python -m pytest $($(n)_TESTS) --durations=10 > out/test-$(n).log 2>&1; echo $$? > out/test-$(n).status; } & ) \
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10 || status=1; \
+	wait; \
+	$(foreach n,$(ISOLATED),echo "== .venv-$(n): pytest $($(n)_TESTS)"; cat out/test-$(n).log; test "$$(cat out/test-$(n).status)" = 0 || { status=1; echo "== .venv-$(n): FAILED"; };) \
 	exit $$status
 
 # docs/support-matrix.md is written from the matrix's table (tests/matrix/table.py); a test fails when it is stale.
@@ -78,30 +117,28 @@ support-matrix: $(STAMP)
 BENCH_VENV  := .bench-venv
 BENCH_PY    := $(BENCH_VENV)/bin/python
 BENCH_STAMP := $(BENCH_VENV)/.installed-stamp
+BENCH_EXTRAS := langchain,llama-index,crewai,pydantic-ai,ecp
 
 $(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
-	test -x $(BENCH_PY) || $(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_PY) -m pip install -q --upgrade pip
-	$(PY) -m pip freeze --exclude-editable > $(BENCH_VENV)/constraints.txt
-	$(BENCH_PY) -m pip install -q -c $(BENCH_VENV)/constraints.txt -e '.[langchain,llama-index,crewai,pydantic-ai,ecp]' -r benchmarks/requirements.txt
+	mkdir -p $(BENCH_VENV) && $(call freeze,$(VENV)) > $(BENCH_VENV)/constraints.txt
+	$(call install,$(BENCH_VENV),$(BENCH_VENV)/constraints.txt,-e '.[$(BENCH_EXTRAS)]' -r benchmarks/requirements.txt)
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BENCH_PY) benchmarks/run.py
 
-lock:
-	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv && .lock-venv/bin/python -m pip install -q --upgrade pip
-	.lock-venv/bin/python -m pip install -q -e '.[all,dev]'
-	(sed -n '1,3p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^otel-agents') > constraints.txt.new
+# A fresh resolution (no constraints: /dev/null), frozen.
+lock: $(UV_STAMP)
+	rm -rf .lock-venv && $(call install,.lock-venv,/dev/null,-e '.[$(EXTRAS)]')
+	(sed -n '1,3p' constraints.txt; $(call freeze,.lock-venv) | grep -v '^otel-agents') > constraints.txt.new
 	mv constraints.txt.new constraints.txt && rm -rf .lock-venv
 	$(foreach n,$(ISOLATED),$(MAKE) lock-$(n) &&) true
 
-lock-%:
-	rm -rf .lock-venv-$* && $(PYTHON) -m venv .lock-venv-$* && .lock-venv-$*/bin/python -m pip install -q --upgrade pip
-	.lock-venv-$*/bin/python -m pip install -q -e '.[$($*_EXTRAS)]'
+lock-%: $(UV_STAMP)
+	rm -rf .lock-venv-$* && $(call install,.lock-venv-$*,/dev/null,-e '.[$($*_EXTRAS)]')
 	mkdir -p constraints && (echo "# .venv-$* (Makefile ISOLATED): a known-good resolution of .[$($*_EXTRAS)]; make lock-$* rewrites it."; \
-	  .lock-venv-$*/bin/python -m pip freeze --exclude-editable | grep -v '^otel-agents') > constraints/$*.txt
+	  $(call freeze,.lock-venv-$*) | grep -v '^otel-agents') > constraints/$*.txt
 	rm -rf .lock-venv-$*
 
 clean:
-	rm -rf $(VENV) .venv-* .bench-venv out .pytest_cache
+	rm -rf $(VENV) .venv-* .bench-venv .uv out .pytest_cache

@@ -57,9 +57,10 @@ def test_every_isolated_venv_is_pinned_and_selects_tests(venv: str) -> None:
 @pytest.mark.parametrize(("main", "isolated", "status"), [(1, 0, 1), (0, 1, 1), (0, 0, 0)])
 def test_make_test_runs_every_suite_and_fails_if_one_fails(tmp_path: Path, main: int, isolated: int,
                                                            status: int) -> None:
-    """``make test`` with an isolated venv (a fake one, ``x``): the isolated suite runs even when the
-    main suite failed, and the exit status is non-zero when either failed. Stub interpreters stand
-    for the venvs (their stamps are newer than pyproject.toml and the pins: nothing is installed)."""
+    """``make test`` with an isolated venv (a fake one, ``x``): the isolated suite runs (beside the main one,
+    its output printed after the main suite's) even when the main suite failed, and the exit status is
+    non-zero when either failed. Stub interpreters stand
+    for the venvs (their stamps are newer than pyproject.toml, the pins and the installer: nothing is installed)."""
     for name in ("Makefile", "pyproject.toml", "constraints.txt"):
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "constraints").mkdir()
@@ -69,12 +70,15 @@ def test_make_test_runs_every_suite_and_fails_if_one_fails(tmp_path: Path, main:
         python = tmp_path / venv / "bin" / "python"
         python.write_text(f"#!/bin/sh\necho {venv} \"$@\"\nexit {code}\n")
         python.chmod(0o755)
+    (tmp_path / ".uv").mkdir()
+    (tmp_path / ".uv" / ".installed-stamp").touch()  # the installer's bootstrap, done (without uv: pip)
     later = time.time() + 5
     for stamp in (".venv/.installed-stamp", ".venv-x/.installed-stamp"):
         (tmp_path / stamp).touch()
         os.utime(tmp_path / stamp, (later, later))
     run = subprocess.run(["make", "-s", "test", "ISOLATED=x", "x_EXTRAS=x,test", "x_TESTS=tests/x"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
-    ran = [line for line in run.stdout.splitlines() if line.startswith(".venv")]
-    assert ran == [".venv -m pytest", ".venv-x -m pytest tests/x"], run.stdout + run.stderr
+    ran = [line.split() for line in run.stdout.splitlines() if line.startswith(".venv")]
+    assert [r[:4] for r in ran] == [[".venv", "-m", "pytest", "-n"], [".venv-x", "-m", "pytest", "tests/x"]], run.stdout
+    assert all("--durations=10" in r for r in ran), run.stdout  # the ten slowest tests of every suite
     assert (run.returncode != 0) == bool(status), run.stdout + run.stderr

@@ -23,9 +23,16 @@ fi
 
 "$base_python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "arize-phoenix needs Python >= 3.11")'
 rm -rf "$venv"
-"$base_python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q "arize-phoenix==$PHOENIX_VERSION"
+# uv (the Makefile's installer, `make uv` bootstraps it into <repo>/.uv) when there is one, else venv + pip.
+uv="${UV:-$repo/.uv/bin/uv}"
+if [[ -x "$uv" ]]; then
+  "$uv" venv -q --python "$base_python" "$venv"
+  VIRTUAL_ENV="$venv" "$uv" pip install -q --compile-bytecode "arize-phoenix==$PHOENIX_VERSION"
+else
+  "$base_python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q "arize-phoenix==$PHOENIX_VERSION"
+fi
 # Fail here, not in the tests, when the patched internal has moved.
 "$venv/bin/python" - <<'PY'
 import inspect

@@ -40,7 +40,7 @@ OTEL_AGENTS = str(BIN / "otel-agents")
 INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents",
                 "mcp", "a2a", "agno")  # mcp: PydanticAI over MCP; a2a: PydanticAI asking a LangGraph agent over A2A
 CLIENTS = ("anthropic", "openai")  # a hand-written loop on each provider client (issue 23)
-ISOLATED = ("google_adk", "autogen_agentchat")  # tested in a venv of its own (Makefile ISOLATED), where its rows run alone
+ISOLATED = ("google_adk", "autogen_agentchat")  # Google ADK: a venv of its own (Makefile ISOLATED), where its rows run alone
 ALL_ROWS = (*INSTRUMENTED, "plain_python", *CLIENTS, *ISOLATED)  # plain_python: the same agent without a framework
 FRAMEWORKS = tuple(rows_here(ALL_ROWS))  # the rows this venv runs (tests/frameworks.py)
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))

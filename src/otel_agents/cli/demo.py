@@ -34,8 +34,12 @@ A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: every
-row this venv can run: a framework tested in a venv of its own — ``google_adk``, ``autogen_agentchat`` —
-only where it is installed; ``make demo`` runs its row in that venv), ``--examples DIR`` (default: ``examples/customer_support`` in the current
+row this venv can run: a framework tested in a venv of its own — ``google_adk`` —
+only where it is installed), ``--venv DIR=ROWS`` (repeatable: grade ROWS in another venv,
+``DIR/bin/otel-agents demo --frameworks ROWS --json -``, beside this one's rows, and fold them into the
+one table: how ``make demo`` shows the frameworks of Makefile ``ISOLATED``), ``--json FILE`` (also write
+every run's result as JSON; ``-``: the JSON alone on standard output, progress on standard error, no
+table), ``--examples DIR`` (default: ``examples/customer_support`` in the current
 directory or in this source checkout), ``--jobs N`` (``ecp run`` processes at
 once), ``--timeout S`` (per ECP request, passed to ``ecp run``), ``--phoenix URL`` (a running
 Phoenix: every served agent also exports its spans there over OTLP/HTTP and, after grading,
@@ -92,6 +96,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--examples", help="the customer_support example directory")
     p.add_argument("--jobs", type=int, default=4, help="ecp run processes at once (default 4)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per ECP request (default 120)")
+    p.add_argument("--json", metavar="FILE", dest="json_out",
+                   help="also write every run's result as JSON to FILE ('-': JSON alone on standard output, "
+                        "progress and table on standard error); what --venv reads")
+    p.add_argument("--venv", action="append", default=[], metavar="DIR=ROWS",
+                   help="grade ROWS (comma-separated) with DIR/bin/otel-agents demo --json - (a framework's venv "
+                        "of its own, Makefile ISOLATED), beside this venv's rows, and fold them into one table; "
+                        "repeatable")
     p.add_argument("--phoenix", metavar="URL",
                    help="a running Phoenix (http://127.0.0.1:6006): export the runs there and annotate them "
                         "with their checks")
@@ -145,9 +156,16 @@ def run(args: argparse.Namespace) -> int:
         print("otel-agents demo: examples/customer_support not found; run it from the repository root "
               "or pass --examples DIR", file=sys.stderr)
         return 2
-    frameworks = default_frameworks() if args.frameworks is None else \
+    console = sys.stderr if args.json_out == "-" else sys.stdout  # stdout carries the JSON alone
+    try:
+        venvs = [parse_venv(v) for v in args.venv]
+    except ValueError as exc:
+        print(f"otel-agents demo: {exc}", file=sys.stderr)
+        return 2
+    elsewhere = {fw for _, rows in venvs for fw in rows}
+    frameworks = [f for f in default_frameworks() if f not in elsewhere] if args.frameworks is None else \
         [f.strip() for f in args.frameworks.split(",") if f.strip()]
-    unknown = sorted(set(frameworks) - set(FRAMEWORKS))
+    unknown = sorted((set(frameworks) | elsewhere) - set(FRAMEWORKS))
     if unknown:
         print(f"otel-agents demo: unknown framework(s) {unknown}; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
         return 2
@@ -166,13 +184,16 @@ def run(args: argparse.Namespace) -> int:
         r.error = preflight(r.framework, example_file(examples, r.framework))
         if r.error is None:
             r.manifest = write_manifest(yaml, base, r, examples, out, serve, phoenix=args.phoenix)
-    print(f"otel-agents demo: grading {len(runs)} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
-          flush=True)
+    n_agents = len(runs) + len(TWINS) * len(elsewhere)
+    if args.json_out != "-":  # with "-", the caller (--venv) announced these agents among its own
+        print(f"otel-agents demo: grading {n_agents} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
+              file=console, flush=True)
+    children = [start_venv(d, rows, args, out, examples) for d, rows in venvs]
     todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
     def grade(r: Run) -> None:
         run_ecp(r, ecp, args.timeout)
         print(f"  {r.framework} {_LABELS[r.attr]}: "
-              f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", flush=True)
+              f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", file=console, flush=True)
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(grade, todo))
@@ -182,9 +203,19 @@ def run(args: argparse.Namespace) -> int:
     if args.phoenix:
         for r in runs:
             if r.report is not None:
-                annotate(r, args.phoenix)
-    print()
-    print(render(runs, out))
+                annotate(r, args.phoenix, console)
+    for child in children:
+        runs += finish_venv(*child)
+    runs.sort(key=lambda r: FRAMEWORKS.index(r.framework))  # stable: a framework's twins keep their order
+    if args.json_out:
+        data = json.dumps({"runs": [run_json(r) for r in runs]}, indent=1)
+        if args.json_out == "-":
+            print(data)
+        else:
+            Path(args.json_out).write_text(data + "\n", encoding="utf-8")
+    if args.json_out != "-":  # with "-", the caller (--venv) folds these rows into its own table
+        print(file=console)
+        print(render(runs, out), file=console)
     return 0 if all(r.error is None for r in runs) else 1
 
 
@@ -302,7 +333,7 @@ def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
         r.error = f"unreadable report {report}: {exc}"
 
 
-def annotate(r: Run, phoenix: str) -> None:
+def annotate(r: Run, phoenix: str, console: Any = None) -> None:
     """``otel-agents ecp annotate --to phoenix`` for ``r``'s report: fills ``r.annotated``."""
     from ..evaluations import annotate_phoenix, evaluation_results
     from ..exporters.file import read_otlp_json
@@ -314,7 +345,7 @@ def annotate(r: Run, phoenix: str) -> None:
     r.annotated = delivery.sent
     failed = f" ({len(delivery.failed)} traces not annotated: {delivery.failed[0]})" if delivery.failed else ""
     print(f"  {r.framework} {_LABELS[r.attr]}: {delivery.sent} checks annotated in Phoenix"
-          f"{failed}", flush=True)
+          f"{failed}", file=console or sys.stdout, flush=True)
 
 
 def _last_line(path: Path) -> str:
@@ -356,6 +387,60 @@ def summarise(r: Run, base: dict[str, Any], common: ModuleType) -> None:
     expected = sum(len(s.get("graders") or []) for sc in base.get("scenarios", []) for s in sc.get("steps", []))
     if r.total != expected:
         r.error = f"the report has {r.total} checks, the manifest {expected}"
+
+
+# -- rows graded in another venv (a framework's venv of its own) -------------------------------
+
+_JSON_FIELDS = ("framework", "attr", "error", "passed", "total", "check_results", "annotated", "faults",
+                "caught_ecp", "caught_outcome")
+
+
+def parse_venv(spec: str) -> tuple[Path, list[str]]:
+    """``DIR=ROWS`` (``--venv``) as ``(DIR, [row, ...])``; ``ValueError`` naming what is wrong."""
+    directory, _, rows = spec.partition("=")
+    names = [f.strip() for f in rows.split(",") if f.strip()]
+    if not directory or not names:
+        raise ValueError(f"--venv {spec!r}: expected DIR=ROWS, e.g. .venv-google_adk=google_adk")
+    return Path(directory), names
+
+
+def start_venv(directory: Path, rows: list[str], args: argparse.Namespace, out: Path,
+               examples: Path) -> tuple[Path, list[str], Path, subprocess.Popen[str] | None, str | None]:
+    """Starts ``DIR/bin/otel-agents demo --frameworks ROWS --json -`` (same ``--out``, examples, timeout,
+    Phoenix); its progress goes straight to our standard error. Returns what :func:`finish_venv` needs."""
+    command = [str(directory / "bin" / "otel-agents"), "demo", "--frameworks", ",".join(rows), "--json", "-",
+               "--out", str(out), "--examples", str(examples), "--timeout", str(args.timeout),
+               "--jobs", str(max(1, args.jobs // 2))]
+    if args.phoenix:
+        command += ["--phoenix", args.phoenix]
+    try:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    except OSError as exc:
+        return directory, rows, out, None, f"{shlex.join(command[:2])} could not start: {exc}"
+    return directory, rows, out, proc, None
+
+
+def finish_venv(directory: Path, rows: list[str], out: Path, proc: subprocess.Popen[str] | None,
+                error: str | None) -> list[Run]:
+    """The runs a :func:`start_venv` child graded, read from its JSON; every twin of its rows an ``ERROR``
+    run when it produced none."""
+    if proc is not None:
+        stdout, _ = proc.communicate()
+        try:
+            runs = [Run(framework=d["framework"], attr=d["attr"], out=out / d["framework"] / _SUBDIRS[d["attr"]],
+                        **{k: d[k] for k in _JSON_FIELDS[2:]}) for d in json.loads(stdout)["runs"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            error = f"{directory}/bin/otel-agents demo (exit status {proc.returncode}) gave no result: {exc}"
+        else:
+            if {r.framework for r in runs} == set(rows):
+                return runs
+            error = f"{directory}/bin/otel-agents demo graded {sorted({r.framework for r in runs})}, not {rows}"
+    return [Run(fw, attr, out / fw / _SUBDIRS[attr], error=error) for fw in rows for attr in TWINS]
+
+
+def run_json(r: Run) -> dict[str, Any]:
+    """One run's result as the JSON ``--json`` writes (what :func:`finish_venv` reads back)."""
+    return {k: getattr(r, k) for k in _JSON_FIELDS}
 
 
 # -- the table ----------------------------------------------------------------------------------

@@ -57,6 +57,6 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("google_adk", "google-adk", ">=2.13.0,<3", "otel_agents.instrumentors.google_adk", "GoogleADKInstrumentor", "google.adk",
                   venv="google_adk"),
         Framework("autogen_agentchat", "autogen-agentchat", ">=0.7.5,<0.8", "otel_agents.instrumentors.autogen_agentchat",
-                  "AutoGenAgentChatInstrumentor", "autogen_agentchat", venv="autogen_agentchat"),
+                  "AutoGenAgentChatInstrumentor", "autogen_agentchat"),
     )
 }

@@ -1,0 +1,57 @@
+"""``otel-agents demo --venv DIR=ROWS`` (how ``make demo`` shows the frameworks of Makefile ``ISOLATED``): rows
+graded by another venv's ``otel-agents demo --json -`` are folded into the one table, with one agreement line
+and one fault count over all rows. Here "another venv" is this one again, in a real second process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OTEL_AGENTS = str(Path(sys.executable).parent / "otel-agents")
+
+
+def test_rows_from_another_venv_are_folded_into_one_table(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "plain_python", "--out", str(out),
+                           "--venv", f"{sys.prefix}=openai", "--json", str(tmp_path / "runs.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert sum(line.startswith("framework ") for line in lines) == 2  # the agents' table, the side-effect twins'
+    rows = [line.split() for line in lines if line.startswith(("plain_python ", "openai "))]  # not the progress
+    assert rows == [["plain_python", "PASS", "23/23", "FAIL", "18/23", "5", "5/5", "0/5"],
+                    ["openai", "PASS", "23/23", "FAIL", "18/23", "5", "5/5", "0/5"],
+                    ["plain_python", "FAIL", "20/23", "3", "3/3", "0/3"],
+                    ["openai", "FAIL", "20/23", "3", "3/3", "0/3"]], proc.stdout
+    assert "agent PASS on 2/2 frameworks, faulty twin FAIL on 2/2 frameworks" in proc.stdout
+    assert "faults injected in the faulty twins: 10; caught by the ECP checks: 10/10" in proc.stdout
+    assert "grading 6 agents" in proc.stdout
+    # the other venv's reports land under the same --out, where the table says
+    for sub in ("", "faulty", "side_effect"):
+        assert json.loads((out / "openai" / sub / "report.json").read_text())["total"] == 23
+    runs = json.loads((tmp_path / "runs.json").read_text())["runs"]
+    assert [(r["framework"], r["attr"], r["passed"], r["error"]) for r in runs] == [
+        ("plain_python", "agent", 23, None), ("plain_python", "faulty_agent", 18, None),
+        ("plain_python", "side_effect_agent", 20, None), ("openai", "agent", 23, None),
+        ("openai", "faulty_agent", 18, None), ("openai", "side_effect_agent", 20, None)]
+
+
+def test_a_venv_that_cannot_run_shows_error_rows_and_fails(tmp_path: Path) -> None:
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", "--out", str(tmp_path / "out"),
+                           "--venv", f"{tmp_path / 'missing'}=google_adk"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = next(line.split() for line in proc.stdout.splitlines() if line.startswith("google_adk "))
+    assert row[:3] == ["google_adk", "ERROR", "ERROR"], proc.stdout
+    assert "could not start" in proc.stdout, proc.stdout
+
+
+def test_json_to_standard_output_is_the_json_alone(tmp_path: Path) -> None:
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", "--out", str(tmp_path / "out"), "--json", "-"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout) == {"runs": []}
+    assert "grading" not in proc.stderr and "framework " not in proc.stderr  # the caller announces and renders
