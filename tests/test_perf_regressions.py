@@ -1066,11 +1066,31 @@ def test_llama_index_content_off_keeps_finish_reasons(provider: Any, exporter: S
     from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
     from tests.llama_index import fakes
 
+    from llama_index.core.base.llms.types import ChatResponse
+    from llama_index.core.llms.callbacks import llm_chat_callback
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    class FinishingLLM(MockFunctionCallingLLM):
+        """The core mock, but each reply carries a finish reason as Anthropic sends it (``raw.stop_reason``);
+        the core mock sends none."""
+
+        @llm_chat_callback()
+        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+            message = self._get_response_generator()(messages, **kwargs)
+            asks = any(type(b).__name__ == "ToolCallBlock" for b in message.blocks)
+
+            async def gen() -> Any:
+                yield ChatResponse(message=message, delta=message.content or "",
+                                   raw={"stop_reason": "tool_use" if asks else "end_turn"})
+            return gen()
+
+    llm = FinishingLLM(response_generator=fakes.scripted_llm(fakes.tool_call("add", {"a": 2, "b": 3}),
+                                                             "The answer is 5.")._response_generator)
     inst = LlamaIndexInstrumentor()
     inst.instrument(tracer_provider=provider, capture_content=content)
     try:
         async def go() -> Any:
-            return await fakes.calculator().run(user_msg="What is 2+3?")
+            return await fakes.calculator(llm).run(user_msg="What is 2+3?")
 
         asyncio.run(go())
     finally:
