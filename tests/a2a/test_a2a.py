@@ -259,10 +259,16 @@ def test_fold_shows_the_remote_agent_as_a_delegation(instrument, exporter, provi
     assert "remote_agent" not in alone["tool_calls"][0]
 
 
-def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, remote, client_file) -> None:
+@pytest.mark.parametrize("text, state", [("which order is late?", "TASK_STATE_INPUT_REQUIRED"),
+                                         ("login to see my orders", "TASK_STATE_AUTH_REQUIRED")])
+def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, remote, client_file, text,
+                                                state) -> None:
+    """input-required and auth-required: the call is paused, not an error, on both sides; the envelope too."""
     instrument()
-    run_as_support(provider, lambda: ask(remote.url, "which order is late?"))
+    run_as_support(provider, lambda: ask(remote.url, text))
     call = client_call(exporter)
+    assert call.attributes["a2a.task.state"] == state and call.status is not StatusCode.ERROR
+    assert call.attributes["otel_agents.run.paused"] is True
     server_call(remote, call)
     spans = list(read_otlp_json(client_file)) + [s for s in read_otlp_json(remote.spans_file)
                                                  if s.context.trace_id == call.trace_id]
