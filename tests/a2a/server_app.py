@@ -9,6 +9,7 @@ with an artifact; by the text:
 * ``which …`` → ``TASK_STATE_INPUT_REQUIRED`` ("Which order?"); the resumed request (same task)
   runs the agent on its own text and completes;
 * ``login …`` → ``TASK_STATE_AUTH_REQUIRED`` ("Sign in first");
+* ``slow …`` → works for a minute (until a ``CancelTask`` ends it ``TASK_STATE_CANCELED``);
 * anything else → the agent's answer as an artifact, ``TASK_STATE_COMPLETED``.
 
 The executor body opens an application span ``executor.body`` carrying the ``user.id`` baggage
@@ -72,6 +73,10 @@ def executor(tracer: trace.Tracer):
                 return
             if text.startswith("reject"):
                 await updater.reject(new_text_message("not my job", role=Role.ROLE_AGENT))
+                return
+            if text.startswith("slow"):
+                await asyncio.sleep(60)  # cancelled by CancelTask (the handler cancels the producer)
+                await updater.complete()
                 return
             if text.startswith("login"):
                 await updater.requires_auth(new_text_message("Sign in first", role=Role.ROLE_AGENT))

@@ -277,6 +277,34 @@ def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, 
     assert "  paused agent Orders Agent" in envelope["evaluation_context"].splitlines()
 
 
+def test_cancel_requested_by_the_caller_is_canceled_not_an_error(instrument, exporter, provider, remote) -> None:
+    """A running task the caller cancels (``CancelTask``): ``TASK_STATE_CANCELED`` on the client's and the
+    server's CancelTask spans, neither an error (the caller asked for it)."""
+    from a2a.types import CancelTaskRequest, SendMessageConfiguration, SendMessageRequest
+
+    instrument()
+
+    async def go() -> Any:
+        client = await client_for(remote.url)
+        try:
+            request = SendMessageRequest(message=message("slow: where is A100?"),
+                                         configuration=SendMessageConfiguration(return_immediately=True))
+            events = [e async for e in client.send_message(request)]
+            task_id = events[-1].task.id
+            return await client.cancel_task(CancelTaskRequest(id=task_id))
+        finally:
+            await client.close()
+
+    task = run_as_support(provider, go)
+    assert task.status.state == 5  # TASK_STATE_CANCELED
+    cancel, = [s for s in exporter.spans if s.attributes.get("a2a.method.name") == "CancelTask"]
+    assert cancel.attributes["a2a.task.state"] == "TASK_STATE_CANCELED" and cancel.status is not StatusCode.ERROR
+    spans = remote.spans_of(cancel.trace_id, where=lambda s: s.attributes.get("a2a.method.name") == "CancelTask")
+    served, = [s for s in spans if s.attributes.get("a2a.method.name") == "CancelTask"]
+    assert served.parent_id == cancel.span_id and served.status is not StatusCode.ERROR
+    assert served.attributes["a2a.task.state"] == "TASK_STATE_CANCELED"
+
+
 def test_uninstrument_restores_the_sdk(instrument) -> None:
     import a2a.utils.telemetry as sdk_telemetry
     from a2a.client.base_client import BaseClient
