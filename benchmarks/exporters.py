@@ -200,8 +200,7 @@ def file_throughput(spans: int) -> dict[str, Any]:
 
 def stream_fold_throughput(spans: int) -> dict[str, Any]:
     """``otel-agents fold`` end to end, in this process: read + decode + fold + encode + write."""
-    import argparse
-
+    from otel_agents.cli import build_parser
     from otel_agents.cli.fold import run
     from otel_agents.exporters.file import OTLPJsonFileExporter
 
@@ -215,7 +214,9 @@ def stream_fold_throughput(spans: int) -> dict[str, Any]:
         size = os.path.getsize(path)
         del data
         gc.collect()
-        args = argparse.Namespace(traces=[path], output=out, include_thoughts=False)
+        # The CLI's own parser, so every option has its default (a hand-built Namespace broke when
+        # `fold` gained --idle-spans).
+        args = build_parser("fold").parse_args(["fold", path, "-o", out])
         import contextlib
         import io
 
