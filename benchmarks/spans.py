@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .harness import Variant, counting_provider, time_interleaved, us
+from .harness import Variant, bootstrap_ratio, counting_provider, median, rounded, time_interleaved, us, verdict
 from .overhead import floor_variant
 
 SPANS_PER_CALL = 20
+# Issue 40: a model span ≤ 4× the bare-span floor, a 21-message model span ≤ 8× (content on).
+TARGETS = {"model": 4.0, "model_long": 8.0}
 
 
 def _shapes(telemetry: Any) -> dict[str, Callable[[], None]]:
@@ -71,7 +73,8 @@ def _repeat(fn: Callable[[], None]) -> Callable[[], None]:
 
 
 def span_layer(*, rounds: int, batch: int) -> dict[str, Any]:
-    """Per-span cost (µs, fastest batch) of each shape, content on and off, and its ratio to the floor."""
+    """Per-span cost (µs, median over rounds) of each shape, content on and off, and its ratio to the floor
+    (ratio of medians, with its 95% bootstrap interval over rounds), checked against :data:`TARGETS`."""
     from otel_agents._spans.settings import Settings
     from otel_agents._spans.span import Telemetry
 
@@ -84,8 +87,16 @@ def span_layer(*, rounds: int, batch: int) -> dict[str, Any]:
                  for name in ("model", "model_long")]
     timings = time_interleaved(variants, exporter, rounds=rounds, batch=max(1, batch // 4))
     provider.shutdown()
-    floor = min(timings.seconds["floor"])
-    shapes = {v.name: {"span_us": us(min(timings.seconds[v.name])),
-                       "vs_floor": round(min(timings.seconds[v.name]) / floor, 2)}
-              for v in variants if v.name != "floor"}
-    return {"floor_span_us": us(floor), "rounds": rounds, "shapes": shapes}
+    floor = median(timings.seconds["floor"])
+    shapes = {}
+    for v in variants:
+        if v.name == "floor":
+            continue
+        interval = bootstrap_ratio(timings.seconds[v.name], timings.seconds["floor"])
+        shapes[v.name] = {"span_us": us(median(timings.seconds[v.name])), "vs_floor": rounded(interval, 2)}
+    targets = {}
+    for shape, bound in TARGETS.items():
+        interval = bootstrap_ratio(timings.seconds[shape], timings.seconds["floor"])
+        targets[f"{shape}_le_{bound:g}x_floor"] = {"target": bound, **rounded(interval, 2),
+                                                   "verdict": verdict(interval, bound)}
+    return {"floor_span_us": us(floor), "rounds": rounds, "shapes": shapes, "targets": targets}
