@@ -18,6 +18,7 @@ FRAMEWORK_DISTS = ("llama-index-core",)
 PEERS = {
     "openinference": "openinference-instrumentation-llama-index",
     "openllmetry": "opentelemetry-instrumentation-llamaindex",
+    "otel_genai": "opentelemetry-instrumentation-genai-llama-index",
 }
 
 
@@ -48,6 +49,7 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
         "ours": "otel_agents.instrumentors.llama_index:LlamaIndexInstrumentor",
         "openinference": "openinference.instrumentation.llama_index:LlamaIndexInstrumentor",
         "openllmetry": "opentelemetry.instrumentation.llamaindex:LlamaIndexInstrumentor",
+        "otel_genai": "opentelemetry.instrumentation.genai.llama_index:LlamaIndexInstrumentor",
     })
     if variant == "openllmetry":
         # Its uninstrument() does nothing (0.62.4): the span and event handlers it added to LlamaIndex's
