@@ -23,7 +23,7 @@ _PEERS = ("native", "openinference", "openllmetry", "otel_genai")
 
 # the order of the README's sections
 _ORDER = ("langchain", "pydantic_ai", "llama_index", "crewai", "smolagents", "openai_agents", "agno",
-          "autogen_agentchat", "google_adk", "anthropic", "openai", "mcp")
+          "autogen_agentchat", "google_adk", "anthropic", "openai", "mcp", "a2a")
 
 # The overhead study's latency model (benchmarks/README.md, "Overhead study"): a hosted chat model's
 # call takes a time to first token plus a decode time per output token; the tools are the fakes'.
@@ -222,6 +222,8 @@ def study_table(results: list[dict[str, Any]]) -> list[str]:
     rows = []
     for r in sorted(results, key=lambda r: _ORDER.index(r["framework"]) if r["framework"] in _ORDER else 99):
         s = r["study"]
+        if not s["model_calls"]:  # an A2A or MCP hop alone: part of some agent's run, not a run of its own
+            continue
         added_us = s["ours_overhead_per_run_us"] + s["fold_per_run_us"]
         latency_s = s["model_calls"] * FIRST_TOKEN_S + s["output_tokens"] * PER_OUTPUT_TOKEN_S
         run_s = latency_s + s["baseline_run_us"] / 1e6 + added_us / 1e6

@@ -31,7 +31,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai", "smolagents", "openai_agents", "agno",
-              "autogen_agentchat", "anthropic", "openai", "mcp", "google_adk")
+              "autogen_agentchat", "anthropic", "openai", "mcp", "a2a", "google_adk")
 # --quick (the smoke test) leaves out the workloads whose framework takes seconds to import
 # (llama-index-core ~4 s, crewai ~10 s on this machine); name them in --frameworks to run them anyway.
 QUICK_FRAMEWORKS = ("langchain", "pydantic_ai")
