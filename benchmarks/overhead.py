@@ -139,8 +139,11 @@ def run_facts(spans: list[Any]) -> dict[str, Any]:
     return {"model_calls": len(models), "input_tokens": tokens_in, "output_tokens": tokens_out}
 
 
-def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> dict[str, Any]:
-    """Run the comparison for ``framework`` (a module of :mod:`benchmarks.workloads`); a JSON-ready result."""
+def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
+            only: set[str] | None = None) -> dict[str, Any]:
+    """Run the comparison for ``framework`` (a module of :mod:`benchmarks.workloads`); a JSON-ready result.
+    ``only``: time just ``none``, the floors, ``ours`` and these variants (a focused comparison: fewer
+    variants per round, so more rounds in the same time)."""
     module = importlib.import_module(f"benchmarks.workloads.{framework}")
     try:
         run = module.workload()
@@ -157,20 +160,27 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
     ours_spans = capture(module, run)
     attribute_floor_v, attributes_per_span = attribute_floor_variant(provider, ours_spans)
     variants = [Variant("none", run), floor_variant(provider), attribute_floor_v]
-    if hasattr(module, "dispatch"):
+    wanted = (lambda name: True) if only is None else (lambda name: name in only)
+    if hasattr(module, "dispatch") and wanted("dispatch"):
         variants.append(Variant("dispatch", run, *module.dispatch()))
     install, remove = module.install("ours", provider)
     variants.append(Variant("ours", run, install, remove))
-    variants.append(Variant("ours_suppressed", run, install, remove, wrap=suppress_instrumentation))
-    variants.append(Variant("ours_no_content", run, *module.install("ours_no_content", provider)))
+    if wanted("ours_suppressed"):
+        variants.append(Variant("ours_suppressed", run, install, remove, wrap=suppress_instrumentation))
+    if wanted("ours_no_content"):
+        variants.append(Variant("ours_no_content", run, *module.install("ours_no_content", provider)))
     skipped: dict[str, str] = {}
-    one_vocab_spans = capture(_OneVocabulary(module), run)
-    if any("openinference.span.kind" in (s.attributes or {}) for s in one_vocab_spans):
+    one_vocab_spans = capture(_OneVocabulary(module), run) if wanted("ours_one_vocabulary") else []
+    if not wanted("ours_one_vocabulary"):
+        pass
+    elif any("openinference.span.kind" in (s.attributes or {}) for s in one_vocab_spans):
         skipped["ours_one_vocabulary"] = ("OTEL_AGENTS_VOCABULARIES is not in this build (ours still writes "
                                           "OpenInference attributes with it set)")
     else:
         variants.append(Variant("ours_one_vocabulary", run, *one_vocabulary(module, provider)))
     for label, dist in module.PEERS.items():
+        if not wanted(label):
+            continue
         if not peers:
             skipped[label] = "peers not requested (--no-peers)"
             continue

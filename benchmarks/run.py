@@ -54,6 +54,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--stream-spans", type=int, default=120_000, help="spans folded by `otel-agents fold`")
     p.add_argument("--collect-spans", type=int, default=300_000,
                    help="spans sent to one `otel-agents ecp collect` process")
+    p.add_argument("--variants", default=None,
+                   help="a focused comparison: time only none, ours and these variants (comma-separated, e.g. "
+                        "native), so more rounds fit in the same time")
     p.add_argument("--no-peers", action="store_true", help="skip the peer instrumentors even if installed")
     p.add_argument("--quick", action="store_true", help="tiny sizes (the smoke test): numbers mean nothing")
     p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
@@ -75,7 +78,8 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
     from benchmarks import collect, exporters, overhead, spans
 
     if job.startswith("overhead:"):
-        return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers)
+        return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers,
+                                only=set(a.variants.split(",")) if a.variants else None)
     if job == "spans":
         return spans.span_layer(rounds=a.rounds, batch=a.batch)
     if job == "fold":
