@@ -117,8 +117,10 @@ def table(results: str) -> str:
         lines += ["### The span layer alone (no framework)", "",
                   f"One semantic span of each shape, opened, filled and ended; bare SDK span (floor) "
                   f"{r['floor_span_us']:.1f} µs (median). {r['rounds']} rounds.", "",
-                  "| shape | µs per span | × floor [95% CI] |", "|---|---:|---:|"]
-        lines += [f"| {_shape_label(name)} | {x['span_us']:.0f} | {_ci(x['vs_floor'])} |"
+                  "| shape | µs per span | × floor [95% CI] | attributes | the SDK alone making it, µs "
+                  "| × the SDK alone [95% CI] |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {_shape_label(name)} | {x['span_us']:.0f} | {_ci(x['vs_floor'])} | {x.get('attributes', '')} | "
+                  f"{format(x['sdk_same_attributes_us'], '.0f') if 'sdk_same_attributes_us' in x else ''} | {_ci(x.get('vs_sdk_same_attributes'))} |"
                   for name, x in r["shapes"].items()]
         lines.append("")
         for key, t in r.get("targets", {}).items():
