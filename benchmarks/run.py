@@ -4,13 +4,18 @@ Usage (``make bench`` runs the first line in ``.bench-venv``, where the peer
 instrumentors are installed)::
 
     python benchmarks/run.py                      # everything, full sizes (several minutes)
-    python benchmarks/run.py --only overhead      # one group: overhead | spans | fold | memory | file
+    python benchmarks/run.py --only overhead      # one group: overhead | spans | fold | processor | memory |
+                                                  # file | stream | collect
+    python benchmarks/run.py --only overhead --frameworks pydantic_ai --variants native --rounds 100
+                                                  # a focused comparison: only these variants, more rounds
     python benchmarks/run.py --memory-spans 100000 --rounds 20
     python benchmarks/run.py --quick --results /tmp/r --no-readme   # seconds: the smoke test's run
 
 Each comparison runs in a process of its own (a child of this one), so the
 variants compared with each other share one process and one machine state, and
-no instrumentation patch or import of one comparison leaks into another.
+no instrumentation patch or import of one comparison leaks into another. A workload of a framework
+isolated in a venv of its own (Google ADK: ``.bench-venv-google_adk``) runs with that venv's python
+when the framework is not installed here.
 See ``benchmarks/README.md`` for what is measured and how to read the numbers.
 """
 
