@@ -230,7 +230,8 @@ def study_table(results: list[dict[str, Any]]) -> list[str]:
         latency_s = s["model_calls"] * FIRST_TOKEN_S + s["output_tokens"] * PER_OUTPUT_TOKEN_S
         run_s = latency_s + s["baseline_run_us"] / 1e6 + added_us / 1e6
         cpu_usd_per_million = added_us / 1e6 * VCPU_HOUR_USD / 3600 * 1e6
-        model_usd = model_cost_usd(s["input_tokens"], s["output_tokens"])
+        # (a fake that reports no usage, LlamaIndex's mock: nothing to price)
+        model_usd = model_cost_usd(s["input_tokens"], s["output_tokens"]) if s["input_tokens"] else None
         rows.append(f"| {r['framework']} | {s['model_calls']} | {s['baseline_run_us'] / 1000:.1f} | "
                     f"{s['ours_overhead_per_run_us'] / 1000:.2f} | {s['fold_per_run_us'] / 1000:.2f} | "
                     f"{latency_s:.2f} | {100 * added_us / 1e6 / run_s:.3f}% | ${cpu_usd_per_million:.3f} | "

@@ -3,7 +3,7 @@
 Usage (``make bench`` runs the first line in ``.bench-venv``, where the peer
 instrumentors are installed)::
 
-    python benchmarks/run.py                      # everything, full sizes (several minutes)
+    python benchmarks/run.py                      # everything, full sizes (an hour on a busy 2-core machine)
     python benchmarks/run.py --only overhead      # one group: overhead | spans | fold | processor | memory |
                                                   # file | stream | collect
     python benchmarks/run.py --only overhead --frameworks pydantic_ai --variants native --rounds 100
