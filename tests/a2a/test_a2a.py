@@ -209,6 +209,43 @@ def test_stream_closed_early_ends_the_span_once(instrument, exporter, provider, 
     assert call.status is StatusCode.UNSET
 
 
+def test_stream_cancelled_mid_run_ends_the_span_once(instrument, exporter, provider, remote) -> None:
+    """The task consuming a stream is cancelled (``asyncio`` cancellation) while the remote agent works: the
+    call's span ends once, recording the cancellation as control flow (``otel_agents.control_flow``), and the
+    call's span is not left current."""
+    from a2a.types import SendMessageRequest
+    from opentelemetry import trace
+
+    instrument()
+    seen: list[Any] = []
+
+    async def consume() -> None:
+        client = await client_for(remote.url, streaming=True)
+        try:
+            async for event in client.send_message(SendMessageRequest(message=message("slow: where is A100?"))):
+                seen.append(event)
+        finally:
+            await client.close()
+
+    async def cancel_after_first_event() -> None:
+        task = asyncio.ensure_future(consume())
+        while not seen and not task.done():
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert not trace.get_current_span().get_span_context().is_valid or \
+            trace.get_current_span().get_span_context().span_id != client_call(exporter).span_id
+
+    run_as_support(provider, cancel_after_first_event)
+    calls = [s for s in exporter.spans if s.attributes.get("a2a.method.name") == "SendStreamingMessage"]
+    assert len(calls) == 1, [s.name for s in exporter.spans]
+    assert calls[0].end_time is not None
+    # cancellation is control flow, not a failure of the remote agent (the span layer's rule)
+    assert str(calls[0].attributes.get("otel_agents.control_flow")).endswith("CancelledError"), calls[0].attributes
+    assert calls[0].status is not StatusCode.ERROR
+
+
 @pytest.mark.parametrize("binding", BINDINGS)
 def test_protocol_error_has_its_json_rpc_code(instrument, exporter, provider, remote, binding) -> None:
     """A task that does not exist: the JSON-RPC error, the REST/gRPC status a2a-sdk maps to the same error."""
