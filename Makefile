@@ -130,7 +130,7 @@ bench: $(BENCH_STAMP)
 # A fresh resolution (no constraints: /dev/null), frozen.
 lock: $(UV_STAMP)
 	rm -rf .lock-venv && $(call install,.lock-venv,/dev/null,-e '.[$(EXTRAS)]')
-	(sed -n '1,3p' constraints.txt; $(call freeze,.lock-venv) | grep -v '^otel-agents') > constraints.txt.new
+	(sed -n '1,3p' constraints.txt; grep '^--' constraints.txt; $(call freeze,.lock-venv) | grep -v '^otel-agents') > constraints.txt.new
 	mv constraints.txt.new constraints.txt && rm -rf .lock-venv
 	$(foreach n,$(ISOLATED),$(MAKE) lock-$(n) &&) true
 
