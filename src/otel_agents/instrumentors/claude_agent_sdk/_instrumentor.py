@@ -28,3 +28,10 @@ class ClaudeAgentSDKInstrumentor(OtelAgentsInstrumentor):
     def _install(self, telemetry: Telemetry) -> None:
         wiring = importlib.import_module(f"{__package__}._wiring")  # imports the SDK
         self._installation = wiring.Installation(telemetry, stream_usage=self._stream_usage)
+
+    def open_runs(self) -> int:
+        """How many turns (agent runs) are open now, over the live CLI sessions."""
+        installation = self._installation
+        if installation is None:
+            return 0
+        return sum(1 for tracker in list(installation.trackers.values()) if tracker.turn is not None)

@@ -224,8 +224,8 @@ def _in_request_context(run_tool: Any) -> Any:
 
 
 def _request_context() -> Any:
-    """The context in the current MCP request's ``params._meta`` (mcp 1.x ``request_ctx``), unless a
-    span of that trace is current already (our MCP server instrumentor's, which extracted it too)."""
+    """The context in the current MCP request's ``params._meta`` (mcp 1.x ``request_ctx``), unless the
+    span it names, or a child of it (our MCP server instrumentor's, which extracted it too), is current."""
     from mcp.server.lowlevel.server import request_ctx
 
     request = request_ctx.get(None)
@@ -234,8 +234,10 @@ def _request_context() -> Any:
     ctx = propagation.extract(fields)
     if ctx is None:
         return None
-    current = trace.get_current_span().get_span_context()
-    if current.is_valid and current.trace_id == trace.get_current_span(ctx).get_span_context().trace_id:
+    carried = trace.get_current_span(ctx).get_span_context().span_id
+    current = trace.get_current_span()
+    parent = getattr(current, "parent", None)
+    if current.get_span_context().span_id == carried or getattr(parent, "span_id", None) == carried:
         return None
     return ctx
 
