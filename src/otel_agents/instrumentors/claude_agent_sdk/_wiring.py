@@ -94,6 +94,7 @@ class Installation:
         inner = wrapped(*args, **kwargs)
         outcome: BaseException | None = None
         abandoned = True
+        suspended = False  # at a yield: the caller holds the stream (what reaches us there is its closing)
         try:
             while True:
                 token = otel_context.attach(ctx)
@@ -104,11 +105,12 @@ class Installation:
                     break
                 finally:
                     otel_context.detach(token)
+                suspended = True
                 yield message
-        except GeneratorExit:
-            raise
+                suspended = False
         except BaseException as exc:
-            outcome, abandoned = exc, False
+            if not suspended:
+                outcome, abandoned = exc, False
             raise
         finally:
             try:
@@ -123,12 +125,12 @@ class Installation:
     @staticmethod
     def _end_query(turn: Turn, error: BaseException | None, abandoned: bool) -> None:
         with guard("claude_agent_sdk.end"):
+            finished = turn.done  # its result came
             tracker: Tracker | None = getattr(turn, "tracker", None)
             if tracker is not None and tracker.turn is turn:
                 tracker.end_turn(error=error, abandoned=abandoned)
-            span = turn.span
-            if not turn.done or error is not None:
-                Tracker._mark_unfinished(span, turn, error, abandoned and not turn.done)
+            if not finished or error is not None:
+                Tracker._mark_unfinished(turn.span, turn, error, abandoned and not finished)
         turn.span.end()
 
     # -- ClaudeSDKClient -----------------------------------------------------------

@@ -1,0 +1,326 @@
+"""The Claude Agent SDK's own cases: the real SDK over the fake CLI (:mod:`.fake_cli`), through the real
+subprocess transport (``cli_path``) and, for edge cases, the in-process transport. Ground truth is what the
+fake sent: the messages the caller received (message ids, tool ids) and the ``ResultMessage`` totals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import claude_agent_sdk as sdk
+import pytest
+from opentelemetry import trace
+
+import otel_agents
+from otel_agents._spans import Settings
+from tests.exporters.conftest import check
+from tests.spans import SnapshotExporter, parent_of, tree
+
+from .conftest import collect, in_process, support_server
+from .fake_cli import MODEL, SESSION
+
+REFUND_VIA_EXPERT = "Can I get a refund for order A100? Please ask the policy expert."
+
+
+def _one(spans: list, name: str) -> Any:
+    found = [s for s in spans if s.name == name]
+    assert len(found) == 1, (name, [s.name for s in spans])
+    return found[0]
+
+
+def _result(messages: list) -> sdk.ResultMessage:
+    return next(m for m in messages if isinstance(m, sdk.ResultMessage))
+
+
+def _responses(messages: list) -> set[tuple[str | None, str]]:
+    """(parent_tool_use_id, message id) of every API response the caller saw."""
+    return {(m.parent_tool_use_id, m.message_id) for m in messages if isinstance(m, sdk.AssistantMessage)}
+
+
+def test_query_through_the_cli_builds_the_span_tree(instrumented: Any, exporter: SnapshotExporter,
+                                                    cli_path: str) -> None:
+    """query() over the real subprocess transport: one agent span; one model span per API response (not per
+    frame: every response came as 2 frames); one tool span per tool_use id; the subagent under its Agent tool
+    span; usage per call that adds up to the result's modelUsage; cost and session id on the agent span."""
+    messages = asyncio.run(collect(REFUND_VIA_EXPERT, cli_path=cli_path, system_prompt="You are support."))
+    result = _result(messages)
+    assert not any(isinstance(m, sdk.StreamEvent) for m in messages), "partial messages we turned on leaked"
+    spans = exporter.semantic()
+    assert sorted((s.name, parent_of(s, spans).name if parent_of(s, spans) else "") for s in spans if
+                  s.semantic_kind != "model") == [
+        ("execute_tool Agent", "invoke_agent claude"),
+        ("execute_tool mcp__support__check_refund_policy", "invoke_agent policy-expert"),
+        ("execute_tool mcp__support__lookup_order", "invoke_agent claude"),
+        ("invoke_agent claude", ""),
+        ("invoke_agent policy-expert", "execute_tool Agent"),
+    ], tree(spans)
+    models = exporter.semantic("model")
+    assert {(parent_of(s, spans).name, s.attributes["gen_ai.response.id"]) for s in models} == {
+        ("invoke_agent claude" if thread is None else "invoke_agent policy-expert", mid)
+        for thread, mid in _responses(messages)}
+    assert len(models) == len(_responses(messages)) == 5
+    for s in models:
+        assert s.name == f"chat {MODEL}"
+        assert s.attributes["gen_ai.provider.name"] == "anthropic"
+        assert s.attributes["gen_ai.usage.output_tokens"] > 1  # the true count, not the frames' snapshot
+    usage = result.model_usage[MODEL]
+    assert sum(s.attributes["gen_ai.usage.output_tokens"] for s in models) == usage["outputTokens"]
+    assert sum(s.attributes["gen_ai.usage.input_tokens"] for s in models) == \
+        usage["inputTokens"] + usage["cacheReadInputTokens"] + usage["cacheCreationInputTokens"]
+    main = [s for s in models if parent_of(s, spans).name == "invoke_agent claude"]
+    assert sum(s.attributes["gen_ai.usage.output_tokens"] for s in main) == result.usage["output_tokens"]
+
+    agent = _one(spans, "invoke_agent claude")
+    assert agent.attributes["llm.cost.total"] == result.total_cost_usd
+    assert agent.attributes["session.id"] == result.session_id == SESSION
+    assert agent.attributes["claude_agent_sdk.num_turns"] == result.num_turns == 3
+    assert agent.attributes["claude_agent_sdk.terminal_reason"] == "completed"
+    assert agent.attributes["output.value"] == result.result
+    assert agent.attributes["input.value"] == REFUND_VIA_EXPERT
+    assert agent.status.name == "UNSET"
+    assert all(s.attributes.get("session.id") == SESSION for s in spans)
+
+    delegation = _one(spans, "execute_tool Agent")
+    assert delegation.attributes["otel_agents.handoff.target"] == "policy-expert"
+    expert = _one(spans, "invoke_agent policy-expert")
+    assert expert.attributes["otel_agents.agent.parent"] == "claude"
+    assert expert.attributes["otel_agents.task.id"] == "task_1"
+    lookup = _one(spans, "execute_tool mcp__support__lookup_order")
+    tool_uses = {b.id: b for m in messages if isinstance(m, sdk.AssistantMessage) for b in m.content
+                 if isinstance(b, sdk.ToolUseBlock)}
+    assert tool_uses[lookup.attributes["gen_ai.tool.call.id"]].name == "mcp__support__lookup_order"
+    assert json.loads(lookup.attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A100"}
+    assert '"A100"' in lookup.attributes["gen_ai.tool.call.result"]
+
+    first = min(models, key=lambda s: s.start_time)
+    assert json.loads(first.attributes["gen_ai.system_instructions"]) == [{"type": "text", "content": "You are support."}]
+    output = json.loads(first.attributes["gen_ai.output.messages"])
+    assert [p["type"] for p in output[0]["parts"]] == ["text", "tool_call"]
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+    last = max(main, key=lambda s: s.start_time)
+    assert [p["type"] for p in json.loads(last.attributes["gen_ai.output.messages"])[0]["parts"]] == \
+        ["reasoning", "text"]
+    assert "sig" not in last.attributes["gen_ai.output.messages"]  # the thinking signature is never recorded
+    assert all(s.end_time for s in exporter.spans)
+
+
+def test_the_run_folds_to_an_envelope_whose_usage_is_the_results(instrumented: Any, envelopes: list,
+                                                                 cli_path: str) -> None:
+    """The ECP envelope: valid; usage = the result's modelUsage (subagent included); every tool call once;
+    the subagent delegated by the main agent."""
+    messages = asyncio.run(collect(REFUND_VIA_EXPERT, cli_path=cli_path))
+    result = _result(messages)
+    [env] = check(envelopes)
+    usage = result.model_usage[MODEL]
+    assert env["usage"]["output_tokens"] == usage["outputTokens"]
+    assert env["usage"]["input_tokens"] == usage["inputTokens"] + usage["cacheReadInputTokens"]
+    assert env["public_output"] == result.result
+    assert [c["name"] for c in env["tool_calls"]] == ["mcp__support__lookup_order", "Agent",
+                                                      "mcp__support__check_refund_policy"] or \
+        sorted(c["name"] for c in env["tool_calls"]) == sorted(["mcp__support__lookup_order", "Agent",
+                                                                "mcp__support__check_refund_policy"])
+    assert env["metrics"]["model_calls"] == 5
+    assert {(a["name"], a["parent"]) for a in env["agents"]} == {("claude", None), ("policy-expert", "claude")}
+
+
+def test_partials_the_user_asked_for_are_kept(instrumented: Any, exporter: SnapshotExporter, cli_path: str) -> None:
+    """With include_partial_messages set by the user, the StreamEvents reach the caller as without us."""
+    messages = asyncio.run(collect("Where is order A100?", cli_path=cli_path, include_partial_messages=True))
+    assert sum(isinstance(m, sdk.StreamEvent) for m in messages) == 6  # 3 events x 2 responses
+    assert [s.attributes["gen_ai.usage.output_tokens"] > 1 for s in exporter.semantic("model")] == [True, True]
+
+
+def test_stream_usage_off_reports_no_output_tokens(instrument: Any, exporter: SnapshotExporter,
+                                                   cli_path: str) -> None:
+    """stream_usage=False: the CLI runs as the user configured it, and model spans record the input counts but
+    no output count (the frames' 0-1 snapshot is not the response's count)."""
+    instrument(stream_usage=False)
+    asyncio.run(collect("Where is order A100?", cli_path=cli_path))
+    models = exporter.semantic("model")
+    assert len(models) == 2
+    for s in models:
+        assert "gen_ai.usage.output_tokens" not in s.attributes
+        assert s.attributes["gen_ai.usage.input_tokens"] > 100
+        assert "gen_ai.response.finish_reasons" not in s.attributes  # the frames carry none
+
+
+def test_tool_error_and_permission_denial_are_distinct(instrumented: Any, exporter: SnapshotExporter,
+                                                       cli_path: str) -> None:
+    """A tool whose handler raises: ERROR tool_error. A call can_use_tool denies: ERROR permission_denied with
+    otel_agents.tool.denied, cross-checked against the result's permission_denials."""
+
+    async def deny_policy(name: str, args: dict, ctx: Any) -> Any:
+        if name.endswith("check_refund_policy"):
+            return sdk.PermissionResultDeny(message="policy checks need a human")
+        return sdk.PermissionResultAllow()
+
+    async def prompt() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "Can I get a refund for order A100?"}}
+
+    messages = asyncio.run(collect(prompt(), cli_path=cli_path, can_use_tool=deny_policy,
+                                   mcp_servers={"support": support_server(fail={"lookup_order"})}))
+    result = _result(messages)
+    lookup = _one(exporter.semantic(), "execute_tool mcp__support__lookup_order")
+    assert lookup.status.name == "ERROR" and lookup.attributes["error.type"] == "tool_error"
+    assert "lookup_order is down" in lookup.attributes["gen_ai.tool.call.result"]
+    assert "otel_agents.tool.denied" not in lookup.attributes
+    policy = _one(exporter.semantic(), "execute_tool mcp__support__check_refund_policy")
+    assert policy.status.name == "ERROR" and policy.attributes["error.type"] == "permission_denied"
+    assert policy.attributes["otel_agents.tool.denied"] is True
+    assert [d["tool_use_id"] for d in result.permission_denials] == [policy.attributes["gen_ai.tool.call.id"]]
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["claude_agent_sdk.permission_denials"] == 1
+    assert agent.status.name == "UNSET"  # the run itself succeeded
+
+
+def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, exporter: SnapshotExporter, cli_path: str) -> None:
+    """A user PreToolUse hook that denies: the tool span is a denial and records the guardrail; no hook of our own
+    is registered (the CLI is asked once per call, by the user's one callback)."""
+    asked: list[str] = []
+
+    async def guard(hook_input: dict, tool_use_id: str | None, ctx: Any) -> dict:
+        asked.append(hook_input["tool_name"])
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "no lookups today"}}
+
+    asyncio.run(collect("Where is order A100?", cli_path=cli_path,
+                        hooks={"PreToolUse": [sdk.HookMatcher(matcher=None, hooks=[guard])]}))
+    assert asked == ["mcp__support__lookup_order"]
+    lookup = _one(exporter.semantic(), "execute_tool mcp__support__lookup_order")
+    assert lookup.attributes["otel_agents.guardrail.triggered"] is True
+    assert lookup.attributes["error.type"] == "permission_denied"
+
+
+def test_the_cli_gets_the_agent_span_as_traceparent(instrumented: Any, exporter: SnapshotExporter, cli_path: str,
+                                                    tmp_path: Any) -> None:
+    """The SDK puts the current context into the CLI's environment at connect(): it names our agent span."""
+    seen = tmp_path / "traceparent"
+    asyncio.run(collect("Where is order A100?", cli_path=cli_path, env={"FAKE_CLI_TRACEPARENT_FILE": str(seen)}))
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    [traceparent] = seen.read_text().split()
+    assert traceparent.startswith(f"00-{agent.trace_id:032x}-{agent.span_id:016x}-")
+
+
+def test_using_session_wins_over_the_cli_session(instrumented: Any, exporter: SnapshotExporter) -> None:
+    with otel_agents.using_session("caller-42"):
+        asyncio.run(collect("Where is order A100?", transport=in_process()))
+    assert {s.attributes.get("session.id") for s in exporter.semantic()} == {"caller-42"}
+
+
+def test_early_break_ends_every_span_as_abandoned(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The caller stops iterating before the result (the CLI is still in a tool call): the agent span and the
+    open tool span end as abandoned, not as errors, and nothing is left current."""
+
+    async def main() -> None:
+        stream = sdk.query(prompt="Where is order A100? Take it slow.", transport=in_process(),
+                           options=sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()}))
+        async for message in stream:
+            if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                 for b in message.content):
+                break
+        await stream.aclose()
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert {s.semantic_kind for s in spans} >= {"agent", "model"}
+    assert all(s.end_time for s in exporter.spans)
+    for name in ("invoke_agent claude", "execute_tool mcp__support__lookup_order"):
+        span = _one(spans, name)
+        assert span.attributes["otel_agents.stream.abandoned"] is True, name
+        assert span.status.name == "UNSET"
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_cli_error_result_then_exit_fails_the_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """An error result and a non-zero exit: the caller gets the SDK's ResultError unchanged; the agent span is
+    ERROR with the result's subtype and errors."""
+    with pytest.raises(sdk.ResultError) as raised:
+        asyncio.run(collect("crash please, A100", transport=in_process()))
+    assert "the API is down" in str(raised.value)
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.status.name == "ERROR"
+    assert agent.attributes["error.type"] == "error_during_execution"
+    assert "the API is down" in agent.status_description
+
+
+def test_concurrent_queries_reusing_tool_ids_stay_apart(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Two queries at once whose CLIs use the same message and tool ids: two traces, each complete."""
+
+    async def main() -> None:
+        await asyncio.gather(collect("Where is order A100?", transport=in_process()),
+                             collect("Where is order A200?", transport=in_process()))
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    traces: dict[int, list] = {}
+    for s in spans:
+        traces.setdefault(s.trace_id, []).append(s)
+    assert len(traces) == 2
+    for group in traces.values():
+        assert sorted(s.semantic_kind for s in group) == ["agent", "model", "model", "tool"], tree(group)
+        [tool] = [s for s in group if s.semantic_kind == "tool"]
+        assert parent_of(tool, group).semantic_kind == "agent"
+    assert {json.loads(s.attributes["gen_ai.tool.call.arguments"])["order_id"] for s in exporter.semantic("tool")} \
+        == {"A100", "A200"}
+
+
+def test_client_turns_and_an_interrupt(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ClaudeSDKClient: each query() up to its result is one agent run; an interrupted turn ends as
+    interrupted (control flow), not ERROR, with its open tool span; one session id throughout."""
+
+    async def main() -> None:
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            await client.query("Where is order A100?")
+            async for _ in client.receive_response():
+                pass
+            await client.query("Where is order A200? Take it slow.")
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                     for b in message.content):
+                    await client.interrupt()
+                if isinstance(message, sdk.ResultMessage):
+                    break
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    agents = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    assert len(agents) == 2 and len({s.trace_id for s in agents}) == 2
+    first, second = agents
+    assert first.status.name == "UNSET" and "otel_agents.control_flow" not in first.attributes
+    assert second.attributes["otel_agents.control_flow"] == "interrupt"
+    assert second.status.name == "UNSET"
+    assert second.attributes["claude_agent_sdk.terminal_reason"] == "aborted_tools"
+    [slow_tool] = [s for s in exporter.semantic("tool") if s.trace_id == second.trace_id]
+    assert slow_tool.status.name == "ERROR" or slow_tool.attributes.get("otel_agents.control_flow") == "interrupt"
+    assert {s.attributes.get("session.id") for s in spans} == {SESSION}
+    assert all(s.end_time for s in exporter.spans)
+
+
+def test_content_off_records_no_content(instrument: Any, exporter: SnapshotExporter) -> None:
+    instrument(settings=Settings(capture_content=False))
+    asyncio.run(collect("Where is order A100?", transport=in_process()))
+    spans = exporter.semantic()
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"]
+    for s in spans:
+        for key in s.attributes:
+            assert not key.startswith(("input.", "output.", "gen_ai.input", "gen_ai.output", "llm.input",
+                                       "llm.output", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")), key
+    assert all(s.attributes["gen_ai.usage.input_tokens"] > 100 for s in spans if s.semantic_kind == "model")
+
+
+def test_uninstrument_restores_the_sdk(instrument: Any, exporter: SnapshotExporter) -> None:
+    from claude_agent_sdk._internal.client import InternalClient
+    from claude_agent_sdk._internal.query import Query
+
+    originals = (InternalClient.__dict__["process_query"], Query.__dict__["__init__"],
+                 vars(sdk)["build_tool_server"])
+    inst = instrument()
+    assert InternalClient.__dict__["process_query"] is not originals[0]
+    inst.uninstrument()
+    assert (InternalClient.__dict__["process_query"], Query.__dict__["__init__"],
+            vars(sdk)["build_tool_server"]) == originals
+    messages = asyncio.run(collect("Where is order A100?", transport=in_process()))
+    assert _result(messages).subtype == "success"
+    assert exporter.semantic() == []
