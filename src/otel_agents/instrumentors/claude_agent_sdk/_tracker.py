@@ -397,7 +397,9 @@ class Tracker:
         if tool.guardrail:
             span.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, True)
         if block.get("is_error"):
-            if tool.denied is not None:
+            if tool.denied is None and self.turn is not None and self.turn.interrupted:
+                span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)  # stopped, not failed
+            elif tool.denied is not None:
                 span.set_attribute(TOOL_DENIED, True)
                 span.set_error("permission_denied", tool.denied)
             else:
