@@ -313,7 +313,8 @@ def main() -> int:
     trace_file = os.environ.get("FAKE_CLI_TRACEPARENT_FILE")
     if trace_file:
         with open(trace_file, "a") as f:
-            f.write((os.environ.get("TRACEPARENT") or "") + "\n")
+            f.write(json.dumps({"traceparent": os.environ.get("TRACEPARENT"),
+                                "telemetry": os.environ.get("CLAUDE_CODE_ENABLE_TELEMETRY")}) + "\n")
     return asyncio.run(FakeCLI(_StdioChannel(), sys.argv[1:]).run())
 
 

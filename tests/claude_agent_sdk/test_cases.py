@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import claude_agent_sdk as sdk
@@ -194,12 +197,25 @@ def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, exporter: Snapsho
 
 def test_the_cli_gets_the_agent_span_as_traceparent(instrumented: Any, exporter: SnapshotExporter, cli_path: str,
                                                     tmp_path: Any) -> None:
-    """The SDK puts the current context into the CLI's environment at connect(): it names our agent span."""
-    seen = tmp_path / "traceparent"
+    """The SDK puts the current context into the CLI's environment at connect(): it names our agent span. The
+    CLI's own telemetry stays as the user left it (off)."""
+    seen = tmp_path / "cli-env"
     asyncio.run(collect("Where is order A100?", cli_path=cli_path, env={"FAKE_CLI_TRACEPARENT_FILE": str(seen)}))
     agent = _one(exporter.semantic(), "invoke_agent claude")
-    [traceparent] = seen.read_text().split()
-    assert traceparent.startswith(f"00-{agent.trace_id:032x}-{agent.span_id:016x}-")
+    [env] = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert env["traceparent"].startswith(f"00-{agent.trace_id:032x}-{agent.span_id:016x}-")
+    assert env["telemetry"] is None
+
+
+@pytest.mark.parametrize(("value", "state"), [(None, "off"), ("1", "on"), ("0", "off")])
+def test_doctor_reports_the_cli_telemetry(value: str | None, state: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_ENABLE_TELEMETRY"}
+    if value is not None:
+        env["CLAUDE_CODE_ENABLE_TELEMETRY"] = value
+    out = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    [line] = [line for line in out.splitlines() if "Claude Code CLI telemetry" in line]
+    assert f"telemetry {state}" in line and f"CLAUDE_CODE_ENABLE_TELEMETRY={value or '<unset>'}" in line
 
 
 def test_using_session_wins_over_the_cli_session(instrumented: Any, exporter: SnapshotExporter) -> None:
