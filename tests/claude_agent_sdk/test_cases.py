@@ -340,3 +340,34 @@ def test_uninstrument_restores_the_sdk(instrument: Any, exporter: SnapshotExport
     messages = asyncio.run(collect("Where is order A100?", transport=in_process()))
     assert _result(messages).subtype == "success"
     assert exporter.semantic() == []
+
+
+def test_sdk_mcp_server_span_nests_under_the_tool_span(instrument: Any, provider: Any, exporter: SnapshotExporter,
+                                                       envelopes: list, cli_path: str) -> None:
+    """With our MCP instrumentor on too, the SDK MCP server's tools/call span (the bridge runs the real mcp
+    Server) parents on the tool span through params._meta, the handler's own span nests under it, and the
+    envelope lists the call once."""
+    from otel_agents.instrumentors.mcp import MCPInstrumentor
+
+    app = provider.get_tracer("tests.app")
+    mcp = MCPInstrumentor()
+    mcp.instrument(tracer_provider=provider)
+    try:
+        instrument()
+
+        def probe(name: str, args: dict) -> None:
+            with app.start_as_current_span(f"db {name}"):
+                pass
+
+        asyncio.run(collect("Where is order A100?", cli_path=cli_path,
+                            mcp_servers={"support": support_server(probe=probe)}))
+    finally:
+        mcp.uninstrument()
+    spans = exporter.spans
+    tool = _one(spans, "execute_tool mcp__support__lookup_order")
+    server = [s for s in spans if s.parent_id == tool.span_id]
+    assert [(s.name, s.kind) for s in server] == [("execute_tool lookup_order", "SERVER")], tree(spans)
+    db = _one(spans, "db lookup_order")
+    assert db.parent_id == server[0].span_id, tree(spans)
+    [env] = check(envelopes)
+    assert [c["name"] for c in env["tool_calls"]] == ["mcp__support__lookup_order"]

@@ -53,6 +53,17 @@ frames as they arrive and build:
   (``agent``, ``otel_agents.agent.parent=claude``), whose model and tool spans are built from the
   frames carrying its ``parent_tool_use_id``. It ends with its tool call.
 
+SDK MCP tools
+-------------
+A tool of an SDK MCP server (``create_sdk_mcp_server``, ``mcp__{server}__{tool}``) runs in this
+process: the CLI sends ``tools/call`` through an ``mcp_message`` control request and the SDK's bridge
+runs the real ``mcp`` server. Its tool span records ``mcp.method.name=tools/call`` (the CLI is the
+MCP client), and we add the tool span's W3C trace context to the request's ``params._meta``: the
+handler runs inside the tool span (so spans the user's code opens nest under it), and with our MCP
+instrumentor on, its server span (``SERVER``) nests there too — the fold lists the call once. The
+handler's context comes from ``mcp``'s request context (mcp 1.x); on mcp 2.x, without our MCP
+instrumentor, the handler runs in the bridge task's context.
+
 Usage and cost
 --------------
 The ``assistant`` frames repeat a usage snapshot whose output count is interim (0–1): the true
@@ -98,8 +109,6 @@ Limits
 * User hook callbacks and ``can_use_tool`` decisions are not spans of their own (their
   outcome is on the tool span); denials the CLI decides itself (settings rules) are counted on
   the agent span only.
-* SDK MCP tools: the MCP server span of our MCP instrumentor is not yet parented under the
-  tool span (it parents under the run's span).
 * A background agent (``run_in_background``) that outlives the ``result`` is ended with it.
 """
 

@@ -348,6 +348,8 @@ class Tracker:
         args = block.get("input")
         span = self._start(Kind.TOOL, name, thread.agent)
         span.set_tool(name, call_id=tool_id, arguments=args if args is not None else {})
+        if name.startswith("mcp__"):  # the CLI calls it as an MCP client: tools/call (the fold pairs it with a server's span)
+            span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
         if name in DELEGATION_TOOLS and isinstance(args, dict) and args.get("subagent_type"):
             span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, str(args["subagent_type"]))
         self.tools[tool_id] = _Tool(span, name, args)
