@@ -124,6 +124,7 @@ def test_the_run_folds_to_an_envelope_whose_usage_is_the_results(instrumented: A
         sorted(c["name"] for c in env["tool_calls"]) == sorted(["mcp__support__lookup_order", "Agent",
                                                                 "mcp__support__check_refund_policy"])
     assert env["metrics"]["model_calls"] == 5
+    assert env["metrics"]["cost_usd"] == result.total_cost_usd  # the CLI's own figure, not a re-pricing
     assert {(a["name"], a["parent"]) for a in env["agents"]} == {("claude", None), ("policy-expert", "claude")}
 
 

@@ -28,7 +28,7 @@ DELEGATION_TOOLS = ("Agent", "Task")  # the subagent tool (``Task`` before CLI 2
 CONTROL_FLOW_INTERRUPT = "interrupt"
 
 # Frame attributes with no standard key (the CLI's own result fields).
-COST = "llm.cost.total"  # OpenInference: total cost in USD
+COST = A.LLM_COST_TOTAL  # OpenInference: total cost in USD
 RESULT_SUBTYPE = "claude_agent_sdk.result.subtype"
 TERMINAL_REASON = "claude_agent_sdk.terminal_reason"
 NUM_TURNS = "claude_agent_sdk.num_turns"
