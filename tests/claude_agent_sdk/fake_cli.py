@@ -127,14 +127,26 @@ class FakeCLI:
         return {"input_tokens": prompt_words, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0,
                 "output_tokens": 1}, output_words
 
-    def respond(self, thread: str | None, blocks: list[dict], history: list[Any], stop: str) -> str:
-        """Emit one API response as one frame per block; return its message id."""
+    def respond(self, thread: str | None, blocks: list[dict], history: list[Any], stop: str,
+                usage: tuple[int, int] | None = None, error: str | None = None) -> str:
+        """Emit one API response as one frame per block; return its message id. ``usage`` = (input, output)
+        tokens (no cache) instead of the word counts; ``error``: the request failed (the CLI's
+        ``AssistantMessageError``, on a synthetic message)."""
         message_id = self.next_id("msg")
         snapshot, output = self.usage(common.count_tokens(*map(json.dumps, history)),
                                       common.count_tokens(*map(json.dumps, blocks)))
+        if usage is not None:
+            snapshot, output = {"input_tokens": usage[0], "output_tokens": 1}, usage[1]
         self.calls.append({"id": message_id, "thread": thread, "input": snapshot["input_tokens"],
-                           "cache_read": snapshot["cache_read_input_tokens"], "output": output})
+                           "cache_read": snapshot.get("cache_read_input_tokens", 0), "output": output})
         base = {"parent_tool_use_id": thread, "session_id": self.session}
+        if error is not None:
+            for block in blocks:
+                self.ch.send({**base, "type": "assistant", "uuid": self.next_id("uuid"), "error": error,
+                              "message": {"id": message_id, "type": "message", "role": "assistant",
+                                          "model": "<synthetic>", "content": [block], "stop_reason": "stop_sequence",
+                                          "usage": {"input_tokens": 0, "output_tokens": 0}}})
+            return message_id
         if self.partials:
             self.ch.send({**base, "type": "stream_event", "uuid": self.next_id("ev"),
                           "event": {"type": "message_start", "message": {"id": message_id, "model": MODEL,
@@ -276,7 +288,7 @@ class FakeCLI:
         cost = sum((c["input"] + c["cache_read"]) * PRICE_IN + c["output"] * PRICE_OUT for c in self.calls)
         return {"type": "result", "subtype": error or "success", "is_error": error is not None,
                 "duration_ms": 12, "duration_api_ms": 10, "num_turns": len(main), "session_id": self.session,
-                "result": answer if answer is not None else "", "stop_reason": "end_turn",
+                **({"result": answer} if answer is not None else {}), "stop_reason": "end_turn",
                 "total_cost_usd": round(cost, 9),
                 "usage": {"input_tokens": sum(c["input"] for c in main),
                           "cache_read_input_tokens": sum(c["cache_read"] for c in main),

@@ -40,7 +40,7 @@ TASK_ID = A.OTEL_AGENTS_TASK_ID
 
 
 class _ModelCall:
-    __slots__ = ("span", "parts", "snapshot", "output_tokens", "stop_reason", "last")
+    __slots__ = ("span", "parts", "snapshot", "output_tokens", "stop_reason", "last", "error")
 
     def __init__(self, span: SemanticSpan):
         self.span = span
@@ -49,6 +49,7 @@ class _ModelCall:
         self.output_tokens: int | None = None  # from the response's message_delta (partial messages)
         self.stop_reason: str | None = None
         self.last = time.time_ns()
+        self.error: str | None = None  # the CLI's AssistantMessageError: the API request failed
 
 
 class _Thread:
@@ -276,6 +277,8 @@ class Tracker:
             call.snapshot = message["usage"]
         if message.get("stop_reason"):
             call.stop_reason = message["stop_reason"]
+        if frame.get("error"):
+            call.error = str(frame["error"])
         call.last = time.time_ns()
 
     def _model(self, thread: _Thread, message_id: str, model: str | None) -> _ModelCall:
@@ -298,6 +301,11 @@ class Tracker:
         _, call = thread.open_model
         thread.open_model = None
         span = call.span
+        if call.error:  # a failed request: the text the CLI wrote for it is not the model's, nor is its usage
+            span.set_error(call.error, "".join(p.content for p in call.parts if isinstance(p, TextPart)) or None)
+            span.end(end_time=call.last)
+            thread.trigger = call.last
+            return
         output = ChatMessage("assistant", parts=list(call.parts), finish_reason=call.stop_reason)
         thread.history.append(ChatMessage("assistant", parts=list(call.parts)))
         if len(thread.history) > 200:  # bounded: the oldest turns go first
@@ -427,7 +435,7 @@ class Tracker:
                                  TERMINAL_REASON: terminal, NUM_TURNS: frame.get("num_turns"),
                                  DURATION_API_MS: frame.get("duration_api_ms"),
                                  PERMISSION_DENIALS: len(denials) if isinstance(denials, list) else None})
-            if span.records_content:
+            if span.records_content and not frame.get("is_error"):  # an error result's text is no answer
                 output = frame.get("structured_output")
                 span.set_output(output if output is not None else frame.get("result"))
             if turn.interrupted:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import weakref
 from typing import Any
@@ -159,7 +160,10 @@ class Installation:
             query = getattr(instance, "_query", None)
             tracker = self.trackers.get(query) if query is not None else None
             if tracker is not None:
-                tracker.end_turn(abandoned=True)
+                if _cancelling():  # `async with client` left because the task running it was cancelled
+                    tracker.end_turn(error=asyncio.CancelledError())
+                else:
+                    tracker.end_turn(abandoned=True)
         return wrapped(*args, **kwargs)
 
     # -- every Query: the frame tap --------------------------------------------------
@@ -195,6 +199,16 @@ class Installation:
                     message = {**message, "params": params}
                     args, kwargs = (server, message), {}
         return wrapped(*args, **kwargs)
+
+
+def _cancelling() -> bool:
+    """Whether the current asyncio task is being cancelled (``Task.cancelling()``, Python 3.11+)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not in an asyncio loop (trio)
+        return False
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if callable(cancelling) else False
 
 
 def _build_tool_server(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
