@@ -53,8 +53,8 @@ def test_query_through_the_cli_builds_the_span_tree(instrumented: Any, exporter:
     assert sorted((s.name, parent_of(s, spans).name if parent_of(s, spans) else "") for s in spans if
                   s.semantic_kind != "model") == [
         ("execute_tool Agent", "invoke_agent claude"),
-        ("execute_tool mcp__support__check_refund_policy", "invoke_agent policy-expert"),
-        ("execute_tool mcp__support__lookup_order", "invoke_agent claude"),
+        ("execute_tool check_refund_policy", "invoke_agent policy-expert"),
+        ("execute_tool lookup_order", "invoke_agent claude"),
         ("invoke_agent claude", ""),
         ("invoke_agent policy-expert", "execute_tool Agent"),
     ], tree(spans)
@@ -89,10 +89,12 @@ def test_query_through_the_cli_builds_the_span_tree(instrumented: Any, exporter:
     expert = _one(spans, "invoke_agent policy-expert")
     assert expert.attributes["otel_agents.agent.parent"] == "claude"
     assert expert.attributes["otel_agents.task.id"] == "task_1"
-    lookup = _one(spans, "execute_tool mcp__support__lookup_order")
+    lookup = _one(spans, "execute_tool lookup_order")
     tool_uses = {b.id: b for m in messages if isinstance(m, sdk.AssistantMessage) for b in m.content
                  if isinstance(b, sdk.ToolUseBlock)}
     assert tool_uses[lookup.attributes["gen_ai.tool.call.id"]].name == "mcp__support__lookup_order"
+    assert lookup.attributes["gen_ai.tool.name"] == "lookup_order"  # the MCP server's name for it
+    assert lookup.attributes["mcp.method.name"] == "tools/call"
     assert json.loads(lookup.attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A100"}
     assert '"A100"' in lookup.attributes["gen_ai.tool.call.result"]
 
@@ -119,10 +121,7 @@ def test_the_run_folds_to_an_envelope_whose_usage_is_the_results(instrumented: A
     assert env["usage"]["output_tokens"] == usage["outputTokens"]
     assert env["usage"]["input_tokens"] == usage["inputTokens"] + usage["cacheReadInputTokens"]
     assert env["public_output"] == result.result
-    assert [c["name"] for c in env["tool_calls"]] == ["mcp__support__lookup_order", "Agent",
-                                                      "mcp__support__check_refund_policy"] or \
-        sorted(c["name"] for c in env["tool_calls"]) == sorted(["mcp__support__lookup_order", "Agent",
-                                                                "mcp__support__check_refund_policy"])
+    assert sorted(c["name"] for c in env["tool_calls"]) == ["Agent", "check_refund_policy", "lookup_order"]
     assert env["metrics"]["model_calls"] == 5
     assert env["metrics"]["cost_usd"] == result.total_cost_usd  # the CLI's own figure, not a re-pricing
     assert {(a["name"], a["parent"]) for a in env["agents"]} == {("claude", None), ("policy-expert", "claude")}
@@ -165,11 +164,11 @@ def test_tool_error_and_permission_denial_are_distinct(instrumented: Any, export
     messages = asyncio.run(collect(prompt(), cli_path=cli_path, can_use_tool=deny_policy,
                                    mcp_servers={"support": support_server(fail={"lookup_order"})}))
     result = _result(messages)
-    lookup = _one(exporter.semantic(), "execute_tool mcp__support__lookup_order")
+    lookup = _one(exporter.semantic(), "execute_tool lookup_order")
     assert lookup.status.name == "ERROR" and lookup.attributes["error.type"] == "tool_error"
     assert "lookup_order is down" in lookup.attributes["gen_ai.tool.call.result"]
     assert "otel_agents.tool.denied" not in lookup.attributes
-    policy = _one(exporter.semantic(), "execute_tool mcp__support__check_refund_policy")
+    policy = _one(exporter.semantic(), "execute_tool check_refund_policy")
     assert policy.status.name == "ERROR" and policy.attributes["error.type"] == "permission_denied"
     assert policy.attributes["otel_agents.tool.denied"] is True
     assert [d["tool_use_id"] for d in result.permission_denials] == [policy.attributes["gen_ai.tool.call.id"]]
@@ -191,7 +190,7 @@ def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, exporter: Snapsho
     asyncio.run(collect("Where is order A100?", cli_path=cli_path,
                         hooks={"PreToolUse": [sdk.HookMatcher(matcher=None, hooks=[guard])]}))
     assert asked == ["mcp__support__lookup_order"]
-    lookup = _one(exporter.semantic(), "execute_tool mcp__support__lookup_order")
+    lookup = _one(exporter.semantic(), "execute_tool lookup_order")
     assert lookup.attributes["otel_agents.guardrail.triggered"] is True
     assert lookup.attributes["error.type"] == "permission_denied"
 
@@ -242,7 +241,7 @@ def test_early_break_ends_every_span_as_abandoned(instrumented: Any, exporter: S
     spans = exporter.semantic()
     assert {s.semantic_kind for s in spans} >= {"agent", "model"}
     assert all(s.end_time for s in exporter.spans)
-    for name in ("invoke_agent claude", "execute_tool mcp__support__lookup_order"):
+    for name in ("invoke_agent claude", "execute_tool lookup_order"):
         span = _one(spans, name)
         assert span.attributes["otel_agents.stream.abandoned"] is True, name
         assert span.status.name == "UNSET"
@@ -365,10 +364,11 @@ def test_sdk_mcp_server_span_nests_under_the_tool_span(instrument: Any, provider
     finally:
         mcp.uninstrument()
     spans = exporter.spans
-    tool = _one(spans, "execute_tool mcp__support__lookup_order")
+    [tool] = [s for s in spans if s.name == "execute_tool lookup_order" and s.kind == "INTERNAL"]
     server = [s for s in spans if s.parent_id == tool.span_id]
     assert [(s.name, s.kind) for s in server] == [("execute_tool lookup_order", "SERVER")], tree(spans)
+    assert tool.kind == "INTERNAL"
     db = _one(spans, "db lookup_order")
     assert db.parent_id == server[0].span_id, tree(spans)
     [env] = check(envelopes)
-    assert [c["name"] for c in env["tool_calls"]] == ["mcp__support__lookup_order"]
+    assert [c["name"] for c in env["tool_calls"]] == ["lookup_order"]

@@ -18,14 +18,14 @@ from tests.matrix.truth import CITY, TOOL, ModelFailure, Truth
 
 INSTRUMENTOR = ClaudeAgentSDKInstrumentor
 SERVER = "weather"
-WIRE_TOOL = f"mcp__{SERVER}__{TOOL}"  # the tool's name as the model calls it (and as the tool span is named)
+WIRE_TOOL = f"mcp__{SERVER}__{TOOL}"  # the tool's name as the model calls it (the span names it as the server does)
 FINISH = {True: "tool_use", False: "end_turn"}
 
 
 def _server(truth: Truth) -> dict:
     @sdk.tool(TOOL, "Get the weather for a city.", {"city": str})
     async def get_weather(args: dict) -> dict:
-        return {"content": [{"type": "text", "text": await truth.atool(WIRE_TOOL, **args)}]}
+        return {"content": [{"type": "text", "text": await truth.atool(**args)}]}
 
     return sdk.create_sdk_mcp_server(SERVER, tools=[get_weather])
 

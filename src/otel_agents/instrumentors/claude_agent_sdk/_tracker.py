@@ -354,9 +354,12 @@ class Tracker:
             return
         name = str(block.get("name") or "tool")
         args = block.get("input")
-        span = self._start(Kind.TOOL, name, thread.agent)
-        span.set_tool(name, call_id=tool_id, arguments=args if args is not None else {})
-        if name.startswith("mcp__"):  # the CLI calls it as an MCP client: tools/call (the fold pairs it with a server's span)
+        # An MCP tool (``mcp__{server}__{tool}``): the CLI calls it as an MCP client, a ``tools/call`` of the
+        # server's tool, named as the server names it (OTel MCP conventions; the fold pairs it with a server span).
+        server, _, tool_name = name[len("mcp__"):].partition("__") if name.startswith("mcp__") else ("", "", "")
+        span = self._start(Kind.TOOL, tool_name or name, thread.agent)
+        span.set_tool(tool_name or name, call_id=tool_id, arguments=args if args is not None else {})
+        if tool_name:
             span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
         if name in DELEGATION_TOOLS and isinstance(args, dict) and args.get("subagent_type"):
             span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, str(args["subagent_type"]))
