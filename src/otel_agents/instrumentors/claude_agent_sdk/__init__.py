@@ -13,7 +13,7 @@ Usage
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through the
 ``claude_agent_sdk`` entry point. Supported: ``claude-agent-sdk`` >=0.2.140,<0.3 (tested on
-0.2.189). Install: ``pip install 'otel-agents[claude-agent-sdk]'`` (the SDK's wheels bundle
+0.2.140 and 0.2.189). Install: ``pip install 'otel-agents[claude-agent-sdk]'`` (the SDK's wheels bundle
 the Claude Code CLI, ~164 MB); with a CLI of your own, ``--no-binary claude-agent-sdk`` builds
 the small sdist without it. Importing this module does not import the SDK.
 
@@ -61,8 +61,7 @@ runs the real ``mcp`` server. Its tool span records ``mcp.method.name=tools/call
 MCP client), and we add the tool span's W3C trace context to the request's ``params._meta``: the
 handler runs inside the tool span (so spans the user's code opens nest under it), and with our MCP
 instrumentor on, its server span (``SERVER``) nests there too — the fold lists the call once. The
-handler's context comes from ``mcp``'s request context (mcp 1.x); on mcp 2.x, without our MCP
-instrumentor, the handler runs in the bridge task's context.
+handler's context comes from ``mcp``'s request context (``request_ctx``; tested on mcp 1.30 and 2.3).
 
 Usage and cost
 --------------
