@@ -175,15 +175,25 @@ def test_tool_error_and_permission_denial_are_distinct(instrumented: Any, export
     agent = _one(exporter.semantic(), "invoke_agent claude")
     assert agent.attributes["claude_agent_sdk.permission_denials"] == 1
     assert agent.status.name == "UNSET"  # the run itself succeeded
+    spans = exporter.semantic()
+    decisions = {(s.name, parent_of(s, spans).name, s.attributes["claude_agent_sdk.permission.decision"])
+                 for s in spans if s.name.startswith("permission ")}
+    assert decisions == {("permission mcp__support__lookup_order", "execute_tool lookup_order", "allow"),
+                         ("permission mcp__support__check_refund_policy", "execute_tool check_refund_policy", "deny")}
 
 
-def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, exporter: SnapshotExporter, cli_path: str) -> None:
-    """A user PreToolUse hook that denies: the tool span is a denial and records the guardrail; no hook of our own
-    is registered (the CLI is asked once per call, by the user's one callback)."""
+def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, provider: Any, exporter: SnapshotExporter,
+                                            cli_path: str) -> None:
+    """A user PreToolUse hook that denies: a guardrail span under the tool span (the user's hook runs inside
+    it), triggered; the tool span is a denial. No hook of our own is registered (the CLI is asked once per
+    call, by the user's one callback)."""
     asked: list[str] = []
+    app = trace.get_tracer("tests.app", tracer_provider=provider)
 
     async def guard(hook_input: dict, tool_use_id: str | None, ctx: Any) -> dict:
         asked.append(hook_input["tool_name"])
+        with app.start_as_current_span("policy lookup"):
+            pass
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": "no lookups today"}}
 
@@ -193,6 +203,11 @@ def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, exporter: Snapsho
     lookup = _one(exporter.semantic(), "execute_tool lookup_order")
     assert lookup.attributes["otel_agents.guardrail.triggered"] is True
     assert lookup.attributes["error.type"] == "permission_denied"
+    hook = _one(exporter.spans, "guardrail PreToolUse")
+    assert hook.parent_id == lookup.span_id
+    assert hook.attributes["otel_agents.guardrail.triggered"] is True
+    assert hook.attributes["openinference.span.kind"] == "GUARDRAIL"
+    assert _one(exporter.spans, "policy lookup").parent_id == hook.span_id  # the user's hook runs inside it
 
 
 def test_the_cli_gets_the_agent_span_as_traceparent(instrumented: Any, exporter: SnapshotExporter, cli_path: str,

@@ -48,6 +48,11 @@ frames as they arrive and build:
   call that ``can_use_tool`` denied is ERROR ``error.type=permission_denied`` with
   ``otel_agents.tool.denied=true`` (a denial, not a failure); one a ``PreToolUse`` hook denied
   also carries ``otel_agents.guardrail.triggered=true``.
+* The user's callbacks, each a ``chain`` span under the tool call it is about (else the turn),
+  current while it runs so its own spans nest there: a ``PreToolUse`` hook → ``guardrail
+  PreToolUse`` (OpenInference ``GUARDRAIL``, ``otel_agents.guardrail.triggered`` = it denied),
+  another hook → ``hook {event}``, ``can_use_tool`` → ``permission {tool}``
+  (``claude_agent_sdk.permission.decision`` = ``allow``/``deny``); input and answer as content.
 * Subagents (the ``Agent`` tool, ``Task`` on older CLIs): the tool span records
   ``otel_agents.handoff.target`` = ``subagent_type`` and parents ``invoke_agent {subagent_type}``
   (``agent``, ``otel_agents.agent.parent=claude``), whose model and tool spans are built from the
@@ -92,8 +97,8 @@ The SDK has no tracing API; its stream is the structure. We wrap, with ``wrapt``
 ``InternalClient.process_query`` (what ``query()`` runs, bound under any import name) for the
 run's span, current while the SDK's generator runs each step, so the CLI's ``TRACEPARENT``
 (the SDK puts the current context in the CLI's environment) names it and the SDK's read task,
-hook and permission callbacks inherit it; ``ClaudeSDKClient.connect``/``disconnect``; and
-``Query.__init__``, which taps its transport's ``read_messages`` and ``write`` per instance (the
+hook and permission callbacks inherit it; ``ClaudeSDKClient.connect``/``disconnect``; ``Query._handle_control_request`` (the user's
+callbacks) and ``_handle_sdk_mcp_request``; and ``Query.__init__``, which taps its transport's ``read_messages`` and ``write`` per instance (the
 frames on arrival; the prompts, interrupts and permission answers as written). All state is per
 ``Query``. We inject no hooks of our own: they would cost two control round trips per tool call
 and run beside the user's.
@@ -105,9 +110,8 @@ The SDK makes no spans. The CLI exports its own only when the user sets
 
 Limits
 ------
-* User hook callbacks and ``can_use_tool`` decisions are not spans of their own (their
-  outcome is on the tool span); denials the CLI decides itself (settings rules) are counted on
-  the agent span only.
+* Denials the CLI decides itself (settings rules, permission modes) are counted on the agent span
+  only; hooks from settings files run in the CLI and are not spans.
 * A background agent (``run_in_background``) that outlives the ``result`` is ended with it.
 """
 

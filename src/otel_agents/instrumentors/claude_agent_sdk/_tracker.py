@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable
 
 from ..._spans import ChatMessage, SemanticSpan, Telemetry, TextPart, ToolCallPart, ToolCallResponsePart, Usage, guard
-from ...semconv import Kind
+from ...semconv import Kind, guardrail_attributes
 from ...semconv import attributes as A
 from ..anthropic._messages import block_parts, usage_of
 
@@ -36,6 +36,7 @@ DURATION_API_MS = "claude_agent_sdk.duration_api_ms"
 PERMISSION_DENIALS = "claude_agent_sdk.permission_denials"
 API_ERROR_STATUS = "http.response.status_code"  # the API's HTTP status behind an error result
 TOOL_DENIED = "otel_agents.tool.denied"
+PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
 TASK_ID = A.OTEL_AGENTS_TASK_ID
 
 
@@ -102,6 +103,7 @@ class Tracker:
         self.threads: dict[str | None, _Thread] = {}
         self.tools: dict[str, _Tool] = {}
         self.requests: dict[str, tuple[str, str | None]] = {}  # control request id → (subtype, tool_use_id)
+        self.callbacks: dict[str, SemanticSpan] = {}  # control request id → the hook/permission span running it
         self.tool_names: list[str] = []
         if turn is not None:
             self._begin(turn)
@@ -128,6 +130,10 @@ class Tracker:
             return
         for thread in list(self.threads.values()):
             self._end_model(thread)
+        for request_id in list(self.callbacks):
+            span = self.callbacks.pop(request_id)
+            self._mark_unfinished(span, turn, error, abandoned)
+            span.end()
         for tool_id in list(self.tools):
             tool = self.tools.pop(tool_id)
             self._mark_unfinished(tool.span, turn, error, abandoned)
@@ -154,11 +160,11 @@ class Tracker:
         elif abandoned:
             span.mark_abandoned()
 
-    def _start(self, kind: Kind, name: Any, parent: Any, **kwargs: Any) -> SemanticSpan:
+    def _start(self, kind: Kind, name: Any, parent: Any, attributes_extra: Any = None, **kwargs: Any) -> SemanticSpan:
         """A child span; it carries the CLI's session id unless the caller's run set one."""
-        attributes = None
+        attributes = dict(attributes_extra or {})
         if self.session_id and (self.turn is None or A.SESSION_ID not in self.turn.span.run_attributes):
-            attributes = {A.SESSION_ID: self.session_id, A.GEN_AI_CONVERSATION_ID: self.session_id}
+            attributes.update({A.SESSION_ID: self.session_id, A.GEN_AI_CONVERSATION_ID: self.session_id})
         return self.telemetry.start_span(kind, name, parent=parent, attributes=attributes, **kwargs)
 
     # -- frames written by the SDK ------------------------------------------------------
@@ -186,6 +192,9 @@ class Tracker:
                 self.turn.interrupted = True
         elif kind == "control_response":
             response = frame.get("response") or {}
+            callback = self.callbacks.get(response.get("request_id"))
+            if callback is not None:
+                self._answered(callback, response)
             asked = self.requests.pop(response.get("request_id"), None)
             if asked is None or response.get("subtype") != "success":
                 return
@@ -202,6 +211,56 @@ class Tracker:
                 if specific.get("permissionDecision") == "deny" or answer.get("decision") == "block":
                     tool.guardrail = True
                     tool.denied = str(specific.get("permissionDecisionReason") or answer.get("reason") or "denied")
+
+    # -- the user's callbacks: hooks and can_use_tool ------------------------------------
+    def open_callback(self, request: Any) -> SemanticSpan | None:
+        """A span for the user's callback that answers this control request (``hook_callback``: ``hook
+        {event}``, a ``PreToolUse`` hook as a guardrail; ``can_use_tool``: ``permission {tool}``), under
+        the tool call it is about, else the turn; ``None`` for other requests."""
+        data = request.get("request") if isinstance(request, dict) else None
+        request_id = request.get("request_id") if isinstance(request, dict) else None
+        if not isinstance(data, dict) or self.turn is None or not request_id:
+            return None
+        subtype = data.get("subtype")
+        if subtype not in ("hook_callback", "can_use_tool") or len(self.callbacks) >= 1000:
+            return None
+        tool = self.tools.get(data.get("tool_use_id") or "")
+        parent = tool.span if tool is not None else self.turn.span
+        if subtype == "hook_callback":
+            hook_input = data.get("input") if isinstance(data.get("input"), dict) else {}
+            event = str(hook_input.get("hook_event_name") or "hook")
+            if event == "PreToolUse":
+                span = self._start(Kind.CHAIN, f"guardrail {event}", parent, attributes_extra=guardrail_attributes())
+                span.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, False)
+            else:
+                span = self._start(Kind.CHAIN, f"hook {event}", parent)
+            if span.records_content:
+                span.set_input(hook_input)
+        else:
+            span = self._start(Kind.CHAIN, f"permission {data.get('tool_name') or 'tool'}", parent)
+            if span.records_content:
+                span.set_input(data.get("input"))
+        self.callbacks[request_id] = span
+        return span
+
+    def _answered(self, span: SemanticSpan, response: dict) -> None:
+        if response.get("subtype") == "error":
+            span.set_error("callback_error", str(response.get("error") or ""))
+            return
+        answer = response.get("response") or {}
+        if span.records_content:
+            span.set_output(answer)
+        behavior = answer.get("behavior")
+        if behavior:
+            span.set_attribute(PERMISSION_DECISION, str(behavior))
+        specific = answer.get("hookSpecificOutput") or {}
+        if specific.get("permissionDecision") == "deny" or answer.get("decision") == "block":
+            span.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, True)
+
+    def close_callback(self, request: Any) -> None:
+        span = self.callbacks.pop(request.get("request_id") if isinstance(request, dict) else None, None)
+        if span is not None:
+            span.end()
 
     # -- frames read from the CLI ----------------------------------------------------
     def on_frame(self, frame: Any) -> None:

@@ -64,6 +64,7 @@ class Installation:
             Patch(ClaudeSDKClient, "disconnect", self._disconnect),
             Patch(Query, "__init__", self._query_init),
             Patch(Query, "_handle_sdk_mcp_request", self._sdk_mcp_request),
+            Patch(Query, "_handle_control_request", self._control_request),
         ]
         import claude_agent_sdk
 
@@ -182,6 +183,31 @@ class Installation:
                 self.trackers[instance] = tracker
         return result
 
+
+    # -- the user's hooks and can_use_tool: a span around each ------------------------------
+    def _control_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return self._calling_back(wrapped, instance, args, kwargs)
+
+    async def _calling_back(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        request = kwargs.get("request", args[0] if args else None)
+        tracker = self.trackers.get(instance)
+        span = None
+        with guard("claude_agent_sdk.callback"):
+            span = tracker.open_callback(request) if tracker is not None else None
+        if span is None:
+            return await wrapped(*args, **kwargs)
+        token = otel_context.attach(span.context())  # the user's callback (and its spans) run inside it
+        try:
+            return await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            raise
+        finally:
+            otel_context.detach(token)
+            with guard("claude_agent_sdk.callback_end"):
+                tracker.close_callback(request)  # type: ignore[union-attr]
 
     # -- SDK MCP tools: the tool span reaches the handler -------------------------------------
     def _sdk_mcp_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
