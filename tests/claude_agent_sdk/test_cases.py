@@ -387,3 +387,33 @@ def test_sdk_mcp_server_span_nests_under_the_tool_span(instrument: Any, provider
     assert db.parent_id == server[0].span_id, tree(spans)
     [env] = check(envelopes)
     assert [c["name"] for c in env["tool_calls"]] == ["lookup_order"]
+
+
+def test_uninstrument_during_a_session_ends_its_spans(instrument: Any, exporter: SnapshotExporter) -> None:
+    """uninstrument() while a ClaudeSDKClient turn is open: its spans end then (abandoned), and the rest of the
+    session, a new turn included, makes none."""
+
+    async def main() -> None:
+        inst = instrument()
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            await client.query("Where is order A100? Take it slow.")
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                     for b in message.content):
+                    break
+            inst.uninstrument()
+            assert {s.name for s in exporter.semantic()} >= {"invoke_agent claude", "execute_tool lookup_order"}
+            ended = len(exporter.spans)
+            await client.interrupt()
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.ResultMessage):
+                    break
+            await client.query("Where is order A200?")
+            async for _ in client.receive_response():
+                pass
+            assert len(exporter.spans) == ended
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["otel_agents.stream.abandoned"] is True

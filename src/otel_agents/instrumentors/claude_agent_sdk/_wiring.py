@@ -58,6 +58,7 @@ class Installation:
         self.telemetry = telemetry
         self.stream_usage = stream_usage
         self.trackers: "weakref.WeakKeyDictionary[Any, Tracker]" = weakref.WeakKeyDictionary()
+        self.taps: "list[weakref.ref[_Tap]]" = []  # pruned as sessions go (see _query_init)
         self.patches = [
             Patch(InternalClient, "process_query", self._process_query),
             Patch(ClaudeSDKClient, "connect", self._connect),
@@ -72,9 +73,16 @@ class Installation:
             self.patches.append(Patch(claude_agent_sdk, "build_tool_server", _build_tool_server))  # type: ignore[arg-type]
 
     def remove(self) -> None:
+        """Take every patch off; sessions still running stop feeding us (their open spans end now)."""
         for patch in reversed(self.patches):
             patch.remove()
         self.patches.clear()
+        for ref in self.taps:
+            tap = ref()
+            if tap is not None and tap.tracker is not None:
+                tap.tracker.end_turn(abandoned=True)
+                tap.tracker = None
+        self.taps.clear()
 
     # -- query() --------------------------------------------------------------------
     def _process_query(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -179,7 +187,9 @@ class Installation:
                 tracker = Tracker(self.telemetry, turn, hide_partials=hide, system=system, model=model)
                 if turn is not None:
                     turn.tracker = tracker  # type: ignore[attr-defined]
-                _tap(instance.transport, tracker)
+                if len(self.taps) > 256:  # bounded: drop the taps of transports that are gone
+                    self.taps = [ref for ref in self.taps if ref() is not None]
+                self.taps.append(weakref.ref(_tap(instance.transport, tracker)))
                 self.trackers[instance] = tracker
         return result
 
@@ -284,21 +294,42 @@ def _request_context() -> Any:
     return ctx
 
 
-def _tap(transport: Any, tracker: Tracker) -> None:
+class _Tap:
+    """What a transport's tapped methods feed: one tracker at a time (a custom transport reused by a second
+    ``Query`` is re-pointed, never tapped twice); ``None`` after ``uninstrument()``."""
+
+    __slots__ = ("tracker", "__weakref__")
+
+    def __init__(self, tracker: Tracker):
+        self.tracker: Tracker | None = tracker
+
+
+def _tap(transport: Any, tracker: Tracker) -> _Tap:
     """Feed the tracker from ``transport`` (instance attributes over its methods; nothing else changes)."""
+    existing = getattr(transport.read_messages, "_otel_agents_tap", None)
+    if isinstance(existing, _Tap):
+        existing.tracker = tracker
+        return existing
+    tap = _Tap(tracker)
     read = transport.read_messages
     write = transport.write
 
     async def read_messages() -> Any:
         async for frame in read():
-            tracker.on_frame(frame)
-            if tracker.hide_partials and isinstance(frame, dict) and frame.get("type") == "stream_event":
-                continue  # partial messages we turned on: the caller did not ask for them
+            current = tap.tracker
+            if current is not None:
+                current.on_frame(frame)
+                if current.hide_partials and isinstance(frame, dict) and frame.get("type") == "stream_event":
+                    continue  # partial messages we turned on: the caller did not ask for them
             yield frame
 
     async def tapped_write(data: str) -> None:
-        tracker.on_write(data)
+        current = tap.tracker
+        if current is not None:
+            current.on_write(data)
         await write(data)
 
+    read_messages._otel_agents_tap = tap  # type: ignore[attr-defined]
     transport.read_messages = read_messages
     transport.write = tapped_write
+    return tap
