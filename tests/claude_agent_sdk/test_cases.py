@@ -79,6 +79,8 @@ def test_query_through_the_cli_builds_the_span_tree(instrumented: Any, exporter:
     assert agent.attributes["session.id"] == result.session_id == SESSION
     assert agent.attributes["claude_agent_sdk.num_turns"] == result.num_turns == 3
     assert agent.attributes["claude_agent_sdk.terminal_reason"] == "completed"
+    assert json.loads(agent.attributes["claude_agent_sdk.result.usage"]) == {"usage": result.usage,
+                                                                            "modelUsage": result.model_usage}
     assert agent.attributes["output.value"] == result.result
     assert agent.attributes["input.value"] == REFUND_VIA_EXPERT
     assert agent.status.name == "UNSET"

@@ -34,8 +34,9 @@ frames as they arrive and build:
   input, the result text (``structured_output`` when set) as output, ``session.id`` /
   ``gen_ai.conversation.id`` = the CLI's session id unless ``otel_agents.using_session()`` set
   one (the caller's id wins), ``llm.cost.total`` = ``total_cost_usd``, and the result's
-  ``claude_agent_sdk.result.subtype``, ``.terminal_reason``, ``.num_turns``,
-  ``.duration_api_ms``, ``.permission_denials`` (a count). An ``is_error`` result is ERROR with
+  ``claude_agent_sdk.result.subtype``, ``claude_agent_sdk.terminal_reason``, ``.num_turns``,
+  ``.duration_api_ms``, ``.permission_denials`` (a count) and ``claude_agent_sdk.result.usage``
+  (JSON: the result's ``usage`` and ``modelUsage``, as reported). An ``is_error`` result is ERROR with
   ``error.type`` = its subtype (``error_max_turns``, ``error_during_execution``…) and the
   result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``.
 * One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation

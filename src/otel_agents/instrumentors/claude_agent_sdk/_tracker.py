@@ -34,6 +34,7 @@ TERMINAL_REASON = "claude_agent_sdk.terminal_reason"
 NUM_TURNS = "claude_agent_sdk.num_turns"
 DURATION_API_MS = "claude_agent_sdk.duration_api_ms"
 PERMISSION_DENIALS = "claude_agent_sdk.permission_denials"
+RESULT_USAGE = "claude_agent_sdk.result.usage"  # JSON {"usage": ..., "modelUsage": ...} as the result reported
 API_ERROR_STATUS = "http.response.status_code"  # the API's HTTP status behind an error result
 TOOL_DENIED = "otel_agents.tool.denied"
 PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
@@ -493,6 +494,9 @@ class Tracker:
             if isinstance(terminal, str) and terminal.startswith("aborted"):
                 turn.interrupted = True
             denials = frame.get("permission_denials") or []
+            usage = {k: frame[k] for k in ("usage", "modelUsage") if isinstance(frame.get(k), dict)}
+            if usage:  # the CLI's totals (usage: the main thread; modelUsage: every model, subagents included)
+                span.set_attribute(RESULT_USAGE, json.dumps(usage, default=str)[:4096])
             span.set_attributes({COST: frame.get("total_cost_usd"), RESULT_SUBTYPE: frame.get("subtype"),
                                  TERMINAL_REASON: terminal, NUM_TURNS: frame.get("num_turns"),
                                  DURATION_API_MS: frame.get("duration_api_ms"),
