@@ -102,6 +102,8 @@ def test_query_through_the_cli_builds_the_span_tree(instrumented: Any, exporter:
 
     first = min(models, key=lambda s: s.start_time)
     assert json.loads(first.attributes["gen_ai.system_instructions"]) == [{"type": "text", "content": "You are support."}]
+    assert [t["name"] for t in json.loads(first.attributes["gen_ai.tool.definitions"])] == \
+        ["Agent", "mcp__support__lookup_order"]  # what the CLI's init listed
     output = json.loads(first.attributes["gen_ai.output.messages"])
     assert [p["type"] for p in output[0]["parts"]] == ["text", "tool_call"]
     assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)

@@ -42,7 +42,8 @@ frames as they arrive and build:
 * One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation
   thread, never per frame: from the moment its request was complete (the prompt, or the tool
   results it answers) to its last frame; input messages rebuilt from the stream, the system
-  prompt from the options (a string ``system_prompt``), output parts (``thinking`` →
+  prompt from the options (a string ``system_prompt``), the main agent's tools by name (the CLI's
+  ``init`` lists names only; a subagent's are not listed), output parts (``thinking`` →
   ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model.
 * One ``execute_tool {tool}`` (``tool``) per ``tool_use`` id, opened at its block and ended by
   its ``tool_result``: arguments and result; ``is_error`` → ERROR ``error.type=tool_error``. A

@@ -17,7 +17,8 @@ import json
 import time
 from typing import Any, Callable
 
-from ..._spans import ChatMessage, SemanticSpan, Telemetry, TextPart, ToolCallPart, ToolCallResponsePart, Usage, guard
+from ..._spans import (ChatMessage, SemanticSpan, Telemetry, TextPart, ToolCallResponsePart, ToolDefinition,
+                       Usage, guard)
 from ...semconv import Kind, guardrail_attributes
 from ...semconv import attributes as A
 from ..anthropic._messages import block_parts, usage_of
@@ -117,6 +118,9 @@ class Tracker:
             turn.span.set_agent(AGENT_NAME)
             if self.session_id and A.SESSION_ID not in turn.span.run_attributes:
                 turn.span.set_attributes({A.SESSION_ID: self.session_id, A.GEN_AI_CONVERSATION_ID: self.session_id})
+
+    def turn_span(self) -> SemanticSpan | None:
+        return self.turn.span if self.turn is not None else None
 
     def open_turn(self) -> None:
         """A prompt was written while no turn is open (``ClaudeSDKClient``): a new agent span, under the
@@ -350,7 +354,8 @@ class Tracker:
                        response_id=message_id or None)
         if span.records_content:
             system = [self.system] if isinstance(self.system, str) and self.system else None
-            span.set_messages(input=list(thread.history), system=system)
+            tools = [ToolDefinition(name) for name in self.tool_names] if thread.agent is self.turn_span() else None
+            span.set_messages(input=list(thread.history), system=system, tools=tools or None)
         call = _ModelCall(span)
         thread.open_model = (message_id, call)
         return call
@@ -534,4 +539,4 @@ def _text_of(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, default=str)[:512]
 
 
-__all__ = ["Tracker", "Turn", "ToolCallPart"]
+__all__ = ["Tracker", "Turn"]
