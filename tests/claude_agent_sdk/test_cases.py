@@ -21,7 +21,7 @@ from tests.exporters.conftest import check
 from tests.spans import SnapshotExporter, parent_of, tree
 
 from .conftest import collect, in_process, support_server
-from .fake_cli import MODEL, SESSION
+from .fake_cli import MODEL, SESSION, FakeCLI
 
 REFUND_VIA_EXPERT = "Can I get a refund for order A100? Please ask the policy expert."
 
@@ -421,3 +421,55 @@ def test_uninstrument_during_a_session_ends_its_spans(instrument: Any, exporter:
     asyncio.run(main())
     agent = _one(exporter.semantic(), "invoke_agent claude")
     assert agent.attributes["otel_agents.stream.abandoned"] is True
+
+
+class _BackgroundCLI(FakeCLI):
+    """The main agent starts ``policy-expert`` in the background (``run_in_background``): the Agent call
+    returns at once, the turn ends, then the subagent answers and its task completes."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Agent"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        args = {"description": "audit", "prompt": "Audit order A100.", "subagent_type": "policy-expert",
+                "run_in_background": True}
+        self.respond(None, [{"type": "tool_use", "id": "toolu_bg", "name": "Agent", "input": args}], history,
+                     "tool_use")
+        self.ch.send({"type": "system", "subtype": "task_started", "task_id": "task_bg", "tool_use_id": "toolu_bg",
+                      "description": "audit", "session_id": self.session, "uuid": self.next_id("uuid")})
+        self.tool_result(None, "toolu_bg", "Async agent launched successfully.", False, history)
+        self.respond(None, [{"type": "text", "text": "An expert is auditing it."}], history, "end_turn")
+        self.ch.send(self.result("An expert is auditing it."))
+        self.respond("toolu_bg", [{"type": "text", "text": "A100 is fine."}], ["Audit order A100."], "end_turn")
+        self.ch.send({"type": "system", "subtype": "task_notification", "task_id": "task_bg", "status": "completed",
+                      "tool_use_id": "toolu_bg", "summary": "done", "output_file": "", "session_id": self.session,
+                      "uuid": self.next_id("uuid")})
+        return 0
+
+
+def test_a_background_agent_ends_at_its_own_terminal_state(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A background subagent outlives its Agent call and the turn's result: its span (under the Agent tool span)
+    ends at its task's terminal status, with its model call, not at the result."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _BackgroundCLI(transport.channel, transport.argv)
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(), transport=transport) as client:
+            await client.query("Audit A100 in the background.")
+            async for _ in client.receive_response():
+                pass
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.TaskNotificationMessage):
+                    break
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    turn = _one(spans, "invoke_agent claude")
+    tool = _one(spans, "execute_tool Agent")
+    expert = _one(spans, "invoke_agent policy-expert")
+    assert expert.parent_id == tool.span_id and tool.parent_id == turn.span_id
+    assert expert.end_time > turn.end_time and expert.status.name == "UNSET"
+    assert "otel_agents.stream.abandoned" not in expert.attributes
+    [model] = [s for s in exporter.semantic("model") if s.parent_id == expert.span_id]
+    assert json.loads(model.attributes["gen_ai.output.messages"])[0]["parts"] == [{"type": "text",
+                                                                                  "content": "A100 is fine."}]

@@ -58,7 +58,10 @@ frames as they arrive and build:
 * Subagents (the ``Agent`` tool, ``Task`` on older CLIs): the tool span records
   ``otel_agents.handoff.target`` = ``subagent_type`` and parents ``invoke_agent {subagent_type}``
   (``agent``, ``otel_agents.agent.parent=claude``), whose model and tool spans are built from the
-  frames carrying its ``parent_tool_use_id``. It ends with its tool call.
+  frames carrying its ``parent_tool_use_id``. It ends with its tool call; a background one
+  (``run_in_background``: its call returns at once) at its task's terminal status
+  (``task_notification``/``task_updated``: ``failed`` → ERROR, ``stopped``/``killed`` → control
+  flow), after the turn's result if need be, or when the session closes.
 
 SDK MCP tools
 -------------
@@ -114,7 +117,6 @@ Limits
 ------
 * Denials the CLI decides itself (settings rules, permission modes) are counted on the agent span
   only; hooks from settings files run in the CLI and are not spans.
-* A background agent (``run_in_background``) that outlives the ``result`` is ended with it.
 """
 
 from ._instrumentor import ClaudeAgentSDKInstrumentor

@@ -27,6 +27,7 @@ AGENT_NAME = "claude"  # the main agent: the CLI's, which has no name of its own
 PROVIDER = "anthropic"
 DELEGATION_TOOLS = ("Agent", "Task")  # the subagent tool (``Task`` before CLI 2.1.x)
 CONTROL_FLOW_INTERRUPT = "interrupt"
+TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})  # the SDK's, for task_* frames
 
 # Frame attributes with no standard key (the CLI's own result fields).
 COST = A.LLM_COST_TOTAL  # OpenInference: total cost in USD
@@ -107,6 +108,8 @@ class Tracker:
         self.requests: dict[str, tuple[str, str | None]] = {}  # control request id → (subtype, tool_use_id)
         self.callbacks: dict[str, SemanticSpan] = {}  # control request id → the hook/permission span running it
         self.tool_names: list[str] = []
+        self.tasks: dict[str, str] = {}  # running task id → the Agent tool_use id of its subagent
+        self.background: dict[str, _Thread] = {}  # subagents whose Agent call returned while they run on
         if turn is not None:
             self._begin(turn)
 
@@ -297,6 +300,39 @@ class Tracker:
             thread = self._thread(frame["tool_use_id"])
             if thread.own and frame.get("task_id"):
                 thread.agent.set_attribute(TASK_ID, str(frame["task_id"]))
+                if len(self.tasks) < 1000:
+                    self.tasks[str(frame["task_id"])] = frame["tool_use_id"]
+        elif subtype in ("task_notification", "task_updated"):
+            status = frame.get("status") if subtype == "task_notification" else (frame.get("patch") or {}).get("status")
+            if status in TERMINAL_TASK_STATUSES:
+                self._task_ended(str(frame.get("task_id")), frame.get("tool_use_id"), status)
+
+    def _task_ended(self, task_id: str, tool_use_id: Any, status: str) -> None:
+        """A subagent's task reached a terminal status: a background subagent ends now (a foreground one
+        ends with its Agent call's result, which follows)."""
+        tool_use_id = self.tasks.pop(task_id, None) or tool_use_id
+        thread = self.background.pop(tool_use_id, None) if tool_use_id else None
+        if thread is None:
+            return
+        self._end_model(thread)
+        if status == "failed":
+            thread.agent.set_error("task_failed")
+        elif status != "completed":  # stopped, killed
+            thread.agent.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, status)
+        thread.agent.end()
+
+    def end_background(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
+        """End the background subagents still running (the session is closing)."""
+        for thread in list(self.background.values()):
+            self._end_model(thread)
+            if not thread.agent.ended:
+                if error is not None:
+                    thread.agent.record_error(error, control_flow=not isinstance(error, Exception))
+                elif abandoned:
+                    thread.agent.mark_abandoned()
+            thread.agent.end()
+        self.background.clear()
+        self.tasks.clear()
 
     def _on_rate_limit_event(self, frame: dict) -> None:
         if self.turn is not None:
@@ -307,6 +343,8 @@ class Tracker:
     def _thread(self, thread_id: str | None) -> _Thread:
         """The thread of ``parent_tool_use_id``; a subagent's thread opens its agent span under its tool span."""
         thread = self.threads.get(thread_id)
+        if thread is None and thread_id is not None:
+            thread = self.background.get(thread_id)
         if thread is not None:
             return thread
         tool = self.tools.get(thread_id) if thread_id else None
@@ -325,7 +363,7 @@ class Tracker:
         return thread
 
     def _on_assistant(self, frame: dict) -> None:
-        if self.turn is None:
+        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
             return
         message = frame.get("message") or {}
         thread = self._thread(frame.get("parent_tool_use_id"))
@@ -390,7 +428,7 @@ class Tracker:
         thread.trigger = call.last
 
     def _on_stream_event(self, frame: dict) -> None:
-        if self.turn is None:
+        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
             return
         event = frame.get("event") or {}
         kind = event.get("type")
@@ -442,7 +480,7 @@ class Tracker:
         return tool.span if tool is not None else None
 
     def _on_user(self, frame: dict) -> None:
-        if self.turn is None:
+        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
             return
         thread = self._thread(frame.get("parent_tool_use_id"))
         content = (frame.get("message") or {}).get("content")
@@ -465,7 +503,10 @@ class Tracker:
         span = tool.span
         span.set_tool_result(result)
         sub = self.threads.pop(block.get("tool_use_id"), None)
-        if sub is not None and sub.own:
+        if sub is not None and sub.own and block.get("tool_use_id") in self.tasks.values() \
+                and not block.get("is_error") and len(self.background) < 256:
+            self.background[block["tool_use_id"]] = sub  # its task runs on: it ends at its terminal status
+        elif sub is not None and sub.own:
             self._end_model(sub)
             if sub.agent.records_content:
                 sub.agent.set_output(result)

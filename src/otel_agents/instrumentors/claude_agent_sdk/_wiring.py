@@ -81,6 +81,7 @@ class Installation:
             tap = ref()
             if tap is not None and tap.tracker is not None:
                 tap.tracker.end_turn(abandoned=True)
+                tap.tracker.end_background(abandoned=True)
                 tap.tracker = None
         self.taps.clear()
 
@@ -139,6 +140,8 @@ class Installation:
             tracker: Tracker | None = getattr(turn, "tracker", None)
             if tracker is not None and tracker.turn is turn:
                 tracker.end_turn(error=error, abandoned=abandoned)
+            if tracker is not None:
+                tracker.end_background(error=error, abandoned=abandoned)
             if not finished or error is not None:
                 Tracker._mark_unfinished(turn.span, turn, error, abandoned and not finished)
         turn.span.end()
@@ -171,8 +174,10 @@ class Installation:
             if tracker is not None:
                 if _cancelling():  # `async with client` left because the task running it was cancelled
                     tracker.end_turn(error=asyncio.CancelledError())
+                    tracker.end_background(error=asyncio.CancelledError())
                 else:
                     tracker.end_turn(abandoned=True)
+                    tracker.end_background(abandoned=True)
         return wrapped(*args, **kwargs)
 
     # -- every Query: the frame tap --------------------------------------------------
