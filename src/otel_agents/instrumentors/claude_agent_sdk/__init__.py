@@ -84,8 +84,10 @@ call, and the ECP envelope's ``usage`` (summed over model spans) is the run's tr
 subagents included — the totals of ``ResultMessage.model_usage``. (``ResultMessage.usage``
 counts the main thread only.) With ``stream_usage=False``, or a custom ``transport=``, partial
 messages are as the user set them; without them model spans report no output tokens rather
-than a false count. ``total_cost_usd`` is on the agent span as ``llm.cost.total``. On a resumed
-session the CLI (>= 2.1.277) reports session totals in the result.
+than a false count. ``total_cost_usd`` is on the agent span as ``llm.cost.total``, and is the envelope's
+``metrics.cost_usd`` (the CLI's own figure, not a re-pricing). Both are as the CLI reports them: on a
+resumed session (``resume``/``continue_conversation``) newer CLIs (>= 2.1.277) report the session's
+totals in the result, not the run's; we do not subtract them (untested against a real CLI).
 
 Endings
 -------
