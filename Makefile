@@ -112,19 +112,25 @@ test: $(STAMP) $(ISOLATED_STAMPS)
 support-matrix: $(STAMP)
 	$(PY) -m tests.matrix.table docs/support-matrix.md
 
-# Benchmarks run in their own venv: our package and its frameworks at the versions .venv has (pinned by a
-# freeze of .venv), plus the peer instrumentors of benchmarks/requirements.txt, which must never reach .venv.
+# Benchmarks run in their own venv: our package and every framework at the versions .venv has (pinned by a
+# freeze of .venv; the workloads reuse the test suite's and the examples' fakes), plus the peer instrumentors
+# of benchmarks/requirements.txt, which must never reach .venv. Google ADK's workload runs in
+# .bench-venv-google_adk (ADK's own pins, constraints/google_adk.txt, plus its peers); run.py starts it there.
 BENCH_VENV  := .bench-venv
 BENCH_PY    := $(BENCH_VENV)/bin/python
 BENCH_STAMP := $(BENCH_VENV)/.installed-stamp
-BENCH_EXTRAS := langchain,llama-index,crewai,pydantic-ai,ecp
+BENCH_ADK_STAMP := .bench-venv-google_adk/.installed-stamp
 
 $(BENCH_STAMP): $(STAMP) benchmarks/requirements.txt
 	mkdir -p $(BENCH_VENV) && $(call freeze,$(VENV)) > $(BENCH_VENV)/constraints.txt
-	$(call install,$(BENCH_VENV),$(BENCH_VENV)/constraints.txt,-e '.[$(BENCH_EXTRAS)]' -r benchmarks/requirements.txt)
+	$(call install,$(BENCH_VENV),$(BENCH_VENV)/constraints.txt,-e '.[$(EXTRAS)]' -r benchmarks/requirements.txt)
 	touch $(BENCH_STAMP)
 
-bench: $(BENCH_STAMP)
+$(BENCH_ADK_STAMP): pyproject.toml constraints/google_adk.txt benchmarks/requirements-google_adk.txt $(UV_STAMP)
+	$(call install,.bench-venv-google_adk,constraints/google_adk.txt,-e '.[$(google_adk_EXTRAS)]' -r benchmarks/requirements-google_adk.txt)
+	touch $@
+
+bench: $(BENCH_STAMP) $(BENCH_ADK_STAMP)
 	$(BENCH_PY) benchmarks/run.py
 
 # A fresh resolution (no constraints: /dev/null), frozen.
@@ -142,4 +148,4 @@ lock-%: $(UV_STAMP)
 	rm -rf .lock-venv-$*
 
 clean:
-	rm -rf $(VENV) .venv-* .bench-venv .uv out .pytest_cache
+	rm -rf $(VENV) .venv-* .bench-venv .bench-venv-* .uv out .pytest_cache

@@ -167,3 +167,57 @@ def versions(*dists: str) -> dict[str, str | None]:
         except PackageNotFoundError:
             out[d] = None
     return out
+
+
+BOOTSTRAP_RESAMPLES = 2000
+CONFIDENCE = 0.95
+
+
+def bootstrap_ratio(numerator: Sequence[float], denominator: Sequence[float], *, scale: float = 1.0,
+                    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 7) -> dict[str, float]:
+    """``scale × median(numerator) / median(denominator)`` over rounds, with a 95% percentile
+    bootstrap interval: the rounds are resampled with replacement ``resamples`` times, the same
+    rounds for both (a round's numerator and denominator were measured side by side), and the ratio
+    recomputed each time. A resample whose denominator median is ≤ 0 counts as +∞ (an overhead the
+    noise hid: the interval then reaches infinity, "not resolved"). Returns ``ratio``, ``low``, ``high``."""
+    n = len(numerator)
+    if n != len(denominator) or n == 0:
+        raise ValueError("numerator and denominator need the same, non-zero number of rounds")
+
+    def ratio(a: float, b: float) -> float:
+        return scale * a / b if b > 0 else float("inf")
+
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        idx = [rng.randrange(n) for _ in range(n)]
+        values.append(ratio(statistics.median(numerator[i] for i in idx),
+                            statistics.median(denominator[i] for i in idx)))
+    values.sort()
+    tail = (1 - CONFIDENCE) / 2
+    low, high = values[int(tail * resamples)], values[min(resamples - 1, int((1 - tail) * resamples))]
+    return {"ratio": ratio(statistics.median(numerator), statistics.median(denominator)), "low": low, "high": high}
+
+
+def verdict(interval: dict[str, float], target: float, *, at_least: bool = False) -> str | None:
+    """``"met"``, ``"missed"`` or ``None`` (not resolved) for ``ratio ≤ target`` (``≥`` with
+    ``at_least``): met when the whole interval is on the target's side, missed when the whole interval
+    is beyond it, not resolved when the interval straddles it."""
+    low, high = interval["low"], interval["high"]
+    if at_least:
+        low, high, target = -high, -low, -target
+    if high <= target:
+        return "met"
+    if low > target:
+        return "missed"
+    return None
+
+
+def paired_diffs(t: Timings, variant: str, baseline: str) -> list[float]:
+    """Per round: the variant's seconds per unit minus the baseline's in the same round."""
+    return [a - b for a, b in zip(t.seconds[variant], t.seconds[baseline])]
+
+
+def rounded(interval: dict[str, float], digits: int = 3) -> dict[str, float | None]:
+    """An interval for the JSON (infinity as ``None``: strict JSON)."""
+    return {k: (round(v, digits) if v != float("inf") else None) for k, v in interval.items()}

@@ -30,7 +30,8 @@ from typing import Any
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
-from .harness import Variant, counting_provider, median, overhead, time_interleaved, us, versions
+from .harness import (Variant, bootstrap_ratio, counting_provider, median, overhead, paired_diffs, rounded,
+                      time_interleaved, us, verdict, versions)
 
 FLOOR_SPANS_PER_CALL = 20
 SPANLESS = ("ours_suppressed", "dispatch")
@@ -52,23 +53,28 @@ def floor_variant(provider: Any) -> Variant:
     return Variant("floor", run, ops_per_call=FLOOR_SPANS_PER_CALL)
 
 
-def attribute_floor_variant(provider: Any, module: Any, run: Any) -> tuple[Variant, float]:
-    """The SDK alone making the spans one run of ``ours`` makes (names and attributes as exported),
-    and the median number of attributes on those spans."""
+def capture(module: Any, run: Any, variant: str = "ours") -> list[Any]:
+    """The finished spans of one run of ``variant`` (an in-memory exporter on a provider of its own)."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     captured = InMemorySpanExporter()
-    capture = TracerProvider()
-    capture.add_span_processor(SimpleSpanProcessor(captured))
-    install, remove = module.install("ours", capture)
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(captured))
+    install, remove = module.install(variant, provider)
     install()
     try:
         run()
     finally:
         remove()
-    shapes = [(s.name, s.kind, dict(s.attributes or {})) for s in captured.get_finished_spans()]
+    return list(captured.get_finished_spans())
+
+
+def attribute_floor_variant(provider: Any, spans: list[Any]) -> tuple[Variant, float]:
+    """The SDK alone making ``spans`` (names, kinds and attributes as exported by one run of ours),
+    and the median number of attributes on those spans."""
+    shapes = [(s.name, s.kind, dict(s.attributes or {})) for s in spans]
     tracer = provider.get_tracer("benchmarks.floor")
 
     def replay() -> None:
@@ -79,8 +85,65 @@ def attribute_floor_variant(provider: Any, module: Any, run: Any) -> tuple[Varia
             median([len(attributes) for _, _, attributes in shapes]))
 
 
-def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> dict[str, Any]:
-    """Run the comparison for ``framework`` (a module of :mod:`benchmarks.workloads`); a JSON-ready result."""
+ONE_VOCABULARY = "gen_ai"  # the one-vocabulary variant's choice (issue 40 item 4's switch)
+
+
+def one_vocabulary(module: Any, provider: Any) -> tuple[Any, Any]:
+    """``(install, remove)`` of ours with only the GenAI vocabulary (``OTEL_AGENTS_VOCABULARIES``),
+    set for the whole batch, so a switch read at ``instrument()`` or per span both see it."""
+    import os
+
+    install, remove = module.install("ours", provider)
+
+    def install_() -> None:
+        os.environ["OTEL_AGENTS_VOCABULARIES"] = ONE_VOCABULARY
+        install()
+
+    def remove_() -> None:
+        remove()
+        os.environ.pop("OTEL_AGENTS_VOCABULARIES", None)
+
+    return install_, remove_
+
+
+class _OneVocabulary:
+    """What ``capture`` needs of a workload module, for the one-vocabulary variant."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+
+    def install(self, variant: str, provider: Any) -> tuple[Any, Any]:
+        return one_vocabulary(self.module, provider)
+
+
+def fold_per_run(spans: list[Any], repeats: int = 50) -> float:
+    """Seconds of CPU to fold one run's spans into its ECP envelope (median of ``repeats``)."""
+    import time
+
+    from otel_agents.exporters.ecp import fold
+
+    times = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        fold(spans)
+        times.append(time.process_time() - t0)
+    return median(times)
+
+
+def run_facts(spans: list[Any]) -> dict[str, Any]:
+    """Model calls and tokens of one run, read from our spans (GenAI attributes)."""
+    models = [s for s in spans if (s.attributes or {}).get("gen_ai.operation.name") in ("chat", "text_completion",
+                                                                                       "generate_content")]
+    tokens_in = sum(int((s.attributes or {}).get("gen_ai.usage.input_tokens") or 0) for s in models)
+    tokens_out = sum(int((s.attributes or {}).get("gen_ai.usage.output_tokens") or 0) for s in models)
+    return {"model_calls": len(models), "input_tokens": tokens_in, "output_tokens": tokens_out}
+
+
+def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
+            only: set[str] | None = None) -> dict[str, Any]:
+    """Run the comparison for ``framework`` (a module of :mod:`benchmarks.workloads`); a JSON-ready result.
+    ``only``: time just ``none``, the floors, ``ours`` and these variants (a focused comparison: fewer
+    variants per round, so more rounds in the same time)."""
     module = importlib.import_module(f"benchmarks.workloads.{framework}")
     try:
         run = module.workload()
@@ -89,19 +152,35 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
                 "skipped_framework": f"{e.name or e} is not installed here", "variants": {}, "targets": {},
                 "versions": versions(*module.FRAMEWORK_DISTS)}
     # Slow workloads (a CrewAI kickoff is ~45 ms) shrink the batch, not the rounds: more, shorter
-    # batches give the fastest-batch estimator more chances to see a quiet moment.
+    # batches give the fastest-batch estimator more chances to see a quiet moment. A comparison whose
+    # ratio is close to 1 (PydanticAI against its native instrumentation) gets more rounds.
     batch = max(2, batch // getattr(module, "BATCH_DIVISOR", 1))
+    rounds = rounds * getattr(module, "ROUNDS_FACTOR", 1)
     provider, exporter = counting_provider()
-    attribute_floor_v, attributes_per_span = attribute_floor_variant(provider, module, run)
+    ours_spans = capture(module, run)
+    attribute_floor_v, attributes_per_span = attribute_floor_variant(provider, ours_spans)
     variants = [Variant("none", run), floor_variant(provider), attribute_floor_v]
-    if hasattr(module, "dispatch"):
+    wanted = (lambda name: True) if only is None else (lambda name: name in only)
+    if hasattr(module, "dispatch") and wanted("dispatch"):
         variants.append(Variant("dispatch", run, *module.dispatch()))
     install, remove = module.install("ours", provider)
     variants.append(Variant("ours", run, install, remove))
-    variants.append(Variant("ours_suppressed", run, install, remove, wrap=suppress_instrumentation))
-    variants.append(Variant("ours_no_content", run, *module.install("ours_no_content", provider)))
+    if wanted("ours_suppressed"):
+        variants.append(Variant("ours_suppressed", run, install, remove, wrap=suppress_instrumentation))
+    if wanted("ours_no_content"):
+        variants.append(Variant("ours_no_content", run, *module.install("ours_no_content", provider)))
     skipped: dict[str, str] = {}
+    one_vocab_spans = capture(_OneVocabulary(module), run) if wanted("ours_one_vocabulary") else []
+    if not wanted("ours_one_vocabulary"):
+        pass
+    elif any("openinference.span.kind" in (s.attributes or {}) for s in one_vocab_spans):
+        skipped["ours_one_vocabulary"] = ("OTEL_AGENTS_VOCABULARIES is not in this build (ours still writes "
+                                          "OpenInference attributes with it set)")
+    else:
+        variants.append(Variant("ours_one_vocabulary", run, *one_vocabulary(module, provider)))
     for label, dist in module.PEERS.items():
+        if not wanted(label):
+            continue
         if not peers:
             skipped[label] = "peers not requested (--no-peers)"
             continue
@@ -128,51 +207,78 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
     if leaked:
         raise RuntimeError(f"runs that should export no span exported some: {leaked} "
                            "(an instrumentation was not removed cleanly)")
+    unsteady = {v.name: sorted(set(timings.spans[v.name])) for v in variants
+                if "floor" not in v.name and len(set(timings.spans[v.name])) > 1}
+    if unsteady:  # e.g. a peer's leftover patch shadowing what another variant wraps
+        raise RuntimeError(f"variants whose span count per run changed between rounds: {unsteady}")
+    for name, count in list(spans_per_run.items()):  # a peer that makes no span here has no ratio to compare
+        if name not in ("none", *SPANLESS) and not count:
+            skipped[name] = f"{module.PEERS.get(name, name)} made no span of this workload"
+            variants = [v for v in variants if v.name != name]
     floor = min(timings.seconds["floor"])
     attribute_floor = min(timings.seconds["attribute_floor"])
     results: dict[str, Any] = {}
+    diffs: dict[str, list[float]] = {}
     for v in variants:
         if v.name in ("none", "floor", "attribute_floor"):
             continue
         over = overhead(timings, v.name, "none")
+        diffs[v.name] = paired_diffs(timings, v.name, "none")
         count = spans_per_run["ours"] if v.name in SPANLESS else spans_per_run[v.name]
-        per_span = over["min_s"] / count if count else float("nan")
+        per_span = over["paired_s"] / count if count else float("nan")
         results[v.name] = {
             "spans_per_run": 0 if v.name in SPANLESS else count,
-            "run_us": us(min(timings.seconds[v.name])),
-            "overhead_per_run_us": us(over["min_s"]),
-            "overhead_per_run_paired_us": us(over["paired_s"]),
-            "overhead_per_run_paired_iqr_us": [us(over["q1_s"]), us(over["q3_s"])],
+            "run_us": us(median(timings.seconds[v.name])),
+            "overhead_per_run_us": us(over["paired_s"]),
+            "overhead_per_run_iqr_us": [us(over["q1_s"]), us(over["q3_s"])],
+            "overhead_per_run_fastest_batch_us": us(over["min_s"]),
             "overhead_per_span_us": us(per_span),
             "per_span_vs_floor": round(per_span / floor, 2),
         }
-    for name in ("ours", "ours_no_content"):  # the attribute floor is the SDK making *our* spans
-        results[name]["per_span_vs_attribute_floor"] = round(results[name]["overhead_per_span_us"] /
-                                                             us(attribute_floor), 2)
+    # Our own code per span against the SDK alone making our spans (the attribute floor), per round.
+    for name in ("ours", "ours_no_content", "ours_one_vocabulary"):
+        if name in results:
+            interval = bootstrap_ratio(diffs[name], timings.seconds["attribute_floor"],
+                                       scale=1 / spans_per_run[name])
+            results[name]["per_span_vs_attribute_floor"] = rounded(interval, 2)
     ours = results["ours"]
+    targets: dict[str, Any] = {}
+    target = bootstrap_ratio(diffs["ours"], timings.seconds["attribute_floor"], scale=1 / spans_per_run["ours"])
+    targets["ours_per_span_le_3x_attribute_floor"] = {"target": 3.0, **rounded(target, 2),
+                                                      "verdict": verdict(target, 3.0)}
     for label in module.PEERS:
-        if label in results:
-            peer = results[label]
-            peer["ours_per_span_ratio"] = round(ours["overhead_per_span_us"] / peer["overhead_per_span_us"], 3)
-            peer["ours_per_run_ratio"] = round(ours["overhead_per_run_us"] / peer["overhead_per_run_us"], 3)
-    # None = not resolved: an overhead this machine's noise hides (see resolved()) proves nothing either way.
-    targets = {"ours_per_span_le_2x_floor": ours["per_span_vs_floor"] <= 2.0 if resolved(ours) else None}
-    if "openinference" in results:
-        oi = results["openinference"]
-        targets["ours_per_span_le_fifth_of_openinference"] = (
-            oi["ours_per_span_ratio"] <= 0.2 if resolved(ours) and resolved(oi) else None)
+        if label not in results:
+            continue
+        peer = results[label]
+        per_run = bootstrap_ratio(diffs["ours"], diffs[label])
+        peer["ours_per_run_ratio"] = rounded(per_run)
+        # per span: (ours / our spans) / (theirs / their spans) = per run × their spans / our spans
+        peer["ours_per_span_ratio"] = rounded(bootstrap_ratio(
+            diffs["ours"], diffs[label], scale=peer["spans_per_run"] / ours["spans_per_run"]))
+        bound = 0.5 if label == "openinference" else 1.0
+        targets[f"ours_per_run_vs_{label}"] = {"target": bound, **rounded(per_run), "verdict": verdict(per_run, bound)}
+        if "ours_one_vocabulary" in results:
+            one = bootstrap_ratio(diffs["ours_one_vocabulary"], diffs[label])
+            peer["ours_one_vocabulary_per_run_ratio"] = rounded(one)
+            targets[f"ours_one_vocabulary_per_run_vs_{label}"] = {"target": 0.5, **rounded(one),
+                                                                  "verdict": verdict(one, 0.5)}
+    study = {**run_facts(ours_spans), "fold_per_run_us": us(fold_per_run(ours_spans)),
+             "baseline_run_us": us(median(timings.seconds["none"])),
+             "ours_overhead_per_run_us": ours["overhead_per_run_us"],
+             "ours_overhead_per_run_iqr_us": ours["overhead_per_run_iqr_us"]}
     return {
         "framework": framework,
         "workload": _title(module),
         "rounds": rounds,
         "runs_per_batch": batch,
-        "baseline_run_us": us(min(timings.seconds["none"])),
+        "baseline_run_us": us(median(timings.seconds["none"])),
         "floor_span_us": us(floor),
         "attribute_floor_span_us": us(attribute_floor),
         "attributes_per_span": attributes_per_span,
         "variants": results,
         "skipped": skipped,
         "targets": targets,
+        "study": study,
         "versions": versions(*module.FRAMEWORK_DISTS, *module.PEERS.values()),
     }
 
@@ -180,10 +286,3 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True) -> d
 def _title(module: Any) -> str:
     """The first line of a workload module's docstring (the README's description of it)."""
     return (module.__doc__ or "").strip().splitlines()[0]
-
-
-def resolved(variant: dict[str, Any]) -> bool:
-    """Whether a variant's overhead stands out of the noise: the fastest-batch estimate is positive and
-    so is the lower quartile of its same-round differences (on a ~40 ms CrewAI kickoff neither holds
-    for a peer whose cost is a few % of the run)."""
-    return variant["overhead_per_run_us"] > 0 and variant["overhead_per_run_paired_iqr_us"][0] > 0

@@ -1,4 +1,5 @@
-"""The README's results table, rebuilt from ``benchmarks/results/*.json``."""
+"""The README's results tables, rebuilt from ``benchmarks/results/*.json``: one table per framework,
+the span layer, the exporters, the targets (met / missed / not resolved) and the overhead study."""
 
 from __future__ import annotations
 
@@ -11,14 +12,26 @@ _LABELS = {
     "dispatch": "framework dispatch only (no-op handler)",
     "ours": "**otel-agents**",
     "ours_no_content": "otel-agents, content capture off",
+    "ours_one_vocabulary": "otel-agents, one vocabulary (`OTEL_AGENTS_VOCABULARIES=gen_ai`)",
     "ours_suppressed": "otel-agents, suppressed",
     "native": "framework's native instrumentation",
     "openinference": "OpenInference",
     "openllmetry": "OpenLLMetry",
+    "otel_genai": "OTel GenAI (opentelemetry-python-genai)",
 }
+_PEERS = ("native", "openinference", "openllmetry", "otel_genai")
 
+# the order of the README's sections
+_ORDER = ("langchain", "pydantic_ai", "llama_index", "crewai", "smolagents", "openai_agents", "agno",
+          "autogen_agentchat", "google_adk", "anthropic", "openai", "mcp", "a2a")
 
-_ORDER = ("langchain", "pydantic_ai", "llama_index", "crewai")  # the order of the README's sections
+# The overhead study's latency model (benchmarks/README.md, "Overhead study"): a hosted chat model's
+# call takes a time to first token plus a decode time per output token; the tools are the fakes'.
+FIRST_TOKEN_S = 0.5
+PER_OUTPUT_TOKEN_S = 0.01  # 100 tokens/s
+# The price of the CPU our instrumentation and the fold use: an on-demand general-purpose cloud vCPU.
+VCPU_HOUR_USD = 0.04
+STUDY_MODEL = ("openai", "gpt-4o-mini")  # the model the run's tokens are priced at (genai-prices)
 
 
 def _load(results: str) -> dict[str, dict[str, Any]]:
@@ -29,10 +42,19 @@ def _load(results: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _yes(flag: bool | None) -> str:
-    if flag is None:
-        return "not resolved (below this machine's noise)"
-    return "met" if flag else "**missed**"
+def _verdict(v: str | None) -> str:
+    return {"met": "met", "missed": "**missed**"}.get(v or "", "not resolved (interval straddles the target)")
+
+
+def _ci(x: dict[str, Any] | None, digits: int = 2) -> str:
+    """``ratio [low, high]`` (``∞`` for an unbounded end)."""
+    if not x:
+        return ""
+
+    def f(v: float | None) -> str:
+        return "∞" if v is None else f"{v:,.{digits}f}"
+
+    return f"{f(x['ratio'])} [{f(x['low'])}, {f(x['high'])}]"
 
 
 def table(results: str) -> str:
@@ -46,11 +68,15 @@ def table(results: str) -> str:
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     lines = [f"Run {when} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, "
              f"{m['implementation']} {m['python']}" + (" — **quick run: the numbers mean nothing**"
-                                                       if first.get("quick") else "") + ".", ""]
+                                                       if first.get("quick") else "") + ". "
+             "Overheads are medians over rounds of the same-round difference to the uninstrumented run; "
+             "every ratio is the ratio of those medians with its 95% bootstrap interval over rounds in brackets.",
+             ""]
     targets: list[tuple[str, str, str]] = []
     overheads = [(n, r) for n, r in data.items() if n.startswith("overhead-")]
     overheads.sort(key=lambda item: (_ORDER.index(item[1]["framework"]) if item[1]["framework"] in _ORDER
                                      else len(_ORDER), item[0]))
+    summary: list[str] = []
     for name, r in overheads:
         if "skipped_framework" in r:
             lines += [f"### Overhead: {r['framework']}", "", f"{r['workload']} Skipped: {r['skipped_framework']}.", ""]
@@ -62,60 +88,74 @@ def table(results: str) -> str:
                   f"{r['floor_span_us']:.1f} µs; the SDK alone making our spans ({r['attributes_per_span']:g} "
                   f"attributes each, median) {r['attribute_floor_span_us']:.1f} µs per span. "
                   f"{r['rounds']} rounds × {r['runs_per_batch']} runs. {versions}.", "",
-                  "| variant | spans/run | overhead/run µs | overhead/span µs | × floor | ours ÷ it (span) "
-                  "| ours ÷ it (run) | paired/run µs [IQR] |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| variant | spans/run | overhead/run µs [IQR] | overhead/span µs | × floor | ours ÷ it, per run "
+                  "| ours ÷ it, per span |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
         for key, label in _LABELS.items():
             if key not in v:
                 continue
             x = v[key]
-            ratio_span = f"{x['ours_per_span_ratio']:.2f}" if "ours_per_span_ratio" in x else ""
-            ratio_run = f"{x['ours_per_run_ratio']:.2f}" if "ours_per_run_ratio" in x else ""
-            q1, q3 = x["overhead_per_run_paired_iqr_us"]
-            lines.append(f"| {label} | {x['spans_per_run']:g} | {x['overhead_per_run_us']:.0f} | "
-                         f"{x['overhead_per_span_us']:.0f} | {x['per_span_vs_floor']:.1f} | {ratio_span} | {ratio_run} | "
-                         f"{x['overhead_per_run_paired_us']:.0f} [{q1:.0f}, {q3:.0f}] |")
+            q1, q3 = x["overhead_per_run_iqr_us"]
+            lines.append(f"| {label} | {x['spans_per_run']:g} | {x['overhead_per_run_us']:.0f} [{q1:.0f}, {q3:.0f}] | "
+                         f"{x['overhead_per_span_us']:.0f} | {x['per_span_vs_floor']:.1f} | "
+                         f"{_ci(x.get('ours_per_run_ratio'))} | {_ci(x.get('ours_per_span_ratio'))} |")
         for label, why in r.get("skipped", {}).items():
-            lines.append(f"| {_LABELS.get(label, label)} | skipped: {why} | | | | | | |")
+            lines.append(f"| {_LABELS.get(label, label)} | skipped: {why} | | | | | |")
         lines.append("")
-        targets.append((f"{r['framework']}: ours per span ≤ 2× bare SDK span",
-                        f"{v['ours']['per_span_vs_floor']:.1f}× (content off {v['ours_no_content']['per_span_vs_floor']:.1f}×; "
-                        f"{v['ours']['per_span_vs_attribute_floor']:.1f}× the SDK alone making our spans)",
-                        _yes(r["targets"]["ours_per_span_le_2x_floor"])))
-        if "openinference" in v:
-            targets.append((f"{r['framework']}: ours per span ≤ 1/5 of OpenInference's",
-                            f"{v['openinference']['ours_per_span_ratio']:.2f}",
-                            _yes(r["targets"]["ours_per_span_le_fifth_of_openinference"])))
+        fw = r["framework"]
+        peers = ", ".join(f"{_LABELS[k].split(' (')[0]} {_ci(v[k]['ours_per_run_ratio'])}" for k in _PEERS
+                          if k in v and "ours_per_run_ratio" in v[k])
+        summary.append(f"| {fw} | {v['ours']['spans_per_run']:g} | {v['ours']['overhead_per_run_us']:.0f} | {peers or '—'} |")
+        for key, t in r.get("targets", {}).items():
+            targets.append((_target_label(fw, key, t), _ci(t), _verdict(t.get("verdict"))))
+    if summary:
+        lines[2:2] = ["### Per run, ours ÷ each peer (the headline)", "",
+                      "| framework | our spans/run | our overhead/run µs | ours ÷ peer per run [95% CI] |",
+                      "|---|---:|---:|---|", *summary, ""]
     if "spans" in data:
         r = data["spans"]
         lines += ["### The span layer alone (no framework)", "",
                   f"One semantic span of each shape, opened, filled and ended; bare SDK span (floor) "
-                  f"{r['floor_span_us']:.1f} µs. {r['rounds']} rounds.", "",
-                  "| shape | µs per span | × floor |", "|---|---:|---:|"]
-        lines += [f"| {_shape_label(name)} | {x['span_us']:.0f} | {x['vs_floor']:.1f} |"
+                  f"{r['floor_span_us']:.1f} µs (median). {r['rounds']} rounds.", "",
+                  "| shape | µs per span | × floor [95% CI] | attributes | the SDK alone making it, µs "
+                  "| × the SDK alone [95% CI] |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {_shape_label(name)} | {x['span_us']:.0f} | {_ci(x['vs_floor'])} | {x.get('attributes', '')} | "
+                  f"{format(x['sdk_same_attributes_us'], '.0f') if 'sdk_same_attributes_us' in x else ''} | {_ci(x.get('vs_sdk_same_attributes'))} |"
                   for name, x in r["shapes"].items()]
         lines.append("")
+        for key, t in r.get("targets", {}).items():
+            shape = key.split("_le_")[0]
+            targets.append((f"span layer: {_shape_label(shape)} ≤ {t['target']:g}× the bare-span floor", _ci(t),
+                            _verdict(t.get("verdict"))))
     lines += ["### Exporters", "", "| what | result |", "|---|---|"]
     if "fold" in data:
         r = data["fold"]
-        lines.append(f"| ECP `fold()` | {r['spans_per_s']:,} spans/s ({r['spans']:,} spans, {r['runs']:,} runs) |")
+        lines.append(f"| ECP `fold()` | {r['spans_per_s']:,} spans/s, best of {r['repeats']} "
+                     f"(all: {', '.join(f'{x:,}' for x in r['spans_per_s_repeats'])}; {r['spans']:,} spans, "
+                     f"{r['runs']:,} runs) |")
         for peer, x in r.get("foreign", {}).items():
             lines.append(f"| ECP `fold()` of a peer's trace: `{peer}` | {x['spans_per_s']:,} spans/s "
                          f"({x['spans']:,} spans, {x['runs']:,} runs) |")
-        targets.append(("ECP fold ≥ 100,000 spans/s", f"{r['spans_per_s']:,}", _yes(r["target_met"])))
+        t = r["target"]
+        targets.append((f"ECP `fold()` ≥ {t['target']:,.0f} spans/s (`logs` as today)",
+                        f"{t['ratio']:,.0f} [slowest {t['low']:,.0f}, fastest {t['high']:,.0f}]",
+                        _verdict(t.get("verdict"))))
+    if "processor" in data:
+        r = data["processor"]
+        lines.append(f"| `ECPFoldingProcessor` behind a real `TracerProvider` (interleaved, {r['rounds']} rounds × "
+                     f"{r['runs_per_round']} runs) | SDK alone {r['sdk_us_per_span']} µs/span "
+                     f"({r['sdk_spans_per_s']:,} spans/s); SDK + processor {r['sdk_processor_us_per_span']} µs/span "
+                     f"({r['sdk_processor_spans_per_s']:,} spans/s); the processor's own cost "
+                     f"{r['processor_us_per_span']} µs/span |")
+        t = r["target"]
+        targets.append(("`ECPFoldingProcessor`: SDK + processor ≤ 2× the SDK alone", _ci(t), _verdict(t.get("verdict"))))
     if "memory" in data:
         r = data["memory"]
         lines.append(f"| `ECPFoldingProcessor` over {r['spans']:,} spans | RSS {r['rss_after_warmup_mib']} MiB after "
                      f"warm-up → {r['rss_end_mib']} MiB at the end ({r['rss_growth_mib']:+} MiB); "
-                     f"{r['envelopes']:,} envelopes; {r['spans_per_s']:,} spans/s through SDK + processor"
-                     + (f" (the SDK alone, no processor: {r['sdk_only_spans_per_s']:,} spans/s; the processor's "
-                        f"own cost {r['processor_us_per_span']} µs per span)" if "sdk_only_spans_per_s" in r else "")
-                     + " |")
-        if "sdk_only_spans_per_s" in r:
-            targets.append(("`ECPFoldingProcessor` behind a real `TracerProvider` ≥ 40,000 spans/s",
-                            f"{r['spans_per_s']:,} (the SDK alone: {r['sdk_only_spans_per_s']:,})",
-                            _yes(r["target_met"])))
-        targets.append(("flat memory over the stream", f"{r['rss_growth_mib']:+} MiB", _yes(r["flat"])))
+                     f"{r['envelopes']:,} envelopes; {r['spans_per_s']:,} spans/s through SDK + processor |")
+        targets.append(("`ECPFoldingProcessor`: flat memory over the stream", f"{r['rss_growth_mib']:+} MiB",
+                        "met" if r["flat"] else "**missed**"))
     if "file" in data:
         r = data["file"]
         lines.append(f"| `OTLPJsonFileExporter` | {r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s, "
@@ -123,12 +163,10 @@ def table(results: str) -> str:
     if "stream" in data:
         r = data["stream"]
         lines.append(f"| `otel-agents fold` (streaming, file → envelopes) | {r['spans_per_s']:,} spans/s, "
-                     f"{r['mib_per_s']} MiB/s of OTLP/JSON ({r['spans']:,} spans, {r['runs']:,} runs)"
-                     + (f"; {r['vs_parse_only']}× the time of parsing its JSON lines" if "vs_parse_only" in r else "")
-                     + " |")
-        if "vs_parse_only" in r:
-            targets.append(("`otel-agents fold FILE` ≤ 3× parsing the file's JSON lines",
-                            f"{r['vs_parse_only']}× ({r['spans_per_s']:,} spans/s)", _yes(r["target_met"])))
+                     f"{r['mib_per_s']} MiB/s of OTLP/JSON ({r['spans']:,} spans, {r['runs']:,} runs); "
+                     f"{_ci(r['vs_parse_only'])}× the time of parsing its JSON lines ({r['rounds']} rounds) |")
+        t = r["target"]
+        targets.append(("`otel-agents fold FILE` ≤ 3× parsing the file's JSON lines", _ci(t), _verdict(t.get("verdict"))))
     if "collect" in data:
         r = data["collect"]
         lines.append(f"| `otel-agents ecp collect` (one process, OTLP/HTTP protobuf in batches of {r['batch']} "
@@ -137,10 +175,26 @@ def table(results: str) -> str:
                      f"{r['processor_spans_per_s']:,} spans/s, so {r['vs_processor']}× its cost per span |")
         lines.append(f"| `otel-agents ecp collect` memory under the stream | RSS {r['rss_after_warmup_mib']} MiB after "
                      f"warm-up → {r['rss_end_mib']} MiB at the end ({r['rss_growth_mib']:+} MiB) |")
-        targets.append(("`ecp collect`: flat memory over the stream", f"{r['rss_growth_mib']:+} MiB", _yes(r["flat"])))
-    lines += ["", "### Targets", "", "| target | measured | |", "|---|---:|---|"]
+        targets.append(("`ecp collect`: flat memory over the stream", f"{r['rss_growth_mib']:+} MiB",
+                        "met" if r["flat"] else "**missed**"))
+    lines += ["", "### Targets", "",
+              "Met: the whole 95% interval is on the target's side; missed: the whole interval is beyond it; "
+              "not resolved: the interval straddles it.", "",
+              "| target | measured [95% CI] | |", "|---|---:|---|"]
     lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
+    study = study_table([r for _, r in overheads if "study" in r])
+    if study:
+        lines += ["", "### Overhead study: one customer-support run", "", *study]
     return "\n".join(lines)
+
+
+def _target_label(framework: str, key: str, t: dict[str, Any]) -> str:
+    if key == "ours_per_span_le_3x_attribute_floor":
+        return f"{framework}: our code per span ≤ 3× the SDK alone making our spans"
+    one = key.startswith("ours_one_vocabulary_")
+    peer = key.rsplit("_vs_", 1)[1]
+    who = "ours, one vocabulary," if one else "ours"
+    return f"{framework}: {who} per run ≤ {t['target']:g}× {_LABELS.get(peer, peer).split(' (')[0]}"
 
 
 _SHAPES = {"chain": "chain (input, output)", "tool": "tool (identity, arguments, result)",
@@ -151,6 +205,48 @@ _SHAPES = {"chain": "chain (input, output)", "tool": "tool (identity, arguments,
 def _shape_label(name: str) -> str:
     base = name.removesuffix("_no_content")
     return _SHAPES.get(base, base) + (", content off" if base != name else "")
+
+
+def model_cost_usd(input_tokens: int, output_tokens: int) -> float | None:
+    """The run's tokens priced at :data:`STUDY_MODEL` by genai-prices (``None`` when it is not installed)."""
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:
+        return None
+    provider, model = STUDY_MODEL
+    return float(calc_price(Usage(input_tokens=input_tokens, output_tokens=output_tokens), model_ref=model,
+                            provider_id=provider).total_price)
+
+
+def study_table(results: list[dict[str, Any]]) -> list[str]:
+    """The overhead study (issue 40 item 6): per framework, what our instrumentation plus the fold add to
+    one customer-support run, as a share of the run under the latency model, and what it costs."""
+    rows = []
+    for r in sorted(results, key=lambda r: _ORDER.index(r["framework"]) if r["framework"] in _ORDER else 99):
+        s = r["study"]
+        if not s["model_calls"]:  # an A2A or MCP hop alone: part of some agent's run, not a run of its own
+            continue
+        added_us = s["ours_overhead_per_run_us"] + s["fold_per_run_us"]
+        latency_s = s["model_calls"] * FIRST_TOKEN_S + s["output_tokens"] * PER_OUTPUT_TOKEN_S
+        run_s = latency_s + s["baseline_run_us"] / 1e6 + added_us / 1e6
+        cpu_usd_per_million = added_us / 1e6 * VCPU_HOUR_USD / 3600 * 1e6
+        # (a fake that reports no usage, LlamaIndex's mock: nothing to price)
+        model_usd = model_cost_usd(s["input_tokens"], s["output_tokens"]) if s["input_tokens"] else None
+        rows.append(f"| {r['framework']} | {s['model_calls']} | {s['baseline_run_us'] / 1000:.1f} | "
+                    f"{s['ours_overhead_per_run_us'] / 1000:.2f} | {s['fold_per_run_us'] / 1000:.2f} | "
+                    f"{latency_s:.2f} | {100 * added_us / 1e6 / run_s:.3f}% | ${cpu_usd_per_million:.3f} | "
+                    + (f"${model_usd * 1e6:,.0f} |" if model_usd is not None else "— |"))
+    if not rows:
+        return []
+    return [f"Latency model: each model call {FIRST_TOKEN_S} s to the first token plus {PER_OUTPUT_TOKEN_S * 1000:g} ms "
+            f"per output token (a hosted chat model of the gpt-4o-mini class); tools as the fakes run them. Added = "
+            f"our instrumentation's overhead per run (median, CPU) + folding the run's spans into its envelope "
+            f"(`fold()`, median of 50). CPU priced at ${VCPU_HOUR_USD}/vCPU-hour; the model's tokens (the fake's "
+            f"word counts: a lower bound of a real run's) at {STUDY_MODEL[1]}'s price (genai-prices). The fold makes "
+            f"no model call: no grader of the example's manifest is an `llm_judge`.", "",
+            "| framework | model calls | run without model latency, ms | ours, ms | fold, ms | model latency, s "
+            "| added, share of the run | added CPU, $ per million runs | model tokens, $ per million runs |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|", *rows]
 
 
 def rewrite_readme(readme: str, results: str, start: str, end: str) -> None:

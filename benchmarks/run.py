@@ -3,14 +3,19 @@
 Usage (``make bench`` runs the first line in ``.bench-venv``, where the peer
 instrumentors are installed)::
 
-    python benchmarks/run.py                      # everything, full sizes (several minutes)
-    python benchmarks/run.py --only overhead      # one group: overhead | spans | fold | memory | file
+    python benchmarks/run.py                      # everything, full sizes (an hour on a busy 2-core machine)
+    python benchmarks/run.py --only overhead      # one group: overhead | spans | fold | processor | memory |
+                                                  # file | stream | collect
+    python benchmarks/run.py --only overhead --frameworks pydantic_ai --variants native --rounds 100
+                                                  # a focused comparison: only these variants, more rounds
     python benchmarks/run.py --memory-spans 100000 --rounds 20
     python benchmarks/run.py --quick --results /tmp/r --no-readme   # seconds: the smoke test's run
 
 Each comparison runs in a process of its own (a child of this one), so the
 variants compared with each other share one process and one machine state, and
-no instrumentation patch or import of one comparison leaks into another.
+no instrumentation patch or import of one comparison leaks into another. A workload of a framework
+isolated in a venv of its own (Google ADK: ``.bench-venv-google_adk``) runs with that venv's python
+when the framework is not installed here.
 See ``benchmarks/README.md`` for what is measured and how to read the numbers.
 """
 
@@ -30,11 +35,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai")
+FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai", "smolagents", "openai_agents", "agno",
+              "autogen_agentchat", "anthropic", "openai", "mcp", "a2a", "google_adk")
 # --quick (the smoke test) leaves out the workloads whose framework takes seconds to import
 # (llama-index-core ~4 s, crewai ~10 s on this machine); name them in --frameworks to run them anyway.
 QUICK_FRAMEWORKS = ("langchain", "pydantic_ai")
-GROUPS = ("overhead", "spans", "fold", "memory", "file", "stream", "collect")
+GROUPS = ("overhead", "spans", "fold", "processor", "memory", "file", "stream", "collect")
 README = os.path.join(ROOT, "benchmarks", "README.md")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
@@ -53,6 +59,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--stream-spans", type=int, default=120_000, help="spans folded by `otel-agents fold`")
     p.add_argument("--collect-spans", type=int, default=300_000,
                    help="spans sent to one `otel-agents ecp collect` process")
+    p.add_argument("--variants", default=None,
+                   help="a focused comparison: time only none, ours and these variants (comma-separated, e.g. "
+                        "native), so more rounds fit in the same time")
     p.add_argument("--no-peers", action="store_true", help="skip the peer instrumentors even if installed")
     p.add_argument("--quick", action="store_true", help="tiny sizes (the smoke test): numbers mean nothing")
     p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
@@ -74,24 +83,43 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
     from benchmarks import collect, exporters, overhead, spans
 
     if job.startswith("overhead:"):
-        return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers)
+        return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers,
+                                only=set(a.variants.split(",")) if a.variants else None)
     if job == "spans":
         return spans.span_layer(rounds=a.rounds, batch=a.batch)
     if job == "fold":
         return exporters.fold_throughput(a.fold_spans, repeats=1 if a.quick else 3)
+    if job == "processor":
+        return exporters.processor_overhead(rounds=a.rounds, runs=2 if a.quick else 200)
     if job == "memory":
         return exporters.processor_memory(a.memory_spans)
     if job == "file":
         return exporters.file_throughput(a.file_spans)
     if job == "stream":
-        return exporters.stream_fold_throughput(a.stream_spans)
+        return exporters.stream_fold_throughput(a.stream_spans, rounds=2 if a.quick else 7)
     if job == "collect":
         return collect.collect_throughput(a.collect_spans)
     raise SystemExit(f"unknown job {job!r}")
 
 
+def _python_for(job: str) -> str:
+    """The interpreter of a job: this one, or for a workload of an isolated framework (one whose
+    module names a ``VENV``, e.g. Google ADK) that is not installed here, that venv's python."""
+    if not job.startswith("overhead:"):
+        return sys.executable
+    import importlib
+    import importlib.util
+
+    module = importlib.import_module(f"benchmarks.workloads.{job.split(':', 1)[1]}")
+    venv = getattr(module, "VENV", None)
+    if venv is None or importlib.util.find_spec(module.IMPORT) is not None:
+        return sys.executable
+    python = os.path.join(ROOT, venv, "bin", "python")
+    return python if os.path.exists(python) else sys.executable  # absent: the job reports the framework skipped
+
+
 def _run_child(job: str, argv: list[str]) -> dict[str, Any]:
-    cmd = [sys.executable, os.path.abspath(__file__), *argv, "--child", job]
+    cmd = [_python_for(job), os.path.abspath(__file__), *argv, "--child", job]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
@@ -120,11 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     jobs += [g for g in groups if g != "overhead"]
     child_argv = [x for x in argv if x != "--no-readme"]
     meta = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
-            "quick": a.quick, "python": sys.executable}
+            "quick": a.quick}
     os.makedirs(a.results, exist_ok=True)
     for job in jobs:
         print(f"benchmark {job} ...", flush=True)
-        result = {**meta, **_run_child(job, child_argv)}
+        result = {**meta, "python": _python_for(job), **_run_child(job, child_argv)}
         name = job.replace(":", "-")
         with open(os.path.join(a.results, f"{name}.json"), "w", encoding="utf-8") as f:
             json.dump(result, f, indent=2)
@@ -145,14 +173,19 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
         v = r["variants"]
         peers = ", ".join(f"{k} {v[k]['overhead_per_span_us']:.0f} µs/span" for k in v
                           if k not in ("ours", "ours_no_content", "ours_suppressed", "dispatch"))
-        return (f"floor {r['floor_span_us']:.1f} µs/span; ours {v['ours']['overhead_per_span_us']:.0f} µs/span "
-                f"({v['ours']['per_span_vs_floor']:.1f}× floor){'; ' + peers if peers else ''} [{r['wall_s']} s]")
+        ratios = ", ".join(f"÷{k} {_interval(v[k]['ours_per_run_ratio'])}" for k in v if "ours_per_run_ratio" in v[k])
+        return (f"floor {r['floor_span_us']:.1f} µs/span; ours {v['ours']['overhead_per_run_us']:.0f} µs/run, "
+                f"{v['ours']['overhead_per_span_us']:.0f} µs/span{'; ' + peers if peers else ''}; ours per run "
+                f"{ratios or '-'} [{r['wall_s']} s]")
     if job == "spans":
-        return ", ".join(f"{k} {v['span_us']:.0f} µs ({v['vs_floor']:.1f}×)" for k, v in r["shapes"].items()) + \
+        return ", ".join(f"{k} {v['span_us']:.0f} µs ({v['vs_floor']['ratio']:.1f}×)" for k, v in r["shapes"].items()) + \
             f"; floor {r['floor_span_us']:.1f} µs [{r['wall_s']} s]"
     if job == "fold":
         foreign = ", ".join(f"{k} {v['spans_per_s']:,}" for k, v in r.get("foreign", {}).items())
         return f"{r['spans_per_s']:,} spans/s over {r['spans']:,} spans; peers' traces: {foreign} [{r['wall_s']} s]"
+    if job == "processor":
+        return (f"SDK {r['sdk_us_per_span']} µs/span, SDK + processor {r['sdk_processor_us_per_span']} µs/span: "
+                f"{_interval(r['vs_sdk'])}× [{r['wall_s']} s]")
     if job == "memory":
         return (f"{r['spans']:,} spans, RSS {r['rss_after_warmup_mib']} → {r['rss_end_mib']} MiB, "
                 f"flat={r['flat']} [{r['wall_s']} s]")
@@ -163,6 +196,12 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
     if job in ("file", "stream"):
         return f"{r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s [{r['wall_s']} s]"
     return ""
+
+
+def _interval(x: dict[str, Any]) -> str:
+    high = "∞" if x["high"] is None else f"{x['high']:.2f}"
+    ratio = "∞" if x["ratio"] is None else f"{x['ratio']:.2f}"
+    return f"{ratio} [{x['low']:.2f}, {high}]"
 
 
 if __name__ == "__main__":

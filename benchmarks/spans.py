@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .harness import Variant, counting_provider, time_interleaved, us
+from .harness import Variant, bootstrap_ratio, counting_provider, median, rounded, time_interleaved, us, verdict
 from .overhead import floor_variant
 
 SPANS_PER_CALL = 20
+# Issue 40: a model span ≤ 4× the bare-span floor, a 21-message model span ≤ 8× (content on).
+TARGETS = {"model": 4.0, "model_long": 8.0}
 
 
 def _shapes(telemetry: Any) -> dict[str, Callable[[], None]]:
@@ -70,8 +72,33 @@ def _repeat(fn: Callable[[], None]) -> Callable[[], None]:
     return run
 
 
+def _sdk_replay(provider: Any, shape: str) -> tuple[Callable[[], None], int]:
+    """The SDK alone (``start_span`` with the attributes, ``end``) making the span ``shape`` makes with
+    content on, and its number of attributes."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_agents._spans.settings import Settings
+    from otel_agents._spans.span import Telemetry
+
+    memory = InMemorySpanExporter()
+    capture = TracerProvider()
+    capture.add_span_processor(SimpleSpanProcessor(memory))
+    _shapes(Telemetry(capture, settings=Settings(capture_content=True), framework="bench"))[shape]()
+    (span,) = memory.get_finished_spans()
+    name, kind, attributes = span.name, span.kind, dict(span.attributes or {})
+    tracer = provider.get_tracer("benchmarks.sdk_replay")
+
+    def replay() -> None:
+        tracer.start_span(name, kind=kind, attributes=attributes).end()
+
+    return replay, len(attributes)
+
+
 def span_layer(*, rounds: int, batch: int) -> dict[str, Any]:
-    """Per-span cost (µs, fastest batch) of each shape, content on and off, and its ratio to the floor."""
+    """Per-span cost (µs, median over rounds) of each shape, content on and off, and its ratio to the floor
+    (ratio of medians, with its 95% bootstrap interval over rounds), checked against :data:`TARGETS`."""
     from otel_agents._spans.settings import Settings
     from otel_agents._spans.span import Telemetry
 
@@ -82,10 +109,27 @@ def span_layer(*, rounds: int, batch: int) -> dict[str, Any]:
     variants += [Variant(name, _repeat(fn), ops_per_call=SPANS_PER_CALL) for name, fn in on.items()]
     variants += [Variant(f"{name}_no_content", _repeat(off[name]), ops_per_call=SPANS_PER_CALL)
                  for name in ("model", "model_long")]
+    attributes = {}
+    for name in on:  # the SDK alone making each shape's very span (its attribute floor)
+        replay, attributes[name] = _sdk_replay(provider, name)
+        variants.append(Variant(f"{name}_sdk", _repeat(replay), ops_per_call=SPANS_PER_CALL))
     timings = time_interleaved(variants, exporter, rounds=rounds, batch=max(1, batch // 4))
     provider.shutdown()
-    floor = min(timings.seconds["floor"])
-    shapes = {v.name: {"span_us": us(min(timings.seconds[v.name])),
-                       "vs_floor": round(min(timings.seconds[v.name]) / floor, 2)}
-              for v in variants if v.name != "floor"}
-    return {"floor_span_us": us(floor), "rounds": rounds, "shapes": shapes}
+    floor = median(timings.seconds["floor"])
+    shapes = {}
+    for v in variants:
+        if v.name == "floor" or v.name.endswith("_sdk"):
+            continue
+        interval = bootstrap_ratio(timings.seconds[v.name], timings.seconds["floor"])
+        shapes[v.name] = {"span_us": us(median(timings.seconds[v.name])), "vs_floor": rounded(interval, 2)}
+        if v.name in attributes:
+            sdk = timings.seconds[f"{v.name}_sdk"]
+            shapes[v.name].update({"attributes": attributes[v.name], "sdk_same_attributes_us": us(median(sdk)),
+                                   "vs_sdk_same_attributes": rounded(bootstrap_ratio(timings.seconds[v.name], sdk),
+                                                                     2)})
+    targets = {}
+    for shape, bound in TARGETS.items():
+        interval = bootstrap_ratio(timings.seconds[shape], timings.seconds["floor"])
+        targets[f"{shape}_le_{bound:g}x_floor"] = {"target": bound, **rounded(interval, 2),
+                                                   "verdict": verdict(interval, bound)}
+    return {"floor_span_us": us(floor), "rounds": rounds, "shapes": shapes, "targets": targets}

@@ -29,3 +29,53 @@ def instrumentor_variant(variant: str, provider: Any, classes: Mapping[str, str]
     instrumentor = getattr(importlib.import_module(module), cls)()
     kwargs = {"capture_content": False} if variant == "ours_no_content" else {}
     return instrumentor, lambda: instrumentor.instrument(tracer_provider=provider, **kwargs)
+
+
+def restoring(prefixes: tuple[str, ...], install: Callable[[], Any],
+              remove: Callable[[], Any]) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """``(install, remove)`` for a peer whose ``uninstrument()`` leaves patches behind (OpenLLMetry's
+    0.62.4 unwraps dotted paths its ``unwrap`` resolves to nothing, on several packages): before
+    ``install``, the attributes of the modules under ``prefixes`` and of their classes are recorded;
+    after ``remove``, any that changed is put back and any added is deleted. The runner still fails
+    loudly if an uninstrumented batch exports a span."""
+    import sys
+    import types
+
+    saved: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+    def owners() -> list[Any]:
+        found = []
+        for name, module in list(sys.modules.items()):
+            if module is None or not name.startswith(prefixes):
+                continue
+            found.append(module)
+            for value in list(vars(module).values()):
+                if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                    found.append(value)
+        return found
+
+    def install_() -> None:
+        saved.clear()
+        for owner in owners():
+            saved[id(owner)] = (owner, dict(vars(owner)))
+        install()
+
+    def remove_() -> None:
+        remove()
+        for owner, before in saved.values():
+            now = vars(owner)
+            # (a submodule imported meanwhile stays: it is an import, not a patch)
+            for key in [k for k in now if k not in before and not isinstance(now[k], types.ModuleType)]:
+                try:
+                    delattr(owner, key)
+                except (AttributeError, TypeError):
+                    pass
+            for key, value in before.items():
+                if now.get(key) is not value:
+                    try:
+                        setattr(owner, key, value)
+                    except (AttributeError, TypeError):
+                        pass
+        saved.clear()
+
+    return install_, remove_

@@ -16,6 +16,7 @@ FRAMEWORK_DISTS = ("langchain-core", "langgraph")
 PEERS = {
     "openinference": "openinference-instrumentation-langchain",
     "openllmetry": "opentelemetry-instrumentation-langchain",
+    "otel_genai": "opentelemetry-instrumentation-genai-langchain",
 }
 
 
@@ -41,6 +42,7 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
         "ours": "otel_agents.instrumentors.langchain:LangChainInstrumentor",
         "openinference": "openinference.instrumentation.langchain:LangChainInstrumentor",
         "openllmetry": "opentelemetry.instrumentation.langchain:LangchainInstrumentor",
+        "otel_genai": "opentelemetry.instrumentation.genai.langchain:LangChainInstrumentor",
     })
 
     def remove() -> None:

@@ -18,6 +18,7 @@ FRAMEWORK_DISTS = ("llama-index-core",)
 PEERS = {
     "openinference": "openinference-instrumentation-llama-index",
     "openllmetry": "opentelemetry-instrumentation-llamaindex",
+    "otel_genai": "opentelemetry-instrumentation-genai-llama-index",
 }
 
 
@@ -48,5 +49,24 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
         "ours": "otel_agents.instrumentors.llama_index:LlamaIndexInstrumentor",
         "openinference": "openinference.instrumentation.llama_index:LlamaIndexInstrumentor",
         "openllmetry": "opentelemetry.instrumentation.llamaindex:LlamaIndexInstrumentor",
+        "otel_genai": "opentelemetry.instrumentation.genai.llama_index:LlamaIndexInstrumentor",
     })
+    if variant == "openllmetry":
+        # Its uninstrument() does nothing (0.62.4): the span and event handlers it added to LlamaIndex's
+        # root dispatcher would stay for every later run. Put the dispatcher's handlers back ourselves.
+        from llama_index.core.instrumentation import get_dispatcher
+
+        root = get_dispatcher()
+        before: dict[str, list[Any]] = {}
+
+        def install_llm() -> None:
+            before["span"], before["event"] = list(root.span_handlers), list(root.event_handlers)
+            install_()
+
+        def remove_llm() -> None:
+            instrumentor.uninstrument()
+            root.span_handlers[:] = before["span"]
+            root.event_handlers[:] = before["event"]
+
+        return install_llm, remove_llm
     return install_, instrumentor.uninstrument

@@ -261,6 +261,41 @@ def test_side_effect_twin_fails_only_the_side_effect_check(demo, framework: str)
     assert len(mails) == len(common.SIDE_EFFECT_PLAN), [s.attributes for s in posts]
 
 
+def test_every_demo_run_regraded_from_its_trace_gets_its_live_verdicts(demo, tmp_path: Path) -> None:
+    """Issue 39: graded runs of the demo (every row's faulty twin, the cross-process side-effect twins),
+    graded again from the trace files the demo stored (``ecp serve --replay``: no agent, no model), get check
+    for check the verdicts their live runs got, whichever framework or process layout (MCP, A2A: two
+    processes folded into one run) made them."""
+    _, out = demo
+
+    def verdicts(report: dict) -> list[tuple[str, int, list[bool]]]:
+        return [(sc["name"], i, [c["passed"] for c in step["checks"]])
+                for sc in report["scenarios"] for i, step in enumerate(sc["steps"])]
+
+    def regrade(folder: Path) -> tuple[Path, list, list]:
+        manifest = copy.deepcopy(MANIFEST)
+        manifest["target"] = "exec " + shlex.join([OTEL_AGENTS, "ecp", "serve", "--replay", str(folder / "trace.jsonl")])
+        name = "-".join(folder.relative_to(out).parts)
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+        report = tmp_path / f"{name}.json"
+        proc = subprocess.run([ECP, "run", "--manifest", str(path), "--json-out", str(report), "--timeout", "60"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert report.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+        live = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+        return folder, verdicts(live), verdicts(json.loads(report.read_text(encoding="utf-8")))
+
+    # the faulty twins (every kind of fault, in every row) and the side-effect twins whose e-mail another
+    # process sent (MCP's tool server, A2A's remote agent): 42 ecp runs would cost minutes of the suite
+    folders = [out / fw / "faulty" for fw in FRAMEWORKS] + [out / fw / "side_effect" for fw in ("mcp", "a2a")
+                                                             if fw in FRAMEWORKS]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(regrade, folders))
+    for folder, live, replayed in results:
+        assert replayed == live, folder
+    assert sum(1 for _, live, _ in results for _, _, checks in live if not all(checks)) > 0  # faults among them
+
+
 # -- ecp conformance (stdio) on all five -------------------------------------------------------
 
 @pytest.fixture(scope="module")
