@@ -63,8 +63,8 @@ google_adk_DEMO := google_adk
 # client's propagation-off test, which does not hold on mcp 2 (the SDK injects the context itself: documented),
 # and one test written on 1.x's in-memory session helper (mcp.shared.memory), which 2.x removed.
 ISOLATED += newest
-newest_EXTRAS := langchain,llama-index,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,a2a,agno,otlp,ecp,zero-code,test,test-newest
-newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents \
+newest_EXTRAS := langchain,llama-index,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,a2a,agno,claude-agent-sdk,otlp,ecp,zero-code,test,test-newest
+newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/claude_agent_sdk \
 	--deselect tests/clients/test_frameworks.py::test_llama_index_openai \
 	--deselect tests/clients/test_frameworks.py::test_crewai_native_openai \
 	--deselect tests/mcp/test_frameworks.py::test_mcp1_b_langchain_mcp_adapters \
@@ -136,14 +136,15 @@ bench: $(BENCH_STAMP) $(BENCH_ADK_STAMP)
 # A fresh resolution (no constraints: /dev/null), frozen.
 lock: $(UV_STAMP)
 	rm -rf .lock-venv && $(call install,.lock-venv,/dev/null,-e '.[$(EXTRAS)]')
-	(sed -n '1,3p' constraints.txt; $(call freeze,.lock-venv) | grep -v '^otel-agents') > constraints.txt.new
+	(sed -n '1,3p' constraints.txt; grep '^--' constraints.txt; $(call freeze,.lock-venv) | grep -v '^otel-agents') > constraints.txt.new
 	mv constraints.txt.new constraints.txt && rm -rf .lock-venv
 	$(foreach n,$(ISOLATED),$(MAKE) lock-$(n) &&) true
 
 lock-%: $(UV_STAMP)
 	rm -rf .lock-venv-$* && $(call install,.lock-venv-$*,/dev/null,-e '.[$($*_EXTRAS)]')
 	mkdir -p constraints && (echo "# .venv-$* (Makefile ISOLATED): a known-good resolution of .[$($*_EXTRAS)]; make lock-$* rewrites it."; \
-	  $(call freeze,.lock-venv-$*) | grep -v '^otel-agents') > constraints/$*.txt
+	  grep -s '^--' constraints/$*.txt; $(call freeze,.lock-venv-$*) | grep -v '^otel-agents') > constraints/$*.txt.new
+	mv constraints/$*.txt.new constraints/$*.txt
 	rm -rf .lock-venv-$*
 
 clean:

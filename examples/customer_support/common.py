@@ -140,6 +140,9 @@ FAULT_PLANS: dict[str, dict[tuple[str, str], str]] = {
     "autogen_agentchat": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY,
                           ("C300", REFUND): SKIPPED_POLICY, ("D400", STATUS): INVENTED_ID,
                           ("D400", REFUND): INVENTED_ID},
+    "claude_agent_sdk": {("A100", STATUS): INVENTED_ID, ("B200", REFUND): SKIPPED_POLICY,
+                         ("C300", REFUND): FORBIDDEN_TOOL, ("D400", STATUS): INVENTED_ID,
+                         ("D400", REFUND): FORBIDDEN_TOOL},
 }
 
 

@@ -38,7 +38,7 @@ BIN = Path(sys.executable).parent
 ECP = str(BIN / "ecp")
 OTEL_AGENTS = str(BIN / "otel-agents")
 INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents",
-                "mcp", "a2a", "agno")  # mcp: PydanticAI over MCP; a2a: PydanticAI asking a LangGraph agent over A2A
+                "mcp", "a2a", "agno", "claude_agent_sdk")  # mcp: PydanticAI over MCP; a2a: PydanticAI asking a LangGraph agent over A2A
 CLIENTS = ("anthropic", "openai")  # a hand-written loop on each provider client (issue 23)
 ISOLATED = ("google_adk", "autogen_agentchat")  # Google ADK: a venv of its own (Makefile ISOLATED), where its rows run alone
 ALL_ROWS = (*INSTRUMENTED, "plain_python", *CLIENTS, *ISOLATED)  # plain_python: the same agent without a framework

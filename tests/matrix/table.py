@@ -150,6 +150,11 @@ SYSTEMS: tuple[System, ...] = (
         _e("agent.run", "async"),
         _e("agent.run_stream", "astream"),
     )),
+    System("claude_agent_sdk", "Claude Agent SDK (over a fake CLI in process: a `Transport` of the user's own; the "
+           "tool is an SDK MCP tool)", (
+        _e("query", "astream"),
+        _e("ClaudeSDKClient.receive_response", "astream"),
+    )),
     System("mcp", "MCP (client and server in one process, in-memory transport)", (
         _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises")),
     )),

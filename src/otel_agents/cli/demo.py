@@ -3,7 +3,7 @@
 What it does, with no network and no API key:
 
 1. For each framework (LangChain/LangGraph, LlamaIndex, CrewAI, PydanticAI,
-   smolagents, the OpenAI Agents SDK, Agno, Google ADK, AutoGen AgentChat; ``mcp``: the PydanticAI agent with its
+   smolagents, the OpenAI Agents SDK, Agno, Google ADK, AutoGen AgentChat, the Claude Agent SDK; ``mcp``: the PydanticAI agent with its
    tools served over MCP by a stdio child process, ``mcp_agent.py`` and
    ``mcp_server.py``, served with ``ecp serve --collect`` so the server process's spans (and its
    side-effect twin's e-mail, sent from the server) fold into each step; ``a2a``: the same PydanticAI agent
@@ -67,13 +67,13 @@ MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_sup
 A2A = "a2a"  # PydanticAI asking a remote LangGraph agent over A2A: examples/customer_support/a2a_agent.py
 CLIENT_LOOPS = ("anthropic", "openai")  # no framework: a hand-written loop on the provider's client
 FRAMEWORKS = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents", "openai_agents", MCP, A2A, "agno", PLAIN_PYTHON, "anthropic", "openai",
-              "google_adk", "autogen_agentchat")
+              "google_adk", "autogen_agentchat", "claude_agent_sdk")
 TWINS = ("agent", "faulty_agent", "side_effect_agent")
 _SUBDIRS = {"agent": "", "faulty_agent": "faulty", "side_effect_agent": "side_effect"}
 _SUFFIXES = {"agent": "", "faulty_agent": "-faulty", "side_effect_agent": "-side-effect"}
 _LABELS = {"agent": "agent", "faulty_agent": "faulty twin", "side_effect_agent": "side-effect twin"}
 _LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, A2A, "pydantic_ai", "openai_agents", "agno", "google_adk", "autogen_agentchat",
-                  PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
+                  "claude_agent_sdk", PLAIN_PYTHON, "anthropic", "openai")  # start the slow imports first
 
 
 def agent_frameworks() -> list[str]:

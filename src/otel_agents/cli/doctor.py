@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     note = tracing_disabled_note()
     if note:
         print(f"  openai_agents: {note}")
+    from ..instrumentors.claude_agent_sdk._native import cli_telemetry_note  # does not import the SDK
+
+    print(f"  claude_agent_sdk: {cli_telemetry_note()}")
     for line in peer_warnings():
         print(line)
     return 0

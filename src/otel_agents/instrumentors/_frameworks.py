@@ -56,6 +56,8 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("agno", "agno", ">=3.1.10,<4", "otel_agents.instrumentors.agno", "AgnoInstrumentor", "agno"),
         Framework("google_adk", "google-adk", ">=2.13.0,<3", "otel_agents.instrumentors.google_adk", "GoogleADKInstrumentor", "google.adk",
                   venv="google_adk"),
+        Framework("claude_agent_sdk", "claude-agent-sdk", ">=0.2.140,<0.3", "otel_agents.instrumentors.claude_agent_sdk",
+                  "ClaudeAgentSDKInstrumentor", "claude_agent_sdk"),
         Framework("autogen_agentchat", "autogen-agentchat", ">=0.7.5,<0.8", "otel_agents.instrumentors.autogen_agentchat",
                   "AutoGenAgentChatInstrumentor", "autogen_agentchat"),
     )

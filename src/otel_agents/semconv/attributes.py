@@ -156,6 +156,10 @@ EMBEDDING_TEXT = "embedding.text"
 MIME_JSON = "application/json"
 MIME_TEXT = "text/plain"
 
+# OpenInference: a call's or run's total cost in USD as its framework reported it (the Claude Agent SDK's
+# ``total_cost_usd``, on the run's agent span).
+LLM_COST_TOTAL = "llm.cost.total"
+
 # --- Langfuse ----------------------------------------------------------------
 LANGFUSE_OBSERVATION_TYPE = "langfuse.observation.type"
 

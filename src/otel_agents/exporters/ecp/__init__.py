@@ -64,8 +64,9 @@ The envelope (``docs/ecp.md`` shows an example; the JSON Schema is
   (``duration_ms``, ``steps`` = step lines of ``evaluation_context``,
   ``model_calls``, ``tool_calls``, ``tool_errors``, ``errors``, ``effects``
   (side-effect spans of other instrumentations: HTTP, DB, messaging, RPC), ``tool_success_rate``
-  (``null`` without tool calls), ``cost_usd`` (``genai-prices``; ``null`` unless
-  every model call could be priced)); ``agents`` (each agent span with its
+  (``null`` without tool calls), ``cost_usd`` (the cost the framework reported on the run's root
+  span, ``llm.cost.total``, when it did — the Claude Agent SDK's ``total_cost_usd`` —; else
+  ``genai-prices``; ``null`` unless every model call could be priced)); ``agents`` (each agent span with its
   parent agent: the delegation tree); ``incomplete`` (only on a run the folding
   processor had to fold before it finished: why).
 

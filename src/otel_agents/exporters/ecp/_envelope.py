@@ -95,7 +95,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "errors": errors,
         "effects": effects,
         "tool_success_rate": round((len(tool_calls) - tool_errors) / len(tool_calls), 4) if tool_calls else None,
-        "cost_usd": run_cost(models),
+        "cost_usd": _reported_cost(run) if _reported_cost(run) is not None else run_cost(models),
     }
     envelope["agents"] = agents
     if run.incomplete:
@@ -159,6 +159,15 @@ def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
         "parent_span_id": F.span_id_hex(parent.span_id) if parent is not None else None,
         "status": "error" if span.error else "ok",
     }
+
+
+def _reported_cost(run: Run) -> float | None:
+    """The run's cost in USD as its framework reported it on the root span (``llm.cost.total``: the Claude
+    Agent SDK's ``total_cost_usd``, which the CLI computes with its own prices), else ``None``."""
+    if run.root is None:
+        return None
+    cost = F.frozen(run.root).attributes.get(A.LLM_COST_TOTAL)
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
 
 
 def _usage(models: list[F.FoldSpan], tree: RunTree) -> dict[str, int | None] | None:

@@ -1,0 +1,126 @@
+"""Claude Agent SDK instrumentation: ``agent``, ``model`` and ``tool`` spans from the CLI's stream.
+
+Usage
+-----
+::
+
+    from otel_agents.instrumentors.claude_agent_sdk import ClaudeAgentSDKInstrumentor
+
+    ClaudeAgentSDKInstrumentor().instrument(tracer_provider=provider)  # or otel_agents.instrument()
+    async for message in query(prompt="Where is my order?", options=options):
+        ...
+    ClaudeAgentSDKInstrumentor().uninstrument()                         # the SDK exactly as before
+
+With no code change: ``opentelemetry-instrument python app.py`` loads it through the
+``claude_agent_sdk`` entry point. Supported: ``claude-agent-sdk`` >=0.2.140,<0.3 (tested on
+0.2.140 and 0.2.189). Install: ``pip install 'otel-agents[claude-agent-sdk]'`` (the SDK's wheels bundle
+the Claude Code CLI, ~164 MB); with a CLI of your own, ``--no-binary claude-agent-sdk`` builds
+the small sdist without it. Importing this module does not import the SDK.
+
+Configuration
+-------------
+``instrument()`` takes ``tracer_provider``, ``meter_provider``, ``capture_content``,
+``settings`` (see :class:`~otel_agents.instrumentors.OtelAgentsInstrumentor`) and
+``stream_usage`` (default ``True``, see *Usage and cost*).
+
+What you get
+------------
+The SDK runs the Claude Code CLI and talks stream-json to it; each API response reaches it as
+several ``assistant`` frames (one content block each, sharing one ``message.id``). We read the
+frames as they arrive and build:
+
+* ``query()``, and each ``ClaudeSDKClient.query()`` up to its ``ResultMessage`` (whichever
+  receive method the caller iterates) → ``invoke_agent claude`` (``agent``): the prompt as
+  input, the result text (``structured_output`` when set) as output, ``session.id`` /
+  ``gen_ai.conversation.id`` = the CLI's session id unless ``otel_agents.using_session()`` set
+  one (the caller's id wins), ``llm.cost.total`` = ``total_cost_usd``, and the result's
+  ``claude_agent_sdk.result.subtype``, ``claude_agent_sdk.terminal_reason``, ``.num_turns``,
+  ``.duration_api_ms``, ``.permission_denials`` (a count) and ``claude_agent_sdk.result.usage``
+  (JSON: the result's ``usage`` and ``modelUsage``, as reported). An ``is_error`` result is ERROR with
+  ``error.type`` = its subtype (``error_max_turns``, ``error_during_execution``…) and the
+  result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``.
+* One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation
+  thread, never per frame: from the moment its request was complete (the prompt, or the tool
+  results it answers) to its last frame; input messages rebuilt from the stream, the system
+  prompt from the options (a string ``system_prompt``), the main agent's tools by name (the CLI's
+  ``init`` lists names only; a subagent's are not listed), output parts (``thinking`` →
+  ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model.
+* One ``execute_tool {tool}`` (``tool``) per ``tool_use`` id, opened at its block and ended by
+  its ``tool_result``: arguments and result; ``is_error`` → ERROR ``error.type=tool_error``. A
+  call that ``can_use_tool`` denied is ERROR ``error.type=permission_denied`` with
+  ``otel_agents.tool.denied=true`` (a denial, not a failure); one a ``PreToolUse`` hook denied
+  also carries ``otel_agents.guardrail.triggered=true``.
+* The user's callbacks, each a ``chain`` span under the tool call it is about (else the turn),
+  current while it runs so its own spans nest there: a ``PreToolUse`` hook → ``guardrail
+  PreToolUse`` (OpenInference ``GUARDRAIL``, ``otel_agents.guardrail.triggered`` = it denied),
+  another hook → ``hook {event}``, ``can_use_tool`` → ``permission {tool}``
+  (``claude_agent_sdk.permission.decision`` = ``allow``/``deny``); input and answer as content.
+* Subagents (the ``Agent`` tool, ``Task`` on older CLIs): the tool span records
+  ``otel_agents.handoff.target`` = ``subagent_type`` and parents ``invoke_agent {subagent_type}``
+  (``agent``, ``otel_agents.agent.parent=claude``), whose model and tool spans are built from the
+  frames carrying its ``parent_tool_use_id``. It ends with its tool call; a background one
+  (``run_in_background``: its call returns at once) at its task's terminal status
+  (``task_notification``/``task_updated``: ``failed`` → ERROR, ``stopped``/``killed`` → control
+  flow), after the turn's result if need be, or when the session closes.
+
+SDK MCP tools
+-------------
+A tool of an SDK MCP server (``create_sdk_mcp_server``, ``mcp__{server}__{tool}``) runs in this
+process: the CLI sends ``tools/call`` through an ``mcp_message`` control request and the SDK's bridge
+runs the real ``mcp`` server. Its tool span records ``mcp.method.name=tools/call`` (the CLI is the
+MCP client), and we add the tool span's W3C trace context to the request's ``params._meta``: the
+handler runs inside the tool span (so spans the user's code opens nest under it), and with our MCP
+instrumentor on, its server span (``SERVER``) nests there too — the fold lists the call once. The
+handler's context comes from ``mcp``'s request context (``request_ctx``; tested on mcp 1.30 and 2.3).
+
+Usage and cost
+--------------
+The ``assistant`` frames repeat a usage snapshot whose output count is interim (0–1): the true
+output tokens of a response come only in its ``message_delta`` partial-message event. So, by
+default, the instrumentor runs the CLI with ``include_partial_messages`` on and drops those
+``StreamEvent`` frames before the SDK sees them (the caller gets exactly the messages it asked
+for; the CLI writes more lines). Model spans then carry true input, cache and output tokens per
+call, and the ECP envelope's ``usage`` (summed over model spans) is the run's true total,
+subagents included — the totals of ``ResultMessage.model_usage``. (``ResultMessage.usage``
+counts the main thread only.) With ``stream_usage=False``, or a custom ``transport=``, partial
+messages are as the user set them; without them model spans report no output tokens rather
+than a false count. ``total_cost_usd`` is on the agent span as ``llm.cost.total``, and is the envelope's
+``metrics.cost_usd`` (the CLI's own figure, not a re-pricing). Both are as the CLI reports them: on a
+resumed session (``resume``/``continue_conversation``) newer CLIs (>= 2.1.277) report the session's
+totals in the result, not the run's; we do not subtract them (untested against a real CLI).
+
+Endings
+-------
+Every span ends: at the ``result``; when the caller stops iterating ``query()`` early (open spans
+marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``ResultError``,
+``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
+at ``ClaudeSDKClient.disconnect()``. An ``interrupt()`` (or a denial with ``interrupt=True``,
+or a ``terminal_reason`` ``aborted_*``) ends the turn and its open spans as interrupted —
+``otel_agents.control_flow=interrupt`` — not as errors.
+
+Hooks, and why
+--------------
+The SDK has no tracing API; its stream is the structure. We wrap, with ``wrapt``:
+``InternalClient.process_query`` (what ``query()`` runs, bound under any import name) for the
+run's span, current while the SDK's generator runs each step, so the CLI's ``TRACEPARENT``
+(the SDK puts the current context in the CLI's environment) names it and the SDK's read task,
+hook and permission callbacks inherit it; ``ClaudeSDKClient.connect``/``disconnect``; ``Query._handle_control_request`` (the user's
+callbacks) and ``_handle_sdk_mcp_request``; and ``Query.__init__``, which taps its transport's ``read_messages`` and ``write`` per instance (the
+frames on arrival; the prompts, interrupts and permission answers as written). All state is per
+``Query``. We inject no hooks of our own: they would cost two control round trips per tool call
+and run beside the user's.
+
+Own telemetry
+-------------
+The SDK makes no spans. The CLI exports its own only when the user sets
+``CLAUDE_CODE_ENABLE_TELEMETRY=1``; instrumenting never turns it on.
+
+Limits
+------
+* Denials the CLI decides itself (settings rules, permission modes) are counted on the agent span
+  only; hooks from settings files run in the CLI and are not spans.
+"""
+
+from ._instrumentor import ClaudeAgentSDKInstrumentor
+
+__all__ = ["ClaudeAgentSDKInstrumentor"]

@@ -1,0 +1,583 @@
+"""The per-``Query`` state machine: the CLI's stream-json frames → agent, model and tool spans.
+
+One :class:`Tracker` per ``claude_agent_sdk._internal.query.Query`` (one CLI session). It sees
+every frame the SDK reads from its transport, on arrival (not when the consumer pulls it from the
+SDK's 100-deep buffer), and every line the SDK writes (prompts, control responses, interrupts).
+All state lives here, never in module globals, and is bounded by what is open now: a model call is
+forgotten when its response ends, a tool call when its ``tool_result`` arrives, a turn at its
+``result``.
+
+Threads: the main conversation is thread ``None``; a subagent's frames carry the id of the
+``Agent``/``Task`` tool call that started it (``parent_tool_use_id``), which is its thread.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable
+
+from ..._spans import (ChatMessage, SemanticSpan, Telemetry, TextPart, ToolCallResponsePart, ToolDefinition,
+                       Usage, guard)
+from ...semconv import Kind, guardrail_attributes
+from ...semconv import attributes as A
+from ..anthropic._messages import block_parts, usage_of
+
+AGENT_NAME = "claude"  # the main agent: the CLI's, which has no name of its own
+PROVIDER = "anthropic"
+DELEGATION_TOOLS = ("Agent", "Task")  # the subagent tool (``Task`` before CLI 2.1.x)
+CONTROL_FLOW_INTERRUPT = "interrupt"
+TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})  # the SDK's, for task_* frames
+
+# Frame attributes with no standard key (the CLI's own result fields).
+COST = A.LLM_COST_TOTAL  # OpenInference: total cost in USD
+RESULT_SUBTYPE = "claude_agent_sdk.result.subtype"
+TERMINAL_REASON = "claude_agent_sdk.terminal_reason"
+NUM_TURNS = "claude_agent_sdk.num_turns"
+DURATION_API_MS = "claude_agent_sdk.duration_api_ms"
+PERMISSION_DENIALS = "claude_agent_sdk.permission_denials"
+RESULT_USAGE = "claude_agent_sdk.result.usage"  # JSON {"usage": ..., "modelUsage": ...} as the result reported
+API_ERROR_STATUS = "http.response.status_code"  # the API's HTTP status behind an error result
+TOOL_DENIED = "otel_agents.tool.denied"
+PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
+TASK_ID = A.OTEL_AGENTS_TASK_ID
+
+
+class _ModelCall:
+    __slots__ = ("span", "parts", "snapshot", "output_tokens", "stop_reason", "last", "error")
+
+    def __init__(self, span: SemanticSpan):
+        self.span = span
+        self.parts: list[Any] = []
+        self.snapshot: Any = None  # the usage the assistant frames repeat (input and cache counts)
+        self.output_tokens: int | None = None  # from the response's message_delta (partial messages)
+        self.stop_reason: str | None = None
+        self.last = time.time_ns()
+        self.error: str | None = None  # the CLI's AssistantMessageError: the API request failed
+
+
+class _Thread:
+    """One conversation: the main one (``None``) or a subagent's."""
+
+    __slots__ = ("agent", "history", "open_model", "trigger", "streaming", "own")
+
+    def __init__(self, agent: SemanticSpan, own: bool):
+        self.agent = agent
+        self.own = own  # a subagent span we opened (ended when its tool call returns)
+        self.history: list[ChatMessage] = []
+        self.open_model: tuple[str, _ModelCall] | None = None  # (message id, call)
+        self.trigger = time.time_ns()  # when the request that the next response answers was complete
+        self.streaming: str | None = None  # message id announced by the last message_start
+
+
+class _Tool:
+    __slots__ = ("span", "name", "args", "denied", "guardrail")
+
+    def __init__(self, span: SemanticSpan, name: str, args: Any):
+        self.span = span
+        self.name = name
+        self.args = args
+        self.denied: str | None = None  # the deny message of can_use_tool, when it denied the call
+        self.guardrail = False
+
+
+class Turn:
+    """One agent run: ``query()`` or one ``ClaudeSDKClient.query()`` up to its ``result``."""
+
+    def __init__(self, span: SemanticSpan, own_span: bool = True):
+        self.span = span
+        self.own_span = own_span  # False: the span belongs to the query() wrapper, which ends it
+        self.interrupted = False
+        self.done = False
+
+
+class Tracker:
+    """Spans of one CLI session. ``hide_partials``: the ``stream_event`` frames were turned on by us and
+    are dropped after we read them (the user did not ask for them)."""
+
+    def __init__(self, telemetry: Telemetry, turn: Turn | None = None, hide_partials: bool = False,
+                 system: Any = None, model: str | None = None):
+        self.telemetry = telemetry
+        self.turn = turn
+        self.hide_partials = hide_partials
+        self.system = system
+        self.request_model = model
+        self.session_id: str | None = None
+        self.threads: dict[str | None, _Thread] = {}
+        self.tools: dict[str, _Tool] = {}
+        self.requests: dict[str, tuple[str, str | None]] = {}  # control request id → (subtype, tool_use_id)
+        self.callbacks: dict[str, SemanticSpan] = {}  # control request id → the hook/permission span running it
+        self.tool_names: list[str] = []
+        self.tasks: dict[str, str] = {}  # running task id → the Agent tool_use id of its subagent
+        self.background: dict[str, _Thread] = {}  # subagents whose Agent call returned while they run on
+        if turn is not None:
+            self._begin(turn)
+
+    # -- the turn ------------------------------------------------------------------
+    def _begin(self, turn: Turn) -> None:
+        self.turn = turn
+        self.threads = {None: _Thread(turn.span, own=False)}
+        with guard("claude_agent_sdk.turn"):
+            turn.span.set_agent(AGENT_NAME)
+            if self.session_id and A.SESSION_ID not in turn.span.run_attributes:
+                turn.span.set_attributes({A.SESSION_ID: self.session_id, A.GEN_AI_CONVERSATION_ID: self.session_id})
+
+    def turn_span(self) -> SemanticSpan | None:
+        return self.turn.span if self.turn is not None else None
+
+    def open_turn(self) -> None:
+        """A prompt was written while no turn is open (``ClaudeSDKClient``): a new agent span, under the
+        context current in the caller that wrote it."""
+        span = self.telemetry.start_span(Kind.AGENT, AGENT_NAME)
+        self._begin(Turn(span))
+
+    def end_turn(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
+        """End every span still open (the turn's own span only if we opened it)."""
+        turn = self.turn
+        if turn is None:
+            return
+        for thread in list(self.threads.values()):
+            self._end_model(thread)
+        for request_id in list(self.callbacks):
+            span = self.callbacks.pop(request_id)
+            self._mark_unfinished(span, turn, error, abandoned)
+            span.end()
+        for tool_id in list(self.tools):
+            tool = self.tools.pop(tool_id)
+            self._mark_unfinished(tool.span, turn, error, abandoned)
+            tool.span.end()
+        for thread in self.threads.values():
+            if thread.own:
+                self._mark_unfinished(thread.agent, turn, error, abandoned)
+                thread.agent.end()
+        self.threads = {}
+        self.turn = None
+        turn.done = True
+        if turn.own_span:
+            self._mark_unfinished(turn.span, turn, error, abandoned)
+            turn.span.end()
+
+    @staticmethod
+    def _mark_unfinished(span: SemanticSpan, turn: Turn, error: BaseException | None, abandoned: bool) -> None:
+        if span.ended:
+            return
+        if turn.interrupted:
+            span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)
+        elif error is not None:
+            span.record_error(error, control_flow=not isinstance(error, Exception))
+        elif abandoned:
+            span.mark_abandoned()
+
+    def _start(self, kind: Kind, name: Any, parent: Any, attributes_extra: Any = None, **kwargs: Any) -> SemanticSpan:
+        """A child span; it carries the CLI's session id unless the caller's run set one."""
+        attributes = dict(attributes_extra or {})
+        if self.session_id and (self.turn is None or A.SESSION_ID not in self.turn.span.run_attributes):
+            attributes.update({A.SESSION_ID: self.session_id, A.GEN_AI_CONVERSATION_ID: self.session_id})
+        return self.telemetry.start_span(kind, name, parent=parent, attributes=attributes, **kwargs)
+
+    # -- frames written by the SDK ------------------------------------------------------
+    def on_write(self, line: str) -> None:
+        with guard("claude_agent_sdk.write"):
+            for text in line.splitlines():
+                if text.strip():
+                    self._written(json.loads(text))
+
+    def _written(self, frame: dict) -> None:
+        kind = frame.get("type")
+        if kind == "user" and frame.get("parent_tool_use_id") is None:
+            if self.turn is None:
+                self.open_turn()
+            thread = self.threads.get(None)
+            content = (frame.get("message") or {}).get("content")
+            if thread is not None and self.turn is not None:
+                message = _message("user", content)
+                thread.history.append(message)
+                thread.trigger = time.time_ns()
+                if self.turn.span.records_content:
+                    self.turn.span.set_input(content if isinstance(content, str) else _text(message))
+        elif kind == "control_request" and (frame.get("request") or {}).get("subtype") == "interrupt":
+            if self.turn is not None:
+                self.turn.interrupted = True
+        elif kind == "control_response":
+            response = frame.get("response") or {}
+            callback = self.callbacks.get(response.get("request_id"))
+            if callback is not None:
+                self._answered(callback, response)
+            asked = self.requests.pop(response.get("request_id"), None)
+            if asked is None or response.get("subtype") != "success":
+                return
+            subtype, tool_use_id = asked
+            answer = response.get("response") or {}
+            tool = self.tools.get(tool_use_id) if tool_use_id else None
+            if subtype == "can_use_tool" and answer.get("behavior") == "deny":
+                if answer.get("interrupt") and self.turn is not None:
+                    self.turn.interrupted = True
+                if tool is not None:
+                    tool.denied = str(answer.get("message") or "denied")
+            elif subtype == "hook_callback" and tool is not None:
+                specific = answer.get("hookSpecificOutput") or {}
+                if specific.get("permissionDecision") == "deny" or answer.get("decision") == "block":
+                    tool.guardrail = True
+                    tool.denied = str(specific.get("permissionDecisionReason") or answer.get("reason") or "denied")
+
+    # -- the user's callbacks: hooks and can_use_tool ------------------------------------
+    def open_callback(self, request: Any) -> SemanticSpan | None:
+        """A span for the user's callback that answers this control request (``hook_callback``: ``hook
+        {event}``, a ``PreToolUse`` hook as a guardrail; ``can_use_tool``: ``permission {tool}``), under
+        the tool call it is about, else the turn; ``None`` for other requests."""
+        data = request.get("request") if isinstance(request, dict) else None
+        request_id = request.get("request_id") if isinstance(request, dict) else None
+        if not isinstance(data, dict) or self.turn is None or not request_id:
+            return None
+        subtype = data.get("subtype")
+        if subtype not in ("hook_callback", "can_use_tool") or len(self.callbacks) >= 1000:
+            return None
+        tool = self.tools.get(data.get("tool_use_id") or "")
+        parent = tool.span if tool is not None else self.turn.span
+        if subtype == "hook_callback":
+            hook_input = data.get("input") if isinstance(data.get("input"), dict) else {}
+            event = str(hook_input.get("hook_event_name") or "hook")
+            if event == "PreToolUse":
+                span = self._start(Kind.CHAIN, f"guardrail {event}", parent, attributes_extra=guardrail_attributes())
+                span.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, False)
+            else:
+                span = self._start(Kind.CHAIN, f"hook {event}", parent)
+            if span.records_content:
+                span.set_input(hook_input)
+        else:
+            span = self._start(Kind.CHAIN, f"permission {data.get('tool_name') or 'tool'}", parent)
+            if span.records_content:
+                span.set_input(data.get("input"))
+        self.callbacks[request_id] = span
+        return span
+
+    def _answered(self, span: SemanticSpan, response: dict) -> None:
+        if response.get("subtype") == "error":
+            span.set_error("callback_error", str(response.get("error") or ""))
+            return
+        answer = response.get("response") or {}
+        if span.records_content:
+            span.set_output(answer)
+        behavior = answer.get("behavior")
+        if behavior:
+            span.set_attribute(PERMISSION_DECISION, str(behavior))
+        specific = answer.get("hookSpecificOutput") or {}
+        if specific.get("permissionDecision") == "deny" or answer.get("decision") == "block":
+            span.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, True)
+
+    def close_callback(self, request: Any) -> None:
+        span = self.callbacks.pop(request.get("request_id") if isinstance(request, dict) else None, None)
+        if span is not None:
+            span.end()
+
+    # -- frames read from the CLI ----------------------------------------------------
+    def on_frame(self, frame: Any) -> None:
+        with guard("claude_agent_sdk.frame"):
+            if not isinstance(frame, dict):
+                return
+            kind = frame.get("type")
+            handler: Callable[[dict], None] | None = getattr(self, f"_on_{kind}", None)
+            if handler is not None:
+                handler(frame)
+
+    def _on_control_request(self, frame: dict) -> None:
+        request = frame.get("request") or {}
+        subtype = request.get("subtype")
+        if subtype in ("can_use_tool", "hook_callback") and frame.get("request_id"):
+            if len(self.requests) < 1000:  # answered requests are removed; this only bounds a CLI that never waits
+                self.requests[frame["request_id"]] = (subtype, request.get("tool_use_id"))
+
+    def _on_system(self, frame: dict) -> None:
+        subtype = frame.get("subtype")
+        if subtype == "init":
+            self.session_id = frame.get("session_id") or self.session_id
+            self.tool_names = [t for t in frame.get("tools") or () if isinstance(t, str)][:256]
+            if self.turn is not None and self.session_id and A.SESSION_ID not in self.turn.span.run_attributes:
+                self.turn.span.set_attributes({A.SESSION_ID: self.session_id,
+                                               A.GEN_AI_CONVERSATION_ID: self.session_id})
+            self.request_model = self.request_model or frame.get("model")
+        elif subtype == "task_started" and frame.get("tool_use_id"):
+            thread = self._thread(frame["tool_use_id"])
+            if thread.own and frame.get("task_id"):
+                thread.agent.set_attribute(TASK_ID, str(frame["task_id"]))
+                if len(self.tasks) < 1000:
+                    self.tasks[str(frame["task_id"])] = frame["tool_use_id"]
+        elif subtype in ("task_notification", "task_updated"):
+            status = frame.get("status") if subtype == "task_notification" else (frame.get("patch") or {}).get("status")
+            if status in TERMINAL_TASK_STATUSES:
+                self._task_ended(str(frame.get("task_id")), frame.get("tool_use_id"), status)
+
+    def _task_ended(self, task_id: str, tool_use_id: Any, status: str) -> None:
+        """A subagent's task reached a terminal status: a background subagent ends now (a foreground one
+        ends with its Agent call's result, which follows)."""
+        tool_use_id = self.tasks.pop(task_id, None) or tool_use_id
+        thread = self.background.pop(tool_use_id, None) if tool_use_id else None
+        if thread is None:
+            return
+        self._end_model(thread)
+        if status == "failed":
+            thread.agent.set_error("task_failed")
+        elif status != "completed":  # stopped, killed
+            thread.agent.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, status)
+        thread.agent.end()
+
+    def end_background(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
+        """End the background subagents still running (the session is closing)."""
+        for thread in list(self.background.values()):
+            self._end_model(thread)
+            if not thread.agent.ended:
+                if error is not None:
+                    thread.agent.record_error(error, control_flow=not isinstance(error, Exception))
+                elif abandoned:
+                    thread.agent.mark_abandoned()
+            thread.agent.end()
+        self.background.clear()
+        self.tasks.clear()
+
+    def _on_rate_limit_event(self, frame: dict) -> None:
+        if self.turn is not None:
+            info = frame.get("rate_limit_info") or {}
+            self.turn.span.span.add_event("claude_agent_sdk.rate_limit",
+                                          {k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))})
+
+    def _thread(self, thread_id: str | None) -> _Thread:
+        """The thread of ``parent_tool_use_id``; a subagent's thread opens its agent span under its tool span."""
+        thread = self.threads.get(thread_id)
+        if thread is None and thread_id is not None:
+            thread = self.background.get(thread_id)
+        if thread is not None:
+            return thread
+        tool = self.tools.get(thread_id) if thread_id else None
+        if tool is None or self.turn is None:  # frames of a tool call we never saw: the main agent's
+            return self.threads.get(None) or _Thread(self.turn.span if self.turn else None, own=False)  # type: ignore[arg-type]
+        args = tool.args if isinstance(tool.args, dict) else {}
+        name = str(args.get("subagent_type") or args.get("description") or "subagent")
+        span = self._start(Kind.AGENT, name, tool.span)
+        span.set_agent(name)
+        span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, AGENT_NAME)
+        if span.records_content and args.get("prompt"):
+            span.set_input(args["prompt"])
+        thread = self.threads[thread_id] = _Thread(span, own=True)
+        if args.get("prompt"):
+            thread.history.append(ChatMessage("user", str(args["prompt"])))
+        return thread
+
+    def _on_assistant(self, frame: dict) -> None:
+        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
+            return
+        message = frame.get("message") or {}
+        thread = self._thread(frame.get("parent_tool_use_id"))
+        if thread.agent is None:
+            return
+        message_id = message.get("id") or frame.get("uuid") or ""
+        call = self._model(thread, message_id, message.get("model"))
+        for block in message.get("content") or ():
+            call.parts.extend(block_parts(block))
+            if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id"):
+                self._open_tool(thread, block)
+        if message.get("usage"):
+            call.snapshot = message["usage"]
+        if message.get("stop_reason"):
+            call.stop_reason = message["stop_reason"]
+        if frame.get("error"):
+            call.error = str(frame["error"])
+        call.last = time.time_ns()
+
+    def _model(self, thread: _Thread, message_id: str, model: str | None) -> _ModelCall:
+        if thread.open_model is not None and thread.open_model[0] == message_id:
+            return thread.open_model[1]
+        self._end_model(thread)
+        span = self._start(Kind.MODEL, model or self.request_model, thread.agent, start_time=thread.trigger)
+        span.set_model(request_model=self.request_model or model, response_model=model, provider=PROVIDER,
+                       response_id=message_id or None)
+        if span.records_content:
+            system = [self.system] if isinstance(self.system, str) and self.system else None
+            tools = [ToolDefinition(name) for name in self.tool_names] if thread.agent is self.turn_span() else None
+            span.set_messages(input=list(thread.history), system=system, tools=tools or None)
+        call = _ModelCall(span)
+        thread.open_model = (message_id, call)
+        return call
+
+    def _end_model(self, thread: _Thread) -> None:
+        if thread.open_model is None:
+            return
+        _, call = thread.open_model
+        thread.open_model = None
+        span = call.span
+        if call.error:  # a failed request: the text the CLI wrote for it is not the model's, nor is its usage
+            span.set_error(call.error, "".join(p.content for p in call.parts if isinstance(p, TextPart)) or None)
+            span.end(end_time=call.last)
+            thread.trigger = call.last
+            return
+        output = ChatMessage("assistant", parts=list(call.parts), finish_reason=call.stop_reason)
+        thread.history.append(ChatMessage("assistant", parts=list(call.parts)))
+        if len(thread.history) > 200:  # bounded: the oldest turns go first
+            del thread.history[1:len(thread.history) - 199]
+        if span.records_content:
+            span.set_messages(output=[output])
+        if call.stop_reason:
+            span.set_finish_reasons([call.stop_reason])
+        usage = usage_of(call.snapshot)
+        if usage is not None:
+            # The frames' snapshot counts input and cache tokens; its output count (0-1) is interim: only
+            # the response's message_delta carries the true one, else output is not reported.
+            span.set_usage(Usage(input_tokens=usage.input_tokens, output_tokens=call.output_tokens,
+                                 cache_read_tokens=usage.cache_read_tokens,
+                                 cache_creation_tokens=usage.cache_creation_tokens))
+        span.end(end_time=call.last)
+        thread.trigger = call.last
+
+    def _on_stream_event(self, frame: dict) -> None:
+        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
+            return
+        event = frame.get("event") or {}
+        kind = event.get("type")
+        thread = self._thread(frame.get("parent_tool_use_id"))
+        if thread.agent is None:
+            return
+        if kind == "message_start":
+            message = event.get("message") or {}
+            thread.streaming = message.get("id")
+            if thread.streaming:
+                call = self._model(thread, thread.streaming, message.get("model"))
+                call.snapshot = message.get("usage") or call.snapshot
+        elif kind == "message_delta" and thread.open_model is not None and thread.open_model[0] == thread.streaming:
+            call = thread.open_model[1]
+            usage = event.get("usage") or {}
+            if isinstance(usage.get("output_tokens"), int):
+                call.output_tokens = usage["output_tokens"]  # cumulative: the response's final count
+            stop = (event.get("delta") or {}).get("stop_reason")
+            if stop:
+                call.stop_reason = stop
+            call.last = time.time_ns()
+
+    def _open_tool(self, thread: _Thread, block: dict) -> None:
+        tool_id = block["id"]
+        if tool_id in self.tools:
+            return
+        name = str(block.get("name") or "tool")
+        args = block.get("input")
+        # An MCP tool (``mcp__{server}__{tool}``): the CLI calls it as an MCP client, a ``tools/call`` of the
+        # server's tool, named as the server names it (OTel MCP conventions; the fold pairs it with a server span).
+        server, _, tool_name = name[len("mcp__"):].partition("__") if name.startswith("mcp__") else ("", "", "")
+        span = self._start(Kind.TOOL, tool_name or name, thread.agent)
+        span.set_tool(tool_name or name, call_id=tool_id, arguments=args if args is not None else {})
+        if tool_name:
+            span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
+        if name in DELEGATION_TOOLS and isinstance(args, dict) and args.get("subagent_type"):
+            span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, str(args["subagent_type"]))
+        self.tools[tool_id] = _Tool(span, name, args)
+
+    def sdk_mcp_tool_span(self, server: Any, params: dict) -> SemanticSpan | None:
+        """Our tool span of an SDK MCP ``tools/call``: by the CLI's ``claudecode/toolUseId`` in
+        ``params._meta``, else the open call of ``mcp__{server}__{tool}`` with these arguments."""
+        meta = params.get("_meta") or {}
+        tool = self.tools.get(meta.get("claudecode/toolUseId")) if isinstance(meta, dict) else None
+        if tool is None:
+            name = f"mcp__{server}__{params.get('name')}"
+            arguments = params.get("arguments") or {}
+            tool = next((t for t in self.tools.values() if t.name == name and t.args == arguments), None)
+        return tool.span if tool is not None else None
+
+    def _on_user(self, frame: dict) -> None:
+        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
+            return
+        thread = self._thread(frame.get("parent_tool_use_id"))
+        content = (frame.get("message") or {}).get("content")
+        if not isinstance(content, list):
+            return
+        self._end_model(thread)  # a tool result follows the whole response
+        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if results:
+            thread.history.append(_message("tool", results))
+            thread.trigger = time.time_ns()
+        for block in results:
+            self._close_tool(block)
+
+    def _close_tool(self, block: dict) -> None:
+        tool = self.tools.pop(block.get("tool_use_id") or "", None)
+        if tool is None:
+            return
+        parts = block_parts(block)
+        result = parts[0].response if parts and isinstance(parts[0], ToolCallResponsePart) else block.get("content")
+        span = tool.span
+        span.set_tool_result(result)
+        sub = self.threads.pop(block.get("tool_use_id"), None)
+        if sub is not None and sub.own and block.get("tool_use_id") in self.tasks.values() \
+                and not block.get("is_error") and len(self.background) < 256:
+            self.background[block["tool_use_id"]] = sub  # its task runs on: it ends at its terminal status
+        elif sub is not None and sub.own:
+            self._end_model(sub)
+            if sub.agent.records_content:
+                sub.agent.set_output(result)
+            if block.get("is_error"):
+                sub.agent.set_error("tool_error", _text_of(result))
+            sub.agent.end()
+        if tool.guardrail:
+            span.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, True)
+        if block.get("is_error"):
+            if tool.denied is None and self.turn is not None and self.turn.interrupted:
+                span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)  # stopped, not failed
+            elif tool.denied is not None:
+                span.set_attribute(TOOL_DENIED, True)
+                span.set_error("permission_denied", tool.denied)
+            else:
+                span.set_error("tool_error", _text_of(result))
+        span.end()
+
+    def _on_result(self, frame: dict) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        span = turn.span
+        with guard("claude_agent_sdk.result"):
+            session = frame.get("session_id")
+            if session and not self.session_id:
+                self.session_id = session
+                if A.SESSION_ID not in span.run_attributes:
+                    span.set_attributes({A.SESSION_ID: session, A.GEN_AI_CONVERSATION_ID: session})
+            terminal = frame.get("terminal_reason")
+            if isinstance(terminal, str) and terminal.startswith("aborted"):
+                turn.interrupted = True
+            denials = frame.get("permission_denials") or []
+            usage = {k: frame[k] for k in ("usage", "modelUsage") if isinstance(frame.get(k), dict)}
+            if usage:  # the CLI's totals (usage: the main thread; modelUsage: every model, subagents included)
+                span.set_attribute(RESULT_USAGE, json.dumps(usage, default=str)[:4096])
+            span.set_attributes({COST: frame.get("total_cost_usd"), RESULT_SUBTYPE: frame.get("subtype"),
+                                 TERMINAL_REASON: terminal, NUM_TURNS: frame.get("num_turns"),
+                                 DURATION_API_MS: frame.get("duration_api_ms"),
+                                 PERMISSION_DENIALS: len(denials) if isinstance(denials, list) else None})
+            if span.records_content and not frame.get("is_error"):  # an error result's text is no answer
+                output = frame.get("structured_output")
+                span.set_output(output if output is not None else frame.get("result"))
+            if turn.interrupted:
+                pass  # marked in end_turn: an interrupt is not an error
+            elif frame.get("is_error"):
+                errors = frame.get("errors")
+                message = "; ".join(map(str, errors)) if isinstance(errors, list) and errors else frame.get("result")
+                span.set_error(str(frame.get("subtype") or "error"), message if isinstance(message, str) else None)
+                if frame.get("api_error_status") is not None:
+                    span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
+        self.end_turn()
+
+
+def _message(role: str, content: Any) -> ChatMessage:
+    if isinstance(content, str):
+        return ChatMessage(role, parts=[TextPart(content)])
+    parts: list[Any] = []
+    for block in content or ():
+        parts.extend(block_parts(block))
+    return ChatMessage(role, parts=parts)
+
+
+def _text(message: ChatMessage) -> str:
+    return "".join(p.content for p in message.parts if isinstance(p, TextPart))
+
+
+def _text_of(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, default=str)[:512]
+
+
+__all__ = ["Tracker", "Turn"]

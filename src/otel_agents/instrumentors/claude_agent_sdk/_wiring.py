@@ -1,0 +1,340 @@
+"""What ``instrument()`` installs into the Claude Agent SDK, and takes out again.
+
+* ``InternalClient.process_query`` (what ``query()`` runs, whichever name it was imported under):
+  the run's ``agent`` span, current while each step of the SDK's generator runs (so the CLI's
+  ``TRACEPARENT`` and the SDK's read task, hooks and permission callbacks inherit it), never
+  between the messages the caller receives.
+* ``ClaudeSDKClient.connect``/``disconnect``: the session's tracker is made inside ``connect``;
+  ``disconnect`` ends what a turn left open.
+* ``Query.__init__``: per instance, a tap on its transport's ``read_messages`` and ``write``
+  feeding the :class:`~._tracker.Tracker` (frames on arrival, prompts and control answers as sent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import weakref
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import Telemetry, guard, propagation, report_internal_error
+from ...semconv import Kind
+from .._patch import Patch
+from ._tracker import AGENT_NAME, Tracker, Turn
+
+# What the next Query made in this context belongs to: (turn or None, hide_partials, system prompt, model).
+_SESSION = otel_context.create_key("otel_agents.claude_agent_sdk.session")
+
+
+def _with_partials(options: Any, stream_usage: bool) -> tuple[Any, bool]:
+    """``options`` with partial messages on (so each response's ``message_delta`` gives its true output
+    tokens), and whether we turned them on (then the caller never sees them)."""
+    if not stream_usage or options is None or getattr(options, "include_partial_messages", True):
+        return options, False
+    try:
+        return dataclasses.replace(options, include_partial_messages=True), True
+    except Exception as exc:  # noqa: BLE001 - not the dataclass we know: leave the options alone
+        report_internal_error("claude_agent_sdk.partials", exc)
+        return options, False
+
+
+def _system(options: Any) -> Any:
+    system = getattr(options, "system_prompt", None)
+    return system if isinstance(system, str) else None
+
+
+class Installation:
+    """Our patches into the Claude Agent SDK for one ``instrument()`` call."""
+
+    def __init__(self, telemetry: Telemetry, stream_usage: bool = True):
+        from claude_agent_sdk import ClaudeSDKClient
+        from claude_agent_sdk._internal.client import InternalClient
+        from claude_agent_sdk._internal.query import Query
+
+        self.telemetry = telemetry
+        self.stream_usage = stream_usage
+        self.trackers: "weakref.WeakKeyDictionary[Any, Tracker]" = weakref.WeakKeyDictionary()
+        self.taps: "list[weakref.ref[_Tap]]" = []  # pruned as sessions go (see _query_init)
+        self.patches = [
+            Patch(InternalClient, "process_query", self._process_query),
+            Patch(ClaudeSDKClient, "connect", self._connect),
+            Patch(ClaudeSDKClient, "disconnect", self._disconnect),
+            Patch(Query, "__init__", self._query_init),
+            Patch(Query, "_handle_sdk_mcp_request", self._sdk_mcp_request),
+            Patch(Query, "_handle_control_request", self._control_request),
+        ]
+        import claude_agent_sdk
+
+        if "build_tool_server" in vars(claude_agent_sdk):  # create_sdk_mcp_server's server factory
+            self.patches.append(Patch(claude_agent_sdk, "build_tool_server", _build_tool_server))  # type: ignore[arg-type]
+
+    def remove(self) -> None:
+        """Take every patch off; sessions still running stop feeding us (their open spans end now)."""
+        for patch in reversed(self.patches):
+            patch.remove()
+        self.patches.clear()
+        for ref in self.taps:
+            tap = ref()
+            if tap is not None and tap.tracker is not None:
+                tap.tracker.end_turn(abandoned=True)
+                tap.tracker.end_background(abandoned=True)
+                tap.tracker = None
+        self.taps.clear()
+
+    # -- query() --------------------------------------------------------------------
+    def _process_query(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return self._run(wrapped, args, kwargs)
+
+    async def _run(self, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+        span = self.telemetry.start_span(Kind.AGENT, AGENT_NAME)
+        turn = Turn(span, own_span=False)
+        options = kwargs.get("options")
+        hide = False
+        with guard("claude_agent_sdk.options"):
+            if kwargs.get("transport") is None and "options" in kwargs:
+                kwargs = dict(kwargs)
+                kwargs["options"], hide = _with_partials(options, self.stream_usage)
+        ctx = otel_context.set_value(_SESSION, (turn, hide, _system(options), getattr(options, "model", None)),
+                                     span.context())
+        inner = wrapped(*args, **kwargs)
+        outcome: BaseException | None = None
+        abandoned = True
+        suspended = False  # at a yield: the caller holds the stream (what reaches us there is its closing)
+        try:
+            while True:
+                token = otel_context.attach(ctx)
+                try:
+                    message = await inner.__anext__()
+                except StopAsyncIteration:
+                    abandoned = False
+                    break
+                finally:
+                    otel_context.detach(token)
+                suspended = True
+                yield message
+                suspended = False
+        except BaseException as exc:
+            if not suspended:
+                outcome, abandoned = exc, False
+            raise
+        finally:
+            try:
+                token = otel_context.attach(ctx)
+                try:
+                    await inner.aclose()
+                finally:
+                    otel_context.detach(token)
+            finally:
+                self._end_query(turn, outcome, abandoned)
+
+    @staticmethod
+    def _end_query(turn: Turn, error: BaseException | None, abandoned: bool) -> None:
+        with guard("claude_agent_sdk.end"):
+            finished = turn.done  # its result came
+            tracker: Tracker | None = getattr(turn, "tracker", None)
+            if tracker is not None and tracker.turn is turn:
+                tracker.end_turn(error=error, abandoned=abandoned)
+            if tracker is not None:
+                tracker.end_background(error=error, abandoned=abandoned)
+            if not finished or error is not None:
+                Tracker._mark_unfinished(turn.span, turn, error, abandoned and not finished)
+        turn.span.end()
+
+    # -- ClaudeSDKClient -----------------------------------------------------------
+    def _connect(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return self._connecting(wrapped, instance, args, kwargs)
+
+    async def _connecting(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        options = getattr(instance, "options", None)
+        hide = False
+        if getattr(instance, "_custom_transport", None) is None:
+            with guard("claude_agent_sdk.options"):
+                instance.options, hide = _with_partials(options, self.stream_usage)
+        token = otel_context.attach(otel_context.set_value(
+            _SESSION, (None, hide, _system(options), getattr(options, "model", None))))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            otel_context.detach(token)
+            if hide:
+                instance.options = options  # the user's own object again (the CLI already has its flags)
+
+    def _disconnect(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        with guard("claude_agent_sdk.disconnect"):
+            query = getattr(instance, "_query", None)
+            tracker = self.trackers.get(query) if query is not None else None
+            if tracker is not None:
+                if _cancelling():  # `async with client` left because the task running it was cancelled
+                    tracker.end_turn(error=asyncio.CancelledError())
+                    tracker.end_background(error=asyncio.CancelledError())
+                else:
+                    tracker.end_turn(abandoned=True)
+                    tracker.end_background(abandoned=True)
+        return wrapped(*args, **kwargs)
+
+    # -- every Query: the frame tap --------------------------------------------------
+    def _query_init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        result = wrapped(*args, **kwargs)
+        if is_instrumentation_enabled():
+            with guard("claude_agent_sdk.tap"):
+                session = otel_context.get_value(_SESSION)
+                turn, hide, system, model = session if isinstance(session, tuple) else (None, False, None, None)
+                if isinstance(turn, Turn) and getattr(turn, "tracker", None) is not None:
+                    turn = None  # a second Query in the same run: its own session
+                tracker = Tracker(self.telemetry, turn, hide_partials=hide, system=system, model=model)
+                if turn is not None:
+                    turn.tracker = tracker  # type: ignore[attr-defined]
+                if len(self.taps) > 256:  # bounded: drop the taps of transports that are gone
+                    self.taps = [ref for ref in self.taps if ref() is not None]
+                self.taps.append(weakref.ref(_tap(instance.transport, tracker)))
+                self.trackers[instance] = tracker
+        return result
+
+
+    # -- the user's hooks and can_use_tool: a span around each ------------------------------
+    def _control_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():
+            return wrapped(*args, **kwargs)
+        return self._calling_back(wrapped, instance, args, kwargs)
+
+    async def _calling_back(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        request = kwargs.get("request", args[0] if args else None)
+        tracker = self.trackers.get(instance)
+        span = None
+        with guard("claude_agent_sdk.callback"):
+            span = tracker.open_callback(request) if tracker is not None else None
+        if span is None:
+            return await wrapped(*args, **kwargs)
+        token = otel_context.attach(span.context())  # the user's callback (and its spans) run inside it
+        try:
+            return await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            raise
+        finally:
+            otel_context.detach(token)
+            with guard("claude_agent_sdk.callback_end"):
+                tracker.close_callback(request)  # type: ignore[union-attr]
+
+    # -- SDK MCP tools: the tool span reaches the handler -------------------------------------
+    def _sdk_mcp_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        with guard("claude_agent_sdk.mcp_request"):
+            tracker = self.trackers.get(instance)
+            server = kwargs.get("server_name", args[0] if args else None)
+            message = kwargs.get("message", args[1] if len(args) > 1 else None)
+            if tracker is not None and isinstance(message, dict) and message.get("method") == "tools/call":
+                span = tracker.sdk_mcp_tool_span(server, message.get("params") or {})
+                if span is not None:
+                    params = dict(message.get("params") or {})
+                    meta = dict(params.get("_meta") or {})
+                    meta.update(propagation.inject(span.context()))  # W3C trace context, as MCP carries it
+                    params["_meta"] = meta
+                    message = {**message, "params": params}
+                    args, kwargs = (server, message), {}
+        return wrapped(*args, **kwargs)
+
+
+def _cancelling() -> bool:
+    """Whether the current asyncio task is being cancelled (``Task.cancelling()``, Python 3.11+)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not in an asyncio loop (trio)
+        return False
+    cancelling = getattr(task, "cancelling", None)
+    return bool(cancelling()) if callable(cancelling) else False
+
+
+def _build_tool_server(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """``build_tool_server(name, version, tools, run_tool)``: ``run_tool`` runs in the context that the
+    request's ``params._meta`` carries (the bridge's server task froze the context of its first
+    request), so the user's handler — and any span it opens — is inside our tool span."""
+    with guard("claude_agent_sdk.tool_server"):
+        if len(args) >= 4:
+            args = (*args[:3], _in_request_context(args[3]), *args[4:])
+        elif "run_tool" in kwargs:
+            kwargs = {**kwargs, "run_tool": _in_request_context(kwargs["run_tool"])}
+    return wrapped(*args, **kwargs)
+
+
+def _in_request_context(run_tool: Any) -> Any:
+    async def run_in_request_context(tool_name: str, arguments: Any) -> Any:
+        ctx = None
+        with guard("claude_agent_sdk.tool_context"):
+            ctx = _request_context()
+        if ctx is None:
+            return await run_tool(tool_name, arguments)
+        token = otel_context.attach(ctx)
+        try:
+            return await run_tool(tool_name, arguments)
+        finally:
+            otel_context.detach(token)
+
+    return run_in_request_context
+
+
+def _request_context() -> Any:
+    """The context in the current MCP request's ``params._meta`` (mcp 1.x ``request_ctx``), unless the
+    span it names, or a child of it (our MCP server instrumentor's, which extracted it too), is current."""
+    from mcp.server.lowlevel.server import request_ctx
+
+    request = request_ctx.get(None)
+    meta = getattr(request, "meta", None)
+    fields = meta if isinstance(meta, dict) else dict(getattr(meta, "model_extra", None) or {})
+    ctx = propagation.extract(fields)
+    if ctx is None:
+        return None
+    carried = trace.get_current_span(ctx).get_span_context().span_id
+    current = trace.get_current_span()
+    parent = getattr(current, "parent", None)
+    if current.get_span_context().span_id == carried or getattr(parent, "span_id", None) == carried:
+        return None
+    return ctx
+
+
+class _Tap:
+    """What a transport's tapped methods feed: one tracker at a time (a custom transport reused by a second
+    ``Query`` is re-pointed, never tapped twice); ``None`` after ``uninstrument()``."""
+
+    __slots__ = ("tracker", "__weakref__")
+
+    def __init__(self, tracker: Tracker):
+        self.tracker: Tracker | None = tracker
+
+
+def _tap(transport: Any, tracker: Tracker) -> _Tap:
+    """Feed the tracker from ``transport`` (instance attributes over its methods; nothing else changes)."""
+    existing = getattr(transport.read_messages, "_otel_agents_tap", None)
+    if isinstance(existing, _Tap):
+        existing.tracker = tracker
+        return existing
+    tap = _Tap(tracker)
+    read = transport.read_messages
+    write = transport.write
+
+    async def read_messages() -> Any:
+        async for frame in read():
+            current = tap.tracker
+            if current is not None:
+                current.on_frame(frame)
+                if current.hide_partials and isinstance(frame, dict) and frame.get("type") == "stream_event":
+                    continue  # partial messages we turned on: the caller did not ask for them
+            yield frame
+
+    async def tapped_write(data: str) -> None:
+        current = tap.tracker
+        if current is not None:
+            current.on_write(data)
+        await write(data)
+
+    read_messages._otel_agents_tap = tap  # type: ignore[attr-defined]
+    transport.read_messages = read_messages
+    transport.write = tapped_write
+    return tap

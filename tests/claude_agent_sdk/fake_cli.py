@@ -1,0 +1,127 @@
+"""The fake Claude Code CLI of the tests: the demo's :mod:`claude_cli` (``examples/customer_support``; it speaks
+stream-json and plays the shared brain) plus the test scenarios, run as ``cli_path`` by the real subprocess
+transport (:func:`launcher`) or in this process behind :class:`InProcessTransport`.
+
+Question words that change the script: ``expert`` (the policy check is delegated to subagent
+``policy-expert`` through the ``Agent`` tool), ``slow`` (the first tool call waits for an interrupt),
+``crash`` (an error result, then exit status 1). ``FAKE_CLI_TRACEPARENT_FILE`` in the CLI's environment:
+a file where it appends its ``TRACEPARENT`` and ``CLAUDE_CODE_ENABLE_TELEMETRY``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from examples.customer_support import claude_cli
+from examples.customer_support.claude_cli import MODEL, SESSION, BrainCLI, Channel  # noqa: F401 - re-exported
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class FakeCLI(BrainCLI):
+    def delegates(self, question: str) -> bool:
+        return "expert" in question.lower()
+
+    def slow(self, question: str) -> bool:
+        return "slow" in question.lower()
+
+    def crashes(self, question: str) -> bool:
+        return "crash" in question.lower()
+
+
+def main() -> int:
+    trace_file = os.environ.get("FAKE_CLI_TRACEPARENT_FILE")
+    if trace_file:
+        with open(trace_file, "a") as f:
+            f.write(json.dumps({"traceparent": os.environ.get("TRACEPARENT"),
+                                "telemetry": os.environ.get("CLAUDE_CODE_ENABLE_TELEMETRY")}) + "\n")
+    return asyncio.run(FakeCLI(claude_cli._StdioChannel(), sys.argv[1:]).run())
+
+
+def launcher(directory: Any) -> str:
+    """Write the executable the SDK runs as ``cli_path``; return its path."""
+    return claude_cli.launcher(directory, "tests.claude_agent_sdk.fake_cli", ROOT)
+
+
+# -- in process -----------------------------------------------------------------------------------
+
+class _QueueChannel(Channel):
+    def __init__(self) -> None:
+        self.inbound: asyncio.Queue[dict | None] = asyncio.Queue()
+        self.outbound: asyncio.Queue[dict | None] = asyncio.Queue()
+
+    async def recv(self) -> dict | None:
+        return await self.inbound.get()
+
+    def send(self, frame: dict) -> None:
+        self.outbound.put_nowait(frame)
+
+
+def _transport_base() -> type:
+    from claude_agent_sdk import Transport
+
+    return Transport
+
+
+class InProcessTransport(_transport_base()):  # type: ignore[misc]
+    """A ``claude_agent_sdk.Transport`` running :class:`FakeCLI` in this process.
+
+    ``argv`` stands for the CLI's flags (``--include-partial-messages``, ``--mcp-config``,
+    ``--permission-prompt-tool``); ``script``, when given, replaces the brain: a coroutine
+    ``script(cli)`` that sends frames itself.
+    """
+
+    def __init__(self, argv: list[str] | None = None, script: Any = None, exit_status: int = 0):
+        self.argv = list(argv or [])
+        self.script = script
+        self.exit_status = exit_status
+        self.channel = _QueueChannel()
+        self.cli = FakeCLI(self.channel, self.argv)
+        self.task: asyncio.Task | None = None
+        self.written: list[dict] = []
+
+    async def connect(self) -> None:
+        async def run() -> None:
+            try:
+                status = await (self.script(self.cli) if self.script else self.cli.run())
+                self.exit_status = status or self.exit_status
+            finally:
+                self.channel.outbound.put_nowait(None)
+
+        self.task = asyncio.get_running_loop().create_task(run())
+
+    async def write(self, data: str) -> None:
+        for line in data.splitlines():
+            if line.strip():
+                frame = json.loads(line)
+                self.written.append(frame)
+                self.channel.inbound.put_nowait(frame)
+
+    async def read_messages(self) -> Any:
+        from claude_agent_sdk import ProcessError
+
+        while True:
+            frame = await self.channel.outbound.get()
+            if frame is None:
+                break
+            yield frame
+        if self.exit_status:
+            raise ProcessError("Command failed", exit_code=self.exit_status, stderr="")
+
+    async def close(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def is_ready(self) -> bool:
+        return True
+
+    async def end_input(self) -> None:
+        self.channel.inbound.put_nowait(None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,475 @@
+"""The Claude Agent SDK's own cases: the real SDK over the fake CLI (:mod:`.fake_cli`), through the real
+subprocess transport (``cli_path``) and, for edge cases, the in-process transport. Ground truth is what the
+fake sent: the messages the caller received (message ids, tool ids) and the ``ResultMessage`` totals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import claude_agent_sdk as sdk
+import pytest
+from opentelemetry import trace
+
+import otel_agents
+from otel_agents._spans import Settings
+from tests.exporters.conftest import check
+from tests.spans import SnapshotExporter, parent_of, tree
+
+from .conftest import collect, in_process, support_server
+from .fake_cli import MODEL, SESSION, FakeCLI
+
+REFUND_VIA_EXPERT = "Can I get a refund for order A100? Please ask the policy expert."
+
+
+def _one(spans: list, name: str) -> Any:
+    found = [s for s in spans if s.name == name]
+    assert len(found) == 1, (name, [s.name for s in spans])
+    return found[0]
+
+
+def _result(messages: list) -> sdk.ResultMessage:
+    return next(m for m in messages if isinstance(m, sdk.ResultMessage))
+
+
+def _responses(messages: list) -> set[tuple[str | None, str]]:
+    """(parent_tool_use_id, message id) of every API response the caller saw."""
+    return {(m.parent_tool_use_id, m.message_id) for m in messages if isinstance(m, sdk.AssistantMessage)}
+
+
+def test_query_through_the_cli_builds_the_span_tree(instrumented: Any, exporter: SnapshotExporter,
+                                                    cli_path: str) -> None:
+    """query() over the real subprocess transport: one agent span; one model span per API response (not per
+    frame: every response came as 2 frames); one tool span per tool_use id; the subagent under its Agent tool
+    span; usage per call that adds up to the result's modelUsage; cost and session id on the agent span."""
+    messages = asyncio.run(collect(REFUND_VIA_EXPERT, cli_path=cli_path, system_prompt="You are support."))
+    result = _result(messages)
+    assert not any(isinstance(m, sdk.StreamEvent) for m in messages), "partial messages we turned on leaked"
+    spans = exporter.semantic()
+    assert sorted((s.name, parent_of(s, spans).name if parent_of(s, spans) else "") for s in spans if
+                  s.semantic_kind != "model") == [
+        ("execute_tool Agent", "invoke_agent claude"),
+        ("execute_tool check_refund_policy", "invoke_agent policy-expert"),
+        ("execute_tool lookup_order", "invoke_agent claude"),
+        ("invoke_agent claude", ""),
+        ("invoke_agent policy-expert", "execute_tool Agent"),
+    ], tree(spans)
+    models = exporter.semantic("model")
+    assert {(parent_of(s, spans).name, s.attributes["gen_ai.response.id"]) for s in models} == {
+        ("invoke_agent claude" if thread is None else "invoke_agent policy-expert", mid)
+        for thread, mid in _responses(messages)}
+    assert len(models) == len(_responses(messages)) == 5
+    for s in models:
+        assert s.name == f"chat {MODEL}"
+        assert s.attributes["gen_ai.provider.name"] == "anthropic"
+        assert s.attributes["gen_ai.usage.output_tokens"] > 1  # the true count, not the frames' snapshot
+    usage = result.model_usage[MODEL]
+    assert sum(s.attributes["gen_ai.usage.output_tokens"] for s in models) == usage["outputTokens"]
+    assert sum(s.attributes["gen_ai.usage.input_tokens"] for s in models) == \
+        usage["inputTokens"] + usage["cacheReadInputTokens"] + usage["cacheCreationInputTokens"]
+    main = [s for s in models if parent_of(s, spans).name == "invoke_agent claude"]
+    assert sum(s.attributes["gen_ai.usage.output_tokens"] for s in main) == result.usage["output_tokens"]
+
+    agent = _one(spans, "invoke_agent claude")
+    assert agent.attributes["llm.cost.total"] == result.total_cost_usd
+    assert agent.attributes["session.id"] == result.session_id == SESSION
+    assert agent.attributes["claude_agent_sdk.num_turns"] == result.num_turns == 3
+    assert agent.attributes["claude_agent_sdk.terminal_reason"] == "completed"
+    assert json.loads(agent.attributes["claude_agent_sdk.result.usage"]) == {"usage": result.usage,
+                                                                            "modelUsage": result.model_usage}
+    assert agent.attributes["output.value"] == result.result
+    assert agent.attributes["input.value"] == REFUND_VIA_EXPERT
+    assert agent.status.name == "UNSET"
+    assert all(s.attributes.get("session.id") == SESSION for s in spans)
+
+    delegation = _one(spans, "execute_tool Agent")
+    assert delegation.attributes["otel_agents.handoff.target"] == "policy-expert"
+    expert = _one(spans, "invoke_agent policy-expert")
+    assert expert.attributes["otel_agents.agent.parent"] == "claude"
+    assert expert.attributes["otel_agents.task.id"] == "task_1"
+    lookup = _one(spans, "execute_tool lookup_order")
+    tool_uses = {b.id: b for m in messages if isinstance(m, sdk.AssistantMessage) for b in m.content
+                 if isinstance(b, sdk.ToolUseBlock)}
+    assert tool_uses[lookup.attributes["gen_ai.tool.call.id"]].name == "mcp__support__lookup_order"
+    assert lookup.attributes["gen_ai.tool.name"] == "lookup_order"  # the MCP server's name for it
+    assert lookup.attributes["mcp.method.name"] == "tools/call"
+    assert json.loads(lookup.attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A100"}
+    assert '"A100"' in lookup.attributes["gen_ai.tool.call.result"]
+
+    first = min(models, key=lambda s: s.start_time)
+    assert json.loads(first.attributes["gen_ai.system_instructions"]) == [{"type": "text", "content": "You are support."}]
+    assert [t["name"] for t in json.loads(first.attributes["gen_ai.tool.definitions"])] == \
+        ["Agent", "mcp__support__lookup_order"]  # what the CLI's init listed
+    output = json.loads(first.attributes["gen_ai.output.messages"])
+    assert [p["type"] for p in output[0]["parts"]] == ["text", "tool_call"]
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+    last = max(main, key=lambda s: s.start_time)
+    assert [p["type"] for p in json.loads(last.attributes["gen_ai.output.messages"])[0]["parts"]] == \
+        ["reasoning", "text"]
+    assert "sig" not in last.attributes["gen_ai.output.messages"]  # the thinking signature is never recorded
+    assert all(s.end_time for s in exporter.spans)
+
+
+def test_the_run_folds_to_an_envelope_whose_usage_is_the_results(instrumented: Any, envelopes: list,
+                                                                 cli_path: str) -> None:
+    """The ECP envelope: valid; usage = the result's modelUsage (subagent included); every tool call once;
+    the subagent delegated by the main agent."""
+    messages = asyncio.run(collect(REFUND_VIA_EXPERT, cli_path=cli_path))
+    result = _result(messages)
+    [env] = check(envelopes)
+    usage = result.model_usage[MODEL]
+    assert env["usage"]["output_tokens"] == usage["outputTokens"]
+    assert env["usage"]["input_tokens"] == usage["inputTokens"] + usage["cacheReadInputTokens"]
+    assert env["public_output"] == result.result
+    assert sorted(c["name"] for c in env["tool_calls"]) == ["Agent", "check_refund_policy", "lookup_order"]
+    assert env["metrics"]["model_calls"] == 5
+    assert env["metrics"]["cost_usd"] == result.total_cost_usd  # the CLI's own figure, not a re-pricing
+    assert {(a["name"], a["parent"]) for a in env["agents"]} == {("claude", None), ("policy-expert", "claude")}
+
+
+def test_partials_the_user_asked_for_are_kept(instrumented: Any, exporter: SnapshotExporter, cli_path: str) -> None:
+    """With include_partial_messages set by the user, the StreamEvents reach the caller as without us."""
+    messages = asyncio.run(collect("Where is order A100?", cli_path=cli_path, include_partial_messages=True))
+    assert sum(isinstance(m, sdk.StreamEvent) for m in messages) == 6  # 3 events x 2 responses
+    assert [s.attributes["gen_ai.usage.output_tokens"] > 1 for s in exporter.semantic("model")] == [True, True]
+
+
+def test_stream_usage_off_reports_no_output_tokens(instrument: Any, exporter: SnapshotExporter,
+                                                   cli_path: str) -> None:
+    """stream_usage=False: the CLI runs as the user configured it, and model spans record the input counts but
+    no output count (the frames' 0-1 snapshot is not the response's count)."""
+    instrument(stream_usage=False)
+    asyncio.run(collect("Where is order A100?", cli_path=cli_path))
+    models = exporter.semantic("model")
+    assert len(models) == 2
+    for s in models:
+        assert "gen_ai.usage.output_tokens" not in s.attributes
+        assert s.attributes["gen_ai.usage.input_tokens"] > 100
+        assert "gen_ai.response.finish_reasons" not in s.attributes  # the frames carry none
+
+
+def test_tool_error_and_permission_denial_are_distinct(instrumented: Any, exporter: SnapshotExporter,
+                                                       cli_path: str) -> None:
+    """A tool whose handler raises: ERROR tool_error. A call can_use_tool denies: ERROR permission_denied with
+    otel_agents.tool.denied, cross-checked against the result's permission_denials."""
+
+    async def deny_policy(name: str, args: dict, ctx: Any) -> Any:
+        if name.endswith("check_refund_policy"):
+            return sdk.PermissionResultDeny(message="policy checks need a human")
+        return sdk.PermissionResultAllow()
+
+    async def prompt() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "Can I get a refund for order A100?"}}
+
+    messages = asyncio.run(collect(prompt(), cli_path=cli_path, can_use_tool=deny_policy,
+                                   mcp_servers={"support": support_server(fail={"lookup_order"})}))
+    result = _result(messages)
+    lookup = _one(exporter.semantic(), "execute_tool lookup_order")
+    assert lookup.status.name == "ERROR" and lookup.attributes["error.type"] == "tool_error"
+    assert "lookup_order is down" in lookup.attributes["gen_ai.tool.call.result"]
+    assert "otel_agents.tool.denied" not in lookup.attributes
+    policy = _one(exporter.semantic(), "execute_tool check_refund_policy")
+    assert policy.status.name == "ERROR" and policy.attributes["error.type"] == "permission_denied"
+    assert policy.attributes["otel_agents.tool.denied"] is True
+    assert [d["tool_use_id"] for d in result.permission_denials] == [policy.attributes["gen_ai.tool.call.id"]]
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["claude_agent_sdk.permission_denials"] == 1
+    assert agent.status.name == "UNSET"  # the run itself succeeded
+    spans = exporter.semantic()
+    decisions = {(s.name, parent_of(s, spans).name, s.attributes["claude_agent_sdk.permission.decision"])
+                 for s in spans if s.name.startswith("permission ")}
+    assert decisions == {("permission mcp__support__lookup_order", "execute_tool lookup_order", "allow"),
+                         ("permission mcp__support__check_refund_policy", "execute_tool check_refund_policy", "deny")}
+
+
+def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, provider: Any, exporter: SnapshotExporter,
+                                            cli_path: str) -> None:
+    """A user PreToolUse hook that denies: a guardrail span under the tool span (the user's hook runs inside
+    it), triggered; the tool span is a denial. No hook of our own is registered (the CLI is asked once per
+    call, by the user's one callback)."""
+    asked: list[str] = []
+    app = trace.get_tracer("tests.app", tracer_provider=provider)
+
+    async def guard(hook_input: dict, tool_use_id: str | None, ctx: Any) -> dict:
+        asked.append(hook_input["tool_name"])
+        with app.start_as_current_span("policy lookup"):
+            pass
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "no lookups today"}}
+
+    asyncio.run(collect("Where is order A100?", cli_path=cli_path,
+                        hooks={"PreToolUse": [sdk.HookMatcher(matcher=None, hooks=[guard])]}))
+    assert asked == ["mcp__support__lookup_order"]
+    lookup = _one(exporter.semantic(), "execute_tool lookup_order")
+    assert lookup.attributes["otel_agents.guardrail.triggered"] is True
+    assert lookup.attributes["error.type"] == "permission_denied"
+    hook = _one(exporter.spans, "guardrail PreToolUse")
+    assert hook.parent_id == lookup.span_id
+    assert hook.attributes["otel_agents.guardrail.triggered"] is True
+    assert hook.attributes["openinference.span.kind"] == "GUARDRAIL"
+    assert _one(exporter.spans, "policy lookup").parent_id == hook.span_id  # the user's hook runs inside it
+
+
+def test_the_cli_gets_the_agent_span_as_traceparent(instrumented: Any, exporter: SnapshotExporter, cli_path: str,
+                                                    tmp_path: Any) -> None:
+    """The SDK puts the current context into the CLI's environment at connect(): it names our agent span. The
+    CLI's own telemetry stays as the user left it (off)."""
+    seen = tmp_path / "cli-env"
+    asyncio.run(collect("Where is order A100?", cli_path=cli_path, env={"FAKE_CLI_TRACEPARENT_FILE": str(seen)}))
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    [env] = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert env["traceparent"].startswith(f"00-{agent.trace_id:032x}-{agent.span_id:016x}-")
+    assert env["telemetry"] is None
+
+
+@pytest.mark.parametrize(("value", "state"), [(None, "off"), ("1", "on"), ("0", "off")])
+def test_doctor_reports_the_cli_telemetry(value: str | None, state: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_ENABLE_TELEMETRY"}
+    if value is not None:
+        env["CLAUDE_CODE_ENABLE_TELEMETRY"] = value
+    out = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    [line] = [line for line in out.splitlines() if "Claude Code CLI telemetry" in line]
+    assert f"telemetry {state}" in line and f"CLAUDE_CODE_ENABLE_TELEMETRY={value or '<unset>'}" in line
+
+
+def test_using_session_wins_over_the_cli_session(instrumented: Any, exporter: SnapshotExporter) -> None:
+    with otel_agents.using_session("caller-42"):
+        asyncio.run(collect("Where is order A100?", transport=in_process()))
+    assert {s.attributes.get("session.id") for s in exporter.semantic()} == {"caller-42"}
+
+
+def test_early_break_ends_every_span_as_abandoned(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The caller stops iterating before the result (the CLI is still in a tool call): the agent span and the
+    open tool span end as abandoned, not as errors, and nothing is left current."""
+
+    async def main() -> None:
+        stream = sdk.query(prompt="Where is order A100? Take it slow.", transport=in_process(),
+                           options=sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()}))
+        async for message in stream:
+            if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                 for b in message.content):
+                break
+        await stream.aclose()
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert {s.semantic_kind for s in spans} >= {"agent", "model"}
+    assert all(s.end_time for s in exporter.spans)
+    for name in ("invoke_agent claude", "execute_tool lookup_order"):
+        span = _one(spans, name)
+        assert span.attributes["otel_agents.stream.abandoned"] is True, name
+        assert span.status.name == "UNSET"
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_cli_error_result_then_exit_fails_the_run(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """An error result and a non-zero exit: the caller gets the SDK's ResultError unchanged; the agent span is
+    ERROR with the result's subtype and errors."""
+    with pytest.raises(sdk.ResultError) as raised:
+        asyncio.run(collect("crash please, A100", transport=in_process()))
+    assert "the API is down" in str(raised.value)
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.status.name == "ERROR"
+    assert agent.attributes["error.type"] == "error_during_execution"
+    assert "the API is down" in agent.status_description
+
+
+def test_concurrent_queries_reusing_tool_ids_stay_apart(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Two queries at once whose CLIs use the same message and tool ids: two traces, each complete."""
+
+    async def main() -> None:
+        await asyncio.gather(collect("Where is order A100?", transport=in_process()),
+                             collect("Where is order A200?", transport=in_process()))
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    traces: dict[int, list] = {}
+    for s in spans:
+        traces.setdefault(s.trace_id, []).append(s)
+    assert len(traces) == 2
+    for group in traces.values():
+        assert sorted(s.semantic_kind for s in group) == ["agent", "model", "model", "tool"], tree(group)
+        [tool] = [s for s in group if s.semantic_kind == "tool"]
+        assert parent_of(tool, group).semantic_kind == "agent"
+    assert {json.loads(s.attributes["gen_ai.tool.call.arguments"])["order_id"] for s in exporter.semantic("tool")} \
+        == {"A100", "A200"}
+
+
+def test_client_turns_and_an_interrupt(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ClaudeSDKClient: each query() up to its result is one agent run; an interrupted turn ends as
+    interrupted (control flow), not ERROR, with its open tool span; one session id throughout."""
+
+    async def main() -> None:
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            await client.query("Where is order A100?")
+            async for _ in client.receive_response():
+                pass
+            await client.query("Where is order A200? Take it slow.")
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                     for b in message.content):
+                    await client.interrupt()
+                if isinstance(message, sdk.ResultMessage):
+                    break
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    agents = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    assert len(agents) == 2 and len({s.trace_id for s in agents}) == 2
+    first, second = agents
+    assert first.status.name == "UNSET" and "otel_agents.control_flow" not in first.attributes
+    assert second.attributes["otel_agents.control_flow"] == "interrupt"
+    assert second.status.name == "UNSET"
+    assert second.attributes["claude_agent_sdk.terminal_reason"] == "aborted_tools"
+    [slow_tool] = [s for s in exporter.semantic("tool") if s.trace_id == second.trace_id]
+    assert slow_tool.status.name == "UNSET" and slow_tool.attributes["otel_agents.control_flow"] == "interrupt"
+    assert {s.attributes.get("session.id") for s in spans} == {SESSION}
+    assert all(s.end_time for s in exporter.spans)
+
+
+def test_content_off_records_no_content(instrument: Any, exporter: SnapshotExporter) -> None:
+    instrument(settings=Settings(capture_content=False))
+    asyncio.run(collect("Where is order A100?", transport=in_process()))
+    spans = exporter.semantic()
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"]
+    for s in spans:
+        for key in s.attributes:
+            assert not key.startswith(("input.", "output.", "gen_ai.input", "gen_ai.output", "llm.input",
+                                       "llm.output", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")), key
+    assert all(s.attributes["gen_ai.usage.input_tokens"] > 100 for s in spans if s.semantic_kind == "model")
+
+
+def test_uninstrument_restores_the_sdk(instrument: Any, exporter: SnapshotExporter) -> None:
+    from claude_agent_sdk._internal.client import InternalClient
+    from claude_agent_sdk._internal.query import Query
+
+    originals = (InternalClient.__dict__["process_query"], Query.__dict__["__init__"],
+                 vars(sdk)["build_tool_server"])
+    inst = instrument()
+    assert InternalClient.__dict__["process_query"] is not originals[0]
+    inst.uninstrument()
+    assert (InternalClient.__dict__["process_query"], Query.__dict__["__init__"],
+            vars(sdk)["build_tool_server"]) == originals
+    messages = asyncio.run(collect("Where is order A100?", transport=in_process()))
+    assert _result(messages).subtype == "success"
+    assert exporter.semantic() == []
+
+
+def test_sdk_mcp_server_span_nests_under_the_tool_span(instrument: Any, provider: Any, exporter: SnapshotExporter,
+                                                       envelopes: list, cli_path: str) -> None:
+    """With our MCP instrumentor on too, the SDK MCP server's tools/call span (the bridge runs the real mcp
+    Server) parents on the tool span through params._meta, the handler's own span nests under it, and the
+    envelope lists the call once."""
+    from otel_agents.instrumentors.mcp import MCPInstrumentor
+
+    app = provider.get_tracer("tests.app")
+    mcp = MCPInstrumentor()
+    mcp.instrument(tracer_provider=provider)
+    try:
+        instrument()
+
+        def probe(name: str, args: dict) -> None:
+            with app.start_as_current_span(f"db {name}"):
+                pass
+
+        asyncio.run(collect("Where is order A100?", cli_path=cli_path,
+                            mcp_servers={"support": support_server(probe=probe)}))
+    finally:
+        mcp.uninstrument()
+    spans = exporter.spans
+    [tool] = [s for s in spans if s.name == "execute_tool lookup_order" and s.kind == "INTERNAL"]
+    server = [s for s in spans if s.parent_id == tool.span_id]
+    assert [(s.name, s.kind) for s in server] == [("execute_tool lookup_order", "SERVER")], tree(spans)
+    assert tool.kind == "INTERNAL"
+    db = _one(spans, "db lookup_order")
+    assert db.parent_id == server[0].span_id, tree(spans)
+    [env] = check(envelopes)
+    assert [c["name"] for c in env["tool_calls"]] == ["lookup_order"]
+
+
+def test_uninstrument_during_a_session_ends_its_spans(instrument: Any, exporter: SnapshotExporter) -> None:
+    """uninstrument() while a ClaudeSDKClient turn is open: its spans end then (abandoned), and the rest of the
+    session, a new turn included, makes none."""
+
+    async def main() -> None:
+        inst = instrument()
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            await client.query("Where is order A100? Take it slow.")
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                     for b in message.content):
+                    break
+            inst.uninstrument()
+            assert {s.name for s in exporter.semantic()} >= {"invoke_agent claude", "execute_tool lookup_order"}
+            ended = len(exporter.spans)
+            await client.interrupt()
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.ResultMessage):
+                    break
+            await client.query("Where is order A200?")
+            async for _ in client.receive_response():
+                pass
+            assert len(exporter.spans) == ended
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["otel_agents.stream.abandoned"] is True
+
+
+class _BackgroundCLI(FakeCLI):
+    """The main agent starts ``policy-expert`` in the background (``run_in_background``): the Agent call
+    returns at once, the turn ends, then the subagent answers and its task completes."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Agent"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        args = {"description": "audit", "prompt": "Audit order A100.", "subagent_type": "policy-expert",
+                "run_in_background": True}
+        self.respond(None, [{"type": "tool_use", "id": "toolu_bg", "name": "Agent", "input": args}], history,
+                     "tool_use")
+        self.ch.send({"type": "system", "subtype": "task_started", "task_id": "task_bg", "tool_use_id": "toolu_bg",
+                      "description": "audit", "session_id": self.session, "uuid": self.next_id("uuid")})
+        self.tool_result(None, "toolu_bg", "Async agent launched successfully.", False, history)
+        self.respond(None, [{"type": "text", "text": "An expert is auditing it."}], history, "end_turn")
+        self.ch.send(self.result("An expert is auditing it."))
+        self.respond("toolu_bg", [{"type": "text", "text": "A100 is fine."}], ["Audit order A100."], "end_turn")
+        self.ch.send({"type": "system", "subtype": "task_notification", "task_id": "task_bg", "status": "completed",
+                      "tool_use_id": "toolu_bg", "summary": "done", "output_file": "", "session_id": self.session,
+                      "uuid": self.next_id("uuid")})
+        return 0
+
+
+def test_a_background_agent_ends_at_its_own_terminal_state(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A background subagent outlives its Agent call and the turn's result: its span (under the Agent tool span)
+    ends at its task's terminal status, with its model call, not at the result."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _BackgroundCLI(transport.channel, transport.argv)
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(), transport=transport) as client:
+            await client.query("Audit A100 in the background.")
+            async for _ in client.receive_response():
+                pass
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.TaskNotificationMessage):
+                    break
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    turn = _one(spans, "invoke_agent claude")
+    tool = _one(spans, "execute_tool Agent")
+    expert = _one(spans, "invoke_agent policy-expert")
+    assert expert.parent_id == tool.span_id and tool.parent_id == turn.span_id
+    assert expert.end_time > turn.end_time and expert.status.name == "UNSET"
+    assert "otel_agents.stream.abandoned" not in expert.attributes
+    [model] = [s for s in exporter.semantic("model") if s.parent_id == expert.span_id]
+    assert json.loads(model.attributes["gen_ai.output.messages"])[0]["parts"] == [{"type": "text",
+                                                                                  "content": "A100 is fine."}]

@@ -1,0 +1,104 @@
+"""Claude Agent SDK cells: ``query()`` and ``ClaudeSDKClient`` over the in-process fake CLI
+(``tests/claude_agent_sdk/fake_cli.py``) playing the matrix's script: the first response asks for the SDK MCP
+tool ``get_weather`` (its handler is :meth:`Truth.atool`), the second answers, each with the script's usage
+(true output tokens in its ``message_delta``: the transport runs with partial messages, which the caller then
+also receives). A model that raises is what the CLI reports for a failed API request: an ``assistant`` frame
+with ``error``, an error result and exit status 1 (``ResultError``). In the abandoned endings the fake waits,
+after its first frame, until the caller has left (the caller's first event is the CLI's ``init``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import claude_agent_sdk as sdk
+
+from otel_agents.instrumentors.claude_agent_sdk import ClaudeAgentSDKInstrumentor
+from tests.claude_agent_sdk.fake_cli import FakeCLI, InProcessTransport
+from tests.matrix.truth import CITY, TOOL, ModelFailure, Truth
+
+INSTRUMENTOR = ClaudeAgentSDKInstrumentor
+SERVER = "weather"
+WIRE_TOOL = f"mcp__{SERVER}__{TOOL}"  # the tool's name as the model calls it (the span names it as the server does)
+FINISH = {True: "tool_use", False: "end_turn"}
+
+
+def _server(truth: Truth) -> dict:
+    @sdk.tool(TOOL, "Get the weather for a city.", {"city": str})
+    async def get_weather(args: dict) -> dict:
+        return {"content": [{"type": "text", "text": await truth.atool(**args)}]}
+
+    return sdk.create_sdk_mcp_server(SERVER, tools=[get_weather])
+
+
+class _TruthCLI(FakeCLI):
+    def __init__(self, truth: Truth, *args: Any) -> None:
+        super().__init__(*args)
+        self.truth = truth
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": "claude-test",
+                      "tools": [WIRE_TOOL], "mcp_servers": [{"name": SERVER, "status": "connected"}],
+                      "uuid": self.next_id("uuid")})
+        if self.truth.ending in ("break_close", "break_drop"):
+            await self.ch.recv()  # the model has not answered yet when the caller leaves (this task is cancelled)
+            return 0
+        history: list[Any] = [question]
+        for _ in range(2):
+            try:
+                call = self.truth.reply()
+            except ModelFailure:
+                self.respond(None, [{"type": "text", "text": "API Error: 500 model down"}], history, "stop",
+                             error="server_error")
+                self.ch.send({**self.result(None, error="error_during_execution", errors=["API Error: 500"]),
+                              "api_error_status": 500})
+                return 1
+            turn = call.turn
+            if turn.is_tool_call:
+                name, args = turn.tool_calls[0]
+                tool_use_id = self.next_id("toolu")
+                self.respond(None, [{"type": "tool_use", "id": tool_use_id, "name": WIRE_TOOL, "input": args}],
+                             history, FINISH[True], usage=turn.usage)
+                call.sent(finish=FINISH[True])
+                text, is_error = await self.call_tool(SERVER, name, args, tool_use_id)
+                self.tool_result(None, tool_use_id, text, is_error, history)
+            else:
+                self.respond(None, [{"type": "text", "text": turn.text}], history, FINISH[False], usage=turn.usage)
+                call.sent(finish=FINISH[False])
+                self.ch.send(self.result(turn.text))
+                return 0
+        return 0
+
+
+def _transport(truth: Truth) -> InProcessTransport:
+    transport = InProcessTransport(["--include-partial-messages", "--mcp-config", '{"mcpServers": {"weather": {}}}'])
+    transport.cli = _TruthCLI(truth, transport.channel, transport.argv)
+    return transport
+
+
+def _query(truth: Truth) -> Any:
+    options = sdk.ClaudeAgentOptions(mcp_servers={SERVER: _server(truth)})
+    truth.agents = [("claude", None)]
+    return sdk.query(prompt=f"What is the weather in {CITY}?", options=options, transport=_transport(truth))
+
+
+async def _client(truth: Truth) -> Any:
+    options = sdk.ClaudeAgentOptions(mcp_servers={SERVER: _server(truth)})
+    truth.agents = [("claude", None)]
+    async with sdk.ClaudeSDKClient(options=options, transport=_transport(truth)) as client:
+        await client.query(f"What is the weather in {CITY}?")
+        async for message in client.receive_response():
+            yield message
+
+
+def _message(message: Any) -> Any:
+    if isinstance(message, sdk.ResultMessage):
+        return ("ResultMessage", message.subtype, message.result)
+    if isinstance(message, sdk.StreamEvent):
+        return ("StreamEvent", message.event.get("type"))
+    return (type(message).__name__, getattr(message, "subtype", None))
+
+
+ENTRIES = {
+    "query": lambda t: (lambda: _query(t), _message),
+    "ClaudeSDKClient.receive_response": lambda t: (lambda: _client(t), _message),
+}
