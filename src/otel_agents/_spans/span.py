@@ -34,7 +34,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .. import __version__
-from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name
+from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name, vocabularies as V
 from . import encoding, pipeline, probes
 from .guard import guard, report_internal_error
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
@@ -101,7 +101,7 @@ class SemanticSpan:
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
-                 "_content", "_budget", "_status_ok", "_in_band", "__weakref__")
+                 "_content", "_budget", "_status_ok", "_in_band", "_only", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -121,12 +121,15 @@ class SemanticSpan:
         self._mute = not span.is_recording()
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False
+        # The vocabularies written: None = all of them (nothing to filter), else the selection.
+        self._only: frozenset[str] | None = None
         if not self._mute:
             with guard("span.settings"):  # unusable settings: the span records, without content
                 settings = telemetry.settings
                 budget = settings.content_budget()
                 self._content, self._budget = settings.content_enabled(), budget
                 self._status_ok = settings.mark_status_ok()
+                self._only = _selection(settings)
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._in_band = False  # set_error was called: its error.type and status stand
@@ -177,6 +180,8 @@ class SemanticSpan:
         """Set one non-content attribute; non-OTel-legal values are JSON-encoded; ``None`` is skipped."""
         if self._ended or self._mute:
             return
+        if self._only is not None and not V.written(key, self._only):
+            return
         try:  # not `with guard(...)`: this runs for nearly every attribute of every span
             v = otel_value(value)
             if v is not None:
@@ -190,7 +195,10 @@ class SemanticSpan:
             return
         try:
             legal = {}
+            only = self._only
             for k, v in attributes.items():
+                if only is not None and not V.written(k, only):
+                    continue
                 v = otel_value(v)
                 if v is not None:
                     legal[k] = v
@@ -210,6 +218,17 @@ class SemanticSpan:
         """Whether content set now is recorded (content on, span recording and not ended): callers
         check it before building content (converting messages) that would otherwise be dropped."""
         return self._content and not self._ended
+
+    def _writes(self, key: str) -> bool:
+        """Whether attribute ``key`` belongs to a selected vocabulary (or to none: always written)."""
+        return self._only is None or V.written(key, self._only)
+
+    def _write(self, attrs: Mapping[str, Any]) -> None:
+        """Hand ready attributes to the SDK, without those of vocabularies not selected."""
+        only = self._only
+        if only is not None:
+            attrs = {k: v for k, v in attrs.items() if V.written(k, only)}
+        self.span.set_attributes(attrs)
 
     def set_content(self, key: str, value: Any, *, as_json: bool | None = None) -> str | None:
         """Set a content-bearing attribute, through the content policy.
@@ -237,7 +256,7 @@ class SemanticSpan:
                      redacted: bool = False, encoded: str | None = None) -> str | None:
         """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type.
         A value that cannot be rendered (a failing redaction hook) loses only its own attribute."""
-        if value is None:
+        if value is None or (self._only is not None and not V.written(key, self._only)):
             return None
         try:
             text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
@@ -310,7 +329,8 @@ class SemanticSpan:
                         if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
                             value = [value]
                         attrs[dst] = value
-                attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(pipeline.prepare(params, self._budget)[0])
+                if self._writes(A.LLM_INVOCATION_PARAMETERS):
+                    attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(pipeline.prepare(params, self._budget)[0])
             self.set_attributes(attrs)
 
     def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
@@ -363,7 +383,8 @@ class SemanticSpan:
                 chat = [i for i, m in enumerate(messages) if m.role != "system"]
                 self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES, [data[i] for i in chat], redacted=True,
                                   encoded="[" + ",".join(texts[i] for i in chat) + "]")
-                self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
+                if self._writes(A.LLM_INPUT_MESSAGES):
+                    self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
                 mime = self._render_into(attrs, A.INPUT_VALUE, data, redacted=True, encoded="[" + ",".join(texts) + "]")
                 if mime:
                     attrs[A.INPUT_MIME_TYPE] = mime
@@ -372,7 +393,8 @@ class SemanticSpan:
                 out_data = genai_messages(messages, media, output=True)
                 out_text = encoding.dumps(out_data)
                 self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
-                self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
+                if self._writes(A.LLM_OUTPUT_MESSAGES):
+                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
                 text = last_text(messages)
                 has_calls = any(m.tool_calls for m in messages)
                 if text is not None and not has_calls:
@@ -397,8 +419,11 @@ class SemanticSpan:
             self.span.set_attributes(attrs)
 
     def _tools_into(self, attrs: dict[str, Any], tools: Sequence[ToolDefinition]) -> None:
-        self._render_into(attrs, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
-                          redacted=True)
+        if self._writes(A.GEN_AI_TOOL_DEFINITIONS):
+            self._render_into(attrs, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
+                              redacted=True)
+        if not self._writes(A.LLM_TOOLS):
+            return
         for i, tool in enumerate(tools[:_MAX_FLAT_TOOLS]):
             self._render_into(attrs, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}",
                               self._redacted(openinference_tool_schema(tool)), redacted=True)
@@ -443,7 +468,8 @@ class SemanticSpan:
         with guard("span.set_finish_reasons"):
             reasons = [normalize_finish_reason(r) for r in reasons if r]
             if reasons:
-                self.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
+                # OpenInference has one reason per span (llm.finish_reason): the first choice's.
+                self.set_attributes({A.GEN_AI_RESPONSE_FINISH_REASONS: reasons, A.LLM_FINISH_REASON: reasons[0]})
 
     def set_usage(self, usage: Usage | None, *, prefer_complete: bool = True) -> None:
         """Token usage (model and embedding spans only): GenAI and OpenInference counts.
@@ -476,7 +502,7 @@ class SemanticSpan:
                 if genai_key:
                     attrs[genai_key] = value
                 attrs[oi_key] = value
-            self.span.set_attributes(attrs)
+            self._write(attrs)
 
     def set_tool(self, name: str | None = None, *, call_id: str | None = None,
                  description: str | None = None, tool_type: str | None = None,
@@ -504,7 +530,7 @@ class SemanticSpan:
         """Write content ``value`` to each key (``{key: as_json}``) in one SDK call; the MIME type of
         the last one goes to ``mime_key``. ``redact_once``: redact ``value`` once for all the keys
         (else each rendering redacts it). Nothing when content is off, the span ended or no value."""
-        if value is None or not self._content or self._ended:
+        if value is None or not self._content or self._ended or not any(self._writes(k) for k in keys):
             return
         with guard("span.set_content"):
             data = self._redacted(value) if redact_once else value
@@ -641,7 +667,7 @@ class SemanticSpan:
             if self._index_key is not None and _OPEN.get(self._index_key) is self:
                 _OPEN.pop(self._index_key, None)
             if getattr(self.span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
-                self.span.set_attributes(self._kind_attrs)
+                self._write(self._kind_attrs)
             if self._status_ok and self._error_type is None:
                 self._set_ok()
             if self.kind in _MODEL_KINDS and self.span is not trace.INVALID_SPAN:  # not when suppressed
@@ -762,6 +788,9 @@ class Telemetry:
                     ov = otel_value(v)
                     if ov is not None:
                         start_attrs[k] = ov
+            only = _selection(self.settings)
+            if only is not None:
+                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
             span = self.tracer.start_span(sname, context=ctx, kind=span_kind or kind_spec(kind).span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span)
@@ -792,6 +821,9 @@ class Telemetry:
                 if ov is not None:
                     start_attrs[k] = ov
             name = pipeline.label(name)
+            only = _selection(self.settings)
+            if only is not None:
+                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
             span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
             return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001
@@ -819,6 +851,12 @@ class Telemetry:
             raise
         finally:
             s.end()
+
+
+def _selection(settings: Settings) -> frozenset[str] | None:
+    """The vocabularies to write, or ``None`` for all of them (nothing to filter)."""
+    only = settings.selected_vocabularies()
+    return None if only == V.ALL else only
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
