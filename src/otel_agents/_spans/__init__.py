@@ -16,6 +16,8 @@ themselves. It gives:
   the budget (:mod:`.pipeline`);
 * :mod:`.probes` — guarded probes of user objects (attributes, protocols, ``str``)
   that never raise into the framework;
+* :class:`StepIterator` / :class:`AsyncStepIterator` — run each step of a stream inside a
+  context (the span's), never holding it across a ``yield`` (:mod:`.steps`);
 * :func:`wrap_stream` — ends spans with their streams, abandoned ones included
   (:func:`watch_stream` when the framework hands the stream out itself);
 * :class:`SpanRegistry` — the bounded run-id → span map;
@@ -43,10 +45,11 @@ from .registry import SpanRegistry
 from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
 from .settings import Settings
 from .span import SemanticSpan, Telemetry, Usage, otel_value, semantic_span_for
+from .steps import AsyncStepIterator, StepIterator
 from .streams import watch_stream, wrap_stream
 
 __all__ = [
-    "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
+    "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",

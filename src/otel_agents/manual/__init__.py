@@ -111,11 +111,10 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import (BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+from .._spans import (AsyncStepIterator, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       semantic_span_for, wrap_stream)
 from ..semconv import Kind, span_name
-from ._scopes import AsyncStepIterator, StepIterator
 
 __all__ = ["BlobPart", "ChatMessage", "FilePart", "ReasoningPart", "SpanSpec", "TextPart", "ToolCallPart",
            "ToolCallResponsePart", "ToolDefinition", "UriPart", "Usage", "agent", "chain", "current_span",
@@ -422,7 +421,7 @@ class SpanSpec:
             if output is not None and output.items:
                 self._record_output(span, output.value())
 
-        return wrap_stream(stepper(stream, s.activate), s, on_chunk=output.add if output else None,
+        return wrap_stream(stepper(stream, s.context()), s, on_chunk=output.add if output else None,
                            on_end=on_end)
 
     def _start_options(self) -> dict[str, Any]:
