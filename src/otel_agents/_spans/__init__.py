@@ -3,10 +3,12 @@
 Instrumentors call it; they never touch the OTel SDK or set kind attributes
 themselves. It gives:
 
-* :class:`Telemetry` / :class:`SemanticSpan` — open a span of a semantic kind
-  with an explicit parent or the current context; typed setters for inputs,
-  outputs, messages, model, usage, tools, retrieval; error and control-flow
-  recording; kind attributes at start and again at end; GenAI metrics.
+* :class:`Telemetry` (:mod:`.telemetry`) / :class:`SemanticSpan` (:mod:`.span`) — open a
+  span of a semantic kind with an explicit parent or the current context; typed setters
+  for inputs, outputs, messages, tools, retrieval (:mod:`.content`), model and usage
+  (:mod:`.model`); error and control-flow recording (:mod:`.outcome`); kind attributes at
+  start and again at end; GenAI metrics; the vocabularies written
+  (``OTEL_AGENTS_VOCABULARIES``, :mod:`otel_agents.semconv.vocabularies`).
 * the content policy (:mod:`.settings`): one switch
   (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, default on) over
   every content-bearing attribute and span name; the safe JSON encoder, which
