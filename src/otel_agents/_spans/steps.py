@@ -16,12 +16,20 @@ These proxies do not end spans: :func:`~.streams.wrap_stream` does (it can wrap 
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable, ContextManager, Iterable
+from typing import Any, AsyncIterator, Callable, ContextManager, Iterable, Union
 
 from opentelemetry import context as otel_context
 
 EnterStep = Callable[[], ContextManager[Any]]
 """``enter() -> context manager`` entered around each step, inside the attached context."""
+StepContext = Union[otel_context.Context, Callable[[], otel_context.Context], None]
+"""The context a step runs in: a fixed one, a function giving it at each step, or none."""
+
+
+def _attach(ctx: StepContext) -> Any:
+    if ctx is None:
+        return None
+    return otel_context.attach(ctx() if callable(ctx) else ctx)
 
 
 class StepIterator:
@@ -29,14 +37,14 @@ class StepIterator:
 
     Args:
         source: an iterable; a generator's ``send``/``throw``/``close`` are proxied too.
-        ctx: the OTel ``Context`` to attach around each step (e.g. ``span.context()``), or ``None``.
+        ctx: the OTel ``Context`` to attach around each step (e.g. ``span.context()``), a function
+            returning the one to attach at each step (a context derived from the current one), or ``None``.
         enter: a context-manager factory entered around each step, or ``None``.
     """
 
     __slots__ = ("_it", "_ctx", "_enter")
 
-    def __init__(self, source: Iterable[Any], ctx: otel_context.Context | None = None,
-                 enter: EnterStep | None = None):
+    def __init__(self, source: Iterable[Any], ctx: StepContext = None, enter: EnterStep | None = None):
         self._it: Any = iter(source)
         self._ctx = ctx
         self._enter = enter
@@ -45,7 +53,7 @@ class StepIterator:
         return self
 
     def _step(self, fn: Callable[..., Any], *args: Any) -> Any:
-        token = otel_context.attach(self._ctx) if self._ctx is not None else None
+        token = _attach(self._ctx)
         try:
             if self._enter is None:
                 return fn(*args)
@@ -56,7 +64,7 @@ class StepIterator:
                 otel_context.detach(token)
 
     def __next__(self) -> Any:
-        if self._enter is None and self._ctx is not None:  # the common case, without a call more per item
+        if self._enter is None and type(self._ctx) is otel_context.Context:  # the common case, one call less
             token = otel_context.attach(self._ctx)
             try:
                 return next(self._it)
@@ -85,7 +93,7 @@ class AsyncStepIterator:
 
     __slots__ = ("_it", "_ctx", "_enter")
 
-    def __init__(self, source: Any, ctx: otel_context.Context | None = None, enter: EnterStep | None = None):
+    def __init__(self, source: Any, ctx: StepContext = None, enter: EnterStep | None = None):
         self._it: AsyncIterator[Any] = source.__aiter__()
         self._ctx = ctx
         self._enter = enter
@@ -94,7 +102,7 @@ class AsyncStepIterator:
         return self
 
     async def _step(self, fn: Callable[..., Any], *args: Any) -> Any:
-        token = otel_context.attach(self._ctx) if self._ctx is not None else None
+        token = _attach(self._ctx)
         try:
             if self._enter is None:
                 return await fn(*args)
@@ -105,7 +113,7 @@ class AsyncStepIterator:
                 otel_context.detach(token)
 
     async def __anext__(self) -> Any:
-        if self._enter is None and self._ctx is not None:
+        if self._enter is None and type(self._ctx) is otel_context.Context:
             token = otel_context.attach(self._ctx)
             try:
                 return await self._it.__anext__()
