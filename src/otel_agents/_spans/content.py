@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ..semconv import attributes as A
+from ..semconv import attributes as A, vocabularies as V
 from . import encoding, pipeline
 from .guard import guard, report_internal_error
 from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_messages, genai_part, genai_tool_definitions,
@@ -65,7 +65,8 @@ class ContentSetters:
                      redacted: bool = False, encoded: str | None = None) -> str | None:
         """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type.
         A value that cannot be rendered (a failing redaction hook) loses only its own attribute."""
-        if value is None or not self._writes(key):
+        only = self._only
+        if value is None or (only is not None and not V.written(key, only)):
             return None
         try:
             text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
@@ -223,7 +224,8 @@ class ContentSetters:
         """Write content ``value`` to each key (``{key: as_json}``) in one SDK call; the MIME type of
         the last one goes to ``mime_key``. ``redact_once``: redact ``value`` once for all the keys
         (else each rendering redacts it). Nothing when content is off, the span ended or no value."""
-        if value is None or not self._content or self._ended or not any(self._writes(k) for k in keys):
+        if value is None or not self._content or self._ended or \
+                (self._only is not None and not any(self._writes(k) for k in keys)):
             return
         with guard("span.set_content"):
             data = self._redacted(value) if redact_once else value

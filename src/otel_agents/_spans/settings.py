@@ -157,6 +157,11 @@ class Settings:
             return self.capture_content
         return _capture_from_env()
 
+    def vocabulary_filter(self) -> frozenset[str] | None:
+        """:meth:`selected_vocabularies`, or ``None`` when all three are selected (nothing to filter)."""
+        only = self.selected_vocabularies()
+        return None if only == V.ALL else only
+
     def mark_status_ok(self) -> bool:
         """Whether a span that ends without an error gets status OK (rather than unset)."""
         if self.status_ok is not None:

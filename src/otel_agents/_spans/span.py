@@ -44,10 +44,11 @@ from .index import _OPEN, semantic_span_for
 from .model import _MODEL_KINDS, ModelSetters
 from .outcome import OutcomeSetters
 from .pipeline import otel_value
-from .settings import DEFAULT_MAX_CONTENT_LENGTH, Settings
+from .settings import DEFAULT_MAX_CONTENT_LENGTH
 from .usage import Usage
 
 logger = logging.getLogger("otel_agents")
+_FROM_SETTINGS = object()  # SemanticSpan(only=...): read the vocabularies from the settings
 
 
 class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
@@ -68,7 +69,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
-                 parent: "SemanticSpan | None" = None):
+                 parent: "SemanticSpan | None" = None, only: Any = _FROM_SETTINGS):
         self.kind = kind
         self.span = span
         self.telemetry = telemetry
@@ -92,7 +93,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 budget = settings.content_budget()
                 self._content, self._budget = settings.content_enabled(), budget
                 self._status_ok = settings.mark_status_ok()
-                self._only = _selection(settings)
+                self._only = settings.vocabulary_filter() if only is _FROM_SETTINGS else only
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._in_band = False  # set_error was called: its error.type and status stand
@@ -224,12 +225,6 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             self.span.end(end_time=end_time)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
-
-
-def _selection(settings: Settings) -> frozenset[str] | None:
-    """The vocabularies to write, or ``None`` for all of them (nothing to filter)."""
-    only = settings.selected_vocabularies()
-    return None if only == V.ALL else only
 
 
 # Telemetry, the factory, lives in its own module; importable from here as before.

@@ -118,12 +118,12 @@ class Telemetry:
                     ov = otel_value(v)
                     if ov is not None:
                         start_attrs[k] = ov
-            only = _selection(self.settings)
+            only = self.settings.vocabulary_filter()
             if only is not None:
                 start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
             span = self.tracer.start_span(sname, context=ctx, kind=span_kind or kind_spec(kind).span_kind,
                                           attributes=start_attrs, start_time=start_time)
-            semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span)
+            semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only)
             semantic.run_name = run_name
             _index(semantic)
             return semantic
@@ -151,11 +151,11 @@ class Telemetry:
                 if ov is not None:
                     start_attrs[k] = ov
             name = pipeline.label(name)
-            only = _selection(self.settings)
+            only = self.settings.vocabulary_filter()
             if only is not None:
                 start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
             span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
-            return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
+            return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span, only=only)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_plain_span", exc)
             return SemanticSpan(None, trace.INVALID_SPAN, self, "invalid", {}, {})  # type: ignore[arg-type]
@@ -181,12 +181,6 @@ class Telemetry:
             raise
         finally:
             s.end()
-
-
-def _selection(settings: Settings) -> frozenset[str] | None:
-    """The vocabularies to write, or ``None`` for all of them (nothing to filter)."""
-    only = settings.selected_vocabularies()
-    return None if only == V.ALL else only
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
