@@ -122,7 +122,8 @@ _NUMBERS = {w: n for n, w in enumerate("zero one two three four five six seven e
 # without naming it here fails test_doc_names_cover_the_registry, and then every list below must name it.
 DOC_NAMES = {"langchain": "LangChain", "llama_index": "LlamaIndex", "crewai": "CrewAI", "pydantic_ai": "PydanticAI",
              "smolagents": "smolagents", "openai_agents": "OpenAI Agents SDK", "agno": "Agno", "google_adk": "Google ADK",
-             "autogen_agentchat": "AutoGen AgentChat", "anthropic": "anthropic", "openai": "openai", "mcp": "MCP"}
+             "autogen_agentchat": "AutoGen AgentChat", "anthropic": "anthropic", "openai": "openai", "mcp": "MCP",
+             "a2a": "A2A"}
 
 
 def _section(text: str, heading: str) -> str:

@@ -35,8 +35,11 @@ from pydantic_ai import Agent
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, check_refund_policy, issue_refund, mail_customer  # noqa: E402
+from common import FAULT_PLANS, check_refund_policy, configure_tracing, issue_refund, mail_customer  # noqa: E402
 from pydantic_ai_agent import SYSTEM_PROMPT, brain_model  # noqa: E402
+
+if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
+    configure_tracing("a2a")
 
 SERVER = os.path.join(_HERE, "a2a_server.py")
 _lock = threading.Lock()

@@ -8,6 +8,8 @@ with an artifact; by the text:
 * ``reject …`` → ``TASK_STATE_REJECTED``;
 * ``which …`` → ``TASK_STATE_INPUT_REQUIRED`` ("Which order?"); the resumed request (same task)
   runs the agent on its own text and completes;
+* ``login …`` → ``TASK_STATE_AUTH_REQUIRED`` ("Sign in first");
+* ``slow …`` → works for a minute (until a ``CancelTask`` ends it ``TASK_STATE_CANCELED``);
 * anything else → the agent's answer as an artifact, ``TASK_STATE_COMPLETED``.
 
 The executor body opens an application span ``executor.body`` carrying the ``user.id`` baggage
@@ -71,6 +73,13 @@ def executor(tracer: trace.Tracer):
                 return
             if text.startswith("reject"):
                 await updater.reject(new_text_message("not my job", role=Role.ROLE_AGENT))
+                return
+            if text.startswith("slow"):
+                await asyncio.sleep(60)  # cancelled by CancelTask (the handler cancels the producer)
+                await updater.complete()
+                return
+            if text.startswith("login"):
+                await updater.requires_auth(new_text_message("Sign in first", role=Role.ROLE_AGENT))
                 return
             if text.startswith("which") and not resumed:
                 await updater.requires_input(new_text_message("Which order?", role=Role.ROLE_AGENT))

@@ -259,16 +259,50 @@ def test_fold_shows_the_remote_agent_as_a_delegation(instrument, exporter, provi
     assert "remote_agent" not in alone["tool_calls"][0]
 
 
-def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, remote, client_file) -> None:
+@pytest.mark.parametrize("text, state", [("which order is late?", "TASK_STATE_INPUT_REQUIRED"),
+                                         ("login to see my orders", "TASK_STATE_AUTH_REQUIRED")])
+def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, remote, client_file, text,
+                                                state) -> None:
+    """input-required and auth-required: the call is paused, not an error, on both sides; the envelope too."""
     instrument()
-    run_as_support(provider, lambda: ask(remote.url, "which order is late?"))
+    run_as_support(provider, lambda: ask(remote.url, text))
     call = client_call(exporter)
+    assert call.attributes["a2a.task.state"] == state and call.status is not StatusCode.ERROR
+    assert call.attributes["otel_agents.run.paused"] is True
     server_call(remote, call)
     spans = list(read_otlp_json(client_file)) + [s for s in read_otlp_json(remote.spans_file)
                                                  if s.context.trace_id == call.trace_id]
     envelope, = check(fold(spans))
     assert envelope["status"] == "paused"
     assert "  paused agent Orders Agent" in envelope["evaluation_context"].splitlines()
+
+
+def test_cancel_requested_by_the_caller_is_canceled_not_an_error(instrument, exporter, provider, remote) -> None:
+    """A running task the caller cancels (``CancelTask``): ``TASK_STATE_CANCELED`` on the client's and the
+    server's CancelTask spans, neither an error (the caller asked for it)."""
+    from a2a.types import CancelTaskRequest, SendMessageConfiguration, SendMessageRequest
+
+    instrument()
+
+    async def go() -> Any:
+        client = await client_for(remote.url)
+        try:
+            request = SendMessageRequest(message=message("slow: where is A100?"),
+                                         configuration=SendMessageConfiguration(return_immediately=True))
+            events = [e async for e in client.send_message(request)]
+            task_id = events[-1].task.id
+            return await client.cancel_task(CancelTaskRequest(id=task_id))
+        finally:
+            await client.close()
+
+    task = run_as_support(provider, go)
+    assert task.status.state == 5  # TASK_STATE_CANCELED
+    cancel, = [s for s in exporter.spans if s.attributes.get("a2a.method.name") == "CancelTask"]
+    assert cancel.attributes["a2a.task.state"] == "TASK_STATE_CANCELED" and cancel.status is not StatusCode.ERROR
+    spans = remote.spans_of(cancel.trace_id, where=lambda s: s.attributes.get("a2a.method.name") == "CancelTask")
+    served, = [s for s in spans if s.attributes.get("a2a.method.name") == "CancelTask"]
+    assert served.parent_id == cancel.span_id and served.status is not StatusCode.ERROR
+    assert served.attributes["a2a.task.state"] == "TASK_STATE_CANCELED"
 
 
 def test_uninstrument_restores_the_sdk(instrument) -> None:

@@ -139,3 +139,23 @@ class A2AScenario(Scenario):
 
 class TestA2AContract(ContractSuite):
     scenario_cls = A2AScenario
+
+    # X-8 puts a hostile Python object (a generator, a mock, a raising proxy) in a tool's result. Nothing of the
+    # kind crosses A2A: a2a-sdk 1.x carries protobuf messages only (Part text/data/file, Struct metadata), and
+    # those are all the instrumentor reads; the remote agent's own tools are its framework's instrumentor's (X-8
+    # in that framework's suite).
+    def test_x8_serialising_a_result_never_runs_user_code(self, *args: Any, **kwargs: Any) -> None:
+        pytest.skip("X-8 does not apply: A2A carries protobuf messages, never a user object")
+
+    def test_x8_probing_a_hostile_result_never_raises(self, *args: Any, **kwargs: Any) -> None:
+        pytest.skip("X-8 does not apply: A2A carries protobuf messages, never a user object")
+
+    def test_x9_base_exception_ends_every_span(self, scenario: Any, provider: Any, exporter: Any) -> None:
+        # a2a-sdk 1.3: an executor raising KeyboardInterrupt, client and server on one event loop, hangs
+        # asyncio.run's shutdown uninstrumented too (the request handler's consumer task waits on its event
+        # queue forever after the producer died): no outcome to compare ours with. 1.1 raises as expected.
+        from importlib.metadata import version
+
+        if tuple(int(p) for p in version("a2a-sdk").split(".")[:2]) >= (1, 3):
+            pytest.skip("a2a-sdk >= 1.3 hangs on this case uninstrumented (one loop for client and server)")
+        super().test_x9_base_exception_ends_every_span(scenario, provider, exporter)

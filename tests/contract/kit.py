@@ -225,6 +225,8 @@ class ContractSuite:
     def test_x3_bookkeeping_returns_to_zero(self, scenario: Scenario, instrumented: Any,
                                             exporter: SnapshotExporter) -> None:
         """X-3: after many mixed runs every open-span map is empty and no semantic span object is alive."""
+        gc.collect()
+        watched = WATCHDOG.pending()  # the watchdog is process-wide: streams an earlier test still holds
         for i in range(scenario.x3_runs):
             mode = i % 4
             if mode == 0:
@@ -244,7 +246,7 @@ class ContractSuite:
         assert scenario.open_entries(instrumented) == 0
         alive = [o for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
         assert alive == [], f"{len(alive)} semantic spans never ended"
-        assert WATCHDOG.pending() == 0
+        assert WATCHDOG.pending() <= watched, f"{WATCHDOG.pending() - watched} streams of these runs still watched"
 
     # -- X-4 ----------------------------------------------------------------------
     def test_x4_uninstrument_only_ours(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter) -> None:

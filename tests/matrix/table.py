@@ -135,11 +135,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("Agent.run(stream=True)", "stream"),
         _e("Agent.arun", "async"),
         _e("Agent.arun(stream=True)", "astream"),
-    ), known={(e, ending): "the model span's finish reason is invented (`tool_call`/`stop` from the reply's shape, "
-              "`stop` on a stream left mid-answer): Agno's model responses carry none"
-              for e, mode in (("Agent.run", "sync"), ("Agent.run(stream=True)", "stream"), ("Agent.arun", "async"),
-                              ("Agent.arun(stream=True)", "astream"))
-              for ending in MODE_ENDINGS[mode] if ending != "model_raises"}),
+    )),
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
         _e("agent.run", "sync"),
         _e("agent.run(stream=True)", "stream"),

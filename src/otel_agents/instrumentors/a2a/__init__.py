@@ -142,9 +142,9 @@ Limits
 ------
 * A request handler of your own (a ``RequestHandler`` subclass that is neither of the two above) is
   not traced; nor are requests a 0.3-era client sends without context.
-* Cancellation of a running task (``CancelTask`` while a stream is open) and ``auth-required`` follow the
-  same state mapping but have no test of their own yet; only the JSON-RPC/REST/gRPC error of a missing
-  task is tested among the protocol errors.
+* ``CancelTask`` of a running task and ``auth-required`` are tested on JSON-RPC; a cancel while the
+  caller's own stream of that task is open follows the same state mapping without a test of its own; only
+  the JSON-RPC/REST/gRPC error of a missing task is tested among the protocol errors.
 * Push notifications are parented on the task's latest request in this process (bounded: the
   latest 1,024 tasks); a notification sent by another replica of the server starts no span here.
 """

@@ -76,14 +76,15 @@ def tool_call_parts(tool_calls: Iterable[dict] | None) -> list[ToolCallPart]:
 
 
 def output_message(message: Any) -> ChatMessage:
-    """The assistant message a request produced; finish reason ``tool_call`` when it asks for tools."""
-    reason = "tool_call" if getattr(message, "tool_calls", None) else "stop"
-    return ChatMessage("assistant", parts=message_parts(message), finish_reason=reason)
+    """The assistant message a request produced. No finish reason: Agno's ``ModelResponse`` keeps none of
+    the provider's (its model classes read it, e.g. to detect a tool turn, and drop it), and one guessed
+    from the reply's shape would be a value the model never sent."""
+    return ChatMessage("assistant", parts=message_parts(message), finish_reason=None)
 
 
 def stream_output_message(stream_data: Any, *, finished: bool = True) -> ChatMessage:
-    """What a stream produced so far (``MessageData``: text, reasoning, tool calls); a stream that did not
-    finish (left, failed) has no finish reason unless it had asked for tools (none is invented)."""
+    """What a stream produced so far (``MessageData``: text, reasoning, tool calls); no finish reason, as
+    for :func:`output_message` (``finished`` is kept for callers; Agno's stream data carry none either)."""
     parts: list[Part] = []
     if getattr(stream_data, "response_reasoning_content", ""):
         parts.append(ReasoningPart(stream_data.response_reasoning_content))
@@ -91,7 +92,7 @@ def stream_output_message(stream_data: Any, *, finished: bool = True) -> ChatMes
         parts.append(TextPart(_text(stream_data.response_content)))
     calls = getattr(stream_data, "response_tool_calls", None)
     parts.extend(tool_call_parts(calls))
-    return ChatMessage("assistant", parts=parts, finish_reason="tool_call" if calls else "stop" if finished else None)
+    return ChatMessage("assistant", parts=parts, finish_reason=None)
 
 
 def usage(metrics: Any) -> Usage | None:

@@ -33,8 +33,21 @@ HELPERS = ("trace_create_agent_span", "trace_invoke_agent_span", "trace_tool_spa
 
 @contextlib.contextmanager
 def non_recording(*args: Any, **kwargs: Any) -> Iterator[trace.Span]:
-    """Stands in for autogen-core's span helpers and ``trace_block``: yields a non-recording span."""
+    """Stands in for ``trace_block``: yields a non-recording span."""
     yield trace.INVALID_SPAN
+
+
+@contextlib.contextmanager
+def non_recording_helper(*args: Any, **kwargs: Any) -> Iterator[trace.Span]:
+    """Stands in for autogen-core's GenAI span helpers: yields a non-recording span, and formats an exception
+    passing through as they do (``str(e)`` for the span status, whatever the tracer provider): an exception
+    whose ``__str__`` raises is replaced by that error uninstrumented, so it is here too (issue 35: without
+    it, AgentChat's tool runner never sees a result and the run waits forever)."""
+    try:
+        yield trace.INVALID_SPAN
+    except Exception as exc:
+        str(exc)  # what autogen-core's helper does; if it raises, that error goes on, as uninstrumented
+        raise
 
 
 def span_helper_sites() -> list[tuple[Any, str]]:

@@ -75,7 +75,7 @@ class Installation:
         self._patch(TraceHelper, "trace_block", lambda wrapped, instance, args, kwargs: _native.non_recording())
         try:
             for module, name in _native.span_helper_sites():
-                self._patch(module, name, lambda wrapped, instance, args, kwargs: _native.non_recording())
+                self._patch(module, name, lambda wrapped, instance, args, kwargs: _native.non_recording_helper())
         except Exception as exc:  # noqa: BLE001 - autogen-core moved its helpers: its spans stay, ours work
             report_internal_error("autogen.native_spans", exc)
 

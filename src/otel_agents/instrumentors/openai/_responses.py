@@ -143,10 +143,11 @@ def response_outcome(response: Any) -> Outcome:
         finish = field_of(field_of(response, "incomplete_details"), "reason", "incomplete")
     elif status == "failed":
         finish = "error"
-    elif status in (None, "completed"):
+    elif status == "completed":
+        # the Responses API sends a status, not a finish reason: "completed" is told apart by what it produced
         finish = "tool_call" if any(type(p) is ToolCallPart for p in parts) else "stop"
     else:
-        finish = None  # in progress, queued: not finished
+        finish = None  # in progress, queued, or no status sent: none recorded, none invented
     return Outcome(response_id=field_of(response, "id"), response_model=field_of(response, "model"),
                    messages=[ChatMessage("assistant", parts=parts, finish_reason=finish)],
                    usage=usage_of(field_of(response, "usage")), output=field_of(response, "output_parsed"),
