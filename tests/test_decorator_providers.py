@@ -89,4 +89,4 @@ def test_decorators_follow_configure_and_leave_with_its_shutdown() -> None:
         assert [s.name for s in exported.spans] == ["execute_tool lookup_order", "invoke_agent support"]
     finally:
         config.shutdown()
-    assert manual._followed == (None, None)  # shut down: back to the global provider
+    assert manual._followed == (None, None, None)  # shut down: back to the global provider

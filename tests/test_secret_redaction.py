@@ -213,3 +213,21 @@ def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tup
         assert not leaked, (span.name, leaked)
     [(_, event)] = next(s for s in spans if s.events).events
     assert "raise RuntimeError" in event["exception.stacktrace"] or len(line) > 3000
+
+
+def test_a_repeated_text_is_redacted_the_same_from_the_cache() -> None:
+    """Long texts are redacted once and the result reused (an agent loop resends its conversation): a
+    repeated message gives the same redaction, and a str subclass is never hashed (its hash is user code)."""
+    from otel_agents._spans import redaction
+
+    text = "turn 3: the key is sk-proj-" + "a" * 40 + " and the rest of the message " * 4
+    first = redaction.redact_text(text)
+    assert "sk-proj-" not in first and redaction.REDACTED in first
+    hits = redaction._redact_cached.cache_info().hits
+    assert redaction.redact_text(text) == first and redaction._redact_cached.cache_info().hits == hits + 1
+
+    class Hostile(str):
+        def __hash__(self) -> int:
+            raise AssertionError("hashed")
+
+    assert redaction.redact_text(Hostile(text)) == first

@@ -13,6 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .instrumentors._frameworks import FRAMEWORKS, Framework
+from .semconv.vocabularies import parse as vocabulary_selection
 
 logger = logging.getLogger("otel_agents")
 
@@ -39,7 +40,7 @@ class FrameworkStatus:
 
 _status: dict[str, FrameworkStatus] = {}
 _active: dict[str, Any] = {}
-_active_args: dict[str, tuple[Any, Any, Any]] = {}  # the settings each framework was instrumented with
+_active_args: dict[str, tuple[Any, Any, Any, Any]] = {}  # the settings each framework was instrumented with
 _warned_versions: set[str] = set()
 
 
@@ -64,7 +65,8 @@ def instrumentor_for(name: str) -> Any:
 
 
 def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None = None,
-               capture_content: bool | None = None, meter_provider: Any = None) -> list[str]:
+               capture_content: bool | None = None, meter_provider: Any = None,
+               vocabularies: str | Iterable[str] | None = None) -> list[str]:
     """Instrument every supported framework that is installed (or only those named).
 
     Args:
@@ -74,6 +76,10 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
             ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` (comma-separated, as ``opentelemetry-instrument`` reads it).
         capture_content: overrides ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
         meter_provider: where the GenAI metrics go (default: the global provider).
+        vocabularies: the attribute vocabularies spans are written in, any of ``gen_ai``,
+            ``openinference``, ``langfuse`` (a comma-separated string or an iterable); overrides
+            ``OTEL_AGENTS_VOCABULARIES``; ``None`` = that variable, else all three (see
+            :mod:`otel_agents.semconv.vocabularies`).
 
     The decorators (``otel_agents.agent``, ``tool``, ...) follow ``tracer_provider`` and
     ``meter_provider`` too, unless :func:`otel_agents.manual.set_providers` chose others.
@@ -84,8 +90,8 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
         content setting), each framework is re-instrumented with them.
 
     Raises:
-        ValueError: a name in ``frameworks`` is not one we support (the message
-            lists the valid ones).
+        ValueError: a name in ``frameworks`` is not one we support, or ``vocabularies``
+            names an unknown vocabulary or none (the message lists the valid ones).
 
     A framework installed at an unsupported version is skipped with one WARNING
     naming both versions; :func:`instrumentation_status` says why any framework
@@ -99,11 +105,12 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     unknown = [n for n in names if n not in FRAMEWORKS]
     if unknown:
         raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")
+    vocab = None if vocabularies is None else vocabulary_selection(vocabularies)  # refused before anything changes
     # Decorated code (otel_agents.agent/tool/...) goes where the frameworks' spans go, so one run is one
     # trace in one provider; otel_agents.manual.set_providers() overrides this.
     from .manual import follow_providers
 
-    follow_providers(tracer_provider, meter_provider)
+    follow_providers(tracer_provider, meter_provider, vocabularies=vocab)
     done: list[str] = []
     for name in FRAMEWORKS:
         fw = FRAMEWORKS[name]
@@ -125,12 +132,12 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
             continue
         try:
             inst = instrumentor_for(name)
-            wanted = (tracer_provider, meter_provider, capture_content)
+            wanted = (tracer_provider, meter_provider, capture_content, vocab)
             if inst.is_instrumented_by_opentelemetry and _active_args.get(name) != wanted:
                 inst.uninstrument()  # called again with other settings: they take effect
             if not inst.is_instrumented_by_opentelemetry:
                 inst.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider,
-                                capture_content=capture_content, skip_dep_check=True)
+                                capture_content=capture_content, vocabularies=vocab, skip_dep_check=True)
             _active[name] = inst
             _active_args[name] = wanted
             _status[name] = FrameworkStatus(name, version, fw.supported, True)

@@ -52,6 +52,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 
 from ._api import instrument, uninstrument
 from .exporters.presets import ExporterPreset, resolve
+from .semconv.vocabularies import parse as vocabulary_selection
 
 logger = logging.getLogger("otel_agents")
 
@@ -122,6 +123,7 @@ def configure(
     resource_attributes: dict[str, Any] | None = None,
     frameworks: Iterable[str] | None = None,
     capture_content: bool | None = None,
+    vocabularies: str | Iterable[str] | None = None,
     set_global: bool = True,
 ) -> Configuration:
     """Build a tracer provider with exporters from presets, then instrument.
@@ -137,7 +139,9 @@ def configure(
             ``ECPFoldingProcessor``. Needs the ``ecp`` extra for cost figures.
         resource_attributes: more resource attributes (they win over the presets' and the
             environment's).
-        frameworks, capture_content: passed to :func:`otel_agents.instrument`.
+        frameworks, capture_content, vocabularies: passed to :func:`otel_agents.instrument`
+            (``vocabularies``: any of ``gen_ai``, ``openinference``, ``langfuse``; ``None`` follows
+            ``OTEL_AGENTS_VOCABULARIES``, default all three; the decorators follow it too).
         set_global: make the provider the global one (see the module docstring).
 
     Returns:
@@ -151,6 +155,8 @@ def configure(
         TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``.
     """
     global _latest
+    if vocabularies is not None:
+        vocabularies = vocabulary_selection(vocabularies)  # ValueError before anything starts
     presets = tuple(resolve(spec) for spec in _exporter_specs(exporters))
     built = [(preset, preset.build()) for preset in presets]  # fails (ImportError) before anything starts
     ecp_processor = _ecp_processor(ecp)
@@ -181,7 +187,7 @@ def configure(
     is_global = joined or (set_global and _set_global(provider))
     _point_decorators_at(provider)
     uninstrument()
-    done = instrument(provider, frameworks=frameworks, capture_content=capture_content)
+    done = instrument(provider, frameworks=frameworks, capture_content=capture_content, vocabularies=vocabularies)
     config = Configuration(provider, presets, tuple(processors), ecp_processor, tuple(done), is_global,
                            owns_provider=not joined)
     _latest = config

@@ -51,10 +51,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from ._spans import SemanticSpan, Settings, current_run_attributes, guard, pop_run_attributes, push_run_attributes
+from ._spans import AsyncStepIterator, SemanticSpan, Settings, StepIterator, current_run_attributes, guard, pop_run_attributes, push_run_attributes
 from ._spans import semantic_span_for
 from ._spans.encoding import dumps, fit_json, to_jsonable
-from .manual._scopes import AsyncStepIterator, StepIterator
 from .semconv import Kind, attributes as A
 
 __all__ = ["current_agent_span", "using_metadata", "using_session", "using_tags", "using_user"]
@@ -100,12 +99,12 @@ class RunContext:
         if inspect.isasyncgenfunction(fn):
             @functools.wraps(fn)
             def agen_wrapper(*args: Any, **kwargs: Any) -> Any:
-                return AsyncStepIterator(fn(*args, **kwargs), self._scope)
+                return AsyncStepIterator(fn(*args, **kwargs), enter=self._scope)
             return agen_wrapper  # type: ignore[return-value]
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def gen_wrapper(*args: Any, **kwargs: Any) -> Any:
-                return StepIterator(fn(*args, **kwargs), self._scope)
+                return StepIterator(fn(*args, **kwargs), enter=self._scope)
             return gen_wrapper  # type: ignore[return-value]
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)

@@ -22,7 +22,7 @@ span_filter = pytest.importorskip("langfuse.span_filter", reason="langfuse is a 
 @pytest.mark.parametrize("framework", rows_here(list(runs.RUNS)))
 def test_every_span_passes_langfuse_default_filter(run_configured, framework: str) -> None:
     memory = InMemorySpanExporter()
-    run_configured(framework, [memory])
+    run_configured(framework, [memory], vocabularies="langfuse")
     spans = memory.get_finished_spans()
     assert spans
     dropped = [f"{s.name} ({s.attributes.get('otel_agents.span.kind')})" for s in spans
@@ -35,7 +35,7 @@ def test_every_span_passes_langfuse_default_filter(run_configured, framework: st
 @pytest.mark.parametrize("framework", rows_here(list(runs.RUNS)))
 def test_plain_chains_name_their_run(run_configured, framework: str) -> None:
     memory = InMemorySpanExporter()
-    run_configured(framework, [memory])
+    run_configured(framework, [memory], vocabularies="langfuse")
     spans = memory.get_finished_spans()
     by_id = {s.context.span_id: s for s in spans}
     chains = [s for s in spans if s.attributes.get("otel_agents.span.kind") == "chain"

@@ -36,7 +36,7 @@ def _ancestors(span: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> list[d
 def test_phoenix_shows_the_run(phoenix: Any, run_configured: Any, framework: str) -> None:
     project = f"otel-agents-{framework}-{uuid.uuid4().hex[:8]}"
     sent = run_configured(framework, [presets.phoenix(phoenix.base_url, project=project)],
-                          service_name="otel-agents-backend-tests")
+                          service_name="otel-agents-backend-tests", vocabularies="openinference")
     stored = phoenix.wait_for_spans(project, len(sent))
     by_id = {s["context"]["span_id"]: s for s in stored}
 

@@ -3,10 +3,12 @@
 Instrumentors call it; they never touch the OTel SDK or set kind attributes
 themselves. It gives:
 
-* :class:`Telemetry` / :class:`SemanticSpan` — open a span of a semantic kind
-  with an explicit parent or the current context; typed setters for inputs,
-  outputs, messages, model, usage, tools, retrieval; error and control-flow
-  recording; kind attributes at start and again at end; GenAI metrics.
+* :class:`Telemetry` (:mod:`.telemetry`) / :class:`SemanticSpan` (:mod:`.span`) — open a
+  span of a semantic kind with an explicit parent or the current context; typed setters
+  for inputs, outputs, messages, tools, retrieval (:mod:`.content`), model and usage
+  (:mod:`.model`); error and control-flow recording (:mod:`.outcome`); kind attributes at
+  start and again at end; GenAI metrics; the vocabularies written
+  (``OTEL_AGENTS_VOCABULARIES``, :mod:`otel_agents.semconv.vocabularies`).
 * the content policy (:mod:`.settings`): one switch
   (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, default on) over
   every content-bearing attribute and span name; the safe JSON encoder, which
@@ -16,6 +18,8 @@ themselves. It gives:
   the budget (:mod:`.pipeline`);
 * :mod:`.probes` — guarded probes of user objects (attributes, protocols, ``str``)
   that never raise into the framework;
+* :class:`StepIterator` / :class:`AsyncStepIterator` — run each step of a stream inside a
+  context (the span's), never holding it across a ``yield`` (:mod:`.steps`);
 * :func:`wrap_stream` — ends spans with their streams, abandoned ones included
   (:func:`watch_stream` when the framework hands the stream out itself);
 * :class:`SpanRegistry` — the bounded run-id → span map;
@@ -43,10 +47,11 @@ from .registry import SpanRegistry
 from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
 from .settings import Settings
 from .span import SemanticSpan, Telemetry, Usage, otel_value, semantic_span_for
+from .steps import AsyncStepIterator, StepIterator
 from .streams import watch_stream, wrap_stream
 
 __all__ = [
-    "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
+    "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",

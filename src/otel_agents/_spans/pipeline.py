@@ -5,8 +5,9 @@ value rendered into several attributes (:func:`prepare` once, then :func:`render
 ``redacted=True``), a non-content attribute or a span name (:func:`otel_value`, :func:`label`),
 an exception message or status description (:func:`message`) and a stack trace
 (:func:`stacktrace`) all go through :func:`~.redaction.redact_text`/:func:`~.redaction.redact_data`,
-whether content capture is on or off. :class:`~.span.SemanticSpan` writes only what comes out of
-here.
+whether content capture is on or off; so do message parts (:func:`redact_message`: once per message,
+whatever number of vocabularies it is then written in). :class:`~.span.SemanticSpan` writes only what
+comes out of here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any, Callable
 
 from ..semconv import attributes as A
 from . import encoding
+from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
+                       ToolCallResponsePart, UriPart)
 from .redaction import redact_data, redact_text
 
 REDACTION_MARGIN = 256  # characters scanned past the budget, so a secret starting inside it is seen whole
@@ -127,3 +130,36 @@ def stacktrace(exc: BaseException, qualname: str, content: bool, budget: int) ->
         stack += qualname
     stack = redact_text(stack if len(stack) <= budget else stack[-(budget + REDACTION_MARGIN):])
     return encoding.utf8_safe(stack if len(stack) <= budget else "…" + stack[-(budget - 1):])
+
+
+def _label_of(value: Any) -> Any:
+    """A name, id or MIME type of a message part, redacted (see :func:`label`)."""
+    return label(value) if isinstance(value, str) and value else value
+
+
+def redact_message(m: ChatMessage, limit: int) -> ChatMessage:
+    """``m`` with every part :func:`redact_part`-ed and its name redacted: redacted once, then encoded in
+    as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``)."""
+    return ChatMessage(m.role, parts=[redact_part(p, limit) for p in m.parts], finish_reason=m.finish_reason,
+                       name=_label_of(m.name))
+
+
+def redact_part(p: Part, limit: int) -> Part:
+    """``p`` with its content :func:`prepare`-d (strings cut to ``limit`` first) and the token shapes in
+    its names and ids redacted (media bytes are not text to scan)."""
+    t = type(p)
+    if t is TextPart or t is ReasoningPart:
+        return t(prepare(p.content, limit)[0])
+    if t is ToolCallPart:
+        return ToolCallPart(_label_of(p.name), prepare(p.arguments, limit)[0], _label_of(p.id))
+    if t is ToolCallResponsePart:
+        return ToolCallResponsePart(prepare(p.response, limit)[0], _label_of(p.id))
+    if t is UriPart:
+        return UriPart(prepare(p.uri, limit)[0], p.modality, _label_of(p.mime_type))
+    if t is FilePart:
+        return FilePart(_label_of(p.file_id), p.modality, _label_of(p.mime_type))
+    if t is BlobPart:
+        return BlobPart(p.data, p.modality, _label_of(p.mime_type))
+    if t is GenericPart:
+        return GenericPart(_label_of(p.type), prepare(dict(p.fields), limit)[0])
+    return p

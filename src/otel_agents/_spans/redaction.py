@@ -122,9 +122,30 @@ def redact_text(text: str) -> str:
     """``text`` with secret-shaped substrings replaced by ``[REDACTED]``, and the values of
     secret-named keys of any JSON, Python repr, ``key=value`` or header line inside it (tool
     arguments often arrive as text, and JSON text may hold more JSON as an escaped string: an API
-    response's ``"arguments"``)."""
-    if len(text) < _SHORTEST_MEMBER:  # most strings in a payload (roles, ids, short values): skip the scans
+    response's ``"arguments"``).
+
+    Texts of :data:`_CACHED_MIN` to :data:`_CACHED_MAX` characters are scanned once and their result
+    kept in a small LRU cache (:data:`_CACHED_TEXTS` entries): an agent loop sends the whole
+    conversation again with every model request, so the same messages are redacted turn after turn."""
+    n = len(text)
+    if n < _SHORTEST_MEMBER:  # most strings in a payload (roles, ids, short values): skip the scans
         return text
+    if _CACHED_MIN <= n <= _CACHED_MAX and type(text) is str:  # a subclass's __hash__/__eq__ is user code
+        return _redact_cached(text)
+    return _redact(text)
+
+
+_CACHED_MIN = 64  # shorter texts are scanned faster than a cache look-up pays for
+_CACHED_MAX = 32_768  # longer ones (past any budget) are not kept alive by the cache
+_CACHED_TEXTS = 256  # at most 256 × 32 k characters held: a bounded cost
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _redact_cached(text: str) -> str:
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     if (":" in text or "=" in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
         if '"' in text and ":" in text:
             text = _redact_members(text)

@@ -23,6 +23,13 @@ change them at run time; a span keeps the values it started with):
     says instrumentation leaves the status unset on success unless configured
     otherwise, but some backends (Phoenix's span list) show unset as "—" where
     OpenInference instrumentations show a green check.
+``OTEL_AGENTS_VOCABULARIES``
+    Which attribute vocabularies spans are written in: a comma-separated selection of
+    ``gen_ai`` (OTel GenAI semantic conventions), ``openinference`` (Arize Phoenix) and
+    ``langfuse`` (what Langfuse reads; see :mod:`otel_agents.semconv.vocabularies`). Default all
+    three. A user who sends to one backend pays for one. ``otel_agents.*`` attributes and the general
+    OTel ones (``error.type``, ``mcp.*``…) are always written. An unknown name is logged once as a
+    warning and the default is used.
 """
 
 from __future__ import annotations
@@ -31,13 +38,16 @@ import logging
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
+
+from ..semconv import vocabularies as V
 
 ENV_CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 ENV_MAX_CONTENT_LENGTH = "OTEL_AGENTS_MAX_CONTENT_LENGTH"
 ENV_STREAM_IDLE_TIMEOUT = "OTEL_AGENTS_STREAM_IDLE_TIMEOUT"
 ENV_MAX_MEDIA_BYTES = "OTEL_AGENTS_MAX_MEDIA_BYTES"
 ENV_STATUS_OK = "OTEL_AGENTS_STATUS_OK"
+ENV_VOCABULARIES = "OTEL_AGENTS_VOCABULARIES"
 
 DEFAULT_MAX_CONTENT_LENGTH = 16_384
 MIN_CONTENT_LENGTH = 64
@@ -68,6 +78,25 @@ def _capture_from_env() -> bool:
     return value not in _OFF
 
 
+_vocabularies_read: tuple[str | None, frozenset[str]] = (None, V.ALL)  # (raw value, selection): parsed once
+
+
+def _vocabularies_from_env() -> frozenset[str]:
+    global _vocabularies_read
+    raw = os.environ.get(ENV_VOCABULARIES)
+    if raw == _vocabularies_read[0]:
+        return _vocabularies_read[1]
+    chosen = V.ALL
+    if raw is not None and raw.strip():
+        try:
+            chosen = V.parse(raw)
+        except ValueError as exc:
+            logging.getLogger("otel_agents").warning("otel_agents: %s=%r: %s; writing all of them", ENV_VOCABULARIES,
+                                                     raw, exc)
+    _vocabularies_read = (raw, chosen)
+    return chosen
+
+
 def _number_from_env(name: str, default: float, minimum: float) -> float:
     raw = os.environ.get(name)
     if not raw:
@@ -95,6 +124,13 @@ class Settings:
         redact_hook: extra redaction, ``hook(attribute_key, text) -> text``.
         status_ok: mark spans that end without an error with status OK; ``None``
             follows ``OTEL_AGENTS_STATUS_OK`` (default off, as the OTel spec asks).
+        vocabularies: the attribute vocabularies to write, any of ``gen_ai``, ``openinference``,
+            ``langfuse`` (a comma-separated string or an iterable); ``None`` follows
+            ``OTEL_AGENTS_VOCABULARIES`` (default all three).
+
+    Raises:
+        ValueError: ``vocabularies`` names an unknown vocabulary or none (the message names the
+            value and the allowed ones).
     """
 
     capture_content: bool | None = None
@@ -103,12 +139,28 @@ class Settings:
     max_media_bytes: int | None = None
     redact_hook: RedactHook | None = field(default=None, repr=False)
     status_ok: bool | None = None
+    vocabularies: frozenset[str] | str | Iterable[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.vocabularies is not None:
+            self.vocabularies = V.parse(self.vocabularies)
+
+    def selected_vocabularies(self) -> frozenset[str]:
+        """The vocabularies spans are written in (a subset of ``gen_ai``, ``openinference``, ``langfuse``)."""
+        if self.vocabularies is not None:
+            return self.vocabularies  # type: ignore[return-value]  # parsed in __post_init__
+        return _vocabularies_from_env()
 
     def content_enabled(self) -> bool:
         """Whether content (inputs, outputs, messages, tool arguments…) is recorded."""
         if self.capture_content is not None:
             return self.capture_content
         return _capture_from_env()
+
+    def vocabulary_filter(self) -> frozenset[str] | None:
+        """:meth:`selected_vocabularies`, or ``None`` when all three are selected (nothing to filter)."""
+        only = self.selected_vocabularies()
+        return None if only == V.ALL else only
 
     def mark_status_ok(self) -> bool:
         """Whether a span that ends without an error gets status OK (rather than unset)."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .._spans.settings import ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, Settings
+from .._spans.settings import ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_VOCABULARIES, Settings
+from ..semconv.vocabularies import VOCABULARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +23,8 @@ def run(args: argparse.Namespace) -> int:
           f"({ENV_CAPTURE_CONTENT}={os.environ.get(ENV_CAPTURE_CONTENT, '<unset>')})")
     print(f"content budget: {settings.content_budget()} characters per attribute "
           f"({ENV_MAX_CONTENT_LENGTH}={os.environ.get(ENV_MAX_CONTENT_LENGTH, '<unset>')})")
+    print(f"vocabularies: {','.join(v for v in VOCABULARIES if v in settings.selected_vocabularies())} "
+          f"({ENV_VOCABULARIES}={os.environ.get(ENV_VOCABULARIES, '<unset>')})")
     from ..instrumentors.mcp._protocol import ENV_PROPAGATE, propagating  # does not import mcp
 
     print(f"mcp trace context in params._meta: {'on' if propagating(None) else 'off'} "

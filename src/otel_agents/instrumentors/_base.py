@@ -33,8 +33,8 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
     ``instrument()`` keyword arguments: ``tracer_provider``, ``meter_provider``,
     ``capture_content`` (``None`` = follow
-    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``), ``settings`` (a full
-    :class:`~otel_agents._spans.Settings`).
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``), ``vocabularies`` (``None`` = follow
+    ``OTEL_AGENTS_VOCABULARIES``), ``settings`` (a full :class:`~otel_agents._spans.Settings`).
     """
 
     framework: str = ""
@@ -62,7 +62,8 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         conflict = get_dependency_conflicts(self.instrumentation_dependencies())
         if conflict is not None:
             raise DependencyConflictError(conflict)
-        settings = kwargs.get("settings") or Settings(capture_content=kwargs.get("capture_content"))
+        settings = kwargs.get("settings") or Settings(capture_content=kwargs.get("capture_content"),
+                                                      vocabularies=kwargs.get("vocabularies"))
         telemetry = self.telemetry = Telemetry(kwargs.get("tracer_provider"), kwargs.get("meter_provider"),
                                                settings=settings, framework=self.framework,
                                                scope=f"otel_agents.instrumentors.{self.framework}")

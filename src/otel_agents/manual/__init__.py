@@ -111,11 +111,10 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import (BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+from .._spans import (AsyncStepIterator, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       semantic_span_for, wrap_stream)
 from ..semconv import Kind, span_name
-from ._scopes import AsyncStepIterator, StepIterator
 
 __all__ = ["BlobPart", "ChatMessage", "FilePart", "ReasoningPart", "SpanSpec", "TextPart", "ToolCallPart",
            "ToolCallResponsePart", "ToolDefinition", "UriPart", "Usage", "agent", "chain", "current_span",
@@ -129,7 +128,7 @@ _STREAM_ITEMS_MAX = 10_000  # a stream's output keeps at most this many items (a
 _telemetry: Telemetry | None = None
 _telemetry_lock = threading.Lock()
 _explicit = False  # set_providers() chose the providers: instrument()/configure() leave them alone
-_followed: tuple[Any, Any] = (None, None)  # the providers of the last instrument()/configure()
+_followed: tuple[Any, Any, Any] = (None, None, None)  # the providers of the last instrument()/configure()
 
 
 def set_providers(tracer_provider: Any = None, *, meter_provider: Any = None,
@@ -158,19 +157,22 @@ def set_providers(tracer_provider: Any = None, *, meter_provider: Any = None,
             _telemetry = _following()
 
 
-def follow_providers(tracer_provider: Any = None, meter_provider: Any = None) -> None:
-    """Called by ``instrument()``/``configure()``: decorated code follows their providers, unless
-    :func:`set_providers` chose others. ``None`` = the global provider."""
+def follow_providers(tracer_provider: Any = None, meter_provider: Any = None, *,
+                     vocabularies: frozenset[str] | None = None) -> None:
+    """Called by ``instrument()``/``configure()``: decorated code follows their providers and vocabulary
+    selection, unless :func:`set_providers` chose others. ``None`` = the global provider (the environment's
+    vocabularies)."""
     global _telemetry, _followed
     with _telemetry_lock:
-        _followed = (tracer_provider, meter_provider)
+        _followed = (tracer_provider, meter_provider, vocabularies)
         if not _explicit:
             _telemetry = _following()
 
 
 def _following() -> Telemetry:
-    tracer_provider, meter_provider = _followed
-    return Telemetry(tracer_provider, meter_provider, framework="manual", scope="otel_agents.manual")
+    tracer_provider, meter_provider, vocabularies = _followed
+    return Telemetry(tracer_provider, meter_provider, settings=Settings(vocabularies=vocabularies),
+                     framework="manual", scope="otel_agents.manual")
 
 
 def _get_telemetry() -> Telemetry:
@@ -419,7 +421,7 @@ class SpanSpec:
             if output is not None and output.items:
                 self._record_output(span, output.value())
 
-        return wrap_stream(stepper(stream, s.activate), s, on_chunk=output.add if output else None,
+        return wrap_stream(stepper(stream, s.context()), s, on_chunk=output.add if output else None,
                            on_end=on_end)
 
     def _start_options(self) -> dict[str, Any]:

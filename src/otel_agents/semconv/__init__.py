@@ -3,8 +3,8 @@
 See ``../shared/design/semantic-map.md``. Nothing here talks to a tracer.
 """
 
-from . import attributes
+from . import attributes, vocabularies
 from .kinds import Kind
 from .mapping import KIND_TABLE, KindSpec, guardrail_attributes, kind_attributes, kind_spec, span_name
 
-__all__ = ["Kind", "KindSpec", "KIND_TABLE", "attributes", "guardrail_attributes", "kind_attributes", "kind_spec", "span_name"]
+__all__ = ["vocabularies", "Kind", "KindSpec", "KIND_TABLE", "attributes", "guardrail_attributes", "kind_attributes", "kind_spec", "span_name"]

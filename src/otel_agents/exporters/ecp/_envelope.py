@@ -110,13 +110,18 @@ def _public_output(run: Run, tree: RunTree, paused: bool) -> str | None:
     A root of another vocabulary (issue 25) that recorded no output, or whose output only wraps the
     run's answer (LlamaIndex's ``StopEvent(...)`` repr under OpenInference), gives the answer of the
     run's last model response instead (:meth:`RunTree.final_answer`): the answer is in the text, or
-    the text is a Python object's repr (``Name(field=...``, often cut short)."""
+    the text is a Python object's repr (``Name(field=...``, often cut short). So does a root of ours
+    written in OTel GenAI alone, which has no ``output.value``."""
     if run.root is None:
         return None
     root = F.frozen(run.root)
     if paused:
         return F.assistant_text(F.output_value(root))
     text = F.output_text(root)
+    if text is None and not root.foreign and A.OPENINFERENCE_SPAN_KIND not in root.attributes and \
+            A.LANGFUSE_OBSERVATION_TYPE not in root.attributes:
+        # Written in OTel GenAI alone (OTEL_AGENTS_VOCABULARIES=gen_ai): no output.value on any span.
+        return tree.final_answer()
     if root.foreign and (text is None or root.attributes.get(A.OUTPUT_MIME_TYPE) != A.MIME_JSON):
         answer = tree.final_answer()
         if answer and (text is None or (answer != text and (answer in text or _OBJECT_REPR.match(text)))):

@@ -24,7 +24,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
 from . import _json
-from ._vocabularies import read_foreign
+from ._vocabularies import read_foreign, read_ours
 
 _UNSET = object()
 
@@ -66,7 +66,9 @@ class FoldSpan:
         self.parent_id: int | None = parent.span_id if parent is not None else None
         self.semantic_kind: str | None = _kind_value(self.attributes.get(A.OTEL_AGENTS_SPAN_KIND))
         self.foreign = False
-        if self.semantic_kind is None and self.attributes:
+        if self.semantic_kind is not None:
+            read_ours(self.attributes, self.semantic_kind, self.name)
+        elif self.attributes:
             self.semantic_kind = read_foreign(self.attributes)
             self.foreign = self.semantic_kind is not None
         # A step cancelled mid-way (the span layer records asyncio's CancelledError as control flow, not as an

@@ -97,6 +97,49 @@ def read_foreign(a: dict[str, Any]) -> str | None:
     return kind
 
 
+def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
+    """Fill in the facts the fold reads on one of our spans written with fewer than all three
+    vocabularies (``OTEL_AGENTS_VOCABULARIES``): copied, never overwriting, into the ``gen_ai.*`` and
+    ``output.value`` names the fold reads, from whichever vocabulary was written.
+
+    Args:
+        a: the span's attributes (a private ``dict`` copy, changed in place).
+        kind: our kind (``otel_agents.span.kind``).
+        name: the span name; without ``gen_ai.operation.name`` the operation is read from it (our span
+            names are ``{operation} {target}``, OTel GenAI v1.41), when it is an operation of ``kind``.
+
+    Cost: nothing for a span that carries all three vocabularies (the default); a few look-ups else.
+    """
+    if A.OPENINFERENCE_SPAN_KIND in a and A.LANGFUSE_OBSERVATION_TYPE in a and \
+            (A.GEN_AI_OPERATION_NAME in a or A.GEN_AI_WORKFLOW_NAME in a):
+        return  # all three written
+    if A.GEN_AI_OPERATION_NAME not in a and A.OPENINFERENCE_SPAN_KIND in a:  # OpenInference without OTel GenAI
+        op = (name or "").split(" ", 1)[0]
+        if _GENAI_KINDS.get(op) == ("tool" if kind == "skill" else kind):
+            a[A.GEN_AI_OPERATION_NAME] = op
+    if kind == "model" or kind == "embedding":
+        _copy(a, A.LLM_MODEL_NAME if kind == "model" else A.EMBEDDING_MODEL_NAME, A.GEN_AI_REQUEST_MODEL)
+        _copy(a, A.LLM_PROVIDER, A.GEN_AI_PROVIDER_NAME)
+        _copy(a, A.LLM_TOKEN_COUNT_PROMPT, A.GEN_AI_USAGE_INPUT_TOKENS)
+        _copy(a, A.LLM_TOKEN_COUNT_COMPLETION, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+        reason = a.get(A.LLM_FINISH_REASON)
+        if A.GEN_AI_RESPONSE_FINISH_REASONS not in a and isinstance(reason, str):
+            a[A.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
+        if A.GEN_AI_OUTPUT_MESSAGES not in a and a.get(A.OUTPUT_MIME_TYPE) == A.MIME_JSON and \
+                not any(key.startswith(_OI_OUTPUT_PREFIX) for key in a):
+            a[A.GEN_AI_OUTPUT_MESSAGES] = a.get(A.OUTPUT_VALUE)  # GenAI messages: the output requested tools
+    elif kind == "tool" or kind == "skill":
+        _copy(a, A.TOOL_NAME, A.GEN_AI_TOOL_NAME)
+        _copy(a, A.TOOL_ID, A.GEN_AI_TOOL_CALL_ID)
+        if A.GEN_AI_TOOL_CALL_ARGUMENTS not in a and A.GEN_AI_TOOL_CALL_RESULT not in a:  # gen_ai not written
+            _copy(a, A.INPUT_VALUE, A.GEN_AI_TOOL_CALL_ARGUMENTS)  # the span layer writes the same arguments to both
+    elif kind == "retriever" and A.GEN_AI_RETRIEVAL_DOCUMENTS not in a:
+        _copy(a, A.OUTPUT_VALUE, A.GEN_AI_RETRIEVAL_DOCUMENTS)
+
+
+_OI_OUTPUT_PREFIX = A.LLM_OUTPUT_MESSAGES + "."
+
+
 def _copy(a: dict[str, Any], source: str, target: str) -> None:
     """``a[target] = a[source]`` unless ``target`` is set or ``source`` missing."""
     if target not in a:

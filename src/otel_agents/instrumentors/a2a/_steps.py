@@ -9,31 +9,25 @@ response body in a task of its own), where detaching a token attached elsewhere 
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
 from opentelemetry import context as otel_context
 
-from ..._spans import pop_run_attributes, push_run_attributes
+from ..._spans import AsyncStepIterator, pop_run_attributes, push_run_attributes
 
 
-async def in_context(stream: Any, ctx: otel_context.Context, run_attributes: Mapping[str, Any] | None = None
-                     ) -> AsyncIterator[Any]:
-    """Yield ``stream``'s items, each produced with ``ctx`` attached (and ``run_attributes`` pushed)."""
-    iterator = stream.__aiter__()
+def in_context(stream: Any, ctx: otel_context.Context, run_attributes: Mapping[str, Any] | None = None
+               ) -> AsyncStepIterator:
+    """``stream``'s items, each produced with ``ctx`` attached (and ``run_attributes`` pushed): the span
+    layer's :class:`~otel_agents._spans.AsyncStepIterator`."""
+    return AsyncStepIterator(stream, ctx, (lambda: _pushed(run_attributes)) if run_attributes else None)
+
+
+@contextmanager
+def _pushed(run_attributes: Mapping[str, Any]) -> Iterator[None]:
+    token = push_run_attributes(run_attributes)
     try:
-        while True:
-            token = otel_context.attach(ctx)
-            pushed = push_run_attributes(run_attributes) if run_attributes else None
-            try:
-                item = await iterator.__anext__()
-            except StopAsyncIteration:
-                return
-            finally:
-                if pushed is not None:
-                    pop_run_attributes(pushed)
-                otel_context.detach(token)
-            yield item
+        yield
     finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        pop_run_attributes(token)

@@ -2,11 +2,11 @@
 
 Agno's streaming entry points (``Agent.run(stream=True)``, a generator tool
 such as a team's ``delegate_task_to_member``) return generators whose bodies
-run at each ``next()``, in the consumer's context. :class:`InContext` attaches
-the span's context around each step and detaches it before handing the item
-back, so work done inside the step (model requests, tools, member runs) nests
-under the span, and nothing of ours is current between steps or after a
-consumer breaks out.
+run at each ``next()``, in the consumer's context. :func:`in_context` runs
+each step with the span's context attached (the span layer's
+:class:`~otel_agents._spans.StepIterator`), so work done inside the step (model
+requests, tools, member runs) nests under the span, and nothing of ours is
+current between steps or after a consumer breaks out.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Iterator
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from ..._spans import SemanticSpan
+from ..._spans import AsyncStepIterator, SemanticSpan, StepIterator, probes
 
 NATIVE_SCOPE_PREFIX = "openinference.instrumentation.agno"
 """The instrumentation scope of the spans ``agno.tracing.setup_tracing()`` makes (OpenInference's Agno instrumentation)."""
@@ -76,54 +76,10 @@ def last_error(span: SemanticSpan) -> BaseException | None:
     return _LAST_ERROR.pop(span, None)
 
 
-class InContext:
-    """A sync iterator over ``iterator`` whose steps run with ``span`` current."""
-
-    def __init__(self, iterator: Any, span: SemanticSpan):
-        self._it = iterator
-        self._ctx = context_of(span)
-
-    def __iter__(self) -> "InContext":
-        return self
-
-    def __next__(self) -> Any:
-        token = otel_context.attach(self._ctx)
-        try:
-            return next(self._it)
-        finally:
-            otel_context.detach(token)
-
-    def close(self) -> None:
-        close = getattr(self._it, "close", None)
-        if close is not None:
-            token = otel_context.attach(self._ctx)
-            try:
-                close()
-            finally:
-                otel_context.detach(token)
-
-
-class AsyncInContext:
-    """An async iterator over ``iterator`` whose steps run with ``span`` current."""
-
-    def __init__(self, iterator: Any, span: SemanticSpan):
-        self._it = iterator
-        self._ctx = context_of(span)
-
-    def __aiter__(self) -> "AsyncInContext":
-        return self
-
-    async def __anext__(self) -> Any:
-        token = otel_context.attach(self._ctx)
-        try:
-            return await self._it.__anext__()
-        finally:
-            otel_context.detach(token)
-
-    async def aclose(self) -> None:
-        aclose = getattr(self._it, "aclose", None)
-        if aclose is not None:
-            await aclose()
+def in_context(iterator: Any, span: SemanticSpan) -> Any:
+    """``iterator`` (sync or async) whose steps run with ``span`` current (and known as ours)."""
+    ctx = context_of(span)
+    return AsyncStepIterator(iterator, ctx) if probes.is_async_iterator(iterator) else StepIterator(iterator, ctx)
 
 
 # The streams of ours open now (a model request's, a run's), with their spans: weak, so a stream that

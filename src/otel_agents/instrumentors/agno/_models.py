@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
 from ...semconv import Kind
 from . import _convert, _reasoning
-from ._context import AsyncInContext, InContext, activate, parent, remember_error, track_stream
+from ._context import activate, in_context, parent, remember_error, track_stream
 
 
 def _provider(model: Any) -> str | None:
@@ -152,7 +152,7 @@ class ModelHooks:
         with guard("agno.model.stream"):
             # the provider call happens while the stream is advanced: each step sees the model span (so an
             # instrumented client enriches it instead of opening a second one), nothing between steps
-            stepped = AsyncInContext(iterator, span) if hasattr(iterator, "__anext__") else InContext(iterator, span)
+            stepped = in_context(iterator, span)
             wrapped_stream = track_stream(wrap_stream(stepped, span, on_end=on_end, is_error=is_error), span)
         if wrapped_stream is None:
             span.end()

@@ -24,7 +24,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..._spans import ChatMessage, Part, ReasoningPart, SemanticSpan, TextPart, probes
+from ..._spans import AsyncStepIterator, ChatMessage, Part, ReasoningPart, SemanticSpan, StepIterator, TextPart, probes
 
 _REASONING = otel_context.create_key("otel_agents.agno.reasoning")
 _REASONING_SPANS: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
@@ -51,45 +51,16 @@ def as_reasoning(message: ChatMessage) -> ChatMessage:
     return ChatMessage(message.role, parts=parts, finish_reason=message.finish_reason, name=message.name)
 
 
-def _steps(iterator: Any) -> Any:
-    try:
-        while True:
-            token = otel_context.attach(otel_context.set_value(_REASONING, True))
-            try:
-                item = next(iterator)
-            except StopIteration:
-                return
-            finally:
-                otel_context.detach(token)
-            yield item
-    finally:
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            close()
-
-
-async def _asteps(iterator: Any) -> Any:
-    try:
-        while True:
-            token = otel_context.attach(otel_context.set_value(_REASONING, True))
-            try:
-                item = await iterator.__anext__()
-            except StopAsyncIteration:
-                return
-            finally:
-                otel_context.detach(token)
-            yield item
-    finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
+def _reasoning_context() -> otel_context.Context:
+    """The current context, marked "reasoning" (computed at each step: the step's own current context)."""
+    return otel_context.set_value(_REASONING, True)
 
 
 def reason_wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     """A wrapt wrapper for ``ReasoningManager.reason`` and ``areason``: their steps run marked "reasoning"."""
     result = wrapped(*args, **kwargs)
     if probes.is_async_iterator(result):
-        return _asteps(result)
+        return AsyncStepIterator(result, _reasoning_context)
     if probes.is_iterator(result):
-        return _steps(result)
+        return StepIterator(result, _reasoning_context)
     return result

@@ -26,7 +26,7 @@ from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, enco
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _reasoning
-from ._context import AsyncInContext, InContext, abandon_streams_under, activate, last_error, parent, track_stream
+from ._context import abandon_streams_under, activate, in_context, last_error, parent, track_stream
 
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
@@ -142,10 +142,8 @@ class RunHooks:
                 with guard("agno.run.wrap_result"):
                     if probes.is_awaitable(result):
                         handed = self._awaiting(result, span)
-                    elif probes.is_async_iterator(result):
-                        handed = self._stream(AsyncInContext(result, span), span, _StreamSeen(what, instance))
                     else:
-                        handed = self._stream(InContext(result, span), span, _StreamSeen(what, instance))
+                        handed = self._stream(in_context(result, span), span, _StreamSeen(what, instance))
                 if handed is None:  # ours failed: the user gets Agno's own object, the span ends now
                     self._end(span)
                     return result

@@ -23,7 +23,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from ..._spans import SemanticSpan, Telemetry, guard, probes, wrap_stream
 from ...semconv import Kind
-from ._context import AsyncInContext, InContext, activate, parent, track_stream
+from ._context import activate, in_context, parent, track_stream
 
 
 class AgnoToolFailed(Exception):
@@ -117,5 +117,5 @@ class ToolHooks:
         def on_end(s: SemanticSpan, abandoned: bool) -> None:
             self._finish(span, call, outcome, result="".join(texts) or None, end=False)
 
-        inner = AsyncInContext(result, span) if probes.is_async_iterator(result) else InContext(result, span)
+        inner = in_context(result, span)
         return track_stream(wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end), span)

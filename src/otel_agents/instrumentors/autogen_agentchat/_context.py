@@ -1,11 +1,10 @@
 """Where our spans are current, and which agent/team/model call of ours is innermost.
 
 AutoGen's entry points are coroutines and async generators whose bodies run in
-the caller's task at each ``await``/``__anext__``. :class:`AsyncInContext`
-attaches a span's context around each step and detaches it before the item goes
-back to the caller, so the work inside a step (model requests, tools, the
-runtime's message tasks a team starts) nests under the span, and nothing of
-ours is current between the items a consumer receives.
+the caller's task at each ``await``/``__anext__``. A span's context is attached
+around each step only (``_streams.SpanStream``), so the work inside a step (model
+requests, tools, the runtime's message tasks a team starts) nests under the span,
+and nothing of ours is current between the items a consumer receives.
 
 The OTel context also carries the innermost span of ours per role under keys
 of our own (``agent``, ``model``), so a method that calls its parent's
@@ -15,8 +14,7 @@ of our own (``agent``, ``model``), so a method that calls its parent's
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from opentelemetry import context as otel_context
 
@@ -32,15 +30,6 @@ def context_of(span: SemanticSpan, key: Any = None, value: Any = None) -> otel_c
     return otel_context.set_value(key, value, ctx) if key is not None else ctx
 
 
-@contextmanager
-def attached(ctx: otel_context.Context) -> Iterator[None]:
-    token = otel_context.attach(ctx)
-    try:
-        yield
-    finally:
-        otel_context.detach(token)
-
-
 def current_owner() -> tuple[int, SemanticSpan, Any] | None:
     """``(id(instance), span, instance)`` of the innermost agent or team span of ours current here."""
     found = otel_context.get_value(AGENT)
@@ -51,32 +40,3 @@ def in_model_call() -> bool:
     """Whether a model span of ours is current (a nested ``create`` is part of the same request)."""
     span = otel_context.get_value(MODEL)
     return isinstance(span, SemanticSpan) and not span.ended
-
-
-class AsyncInContext:
-    """An async iterator over ``iterator`` whose steps run in ``ctx``."""
-
-    __slots__ = ("_it", "_ctx")
-
-    def __init__(self, iterator: Any, ctx: otel_context.Context):
-        self._it = iterator
-        self._ctx = ctx
-
-    def __aiter__(self) -> "AsyncInContext":
-        return self
-
-    async def __anext__(self) -> Any:
-        token = otel_context.attach(self._ctx)
-        try:
-            return await self._it.__anext__()
-        finally:
-            otel_context.detach(token)
-
-    async def aclose(self) -> None:
-        aclose = getattr(self._it, "aclose", None)
-        if aclose is not None:
-            token = otel_context.attach(self._ctx)
-            try:
-                await aclose()
-            finally:
-                otel_context.detach(token)

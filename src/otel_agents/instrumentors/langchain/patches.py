@@ -66,7 +66,7 @@ from typing import Any, Callable
 import wrapt
 from opentelemetry import context as otel_context
 
-from ..._spans import guard
+from ..._spans import AsyncStepIterator, StepIterator, guard
 
 # (module, function) pairs whose call runs inside the body's fresh Context.
 CONFIG_CONTEXT_TARGETS = (
@@ -163,62 +163,18 @@ def model_run_started(run_id: Any) -> None:
         otel_context.attach(ctx)
 
 
-def _stream_steps(iterator: Any) -> Any:
-    run = _StreamRun()
-    try:
-        while True:
-            token = otel_context.attach(run.step_context())
-            try:
-                item = next(iterator)
-            except StopIteration:
-                return
-            finally:
-                otel_context.detach(token)
-            yield item
-    finally:  # closed early (break, GC) or done: close LangChain's generator inside the run's context
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            token = otel_context.attach(run.step_context())
-            try:
-                close()
-            finally:
-                otel_context.detach(token)
-
-
-async def _astream_steps(iterator: Any) -> Any:
-    run = _StreamRun()
-    try:
-        while True:
-            token = otel_context.attach(run.step_context())
-            try:
-                item = await iterator.__anext__()
-            except StopAsyncIteration:
-                return
-            finally:
-                otel_context.detach(token)
-            yield item
-    finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            token = otel_context.attach(run.step_context())
-            try:
-                await aclose()
-            finally:
-                otel_context.detach(token)
-
-
 def _stream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     iterator = wrapped(*args, **kwargs)
     if _span_context_for is None or not inspect.isgenerator(iterator):
         return iterator
-    return _stream_steps(iterator)
+    return StepIterator(iterator, _StreamRun().step_context)
 
 
 def _astream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     iterator = wrapped(*args, **kwargs)
     if _span_context_for is None or not inspect.isasyncgen(iterator):
         return iterator
-    return _astream_steps(iterator)
+    return AsyncStepIterator(iterator, _StreamRun().step_context)
 
 
 STREAM_TARGETS = (("stream", _stream_wrapper), ("astream", _astream_wrapper))  # on BaseChatModel and BaseLLM

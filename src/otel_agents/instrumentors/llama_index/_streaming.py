@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 from opentelemetry import context as otel_context
 
-from ..._spans import SemanticSpan, SpanRegistry, guard, watch_stream, wrap_stream
+from ..._spans import AsyncStepIterator, SemanticSpan, SpanRegistry, StepIterator, guard, watch_stream, wrap_stream
 
 _HOLDER_ATTR = "_otel_agents_held_spans"
 STREAMING_RESPONSES = ("StreamingResponse", "AsyncStreamingResponse")
@@ -201,40 +201,6 @@ SYNC_STREAM_METHODS = ("stream_chat", "stream_complete")
 ASYNC_STREAM_METHODS = ("astream_chat", "astream_complete")
 
 
-def _steps_in(iterator: Any, span: SemanticSpan) -> Any:
-    try:
-        while True:
-            token = otel_context.attach(span.context())
-            try:
-                item = next(iterator)
-            except StopIteration:
-                return
-            finally:
-                otel_context.detach(token)
-            yield item
-    finally:  # closed early or dropped: LlamaIndex's generator reports it (ExceptionEvent) and the span ends
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            close()
-
-
-async def _asteps_in(iterator: Any, span: SemanticSpan) -> Any:
-    try:
-        while True:
-            token = otel_context.attach(span.context())
-            try:
-                item = await iterator.__anext__()
-            except StopAsyncIteration:
-                return
-            finally:
-                otel_context.detach(token)
-            yield item
-    finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
 def stream_method_wrappers(streams: ModelStreams) -> dict[str, Callable[..., Any]]:
     """wrapt wrappers for an LLM class's ``stream_*``/``astream_*`` methods (name → wrapper): the generator a
     model call returned is handed back stepping inside its model span; anything else passes through."""
@@ -244,9 +210,9 @@ def stream_method_wrappers(streams: ModelStreams) -> dict[str, Callable[..., Any
         if span is None:
             return result
         if inspect.isgenerator(result):
-            return _steps_in(result, span)
+            return StepIterator(result, span.context())
         if inspect.isasyncgen(result):
-            return _asteps_in(result, span)
+            return AsyncStepIterator(result, span.context())
         return result
 
     def sync(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
-from opentelemetry import context as otel_context
-from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from smolagents import local_python_executor
 from smolagents.agents import MultiStepAgent, RunResult
@@ -42,7 +41,7 @@ from smolagents.models import Model, agglomerate_stream_deltas
 from smolagents.tools import BaseTool
 from smolagents.utils import AgentMaxStepsError
 
-from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error, wrap_stream
+from ..._spans import SemanticSpan, StepIterator, Telemetry, guard, report_internal_error, wrap_stream
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
@@ -55,8 +54,13 @@ _OPEN: contextvars.ContextVar[frozenset] = contextvars.ContextVar("otel_agents_s
 """``(role, id(obj))`` of the models and tools whose span is open in this context."""
 
 
-def _enter(key: tuple[str, int]) -> contextvars.Token:
-    return _OPEN.set(_OPEN.get() | {key})
+@contextmanager
+def _opened(key: tuple[str, int]) -> Iterator[None]:
+    token = _OPEN.set(_OPEN.get() | {key})
+    try:
+        yield
+    finally:
+        _OPEN.reset(token)
 
 
 def _bound(args: tuple, kwargs: dict, index: int, name: str) -> Any:
@@ -69,40 +73,22 @@ def _is_error(exc: BaseException) -> bool:
     return isinstance(exc, Exception)
 
 
-class Activating:
-    """An iterator over ``source`` that makes ``span`` current (and ``key`` open) only while it advances."""
+class Activating(StepIterator):
+    """An iterator over ``source`` that makes ``span`` current (and ``key`` open) only while it advances
+    (the span layer's :class:`~otel_agents._spans.StepIterator`); closed at most once."""
+
+    __slots__ = ("_closed",)
 
     def __init__(self, source: Any, span: SemanticSpan, key: tuple[str, int] | None = None):
-        self._source = source
-        self._it = iter(source)
-        self._span = span
-        self._key = key
+        super().__init__(source, span.context(), (lambda: _opened(key)) if key else None)
         self._closed = False
-
-    def __iter__(self) -> "Activating":
-        return self
-
-    def _run(self, fn: Callable[[], Any]) -> Any:
-        token = otel_context.attach(trace.set_span_in_context(self._span.span))
-        key_token = _enter(self._key) if self._key else None
-        try:
-            return fn()
-        finally:
-            if key_token is not None:
-                _OPEN.reset(key_token)
-            otel_context.detach(token)
-
-    def __next__(self) -> Any:
-        return self._run(lambda: next(self._it))
 
     def close(self) -> None:
         """Close the source generator (its own spans end first, as abandoned)."""
         if self._closed:
             return
         self._closed = True
-        close = getattr(self._source, "close", None)
-        if close is not None:
-            self._run(close)
+        super().close()
 
     def abandon(self) -> None:
         """Close the source on abandonment; smolagents' run generator yields in a ``finally`` and then
@@ -276,11 +262,8 @@ class Installation:
         another of the same model is one span); returns the span, still open, and what the call returned.
         A call that raises ends the span with the error and re-raises it (:func:`_call_in`)."""
         span = self._start_model(instance, args, kwargs, stream=stream)
-        token = _enter(key)
-        try:
+        with _opened(key):
             return span, _call_in(span, wrapped, args, kwargs)
-        finally:
-            _OPEN.reset(token)
 
     def _generate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         key = ("model", id(instance))
@@ -325,11 +308,8 @@ class Installation:
                 span.set_attribute(A.OTEL_AGENTS_FINAL_ANSWER, True)
             span.set_tool(name, description=getattr(instance, "description", None),
                           arguments=_convert.tool_arguments(instance, args, kwargs) if span.records_content else None)
-        token = _enter(key)
-        try:
+        with _opened(key):
             result = _call_in(span, wrapped, args, kwargs)
-        finally:
-            _OPEN.reset(token)
         if span.records_content:
             with guard("smolagents.tool_result"):
                 span.set_tool_result(_convert.jsonable_result(result))

@@ -1,0 +1,274 @@
+"""The content setters of a semantic span: inputs, outputs, messages, tool definitions, tool calls,
+retrieval and embeddings (content capture, vocabularies, redaction and budgets applied through
+:mod:`.pipeline`). A mixin of :class:`~.span.SemanticSpan`: its state is the span's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ..semconv import attributes as A, vocabularies as V
+from . import encoding, pipeline
+from .guard import guard, report_internal_error
+from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_messages, genai_part, genai_tool_definitions,
+                       last_text, openinference_messages, openinference_tool_schema)
+from .pipeline import REDACTION_MARGIN as _REDACTION_MARGIN, otel_value
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+    from .span import Telemetry
+
+_MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
+_MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
+
+
+class ContentSetters:
+    """Content setters (see :class:`~.span.SemanticSpan`)."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        span: Span
+        telemetry: Telemetry
+        _ended: bool
+        _mute: bool
+        _content: bool
+        _budget: int
+        _only: frozenset[str] | None
+
+        def _writes(self, key: str) -> bool: ...
+        def _write(self, attrs: Mapping[str, Any]) -> None: ...
+        def set_attribute(self, key: str, value: Any) -> None: ...
+
+    def set_content(self, key: str, value: Any, *, as_json: bool | None = None) -> str | None:
+        """Set a content-bearing attribute, through the content policy.
+
+        Strings are kept as text unless ``as_json`` is true; other values are
+        JSON-encoded by the safe encoder. Redaction, the user hook and the
+        per-attribute budget apply; a cut sets ``otel_agents.truncated``.
+
+        Returns:
+            the MIME type used (``application/json`` or ``text/plain``), or
+            ``None`` when nothing was recorded (content off, or no value).
+        """
+        if self._ended or not self._content or value is None:
+            return None
+        try:
+            attrs: dict[str, Any] = {}
+            mime = self._render_into(attrs, key, value, as_json=as_json)
+            self.span.set_attributes(attrs)
+            return mime
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_content", exc)
+            return None
+
+    def _render_into(self, attrs: dict[str, Any], key: str, value: Any, *, as_json: bool | None = None,
+                     redacted: bool = False, encoded: str | None = None) -> str | None:
+        """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type.
+        A value that cannot be rendered (a failing redaction hook) loses only its own attribute."""
+        only = self._only
+        if value is None or (only is not None and not V.written(key, only)):
+            return None
+        try:
+            text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
+                                                                  redacted=redacted, encoded=encoded)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.render_content", exc)
+            return None
+        attrs[key] = text
+        if truncated:
+            attrs[A.OTEL_AGENTS_TRUNCATED] = True
+        return mime
+
+    def _redacted(self, value: Any) -> Any:
+        """``value`` as JSON-able data with redaction applied and each string cut to the scan
+        limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
+        return pipeline.prepare(value, self._budget + _REDACTION_MARGIN)[0]
+
+    def set_input(self, value: Any) -> None:
+        """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
+        self._set_rendered({A.INPUT_VALUE: None}, value, A.INPUT_MIME_TYPE, redact_once=False)
+
+    def set_output(self, value: Any) -> None:
+        """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content)."""
+        self._set_rendered({A.OUTPUT_VALUE: None}, value, A.OUTPUT_MIME_TYPE, redact_once=False)
+
+    def set_messages(self, *, input: Sequence[ChatMessage] | None = None,
+                     output: Sequence[ChatMessage] | None = None,
+                     system: Sequence[str | Part] | None = None,
+                     tools: Sequence[ToolDefinition] | None = None) -> None:
+        """Model messages (content): GenAI JSON attributes plus OpenInference flattened ones.
+
+        Args:
+            input: the messages sent (any roles); ``system`` messages among them go to
+                ``gen_ai.system_instructions`` and stay first in the OpenInference list.
+            output: the messages the model returned (``finish_reason`` on each).
+            system: system instructions given apart from the messages (strings or parts):
+                ``gen_ai.system_instructions``, and a leading OpenInference ``system`` message.
+            tools: the tools offered to the model (see :meth:`set_tool_definitions`).
+
+        Also sets ``input.value`` (JSON messages) and ``output.value`` (the answer text,
+        or the JSON messages when the output requests tools). Finish reasons of
+        ``output`` go to ``gen_ai.response.finish_reasons`` whether or not content is on;
+        everything else only with content on. Inline media follow the media budget
+        (:meth:`Settings.media_budget`, bytes). Shapes: OTel GenAI semconv v1.41 message
+        schemas; OpenInference ``llm.input_messages``/``llm.output_messages``.
+        """
+        if self._ended or self._mute:
+            return
+        with guard("span.set_messages"):
+            if output:
+                reasons = [m.finish_reason for m in output if m.finish_reason]
+                if reasons:
+                    self.set_finish_reasons(reasons)
+            if not self._content:
+                return
+            media = self.telemetry.settings.media_budget()
+            limit = self._budget + _REDACTION_MARGIN  # each string cut to the scan limit, as in _redacted
+            # Each message is redacted once, then encoded three ways (GenAI JSON, OpenInference
+            # flattened attributes, input/output.value), all written in one call to the SDK.
+            attrs: dict[str, Any] = {}
+            if input is not None or system:
+                messages = [pipeline.redact_message(m, limit) for m in input or ()]
+                given = [pipeline.redact_part(TextPart(p) if isinstance(p, str) else p, limit) for p in system or ()]
+                sys_parts = given + [p for m in messages if m.role == "system" for p in m.parts]
+                if sys_parts:
+                    self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, [genai_part(p, media) for p in sys_parts],
+                                      redacted=True)
+                if given:  # shown first, as a system message, in OpenInference and input.value
+                    messages.insert(0, ChatMessage("system", parts=given))
+            if input is not None:
+                # Each message is encoded once; the two lists are joined from the same texts.
+                data = genai_messages(messages, media)
+                texts = [encoding.dumps(d) for d in data]
+                chat = [i for i, m in enumerate(messages) if m.role != "system"]
+                self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES, [data[i] for i in chat], redacted=True,
+                                  encoded="[" + ",".join(texts[i] for i in chat) + "]")
+                if self._writes(A.LLM_INPUT_MESSAGES):
+                    self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
+                mime = self._render_into(attrs, A.INPUT_VALUE, data, redacted=True, encoded="[" + ",".join(texts) + "]")
+                if mime:
+                    attrs[A.INPUT_MIME_TYPE] = mime
+            if output is not None:
+                messages = [pipeline.redact_message(m, limit) for m in output]
+                out_data = genai_messages(messages, media, output=True)
+                out_text = encoding.dumps(out_data)
+                self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
+                if self._writes(A.LLM_OUTPUT_MESSAGES):
+                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
+                text = last_text(messages)
+                has_calls = any(m.tool_calls for m in messages)
+                if text is not None and not has_calls:
+                    mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
+                else:
+                    mime = self._render_into(attrs, A.OUTPUT_VALUE, out_data, redacted=True, encoded=out_text)
+                if mime:
+                    attrs[A.OUTPUT_MIME_TYPE] = mime
+            if tools:
+                self._tools_into(attrs, tools)
+            self.span.set_attributes(attrs)
+
+    def set_tool_definitions(self, tools: Sequence[ToolDefinition]) -> None:
+        """The tools offered to the model (content): ``gen_ai.tool.definitions`` (OTel GenAI
+        semconv v1.41: ``[{"type", "name", "description", "parameters"}]``) and OpenInference
+        ``llm.tools.{i}.tool.json_schema`` (the OpenAI function-tool JSON Phoenix reads)."""
+        if not tools or self._ended or not self._content:
+            return
+        with guard("span.set_tool_definitions"):
+            attrs: dict[str, Any] = {}
+            self._tools_into(attrs, tools)
+            self.span.set_attributes(attrs)
+
+    def _tools_into(self, attrs: dict[str, Any], tools: Sequence[ToolDefinition]) -> None:
+        if self._writes(A.GEN_AI_TOOL_DEFINITIONS):
+            self._render_into(attrs, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
+                              redacted=True)
+        if not self._writes(A.LLM_TOOLS):
+            return
+        for i, tool in enumerate(tools[:_MAX_FLAT_TOOLS]):
+            self._render_into(attrs, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}",
+                              self._redacted(openinference_tool_schema(tool)), redacted=True)
+
+    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:
+        for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES, media):
+            if key.endswith((A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)):
+                self._render_into(attrs, key, value, redacted=True,
+                                  as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
+            else:
+                v = otel_value(value)
+                if v is not None:
+                    attrs[key] = v
+
+    def set_tool(self, name: str | None = None, *, call_id: str | None = None,
+                 description: str | None = None, tool_type: str | None = None,
+                 arguments: Any = None) -> None:
+        """Tool identity (``gen_ai.tool.*``, ``tool.*``) and its arguments (content).
+
+        ``arguments`` go to ``gen_ai.tool.call.arguments`` and ``input.value``
+        as JSON (a string that is already JSON is kept as is).
+        """
+        self.set_attributes({A.GEN_AI_TOOL_NAME: name, A.TOOL_NAME: name, A.GEN_AI_TOOL_CALL_ID: call_id,
+                             A.TOOL_ID: call_id, A.GEN_AI_TOOL_TYPE: tool_type or ("function" if name else None),
+                             A.GEN_AI_TOOL_DESCRIPTION: description or None, A.TOOL_DESCRIPTION: description or None})
+        # Data is redacted once for both attributes; JSON text is decoded by each (whole, so a long
+        # one is cut as JSON, not as a string).
+        self._set_rendered({A.GEN_AI_TOOL_CALL_ARGUMENTS: True, A.INPUT_VALUE: None}, arguments,
+                           A.INPUT_MIME_TYPE, redact_once=not isinstance(arguments, str))
+
+    def set_tool_result(self, result: Any) -> None:
+        """The tool's result (content): ``gen_ai.tool.call.result`` and ``output.value``."""
+        self._set_rendered({A.GEN_AI_TOOL_CALL_RESULT: None, A.OUTPUT_VALUE: None}, result, A.OUTPUT_MIME_TYPE,
+                           redact_once=True)
+
+    def _set_rendered(self, keys: Mapping[str, bool | None], value: Any, mime_key: str, *,
+                      redact_once: bool) -> None:
+        """Write content ``value`` to each key (``{key: as_json}``) in one SDK call; the MIME type of
+        the last one goes to ``mime_key``. ``redact_once``: redact ``value`` once for all the keys
+        (else each rendering redacts it). Nothing when content is off, the span ended or no value."""
+        if value is None or not self._content or self._ended or \
+                (self._only is not None and not any(self._writes(k) for k in keys)):
+            return
+        with guard("span.set_content"):
+            data = self._redacted(value) if redact_once else value
+            attrs: dict[str, Any] = {}
+            mime = None
+            for key, as_json in keys.items():
+                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once)
+            if mime:
+                attrs[mime_key] = mime
+            self.span.set_attributes(attrs)
+
+    def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
+                      data_source: str | None = None) -> None:
+        """Retriever query and documents (content).
+
+        ``documents`` items may have ``id``, ``content``, ``score``, ``metadata``;
+        they go to ``gen_ai.retrieval.documents`` (JSON) and OpenInference
+        ``retrieval.documents.{i}.document.*``.
+        """
+        self.set_attribute(A.GEN_AI_DATA_SOURCE_ID, data_source)
+        if query is not None:
+            self.set_content(A.GEN_AI_RETRIEVAL_QUERY_TEXT, query)
+            self.set_input(query)
+        if documents is not None:
+            with guard("span.set_retrieval"):  # the documents are the user's: iterating them may fail
+                docs = list(documents)
+                self.set_content(A.GEN_AI_RETRIEVAL_DOCUMENTS, docs, as_json=True)
+                self.set_output(docs)
+                for i, doc in enumerate(docs[:_MAX_FLAT_MESSAGES]):
+                    base = f"{A.RETRIEVAL_DOCUMENTS}.{i}."
+                    self.set_attribute(base + A.DOCUMENT_ID, doc.get("id"))
+                    self.set_attribute(base + A.DOCUMENT_SCORE, doc.get("score"))
+                    self.set_content(base + A.DOCUMENT_CONTENT, doc.get("content"))
+                    if doc.get("metadata"):
+                        self.set_content(base + A.DOCUMENT_METADATA, doc.get("metadata"), as_json=True)
+
+    def set_embedding(self, *, texts: Sequence[str] | None = None, dimension: int | None = None) -> None:
+        """Embedding inputs (content) and the vector dimension."""
+        self.set_attribute(A.GEN_AI_EMBEDDINGS_DIMENSION_COUNT, dimension)
+        if texts is not None:
+            with guard("span.set_embedding"):  # the texts are the user's: even their truth value may fail
+                texts = list(texts)
+                if texts:
+                    self.set_input(texts)
+                for i, t in enumerate(texts[:_MAX_FLAT_MESSAGES]):
+                    self.set_content(f"{A.EMBEDDING_EMBEDDINGS}.{i}.{A.EMBEDDING_TEXT}", t)

@@ -1,0 +1,133 @@
+"""The model setters of a semantic span: model identity and request parameters, finish reasons,
+token usage (model and embedding spans only). A mixin of :class:`~.span.SemanticSpan`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ..semconv import Kind, attributes as A
+from . import encoding, pipeline
+from .guard import guard
+from .messages import normalize_finish_reason
+from .usage import Usage
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+_MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
+
+_PARAMETER_KEYS = {
+    "temperature": A.GEN_AI_REQUEST_TEMPERATURE,
+    "top_p": A.GEN_AI_REQUEST_TOP_P,
+    "top_k": A.GEN_AI_REQUEST_TOP_K,
+    "max_tokens": A.GEN_AI_REQUEST_MAX_TOKENS,
+    "max_output_tokens": A.GEN_AI_REQUEST_MAX_TOKENS,
+    "stop": A.GEN_AI_REQUEST_STOP_SEQUENCES,
+    "stop_sequences": A.GEN_AI_REQUEST_STOP_SEQUENCES,
+    "frequency_penalty": A.GEN_AI_REQUEST_FREQUENCY_PENALTY,
+    "presence_penalty": A.GEN_AI_REQUEST_PRESENCE_PENALTY,
+    "seed": A.GEN_AI_REQUEST_SEED,
+    "stream": A.GEN_AI_REQUEST_STREAM,
+}
+
+
+class ModelSetters:
+    """Model setters (see :class:`~.span.SemanticSpan`)."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        kind: Kind
+        span: Span
+        _ended: bool
+        _mute: bool
+        _budget: int
+        _usage: Usage | None
+        _metric_attrs: dict[str, Any]
+
+        def _writes(self, key: str) -> bool: ...
+        def _write(self, attrs: Mapping[str, Any]) -> None: ...
+        def set_attributes(self, attributes: Mapping[str, Any]) -> None: ...
+
+    def set_model(self, *, request_model: str | None = None, response_model: str | None = None,
+                  provider: str | None = None, response_id: str | None = None,
+                  parameters: Mapping[str, Any] | None = None) -> None:
+        """Model identity and request parameters (model and embedding spans only).
+
+        ``parameters`` keys may be ``temperature``, ``top_p``, ``top_k``,
+        ``max_tokens``, ``stop``/``stop_sequences``, ``frequency_penalty``,
+        ``presence_penalty``, ``seed``, ``stream``; all of them also go, as JSON, to
+        ``llm.invocation_parameters``. Ignored on other kinds (Langfuse would
+        turn any span with a model name into a generation).
+        """
+        if self.kind not in _MODEL_KINDS:
+            return
+        with guard("span.set_model"):
+            attrs: dict[str, Any] = {}
+            if request_model:
+                attrs[A.GEN_AI_REQUEST_MODEL] = request_model
+                self._metric_attrs[A.GEN_AI_REQUEST_MODEL] = request_model
+                key = A.EMBEDDING_MODEL_NAME if self.kind is Kind.EMBEDDING else A.LLM_MODEL_NAME
+                attrs[key] = response_model or request_model
+            if response_model:
+                attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
+                self._metric_attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
+                if self.kind is Kind.MODEL:
+                    attrs[A.LLM_MODEL_NAME] = response_model
+            if provider:
+                attrs[A.GEN_AI_PROVIDER_NAME] = provider
+                attrs[A.LLM_PROVIDER] = provider
+                self._metric_attrs[A.GEN_AI_PROVIDER_NAME] = provider
+            attrs[A.GEN_AI_RESPONSE_ID] = response_id
+            if parameters and not self._mute:
+                params = {k: v for k, v in parameters.items() if v is not None}
+                for src, dst in _PARAMETER_KEYS.items():
+                    if src in params:
+                        value = params[src]
+                        if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
+                            value = [value]
+                        attrs[dst] = value
+                if self._writes(A.LLM_INVOCATION_PARAMETERS):
+                    attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(pipeline.prepare(params, self._budget)[0])
+            self.set_attributes(attrs)
+
+    def set_finish_reasons(self, reasons: Sequence[str]) -> None:
+        """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
+        (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…)."""
+        with guard("span.set_finish_reasons"):
+            reasons = [normalize_finish_reason(r) for r in reasons if r]
+            if reasons:
+                # OpenInference has one reason per span (llm.finish_reason): the first choice's.
+                self.set_attributes({A.GEN_AI_RESPONSE_FINISH_REASONS: reasons, A.LLM_FINISH_REASON: reasons[0]})
+
+    def set_usage(self, usage: Usage | None, *, prefer_complete: bool = True) -> None:
+        """Token usage (model and embedding spans only): GenAI and OpenInference counts.
+
+        With ``prefer_complete`` a later call only replaces an earlier one that
+        had fewer of the input/output/total counts (LangChain's ``llm_output``
+        may report only completion tokens while ``usage_metadata`` has all).
+        """
+        if self._ended or usage is None or self.kind not in _MODEL_KINDS:
+            return
+        with guard("span.set_usage"):
+            if prefer_complete and self._usage is not None and usage.completeness() < self._usage.completeness():
+                return
+            self._usage = usage  # kept for the token metric even when the span is sampled out
+            if self._mute:
+                return
+            pairs = (
+                (A.GEN_AI_USAGE_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT, usage.input_tokens),
+                (A.GEN_AI_USAGE_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION, usage.output_tokens),
+                (None, A.LLM_TOKEN_COUNT_TOTAL, usage.total_tokens),
+                (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ, usage.cache_read_tokens),
+                (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE, usage.cache_creation_tokens),
+                (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING, usage.reasoning_tokens),
+            )
+            attrs: dict[str, int] = {}
+            for genai_key, oi_key, value in pairs:
+                if value is None:
+                    continue
+                value = int(value)
+                if genai_key:
+                    attrs[genai_key] = value
+                attrs[oi_key] = value
+            self._write(attrs)

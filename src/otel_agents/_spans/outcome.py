@@ -1,0 +1,108 @@
+"""How a semantic span ended: errors (raised or reported in-band), control flow, pauses, abandoned
+streams, and the opt-in status OK. A mixin of :class:`~.span.SemanticSpan`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.trace import Status, StatusCode
+
+from ..semconv import attributes as A
+from . import pipeline, probes
+from .guard import guard
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+_NOT_COMPLETED = (A.OTEL_AGENTS_CONTROL_FLOW, A.OTEL_AGENTS_PAUSED, A.OTEL_AGENTS_STREAM_ABANDONED)
+
+
+class OutcomeSetters:
+    """Outcome setters (see :class:`~.span.SemanticSpan`)."""
+
+    __slots__ = ()
+    if TYPE_CHECKING:
+        span: Span
+        _ended: bool
+        _mute: bool
+        _content: bool
+        _budget: int
+        _error_type: str | None
+        _in_band: bool
+
+        def set_attribute(self, key: str, value: Any) -> None: ...
+
+    def record_error(self, exc: BaseException, *, control_flow: bool = False) -> None:
+        """Record an exception.
+
+        An error sets status ERROR, ``error.type`` (the exception's qualified class
+        name) and an ``exception`` event (its message only when content is on).
+        A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
+        is not an error: it only sets ``otel_agents.control_flow``. After
+        :meth:`set_error` (an in-band failure, e.g. MCP ``isError``), the exception a
+        framework made of that failure adds its event only: the in-band ``error.type``
+        and status stand (they are the protocol's own, more precise, verdict).
+        """
+        if self._ended:
+            return
+        with guard("span.record_error"):
+            etype = type(exc)
+            qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
+            if not control_flow and not self._in_band:
+                self._error_type = qual  # for the duration metric, even when the span is sampled out
+            if self._mute:
+                return
+            if control_flow:
+                self.span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, qual)
+                return
+            budget = self._budget
+            # The exception is the user's: its __str__ may raise (probes.text never does), and the status
+            # is set before anything else can fail, so a failed call is never reported as ok.
+            message = pipeline.message(probes.text(exc), budget) if self._content else ""
+            if not self._in_band:
+                self.span.set_attribute(A.ERROR_TYPE, qual)
+                self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512] if self._content
+                                            else etype.__name__))  # the message may quote user content
+            # One formatting of the traceback (the SDK's record_exception would format it again).
+            self.span.add_event("exception", {"exception.type": qual, "exception.message": message,
+                                              "exception.stacktrace": pipeline.stacktrace(exc, qual, self._content,
+                                                                                          budget)})
+
+    def _set_ok(self) -> None:
+        """Status OK (opt-in, ``OTEL_AGENTS_STATUS_OK``) for a span that ended normally: not on one whose
+        status is already set, nor on a cancelled, interrupted, paused or abandoned one."""
+        attrs = getattr(self.span, "attributes", None) or {}
+        if any(key in attrs for key in _NOT_COMPLETED):
+            return
+        status = getattr(self.span, "status", None)
+        if status is None or status.status_code is StatusCode.UNSET:
+            self.span.set_status(Status(StatusCode.OK))
+
+    def set_error(self, error_type: str, message: str | None = None) -> None:
+        """Mark the span failed without an exception: a failure reported in-band (an MCP
+        ``CallToolResult`` with ``isError``, a JSON-RPC error code).
+
+        Sets status ERROR and ``error.type`` = ``error_type`` (low cardinality: ``tool_error``,
+        ``-32602``); ``message`` (content: it may quote user data) is the status description
+        when content is on, else the description is ``error_type``.
+        """
+        if self._ended:
+            return
+        self._error_type = error_type
+        self._in_band = True
+        if self._mute:
+            return
+        with guard("span.set_error"):
+            description = error_type
+            if message and self._content:
+                description = pipeline.message(probes.text(message), 512)
+            self.span.set_attribute(A.ERROR_TYPE, error_type)
+            self.span.set_status(Status(StatusCode.ERROR, description))
+
+    def mark_paused(self) -> None:
+        """The run stopped waiting for a human (interrupt, deferred tool call): ``otel_agents.run.paused``."""
+        self.set_attribute(A.OTEL_AGENTS_PAUSED, True)
+
+    def mark_abandoned(self) -> None:
+        """A stream was not consumed to its end: ``otel_agents.stream.abandoned`` (not an error)."""
+        self.set_attribute(A.OTEL_AGENTS_STREAM_ABANDONED, True)

@@ -1,0 +1,213 @@
+"""The span factory: :class:`Telemetry` opens semantic spans (and plain ones), with their parent, run
+attributes, kind attributes and name; the only code that calls the OTel tracer."""
+
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import Span, SpanKind
+
+from .. import __version__
+from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name, vocabularies as V
+from . import encoding, pipeline
+from .guard import guard, report_internal_error
+from .index import _index, semantic_span_for
+from .metrics import GenAIMetrics
+from .pipeline import otel_value
+from .run_context import current_run_attributes
+from .settings import Settings
+from .span import SemanticSpan
+
+_CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
+
+
+class Telemetry:
+    """The span factory one instrumentor (or the decorators) uses.
+
+    Args:
+        tracer_provider: where spans go; ``None`` = the global provider.
+        meter_provider: where the GenAI metrics go; ``None`` = the global provider.
+        settings: content policy and budgets; ``None`` = environment defaults.
+        framework: recorded as ``otel_agents.framework`` on every span
+            (``langchain``, ``llama_index``, ``crewai``, ``pydantic_ai``, ``manual``).
+        scope: the instrumentation scope name.
+    """
+
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, *,
+                 settings: Settings | None = None, framework: str | None = None,
+                 scope: str = "otel_agents"):
+        self.settings = settings or Settings()
+        self.framework = framework
+        self.tracer = trace.get_tracer(scope, __version__, tracer_provider)
+        self.metrics = GenAIMetrics(meter_provider, scope)
+
+    def render_content(self, key: str, value: Any, *, as_json: bool | None = None, budget: int | None = None,
+                       redacted: bool = False, encoded: str | None = None) -> tuple[str, str, bool]:
+        """Encode, redact and truncate one content value.
+
+        Args:
+            key: the attribute the text is for (passed to the redaction hook).
+            value: any value; strings stay text unless ``as_json``.
+            budget: characters; ``None`` = the settings' budget.
+            redacted: ``value`` is already JSON-able data that went through our redaction
+                (each string cut to the budget plus the scan margin): skip that step.
+            encoded: with ``redacted``, the compact JSON text of ``value`` if the caller has it.
+
+        Returns ``(text, mime_type, truncated)``; ``text`` is at most the budget
+        (characters) and, for ``application/json``, valid JSON.
+        """
+        if budget is None:
+            budget = self.settings.content_budget()
+        return pipeline.render(key, value, budget=budget, hook=self.settings.redact_hook, as_json=as_json,
+                               redacted=redacted, encoded=encoded)
+
+    def start_span(self, kind: Kind | str, name: str | None = None, *, parent: Any = None,
+                   operation: str | None = None, workflow: bool = False, multi_step: bool = False,
+                   attributes: Mapping[str, Any] | None = None, name_is_content: bool = False,
+                   start_time: int | None = None, span_kind: SpanKind | None = None) -> SemanticSpan:
+        """Open a semantic span (not made current; see :meth:`SemanticSpan.activate`).
+
+        Args:
+            kind: the semantic kind.
+            name: the agent/tool/model/component name the span name is built from
+                (low cardinality; see :func:`otel_agents.semconv.span_name`).
+            parent: a :class:`SemanticSpan`, an OTel ``Context`` or ``Span``; ``None``
+                = the current context.
+            operation, workflow, multi_step: see :func:`otel_agents.semconv.kind_attributes`.
+            attributes: extra non-content attributes for the span start (samplers see them).
+            name_is_content: ``name`` may carry user content (a task description): with
+                content off the span is named after its kind only.
+            start_time: epoch nanoseconds, default now.
+            span_kind: the OTel ``SpanKind`` when the semantic map's default does not fit
+                (a tool call served by another process is ``SERVER``, per the OTel MCP conventions).
+
+        Never raises: on an internal failure a non-recording span is returned.
+        """
+        try:
+            kind = Kind(kind)
+            if name_is_content and not self.settings.content_enabled():
+                name = None
+            if name is not None:
+                name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
+            naming = _naming if name is None or len(name) <= _CACHED_NAME_LENGTH else _naming.__wrapped__
+            kattrs, sname = naming(kind, name, operation, workflow, multi_step)
+            ctx, run_attrs, parent_span = _parent_context(parent)
+            if not is_instrumentation_enabled():
+                return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)
+            start_attrs: dict[str, Any] = dict(kattrs)
+            if self.framework:
+                start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
+            for k, v in run_attrs.items():  # session and user ids, tags: through the pipeline like any value
+                ov = otel_value(v)
+                if ov is not None:
+                    start_attrs[k] = ov
+            run_name = (parent_span.run_name if parent_span is not None else None) or name or sname
+            if A.GEN_AI_OPERATION_NAME not in kattrs:
+                # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
+                # the GenAI workflow its run is, so it carries that workflow's name (OTel GenAI v1.41
+                # registry: "the name of the first chain in LangChain, or of the crew in CrewAI"). This
+                # is also what lets it through Langfuse's SDK span filter, which keeps gen_ai.* spans.
+                start_attrs[A.GEN_AI_WORKFLOW_NAME] = run_name
+            if attributes:
+                for k, v in attributes.items():
+                    ov = otel_value(v)
+                    if ov is not None:
+                        start_attrs[k] = ov
+            only = self.settings.vocabulary_filter()
+            if only is not None:
+                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
+            span = self.tracer.start_span(sname, context=ctx, kind=span_kind or kind_spec(kind).span_kind,
+                                          attributes=start_attrs, start_time=start_time)
+            semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only)
+            semantic.run_name = run_name
+            _index(semantic)
+            return semantic
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("telemetry.start_span", exc)
+            return SemanticSpan(Kind.CHAIN, trace.INVALID_SPAN, self, "invalid", {}, {})
+
+    def start_plain_span(self, name: str, *, span_kind: SpanKind = SpanKind.INTERNAL, parent: Any = None,
+                         attributes: Mapping[str, Any] | None = None) -> SemanticSpan:
+        """Open a span of no semantic kind (a protocol operation the semantic map leaves
+        unclassified, such as MCP ``tools/list``): no kind attributes, not found by
+        :func:`semantic_span_for`, so it never counts as a step. ``name`` must be low
+        cardinality and carry no content. The returned object's ``kind`` is ``None``; its
+        setters, error recording and ``end`` work as on a semantic span. Never raises.
+        """
+        try:
+            ctx, run_attrs, parent_span = _parent_context(parent)
+            if not is_instrumentation_enabled():
+                return SemanticSpan(None, trace.INVALID_SPAN, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
+            start_attrs: dict[str, Any] = {}
+            if self.framework:
+                start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
+            for k, v in (*run_attrs.items(), *(attributes or {}).items()):
+                ov = otel_value(v)
+                if ov is not None:
+                    start_attrs[k] = ov
+            name = pipeline.label(name)
+            only = self.settings.vocabulary_filter()
+            if only is not None:
+                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
+            span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
+            return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span, only=only)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("telemetry.start_plain_span", exc)
+            return SemanticSpan(None, trace.INVALID_SPAN, self, "invalid", {}, {})  # type: ignore[arg-type]
+
+    @contextmanager
+    def span(self, kind: Kind | str, name: str | None = None, *,
+             is_control_flow: Any = None, **kwargs: Any) -> Iterator[SemanticSpan]:
+        """Open a span, make it current around the ``with`` body, end it afterwards.
+
+        An exception from the body is recorded (or, when ``is_control_flow(exc)``
+        is true, marked as control flow) and re-raised unchanged.
+        """
+        s = self.start_span(kind, name, **kwargs)
+        try:
+            with s.activate():
+                yield s
+        except BaseException as exc:
+            flow = False
+            if is_control_flow is not None:
+                with guard("telemetry.span.is_control_flow"):
+                    flow = bool(is_control_flow(exc))
+            s.record_error(exc, control_flow=flow or not isinstance(exc, Exception))
+            raise
+        finally:
+            s.end()
+
+
+@functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
+def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool,
+            multi_step: bool) -> tuple[Mapping[str, str], str]:
+    """A span's kind attributes (shared: never mutated) and its name."""
+    kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
+    sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
+    return kattrs, encoding.utf8_safe(sname)
+
+
+def _parent_context(parent: Any) -> tuple[otel_context.Context | None, Mapping[str, Any], SemanticSpan | None]:
+    """The OTel context to start a child in, the run attributes it carries (its
+    semantic parent's, then the current context's) and its semantic parent."""
+    if isinstance(parent, SemanticSpan):
+        ctx, semantic = trace.set_span_in_context(parent.span), parent
+    elif isinstance(parent, otel_context.Context):
+        ctx, semantic = parent, semantic_span_for(trace.get_current_span(parent))
+    elif isinstance(parent, Span):
+        ctx, semantic = trace.set_span_in_context(parent), semantic_span_for(parent)
+    else:
+        ctx, semantic = None, semantic_span_for(trace.get_current_span())
+    current = current_run_attributes()
+    if semantic is None or not semantic.run_attributes:
+        return ctx, current, semantic
+    if not current:
+        return ctx, semantic.run_attributes, semantic
+    run_attrs = dict(semantic.run_attributes)
+    run_attrs.update(current)
+    return ctx, run_attrs, semantic
