@@ -7,6 +7,7 @@ recomputes pass rate, pass@k, pass^k and the Wilson interval from the raw report
 from __future__ import annotations
 
 import copy
+from datetime import datetime, timezone
 import json
 import math
 import shlex
@@ -110,3 +111,33 @@ def test_unreadable_report_is_named(tmp_path: Path) -> None:
     proc = subprocess.run([str(BIN / "otel-agents"), "ecp", "report", str(bad)], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and str(bad) in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _report_with(models: list[dict], name: str = "priced") -> dict:
+    """An ``ecp run`` report of one one-step scenario whose ``logs`` record ``models`` (model span records)."""
+    logs = [{"kind": "chain", "name": "agent/step", "start": "2026-12-01T10:00:00Z", "attributes": {}}] + [
+        {"kind": "model", "name": "chat", "start": "2026-12-01T10:00:01Z", "attributes": a} for a in models]
+    step = {"input": "q", "output": "a", "checks": [{"type": "text_match", "passed": True}], "status": "ok",
+            "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}, "logs": json.dumps(logs)}
+    return {"manifest": name, "audit": {"agent": {"name": name}}, "scenarios": [{"name": "s", "status": "ok",
+                                                                             "steps": [step]}]}
+
+
+def test_cost_per_run_prices_the_logged_model_calls() -> None:
+    """``ecp run`` keeps no ``metrics``: the cost is the logged model calls priced with genai-prices (the price a
+    test computes with genai-prices itself); one call that cannot be priced leaves the run's cost unknown."""
+    import genai_prices
+
+    from otel_agents.cli.report import summarise
+
+    call = {"gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini",
+            "gen_ai.usage.input_tokens": 1000, "gen_ai.usage.output_tokens": 200}
+    when = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
+    expected = 2 * float(genai_prices.calc_price(genai_prices.Usage(input_tokens=1000, output_tokens=200),
+                                                 "gpt-4o-mini", provider_id="openai",
+                                                 genai_request_timestamp=when).total_price)
+    (agent,) = summarise([_report_with([call, call])])["agents"]
+    assert agent["cost_per_run"] == pytest.approx(expected) and expected > 0
+    unknown = dict(call, **{"gen_ai.request.model": "support-brain"})
+    (agent,) = summarise([_report_with([call, unknown], "partly")])["agents"]
+    assert agent["cost_per_run"] is None  # a partial sum would understate it

@@ -25,7 +25,9 @@ runs (``step N check M TYPE TARGET``).
 
 Per run (means over an agent's runs): tokens (``usage.total_tokens`` of every
 step, else input + output), cost (``usage.cost``/``cost_usd`` when the reports
-carry one; else none), latency (the steps' ``duration_ms`` summed), steps; the
+carry one; else the model calls recorded in the steps' ``logs`` priced as the fold
+prices ``metrics.cost_usd``, with ``genai-prices``; none when any call cannot be
+priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps; the
 tool success rate (tool calls with ``status`` ``ok`` over all tool calls). The
 framework (``otel_agents.framework`` of the spans in ``logs``, ``ecp`` aside) and
 model (``gen_ai.request.model``) are reported where the runs say so.
@@ -121,9 +123,30 @@ def _check_name(step_no: int, check_no: int, check: dict[str, Any]) -> str:
     return f"step {step_no} check {check_no} {check.get('type', 'check')} {target}".strip()
 
 
+def _logged_cost(records: list[Any]) -> float | None:
+    """The price in USD of the model calls in one step's ``logs`` (``ecp run`` keeps no ``metrics``), priced
+    as the fold prices them; ``None`` when there is none or any cannot be priced."""
+    from datetime import datetime
+    from types import SimpleNamespace
+
+    from ..exporters.ecp._cost import run_cost
+
+    calls = []
+    for record in records:
+        if not isinstance(record, dict) or record.get("kind") != "model":
+            continue
+        try:
+            start = int(datetime.fromisoformat(str(record.get("start")).replace("Z", "+00:00")).timestamp() * 1e9)
+        except ValueError:
+            start = None
+        calls.append(SimpleNamespace(attributes=record.get("attributes") or {}, start_time=start))
+    return run_cost(calls)
+
+
 def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
     tokens = latency = 0.0
     cost: float | None = None
+    priced = True  # every step's cost known so far
     steps = tools = tools_ok = 0
     frameworks: Counter[str] = Counter()
     models: Counter[str] = Counter()
@@ -139,7 +162,14 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                 total = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
             tokens += total
             spent = usage.get("cost", usage.get("cost_usd"))
-            if isinstance(spent, (int, float)):
+            if not isinstance(spent, (int, float)) or isinstance(spent, bool):
+                try:
+                    spent = _logged_cost(json.loads(step.get("logs") or "[]"))
+                except (ValueError, TypeError, AttributeError):
+                    spent = None
+            if spent is None:
+                priced = False
+            else:
                 cost = (cost or 0.0) + spent
             latency += step.get("duration_ms") or 0.0
             for call in step.get("tool_calls") or []:
@@ -161,7 +191,8 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                 pass
         scenarios[str(scenario.get("name"))] = {"passed": passed, "checks": checks}
     agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
-    return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens, "cost": cost, "latency_ms": latency,
+    return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens, "cost": cost if priced else None,
+            "latency_ms": latency,
             "steps": steps, "tools": tools, "tools_ok": tools_ok,
             "framework": frameworks.most_common(1)[0][0] if frameworks else None,
             "model": models.most_common(1)[0][0] if models else None}
@@ -256,18 +287,19 @@ def _f(x: Any, digits: int = 2) -> str:
 def table(summary: dict[str, Any]) -> str:
     """The terminal table: one row per agent, then its scenarios."""
     head = ["agent / scenario", "runs", "k", "pass", "95% CI", "pass@k", "pass^k", "tools ok", "tokens/run",
-            "ms/run", "steps/run", "flaky (checks flipped)"]
+            "USD/run", "ms/run", "steps/run", "flaky (checks flipped)"]
     rows = [head]
     for a in summary["agents"]:
         who = a["agent"] + "".join(f" [{x}]" for x in (a["framework"], a["model"]) if x)
         rows.append([who, str(a["runs"]), str(a["k"]), _f(a["pass_rate"]),
                      f"{_f(a['pass_rate_ci'][0])}-{_f(a['pass_rate_ci'][1])}", _f(a["pass_at_k"]), _f(a["pass_k"]),
-                     _f(a["tool_success"]), _f(a["tokens_per_run"], 0), _f(a["latency_ms_per_run"], 0),
+                     _f(a["tool_success"]), _f(a["tokens_per_run"], 0), _f(a["cost_per_run"], 6),
+                     _f(a["latency_ms_per_run"], 0),
                      _f(a["steps_per_run"], 1), str(len(a["flaky_scenarios"]))])
         for s in a["scenarios"]:
             rows.append(["  " + s["scenario"], str(s["runs"]), str(s["k"]), _f(s["pass_rate"]),
                          f"{_f(s['pass_rate_ci'][0])}-{_f(s['pass_rate_ci'][1])}", _f(s["pass_at_k"]),
-                         _f(s["pass_k"]), "", "", "", "", "; ".join(s["flipped_checks"])])
+                         _f(s["pass_k"]), "", "", "", "", "", "; ".join(s["flipped_checks"])])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
