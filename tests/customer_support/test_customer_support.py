@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from otel_agents.cli import demo as demo_cli
 from tests.frameworks import rows_here
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +42,8 @@ INSTRUMENTED = ("langchain", "llama_index", "crewai", "pydantic_ai", "smolagents
                 "mcp", "a2a", "agno", "claude_agent_sdk")  # mcp: PydanticAI over MCP; a2a: PydanticAI asking a LangGraph agent over A2A
 CLIENTS = ("anthropic", "openai")  # a hand-written loop on each provider client (issue 23)
 ISOLATED = ("google_adk", "autogen_agentchat")  # Google ADK: a venv of its own (Makefile ISOLATED), where its rows run alone
-ALL_ROWS = (*INSTRUMENTED, "plain_python", *CLIENTS, *ISOLATED)  # plain_python: the same agent without a framework
+# plain_python: the same agent without a framework; in the order the demo's table prints its rows
+ALL_ROWS = tuple(sorted((*INSTRUMENTED, "plain_python", *CLIENTS, *ISOLATED), key=demo_cli.FRAMEWORKS.index))
 FRAMEWORKS = tuple(rows_here(ALL_ROWS))  # the rows this venv runs (tests/frameworks.py)
 MANIFEST = yaml.safe_load((EXAMPLES / "manifest.yaml").read_text(encoding="utf-8"))
 # The module's demo fixture grades 39 agents with `ecp run` (its subprocess timeout is 1200 s); pytest-timeout
