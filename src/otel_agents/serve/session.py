@@ -56,9 +56,10 @@ def _as_text(result: Any) -> str | None:
     return encode(result)
 
 
-# Local spans that carried the trace context to another process whose spans come back (``--collect``):
-# the MCP instrumentor's client side (every MCP request it traces has a server span in the server process).
-CALLS_OUT = ("mcp.method.name",)
+# Local spans that carried the trace context to another process whose spans come back (``--collect``): the MCP
+# and A2A instrumentors' client sides (every request they trace has a server span in the other process); their
+# server sides (SpanKind.SERVER), served in this process, wait for nothing.
+CALLS_OUT = ("mcp.method.name", "a2a.method.name")
 _MAX_REMOTE_SPANS = 2000  # per trace
 
 
@@ -122,9 +123,17 @@ class TraceCollector(SpanProcessor):
             local = list(self._finished.get(trace_id, ()))
             remote = list(self._remote.get(trace_id, {}).values())
         have = {s.context.span_id for s in local} | {s.context.span_id for s in remote}
-        answered = {s.parent.span_id for s in remote if s.parent is not None}
+        # a call out is answered by a remote span under it or under a local span beneath it (the HTTP client
+        # span of another instrumentation may be the remote span's parent)
+        local_parent = {s.context.span_id: s.parent.span_id if s.parent is not None else None for s in local}
+        answered: set[int] = set()
+        for r in remote:
+            at = r.parent.span_id if r.parent is not None else None
+            while at is not None and at not in answered:
+                answered.add(at)
+                at = local_parent.get(at)
         missing = [f"no span arrived from the process that served {s.name!r} (span {s.context.span_id:016x})"
-                   for s in local if s.context.span_id not in answered
+                   for s in local if s.context.span_id not in answered and s.kind is not trace.SpanKind.SERVER
                    and any((s.attributes or {}).get(key) is not None for key in CALLS_OUT)]
         missing += [f"span {s.name!r} ({s.context.span_id:016x}) of another process arrived without its parent "
                     f"{s.parent.span_id:016x}" for s in remote if s.parent is not None and s.parent.span_id not in have]
