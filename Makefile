@@ -103,7 +103,7 @@ PYTEST_WORKERS ?= auto
 test: $(STAMP) $(ISOLATED_STAMPS)
 	mkdir -p out; status=0; \
 	$(foreach n,$(ISOLATED),{ .venv-$(n)/bin/python -m pytest $($(n)_TESTS) --durations=10 > out/test-$(n).log 2>&1; echo $$? > out/test-$(n).status; } & ) \
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=10 || status=1; \
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=10 || status=1; \
 	wait; \
 	$(foreach n,$(ISOLATED),echo "== .venv-$(n): pytest $($(n)_TESTS)"; cat out/test-$(n).log; test "$$(cat out/test-$(n).status)" = 0 || { status=1; echo "== .venv-$(n): FAILED"; };) \
 	exit $$status

@@ -25,15 +25,11 @@ from tests.spans import SnapshotExporter  # noqa: E402
 collect_ignore = [name for name in isolated_elsewhere()]
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups (--dist loadgroup)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under ``make test`` (pytest-xdist, ``--dist loadgroup``) a test file stays on one worker, so its module
-    fixtures (the demo run, served agents) run once; tests/backends is one group, so its session servers
-    (one Phoenix, one MLflow) start once."""
-    root = os.path.dirname(os.path.abspath(__file__))
-    for item in items:
-        path = os.path.relpath(str(item.path), root)
-        item.add_marker(pytest.mark.xdist_group("backends" if path.startswith("backends" + os.sep) else path))
+# `make test` runs pytest-xdist with `--dist loadfile`: a test file stays on one worker, so its module fixtures
+# (the demo run, served agents) run once. (`--dist loadgroup` with an `xdist_group` per file did the same until
+# pytest 9, whose nodes keep their id in `_id`: pytest-xdist 3.8 still renames `_nodeid` to add the group, so
+# the groups were silently ignored and the demo fixture ran on both workers.) tests/backends' session servers
+# (Phoenix, MLflow) start at most once per worker.
 
 
 @pytest.fixture
