@@ -262,6 +262,32 @@ def test_paused_run(rec):
     assert lines[-1] == "paused workflow graph"
 
 
+def test_run_cut_off_has_its_stop_reason(rec, caplog):
+    """Issue 34: a run that ended other than by its agent answering says why, in ``metrics.stop_reason`` (the
+    outermost span's) and a ``stopped`` line after the cut-off agent's own lines; a run that answered has
+    ``null``. An unknown reason is our bug: logged, not written."""
+    tel = rec.telemetry
+    with tel.span("agent", "team") as team:
+        team.set_agent("team")
+        with tel.span("agent", "writer") as writer:
+            writer.set_agent("writer")
+            writer.set_stop_reason("guardrail")
+            with tel.span("model", "m") as model:
+                model.set_model(request_model="m")
+        team.set_stop_reason("max_turns")
+        team.set_stop_reason("bored")  # not a reason: the recorded one stays
+    with tel.span("agent", "answered") as done:
+        done.set_agent("answered")
+    cut, answered = check(fold(rec.spans))
+    assert cut["metrics"]["stop_reason"] == "max_turns"
+    lines = cut["evaluation_context"].splitlines()
+    assert lines == ["agent team", "  agent writer delegated_by=team", "    model m",
+                     "  stopped agent writer reason=guardrail", "stopped agent team reason=max_turns"], lines
+    assert answered["metrics"]["stop_reason"] is None
+    assert "stopped" not in answered["evaluation_context"]
+    assert "unknown stop reason 'bored'" in caplog.text
+
+
 def test_no_usage_at_all(rec):
     """Issue 7 edge case: no model span reported usage → no ``usage`` field, no cost."""
     agent_run(rec.telemetry, with_usage=False)

@@ -174,6 +174,18 @@ OTEL_AGENTS_SHA256 = "otel_agents.sha256"
 OTEL_AGENTS_STREAM_ABANDONED = "otel_agents.stream.abandoned"
 OTEL_AGENTS_SPAN_EVICTED = "otel_agents.span.evicted"
 OTEL_AGENTS_PAUSED = "otel_agents.run.paused"
+# Why a run ended other than by its agent answering (on the run's agent span; absent when it answered): one
+# of STOP_REASONS. No convention has a run-level stop reason yet (GenAI's finish reasons are per response);
+# the values follow the frameworks' own causes (AutoGen ``TaskResult.stop_reason``, OpenAI Agents
+# ``MaxTurnsExceeded``, the Claude Agent SDK's ``error_max_turns``/``error_max_budget_usd`` result subtypes).
+OTEL_AGENTS_STOP_REASON = "otel_agents.run.stop_reason"
+STOP_REASONS = frozenset({
+    "max_turns",     # a cap on turns, steps, iterations, messages or model requests was reached
+    "budget",        # a token or cost budget was exhausted (PydanticAI ``UsageLimits`` on tokens, max_budget_usd)
+    "termination",   # a termination condition other than a cap was met (AutoGen ``TextMentionTermination``...)
+    "guardrail",     # a guardrail's tripwire stopped the run (its answer, if any, is not the run's output)
+    "cancelled",     # the caller cancelled the run (a streamed result's ``cancel()``, a cancellation token, a task)
+})
 OTEL_AGENTS_CONTROL_FLOW = "otel_agents.control_flow"
 OTEL_AGENTS_TOOL_CACHED = "otel_agents.tool.cached"
 OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"

@@ -58,6 +58,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     tool_calls: list[dict[str, Any]] = []
     agents: list[dict[str, Any]] = []
     paused = False
+    stop_reason = None  # the outermost span's (spans are in start order, depth first)
     for span in spans:
         kind = span.semantic_kind
         if kind == "model":
@@ -69,6 +70,8 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
               and tree.served_call(span) is None):  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
+        if stop_reason is None and isinstance(span.attributes.get(A.OTEL_AGENTS_STOP_REASON), str):
+            stop_reason = span.attributes[A.OTEL_AGENTS_STOP_REASON]
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
     public_output = _public_output(run, tree, paused)
     if (public_output is None and not tool_calls and not models and not errors and run.root is not None
@@ -96,6 +99,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "effects": effects,
         "tool_success_rate": round((len(tool_calls) - tool_errors) / len(tool_calls), 4) if tool_calls else None,
         "cost_usd": _reported_cost(run) if _reported_cost(run) is not None else run_cost(models),
+        "stop_reason": stop_reason,
     }
     envelope["agents"] = agents
     if run.incomplete:

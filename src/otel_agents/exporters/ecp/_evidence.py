@@ -22,6 +22,9 @@ error      ``error KEYWORD NAME: DESCRIPTION`` — after the failed span's own
            whatever its kind, and a failed chain where the failure started
            (``KEYWORD`` is then the span kind, e.g. ``chain``)
 paused     ``paused KEYWORD NAME`` — the run stopped here waiting for a human
+stopped    ``stopped KEYWORD NAME reason=R`` — the run ended other than by its agent
+           answering (``otel_agents.run.stop_reason``: ``max_turns``, ``budget``,
+           ``termination``, ``guardrail``, ``cancelled``)
 thought    ``thought TEXT`` — a model's reasoning, only with ``include_thoughts``
 effect     ``effect http|db|messaging|rpc ...`` — a side effect: a span of another
            instrumentation (see :mod:`._effects`)
@@ -60,6 +63,11 @@ MAX_OTHER_LINES = 100
 """Lines deeper than this are indented as this deep: output stays proportional to the input."""
 
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
+
+
+def _ends_early(span: F.FoldSpan) -> bool:
+    """Whether the run stopped at ``span`` (paused for a human, or cut off: ``stop_reason``)."""
+    return F.flag(span, A.OTEL_AGENTS_PAUSED) or bool(span.attributes.get(A.OTEL_AGENTS_STOP_REASON))
 
 
 def one_line(text: Any, limit: int) -> str:
@@ -178,6 +186,9 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
                 errors += 1
             if F.flag(span, A.OTEL_AGENTS_PAUSED):
                 lines.append(f"{indent(depth)}paused {kw} {name}")
+            stop = span.attributes.get(A.OTEL_AGENTS_STOP_REASON)
+            if stop:
+                lines.append(f"{indent(depth)}stopped {kw} {name} reason={one_line(str(stop), NAME_LIMIT)}")
             continue
         served = tree.served_call(span) is not None  # an MCP server's side of a call: the call's line says it all
         kw = keyword(span) if not served else None
@@ -192,12 +203,12 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
             child_model = span if kw == "model" else None
             if include_thoughts and kw == "model":
                 lines += [f"{indent(child_depth)}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
-            if span.error or F.flag(span, A.OTEL_AGENTS_PAUSED):
+            if span.error or _ends_early(span):
                 stack.append(("exit", span, depth, kw, quiet, model))
         elif span.semantic_kind is not None:
             if span.semantic_kind == "embedding":
                 child_model = span
-            if not served and (span.error or F.flag(span, A.OTEL_AGENTS_PAUSED)):
+            if not served and (span.error or _ends_early(span)):
                 stack.append(("exit", span, depth, span.semantic_kind, quiet, model))
         elif model is not None and not quiet and is_transport(span, model):
             child_quiet = True
