@@ -27,6 +27,26 @@ ENDINGS: dict[str, str] = {
 }
 """Ending id → what happens (the doc's legend)."""
 
+STOPS: dict[str, str] = {
+    "caller_cancel": "the caller cancels the run with the framework's own handle while a tool runs (a streamed "
+                     "result's `cancel()`, a cancellation token): `stop_reason` `cancelled`",
+    "guardrail": "an output guardrail blocks the answer: the blocked answer is not the run's output; `stop_reason` "
+                 "`guardrail`",
+    "max_turns": "the model asks for the tool every turn until the framework's cap on turns, steps, iterations, "
+                 "messages or model requests stops the run: `stop_reason` `max_turns`",
+    "termination": "a termination condition that is not a cap ends the run: `stop_reason` `termination`",
+    "skip_model": "a callback or hook answers instead of the model: no model span for the request never made, the "
+                  "run's output is what the user got",
+    "output_retry": "the model's first answer is rejected as structured output and the framework asks again: the "
+                    "rejected attempt is a failed step, the run's output is the accepted answer",
+    "sampling": "the tool server asks the client's model during the tool call (MCP `sampling/createMessage`): that "
+                "model call is in the tool call's run, under its tool span",
+}
+"""Runs that end other than by the agent answering (issue 34): endings an entry point lists in its own
+``endings`` where the framework has the feature; ``ALL_ENDINGS`` is both, the doc's second table the latter."""
+
+ALL_ENDINGS: dict[str, str] = {**ENDINGS, **STOPS}
+
 MODE_ENDINGS: dict[str, tuple[str, ...]] = {
     "sync": ("done", "tool_raises", "model_raises"),
     "async": ("done", "cancel", "tool_raises", "model_raises"),
@@ -237,31 +257,20 @@ def render() -> str:
     ]
     for key, text in ENDINGS.items():
         lines.append(f"- `{key}`: {text}")
+    lines += ["", "Runs that end other than by the agent answering (where the framework has the feature; each "
+              "framework's second table):", ""]
+    for key, text in STOPS.items():
+        lines.append(f"- `{key}`: {text}")
     lines.append("")
     totals = {"supported": 0, "known": 0, "unsupported": 0}
     for s in SYSTEMS:
         got = cells(s)
         notes: list[str] = []
-        lines += [f"## {s.title}", "", "| entry point | " + " | ".join(f"`{k}`" for k in ENDINGS) + " |",
-                  "|---|" + "---|" * len(ENDINGS)]
-        for entry in s.entries:
-            row = []
-            for ending in ENDINGS:
-                found = next((c for c in got if c[0] is entry and c[1] == ending), None)
-                if found is None:
-                    row.append("")
-                    continue
-                verdict, reason = found[2], found[3]
-                totals[verdict] += 1
-                mark = _SYMBOL[verdict]
-                if reason:
-                    if reason not in notes:
-                        notes.append(reason)
-                    mark += f" [{notes.index(reason) + 1}]"
-                row.append(mark)
-            label = f"`{entry.name}`" + (" (variant)" if entry.variant else "")
-            lines.append(f"| {label} | " + " | ".join(row) + " |")
-        lines.append("")
+        lines += [f"## {s.title}", ""]
+        for columns in (ENDINGS, STOPS):
+            entries = [e for e in s.entries if any(k in columns for k in e.applicable)]
+            if entries:
+                lines += _table(s, entries, columns, got, notes, totals) + [""]
         for i, note in enumerate(notes, 1):
             lines.append(f"{i}. {note}")
         if notes:
@@ -271,6 +280,30 @@ def render() -> str:
               f"{totals['supported']} cells supported, {totals['known']} known failures, "
               f"{totals['unsupported']} not supported.", ""]
     return "\n".join(lines)
+
+
+def _table(s: System, entries: list[Entry], columns: dict[str, str], got: list, notes: list[str],
+           totals: dict[str, int]) -> list[str]:
+    """One markdown table: ``entries`` × ``columns``; reasons are numbered into ``notes``."""
+    lines = ["| entry point | " + " | ".join(f"`{k}`" for k in columns) + " |", "|---|" + "---|" * len(columns)]
+    for entry in entries:
+        row = []
+        for ending in columns:
+            found = next((c for c in got if c[0] is entry and c[1] == ending), None)
+            if found is None:
+                row.append("")
+                continue
+            verdict, reason = found[2], found[3]
+            totals[verdict] += 1
+            mark = _SYMBOL[verdict]
+            if reason:
+                if reason not in notes:
+                    notes.append(reason)
+                mark += f" [{notes.index(reason) + 1}]"
+            row.append(mark)
+        label = f"`{entry.name}`" + (" (variant)" if entry.variant else "")
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    return lines
 
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "support-matrix.md"

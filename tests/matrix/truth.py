@@ -90,7 +90,8 @@ class Truth:
     tools: list[ToolRun] = field(default_factory=list)
     agents: list[tuple[str, str | None]] | None = None  # expected delegation tree, when the driver knows it
     error_output: str | None = None  # what a framework that returns a failure as the run's output gave the user
-    output: str | None = None  # a run without a model (a bare MCP tool call): its output as the caller got it
+    output: str | None = None  # what the caller got when no model answered it: a bare MCP tool call's result, a
+    # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- the model side --------------------------------------------------------
@@ -104,6 +105,8 @@ class Truth:
                 self.calls.append(Call(None, agent, error="ModelFailure"))
                 raise ModelFailure("model down")
             second = has_tool_result if has_tool_result is not None else n >= 1
+            if self.ending == "max_turns":  # the model never answers: the framework's cap must stop the run
+                second = False
             turn = Turn(ANSWER, [], USAGE[1]) if second else Turn(None, [(TOOL, {"city": CITY})], USAGE[0])
             call = Call(turn, agent)
             self.calls.append(call)
@@ -122,7 +125,7 @@ class Truth:
     async def atool(self, name: str = TOOL, **args: Any) -> str:
         run = ToolRun(name, args)
         self.tools.append(run)
-        if self.ending == "cancel":
+        if self.ending in ("cancel", "caller_cancel"):
             try:
                 await asyncio.sleep(30)
             except asyncio.CancelledError:
@@ -143,6 +146,8 @@ class Truth:
         """The final answer the run got from its model, if the last call delivered one."""
         if self.output is not None:
             return self.output
+        if self.ending == "guardrail":  # the answer the model gave was blocked: it is not the run's output
+            return None
         last = self.calls[-1] if self.calls else None
         if last and last.answered and last.turn and not last.turn.is_tool_call:
             return last.turn.text
@@ -302,6 +307,11 @@ def _comparable(truth: Truth, outcome: Outcome) -> Outcome:
     return outcome
 
 
+STOP_REASON = {"cancel": "cancelled", "caller_cancel": "cancelled", "guardrail": "guardrail",
+               "max_turns": "max_turns", "termination": "termination"}
+"""Ending → the envelope's ``metrics.stop_reason`` (``otel_agents.run.stop_reason``) for a run with an agent."""
+
+
 def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outcome) -> dict:
     """Assert one cell against its ground truth (the module docstring of ``tests/matrix/table.py`` lists
     what); returns the envelope."""
@@ -365,11 +375,16 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
         assert env["public_output"] in (None, truth.answer) or partial or \
             (env["public_output"] == truth.error_output and env["metrics"]["errors"] >= 1), \
             f"public_output {env['public_output']!r}:\n{tree}"
+    if truth.ending == "guardrail":
+        assert env["public_output"] != ANSWER, f"the blocked answer is the run's output:\n{tree}"
     if failed:
         assert env["metrics"]["errors"] >= 1, f"the run raised, the envelope has no error:\n{tree}"
     if truth.ending in ("break_close", "break_drop") and truth.answer is None and not failed:
         assert any((s.attributes or {}).get(A.OTEL_AGENTS_STREAM_ABANDONED) for s in finished), \
             f"an abandoned run, no span says so:\n{tree}"
+    want_stop = STOP_REASON.get(truth.ending) if env["agents"] else None  # (stop reasons are an agent run's)
+    assert env["metrics"]["stop_reason"] == want_stop, \
+        f"stop_reason {env['metrics']['stop_reason']!r}, the run ended by {truth.ending}:\n{tree}"
     if truth.agents is not None and truth.calls:  # (a run left before its agent started has none)
         assert [(a["name"], a["parent"]) for a in env["agents"]] == truth.agents, env["agents"]
     return env

@@ -3,13 +3,14 @@ streams, and the opt-in status OK. A mixin of :class:`~.span.SemanticSpan`."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from ..semconv import attributes as A
+from ..semconv import Kind, attributes as A
 from . import pipeline, probes
-from .guard import guard
+from .guard import guard, report_internal_error
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -29,6 +30,7 @@ class OutcomeSetters:
         _budget: int
         _error_type: str | None
         _in_band: bool
+        kind: Kind
 
         def set_attribute(self, key: str, value: Any) -> None: ...
 
@@ -38,7 +40,8 @@ class OutcomeSetters:
         An error sets status ERROR, ``error.type`` (the exception's qualified class
         name) and an ``exception`` event (its message only when content is on).
         A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
-        is not an error: it only sets ``otel_agents.control_flow``. After
+        is not an error: it only sets ``otel_agents.control_flow``. An agent span
+        ended by ``asyncio.CancelledError`` also gets the stop reason ``cancelled``. After
         :meth:`set_error` (an in-band failure, e.g. MCP ``isError``), the exception a
         framework made of that failure adds its event only: the in-band ``error.type``
         and status stand (they are the protocol's own, more precise, verdict).
@@ -48,6 +51,8 @@ class OutcomeSetters:
         with guard("span.record_error"):
             etype = type(exc)
             qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
+            if isinstance(exc, asyncio.CancelledError) and self.kind is Kind.AGENT:
+                self.set_stop_reason("cancelled")
             if not control_flow and not self._in_band:
                 self._error_type = qual  # for the duration metric, even when the span is sampled out
             if self._mute:
@@ -98,6 +103,17 @@ class OutcomeSetters:
                 description = pipeline.message(probes.text(message), 512)
             self.span.set_attribute(A.ERROR_TYPE, error_type)
             self.span.set_status(Status(StatusCode.ERROR, description))
+
+    def set_stop_reason(self, reason: str) -> None:
+        """Mark the run this agent span stands for as ended other than by its agent answering:
+        ``otel_agents.run.stop_reason`` = ``reason``, one of :data:`~otel_agents.semconv.attributes.STOP_REASONS`
+        (``max_turns``, ``budget``, ``termination``, ``guardrail``, ``cancelled``). The ECP fold reports it
+        as the envelope's ``metrics.stop_reason`` and a ``stopped`` evidence line. An unknown value is a bug
+        of ours: logged once, not written."""
+        if reason not in A.STOP_REASONS:
+            report_internal_error("span.set_stop_reason", ValueError(f"unknown stop reason {reason!r}"))
+            return
+        self.set_attribute(A.OTEL_AGENTS_STOP_REASON, reason)
 
     def mark_paused(self) -> None:
         """The run stopped waiting for a human (interrupt, deferred tool call): ``otel_agents.run.paused``."""

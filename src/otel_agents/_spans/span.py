@@ -202,17 +202,6 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         if description:
             self.set_content(A.GEN_AI_AGENT_DESCRIPTION, description)
 
-    def set_stop_reason(self, reason: str) -> None:
-        """Mark the run this agent span stands for as ended other than by its agent answering:
-        ``otel_agents.run.stop_reason`` = ``reason``, one of :data:`~otel_agents.semconv.attributes.STOP_REASONS`
-        (``max_turns``, ``budget``, ``termination``, ``guardrail``, ``cancelled``). The ECP fold reports it
-        as the envelope's ``metrics.stop_reason`` and a ``stopped`` evidence line. An unknown value is a bug
-        of ours: logged once, not written."""
-        if reason not in A.STOP_REASONS:
-            report_internal_error("span.set_stop_reason", ValueError(f"unknown stop reason {reason!r}"))
-            return
-        self.set_attribute(A.OTEL_AGENTS_STOP_REASON, reason)
-
     def end(self, *, error: BaseException | None = None, end_time: int | None = None) -> None:
         """End the span (idempotent). Kind attributes are set again, so a span that
         hit the SDK's attribute-count limit keeps them; model spans record the
