@@ -129,12 +129,14 @@ SYSTEMS: tuple[System, ...] = (
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled"}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
-        _e("run_sync", "sync"),
-        _e("run", "async"),
-        _e("run_stream", "astream"),
-        _e("run_stream_events", "astream"),
-        _e("iter", "astream"),
-    )),
+        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry")),
+        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry")),
+        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
+        _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
+        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
+    ), unsupported={("run_stream", "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
+                    "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"); the "
+                    "other entry points retry"}),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),

@@ -31,6 +31,9 @@ TOOL = "get_weather"
 TOOL_RESULT = f"sunny in {CITY}"
 ANSWER = f"It is {TOOL_RESULT}"
 USAGE = ((11, 7), (13, 5))  # (input, output) tokens of the first and second call
+REJECTED = "sunny"  # output_retry: the first answer, which the framework rejects (the retry answers ANSWER)
+RETRY_USAGE = (17, 6)  # output_retry: the usage of the call that answers again
+SKIPPED = f"(from the cache) {ANSWER}"  # skip_model: what a callback answers in the model's place
 
 
 class ToolFailure(RuntimeError):
@@ -92,6 +95,7 @@ class Truth:
     error_output: str | None = None  # what a framework that returns a failure as the run's output gave the user
     output: str | None = None  # what the caller got when no model answered it: a bare MCP tool call's result, a
     # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
+    skipped: int = 0  # skip_model: requests a callback answered in the model's place (never sent to it)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- the model side --------------------------------------------------------
@@ -108,9 +112,24 @@ class Truth:
             if self.ending == "max_turns":  # the model never answers: the framework's cap must stop the run
                 second = False
             turn = Turn(ANSWER, [], USAGE[1]) if second else Turn(None, [(TOOL, {"city": CITY})], USAGE[0])
+            if second and self.ending == "output_retry":  # the first answer is rejected, the retry accepted
+                turn = Turn(ANSWER, [], RETRY_USAGE) if self.rejected else Turn(REJECTED, [], USAGE[1])
             call = Call(turn, agent)
             self.calls.append(call)
             return call
+
+    @property
+    def rejected(self) -> int:
+        """output_retry: the answers the framework rejected (each must be a failed step)."""
+        return sum(1 for c in self.calls if c.turn is not None and c.turn.text == REJECTED)
+
+    def skip(self) -> str:
+        """skip_model: a callback answers this request in the model's place (the model is not called);
+        its answer is the run's output."""
+        with self._lock:
+            self.skipped += 1
+            self.output = SKIPPED
+        return SKIPPED
 
     # -- the tool side ---------------------------------------------------------
     def tool(self, name: str = TOOL, **args: Any) -> str:
@@ -377,6 +396,12 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
             f"public_output {env['public_output']!r}:\n{tree}"
     if truth.ending == "guardrail":
         assert env["public_output"] != ANSWER, f"the blocked answer is the run's output:\n{tree}"
+    if truth.ending == "skip_model":  # (the model span count above: none for the request never made)
+        assert truth.skipped >= 1 and not failed, f"no callback answered in the model's place:\n{tree}"
+    if truth.ending == "output_retry":  # each rejected answer a failed step; the output the accepted one
+        assert truth.rejected >= 1 and not failed, f"no answer was rejected:\n{tree}"
+        assert env["metrics"]["errors"] >= truth.rejected, \
+            f"{truth.rejected} rejected answers, {env['metrics']['errors']} errors:\n{tree}"
     if failed:
         assert env["metrics"]["errors"] >= 1, f"the run raised, the envelope has no error:\n{tree}"
     if truth.ending in ("break_close", "break_drop") and truth.answer is None and not failed:

@@ -10,20 +10,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, AsyncIterator
 
-from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart, RetryPromptPart
+from pydantic_ai import Agent, ModelRetry, SkipModelRequest
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import Model, StreamedResponse
 from pydantic_ai.usage import RequestUsage
 
 from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
-from tests.matrix.truth import CITY, TOOL, Call, Truth
+from tests.matrix.truth import CITY, REJECTED, TOOL, Call, Truth
 
 INSTRUMENTOR = PydanticAIInstrumentor
 NAME = "truth-model"
 
 
-def _after_tool(messages: list) -> bool:
-    return any(isinstance(p, (ToolReturnPart, RetryPromptPart)) for p in getattr(messages[-1], "parts", []))
+def _after_tool(messages: list) -> bool:  # (a retry prompt after an output rejected is not the last message)
+    return any(isinstance(p, (ToolReturnPart, RetryPromptPart)) for m in messages for p in getattr(m, "parts", []))
 
 
 def _finish(call: Call) -> str:
@@ -97,9 +98,30 @@ class TruthModel(Model):
         yield TruthStream(model_request_parameters=model_request_parameters, call=call)
 
 
+@dataclass(eq=False)
+class AnswerFromCache(AbstractCapability[Any]):
+    """skip_model: the user's capability answers the request after the tool ran in the model's place
+    (PydanticAI's ``SkipModelRequest`` from ``before_model_request``)."""
+
+    truth: Any = None
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        if _after_tool(request_context.messages):
+            raise SkipModelRequest(ModelResponse(parts=[TextPart(self.truth.skip())], model_name="cache"))
+        return request_context
+
+
 def _agent(truth: Truth, *, sync_tool: bool = False) -> Agent:
     truth.agents = [("weather_agent", None)]
-    agent = Agent(TruthModel(truth), name="weather_agent")
+    caps = [AnswerFromCache(truth=truth)] if truth.ending == "skip_model" else []
+    agent = Agent(TruthModel(truth), name="weather_agent", capabilities=caps)
+    if truth.ending == "output_retry":
+        @agent.output_validator
+        def whole_sentence(output: str) -> str:
+            """output_retry: a bare word is rejected (``ModelRetry``): the model is asked again."""
+            if output == REJECTED:
+                raise ModelRetry("Answer in a sentence.")
+            return output
     if sync_tool:
         @agent.tool_plain(name=TOOL)
         def get_weather(city: str) -> str:

@@ -45,7 +45,11 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
 * ``chat {model}`` (``model``), one per request: request and response model,
   provider, request settings, input messages, the output message,
   ``gen_ai.response.finish_reasons`` when the model reports one, token usage
-  (cache read/write and reasoning tokens included). Messages are typed parts
+  (cache read/write and reasoning tokens included). The span opens when the
+  model is really asked (``prepare_model_request``): a request a capability
+  answers instead (``SkipModelRequest`` from ``before_model_request``, a
+  ``wrap_model_request`` that never calls its handler) has no model span, and
+  its answer is the run's output. Messages are typed parts
   (OTel GenAI semconv v1.41; the mapping is in :mod:`._convert`): multimodal
   prompts (``BinaryContent``, ``ImageUrl``, ``DocumentUrl``, ``AudioUrl``,
   ``VideoUrl``, ``UploadedFile``) as media parts under the media budget
@@ -61,6 +65,12 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
   paused. A tool needing approval runs (and gets its span) when the run resumes.
   The output tool of a structured output is not a tool span: its value is the
   agent span's output.
+* ``validate_output`` (``chain``, status ERROR), one per output PydanticAI
+  rejected and asked the model again for (a structured output that fails
+  validation, ``ModelRetry`` from an ``@agent.output_validator`` or output
+  function): a failed step, counted in the ECP envelope's ``metrics.errors``;
+  the rejected request's model span keeps its usage. An accepted output makes
+  no such span; partial outputs validated while streaming are not steps.
 
 Streams end when they are done, never only at garbage collection: a streamed
 result consumed to the end (``stream_text``/``stream_output``/``stream_response``

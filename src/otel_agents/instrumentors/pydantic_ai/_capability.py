@@ -17,12 +17,15 @@ message and argument conversion is done only for spans that record content.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, RunCancelled, RunTimedOut, SkipToolExecution
+from pydantic import ValidationError
+from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
+                                    SkipToolExecution, ToolRetryError)
 
 from ..._spans import SemanticSpan, guard
 from ...semconv import Kind
@@ -33,10 +36,34 @@ CAPABILITY_ID = "otel_agents"
 """Distinct from PydanticAI's ``instrumentation``: capabilities sharing an id are merged into one."""
 
 _DEFERRALS = (CallDeferred, ApprovalRequired)
+_REJECTIONS = (ValidationError, ModelRetry, ToolRetryError)
+REJECTED_OUTPUT = "validate_output"
+"""The name of the failed ``chain`` step a rejected output gets (then the model is asked again)."""
 
 
 def _is_run_control_flow(exc: BaseException) -> bool:
     return isinstance(exc, RunCancelled) and not isinstance(exc, RunTimedOut)
+
+
+@dataclass(eq=False)
+class _Request:
+    """One model request in flight: its span once the model is asked, and that span's activation."""
+
+    context: Any
+    span: SemanticSpan | None = None
+    active: Any = None
+
+    def deactivate(self) -> None:
+        if self.active is not None:
+            with guard("pydantic_ai.model_deactivate"):
+                self.active.__exit__(None, None, None)
+            self.active = None
+
+    def close(self, capability: "OtelAgentsCapability", response: Any = None,
+              error: BaseException | None = None) -> None:
+        self.deactivate()
+        if self.span is not None:
+            capability._end_model(self.span, self.context, response, error=error)
 
 
 @dataclass(eq=False)
@@ -53,6 +80,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         if self.id is None:
             self.id = CAPABILITY_ID
         self._run: RunSpans | None = None
+        self._request: _Request | None = None
 
     # -- run --------------------------------------------------------------------
     def _start_run(self, ctx: Any) -> RunSpans | None:
@@ -116,24 +144,42 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         end_model(span, request_context, response, error=error)
 
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
-        span = self._start_model(request_context)
-        if span is None:
+        """The request's lifecycle; its span opens in :meth:`prepare_model_request`, when the model is really
+        asked: a request a capability answers instead (``SkipModelRequest`` from ``before_model_request``, a
+        wrapper that returns without calling its handler) has no model span."""
+        if self.tracker is None or not is_instrumentation_enabled():
             return await handler(request_context)
+        outer, self._request = self._request, _Request(request_context)
+        request = self._request
         try:
-            with span.activate():
-                response = await handler(request_context)
+            response = await handler(request_context)
         except asyncio.CancelledError as exc:
             run = self._run
             if run is None or run.done:
-                self._end_model(span, request_context, error=exc)
-            # else left open for the run's end, which knows why: a stream left early or a task cancelled
-            # (abandoned), or the model's own error, which reaches the run while this request is cancelled
+                request.close(self, error=exc)
+            else:  # left open for the run's end, which knows why: a stream left early or a task cancelled
+                # (abandoned), or the model's own error, which reaches the run while this request is cancelled
+                request.deactivate()
             raise
         except BaseException as exc:
-            self._end_model(span, request_context, error=exc)
+            request.close(self, error=exc)
             raise
-        self._end_model(span, request_context, response)
+        finally:
+            self._request = outer
+        request.close(self, response)
         return response
+
+    async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
+        """Before each attempt, once the model that serves it is known: the request's span opens (the first
+        attempt; further ones stay in it) and is current for the model call."""
+        request = self._request
+        if request is not None and request.span is None:
+            with guard("pydantic_ai.model_open"):
+                request.span = self._start_model(request_context)
+                if request.span is not None:
+                    request.active = request.span.activate()
+                    request.active.__enter__()
+        return request_context
 
     # -- tool call -------------------------------------------------------------------
     def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
@@ -177,3 +223,28 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             span.record_error(error)
             span.end()
         raise error
+
+    # -- output validation -------------------------------------------------------------
+    async def _validating(self, ctx: Any, output: Any, handler: Any) -> Any:
+        """Run ``handler``; an output it rejects (``ValidationError``, ``ModelRetry``: PydanticAI then asks the
+        model again) is a failed ``chain`` step, :data:`REJECTED_OUTPUT`, over the validation. Partial outputs
+        validated while a stream runs are not steps."""
+        start = time.time_ns()
+        try:
+            return await handler(output)
+        except _REJECTIONS as exc:
+            if self.tracker is not None and is_instrumentation_enabled() and not getattr(ctx, "partial_output", False):
+                with guard("pydantic_ai.output_rejected"):
+                    span = self.tracker.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent_context(),
+                                                             start_time=start)
+                    span.record_error(exc)
+                    span.end()
+            raise
+
+    async def wrap_output_validate(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
+        """Parsing a structured output (see :meth:`_validating`)."""
+        return await self._validating(ctx, output, handler)
+
+    async def wrap_output_process(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
+        """Output functions and ``@agent.output_validator``s (see :meth:`_validating`)."""
+        return await self._validating(ctx, output, handler)
