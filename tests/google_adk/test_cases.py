@@ -198,6 +198,42 @@ def test_adk3c_after_model_callback_raising_fails_its_step(instrumented: Any, ex
     assert not [s for s in spans if s.status is not StatusCode.ERROR and any(n == "exception" for n, _ in s.events)]
 
 
+def test_after_model_callback_replacing_the_answer(instrumented: Any, exporter: SnapshotExporter,
+                                                   envelopes: list) -> None:
+    """An ``after_model_callback`` that replaces the model's answer: the model span keeps what the model returned,
+    the agent span and the envelope's ``public_output`` say what the user got."""
+    from google.genai import types
+
+    def redact(callback_context: Any, llm_response: Any) -> Any:
+        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text="[redacted]")]))
+
+    result = run_agent(support_agent(ScriptedLlm(["Your card ends in 4242."]), after_model_callback=redact))
+    assert result.final_text == "[redacted]"
+    spans = exporter.semantic()
+    [model] = [s for s in spans if s.attributes.get("otel_agents.span.kind") == "model"]
+    assert "4242" in model.attributes["gen_ai.output.messages"]
+    assert "[redacted]" in only(spans, "invoke_agent support").attributes["output.value"]
+    [env] = check(envelopes)
+    assert env["public_output"] == "[redacted]"
+
+
+def test_before_model_callback_answering_makes_no_model_span(instrumented: Any, exporter: SnapshotExporter,
+                                                             envelopes: list) -> None:
+    """A ``before_model_callback`` that answers in the model's place: the model is never called, so no model span;
+    the callback's answer is the run's output."""
+    from google.genai import types
+
+    def cached(callback_context: Any, llm_request: Any) -> Any:
+        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text="From the cache.")]))
+
+    llm = ScriptedLlm(["never sent"])
+    result = run_agent(support_agent(llm, before_model_callback=cached))
+    assert result.final_text == "From the cache." and not llm.requests
+    assert not [s for s in exporter.semantic() if s.attributes.get("otel_agents.span.kind") == "model"]
+    [env] = check(envelopes)
+    assert env["public_output"] == "From the cache." and env["metrics"]["model_calls"] == 0
+
+
 def test_model_exception_fails_model_and_run(instrumented: Any, exporter: SnapshotExporter) -> None:
     """A failed run: the model raises; the model span and the agent span end ERROR; ADK's exception reaches
     the caller unchanged."""

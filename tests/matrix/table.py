@@ -161,8 +161,8 @@ SYSTEMS: tuple[System, ...] = (
                     "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
                     "closing is supported)"}),
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
-        _e("Runner.run", "stream"),
-        _e("Runner.run_async", "astream"),
+        _e("Runner.run", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model")),
+        _e("Runner.run_async", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
     )),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async"),

@@ -23,15 +23,18 @@ INSTRUMENTOR = GoogleADKInstrumentor
 _sessions = itertools.count(1)
 
 
+def _after_tool(llm_request: LlmRequest) -> bool:
+    last = llm_request.contents[-1] if llm_request.contents else None
+    return bool(last and last.parts and any(p.function_response for p in last.parts))
+
+
 class TruthLlm(BaseLlm):
     model: str = "scripted-1"
     _truth: Any = PrivateAttr(default=None)
 
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
                                      ) -> AsyncGenerator[LlmResponse, None]:
-        last = llm_request.contents[-1] if llm_request.contents else None
-        after_tool = bool(last and last.parts and any(p.function_response for p in last.parts))
-        call = self._truth.reply(has_tool_result=after_tool)
+        call = self._truth.reply(has_tool_result=_after_tool(llm_request))
         turn = call.turn
         await asyncio.sleep(0)
         if turn.is_tool_call:
@@ -54,7 +57,15 @@ def _runner(truth: Truth) -> tuple[Runner, str]:
     get_weather.__name__ = TOOL
     llm = TruthLlm()
     llm._truth = truth
-    runner = Runner(app_name="matrix", agent=LlmAgent(name="weather_agent", model=llm, tools=[get_weather]),
+    def answer_from_cache(callback_context: Any, llm_request: LlmRequest) -> LlmResponse | None:
+        """skip_model: the ``before_model_callback`` answers the request after the tool in the model's place."""
+        if not _after_tool(llm_request):
+            return None
+        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=truth.skip())]))
+
+    callbacks = {"before_model_callback": answer_from_cache} if truth.ending == "skip_model" else {}
+    agent = LlmAgent(name="weather_agent", model=llm, tools=[get_weather], **callbacks)
+    runner = Runner(app_name="matrix", agent=agent,
                     session_service=InMemorySessionService())
     session = f"s{next(_sessions)}"
     return runner, session

@@ -50,7 +50,14 @@ What you get
   Messages are GenAI parts: Gemini ``thought`` text → ``reasoning`` (thought
   signatures never recorded), ``function_call`` → ``tool_call``,
   ``function_response`` → ``tool_call_response``, ``inline_data`` → blob,
-  ``file_data`` → uri.
+  ``file_data`` → uri. A request a ``before_model_callback`` answers (the
+  model is never called) has no model span: the span opens, with the request's
+  start time, only once the model answered, failed or was left.
+* The agent's output is what the user got: the final answer event the runner
+  hands out (plugin ``on_event_callback``), so a ``before_model_callback``'s
+  answer in the model's place, or an ``after_model_callback``'s replacement of
+  the model's answer, is the agent span's output (and the ECP envelope's
+  ``public_output``), while the model span keeps what the model returned.
 * Each tool execution → ``execute_tool {tool}`` (``tool``): name, call id,
   description, arguments, result; a tool that raised ends with ERROR.
   ``transfer_to_agent`` is a tool span recording ``otel_agents.handoff.target``;
@@ -66,7 +73,7 @@ What you get
 Hook, and why
 -------------
 ADK's own extension point sees every step: a ``BasePlugin`` (before/after run,
-agent, model and tool, and their error callbacks) given to the ``Runner``.
+agent, model and tool, their error callbacks, and every event) given to the ``Runner``.
 Our :class:`~._plugin.OtelAgentsPlugin` opens and ends spans there and returns
 ``None`` from every callback (it never changes what ADK does). ADK has no
 global plugin registry, so ``wrapt`` wraps ``Runner.__init__`` only to put our

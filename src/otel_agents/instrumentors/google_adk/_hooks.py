@@ -10,6 +10,7 @@ current, so none of ADK's spans (scope ``gcp.vertex.agent``) ever parents ours.
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any
 
@@ -217,20 +218,26 @@ class Hooks:
         if previous is not None:  # the last request of this agent had no final response: it is over now
             self._end_model(previous, inv)
         model = getattr(llm_request, "model", None)
-        span = self.telemetry.start_span(Kind.MODEL, model, parent=inv.agents.get(agent_name) or inv.root or inv.parent)
-        inv.models[agent_name] = ModelCall(span, agent_name, llm_request)
-        with guard("google_adk.model.request"):
-            config = getattr(llm_request, "config", None)
-            params = {k: getattr(config, k, None) for k in _PARAMS} if config is not None else {}
-            run_config = getattr(ictx, "run_config", None)
-            mode = getattr(getattr(run_config, "streaming_mode", None), "name", "") or ""
-            if mode == "SSE":
-                params["stream"] = True
-            span.set_model(request_model=model, provider=_provider(getattr(ictx, "agent", None), model),
-                           parameters=params)
-            if span.records_content:
-                span.set_messages(input=_convert.input_messages(llm_request), system=_convert.system(llm_request),
-                                  tools=_convert.tool_definitions(llm_request))
+        parent = inv.agents.get(agent_name) or inv.root or inv.parent
+        start = time.time_ns()
+
+        def opener() -> SemanticSpan:  # when the model has answered, failed or been left (see ModelCall)
+            span = self.telemetry.start_span(Kind.MODEL, model, parent=parent, start_time=start)
+            with guard("google_adk.model.request"):
+                config = getattr(llm_request, "config", None)
+                params = {k: getattr(config, k, None) for k in _PARAMS} if config is not None else {}
+                run_config = getattr(ictx, "run_config", None)
+                mode = getattr(getattr(run_config, "streaming_mode", None), "name", "") or ""
+                if mode == "SSE":
+                    params["stream"] = True
+                span.set_model(request_model=model, provider=_provider(getattr(ictx, "agent", None), model),
+                               parameters=params)
+                if span.records_content:
+                    span.set_messages(input=_convert.input_messages(llm_request), system=_convert.system(llm_request),
+                                      tools=_convert.tool_definitions(llm_request))
+            return span
+
+        inv.models[agent_name] = ModelCall(opener, agent_name, llm_request)
 
     def after_model(self, callback_context: Any, llm_response: Any) -> None:
         inv = self._invocation(_invocation_context(callback_context))
@@ -262,6 +269,8 @@ class Hooks:
             self._end_model(call, inv, error=error)
 
     def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
+        if call.unanswered and error is None:  # a callback answered in the model's place: no model span
+            return
         span = call.span
         with guard("google_adk.model.end"):
             response = call.final or call.last
@@ -302,6 +311,26 @@ class Hooks:
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
         span.end()
+
+    def on_event(self, invocation_context: Any, event: Any) -> None:
+        """An event the runner hands the caller: a final answer is what the user got from that agent (a
+        ``before_model_callback``'s answer in the model's place, an ``after_model_callback``'s replacement of
+        the model's), so it is the agent's output; the model span keeps what the model returned."""
+        inv = self._invocation(invocation_context)
+        author = getattr(event, "author", None)
+        if inv is None or not author or getattr(event, "partial", None):
+            return
+        call = inv.models.get(author)
+        if call is not None and call.unanswered:  # answered by a callback: the model was never asked
+            inv.models.pop(author, None)
+        content = getattr(event, "content", None)
+        parts = getattr(content, "parts", None) or ()
+        if any(getattr(p, "function_call", None) or getattr(p, "function_response", None) for p in parts):
+            return
+        text = "".join(p.text for p in parts if getattr(p, "text", None) and not getattr(p, "thought", None))
+        if text:
+            inv.outputs[author] = text
+            inv.answers.append((author, text))
 
     # -- tools -----------------------------------------------------------------------------------
     def before_tool(self, tool: Any, tool_args: Any, tool_context: Any) -> None:

@@ -91,6 +91,12 @@ class OtelAgentsPlugin(BasePlugin):
                 self.hooks.model_error(callback_context, error)
         return None
 
+    async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
+        if self.hooks is not None:
+            with guard("google_adk.event"):
+                self.hooks.on_event(invocation_context, event)
+        return None
+
     async def before_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any) -> None:
         if self.hooks is not None:
             with guard("google_adk.before_tool"):

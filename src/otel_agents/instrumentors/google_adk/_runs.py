@@ -15,7 +15,7 @@ import contextvars
 import threading
 from collections import OrderedDict
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Callable
 
 from ..._spans import Part, ReasoningPart, SemanticSpan, TextPart, guard
 
@@ -28,18 +28,34 @@ ACTIVE_TOOL: ContextVar["SemanticSpan | None"] = ContextVar("otel_agents_adk_act
 
 
 class ModelCall:
-    """One model request: its span, the partial chunks seen, the final response."""
+    """One model request: its span, the partial chunks seen, the final response.
 
-    __slots__ = ("span", "agent", "texts", "thoughts", "final", "last", "request")
+    The span opens (with the request's start time) only once the model has answered, failed or been left
+    (``opener`` builds it on first use): a request an agent callback answers instead never reaches the model
+    and gets none."""
 
-    def __init__(self, span: SemanticSpan, agent: str, request: Any):
-        self.span = span
+    __slots__ = ("_span", "opener", "agent", "texts", "thoughts", "final", "last", "request")
+
+    def __init__(self, opener: Callable[[], SemanticSpan], agent: str, request: Any):
+        self._span: SemanticSpan | None = None
+        self.opener = opener
         self.agent = agent
         self.request = request
         self.texts: list[str] = []
         self.thoughts: list[str] = []
         self.final: Any = None   # the last non-partial response
         self.last: Any = None    # the last response of any kind (usage of an all-partial stream)
+
+    @property
+    def span(self) -> SemanticSpan:
+        if self._span is None:
+            self._span = self.opener()
+        return self._span
+
+    @property
+    def unanswered(self) -> bool:
+        """Nothing came back yet and no span was needed: the model may never have been asked."""
+        return self._span is None and self.last is None
 
     def add_partial(self, response: Any) -> None:
         for p in getattr(getattr(response, "content", None), "parts", None) or ():
