@@ -16,7 +16,7 @@ from smolagents.models import (ChatMessage, ChatMessageStreamDelta, ChatMessageT
 from smolagents.monitoring import TokenUsage  # noqa: E402
 
 from otel_agents.instrumentors.smolagents import SmolagentsInstrumentor  # noqa: E402
-from tests.matrix.truth import CITY, TOOL, Call, Truth  # noqa: E402
+from tests.matrix.truth import CITY, REJECTED, TOOL, Call, Truth  # noqa: E402
 
 INSTRUMENTOR = SmolagentsInstrumentor
 
@@ -68,9 +68,14 @@ def _agent(truth: Truth) -> ToolCallingAgent:
         """
         return truth.tool(city=city)
 
+    def whole_sentence(answer: Any, memory: Any, agent: Any = None) -> bool:
+        """output_retry: a bare word is not accepted as the final answer (the agent steps on)."""
+        return answer != REJECTED
+
     get_weather.name = TOOL
+    checks = [whole_sentence] if truth.ending == "output_retry" else None
     return ToolCallingAgent(tools=[get_weather], model=TruthModel(truth), name="weather_agent", max_steps=4,
-                            verbosity_level=0)
+                            verbosity_level=0, final_answer_checks=checks)
 
 
 def _step(event: Any) -> Any:

@@ -37,7 +37,11 @@ Python that calls tools), sync or streamed (``run(stream=True)``,
   ``PlanningStep``, under the agent span. A ``CodeAgent`` step's input is the code
   it ran, its output the execution logs and last value; a failed execution
   (``AgentExecutionError``, ``InterpreterError``…) is the step's error while the
-  run goes on. A ``ToolCallingAgent`` step's input is its tool calls.
+  run goes on. A ``ToolCallingAgent`` step's input is its tool calls. A final
+  answer the agent's ``final_answer_checks`` reject (smolagents then steps on and
+  asks the model again) fails its step with smolagents' ``AgentError``: a failed
+  step in the ECP envelope (``metrics.errors``), the run's output the answer
+  accepted later.
 * ``chat {model_id}`` (``model``) per ``generate``/``generate_stream`` call, under
   its step: the messages (GenAI parts: text, images as media parts, tool calls),
   the system prompt as ``gen_ai.system_instructions``, the tools offered
@@ -72,7 +76,8 @@ on the base class and on every subclass that defines its own (now and later,
 through an ``__init_subclass__`` hook; see :mod:`._hierarchy`). Patching only
 the model classes smolagents exports, as a widely used instrumentation does,
 misses every user-defined model (field case SM-1). Steps are the two private
-generators every step goes through (``_step_stream``, ``_generate_planning_step``).
+generators every step goes through (``_step_stream``, ``_generate_planning_step``),
+and ``_validate_final_answer`` for the checks.
 The local executor's ``timeout`` helper is wrapped so the code's worker thread
 carries the caller's context (field case SM-2).
 

@@ -8,7 +8,9 @@
   tool calls or from generated code): a ``tool`` span named after the managed
   agent, under which its run's ``agent`` span nests.
 * ``MultiStepAgent._step_stream`` / ``_generate_planning_step``: one ``chain``
-  span per ``ActionStep`` (``step {n}``) and per ``PlanningStep`` (``planning``).
+  span per ``ActionStep`` (``step {n}``) and per ``PlanningStep`` (``planning``);
+  ``_validate_final_answer``: a final answer the agent's ``final_answer_checks``
+  reject fails its step's span with smolagents' ``AgentError``.
   smolagents' public step callbacks only fire when a step is over, too late to
   parent the step's model and tool spans, so we wrap the two generators every
   step goes through (private names; a rename is logged once and loses step spans only).
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -114,12 +117,14 @@ class Installation:
     def __init__(self, telemetry: Telemetry):
         self.telemetry = telemetry
         self.patches: list[Any] = []
+        self.steps: weakref.WeakKeyDictionary[Any, SemanticSpan] = weakref.WeakKeyDictionary()  # agent → open step
         self._add(lambda: HierarchyPatch(Model, {"generate": self._generate, "generate_stream": self._generate_stream},
                                          site="smolagents.patch"))
         self._add(lambda: HierarchyPatch(BaseTool, {"__call__": self._tool_call}, site="smolagents.patch"))
         self._add(lambda: HierarchyPatch(MultiStepAgent, {
             "run": self._run, "__call__": self._delegate, "_step_stream": self._step_stream,
-            "_generate_planning_step": self._planning_step}, site="smolagents.patch"))
+            "_generate_planning_step": self._planning_step, "_validate_final_answer": self._validate_final_answer},
+            site="smolagents.patch"))
         self._add(lambda: Patch(local_python_executor, "timeout", self._timeout))  # type: ignore[arg-type]
 
     def _add(self, make: Callable[[], Any]) -> None:
@@ -196,7 +201,21 @@ class Installation:
         memory_step = _bound(args, kwargs, 0, "memory_step")
         number = getattr(memory_step, "step_number", None)
         span = self.telemetry.start_span(Kind.CHAIN, f"step {number}" if number is not None else "step")
+        with guard("smolagents.step_index"):
+            self.steps[instance] = span
         return self._stream_step(wrapped, args, kwargs, span, lambda ended: _fill_action_step(ended, memory_step))
+
+    def _validate_final_answer(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``final_answer_checks`` rejecting the step's final answer (``AgentError``; smolagents then steps on and
+        asks the model again): the step failed, its span ends with that error."""
+        try:
+            return wrapped(*args, **kwargs)
+        except Exception as exc:
+            with guard("smolagents.final_answer_rejected"):
+                span = self.steps.get(instance)
+                if span is not None and not span.ended:
+                    span.record_error(exc)
+            raise
 
     def _planning_step(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not is_instrumentation_enabled():
