@@ -174,7 +174,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("ClaudeSDKClient.receive_response", "astream"),
     )),
     System("mcp", "MCP (client and server in one process, in-memory transport)", (
-        _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises")),
+        _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises", "sampling")),
     )),
     System("anthropic", "Anthropic client (a single call, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncAnthropic ", True))

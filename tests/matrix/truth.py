@@ -396,6 +396,13 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
             f"public_output {env['public_output']!r}:\n{tree}"
     if truth.ending == "guardrail":
         assert env["public_output"] != ANSWER, f"the blocked answer is the run's output:\n{tree}"
+    if truth.ending == "sampling":  # the model call the tool server asked for is under the call's tool span
+        by_id = {s.context.span_id: s for s in finished}
+        for span in models:
+            parent = by_id.get(span.parent.span_id) if span.parent else None
+            while parent is not None and (parent.attributes or {}).get(A.OTEL_AGENTS_SPAN_KIND) != "tool":
+                parent = by_id.get(parent.parent.span_id) if parent.parent else None
+            assert parent is not None, f"the sampled model call is not under the tool call:\n{tree}"
     if truth.ending == "skip_model":  # (the model span count above: none for the request never made)
         assert truth.skipped >= 1 and not failed, f"no callback answered in the model's place:\n{tree}"
     if truth.ending == "output_retry":  # each rejected answer a failed step; the output the accepted one

@@ -382,3 +382,55 @@ async def test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched(ins
     assert inner.parent_id == outer.span_id and "mcp.method.name" not in outer.attributes
     assert inner.attributes["mcp.method.name"] == "tools/call"
     assert one(client, "execute_tool support_order").attributes["mcp.method.name"] == "tools/call"
+
+
+@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
+async def test_sampling_is_one_model_span_under_the_tool_call(instrument, exporter, provider) -> None:
+    """A tool that asks the client's model (``ctx.session.create_message``): the client's ``sampling_callback``
+    runs in a ``model`` span of ours under the server's tool span (the context travels in the request's
+    ``_meta``), and the openai client it calls fills that span (its usage, its response id) instead of opening a
+    second one: one model span per request, in the tool call's trace."""
+    from mcp.server.fastmcp import FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from mcp.types import CreateMessageResult, SamplingMessage, TextContent
+
+    from otel_agents.instrumentors.openai import OpenAIInstrumentor
+    from tests.clients.fakes import Recorder, chat_completion, openai_client
+
+    server = FastMCP("orders")
+
+    @server.tool(name="summarise_order")
+    async def summarise_order(order_id: str) -> str:
+        answer = await server.get_context().session.create_message(
+            messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarise {order_id}"))],
+            max_tokens=32)
+        return answer.content.text
+
+    client = openai_client(Recorder(chat_completion("A100 shipped.", usage={"prompt_tokens": 9,
+                                                                               "completion_tokens": 3,
+                                                                               "total_tokens": 12})), aio=True)
+
+    async def sampling_callback(context: Any, params: Any) -> CreateMessageResult:
+        completion = await client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": params.messages[0].content.text}])
+        return CreateMessageResult(role="assistant", model=completion.model, stopReason="endTurn",
+                                   content=TextContent(type="text", text=completion.choices[0].message.content))
+
+    instrument()
+    openai_instrumentor = OpenAIInstrumentor()
+    openai_instrumentor.instrument(tracer_provider=provider)
+    try:
+        async with create_connected_server_and_client_session(server._mcp_server,
+                                                              sampling_callback=sampling_callback) as session:
+            result = await session.call_tool("summarise_order", {"order_id": "A100"})
+    finally:
+        openai_instrumentor.uninstrument()
+    assert result.content[0].text == "A100 shipped."
+    spans = exporter.spans
+    [model] = [s for s in spans if s.semantic_kind == "model"]
+    served = one([s for s in spans if s.kind == "SERVER"], "execute_tool summarise_order")
+    assert model.parent_id == served.span_id and model.trace_id == served.trace_id
+    assert model.name == "chat gpt-4o-2024-08-06" and model.attributes["mcp.method.name"] == "sampling/createMessage"
+    assert (model.attributes["gen_ai.usage.input_tokens"], model.attributes["gen_ai.usage.output_tokens"]) == (9, 3)
+    assert model.attributes["gen_ai.response.id"] == "chatcmpl-1"
+    assert tuple(model.attributes["gen_ai.response.finish_reasons"]) == ("stop",)

@@ -59,6 +59,15 @@ Server (``mcp.server.lowlevel.Server``, so ``FastMCP`` servers too):
   result; it is current while the tool runs, so the tool body's spans (and a framework run
   inside the tool) nest under it. The other methods above are plain server spans.
 
+Sampling (``sampling/createMessage``: a tool server asking the client's model, ``ctx.session.create_message``
+answered by the client's ``sampling_callback``), see :mod:`._sampling`: the request carries the server's
+context (its ``tools/call`` span while the tool runs) in ``params._meta``, and the client's callback runs in a
+``model`` span of ours under it, so the model call is in the tool call's run, one trace across both
+processes. The span records the request's parameters and messages, the result's model, ``stopReason`` as finish
+reason and message; MCP sends no token usage, so it has none unless the callback calls a provider client we
+instrument (``openai``, ``anthropic``): that client then opens no second span and gives this one its usage and
+response id. In the ECP fold the call's run has the model step under its tool step (``metrics.model_calls``).
+
 Errors: a ``CallToolResult`` with ``isError`` (how MCP tools normally fail: the SDK turns a
 tool's exception into one) makes the tool span ERROR with ``error.type=tool_error`` and the
 error text as the tool's result, on both sides (MCP-2). A JSON-RPC error response is ERROR
@@ -131,7 +140,9 @@ these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
   dispatch of every request, and its answer, in the same task; 2.x:
   ``ServerRunner._on_request``, which does both (private methods, stable within a major; if a
   release renames one, ``instrument()`` logs one error and the client side stays off too);
-* ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``.
+* ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``;
+* ``ClientSession.__init__`` (1.x): to run the ``sampling_callback`` it was given inside a model span
+  (the SDK's default callback, which refuses sampling, is left alone).
 
 * ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
   is imported, so instrumenting does not import it): see the next paragraph.
@@ -167,8 +178,11 @@ Limits
 * FastMCP 3's *server* spans are not switched off: a standalone FastMCP 3 server (``fastmcp``,
   not the SDK's ``mcp.server.fastmcp``) with an OpenTelemetry SDK configured adds its own
   ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
-* Notifications (progress, cancellation) get no span; server-to-client requests (sampling,
-  elicitation) are not traced.
+* Notifications (progress, cancellation) get no span; of the server-to-client requests only
+  sampling is traced (elicitation and roots are not).
+* Sampling spans need ``mcp`` 1.x's ``ClientSession`` (``_sampling_callback``); a session made before
+  ``instrument()`` keeps an untraced callback. On 2.x, sampling requests are not traced by us (the SDK's
+  own context injection still links the server's spans).
 """
 
 from ._instrumentor import MCPInstrumentor

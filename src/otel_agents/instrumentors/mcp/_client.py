@@ -58,6 +58,8 @@ class ClientSide:
 
     async def send_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not isinstance(instance, self.client_session_cls):  # a server's request to its client
+            with guard("mcp.server.sampling_context"):
+                args, kwargs = self._server_request(args, kwargs)
             return await wrapped(*args, **kwargs)
         call = None
         with guard("mcp.client.start"):
@@ -89,6 +91,18 @@ class ClientSide:
         if owned:
             span.end()
         return result
+
+    def _server_request(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """A server's ``sampling/createMessage`` carries the current context (its ``tools/call`` span while the
+        tool runs) in ``params._meta``: the client's model span of it (:mod:`._sampling`) goes under it."""
+        in_kwargs = "request" in kwargs
+        request = kwargs["request"] if in_kwargs else args[0]
+        if P.method_of(request) != "sampling/createMessage" or not P.propagating(self.propagate):
+            return args, kwargs
+        request = P.with_trace_context(request, otel_context.get_current())
+        if in_kwargs:
+            return args, dict(kwargs, request=request)
+        return (request, *args[1:]), kwargs
 
     # -- start ----------------------------------------------------------------------------
     def _start(self, session: Any, args: tuple, kwargs: dict) -> tuple[SemanticSpan | None, bool, tuple, dict] | None:

@@ -48,6 +48,15 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             self._patches.append(Patch(StreamableHTTPTransport, "post_writer", post_writer))
         with guard("mcp.install.fastmcp"):  # FastMCP's own client spans off: its requests get ours
             _fastmcp.silence()
+        with guard("mcp.install.sampling"):  # optional: the client's sampling callback as a model span (1.x)
+            from mcp.client import session as client_session
+
+            from ._sampling import SamplingSide
+
+            default = getattr(client_session, "_default_sampling_callback", None)
+            if default is not None:
+                self._sampling = SamplingSide(telemetry, self._propagate, default)
+                self._patches.append(Patch(ClientSession, "__init__", self._sampling.init))
 
     def _hooks(self, telemetry: Telemetry, client: Any) -> list[tuple[type, str, Any]]:
         """(owner, attribute, wrapper) of each hook: 1.x's session and low-level server, or 2.x's
@@ -78,6 +87,10 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
         from . import _fastmcp
 
         _fastmcp.restore()
+        sampling = getattr(self, "_sampling", None)
+        if sampling is not None:
+            sampling.active = False  # callbacks already wrapped only call through
+            self._sampling = None
         for patch in getattr(self, "_patches", ()):
             patch.remove()
         self._patches = []
