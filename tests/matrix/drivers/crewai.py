@@ -14,7 +14,7 @@ from crewai.llms.base_llm import llm_call_context
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import ReactLLM, _observation
-from tests.matrix.truth import CITY, TOOL, Truth
+from tests.matrix.truth import CITY, REJECTED, TOOL, Truth
 
 INSTRUMENTOR = CrewAIInstrumentor
 
@@ -59,8 +59,13 @@ def _crew(truth: Truth) -> Crew:
 
     agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
                   llm=TruthLLM(truth=truth), tools=[get_weather], max_retry_limit=0, max_iter=3)
+    def whole_sentence(output):  # (CrewAI checks an annotated return against typing.Tuple[bool, Any])
+        """output_retry: a bare word is rejected (CrewAI has the agent execute the task again)."""
+        return (False, "Answer in a sentence.") if output.raw == REJECTED else (True, output.raw)
+
+    guardrail = {"guardrail": whole_sentence, "guardrail_max_retries": 1} if truth.ending == "output_retry" else {}
     task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
-                name="weather")
+                name="weather", **guardrail)
     return Crew(agents=[agent], tasks=[task])
 
 

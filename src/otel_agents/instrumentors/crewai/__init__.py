@@ -36,6 +36,11 @@ every tool call                        ``tool`` ``execute_tool {tool}`` — argu
 a ``load_skill`` call                  ``skill`` ``execute_tool load_skill``,
                                        ``otel_agents.skill.name``
 a skill injected into the prompt       ``skill`` ``skill {name}`` (zero length)
+each check of a task guardrail         ``chain`` ``guardrail {function}``; ERROR
+                                       (``error.type`` ``guardrail_rejected``) when it
+                                       rejects the output and CrewAI has the agent
+                                       execute the task again: a failed step in the ECP
+                                       envelope, the accepted output the run's output
 =====================================  ======================================================
 
 Every model is covered, whatever its class: CrewAI's provider classes (what

@@ -12,6 +12,10 @@
   a coworker running delegated work, which therefore nests under the
   delegating agent's tool span.
 * ``Agent.kickoff`` / ``kickoff_async`` / ``akickoff`` → ``agent`` (no crew).
+* ``crewai.task.process_guardrail`` (each check of a task guardrail) → ``chain``
+  ``guardrail {function name}``, ERROR (``error.type`` ``guardrail_rejected``,
+  the guardrail's error as description) when it rejects the task's output and
+  CrewAI has the agent execute the task again.
 * ``Flow.kickoff_async`` (``kickoff`` and ``akickoff`` go through it) →
   ``chain`` named by the flow, and ``Flow._execute_method`` → one ``chain``
   per flow method. CrewAI's agent executor is itself a ``Flow``; it is skipped.
@@ -97,8 +101,29 @@ def install(hooks: Hooks) -> None:
     hooks.span(Agent, "kickoff", agent_kickoff, "crewai.agent")
     hooks.span(Agent, "kickoff_async", agent_kickoff_async, "crewai.agent")
     hooks.span(Agent, "akickoff", agent_kickoff_async, "crewai.agent")
+    from crewai import task as task_module
+
+    hooks.span(task_module, "process_guardrail", guardrail_check, "crewai.guardrail")
     hooks.span(Flow, "kickoff_async", flow_kickoff, "crewai.flow")
     hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
+
+
+def guardrail_check(_: Any, args: tuple, kwargs: dict) -> Step:
+    """A task guardrail's check of the task's output: a ``chain`` step, ERROR when it rejects the output
+    (CrewAI then has the agent execute the task again, up to ``guardrail_max_retries``)."""
+    guardrail = kwargs.get("guardrail")
+    name = getattr(guardrail, "__name__", None) or type(guardrail).__name__ if guardrail is not None else None
+    return Step(Kind.CHAIN, f"guardrail {name}" if name else "guardrail", finish=_guardrail_result)
+
+
+def _guardrail_result(span: Any, result: Any) -> None:
+    if getattr(result, "success", True) is False:
+        span.set_error(GUARDRAIL_REJECTED, str(getattr(result, "error", None) or "") or None)
+
+
+GUARDRAIL_REJECTED = "guardrail_rejected"
+"""``error.type`` of a guardrail check that rejected the task's output (a ``GuardrailResult`` with
+``success=False``: CrewAI returns, it does not raise)."""
 
 
 def _agent_step(agent: Any, *, task: Any = None, context: Any = None, messages: Any = None) -> Step:
