@@ -144,9 +144,9 @@ SYSTEMS: tuple[System, ...] = (
                            ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
         for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
     System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
-        _e("Runner.run", "async"),
-        _e("Runner.run_sync", "sync"),
-        _e("Runner.run_streamed", "astream"),
+        _e("Runner.run", "async", endings=(*MODE_ENDINGS["async"], "skip_model")),
+        _e("Runner.run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
+        _e("Runner.run_streamed", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
     )),
     System("agno", "Agno", (
         _e("Agent.run", "sync"),

@@ -9,7 +9,7 @@ import itertools
 import json
 from typing import Any
 
-from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool
+from agents import Agent, Model, ModelResponse, Runner, ToolsToFinalOutputResult, Usage, function_tool
 from openai.types.responses import (Response, ResponseCompletedEvent, ResponseCreatedEvent, ResponseOutputItem,
                                     ResponseOutputItemDoneEvent, ResponseUsage)
 from pydantic import TypeAdapter
@@ -84,9 +84,14 @@ def _agent(truth: Truth) -> Agent:
         """Get the weather for a city."""
         return await truth.atool(city=city)
 
+    def answer_from_the_tool(context: Any, results: Any) -> ToolsToFinalOutputResult:
+        """skip_model: the SDK's ``tool_use_behavior`` hook answers after the tool instead of the model."""
+        return ToolsToFinalOutputResult(is_final_output=True, final_output=truth.skip())
+
     tool = function_tool(get_weather, name_override=TOOL, failure_error_function=None)
+    behavior = {"tool_use_behavior": answer_from_the_tool} if truth.ending == "skip_model" else {}
     return Agent(name="weather_agent", instructions="Answer about the weather.", model=TruthModel(truth),
-                 tools=[tool])
+                 tools=[tool], **behavior)
 
 
 def _streamed(truth: Truth) -> Any:

@@ -32,7 +32,9 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
   ``gen_ai.workflow.name`` is ``RunConfig.workflow_name``; ``RunConfig.group_id`` becomes the
   ``session.id`` of every span of the run; its input is the run's input, its output the final output.
 * ``invoke_agent {agent}`` (``agent``): the agent's input (the last user message of its first
-  request) and output (its final text).
+  request) and output (its final text; or the final output its ``tool_use_behavior`` made from the
+  tool results — ``stop_on_first_tool``, ``stop_at_tool_names``, a function — when the model is not
+  asked again: no model span for that request, which was never made).
 * ``chat {model}`` (``model``), one per request to a model: a ``response`` (Responses API) or
   ``generation`` (Chat Completions, LiteLLM) the SDK records, and a request to a model class of the
   user's own (an ``agents.Model`` subclass, which the SDK does not trace: our hook on

@@ -262,6 +262,14 @@ class OtelAgentsProcessor(TracingProcessor):
         if rec is not None:
             rec.error = exc
 
+    def note_final_output(self, span: Any, output: Any) -> None:
+        """A final output the agent's ``tool_use_behavior`` made from its tool results (the model is not asked
+        again): the output of the agent running in the SDK span ``span`` (see :mod:`._wiring`)."""
+        rec = self._rec(getattr(span, "span_id", None))
+        agent = rec.agent if rec is not None else None
+        if agent is not None and output is not None:
+            agent.output = output
+
     # -- start -----------------------------------------------------------------------------
     def _start(self, span: Any) -> None:
         data = span.span_data

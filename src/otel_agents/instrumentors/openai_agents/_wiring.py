@@ -10,6 +10,9 @@
   exception object, so a tool error keeps its type. Missing in a future release: errors are
   recorded from the ``SpanError`` text instead (``error.type`` = ``SDKSpanError``).
 * ``DefaultTraceProvider.set_disabled(True)`` logs once that no runs will be seen.
+* ``agents.run_internal.turn_resolution.check_for_final_output_from_tools`` (private; where the SDK applies an
+  agent's ``tool_use_behavior``): a final output made from tool results, without asking the model again, is
+  the agent's output. Missing in a future release: such a run's agent span has no output.
 * ``agents.Model.get_response``/``stream_response``, on every subclass now and later: one model span
   per request, whoever wrote the model class (:mod:`._models`).
 """
@@ -78,6 +81,10 @@ class Installation:
             _error_tracing = None
         if _error_tracing is not None and hasattr(_error_tracing, "attach_error_to_span"):
             self._wrap(_error_tracing, "attach_error_to_span", self._note_error)
+        with guard("openai_agents.final_output_hook"):  # optional: outputs of tool_use_behavior only
+            from agents.run_internal import turn_resolution
+
+            self._wrap(turn_resolution, "check_for_final_output_from_tools", self._final_output_from_tools)
         self.provider = get_trace_provider()
         add_trace_processor(self.processor)
         from ._models import ModelHook
@@ -108,6 +115,15 @@ class Installation:
             with guard("openai_agents.note_error"):
                 self.processor.note_exception(args[0], exc)
         return wrapped(*args, **kwargs)
+
+    async def _final_output_from_tools(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        result = await wrapped(*args, **kwargs)
+        if self.processor.active and getattr(result, "is_final_output", False):
+            with guard("openai_agents.final_output"):
+                from agents.tracing import get_current_span
+
+                self.processor.note_final_output(get_current_span(), result.final_output)
+        return result
 
     def _on_disabled(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         result = wrapped(*args, **kwargs)
