@@ -99,14 +99,14 @@ def _c(name: str, mode: str) -> Entry:
 
 SYSTEMS: tuple[System, ...] = (
     System("langchain", "LangChain / LangGraph", (
-        _e("graph.invoke", "sync"),
-        _e("graph.ainvoke", "async"),
-        _e("graph.stream", "stream"),
-        _e("graph.astream", "astream"),
-        _e("graph.stream(stream_mode='messages')", "stream"),
-        _e("graph.astream(stream_mode='updates')", "astream"),
-        _e("graph.astream_events", "astream"),
-        _e("graph.batch", "sync"),
+        _e("graph.invoke", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
+        _e("graph.ainvoke", "async", endings=(*MODE_ENDINGS["async"], "skip_model")),
+        _e("graph.stream", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model")),
+        _e("graph.astream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
+        _e("graph.stream(stream_mode='messages')", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model")),
+        _e("graph.astream(stream_mode='updates')", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
+        _e("graph.astream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
+        _e("graph.batch", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
         _e("model.invoke", "sync", endings=("done", "model_raises")),
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
@@ -191,8 +191,15 @@ PENDING: tuple[str, ...] = (
     "`Workflow` run/arun; Google ADK `run_live`; AutoGen `on_messages_stream` and team types; OpenAI `parse`",
     "multi-agent runs in every streaming mode (teams, crews, handoffs, group chats, managed agents)",
     "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
-    "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "
-    "structured output rejected and retried, MCP sampling",
+    "termination conditions, message caps and max turns",
+    "skip_model and output_retry where the framework's hook is not installed or not on a matrix entry: LangChain 1.x "
+    "agent middleware (`before_model`/`wrap_model_call`; `langchain` 1.x is not installed) and `with_structured_output`"
+    " retried with `with_retry`; LlamaIndex `ReActAgent`'s retry of an answer it cannot parse; Google ADK's "
+    "`after_model_callback` replacing an answer is tested in tests/google_adk, not as a cell. No such hook (so no "
+    "cell): skip_model in Agno (pre-hooks can only raise), CrewAI (`before_llm_call` can only block), LlamaIndex, "
+    "smolagents, AutoGen; output_retry in the OpenAI Agents SDK (an invalid `output_type` raises "
+    "`ModelBehaviorError`), Agno (`output_schema` parse failure is logged, not retried), LlamaIndex `output_cls` "
+    "(a warning), AutoGen `output_content_type` (raises), Google ADK",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 

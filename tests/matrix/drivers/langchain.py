@@ -8,7 +8,10 @@ from typing import Any, AsyncIterator, Iterator
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
 
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
 from tests.langchain.fakes import ToolCallingChatModel, build_agent_graph
@@ -69,7 +72,32 @@ def _tool(truth: Truth) -> StructuredTool:
 
 def _graph(truth: Truth) -> Any:
     truth.agents = [("weather_agent", None)]
+    if truth.ending == "skip_model":
+        return _answering_graph(truth)
     return build_agent_graph(TruthChatModel(truth=truth), [_tool(truth)], name="weather_agent")
+
+
+def _answering_graph(truth: Truth) -> Any:
+    """skip_model: ``build_agent_graph`` whose ``agent`` node answers after the tool itself (from a cache)
+    instead of calling the model."""
+    tools = [_tool(truth)]
+    bound = TruthChatModel(truth=truth).bind_tools(tools)
+
+    def agent(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        if isinstance(state["messages"][-1], ToolMessage):
+            return {"messages": [AIMessage(truth.skip(), id="cached")]}
+        return {"messages": [bound.invoke(state["messages"], config)]}
+
+    def route(state: MessagesState) -> str:
+        return "tools" if getattr(state["messages"][-1], "tool_calls", None) else END
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", route, ["tools", END])
+    graph.add_edge("tools", "agent")
+    return graph.compile(name="weather_agent")
 
 
 INPUT = {"messages": [HumanMessage(CITY)]}
