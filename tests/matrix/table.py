@@ -199,7 +199,8 @@ PENDING: tuple[str, ...] = (
     "cell): skip_model in Agno (pre-hooks can only raise), CrewAI (`before_llm_call` can only block), LlamaIndex, "
     "smolagents, AutoGen; output_retry in the OpenAI Agents SDK (an invalid `output_type` raises "
     "`ModelBehaviorError`), Agno (`output_schema` parse failure is logged, not retried), LlamaIndex `output_cls` "
-    "(a warning), AutoGen `output_content_type` (raises), Google ADK",
+    "(a warning), AutoGen `output_content_type` (raises), Google ADK (`output_schema` validation raises; its "
+    "`ReflectAndRetryModelPlugin` retries malformed function calls, a model error, not a rejected output)",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 
