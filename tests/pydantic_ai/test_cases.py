@@ -280,3 +280,67 @@ def test_current_agent_span_inside_concurrent_runs(instrumented: Any, exporter: 
     asyncio.run(main())
     agents = {a.attributes["input.value"]: a.span_id for a in exporter.semantic("agent")}
     assert seen == {str(i): agents[f"order {i}"] for i in range(8)}
+
+
+def test_a_request_a_capability_answers_has_no_model_span(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``SkipModelRequest`` from a capability's ``before_model_request``, or a ``wrap_model_request`` that returns
+    without calling its handler: the model is never asked, so there is no model span; the answer is the run's
+    output. A request the model does answer still gets its span."""
+    from dataclasses import dataclass
+
+    from pydantic_ai import Agent, SkipModelRequest
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    asked: list[int] = []
+
+    def model(messages: Any, info: Any) -> ModelResponse:
+        asked.append(1)
+        return ModelResponse(parts=[TextPart("from the model")])
+
+    @dataclass(eq=False)
+    class Skip(AbstractCapability[Any]):
+        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+            raise SkipModelRequest(ModelResponse(parts=[TextPart("from the cache")]))
+
+    @dataclass(eq=False)
+    class ShortCircuit(AbstractCapability[Any]):
+        async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
+            return ModelResponse(parts=[TextPart("short-circuited")])
+
+    assert Agent(FunctionModel(model), name="a", capabilities=[Skip()]).run_sync("hi").output == "from the cache"
+    assert Agent(FunctionModel(model), name="b", capabilities=[ShortCircuit()]).run_sync("hi").output == \
+        "short-circuited"
+    assert not asked and not [s for s in exporter.spans if s.semantic_kind == "model"]
+    outputs = {s.name: s.attributes.get("output.value") for s in exporter.spans if s.semantic_kind == "agent"}
+    assert outputs == {"invoke_agent a": "from the cache", "invoke_agent b": "short-circuited"}
+    assert Agent(FunctionModel(model), name="c").run_sync("hi").output == "from the model"
+    assert asked and len([s for s in exporter.spans if s.semantic_kind == "model"]) == 1
+
+
+def test_a_rejected_output_is_a_failed_step(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A structured output that fails validation, then one the model gets right: one ``validate_output`` chain
+    span, ERROR, between the two model spans (each with its own usage); no tool span for the output tool."""
+    from pydantic import BaseModel
+
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    class Weather(BaseModel):
+        city: str
+        sky: str
+
+    def model(messages: Any, info: Any) -> ModelResponse:
+        args = {"city": "Paris"} if len(messages) == 1 else {"city": "Paris", "sky": "sunny"}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+    result = Agent(FunctionModel(model), output_type=Weather, name="w").run_sync("Weather in Paris?")
+    assert result.output == Weather(city="Paris", sky="sunny")
+    kinds = [(s.name, s.semantic_kind, s.status) for s in sorted(exporter.spans, key=lambda s: s.start_time)
+             if s.semantic_kind in ("model", "chain", "tool")]
+    assert [(k, st) for _, k, st in kinds] == [("model", StatusCode.UNSET), ("chain", StatusCode.ERROR),
+                                              ("model", StatusCode.UNSET)]
+    rejected = [s for s in exporter.spans if s.semantic_kind == "chain"][0]
+    assert rejected.name == "validate_output" and rejected.attributes["error.type"].endswith("ValidationError")
