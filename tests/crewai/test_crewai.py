@@ -20,9 +20,10 @@ from crewai.flow.flow import Flow, listen, start
 from crewai.llms.base_llm import BaseLLM
 from crewai.tools import tool
 from opentelemetry import trace
+from opentelemetry.trace import StatusCode
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
-from tests.crewai.fakes import NativeLLM, ReactLLM, clerk, lookup_order, one_agent_crew, order_task
+from tests.crewai.fakes import NativeLLM, ReactLLM, ReplyLLM, clerk, lookup_order, one_agent_crew, order_task
 from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -630,3 +631,26 @@ def test_cr5_crewai_tracing_at_defaults_does_not_double_our_spans(tmp_path: Path
                                        "chat scripted-react": 2, "execute_tool lookup_order": 1}
     assert report["others"] == []
     assert report["sessions"] == ["TraceSession"], "CrewAI's own tracing did not run at its defaults"
+
+
+def test_a_guardrail_rejecting_the_output_is_a_failed_step(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A task guardrail rejects the first output (CrewAI has the agent execute the task again): that check is a
+    ``guardrail {function}`` chain span, ERROR ``guardrail_rejected``; the check that accepts is not an error,
+    and the task's output is the accepted one."""
+    answers = iter(["shipped", "Order A100 has shipped."])
+
+    class Answering(ReplyLLM):
+        def call(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            return f"Final Answer: {next(answers)}"
+
+    def whole_sentence(output):  # (CrewAI checks an annotated return against typing.Tuple[bool, Any])
+        return (False, "Answer in a sentence.") if " " not in output.raw else (True, output.raw)
+
+    agent = clerk(Answering(), tools=[])
+    crew = Crew(agents=[agent], tasks=[order_task(agent, guardrail=whole_sentence, guardrail_max_retries=1)])
+    assert crew.kickoff().raw == "Order A100 has shipped."
+    checks = sorted((s for s in exporter.spans if s.name == "guardrail whole_sentence"), key=lambda s: s.start_time)
+    assert [s.status for s in checks] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert checks[0].attributes["error.type"] == "guardrail_rejected" and checks[0].semantic_kind == "chain"
+    [agent_span] = [s for s in exporter.spans if s.semantic_kind == "agent"]
+    assert agent_span.attributes["output.value"] == "Order A100 has shipped."

@@ -541,3 +541,16 @@ def test_service_tier_served_is_on_the_model_span(instrumented: Any, exporter: S
     run_mode(mode, agent, "?")
     [m] = exporter.semantic("model")
     assert m.attributes["openai.response.service_tier"] == "default"
+
+
+def test_tool_use_behavior_answering_is_the_agent_output(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``tool_use_behavior="stop_on_first_tool"``: the tool's result is the final output and the model is not
+    asked again: one model span (the request that asked for the tool), and the agent's output is that result."""
+    handler = ScriptedResponses([call(("lookup_order", {"order_id": "A100"}))])
+    agent = Agent(name="support", instructions="Help.", model=responses_model(handler), tools=[lookup_order],
+                  tool_use_behavior="stop_on_first_tool")
+    result = Runner.run_sync(agent, "Where is A100?")
+    assert len(handler.requests) == 1
+    assert len(exporter.semantic("model")) == 1
+    [agent_span] = exporter.semantic("agent")
+    assert agent_span.attributes["output.value"] == result.final_output

@@ -280,3 +280,18 @@ def test_envelopes_validate(instrumented: Any, envelopes: list) -> None:
     assert len(envelopes) >= 2
     check(envelopes)
     assert envelopes[0]["usage"]["input_tokens"] == 11 + 12
+
+
+def test_a_final_answer_the_checks_reject_fails_its_step(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``final_answer_checks`` reject the first final answer (smolagents steps on and asks the model again): that
+    step's span ends ERROR with smolagents' ``AgentError``; the next step's answer is the run's output."""
+    script = [[("final_answer", {"answer": "shipped"})], [("final_answer", {"answer": "A100 has shipped"})]]
+
+    def whole_sentence(answer: Any, memory: Any, agent: Any = None) -> bool:
+        return " " in str(answer)
+
+    agent = tool_calling_agent(ScriptedModel(script), final_answer_checks=[whole_sentence], max_steps=3)
+    assert agent.run("Where is A100?") == "A100 has shipped"
+    steps = sorted((s for s in exporter.spans if s.name.startswith("step ")), key=lambda s: s.start_time)
+    assert [(s.name, s.status) for s in steps] == [("step 1", StatusCode.ERROR), ("step 2", StatusCode.UNSET)]
+    assert steps[0].attributes["error.type"].endswith("AgentError")
