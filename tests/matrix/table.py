@@ -110,6 +110,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("model.invoke", "sync", endings=("done", "model_raises")),
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("(model | JsonOutputParser()).with_retry().invoke", "sync", variant=True, endings=("output_retry",)),
     ), known={
         ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
         "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
@@ -193,8 +194,8 @@ PENDING: tuple[str, ...] = (
     "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
     "termination conditions, message caps and max turns",
     "skip_model and output_retry where the framework's hook is not installed or not on a matrix entry: LangChain 1.x "
-    "agent middleware (`before_model`/`wrap_model_call`; `langchain` 1.x is not installed) and `with_structured_output`"
-    " retried with `with_retry`; LlamaIndex `ReActAgent`'s retry of an answer it cannot parse; Google ADK's "
+    "agent middleware (`before_model`/`wrap_model_call`, `create_agent(response_format=...)` retries; `langchain` 1.x "
+    "is not installed); LlamaIndex `ReActAgent`'s retry of an answer it cannot parse; Google ADK's "
     "`after_model_callback` replacing an answer is tested in tests/google_adk, not as a cell. No such hook (so no "
     "cell): skip_model in Agno (pre-hooks can only raise), CrewAI (`before_llm_call` can only block), LlamaIndex, "
     "smolagents, AutoGen; output_retry in the OpenAI Agents SDK (an invalid `output_type` raises "

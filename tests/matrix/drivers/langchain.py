@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator, Iterator
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
@@ -15,7 +17,7 @@ from langgraph.prebuilt import ToolNode
 
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
 from tests.langchain.fakes import ToolCallingChatModel, build_agent_graph
-from tests.matrix.truth import CITY, TOOL, TOOL_RESULT, Call, Truth
+from tests.matrix.truth import CITY, REJECTED, TOOL, TOOL_RESULT, Call, Truth
 
 INSTRUMENTOR = LangChainInstrumentor
 
@@ -24,12 +26,16 @@ class TruthChatModel(ToolCallingChatModel):
     """The shared fake, answering from :class:`Truth` (usage on the last stream chunk, as providers send it)."""
 
     truth: Any = None
+    json_answers: bool = False  # an accepted answer as JSON ({"answer": text}): the structured output entry
 
     def _answer(self, messages: list) -> tuple[Call, AIMessage]:
         last = messages[-1] if messages else None
         call = self.truth.reply(has_tool_result=last is not None and last.type == "tool")
         turn = call.turn
-        msg = AIMessage(content=turn.text or "", id=f"resp-{len(messages)}",
+        text = turn.text or ""
+        if self.json_answers and text and text != REJECTED:
+            text = json.dumps({"answer": text})
+        msg = AIMessage(content=text, id=f"resp-{len(messages)}",
                         tool_calls=[{"name": n, "args": a, "id": f"call_{i}", "type": "tool_call"}
                                     for i, (n, a) in enumerate(turn.tool_calls)])
         msg.response_metadata = {"model_name": self.model_name,
@@ -119,6 +125,22 @@ def _update(event: dict) -> Any:
     return {node: [_content(m) for m in (upd or {}).get("messages", [])] for node, upd in event.items()}
 
 
+def _structured(truth: Truth) -> Any:
+    """output_retry: the model's answer parsed as JSON (``JsonOutputParser``), the pair retried by LangChain's own
+    ``with_retry`` when the parser rejects it (``OutputParserException``): the rejected bare word, then the
+    answer as JSON."""
+    model = TruthChatModel(truth=truth, json_answers=True)
+    return (model | JsonOutputParser()).with_retry(retry_if_exception_type=(OutputParserException,),
+                                                   stop_after_attempt=2, wait_exponential_jitter=False)
+
+
+def _json_output(truth: Truth) -> Any:
+    def norm(result: Any) -> Any:
+        truth.output = json.dumps(result, separators=(",", ":"))  # what the chain gave: the parsed answer
+        return result
+    return norm
+
+
 ENTRIES = {
     "graph.invoke": lambda t: (lambda: _graph(t).invoke(INPUT), _final),
     "graph.ainvoke": lambda t: (lambda: _graph(t).ainvoke(INPUT), _final),
@@ -135,4 +157,6 @@ ENTRIES = {
     "model.invoke": lambda t: (lambda: TruthChatModel(truth=t).invoke(AFTER_TOOL), _content),
     "model.stream": lambda t: (lambda: TruthChatModel(truth=t).stream(AFTER_TOOL), _content),
     "model.astream": lambda t: (lambda: TruthChatModel(truth=t).astream(AFTER_TOOL), _content),
+    "(model | JsonOutputParser()).with_retry().invoke": lambda t: (lambda: _structured(t).invoke(AFTER_TOOL),
+                                                                  _json_output(t)),
 }
