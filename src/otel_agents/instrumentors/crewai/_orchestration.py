@@ -12,7 +12,8 @@
   a coworker running delegated work, which therefore nests under the
   delegating agent's tool span.
 * ``Agent.kickoff`` / ``kickoff_async`` / ``akickoff`` → ``agent`` (no crew).
-* ``crewai.task.process_guardrail`` (each check of a task guardrail) → ``chain``
+* ``process_guardrail`` (each check of a task's or an agent's guardrail, as
+  ``crewai.task``, ``crewai.agent.core`` and ``crewai.lite_agent`` call it) → ``chain``
   ``guardrail {function name}``, ERROR (``error.type`` ``guardrail_rejected``,
   the guardrail's error as description) when it rejects the task's output and
   CrewAI has the agent execute the task again.
@@ -101,9 +102,15 @@ def install(hooks: Hooks) -> None:
     hooks.span(Agent, "kickoff", agent_kickoff, "crewai.agent")
     hooks.span(Agent, "kickoff_async", agent_kickoff_async, "crewai.agent")
     hooks.span(Agent, "akickoff", agent_kickoff_async, "crewai.agent")
-    from crewai import task as task_module
+    import importlib
 
-    hooks.span(task_module, "process_guardrail", guardrail_check, "crewai.guardrail")
+    for module in ("crewai.task", "crewai.agent.core", "crewai.lite_agent"):  # task and agent guardrails
+        try:
+            owner = importlib.import_module(module)
+        except ImportError:  # a release that moved it: those guardrails' checks get no span
+            continue
+        if "process_guardrail" in vars(owner):
+            hooks.span(owner, "process_guardrail", guardrail_check, "crewai.guardrail")
     hooks.span(Flow, "kickoff_async", flow_kickoff, "crewai.flow")
     hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
 
