@@ -149,6 +149,10 @@ SYSTEMS: tuple[System, ...] = (
         _e("Runner.run", "async"),
         _e("Runner.run_sync", "sync"),
         _e("Runner.run_streamed", "astream"),
+        _e("handoff Runner.run", "async", variant=True),
+        _e("handoff Runner.run_streamed", "astream", variant=True),
+        _e("agent.as_tool Runner.run", "async", variant=True),
+        _e("agent.as_tool Runner.run_streamed", "astream", variant=True),
     )),
     System("agno", "Agno", (
         _e("Agent.run", "sync"),
