@@ -173,7 +173,21 @@ SYSTEMS: tuple[System, ...] = (
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async"),
         _e("agent.run_stream", "astream"),
-    )),
+        _e("agent.on_messages_stream", "astream"),
+        _e("RoundRobinGroupChat.run", "async", variant=True),
+        _e("RoundRobinGroupChat.run_stream", "astream", variant=True),
+        _e("SelectorGroupChat.run", "async", variant=True),
+        _e("SelectorGroupChat.run_stream", "astream", variant=True),
+        _e("Swarm.run", "async", variant=True),
+        _e("Swarm.run_stream", "astream", variant=True),
+    ), known={(f"{team}.run_stream", "break_close"): "a team's `run_stream` closed after its first event: the "
+              "team's runtime goes on in its own task and its agent answers, but the team span ends abandoned "
+              "with no output (its output is taken from the messages the caller consumed)"
+              for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm")},
+       unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
+                    "runtime: the agent's turn goes on in the runtime's own task and the tool is not cancelled "
+                    "(AutoGen stops a team by its `CancellationToken`)"
+                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm") for m in ("run", "run_stream")}),
     System("claude_agent_sdk", "Claude Agent SDK (over a fake CLI in process: a `Transport` of the user's own; the "
            "tool is an SDK MCP tool)", (
         _e("query", "astream"),

@@ -64,6 +64,7 @@ class Call:
     finish: str | None = None
     error: str | None = None
     answered: bool = False  # the whole response went out (last chunk included)
+    said: bool = False  # a member's message that is not the run's answer (:meth:`Truth.say`)
 
     def sent(self, *, usage: bool = True, finish: str | None = None) -> None:
         """The response (or its last chunk) went out, with the usage of the turn and ``finish``."""
@@ -112,11 +113,12 @@ class Truth:
             self.calls.append(call)
             return call
 
-    def delegate(self, agent: str, tool: str, args: dict | None = None, *, as_tool: bool = True) -> Call:
+    def delegate(self, agent: str, tool: str, args: dict | None = None, *, as_tool: str | None = "spans") -> Call:
         """A multi-agent run's top ``agent`` delegates (a handoff, an agent used as a tool, a transfer): its
         call asks for ``tool(**args)`` with the first call's usage; it raises in ``model_raises`` cells. The
         agent's next :meth:`reply` is its answer (the script's second turn). ``as_tool``: the framework runs
-        the delegation as a tool call (recorded, with the outcome of the member's run: :meth:`settle`)."""
+        the delegation as a tool call, recorded: ``"spans"`` it lasts the member's run and ends as it does
+        (:meth:`settle`), ``"returns"`` it returns at once (ok); ``None``: no tool call."""
         with self._lock:
             if self.ending == "model_raises":
                 self.calls.append(Call(None, agent, error="ModelFailure"))
@@ -124,7 +126,19 @@ class Truth:
             call = Call(Turn(None, [(tool, dict(args or {}))], USAGE[0]), agent)
             self.calls.append(call)
             if as_tool:
-                self.tools.append(ToolRun(tool, dict(args or {}), outcome="delegated"))
+                self.tools.append(ToolRun(tool, dict(args or {}), outcome="delegated" if as_tool == "spans" else "ok"))
+            return call
+
+    def say(self, agent: str, text: str) -> Call:
+        """A message of a multi-agent run's member that is neither a tool call nor the run's answer (a planner's
+        turn in a group chat, a selector's choice of speaker): ``text`` with the first call's usage; it raises in
+        ``model_raises`` cells. Not the run's answer (:attr:`answer`)."""
+        with self._lock:
+            if self.ending == "model_raises":
+                self.calls.append(Call(None, agent, error="ModelFailure"))
+                raise ModelFailure("model down")
+            call = Call(Turn(text, [], USAGE[0]), agent, said=True)
+            self.calls.append(call)
             return call
 
     def settle(self) -> None:
@@ -135,7 +149,8 @@ class Truth:
                 continue
             after = [t.outcome for t in self.tools[i + 1:] if t.outcome != "delegated"]
             bad = next((o for o in after if o != "ok"), None)
-            member_answered = any(c.answered and c.turn and not c.turn.is_tool_call for c in self.calls)
+            member_answered = any(c.answered and c.turn and not c.turn.is_tool_call and not c.said
+                                  for c in self.calls)
             run.outcome = bad or ("ok" if member_answered else "cancelled")
 
     def delegates(self, agent: str) -> bool:
@@ -195,7 +210,7 @@ class Truth:
         if self.ending == "guardrail":  # the answer the model gave was blocked: it is not the run's output
             return None
         last = self.calls[-1] if self.calls else None
-        if last and last.answered and last.turn and not last.turn.is_tool_call:
+        if last and last.answered and last.turn and not last.turn.is_tool_call and not last.said:
             return last.turn.text
         return None
 
