@@ -159,7 +159,14 @@ SYSTEMS: tuple[System, ...] = (
         _e("Agent.run(stream=True)", "stream"),
         _e("Agent.arun", "async"),
         _e("Agent.arun(stream=True)", "astream"),
-    )),
+        _e("Team.run", "sync", variant=True),
+        _e("Team.run(stream=True)", "stream", variant=True),
+        _e("Team.arun", "async", variant=True),
+        _e("Team.arun(stream=True)", "astream", variant=True),
+    ), known={("Team.run(stream=True)", e): "a team's stream left while its leader's delegation runs: the "
+              "`delegate_task_to_member` tool span ends abandoned (control flow `GeneratorExit`), which the ECP fold "
+              "reports as an `ok` tool call (it counts only a cancellation as not ok)"
+              for e in ("break_close", "break_drop")}),
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
         _e("agent.run", "sync"),
         _e("agent.run(stream=True)", "stream"),

@@ -80,6 +80,7 @@ class ToolRun:
     name: str
     args: dict
     outcome: str = "running"  # ok | error | cancelled
+    by: str = ""  # the agent that delegated, for a delegation (:meth:`Truth.delegate`)
 
 
 @dataclass
@@ -90,6 +91,7 @@ class Truth:
     calls: list[Call] = field(default_factory=list)
     tools: list[ToolRun] = field(default_factory=list)
     agents: list[tuple[str, str | None]] | None = None  # expected delegation tree, when the driver knows it
+    top: str | None = None  # the agent whose answer is a multi-agent run's output (a team's leader), when not the last
     error_output: str | None = None  # what a framework that returns a failure as the run's output gave the user
     output: str | None = None  # what the caller got when no model answered it: a bare MCP tool call's result, a
     # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
@@ -126,7 +128,8 @@ class Truth:
             call = Call(Turn(None, [(tool, dict(args or {}))], USAGE[0]), agent)
             self.calls.append(call)
             if as_tool:
-                self.tools.append(ToolRun(tool, dict(args or {}), outcome="delegated" if as_tool == "spans" else "ok"))
+                self.tools.append(ToolRun(tool, dict(args or {}), outcome="delegated" if as_tool == "spans" else "ok",
+                                          by=agent))
             return call
 
     def say(self, agent: str, text: str) -> Call:
@@ -142,16 +145,17 @@ class Truth:
             return call
 
     def settle(self) -> None:
-        """A delegation's outcome is its member's run's: failed or cancelled as the first of the member's tools
-        that did not end ok, else ok once the member answered, else cancelled (left before it answered)."""
+        """A delegation's outcome is its member's run's: ok once the member answered (a failed tool it recovered
+        from included), else failed or cancelled as the first of the member's tools that did not end ok, else
+        cancelled (left before it answered)."""
         for i, run in enumerate(self.tools):
             if run.outcome != "delegated":
                 continue
             after = [t.outcome for t in self.tools[i + 1:] if t.outcome != "delegated"]
             bad = next((o for o in after if o != "ok"), None)
             member_answered = any(c.answered and c.turn and not c.turn.is_tool_call and not c.said
-                                  for c in self.calls)
-            run.outcome = bad or ("ok" if member_answered else "cancelled")
+                                  and c.agent != run.by for c in self.calls)
+            run.outcome = "ok" if member_answered else (bad or "cancelled")
 
     def delegates(self, agent: str) -> bool:
         """Whether ``agent``'s next call is its delegation (it has made no call yet)."""
@@ -210,6 +214,8 @@ class Truth:
         if self.ending == "guardrail":  # the answer the model gave was blocked: it is not the run's output
             return None
         last = self.calls[-1] if self.calls else None
+        if self.top is not None and last is not None and last.agent != self.top:
+            return None  # a member answered, its leader did not: the run has no answer
         if last and last.answered and last.turn and not last.turn.is_tool_call and not last.said:
             return last.turn.text
         return None

@@ -111,6 +111,7 @@ def _orchestrator(truth: Truth) -> Agent:
     ``ask_weather`` running the agent) and answers from its answer."""
     specialist = _agent(truth, "weather_agent")
     truth.agents = [("orchestrator", None), ("weather_agent", "orchestrator")]
+    truth.top = "orchestrator"
     return Agent(name="orchestrator", instructions="Ask the weather agent.",
                  tools=[specialist.as_tool(tool_name="ask_weather", tool_description="Ask about the weather.")],
                  model=TruthModel(truth, "orchestrator", ("ask_weather", {"input": CITY})))
