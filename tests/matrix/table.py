@@ -134,8 +134,11 @@ SYSTEMS: tuple[System, ...] = (
         _e("run_stream", "astream"),
         _e("run_stream_events", "astream"),
         _e("iter", "astream"),
+        _e("delegation run", "async", variant=True),
+        _e("delegation run_stream", "astream", variant=True),
+        _e("delegation iter", "astream", variant=True),
     ), known={(e, "model_raises"): "a model whose `request_stream` raises before its first event: the model span "
-              "ends marked abandoned, not as an error" for e in ("run_stream", "run_stream_events")}),
+              "ends marked abandoned, not as an error" for e in ("run_stream", "run_stream_events", "delegation run_stream")}),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
