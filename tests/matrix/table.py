@@ -173,9 +173,11 @@ SYSTEMS: tuple[System, ...] = (
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
         _e("agent.run", "sync"),
         _e("agent.run(stream=True)", "stream"),
-    ), unsupported={("agent.run(stream=True)", "break_close"): "smolagents' own stream generator ignores "
+        _e("managed_agents agent.run", "sync", variant=True),
+        _e("managed_agents agent.run(stream=True)", "stream", variant=True),
+    ), unsupported={(e, "break_close"): "smolagents' own stream generator ignores "
                     "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
-                    "closing is supported)"}),
+                    "closing is supported)" for e in ("agent.run(stream=True)", "managed_agents agent.run(stream=True)")}),
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream"),
         _e("Runner.run_async", "astream"),
