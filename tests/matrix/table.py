@@ -107,12 +107,22 @@ SYSTEMS: tuple[System, ...] = (
         _e("graph.astream(stream_mode='updates')", "astream"),
         _e("graph.astream_events", "astream"),
         _e("graph.batch", "sync"),
+        _e("graph.stream(stream_mode='values')", "stream"),
+        _e("graph.abatch", "async"),
+        _e("supervisor graph.invoke", "sync", variant=True),
+        _e("supervisor graph.stream", "stream", variant=True),
+        _e("supervisor graph.astream(stream_mode='messages')", "astream", variant=True),
+        _e("supervisor graph.astream(stream_mode='values')", "astream", variant=True),
         _e("model.invoke", "sync", endings=("done", "model_raises")),
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
     ), known={
         ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
         "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
+        **{("supervisor graph.astream(stream_mode='messages')", e): "a graph's message stream left at the "
+           "supervisor model's first chunk: the model span ends abandoned without the usage of the chunk the model "
+           "sent (the handler reads usage only from the finished response, not from streamed chunks)"
+           for e in ("break_close", "break_drop")},
         ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
