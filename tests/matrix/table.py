@@ -135,6 +135,9 @@ SYSTEMS: tuple[System, ...] = (
     System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync"),
         _e("Crew.kickoff_async", "async"),
+        _e("Crew.akickoff", "async", endings=("done", "tool_raises", "model_raises")),
+        _e("two agents Crew.kickoff", "sync", variant=True),
+        _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
     ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled"}),

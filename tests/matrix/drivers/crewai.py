@@ -17,16 +17,24 @@ from tests.crewai.fakes import ReactLLM, _observation
 from tests.matrix.truth import CITY, TOOL, Truth
 
 INSTRUMENTOR = CrewAIInstrumentor
+PLAN = "Look up the weather in Paris."
 
 
 class TruthLLM(ReactLLM):
     truth: Any = None
+    agent: str = ""  # a crew's member: its own calls count
+    role: Any = None  # a member's own turn: ``truth -> Call`` (a planner's message)
 
     def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
              from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
         with llm_call_context():
             self._emit_call_started_event(messages=messages, tools=tools, from_task=from_task, from_agent=from_agent)
-            call = self.truth.reply(has_tool_result=_observation(messages) is not None)
+            if self.role is not None:
+                call = self.role(self.truth)
+            elif self.agent:
+                call = self.truth.reply(self.agent)
+            else:
+                call = self.truth.reply(has_tool_result=_observation(messages) is not None)
             turn = call.turn
             if turn.is_tool_call:
                 name, args = turn.tool_calls[0]
@@ -42,7 +50,7 @@ class TruthLLM(ReactLLM):
             return text
 
 
-def _crew(truth: Truth) -> Crew:
+def _crew(truth: Truth, two: bool = False) -> Crew:
     seen: dict[int, bool] = {}
 
     @tool(TOOL)
@@ -58,13 +66,24 @@ def _crew(truth: Truth) -> Crew:
         return truth.tool(city=city)
 
     agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
-                  llm=TruthLLM(truth=truth), tools=[get_weather], max_retry_limit=0, max_iter=3)
+                  llm=TruthLLM(truth=truth, agent="Weather Clerk" if two else ""), tools=[get_weather],
+                  max_retry_limit=0, max_iter=3)
     task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
                 name="weather")
-    return Crew(agents=[agent], tasks=[task])
+    if not two:
+        return Crew(agents=[agent], tasks=[task])
+    # Multi-agent (sequential): a planner's task, then the clerk's, whose answer is the crew's output
+    planner = Agent(role="Planner", goal="Plan the work", backstory="Plans.", max_retry_limit=0, max_iter=3,
+                    llm=TruthLLM(truth=truth, agent="Planner", role=lambda t: t.say("Planner", PLAN)))
+    plan = Task(agent=planner, description="Plan the weather report.", expected_output="A plan", name="plan")
+    truth.agents = [("Planner", None), ("Weather Clerk", None)]  # (the crew is a workflow span)
+    return Crew(agents=[planner, agent], tasks=[plan, task])
 
 
 ENTRIES = {
     "Crew.kickoff": lambda t: (lambda: _crew(t).kickoff(), lambda r: r.raw),
     "Crew.kickoff_async": lambda t: (lambda: _crew(t).kickoff_async(), lambda r: r.raw),
+    "Crew.akickoff": lambda t: (lambda: _crew(t).akickoff(), lambda r: r.raw),
+    "two agents Crew.kickoff": lambda t: (lambda: _crew(t, True).kickoff(), lambda r: r.raw),
+    "two agents Crew.akickoff": lambda t: (lambda: _crew(t, True).akickoff(), lambda r: r.raw),
 }
