@@ -129,9 +129,12 @@ SYSTEMS: tuple[System, ...] = (
     System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
         _e("FunctionAgent.run", "async"),
         _e("FunctionAgent.run().stream_events", "astream"),
-    ), known={("FunctionAgent.run().stream_events", ending): "a run whose event stream was left after its first "
+        _e("AgentWorkflow.run", "async", variant=True),
+        _e("AgentWorkflow.run().stream_events", "astream", variant=True),
+    ), known={(entry, ending): "a run whose event stream was left after its first "
               "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
-              "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")}),
+              "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")
+              for entry in ("FunctionAgent.run().stream_events", "AgentWorkflow.run().stream_events")}),
     System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync"),
         _e("Crew.kickoff_async", "async"),
