@@ -197,6 +197,9 @@ SYSTEMS: tuple[System, ...] = (
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream"),
         _e("Runner.run_async", "astream"),
+        _e("sub_agents Runner.run", "stream", variant=True),
+        _e("sub_agents Runner.run_async", "astream", variant=True),
+        _e("AgentTool Runner.run_async", "astream", variant=True),
     )),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async"),

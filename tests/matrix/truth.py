@@ -132,10 +132,10 @@ class Truth:
                                           by=agent))
             return call
 
-    def delegation_started(self, tool: str, args: dict, by: str) -> None:
+    def delegation_started(self, tool: str, args: dict, by: str, *, spans: bool = True) -> None:
         """For a driver that sees the delegation's tool start (``delegate(..., as_tool=None)`` then): record it
-        now, with the outcome of the member's run (:meth:`settle`)."""
-        self.tools.append(ToolRun(tool, dict(args), outcome="delegated", by=by))
+        now, with the outcome of the member's run (``spans``: :meth:`settle`), else ok (it returned at once)."""
+        self.tools.append(ToolRun(tool, dict(args), outcome="delegated" if spans else "ok", by=by))
 
     def say(self, agent: str, text: str) -> Call:
         """A message of a multi-agent run's member that is neither a tool call nor the run's answer (a planner's
