@@ -40,3 +40,37 @@ def runner(call: Callable[[], Any]) -> Callable[[], None]:
             asyncio.run(result)
 
     return run
+
+
+def provider_client(package: str, example_name: str, cls: str) -> tuple[dict[str, str], Callable, Callable]:
+    """``(PEERS, workload, install)`` of a provider client's workload (the ``anthropic`` and ``openai``
+    clients): ``examples/customer_support/EXAMPLE_NAME.py``'s hand-written tool loop, run by its ``run(client,
+    question)``, with only the client instrumented (the example's agent/tool decorators record into the global
+    provider, unset in the benchmark: the same no-op in every variant). Every peer instruments the client
+    under the same class name ``cls`` in its own ``PACKAGE`` module."""
+    from . import instrumentor_variant, restoring
+
+    peers = {"openinference": f"openinference-instrumentation-{package}",
+             "openllmetry": f"opentelemetry-instrumentation-{package}",
+             "otel_genai": f"opentelemetry-instrumentation-genai-{package}"}
+    classes = {"ours": f"otel_agents.instrumentors.{package}:{cls}",
+               "openinference": f"openinference.instrumentation.{package}:{cls}",
+               "openllmetry": f"opentelemetry.instrumentation.{package}:{cls}",
+               "otel_genai": f"opentelemetry.instrumentation.genai.{package}:{cls}"}
+
+    def workload() -> Callable[[], Any]:
+        module = example(example_name)
+        client = module.client()
+        return lambda: module.run(client, QUESTION)
+
+    def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
+        instrumentor, install_ = instrumentor_variant(variant, provider, classes)
+        if variant not in ("ours", "ours_no_content"):
+            # Peers' uninstrument() leave patches behind here: OpenLLMetry 0.62.4 unwraps dotted paths its
+            # `unwrap` resolves to nothing; OpenInference's openai package sets `OpenAI.request` on the
+            # subclass, shadowing the base class's method any later instrumentation wraps. Put every
+            # attribute back as it was before the peer was installed.
+            return restoring((package,), install_, instrumentor.uninstrument)
+        return install_, instrumentor.uninstrument
+
+    return peers, workload, install

@@ -58,6 +58,9 @@ class BrainCLI:
         self.faults = faults
         self.partials = "--include-partial-messages" in argv
         self.ask_permission = "--permission-prompt-tool" in argv
+        # ``permission_mode="dontAsk"``: the CLI itself denies every tool not pre-approved (``allowed_tools``)
+        self.dont_ask = "--permission-mode" in argv and argv[argv.index("--permission-mode") + 1] == "dontAsk"
+        self.allowed = set(argv[argv.index("--allowedTools") + 1].split(",")) if "--allowedTools" in argv else set()
         self.servers: list[str] = []
         if "--mcp-config" in argv:
             config = json.loads(argv[argv.index("--mcp-config") + 1])
@@ -189,6 +192,9 @@ class BrainCLI:
             if specific.get("permissionDecision") == "deny":
                 self.denials.append({"tool_name": wire_name, "tool_use_id": tool_use_id, "tool_input": args})
                 return specific.get("permissionDecisionReason") or "denied by hook", True
+        if self.dont_ask and wire_name not in self.allowed:  # decided by the CLI: no one is asked
+            self.denials.append({"tool_name": wire_name, "tool_use_id": tool_use_id, "tool_input": args})
+            return f"Permission to use {wire_name} has been denied.", True
         if self.ask_permission:
             answer = await self.control({"subtype": "can_use_tool", "tool_name": wire_name, "input": args,
                                          "tool_use_id": tool_use_id, "permission_suggestions": []})

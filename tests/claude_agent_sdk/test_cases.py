@@ -186,6 +186,36 @@ def test_tool_error_and_permission_denial_are_distinct(instrumented: Any, export
                          ("permission mcp__support__check_refund_policy", "execute_tool check_refund_policy", "deny")}
 
 
+def test_a_denial_the_cli_decides_itself_is_a_denial(instrumented: Any, exporter: SnapshotExporter,
+                                                     cli_path: str) -> None:
+    """Issue 41: ``permission_mode="dontAsk"`` — the CLI denies the tool that is not pre-approved without asking
+    anyone, so the tool_result alone looks like a failure. The tool span is ERROR permission_denied with
+    otel_agents.tool.denied (from the result's permission_denials, the same tool_use id); a tool that really
+    failed in the same turn stays tool_error; the tool spans end when their results came, not at the result."""
+
+    async def prompt() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "Can I get a refund for order A100?"}}
+
+    messages = asyncio.run(collect(prompt(), cli_path=cli_path, permission_mode="dontAsk",
+                                   allowed_tools=["mcp__support__lookup_order"],
+                                   mcp_servers={"support": support_server(fail={"lookup_order"})}))
+    result = _result(messages)
+    spans = exporter.semantic()
+    lookup = _one(spans, "execute_tool lookup_order")
+    assert lookup.status.name == "ERROR" and lookup.attributes["error.type"] == "tool_error"
+    assert "otel_agents.tool.denied" not in lookup.attributes
+    policy = _one(spans, "execute_tool check_refund_policy")
+    assert policy.status.name == "ERROR" and policy.attributes["error.type"] == "permission_denied"
+    assert policy.attributes["otel_agents.tool.denied"] is True
+    assert [d["tool_use_id"] for d in result.permission_denials] == [policy.attributes["gen_ai.tool.call.id"]]
+    assert not [s for s in spans if s.name.startswith("permission ")]  # nobody was asked
+    models = sorted((s for s in spans if s.name.startswith("chat ")), key=lambda s: s.start_time)
+    for tool in (lookup, policy):  # ended at its tool_result: before the model call that read it
+        assert tool.end_time <= next(m.start_time for m in models if m.start_time >= tool.start_time)
+    agent = _one(spans, "invoke_agent claude")
+    assert agent.attributes["claude_agent_sdk.permission_denials"] == 1
+
+
 def test_a_pre_tool_use_deny_is_a_guardrail(instrumented: Any, provider: Any, exporter: SnapshotExporter,
                                             cli_path: str) -> None:
     """A user PreToolUse hook that denies: a guardrail span under the tool span (the user's hook runs inside

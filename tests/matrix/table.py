@@ -153,17 +153,13 @@ SYSTEMS: tuple[System, ...] = (
         _e("delegation run", "async", variant=True),
         _e("delegation run_stream", "astream", variant=True),
         _e("delegation iter", "astream", variant=True),
-    ), known={(e, "model_raises"): "a model whose `request_stream` raises before its first event: the model span "
-              "ends marked abandoned, not as an error" for e in ("run_stream", "run_stream_events", "delegation run_stream")}),
+    )),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
                            ("chat.completions.stream", "stream"), ("responses.create", "sync"),
                            ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
-        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode]),
-        known={(e, "break_close"): "the sync `.stream()` manager's `with` left after the first event: the model "
-               "span stays open until the stream object is garbage-collected (the manager's `__exit__` closes the "
-               "HTTP response beneath our stream wrapper)" for e in ("chat.completions.stream", "responses.stream")}),
+        for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
     System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
         _e("Runner.run", "async"),
         _e("Runner.run_sync", "sync"),

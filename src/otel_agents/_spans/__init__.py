@@ -47,7 +47,7 @@ from .registry import SpanRegistry
 from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
 from .settings import Settings
 from .span import SemanticSpan, Telemetry, Usage, otel_value, semantic_span_for
-from .steps import AsyncStepIterator, StepIterator
+from .steps import AsyncStepIterator, StepIterator, entered, in_context
 from .streams import watch_stream, wrap_stream
 
 __all__ = [

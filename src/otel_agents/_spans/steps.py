@@ -16,14 +16,48 @@ These proxies do not end spans: :func:`~.streams.wrap_stream` does (it can wrap 
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable, ContextManager, Iterable, Union
+from contextlib import contextmanager
+from typing import Any, AsyncIterator, Callable, ContextManager, Iterable, Iterator, Mapping, Union
 
 from opentelemetry import context as otel_context
+
+from .run_context import pop_run_attributes, push_run_attributes
 
 EnterStep = Callable[[], ContextManager[Any]]
 """``enter() -> context manager`` entered around each step, inside the attached context."""
 StepContext = Union[otel_context.Context, Callable[[], otel_context.Context], None]
 """The context a step runs in: a fixed one, a function giving it at each step, or none."""
+
+
+@contextmanager
+def entered(ctx: otel_context.Context, run_attributes: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """``ctx`` attached and ``run_attributes`` (if any) pushed for the block, both undone on the way out in
+    the reverse order: a step of ours run in a context other than the caller's (a server's request span
+    parented on a remote context, an executor run in the request's context)."""
+    token = otel_context.attach(ctx)
+    pushed = push_run_attributes(run_attributes) if run_attributes else None
+    try:
+        yield
+    finally:
+        if pushed is not None:
+            pop_run_attributes(pushed)
+        otel_context.detach(token)
+
+
+def in_context(stream: Any, ctx: otel_context.Context, run_attributes: Mapping[str, Any] | None = None
+               ) -> "AsyncStepIterator":
+    """``stream``'s items, each produced with ``ctx`` attached and ``run_attributes`` pushed (an
+    :class:`AsyncStepIterator`)."""
+    return AsyncStepIterator(stream, ctx, (lambda: _pushed(run_attributes)) if run_attributes else None)
+
+
+@contextmanager
+def _pushed(run_attributes: Mapping[str, Any]) -> Iterator[None]:
+    token = push_run_attributes(run_attributes)
+    try:
+        yield
+    finally:
+        pop_run_attributes(token)
 
 
 def _attach(ctx: StepContext) -> Any:

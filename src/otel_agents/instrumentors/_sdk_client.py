@@ -258,10 +258,15 @@ class ClientHooks:
         sync_client, async_client: the SDK's ``SyncAPIClient`` / ``AsyncAPIClient``.
         streams: the SDK's ``(Stream, AsyncStream)`` classes.
         provider: ``gen_ai.provider.name`` (``anthropic``, ``openai``).
+        helper_streams: ``(sync classes, async classes)`` of the SDK's stream helpers that hold one of its
+            streams as ``_raw_stream`` and whose ``close`` closes the HTTP response beneath it without closing
+            that stream (openai's ``ChatCompletionStream``/``ResponseStream``, which the ``.stream()`` managers'
+            ``__exit__`` close): their ``close`` ends our span too.
     """
 
     def __init__(self, telemetry: Telemetry, route: Router, *, sync_client: type, async_client: type,
-                 streams: tuple[type, type], provider: str):
+                 streams: tuple[type, type], provider: str,
+                 helper_streams: tuple[tuple[type, ...], tuple[type, ...]] = ((), ())):
         self.telemetry = telemetry
         self.route = route
         self.provider = provider
@@ -272,6 +277,8 @@ class ClientHooks:
             Patch(self.sync_stream, "close", self._sync_close),
             Patch(self.async_stream, "close", self._async_close),
         ]
+        self.patches += [Patch(cls, "close", self._sync_close_helper) for cls in helper_streams[0]]
+        self.patches += [Patch(cls, "close", self._async_close_helper) for cls in helper_streams[1]]
 
     def remove(self) -> None:
         """Take our wrappers off (see :class:`~._patch.Patch`)."""
@@ -411,11 +418,20 @@ class ClientHooks:
     def _async_close(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         return self._aclose(wrapped, instance, args, kwargs)
 
-    async def _aclose(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    async def _aclose(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict, stream: Any = None) -> Any:
         try:
             return await wrapped(*args, **kwargs)
         finally:
-            self._closed(instance)
+            self._closed(instance if stream is None else stream)
+
+    def _sync_close_helper(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        try:
+            return wrapped(*args, **kwargs)
+        finally:
+            self._closed(getattr(instance, "_raw_stream", None))
+
+    def _async_close_helper(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        return self._aclose(wrapped, instance, args, kwargs, getattr(instance, "_raw_stream", None))
 
 
 def endpoints(table: Mapping[str, Endpoint]) -> Router:

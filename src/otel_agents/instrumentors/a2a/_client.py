@@ -15,12 +15,11 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
+from ..._spans import SemanticSpan, Telemetry, guard, in_context, wrap_stream
 from ..._spans.propagation import PROPAGATION_KEYS, inject
 from ..._spans.remote import claim_remote_agent
 from ...semconv import Kind, attributes as A
 from . import _protocol as P
-from ._steps import in_context
 
 # BaseClient method → a2a.method.name (the JSON-RPC method, the gRPC service method).
 METHODS = {

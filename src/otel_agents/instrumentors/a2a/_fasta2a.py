@@ -23,12 +23,11 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes, wrap_stream
+from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, wrap_stream
 from ..._spans.propagation import extract, run_attributes_of
 from ...semconv import Kind, attributes as A
 from .._patch import Patch
 from . import _protocol as P
-from ._steps import in_context
 
 MODULE = "fasta2a.applications"
 METHODS = {"message/send": P.SEND_MESSAGE, "message/stream": P.SEND_STREAMING_MESSAGE, "tasks/get": "GetTask",
@@ -52,17 +51,12 @@ class FastA2ASide:
         if opened is None:
             return await wrapped(*args, **kwargs)
         span, ctx, run_attrs = opened
-        token = otel_context.attach(ctx)
-        pushed = push_run_attributes(run_attrs) if run_attrs else None
         try:
-            response = await wrapped(*args, **kwargs)
+            with entered(ctx, run_attrs):
+                response = await wrapped(*args, **kwargs)
         except BaseException as exc:
             P.end_with(span, exc)
             raise
-        finally:
-            if pushed is not None:
-                pop_run_attributes(pushed)
-            otel_context.detach(token)
         body = getattr(response, "body_iterator", None)
         if body is not None:  # a stream (message/stream, tasks/resubscribe): the span ends with it
             outcome = JsonOutcome()

@@ -21,12 +21,11 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from ..._spans import (SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes, wrap_stream)
+from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, wrap_stream
 from ..._spans.propagation import extract, inject, run_attributes_of
 from ...semconv import Kind, attributes as A
 from .._patch import Patch
 from . import _protocol as P
-from ._steps import in_context
 
 STATE_KEY = "otel_agents.a2a.context"
 """``ServerCallContext.state`` key of ``(context, run attributes)`` of the request's span."""
@@ -80,17 +79,12 @@ class ServerSide:
             if opened is None:
                 return await wrapped(*args, **kwargs)
             span, ctx, run_attrs = opened
-            token = otel_context.attach(ctx)
-            pushed = push_run_attributes(run_attrs) if run_attrs else None
             try:
-                result = await wrapped(*args, **kwargs)
+                with entered(ctx, run_attrs):
+                    result = await wrapped(*args, **kwargs)
             except BaseException as exc:
                 P.end_with(span, exc)
                 raise
-            finally:
-                if pushed is not None:
-                    pop_run_attributes(pushed)
-                otel_context.detach(token)
             with guard("a2a.server.result"):
                 self._record_result(span, method_attr, result)
             span.end()
@@ -228,14 +222,8 @@ class ServerSide:
         if stash is None:
             return await wrapped(*args, **kwargs)
         ctx, run_attrs = stash
-        token = otel_context.attach(ctx)
-        pushed = push_run_attributes(run_attrs) if run_attrs else None
-        try:
+        with entered(ctx, run_attrs):
             return await wrapped(*args, **kwargs)
-        finally:
-            if pushed is not None:
-                pop_run_attributes(pushed)
-            otel_context.detach(token)
 
     # -- push notifications ----------------------------------------------------------------
     async def dispatch_notification(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

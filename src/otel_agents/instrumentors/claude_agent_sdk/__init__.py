@@ -49,7 +49,11 @@ frames as they arrive and build:
   its ``tool_result``: arguments and result; ``is_error`` → ERROR ``error.type=tool_error``. A
   call that ``can_use_tool`` denied is ERROR ``error.type=permission_denied`` with
   ``otel_agents.tool.denied=true`` (a denial, not a failure); one a ``PreToolUse`` hook denied
-  also carries ``otel_agents.guardrail.triggered=true``.
+  also carries ``otel_agents.guardrail.triggered=true``. A denial the CLI decides itself (settings
+  rules, ``permission_mode``) asks no one: its ``tool_result`` looks like a failure, so a failed
+  call's span is held (at most 256 per turn) until the turn's ``result``, whose
+  ``permission_denials`` names the denied calls (by ``tool_use_id``); it ends with its ``tool_result``'s
+  time either way. A turn that ends without a result ends them as failures.
 * The user's callbacks, each a ``chain`` span under the tool call it is about (else the turn),
   current while it runs so its own spans nest there: a ``PreToolUse`` hook → ``guardrail
   PreToolUse`` (OpenInference ``GUARDRAIL``, ``otel_agents.guardrail.triggered`` = it denied),

@@ -39,6 +39,7 @@ PERMISSION_DENIALS = "claude_agent_sdk.permission_denials"
 RESULT_USAGE = "claude_agent_sdk.result.usage"  # JSON {"usage": ..., "modelUsage": ...} as the result reported
 API_ERROR_STATUS = "http.response.status_code"  # the API's HTTP status behind an error result
 TOOL_DENIED = "otel_agents.tool.denied"
+MAX_HELD = 256  # failed tool calls of one turn held for its result (bounded: the rest end at once)
 PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
 TASK_ID = A.OTEL_AGENTS_TASK_ID
 
@@ -110,6 +111,10 @@ class Tracker:
         self.tool_names: list[str] = []
         self.tasks: dict[str, str] = {}  # running task id → the Agent tool_use id of its subagent
         self.background: dict[str, _Thread] = {}  # subagents whose Agent call returned while they run on
+        # Failed tool calls held until the turn's result: its ``permission_denials`` says which the CLI itself
+        # denied (settings rules, permission mode), which a tool_result alone cannot tell from a failure.
+        # tool_use id → (tool, result text, end time ns); at most MAX_HELD, the rest end at once as failures.
+        self.held: dict[str, tuple[_Tool, str | None, int]] = {}
         if turn is not None:
             self._begin(turn)
 
@@ -142,6 +147,7 @@ class Tracker:
             span = self.callbacks.pop(request_id)
             self._mark_unfinished(span, turn, error, abandoned)
             span.end()
+        self._end_held(())  # no result came to say which were denials: they failed as their results said
         for tool_id in list(self.tools):
             tool = self.tools.pop(tool_id)
             self._mark_unfinished(tool.span, turn, error, abandoned)
@@ -488,13 +494,14 @@ class Tracker:
             return
         self._end_model(thread)  # a tool result follows the whole response
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        arrived = time.time_ns()
         if results:
             thread.history.append(_message("tool", results))
-            thread.trigger = time.time_ns()
+            thread.trigger = arrived
         for block in results:
-            self._close_tool(block)
+            self._close_tool(block, arrived)
 
-    def _close_tool(self, block: dict) -> None:
+    def _close_tool(self, block: dict, arrived: int) -> None:
         tool = self.tools.pop(block.get("tool_use_id") or "", None)
         if tool is None:
             return
@@ -521,9 +528,26 @@ class Tracker:
             elif tool.denied is not None:
                 span.set_attribute(TOOL_DENIED, True)
                 span.set_error("permission_denied", tool.denied)
+            elif self.turn is not None and len(self.held) < MAX_HELD:
+                self.held[block.get("tool_use_id") or ""] = (tool, _text_of(result), arrived)
+                return  # ended by the turn's result: a denial of the CLI's own, or a failure
             else:
                 span.set_error("tool_error", _text_of(result))
         span.end()
+
+    def _end_held(self, denials: Any) -> None:
+        """End the held failed tool calls: those in the result's ``permission_denials`` (entries
+        ``{tool_name, tool_use_id, tool_input}``) as denials, the others as failures."""
+        denied = {d.get("tool_use_id") for d in denials if isinstance(d, dict)} if isinstance(denials, list) else set()
+        for tool_use_id, (tool, text, end_time) in list(self.held.items()):
+            del self.held[tool_use_id]
+            with guard("claude_agent_sdk.tool"):
+                if tool_use_id in denied:
+                    tool.span.set_attribute(TOOL_DENIED, True)
+                    tool.span.set_error("permission_denied", text)
+                else:
+                    tool.span.set_error("tool_error", text)
+            tool.span.end(end_time=end_time)
 
     def _on_result(self, frame: dict) -> None:
         turn = self.turn
@@ -540,6 +564,7 @@ class Tracker:
             if isinstance(terminal, str) and terminal.startswith("aborted"):
                 turn.interrupted = True
             denials = frame.get("permission_denials") or []
+            self._end_held(denials)
             usage = {k: frame[k] for k in ("usage", "modelUsage") if isinstance(frame.get(k), dict)}
             if usage:  # the CLI's totals (usage: the main thread; modelUsage: every model, subagents included)
                 span.set_attribute(RESULT_USAGE, json.dumps(usage, default=str)[:4096])

@@ -60,7 +60,11 @@ class OtelAgentsPlugin(BasePlugin):
     async def after_agent_callback(self, *, agent: Any, callback_context: Any) -> None:
         if self.hooks is not None:
             with guard("google_adk.after_agent"):
-                self.hooks.after_agent(agent, callback_context)
+                # ADK also calls it from its ``except asyncio.CancelledError`` (the task running the agent was
+                # cancelled): the agent did not finish, it was cancelled (its stop reason).
+                in_flight = sys.exc_info()[1]
+                self.hooks.after_agent(agent, callback_context,
+                                       in_flight if isinstance(in_flight, asyncio.CancelledError) else None)
         return None
 
     async def on_agent_error_callback(self, *, agent: Any, callback_context: Any, error: Exception) -> None:

@@ -16,13 +16,24 @@ ROUTES = {"/chat/completions": ChatCompletionsEndpoint(), "/responses": Response
           "/embeddings": EmbeddingsEndpoint()}
 
 
+def _helper_streams() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """The ``.stream()`` managers' stream helpers (their ``close`` bypasses ``Stream.close``); none if moved."""
+    try:
+        from openai.lib.streaming.chat import AsyncChatCompletionStream, ChatCompletionStream
+        from openai.lib.streaming.responses import AsyncResponseStream, ResponseStream
+    except ImportError:  # a release that moved them: streams left by `with` then end when collected
+        return (), ()
+    return (ChatCompletionStream, ResponseStream), (AsyncChatCompletionStream, AsyncResponseStream)
+
+
 class Installation:
     """Our hooks on one imported ``openai``; :meth:`remove` takes them off."""
 
     def __init__(self, telemetry: Telemetry):
         self.hooks = ClientHooks(telemetry, endpoints(ROUTES), sync_client=base_client.SyncAPIClient,
                                  async_client=base_client.AsyncAPIClient, streams=(Stream, AsyncStream),
-                                 provider="openai")
+                                 provider="openai",
+                                 helper_streams=_helper_streams())
 
     def remove(self) -> None:
         self.hooks.remove()

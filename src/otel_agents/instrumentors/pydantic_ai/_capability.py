@@ -122,6 +122,13 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         try:
             with span.activate():
                 response = await handler(request_context)
+        except asyncio.CancelledError as exc:
+            run = self._run
+            if run is None or run.done:
+                self._end_model(span, request_context, error=exc)
+            # else left open for the run's end, which knows why: a stream left early or a task cancelled
+            # (abandoned), or the model's own error, which reaches the run while this request is cancelled
+            raise
         except BaseException as exc:
             self._end_model(span, request_context, error=exc)
             raise

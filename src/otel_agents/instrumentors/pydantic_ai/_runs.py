@@ -133,7 +133,7 @@ class RunSpans:
         if not self._claim():
             return
         with guard("pydantic_ai.run_finish"):
-            self.close_models(response, abandoned=abandoned)
+            self.close_models(response, abandoned=abandoned, error=None if abandoned else error)
             span = self.span
             if output is not _UNSET:
                 span.set_output(output)
@@ -161,11 +161,13 @@ class RunSpans:
             self._done = True
             return True
 
-    def close_models(self, response: Any = None, *, abandoned: bool = False) -> None:
-        """End the model spans still open (a streamed request cut short or completed early)."""
+    def close_models(self, response: Any = None, *, abandoned: bool = False,
+                     error: BaseException | None = None) -> None:
+        """End the model spans still open (a streamed request cut short or completed early, or failed with
+        the run: ``error``)."""
         models, self.models = list(self.models), []
         for span, request_context in models:
-            end_model(span, request_context, response, abandoned=abandoned)
+            end_model(span, request_context, response, error=error, abandoned=abandoned)
 
 
 class RunTracker:
