@@ -220,6 +220,11 @@ SYSTEMS: tuple[System, ...] = (
         _e("query", "astream"),
         _e("ClaudeSDKClient.receive_response", "astream"),
     )),
+    System("a2a", "A2A (a client calling a remote agent; client and server in one process over ASGI, JSON-RPC; the "
+           "remote agent runs a PydanticAI agent)", (
+        _e("send_message", "async", variant=True),
+        _e("send_message streaming", "astream", variant=True),
+    )),
     System("mcp", "MCP (client and server in one process, in-memory transport)", (
         _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises")),
     )),
