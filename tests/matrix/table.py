@@ -219,6 +219,7 @@ SYSTEMS: tuple[System, ...] = (
            "tool is an SDK MCP tool)", (
         _e("query", "astream"),
         _e("ClaudeSDKClient.receive_response", "astream"),
+        _e("subagent query", "astream", variant=True),
     )),
     System("a2a", "A2A (a client calling a remote agent; client and server in one process over ASGI, JSON-RPC; the "
            "remote agent runs a PydanticAI agent)", (
