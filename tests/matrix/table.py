@@ -239,10 +239,13 @@ SYSTEMS: tuple[System, ...] = (
 
 
 PENDING: tuple[str, ...] = (
-    "LangGraph `stream(stream_mode=...)` values/custom/debug, `abatch`; LlamaIndex `AgentWorkflow`, `ReActAgent`, "
-    "query engines; CrewAI `akickoff`, `kickoff_for_each`, flows; PydanticAI `run_stream_sync`; Agno `Team` and "
-    "`Workflow` run/arun; Google ADK `run_live`; AutoGen `on_messages_stream` and team types; OpenAI `parse`",
-    "multi-agent runs in every streaming mode (teams, crews, handoffs, group chats, managed agents)",
+    "LangGraph `stream(stream_mode=...)` custom/debug; LlamaIndex `ReActAgent`, query engines; CrewAI "
+    "`kickoff_for_each`, flows, `akickoff` cancelled (needs an async tool and `acall` in the driver); PydanticAI "
+    "`run_stream_sync`; Agno `Workflow` run/arun; Google ADK `run_live`; AutoGen `MagenticOneGroupChat`, "
+    "`GraphFlow`; OpenAI `parse`",
+    "multi-agent variants not in the matrix yet: Agno `Team` route/broadcast modes; CrewAI hierarchical crews; "
+    "Google ADK `AgentTool` under `Runner.run`; AutoGen `AgentTool`/`TeamTool`; a Claude subagent under "
+    "`ClaudeSDKClient` and in the background; A2A over HTTP+JSON and gRPC, and across processes",
     "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
     "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "
     "structured output rejected and retried, MCP sampling",
