@@ -119,10 +119,6 @@ SYSTEMS: tuple[System, ...] = (
     ), known={
         ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
         "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
-        **{("supervisor graph.astream(stream_mode='messages')", e): "a graph's message stream left at the "
-           "supervisor model's first chunk: the model span ends abandoned without the usage of the chunk the model "
-           "sent (the handler reads usage only from the finished response, not from streamed chunks)"
-           for e in ("break_close", "break_drop")},
         ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
