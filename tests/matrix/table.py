@@ -137,6 +137,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("Crew.akickoff", "async", endings=("done", "tool_raises", "model_raises")),
         _e("two agents Crew.kickoff", "sync", variant=True),
         _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
+        _e("delegation Crew.kickoff", "sync", variant=True),
     ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled"}),
@@ -161,6 +162,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("Runner.run_sync", "sync"),
         _e("Runner.run_streamed", "astream"),
         _e("handoff Runner.run", "async", variant=True),
+        _e("handoff Runner.run_sync", "sync", variant=True),
         _e("handoff Runner.run_streamed", "astream", variant=True),
         _e("agent.as_tool Runner.run", "async", variant=True),
         _e("agent.as_tool Runner.run_streamed", "astream", variant=True),

@@ -24,6 +24,7 @@ class TruthLLM(ReactLLM):
     truth: Any = None
     agent: str = ""  # a crew's member: its own calls count
     role: Any = None  # a member's own turn: ``truth -> Call`` (a planner's message)
+    delegate: Any = None  # a delegating agent's first call: ``(tool, args)`` (the coworker delegation tool)
 
     def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
              from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
@@ -31,6 +32,8 @@ class TruthLLM(ReactLLM):
             self._emit_call_started_event(messages=messages, tools=tools, from_task=from_task, from_agent=from_agent)
             if self.role is not None:
                 call = self.role(self.truth)
+            elif self.delegate is not None and self.truth.delegates(self.agent):
+                call = self.truth.delegate(self.agent, *self.delegate)
             elif self.agent:
                 call = self.truth.reply(self.agent)
             else:
@@ -50,7 +53,7 @@ class TruthLLM(ReactLLM):
             return text
 
 
-def _crew(truth: Truth, two: bool = False) -> Crew:
+def _crew(truth: Truth, two: bool | str = False) -> Crew:
     seen: dict[int, bool] = {}
 
     @tool(TOOL)
@@ -72,6 +75,18 @@ def _crew(truth: Truth, two: bool = False) -> Crew:
                 name="weather")
     if not two:
         return Crew(agents=[agent], tasks=[task])
+    if two == "delegation":
+        # Multi-agent (delegation): the lead's task; it delegates to the clerk (CrewAI's "Delegate work to
+        # coworker" tool, which runs the clerk), then answers
+        args = {"task": f"What is the weather in {CITY}?", "context": "A customer asks.", "coworker": "Weather Clerk"}
+        lead = Agent(role="Support Lead", goal="Answer customers", backstory="Delegates.", allow_delegation=True,
+                     max_retry_limit=0, max_iter=3,
+                     llm=TruthLLM(truth=truth, agent="Support Lead", delegate=("Delegate work to coworker", args)))
+        ticket = Task(agent=lead, description=f"A customer asks about the weather in {CITY}.",
+                      expected_output="An answer", name="ticket")
+        truth.agents = [("Support Lead", None), ("Weather Clerk", "Support Lead")]
+        truth.top = "Support Lead"
+        return Crew(agents=[lead, agent], tasks=[ticket])
     # Multi-agent (sequential): a planner's task, then the clerk's, whose answer is the crew's output
     planner = Agent(role="Planner", goal="Plan the work", backstory="Plans.", max_retry_limit=0, max_iter=3,
                     llm=TruthLLM(truth=truth, agent="Planner", role=lambda t: t.say("Planner", PLAN)))
@@ -86,4 +101,5 @@ ENTRIES = {
     "Crew.akickoff": lambda t: (lambda: _crew(t).akickoff(), lambda r: r.raw),
     "two agents Crew.kickoff": lambda t: (lambda: _crew(t, True).kickoff(), lambda r: r.raw),
     "two agents Crew.akickoff": lambda t: (lambda: _crew(t, True).akickoff(), lambda r: r.raw),
+    "delegation Crew.kickoff": lambda t: (lambda: _crew(t, "delegation").kickoff(), lambda r: r.raw),
 }

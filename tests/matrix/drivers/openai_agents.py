@@ -134,6 +134,7 @@ ENTRIES = {
     "Runner.run_sync": lambda t: (lambda: Runner.run_sync(_agent(t), CITY), lambda r: r.final_output),
     "Runner.run_streamed": lambda t: (lambda: _streamed(t), _event),
     "handoff Runner.run": lambda t: (lambda: Runner.run(_handoff(t), CITY), lambda r: r.final_output),
+    "handoff Runner.run_sync": lambda t: (lambda: Runner.run_sync(_handoff(t), CITY), lambda r: r.final_output),
     "handoff Runner.run_streamed": lambda t: (lambda: _streamed(t, _handoff), _event),
     "agent.as_tool Runner.run": lambda t: (lambda: Runner.run(_orchestrator(t), CITY), lambda r: r.final_output),
     "agent.as_tool Runner.run_streamed": lambda t: (lambda: _streamed(t, _orchestrator), _event),
