@@ -206,8 +206,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("Swarm.run", "async", variant=True),
         _e("Swarm.run_stream", "astream", variant=True),
     ), known={(f"{team}.run_stream", "break_close"): "a team's `run_stream` closed after its first event: the "
-              "team's runtime goes on in its own task and its agent answers, but the team span ends abandoned "
-              "with no output (its output is taken from the messages the caller consumed)"
+              "team span ends then, abandoned, with no output, while the team's runtime goes on in its own task "
+              "and its agent answers after the run's span ended (spans of the run outlive its root)"
               for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm")},
        unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
                     "runtime: the agent's turn goes on in the runtime's own task and the tool is not cancelled "
