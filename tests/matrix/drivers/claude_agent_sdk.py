@@ -136,10 +136,12 @@ def _query(truth: Truth, subagent: bool = False) -> Any:
     return sdk.query(prompt=f"What is the weather in {CITY}?", options=options, transport=_transport(truth, subagent))
 
 
-async def _client(truth: Truth) -> Any:
+async def _client(truth: Truth, subagent: bool = False) -> Any:
     options = sdk.ClaudeAgentOptions(mcp_servers={SERVER: _server(truth)})
-    truth.agents = [("claude", None)]
-    async with sdk.ClaudeSDKClient(options=options, transport=_transport(truth)) as client:
+    truth.agents = [("claude", None)] + ([(SUBAGENT, "claude")] if subagent else [])
+    if subagent:
+        truth.top = "claude"
+    async with sdk.ClaudeSDKClient(options=options, transport=_transport(truth, subagent)) as client:
         await client.query(f"What is the weather in {CITY}?")
         async for message in client.receive_response():
             yield message
@@ -157,4 +159,5 @@ ENTRIES = {
     "query": lambda t: (lambda: _query(t), _message),
     "ClaudeSDKClient.receive_response": lambda t: (lambda: _client(t), _message),
     "subagent query": lambda t: (lambda: _query(t, subagent=True), _message),
+    "subagent ClaudeSDKClient.receive_response": lambda t: (lambda: _client(t, subagent=True), _message),
 }
