@@ -242,9 +242,10 @@ PENDING: tuple[str, ...] = (
     "`kickoff_for_each`, flows, `akickoff` cancelled (needs an async tool and `acall` in the driver); PydanticAI "
     "`run_stream_sync`; Agno `Workflow` run/arun; Google ADK `run_live`; AutoGen `MagenticOneGroupChat`, "
     "`GraphFlow`; OpenAI `parse`",
-    "multi-agent variants not in the matrix yet: Agno `Team` route/broadcast modes; CrewAI `Process.hierarchical` crews (its own manager agent); "
-    "Google ADK `AgentTool` under `Runner.run`; AutoGen `AgentTool`/`TeamTool`; a Claude subagent in the "
-    "background; A2A over HTTP+JSON and gRPC, and across processes",
+    "multi-agent variants not in the matrix yet: Agno `Team` route/broadcast modes; CrewAI "
+    "`Process.hierarchical` crews (its own manager agent); Google ADK `AgentTool` under `Runner.run`; AutoGen "
+    "`AgentTool`/`TeamTool`; a Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across "
+    "processes",
     "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
     "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "
     "structured output rejected and retried, MCP sampling",
