@@ -187,7 +187,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("managed_agents agent.run(stream=True)", "stream", variant=True),
     ), unsupported={(e, "break_close"): "smolagents' own stream generator ignores "
                     "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
-                    "closing is supported)" for e in ("agent.run(stream=True)", "managed_agents agent.run(stream=True)")}),
+                    "closing is supported)"
+                    for e in ("agent.run(stream=True)", "managed_agents agent.run(stream=True)")}),
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream"),
         _e("Runner.run_async", "astream"),
