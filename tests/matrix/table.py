@@ -194,12 +194,15 @@ SYSTEMS: tuple[System, ...] = (
         _e("Runner.run_async", "astream"),
         _e("sub_agents Runner.run", "stream", variant=True),
         _e("sub_agents Runner.run_async", "astream", variant=True),
+        _e("AgentTool Runner.run", "stream", variant=True),
         _e("AgentTool Runner.run_async", "astream", variant=True),
     )),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async"),
         _e("agent.run_stream", "astream"),
         _e("agent.on_messages_stream", "astream"),
+        _e("AgentTool agent.run", "async", variant=True),
+        _e("AgentTool agent.run_stream", "astream", variant=True),
         _e("RoundRobinGroupChat.run", "async", variant=True),
         _e("RoundRobinGroupChat.run_stream", "astream", variant=True),
         _e("SelectorGroupChat.run", "async", variant=True),
@@ -244,8 +247,8 @@ PENDING: tuple[str, ...] = (
     "`run_stream_sync`; Agno `Workflow` run/arun; Google ADK `run_live`; AutoGen `MagenticOneGroupChat`, "
     "`GraphFlow`; OpenAI `parse`",
     "multi-agent variants not in the matrix yet: Agno `Team` route/broadcast modes; CrewAI "
-    "`Process.hierarchical` crews (its own manager agent); Google ADK `AgentTool` under `Runner.run`; AutoGen "
-    "`AgentTool`/`TeamTool`; a Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across "
+    "`Process.hierarchical` crews (its own manager agent); AutoGen "
+    "`TeamTool`; a Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across "
     "processes",
     "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
     "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "

@@ -11,6 +11,7 @@ from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.conditions import TextMentionTermination
 from autogen_agentchat.messages import TextMessage
 from autogen_agentchat.teams import RoundRobinGroupChat, SelectorGroupChat, Swarm
+from autogen_agentchat.tools import AgentTool
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import CreateResult, RequestUsage
 
@@ -92,6 +93,17 @@ def _swarm(truth: Truth) -> Swarm:
     return team
 
 
+def _orchestrator(truth: Truth) -> AssistantAgent:
+    """An agent used as a tool (``AgentTool``): ``orchestrator``'s first call asks for tool ``weather_agent``,
+    which runs the weather agent's task; the orchestrator reflects on its result and answers."""
+    member = _agent(truth, "weather_agent", description="Knows the weather.")
+    truth.agents = [("orchestrator", None), ("weather_agent", "orchestrator")]
+    truth.top = "orchestrator"
+    client = TruthClient(truth, "orchestrator", lambda t: t.delegate("orchestrator", "weather_agent", {"task": CITY}))
+    tool = AgentTool(member, return_value_as_last_message=True)
+    return AssistantAgent("orchestrator", model_client=client, tools=[tool], reflect_on_tool_use=True)
+
+
 def _on_messages_stream(truth: Truth) -> Any:
     return _agent(truth).on_messages_stream([TextMessage(content=CITY, source="user")], CancellationToken())
 
@@ -108,6 +120,8 @@ ENTRIES = {
     "agent.run": lambda t: (lambda: _agent(t).run(task=CITY), _result),
     "agent.run_stream": lambda t: (lambda: _agent(t).run_stream(task=CITY), _message),
     "agent.on_messages_stream": lambda t: (lambda: _on_messages_stream(t), _message),
+    "AgentTool agent.run": lambda t: (lambda: _orchestrator(t).run(task=CITY), _result),
+    "AgentTool agent.run_stream": lambda t: (lambda: _orchestrator(t).run_stream(task=CITY), _message),
     **{f"{name}.{method}": (lambda build, method: lambda t: (
         lambda: getattr(build(t), method)(task=CITY), _result if method == "run" else _message))(build, method)
        for name, build in (("RoundRobinGroupChat", _round_robin), ("SelectorGroupChat", _selector),

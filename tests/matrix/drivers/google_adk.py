@@ -141,5 +141,6 @@ ENTRIES = {
     "Runner.run_async": lambda t: (lambda: _run_async(t), _event),
     "sub_agents Runner.run": lambda t: (lambda: _run(t, _transfer), _event),
     "sub_agents Runner.run_async": lambda t: (lambda: _run_async(t, _transfer), _event),
+    "AgentTool Runner.run": lambda t: (lambda: _run(t, _agent_tool), _event),
     "AgentTool Runner.run_async": lambda t: (lambda: _run_async(t, _agent_tool), _event),
 }
