@@ -138,6 +138,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("two agents Crew.kickoff", "sync", variant=True),
         _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
         _e("delegation Crew.kickoff", "sync", variant=True),
+        _e("Process.hierarchical Crew.kickoff", "sync", variant=True),
     ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled"}),
@@ -246,10 +247,8 @@ PENDING: tuple[str, ...] = (
     "`kickoff_for_each`, flows, `akickoff` cancelled (needs an async tool and `acall` in the driver); PydanticAI "
     "`run_stream_sync`; Agno `Workflow` run/arun; Google ADK `run_live`; AutoGen `MagenticOneGroupChat`, "
     "`GraphFlow`; OpenAI `parse`",
-    "multi-agent variants not in the matrix yet: Agno `Team` route/broadcast modes; CrewAI "
-    "`Process.hierarchical` crews (its own manager agent); AutoGen "
-    "`TeamTool`; a Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across "
-    "processes",
+    "multi-agent variants not in the matrix yet: Agno `Team` route/broadcast modes; AutoGen `TeamTool`; a "
+    "Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across processes",
     "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
     "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "
     "structured output rejected and retried, MCP sampling",

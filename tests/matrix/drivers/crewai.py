@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from crewai import Agent, Crew, Task
+from crewai import Agent, Crew, Process, Task
 from crewai.tools import tool
 from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import llm_call_context
@@ -75,6 +75,16 @@ def _crew(truth: Truth, two: bool | str = False) -> Crew:
                 name="weather")
     if not two:
         return Crew(agents=[agent], tasks=[task])
+    if two == "hierarchical":
+        # Multi-agent (Process.hierarchical): CrewAI's own manager agent ("Crew Manager", over ``manager_llm``)
+        # delegates the task to the clerk, then answers
+        args = {"task": f"What is the weather in {CITY}?", "context": "A customer asks.", "coworker": "Weather Clerk"}
+        manager_llm = TruthLLM(truth=truth, agent="Crew Manager", delegate=("Delegate work to coworker", args))
+        unassigned = Task(description=f"What is the weather in {CITY}?", expected_output="The weather",
+                          name="weather")
+        truth.agents = [("Crew Manager", None), ("Weather Clerk", "Crew Manager")]
+        truth.top = "Crew Manager"
+        return Crew(agents=[agent], tasks=[unassigned], process=Process.hierarchical, manager_llm=manager_llm)
     if two == "delegation":
         # Multi-agent (delegation): the lead's task; it delegates to the clerk (CrewAI's "Delegate work to
         # coworker" tool, which runs the clerk), then answers
@@ -102,4 +112,5 @@ ENTRIES = {
     "two agents Crew.kickoff": lambda t: (lambda: _crew(t, True).kickoff(), lambda r: r.raw),
     "two agents Crew.akickoff": lambda t: (lambda: _crew(t, True).akickoff(), lambda r: r.raw),
     "delegation Crew.kickoff": lambda t: (lambda: _crew(t, "delegation").kickoff(), lambda r: r.raw),
+    "Process.hierarchical Crew.kickoff": lambda t: (lambda: _crew(t, "hierarchical").kickoff(), lambda r: r.raw),
 }
