@@ -177,6 +177,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("Team.run(stream=True)", "stream", variant=True),
         _e("Team.arun", "async", variant=True),
         _e("Team.arun(stream=True)", "astream", variant=True),
+        _e("route Team.run", "sync", variant=True),
+        _e("route Team.arun(stream=True)", "astream", variant=True),
     ), known={("Team.run(stream=True)", e): "a team's stream left while its leader's delegation runs: the "
               "`delegate_task_to_member` tool span ends abandoned (control flow `GeneratorExit`), which the ECP fold "
               "reports as an `ok` tool call (it counts only a cancellation as not ok)"
@@ -247,7 +249,7 @@ PENDING: tuple[str, ...] = (
     "`kickoff_for_each`, flows, `akickoff` cancelled (needs an async tool and `acall` in the driver); PydanticAI "
     "`run_stream_sync`; Agno `Workflow` run/arun; Google ADK `run_live`; AutoGen `MagenticOneGroupChat`, "
     "`GraphFlow`; OpenAI `parse`",
-    "multi-agent variants not in the matrix yet: Agno `Team` route/broadcast modes; AutoGen `TeamTool`; a "
+    "multi-agent variants not in the matrix yet: Agno `Team` broadcast and tasks modes; AutoGen `TeamTool`; a "
     "Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across processes",
     "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
     "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "

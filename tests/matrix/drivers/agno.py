@@ -82,15 +82,18 @@ def _agent(truth: Truth, aio: bool, agent: str = "") -> Agent:
                  tools=[aget_weather if aio else get_weather], telemetry=False)
 
 
-def _team(truth: Truth, aio: bool) -> Team:
+def _team(truth: Truth, aio: bool, mode: TeamMode = TeamMode.coordinate) -> Team:
     """Multi-agent (coordinate mode): the leader delegates (``delegate_task_to_member``, a tool span the member's
     run is under) to ``weather_agent``, then answers: the team's answer is the run's."""
     member = _agent(truth, aio, "weather_agent")
     truth.agents = [("weather_agent", None)]  # (the team is a workflow span: no agent delegates)
-    truth.top = "desk"
+    if mode is TeamMode.coordinate or truth.ending in ("break_close", "break_drop"):
+        # (route mode: the member's answer is the team's, the leader does not answer again; but a member that
+        # answers after the caller left the team's stream answered no one)
+        truth.top = "desk"
     leader = TruthModel(truth=truth, agent="desk", delegate=("delegate_task_to_member",
                                                              {"member_id": "weather-agent", "task": CITY}))
-    return Team(name="desk", members=[member], model=leader, mode=TeamMode.coordinate, telemetry=False)
+    return Team(name="desk", members=[member], model=leader, mode=mode, telemetry=False)
 
 
 def _content(truth: Truth) -> Any:
@@ -121,4 +124,7 @@ ENTRIES = {
     "Team.run(stream=True)": lambda t: (lambda: _team(t, False).run(CITY, stream=True), _event),
     "Team.arun": lambda t: (lambda: _team(t, True).arun(CITY), _content(t)),
     "Team.arun(stream=True)": lambda t: (lambda: _team(t, True).arun(CITY, stream=True), _event),
+    "route Team.run": lambda t: (lambda: _team(t, False, TeamMode.route).run(CITY), _content(t)),
+    "route Team.arun(stream=True)": lambda t: (
+        lambda: _team(t, True, TeamMode.route).arun(CITY, stream=True), _event),
 }
