@@ -122,7 +122,7 @@ SYSTEMS: tuple[System, ...] = (
         ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
-    System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
+    System("llama_index", "LlamaIndex (`FunctionAgent`s over the core's `MockFunctionCallingLLM`)", (
         _e("FunctionAgent.run", "async"),
         _e("FunctionAgent.run().stream_events", "astream"),
         _e("AgentWorkflow.run", "async", variant=True),
@@ -131,7 +131,7 @@ SYSTEMS: tuple[System, ...] = (
               "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
               "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")
               for entry in ("FunctionAgent.run().stream_events", "AgentWorkflow.run().stream_events")}),
-    System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
+    System("crewai", "CrewAI (crews over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync"),
         _e("Crew.kickoff_async", "async"),
         _e("Crew.akickoff", "async", endings=("done", "tool_raises", "model_raises")),
