@@ -67,6 +67,7 @@ class Call:
     finish: str | None = None
     error: str | None = None
     answered: bool = False  # the whole response went out (last chunk included)
+    said: bool = False  # a member's message that is not the run's answer (:meth:`Truth.say`)
 
     def sent(self, *, usage: bool = True, finish: str | None = None) -> None:
         """The response (or its last chunk) went out, with the usage of the turn and ``finish``."""
@@ -82,6 +83,7 @@ class ToolRun:
     name: str
     args: dict
     outcome: str = "running"  # ok | error | cancelled
+    by: str = ""  # the agent that delegated, for a delegation (:meth:`Truth.delegate`)
 
 
 @dataclass
@@ -92,6 +94,7 @@ class Truth:
     calls: list[Call] = field(default_factory=list)
     tools: list[ToolRun] = field(default_factory=list)
     agents: list[tuple[str, str | None]] | None = None  # expected delegation tree, when the driver knows it
+    top: str | None = None  # the agent whose answer is a multi-agent run's output (a team's leader), when not the last
     error_output: str | None = None  # what a framework that returns a failure as the run's output gave the user
     output: str | None = None  # what the caller got when no model answered it: a bare MCP tool call's result, a
     # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
@@ -131,6 +134,58 @@ class Truth:
             self.output = SKIPPED
         return SKIPPED
 
+    def delegate(self, agent: str, tool: str, args: dict | None = None, *, as_tool: str | None = "spans") -> Call:
+        """A multi-agent run's top ``agent`` delegates (a handoff, an agent used as a tool, a transfer): its
+        call asks for ``tool(**args)`` with the first call's usage; it raises in ``model_raises`` cells. The
+        agent's next :meth:`reply` is its answer (the script's second turn). ``as_tool``: the framework runs
+        the delegation as a tool call, recorded: ``"spans"`` it lasts the member's run and ends as it does
+        (:meth:`settle`), ``"returns"`` it returns at once (ok); ``None``: no tool call."""
+        with self._lock:
+            if self.ending == "model_raises":
+                self.calls.append(Call(None, agent, error="ModelFailure"))
+                raise ModelFailure("model down")
+            call = Call(Turn(None, [(tool, dict(args or {}))], USAGE[0]), agent)
+            self.calls.append(call)
+            if as_tool:
+                self.tools.append(ToolRun(tool, dict(args or {}), outcome="delegated" if as_tool == "spans" else "ok",
+                                          by=agent))
+            return call
+
+    def delegation_started(self, tool: str, args: dict, by: str, *, spans: bool = True) -> None:
+        """For a driver that sees the delegation's tool start (``delegate(..., as_tool=None)`` then): record it
+        now, with the outcome of the member's run (``spans``: :meth:`settle`), else ok (it returned at once)."""
+        self.tools.append(ToolRun(tool, dict(args), outcome="delegated" if spans else "ok", by=by))
+
+    def say(self, agent: str, text: str) -> Call:
+        """A message of a multi-agent run's member that is neither a tool call nor the run's answer (a planner's
+        turn in a group chat, a selector's choice of speaker): ``text`` with the first call's usage; it raises in
+        ``model_raises`` cells. Not the run's answer (:attr:`answer`)."""
+        with self._lock:
+            if self.ending == "model_raises":
+                self.calls.append(Call(None, agent, error="ModelFailure"))
+                raise ModelFailure("model down")
+            call = Call(Turn(text, [], USAGE[0]), agent, said=True)
+            self.calls.append(call)
+            return call
+
+    def settle(self) -> None:
+        """A delegation's outcome is its member's run's: ok once the member answered (a failed tool it recovered
+        from included), else failed or cancelled as the first of the member's tools that did not end ok, else
+        cancelled (left before it answered)."""
+        for i, run in enumerate(self.tools):
+            if run.outcome != "delegated":
+                continue
+            after = [t.outcome for t in self.tools[i + 1:] if t.outcome != "delegated"]
+            bad = next((o for o in after if o != "ok"), None)
+            member_answered = any(c.answered and c.turn and not c.turn.is_tool_call and not c.said
+                                  and c.agent != run.by for c in self.calls)
+            run.outcome = "ok" if member_answered else (bad or "cancelled")
+
+    def delegates(self, agent: str) -> bool:
+        """Whether ``agent``'s next call is its delegation (it has made no call yet)."""
+        with self._lock:
+            return not any(c.agent == agent for c in self.calls)
+
     # -- the tool side ---------------------------------------------------------
     def tool(self, name: str = TOOL, **args: Any) -> str:
         run = ToolRun(name, args)
@@ -156,6 +211,21 @@ class Truth:
         run.outcome = "ok"
         return TOOL_RESULT
 
+    def reached(self) -> list[tuple[str, str | None]]:
+        """The expected delegation tree (:attr:`agents`) cut to the agents the run reached: those whose model was
+        called, and their delegators (a team without a model of its own); all of it when the fakes do not name
+        their agent (a single agent)."""
+        called = {c.agent for c in self.calls if c.agent}
+        if not called or self.agents is None:
+            return list(self.agents or [])
+        parents = dict(self.agents)
+        keep = set()
+        for name in called:
+            while name is not None and name not in keep:
+                keep.add(name)
+                name = parents.get(name)
+        return [a for a in self.agents if a[0] in keep]
+
     @property
     def tool_running(self) -> bool:
         return any(t.outcome == "running" for t in self.tools)
@@ -168,7 +238,9 @@ class Truth:
         if self.ending == "guardrail":  # the answer the model gave was blocked: it is not the run's output
             return None
         last = self.calls[-1] if self.calls else None
-        if last and last.answered and last.turn and not last.turn.is_tool_call:
+        if self.top is not None and last is not None and last.agent != self.top:
+            return None  # a member answered, its leader did not: the run has no answer
+        if last and last.answered and last.turn and not last.turn.is_tool_call and not last.said:
             return last.turn.text
         return None
 
@@ -336,6 +408,7 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     what); returns the envelope."""
     if truth.ending == "break_drop":
         gc.collect()
+    truth.settle()
     assert _comparable(truth, outcome) == _comparable(truth, baseline), \
         f"instrumented result differs:\n{outcome!r}\nuninstrumented:\n{baseline!r}"
     assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
@@ -421,5 +494,5 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     assert got_stop == want_stop, \
         f"stop_reason {got_stop!r}, the run ended by {truth.ending}:\n{tree}"
     if truth.agents is not None and truth.calls:  # (a run left before its agent started has none)
-        assert [(a["name"], a["parent"]) for a in env["agents"]] == truth.agents, env["agents"]
+        assert [(a["name"], a["parent"]) for a in env["agents"]] == truth.reached(), env["agents"]
     return env

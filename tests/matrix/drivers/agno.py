@@ -5,10 +5,13 @@ finish reason, so none is expected)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterator
 
 from agno.agent import Agent
+from agno.team import Team
+from agno.team.mode import TeamMode
 from agno.metrics import MessageMetrics
 from agno.models.response import ModelResponse
 
@@ -22,8 +25,14 @@ INSTRUMENTOR = AgnoInstrumentor
 @dataclass
 class TruthModel(ScriptedModel):
     truth: Any = None
+    agent: str = ""  # a multi-agent run's member: its own calls count
+    delegate: Any = None  # a team leader's first call: ``(tool, args)``
 
     def _call(self, messages: list) -> Call:
+        if self.delegate is not None and self.truth.delegates(self.agent):
+            return self.truth.delegate(self.agent, *self.delegate)
+        if self.agent:
+            return self.truth.reply(self.agent)
         return self.truth.reply(has_tool_result=any(m.role == "tool" for m in messages))
 
     def _tool_calls(self, call: Call) -> list[dict]:
@@ -57,7 +66,7 @@ class TruthModel(ScriptedModel):
             yield chunk
 
 
-def _agent(truth: Truth, aio: bool) -> Agent:
+def _agent(truth: Truth, aio: bool, agent: str = "") -> Agent:
     truth.agents = [("weather_agent", None)]
 
     def get_weather(city: str) -> str:
@@ -69,8 +78,22 @@ def _agent(truth: Truth, aio: bool) -> Agent:
         return await truth.atool(city=city)
 
     aget_weather.__name__ = TOOL
-    return Agent(name="weather_agent", model=TruthModel(truth=truth), tools=[aget_weather if aio else get_weather],
-                 telemetry=False)
+    return Agent(name="weather_agent", id="weather-agent", model=TruthModel(truth=truth, agent=agent),
+                 tools=[aget_weather if aio else get_weather], telemetry=False)
+
+
+def _team(truth: Truth, aio: bool, mode: TeamMode = TeamMode.coordinate) -> Team:
+    """Multi-agent (coordinate mode): the leader delegates (``delegate_task_to_member``, a tool span the member's
+    run is under) to ``weather_agent``, then answers: the team's answer is the run's."""
+    member = _agent(truth, aio, "weather_agent")
+    truth.agents = [("weather_agent", None)]  # (the team is a workflow span: no agent delegates)
+    if mode is TeamMode.coordinate or truth.ending in ("break_close", "break_drop"):
+        # (route mode: the member's answer is the team's, the leader does not answer again; but a member that
+        # answers after the caller left the team's stream answered no one)
+        truth.top = "desk"
+    leader = TruthModel(truth=truth, agent="desk", delegate=("delegate_task_to_member",
+                                                             {"member_id": "weather-agent", "task": CITY}))
+    return Team(name="desk", members=[member], model=leader, mode=mode, telemetry=False)
 
 
 def _content(truth: Truth) -> Any:
@@ -86,7 +109,10 @@ def _out(result: Any) -> Any:
 
 
 def _event(event: Any) -> Any:
-    return (getattr(event, "event", type(event).__name__), getattr(event, "content", None))
+    content = getattr(event, "content", None)
+    if isinstance(content, str):  # a member's ToolCallCompleted says how long the tool took
+        content = re.sub(r" completed in [0-9.e-]+s", " completed", content)
+    return (getattr(event, "event", type(event).__name__), content)
 
 
 ENTRIES = {
@@ -94,4 +120,11 @@ ENTRIES = {
     "Agent.run(stream=True)": lambda t: (lambda: _agent(t, False).run(CITY, stream=True), _event),
     "Agent.arun": lambda t: (lambda: _agent(t, True).arun(CITY), _content(t)),
     "Agent.arun(stream=True)": lambda t: (lambda: _agent(t, True).arun(CITY, stream=True), _event),
+    "Team.run": lambda t: (lambda: _team(t, False).run(CITY), _content(t)),
+    "Team.run(stream=True)": lambda t: (lambda: _team(t, False).run(CITY, stream=True), _event),
+    "Team.arun": lambda t: (lambda: _team(t, True).arun(CITY), _content(t)),
+    "Team.arun(stream=True)": lambda t: (lambda: _team(t, True).arun(CITY, stream=True), _event),
+    "route Team.run": lambda t: (lambda: _team(t, False, TeamMode.route).run(CITY), _content(t)),
+    "route Team.arun(stream=True)": lambda t: (
+        lambda: _team(t, True, TeamMode.route).arun(CITY, stream=True), _event),
 }

@@ -20,6 +20,8 @@ INSTRUMENTOR = ClaudeAgentSDKInstrumentor
 SERVER = "weather"
 WIRE_TOOL = f"mcp__{SERVER}__{TOOL}"  # the tool's name as the model calls it (the span names it as the server does)
 FINISH = {True: "tool_use", False: "end_turn"}
+SUBAGENT = "weather-expert"
+SUBAGENT_CALL = {"description": "weather", "prompt": f"The weather in {CITY}?", "subagent_type": SUBAGENT}
 
 
 def _server(truth: Truth) -> dict:
@@ -31,9 +33,53 @@ def _server(truth: Truth) -> dict:
 
 
 class _TruthCLI(FakeCLI):
-    def __init__(self, truth: Truth, *args: Any) -> None:
+    def __init__(self, truth: Truth, *args: Any, subagent: bool = False) -> None:
         super().__init__(*args)
         self.truth = truth
+        self.subagent = subagent  # the main agent delegates to subagent ``weather-expert`` (the ``Agent`` tool)
+
+    def _failed(self, thread: str | None, history: list[Any]) -> int:
+        """A request that failed: what the CLI reports (see the module docstring)."""
+        self.respond(thread, [{"type": "text", "text": "API Error: 500 model down"}], history, "stop",
+                     error="server_error")
+        self.ch.send({**self.result(None, error="error_during_execution", errors=["API Error: 500"]),
+                      "api_error_status": 500})
+        return 1
+
+    async def _loop(self, agent: str, thread: str | None, history: list[Any]) -> str | None:
+        """``agent``'s turns on ``thread`` (``None``: the main agent's): the script's tool call, then its answer;
+        the main agent of a subagent cell first delegates. Raises :class:`ModelFailure`."""
+        for _ in range(3):
+            if self.subagent and thread is None and self.truth.delegates(agent):
+                call = self.truth.delegate(agent, "Agent", SUBAGENT_CALL)
+                tool_use_id = self.next_id("toolu")
+                self.respond(thread, [{"type": "tool_use", "id": tool_use_id, "name": "Agent",
+                                       "input": SUBAGENT_CALL}], history, FINISH[True], usage=call.turn.usage)
+                call.sent(finish=FINISH[True])
+                self.ch.send({"type": "system", "subtype": "task_started", "task_id": "task_1",
+                              "tool_use_id": tool_use_id, "description": "weather", "session_id": self.session,
+                              "uuid": self.next_id("uuid")})
+                answer = await self._loop(SUBAGENT, tool_use_id, [SUBAGENT_CALL["prompt"]])
+                self.ch.send({"type": "system", "subtype": "task_notification", "task_id": "task_1",
+                              "tool_use_id": tool_use_id, "status": "completed", "summary": "done",
+                              "output_file": "", "session_id": self.session, "uuid": self.next_id("uuid")})
+                self.tool_result(thread, tool_use_id, answer or "", False, history)
+                continue
+            call = self.truth.reply(agent)
+            turn = call.turn
+            if turn.is_tool_call:
+                name, args = turn.tool_calls[0]
+                tool_use_id = self.next_id("toolu")
+                self.respond(thread, [{"type": "tool_use", "id": tool_use_id, "name": WIRE_TOOL, "input": args}],
+                             history, FINISH[True], usage=turn.usage)
+                call.sent(finish=FINISH[True])
+                text, is_error = await self.call_tool(SERVER, name, args, tool_use_id)
+                self.tool_result(thread, tool_use_id, text, is_error, history)
+            else:
+                self.respond(thread, [{"type": "text", "text": turn.text}], history, FINISH[False], usage=turn.usage)
+                call.sent(finish=FINISH[False])
+                return turn.text
+        return None
 
     async def turn(self, question: str) -> int:
         self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": "claude-test",
@@ -43,6 +89,13 @@ class _TruthCLI(FakeCLI):
             await self.ch.recv()  # the model has not answered yet when the caller leaves (this task is cancelled)
             return 0
         history: list[Any] = [question]
+        if self.subagent:
+            try:
+                answer = await self._loop("claude", None, history)
+            except ModelFailure:
+                return self._failed(None, history)
+            self.ch.send(self.result(answer))
+            return 0
         for _ in range(2):
             try:
                 call = self.truth.reply()
@@ -69,22 +122,26 @@ class _TruthCLI(FakeCLI):
         return 0
 
 
-def _transport(truth: Truth) -> InProcessTransport:
+def _transport(truth: Truth, subagent: bool = False) -> InProcessTransport:
     transport = InProcessTransport(["--include-partial-messages", "--mcp-config", '{"mcpServers": {"weather": {}}}'])
-    transport.cli = _TruthCLI(truth, transport.channel, transport.argv)
+    transport.cli = _TruthCLI(truth, transport.channel, transport.argv, subagent=subagent)
     return transport
 
 
-def _query(truth: Truth) -> Any:
+def _query(truth: Truth, subagent: bool = False) -> Any:
     options = sdk.ClaudeAgentOptions(mcp_servers={SERVER: _server(truth)})
-    truth.agents = [("claude", None)]
-    return sdk.query(prompt=f"What is the weather in {CITY}?", options=options, transport=_transport(truth))
+    truth.agents = [("claude", None)] + ([(SUBAGENT, "claude")] if subagent else [])
+    if subagent:
+        truth.top = "claude"
+    return sdk.query(prompt=f"What is the weather in {CITY}?", options=options, transport=_transport(truth, subagent))
 
 
-async def _client(truth: Truth) -> Any:
+async def _client(truth: Truth, subagent: bool = False) -> Any:
     options = sdk.ClaudeAgentOptions(mcp_servers={SERVER: _server(truth)})
-    truth.agents = [("claude", None)]
-    async with sdk.ClaudeSDKClient(options=options, transport=_transport(truth)) as client:
+    truth.agents = [("claude", None)] + ([(SUBAGENT, "claude")] if subagent else [])
+    if subagent:
+        truth.top = "claude"
+    async with sdk.ClaudeSDKClient(options=options, transport=_transport(truth, subagent)) as client:
         await client.query(f"What is the weather in {CITY}?")
         async for message in client.receive_response():
             yield message
@@ -101,4 +158,6 @@ def _message(message: Any) -> Any:
 ENTRIES = {
     "query": lambda t: (lambda: _query(t), _message),
     "ClaudeSDKClient.receive_response": lambda t: (lambda: _client(t), _message),
+    "subagent query": lambda t: (lambda: _query(t, subagent=True), _message),
+    "subagent ClaudeSDKClient.receive_response": lambda t: (lambda: _client(t, subagent=True), _message),
 }

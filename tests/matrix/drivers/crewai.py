@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from crewai import Agent, Crew, Task
+from crewai import Agent, Crew, Process, Task
 from crewai.tools import tool
 from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import llm_call_context
@@ -17,16 +17,27 @@ from tests.crewai.fakes import ReactLLM, _observation
 from tests.matrix.truth import CITY, REJECTED, TOOL, Truth
 
 INSTRUMENTOR = CrewAIInstrumentor
+PLAN = "Look up the weather in Paris."
 
 
 class TruthLLM(ReactLLM):
     truth: Any = None
+    agent: str = ""  # a crew's member: its own calls count
+    role: Any = None  # a member's own turn: ``truth -> Call`` (a planner's message)
+    delegate: Any = None  # a delegating agent's first call: ``(tool, args)`` (the coworker delegation tool)
 
     def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
              from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
         with llm_call_context():
             self._emit_call_started_event(messages=messages, tools=tools, from_task=from_task, from_agent=from_agent)
-            call = self.truth.reply(has_tool_result=_observation(messages) is not None)
+            if self.role is not None:
+                call = self.role(self.truth)
+            elif self.delegate is not None and self.truth.delegates(self.agent):
+                call = self.truth.delegate(self.agent, *self.delegate)
+            elif self.agent:
+                call = self.truth.reply(self.agent)
+            else:
+                call = self.truth.reply(has_tool_result=_observation(messages) is not None)
             turn = call.turn
             if turn.is_tool_call:
                 name, args = turn.tool_calls[0]
@@ -42,7 +53,7 @@ class TruthLLM(ReactLLM):
             return text
 
 
-def _crew(truth: Truth) -> Crew:
+def _crew(truth: Truth, two: bool | str = False) -> Crew:
     seen: dict[int, bool] = {}
 
     @tool(TOOL)
@@ -58,7 +69,9 @@ def _crew(truth: Truth) -> Crew:
         return truth.tool(city=city)
 
     agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
-                  llm=TruthLLM(truth=truth), tools=[get_weather], max_retry_limit=0, max_iter=3)
+                  llm=TruthLLM(truth=truth, agent="Weather Clerk" if two else ""), tools=[get_weather],
+                  max_retry_limit=0, max_iter=3)
+
     def whole_sentence(output):  # (CrewAI checks an annotated return against typing.Tuple[bool, Any])
         """output_retry: a bare word is rejected (CrewAI has the agent execute the task again)."""
         return (False, "Answer in a sentence.") if output.raw == REJECTED else (True, output.raw)
@@ -66,10 +79,44 @@ def _crew(truth: Truth) -> Crew:
     guardrail = {"guardrail": whole_sentence, "guardrail_max_retries": 1} if truth.ending == "output_retry" else {}
     task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
                 name="weather", **guardrail)
-    return Crew(agents=[agent], tasks=[task])
+    if not two:
+        return Crew(agents=[agent], tasks=[task])
+    if two == "hierarchical":
+        # Multi-agent (Process.hierarchical): CrewAI's own manager agent ("Crew Manager", over ``manager_llm``)
+        # delegates the task to the clerk, then answers
+        args = {"task": f"What is the weather in {CITY}?", "context": "A customer asks.", "coworker": "Weather Clerk"}
+        manager_llm = TruthLLM(truth=truth, agent="Crew Manager", delegate=("Delegate work to coworker", args))
+        unassigned = Task(description=f"What is the weather in {CITY}?", expected_output="The weather",
+                          name="weather")
+        truth.agents = [("Crew Manager", None), ("Weather Clerk", "Crew Manager")]
+        truth.top = "Crew Manager"
+        return Crew(agents=[agent], tasks=[unassigned], process=Process.hierarchical, manager_llm=manager_llm)
+    if two == "delegation":
+        # Multi-agent (delegation): the lead's task; it delegates to the clerk (CrewAI's "Delegate work to
+        # coworker" tool, which runs the clerk), then answers
+        args = {"task": f"What is the weather in {CITY}?", "context": "A customer asks.", "coworker": "Weather Clerk"}
+        lead = Agent(role="Support Lead", goal="Answer customers", backstory="Delegates.", allow_delegation=True,
+                     max_retry_limit=0, max_iter=3,
+                     llm=TruthLLM(truth=truth, agent="Support Lead", delegate=("Delegate work to coworker", args)))
+        ticket = Task(agent=lead, description=f"A customer asks about the weather in {CITY}.",
+                      expected_output="An answer", name="ticket")
+        truth.agents = [("Support Lead", None), ("Weather Clerk", "Support Lead")]
+        truth.top = "Support Lead"
+        return Crew(agents=[lead, agent], tasks=[ticket])
+    # Multi-agent (sequential): a planner's task, then the clerk's, whose answer is the crew's output
+    planner = Agent(role="Planner", goal="Plan the work", backstory="Plans.", max_retry_limit=0, max_iter=3,
+                    llm=TruthLLM(truth=truth, agent="Planner", role=lambda t: t.say("Planner", PLAN)))
+    plan = Task(agent=planner, description="Plan the weather report.", expected_output="A plan", name="plan")
+    truth.agents = [("Planner", None), ("Weather Clerk", None)]  # (the crew is a workflow span)
+    return Crew(agents=[planner, agent], tasks=[plan, task])
 
 
 ENTRIES = {
     "Crew.kickoff": lambda t: (lambda: _crew(t).kickoff(), lambda r: r.raw),
     "Crew.kickoff_async": lambda t: (lambda: _crew(t).kickoff_async(), lambda r: r.raw),
+    "Crew.akickoff": lambda t: (lambda: _crew(t).akickoff(), lambda r: r.raw),
+    "two agents Crew.kickoff": lambda t: (lambda: _crew(t, True).kickoff(), lambda r: r.raw),
+    "two agents Crew.akickoff": lambda t: (lambda: _crew(t, True).akickoff(), lambda r: r.raw),
+    "delegation Crew.kickoff": lambda t: (lambda: _crew(t, "delegation").kickoff(), lambda r: r.raw),
+    "Process.hierarchical Crew.kickoff": lambda t: (lambda: _crew(t, "hierarchical").kickoff(), lambda r: r.raw),
 }

@@ -11,6 +11,7 @@ from typing import Any, AsyncGenerator
 from google.adk.agents import LlmAgent
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.runners import Runner
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 from pydantic import PrivateAttr
@@ -31,10 +32,23 @@ def _after_tool(llm_request: LlmRequest) -> bool:
 class TruthLlm(BaseLlm):
     model: str = "scripted-1"
     _truth: Any = PrivateAttr(default=None)
+    _agent: str = PrivateAttr(default="")  # a multi-agent run's member: its own calls count
+    _delegate: Any = PrivateAttr(default=None)  # the delegating agent's first call: ``(tool, args)``
+    _on_start: Any = PrivateAttr(default=None)  # a member's first call: its delegation ran (``truth -> None``)
+
+    def _call(self, after_tool: bool) -> Any:
+        truth = self._truth
+        if self._delegate is not None and truth.delegates(self._agent):
+            return truth.delegate(self._agent, *self._delegate, as_tool=None)
+        if self._agent:
+            if self._on_start is not None and truth.delegates(self._agent):
+                self._on_start(truth)
+            return truth.reply(self._agent)
+        return truth.reply(has_tool_result=after_tool)
 
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False
                                      ) -> AsyncGenerator[LlmResponse, None]:
-        call = self._truth.reply(has_tool_result=_after_tool(llm_request))
+        call = self._call(_after_tool(llm_request))
         turn = call.turn
         await asyncio.sleep(0)
         if turn.is_tool_call:
@@ -47,16 +61,19 @@ class TruthLlm(BaseLlm):
                           finish_reason=types.FinishReason.STOP, usage_metadata=usage(*turn.usage))
 
 
-def _runner(truth: Truth) -> tuple[Runner, str]:
-    truth.agents = [("weather_agent", None)]
+def _llm(truth: Truth, agent: str = "", delegate: Any = None, on_start: Any = None) -> TruthLlm:
+    llm = TruthLlm()
+    llm._truth, llm._agent, llm._delegate, llm._on_start = truth, agent, delegate, on_start
+    return llm
 
+
+def _weather_agent(truth: Truth, member: str = "", on_start: Any = None) -> LlmAgent:
     async def get_weather(city: str) -> str:
         """Get the weather for a city."""
         return await truth.atool(city=city)
 
     get_weather.__name__ = TOOL
-    llm = TruthLlm()
-    llm._truth = truth
+
     def answer_from_cache(callback_context: Any, llm_request: LlmRequest) -> LlmResponse | None:
         """skip_model: the ``before_model_callback`` answers the request after the tool in the model's place."""
         if not _after_tool(llm_request):
@@ -64,9 +81,43 @@ def _runner(truth: Truth) -> tuple[Runner, str]:
         return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=truth.skip())]))
 
     callbacks = {"before_model_callback": answer_from_cache} if truth.ending == "skip_model" else {}
-    agent = LlmAgent(name="weather_agent", model=llm, tools=[get_weather], **callbacks)
-    runner = Runner(app_name="matrix", agent=agent,
-                    session_service=InMemorySessionService())
+    return LlmAgent(name="weather_agent", description="Knows the weather.", model=_llm(truth, member, None, on_start),
+                    tools=[get_weather], **callbacks)
+
+
+def _transfer(truth: Truth) -> LlmAgent:
+    """Multi-agent: ``triage`` transfers (``transfer_to_agent``, a tool that returns at once) to its sub-agent
+    ``weather_agent``, whose answer is the run's."""
+    args = {"agent_name": "weather_agent"}
+    member = _weather_agent(truth, "weather_agent")
+    truth.agents = [("triage", None), ("weather_agent", "triage")]
+    return LlmAgent(name="triage", description="Routes questions.", sub_agents=[member],
+                    model=_llm(truth, "triage", ("transfer_to_agent", args)),
+                    before_tool_callback=_started(truth, "triage", spans=False))
+
+
+def _started(truth: Truth, by: str, spans: bool = True) -> Any:
+    """A ``before_tool_callback`` recording the delegation when ADK really runs its tool."""
+    def callback(tool: Any, args: dict, tool_context: Any) -> None:
+        truth.delegation_started(tool.name, args, by, spans=spans)
+    return callback
+
+
+def _agent_tool(truth: Truth) -> LlmAgent:
+    """Multi-agent: ``orchestrator`` calls ``weather_agent`` as a tool (``AgentTool``), then answers."""
+    args = {"request": CITY}
+    member = _weather_agent(truth, "weather_agent")
+    truth.agents = [("orchestrator", None), ("weather_agent", "orchestrator")]
+    truth.top = "orchestrator"
+    return LlmAgent(name="orchestrator", description="Asks the weather agent.", tools=[AgentTool(agent=member)],
+                    model=_llm(truth, "orchestrator", ("weather_agent", args)),
+                    before_tool_callback=_started(truth, "orchestrator"))
+
+
+def _runner(truth: Truth, build: Any = None) -> tuple[Runner, str]:
+    truth.agents = [("weather_agent", None)]
+    agent = build(truth) if build is not None else _weather_agent(truth)
+    runner = Runner(app_name="matrix", agent=agent, session_service=InMemorySessionService())
     session = f"s{next(_sessions)}"
     return runner, session
 
@@ -75,15 +126,15 @@ def _message() -> types.Content:
     return types.Content(role="user", parts=[types.Part(text=CITY)])
 
 
-def _run(truth: Truth) -> Any:
-    runner, session = _runner(truth)
+def _run(truth: Truth, build: Any = None) -> Any:
+    runner, session = _runner(truth, build)
     asyncio.run(runner.session_service.create_session(app_name="matrix", user_id="u", session_id=session))
     return runner.run(user_id="u", session_id=session, new_message=_message())
 
 
-def _run_async(truth: Truth) -> Any:
+def _run_async(truth: Truth, build: Any = None) -> Any:
     async def gen() -> Any:
-        runner, session = _runner(truth)
+        runner, session = _runner(truth, build)
         await runner.session_service.create_session(app_name="matrix", user_id="u", session_id=session)
         async for event in runner.run_async(user_id="u", session_id=session, new_message=_message()):
             yield event
@@ -99,4 +150,8 @@ def _event(event: Any) -> Any:
 ENTRIES = {
     "Runner.run": lambda t: (lambda: _run(t), _event),
     "Runner.run_async": lambda t: (lambda: _run_async(t), _event),
+    "sub_agents Runner.run": lambda t: (lambda: _run(t, _transfer), _event),
+    "sub_agents Runner.run_async": lambda t: (lambda: _run_async(t, _transfer), _event),
+    "AgentTool Runner.run": lambda t: (lambda: _run(t, _agent_tool), _event),
+    "AgentTool Runner.run_async": lambda t: (lambda: _run_async(t, _agent_tool), _event),
 }

@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
+from langgraph.types import Command
 
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
 from tests.langchain.fakes import ToolCallingChatModel, build_agent_graph
@@ -27,10 +28,17 @@ class TruthChatModel(ToolCallingChatModel):
 
     truth: Any = None
     json_answers: bool = False  # an accepted answer as JSON ({"answer": text}): the structured output entry
+    agent: str = ""  # a multi-agent run's member: its own calls count
+    delegate: Any = None  # a supervisor's first call: ``(handoff tool, args)``
 
     def _answer(self, messages: list) -> tuple[Call, AIMessage]:
         last = messages[-1] if messages else None
-        call = self.truth.reply(has_tool_result=last is not None and last.type == "tool")
+        if self.delegate is not None and self.truth.delegates(self.agent):
+            call = self.truth.delegate(self.agent, *self.delegate, as_tool=None)  # routed by the graph, not run
+        elif self.agent:
+            call = self.truth.reply(self.agent)
+        else:
+            call = self.truth.reply(has_tool_result=last is not None and last.type == "tool")
         turn = call.turn
         text = turn.text or ""
         if self.json_answers and text and text != REJECTED:
@@ -104,12 +112,40 @@ def _answering_graph(truth: Truth) -> Any:
     graph.add_conditional_edges("agent", route, ["tools", END])
     graph.add_edge("tools", "agent")
     return graph.compile(name="weather_agent")
+def _supervisor(truth: Truth) -> Any:
+    """Multi-agent: a supervisor graph. Its ``supervisor`` node's model hands off (a
+    ``transfer_to_weather_agent`` tool call the graph routes on, answered by a ``ToolMessage``, as
+    ``langgraph-supervisor`` does) to the ``weather_agent`` node (an agent graph: tool, answer), which returns
+    to the supervisor, whose answer ends the run."""
+    member = build_agent_graph(TruthChatModel(truth=truth, agent="weather_agent"), [_tool(truth)],
+                               name="weather_agent")
+    model = TruthChatModel(truth=truth, agent="supervisor", delegate=("transfer_to_weather_agent", {}))
+
+    def supervisor(state: MessagesState, config: RunnableConfig) -> Command:
+        reply = model.invoke(state["messages"], config)
+        if not reply.tool_calls:
+            return Command(goto=END, update={"messages": [reply]})
+        done = ToolMessage("Transferred to weather_agent", tool_call_id=reply.tool_calls[0]["id"])
+        return Command(goto="weather_agent", update={"messages": [reply, done]})
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("supervisor", supervisor, destinations=("weather_agent", END))
+    graph.add_node("weather_agent", member)
+    graph.add_edge(START, "supervisor")
+    graph.add_edge("weather_agent", "supervisor")
+    truth.agents = [("supervisor", None), ("weather_agent", "supervisor")]
+    truth.top = "supervisor"
+    return graph.compile(name="supervisor")
 
 
 INPUT = {"messages": [HumanMessage(CITY)]}
 # A bare model call after the tool ran: the script's second turn, the answer.
 AFTER_TOOL = [HumanMessage(CITY), AIMessage("", tool_calls=[{"name": TOOL, "args": {"city": CITY}, "id": "call_0"}]),
               ToolMessage(TOOL_RESULT, tool_call_id="call_0")]
+
+
+async def _abatch(graph: Any) -> Any:
+    return [_final(s) for s in await graph.abatch([INPUT])]
 
 
 def _final(state: Any) -> Any:
@@ -154,6 +190,17 @@ ENTRIES = {
     "graph.astream_events": lambda t: (
         lambda: _graph(t).astream_events(INPUT, version="v2"), lambda e: (e["event"], e["name"])),
     "graph.batch": lambda t: (lambda: [_final(s) for s in _graph(t).batch([INPUT])], lambda x: x),
+    "graph.stream(stream_mode='values')": lambda t: (
+        lambda: _graph(t).stream(INPUT, stream_mode="values"), lambda st: [_content(m) for m in st["messages"]]),
+    "graph.abatch": lambda t: (lambda: _abatch(_graph(t)), lambda x: x),
+    "supervisor graph.invoke": lambda t: (lambda: _supervisor(t).invoke(INPUT), _final),
+    "supervisor graph.stream": lambda t: (lambda: _supervisor(t).stream(INPUT), _update),
+    "supervisor graph.astream(stream_mode='messages')": lambda t: (
+        lambda: _supervisor(t).astream(INPUT, stream_mode="messages"),
+        lambda e: (_content(e[0]), e[1]["langgraph_node"])),
+    "supervisor graph.astream(stream_mode='values')": lambda t: (
+        lambda: _supervisor(t).astream(INPUT, stream_mode="values"),
+        lambda st: [_content(m) for m in st["messages"]]),
     "model.invoke": lambda t: (lambda: TruthChatModel(truth=t).invoke(AFTER_TOOL), _content),
     "model.stream": lambda t: (lambda: TruthChatModel(truth=t).stream(AFTER_TOOL), _content),
     "model.astream": lambda t: (lambda: TruthChatModel(truth=t).astream(AFTER_TOOL), _content),

@@ -6,22 +6,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.tools import FunctionTool
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.llama_index.fakes import cheap_memory, scripted_llm, tool_call
-from tests.matrix.truth import CITY, TOOL, Truth
+from tests.matrix.truth import CITY, TOOL, ToolRun, Truth
 
 INSTRUMENTOR = LlamaIndexInstrumentor
+HANDOFF = {"to_agent": "weather_agent", "reason": "a weather question"}
 
 
-def _agent(truth: Truth) -> FunctionAgent:
+def _agent(truth: Truth, member: str = "") -> FunctionAgent:
     truth.agents = [("weather_agent", None)]
 
     def respond(messages: Any) -> ChatMessage:
-        call = truth.reply(has_tool_result=any(m.role == MessageRole.TOOL for m in messages))
+        if member:  # a multi-agent run's member: its own calls count
+            if truth.delegates(member):  # it took over: the handoff tool ran (and returned at once)
+                truth.tools.append(ToolRun("handoff", dict(HANDOFF), outcome="ok"))
+            call = truth.reply(member)
+        else:
+            call = truth.reply(has_tool_result=any(m.role == MessageRole.TOOL for m in messages))
         call.usage, call.answered = None, True  # the mock sends no usage, no finish reason
         turn = call.turn
         if turn.is_tool_call:
@@ -37,13 +43,32 @@ def _agent(truth: Truth) -> FunctionAgent:
                          tools=[FunctionTool.from_defaults(async_fn=get_weather, name=TOOL)])
 
 
-async def _run(truth: Truth) -> Any:
-    return await _agent(truth).run(user_msg=CITY, memory=cheap_memory())
+def _workflow(truth: Truth) -> AgentWorkflow:
+    """Multi-agent: ``triage`` hands off (the workflow's ``handoff`` tool, which returns at once) to
+    ``weather_agent``, whose answer is the workflow's."""
+    member = _agent(truth, "weather_agent")
+
+    def respond(messages: Any) -> ChatMessage:
+        call = truth.delegate("triage", "handoff", HANDOFF, as_tool=None) if truth.delegates("triage") \
+            else truth.reply("triage")
+        call.usage, call.answered = None, True  # the mock sends no usage, no finish reason
+        if call.turn.is_tool_call:
+            return tool_call("handoff", HANDOFF, call_id="call_h")
+        return ChatMessage(role=MessageRole.ASSISTANT, content=call.turn.text)
+
+    triage = FunctionAgent(name="triage", description="Routes questions.", llm=scripted_llm(respond),
+                           can_handoff_to=["weather_agent"])
+    truth.agents = [("triage", None), ("weather_agent", "triage")]
+    return AgentWorkflow(agents=[triage, member], root_agent="triage")
 
 
-def _events(truth: Truth) -> Any:
+async def _run(truth: Truth, build: Any = _agent) -> Any:
+    return await build(truth).run(user_msg=CITY, memory=cheap_memory())
+
+
+def _events(truth: Truth, build: Any = _agent) -> Any:
     async def gen() -> Any:
-        handler = _agent(truth).run(user_msg=CITY, memory=cheap_memory())
+        handler = build(truth).run(user_msg=CITY, memory=cheap_memory())
         async for event in handler.stream_events():
             yield event
         await handler
@@ -57,4 +82,6 @@ def _event(event: Any) -> Any:
 ENTRIES = {
     "FunctionAgent.run": lambda t: (lambda: _run(t), lambda r: str(r)),
     "FunctionAgent.run().stream_events": lambda t: (lambda: _events(t), _event),
+    "AgentWorkflow.run": lambda t: (lambda: _run(t, _workflow), lambda r: str(r)),
+    "AgentWorkflow.run().stream_events": lambda t: (lambda: _events(t, _workflow), _event),
 }

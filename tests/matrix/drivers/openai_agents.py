@@ -32,7 +32,7 @@ def _output(call: Call) -> list[Any]:
     if turn.is_tool_call:
         return [_items.validate_python({"type": "function_call", "id": f"fc_{i}", "call_id": f"call_{i}", "name": n,
                                         "arguments": json.dumps(a), "status": "completed"})
-                for i, (n, a) in enumerate(turn.tool_calls)]
+                for i, (n, a) in zip(_ids, turn.tool_calls)]  # (call ids unique in a run: the SDK checks)
     return [_items.validate_python({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
                                     "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})]
 
@@ -49,12 +49,20 @@ def _usage(call: Call) -> ResponseUsage:
 class TruthModel(Model):
     """The user's own model class (see the module docstring)."""
 
-    def __init__(self, truth: Truth) -> None:
+    def __init__(self, truth: Truth, agent: str = "", delegate: tuple[str, dict] | None = None) -> None:
         self.truth = truth
+        self.agent = agent
+        self.delegate = delegate  # a multi-agent run's top agent: its first call asks for this tool
+
+    def _call(self, input: Any) -> Call:
+        if self.delegate is not None and self.truth.delegates(self.agent):
+            return self.truth.delegate(self.agent, *self.delegate)
+        # (a member of a multi-agent run sees its delegator's tool result first: its own calls count)
+        return self.truth.reply(self.agent, has_tool_result=None if self.agent else _after_tool(input))
 
     async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
                            tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
-        call = self.truth.reply(has_tool_result=_after_tool(input))
+        call = self._call(input)
         u = call.turn.usage
         call.sent()
         return ModelResponse(output=_output(call), usage=Usage(requests=1, input_tokens=u[0], output_tokens=u[1],
@@ -62,7 +70,7 @@ class TruthModel(Model):
 
     async def stream_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
                               tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
-        call = self.truth.reply(has_tool_result=_after_tool(input))
+        call = self._call(input)
         items = _output(call)
         response = Response.model_construct(id=f"resp_{next(_ids)}", object="response", created_at=1,
                                             model="in-house-1", status="completed", output=[],
@@ -77,7 +85,7 @@ class TruthModel(Model):
                                                                                           "usage": _usage(call)}))
 
 
-def _agent(truth: Truth) -> Agent:
+def _agent(truth: Truth, agent: str = "") -> Agent:
     truth.agents = [("weather_agent", None)]
 
     async def get_weather(city: str) -> str:
@@ -90,13 +98,33 @@ def _agent(truth: Truth) -> Agent:
 
     tool = function_tool(get_weather, name_override=TOOL, failure_error_function=None)
     behavior = {"tool_use_behavior": answer_from_the_tool} if truth.ending == "skip_model" else {}
-    return Agent(name="weather_agent", instructions="Answer about the weather.", model=TruthModel(truth),
+    return Agent(name="weather_agent", instructions="Answer about the weather.", model=TruthModel(truth, agent),
                  tools=[tool], **behavior)
 
 
-def _streamed(truth: Truth) -> Any:
+def _handoff(truth: Truth) -> Agent:
+    """Multi-agent: ``triage`` hands off (its first call asks for ``transfer_to_weather_agent``) to
+    ``weather_agent``, whose answer is the run's final output."""
+    specialist = _agent(truth, "weather_agent")
+    truth.agents = [("triage", None), ("weather_agent", "triage")]
+    return Agent(name="triage", instructions="Hand weather questions off.", handoffs=[specialist],
+                 model=TruthModel(truth, "triage", ("transfer_to_weather_agent", {})))
+
+
+def _orchestrator(truth: Truth) -> Agent:
+    """Multi-agent: ``orchestrator`` calls ``weather_agent`` as a tool (``Agent.as_tool``: a function tool
+    ``ask_weather`` running the agent) and answers from its answer."""
+    specialist = _agent(truth, "weather_agent")
+    truth.agents = [("orchestrator", None), ("weather_agent", "orchestrator")]
+    truth.top = "orchestrator"
+    return Agent(name="orchestrator", instructions="Ask the weather agent.",
+                 tools=[specialist.as_tool(tool_name="ask_weather", tool_description="Ask about the weather.")],
+                 model=TruthModel(truth, "orchestrator", ("ask_weather", {"input": CITY})))
+
+
+def _streamed(truth: Truth, build: Any = _agent) -> Any:
     async def gen() -> Any:
-        result = Runner.run_streamed(_agent(truth), CITY)
+        result = Runner.run_streamed(build(truth), CITY)
         async for event in result.stream_events():
             yield event
     return gen()
@@ -110,4 +138,9 @@ ENTRIES = {
     "Runner.run": lambda t: (lambda: Runner.run(_agent(t), CITY), lambda r: r.final_output),
     "Runner.run_sync": lambda t: (lambda: Runner.run_sync(_agent(t), CITY), lambda r: r.final_output),
     "Runner.run_streamed": lambda t: (lambda: _streamed(t), _event),
+    "handoff Runner.run": lambda t: (lambda: Runner.run(_handoff(t), CITY), lambda r: r.final_output),
+    "handoff Runner.run_sync": lambda t: (lambda: Runner.run_sync(_handoff(t), CITY), lambda r: r.final_output),
+    "handoff Runner.run_streamed": lambda t: (lambda: _streamed(t, _handoff), _event),
+    "agent.as_tool Runner.run": lambda t: (lambda: Runner.run(_orchestrator(t), CITY), lambda r: r.final_output),
+    "agent.as_tool Runner.run_streamed": lambda t: (lambda: _streamed(t, _orchestrator), _event),
 }

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, AsyncIterator
 
-from pydantic_ai import Agent, ModelRetry, SkipModelRequest
+from pydantic_ai import Agent, ModelRetry, RunContext, SkipModelRequest
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import Model, StreamedResponse
@@ -70,9 +70,18 @@ class TruthStream(StreamedResponse):
 class TruthModel(Model):
     """A user-written model class (see the module docstring)."""
 
-    def __init__(self, truth: Truth) -> None:
+    def __init__(self, truth: Truth, agent: str = "", delegate: tuple[str, dict] | None = None) -> None:
         super().__init__()
         self.truth = truth
+        self.agent = agent  # a multi-agent run's member: its own calls count
+        self.delegate = delegate  # the delegating agent's first call: ``(tool, args)``
+
+    def _call(self, messages: list) -> Call:
+        if self.delegate is not None and self.truth.delegates(self.agent):
+            return self.truth.delegate(self.agent, *self.delegate)
+        if self.agent:
+            return self.truth.reply(self.agent)
+        return self.truth.reply(has_tool_result=_after_tool(messages))
 
     @property
     def model_name(self) -> str:
@@ -83,7 +92,7 @@ class TruthModel(Model):
         return "fake"
 
     async def request(self, messages: list, model_settings: Any, model_request_parameters: Any) -> ModelResponse:
-        call = self.truth.reply(has_tool_result=_after_tool(messages))
+        call = self._call(messages)
         turn = call.turn
         parts = [ToolCallPart(n, a, tool_call_id=f"call_{i}") for i, (n, a) in enumerate(turn.tool_calls)] \
             or [TextPart(turn.text)]
@@ -94,7 +103,7 @@ class TruthModel(Model):
     @asynccontextmanager
     async def request_stream(self, messages: list, model_settings: Any, model_request_parameters: Any,
                              run_context: Any = None) -> AsyncIterator[StreamedResponse]:
-        call = self.truth.reply(has_tool_result=_after_tool(messages))
+        call = self._call(messages)
         yield TruthStream(model_request_parameters=model_request_parameters, call=call)
 
 
@@ -111,10 +120,10 @@ class AnswerFromCache(AbstractCapability[Any]):
         return request_context
 
 
-def _agent(truth: Truth, *, sync_tool: bool = False) -> Agent:
+def _agent(truth: Truth, *, sync_tool: bool = False, member: str = "") -> Agent:
     truth.agents = [("weather_agent", None)]
     caps = [AnswerFromCache(truth=truth)] if truth.ending == "skip_model" else []
-    agent = Agent(TruthModel(truth), name="weather_agent", capabilities=caps)
+    agent = Agent(TruthModel(truth, member), name="weather_agent", capabilities=caps)
     if truth.ending == "output_retry":
         @agent.output_validator
         def whole_sentence(output: str) -> str:
@@ -135,9 +144,25 @@ def _agent(truth: Truth, *, sync_tool: bool = False) -> Agent:
     return agent
 
 
-def _run_stream(truth: Truth) -> AsyncIterator[str]:
+def _delegating(truth: Truth) -> Agent:
+    """Multi-agent (agent delegation, as PydanticAI's docs show it): ``orchestrator``'s tool ``ask_weather`` runs
+    ``weather_agent`` with the run's usage (``usage=ctx.usage``); the orchestrator answers from its answer."""
+    member = _agent(truth, member="weather_agent")
+    truth.agents = [("orchestrator", None), ("weather_agent", "orchestrator")]
+    truth.top = "orchestrator"
+    agent = Agent(TruthModel(truth, "orchestrator", ("ask_weather", {"question": CITY})), name="orchestrator")
+
+    @agent.tool
+    async def ask_weather(ctx: RunContext[None], question: str) -> str:
+        """Ask the weather agent."""
+        result = await member.run(question, usage=ctx.usage)
+        return result.output
+    return agent
+
+
+def _run_stream(truth: Truth, build: Any = _agent) -> AsyncIterator[str]:
     async def gen() -> AsyncIterator[str]:
-        async with _agent(truth).run_stream(CITY) as result:
+        async with build(truth).run_stream(CITY) as result:
             async for text in result.stream_output(debounce_by=None):
                 yield text
     return gen()
@@ -151,9 +176,9 @@ def _run_stream_events(truth: Truth) -> AsyncIterator[Any]:
     return gen()
 
 
-def _iter(truth: Truth) -> AsyncIterator[str]:
+def _iter(truth: Truth, build: Any = _agent) -> AsyncIterator[str]:
     async def gen() -> AsyncIterator[str]:
-        async with _agent(truth).iter(CITY) as run:
+        async with build(truth).iter(CITY) as run:
             async for node in run:
                 yield type(node).__name__
     return gen()
@@ -173,4 +198,7 @@ ENTRIES = {
     "run_stream": lambda t: (lambda: _run_stream(t), lambda x: x),
     "run_stream_events": lambda t: (lambda: _run_stream_events(t), _event),
     "iter": lambda t: (lambda: _iter(t), lambda x: x),
+    "delegation run": lambda t: (lambda: _delegating(t).run(CITY), _output),
+    "delegation run_stream": lambda t: (lambda: _run_stream(t, _delegating), lambda x: x),
+    "delegation iter": lambda t: (lambda: _iter(t, _delegating), lambda x: x),
 }

@@ -27,11 +27,19 @@ def _calls(call: Call) -> list[tuple[str, dict]]:
 
 
 class TruthModel(Model):
-    def __init__(self, truth: Truth) -> None:
+    def __init__(self, truth: Truth, agent: str = "", delegate: tuple[str, dict] | None = None,
+                 as_tool: str | None = "spans") -> None:
         super().__init__(model_id="scripted-1")
         self.truth = truth
+        self.as_tool = as_tool
+        self.agent = agent  # a multi-agent run's member: its own calls count
+        self.delegate = delegate  # the manager's first call: ``(managed agent, arguments)``
 
     def _call(self, messages: list) -> Call:
+        if self.delegate is not None and self.truth.delegates(self.agent):
+            return self.truth.delegate(self.agent, *self.delegate, as_tool=self.as_tool)
+        if self.agent:
+            return self.truth.reply(self.agent)
         roles = [m.get("role") if isinstance(m, dict) else getattr(m, "role", None) for m in messages]
         return self.truth.reply(has_tool_result=any(getattr(r, "value", r) == "tool-response" for r in roles))
 
@@ -56,7 +64,7 @@ class TruthModel(Model):
         yield ChatMessageStreamDelta(content="", token_usage=TokenUsage(u[0], u[1]))
 
 
-def _agent(truth: Truth) -> ToolCallingAgent:
+def _agent(truth: Truth, member: str = "") -> ToolCallingAgent:
     truth.agents = [("weather_agent", None)]
 
     @tool
@@ -73,9 +81,32 @@ def _agent(truth: Truth) -> ToolCallingAgent:
         return answer != REJECTED
 
     get_weather.name = TOOL
+    cls = ToolCallingAgent if not member else _Member
     checks = [whole_sentence] if truth.ending == "output_retry" else None
-    return ToolCallingAgent(tools=[get_weather], model=TruthModel(truth), name="weather_agent", max_steps=4,
-                            verbosity_level=0, final_answer_checks=checks)
+    agent = cls(tools=[get_weather], model=TruthModel(truth, member), name="weather_agent", max_steps=4,
+                verbosity_level=0, description="Knows the weather.", final_answer_checks=checks)
+    agent.truth = truth
+    return agent
+
+
+class _Member(ToolCallingAgent):
+    """A managed agent that records its delegation when the manager's tool call really starts it."""
+
+    truth: Any = None
+
+    def __call__(self, task: str, **kwargs: Any) -> Any:
+        self.truth.delegation_started(self.name, {"task": task, **kwargs}, by="manager")
+        return super().__call__(task, **kwargs)
+
+
+def _manager(truth: Truth) -> ToolCallingAgent:
+    """Multi-agent: ``manager`` calls its managed agent ``weather_agent`` (a tool call named after it, which runs
+    the agent) and answers from its report."""
+    member = _agent(truth, "weather_agent")
+    truth.agents = [("manager", None), ("weather_agent", "manager")]
+    truth.top = "manager"
+    return ToolCallingAgent(tools=[], managed_agents=[member], name="manager", max_steps=4, verbosity_level=0,
+                            model=TruthModel(truth, "manager", ("weather_agent", {"task": CITY}, ), as_tool=None))
 
 
 def _step(event: Any) -> Any:
@@ -85,4 +116,6 @@ def _step(event: Any) -> Any:
 ENTRIES = {
     "agent.run": lambda t: (lambda: _agent(t).run(CITY), lambda r: r),
     "agent.run(stream=True)": lambda t: (lambda: _agent(t).run(CITY, stream=True), _step),
+    "managed_agents agent.run": lambda t: (lambda: _manager(t).run(CITY), lambda r: r),
+    "managed_agents agent.run(stream=True)": lambda t: (lambda: _manager(t).run(CITY, stream=True), _step),
 }

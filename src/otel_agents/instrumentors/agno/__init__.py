@@ -39,7 +39,8 @@ What you get
   the other team tools) are ``tool`` spans, and the member's ``agent`` span is
   a child of its delegation tool span, with ``otel_agents.agent.parent`` = the
   team. Every team mode works the same way: members always run through
-  ``Agent.run``/``arun`` inside a team tool.
+  ``Agent.run``/``arun`` inside a team tool. A streamed delegation the caller
+  left unfinished ends abandoned with ``otel_agents.control_flow`` ``GeneratorExit``.
 * ``Workflow.run``/``arun`` → ``invoke_workflow {workflow}``; its ``Step``,
   ``Steps``, ``Loop``, ``Condition``, ``Parallel`` and ``Router`` executions
   → ``chain`` spans named after the step, with agent and team runs inside.

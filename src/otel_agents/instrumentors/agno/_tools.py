@@ -116,6 +116,8 @@ class ToolHooks:
 
         def on_end(s: SemanticSpan, abandoned: bool) -> None:
             self._finish(span, call, outcome, result="".join(texts) or None, end=False)
+            if abandoned:  # the caller left the run: the call never finished (a control-flow end, not an error)
+                s.record_error(GeneratorExit(), control_flow=True)
 
         inner = in_context(result, span)
         return track_stream(wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end), span)

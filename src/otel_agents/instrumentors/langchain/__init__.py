@@ -35,7 +35,9 @@ What becomes a span (kinds of ``../shared/design/semantic-map.md``):
   documents as media parts: see :mod:`.content`), system messages as
   ``gen_ai.system_instructions``, finish reason, response model and id, and token
   usage from the message's ``usage_metadata`` (cache and reasoning details
-  included), which wins over a partial ``llm_output["token_usage"]``;
+  included), which wins over a partial ``llm_output["token_usage"]``; a streamed
+  call records the usage and finish reason its chunks carry as they arrive, so a
+  stream left before its end keeps what the provider sent;
 * tools → ``tool`` (``execute_tool {name}``): name, description, tool call id,
   arguments, result; a tool error LangChain turned into the result
   (``handle_tool_error``) is still an error;

@@ -194,6 +194,17 @@ def usages(response: Any) -> list[Usage]:
     return found
 
 
+def chunk_finish_reason(chunk: Any) -> str | None:
+    """The finish reason a streamed chunk (``ChatGenerationChunk``) carries, if any (on the last one)."""
+    reason = _finish_reason(chunk, getattr(chunk, "message", None))
+    return str(reason) if reason else None
+
+
+def usage_of_metadata(usage: Mapping[str, Any]) -> Usage:
+    """A message's (or a streamed chunk's) ``usage_metadata`` as a :class:`Usage`."""
+    return _usage_from_metadata(usage)
+
+
 def provider_name(ls_provider: Any) -> str | None:
     """``gen_ai.provider.name`` for a LangChain ``ls_provider`` value (passed through when unmapped)."""
     if not ls_provider:

@@ -22,6 +22,7 @@ from typing import Any, Hashable, Mapping, Sequence
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages.ai import add_usage
 from opentelemetry import context as otel_context
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
@@ -53,7 +54,7 @@ class HandledToolError(Exception):
 class _Run:
     """What we keep about one open run besides its span."""
 
-    __slots__ = ("parent", "children", "interrupted_below", "agent", "handoffs")
+    __slots__ = ("parent", "children", "interrupted_below", "agent", "handoffs", "usage")
 
     def __init__(self, parent: UUID | None):
         self.parent = parent              # run id of the nearest ancestor with a span
@@ -61,6 +62,7 @@ class _Run:
         self.interrupted_below = False    # a LangGraph interrupt came up through this run
         self.agent: str | None = None     # a graph's agent name
         self.handoffs: dict[str, str] | None = None  # a graph's node → the agent that handed off to it
+        self.usage: Any = None            # a model stream's usage_metadata so far (summed over its chunks)
 
 
 class SpanCallbackHandler(BaseCallbackHandler):
@@ -371,6 +373,26 @@ class SpanCallbackHandler(BaseCallbackHandler):
         with guard("langchain.model_usage"):
             for usage in extract.usages(response):
                 span.set_usage(usage, prefer_complete=True)
+
+    @guarded("langchain.on_llm_new_token")
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID, **kwargs: Any) -> None:
+        """A streamed chunk carrying usage (``usage_metadata``: what the provider reported, usually on its
+        last chunk; summed over chunks as LangChain merges them) or a finish reason: the model span gets them
+        now, so a stream left before LangChain ends the call keeps what the provider sent. ``on_llm_end``'s
+        response replaces them."""
+        message = getattr(chunk, "message", None)
+        usage = getattr(message, "usage_metadata", None)
+        reason = extract.chunk_finish_reason(chunk) if chunk is not None else None
+        if not usage and not reason:
+            return
+        span, run = self.spans.get(run_id), self.spans.get_extra(run_id)
+        if span is None or run is None:
+            return
+        if usage:
+            run.usage = add_usage(run.usage, usage) if run.usage else dict(usage)
+            span.set_usage(extract.usage_of_metadata(run.usage), prefer_complete=True)
+        if reason:
+            span.set_finish_reasons([reason])
 
     @guarded("langchain.on_llm_end")
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:

@@ -51,7 +51,8 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
 * a handoff is a ``tool`` span named for the handoff tool (``transfer_to_{agent}``) with
   ``otel_agents.handoff.target``, under the agent that handed off; the receiving agent's span is
   nested under it, and the two stay open until the receiving agent is done, so the fold shows
-  ``agent billing delegated_by=triage``. An agent used as a tool (``agent.as_tool``) is its tool
+  ``agent billing delegated_by=triage``; it ends as the receiving agent does (ERROR when it failed,
+  abandoned when its run was cancelled or left). An agent used as a tool (``agent.as_tool``) is its tool
   span with the inner agent's span under it.
 * input/output guardrails: a ``chain`` span ``guardrail {name}`` (OpenInference ``GUARDRAIL``,
   Langfuse ``guardrail``) with ``otel_agents.guardrail.triggered``; a tripped one is ERROR, and so

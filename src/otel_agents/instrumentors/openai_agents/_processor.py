@@ -407,9 +407,7 @@ class OtelAgentsProcessor(TracingProcessor):
         via = agent.via
         if via is not None and not via.sem.ended:
             source = via.source
-            if agent.error is not None:
-                via.sem.record_error(agent.error)
-            via.sem.end()
+            self._end(via.sem, agent.error, exc)  # failed, or cancelled/abandoned, as the agent it handed off to
             if source is not None and source.sdk_done and not source.sem.ended:
                 if source.output is None or agent.output is not None:
                     source.output = agent.output

@@ -56,7 +56,8 @@ Python that calls tools), sync or streamed (``run(stream=True)``,
 * A managed agent (in another agent's ``managed_agents``), called by the
   manager as a tool or from its code: an ``execute_tool {name}`` span for the
   delegation (the tool name is the managed agent's name) with the managed run's
-  ``invoke_agent`` span under it, carrying ``otel_agents.agent.parent`` = the manager.
+  ``invoke_agent`` span under it, carrying ``otel_agents.agent.parent`` = the manager
+  (one span per call, also when a subclass's ``__call__`` calls its parent's).
   A managed agent's ``run`` called directly nests under the calling step the same way.
 
 Streams end with the consumer: a streamed run's agent, step and model spans are

@@ -179,8 +179,10 @@ class Installation:
         return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error)
 
     def _delegate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        """A managed agent called by its manager: a ``tool`` span named after it, its run nested below."""
-        if not is_instrumentation_enabled():
+        """A managed agent called by its manager: a ``tool`` span named after it, its run nested below (one,
+        when a subclass's ``__call__`` calls its parent's)."""
+        key = ("delegate", id(instance))
+        if not is_instrumentation_enabled() or key in _OPEN.get():
             return wrapped(*args, **kwargs)
         name = getattr(instance, "name", None) or type(instance).__name__
         span = self.telemetry.start_span(Kind.TOOL, name)
@@ -189,7 +191,8 @@ class Installation:
                           arguments={"task": _bound(args, kwargs, 0, "task"),
                                      **{k: v for k, v in kwargs.items() if k != "task"}}
                           if span.records_content else None)
-        result = _call_in(span, wrapped, args, kwargs)
+        with _opened(key):
+            result = _call_in(span, wrapped, args, kwargs)
         span.set_tool_result(result)
         span.end()
         return result
