@@ -146,9 +146,10 @@ SYSTEMS: tuple[System, ...] = (
                "span stays open until the stream object is garbage-collected (the manager's `__exit__` closes the "
                "HTTP response beneath our stream wrapper)" for e in ("chat.completions.stream", "responses.stream")}),
     System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
-        _e("Runner.run", "async"),
-        _e("Runner.run_sync", "sync"),
-        _e("Runner.run_streamed", "astream"),
+        _e("Runner.run", "async", endings=(*MODE_ENDINGS["async"], "guardrail", "max_turns")),
+        _e("Runner.run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail", "max_turns")),
+        _e("Runner.run_streamed", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel", "guardrail",
+                                                      "max_turns")),
     )),
     System("agno", "Agno", (
         _e("Agent.run", "sync"),
