@@ -168,9 +168,18 @@ SYSTEMS: tuple[System, ...] = (
         _e("Runner.run_async", "astream"),
     )),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
-        _e("agent.run", "async"),
-        _e("agent.run_stream", "astream"),
-    )),
+        _e("agent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel")),
+        _e("agent.run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel")),
+        _e("RoundRobinGroupChat.run (one agent)", "async", variant=True,
+           endings=("caller_cancel", "max_turns", "termination")),
+        _e("RoundRobinGroupChat.run_stream (one agent)", "astream", variant=True,
+           endings=("caller_cancel", "max_turns", "termination")),
+    ), unsupported={(e, "caller_cancel"): "AutoGen 0.7.5 hangs, uninstrumented too, when the run's "
+                    "`CancellationToken` is cancelled while a tool runs: `AssistantAgent` waits forever on the queue "
+                    "its tool-call task was to end with `None` (the task dies of `CancelledError` first), and a "
+                    "team waits for that agent to go idle" for e in ("agent.run", "agent.run_stream",
+                                                                       "RoundRobinGroupChat.run (one agent)",
+                                                                       "RoundRobinGroupChat.run_stream (one agent)")}),
     System("claude_agent_sdk", "Claude Agent SDK (over a fake CLI in process: a `Transport` of the user's own; the "
            "tool is an SDK MCP tool)", (
         _e("query", "astream"),
