@@ -158,8 +158,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("Agent.arun(stream=True)", "astream"),
     )),
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
-        _e("agent.run", "sync"),
-        _e("agent.run(stream=True)", "stream"),
+        _e("agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "max_turns")),
+        _e("agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "max_turns")),
     ), unsupported={("agent.run(stream=True)", "break_close"): "smolagents' own stream generator ignores "
                     "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
                     "closing is supported)"}),

@@ -1,7 +1,10 @@
 """smolagents cells: a ``ToolCallingAgent`` with one tool over a ``Model`` subclass written here (the shape of
 ``tests/smolagents/fakes.py``'s ``ScriptedModel``, plus ``generate_stream``) answering from the matrix's
 script; the answer is the ``final_answer`` tool call, as smolagents asks. smolagents' ``ChatMessage`` has
-no finish reason, so none is expected; a stream's usage comes on its last delta."""
+no finish reason, so none is expected; a stream's usage comes on its last delta.
+
+Stops: ``max_turns`` runs with ``max_steps=2``; smolagents then asks the model (offering no tools) for a last
+answer and returns it: the fake gives :data:`GIVE_UP`, and that is the run's output."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from otel_agents.instrumentors.smolagents import SmolagentsInstrumentor  # noqa:
 from tests.matrix.truth import CITY, TOOL, Call, Truth  # noqa: E402
 
 INSTRUMENTOR = SmolagentsInstrumentor
+GIVE_UP = "I could not find out in time"
 
 
 def _calls(call: Call) -> list[tuple[str, dict]]:
@@ -40,6 +44,8 @@ class TruthModel(Model):
         call = self._call(messages)
         u = call.turn.usage
         call.sent()
+        if tools_to_call_from is None and self.truth.ending == "max_turns":  # max_steps reached: a last answer
+            return ChatMessage(role=MessageRole.ASSISTANT, content=GIVE_UP, token_usage=TokenUsage(u[0], u[1]))
         return ChatMessage(role=MessageRole.ASSISTANT, content="", token_usage=TokenUsage(u[0], u[1]),
                            tool_calls=[ChatMessageToolCall(function=ChatMessageToolCallFunction(name=n, arguments=a),
                                                            id=f"call_{i}", type="function")
@@ -69,8 +75,27 @@ def _agent(truth: Truth) -> ToolCallingAgent:
         return truth.tool(city=city)
 
     get_weather.name = TOOL
-    return ToolCallingAgent(tools=[get_weather], model=TruthModel(truth), name="weather_agent", max_steps=4,
-                            verbosity_level=0)
+    return ToolCallingAgent(tools=[get_weather], model=TruthModel(truth), name="weather_agent",
+                            max_steps=2 if truth.ending == "max_turns" else 4, verbosity_level=0)
+
+
+def _gave_up(truth: Truth, result: Any) -> Any:
+    """``max_turns``: what smolagents returned is the run's output."""
+    if truth.ending == "max_turns":
+        truth.output = result
+    return result
+
+
+def _steps(truth: Truth, steps: Any) -> Any:
+    if truth.ending != "max_turns":
+        return steps
+
+    def gave_up() -> Any:
+        for step in steps:
+            if type(step).__name__ == "FinalAnswerStep":
+                truth.output = step.output
+            yield step
+    return gave_up()
 
 
 def _step(event: Any) -> Any:
@@ -78,6 +103,6 @@ def _step(event: Any) -> Any:
 
 
 ENTRIES = {
-    "agent.run": lambda t: (lambda: _agent(t).run(CITY), lambda r: r),
-    "agent.run(stream=True)": lambda t: (lambda: _agent(t).run(CITY, stream=True), _step),
+    "agent.run": lambda t: (lambda: _gave_up(t, _agent(t).run(CITY)), lambda r: r),
+    "agent.run(stream=True)": lambda t: (lambda: _steps(t, _agent(t).run(CITY, stream=True)), _step),
 }

@@ -333,12 +333,14 @@ class Installation:
 
 def _record_max_steps(span: SemanticSpan, agent: Any) -> None:
     """``max_steps`` reached: smolagents asks the model for a last answer and returns it, and records
-    ``AgentMaxStepsError`` on the last step; we make it the run's error."""
+    ``AgentMaxStepsError`` on the last step (its own test for ``RunResult.state`` ``max_steps_error``); we
+    make it the run's error and its stop reason ``max_turns``."""
     steps = getattr(getattr(agent, "memory", None), "steps", None) or ()
     last = steps[-1] if steps else None
     error = getattr(last, "error", None)
     if isinstance(error, AgentMaxStepsError):
         span.record_error(error)
+        span.set_stop_reason("max_turns")
 
 
 def _fill_action_step(span: SemanticSpan, step: Any) -> None:
