@@ -99,13 +99,13 @@ def _c(name: str, mode: str) -> Entry:
 
 SYSTEMS: tuple[System, ...] = (
     System("langchain", "LangChain / LangGraph", (
-        _e("graph.invoke", "sync"),
-        _e("graph.ainvoke", "async"),
-        _e("graph.stream", "stream"),
-        _e("graph.astream", "astream"),
+        _e("graph.invoke", "sync", endings=(*MODE_ENDINGS["sync"], "max_turns")),
+        _e("graph.ainvoke", "async", endings=(*MODE_ENDINGS["async"], "max_turns")),
+        _e("graph.stream", "stream", endings=(*MODE_ENDINGS["stream"], "max_turns")),
+        _e("graph.astream", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
         _e("graph.stream(stream_mode='messages')", "stream"),
         _e("graph.astream(stream_mode='updates')", "astream"),
-        _e("graph.astream_events", "astream"),
+        _e("graph.astream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
         _e("graph.batch", "sync"),
         _e("model.invoke", "sync", endings=("done", "model_raises")),
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),

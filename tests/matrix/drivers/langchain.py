@@ -1,5 +1,8 @@
 """LangChain / LangGraph cells: a hand-built LangGraph agent loop (``tests/langchain/fakes.py``) over the
-``ToolCallingChatModel`` fake, answering from the matrix's script and recording what it sent."""
+``ToolCallingChatModel`` fake, answering from the matrix's script and recording what it sent.
+
+Stops: ``max_turns`` binds ``recursion_limit=4`` to the graph (``with_config``): the model asks for the tool
+every turn until LangGraph raises ``GraphRecursionError``."""
 
 from __future__ import annotations
 
@@ -69,7 +72,8 @@ def _tool(truth: Truth) -> StructuredTool:
 
 def _graph(truth: Truth) -> Any:
     truth.agents = [("weather_agent", None)]
-    return build_agent_graph(TruthChatModel(truth=truth), [_tool(truth)], name="weather_agent")
+    graph = build_agent_graph(TruthChatModel(truth=truth), [_tool(truth)], name="weather_agent")
+    return graph.with_config(recursion_limit=4) if truth.ending == "max_turns" else graph
 
 
 INPUT = {"messages": [HumanMessage(CITY)]}
