@@ -129,11 +129,11 @@ SYSTEMS: tuple[System, ...] = (
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled"}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
-        _e("run_sync", "sync"),
-        _e("run", "async"),
+        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "max_turns")),
+        _e("run", "async", endings=(*MODE_ENDINGS["async"], "max_turns")),
         _e("run_stream", "astream"),
-        _e("run_stream_events", "astream"),
-        _e("iter", "astream"),
+        _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
+        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
     ), known={(e, "model_raises"): "a model whose `request_stream` raises before its first event: the model span "
               "ends marked abandoned, not as an error" for e in ("run_stream", "run_stream_events")}),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
