@@ -4,7 +4,9 @@ tool ``get_weather`` (its handler is :meth:`Truth.atool`), the second answers, e
 (true output tokens in its ``message_delta``: the transport runs with partial messages, which the caller then
 also receives). A model that raises is what the CLI reports for a failed API request: an ``assistant`` frame
 with ``error``, an error result and exit status 1 (``ResultError``). In the abandoned endings the fake waits,
-after its first frame, until the caller has left (the caller's first event is the CLI's ``init``)."""
+after its first frame, until the caller has left (the caller's first event is the CLI's ``init``). ``max_turns``
+runs with ``ClaudeAgentOptions(max_turns=2)``: after two turns the fake ends as the CLI does, with an
+``error_max_turns`` result (``terminal_reason`` ``max_turns``) and exit status 1 (``ResultError``)."""
 
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ class _TruthCLI(FakeCLI):
     def __init__(self, truth: Truth, *args: Any) -> None:
         super().__init__(*args)
         self.truth = truth
+        argv = args[1]
+        self.max_turns = int(argv[argv.index("--max-turns") + 1]) if "--max-turns" in argv else None
 
     async def turn(self, question: str) -> int:
         self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": "claude-test",
@@ -61,6 +65,10 @@ class _TruthCLI(FakeCLI):
                 call.sent(finish=FINISH[True])
                 text, is_error = await self.call_tool(SERVER, name, args, tool_use_id)
                 self.tool_result(None, tool_use_id, text, is_error, history)
+                if self.max_turns is not None and len(self.truth.calls) >= self.max_turns:  # the CLI's cap
+                    self.ch.send(self.result(None, error="error_max_turns", terminal="max_turns",
+                                             errors=[f"Reached maximum number of turns ({self.max_turns})"]))
+                    return 1
             else:
                 self.respond(None, [{"type": "text", "text": turn.text}], history, FINISH[False], usage=turn.usage)
                 call.sent(finish=FINISH[False])
@@ -70,7 +78,9 @@ class _TruthCLI(FakeCLI):
 
 
 def _transport(truth: Truth) -> InProcessTransport:
-    transport = InProcessTransport(["--include-partial-messages", "--mcp-config", '{"mcpServers": {"weather": {}}}'])
+    cap = ["--max-turns", "2"] if truth.ending == "max_turns" else []
+    transport = InProcessTransport(["--include-partial-messages", "--mcp-config", '{"mcpServers": {"weather": {}}}',
+                                    *cap])
     transport.cli = _TruthCLI(truth, transport.channel, transport.argv)
     return transport
 
