@@ -1,6 +1,10 @@
 """CrewAI cells: a crew of one agent and one task over a ``BaseLLM`` subclass (the ReAct shape of
 ``tests/crewai/fakes.py``'s ``ReactLLM``) answering from the matrix's script, reporting usage and finish
-reason through CrewAI's own call-completed event as its provider classes do."""
+reason through CrewAI's own call-completed event as its provider classes do.
+
+Stops: ``max_turns``: the model asks for the tool every turn, the agent has ``max_iter=1``: after one iteration
+CrewAI forces a final answer from one more call, and what it returns is the run's output. (One iteration: a
+second identical call would be refused by CrewAI as a repeated usage, not run.)"""
 
 from __future__ import annotations
 
@@ -58,13 +62,25 @@ def _crew(truth: Truth) -> Crew:
         return truth.tool(city=city)
 
     agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
-                  llm=TruthLLM(truth=truth), tools=[get_weather], max_retry_limit=0, max_iter=3)
+                  llm=TruthLLM(truth=truth), tools=[get_weather], max_retry_limit=0,
+                  max_iter=1 if truth.ending == "max_turns" else 3)
     task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
                 name="weather")
     return Crew(agents=[agent], tasks=[task])
 
 
+def _forced(truth: Truth, result: Any) -> Any:
+    """``max_turns``: the answer CrewAI forced is the run's output."""
+    if truth.ending == "max_turns":
+        truth.output = result.raw
+    return result
+
+
+async def _forced_async(truth: Truth, run: Any) -> Any:
+    return _forced(truth, await run)
+
+
 ENTRIES = {
-    "Crew.kickoff": lambda t: (lambda: _crew(t).kickoff(), lambda r: r.raw),
-    "Crew.kickoff_async": lambda t: (lambda: _crew(t).kickoff_async(), lambda r: r.raw),
+    "Crew.kickoff": lambda t: (lambda: _forced(t, _crew(t).kickoff()), lambda r: r.raw),
+    "Crew.kickoff_async": lambda t: (lambda: _forced_async(t, _crew(t).kickoff_async()), lambda r: r.raw),
 }

@@ -15,6 +15,9 @@
 * ``Flow.kickoff_async`` (``kickoff`` and ``akickoff`` go through it) →
   ``chain`` named by the flow, and ``Flow._execute_method`` → one ``chain``
   per flow method. CrewAI's agent executor is itself a ``Flow``; it is skipped.
+* An agent that reached ``max_iter`` (CrewAI then forces a final answer from one more model call,
+  ``AgentExecutor.ensure_force_final_answer``) has ``otel_agents.run.stop_reason`` ``max_turns`` on
+  its agent span; its output is that forced answer, as CrewAI returns it.
 
 The crew's input is its kickoff ``inputs``, or, when it got none, its tasks
 (description and expected output of each, at most 100): the run's question.
@@ -99,6 +102,16 @@ def install(hooks: Hooks) -> None:
     hooks.span(Agent, "akickoff", agent_kickoff_async, "crewai.agent")
     hooks.span(Flow, "kickoff_async", flow_kickoff, "crewai.flow")
     hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
+    hooks.after(AgentExecutor, "ensure_force_final_answer", _forced_final_answer, "crewai.max_iter")
+
+
+def _forced_final_answer(executor: Any, args: tuple, kwargs: dict, result: Any) -> None:
+    """CrewAI's agent executor routes here only when the agent reached ``max_iter``
+    (``check_max_iterations``), then asks the model once more for a final answer, which becomes the
+    agent's output: the agent span (the innermost span of ours) gets the stop reason ``max_turns``."""
+    span = _scope.SPAN.get()
+    if span is not None and span.kind is Kind.AGENT:
+        span.set_stop_reason("max_turns")
 
 
 def _agent_step(agent: Any, *, task: Any = None, context: Any = None, messages: Any = None) -> Step:
