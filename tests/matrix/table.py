@@ -123,8 +123,8 @@ SYSTEMS: tuple[System, ...] = (
               "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
               "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")}),
     System("crewai", "CrewAI (a crew of one agent over a `BaseLLM` subclass, ReAct)", (
-        _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "max_turns")),
-        _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "max_turns")),
+        _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail", "max_turns")),
+        _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "guardrail", "max_turns")),
     ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled"}),

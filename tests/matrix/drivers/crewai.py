@@ -4,7 +4,8 @@ reason through CrewAI's own call-completed event as its provider classes do.
 
 Stops: ``max_turns``: the model asks for the tool every turn, the agent has ``max_iter=1``: after one iteration
 CrewAI forces a final answer from one more call, and what it returns is the run's output. (One iteration: a
-second identical call would be refused by CrewAI as a repeated usage, not run.)"""
+second identical call would be refused by CrewAI as a repeated usage, not run.) ``guardrail``: the task's
+``guardrail`` rejects the answer and ``guardrail_max_retries=0`` allows no retry: CrewAI raises."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from crewai.llms.base_llm import llm_call_context
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import ReactLLM, _observation
-from tests.matrix.truth import CITY, TOOL, Truth
+from tests.matrix.truth import ANSWER, CITY, TOOL, Truth
 
 INSTRUMENTOR = CrewAIInstrumentor
 
@@ -64,9 +65,15 @@ def _crew(truth: Truth) -> Crew:
     agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
                   llm=TruthLLM(truth=truth), tools=[get_weather], max_retry_limit=0,
                   max_iter=1 if truth.ending == "max_turns" else 3)
+    guard = {"guardrail": _no_answer, "guardrail_max_retries": 0} if truth.ending == "guardrail" else {}
     task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
-                name="weather")
+                name="weather", **guard)
     return Crew(agents=[agent], tasks=[task])
+
+
+def _no_answer(output: Any):  # (CrewAI checks an annotated return type: none here)
+    """The ``guardrail`` cell's task guardrail: it rejects the answer."""
+    return (False, "answers about the weather are blocked") if ANSWER in output.raw else (True, output.raw)
 
 
 def _forced(truth: Truth, result: Any) -> Any:
