@@ -164,9 +164,11 @@ SYSTEMS: tuple[System, ...] = (
                     "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
                     "closing is supported)"}),
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
-        _e("Runner.run", "stream"),
-        _e("Runner.run_async", "astream"),
-    )),
+        _e("Runner.run", "stream", endings=(*MODE_ENDINGS["stream"], "max_turns")),
+        _e("Runner.run_async", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
+    ), known={(e, "max_turns"): "the request `max_llm_calls` refuses (ADK raises `LlmCallsLimitExceededError` after "
+              "`before_model_callback`, before asking the model) gets a model span (ERROR) though it was never made; "
+              "the stop reason `max_turns` is right" for e in ("Runner.run", "Runner.run_async")}),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel")),
         _e("agent.run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel")),

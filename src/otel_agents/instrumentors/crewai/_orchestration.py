@@ -109,9 +109,9 @@ def install(hooks: Hooks) -> None:
     hooks.span(Flow, "kickoff_async", flow_kickoff, "crewai.flow")
     hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
     hooks.after(AgentExecutor, "ensure_force_final_answer", _forced_final_answer, "crewai.max_iter")
-    import crewai.task as task_module
+    from crewai.utilities.guardrail import GuardrailResult
 
-    hooks.after(task_module, "process_guardrail", _guardrail_checked, "crewai.guardrail")
+    hooks.after(GuardrailResult, "from_tuple", _guardrail_checked, "crewai.guardrail")  # each check's verdict
     hooks.patches.wrap(Task, "_invoke_guardrail_function", _guardrails_sync)
     hooks.patches.wrap(Task, "_ainvoke_guardrail_function", _guardrails_async)
 
