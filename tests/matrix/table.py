@@ -152,10 +152,10 @@ SYSTEMS: tuple[System, ...] = (
                                                       "max_turns")),
     )),
     System("agno", "Agno", (
-        _e("Agent.run", "sync"),
-        _e("Agent.run(stream=True)", "stream"),
-        _e("Agent.arun", "async"),
-        _e("Agent.arun(stream=True)", "astream"),
+        _e("Agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail")),
+        _e("Agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "guardrail")),
+        _e("Agent.arun", "async", endings=(*MODE_ENDINGS["async"], "guardrail")),
+        _e("Agent.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "guardrail")),
     )),
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
         _e("agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "max_turns")),

@@ -1,6 +1,7 @@
 """Agno cells: an ``Agent`` with one tool over the scripted ``Model`` subclass of ``tests/agno/fakes.py``,
 answering from the matrix's script (usage on the last stream chunk; Agno's ``ModelResponse`` carries no
-finish reason, so none is expected)."""
+finish reason, so none is expected). Stops: ``guardrail``: a post-hook rejects the answer (``OutputCheckError``);
+Agno returns the run failed, with the rejected answer as its content."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterator
 
 from agno.agent import Agent
+from agno.exceptions import CheckTrigger, OutputCheckError
 from agno.metrics import MessageMetrics
 from agno.models.response import ModelResponse
 
 from otel_agents.instrumentors.agno import AgnoInstrumentor
 from tests.agno.fakes import ScriptedModel
-from tests.matrix.truth import CITY, TOOL, Call, Truth
+from tests.matrix.truth import ANSWER, CITY, TOOL, Call, Truth
 
 INSTRUMENTOR = AgnoInstrumentor
 
@@ -69,8 +71,15 @@ def _agent(truth: Truth, aio: bool) -> Agent:
         return await truth.atool(city=city)
 
     aget_weather.__name__ = TOOL
+    hooks = {"post_hooks": [_no_answer]} if truth.ending == "guardrail" else {}
     return Agent(name="weather_agent", model=TruthModel(truth=truth), tools=[aget_weather if aio else get_weather],
-                 telemetry=False)
+                 telemetry=False, **hooks)
+
+
+def _no_answer(run_output: Any) -> None:
+    """The ``guardrail`` cell's output guardrail (a post-hook): it rejects the answer."""
+    if ANSWER in str(run_output.content or ""):
+        raise OutputCheckError("answers about the weather are blocked", check_trigger=CheckTrigger.OUTPUT_NOT_ALLOWED)
 
 
 def _content(truth: Truth) -> Any:
