@@ -117,8 +117,8 @@ SYSTEMS: tuple[System, ...] = (
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
     System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
-        _e("FunctionAgent.run", "async"),
-        _e("FunctionAgent.run().stream_events", "astream"),
+        _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "max_turns")),
+        _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
     ), known={("FunctionAgent.run().stream_events", ending): "a run whose event stream was left after its first "
               "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
               "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")}),
