@@ -185,7 +185,8 @@ SYSTEMS: tuple[System, ...] = (
     System("claude_agent_sdk", "Claude Agent SDK (over a fake CLI in process: a `Transport` of the user's own; the "
            "tool is an SDK MCP tool)", (
         _e("query", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
-        _e("ClaudeSDKClient.receive_response", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
+        _e("ClaudeSDKClient.receive_response", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel",
+                                                                   "max_turns")),
     )),
     System("mcp", "MCP (client and server in one process, in-memory transport)", (
         _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises")),

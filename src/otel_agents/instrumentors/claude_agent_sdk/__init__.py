@@ -99,7 +99,9 @@ marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``R
 ``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
 at ``ClaudeSDKClient.disconnect()``. An ``interrupt()`` (or a denial with ``interrupt=True``,
 or a ``terminal_reason`` ``aborted_*``) ends the turn and its open spans as interrupted —
-``otel_agents.control_flow=interrupt`` — not as errors.
+``otel_agents.control_flow=interrupt`` — not as errors; the turn's agent span has
+``otel_agents.run.stop_reason`` ``cancelled``, and the ECP fold reports the interrupted tool
+``cancelled``, not ok.
 
 Hooks, and why
 --------------

@@ -165,6 +165,8 @@ class Tracker:
             return
         if turn.interrupted:
             span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)
+            if span.kind is Kind.AGENT:
+                span.set_stop_reason("cancelled")  # the caller's interrupt() stopped the run
         elif error is not None:
             span.record_error(error, control_flow=not isinstance(error, Exception))
         elif abandoned:
