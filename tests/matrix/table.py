@@ -117,7 +117,7 @@ SYSTEMS: tuple[System, ...] = (
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
     System("llama_index", "LlamaIndex (`FunctionAgent` over the core's `MockFunctionCallingLLM`)", (
-        _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "max_turns")),
+        _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns")),
         _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
     ), known={("FunctionAgent.run().stream_events", ending): "a run whose event stream was left after its first "
               "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
@@ -205,9 +205,17 @@ PENDING: tuple[str, ...] = (
     "query engines; CrewAI `akickoff`, `kickoff_for_each`, flows; PydanticAI `run_stream_sync`; Agno `Team` and "
     "`Workflow` run/arun; Google ADK `run_live`; AutoGen `on_messages_stream` and team types; OpenAI `parse`",
     "multi-agent runs in every streaming mode (teams, crews, handoffs, group chats, managed agents)",
-    "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
-    "termination conditions, message caps and max turns, callbacks that skip or replace the model call, "
-    "structured output rejected and retried, MCP sampling",
+    "runs that end other than by the agent answering: callbacks that skip or replace the model call, structured "
+    "output rejected and retried, MCP sampling",
+    "stops not yet cells: OpenAI Agents `cancel(mode='after_turn')` and input guardrails (mapped to `guardrail`); "
+    "AutoGen's other conditions (`TokenUsageTermination` → `budget`, mapped) and team types; PydanticAI token and "
+    "cost limits (→ `budget`, mapped); LlamaIndex `early_stopping_method='generate'` (a forced last answer: no stop "
+    "reason recorded yet) and `AgentWorkflow`; Agno `Team` post-hooks; Claude Agent SDK `error_max_budget_usd` "
+    "(→ `budget`, mapped). No such feature (so no cell): Agno `tool_call_limit` refuses the calls past it and asks "
+    "the model again (the run goes on); no output guardrail in smolagents, PydanticAI, LlamaIndex, LangGraph, "
+    "Google ADK or AutoGen (their checks that reject an answer and retry are `output_retry`). Caller handles not yet "
+    "cells: smolagents `agent.interrupt()` (between steps), Agno `cancel_run(run_id)`; the others have none of "
+    "their own (a task cancelled is the `cancel` column)",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 

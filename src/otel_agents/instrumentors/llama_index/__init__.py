@@ -65,7 +65,9 @@ What you get:
   ``chain`` spans named after their class.
 * Errors: the failing call's span and each enclosing span the error passes
   through end with status ERROR. Workflow cancellation (``cancel_run``,
-  ``asyncio.CancelledError``) and ``WorkflowDone`` are control flow, not errors.
+  ``asyncio.CancelledError``) and ``WorkflowDone`` are control flow, not errors; a run
+  cancelled (``handler.cancel_run()``, its task cancelled) has ``otel_agents.run.stop_reason``
+  ``cancelled`` on its agent span.
 * Streams: a streamed model call's span ends when its stream does: consumed,
   closed early or garbage-collected (marked ``otel_agents.stream.abandoned``),
   or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` (abandoned). Each step of
