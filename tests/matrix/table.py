@@ -158,8 +158,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("Agent.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "guardrail")),
     )),
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
-        _e("agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "max_turns")),
-        _e("agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "max_turns")),
+        _e("agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "caller_cancel", "max_turns")),
+        _e("agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "caller_cancel", "max_turns")),
     ), unsupported={("agent.run(stream=True)", "break_close"): "smolagents' own stream generator ignores "
                     "`GeneratorExit`: `close()` raises `RuntimeError` without instrumentation too (dropped without "
                     "closing is supported)"}),
@@ -214,7 +214,7 @@ PENDING: tuple[str, ...] = (
     "(→ `budget`, mapped). No such feature (so no cell): Agno `tool_call_limit` refuses the calls past it and asks "
     "the model again (the run goes on); no output guardrail in smolagents, PydanticAI, LlamaIndex, LangGraph, "
     "Google ADK or AutoGen (their checks that reject an answer and retry are `output_retry`). Caller handles not yet "
-    "cells: smolagents `agent.interrupt()` (between steps), Agno `cancel_run(run_id)`; the others have none of "
+    "cells: Agno `cancel_run(run_id)`; the others have none of "
     "their own (a task cancelled is the `cancel` column)",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""

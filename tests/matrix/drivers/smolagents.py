@@ -4,7 +4,8 @@ script; the answer is the ``final_answer`` tool call, as smolagents asks. smolag
 no finish reason, so none is expected; a stream's usage comes on its last delta.
 
 Stops: ``max_turns`` runs with ``max_steps=2``; smolagents then asks the model (offering no tools) for a last
-answer and returns it: the fake gives :data:`GIVE_UP`, and that is the run's output."""
+answer and returns it: the fake gives :data:`GIVE_UP`, and that is the run's output. ``caller_cancel``: the
+caller calls ``agent.interrupt()`` while the tool runs (the tool finishes; smolagents stops before the next step)."""
 
 from __future__ import annotations
 
@@ -72,11 +73,14 @@ def _agent(truth: Truth) -> ToolCallingAgent:
         Args:
             city: the city.
         """
+        if truth.ending == "caller_cancel":
+            agent.interrupt()  # as a caller on another thread would, while the tool runs
         return truth.tool(city=city)
 
     get_weather.name = TOOL
-    return ToolCallingAgent(tools=[get_weather], model=TruthModel(truth), name="weather_agent",
+    agent = ToolCallingAgent(tools=[get_weather], model=TruthModel(truth), name="weather_agent",
                             max_steps=2 if truth.ending == "max_turns" else 4, verbosity_level=0)
+    return agent
 
 
 def _gave_up(truth: Truth, result: Any) -> Any:
