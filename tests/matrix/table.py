@@ -99,13 +99,13 @@ def _c(name: str, mode: str) -> Entry:
 
 SYSTEMS: tuple[System, ...] = (
     System("langchain", "LangChain / LangGraph", (
-        _e("graph.invoke", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
-        _e("graph.ainvoke", "async", endings=(*MODE_ENDINGS["async"], "skip_model")),
-        _e("graph.stream", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model")),
-        _e("graph.astream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
+        _e("graph.invoke", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "max_turns")),
+        _e("graph.ainvoke", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "max_turns")),
+        _e("graph.stream", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),
+        _e("graph.astream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "max_turns")),
         _e("graph.stream(stream_mode='messages')", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model")),
         _e("graph.astream(stream_mode='updates')", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
-        _e("graph.astream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
+        _e("graph.astream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "max_turns")),
         _e("graph.batch", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
         _e("graph.stream(stream_mode='values')", "stream"),
         _e("graph.abatch", "async"),
@@ -124,8 +124,8 @@ SYSTEMS: tuple[System, ...] = (
         "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
     }),
     System("llama_index", "LlamaIndex (`FunctionAgent`s over the core's `MockFunctionCallingLLM`)", (
-        _e("FunctionAgent.run", "async"),
-        _e("FunctionAgent.run().stream_events", "astream"),
+        _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns")),
+        _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
         _e("AgentWorkflow.run", "async", variant=True),
         _e("AgentWorkflow.run().stream_events", "astream", variant=True),
     ), known={(entry, ending): "a run whose event stream was left after its first "
@@ -133,8 +133,9 @@ SYSTEMS: tuple[System, ...] = (
               "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")
               for entry in ("FunctionAgent.run().stream_events", "AgentWorkflow.run().stream_events")}),
     System("crewai", "CrewAI (crews over a `BaseLLM` subclass, ReAct)", (
-        _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry")),
-        _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "output_retry")),
+        _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "guardrail", "max_turns")),
+        _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "output_retry", "guardrail",
+                                                   "max_turns")),
         _e("Crew.akickoff", "async", endings=("done", "tool_raises", "model_raises")),
         _e("two agents Crew.kickoff", "sync", variant=True),
         _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
@@ -144,11 +145,12 @@ SYSTEMS: tuple[System, ...] = (
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled"}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
-        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry")),
-        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry")),
+        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns")),
+        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns")),
         _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
-        _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
-        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
+        _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry",
+                                                     "max_turns")),
+        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns")),
         _e("delegation run", "async", variant=True),
         _e("delegation run_stream", "astream", variant=True),
         _e("delegation iter", "astream", variant=True),
@@ -162,9 +164,10 @@ SYSTEMS: tuple[System, ...] = (
                            ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
         for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
     System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
-        _e("Runner.run", "async", endings=(*MODE_ENDINGS["async"], "skip_model")),
-        _e("Runner.run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
-        _e("Runner.run_streamed", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
+        _e("Runner.run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "guardrail", "max_turns")),
+        _e("Runner.run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "guardrail", "max_turns")),
+        _e("Runner.run_streamed", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "caller_cancel",
+                                                      "guardrail", "max_turns")),
         _e("handoff Runner.run", "async", variant=True),
         _e("handoff Runner.run_sync", "sync", variant=True),
         _e("handoff Runner.run_streamed", "astream", variant=True),
@@ -172,10 +175,10 @@ SYSTEMS: tuple[System, ...] = (
         _e("agent.as_tool Runner.run_streamed", "astream", variant=True),
     )),
     System("agno", "Agno", (
-        _e("Agent.run", "sync"),
-        _e("Agent.run(stream=True)", "stream"),
-        _e("Agent.arun", "async"),
-        _e("Agent.arun(stream=True)", "astream"),
+        _e("Agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail")),
+        _e("Agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "guardrail")),
+        _e("Agent.arun", "async", endings=(*MODE_ENDINGS["async"], "guardrail")),
+        _e("Agent.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "guardrail")),
         _e("Team.run", "sync", variant=True),
         _e("Team.run(stream=True)", "stream", variant=True),
         _e("Team.arun", "async", variant=True),
@@ -187,8 +190,9 @@ SYSTEMS: tuple[System, ...] = (
               "reports as an `ok` tool call (it counts only a cancellation as not ok)"
               for e in ("break_close", "break_drop")}),
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
-        _e("agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry")),
-        _e("agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "output_retry")),
+        _e("agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "caller_cancel", "max_turns")),
+        _e("agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "output_retry", "caller_cancel",
+                                                        "max_turns")),
         _e("managed_agents agent.run", "sync", variant=True),
         _e("managed_agents agent.run(stream=True)", "stream", variant=True),
     ), unsupported={(e, "break_close"): "smolagents' own stream generator ignores "
@@ -196,16 +200,18 @@ SYSTEMS: tuple[System, ...] = (
                     "closing is supported)"
                     for e in ("agent.run(stream=True)", "managed_agents agent.run(stream=True)")}),
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
-        _e("Runner.run", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model")),
-        _e("Runner.run_async", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model")),
+        _e("Runner.run", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),
+        _e("Runner.run_async", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "max_turns")),
         _e("sub_agents Runner.run", "stream", variant=True),
         _e("sub_agents Runner.run_async", "astream", variant=True),
         _e("AgentTool Runner.run", "stream", variant=True),
         _e("AgentTool Runner.run_async", "astream", variant=True),
-    )),
+    ), known={(e, "max_turns"): "the request `max_llm_calls` refuses (ADK raises `LlmCallsLimitExceededError` after "
+              "`before_model_callback`, before asking the model) gets a model span (ERROR) though it was never made; "
+              "the stop reason `max_turns` is right" for e in ("Runner.run", "Runner.run_async")}),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
-        _e("agent.run", "async"),
-        _e("agent.run_stream", "astream"),
+        _e("agent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel")),
+        _e("agent.run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel")),
         _e("agent.on_messages_stream", "astream"),
         _e("AgentTool agent.run", "async", variant=True),
         _e("AgentTool agent.run_stream", "astream", variant=True),
@@ -215,6 +221,10 @@ SYSTEMS: tuple[System, ...] = (
         _e("SelectorGroupChat.run_stream", "astream", variant=True),
         _e("Swarm.run", "async", variant=True),
         _e("Swarm.run_stream", "astream", variant=True),
+        _e("RoundRobinGroupChat.run (one agent)", "async", variant=True,
+           endings=("caller_cancel", "max_turns", "termination")),
+        _e("RoundRobinGroupChat.run_stream (one agent)", "astream", variant=True,
+           endings=("caller_cancel", "max_turns", "termination")),
     ), known={(f"{team}.run_stream", "break_close"): "a team's `run_stream` closed after its first event: the "
               "team span ends then, abandoned, with no output, while the team's runtime goes on in its own task "
               "and its agent answers after the run's span ended (spans of the run outlive its root)"
@@ -222,11 +232,18 @@ SYSTEMS: tuple[System, ...] = (
        unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
                     "runtime: the agent's turn goes on in the runtime's own task and the tool is not cancelled "
                     "(AutoGen stops a team by its `CancellationToken`)"
-                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm") for m in ("run", "run_stream")}),
+                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm") for m in ("run", "run_stream")}
+       | {(e, "caller_cancel"): "AutoGen 0.7.5 hangs, uninstrumented too, when the run's "
+          "`CancellationToken` is cancelled while a tool runs: `AssistantAgent` waits forever on the queue "
+          "its tool-call task was to end with `None` (the task dies of `CancelledError` first), and a "
+          "team waits for that agent to go idle" for e in ("agent.run", "agent.run_stream",
+                                                             "RoundRobinGroupChat.run (one agent)",
+                                                             "RoundRobinGroupChat.run_stream (one agent)")}),
     System("claude_agent_sdk", "Claude Agent SDK (over a fake CLI in process: a `Transport` of the user's own; the "
            "tool is an SDK MCP tool)", (
-        _e("query", "astream"),
-        _e("ClaudeSDKClient.receive_response", "astream"),
+        _e("query", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
+        _e("ClaudeSDKClient.receive_response", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel",
+                                                                   "max_turns")),
         _e("subagent query", "astream", variant=True),
         _e("subagent ClaudeSDKClient.receive_response", "astream", variant=True),
     )),
@@ -254,8 +271,6 @@ PENDING: tuple[str, ...] = (
     "`GraphFlow`; OpenAI `parse`",
     "multi-agent variants not in the matrix yet: Agno `Team` broadcast and tasks modes; AutoGen `TeamTool`; a "
     "Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across processes",
-    "runs that end other than by the agent answering: a streamed result's `cancel()`, output guardrails, "
-    "termination conditions, message caps and max turns",
     "skip_model and output_retry where the framework's hook is not installed or not on a matrix entry: LangChain 1.x "
     "agent middleware (`before_model`/`wrap_model_call`, `create_agent(response_format=...)` retries; `langchain` 1.x "
     "is not installed); LlamaIndex `ReActAgent`'s retry of an answer it cannot parse; Google ADK's "
@@ -265,6 +280,15 @@ PENDING: tuple[str, ...] = (
     "`ModelBehaviorError`), Agno (`output_schema` parse failure is logged, not retried), LlamaIndex `output_cls` "
     "(a warning), AutoGen `output_content_type` (raises), Google ADK (`output_schema` validation raises; its "
     "`ReflectAndRetryModelPlugin` retries malformed function calls, a model error, not a rejected output)",
+    "stops not yet cells: OpenAI Agents `cancel(mode='after_turn')` and input guardrails (mapped to `guardrail`); "
+    "AutoGen's other conditions (`TokenUsageTermination` → `budget`, mapped) and team types; PydanticAI token and "
+    "cost limits (→ `budget`, mapped); LlamaIndex `early_stopping_method='generate'` (a forced last answer: no stop "
+    "reason recorded yet) and `AgentWorkflow`; Agno `Team` post-hooks; Claude Agent SDK `error_max_budget_usd` "
+    "(→ `budget`, mapped). No such feature (so no cell): Agno `tool_call_limit` refuses the calls past it and asks "
+    "the model again (the run goes on); no output guardrail in smolagents, PydanticAI, LlamaIndex, LangGraph, "
+    "Google ADK or AutoGen (their checks that reject an answer and retry are `output_retry`). Caller handles not yet "
+    "cells: Agno `cancel_run(run_id)`; the others have none of "
+    "their own (a task cancelled is the `cancel` column)",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 

@@ -1,6 +1,7 @@
 """Agno cells: an ``Agent`` with one tool over the scripted ``Model`` subclass of ``tests/agno/fakes.py``,
 answering from the matrix's script (usage on the last stream chunk; Agno's ``ModelResponse`` carries no
-finish reason, so none is expected)."""
+finish reason, so none is expected). Stops: ``guardrail``: a post-hook rejects the answer (``OutputCheckError``);
+Agno returns the run failed, with the rejected answer as its content."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from typing import Any, AsyncIterator, Iterator
 from agno.agent import Agent
 from agno.team import Team
 from agno.team.mode import TeamMode
+from agno.exceptions import CheckTrigger, OutputCheckError
 from agno.metrics import MessageMetrics
 from agno.models.response import ModelResponse
 
 from otel_agents.instrumentors.agno import AgnoInstrumentor
 from tests.agno.fakes import ScriptedModel
-from tests.matrix.truth import CITY, TOOL, Call, Truth
+from tests.matrix.truth import ANSWER, CITY, TOOL, Call, Truth
 
 INSTRUMENTOR = AgnoInstrumentor
 
@@ -78,8 +80,9 @@ def _agent(truth: Truth, aio: bool, agent: str = "") -> Agent:
         return await truth.atool(city=city)
 
     aget_weather.__name__ = TOOL
+    hooks = {"post_hooks": [_no_answer]} if truth.ending == "guardrail" else {}
     return Agent(name="weather_agent", id="weather-agent", model=TruthModel(truth=truth, agent=agent),
-                 tools=[aget_weather if aio else get_weather], telemetry=False)
+                 tools=[aget_weather if aio else get_weather], telemetry=False, **hooks)
 
 
 def _team(truth: Truth, aio: bool, mode: TeamMode = TeamMode.coordinate) -> Team:
@@ -94,6 +97,12 @@ def _team(truth: Truth, aio: bool, mode: TeamMode = TeamMode.coordinate) -> Team
     leader = TruthModel(truth=truth, agent="desk", delegate=("delegate_task_to_member",
                                                              {"member_id": "weather-agent", "task": CITY}))
     return Team(name="desk", members=[member], model=leader, mode=mode, telemetry=False)
+
+
+def _no_answer(run_output: Any) -> None:
+    """The ``guardrail`` cell's output guardrail (a post-hook): it rejects the answer."""
+    if ANSWER in str(run_output.content or ""):
+        raise OutputCheckError("answers about the weather are blocked", check_trigger=CheckTrigger.OUTPUT_NOT_ALLOWED)
 
 
 def _content(truth: Truth) -> Any:

@@ -1,14 +1,20 @@
 """AutoGen AgentChat cells: an ``AssistantAgent`` with one tool (reflecting on its result, so the model answers
 after it) over a ``ChatCompletionClient`` subclass (the shape of ``tests/autogen_agentchat/fakes.py``'s
-``ScriptedClient``) answering from the matrix's script with each ``CreateResult``'s usage and finish reason."""
+``ScriptedClient``) answering from the matrix's script with each ``CreateResult``'s usage and finish reason.
+
+Stops: ``caller_cancel`` cancels the run's ``CancellationToken`` while the tool runs; the team rows (a
+``RoundRobinGroupChat`` of that one agent) stop by ``TextMentionTermination`` on the answer (``termination``),
+by the team's ``max_turns=2`` (``run``) or ``MaxMessageTermination(3)`` (``run_stream``) while the model asks
+for the tool every turn (``max_turns``; the agent then does not reflect, so a turn is one model call)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Sequence
 
 from autogen_agentchat.agents import AssistantAgent
-from autogen_agentchat.conditions import TextMentionTermination
+from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermination
 from autogen_agentchat.messages import TextMessage
 from autogen_agentchat.teams import RoundRobinGroupChat, SelectorGroupChat, Swarm
 from autogen_agentchat.tools import AgentTool
@@ -17,7 +23,7 @@ from autogen_core.models import CreateResult, RequestUsage
 
 from otel_agents.instrumentors.autogen_agentchat import AutoGenAgentChatInstrumentor
 from tests.autogen_agentchat.fakes import ScriptedClient
-from tests.matrix.truth import ANSWER, CITY, TOOL, Truth
+from tests.matrix.truth import ANSWER, CITY, TOOL, Truth, _until
 
 INSTRUMENTOR = AutoGenAgentChatInstrumentor
 PLAN = "Ask the weather agent."
@@ -55,11 +61,12 @@ def _agent(truth: Truth, agent: str = "", **kw: Any) -> AssistantAgent:
 
     get_weather.__name__ = TOOL
     return AssistantAgent("weather_agent", model_client=TruthClient(truth, agent), tools=[get_weather],
-                          reflect_on_tool_use=True, **kw)
+                          reflect_on_tool_use=truth.ending != "max_turns", **kw)
 
 
 # -- teams (multi-agent): the weather agent's answer ends the run (a text mention) --------------------
-def _done() -> Any:
+def _done(truth: Truth) -> Any:
+    truth.ends_by = "termination"  # an AutoGen team ends by a termination condition, even when its task is done
     return TextMentionTermination(ANSWER, sources=["weather_agent"])
 
 
@@ -70,7 +77,7 @@ def _planner(truth: Truth) -> AssistantAgent:
 
 def _round_robin(truth: Truth) -> RoundRobinGroupChat:
     """``planner`` speaks (a message), then ``weather_agent`` (tool, answer); its answer ends the run."""
-    team = RoundRobinGroupChat([_planner(truth), _agent(truth, "weather_agent")], termination_condition=_done())
+    team = RoundRobinGroupChat([_planner(truth), _agent(truth, "weather_agent")], termination_condition=_done(truth))
     truth.agents = [("planner", None), ("weather_agent", None)]  # (a team's turns: nobody delegates)
     return team
 
@@ -79,7 +86,7 @@ def _selector(truth: Truth) -> SelectorGroupChat:
     """The selector's model picks ``weather_agent`` (a model call of the team's own), which answers."""
     team = SelectorGroupChat([_planner(truth), _agent(truth, "weather_agent", description="Knows the weather.")],
                              model_client=TruthClient(truth, "selector", lambda t: t.say("selector", "weather_agent")),
-                             termination_condition=_done())
+                             termination_condition=_done(truth))
     truth.agents = [("weather_agent", None)]
     return team
 
@@ -88,7 +95,7 @@ def _swarm(truth: Truth) -> Swarm:
     """``triage`` hands off (``transfer_to_weather_agent``, a tool that returns at once) to ``weather_agent``."""
     triage = AssistantAgent("triage", handoffs=["weather_agent"], model_client=TruthClient(
         truth, "triage", lambda t: t.delegate("triage", "transfer_to_weather_agent", as_tool="returns")))
-    team = Swarm([triage, _agent(truth, "weather_agent")], termination_condition=_done())
+    team = Swarm([triage, _agent(truth, "weather_agent")], termination_condition=_done(truth))
     truth.agents = [("triage", None), ("weather_agent", "triage")]
     return team
 
@@ -108,6 +115,37 @@ def _on_messages_stream(truth: Truth) -> Any:
     return _agent(truth).on_messages_stream([TextMessage(content=CITY, source="user")], CancellationToken())
 
 
+def _team(truth: Truth, stream: bool) -> RoundRobinGroupChat:
+    agent = _agent(truth)
+    truth.agents = [("weather_agent", None)] * (2 if truth.ending == "max_turns" else 1)  # one per turn
+    if truth.ending == "max_turns":
+        return RoundRobinGroupChat([agent], name="weather_team", **(
+            {"termination_condition": MaxMessageTermination(3)} if stream else {"max_turns": 2}))
+    return RoundRobinGroupChat([agent], name="weather_team", termination_condition=TextMentionTermination("sunny"))
+
+
+def _token(truth: Truth) -> dict:
+    """``caller_cancel``: a ``CancellationToken`` cancelled (by a task of the caller's) once the tool runs."""
+    if truth.ending != "caller_cancel":
+        return {}
+    token = CancellationToken()
+
+    async def cancel() -> None:
+        await _until(lambda: truth.tool_running)
+        token.cancel()
+    asyncio.get_running_loop().create_task(cancel())
+    return {"cancellation_token": token}
+
+
+async def _run(truth: Truth, run: Any) -> Any:
+    return await run(task=CITY, **_token(truth))
+
+
+async def _run_stream(truth: Truth, run_stream: Any) -> Any:
+    async for item in run_stream(task=CITY, **_token(truth)):
+        yield item
+
+
 def _result(result: Any) -> Any:
     return [(type(m).__name__, str(getattr(m, "content", ""))) for m in result.messages]
 
@@ -116,9 +154,17 @@ def _message(item: Any) -> Any:
     return (type(item).__name__, str(getattr(item, "content", "")) if not hasattr(item, "messages") else None)
 
 
+def _stopped(result: Any) -> Any:
+    return (_result(result), result.stop_reason)
+
+
+def _team_message(item: Any) -> Any:
+    return _stopped(item) if hasattr(item, "stop_reason") else _message(item)
+
+
 ENTRIES = {
-    "agent.run": lambda t: (lambda: _agent(t).run(task=CITY), _result),
-    "agent.run_stream": lambda t: (lambda: _agent(t).run_stream(task=CITY), _message),
+    "agent.run": lambda t: (lambda: _run(t, _agent(t).run), _result),
+    "agent.run_stream": lambda t: (lambda: _run_stream(t, _agent(t).run_stream), _message),
     "agent.on_messages_stream": lambda t: (lambda: _on_messages_stream(t), _message),
     "AgentTool agent.run": lambda t: (lambda: _orchestrator(t).run(task=CITY), _result),
     "AgentTool agent.run_stream": lambda t: (lambda: _orchestrator(t).run_stream(task=CITY), _message),
@@ -126,4 +172,7 @@ ENTRIES = {
         lambda: getattr(build(t), method)(task=CITY), _result if method == "run" else _message))(build, method)
        for name, build in (("RoundRobinGroupChat", _round_robin), ("SelectorGroupChat", _selector),
                            ("Swarm", _swarm)) for method in ("run", "run_stream")},
+    "RoundRobinGroupChat.run (one agent)": lambda t: (lambda: _run(t, _team(t, False).run), _stopped),
+    "RoundRobinGroupChat.run_stream (one agent)": lambda t: (lambda: _run_stream(t, _team(t, True).run_stream),
+                                                              _team_message),
 }

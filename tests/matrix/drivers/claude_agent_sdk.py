@@ -4,17 +4,23 @@ tool ``get_weather`` (its handler is :meth:`Truth.atool`), the second answers, e
 (true output tokens in its ``message_delta``: the transport runs with partial messages, which the caller then
 also receives). A model that raises is what the CLI reports for a failed API request: an ``assistant`` frame
 with ``error``, an error result and exit status 1 (``ResultError``). In the abandoned endings the fake waits,
-after its first frame, until the caller has left (the caller's first event is the CLI's ``init``)."""
+after its first frame, until the caller has left (the caller's first event is the CLI's ``init``). ``max_turns``
+runs with ``ClaudeAgentOptions(max_turns=2)``: after two turns the fake ends as the CLI does, with an
+``error_max_turns`` result (``terminal_reason`` ``max_turns``) and exit status 1 (``ResultError``).
+``caller_cancel`` (``ClaudeSDKClient`` only: ``query()`` has no handle) calls ``client.interrupt()`` while the tool
+runs: the fake cancels the tool call's control request as the CLI does (the SDK cancels the handler) and ends
+the turn ``error_during_execution`` / ``aborted_tools``."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import claude_agent_sdk as sdk
 
 from otel_agents.instrumentors.claude_agent_sdk import ClaudeAgentSDKInstrumentor
 from tests.claude_agent_sdk.fake_cli import FakeCLI, InProcessTransport
-from tests.matrix.truth import CITY, TOOL, ModelFailure, Truth
+from tests.matrix.truth import CITY, TOOL, ModelFailure, Truth, _until
 
 INSTRUMENTOR = ClaudeAgentSDKInstrumentor
 SERVER = "weather"
@@ -32,11 +38,17 @@ def _server(truth: Truth) -> dict:
     return sdk.create_sdk_mcp_server(SERVER, tools=[get_weather])
 
 
+class _Interrupted(Exception):
+    """The caller's ``interrupt()`` arrived while a tool call was in flight (``caller_cancel``)."""
+
+
 class _TruthCLI(FakeCLI):
     def __init__(self, truth: Truth, *args: Any, subagent: bool = False) -> None:
         super().__init__(*args)
         self.truth = truth
         self.subagent = subagent  # the main agent delegates to subagent ``weather-expert`` (the ``Agent`` tool)
+        argv = args[1]
+        self.max_turns = int(argv[argv.index("--max-turns") + 1]) if "--max-turns" in argv else None
 
     def _failed(self, thread: str | None, history: list[Any]) -> int:
         """A request that failed: what the CLI reports (see the module docstring)."""
@@ -81,6 +93,25 @@ class _TruthCLI(FakeCLI):
                 return turn.text
         return None
 
+    async def control(self, request: dict) -> dict:
+        """As the CLI does: an ``interrupt`` while an MCP tool call is in flight cancels that control request
+        (``control_cancel_request``: the SDK cancels the tool's handler) and aborts the turn."""
+        message = request.get("message") or {}
+        if self.truth.ending != "caller_cancel" or message.get("method") != "tools/call":
+            return await super().control(request)
+        request_id = self.next_id("cli_req")
+        self.ch.send({"type": "control_request", "request_id": request_id, "request": request})
+        while True:
+            frame = await self.ch.recv()
+            if frame is None:
+                raise EOFError("stdin closed while waiting for a control response")
+            if frame.get("type") == "control_response" and frame["response"].get("request_id") == request_id:
+                return frame["response"].get("response") or {}
+            await self.other(frame)
+            if self.interrupted:
+                self.ch.send({"type": "control_cancel_request", "request_id": request_id})
+                raise _Interrupted()
+
     async def turn(self, question: str) -> int:
         self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": "claude-test",
                       "tools": [WIRE_TOOL], "mcp_servers": [{"name": SERVER, "status": "connected"}],
@@ -112,8 +143,17 @@ class _TruthCLI(FakeCLI):
                 self.respond(None, [{"type": "tool_use", "id": tool_use_id, "name": WIRE_TOOL, "input": args}],
                              history, FINISH[True], usage=turn.usage)
                 call.sent(finish=FINISH[True])
-                text, is_error = await self.call_tool(SERVER, name, args, tool_use_id)
+                try:
+                    text, is_error = await self.call_tool(SERVER, name, args, tool_use_id)
+                except _Interrupted:
+                    self.tool_result(None, tool_use_id, "[Request interrupted by user for tool use]", True, history)
+                    self.ch.send(self.result(None, error="error_during_execution", terminal="aborted_tools"))
+                    return 0
                 self.tool_result(None, tool_use_id, text, is_error, history)
+                if self.max_turns is not None and len(self.truth.calls) >= self.max_turns:  # the CLI's cap
+                    self.ch.send(self.result(None, error="error_max_turns", terminal="max_turns",
+                                             errors=[f"Reached maximum number of turns ({self.max_turns})"]))
+                    return 1
             else:
                 self.respond(None, [{"type": "text", "text": turn.text}], history, FINISH[False], usage=turn.usage)
                 call.sent(finish=FINISH[False])
@@ -123,7 +163,9 @@ class _TruthCLI(FakeCLI):
 
 
 def _transport(truth: Truth, subagent: bool = False) -> InProcessTransport:
-    transport = InProcessTransport(["--include-partial-messages", "--mcp-config", '{"mcpServers": {"weather": {}}}'])
+    cap = ["--max-turns", "2"] if truth.ending == "max_turns" else []
+    transport = InProcessTransport(["--include-partial-messages", "--mcp-config", '{"mcpServers": {"weather": {}}}',
+                                    *cap])
     transport.cli = _TruthCLI(truth, transport.channel, transport.argv, subagent=subagent)
     return transport
 
@@ -143,8 +185,18 @@ async def _client(truth: Truth, subagent: bool = False) -> Any:
         truth.top = "claude"
     async with sdk.ClaudeSDKClient(options=options, transport=_transport(truth, subagent)) as client:
         await client.query(f"What is the weather in {CITY}?")
-        async for message in client.receive_response():
-            yield message
+        watcher = None
+        if truth.ending == "caller_cancel":  # the caller's own handle: interrupt() while the tool runs
+            async def interrupt() -> None:
+                await _until(lambda: truth.tool_running)
+                await client.interrupt()
+            watcher = asyncio.ensure_future(interrupt())
+        try:
+            async for message in client.receive_response():
+                yield message
+        finally:
+            if watcher is not None:
+                watcher.cancel()
 
 
 def _message(message: Any) -> Any:

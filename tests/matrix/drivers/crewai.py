@@ -1,6 +1,11 @@
 """CrewAI cells: a crew of one agent and one task over a ``BaseLLM`` subclass (the ReAct shape of
 ``tests/crewai/fakes.py``'s ``ReactLLM``) answering from the matrix's script, reporting usage and finish
-reason through CrewAI's own call-completed event as its provider classes do."""
+reason through CrewAI's own call-completed event as its provider classes do.
+
+Stops: ``max_turns``: the model asks for the tool every turn, the agent has ``max_iter=1``: after one iteration
+CrewAI forces a final answer from one more call, and what it returns is the run's output. (One iteration: a
+second identical call would be refused by CrewAI as a repeated usage, not run.) ``guardrail``: the task's
+``guardrail`` rejects the answer and ``guardrail_max_retries=0`` allows no retry: CrewAI raises."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from crewai.llms.base_llm import llm_call_context
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import ReactLLM, _observation
-from tests.matrix.truth import CITY, REJECTED, TOOL, Truth
+from tests.matrix.truth import ANSWER, CITY, REJECTED, TOOL, Truth
 
 INSTRUMENTOR = CrewAIInstrumentor
 PLAN = "Look up the weather in Paris."
@@ -70,13 +75,14 @@ def _crew(truth: Truth, two: bool | str = False) -> Crew:
 
     agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
                   llm=TruthLLM(truth=truth, agent="Weather Clerk" if two else ""), tools=[get_weather],
-                  max_retry_limit=0, max_iter=3)
+                  max_retry_limit=0, max_iter=1 if truth.ending == "max_turns" else 3)
 
     def whole_sentence(output):  # (CrewAI checks an annotated return against typing.Tuple[bool, Any])
         """output_retry: a bare word is rejected (CrewAI has the agent execute the task again)."""
         return (False, "Answer in a sentence.") if output.raw == REJECTED else (True, output.raw)
 
-    guardrail = {"guardrail": whole_sentence, "guardrail_max_retries": 1} if truth.ending == "output_retry" else {}
+    guardrail = {"guardrail": whole_sentence, "guardrail_max_retries": 1} if truth.ending == "output_retry" else \
+        {"guardrail": _no_answer, "guardrail_max_retries": 0} if truth.ending == "guardrail" else {}
     task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
                 name="weather", **guardrail)
     if not two:
@@ -111,9 +117,25 @@ def _crew(truth: Truth, two: bool | str = False) -> Crew:
     return Crew(agents=[planner, agent], tasks=[plan, task])
 
 
+def _no_answer(output: Any):  # (CrewAI checks an annotated return type: none here)
+    """The ``guardrail`` cell's task guardrail: it rejects the answer."""
+    return (False, "answers about the weather are blocked") if ANSWER in output.raw else (True, output.raw)
+
+
+def _forced(truth: Truth, result: Any) -> Any:
+    """``max_turns``: the answer CrewAI forced is the run's output."""
+    if truth.ending == "max_turns":
+        truth.output = result.raw
+    return result
+
+
+async def _forced_async(truth: Truth, run: Any) -> Any:
+    return _forced(truth, await run)
+
+
 ENTRIES = {
-    "Crew.kickoff": lambda t: (lambda: _crew(t).kickoff(), lambda r: r.raw),
-    "Crew.kickoff_async": lambda t: (lambda: _crew(t).kickoff_async(), lambda r: r.raw),
+    "Crew.kickoff": lambda t: (lambda: _forced(t, _crew(t).kickoff()), lambda r: r.raw),
+    "Crew.kickoff_async": lambda t: (lambda: _forced_async(t, _crew(t).kickoff_async()), lambda r: r.raw),
     "Crew.akickoff": lambda t: (lambda: _crew(t).akickoff(), lambda r: r.raw),
     "two agents Crew.kickoff": lambda t: (lambda: _crew(t, True).kickoff(), lambda r: r.raw),
     "two agents Crew.akickoff": lambda t: (lambda: _crew(t, True).akickoff(), lambda r: r.raw),

@@ -1,6 +1,7 @@
 """Google ADK cells: an ``LlmAgent`` with one function tool over a ``BaseLlm`` subclass (the shape of
 ``tests/google_adk/fakes.py``'s ``ScriptedLlm``) answering from the matrix's script, each response with its
-usage metadata and ``FinishReason.STOP`` (Gemini's finish reason for a function call too)."""
+usage metadata and ``FinishReason.STOP`` (Gemini's finish reason for a function call too). Stops: ``max_turns``
+runs with ``RunConfig(max_llm_calls=2)``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import asyncio
 import itertools
 from typing import Any, AsyncGenerator
 
-from google.adk.agents import LlmAgent
+from google.adk.agents import LlmAgent, RunConfig
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.runners import Runner
 from google.adk.tools.agent_tool import AgentTool
@@ -126,17 +127,22 @@ def _message() -> types.Content:
     return types.Content(role="user", parts=[types.Part(text=CITY)])
 
 
+def _kw(truth: Truth) -> dict:
+    """``max_turns``: ``RunConfig(max_llm_calls=2)`` (ADK raises ``LlmCallsLimitExceededError`` at the third call)."""
+    return {"run_config": RunConfig(max_llm_calls=2)} if truth.ending == "max_turns" else {}
+
+
 def _run(truth: Truth, build: Any = None) -> Any:
     runner, session = _runner(truth, build)
     asyncio.run(runner.session_service.create_session(app_name="matrix", user_id="u", session_id=session))
-    return runner.run(user_id="u", session_id=session, new_message=_message())
+    return runner.run(user_id="u", session_id=session, new_message=_message(), **_kw(truth))
 
 
 def _run_async(truth: Truth, build: Any = None) -> Any:
     async def gen() -> Any:
         runner, session = _runner(truth, build)
         await runner.session_service.create_session(app_name="matrix", user_id="u", session_id=session)
-        async for event in runner.run_async(user_id="u", session_id=session, new_message=_message()):
+        async for event in runner.run_async(user_id="u", session_id=session, new_message=_message(), **_kw(truth)):
             yield event
     return gen()
 

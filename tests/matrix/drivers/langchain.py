@@ -1,5 +1,8 @@
 """LangChain / LangGraph cells: a hand-built LangGraph agent loop (``tests/langchain/fakes.py``) over the
-``ToolCallingChatModel`` fake, answering from the matrix's script and recording what it sent."""
+``ToolCallingChatModel`` fake, answering from the matrix's script and recording what it sent.
+
+Stops: ``max_turns`` binds ``recursion_limit=4`` to the graph (``with_config``): the model asks for the tool
+every turn until LangGraph raises ``GraphRecursionError``."""
 
 from __future__ import annotations
 
@@ -88,7 +91,8 @@ def _graph(truth: Truth) -> Any:
     truth.agents = [("weather_agent", None)]
     if truth.ending == "skip_model":
         return _answering_graph(truth)
-    return build_agent_graph(TruthChatModel(truth=truth), [_tool(truth)], name="weather_agent")
+    graph = build_agent_graph(TruthChatModel(truth=truth), [_tool(truth)], name="weather_agent")
+    return graph.with_config(recursion_limit=4) if truth.ending == "max_turns" else graph
 
 
 def _answering_graph(truth: Truth) -> Any:

@@ -1,9 +1,12 @@
 """LlamaIndex cells: a ``FunctionAgent`` with one tool over ``tests/llama_index/fakes.py``'s
 ``scripted_llm`` (the core's ``MockFunctionCallingLLM``) answering from the matrix's script. The mock
-reports no usage and no finish reason, so none is expected on the model spans."""
+reports no usage and no finish reason, so none is expected on the model spans. Stops: ``max_turns`` runs with
+``max_iterations=2`` (the default ``early_stopping_method="force"``: LlamaIndex raises ``WorkflowRuntimeError``);
+``caller_cancel`` calls the run handler's ``cancel_run()`` while the tool runs."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
@@ -12,7 +15,7 @@ from llama_index.core.tools import FunctionTool
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.llama_index.fakes import cheap_memory, scripted_llm, tool_call
-from tests.matrix.truth import CITY, TOOL, ToolRun, Truth
+from tests.matrix.truth import CITY, TOOL, ToolRun, Truth, _until
 
 INSTRUMENTOR = LlamaIndexInstrumentor
 HANDOFF = {"to_agent": "weather_agent", "reason": "a weather question"}
@@ -62,13 +65,23 @@ def _workflow(truth: Truth) -> AgentWorkflow:
     return AgentWorkflow(agents=[triage, member], root_agent="triage")
 
 
+def _kw(truth: Truth) -> dict:
+    return {"max_iterations": 2} if truth.ending == "max_turns" else {}
+
+
 async def _run(truth: Truth, build: Any = _agent) -> Any:
-    return await build(truth).run(user_msg=CITY, memory=cheap_memory())
+    handler = build(truth).run(user_msg=CITY, memory=cheap_memory(), **_kw(truth))
+    if truth.ending == "caller_cancel":  # the caller's own handle: the run's handler, cancel_run()
+        async def cancel() -> None:
+            await _until(lambda: truth.tool_running or handler.done())
+            await handler.cancel_run()
+        asyncio.ensure_future(cancel())
+    return await handler
 
 
 def _events(truth: Truth, build: Any = _agent) -> Any:
     async def gen() -> Any:
-        handler = build(truth).run(user_msg=CITY, memory=cheap_memory())
+        handler = build(truth).run(user_msg=CITY, memory=cheap_memory(), **_kw(truth))
         async for event in handler.stream_events():
             yield event
         await handler

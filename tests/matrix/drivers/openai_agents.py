@@ -1,7 +1,11 @@
 """OpenAI Agents SDK cells: an ``Agent`` with one function tool over a model class of the user's own (an
 ``agents.Model`` subclass, as the SDK's docs show) answering from the matrix's script. A whole response
 has no finish reason (``ModelResponse`` has no field for one); a stream's terminal ``response.completed``
-carries the usage and ``status="completed"`` (``tool_call`` or ``stop``)."""
+carries the usage and ``status="completed"`` (``tool_call`` or ``stop``).
+
+Stops: ``max_turns`` runs with ``max_turns=2`` (``MaxTurnsExceeded``), ``guardrail`` with an output guardrail
+that trips on the answer (``OutputGuardrailTripwireTriggered``), ``caller_cancel`` calls the streamed result's
+own ``cancel()`` while the tool runs."""
 
 from __future__ import annotations
 
@@ -9,13 +13,16 @@ import itertools
 import json
 from typing import Any
 
-from agents import Agent, Model, ModelResponse, Runner, ToolsToFinalOutputResult, Usage, function_tool
+import asyncio
+
+from agents import (Agent, GuardrailFunctionOutput, Model, ModelResponse, Runner, ToolsToFinalOutputResult, Usage,
+                    function_tool, output_guardrail)
 from openai.types.responses import (Response, ResponseCompletedEvent, ResponseCreatedEvent, ResponseOutputItem,
                                     ResponseOutputItemDoneEvent, ResponseUsage)
 from pydantic import TypeAdapter
 
 from otel_agents.instrumentors.openai_agents import OpenAIAgentsInstrumentor
-from tests.matrix.truth import CITY, TOOL, Call, Truth
+from tests.matrix.truth import ANSWER, CITY, TOOL, Call, Truth, _until
 
 INSTRUMENTOR = OpenAIAgentsInstrumentor
 _items = TypeAdapter(ResponseOutputItem)
@@ -98,8 +105,18 @@ def _agent(truth: Truth, agent: str = "") -> Agent:
 
     tool = function_tool(get_weather, name_override=TOOL, failure_error_function=None)
     behavior = {"tool_use_behavior": answer_from_the_tool} if truth.ending == "skip_model" else {}
+    guardrails = [output_guardrail(_no_answer, name="no_answer")] if truth.ending == "guardrail" else []
     return Agent(name="weather_agent", instructions="Answer about the weather.", model=TruthModel(truth, agent),
-                 tools=[tool], **behavior)
+                 tools=[tool], output_guardrails=guardrails, **behavior)
+
+
+async def _no_answer(ctx: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
+    """The ``guardrail`` cell's output guardrail: it blocks the model's answer."""
+    return GuardrailFunctionOutput(output_info="blocked", tripwire_triggered=output == ANSWER)
+
+
+def _kw(truth: Truth) -> dict:
+    return {"max_turns": 2} if truth.ending == "max_turns" else {}
 
 
 def _handoff(truth: Truth) -> Agent:
@@ -124,9 +141,19 @@ def _orchestrator(truth: Truth) -> Agent:
 
 def _streamed(truth: Truth, build: Any = _agent) -> Any:
     async def gen() -> Any:
-        result = Runner.run_streamed(build(truth), CITY)
-        async for event in result.stream_events():
-            yield event
+        result = Runner.run_streamed(build(truth), CITY, **_kw(truth))
+        watcher = None
+        if truth.ending == "caller_cancel":  # the caller's own handle: the streamed result's cancel()
+            async def cancel() -> None:
+                await _until(lambda: truth.tool_running or result.is_complete)
+                result.cancel()
+            watcher = asyncio.ensure_future(cancel())
+        try:
+            async for event in result.stream_events():
+                yield event
+        finally:
+            if watcher is not None:
+                watcher.cancel()
     return gen()
 
 
@@ -135,8 +162,8 @@ def _event(event: Any) -> Any:
 
 
 ENTRIES = {
-    "Runner.run": lambda t: (lambda: Runner.run(_agent(t), CITY), lambda r: r.final_output),
-    "Runner.run_sync": lambda t: (lambda: Runner.run_sync(_agent(t), CITY), lambda r: r.final_output),
+    "Runner.run": lambda t: (lambda: Runner.run(_agent(t), CITY, **_kw(t)), lambda r: r.final_output),
+    "Runner.run_sync": lambda t: (lambda: Runner.run_sync(_agent(t), CITY, **_kw(t)), lambda r: r.final_output),
     "Runner.run_streamed": lambda t: (lambda: _streamed(t), _event),
     "handoff Runner.run": lambda t: (lambda: Runner.run(_handoff(t), CITY), lambda r: r.final_output),
     "handoff Runner.run_sync": lambda t: (lambda: Runner.run_sync(_handoff(t), CITY), lambda r: r.final_output),

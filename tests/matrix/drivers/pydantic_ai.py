@@ -1,7 +1,7 @@
 """PydanticAI cells: an ``Agent`` over a model class written here (a ``pydantic_ai.models.Model``
 subclass, as users write for their own providers) that answers from the matrix's script: whole
 responses with their usage and finish reason, streams word by word with usage and finish reason on the
-last event."""
+last event. Stops: ``max_turns`` runs with ``UsageLimits(request_limit=2)`` (``UsageLimitExceeded``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pydantic_ai import Agent, ModelRetry, RunContext, SkipModelRequest
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import Model, StreamedResponse
-from pydantic_ai.usage import RequestUsage
+from pydantic_ai.usage import RequestUsage, UsageLimits
 
 from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
 from tests.matrix.truth import CITY, REJECTED, TOOL, Call, Truth
@@ -144,6 +144,11 @@ def _agent(truth: Truth, *, sync_tool: bool = False, member: str = "") -> Agent:
     return agent
 
 
+def _kw(truth: Truth) -> dict:
+    """``max_turns``: ``UsageLimits(request_limit=2)``, which the model asking for the tool every turn reaches."""
+    return {"usage_limits": UsageLimits(request_limit=2)} if truth.ending == "max_turns" else {}
+
+
 def _delegating(truth: Truth) -> Agent:
     """Multi-agent (agent delegation, as PydanticAI's docs show it): ``orchestrator``'s tool ``ask_weather`` runs
     ``weather_agent`` with the run's usage (``usage=ctx.usage``); the orchestrator answers from its answer."""
@@ -170,7 +175,7 @@ def _run_stream(truth: Truth, build: Any = _agent) -> AsyncIterator[str]:
 
 def _run_stream_events(truth: Truth) -> AsyncIterator[Any]:
     async def gen() -> AsyncIterator[Any]:
-        async with _agent(truth).run_stream_events(CITY) as events:
+        async with _agent(truth).run_stream_events(CITY, **_kw(truth)) as events:
             async for event in events:
                 yield event
     return gen()
@@ -178,7 +183,7 @@ def _run_stream_events(truth: Truth) -> AsyncIterator[Any]:
 
 def _iter(truth: Truth, build: Any = _agent) -> AsyncIterator[str]:
     async def gen() -> AsyncIterator[str]:
-        async with build(truth).iter(CITY) as run:
+        async with build(truth).iter(CITY, **_kw(truth)) as run:
             async for node in run:
                 yield type(node).__name__
     return gen()
@@ -193,8 +198,8 @@ def _output(result: Any) -> Any:
 
 
 ENTRIES = {
-    "run_sync": lambda t: (lambda: _agent(t, sync_tool=True).run_sync(CITY), _output),
-    "run": lambda t: (lambda: _agent(t).run(CITY), _output),
+    "run_sync": lambda t: (lambda: _agent(t, sync_tool=True).run_sync(CITY, **_kw(t)), _output),
+    "run": lambda t: (lambda: _agent(t).run(CITY, **_kw(t)), _output),
     "run_stream": lambda t: (lambda: _run_stream(t), lambda x: x),
     "run_stream_events": lambda t: (lambda: _run_stream_events(t), _event),
     "iter": lambda t: (lambda: _iter(t), lambda x: x),

@@ -1,7 +1,11 @@
 """smolagents cells: a ``ToolCallingAgent`` with one tool over a ``Model`` subclass written here (the shape of
 ``tests/smolagents/fakes.py``'s ``ScriptedModel``, plus ``generate_stream``) answering from the matrix's
 script; the answer is the ``final_answer`` tool call, as smolagents asks. smolagents' ``ChatMessage`` has
-no finish reason, so none is expected; a stream's usage comes on its last delta."""
+no finish reason, so none is expected; a stream's usage comes on its last delta.
+
+Stops: ``max_turns`` runs with ``max_steps=2``; smolagents then asks the model (offering no tools) for a last
+answer and returns it: the fake gives :data:`GIVE_UP`, and that is the run's output. ``caller_cancel``: the
+caller calls ``agent.interrupt()`` while the tool runs (the tool finishes; smolagents stops before the next step)."""
 
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from otel_agents.instrumentors.smolagents import SmolagentsInstrumentor  # noqa:
 from tests.matrix.truth import CITY, REJECTED, TOOL, Call, Truth  # noqa: E402
 
 INSTRUMENTOR = SmolagentsInstrumentor
+GIVE_UP = "I could not find out in time"
 
 
 def _calls(call: Call) -> list[tuple[str, dict]]:
@@ -48,6 +53,8 @@ class TruthModel(Model):
         call = self._call(messages)
         u = call.turn.usage
         call.sent()
+        if tools_to_call_from is None and self.truth.ending == "max_turns":  # max_steps reached: a last answer
+            return ChatMessage(role=MessageRole.ASSISTANT, content=GIVE_UP, token_usage=TokenUsage(u[0], u[1]))
         return ChatMessage(role=MessageRole.ASSISTANT, content="", token_usage=TokenUsage(u[0], u[1]),
                            tool_calls=[ChatMessageToolCall(function=ChatMessageToolCallFunction(name=n, arguments=a),
                                                            id=f"call_{i}", type="function")
@@ -74,6 +81,8 @@ def _agent(truth: Truth, member: str = "") -> ToolCallingAgent:
         Args:
             city: the city.
         """
+        if truth.ending == "caller_cancel":
+            agent.interrupt()  # as a caller on another thread would, while the tool runs
         return truth.tool(city=city)
 
     def whole_sentence(answer: Any, memory: Any, agent: Any = None) -> bool:
@@ -83,8 +92,9 @@ def _agent(truth: Truth, member: str = "") -> ToolCallingAgent:
     get_weather.name = TOOL
     cls = ToolCallingAgent if not member else _Member
     checks = [whole_sentence] if truth.ending == "output_retry" else None
-    agent = cls(tools=[get_weather], model=TruthModel(truth, member), name="weather_agent", max_steps=4,
-                verbosity_level=0, description="Knows the weather.", final_answer_checks=checks)
+    agent = cls(tools=[get_weather], model=TruthModel(truth, member), name="weather_agent",
+                max_steps=2 if truth.ending == "max_turns" else 4, verbosity_level=0, description="Knows the weather.",
+                final_answer_checks=checks)
     agent.truth = truth
     return agent
 
@@ -109,13 +119,32 @@ def _manager(truth: Truth) -> ToolCallingAgent:
                             model=TruthModel(truth, "manager", ("weather_agent", {"task": CITY}, ), as_tool=None))
 
 
+def _gave_up(truth: Truth, result: Any) -> Any:
+    """``max_turns``: what smolagents returned is the run's output."""
+    if truth.ending == "max_turns":
+        truth.output = result
+    return result
+
+
+def _steps(truth: Truth, steps: Any) -> Any:
+    if truth.ending != "max_turns":
+        return steps
+
+    def gave_up() -> Any:
+        for step in steps:
+            if type(step).__name__ == "FinalAnswerStep":
+                truth.output = step.output
+            yield step
+    return gave_up()
+
+
 def _step(event: Any) -> Any:
     return type(event).__name__
 
 
 ENTRIES = {
-    "agent.run": lambda t: (lambda: _agent(t).run(CITY), lambda r: r),
-    "agent.run(stream=True)": lambda t: (lambda: _agent(t).run(CITY, stream=True), _step),
+    "agent.run": lambda t: (lambda: _gave_up(t, _agent(t).run(CITY)), lambda r: r),
+    "agent.run(stream=True)": lambda t: (lambda: _steps(t, _agent(t).run(CITY, stream=True)), _step),
     "managed_agents agent.run": lambda t: (lambda: _manager(t).run(CITY), lambda r: r),
     "managed_agents agent.run(stream=True)": lambda t: (lambda: _manager(t).run(CITY, stream=True), _step),
 }

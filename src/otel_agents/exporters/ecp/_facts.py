@@ -80,8 +80,10 @@ class FoldSpan:
 
 
 def _is_cancellation(control_flow: Any) -> bool:
-    """Whether an ``otel_agents.control_flow`` value is a cancellation (asyncio's, or anyio/trio's ``Cancelled``)."""
-    return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in ("CancelledError", "Cancelled")
+    """Whether an ``otel_agents.control_flow`` value is a cancellation (asyncio's, or anyio/trio's ``Cancelled``,
+    or ``interrupt``: the caller interrupted the run, as the Claude Agent SDK instrumentor records ``interrupt()``)."""
+    return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in ("CancelledError", "Cancelled",
+                                                                                 "interrupt")
 
 
 def _attribute_dict(attributes: Any) -> dict[str, Any]:

@@ -33,7 +33,12 @@ What you get
   (argument or agent attribute), on the run span and every span under it.
   A run Agno reports as failed (it returns ``status=error`` rather than
   raising) ends with ERROR and the exception the failed step raised; a paused
-  run (human in the loop) is marked ``otel_agents.run.paused``.
+  run (human in the loop) is marked ``otel_agents.run.paused``. An agent's
+  post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
+  ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
+  ``guardrail``; the rejected answer, which Agno still returns as the failed
+  run's content, is not the span's output. (``tool_call_limit`` does not stop a
+  run: Agno refuses the calls past it and asks the model again.)
 * ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``); the leader's
   model requests are ``model`` spans under it; ``delegate_task_to_member`` (and
   the other team tools) are ``tool`` spans, and the member's ``agent`` span is

@@ -62,6 +62,30 @@ def parent() -> Any:
 _LAST_ERROR: "weakref.WeakKeyDictionary[SemanticSpan, BaseException]" = weakref.WeakKeyDictionary()
 
 
+# Run spans whose answer a post-hook (an output guardrail) rejected with ``OutputCheckError``: Agno still
+# returns that answer as the failed run's content; it is not the run's output.
+_BLOCKED: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
+
+
+def innermost() -> SemanticSpan | None:
+    """Our innermost span current now (open), if any."""
+    ours = otel_context.get_value(_OURS)
+    return ours if isinstance(ours, SemanticSpan) and not ours.ended else None
+
+
+def block(span: SemanticSpan, exc: BaseException) -> None:
+    """``span``'s run was stopped by ``exc`` (``OutputCheckError``) from a post-hook: stop reason ``guardrail``,
+    ``exc`` its cause, and its answer not its output (see :func:`blocked`)."""
+    span.set_stop_reason("guardrail")
+    _BLOCKED.add(span)
+    _LAST_ERROR[span] = exc
+
+
+def blocked(span: SemanticSpan) -> bool:
+    """Whether a post-hook rejected ``span``'s answer (:func:`block`)."""
+    return span in _BLOCKED
+
+
 def remember_error(span: SemanticSpan, exc: BaseException) -> None:
     """Tell ``span``'s semantic parent (and its ancestors) which exception a step of it failed with."""
     parent = span.parent

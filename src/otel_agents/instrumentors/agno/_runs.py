@@ -26,7 +26,8 @@ from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, enco
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _reasoning
-from ._context import abandon_streams_under, activate, in_context, last_error, parent, track_stream
+from ._context import (abandon_streams_under, activate, block, blocked, in_context, innermost, last_error, parent,
+                       track_stream)
 
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
@@ -184,7 +185,7 @@ class RunHooks:
              ended_by_stream: bool = False) -> None:
         with guard("agno.run.end"):
             status = _status(result)
-            if span.records_content:
+            if span.records_content and not blocked(span):  # (an answer a post-hook rejected is no output)
                 content = getattr(result, "content", None) if result is not None else None
                 if content is None and streamed_text:
                     content = streamed_text
@@ -275,3 +276,35 @@ def _text(value: Any) -> str:
         return value
     data = _jsonable(value)
     return data if isinstance(data, str) else encode(data)
+
+
+def _output_rejected(exc: BaseException) -> None:
+    span = innermost()
+    if span is not None and span.kind is Kind.AGENT and type(exc).__name__ == "OutputCheckError":
+        block(span, exc)
+
+
+def post_hooks(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """``agno.agent._hooks.execute_post_hooks`` (a generator): an ``OutputCheckError`` a post-hook (an output
+    guardrail) raises marks the run it rejects (:func:`._context.block`), then goes on to Agno."""
+    def run() -> Any:
+        try:
+            yield from wrapped(*args, **kwargs)
+        except Exception as exc:
+            with guard("agno.post_hooks"):
+                _output_rejected(exc)
+            raise
+    return run()
+
+
+def apost_hooks(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """``aexecute_post_hooks`` (an async generator): as :func:`post_hooks`."""
+    async def run() -> Any:
+        try:
+            async for item in wrapped(*args, **kwargs):
+                yield item
+        except Exception as exc:
+            with guard("agno.post_hooks"):
+                _output_rejected(exc)
+            raise
+    return run()

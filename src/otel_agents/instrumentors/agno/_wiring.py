@@ -10,7 +10,7 @@ from .._patch import Patch
 from ._knowledge import KnowledgeHooks
 from ._models import ModelHooks
 from ._reasoning import reason_wrapper
-from ._runs import RunHooks
+from ._runs import RunHooks, apost_hooks, post_hooks
 from ._tools import ToolHooks
 
 _STEP_METHODS = ("execute", "execute_stream", "aexecute", "aexecute_stream")
@@ -66,6 +66,13 @@ class Installation:
                 self._patch(Knowledge, name, self.knowledge.search)
         except Exception as exc:  # noqa: BLE001 - knowledge moved: no retriever spans, the rest works
             report_internal_error("agno.patch.knowledge", exc)
+        try:  # output guardrails (post-hooks raising OutputCheckError): the run's stop reason
+            from agno.agent import _hooks as agent_hooks
+
+            self._patch(agent_hooks, "execute_post_hooks", post_hooks)
+            self._patch(agent_hooks, "aexecute_post_hooks", apost_hooks)
+        except Exception as exc:  # noqa: BLE001 - moved: a rejected answer looks like the run's output
+            report_internal_error("agno.patch.post_hooks", exc)
         try:
             step_classes = _workflow_step_classes()
         except Exception as exc:  # noqa: BLE001 - workflow steps moved: runs, models and tools still work

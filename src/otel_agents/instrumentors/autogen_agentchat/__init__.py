@@ -38,7 +38,14 @@ What you get
   ``invoke_workflow {team}`` (``chain``). Each agent turn (the team's runtime
   calls ``on_messages_stream``) is an ``agent`` span under the team span, with
   ``otel_agents.agent.parent`` = the agent that handed off to it (Swarm) or
-  else the team (its speaker choice): the ECP fold's ``delegated_by``. The
+  else the team (its speaker choice): the ECP fold's ``delegated_by``. How the team
+  run stopped is ``otel_agents.run.stop_reason`` on the team span, read from the
+  ``StopMessage`` the group chat manager signals (the ``TaskResult.stop_reason`` text's
+  source): a termination condition's ``source`` names it (``MaxMessageTermination``
+  → ``max_turns``, ``TokenUsageTermination`` → ``budget``, any other, e.g.
+  ``TextMentionTermination`` → ``termination``); the team's own ``max_turns`` →
+  ``max_turns``. A run cut off by a cap has no output (its last message is not an
+  answer). The
   ``SelectorGroupChat`` speaker selector's model request is a ``model`` span
   directly under the team span, in no agent's usage. A team used as a
   participant, ``AgentTool`` or ``TeamTool`` nests the same way.
@@ -62,7 +69,9 @@ What you get
 Every span ends: on the result, on an exception, when a stream is exhausted, or
 when it is closed/dropped unfinished (``otel_agents.stream.abandoned``, output so
 far). A ``CancellationToken`` cancellation ends every open span with ERROR and
-``error.type`` ``asyncio.exceptions.CancelledError`` (not abandoned). Our spans are current only
+``error.type`` ``asyncio.exceptions.CancelledError`` (not abandoned); a cancelled
+agent span has ``otel_agents.run.stop_reason`` ``cancelled``. (AutoGen 0.7.5 itself hangs
+when the token is cancelled while a tool runs: see ``docs/support-matrix.md``.) Our spans are current only
 while AutoGen's code runs a step, never between the items a caller receives from
 ``run_stream``.
 

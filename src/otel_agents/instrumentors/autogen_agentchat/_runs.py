@@ -11,10 +11,19 @@
   under it whichever context the runtime's tasks were started in. A turn records who
   delegated to it (``otel_agents.agent.parent``): the agent that handed off to it
   (a ``HandoffMessage`` addressed to it, Swarm) or else the team (its speaker choice).
+* How a team run stopped (``otel_agents.run.stop_reason`` on its span), from the ``StopMessage``
+  the group chat manager signals (``BaseGroupChatManager._signal_termination``): one a termination
+  condition made names it in its ``source`` (``MaxMessageTermination`` → ``max_turns``,
+  ``TokenUsageTermination`` → ``budget``, any other → ``termination``; an ``OrTerminationCondition``
+  joins the names of those that fired, the first decides); one the manager made itself inside
+  ``_apply_termination_condition`` is its cap, the team's ``max_turns`` → ``max_turns``. A team run
+  cut off by a cap (``max_turns``, ``budget``) has no output: its last message is whatever the last turn
+  produced (a tool call's summary), not an answer.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from typing import Any
 
@@ -32,21 +41,32 @@ class RunningTeams:
 
     def __init__(self) -> None:
         self._by_member: dict[int, list[tuple[SemanticSpan, str]]] = {}
+        self._by_queue: dict[int, SemanticSpan] = {}  # the team's output message queue (its manager's too)
+        self.stops: dict[int, str] = {}  # id(team span) → its stop reason, until the team run ends
         self._lock = threading.Lock()
 
     def enter(self, team: Any, span: SemanticSpan) -> None:
         with self._lock:
+            self._by_queue[id(getattr(team, "_output_message_queue", None))] = span
             for member in getattr(team, "_participants", None) or ():
                 self._by_member.setdefault(id(member), []).append((span, _name(team, "team")))
 
     def leave(self, team: Any, span: SemanticSpan) -> None:
         with self._lock:
+            key = id(getattr(team, "_output_message_queue", None))
+            if self._by_queue.get(key) is span:
+                del self._by_queue[key]
+            self.stops.pop(id(span), None)
             for member in getattr(team, "_participants", None) or ():
                 entries = self._by_member.get(id(member))
                 if entries:
                     entries[:] = [e for e in entries if e[0] is not span]
                     if not entries:
                         del self._by_member[id(member)]
+
+    def team_of_manager(self, manager: Any) -> SemanticSpan | None:
+        """The span of the running team whose group chat manager is ``manager`` (they share the output queue)."""
+        return self._by_queue.get(id(getattr(manager, "_output_message_queue", None)))
 
     def team_of(self, member: Any) -> tuple[SemanticSpan, str] | None:
         entries = self._by_member.get(id(member))
@@ -141,11 +161,13 @@ class RunHooks:
         def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
             self.open -= 1
             in_team = what == "agent" and self.teams.team_of(instance) is not None
+            cut_off = False
             if what == "team":
+                cut_off = self.teams.stops.get(id(span)) in ("max_turns", "budget")
                 self.teams.leave(instance, span)
             if result is not None and not in_team and _waits_for_human(instance, result):
                 span.mark_paused()
-            if span.records_content and result is not None:
+            if span.records_content and result is not None and not cut_off:
                 text = result_text(result)
                 if text is not None:
                     span.set_output(text)
@@ -174,6 +196,48 @@ class RunHooks:
                               self._finisher(what, instance))
 
         return wrapper
+
+
+_APPLYING: contextvars.ContextVar[Any] = contextvars.ContextVar("otel_agents_autogen_applying", default=None)
+"""The group chat manager running the base ``_apply_termination_condition`` in this task (its cap's stop)."""
+_CAPS = {"MaxMessageTermination": "max_turns", "TokenUsageTermination": "budget"}
+
+
+class StopHooks:
+    """Wrappers for ``BaseGroupChatManager``: the stop reason of a team run (see the module docstring)."""
+
+    def __init__(self, teams: RunningTeams):
+        self.teams = teams
+
+    async def apply_termination(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        token = _APPLYING.set(instance)
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            _APPLYING.reset(token)
+
+    async def signal_termination(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        with guard("autogen.stop_reason"):
+            message = kwargs.get("message", args[0] if args else None)
+            span = self.teams.team_of_manager(instance)
+            reason = stop_reason(message, instance, _APPLYING.get() is instance)
+            if span is not None and reason is not None:
+                span.set_stop_reason(reason)
+                self.teams.stops[id(span)] = reason
+        return await wrapped(*args, **kwargs)
+
+
+def stop_reason(message: Any, manager: Any, applying: bool) -> str | None:
+    """The stop reason of a team run ended by ``message`` (a ``StopMessage``) from ``manager``; ``None`` when
+    the manager stopped the run for another reason (a graph completed, the conversation already terminated)."""
+    if getattr(message, "error", None) is not None:
+        return None
+    source = getattr(message, "source", None)
+    if not isinstance(source, str) or not source:
+        return None
+    if source == getattr(manager, "_name", None):
+        return "max_turns" if applying else None  # the only stop the base manager makes there: its max_turns
+    return _CAPS.get(source.split(", ")[0], "termination")
 
 
 def _handed_off_by(messages: Any, name: str) -> str | None:

@@ -16,7 +16,7 @@ from ..._spans import Telemetry, report_internal_error
 from .._patch import Patch
 from . import _native
 from ._models import ModelHooks
-from ._runs import RunHooks
+from ._runs import RunHooks, StopHooks
 from ._tools import ToolHooks, carry_context_into_tool_threads
 
 _AGENT_METHODS = {"on_messages": "coroutine", "on_messages_stream": "stream"}
@@ -54,6 +54,14 @@ class Installation:
         self._patch(BaseChatAgent, "run_stream", self.runs.stream("agent", "run_stream"))
         for name, shape in _TEAM_METHODS.items():
             self._patch(BaseGroupChat, name, getattr(self.runs, shape)("team", name))
+        try:  # a private module and methods: moved, team runs have no stop reason, the rest works
+            from autogen_agentchat.teams._group_chat._base_group_chat_manager import BaseGroupChatManager
+
+            stops = StopHooks(self.runs.teams)
+            self._patch(BaseGroupChatManager, "_apply_termination_condition", stops.apply_termination)
+            self._patch(BaseGroupChatManager, "_signal_termination", stops.signal_termination)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("autogen.stop_reason", exc)
         self._patch(BaseTool, "run_json", self.tools.run_json)
         self._patch(BaseStreamTool, "run_json_stream", self.tools.run_json_stream)
         self._uncarry: Callable[[], None] = lambda: None

@@ -38,7 +38,10 @@ frames as they arrive and build:
   ``.duration_api_ms``, ``.permission_denials`` (a count) and ``claude_agent_sdk.result.usage``
   (JSON: the result's ``usage`` and ``modelUsage``, as reported). An ``is_error`` result is ERROR with
   ``error.type`` = its subtype (``error_max_turns``, ``error_during_execution``…) and the
-  result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``.
+  result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``. A run
+  the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
+  ``error_max_turns`` (or ``terminal_reason`` ``max_turns``: ``ClaudeAgentOptions.max_turns``), ``budget``
+  for ``error_max_budget_usd``.
 * One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation
   thread, never per frame: from the moment its request was complete (the prompt, or the tool
   results it answers) to its last frame; input messages rebuilt from the stream, the system
@@ -100,7 +103,9 @@ marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``R
 ``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
 at ``ClaudeSDKClient.disconnect()``. An ``interrupt()`` (or a denial with ``interrupt=True``,
 or a ``terminal_reason`` ``aborted_*``) ends the turn and its open spans as interrupted —
-``otel_agents.control_flow=interrupt`` — not as errors.
+``otel_agents.control_flow=interrupt`` — not as errors; the turn's agent span has
+``otel_agents.run.stop_reason`` ``cancelled``, and the ECP fold reports the interrupted tool
+``cancelled``, not ok.
 
 Hooks, and why
 --------------

@@ -32,6 +32,8 @@ TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})
 # Frame attributes with no standard key (the CLI's own result fields).
 COST = A.LLM_COST_TOTAL  # OpenInference: total cost in USD
 RESULT_SUBTYPE = "claude_agent_sdk.result.subtype"
+# A result subtype or terminal_reason of the CLI's caps → otel_agents.run.stop_reason.
+_STOPS = {"error_max_turns": "max_turns", "max_turns": "max_turns", "error_max_budget_usd": "budget"}
 TERMINAL_REASON = "claude_agent_sdk.terminal_reason"
 NUM_TURNS = "claude_agent_sdk.num_turns"
 DURATION_API_MS = "claude_agent_sdk.duration_api_ms"
@@ -169,6 +171,8 @@ class Tracker:
             return
         if turn.interrupted:
             span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)
+            if span.kind is Kind.AGENT:
+                span.set_stop_reason("cancelled")  # the caller's interrupt() stopped the run
         elif error is not None:
             span.record_error(error, control_flow=not isinstance(error, Exception))
         elif abandoned:
@@ -578,6 +582,9 @@ class Tracker:
             if turn.interrupted:
                 pass  # marked in end_turn: an interrupt is not an error
             elif frame.get("is_error"):
+                reason = _STOPS.get(frame.get("subtype")) or _STOPS.get(terminal)
+                if reason is not None:
+                    span.set_stop_reason(reason)
                 errors = frame.get("errors")
                 message = "; ".join(map(str, errors)) if isinstance(errors, list) and errors else frame.get("result")
                 span.set_error(str(frame.get("subtype") or "error"), message if isinstance(message, str) else None)

@@ -20,6 +20,13 @@
 * ``Flow.kickoff_async`` (``kickoff`` and ``akickoff`` go through it) →
   ``chain`` named by the flow, and ``Flow._execute_method`` → one ``chain``
   per flow method. CrewAI's agent executor is itself a ``Flow``; it is skipped.
+* An agent that reached ``max_iter`` (CrewAI then forces a final answer from one more model call,
+  ``AgentExecutor.ensure_force_final_answer``) has ``otel_agents.run.stop_reason`` ``max_turns`` on
+  its agent span; its output is that forced answer, as CrewAI returns it.
+* A task whose guardrail (``Task(guardrail=...)`` / ``guardrails=[...]``) rejected the answer on every
+  attempt CrewAI allows (``guardrail_max_retries`` + 1; each retry re-runs the agent in the same span)
+  ends its agent span with CrewAI's exception and the stop reason ``guardrail``; the rejected answer is
+  no span's output.
 
 The crew's input is its kickoff ``inputs``, or, when it got none, its tasks
 (description and expected output of each, at most 100): the run's question.
@@ -30,8 +37,10 @@ Task descriptions, expected outputs, agent goals and kickoff inputs are content
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar
 from typing import Any
 
+from ..._spans import guard
 from ...semconv import Kind, attributes as A
 from . import _scope
 from ._scope import arg
@@ -113,6 +122,67 @@ def install(hooks: Hooks) -> None:
             hooks.span(owner, "process_guardrail", guardrail_check, "crewai.guardrail")
     hooks.span(Flow, "kickoff_async", flow_kickoff, "crewai.flow")
     hooks.span(Flow, "_execute_method", flow_method, "crewai.flow")
+    hooks.after(AgentExecutor, "ensure_force_final_answer", _forced_final_answer, "crewai.max_iter")
+    from crewai.utilities.guardrail import GuardrailResult
+
+    hooks.after(GuardrailResult, "from_tuple", _guardrail_checked, "crewai.guardrail")  # each check's verdict
+    hooks.patches.wrap(Task, "_invoke_guardrail_function", _guardrails_sync)
+    hooks.patches.wrap(Task, "_ainvoke_guardrail_function", _guardrails_async)
+
+
+_GUARDRAIL_RESULTS: ContextVar[list | None] = ContextVar("otel_agents_crewai_guardrail_results", default=None)
+
+
+def _guardrail_checked(_module: Any, args: tuple, kwargs: dict, result: Any) -> None:
+    results = _GUARDRAIL_RESULTS.get()
+    if results is not None and len(results) < 1000:
+        results.append(getattr(result, "success", None))
+
+
+def _guardrail_stop(task: Any, results: list, exc: BaseException) -> None:
+    """A task's guardrail validation raised: when every attempt CrewAI allows (``guardrail_max_retries`` + 1)
+    was checked and failed, the guardrail stopped the run (CrewAI raises then), not the agent re-running: the
+    agent span gets the stop reason ``guardrail``."""
+    with guard("crewai.guardrail_stop"):
+        retries = getattr(task, "guardrail_max_retries", None)
+        if isinstance(exc, Exception) and isinstance(retries, int) and len(results) == retries + 1 \
+                and results and not any(results):
+            span = _scope.SPAN.get()
+            if span is not None and span.kind is Kind.AGENT:
+                span.set_stop_reason("guardrail")
+
+
+def _guardrails_sync(wrapped: Any, task: Any, args: tuple, kwargs: dict) -> Any:
+    results: list = []
+    token = _GUARDRAIL_RESULTS.set(results)
+    try:
+        return wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _guardrail_stop(task, results, exc)
+        raise
+    finally:
+        _GUARDRAIL_RESULTS.reset(token)
+
+
+async def _guardrails_async(wrapped: Any, task: Any, args: tuple, kwargs: dict) -> Any:
+    results: list = []
+    token = _GUARDRAIL_RESULTS.set(results)
+    try:
+        return await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _guardrail_stop(task, results, exc)
+        raise
+    finally:
+        _GUARDRAIL_RESULTS.reset(token)
+
+
+def _forced_final_answer(executor: Any, args: tuple, kwargs: dict, result: Any) -> None:
+    """CrewAI's agent executor routes here only when the agent reached ``max_iter``
+    (``check_max_iterations``), then asks the model once more for a final answer, which becomes the
+    agent's output: the agent span (the innermost span of ours) gets the stop reason ``max_turns``."""
+    span = _scope.SPAN.get()
+    if span is not None and span.kind is Kind.AGENT:
+        span.set_stop_reason("max_turns")
 
 
 def guardrail_check(_: Any, args: tuple, kwargs: dict) -> Step:

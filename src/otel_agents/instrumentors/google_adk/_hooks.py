@@ -23,7 +23,7 @@ from ..._spans.remote import mark_remote_agent
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
-from ._runs import ACTIVE_TOOL, SYNC_CALLER, Invocation, Invocations, ModelCall, end_all
+from ._runs import ACTIVE_TOOL, SYNC_CALLER, Invocation, Invocations, ModelCall, end_all, stop_reason
 
 ADK_SCOPE = "gcp.vertex.agent"
 """The instrumentation scope of ADK's own spans (``google.adk.telemetry.tracing.tracer``)."""
@@ -205,6 +205,8 @@ class Hooks:
                 span.mark_abandoned()
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
+                if stop_reason(error) is not None:
+                    span.set_stop_reason(stop_reason(error))
         span.end()
 
     # -- models ----------------------------------------------------------------------------------

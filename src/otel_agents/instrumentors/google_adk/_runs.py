@@ -126,6 +126,15 @@ class Invocations:
         return len(self._open)
 
 
+def stop_reason(error: BaseException | None) -> str | None:
+    """``otel_agents.run.stop_reason`` of an agent span ``error`` ends: ``max_turns`` for ADK's
+    ``LlmCallsLimitExceededError`` (``RunConfig.max_llm_calls`` reached), else ``None``."""
+    if error is None:
+        return None
+    return "max_turns" if any(c.__name__ == "LlmCallsLimitExceededError" and c.__module__.startswith("google.adk")
+                              for c in type(error).__mro__) else None
+
+
 def end_all(inv: Invocation, *, error: BaseException | None = None, abandoned: bool = False) -> None:
     """End every span ``inv`` still has open: models and tools first, then agents innermost first."""
     with guard("google_adk.end_all"):
@@ -153,6 +162,8 @@ def end_all(inv: Invocation, *, error: BaseException | None = None, abandoned: b
                 span.mark_paused()
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
+                if stop_reason(error) is not None:
+                    span.set_stop_reason(stop_reason(error))
             span.end()
         inv.agents.clear()
 

@@ -75,7 +75,9 @@ and ``asyncio.CancelledError`` (the consumer went away) mark the span
 ``otel_agents.stream.abandoned``; LangGraph's ``GraphInterrupt`` marks the
 run that raised it, every graph (agent) it passed through and the outermost
 run ``otel_agents.run.paused`` (the ECP fold reports ``status: "paused"``);
-``ParentCommand`` is only ``otel_agents.control_flow``. A run that ends while runs under it are still open
+``ParentCommand`` is only ``otel_agents.control_flow``; ``GraphRecursionError`` (the
+graph's ``recursion_limit`` reached) is an error and the stop reason ``max_turns``
+(``otel_agents.run.stop_reason``) of every graph (agent) it ends. A run that ends while runs under it are still open
 (a ``stream()`` broken out of early ends with partial output) ends those runs and
 is itself marked abandoned. A run LangChain never reports as ended at all
 (``astream_events`` broken right after its first event cancels the run before

@@ -7,6 +7,9 @@
   flow. ``GraphInterrupt`` (and ``NodeInterrupt``) stop the graph to wait for a
   human — the run is *paused*; ``ParentCommand`` hands a ``Command`` to the
   parent graph, which carries on.
+* ``langgraph.errors.GraphRecursionError``: an error (the caller gets it) that is also the stop
+  reason ``max_turns`` of the graphs it ends (:func:`stop_reason`): the graph reached its
+  ``recursion_limit`` (supersteps) without finishing.
 
 LangGraph is optional: without it only the first group exists. Matched by
 class name along the MRO, so this module imports nothing from LangGraph.
@@ -43,6 +46,12 @@ def classify(exc: BaseException) -> Outcome:
     if _in_mro(exc, "GraphBubbleUp"):
         return Outcome.CONTROL_FLOW
     return Outcome.ERROR
+
+
+def stop_reason(exc: BaseException) -> str | None:
+    """``otel_agents.run.stop_reason`` of a graph (agent) run that ended with ``exc``: ``max_turns`` for
+    LangGraph's ``GraphRecursionError`` (its ``recursion_limit`` reached), else ``None``."""
+    return "max_turns" if _in_mro(exc, "GraphRecursionError") else None
 
 
 def control_flow_name(exc: BaseException) -> str | None:

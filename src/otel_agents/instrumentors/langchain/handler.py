@@ -31,7 +31,7 @@ from ...semconv import Kind
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_CHAT, OP_TEXT_COMPLETION
 from . import extract, patches
-from .control_flow import Outcome, classify, control_flow_name, goto_nodes
+from .control_flow import Outcome, classify, control_flow_name, goto_nodes, stop_reason
 
 FOLDED_RUN_TYPES = ("prompt", "parser")
 """``run_type`` values of runs folded into their parent: prompt templates and output parsers."""
@@ -201,6 +201,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
         if error is not None:
             outcome = classify(error)
             span.record_error(error, control_flow=outcome is not Outcome.ERROR)
+            if span.kind is Kind.AGENT and stop_reason(error) is not None:
+                span.set_stop_reason(stop_reason(error))
             if outcome is Outcome.ABANDONED:
                 abandoned = True
             elif outcome is Outcome.PAUSED:

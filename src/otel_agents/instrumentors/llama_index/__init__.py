@@ -39,6 +39,11 @@ What you get:
   each workflow step (``setup_agent``, ``run_agent_step``, ``call_tool`` …) a
   ``chain`` span under it, its input and output the step's events (a chat
   history appears as its message count: the model spans carry the messages).
+  A run stopped at ``run(max_iterations=...)`` (the ``WorkflowRuntimeError`` the
+  ``parse_agent_output`` step raises with the default ``early_stopping_method="force"``)
+  has ``otel_agents.run.stop_reason`` ``max_turns`` on its agent span (with
+  ``"generate"`` LlamaIndex asks the model for a last answer instead: no stop reason
+  is recorded for that yet).
 * ``AgentWorkflow`` → a ``chain`` span ``invoke_workflow AgentWorkflow``; each
   agent that takes over (the root agent, then each handoff) an ``agent`` span
   under it, and the steps it runs under that agent.
@@ -60,7 +65,9 @@ What you get:
   ``chain`` spans named after their class.
 * Errors: the failing call's span and each enclosing span the error passes
   through end with status ERROR. Workflow cancellation (``cancel_run``,
-  ``asyncio.CancelledError``) and ``WorkflowDone`` are control flow, not errors.
+  ``asyncio.CancelledError``) and ``WorkflowDone`` are control flow, not errors; a run
+  cancelled (``handler.cancel_run()``, its task cancelled) has ``otel_agents.run.stop_reason``
+  ``cancelled`` on its agent span.
 * Streams: a streamed model call's span ends when its stream does: consumed,
   closed early or garbage-collected (marked ``otel_agents.stream.abandoned``),
   or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` (abandoned). Each step of

@@ -57,6 +57,13 @@ def is_control_flow(exc: BaseException) -> bool:
             or not isinstance(exc, Exception))
 
 
+def step_stop_reason(step: str | None, exc: BaseException) -> str | None:
+    """The stop reason of the agent whose workflow step ``step`` failed with ``exc``: ``max_turns`` for the
+    ``WorkflowRuntimeError`` a workflow agent's ``parse_agent_output`` step raises when its run reached
+    ``max_iterations`` (``early_stopping_method="force"``, the default; that step raises no other), else ``None``."""
+    return "max_turns" if step == "parse_agent_output" and type(exc).__name__ == "WorkflowRuntimeError" else None
+
+
 class _Open:
     """Our state for one open dispatcher span.
 
@@ -189,6 +196,10 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
                         record.agents.close(err, control_flow=flow)
                     if err is not None:
                         span.record_error(err, control_flow=flow)
+                        agent = span.parent if record.plan is not None and record.plan.role == _plan.STEP else None
+                        reason = step_stop_reason(record.plan.name, err) if agent is not None else None
+                        if reason is not None and agent.kind is Kind.AGENT:
+                            agent.set_stop_reason(reason)
                     span.end()
         finally:
             self._detach(record)

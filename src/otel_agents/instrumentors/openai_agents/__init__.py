@@ -62,7 +62,13 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
   they make no span of ours (their children hang under the nearest one that does).
 
 A run that fails — ``MaxTurnsExceeded``, a model error, a tripped guardrail — reaches the caller
-unchanged, and the agent span and the workflow root are ERROR with the exception's type. A streamed
+unchanged, and the agent span and the workflow root are ERROR with the exception's type. A run the
+SDK stopped says why on its agent span, ``otel_agents.run.stop_reason``: ``max_turns`` for
+``MaxTurnsExceeded``, ``guardrail`` for a tripped input or output guardrail (from the exception's type, or
+the data of the ``SpanError`` the SDK recorded when a streamed run raises it to the consumer only); the
+answer an output guardrail blocked is not the agent's nor the run's output. A streamed run the caller
+cancels with ``RunResultStreaming.cancel()`` ends its spans abandoned, the agent's with the stop reason
+``cancelled``, and the tool it interrupted is not ok. A streamed
 run abandoned half-way (the consumer stops, the event loop cancels the run) ends its spans as
 abandoned (``otel_agents.stream.abandoned``), not as errors.
 

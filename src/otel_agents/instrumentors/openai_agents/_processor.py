@@ -48,7 +48,8 @@ class SDKSpanError(Exception):
 class AgentRec:
     """One agent span of ours and what the run told us about it."""
 
-    __slots__ = ("sem", "name", "trace", "has_input", "output", "calls", "via", "delegation", "sdk_done", "error")
+    __slots__ = ("sem", "name", "trace", "has_input", "output", "calls", "via", "delegation", "sdk_done", "error",
+                 "stop")
 
     def __init__(self, sem: SemanticSpan, name: str, via: "HandoffRec | None", trace_rec: "TraceRec | None"):
         self.sem = sem
@@ -61,6 +62,7 @@ class AgentRec:
         self.delegation: HandoffRec | None = None  # the handoff this agent made
         self.sdk_done = False
         self.error: BaseException | None = None
+        self.stop: str | None = None  # otel_agents.run.stop_reason, from the SDK's exception or SpanError
 
 
 class HandoffRec:
@@ -346,7 +348,7 @@ class OtelAgentsProcessor(TracingProcessor):
         error = self._error_of(span, rec, exc)
         stype = rec.kind
         if stype == "agent":
-            self._agent_end(rec.agent, error, exc)
+            self._agent_end(rec.agent, error, exc, span)
             return
         if stype in ("response", "generation"):
             with guard("openai_agents.model"):
@@ -386,11 +388,15 @@ class OtelAgentsProcessor(TracingProcessor):
             return SDKSpanError(f"{message}: {detail}" if detail else str(message))
         return None
 
-    def _agent_end(self, agent: AgentRec | None, error: BaseException | None, exc: BaseException | None) -> None:
+    def _agent_end(self, agent: AgentRec | None, error: BaseException | None, exc: BaseException | None,
+                   span: Any = None) -> None:
         if agent is None:
             return
         agent.sdk_done = True
         agent.error = error
+        agent.stop = agent.stop or _stop_reason(error, getattr(span, "error", None))
+        if agent.stop == "guardrail":
+            agent.output = None  # the answer a guardrail blocked is not the agent's output
         if agent.delegation is not None and not agent.delegation.sem.ended and error is None:
             return  # handed off: ends when its delegate is done (see _close_delegation)
         self._close_agent(agent, exc)
@@ -399,6 +405,8 @@ class OtelAgentsProcessor(TracingProcessor):
         sem = agent.sem
         if agent.output is not None:
             sem.set_output(agent.output)
+        if agent.stop is not None:
+            sem.set_stop_reason(agent.stop)
         self._end(sem, agent.error, exc)
         self._forget_agent(agent)
         if agent.error is not None and agent.via is None and agent.trace is not None \
@@ -539,6 +547,26 @@ class OtelAgentsProcessor(TracingProcessor):
         mcp = getattr(data, "mcp_data", None)
         if isinstance(mcp, dict) and mcp:
             sem.set_attributes({"mcp.method.name": "tools/call", "mcp.server": mcp.get("server")})
+
+
+def _stop_reason(error: BaseException | None, sdk_error: Any) -> str | None:
+    """``otel_agents.run.stop_reason`` of an agent the SDK stopped: ``max_turns`` for ``MaxTurnsExceeded``,
+    ``guardrail`` for a tripped input or output guardrail; from the exception's type, else from the data of
+    the ``SpanError`` the SDK recorded (``{"max_turns": n}``, ``{"guardrail": name}``). ``None`` otherwise."""
+    from agents.exceptions import (InputGuardrailTripwireTriggered, MaxTurnsExceeded,
+                                   OutputGuardrailTripwireTriggered)
+
+    if isinstance(error, MaxTurnsExceeded):
+        return "max_turns"
+    if isinstance(error, (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered)):
+        return "guardrail"
+    data = sdk_error.get("data") if isinstance(sdk_error, dict) else None
+    if isinstance(data, dict):
+        if "max_turns" in data:
+            return "max_turns"
+        if "guardrail" in data:
+            return "guardrail"
+    return None
 
 
 def _take_call(agent: AgentRec | None, name: str | None, arguments: Any = None) -> tuple[Any, Any]:

@@ -83,6 +83,10 @@ tokens reported so far: ``run_stream`` at ``__aexit__``, ``run_stream_sync`` whe
 its iterator is dropped or closed, sits idle past the idle timeout, or at
 ``__exit__``. Breaking out of an ``iter()`` loop is abandoned the same way.
 
+A run that ``UsageLimitExceeded`` stopped is an error and says which cap (``otel_agents.run.stop_reason``
+on its agent span, from the run's ``UsageLimits`` and usage, as PydanticAI tests them): ``max_turns``
+for ``request_limit`` or ``tool_calls_limit``, ``budget`` for a token or cost limit.
+
 Inside a tool (sync tools run in worker threads) the current span is its tool
 span, so your own spans and nested agent runs hang under it.
 

@@ -113,6 +113,10 @@ class OtelAgentsCapability(AbstractCapability[Any]):
                 run.span.record_error(exc, control_flow=True)
                 run.finish()
             else:
+                with guard("pydantic_ai.stop_reason"):
+                    reason = limit_stop_reason(exc, ctx)
+                    if reason is not None:
+                        run.span.set_stop_reason(reason)
                 run.finish(error=exc)
             raise
         output = result.output if hasattr(result, "output") else None
@@ -248,3 +252,20 @@ class OtelAgentsCapability(AbstractCapability[Any]):
     async def wrap_output_process(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
         """Output functions and ``@agent.output_validator``s (see :meth:`_validating`)."""
         return await self._validating(ctx, output, handler)
+
+def limit_stop_reason(exc: BaseException, ctx: Any) -> str | None:
+    """The stop reason of a run ``UsageLimitExceeded`` ended: which of the run's ``UsageLimits``
+    (``ctx.usage_limits``) its usage (``ctx.usage``) reached, by PydanticAI's own tests: ``request_limit``
+    (``requests`` >= it) or ``tool_calls_limit`` → ``max_turns``; else a token or cost limit → ``budget``."""
+    from pydantic_ai.exceptions import UsageLimitExceeded
+
+    if not isinstance(exc, UsageLimitExceeded):
+        return None
+    limits, usage = getattr(ctx, "usage_limits", None), getattr(ctx, "usage", None)
+    requests, request_limit = getattr(usage, "requests", None), getattr(limits, "request_limit", None)
+    if isinstance(requests, int) and isinstance(request_limit, int) and requests >= request_limit:
+        return "max_turns"
+    calls, call_limit = getattr(usage, "tool_calls", None), getattr(limits, "tool_calls_limit", None)
+    if isinstance(calls, int) and isinstance(call_limit, int) and calls >= call_limit:
+        return "max_turns"
+    return "budget"

@@ -32,7 +32,10 @@ Python that calls tools), sync or streamed (``run(stream=True)``,
   output. ``final_answer`` is the answer: its tool span is marked
   ``otel_agents.tool.final_answer`` and the ECP fold leaves it out of
   ``tool_calls``. Reaching ``max_steps`` (smolagents then asks the model for a
-  last answer and returns it) ends the run's span with ``AgentMaxStepsError``.
+  last answer and returns it) ends the run's span with ``AgentMaxStepsError`` and
+  ``otel_agents.run.stop_reason`` ``max_turns``; its output is that last answer.
+  A run its caller stopped with ``agent.interrupt()`` (smolagents raises
+  ``AgentError`` before the next step) is ERROR with the stop reason ``cancelled``.
 * ``step {n}`` (``chain``) per ``ActionStep`` and ``planning`` (``chain``) per
   ``PlanningStep``, under the agent span. A ``CodeAgent`` step's input is the code
   it ran, its output the execution logs and last value; a failed execution

@@ -155,7 +155,7 @@ class Installation:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
         span = self._start_agent(instance, _bound(args, kwargs, 0, "task"))
-        result = _call_in(span, wrapped, args, kwargs)
+        result = _call_in(span, wrapped, args, kwargs, agent=instance)
         if not _bound(args, kwargs, 1, "stream"):
             with guard("smolagents.run_output"):
                 span.set_output(result.output if isinstance(result, RunResult) else result)
@@ -175,6 +175,7 @@ class Installation:
             if "output" in outcome:
                 ended.set_output(outcome["output"])
             _record_max_steps(ended, instance)
+            _record_interrupt(ended, instance)
 
         return wrap_stream(steps, span, on_chunk=on_chunk, on_end=on_end, is_error=_is_error)
 
@@ -355,12 +356,14 @@ class Installation:
 
 def _record_max_steps(span: SemanticSpan, agent: Any) -> None:
     """``max_steps`` reached: smolagents asks the model for a last answer and returns it, and records
-    ``AgentMaxStepsError`` on the last step; we make it the run's error."""
+    ``AgentMaxStepsError`` on the last step (its own test for ``RunResult.state`` ``max_steps_error``); we
+    make it the run's error and its stop reason ``max_turns``."""
     steps = getattr(getattr(agent, "memory", None), "steps", None) or ()
     last = steps[-1] if steps else None
     error = getattr(last, "error", None)
     if isinstance(error, AgentMaxStepsError):
         span.record_error(error)
+        span.set_stop_reason("max_turns")
 
 
 def _fill_action_step(span: SemanticSpan, step: Any) -> None:
@@ -376,14 +379,25 @@ def _fill_action_step(span: SemanticSpan, step: Any) -> None:
         span.set_output(step.observations)
 
 
-def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict, agent: Any = None) -> Any:
     """``wrapped(*args, **kwargs)`` with ``span`` current; the span stays open on return. A call that
     raises ends the span with the error (a ``BaseException`` that is not an ``Exception``, such as a
-    cancellation, as control flow) and re-raises it."""
+    cancellation, as control flow) and re-raises it; an ``agent``'s run its caller interrupted also
+    gets the stop reason (:func:`_record_interrupt`)."""
     try:
         with span.activate():
             return wrapped(*args, **kwargs)
     except BaseException as exc:
         span.record_error(exc, control_flow=not isinstance(exc, Exception))
+        if agent is not None:
+            with guard("smolagents.interrupt"):
+                _record_interrupt(span, agent)
         span.end()
         raise
+
+
+def _record_interrupt(span: SemanticSpan, agent: Any) -> None:
+    """The caller called ``agent.interrupt()``: smolagents sets ``interrupt_switch`` (reset when a run starts)
+    and raises ``AgentError`` before the next step; the run's stop reason is ``cancelled``."""
+    if getattr(agent, "interrupt_switch", None) is True:
+        span.set_stop_reason("cancelled")
