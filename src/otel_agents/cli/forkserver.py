@@ -69,6 +69,7 @@ def serve(path: str, specs: list[str]) -> int:
     """The server: instrument, import ``specs`` (``FILE:ATTR``), listen on ``path`` and fork a child per
     client until SIGTERM; then end the children still running. Prints ``ready`` (or why not) on stdout."""
     import contextlib
+    import gc
     import logging
     import threading
 
@@ -93,6 +94,7 @@ def serve(path: str, specs: list[str]) -> int:
     if failed or threading.active_count() > 1:  # the clients' own `ecp serve` log the failure where it is read
         print(f"not forking: instrumentation of {failed} failed, {threading.active_count()} threads", flush=True)
         return 1
+    gc.freeze()  # the children's collections leave the imported objects alone: their pages stay shared
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     os.chmod(path, 0o600)
