@@ -18,7 +18,10 @@ What it does, with no network and no API key:
    right answer, plus an e-mail sent over HTTP behind the chat's back) — it writes a copy of the example's
    ``manifest.yaml`` under ``out/manifests/`` whose ``target`` serves that agent
    with ``otel-agents ecp serve`` (which also writes the run's spans as an
-   OTLP/JSON trace file and its own log under ``out/<framework>/``).
+   OTLP/JSON trace file and its own log under ``out/<framework>/``). While the demo runs, each
+   framework's ``ecp serve`` processes are forks of one fork server that imported the framework once
+   (:class:`ForkServer`, ``otel_agents.cli.forkserver``; its log ``out/<framework>/forkserver.log``):
+   ``ecp run`` starts a stdio agent for every scenario, and the imports were most of the demo's time.
 2. It runs the real ECP runtime on each copy (``ecp run`` from ``ecp-runtime``,
    found next to this Python), a few at a time, writing the JSON and HTML
    reports: ``out/<framework>/report.{json,html}`` for the agent and

@@ -12,7 +12,10 @@ The client hands its standard input, output and error (``SCM_RIGHTS``), working 
 and the command to the server, whose forked child runs that ``ecp serve`` command on them: a process of
 its own per scenario, as with the command itself, without importing anything again. The client passes
 SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
-status. With no server listening on SOCKET (the demo is over) the client execs the command itself, so the
+status. A client whose environment differs from the server's (beyond what a shell sets) gets a fork that
+sets everything up itself, as the command would; a target is imported again in the fork when ``ecp serve``
+changed the environment before loading it (``--collect``: an example may read it at import). With no
+server listening on SOCKET (the demo is over) the client execs the command itself, so the
 manifests stay runnable by hand. The client is run by path and imports the standard library only.
 
 The socket lives in a directory only its user can open, and the server serves only that user
@@ -125,6 +128,7 @@ def serve(path: str, specs: list[str]) -> int:
         conn.close()
         if pid > 0:
             children.add(pid)
+            print(f"forked {pid}", file=sys.stderr, flush=True)
     os.unlink(path)
     for pid in children:
         with contextlib.suppress(OSError):
@@ -156,7 +160,8 @@ def _child(conn: socket.socket, provider: object, targets: dict, environ: dict) 
         conn.sendall(f"{os.getpid()}\n".encode())
         from . import ecp, main
 
-        ecp.PRELOADED = (provider, targets, environ)
+        if _without_shell(request["env"]) == _without_shell(environ):  # else its `ecp serve` sets up all itself
+            ecp.PRELOADED = (provider, targets, dict(os.environ))
         code = main(request["argv"][1:])
     except BaseException as exc:  # noqa: BLE001 - reported as the exit status, as the process would
         code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 1
@@ -165,6 +170,11 @@ def _child(conn: socket.socket, provider: object, targets: dict, environ: dict) 
     except OSError:
         pass
     sys.exit(code)  # a normal exit: the agent's atexit handlers run (they stop its child processes)
+
+
+def _without_shell(env: dict) -> dict:
+    """``env`` without what a shell sets by itself (ecp-runtime starts targets with ``sh -c``)."""
+    return {k: v for k, v in env.items() if k not in ("PWD", "OLDPWD", "SHLVL", "_")}
 
 
 if __name__ == "__main__":
