@@ -12,8 +12,8 @@ The client hands its standard input, output and error (``SCM_RIGHTS``), working 
 and the command to the server, whose forked child runs that ``ecp serve`` command on them: a process of
 its own per scenario, as with the command itself, without importing anything again. The client passes
 SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
-status. A client whose environment differs from the server's (beyond what a shell sets) gets a fork that
-sets everything up itself, as the command would; a target is imported again in the fork when ``ecp serve``
+status. A client whose environment differs from the one the server started in (beyond what a shell sets)
+gets a fork that execs the command; a target is imported again in the fork when ``ecp serve``
 changed the environment before loading it (``--collect``: an example may read it at import). With no
 server listening on SOCKET (the demo is over) the client execs the command itself, so the
 manifests stay runnable by hand. The client is run by path and imports the standard library only.
@@ -82,6 +82,7 @@ def serve(path: str, specs: list[str]) -> int:
     from ..serve import load_target
     from . import ecp
 
+    environ = dict(os.environ)  # before the imports: what a client's must match
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     provider = ecp._provider(None)
     trace.set_tracer_provider(provider)
@@ -92,7 +93,6 @@ def serve(path: str, specs: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - each client's own `ecp serve` reports it in its log
         print(f"not forking: {exc}", flush=True)
         return 1
-    environ = dict(os.environ)  # what the targets were imported in
     failed = [s.name for s in instrumentation_status().values() if s.reason.startswith("failed")]
     if failed or threading.active_count() > 1:  # the clients' own `ecp serve` log the failure where it is read
         print(f"not forking: instrumentation of {failed} failed, {threading.active_count()} threads", flush=True)
@@ -155,13 +155,14 @@ def _child(conn: socket.socket, provider: object, targets: dict, environ: dict) 
             os.dup2(fd, target_fd)
             os.close(fd)
         os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
         conn.sendall(f"{os.getpid()}\n".encode())
+        if _without_shell(request["env"]) != _without_shell(environ):  # not what we imported in: the command itself
+            os.set_inheritable(conn.fileno(), True)  # closed when it exits: the client's end of file
+            os.execve(request["argv"][0], request["argv"], request["env"])
+        os.environ.update({k: v for k, v in request["env"].items() if k not in _without_shell(request["env"])})
         from . import ecp, main
 
-        if _without_shell(request["env"]) == _without_shell(environ):  # else its `ecp serve` sets up all itself
-            ecp.PRELOADED = (provider, targets, dict(os.environ))
+        ecp.PRELOADED = (provider, targets, dict(os.environ))
         code = main(request["argv"][1:])
     except BaseException as exc:  # noqa: BLE001 - reported as the exit status, as the process would
         code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 1
