@@ -18,7 +18,10 @@ What it does, with no network and no API key:
    right answer, plus an e-mail sent over HTTP behind the chat's back) — it writes a copy of the example's
    ``manifest.yaml`` under ``out/manifests/`` whose ``target`` serves that agent
    with ``otel-agents ecp serve`` (which also writes the run's spans as an
-   OTLP/JSON trace file and its own log under ``out/<framework>/``).
+   OTLP/JSON trace file and its own log under ``out/<framework>/``). While the demo runs, each
+   framework's ``ecp serve`` processes are forks of one fork server that imported the framework once
+   (:class:`ForkServer`, ``otel_agents.cli.forkserver``; its log ``out/<framework>/forkserver.log``):
+   ``ecp run`` starts a stdio agent for every scenario, and the imports were most of the demo's time.
 2. It runs the real ECP runtime on each copy (``ecp run`` from ``ecp-runtime``,
    found next to this Python), a few at a time, writing the JSON and HTML
    reports: ``out/<framework>/report.{json,html}`` for the agent and
@@ -52,9 +55,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import select
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,23 +187,35 @@ def run(args: argparse.Namespace) -> int:
                             frameworks if args.frameworks else [PLAIN_PYTHON], example_file)
 
     runs = [Run(fw, attr, out / fw / _SUBDIRS[attr]) for fw in frameworks for attr in TWINS]
+    sockets = Path(tempfile.mkdtemp(prefix="otel-agents-demo-"))  # mode 0700: only we can reach the fork servers
     for r in runs:
         r.error = preflight(r.framework, example_file(examples, r.framework))
         if r.error is None:
-            r.manifest = write_manifest(yaml, base, r, examples, out, serve, phoenix=args.phoenix)
+            via = str(sockets / f"{r.framework}.sock") if len(serve) == 1 else None
+            r.manifest = write_manifest(yaml, base, r, examples, out, serve, phoenix=args.phoenix, via=via)
     n_agents = len(runs) + len(TWINS) * len(elsewhere)
     if args.json_out != "-":  # with "-", the caller (--venv) announced these agents among its own
         print(f"otel-agents demo: grading {n_agents} agents with `ecp run` (manifest {_shown(examples / 'manifest.yaml')}) ...",
               file=console, flush=True)
     children = [start_venv(d, rows, args, out, examples) for d, rows in venvs]
     todo = sorted((r for r in runs if r.error is None), key=lambda r: _LONGEST_FIRST.index(r.framework))
+    servers = {fw: ForkServer(fw, examples, out, sockets) for fw in dict.fromkeys(r.framework for r in todo)} \
+        if len(serve) == 1 else {}
+
     def grade(r: Run) -> None:
+        if r.framework in servers:
+            servers[r.framework].wait_ready(args.timeout)
         run_ecp(r, ecp, args.timeout)
         print(f"  {r.framework} {_LABELS[r.attr]}: "
               f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", file=console, flush=True)
 
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        list(pool.map(grade, todo))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            list(pool.map(grade, todo))
+    finally:
+        for server in servers.values():
+            server.stop()
+        shutil.rmtree(sockets, ignore_errors=True)
     for r in runs:
         if r.error is None:
             summarise(r, base, common)
@@ -279,9 +298,10 @@ def preflight(framework: str, example: Path) -> str | None:
 
 
 def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out: Path, serve: list[str],
-                   phoenix: str | None = None) -> Path:
+                   phoenix: str | None = None, via: str | None = None) -> Path:
     """Writes ``out/manifests/<framework>[-faulty].yaml``: the example manifest with ``target`` swapped
-    to serve ``r``'s agent (its spans also exported to ``phoenix`` when given); returns its path."""
+    to serve ``r``'s agent (its spans also exported to ``phoenix`` when given; run by a fork of the
+    fork server at socket ``via`` while it listens, see :class:`ForkServer`); returns its path."""
     r.out.mkdir(parents=True, exist_ok=True)
     for name in ("trace.jsonl", "serve.log", "report.json", "report.html", "ecp.log"):
         (r.out / name).unlink(missing_ok=True)  # the trace file and log are appended to: start clean
@@ -292,6 +312,8 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
         command += ["--collect", "0", "--collect-grace", "30"]  # an upper bound: a step waits only until they came
     if phoenix:
         command += ["--otlp-endpoint", phoenix.rstrip("/").removesuffix("/v1/traces") + "/v1/traces"]
+    if via:
+        command = [sys.executable, "-I", _FORKSERVER, via, *command]
     manifest = dict(base)
     twin = f", {_LABELS[r.attr]}" if r.attr != "agent" else ""
     manifest["name"] = f"{base.get('name', 'customer support')} ({r.framework}{twin})"
@@ -300,6 +322,44 @@ def write_manifest(yaml: Any, base: dict[str, Any], r: Run, examples: Path, out:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=1000), encoding="utf-8")
     return path
+
+
+_FORKSERVER = str(Path(__file__).with_name("forkserver.py"))
+
+
+class ForkServer:
+    """One framework's fork server (:mod:`otel_agents.cli.forkserver`): it imports the framework and the
+    example once, and each ``ecp run`` scenario's ``ecp serve`` runs in a fork of it (a process of its own,
+    as ``ecp run`` starts it, without the 1-5 s of CPU of the imports each time). Its log:
+    ``out/<framework>/forkserver.log``. A client that finds no server listening runs ``ecp serve`` itself."""
+
+    def __init__(self, framework: str, examples: Path, out: Path, sockets: Path) -> None:
+        example = _shown(example_file(examples, framework))
+        with open(out / framework / "forkserver.log", "w", encoding="utf-8") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sockets / f"{framework}.sock"),
+                 *(f"{example}:{attr}" for attr in TWINS)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
+        self._lock = threading.Lock()
+        self._waited = False
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait (once, at most ``timeout`` seconds) for the server to listen or to give up."""
+        with self._lock:
+            if not self._waited:
+                self._waited = True
+                select.select([self.proc.stdout], [], [], timeout)
+
+    def stop(self) -> None:
+        """End the server (it ends any child still running) and wait for it."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
 
 
 def _shown(path: Path) -> str:

@@ -39,6 +39,10 @@ import sys
 from . import plain
 
 DEFAULT_COLLECT_GRACE = 5.0  # seconds
+# (tracer provider, {target spec: Target}, os.environ then) set up and imported by a fork server's parent
+# (otel_agents.cli.forkserver): what a forked `ecp serve` uses instead of doing it again. A target is
+# imported again when the environment differs (an example may read it at import: --collect changes it).
+PRELOADED: tuple | None = None
 
 
 class _Shutdown(BaseException):
@@ -116,17 +120,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     ecp.set_defaults(func=lambda args: (ecp.print_help(), 2)[1])
 
 
-def _provider(args: argparse.Namespace):
+def _provider(args: argparse.Namespace | None, provider=None):
+    """A tracer provider (or ``provider``) with the exporters ``args`` asks for (none for ``None``)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
     from ..exporters.presets import ENV_PHOENIX_PROJECT, PROJECT_RESOURCE_ATTRIBUTE
 
-    attributes = {"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-agents-ecp")}
-    if os.environ.get(ENV_PHOENIX_PROJECT):  # Phoenix files the spans in this project, as its own otel package does
-        attributes[PROJECT_RESOURCE_ATTRIBUTE] = os.environ[ENV_PHOENIX_PROJECT]
-    provider = TracerProvider(resource=Resource.create(attributes))
+    if provider is None:
+        attributes = {"service.name": os.environ.get("OTEL_SERVICE_NAME", "otel-agents-ecp")}
+        if os.environ.get(ENV_PHOENIX_PROJECT):  # Phoenix files the spans in this project, as its own otel package does
+            attributes[PROJECT_RESOURCE_ATTRIBUTE] = os.environ[ENV_PHOENIX_PROJECT]
+        provider = TracerProvider(resource=Resource.create(attributes))
+    if args is None:
+        return provider
     if args.trace_file:
         from ..exporters.file import OTLPJsonFileExporter
 
@@ -205,7 +213,8 @@ def _run(args: argparse.Namespace) -> int:
         os.dup2(2, 1)
     if args.replay is not None:
         return _serve_replay(args, protocol_in, protocol_out)
-    provider = _provider(args)
+    preloaded_provider, preloaded, environ = PRELOADED or (None, {}, None)
+    provider = _provider(args, preloaded_provider)
     receiver = sock = None
     forward_to = _otlp_destination(args)  # before --collect points the children's OTLP variables at us
     if args.collect is not None:
@@ -218,11 +227,12 @@ def _run(args: argparse.Namespace) -> int:
     # The served agent's own spans (decorators, manual spans) use the global provider: make it ours.
     from opentelemetry import trace
 
-    trace.set_tracer_provider(provider)
-    instrument(provider)  # before the target is imported, so agents built at import are covered too
+    if preloaded_provider is None:
+        trace.set_tracer_provider(provider)
+        instrument(provider)  # before the target is imported, so agents built at import are covered too
     try:
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol
-            target = load_target(args.target)
+            target = (environ == os.environ and preloaded.get(args.target)) or load_target(args.target)
     except TargetError as exc:
         print(f"otel-agents ecp serve: {exc}", file=sys.stderr)
         uninstrument()

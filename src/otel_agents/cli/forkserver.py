@@ -1,0 +1,184 @@
+"""A fork server for ``otel-agents ecp serve``: import a framework once, serve each ECP run from a fork.
+
+``ecp run`` starts its stdio agent afresh for every scenario, and most of an ``ecp serve`` start-up is
+importing the framework (1-5 s of CPU). ``otel-agents demo`` grades each framework's three twins, two
+scenarios each, so it starts one fork server per framework instead, which does what ``ecp serve`` does
+before it serves (a tracer provider, :func:`otel_agents.instrument`, the targets imported, in that
+order) and then waits on a Unix socket. The manifests' targets run this file as a client::
+
+    exec python -I forkserver.py SOCKET otel-agents ecp serve FILE:ATTR --trace-file ... --log-file ...
+
+The client hands its standard input, output and error (``SCM_RIGHTS``), working directory, environment
+and the command to the server, whose forked child runs that ``ecp serve`` command on them: a process of
+its own per scenario, as with the command itself, without importing anything again. The client passes
+SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
+status. A client whose environment differs from the one the server started in (beyond what a shell sets)
+gets a fork that execs the command; a target is imported again in the fork when ``ecp serve``
+changed the environment before loading it (``--collect``: an example may read it at import). With no
+server listening on SOCKET (the demo is over) the client execs the command itself, so the
+manifests stay runnable by hand. The client is run by path and imports the standard library only.
+
+The socket lives in a directory only its user can open, and the server serves only that user
+(``SO_PEERCRED``). A server that finds threads running after the imports (a fork would copy their locks)
+does not listen: its clients exec their commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+
+def client(path: str, command: list[str]) -> int:
+    """Run ``command`` (``otel-agents ecp serve ...``) in a fork of the server at ``path``; its exit status."""
+    child = 0
+    pending: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        if child:
+            os.kill(child, signum)
+        else:
+            pending.append(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        os.execvp(command[0], command)
+    request = json.dumps({"argv": command, "cwd": os.getcwd(), "env": dict(os.environ)}).encode()
+    socket.send_fds(sock, [struct.pack("!I", len(request)) + request], [0, 1, 2])
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):  # the child holds the pipes now: their ends close when it exits
+        os.dup2(null, fd)
+    reply = sock.makefile("rb")
+    first = reply.readline()
+    if not first:
+        return 1
+    child = int(first)
+    for signum in pending:
+        os.kill(child, signum)
+    status = reply.readline()  # written by the child when its command returned
+    reply.read()  # end of file: the child has exited
+    return int(status) if status.strip() else 1
+
+
+def serve(path: str, specs: list[str]) -> int:
+    """The server: instrument, import ``specs`` (``FILE:ATTR``), listen on ``path`` and fork a child per
+    client until SIGTERM; then end the children still running. Prints ``ready`` (or why not) on stdout."""
+    import contextlib
+    import gc
+    import logging
+    import threading
+
+    from opentelemetry import trace
+
+    from .. import instrument, instrumentation_status
+    from ..serve import load_target
+    from . import ecp
+
+    environ = dict(os.environ)  # before the imports: what a client's must match
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    provider = ecp._provider(None)
+    trace.set_tracer_provider(provider)
+    instrument(provider)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # as ecp serve loads its target
+            targets = {spec: load_target(spec) for spec in specs}
+    except Exception as exc:  # noqa: BLE001 - each client's own `ecp serve` reports it in its log
+        print(f"not forking: {exc}", flush=True)
+        return 1
+    failed = [s.name for s in instrumentation_status().values() if s.reason.startswith("failed")]
+    if failed or threading.active_count() > 1:  # the clients' own `ecp serve` log the failure where it is read
+        print(f"not forking: instrumentation of {failed} failed, {threading.active_count()} threads", flush=True)
+        return 1
+    gc.freeze()  # the children's collections leave the imported objects alone: their pages stay shared
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    listener.listen(64)
+    listener.settimeout(0.5)
+    children: set[int] = set()
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print("ready", flush=True)
+    while not stopping:
+        children -= {pid for pid in list(children) if os.waitpid(pid, os.WNOHANG)[0]}
+        try:
+            conn, _ = listener.accept()
+        except (TimeoutError, InterruptedError):
+            continue
+        conn.settimeout(None)
+        uid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[1]
+        pid = os.fork() if uid == os.getuid() else -1
+        if pid == 0:
+            listener.close()
+            _child(conn, provider, targets, environ)  # never returns
+        conn.close()
+        if pid > 0:
+            children.add(pid)
+            print(f"forked {pid}", file=sys.stderr, flush=True)
+    os.unlink(path)
+    for pid in children:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+    return 0
+
+
+def _child(conn: socket.socket, provider: object, targets: dict, environ: dict) -> None:
+    """In the forked child: take the client's descriptors and run its ``ecp serve`` command."""
+    code = 1
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+        size = struct.unpack("!I", data[:4])[0]
+        while len(data) < size + 4:
+            more = conn.recv(1 << 16)
+            if not more:
+                raise EOFError("the client went away")
+            data += more
+        request = json.loads(data[4:])
+        for target_fd, fd in enumerate(fds):
+            os.dup2(fd, target_fd)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        conn.sendall(f"{os.getpid()}\n".encode())
+        if _without_shell(request["env"]) != _without_shell(environ):  # not what we imported in: the command itself
+            os.set_inheritable(conn.fileno(), True)  # closed when it exits: the client's end of file
+            os.execve(request["argv"][0], request["argv"], request["env"])
+        os.environ.update({k: v for k, v in request["env"].items() if k not in _without_shell(request["env"])})
+        from . import ecp, main
+
+        ecp.PRELOADED = (provider, targets, dict(os.environ))
+        code = main(request["argv"][1:])
+    except BaseException as exc:  # noqa: BLE001 - reported as the exit status, as the process would
+        code = exc.code if isinstance(exc, SystemExit) and isinstance(exc.code, int) else 1
+    try:
+        conn.sendall(f"{code}\n".encode())
+    except OSError:
+        pass
+    sys.exit(code)  # a normal exit: the agent's atexit handlers run (they stop its child processes)
+
+
+def _without_shell(env: dict) -> dict:
+    """``env`` without what a shell sets by itself (ecp-runtime starts targets with ``sh -c``)."""
+    return {k: v for k, v in env.items() if k not in ("PWD", "OLDPWD", "SHLVL", "_")}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        sys.exit(serve(sys.argv[2], sys.argv[3:]))
+    sys.exit(client(sys.argv[1], sys.argv[2:]))

@@ -1,0 +1,68 @@
+"""``otel_agents.cli.forkserver``: ``ecp run`` graded through a fork server (what ``otel-agents demo`` does),
+and the same manifest once the server is gone (the client runs ``ecp serve`` itself). Real processes,
+the real ECP runtime, the plain-Python example (no framework to import)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from otel_agents.exporters.file import read_otlp_json
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+EXAMPLE = ROOT / "examples" / "plain_python" / "agent.py"
+FORKSERVER = ROOT / "src" / "otel_agents" / "cli" / "forkserver.py"
+MANIFEST = yaml.safe_load((ROOT / "examples" / "customer_support" / "manifest.yaml").read_text(encoding="utf-8"))
+N_STEPS = sum(len(s["steps"]) for s in MANIFEST["scenarios"])
+N_CHECKS = sum(len(step["graders"]) for s in MANIFEST["scenarios"] for step in s["steps"])
+
+
+def grade(tmp: Path, sock: Path, name: str, env: dict | None = None) -> tuple[dict, list]:
+    """``ecp run`` on the example manifest whose target goes through the fork server at ``sock``."""
+    out = tmp / name
+    out.mkdir()
+    command = [str(BIN / "otel-agents"), "ecp", "serve", f"{EXAMPLE}:agent", "--trace-file", str(out / "trace.jsonl"),
+               "--log-file", str(out / "serve.log")]
+    manifest = dict(MANIFEST, target="exec " + shlex.join([sys.executable, "-I", str(FORKSERVER), str(sock), *command]))
+    (out / "m.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+    subprocess.run([str(BIN / "ecp"), "run", "--manifest", str(out / "m.yaml"), "--json-out", str(out / "r.json")],
+                   capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    return json.loads((out / "r.json").read_text()), read_otlp_json(out / "trace.jsonl")
+
+
+def test_ecp_run_through_a_fork_server_and_without_it(tmp_path: Path) -> None:
+    sock = tmp_path / "s.sock"
+    log = tmp_path / "forkserver.log"
+    with open(log, "w", encoding="utf-8") as err:
+        server = subprocess.Popen([sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sock),
+                                   f"{EXAMPLE}:agent"], stdout=subprocess.PIPE, stderr=err, text=True, cwd=ROOT)
+    try:
+        assert server.stdout.readline().strip() == "ready"
+        report, spans = grade(tmp_path, sock, "forked")
+        assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
+        assert sum(s.name == "agent/step" for s in spans) == N_STEPS
+        assert {s.resource.attributes["service.name"] for s in spans} == {"otel-agents-ecp"}
+        assert server.poll() is None  # each scenario's `ecp serve` was a fork that ended, not the server
+        forks = [line for line in log.read_text().splitlines() if line.startswith("forked ")]
+        assert len(forks) == len(MANIFEST["scenarios"])  # ecp run starts the agent for every scenario
+        # a client in another environment: the fork execs its command (what the server imported is not its)
+        report, spans = grade(tmp_path, sock, "other-env", dict(os.environ, OTEL_SERVICE_NAME="another"))
+        assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
+        assert {s.resource.attributes["service.name"] for s in spans} == {"another"}
+        assert "Overriding" not in (tmp_path / "other-env" / "serve.log").read_text()
+        assert server.poll() is None
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+    assert not sock.exists()
+    report, spans = grade(tmp_path, sock, "alone")  # no server: the client execs `ecp serve` itself
+    assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
+    assert sum(s.name == "agent/step" for s in spans) == N_STEPS
+    assert len([line for line in log.read_text().splitlines() if line.startswith("forked ")]) == 2 * len(forks)
