@@ -26,7 +26,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
 from claude_cli import launcher  # noqa: E402
-from common import TOOLS, configure_tracing, mail_customer  # noqa: E402
+from common import TOOLS, configure_tracing, side_effect_twin  # noqa: E402
 
 if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
     configure_tracing("claude_agent_sdk")
@@ -74,12 +74,7 @@ async def faulty_agent(user_input: str) -> str:
     return await _ask(user_input, "claude_agent_sdk")
 
 
-async def side_effect_agent(user_input: str) -> str:
-    """Answer one customer message correctly, then e-mail the customer behind the chat's back
-    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
-    answer = await agent(user_input)
-    mail_customer(user_input, answer)
-    return answer
+side_effect_agent = side_effect_twin(agent)
 
 
 if __name__ == "__main__":

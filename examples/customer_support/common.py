@@ -320,6 +320,28 @@ def mail_customer(question: str, answer: str) -> None:
     send_mail(answer)
 
 
+def side_effect_twin(agent: Any) -> Any:
+    """The side-effect twin of ``agent`` (a function ``agent(user_input) -> str``, sync or async, of the same
+    kind): it answers as ``agent`` does, then e-mails the customer behind the chat's back on the questions of
+    :data:`SIDE_EFFECT_PLAN` (:func:`mail_customer`): its only fault is an HTTP call outside any tool."""
+    import inspect
+
+    if inspect.iscoroutinefunction(agent):
+        async def side_effect_agent(user_input: str) -> str:
+            answer = await agent(user_input)
+            mail_customer(user_input, answer)
+            return answer
+    else:
+        def side_effect_agent(user_input: str) -> str:  # type: ignore[misc]
+            answer = agent(user_input)
+            mail_customer(user_input, answer)
+            return answer
+    side_effect_agent.__doc__ = ("Answer one customer message correctly, then e-mail the customer behind the chat's "
+                                 "back (the side-effect twin: the fault is only an HTTP call, see "
+                                 "``common.mail_customer``).")
+    return side_effect_agent
+
+
 def send_mail(body: str) -> None:
     """E-mail ``body`` to the customer through the fake mail service (``POST /v1/send``, traced by ``httpx``'s
     instrumentation): the side effect itself, in whichever process calls it."""

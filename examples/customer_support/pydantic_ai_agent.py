@@ -26,7 +26,7 @@ from pydantic_ai.usage import RequestUsage
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, mail_customer, configure_tracing  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, side_effect_twin, configure_tracing  # noqa: E402
 
 if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
     configure_tracing("pydantic_ai")
@@ -88,12 +88,7 @@ async def faulty_agent(user_input: str) -> str:
     return (await _faulty_agent.run(user_input)).output
 
 
-async def side_effect_agent(user_input: str) -> str:
-    """Answer one customer message correctly, then e-mail the customer behind the chat's back
-    (the side-effect twin: the fault is only an HTTP call, see ``common.mail_customer``)."""
-    answer = await agent(user_input)
-    mail_customer(user_input, answer)
-    return answer
+side_effect_agent = side_effect_twin(agent)
 
 
 if __name__ == "__main__":
