@@ -185,10 +185,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("Team.arun(stream=True)", "astream", variant=True),
         _e("route Team.run", "sync", variant=True),
         _e("route Team.arun(stream=True)", "astream", variant=True),
-    ), known={("Team.run(stream=True)", e): "a team's stream left while its leader's delegation runs: the "
-              "`delegate_task_to_member` tool span ends abandoned (control flow `GeneratorExit`), which the ECP fold "
-              "reports as an `ok` tool call (it counts only a cancellation as not ok)"
-              for e in ("break_close", "break_drop")}),
+    )),
     System("smolagents", "smolagents (`ToolCallingAgent` over a `Model` subclass)", (
         _e("agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "caller_cancel", "max_turns")),
         _e("agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "output_retry", "caller_cancel",

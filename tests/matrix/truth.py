@@ -501,5 +501,9 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     assert got_stop == want_stop, \
         f"stop_reason {got_stop!r}, the run ended by {truth.ending}:\n{tree}"
     if truth.agents is not None and truth.calls:  # (a run left before its agent started has none)
-        assert [(a["name"], a["parent"]) for a in env["agents"]] == truth.reached(), env["agents"]
+        got = [(a["name"], a["parent"]) for a in env["agents"]]
+        # every agent the run reached, in the tree's order; an agent started but left before its first model
+        # call (a stream abandoned mid-delegation) may be there too, never one outside the tree
+        assert set(truth.reached()) <= set(got) and got == [a for a in (truth.agents or []) if a in got], \
+            env["agents"]
     return env

@@ -80,10 +80,11 @@ class FoldSpan:
 
 
 def _is_cancellation(control_flow: Any) -> bool:
-    """Whether an ``otel_agents.control_flow`` value is a cancellation (asyncio's, or anyio/trio's ``Cancelled``,
-    or ``interrupt``: the caller interrupted the run, as the Claude Agent SDK instrumentor records ``interrupt()``)."""
+    """Whether an ``otel_agents.control_flow`` value is a cancellation (asyncio's, or anyio/trio's ``Cancelled``;
+    ``GeneratorExit``: the generator running the step was closed mid-way by a caller who left; or ``interrupt``:
+    the caller interrupted the run, as the Claude Agent SDK instrumentor records ``interrupt()``)."""
     return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in ("CancelledError", "Cancelled",
-                                                                                 "interrupt")
+                                                                                 "GeneratorExit", "interrupt")
 
 
 def _attribute_dict(attributes: Any) -> dict[str, Any]:
