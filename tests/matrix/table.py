@@ -203,9 +203,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("sub_agents Runner.run_async", "astream", variant=True),
         _e("AgentTool Runner.run", "stream", variant=True),
         _e("AgentTool Runner.run_async", "astream", variant=True),
-    ), known={(e, "max_turns"): "the request `max_llm_calls` refuses (ADK raises `LlmCallsLimitExceededError` after "
-              "`before_model_callback`, before asking the model) gets a model span (ERROR) though it was never made; "
-              "the stop reason `max_turns` is right" for e in ("Runner.run", "Runner.run_async")}),
+    )),
     System("autogen_agentchat", "AutoGen AgentChat (its own venv; a `ChatCompletionClient` subclass)", (
         _e("agent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel")),
         _e("agent.run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel")),

@@ -30,7 +30,8 @@ What you get
   (``agent``): ``gen_ai.agent.name``, description, the user's message as input
   (first agent of a run), the agent's last answer as output. A run ADK stopped at
   ``RunConfig.max_llm_calls`` (``LlmCallsLimitExceededError``) is ERROR with
-  ``otel_agents.run.stop_reason`` ``max_turns`` on its agent spans. The ADK session id
+  ``otel_agents.run.stop_reason`` ``max_turns`` on its agent spans (the request it
+  refused was never made: no model span). The ADK session id
   → ``session.id`` and ``gen_ai.conversation.id``, the user id → ``user.id``, on
   every span of the run (ids are not content: also with content capture off).
 * ``SequentialAgent``, ``ParallelAgent``, ``LoopAgent`` → ``invoke_workflow {agent}``

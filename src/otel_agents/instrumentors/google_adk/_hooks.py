@@ -271,8 +271,8 @@ class Hooks:
             self._end_model(call, inv, error=error)
 
     def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
-        if call.unanswered and error is None:  # a callback answered in the model's place: no model span
-            return
+        if call.unanswered and (error is None or stop_reason(error) == "max_turns"):
+            return  # a callback answered in the model's place, or max_llm_calls refused the request: never made
         span = call.span
         with guard("google_adk.model.end"):
             response = call.final or call.last

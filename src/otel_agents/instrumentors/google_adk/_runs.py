@@ -139,6 +139,8 @@ def end_all(inv: Invocation, *, error: BaseException | None = None, abandoned: b
     """End every span ``inv`` still has open: models and tools first, then agents innermost first."""
     with guard("google_adk.end_all"):
         for call in list(inv.models.values()):
+            if call.unanswered and stop_reason(error) == "max_turns":
+                continue  # refused by max_llm_calls before the model was asked: no request, no span
             if abandoned:
                 call.span.mark_abandoned()
             if error is not None:
