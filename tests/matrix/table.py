@@ -128,10 +128,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
         _e("AgentWorkflow.run", "async", variant=True),
         _e("AgentWorkflow.run().stream_events", "astream", variant=True),
-    ), known={(entry, ending): "a run whose event stream was left after its first "
-              "event (the workflow then cancelled when its loop ends) ends its agent span with no error and no "
-              "`otel_agents.stream.abandoned`: it looks finished" for ending in ("break_close", "break_drop")
-              for entry in ("FunctionAgent.run().stream_events", "AgentWorkflow.run().stream_events")}),
+    )),
     System("crewai", "CrewAI (crews over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "guardrail", "max_turns")),
         _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "output_retry", "guardrail",

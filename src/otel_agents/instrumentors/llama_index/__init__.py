@@ -67,7 +67,9 @@ What you get:
   through end with status ERROR. Workflow cancellation (``cancel_run``,
   ``asyncio.CancelledError``) and ``WorkflowDone`` are control flow, not errors; a run
   cancelled (``handler.cancel_run()``, its task cancelled) has ``otel_agents.run.stop_reason``
-  ``cancelled`` on its agent span.
+  ``cancelled`` on its agent span. A span ended by ``asyncio.CancelledError`` (a run whose
+  ``stream_events()`` its caller left, which the workflow runtime then cancels; a task cancelled)
+  is also marked ``otel_agents.stream.abandoned``: it did not finish.
 * Streams: a streamed model call's span ends when its stream does: consumed,
   closed early or garbage-collected (marked ``otel_agents.stream.abandoned``),
   or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT`` (abandoned). Each step of

@@ -196,6 +196,8 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
                         record.agents.close(err, control_flow=flow)
                     if err is not None:
                         span.record_error(err, control_flow=flow)
+                        if isinstance(err, asyncio.CancelledError):  # its consumer left or its task was cancelled
+                            span.mark_abandoned()
                         agent = span.parent if record.plan is not None and record.plan.role == _plan.STEP else None
                         reason = step_stop_reason(record.plan.name, err) if agent is not None else None
                         if reason is not None and agent.kind is Kind.AGENT:
