@@ -35,12 +35,10 @@ def entered(ctx: otel_context.Context, run_attributes: Mapping[str, Any] | None 
     the reverse order: a step of ours run in a context other than the caller's (a server's request span
     parented on a remote context, an executor run in the request's context)."""
     token = otel_context.attach(ctx)
-    pushed = push_run_attributes(run_attributes) if run_attributes else None
     try:
-        yield
+        with _pushed(run_attributes):
+            yield
     finally:
-        if pushed is not None:
-            pop_run_attributes(pushed)
         otel_context.detach(token)
 
 
@@ -52,12 +50,14 @@ def in_context(stream: Any, ctx: otel_context.Context, run_attributes: Mapping[s
 
 
 @contextmanager
-def _pushed(run_attributes: Mapping[str, Any]) -> Iterator[None]:
-    token = push_run_attributes(run_attributes)
+def _pushed(run_attributes: Mapping[str, Any] | None) -> Iterator[None]:
+    """``run_attributes`` (if any) pushed for the block."""
+    token = push_run_attributes(run_attributes) if run_attributes else None
     try:
         yield
     finally:
-        pop_run_attributes(token)
+        if token is not None:
+            pop_run_attributes(token)
 
 
 def _attach(ctx: StepContext) -> Any:

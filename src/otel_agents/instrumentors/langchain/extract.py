@@ -154,7 +154,8 @@ def _int(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _usage_from_metadata(usage: Mapping[str, Any]) -> Usage:
+def usage_of_metadata(usage: Mapping[str, Any]) -> Usage:
+    """A message's (or a streamed chunk's) ``usage_metadata`` as a :class:`Usage`."""
     inputs = usage.get("input_token_details") or {}
     outputs = usage.get("output_token_details") or {}
     return Usage(input_tokens=_int(usage.get("input_tokens")), output_tokens=_int(usage.get("output_tokens")),
@@ -189,7 +190,7 @@ def usages(response: Any) -> list[Usage]:
     for gen in _generations(response):
         usage = getattr(getattr(gen, "message", None), "usage_metadata", None)
         if isinstance(usage, Mapping) and usage:
-            found.append(_usage_from_metadata(usage))
+            found.append(usage_of_metadata(usage))
             break
     return found
 
@@ -198,11 +199,6 @@ def chunk_finish_reason(chunk: Any) -> str | None:
     """The finish reason a streamed chunk (``ChatGenerationChunk``) carries, if any (on the last one)."""
     reason = _finish_reason(chunk, getattr(chunk, "message", None))
     return str(reason) if reason else None
-
-
-def usage_of_metadata(usage: Mapping[str, Any]) -> Usage:
-    """A message's (or a streamed chunk's) ``usage_metadata`` as a :class:`Usage`."""
-    return _usage_from_metadata(usage)
 
 
 def provider_name(ls_provider: Any) -> str | None:
