@@ -133,14 +133,28 @@ SYSTEMS: tuple[System, ...] = (
         _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "guardrail", "max_turns")),
         _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "output_retry", "guardrail",
                                                    "max_turns")),
-        _e("Crew.akickoff", "async", endings=("done", "tool_raises", "model_raises")),
+        _e("Crew.akickoff", "async"),
+        _e("Crew.kickoff_for_each", "sync"),
+        _e("Crew.kickoff_for_each_async", "async"),
+        _e("Crew.akickoff_for_each", "async"),
+        _e("Flow.kickoff", "sync"),
+        _e("Flow.kickoff_async", "async"),
+        _e("Flow.kickoff_async (async step, Crew.akickoff)", "async", variant=True),
         _e("two agents Crew.kickoff", "sync", variant=True),
         _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
         _e("delegation Crew.kickoff", "sync", variant=True),
         _e("Process.hierarchical Crew.kickoff", "sync", variant=True),
-    ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
+    ), unsupported={(e, "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
-                    "cancelled"}),
+                    "cancelled" for e in ("Crew.kickoff_async", "Crew.kickoff_for_each_async")}
+       | {("Flow.kickoff_async", "cancel"): "a flow runs a sync method (here the one that kicks off the crew) in a "
+          "worker thread (`asyncio.to_thread`): cancelling the task that awaits the flow does not stop the crew, so "
+          "the tool is not cancelled"}
+       | {(e, "cancel"): "CrewAI's agent executor (itself a `Flow`) runs its tool step (`execute_tool_action`, a sync "
+          "flow method) in a worker thread, an async tool under an `asyncio.run` of its own there: cancelling the task "
+          "that awaits `akickoff` does not reach the tool, which runs to its end (measured with an async tool, "
+          "uninstrumented too)"
+          for e in ("Crew.akickoff", "Crew.akickoff_for_each", "Flow.kickoff_async (async step, Crew.akickoff)")}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
         _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns")),
         _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns")),
