@@ -43,6 +43,15 @@ each check of a task guardrail         ``chain`` ``guardrail {function}``; ERROR
                                        envelope, the accepted output the run's output
 =====================================  ======================================================
 
+``kickoff_for_each`` / ``kickoff_for_each_async`` / ``akickoff_for_each`` kick off
+one copy of the crew per input: each input's kickoff is a run of its own, with its
+own ``invoke_workflow`` span and, called outside any span of yours, its own trace
+and ECP envelope (the async variants run them concurrently; when one fails first,
+the runs ``asyncio.run`` then cancels end with ``otel_agents.run.stop_reason``
+``cancelled``). A flow (``Flow.kickoff`` / ``kickoff_async``) is one run: the crew a
+method kicks off nests under that method's span, and the flow's return value is
+the run's output.
+
 Every model is covered, whatever its class: CrewAI's provider classes (what
 ``LLM(model=...)`` resolves to), the LiteLLM-backed ``LLM`` and your own
 ``BaseLLM`` subclasses, including ones defined after ``instrument()``. Every
