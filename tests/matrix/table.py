@@ -35,6 +35,8 @@ STOPS: dict[str, str] = {
     "max_turns": "the model asks for the tool every turn until the framework's cap on turns, steps, iterations, "
                  "messages or model requests stops the run: `stop_reason` `max_turns`",
     "termination": "a termination condition that is not a cap ends the run: `stop_reason` `termination`",
+    "budget": "a token or cost limit of the framework's own stops the run once the calls' usage crosses it: "
+              "`stop_reason` `budget`",
     "skip_model": "a callback or hook answers instead of the model: no model span for the request never made, the "
                   "run's output is what the user got",
     "output_retry": "the model's first answer is rejected as structured output and the framework asks again: the "
@@ -156,18 +158,22 @@ SYSTEMS: tuple[System, ...] = (
           "uninstrumented too)"
           for e in ("Crew.akickoff", "Crew.akickoff_for_each", "Flow.kickoff_async (async step, Crew.akickoff)")}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
-        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns")),
-        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns")),
-        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
+        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "budget")),
+        _e("run_stream_sync", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "output_retry", "budget")),
         _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry",
-                                                     "max_turns")),
-        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns")),
+                                                     "max_turns", "budget")),
+        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run (UsageLimits(input_tokens_limit))", "async", variant=True, endings=("budget",)),
+        _e("run (UsageLimits(output_tokens_limit))", "async", variant=True, endings=("budget",)),
+        _e("run (UsageLimits(cost_limit))", "async", variant=True, endings=("budget",)),
         _e("delegation run", "async", variant=True),
         _e("delegation run_stream", "astream", variant=True),
         _e("delegation iter", "astream", variant=True),
-    ), unsupported={("run_stream", "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
-                    "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"); the "
-                    "other entry points retry"}),
+    ), unsupported={(e, "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
+                    "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"; "
+                    "`run_stream_sync()` runs it); the other entry points retry" for e in ("run_stream", "run_stream_sync")}),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),

@@ -110,8 +110,19 @@ class RunSpans:
         self.span = span
         self.run_id = run_id
         self.models: list[tuple[SemanticSpan, Any]] = []
+        self.billed: dict[SemanticSpan, Any] = {}  # an open model span → the response its provider billed so far
+        self.stop_reason_of: Any = None  # ``exc -> stop reason | None`` (the run's limits: :func:`limit_stop_reason`)
         self._lock = threading.Lock()
         self._done = False
+
+    def stopped(self, error: BaseException) -> None:
+        """The run ends with ``error``: the agent span's stop reason if a limit of the run raised it (whichever path
+        ends the span: the run's own end, a consumed stream's, a sync stream's iterator)."""
+        if self.stop_reason_of is not None and not self.span.ended:
+            with guard("pydantic_ai.stop_reason"):
+                reason = self.stop_reason_of(error)
+                if reason is not None:
+                    self.span.set_stop_reason(reason)
 
     @property
     def done(self) -> bool:
@@ -144,6 +155,7 @@ class RunSpans:
                 if error is not None:
                     span.record_error(error, control_flow=True)
             elif error is not None:
+                self.stopped(error)
                 span.record_error(error)
         self.span.end()
         self.tracker.forget(self)
@@ -167,7 +179,9 @@ class RunSpans:
         the run: ``error``)."""
         models, self.models = list(self.models), []
         for span, request_context in models:
-            end_model(span, request_context, response, error=error, abandoned=abandoned)
+            billed = self.billed.pop(span, None)
+            end_model(span, request_context, response if response is not None else billed, error=error,
+                      abandoned=abandoned)
 
 
 class RunTracker:
