@@ -216,6 +216,7 @@ SYSTEMS: tuple[System, ...] = (
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),
         _e("Runner.run_async", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "max_turns")),
+        _e("Runner.run_live", "astream"),
         _e("sub_agents Runner.run", "stream", variant=True),
         _e("sub_agents Runner.run_async", "astream", variant=True),
         _e("AgentTool Runner.run", "stream", variant=True),
