@@ -141,6 +141,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("Crew.akickoff_for_each", "async"),
         _e("Flow.kickoff", "sync"),
         _e("Flow.kickoff_async", "async"),
+        _e("Flow.akickoff", "async"),
         _e("Flow.kickoff_async (async step, Crew.akickoff)", "async", variant=True),
         _e("two agents Crew.kickoff", "sync", variant=True),
         _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
@@ -149,9 +150,9 @@ SYSTEMS: tuple[System, ...] = (
     ), unsupported={(e, "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
                     "cancelled" for e in ("Crew.kickoff_async", "Crew.kickoff_for_each_async")}
-       | {("Flow.kickoff_async", "cancel"): "a flow runs a sync method (here the one that kicks off the crew) in a "
+       | {(e, "cancel"): "a flow runs a sync method (here the one that kicks off the crew) in a "
           "worker thread (`asyncio.to_thread`): cancelling the task that awaits the flow does not stop the crew, so "
-          "the tool is not cancelled"}
+          "the tool is not cancelled" for e in ("Flow.kickoff_async", "Flow.akickoff")}
        | {(e, "cancel"): "CrewAI's agent executor (itself a `Flow`) runs its tool step (`execute_tool_action`, a sync "
           "flow method) in a worker thread, an async tool under an `asyncio.run` of its own there: cancelling the task "
           "that awaits `akickoff` does not reach the tool, which runs to its end (measured with an async tool, "

@@ -197,6 +197,7 @@ ENTRIES = {
     "Crew.akickoff_for_each": lambda t: (lambda: _crew(t, "for_each").akickoff_for_each(INPUTS), _raws),
     "Flow.kickoff": lambda t: (lambda: _flow(t).kickoff(), lambda r: r),
     "Flow.kickoff_async": lambda t: (lambda: _flow(t).kickoff_async(), lambda r: r),
+    "Flow.akickoff": lambda t: (lambda: _flow(t).akickoff(), lambda r: r),
     "Flow.kickoff_async (async step, Crew.akickoff)": lambda t: (lambda: _flow(t, AsyncWeatherFlow).kickoff_async(),
                                                                lambda r: r),
 }
