@@ -63,7 +63,8 @@ What you get
   its output the turn's content, usage the turn's last ``usage_metadata`` (Gemini Live sends it in a
   message of its own), finish reason only when a response carried one. A turn ends at
   ``turn_complete``/``interrupted``, at the next content sent (after a function call) or when the
-  connection closes (then abandoned if the model was still answering). Audio sent with
+  connection closes (then abandoned if the model was still answering; ERROR with the exception if the
+  connection raised). Audio sent with
   ``send_realtime`` is not recorded as input.
 * The agent's output is what the user got: the final answer event the runner
   hands out (plugin ``on_event_callback``), so a ``before_model_callback``'s

@@ -218,6 +218,8 @@ class Hooks:
         inv = self._invocation(ictx)
         if inv is None:
             return
+        if getattr(ictx, "live_request_queue", None) is not None:
+            return  # run_live calls it only to screen the user's content: the requests are the connection's (_live)
         agent_name = getattr(callback_context, "agent_name", None) or ""
         previous = inv.models.pop(agent_name, None)
         if previous is not None:  # the last request of this agent had no final response: it is over now

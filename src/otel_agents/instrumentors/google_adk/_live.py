@@ -8,7 +8,9 @@ turn (one model request) starts with the first content sent after the last turn 
 ``send_content``: the user's message, the function responses) or, for audio sent with
 ``send_realtime``, with the first response; it ends at ``turn_complete``/``interrupted``, at the next
 content sent while the model is answering (a function call: Gemini completes no turn there), or when the
-connection closes (then marked ``otel_agents.stream.abandoned`` if the model was still answering). Usage
+connection closes (then marked ``otel_agents.stream.abandoned`` if the model was still answering; ERROR with
+the exception when the connection raised: a request that failed). ADK's ``before_model`` plugin callback only
+screens the user's content in live mode: it opens no request there. Usage
 is the last ``usage_metadata`` of the turn (Gemini Live sends it in a message of its own); the finish reason
 the one a response carried, none when none did. The agent whose connection it is: the live agent whose
 ``before_agent_callback`` ran last in this task (:data:`LIVE_AGENT`).
@@ -117,23 +119,25 @@ class LiveConnection:
         self._inv.models[live_key(self._agent)] = call
         return call
 
-    def _end(self, call: ModelCall, abandoned: bool = False) -> None:
+    def _end(self, call: ModelCall, abandoned: bool = False, error: BaseException | None = None) -> None:
         if self._inv.models.get(live_key(self._agent)) is call:
             self._inv.models.pop(live_key(self._agent), None)
-        if call.unanswered:
+        if call.unanswered and error is None:
             return  # sent, never answered before the connection went: no response to record
         if abandoned:
             call.span.mark_abandoned()
-        self._hooks.end_model(call, self._inv)
+        self._hooks.end_model(call, self._inv, error)
 
-    def closed(self) -> None:
-        """The connection's context exited: a turn the model was still answering was left."""
+    def closed(self, error: BaseException | None = None) -> None:
+        """The connection's context exited: a turn the model was still answering was left, or failed with
+        ``error`` (the connection raised: the request failed; a cancellation or the caller leaving: abandoned)."""
         with guard("google_adk.live.closed"):
             call = self._inv.models.get(live_key(self._agent))
             if call is not None:
                 last = call.last
                 done = last is not None and (getattr(last, "turn_complete", None) or getattr(last, "interrupted", None))
-                self._end(call, abandoned=not done)
+                failed = error if isinstance(error, Exception) else None
+                self._end(call, abandoned=not done and failed is None, error=failed)
 
 
 class LiveConnect:
@@ -159,4 +163,4 @@ class LiveConnect:
             return await self._manager.__aexit__(*exc)
         finally:
             if self._live is not None:
-                self._live.closed()
+                self._live.closed(exc[1] if len(exc) > 1 else None)

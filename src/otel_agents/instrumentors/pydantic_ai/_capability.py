@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
                                     SkipToolExecution, ToolRetryError)
 
-from ..._spans import SemanticSpan, guard
+from ..._spans import SemanticSpan, guard, report_internal_error
 from ...semconv import Kind
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
@@ -150,6 +150,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         if self._run is not None:
             with guard("pydantic_ai.model_forget"):
                 self._run.models = [m for m in self._run.models if m[0] is not span]
+                self._run.billed.pop(span, None)
         end_model(span, request_context, response, error=error)
 
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
@@ -262,6 +263,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         """Output functions and ``@agent.output_validator``s (see :meth:`_validating`)."""
         return await self._validating(ctx, output, handler)
 
+
 def _billed_responses(request_context: Any, capture: Any) -> Any:
     """PydanticAI's own hand-over of the response a request's provider billed, as its instrumentation receives it
     (``pydantic_ai._instrumentation.model_response_span_capture``, private): ``capture(response, ttfc)`` runs before
@@ -270,9 +272,11 @@ def _billed_responses(request_context: Any, capture: Any) -> Any:
     is captured, and such a request's span has only what reached our hook."""
     try:
         from pydantic_ai._instrumentation import model_response_span_capture
-    except ImportError:
+
+        return model_response_span_capture(request_context, capture)
+    except Exception as exc:  # noqa: BLE001 - a release that moved it loses only this refinement
+        report_internal_error("pydantic_ai.billed_responses", exc)
         return contextlib.nullcontext()
-    return model_response_span_capture(request_context, capture)
 
 
 def limit_stop_reason(exc: BaseException, ctx: Any) -> str | None:
