@@ -161,8 +161,10 @@ SYSTEMS: tuple[System, ...] = (
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
         _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns", "budget")),
         _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns", "budget")),
-        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "budget")),
-        _e("run_stream_sync", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "output_retry", "budget")),
+        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns",
+                                             "budget")),
+        _e("run_stream_sync", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "output_retry", "max_turns",
+                                                 "budget")),
         _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry",
                                                      "max_turns", "budget")),
         _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns", "budget")),
@@ -174,7 +176,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("delegation iter", "astream", variant=True),
     ), unsupported={(e, "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
                     "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"; "
-                    "`run_stream_sync()` runs it); the other entry points retry" for e in ("run_stream", "run_stream_sync")}),
+                    "`run_stream_sync()` runs it); the other entry points retry"
+                    for e in ("run_stream", "run_stream_sync")}),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
