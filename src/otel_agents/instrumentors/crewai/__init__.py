@@ -52,6 +52,13 @@ the runs ``asyncio.run`` then cancels end with ``otel_agents.run.stop_reason``
 method kicks off nests under that method's span, and the flow's return value is
 the run's output.
 
+Cancelling the task that awaits ``kickoff_async``, ``akickoff``, a ``*_for_each``
+variant or a flow does not stop the crew: CrewAI runs ``kickoff_async`` and a
+flow's sync methods in worker threads, and its agent executor runs each tool
+step in a worker thread (an async tool under an ``asyncio.run`` of its own). The
+awaited span ends ``cancelled`` at once; the tool and model spans of the work
+still going on end when that work does.
+
 Every model is covered, whatever its class: CrewAI's provider classes (what
 ``LLM(model=...)`` resolves to), the LiteLLM-backed ``LLM`` and your own
 ``BaseLLM`` subclasses, including ones defined after ``instrument()``. Every
