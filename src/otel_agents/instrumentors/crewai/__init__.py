@@ -55,9 +55,11 @@ the run's output.
 Cancelling the task that awaits ``kickoff_async``, ``akickoff``, a ``*_for_each``
 variant or a flow does not stop the crew: CrewAI runs ``kickoff_async`` and a
 flow's sync methods in worker threads, and its agent executor runs each tool
-step in a worker thread (an async tool under an ``asyncio.run`` of its own). The
-awaited span ends ``cancelled`` at once; the tool and model spans of the work
-still going on end when that work does.
+step in a worker thread (an async tool under an ``asyncio.run`` of its own). With
+``kickoff_async`` the whole run goes on in its thread and its spans end as it
+does; with ``akickoff`` the crew and agent spans end at the cancellation (the
+agent's ``otel_agents.run.stop_reason`` ``cancelled``) and the tool span of the
+step still running ends when that step does.
 
 Every model is covered, whatever its class: CrewAI's provider classes (what
 ``LLM(model=...)`` resolves to), the LiteLLM-backed ``LLM`` and your own
