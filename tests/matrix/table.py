@@ -158,7 +158,8 @@ SYSTEMS: tuple[System, ...] = (
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
                            ("chat.completions.stream", "stream"), ("responses.create", "sync"),
-                           ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
+                           ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"),
+                           ("chat.completions.parse", "sync"), ("responses.parse", "sync"))
         for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
     System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
         _e("Runner.run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "guardrail", "max_turns")),
