@@ -34,6 +34,7 @@ STOPS: dict[str, str] = {
                  "`guardrail`",
     "max_turns": "the model asks for the tool every turn until the framework's cap on turns, steps, iterations, "
                  "messages or model requests stops the run: `stop_reason` `max_turns`",
+    "budget": "a cap on the run's tokens or cost stops it: `stop_reason` `budget`",
     "termination": "a termination condition that is not a cap ends the run: `stop_reason` `termination`",
     "skip_model": "a callback or hook answers instead of the model: no model span for the request never made, the "
                   "run's output is what the user got",
@@ -239,11 +240,12 @@ SYSTEMS: tuple[System, ...] = (
                                                              "RoundRobinGroupChat.run_stream (one agent)")}),
     System("claude_agent_sdk", "Claude Agent SDK (over a fake CLI in process: a `Transport` of the user's own; the "
            "tool is an SDK MCP tool)", (
-        _e("query", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
+        _e("query", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns", "budget")),
         _e("ClaudeSDKClient.receive_response", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel",
-                                                                   "max_turns")),
+                                                                   "max_turns", "budget")),
         _e("subagent query", "astream", variant=True),
         _e("subagent ClaudeSDKClient.receive_response", "astream", variant=True),
+        _e("background subagent query", "astream", variant=True),
     )),
     System("a2a", "A2A (a client calling a remote agent; client and server in one process over ASGI, JSON-RPC; the "
            "remote agent runs a PydanticAI agent)", (
