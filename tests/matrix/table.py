@@ -247,10 +247,15 @@ SYSTEMS: tuple[System, ...] = (
         _e("subagent ClaudeSDKClient.receive_response", "astream", variant=True),
         _e("background subagent query", "astream", variant=True),
     )),
-    System("a2a", "A2A (a client calling a remote agent; client and server in one process over ASGI, JSON-RPC; the "
-           "remote agent runs a PydanticAI agent)", (
+    System("a2a", "A2A (a client calling a remote agent; client and server in one process: JSON-RPC and HTTP+JSON "
+           "over ASGI, gRPC on a loopback port; the remote agent runs a PydanticAI agent; across processes: "
+           "tests/a2a/test_a2a.py)", (
         _e("send_message", "async", variant=True),
         _e("send_message streaming", "astream", variant=True),
+        _e("HTTP+JSON send_message", "async", variant=True),
+        _e("HTTP+JSON send_message streaming", "astream", variant=True),
+        _e("gRPC send_message", "async", variant=True),
+        _e("gRPC send_message streaming", "astream", variant=True),
     )),
     System("mcp", "MCP (client and server in one process, in-memory transport)", (
         _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises", "sampling")),
