@@ -173,6 +173,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("agent.as_tool Runner.run", "async", variant=True),
         _e("agent.as_tool Runner.run_streamed", "astream", variant=True),
         _e("Runner.run_streamed cancel(mode='after_turn')", "astream", endings=("caller_cancel",)),
+        _e("handoff Runner.run_streamed cancel(mode='after_turn')", "astream", variant=True,
+           endings=("caller_cancel",)),
         _e("input_guardrail Runner.run", "async", endings=("guardrail",)),
         _e("input_guardrail Runner.run_sync", "sync", endings=("guardrail",)),
         _e("input_guardrail Runner.run_streamed", "astream", endings=("guardrail",)),

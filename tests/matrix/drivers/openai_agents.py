@@ -169,11 +169,13 @@ def _streamed(truth: Truth, build: Any = _agent) -> Any:
     return gen()
 
 
-def _after_turn(truth: Truth) -> Any:
+def _after_turn(truth: Truth, build: Any = None) -> Any:
     """``cancel(mode="after_turn")`` at the first event: the SDK finishes the turn in flight (the model's tool
-    call and the tool, which answers at once) and stops before the next request, without raising."""
+    call and the tool, which answers at once; or the handoff) and stops before the next request, without
+    raising."""
     async def gen() -> Any:
-        result = Runner.run_streamed(_agent(truth, blocking_tool=False), CITY)
+        agent = build(truth) if build is not None else _agent(truth, blocking_tool=False)
+        result = Runner.run_streamed(agent, CITY)
         async for event in result.stream_events():
             if truth.ending == "caller_cancel" and result._cancel_mode == "none":  # (the SDK's own record of it)
                 result.cancel(mode="after_turn")
@@ -195,6 +197,7 @@ ENTRIES = {
     "agent.as_tool Runner.run": lambda t: (lambda: Runner.run(_orchestrator(t), CITY), lambda r: r.final_output),
     "agent.as_tool Runner.run_streamed": lambda t: (lambda: _streamed(t, _orchestrator), _event),
     "Runner.run_streamed cancel(mode='after_turn')": lambda t: (lambda: _after_turn(t), _event),
+    "handoff Runner.run_streamed cancel(mode='after_turn')": lambda t: (lambda: _after_turn(t, _handoff), _event),
     "input_guardrail Runner.run": lambda t: (lambda: Runner.run(_agent(t, guard="input"), CITY),
                                              lambda r: r.final_output),
     "input_guardrail Runner.run_sync": lambda t: (lambda: Runner.run_sync(_agent(t, guard="input"), CITY),

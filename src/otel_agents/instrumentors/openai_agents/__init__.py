@@ -74,7 +74,9 @@ never one. A streamed run the caller cancels with ``RunResultStreaming.cancel()`
 the agent's with the stop reason ``cancelled``, and the tool it interrupted is not ok; with
 ``cancel(mode="after_turn")`` the SDK finishes the turn in flight (its model request and tools end as they
 do) and ends the run without an exception: the agent span that ends with no output gets the stop reason
-``cancelled`` (none when the run answered in that turn). A streamed
+``cancelled`` (none when the run answered in that turn), and a handoff made in that turn, whose agent never
+runs, ends with ``otel_agents.control_flow=interrupt`` (the caller stopped it: not ok, not an error; the ECP
+fold reports it cancelled). A streamed
 run abandoned half-way (the consumer stops, the event loop cancels the run) ends its spans as
 abandoned (``otel_agents.stream.abandoned``), not as errors.
 

@@ -178,6 +178,9 @@ class OtelAgentsProcessor(TracingProcessor):
             failed = exc if isinstance(exc, Exception) else rec.error
             for handoffs in rec.pending.values():  # handed off to an agent that never ran
                 for h in handoffs:
+                    if rec.cancel_after_turn and failed is None and exc is None:
+                        # stopped by the caller before its agent ran: interrupted, as the ECP fold reads it
+                        h.sem.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "interrupt")
                     self._end(h.sem, failed, exc)
             for agent in list(rec.agents):  # agents waiting for a delegate that never finished
                 if _cancelled_after_turn(agent):
