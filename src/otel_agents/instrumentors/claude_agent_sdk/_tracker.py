@@ -408,13 +408,13 @@ class Tracker:
             thread.history.append(ChatMessage("user", str(args["prompt"])))
         return thread
 
-    def _in_turn(self, frame: dict) -> bool:
-        """Whether ``frame`` belongs to a turn: the open one, a background subagent's, or a turn the CLI
-        starts itself on the main thread (:meth:`_wake`)."""
+    def _in_turn(self, frame: dict, wakes: bool = True) -> bool:
+        """Whether ``frame`` belongs to a turn: the open one, a background subagent's, or (``wakes``: a frame
+        of a model response) a turn the CLI starts itself on the main thread (:meth:`_wake`)."""
         if self.turn is not None:
             return True
         thread = frame.get("parent_tool_use_id")
-        if thread is None:
+        if thread is None and wakes:
             self._wake()
             return True
         return thread in self.background
@@ -537,7 +537,7 @@ class Tracker:
         return tool.span if tool is not None else None
 
     def _on_user(self, frame: dict) -> None:
-        if not self._in_turn(frame):
+        if not self._in_turn(frame, wakes=False):
             return
         thread = self._thread(frame.get("parent_tool_use_id"))
         content = (frame.get("message") or {}).get("content")
