@@ -117,12 +117,7 @@ SYSTEMS: tuple[System, ...] = (
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("(model | JsonOutputParser()).with_retry().invoke", "sync", variant=True, endings=("output_retry",)),
-    ), known={
-        ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
-        "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
-        ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
-        "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
-    }),
+    )),
     System("llama_index", "LlamaIndex (`FunctionAgent`s over the core's `MockFunctionCallingLLM`)", (
         _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns")),
         _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
