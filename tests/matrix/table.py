@@ -125,6 +125,9 @@ SYSTEMS: tuple[System, ...] = (
     System("llama_index", "LlamaIndex (`FunctionAgent`s over the core's `MockFunctionCallingLLM`)", (
         _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns")),
         _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
+        _e("ReActAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns", "output_retry")),
+        _e("ReActAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns",
+                                                                 "output_retry")),
         _e("AgentWorkflow.run", "async", variant=True),
         _e("AgentWorkflow.run().stream_events", "astream", variant=True),
     )),

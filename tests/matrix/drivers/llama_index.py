@@ -7,15 +7,16 @@ reports no usage and no finish reason, so none is expected on the model spans. S
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
-from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.tools import FunctionTool
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.llama_index.fakes import cheap_memory, scripted_llm, tool_call
-from tests.matrix.truth import CITY, TOOL, ToolRun, Truth, _until
+from tests.matrix.truth import CITY, REJECTED, TOOL, Call, ToolRun, Truth, _until
 
 INSTRUMENTOR = LlamaIndexInstrumentor
 HANDOFF = {"to_agent": "weather_agent", "reason": "a weather question"}
@@ -44,6 +45,35 @@ def _agent(truth: Truth, member: str = "") -> FunctionAgent:
 
     return FunctionAgent(name="weather_agent", description="Weather.", llm=scripted_llm(respond),
                          tools=[FunctionTool.from_defaults(async_fn=get_weather, name=TOOL)])
+
+
+def _react_text(call: Call) -> str:
+    """A turn as ReAct text (``ReActOutputParser``'s format); the rejected answer of ``output_retry`` as a
+    thought with neither action nor answer, which the parser cannot parse."""
+    turn = call.turn
+    if turn.is_tool_call:
+        name, args = turn.tool_calls[0]
+        return f"Thought: I need the weather.\nAction: {name}\nAction Input: {json.dumps(args)}"
+    if turn.text == REJECTED:
+        return f"Thought: {REJECTED}"
+    return f"Thought: I can answer.\nAnswer: {turn.text}"
+
+
+def _react(truth: Truth) -> ReActAgent:
+    """A ``ReActAgent`` (text in ReAct's format, parsed by LlamaIndex, over the same mock)."""
+    truth.agents = [("weather_agent", None)]
+
+    def respond(messages: Any) -> ChatMessage:
+        call = truth.reply()
+        call.usage, call.answered = None, True  # the mock sends no usage, no finish reason
+        return ChatMessage(role=MessageRole.ASSISTANT, content=_react_text(call))
+
+    async def get_weather(city: str) -> str:
+        """Get the weather for a city."""
+        return await truth.atool(city=city)
+
+    return ReActAgent(name="weather_agent", description="Weather.", llm=scripted_llm(respond),
+                      tools=[FunctionTool.from_defaults(async_fn=get_weather, name=TOOL)])
 
 
 def _workflow(truth: Truth) -> AgentWorkflow:
@@ -95,6 +125,8 @@ def _event(event: Any) -> Any:
 ENTRIES = {
     "FunctionAgent.run": lambda t: (lambda: _run(t), lambda r: str(r)),
     "FunctionAgent.run().stream_events": lambda t: (lambda: _events(t), _event),
+    "ReActAgent.run": lambda t: (lambda: _run(t, _react), lambda r: str(r)),
+    "ReActAgent.run().stream_events": lambda t: (lambda: _events(t, _react), _event),
     "AgentWorkflow.run": lambda t: (lambda: _run(t, _workflow), lambda r: str(r)),
     "AgentWorkflow.run().stream_events": lambda t: (lambda: _events(t, _workflow), _event),
 }

@@ -61,9 +61,9 @@ class AgentSpans:
         return span
 
     def step_result(self, result: Any) -> None:
-        """Record an agent's answer (an ``AgentOutput`` step result) on the active agent's span."""
+        """Record an agent's answer (an ``AgentOutput`` step result, not one it rejected) on the active agent's span."""
         span = self._span
-        if span is not None and span.records_content \
+        if span is not None and span.records_content and extract.rejected_feedback(result) is None \
                 and hasattr(result, "current_agent_name") and hasattr(result, "response"):
             span.set_output(extract.response_text(result))
 

@@ -47,6 +47,8 @@ from ._agents import AgentSpans
 from ._streaming import ModelStreams, hold_response_stream
 
 _CONTROL_FLOW = frozenset({"WorkflowCancelledByUser", "WorkflowDone"})
+REJECTED_OUTPUT = "output_rejected"
+"""``error.type`` of a workflow agent step whose answer the agent rejected and asked the model again for."""
 _MAX_OPEN = 10_000  # dispatcher spans whose exit never came (a sync call returning a Future) are evicted past this
 
 
@@ -306,6 +308,9 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         elif role == _plan.STEP:
             if content:
                 span.set_output(extract.event_payload(result))
+            rejected = extract.rejected_feedback(result)
+            if rejected is not None:  # the step's answer was rejected and the model is asked again: a failed step
+                span.set_error(REJECTED_OUTPUT, rejected)
             parent = self.open_spans.get(record.parent_id) if record.parent_id else None
             if parent is not None and parent.agents is not None:
                 parent.agents.step_result(result)
