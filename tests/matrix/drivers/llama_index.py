@@ -16,7 +16,7 @@ from llama_index.core.tools import FunctionTool
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.llama_index.fakes import cheap_memory, scripted_llm, tool_call
-from tests.matrix.truth import CITY, REJECTED, TOOL, Call, ToolRun, Truth, _until
+from tests.matrix.truth import ANSWER, CITY, REJECTED, TOOL, USAGE, Call, ToolRun, Truth, Turn, _until
 
 INSTRUMENTOR = LlamaIndexInstrumentor
 HANDOFF = {"to_agent": "weather_agent", "reason": "a weather question"}
@@ -26,6 +26,9 @@ def _agent(truth: Truth, member: str = "") -> FunctionAgent:
     truth.agents = [("weather_agent", None)]
 
     def respond(messages: Any) -> ChatMessage:
+        forced = _forced(truth, messages, member)
+        if forced is not None:
+            return ChatMessage(role=MessageRole.ASSISTANT, content=forced.turn.text)
         if member:  # a multi-agent run's member: its own calls count
             if truth.delegates(member):  # it took over: the handoff tool ran (and returned at once)
                 truth.tools.append(ToolRun("handoff", dict(HANDOFF), outcome="ok"))
@@ -82,6 +85,9 @@ def _workflow(truth: Truth) -> AgentWorkflow:
     member = _agent(truth, "weather_agent")
 
     def respond(messages: Any) -> ChatMessage:
+        forced = _forced(truth, messages, "triage")
+        if forced is not None:
+            return ChatMessage(role=MessageRole.ASSISTANT, content=forced.turn.text)
         call = truth.delegate("triage", "handoff", HANDOFF, as_tool=None) if truth.delegates("triage") \
             else truth.reply("triage")
         call.usage, call.answered = None, True  # the mock sends no usage, no finish reason
@@ -95,12 +101,28 @@ def _workflow(truth: Truth) -> AgentWorkflow:
     return AgentWorkflow(agents=[triage, member], root_agent="triage")
 
 
-def _kw(truth: Truth) -> dict:
-    return {"max_iterations": 2} if truth.ending == "max_turns" else {}
+FORCED = "You have reached the maximum number of iterations"  # LlamaIndex's DEFAULT_EARLY_STOPPING_PROMPT
 
 
-async def _run(truth: Truth, build: Any = _agent) -> Any:
-    handler = build(truth).run(user_msg=CITY, memory=cheap_memory(), **_kw(truth))
+def _forced(truth: Truth, messages: Any, agent: str = "") -> Call | None:
+    """``early_stopping_method="generate"``: the request for a last answer (LlamaIndex's early stopping prompt
+    last, no tools) is answered, as a model would, with the script's answer (recorded: a call the run made)."""
+    last = messages[-1] if messages else None
+    if last is None or last.role != MessageRole.SYSTEM or FORCED not in (last.content or ""):
+        return None
+    call = Call(Turn(ANSWER, [], USAGE[1]), agent, answered=True)
+    truth.calls.append(call)
+    return call
+
+
+def _kw(truth: Truth, generate: bool = False) -> dict:
+    if truth.ending != "max_turns":
+        return {}
+    return {"max_iterations": 2, "early_stopping_method": "generate"} if generate else {"max_iterations": 2}
+
+
+async def _run(truth: Truth, build: Any = _agent, generate: bool = False) -> Any:
+    handler = build(truth).run(user_msg=CITY, memory=cheap_memory(), **_kw(truth, generate))
     if truth.ending == "caller_cancel":  # the caller's own handle: the run's handler, cancel_run()
         async def cancel() -> None:
             await _until(lambda: truth.tool_running or handler.done())
@@ -127,6 +149,10 @@ ENTRIES = {
     "FunctionAgent.run().stream_events": lambda t: (lambda: _events(t), _event),
     "ReActAgent.run": lambda t: (lambda: _run(t, _react), lambda r: str(r)),
     "ReActAgent.run().stream_events": lambda t: (lambda: _events(t, _react), _event),
+    "FunctionAgent.run(early_stopping_method='generate')": lambda t: (lambda: _run(t, generate=True),
+                                                                      lambda r: str(r)),
     "AgentWorkflow.run": lambda t: (lambda: _run(t, _workflow), lambda r: str(r)),
+    "AgentWorkflow.run(early_stopping_method='generate')": lambda t: (
+        lambda: _run(t, _workflow, generate=True), lambda r: str(r)),
     "AgentWorkflow.run().stream_events": lambda t: (lambda: _events(t, _workflow), _event),
 }
