@@ -122,13 +122,20 @@ SYSTEMS: tuple[System, ...] = (
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("(model | JsonOutputParser()).with_retry().invoke", "sync", variant=True, endings=("output_retry",)),
     )),
-    System("llama_index", "LlamaIndex (`FunctionAgent`s over the core's `MockFunctionCallingLLM`)", (
+    System("llama_index", "LlamaIndex (`FunctionAgent`, `ReActAgent` over the core's `MockFunctionCallingLLM`; query "
+           "engines over a `CustomLLM` subclass)", (
         _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns")),
         _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
         _e("ReActAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns", "output_retry")),
         _e("ReActAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns",
                                                                  "output_retry")),
         _e("FunctionAgent.run(early_stopping_method='generate')", "async", variant=True, endings=("max_turns",)),
+        _e("query_engine.query", "sync", endings=("done", "model_raises")),
+        _e("query_engine.aquery", "async", endings=("done", "model_raises")),
+        _e("query_engine(streaming=True).query().response_gen", "stream",
+           endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("query_engine(streaming=True).aquery().response_gen", "astream",
+           endings=("done", "break_close", "break_drop", "model_raises")),
         _e("AgentWorkflow.run", "async", variant=True, endings=(*MODE_ENDINGS["async"], "caller_cancel",
                                                                 "max_turns")),
         _e("AgentWorkflow.run(early_stopping_method='generate')", "async", variant=True, endings=("max_turns",)),

@@ -1,8 +1,15 @@
-"""LlamaIndex cells: a ``FunctionAgent`` with one tool over ``tests/llama_index/fakes.py``'s
-``scripted_llm`` (the core's ``MockFunctionCallingLLM``) answering from the matrix's script. The mock
-reports no usage and no finish reason, so none is expected on the model spans. Stops: ``max_turns`` runs with
-``max_iterations=2`` (the default ``early_stopping_method="force"``: LlamaIndex raises ``WorkflowRuntimeError``);
-``caller_cancel`` calls the run handler's ``cancel_run()`` while the tool runs."""
+"""LlamaIndex cells: a ``FunctionAgent`` and a ``ReActAgent`` with one tool over ``tests/llama_index/fakes.py``'s
+``scripted_llm`` (the core's ``MockFunctionCallingLLM``) answering from the matrix's script (the mock reports no
+usage and no finish reason, so none is expected on those model spans), an ``AgentWorkflow`` handing off between
+two ``FunctionAgent``s, and a query engine (``index.as_query_engine()`` over an in-memory index with
+``MockEmbedding``) answering with :class:`TruthLLM`, a ``CustomLLM`` of the user's own that sends usage and a
+finish reason.
+
+Stops: ``max_turns`` runs with ``max_iterations=2``: with the default ``early_stopping_method="force"``
+LlamaIndex raises ``WorkflowRuntimeError``; the ``early_stopping_method='generate'`` entries ask the model for a
+last answer, which the fake gives (:func:`_forced`). ``caller_cancel`` calls the run handler's ``cancel_run()``
+while the tool runs. ``output_retry`` (``ReActAgent``): the rejected answer is a thought with neither action nor
+answer, which ReAct's parser cannot read; LlamaIndex sends it back with its feedback and the model answers."""
 
 from __future__ import annotations
 
@@ -12,10 +19,12 @@ from typing import Any
 
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.llms import CompletionResponse, CompletionResponseGen, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.tools import FunctionTool
 
 from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
-from tests.llama_index.fakes import cheap_memory, scripted_llm, tool_call
+from tests.llama_index.fakes import cheap_memory, index, scripted_llm, tool_call
 from tests.matrix.truth import ANSWER, CITY, REJECTED, TOOL, USAGE, Call, ToolRun, Truth, Turn, _until
 
 INSTRUMENTOR = LlamaIndexInstrumentor
@@ -115,6 +124,54 @@ def _forced(truth: Truth, messages: Any, agent: str = "") -> Call | None:
     return call
 
 
+class TruthLLM(CustomLLM):
+    """A model class of the user's own (``CustomLLM``) answering a query engine's one request from the script:
+    the answer, with usage and finish reason in ``raw`` as providers send them (in a stream, on its last
+    chunk)."""
+
+    truth: Any = None
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="truth-llm")
+
+    def _call(self) -> tuple[Call, dict]:
+        call = self.truth.reply(has_tool_result=True)  # (raises ModelFailure in model_raises cells)
+        (inp, out), turn = call.turn.usage, call.turn
+        return call, {"usage": {"prompt_tokens": inp, "completion_tokens": out}, "stop_reason": "stop",
+                      "text": turn.text}
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        call, raw = self._call()
+        call.sent(finish="stop")
+        return CompletionResponse(text=raw.pop("text"), raw=raw)
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:
+        call, raw = self._call()
+        text = raw.pop("text")
+        words = text.split(" ")
+        for i in range(len(words)):
+            last = i == len(words) - 1
+            if last:
+                call.sent(finish="stop")
+            yield CompletionResponse(text=" ".join(words[:i + 1]), delta=(" " if i else "") + words[i],
+                                     raw=raw if last else None)
+
+
+def _query_engine(truth: Truth, streaming: bool = False) -> Any:
+    """``index.as_query_engine()`` (a ``RetrieverQueryEngine``) over an in-memory index embedded with LlamaIndex's
+    ``MockEmbedding`` (no network), answering with :class:`TruthLLM`: a retriever span, then one model call."""
+    return index([f"{CITY} is sunny today.", "Berlin is rainy today."]).as_query_engine(
+        llm=TruthLLM(truth=truth), streaming=streaming, similarity_top_k=1)
+
+
+async def _streamed_aquery(truth: Truth) -> Any:
+    """``await query_engine.aquery()`` with ``streaming=True``: its ``AsyncStreamingResponse``'s ``response_gen``."""
+    return (await _query_engine(truth, streaming=True).aquery(CITY)).response_gen
+
+
 def _kw(truth: Truth, generate: bool = False) -> dict:
     if truth.ending != "max_turns":
         return {}
@@ -152,6 +209,11 @@ ENTRIES = {
     "FunctionAgent.run(early_stopping_method='generate')": lambda t: (lambda: _run(t, generate=True),
                                                                       lambda r: str(r)),
     "AgentWorkflow.run": lambda t: (lambda: _run(t, _workflow), lambda r: str(r)),
+    "query_engine.query": lambda t: (lambda: _query_engine(t).query(CITY), lambda r: str(r)),
+    "query_engine.aquery": lambda t: (lambda: _query_engine(t).aquery(CITY), lambda r: str(r)),
+    "query_engine(streaming=True).query().response_gen": lambda t: (
+        lambda: _query_engine(t, streaming=True).query(CITY).response_gen, lambda x: x),
+    "query_engine(streaming=True).aquery().response_gen": lambda t: (lambda: _streamed_aquery(t), lambda x: x),
     "AgentWorkflow.run(early_stopping_method='generate')": lambda t: (
         lambda: _run(t, _workflow, generate=True), lambda r: str(r)),
     "AgentWorkflow.run().stream_events": lambda t: (lambda: _events(t, _workflow), _event),

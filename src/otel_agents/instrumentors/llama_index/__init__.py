@@ -89,7 +89,8 @@ What you get:
   this (``uninstrument()`` takes the wrappers off). A streaming
   query engine keeps its span open until its response is read; the model call
   that starts on the first read nests under it, and the streamed text becomes
-  its output.
+  its output (no output when the stream failed, or was left, before its first
+  item).
 
 Design decisions, and why:
 
