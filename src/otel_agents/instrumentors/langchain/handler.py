@@ -177,6 +177,15 @@ class SpanCallbackHandler(BaseCallbackHandler):
         if span is not None:
             self._close(run_id, span, run, error=error, abandoned=error is None)
 
+    def run_dropped(self, run_id: UUID) -> None:
+        """:meth:`run_left` (abandoned) from a finaliser: the garbage collector may run one in a thread holding one
+        of our locks, so then the work goes to a thread of its own, which waits for the lock."""
+        if self._lock.locked() or self.spans.busy():
+            threading.Thread(target=self.run_left, args=(run_id,), name="otel-agents-langchain-drop",
+                             daemon=True).start()
+        else:
+            self.run_left(run_id)
+
     def _unfold(self, run_id: UUID) -> bool:
         """Forget a folded run; whether it was one."""
         with self._lock:

@@ -207,8 +207,12 @@ class _ModelAsyncStream(AsyncStepIterator):
             self._over = True
 
     def __del__(self) -> None:
-        if not getattr(self, "_over", True) and self._run.run_id is not None:
-            _left(self._run.run_id, None)
+        try:
+            hook = _run_dropped
+            if hook is not None and not self._over and self._run.run_id is not None:
+                hook(self._run.run_id)
+        except Exception:  # noqa: BLE001 - a finaliser must never raise (nor report, at interpreter exit)
+            pass
 
 
 def _stream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -230,6 +234,7 @@ STREAM_TARGETS = (("stream", _stream_wrapper), ("astream", _astream_wrapper))  #
 
 _EVENTS_RUN = otel_context.create_key("otel_agents.langchain.events_run")
 _run_left: Callable[[Any, BaseException | None], None] | None = None  # while instrumented
+_run_dropped: Callable[[Any], None] | None = None  # the same, abandoned, from a finaliser
 
 
 class _EventsRun:
@@ -397,13 +402,14 @@ def _unwrap(module_name: str, attr: str, wrapper: Any) -> None:
 
 
 def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[list, BaseException], None],
-            run_left: Callable[[Any, BaseException | None], None]) -> None:
+            run_left: Callable[[Any, BaseException | None], None], run_dropped: Callable[[Any], None]) -> None:
     """Switch the hooks on; ``span_context_for(run_id)`` returns the OTel ``Context`` to attach, or ``None``;
     ``tool_run_failed(run_ids, exc)`` ends the tool runs a failed ``BaseTool.run``/``arun`` left open;
-    ``run_left(run_id, exc)`` ends a run LangChain left open (with ``exc``, or abandoned when ``None``)."""
-    global _span_context_for, _graph_codes, _tool_run_failed, _run_left
+    ``run_left(run_id, exc)`` ends a run LangChain left open (with ``exc``, or abandoned when ``None``);
+    ``run_dropped(run_id)`` the same, abandoned, safe to call from a finaliser."""
+    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped
     _tool_run_failed = tool_run_failed
-    _run_left = run_left
+    _run_left, _run_dropped = run_left, run_dropped
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.patch"):
             _wrap(module_name, attr, _config_context_wrapper)
@@ -416,10 +422,10 @@ def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[l
 
 def remove() -> None:
     """Switch both hooks off and take our wrappers out where they are on top."""
-    global _span_context_for, _graph_codes, _tool_run_failed, _run_left
+    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped
     _span_context_for = None
     _tool_run_failed = None
-    _run_left = None
+    _run_left = _run_dropped = None
     _graph_codes = frozenset()
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.unpatch"):
