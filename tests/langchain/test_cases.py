@@ -404,6 +404,28 @@ def test_lc6_model_astream_dropped_in_asyncio_run(instrumentor: Any, exporter: S
     assert not exporter.semantic()[0].attributes.get("otel_agents.span.evicted")
 
 
+def test_lc6_model_astream_finalised_while_our_lock_is_held(instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """A dropped ``astream()`` is finalised wherever its last reference goes, by the garbage collector in any
+    thread, also one that holds the handler's lock: no deadlock; the model span ends abandoned once the lock is
+    free (the work goes to a thread of its own)."""
+    model = ToolCallingChatModel(tool=None)
+    handler = instrumentor.handler
+
+    async def main() -> None:
+        stream = model.astream("hi")
+        async for _ in stream:
+            break
+        with handler._lock:
+            del stream  # the finaliser runs here, the lock held (as when the collector runs it mid-callback)
+        for _ in range(4000):  # a generous poll for the other thread, not a timing assertion
+            if exporter.semantic("model"):
+                break
+            await asyncio.sleep(0.005)
+
+    asyncio.run(main())
+    _assert_abandoned(exporter, instrumentor, "chat fake-model-1")
+
+
 @pytest.mark.parametrize("mode", ["invoke", "stream"])
 def test_user_model_class_defined_after_instrument(mode: str, instrumentor: Any, exporter: SnapshotExporter) -> None:
     """Issue #34 item 3: a ``BaseChatModel`` subclass the user writes after instrument() (its own ``_generate``)
