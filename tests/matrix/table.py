@@ -110,6 +110,10 @@ SYSTEMS: tuple[System, ...] = (
         _e("graph.batch", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
         _e("graph.stream(stream_mode='values')", "stream"),
         _e("graph.abatch", "async"),
+        _e("graph.stream(stream_mode='custom')", "stream"),
+        _e("graph.astream(stream_mode='custom')", "astream"),
+        _e("graph.stream(stream_mode='debug')", "stream"),
+        _e("graph.astream(stream_mode='debug')", "astream"),
         _e("supervisor graph.invoke", "sync", variant=True),
         _e("supervisor graph.stream", "stream", variant=True),
         _e("supervisor graph.astream(stream_mode='messages')", "astream", variant=True),
@@ -118,17 +122,26 @@ SYSTEMS: tuple[System, ...] = (
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("(model | JsonOutputParser()).with_retry().invoke", "sync", variant=True, endings=("output_retry",)),
-    ), known={
-        ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
-        "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
-        ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
-        "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
-    }),
-    System("llama_index", "LlamaIndex (`FunctionAgent`s over the core's `MockFunctionCallingLLM`)", (
+    )),
+    System("llama_index", "LlamaIndex (`FunctionAgent`, `ReActAgent` over the core's `MockFunctionCallingLLM`; query "
+           "engines over a `CustomLLM` subclass)", (
         _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns")),
         _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
-        _e("AgentWorkflow.run", "async", variant=True),
-        _e("AgentWorkflow.run().stream_events", "astream", variant=True),
+        _e("ReActAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns", "output_retry")),
+        _e("ReActAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns",
+                                                                 "output_retry")),
+        _e("FunctionAgent.run(early_stopping_method='generate')", "async", variant=True, endings=("max_turns",)),
+        _e("query_engine.query", "sync", endings=("done", "model_raises")),
+        _e("query_engine.aquery", "async", endings=("done", "model_raises")),
+        _e("query_engine(streaming=True).query().response_gen", "stream",
+           endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("query_engine(streaming=True).aquery().response_gen", "astream",
+           endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("AgentWorkflow.run", "async", variant=True, endings=(*MODE_ENDINGS["async"], "caller_cancel",
+                                                                "max_turns")),
+        _e("AgentWorkflow.run(early_stopping_method='generate')", "async", variant=True, endings=("max_turns",)),
+        _e("AgentWorkflow.run().stream_events", "astream", variant=True, endings=(*MODE_ENDINGS["astream"],
+                                                                                  "max_turns")),
     )),
     System("crewai", "CrewAI (crews over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "guardrail", "max_turns")),
