@@ -433,8 +433,7 @@ def _comparable(truth: Truth, outcome: Outcome) -> Outcome:
 
 
 STOP_REASON = {"cancel": "cancelled", "caller_cancel": "cancelled", "guardrail": "guardrail",
-               "max_turns": "max_turns", "termination": "termination"}
-STOP_REASON["budget"] = "budget"
+               "max_turns": "max_turns", "termination": "termination", "budget": "budget"}
 """Ending → the envelope's ``metrics.stop_reason`` (``otel_agents.run.stop_reason``) for a run with an agent."""
 
 
