@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from opentelemetry.trace import StatusCode
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
@@ -53,7 +54,8 @@ def test_budget_stop_of_a_sync_stream_is_on_its_agent_span(instrumented: Any, ex
 
 def test_budget_stop_of_an_async_stream_keeps_the_billed_usage(instrumented: Any, exporter: SnapshotExporter) -> None:
     """``run_stream``: the limit raises while the answer streams (PydanticAI then cancels the request): the model
-    span keeps the usage the provider billed for it, as PydanticAI hands it over."""
+    span keeps the usage the provider billed for it, as PydanticAI hands it over, and is not failed (the limit
+    stopped the run; the request did not fail): one error, the run's."""
     truth = Truth("done")
 
     async def main() -> None:
@@ -67,3 +69,4 @@ def test_budget_stop_of_an_async_stream_keeps_the_billed_usage(instrumented: Any
     usage = [(m.attributes.get(A.GEN_AI_USAGE_INPUT_TOKENS), m.attributes.get(A.GEN_AI_USAGE_OUTPUT_TOKENS))
              for m in exporter.semantic("model")]
     assert usage == [(11, 7), (13, 5)], tree(exporter.spans)
+    assert [s.status for s in exporter.semantic()].count(StatusCode.ERROR) == 1, tree(exporter.spans)

@@ -91,7 +91,8 @@ token or cost limit (``input_tokens_limit``, ``output_tokens_limit``, ``total_to
 a ``run_stream_sync`` result's iterator ends the run. A limit crossed while a response streams stops the
 stream: its model span keeps the usage and finish reason the provider sent for it (the response
 PydanticAI hands its own instrumentation, ``model_response_span_capture``), marked
-``otel_agents.stream.abandoned`` as PydanticAI marks the response interrupted. The same holds for any
+``otel_agents.stream.abandoned`` as PydanticAI marks the response interrupted, not failed (the run's
+agent span has the error). The usage and finish reason hold for any
 request whose handler raises after the provider answered (a hook rejecting the response, a stream's
 consumer raising).
 

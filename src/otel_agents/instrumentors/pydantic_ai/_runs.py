@@ -115,14 +115,20 @@ class RunSpans:
         self._lock = threading.Lock()
         self._done = False
 
+    def limit_reached(self, error: BaseException | None) -> str | None:
+        """The stop reason when ``error`` is a limit of the run stopping it (``UsageLimitExceeded``), else ``None``."""
+        if error is None or self.stop_reason_of is None:
+            return None
+        with guard("pydantic_ai.stop_reason"):
+            return self.stop_reason_of(error)
+        return None
+
     def stopped(self, error: BaseException) -> None:
         """The run ends with ``error``: the agent span's stop reason if a limit of the run raised it (whichever path
         ends the span: the run's own end, a consumed stream's, a sync stream's iterator)."""
-        if self.stop_reason_of is not None and not self.span.ended:
-            with guard("pydantic_ai.stop_reason"):
-                reason = self.stop_reason_of(error)
-                if reason is not None:
-                    self.span.set_stop_reason(reason)
+        reason = self.limit_reached(error)
+        if reason is not None and not self.span.ended:
+            self.span.set_stop_reason(reason)
 
     @property
     def done(self) -> bool:
@@ -144,7 +150,9 @@ class RunSpans:
         if not self._claim():
             return
         with guard("pydantic_ai.run_finish"):
-            self.close_models(response, abandoned=abandoned, error=None if abandoned else error)
+            # a limit stopping the run is the run's end, not a failure of the request it stopped (abandoned by it)
+            self.close_models(response, abandoned=abandoned,
+                              error=None if abandoned or self.limit_reached(error) else error)
             span = self.span
             if output is not _UNSET:
                 span.set_output(output)
