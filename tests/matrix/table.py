@@ -99,7 +99,11 @@ def _c(name: str, mode: str) -> Entry:
 
 
 SYSTEMS: tuple[System, ...] = (
-    System("langchain", "LangChain / LangGraph", (
+    System("langchain", "LangChain / LangGraph (`create_agent` of LangChain 1.x and hand-built LangGraph graphs over a "
+           "`BaseChatModel` subclass)", (
+        *(_e(f"create_agent agent.{m}", mode, endings=(*MODE_ENDINGS[mode], "skip_model", "output_retry", "max_turns",
+                                                       "guardrail"))
+          for m, mode in (("invoke", "sync"), ("ainvoke", "async"), ("stream", "stream"), ("astream", "astream"))),
         _e("graph.invoke", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "max_turns")),
         _e("graph.ainvoke", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "max_turns")),
         _e("graph.stream", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),

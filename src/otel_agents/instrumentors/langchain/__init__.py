@@ -159,7 +159,8 @@ class LangChainInstrumentor(OtelAgentsInstrumentor):
         var: contextvars.ContextVar = contextvars.ContextVar("otel_agents_langchain_handler", default=handler)
         register_configure_hook(var, True)
         self.handler, self._hook_var = handler, var
-        patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped)
+        patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped,
+                        handler.output_rejected)
 
     def _remove(self) -> None:
         from . import patches
