@@ -104,6 +104,10 @@ SYSTEMS: tuple[System, ...] = (
         *(_e(f"create_agent agent.{m}", mode, endings=(*MODE_ENDINGS[mode], "skip_model", "output_retry", "max_turns",
                                                        "guardrail"))
           for m, mode in (("invoke", "sync"), ("ainvoke", "async"), ("stream", "stream"), ("astream", "astream"))),
+        _e("create_agent(middleware=[ToolCallLimitMiddleware(run_limit=1, exit_behavior='end')]) agent.invoke", "sync",
+           variant=True, endings=("max_turns",)),
+        _e("create_agent(middleware=[ModelCallLimitMiddleware(run_limit=2, exit_behavior='error')]) agent.invoke",
+           "sync", variant=True, endings=("max_turns",)),
         _e("graph.invoke", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "max_turns")),
         _e("graph.ainvoke", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "max_turns")),
         _e("graph.stream", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),

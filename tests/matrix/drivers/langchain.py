@@ -34,7 +34,8 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
 from pydantic import BaseModel, field_validator
 from langchain.agents import create_agent
-from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware, PIIMiddleware
+from langchain.agents.middleware import (AgentMiddleware, ModelCallLimitMiddleware, PIIMiddleware,
+                                         ToolCallLimitMiddleware)
 from langchain.agents.structured_output import ToolStrategy
 
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
@@ -201,11 +202,21 @@ class _Cache(AgentMiddleware):
         return self._cached(request) or await handler(request)
 
 
-def _agent(truth: Truth) -> Any:
-    """A LangChain 1.x ``create_agent`` agent over the fake, with the middleware of ``truth.ending``."""
+LIMITS = {"ToolCallLimitMiddleware(run_limit=1, exit_behavior='end')":
+          lambda: ToolCallLimitMiddleware(run_limit=1, exit_behavior="end"),
+          "ModelCallLimitMiddleware(run_limit=2, exit_behavior='error')":
+          lambda: ModelCallLimitMiddleware(run_limit=2, exit_behavior="error")}
+"""max_turns variants: LangChain's other call-limit middleware, and the limit that raises instead of ending."""
+
+
+def _agent(truth: Truth, limit: str | None = None) -> Any:
+    """A LangChain 1.x ``create_agent`` agent over the fake, with the middleware of ``truth.ending`` (``limit``: a
+    :data:`LIMITS` middleware in place of the default cap)."""
     truth.agents = [("weather_agent", None)]
     model, kw = TruthChatModel(truth=truth), {}
-    if truth.ending == "skip_model":
+    if limit is not None:
+        kw["middleware"] = [LIMITS[limit]()]
+    elif truth.ending == "skip_model":
         kw["middleware"] = [_Cache(truth)]
     elif truth.ending == "max_turns":
         kw["middleware"] = [ModelCallLimitMiddleware(run_limit=2)]
@@ -297,6 +308,8 @@ ENTRIES = {
     "create_agent agent.ainvoke": lambda t: (lambda: _agent(t).ainvoke(INPUT), _agent_final(t)),
     "create_agent agent.stream": lambda t: (lambda: _agent(t).stream(INPUT), _agent_update(t)),
     "create_agent agent.astream": lambda t: (lambda: _agent(t).astream(INPUT), _agent_update(t)),
+    **{f"create_agent(middleware=[{limit}]) agent.invoke": (
+        lambda t, limit=limit: (lambda: _agent(t, limit).invoke(INPUT), _agent_final(t))) for limit in LIMITS},
     "graph.invoke": lambda t: (lambda: _graph(t).invoke(INPUT), _final),
     "graph.ainvoke": lambda t: (lambda: _graph(t).ainvoke(INPUT), _final),
     "graph.stream": lambda t: (lambda: _graph(t).stream(INPUT), _update),
