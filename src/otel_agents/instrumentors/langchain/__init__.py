@@ -106,8 +106,9 @@ ends the run that way (a ``before_model``/``after_model`` of your own returning
 A run that ends while runs under it are still open (a ``stream()`` broken out of
 early ends with partial output) ends those runs and is itself marked abandoned.
 A stream whose end LangChain does not report ends its run all the same, abandoned,
-with nothing ended twice: ``astream_events`` closed right after its first event (LangChain cancels the run before it has set
-it up, and never reports its end) ends its root run when the event stream ends;
+with nothing ended twice: ``astream_events`` closed right after its first event
+(LangChain cancels the run before it has set it up, and never reports its end)
+ends its root run when the event stream ends;
 a model's ``astream()`` dropped unfinished ends its model span when it is
 collected (LangChain reports that end only from a task the loop runs later, and
 that a loop shutting down — ``asyncio.run`` returning — cancels before it runs);
