@@ -495,6 +495,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     want_stop = STOP_REASON.get(truth.ending) if env["agents"] else None  # (stop reasons are an agent run's)
     if want_stop is None and truth.ending in ("done", "tool_raises"):
         want_stop = truth.ends_by
+    if want_stop is None and truth.ending in ("break_close", "break_drop") and truth.answer is not None:
+        want_stop = truth.ends_by  # a run its caller left that went on to its end (an AutoGen team's runtime)
     got_stop = env["metrics"]["stop_reason"]
     if truth.ending in ("break_close", "break_drop") and got_stop == "cancelled":
         want_stop = got_stop  # a run its caller left is cancelled where the framework runs it in a task it cancels

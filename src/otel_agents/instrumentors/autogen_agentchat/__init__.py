@@ -68,7 +68,12 @@ What you get
 
 Every span ends: on the result, on an exception, when a stream is exhausted, or
 when it is closed/dropped unfinished (``otel_agents.stream.abandoned``, output so
-far). A ``CancellationToken`` cancellation ends every open span with ERROR and
+far). A stream dropped unfinished is closed on its loop, as the loop itself closes a
+dropped async generator, and its span ends once that is done. A team's ``run_stream``
+left by its caller (closed or dropped) waits, as it closes, for the team's runtime to
+finish the run (AutoGen's own ``finally``): the agents' remaining turns nest under the
+team span, which ends after them, abandoned, with the team's last message as its output
+and its stop reason once the manager signalled the end. A ``CancellationToken`` cancellation ends every open span with ERROR and
 ``error.type`` ``asyncio.exceptions.CancelledError`` (not abandoned); a cancelled
 agent span has ``otel_agents.run.stop_reason`` ``cancelled``. (AutoGen 0.7.5 itself hangs
 when the token is cancelled while a tool runs: see ``docs/support-matrix.md``.) Our spans are current only
