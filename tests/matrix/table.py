@@ -34,6 +34,8 @@ STOPS: dict[str, str] = {
                  "`guardrail`",
     "max_turns": "the model asks for the tool every turn until the framework's cap on turns, steps, iterations, "
                  "messages or model requests stops the run: `stop_reason` `max_turns`",
+    "budget": "the model asks for the tool every turn until the framework's cap on tokens (or cost) stops the run: "
+              "`stop_reason` `budget`",
     "termination": "a termination condition that is not a cap ends the run: `stop_reason` `termination`",
     "skip_model": "a callback or hook answers instead of the model: no model span for the request never made, the "
                   "run's output is what the user got",
@@ -213,14 +215,21 @@ SYSTEMS: tuple[System, ...] = (
         _e("SelectorGroupChat.run_stream", "astream", variant=True),
         _e("Swarm.run", "async", variant=True),
         _e("Swarm.run_stream", "astream", variant=True),
+        _e("MagenticOneGroupChat.run", "async", variant=True),
+        _e("MagenticOneGroupChat.run_stream", "astream", variant=True),
+        _e("GraphFlow.run", "async", variant=True),
+        _e("GraphFlow.run_stream", "astream", variant=True),
+        _e("TeamTool agent.run", "async", variant=True),
+        _e("TeamTool agent.run_stream", "astream", variant=True),
         _e("RoundRobinGroupChat.run (one agent)", "async", variant=True,
-           endings=("caller_cancel", "max_turns", "termination")),
+           endings=("caller_cancel", "max_turns", "budget", "termination")),
         _e("RoundRobinGroupChat.run_stream (one agent)", "astream", variant=True,
-           endings=("caller_cancel", "max_turns", "termination")),
+           endings=("caller_cancel", "max_turns", "budget", "termination")),
     ), unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
                     "runtime: the agent's turn goes on in the runtime's own task and the tool is not cancelled "
                     "(AutoGen stops a team by its `CancellationToken`)"
-                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm") for m in ("run", "run_stream")}
+                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat", "GraphFlow")
+                    for m in ("run", "run_stream")}
        | {(e, "caller_cancel"): "AutoGen 0.7.5 hangs, uninstrumented too, when the run's "
           "`CancellationToken` is cancelled while a tool runs: `AssistantAgent` waits forever on the queue "
           "its tool-call task was to end with `None` (the task dies of `CancelledError` first), and a "

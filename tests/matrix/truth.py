@@ -113,7 +113,7 @@ class Truth:
                 self.calls.append(Call(None, agent, error="ModelFailure"))
                 raise ModelFailure("model down")
             second = has_tool_result if has_tool_result is not None else n >= 1
-            if self.ending == "max_turns":  # the model never answers: the framework's cap must stop the run
+            if self.ending in ("max_turns", "budget"):  # the model never answers: the framework's cap must stop it
                 second = False
             turn = Turn(ANSWER, [], USAGE[1]) if second else Turn(None, [(TOOL, {"city": CITY})], USAGE[0])
             if second and self.ending == "output_retry":  # the first answer is rejected, the retry accepted
@@ -402,7 +402,7 @@ def _comparable(truth: Truth, outcome: Outcome) -> Outcome:
 
 
 STOP_REASON = {"cancel": "cancelled", "caller_cancel": "cancelled", "guardrail": "guardrail",
-               "max_turns": "max_turns", "termination": "termination"}
+               "max_turns": "max_turns", "termination": "termination", "budget": "budget"}
 """Ending → the envelope's ``metrics.stop_reason`` (``otel_agents.run.stop_reason``) for a run with an agent."""
 
 

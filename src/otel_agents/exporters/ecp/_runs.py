@@ -250,6 +250,18 @@ class RunTree:
                 span.semantic_kind = None
                 span.foreign = False
 
+    def under_tool_call(self, span: F.FoldSpan) -> bool:
+        """Whether ``span`` is inside a tool call of the run (a run delegated through a tool: an agent or a team
+        used as a tool); stops on a cycle."""
+        seen = {span.span_id}
+        cur = self.parent.get(span.span_id)
+        while cur is not None and cur.span_id not in seen:
+            if F.is_tool_call(cur):
+                return True
+            seen.add(cur.span_id)
+            cur = self.parent.get(cur.span_id)
+        return False
+
     def nearest_agent(self, span: F.FoldSpan) -> F.FoldSpan | None:
         """The nearest enclosing agent span inside the run, or ``None`` (stops on a cycle).
 

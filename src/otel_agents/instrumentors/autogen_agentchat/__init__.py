@@ -45,10 +45,14 @@ What you get
   → ``max_turns``, ``TokenUsageTermination`` → ``budget``, any other, e.g.
   ``TextMentionTermination`` → ``termination``); the team's own ``max_turns`` →
   ``max_turns``. A run cut off by a cap has no output (its last message is not an
-  answer). The
-  ``SelectorGroupChat`` speaker selector's model request is a ``model`` span
-  directly under the team span, in no agent's usage. A team used as a
-  participant, ``AgentTool`` or ``TeamTool`` nests the same way.
+  answer). ``MagenticOneGroupChat`` ending by its orchestrator's final answer and
+  ``GraphFlow`` ending by completing its graph have no stop reason (they finished).
+  The ``SelectorGroupChat`` speaker selector's model request, and each of
+  ``MagenticOneGroupChat``'s orchestrator's (facts, plan, progress ledgers, the
+  final answer, which is the team's output), is a ``model`` span directly under
+  the team span, in no agent's usage. A team used as a participant, ``AgentTool``
+  or ``TeamTool`` nests the same way; the stop reason of a team used as a tool is
+  that team's, not the run's (the ECP fold reads the run's outside its tool calls).
 * Each ``ChatCompletionClient.create``/``create_stream`` call → ``chat {model}``
   (``model``), for every client class — autogen_ext's, ``ReplayChatCompletionClient``,
   the user's own subclass (classes defined after ``instrument()`` included):
