@@ -100,6 +100,7 @@ class Truth:
     output: str | None = None  # what the caller got when no model answered it: a bare MCP tool call's result, a
     # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
     skipped: int = 0  # skip_model: requests a callback answered in the model's place (never sent to it)
+    withheld: bool = False  # the framework did not give the caller its model's last answer (a run cancelled after it)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- the model side --------------------------------------------------------
@@ -238,7 +239,7 @@ class Truth:
         """The final answer the run got from its model, if the last call delivered one."""
         if self.output is not None:
             return self.output
-        if self.ending == "guardrail":  # the answer the model gave was blocked: it is not the run's output
+        if self.ending == "guardrail" or self.withheld:  # the answer the model gave was blocked, or withheld
             return None
         last = self.calls[-1] if self.calls else None
         if self.top is not None and last is not None and last.agent != self.top:

@@ -1,12 +1,16 @@
 """Agno cells: an ``Agent`` with one tool over the scripted ``Model`` subclass of ``tests/agno/fakes.py``,
 answering from the matrix's script (usage on the last stream chunk; Agno's ``ModelResponse`` carries no
 finish reason, so none is expected). Stops: ``guardrail``: a post-hook rejects the answer (``OutputCheckError``);
-Agno returns the run failed, with the rejected answer as its content."""
+Agno returns the run failed, with the rejected answer as its content. ``caller_cancel``: ``Agent.cancel_run(run_id)``
+from another thread while the tool runs (:class:`_Canceller`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterator
 
@@ -16,10 +20,12 @@ from agno.team.mode import TeamMode
 from agno.exceptions import CheckTrigger, OutputCheckError
 from agno.metrics import MessageMetrics
 from agno.models.response import ModelResponse
+from agno.run.base import RunContext
+from agno.run.cancel import is_cancelled
 
 from otel_agents.instrumentors.agno import AgnoInstrumentor
 from tests.agno.fakes import ScriptedModel
-from tests.matrix.truth import ANSWER, CITY, TOOL, Call, Truth
+from tests.matrix.truth import ANSWER, CITY, TOOL, TOOL_RESULT, Call, ToolRun, Truth
 
 INSTRUMENTOR = AgnoInstrumentor
 
@@ -70,19 +76,54 @@ class TruthModel(ScriptedModel):
 
 def _agent(truth: Truth, aio: bool, agent: str = "") -> Agent:
     truth.agents = [("weather_agent", None)]
+    cancel = _Canceller(truth) if truth.ending == "caller_cancel" else None
 
-    def get_weather(city: str) -> str:
+    def get_weather(city: str, run_context: RunContext) -> str:
         """Get the weather for a city."""
+        if cancel is not None:
+            return cancel.tool(run_context.run_id, city)
         return truth.tool(city=city)
 
-    async def aget_weather(city: str) -> str:
+    async def aget_weather(city: str, run_context: RunContext) -> str:
         """Get the weather for a city."""
+        if cancel is not None:
+            return await cancel.atool(run_context.run_id, city)
         return await truth.atool(city=city)
 
     aget_weather.__name__ = TOOL
     hooks = {"post_hooks": [_no_answer]} if truth.ending == "guardrail" else {}
     return Agent(name="weather_agent", id="weather-agent", model=TruthModel(truth=truth, agent=agent),
                  tools=[aget_weather if aio else get_weather], telemetry=False, **hooks)
+
+
+class _Canceller:
+    """``caller_cancel``: the caller cancels the run with Agno's own handle (``Agent.cancel_run(run_id)``, from
+    another thread, as a server's cancel endpoint does) while the tool runs. Agno's cancellation is cooperative:
+    the tool is not interrupted (it returns once the run is marked cancelled), the run stops at its next check,
+    before the next model call, and returns (or streams) a run with status ``cancelled``."""
+
+    def __init__(self, truth: Truth) -> None:
+        self.truth = truth
+
+    def _start(self, run_id: str, city: str) -> ToolRun:
+        run = ToolRun(TOOL, {"city": city})
+        self.truth.tools.append(run)
+        threading.Thread(target=Agent.cancel_run, args=(run_id,)).start()  # the caller's cancel, meanwhile
+        return run
+
+    def tool(self, run_id: str, city: str) -> str:
+        run = self._start(run_id, city)
+        while not is_cancelled(run_id):
+            time.sleep(0.002)
+        run.outcome = "ok"
+        return TOOL_RESULT
+
+    async def atool(self, run_id: str, city: str) -> str:
+        run = self._start(run_id, city)
+        while not is_cancelled(run_id):
+            await asyncio.sleep(0.002)
+        run.outcome = "ok"
+        return TOOL_RESULT
 
 
 def _team(truth: Truth, aio: bool, mode: TeamMode = TeamMode.coordinate) -> Team:
@@ -109,12 +150,17 @@ def _content(truth: Truth) -> Any:
     def norm(result: Any) -> Any:
         if str(getattr(result, "status", "")).lower().endswith("error"):  # Agno returns a failed run, with its error
             truth.error_output = result.content
+        if str(getattr(result, "status", "")).lower().endswith("cancelled"):
+            truth.withheld = True  # (a run cancelled after its model answered returns Agno's notice instead)
         return _out(result)
     return norm
 
 
 def _out(result: Any) -> Any:
-    return (type(result).__name__, getattr(result, "content", None), str(getattr(result, "status", "")))
+    content = getattr(result, "content", None)
+    if isinstance(content, str):  # a cancelled run's content names it: "Run <run id> was cancelled"
+        content = re.sub(r"Run \S+ was cancelled", "Run was cancelled", content)
+    return (type(result).__name__, content, str(getattr(result, "status", "")))
 
 
 def _event(event: Any) -> Any:

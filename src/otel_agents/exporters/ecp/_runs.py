@@ -250,13 +250,14 @@ class RunTree:
                 span.semantic_kind = None
                 span.foreign = False
 
-    def under_tool_call(self, span: F.FoldSpan) -> bool:
-        """Whether ``span`` is inside a tool call of the run (a run delegated through a tool: an agent or a team
-        used as a tool); stops on a cycle."""
+    def in_returned_tool_call(self, span: F.FoldSpan) -> bool:
+        """Whether ``span`` is inside a tool call of the run that returned (a run delegated through a tool, an
+        agent or a team used as a tool, that ended and gave the caller its result: how that run stopped is its
+        own); a call that failed or was cancelled ended with what is inside it. Stops on a cycle."""
         seen = {span.span_id}
         cur = self.parent.get(span.span_id)
         while cur is not None and cur.span_id not in seen:
-            if F.is_tool_call(cur):
+            if F.is_tool_call(cur) and not cur.error:
                 return True
             seen.add(cur.span_id)
             cur = self.parent.get(cur.span_id)

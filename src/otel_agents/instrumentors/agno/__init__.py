@@ -38,7 +38,13 @@ What you get
   ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
   ``guardrail``; the rejected answer, which Agno still returns as the failed
   run's content, is not the span's output. (``tool_call_limit`` does not stop a
-  run: Agno refuses the calls past it and asks the model again.)
+  run: Agno refuses the calls past it and asks the model again.) A run cancelled
+  with ``Agent.cancel_run(run_id)``/``Team.cancel_run`` (Agno's cooperative
+  cancellation: the run stops at its next check, after the running tool returns,
+  and returns status ``cancelled`` or streams ``RunCancelled``) or by cancelling
+  the task running it has ``otel_agents.run.stop_reason`` ``cancelled`` and no
+  output: the content Agno returns then is its cancellation notice, or the text
+  streamed before the cancel (in the model span), not an answer.
 * ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``); the leader's
   model requests are ``model`` spans under it; ``delegate_task_to_member`` (and
   the other team tools) are ``tool`` spans, and the member's ``agent`` span is

@@ -175,17 +175,19 @@ class RunHooks:
                 with guard("agno.stream.abandon_inner"):
                     abandon_streams_under(span)  # an async generator is not closed at once (see there)
             self._end(span, result=seen.final, streamed_text=seen.text(), failed=seen.error, abandoned=abandoned,
-                      ended_by_stream=True)
+                      ended_by_stream=True, cancelled=seen.cancelled)
 
         return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end), span)
 
     # -- closing ---------------------------------------------------------------------
     def _end(self, span: SemanticSpan, *, result: Any = None, error: BaseException | None = None,
              streamed_text: str | None = None, failed: str | None = None, abandoned: bool = False,
-             ended_by_stream: bool = False) -> None:
+             ended_by_stream: bool = False, cancelled: bool = False) -> None:
         with guard("agno.run.end"):
-            status = _status(result)
-            if span.records_content and not blocked(span):  # (an answer a post-hook rejected is no output)
+            status = "cancelled" if cancelled else _status(result)
+            # (no output: an answer a post-hook rejected; a cancelled run's content, Agno's notice or the text
+            # it had streamed, which is in its model span)
+            if span.records_content and not blocked(span) and status != "cancelled":
                 content = getattr(result, "content", None) if result is not None else None
                 if content is None and streamed_text:
                     content = streamed_text
@@ -205,8 +207,9 @@ class RunHooks:
             elif status == "error" or failed is not None:
                 message = failed or str(getattr(result, "content", "") or "")
                 span.record_error(cause or AgnoRunFailed(message))
-            elif status == "cancelled":
+            elif status == "cancelled":  # (``cancel_run(run_id)``, or the task running it cancelled)
                 span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")
+                span.set_stop_reason("cancelled")
         self.open.discard(span)
         if not ended_by_stream:
             span.end()
@@ -223,12 +226,13 @@ class _StreamSeen:
     member's ``RunContent``/``RunCompleted`` is the member's answer, not the team's, so an agent's or a
     team's run reads only events that name it (``agent_id``/``team_id``)."""
 
-    __slots__ = ("parts", "final", "error", "owner_field", "owner")
+    __slots__ = ("parts", "final", "error", "cancelled", "owner_field", "owner")
 
     def __init__(self, what: str = "", owner: Any = None) -> None:
         self.parts: list[str] = []
         self.final: Any = None
         self.error: str | None = None
+        self.cancelled = False
         self.owner_field = _OWNER_FIELDS.get(what)
         self.owner = owner
 
@@ -252,6 +256,8 @@ class _StreamSeen:
         elif event.endswith("RunCompleted") or event.endswith("WorkflowCompleted") or hasattr(item, "run_id") and \
                 hasattr(item, "messages") and not event:
             self.final = item
+        elif event.endswith("RunCancelled") or event.endswith("WorkflowCancelled"):
+            self.cancelled = True
         elif event.endswith("RunError") or event.endswith("WorkflowError"):
             self.error = str(getattr(item, "content", None) or getattr(item, "error", None) or "run failed")
 
