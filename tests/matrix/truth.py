@@ -450,7 +450,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
 
     # the envelope
     envelopes = [e for e in fold(finished) if e["tool_calls"] or e["metrics"]["model_calls"]
-                 or e["metrics"]["errors"] or e["agents"] or e["public_output"] is not None]  # (an MCP client's tools/list: no run)
+                 or e["metrics"]["errors"] or e["agents"] or e["public_output"] is not None  # (an MCP client's tools/list: no run)
+                 or not truth.calls and not truth.tools and e["metrics"]["steps"]]  # (a workflow left before its first step)
     assert len(envelopes) == 1, f"{len(envelopes)} runs folded:\n{tree}"
     env = envelopes[0]
     calls_usage = [c.usage for c in truth.calls if c.usage is not None]

@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Iterator
 from agno.agent import Agent
 from agno.team import Team
 from agno.team.mode import TeamMode
+from agno.workflow import Step, Workflow
 from agno.exceptions import CheckTrigger, OutputCheckError
 from agno.metrics import MessageMetrics
 from agno.models.response import ModelResponse
@@ -35,8 +36,13 @@ class TruthModel(ScriptedModel):
     truth: Any = None
     agent: str = ""  # a multi-agent run's member: its own calls count
     delegate: Any = None  # a team leader's first call: ``(tool, args)``
+    plan: Any = None  # a team leader's calls before its answer: ``fn(truth, messages) -> Call | None``
 
     def _call(self, messages: list) -> Call:
+        if self.plan is not None:
+            call = self.plan(self.truth, messages)
+            if call is not None:
+                return call
         if self.delegate is not None and self.truth.delegates(self.agent):
             return self.truth.delegate(self.agent, *self.delegate)
         if self.agent:
@@ -140,6 +146,48 @@ def _team(truth: Truth, aio: bool, mode: TeamMode = TeamMode.coordinate) -> Team
     return Team(name="desk", members=[member], model=leader, mode=mode, telemetry=False)
 
 
+def _broadcast(truth: Truth, aio: bool) -> Team:
+    """``TeamMode.broadcast``: the leader gives the task to every member (``delegate_task_to_members``, one tool
+    span the members' runs are under: the weather agent's, and ``planner``'s, which only says something; ``run``
+    runs them in turn, ``arun`` at once), then answers."""
+    team = _team(truth, aio, TeamMode.broadcast)
+    team.model.delegate = ("delegate_task_to_members", {"task": CITY})
+    planner = Agent(name="planner", id="planner", telemetry=False, model=TruthModel(
+        truth=truth, agent="planner", plan=lambda t, messages: t.say("planner", "Ask the weather agent.")))
+    team.members = [*team.members, planner]
+    truth.agents = [("weather_agent", None), ("planner", None)]
+    return team
+
+
+def _tasks_plan(truth: Truth, messages: list) -> Call | None:
+    """``TeamMode.tasks``, the leader's calls before its answer: ``create_task`` (assigned to the weather agent),
+    ``execute_task`` with the id Agno gave it (the member's run is under that tool span), ``mark_all_complete``."""
+    made = [c for c in truth.calls if c.agent == "desk"]
+    if len(made) == 0:
+        return truth.delegate("desk", "create_task", {"title": "weather", "assignee": "weather-agent"},
+                              as_tool="returns")
+    if len(made) == 1:
+        created = [str(m.content) for m in messages if m.role == "tool" and "Task created" in str(m.content)]
+        task_id = re.search(r"\[([^\]]+)\]", created[-1]).group(1) if created else "?"
+        return truth.delegate("desk", "execute_task", {"task_id": task_id, "member_id": "weather-agent"})
+    if len(made) == 2:
+        return truth.delegate("desk", "mark_all_complete", {"summary": "done"}, as_tool="returns")
+    return None  # the answer (the script's second turn)
+
+
+def _tasks(truth: Truth, aio: bool) -> Team:
+    team = _team(truth, aio, TeamMode.tasks)
+    team.model.plan = _tasks_plan
+    return team
+
+
+def _workflow(truth: Truth, aio: bool) -> Workflow:
+    """A ``Workflow`` of one ``Step`` running the weather agent: the step's output (the agent's answer) is the
+    workflow's."""
+    agent = _agent(truth, aio, "weather_agent")
+    return Workflow(name="weather_flow", steps=[Step(name="weather", agent=agent)], telemetry=False)
+
+
 def _no_answer(run_output: Any) -> None:
     """The ``guardrail`` cell's output guardrail (a post-hook): it rejects the answer."""
     if ANSWER in str(run_output.content or ""):
@@ -154,6 +202,38 @@ def _content(truth: Truth) -> Any:
             truth.withheld = True  # (a run cancelled after its model answered returns Agno's notice instead)
         return _out(result)
     return norm
+
+
+def _flow_content(truth: Truth) -> Any:
+    """A workflow's result: Agno passes a step's failure on as the workflow's content (a failed agent run's error
+    message, or "Step skipped due to error: ..." once the step's retries are spent) and completes the workflow."""
+    norm = _content(truth)
+
+    def flow(result: Any) -> Any:
+        if any(_status_of(r).endswith("error") for r in getattr(result, "step_executor_runs", None) or ()):
+            truth.error_output = result.content
+        return norm(result)
+    return flow
+
+
+def _flow_event(truth: Truth) -> Any:
+    """A workflow's events: after a member's ``RunError``, the ``WorkflowCompleted`` content is the failure's. A
+    streamed step whose agent run failed runs it again (``Step.max_retries``): one agent run per ``RunError``."""
+    failed: list[bool] = []
+
+    def flow(event: Any) -> Any:
+        name = str(getattr(event, "event", ""))
+        if name.endswith("RunError"):
+            failed.append(True)
+            truth.agents = [("weather_agent", None)] * len(failed)
+        elif name == "WorkflowCompleted" and failed:
+            truth.error_output = getattr(event, "content", None)
+        return _event(event)
+    return flow
+
+
+def _status_of(run: Any) -> str:
+    return str(getattr(run, "status", "")).lower()
 
 
 def _out(result: Any) -> Any:
@@ -179,6 +259,14 @@ ENTRIES = {
     "Team.run(stream=True)": lambda t: (lambda: _team(t, False).run(CITY, stream=True), _event),
     "Team.arun": lambda t: (lambda: _team(t, True).arun(CITY), _content(t)),
     "Team.arun(stream=True)": lambda t: (lambda: _team(t, True).arun(CITY, stream=True), _event),
+    "Workflow.run": lambda t: (lambda: _workflow(t, False).run(CITY), _flow_content(t)),
+    "Workflow.run(stream=True)": lambda t: (lambda: _workflow(t, False).run(CITY, stream=True), _flow_event(t)),
+    "Workflow.arun": lambda t: (lambda: _workflow(t, True).arun(CITY), _flow_content(t)),
+    "Workflow.arun(stream=True)": lambda t: (lambda: _workflow(t, True).arun(CITY, stream=True), _flow_event(t)),
+    "broadcast Team.run": lambda t: (lambda: _broadcast(t, False).run(CITY), _content(t)),
+    "broadcast Team.arun(stream=True)": lambda t: (lambda: _broadcast(t, True).arun(CITY, stream=True), _event),
+    "tasks Team.run": lambda t: (lambda: _tasks(t, False).run(CITY), _content(t)),
+    "tasks Team.arun(stream=True)": lambda t: (lambda: _tasks(t, True).arun(CITY, stream=True), _event),
     "route Team.run": lambda t: (lambda: _team(t, False, TeamMode.route).run(CITY), _content(t)),
     "route Team.arun(stream=True)": lambda t: (
         lambda: _team(t, True, TeamMode.route).arun(CITY, stream=True), _event),
