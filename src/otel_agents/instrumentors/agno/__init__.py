@@ -52,9 +52,15 @@ What you get
   team. Every team mode works the same way: members always run through
   ``Agent.run``/``arun`` inside a team tool. A streamed delegation the caller
   left unfinished ends abandoned with ``otel_agents.control_flow`` ``GeneratorExit``.
-* ``Workflow.run``/``arun`` → ``invoke_workflow {workflow}``; its ``Step``,
-  ``Steps``, ``Loop``, ``Condition``, ``Parallel`` and ``Router`` executions
-  → ``chain`` spans named after the step, with agent and team runs inside.
+* ``Workflow.run``/``arun`` (plain or ``stream=True``) → ``invoke_workflow {workflow}``;
+  its ``Step``, ``Steps``, ``Loop``, ``Condition``, ``Parallel`` and ``Router`` executions
+  → ``chain`` spans named after the step, with agent and team runs inside. A step's
+  output is its ``StepOutput``'s content; a ``StepOutput`` with ``success=False`` (a
+  step that failed after its retries) ends the step span with ERROR. A workflow's or a
+  step's stream carries its agents' and teams' events: those are theirs, not the
+  workflow's, so an agent run that failed and that its step ran again does not fail
+  the workflow. (Agno passes a failed agent run's content, or its "Step skipped due to
+  error" notice, on as the workflow's content: that is the workflow span's output.)
 * Each provider request → ``chat {model id}`` (``model``), for any subclass of
   ``agno.models.base.Model`` (the user's own included): request model,
   provider, input messages and tools offered, the output message, token usage

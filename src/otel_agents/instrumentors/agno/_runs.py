@@ -202,6 +202,8 @@ class RunHooks:
             if abandoned:
                 span.mark_abandoned()
             cause = last_error(span)
+            if failed is None and _is_step_output(result) and getattr(result, "success", True) is False:
+                failed = str(getattr(result, "error", None) or getattr(result, "content", None) or "step failed")
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
             elif status == "error" or failed is not None:
@@ -224,7 +226,9 @@ class _StreamSeen:
 
     A team's stream also carries its members' events (``stream_member_events``, on by default): a
     member's ``RunContent``/``RunCompleted`` is the member's answer, not the team's, so an agent's or a
-    team's run reads only events that name it (``agent_id``/``team_id``)."""
+    team's run reads only events that name it (``agent_id``/``team_id``). A workflow's (or a step's) stream
+    carries its agents' and teams' events too: it reads only its own (the workflow events and ``StepOutput``s,
+    which name no agent or team), so a member's ``RunError`` that its step retried is not the workflow's."""
 
     __slots__ = ("parts", "final", "error", "cancelled", "owner_field", "owner")
 
@@ -238,8 +242,8 @@ class _StreamSeen:
 
     def _ours(self, item: Any) -> bool:
         field = self.owner_field
-        if field is None:
-            return True
+        if field is None:  # a workflow's or a step's: not its agents' and teams' run events (they say theirs)
+            return not (hasattr(item, "agent_id") or hasattr(item, "team_id"))
         if not hasattr(item, field):  # an event of another kind of run (a member agent's, in a team)
             return False
         mine, theirs = getattr(self.owner, "id", None), getattr(item, field)
@@ -256,6 +260,8 @@ class _StreamSeen:
         elif event.endswith("RunCompleted") or event.endswith("WorkflowCompleted") or hasattr(item, "run_id") and \
                 hasattr(item, "messages") and not event:
             self.final = item
+        elif not event and _is_step_output(item):  # a step's result (it fails as ``success=False``)
+            self.final = item
         elif event.endswith("RunCancelled") or event.endswith("WorkflowCancelled"):
             self.cancelled = True
         elif event.endswith("RunError") or event.endswith("WorkflowError"):
@@ -263,6 +269,11 @@ class _StreamSeen:
 
     def text(self) -> str | None:
         return "".join(self.parts) if self.parts else None
+
+
+def _is_step_output(item: Any) -> bool:
+    """Whether ``item`` is a workflow step's ``StepOutput`` (what a step returns, or yields last)."""
+    return type(item).__name__ == "StepOutput" and hasattr(item, "success")
 
 
 def _is_stream(result: Any) -> bool:
