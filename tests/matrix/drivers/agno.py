@@ -1,7 +1,7 @@
 """Agno cells: an ``Agent`` with one tool over the scripted ``Model`` subclass of ``tests/agno/fakes.py``,
 answering from the matrix's script (usage on the last stream chunk; Agno's ``ModelResponse`` carries no
-finish reason, so none is expected). Stops: ``guardrail``: a post-hook rejects the answer (``OutputCheckError``);
-Agno returns the run failed, with the rejected answer as its content. ``caller_cancel``: ``Agent.cancel_run(run_id)``
+finish reason, so none is expected). Stops: ``guardrail``: a post-hook rejects the answer (``OutputCheckError``;
+the agent's, or for a team the team's); Agno returns the run failed, with the rejected answer as its content. ``caller_cancel``: ``Agent.cancel_run(run_id)``
 from another thread while the tool runs (:class:`_Canceller`)."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _agent(truth: Truth, aio: bool, agent: str = "") -> Agent:
         return await truth.atool(city=city)
 
     aget_weather.__name__ = TOOL
-    hooks = {"post_hooks": [_no_answer]} if truth.ending == "guardrail" else {}
+    hooks = {"post_hooks": [_no_answer]} if truth.ending == "guardrail" and not agent else {}
     return Agent(name="weather_agent", id="weather-agent", model=TruthModel(truth=truth, agent=agent),
                  tools=[aget_weather if aio else get_weather], telemetry=False, **hooks)
 
@@ -143,7 +143,8 @@ def _team(truth: Truth, aio: bool, mode: TeamMode = TeamMode.coordinate) -> Team
         truth.top = "desk"
     leader = TruthModel(truth=truth, agent="desk", delegate=("delegate_task_to_member",
                                                              {"member_id": "weather-agent", "task": CITY}))
-    return Team(name="desk", members=[member], model=leader, mode=mode, telemetry=False)
+    hooks = {"post_hooks": [_no_answer]} if truth.ending == "guardrail" else {}  # the team's, not the member's
+    return Team(name="desk", members=[member], model=leader, mode=mode, telemetry=False, **hooks)
 
 
 def _broadcast(truth: Truth, aio: bool) -> Team:

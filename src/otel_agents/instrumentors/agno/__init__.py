@@ -34,7 +34,7 @@ What you get
   A run Agno reports as failed (it returns ``status=error`` rather than
   raising) ends with ERROR and the exception the failed step raised; a paused
   run (human in the loop) is marked ``otel_agents.run.paused``. An agent's
-  post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
+  or a team's post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
   ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
   ``guardrail``; the rejected answer, which Agno still returns as the failed
   run's content, is not the span's output. (``tool_call_limit`` does not stop a

@@ -296,14 +296,15 @@ def _text(value: Any) -> str:
 
 
 def _output_rejected(exc: BaseException) -> None:
-    span = innermost()
-    if span is not None and span.kind is Kind.AGENT and type(exc).__name__ == "OutputCheckError":
+    span = innermost()  # the agent's span, or the team's (a chain): the post-hooks run in the run's own step
+    if span is not None and span.kind in (Kind.AGENT, Kind.CHAIN) and type(exc).__name__ == "OutputCheckError":
         block(span, exc)
 
 
 def post_hooks(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    """``agno.agent._hooks.execute_post_hooks`` (a generator): an ``OutputCheckError`` a post-hook (an output
-    guardrail) raises marks the run it rejects (:func:`._context.block`), then goes on to Agno."""
+    """``agno.agent._hooks.execute_post_hooks``, ``agno.team._hooks._execute_post_hooks`` (generators): an
+    ``OutputCheckError`` a post-hook (an output guardrail) raises marks the run it rejects
+    (:func:`._context.block`), then goes on to Agno."""
     def run() -> Any:
         try:
             yield from wrapped(*args, **kwargs)
