@@ -109,12 +109,22 @@ def _swarm(truth: Truth) -> Swarm:
 
 def _graph_flow(truth: Truth) -> GraphFlow:
     """``GraphFlow`` over ``planner → weather_agent`` (``DiGraphBuilder``): the graph completes after the weather
-    agent's answer (no termination condition: the run ends by finishing, no stop reason)."""
+    agent's answer (no termination condition: the run ends by finishing, no stop reason). Stops: the flow's
+    ``max_turns=1`` after the planner's turn; a ``TextMentionTermination`` on the weather agent's answer in a
+    graph ``weather_agent → planner``."""
     planner, weather = _planner(truth), _agent(truth, "weather_agent")
     builder = DiGraphBuilder()
-    builder.add_node(planner).add_node(weather).add_edge(planner, weather)
-    truth.agents = [("planner", None), ("weather_agent", None)]
-    return GraphFlow(builder.get_participants(), graph=builder.build())
+    stop: dict = {}
+    if truth.ending == "termination":  # ``weather_agent → planner``: its answer ends the run before the planner's turn
+        builder.add_node(weather).add_node(planner).add_edge(weather, planner)
+        truth.agents = [("weather_agent", None), ("planner", None)]
+        stop = {"termination_condition": TextMentionTermination(ANSWER, sources=["weather_agent"])}
+    else:
+        builder.add_node(planner).add_node(weather).add_edge(planner, weather)
+        truth.agents = [("planner", None), ("weather_agent", None)]
+        if truth.ending == "max_turns":  # the flow's cap: one turn (a later one would be the graph's end, first)
+            stop = {"max_turns": 1}
+    return GraphFlow(builder.get_participants(), graph=builder.build(), **stop)
 
 
 LEDGER = {"is_request_satisfied": False, "is_in_loop": False, "is_progress_being_made": True,
@@ -149,8 +159,10 @@ def _magentic_one(truth: Truth) -> MagenticOneGroupChat:
     which answers; the orchestrator's final answer (a model call of the team's own) is the run's output and
     ends it (no termination condition: no stop reason)."""
     truth.agents = [("weather_agent", None)]
+    stop = {"termination_condition": TextMentionTermination(ANSWER, sources=["weather_agent"])} \
+        if truth.ending == "termination" else {}  # the weather agent's answer ends the run, before the orchestrator's
     return MagenticOneGroupChat([_agent(truth, "weather_agent", description="Knows the weather.")],
-                                model_client=OrchestratorClient(truth, "orchestrator"))
+                                model_client=OrchestratorClient(truth, "orchestrator"), **stop)
 
 
 def _team_tool(truth: Truth) -> AssistantAgent:
