@@ -179,8 +179,8 @@ class Truth:
                 continue
             after = [t.outcome for t in self.tools[i + 1:] if t.outcome != "delegated"]
             bad = next((o for o in after if o != "ok"), None)
-            member_answered = any(c.answered and c.turn and not c.turn.is_tool_call and not c.said
-                                  and c.agent != run.by for c in self.calls)
+            member_answered = not self.withheld and any(c.answered and c.turn and not c.turn.is_tool_call
+                                                        and not c.said and c.agent != run.by for c in self.calls)
             run.outcome = "ok" if member_answered else (bad or "cancelled")
             if member_answered and self.ending in ("break_close", "break_drop", "cancel"):
                 run.outcome = "either"  # whether the call returned before the caller left is a race of threads

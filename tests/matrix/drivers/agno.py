@@ -2,6 +2,7 @@
 answering from the matrix's script (usage on the last stream chunk; Agno's ``ModelResponse`` carries no
 finish reason, so none is expected). Stops: ``guardrail``: a post-hook rejects the answer (``OutputCheckError``;
 the agent's, or for a team the team's); Agno returns the run failed, with the rejected answer as its content. ``caller_cancel``: ``Agent.cancel_run(run_id)``
+(a team's: ``Team.cancel_run`` of the run id given to ``run``/``arun``, which Agno cascades to the member's run)
 from another thread while the tool runs (:class:`_Canceller`)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterator
 
@@ -83,6 +85,7 @@ class TruthModel(ScriptedModel):
 def _agent(truth: Truth, aio: bool, agent: str = "") -> Agent:
     truth.agents = [("weather_agent", None)]
     cancel = _Canceller(truth) if truth.ending == "caller_cancel" else None
+    _CANCELLERS[id(truth)] = cancel
 
     def get_weather(city: str, run_context: RunContext) -> str:
         """Get the weather for a city."""
@@ -102,6 +105,9 @@ def _agent(truth: Truth, aio: bool, agent: str = "") -> Agent:
                  tools=[aget_weather if aio else get_weather], telemetry=False, **hooks)
 
 
+_CANCELLERS: dict[int, Any] = {}  # id(truth) → its run's _Canceller (the last agent built for it)
+
+
 class _Canceller:
     """``caller_cancel``: the caller cancels the run with Agno's own handle (``Agent.cancel_run(run_id)``, from
     another thread, as a server's cancel endpoint does) while the tool runs. Agno's cancellation is cooperative:
@@ -110,11 +116,13 @@ class _Canceller:
 
     def __init__(self, truth: Truth) -> None:
         self.truth = truth
+        self.team_run_id: str | None = None  # a team's run: the caller cancels that (Agno cascades to its members)
 
     def _start(self, run_id: str, city: str) -> ToolRun:
         run = ToolRun(TOOL, {"city": city})
         self.truth.tools.append(run)
-        threading.Thread(target=Agent.cancel_run, args=(run_id,)).start()  # the caller's cancel, meanwhile
+        cancel = (Team.cancel_run, self.team_run_id) if self.team_run_id else (Agent.cancel_run, run_id)
+        threading.Thread(target=cancel[0], args=cancel[1:]).start()  # the caller's cancel, meanwhile
         return run
 
     def tool(self, run_id: str, city: str) -> str:
@@ -189,6 +197,15 @@ def _workflow(truth: Truth, aio: bool) -> Workflow:
     return Workflow(name="weather_flow", steps=[Step(name="weather", agent=agent)], telemetry=False)
 
 
+def _run_id(truth: Truth) -> dict:
+    """``caller_cancel`` of a team: the team's run id (given to ``run``/``arun``), which the caller cancels."""
+    cancel = _CANCELLERS.pop(id(truth), None)
+    if cancel is None:
+        return {}
+    cancel.team_run_id = f"desk-{uuid.uuid4()}"
+    return {"run_id": cancel.team_run_id}
+
+
 def _no_answer(run_output: Any) -> None:
     """The ``guardrail`` cell's output guardrail (a post-hook): it rejects the answer."""
     if ANSWER in str(run_output.content or ""):
@@ -246,8 +263,9 @@ def _out(result: Any) -> Any:
 
 def _event(event: Any) -> Any:
     content = getattr(event, "content", None)
-    if isinstance(content, str):  # a member's ToolCallCompleted says how long the tool took
+    if isinstance(content, str):  # a member's ToolCallCompleted says how long the tool took; a cancelled run its id
         content = re.sub(r" completed in [0-9.e-]+s", " completed", content)
+        content = re.sub(r"Run \S+ was cancelled", "Run was cancelled", content)
     return (getattr(event, "event", type(event).__name__), content)
 
 
@@ -256,10 +274,10 @@ ENTRIES = {
     "Agent.run(stream=True)": lambda t: (lambda: _agent(t, False).run(CITY, stream=True), _event),
     "Agent.arun": lambda t: (lambda: _agent(t, True).arun(CITY), _content(t)),
     "Agent.arun(stream=True)": lambda t: (lambda: _agent(t, True).arun(CITY, stream=True), _event),
-    "Team.run": lambda t: (lambda: _team(t, False).run(CITY), _content(t)),
-    "Team.run(stream=True)": lambda t: (lambda: _team(t, False).run(CITY, stream=True), _event),
-    "Team.arun": lambda t: (lambda: _team(t, True).arun(CITY), _content(t)),
-    "Team.arun(stream=True)": lambda t: (lambda: _team(t, True).arun(CITY, stream=True), _event),
+    "Team.run": lambda t: (lambda: _team(t, False).run(CITY, **_run_id(t)), _content(t)),
+    "Team.run(stream=True)": lambda t: (lambda: _team(t, False).run(CITY, stream=True, **_run_id(t)), _event),
+    "Team.arun": lambda t: (lambda: _team(t, True).arun(CITY, **_run_id(t)), _content(t)),
+    "Team.arun(stream=True)": lambda t: (lambda: _team(t, True).arun(CITY, stream=True, **_run_id(t)), _event),
     "Workflow.run": lambda t: (lambda: _workflow(t, False).run(CITY), _flow_content(t)),
     "Workflow.run(stream=True)": lambda t: (lambda: _workflow(t, False).run(CITY, stream=True), _flow_event(t)),
     "Workflow.arun": lambda t: (lambda: _workflow(t, True).arun(CITY), _flow_content(t)),
