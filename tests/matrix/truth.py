@@ -101,6 +101,7 @@ class Truth:
     # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
     skipped: int = 0  # skip_model: requests a callback answered in the model's place (never sent to it)
     withheld: bool = False  # the framework did not give the caller its model's last answer (a run cancelled after it)
+    events_race: bool = False  # which events a stream gives before its end races with a cancel from another thread
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- the model side --------------------------------------------------------
@@ -397,7 +398,7 @@ def _comparable(truth: Truth, outcome: Outcome) -> Outcome:
     """What must be the same instrumented and not: all of it, but for a stream cancelled from outside while its
     tool runs, only how it ended: which events the consumer had taken by then is a race between two tasks
     (a loaded machine delivers one event more or fewer either way)."""
-    if truth.ending == "cancel" and isinstance(outcome, list):
+    if (truth.ending == "cancel" or truth.events_race) and isinstance(outcome, list):
         return outcome[-1:]
     return outcome
 

@@ -2,7 +2,8 @@
 answering from the matrix's script (usage on the last stream chunk; Agno's ``ModelResponse`` carries no
 finish reason, so none is expected). Stops: ``guardrail``: a post-hook rejects the answer (``OutputCheckError``;
 the agent's, or for a team the team's); Agno returns the run failed, with the rejected answer as its content. ``caller_cancel``: ``Agent.cancel_run(run_id)``
-(a team's: ``Team.cancel_run`` of the run id given to ``run``/``arun``, which Agno cascades to the member's run)
+(a team's or a workflow's: ``cancel_run`` of the run id given to ``run``/``arun``, which Agno cascades to the
+agent's run)
 from another thread while the tool runs (:class:`_Canceller`)."""
 
 from __future__ import annotations
@@ -116,25 +117,26 @@ class _Canceller:
 
     def __init__(self, truth: Truth) -> None:
         self.truth = truth
-        self.team_run_id: str | None = None  # a team's run: the caller cancels that (Agno cascades to its members)
+        self.outer: tuple[Any, str] | None = None  # a team's or workflow's ``(cancel_run, run id)``: the caller
+        # cancels that run, and Agno cascades to the agent's
 
     def _start(self, run_id: str, city: str) -> ToolRun:
         run = ToolRun(TOOL, {"city": city})
         self.truth.tools.append(run)
-        cancel = (Team.cancel_run, self.team_run_id) if self.team_run_id else (Agent.cancel_run, run_id)
+        cancel = self.outer or (Agent.cancel_run, run_id)
         threading.Thread(target=cancel[0], args=cancel[1:]).start()  # the caller's cancel, meanwhile
         return run
 
     def tool(self, run_id: str, city: str) -> str:
-        run = self._start(run_id, city)
-        while not is_cancelled(run_id):
+        run, deadline = self._start(run_id, city), time.monotonic() + 10  # (a bound: a cancel that never lands
+        while not is_cancelled(run_id) and time.monotonic() < deadline:  # fails the cell, never hangs it)
             time.sleep(0.002)
         run.outcome = "ok"
         return TOOL_RESULT
 
     async def atool(self, run_id: str, city: str) -> str:
-        run = self._start(run_id, city)
-        while not is_cancelled(run_id):
+        run, deadline = self._start(run_id, city), time.monotonic() + 10
+        while not is_cancelled(run_id) and time.monotonic() < deadline:
             await asyncio.sleep(0.002)
         run.outcome = "ok"
         return TOOL_RESULT
@@ -197,13 +199,19 @@ def _workflow(truth: Truth, aio: bool) -> Workflow:
     return Workflow(name="weather_flow", steps=[Step(name="weather", agent=agent)], telemetry=False)
 
 
-def _run_id(truth: Truth) -> dict:
-    """``caller_cancel`` of a team: the team's run id (given to ``run``/``arun``), which the caller cancels."""
+def _run_id(truth: Truth, outer: Team | Workflow) -> dict:
+    """``caller_cancel`` of a team or a workflow: its run id (given to ``run``/``arun``), which the caller cancels
+    (``Team.cancel_run``, ``workflow.cancel_run``)."""
     cancel = _CANCELLERS.pop(id(truth), None)
     if cancel is None:
         return {}
-    cancel.team_run_id = f"desk-{uuid.uuid4()}"
-    return {"run_id": cancel.team_run_id}
+    cancel.outer = (outer.cancel_run, f"outer-{uuid.uuid4()}")
+    return {"run_id": cancel.outer[1]}
+
+
+def _start(truth: Truth, outer: Team | Workflow, method: str, **kw: Any) -> Any:
+    """``outer.run``/``arun``(city, ``**kw``), with the run id a ``caller_cancel`` cell cancels."""
+    return getattr(outer, method)(CITY, **kw, **_run_id(truth, outer))
 
 
 def _no_answer(run_output: Any) -> None:
@@ -238,6 +246,9 @@ def _flow_event(truth: Truth) -> Any:
     """A workflow's events: after a member's ``RunError``, the ``WorkflowCompleted`` content is the failure's. A
     streamed step whose agent run failed runs it again (``Step.max_retries``): one agent run per ``RunError``."""
     failed: list[bool] = []
+    # a workflow cancelled from another thread: whether its agent's RunCancelled/RunCompleted reach the caller
+    # depends on whether the agent's or the workflow's own cancellation check sees the cancel first
+    truth.events_race = truth.ending == "caller_cancel"
 
     def flow(event: Any) -> Any:
         name = str(getattr(event, "event", ""))
@@ -246,6 +257,8 @@ def _flow_event(truth: Truth) -> Any:
             truth.agents = [("weather_agent", None)] * len(failed)
         elif name == "WorkflowCompleted" and failed:
             truth.error_output = getattr(event, "content", None)
+        elif name == "WorkflowCancelled":
+            truth.withheld = True  # (the agent's answer, if it came before the cancel, is not the caller's)
         return _event(event)
     return flow
 
@@ -274,14 +287,16 @@ ENTRIES = {
     "Agent.run(stream=True)": lambda t: (lambda: _agent(t, False).run(CITY, stream=True), _event),
     "Agent.arun": lambda t: (lambda: _agent(t, True).arun(CITY), _content(t)),
     "Agent.arun(stream=True)": lambda t: (lambda: _agent(t, True).arun(CITY, stream=True), _event),
-    "Team.run": lambda t: (lambda: _team(t, False).run(CITY, **_run_id(t)), _content(t)),
-    "Team.run(stream=True)": lambda t: (lambda: _team(t, False).run(CITY, stream=True, **_run_id(t)), _event),
-    "Team.arun": lambda t: (lambda: _team(t, True).arun(CITY, **_run_id(t)), _content(t)),
-    "Team.arun(stream=True)": lambda t: (lambda: _team(t, True).arun(CITY, stream=True, **_run_id(t)), _event),
-    "Workflow.run": lambda t: (lambda: _workflow(t, False).run(CITY), _flow_content(t)),
-    "Workflow.run(stream=True)": lambda t: (lambda: _workflow(t, False).run(CITY, stream=True), _flow_event(t)),
-    "Workflow.arun": lambda t: (lambda: _workflow(t, True).arun(CITY), _flow_content(t)),
-    "Workflow.arun(stream=True)": lambda t: (lambda: _workflow(t, True).arun(CITY, stream=True), _flow_event(t)),
+    "Team.run": lambda t: (lambda: _start(t, _team(t, False), "run"), _content(t)),
+    "Team.run(stream=True)": lambda t: (lambda: _start(t, _team(t, False), "run", stream=True), _event),
+    "Team.arun": lambda t: (lambda: _start(t, _team(t, True), "arun"), _content(t)),
+    "Team.arun(stream=True)": lambda t: (lambda: _start(t, _team(t, True), "arun", stream=True), _event),
+    "Workflow.run": lambda t: (lambda: _start(t, _workflow(t, False), "run"), _flow_content(t)),
+    "Workflow.run(stream=True)": lambda t: (lambda: _start(t, _workflow(t, False), "run", stream=True),
+                                            _flow_event(t)),
+    "Workflow.arun": lambda t: (lambda: _start(t, _workflow(t, True), "arun"), _flow_content(t)),
+    "Workflow.arun(stream=True)": lambda t: (lambda: _start(t, _workflow(t, True), "arun", stream=True),
+                                             _flow_event(t)),
     "broadcast Team.run": lambda t: (lambda: _broadcast(t, False).run(CITY), _content(t)),
     "broadcast Team.arun(stream=True)": lambda t: (lambda: _broadcast(t, True).arun(CITY, stream=True), _event),
     "tasks Team.run": lambda t: (lambda: _tasks(t, False).run(CITY), _content(t)),

@@ -39,7 +39,7 @@ What you get
   ``guardrail``; the rejected answer, which Agno still returns as the failed
   run's content, is not the span's output. (``tool_call_limit`` does not stop a
   run: Agno refuses the calls past it and asks the model again.) A run cancelled
-  with ``Agent.cancel_run(run_id)``/``Team.cancel_run`` (Agno's cooperative
+  with ``Agent.cancel_run(run_id)``/``Team.cancel_run``/``workflow.cancel_run`` (Agno's cooperative
   cancellation: the run stops at its next check, after the running tool returns,
   and returns status ``cancelled`` or streams ``RunCancelled``) or by cancelling
   the task running it has ``otel_agents.run.stop_reason`` ``cancelled`` and no
