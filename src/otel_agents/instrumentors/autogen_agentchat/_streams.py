@@ -14,6 +14,7 @@ the step did not complete, it was not abandoned by its consumer.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any, Callable
 
 from opentelemetry import context as otel_context
@@ -142,11 +143,12 @@ class SpanStream:
         """Dropped unfinished: the framework's generator is closed on its loop, as the loop's own finalizer of a
         dropped async generator would (a task running ``aclose()``), and our span ends when that is done: a
         team's ``run_stream`` waits there for its runtime to finish the run, so the turns it still takes nest
-        under a span that is still open. No loop to close it on: the span ends now."""
+        under a span that is still open. No running loop to close it on: the span ends now; a loop closed (or
+        the interpreter leaving) before that task ended: the span ends then."""
         if self._done or self._span is None:
             return
         loop = self._loop
-        if loop is not None and hasattr(self._it, "aclose"):
+        if loop is not None and loop.is_running() and hasattr(self._it, "aclose"):
             try:
                 loop.call_soon_threadsafe(self._close_on_loop)  # (keeps this stream alive until then)
                 return
@@ -163,3 +165,4 @@ class SpanStream:
             self._close(None, abandoned=True)
             return
         task.add_done_callback(lambda _task: self._close(None, abandoned=True))  # (cancelled before it ran)
+        weakref.finalize(task, self._close, None, True)  # (a loop closed with the task pending; interpreter exit)
