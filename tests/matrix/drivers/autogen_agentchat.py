@@ -30,7 +30,7 @@ from autogen_core.models import CreateResult, RequestUsage
 
 from otel_agents.instrumentors.autogen_agentchat import AutoGenAgentChatInstrumentor
 from tests.autogen_agentchat.fakes import ScriptedClient
-from tests.matrix.truth import ANSWER, CITY, TOOL, Truth, _until
+from tests.matrix.truth import ANSWER, CITY, TOOL, USAGE, Call, Truth, Turn, _until
 
 INSTRUMENTOR = AutoGenAgentChatInstrumentor
 PLAN = "Ask the weather agent."
@@ -147,6 +147,10 @@ class OrchestratorClient(TruthClient):
             ledger = {k: {"reason": "-", "answer": v} for k, v in LEDGER.items()}
             ledger["is_request_satisfied"]["answer"] = answered
             call = self.truth.say("orchestrator", json.dumps(ledger))
+        elif self.truth.ending == "max_turns":  # past its max_turns: the final answer it is asked for anyway
+            with self.truth._lock:
+                call = Call(Turn(ANSWER, [], USAGE[1]), "orchestrator")
+                self.truth.calls.append(call)
         else:
             call = self.truth.reply("orchestrator")  # (it called before: the script's answer)
         call.sent(finish="stop")
@@ -157,12 +161,18 @@ class OrchestratorClient(TruthClient):
 def _magentic_one(truth: Truth) -> MagenticOneGroupChat:
     """``MagenticOneGroupChat`` of the weather agent: the orchestrator's model plans, names the weather agent,
     which answers; the orchestrator's final answer (a model call of the team's own) is the run's output and
-    ends it (no termination condition: no stop reason)."""
+    ends it (no termination condition: no stop reason). Stops: a ``TextMentionTermination`` on the weather
+    agent's answer; the team's ``max_turns=1`` (two rounds of the weather agent asking for the tool, then the
+    orchestrator's final answer, still the run's output, with stop reason ``max_turns``)."""
+    weather = _agent(truth, "weather_agent", description="Knows the weather.")
     truth.agents = [("weather_agent", None)]
-    stop = {"termination_condition": TextMentionTermination(ANSWER, sources=["weather_agent"])} \
-        if truth.ending == "termination" else {}  # the weather agent's answer ends the run, before the orchestrator's
-    return MagenticOneGroupChat([_agent(truth, "weather_agent", description="Knows the weather.")],
-                                model_client=OrchestratorClient(truth, "orchestrator"), **stop)
+    stop: dict = {}
+    if truth.ending == "termination":  # the weather agent's answer ends the run, before the orchestrator's
+        stop = {"termination_condition": TextMentionTermination(ANSWER, sources=["weather_agent"])}
+    elif truth.ending == "max_turns":  # two rounds (the weather agent asks for the tool), then its final answer
+        stop = {"max_turns": 1}
+        truth.agents = [("weather_agent", None)] * 2
+    return MagenticOneGroupChat([weather], model_client=OrchestratorClient(truth, "orchestrator"), **stop)
 
 
 def _team_tool(truth: Truth) -> AssistantAgent:

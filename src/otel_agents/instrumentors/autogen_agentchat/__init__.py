@@ -44,8 +44,10 @@ What you get
   source): a termination condition's ``source`` names it (``MaxMessageTermination``
   → ``max_turns``, ``TokenUsageTermination`` → ``budget``, any other, e.g.
   ``TextMentionTermination`` → ``termination``); the team's own ``max_turns`` →
-  ``max_turns``. A run cut off by a cap has no output (its last message is not an
-  answer). ``MagenticOneGroupChat`` ending by its orchestrator's final answer and
+  ``max_turns`` (``MagenticOneGroupChat``: its orchestrator past its ``max_turns``
+  rounds). A run cut off by a cap has no output (its last message is not an
+  answer), except ``MagenticOneGroupChat``'s, whose orchestrator still writes a final
+  answer, the run's output. ``MagenticOneGroupChat`` ending by its orchestrator's final answer and
   ``GraphFlow`` ending by completing its graph have no stop reason (they finished).
   The ``SelectorGroupChat`` speaker selector's model request, and each of
   ``MagenticOneGroupChat``'s orchestrator's (facts, plan, progress ledgers, the

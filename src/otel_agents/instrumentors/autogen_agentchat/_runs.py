@@ -16,9 +16,10 @@
   condition made names it in its ``source`` (``MaxMessageTermination`` → ``max_turns``,
   ``TokenUsageTermination`` → ``budget``, any other → ``termination``; an ``OrTerminationCondition``
   joins the names of those that fired, the first decides); one the manager made itself inside
-  ``_apply_termination_condition`` is its cap, the team's ``max_turns`` → ``max_turns``. A team run
-  cut off by a cap (``max_turns``, ``budget``) has no output: its last message is whatever the last turn
-  produced (a tool call's summary), not an answer.
+  ``_apply_termination_condition`` is its cap, the team's ``max_turns`` → ``max_turns``; so is one
+  ``MagenticOneGroupChat``'s orchestrator makes past its ``max_turns`` rounds. A team run cut off by a cap
+  (``max_turns``, ``budget``) has no output: its last message is whatever the last turn produced (a tool
+  call's summary), not an answer; but the final answer MagenticOne's orchestrator writes when it stops is.
 * A team's ``run_stream`` its caller left before the ``TaskResult`` (closed, dropped) goes on to its end:
   AutoGen's ``run_stream`` waits, as it closes, for its runtime to go idle. The team span's output is then
   the last message of the manager's thread when it signalled the end (after a turn of this run), not the
@@ -180,8 +181,9 @@ class RunHooks:
                 self.teams.turn_ended(instance)
             cut_off = False
             if what == "team":
-                cut_off = self.teams.stops.get(id(span)) in ("max_turns", "budget")
                 answer = self.teams.answers.get(id(span))
+                cut_off = self.teams.stops.get(id(span)) in ("max_turns", "budget") and \
+                    not _manager_answered(answer, instance)
                 self.teams.leave(instance, span)
                 if not _is_task_result(result):  # its caller left run_stream, and the team went on to its end
                     result = None if answer is None else _Ended(answer)
@@ -260,7 +262,12 @@ def stop_reason(message: Any, manager: Any, applying: bool) -> str | None:
     if not isinstance(source, str) or not source:
         return None
     if source == getattr(manager, "_name", None):
-        return "max_turns" if applying else None  # the only stop the base manager makes there: its max_turns
+        if applying:
+            return "max_turns"  # the only stop the base manager makes there: its max_turns
+        rounds, cap = getattr(manager, "_n_rounds", None), getattr(manager, "_max_turns", None)
+        if isinstance(rounds, int) and isinstance(cap, int) and rounds > cap:
+            return "max_turns"  # MagenticOne's orchestrator past its max_turns (its final answer then is forced)
+        return None
     return _CAPS.get(source.split(", ")[0], "termination")
 
 
@@ -270,6 +277,14 @@ class _Ended:
 
     def __init__(self, message: Any) -> None:
         self.chat_message = message
+
+
+def _manager_answered(message: Any, team: Any) -> bool:
+    """Whether a team's last message is its manager's own final answer (``MagenticOneGroupChat``'s orchestrator
+    answers the task when it stops, its ``max_turns`` included), not a member's cut-off turn."""
+    source = getattr(message, "source", None)
+    return source is not None and source == getattr(team, "_group_chat_manager_name", object()) and \
+        type(message).__name__ == "TextMessage"
 
 
 def _is_task_result(result: Any) -> bool:
