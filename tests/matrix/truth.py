@@ -115,7 +115,7 @@ class Truth:
                 self.calls.append(Call(None, agent, error="ModelFailure"))
                 raise ModelFailure("model down")
             second = has_tool_result if has_tool_result is not None else n >= 1
-            if self.ending in ("max_turns", "budget"):  # the model never answers: the framework's cap must stop it
+            if self.ending == "max_turns":  # the model never answers: the framework's cap must stop the run
                 second = False
             turn = Turn(ANSWER, [], USAGE[1]) if second else Turn(None, [(TOOL, {"city": CITY})], USAGE[0])
             if second and self.ending == "output_retry":  # the first answer is rejected, the retry accepted

@@ -50,7 +50,8 @@ class TruthClient(ScriptedClient):
             call = self.truth.reply(self.agent)
         else:
             after_tool = any(type(m).__name__ == "FunctionExecutionResultMessage" for m in messages)
-            call = self.truth.reply(has_tool_result=after_tool)
+            call = self.truth.reply(has_tool_result=after_tool and self.truth.ending != "budget")  # (budget: the
+            # model asks for the tool every turn, as in max_turns, until the token cap stops the run)
         turn = call.turn
         finish = "function_calls" if turn.is_tool_call else "stop"
         call.sent(finish=finish)
