@@ -503,3 +503,41 @@ def test_a_background_agent_ends_at_its_own_terminal_state(instrumented: Any, ex
     [model] = [s for s in exporter.semantic("model") if s.parent_id == expert.span_id]
     assert json.loads(model.attributes["gen_ai.output.messages"])[0]["parts"] == [{"type": "text",
                                                                                   "content": "A100 is fine."}]
+
+
+class _WakingCLI(_BackgroundCLI):
+    """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
+    turn of its own (no prompt of the caller's), with a second result."""
+
+    async def turn(self, question: str) -> int:
+        await super().turn(question)
+        self.respond(None, [{"type": "text", "text": "The audit says A100 is fine."}], [question], "end_turn")
+        self.ch.send(self.result("The audit says A100 is fine."))
+        return 0
+
+
+def test_a_turn_the_cli_starts_itself_is_a_turn(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The follow-up turn a background subagent's end starts (no prompt of the caller's) gets its own agent span
+    on a ClaudeSDKClient, with its model call and the follow-up result as its output: no model call untraced."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _WakingCLI(transport.channel, transport.argv)
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(), transport=transport) as client:
+            await client.query("Audit A100 in the background.")
+            async for _ in client.receive_response():
+                pass
+            async for _ in client.receive_response():  # the follow-up turn, up to its result
+                pass
+
+    asyncio.run(main())
+    turns = [s for s in exporter.semantic() if s.name == "invoke_agent claude"]
+    assert len(turns) == 2, [s.name for s in exporter.semantic()]
+    first, follow_up = sorted(turns, key=lambda s: s.start_time)
+    expert = _one(exporter.semantic(), "invoke_agent policy-expert")
+    assert follow_up.start_time >= first.end_time and follow_up.start_time >= expert.end_time
+    assert first.attributes["output.value"] == "An expert is auditing it."
+    assert follow_up.attributes["output.value"] == "The audit says A100 is fine."
+    [model] = [s for s in exporter.semantic("model") if s.parent_id == follow_up.span_id]
+    assert model.start_time >= expert.end_time  # asked once the task that woke it had ended
+    assert "otel_agents.stream.abandoned" not in follow_up.attributes and follow_up.status.name == "UNSET"

@@ -361,6 +361,71 @@ async def test_lc6_astream_events_broken_early(instrumentor: Any, exporter: Snap
     _assert_abandoned(exporter, instrumentor, "invoke_agent weather_agent")
 
 
+@pytest.mark.parametrize("target", ["model", "graph"])
+def test_lc6_astream_events_closed_after_first_event(target: str, instrumentor: Any,
+                                                     exporter: SnapshotExporter) -> None:
+    """Issue #34 (matrix ``graph.astream_events`` × ``break_close``): closed right after its first event,
+    ``astream_events`` cancels its run before LangChain has a run manager, so LangChain never reports the
+    run's end; the root run's span still ends at once, abandoned (not at eviction), and only once."""
+    runnable = ToolCallingChatModel(tool=None) if target == "model" else \
+        build_agent_graph(ToolCallingChatModel(), [get_weather], name="weather_agent")
+    inputs = "hi" if target == "model" else {"messages": [HumanMessage("Paris")]}
+
+    async def first_event_only() -> None:
+        stream = runnable.astream_events(inputs, version="v2")
+        async for _ in stream:
+            break
+        await stream.aclose()
+        assert instrumentor.handler.open_entries() == 0  # ended with the stream, not by the run map's bound
+
+    asyncio.run(first_event_only())
+    name = "chat fake-model-1" if target == "model" else "invoke_agent weather_agent"
+    _assert_abandoned(exporter, instrumentor, name)
+    assert len(exporter.semantic()) == 1, [s.name for s in exporter.semantic()]
+    assert not exporter.semantic()[0].attributes.get("otel_agents.span.evicted")
+
+
+def test_lc6_model_astream_dropped_in_asyncio_run(instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """Issue #34 (matrix ``model.astream`` × ``break_drop``): an async model stream left after its first chunk
+    and dropped without ``aclose()`` just before ``asyncio.run`` returns. LangChain reports that end only from
+    a task the loop's shutdown cancels before it runs; the model span still ends abandoned, when the stream
+    is dropped."""
+    model = ToolCallingChatModel(tool=None)
+
+    async def consume() -> None:
+        async for _ in model.astream("hi"):
+            break
+
+    async def main() -> None:
+        await asyncio.ensure_future(consume())  # (the loop finalises the stream while main still runs)
+
+    asyncio.run(main())
+    _assert_abandoned(exporter, instrumentor, "chat fake-model-1")
+    assert not exporter.semantic()[0].attributes.get("otel_agents.span.evicted")
+
+
+def test_lc6_model_astream_finalised_while_our_lock_is_held(instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """A dropped ``astream()`` is finalised wherever its last reference goes, by the garbage collector in any
+    thread, also one that holds the handler's lock: no deadlock; the model span ends abandoned once the lock is
+    free (the work goes to a thread of its own)."""
+    model = ToolCallingChatModel(tool=None)
+    handler = instrumentor.handler
+
+    async def main() -> None:
+        stream = model.astream("hi")
+        async for _ in stream:
+            break
+        with handler._lock:
+            del stream  # the finaliser runs here, the lock held (as when the collector runs it mid-callback)
+        for _ in range(4000):  # a generous poll for the other thread, not a timing assertion
+            if exporter.semantic("model"):
+                break
+            await asyncio.sleep(0.005)
+
+    asyncio.run(main())
+    _assert_abandoned(exporter, instrumentor, "chat fake-model-1")
+
+
 @pytest.mark.parametrize("mode", ["invoke", "stream"])
 def test_user_model_class_defined_after_instrument(mode: str, instrumentor: Any, exporter: SnapshotExporter) -> None:
     """Issue #34 item 3: a ``BaseChatModel`` subclass the user writes after instrument() (its own ``_generate``)

@@ -204,24 +204,21 @@ def test_suppress_instrumentation(instrumentor: Any, exporter: SnapshotExporter)
 
 
 def test_runs_never_reported_ended_are_bounded(provider: Any, exporter: SnapshotExporter) -> None:
-    """A run LangChain never ends (``astream_events`` on a model broken after its first event)
-    stays open only until the run map's bound pushes it out, or until ``uninstrument()``."""
+    """A run LangChain is never told has ended (code of the user's own starting a run through LangChain's
+    callback manager and never ending it) stays open only until the run map's bound pushes it out, or until
+    ``uninstrument()``."""
+    from langchain_core.callbacks import CallbackManager
+
     inst = LangChainInstrumentor()
     inst.instrument(tracer_provider=provider, max_open_runs=2)
     try:
-        async def first_event_only() -> None:
-            stream = ToolCallingChatModel(tool=None).astream_events("hi", version="v2")
-            async for _ in stream:
-                break
-            await stream.aclose()
-
-        asyncio.run(first_event_only())
-        assert inst.handler.open_entries() == 1  # LangChain reported a start and nothing else
+        CallbackManager.configure().on_chain_start({}, {"q": "hi"}, name="left_open")
+        assert inst.handler.open_entries() == 1  # a start and nothing else
         for _ in range(3):
             _chain().invoke({"q": "hi"})
         assert inst.handler.open_entries() == 0
         [evicted] = [s for s in exporter.semantic() if s.attributes.get("otel_agents.span.evicted")]
-        assert evicted.name == "chat fake-model-1" and evicted.end_time
+        assert evicted.name == "left_open" and evicted.end_time
     finally:
         inst.uninstrument()
 

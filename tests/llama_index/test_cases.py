@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import pytest
-from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.span import SimpleSpan
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
@@ -374,6 +374,7 @@ def test_li3_stream_that_fails_marks_its_spans(idx: Any, instrumented: Any, expo
     assert raised.value is error
     query, synthesizer, models = _stream_spans(exporter)
     assert [s.status for s in (query, synthesizer, *models)] == [StatusCode.ERROR] * 3
+    assert "output.value" not in query.attributes and "output.value" not in synthesizer.attributes  # none streamed
     assert instrumented.open_span_count() == 0
 
 
@@ -680,3 +681,77 @@ def test_user_model_classes_defined_after_instrument(instrumented: Any, exporter
     models = exporter.semantic("model")
     assert len(models) == len(calls) == 2, tree(exporter.semantic())
     assert one(exporter.spans, "execute_tool add").attributes["gen_ai.tool.call.id"] == "call-1"
+
+
+# -- issue 34: stops and rejected answers ------------------------------------------------------------
+def test_react_agent_rejected_answer_is_a_failed_step(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A ``ReActAgent`` answer its parser cannot read is sent back to the model (``retry_messages``): the
+    ``run_agent_step`` that produced it is a failed step (``error.type`` ``output_rejected``, LlamaIndex's
+    feedback as the description), the next answer is the agent's."""
+    agent = ReActAgent(name="reactor", description="answers", tools=[FunctionTool.from_defaults(fn=fakes.add)],
+                       llm=fakes.scripted_llm("Thought: hmm", "Thought: I can answer.\nAnswer: five"))
+    async def run() -> Any:
+        return await agent.run(user_msg="2+3?", memory=fakes.cheap_memory())
+
+    result = asyncio.run(run())
+    assert str(result) == "five"
+    spans = exporter.semantic()
+    steps = named(spans, "run_agent_step")
+    assert [s.status for s in steps] == [StatusCode.ERROR, StatusCode.UNSET], tree(spans)
+    assert steps[0].attributes["error.type"] == "output_rejected"
+    assert "Could not parse output" in steps[0].status_description
+    agent_span = one(spans, "invoke_agent reactor")
+    assert agent_span.status is not StatusCode.ERROR and agent_span.attributes["output.value"] == "five"
+
+
+@pytest.mark.parametrize("multi", [False, True], ids=["FunctionAgent", "AgentWorkflow"])
+def test_early_stopping_generate_is_a_max_turns_stop(multi: bool, instrumented: Any,
+                                                     exporter: SnapshotExporter) -> None:
+    """``max_iterations`` reached with ``early_stopping_method="generate"``: LlamaIndex asks the model for a last
+    answer (the run's output) and the agent span says the run was cut off (stop reason ``max_turns``); a run
+    that finishes within its cap has no stop reason."""
+    def agent() -> FunctionAgent:
+        return fakes.calculator(fakes.scripted_llm(fakes.tool_call("add", {"a": 2, "b": 3}),
+                                                   fakes.tool_call("add", {"a": 2, "b": 3}), "It is 5."))
+
+    async def run(runner: Any, max_iterations: int) -> Any:
+        return await runner.run(user_msg="2+3?", memory=fakes.cheap_memory(), max_iterations=max_iterations,
+                                early_stopping_method="generate")
+
+    def runner() -> Any:
+        return AgentWorkflow(agents=[agent()], root_agent="calculator") if multi else agent()
+
+    assert str(asyncio.run(run(runner(), 2))) == "It is 5."
+    [stopped] = [s for s in exporter.semantic("agent")]
+    assert stopped.attributes["otel_agents.run.stop_reason"] == "max_turns"
+    exporter.clear()
+    assert str(asyncio.run(run(runner(), 5))) == "It is 5."
+    assert all("otel_agents.run.stop_reason" not in s.attributes for s in exporter.semantic())
+
+
+def test_agent_workflow_cancel_run_is_a_cancelled_stop(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``handler.cancel_run()`` on an ``AgentWorkflow`` while a tool runs: the active agent's span has the stop
+    reason ``cancelled`` (the workflow's own span is a chain: the agent carries the run's stop)."""
+
+    async def go() -> None:
+        started = asyncio.Event()
+
+        async def wait_forever() -> str:
+            """Waits until cancelled."""
+            started.set()
+            await asyncio.sleep(60)
+            return "never"
+
+        waiter = FunctionAgent(name="waiter", description="waits",
+                               tools=[FunctionTool.from_defaults(async_fn=wait_forever)],
+                               llm=fakes.scripted_llm(fakes.tool_call("wait_forever", {}), "done"))
+        handler = AgentWorkflow(agents=[waiter], root_agent="waiter").run(user_msg="wait")
+        await started.wait()
+        await handler.cancel_run()
+        with pytest.raises(Exception) as raised:
+            await handler
+        assert type(raised.value).__name__ == "WorkflowCancelledByUser"
+
+    asyncio.run(go())
+    assert one(exporter.semantic(), "invoke_agent waiter").attributes["otel_agents.run.stop_reason"] == "cancelled"
+    assert instrumented.open_span_count() == 0

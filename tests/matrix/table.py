@@ -34,8 +34,7 @@ STOPS: dict[str, str] = {
                  "`guardrail`",
     "max_turns": "the model asks for the tool every turn until the framework's cap on turns, steps, iterations, "
                  "messages or model requests stops the run: `stop_reason` `max_turns`",
-    "budget": "the model asks for the tool every turn until the framework's cap on tokens (or cost) stops the run: "
-              "`stop_reason` `budget`",
+    "budget": "a cap on the run's tokens or cost stops it: `stop_reason` `budget`",
     "termination": "a termination condition that is not a cap ends the run: `stop_reason` `termination`",
     "skip_model": "a callback or hook answers instead of the model: no model span for the request never made, the "
                   "run's output is what the user got",
@@ -111,6 +110,10 @@ SYSTEMS: tuple[System, ...] = (
         _e("graph.batch", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model")),
         _e("graph.stream(stream_mode='values')", "stream"),
         _e("graph.abatch", "async"),
+        _e("graph.stream(stream_mode='custom')", "stream"),
+        _e("graph.astream(stream_mode='custom')", "astream"),
+        _e("graph.stream(stream_mode='debug')", "stream"),
+        _e("graph.astream(stream_mode='debug')", "astream"),
         _e("supervisor graph.invoke", "sync", variant=True),
         _e("supervisor graph.stream", "stream", variant=True),
         _e("supervisor graph.astream(stream_mode='messages')", "astream", variant=True),
@@ -119,48 +122,80 @@ SYSTEMS: tuple[System, ...] = (
         _e("model.stream", "stream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("model.astream", "astream", endings=("done", "break_close", "break_drop", "model_raises")),
         _e("(model | JsonOutputParser()).with_retry().invoke", "sync", variant=True, endings=("output_retry",)),
-    ), known={
-        ("graph.astream_events", "break_close"): "closed after its first event, the agent span ends without "
-        "`otel_agents.stream.abandoned`: the run looks finished, with no answer",
-        ("model.astream", "break_drop"): "an async model stream dropped without closing ends (when the loop "
-        "finalises the generator) without `otel_agents.stream.abandoned`: the call looks complete",
-    }),
-    System("llama_index", "LlamaIndex (`FunctionAgent`s over the core's `MockFunctionCallingLLM`)", (
+    )),
+    System("llama_index", "LlamaIndex (`FunctionAgent`, `ReActAgent` over the core's `MockFunctionCallingLLM`; query "
+           "engines over a `CustomLLM` subclass)", (
         _e("FunctionAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns")),
         _e("FunctionAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
-        _e("AgentWorkflow.run", "async", variant=True),
-        _e("AgentWorkflow.run().stream_events", "astream", variant=True),
+        _e("ReActAgent.run", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel", "max_turns", "output_retry")),
+        _e("ReActAgent.run().stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns",
+                                                                 "output_retry")),
+        _e("FunctionAgent.run(early_stopping_method='generate')", "async", variant=True, endings=("max_turns",)),
+        _e("query_engine.query", "sync", endings=("done", "model_raises")),
+        _e("query_engine.aquery", "async", endings=("done", "model_raises")),
+        _e("query_engine(streaming=True).query().response_gen", "stream",
+           endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("query_engine(streaming=True).aquery().response_gen", "astream",
+           endings=("done", "break_close", "break_drop", "model_raises")),
+        _e("AgentWorkflow.run", "async", variant=True, endings=(*MODE_ENDINGS["async"], "caller_cancel",
+                                                                "max_turns")),
+        _e("AgentWorkflow.run(early_stopping_method='generate')", "async", variant=True, endings=("max_turns",)),
+        _e("AgentWorkflow.run().stream_events", "astream", variant=True, endings=(*MODE_ENDINGS["astream"],
+                                                                                  "max_turns")),
     )),
     System("crewai", "CrewAI (crews over a `BaseLLM` subclass, ReAct)", (
         _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "guardrail", "max_turns")),
         _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "output_retry", "guardrail",
                                                    "max_turns")),
-        _e("Crew.akickoff", "async", endings=("done", "tool_raises", "model_raises")),
+        _e("Crew.akickoff", "async"),
+        _e("Crew.kickoff_for_each", "sync"),
+        _e("Crew.kickoff_for_each_async", "async"),
+        _e("Crew.akickoff_for_each", "async"),
+        _e("Flow.kickoff", "sync"),
+        _e("Flow.kickoff_async", "async"),
+        _e("Flow.akickoff", "async"),
+        _e("Flow.kickoff_async (async step, Crew.akickoff)", "async", variant=True),
         _e("two agents Crew.kickoff", "sync", variant=True),
         _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
         _e("delegation Crew.kickoff", "sync", variant=True),
         _e("Process.hierarchical Crew.kickoff", "sync", variant=True),
-    ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
+    ), unsupported={(e, "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
-                    "cancelled"}),
+                    "cancelled" for e in ("Crew.kickoff_async", "Crew.kickoff_for_each_async")}
+       | {(e, "cancel"): "a flow runs a sync method (here the one that kicks off the crew) in a "
+          "worker thread (`asyncio.to_thread`): cancelling the task that awaits the flow does not stop the crew, so "
+          "the tool is not cancelled" for e in ("Flow.kickoff_async", "Flow.akickoff")}
+       | {(e, "cancel"): "CrewAI's agent executor (itself a `Flow`) runs its tool step (`execute_tool_action`, a sync "
+          "flow method) in a worker thread, an async tool under an `asyncio.run` of its own there: cancelling the task "
+          "that awaits `akickoff` does not reach the tool, which runs to its end (measured with an async tool, "
+          "uninstrumented too)"
+          for e in ("Crew.akickoff", "Crew.akickoff_for_each", "Flow.kickoff_async (async step, Crew.akickoff)")}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
-        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns")),
-        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns")),
-        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
+        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns",
+                                             "budget")),
+        _e("run_stream_sync", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "output_retry", "max_turns",
+                                                 "budget")),
         _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry",
-                                                     "max_turns")),
-        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns")),
+                                                     "max_turns", "budget")),
+        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run (UsageLimits(input_tokens_limit))", "async", variant=True, endings=("budget",)),
+        _e("run (UsageLimits(output_tokens_limit))", "async", variant=True, endings=("budget",)),
+        _e("run (UsageLimits(cost_limit))", "async", variant=True, endings=("budget",)),
         _e("delegation run", "async", variant=True),
         _e("delegation run_stream", "astream", variant=True),
         _e("delegation iter", "astream", variant=True),
-    ), unsupported={("run_stream", "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
-                    "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"); the "
-                    "other entry points retry"}),
+    ), unsupported={(e, "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
+                    "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"; "
+                    "`run_stream_sync()` runs it); the other entry points retry"
+                    for e in ("run_stream", "run_stream_sync")}),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
                            ("chat.completions.stream", "stream"), ("responses.create", "sync"),
-                           ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"))
+                           ("responses.create(stream=True)", "stream"), ("responses.stream", "stream"),
+                           ("chat.completions.parse", "sync"), ("responses.parse", "sync"))
         for mode in [("a" + mode if mode == "stream" else "async") if aio else mode])),
     System("openai_agents", "OpenAI Agents SDK (over a model class of the user's own: an `agents.Model` subclass)", (
         _e("Runner.run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "guardrail", "max_turns")),
@@ -172,6 +207,13 @@ SYSTEMS: tuple[System, ...] = (
         _e("handoff Runner.run_streamed", "astream", variant=True),
         _e("agent.as_tool Runner.run", "async", variant=True),
         _e("agent.as_tool Runner.run_streamed", "astream", variant=True),
+        _e("Runner.run_streamed cancel(mode='after_turn')", "astream", endings=("caller_cancel",)),
+        _e("handoff Runner.run_streamed cancel(mode='after_turn')", "astream", variant=True,
+           endings=("caller_cancel",)),
+        _e("input_guardrail Runner.run", "async", endings=("guardrail",)),
+        _e("input_guardrail Runner.run_sync", "sync", endings=("guardrail",)),
+        _e("input_guardrail Runner.run_streamed", "astream", endings=("guardrail",)),
+        _e("input_guardrail(run_in_parallel=False) Runner.run", "async", endings=("guardrail",)),
     )),
     System("agno", "Agno", (
         _e("Agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail", "caller_cancel")),
@@ -206,6 +248,7 @@ SYSTEMS: tuple[System, ...] = (
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),
         _e("Runner.run_async", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "max_turns")),
+        _e("Runner.run_live", "astream"),
         _e("sub_agents Runner.run", "stream", variant=True),
         _e("sub_agents Runner.run_async", "astream", variant=True),
         _e("AgentTool Runner.run", "stream", variant=True),
@@ -249,16 +292,22 @@ SYSTEMS: tuple[System, ...] = (
                                                              "RoundRobinGroupChat.run_stream (one agent)")}),
     System("claude_agent_sdk", "Claude Agent SDK (over a fake CLI in process: a `Transport` of the user's own; the "
            "tool is an SDK MCP tool)", (
-        _e("query", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns")),
+        _e("query", "astream", endings=(*MODE_ENDINGS["astream"], "max_turns", "budget")),
         _e("ClaudeSDKClient.receive_response", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel",
-                                                                   "max_turns")),
+                                                                   "max_turns", "budget")),
         _e("subagent query", "astream", variant=True),
         _e("subagent ClaudeSDKClient.receive_response", "astream", variant=True),
+        _e("background subagent query", "astream", variant=True),
     )),
-    System("a2a", "A2A (a client calling a remote agent; client and server in one process over ASGI, JSON-RPC; the "
-           "remote agent runs a PydanticAI agent)", (
+    System("a2a", "A2A (a client calling a remote agent; client and server in one process: JSON-RPC and HTTP+JSON "
+           "over ASGI, gRPC on a loopback port; the remote agent runs a PydanticAI agent; across processes: "
+           "tests/a2a/test_a2a.py)", (
         _e("send_message", "async", variant=True),
         _e("send_message streaming", "astream", variant=True),
+        _e("HTTP+JSON send_message", "async", variant=True),
+        _e("HTTP+JSON send_message streaming", "astream", variant=True),
+        _e("gRPC send_message", "async", variant=True),
+        _e("gRPC send_message streaming", "astream", variant=True),
     )),
     System("mcp", "MCP (client and server in one process, in-memory transport)", (
         _e("ClientSession.call_tool", "async", endings=("done", "cancel", "tool_raises", "sampling")),

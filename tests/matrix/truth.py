@@ -15,6 +15,7 @@ import asyncio
 import gc
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterator
 
@@ -34,6 +35,11 @@ USAGE = ((11, 7), (13, 5))  # (input, output) tokens of the first and second cal
 REJECTED = "sunny"  # output_retry: the first answer, which the framework rejects (the retry answers ANSWER)
 RETRY_USAGE = (17, 6)  # output_retry: the usage of the call that answers again
 SKIPPED = f"(from the cache) {ANSWER}"  # skip_model: what a callback answers in the model's place
+
+
+RUN: ContextVar[int] = ContextVar("matrix_run", default=0)
+"""Which run of a call that makes several (CrewAI's ``kickoff_for_each``) the code running here belongs to: set by
+:meth:`Truth.run_started`; every :class:`Call` and :class:`ToolRun` records it."""
 
 
 class ToolFailure(RuntimeError):
@@ -68,6 +74,7 @@ class Call:
     error: str | None = None
     answered: bool = False  # the whole response went out (last chunk included)
     said: bool = False  # a member's message that is not the run's answer (:meth:`Truth.say`)
+    run: int = field(default_factory=RUN.get)  # which run of a call that makes several (:data:`RUN`)
 
     def sent(self, *, usage: bool = True, finish: str | None = None) -> None:
         """The response (or its last chunk) went out, with the usage of the turn and ``finish``."""
@@ -84,6 +91,7 @@ class ToolRun:
     args: dict
     outcome: str = "running"  # ok | error | cancelled | delegated (until settled) | either (a race: not compared)
     by: str = ""  # the agent that delegated, for a delegation (:meth:`Truth.delegate`)
+    run: int = field(default_factory=RUN.get)  # which run of a call that makes several (:data:`RUN`)
 
 
 @dataclass
@@ -100,6 +108,8 @@ class Truth:
     output: str | None = None  # what the caller got when no model answered it: a bare MCP tool call's result, a
     # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
     skipped: int = 0  # skip_model: requests a callback answered in the model's place (never sent to it)
+    runs: list[tuple[int, Any]] | None = None  # a call that makes several runs (:meth:`run_started`): each one's
+    # trace id and the asyncio task it runs in (None in a thread)
     withheld: bool = False  # the framework did not give the caller its model's last answer (a run cancelled after it)
     events_race: bool = False  # which events a stream gives before its end races with a cancel from another thread
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -190,6 +200,27 @@ class Truth:
         """Whether ``agent``'s next call is its delegation (it has made no call yet)."""
         with self._lock:
             return not any(c.agent == agent for c in self.calls)
+
+    def run_started(self) -> None:
+        """A call that makes several runs (CrewAI's ``kickoff_for_each``: one per input) starts its next one here:
+        what the fakes and tools record from now on in this context belongs to it (:data:`RUN`); the current
+        span's trace is that run's (each run its own trace, its own envelope)."""
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no loop in this thread
+            task = None
+        with self._lock:
+            self.runs = [*(self.runs or []), (trace.get_current_span().get_span_context().trace_id, task)]
+            RUN.set(len(self.runs) - 1)
+
+    def part(self, run: int) -> "Truth":
+        """Run ``run`` of a call that made several (:meth:`run_started`): its own truth; a run whose task was
+        cancelled (its siblings' call failed first, and ``asyncio.run`` cancelled what was left) ended by ``cancel``."""
+        task = (self.runs or [])[run][1]
+        ending = "cancel" if task is not None and task.done() and task.cancelled() else self.ending
+        return Truth(ending, calls=[c for c in self.calls if c.run == run],
+                     tools=[t for t in self.tools if t.run == run], agents=self.agents, top=self.top,
+                     ends_by=self.ends_by, error_output=self.error_output)
 
     # -- the tool side ---------------------------------------------------------
     def tool(self, name: str = TOOL, **args: Any) -> str:
@@ -408,6 +439,22 @@ STOP_REASON = {"cancel": "cancelled", "caller_cancel": "cancelled", "guardrail":
 """Ending → the envelope's ``metrics.stop_reason`` (``otel_agents.run.stop_reason``) for a run with an agent."""
 
 
+def _check_runs(truth: Truth, finished: list[ReadableSpan], tree: str) -> list[dict]:
+    """A call that made several runs: each run its own trace and its own envelope, checked as a cell of its own
+    against its part of the truth (a run whose model raised is one that failed)."""
+    traces = [trace_id for trace_id, _ in truth.runs or ()]
+    assert {s.context.trace_id for s in finished} == set(traces) and len(set(traces)) == len(traces), \
+        f"{len(traces)} runs, not one trace each:\n{tree}"
+    envelopes = []
+    for i, trace_id in enumerate(traces):
+        part, spans = truth.part(i), OpenSpans()
+        spans.finished = [s for s in finished if s.context.trace_id == trace_id]
+        outcome = raised(asyncio.CancelledError()) if part.ending == "cancel" else \
+            raised(ModelFailure()) if any(c.error for c in part.calls) else None
+        envelopes.append(check_cell(part, spans, outcome, outcome))
+    return envelopes
+
+
 def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outcome) -> dict:
     """Assert one cell against its ground truth (the module docstring of ``tests/matrix/table.py`` lists
     what); returns the envelope."""
@@ -420,6 +467,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     assert not spans.open, f"spans never ended: {sorted(spans.open.values())}"
     finished = list(spans.finished)
     tree = _tree(finished)
+    if truth.runs is not None:  # a call that made several runs (CrewAI's kickoff_for_each)
+        return _check_runs(truth, finished, tree)
 
     # one model span per call, with that call's usage and finish reason (absent when not sent)
     models = _sem(finished, "model")

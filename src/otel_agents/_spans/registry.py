@@ -44,6 +44,11 @@ class SpanRegistry:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def busy(self) -> bool:
+        """Whether some thread holds the registry's lock now: a finaliser (``__del__``, which the garbage collector
+        may run in a thread that holds it) must then leave its work to another thread."""
+        return self._lock.locked()
+
     def put(self, key: Hashable, span: SemanticSpan, extra: Any = None) -> None:
         """Keep ``span`` (and any ``extra`` state) under ``key``; evicts old entries first."""
         now = time.monotonic()

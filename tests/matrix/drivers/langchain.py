@@ -1,6 +1,10 @@
 """LangChain / LangGraph cells: a hand-built LangGraph agent loop (``tests/langchain/fakes.py``) over the
 ``ToolCallingChatModel`` fake, answering from the matrix's script and recording what it sent.
 
+``stream_mode="custom"`` entries run a tool that first writes ``{"looking_up": city}`` to LangGraph's stream
+writer (the mode yields only what nodes write); ``stream_mode="debug"`` events are compared without their ids
+and timestamps.
+
 Stops: ``max_turns`` binds ``recursion_limit=4`` to the graph (``with_config``): the model asks for the tool
 every turn until LangGraph raises ``GraphRecursionError``."""
 
@@ -15,6 +19,7 @@ from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
@@ -75,23 +80,29 @@ class TruthChatModel(ToolCallingChatModel):
             yield chunk
 
 
-def _tool(truth: Truth) -> StructuredTool:
+def _tool(truth: Truth, writes: bool = False) -> StructuredTool:
+    """The script's tool; ``writes``: it first writes ``{"looking_up": city}`` to LangGraph's stream writer
+    (``get_stream_writer()``: what ``stream_mode="custom"`` yields)."""
     def get_weather(city: str) -> str:
         """Get the weather for a city."""
+        if writes:
+            get_stream_writer()({"looking_up": city})
         return truth.tool(city=city)
 
     async def aget_weather(city: str) -> str:
         """Get the weather for a city."""
+        if writes:
+            get_stream_writer()({"looking_up": city})
         return await truth.atool(city=city)
 
     return StructuredTool.from_function(func=get_weather, coroutine=aget_weather, name=TOOL)
 
 
-def _graph(truth: Truth) -> Any:
+def _graph(truth: Truth, writes: bool = False) -> Any:
     truth.agents = [("weather_agent", None)]
     if truth.ending == "skip_model":
         return _answering_graph(truth)
-    graph = build_agent_graph(TruthChatModel(truth=truth), [_tool(truth)], name="weather_agent")
+    graph = build_agent_graph(TruthChatModel(truth=truth), [_tool(truth, writes)], name="weather_agent")
     return graph.with_config(recursion_limit=4) if truth.ending == "max_turns" else graph
 
 
@@ -161,6 +172,12 @@ def _content(msg: Any) -> Any:
             [(c["name"], c["args"]) for c in getattr(msg, "tool_calls", None) or []])
 
 
+def _debug(event: dict) -> Any:
+    """A ``stream_mode="debug"`` event without its ids and timestamp (new in every run)."""
+    payload = event.get("payload") or {}
+    return event["type"], event.get("step"), payload.get("name"), bool(payload.get("error"))
+
+
 def _update(event: dict) -> Any:
     return {node: [_content(m) for m in (upd or {}).get("messages", [])] for node, upd in event.items()}
 
@@ -197,6 +214,14 @@ ENTRIES = {
     "graph.stream(stream_mode='values')": lambda t: (
         lambda: _graph(t).stream(INPUT, stream_mode="values"), lambda st: [_content(m) for m in st["messages"]]),
     "graph.abatch": lambda t: (lambda: _abatch(_graph(t)), lambda x: x),
+    "graph.stream(stream_mode='custom')": lambda t: (
+        lambda: _graph(t, writes=True).stream(INPUT, stream_mode="custom"), lambda x: x),
+    "graph.astream(stream_mode='custom')": lambda t: (
+        lambda: _graph(t, writes=True).astream(INPUT, stream_mode="custom"), lambda x: x),
+    "graph.stream(stream_mode='debug')": lambda t: (
+        lambda: _graph(t).stream(INPUT, stream_mode="debug"), _debug),
+    "graph.astream(stream_mode='debug')": lambda t: (
+        lambda: _graph(t).astream(INPUT, stream_mode="debug"), _debug),
     "supervisor graph.invoke": lambda t: (lambda: _supervisor(t).invoke(INPUT), _final),
     "supervisor graph.stream": lambda t: (lambda: _supervisor(t).stream(INPUT), _update),
     "supervisor graph.astream(stream_mode='messages')": lambda t: (

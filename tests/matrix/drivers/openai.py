@@ -7,11 +7,12 @@ from typing import Any
 
 import httpx
 import openai
+from pydantic import BaseModel
 
 from otel_agents.instrumentors.openai import OpenAIInstrumentor
 from tests.clients.fakes import chat_completion, response_body, responses_stream
 from tests.matrix.drivers._sse import Server, both, finish, usage
-from tests.matrix.truth import ANSWER, CITY, Call, Truth
+from tests.matrix.truth import ANSWER, CITY, Call, Truth, Turn
 
 INSTRUMENTOR = OpenAIInstrumentor
 MODEL = "gpt-4o"
@@ -22,7 +23,7 @@ def _chat_whole(call: Call) -> dict:
     call.finish = "stop"
     call.usage = call.turn.usage
     u = call.turn.usage
-    return chat_completion(ANSWER, usage={"prompt_tokens": u[0], "completion_tokens": u[1], "total_tokens": sum(u)})
+    return chat_completion(call.turn.text, usage={"prompt_tokens": u[0], "completion_tokens": u[1], "total_tokens": sum(u)})
 
 
 def _chunk(delta: dict, finish_reason: str | None = None) -> dict:
@@ -51,7 +52,7 @@ def _resp_usage(call: Call) -> dict:
 def _resp_whole(call: Call) -> dict:
     call.usage = call.turn.usage
     call.finish = "stop"  # status "completed", which the span reports as the OTel finish reason "stop"
-    return response_body(ANSWER, usage=_resp_usage(call))
+    return response_body(call.turn.text, usage=_resp_usage(call))
 
 
 def _resp_events(call: Call) -> list:
@@ -66,8 +67,26 @@ def _resp_events(call: Call) -> list:
     return out
 
 
-def _client(t: Truth, aio: bool, chat: bool) -> Any:
-    server = Server(t, httpx, _chat_whole if chat else _resp_whole, _chat_events if chat else _resp_events, aio)
+class Weather(BaseModel):
+    """``parse``'s ``response_format`` / ``text_format``: the answer as structured output."""
+
+    answer: str
+
+
+PARSED = Weather(answer=ANSWER).model_dump_json()  # what the model sends a ``parse`` (compact JSON text)
+
+
+def _structured(whole: Any) -> Any:
+    """``whole`` for a ``parse``: the model answers the script's answer as ``Weather`` JSON (recorded as such)."""
+    def body(call: Call) -> dict:
+        call.turn = Turn(PARSED, [], call.turn.usage)
+        return whole(call)
+    return body
+
+
+def _client(t: Truth, aio: bool, chat: bool, parse: bool = False) -> Any:
+    whole = _chat_whole if chat else _resp_whole
+    server = Server(t, httpx, _structured(whole) if parse else whole, _chat_events if chat else _resp_events, aio)
     transport = httpx.MockTransport(server)
     if aio:
         return openai.AsyncOpenAI(api_key="test-key", max_retries=0, http_client=httpx.AsyncClient(transport=transport))
@@ -108,6 +127,21 @@ def _event_norm(event: Any) -> Any:
     return getattr(event, "type", type(event).__name__)
 
 
+def _parsed(result: Any) -> Any:
+    """What a ``parse`` gives the caller: the parsed object (``Weather``), and the text it was parsed from."""
+    if hasattr(result, "choices"):
+        message = result.choices[0].message
+        return (message.parsed, message.content)
+    return (result.output_parsed, result.output_text)
+
+
+def _parse(t: Truth, aio: bool, chat: bool) -> Any:
+    client = _client(t, aio, chat, parse=True)
+    if chat:
+        return client.chat.completions.parse(model=MODEL, messages=MESSAGES, response_format=Weather)
+    return client.responses.parse(model=MODEL, input=CITY, text_format=Weather)
+
+
 STREAM_OPTS = {"stream_options": {"include_usage": True}}
 ENTRIES = {
     "chat.completions.create": lambda t: (
@@ -130,5 +164,9 @@ ENTRIES = {
     "AsyncOpenAI responses.create(stream=True)": lambda t: (
         lambda: (_client(t, True, False).responses.create(model=MODEL, input=CITY, stream=True)), _event_norm),
     "responses.stream": lambda t: (lambda: _managed(t, False, False), _event_norm),
+    "chat.completions.parse": lambda t: (lambda: _parse(t, False, True), _parsed),
+    "AsyncOpenAI chat.completions.parse": lambda t: (lambda: _parse(t, True, True), _parsed),
+    "responses.parse": lambda t: (lambda: _parse(t, False, False), _parsed),
+    "AsyncOpenAI responses.parse": lambda t: (lambda: _parse(t, True, False), _parsed),
     "AsyncOpenAI responses.stream": lambda t: (lambda: _managed(t, True, False), _event_norm),
 }

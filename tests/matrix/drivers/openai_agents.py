@@ -16,7 +16,7 @@ from typing import Any
 import asyncio
 
 from agents import (Agent, GuardrailFunctionOutput, Model, ModelResponse, Runner, ToolsToFinalOutputResult, Usage,
-                    function_tool, output_guardrail)
+                    function_tool, input_guardrail, output_guardrail)
 from openai.types.responses import (Response, ResponseCompletedEvent, ResponseCreatedEvent, ResponseOutputItem,
                                     ResponseOutputItemDoneEvent, ResponseUsage)
 from pydantic import TypeAdapter
@@ -92,12 +92,16 @@ class TruthModel(Model):
                                                                                           "usage": _usage(call)}))
 
 
-def _agent(truth: Truth, agent: str = "") -> Agent:
+def _agent(truth: Truth, agent: str = "", guard: str = "output", blocking_tool: bool = True) -> Agent:
+    """``guard``: which guardrail trips in a ``guardrail`` cell, ``"output"`` (on the answer), ``"input"`` (an
+    input guardrail run in parallel with the first model request, the SDK's default) or ``"input-first"``
+    (``run_in_parallel=False``: before it). ``blocking_tool=False``: the tool answers at once even in a
+    ``caller_cancel`` cell (a run cancelled ``after_turn`` lets it finish)."""
     truth.agents = [("weather_agent", None)]
 
     async def get_weather(city: str) -> str:
         """Get the weather for a city."""
-        return await truth.atool(city=city)
+        return await truth.atool(city=city) if blocking_tool else truth.tool(city=city)
 
     def answer_from_the_tool(context: Any, results: Any) -> ToolsToFinalOutputResult:
         """skip_model: the SDK's ``tool_use_behavior`` hook answers after the tool instead of the model."""
@@ -105,9 +109,17 @@ def _agent(truth: Truth, agent: str = "") -> Agent:
 
     tool = function_tool(get_weather, name_override=TOOL, failure_error_function=None)
     behavior = {"tool_use_behavior": answer_from_the_tool} if truth.ending == "skip_model" else {}
-    guardrails = [output_guardrail(_no_answer, name="no_answer")] if truth.ending == "guardrail" else []
+    guarded = truth.ending == "guardrail"
+    outputs = [output_guardrail(_no_answer, name="no_answer")] if guarded and guard == "output" else []
+    inputs = [input_guardrail(_no_input, name="no_input", run_in_parallel=guard == "input")] \
+        if guarded and guard.startswith("input") else []
     return Agent(name="weather_agent", instructions="Answer about the weather.", model=TruthModel(truth, agent),
-                 tools=[tool], output_guardrails=guardrails, **behavior)
+                 tools=[tool], output_guardrails=outputs, input_guardrails=inputs, **behavior)
+
+
+async def _no_input(ctx: Any, agent: Any, input: Any) -> GuardrailFunctionOutput:
+    """The input guardrail of the ``input_guardrail`` entries: it blocks the user's question."""
+    return GuardrailFunctionOutput(output_info="blocked", tripwire_triggered=True)
 
 
 async def _no_answer(ctx: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
@@ -157,6 +169,20 @@ def _streamed(truth: Truth, build: Any = _agent) -> Any:
     return gen()
 
 
+def _after_turn(truth: Truth, build: Any = None) -> Any:
+    """``cancel(mode="after_turn")`` at the first event: the SDK finishes the turn in flight (the model's tool
+    call and the tool, which answers at once; or the handoff) and stops before the next request, without
+    raising."""
+    async def gen() -> Any:
+        agent = build(truth) if build is not None else _agent(truth, blocking_tool=False)
+        result = Runner.run_streamed(agent, CITY)
+        async for event in result.stream_events():
+            if truth.ending == "caller_cancel" and result._cancel_mode == "none":  # (the SDK's own record of it)
+                result.cancel(mode="after_turn")
+            yield event
+    return gen()
+
+
 def _event(event: Any) -> Any:
     return (event.type, getattr(event, "name", None))
 
@@ -170,4 +196,14 @@ ENTRIES = {
     "handoff Runner.run_streamed": lambda t: (lambda: _streamed(t, _handoff), _event),
     "agent.as_tool Runner.run": lambda t: (lambda: Runner.run(_orchestrator(t), CITY), lambda r: r.final_output),
     "agent.as_tool Runner.run_streamed": lambda t: (lambda: _streamed(t, _orchestrator), _event),
+    "Runner.run_streamed cancel(mode='after_turn')": lambda t: (lambda: _after_turn(t), _event),
+    "handoff Runner.run_streamed cancel(mode='after_turn')": lambda t: (lambda: _after_turn(t, _handoff), _event),
+    "input_guardrail Runner.run": lambda t: (lambda: Runner.run(_agent(t, guard="input"), CITY),
+                                             lambda r: r.final_output),
+    "input_guardrail Runner.run_sync": lambda t: (lambda: Runner.run_sync(_agent(t, guard="input"), CITY),
+                                                  lambda r: r.final_output),
+    "input_guardrail Runner.run_streamed": lambda t: (lambda: _streamed(t, lambda t: _agent(t, guard="input")),
+                                                      _event),
+    "input_guardrail(run_in_parallel=False) Runner.run": lambda t: (
+        lambda: Runner.run(_agent(t, guard="input-first"), CITY), lambda r: r.final_output),
 }

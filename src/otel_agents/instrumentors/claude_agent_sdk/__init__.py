@@ -41,7 +41,7 @@ frames as they arrive and build:
   result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``. A run
   the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
   ``error_max_turns`` (or ``terminal_reason`` ``max_turns``: ``ClaudeAgentOptions.max_turns``), ``budget``
-  for ``error_max_budget_usd``.
+  for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``).
 * One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation
   thread, never per frame: from the moment its request was complete (the prompt, or the tool
   results it answers) to its last frame; input messages rebuilt from the stream, the system
@@ -68,7 +68,16 @@ frames as they arrive and build:
   frames carrying its ``parent_tool_use_id``. It ends with its tool call; a background one
   (``run_in_background``: its call returns at once) at its task's terminal status
   (``task_notification``/``task_updated``: ``failed`` → ERROR, ``stopped``/``killed`` → control
-  flow), after the turn's result if need be, or when the session closes.
+  flow), after the turn's result if need be, or when the session closes; its tool calls in flight
+  outlive the turn's result too (ended with it if the session closes first: abandoned, or with the
+  cancellation or error that closed it).
+* A turn the CLI starts itself — a background subagent's end wakes the main agent for a follow-up
+  turn, with a result of its own, without a prompt of the caller's — is traced as a turn: inside
+  ``query()`` it belongs to the same run (the ``invoke_agent claude`` span of the call, whose output
+  becomes the follow-up's result; a result given while a background subagent still works is the
+  run's output only if no later one comes, so a run cancelled before its follow-up has none), on a
+  ``ClaudeSDKClient`` it is a new ``invoke_agent claude`` span. Its model calls continue the main
+  conversation, each from when its request was made (after the result, or the task's end).
 
 SDK MCP tools
 -------------

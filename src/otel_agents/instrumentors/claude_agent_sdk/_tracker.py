@@ -74,12 +74,13 @@ class _Thread:
 
 
 class _Tool:
-    __slots__ = ("span", "name", "args", "denied", "guardrail")
+    __slots__ = ("span", "name", "args", "denied", "guardrail", "thread")
 
-    def __init__(self, span: SemanticSpan, name: str, args: Any):
+    def __init__(self, span: SemanticSpan, name: str, args: Any, thread: str | None = None):
         self.span = span
         self.name = name
         self.args = args
+        self.thread = thread  # the conversation that called it (``parent_tool_use_id``; ``None``: the main one)
         self.denied: str | None = None  # the deny message of can_use_tool, when it denied the call
         self.guardrail = False
 
@@ -92,6 +93,7 @@ class Turn:
         self.own_span = own_span  # False: the span belongs to the query() wrapper, which ends it
         self.interrupted = False
         self.done = False
+        self.pending_output: Any = None  # query()'s result while a background subagent works on (the run goes on)
 
 
 class Tracker:
@@ -102,6 +104,7 @@ class Tracker:
                  system: Any = None, model: str | None = None):
         self.telemetry = telemetry
         self.turn = turn
+        self.run = turn  # query()'s run (its span lasts the generator): a turn the CLI starts itself reopens it
         self.hide_partials = hide_partials
         self.system = system
         self.request_model = model
@@ -117,12 +120,15 @@ class Tracker:
         # denied (settings rules, permission mode), which a tool_result alone cannot tell from a failure.
         # tool_use id → (tool, result text, end time ns); at most MAX_HELD, the rest end at once as failures.
         self.held: dict[str, tuple[_Tool, str | None, int]] = {}
+        self.history: list[ChatMessage] = []  # the main conversation as the last turn left it
+        self.idle_since = time.time_ns()  # the last result, or a background task's end after it
         if turn is not None:
             self._begin(turn)
 
     # -- the turn ------------------------------------------------------------------
     def _begin(self, turn: Turn) -> None:
         self.turn = turn
+        turn.done = False
         self.threads = {None: _Thread(turn.span, own=False)}
         with guard("claude_agent_sdk.turn"):
             turn.span.set_agent(AGENT_NAME)
@@ -138,6 +144,21 @@ class Tracker:
         span = self.telemetry.start_span(Kind.AGENT, AGENT_NAME)
         self._begin(Turn(span))
 
+    def _wake(self) -> None:
+        """The CLI starts a turn of its own on the main thread, with no prompt of the caller's: a background
+        subagent's task ended and woke the main agent for a follow-up turn, with a result of its own. Inside
+        ``query()`` it is the same run: its turn reopens on the run's span (whose output becomes the new
+        result's); on a ``ClaudeSDKClient`` a new agent span. Its conversation goes on from the last turn's,
+        its first request from when the CLI went idle (the result, or the task's end after it)."""
+        run = self.run
+        if run is not None and not run.span.ended:
+            self._begin(run)
+        else:
+            self.open_turn()
+        main = self.threads[None]
+        main.history = list(self.history)
+        main.trigger = self.idle_since
+
     def end_turn(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
         """End every span still open (the turn's own span only if we opened it)."""
         turn = self.turn
@@ -145,12 +166,17 @@ class Tracker:
             return
         for thread in list(self.threads.values()):
             self._end_model(thread)
+        main = self.threads.get(None)
+        self.history = list(main.history[-200:]) if main is not None else []
+        self.idle_since = time.time_ns()
         for request_id in list(self.callbacks):
             span = self.callbacks.pop(request_id)
             self._mark_unfinished(span, turn, error, abandoned)
             span.end()
         self._end_held(())  # no result came to say which were denials: they failed as their results said
         for tool_id in list(self.tools):
+            if self.tools[tool_id].thread in self.background:
+                continue  # a background subagent's call: it runs on past the turn (see end_background)
             tool = self.tools.pop(tool_id)
             self._mark_unfinished(tool.span, turn, error, abandoned)
             tool.span.end()
@@ -330,9 +356,19 @@ class Tracker:
         elif status != "completed":  # stopped, killed
             thread.agent.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, status)
         thread.agent.end()
+        if self.turn is None:
+            self.idle_since = time.time_ns()  # the main agent's follow-up request, if any, comes after this
 
     def end_background(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
-        """End the background subagents still running (the session is closing)."""
+        """End the background subagents still running (the session is closing), and the tool calls they
+        left open."""
+        for tool_id in [t for t, tool in self.tools.items() if tool.thread in self.background]:
+            span = self.tools.pop(tool_id).span
+            if error is not None:
+                span.record_error(error, control_flow=not isinstance(error, Exception))
+            elif abandoned:
+                span.mark_abandoned()
+            span.end()
         for thread in list(self.background.values()):
             self._end_model(thread)
             if not thread.agent.ended:
@@ -372,8 +408,19 @@ class Tracker:
             thread.history.append(ChatMessage("user", str(args["prompt"])))
         return thread
 
+    def _in_turn(self, frame: dict, wakes: bool = True) -> bool:
+        """Whether ``frame`` belongs to a turn: the open one, a background subagent's, or (``wakes``: a frame
+        of a model response) a turn the CLI starts itself on the main thread (:meth:`_wake`)."""
+        if self.turn is not None:
+            return True
+        thread = frame.get("parent_tool_use_id")
+        if thread is None and wakes:
+            self._wake()
+            return True
+        return thread in self.background
+
     def _on_assistant(self, frame: dict) -> None:
-        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
+        if not self._in_turn(frame):
             return
         message = frame.get("message") or {}
         thread = self._thread(frame.get("parent_tool_use_id"))
@@ -384,7 +431,7 @@ class Tracker:
         for block in message.get("content") or ():
             call.parts.extend(block_parts(block))
             if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id"):
-                self._open_tool(thread, block)
+                self._open_tool(thread, block, frame.get("parent_tool_use_id"))
         if message.get("usage"):
             call.snapshot = message["usage"]
         if message.get("stop_reason"):
@@ -438,7 +485,7 @@ class Tracker:
         thread.trigger = call.last
 
     def _on_stream_event(self, frame: dict) -> None:
-        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
+        if not self._in_turn(frame):
             return
         event = frame.get("event") or {}
         kind = event.get("type")
@@ -461,7 +508,7 @@ class Tracker:
                 call.stop_reason = stop
             call.last = time.time_ns()
 
-    def _open_tool(self, thread: _Thread, block: dict) -> None:
+    def _open_tool(self, thread: _Thread, block: dict, thread_id: str | None) -> None:
         tool_id = block["id"]
         if tool_id in self.tools:
             return
@@ -476,7 +523,7 @@ class Tracker:
             span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
         if name in DELEGATION_TOOLS and isinstance(args, dict) and args.get("subagent_type"):
             span.set_attribute(A.OTEL_AGENTS_HANDOFF_TARGET, str(args["subagent_type"]))
-        self.tools[tool_id] = _Tool(span, name, args)
+        self.tools[tool_id] = _Tool(span, name, args, thread_id)
 
     def sdk_mcp_tool_span(self, server: Any, params: dict) -> SemanticSpan | None:
         """Our tool span of an SDK MCP ``tools/call``: by the CLI's ``claudecode/toolUseId`` in
@@ -490,7 +537,7 @@ class Tracker:
         return tool.span if tool is not None else None
 
     def _on_user(self, frame: dict) -> None:
-        if self.turn is None and frame.get("parent_tool_use_id") not in self.background:
+        if not self._in_turn(frame, wakes=False):
             return
         thread = self._thread(frame.get("parent_tool_use_id"))
         content = (frame.get("message") or {}).get("content")
@@ -578,7 +625,14 @@ class Tracker:
                                  PERMISSION_DENIALS: len(denials) if isinstance(denials, list) else None})
             if span.records_content and not frame.get("is_error"):  # an error result's text is no answer
                 output = frame.get("structured_output")
-                span.set_output(output if output is not None else frame.get("result"))
+                output = output if output is not None else frame.get("result")
+                if turn is self.run and self.background:
+                    # query()'s run goes on (a background subagent works, and its end wakes the main agent):
+                    # this result is the run's output only if the run ends without another one
+                    turn.pending_output = output
+                else:
+                    turn.pending_output = None
+                    span.set_output(output)
             if turn.interrupted:
                 pass  # marked in end_turn: an interrupt is not an error
             elif frame.get("is_error"):

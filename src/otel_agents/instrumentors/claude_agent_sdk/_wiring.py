@@ -144,6 +144,8 @@ class Installation:
                 tracker.end_background(error=error, abandoned=abandoned)
             if not finished or error is not None:
                 Tracker._mark_unfinished(turn.span, turn, error, abandoned and not finished)
+            elif turn.pending_output is not None and not abandoned:  # no later result came: that one was the last
+                turn.span.set_output(turn.pending_output)
         turn.span.end()
 
     # -- ClaudeSDKClient -----------------------------------------------------------

@@ -79,10 +79,16 @@ run ``otel_agents.run.paused`` (the ECP fold reports ``status: "paused"``);
 graph's ``recursion_limit`` reached) is an error and the stop reason ``max_turns``
 (``otel_agents.run.stop_reason``) of every graph (agent) it ends. A run that ends while runs under it are still open
 (a ``stream()`` broken out of early ends with partial output) ends those runs and
-is itself marked abandoned. A run LangChain never reports as ended at all
-(``astream_events`` broken right after its first event cancels the run before
-LangChain has set it up) is ended by the bounds of the run map
-(``otel_agents.span.evicted``), and its open children with it. Static breakpoints
+is itself marked abandoned. A stream whose end LangChain does not report ends
+its run all the same, abandoned, with nothing ended twice: ``astream_events``
+closed right after its first event (LangChain cancels the run before it has set
+it up, and never reports its end) ends its root run when the event stream ends;
+a model's ``astream()`` dropped unfinished ends its model span when it is
+collected (LangChain reports that end only from a task the loop runs later, and
+that a loop shutting down — ``asyncio.run`` returning — cancels before it runs);
+see :mod:`.patches`. Any other run LangChain never reports as ended is ended by
+the bounds of the run map (``otel_agents.span.evicted``), and its open children
+with it. Static breakpoints
 (``interrupt_before``/``interrupt_after``) report no signal through callbacks and
 are not marked paused.
 
@@ -153,7 +159,7 @@ class LangChainInstrumentor(OtelAgentsInstrumentor):
         var: contextvars.ContextVar = contextvars.ContextVar("otel_agents_langchain_handler", default=handler)
         register_configure_hook(var, True)
         self.handler, self._hook_var = handler, var
-        patches.install(handler.span_context_for, handler.tool_runs_failed)
+        patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped)
 
     def _remove(self) -> None:
         from . import patches

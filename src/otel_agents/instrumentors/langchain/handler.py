@@ -150,6 +150,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         span = self.telemetry.start_span(kind, name, parent=parent_span, operation=operation, attributes=attributes)
         run = _Run(parent_key if parent_span is not None else None)
         self.spans.put(run_id, span, run)
+        patches.run_opened(run_id)  # the first under an astream_events() step is its root run
         if parent_span is not None:
             parent_run = self.spans.get_extra(parent_key)
             if parent_run is not None:
@@ -167,6 +168,23 @@ class SpanCallbackHandler(BaseCallbackHandler):
             with guard(site or "langchain.fill"):
                 fill(span, run)
         self._close(run_id, span, run, error=error)
+
+    def run_left(self, run_id: UUID, error: BaseException | None = None) -> None:
+        """End ``run_id`` if it is still open although its stream is over (LangChain never reported its end):
+        with ``error`` (what ended the stream), else as abandoned; its open children with it. A run whose end
+        LangChain reported has left the map: nothing happens."""
+        span, run = self.spans.pop_with_extra(run_id)
+        if span is not None:
+            self._close(run_id, span, run, error=error, abandoned=error is None)
+
+    def run_dropped(self, run_id: UUID) -> None:
+        """:meth:`run_left` (abandoned) from a finaliser: the garbage collector may run one in a thread holding one
+        of our locks, so then the work goes to a thread of its own, which waits for the lock."""
+        if self._lock.locked() or self.spans.busy():
+            threading.Thread(target=self.run_left, args=(run_id,), name="otel-agents-langchain-drop",
+                             daemon=True).start()
+        else:
+            self.run_left(run_id)
 
     def _unfold(self, run_id: UUID) -> bool:
         """Forget a folded run; whether it was one."""

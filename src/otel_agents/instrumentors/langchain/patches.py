@@ -40,7 +40,14 @@
    :func:`model_run_started`, which makes the span current for the rest of
    that step, and each later step attaches it again. Every step detaches what
    it attached before handing the chunk back, so the span is never current
-   between chunks or after the consumer stops.
+   between chunks or after the consumer stops. An ``astream()`` its consumer
+   drops unfinished (no ``aclose()``) ends its model span as abandoned when the
+   proxy is collected: LangChain reports that end (``on_llm_error`` with
+   ``GeneratorExit``) only once the event loop finalises the generator, in a task
+   of the loop's, and from a further task (``@shielded``) that a loop shutting
+   down (``asyncio.run`` returning) cancels before it runs: the call would look
+   complete, ended only when the run map evicts it. The callback that comes later
+   finds the span ended and does nothing.
 
 5. **A tool run LangChain gives up on still ends.** ``BaseTool.run``/``arun`` can raise after
    ``on_tool_start`` without calling ``on_tool_end`` or ``on_tool_error`` (formatting a result it
@@ -48,6 +55,17 @@
    in ``on_tool_start``, would stay current. We wrap both; the handler notes each tool run started
    inside the call (:func:`tool_run_started`), and an exception escaping the call ends those still
    open with it, in the same context, before it propagates unchanged.
+
+6. **An ``astream_events()`` left early still ends its run.** ``Runnable.astream_events`` (v1/v2, through
+   ``Runnable._astream_events_v1_v2``) runs the runnable in a task of its own; closed right after its first
+   event it cancels that task, and when the cancellation lands before LangChain has its run manager (the
+   graph's ``on_chain_start`` is still being dispatched to the other handlers) LangChain never reports the
+   run's end. We wrap the method: each step of the event stream runs with a marker in the context (copied
+   into that task), the handler notes the first run opened under it (the stream's root run,
+   :func:`run_opened`), and when the stream ends — exhausted, raised, closed, or finalised after its
+   consumer dropped it — once LangChain's own clean-up is done, the root run, if LangChain left it open,
+   ends with what ended the stream (abandoned when the consumer left; its open children with it). A run
+   LangChain did report has left the run map, so nothing ends twice.
 
 Removal only ever takes out our own wrapper: when another library wrapped the
 same function after us, ours stays in place under theirs, switched off (a plain
@@ -137,12 +155,13 @@ _STREAM_RUN = otel_context.create_key("otel_agents.langchain.stream_run")
 
 
 class _StreamRun:
-    """The model run one ``stream()``/``astream()`` call started: its span's context, once opened."""
+    """The model run one ``stream()``/``astream()`` call started: its span's context and run id, once opened."""
 
-    __slots__ = ("ctx",)
+    __slots__ = ("ctx", "run_id")
 
     def __init__(self) -> None:
         self.ctx: Any = None
+        self.run_id: Any = None
 
     def step_context(self) -> Any:
         """The context one step of the stream runs in: the model span's once known, else a marker for
@@ -159,8 +178,41 @@ def model_run_started(run_id: Any) -> None:
         return
     ctx = lookup(run_id)
     if ctx is not None:
-        run.ctx = ctx
+        run.ctx, run.run_id = ctx, run_id
         otel_context.attach(ctx)
+
+
+class _ModelAsyncStream(AsyncStepIterator):
+    """A wrapped ``astream()``: an :class:`AsyncStepIterator` that, collected before its source ended or was
+    closed, ends the model run as abandoned (see the module docstring, 4)."""
+
+    __slots__ = ("_run", "_over")
+
+    def __init__(self, source: Any, run: _StreamRun):
+        super().__init__(source, run.step_context)
+        self._run = run
+        self._over = False
+
+    async def __anext__(self) -> Any:
+        try:
+            return await super().__anext__()
+        except BaseException:
+            self._over = True  # the source ended (or raised): LangChain reported the run's end
+            raise
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            self._over = True
+
+    def __del__(self) -> None:
+        try:
+            hook = _run_dropped
+            if hook is not None and not self._over and self._run.run_id is not None:
+                hook(self._run.run_id)
+        except Exception:  # noqa: BLE001 - a finaliser must never raise (nor report, at interpreter exit)
+            pass
 
 
 def _stream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -174,10 +226,73 @@ def _astream_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any
     iterator = wrapped(*args, **kwargs)
     if _span_context_for is None or not inspect.isasyncgen(iterator):
         return iterator
-    return AsyncStepIterator(iterator, _StreamRun().step_context)
+    return _ModelAsyncStream(iterator, _StreamRun())
 
 
 STREAM_TARGETS = (("stream", _stream_wrapper), ("astream", _astream_wrapper))  # on BaseChatModel and BaseLLM
+
+
+_EVENTS_RUN = otel_context.create_key("otel_agents.langchain.events_run")
+_run_left: Callable[[Any, BaseException | None], None] | None = None  # while instrumented
+_run_dropped: Callable[[Any], None] | None = None  # the same, abandoned, from a finaliser
+
+
+class _EventsRun:
+    """One ``astream_events()`` call: the first run opened under it (its root run), once known."""
+
+    __slots__ = ("root",)
+
+    def __init__(self) -> None:
+        self.root: Any = None
+
+    def step_context(self) -> Any:
+        return otel_context.set_value(_EVENTS_RUN, self)
+
+
+def run_opened(run_id: Any) -> None:
+    """The handler opened ``run_id``'s span: the first one under an ``astream_events()`` step is its root run."""
+    run = otel_context.get_value(_EVENTS_RUN)
+    if isinstance(run, _EventsRun) and run.root is None:
+        run.root = run_id
+
+
+def _left(run_id: Any, error: BaseException | None) -> None:
+    """End ``run_id`` if LangChain left it open: with ``error``, else as abandoned."""
+    hook = _run_left
+    if hook is not None:
+        with guard("langchain.run_left"):
+            hook(run_id, error)
+
+
+async def _events(source: Any, run: _EventsRun) -> Any:
+    """``astream_events()``'s events, each step with ``run`` in the context; at the end, whatever it is, the
+    source is closed and then the root run ended if LangChain left it open (see the module docstring, 6)."""
+    steps = AsyncStepIterator(source, run.step_context)
+    error: BaseException | None = None
+    try:
+        async for event in steps:
+            yield event
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        try:
+            await steps.aclose()
+        finally:
+            if run.root is not None:
+                _left(run.root, error)
+
+
+def _astream_events_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    iterator = wrapped(*args, **kwargs)
+    if _run_left is None or not inspect.isasyncgen(iterator):
+        return iterator
+    return _events(iterator, _EventsRun())
+
+
+EVENTS_TARGETS = ("_astream_events_v1_v2", "astream_events")  # on Runnable: the first one it has
 
 
 _TOOL_RUNS: contextvars.ContextVar[list | None] = contextvars.ContextVar("otel_agents_langchain_tool_runs",
@@ -239,9 +354,13 @@ def _wrap_methods(install: bool) -> None:
     targets = [(BaseChatModel, attr, wrapper)
                for attr, wrapper in zip(MODEL_CALL_TARGETS, (_model_call_wrapper, _amodel_call_wrapper))]
     targets += [(cls, attr, wrapper) for cls in (BaseChatModel, BaseLLM) for attr, wrapper in STREAM_TARGETS]
+    from langchain_core.runnables import Runnable
     from langchain_core.tools import BaseTool
 
     targets += [(BaseTool, attr, wrapper) for attr, wrapper in TOOL_RUN_TARGETS]
+    events = next((attr for attr in EVENTS_TARGETS if attr in Runnable.__dict__), None)
+    if events is not None:
+        targets.append((Runnable, events, _astream_events_wrapper))
     for owner, attr, wrapper in targets:
         current = owner.__dict__.get(attr)
         if current is None:
@@ -282,11 +401,15 @@ def _unwrap(module_name: str, attr: str, wrapper: Any) -> None:
     # Otherwise a later wrapper sits on top of ours: leave ours there, switched off.
 
 
-def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[list, BaseException], None]) -> None:
+def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[list, BaseException], None],
+            run_left: Callable[[Any, BaseException | None], None], run_dropped: Callable[[Any], None]) -> None:
     """Switch the hooks on; ``span_context_for(run_id)`` returns the OTel ``Context`` to attach, or ``None``;
-    ``tool_run_failed(run_ids, exc)`` ends the tool runs a failed ``BaseTool.run``/``arun`` left open."""
-    global _span_context_for, _graph_codes, _tool_run_failed
+    ``tool_run_failed(run_ids, exc)`` ends the tool runs a failed ``BaseTool.run``/``arun`` left open;
+    ``run_left(run_id, exc)`` ends a run LangChain left open (with ``exc``, or abandoned when ``None``);
+    ``run_dropped(run_id)`` the same, abandoned, safe to call from a finaliser."""
+    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped
     _tool_run_failed = tool_run_failed
+    _run_left, _run_dropped = run_left, run_dropped
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.patch"):
             _wrap(module_name, attr, _config_context_wrapper)
@@ -299,9 +422,10 @@ def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[l
 
 def remove() -> None:
     """Switch both hooks off and take our wrappers out where they are on top."""
-    global _span_context_for, _graph_codes, _tool_run_failed
+    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped
     _span_context_for = None
     _tool_run_failed = None
+    _run_left = _run_dropped = None
     _graph_codes = frozenset()
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.unpatch"):

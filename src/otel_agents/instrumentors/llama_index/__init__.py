@@ -41,9 +41,18 @@ What you get:
   history appears as its message count: the model spans carry the messages).
   A run stopped at ``run(max_iterations=...)`` (the ``WorkflowRuntimeError`` the
   ``parse_agent_output`` step raises with the default ``early_stopping_method="force"``)
-  has ``otel_agents.run.stop_reason`` ``max_turns`` on its agent span (with
-  ``"generate"`` LlamaIndex asks the model for a last answer instead: no stop reason
-  is recorded for that yet).
+  has ``otel_agents.run.stop_reason`` ``max_turns`` on its agent span; so has a run
+  cut off there with ``early_stopping_method="generate"``, where LlamaIndex asks the
+  model for a last answer instead (that answer, a model span under the
+  ``parse_agent_output`` step, is the run's output; we wrap the agents'
+  ``_generate_early_stopping_response``, which LlamaIndex calls for it, on
+  ``BaseWorkflowAgent`` and ``AgentWorkflow``). In an ``AgentWorkflow`` the stop
+  reason is on the agent that was active.
+* An answer a workflow agent rejects and asks the model again for (an ``AgentOutput``
+  with ``retry_messages``: ``ReActAgent``'s output its parser cannot read, an empty
+  answer) makes the ``run_agent_step`` step that produced it a failed step: status
+  ERROR, ``error.type`` ``output_rejected``, the feedback LlamaIndex sends the model as
+  the description (with content on); it is not recorded as an agent's answer.
 * ``AgentWorkflow`` → a ``chain`` span ``invoke_workflow AgentWorkflow``; each
   agent that takes over (the root agent, then each handoff) an ``agent`` span
   under it, and the steps it runs under that agent.
@@ -80,7 +89,8 @@ What you get:
   this (``uninstrument()`` takes the wrappers off). A streaming
   query engine keeps its span open until its response is read; the model call
   that starts on the first read nests under it, and the streamed text becomes
-  its output.
+  its output (no output when the stream failed, or was left, before its first
+  item).
 
 Design decisions, and why:
 
@@ -88,7 +98,9 @@ Design decisions, and why:
   already reports every decorated call (span handler) and every model payload
   (event handler) with reliable parent ids across async tasks, ``gather`` and
   the workflow runtime's step tasks. We register one span handler and one event
-  handler on the root dispatcher and patch nothing. The dispatcher has no remove
+  handler on the root dispatcher, and wrap only where the dispatcher is silent
+  (model streams' steps, tool calls whose end it fails to report, the forced last
+  answer of ``early_stopping_method="generate"``). The dispatcher has no remove
   API: ``uninstrument()`` rebuilds its handler lists without our two handlers
   (by identity, leaving everyone else's) and ends the spans still open.
 * **Current span.** The span handler runs in the same context as the decorated
@@ -149,6 +161,19 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
         dispatcher.add_event_handler(events)
         self._span_handler, self._event_handler = spans, events
         self._stream_patch = self._tool_patch = None
+        self._forced_patches: list = []
+        try:  # the last answer a run cut off at max_iterations is asked for: the stop reason max_turns
+            from llama_index.core.agent.workflow import AgentWorkflow
+            from llama_index.core.agent.workflow.base_agent import BaseWorkflowAgent
+
+            from .._patch import Patch
+            from ._span_handler import FORCED_ANSWER_METHOD, forced_answer_wrapper
+
+            for owner in (BaseWorkflowAgent, AgentWorkflow):
+                if FORCED_ANSWER_METHOD in owner.__dict__:
+                    self._forced_patches.append(Patch(owner, FORCED_ANSWER_METHOD, forced_answer_wrapper))
+        except Exception as exc:  # noqa: BLE001 - runs still get their spans, only this stop reason is lost
+            report_internal_error("llama_index.patch_forced_answer", exc)
         try:  # every tool class's call methods: a call whose end LlamaIndex fails to report still ends our spans
             from llama_index.core.tools.types import BaseTool
 
@@ -170,6 +195,9 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
             report_internal_error("llama_index.patch_streams", exc)
 
     def _remove(self) -> None:
+        for patch in getattr(self, "_forced_patches", None) or []:
+            patch.remove()
+        self._forced_patches = []
         for attr in ("_stream_patch", "_tool_patch"):
             patch = getattr(self, attr, None)
             setattr(self, attr, None)

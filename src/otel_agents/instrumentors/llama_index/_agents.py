@@ -61,11 +61,17 @@ class AgentSpans:
         return span
 
     def step_result(self, result: Any) -> None:
-        """Record an agent's answer (an ``AgentOutput`` step result) on the active agent's span."""
+        """Record an agent's answer (an ``AgentOutput`` step result, not one it rejected) on the active agent's span."""
         span = self._span
-        if span is not None and span.records_content \
+        if span is not None and span.records_content and extract.rejected_feedback(result) is None \
                 and hasattr(result, "current_agent_name") and hasattr(result, "response"):
             span.set_output(extract.response_text(result))
+
+    def record_active(self, error: BaseException, *, control_flow: bool = False) -> None:
+        """Record ``error`` on the active agent's span (a cancelled run: the agent's stop reason ``cancelled``)."""
+        span = self._span
+        if span is not None:
+            span.record_error(error, control_flow=control_flow)
 
     def close(self, error: BaseException | None = None, *, control_flow: bool = False) -> None:
         """End the active agent's span with the run (recording the run's error, if any)."""

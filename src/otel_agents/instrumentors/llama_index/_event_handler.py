@@ -89,7 +89,11 @@ class LlamaIndexEventHandler(BaseEventHandler):
     def _cancelled(self, event: Any) -> None:
         span = self.spans.enclosing_span(event.span_id)
         if span is not None:
-            span.record_error(asyncio.CancelledError(getattr(event, "reason", "")), control_flow=True)
+            cancelled = asyncio.CancelledError(getattr(event, "reason", ""))
+            span.record_error(cancelled, control_flow=True)
+            agents = self.spans.agents_of(event.span_id)
+            if agents is not None:  # an AgentWorkflow run: its active agent was cancelled (its stop reason)
+                agents.record_active(cancelled, control_flow=True)
 
 
 _ROUTES: dict[str, Callable[[LlamaIndexEventHandler, Any], None]] = {

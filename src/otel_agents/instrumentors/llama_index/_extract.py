@@ -434,6 +434,16 @@ def _compact(value: Any, depth: int) -> Any:
     return value
 
 
+def rejected_feedback(result: Any) -> str | None:
+    """What a workflow agent's step said about an answer it rejected, or ``None`` when it did not reject one: an
+    ``AgentOutput`` with ``retry_messages`` (the rejected message, then the feedback the model is asked again
+    with: ``ReActAgent``'s output it cannot parse, or an empty answer) → the feedback's text."""
+    retry = getattr(result, "retry_messages", None)
+    if not retry or not isinstance(retry, list) or not hasattr(result, "current_agent_name"):
+        return None
+    return str(getattr(retry[-1], "content", None) or "")
+
+
 def event_payload(event: Any) -> Any:
     """A workflow event as a step span's input or output: ``{"event": class name, field: value…}``.
 

@@ -38,7 +38,7 @@ from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from pydantic import Field
 
-from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error
+from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error, semantic_span_for
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _extract as extract
@@ -47,6 +47,8 @@ from ._agents import AgentSpans
 from ._streaming import ModelStreams, hold_response_stream
 
 _CONTROL_FLOW = frozenset({"WorkflowCancelledByUser", "WorkflowDone"})
+REJECTED_OUTPUT = "output_rejected"
+"""``error.type`` of a workflow agent step whose answer the agent rejected and asked the model again for."""
 _MAX_OPEN = 10_000  # dispatcher spans whose exit never came (a sync call returning a Future) are evicted past this
 
 
@@ -62,6 +64,24 @@ def step_stop_reason(step: str | None, exc: BaseException) -> str | None:
     ``WorkflowRuntimeError`` a workflow agent's ``parse_agent_output`` step raises when its run reached
     ``max_iterations`` (``early_stopping_method="force"``, the default; that step raises no other), else ``None``."""
     return "max_turns" if step == "parse_agent_output" and type(exc).__name__ == "WorkflowRuntimeError" else None
+
+
+FORCED_ANSWER_METHOD = "_generate_early_stopping_response"
+"""What a workflow agent (``BaseWorkflowAgent``) and ``AgentWorkflow`` call when a run reached
+``max_iterations`` with ``early_stopping_method="generate"``: the model is asked for a last answer."""
+
+
+def forced_answer_wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """wrapt wrapper of :data:`FORCED_ANSWER_METHOD`: the run was cut off at its cap and answers once more
+    because of it, so the agent whose step calls it (the nearest agent span above the current span: the
+    ``parse_agent_output`` step's) gets the stop reason ``max_turns``."""
+    with guard("llama_index.forced_answer"):
+        span = semantic_span_for(trace.get_current_span())
+        while span is not None and span.kind is not Kind.AGENT:
+            span = span.parent
+        if span is not None:
+            span.set_stop_reason("max_turns")
+    return wrapped(*args, **kwargs)
 
 
 class _Open:
@@ -128,6 +148,11 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             span = record.enclosing
             return span if span is not None and span.kind is Kind.MODEL else None
         return self.model_streams.span(span_id)
+
+    def agents_of(self, span_id: str | None) -> AgentSpans | None:
+        """The agent spans of the ``AgentWorkflow`` run whose dispatcher span is ``span_id``, if it is one."""
+        record = self.open_spans.get(span_id) if span_id else None
+        return record.agents if record is not None else None
 
     def enclosing_span(self, span_id: str | None) -> SemanticSpan | None:
         """The nearest semantic span of the open dispatcher span ``span_id``."""
@@ -306,6 +331,9 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         elif role == _plan.STEP:
             if content:
                 span.set_output(extract.event_payload(result))
+            rejected = extract.rejected_feedback(result)
+            if rejected is not None:  # the step's answer was rejected and the model is asked again: a failed step
+                span.set_error(REJECTED_OUTPUT, rejected)
             parent = self.open_spans.get(record.parent_id) if record.parent_id else None
             if parent is not None and parent.agents is not None:
                 parent.agents.step_result(result)

@@ -110,7 +110,9 @@ class _HeldSpans:
             self.parts.append(item)
 
     def end(self, _span: SemanticSpan, abandoned: bool) -> None:
-        text = "".join(self.parts) if self.parts or not abandoned else None
+        # What was streamed; nothing streamed is an empty answer only when the stream finished (not when it
+        # failed or was left before its first item: no answer at all).
+        text = "".join(self.parts) if self.parts or not (abandoned or self.error is not None) else None
         for span in self.spans:
             if text is not None:
                 span.set_output(text)

@@ -66,9 +66,17 @@ unchanged, and the agent span and the workflow root are ERROR with the exception
 SDK stopped says why on its agent span, ``otel_agents.run.stop_reason``: ``max_turns`` for
 ``MaxTurnsExceeded``, ``guardrail`` for a tripped input or output guardrail (from the exception's type, or
 the data of the ``SpanError`` the SDK recorded when a streamed run raises it to the consumer only); the
-answer an output guardrail blocked is not the agent's nor the run's output. A streamed run the caller
-cancels with ``RunResultStreaming.cancel()`` ends its spans abandoned, the agent's with the stop reason
-``cancelled``, and the tool it interrupted is not ok. A streamed
+answer an output guardrail blocked is not the agent's nor the run's output. An input guardrail that trips
+stops the run before its answer: run in parallel with the first model request (the SDK's default), that
+request has its model span when the SDK made it before the tripwire cancelled it (a streamed run does, a
+non-streamed one usually does not), none when it never went out; with ``run_in_parallel=False`` there is
+never one. A streamed run the caller cancels with ``RunResultStreaming.cancel()`` ends its spans abandoned,
+the agent's with the stop reason ``cancelled``, and the tool it interrupted is not ok; with
+``cancel(mode="after_turn")`` the SDK finishes the turn in flight (its model request and tools end as they
+do) and ends the run without an exception: the agent span that ends with no output gets the stop reason
+``cancelled`` (none when the run answered in that turn), and a handoff made in that turn, whose agent never
+runs, ends with ``otel_agents.control_flow=interrupt`` (the caller stopped it: not ok, not an error; the ECP
+fold reports it cancelled). A streamed
 run abandoned half-way (the consumer stops, the event loop cancels the run) ends its spans as
 abandoned (``otel_agents.stream.abandoned``), not as errors.
 

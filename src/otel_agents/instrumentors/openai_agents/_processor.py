@@ -79,10 +79,11 @@ class HandoffRec:
 class TraceRec:
     """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents."""
 
-    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error")
+    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error", "cancel_after_turn")
 
     def __init__(self, root: SemanticSpan):
         self.root = root
+        self.cancel_after_turn = False  # the caller asked RunResultStreaming.cancel(mode="after_turn")
         self.ctx: Any = None
         self.token: Any = None
         self.pending: dict[str, list[HandoffRec]] = {}
@@ -177,8 +178,13 @@ class OtelAgentsProcessor(TracingProcessor):
             failed = exc if isinstance(exc, Exception) else rec.error
             for handoffs in rec.pending.values():  # handed off to an agent that never ran
                 for h in handoffs:
+                    if rec.cancel_after_turn and failed is None and exc is None:
+                        # stopped by the caller before its agent ran: interrupted, as the ECP fold reads it
+                        h.sem.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "interrupt")
                     self._end(h.sem, failed, exc)
             for agent in list(rec.agents):  # agents waiting for a delegate that never finished
+                if _cancelled_after_turn(agent):
+                    agent.sem.set_stop_reason("cancelled")
                 self._end(agent.sem, failed or agent.error, exc)
             if rec.input is not None:
                 root.set_input(rec.input)
@@ -263,6 +269,14 @@ class OtelAgentsProcessor(TracingProcessor):
         rec = self._rec(getattr(span, "span_id", None))
         if rec is not None:
             rec.error = exc
+
+    def note_cancel_after_turn(self, trace_id: Any) -> None:
+        """The caller asked the streamed run of SDK trace ``trace_id`` to stop after its turn in flight
+        (``RunResultStreaming.cancel(mode="after_turn")``, see :mod:`._wiring`): the SDK then ends the run
+        without an exception, so an agent that ends with no output and no error was stopped by it."""
+        rec = self.traces.get_extra(trace_id)
+        if rec is not None:
+            rec.cancel_after_turn = True
 
     def note_final_output(self, span: Any, output: Any) -> None:
         """A final output the agent's ``tool_use_behavior`` made from its tool results (the model is not asked
@@ -405,6 +419,8 @@ class OtelAgentsProcessor(TracingProcessor):
         sem = agent.sem
         if agent.output is not None:
             sem.set_output(agent.output)
+        if _cancelled_after_turn(agent):
+            agent.stop = "cancelled"
         if agent.stop is not None:
             sem.set_stop_reason(agent.stop)
         self._end(sem, agent.error, exc)
@@ -567,6 +583,13 @@ def _stop_reason(error: BaseException | None, sdk_error: Any) -> str | None:
         if "guardrail" in data:
             return "guardrail"
     return None
+
+
+def _cancelled_after_turn(agent: AgentRec) -> bool:
+    """Whether ``agent`` ends because its caller cancelled the run ``after_turn``: asked for, and the agent
+    ends with neither an output (a run that answered in the turn in flight was not stopped) nor an error."""
+    return agent.trace is not None and agent.trace.cancel_after_turn and agent.stop is None \
+        and agent.error is None and agent.output is None
 
 
 def _take_call(agent: AgentRec | None, name: str | None, arguments: Any = None) -> tuple[Any, Any]:

@@ -15,6 +15,10 @@
   the agent's output. Missing in a future release: such a run's agent span has no output.
 * ``agents.Model.get_response``/``stream_response``, on every subclass now and later: one model span
   per request, whoever wrote the model class (:mod:`._models`).
+* ``RunResultStreaming.cancel`` (public): ``mode="after_turn"`` lets the turn in flight finish and ends the
+  run without an exception, so nothing in the SDK's spans says it was cancelled; the wrapper tells the
+  processor, whose agent spans that end with no output then get the stop reason ``cancelled``. (The default,
+  ``immediate``, cancels the run's tasks: that ``CancelledError`` says it.)
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ def tracing_disabled_note() -> str | None:
 
 
 class Installation:
-    """Our processor, registered, and the three wrappers; :meth:`remove` undoes all of it."""
+    """Our processor, registered, and the wrappers above; :meth:`remove` undoes all of it."""
 
     def __init__(self, telemetry: Telemetry):
         from agents.tracing import add_trace_processor, get_trace_provider
@@ -85,6 +89,10 @@ class Installation:
             from agents.run_internal import turn_resolution
 
             self._wrap(turn_resolution, "check_for_final_output_from_tools", self._final_output_from_tools)
+        with guard("openai_agents.cancel_hook"):  # optional: the stop reason of a run cancelled after_turn
+            from agents.result import RunResultStreaming
+
+            self._wrap(RunResultStreaming, "cancel", self._on_cancel)
         self.provider = get_trace_provider()
         add_trace_processor(self.processor)
         from ._models import ModelHook
@@ -124,6 +132,13 @@ class Installation:
 
                 self.processor.note_final_output(get_current_span(), result.final_output)
         return result
+
+    def _on_cancel(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        mode = kwargs.get("mode", args[0] if args else "immediate")
+        if mode == "after_turn" and self.processor.active and not getattr(instance, "is_complete", True):
+            with guard("openai_agents.cancel_after_turn"):
+                self.processor.note_cancel_after_turn(getattr(getattr(instance, "trace", None), "trace_id", None))
+        return wrapped(*args, **kwargs)
 
     def _on_disabled(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         result = wrapped(*args, **kwargs)
