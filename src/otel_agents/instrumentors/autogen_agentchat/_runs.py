@@ -185,7 +185,7 @@ class RunHooks:
                 cut_off = self.teams.stops.get(id(span)) in ("max_turns", "budget") and \
                     not _manager_answered(answer, instance)
                 self.teams.leave(instance, span)
-                if not _is_task_result(result):  # its caller left run_stream, and the team went on to its end
+                if error is None and not _is_task_result(result):  # its caller left run_stream; the team went on
                     result = None if answer is None else _Ended(answer)
             if result is not None and not in_team and _waits_for_human(instance, result):
                 span.mark_paused()

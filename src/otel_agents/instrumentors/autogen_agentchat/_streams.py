@@ -6,8 +6,9 @@ AutoGen's entry points (``run``, ``run_stream``, ``on_messages_stream``, ``creat
 the first ``await``/``__anext__`` (a coroutine never awaited opens nothing), is current
 only while AutoGen's code runs, and ends when the result arrives, the stream is
 exhausted, an exception comes out, or the stream is closed or dropped unfinished
-(``otel_agents.stream.abandoned``; dropped: once its loop closed the framework's generator). ``asyncio.CancelledError`` — what a
-``CancellationToken`` raises — is recorded as an error (``error.type`` …``CancelledError``):
+(``otel_agents.stream.abandoned``; dropped: once its loop closed the framework's generator).
+``asyncio.CancelledError`` — what a ``CancellationToken`` raises — is recorded as an error
+(``error.type`` …``CancelledError``):
 the step did not complete, it was not abandoned by its consumer.
 """
 
