@@ -224,14 +224,22 @@ SYSTEMS: tuple[System, ...] = (
         _e("input_guardrail(run_in_parallel=False) Runner.run", "async", endings=("guardrail",)),
     )),
     System("agno", "Agno", (
-        _e("Agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail")),
-        _e("Agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "guardrail")),
-        _e("Agent.arun", "async", endings=(*MODE_ENDINGS["async"], "guardrail")),
-        _e("Agent.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "guardrail")),
-        _e("Team.run", "sync", variant=True),
-        _e("Team.run(stream=True)", "stream", variant=True),
-        _e("Team.arun", "async", variant=True),
-        _e("Team.arun(stream=True)", "astream", variant=True),
+        _e("Agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail", "caller_cancel")),
+        _e("Agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "guardrail", "caller_cancel")),
+        _e("Agent.arun", "async", endings=(*MODE_ENDINGS["async"], "guardrail", "caller_cancel")),
+        _e("Agent.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "guardrail", "caller_cancel")),
+        _e("Team.run", "sync", variant=True, endings=(*MODE_ENDINGS["sync"], "guardrail", "caller_cancel")),
+        _e("Team.run(stream=True)", "stream", variant=True, endings=(*MODE_ENDINGS["stream"], "guardrail", "caller_cancel")),
+        _e("Team.arun", "async", variant=True, endings=(*MODE_ENDINGS["async"], "guardrail", "caller_cancel")),
+        _e("Team.arun(stream=True)", "astream", variant=True, endings=(*MODE_ENDINGS["astream"], "guardrail", "caller_cancel")),
+        _e("Workflow.run", "sync", endings=(*MODE_ENDINGS["sync"], "caller_cancel")),
+        _e("Workflow.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "caller_cancel")),
+        _e("Workflow.arun", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel")),
+        _e("Workflow.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel")),
+        _e("broadcast Team.run", "sync", variant=True),
+        _e("broadcast Team.arun(stream=True)", "astream", variant=True),
+        _e("tasks Team.run", "sync", variant=True),
+        _e("tasks Team.arun(stream=True)", "astream", variant=True),
         _e("route Team.run", "sync", variant=True),
         _e("route Team.arun(stream=True)", "astream", variant=True),
     )),
@@ -266,18 +274,24 @@ SYSTEMS: tuple[System, ...] = (
         _e("SelectorGroupChat.run_stream", "astream", variant=True),
         _e("Swarm.run", "async", variant=True),
         _e("Swarm.run_stream", "astream", variant=True),
+        _e("MagenticOneGroupChat.run", "async", variant=True,
+           endings=(*MODE_ENDINGS["async"], "max_turns", "termination")),
+        _e("MagenticOneGroupChat.run_stream", "astream", variant=True,
+           endings=(*MODE_ENDINGS["astream"], "max_turns", "termination")),
+        _e("GraphFlow.run", "async", variant=True, endings=(*MODE_ENDINGS["async"], "max_turns", "termination")),
+        _e("GraphFlow.run_stream", "astream", variant=True,
+           endings=(*MODE_ENDINGS["astream"], "max_turns", "termination")),
+        _e("TeamTool agent.run", "async", variant=True),
+        _e("TeamTool agent.run_stream", "astream", variant=True),
         _e("RoundRobinGroupChat.run (one agent)", "async", variant=True,
-           endings=("caller_cancel", "max_turns", "termination")),
+           endings=("caller_cancel", "max_turns", "budget", "termination")),
         _e("RoundRobinGroupChat.run_stream (one agent)", "astream", variant=True,
-           endings=("caller_cancel", "max_turns", "termination")),
-    ), known={(f"{team}.run_stream", "break_close"): "a team's `run_stream` closed after its first event: the "
-              "team span ends then, abandoned, with no output, while the team's runtime goes on in its own task "
-              "and its agent answers after the run's span ended (spans of the run outlive its root)"
-              for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm")},
-       unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
+           endings=("caller_cancel", "max_turns", "budget", "termination")),
+    ), unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
                     "runtime: the agent's turn goes on in the runtime's own task and the tool is not cancelled "
                     "(AutoGen stops a team by its `CancellationToken`)"
-                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm") for m in ("run", "run_stream")}
+                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat", "GraphFlow")
+                    for m in ("run", "run_stream")}
        | {(e, "caller_cancel"): "AutoGen 0.7.5 hangs, uninstrumented too, when the run's "
           "`CancellationToken` is cancelled while a tool runs: `AssistantAgent` waits forever on the queue "
           "its tool-call task was to end with `None` (the task dies of `CancelledError` first), and a "

@@ -110,6 +110,8 @@ class Truth:
     skipped: int = 0  # skip_model: requests a callback answered in the model's place (never sent to it)
     runs: list[tuple[int, Any]] | None = None  # a call that makes several runs (:meth:`run_started`): each one's
     # trace id and the asyncio task it runs in (None in a thread)
+    withheld: bool = False  # the framework did not give the caller its model's last answer (a run cancelled after it)
+    events_race: bool = False  # which events a stream gives before its end races with a cancel from another thread
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- the model side --------------------------------------------------------
@@ -188,8 +190,8 @@ class Truth:
                 continue
             after = [t.outcome for t in self.tools[i + 1:] if t.outcome != "delegated"]
             bad = next((o for o in after if o != "ok"), None)
-            member_answered = any(c.answered and c.turn and not c.turn.is_tool_call and not c.said
-                                  and c.agent != run.by for c in self.calls)
+            member_answered = not self.withheld and any(c.answered and c.turn and not c.turn.is_tool_call
+                                                        and not c.said and c.agent != run.by for c in self.calls)
             run.outcome = "ok" if member_answered else (bad or "cancelled")
             if member_answered and self.ending in ("break_close", "break_drop", "cancel"):
                 run.outcome = "either"  # whether the call returned before the caller left is a race of threads
@@ -269,7 +271,7 @@ class Truth:
         """The final answer the run got from its model, if the last call delivered one."""
         if self.output is not None:
             return self.output
-        if self.ending == "guardrail":  # the answer the model gave was blocked: it is not the run's output
+        if self.ending == "guardrail" or self.withheld:  # the answer the model gave was blocked, or withheld
             return None
         last = self.calls[-1] if self.calls else None
         if self.top is not None and last is not None and last.agent != self.top:
@@ -427,7 +429,7 @@ def _comparable(truth: Truth, outcome: Outcome) -> Outcome:
     """What must be the same instrumented and not: all of it, but for a stream cancelled from outside while its
     tool runs, only how it ended: which events the consumer had taken by then is a race between two tasks
     (a loaded machine delivers one event more or fewer either way)."""
-    if truth.ending == "cancel" and isinstance(outcome, list):
+    if (truth.ending == "cancel" or truth.events_race) and isinstance(outcome, list):
         return outcome[-1:]
     return outcome
 
@@ -498,7 +500,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
 
     # the envelope
     envelopes = [e for e in fold(finished) if e["tool_calls"] or e["metrics"]["model_calls"]
-                 or e["metrics"]["errors"] or e["agents"] or e["public_output"] is not None]  # (an MCP client's tools/list: no run)
+                 or e["metrics"]["errors"] or e["agents"] or e["public_output"] is not None  # (an MCP client's tools/list: no run)
+                 or not truth.calls and not truth.tools and e["metrics"]["steps"]]  # (a workflow left before its first step)
     assert len(envelopes) == 1, f"{len(envelopes)} runs folded:\n{tree}"
     env = envelopes[0]
     calls_usage = [c.usage for c in truth.calls if c.usage is not None]
@@ -544,6 +547,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     want_stop = STOP_REASON.get(truth.ending) if env["agents"] else None  # (stop reasons are an agent run's)
     if want_stop is None and truth.ending in ("done", "tool_raises"):
         want_stop = truth.ends_by
+    if want_stop is None and truth.ending in ("break_close", "break_drop") and truth.answer is not None:
+        want_stop = truth.ends_by  # a run its caller left that went on to its end (an AutoGen team's runtime)
     got_stop = env["metrics"]["stop_reason"]
     if truth.ending in ("break_close", "break_drop") and got_stop == "cancelled":
         want_stop = got_stop  # a run its caller left is cancelled where the framework runs it in a task it cancels
