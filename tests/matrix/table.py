@@ -330,30 +330,19 @@ SYSTEMS: tuple[System, ...] = (
 
 
 PENDING: tuple[str, ...] = (
-    "LangGraph `stream(stream_mode=...)` custom/debug; LlamaIndex `ReActAgent`, query engines; CrewAI "
-    "`kickoff_for_each`, flows, `akickoff` cancelled (needs an async tool and `acall` in the driver); PydanticAI "
-    "`run_stream_sync`; Agno `Workflow` run/arun; Google ADK `run_live`; AutoGen `MagenticOneGroupChat`, "
-    "`GraphFlow`; OpenAI `parse`",
-    "multi-agent variants not in the matrix yet: Agno `Team` broadcast and tasks modes; AutoGen `TeamTool`; a "
-    "Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across processes",
-    "skip_model and output_retry where the framework's hook is not installed or not on a matrix entry: LangChain 1.x "
-    "agent middleware (`before_model`/`wrap_model_call`, `create_agent(response_format=...)` retries; `langchain` 1.x "
-    "is not installed); LlamaIndex `ReActAgent`'s retry of an answer it cannot parse; Google ADK's "
-    "`after_model_callback` replacing an answer is tested in tests/google_adk, not as a cell. No such hook (so no "
-    "cell): skip_model in Agno (pre-hooks can only raise), CrewAI (`before_llm_call` can only block), LlamaIndex, "
-    "smolagents, AutoGen; output_retry in the OpenAI Agents SDK (an invalid `output_type` raises "
-    "`ModelBehaviorError`), Agno (`output_schema` parse failure is logged, not retried), LlamaIndex `output_cls` "
-    "(a warning), AutoGen `output_content_type` (raises), Google ADK (`output_schema` validation raises; its "
-    "`ReflectAndRetryModelPlugin` retries malformed function calls, a model error, not a rejected output)",
-    "stops not yet cells: OpenAI Agents `cancel(mode='after_turn')` and input guardrails (mapped to `guardrail`); "
-    "AutoGen's other conditions (`TokenUsageTermination` → `budget`, mapped) and team types; PydanticAI token and "
-    "cost limits (→ `budget`, mapped); LlamaIndex `early_stopping_method='generate'` (a forced last answer: no stop "
-    "reason recorded yet) and `AgentWorkflow`; Agno `Team` post-hooks; Claude Agent SDK `error_max_budget_usd` "
-    "(→ `budget`, mapped). No such feature (so no cell): Agno `tool_call_limit` refuses the calls past it and asks "
-    "the model again (the run goes on); no output guardrail in smolagents, PydanticAI, LlamaIndex, LangGraph, "
-    "Google ADK or AutoGen (their checks that reject an answer and retry are `output_retry`). Caller handles not yet "
-    "cells: Agno `cancel_run(run_id)`; the others have none of "
-    "their own (a task cancelled is the `cancel` column)",
+    "Google ADK's `after_model_callback` replacing an answer (the model was asked: not `skip_model`) is tested in "
+    "tests/google_adk, not as a cell. No such hook (so no cell): skip_model in Agno (pre-hooks can only raise), "
+    "CrewAI (`before_llm_call` can only block), LlamaIndex, smolagents, AutoGen; output_retry in the OpenAI Agents "
+    "SDK (an invalid `output_type` raises `ModelBehaviorError`), Agno (`output_schema` parse failure is logged, not "
+    "retried), LlamaIndex `output_cls` (a warning), AutoGen `output_content_type` (raises), Google ADK "
+    "(`output_schema` validation raises; its `ReflectAndRetryModelPlugin` retries malformed function calls, a model "
+    "error, not a rejected output), LangChain `create_agent` with `ProviderStrategy` (a parse failure raises)",
+    "No such feature (so no cell): Agno `tool_call_limit` refuses the calls past it and asks the model again (the run "
+    "goes on); no output guardrail in smolagents, PydanticAI, LlamaIndex, LangGraph's own graphs, Google ADK or AutoGen "
+    "(their checks that reject an answer and retry are `output_retry`); no caller handle to cancel a run in LangChain, "
+    "CrewAI, PydanticAI or Google ADK (a task cancelled is the `cancel` column)",
+    "Across processes (A2A, MCP): tested in tests/a2a and tests/mcp with real child processes (every A2A transport, "
+    "unary and streaming), not as cells; LangGraph `stream_mode` `tasks` and `checkpoints` (1.2) not yet entries",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 
