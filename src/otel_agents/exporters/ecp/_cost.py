@@ -70,8 +70,24 @@ def span_cost(span: F.FoldSpan) -> Decimal | None:
     usage = (("input_tokens", inp), ("output_tokens", out),
              ("cache_read_tokens", F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS)),
              ("cache_write_tokens", F.token_count(span, A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS)))
-    day = datetime.fromtimestamp(span.start_time / 1e9, tz=timezone.utc).date() if span.start_time else None
-    return _price(model, provider_id, usage, day)
+    return _price(model, provider_id, usage, _day(span.start_time / 1e9) if span.start_time else None)
+
+
+_DAY = 86_400
+
+
+def _day(seconds: float) -> date:
+    """The UTC date of a time in seconds since the epoch: ``datetime.fromtimestamp``'s, through a cache by day
+    (a fold prices many calls of the same few days)."""
+    into = seconds % _DAY
+    if into < 1e-3 or into > _DAY - 1e-3:  # near midnight: fromtimestamp's own rounding decides
+        return datetime.fromtimestamp(seconds, tz=timezone.utc).date()
+    return _date_of_day(int(seconds // _DAY))
+
+
+@functools.lru_cache(maxsize=64)
+def _date_of_day(day: int) -> date:
+    return datetime.fromtimestamp(day * _DAY + _DAY // 2, tz=timezone.utc).date()
 
 
 @functools.lru_cache(maxsize=4096)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable
 
 from opentelemetry.trace import StatusCode
 
@@ -61,17 +62,22 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     stop_reason = None  # the outermost span's (spans are in start order, depth first)
     for span in spans:
         kind = span.semantic_kind
+        a = span.attributes
         if kind == "model":
             models.append(span)
         elif kind == "agent":
-            if tree.served_call(span) is None:  # an A2A server's side of a call: the caller's agent line says it
-                agents.append(_agent(span, tree))
-        elif (F.is_tool_call(span) and not F.flag(span, A.OTEL_AGENTS_FINAL_ANSWER)  # the answer is not a tool call
-              and tree.served_call(span) is None):  # a call served over MCP counts once
+            if span.protocol is None or tree.served_call(span) is None:  # an A2A server's side of a call: the
+                agents.append(_agent(span, tree))                          # caller's agent line says it
+        elif ((kind == "tool" or (kind == "skill" and F.is_tool_call(span)))
+              and a.get(A.OTEL_AGENTS_FINAL_ANSWER) is not True  # the answer is not a tool call
+              and (span.protocol is None or tree.served_call(span) is None)):  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
-        paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
-        if stop_reason is None and isinstance(span.attributes.get(A.OTEL_AGENTS_STOP_REASON), str):
-            stop_reason = span.attributes[A.OTEL_AGENTS_STOP_REASON]
+        if not paused and a.get(A.OTEL_AGENTS_PAUSED) is True:
+            paused = True
+        if stop_reason is None:
+            stop = a.get(A.OTEL_AGENTS_STOP_REASON)
+            if isinstance(stop, str):
+                stop_reason = stop
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
     public_output = _public_output(run, tree, paused)
     if (public_output is None and not tool_calls and not models and not errors and run.root is not None
@@ -139,16 +145,17 @@ _OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
 
 def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     agent = tree.nearest_agent(span)
+    error = span.error
     call = {
         "name": tree.name(span),
         "arguments": tree.arguments(span),
         "id": F.tool_call_id(span),
         "result": F.tool_result(span),
-        "status": "error" if span.error else "ok",
-        "error": F.error_text(span),
+        "status": "error" if error else "ok",
+        "error": F.error_text(span) if error else None,
         "latency_ms": span.duration_ms,
         "agent": tree.name(agent) if agent is not None else None,
-        "span_id": F.span_id_hex(span.span_id),
+        "span_id": f"{span.span_id:016x}",
     }
     server = span.attributes.get(A.OTEL_AGENTS_MCP_SERVER_NAME)
     if isinstance(server, str) and server:
@@ -163,9 +170,9 @@ def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     parent = tree.delegator(span)
     return {
         "name": tree.name(span),
-        "span_id": F.span_id_hex(span.span_id),
+        "span_id": f"{span.span_id:016x}",
         "parent": tree.name(parent) if parent is not None else None,
-        "parent_span_id": F.span_id_hex(parent.span_id) if parent is not None else None,
+        "parent_span_id": f"{parent.span_id:016x}" if parent is not None else None,
         "status": "error" if span.error else "ok",
     }
 
@@ -223,16 +230,23 @@ def _log_record(span: F.FoldSpan) -> dict[str, Any]:
     a = span.attributes
     ctx = span.context
     parent_id = span.parent_id
+    keys, values = _log_keys(tuple(a))
+    start = span.start_time
+    if start:  # _iso(start), inline
+        seconds, micros = divmod(start // 1000, 1_000_000)
+        start = f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
+    else:
+        start = None
     record: dict[str, Any] = {
         "trace_id": _trace_hex(ctx.trace_id) if ctx is not None else None,
         "span_id": f"{span.span_id:016x}",
         "parent_id": f"{parent_id:016x}" if parent_id is not None else None,
         "kind": span.semantic_kind,
         "name": span.name,
-        "start": _iso(span.start_time),
+        "start": start,
         "duration_ms": span.duration_ms,
         "status": _STATUS_NAMES.get(status) or status.name.lower(),
-        "attributes": {k: a[k] for k in _log_keys(tuple(a))},
+        "attributes": dict(zip(keys, values(a))) if values is not None else {},
     }
     if status is StatusCode.ERROR:
         record["error"] = F.error_text(span)
@@ -245,9 +259,16 @@ def _trace_hex(trace_id: int) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _log_keys(keys: tuple[str, ...]) -> list[str]:
+def _log_keys(keys: tuple[str, ...]) -> tuple[list[str], Callable[[dict[str, Any]], tuple[Any, ...]] | None]:
     """The keys ``logs`` keeps, sorted: non-content ``gen_ai.*``/``otel_agents.*`` attributes and
-    ``error.type``. Cached by the span's whole key tuple: spans made by one code path carry the same
-    keys, so a fold sees few distinct tuples (and a miss costs only this filter)."""
-    return sorted(k for k in keys
+    ``error.type``; and a getter of their values in that order, always a tuple (``None`` without keys).
+    Cached by the span's whole key tuple: spans made by one code path carry the same keys, so a fold sees
+    few distinct tuples (and a miss costs only this filter)."""
+    kept = sorted(k for k in keys
                   if k not in _CONTENT_KEYS and (k.startswith(("gen_ai.", "otel_agents.")) or k == A.ERROR_TYPE))
+    if not kept:
+        return kept, None
+    if len(kept) == 1:
+        only = kept[0]
+        return kept, lambda a: (a[only],)
+    return kept, operator.itemgetter(*kept)

@@ -19,6 +19,7 @@ from ...semconv import attributes as A
 from . import _facts as F
 
 
+_LINE_NAME_LIMIT = 120  # _evidence.NAME_LIMIT (that module imports this one)
 _STEP_KINDS = frozenset({"model", "tool", "skill", "retriever", "embedding"})
 
 
@@ -204,7 +205,8 @@ class RunTree:
     """
 
     def __init__(self, run: Run):
-        self.spans = spans = [F.frozen(s) for s in run.spans]  # already in start order
+        fold_span = F.FoldSpan
+        self.spans = spans = [s if type(s) is fold_span else fold_span(s) for s in run.spans]  # in start order
         self.by_id = by_id = {s.span_id: s for s in spans}
         self.parent: dict[int, F.FoldSpan | None] = {}
         self.children: dict[int | None, list[F.FoldSpan]] = {}
@@ -220,9 +222,11 @@ class RunTree:
                 siblings.append(span)
         if any(s.foreign for s in spans):
             self._drop_duplicate_views()
+        self._a2a = any(s.protocol == "a2a" for s in spans)  # A2A agent calls (servers folded with their callers)
         self._agent_above: dict[int, F.FoldSpan | None] = {}  # span id → nearest agent strictly above
         self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
+        self._line_names: dict[F.FoldSpan, str] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
         self._requested_args: dict[str, Any] | None = None
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
@@ -308,6 +312,14 @@ class RunTree:
             name = self._names[span] = F.display_name(span)
         return name
 
+    def line_name(self, span: F.FoldSpan) -> str:
+        """:meth:`name` on one line, cut at 120 characters (:func:`._evidence.one_line`): as evidence lines
+        write it."""
+        name = self._line_names.get(span)
+        if name is None:
+            name = self._line_names[span] = F.one_line(self.name(span), _LINE_NAME_LIMIT)
+        return name
+
     def arguments(self, span: F.FoldSpan) -> dict[str, Any]:
         """:func:`~._facts.tool_arguments` of the span (shared: do not modify). For a foreign tool span
         that recorded no arguments object (OpenInference's LangChain tool spans keep only the tool's
@@ -353,6 +365,8 @@ class RunTree:
         ``tools/call`` tool span, an A2A server's ``SendMessage`` agent span — the client's span of
         the same call (its nearest semantic ancestor, of the same protocol and kind), else ``None``.
         The call is the client's; the server's span only serves it (its children nest under the call)."""
+        if span.protocol is None:  # the usual case: neither an MCP tool call nor an A2A agent call
+            return None
         same = F.is_mcp_tool_call if F.is_mcp_tool_call(span) else F.is_a2a_agent_call if F.is_a2a_agent_call(span) \
             else None
         if same is None:
@@ -369,6 +383,8 @@ class RunTree:
     def remote_agent(self, span: F.FoldSpan) -> str | None:
         """The name of the remote agent (A2A, its Agent Card's name) whose run ``span`` is part of, when
         the server's spans are folded with the caller's: the nearest served A2A agent span above it."""
+        if not self._a2a:
+            return None
         seen = {span.span_id}
         cur = self.parent.get(span.span_id)
         while cur is not None and cur.span_id not in seen:
