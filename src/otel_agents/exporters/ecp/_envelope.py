@@ -95,6 +95,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     if usage is not None:
         envelope["usage"] = usage
     envelope["trace_id"] = F.trace_id_hex(run.trace_id)
+    reported_cost = _reported_cost(run)
     envelope["metrics"] = {
         "duration_ms": _duration_ms(spans),
         "steps": steps,
@@ -104,7 +105,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "errors": errors,
         "effects": effects,
         "tool_success_rate": round((len(tool_calls) - tool_errors) / len(tool_calls), 4) if tool_calls else None,
-        "cost_usd": _reported_cost(run) if _reported_cost(run) is not None else run_cost(models),
+        "cost_usd": reported_cost if reported_cost is not None else run_cost(models),
         "stop_reason": stop_reason,
     }
     envelope["agents"] = agents
@@ -200,11 +201,16 @@ def _usage(models: list[F.FoldSpan], tree: RunTree) -> dict[str, int | None] | N
 
 def _duration_ms(spans: list[F.FoldSpan]) -> float:
     """Wall time from the first start to the last end (late streams included)."""
-    starts = [s.start_time for s in spans if s.start_time]
-    ends = [s.end_time for s in spans if s.end_time]
-    if not starts or not ends:
+    first = last = None
+    for s in spans:
+        start, end = s.start_time, s.end_time
+        if start and (first is None or start < first):
+            first = start
+        if end and (last is None or end > last):
+            last = end
+    if first is None or last is None:
         return 0.0
-    return round(max(0, max(ends) - min(starts)) / 1e6, 3)
+    return round(max(0, last - first) / 1e6, 3)
 
 
 def _iso(ns: int | None) -> str | None:

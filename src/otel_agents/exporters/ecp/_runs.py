@@ -11,7 +11,7 @@ is a top span: its subtree is folded as a run of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -153,7 +153,7 @@ _MODEL_KINDS = ("model", "embedding")
 _RUN_KINDS = ("agent", "chain")
 
 
-def drop_sibling_views(spans: Iterable[F.FoldSpan]) -> None:
+def drop_sibling_views(spans: Collection[F.FoldSpan]) -> None:
     """Another instrumentation's record of a step we recorded is not a step of its own, wherever it sits
     in the trace (beside our tree, not only inside it: Google ADK's own ``gcp.vertex.agent`` spans form a
     second tree next to ours). A foreign semantic span of one trace is folded as a plain span
@@ -166,14 +166,14 @@ def drop_sibling_views(spans: Iterable[F.FoldSpan]) -> None:
 
     Foreign spans that match nothing of ours are kept: a trace that only another instrumentation
     recorded folds as before."""
+    foreign = [span for span in spans if span.foreign]
+    if not foreign:  # the usual case: one instrumentation
+        return
     ours: dict[str, list[F.FoldSpan]] = {}
-    foreign: list[F.FoldSpan] = []
     for span in spans:
-        if span.foreign:
-            foreign.append(span)
-        elif span.semantic_kind is not None:
+        if not span.foreign and span.semantic_kind is not None:
             ours.setdefault(span.semantic_kind, []).append(span)
-    if not foreign or not ours:
+    if not ours:
         return
     call_ids = {F.tool_call_id(s) for k in ("tool", "skill") for s in ours.get(k, ())} - {None}
     for span in foreign:
