@@ -84,6 +84,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             and F.frozen(run.root).foreign):
         return None
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
+    trace_hex = F.trace_id_hex(run.trace_id)
     envelope: dict[str, Any] = {
         "status": "paused" if paused else "done",
         "public_output": public_output,
@@ -94,7 +95,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     usage = _usage(models, tree)
     if usage is not None:
         envelope["usage"] = usage
-    envelope["trace_id"] = F.trace_id_hex(run.trace_id)
+    envelope["trace_id"] = trace_hex
     reported_cost = _reported_cost(run)
     envelope["metrics"] = {
         "duration_ms": _duration_ms(spans),
@@ -189,14 +190,18 @@ def _reported_cost(run: Run) -> float | None:
 
 def _usage(models: list[F.FoldSpan], tree: RunTree) -> dict[str, int | None] | None:
     """Token usage summed over model spans; ``None`` when none reported any."""
-    sums: list[int | None] = [None, None, None]
+    inp = out = total = None
     for span in models:
-        for i, count in enumerate(tree.usage(span)):
-            if count is not None:
-                sums[i] = (sums[i] or 0) + count
-    if sums == [None, None, None]:
+        i, o, t = tree.usage(span)
+        if i is not None:
+            inp = (inp or 0) + i
+        if o is not None:
+            out = (out or 0) + o
+        if t is not None:
+            total = (total or 0) + t
+    if inp is None and out is None and total is None:
         return None
-    return {"input_tokens": sums[0], "output_tokens": sums[1], "total_tokens": sums[2]}
+    return {"input_tokens": inp, "output_tokens": out, "total_tokens": total}
 
 
 def _duration_ms(spans: list[F.FoldSpan]) -> float:
@@ -232,7 +237,7 @@ _STATUS_NAMES = {code: code.name.lower() for code in StatusCode}
 
 
 def _log_record(span: F.FoldSpan) -> dict[str, Any]:
-    status = span.status.status_code if span.status is not None else StatusCode.UNSET
+    status = span.status_code
     a = span.attributes
     ctx = span.context
     parent_id = span.parent_id

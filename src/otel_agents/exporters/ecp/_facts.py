@@ -50,7 +50,8 @@ class FoldSpan:
     ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
     missing) and ``span_kind`` (the OTel ``SpanKind``: which foreign spans are the
     run's side effects), ``protocol`` (``"mcp"`` for an MCP ``tools/call`` tool span,
-    ``"a2a"`` for an A2A call's agent span, else ``None``). A span without our kind
+    ``"a2a"`` for an A2A call's agent span, else ``None``), ``status_code`` (UNSET without a status).
+    A span without our kind
     attribute is read by the
     vocabulary reader that fits it (:func:`._vocabularies.read_foreign`: OTel
     GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
@@ -60,7 +61,7 @@ class FoldSpan:
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
                  "span_id", "parent_id", "semantic_kind", "foreign", "cancelled", "error", "duration_ms", "span_kind",
-                 "protocol")
+                 "protocol", "status_code")
 
     def __init__(self, span: ReadableSpan):
         if type(span) in _SDK_SPANS:  # the SDK's own classes: their fields, without a property call each
@@ -109,7 +110,9 @@ class FoldSpan:
         # error status) did not complete: the fold reports it failed, "cancelled", never ok.
         control = a.get(A.OTEL_AGENTS_CONTROL_FLOW) if a else None
         self.cancelled: bool = control is not None and _is_cancellation(control)
-        self.error: bool = status is not None and status.status_code is StatusCode.ERROR or self.cancelled
+        code = status.status_code if status is not None else StatusCode.UNSET
+        self.status_code: StatusCode = code
+        self.error: bool = code is StatusCode.ERROR or self.cancelled
         self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
         self.span_kind: SpanKind = span_kind or SpanKind.INTERNAL
 
