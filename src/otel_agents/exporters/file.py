@@ -373,7 +373,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
         try:
             if type(text) is _TooLong:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
-            if not text.strip():
+            if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
                 continue
             spans = _parse_line(text, notes)
             for note in notes:

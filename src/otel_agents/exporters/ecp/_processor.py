@@ -77,11 +77,6 @@ _START_GUARD = guard("ecp.on_start")  # stateless: one each, not one per span
 _END_GUARD = guard("ecp.on_end")
 
 
-def now_due(processor: ECPFoldingProcessor) -> bool:
-    """Whether the oldest open run is past ``max_age_s`` (then :meth:`ECPFoldingProcessor._expire` has work)."""
-    runs = processor._runs
-    return bool(runs) and processor._clock() - next(iter(runs.values())).started >= processor.max_age_s
-
 
 class ECPFoldingProcessor(SpanProcessor):
     """A ``SpanProcessor`` that turns each finished run into an ECP envelope.
@@ -180,8 +175,9 @@ class ECPFoldingProcessor(SpanProcessor):
                     run = None
                 if run is not None:
                     self._admit(run, key)
-                if self._waiting or now_due(self):
-                    folded += self._expire()
+                runs = self._runs
+                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
+                    folded += self._expire()  # a run waits out its grace period, or the oldest is due
             if folded:
                 self._emit(folded)
 
@@ -201,7 +197,7 @@ class ECPFoldingProcessor(SpanProcessor):
                     run, kept = owner
                     run.open -= 1
                     if kept:
-                        span = F.frozen(span)  # keeps only what the fold reads
+                        span = F.FoldSpan(span) if type(span) is not F.FoldSpan else span  # only what the fold reads
                         run.spans.append(span)
                     else:  # nothing to keep; forget it now so the map stays bounded
                         del self._owner[key]
@@ -214,7 +210,8 @@ class ECPFoldingProcessor(SpanProcessor):
                             self._waiting[(run.trace_id, run.root_id)] = run
                         else:
                             folded.append(self._close(run, None))
-                if self._waiting or now_due(self):
+                runs = self._runs
+                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
                     folded += self._expire()
             if folded:
                 self._emit(folded)

@@ -210,19 +210,25 @@ class RunTree:
         self.by_id = by_id = {s.span_id: s for s in spans}
         self.parent: dict[int, F.FoldSpan | None] = {}
         self.children: dict[int | None, list[F.FoldSpan]] = {}
+        parents, children = self.parent, self.children
+        foreign = a2a = False
         for span in spans:
             p = span.parent_id
             parent = by_id.get(p) if p is not None and p != span.span_id else None
-            self.parent[span.span_id] = parent
+            parents[span.span_id] = parent
             key = parent.span_id if parent is not None else None
-            siblings = self.children.get(key)
+            siblings = children.get(key)
             if siblings is None:
-                self.children[key] = [span]
+                children[key] = [span]
             else:
                 siblings.append(span)
-        if any(s.foreign for s in spans):
+            if span.foreign:
+                foreign = True
+            if span.protocol == "a2a":
+                a2a = True
+        if foreign:
             self._drop_duplicate_views()
-        self._a2a = any(s.protocol == "a2a" for s in spans)  # A2A agent calls (servers folded with their callers)
+        self._a2a = a2a  # A2A agent calls (servers folded with their callers)
         self._agent_above: dict[int, F.FoldSpan | None] = {}  # span id → nearest agent strictly above
         self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
