@@ -233,6 +233,7 @@ class RunTree:
         self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
         self._line_names: dict[F.FoldSpan, str] = {}
+        self._delegators: dict[F.FoldSpan, F.FoldSpan | None] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
         self._requested_args: dict[str, Any] | None = None
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
@@ -290,7 +291,13 @@ class RunTree:
         ``otel_agents.agent.parent`` (a handoff: the agent that handed off, whose
         span ended before this one started, e.g. LlamaIndex ``AgentWorkflow``) — the
         latest such agent of the run that started before it — else its nearest
-        enclosing agent."""
+        enclosing agent. (Memoised: the agent list and its evidence line both ask.)"""
+        if span in self._delegators:
+            return self._delegators[span]
+        found = self._delegators[span] = self._find_delegator(span)
+        return found
+
+    def _find_delegator(self, span: F.FoldSpan) -> F.FoldSpan | None:
         named = F.parent_agent_name(span)
         if named is not None:
             found = None
