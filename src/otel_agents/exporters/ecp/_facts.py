@@ -1,8 +1,9 @@
 """Reading the facts the envelope needs off one finished span.
 
-The fold first copies each SDK ``ReadableSpan`` into a :class:`FoldSpan` (its
-attributes as a plain ``dict``, plus the facts every part of the fold reads);
-the readers here take that copy and read only what the span layer
+The fold first reads each SDK ``ReadableSpan`` into a :class:`FoldSpan` (its
+attributes as a plain ``dict``: the span's own, or a private copy when facts of
+another vocabulary are added; plus the facts every part of the fold reads);
+the readers here take that and read only what the span layer
 (:mod:`otel_agents._spans.span`) writes: the kind attribute, OTel GenAI
 ``gen_ai.*`` attributes and OpenInference ``input.value``/``output.value`` with
 their MIME types. Values from foreign or damaged spans (wrong types, invalid

@@ -326,7 +326,7 @@ class RunTree:
         return name
 
     def line_name(self, span: F.FoldSpan) -> str:
-        """:meth:`name` on one line, cut at 120 characters (:func:`._evidence.one_line`): as evidence lines
+        """:meth:`name` on one line, cut at 120 characters (:func:`._facts.one_line`): as evidence lines
         write it."""
         name = self._line_names.get(span)
         if name is None:
