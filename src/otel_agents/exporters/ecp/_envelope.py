@@ -90,7 +90,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "public_output": public_output,
         "tool_calls": tool_calls,
         "evaluation_context": context,
-        "logs": _logs([_log_record(s) for s in spans]),
+        "logs": _logs([_log_record(s, run.trace_id, trace_hex) for s in spans]),
     }
     usage = _usage(models, tree)
     if usage is not None:
@@ -236,7 +236,8 @@ def _iso_seconds(seconds: int) -> str:
 _STATUS_NAMES = {code: code.name.lower() for code in StatusCode}
 
 
-def _log_record(span: F.FoldSpan) -> dict[str, Any]:
+def _log_record(span: F.FoldSpan, trace_id: int | None = None, trace_hex: str | None = None) -> dict[str, Any]:
+    """One ``logs`` record; ``trace_hex`` is ``trace_id`` in hex (the run's: its spans' trace, written once)."""
     status = span.status_code
     a = span.attributes
     ctx = span.context
@@ -249,7 +250,7 @@ def _log_record(span: F.FoldSpan) -> dict[str, Any]:
     else:
         start = None
     record: dict[str, Any] = {
-        "trace_id": _trace_hex(ctx.trace_id) if ctx is not None else None,
+        "trace_id": (trace_hex if ctx.trace_id == trace_id else _trace_hex(ctx.trace_id)) if ctx is not None else None,
         "span_id": f"{span.span_id:016x}",
         "parent_id": f"{parent_id:016x}" if parent_id is not None else None,
         "kind": span.semantic_kind,

@@ -61,6 +61,7 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
     """
     traces: dict[int, dict[int, F.FoldSpan]] = {}
     duplicates: dict[int, int] = {}
+    fold_span = F.FoldSpan
     for span in spans:
         ctx = span.context
         if ctx is None or not ctx.trace_id or not ctx.span_id:
@@ -69,7 +70,7 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
         if index is None:
             index = traces[ctx.trace_id] = {}
         if ctx.span_id not in index:
-            index[ctx.span_id] = F.frozen(span)
+            index[ctx.span_id] = span if type(span) is fold_span else fold_span(span)
         else:
             duplicates[ctx.trace_id] = duplicates.get(ctx.trace_id, 0) + 1
     runs: list[Run] = []
