@@ -218,15 +218,6 @@ def _duration_ms(spans: list[F.FoldSpan]) -> float:
     return round(max(0, last - first) / 1e6, 3)
 
 
-def _iso(ns: int | None) -> str | None:
-    """A timestamp in ns since the epoch as ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``,
-    no fraction when it is 0: ``datetime.isoformat``'s text)."""
-    if not ns:
-        return None
-    seconds, micros = divmod(ns // 1000, 1_000_000)
-    return f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
-
-
 @functools.lru_cache(maxsize=1024)
 def _iso_seconds(seconds: int) -> str:
     # Cached: the spans of a run, and runs folded together, mostly start within the same few seconds.
@@ -244,7 +235,7 @@ def _log_record(span: F.FoldSpan, trace_id: int | None = None, trace_hex: str | 
     parent_id = span.parent_id
     keys, values = _log_keys(tuple(a))
     start = span.start_time
-    if start:  # _iso(start), inline
+    if start:  # ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``; no fraction when it is 0: isoformat's text)
         seconds, micros = divmod(start // 1000, 1_000_000)
         start = f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
     else:
