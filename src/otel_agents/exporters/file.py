@@ -373,7 +373,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
         try:
             if type(text) is _TooLong:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
-            if not text.strip():
+            if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
                 continue
             spans = _parse_line(text, notes)
             for note in notes:
@@ -396,14 +396,14 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
 
 
 def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
-    if isinstance(text, bytes):
-        try:
-            text.decode("utf-8")  # orjson says only "str is not valid UTF-8"; this names the byte
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     try:
         data = orjson.loads(text)  # strict: no NaN/Infinity literals; nesting deeper than 1024 is an error
     except orjson.JSONDecodeError as exc:
+        if isinstance(text, bytes):  # orjson validates UTF-8 but says only "str is not valid UTF-8": name the byte
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                raise ValueError(f"not UTF-8 text: {bad.reason} at byte {bad.start}") from None
         raise ValueError(f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
@@ -444,6 +444,7 @@ _SNAKE = {"resourceSpans": "resource_spans", "scopeSpans": "scope_spans", "trace
           "boolValue": "bool_value", "intValue": "int_value", "doubleValue": "double_value",
           "arrayValue": "array_value", "kvlistValue": "kvlist_value", "bytesValue": "bytes_value"}
 _DOUBLES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_OK, _UNSET = Status(StatusCode.OK), Status(StatusCode.UNSET)  # immutable: shared by the spans read
 
 
 class _Decoder:
@@ -519,8 +520,7 @@ class _Decoder:
         st = self._obj(self._get(s, "status"), f"{where}.status")
         code = self._enum(st, "code", _STATUS, f"{where}.status")
         message = self._str(st, "message", f"{where}.status")
-        status = Status(StatusCode.ERROR, message or None) if code == 2 else \
-            Status(StatusCode.OK if code == 1 else StatusCode.UNSET)
+        status = Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET
         events = []
         for n, e in enumerate(self._list(s, "events", where)):
             e = self._obj(e, f"{where}.events[{n}]")

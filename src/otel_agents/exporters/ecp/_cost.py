@@ -67,19 +67,38 @@ def span_cost(span: F.FoldSpan) -> Decimal | None:
         return None
     provider = F.provider(span)
     provider_id = _PROVIDER_IDS.get(provider, provider) if provider else None
-    usage = (("input_tokens", inp), ("output_tokens", out),
-             ("cache_read_tokens", F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS)),
-             ("cache_write_tokens", F.token_count(span, A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS)))
-    day = datetime.fromtimestamp(span.start_time / 1e9, tz=timezone.utc).date() if span.start_time else None
-    return _price(model, provider_id, usage, day)
+    a = span.attributes
+    cache_read = F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS) \
+        if A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS in a else None
+    cache_write = F.token_count(span, A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS) \
+        if A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS in a else None
+    start = span.start_time
+    return _price(model, provider_id, inp, out, cache_read, cache_write, _day(start / 1e9) if start else None)
+
+
+_DAY = 86_400
+
+
+def _day(seconds: float) -> date:
+    """The UTC date of a time in seconds since the epoch: ``datetime.fromtimestamp``'s, through a cache by day
+    (a fold prices many calls of the same few days)."""
+    into = seconds % _DAY
+    if into < 1e-3 or into > _DAY - 1e-3:  # near midnight: fromtimestamp's own rounding decides
+        return datetime.fromtimestamp(seconds, tz=timezone.utc).date()
+    return _date_of_day(int(seconds // _DAY))
+
+
+@functools.lru_cache(maxsize=64)
+def _date_of_day(day: int) -> date:
+    return datetime.fromtimestamp(day * _DAY + _DAY // 2, tz=timezone.utc).date()
 
 
 @functools.lru_cache(maxsize=4096)
-def _price(model: str, provider_id: str | None, usage: tuple[tuple[str, int | None], ...],
-           day: date | None) -> Decimal | None:
-    """genai-prices' total for one call; cached because pricing is most of a fold's cost and the
-    same model, usage and day recur (re-folds, deterministic agents). Prices change by date, not
-    within a day."""
+def _price(model: str, provider_id: str | None, input_tokens: int | None, output_tokens: int | None,
+           cache_read_tokens: int | None, cache_write_tokens: int | None, day: date | None) -> Decimal | None:
+    """genai-prices' total for one call; cached (one flat key: the model, provider, token counts and day)
+    because pricing is most of a fold's cost and the same model, usage and day recur (re-folds,
+    deterministic agents). Prices change by date, not within a day."""
     import genai_prices
 
     when = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc) if day else None
@@ -87,7 +106,11 @@ def _price(model: str, provider_id: str | None, usage: tuple[tuple[str, int | No
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             price = genai_prices.calc_price(
-                genai_prices.Usage(**{k: v for k, v in usage if v is not None}),
+                genai_prices.Usage(**{k: v for k, v in (("input_tokens", input_tokens),
+                                                         ("output_tokens", output_tokens),
+                                                         ("cache_read_tokens", cache_read_tokens),
+                                                         ("cache_write_tokens", cache_write_tokens))
+                                      if v is not None}),
                 model, provider_id=provider_id, genai_request_timestamp=when)
     except Exception:  # noqa: BLE001 - an unknown model or provider is simply not priced
         return None

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable
 
 from opentelemetry.trace import StatusCode
 
@@ -62,35 +63,41 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     # delegated to and that returned (its stop is its own)
     for span in spans:
         kind = span.semantic_kind
+        a = span.attributes
         if kind == "model":
             models.append(span)
         elif kind == "agent":
-            if tree.served_call(span) is None:  # an A2A server's side of a call: the caller's agent line says it
-                agents.append(_agent(span, tree))
-        elif (F.is_tool_call(span) and not F.flag(span, A.OTEL_AGENTS_FINAL_ANSWER)  # the answer is not a tool call
-              and tree.served_call(span) is None):  # a call served over MCP counts once
+            if span.protocol is None or tree.served_call(span) is None:  # an A2A server's side of a call: the
+                agents.append(_agent(span, tree))                          # caller's agent line says it
+        elif ((kind == "tool" or (kind == "skill" and F.is_tool_call(span)))
+              and a.get(A.OTEL_AGENTS_FINAL_ANSWER) is not True  # the answer is not a tool call
+              and (span.protocol is None or tree.served_call(span) is None)):  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
-        paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
-        if stop_reason is None and isinstance(span.attributes.get(A.OTEL_AGENTS_STOP_REASON), str) \
-                and not tree.in_returned_tool_call(span):
-            stop_reason = span.attributes[A.OTEL_AGENTS_STOP_REASON]
+        if not paused and a.get(A.OTEL_AGENTS_PAUSED) is True:
+            paused = True
+        if stop_reason is None:
+            stop = a.get(A.OTEL_AGENTS_STOP_REASON)
+            if isinstance(stop, str) and not tree.in_returned_tool_call(span):
+                stop_reason = stop
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
     public_output = _public_output(run, tree, paused)
     if (public_output is None and not tool_calls and not models and not errors and run.root is not None
             and F.frozen(run.root).foreign):
         return None
     tool_errors = sum(1 for c in tool_calls if c["status"] == "error")
+    trace_hex = F.trace_id_hex(run.trace_id)
     envelope: dict[str, Any] = {
         "status": "paused" if paused else "done",
         "public_output": public_output,
         "tool_calls": tool_calls,
         "evaluation_context": context,
-        "logs": _logs([_log_record(s) for s in spans]),
+        "logs": _logs([_log_record(s, run.trace_id, trace_hex) for s in spans]),
     }
     usage = _usage(models, tree)
     if usage is not None:
         envelope["usage"] = usage
-    envelope["trace_id"] = F.trace_id_hex(run.trace_id)
+    envelope["trace_id"] = trace_hex
+    reported_cost = _reported_cost(run)
     envelope["metrics"] = {
         "duration_ms": _duration_ms(spans),
         "steps": steps,
@@ -100,7 +107,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "errors": errors,
         "effects": effects,
         "tool_success_rate": round((len(tool_calls) - tool_errors) / len(tool_calls), 4) if tool_calls else None,
-        "cost_usd": _reported_cost(run) if _reported_cost(run) is not None else run_cost(models),
+        "cost_usd": reported_cost if reported_cost is not None else run_cost(models),
         "stop_reason": stop_reason,
     }
     envelope["agents"] = agents
@@ -141,16 +148,17 @@ _OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
 
 def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     agent = tree.nearest_agent(span)
+    error = span.error
     call = {
         "name": tree.name(span),
         "arguments": tree.arguments(span),
         "id": F.tool_call_id(span),
         "result": F.tool_result(span),
-        "status": "error" if span.error else "ok",
-        "error": F.error_text(span),
+        "status": "error" if error else "ok",
+        "error": F.error_text(span) if error else None,
         "latency_ms": span.duration_ms,
         "agent": tree.name(agent) if agent is not None else None,
-        "span_id": F.span_id_hex(span.span_id),
+        "span_id": f"{span.span_id:016x}",
     }
     server = span.attributes.get(A.OTEL_AGENTS_MCP_SERVER_NAME)
     if isinstance(server, str) and server:
@@ -165,9 +173,9 @@ def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     parent = tree.delegator(span)
     return {
         "name": tree.name(span),
-        "span_id": F.span_id_hex(span.span_id),
+        "span_id": f"{span.span_id:016x}",
         "parent": tree.name(parent) if parent is not None else None,
-        "parent_span_id": F.span_id_hex(parent.span_id) if parent is not None else None,
+        "parent_span_id": f"{parent.span_id:016x}" if parent is not None else None,
         "status": "error" if span.error else "ok",
     }
 
@@ -183,32 +191,32 @@ def _reported_cost(run: Run) -> float | None:
 
 def _usage(models: list[F.FoldSpan], tree: RunTree) -> dict[str, int | None] | None:
     """Token usage summed over model spans; ``None`` when none reported any."""
-    sums: list[int | None] = [None, None, None]
+    inp = out = total = None
     for span in models:
-        for i, count in enumerate(tree.usage(span)):
-            if count is not None:
-                sums[i] = (sums[i] or 0) + count
-    if sums == [None, None, None]:
+        i, o, t = tree.usage(span)
+        if i is not None:
+            inp = (inp or 0) + i
+        if o is not None:
+            out = (out or 0) + o
+        if t is not None:
+            total = (total or 0) + t
+    if inp is None and out is None and total is None:
         return None
-    return {"input_tokens": sums[0], "output_tokens": sums[1], "total_tokens": sums[2]}
+    return {"input_tokens": inp, "output_tokens": out, "total_tokens": total}
 
 
 def _duration_ms(spans: list[F.FoldSpan]) -> float:
     """Wall time from the first start to the last end (late streams included)."""
-    starts = [s.start_time for s in spans if s.start_time]
-    ends = [s.end_time for s in spans if s.end_time]
-    if not starts or not ends:
+    first = last = None
+    for s in spans:
+        start, end = s.start_time, s.end_time
+        if start and (first is None or start < first):
+            first = start
+        if end and (last is None or end > last):
+            last = end
+    if first is None or last is None:
         return 0.0
-    return round(max(0, max(ends) - min(starts)) / 1e6, 3)
-
-
-def _iso(ns: int | None) -> str | None:
-    """A timestamp in ns since the epoch as ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``,
-    no fraction when it is 0: ``datetime.isoformat``'s text)."""
-    if not ns:
-        return None
-    seconds, micros = divmod(ns // 1000, 1_000_000)
-    return f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
+    return round(max(0, last - first) / 1e6, 3)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -220,21 +228,29 @@ def _iso_seconds(seconds: int) -> str:
 _STATUS_NAMES = {code: code.name.lower() for code in StatusCode}
 
 
-def _log_record(span: F.FoldSpan) -> dict[str, Any]:
-    status = span.status.status_code if span.status is not None else StatusCode.UNSET
+def _log_record(span: F.FoldSpan, trace_id: int | None = None, trace_hex: str | None = None) -> dict[str, Any]:
+    """One ``logs`` record; ``trace_hex`` is ``trace_id`` in hex (the run's: its spans' trace, written once)."""
+    status = span.status_code
     a = span.attributes
     ctx = span.context
     parent_id = span.parent_id
+    keys, values = _log_keys(tuple(a))
+    start = span.start_time
+    if start:  # ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``; no fraction when it is 0: isoformat's text)
+        seconds, micros = divmod(start // 1000, 1_000_000)
+        start = f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
+    else:
+        start = None
     record: dict[str, Any] = {
-        "trace_id": _trace_hex(ctx.trace_id) if ctx is not None else None,
+        "trace_id": (trace_hex if ctx.trace_id == trace_id else _trace_hex(ctx.trace_id)) if ctx is not None else None,
         "span_id": f"{span.span_id:016x}",
         "parent_id": f"{parent_id:016x}" if parent_id is not None else None,
         "kind": span.semantic_kind,
         "name": span.name,
-        "start": _iso(span.start_time),
+        "start": start,
         "duration_ms": span.duration_ms,
         "status": _STATUS_NAMES.get(status) or status.name.lower(),
-        "attributes": {k: a[k] for k in _log_keys(tuple(a))},
+        "attributes": dict(zip(keys, values(a))) if values is not None else {},
     }
     if status is StatusCode.ERROR:
         record["error"] = F.error_text(span)
@@ -247,9 +263,16 @@ def _trace_hex(trace_id: int) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _log_keys(keys: tuple[str, ...]) -> list[str]:
+def _log_keys(keys: tuple[str, ...]) -> tuple[list[str], Callable[[dict[str, Any]], tuple[Any, ...]] | None]:
     """The keys ``logs`` keeps, sorted: non-content ``gen_ai.*``/``otel_agents.*`` attributes and
-    ``error.type``. Cached by the span's whole key tuple: spans made by one code path carry the same
-    keys, so a fold sees few distinct tuples (and a miss costs only this filter)."""
-    return sorted(k for k in keys
+    ``error.type``; and a getter of their values in that order, always a tuple (``None`` without keys).
+    Cached by the span's whole key tuple: spans made by one code path carry the same keys, so a fold sees
+    few distinct tuples (and a miss costs only this filter)."""
+    kept = sorted(k for k in keys
                   if k not in _CONTENT_KEYS and (k.startswith(("gen_ai.", "otel_agents.")) or k == A.ERROR_TYPE))
+    if not kept:
+        return kept, None
+    if len(kept) == 1:
+        only = kept[0]
+        return kept, lambda a: (a[only],)
+    return kept, operator.itemgetter(*kept)

@@ -65,17 +65,7 @@ MAX_OTHER_LINES = 100
 _COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
 
 
-def _ends_early(span: F.FoldSpan) -> bool:
-    """Whether the run stopped at ``span`` (paused for a human, or cut off: ``stop_reason``)."""
-    return F.flag(span, A.OTEL_AGENTS_PAUSED) or bool(span.attributes.get(A.OTEL_AGENTS_STOP_REASON))
-
-
-def one_line(text: Any, limit: int) -> str:
-    """``text`` on one line (CR, LF, tab → space), at most ``limit`` characters (cut ends with ``…``)."""
-    s = str(text)
-    if "\n" in s or "\r" in s or "\t" in s:
-        s = s.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+one_line = F.one_line
 
 
 def compact_json(value: Any) -> str:
@@ -100,37 +90,37 @@ def keyword(span: F.FoldSpan) -> str | None:
 
 def step_line(span: F.FoldSpan, kw: str, tree: RunTree) -> str:
     """The step line of one span (without indentation)."""
-    name = one_line(tree.name(span), NAME_LIMIT)
-    parts = [kw, name]
-    if kw == "agent":
-        parent = tree.delegator(span)
-        if parent is not None:
-            parts.append(f"delegated_by={one_line(tree.name(parent), NAME_LIMIT)}")
-    elif kw == "model":
+    line = f"{kw} {tree.line_name(span)}"
+    if kw == "model":
+        a = span.attributes
         reasons = F.finish_reasons(span)
         if reasons:
-            parts.append("finish=" + one_line(",".join(reasons), NAME_LIMIT))
+            line += " finish=" + one_line(",".join(reasons), NAME_LIMIT)
         inp, out, _ = tree.usage(span)
         if inp is not None:
-            parts.append(f"tokens_in={inp}")
+            line += f" tokens_in={inp}"
         if out is not None:
-            parts.append(f"tokens_out={out}")
-        if F.flag(span, A.OTEL_AGENTS_STREAM_ABANDONED):
-            parts.append("stream=abandoned")
+            line += f" tokens_out={out}"
+        if a.get(A.OTEL_AGENTS_STREAM_ABANDONED) is True:
+            line += " stream=abandoned"
         calls = F.requested_calls(span)
         if calls:
-            parts.append("calls=" + one_line(",".join(one_line(c, NAME_LIMIT).replace(",", "_") for c in calls),
-                                             ARGS_LIMIT))
-    elif kw in ("tool", "skill"):
+            line += " calls=" + one_line(",".join(one_line(c, NAME_LIMIT).replace(",", "_") for c in calls),
+                                         ARGS_LIMIT)
+    elif kw == "tool" or kw == "skill":
         if kw == "tool" or F.is_tool_call(span):
-            parts.append("args=" + one_line(compact_json(tree.arguments(span)), ARGS_LIMIT))
-        parts.append(f"status={'error' if span.error else 'ok'}")
-        parts.append(f"latency_ms={round(span.duration_ms)}")
+            line += " args=" + one_line(compact_json(tree.arguments(span)), ARGS_LIMIT)
+        line += f" status=error latency_ms={round(span.duration_ms)}" if span.error else \
+            f" status=ok latency_ms={round(span.duration_ms)}"
+    elif kw == "agent":
+        parent = tree.delegator(span)
+        if parent is not None:
+            line += f" delegated_by={tree.line_name(parent)}"
     elif kw == "retrieval":
         docs = F.parse_json(span.attributes.get(A.GEN_AI_RETRIEVAL_DOCUMENTS))
         if isinstance(docs, list):
-            parts.append(f"documents={len(docs)}")
-    return " ".join(parts)
+            line += f" documents={len(docs)}"
+    return line
 
 
 def reports_error(span: F.FoldSpan, tree: RunTree) -> bool:
@@ -152,7 +142,10 @@ def reports_error(span: F.FoldSpan, tree: RunTree) -> bool:
 
 def indent(depth: int) -> str:
     """The indentation of a line at ``depth``: two spaces per level, at most :data:`MAX_DEPTH` levels."""
-    return INDENT * min(depth, MAX_DEPTH)
+    return _INDENTS[depth] if depth <= MAX_DEPTH else _INDENTS[MAX_DEPTH]
+
+
+_INDENTS = [INDENT * depth for depth in range(MAX_DEPTH + 1)]
 
 
 class Evidence(NamedTuple):
@@ -169,50 +162,63 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
     lines: list[str] = []
     steps = errors = effects = other_lines = 0
     elided = {"effect": 0, "span": 0}
-    content = content_recorded(tree.spans)
+    content: bool | None = None  # content_recorded(tree.spans), read when a plain span first needs it
     children = tree.children
-    # ("enter" | "exit", span, depth, keyword, quiet, model); exits write the error/paused lines after
+    name = tree.line_name
+    indents, deepest = _INDENTS, _INDENTS[MAX_DEPTH]
+    # (exit?, span, depth, keyword, quiet, model); exits write the error/paused lines after
     # the subtree; under an effect ("quiet"), foreign spans are its transport (urllib3 under requests);
     # under a model/embedding span (``model``), only the provider request is (see ``is_transport``):
     # it and its subtree get no line, any other side effect does.
-    stack: list[tuple[str, F.FoldSpan, int, str | None, bool, F.FoldSpan | None]] = [
-        ("enter", s, 0, None, False, None) for s in reversed(children.get(None, []))]
+    stack: list[tuple[bool, F.FoldSpan, int, str | None, bool, F.FoldSpan | None]] = [
+        (False, s, 0, None, False, None) for s in reversed(children.get(None, []))]
     while stack:
-        action, span, depth, kw, quiet, model = stack.pop()
-        if action == "exit":
-            name = one_line(tree.name(span), NAME_LIMIT)
+        exit_, span, depth, kw, quiet, model = stack.pop()
+        ind = indents[depth] if depth <= MAX_DEPTH else deepest
+        a = span.attributes
+        if exit_:
             if reports_error(span, tree):
-                lines.append(f"{indent(depth)}error {kw} {name}: {one_line(F.error_text(span), TEXT_LIMIT)}")
+                lines.append(f"{ind}error {kw} {name(span)}: {one_line(F.error_text(span), TEXT_LIMIT)}")
                 errors += 1
-            if F.flag(span, A.OTEL_AGENTS_PAUSED):
-                lines.append(f"{indent(depth)}paused {kw} {name}")
-            stop = span.attributes.get(A.OTEL_AGENTS_STOP_REASON)
+            if a.get(A.OTEL_AGENTS_PAUSED) is True:
+                lines.append(f"{ind}paused {kw} {name(span)}")
+            stop = a.get(A.OTEL_AGENTS_STOP_REASON)
             if stop:
-                lines.append(f"{indent(depth)}stopped {kw} {name} reason={one_line(str(stop), NAME_LIMIT)}")
+                lines.append(f"{ind}stopped {kw} {name(span)} reason={one_line(str(stop), NAME_LIMIT)}")
             continue
-        served = tree.served_call(span) is not None  # an MCP server's side of a call: the call's line says it all
-        kw = keyword(span) if not served else None
+        # an MCP server's side of a call: the call's line says it all
+        served = span.protocol is not None and tree.served_call(span) is not None
+        k = span.semantic_kind
+        if served:
+            kw = None
+        elif k == "chain":
+            kw = "workflow" if F.is_workflow(span) else None
+        else:
+            kw = _KEYWORDS.get(k)  # type: ignore[arg-type]
         child_depth = depth
         child_quiet = quiet
         child_model = model
         if kw is not None:
-            lines.append(indent(depth) + step_line(span, kw, tree))
+            lines.append(ind + step_line(span, kw, tree))
             steps += 1
             child_depth = depth + 1
             child_quiet = False
             child_model = span if kw == "model" else None
             if include_thoughts and kw == "model":
                 lines += [f"{indent(child_depth)}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
-            if span.error or _ends_early(span):
-                stack.append(("exit", span, depth, kw, quiet, model))
-        elif span.semantic_kind is not None:
-            if span.semantic_kind == "embedding":
+            if span.error or a.get(A.OTEL_AGENTS_PAUSED) is True or a.get(A.OTEL_AGENTS_STOP_REASON):
+                stack.append((True, span, depth, kw, quiet, model))
+        elif k is not None:
+            if k == "embedding":
                 child_model = span
-            if not served and (span.error or _ends_early(span)):
-                stack.append(("exit", span, depth, span.semantic_kind, quiet, model))
+            if not served and (span.error or a.get(A.OTEL_AGENTS_PAUSED) is True or
+                               a.get(A.OTEL_AGENTS_STOP_REASON)):
+                stack.append((True, span, depth, k, quiet, model))
         elif model is not None and not quiet and is_transport(span, model):
             child_quiet = True
         elif not quiet:
+            if content is None:
+                content = content_recorded(tree.spans)
             found = classify(span, content)
             if found is not None:
                 line_kw, text = found
@@ -220,15 +226,18 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
                     effects += 1
                     child_quiet = True
                 if other_lines < MAX_OTHER_LINES:
-                    lines.append(f"{indent(depth)}{line_kw} {one_line(text, TEXT_LIMIT)}")
+                    lines.append(f"{ind}{line_kw} {one_line(text, TEXT_LIMIT)}")
                     other_lines += 1
                 else:
                     elided[line_kw] += 1
                 child_depth = depth + 1
         below = children.get(span.span_id)
         if below:
-            stack.extend(("enter", child, child_depth, None, child_quiet, child_model)
-                         for child in reversed(below))
+            if len(below) == 1:
+                stack.append((False, below[0], child_depth, None, child_quiet, child_model))
+            else:
+                stack.extend((False, child, child_depth, None, child_quiet, child_model)
+                             for child in reversed(below))
     if elided["effect"] or elided["span"]:
         lines.append(f"elided effect={elided['effect']} span={elided['span']}")
     return Evidence("\n".join(lines), steps, errors, effects)

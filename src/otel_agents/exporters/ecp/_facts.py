@@ -1,8 +1,9 @@
 """Reading the facts the envelope needs off one finished span.
 
-The fold first copies each SDK ``ReadableSpan`` into a :class:`FoldSpan` (its
-attributes as a plain ``dict``, plus the facts every part of the fold reads);
-the readers here take that copy and read only what the span layer
+The fold first reads each SDK ``ReadableSpan`` into a :class:`FoldSpan` (its
+attributes as a plain ``dict``: the span's own, or a private copy when facts of
+another vocabulary are added; plus the facts every part of the fold reads);
+the readers here take that and read only what the span layer
 (:mod:`otel_agents._spans.span`) writes: the kind attribute, OTel GenAI
 ``gen_ai.*`` attributes and OpenInference ``input.value``/``output.value`` with
 their MIME types. Values from foreign or damaged spans (wrong types, invalid
@@ -18,7 +19,9 @@ import math
 import re
 from typing import Any
 
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import Span as _SdkSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from ...semconv import attributes as A
@@ -37,46 +40,82 @@ class FoldSpan:
 
     The SDK's ``ReadableSpan.attributes`` builds a new read-only proxy on every
     access and reads each value through Python code, and the fold reads
-    attributes a few dozen times per span: one copy up front makes folding
-    several times faster. The facts every part of the fold needs are read
+    attributes a few dozen times per span: reading the plain ``dict`` underneath
+    once makes folding several times faster. That ``dict`` is the span's own
+    (a view, not a copy: an ended span's attributes never change) unless the
+    vocabulary readers below have to add facts to it, which they do on a
+    private copy. The facts every part of the fold needs are read
     once here too: ``span_id``, ``parent_id`` (``None`` without a parent),
     ``semantic_kind`` (:func:`kind`), ``cancelled`` (``otel_agents.control_flow`` is a
     cancellation), ``error`` (status ERROR, or cancelled) and
     ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
     missing) and ``span_kind`` (the OTel ``SpanKind``: which foreign spans are the
-    run's side effects). A span without our kind attribute is read by the
+    run's side effects), ``protocol`` (``"mcp"`` for an MCP ``tools/call`` tool span,
+    ``"a2a"`` for an A2A call's agent span, else ``None``), ``status_code`` (UNSET without a status).
+    A span without our kind
+    attribute is read by the
     vocabulary reader that fits it (:func:`._vocabularies.read_foreign`: OTel
     GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
     ``foreign`` (``True``: the kind comes from another vocabulary). Duck-types
-    ``ReadableSpan``.
+    ``ReadableSpan``. The fold never changes ``attributes``.
     """
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
-                 "span_id", "parent_id", "semantic_kind", "foreign", "cancelled", "error", "duration_ms", "span_kind")
+                 "span_id", "parent_id", "semantic_kind", "foreign", "cancelled", "error", "duration_ms", "span_kind",
+                 "protocol", "status_code")
 
     def __init__(self, span: ReadableSpan):
-        self.name = span.name
-        self.context = ctx = span.context
-        self.parent = parent = span.parent
-        self.attributes = _attribute_dict(span.attributes)
-        self.status = status = span.status
-        self.start_time = start = span.start_time
-        self.end_time = end = span.end_time
+        if type(span) in _SDK_SPANS:  # the SDK's own classes: their fields, without a property call each
+            self.name = span._name
+            self.context = ctx = span._context
+            self.parent = parent = span._parent
+            raw = span._attributes
+            self.status = status = span._status
+            self.start_time = start = span._start_time
+            self.end_time = end = span._end_time
+            span_kind = span._kind
+        else:
+            self.name = span.name
+            self.context = ctx = span.context
+            self.parent = parent = span.parent
+            raw = span.attributes
+            self.status = status = span.status
+            self.start_time = start = span.start_time
+            self.end_time = end = span.end_time
+            span_kind = getattr(span, "kind", None)
+        a = _attribute_view(raw)
         self.span_id: int = ctx.span_id if ctx is not None else 0
         self.parent_id: int | None = parent.span_id if parent is not None else None
-        self.semantic_kind: str | None = _kind_value(self.attributes.get(A.OTEL_AGENTS_SPAN_KIND))
+        kind = a.get(A.OTEL_AGENTS_SPAN_KIND) if a else None
         self.foreign = False
-        if self.semantic_kind is not None:
-            read_ours(self.attributes, self.semantic_kind, self.name)
-        elif self.attributes:
-            self.semantic_kind = read_foreign(self.attributes)
-            self.foreign = self.semantic_kind is not None
+        self.protocol: str | None = None
+        if isinstance(kind, str) and kind:
+            if not (A.OPENINFERENCE_SPAN_KIND in a and A.LANGFUSE_OBSERVATION_TYPE in a and
+                    (A.GEN_AI_OPERATION_NAME in a or A.GEN_AI_WORKFLOW_NAME in a)):  # fewer than three vocabularies
+                a = _private(a, raw)
+                read_ours(a, kind, self.name)
+        elif a:
+            a = _private(a, raw)
+            kind = read_foreign(a)
+            self.foreign = kind is not None
+        else:
+            kind = None
+        if kind == "tool":
+            if a.get(A.MCP_METHOD_NAME) == "tools/call":
+                self.protocol = "mcp"
+        elif kind == "agent" and a.get(A.A2A_METHOD_NAME) in A2A_AGENT_METHODS:
+            self.protocol = "a2a"
+        self.semantic_kind: str | None = kind
+        self.attributes = a
         # A step cancelled mid-way (the span layer records asyncio's CancelledError as control flow, not as an
         # error status) did not complete: the fold reports it failed, "cancelled", never ok.
-        self.cancelled: bool = _is_cancellation(self.attributes.get(A.OTEL_AGENTS_CONTROL_FLOW))
-        self.error: bool = status is not None and status.status_code is StatusCode.ERROR or self.cancelled
+        control = a.get(A.OTEL_AGENTS_CONTROL_FLOW) if a else None
+        self.cancelled: bool = control is not None and _is_cancellation(control)
+        code = status.status_code if status is not None else StatusCode.UNSET
+        self.status_code: StatusCode = code
+        self.error: bool = code is StatusCode.ERROR or self.cancelled
         self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
-        self.span_kind: SpanKind = getattr(span, "kind", None) or SpanKind.INTERNAL
+        self.span_kind: SpanKind = span_kind or SpanKind.INTERNAL
 
 
 def _is_cancellation(control_flow: Any) -> bool:
@@ -85,6 +124,29 @@ def _is_cancellation(control_flow: Any) -> bool:
     the caller interrupted the run, as the Claude Agent SDK instrumentor records ``interrupt()``)."""
     return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in ("CancelledError", "Cancelled",
                                                                                  "GeneratorExit", "interrupt")
+
+
+_SDK_SPANS = (ReadableSpan, _SdkSpan)
+
+
+def _attribute_view(attributes: Any) -> dict[str, Any]:
+    """The span's attributes as a plain ``dict``, read-only by convention: the SDK's
+    ``BoundedAttributes``' inner dict itself, a plain ``dict`` as is; any other mapping copied."""
+    if not attributes:
+        return _NO_ATTRIBUTES
+    if type(attributes) is dict:
+        return attributes
+    if type(attributes) is BoundedAttributes:
+        inner = getattr(attributes, "_dict", None)
+        if type(inner) is dict:
+            return inner
+    return _attribute_dict(attributes)
+
+
+def _private(view: dict[str, Any], raw: Any) -> dict[str, Any]:
+    """A copy of the attribute ``view`` the vocabulary readers may add to (``view`` itself when it is a
+    copy already)."""
+    return view.copy() if view is raw or type(raw) is BoundedAttributes else view
 
 
 def _attribute_dict(attributes: Any) -> dict[str, Any]:
@@ -139,7 +201,7 @@ def is_tool_call(span: FoldSpan) -> bool:
 
 def is_mcp_tool_call(span: FoldSpan) -> bool:
     """A tool span of an MCP ``tools/call`` (client or server side: ``mcp.method.name``)."""
-    return span.semantic_kind == "tool" and span.attributes.get(A.MCP_METHOD_NAME) == "tools/call"
+    return span.semantic_kind == "tool" and span.protocol == "mcp"
 
 
 A2A_AGENT_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
@@ -148,7 +210,7 @@ A2A_AGENT_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
 def is_a2a_agent_call(span: FoldSpan) -> bool:
     """An agent span of an A2A ``SendMessage``/``SendStreamingMessage`` (client or server side:
     ``a2a.method.name``): the remote agent, named after its Agent Card."""
-    return span.semantic_kind == "agent" and span.attributes.get(A.A2A_METHOD_NAME) in A2A_AGENT_METHODS
+    return span.semantic_kind == "agent" and span.protocol == "a2a"
 
 
 def is_workflow(span: FoldSpan) -> bool:
@@ -177,6 +239,14 @@ def error_text(span: FoldSpan) -> str | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def one_line(text: Any, limit: int) -> str:
+    """``text`` on one line (CR, LF, tab → space), at most ``limit`` characters (cut ends with ``…``)."""
+    s = str(text)
+    if "\n" in s or "\r" in s or "\t" in s:
+        s = s.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def _strip_prefix(name: str, prefix: str) -> str:

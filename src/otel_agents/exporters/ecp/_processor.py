@@ -56,7 +56,8 @@ _Key = tuple[int, int]  # (trace_id, span_id)
 
 
 class _OpenRun:
-    __slots__ = ("trace_id", "root_id", "started", "open", "kept", "spans", "root", "keys", "over", "ended_at")
+    __slots__ = ("trace_id", "root_id", "started", "open", "kept", "spans", "root", "keys", "over_keys", "over",
+                 "ended_at")
 
     def __init__(self, trace_id: int, root_id: int, started: float):
         self.trace_id = trace_id
@@ -66,9 +67,15 @@ class _OpenRun:
         self.kept = 0            # spans admitted under the per-run cap
         self.spans: list[ReadableSpan] = []
         self.root: ReadableSpan | None = None
-        self.keys: set[_Key] = set()  # our entries in the owner map
+        self.keys: list[_Key] = []  # our entries in the owner map: kept spans
+        self.over_keys: set[_Key] = set()  # and spans over the cap still open (forgotten as they end)
         self.over = 0            # spans dropped over the cap
         self.ended_at: float | None = None  # when ``open`` last reached 0 (waiting out the grace period)
+
+
+_START_GUARD = guard("ecp.on_start")  # stateless: one each, not one per span
+_END_GUARD = guard("ecp.on_end")
+
 
 
 class ECPFoldingProcessor(SpanProcessor):
@@ -141,9 +148,9 @@ class ECPFoldingProcessor(SpanProcessor):
 
     # -- SpanProcessor -----------------------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        with guard("ecp.on_start"):
+        with _START_GUARD:
             ctx = span.context
-            if self._closed or ctx is None or not ctx.is_valid:
+            if self._closed or ctx is None or not ctx.trace_id or not ctx.span_id:  # not ctx.is_valid
                 return
             key = (ctx.trace_id, ctx.span_id)
             parent = span.parent
@@ -168,13 +175,16 @@ class ECPFoldingProcessor(SpanProcessor):
                     run = None
                 if run is not None:
                     self._admit(run, key)
-                folded += self._expire()
-            self._emit(folded)
+                runs = self._runs
+                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
+                    folded += self._expire()  # a run waits out its grace period, or the oldest is due
+            if folded:
+                self._emit(folded)
 
     def on_end(self, span: ReadableSpan) -> None:
-        with guard("ecp.on_end"):
+        with _END_GUARD:
             ctx = span.context
-            if self._closed or ctx is None or not ctx.is_valid:
+            if self._closed or ctx is None or not ctx.trace_id or not ctx.span_id:  # not ctx.is_valid
                 return
             key = (ctx.trace_id, ctx.span_id)
             folded: list[Run] = []
@@ -187,11 +197,11 @@ class ECPFoldingProcessor(SpanProcessor):
                     run, kept = owner
                     run.open -= 1
                     if kept:
-                        span = F.frozen(span)  # keeps only what the fold reads
+                        span = F.FoldSpan(span) if type(span) is not F.FoldSpan else span  # only what the fold reads
                         run.spans.append(span)
                     else:  # nothing to keep; forget it now so the map stays bounded
                         del self._owner[key]
-                        run.keys.discard(key)
+                        run.over_keys.discard(key)
                     if ctx.span_id == run.root_id:
                         run.root = span
                     if run.open <= 0:
@@ -200,8 +210,11 @@ class ECPFoldingProcessor(SpanProcessor):
                             self._waiting[(run.trace_id, run.root_id)] = run
                         else:
                             folded.append(self._close(run, None))
-                folded += self._expire()
-            self._emit(folded)
+                runs = self._runs
+                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
+                    folded += self._expire()
+            if folded:
+                self._emit(folded)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Fold runs waiting out their grace period (at once) and runs past their age limit."""
@@ -249,6 +262,8 @@ class ECPFoldingProcessor(SpanProcessor):
         self._waiting.pop((run.trace_id, run.root_id), None)
         for key in run.keys:
             self._owner.pop(key, None)
+        for key in run.over_keys:
+            self._owner.pop(key, None)
         reasons = []
         if reason:
             reasons.append(f"{reason} ({run.open} span(s) still open)" if run.open > 0 else reason)
@@ -260,11 +275,12 @@ class ECPFoldingProcessor(SpanProcessor):
         kept = run.kept < self.max_spans_per_run
         if kept:
             run.kept += 1
+            run.keys.append(key)
         else:
             run.over += 1
+            run.over_keys.add(key)
             self._drop("spans_over_cap")
         run.open += 1
-        run.keys.add(key)
         self._owner[key] = (run, kept)
 
     def _expire(self) -> list[Run]:

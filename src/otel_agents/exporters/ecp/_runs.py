@@ -11,7 +11,7 @@ is a top span: its subtree is folded as a run of its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -19,6 +19,7 @@ from ...semconv import attributes as A
 from . import _facts as F
 
 
+_LINE_NAME_LIMIT = 120  # _evidence.NAME_LIMIT (that module imports this one)
 _STEP_KINDS = frozenset({"model", "tool", "skill", "retriever", "embedding"})
 
 
@@ -60,6 +61,7 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
     """
     traces: dict[int, dict[int, F.FoldSpan]] = {}
     duplicates: dict[int, int] = {}
+    fold_span = F.FoldSpan
     for span in spans:
         ctx = span.context
         if ctx is None or not ctx.trace_id or not ctx.span_id:
@@ -68,7 +70,7 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
         if index is None:
             index = traces[ctx.trace_id] = {}
         if ctx.span_id not in index:
-            index[ctx.span_id] = F.frozen(span)
+            index[ctx.span_id] = span if type(span) is fold_span else fold_span(span)
         else:
             duplicates[ctx.trace_id] = duplicates.get(ctx.trace_id, 0) + 1
     runs: list[Run] = []
@@ -152,7 +154,7 @@ _MODEL_KINDS = ("model", "embedding")
 _RUN_KINDS = ("agent", "chain")
 
 
-def drop_sibling_views(spans: Iterable[F.FoldSpan]) -> None:
+def drop_sibling_views(spans: Collection[F.FoldSpan]) -> None:
     """Another instrumentation's record of a step we recorded is not a step of its own, wherever it sits
     in the trace (beside our tree, not only inside it: Google ADK's own ``gcp.vertex.agent`` spans form a
     second tree next to ours). A foreign semantic span of one trace is folded as a plain span
@@ -165,14 +167,14 @@ def drop_sibling_views(spans: Iterable[F.FoldSpan]) -> None:
 
     Foreign spans that match nothing of ours are kept: a trace that only another instrumentation
     recorded folds as before."""
+    foreign = [span for span in spans if span.foreign]
+    if not foreign:  # the usual case: one instrumentation
+        return
     ours: dict[str, list[F.FoldSpan]] = {}
-    foreign: list[F.FoldSpan] = []
     for span in spans:
-        if span.foreign:
-            foreign.append(span)
-        elif span.semantic_kind is not None:
+        if not span.foreign and span.semantic_kind is not None:
             ours.setdefault(span.semantic_kind, []).append(span)
-    if not foreign or not ours:
+    if not ours:
         return
     call_ids = {F.tool_call_id(s) for k in ("tool", "skill") for s in ours.get(k, ())} - {None}
     for span in foreign:
@@ -204,25 +206,35 @@ class RunTree:
     """
 
     def __init__(self, run: Run):
-        self.spans = spans = [F.frozen(s) for s in run.spans]  # already in start order
+        fold_span = F.FoldSpan
+        self.spans = spans = [s if type(s) is fold_span else fold_span(s) for s in run.spans]  # in start order
         self.by_id = by_id = {s.span_id: s for s in spans}
         self.parent: dict[int, F.FoldSpan | None] = {}
         self.children: dict[int | None, list[F.FoldSpan]] = {}
+        parents, children = self.parent, self.children
+        foreign = a2a = False
         for span in spans:
             p = span.parent_id
             parent = by_id.get(p) if p is not None and p != span.span_id else None
-            self.parent[span.span_id] = parent
+            parents[span.span_id] = parent
             key = parent.span_id if parent is not None else None
-            siblings = self.children.get(key)
+            siblings = children.get(key)
             if siblings is None:
-                self.children[key] = [span]
+                children[key] = [span]
             else:
                 siblings.append(span)
-        if any(s.foreign for s in spans):
+            if span.foreign:
+                foreign = True
+            if span.protocol == "a2a":
+                a2a = True
+        if foreign:
             self._drop_duplicate_views()
+        self._a2a = a2a  # A2A agent calls (servers folded with their callers)
         self._agent_above: dict[int, F.FoldSpan | None] = {}  # span id → nearest agent strictly above
         self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
+        self._line_names: dict[F.FoldSpan, str] = {}
+        self._delegators: dict[F.FoldSpan, F.FoldSpan | None] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
         self._requested_args: dict[str, Any] | None = None
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
@@ -296,7 +308,13 @@ class RunTree:
         ``otel_agents.agent.parent`` (a handoff: the agent that handed off, whose
         span ended before this one started, e.g. LlamaIndex ``AgentWorkflow``) — the
         latest such agent of the run that started before it — else its nearest
-        enclosing agent."""
+        enclosing agent. (Memoised: the agent list and its evidence line both ask.)"""
+        if span in self._delegators:
+            return self._delegators[span]
+        found = self._delegators[span] = self._find_delegator(span)
+        return found
+
+    def _find_delegator(self, span: F.FoldSpan) -> F.FoldSpan | None:
         named = F.parent_agent_name(span)
         if named is not None:
             found = None
@@ -322,6 +340,14 @@ class RunTree:
         name = self._names.get(span)
         if name is None:
             name = self._names[span] = F.display_name(span)
+        return name
+
+    def line_name(self, span: F.FoldSpan) -> str:
+        """:meth:`name` on one line, cut at 120 characters (:func:`._facts.one_line`): as evidence lines
+        write it."""
+        name = self._line_names.get(span)
+        if name is None:
+            name = self._line_names[span] = F.one_line(self.name(span), _LINE_NAME_LIMIT)
         return name
 
     def arguments(self, span: F.FoldSpan) -> dict[str, Any]:
@@ -369,6 +395,8 @@ class RunTree:
         ``tools/call`` tool span, an A2A server's ``SendMessage`` agent span — the client's span of
         the same call (its nearest semantic ancestor, of the same protocol and kind), else ``None``.
         The call is the client's; the server's span only serves it (its children nest under the call)."""
+        if span.protocol is None:  # the usual case: neither an MCP tool call nor an A2A agent call
+            return None
         same = F.is_mcp_tool_call if F.is_mcp_tool_call(span) else F.is_a2a_agent_call if F.is_a2a_agent_call(span) \
             else None
         if same is None:
@@ -385,6 +413,8 @@ class RunTree:
     def remote_agent(self, span: F.FoldSpan) -> str | None:
         """The name of the remote agent (A2A, its Agent Card's name) whose run ``span`` is part of, when
         the server's spans are folded with the caller's: the nearest served A2A agent span above it."""
+        if not self._a2a:
+            return None
         seen = {span.span_id}
         cur = self.parent.get(span.span_id)
         while cur is not None and cur.span_id not in seen:
