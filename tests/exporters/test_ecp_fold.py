@@ -17,6 +17,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from otel_agents._spans import ChatMessage, ToolCallRequest, Usage, wrap_stream
 from otel_agents.exporters.ecp import fold
+from otel_agents.semconv import attributes as A
 
 from .conftest import check
 
@@ -318,6 +319,24 @@ def test_stop_reason_of_a_run_delegated_through_a_tool_call(rec):
     assert returned["metrics"]["stop_reason"] is None
     assert handed_off["metrics"]["stop_reason"] == "termination"
     assert failed["metrics"]["stop_reason"] == "cancelled"
+
+
+def test_a_step_a_framework_stopped_is_not_ok(rec):
+    """A tool call ended by a cancellation, in asyncio's word or a framework's own (Agno's ``cancelled`` run
+    status, the Claude Agent SDK's ``stopped``/``killed`` background task, an ``interrupt()``), is not ``ok``:
+    it says ``cancelled (WORD)``. A control-flow signal that is not a cancellation (LangGraph's
+    ``GraphInterrupt``, a pause) leaves the call ``ok``."""
+    words = ("cancelled", "stopped", "killed", "interrupt", "asyncio.exceptions.CancelledError",
+             "langgraph.errors.GraphInterrupt")
+    with rec.telemetry.span("agent", "lead") as lead:
+        lead.set_agent("lead")
+        for i, word in enumerate(words):
+            with rec.telemetry.span("tool", f"t{i}") as tool:
+                tool.set_tool(f"t{i}", call_id=f"c{i}", arguments={})
+                tool.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, word)
+    [env] = check(fold(rec.spans))
+    got = [(c["status"], c["error"]) for c in env["tool_calls"]]
+    assert got == [("error", f"cancelled ({w})") for w in words[:-1]] + [("ok", None)], got
 
 
 def test_no_usage_at_all(rec):
