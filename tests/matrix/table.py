@@ -122,6 +122,8 @@ SYSTEMS: tuple[System, ...] = (
         _e("graph.astream(stream_mode='custom')", "astream"),
         _e("graph.stream(stream_mode='debug')", "stream"),
         _e("graph.astream(stream_mode='debug')", "astream"),
+        _e("graph.stream(stream_mode='tasks')", "stream"),
+        _e("graph.astream(stream_mode='checkpoints')", "astream"),
         _e("supervisor graph.invoke", "sync", variant=True),
         _e("supervisor graph.stream", "stream", variant=True),
         _e("supervisor graph.astream(stream_mode='messages')", "astream", variant=True),
@@ -342,7 +344,7 @@ PENDING: tuple[str, ...] = (
     "(their checks that reject an answer and retry are `output_retry`); no caller handle to cancel a run in LangChain, "
     "CrewAI, PydanticAI or Google ADK (a task cancelled is the `cancel` column)",
     "Across processes (A2A, MCP): tested in tests/a2a and tests/mcp with real child processes (every A2A transport, "
-    "unary and streaming), not as cells; LangGraph `stream_mode` `tasks` and `checkpoints` (1.2) not yet entries",
+    "unary and streaming), not as cells",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 

@@ -3,7 +3,8 @@
 
 ``stream_mode="custom"`` entries run a tool that first writes ``{"looking_up": city}`` to LangGraph's stream
 writer (the mode yields only what nodes write); ``stream_mode="debug"`` events are compared without their ids
-and timestamps.
+and timestamps, ``"tasks"`` events without their ids, ``"checkpoints"`` (over LangGraph's ``InMemorySaver``) as step,
+next nodes and messages.
 
 Stops: ``max_turns`` binds ``recursion_limit=4`` to the graph (``with_config``): the model asks for the tool
 every turn until LangGraph raises ``GraphRecursionError``.
@@ -28,6 +29,7 @@ from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -283,6 +285,24 @@ def _debug(event: dict) -> Any:
     return event["type"], event.get("step"), payload.get("name"), bool(payload.get("error"))
 
 
+def _task(event: dict) -> Any:
+    """A ``stream_mode="tasks"`` event (a task started, or its result or error) without its id."""
+    return event.get("name"), "result" in event, bool(event.get("error"))
+
+
+def _checkpoint(event: dict) -> Any:
+    """A ``stream_mode="checkpoints"`` event without its ids: the step, the nodes to run next, the messages."""
+    return ((event.get("metadata") or {}).get("step"), tuple(event.get("next") or ()),
+            [_content(m) for m in (event.get("values") or {}).get("messages", [])])
+
+
+def _checkpointed(truth: Truth) -> Any:
+    """The graph with LangGraph's in-memory checkpointer (``checkpoints`` mode yields what it saves)."""
+    truth.agents = [("weather_agent", None)]
+    return build_agent_graph(TruthChatModel(truth=truth), [_tool(truth)], name="weather_agent",
+                             checkpointer=InMemorySaver())
+
+
 def _update(event: dict) -> Any:
     return {node: [_content(m) for m in (upd or {}).get("messages", [])] for node, upd in event.items()}
 
@@ -333,6 +353,11 @@ ENTRIES = {
         lambda: _graph(t).stream(INPUT, stream_mode="debug"), _debug),
     "graph.astream(stream_mode='debug')": lambda t: (
         lambda: _graph(t).astream(INPUT, stream_mode="debug"), _debug),
+    "graph.stream(stream_mode='tasks')": lambda t: (
+        lambda: _graph(t).stream(INPUT, stream_mode="tasks"), _task),
+    "graph.astream(stream_mode='checkpoints')": lambda t: (
+        lambda: _checkpointed(t).astream(INPUT, {"configurable": {"thread_id": "t1"}}, stream_mode="checkpoints"),
+        _checkpoint),
     "supervisor graph.invoke": lambda t: (lambda: _supervisor(t).invoke(INPUT), _final),
     "supervisor graph.stream": lambda t: (lambda: _supervisor(t).stream(INPUT), _update),
     "supervisor graph.astream(stream_mode='messages')": lambda t: (
