@@ -37,6 +37,7 @@ class ContentSetters:
 
         def _writes(self, key: str) -> bool: ...
         def _write(self, attrs: Mapping[str, Any]) -> None: ...
+        def _emit(self, attrs: Mapping[str, Any]) -> None: ...
         def set_attribute(self, key: str, value: Any) -> None: ...
 
     def set_content(self, key: str, value: Any, *, as_json: bool | None = None) -> str | None:
@@ -55,7 +56,7 @@ class ContentSetters:
         try:
             attrs: dict[str, Any] = {}
             mime = self._render_into(attrs, key, value, as_json=as_json)
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
             return mime
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_content", exc)
@@ -165,7 +166,7 @@ class ContentSetters:
                     attrs[A.OUTPUT_MIME_TYPE] = mime
             if tools:
                 self._tools_into(attrs, tools)
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
 
     def set_tool_definitions(self, tools: Sequence[ToolDefinition]) -> None:
         """The tools offered to the model (content): ``gen_ai.tool.definitions`` (OTel GenAI
@@ -176,7 +177,7 @@ class ContentSetters:
         with guard("span.set_tool_definitions"):
             attrs: dict[str, Any] = {}
             self._tools_into(attrs, tools)
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
 
     def _tools_into(self, attrs: dict[str, Any], tools: Sequence[ToolDefinition]) -> None:
         if self._writes(A.GEN_AI_TOOL_DEFINITIONS):
@@ -235,7 +236,7 @@ class ContentSetters:
                 mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once)
             if mime:
                 attrs[mime_key] = mime
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
 
     def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
                       data_source: str | None = None) -> None:
