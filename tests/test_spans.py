@@ -510,14 +510,16 @@ def test_secret_prefilter_never_changes_the_result(parts) -> None:
 
 def test_non_recording_spans_encode_no_content(telemetry, exporter, monkeypatch) -> None:
     """Suppressed (or sampled-out) spans skip the content work entirely: nothing is rendered."""
+    from otel_agents._spans import pipeline
+
     calls: list[str] = []
-    original = Telemetry.render_content
+    original = pipeline.render  # the one path every content value takes to an attribute
 
-    def counting(self, key, value, **kw):
+    def counting(key, value, **kw):
         calls.append(key)
-        return original(self, key, value, **kw)
+        return original(key, value, **kw)
 
-    monkeypatch.setattr(Telemetry, "render_content", counting)
+    monkeypatch.setattr(pipeline, "render", counting)
     with suppress_instrumentation():
         s = telemetry.start_span("model", "m")
         s.set_messages(input=[ChatMessage("user", "hello there, this is long")],

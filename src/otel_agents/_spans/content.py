@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
+_FLAT_CONTENT = (A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)  # content keys' endings
 
 
 class ContentSetters:
@@ -70,8 +71,9 @@ class ContentSetters:
         if value is None or (only is not None and not V.written(key, only)):
             return None
         try:
-            text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
-                                                                  redacted=redacted, encoded=encoded)
+            text, mime, truncated = pipeline.render(key, value, budget=self._budget,
+                                                    hook=self.telemetry.settings.redact_hook, as_json=as_json,
+                                                    redacted=redacted, encoded=encoded)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.render_content", exc)
             return None
@@ -123,7 +125,7 @@ class ContentSetters:
                     self.set_finish_reasons(reasons)
             if not self._content:
                 return
-            media = self.telemetry.settings.media_budget()
+            media = self.media_budget()
             limit = self._budget + _REDACTION_MARGIN  # each string cut to the scan limit, as in _redacted
             # Each message is redacted once, then encoded three ways (GenAI JSON, OpenInference
             # flattened attributes, input/output.value), all written in one call to the SDK.
@@ -190,8 +192,13 @@ class ContentSetters:
                               self._redacted(openinference_tool_schema(tool)), redacted=True)
 
     def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:
+        budget = self._budget
+        plain = self.telemetry.settings.redact_hook is None
         for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES, media):
-            if key.endswith((A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)):
+            if key.endswith(_FLAT_CONTENT):
+                if plain and type(value) is str and len(value) <= budget:
+                    attrs[key] = encoding.utf8_safe(value)  # redacted already, within the budget: render's result
+                    continue
                 self._render_into(attrs, key, value, redacted=True,
                                   as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
             else:
