@@ -4,13 +4,14 @@ retrieval and embeddings (content capture, vocabularies, redaction and budgets a
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..semconv import attributes as A, vocabularies as V
 from . import encoding, pipeline
 from .guard import guard, report_internal_error
 from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_messages, genai_part, genai_tool_definitions,
-                       last_text, openinference_messages, openinference_tool_schema)
+                       last_text, openinference_message, openinference_tool_schema)
 from .pipeline import REDACTION_MARGIN as _REDACTION_MARGIN, otel_value
 
 if TYPE_CHECKING:
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
 _FLAT_CONTENT = (A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)  # content keys' endings
+
+
+@functools.lru_cache(maxsize=64)  # two prefixes × at most _MAX_FLAT_MESSAGES indices
+def _flat_keys(prefix: str, i: int) -> tuple[str, str, str]:
+    """Message ``i``'s OpenInference role and content keys, and its key prefix."""
+    base = f"{prefix}.{i}."
+    return base + A.MESSAGE_ROLE, base + A.MESSAGE_CONTENT, base
 
 
 class ContentSetters:
@@ -194,17 +202,30 @@ class ContentSetters:
     def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:
         budget = self._budget
         plain = self.telemetry.settings.redact_hook is None
-        for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES, media):
-            if key.endswith(_FLAT_CONTENT):
-                if plain and type(value) is str and len(value) <= budget:
-                    attrs[key] = encoding.utf8_safe(value)  # redacted already, within the budget: render's result
+        for i, m in enumerate(messages[-_MAX_FLAT_MESSAGES:]):
+            role_key, content_key, base = _flat_keys(prefix, i)
+            parts = m.parts
+            if plain and len(parts) == 1 and type(parts[0]) is TextPart:  # one text (the common case)
+                text = parts[0].content
+                if type(text) is str and len(text) <= budget:  # redacted already, nothing to cut: as is
+                    role = otel_value(m.role)
+                    if role is not None:
+                        attrs[role_key] = role
+                    attrs[content_key] = encoding.utf8_safe(text)
                     continue
-                self._render_into(attrs, key, value, redacted=True,
-                                  as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
-            else:
-                v = otel_value(value)
-                if v is not None:
-                    attrs[key] = v
+            pairs: list[tuple[str, Any]] = []
+            openinference_message(base, m, media, pairs)
+            for key, value in pairs:
+                if key.endswith(_FLAT_CONTENT):
+                    if plain and type(value) is str and len(value) <= budget:
+                        attrs[key] = encoding.utf8_safe(value)  # as render would write it: nothing to cut
+                        continue
+                    self._render_into(attrs, key, value, redacted=True, as_json=key.endswith(
+                        A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
+                else:
+                    v = otel_value(value)
+                    if v is not None:
+                        attrs[key] = v
 
     def set_tool(self, name: str | None = None, *, call_id: str | None = None,
                  description: str | None = None, tool_type: str | None = None,

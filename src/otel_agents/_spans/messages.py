@@ -383,39 +383,44 @@ def openinference_messages(prefix: str, messages: Sequence[ChatMessage], limit: 
     """
     pairs: list[tuple[str, Any]] = []
     for i, m in enumerate(messages[-limit:]):
-        base = f"{prefix}.{i}."
-        pairs.append((base + A.MESSAGE_ROLE, m.role))
-        content = [p for p in m.parts if type(p) in (TextPart, BlobPart, UriPart, FilePart)]
-        if len(content) == 1 and type(content[0]) is TextPart:
-            pairs.append((base + A.MESSAGE_CONTENT, content[0].content))
-        else:
-            j = 0
-            for p in content:
-                cbase = f"{base}{A.MESSAGE_CONTENTS}.{j}."
-                if type(p) is TextPart:
-                    pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, "text"))
-                    pairs.append((cbase + A.MESSAGE_CONTENT_TEXT, p.content))
-                    j += 1
-                    continue
-                media = _OI_MEDIA.get(p.modality)
-                url = _media_url(p, media_budget)
-                if media is None or url is None:
-                    continue
-                pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, p.modality))
-                pairs.append((f"{cbase}{media[0]}.{media[1]}", url))
-                j += 1
-        for p in m.parts:
-            if type(p) is ToolCallResponsePart:
-                if p.id:
-                    pairs.append((base + A.MESSAGE_TOOL_CALL_ID, p.id))
-                pairs.append((base + A.MESSAGE_CONTENT, p.response))
-        for j, call in enumerate(m.tool_calls):
-            cbase = f"{base}{A.MESSAGE_TOOL_CALLS}.{j}."
-            if call.id:
-                pairs.append((cbase + A.TOOL_CALL_ID, call.id))
-            pairs.append((cbase + A.TOOL_CALL_FUNCTION_NAME, call.name))
-            pairs.append((cbase + A.TOOL_CALL_FUNCTION_ARGUMENTS, call.arguments))
+        openinference_message(f"{prefix}.{i}.", m, media_budget, pairs)
     return pairs
+
+
+def openinference_message(base: str, m: ChatMessage, media_budget: int, pairs: list[tuple[str, Any]]) -> None:
+    """One message's flattened OpenInference attributes (see :func:`openinference_messages`), appended
+    to ``pairs``; ``base`` is the message's key prefix (``llm.input_messages.3.``)."""
+    pairs.append((base + A.MESSAGE_ROLE, m.role))
+    content = [p for p in m.parts if type(p) in (TextPart, BlobPart, UriPart, FilePart)]
+    if len(content) == 1 and type(content[0]) is TextPart:
+        pairs.append((base + A.MESSAGE_CONTENT, content[0].content))
+    else:
+        j = 0
+        for p in content:
+            cbase = f"{base}{A.MESSAGE_CONTENTS}.{j}."
+            if type(p) is TextPart:
+                pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, "text"))
+                pairs.append((cbase + A.MESSAGE_CONTENT_TEXT, p.content))
+                j += 1
+                continue
+            media = _OI_MEDIA.get(p.modality)
+            url = _media_url(p, media_budget)
+            if media is None or url is None:
+                continue
+            pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, p.modality))
+            pairs.append((f"{cbase}{media[0]}.{media[1]}", url))
+            j += 1
+    for p in m.parts:
+        if type(p) is ToolCallResponsePart:
+            if p.id:
+                pairs.append((base + A.MESSAGE_TOOL_CALL_ID, p.id))
+            pairs.append((base + A.MESSAGE_CONTENT, p.response))
+    for j, call in enumerate(m.tool_calls):
+        cbase = f"{base}{A.MESSAGE_TOOL_CALLS}.{j}."
+        if call.id:
+            pairs.append((cbase + A.TOOL_CALL_ID, call.id))
+        pairs.append((cbase + A.TOOL_CALL_FUNCTION_NAME, call.name))
+        pairs.append((cbase + A.TOOL_CALL_FUNCTION_ARGUMENTS, call.arguments))
 
 
 def _media_url(part: Part, media_budget: int) -> str | None:
