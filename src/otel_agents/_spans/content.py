@@ -5,12 +5,13 @@ retrieval and embeddings (content capture, vocabularies, redaction and budgets a
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..semconv import attributes as A, vocabularies as V
 from . import encoding, pipeline
 from .guard import guard, report_internal_error
-from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_messages, genai_part, genai_tool_definitions,
+from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_message_text, genai_messages, genai_part,
+                       genai_tool_definitions,
                        last_text, openinference_message, openinference_tool_schema)
 from .pipeline import REDACTION_MARGIN as _REDACTION_MARGIN, otel_value
 
@@ -90,6 +91,18 @@ class ContentSetters:
             attrs[A.OTEL_AGENTS_TRUNCATED] = True
         return mime
 
+    def _json_into(self, attrs: dict[str, Any], key: str, encoded: str, data_of: Callable[[], Any]) -> str | None:
+        """Render redacted content already encoded as compact JSON ``encoded`` into ``attrs``: as it is when
+        it fits the budget and there is no redaction hook (what :func:`~.pipeline.render` gives), else
+        from its data (``data_of()``, built only then) to be cut as JSON or hooked. Returns the MIME type."""
+        only = self._only
+        if only is not None and not V.written(key, only):
+            return None
+        if len(encoded) <= self._budget and self.telemetry.settings.redact_hook is None:
+            attrs[key] = encoding.utf8_safe(encoded)
+            return A.MIME_JSON
+        return self._render_into(attrs, key, data_of(), redacted=True, encoded=encoded)
+
     def _redacted(self, value: Any) -> Any:
         """``value`` as JSON-able data with redaction applied and each string cut to the scan
         limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
@@ -148,15 +161,16 @@ class ContentSetters:
                 if given:  # shown first, as a system message, in OpenInference and input.value
                     messages.insert(0, ChatMessage("system", parts=given))
             if input is not None:
-                # Each message is encoded once; the two lists are joined from the same texts.
-                data = genai_messages(messages, media)
-                texts = [encoding.dumps(d) for d in data]
+                # Each message is encoded once (a text message the same as before: once per conversation);
+                # the two lists are joined from the same texts. The data is built only to be cut or hooked.
+                texts = [genai_message_text(m, media) for m in messages]
                 chat = [i for i, m in enumerate(messages) if m.role != "system"]
-                self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES, [data[i] for i in chat], redacted=True,
-                                  encoded="[" + ",".join(texts[i] for i in chat) + "]")
+                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(texts[i] for i in chat) + "]",
+                                lambda: [d for i, d in enumerate(genai_messages(messages, media)) if i in set(chat)])
                 if self._writes(A.LLM_INPUT_MESSAGES):
                     self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
-                mime = self._render_into(attrs, A.INPUT_VALUE, data, redacted=True, encoded="[" + ",".join(texts) + "]")
+                mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
+                                       lambda: genai_messages(messages, media))
                 if mime:
                     attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence, Union
@@ -339,6 +340,32 @@ def genai_messages(messages: Sequence[ChatMessage], media_budget: int, *,
             item["finish_reason"] = normalize_finish_reason(m.finish_reason) if m.finish_reason else ""
         out.append(item)
     return out
+
+
+def genai_message_text(m: ChatMessage, media_budget: int) -> str:
+    """One input message of :func:`genai_messages` as compact JSON text (:func:`~.encoding.dumps`).
+
+    A message of one text and no name, the most common by far, is encoded once per distinct
+    ``(role, text)`` (a small LRU cache): an agent loop sends the whole conversation again with
+    every model request, so the same messages are encoded turn after turn."""
+    parts = m.parts
+    if len(parts) == 1 and m.name is None and type(parts[0]) is TextPart:
+        role, text = m.role, parts[0].content
+        if type(role) is str and type(text) is str and len(text) <= _CACHED_TEXT:  # str subclasses: user code
+            return _text_message_json(role, text)
+    from .encoding import dumps  # late: see _json_text
+
+    return dumps(genai_messages([m], media_budget)[0])
+
+
+_CACHED_TEXT = 32_768  # characters: a longer text is encoded each time, not kept alive by the cache
+
+
+@functools.lru_cache(maxsize=128)  # bounded: at most 128 messages of ≤ 32 k characters (their JSON) held
+def _text_message_json(role: str, text: str) -> str:
+    from .encoding import dumps
+
+    return dumps({"role": role, "parts": [{"type": "text", "content": text}]})
 
 
 def genai_tool_definitions(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:

@@ -142,7 +142,12 @@ def _label_of(value: Any) -> Any:
 def redact_message(m: ChatMessage, limit: int) -> ChatMessage:
     """``m`` with every part :func:`redact_part`-ed and its name redacted: redacted once, then encoded in
     as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``)."""
-    parts = [redact_part(p, limit) for p in m.parts]
+    parts = m.parts
+    if len(parts) == 1 and m.name is None and type(m) is ChatMessage:  # one part (the common case): in short
+        p = parts[0]
+        if type(p) is TextPart and type(p.content) is str and redact_text(p.content[:limit]) is p.content:
+            return m
+    parts = [redact_part(p, limit) for p in parts]
     name = _label_of(m.name)
     if name is m.name and all(a is b for a, b in zip(parts, m.parts)) and type(m) is ChatMessage:
         return m  # nothing to redact or cut (the common case): the message itself, unchanged
