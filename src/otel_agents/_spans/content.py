@@ -165,8 +165,12 @@ class ContentSetters:
                 # the two lists are joined from the same texts. The data is built only to be cut or hooked.
                 texts = [genai_message_text(m, media) for m in messages]
                 chat = [i for i, m in enumerate(messages) if m.role != "system"]
-                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(texts[i] for i in chat) + "]",
-                                lambda: [d for i, d in enumerate(genai_messages(messages, media)) if i in set(chat)])
+
+                def chat_data() -> list[dict[str, Any]]:
+                    data = genai_messages(messages, media)
+                    return [data[i] for i in chat]
+
+                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(texts[i] for i in chat) + "]", chat_data)
                 if self._writes(A.LLM_INPUT_MESSAGES):
                     self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
                 mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
