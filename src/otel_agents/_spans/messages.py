@@ -363,9 +363,9 @@ _CACHED_TEXT = 32_768  # characters: a longer text is encoded each time, not kep
 
 @functools.lru_cache(maxsize=128)  # bounded: at most 128 messages of ≤ 32 k characters (their JSON) held
 def _text_message_json(role: str, text: str) -> str:
-    from .encoding import dumps
+    from .encoding import dumps_strings
 
-    return dumps({"role": role, "parts": [{"type": "text", "content": text}]})
+    return dumps_strings({"role": role, "parts": [{"type": "text", "content": text}]})
 
 
 def genai_tool_definitions(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
