@@ -66,8 +66,8 @@ PARTS = [ChatMessage("user", parts=[
     BlobPart(b"x" * 5000, "audio", "audio/wav"), GenericPart("custom", {"value": 1, "secret": "s"}),
     ReasoningPart("thinking about it")], name="ann"),
     ChatMessage("assistant", parts=[ReasoningPart("hmm"), TextPart("A cat."), TextPart({"k": [1, 2]})])]
-TOOLS = [ToolDefinition("lookup_order", "Look an order up.", {"type": "object", "properties": {"id": {"type": "string"}},
-                                                              "required": ["id"]}),
+ORDER_SCHEMA = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+TOOLS = [ToolDefinition("lookup_order", "Look an order up.", ORDER_SCHEMA),
          ToolDefinition("refund", None, None), ToolDefinition("search", "Search with token " + KEY)]
 
 

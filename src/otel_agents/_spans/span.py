@@ -61,6 +61,10 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     ``parent`` is the :class:`SemanticSpan` this one was opened under (directly,
     or through one non-semantic span such as an application span), or ``None``.
+
+    Attributes set through the setters reach the OTel span in one ``set_attributes`` call when
+    :meth:`end` runs (the SDK checks a mapping per call): until then the OTel span holds only its
+    start attributes. Processors and exporters see them all, as they read ended spans.
     """
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
