@@ -383,6 +383,21 @@ def test_stream_raised_is_error(telemetry, exporter) -> None:
     assert only(exporter).status == StatusCode.ERROR
 
 
+def test_stream_raised_calls_on_error_before_the_span_ends(telemetry, exporter) -> None:
+    """``on_error(span, exc)`` sees what the stream raised while the span is open (a stop reason goes on it)."""
+    span = telemetry.start_span("agent", "stream")
+    seen: list = []
+
+    def on_error(s, exc) -> None:
+        seen.append((s.ended, type(exc).__name__))
+        s.set_stop_reason("budget")
+
+    with pytest.raises(RuntimeError, match="stream broke"):
+        list(wrap_stream(gen(10, fail_at=2), span, on_error=on_error))
+    assert seen == [(False, "RuntimeError")]
+    assert only(exporter).attributes[A.OTEL_AGENTS_STOP_REASON] == "budget"
+
+
 def test_stream_broken_out_of_ends_promptly(telemetry, exporter) -> None:
     stream, span = _stream(telemetry, gen(10))
     for _ in stream:

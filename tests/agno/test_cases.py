@@ -645,3 +645,24 @@ def test_user_model_class_defined_after_instrument(instrumented: Any, exporter: 
     assert all(m.name == "chat in-house-1" for m in models)
     [tool] = exporter.semantic("tool")
     assert tool.attributes["gen_ai.tool.call.id"] == "call_a"
+
+
+def test_workflow_step_retried_after_a_failed_agent_run_completes(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A streamed step whose agent run fails runs it again (``Step.max_retries``); the second run answers and the
+    workflow completes. The failed run's agent span is ERROR; the workflow's and the step's spans are not (the
+    member's ``RunError`` event in the workflow's stream is the member's, not the workflow's), and the workflow's
+    output is its answer."""
+    from agno.workflow import Step, Workflow
+
+    answers = iter([Reply(error=RuntimeError("model down")), Reply(text="sunny in Paris")])
+    agent = Agent(name="Weather", model=ScriptedModel(script=lambda messages: next(answers)), telemetry=False)
+    flow = Workflow(name="Flow", steps=[Step(name="weather", agent=agent)], telemetry=False)
+    events = list(flow.run("Weather?", stream=True))
+    assert str(getattr(events[-1], "event", "")) == "WorkflowCompleted" and events[-1].content == "sunny in Paris"
+    spans = exporter.semantic()
+    agents = sorted((s for s in spans if s.semantic_kind == "agent"), key=lambda s: s.start_time)
+    root = next(s for s in spans if s.name == "invoke_workflow Flow")
+    step = next(s for s in spans if s.name == "weather")
+    assert [a.status.name for a in agents] == ["ERROR", "UNSET"], tree(spans)
+    assert root.status.name != "ERROR" and step.status.name != "ERROR", tree(spans)
+    assert root.attributes["output.value"] == "sunny in Paris"

@@ -6,6 +6,7 @@ tracer provider set so autogen-core's own spans are live."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import pytest
@@ -392,3 +393,39 @@ def test_abandoned_model_stream_keeps_the_text_so_far(instrumented: Any, exporte
     [model] = exporter.semantic("model")
     assert model.attributes["otel_agents.stream.abandoned"] is True
     assert model.attributes["output.value"] == "one two "
+
+
+@pytest.mark.parametrize("left", ["closed", "dropped"])
+def test_team_run_stream_left_early_runs_on_inside_the_team_span(instrumented: Any, exporter: SnapshotExporter,
+                                                                 left: str) -> None:
+    """A team's run_stream left after its first item, closed (``aclose()``) or dropped in a running loop: AutoGen's
+    run_stream waits, as it closes, for its runtime to finish the run (the loop closes a dropped generator in a
+    task), so the agents answer after the caller left. Their turns nest under the team span, which ends after them
+    as abandoned, with the team's answer and its stop reason; nothing outlives it."""
+
+    team = RoundRobinGroupChat([agent_with_tool("support"), AssistantAgent("writer", model_client=replay("Bye."))],
+                               termination_condition=TextMentionTermination("Bye."))
+
+    async def main() -> None:
+        stream = team.run_stream(task="Where is A100?")
+        await stream.__anext__()
+        if left == "closed":
+            await stream.aclose()
+        del stream
+        gc.collect()
+        for _ in range(1000):  # (a bound, not a timing: the loop runs the team's runtime meanwhile)
+            if any(s.name == "invoke_workflow RoundRobinGroupChat" for s in exporter.spans):
+                break
+            await asyncio.sleep(0.005)
+        assert not trace.get_current_span().get_span_context().is_valid
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    team_span = one(spans, "invoke_workflow RoundRobinGroupChat")
+    assert team_span.attributes["otel_agents.stream.abandoned"] is True
+    assert team_span.attributes["otel_agents.run.stop_reason"] == "termination"
+    assert team_span.attributes["output.value"] == "Bye."
+    for name in ("invoke_agent support", "invoke_agent writer"):
+        turn = one(spans, name)
+        assert parent_of(turn, spans) == team_span and turn.end_time <= team_span.end_time, tree(spans)
+    assert all(s.end_time <= team_span.end_time for s in spans), tree(spans)

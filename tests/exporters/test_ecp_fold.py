@@ -288,6 +288,38 @@ def test_run_cut_off_has_its_stop_reason(rec, caplog):
     assert "unknown stop reason 'bored'" in caplog.text
 
 
+def test_stop_reason_of_a_run_delegated_through_a_tool_call(rec):
+    """Issue 34: a run delegated through a tool call (a team used as a tool) that stopped by its own condition
+    and returned its result to the caller, who then answered: that stop is the delegated run's, not the run's.
+    A handoff tool that returned before its target's run ended (the target running on under it), or a call
+    that failed with what is inside it, does not hide the target's stop."""
+    tel = rec.telemetry
+
+    def delegation(tool_ends_first: bool, fails: bool) -> None:
+        with tel.span("agent", "lead") as lead:
+            lead.set_agent("lead")
+            tool = tel.start_span("tool", "ask_team")
+            tool.set_tool("ask_team", call_id="c1", arguments={"task": "x"})
+            inner = tel.start_span("chain", "team", workflow=True, parent=tool)
+            inner.set_stop_reason("termination" if not fails else "cancelled")
+            if tool_ends_first:
+                tool.end()
+                inner.end()
+            else:
+                inner.end()
+                if fails:
+                    tool.record_error(RuntimeError("team failed"))
+                tool.end()
+
+    delegation(tool_ends_first=False, fails=False)
+    delegation(tool_ends_first=True, fails=False)
+    delegation(tool_ends_first=False, fails=True)
+    returned, handed_off, failed = check(fold(rec.spans))
+    assert returned["metrics"]["stop_reason"] is None
+    assert handed_off["metrics"]["stop_reason"] == "termination"
+    assert failed["metrics"]["stop_reason"] == "cancelled"
+
+
 def test_no_usage_at_all(rec):
     """Issue 7 edge case: no model span reported usage → no ``usage`` field, no cost."""
     agent_run(rec.telemetry, with_usage=False)

@@ -99,7 +99,15 @@ def _c(name: str, mode: str) -> Entry:
 
 
 SYSTEMS: tuple[System, ...] = (
-    System("langchain", "LangChain / LangGraph", (
+    System("langchain", "LangChain / LangGraph (`create_agent` of LangChain 1.x and hand-built LangGraph graphs over a "
+           "`BaseChatModel` subclass)", (
+        *(_e(f"create_agent agent.{m}", mode, endings=(*MODE_ENDINGS[mode], "skip_model", "output_retry", "max_turns",
+                                                       "guardrail"))
+          for m, mode in (("invoke", "sync"), ("ainvoke", "async"), ("stream", "stream"), ("astream", "astream"))),
+        _e("create_agent(middleware=[ToolCallLimitMiddleware(run_limit=1, exit_behavior='end')]) agent.invoke", "sync",
+           variant=True, endings=("max_turns",)),
+        _e("create_agent(middleware=[ModelCallLimitMiddleware(run_limit=2, exit_behavior='error')]) agent.invoke",
+           "sync", variant=True, endings=("max_turns",)),
         _e("graph.invoke", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "max_turns")),
         _e("graph.ainvoke", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "max_turns")),
         _e("graph.stream", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),
@@ -147,27 +155,49 @@ SYSTEMS: tuple[System, ...] = (
         _e("Crew.kickoff", "sync", endings=(*MODE_ENDINGS["sync"], "output_retry", "guardrail", "max_turns")),
         _e("Crew.kickoff_async", "async", endings=(*MODE_ENDINGS["async"], "output_retry", "guardrail",
                                                    "max_turns")),
-        _e("Crew.akickoff", "async", endings=("done", "tool_raises", "model_raises")),
+        _e("Crew.akickoff", "async"),
+        _e("Crew.kickoff_for_each", "sync"),
+        _e("Crew.kickoff_for_each_async", "async"),
+        _e("Crew.akickoff_for_each", "async"),
+        _e("Flow.kickoff", "sync"),
+        _e("Flow.kickoff_async", "async"),
+        _e("Flow.akickoff", "async"),
+        _e("Flow.kickoff_async (async step, Crew.akickoff)", "async", variant=True),
         _e("two agents Crew.kickoff", "sync", variant=True),
         _e("two agents Crew.akickoff", "async", variant=True, endings=("done", "tool_raises", "model_raises")),
         _e("delegation Crew.kickoff", "sync", variant=True),
         _e("Process.hierarchical Crew.kickoff", "sync", variant=True),
-    ), unsupported={("Crew.kickoff_async", "cancel"): "`kickoff_async` runs the crew in a worker thread "
+    ), unsupported={(e, "cancel"): "`kickoff_async` runs the crew in a worker thread "
                     "(`asyncio.to_thread`): cancelling the awaiting task does not stop the run, so the tool is not "
-                    "cancelled"}),
+                    "cancelled" for e in ("Crew.kickoff_async", "Crew.kickoff_for_each_async")}
+       | {(e, "cancel"): "a flow runs a sync method (here the one that kicks off the crew) in a "
+          "worker thread (`asyncio.to_thread`): cancelling the task that awaits the flow does not stop the crew, so "
+          "the tool is not cancelled" for e in ("Flow.kickoff_async", "Flow.akickoff")}
+       | {(e, "cancel"): "CrewAI's agent executor (itself a `Flow`) runs its tool step (`execute_tool_action`, a sync "
+          "flow method) in a worker thread, an async tool under an `asyncio.run` of its own there: cancelling the task "
+          "that awaits `akickoff` does not reach the tool, which runs to its end (measured with an async tool, "
+          "uninstrumented too)"
+          for e in ("Crew.akickoff", "Crew.akickoff_for_each", "Flow.kickoff_async (async step, Crew.akickoff)")}),
     System("pydantic_ai", "PydanticAI (over a model class of the user's own: a `Model` subclass)", (
-        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns")),
-        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns")),
-        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry")),
+        _e("run_sync", "sync", endings=(*MODE_ENDINGS["sync"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run", "async", endings=(*MODE_ENDINGS["async"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run_stream", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns",
+                                             "budget")),
+        _e("run_stream_sync", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "output_retry", "max_turns",
+                                                 "budget")),
         _e("run_stream_events", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry",
-                                                     "max_turns")),
-        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns")),
+                                                     "max_turns", "budget")),
+        _e("iter", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "output_retry", "max_turns", "budget")),
+        _e("run (UsageLimits(input_tokens_limit))", "async", variant=True, endings=("budget",)),
+        _e("run (UsageLimits(output_tokens_limit))", "async", variant=True, endings=("budget",)),
+        _e("run (UsageLimits(cost_limit))", "async", variant=True, endings=("budget",)),
         _e("delegation run", "async", variant=True),
         _e("delegation run_stream", "astream", variant=True),
         _e("delegation iter", "astream", variant=True),
-    ), unsupported={("run_stream", "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
-                    "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"); the "
-                    "other entry points retry"}),
+    ), unsupported={(e, "output_retry"): "`run_stream()` does not retry an output its validator rejects: "
+                    "it raises `UnexpectedModelBehavior` (\"retries are not supported in `run_stream()`\"; "
+                    "`run_stream_sync()` runs it); the other entry points retry"
+                    for e in ("run_stream", "run_stream_sync")}),
     System("openai", "OpenAI client (a single call; chat completions and responses, sync and async)", tuple(
         _c(f"{prefix}{name}", mode) for prefix, aio in (("", False), ("AsyncOpenAI ", True))
         for name, mode in (("chat.completions.create", "sync"), ("chat.completions.create(stream=True)", "stream"),
@@ -194,14 +224,22 @@ SYSTEMS: tuple[System, ...] = (
         _e("input_guardrail(run_in_parallel=False) Runner.run", "async", endings=("guardrail",)),
     )),
     System("agno", "Agno", (
-        _e("Agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail")),
-        _e("Agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "guardrail")),
-        _e("Agent.arun", "async", endings=(*MODE_ENDINGS["async"], "guardrail")),
-        _e("Agent.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "guardrail")),
-        _e("Team.run", "sync", variant=True),
-        _e("Team.run(stream=True)", "stream", variant=True),
-        _e("Team.arun", "async", variant=True),
-        _e("Team.arun(stream=True)", "astream", variant=True),
+        _e("Agent.run", "sync", endings=(*MODE_ENDINGS["sync"], "guardrail", "caller_cancel")),
+        _e("Agent.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "guardrail", "caller_cancel")),
+        _e("Agent.arun", "async", endings=(*MODE_ENDINGS["async"], "guardrail", "caller_cancel")),
+        _e("Agent.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "guardrail", "caller_cancel")),
+        _e("Team.run", "sync", variant=True, endings=(*MODE_ENDINGS["sync"], "guardrail", "caller_cancel")),
+        _e("Team.run(stream=True)", "stream", variant=True, endings=(*MODE_ENDINGS["stream"], "guardrail", "caller_cancel")),
+        _e("Team.arun", "async", variant=True, endings=(*MODE_ENDINGS["async"], "guardrail", "caller_cancel")),
+        _e("Team.arun(stream=True)", "astream", variant=True, endings=(*MODE_ENDINGS["astream"], "guardrail", "caller_cancel")),
+        _e("Workflow.run", "sync", endings=(*MODE_ENDINGS["sync"], "caller_cancel")),
+        _e("Workflow.run(stream=True)", "stream", endings=(*MODE_ENDINGS["stream"], "caller_cancel")),
+        _e("Workflow.arun", "async", endings=(*MODE_ENDINGS["async"], "caller_cancel")),
+        _e("Workflow.arun(stream=True)", "astream", endings=(*MODE_ENDINGS["astream"], "caller_cancel")),
+        _e("broadcast Team.run", "sync", variant=True),
+        _e("broadcast Team.arun(stream=True)", "astream", variant=True),
+        _e("tasks Team.run", "sync", variant=True),
+        _e("tasks Team.arun(stream=True)", "astream", variant=True),
         _e("route Team.run", "sync", variant=True),
         _e("route Team.arun(stream=True)", "astream", variant=True),
     )),
@@ -218,6 +256,7 @@ SYSTEMS: tuple[System, ...] = (
     System("google_adk", "Google ADK (its own venv; a `BaseLlm` subclass)", (
         _e("Runner.run", "stream", endings=(*MODE_ENDINGS["stream"], "skip_model", "max_turns")),
         _e("Runner.run_async", "astream", endings=(*MODE_ENDINGS["astream"], "skip_model", "max_turns")),
+        _e("Runner.run_live", "astream"),
         _e("sub_agents Runner.run", "stream", variant=True),
         _e("sub_agents Runner.run_async", "astream", variant=True),
         _e("AgentTool Runner.run", "stream", variant=True),
@@ -235,18 +274,24 @@ SYSTEMS: tuple[System, ...] = (
         _e("SelectorGroupChat.run_stream", "astream", variant=True),
         _e("Swarm.run", "async", variant=True),
         _e("Swarm.run_stream", "astream", variant=True),
+        _e("MagenticOneGroupChat.run", "async", variant=True,
+           endings=(*MODE_ENDINGS["async"], "max_turns", "termination")),
+        _e("MagenticOneGroupChat.run_stream", "astream", variant=True,
+           endings=(*MODE_ENDINGS["astream"], "max_turns", "termination")),
+        _e("GraphFlow.run", "async", variant=True, endings=(*MODE_ENDINGS["async"], "max_turns", "termination")),
+        _e("GraphFlow.run_stream", "astream", variant=True,
+           endings=(*MODE_ENDINGS["astream"], "max_turns", "termination")),
+        _e("TeamTool agent.run", "async", variant=True),
+        _e("TeamTool agent.run_stream", "astream", variant=True),
         _e("RoundRobinGroupChat.run (one agent)", "async", variant=True,
-           endings=("caller_cancel", "max_turns", "termination")),
+           endings=("caller_cancel", "max_turns", "budget", "termination")),
         _e("RoundRobinGroupChat.run_stream (one agent)", "astream", variant=True,
-           endings=("caller_cancel", "max_turns", "termination")),
-    ), known={(f"{team}.run_stream", "break_close"): "a team's `run_stream` closed after its first event: the "
-              "team span ends then, abandoned, with no output, while the team's runtime goes on in its own task "
-              "and its agent answers after the run's span ended (spans of the run outlive its root)"
-              for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm")},
-       unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
+           endings=("caller_cancel", "max_turns", "budget", "termination")),
+    ), unsupported={(f"{team}.{m}", "cancel"): "cancelling the task that awaits a team does not stop the team's "
                     "runtime: the agent's turn goes on in the runtime's own task and the tool is not cancelled "
                     "(AutoGen stops a team by its `CancellationToken`)"
-                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm") for m in ("run", "run_stream")}
+                    for team in ("RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat", "GraphFlow")
+                    for m in ("run", "run_stream")}
        | {(e, "caller_cancel"): "AutoGen 0.7.5 hangs, uninstrumented too, when the run's "
           "`CancellationToken` is cancelled while a tool runs: `AssistantAgent` waits forever on the queue "
           "its tool-call task was to end with `None` (the task dies of `CancelledError` first), and a "
@@ -285,30 +330,19 @@ SYSTEMS: tuple[System, ...] = (
 
 
 PENDING: tuple[str, ...] = (
-    "LangGraph `stream(stream_mode=...)` custom/debug; LlamaIndex `ReActAgent`, query engines; CrewAI "
-    "`kickoff_for_each`, flows, `akickoff` cancelled (needs an async tool and `acall` in the driver); PydanticAI "
-    "`run_stream_sync`; Agno `Workflow` run/arun; Google ADK `run_live`; AutoGen `MagenticOneGroupChat`, "
-    "`GraphFlow`; OpenAI `parse`",
-    "multi-agent variants not in the matrix yet: Agno `Team` broadcast and tasks modes; AutoGen `TeamTool`; a "
-    "Claude subagent in the background; A2A over HTTP+JSON and gRPC, and across processes",
-    "skip_model and output_retry where the framework's hook is not installed or not on a matrix entry: LangChain 1.x "
-    "agent middleware (`before_model`/`wrap_model_call`, `create_agent(response_format=...)` retries; `langchain` 1.x "
-    "is not installed); LlamaIndex `ReActAgent`'s retry of an answer it cannot parse; Google ADK's "
-    "`after_model_callback` replacing an answer is tested in tests/google_adk, not as a cell. No such hook (so no "
-    "cell): skip_model in Agno (pre-hooks can only raise), CrewAI (`before_llm_call` can only block), LlamaIndex, "
-    "smolagents, AutoGen; output_retry in the OpenAI Agents SDK (an invalid `output_type` raises "
-    "`ModelBehaviorError`), Agno (`output_schema` parse failure is logged, not retried), LlamaIndex `output_cls` "
-    "(a warning), AutoGen `output_content_type` (raises), Google ADK (`output_schema` validation raises; its "
-    "`ReflectAndRetryModelPlugin` retries malformed function calls, a model error, not a rejected output)",
-    "stops not yet cells: OpenAI Agents `cancel(mode='after_turn')` and input guardrails (mapped to `guardrail`); "
-    "AutoGen's other conditions (`TokenUsageTermination` → `budget`, mapped) and team types; PydanticAI token and "
-    "cost limits (→ `budget`, mapped); LlamaIndex `early_stopping_method='generate'` (a forced last answer: no stop "
-    "reason recorded yet) and `AgentWorkflow`; Agno `Team` post-hooks; Claude Agent SDK `error_max_budget_usd` "
-    "(→ `budget`, mapped). No such feature (so no cell): Agno `tool_call_limit` refuses the calls past it and asks "
-    "the model again (the run goes on); no output guardrail in smolagents, PydanticAI, LlamaIndex, LangGraph, "
-    "Google ADK or AutoGen (their checks that reject an answer and retry are `output_retry`). Caller handles not yet "
-    "cells: Agno `cancel_run(run_id)`; the others have none of "
-    "their own (a task cancelled is the `cancel` column)",
+    "Google ADK's `after_model_callback` replacing an answer (the model was asked: not `skip_model`) is tested in "
+    "tests/google_adk, not as a cell. No such hook (so no cell): skip_model in Agno (pre-hooks can only raise), "
+    "CrewAI (`before_llm_call` can only block), LlamaIndex, smolagents, AutoGen; output_retry in the OpenAI Agents "
+    "SDK (an invalid `output_type` raises `ModelBehaviorError`), Agno (`output_schema` parse failure is logged, not "
+    "retried), LlamaIndex `output_cls` (a warning), AutoGen `output_content_type` (raises), Google ADK "
+    "(`output_schema` validation raises; its `ReflectAndRetryModelPlugin` retries malformed function calls, a model "
+    "error, not a rejected output), LangChain `create_agent` with `ProviderStrategy` (a parse failure raises)",
+    "No such feature (so no cell): Agno `tool_call_limit` refuses the calls past it and asks the model again (the run "
+    "goes on); no output guardrail in smolagents, PydanticAI, LlamaIndex, LangGraph's own graphs, Google ADK or AutoGen "
+    "(their checks that reject an answer and retry are `output_retry`); no caller handle to cancel a run in LangChain, "
+    "CrewAI, PydanticAI or Google ADK (a task cancelled is the `cancel` column)",
+    "Across processes (A2A, MCP): tested in tests/a2a and tests/mcp with real child processes (every A2A transport, "
+    "unary and streaming), not as cells; LangGraph `stream_mode` `tasks` and `checkpoints` (1.2) not yet entries",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 

@@ -15,6 +15,7 @@ import asyncio
 import gc
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterator
 
@@ -34,6 +35,11 @@ USAGE = ((11, 7), (13, 5))  # (input, output) tokens of the first and second cal
 REJECTED = "sunny"  # output_retry: the first answer, which the framework rejects (the retry answers ANSWER)
 RETRY_USAGE = (17, 6)  # output_retry: the usage of the call that answers again
 SKIPPED = f"(from the cache) {ANSWER}"  # skip_model: what a callback answers in the model's place
+
+
+RUN: ContextVar[int] = ContextVar("matrix_run", default=0)
+"""Which run of a call that makes several (CrewAI's ``kickoff_for_each``) the code running here belongs to: set by
+:meth:`Truth.run_started`; every :class:`Call` and :class:`ToolRun` records it."""
 
 
 class ToolFailure(RuntimeError):
@@ -68,6 +74,7 @@ class Call:
     error: str | None = None
     answered: bool = False  # the whole response went out (last chunk included)
     said: bool = False  # a member's message that is not the run's answer (:meth:`Truth.say`)
+    run: int = field(default_factory=RUN.get)  # which run of a call that makes several (:data:`RUN`)
 
     def sent(self, *, usage: bool = True, finish: str | None = None) -> None:
         """The response (or its last chunk) went out, with the usage of the turn and ``finish``."""
@@ -84,6 +91,7 @@ class ToolRun:
     args: dict
     outcome: str = "running"  # ok | error | cancelled | delegated (until settled) | either (a race: not compared)
     by: str = ""  # the agent that delegated, for a delegation (:meth:`Truth.delegate`)
+    run: int = field(default_factory=RUN.get)  # which run of a call that makes several (:data:`RUN`)
 
 
 @dataclass
@@ -100,6 +108,10 @@ class Truth:
     output: str | None = None  # what the caller got when no model answered it: a bare MCP tool call's result, a
     # callback's reply in place of the model's (skip_model), the text a tripped guardrail put in the answer's place
     skipped: int = 0  # skip_model: requests a callback answered in the model's place (never sent to it)
+    runs: list[tuple[int, Any]] | None = None  # a call that makes several runs (:meth:`run_started`): each one's
+    # trace id and the asyncio task it runs in (None in a thread)
+    withheld: bool = False  # the framework did not give the caller its model's last answer (a run cancelled after it)
+    events_race: bool = False  # which events a stream gives before its end races with a cancel from another thread
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- the model side --------------------------------------------------------
@@ -178,8 +190,8 @@ class Truth:
                 continue
             after = [t.outcome for t in self.tools[i + 1:] if t.outcome != "delegated"]
             bad = next((o for o in after if o != "ok"), None)
-            member_answered = any(c.answered and c.turn and not c.turn.is_tool_call and not c.said
-                                  and c.agent != run.by for c in self.calls)
+            member_answered = not self.withheld and any(c.answered and c.turn and not c.turn.is_tool_call
+                                                        and not c.said and c.agent != run.by for c in self.calls)
             run.outcome = "ok" if member_answered else (bad or "cancelled")
             if member_answered and self.ending in ("break_close", "break_drop", "cancel"):
                 run.outcome = "either"  # whether the call returned before the caller left is a race of threads
@@ -188,6 +200,27 @@ class Truth:
         """Whether ``agent``'s next call is its delegation (it has made no call yet)."""
         with self._lock:
             return not any(c.agent == agent for c in self.calls)
+
+    def run_started(self) -> None:
+        """A call that makes several runs (CrewAI's ``kickoff_for_each``: one per input) starts its next one here:
+        what the fakes and tools record from now on in this context belongs to it (:data:`RUN`); the current
+        span's trace is that run's (each run its own trace, its own envelope)."""
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no loop in this thread
+            task = None
+        with self._lock:
+            self.runs = [*(self.runs or []), (trace.get_current_span().get_span_context().trace_id, task)]
+            RUN.set(len(self.runs) - 1)
+
+    def part(self, run: int) -> "Truth":
+        """Run ``run`` of a call that made several (:meth:`run_started`): its own truth; a run whose task was
+        cancelled (its siblings' call failed first, and ``asyncio.run`` cancelled what was left) ended by ``cancel``."""
+        task = (self.runs or [])[run][1]
+        ending = "cancel" if task is not None and task.done() and task.cancelled() else self.ending
+        return Truth(ending, calls=[c for c in self.calls if c.run == run],
+                     tools=[t for t in self.tools if t.run == run], agents=self.agents, top=self.top,
+                     ends_by=self.ends_by, error_output=self.error_output)
 
     # -- the tool side ---------------------------------------------------------
     def tool(self, name: str = TOOL, **args: Any) -> str:
@@ -238,7 +271,7 @@ class Truth:
         """The final answer the run got from its model, if the last call delivered one."""
         if self.output is not None:
             return self.output
-        if self.ending == "guardrail":  # the answer the model gave was blocked: it is not the run's output
+        if self.ending == "guardrail" or self.withheld:  # the answer the model gave was blocked, or withheld
             return None
         last = self.calls[-1] if self.calls else None
         if self.top is not None and last is not None and last.agent != self.top:
@@ -396,7 +429,7 @@ def _comparable(truth: Truth, outcome: Outcome) -> Outcome:
     """What must be the same instrumented and not: all of it, but for a stream cancelled from outside while its
     tool runs, only how it ended: which events the consumer had taken by then is a race between two tasks
     (a loaded machine delivers one event more or fewer either way)."""
-    if truth.ending == "cancel" and isinstance(outcome, list):
+    if (truth.ending == "cancel" or truth.events_race) and isinstance(outcome, list):
         return outcome[-1:]
     return outcome
 
@@ -404,6 +437,22 @@ def _comparable(truth: Truth, outcome: Outcome) -> Outcome:
 STOP_REASON = {"cancel": "cancelled", "caller_cancel": "cancelled", "guardrail": "guardrail",
                "max_turns": "max_turns", "termination": "termination", "budget": "budget"}
 """Ending → the envelope's ``metrics.stop_reason`` (``otel_agents.run.stop_reason``) for a run with an agent."""
+
+
+def _check_runs(truth: Truth, finished: list[ReadableSpan], tree: str) -> list[dict]:
+    """A call that made several runs: each run its own trace and its own envelope, checked as a cell of its own
+    against its part of the truth (a run whose model raised is one that failed)."""
+    traces = [trace_id for trace_id, _ in truth.runs or ()]
+    assert {s.context.trace_id for s in finished} == set(traces) and len(set(traces)) == len(traces), \
+        f"{len(traces)} runs, not one trace each:\n{tree}"
+    envelopes = []
+    for i, trace_id in enumerate(traces):
+        part, spans = truth.part(i), OpenSpans()
+        spans.finished = [s for s in finished if s.context.trace_id == trace_id]
+        outcome = raised(asyncio.CancelledError()) if part.ending == "cancel" else \
+            raised(ModelFailure()) if any(c.error for c in part.calls) else None
+        envelopes.append(check_cell(part, spans, outcome, outcome))
+    return envelopes
 
 
 def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outcome) -> dict:
@@ -418,6 +467,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     assert not spans.open, f"spans never ended: {sorted(spans.open.values())}"
     finished = list(spans.finished)
     tree = _tree(finished)
+    if truth.runs is not None:  # a call that made several runs (CrewAI's kickoff_for_each)
+        return _check_runs(truth, finished, tree)
 
     # one model span per call, with that call's usage and finish reason (absent when not sent)
     models = _sem(finished, "model")
@@ -449,7 +500,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
 
     # the envelope
     envelopes = [e for e in fold(finished) if e["tool_calls"] or e["metrics"]["model_calls"]
-                 or e["metrics"]["errors"] or e["agents"] or e["public_output"] is not None]  # (an MCP client's tools/list: no run)
+                 or e["metrics"]["errors"] or e["agents"] or e["public_output"] is not None  # (an MCP client's tools/list: no run)
+                 or not truth.calls and not truth.tools and e["metrics"]["steps"]]  # (a workflow left before its first step)
     assert len(envelopes) == 1, f"{len(envelopes)} runs folded:\n{tree}"
     env = envelopes[0]
     calls_usage = [c.usage for c in truth.calls if c.usage is not None]
@@ -495,6 +547,8 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     want_stop = STOP_REASON.get(truth.ending) if env["agents"] else None  # (stop reasons are an agent run's)
     if want_stop is None and truth.ending in ("done", "tool_raises"):
         want_stop = truth.ends_by
+    if want_stop is None and truth.ending in ("break_close", "break_drop") and truth.answer is not None:
+        want_stop = truth.ends_by  # a run its caller left that went on to its end (an AutoGen team's runtime)
     got_stop = env["metrics"]["stop_reason"]
     if truth.ending in ("break_close", "break_drop") and got_stop == "cancelled":
         want_stop = got_stop  # a run its caller left is cancelled where the framework runs it in a task it cancels

@@ -26,13 +26,17 @@ from .span import SemanticSpan
 OnChunk = Callable[[Any], None]
 OnEnd = Callable[[SemanticSpan, bool], None]
 """``on_end(span, abandoned)``: fill the span's output before it ends."""
+OnError = Callable[[SemanticSpan, BaseException], None]
+"""``on_error(span, exc)``: what the stream raised, before the span records it and ends (a stop reason)."""
 
 
 class _StreamState:
-    __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "__weakref__")
+    __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "on_error",
+                 "__weakref__")
 
     def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
-                 timeout: float, is_error: Callable[[BaseException], bool] | None):
+                 timeout: float, is_error: Callable[[BaseException], bool] | None,
+                 on_error: OnError | None = None):
         self.span = span
         self.on_chunk = on_chunk
         self.on_end = on_end
@@ -41,6 +45,7 @@ class _StreamState:
         self.timeout = timeout
         self.lock = threading.Lock()
         self.is_error = is_error
+        self.on_error = on_error
 
     def chunk(self, item: Any) -> None:
         self.last_activity = time.monotonic()
@@ -59,6 +64,9 @@ class _StreamState:
         if abandoned:
             self.span.mark_abandoned()
         if error is not None:
+            if self.on_error is not None:
+                with guard("stream.on_error"):
+                    self.on_error(self.span, error)
             flow = False
             if self.is_error is not None:
                 with guard("stream.is_error"):
@@ -285,7 +293,7 @@ def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeou
 
 def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None = None,
                 on_end: OnEnd | None = None, idle_timeout: float | None = None,
-                is_error: Callable[[BaseException], bool] | None = None) -> Any:
+                is_error: Callable[[BaseException], bool] | None = None, on_error: OnError | None = None) -> Any:
     """Wrap a sync or async iterator so that ``span`` ends when the stream does.
 
     Args:
@@ -298,6 +306,8 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
             (``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, 300 s).
         is_error: decides whether an exception raised by the stream is an error
             (default: every ``Exception``; others are control flow).
+        on_error: ``on_error(span, exc)``, called with an exception the stream
+            raised, after ``on_end`` and before the span records it and ends.
 
     Returns:
         :class:`SyncStream` or :class:`AsyncStream`; other attributes are
@@ -305,7 +315,7 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
         through unchanged.
     """
     timeout = idle_timeout if idle_timeout is not None else span.telemetry.settings.idle_timeout()
-    state = _StreamState(span, on_chunk, on_end, timeout, is_error)
+    state = _StreamState(span, on_chunk, on_end, timeout, is_error, on_error)
     stream = AsyncStream(iterator, state) if hasattr(iterator, "__aiter__") else SyncStream(iterator, state)
     with guard("stream.watch"):
         WATCHDOG.watch(state)

@@ -13,13 +13,14 @@ import json
 from typing import Any
 
 from crewai import Agent, Crew, Process, Task
+from crewai.flow.flow import Flow, listen, start
 from crewai.tools import tool
 from crewai.events.types.llm_events import LLMCallType
 from crewai.llms.base_llm import llm_call_context
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import ReactLLM, _observation
-from tests.matrix.truth import ANSWER, CITY, REJECTED, TOOL, Truth
+from tests.matrix.truth import ANSWER, CITY, REJECTED, RUN, TOOL, Truth
 
 INSTRUMENTOR = CrewAIInstrumentor
 PLAN = "Look up the weather in Paris."
@@ -59,18 +60,20 @@ class TruthLLM(ReactLLM):
 
 
 def _crew(truth: Truth, two: bool | str = False) -> Crew:
-    seen: dict[int, bool] = {}
+    seen: set[tuple[int, int]] = set()
 
     @tool(TOOL)
     def get_weather(city: str) -> str:
         """Get the weather for a city."""
-        if seen.get(len(truth.calls)):  # CrewAI's own retries of a failed tool, within the one call the model made
+        run = RUN.get()
+        key = (run, sum(1 for c in truth.calls if c.run == run))
+        if key in seen:  # CrewAI's own retries of a failed tool, within the one call the model made
             recorded = len(truth.tools)
             try:
                 return truth.tool(city=city)
             finally:
                 del truth.tools[recorded:]
-        seen[len(truth.calls)] = True
+        seen.add(key)
         return truth.tool(city=city)
 
     agent = Agent(role="Weather Clerk", goal="Answer weather questions", backstory="Knows the weather.",
@@ -83,8 +86,10 @@ def _crew(truth: Truth, two: bool | str = False) -> Crew:
 
     guardrail = {"guardrail": whole_sentence, "guardrail_max_retries": 1} if truth.ending == "output_retry" else \
         {"guardrail": _no_answer, "guardrail_max_retries": 0} if truth.ending == "guardrail" else {}
-    task = Task(agent=agent, description=f"What is the weather in {CITY}?", expected_output="The weather",
-                name="weather", **guardrail)
+    task = Task(agent=agent, description="What is the weather in {city}?" if two == "for_each" else
+                f"What is the weather in {CITY}?", expected_output="The weather", name="weather", **guardrail)
+    if two == "for_each":  # each input's kickoff starts a run of its own (a copy of the crew)
+        return Crew(agents=[agent], tasks=[task], before_kickoff_callbacks=[_run_started(truth)])
     if not two:
         return Crew(agents=[agent], tasks=[task])
     if two == "hierarchical":
@@ -117,6 +122,52 @@ def _crew(truth: Truth, two: bool | str = False) -> Crew:
     return Crew(agents=[planner, agent], tasks=[plan, task])
 
 
+def _run_started(truth: Truth) -> Any:
+    def started(inputs: dict) -> dict:
+        truth.run_started()
+        return inputs
+    return started
+
+
+INPUTS = [{"city": CITY}, {"city": CITY}]
+"""``kickoff_for_each``'s inputs: two runs of the crew."""
+
+
+class WeatherFlow(Flow):
+    """A flow (CrewAI's docs' shape): its start method takes the question, the method listening to it kicks off the
+    crew and returns its answer, which is the flow's output."""
+
+    truth: Any = None
+
+    @start()
+    def question(self) -> str:
+        return CITY
+
+    @listen(question)
+    def answer(self, city: str) -> str:
+        return _forced(self.truth, _crew(self.truth).kickoff()).raw
+
+
+class AsyncWeatherFlow(Flow):
+    """The same flow with an async step: it awaits the crew's ``akickoff``."""
+
+    truth: Any = None
+
+    @start()
+    def question(self) -> str:
+        return CITY
+
+    @listen(question)
+    async def answer(self, city: str) -> str:
+        return (await _crew(self.truth).akickoff()).raw
+
+
+def _flow(truth: Truth, cls: type = WeatherFlow) -> Flow:
+    flow = cls()
+    flow.truth = truth
+    return flow
+
+
 def _no_answer(output: Any):  # (CrewAI checks an annotated return type: none here)
     """The ``guardrail`` cell's task guardrail: it rejects the answer."""
     return (False, "answers about the weather are blocked") if ANSWER in output.raw else (True, output.raw)
@@ -141,4 +192,16 @@ ENTRIES = {
     "two agents Crew.akickoff": lambda t: (lambda: _crew(t, True).akickoff(), lambda r: r.raw),
     "delegation Crew.kickoff": lambda t: (lambda: _crew(t, "delegation").kickoff(), lambda r: r.raw),
     "Process.hierarchical Crew.kickoff": lambda t: (lambda: _crew(t, "hierarchical").kickoff(), lambda r: r.raw),
+    "Crew.kickoff_for_each": lambda t: (lambda: _crew(t, "for_each").kickoff_for_each(INPUTS), _raws),
+    "Crew.kickoff_for_each_async": lambda t: (lambda: _crew(t, "for_each").kickoff_for_each_async(INPUTS), _raws),
+    "Crew.akickoff_for_each": lambda t: (lambda: _crew(t, "for_each").akickoff_for_each(INPUTS), _raws),
+    "Flow.kickoff": lambda t: (lambda: _flow(t).kickoff(), lambda r: r),
+    "Flow.kickoff_async": lambda t: (lambda: _flow(t).kickoff_async(), lambda r: r),
+    "Flow.akickoff": lambda t: (lambda: _flow(t).akickoff(), lambda r: r),
+    "Flow.kickoff_async (async step, Crew.akickoff)": lambda t: (lambda: _flow(t, AsyncWeatherFlow).kickoff_async(),
+                                                               lambda r: r),
 }
+
+
+def _raws(results: Any) -> list:
+    return [r.raw for r in results]

@@ -1,16 +1,22 @@
 """Google ADK cells: an ``LlmAgent`` with one function tool over a ``BaseLlm`` subclass (the shape of
 ``tests/google_adk/fakes.py``'s ``ScriptedLlm``) answering from the matrix's script, each response with its
 usage metadata and ``FinishReason.STOP`` (Gemini's finish reason for a function call too). Stops: ``max_turns``
-runs with ``RunConfig(max_llm_calls=2)``."""
+runs with ``RunConfig(max_llm_calls=2)``.
+
+``Runner.run_live``: the same class's ``connect()`` gives a live connection in Gemini Live's shape: each turn a
+message with the usage, then the content (a function call, or the answer and ``turn_complete``); no finish
+reason. The caller sends the question on a ``LiveRequestQueue`` and closes it when the answer's turn is complete."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from typing import Any, AsyncGenerator
 
-from google.adk.agents import LlmAgent, RunConfig
+from google.adk.agents import LiveRequestQueue, LlmAgent, RunConfig
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.adk.models.base_llm_connection import BaseLlmConnection
 from google.adk.runners import Runner
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.sessions import InMemorySessionService
@@ -62,13 +68,58 @@ class TruthLlm(BaseLlm):
                           finish_reason=types.FinishReason.STOP, usage_metadata=usage(*turn.usage))
 
 
-def _llm(truth: Truth, agent: str = "", delegate: Any = None, on_start: Any = None) -> TruthLlm:
-    llm = TruthLlm()
+class TruthConnection(BaseLlmConnection):
+    """A live connection (Gemini Live's shape, see the module docstring): one turn per ``receive()``."""
+
+    def __init__(self, llm: "TruthLlm") -> None:
+        self.llm = llm
+        self.inbox: asyncio.Queue = asyncio.Queue()
+
+    async def send_history(self, history: list) -> None:
+        if history and history[-1].role == "user":
+            await self.inbox.put(history[-1])
+
+    async def send_content(self, content: types.Content) -> None:
+        await self.inbox.put(content)
+
+    async def send_realtime(self, blob: Any) -> None:
+        pass
+
+    async def receive(self) -> AsyncGenerator[LlmResponse, None]:
+        content = await self.inbox.get()
+        if content is None:  # closed
+            return
+        call = self.llm._call(bool(content.parts and any(p.function_response for p in content.parts)))
+        turn = call.turn
+        yield LlmResponse(usage_metadata=usage(*turn.usage))
+        call.usage = turn.usage  # (sent)
+        if turn.is_tool_call:
+            parts = [types.Part(function_call=types.FunctionCall(name=n, args=a, id=f"call-{i}"))
+                     for i, (n, a) in enumerate(turn.tool_calls)]
+        else:
+            parts = [types.Part(text=turn.text)]
+        yield LlmResponse(content=types.Content(role="model", parts=parts))
+        call.sent(usage=False)
+        if not turn.is_tool_call:
+            yield LlmResponse(turn_complete=True)
+
+    async def close(self) -> None:
+        await self.inbox.put(None)
+
+
+class LiveTruthLlm(TruthLlm):
+    @contextlib.asynccontextmanager
+    async def connect(self, llm_request: LlmRequest) -> Any:
+        yield TruthConnection(self)
+
+
+def _llm(truth: Truth, agent: str = "", delegate: Any = None, on_start: Any = None, live: bool = False) -> TruthLlm:
+    llm = LiveTruthLlm() if live else TruthLlm()
     llm._truth, llm._agent, llm._delegate, llm._on_start = truth, agent, delegate, on_start
     return llm
 
 
-def _weather_agent(truth: Truth, member: str = "", on_start: Any = None) -> LlmAgent:
+def _weather_agent(truth: Truth, member: str = "", on_start: Any = None, live: bool = False) -> LlmAgent:
     async def get_weather(city: str) -> str:
         """Get the weather for a city."""
         return await truth.atool(city=city)
@@ -82,8 +133,8 @@ def _weather_agent(truth: Truth, member: str = "", on_start: Any = None) -> LlmA
         return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=truth.skip())]))
 
     callbacks = {"before_model_callback": answer_from_cache} if truth.ending == "skip_model" else {}
-    return LlmAgent(name="weather_agent", description="Knows the weather.", model=_llm(truth, member, None, on_start),
-                    tools=[get_weather], **callbacks)
+    return LlmAgent(name="weather_agent", description="Knows the weather.",
+                    model=_llm(truth, member, None, on_start, live=live), tools=[get_weather], **callbacks)
 
 
 def _transfer(truth: Truth) -> LlmAgent:
@@ -147,6 +198,21 @@ def _run_async(truth: Truth, build: Any = None) -> Any:
     return gen()
 
 
+def _run_live(truth: Truth) -> Any:
+    """``Runner.run_live``: the question on a ``LiveRequestQueue``, closed once the answer's turn is complete."""
+    async def gen() -> Any:
+        runner, session = _runner(truth, lambda t: _weather_agent(t, live=True))
+        await runner.session_service.create_session(app_name="matrix", user_id="u", session_id=session)
+        queue = LiveRequestQueue()
+        queue.send_content(_message())
+        async for event in runner.run_live(user_id="u", session_id=session, live_request_queue=queue,
+                                           run_config=RunConfig(response_modalities=["TEXT"])):
+            yield event
+            if event.turn_complete:
+                queue.close()
+    return gen()
+
+
 def _event(event: Any) -> Any:
     parts = event.content.parts if event.content and event.content.parts else []
     return (event.author, [p.text or (p.function_call and p.function_call.name) or
@@ -160,4 +226,5 @@ ENTRIES = {
     "sub_agents Runner.run_async": lambda t: (lambda: _run_async(t, _transfer), _event),
     "AgentTool Runner.run": lambda t: (lambda: _run(t, _agent_tool), _event),
     "AgentTool Runner.run_async": lambda t: (lambda: _run_async(t, _agent_tool), _event),
+    "Runner.run_live": lambda t: (lambda: _run_live(t), _event),
 }

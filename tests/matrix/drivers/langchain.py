@@ -6,7 +6,16 @@ writer (the mode yields only what nodes write); ``stream_mode="debug"`` events a
 and timestamps.
 
 Stops: ``max_turns`` binds ``recursion_limit=4`` to the graph (``with_config``): the model asks for the tool
-every turn until LangGraph raises ``GraphRecursionError``."""
+every turn until LangGraph raises ``GraphRecursionError``.
+
+``create_agent`` entries (LangChain 1.x, ``langchain.agents``) run the agent graph ``create_agent`` builds over the
+same fake, named ``weather_agent``. Their stops are its agent middleware: ``skip_model`` a ``wrap_model_call``
+middleware that answers from a cache once the tool ran (the handler, so the model, is not called);
+``max_turns`` LangChain's ``ModelCallLimitMiddleware(run_limit=2)`` (its default ``exit_behavior="end"``: the
+run ends with the middleware's own message); ``output_retry`` ``response_format=ToolStrategy(Forecast)``, whose
+validator rejects the bare word: LangChain answers the output tool call with the error and asks again;
+``guardrail`` LangChain's ``PIIMiddleware`` (a custom detector for the answer, ``strategy="block"``,
+``apply_to_output=True``): the answer is blocked, the run raises ``PIIDetectionError``."""
 
 from __future__ import annotations
 
@@ -23,6 +32,11 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command
+from pydantic import BaseModel, field_validator
+from langchain.agents import create_agent
+from langchain.agents.middleware import (AgentMiddleware, ModelCallLimitMiddleware, PIIMiddleware,
+                                         ToolCallLimitMiddleware)
+from langchain.agents.structured_output import ToolStrategy
 
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
 from tests.langchain.fakes import ToolCallingChatModel, build_agent_graph
@@ -38,6 +52,7 @@ class TruthChatModel(ToolCallingChatModel):
     json_answers: bool = False  # an accepted answer as JSON ({"answer": text}): the structured output entry
     agent: str = ""  # a multi-agent run's member: its own calls count
     delegate: Any = None  # a supervisor's first call: ``(handoff tool, args)``
+    answer_tool: str | None = None  # an answer given as a call of this tool (``{"answer": text}``): ToolStrategy
 
     def _answer(self, messages: list) -> tuple[Call, AIMessage]:
         last = messages[-1] if messages else None
@@ -51,11 +66,14 @@ class TruthChatModel(ToolCallingChatModel):
         text = turn.text or ""
         if self.json_answers and text and text != REJECTED:
             text = json.dumps({"answer": text})
+        calls = list(turn.tool_calls)
+        if self.answer_tool and text and not calls:
+            text, calls = "", [(self.answer_tool, {"answer": text})]
         msg = AIMessage(content=text, id=f"resp-{len(messages)}",
-                        tool_calls=[{"name": n, "args": a, "id": f"call_{i}", "type": "tool_call"}
-                                    for i, (n, a) in enumerate(turn.tool_calls)])
+                        tool_calls=[{"name": n, "args": a, "id": f"call_{len(messages)}_{i}", "type": "tool_call"}
+                                    for i, (n, a) in enumerate(calls)])
         msg.response_metadata = {"model_name": self.model_name,
-                                 "finish_reason": "tool_calls" if turn.tool_calls else "stop"}
+                                 "finish_reason": "tool_calls" if calls else "stop"}
         msg.usage_metadata = {"input_tokens": turn.usage[0], "output_tokens": turn.usage[1],
                               "total_tokens": sum(turn.usage)}
         return call, msg
@@ -153,6 +171,93 @@ def _supervisor(truth: Truth) -> Any:
     return graph.compile(name="supervisor")
 
 
+class Forecast(BaseModel):
+    """output_retry: the structured output of a ``create_agent`` run (``ToolStrategy``): a whole sentence."""
+
+    answer: str
+
+    @field_validator("answer")
+    @classmethod
+    def whole_sentence(cls, value: str) -> str:
+        if " " not in value.strip():
+            raise ValueError("answer with a whole sentence")
+        return value
+
+
+class _Cache(AgentMiddleware):
+    """skip_model: a ``wrap_model_call`` middleware that answers from a cache once the tool ran, without calling
+    its handler (the model)."""
+
+    def __init__(self, truth: Truth) -> None:
+        super().__init__()
+        self.truth = truth
+
+    def _cached(self, request: Any) -> Any:
+        return AIMessage(self.truth.skip(), id="cached") if isinstance(request.messages[-1], ToolMessage) else None
+
+    def wrap_model_call(self, request: Any, handler: Any) -> Any:
+        return self._cached(request) or handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return self._cached(request) or await handler(request)
+
+
+LIMITS = {"ToolCallLimitMiddleware(run_limit=1, exit_behavior='end')":
+          lambda: ToolCallLimitMiddleware(run_limit=1, exit_behavior="end"),
+          "ModelCallLimitMiddleware(run_limit=2, exit_behavior='error')":
+          lambda: ModelCallLimitMiddleware(run_limit=2, exit_behavior="error")}
+"""max_turns variants: LangChain's other call-limit middleware, and the limit that raises instead of ending."""
+
+
+def _agent(truth: Truth, limit: str | None = None) -> Any:
+    """A LangChain 1.x ``create_agent`` agent over the fake, with the middleware of ``truth.ending`` (``limit``: a
+    :data:`LIMITS` middleware in place of the default cap)."""
+    truth.agents = [("weather_agent", None)]
+    model, kw = TruthChatModel(truth=truth), {}
+    if limit is not None:
+        kw["middleware"] = [LIMITS[limit]()]
+    elif truth.ending == "skip_model":
+        kw["middleware"] = [_Cache(truth)]
+    elif truth.ending == "max_turns":
+        kw["middleware"] = [ModelCallLimitMiddleware(run_limit=2)]
+    elif truth.ending == "output_retry":
+        model.answer_tool = "Forecast"
+        kw["response_format"] = ToolStrategy(Forecast)
+    elif truth.ending == "guardrail":
+        kw["middleware"] = [PIIMiddleware("forecast", detector=r"sunny in \w+", strategy="block",
+                                          apply_to_input=False, apply_to_output=True)]
+    return create_agent(model, [_tool(truth)], name="weather_agent", **kw)
+
+
+def _given(truth: Truth, update: Any) -> None:
+    """What the user got in place of the model's answer, from a state or a node's update: the structured response
+    (as JSON) or, at a call-limit middleware's cap, the message it ends the run with."""
+    if not isinstance(update, dict):
+        return
+    if update.get("structured_response") is not None:
+        truth.output = json.dumps(update["structured_response"].model_dump(), separators=(",", ":"))
+    elif truth.ending == "max_turns" and update.get("messages"):
+        truth.output = update["messages"][-1].content
+
+
+def _agent_final(truth: Truth) -> Any:
+    """What an agent run gave: its last message, or the structured response when it has one."""
+    def norm(state: Any) -> Any:
+        _given(truth, state)
+        return state["structured_response"] if state.get("structured_response") is not None else _final(state)
+    return norm
+
+
+def _agent_update(truth: Truth) -> Any:
+    """A streamed agent run's node update (:func:`_update`), noting what the user got (:func:`_given`)."""
+    def norm(event: dict) -> Any:
+        for node, update in event.items():
+            if node == "model" or node.endswith("before_model"):
+                _given(truth, update)
+        return _update(event)
+    return norm
+
+
 INPUT = {"messages": [HumanMessage(CITY)]}
 # A bare model call after the tool ran: the script's second turn, the answer.
 AFTER_TOOL = [HumanMessage(CITY), AIMessage("", tool_calls=[{"name": TOOL, "args": {"city": CITY}, "id": "call_0"}]),
@@ -199,6 +304,12 @@ def _json_output(truth: Truth) -> Any:
 
 
 ENTRIES = {
+    "create_agent agent.invoke": lambda t: (lambda: _agent(t).invoke(INPUT), _agent_final(t)),
+    "create_agent agent.ainvoke": lambda t: (lambda: _agent(t).ainvoke(INPUT), _agent_final(t)),
+    "create_agent agent.stream": lambda t: (lambda: _agent(t).stream(INPUT), _agent_update(t)),
+    "create_agent agent.astream": lambda t: (lambda: _agent(t).astream(INPUT), _agent_update(t)),
+    **{f"create_agent(middleware=[{limit}]) agent.invoke": (
+        lambda t, limit=limit: (lambda: _agent(t, limit).invoke(INPUT), _agent_final(t))) for limit in LIMITS},
     "graph.invoke": lambda t: (lambda: _graph(t).invoke(INPUT), _final),
     "graph.ainvoke": lambda t: (lambda: _graph(t).ainvoke(INPUT), _final),
     "graph.stream": lambda t: (lambda: _graph(t).stream(INPUT), _update),

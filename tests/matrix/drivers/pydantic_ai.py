@@ -1,13 +1,17 @@
 """PydanticAI cells: an ``Agent`` over a model class written here (a ``pydantic_ai.models.Model``
 subclass, as users write for their own providers) that answers from the matrix's script: whole
 responses with their usage and finish reason, streams word by word with usage and finish reason on the
-last event. Stops: ``max_turns`` runs with ``UsageLimits(request_limit=2)`` (``UsageLimitExceeded``)."""
+last event. Stops: ``max_turns`` runs with ``UsageLimits(request_limit=2)`` (``UsageLimitExceeded``); ``budget`` with
+a token limit the second call's usage crosses (``total_tokens_limit=20``: 18 tokens a call), or, in the variants,
+``input_tokens_limit``, ``output_tokens_limit`` or ``cost_limit`` (the model reports each call's cost, as
+``RequestUsage.cost``)."""
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any, AsyncIterator
 
 from pydantic_ai import Agent, ModelRetry, RunContext, SkipModelRequest
@@ -70,9 +74,11 @@ class TruthStream(StreamedResponse):
 class TruthModel(Model):
     """A user-written model class (see the module docstring)."""
 
-    def __init__(self, truth: Truth, agent: str = "", delegate: tuple[str, dict] | None = None) -> None:
+    def __init__(self, truth: Truth, agent: str = "", delegate: tuple[str, dict] | None = None,
+                 cost: Decimal | None = None) -> None:
         super().__init__()
         self.truth = truth
+        self.cost = cost  # USD a call, reported on its usage (as a provider's pricing gives it)
         self.agent = agent  # a multi-agent run's member: its own calls count
         self.delegate = delegate  # the delegating agent's first call: ``(tool, args)``
 
@@ -97,7 +103,8 @@ class TruthModel(Model):
         parts = [ToolCallPart(n, a, tool_call_id=f"call_{i}") for i, (n, a) in enumerate(turn.tool_calls)] \
             or [TextPart(turn.text)]
         call.sent(finish=_finish(call))
-        return ModelResponse(parts=parts, usage=RequestUsage(input_tokens=turn.usage[0], output_tokens=turn.usage[1]),
+        return ModelResponse(parts=parts, usage=RequestUsage(input_tokens=turn.usage[0], output_tokens=turn.usage[1],
+                                                             cost=self.cost),
                              model_name=NAME, finish_reason=_finish(call))
 
     @asynccontextmanager
@@ -120,10 +127,10 @@ class AnswerFromCache(AbstractCapability[Any]):
         return request_context
 
 
-def _agent(truth: Truth, *, sync_tool: bool = False, member: str = "") -> Agent:
+def _agent(truth: Truth, *, sync_tool: bool = False, member: str = "", cost: Decimal | None = None) -> Agent:
     truth.agents = [("weather_agent", None)]
     caps = [AnswerFromCache(truth=truth)] if truth.ending == "skip_model" else []
-    agent = Agent(TruthModel(truth, member), name="weather_agent", capabilities=caps)
+    agent = Agent(TruthModel(truth, member, cost=cost), name="weather_agent", capabilities=caps)
     if truth.ending == "output_retry":
         @agent.output_validator
         def whole_sentence(output: str) -> str:
@@ -144,9 +151,19 @@ def _agent(truth: Truth, *, sync_tool: bool = False, member: str = "") -> Agent:
     return agent
 
 
-def _kw(truth: Truth) -> dict:
-    """``max_turns``: ``UsageLimits(request_limit=2)``, which the model asking for the tool every turn reaches."""
-    return {"usage_limits": UsageLimits(request_limit=2)} if truth.ending == "max_turns" else {}
+def _kw(truth: Truth, **budget: Any) -> dict:
+    """``max_turns``: ``UsageLimits(request_limit=2)``, which the model asking for the tool every turn reaches;
+    ``budget``: ``budget`` (default ``total_tokens_limit=20``), which the second call's usage crosses."""
+    if truth.ending == "max_turns":
+        return {"usage_limits": UsageLimits(request_limit=2)}
+    if truth.ending == "budget":
+        return {"usage_limits": UsageLimits(**(budget or {"total_tokens_limit": 20}))}
+    return {}
+
+
+def _run_stream_sync(truth: Truth) -> Any:
+    """``run_stream_sync`` as PydanticAI's docs show it (no ``with``): the result's ``stream_output()`` iterator."""
+    return _agent(truth, sync_tool=True).run_stream_sync(CITY, **_kw(truth)).stream_output(debounce_by=None)
 
 
 def _delegating(truth: Truth) -> Agent:
@@ -167,7 +184,7 @@ def _delegating(truth: Truth) -> Agent:
 
 def _run_stream(truth: Truth, build: Any = _agent) -> AsyncIterator[str]:
     async def gen() -> AsyncIterator[str]:
-        async with build(truth).run_stream(CITY) as result:
+        async with build(truth).run_stream(CITY, **_kw(truth)) as result:
             async for text in result.stream_output(debounce_by=None):
                 yield text
     return gen()
@@ -206,4 +223,11 @@ ENTRIES = {
     "delegation run": lambda t: (lambda: _delegating(t).run(CITY), _output),
     "delegation run_stream": lambda t: (lambda: _run_stream(t, _delegating), lambda x: x),
     "delegation iter": lambda t: (lambda: _iter(t, _delegating), lambda x: x),
+    "run_stream_sync": lambda t: (lambda: _run_stream_sync(t), lambda x: x),
+    "run (UsageLimits(input_tokens_limit))": lambda t: (
+        lambda: _agent(t).run(CITY, **_kw(t, input_tokens_limit=20)), _output),
+    "run (UsageLimits(output_tokens_limit))": lambda t: (
+        lambda: _agent(t).run(CITY, **_kw(t, output_tokens_limit=10)), _output),
+    "run (UsageLimits(cost_limit))": lambda t: (
+        lambda: _agent(t, cost=Decimal("0.01")).run(CITY, **_kw(t, cost_limit=Decimal("0.015"))), _output),
 }

@@ -58,7 +58,8 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     tool_calls: list[dict[str, Any]] = []
     agents: list[dict[str, Any]] = []
     paused = False
-    stop_reason = None  # the outermost span's (spans are in start order, depth first)
+    stop_reason = None  # the outermost span's (spans are in start order, depth first), not a run a tool call
+    # delegated to and that returned (its stop is its own)
     for span in spans:
         kind = span.semantic_kind
         if kind == "model":
@@ -70,7 +71,8 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
               and tree.served_call(span) is None):  # a call served over MCP counts once
             tool_calls.append(_tool_call(span, tree))
         paused = paused or F.flag(span, A.OTEL_AGENTS_PAUSED)
-        if stop_reason is None and isinstance(span.attributes.get(A.OTEL_AGENTS_STOP_REASON), str):
+        if stop_reason is None and isinstance(span.attributes.get(A.OTEL_AGENTS_STOP_REASON), str) \
+                and not tree.in_returned_tool_call(span):
             stop_reason = span.attributes[A.OTEL_AGENTS_STOP_REASON]
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
     public_output = _public_output(run, tree, paused)

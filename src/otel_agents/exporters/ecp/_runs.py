@@ -250,6 +250,22 @@ class RunTree:
                 span.semantic_kind = None
                 span.foreign = False
 
+    def in_returned_tool_call(self, span: F.FoldSpan) -> bool:
+        """Whether ``span`` ended inside a tool call of the run that then returned (a run delegated through a
+        tool, an agent or a team used as a tool, that ended and gave the caller its result: how that run stopped
+        is its own). Not inside a call that failed or was cancelled (it ended with what is inside it), nor one
+        that ended first (a handoff that returns at once, the agent it hands off to running on under it). Stops
+        on a cycle."""
+        seen = {span.span_id}
+        cur = self.parent.get(span.span_id)
+        while cur is not None and cur.span_id not in seen:
+            if F.is_tool_call(cur) and not cur.error and cur.end_time and span.end_time and \
+                    cur.end_time >= span.end_time:
+                return True
+            seen.add(cur.span_id)
+            cur = self.parent.get(cur.span_id)
+        return False
+
     def nearest_agent(self, span: F.FoldSpan) -> F.FoldSpan | None:
         """The nearest enclosing agent span inside the run, or ``None`` (stops on a cycle).
 

@@ -34,11 +34,17 @@ What you get
   A run Agno reports as failed (it returns ``status=error`` rather than
   raising) ends with ERROR and the exception the failed step raised; a paused
   run (human in the loop) is marked ``otel_agents.run.paused``. An agent's
-  post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
+  or a team's post-hook (an output guardrail) that rejects the answer with ``OutputCheckError``
   ends the run ERROR with that exception and ``otel_agents.run.stop_reason``
   ``guardrail``; the rejected answer, which Agno still returns as the failed
   run's content, is not the span's output. (``tool_call_limit`` does not stop a
-  run: Agno refuses the calls past it and asks the model again.)
+  run: Agno refuses the calls past it and asks the model again.) A run cancelled
+  with ``Agent.cancel_run(run_id)``/``Team.cancel_run``/``workflow.cancel_run`` (Agno's cooperative
+  cancellation: the run stops at its next check, after the running tool returns,
+  and returns status ``cancelled`` or streams ``RunCancelled``) or by cancelling
+  the task running it has ``otel_agents.run.stop_reason`` ``cancelled`` and no
+  output: the content Agno returns then is its cancellation notice, or the text
+  streamed before the cancel (in the model span), not an answer.
 * ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``); the leader's
   model requests are ``model`` spans under it; ``delegate_task_to_member`` (and
   the other team tools) are ``tool`` spans, and the member's ``agent`` span is
@@ -46,9 +52,15 @@ What you get
   team. Every team mode works the same way: members always run through
   ``Agent.run``/``arun`` inside a team tool. A streamed delegation the caller
   left unfinished ends abandoned with ``otel_agents.control_flow`` ``GeneratorExit``.
-* ``Workflow.run``/``arun`` → ``invoke_workflow {workflow}``; its ``Step``,
-  ``Steps``, ``Loop``, ``Condition``, ``Parallel`` and ``Router`` executions
-  → ``chain`` spans named after the step, with agent and team runs inside.
+* ``Workflow.run``/``arun`` (plain or ``stream=True``) → ``invoke_workflow {workflow}``;
+  its ``Step``, ``Steps``, ``Loop``, ``Condition``, ``Parallel`` and ``Router`` executions
+  → ``chain`` spans named after the step, with agent and team runs inside. A step's
+  output is its ``StepOutput``'s content; a ``StepOutput`` with ``success=False`` (a
+  step that failed after its retries) ends the step span with ERROR. A workflow's or a
+  step's stream carries its agents' and teams' events: those are theirs, not the
+  workflow's, so an agent run that failed and that its step ran again does not fail
+  the workflow. (Agno passes a failed agent run's content, or its "Step skipped due to
+  error" notice, on as the workflow's content: that is the workflow span's output.)
 * Each provider request → ``chat {model id}`` (``model``), for any subclass of
   ``agno.models.base.Model`` (the user's own included): request model,
   provider, input messages and tools offered, the output message, token usage

@@ -175,17 +175,19 @@ class RunHooks:
                 with guard("agno.stream.abandon_inner"):
                     abandon_streams_under(span)  # an async generator is not closed at once (see there)
             self._end(span, result=seen.final, streamed_text=seen.text(), failed=seen.error, abandoned=abandoned,
-                      ended_by_stream=True)
+                      ended_by_stream=True, cancelled=seen.cancelled)
 
         return track_stream(wrap_stream(iterator, span, on_chunk=seen.chunk, on_end=on_end), span)
 
     # -- closing ---------------------------------------------------------------------
     def _end(self, span: SemanticSpan, *, result: Any = None, error: BaseException | None = None,
              streamed_text: str | None = None, failed: str | None = None, abandoned: bool = False,
-             ended_by_stream: bool = False) -> None:
+             ended_by_stream: bool = False, cancelled: bool = False) -> None:
         with guard("agno.run.end"):
-            status = _status(result)
-            if span.records_content and not blocked(span):  # (an answer a post-hook rejected is no output)
+            status = "cancelled" if cancelled else _status(result)
+            # (no output: an answer a post-hook rejected; a cancelled run's content, Agno's notice or the text
+            # it had streamed, which is in its model span)
+            if span.records_content and not blocked(span) and status != "cancelled":
                 content = getattr(result, "content", None) if result is not None else None
                 if content is None and streamed_text:
                     content = streamed_text
@@ -200,13 +202,16 @@ class RunHooks:
             if abandoned:
                 span.mark_abandoned()
             cause = last_error(span)
+            if failed is None and _is_step_output(result) and getattr(result, "success", True) is False:
+                failed = str(getattr(result, "error", None) or getattr(result, "content", None) or "step failed")
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
             elif status == "error" or failed is not None:
                 message = failed or str(getattr(result, "content", "") or "")
                 span.record_error(cause or AgnoRunFailed(message))
-            elif status == "cancelled":
+            elif status == "cancelled":  # (``cancel_run(run_id)``, or the task running it cancelled)
                 span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")
+                span.set_stop_reason("cancelled")
         self.open.discard(span)
         if not ended_by_stream:
             span.end()
@@ -221,21 +226,24 @@ class _StreamSeen:
 
     A team's stream also carries its members' events (``stream_member_events``, on by default): a
     member's ``RunContent``/``RunCompleted`` is the member's answer, not the team's, so an agent's or a
-    team's run reads only events that name it (``agent_id``/``team_id``)."""
+    team's run reads only events that name it (``agent_id``/``team_id``). A workflow's (or a step's) stream
+    carries its agents' and teams' events too: it reads only its own (the workflow events and ``StepOutput``s,
+    which name no agent or team), so a member's ``RunError`` that its step retried is not the workflow's."""
 
-    __slots__ = ("parts", "final", "error", "owner_field", "owner")
+    __slots__ = ("parts", "final", "error", "cancelled", "owner_field", "owner")
 
     def __init__(self, what: str = "", owner: Any = None) -> None:
         self.parts: list[str] = []
         self.final: Any = None
         self.error: str | None = None
+        self.cancelled = False
         self.owner_field = _OWNER_FIELDS.get(what)
         self.owner = owner
 
     def _ours(self, item: Any) -> bool:
         field = self.owner_field
-        if field is None:
-            return True
+        if field is None:  # a workflow's or a step's: not its agents' and teams' run events (they say theirs)
+            return not (hasattr(item, "agent_id") or hasattr(item, "team_id"))
         if not hasattr(item, field):  # an event of another kind of run (a member agent's, in a team)
             return False
         mine, theirs = getattr(self.owner, "id", None), getattr(item, field)
@@ -252,11 +260,20 @@ class _StreamSeen:
         elif event.endswith("RunCompleted") or event.endswith("WorkflowCompleted") or hasattr(item, "run_id") and \
                 hasattr(item, "messages") and not event:
             self.final = item
+        elif not event and _is_step_output(item):  # a step's result (it fails as ``success=False``)
+            self.final = item
+        elif event.endswith("RunCancelled") or event.endswith("WorkflowCancelled"):
+            self.cancelled = True
         elif event.endswith("RunError") or event.endswith("WorkflowError"):
             self.error = str(getattr(item, "content", None) or getattr(item, "error", None) or "run failed")
 
     def text(self) -> str | None:
         return "".join(self.parts) if self.parts else None
+
+
+def _is_step_output(item: Any) -> bool:
+    """Whether ``item`` is a workflow step's ``StepOutput`` (what a step returns, or yields last)."""
+    return type(item).__name__ == "StepOutput" and hasattr(item, "success")
 
 
 def _is_stream(result: Any) -> bool:
@@ -279,14 +296,15 @@ def _text(value: Any) -> str:
 
 
 def _output_rejected(exc: BaseException) -> None:
-    span = innermost()
-    if span is not None and span.kind is Kind.AGENT and type(exc).__name__ == "OutputCheckError":
+    span = innermost()  # the agent's span, or the team's (a chain): the post-hooks run in the run's own step
+    if span is not None and span.kind in (Kind.AGENT, Kind.CHAIN) and type(exc).__name__ == "OutputCheckError":
         block(span, exc)
 
 
 def post_hooks(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    """``agno.agent._hooks.execute_post_hooks`` (a generator): an ``OutputCheckError`` a post-hook (an output
-    guardrail) raises marks the run it rejects (:func:`._context.block`), then goes on to Agno."""
+    """``agno.agent._hooks.execute_post_hooks``, ``agno.team._hooks._execute_post_hooks`` (generators): an
+    ``OutputCheckError`` a post-hook (an output guardrail) raises marks the run it rejects
+    (:func:`._context.block`), then goes on to Agno."""
     def run() -> Any:
         try:
             yield from wrapped(*args, **kwargs)

@@ -73,6 +73,13 @@ class Installation:
             self._patch(agent_hooks, "aexecute_post_hooks", apost_hooks)
         except Exception as exc:  # noqa: BLE001 - moved: a rejected answer looks like the run's output
             report_internal_error("agno.patch.post_hooks", exc)
+        try:  # a team's post-hooks (its run imports them from the module at each call)
+            from agno.team import _hooks as team_hooks
+
+            self._patch(team_hooks, "_execute_post_hooks", post_hooks)
+            self._patch(team_hooks, "_aexecute_post_hooks", apost_hooks)
+        except Exception as exc:  # noqa: BLE001 - moved: a team's rejected answer looks like its output
+            report_internal_error("agno.patch.team_post_hooks", exc)
         try:
             step_classes = _workflow_step_classes()
         except Exception as exc:  # noqa: BLE001 - workflow steps moved: runs, models and tools still work

@@ -44,11 +44,17 @@ What you get
   source): a termination condition's ``source`` names it (``MaxMessageTermination``
   → ``max_turns``, ``TokenUsageTermination`` → ``budget``, any other, e.g.
   ``TextMentionTermination`` → ``termination``); the team's own ``max_turns`` →
-  ``max_turns``. A run cut off by a cap has no output (its last message is not an
-  answer). The
-  ``SelectorGroupChat`` speaker selector's model request is a ``model`` span
-  directly under the team span, in no agent's usage. A team used as a
-  participant, ``AgentTool`` or ``TeamTool`` nests the same way.
+  ``max_turns`` (``MagenticOneGroupChat``: its orchestrator past its ``max_turns``
+  rounds). A run cut off by a cap has no output (its last message is not an
+  answer), except ``MagenticOneGroupChat``'s, whose orchestrator still writes a final
+  answer, the run's output. ``MagenticOneGroupChat`` ending by its orchestrator's final answer and
+  ``GraphFlow`` ending by completing its graph have no stop reason (they finished).
+  The ``SelectorGroupChat`` speaker selector's model request, and each of
+  ``MagenticOneGroupChat``'s orchestrator's (facts, plan, progress ledgers, the
+  final answer, which is the team's output), is a ``model`` span directly under
+  the team span, in no agent's usage. A team used as a participant, ``AgentTool``
+  or ``TeamTool`` nests the same way; the stop reason of a team used as a tool is
+  that team's, not the run's (the ECP fold reads the run's outside its tool calls).
 * Each ``ChatCompletionClient.create``/``create_stream`` call → ``chat {model}``
   (``model``), for every client class — autogen_ext's, ``ReplayChatCompletionClient``,
   the user's own subclass (classes defined after ``instrument()`` included):
@@ -68,7 +74,12 @@ What you get
 
 Every span ends: on the result, on an exception, when a stream is exhausted, or
 when it is closed/dropped unfinished (``otel_agents.stream.abandoned``, output so
-far). A ``CancellationToken`` cancellation ends every open span with ERROR and
+far). A stream dropped unfinished is closed on its loop, as the loop itself closes a
+dropped async generator, and its span ends once that is done. A team's ``run_stream``
+left by its caller (closed or dropped) waits, as it closes, for the team's runtime to
+finish the run (AutoGen's own ``finally``): the agents' remaining turns nest under the
+team span, which ends after them, abandoned, with the team's last message as its output
+and its stop reason once the manager signalled the end. A ``CancellationToken`` cancellation ends every open span with ERROR and
 ``error.type`` ``asyncio.exceptions.CancelledError`` (not abandoned); a cancelled
 agent span has ``otel_agents.run.stop_reason`` ``cancelled``. (AutoGen 0.7.5 itself hangs
 when the token is cancelled while a tool runs: see ``docs/support-matrix.md``.) Our spans are current only

@@ -16,9 +16,14 @@
   condition made names it in its ``source`` (``MaxMessageTermination`` → ``max_turns``,
   ``TokenUsageTermination`` → ``budget``, any other → ``termination``; an ``OrTerminationCondition``
   joins the names of those that fired, the first decides); one the manager made itself inside
-  ``_apply_termination_condition`` is its cap, the team's ``max_turns`` → ``max_turns``. A team run
-  cut off by a cap (``max_turns``, ``budget``) has no output: its last message is whatever the last turn
-  produced (a tool call's summary), not an answer.
+  ``_apply_termination_condition`` is its cap, the team's ``max_turns`` → ``max_turns``; so is one
+  ``MagenticOneGroupChat``'s orchestrator makes past its ``max_turns`` rounds. A team run cut off by a cap
+  (``max_turns``, ``budget``) has no output: its last message is whatever the last turn produced (a tool
+  call's summary), not an answer; but the final answer MagenticOne's orchestrator writes when it stops is.
+* A team's ``run_stream`` its caller left before the ``TaskResult`` (closed, dropped) goes on to its end:
+  AutoGen's ``run_stream`` waits, as it closes, for its runtime to go idle. The team span's output is then
+  the last message of the manager's thread when it signalled the end (after a turn of this run), not the
+  last item the caller took.
 """
 
 from __future__ import annotations
@@ -42,7 +47,9 @@ class RunningTeams:
     def __init__(self) -> None:
         self._by_member: dict[int, list[tuple[SemanticSpan, str]]] = {}
         self._by_queue: dict[int, SemanticSpan] = {}  # the team's output message queue (its manager's too)
-        self.stops: dict[int, str] = {}  # id(team span) → its stop reason, until the team run ends
+        self.stops: dict[int, str | None] = {}  # id(team span) → its stop reason once its manager signalled the end
+        self.turns: dict[int, int] = {}  # id(team span) → its members' turns ended so far
+        self.answers: dict[int, Any] = {}  # id(team span) → the team's last message when its manager signalled the end
         self._lock = threading.Lock()
 
     def enter(self, team: Any, span: SemanticSpan) -> None:
@@ -57,6 +64,8 @@ class RunningTeams:
             if self._by_queue.get(key) is span:
                 del self._by_queue[key]
             self.stops.pop(id(span), None)
+            self.turns.pop(id(span), None)
+            self.answers.pop(id(span), None)
             for member in getattr(team, "_participants", None) or ():
                 entries = self._by_member.get(id(member))
                 if entries:
@@ -71,6 +80,13 @@ class RunningTeams:
     def team_of(self, member: Any) -> tuple[SemanticSpan, str] | None:
         entries = self._by_member.get(id(member))
         return entries[-1] if entries else None
+
+    def turn_ended(self, member: Any) -> None:
+        """A turn of ``member`` (an agent or a team, a participant of a running team) ended."""
+        team = self.team_of(member)
+        if team is not None:
+            with self._lock:
+                self.turns[id(team[0])] = self.turns.get(id(team[0]), 0) + 1
 
     def __len__(self) -> int:
         return len(self._by_member)
@@ -161,10 +177,16 @@ class RunHooks:
         def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
             self.open -= 1
             in_team = what == "agent" and self.teams.team_of(instance) is not None
+            if error is None:
+                self.teams.turn_ended(instance)
             cut_off = False
             if what == "team":
-                cut_off = self.teams.stops.get(id(span)) in ("max_turns", "budget")
+                answer = self.teams.answers.get(id(span))
+                cut_off = self.teams.stops.get(id(span)) in ("max_turns", "budget") and \
+                    not _manager_answered(answer, instance)
                 self.teams.leave(instance, span)
+                if error is None and not _is_task_result(result):  # its caller left run_stream; the team went on
+                    result = None if answer is None else _Ended(answer)
             if result is not None and not in_team and _waits_for_human(instance, result):
                 span.mark_paused()
             if span.records_content and result is not None and not cut_off:
@@ -221,9 +243,13 @@ class StopHooks:
             message = kwargs.get("message", args[0] if args else None)
             span = self.teams.team_of_manager(instance)
             reason = stop_reason(message, instance, _APPLYING.get() is instance)
-            if span is not None and reason is not None:
-                span.set_stop_reason(reason)
+            if span is not None:
+                if reason is not None:
+                    span.set_stop_reason(reason)
                 self.teams.stops[id(span)] = reason
+                thread = getattr(instance, "_message_thread", None)
+                if self.teams.turns.get(id(span)) and thread:  # (none: stopped before a turn, the thread is stale)
+                    self.teams.answers[id(span)] = thread[-1]
         return await wrapped(*args, **kwargs)
 
 
@@ -236,8 +262,34 @@ def stop_reason(message: Any, manager: Any, applying: bool) -> str | None:
     if not isinstance(source, str) or not source:
         return None
     if source == getattr(manager, "_name", None):
-        return "max_turns" if applying else None  # the only stop the base manager makes there: its max_turns
+        if applying:
+            return "max_turns"  # the only stop the base manager makes there: its max_turns
+        rounds, cap = getattr(manager, "_n_rounds", None), getattr(manager, "_max_turns", None)
+        if isinstance(rounds, int) and isinstance(cap, int) and rounds > cap:
+            return "max_turns"  # MagenticOne's orchestrator past its max_turns (its final answer then is forced)
+        return None
     return _CAPS.get(source.split(", ")[0], "termination")
+
+
+class _Ended:
+    """The team's last message when its manager signalled the end, for a run whose caller left ``run_stream``
+    before the ``TaskResult`` (AutoGen's ``run_stream`` waits for its runtime to go idle as it closes)."""
+
+    def __init__(self, message: Any) -> None:
+        self.chat_message = message
+
+
+def _manager_answered(message: Any, team: Any) -> bool:
+    """Whether a team's last message is its manager's own final answer (``MagenticOneGroupChat``'s orchestrator
+    answers the task when it stops, its ``max_turns`` included), not a member's cut-off turn."""
+    source = getattr(message, "source", None)
+    return source is not None and source == getattr(team, "_group_chat_manager_name", object()) and \
+        type(message).__name__ == "TextMessage"
+
+
+def _is_task_result(result: Any) -> bool:
+    """Whether ``result`` is a team run's ``TaskResult`` (the last item of a ``run_stream`` consumed to the end)."""
+    return type(result).__name__ == "TaskResult" or (hasattr(result, "messages") and hasattr(result, "stop_reason"))
 
 
 def _handed_off_by(messages: Any, name: str) -> str | None:

@@ -6,13 +6,16 @@ AutoGen's entry points (``run``, ``run_stream``, ``on_messages_stream``, ``creat
 the first ``await``/``__anext__`` (a coroutine never awaited opens nothing), is current
 only while AutoGen's code runs, and ends when the result arrives, the stream is
 exhausted, an exception comes out, or the stream is closed or dropped unfinished
-(``otel_agents.stream.abandoned``). ``asyncio.CancelledError`` — what a
-``CancellationToken`` raises — is recorded as an error (``error.type`` …``CancelledError``):
+(``otel_agents.stream.abandoned``; dropped: once its loop closed the framework's generator).
+``asyncio.CancelledError`` — what a ``CancellationToken`` raises — is recorded as an error
+(``error.type`` …``CancelledError``):
 the step did not complete, it was not abandoned by its consumer.
 """
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any, Callable
 
 from opentelemetry import context as otel_context
@@ -70,7 +73,7 @@ class SpanStream:
     unfinished (``aclose()``, dropped) ends its span as abandoned.
     """
 
-    __slots__ = ("_make", "_start", "_finish", "_on_item", "_it", "_span", "_ctx", "_last", "_done")
+    __slots__ = ("_make", "_start", "_finish", "_on_item", "_it", "_span", "_ctx", "_last", "_done", "_loop")
 
     def __init__(self, make: Callable[[], Any], start: Start, finish: Finish,
                  on_item: Callable[[SemanticSpan, Any], None] | None = None):
@@ -80,6 +83,7 @@ class SpanStream:
         self._ctx: Any = None
         self._last: Any = None
         self._done = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __aiter__(self) -> "SpanStream":
         return self
@@ -91,6 +95,7 @@ class SpanStream:
                 opened = self._start()
             if opened is not None:
                 self._span, self._ctx = opened
+                self._loop = asyncio.get_running_loop()
             self._it = self._make()
         if self._span is None:
             return await self._it.__anext__()
@@ -136,5 +141,29 @@ class SpanStream:
             self._close(None, abandoned=True)
 
     def __del__(self) -> None:
-        if not self._done and self._span is not None:
+        """Dropped unfinished: the framework's generator is closed on its loop, as the loop's own finalizer of a
+        dropped async generator would (a task running ``aclose()``), and our span ends when that is done: a
+        team's ``run_stream`` waits there for its runtime to finish the run, so the turns it still takes nest
+        under a span that is still open. No running loop to close it on: the span ends now; a loop closed (or
+        the interpreter leaving) before that task ended: the span ends then."""
+        if self._done or self._span is None:
+            return
+        loop = self._loop
+        if loop is not None and loop.is_running() and hasattr(self._it, "aclose"):
+            try:
+                loop.call_soon_threadsafe(self._close_on_loop)  # (keeps this stream alive until then)
+                return
+            except Exception:  # noqa: BLE001 - the loop is closed
+                pass
+        self._close(None, abandoned=True)
+
+    def _close_on_loop(self) -> None:
+        closing = self.aclose()
+        try:
+            task = self._loop.create_task(closing)  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - the loop is closing
+            closing.close()
             self._close(None, abandoned=True)
+            return
+        task.add_done_callback(lambda _task: self._close(None, abandoned=True))  # (cancelled before it ran)
+        weakref.finalize(task, self._close, None, True)  # (a loop closed with the task pending; interpreter exit)

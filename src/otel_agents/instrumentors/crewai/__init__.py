@@ -43,6 +43,24 @@ each check of a task guardrail         ``chain`` ``guardrail {function}``; ERROR
                                        envelope, the accepted output the run's output
 =====================================  ======================================================
 
+``kickoff_for_each`` / ``kickoff_for_each_async`` / ``akickoff_for_each`` kick off
+one copy of the crew per input: each input's kickoff is a run of its own, with its
+own ``invoke_workflow`` span and, called outside any span of yours, its own trace
+and ECP envelope (the async variants run them concurrently; when one fails first,
+the runs ``asyncio.run`` then cancels end with ``otel_agents.run.stop_reason``
+``cancelled``). A flow (``Flow.kickoff`` / ``kickoff_async``) is one run: the crew a
+method kicks off nests under that method's span, and the flow's return value is
+the run's output.
+
+Cancelling the task that awaits ``kickoff_async``, ``akickoff``, a ``*_for_each``
+variant or a flow does not stop the crew: CrewAI runs ``kickoff_async`` and a
+flow's sync methods in worker threads, and its agent executor runs each tool
+step in a worker thread (an async tool under an ``asyncio.run`` of its own). With
+``kickoff_async`` the whole run goes on in its thread and its spans end as it
+does; with ``akickoff`` the crew and agent spans end at the cancellation (the
+agent's ``otel_agents.run.stop_reason`` ``cancelled``) and the tool span of the
+step still running ends when that step does.
+
 Every model is covered, whatever its class: CrewAI's provider classes (what
 ``LLM(model=...)`` resolves to), the LiteLLM-backed ``LLM`` and your own
 ``BaseLLM`` subclasses, including ones defined after ``instrument()``. Every

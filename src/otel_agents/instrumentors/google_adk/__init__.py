@@ -56,6 +56,16 @@ What you get
   ``file_data`` → uri. A request a ``before_model_callback`` answers (the
   model is never called) has no model span: the span opens, with the request's
   start time, only once the model answered, failed or was left.
+* ``Runner.run_live`` (live mode): ADK calls no model callback per request there, so each turn of
+  the live connection is one ``chat {model}`` span from the connection itself (every ``BaseLlm``
+  subclass's ``connect()`` is wrapped; see :mod:`._live`): its input is what was sent for the turn
+  (the user's content, the function responses; the connect request's system instruction and tools),
+  its output the turn's content, usage the turn's last ``usage_metadata`` (Gemini Live sends it in a
+  message of its own), finish reason only when a response carried one. A turn ends at
+  ``turn_complete``/``interrupted``, at the next content sent (after a function call) or when the
+  connection closes (then abandoned if the model was still answering; ERROR with the exception if the
+  connection raised). Audio sent with
+  ``send_realtime`` is not recorded as input.
 * The agent's output is what the user got: the final answer event the runner
   hands out (plugin ``on_event_callback``), so a ``before_model_callback``'s
   answer in the model's place, or an ``after_model_callback``'s replacement of
@@ -118,6 +128,9 @@ Limits
   its spans end, marked ``otel_agents.stream.abandoned``, when ADK drops the
   invocation context (a ``weakref.finalize``), or at the latest when
   :data:`~._runs.MAX_INVOCATIONS` newer invocations evict it or at ``uninstrument()``.
+* A live model span of a turn the caller's content started is found by its agent: the live agent whose
+  ``before_agent_callback`` ran last in the task that opens the connection (ADK opens it there);
+  a connection opened elsewhere gets no model spans.
 * Only ``Runner``s whose root is an agent (``BaseAgent``) are tested; a root that
   is an ADK 2 ``Workflow`` graph node goes through ADK's node runtime.
 """

@@ -23,6 +23,7 @@ from ..._spans.remote import mark_remote_agent
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
+from ._live import LIVE_AGENT
 from ._runs import ACTIVE_TOOL, SYNC_CALLER, Invocation, Invocations, ModelCall, end_all, stop_reason
 
 ADK_SCOPE = "gcp.vertex.agent"
@@ -173,6 +174,8 @@ class Hooks:
                 mark_remote_agent(span)
         if inv.root is None:
             inv.root = span
+        if getattr(ictx, "live_request_queue", None) is not None:  # run_live: model spans from its connection
+            LIVE_AGENT.set((self, inv, name))
         previous = inv.agents.get(name)
         if previous is not None and not previous.ended:  # a LoopAgent's sub-agent running again
             previous.end()
@@ -215,13 +218,19 @@ class Hooks:
         inv = self._invocation(ictx)
         if inv is None:
             return
+        if getattr(ictx, "live_request_queue", None) is not None:
+            return  # run_live calls it only to screen the user's content: the requests are the connection's (_live)
         agent_name = getattr(callback_context, "agent_name", None) or ""
         previous = inv.models.pop(agent_name, None)
         if previous is not None:  # the last request of this agent had no final response: it is over now
             self._end_model(previous, inv)
+        inv.models[agent_name] = self.model_call(inv, agent_name, llm_request, time.time_ns(), ictx)
+
+    def model_call(self, inv: Invocation, agent_name: str, llm_request: Any, start: int,
+                   ictx: Any = None) -> ModelCall:
+        """A model request of ``agent_name`` (its span opens once answered, see :class:`~._runs.ModelCall`)."""
         model = getattr(llm_request, "model", None)
         parent = inv.agents.get(agent_name) or inv.root or inv.parent
-        start = time.time_ns()
 
         def opener() -> SemanticSpan:  # when the model has answered, failed or been left (see ModelCall)
             span = self.telemetry.start_span(Kind.MODEL, model, parent=parent, start_time=start)
@@ -239,7 +248,7 @@ class Hooks:
                                       tools=_convert.tool_definitions(llm_request))
             return span
 
-        inv.models[agent_name] = ModelCall(opener, agent_name, llm_request)
+        return ModelCall(opener, agent_name, llm_request)
 
     def after_model(self, callback_context: Any, llm_response: Any) -> None:
         inv = self._invocation(_invocation_context(callback_context))
@@ -269,6 +278,10 @@ class Hooks:
         call = inv.models.pop(getattr(callback_context, "agent_name", None) or "", None)
         if call is not None:
             self._end_model(call, inv, error=error)
+
+    def end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
+        """Fill and end a model request's span (a live turn's, :mod:`._live`)."""
+        self._end_model(call, inv, error)
 
     def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
         if call.unanswered and (error is None or stop_reason(error) == "max_turns"):
@@ -302,6 +315,8 @@ class Hooks:
                 usage = _convert.usage(getattr(call.final, "usage_metadata", None) if call.final is not None else None)
                 if usage is None:
                     usage = _convert.usage(getattr(call.last, "usage_metadata", None))
+                if usage is None and call.usage is not None:
+                    usage = _convert.usage(call.usage)
                 span.set_usage(usage)
                 code = getattr(response, "error_code", None)
                 if code and error is None:

@@ -34,7 +34,7 @@ class ModelCall:
     (``opener`` builds it on first use): a request an agent callback answers instead never reaches the model
     and gets none."""
 
-    __slots__ = ("_span", "opener", "agent", "texts", "thoughts", "final", "last", "request")
+    __slots__ = ("_span", "opener", "agent", "texts", "thoughts", "final", "last", "request", "usage")
 
     def __init__(self, opener: Callable[[], SemanticSpan], agent: str, request: Any):
         self._span: SemanticSpan | None = None
@@ -45,6 +45,7 @@ class ModelCall:
         self.thoughts: list[str] = []
         self.final: Any = None   # the last non-partial response
         self.last: Any = None    # the last response of any kind (usage of an all-partial stream)
+        self.usage: Any = None   # a live turn's last usage_metadata (Gemini Live sends it in a message of its own)
 
     @property
     def span(self) -> SemanticSpan:

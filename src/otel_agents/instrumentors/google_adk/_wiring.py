@@ -27,6 +27,7 @@ from ..._spans import Telemetry, guard
 from .._hierarchy import HierarchyPatch
 from .._patch import Patch
 from ._hooks import Hooks
+from ._live import LiveConnect
 from ._native import NativeSpans
 from ._plugin import OtelAgentsPlugin
 from ._runs import watched_run
@@ -45,6 +46,11 @@ class Installation:
         self.native = None
         with guard("google_adk.stand_down"):
             self.native = NativeSpans()
+        self.live_patch = None
+        with guard("google_adk.patch_live"):
+            from google.adk.models.base_llm import BaseLlm
+
+            self.live_patch = HierarchyPatch(BaseLlm, {"connect": self._connect}, site="google_adk.patch")
         self.tool_patch = None
         with guard("google_adk.patch_tools"):
             from google.adk.tools.base_tool import BaseTool
@@ -63,6 +69,13 @@ class Installation:
                             self.hooks.run_error(context, exc)
                 raise
         return run()
+
+    @staticmethod
+    def _connect(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        manager = wrapped(*args, **kwargs)
+        with guard("google_adk.live.wrap"):
+            return LiveConnect(manager, args[0] if args else kwargs.get("llm_request"))
+        return manager
 
     def _init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         result = wrapped(*args, **kwargs)
@@ -87,6 +100,8 @@ class Installation:
                 self.native.restore()
         if self.tool_patch is not None:
             self.tool_patch.remove()
+        if self.live_patch is not None:
+            self.live_patch.remove()
         self.plugin.hooks = None
         from ._runs import end_all
 

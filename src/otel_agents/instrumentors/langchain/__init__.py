@@ -11,7 +11,8 @@ Usage::
 Zero-code: ``opentelemetry-instrument python app.py`` loads it through the
 ``langchain`` entry point of the ``opentelemetry_instrumentor`` group.
 Supported: ``langchain-core`` >= 0.3, < 2 (tested on 1.x) and, through it,
-LangGraph (tested on 1.x).
+LangGraph (tested on 1.x) and LangChain 1.x's agents (``langchain.agents.create_agent``
+and its agent middleware; tested on ``langchain`` 1.5).
 
 ``instrument()`` keyword arguments: ``tracer_provider``, ``meter_provider``,
 ``capture_content`` (``None`` follows
@@ -43,13 +44,26 @@ What becomes a span (kinds of ``../shared/design/semantic-map.md``):
   (``handle_tool_error``) is still an error;
 * retrievers → ``retriever``: query and documents;
 * a LangGraph graph — also one built by an agent factory
-  (``create_react_agent``), and a graph used as a node of another graph → ``agent``
-  (``invoke_agent {graph name}``); a graph that hands off with
+  (LangChain 1.x's ``create_agent``, recognised by its ``ls_integration`` metadata
+  ``langchain_create_agent``; ``create_react_agent``), and a graph used as a node of another
+  graph → ``agent`` (``invoke_agent {graph name}``: a ``create_agent`` run is named by its
+  ``name=``); one whose final state has a ``structured_response``
+  (``create_agent(response_format=...)``) has that as its output; a graph that hands off with
   ``Command(goto=node, graph=Command.PARENT)`` (a supervisor's or a swarm's
   handoff tool) is recorded as the delegator of the agent that runs next in that
   node: ``otel_agents.agent.parent`` on its span (the ECP fold's ``delegated_by``);
 * every other runnable (sequences, lambdas, graph nodes) → ``chain``, named
-  after the runnable or node, with its input and output;
+  after the runnable or node, with its input and output; ``create_agent``'s
+  ``before_model``/``after_model``/``before_agent``/``after_agent`` middleware are graph
+  nodes (``{middleware name}.{hook}``) and so ``chain`` steps; ``wrap_model_call``/
+  ``wrap_tool_call`` middleware run inside the ``model``/``tools`` node, reported by no
+  callback: no span of their own (a ``wrap_model_call`` that answers without calling its
+  handler — a cache — leaves its ``model`` node with no ``model`` span: no request was
+  made; one that retries calls the model again: one ``model`` span per request);
+* a structured output ``create_agent`` rejects (``response_format=ToolStrategy(...)``:
+  the output tool's arguments fail the schema, and LangChain asks the model again) →
+  a failed ``chain`` step ``structured_output`` (status ERROR, the
+  ``StructuredOutputValidationError``) under that ``model`` node (see :mod:`.patches`, 7);
 * prompt templates and output parsers get **no span of their own**: they are
   folded into the chain that runs them (that chain's input and output already
   show the prompt and the parsed result), and so are LangGraph's hidden
@@ -77,12 +91,24 @@ run that raised it, every graph (agent) it passed through and the outermost
 run ``otel_agents.run.paused`` (the ECP fold reports ``status: "paused"``);
 ``ParentCommand`` is only ``otel_agents.control_flow``; ``GraphRecursionError`` (the
 graph's ``recursion_limit`` reached) is an error and the stop reason ``max_turns``
-(``otel_agents.run.stop_reason``) of every graph (agent) it ends. A run that ends while runs under it are still open
-(a ``stream()`` broken out of early ends with partial output) ends those runs and
-is itself marked abandoned. A stream whose end LangChain does not report ends
-its run all the same, abandoned, with nothing ended twice: ``astream_events``
-closed right after its first event (LangChain cancels the run before it has set
-it up, and never reports its end) ends its root run when the event stream ends;
+(``otel_agents.run.stop_reason``) of every graph (agent) it ends; so are LangChain's
+``ModelCallLimitExceededError``/``ToolCallLimitExceededError`` (the call-limit middleware
+with ``exit_behavior="error"``), and ``PIIDetectionError`` (``PIIMiddleware`` with
+``strategy="block"``) gives the stop reason ``guardrail``. ``ModelCallLimitMiddleware``/
+``ToolCallLimitMiddleware`` with ``exit_behavior="end"`` (the former's default) end the run
+without an error, by a node update that jumps to the end: that node (named by LangChain
+``ModelCallLimitMiddleware.before_model``, ``ToolCallLimitMiddleware[...].after_model``: a
+subclass, named after itself, is not recognised) gives the agent the stop reason ``max_turns``;
+the run's output is the message the middleware ended it with. Any other middleware that
+ends the run that way (a ``before_model``/``after_model`` of your own returning
+``{"jump_to": "end"}``) records no stop reason: nothing tells why it ended.
+
+A run that ends while runs under it are still open (a ``stream()`` broken out of
+early ends with partial output) ends those runs and is itself marked abandoned.
+A stream whose end LangChain does not report ends its run all the same, abandoned,
+with nothing ended twice: ``astream_events`` closed right after its first event
+(LangChain cancels the run before it has set it up, and never reports its end)
+ends its root run when the event stream ends;
 a model's ``astream()`` dropped unfinished ends its model span when it is
 collected (LangChain reports that end only from a task the loop runs later, and
 that a loop shutting down — ``asyncio.run`` returning — cancels before it runs);
@@ -159,7 +185,8 @@ class LangChainInstrumentor(OtelAgentsInstrumentor):
         var: contextvars.ContextVar = contextvars.ContextVar("otel_agents_langchain_handler", default=handler)
         register_configure_hook(var, True)
         self.handler, self._hook_var = handler, var
-        patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped)
+        patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped,
+                        handler.output_rejected)
 
     def _remove(self) -> None:
         from . import patches

@@ -9,7 +9,10 @@
   parent graph, which carries on.
 * ``langgraph.errors.GraphRecursionError``: an error (the caller gets it) that is also the stop
   reason ``max_turns`` of the graphs it ends (:func:`stop_reason`): the graph reached its
-  ``recursion_limit`` (supersteps) without finishing.
+  ``recursion_limit`` (supersteps) without finishing. So are LangChain 1.x's agent middleware errors:
+  ``ModelCallLimitExceededError``/``ToolCallLimitExceededError`` (``ModelCallLimitMiddleware``/
+  ``ToolCallLimitMiddleware`` with ``exit_behavior="error"``) → ``max_turns``, and ``PIIDetectionError``
+  (``PIIMiddleware`` with ``strategy="block"``, a guardrail in LangChain's docs) → ``guardrail``.
 
 LangGraph is optional: without it only the first group exists. Matched by
 class name along the MRO, so this module imports nothing from LangGraph.
@@ -31,6 +34,12 @@ class Outcome(Enum):
 
 
 _LANGGRAPH_ERRORS = "langgraph.errors"
+_MIDDLEWARE = "langchain.agents.middleware."
+_STOPS = {(_LANGGRAPH_ERRORS, "GraphRecursionError"): "max_turns",
+          (_MIDDLEWARE, "ModelCallLimitExceededError"): "max_turns",
+          (_MIDDLEWARE, "ToolCallLimitExceededError"): "max_turns",
+          (_MIDDLEWARE, "PIIDetectionError"): "guardrail"}
+"""(module or module prefix, class name) → the stop reason of a graph (agent) run that exception ends."""
 
 
 def _in_mro(exc: BaseException, name: str) -> bool:
@@ -50,8 +59,13 @@ def classify(exc: BaseException) -> Outcome:
 
 def stop_reason(exc: BaseException) -> str | None:
     """``otel_agents.run.stop_reason`` of a graph (agent) run that ended with ``exc``: ``max_turns`` for
-    LangGraph's ``GraphRecursionError`` (its ``recursion_limit`` reached), else ``None``."""
-    return "max_turns" if _in_mro(exc, "GraphRecursionError") else None
+    LangGraph's ``GraphRecursionError`` (its ``recursion_limit`` reached) and LangChain's call-limit
+    middleware errors, ``guardrail`` for ``PIIDetectionError``, else ``None`` (matched along the MRO)."""
+    for cls in type(exc).__mro__:
+        for (module, name), reason in _STOPS.items():
+            if cls.__name__ == name and (cls.__module__ == module or cls.__module__.startswith(module)):
+                return reason
+    return None
 
 
 def control_flow_name(exc: BaseException) -> str | None:

@@ -16,6 +16,7 @@ its parent — still detaches in its own context when it ends).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Any, Hashable, Mapping, Sequence
@@ -40,7 +41,17 @@ HIDDEN_TAG = "langsmith:hidden"
 MAX_FOLDED = 10_000
 """The most folded runs (and, separately, running tools' context tokens) remembered."""
 MAX_HANDOFFS = 256
+GRAPH_INTEGRATIONS = ("langgraph", "langchain_create_agent")
+"""``ls_integration`` metadata values of a graph's runs: LangGraph's own (``Pregel.stream`` adds it when the
+caller set none) and LangChain 1.x's ``create_agent`` (its compiled graph's config sets it first)."""
 """The most pending handoffs (``goto`` nodes) a graph run remembers."""
+
+LIMIT_NODES = re.compile(r"(ModelCallLimitMiddleware|ToolCallLimitMiddleware)(\[.*\])?\.(before|after)_model")
+"""Graph nodes of LangChain 1.x's call-limit agent middleware (``{middleware.name}.{hook}``, the name LangChain
+gives a middleware's node): a node of these whose update jumps to the end (``{"jump_to": "end"}``, their
+``exit_behavior="end"``) stops the agent run at its cap: stop reason ``max_turns``."""
+REJECTED_OUTPUT = "structured_output"
+"""The name of the failed ``chain`` step for a structured output ``create_agent`` rejected and asked again for."""
 
 _SUPPRESSED = object()  # fold target of runs started under OTel's suppress-instrumentation key
 _RESOLVE = object()
@@ -54,7 +65,7 @@ class HandledToolError(Exception):
 class _Run:
     """What we keep about one open run besides its span."""
 
-    __slots__ = ("parent", "children", "interrupted_below", "agent", "handoffs", "usage")
+    __slots__ = ("parent", "children", "interrupted_below", "agent", "handoffs", "usage", "limit")
 
     def __init__(self, parent: UUID | None):
         self.parent = parent              # run id of the nearest ancestor with a span
@@ -63,6 +74,7 @@ class _Run:
         self.agent: str | None = None     # a graph's agent name
         self.handoffs: dict[str, str] | None = None  # a graph's node → the agent that handed off to it
         self.usage: Any = None            # a model stream's usage_metadata so far (summed over its chunks)
+        self.limit = False                # a call-limit middleware's node (:data:`LIMIT_NODES`)
 
 
 class SpanCallbackHandler(BaseCallbackHandler):
@@ -251,15 +263,35 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     def _agent_above(self, key: UUID | None) -> _Run | None:
         """The bookkeeping of the nearest open agent (graph) run at or above run ``key``."""
+        found = self._agent_span_above(key)
+        return found[1] if found is not None else None
+
+    def _agent_span_above(self, key: UUID | None) -> tuple[SemanticSpan, _Run] | None:
+        """The span and bookkeeping of the nearest open agent (graph) run at or above run ``key``."""
         seen = 0
         while key is not None and seen < 256:
             span, run = self.spans.get(key), self.spans.get_extra(key)
             if span is None or run is None:
                 return None
             if span.kind is Kind.AGENT:
-                return run
+                return span, run
             key, seen = run.parent, seen + 1
         return None
+
+    def output_rejected(self, run_id: UUID | None, error: BaseException) -> None:
+        """``create_agent`` rejected a structured output (``ToolStrategy``: ``error``, a
+        ``StructuredOutputValidationError``) and asks the model again: a failed ``chain`` step,
+        :data:`REJECTED_OUTPUT`, under run ``run_id`` (the ``model`` node that got the answer); see
+        :mod:`.patches`, 7."""
+        if not self.enabled or not is_instrumentation_enabled():
+            return
+        key = self._resolve(run_id)
+        parent = self.spans.get(key) if isinstance(key, UUID) else None
+        if parent is None:
+            return
+        span = self.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent)
+        span.record_error(error)
+        span.end()
 
     def _note_handoff(self, span: SemanticSpan, run: _Run, error: BaseException) -> None:
         """A graph (agent) ended with LangGraph's ``ParentCommand``: a ``Command(goto=...,
@@ -292,7 +324,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
     # -- chains, graphs, agents ----------------------------------------------------
     def _is_graph_root(self, metadata: Mapping[str, Any] | None) -> bool:
         md = metadata or {}
-        if md.get("ls_integration") != "langgraph":
+        if md.get("ls_integration") not in GRAPH_INTEGRATIONS:
             return False
         return "langgraph_node" not in md or patches.started_by_graph()
 
@@ -311,6 +343,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         if opened is None:
             return
         span, run = opened
+        run.limit = not graph and bool(LIMIT_NODES.fullmatch(name or ""))
         if graph:
             span.set_agent(name)
             run.agent = name
@@ -330,12 +363,22 @@ class SpanCallbackHandler(BaseCallbackHandler):
                 return
             if inputs is not None:
                 span.set_input(extract.io_value(inputs))
-            if outputs is not None:
+            if outputs is None:
+                return
+            structured = outputs.get("structured_response") if isinstance(outputs, Mapping) else None
+            if span.kind is Kind.AGENT and structured is not None:  # create_agent(response_format=...)'s answer
+                span.set_output(structured)
+            else:
                 span.set_output(extract.io_value(outputs))
         return fill
 
     @guarded("langchain.on_chain_end")
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        run = self.spans.get_extra(run_id)
+        if run is not None and run.limit and isinstance(outputs, Mapping) and outputs.get("jump_to") == "end":
+            agent = self._agent_span_above(run.parent)  # a call-limit middleware ended the run at its cap
+            if agent is not None:
+                agent[0].set_stop_reason("max_turns")
         self._finish(run_id, fill=self._chain_fill(outputs, kwargs.get("inputs")), site="langchain.chain_output")
 
     @guarded("langchain.on_chain_error")

@@ -67,6 +67,13 @@
    ends with what ended the stream (abandoned when the consumer left; its open children with it). A run
    LangChain did report has left the run map, so nothing ends twice.
 
+7. **A structured output ``create_agent`` rejects is a failed step.** With ``response_format=ToolStrategy(...)``
+   (LangChain 1.x) the model answers by calling an output tool; arguments that fail the schema are answered with
+   the error as a ``ToolMessage`` and the model is asked again, all inside the ``model`` node, reported by no
+   callback. We wrap ``langchain.agents.factory._handle_structured_output_error`` (looked up by name at each
+   call): when it decides to retry, the handler records a failed ``chain`` step under the node's run (the run
+   id of LangChain's own context variable ``var_child_runnable_config``).
+
 Removal only ever takes out our own wrapper: when another library wrapped the
 same function after us, ours stays in place under theirs, switched off (a plain
 pass-through), and is switched back on — not stacked again — by the next
@@ -85,6 +92,8 @@ import wrapt
 from opentelemetry import context as otel_context
 
 from ..._spans import AsyncStepIterator, StepIterator, guard
+
+_output_rejected: Callable[[Any, BaseException], None] | None = None  # while instrumented
 
 # (module, function) pairs whose call runs inside the body's fresh Context.
 CONFIG_CONTEXT_TARGETS = (
@@ -347,6 +356,42 @@ def _end_tool_runs(runs: list, exc: BaseException) -> None:
 TOOL_RUN_TARGETS = (("run", _tool_run_wrapper), ("arun", _atool_run_wrapper))  # on BaseTool
 
 
+def _structured_output_error_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    result = wrapped(*args, **kwargs)
+    hook = _output_rejected
+    if hook is not None:
+        with guard("langchain.output_rejected"):
+            exception = args[0] if args else kwargs.get("exception")
+            if isinstance(result, tuple) and result and result[0] is True and isinstance(exception, BaseException):
+                from langchain_core.runnables.config import var_child_runnable_config
+
+                config = var_child_runnable_config.get()
+                callbacks = config.get("callbacks") if isinstance(config, dict) else None
+                hook(getattr(callbacks, "parent_run_id", None), exception)
+    return result
+
+
+OUTPUT_TARGET = ("langchain.agents.factory", "_handle_structured_output_error")  # LangChain 1.x
+_output_hook_registered = False
+
+
+def _wrap_output_when_imported() -> None:
+    """Wrap :data:`OUTPUT_TARGET` now if LangChain's agents are imported, else when they are (a post-import hook,
+    registered once: ``instrument()`` never imports ``langchain.agents`` itself)."""
+    global _output_hook_registered
+    if OUTPUT_TARGET[0] in sys.modules:
+        _wrap(*OUTPUT_TARGET, _structured_output_error_wrapper)
+    elif not _output_hook_registered:
+        _output_hook_registered = True
+        wrapt.register_post_import_hook(_output_module_imported, OUTPUT_TARGET[0])
+
+
+def _output_module_imported(module: Any) -> None:
+    if _output_rejected is not None:  # still instrumented
+        with guard("langchain.patch_output"):
+            _wrap(*OUTPUT_TARGET, _structured_output_error_wrapper)
+
+
 def _wrap_methods(install: bool) -> None:
     from langchain_core.language_models.chat_models import BaseChatModel
     from langchain_core.language_models.llms import BaseLLM
@@ -402,14 +447,19 @@ def _unwrap(module_name: str, attr: str, wrapper: Any) -> None:
 
 
 def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[list, BaseException], None],
-            run_left: Callable[[Any, BaseException | None], None], run_dropped: Callable[[Any], None]) -> None:
+            run_left: Callable[[Any, BaseException | None], None], run_dropped: Callable[[Any], None],
+            output_rejected: Callable[[Any, BaseException], None] | None = None) -> None:
     """Switch the hooks on; ``span_context_for(run_id)`` returns the OTel ``Context`` to attach, or ``None``;
     ``tool_run_failed(run_ids, exc)`` ends the tool runs a failed ``BaseTool.run``/``arun`` left open;
     ``run_left(run_id, exc)`` ends a run LangChain left open (with ``exc``, or abandoned when ``None``);
-    ``run_dropped(run_id)`` the same, abandoned, safe to call from a finaliser."""
-    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped
+    ``run_dropped(run_id)`` the same, abandoned, safe to call from a finaliser; ``output_rejected(run_id, exc)``
+    records a structured output ``create_agent`` rejected and retries (see the module docstring, 7)."""
+    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped, _output_rejected
     _tool_run_failed = tool_run_failed
     _run_left, _run_dropped = run_left, run_dropped
+    _output_rejected = output_rejected
+    with guard("langchain.patch_output"):
+        _wrap_output_when_imported()
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.patch"):
             _wrap(module_name, attr, _config_context_wrapper)
@@ -422,9 +472,9 @@ def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[l
 
 def remove() -> None:
     """Switch both hooks off and take our wrappers out where they are on top."""
-    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped
+    global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped, _output_rejected
     _span_context_for = None
-    _tool_run_failed = None
+    _tool_run_failed = _output_rejected = None
     _run_left = _run_dropped = None
     _graph_codes = frozenset()
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
@@ -432,6 +482,8 @@ def remove() -> None:
             _unwrap(module_name, attr, _config_context_wrapper)
     with guard("langchain.unpatch_model_calls"):
         _wrap_methods(False)
+    with guard("langchain.unpatch_output"):
+        _unwrap(*OUTPUT_TARGET, _structured_output_error_wrapper)
 
 
 def _load_graph_codes() -> frozenset[Any]:

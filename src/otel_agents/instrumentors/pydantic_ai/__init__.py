@@ -84,8 +84,17 @@ its iterator is dropped or closed, sits idle past the idle timeout, or at
 ``__exit__``. Breaking out of an ``iter()`` loop is abandoned the same way.
 
 A run that ``UsageLimitExceeded`` stopped is an error and says which cap (``otel_agents.run.stop_reason``
-on its agent span, from the run's ``UsageLimits`` and usage, as PydanticAI tests them): ``max_turns``
-for ``request_limit`` or ``tool_calls_limit``, ``budget`` for a token or cost limit.
+on its agent span, from the run's ``UsageLimits`` and usage, as PydanticAI tests them): ``budget`` for a
+token or cost limit (``input_tokens_limit``, ``output_tokens_limit``, ``total_tokens_limit``,
+``cost_limit``: checked first, so a token limit crossed as the request count reaches ``request_limit`` is
+``budget``), ``max_turns`` for ``request_limit`` or ``tool_calls_limit`` — on every entry point, also when
+a ``run_stream_sync`` result's iterator ends the run. A limit crossed while a response streams stops the
+stream: its model span keeps the usage and finish reason the provider sent for it (the response
+PydanticAI hands its own instrumentation, ``model_response_span_capture``), marked
+``otel_agents.stream.abandoned`` as PydanticAI marks the response interrupted, not failed (the run's
+agent span has the error). The usage and finish reason hold for any
+request whose handler raises after the provider answered (a hook rejecting the response, a stream's
+consumer raising).
 
 Inside a tool (sync tools run in worker threads) the current span is its tool
 span, so your own spans and nested agent runs hang under it.

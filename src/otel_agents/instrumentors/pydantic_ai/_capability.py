@@ -17,7 +17,9 @@ message and argument conversion is done only for spans that record content.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -27,7 +29,7 @@ from pydantic import ValidationError
 from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
                                     SkipToolExecution, ToolRetryError)
 
-from ..._spans import SemanticSpan, guard
+from ..._spans import SemanticSpan, guard, report_internal_error
 from ...semconv import Kind
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
@@ -47,11 +49,16 @@ def _is_run_control_flow(exc: BaseException) -> bool:
 
 @dataclass(eq=False)
 class _Request:
-    """One model request in flight: its span once the model is asked, and that span's activation."""
+    """One model request in flight: its span once the model is asked, that span's activation, and the response
+    its provider billed (PydanticAI hands it over before a hook can reject it or a stream's consumer stops it)."""
 
     context: Any
     span: SemanticSpan | None = None
     active: Any = None
+    billed: Any = None
+
+    def capture(self, response: Any, _time_to_first_chunk: Any = None) -> None:
+        self.billed = response  # None: a hook moved the request on to another attempt
 
     def deactivate(self) -> None:
         if self.active is not None:
@@ -63,7 +70,8 @@ class _Request:
               error: BaseException | None = None) -> None:
         self.deactivate()
         if self.span is not None:
-            capability._end_model(self.span, self.context, response, error=error)
+            capability._end_model(self.span, self.context, response if response is not None else self.billed,
+                                  error=error)
 
 
 @dataclass(eq=False)
@@ -90,6 +98,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             agent = ctx.agent
             name = (getattr(agent, "name", None) or "agent") if agent is not None else "agent"
             run = self.tracker.start(name, ctx.run_id)
+            run.stop_reason_of = lambda exc: limit_stop_reason(exc, ctx)
             self._run = run
             with guard("pydantic_ai.run_attributes"):
                 run.span.set_agent(name, description=getattr(agent, "description", None))
@@ -113,11 +122,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
                 run.span.record_error(exc, control_flow=True)
                 run.finish()
             else:
-                with guard("pydantic_ai.stop_reason"):
-                    reason = limit_stop_reason(exc, ctx)
-                    if reason is not None:
-                        run.span.set_stop_reason(reason)
-                run.finish(error=exc)
+                run.finish(error=exc)  # (with the stop reason of a limit that raised it)
             raise
         output = result.output if hasattr(result, "output") else None
         run.finish(output=output)
@@ -145,6 +150,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         if self._run is not None:
             with guard("pydantic_ai.model_forget"):
                 self._run.models = [m for m in self._run.models if m[0] is not span]
+                self._run.billed.pop(span, None)
         end_model(span, request_context, response, error=error)
 
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
@@ -156,14 +162,18 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         outer, self._request = self._request, _Request(request_context)
         request = self._request
         try:
-            response = await handler(request_context)
+            with _billed_responses(request_context, request.capture):
+                response = await handler(request_context)
         except asyncio.CancelledError as exc:
             run = self._run
             if run is None or run.done:
                 request.close(self, error=exc)
             else:  # left open for the run's end, which knows why: a stream left early or a task cancelled
-                # (abandoned), or the model's own error, which reaches the run while this request is cancelled
+                # (abandoned), or the model's own error or a usage limit, which reaches the run while this request
+                # is cancelled; with what its provider billed
                 request.deactivate()
+                if request.span is not None and request.billed is not None:
+                    run.billed[request.span] = request.billed
             raise
         except BaseException as exc:
             request.close(self, error=exc)
@@ -253,19 +263,43 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         """Output functions and ``@agent.output_validator``s (see :meth:`_validating`)."""
         return await self._validating(ctx, output, handler)
 
+
+def _billed_responses(request_context: Any, capture: Any) -> Any:
+    """PydanticAI's own hand-over of the response a request's provider billed, as its instrumentation receives it
+    (``pydantic_ai._instrumentation.model_response_span_capture``, private): ``capture(response, ttfc)`` runs before
+    a hook can reject the response or a stream's consumer stops it (a usage limit crossed mid-stream, the consumer
+    raising), so the model span keeps the usage and finish reason the model sent. A release without it: nothing
+    is captured, and such a request's span has only what reached our hook."""
+    try:
+        from pydantic_ai._instrumentation import model_response_span_capture
+
+        return model_response_span_capture(request_context, capture)
+    except Exception as exc:  # noqa: BLE001 - a release that moved it loses only this refinement
+        report_internal_error("pydantic_ai.billed_responses", exc)
+        return contextlib.nullcontext()
+
+
 def limit_stop_reason(exc: BaseException, ctx: Any) -> str | None:
     """The stop reason of a run ``UsageLimitExceeded`` ended: which of the run's ``UsageLimits``
-    (``ctx.usage_limits``) its usage (``ctx.usage``) reached, by PydanticAI's own tests: ``request_limit``
-    (``requests`` >= it) or ``tool_calls_limit`` → ``max_turns``; else a token or cost limit → ``budget``."""
+    (``ctx.usage_limits``) its usage (``ctx.usage``) crossed, by PydanticAI's own tests. A token or cost limit
+    first (PydanticAI checks those after each response, so usage past one means that check raised, even when the
+    request count has reached ``request_limit`` by then) → ``budget``; else ``request_limit`` (``requests`` >= it)
+    or ``tool_calls_limit`` → ``max_turns``; else (a per-request input limit) ``budget``."""
     from pydantic_ai.exceptions import UsageLimitExceeded
 
     if not isinstance(exc, UsageLimitExceeded):
         return None
     limits, usage = getattr(ctx, "usage_limits", None), getattr(ctx, "usage", None)
-    requests, request_limit = getattr(usage, "requests", None), getattr(limits, "request_limit", None)
-    if isinstance(requests, int) and isinstance(request_limit, int) and requests >= request_limit:
-        return "max_turns"
-    calls, call_limit = getattr(usage, "tool_calls", None), getattr(limits, "tool_calls_limit", None)
-    if isinstance(calls, int) and isinstance(call_limit, int) and calls >= call_limit:
+
+    def crossed(name: str, limit: str, at: bool = False) -> bool:
+        value, cap = getattr(usage, name, None), getattr(limits, limit, None)
+        if not isinstance(value, (int, Decimal)) or not isinstance(cap, (int, Decimal)):
+            return False
+        return value >= cap if at else value > cap
+
+    if any(crossed(name, f"{name}_limit") for name in ("input_tokens", "output_tokens", "total_tokens")) \
+            or crossed("cost", "cost_limit"):
+        return "budget"
+    if crossed("requests", "request_limit", at=True) or crossed("tool_calls", "tool_calls_limit", at=True):
         return "max_turns"
     return "budget"

@@ -110,8 +110,25 @@ class RunSpans:
         self.span = span
         self.run_id = run_id
         self.models: list[tuple[SemanticSpan, Any]] = []
+        self.billed: dict[SemanticSpan, Any] = {}  # an open model span → the response its provider billed so far
+        self.stop_reason_of: Any = None  # ``exc -> stop reason | None`` (the run's limits: :func:`limit_stop_reason`)
         self._lock = threading.Lock()
         self._done = False
+
+    def limit_reached(self, error: BaseException | None) -> str | None:
+        """The stop reason when ``error`` is a limit of the run stopping it (``UsageLimitExceeded``), else ``None``."""
+        if error is None or self.stop_reason_of is None:
+            return None
+        with guard("pydantic_ai.stop_reason"):
+            return self.stop_reason_of(error)
+        return None
+
+    def stopped(self, error: BaseException) -> None:
+        """The run ends with ``error``: the agent span's stop reason if a limit of the run raised it (whichever path
+        ends the span: the run's own end, a consumed stream's, a sync stream's iterator)."""
+        reason = self.limit_reached(error)
+        if reason is not None and not self.span.ended:
+            self.span.set_stop_reason(reason)
 
     @property
     def done(self) -> bool:
@@ -133,7 +150,9 @@ class RunSpans:
         if not self._claim():
             return
         with guard("pydantic_ai.run_finish"):
-            self.close_models(response, abandoned=abandoned, error=None if abandoned else error)
+            # a limit stopping the run is the run's end, not a failure of the request it stopped (abandoned by it)
+            self.close_models(response, abandoned=abandoned,
+                              error=None if abandoned or self.limit_reached(error) else error)
             span = self.span
             if output is not _UNSET:
                 span.set_output(output)
@@ -144,6 +163,7 @@ class RunSpans:
                 if error is not None:
                     span.record_error(error, control_flow=True)
             elif error is not None:
+                self.stopped(error)
                 span.record_error(error)
         self.span.end()
         self.tracker.forget(self)
@@ -167,7 +187,9 @@ class RunSpans:
         the run: ``error``)."""
         models, self.models = list(self.models), []
         for span, request_context in models:
-            end_model(span, request_context, response, error=error, abandoned=abandoned)
+            billed = self.billed.pop(span, None)
+            end_model(span, request_context, response if response is not None else billed, error=error,
+                      abandoned=abandoned)
 
 
 class RunTracker:

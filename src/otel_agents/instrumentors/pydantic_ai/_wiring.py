@@ -90,7 +90,8 @@ class Installation:
         with guard("pydantic_ai.sync_stream"):
             run = self.tracker.find(instance.run_id)
             if run is not None:
-                return wrap_stream(iterator, run.span, on_end=_StreamEnd(run, instance))
+                return wrap_stream(iterator, run.span, on_end=_StreamEnd(run, instance),
+                                   on_error=lambda span, exc: run.stopped(exc))
         return iterator
 
 
