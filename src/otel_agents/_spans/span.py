@@ -49,6 +49,9 @@ from .usage import Usage
 
 logger = logging.getLogger("otel_agents")
 _FROM_SETTINGS = object()  # SemanticSpan(only=...): read the vocabularies from the settings
+# Attributes held before they go to the SDK: past the SDK's default count limit they go at once (bounded:
+# a long-lived span that keeps setting new keys holds no more here than the SDK would keep).
+_PENDING_MAX = 128
 
 
 class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
@@ -158,6 +161,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             v = otel_value(value)
             if v is not None:
                 self._pending[key] = v
+                if len(self._pending) > _PENDING_MAX:
+                    self._flush()
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_attribute", exc)
 
@@ -174,6 +179,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 v = otel_value(v)
                 if v is not None:
                     pending[k] = v
+            if len(pending) > _PENDING_MAX:
+                self._flush()
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_attributes", exc)
 
@@ -204,6 +211,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         """Record ready, OTel-legal attributes; the SDK gets them all in one call at :meth:`end`."""
         if not self._ended and not self._mute:
             self._pending.update(attrs)
+            if len(self._pending) > _PENDING_MAX:
+                self._flush()
 
     def _flush(self) -> None:
         """Hand the attributes recorded so far to the SDK (one call)."""
