@@ -168,3 +168,17 @@ def test_envelope_lines_are_the_standard_librarys_text_strict_and_utf8(data: Any
     line = _json.envelope_line(data)
     assert line == _STD_COMPACT(_escaped(data))
     orjson.loads(line.encode("utf-8"))  # strict JSON, valid UTF-8 (orjson refuses NaN and lone surrogates)
+
+
+_strings_only = st.recursive(_text, lambda inner: st.lists(inner, max_size=4)
+                             | st.dictionaries(_text, inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_strings_only)
+@example({"role": "user", "parts": [{"type": "text", "content": "lone \udcff, null, 1e-05, 0.00001"}]})
+def test_dumps_strings_is_dumps_for_data_of_strings(data: Any) -> None:
+    """``encoding.dumps_strings`` (a text message's GenAI JSON, without ``dumps``'s output scans) writes
+    exactly what ``dumps`` and the standard library write for data made of strings, lists and dicts."""
+    std = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    assert encoding.dumps_strings(data) == encoding.dumps(data) == std

@@ -525,14 +525,16 @@ def test_secret_prefilter_never_changes_the_result(parts) -> None:
 
 def test_non_recording_spans_encode_no_content(telemetry, exporter, monkeypatch) -> None:
     """Suppressed (or sampled-out) spans skip the content work entirely: nothing is rendered."""
+    from otel_agents._spans import pipeline
+
     calls: list[str] = []
-    original = Telemetry.render_content
+    original = pipeline.render  # the one path every content value takes to an attribute
 
-    def counting(self, key, value, **kw):
+    def counting(key, value, **kw):
         calls.append(key)
-        return original(self, key, value, **kw)
+        return original(key, value, **kw)
 
-    monkeypatch.setattr(Telemetry, "render_content", counting)
+    monkeypatch.setattr(pipeline, "render", counting)
     with suppress_instrumentation():
         s = telemetry.start_span("model", "m")
         s.set_messages(input=[ChatMessage("user", "hello there, this is long")],
@@ -624,3 +626,16 @@ def test_issue35_internal_error_report_survives_an_exception_that_cannot_print_i
         report_internal_error("test.unprintable", UnprintableError())
     [record] = [r for r in caplog.records if r.name == "otel_agents"]
     assert "UnprintableError (unprintable)" in record.getMessage()
+
+
+def test_attributes_held_before_the_end_are_bounded(telemetry, exporter) -> None:
+    """A span's attributes go to the SDK when it ends, but a long-lived span that keeps setting new keys
+    holds no more of them than the SDK's count limit: past it they go at once (the SDK keeps the newest)."""
+    s = telemetry.start_span("agent", "long-lived")
+    for i in range(1000):
+        s.set_attribute(f"app.step.{i}", i)
+        assert len(s._pending) <= 129
+    s.end()
+    a = only(exporter).attributes
+    assert len(a) <= 128 and a["app.step.999"] == 999 and "app.step.0" not in a
+    assert a[A.OTEL_AGENTS_SPAN_KIND] == "agent"  # the kind put back at the end

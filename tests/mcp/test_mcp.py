@@ -434,3 +434,53 @@ async def test_sampling_is_one_model_span_under_the_tool_call(instrument, export
     assert (model.attributes["gen_ai.usage.input_tokens"], model.attributes["gen_ai.usage.output_tokens"]) == (9, 3)
     assert model.attributes["gen_ai.response.id"] == "chatcmpl-1"
     assert tuple(model.attributes["gen_ai.response.finish_reasons"]) == ("stop",)
+
+
+async def test_suppressed_requests_make_no_span_and_send_no_context(instrument, exporter, app_tracer) -> None:
+    """Inside ``suppress_instrumentation()`` neither side makes a span and the client injects no context
+    (as OTel's HTTP clients do); with propagation off a context a library put in ``_meta`` is still
+    taken out. The session still learns its peer from an ``initialize`` sent suppressed, so a later,
+    traced call of it records the protocol version and server name (the control: it is traced)."""
+    import contextlib
+
+    from mcp.server.lowlevel import Server
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from mcp.types import TextContent, Tool
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    server, seen = Server("orders"), []
+
+    @server.list_tools()
+    async def list_tools() -> list:
+        return [Tool(name="lookup_order", inputSchema={"type": "object"})]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict) -> list:
+        meta = server.request_context.meta
+        seen.append(dict((meta.model_extra or {}) if meta is not None else {}))
+        return [TextContent(type="text", text="ok")]
+
+    traced = []
+    for propagate in (None, False):
+        inst = instrument(propagate=propagate) if propagate is not None else instrument()
+        exporter.clear()
+        async with contextlib.AsyncExitStack() as stack:
+            with suppress_instrumentation():  # the server's tasks start suppressed: it stays so
+                session = await stack.enter_async_context(create_connected_server_and_client_session(server))
+                with app_tracer.start_as_current_span("app"):  # a current span: still nothing injected
+                    result = await session.call_tool("lookup_order", {"order_id": "A100"},
+                                                     meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
+                assert not is_error(result)
+            exporter.clear()  # the application's span
+            assert [(s.name, s.kind) for s in exporter.spans] == []
+            await session.call_tool("lookup_order", {"order_id": "A100"})  # the client traced again
+        inst.uninstrument()
+        traced += exporter.spans
+    # suppressed: the library's traceparent left alone (propagation on) or taken out (off)
+    assert seen[0] == {"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"} and seen[2] == {"tenant": "t1"}
+    assert "traceparent" in seen[1] and seen[1]["traceparent"] != LIBRARY_TRACEPARENT  # traced: ours
+    assert "traceparent" not in seen[3]  # traced, propagation off: no context sent
+    assert [s.kind for s in traced] == ["CLIENT", "CLIENT"]  # the suppressed server made none
+    for client in traced:
+        assert client.semantic_kind == "tool" and client.attributes["mcp.protocol.version"]
+        assert client.attributes["otel_agents.mcp.server.name"] == "orders"

@@ -4,13 +4,15 @@ retrieval and embeddings (content capture, vocabularies, redaction and budgets a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+import functools
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..semconv import attributes as A, vocabularies as V
 from . import encoding, pipeline
 from .guard import guard, report_internal_error
-from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_messages, genai_part, genai_tool_definitions,
-                       last_text, openinference_messages, openinference_tool_schema)
+from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_message_text, genai_messages, genai_part,
+                       genai_tool_definitions,
+                       last_text, openinference_message, openinference_tool_schema)
 from .pipeline import REDACTION_MARGIN as _REDACTION_MARGIN, otel_value
 
 if TYPE_CHECKING:
@@ -20,6 +22,14 @@ if TYPE_CHECKING:
 
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
+_FLAT_CONTENT = (A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)  # content keys' endings
+
+
+@functools.lru_cache(maxsize=64)  # two prefixes × at most _MAX_FLAT_MESSAGES indices
+def _flat_keys(prefix: str, i: int) -> tuple[str, str, str]:
+    """Message ``i``'s OpenInference role and content keys, and its key prefix."""
+    base = f"{prefix}.{i}."
+    return base + A.MESSAGE_ROLE, base + A.MESSAGE_CONTENT, base
 
 
 class ContentSetters:
@@ -37,6 +47,7 @@ class ContentSetters:
 
         def _writes(self, key: str) -> bool: ...
         def _write(self, attrs: Mapping[str, Any]) -> None: ...
+        def _emit(self, attrs: Mapping[str, Any]) -> None: ...
         def set_attribute(self, key: str, value: Any) -> None: ...
 
     def set_content(self, key: str, value: Any, *, as_json: bool | None = None) -> str | None:
@@ -55,7 +66,7 @@ class ContentSetters:
         try:
             attrs: dict[str, Any] = {}
             mime = self._render_into(attrs, key, value, as_json=as_json)
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
             return mime
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_content", exc)
@@ -69,8 +80,9 @@ class ContentSetters:
         if value is None or (only is not None and not V.written(key, only)):
             return None
         try:
-            text, mime, truncated = self.telemetry.render_content(key, value, as_json=as_json, budget=self._budget,
-                                                                  redacted=redacted, encoded=encoded)
+            text, mime, truncated = pipeline.render(key, value, budget=self._budget,
+                                                    hook=self.telemetry.settings.redact_hook, as_json=as_json,
+                                                    redacted=redacted, encoded=encoded)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.render_content", exc)
             return None
@@ -78,6 +90,18 @@ class ContentSetters:
         if truncated:
             attrs[A.OTEL_AGENTS_TRUNCATED] = True
         return mime
+
+    def _json_into(self, attrs: dict[str, Any], key: str, encoded: str, data_of: Callable[[], Any]) -> str | None:
+        """Render redacted content already encoded as compact JSON ``encoded`` into ``attrs``: as it is when
+        it fits the budget and there is no redaction hook (what :func:`~.pipeline.render` gives), else
+        from its data (``data_of()``, built only then) to be cut as JSON or hooked. Returns the MIME type."""
+        only = self._only
+        if only is not None and not V.written(key, only):
+            return None
+        if len(encoded) <= self._budget and self.telemetry.settings.redact_hook is None:
+            attrs[key] = encoding.utf8_safe(encoded)
+            return A.MIME_JSON
+        return self._render_into(attrs, key, data_of(), redacted=True, encoded=encoded)
 
     def _redacted(self, value: Any) -> Any:
         """``value`` as JSON-able data with redaction applied and each string cut to the scan
@@ -122,7 +146,7 @@ class ContentSetters:
                     self.set_finish_reasons(reasons)
             if not self._content:
                 return
-            media = self.telemetry.settings.media_budget()
+            media = self.media_budget()
             limit = self._budget + _REDACTION_MARGIN  # each string cut to the scan limit, as in _redacted
             # Each message is redacted once, then encoded three ways (GenAI JSON, OpenInference
             # flattened attributes, input/output.value), all written in one call to the SDK.
@@ -137,15 +161,20 @@ class ContentSetters:
                 if given:  # shown first, as a system message, in OpenInference and input.value
                     messages.insert(0, ChatMessage("system", parts=given))
             if input is not None:
-                # Each message is encoded once; the two lists are joined from the same texts.
-                data = genai_messages(messages, media)
-                texts = [encoding.dumps(d) for d in data]
+                # Each message is encoded once (a text message the same as before: once per conversation);
+                # the two lists are joined from the same texts. The data is built only to be cut or hooked.
+                texts = [genai_message_text(m, media) for m in messages]
                 chat = [i for i, m in enumerate(messages) if m.role != "system"]
-                self._render_into(attrs, A.GEN_AI_INPUT_MESSAGES, [data[i] for i in chat], redacted=True,
-                                  encoded="[" + ",".join(texts[i] for i in chat) + "]")
+
+                def chat_data() -> list[dict[str, Any]]:
+                    data = genai_messages(messages, media)
+                    return [data[i] for i in chat]
+
+                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(texts[i] for i in chat) + "]", chat_data)
                 if self._writes(A.LLM_INPUT_MESSAGES):
                     self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
-                mime = self._render_into(attrs, A.INPUT_VALUE, data, redacted=True, encoded="[" + ",".join(texts) + "]")
+                mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
+                                       lambda: genai_messages(messages, media))
                 if mime:
                     attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
@@ -165,7 +194,7 @@ class ContentSetters:
                     attrs[A.OUTPUT_MIME_TYPE] = mime
             if tools:
                 self._tools_into(attrs, tools)
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
 
     def set_tool_definitions(self, tools: Sequence[ToolDefinition]) -> None:
         """The tools offered to the model (content): ``gen_ai.tool.definitions`` (OTel GenAI
@@ -176,7 +205,7 @@ class ContentSetters:
         with guard("span.set_tool_definitions"):
             attrs: dict[str, Any] = {}
             self._tools_into(attrs, tools)
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
 
     def _tools_into(self, attrs: dict[str, Any], tools: Sequence[ToolDefinition]) -> None:
         if self._writes(A.GEN_AI_TOOL_DEFINITIONS):
@@ -189,14 +218,32 @@ class ContentSetters:
                               self._redacted(openinference_tool_schema(tool)), redacted=True)
 
     def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:
-        for key, value in openinference_messages(prefix, messages, _MAX_FLAT_MESSAGES, media):
-            if key.endswith((A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)):
-                self._render_into(attrs, key, value, redacted=True,
-                                  as_json=key.endswith(A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
-            else:
-                v = otel_value(value)
-                if v is not None:
-                    attrs[key] = v
+        budget = self._budget
+        plain = self.telemetry.settings.redact_hook is None
+        for i, m in enumerate(messages[-_MAX_FLAT_MESSAGES:]):
+            role_key, content_key, base = _flat_keys(prefix, i)
+            parts = m.parts
+            if plain and len(parts) == 1 and type(parts[0]) is TextPart:  # one text (the common case)
+                text = parts[0].content
+                if type(text) is str and len(text) <= budget:  # redacted already, nothing to cut: as is
+                    role = otel_value(m.role)
+                    if role is not None:
+                        attrs[role_key] = role
+                    attrs[content_key] = encoding.utf8_safe(text)
+                    continue
+            pairs: list[tuple[str, Any]] = []
+            openinference_message(base, m, media, pairs)
+            for key, value in pairs:
+                if key.endswith(_FLAT_CONTENT):
+                    if plain and type(value) is str and len(value) <= budget:
+                        attrs[key] = encoding.utf8_safe(value)  # as render would write it: nothing to cut
+                        continue
+                    self._render_into(attrs, key, value, redacted=True, as_json=key.endswith(
+                        A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
+                else:
+                    v = otel_value(value)
+                    if v is not None:
+                        attrs[key] = v
 
     def set_tool(self, name: str | None = None, *, call_id: str | None = None,
                  description: str | None = None, tool_type: str | None = None,
@@ -235,7 +282,7 @@ class ContentSetters:
                 mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once)
             if mime:
                 attrs[mime_key] = mime
-            self.span.set_attributes(attrs)
+            self._emit(attrs)
 
     def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
                       data_source: str | None = None) -> None:

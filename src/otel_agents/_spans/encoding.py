@@ -252,6 +252,18 @@ def dumps(data: Any) -> str:
     return out.decode("utf-8")
 
 
+def dumps_strings(data: Any) -> str:
+    """:func:`dumps` of ``data`` made of strings, lists and dicts with string keys only (no number,
+    ``None`` or bool: a text message's GenAI JSON): the same text, without :func:`dumps`'s scans of the
+    output for the ``null`` and float forms where ``orjson`` and the standard library differ (several
+    times ``orjson``'s own time on a long text); whatever ``orjson`` refuses (lone surrogates, ``str``
+    subclasses) goes to the standard library, as in :func:`dumps`."""
+    try:
+        return orjson.dumps(data, option=_ORJSON_OPTIONS).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def encode(obj: Any) -> str:
     """``dumps(to_jsonable(obj))``. Never raises."""
     return dumps(to_jsonable(obj))

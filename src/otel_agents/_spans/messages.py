@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence, Union
@@ -341,6 +342,32 @@ def genai_messages(messages: Sequence[ChatMessage], media_budget: int, *,
     return out
 
 
+def genai_message_text(m: ChatMessage, media_budget: int) -> str:
+    """One input message of :func:`genai_messages` as compact JSON text (:func:`~.encoding.dumps`).
+
+    A message of one text and no name, the most common by far, is encoded once per distinct
+    ``(role, text)`` (a small LRU cache): an agent loop sends the whole conversation again with
+    every model request, so the same messages are encoded turn after turn."""
+    parts = m.parts
+    if len(parts) == 1 and m.name is None and type(parts[0]) is TextPart:
+        role, text = m.role, parts[0].content
+        if type(role) is str and type(text) is str and len(text) <= _CACHED_TEXT:  # str subclasses: user code
+            return _text_message_json(role, text)
+    from .encoding import dumps  # late: see _json_text
+
+    return dumps(genai_messages([m], media_budget)[0])
+
+
+_CACHED_TEXT = 32_768  # characters: a longer text is encoded each time, not kept alive by the cache
+
+
+@functools.lru_cache(maxsize=128)  # bounded: at most 128 messages of ≤ 32 k characters (their JSON) held
+def _text_message_json(role: str, text: str) -> str:
+    from .encoding import dumps_strings
+
+    return dumps_strings({"role": role, "parts": [{"type": "text", "content": text}]})
+
+
 def genai_tool_definitions(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
     """``gen_ai.tool.definitions`` data: ``[{"type", "name", "description", "parameters"}]``."""
     out = []
@@ -383,39 +410,44 @@ def openinference_messages(prefix: str, messages: Sequence[ChatMessage], limit: 
     """
     pairs: list[tuple[str, Any]] = []
     for i, m in enumerate(messages[-limit:]):
-        base = f"{prefix}.{i}."
-        pairs.append((base + A.MESSAGE_ROLE, m.role))
-        content = [p for p in m.parts if type(p) in (TextPart, BlobPart, UriPart, FilePart)]
-        if len(content) == 1 and type(content[0]) is TextPart:
-            pairs.append((base + A.MESSAGE_CONTENT, content[0].content))
-        else:
-            j = 0
-            for p in content:
-                cbase = f"{base}{A.MESSAGE_CONTENTS}.{j}."
-                if type(p) is TextPart:
-                    pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, "text"))
-                    pairs.append((cbase + A.MESSAGE_CONTENT_TEXT, p.content))
-                    j += 1
-                    continue
-                media = _OI_MEDIA.get(p.modality)
-                url = _media_url(p, media_budget)
-                if media is None or url is None:
-                    continue
-                pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, p.modality))
-                pairs.append((f"{cbase}{media[0]}.{media[1]}", url))
-                j += 1
-        for p in m.parts:
-            if type(p) is ToolCallResponsePart:
-                if p.id:
-                    pairs.append((base + A.MESSAGE_TOOL_CALL_ID, p.id))
-                pairs.append((base + A.MESSAGE_CONTENT, p.response))
-        for j, call in enumerate(m.tool_calls):
-            cbase = f"{base}{A.MESSAGE_TOOL_CALLS}.{j}."
-            if call.id:
-                pairs.append((cbase + A.TOOL_CALL_ID, call.id))
-            pairs.append((cbase + A.TOOL_CALL_FUNCTION_NAME, call.name))
-            pairs.append((cbase + A.TOOL_CALL_FUNCTION_ARGUMENTS, call.arguments))
+        openinference_message(f"{prefix}.{i}.", m, media_budget, pairs)
     return pairs
+
+
+def openinference_message(base: str, m: ChatMessage, media_budget: int, pairs: list[tuple[str, Any]]) -> None:
+    """One message's flattened OpenInference attributes (see :func:`openinference_messages`), appended
+    to ``pairs``; ``base`` is the message's key prefix (``llm.input_messages.3.``)."""
+    pairs.append((base + A.MESSAGE_ROLE, m.role))
+    content = [p for p in m.parts if type(p) in (TextPart, BlobPart, UriPart, FilePart)]
+    if len(content) == 1 and type(content[0]) is TextPart:
+        pairs.append((base + A.MESSAGE_CONTENT, content[0].content))
+    else:
+        j = 0
+        for p in content:
+            cbase = f"{base}{A.MESSAGE_CONTENTS}.{j}."
+            if type(p) is TextPart:
+                pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, "text"))
+                pairs.append((cbase + A.MESSAGE_CONTENT_TEXT, p.content))
+                j += 1
+                continue
+            media = _OI_MEDIA.get(p.modality)
+            url = _media_url(p, media_budget)
+            if media is None or url is None:
+                continue
+            pairs.append((cbase + A.MESSAGE_CONTENT_TYPE, p.modality))
+            pairs.append((f"{cbase}{media[0]}.{media[1]}", url))
+            j += 1
+    for p in m.parts:
+        if type(p) is ToolCallResponsePart:
+            if p.id:
+                pairs.append((base + A.MESSAGE_TOOL_CALL_ID, p.id))
+            pairs.append((base + A.MESSAGE_CONTENT, p.response))
+    for j, call in enumerate(m.tool_calls):
+        cbase = f"{base}{A.MESSAGE_TOOL_CALLS}.{j}."
+        if call.id:
+            pairs.append((cbase + A.TOOL_CALL_ID, call.id))
+        pairs.append((cbase + A.TOOL_CALL_FUNCTION_NAME, call.name))
+        pairs.append((cbase + A.TOOL_CALL_FUNCTION_ARGUMENTS, call.arguments))
 
 
 def _media_url(part: Part, media_budget: int) -> str | None:

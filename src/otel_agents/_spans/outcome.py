@@ -4,7 +4,7 @@ streams, and the opt-in status OK. A mixin of :class:`~.span.SemanticSpan`."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from opentelemetry.trace import Status, StatusCode
 
@@ -33,6 +33,7 @@ class OutcomeSetters:
         kind: Kind
 
         def set_attribute(self, key: str, value: Any) -> None: ...
+        def _emit(self, attrs: Mapping[str, Any]) -> None: ...
 
     def record_error(self, exc: BaseException, *, control_flow: bool = False) -> None:
         """Record an exception.
@@ -58,14 +59,14 @@ class OutcomeSetters:
             if self._mute:
                 return
             if control_flow:
-                self.span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, qual)
+                self._emit({A.OTEL_AGENTS_CONTROL_FLOW: qual})
                 return
             budget = self._budget
             # The exception is the user's: its __str__ may raise (probes.text never does), and the status
             # is set before anything else can fail, so a failed call is never reported as ok.
             message = pipeline.message(probes.text(exc), budget) if self._content else ""
             if not self._in_band:
-                self.span.set_attribute(A.ERROR_TYPE, qual)
+                self._emit({A.ERROR_TYPE: qual})
                 self.span.set_status(Status(StatusCode.ERROR, f"{etype.__name__}: {message}"[:512] if self._content
                                             else etype.__name__))  # the message may quote user content
             # One formatting of the traceback (the SDK's record_exception would format it again).
@@ -101,7 +102,7 @@ class OutcomeSetters:
             description = error_type
             if message and self._content:
                 description = pipeline.message(probes.text(message), 512)
-            self.span.set_attribute(A.ERROR_TYPE, error_type)
+            self._emit({A.ERROR_TYPE: error_type})
             self.span.set_status(Status(StatusCode.ERROR, description))
 
     def set_stop_reason(self, reason: str) -> None:

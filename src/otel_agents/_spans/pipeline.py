@@ -84,6 +84,8 @@ def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str]
     :data:`REDACTION_MARGIN`); ``encoded``: its compact JSON text, if the caller has it. Strings stay
     text unless ``as_json``. Returns ``(text, mime_type, truncated)``.
     """
+    if redacted and encoded is not None and hook is None and len(encoded) <= budget and not isinstance(value, str):
+        return encoding.utf8_safe(encoded), A.MIME_JSON, False  # what the steps below give it: nothing to cut
     limit = budget + REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
     if isinstance(value, str) and not as_json:
         text, precut = (value[:limit], len(value) > limit) if redacted else prepare(value, limit)
@@ -140,8 +142,16 @@ def _label_of(value: Any) -> Any:
 def redact_message(m: ChatMessage, limit: int) -> ChatMessage:
     """``m`` with every part :func:`redact_part`-ed and its name redacted: redacted once, then encoded in
     as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``)."""
-    return ChatMessage(m.role, parts=[redact_part(p, limit) for p in m.parts], finish_reason=m.finish_reason,
-                       name=_label_of(m.name))
+    parts = m.parts
+    if len(parts) == 1 and m.name is None and type(m) is ChatMessage:  # one part (the common case): in short
+        p = parts[0]
+        if type(p) is TextPart and type(p.content) is str and redact_text(p.content[:limit]) is p.content:
+            return m
+    parts = [redact_part(p, limit) for p in parts]
+    name = _label_of(m.name)
+    if name is m.name and all(a is b for a, b in zip(parts, m.parts)) and type(m) is ChatMessage:
+        return m  # nothing to redact or cut (the common case): the message itself, unchanged
+    return ChatMessage(m.role, parts=parts, finish_reason=m.finish_reason, name=name)
 
 
 def redact_part(p: Part, limit: int) -> Part:
@@ -149,7 +159,11 @@ def redact_part(p: Part, limit: int) -> Part:
     its names and ids redacted (media bytes are not text to scan)."""
     t = type(p)
     if t is TextPart or t is ReasoningPart:
-        return t(prepare(p.content, limit)[0])
+        content = p.content
+        if type(content) is str:
+            redacted = redact_text(content[:limit])
+            return p if redacted is content else t(redacted)  # unchanged (the common case): the part itself
+        return t(prepare(content, limit)[0])
     if t is ToolCallPart:
         return ToolCallPart(_label_of(p.name), prepare(p.arguments, limit)[0], _label_of(p.id))
     if t is ToolCallResponsePart:

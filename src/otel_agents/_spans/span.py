@@ -49,6 +49,9 @@ from .usage import Usage
 
 logger = logging.getLogger("otel_agents")
 _FROM_SETTINGS = object()  # SemanticSpan(only=...): read the vocabularies from the settings
+# Attributes held before they go to the SDK: past the SDK's default count limit they go at once (bounded:
+# a long-lived span that keeps setting new keys holds no more here than the SDK would keep).
+_PENDING_MAX = 128
 
 
 class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
@@ -61,11 +64,15 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     ``parent`` is the :class:`SemanticSpan` this one was opened under (directly,
     or through one non-semantic span such as an application span), or ``None``.
+
+    Attributes set through the setters reach the OTel span in one ``set_attributes`` call when
+    :meth:`end` runs (the SDK checks a mapping per call): until then the OTel span holds only its
+    start attributes. Processors and exporters see them all, as they read ended spans.
     """
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
-                 "_content", "_budget", "_status_ok", "_in_band", "_only", "__weakref__")
+                 "_content", "_budget", "_status_ok", "_in_band", "_only", "_media", "_pending", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -83,6 +90,10 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._ended = False
         # A span that does not record (suppressed, sampled out) gets no attributes: skip encoding them.
         self._mute = not span.is_recording()
+        # Attributes set while the span is open, handed to the SDK in one call when it ends: the SDK
+        # validates a mapping per call (locks, checks), so one call per span instead of one per setter.
+        self._pending: dict[str, Any] = {}
+        self._media: int | None = None  # the media budget, read once per span when first needed
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False
         # The vocabularies written: None = all of them (nothing to filter), else the selection.
@@ -149,24 +160,27 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         try:  # not `with guard(...)`: this runs for nearly every attribute of every span
             v = otel_value(value)
             if v is not None:
-                self.span.set_attribute(key, v)
+                self._pending[key] = v
+                if len(self._pending) > _PENDING_MAX:
+                    self._flush()
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_attribute", exc)
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        """Set several non-content attributes in one call to the SDK (see :meth:`set_attribute`)."""
+        """Set several non-content attributes (see :meth:`set_attribute`)."""
         if self._ended or self._mute:
             return
         try:
-            legal = {}
+            pending = self._pending
             only = self._only
             for k, v in attributes.items():
                 if only is not None and not V.written(k, only):
                     continue
                 v = otel_value(v)
                 if v is not None:
-                    legal[k] = v
-            self.span.set_attributes(legal)
+                    pending[k] = v
+            if len(pending) > _PENDING_MAX:
+                self._flush()
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_attributes", exc)
 
@@ -187,11 +201,31 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         return self._only is None or V.written(key, self._only)
 
     def _write(self, attrs: Mapping[str, Any]) -> None:
-        """Hand ready attributes to the SDK, without those of vocabularies not selected."""
+        """Record ready attributes (to the SDK at :meth:`end`), without those of vocabularies not selected."""
         only = self._only
         if only is not None:
             attrs = {k: v for k, v in attrs.items() if V.written(k, only)}
-        self.span.set_attributes(attrs)
+        self._emit(attrs)
+
+    def _emit(self, attrs: Mapping[str, Any]) -> None:
+        """Record ready, OTel-legal attributes; the SDK gets them all in one call at :meth:`end`."""
+        if not self._ended and not self._mute:
+            self._pending.update(attrs)
+            if len(self._pending) > _PENDING_MAX:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Hand the attributes recorded so far to the SDK (one call)."""
+        pending = self._pending
+        if pending:
+            self._pending = {}
+            self.span.set_attributes(pending)
+
+    def media_budget(self) -> int:
+        """The media budget (bytes) of this span's settings, read once per span."""
+        if self._media is None:
+            self._media = self.telemetry.settings.media_budget()
+        return self._media
 
     # -- identities ---------------------------------------------------------------
     def set_agent(self, name: str | None = None, *, id: str | None = None,
@@ -214,8 +248,12 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         with guard("span.end"):
             if self._index_key is not None and _OPEN.get(self._index_key) is self:
                 _OPEN.pop(self._index_key, None)
+            self._flush()
+        with guard("span.end"):
             if getattr(self.span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
-                self._write(self._kind_attrs)
+                only = self._only
+                self.span.set_attributes(self._kind_attrs if only is None else
+                                         {k: v for k, v in self._kind_attrs.items() if V.written(k, only)})
             if self._status_ok and self._error_type is None:
                 self._set_ok()
             if self.kind in _MODEL_KINDS and self.span is not trace.INVALID_SPAN:  # not when suppressed

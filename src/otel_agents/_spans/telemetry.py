@@ -89,7 +89,8 @@ class Telemetry:
         Never raises: on an internal failure a non-recording span is returned.
         """
         try:
-            kind = Kind(kind)
+            if type(kind) is not Kind:
+                kind = Kind(kind)
             if name_is_content and not self.settings.content_enabled():
                 name = None
             if name is not None:

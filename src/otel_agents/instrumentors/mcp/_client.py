@@ -17,6 +17,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind
 
 from ..._spans import SemanticSpan, Telemetry, guard, semantic_span_for
@@ -57,6 +58,8 @@ class ClientSide:
         self.enriched: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
 
     async def send_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():  # suppressed: no span, no context injected (as OTel's HTTP clients)
+            return await self._suppressed(wrapped, instance, args, kwargs)
         if not isinstance(instance, self.client_session_cls):  # a server's request to its client
             with guard("mcp.server.sampling_context"):
                 args, kwargs = self._server_request(args, kwargs)
@@ -90,6 +93,21 @@ class ClientSide:
             self._succeeded(instance, span, result)
         if owned:
             span.end()
+        return result
+
+    async def _suppressed(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """The request under ``suppress_instrumentation()``: sent as it is, except that with propagation
+        off a context a library put in ``params._meta`` is still taken out (no context leaves the process);
+        the ``initialize`` result is still read, so later requests of the session know their peer."""
+        if isinstance(instance, self.client_session_cls) and not P.propagating(self.propagate):
+            with guard("mcp.client.suppressed"):
+                in_kwargs = "request" in kwargs
+                request = P.without_trace_context(kwargs["request"] if in_kwargs else args[0])
+                args, kwargs = ((args, dict(kwargs, request=request)) if in_kwargs else ((request, *args[1:]), kwargs))
+        result = await wrapped(*args, **kwargs)
+        if type(result).__name__ == "InitializeResult" and isinstance(instance, self.client_session_cls):
+            with guard("mcp.client.result"):
+                self._succeeded(instance, None, result)
         return result
 
     def _server_request(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind
 
 from ..._spans import SemanticSpan, Telemetry, guard
@@ -35,6 +36,8 @@ class RunnerSide:
         self.propagate = propagate
 
     async def on_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        if not is_instrumentation_enabled():  # suppressed: no span, nothing read or extracted
+            return await wrapped(*args, **kwargs)
         opened = None
         with guard("mcp.server.start"):
             opened = self._start(instance, args, kwargs)
