@@ -17,6 +17,13 @@ transparent (their children hang under the nearest span of ours). Two shapes are
   unwind through its ``with`` blocks; we record the exception itself (seen in ``sys.exc_info()``
   while the span ends, or handed over by :mod:`._wiring` when the SDK attached the error), and an
   exception that unwinds through an agent or the trace makes those spans ERROR too.
+
+Suppression (OTel's ``suppress_instrumentation()``) is decided once per SDK trace, at its start: a trace
+started inside a suppressed block is remembered by its id (bounded, forgotten at its end) and every later
+callback of that trace — its spans', wherever they start — returns at once, with no span and no
+bookkeeping. A trace started outside one is traced as usual, spans started inside a suppressed block
+included (their spans of ours are non-recording, as the OTel context asks, but still kept in the agent
+tree so the spans after the block keep their parents and handoffs).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from typing import Any
 
 from agents.tracing import TracingProcessor
 from opentelemetry import context as otel_context
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, pop_run_attributes, push_run_attributes)
 from ...semconv import Kind, attributes as A, guardrail_attributes
@@ -37,6 +45,7 @@ from . import _convert
 
 PROVIDER = "openai"
 _MAX_ALIASES = 10_000
+_MAX_SUPPRESSED = 10_000  # ids of SDK traces started inside suppress_instrumentation(), oldest forgotten first
 _TRANSPARENT = ("task", "turn", "speech", "speech_group", "transcription")
 
 
@@ -137,16 +146,27 @@ class OtelAgentsProcessor(TracingProcessor):
         self.spans = SpanRegistry(max_age_s=float("inf"))  # SDK span id → our span (+ SpanRec)
         self.traces = SpanRegistry(max_age_s=float("inf"))  # SDK trace id → our workflow span (+ TraceRec)
         self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
+        self._suppressed: OrderedDict[Any, None] = OrderedDict()  # SDK trace ids started while suppressed
         self._lock = threading.Lock()
         self.active = True
         self.current_call: Any = None  # the model hook's open request (a ContextVar, set by _models.ModelHook)
 
     def __len__(self) -> int:
-        return len(self.spans) + len(self.traces) + len(self._aliases)
+        return len(self.spans) + len(self.traces) + len(self._aliases) + len(self._suppressed)
+
+    def _is_suppressed(self, trace_id: Any) -> bool:
+        """Whether the SDK trace ``trace_id`` started inside ``suppress_instrumentation()``."""
+        return bool(self._suppressed) and trace_id in self._suppressed
 
     # -- the TracingProcessor interface ----------------------------------------------------
     def on_trace_start(self, sdk_trace: Any) -> None:
         if not self.active:
+            return
+        if not is_instrumentation_enabled():  # the whole trace is the user's to keep quiet (module docstring)
+            with self._lock:
+                self._suppressed[getattr(sdk_trace, "trace_id", None)] = None
+                while len(self._suppressed) > _MAX_SUPPRESSED:
+                    self._suppressed.popitem(last=False)
             return
         with guard("openai_agents.trace_start"):
             name = getattr(sdk_trace, "name", None) or "Agent workflow"
@@ -167,6 +187,10 @@ class OtelAgentsProcessor(TracingProcessor):
             rec.token = otel_context.attach(rec.ctx)
 
     def on_trace_end(self, sdk_trace: Any) -> None:
+        if self._suppressed:
+            with self._lock:
+                if self._suppressed.pop(getattr(sdk_trace, "trace_id", None), False) is None:
+                    return
         exc = _unwinding()
         with guard("openai_agents.trace_end"):
             self._end_trace(getattr(sdk_trace, "trace_id", None), exc)
@@ -208,12 +232,14 @@ class OtelAgentsProcessor(TracingProcessor):
         self._end_trace(trace_id, exc)
 
     def on_span_start(self, span: Any) -> None:
-        if not self.active:
+        if not self.active or self._is_suppressed(getattr(span, "trace_id", None)):
             return
         with guard("openai_agents.span_start"):
             self._start(span)
 
     def on_span_end(self, span: Any) -> None:
+        if self._is_suppressed(getattr(span, "trace_id", None)):
+            return
         exc = _unwinding()
         with guard("openai_agents.span_end"):
             self._finish(span, exc)
