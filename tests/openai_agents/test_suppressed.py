@@ -123,3 +123,21 @@ def test_normal_run_after_a_suppressed_one_is_traced(instrumented: Any, exporter
     assert b.attributes["output.value"] == "refund ok"
     assert seen[0]["traces"] == 1 and seen[0]["suppressed"] == 0
     assert sizes(processor) == {"spans": 0, "traces": 0, "aliases": 0, "suppressed": 0}
+
+
+def test_trace_started_inside_a_suppressed_block_stays_quiet_after_it(instrumented: Any,
+                                                                     exporter: SnapshotExporter) -> None:
+    """The other mixed case: the SDK trace starts inside ``suppress_instrumentation()`` and a run goes on in it
+    after the block. The trace's decision holds for all of it: no span, no bookkeeping."""
+    processor = processor_of(instrumented)
+    agent, seen = handoff_run(processor)
+    t = sdk_trace("quiet")
+    with suppress_instrumentation():
+        t.start(mark_as_current=True)
+    try:
+        assert Runner.run_sync(agent, "refund?").final_output == "refund ok"
+    finally:
+        t.finish(reset_current=True)
+    assert exporter.spans == [], tree(exporter.spans)
+    assert seen == [{"spans": 0, "traces": 0, "aliases": 0, "suppressed": 1}]
+    assert sizes(processor) == {"spans": 0, "traces": 0, "aliases": 0, "suppressed": 0}
