@@ -5,6 +5,7 @@ Every envelope is checked with ecp-runtime's ``validate_step_result`` and our JS
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import socket
@@ -15,11 +16,11 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from otel_agents._spans import ChatMessage, ToolCallRequest, Usage, wrap_stream
+from otel_agents._spans import ChatMessage, Settings, Telemetry, ToolCallRequest, Usage, wrap_stream
 from otel_agents.exporters.ecp import fold
 from otel_agents.semconv import attributes as A
 
-from .conftest import check
+from .conftest import Recorder, check
 
 
 def agent_run(tel, *, name="supervisor", answer="It is sunny in Paris.", with_usage=True):
@@ -337,6 +338,29 @@ def test_a_step_a_framework_stopped_is_not_ok(rec):
     [env] = check(fold(rec.spans))
     got = [(c["status"], c["error"]) for c in env["tool_calls"]]
     assert got == [("error", f"cancelled ({w})") for w in words[:-1]] + [("ok", None)], got
+
+
+@pytest.mark.parametrize("how", ["answered", "guardrail", "cancelled", "failed"])
+def test_gen_ai_alone_never_takes_an_answer_the_run_did_not_return(how):
+    """Written in OTel GenAI alone (no ``output.value``), the run's public output is its last model answer —
+    unless the run did not return it: a guardrail blocked it, the caller cancelled the run, or the run failed
+    (a new user found the blocked answer as ``public_output`` with ``OTEL_AGENTS_VOCABULARIES=gen_ai``)."""
+    rec = Recorder()
+    rec.telemetry = Telemetry(rec.provider, framework="manual",
+                              settings=Settings(capture_content=True, vocabularies="gen_ai"))
+    with pytest.raises(RuntimeError) if how == "failed" else contextlib.nullcontext():
+        with rec.telemetry.span("agent", "writer") as agent:
+            agent.set_agent("writer")
+            with rec.telemetry.span("model", "m") as model:
+                model.set_model(request_model="m")
+                model.set_messages(output=[ChatMessage("assistant", "BLOCKED ANSWER", finish_reason="stop")])
+            if how in ("guardrail", "cancelled"):
+                agent.set_stop_reason(how)
+            if how == "failed":
+                raise RuntimeError("output check failed")
+    [env] = check(fold(rec.spans))
+    assert env["public_output"] == ("BLOCKED ANSWER" if how == "answered" else None)
+    rec.provider.shutdown()
 
 
 def test_no_usage_at_all(rec):

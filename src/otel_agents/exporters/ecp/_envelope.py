@@ -80,7 +80,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
             if isinstance(stop, str) and not tree.in_returned_tool_call(span):
                 stop_reason = stop
     context, steps, errors, effects = evidence(tree, include_thoughts=include_thoughts)
-    public_output = _public_output(run, tree, paused)
+    public_output = _public_output(run, tree, paused, stop_reason)
     if (public_output is None and not tool_calls and not models and not errors and run.root is not None
             and F.frozen(run.root).foreign):
         return None
@@ -116,7 +116,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
     return envelope
 
 
-def _public_output(run: Run, tree: RunTree, paused: bool) -> str | None:
+def _public_output(run: Run, tree: RunTree, paused: bool, stop_reason: str | None) -> str | None:
     """The root's output as text; for a paused run only the assistant text it produced before
     pausing (case E-2: the state a paused graph returns holds the user's prompt, not an answer).
 
@@ -124,7 +124,9 @@ def _public_output(run: Run, tree: RunTree, paused: bool) -> str | None:
     run's answer (LlamaIndex's ``StopEvent(...)`` repr under OpenInference), gives the answer of the
     run's last model response instead (:meth:`RunTree.final_answer`): the answer is in the text, or
     the text is a Python object's repr (``Name(field=...``, often cut short). So does a root of ours
-    written in OTel GenAI alone, which has no ``output.value``."""
+    written in OTel GenAI alone, which has no ``output.value`` — unless the run failed, or a guardrail
+    or a cancellation stopped it (``stop_reason``): then the user got no answer, and the model's last
+    one (a blocked answer, one the run never returned) is not the run's output."""
     if run.root is None:
         return None
     root = F.frozen(run.root)
@@ -134,6 +136,8 @@ def _public_output(run: Run, tree: RunTree, paused: bool) -> str | None:
     if text is None and not root.foreign and A.OPENINFERENCE_SPAN_KIND not in root.attributes and \
             A.LANGFUSE_OBSERVATION_TYPE not in root.attributes:
         # Written in OTel GenAI alone (OTEL_AGENTS_VOCABULARIES=gen_ai): no output.value on any span.
+        if root.error or stop_reason in _NO_ANSWER:
+            return None
         return tree.final_answer()
     if root.foreign and (text is None or root.attributes.get(A.OUTPUT_MIME_TYPE) != A.MIME_JSON):
         answer = tree.final_answer()
@@ -141,6 +145,9 @@ def _public_output(run: Run, tree: RunTree, paused: bool) -> str | None:
             return answer
     return text
 
+
+# Stop reasons of a run that returned no answer of the model's to its caller.
+_NO_ANSWER = frozenset({"guardrail", "cancelled"})
 
 # A Python object's repr recorded as a span's output (``StopEvent(result=...)``), often cut short.
 _OBJECT_REPR = re.compile(r"[A-Z]\w*\(\w+=")
