@@ -66,6 +66,20 @@ def test_malformed_lines_are_reported_and_skipped(rec, tmp_path, capsys):
     assert check(envelopes) == fold(rec.spans)
 
 
+def test_an_input_without_spans_says_so(rec, tmp_path, capsys):
+    """A file of envelopes (the fold's output) given as its input, or lines that are no traces: not a quiet
+    success with 0 runs, but exit 1 and a message saying what the input lacks."""
+    traces(rec, tmp_path)
+    envelopes = tmp_path / "envelopes.jsonl"
+    envelopes.write_text("".join(json.dumps(e) + "\n" for e in fold(rec.spans)), encoding="utf-8")
+    objects = tmp_path / "objects.jsonl"
+    objects.write_text("{}\n{}\n", encoding="utf-8")
+    for path in (envelopes, objects):
+        assert main(["fold", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert "0 run(s) from 0 span(s)" in err and "no span in the input" in err, err
+
+
 def test_missing_input_exits_2(tmp_path, capsys):
     assert main(["fold", str(tmp_path / "nope.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err

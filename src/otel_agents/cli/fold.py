@@ -26,7 +26,9 @@ read twice, a batch an exporter retried) are folded once and counted in a
 warning; they do not change the exit code, since nothing was lost (OTLP delivery
 is at-least-once, so real files hold such repeats). Output is strict JSON (no ``NaN``).
 Exit codes: 0 — everything was read and folded; 1 — some lines, spans or runs
-were skipped (the envelopes of the rest were written); 2 — the input could not
+were skipped (the envelopes of the rest were written), or the input held no span
+at all (lines without ``resourceSpans``, such as logs, metrics or a file of
+envelopes, are not traces); 2 — the input could not
 be read, or the output not written (``cannot write``, never blamed on the input).
 """
 
@@ -166,6 +168,11 @@ def run(args: argparse.Namespace) -> int:
              "a batch an exporter retried); each was folded once")
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
           f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)
+    if not folder.spans and not errors:  # e.g. a file of envelopes (the fold's output) given as its input
+        print("otel-agents fold: no span in the input: no line holds OTLP/JSON traces (`resourceSpans`), as the "
+              "OTLP file exporters and `otel-agents` trace files write; a file of ECP envelopes is the fold's "
+              "output, not its input", file=sys.stderr)
+        return 1
     return 1 if errors or problems else 0
 
 
