@@ -68,9 +68,13 @@ def install(hooks: Hooks) -> None:
         tool = arg(args, kwargs, 1, "tool")
         calling = arg(args, kwargs, 2, "calling")
         failure_before = getattr(usage, "last_failure", None)
+        repeated = _repeats_last_call(usage, calling)  # read before the call: the tool's run would update it
 
         def finish(span: SemanticSpan, result: Any) -> None:
             span.set_tool_result(result)
+            if repeated:
+                _refuse(span, REPEATED_CALL, result)
+                return
             failure = getattr(usage, "last_failure", None)
             if failure is not None and failure is not failure_before:
                 _record_failure(span, failure)
@@ -158,11 +162,36 @@ def _native_finish(span: SemanticSpan, result: Any) -> None:
         _record_failure(span, get("tool_failure"))
 
 
+# CrewAI's ``ToolFailureReason`` values for a call it refused without running the tool.
+REPEATED_CALL = "repeated_call"
+_NOT_RUN = frozenset({"usage_limit", "unknown_tool", "invalid_input", REPEATED_CALL})
+
+
+def _repeats_last_call(usage: Any, calling: Any) -> bool:
+    """Whether CrewAI will refuse this ReAct call as an immediate repeat (same tool, same input as the
+    last call the tools handler recorded): ``ToolUsage._use`` answers it without running the tool."""
+    check = getattr(usage, "_check_tool_repeated_usage", None)
+    return bool(check(calling=calling)) if callable(check) and calling is not None else False
+
+
+def _refuse(span: SemanticSpan, reason: str, message: Any) -> None:
+    """A call CrewAI refused without running the tool: ERROR, ``error.type`` = CrewAI's reason,
+    ``otel_agents.tool.denied`` (the convention of a denied call), CrewAI's message as the description."""
+    span.set_attribute(A.OTEL_AGENTS_TOOL_DENIED, True)
+    span.set_error(reason, str(message or "") or None)
+
+
 def _record_failure(span: SemanticSpan, failure: Any) -> None:
-    """A CrewAI ``ToolFailure`` as the span's error; ``error.type`` is the exception class or the reason."""
-    span.record_error(ToolCallFailed(str(getattr(failure, "message", "") or "")))
+    """A CrewAI ``ToolFailure`` as the span's error; ``error.type`` is the exception class or the reason.
+    A failure whose reason says the tool never ran (usage limit, unknown tool, invalid input) is a refusal."""
     reason = getattr(failure, "reason", None)
-    code = getattr(failure, "code", None) or getattr(reason, "value", reason)
+    reason = getattr(reason, "value", reason)
+    message = str(getattr(failure, "message", "") or "")
+    if reason in _NOT_RUN:
+        _refuse(span, str(reason), message)
+        return
+    span.record_error(ToolCallFailed(message))
+    code = getattr(failure, "code", None) or reason
     if code:
         span.set_attribute(A.ERROR_TYPE, str(code))
 

@@ -1,0 +1,96 @@
+"""Tool calls CrewAI refuses without running the tool (ReAct text path): the spans and the ECP
+envelope say the call was refused, never that the tool ran and returned CrewAI's refusal text.
+
+Ground truth is the fake tool's own count of its runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+from crewai import Crew
+from crewai.tools import tool
+
+from otel_agents.instrumentors.crewai import CrewAIInstrumentor
+from tests.crewai.fakes import ActionsLLM, clerk, order_task
+from tests.exporters.conftest import check
+from tests.spans import SnapshotExporter, SpanSnapshot, tree
+
+
+@pytest.fixture
+def instrumented(provider: Any) -> Iterator[CrewAIInstrumentor]:
+    inst = CrewAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    yield inst
+    inst.uninstrument()
+
+
+def counted_tool(runs: list) -> Any:
+    @tool("lookup_order")
+    def lookup_order(order_id: str) -> str:
+        """Look up an order by its id and return its status."""
+        runs.append(order_id)
+        return f"Order {order_id}: shipped"
+
+    return lookup_order
+
+
+def kickoff(actions: list, runs: list, **tool_kw: Any) -> None:
+    lookup = counted_tool(runs)
+    for key, value in tool_kw.items():
+        setattr(lookup, key, value)
+    agent = clerk(ActionsLLM(actions=actions), tools=[lookup])
+    Crew(agents=[agent], tasks=[order_task(agent)]).kickoff()
+
+
+def tools_of(exporter: SnapshotExporter) -> list[SpanSnapshot]:
+    return [s for s in exporter.semantic() if s.semantic_kind == "tool"]
+
+
+def assert_refused(span: SpanSnapshot, error_type: str) -> None:
+    assert span.status.name == "ERROR", span.attributes
+    assert span.attributes["error.type"] == error_type
+    assert span.attributes["otel_agents.tool.denied"] is True
+
+
+def test_repeated_identical_call_is_refused_not_ok(instrumented: Any, exporter: SnapshotExporter,
+                                                   envelopes: list) -> None:
+    """The model asks for the same tool with the same input twice in a row: CrewAI refuses the second
+    call ("I tried reusing the same input…") without running the tool. Its span is ERROR,
+    ``error.type`` ``repeated_call`` (CrewAI's ``ToolFailureReason``), ``otel_agents.tool.denied``; the
+    envelope's tool call has status error. CrewAI refuses only an immediate repeat: the same input
+    after another call runs again, and its span is ok."""
+    runs: list[str] = []
+    a100, b200 = ("lookup_order", {"order_id": "A100"}), ("lookup_order", {"order_id": "B200"})
+    kickoff([a100, a100, b200, a100], runs)
+    assert runs == ["A100", "B200", "A100"]  # the tool ran three times: not for the immediate repeat
+    spans = tools_of(exporter)
+    assert len(spans) == 4, tree(exporter.semantic())
+    first, second, third, fourth = spans
+    for ran in (first, third, fourth):
+        assert ran.status.name == "UNSET" and "otel_agents.tool.denied" not in ran.attributes
+        assert "shipped" in ran.attributes["gen_ai.tool.call.result"]
+    assert_refused(second, "repeated_call")
+    assert second.json_attr("gen_ai.tool.call.arguments") == {"order_id": "A100"}
+    [env] = check(envelopes)
+    calls = env["tool_calls"]
+    assert [c["status"] for c in calls] == ["ok", "error", "ok", "ok"], calls
+    assert calls[1]["name"] == "lookup_order" and calls[1]["arguments"] == {"order_id": "A100"}
+    assert "reusing the same input" in calls[1]["error"]
+    assert env["metrics"]["tool_errors"] == 1
+    assert [line.split(" status=")[1].split()[0] for line in env["evaluation_context"].splitlines()
+            if line.strip().startswith("tool lookup_order")] == ["ok", "error", "ok", "ok"]
+
+
+def test_usage_limit_reached_is_refused(instrumented: Any, exporter: SnapshotExporter, envelopes: list) -> None:
+    """A tool whose ``max_usage_count`` is spent is not run: ERROR ``usage_limit``, refused."""
+    runs: list[str] = []
+    kickoff([("lookup_order", {"order_id": "A100"}), ("lookup_order", {"order_id": "B200"})], runs,
+            max_usage_count=1)
+    assert runs == ["A100"]
+    first, second = tools_of(exporter)
+    assert first.status.name == "UNSET"
+    assert_refused(second, "usage_limit")
+    [env] = check(envelopes)
+    assert [c["status"] for c in env["tool_calls"]] == ["ok", "error"]
