@@ -94,3 +94,26 @@ def test_usage_limit_reached_is_refused(instrumented: Any, exporter: SnapshotExp
     assert_refused(second, "usage_limit")
     [env] = check(envelopes)
     assert [c["status"] for c in env["tool_calls"]] == ["ok", "error"]
+
+
+@pytest.mark.parametrize(("action", "message"), [
+    (("no_such_tool", {"order_id": "A100"}), "don't exist"),
+    (("lookup_order", "not json at all"), "not a valid key, value dictionary"),
+], ids=["unknown_tool", "unparsable_input"])
+def test_call_that_does_not_parse_is_a_refused_tool_span(action: tuple, message: str, instrumented: Any,
+                                                         exporter: SnapshotExporter, envelopes: list) -> None:
+    """An ``Action`` naming no tool of the agent's, or an ``Action Input`` that is no dict: CrewAI answers
+    without reaching the tool (and reports it as ``invalid_input``). The call is one tool span under the
+    agent, refused, named as the model wrote it; the envelope lists it as a failed tool call."""
+    runs: list[str] = []
+    kickoff([action], runs)
+    assert runs == []
+    spans = exporter.semantic()
+    (span,) = tools_of(exporter)
+    assert span.name == f"execute_tool {action[0]}"
+    assert next(s for s in spans if s.span_id == span.parent_id).semantic_kind == "agent", tree(spans)
+    assert_refused(span, "invalid_input")
+    assert message in span.status_description
+    [env] = check(envelopes)
+    (call,) = env["tool_calls"]
+    assert call["name"] == action[0] and call["status"] == "error" and message in call["error"]

@@ -28,7 +28,9 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-from ..._spans import SemanticSpan, probes
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import SemanticSpan, guard, probes
 from ...semconv import Kind, attributes as A
 from ._models import json_arguments
 from ._scope import arg
@@ -58,7 +60,7 @@ def install(hooks: Hooks) -> None:
     from crewai.agents import step_executor
     from crewai.agents.agent_executor import AgentExecutor
     from crewai.llms.base_llm import BaseLLM
-    from crewai.tools.tool_usage import ToolUsage
+    from crewai.tools.tool_usage import ToolUsage, ToolUsageError
     from crewai.utilities.agent_utils import extract_tool_call_info
 
     def react_call(usage: Any, args: tuple, kwargs: dict) -> Step | None:
@@ -88,6 +90,12 @@ def install(hooks: Hooks) -> None:
         if current is not None and current.owner is usage and current.span is not None \
                 and arg(args, kwargs, 2, "from_cache"):
             current.span.set_attribute(A.OTEL_AGENTS_TOOL_CACHED, True)
+
+    def unparsed_call(usage: Any, _args: tuple, _kwargs: dict, result: Any) -> None:
+        if isinstance(result, ToolUsageError) and is_instrumentation_enabled():
+            action = getattr(usage, "action", None)
+            _refused_call(hooks, getattr(action, "tool", None), getattr(action, "tool_input", None),
+                          INVALID_INPUT, getattr(result, "message", None))
 
     def native_call(executor: Any, args: tuple, kwargs: dict) -> Step | None:
         tool_call = arg(args, kwargs, 0, "tool_call")
@@ -126,6 +134,7 @@ def install(hooks: Hooks) -> None:
     hooks.span(ToolUsage, "_use", react_call, "crewai.tool")
     hooks.span(ToolUsage, "_ause", react_call, "crewai.tool")
     hooks.after(ToolUsage, "on_tool_use_finished", cache_report, "crewai.tool.cache")
+    hooks.after(ToolUsage, "parse_tool_calling", unparsed_call, "crewai.tool.refused")
     hooks.span(AgentExecutor, "_execute_single_native_tool_call", native_call, "crewai.tool")
     hooks.span(step_executor, "execute_single_native_tool_call", planned_native_call, "crewai.tool")
     hooks.span(BaseLLM, "_handle_tool_execution", provider_call, "crewai.tool")
@@ -164,7 +173,8 @@ def _native_finish(span: SemanticSpan, result: Any) -> None:
 
 # CrewAI's ``ToolFailureReason`` values for a call it refused without running the tool.
 REPEATED_CALL = "repeated_call"
-_NOT_RUN = frozenset({"usage_limit", "unknown_tool", "invalid_input", REPEATED_CALL})
+INVALID_INPUT = "invalid_input"
+_NOT_RUN = frozenset({"usage_limit", "unknown_tool", INVALID_INPUT, REPEATED_CALL})
 
 
 def _repeats_last_call(usage: Any, calling: Any) -> bool:
@@ -179,6 +189,18 @@ def _refuse(span: SemanticSpan, reason: str, message: Any) -> None:
     ``otel_agents.tool.denied`` (the convention of a denied call), CrewAI's message as the description."""
     span.set_attribute(A.OTEL_AGENTS_TOOL_DENIED, True)
     span.set_error(reason, str(message or "") or None)
+
+
+def _refused_call(hooks: Hooks, name: Any, arguments: Any, reason: str, message: Any) -> None:
+    """The zero-length tool span of a ReAct call CrewAI answered without reaching ``ToolUsage._use``
+    (its ``Action``/``Action Input`` did not parse into a call of a known tool): refused, at the refusal."""
+    name = name if isinstance(name, str) and name else None
+    span = hooks.telemetry.start_span(Kind.TOOL, name)
+    with guard("crewai.tool.refused"):
+        span.set_tool(name, arguments=json_arguments(arguments) if span.records_content else None)
+        span.set_tool_result(message)
+        _refuse(span, reason, message)
+    span.end()
 
 
 def _record_failure(span: SemanticSpan, failure: Any) -> None:
