@@ -13,7 +13,7 @@ from crewai import Crew
 from crewai.tools import tool
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
-from tests.crewai.fakes import ActionsLLM, clerk, order_task
+from tests.crewai.fakes import ActionsLLM, NativeLLM, clerk, order_task
 from tests.exporters.conftest import check
 from tests.spans import SnapshotExporter, SpanSnapshot, tree
 
@@ -117,3 +117,50 @@ def test_call_that_does_not_parse_is_a_refused_tool_span(action: tuple, message:
     [env] = check(envelopes)
     (call,) = env["tool_calls"]
     assert call["name"] == action[0] and call["status"] == "error" and message in call["error"]
+
+
+def test_native_call_of_an_unknown_tool_is_refused(instrumented: Any, exporter: SnapshotExporter,
+                                                   envelopes: list) -> None:
+    """Native function calling: a call of a tool the agent does not have is refused with CrewAI's
+    reason ``unknown_tool`` as ``error.type`` (not the model's tool name, which CrewAI puts in its code)."""
+    runs: list[str] = []
+    agent = clerk(NativeLLM(tool_name="no_such_tool"), tools=[counted_tool(runs)])
+    Crew(agents=[agent], tasks=[order_task(agent)]).kickoff()
+    assert runs == []
+    (span,) = tools_of(exporter)
+    assert span.name == "execute_tool no_such_tool"
+    assert_refused(span, "unknown_tool")
+    [env] = check(envelopes)
+    assert [(c["name"], c["status"]) for c in env["tool_calls"]] == [("no_such_tool", "error")]
+
+
+@pytest.mark.parametrize("llm_cls", [ActionsLLM, NativeLLM], ids=["react", "native"])
+def test_call_blocked_by_a_before_tool_call_hook_is_denied(llm_cls: type, instrumented: Any,
+                                                           exporter: SnapshotExporter, envelopes: list) -> None:
+    """A ``before_tool_call`` hook that returns False blocks the call: the tool does not run, and its one
+    tool span is denied (``permission_denied``, as a denial by a hook elsewhere), not an ok call whose
+    result is CrewAI's "Tool execution blocked by hook"."""
+    from crewai.hooks.tool_hooks import register_before_tool_call_hook, unregister_before_tool_call_hook
+
+    runs: list[str] = []
+    asked: list[str] = []
+
+    def block(context: Any) -> bool:
+        asked.append(context.tool_name)
+        return False
+
+    llm = ActionsLLM(actions=[("lookup_order", {"order_id": "A100"})]) if llm_cls is ActionsLLM else NativeLLM()
+    agent = clerk(llm, tools=[counted_tool(runs)])
+    register_before_tool_call_hook(block)
+    try:
+        Crew(agents=[agent], tasks=[order_task(agent)]).kickoff()
+    finally:
+        unregister_before_tool_call_hook(block)
+    assert asked == ["lookup_order"] and runs == []
+    spans = exporter.semantic()
+    (span,) = tools_of(exporter)
+    assert span.name == "execute_tool lookup_order"
+    assert next(s for s in spans if s.span_id == span.parent_id).semantic_kind == "agent", tree(spans)
+    assert_refused(span, "permission_denied")
+    [env] = check(envelopes)
+    assert [(c["name"], c["status"]) for c in env["tool_calls"]] == [("lookup_order", "error")]

@@ -33,6 +33,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from ..._spans import SemanticSpan, guard, probes
 from ...semconv import Kind, attributes as A
 from ._models import json_arguments
+from . import _scope
 from ._scope import arg
 from ._steps import Hooks, Step
 
@@ -57,10 +58,11 @@ _TOOL_CALL: ContextVar[_ToolCall | None] = ContextVar("otel_agents_crewai_tool_c
 def install(hooks: Hooks) -> None:
     """Wrap the three tool paths, the cache-hit report and skill injection."""
     from crewai.agent.core import Agent
-    from crewai.agents import step_executor
+    from crewai.agents import agent_executor, step_executor
     from crewai.agents.agent_executor import AgentExecutor
     from crewai.llms.base_llm import BaseLLM
     from crewai.tools.tool_usage import ToolUsage, ToolUsageError
+    from crewai.utilities import agent_utils, tool_utils
     from crewai.utilities.agent_utils import extract_tool_call_info
 
     def react_call(usage: Any, args: tuple, kwargs: dict) -> Step | None:
@@ -96,6 +98,18 @@ def install(hooks: Hooks) -> None:
             action = getattr(usage, "action", None)
             _refused_call(hooks, getattr(action, "tool", None), getattr(action, "tool_input", None),
                           INVALID_INPUT, getattr(result, "message", None))
+
+    def react_blocked(_module: Any, args: tuple, kwargs: dict, blocked: Any) -> None:
+        if blocked is True and is_instrumentation_enabled():  # a before_tool_call hook blocked the call
+            context = arg(args, kwargs, 0, "context")
+            _refused_call(hooks, getattr(context, "tool_name", None), getattr(context, "tool_input", None),
+                          PERMISSION_DENIED, None)
+
+    def native_blocked(_module: Any, _args: tuple, _kwargs: dict, blocked: Any) -> None:
+        current = _TOOL_CALL.get()
+        if blocked is True and current is not None and current.span is not None \
+                and current.span is _scope.SPAN.get():  # asked inside the native call's own span
+            _refuse(current.span, PERMISSION_DENIED, None)
 
     def native_call(executor: Any, args: tuple, kwargs: dict) -> Step | None:
         tool_call = arg(args, kwargs, 0, "tool_call")
@@ -135,6 +149,9 @@ def install(hooks: Hooks) -> None:
     hooks.span(ToolUsage, "_ause", react_call, "crewai.tool")
     hooks.after(ToolUsage, "on_tool_use_finished", cache_report, "crewai.tool.cache")
     hooks.after(ToolUsage, "parse_tool_calling", unparsed_call, "crewai.tool.refused")
+    hooks.after(tool_utils, "run_before_tool_call_hooks", react_blocked, "crewai.tool.refused")
+    hooks.after(agent_executor, "run_before_tool_call_hooks", native_blocked, "crewai.tool.refused")
+    hooks.after(agent_utils, "run_before_tool_call_hooks", native_blocked, "crewai.tool.refused")
     hooks.span(AgentExecutor, "_execute_single_native_tool_call", native_call, "crewai.tool")
     hooks.span(step_executor, "execute_single_native_tool_call", planned_native_call, "crewai.tool")
     hooks.span(BaseLLM, "_handle_tool_execution", provider_call, "crewai.tool")
@@ -174,6 +191,7 @@ def _native_finish(span: SemanticSpan, result: Any) -> None:
 # CrewAI's ``ToolFailureReason`` values for a call it refused without running the tool.
 REPEATED_CALL = "repeated_call"
 INVALID_INPUT = "invalid_input"
+PERMISSION_DENIED = "permission_denied"  # a before_tool_call hook blocked it (the project's denial type)
 _NOT_RUN = frozenset({"usage_limit", "unknown_tool", INVALID_INPUT, REPEATED_CALL})
 
 
