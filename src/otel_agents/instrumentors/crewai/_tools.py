@@ -13,8 +13,28 @@
   provider class runs ``available_functions`` itself (a child of its model span).
 
 A tool call CrewAI catches and feeds back to the model as failed (an
-exception, a ``ToolFailure``, a usage limit) ends its span with status ERROR
-and ``error.type`` = the exception's class name or the failure reason.
+exception, a ``ToolFailure``) ends its span with status ERROR and
+``error.type`` = the exception's class name or the failure's code or reason.
+
+A call CrewAI refuses without running the tool is not an ok call whose result
+is CrewAI's refusal text: its span is ERROR with ``otel_agents.tool.denied``
+(as a denied call elsewhere) and ``error.type`` = CrewAI's own
+``ToolFailureReason`` value, the text CrewAI tells the model as the result
+and, with content on, the status description:
+
+* ``repeated_call`` — ReAct: the same tool with the same input as the call
+  just before (``ToolUsage._check_tool_repeated_usage``, read before
+  ``_use`` runs: "I tried reusing the same input...");
+* ``usage_limit`` — the tool's ``max_usage_count`` is spent (both paths);
+* ``unknown_tool`` — native: a tool the agent does not have;
+* ``invalid_input`` — ReAct: an ``Action``/``Action Input`` that does not
+  parse into a call of one of the agent's tools (an unknown name too: CrewAI
+  reports both so). It never reaches ``_use``, so its span is opened when
+  ``ToolUsage.parse_tool_calling`` returns the error: zero length, named as
+  the model wrote the action;
+* ``permission_denied`` — a ``before_tool_call`` hook blocked the call
+  (``run_before_tool_call_hooks`` returned true; CrewAI has no reason for it,
+  so the project's denial type); on the ReAct path a zero-length span, as above.
 
 Skills (``crewai.skills``): a call of the skill loader tool (``load_skill``)
 is a ``skill`` span (``execute_tool load_skill``, ``otel_agents.skill.name``)
@@ -30,7 +50,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, guard, probes
+from ..._spans import SemanticSpan, guard, probes, report_internal_error
 from ...semconv import Kind, attributes as A
 from ._models import json_arguments
 from . import _scope
@@ -199,7 +219,11 @@ def _repeats_last_call(usage: Any, calling: Any) -> bool:
     """Whether CrewAI will refuse this ReAct call as an immediate repeat (same tool, same input as the
     last call the tools handler recorded): ``ToolUsage._use`` answers it without running the tool."""
     check = getattr(usage, "_check_tool_repeated_usage", None)
-    return bool(check(calling=calling)) if callable(check) and calling is not None else False
+    try:
+        return bool(check(calling=calling)) if callable(check) and calling is not None else False
+    except Exception as exc:  # noqa: BLE001 - never lose the span over it
+        report_internal_error("crewai.tool.repeated", exc)
+        return False
 
 
 def _refuse(span: SemanticSpan, reason: str, message: Any) -> None:
