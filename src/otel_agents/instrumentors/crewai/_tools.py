@@ -234,8 +234,9 @@ def _refuse(span: SemanticSpan, reason: str, message: Any) -> None:
 
 
 def _refused_call(hooks: Hooks, name: Any, arguments: Any, reason: str, message: Any) -> None:
-    """The zero-length tool span of a ReAct call CrewAI answered without reaching ``ToolUsage._use``
-    (its ``Action``/``Action Input`` did not parse into a call of a known tool): refused, at the refusal."""
+    """The zero-length tool span, under the current span, of a ReAct call CrewAI answered without reaching
+    ``ToolUsage._use`` (its ``Action``/``Action Input`` did not parse into a call of one of the agent's
+    tools, or a ``before_tool_call`` hook blocked it): refused, at the time of the refusal."""
     name = name if isinstance(name, str) and name else None
     span = hooks.telemetry.start_span(Kind.TOOL, name)
     with guard("crewai.tool.refused"):
