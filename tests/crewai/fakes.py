@@ -7,6 +7,7 @@
 * :class:`NativeLLM` drives native function calling: ``supports_function_calling()``
   is true, its first turn returns OpenAI-style tool calls (CrewAI's executor
   runs them), its next turn the answer.
+* :class:`ActionsLLM` (ReAct) makes a scripted sequence of tool calls before answering.
 """
 
 from __future__ import annotations
@@ -84,6 +85,22 @@ class ReactLLM(BaseLLM):
 
     def supports_stop_words(self) -> bool:
         return True
+
+
+class ActionsLLM(ReactLLM):
+    """ReAct text path: one ``Action`` per ``(tool, action input)`` of ``actions`` in turn (the input is
+    written as given: a dict as JSON, a string as is), then a ``Final Answer`` quoting the last observation."""
+
+    actions: list[tuple[str, Any]] = []
+
+    def reply(self, messages: Any) -> str:
+        done = 0 if isinstance(messages, str) else sum(
+            1 for m in messages if m.get("role") == "assistant" and "\nObservation:" in str(m.get("content") or ""))
+        if done < len(self.actions):
+            name, args = self.actions[done]
+            text = args if isinstance(args, str) else json.dumps(args)
+            return f"Thought: I should use {name}.\nAction: {name}\nAction Input: {text}"
+        return f"Thought: I now know the final answer\nFinal Answer: {_observation(messages)}"
 
 
 class NativeLLM(BaseLLM):

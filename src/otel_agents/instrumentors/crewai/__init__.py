@@ -33,6 +33,13 @@ every ``BaseLLM.call`` / ``acall``     ``model`` ``chat {model}`` — messages a
 every tool call                        ``tool`` ``execute_tool {tool}`` — arguments, result,
                                        ``otel_agents.tool.cached`` for cache hits; ERROR when
                                        CrewAI caught a failure
+a tool call CrewAI refused (the tool   ``tool``, ERROR, ``otel_agents.tool.denied``,
+did not run)                           ``error.type`` = CrewAI's reason: ``repeated_call``
+                                       (the same input twice in a row), ``usage_limit``,
+                                       ``unknown_tool``, ``invalid_input`` (a ReAct action
+                                       that does not parse); ``permission_denied`` when a
+                                       ``before_tool_call`` hook blocked it. A failed tool
+                                       call in the ECP envelope, never an ok one
 a ``load_skill`` call                  ``skill`` ``execute_tool load_skill``,
                                        ``otel_agents.skill.name``
 a skill injected into the prompt       ``skill`` ``skill {name}`` (zero length)

@@ -13,8 +13,28 @@
   provider class runs ``available_functions`` itself (a child of its model span).
 
 A tool call CrewAI catches and feeds back to the model as failed (an
-exception, a ``ToolFailure``, a usage limit) ends its span with status ERROR
-and ``error.type`` = the exception's class name or the failure reason.
+exception, a ``ToolFailure``) ends its span with status ERROR and
+``error.type`` = the exception's class name or the failure's code or reason.
+
+A call CrewAI refuses without running the tool is not an ok call whose result
+is CrewAI's refusal text: its span is ERROR with ``otel_agents.tool.denied``
+(as a denied call elsewhere) and ``error.type`` = CrewAI's own
+``ToolFailureReason`` value, the text CrewAI tells the model as the result
+and, with content on, the status description:
+
+* ``repeated_call`` — ReAct: the same tool with the same input as the call
+  just before (``ToolUsage._check_tool_repeated_usage``, read before
+  ``_use`` runs: "I tried reusing the same input...");
+* ``usage_limit`` — the tool's ``max_usage_count`` is spent (both paths);
+* ``unknown_tool`` — native: a tool the agent does not have;
+* ``invalid_input`` — ReAct: an ``Action``/``Action Input`` that does not
+  parse into a call of one of the agent's tools (an unknown name too: CrewAI
+  reports both so). It never reaches ``_use``, so its span is opened when
+  ``ToolUsage.parse_tool_calling`` returns the error: zero length, named as
+  the model wrote the action;
+* ``permission_denied`` — a ``before_tool_call`` hook blocked the call
+  (``run_before_tool_call_hooks`` returned true; CrewAI has no reason for it,
+  so the project's denial type); on the ReAct path a zero-length span, as above.
 
 Skills (``crewai.skills``): a call of the skill loader tool (``load_skill``)
 is a ``skill`` span (``execute_tool load_skill``, ``otel_agents.skill.name``)
@@ -28,9 +48,12 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-from ..._spans import SemanticSpan, probes
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+from ..._spans import SemanticSpan, guard, probes, report_internal_error
 from ...semconv import Kind, attributes as A
 from ._models import json_arguments
+from . import _scope
 from ._scope import arg
 from ._steps import Hooks, Step
 
@@ -55,10 +78,11 @@ _TOOL_CALL: ContextVar[_ToolCall | None] = ContextVar("otel_agents_crewai_tool_c
 def install(hooks: Hooks) -> None:
     """Wrap the three tool paths, the cache-hit report and skill injection."""
     from crewai.agent.core import Agent
-    from crewai.agents import step_executor
+    from crewai.agents import agent_executor, step_executor
     from crewai.agents.agent_executor import AgentExecutor
     from crewai.llms.base_llm import BaseLLM
-    from crewai.tools.tool_usage import ToolUsage
+    from crewai.tools.tool_usage import ToolUsage, ToolUsageError
+    from crewai.utilities import agent_utils, tool_utils
     from crewai.utilities.agent_utils import extract_tool_call_info
 
     def react_call(usage: Any, args: tuple, kwargs: dict) -> Step | None:
@@ -68,9 +92,13 @@ def install(hooks: Hooks) -> None:
         tool = arg(args, kwargs, 1, "tool")
         calling = arg(args, kwargs, 2, "calling")
         failure_before = getattr(usage, "last_failure", None)
+        repeated = _repeats_last_call(usage, calling)  # read before the call: the tool's run would update it
 
         def finish(span: SemanticSpan, result: Any) -> None:
             span.set_tool_result(result)
+            if repeated:
+                _refuse(span, REPEATED_CALL, result)
+                return
             failure = getattr(usage, "last_failure", None)
             if failure is not None and failure is not failure_before:
                 _record_failure(span, failure)
@@ -84,6 +112,24 @@ def install(hooks: Hooks) -> None:
         if current is not None and current.owner is usage and current.span is not None \
                 and arg(args, kwargs, 2, "from_cache"):
             current.span.set_attribute(A.OTEL_AGENTS_TOOL_CACHED, True)
+
+    def unparsed_call(usage: Any, _args: tuple, _kwargs: dict, result: Any) -> None:
+        if isinstance(result, ToolUsageError) and is_instrumentation_enabled():
+            action = getattr(usage, "action", None)
+            _refused_call(hooks, getattr(action, "tool", None), getattr(action, "tool_input", None),
+                          INVALID_INPUT, getattr(result, "message", None))
+
+    def react_blocked(_module: Any, args: tuple, kwargs: dict, blocked: Any) -> None:
+        if blocked is True and is_instrumentation_enabled():  # a before_tool_call hook blocked the call
+            context = arg(args, kwargs, 0, "context")
+            _refused_call(hooks, getattr(context, "tool_name", None), getattr(context, "tool_input", None),
+                          PERMISSION_DENIED, None)
+
+    def native_blocked(_module: Any, _args: tuple, _kwargs: dict, blocked: Any) -> None:
+        current = _TOOL_CALL.get()
+        if blocked is True and current is not None and current.span is not None \
+                and current.span is _scope.SPAN.get():  # asked inside the native call's own span
+            _refuse(current.span, PERMISSION_DENIED, None)
 
     def native_call(executor: Any, args: tuple, kwargs: dict) -> Step | None:
         tool_call = arg(args, kwargs, 0, "tool_call")
@@ -122,6 +168,10 @@ def install(hooks: Hooks) -> None:
     hooks.span(ToolUsage, "_use", react_call, "crewai.tool")
     hooks.span(ToolUsage, "_ause", react_call, "crewai.tool")
     hooks.after(ToolUsage, "on_tool_use_finished", cache_report, "crewai.tool.cache")
+    hooks.after(ToolUsage, "parse_tool_calling", unparsed_call, "crewai.tool.refused")
+    hooks.after(tool_utils, "run_before_tool_call_hooks", react_blocked, "crewai.tool.refused")
+    hooks.after(agent_executor, "run_before_tool_call_hooks", native_blocked, "crewai.tool.refused")
+    hooks.after(agent_utils, "run_before_tool_call_hooks", native_blocked, "crewai.tool.refused")
     hooks.span(AgentExecutor, "_execute_single_native_tool_call", native_call, "crewai.tool")
     hooks.span(step_executor, "execute_single_native_tool_call", planned_native_call, "crewai.tool")
     hooks.span(BaseLLM, "_handle_tool_execution", provider_call, "crewai.tool")
@@ -158,11 +208,55 @@ def _native_finish(span: SemanticSpan, result: Any) -> None:
         _record_failure(span, get("tool_failure"))
 
 
+# CrewAI's ``ToolFailureReason`` values for a call it refused without running the tool.
+REPEATED_CALL = "repeated_call"
+INVALID_INPUT = "invalid_input"
+PERMISSION_DENIED = "permission_denied"  # a before_tool_call hook blocked it (the project's denial type)
+_NOT_RUN = frozenset({"usage_limit", "unknown_tool", INVALID_INPUT, REPEATED_CALL})
+
+
+def _repeats_last_call(usage: Any, calling: Any) -> bool:
+    """Whether CrewAI will refuse this ReAct call as an immediate repeat (same tool, same input as the
+    last call the tools handler recorded): ``ToolUsage._use`` answers it without running the tool."""
+    check = getattr(usage, "_check_tool_repeated_usage", None)
+    try:
+        return bool(check(calling=calling)) if callable(check) and calling is not None else False
+    except Exception as exc:  # noqa: BLE001 - never lose the span over it
+        report_internal_error("crewai.tool.repeated", exc)
+        return False
+
+
+def _refuse(span: SemanticSpan, reason: str, message: Any) -> None:
+    """A call CrewAI refused without running the tool: ERROR, ``error.type`` = CrewAI's reason,
+    ``otel_agents.tool.denied`` (the convention of a denied call), CrewAI's message as the description."""
+    span.set_attribute(A.OTEL_AGENTS_TOOL_DENIED, True)
+    span.set_error(reason, str(message or "") or None)
+
+
+def _refused_call(hooks: Hooks, name: Any, arguments: Any, reason: str, message: Any) -> None:
+    """The zero-length tool span, under the current span, of a ReAct call CrewAI answered without reaching
+    ``ToolUsage._use`` (its ``Action``/``Action Input`` did not parse into a call of one of the agent's
+    tools, or a ``before_tool_call`` hook blocked it): refused, at the time of the refusal."""
+    name = name if isinstance(name, str) and name else None
+    span = hooks.telemetry.start_span(Kind.TOOL, name)
+    with guard("crewai.tool.refused"):
+        span.set_tool(name, arguments=json_arguments(arguments) if span.records_content else None)
+        span.set_tool_result(message)
+        _refuse(span, reason, message)
+    span.end()
+
+
 def _record_failure(span: SemanticSpan, failure: Any) -> None:
-    """A CrewAI ``ToolFailure`` as the span's error; ``error.type`` is the exception class or the reason."""
-    span.record_error(ToolCallFailed(str(getattr(failure, "message", "") or "")))
+    """A CrewAI ``ToolFailure`` as the span's error; ``error.type`` is the exception class or the reason.
+    A failure whose reason says the tool never ran (usage limit, unknown tool, invalid input) is a refusal."""
     reason = getattr(failure, "reason", None)
-    code = getattr(failure, "code", None) or getattr(reason, "value", reason)
+    reason = getattr(reason, "value", reason)
+    message = str(getattr(failure, "message", "") or "")
+    if reason in _NOT_RUN:
+        _refuse(span, str(reason), message)
+        return
+    span.record_error(ToolCallFailed(message))
+    code = getattr(failure, "code", None) or reason
     if code:
         span.set_attribute(A.ERROR_TYPE, str(code))
 
