@@ -98,7 +98,8 @@ def test_content_switch_off_records_no_content(telemetry, exporter, monkeypatch)
 
 
 @pytest.mark.parametrize("value,on", [(None, True), ("", True), ("SPAN_ONLY", True), ("true", True),
-                                      ("SPAN_AND_EVENT", True), ("NO_CONTENT", False), ("false", False)])
+                                      ("SPAN_AND_EVENT", True), ("NO_CONTENT", False), ("false", False),
+                                      ("EVENT_ONLY", False)])  # content in events only: we write none
 def test_content_switch_values(value, on, monkeypatch) -> None:
     if value is None:
         monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)

@@ -4,9 +4,10 @@ Environment variables (read when each span starts, so a test or a process can
 change them at run time; a span keeps the values it started with):
 
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
-    The content switch (OTel GenAI convention). ``NO_CONTENT``/``false``/``0``
-    turn content capture off; ``SPAN_ONLY``, ``SPAN_AND_EVENT``, ``EVENT_ONLY``,
-    ``true`` turn it on. Unset: **on** (our default, because evaluation needs the
+    The content switch (OTel GenAI convention, opentelemetry-util-genai's values).
+    ``NO_CONTENT``/``false``/``0`` turn content capture off, and so does
+    ``EVENT_ONLY`` ("content in events only": we write content only in span
+    attributes, so none); ``SPAN_ONLY``, ``SPAN_AND_EVENT``, ``true`` turn it on. Unset: **on** (our default, because evaluation needs the
     content; OTel's own helpers default to off).
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``
     Budget per content attribute, in characters (default 16384, minimum 64).
@@ -54,14 +55,14 @@ MIN_CONTENT_LENGTH = 64
 DEFAULT_STREAM_IDLE_TIMEOUT = 300.0
 DEFAULT_MAX_MEDIA_BYTES = 4096
 
-_OFF = {"no_content", "false", "0", "off", "none", "no"}
+_OFF = {"no_content", "event_only", "false", "0", "off", "none", "no"}
 
 RedactHook = Callable[[str, str], str]
 """``hook(attribute_key, text) -> text``: called on every content value after
 our own redaction and before truncation."""
 
 
-_ON = {"span_only", "span_and_event", "event_only", "true", "1", "on", "yes"}
+_ON = {"span_only", "span_and_event", "true", "1", "on", "yes"}
 _warned_values: set[str] = set()
 
 
@@ -73,7 +74,7 @@ def _capture_from_env() -> bool:
     if value not in _OFF and value not in _ON and value not in _warned_values and len(_warned_values) < 16:
         _warned_values.add(value)
         logging.getLogger("otel_agents").warning(
-            "otel_agents: %s=%r is not a known value (NO_CONTENT, false, SPAN_ONLY, SPAN_AND_EVENT, true); "
+            "otel_agents: %s=%r is not a known value (NO_CONTENT, EVENT_ONLY, false, SPAN_ONLY, SPAN_AND_EVENT, true); "
             "content capture stays on", ENV_CAPTURE_CONTENT, raw)
     return value not in _OFF
 
