@@ -238,7 +238,8 @@ def error_text(span: FoldSpan) -> str | None:
     if not span.error:
         return None
     if span.cancelled and (span.status is None or span.status.status_code is not StatusCode.ERROR):
-        return f"cancelled ({span.attributes.get(A.OTEL_AGENTS_CONTROL_FLOW)})"
+        word = span.attributes.get(A.OTEL_AGENTS_CONTROL_FLOW)
+        return "cancelled" if word == "cancelled" else f"cancelled ({word})"
     return span.status.description or _str(span.attributes.get(A.ERROR_TYPE)) or "error"
 
 
