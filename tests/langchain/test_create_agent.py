@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,3 +44,60 @@ def test_rejected_structured_output_is_a_failed_step_when_instrumented_before_la
     gives one failed ``structured_output`` step per rejected answer, and ``uninstrument()`` removes the wrapper."""
     done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+def test_calls_refused_by_the_tool_call_limit_are_refused_tool_spans(instrumentor: Any, exporter: Any,
+                                                                     envelopes: list) -> None:
+    """``ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")``: the model asks for the tool three
+    times; the middleware's ``after_model`` node answers the 2nd and 3rd calls with an error ``ToolMessage``
+    ("Tool call limit exceeded…") and the tool never runs for them. Each refused call is a tool span of its
+    own under the agent: ERROR, ``error.type`` ``usage_limit``, ``otel_agents.tool.denied``, the call's id and
+    arguments; the envelope lists the three calls in order (ok, error, error). Ground truth: the tool's runs."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolCallLimitMiddleware
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import tool
+
+    from tests.exporters.conftest import check
+    from tests.langchain.fakes import ScriptedChatModel
+    from tests.spans import nearest, tree
+
+    runs: list[str] = []
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Get the weather for a city."""
+        runs.append(city)
+        return f"sunny in {city}"
+
+    cities = ["Paris", "Oslo", "Rome"]
+    replies = [AIMessage(content="", tool_calls=[{"name": "get_weather", "args": {"city": c}, "id": f"call_{c}",
+                                                  "type": "tool_call"}]) for c in cities]
+    model = ScriptedChatModel(replies=[*replies, AIMessage(content="It is sunny in Paris.")])
+    agent = create_agent(model, [get_weather], name="weather_agent",
+                         middleware=[ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")])
+    result = agent.invoke({"messages": [HumanMessage("Weather in Paris?")]})
+
+    assert runs == ["Paris"]  # the tool ran once
+    refusals = [m for m in result["messages"] if m.type == "tool" and m.status == "error"]
+    assert [m.tool_call_id for m in refusals] == ["call_Oslo", "call_Rome"]
+    spans = exporter.semantic()
+    tools = [s for s in spans if s.semantic_kind == "tool"]
+    assert [s.attributes["gen_ai.tool.call.id"] for s in tools] == ["call_Paris", "call_Oslo", "call_Rome"], \
+        tree(spans)
+    ran, *refused = tools
+    assert ran.status.name == "UNSET" and "otel_agents.tool.denied" not in ran.attributes
+    for span, city, message in zip(refused, cities[1:], refusals):
+        assert span.name == "execute_tool get_weather"
+        assert span.status.name == "ERROR" and span.attributes["error.type"] == "usage_limit", span.attributes
+        assert span.attributes["otel_agents.tool.denied"] is True
+        assert span.json_attr("gen_ai.tool.call.arguments") == {"city": city}
+        assert span.attributes["gen_ai.tool.call.result"] == message.content
+        assert "limit" in span.status_description
+        assert span.start_time == span.end_time  # zero length: no tool ran
+        assert nearest(span, spans, "agent").name == "invoke_agent weather_agent"
+    [env] = check(envelopes)
+    calls = env["tool_calls"]
+    assert [(c["id"], c["status"]) for c in calls] == [("call_Paris", "ok"), ("call_Oslo", "error"),
+                                                       ("call_Rome", "error")], calls
+    assert env["metrics"]["tool_errors"] == 2

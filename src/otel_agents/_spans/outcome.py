@@ -105,6 +105,15 @@ class OutcomeSetters:
             self._emit({A.ERROR_TYPE: error_type})
             self.span.set_status(Status(StatusCode.ERROR, description))
 
+    def set_denied(self, reason: str, message: str | None = None) -> None:
+        """Mark a tool call refused without the tool running (a permission denial, a framework's own refusal:
+        a spent call limit, a repeated call, an unknown tool): ``otel_agents.tool.denied`` = ``True`` and
+        :meth:`set_error` with ``error.type`` = ``reason`` (the framework's word for it when it has one:
+        ``usage_limit``, ``repeated_call``…; else ``permission_denied``) and ``message``, what the model was told
+        (content)."""
+        self.set_attribute(A.OTEL_AGENTS_TOOL_DENIED, True)
+        self.set_error(reason, message)
+
     def set_stop_reason(self, reason: str) -> None:
         """Mark the run this agent span stands for as ended other than by its agent answering:
         ``otel_agents.run.stop_reason`` = ``reason``, one of :data:`~otel_agents.semconv.attributes.STOP_REASONS`

@@ -4,6 +4,7 @@ attributes, kind attributes and name; the only code that calls the OTel tracer."
 from __future__ import annotations
 
 import functools
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping
 
@@ -160,6 +161,20 @@ class Telemetry:
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_plain_span", exc)
             return SemanticSpan(None, trace.INVALID_SPAN, self, "invalid", {}, {})  # type: ignore[arg-type]
+
+    def refused_tool_call(self, name: str | None, reason: str, *, parent: Any = None, call_id: str | None = None,
+                          arguments: Any = None, result: Any = None) -> None:
+        """Record a tool call the framework refused without running the tool, where it refused it: a zero-length
+        ``tool`` span under ``parent`` (as :meth:`start_span`), ended at once, with the call's identity and
+        ``arguments`` (content), ``result`` (content: what the framework answered the model instead) and
+        :meth:`SemanticSpan.set_denied` (``reason``, the ``error.type``; ``result`` the message). Never raises."""
+        now = time.time_ns()
+        span = self.start_span(Kind.TOOL, name, parent=parent, start_time=now)
+        with guard("telemetry.refused_tool_call"):
+            span.set_tool(name, call_id=call_id, arguments=arguments)
+            span.set_tool_result(result)
+            span.set_denied(reason, str(result or "") or None)
+        span.end(end_time=now)
 
     @contextmanager
     def span(self, kind: Kind | str, name: str | None = None, *,

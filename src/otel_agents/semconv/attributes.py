@@ -190,7 +190,8 @@ OTEL_AGENTS_CONTROL_FLOW = "otel_agents.control_flow"
 OTEL_AGENTS_TOOL_CACHED = "otel_agents.tool.cached"
 # A tool call that was refused and never ran (on its tool span, with status ERROR and an ``error.type`` saying
 # why): a permission denial (the Claude Agent SDK's ``can_use_tool``/hooks, ``permission_denied``) or the
-# framework's own refusal (CrewAI's repeated call, spent usage limit, unknown tool, unparsable input).
+# framework's own refusal (CrewAI's repeated call, spent usage limit, unknown tool, unparsable input; a call past
+# LangChain's ``ToolCallLimitMiddleware``).
 OTEL_AGENTS_TOOL_DENIED = "otel_agents.tool.denied"
 OTEL_AGENTS_SKILL_NAME = "otel_agents.skill.name"
 OTEL_AGENTS_TASK_NAME = "otel_agents.task.name"

@@ -13,7 +13,8 @@ every turn until LangGraph raises ``GraphRecursionError``.
 same fake, named ``weather_agent``. Their stops are its agent middleware: ``skip_model`` a ``wrap_model_call``
 middleware that answers from a cache once the tool ran (the handler, so the model, is not called);
 ``max_turns`` LangChain's ``ModelCallLimitMiddleware(run_limit=2)`` (its default ``exit_behavior="end"``: the
-run ends with the middleware's own message); ``output_retry`` ``response_format=ToolStrategy(Forecast)``, whose
+run ends with the middleware's own message; with :data:`LIMITS`' ``ToolCallLimitMiddleware`` the call past the limit
+is refused, a failed tool call of the truth); ``output_retry`` ``response_format=ToolStrategy(Forecast)``, whose
 validator rejects the bare word: LangChain answers the output tool call with the error and asks again;
 ``guardrail`` LangChain's ``PIIMiddleware`` (a custom detector for the answer, ``strategy="block"``,
 ``apply_to_output=True``): the answer is blocked, the run raises ``PIIDetectionError``."""
@@ -42,7 +43,7 @@ from langchain.agents.structured_output import ToolStrategy
 
 from otel_agents.instrumentors.langchain import LangChainInstrumentor
 from tests.langchain.fakes import ToolCallingChatModel, build_agent_graph
-from tests.matrix.truth import CITY, REJECTED, TOOL, TOOL_RESULT, Call, Truth
+from tests.matrix.truth import CITY, REJECTED, TOOL, TOOL_RESULT, Call, ToolRun, Truth
 
 INSTRUMENTOR = LangChainInstrumentor
 
@@ -240,6 +241,16 @@ def _given(truth: Truth, update: Any) -> None:
         truth.output = json.dumps(update["structured_response"].model_dump(), separators=(",", ":"))
     elif truth.ending == "max_turns" and update.get("messages"):
         truth.output = update["messages"][-1].content
+        _refused(truth, update["messages"])
+
+
+def _refused(truth: Truth, messages: list) -> None:
+    """The calls a ``ToolCallLimitMiddleware`` refused (answered with its error ``ToolMessage``, the tool not run),
+    from the final state: failed tool calls after those that ran (the limit refuses the calls past it)."""
+    asked = {c["id"]: c for m in messages if m.type == "ai" for c in m.tool_calls}
+    for m in messages:
+        if m.type == "tool" and m.status == "error" and m.tool_call_id in asked:
+            truth.tools.append(ToolRun(m.name, dict(asked[m.tool_call_id]["args"]), outcome="error"))
 
 
 def _agent_final(truth: Truth) -> Any:

@@ -40,7 +40,6 @@ DURATION_API_MS = "claude_agent_sdk.duration_api_ms"
 PERMISSION_DENIALS = "claude_agent_sdk.permission_denials"
 RESULT_USAGE = "claude_agent_sdk.result.usage"  # JSON {"usage": ..., "modelUsage": ...} as the result reported
 API_ERROR_STATUS = "http.response.status_code"  # the API's HTTP status behind an error result
-TOOL_DENIED = A.OTEL_AGENTS_TOOL_DENIED
 MAX_HELD = 256  # failed tool calls of one turn held for its result (bounded: the rest end at once)
 PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
 TASK_ID = A.OTEL_AGENTS_TASK_ID
@@ -577,8 +576,7 @@ class Tracker:
             if tool.denied is None and self.turn is not None and self.turn.interrupted:
                 span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)  # stopped, not failed
             elif tool.denied is not None:
-                span.set_attribute(TOOL_DENIED, True)
-                span.set_error("permission_denied", tool.denied)
+                span.set_denied("permission_denied", tool.denied)
             elif self.turn is not None and len(self.held) < MAX_HELD:
                 self.held[block.get("tool_use_id") or ""] = (tool, _text_of(result), arrived)
                 return  # ended by the turn's result: a denial of the CLI's own, or a failure
@@ -594,8 +592,7 @@ class Tracker:
             del self.held[tool_use_id]
             with guard("claude_agent_sdk.tool"):
                 if tool_use_id in denied:
-                    tool.span.set_attribute(TOOL_DENIED, True)
-                    tool.span.set_error("permission_denied", text)
+                    tool.span.set_denied("permission_denied", text)
                 else:
                     tool.span.set_error("tool_error", text)
             tool.span.end(end_time=end_time)

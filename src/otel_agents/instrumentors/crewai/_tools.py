@@ -50,7 +50,7 @@ from typing import Any
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, guard, probes, report_internal_error
+from ..._spans import SemanticSpan, probes, report_internal_error
 from ...semconv import Kind, attributes as A
 from ._models import json_arguments
 from . import _scope
@@ -227,10 +227,8 @@ def _repeats_last_call(usage: Any, calling: Any) -> bool:
 
 
 def _refuse(span: SemanticSpan, reason: str, message: Any) -> None:
-    """A call CrewAI refused without running the tool: ERROR, ``error.type`` = CrewAI's reason,
-    ``otel_agents.tool.denied`` (the convention of a denied call), CrewAI's message as the description."""
-    span.set_attribute(A.OTEL_AGENTS_TOOL_DENIED, True)
-    span.set_error(reason, str(message or "") or None)
+    """A call CrewAI refused without running the tool: :meth:`SemanticSpan.set_denied` with CrewAI's reason."""
+    span.set_denied(reason, str(message or "") or None)
 
 
 def _refused_call(hooks: Hooks, name: Any, arguments: Any, reason: str, message: Any) -> None:
@@ -238,12 +236,8 @@ def _refused_call(hooks: Hooks, name: Any, arguments: Any, reason: str, message:
     ``ToolUsage._use`` (its ``Action``/``Action Input`` did not parse into a call of one of the agent's
     tools, or a ``before_tool_call`` hook blocked it): refused, at the time of the refusal."""
     name = name if isinstance(name, str) and name else None
-    span = hooks.telemetry.start_span(Kind.TOOL, name)
-    with guard("crewai.tool.refused"):
-        span.set_tool(name, arguments=json_arguments(arguments) if span.records_content else None)
-        span.set_tool_result(message)
-        _refuse(span, reason, message)
-    span.end()
+    hooks.telemetry.refused_tool_call(name, reason, arguments=json_arguments(arguments)
+                                      if hooks.telemetry.settings.content_enabled() else None, result=message)
 
 
 def _record_failure(span: SemanticSpan, failure: Any) -> None:

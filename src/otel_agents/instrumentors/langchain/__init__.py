@@ -60,6 +60,15 @@ What becomes a span (kinds of ``../shared/design/semantic-map.md``):
   callback: no span of their own (a ``wrap_model_call`` that answers without calling its
   handler — a cache — leaves its ``model`` node with no ``model`` span: no request was
   made; one that retries calls the model again: one ``model`` span per request);
+* a tool call ``ToolCallLimitMiddleware`` refuses (a call past its ``thread_limit``/``run_limit``, with
+  ``exit_behavior="continue"`` or ``"end"``): its ``after_model`` node answers the call (with ``"end"``,
+  also the other calls of the same batch) with an error ``ToolMessage`` ("Tool call limit exceeded…")
+  and the tool never runs, which no callback reports
+  → one zero-length ``tool`` span per such message under that node's ``chain`` span, made when the
+  node ends: the tool's name, the call id (the message's ``tool_call_id``), the arguments the model
+  asked with (from the node's input), the message as the result, status ERROR, ``error.type``
+  ``usage_limit`` and ``otel_agents.tool.denied`` (the project's refused call, as CrewAI's spent
+  ``max_usage_count``); the ECP fold lists it among the run's tool calls as failed;
 * a structured output ``create_agent`` rejects (``response_format=ToolStrategy(...)``:
   the output tool's arguments fail the schema, and LangChain asks the model again) →
   a failed ``chain`` step ``structured_output`` (status ERROR, the

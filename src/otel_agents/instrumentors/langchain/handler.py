@@ -50,6 +50,11 @@ LIMIT_NODES = re.compile(r"(ModelCallLimitMiddleware|ToolCallLimitMiddleware)(\[
 """Graph nodes of LangChain 1.x's call-limit agent middleware (``{middleware.name}.{hook}``, the name LangChain
 gives a middleware's node): a node of these whose update jumps to the end (``{"jump_to": "end"}``, their
 ``exit_behavior="end"``) stops the agent run at its cap: stop reason ``max_turns``."""
+TOOL_LIMIT_NODE = re.compile(r"ToolCallLimitMiddleware(\[.*\])?\.after_model")
+"""The node of ``ToolCallLimitMiddleware``: its update answers each call past the limit with an error ``ToolMessage``
+(``status="error"``, "Tool call limit exceeded…") instead of running the tool — a refused call (:data:`REFUSED_LIMIT`)."""
+REFUSED_LIMIT = "usage_limit"
+"""``error.type`` of a tool call a call-limit middleware refused (CrewAI's ``ToolFailureReason`` for a spent limit)."""
 REJECTED_OUTPUT = "structured_output"
 """The name of the failed ``chain`` step for a structured output ``create_agent`` rejected and asked again for."""
 
@@ -65,7 +70,7 @@ class HandledToolError(Exception):
 class _Run:
     """What we keep about one open run besides its span."""
 
-    __slots__ = ("parent", "children", "interrupted_below", "agent", "handoffs", "usage", "limit")
+    __slots__ = ("parent", "children", "interrupted_below", "agent", "handoffs", "usage", "limit", "requested")
 
     def __init__(self, parent: UUID | None):
         self.parent = parent              # run id of the nearest ancestor with a span
@@ -75,6 +80,7 @@ class _Run:
         self.handoffs: dict[str, str] | None = None  # a graph's node → the agent that handed off to it
         self.usage: Any = None            # a model stream's usage_metadata so far (summed over its chunks)
         self.limit = False                # a call-limit middleware's node (:data:`LIMIT_NODES`)
+        self.requested: dict | None = None  # a tool-call limit node's: the calls its input asks for, id → call
 
 
 class SpanCallbackHandler(BaseCallbackHandler):
@@ -344,6 +350,9 @@ class SpanCallbackHandler(BaseCallbackHandler):
             return
         span, run = opened
         run.limit = not graph and bool(LIMIT_NODES.fullmatch(name or ""))
+        if run.limit and TOOL_LIMIT_NODE.fullmatch(name or ""):
+            with guard("langchain.tool_limit"):
+                run.requested = _requested_calls(inputs)
         if graph:
             span.set_agent(name)
             run.agent = name
@@ -379,7 +388,29 @@ class SpanCallbackHandler(BaseCallbackHandler):
             agent = self._agent_span_above(run.parent)  # a call-limit middleware ended the run at its cap
             if agent is not None:
                 agent[0].set_stop_reason("max_turns")
+        if run is not None and run.requested is not None and isinstance(outputs, Mapping):
+            with guard("langchain.tool_limit"):
+                self._refused_calls(run_id, run.requested or _requested_calls(kwargs.get("inputs")), outputs)
         self._finish(run_id, fill=self._chain_fill(outputs, kwargs.get("inputs")), site="langchain.chain_output")
+
+    def _refused_calls(self, run_id: UUID, requested: dict, update: Mapping[str, Any]) -> None:
+        """The tool calls a ``ToolCallLimitMiddleware`` node (run ``run_id``) refused: one zero-length, refused
+        ``tool`` span under the node's span per error ``ToolMessage`` of its state ``update`` (name, call id =
+        its ``tool_call_id``, the arguments the model asked with, the message as the result)."""
+        node = self.spans.get(run_id)
+        messages = update.get("messages")
+        if node is None or not isinstance(messages, list):
+            return
+        for message in messages:
+            if probes.attr(message, "type") != "tool" or probes.attr(message, "status") != "error":
+                continue
+            call_id = probes.attr(message, "tool_call_id")
+            call = requested.get(call_id) if isinstance(call_id, str) else None
+            name = probes.attr(message, "name") or (call or {}).get("name")
+            self.telemetry.refused_tool_call(
+                name if isinstance(name, str) else None, REFUSED_LIMIT, parent=node,
+                call_id=call_id if isinstance(call_id, str) else None,
+                arguments=(call or {}).get("args"), result=probes.text(probes.attr(message, "content", "")))
 
     @guarded("langchain.on_chain_error")
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
@@ -545,3 +576,13 @@ class SpanCallbackHandler(BaseCallbackHandler):
     @guarded("langchain.on_retriever_error")
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._finish(run_id, error)
+
+
+def _requested_calls(state: Any) -> dict:
+    """The tool calls (``{"name", "args", "id", ...}``) of the last AI message of a graph state, by call id."""
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    for message in reversed(messages if isinstance(messages, list) else []):
+        if probes.attr(message, "type") == "ai":
+            calls = probes.attr(message, "tool_calls") or []
+            return {c["id"]: c for c in calls if isinstance(c, Mapping) and isinstance(c.get("id"), str)}
+    return {}
