@@ -341,11 +341,13 @@ def test_a_step_a_framework_stopped_is_not_ok(rec):
         [("ok", None)], got
 
 
-@pytest.mark.parametrize("how", ["answered", "guardrail", "cancelled", "failed"])
+@pytest.mark.parametrize("how", ["answered", "guardrail", "cancelled", "failed", "agent_output"])
 def test_gen_ai_alone_never_takes_an_answer_the_run_did_not_return(how):
-    """Written in OTel GenAI alone (no ``output.value``), the run's public output is its last model answer —
-    unless the run did not return it: a guardrail blocked it, the caller cancelled the run, or the run failed
-    (a new user found the blocked answer as ``public_output`` with ``OTEL_AGENTS_VOCABULARIES=gen_ai``)."""
+    """Written in OTel GenAI alone (no ``output.value``), the run's public output is its agent's output
+    (``gen_ai.output.messages`` on the ``invoke_agent`` span: what the user got, a model's answer or not), else
+    its last model answer — unless the run did not return it: a guardrail blocked it, the caller cancelled the
+    run, or the run failed (a new user found the blocked answer as ``public_output`` with
+    ``OTEL_AGENTS_VOCABULARIES=gen_ai``, and ``null`` where a tool's result was the run's answer)."""
     rec = Recorder()
     rec.telemetry = Telemetry(rec.provider, framework="manual",
                               settings=Settings(capture_content=True, vocabularies="gen_ai"))
@@ -357,10 +359,12 @@ def test_gen_ai_alone_never_takes_an_answer_the_run_did_not_return(how):
                 model.set_messages(output=[ChatMessage("assistant", "BLOCKED ANSWER", finish_reason="stop")])
             if how in ("guardrail", "cancelled"):
                 agent.set_stop_reason(how)
+            if how == "agent_output":
+                agent.set_output("TOOL says sunny")
             if how == "failed":
                 raise RuntimeError("output check failed")
     [env] = check(fold(rec.spans))
-    assert env["public_output"] == ("BLOCKED ANSWER" if how == "answered" else None)
+    assert env["public_output"] == {"answered": "BLOCKED ANSWER", "agent_output": "TOOL says sunny"}.get(how)
     rec.provider.shutdown()
 
 

@@ -8,6 +8,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..semconv import attributes as A, vocabularies as V
+from ..semconv.kinds import Kind
 from . import encoding, pipeline
 from .guard import guard, report_internal_error
 from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_message_text, genai_messages, genai_part,
@@ -113,7 +114,17 @@ class ContentSetters:
         self._set_rendered({A.INPUT_VALUE: None}, value, A.INPUT_MIME_TYPE, redact_once=False)
 
     def set_output(self, value: Any) -> None:
-        """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content)."""
+        """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content).
+
+        An agent span written in OTel GenAI alone (``OTEL_AGENTS_VOCABULARIES=gen_ai``: no ``output.value``)
+        records it as ``gen_ai.output.messages`` instead, one assistant message (the semconv's attribute of
+        ``invoke_agent`` spans), so the run's answer is on its span whoever produced it (a tool's result
+        returned as the run's, a middleware's message, not only a model's answer)."""
+        if self._only is not None and getattr(self, "kind", None) is Kind.AGENT and \
+                not self._writes(A.OUTPUT_VALUE) and self._writes(A.GEN_AI_OUTPUT_MESSAGES):
+            if value is not None:
+                self.set_messages(output=[ChatMessage("assistant", value)])
+            return
         self._set_rendered({A.OUTPUT_VALUE: None}, value, A.OUTPUT_MIME_TYPE, redact_once=False)
 
     def set_messages(self, *, input: Sequence[ChatMessage] | None = None,

@@ -135,9 +135,38 @@ def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
             _copy(a, A.INPUT_VALUE, A.GEN_AI_TOOL_CALL_ARGUMENTS)  # the span layer writes the same arguments to both
     elif kind == "retriever" and A.GEN_AI_RETRIEVAL_DOCUMENTS not in a:
         _copy(a, A.OUTPUT_VALUE, A.GEN_AI_RETRIEVAL_DOCUMENTS)
+    elif kind == "agent" and A.OUTPUT_VALUE not in a and A.GEN_AI_OUTPUT_MESSAGES in a:
+        _read_agent_output(a)
 
 
 _OI_OUTPUT_PREFIX = A.LLM_OUTPUT_MESSAGES + "."
+
+
+def _read_agent_output(a: dict[str, Any]) -> None:
+    """OTel GenAI alone: the span layer writes an agent's output as one assistant message of one text part in
+    ``gen_ai.output.messages`` (a structured output as its JSON text); that text is its ``output.value``, JSON
+    when it is a JSON object or array (as all three vocabularies write a structured output). Other messages
+    are read as messages."""
+    raw = a[A.GEN_AI_OUTPUT_MESSAGES]
+    try:
+        messages = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        messages = None
+    parts = messages[0].get("parts") if isinstance(messages, list) and len(messages) == 1 and \
+        isinstance(messages[0], dict) else None
+    if isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], dict) and \
+            parts[0].get("type") == "text" and isinstance(parts[0].get("content"), str):
+        text = parts[0]["content"]
+        a[A.OUTPUT_VALUE] = text
+        if text.lstrip()[:1] in ("{", "["):
+            try:
+                json.loads(text)
+                a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+            except ValueError:
+                pass
+        return
+    a[A.OUTPUT_VALUE] = raw
+    a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
 
 
 def _copy(a: dict[str, Any], source: str, target: str) -> None:
