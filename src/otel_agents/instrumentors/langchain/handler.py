@@ -41,10 +41,10 @@ HIDDEN_TAG = "langsmith:hidden"
 MAX_FOLDED = 10_000
 """The most folded runs (and, separately, running tools' context tokens) remembered."""
 MAX_HANDOFFS = 256
+"""The most pending handoffs (``goto`` nodes) a graph run remembers."""
 GRAPH_INTEGRATIONS = ("langgraph", "langchain_create_agent")
 """``ls_integration`` metadata values of a graph's runs: LangGraph's own (``Pregel.stream`` adds it when the
 caller set none) and LangChain 1.x's ``create_agent`` (its compiled graph's config sets it first)."""
-"""The most pending handoffs (``goto`` nodes) a graph run remembers."""
 
 LIMIT_NODES = re.compile(r"(ModelCallLimitMiddleware|ToolCallLimitMiddleware)(\[.*\])?\.(before|after)_model")
 """Graph nodes of LangChain 1.x's call-limit agent middleware (``{middleware.name}.{hook}``, the name LangChain
