@@ -259,13 +259,10 @@ async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_f
 LIBRARY_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
-async def test_propagation_off_on_the_client_sends_no_context(instrument, exporter, app_tracer) -> None:
-    """``instrument(propagate=False)``: requests carry no ``traceparent``/``baggage`` in ``_meta``
-    (the server's span starts a trace of its own), not even one a library put there itself (as
-    FastMCP does); other ``_meta`` keys stay; the client's tool span is still recorded. The
-    default sends them (the control)."""
+def _meta_recording_server() -> tuple[Any, list[dict[str, Any]]]:
+    """A low-level MCP server ``orders`` with one tool, ``lookup_order``, and the list it appends each call's
+    ``_meta`` extras to (a ``dict``: what the client sent besides the known fields)."""
     from mcp.server.lowlevel import Server
-    from mcp.shared.memory import create_connected_server_and_client_session
     from mcp.types import TextContent, Tool
 
     server, seen = Server("orders"), []
@@ -277,8 +274,20 @@ async def test_propagation_off_on_the_client_sends_no_context(instrument, export
     @server.call_tool()
     async def call_tool(name: str, arguments: dict) -> list:
         meta = server.request_context.meta
-        seen.append(sorted((meta.model_extra or {}) if meta is not None else {}))
+        seen.append(dict((meta.model_extra or {}) if meta is not None else {}))
         return [TextContent(type="text", text="ok")]
+
+    return server, seen
+
+
+async def test_propagation_off_on_the_client_sends_no_context(instrument, exporter, app_tracer) -> None:
+    """``instrument(propagate=False)``: requests carry no ``traceparent``/``baggage`` in ``_meta``
+    (the server's span starts a trace of its own), not even one a library put there itself (as
+    FastMCP does); other ``_meta`` keys stay; the client's tool span is still recorded. The
+    default sends them (the control)."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    server, seen = _meta_recording_server()
 
     for propagate in (False, None):
         inst = instrument(propagate=propagate) if propagate is not None else instrument()
@@ -291,7 +300,7 @@ async def test_propagation_off_on_the_client_sends_no_context(instrument, export
         finally:
             context.detach(token)
         inst.uninstrument()
-    assert seen == [["tenant"], ["baggage", "tenant", "traceparent"]]
+    assert [sorted(meta) for meta in seen] == [["tenant"], ["baggage", "tenant", "traceparent"]]
     client = [s for s in exporter.spans if s.kind == "CLIENT" and s.semantic_kind == "tool"]
     served = [s for s in exporter.spans if s.kind == "SERVER" and s.semantic_kind == "tool"]
     assert len(client) == len(served) == 2
@@ -460,22 +469,10 @@ async def test_suppressed_requests_make_no_span_and_send_no_context(instrument, 
     traced call of it records the protocol version and server name (the control: it is traced)."""
     import contextlib
 
-    from mcp.server.lowlevel import Server
     from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import TextContent, Tool
     from opentelemetry.instrumentation.utils import suppress_instrumentation
 
-    server, seen = Server("orders"), []
-
-    @server.list_tools()
-    async def list_tools() -> list:
-        return [Tool(name="lookup_order", inputSchema={"type": "object"})]
-
-    @server.call_tool()
-    async def call_tool(name: str, arguments: dict) -> list:
-        meta = server.request_context.meta
-        seen.append(dict((meta.model_extra or {}) if meta is not None else {}))
-        return [TextContent(type="text", text="ok")]
+    server, seen = _meta_recording_server()
 
     traced = []
     for propagate in (None, False):
