@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..semconv import attributes as A, vocabularies as V
 from ..semconv.kinds import Kind
-from . import encoding, pipeline
+from . import encoding, memo, pipeline
 from .guard import guard, report_internal_error
 from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_message_text, genai_messages, genai_part,
                        genai_tool_definitions,
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 _MAX_FLAT_MESSAGES = 12  # OpenInference flattened messages: keep under the SDK's 128-attribute limit
 _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.definitions keeps them all)
+# The tools offered are sent again with every model request: their rendered attributes are kept, keyed by
+# (their JSON, budget, vocabularies). Bound: 32 entries, each of definitions of at most 64 KiB of JSON.
+_TOOLS: memo.Memo[tuple[tuple[str, Any], ...]] = memo.Memo(32)
+_TOOLS_KEY_BYTES = 65_536
 _FLAT_CONTENT = (A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)  # content keys' endings
 
 
@@ -219,14 +223,28 @@ class ContentSetters:
             self._emit(attrs)
 
     def _tools_into(self, attrs: dict[str, Any], tools: Sequence[ToolDefinition]) -> None:
+        """The tool-definition attributes of ``tools`` into ``attrs``: from :data:`_TOOLS` when the same
+        definitions were rendered with the same budget and vocabularies (and no redaction hook is set)."""
+        key = None
+        if self.telemetry.settings.redact_hook is None and all(type(t) is ToolDefinition for t in tools):
+            content = memo.json_key([(t.type, t.name, t.description, t.parameters) for t in tools], _TOOLS_KEY_BYTES)
+            if content is not None:
+                key = (content, self._budget, self._only)
+                cached = _TOOLS.get(key)
+                if cached is not None:
+                    attrs.update(cached)
+                    return
+        rendered: dict[str, Any] = {}
         if self._writes(A.GEN_AI_TOOL_DEFINITIONS):
-            self._render_into(attrs, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
+            self._render_into(rendered, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
                               redacted=True)
-        if not self._writes(A.LLM_TOOLS):
-            return
-        for i, tool in enumerate(tools[:_MAX_FLAT_TOOLS]):
-            self._render_into(attrs, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}",
-                              self._redacted(openinference_tool_schema(tool)), redacted=True)
+        if self._writes(A.LLM_TOOLS):
+            for i, tool in enumerate(tools[:_MAX_FLAT_TOOLS]):
+                self._render_into(rendered, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}",
+                                  self._redacted(openinference_tool_schema(tool)), redacted=True)
+        if key is not None:
+            _TOOLS.put(key, tuple(rendered.items()))
+        attrs.update(rendered)
 
     def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:
         budget = self._budget

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..semconv import Kind, attributes as A
-from . import encoding, pipeline
+from . import encoding, memo, pipeline
 from .guard import guard
 from .messages import normalize_finish_reason
 from .usage import Usage
@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
 _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
+
+# Request parameters repeat request after request: their JSON is kept, keyed by (their JSON, budget).
+# Bound: 64 entries of at most 4 KiB of JSON each (not content: no redaction hook applies to it).
+_PARAMETERS: memo.Memo[str] = memo.Memo(64)
+_PARAMETERS_KEY_BYTES = 4096
 
 _PARAMETER_KEYS = {
     "temperature": A.GEN_AI_REQUEST_TEMPERATURE,
@@ -87,8 +92,21 @@ class ModelSetters:
                             value = [value]
                         attrs[dst] = value
                 if self._writes(A.LLM_INVOCATION_PARAMETERS):
-                    attrs[A.LLM_INVOCATION_PARAMETERS] = encoding.dumps(pipeline.prepare(params, self._budget)[0])
+                    attrs[A.LLM_INVOCATION_PARAMETERS] = self._parameters_json(params)
             self.set_attributes(attrs)
+
+    def _parameters_json(self, params: dict[str, Any]) -> str:
+        """``llm.invocation_parameters``: ``params`` redacted, each string cut to the budget, as JSON; from
+        :data:`_PARAMETERS` when the same parameters were written with the same budget (every request of a
+        run sends the same ones)."""
+        content = memo.json_key(params, _PARAMETERS_KEY_BYTES)
+        key = (content, self._budget)
+        text = _PARAMETERS.get(key) if content is not None else None
+        if text is None:
+            text = encoding.dumps(pipeline.prepare(params, self._budget)[0])
+            if content is not None:
+                _PARAMETERS.put(key, text)
+        return text
 
     def set_finish_reasons(self, reasons: Sequence[str]) -> None:
         """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values

@@ -1,0 +1,190 @@
+"""The span layer's caches of rendered content (:mod:`otel_agents._spans.memo`): a changed input gives
+changed attributes, a secret in a cached input is still redacted, every setting the rendering depends
+on is in the key, a redaction hook bypasses them, and their bounds hold."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from otel_agents._spans import ChatMessage, Settings, Telemetry
+from otel_agents._spans import content, memo, model
+from otel_agents._spans.messages import ToolDefinition
+from otel_agents.semconv import attributes as A
+
+SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2
+WEATHER = ToolDefinition("get_weather", "Current weather for a city.",
+                         {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+SCHEMA_0 = f"{A.LLM_TOOLS}.0.{A.TOOL_JSON_SCHEMA}"
+
+
+@pytest.fixture(autouse=True)
+def _empty_caches():
+    content._TOOLS.clear()
+    model._PARAMETERS.clear()
+    yield
+    content._TOOLS.clear()
+    model._PARAMETERS.clear()
+
+
+def _model_span(exporter, settings: Settings | None = None, *, tools=None, parameters=None) -> dict:
+    """The attributes of one model span offered ``tools`` and sent ``parameters``."""
+    provider_ = exporter.provider
+    t = Telemetry(provider_, settings=settings or Settings(capture_content=True), framework="test")
+    s = t.start_span("model", "m", operation="chat")
+    if parameters is not None:
+        s.set_model(request_model="m", parameters=parameters)
+    s.set_messages(input=[ChatMessage("user", "hi")], tools=tools)
+    s.end()
+    span = exporter.spans[-1]
+    return dict(span.attributes)
+
+
+@pytest.fixture
+def spans(provider, exporter):
+    exporter.provider = provider
+    return exporter
+
+
+def _tool_attrs(attrs: dict) -> dict:
+    return {k: v for k, v in attrs.items() if k == A.GEN_AI_TOOL_DEFINITIONS or k.startswith(A.LLM_TOOLS + ".")}
+
+
+# ------------------------------------------------------------------ tool definitions
+
+
+def test_same_tools_are_rendered_once_and_alike(spans) -> None:
+    first = _tool_attrs(_model_span(spans, tools=[WEATHER]))
+    assert len(content._TOOLS) == 1
+    second = _tool_attrs(_model_span(spans, tools=[ToolDefinition(WEATHER.name, WEATHER.description,
+                                                                  json.loads(json.dumps(WEATHER.parameters)))]))
+    assert len(content._TOOLS) == 1  # equal content (other objects): the same entry
+    assert first == second
+    assert json.loads(first[A.GEN_AI_TOOL_DEFINITIONS])[0]["parameters"] == WEATHER.parameters
+    assert json.loads(first[SCHEMA_0])["function"]["name"] == "get_weather"
+
+
+def test_changed_tools_give_changed_attributes(spans) -> None:
+    _model_span(spans, tools=[WEATHER])
+    changed = ToolDefinition("get_weather", "Current weather for a city.",
+                             {"type": "object", "properties": {"town": {"type": "string"}}})
+    attrs = _tool_attrs(_model_span(spans, tools=[changed]))
+    assert json.loads(attrs[A.GEN_AI_TOOL_DEFINITIONS])[0]["parameters"] == changed.parameters
+    assert json.loads(attrs[SCHEMA_0])["function"]["parameters"] == changed.parameters
+    renamed = _tool_attrs(_model_span(spans, tools=[ToolDefinition("get_forecast", WEATHER.description,
+                                                                   WEATHER.parameters)]))
+    assert json.loads(renamed[SCHEMA_0])["function"]["name"] == "get_forecast"
+    two = _tool_attrs(_model_span(spans, tools=[WEATHER, changed]))
+    assert len(json.loads(two[A.GEN_AI_TOOL_DEFINITIONS])) == 2 and f"{A.LLM_TOOLS}.1.{A.TOOL_JSON_SCHEMA}" in two
+
+
+def test_a_secret_in_cached_tools_is_still_redacted(spans) -> None:
+    leaky = ToolDefinition("call_api", f"Calls the API with {SECRET}.",
+                           {"type": "object", "properties": {"api_key": "hunter2-hunter2"},
+                            "default": {"token": "abcdefgh12345678"}})
+    for _ in range(3):  # a miss, then hits
+        attrs = _tool_attrs(_model_span(spans, tools=[leaky]))
+        text = json.dumps(attrs)
+        assert SECRET not in text and "hunter2" not in text and "abcdefgh12345678" not in text
+        assert "[REDACTED]" in attrs[A.GEN_AI_TOOL_DEFINITIONS] and "[REDACTED]" in attrs[SCHEMA_0]
+    assert len(content._TOOLS) == 1
+
+
+def test_budget_and_vocabularies_are_in_the_tools_key(spans) -> None:
+    long_tool = ToolDefinition("search", "Searches the catalogue. " * 20, WEATHER.parameters)
+    full = _tool_attrs(_model_span(spans, tools=[long_tool]))
+    cut = _tool_attrs(_model_span(spans, Settings(capture_content=True, max_content_length=200), tools=[long_tool]))
+    assert len(full[A.GEN_AI_TOOL_DEFINITIONS]) > 200 >= len(cut[A.GEN_AI_TOOL_DEFINITIONS])
+    genai = _tool_attrs(_model_span(spans, Settings(capture_content=True, vocabularies="gen_ai"), tools=[long_tool]))
+    assert set(genai) == {A.GEN_AI_TOOL_DEFINITIONS}
+    assert SCHEMA_0 in _tool_attrs(_model_span(spans, tools=[long_tool]))
+    oi = _tool_attrs(_model_span(spans, Settings(capture_content=True, vocabularies="openinference"),
+                                 tools=[long_tool]))
+    assert set(oi) == {SCHEMA_0}
+
+
+def test_a_redaction_hook_bypasses_the_tools_cache(spans) -> None:
+    calls = itertools.count()
+
+    def hook(key: str, text: str) -> str:  # not deterministic: a cache would freeze its first answer
+        return text.replace("city", f"place{next(calls)}")
+
+    settings = Settings(capture_content=True, redact_hook=hook)
+    first = _tool_attrs(_model_span(spans, settings, tools=[WEATHER]))
+    second = _tool_attrs(_model_span(spans, settings, tools=[WEATHER]))
+    assert first[SCHEMA_0] != second[SCHEMA_0] and "place" in second[SCHEMA_0]
+    assert len(content._TOOLS) == 0
+
+
+def test_tools_that_are_not_plain_json_are_rendered_each_time(spans) -> None:
+    class Schema(dict):
+        pass
+
+    odd = ToolDefinition("f", None, Schema(type="object", properties={"x": {"default": float("nan")}}))
+    attrs = _tool_attrs(_model_span(spans, tools=[odd]))
+    assert json.loads(attrs[A.GEN_AI_TOOL_DEFINITIONS])[0]["parameters"]["properties"]["x"]["default"] == "nan"
+    nan = ToolDefinition("f", None, {"type": "object", "default": float("nan")})
+    none = ToolDefinition("f", None, {"type": "object", "default": None})
+    assert json.loads(_tool_attrs(_model_span(spans, tools=[nan]))[SCHEMA_0])["function"]["parameters"]["default"] \
+        == "nan"
+    assert json.loads(_tool_attrs(_model_span(spans, tools=[none]))[SCHEMA_0])["function"]["parameters"]["default"] \
+        is None
+    assert len(content._TOOLS) == 1  # only the plain one (None) is kept
+
+
+def test_the_tools_cache_is_bounded(spans) -> None:
+    for i in range(content._TOOLS.entries + 10):
+        attrs = _tool_attrs(_model_span(spans, tools=[ToolDefinition(f"tool_{i}", "d", WEATHER.parameters)]))
+        assert json.loads(attrs[SCHEMA_0])["function"]["name"] == f"tool_{i}"
+    assert len(content._TOOLS) == content._TOOLS.entries
+    huge = ToolDefinition("big", "x" * (content._TOOLS_KEY_BYTES + 1))
+    content._TOOLS.clear()
+    _model_span(spans, tools=[huge])
+    assert len(content._TOOLS) == 0  # past the key bound: rendered, not kept
+
+
+# ------------------------------------------------------------------ request parameters
+
+
+def test_parameters_cache_changed_secret_budget_bound(spans) -> None:
+    def params_of(attrs: dict) -> dict:
+        return json.loads(attrs[A.LLM_INVOCATION_PARAMETERS])
+
+    assert params_of(_model_span(spans, parameters={"temperature": 0.5}))["temperature"] == 0.5
+    assert params_of(_model_span(spans, parameters={"temperature": 0.5}))["temperature"] == 0.5
+    assert len(model._PARAMETERS) == 1
+    assert params_of(_model_span(spans, parameters={"temperature": 0.7}))["temperature"] == 0.7
+    for _ in range(2):
+        sent = params_of(_model_span(spans, parameters={"api_key": "hunter2-hunter2", "user": SECRET}))
+        assert sent == {"api_key": "[REDACTED]", "user": "[REDACTED]"}
+    long_stop = {"stop": "y" * 300}
+    assert len(params_of(_model_span(spans, parameters=long_stop))["stop"]) == 300
+    assert len(params_of(_model_span(spans, Settings(capture_content=True, max_content_length=100),
+                                     parameters=long_stop))["stop"]) == 100
+    for i in range(model._PARAMETERS.entries + 5):
+        assert params_of(_model_span(spans, parameters={"seed": i}))["seed"] == i
+    assert len(model._PARAMETERS) == model._PARAMETERS.entries
+
+
+# ------------------------------------------------------------------ the memo itself
+
+
+def test_json_key_is_none_for_what_is_not_plain_json() -> None:
+    class Text(str):
+        pass
+
+    assert memo.json_key({"a": [1, 2.5, True, None, "x"]}, 100) == b'{"a":[1,2.5,true,null,"x"]}'
+    for value in (Text("x"), {"a": float("nan")}, {"a": float("inf")}, {1: 2}, 2 ** 70, object(), {"a": b"x"}):
+        assert memo.json_key(value, 100) is None
+    assert memo.json_key("x" * 50, 10) is None
+
+
+def test_memo_drops_the_least_recently_used() -> None:
+    m: memo.Memo[str] = memo.Memo(2)
+    m.put("a", "1")
+    m.put("b", "2")
+    assert m.get("a") == "1"  # now the most recent
+    m.put("c", "3")
+    assert m.get("b") is None and m.get("a") == "1" and m.get("c") == "3" and len(m) == 2
