@@ -11,7 +11,7 @@ import pytest
 
 from otel_agents._spans import ChatMessage, Settings, Telemetry
 from otel_agents._spans import content, memo, model
-from otel_agents._spans.messages import ToolDefinition
+from otel_agents._spans.messages import ToolCallPart, ToolDefinition
 from otel_agents.semconv import attributes as A
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2
@@ -22,11 +22,12 @@ SCHEMA_0 = f"{A.LLM_TOOLS}.0.{A.TOOL_JSON_SCHEMA}"
 
 @pytest.fixture(autouse=True)
 def _empty_caches():
-    content._TOOLS.clear()
-    model._PARAMETERS.clear()
+    caches = (content._TOOLS, content._MESSAGES, model._PARAMETERS)
+    for cache in caches:
+        cache.clear()
     yield
-    content._TOOLS.clear()
-    model._PARAMETERS.clear()
+    for cache in caches:
+        cache.clear()
 
 
 def _model_span(exporter, settings: Settings | None = None, *, tools=None, parameters=None) -> dict:
@@ -143,6 +144,88 @@ def test_the_tools_cache_is_bounded(spans) -> None:
     content._TOOLS.clear()
     _model_span(spans, tools=[huge])
     assert len(content._TOOLS) == 0  # past the key bound: rendered, not kept
+
+
+# ------------------------------------------------------------------ conversation history
+
+
+def _turn(order: str, status: str, secret: str = "") -> list[ChatMessage]:
+    """An agent loop's turn: a tool call and its result (messages that are not one text)."""
+    return [ChatMessage("assistant", None, tool_calls=[ToolCallPart("lookup", {"order": order, "key": secret or None},
+                                                                    "call_1")]),
+            ChatMessage("tool", {"order": order, "status": status, "note": f"paid with {secret}"},
+                        tool_call_id="call_1")]
+
+
+def _history(spans, messages: list[ChatMessage], settings: Settings | None = None) -> dict:
+    t = Telemetry(spans.provider, settings=settings or Settings(capture_content=True), framework="test")
+    s = t.start_span("model", "m", operation="chat")
+    s.set_messages(input=messages)
+    s.end()
+    return dict(spans.spans[-1].attributes)
+
+
+def _messages_of(attrs: dict) -> list:
+    return json.loads(attrs[A.GEN_AI_INPUT_MESSAGES])
+
+
+def test_earlier_messages_are_rendered_once_and_alike(spans) -> None:
+    question = ChatMessage("user", "Where is order 7?")
+    first = _history(spans, [question, *_turn("7", "shipped")])
+    assert len(content._MESSAGES) == 2  # the tool call and the tool result (one text has its own caches)
+    again = _history(spans, [question, *_turn("7", "shipped"), ChatMessage("user", "thanks")])
+    assert len(content._MESSAGES) == 2
+    assert _messages_of(again)[:3] == _messages_of(first)
+    assert {k: v for k, v in again.items() if k.startswith(f"{A.LLM_INPUT_MESSAGES}.1.")} == \
+        {k: v for k, v in first.items() if k.startswith(f"{A.LLM_INPUT_MESSAGES}.1.")}
+    call = _messages_of(first)[1]["parts"][0]
+    assert call == {"type": "tool_call", "id": "call_1", "name": "lookup", "arguments": {"order": "7", "key": None}}
+
+
+def test_changed_messages_give_changed_attributes(spans) -> None:
+    _history(spans, _turn("7", "shipped"))
+    changed = _messages_of(_history(spans, _turn("7", "lost")))
+    assert changed[1]["parts"][0]["response"]["status"] == "lost"
+    other_id = _turn("7", "lost")
+    other_id[1].parts[0] = type(other_id[1].parts[0])(other_id[1].parts[0].response, "call_2")
+    assert _messages_of(_history(spans, other_id))[1]["parts"][0]["id"] == "call_2"
+    no_id = [ChatMessage("assistant", None, tool_calls=[ToolCallPart("lookup", {"order": "7"}, None)])]
+    empty_id = [ChatMessage("assistant", None, tool_calls=[ToolCallPart("lookup", {"order": "7"}, "")])]
+    assert _messages_of(_history(spans, no_id))[0]["parts"][0]["id"] is None
+    assert _messages_of(_history(spans, empty_id))[0]["parts"][0]["id"] == ""
+    nan = [ChatMessage("tool", {"x": float("nan")}, tool_call_id="c")]
+    none = [ChatMessage("tool", {"x": None}, tool_call_id="c")]
+    assert _messages_of(_history(spans, none))[0]["parts"][0]["response"] == {"x": None}
+    assert _messages_of(_history(spans, nan))[0]["parts"][0]["response"] == {"x": "nan"}
+
+
+def test_a_secret_in_cached_messages_is_still_redacted(spans) -> None:
+    for _ in range(3):
+        attrs = _history(spans, _turn("7", "shipped", SECRET))
+        text = json.dumps(attrs)
+        assert SECRET not in text and text.count("[REDACTED]") >= 4  # GenAI, OpenInference, input.value
+
+
+def test_budget_and_hook_apply_to_cached_messages(spans) -> None:
+    long_turn = _turn("7", "shipped " * 100)
+    full = _history(spans, long_turn)
+    cut = _history(spans, long_turn, Settings(capture_content=True, max_content_length=300))
+    assert len(full[A.GEN_AI_INPUT_MESSAGES]) > 300 >= len(cut[A.GEN_AI_INPUT_MESSAGES])
+    assert cut.get(A.OTEL_AGENTS_TRUNCATED) is True
+    calls = itertools.count()
+    hooked = Settings(capture_content=True, redact_hook=lambda key, text: text.replace("lookup", f"L{next(calls)}"))
+    first, second = _history(spans, long_turn, hooked), _history(spans, long_turn, hooked)
+    assert first[A.GEN_AI_INPUT_MESSAGES] != second[A.GEN_AI_INPUT_MESSAGES]
+    assert "lookup" not in second[A.GEN_AI_INPUT_MESSAGES]
+
+
+def test_the_message_cache_is_bounded(spans) -> None:
+    for i in range(content._MESSAGES.entries // 2 + 10):
+        assert _messages_of(_history(spans, _turn(str(i), "ok")))[1]["parts"][0]["response"]["order"] == str(i)
+    assert len(content._MESSAGES) == content._MESSAGES.entries
+    content._MESSAGES.clear()
+    _history(spans, _turn("7", "x" * content._MESSAGE_KEY_BYTES))
+    assert len(content._MESSAGES) == 1  # the tool call only: the result is past the key bound
 
 
 # ------------------------------------------------------------------ request parameters

@@ -11,7 +11,8 @@ from ..semconv import attributes as A, vocabularies as V
 from ..semconv.kinds import Kind
 from . import encoding, memo, pipeline
 from .guard import guard, report_internal_error
-from .messages import (ChatMessage, Part, TextPart, ToolDefinition, genai_message_text, genai_messages, genai_part,
+from .messages import (ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition,
+                       genai_message_text, genai_messages, genai_part,
                        genai_tool_definitions,
                        last_text, openinference_message, openinference_tool_schema)
 from .pipeline import REDACTION_MARGIN as _REDACTION_MARGIN, otel_value
@@ -35,6 +36,52 @@ def _flat_keys(prefix: str, i: int) -> tuple[str, str, str]:
     """Message ``i``'s OpenInference role and content keys, and its key prefix."""
     base = f"{prefix}.{i}."
     return base + A.MESSAGE_ROLE, base + A.MESSAGE_CONTENT, base
+
+
+# An agent loop sends every earlier message again with each model request: a message that is not one text
+# (tool calls, a tool's result, several parts; one text has its own caches) is redacted and encoded once per
+# (its JSON, the scan limit). Bound: 128 entries of messages of at most 16 KiB of JSON each.
+_MESSAGES: memo.Memo[tuple[ChatMessage, str]] = memo.Memo(128)
+_MESSAGE_KEY_BYTES = 16_384
+_KEYED_PARTS = {TextPart: "text", ReasoningPart: "reasoning"}
+
+
+def _input_message(m: ChatMessage, limit: int, media: int) -> tuple[ChatMessage, str]:
+    """Input message ``m`` redacted (:func:`~.pipeline.redact_message`, strings cut to ``limit``) and its
+    GenAI JSON text (:func:`~.messages.genai_message_text`); from :data:`_MESSAGES` for a message already seen.
+    A redaction hook needs no bypass: it is applied to the attributes written from these, span by span."""
+    parts = m.parts
+    if type(m) is not ChatMessage or (len(parts) == 1 and type(parts[0]) is TextPart):
+        redacted = pipeline.redact_message(m, limit)
+        return redacted, genai_message_text(redacted, media)
+    fields: list[Any] = [m.role, _optional(m.name), _optional(m.finish_reason), limit]
+    for p in parts:
+        t = type(p)
+        if t is TextPart or t is ReasoningPart:
+            fields.append((_KEYED_PARTS[t], p.content))
+        elif t is ToolCallPart:
+            fields.append(("tool_call", p.name, p.arguments, _optional(p.id)))
+        elif t is ToolCallResponsePart:
+            fields.append(("tool_call_response", p.response, _optional(p.id)))
+        else:  # media: rendered with the media budget, and kept out of the cache
+            redacted = pipeline.redact_message(m, limit)
+            return redacted, genai_message_text(redacted, media)
+    key = memo.json_key(fields, _MESSAGE_KEY_BYTES)
+    cached = _MESSAGES.get(key) if key is not None else None
+    if cached is not None:
+        return cached
+    r = pipeline.redact_message(m, limit)
+    rendered = (ChatMessage(r.role, parts=r.parts, finish_reason=r.finish_reason, name=r.name),  # never m itself
+                genai_message_text(r, media))
+    if key is not None:
+        _MESSAGES.put(key, rendered)
+    return rendered
+
+
+def _optional(value: Any) -> tuple[Any, ...]:
+    """An optional field in a cache key: ``()`` for ``None``, else ``(value,)`` (a ``null`` in a key makes
+    :func:`~.memo.json_key` check the data for ``NaN``, which costs several times its encoding)."""
+    return () if value is None else (value,)
 
 
 class ContentSetters:
@@ -167,7 +214,9 @@ class ContentSetters:
             # flattened attributes, input/output.value), all written in one call to the SDK.
             attrs: dict[str, Any] = {}
             if input is not None or system:
-                messages = [pipeline.redact_message(m, limit) for m in input or ()]
+                redacted = [_input_message(m, limit, media) for m in input or ()]
+                messages = [r[0] for r in redacted]
+                texts = [r[1] for r in redacted]  # each message's GenAI JSON text
                 given = [pipeline.redact_part(TextPart(p) if isinstance(p, str) else p, limit) for p in system or ()]
                 sys_parts = given + [p for m in messages if m.role == "system" for p in m.parts]
                 if sys_parts:
@@ -175,10 +224,10 @@ class ContentSetters:
                                       redacted=True)
                 if given:  # shown first, as a system message, in OpenInference and input.value
                     messages.insert(0, ChatMessage("system", parts=given))
+                    texts.insert(0, genai_message_text(messages[0], media))
             if input is not None:
-                # Each message is encoded once (a text message the same as before: once per conversation);
+                # Each message is encoded once (an earlier message of the conversation: once per conversation);
                 # the two lists are joined from the same texts. The data is built only to be cut or hooked.
-                texts = [genai_message_text(m, media) for m in messages]
                 chat = [i for i, m in enumerate(messages) if m.role != "system"]
 
                 def chat_data() -> list[dict[str, Any]]:
@@ -227,7 +276,8 @@ class ContentSetters:
         definitions were rendered with the same budget and vocabularies (and no redaction hook is set)."""
         key = None
         if self.telemetry.settings.redact_hook is None and all(type(t) is ToolDefinition for t in tools):
-            content = memo.json_key([(t.type, t.name, t.description, t.parameters) for t in tools], _TOOLS_KEY_BYTES)
+            content = memo.json_key([(t.type, t.name, _optional(t.description), _optional(t.parameters)) for t in tools],
+                                    _TOOLS_KEY_BYTES)
             if content is not None:
                 key = (content, self._budget, self._only)
                 cached = _TOOLS.get(key)
