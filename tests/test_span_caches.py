@@ -25,9 +25,11 @@ def _empty_caches():
     caches = (content._TOOLS, content._MESSAGES, model._PARAMETERS)
     for cache in caches:
         cache.clear()
+    content._text_message.cache_clear()
     yield
     for cache in caches:
         cache.clear()
+    content._text_message.cache_clear()
 
 
 def _model_span(exporter, settings: Settings | None = None, *, tools=None, parameters=None) -> dict:
@@ -217,6 +219,25 @@ def test_budget_and_hook_apply_to_cached_messages(spans) -> None:
     first, second = _history(spans, long_turn, hooked), _history(spans, long_turn, hooked)
     assert first[A.GEN_AI_INPUT_MESSAGES] != second[A.GEN_AI_INPUT_MESSAGES]
     assert "lookup" not in second[A.GEN_AI_INPUT_MESSAGES]
+
+
+def test_text_messages_cache_changed_secret_budget_bound(spans) -> None:
+    said = f"My key is {SECRET}, please store it. " * 3
+    for _ in range(2):
+        attrs = _history(spans, [ChatMessage("user", said), ChatMessage("assistant", "Stored.")])
+        assert SECRET not in json.dumps(attrs) and "[REDACTED]" in attrs[f"{A.LLM_INPUT_MESSAGES}.0.{A.MESSAGE_CONTENT}"]
+        assert _messages_of(attrs)[1] == {"role": "assistant", "parts": [{"type": "text", "content": "Stored."}]}
+    assert content._text_message.cache_info().hits >= 2
+    assert _messages_of(_history(spans, [ChatMessage("user", "Stored!")]))[0]["parts"][0]["content"] == "Stored!"
+    assert json.loads(_history(spans, [ChatMessage("system", "Stored.")])[A.INPUT_VALUE])[0]["role"] == "system"
+    long_text = "word " * 100
+    cut = _history(spans, [ChatMessage("user", long_text)], Settings(capture_content=True, max_content_length=100))
+    assert cut[f"{A.LLM_INPUT_MESSAGES}.0.{A.MESSAGE_CONTENT}"].endswith("…") and cut[A.OTEL_AGENTS_TRUNCATED]
+    assert _history(spans, [ChatMessage("user", long_text)])[f"{A.LLM_INPUT_MESSAGES}.0.{A.MESSAGE_CONTENT}"] \
+        == long_text
+    for i in range(140):
+        _history(spans, [ChatMessage("user", f"question {i}")])
+    assert content._text_message.cache_info().currsize == content._text_message.cache_info().maxsize == 128
 
 
 def test_the_message_cache_is_bounded(spans) -> None:

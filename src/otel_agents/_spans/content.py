@@ -51,7 +51,16 @@ def _input_message(m: ChatMessage, limit: int, media: int) -> tuple[ChatMessage,
     GenAI JSON text (:func:`~.messages.genai_message_text`); from :data:`_MESSAGES` for a message already seen.
     A redaction hook needs no bypass: it is applied to the attributes written from these, span by span."""
     parts = m.parts
-    if type(m) is not ChatMessage or (len(parts) == 1 and type(parts[0]) is TextPart):
+    if type(m) is not ChatMessage:
+        redacted = pipeline.redact_message(m, limit)
+        return redacted, genai_message_text(redacted, media)
+    if len(parts) == 1 and type(parts[0]) is TextPart:  # one text, the most common by far
+        role, text = m.role, parts[0].content
+        if m.name is None and type(role) is str and type(text) is str and len(text) <= _CACHED_TEXT:
+            redacted_text, encoded = _text_message(role, text, limit)
+            if redacted_text == text:  # nothing redacted or cut: the message itself, as redact_message gives it
+                return m, encoded
+            return ChatMessage(role, parts=[TextPart(redacted_text)], finish_reason=m.finish_reason), encoded
         redacted = pipeline.redact_message(m, limit)
         return redacted, genai_message_text(redacted, media)
     fields: list[Any] = [m.role, _optional(m.name), _optional(m.finish_reason), limit]
@@ -76,6 +85,17 @@ def _input_message(m: ChatMessage, limit: int, media: int) -> tuple[ChatMessage,
     if key is not None:
         _MESSAGES.put(key, rendered)
     return rendered
+
+
+_CACHED_TEXT = 32_768  # characters: a longer text is redacted and encoded each time, not kept by the cache
+
+
+@functools.lru_cache(maxsize=128)  # bound: 128 texts of at most 32 k characters, with their redacted text and JSON
+def _text_message(role: str, text: str, limit: int) -> tuple[str, str]:
+    """A one-text message's text redacted (cut to ``limit`` first) and its GenAI JSON text: one look-up for
+    what :func:`~.pipeline.redact_message` and :func:`~.messages.genai_message_text` give it."""
+    redacted = pipeline.redact_message(ChatMessage(role, parts=[TextPart(text)]), limit)
+    return redacted.parts[0].content, genai_message_text(redacted, 0)  # a text has no media: any budget
 
 
 def _optional(value: Any) -> tuple[Any, ...]:
