@@ -28,6 +28,7 @@ _MAX_FLAT_TOOLS = 16  # OpenInference llm.tools.{i}: likewise (gen_ai.tool.defin
 # (their JSON, budget, vocabularies). Bound: 32 entries, each of definitions of at most 64 KiB of JSON.
 _TOOLS: memo.Memo[tuple[tuple[str, Any], ...]] = memo.Memo(32)
 _TOOLS_KEY_BYTES = 65_536
+_ROLES = frozenset(("system", "user", "assistant", "tool", "developer", "model", "function"))
 _FLAT_CONTENT = (A.MESSAGE_CONTENT, A.MESSAGE_CONTENT_TEXT, A.TOOL_CALL_FUNCTION_ARGUMENTS)  # content keys' endings
 
 
@@ -234,11 +235,19 @@ class ContentSetters:
             # flattened attributes, input/output.value), all written in one call to the SDK.
             attrs: dict[str, Any] = {}
             if input is not None or system:
-                redacted = [_input_message(m, limit, media) for m in input or ()]
-                messages = [r[0] for r in redacted]
-                texts = [r[1] for r in redacted]  # each message's GenAI JSON text
                 given = [pipeline.redact_part(TextPart(p) if isinstance(p, str) else p, limit) for p in system or ()]
-                sys_parts = given + [p for m in messages if m.role == "system" for p in m.parts]
+                sys_parts = list(given)
+                messages: list[ChatMessage] = []
+                texts: list[str] = []  # each message's GenAI JSON text
+                chat_texts: list[str] = []  # those of the messages that are not system instructions
+                for m in input or ():
+                    r, text = _input_message(m, limit, media)
+                    messages.append(r)
+                    texts.append(text)
+                    if r.role == "system":
+                        sys_parts += r.parts
+                    else:
+                        chat_texts.append(text)
                 if sys_parts:
                     self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, [genai_part(p, media) for p in sys_parts],
                                       redacted=True)
@@ -248,13 +257,10 @@ class ContentSetters:
             if input is not None:
                 # Each message is encoded once (an earlier message of the conversation: once per conversation);
                 # the two lists are joined from the same texts. The data is built only to be cut or hooked.
-                chat = [i for i, m in enumerate(messages) if m.role != "system"]
-
                 def chat_data() -> list[dict[str, Any]]:
-                    data = genai_messages(messages, media)
-                    return [data[i] for i in chat]
+                    return genai_messages([m for m in messages if m.role != "system"], media)
 
-                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(texts[i] for i in chat) + "]", chat_data)
+                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
                 if self._writes(A.LLM_INPUT_MESSAGES):
                     self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
                 mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
@@ -325,7 +331,9 @@ class ContentSetters:
             if plain and len(parts) == 1 and type(parts[0]) is TextPart:  # one text (the common case)
                 text = parts[0].content
                 if type(text) is str and len(text) <= budget:  # redacted already, nothing to cut: as is
-                    role = otel_value(m.role)
+                    role = m.role
+                    if type(role) is not str or role not in _ROLES:  # a role's word is its own label
+                        role = otel_value(role)
                     if role is not None:
                         attrs[role_key] = role
                     attrs[content_key] = encoding.utf8_safe(text)

@@ -111,11 +111,14 @@ class ModelSetters:
     def set_finish_reasons(self, reasons: Sequence[str]) -> None:
         """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
         (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…)."""
+        if self._ended or self._mute:
+            return
         with guard("span.set_finish_reasons"):
-            reasons = [normalize_finish_reason(r) for r in reasons if r]
+            # Each a label (what set_attributes makes of a list of strings), written without its checks.
+            reasons = [pipeline.label(normalize_finish_reason(r)) for r in reasons if r]
             if reasons:
                 # OpenInference has one reason per span (llm.finish_reason): the first choice's.
-                self.set_attributes({A.GEN_AI_RESPONSE_FINISH_REASONS: reasons, A.LLM_FINISH_REASON: reasons[0]})
+                self._write({A.GEN_AI_RESPONSE_FINISH_REASONS: reasons, A.LLM_FINISH_REASON: reasons[0]})
 
     def set_usage(self, usage: Usage | None, *, prefer_complete: bool = True) -> None:
         """Token usage (model and embedding spans only): GenAI and OpenInference counts.
