@@ -231,3 +231,13 @@ def test_a_repeated_text_is_redacted_the_same_from_the_cache() -> None:
             raise AssertionError("hashed")
 
     assert redaction.redact_text(Hostile(text)) == first
+
+
+def test_a_repr_secret_in_text_that_starts_with_a_double_quote_is_redacted() -> None:
+    """Text that starts with ``"`` (a JSON string literal, or text quoted by its first character) is not
+    JSON with members: the repr rule reads it (hypothesis found ``"\\n{'password': '…'}``)."""
+    from otel_agents._spans.redaction import redact_text
+
+    for text in (json.dumps("{'password': 'Zq2222222222'}"), "\"\n{'query': 'refund', 'password': 'Zq2222222222'}"):
+        redacted = redact_text(text)
+        assert "Zq2222222222" not in redacted and "'password': '[REDACTED]'" in redacted

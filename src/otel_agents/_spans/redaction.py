@@ -149,7 +149,13 @@ def _redact(text: str) -> str:
     if (":" in text or "=" in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
         if '"' in text and ":" in text:
             text = _redact_members(text)
-        if not _looks_like_json(text):  # in JSON text these rules run on each string (_redact_members)
+        head = text.lstrip()[:1]
+        inner = _decoded(text) if head == '"' else None
+        if inner is not None:  # one JSON string: the rules read its text (a repr inside it, key=value…)
+            redacted = redact_text(inner)
+            if redacted != inner:
+                text = json.dumps(redacted, ensure_ascii=False)
+        elif head == '"' or not _looks_like_json(text):  # in JSON text these rules run on each string
             if "'" in text and ":" in text:
                 text = _redact_repr_members(text)
             if "=" in text:
