@@ -22,7 +22,7 @@ SCHEMA_0 = f"{A.LLM_TOOLS}.0.{A.TOOL_JSON_SCHEMA}"
 
 @pytest.fixture(autouse=True)
 def _empty_caches():
-    caches = (content._TOOLS, content._MESSAGES, model._PARAMETERS)
+    caches = (content._TOOLS, content._MESSAGES, content._FLAT, model._PARAMETERS)
     for cache in caches:
         cache.clear()
     content._text_message.cache_clear()
@@ -174,9 +174,9 @@ def _messages_of(attrs: dict) -> list:
 def test_earlier_messages_are_rendered_once_and_alike(spans) -> None:
     question = ChatMessage("user", "Where is order 7?")
     first = _history(spans, [question, *_turn("7", "shipped")])
-    assert len(content._MESSAGES) == 2  # the tool call and the tool result (one text has its own caches)
+    assert len(content._MESSAGES) == len(content._FLAT) == 2  # the tool call and result (one text: other caches)
     again = _history(spans, [question, *_turn("7", "shipped"), ChatMessage("user", "thanks")])
-    assert len(content._MESSAGES) == 2
+    assert len(content._MESSAGES) == len(content._FLAT) == 2
     assert _messages_of(again)[:3] == _messages_of(first)
     assert {k: v for k, v in again.items() if k.startswith(f"{A.LLM_INPUT_MESSAGES}.1.")} == \
         {k: v for k, v in first.items() if k.startswith(f"{A.LLM_INPUT_MESSAGES}.1.")}
@@ -186,8 +186,11 @@ def test_earlier_messages_are_rendered_once_and_alike(spans) -> None:
 
 def test_changed_messages_give_changed_attributes(spans) -> None:
     _history(spans, _turn("7", "shipped"))
-    changed = _messages_of(_history(spans, _turn("7", "lost")))
+    changed_attrs = _history(spans, _turn("7", "lost"))
+    changed = _messages_of(changed_attrs)
     assert changed[1]["parts"][0]["response"]["status"] == "lost"
+    assert json.loads(changed_attrs[f"{A.LLM_INPUT_MESSAGES}.1.{A.MESSAGE_CONTENT}"])["status"] == "lost"
+    assert changed_attrs[f"{A.LLM_INPUT_MESSAGES}.1.{A.MESSAGE_TOOL_CALL_ID}"] == "call_1"
     other_id = _turn("7", "lost")
     other_id[1].parts[0] = type(other_id[1].parts[0])(other_id[1].parts[0].response, "call_2")
     assert _messages_of(_history(spans, other_id))[1]["parts"][0]["id"] == "call_2"
@@ -214,11 +217,18 @@ def test_budget_and_hook_apply_to_cached_messages(spans) -> None:
     cut = _history(spans, long_turn, Settings(capture_content=True, max_content_length=300))
     assert len(full[A.GEN_AI_INPUT_MESSAGES]) > 300 >= len(cut[A.GEN_AI_INPUT_MESSAGES])
     assert cut.get(A.OTEL_AGENTS_TRUNCATED) is True
+    oi_result = f"{A.LLM_INPUT_MESSAGES}.1.{A.MESSAGE_CONTENT}"
+    assert len(full[oi_result]) > 300 >= len(cut[oi_result])
+    small = Settings(capture_content=True, max_content_length=300)
+    only_oi = _history(spans, [ChatMessage("user", "hi"), *long_turn], small)  # a hit of _FLAT: still flagged
+    assert only_oi[f"{A.LLM_INPUT_MESSAGES}.2.{A.MESSAGE_CONTENT}"] == cut[oi_result]
+    assert only_oi.get(A.OTEL_AGENTS_TRUNCATED) is True
     calls = itertools.count()
-    hooked = Settings(capture_content=True, redact_hook=lambda key, text: text.replace("lookup", f"L{next(calls)}"))
+    hooked = Settings(capture_content=True, redact_hook=lambda key, text: text.replace("shipped", f"S{next(calls)}"))
     first, second = _history(spans, long_turn, hooked), _history(spans, long_turn, hooked)
-    assert first[A.GEN_AI_INPUT_MESSAGES] != second[A.GEN_AI_INPUT_MESSAGES]
-    assert "lookup" not in second[A.GEN_AI_INPUT_MESSAGES]
+    result = f"{A.LLM_INPUT_MESSAGES}.1.{A.MESSAGE_CONTENT}"
+    for key in (A.GEN_AI_INPUT_MESSAGES, result):  # the hook ran again for each span, on each attribute
+        assert first[key] != second[key] and "shipped" not in second[key]
 
 
 def test_text_messages_cache_changed_secret_budget_bound(spans) -> None:
@@ -243,7 +253,7 @@ def test_text_messages_cache_changed_secret_budget_bound(spans) -> None:
 def test_the_message_cache_is_bounded(spans) -> None:
     for i in range(content._MESSAGES.entries // 2 + 10):
         assert _messages_of(_history(spans, _turn(str(i), "ok")))[1]["parts"][0]["response"]["order"] == str(i)
-    assert len(content._MESSAGES) == content._MESSAGES.entries
+    assert len(content._MESSAGES) == content._MESSAGES.entries and len(content._FLAT) == content._FLAT.entries
     content._MESSAGES.clear()
     _history(spans, _turn("7", "x" * content._MESSAGE_KEY_BYTES))
     assert len(content._MESSAGES) == 1  # the tool call only: the result is past the key bound

@@ -44,6 +44,8 @@ def _flat_keys(prefix: str, i: int) -> tuple[str, str, str]:
 # (its JSON, the scan limit). Bound: 128 entries of messages of at most 16 KiB of JSON each.
 _MESSAGES: memo.Memo[tuple[ChatMessage, str]] = memo.Memo(128)
 _MESSAGE_KEY_BYTES = 16_384
+# Their OpenInference attributes likewise, per (its JSON, budget), without a redaction hook. Bound: 128 entries.
+_FLAT: memo.Memo[tuple[tuple[tuple[str, Any], ...], bool]] = memo.Memo(128)
 _KEYED_PARTS = {TextPart: "text", ReasoningPart: "reasoning"}
 
 
@@ -64,27 +66,17 @@ def _input_message(m: ChatMessage, limit: int, media: int) -> tuple[ChatMessage,
             return ChatMessage(role, parts=[TextPart(redacted_text)], finish_reason=m.finish_reason), encoded
         redacted = pipeline.redact_message(m, limit)
         return redacted, genai_message_text(redacted, media)
-    fields: list[Any] = [m.role, _optional(m.name), _optional(m.finish_reason), limit]
-    for p in parts:
-        t = type(p)
-        if t is TextPart or t is ReasoningPart:
-            fields.append((_KEYED_PARTS[t], p.content))
-        elif t is ToolCallPart:
-            fields.append(("tool_call", p.name, p.arguments, _optional(p.id)))
-        elif t is ToolCallResponsePart:
-            fields.append(("tool_call_response", p.response, _optional(p.id)))
-        else:  # media: rendered with the media budget, and kept out of the cache
-            redacted = pipeline.redact_message(m, limit)
-            return redacted, genai_message_text(redacted, media)
-    key = memo.json_key(fields, _MESSAGE_KEY_BYTES)
+    key = _message_key(m, limit)
     cached = _MESSAGES.get(key) if key is not None else None
     if cached is not None:
         return cached
+    if key is None:
+        redacted = pipeline.redact_message(m, limit)
+        return redacted, genai_message_text(redacted, media)
     r = pipeline.redact_message(m, limit)
     rendered = (ChatMessage(r.role, parts=r.parts, finish_reason=r.finish_reason, name=r.name),  # never m itself
                 genai_message_text(r, media))
-    if key is not None:
-        _MESSAGES.put(key, rendered)
+    _MESSAGES.put(key, rendered)
     return rendered
 
 
@@ -97,6 +89,24 @@ def _text_message(role: str, text: str, limit: int) -> tuple[str, str]:
     what :func:`~.pipeline.redact_message` and :func:`~.messages.genai_message_text` give it."""
     redacted = pipeline.redact_message(ChatMessage(role, parts=[TextPart(text)]), limit)
     return redacted.parts[0].content, genai_message_text(redacted, 0)  # a text has no media: any budget
+
+
+def _message_key(m: ChatMessage, size: int) -> bytes | None:
+    """A cache key of message ``m`` (of type :class:`ChatMessage`) rendered with ``size`` (a scan limit or
+    a budget): its JSON, or ``None`` when it has media (rendered with the media budget) or is not plain
+    JSON data (see :func:`~.memo.json_key`)."""
+    fields: list[Any] = [m.role, _optional(m.name), _optional(m.finish_reason), size]
+    for p in m.parts:
+        t = type(p)
+        if t is TextPart or t is ReasoningPart:
+            fields.append((_KEYED_PARTS[t], p.content))
+        elif t is ToolCallPart:
+            fields.append(("tool_call", p.name, p.arguments, _optional(p.id)))
+        elif t is ToolCallResponsePart:
+            fields.append(("tool_call_response", p.response, _optional(p.id)))
+        else:
+            return None
+    return memo.json_key(fields, _MESSAGE_KEY_BYTES)
 
 
 def _optional(value: Any) -> tuple[Any, ...]:
@@ -262,7 +272,7 @@ class ContentSetters:
 
                 self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
                 if self._writes(A.LLM_INPUT_MESSAGES):
-                    self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media)
+                    self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media, cache=True)
                 mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
                                        lambda: genai_messages(messages, media))
                 if mime:
@@ -322,7 +332,11 @@ class ContentSetters:
             _TOOLS.put(key, tuple(rendered.items()))
         attrs.update(rendered)
 
-    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int) -> None:
+    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int, *,
+                   cache: bool = False) -> None:
+        """The OpenInference flattened attributes of the last :data:`_MAX_FLAT_MESSAGES` ``messages`` into
+        ``attrs``. ``cache``: a message that is not one text is rendered once per (its JSON, budget), in
+        :data:`_FLAT` (earlier messages of a conversation; never with a redaction hook)."""
         budget = self._budget
         plain = self.telemetry.settings.redact_hook is None
         for i, m in enumerate(messages[-_MAX_FLAT_MESSAGES:]):
@@ -338,19 +352,39 @@ class ContentSetters:
                         attrs[role_key] = role
                     attrs[content_key] = encoding.utf8_safe(text)
                     continue
-            pairs: list[tuple[str, Any]] = []
-            openinference_message(base, m, media, pairs)
-            for key, value in pairs:
-                if key.endswith(_FLAT_CONTENT):
-                    if plain and type(value) is str and len(value) <= budget:
-                        attrs[key] = encoding.utf8_safe(value)  # as render would write it: nothing to cut
-                        continue
-                    self._render_into(attrs, key, value, redacted=True, as_json=key.endswith(
-                        A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
-                else:
-                    v = otel_value(value)
-                    if v is not None:
-                        attrs[key] = v
+            key = _message_key(m, budget) if cache and plain and type(m) is ChatMessage else None
+            cached = _FLAT.get(key) if key is not None else None
+            if cached is None:
+                cached = self._flat_message(base, m, media, plain)
+                if key is not None:
+                    _FLAT.put(key, cached)
+            suffixes, truncated = cached
+            for suffix, value in suffixes:
+                attrs[base + suffix] = value
+            if truncated:
+                attrs[A.OTEL_AGENTS_TRUNCATED] = True
+
+    def _flat_message(self, base: str, m: ChatMessage, media: int,
+                      plain: bool) -> tuple[tuple[tuple[str, Any], ...], bool]:
+        """One message's OpenInference attributes: ``(key after base, value)`` pairs and whether a value was cut."""
+        budget = self._budget
+        pairs: list[tuple[str, Any]] = []
+        openinference_message(base, m, media, pairs)
+        attrs: dict[str, Any] = {}
+        for key, value in pairs:
+            if key.endswith(_FLAT_CONTENT):
+                if plain and type(value) is str and len(value) <= budget:
+                    attrs[key] = encoding.utf8_safe(value)  # as render would write it: nothing to cut
+                    continue
+                self._render_into(attrs, key, value, redacted=True, as_json=key.endswith(
+                    A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
+            else:
+                v = otel_value(value)
+                if v is not None:
+                    attrs[key] = v
+        truncated = attrs.pop(A.OTEL_AGENTS_TRUNCATED, False)
+        n = len(base)
+        return tuple((k[n:], v) for k, v in attrs.items()), truncated
 
     def set_tool(self, name: str | None = None, *, call_id: str | None = None,
                  description: str | None = None, tool_type: str | None = None,
