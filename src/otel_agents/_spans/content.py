@@ -1,6 +1,10 @@
 """The content setters of a semantic span: inputs, outputs, messages, tool definitions, tool calls,
 retrieval and embeddings (content capture, vocabularies, redaction and budgets applied through
-:mod:`.pipeline`). A mixin of :class:`~.span.SemanticSpan`: its state is the span's."""
+:mod:`.pipeline`). A mixin of :class:`~.span.SemanticSpan`: its state is the span's.
+
+What an agent loop sends again with every model request (the tools offered, the earlier messages of the
+conversation) is rendered once and kept in bounded caches keyed by its content (:mod:`.memo`):
+:data:`_TOOLS`, :data:`_MESSAGES`, :data:`_FLAT` and :func:`_text_message`."""
 
 from __future__ import annotations
 
