@@ -15,7 +15,6 @@ A request Agno retries (``retries``, ``retry_with_guidance``) is one span.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
@@ -29,6 +28,12 @@ from ._context import activate, in_context, parent, remember_error, track_stream
 def _provider(model: Any) -> str | None:
     provider = getattr(model, "provider", None) or getattr(model, "name", None)
     return str(provider).split(" (")[0].strip().lower() or None if provider else None
+
+
+def _sent(span: SemanticSpan, kwargs: dict) -> list:
+    """The request's messages as sent (a copy: Agno appends the reply to its list afterwards); none when
+    content is off (they are not recorded)."""
+    return list(kwargs.get("messages") or ()) if span.records_content else []
 
 
 class ModelHooks:
@@ -55,9 +60,10 @@ class ModelHooks:
                 span.set_messages(input=_convert.chat_messages(messages),
                                   tools=_convert.tool_definitions(kwargs.get("tools")))
         with guard("agno.model.output"):
-            filled = message is not None and (message.content is not None or message.tool_calls
-                                              or message.reasoning_content)
-            if error is None or filled or abandoned:
+            # content off: nothing to build (Agno keeps no finish reason, see _convert.output_message)
+            filled = span.records_content and message is not None and (
+                message.content is not None or message.tool_calls or message.reasoning_content)
+            if span.records_content and (error is None or filled or abandoned):
                 if filled:
                     out = _convert.output_message(message)
                 elif stream_data is not None:
@@ -67,10 +73,7 @@ class ModelHooks:
                 if out is not None and _reasoning.is_reasoning(span):
                     out = _reasoning.as_reasoning(out)  # the reasoning agent's text is thinking, not an answer
                 if out is not None and out.parts:
-                    if span.records_content:
-                        span.set_messages(output=[out])
-                    elif out.finish_reason:
-                        span.set_finish_reasons([out.finish_reason])
+                    span.set_messages(output=[out])
         with guard("agno.model.usage"):
             metrics = getattr(message, "metrics", None)
             usage = _convert.usage(metrics)
@@ -88,17 +91,24 @@ class ModelHooks:
             span.end()
 
     # -- wrappers ----------------------------------------------------------------------
-    def request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        """``_process_model_response`` (sync) and ``_aprocess_model_response`` (async)."""
+    def request_sync(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``_process_model_response`` (a plain method: no per-call check)."""
+        return self._request(wrapped, instance, args, kwargs, False)
+
+    def request_async(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``_aprocess_model_response`` (a coroutine method: no per-call check)."""
+        return self._request(wrapped, instance, args, kwargs, True)
+
+    def _request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict, is_async: bool) -> Any:
         if not is_instrumentation_enabled() or args:
             return wrapped(*args, **kwargs)
         span = None
         with guard("agno.model.start"):
             span = self._start(instance, kwargs)
-            messages = list(kwargs.get("messages") or ())  # Agno appends the reply to this list afterwards
+            messages = _sent(span, kwargs)
         if span is None:
             return wrapped(*args, **kwargs)
-        if inspect.iscoroutinefunction(wrapped):
+        if is_async:
             return self._arequest(wrapped, kwargs, span, messages)
         try:
             with activate(span):
@@ -130,7 +140,7 @@ class ModelHooks:
         span = None
         with guard("agno.model.start"):
             span = self._start(instance, kwargs)
-            messages = list(kwargs.get("messages") or ())
+            messages = _sent(span, kwargs)
         if span is None:
             return wrapped(*args, **kwargs)
         try:

@@ -16,7 +16,6 @@ Agno catches a tool's exception and hands the model its message
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
@@ -59,8 +58,15 @@ class ToolHooks:
         if end:
             span.end()
 
-    def execute(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        """``FunctionCall.execute`` and ``FunctionCall.aexecute``."""
+    def execute_sync(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``FunctionCall.execute`` (a plain method: no per-call check)."""
+        return self._execute(wrapped, instance, args, kwargs, False)
+
+    def execute_async(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``FunctionCall.aexecute`` (a coroutine method: no per-call check)."""
+        return self._execute(wrapped, instance, args, kwargs, True)
+
+    def _execute(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict, is_async: bool) -> Any:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
         span = None
@@ -68,7 +74,7 @@ class ToolHooks:
             span = self._start(instance)
         if span is None:
             return wrapped(*args, **kwargs)
-        if inspect.iscoroutinefunction(wrapped):
+        if is_async:
             return self._aexecute(wrapped, instance, args, kwargs, span)
         try:
             with activate(span):

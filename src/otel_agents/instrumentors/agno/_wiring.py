@@ -46,12 +46,12 @@ class Installation:
             self._patch(Agent, name, self.runs.wrap("agent"))
             self._patch(Team, name, self.runs.wrap("team"))
             self._patch(Workflow, name, self.runs.wrap("workflow"))
-        for name in ("_process_model_response", "_aprocess_model_response"):
-            self._patch(Model, name, self.models.request)
+        self._patch(Model, "_process_model_response", self.models.request_sync)
+        self._patch(Model, "_aprocess_model_response", self.models.request_async)
         for name in ("process_response_stream", "aprocess_response_stream"):
             self._patch(Model, name, self.models.stream)
-        for name in ("execute", "aexecute"):
-            self._patch(FunctionCall, name, self.tools.execute)
+        self._patch(FunctionCall, "execute", self.tools.execute_sync)
+        self._patch(FunctionCall, "aexecute", self.tools.execute_async)
         try:
             from agno.reasoning.manager import ReasoningManager
 

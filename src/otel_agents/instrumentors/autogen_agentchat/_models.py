@@ -170,7 +170,12 @@ class ModelHooks:
         if result is None or not hasattr(result, "finish_reason"):
             return  # failed, or a stream that ended before its CreateResult
         span.set_usage(usage_of(result))
-        span.set_messages(output=[output_message(result)])
+        if span.records_content:
+            span.set_messages(output=[output_message(result)])
+        else:  # content off: the finish reason is all of the answer that is recorded (no message built)
+            reason = _finish_reason(result)
+            if reason:
+                span.set_finish_reasons([reason])
 
     def create(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not is_instrumentation_enabled():

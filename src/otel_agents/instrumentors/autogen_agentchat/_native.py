@@ -22,32 +22,54 @@ puts them back. (autogen-core's own switch for the messaging spans,
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from typing import Any, Iterator
+from typing import Any
 
 from opentelemetry import trace
 
 HELPERS = ("trace_create_agent_span", "trace_invoke_agent_span", "trace_tool_span")
 
 
-@contextlib.contextmanager
-def non_recording(*args: Any, **kwargs: Any) -> Iterator[trace.Span]:
-    """Stands in for ``trace_block``: yields a non-recording span."""
-    yield trace.INVALID_SPAN
+class _NonRecording:
+    """``with``: yields a non-recording span and leaves the context as it is. A class, not a ``@contextmanager``
+    generator: autogen-core enters one per runtime message. Stateless, so one instance serves every ``with``."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> trace.Span:
+        return trace.INVALID_SPAN
+
+    def __exit__(self, *exc: Any) -> bool:
+        return False
 
 
-@contextlib.contextmanager
-def non_recording_helper(*args: Any, **kwargs: Any) -> Iterator[trace.Span]:
-    """Stands in for autogen-core's GenAI span helpers: yields a non-recording span, and formats an exception
-    passing through as they do (``str(e)`` for the span status, whatever the tracer provider): an exception
-    whose ``__str__`` raises is replaced by that error uninstrumented, so it is here too (issue 35: without
-    it, AgentChat's tool runner never sees a result and the run waits forever)."""
-    try:
-        yield trace.INVALID_SPAN
-    except Exception as exc:
-        str(exc)  # what autogen-core's helper does; if it raises, that error goes on, as uninstrumented
-        raise
+class _NonRecordingHelper(_NonRecording):
+    """As :class:`_NonRecording`, and an exception passing through is formatted as autogen-core's helpers do
+    (see :func:`non_recording_helper`)."""
+
+    __slots__ = ()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        if isinstance(exc, Exception):
+            str(exc)  # what autogen-core's helper does; if it raises, that error goes on, as uninstrumented
+        return False
+
+
+_NON_RECORDING = _NonRecording()
+_NON_RECORDING_HELPER = _NonRecordingHelper()
+
+
+def non_recording(*args: Any, **kwargs: Any) -> _NonRecording:
+    """Stands in for ``trace_block``: a context manager yielding a non-recording span."""
+    return _NON_RECORDING
+
+
+def non_recording_helper(*args: Any, **kwargs: Any) -> _NonRecording:
+    """Stands in for autogen-core's GenAI span helpers: a context manager yielding a non-recording span, which
+    formats an exception passing through as they do (``str(e)`` for the span status, whatever the tracer
+    provider): an exception whose ``__str__`` raises is replaced by that error uninstrumented, so it is here too
+    (issue 35: without it, AgentChat's tool runner never sees a result and the run waits forever)."""
+    return _NON_RECORDING_HELPER
 
 
 def span_helper_sites() -> list[tuple[Any, str]]:

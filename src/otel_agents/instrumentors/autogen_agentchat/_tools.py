@@ -40,7 +40,7 @@ class ToolHooks:
             with guard("autogen.tool.attributes"):
                 span.set_tool(name, call_id=_arg(args, kwargs, "call_id", 2),
                               description=getattr(tool, "description", None),
-                              arguments=dict(_arg(args, kwargs, "args", 0) or {}))
+                              arguments=dict(_arg(args, kwargs, "args", 0) or {}) if span.records_content else None)
                 target = _handoff_target(name)
                 if target is None and type(tool).__name__ in ("AgentTool", "TeamTool"):
                     target = getattr(getattr(tool, "_agent", None) or getattr(tool, "_team", None), "name", None)

@@ -198,10 +198,12 @@ class Hooks:
 
     def _end_agent(self, span: SemanticSpan, inv: Invocation, name: str, error: BaseException | None) -> None:
         with guard("google_adk.agent.end"):
-            # a workflow's, or a transferring agent's, answer is the last one given under it
-            output = _last_output(inv, span) or inv.outputs.get(name)
-            if output is not None and span.records_content:
-                span.set_output(output)
+            # a workflow's, or a transferring agent's, answer is the last one given under it (looked up only
+            # when it is recorded: content off, the answers are not kept, see _keeps_answers)
+            if span.records_content:
+                output = _last_output(inv, span) or inv.outputs.get(name)
+                if output is not None:
+                    span.set_output(output)
             if inv.paused:
                 span.mark_paused()
             if _caller_left():
@@ -290,7 +292,9 @@ class Hooks:
         with guard("google_adk.model.end"):
             response = call.final or call.last
             reason = _convert.finish_reason(response) if response is not None else None
-            if call.final is not None and getattr(call.final, "content", None) is not None:
+            if not span.records_content and not _keeps_answers(inv):
+                parts: list = []  # content off: nothing of the reply is recorded or kept; its finish reason is
+            elif call.final is not None and getattr(call.final, "content", None) is not None:
                 parts = _convert.parts_of(call.final.content)
             else:
                 parts = call.assembled()
@@ -340,6 +344,8 @@ class Hooks:
         call = inv.models.get(author)
         if call is not None and call.unanswered:  # answered by a callback: the model was never asked
             inv.models.pop(author, None)
+        if not _keeps_answers(inv):
+            return
         content = getattr(event, "content", None)
         parts = getattr(content, "parts", None) or ()
         if any(getattr(p, "function_call", None) or getattr(p, "function_response", None) for p in parts):
@@ -419,6 +425,13 @@ def _caller_left() -> bool:
 
 def _agent_name_of(tool_span: SemanticSpan) -> str | None:
     return _AGENT_OF.get(tool_span)
+
+
+def _keeps_answers(inv: Invocation) -> bool:
+    """Whether an agent span of ``inv`` records content, so the answers given in it are kept for agent outputs
+    (:func:`_last_output`); with content off they would never be read. (An invocation whose first agent has not
+    started yet keeps them.)"""
+    return not inv.order or any(span.content_enabled for span in inv.order)
 
 
 def _last_output(inv: Invocation, span: SemanticSpan) -> str | None:

@@ -15,10 +15,10 @@ itself after ``instrument()`` gets its spans (the fold still counts each step on
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from typing import Any, Iterator
+from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan
 
@@ -34,12 +34,29 @@ class StoodDownTracer(trace.Tracer):
     def start_span(self, name: str = "", context: Any = None, *args: Any, **kwargs: Any) -> trace.Span:
         return NonRecordingSpan(trace.get_current_span(context).get_span_context())
 
-    @contextlib.contextmanager
     def start_as_current_span(self, name: str = "", context: Any = None, *args: Any,
-                              **kwargs: Any) -> Iterator[trace.Span]:
-        span = self.start_span(name, context)
-        with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-            yield span
+                              **kwargs: Any) -> "_Current":
+        return _Current(self.start_span(name, context))
+
+
+class _Current:
+    """``with``: ``span`` current inside the block (``trace.use_span`` without ending it or recording an
+    exception: the span does not record). A class, not a ``@contextmanager`` generator pair: ADK enters one
+    per step of every run."""
+
+    __slots__ = ("span", "_token")
+
+    def __init__(self, span: trace.Span):
+        self.span = span
+        self._token: Any = None
+
+    def __enter__(self) -> trace.Span:
+        self._token = otel_context.attach(trace.set_span_in_context(self.span))
+        return self.span
+
+    def __exit__(self, *exc: Any) -> bool:
+        otel_context.detach(self._token)
+        return False
 
 
 class NativeSpans:

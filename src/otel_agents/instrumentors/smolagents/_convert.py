@@ -15,6 +15,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from smolagents.models import get_tool_json_schema
+
 from ..._spans import ChatMessage, TextPart, ToolCallPart, ToolDefinition, Usage, media_part, probes
 from ..._spans.messages import BlobPart, Part
 
@@ -122,8 +124,6 @@ def stream_usage(deltas: list[Any]) -> Usage | None:
 
 def tool_definitions(tools: Any) -> list[ToolDefinition]:
     """``tools_to_call_from`` (tools and managed agents) → :class:`ToolDefinition` with their JSON Schema."""
-    from smolagents.models import get_tool_json_schema
-
     definitions = []
     for tool in tools or ():
         function = get_tool_json_schema(tool)["function"]
