@@ -271,12 +271,18 @@ def documents(docs: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
+_PLAIN = frozenset({str, int, float, bool, bytes, type(None)})
+
+
 def io_value(value: Any, _depth: int = 0) -> Any:
     """A chain's input or output with LangChain messages made compact
     (``{"role", "content", "tool_calls"?, "tool_call_id"?}``), so a graph state
     reads like a conversation instead of a dump of every message field.
     Looks three levels deep; anything else is left to the span layer's encoder."""
-    if _is_message(value):
+    cls = type(value)
+    if cls in _PLAIN:  # the common case, and no message is one (nor hides in one)
+        return value
+    if cls is not dict and _is_message(value):  # (a plain dict has no attributes: never a message)
         return _compact(value)
     if _depth >= 3:
         return value

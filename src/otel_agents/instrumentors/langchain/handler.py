@@ -384,11 +384,14 @@ class SpanCallbackHandler(BaseCallbackHandler):
     @guarded("langchain.on_chain_end")
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         run = self.spans.get_extra(run_id)
-        if run is not None and run.limit and isinstance(outputs, Mapping) and outputs.get("jump_to") == "end":
+        if run is None:  # no span of its own (a prompt, a parser, LangGraph's hidden runs) or already ended
+            self._unfold(run_id)
+            return
+        if run.limit and isinstance(outputs, Mapping) and outputs.get("jump_to") == "end":
             agent = self._agent_span_above(run.parent)  # a call-limit middleware ended the run at its cap
             if agent is not None:
                 agent[0].set_stop_reason("max_turns")
-        if run is not None and run.requested is not None and isinstance(outputs, Mapping):
+        if run.requested is not None and isinstance(outputs, Mapping):
             with guard("langchain.tool_limit"):
                 self._refused_calls(run_id, run.requested or _requested_calls(kwargs.get("inputs")), outputs)
         self._finish(run_id, fill=self._chain_fill(outputs, kwargs.get("inputs")), site="langchain.chain_output")
@@ -414,6 +417,9 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_chain_error")
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        if self.spans.get_extra(run_id) is None:  # no span of its own (see on_chain_end)
+            self._unfold(run_id)
+            return
         self._finish(run_id, error, fill=self._chain_fill(None, kwargs.get("inputs")), site="langchain.chain_output")
 
     # -- models ----------------------------------------------------------------------

@@ -264,16 +264,22 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         return await self._validating(ctx, output, handler)
 
 
+_span_capture: Any = None  # pydantic_ai._instrumentation.model_response_span_capture, once imported
+
+
 def _billed_responses(request_context: Any, capture: Any) -> Any:
     """PydanticAI's own hand-over of the response a request's provider billed, as its instrumentation receives it
     (``pydantic_ai._instrumentation.model_response_span_capture``, private): ``capture(response, ttfc)`` runs before
     a hook can reject the response or a stream's consumer stops it (a usage limit crossed mid-stream, the consumer
     raising), so the model span keeps the usage and finish reason the model sent. A release without it: nothing
     is captured, and such a request's span has only what reached our hook."""
+    global _span_capture
     try:
-        from pydantic_ai._instrumentation import model_response_span_capture
+        if _span_capture is None:  # looked up once, not at every request
+            from pydantic_ai._instrumentation import model_response_span_capture
 
-        return model_response_span_capture(request_context, capture)
+            _span_capture = model_response_span_capture
+        return _span_capture(request_context, capture)
     except Exception as exc:  # noqa: BLE001 - a release that moved it loses only this refinement
         report_internal_error("pydantic_ai.billed_responses", exc)
         return contextlib.nullcontext()
