@@ -43,6 +43,7 @@ from typing import Any, Callable
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import SpanContext
 
 from ..._spans.guard import guard, report_internal_error
 from . import _facts as F
@@ -73,9 +74,7 @@ class _OpenRun:
         self.ended_at: float | None = None  # when ``open`` last reached 0 (waiting out the grace period)
 
 
-_START_GUARD = guard("ecp.on_start")  # stateless: one each, not one per span
-_END_GUARD = guard("ecp.on_end")
-
+_SDK_SPANS = (Span, ReadableSpan)  # read through their fields (``_context``, ``_parent``)
 
 
 class ECPFoldingProcessor(SpanProcessor):
@@ -148,15 +147,22 @@ class ECPFoldingProcessor(SpanProcessor):
 
     # -- SpanProcessor -----------------------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        with _START_GUARD:
-            ctx = span.context
-            if self._closed or ctx is None or not ctx.trace_id or not ctx.span_id:  # not ctx.is_valid
+        try:  # the guard (``_spans.guard``) written out: no two calls of its hooks per span
+            if type(span) in _SDK_SPANS:  # the SDK's own fields, without a property call each
+                ctx, parent = span._context, span._parent
+            else:
+                ctx, parent = span.context, span.parent
+            if self._closed or ctx is None:
                 return
-            key = (ctx.trace_id, ctx.span_id)
-            parent = span.parent
+            trace_id, span_id = (ctx[0], ctx[1]) if type(ctx) is SpanContext else (ctx.trace_id, ctx.span_id)
+            if not trace_id or not span_id:  # not ctx.is_valid
+                return
+            key = (trace_id, span_id)
             folded: list[Run] = []
             with self._lock:
-                owner = self._owner.get((ctx.trace_id, parent.span_id)) if parent is not None else None
+                owner = self._owner.get(
+                    (trace_id, parent[1] if type(parent) is SpanContext else parent.span_id)) \
+                    if parent is not None else None
                 if owner is not None:
                     run = owner[0]
                     if run.ended_at is not None:  # a late child: the run is not finished after all
@@ -170,7 +176,7 @@ class ECPFoldingProcessor(SpanProcessor):
                             self._drop("runs_evicted")
                         else:  # finished, only waiting out its grace period
                             folded.append(self._close(oldest, None))
-                    run = self._runs[key] = _OpenRun(ctx.trace_id, ctx.span_id, self._clock())
+                    run = self._runs[key] = _OpenRun(trace_id, span_id, self._clock())
                 else:
                     run = None
                 if run is not None:
@@ -180,13 +186,18 @@ class ECPFoldingProcessor(SpanProcessor):
                     folded += self._expire()  # a run waits out its grace period, or the oldest is due
             if folded:
                 self._emit(folded)
+        except Exception as exc:  # noqa: BLE001 - never let our bookkeeping break the traced program
+            report_internal_error("ecp.on_start", exc)
 
     def on_end(self, span: ReadableSpan) -> None:
-        with _END_GUARD:
-            ctx = span.context
-            if self._closed or ctx is None or not ctx.trace_id or not ctx.span_id:  # not ctx.is_valid
+        try:  # the guard written out, as in on_start
+            ctx = span._context if type(span) in _SDK_SPANS else span.context
+            if self._closed or ctx is None:
                 return
-            key = (ctx.trace_id, ctx.span_id)
+            trace_id, span_id = (ctx[0], ctx[1]) if type(ctx) is SpanContext else (ctx.trace_id, ctx.span_id)
+            if not trace_id or not span_id:  # not ctx.is_valid
+                return
+            key = (trace_id, span_id)
             folded: list[Run] = []
             with self._lock:
                 owner = self._owner.get(key)
@@ -202,7 +213,7 @@ class ECPFoldingProcessor(SpanProcessor):
                     else:  # nothing to keep; forget it now so the map stays bounded
                         del self._owner[key]
                         run.over_keys.discard(key)
-                    if ctx.span_id == run.root_id:
+                    if span_id == run.root_id:
                         run.root = span
                     if run.open <= 0:
                         if self.grace_s > 0:
@@ -215,6 +226,8 @@ class ECPFoldingProcessor(SpanProcessor):
                     folded += self._expire()
             if folded:
                 self._emit(folded)
+        except Exception as exc:  # noqa: BLE001 - never let our bookkeeping or the fold break the traced program
+            report_internal_error("ecp.on_end", exc)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Fold runs waiting out their grace period (at once) and runs past their age limit."""

@@ -63,16 +63,17 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
     duplicates: dict[int, int] = {}
     fold_span = F.FoldSpan
     for span in spans:
-        ctx = span.context
-        if ctx is None or not ctx.trace_id or not ctx.span_id:
+        fs = span if type(span) is fold_span else fold_span(span)  # its ids read once (0 without a context)
+        trace_id, span_id = fs.trace_id, fs.span_id
+        if not trace_id or not span_id:
             continue
-        index = traces.get(ctx.trace_id)
+        index = traces.get(trace_id)
         if index is None:
-            index = traces[ctx.trace_id] = {}
-        if ctx.span_id not in index:
-            index[ctx.span_id] = span if type(span) is fold_span else fold_span(span)
+            index = traces[trace_id] = {}
+        if span_id not in index:
+            index[span_id] = fs
         else:
-            duplicates[ctx.trace_id] = duplicates.get(ctx.trace_id, 0) + 1
+            duplicates[trace_id] = duplicates.get(trace_id, 0) + 1
     runs: list[Run] = []
     for trace_id, index in traces.items():
         runs.extend(runs_of_trace(trace_id, index, problems=problems, duplicates=duplicates.get(trace_id, 0)))
