@@ -22,7 +22,7 @@ from typing import Any
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace import Span as _SdkSpan
-from opentelemetry.trace import SpanContext, SpanKind, StatusCode
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
@@ -121,7 +121,8 @@ class FoldSpan:
         # error status) did not complete: the fold reports it failed, "cancelled", never ok.
         control = a.get(A.OTEL_AGENTS_CONTROL_FLOW) if a else None
         self.cancelled: bool = control is not None and _is_cancellation(control)
-        code = status.status_code if status is not None else StatusCode.UNSET
+        code = status._status_code if type(status) is Status else status.status_code if status is not None \
+            else StatusCode.UNSET
         self.status_code: StatusCode = code
         self.error: bool = code is StatusCode.ERROR or self.cancelled
         if start and end:
@@ -281,10 +282,16 @@ def display_name(span: FoldSpan) -> str:
     a = span.attributes
     k = span.semantic_kind
     if k == "agent":
-        name = _str(a.get(A.GEN_AI_AGENT_NAME)) or _str(a.get(A.AGENT_NAME))
+        name = a.get(A.GEN_AI_AGENT_NAME)  # the usual case first, without a call
+        if isinstance(name, str) and name:
+            return name
+        name = _str(a.get(A.AGENT_NAME))
         return name or _strip_prefix(span.name, "invoke_agent ") or "agent"
     if k in ("tool", "skill"):
-        name = _str(a.get(A.GEN_AI_TOOL_NAME)) or _str(a.get(A.TOOL_NAME)) or _str(a.get(A.OTEL_AGENTS_SKILL_NAME))
+        name = a.get(A.GEN_AI_TOOL_NAME)
+        if isinstance(name, str) and name:
+            return name
+        name = _str(a.get(A.TOOL_NAME)) or _str(a.get(A.OTEL_AGENTS_SKILL_NAME))
         name = name or _strip_prefix(_strip_prefix(span.name, "execute_tool "), "skill ")
         return name or k
     if k in ("model", "embedding"):
@@ -307,7 +314,10 @@ def parent_agent_name(span: FoldSpan) -> str | None:
 def model_name(span: FoldSpan) -> str | None:
     """The response model, else the request model."""
     a = span.attributes
-    return _str(a.get(A.GEN_AI_RESPONSE_MODEL)) or _str(a.get(A.GEN_AI_REQUEST_MODEL))
+    name = a.get(A.GEN_AI_RESPONSE_MODEL)
+    if isinstance(name, str) and name:
+        return name
+    return _str(a.get(A.GEN_AI_REQUEST_MODEL))
 
 
 def provider(span: FoldSpan) -> str | None:
@@ -485,7 +495,10 @@ def media_summary(value: Any) -> Any:
 
 def tool_call_id(span: FoldSpan) -> str | None:
     a = span.attributes
-    return _str(a.get(A.GEN_AI_TOOL_CALL_ID)) or _str(a.get(A.TOOL_ID))
+    call_id = a.get(A.GEN_AI_TOOL_CALL_ID)
+    if isinstance(call_id, str) and call_id:
+        return call_id
+    return _str(a.get(A.TOOL_ID))
 
 
 def plain(value: Any) -> Any:
