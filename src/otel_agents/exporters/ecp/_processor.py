@@ -75,6 +75,8 @@ class _OpenRun:
 
 
 _SDK_SPANS = (Span, ReadableSpan)  # read through their fields (``_context``, ``_parent``)
+_FoldSpan = F.FoldSpan
+_NEVER = float("inf")  # no open run: none is due
 
 
 class ECPFoldingProcessor(SpanProcessor):
@@ -141,6 +143,7 @@ class ECPFoldingProcessor(SpanProcessor):
         self.dropped: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._runs: OrderedDict[_Key, _OpenRun] = OrderedDict()  # oldest first
+        self._oldest_started = _NEVER  # ``started`` of the first of ``_runs`` (kept as runs open and close)
         self._owner: dict[_Key, tuple[_OpenRun, bool]] = {}      # span → (its run, kept?)
         self._waiting: OrderedDict[_Key, _OpenRun] = OrderedDict()  # all spans ended, in grace; oldest first
         self._warned = False
@@ -177,12 +180,21 @@ class ECPFoldingProcessor(SpanProcessor):
                         else:  # finished, only waiting out its grace period
                             folded.append(self._close(oldest, None))
                     run = self._runs[key] = _OpenRun(trace_id, span_id, self._clock())
+                    self._oldest_started = next(iter(self._runs.values())).started  # once per run
                 else:
                     run = None
-                if run is not None:
-                    self._admit(run, key)
-                runs = self._runs
-                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
+                if run is not None:  # admitted: kept under the per-run cap, or counted over it
+                    if run.kept < self.max_spans_per_run:
+                        run.kept += 1
+                        run.keys.append(key)
+                        self._owner[key] = (run, True)
+                    else:
+                        run.over += 1
+                        run.over_keys.add(key)
+                        self._drop("spans_over_cap")
+                        self._owner[key] = (run, False)
+                    run.open += 1
+                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
                     folded += self._expire()  # a run waits out its grace period, or the oldest is due
             if folded:
                 self._emit(folded)
@@ -208,7 +220,7 @@ class ECPFoldingProcessor(SpanProcessor):
                     run, kept = owner
                     run.open -= 1
                     if kept:
-                        span = F.FoldSpan(span) if type(span) is not F.FoldSpan else span  # only what the fold reads
+                        span = _FoldSpan(span) if type(span) is not _FoldSpan else span  # only what the fold reads
                         run.spans.append(span)
                     else:  # nothing to keep; forget it now so the map stays bounded
                         del self._owner[key]
@@ -221,8 +233,7 @@ class ECPFoldingProcessor(SpanProcessor):
                             self._waiting[(run.trace_id, run.root_id)] = run
                         else:
                             folded.append(self._close(run, None))
-                runs = self._runs
-                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
+                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
                     folded += self._expire()
             if folded:
                 self._emit(folded)
@@ -271,7 +282,9 @@ class ECPFoldingProcessor(SpanProcessor):
 
     # -- internals (called with the lock held, except _emit) ---------------------------
     def _close(self, run: _OpenRun, reason: str | None) -> Run:
-        self._runs.pop((run.trace_id, run.root_id), None)
+        runs = self._runs
+        runs.pop((run.trace_id, run.root_id), None)
+        self._oldest_started = next(iter(runs.values())).started if runs else _NEVER
         self._waiting.pop((run.trace_id, run.root_id), None)
         for key in run.keys:
             self._owner.pop(key, None)
@@ -283,18 +296,6 @@ class ECPFoldingProcessor(SpanProcessor):
         if run.over:
             reasons.append(f"{run.over} span(s) over the cap of {self.max_spans_per_run} per run were dropped")
         return Run(run.trace_id, run.root, sorted(run.spans, key=start_order), "; ".join(reasons) or None)
-
-    def _admit(self, run: _OpenRun, key: _Key) -> None:
-        kept = run.kept < self.max_spans_per_run
-        if kept:
-            run.kept += 1
-            run.keys.append(key)
-        else:
-            run.over += 1
-            run.over_keys.add(key)
-            self._drop("spans_over_cap")
-        run.open += 1
-        self._owner[key] = (run, kept)
 
     def _expire(self) -> list[Run]:
         now = self._clock()

@@ -110,7 +110,8 @@ def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list
             run.spans.append(span)
         below = children.get(span.span_id)
         if below:
-            stack.extend((child, run) for child in below)
+            for child in below:  # a loop, not a generator: most spans have one or two children
+                stack.append((child, run))
     for run in runs:
         run.spans.sort(key=start_order)
     if problems is not None:
