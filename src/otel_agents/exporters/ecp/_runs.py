@@ -91,7 +91,11 @@ def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list
     for span in index.values():
         parent_id = span.parent_id
         if parent_id is not None and parent_id != span.span_id and parent_id in index:
-            children.setdefault(parent_id, []).append(span)
+            siblings = children.get(parent_id)
+            if siblings is None:
+                children[parent_id] = [span]
+            else:
+                siblings.append(span)
         else:
             tops.append(span)
     # Down from the top spans; each span has one parent, so every span reachable from a top is
