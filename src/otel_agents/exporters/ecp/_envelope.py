@@ -233,13 +233,13 @@ def _iso_seconds(seconds: int) -> str:
 
 
 _STATUS_NAMES = {code: code.name.lower() for code in StatusCode}
+_UNSET, _OK, _ERROR = StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR
 
 
 def _log_record(span: F.FoldSpan, trace_id: int | None = None, trace_hex: str | None = None) -> dict[str, Any]:
     """One ``logs`` record; ``trace_hex`` is ``trace_id`` in hex (the run's: its spans' trace, written once)."""
     status = span.status_code
     a = span.attributes
-    ctx = span.context
     parent_id = span.parent_id
     keys, values = _log_keys(tuple(a))
     start = span.start_time
@@ -248,18 +248,22 @@ def _log_record(span: F.FoldSpan, trace_id: int | None = None, trace_hex: str | 
         start = f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
     else:
         start = None
+    span_trace = span.trace_id
     record: dict[str, Any] = {
-        "trace_id": (trace_hex if ctx.trace_id == trace_id else _trace_hex(ctx.trace_id)) if ctx is not None else None,
+        "trace_id": (trace_hex if span_trace == trace_id else _trace_hex(span_trace))
+        if span.context is not None else None,
         "span_id": f"{span.span_id:016x}",
         "parent_id": f"{parent_id:016x}" if parent_id is not None else None,
         "kind": span.semantic_kind,
         "name": span.name,
         "start": start,
         "duration_ms": span.duration_ms,
-        "status": _STATUS_NAMES.get(status) or status.name.lower(),
+        # the three codes by identity (a dict lookup would hash the enum member through Python code)
+        "status": "unset" if status is _UNSET else "ok" if status is _OK else "error" if status is _ERROR
+        else _STATUS_NAMES.get(status) or status.name.lower(),
         "attributes": dict(zip(keys, values(a))) if values is not None else {},
     }
-    if status is StatusCode.ERROR:
+    if status is _ERROR:
         record["error"] = F.error_text(span)
     return record
 

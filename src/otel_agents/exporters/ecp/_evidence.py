@@ -233,11 +233,8 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
                 child_depth = depth + 1
         below = children.get(span.span_id)
         if below:
-            if len(below) == 1:
-                stack.append((False, below[0], child_depth, None, child_quiet, child_model))
-            else:
-                stack.extend((False, child, child_depth, None, child_quiet, child_model)
-                             for child in reversed(below))
+            for child in reversed(below):  # a loop, not a generator: most spans have one or two children
+                stack.append((False, child, child_depth, None, child_quiet, child_model))
     if elided["effect"] or elided["span"]:
         lines.append(f"elided effect={elided['effect']} span={elided['span']}")
     return Evidence("\n".join(lines), steps, errors, effects)

@@ -22,7 +22,7 @@ from typing import Any
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace import Span as _SdkSpan
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
@@ -45,7 +45,7 @@ class FoldSpan:
     (a view, not a copy: an ended span's attributes never change) unless the
     vocabulary readers below have to add facts to it, which they do on a
     private copy. The facts every part of the fold needs are read
-    once here too: ``span_id``, ``parent_id`` (``None`` without a parent),
+    once here too: ``trace_id`` and ``span_id`` (0 without a context), ``parent_id`` (``None`` without a parent),
     ``semantic_kind`` (:func:`kind`), ``cancelled`` (``otel_agents.control_flow`` is a
     cancellation), ``error`` (status ERROR, or cancelled) and
     ``duration_ms`` (end - start in ms, 3 decimals; 0 when a timestamp is
@@ -60,7 +60,7 @@ class FoldSpan:
     ``ReadableSpan``. The fold never changes ``attributes``.
     """
 
-    __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time",
+    __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time", "trace_id",
                  "span_id", "parent_id", "semantic_kind", "foreign", "cancelled", "error", "duration_ms", "span_kind",
                  "protocol", "status_code")
 
@@ -84,8 +84,18 @@ class FoldSpan:
             self.end_time = end = span.end_time
             span_kind = getattr(span, "kind", None)
         a = _attribute_view(raw)
-        self.span_id: int = ctx.span_id if ctx is not None else 0
-        self.parent_id: int | None = parent.span_id if parent is not None else None
+        if type(ctx) is SpanContext:  # a tuple: its fields by index, without the property calls
+            self.trace_id: int = ctx[0]
+            self.span_id: int = ctx[1]
+        elif ctx is not None:
+            self.trace_id = ctx.trace_id
+            self.span_id = ctx.span_id
+        else:
+            self.trace_id = self.span_id = 0
+        if parent is None:
+            self.parent_id: int | None = None
+        else:
+            self.parent_id = parent[1] if type(parent) is SpanContext else parent.span_id
         kind = a.get(A.OTEL_AGENTS_SPAN_KIND) if a else None
         self.foreign = False
         self.protocol: str | None = None
@@ -111,10 +121,15 @@ class FoldSpan:
         # error status) did not complete: the fold reports it failed, "cancelled", never ok.
         control = a.get(A.OTEL_AGENTS_CONTROL_FLOW) if a else None
         self.cancelled: bool = control is not None and _is_cancellation(control)
-        code = status.status_code if status is not None else StatusCode.UNSET
+        code = status._status_code if type(status) is Status else status.status_code if status is not None \
+            else StatusCode.UNSET
         self.status_code: StatusCode = code
         self.error: bool = code is StatusCode.ERROR or self.cancelled
-        self.duration_ms: float = round(max(0, end - start) / 1e6, 3) if start and end else 0.0
+        if start and end:
+            elapsed = end - start
+            self.duration_ms: float = round(elapsed / 1e6, 3) if elapsed > 0 else 0.0
+        else:
+            self.duration_ms = 0.0
         self.span_kind: SpanKind = span_kind or SpanKind.INTERNAL
 
 
@@ -137,15 +152,15 @@ _SDK_SPANS = (ReadableSpan, _SdkSpan)
 def _attribute_view(attributes: Any) -> dict[str, Any]:
     """The span's attributes as a plain ``dict``, read-only by convention: the SDK's
     ``BoundedAttributes``' inner dict itself, a plain ``dict`` as is; any other mapping copied."""
-    if not attributes:
-        return _NO_ATTRIBUTES
     if type(attributes) is dict:
-        return attributes
+        return attributes if attributes else _NO_ATTRIBUTES
+    if attributes is None:
+        return _NO_ATTRIBUTES
     if type(attributes) is BoundedAttributes:
         inner = getattr(attributes, "_dict", None)
         if type(inner) is dict:
-            return inner
-    return _attribute_dict(attributes)
+            return inner if inner else _NO_ATTRIBUTES
+    return _attribute_dict(attributes) or _NO_ATTRIBUTES
 
 
 def _private(view: dict[str, Any], raw: Any) -> dict[str, Any]:
@@ -161,8 +176,6 @@ def _attribute_dict(attributes: Any) -> dict[str, Any]:
     copies the ``BoundedAttributes``' inner dict in one C call, where ``dict(proxy)``
     would read every value through Python code.
     """
-    if not attributes:
-        return {}
     try:
         data = attributes.copy()
     except (AttributeError, TypeError):  # a mapping without copy()
@@ -189,6 +202,8 @@ def kind(span: ReadableSpan | FoldSpan) -> str | None:
     """Our semantic kind (``otel_agents.span.kind``), or ``None`` for a foreign span."""
     if type(span) is FoldSpan:
         return span.semantic_kind
+    if type(span) in _SDK_SPANS:  # the attributes themselves, not a read-only proxy made for this one read
+        return _kind_value(_attribute_view(span._attributes).get(A.OTEL_AGENTS_SPAN_KIND))
     return _kind_value(attrs(span).get(A.OTEL_AGENTS_SPAN_KIND))
 
 
@@ -267,10 +282,16 @@ def display_name(span: FoldSpan) -> str:
     a = span.attributes
     k = span.semantic_kind
     if k == "agent":
-        name = _str(a.get(A.GEN_AI_AGENT_NAME)) or _str(a.get(A.AGENT_NAME))
+        name = a.get(A.GEN_AI_AGENT_NAME)  # the usual case first, without a call
+        if isinstance(name, str) and name:
+            return name
+        name = _str(a.get(A.AGENT_NAME))
         return name or _strip_prefix(span.name, "invoke_agent ") or "agent"
     if k in ("tool", "skill"):
-        name = _str(a.get(A.GEN_AI_TOOL_NAME)) or _str(a.get(A.TOOL_NAME)) or _str(a.get(A.OTEL_AGENTS_SKILL_NAME))
+        name = a.get(A.GEN_AI_TOOL_NAME)
+        if isinstance(name, str) and name:
+            return name
+        name = _str(a.get(A.TOOL_NAME)) or _str(a.get(A.OTEL_AGENTS_SKILL_NAME))
         name = name or _strip_prefix(_strip_prefix(span.name, "execute_tool "), "skill ")
         return name or k
     if k in ("model", "embedding"):
@@ -293,7 +314,10 @@ def parent_agent_name(span: FoldSpan) -> str | None:
 def model_name(span: FoldSpan) -> str | None:
     """The response model, else the request model."""
     a = span.attributes
-    return _str(a.get(A.GEN_AI_RESPONSE_MODEL)) or _str(a.get(A.GEN_AI_REQUEST_MODEL))
+    name = a.get(A.GEN_AI_RESPONSE_MODEL)
+    if isinstance(name, str) and name:
+        return name
+    return _str(a.get(A.GEN_AI_REQUEST_MODEL))
 
 
 def provider(span: FoldSpan) -> str | None:
@@ -471,7 +495,10 @@ def media_summary(value: Any) -> Any:
 
 def tool_call_id(span: FoldSpan) -> str | None:
     a = span.attributes
-    return _str(a.get(A.GEN_AI_TOOL_CALL_ID)) or _str(a.get(A.TOOL_ID))
+    call_id = a.get(A.GEN_AI_TOOL_CALL_ID)
+    if isinstance(call_id, str) and call_id:
+        return call_id
+    return _str(a.get(A.TOOL_ID))
 
 
 def plain(value: Any) -> Any:

@@ -29,6 +29,7 @@ from collections import Counter, OrderedDict
 from typing import Any, Callable, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanContext
 
 from . import _facts as F
 from ._envelope import build_envelope
@@ -113,27 +114,30 @@ class TraceGatherer:
         now = self._clock()
         for span in spans:
             ctx = span.context
-            if ctx is None or not ctx.trace_id or not ctx.span_id:
+            if ctx is None:
+                continue
+            trace_id, span_id = (ctx[0], ctx[1]) if type(ctx) is SpanContext else (ctx.trace_id, ctx.span_id)
+            if not trace_id or not span_id:
                 continue
             self.spans += 1
-            held = self._held.get(ctx.trace_id)
+            held = self._held.get(trace_id)
             if held is None:
-                if ctx.trace_id in self._folded:
-                    self._count("late_spans", f"a span of trace {F.trace_id_hex(ctx.trace_id)} arrived after "
+                if trace_id in self._folded:
+                    self._count("late_spans", f"a span of trace {F.trace_id_hex(trace_id)} arrived after "
                                               "the trace was folded; it starts a new partial trace "
                                               "(raise --trace-idle)")
-                held = self._held[ctx.trace_id] = _Held(now)
+                held = self._held[trace_id] = _Held(now)
             held.last_seen = now
-            if ctx.span_id in held.index:
+            if span_id in held.index:
                 held.duplicates += 1
                 continue
             if len(held.index) >= self.max_spans_per_trace:
                 held.over += 1
-                self._count("spans_over_cap", f"trace {F.trace_id_hex(ctx.trace_id)} has more than "
+                self._count("spans_over_cap", f"trace {F.trace_id_hex(trace_id)} has more than "
                                               f"{self.max_spans_per_trace} spans; span dropped")
                 continue
             fs = F.frozen(span)
-            held.index[ctx.span_id] = fs
+            held.index[span_id] = fs
             self._held_spans += 1
             if fs.parent is None:
                 held.root = True

@@ -100,10 +100,24 @@ def _writable(value: Any) -> Any:
     return value
 
 
+# Every ASCII byte to b" " but the digits, to b"0": a run of 19 digits is then a run of 19 b"0".
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_DIGIT_RUN = b"0" * 19
+
+
+def _long_digits(text: str) -> bool:
+    """Whether ``text`` holds a run of 19 or more digits (``\\d``, as ``_LONG_DIGITS``). For ASCII text
+    (``isascii`` is O(1) on ``str``) by a byte-table translation and one substring search, at C speed:
+    the regular expression tries every position and costs far more on long text."""
+    if len(text) > 32 and text.isascii():
+        return _DIGIT_RUN in text.encode("ascii").translate(_DIGITS_AS_ZEROS)
+    return _LONG_DIGITS.search(text) is not None
+
+
 def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     """``text`` parsed by ``orjson``, or by ``fallback`` (a standard-library ``decode``) wherever
     ``orjson`` would fail or read a number differently (integers beyond 64 bits)."""
-    if _LONG_DIGITS.search(text) is None:
+    if not _long_digits(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:

@@ -43,6 +43,7 @@ from typing import Any, Callable
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import SpanContext
 
 from ..._spans.guard import guard, report_internal_error
 from . import _facts as F
@@ -73,9 +74,9 @@ class _OpenRun:
         self.ended_at: float | None = None  # when ``open`` last reached 0 (waiting out the grace period)
 
 
-_START_GUARD = guard("ecp.on_start")  # stateless: one each, not one per span
-_END_GUARD = guard("ecp.on_end")
-
+_SDK_SPANS = (Span, ReadableSpan)  # read through their fields (``_context``, ``_parent``)
+_FoldSpan = F.FoldSpan
+_NEVER = float("inf")  # no open run: none is due
 
 
 class ECPFoldingProcessor(SpanProcessor):
@@ -142,21 +143,29 @@ class ECPFoldingProcessor(SpanProcessor):
         self.dropped: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._runs: OrderedDict[_Key, _OpenRun] = OrderedDict()  # oldest first
+        self._oldest_started = _NEVER  # ``started`` of the first of ``_runs`` (kept as runs open and close)
         self._owner: dict[_Key, tuple[_OpenRun, bool]] = {}      # span → (its run, kept?)
         self._waiting: OrderedDict[_Key, _OpenRun] = OrderedDict()  # all spans ended, in grace; oldest first
         self._warned = False
 
     # -- SpanProcessor -----------------------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        with _START_GUARD:
-            ctx = span.context
-            if self._closed or ctx is None or not ctx.trace_id or not ctx.span_id:  # not ctx.is_valid
+        try:  # the guard (``_spans.guard``) written out: no two calls of its hooks per span
+            if type(span) in _SDK_SPANS:  # the SDK's own fields, without a property call each
+                ctx, parent = span._context, span._parent
+            else:
+                ctx, parent = span.context, span.parent
+            if self._closed or ctx is None:
                 return
-            key = (ctx.trace_id, ctx.span_id)
-            parent = span.parent
+            trace_id, span_id = (ctx[0], ctx[1]) if type(ctx) is SpanContext else (ctx.trace_id, ctx.span_id)
+            if not trace_id or not span_id:  # not ctx.is_valid
+                return
+            key = (trace_id, span_id)
             folded: list[Run] = []
             with self._lock:
-                owner = self._owner.get((ctx.trace_id, parent.span_id)) if parent is not None else None
+                owner = self._owner.get(
+                    (trace_id, parent[1] if type(parent) is SpanContext else parent.span_id)) \
+                    if parent is not None else None
                 if owner is not None:
                     run = owner[0]
                     if run.ended_at is not None:  # a late child: the run is not finished after all
@@ -170,23 +179,37 @@ class ECPFoldingProcessor(SpanProcessor):
                             self._drop("runs_evicted")
                         else:  # finished, only waiting out its grace period
                             folded.append(self._close(oldest, None))
-                    run = self._runs[key] = _OpenRun(ctx.trace_id, ctx.span_id, self._clock())
+                    run = self._runs[key] = _OpenRun(trace_id, span_id, self._clock())
+                    self._oldest_started = next(iter(self._runs.values())).started  # once per run
                 else:
                     run = None
-                if run is not None:
-                    self._admit(run, key)
-                runs = self._runs
-                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
+                if run is not None:  # admitted: kept under the per-run cap, or counted over it
+                    if run.kept < self.max_spans_per_run:
+                        run.kept += 1
+                        run.keys.append(key)
+                        self._owner[key] = (run, True)
+                    else:
+                        run.over += 1
+                        run.over_keys.add(key)
+                        self._drop("spans_over_cap")
+                        self._owner[key] = (run, False)
+                    run.open += 1
+                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
                     folded += self._expire()  # a run waits out its grace period, or the oldest is due
             if folded:
                 self._emit(folded)
+        except Exception as exc:  # noqa: BLE001 - never let our bookkeeping break the traced program
+            report_internal_error("ecp.on_start", exc)
 
     def on_end(self, span: ReadableSpan) -> None:
-        with _END_GUARD:
-            ctx = span.context
-            if self._closed or ctx is None or not ctx.trace_id or not ctx.span_id:  # not ctx.is_valid
+        try:  # the guard written out, as in on_start
+            ctx = span._context if type(span) in _SDK_SPANS else span.context
+            if self._closed or ctx is None:
                 return
-            key = (ctx.trace_id, ctx.span_id)
+            trace_id, span_id = (ctx[0], ctx[1]) if type(ctx) is SpanContext else (ctx.trace_id, ctx.span_id)
+            if not trace_id or not span_id:  # not ctx.is_valid
+                return
+            key = (trace_id, span_id)
             folded: list[Run] = []
             with self._lock:
                 owner = self._owner.get(key)
@@ -197,12 +220,12 @@ class ECPFoldingProcessor(SpanProcessor):
                     run, kept = owner
                     run.open -= 1
                     if kept:
-                        span = F.FoldSpan(span) if type(span) is not F.FoldSpan else span  # only what the fold reads
+                        span = _FoldSpan(span) if type(span) is not _FoldSpan else span  # only what the fold reads
                         run.spans.append(span)
                     else:  # nothing to keep; forget it now so the map stays bounded
                         del self._owner[key]
                         run.over_keys.discard(key)
-                    if ctx.span_id == run.root_id:
+                    if span_id == run.root_id:
                         run.root = span
                     if run.open <= 0:
                         if self.grace_s > 0:
@@ -210,11 +233,12 @@ class ECPFoldingProcessor(SpanProcessor):
                             self._waiting[(run.trace_id, run.root_id)] = run
                         else:
                             folded.append(self._close(run, None))
-                runs = self._runs
-                if self._waiting or runs and self._clock() - next(iter(runs.values())).started >= self.max_age_s:
+                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
                     folded += self._expire()
             if folded:
                 self._emit(folded)
+        except Exception as exc:  # noqa: BLE001 - never let our bookkeeping or the fold break the traced program
+            report_internal_error("ecp.on_end", exc)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Fold runs waiting out their grace period (at once) and runs past their age limit."""
@@ -258,7 +282,9 @@ class ECPFoldingProcessor(SpanProcessor):
 
     # -- internals (called with the lock held, except _emit) ---------------------------
     def _close(self, run: _OpenRun, reason: str | None) -> Run:
-        self._runs.pop((run.trace_id, run.root_id), None)
+        runs = self._runs
+        runs.pop((run.trace_id, run.root_id), None)
+        self._oldest_started = next(iter(runs.values())).started if runs else _NEVER
         self._waiting.pop((run.trace_id, run.root_id), None)
         for key in run.keys:
             self._owner.pop(key, None)
@@ -270,18 +296,6 @@ class ECPFoldingProcessor(SpanProcessor):
         if run.over:
             reasons.append(f"{run.over} span(s) over the cap of {self.max_spans_per_run} per run were dropped")
         return Run(run.trace_id, run.root, sorted(run.spans, key=start_order), "; ".join(reasons) or None)
-
-    def _admit(self, run: _OpenRun, key: _Key) -> None:
-        kept = run.kept < self.max_spans_per_run
-        if kept:
-            run.kept += 1
-            run.keys.append(key)
-        else:
-            run.over += 1
-            run.over_keys.add(key)
-            self._drop("spans_over_cap")
-        run.open += 1
-        self._owner[key] = (run, kept)
 
     def _expire(self) -> list[Run]:
         now = self._clock()

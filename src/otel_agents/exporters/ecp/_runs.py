@@ -63,16 +63,17 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
     duplicates: dict[int, int] = {}
     fold_span = F.FoldSpan
     for span in spans:
-        ctx = span.context
-        if ctx is None or not ctx.trace_id or not ctx.span_id:
+        fs = span if type(span) is fold_span else fold_span(span)  # its ids read once (0 without a context)
+        trace_id, span_id = fs.trace_id, fs.span_id
+        if not trace_id or not span_id:
             continue
-        index = traces.get(ctx.trace_id)
+        index = traces.get(trace_id)
         if index is None:
-            index = traces[ctx.trace_id] = {}
-        if ctx.span_id not in index:
-            index[ctx.span_id] = span if type(span) is fold_span else fold_span(span)
+            index = traces[trace_id] = {}
+        if span_id not in index:
+            index[span_id] = fs
         else:
-            duplicates[ctx.trace_id] = duplicates.get(ctx.trace_id, 0) + 1
+            duplicates[trace_id] = duplicates.get(trace_id, 0) + 1
     runs: list[Run] = []
     for trace_id, index in traces.items():
         runs.extend(runs_of_trace(trace_id, index, problems=problems, duplicates=duplicates.get(trace_id, 0)))
@@ -90,7 +91,11 @@ def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list
     for span in index.values():
         parent_id = span.parent_id
         if parent_id is not None and parent_id != span.span_id and parent_id in index:
-            children.setdefault(parent_id, []).append(span)
+            siblings = children.get(parent_id)
+            if siblings is None:
+                children[parent_id] = [span]
+            else:
+                siblings.append(span)
         else:
             tops.append(span)
     # Down from the top spans; each span has one parent, so every span reachable from a top is
@@ -109,7 +114,8 @@ def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list
             run.spans.append(span)
         below = children.get(span.span_id)
         if below:
-            stack.extend((child, run) for child in below)
+            for child in below:  # a loop, not a generator: most spans have one or two children
+                stack.append((child, run))
     for run in runs:
         run.spans.sort(key=start_order)
     if problems is not None:

@@ -34,6 +34,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanContext
 
 from . import _facts as F
 from ._envelope import build_envelope
@@ -114,28 +115,31 @@ class StreamFolder:
         traces, folded = self._traces, self._folded
         for span in spans:
             ctx = span.context
-            if ctx is None or not ctx.trace_id or not ctx.span_id:
+            if ctx is None:
+                continue
+            trace_id, span_id = (ctx[0], ctx[1]) if type(ctx) is SpanContext else (ctx.trace_id, ctx.span_id)
+            if not trace_id or not span_id:
                 continue
             self.spans += 1
-            done = folded.get(ctx.trace_id) if folded else None
-            if done is not None and _holds(done, ctx.span_id):
+            done = folded.get(trace_id) if folded else None
+            if done is not None and _holds(done, span_id):
                 self.duplicates += 1  # its trace was folded with this very span
                 continue
-            trace = traces.get(ctx.trace_id)
+            trace = traces.get(trace_id)
             if trace is None:
-                trace = traces[ctx.trace_id] = _Trace(line)
+                trace = traces[trace_id] = _Trace(line)
             else:
-                traces.move_to_end(ctx.trace_id)
+                traces.move_to_end(trace_id)
             trace.last_seen = self.spans
-            touched[ctx.trace_id] = trace
-            if ctx.span_id in trace.index:
+            touched[trace_id] = trace
+            if span_id in trace.index:
                 trace.duplicates += 1
                 self.duplicates += 1
                 continue
             fs = F.frozen(span)
-            trace.index[ctx.span_id] = fs
+            trace.index[span_id] = fs
             self.open_spans += 1
-            trace.wanted.discard(ctx.span_id)
+            trace.wanted.discard(span_id)
             parent = fs.parent
             if parent is None or parent.is_remote or fs.parent_id == fs.span_id:
                 trace.roots += 1
