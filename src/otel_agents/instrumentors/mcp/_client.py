@@ -214,7 +214,7 @@ class ClientSide:
             text = P.error_text(result)
             span.set_tool_result(text)
             span.set_error(A.MCP_TOOL_ERROR, text)
-        else:
+        elif span.records_content:  # the result is content: not converted to be dropped
             span.set_tool_result(P.tool_result(result))
 
     def _failed(self, span: SemanticSpan | None, exc: BaseException) -> None:
