@@ -338,3 +338,36 @@ def test_fault6_service_tier_requested_and_served(openai_on: Any, exporter: Snap
              for s in spans]
     assert tiers == [("auto", "default"), ("flex", "flex"), ("priority", "priority"), ("auto", "default"),
                      (None, None)]
+
+
+def test_content_off(exporter: SnapshotExporter, provider: TracerProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With NO_CONTENT the outcome is converted without its parts, yet ids, usage and the finish reasons
+    (a Responses "completed" told apart by its function call) are what the API returned; no content anywhere."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    inst = OpenAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        call = [{"id": "call_1", "name": "lookup_order", "arguments": {"order_id": "A100"}}]
+        client = openai_client(Recorder(
+            chat_completion(None, tool_calls=call, finish_reason="tool_calls"),
+            chat_completion(json.dumps({"order_id": "A100", "status": "shipped"})),
+            chat_completion(finish_reason="length"),
+            response_body(function_call=True), response_body(), response_body(status="incomplete")))
+        client.chat.completions.create(**CHAT)
+        parsed = client.chat.completions.parse(response_format=Answer, model="gpt-4o", messages=CHAT["messages"])
+        assert parsed.choices[0].message.parsed == Answer(order_id="A100", status="shipped")
+        assert client.chat.completions.with_raw_response.create(**CHAT).parse().choices[0].finish_reason == "length"
+        for _ in range(3):
+            client.responses.create(**RESPONSES)
+    finally:
+        inst.uninstrument()
+    spans = model_spans(exporter)
+    assert [s.attributes["gen_ai.response.finish_reasons"] for s in spans] == [
+        ("tool_call",), ("stop",), ("length",), ("tool_call",), ("stop",), ("incomplete",)]
+    assert [s.attributes["gen_ai.response.id"] for s in spans] == ["chatcmpl-1"] * 3 + ["resp_1"] * 3
+    for span in spans:
+        a = span.attributes
+        assert a["gen_ai.usage.output_tokens"] == 7 and a["gen_ai.request.model"] == "gpt-4o"
+        assert not [k for k in a if "messages" in k or k in ("input.value", "output.value", "gen_ai.system_instructions",
+                                                             "gen_ai.tool.definitions", "llm.output_messages")]
+        assert "A100" not in json.dumps(a) and "shipped" not in json.dumps(a), a

@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import inspect
 import json
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable
 
 from opentelemetry import trace
 
@@ -57,7 +57,9 @@ def field_of(obj: Any, key: str, default: Any = None) -> Any:
     """``obj[key]`` for a mapping, ``obj.key`` for an SDK model; ``default`` when absent or ``None``."""
     if obj is None:
         return default
-    value = obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+    # A request body is a dict, a response an SDK model: the dict check first (a typing/ABC isinstance is
+    # several times dearer, and this runs dozens of times per request).
+    value = obj.get(key) if type(obj) is dict or isinstance(obj, Mapping) else getattr(obj, key, None)
     return default if value is None else value
 
 
@@ -114,11 +116,18 @@ class Endpoint:
     kind: Kind = Kind.MODEL
     operation: str = "chat"
 
-    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
-        """Set request attributes (model, parameters, and with content on: messages, system, tools)."""
+    def parameters(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The request parameters for :meth:`SemanticSpan.set_model` (``temperature``, ``max_tokens``…),
+        written with the request model in one call; ``None`` when the route has none."""
+        return None
 
-    def outcome(self, result: Any) -> Outcome:
-        """The outcome of a whole (not streamed) result."""
+    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
+        """Set the other request attributes (with content on: messages, system, tools)."""
+
+    def outcome(self, result: Any, content: bool = True) -> Outcome:
+        """The outcome of a whole (not streamed) result. With ``content`` false, only what is recorded
+        with content off is converted: ids, model, usage, other attributes, and messages that carry their
+        finish reason but no parts (nothing is decoded or copied that would be dropped)."""
         return Outcome()
 
     def accumulator(self) -> Accumulator:
@@ -166,6 +175,11 @@ class _Call:
         if self.span is not None:
             self.span.record_error(exc, control_flow=not isinstance(exc, Exception))
             self.span.end()
+
+    def wants_content(self) -> bool:
+        """Whether the outcome's content is recorded: only on our own span, with content on (an outer
+        framework span we enrich takes its id and usage only)."""
+        return self.span is not None and self.span.records_content
 
     def done(self, outcome_of: Callable[[], Outcome]) -> None:
         with guard("sdk_client.result"):
@@ -301,11 +315,12 @@ class ClientHooks:
             body = {k: v for k, v in data.items() if type(v).__name__ not in _OMITTED}
             body.setdefault("stream", bool(kwargs.get("stream", False)))
             model = body.get("model")
-            span = self.telemetry.start_span(endpoint.kind, model if isinstance(model, str) else None,
-                                             operation=endpoint.operation,
+            if not isinstance(model, str):
+                model = None
+            span = self.telemetry.start_span(endpoint.kind, model, operation=endpoint.operation,
                                              attributes=self._server_attributes(client))
-            span.set_model(request_model=model if isinstance(model, str) else None, provider=self.provider)
             with guard("sdk_client.request"):
+                span.set_model(request_model=model, provider=self.provider, parameters=endpoint.parameters(body))
                 endpoint.record_request(span, body)
             return _Call(endpoint, span, None)
         return None
@@ -319,27 +334,22 @@ class ClientHooks:
         return {"server.address": host, "server.port": getattr(url, "port", None)
                 or (443 if getattr(url, "scheme", "") == "https" else 80)}
 
-    @staticmethod
-    @contextmanager
-    def _calling(call: _Call) -> Iterator[None]:
-        """Around the SDK's own ``request`` (sync or awaited): our span current, if we opened one; an
-        exception ends it as failed and goes on to the caller."""
-        try:
-            if call.span is not None:
-                with call.span.activate():
-                    yield
-            else:
-                yield
-        except BaseException as exc:
-            call.fail(exc)
-            raise
-
+    # Around the SDK's own ``request`` (sync or awaited): our span current, if we opened one; an exception
+    # ends it as failed and goes on to the caller. Written out in both wrappers rather than as a generator
+    # context manager: this runs on every request.
     def _sync_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         call = self._begin(instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        with self._calling(call):
-            result = wrapped(*args, **kwargs)
+        try:
+            if call.span is not None:
+                with call.span.activate():
+                    result = wrapped(*args, **kwargs)
+            else:
+                result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.fail(exc)
+            raise
         value = result
         if self._is_raw_response(result):
             try:
@@ -357,8 +367,15 @@ class ClientHooks:
         return self._async_call(call, wrapped, args, kwargs)
 
     async def _async_call(self, call: _Call, wrapped: Any, args: tuple, kwargs: dict) -> Any:
-        with self._calling(call):
-            result = await wrapped(*args, **kwargs)
+        try:
+            if call.span is not None:
+                with call.span.activate():
+                    result = await wrapped(*args, **kwargs)
+            else:
+                result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.fail(exc)
+            raise
         value = result
         if self._is_raw_response(result):
             try:
@@ -373,7 +390,14 @@ class ClientHooks:
 
     @staticmethod
     def _is_raw_response(result: Any) -> bool:
-        return hasattr(result, "http_response") and callable(getattr(result, "parse", None))
+        # The SDKs' APIResponse/LegacyAPIResponse keep ``http_response`` in their instance dict. A parsed
+        # (pydantic) model is answered without ``hasattr``, which would run its failing ``__getattr__``.
+        if "http_response" not in getattr(result, "__dict__", ()):
+            if hasattr(type(result), "__pydantic_fields__"):
+                return False
+            if not hasattr(result, "http_response"):
+                return False
+        return callable(getattr(result, "parse", None))
 
     # -- results ------------------------------------------------------------------------
     def _handle(self, call: _Call, value: Any) -> None:
@@ -381,7 +405,7 @@ class ClientHooks:
         if isinstance(value, (self.sync_stream, self.async_stream)):
             if self._observe_stream(call, value):
                 return
-        call.done(lambda: call.endpoint.outcome(value))
+        call.done(lambda: call.endpoint.outcome(value, call.wants_content()))
 
     def _observe_stream(self, call: _Call, stream: Any) -> bool:
         with guard("sdk_client.observe_stream"):

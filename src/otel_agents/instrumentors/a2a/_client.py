@@ -128,7 +128,7 @@ class ClientSide:
                 span = self.telemetry.start_span(Kind.AGENT, getattr(card, "name", None) or None,
                                                  span_kind=SpanKind.CLIENT, attributes=attrs)
                 owned = True
-            if message is not None and owned:
+            if message is not None and owned and span.records_content:  # parts not converted to be dropped
                 span.set_input(P.parts_value(message.parts))
             description = getattr(card, "description", None)
             if description and owned:

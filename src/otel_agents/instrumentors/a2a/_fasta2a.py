@@ -95,7 +95,8 @@ class FastA2ASide:
             attrs[A.GEN_AI_CONVERSATION_ID] = message.get("context_id") or message.get("contextId")
             span = self.telemetry.start_span(Kind.AGENT, getattr(app, "name", None), parent=parent,
                                              span_kind=SpanKind.SERVER, attributes={**run_attrs, **attrs})
-            span.set_input(_parts_value(message.get("parts")))
+            if span.records_content:  # parts not converted to be dropped
+                span.set_input(_parts_value(message.get("parts")))
             if getattr(app, "description", None):
                 span.set_content(A.GEN_AI_AGENT_DESCRIPTION, app.description)
         else:

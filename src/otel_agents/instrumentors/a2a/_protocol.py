@@ -196,7 +196,7 @@ class Outcome:
         error), input-required/auth-required → paused (``otel_agents.run.paused``)."""
         span.set_attributes({A.A2A_TASK_ID: self.task_id, A.A2A_TASK_STATE: self.state,
                              A.GEN_AI_CONVERSATION_ID: self.context_id})
-        output = self.output()
+        output = self.output() if span.records_content else None  # content: not assembled to be dropped
         if output is not None:
             span.set_output(output)
         failure = _FAILURES.get(self.state or "")

@@ -151,7 +151,7 @@ class ServerSide:
             # the remote agent's own run, named after its card
             span = self.telemetry.start_span(Kind.AGENT, getattr(card, "name", None) or None, parent=parent,
                                              span_kind=SpanKind.SERVER, attributes={**run_attrs, **attrs})
-            if message is not None:
+            if message is not None and span.records_content:  # parts not converted to be dropped
                 span.set_input(P.parts_value(message.parts))
             description = getattr(card, "description", None)
             if description:

@@ -140,9 +140,9 @@ def usage_of(usage: Any) -> Usage | None:
                  cache_creation_tokens=created, reasoning_tokens=thinking)
 
 
-def message_outcome(message: Any) -> Outcome:
-    """A whole ``Message``."""
-    parts = _content_parts(field_of(message, "content"))
+def message_outcome(message: Any, content: bool = True) -> Outcome:
+    """A whole ``Message`` (with ``content`` false, without its parts: see :meth:`Endpoint.outcome`)."""
+    parts = _content_parts(field_of(message, "content")) if content else []
     return Outcome(response_id=field_of(message, "id"), response_model=field_of(message, "model"),
                    messages=[ChatMessage("assistant", parts=parts, finish_reason=field_of(message, "stop_reason"))],
                    usage=usage_of(field_of(message, "usage")))
@@ -224,15 +224,17 @@ _PARAMETERS = ("max_tokens", "temperature", "top_p", "top_k", "stop_sequences", 
 class MessagesEndpoint(Endpoint):
     """``POST /v1/messages`` → one ``model`` span (``chat {model}``)."""
 
+    def parameters(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {k: body[k] for k in _PARAMETERS if k in body}
+
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
-        span.set_model(parameters={k: body.get(k) for k in _PARAMETERS if k in body})
         if not span.records_content:
             return
         span.set_messages(input=input_messages(body.get("messages")), system=system_parts(body.get("system")),
                           tools=tool_definitions(body.get("tools")))
 
-    def outcome(self, result: Any) -> Outcome:
-        return message_outcome(result)
+    def outcome(self, result: Any, content: bool = True) -> Outcome:
+        return message_outcome(result, content)
 
     def accumulator(self) -> Accumulator:
         return MessageStreamAccumulator()

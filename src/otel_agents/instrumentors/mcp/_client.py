@@ -23,6 +23,7 @@ from opentelemetry.trace import SpanKind
 from ..._spans import SemanticSpan, Telemetry, guard, semantic_span_for
 from ...semconv import Kind, attributes as A
 from . import _protocol as P
+from ._transport import session_id_for
 
 # mcp 2.x: the JSON-RPC id the dispatcher allocates for the request this task is sending.
 _ALLOCATED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("otel_agents_mcp_request_id",
@@ -213,7 +214,7 @@ class ClientSide:
             text = P.error_text(result)
             span.set_tool_result(text)
             span.set_error(A.MCP_TOOL_ERROR, text)
-        else:
+        elif span.records_content:  # the result is content: not converted to be dropped
             span.set_tool_result(P.tool_result(result))
 
     def _failed(self, span: SemanticSpan | None, exc: BaseException) -> None:
@@ -243,6 +244,4 @@ def _negotiated(session: Any) -> Peer | None:
 
 def _session_id(session: Any) -> str | None:
     """The Streamable HTTP session id of ``session`` when the transport made one (see ``_transport``)."""
-    from ._transport import session_id_for
-
     return session_id_for(session)

@@ -8,7 +8,8 @@ wire dicts ``mcp`` 2.x's server hands around are camelCase: :func:`field` reads 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
@@ -36,8 +37,9 @@ def propagating(override: bool | None) -> bool:
 
 def field(obj: Any, *names: str) -> Any:
     """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``."""
+    mapping = type(obj) is dict or isinstance(obj, Mapping)  # once, not per name
     for name in names:
-        value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        value = obj.get(name) if mapping else getattr(obj, name, None)
         if value is not None:
             return value
     return None
@@ -85,7 +87,15 @@ def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
     params["_meta"] = meta
     data["params"] = params
     new_root = type(root).model_validate(data)
-    return type(request)(new_root) if root is not request else new_root
+    return _rewrapped(request, new_root) if root is not request else new_root
+
+
+def _rewrapped(request: Any, root: Any) -> Any:
+    """``request``'s root model (``ClientRequest``, a union of every request type) around ``root``, a validated
+    request of the type it held: constructed without validating ``root`` against each member of the union
+    again (the most expensive step of injecting the context), as it is already one of them."""
+    construct = getattr(type(request), "model_construct", None)
+    return construct(root) if construct is not None else type(request)(root)
 
 
 def without_trace_context(request: Any) -> Any:
@@ -102,7 +112,7 @@ def without_trace_context(request: Any) -> Any:
     for key in PROPAGATION_KEYS:
         meta_data.pop(key, None)
     new_root = type(root).model_validate(data)
-    return type(request)(new_root) if root is not request else new_root
+    return _rewrapped(request, new_root) if root is not request else new_root
 
 
 def with_meta_context(params: Mapping[str, Any], ctx: otel_context.Context) -> dict[str, Any]:
@@ -157,9 +167,22 @@ def negotiated_version(requested: str | None) -> str | None:
     when it supports it, else its latest), as ``mcp.server.session`` computes it."""
     if not requested:
         return None
-    try:
-        from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
-        from mcp.types import LATEST_PROTOCOL_VERSION
-    except ImportError:  # pragma: no cover - moved in another SDK version
+    versions = _protocol_versions()
+    if versions is None:  # pragma: no cover - moved in another SDK version
         return requested
-    return requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+    supported, latest = versions
+    return requested if requested in supported else latest
+
+
+_VERSIONS: list[Any] = []  # (supported, latest) once imported, or None: imported on the first request, not per request
+
+
+def _protocol_versions() -> tuple[Any, str] | None:
+    if not _VERSIONS:
+        try:
+            from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+            from mcp.types import LATEST_PROTOCOL_VERSION
+            _VERSIONS.append((SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION))
+        except ImportError:  # pragma: no cover - moved in another SDK version
+            _VERSIONS.append(None)
+    return _VERSIONS[0]

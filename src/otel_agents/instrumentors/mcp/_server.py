@@ -120,5 +120,5 @@ def _record_response(span: SemanticSpan, response: Any) -> None:
         text = P.error_text(result)
         span.set_tool_result(text)
         span.set_error(A.MCP_TOOL_ERROR, text)
-    elif hasattr(result, "content"):
+    elif span.records_content and hasattr(result, "content"):  # content: not converted to be dropped
         span.set_tool_result(P.tool_result(result))

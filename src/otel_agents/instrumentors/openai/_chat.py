@@ -13,7 +13,8 @@ changed to ask for usage. ``service_tier`` asked and answered go to ``openai.req
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
@@ -118,11 +119,16 @@ def _choice_message(message: Any, finish_reason: Any) -> ChatMessage:
     return ChatMessage("assistant", parts=parts, finish_reason=finish_reason)
 
 
-def completion_outcome(completion: Any) -> Outcome:
-    """A whole ``ChatCompletion`` (or ``ParsedChatCompletion``: its parsed object is the output)."""
+def completion_outcome(completion: Any, content: bool = True) -> Outcome:
+    """A whole ``ChatCompletion`` (or ``ParsedChatCompletion``: its parsed object is the output). With
+    ``content`` false the messages carry only their finish reasons (see :meth:`Endpoint.outcome`)."""
     choices = field_of(completion, "choices", [])
-    messages = [_choice_message(field_of(c, "message"), field_of(c, "finish_reason")) for c in choices]
-    parsed = field_of(field_of(choices[0], "message"), "parsed") if choices else None
+    if content:
+        messages = [_choice_message(field_of(c, "message"), field_of(c, "finish_reason")) for c in choices]
+        parsed = field_of(field_of(choices[0], "message"), "parsed") if choices else None
+    else:
+        messages = [ChatMessage("assistant", parts=(), finish_reason=field_of(c, "finish_reason")) for c in choices]
+        parsed = None
     return Outcome(response_id=field_of(completion, "id"), response_model=field_of(completion, "model"),
                    messages=messages, usage=usage_of(field_of(completion, "usage")), output=parsed,
                    attributes=service_tier_attributes(field_of(completion, "service_tier")))
@@ -183,19 +189,21 @@ _PARAMETERS = ("temperature", "top_p", "stop", "seed", "frequency_penalty", "pre
 class ChatCompletionsEndpoint(Endpoint):
     """``POST /chat/completions`` → one ``model`` span (``chat {model}``)."""
 
-    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
-        params = {k: body.get(k) for k in _PARAMETERS if k in body}
+    def parameters(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        params = {k: body[k] for k in _PARAMETERS if k in body}
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         if max_tokens is not None:
             params["max_tokens"] = max_tokens
-        span.set_model(parameters=params)
+        return params
+
+    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
         span.set_attribute(A.OPENAI_REQUEST_SERVICE_TIER, body.get("service_tier"))
         if not span.records_content:
             return
         span.set_messages(input=input_messages(body.get("messages")), tools=tool_definitions(body.get("tools")))
 
-    def outcome(self, result: Any) -> Outcome:
-        return completion_outcome(result)
+    def outcome(self, result: Any, content: bool = True) -> Outcome:
+        return completion_outcome(result, content)
 
     def accumulator(self) -> Accumulator:
         return ChunkAccumulator()

@@ -28,7 +28,7 @@ class EmbeddingsEndpoint(Endpoint):
             if isinstance(texts, list) and all(isinstance(t, str) for t in texts):
                 span.set_embedding(texts=texts)
 
-    def outcome(self, result: Any) -> Outcome:
+    def outcome(self, result: Any, content: bool = True) -> Outcome:
         data = field_of(result, "data", [])
         vector = field_of(data[0], "embedding") if data else None
         usage = field_of(result, "usage")

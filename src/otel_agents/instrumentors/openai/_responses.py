@@ -135,9 +135,11 @@ def output_parts(output: Any) -> list[Part]:
     return parts
 
 
-def response_outcome(response: Any) -> Outcome:
-    """A whole ``Response`` (a ``ParsedResponse``'s parsed object is the output)."""
-    parts = output_parts(field_of(response, "output"))
+def response_outcome(response: Any, content: bool = True) -> Outcome:
+    """A whole ``Response`` (a ``ParsedResponse``'s parsed object is the output). With ``content`` false
+    the message carries only its finish reason (see :meth:`Endpoint.outcome`)."""
+    output = field_of(response, "output")
+    parts = output_parts(output) if content else []
     status = field_of(response, "status")
     if status == "incomplete":
         finish = field_of(field_of(response, "incomplete_details"), "reason", "incomplete")
@@ -145,12 +147,15 @@ def response_outcome(response: Any) -> Outcome:
         finish = "error"
     elif status == "completed":
         # the Responses API sends a status, not a finish reason: "completed" is told apart by what it produced
-        finish = "tool_call" if any(type(p) is ToolCallPart for p in parts) else "stop"
+        calls = any(type(p) is ToolCallPart for p in parts) if content else \
+            any(field_of(item, "type") in _CALL_ITEMS for item in output or ())  # each such item is one call part
+        finish = "tool_call" if calls else "stop"
     else:
         finish = None  # in progress, queued, or no status sent: none recorded, none invented
     return Outcome(response_id=field_of(response, "id"), response_model=field_of(response, "model"),
                    messages=[ChatMessage("assistant", parts=parts, finish_reason=finish)],
-                   usage=usage_of(field_of(response, "usage")), output=field_of(response, "output_parsed"),
+                   usage=usage_of(field_of(response, "usage")),
+                   output=field_of(response, "output_parsed") if content else None,
                    attributes=service_tier_attributes(field_of(response, "service_tier")))
 
 
@@ -188,8 +193,10 @@ _PARAMETERS = ("temperature", "top_p", "max_output_tokens", "stream")
 class ResponsesEndpoint(Endpoint):
     """``POST /responses`` → one ``model`` span (``chat {model}``)."""
 
+    def parameters(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {k: body[k] for k in _PARAMETERS if k in body}
+
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
-        span.set_model(parameters={k: body.get(k) for k in _PARAMETERS if k in body})
         span.set_attribute(A.OPENAI_REQUEST_SERVICE_TIER, body.get("service_tier"))
         if not span.records_content:
             return
@@ -198,8 +205,8 @@ class ResponsesEndpoint(Endpoint):
                           system=[instructions] if isinstance(instructions, str) and instructions else None,
                           tools=tool_definitions(body.get("tools")))
 
-    def outcome(self, result: Any) -> Outcome:
-        return response_outcome(result)
+    def outcome(self, result: Any, content: bool = True) -> Outcome:
+        return response_outcome(result, content)
 
     def accumulator(self) -> Accumulator:
         return ResponseStreamAccumulator()

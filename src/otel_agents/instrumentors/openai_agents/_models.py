@@ -116,11 +116,14 @@ class ModelHook:
         """The span data the processor's model-end reads (a ``response`` span's shape) for a model
         response the SDK did not trace itself."""
         args, kwargs = call.args, call.kwargs
+        # The tools offered are content (written only with content on): not converted when they would be dropped.
+        tools = _tool_dicts(_arg(args, kwargs, 3, "tools"), _arg(args, kwargs, 5, "handoffs")) \
+            if call.sem.records_content else []
         response = SimpleNamespace(model=None, temperature=None, top_p=None, max_output_tokens=None,
                                    id=response_id, output=list(output or ()) if call.content else [],
                                    status=None, incomplete_details=None,
                                    instructions=_arg(args, kwargs, 0, "system_instructions") if call.content else None,
-                                   tools=_tool_dicts(_arg(args, kwargs, 3, "tools"), _arg(args, kwargs, 5, "handoffs")),
+                                   tools=tools,
                                    usage=None)
         return SimpleNamespace(response=response, input=_arg(args, kwargs, 1, "input") if call.content else None,
                                usage=usage)

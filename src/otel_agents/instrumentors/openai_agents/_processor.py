@@ -35,7 +35,7 @@ from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
-from agents.tracing import TracingProcessor
+from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
@@ -498,8 +498,6 @@ class OtelAgentsProcessor(TracingProcessor):
     def current_step(self) -> tuple[Any, AgentRec | None, TraceRec | None] | None:
         """Where a model request made now belongs: ``(parent span, agent, trace)`` from the SDK's
         current span (or trace), or ``None`` outside a run we trace."""
-        from agents.tracing import get_current_span, get_current_trace
-
         sdk_span = get_current_span()
         if sdk_span is not None:
             rec = self._rec(getattr(sdk_span, "span_id", None))
