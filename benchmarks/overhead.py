@@ -71,6 +71,21 @@ def capture(module: Any, run: Any, variant: str = "ours") -> list[Any]:
     return list(captured.get_finished_spans())
 
 
+# Attributes that carry content (messages, inputs, outputs) in the vocabularies the peers write.
+_CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.prompt",
+                 "gen_ai.completion", "input.value", "output.value", "llm.input_messages", "llm.output_messages",
+                 "traceloop.entity.input", "traceloop.entity.output", "gen_ai.tool.call.arguments",
+                 "gen_ai.tool.call.result")
+
+
+def records_content(spans: list[Any]) -> bool | None:
+    """Whether any of ``spans`` carries a content attribute (:data:`_CONTENT_KEYS`, or a key under one);
+    ``None`` when there is no span to tell (a peer on the global provider, which ``capture`` does not see)."""
+    if not spans:
+        return None
+    return any(key.startswith(_CONTENT_KEYS) for s in spans for key in (s.attributes or {}))
+
+
 def attribute_floor_variant(provider: Any, spans: list[Any]) -> tuple[Variant, float]:
     """The SDK alone making ``spans`` (names, kinds and attributes as exported by one run of ours),
     and the median number of attributes on those spans."""
@@ -170,6 +185,7 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
     if wanted("ours_no_content"):
         variants.append(Variant("ours_no_content", run, *module.install("ours_no_content", provider)))
     skipped: dict[str, str] = {}
+    without_content: set[str] = set()  # peers that recorded no content attribute in one captured run
     one_vocab_spans = capture(_OneVocabulary(module), run) if wanted("ours_one_vocabulary") else []
     if not wanted("ours_one_vocabulary"):
         pass
@@ -198,6 +214,13 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
             skipped[label] = f"{dist} failed to instrument: {type(e).__name__}: {e}"[:200]
             continue
         variants.append(Variant(label, run, install, remove))
+        # The OTel GenAI instrumentations (and some native tracing) record no content by default, as their
+        # convention asks; ours records it. Compared like with like: ours with content off against such a peer.
+        try:
+            if records_content(capture(module, run, label)) is False:
+                without_content.add(label)
+        except Exception:  # noqa: BLE001 - telling is best effort: without it the comparison stays content-on
+            pass
 
     timings = time_interleaved(variants, exporter, rounds=rounds, batch=batch)
     provider.shutdown()
@@ -257,6 +280,12 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
             diffs["ours"], diffs[label], scale=peer["spans_per_run"] / ours["spans_per_run"]))
         bound = 0.5 if label == "openinference" else 1.0
         targets[f"ours_per_run_vs_{label}"] = {"target": bound, **rounded(per_run), "verdict": verdict(per_run, bound)}
+        if label in without_content and "ours_no_content" in results:
+            peer["records_content"] = False
+            like = bootstrap_ratio(diffs["ours_no_content"], diffs[label])
+            peer["ours_no_content_per_run_ratio"] = rounded(like)
+            targets[f"ours_no_content_per_run_vs_{label}"] = {"target": bound, **rounded(like),
+                                                              "verdict": verdict(like, bound)}
         if "ours_one_vocabulary" in results:
             one = bootstrap_ratio(diffs["ours_one_vocabulary"], diffs[label])
             peer["ours_one_vocabulary_per_run_ratio"] = rounded(one)

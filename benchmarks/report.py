@@ -95,6 +95,8 @@ def table(results: str) -> str:
             if key not in v:
                 continue
             x = v[key]
+            if x.get("records_content") is False:
+                label += " — records no content by default"
             q1, q3 = x["overhead_per_run_iqr_us"]
             lines.append(f"| {label} | {x['spans_per_run']:g} | {x['overhead_per_run_us']:.0f} [{q1:.0f}, {q3:.0f}] | "
                          f"{x['overhead_per_span_us']:.0f} | {x['per_span_vs_floor']:.1f} | "
@@ -103,8 +105,11 @@ def table(results: str) -> str:
             lines.append(f"| {_LABELS.get(label, label)} | skipped: {why} | | | | | |")
         lines.append("")
         fw = r["framework"]
-        peers = ", ".join(f"{_LABELS[k].split(' (')[0]} {_ci(v[k]['ours_per_run_ratio'])}" for k in _PEERS
-                          if k in v and "ours_per_run_ratio" in v[k])
+        peers = ", ".join(f"{_LABELS[k].split(' (')[0]} {_ci(v[k]['ours_per_run_ratio'])}"
+                          + (f" (no content by default; ours with content off ÷ it "
+                             f"{_ci(v[k]['ours_no_content_per_run_ratio'])})"
+                             if "ours_no_content_per_run_ratio" in v[k] else "")
+                          for k in _PEERS if k in v and "ours_per_run_ratio" in v[k])
         summary.append(f"| {fw} | {v['ours']['spans_per_run']:g} | {v['ours']['overhead_per_run_us']:.0f} | {peers or '—'} |")
         for key, t in r.get("targets", {}).items():
             targets.append((_target_label(fw, key, t), _ci(t), _verdict(t.get("verdict"))))
@@ -191,10 +196,13 @@ def table(results: str) -> str:
 def _target_label(framework: str, key: str, t: dict[str, Any]) -> str:
     if key == "ours_per_span_le_3x_attribute_floor":
         return f"{framework}: our code per span ≤ 3× the SDK alone making our spans"
-    one = key.startswith("ours_one_vocabulary_")
     peer = key.rsplit("_vs_", 1)[1]
-    who = "ours, one vocabulary," if one else "ours"
-    return f"{framework}: {who} per run ≤ {t['target']:g}× {_LABELS.get(peer, peer).split(' (')[0]}"
+    who = ("ours, one vocabulary," if key.startswith("ours_one_vocabulary_") else
+           "ours with content off," if key.startswith("ours_no_content_") else "ours")
+    name = _LABELS.get(peer, peer).split(' (')[0]
+    if key.startswith("ours_no_content_"):
+        name += " (which records no content by default)"
+    return f"{framework}: {who} per run ≤ {t['target']:g}× {name}"
 
 
 _SHAPES = {"chain": "chain (input, output)", "tool": "tool (identity, arguments, result)",
