@@ -222,7 +222,8 @@ def _parent_context(parent: Any, current: otel_context.Context) -> tuple[otel_co
     """The OTel context to start a child in, the run attributes it carries (its
     semantic parent's, then the current context's) and its semantic parent; ``current`` is the current context."""
     if parent is None:
-        ctx, semantic = None, semantic_span_for(trace.get_current_span(current))
+        span = trace.get_current_span(current)  # no current span (a root): none of ours, no look-up
+        ctx, semantic = None, (semantic_span_for(span) if span is not trace.INVALID_SPAN else None)
     elif isinstance(parent, SemanticSpan):
         ctx, semantic = trace.set_span_in_context(parent.span), parent
     elif isinstance(parent, otel_context.Context):
