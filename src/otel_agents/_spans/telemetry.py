@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, ContextManager, Mapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -179,27 +178,49 @@ class Telemetry:
             span.set_denied(reason, str(result or "") or None)
         span.end(end_time=now)
 
-    @contextmanager
     def span(self, kind: Kind | str, name: str | None = None, *,
-             is_control_flow: Any = None, **kwargs: Any) -> Iterator[SemanticSpan]:
+             is_control_flow: Any = None, **kwargs: Any) -> ContextManager[SemanticSpan]:
         """Open a span, make it current around the ``with`` body, end it afterwards.
 
         An exception from the body is recorded (or, when ``is_control_flow(exc)``
-        is true, marked as control flow) and re-raised unchanged.
+        is true, marked as control flow) and re-raised unchanged. The span opens
+        when the ``with`` block is entered (``start_span``'s arguments are ``kwargs``).
         """
-        s = self.start_span(kind, name, **kwargs)
+        return _SpanScope(self, kind, name, is_control_flow, kwargs)
+
+
+class _SpanScope:
+    """:meth:`Telemetry.span`'s context manager: a class rather than a ``@contextmanager`` generator
+    wrapping :meth:`SemanticSpan.activate`'s (two generators per span), as the manual decorators open one
+    per call."""
+
+    __slots__ = ("telemetry", "kind", "name", "is_control_flow", "kwargs", "semantic", "token")
+
+    def __init__(self, telemetry: Telemetry, kind: Kind | str, name: str | None, is_control_flow: Any,
+                 kwargs: dict[str, Any]):
+        self.telemetry, self.kind, self.name = telemetry, kind, name
+        self.is_control_flow, self.kwargs = is_control_flow, kwargs
+
+    def __enter__(self) -> SemanticSpan:
+        s = self.semantic = self.telemetry.start_span(self.kind, self.name, **self.kwargs)
+        self.token = otel_context.attach(trace.set_span_in_context(s.span))
+        return s
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        s = self.semantic
         try:
-            with s.activate():
-                yield s
-        except BaseException as exc:
-            flow = False
-            if is_control_flow is not None:
-                with guard("telemetry.span.is_control_flow"):
-                    flow = bool(is_control_flow(exc))
-            s.record_error(exc, control_flow=flow or not isinstance(exc, Exception))
-            raise
+            otel_context.detach(self.token)  # in the context it attached in, before the error is recorded
+            if exc_type is not None:
+                if exc is None:
+                    exc = exc_type()
+                flow = False
+                if self.is_control_flow is not None:
+                    with guard("telemetry.span.is_control_flow"):
+                        flow = bool(self.is_control_flow(exc))
+                s.record_error(exc, control_flow=flow or not isinstance(exc, Exception))
         finally:
             s.end()
+        return False  # the body's exception, if any, goes on unchanged
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
