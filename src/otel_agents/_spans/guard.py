@@ -47,13 +47,8 @@ def reset_reported_sites() -> None:
         _seen.clear()
 
 
-class guard:
-    """Run a block of *our* code; any ``Exception`` in it is reported and swallowed.
-
-    ``with guard("site"): ...``. Never wrap the user's call in this: it would
-    swallow their exception. A class rather than a ``@contextmanager`` generator:
-    it runs dozens of times per span, and this costs a fraction of a generator.
-    """
+class _Guard:
+    """The context manager :func:`guard` returns (one per site: it holds nothing but the site)."""
 
     __slots__ = ("site",)
 
@@ -68,6 +63,18 @@ class guard:
             report_internal_error(self.site, exc)
             return True
         return False
+
+
+@functools.lru_cache(maxsize=_MAX_SITES)  # sites are code locations: one guard each, made once
+def guard(site: str) -> _Guard:
+    """Run a block of *our* code; any ``Exception`` in it is reported (as ``site``) and swallowed.
+
+    ``with guard("site"): ...``. Never wrap the user's call in this: it would
+    swallow their exception. A class rather than a ``@contextmanager`` generator
+    (it runs dozens of times per span, and this costs a fraction of a generator), and
+    the same instance for a site each time (the cache's look-up is cheaper than making one).
+    """
+    return _Guard(site)
 
 
 def guarded(site: str, default: Any = None) -> Callable[[_F], _F]:

@@ -19,6 +19,7 @@ from .span import SemanticSpan
 
 DEFAULT_MAX_SPANS = 10_000
 DEFAULT_MAX_AGE_S = 3600.0
+_NO_AGE_LIMIT = float("inf")
 
 
 class SpanRegistry:
@@ -51,21 +52,25 @@ class SpanRegistry:
 
     def put(self, key: Hashable, span: SemanticSpan, extra: Any = None) -> None:
         """Keep ``span`` (and any ``extra`` state) under ``key``; evicts old entries first."""
-        now = time.monotonic()
+        max_age = self.max_age_s
+        now = time.monotonic() if max_age != _NO_AGE_LIMIT else 0.0  # no age limit: no clock read per span
         evict: list[SemanticSpan] = []
+        entries = self._entries
         with self._lock:
-            old = self._entries.pop(key, None)
+            old = entries.pop(key, None)
             if old is not None:
                 evict.append(old[1])
-            while self._entries:
-                k, (t, s, _) = next(iter(self._entries.items()))
-                if len(self._entries) < self.max_size and now - t < self.max_age_s:
+            while entries:
+                k = next(iter(entries))
+                t, s, _ = entries[k]
+                if len(entries) < self.max_size and now - t < max_age:
                     break
-                del self._entries[k]
+                del entries[k]
                 evict.append(s)
-            self._entries[key] = (now, span, extra)
+            entries[key] = (now, span, extra)
             self.opened += 1
-            self.evicted += len(evict)
+            if evict:
+                self.evicted += len(evict)
         for s in evict:
             s.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
             s.end()

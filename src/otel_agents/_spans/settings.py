@@ -1,7 +1,8 @@
 """The span layer's one typed settings object, read from the environment.
 
 Environment variables (read when each span starts, so a test or a process can
-change them at run time; a span keeps the values it started with):
+change them at run time; a span keeps the values it started with; each read is one dictionary
+look-up, see :func:`getenv`):
 
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
     The content switch (OTel GenAI convention, opentelemetry-util-genai's values).
@@ -65,9 +66,36 @@ our own redaction and before truncation."""
 _ON = {"span_only", "span_and_event", "true", "1", "on", "yes"}
 _warned_values: set[str] = set()
 
+# ``os.environ.get`` of an unset variable costs a few Python calls and a caught ``KeyError``, and
+# every span reads 3 or 4 variables. CPython's ``os.environ`` (``os._Environ``) keeps its values in the
+# dictionary ``_data`` (bytes on POSIX, upper-cased str on Windows), which every write through
+# ``os.environ`` (``monkeypatch.setenv``, ``mock.patch.dict``, ``del``) updates before it returns: reading
+# that dictionary is reading ``os.environ``, at the cost of one look-up.
+_ENVIRON = os.environ
+_ENV_DATA = getattr(_ENVIRON, "_data", None)
+_ENV_KEY = getattr(_ENVIRON, "encodekey", None)
+_ENV_VALUE = getattr(_ENVIRON, "decodevalue", None)
+if not (isinstance(_ENV_DATA, dict) and callable(_ENV_KEY) and callable(_ENV_VALUE)):  # another Python
+    _ENV_DATA = None
+_ENV_KEYS: dict[str, object] = {}
+
+
+def getenv(name: str) -> str | None:
+    """``os.environ.get(name)``, the current value (never cached), as one dictionary look-up while
+    ``os.environ`` is the interpreter's own (CPython); otherwise ``os.environ.get``."""
+    if _ENV_DATA is None or os.environ is not _ENVIRON:  # replaced (a test's plain dict): ask it
+        return os.environ.get(name)
+    key = _ENV_KEYS.get(name)
+    if key is None:
+        key = _ENV_KEY(name)  # type: ignore[misc]
+        if len(_ENV_KEYS) < 64:  # bounded: our variables' names
+            _ENV_KEYS[name] = key
+    raw = _ENV_DATA.get(key)
+    return None if raw is None else _ENV_VALUE(raw)  # type: ignore[misc]
+
 
 def _capture_from_env() -> bool:
-    raw = os.environ.get(ENV_CAPTURE_CONTENT)
+    raw = getenv(ENV_CAPTURE_CONTENT)
     if raw is None or not raw.strip():
         return True
     value = raw.strip().lower()
@@ -84,7 +112,7 @@ _vocabularies_read: tuple[str | None, frozenset[str]] = (None, V.ALL)  # (raw va
 
 def _vocabularies_from_env() -> frozenset[str]:
     global _vocabularies_read
-    raw = os.environ.get(ENV_VOCABULARIES)
+    raw = getenv(ENV_VOCABULARIES)
     if raw == _vocabularies_read[0]:
         return _vocabularies_read[1]
     chosen = V.ALL
@@ -99,7 +127,7 @@ def _vocabularies_from_env() -> frozenset[str]:
 
 
 def _number_from_env(name: str, default: float, minimum: float) -> float:
-    raw = os.environ.get(name)
+    raw = getenv(name)
     if not raw:
         return default
     try:
@@ -167,7 +195,8 @@ class Settings:
         """Whether a span that ends without an error gets status OK (rather than unset)."""
         if self.status_ok is not None:
             return self.status_ok
-        return os.environ.get(ENV_STATUS_OK, "").strip().lower() in ("true", "1", "yes", "on")
+        raw = getenv(ENV_STATUS_OK)
+        return raw is not None and raw.strip().lower() in ("true", "1", "yes", "on")
 
     def content_budget(self) -> int:
         """The per-attribute content budget in characters (>= 64)."""

@@ -99,12 +99,14 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         # The vocabularies written: None = all of them (nothing to filter), else the selection.
         self._only: frozenset[str] | None = None
         if not self._mute:
-            with guard("span.settings"):  # unusable settings: the span records, without content
+            try:  # unusable settings: the span records, without content (not `with guard`: every span runs this)
                 settings = telemetry.settings
                 budget = settings.content_budget()
                 self._content, self._budget = settings.content_enabled(), budget
                 self._status_ok = settings.mark_status_ok()
                 self._only = settings.vocabulary_filter() if only is _FROM_SETTINGS else only
+            except Exception as exc:  # noqa: BLE001
+                report_internal_error("span.settings", exc)
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._in_band = False  # set_error was called: its error.type and status stand
@@ -245,22 +247,31 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         if error is not None:
             self.record_error(error)
         self._ended = True
-        with guard("span.end"):
-            if self._index_key is not None and _OPEN.get(self._index_key) is self:
-                _OPEN.pop(self._index_key, None)
+        # Three guarded steps, each written out as try/except rather than `with guard(...)`: every span runs them.
+        span = self.span
+        try:
+            key = self._index_key
+            if key is not None:
+                found = _OPEN.pop(key, None)
+                if found is not None and found is not self:  # another span's entry (an id collision): keep it
+                    _OPEN[key] = found
             self._flush()
-        with guard("span.end"):
-            if getattr(self.span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.end", exc)
+        try:
+            if getattr(span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
                 only = self._only
-                self.span.set_attributes(self._kind_attrs if only is None else
-                                         {k: v for k, v in self._kind_attrs.items() if V.written(k, only)})
+                span.set_attributes(self._kind_attrs if only is None else
+                                    {k: v for k, v in self._kind_attrs.items() if V.written(k, only)})
             if self._status_ok and self._error_type is None:
                 self._set_ok()
-            if self.kind in _MODEL_KINDS and self.span is not trace.INVALID_SPAN:  # not when suppressed
+            if self.kind in _MODEL_KINDS and span is not trace.INVALID_SPAN:  # not when suppressed
                 self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
                                               self._metric_attrs, self._error_type)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.end", exc)
         try:
-            self.span.end(end_time=end_time)
+            span.end(end_time=end_time)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import functools
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, ContextManager, Mapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY as _SUPPRESS_KEY
+from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PLAIN as _SUPPRESS_KEY_PLAIN
 from opentelemetry.trace import Span, SpanKind
 
 from .. import __version__
@@ -97,9 +97,10 @@ class Telemetry:
             if name is not None:
                 name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
             naming = _naming if name is None or len(name) <= _CACHED_NAME_LENGTH else _naming.__wrapped__
-            kattrs, sname = naming(kind, name, operation, workflow, multi_step)
-            ctx, run_attrs, parent_span = _parent_context(parent)
-            if not is_instrumentation_enabled():
+            kattrs, sname, default_span_kind = naming(kind, name, operation, workflow, multi_step)
+            current = otel_context.get_current()
+            ctx, run_attrs, parent_span = _parent_context(parent, current)
+            if _suppressed(current):
                 return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)
             start_attrs: dict[str, Any] = dict(kattrs)
             if self.framework:
@@ -123,7 +124,7 @@ class Telemetry:
             only = self.settings.vocabulary_filter()
             if only is not None:
                 start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
-            span = self.tracer.start_span(sname, context=ctx, kind=span_kind or kind_spec(kind).span_kind,
+            span = self.tracer.start_span(sname, context=ctx, kind=span_kind or default_span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only)
             semantic.run_name = run_name
@@ -142,8 +143,9 @@ class Telemetry:
         setters, error recording and ``end`` work as on a semantic span. Never raises.
         """
         try:
-            ctx, run_attrs, parent_span = _parent_context(parent)
-            if not is_instrumentation_enabled():
+            current = otel_context.get_current()
+            ctx, run_attrs, parent_span = _parent_context(parent, current)
+            if _suppressed(current):
                 return SemanticSpan(None, trace.INVALID_SPAN, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
             start_attrs: dict[str, Any] = {}
             if self.framework:
@@ -176,49 +178,81 @@ class Telemetry:
             span.set_denied(reason, str(result or "") or None)
         span.end(end_time=now)
 
-    @contextmanager
     def span(self, kind: Kind | str, name: str | None = None, *,
-             is_control_flow: Any = None, **kwargs: Any) -> Iterator[SemanticSpan]:
+             is_control_flow: Any = None, **kwargs: Any) -> ContextManager[SemanticSpan]:
         """Open a span, make it current around the ``with`` body, end it afterwards.
 
         An exception from the body is recorded (or, when ``is_control_flow(exc)``
-        is true, marked as control flow) and re-raised unchanged.
+        is true, marked as control flow) and re-raised unchanged. The span opens
+        when the ``with`` block is entered (``start_span``'s arguments are ``kwargs``).
         """
-        s = self.start_span(kind, name, **kwargs)
+        return _SpanScope(self, kind, name, is_control_flow, kwargs)
+
+
+class _SpanScope:
+    """:meth:`Telemetry.span`'s context manager: a class rather than a ``@contextmanager`` generator
+    wrapping :meth:`SemanticSpan.activate`'s (two generators per span), as the manual decorators open one
+    per call."""
+
+    __slots__ = ("telemetry", "kind", "name", "is_control_flow", "kwargs", "semantic", "token")
+
+    def __init__(self, telemetry: Telemetry, kind: Kind | str, name: str | None, is_control_flow: Any,
+                 kwargs: dict[str, Any]):
+        self.telemetry, self.kind, self.name = telemetry, kind, name
+        self.is_control_flow, self.kwargs = is_control_flow, kwargs
+
+    def __enter__(self) -> SemanticSpan:
+        s = self.semantic = self.telemetry.start_span(self.kind, self.name, **self.kwargs)
+        self.token = otel_context.attach(trace.set_span_in_context(s.span))
+        return s
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        s = self.semantic
         try:
-            with s.activate():
-                yield s
-        except BaseException as exc:
-            flow = False
-            if is_control_flow is not None:
-                with guard("telemetry.span.is_control_flow"):
-                    flow = bool(is_control_flow(exc))
-            s.record_error(exc, control_flow=flow or not isinstance(exc, Exception))
-            raise
+            otel_context.detach(self.token)  # in the context it attached in, before the error is recorded
+            if exc_type is not None:
+                if exc is None:
+                    exc = exc_type()
+                flow = False
+                if self.is_control_flow is not None:
+                    with guard("telemetry.span.is_control_flow"):
+                        flow = bool(self.is_control_flow(exc))
+                s.record_error(exc, control_flow=flow or not isinstance(exc, Exception))
         finally:
             s.end()
+        return False  # the body's exception, if any, goes on unchanged
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
 def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool,
-            multi_step: bool) -> tuple[Mapping[str, str], str]:
-    """A span's kind attributes (shared: never mutated) and its name."""
+            multi_step: bool) -> tuple[Mapping[str, str], str, SpanKind]:
+    """A span's kind attributes (shared: never mutated), its name and its kind's default OTel ``SpanKind``."""
     kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
     sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
-    return kattrs, encoding.utf8_safe(sname)
+    return kattrs, encoding.utf8_safe(sname), kind_spec(kind).span_kind
 
 
-def _parent_context(parent: Any) -> tuple[otel_context.Context | None, Mapping[str, Any], SemanticSpan | None]:
+def _suppressed(current: otel_context.Context) -> bool:
+    """``not is_instrumentation_enabled()`` (opentelemetry-instrumentation's test: either suppression key set
+    in the current context) on the context the caller has already read, rather than two reads of it."""
+    return bool(current.get(_SUPPRESS_KEY) or current.get(_SUPPRESS_KEY_PLAIN))
+
+
+def _parent_context(parent: Any, current: otel_context.Context) -> tuple[otel_context.Context | None,
+                                                                         Mapping[str, Any], SemanticSpan | None]:
     """The OTel context to start a child in, the run attributes it carries (its
-    semantic parent's, then the current context's) and its semantic parent."""
-    if isinstance(parent, SemanticSpan):
+    semantic parent's, then the current context's) and its semantic parent; ``current`` is the current context."""
+    if parent is None:
+        span = trace.get_current_span(current)  # no current span (a root): none of ours, no look-up
+        ctx, semantic = None, (semantic_span_for(span) if span is not trace.INVALID_SPAN else None)
+    elif isinstance(parent, SemanticSpan):
         ctx, semantic = trace.set_span_in_context(parent.span), parent
     elif isinstance(parent, otel_context.Context):
         ctx, semantic = parent, semantic_span_for(trace.get_current_span(parent))
     elif isinstance(parent, Span):
         ctx, semantic = trace.set_span_in_context(parent), semantic_span_for(parent)
     else:
-        ctx, semantic = None, semantic_span_for(trace.get_current_span())
+        ctx, semantic = None, semantic_span_for(trace.get_current_span(current))
     current = current_run_attributes()
     if semantic is None or not semantic.run_attributes:
         return ctx, current, semantic

@@ -1,0 +1,137 @@
+"""What opening and ending a span reads, made cheaper (issue 40) without changing what it reads: the settings
+follow the environment from one span to the next, whatever way it is changed; both suppression keys still
+silence the span layer; the guard reports under its own site; a registry without an age limit still caps its
+size."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+from opentelemetry import context as otel_context
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled, suppress_instrumentation
+from opentelemetry.trace import StatusCode
+
+from otel_agents._spans import ChatMessage, Settings, SpanRegistry, Telemetry, guard
+from otel_agents._spans import settings as settings_module
+from otel_agents._spans.guard import reset_reported_sites
+from otel_agents._spans.settings import getenv
+from otel_agents._spans.telemetry import _suppressed
+from otel_agents.semconv import attributes as A
+
+_VARIABLES = ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "OTEL_AGENTS_MAX_CONTENT_LENGTH",
+              "OTEL_AGENTS_STATUS_OK", "OTEL_AGENTS_VOCABULARIES", "OTEL_AGENTS_MAX_MEDIA_BYTES")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch):
+    for name in _VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def _model_span(provider, exporter) -> dict:
+    t = Telemetry(provider, framework="test")
+    s = t.start_span("model", "m", operation="chat")
+    s.set_messages(input=[ChatMessage("user", "x" * 300)])
+    s.end()
+    span = exporter.spans[-1]
+    return {"attributes": dict(span.attributes), "status": span.status}
+
+
+def test_each_span_reads_the_environment_as_it_is_then(monkeypatch, provider, exporter) -> None:
+    """A change between two spans shows in the second (a cache that missed it would repeat the first)."""
+    first = _model_span(provider, exporter)
+    assert A.GEN_AI_INPUT_MESSAGES in first["attributes"] and first["status"] is StatusCode.UNSET
+    assert A.INPUT_VALUE in first["attributes"]  # all three vocabularies
+    monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "100")
+    monkeypatch.setenv("OTEL_AGENTS_STATUS_OK", "true")
+    monkeypatch.setenv("OTEL_AGENTS_VOCABULARIES", "gen_ai")
+    second = _model_span(provider, exporter)
+    assert len(second["attributes"][A.GEN_AI_INPUT_MESSAGES]) <= 100
+    assert len(first["attributes"][A.GEN_AI_INPUT_MESSAGES]) > 300
+    assert second["status"] is StatusCode.OK and A.INPUT_VALUE not in second["attributes"]
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "NO_CONTENT"  # a plain write
+    try:
+        third = _model_span(provider, exporter)
+    finally:
+        del os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"]
+    assert A.GEN_AI_INPUT_MESSAGES not in third["attributes"]
+    monkeypatch.delenv("OTEL_AGENTS_STATUS_OK")
+    monkeypatch.delenv("OTEL_AGENTS_VOCABULARIES")
+    fourth = _model_span(provider, exporter)
+    assert A.GEN_AI_INPUT_MESSAGES in fourth["attributes"] and A.INPUT_VALUE in fourth["attributes"]
+    assert fourth["status"] is StatusCode.UNSET
+
+
+def test_getenv_is_os_environ_get(monkeypatch) -> None:
+    name = "OTEL_AGENTS_TEST_GETENV"
+    monkeypatch.delenv(name, raising=False)
+    assert getenv(name) is None
+    monkeypatch.setenv(name, "héllo wörld")
+    assert getenv(name) == os.environ.get(name) == "héllo wörld"
+    monkeypatch.setenv(name, "")
+    assert getenv(name) == ""
+    monkeypatch.delenv(name)
+    assert getenv(name) is None
+    assert len(settings_module._ENV_KEYS) <= 64  # the bound on the encoded names kept
+
+
+def test_a_replaced_os_environ_is_read(monkeypatch, provider, exporter) -> None:
+    """A test that swaps ``os.environ`` for a plain dict is followed: the fast path reads only the interpreter's."""
+    monkeypatch.setattr(os, "environ", {"OTEL_AGENTS_MAX_MEDIA_BYTES": "7", "OTEL_AGENTS_STATUS_OK": "yes"})
+    assert getenv("OTEL_AGENTS_MAX_MEDIA_BYTES") == "7" and getenv("OTEL_AGENTS_VOCABULARIES") is None
+    assert Settings().media_budget() == 7 and Settings().mark_status_ok()
+
+
+@pytest.mark.parametrize("how", ["suppress_instrumentation", "plain key"])
+def test_both_suppression_keys_silence_the_span_layer(how, provider, exporter) -> None:
+    t = Telemetry(provider, framework="test")
+    if how == "suppress_instrumentation":
+        with suppress_instrumentation():
+            assert _suppressed(otel_context.get_current()) is (not is_instrumentation_enabled()) is True
+            s, p = t.start_span("chain", "c"), t.start_plain_span("tools/list")
+    else:
+        token = otel_context.attach(otel_context.set_value("suppress_instrumentation", True))
+        try:
+            assert _suppressed(otel_context.get_current()) is (not is_instrumentation_enabled()) is True
+            s, p = t.start_span("chain", "c"), t.start_plain_span("tools/list")
+        finally:
+            otel_context.detach(token)
+    assert not s.is_recording and not p.is_recording
+    s.end()
+    p.end()
+    assert exporter.spans == []
+    assert _suppressed(otel_context.get_current()) is False
+    t.start_span("chain", "c").end()
+    assert [x.name for x in exporter.spans] == ["c"]
+
+
+def test_guard_reports_under_its_own_site(caplog) -> None:
+    reset_reported_sites()
+    assert guard("test.site.a") is guard("test.site.a") and guard("test.site.a") is not guard("test.site.b")
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        with guard("test.site.a"):
+            raise ValueError("one")
+        with guard("test.site.b"):
+            raise ValueError("two")
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("test.site.a" in m and "one" in m for m in messages)
+    assert any("test.site.b" in m and "two" in m for m in messages)
+    with pytest.raises(KeyboardInterrupt):  # not an Exception: never swallowed
+        with guard("test.site.a"):
+            raise KeyboardInterrupt
+    assert guard.cache_info().maxsize == 1024  # the bound on the guards kept
+
+
+def test_a_registry_without_an_age_limit_caps_its_size(provider, exporter) -> None:
+    t = Telemetry(provider, framework="test")
+    reg = SpanRegistry(max_size=2, max_age_s=float("inf"))
+    for i in range(4):
+        reg.put(i, t.start_span("chain", f"c{i}"))
+    assert len(reg) == 2 and reg.evicted == 2 and reg.get(3) is not None
+    assert [s.name for s in exporter.spans if s.attributes.get(A.OTEL_AGENTS_SPAN_EVICTED)] == ["c0", "c1"]
+    reg.put(3, t.start_span("chain", "c3 again"))  # the same key: the old span is ended as evicted
+    assert len(reg) == 2 and reg.evicted == 3
+    reg.clear()
+    assert all(s.end_time for s in exporter.spans) and len(exporter.spans) == 5
