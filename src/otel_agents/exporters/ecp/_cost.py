@@ -21,6 +21,7 @@ import logging
 import warnings
 from datetime import date, datetime, timezone
 from decimal import Decimal
+from typing import Callable
 
 from ...semconv import attributes as A
 from . import _facts as F
@@ -54,15 +55,19 @@ def _pricing_available() -> bool:
     return _available
 
 
-def span_cost(span: F.FoldSpan) -> Decimal | None:
+def span_cost(span: F.FoldSpan, tokens: tuple[int | None, int | None, int | None] | None = None) -> Decimal | None:
     """The price in USD of one model span, or ``None`` when it cannot be priced.
 
     Needs the model name and token usage on the span and the ``genai-prices``
-    package (extra ``otel-agents[ecp]``); any lookup failure gives ``None``.
+    package (extra ``otel-agents[ecp]``); any lookup failure gives ``None``. ``tokens``: the span's
+    :func:`~._facts.usage` when the caller has it already (read here otherwise).
     """
     model = F.model_name(span)
-    inp = F.token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
-    out = F.token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+    if tokens is not None:
+        inp, out = tokens[0], tokens[1]
+    else:
+        inp = F.token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
+        out = F.token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
     if not model or (inp is None and out is None) or not _pricing_available():
         return None
     provider = F.provider(span)
@@ -117,8 +122,10 @@ def _price(model: str, provider_id: str | None, input_tokens: int | None, output
     return price.total_price
 
 
-def run_cost(model_spans: list[F.FoldSpan]) -> float | None:
-    """The summed price in USD of a run's model calls (rounded to 1e-9 USD).
+def run_cost(model_spans: list[F.FoldSpan],
+             usage: Callable[[F.FoldSpan], tuple[int | None, int | None, int | None]] | None = None) -> float | None:
+    """The summed price in USD of a run's model calls (rounded to 1e-9 USD). ``usage``: a span's
+    :func:`~._facts.usage`, memoised by the caller (:meth:`~._runs.RunTree.usage`), else read per span.
 
     ``None`` when the run made no model call or any call could not be priced:
     a partial sum would understate the cost.
@@ -127,7 +134,7 @@ def run_cost(model_spans: list[F.FoldSpan]) -> float | None:
         return None
     total = Decimal(0)
     for span in model_spans:
-        cost = span_cost(span)
+        cost = span_cost(span, usage(span) if usage is not None else None)
         if cost is None:
             return None
         total += cost

@@ -217,9 +217,12 @@ class RunTree:
         self.by_id = by_id = {s.span_id: s for s in spans}
         self.parent: dict[int, F.FoldSpan | None] = {}
         self.children: dict[int | None, list[F.FoldSpan]] = {}
-        parents, children = self.parent, self.children
+        # span id → its 16 hex digits: ``logs`` writes each id up to twice (span, parent), tool calls and agents again
+        self.hex_ids: dict[int, str] = {}
+        parents, children, hex_ids = self.parent, self.children, self.hex_ids
         foreign = a2a = False
         for span in spans:
+            hex_ids[span.span_id] = f"{span.span_id:016x}"
             p = span.parent_id
             parent = by_id.get(p) if p is not None and p != span.span_id else None
             parents[span.span_id] = parent
