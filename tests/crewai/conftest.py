@@ -16,9 +16,11 @@ import atexit
 import os
 import shutil
 import tempfile
+from typing import Any, Iterator
 
 import pytest
 
+from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.netguard import block_network
 
 _SAVED = {k: os.environ.get(k) for k in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
@@ -48,3 +50,12 @@ def _crewai_quiet(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")
     monkeypatch.setenv("CREWAI_TRACING_ENABLED", "false")
     block_network(monkeypatch.setattr)
+
+
+@pytest.fixture
+def instrumented(provider: Any) -> Iterator[CrewAIInstrumentor]:
+    """CrewAI instrumented on the test's provider, uninstrumented afterwards."""
+    inst = CrewAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    yield inst
+    inst.uninstrument()

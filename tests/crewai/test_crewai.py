@@ -29,14 +29,6 @@ from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def instrumented(provider: Any) -> Iterator[CrewAIInstrumentor]:
-    inst = CrewAIInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
-
-
 def one_trace(exporter: SnapshotExporter) -> list[SpanSnapshot]:
     spans = exporter.semantic()
     assert spans, "no spans"

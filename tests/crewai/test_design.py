@@ -15,17 +15,8 @@ from crewai.events import crewai_event_bus
 from crewai.events.types.llm_events import LLMCallCompletedEvent, LLMCallStartedEvent
 from opentelemetry import trace
 
-from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import NativeLLM, one_agent_crew
 from tests.spans import SnapshotExporter
-
-
-@pytest.fixture
-def instrumented(provider: Any) -> Iterator[CrewAIInstrumentor]:
-    inst = CrewAIInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
 
 
 @pytest.fixture

@@ -7,24 +7,15 @@ ecp-runtime's validation and our schema.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from crewai import Agent, Crew, Process, Task
 from crewai.flow.flow import Flow, listen, start
 
-from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import ReactLLM, clerk, one_agent_crew
 from tests.exporters.conftest import check
 from tests.spans import SnapshotExporter
-
-
-@pytest.fixture
-def instrumented(provider: Any) -> Iterator[CrewAIInstrumentor]:
-    inst = CrewAIInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
 
 
 class FailingOrderFlow(Flow):

@@ -6,24 +6,15 @@ Ground truth is the fake tool's own count of its runs.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from crewai import Crew
 from crewai.tools import tool
 
-from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.fakes import ActionsLLM, NativeLLM, clerk, order_task
 from tests.exporters.conftest import check
 from tests.spans import SnapshotExporter, SpanSnapshot, tree
-
-
-@pytest.fixture
-def instrumented(provider: Any) -> Iterator[CrewAIInstrumentor]:
-    inst = CrewAIInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
 
 
 def counted_tool(runs: list) -> Any:
