@@ -44,6 +44,7 @@ from .synthetic import attributes_of, template_run, trace_set
 FLAT_TOLERANCE_MIB = 8.0
 FOLD_TARGET = 60_000  # spans/s (issue 40), with `logs` as today
 PROCESSOR_TARGET = 2.0  # SDK + ECPFoldingProcessor ≤ 2× the SDK alone (the processor's own cost ≤ the SDK's)
+PROCESSOR_PROPOSED = 2.2  # proposed restatement (issue 40): the processor's own cost measured at ~1.05× the SDK's
 STREAM_TARGET = 3.0  # streaming `otel-agents fold` ≤ 3× parsing the file's JSON lines
 FILE_BATCH = 512
 
@@ -307,4 +308,6 @@ def processor_overhead(rounds: int, runs: int) -> dict[str, Any]:
             "sdk_spans_per_s": round(1 / sdk), "sdk_processor_spans_per_s": round(1 / both),
             "vs_sdk": rounded(interval, 2),
             "target": {"target": PROCESSOR_TARGET, **rounded(interval, 2),
-                       "verdict": verdict(interval, PROCESSOR_TARGET)}}
+                       "verdict": verdict(interval, PROCESSOR_TARGET)},
+            "proposed_target": {"target": PROCESSOR_PROPOSED, **rounded(interval, 2),
+                                "verdict": verdict(interval, PROCESSOR_PROPOSED)}}

@@ -132,4 +132,10 @@ def span_layer(*, rounds: int, batch: int) -> dict[str, Any]:
         interval = bootstrap_ratio(timings.seconds[shape], timings.seconds["floor"])
         targets[f"{shape}_le_{bound:g}x_floor"] = {"target": bound, **rounded(interval, 2),
                                                    "verdict": verdict(interval, bound)}
-    return {"floor_span_us": us(floor), "rounds": rounds, "shapes": shapes, "targets": targets}
+    # Proposed restatement (issue 40): each shape ≤ 3× the SDK alone making the very same span.
+    proposed = {}
+    for name in attributes:
+        interval = bootstrap_ratio(timings.seconds[name], timings.seconds[f"{name}_sdk"])
+        proposed[f"{name}_le_3x_sdk"] = {"target": 3.0, **rounded(interval, 2), "verdict": verdict(interval, 3.0)}
+    return {"floor_span_us": us(floor), "rounds": rounds, "shapes": shapes, "targets": targets,
+            "proposed_targets": proposed}
