@@ -238,3 +238,36 @@ def test_an_empty_tool_description_is_not_served_an_enum_descriptions_rendering(
     warm, cold = _served_after(spans, offered(Colour.EMPTY), offered(""))
     assert "description" not in json.loads(cold["gen_ai.tool.definitions"])[0]
     assert warm == cold, _diff(warm, cold)
+
+
+# ------------------------------------------------------------------ the redaction hook sees every content value
+_HOOKED = "⟦hooked⟧"
+_HOOKED_ENDINGS = (".message.content", ".message_content.text", ".function.arguments", ".tool.json_schema")
+
+
+def _hook(key: str, text: str) -> str:
+    return text + _HOOKED
+
+
+@hsettings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(sequence=st.lists(shapes, min_size=1, max_size=3), seed=st.integers(0, 2 ** 32))
+def test_a_redaction_hook_sees_every_content_value_whatever_the_caches_hold(spans, sequence: list, seed: int) -> None:
+    """Spans without a hook warm the caches; the same inputs rendered with a hook then carry its mark in every
+    content attribute (a cached rendering never stands in for the hook's)."""
+    rnd = random.Random(seed)
+    specs = [_make(shape, rnd) for shape in sequence]
+    for spec in specs:
+        spans.render((*spec[:3], {}))
+    for spec in specs:
+        msgs, tls, prm, _ = spec
+        t = Telemetry(spans.provider, settings=Settings(capture_content=True, redact_hook=_hook), framework="test")
+        s = t.start_span("model", "m", operation="chat")
+        s.set_model(request_model="m", parameters=prm or None)
+        s.set_messages(input=msgs, tools=tls or None)
+        s.end()
+        attrs = dict(spans.exporter.spans[-1].attributes)
+        hooked = {k: v for k, v in attrs.items() if k in ("gen_ai.input.messages", "gen_ai.system_instructions",
+                                                            "gen_ai.tool.definitions", "input.value")
+                  or k.startswith(("llm.input_messages.", "llm.tools.")) and k.endswith(_HOOKED_ENDINGS)}
+        for key, value in hooked.items():
+            assert _HOOKED in value, (key, value)
