@@ -358,6 +358,39 @@ class ContractSuite:
             inst.uninstrument()
         assert any(MARKER in str(v) for s in exporter.spans for v in s.attributes.values())
 
+    # The facts that are not content: with content off they are recorded as with it on (issue 40's content-off
+    # paths build no messages: a finish reason, usage or a tool's name must not go with them).
+    _FACTS = ("gen_ai.response.finish_reasons", "llm.finish_reason", "gen_ai.usage.input_tokens",
+              "gen_ai.usage.output_tokens", "llm.token_count.prompt", "llm.token_count.completion",
+              "llm.token_count.total", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.provider.name",
+              "gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.agent.name", "error.type",
+              "otel_agents.span.kind")
+
+    def test_x7_content_off_keeps_every_fact_that_is_not_content(self, provider: Any,
+                                                                 exporter: SnapshotExporter,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+        """X-7, the other half: the same run with content off has the same spans, statuses and facts (finish
+        reasons, usage, models, names, error types) as with content on. Each run is a fresh scenario's first
+        (a scenario may vary its runs: CrewAI's cycles usage shapes)."""
+        def facts() -> list[tuple[Any, ...]]:
+            exporter.clear()
+            fresh = self.scenario_cls()
+            inst = fresh.instrumentor_cls()
+            inst.instrument(tracer_provider=provider)
+            try:
+                fresh.run(marker=MARKER)
+            finally:
+                inst.uninstrument()
+            return sorted((s.name, s.status, tuple((k, repr(s.attributes.get(k))) for k in self._FACTS))
+                          for s in exporter.spans)
+
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+        on = facts()
+        assert any(v != "None" for _, _, f in on for k, v in f if k != "otel_agents.span.kind")  # facts to compare
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+        off = facts()
+        assert off == on, [(a, b) for a, b in zip(on, off) if a != b] or (len(on), len(off))
+
     # -- X-8 … X-10: hostile inputs (issue 35) ------------------------------------------
     @staticmethod
     def _outcome(scenario: Scenario) -> tuple[str, Any]:

@@ -522,3 +522,35 @@ def test_user_model_class_defined_after_instrument(instrumented: Any, exporter: 
         assert a["gen_ai.response.finish_reasons"] == (finish,) and span.name == "chat in-house-1"
     [tool] = exporter.semantic("tool")
     assert tool.attributes["gen_ai.tool.call.id"] == "call-in-house-1"
+
+
+def test_adks_tracer_stood_down_still_decorates(instrumented: Any, exporter: SnapshotExporter, app_tracer: Any) -> None:
+    """ADK's module tracer, stood down while we are instrumented, is still usable as OTel's
+    ``start_as_current_span`` is, as a function decorator too (as the stand-in was before it became a class):
+    the application's function runs once per call, with a non-recording stand-in of the caller's span current
+    (made at each call, not at decoration), and no span of it is exported."""
+    import asyncio
+
+    from google.adk.telemetry import tracing
+
+    seen: list = []
+
+    @tracing.tracer.start_as_current_span("app step")
+    def step(x: int) -> int:
+        seen.append(trace.get_current_span())
+        return x + 1
+
+    @tracing.tracer.start_as_current_span("app async step")
+    async def astep(x: int) -> int:
+        await asyncio.sleep(0)
+        seen.append(trace.get_current_span())
+        return x * 2
+
+    with app_tracer.start_as_current_span("first request") as first:
+        assert step(1) == 2
+    with app_tracer.start_as_current_span("second request") as second:
+        assert step(2) == 3 and asyncio.run(astep(3)) == 6
+    assert [s.get_span_context().span_id for s in seen] == [first.get_span_context().span_id] + \
+        [second.get_span_context().span_id] * 2
+    assert not any(s.is_recording() for s in seen)
+    assert sorted(s.name for s in exporter.spans) == ["first request", "second request"]

@@ -15,8 +15,10 @@ itself after ``instrument()`` gets its spans (the fold still counts each step on
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -36,19 +38,38 @@ class StoodDownTracer(trace.Tracer):
 
     def start_as_current_span(self, name: str = "", context: Any = None, *args: Any,
                               **kwargs: Any) -> "_Current":
-        return _Current(self.start_span(name, context))
+        return _Current(self, name, context)
 
 
 class _Current:
-    """``with``: ``span`` current inside the block (``trace.use_span`` without ending it or recording an
+    """``with``: a stand-in span current inside the block (``trace.use_span`` without ending it or recording an
     exception: the span does not record). A class, not a ``@contextmanager`` generator pair: ADK enters one
-    per step of every run."""
+    per step of every run. Also a function decorator, as OTel's ``start_as_current_span`` is: each call runs
+    inside a stand-in made at that call."""
 
-    __slots__ = ("span", "_token")
+    __slots__ = ("span", "_token", "_tracer", "_name", "_context")
 
-    def __init__(self, span: trace.Span):
-        self.span = span
+    def __init__(self, tracer: StoodDownTracer, name: str, context: Any):
+        self._tracer, self._name, self._context = tracer, name, context
+        self.span = tracer.start_span(name, context)
         self._token: Any = None
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        tracer, name, context = self._tracer, self._name, self._context
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def acall(*args: Any, **kwargs: Any) -> Any:
+                with _Current(tracer, name, context):
+                    return await fn(*args, **kwargs)
+
+            return acall
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with _Current(tracer, name, context):
+                return fn(*args, **kwargs)
+
+        return call
 
     def __enter__(self) -> trace.Span:
         self._token = otel_context.attach(trace.set_span_in_context(self.span))
