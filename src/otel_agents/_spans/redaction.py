@@ -150,6 +150,8 @@ def _redact(text: str) -> str:
         if '"' in text and ":" in text:
             text = _redact_members(text)
         head = text.lstrip()[:1]
+        if head in ("{", "[") and '"' in text and "[" in text and _looks_like_json(text):
+            text = _redact_elements(text)
         inner = _decoded(text) if head == '"' else None
         if inner is not None:  # one JSON string: the rules read its text (a repr inside it, key=value…)
             redacted = redact_text(inner)
@@ -256,6 +258,27 @@ def _redact_members(text: str) -> str:
         return text
     parts.append(text[pos:])
     return "".join(parts)
+
+
+# A string that is an element of a JSON array (after "[" or ",", before "," or "]"): an argv, a list of
+# header lines. Inside a JSON string every quote is escaped, so a match starts and ends at real quotes.
+_JSON_ELEMENT = re.compile(r'(?<=[\[,])(\s*)("(?:[^"\\\n]|\\.)*")(?=\s*[,\]])')
+
+
+def _redact_elements(text: str) -> str:
+    """JSON text with each string array element that holds a repr, ``key=value`` or header line with a
+    secret-named key redacted by the text rules, as a member's string value is in :func:`_redact_members`."""
+    def one(m: re.Match[str]) -> str:
+        literal = m.group(2)
+        if not _needs_text_rules(literal):
+            return m.group(0)
+        inner = _decoded(literal)
+        redacted = redact_text(inner) if inner is not None else None
+        if redacted is None or redacted == inner:
+            return m.group(0)
+        return m.group(1) + json.dumps(redacted, ensure_ascii=False)
+
+    return _JSON_ELEMENT.sub(one, text)
 
 
 def _is_secret_json_key(raw: str) -> bool:
