@@ -12,8 +12,7 @@ current between steps or after a consumer breaks out.
 from __future__ import annotations
 
 import weakref
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -33,14 +32,20 @@ def context_of(span: SemanticSpan) -> otel_context.Context:
     return otel_context.set_value(_OURS, span, span.context())
 
 
-@contextmanager
-def activate(span: SemanticSpan) -> Iterator[SemanticSpan]:
-    """Make ``span`` current around the ``with`` body."""
-    token = otel_context.attach(context_of(span))
-    try:
-        yield span
-    finally:
-        otel_context.detach(token)
+class activate:
+    """``with activate(span):`` makes ``span`` current around the body (a plain class, not a
+    ``@contextmanager`` generator: it runs around every model request, tool call and run)."""
+
+    __slots__ = ("_ctx", "_token")
+
+    def __init__(self, span: SemanticSpan) -> None:
+        self._ctx = context_of(span)
+
+    def __enter__(self) -> None:
+        self._token = otel_context.attach(self._ctx)
+
+    def __exit__(self, *exc: Any) -> None:
+        otel_context.detach(self._token)
 
 
 def parent() -> Any:

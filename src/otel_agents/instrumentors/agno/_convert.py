@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from ..._spans import (encode, BlobPart, ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
                        ToolDefinition, Usage, media_part)
 
+_decode = json.JSONDecoder().decode  # json.loads without its per-call checks (a str is all it gets here)
 _MEDIA = (("images", "image"), ("audio", "audio"), ("videos", "video"), ("files", None))
 
 
@@ -24,11 +25,13 @@ def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
     """Agno ``Message``s as ``ChatMessage``s (system/developer messages keep role ``system``)."""
     out = []
     for m in messages or ():
-        role = "system" if m.role in ("system", "developer") else m.role
+        role = m.role
         if role == "tool":
-            content = m.compressed_content if getattr(m, "compressed_content", None) else m.content
+            content = getattr(m, "compressed_content", None) or m.content
             out.append(ChatMessage("tool", parts=[ToolCallResponsePart(_text(content), id=m.tool_call_id)]))
             continue
+        if role == "developer":
+            role = "system"
         out.append(ChatMessage(role, parts=message_parts(m), name=getattr(m, "name", None)))
     return out
 
@@ -39,14 +42,19 @@ def message_parts(m: Any) -> list[Part]:
     reasoning = getattr(m, "reasoning_content", None)
     if reasoning:
         parts.append(ReasoningPart(reasoning))
-    if m.content is not None and m.content != "" and not _is_thinking_copy(m.content, reasoning):
-        parts.append(TextPart(_text(m.content)))
+    content = m.content
+    if content is not None and content != "" and not (reasoning is not None and _is_thinking_copy(content, reasoning)):
+        parts.append(TextPart(content if type(content) is str else _text(content)))
     for attr, modality in _MEDIA:
-        for item in getattr(m, attr, None) or ():
-            part = _media(item, modality)
-            if part is not None:
-                parts.append(part)
-    parts.extend(tool_call_parts(getattr(m, "tool_calls", None)))
+        items = getattr(m, attr, None)
+        if items:
+            for item in items:
+                part = _media(item, modality)
+                if part is not None:
+                    parts.append(part)
+    tool_calls = getattr(m, "tool_calls", None)
+    if tool_calls:
+        parts.extend(tool_call_parts(tool_calls))
     return parts
 
 
@@ -68,7 +76,7 @@ def tool_call_parts(tool_calls: Iterable[dict] | None) -> list[ToolCallPart]:
         args = fn.get("arguments")
         if isinstance(args, str):
             try:
-                args = json.loads(args)
+                args = _decode(args)
             except ValueError:
                 pass
         parts.append(ToolCallPart(fn.get("name") or call.get("name") or "", args, id=call.get("id")))

@@ -55,25 +55,25 @@ class ModelHooks:
                 abandoned: bool = False, end: bool = True) -> None:
         message = kwargs.get("assistant_message")
         stream_data = kwargs.get("stream_data")
-        with guard("agno.model.input"):
-            if span.records_content:
-                span.set_messages(input=_convert.chat_messages(messages),
-                                  tools=_convert.tool_definitions(kwargs.get("tools")))
-        with guard("agno.model.output"):
-            # content off: nothing to build (Agno keeps no finish reason, see _convert.output_message)
-            filled = span.records_content and message is not None and (
-                message.content is not None or message.tool_calls or message.reasoning_content)
-            if span.records_content and (error is None or filled or abandoned):
-                if filled:
-                    out = _convert.output_message(message)
-                elif stream_data is not None:
-                    out = _convert.stream_output_message(stream_data, finished=error is None and not abandoned)
-                else:
-                    out = None
-                if out is not None and _reasoning.is_reasoning(span):
-                    out = _reasoning.as_reasoning(out)  # the reasoning agent's text is thinking, not an answer
-                if out is not None and out.parts:
-                    span.set_messages(output=[out])
+        if span.records_content:  # content off: nothing to build (Agno keeps no finish reason either)
+            sent = tools = out = None
+            with guard("agno.model.input"):
+                sent = _convert.chat_messages(messages)
+                tools = _convert.tool_definitions(kwargs.get("tools"))
+            with guard("agno.model.output"):
+                filled = message is not None and (
+                    message.content is not None or message.tool_calls or message.reasoning_content)
+                if error is None or filled or abandoned:
+                    if filled:
+                        out = _convert.output_message(message)
+                    elif stream_data is not None:
+                        out = _convert.stream_output_message(stream_data, finished=error is None and not abandoned)
+                    if out is not None and _reasoning.is_reasoning(span):
+                        out = _reasoning.as_reasoning(out)  # the reasoning agent's text is thinking, not an answer
+                    if out is not None and not out.parts:
+                        out = None
+            with guard("agno.model.messages"):  # one call: input, tools offered and output in one SDK write
+                span.set_messages(input=sent, tools=tools, output=[out] if out is not None else None)
         with guard("agno.model.usage"):
             metrics = getattr(message, "metrics", None)
             usage = _convert.usage(metrics)
