@@ -50,3 +50,37 @@ def test_tool_call_arguments_sent_as_json_text_keep_no_secret(provider, exporter
     assert SECRET not in tool_attrs[A.GEN_AI_TOOL_CALL_ARGUMENTS]  # decoded, then redacted string by string: holds
     leaks = [(k, v) for attrs in (model_attrs, tool_attrs) for k, v in attrs.items() if SECRET in str(v)]
     assert leaks == []  # gen_ai.output.messages, llm.output_messages…arguments, output.value, the tool's input.value
+
+
+@pytest.mark.parametrize("data", [
+    ARGV,
+    ["ok", "x, y", "a]b", "password=" + SECRET, {"k": ["[", ",", "token: " + SECRET]}],
+    {"a": "x,", "b": ["x-api-key: " + SECRET, "Accept: */*"], "c": "]"},
+])
+def test_redacted_json_text_still_parses_and_keeps_the_other_elements(data) -> None:
+    """Only the element holding the secret changes: the text stays JSON, every other value as it was."""
+    text = json.dumps(data)
+    out = redact_text(text)
+    assert SECRET not in out
+    back = json.loads(out)
+
+    def pairs(a, b):  # walk both: equal except where a string held the secret
+        if isinstance(a, dict):
+            assert list(a) == list(b)
+            for k in a:
+                pairs(a[k], b[k])
+        elif isinstance(a, list):
+            assert len(a) == len(b)
+            for x, y in zip(a, b):
+                pairs(x, y)
+        elif isinstance(a, str) and SECRET in a:
+            assert isinstance(b, str) and "[REDACTED]" in b and SECRET not in b
+        else:
+            assert a == b
+
+    pairs(data, back)
+
+
+def test_text_without_a_secret_is_returned_as_it_was() -> None:
+    plain = json.dumps({"argv": ["psql", "--host=db", "user=orders"], "headers": ["Accept: */*"]})
+    assert redact_text(plain) == plain
