@@ -491,6 +491,43 @@ def test_cost_is_priced_offline(rec, monkeypatch):
     assert env["metrics"]["cost_usd"] == pytest.approx(expected)
 
 
+_PRICING_PROBE = """
+import sys
+{block}
+import otel_agents.exporters.ecp
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_agents._spans import Telemetry, Usage
+imported = "genai_prices.data" in sys.modules  # the price table, before any fold
+memory = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(memory))
+tel = Telemetry(provider, framework="manual")
+with tel.span("agent", "a"):
+    with tel.span("model", "gpt-4o") as span:
+        span.set_model(request_model="gpt-4o", provider="openai")
+        span.set_usage(Usage(input_tokens=1000, output_tokens=100))
+[envelope] = otel_agents.exporters.ecp.fold(memory.get_finished_spans())
+print(imported, envelope["metrics"]["cost_usd"] is not None)
+"""
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_pricing_is_loaded_with_the_fold_not_by_the_first_fold(installed):
+    """genai-prices and its price table are imported with the fold's modules (a one-time 0.1-0.3 s that
+    made a process's first fold slower and stalled the thread ending the folding processor's first run);
+    without genai-prices the fold still works and leaves cost_usd null."""
+    import subprocess
+    import sys
+
+    block = "" if installed else "sys.modules['genai_prices'] = None  # import fails as if not installed"
+    done = subprocess.run([sys.executable, "-c", _PRICING_PROBE.format(block=block)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == (["True", "True"] if installed else ["False", "False"])
+
+
 @pytest.mark.parametrize("model, provider, priced", [
     ("claude-3-5-sonnet-latest", "anthropic", True),
     ("gemini-1.5-flash", "gcp.gemini", True),      # OTel provider name mapped to genai-prices' id

@@ -39,19 +39,26 @@ _PROVIDER_IDS = {
     "x_ai": "x-ai",
 }
 
-_available: bool | None = None  # is genai-prices installed? (checked once)
+# genai-prices is imported with this module, not at the first price asked for: importing it (pydantic
+# models, its HTTP client, its 1.6 MB price table) takes 0.1-0.3 s once per process, which made the first
+# fold of a process ~20% slower than the next and, in ``ECPFoldingProcessor``, stalled the thread that
+# ended the first run. Nearly every fold prices a model call, so the import is paid either way; here it
+# is paid where the fold is set up (``import otel_agents.exporters.ecp``), never inside a run.
+try:
+    import genai_prices
+    import genai_prices.data  # noqa: F401 - the price table the first calc_price would load
+except ImportError:
+    genai_prices = None
+
+_available: bool | None = None if genai_prices is None else True  # None: not installed, not yet said so
 
 
 def _pricing_available() -> bool:
     global _available
     if _available is None:
-        try:
-            import genai_prices  # noqa: F401 - _price uses it
-            _available = True
-        except ImportError:
-            _available = False
-            logger.info("otel_agents: genai-prices is not installed; ECP metrics.cost_usd is null "
-                        "(pip install 'otel-agents[ecp]')")
+        _available = False
+        logger.info("otel_agents: genai-prices is not installed; ECP metrics.cost_usd is null "
+                    "(pip install 'otel-agents[ecp]')")
     return _available
 
 
@@ -104,8 +111,6 @@ def _price(model: str, provider_id: str | None, input_tokens: int | None, output
     """genai-prices' total for one call; cached (one flat key: the model, provider, token counts and day)
     because pricing is most of a fold's cost and the same model, usage and day recur (re-folds,
     deterministic agents). Prices change by date, not within a day."""
-    import genai_prices
-
     when = datetime(day.year, day.month, day.day, 12, tzinfo=timezone.utc) if day else None
     try:
         with warnings.catch_warnings():
