@@ -8,7 +8,6 @@ wire dicts ``mcp`` 2.x's server hands around are camelCase: :func:`field` reads 
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,17 +37,18 @@ def propagating(override: bool | None) -> bool:
 
 def field(obj: Any, *names: str) -> Any:
     """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``."""
-    if type(obj) is dict or isinstance(obj, Mapping):
+    cls = type(obj)
+    model = None if cls is dict else getattr(cls, "__pydantic_fields__", None)  # a pydantic model's fields
+    if model is None and (cls is dict or isinstance(obj, Mapping)):
         for name in names:
             value = obj.get(name)
             if value is not None:
                 return value
         return None
-    model = getattr(type(obj), "__pydantic_fields__", None)
     for name in names:
         if model is not None and name in model:  # a pydantic field: in the instance's __dict__
             value = obj.__dict__.get(name)
-        elif model is not None and name[:1] != "_" and not _class_attribute(type(obj), name):
+        elif model is not None and name[:1] != "_" and not _class_attribute(cls, name):
             # not a field nor a private attribute: an extra, if anything (pydantic's __getattr__ would
             # raise AttributeError, a slow way to learn it is absent)
             value = (obj.__pydantic_extra__ or {}).get(name)
@@ -97,55 +97,16 @@ def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
     if not carrier:
         return request
     root = getattr(request, "root", request)
-    new_root = _with_meta(root, carrier)
-    if new_root is None:  # not the model shapes _with_meta knows: the whole request through JSON and back
-        data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
-        params = data.get("params") or {}
-        params["_meta"] = _merged_meta(params.get("_meta") or {}, carrier)
-        data["params"] = params
-        new_root = type(root).model_validate(data)
-    return _rewrapped(request, new_root) if root is not request else new_root
-
-
-def _merged_meta(meta: dict[str, Any], carrier: dict[str, str]) -> dict[str, Any]:
-    """Wire ``_meta`` ``meta`` (changed in place) with ``carrier``'s keys: a ``tracestate`` goes with the
-    ``traceparent`` it belongs to."""
+    data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
+    params = data.get("params") or {}
+    meta = params.get("_meta") or {}
     if "traceparent" in carrier:
         meta.pop("tracestate", None)
     meta.update(carrier)
-    return meta
-
-
-def _with_meta(root: Any, carrier: dict[str, str]) -> Any:
-    """A shallow copy of the pydantic request ``root`` whose ``params.meta`` is a new ``Meta`` model of the
-    old one's wire keys and ``carrier`` (only that small model is validated; the rest of the request,
-    the tool's arguments included, is shared, as it was already validated); ``None`` when ``root``,
-    its params or its meta are not pydantic models of that shape (the caller then goes through JSON)."""
-    fields = getattr(type(root), "__pydantic_fields__", None)
-    if fields is None or "params" not in fields:
-        return None
-    params = root.__dict__.get("params")
-    params_cls = type(params) if params is not None else _model_class(fields["params"].annotation)
-    params_fields = getattr(params_cls, "__pydantic_fields__", None)
-    if params_fields is None or "meta" not in params_fields:
-        return None
-    meta = params.__dict__.get("meta") if params is not None else None
-    meta_cls = type(meta) if meta is not None else _model_class(params_fields["meta"].annotation)
-    if getattr(meta_cls, "__pydantic_fields__", None) is None:
-        return None
-    old = meta.model_dump(by_alias=True, mode="json", exclude_none=True) if meta is not None else {}
-    new_meta = meta_cls.model_validate(_merged_meta(old, carrier))
-    if params is None:
-        new_params = params_cls.model_validate({params_fields["meta"].alias or "meta": new_meta})
-    else:
-        new_params = params.model_copy(update={"meta": new_meta})
-    return root.model_copy(update={"params": new_params})
-
-
-def _model_class(annotation: Any) -> Any:
-    """The one pydantic model class in a field's annotation (``Meta | None`` -> ``Meta``), or ``None``."""
-    options = [a for a in (typing.get_args(annotation) or (annotation,)) if hasattr(a, "__pydantic_fields__")]
-    return options[0] if len(options) == 1 else None
+    params["_meta"] = meta
+    data["params"] = params
+    new_root = type(root).model_validate(data)
+    return _rewrapped(request, new_root) if root is not request else new_root
 
 
 def _rewrapped(request: Any, root: Any) -> Any:
