@@ -498,3 +498,31 @@ async def test_suppressed_requests_make_no_span_and_send_no_context(instrument, 
     for client in traced:
         assert client.semantic_kind == "tool" and client.attributes["mcp.protocol.version"]
         assert client.attributes["otel_agents.mcp.server.name"] == "orders"
+
+
+def test_field_reads_what_getattr_and_get_read() -> None:
+    """``_protocol.field`` (which reads a pydantic model's fields without asking ``getattr`` for an absent
+    name) returns what ``getattr``/``dict.get`` would: a field, an extra, a property or method of the
+    class, a mapping's key; ``None`` for an absent name or a ``None`` value, and the first of the names
+    that is set."""
+    from pydantic import BaseModel, ConfigDict
+
+    from otel_agents.instrumentors.mcp import _protocol as P
+
+    class Result(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        isError: bool | None = None
+        content: list[str] = []
+
+        @property
+        def is_error(self) -> bool:
+            return True
+
+    result = Result(content=["a"], structuredContent={"x": 1})
+    assert P.field(result, "content") == ["a"]
+    assert P.field(result, "structured_content", "structuredContent") == {"x": 1}  # an extra
+    assert P.field(result, "isError", "is_error") is True  # None field: the property after it
+    assert P.field(result, "missing") is None and P.field(result, "_private") is None
+    assert P.field(Result(isError=False), "isError") is False
+    assert P.field({"isError": True}, "is_error", "isError") is True
+    assert P.field(None, "name") is None

@@ -161,7 +161,7 @@ class ClientSide:
                 attrs[A.GEN_AI_PROMPT_NAME] = target
             span = self.telemetry.start_plain_span(f"{method} {target}" if target else method,
                                                    span_kind=SpanKind.CLIENT, attributes=attrs)
-            uri = getattr(params, "uri", None)
+            uri = P.field(params, "uri")
             if uri is not None:
                 span.set_content(A.MCP_RESOURCE_URI, str(uri))  # a URI can name user data: content
             owned = True

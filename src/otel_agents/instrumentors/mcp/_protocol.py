@@ -37,12 +37,31 @@ def propagating(override: bool | None) -> bool:
 
 def field(obj: Any, *names: str) -> Any:
     """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``."""
-    mapping = type(obj) is dict or isinstance(obj, Mapping)  # once, not per name
+    cls = type(obj)
+    model = None if cls is dict else getattr(cls, "__pydantic_fields__", None)  # a pydantic model's fields
+    if model is None and (cls is dict or isinstance(obj, Mapping)):
+        for name in names:
+            value = obj.get(name)
+            if value is not None:
+                return value
+        return None
     for name in names:
-        value = obj.get(name) if mapping else getattr(obj, name, None)
+        if model is not None and name in model:  # a pydantic field: in the instance's __dict__
+            value = obj.__dict__.get(name)
+        elif model is not None and name[:1] != "_" and not _class_attribute(cls, name):
+            # not a field nor a private attribute: an extra, if anything (pydantic's __getattr__ would
+            # raise AttributeError, a slow way to learn it is absent)
+            value = (obj.__pydantic_extra__ or {}).get(name)
+        else:
+            value = getattr(obj, name, None)
         if value is not None:
             return value
     return None
+
+
+def _class_attribute(cls: type, name: str) -> bool:
+    """Whether ``name`` is defined on ``cls`` or a base (a property, a method), as ``getattr`` would find it."""
+    return any(name in klass.__dict__ for klass in cls.__mro__)
 
 
 def method_of(request: Any) -> str | None:

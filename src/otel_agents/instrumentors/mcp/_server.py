@@ -100,7 +100,7 @@ class ServerSide:
                 attrs[A.GEN_AI_PROMPT_NAME] = target
             span = self.telemetry.start_plain_span(f"{method} {target}" if target else method,
                                                    span_kind=SpanKind.SERVER, parent=parent, attributes=attrs)
-            uri = getattr(params, "uri", None)
+            uri = P.field(params, "uri")
             if uri is not None:
                 span.set_content(A.MCP_RESOURCE_URI, str(uri))
         return span, trace.set_span_in_context(span.span, parent), message
@@ -108,7 +108,7 @@ class ServerSide:
 
 def _record_response(span: SemanticSpan, response: Any) -> None:
     """The answer of the request: a JSON-RPC error (``ErrorData``), or a ``ServerResult``."""
-    code = getattr(response, "code", None)
+    code = P.field(response, "code")  # absent from a ServerResult: read without pydantic's AttributeError
     if isinstance(code, int) and hasattr(response, "message"):
         span.set_attribute(A.RPC_RESPONSE_STATUS_CODE, str(code))
         span.set_error(str(code), response.message)

@@ -39,6 +39,8 @@ def post_writer(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
 
 def session_id_for(session: Any) -> str | None:
     """The Streamable HTTP session id of a ``ClientSession``, or ``None`` (stdio, not known yet)."""
+    if not _TRANSPORTS:  # no Streamable HTTP transport alive (stdio, in memory): nothing to look up
+        return None
     # mcp 1.x: the session's own stream; 2.x: its dispatcher's
     stream = getattr(session, "_write_stream", None) or getattr(getattr(session, "_dispatcher", None), "_write_stream", None)
     try:
