@@ -20,6 +20,8 @@ from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, 
 
 def plain(item: Any) -> Any:
     """A dict for a pydantic model (``model_dump``), the item itself otherwise."""
+    if type(item) is dict:  # most items (the SDK's own span data): no attribute look-up
+        return item
     dump = getattr(item, "model_dump", None)
     if callable(dump):
         try:
@@ -225,11 +227,12 @@ def usage(data: Any) -> Usage | None:
                  reasoning_tokens=out_details.get("reasoning_tokens"))
 
 
-def input_text(items: Any) -> Any:
-    """What an agent was asked: the text of the last user message of its first request, else the items."""
+def input_text(items: Any, messages: list[ChatMessage] | None = None) -> Any:
+    """What an agent was asked: the text of the last user message of its first request, else the items.
+    ``messages``: ``items`` already converted by :func:`input_messages` (not converted again)."""
     if isinstance(items, str):
         return items
-    for m in reversed(input_messages(items)):
+    for m in reversed(messages if messages is not None else input_messages(items)):
         if m.role == "user":
             return m.text if m.text is not None else [plain(i) for i in items]
     return [plain(i) for i in items] if items else None

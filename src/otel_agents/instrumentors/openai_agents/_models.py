@@ -21,6 +21,8 @@ import contextvars
 from types import SimpleNamespace
 from typing import Any
 
+from opentelemetry import context as otel_context
+
 from ..._spans import SemanticSpan, guard, wrap_stream
 from ...semconv import Kind
 from .._hierarchy import HierarchyPatch
@@ -98,8 +100,10 @@ class ModelHook:
         if not self.processor.active:
             return None
         tracing = _arg(args, kwargs, _TRACING_ARG, "tracing")
-        if tracing is not None and getattr(tracing, "is_disabled", lambda: False)():
-            return None
+        if tracing is not None:
+            is_disabled = getattr(tracing, "is_disabled", None)
+            if is_disabled is not None and is_disabled():
+                return None
         where = self.processor.current_step()
         if where is None:
             return None
@@ -109,7 +113,8 @@ class ModelHook:
         sem = self.processor.telemetry.start_span(Kind.MODEL, name, parent=parent)
         if isinstance(model, str) and model:
             sem.set_model(request_model=model)
-        content = tracing is None or getattr(tracing, "include_data", lambda: True)()
+        include_data = getattr(tracing, "include_data", None) if tracing is not None else None
+        content = include_data is None or include_data()
         return ModelCall(sem, instance, agent, trace_rec, content, args, kwargs)
 
     def _response_of(self, call: ModelCall, output: Any, usage: Any, response_id: Any) -> Any:
@@ -148,8 +153,11 @@ class ModelHook:
     async def _run(self, call: ModelCall, wrapped: Any, args: tuple, kwargs: dict) -> Any:
         token = self.current.set(call)
         try:
-            with call.sem.activate():
+            current = otel_context.attach(call.sem.context())  # what call.sem.activate() does, without its generator
+            try:
                 result = await wrapped(*args, **kwargs)
+            finally:
+                otel_context.detach(current)
         except BaseException as exc:
             self._end(call, error=exc)
             raise
@@ -237,8 +245,11 @@ class CurrentWhileProducing:
     async def __anext__(self) -> Any:
         token = self._current.set(self._call)
         try:
-            with self._call.sem.activate():
+            current = otel_context.attach(self._call.sem.context())  # as sem.activate(), without its generator
+            try:
                 return await self._stream.__anext__()
+            finally:
+                otel_context.detach(current)
         finally:
             self._current.reset(token)
 

@@ -524,6 +524,7 @@ class OtelAgentsProcessor(TracingProcessor):
     def _model_end(self, sem: SemanticSpan, data: Any, rec: SpanRec, stype: str,
                    provider: str | None = PROVIDER) -> None:
         agent = rec.agent
+        messages = None  # the input converted to messages, when it was (read again for the agent's input)
         if stype == "response":
             response = getattr(data, "response", None)
             raw_input = getattr(data, "input", None)
@@ -553,8 +554,8 @@ class OtelAgentsProcessor(TracingProcessor):
             outputs = _convert.chat_messages(getattr(data, "output", None))
             output = outputs[-1] if outputs else None  # the SDK records no finish reason here: none is invented
             if sem.records_content:
-                sem.set_messages(input=_convert.chat_messages(raw_input) if raw_input else None,
-                                 output=outputs or None)
+                messages = _convert.chat_messages(raw_input) if raw_input else None
+                sem.set_messages(input=messages, output=outputs or None)
             elif output is not None and output.finish_reason:
                 sem.set_finish_reasons([output.finish_reason])
             config = getattr(data, "model_config", None)
@@ -565,11 +566,15 @@ class OtelAgentsProcessor(TracingProcessor):
         if agent is not None:
             if not agent.has_input and raw_input is not None:
                 agent.has_input = True
-                text = _convert.input_text(raw_input) if stype == "response" else _last_user_text(raw_input)
-                agent.sem.set_input(text)
                 trace_rec = rec.trace
-                if trace_rec is not None and trace_rec.input is None:
-                    trace_rec.input = text
+                for_run = trace_rec is not None and trace_rec.input is None
+                # Content: read only when the agent's span or the run's records it (else both would drop it).
+                if agent.sem.records_content or (for_run and trace_rec.root.records_content):
+                    text = _convert.input_text(raw_input, messages) if stype == "response" \
+                        else _last_user_text(raw_input, messages)
+                    agent.sem.set_input(text)
+                    if for_run:
+                        trace_rec.input = text
             if output is not None:
                 agent.calls = [(p.name, p.arguments, p.id) for p in output.tool_calls]
                 if not agent.calls and output.text is not None:
@@ -648,8 +653,10 @@ def _handoff_tool_name(source: AgentRec | None, target: str) -> str:
     return default
 
 
-def _last_user_text(messages: Any) -> Any:
-    for m in reversed(_convert.chat_messages(messages)):
+def _last_user_text(messages: Any, converted: list[Any] | None = None) -> Any:
+    """The text of the last user message of a ``generation`` span's input ``messages`` (``converted``: the
+    same, already converted by :func:`._convert.chat_messages`), or ``None``."""
+    for m in reversed(converted if converted is not None else _convert.chat_messages(messages)):
         if m.role == "user":
             return m.text
     return None

@@ -124,7 +124,13 @@ class Installation:
                 self.processor.note_exception(args[0], exc)
         return wrapped(*args, **kwargs)
 
-    async def _final_output_from_tools(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    def _final_output_from_tools(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        behavior = getattr(args[0] if args else kwargs.get("agent"), "tool_use_behavior", None)
+        if not self.processor.active or (type(behavior) is str and behavior == "run_llm_again"):
+            return wrapped(*args, **kwargs)  # the default: the model is asked again, never a final output here
+        return self._final_output_of(wrapped, args, kwargs)
+
+    async def _final_output_of(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
         result = await wrapped(*args, **kwargs)
         if self.processor.active and getattr(result, "is_final_output", False):
             with guard("openai_agents.final_output"):
