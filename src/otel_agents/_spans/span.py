@@ -37,7 +37,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from ..semconv import Kind, attributes as A, span_name, vocabularies as V
-from . import encoding, pipeline
+from . import encoding, pipeline, sdk_write
 from .content import ContentSetters
 from .guard import guard, report_internal_error
 from .index import _OPEN, semantic_span_for
@@ -221,7 +221,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         pending = self._pending
         if pending:
             self._pending = {}
-            self.span.set_attributes(pending)
+            sdk_write.set_attributes(self.span, pending)
 
     def media_budget(self) -> int:
         """The media budget (bytes) of this span's settings, read once per span."""
