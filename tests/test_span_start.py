@@ -135,3 +135,43 @@ def test_a_registry_without_an_age_limit_caps_its_size(provider, exporter) -> No
     assert len(reg) == 2 and reg.evicted == 3
     reg.clear()
     assert all(s.end_time for s in exporter.spans) and len(exporter.spans) == 5
+
+
+def test_the_span_policy_is_the_five_reads_and_follows_every_change(monkeypatch) -> None:
+    """Settings.span_policy() (read once per span) gives what the five reads give, after any change of a
+    variable or of a setting (its last reading is reused only while none changed)."""
+    s = Settings()
+
+    def reads() -> tuple:
+        return s.content_enabled(), s.content_budget(), s.mark_status_ok(), s.vocabulary_filter(), s.media_budget()
+
+    assert s.span_policy() == reads() == (True, 16_384, False, None, 4096)
+    for name, value in (("OTEL_AGENTS_MAX_MEDIA_BYTES", "9"), ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "100"),
+                        ("OTEL_AGENTS_STATUS_OK", "yes"), ("OTEL_AGENTS_VOCABULARIES", "langfuse"),
+                        ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")):
+        before = s.span_policy()
+        monkeypatch.setenv(name, value)
+        assert s.span_policy() == reads() != before
+    assert s.span_policy() == (False, 100, True, frozenset({"langfuse"}), 9)
+    for field, value in (("capture_content", True), ("max_content_length", 200), ("status_ok", False),
+                         ("vocabularies", frozenset({"gen_ai"})), ("max_media_bytes", 1)):
+        before = s.span_policy()
+        setattr(s, field, value)
+        assert s.span_policy() == reads() != before
+    assert s == Settings(capture_content=True, max_content_length=200, status_ok=False, vocabularies="gen_ai",
+                         max_media_bytes=1)  # the kept reading is not a setting: equality ignores it
+
+
+def test_a_span_keeps_the_media_budget_it_started_with(monkeypatch, provider, exporter) -> None:
+    from otel_agents._spans.messages import BlobPart
+
+    t = Telemetry(provider, settings=Settings(capture_content=True), framework="test")
+    s = t.start_span("model", "m", operation="chat")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_MEDIA_BYTES", "0")  # after the start: not this span's
+    s.set_messages(input=[ChatMessage("user", parts=[BlobPart(b"png", "image", "image/png")])])
+    s.end()
+    assert '"content":"cG5n"' in exporter.spans[-1].attributes[A.GEN_AI_INPUT_MESSAGES]
+    s = t.start_span("model", "m", operation="chat")
+    s.set_messages(input=[ChatMessage("user", parts=[BlobPart(b"png", "image", "image/png")])])
+    s.end()
+    assert '"content":""' in exporter.spans[-1].attributes[A.GEN_AI_INPUT_MESSAGES]

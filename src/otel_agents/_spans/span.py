@@ -76,7 +76,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
-                 parent: "SemanticSpan | None" = None, only: Any = _FROM_SETTINGS):
+                 parent: "SemanticSpan | None" = None, only: Any = _FROM_SETTINGS,
+                 policy: tuple[bool, int, bool, frozenset[str] | None, int] | None = None):
         self.kind = kind
         self.span = span
         self.telemetry = telemetry
@@ -98,7 +99,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False
         # The vocabularies written: None = all of them (nothing to filter), else the selection.
         self._only: frozenset[str] | None = None
-        if not self._mute:
+        if policy is not None and not self._mute:  # read by the factory (Settings.span_policy)
+            self._content, self._budget, self._status_ok, self._only, self._media = policy
+        elif not self._mute:
             try:  # unusable settings: the span records, without content (not `with guard`: every span runs this)
                 settings = telemetry.settings
                 budget = settings.content_budget()
