@@ -186,7 +186,7 @@ class ContentSetters:
         if only is not None and not V.written(key, only):
             return None
         if len(encoded) <= self._budget and self.telemetry.settings.redact_hook is None:
-            attrs[key] = encoding.utf8_safe(encoded)
+            attrs[key] = encoded if encoded.isascii() else encoding.utf8_safe(encoded)
             return A.MIME_JSON
         return self._render_into(attrs, key, data_of(), redacted=True, encoded=encoded)
 
@@ -356,7 +356,7 @@ class ContentSetters:
                         role = otel_value(role)
                     if role is not None:
                         attrs[role_key] = role
-                    attrs[content_key] = encoding.utf8_safe(text)
+                    attrs[content_key] = text if text.isascii() else encoding.utf8_safe(text)
                     continue
             key = _message_key(m, budget) if cache and plain and type(m) is ChatMessage else None
             cached = _FLAT.get(key) if key is not None else None

@@ -181,9 +181,13 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             for k, v in attributes.items():
                 if only is not None and not V.written(k, only):
                     continue
-                v = otel_value(v)
-                if v is not None:
-                    pending[k] = v
+                t = type(v)  # otel_value(v), with its two most common cases (a str, None) first
+                if t is str:
+                    pending[k] = pipeline.label(v)
+                elif v is not None:
+                    v = v if t is int or t is float or t is bool else otel_value(v)
+                    if v is not None:
+                        pending[k] = v
             if len(pending) > _PENDING_MAX:
                 self._flush()
         except Exception as exc:  # noqa: BLE001
