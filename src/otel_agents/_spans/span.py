@@ -224,7 +224,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 self._flush()
 
     def _flush(self) -> None:
-        """Hand the attributes recorded so far to the SDK (one call)."""
+        """Hand the attributes recorded so far to the SDK in one call (:func:`.sdk_write.set_attributes`: written
+        directly when every value is one the SDK would store unchanged, else ``set_attributes``)."""
         pending = self._pending
         if pending:
             self._pending = {}
