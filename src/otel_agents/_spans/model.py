@@ -14,7 +14,8 @@ from .usage import Usage
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-_MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
+_MODEL, _EMBEDDING = Kind.MODEL, Kind.EMBEDDING  # read off the Enum class once (several times a global each)
+_MODEL_KINDS = (_MODEL, _EMBEDDING)
 
 # Request parameters repeat request after request: their JSON is kept, keyed by (their JSON, budget).
 # Bound: 64 entries of at most 4 KiB of JSON each (not content: no redaction hook applies to it).
@@ -78,12 +79,12 @@ class ModelSetters:
             if request_model:
                 attrs[A.GEN_AI_REQUEST_MODEL] = request_model
                 self._metric_attrs[A.GEN_AI_REQUEST_MODEL] = request_model
-                key = A.EMBEDDING_MODEL_NAME if self.kind is Kind.EMBEDDING else A.LLM_MODEL_NAME
+                key = A.EMBEDDING_MODEL_NAME if self.kind is _EMBEDDING else A.LLM_MODEL_NAME
                 attrs[key] = response_model or request_model
             if response_model:
                 attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
                 self._metric_attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
-                if self.kind is Kind.MODEL:
+                if self.kind is _MODEL:
                     attrs[A.LLM_MODEL_NAME] = response_model
             if provider:
                 attrs[A.GEN_AI_PROVIDER_NAME] = provider
