@@ -175,3 +175,29 @@ def test_a_span_keeps_the_media_budget_it_started_with(monkeypatch, provider, ex
     s.set_messages(input=[ChatMessage("user", parts=[BlobPart(b"png", "image", "image/png")])])
     s.end()
     assert '"content":""' in exporter.spans[-1].attributes[A.GEN_AI_INPUT_MESSAGES]
+
+
+def test_the_open_span_index_holds_open_spans_only(provider) -> None:
+    """The index by span id (a plain dict of weak references): an ended span leaves it, a span dropped without
+    ending leaves it when collected, and a live span is found from its OTel span and from a child of it."""
+    import gc
+
+    from opentelemetry import trace
+
+    from otel_agents._spans import index, semantic_span_for
+
+    t = Telemetry(provider, framework="test")
+    before = len(index._OPEN)
+    s = t.start_span("agent", "a")
+    assert semantic_span_for(s.span) is s and len(index._OPEN) == before + 1
+    child = trace.get_tracer("app", tracer_provider=provider).start_span("app", context=s.context())
+    assert semantic_span_for(child) is s  # an application span's semantic parent
+    child.end()
+    s.end()
+    assert semantic_span_for(s.span) is None and len(index._OPEN) == before
+    dropped = t.start_span("tool", "never_ended")
+    key = dropped._index_key
+    assert key in index._OPEN
+    del dropped
+    gc.collect()
+    assert key not in index._OPEN and len(index._OPEN) == before

@@ -261,8 +261,10 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             key = self._index_key
             if key is not None:
                 found = _OPEN.pop(key, None)
-                if found is not None and found is not self:  # another span's entry (an id collision): keep it
-                    _OPEN[key] = found
+                if found is not None:  # another live span's entry (an id collision): keep it
+                    other = found()
+                    if other is not None and other is not self:
+                        _OPEN[key] = found
             self._flush()
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
