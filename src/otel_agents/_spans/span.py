@@ -115,7 +115,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._in_band = False  # set_error was called: its error.type and status stand
         self._usage: Usage | None = None
         self._metric_attrs: dict[str, Any] = {}
-        if kind in _MODEL_KINDS:  # not `kind is Kind.MODEL`: reading an Enum member off its class is several times a global
+        if kind in _MODEL_KINDS:  # not `kind is Kind.MODEL`: an Enum member read off its class costs more
             op = kind_attrs.get(A.GEN_AI_OPERATION_NAME)
             if op:
                 self._metric_attrs[A.GEN_AI_OPERATION_NAME] = op
