@@ -135,3 +135,69 @@ def test_a_registry_without_an_age_limit_caps_its_size(provider, exporter) -> No
     assert len(reg) == 2 and reg.evicted == 3
     reg.clear()
     assert all(s.end_time for s in exporter.spans) and len(exporter.spans) == 5
+
+
+def test_the_span_policy_is_the_five_reads_and_follows_every_change(monkeypatch) -> None:
+    """Settings.span_policy() (read once per span) gives what the five reads give, after any change of a
+    variable or of a setting (its last reading is reused only while none changed)."""
+    s = Settings()
+
+    def reads() -> tuple:
+        return s.content_enabled(), s.content_budget(), s.mark_status_ok(), s.vocabulary_filter(), s.media_budget()
+
+    assert s.span_policy() == reads() == (True, 16_384, False, None, 4096)
+    for name, value in (("OTEL_AGENTS_MAX_MEDIA_BYTES", "9"), ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "100"),
+                        ("OTEL_AGENTS_STATUS_OK", "yes"), ("OTEL_AGENTS_VOCABULARIES", "langfuse"),
+                        ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")):
+        before = s.span_policy()
+        monkeypatch.setenv(name, value)
+        assert s.span_policy() == reads() != before
+    assert s.span_policy() == (False, 100, True, frozenset({"langfuse"}), 9)
+    for field, value in (("capture_content", True), ("max_content_length", 200), ("status_ok", False),
+                         ("vocabularies", frozenset({"gen_ai"})), ("max_media_bytes", 1)):
+        before = s.span_policy()
+        setattr(s, field, value)
+        assert s.span_policy() == reads() != before
+    assert s == Settings(capture_content=True, max_content_length=200, status_ok=False, vocabularies="gen_ai",
+                         max_media_bytes=1)  # the kept reading is not a setting: equality ignores it
+
+
+def test_a_span_keeps_the_media_budget_it_started_with(monkeypatch, provider, exporter) -> None:
+    from otel_agents._spans.messages import BlobPart
+
+    t = Telemetry(provider, settings=Settings(capture_content=True), framework="test")
+    s = t.start_span("model", "m", operation="chat")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_MEDIA_BYTES", "0")  # after the start: not this span's
+    s.set_messages(input=[ChatMessage("user", parts=[BlobPart(b"png", "image", "image/png")])])
+    s.end()
+    assert '"content":"cG5n"' in exporter.spans[-1].attributes[A.GEN_AI_INPUT_MESSAGES]
+    s = t.start_span("model", "m", operation="chat")
+    s.set_messages(input=[ChatMessage("user", parts=[BlobPart(b"png", "image", "image/png")])])
+    s.end()
+    assert '"content":""' in exporter.spans[-1].attributes[A.GEN_AI_INPUT_MESSAGES]
+
+
+def test_the_open_span_index_holds_open_spans_only(provider) -> None:
+    """The index by span id (a plain dict of weak references): an ended span leaves it, a span dropped without
+    ending leaves it when collected, and a live span is found from its OTel span and from a child of it."""
+    import gc
+
+    from opentelemetry import trace
+
+    from otel_agents._spans import index, semantic_span_for
+
+    t = Telemetry(provider, framework="test")
+    before = len(index._OPEN)
+    s = t.start_span("agent", "a")
+    assert semantic_span_for(s.span) is s and len(index._OPEN) == before + 1
+    child = trace.get_tracer("app", tracer_provider=provider).start_span("app", context=s.context())
+    assert semantic_span_for(child) is s  # an application span's semantic parent
+    child.end()
+    s.end()
+    assert semantic_span_for(s.span) is None and len(index._OPEN) == before
+    dropped = t.start_span("tool", "never_ended")
+    key = dropped._index_key
+    assert key in index._OPEN
+    del dropped
+    gc.collect()
+    assert key not in index._OPEN and len(index._OPEN) == before

@@ -186,7 +186,7 @@ class ContentSetters:
         if only is not None and not V.written(key, only):
             return None
         if len(encoded) <= self._budget and self.telemetry.settings.redact_hook is None:
-            attrs[key] = encoding.utf8_safe(encoded)
+            attrs[key] = encoded if encoded.isascii() else encoding.utf8_safe(encoded)
             return A.MIME_JSON
         return self._render_into(attrs, key, data_of(), redacted=True, encoded=encoded)
 
@@ -236,7 +236,7 @@ class ContentSetters:
         """
         if self._ended or self._mute:
             return
-        with guard("span.set_messages"):
+        try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             if output:
                 reasons = [m.finish_reason for m in output if m.finish_reason]
                 if reasons:
@@ -299,6 +299,8 @@ class ContentSetters:
             if tools:
                 self._tools_into(attrs, tools)
             self._emit(attrs)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_messages", exc)
 
     def set_tool_definitions(self, tools: Sequence[ToolDefinition]) -> None:
         """The tools offered to the model (content): ``gen_ai.tool.definitions`` (OTel GenAI
@@ -354,7 +356,7 @@ class ContentSetters:
                         role = otel_value(role)
                     if role is not None:
                         attrs[role_key] = role
-                    attrs[content_key] = encoding.utf8_safe(text)
+                    attrs[content_key] = text if text.isascii() else encoding.utf8_safe(text)
                     continue
             key = _message_key(m, budget) if cache and plain and type(m) is ChatMessage else None
             cached = _FLAT.get(key) if key is not None else None
@@ -419,7 +421,7 @@ class ContentSetters:
         if value is None or not self._content or self._ended or \
                 (self._only is not None and not any(self._writes(k) for k in keys)):
             return
-        with guard("span.set_content"):
+        try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             data = self._redacted(value) if redact_once else value
             attrs: dict[str, Any] = {}
             mime = None
@@ -428,6 +430,8 @@ class ContentSetters:
             if mime:
                 attrs[mime_key] = mime
             self._emit(attrs)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_content", exc)
 
     def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
                       data_source: str | None = None) -> None:

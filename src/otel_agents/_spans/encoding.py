@@ -244,12 +244,14 @@ def dumps(data: Any) -> str:
     keys, subclasses of ``str``/``int``/``dict``/``list``) go to the standard library.
     """
     try:
-        out = orjson.dumps(data, option=_ORJSON_OPTIONS)
+        text = orjson.dumps(data, option=_ORJSON_OPTIONS).decode("utf-8")
     except (TypeError, orjson.JSONEncodeError):
-        out = None
-    if out is None or b"null" in out or b"e-" in out or b"0.0000" in out:
+        text = None
+    # Searched in the text, not the bytes: `b"null" in out` first tries the operand as an integer (a byte),
+    # raising and clearing a TypeError each time; the text has the same ASCII substrings as its UTF-8.
+    if text is None or "null" in text or "e-" in text or "0.0000" in text:
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return out.decode("utf-8")
+    return text
 
 
 def dumps_strings(data: Any) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
 from .guard import report_internal_error
@@ -11,16 +12,24 @@ if TYPE_CHECKING:
     from .span import SemanticSpan
 
 
-# Open semantic spans by OTel span id. Weak values, and each entry is removed when
-# its span ends, so the index holds only spans that are open and still referenced.
-_OPEN: "weakref.WeakValueDictionary[int, SemanticSpan]" = weakref.WeakValueDictionary()
+# Open semantic spans by OTel span id, as weak references: each entry is removed when its span ends, and by the
+# reference's callback when a span that never ended is collected (`_remove_dead_weakref`, what
+# `weakref.WeakValueDictionary` itself uses: removes the key only while its value is a dead reference), so the
+# index holds only spans that are open and still referenced. A plain dict rather than a WeakValueDictionary: its
+# Python-level set and pop (three frames a span) cost more than the rest of the index.
+_OPEN: dict[int, "weakref.ReferenceType[SemanticSpan]"] = {}
 
 
 def _index(semantic: SemanticSpan) -> None:
     span_id = semantic.span.get_span_context().span_id
     if span_id:
         semantic._index_key = span_id
-        _OPEN[span_id] = semantic
+        _OPEN[span_id] = weakref.ref(semantic, lambda _, key=span_id: _remove_dead_weakref(_OPEN, key))
+
+
+def _get(span_id: int) -> SemanticSpan | None:
+    ref = _OPEN.get(span_id)
+    return ref() if ref is not None else None
 
 
 def semantic_span_for(span: Any) -> SemanticSpan | None:
@@ -35,11 +44,11 @@ def semantic_span_for(span: Any) -> SemanticSpan | None:
     Never raises. Cost: one or two dictionary look-ups.
     """
     try:
-        found = _OPEN.get(span.get_span_context().span_id)
+        found = _get(span.get_span_context().span_id)
         if found is None:
             parent_ctx = getattr(span, "parent", None)
             if parent_ctx is not None:
-                found = _OPEN.get(parent_ctx.span_id)
+                found = _get(parent_ctx.span_id)
         return found
     except Exception as exc:  # noqa: BLE001
         report_internal_error("span.semantic_span_for", exc)

@@ -39,7 +39,9 @@ def json_key(data: Any, max_bytes: int) -> bytes | None:
         return None
     if len(key) > max_bytes:
         return None
-    if b"null" in key:  # orjson writes NaN and Infinity as null: they must not share a key with None
+    # orjson writes NaN and Infinity as null: they must not share a key with None (`find`, not `in`: `in` on
+    # bytes first tries its operand as an integer, raising and clearing a TypeError each time)
+    if key.find(b"null") >= 0:
         try:
             json.dumps(data, allow_nan=False)
         except (TypeError, ValueError):

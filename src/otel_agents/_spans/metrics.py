@@ -14,7 +14,7 @@ from opentelemetry.metrics import get_meter
 
 from .. import __version__
 from ..semconv import attributes as A
-from .guard import guard
+from .guard import report_internal_error
 
 _DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
 _TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
@@ -37,7 +37,7 @@ class GenAIMetrics:
     def record(self, span: Any, seconds: float, usage: Any, attrs: Mapping[str, Any],
                error_type: str | None) -> None:
         """Record one finished model or embedding call (``seconds``: duration)."""
-        with guard("metrics.record"):
+        try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             attributes = dict(attrs)
             if error_type:
                 attributes[A.ERROR_TYPE] = error_type
@@ -46,3 +46,5 @@ class GenAIMetrics:
                 for token_type, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
                     if value is not None:
                         self.tokens.record(int(value), {**attributes, A.GEN_AI_TOKEN_TYPE: token_type})
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("metrics.record", exc)

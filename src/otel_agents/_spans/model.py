@@ -7,19 +7,26 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..semconv import Kind, attributes as A
 from . import encoding, memo, pipeline
-from .guard import guard
+from .guard import report_internal_error
 from .messages import normalize_finish_reason
 from .usage import Usage
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-_MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
+_MODEL, _EMBEDDING = Kind.MODEL, Kind.EMBEDDING  # read off the Enum class once (several times a global each)
+_MODEL_KINDS = (_MODEL, _EMBEDDING)
 
 # Request parameters repeat request after request: their JSON is kept, keyed by (their JSON, budget).
 # Bound: 64 entries of at most 4 KiB of JSON each (not content: no redaction hook applies to it).
 _PARAMETERS: memo.Memo[str] = memo.Memo(64)
 _PARAMETERS_KEY_BYTES = 4096
+
+_USAGE_DETAILS = (
+    (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ, "cache_read_tokens"),
+    (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE, "cache_creation_tokens"),
+    (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING, "reasoning_tokens"),
+)
 
 _PARAMETER_KEYS = {
     "temperature": A.GEN_AI_REQUEST_TEMPERATURE,
@@ -34,6 +41,7 @@ _PARAMETER_KEYS = {
     "seed": A.GEN_AI_REQUEST_SEED,
     "stream": A.GEN_AI_REQUEST_STREAM,
 }
+_PARAMETER_ORDER = {src: i for i, src in enumerate(_PARAMETER_KEYS)}
 
 
 class ModelSetters:
@@ -66,17 +74,17 @@ class ModelSetters:
         """
         if self.kind not in _MODEL_KINDS:
             return
-        with guard("span.set_model"):
+        try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             attrs: dict[str, Any] = {}
             if request_model:
                 attrs[A.GEN_AI_REQUEST_MODEL] = request_model
                 self._metric_attrs[A.GEN_AI_REQUEST_MODEL] = request_model
-                key = A.EMBEDDING_MODEL_NAME if self.kind is Kind.EMBEDDING else A.LLM_MODEL_NAME
+                key = A.EMBEDDING_MODEL_NAME if self.kind is _EMBEDDING else A.LLM_MODEL_NAME
                 attrs[key] = response_model or request_model
             if response_model:
                 attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
                 self._metric_attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
-                if self.kind is Kind.MODEL:
+                if self.kind is _MODEL:
                     attrs[A.LLM_MODEL_NAME] = response_model
             if provider:
                 attrs[A.GEN_AI_PROVIDER_NAME] = provider
@@ -85,15 +93,16 @@ class ModelSetters:
             attrs[A.GEN_AI_RESPONSE_ID] = response_id
             if parameters and not self._mute:
                 params = {k: v for k, v in parameters.items() if v is not None}
-                for src, dst in _PARAMETER_KEYS.items():
-                    if src in params:
-                        value = params[src]
-                        if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
-                            value = [value]
-                        attrs[dst] = value
+                for src in sorted(params.keys() & _PARAMETER_KEYS.keys(), key=_PARAMETER_ORDER.__getitem__):
+                    dst, value = _PARAMETER_KEYS[src], params[src]  # in the table's order, the later of two wins
+                    if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
+                        value = [value]
+                    attrs[dst] = value
                 if self._writes(A.LLM_INVOCATION_PARAMETERS):
                     attrs[A.LLM_INVOCATION_PARAMETERS] = self._parameters_json(params)
             self.set_attributes(attrs)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_model", exc)
 
     def _parameters_json(self, params: dict[str, Any]) -> str:
         """``llm.invocation_parameters``: ``params`` redacted, each string cut to the budget, as JSON; from
@@ -113,12 +122,14 @@ class ModelSetters:
         (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…)."""
         if self._ended or self._mute:
             return
-        with guard("span.set_finish_reasons"):
+        try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             # Each a label (what set_attributes makes of a list of strings), written without its checks.
             reasons = [pipeline.label(normalize_finish_reason(r)) for r in reasons if r]
             if reasons:
                 # OpenInference has one reason per span (llm.finish_reason): the first choice's.
                 self._write({A.GEN_AI_RESPONSE_FINISH_REASONS: reasons, A.LLM_FINISH_REASON: reasons[0]})
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_finish_reasons", exc)
 
     def set_usage(self, usage: Usage | None, *, prefer_complete: bool = True) -> None:
         """Token usage (model and embedding spans only): GenAI and OpenInference counts.
@@ -129,26 +140,27 @@ class ModelSetters:
         """
         if self._ended or usage is None or self.kind not in _MODEL_KINDS:
             return
-        with guard("span.set_usage"):
+        try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             if prefer_complete and self._usage is not None and usage.completeness() < self._usage.completeness():
                 return
             self._usage = usage  # kept for the token metric even when the span is sampled out
             if self._mute:
                 return
-            pairs = (
-                (A.GEN_AI_USAGE_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT, usage.input_tokens),
-                (A.GEN_AI_USAGE_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION, usage.output_tokens),
-                (None, A.LLM_TOKEN_COUNT_TOTAL, usage.total_tokens),
-                (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ, usage.cache_read_tokens),
-                (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE, usage.cache_creation_tokens),
-                (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING, usage.reasoning_tokens),
-            )
+            # The three counts every model reports, then those only some report (each in both vocabularies).
             attrs: dict[str, int] = {}
-            for genai_key, oi_key, value in pairs:
-                if value is None:
-                    continue
-                value = int(value)
-                if genai_key:
-                    attrs[genai_key] = value
-                attrs[oi_key] = value
+            value = usage.input_tokens
+            if value is not None:
+                attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = int(value)
+            value = usage.output_tokens
+            if value is not None:
+                attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_COMPLETION] = int(value)
+            value = usage.total_tokens
+            if value is not None:
+                attrs[A.LLM_TOKEN_COUNT_TOTAL] = int(value)
+            for genai_key, oi_key, field in _USAGE_DETAILS:
+                value = getattr(usage, field)
+                if value is not None:
+                    attrs[genai_key] = attrs[oi_key] = int(value)
             self._write(attrs)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_usage", exc)

@@ -36,9 +36,10 @@ def _label(text: str) -> str:
 def label(text: str) -> str:
     """A span name, name, id or other non-content string with secret shapes and secret-named keys
     redacted (content on or off: a key can be anywhere, a tool's name included), made UTF-8-safe."""
-    if len(text) < 9:  # too short for any rule of redact_text
-        return encoding.utf8_safe(text)
-    return _label(text) if len(text) <= _CACHED_LABEL else encoding.utf8_safe(redact_text(text))
+    n = len(text)
+    if n < 9:  # too short for any rule of redact_text
+        return text if text.isascii() else encoding.utf8_safe(text)
+    return _label(text) if n <= _CACHED_LABEL else encoding.utf8_safe(redact_text(text))
 
 
 def otel_value(value: Any) -> Any:

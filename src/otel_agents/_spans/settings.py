@@ -78,6 +78,10 @@ _ENV_VALUE = getattr(_ENVIRON, "decodevalue", None)
 if not (isinstance(_ENV_DATA, dict) and callable(_ENV_KEY) and callable(_ENV_VALUE)):  # another Python
     _ENV_DATA = None
 _ENV_KEYS: dict[str, object] = {}
+# The variables Settings.span_policy() depends on, encoded as os.environ's dictionary keys.
+_POLICY_KEYS = tuple(_ENV_KEY(name) for name in (  # type: ignore[misc]
+    ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_STATUS_OK, ENV_VOCABULARIES, ENV_MAX_MEDIA_BYTES)) \
+    if _ENV_DATA is not None else ()
 
 
 def getenv(name: str) -> str | None:
@@ -169,6 +173,8 @@ class Settings:
     redact_hook: RedactHook | None = field(default=None, repr=False)
     status_ok: bool | None = None
     vocabularies: frozenset[str] | str | Iterable[str] | None = None
+    # span_policy()'s last reading: (what it depended on, the policy); not a setting.
+    _policy: tuple = field(default=((), ()), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.vocabularies is not None:
@@ -211,6 +217,28 @@ class Settings:
         if self.max_media_bytes is not None:
             return max(0, int(self.max_media_bytes)) if math.isfinite(self.max_media_bytes) else DEFAULT_MAX_MEDIA_BYTES
         return int(_number_from_env(ENV_MAX_MEDIA_BYTES, DEFAULT_MAX_MEDIA_BYTES, 0))
+
+    def span_policy(self) -> tuple[bool, int, bool, frozenset[str] | None, int]:
+        """What a span keeps for its life, read when it starts: ``(content_enabled(), content_budget(),
+        mark_status_ok(), vocabulary_filter(), media_budget())``.
+
+        The same values as those five reads, from the environment as it is now; parsed again only when one
+        of their variables or of these settings changed since the last call (the variables' raw values are
+        compared, as one dictionary look-up each: see :func:`getenv`). Raises what those reads raise."""
+        data = _ENV_DATA
+        key = None
+        if data is not None and os.environ is _ENVIRON:
+            k1, k2, k3, k4, k5 = _POLICY_KEYS
+            key = (self.capture_content, self.max_content_length, self.status_ok, self.vocabularies,
+                   self.max_media_bytes, data.get(k1), data.get(k2), data.get(k3), data.get(k4), data.get(k5))
+            last = self._policy
+            if last[0] == key:
+                return last[1]
+        policy = (self.content_enabled(), self.content_budget(), self.mark_status_ok(), self.vocabulary_filter(),
+                  self.media_budget())
+        if key is not None:
+            self._policy = (key, policy)
+        return policy
 
     def idle_timeout(self) -> float:
         """Seconds before an idle stream is ended as abandoned."""

@@ -37,7 +37,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from ..semconv import Kind, attributes as A, span_name, vocabularies as V
-from . import encoding, pipeline
+from . import encoding, pipeline, sdk_write
 from .content import ContentSetters
 from .guard import guard, report_internal_error
 from .index import _OPEN, semantic_span_for
@@ -76,7 +76,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
-                 parent: "SemanticSpan | None" = None, only: Any = _FROM_SETTINGS):
+                 parent: "SemanticSpan | None" = None, only: Any = _FROM_SETTINGS,
+                 policy: tuple[bool, int, bool, frozenset[str] | None, int] | None = None):
         self.kind = kind
         self.span = span
         self.telemetry = telemetry
@@ -98,7 +99,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False
         # The vocabularies written: None = all of them (nothing to filter), else the selection.
         self._only: frozenset[str] | None = None
-        if not self._mute:
+        if policy is not None and not self._mute:  # read by the factory (Settings.span_policy)
+            self._content, self._budget, self._status_ok, self._only, self._media = policy
+        elif not self._mute:
             try:  # unusable settings: the span records, without content (not `with guard`: every span runs this)
                 settings = telemetry.settings
                 budget = settings.content_budget()
@@ -112,7 +115,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._in_band = False  # set_error was called: its error.type and status stand
         self._usage: Usage | None = None
         self._metric_attrs: dict[str, Any] = {}
-        if kind is Kind.MODEL or kind is Kind.EMBEDDING:
+        if kind in _MODEL_KINDS:  # not `kind is Kind.MODEL`: an Enum member read off its class costs more
             op = kind_attrs.get(A.GEN_AI_OPERATION_NAME)
             if op:
                 self._metric_attrs[A.GEN_AI_OPERATION_NAME] = op
@@ -178,9 +181,13 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             for k, v in attributes.items():
                 if only is not None and not V.written(k, only):
                     continue
-                v = otel_value(v)
-                if v is not None:
-                    pending[k] = v
+                t = type(v)  # otel_value(v), with its two most common cases (a str, None) first
+                if t is str:
+                    pending[k] = pipeline.label(v)
+                elif v is not None:
+                    v = v if t is int or t is float or t is bool else otel_value(v)
+                    if v is not None:
+                        pending[k] = v
             if len(pending) > _PENDING_MAX:
                 self._flush()
         except Exception as exc:  # noqa: BLE001
@@ -217,11 +224,12 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 self._flush()
 
     def _flush(self) -> None:
-        """Hand the attributes recorded so far to the SDK (one call)."""
+        """Hand the attributes recorded so far to the SDK in one call (:func:`.sdk_write.set_attributes`: written
+        directly when every value is one the SDK would store unchanged, else ``set_attributes``)."""
         pending = self._pending
         if pending:
             self._pending = {}
-            self.span.set_attributes(pending)
+            sdk_write.set_attributes(self.span, pending)
 
     def media_budget(self) -> int:
         """The media budget (bytes) of this span's settings, read once per span."""
@@ -253,8 +261,10 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             key = self._index_key
             if key is not None:
                 found = _OPEN.pop(key, None)
-                if found is not None and found is not self:  # another span's entry (an id collision): keep it
-                    _OPEN[key] = found
+                if found is not None:  # another live span's entry (an id collision): keep it
+                    other = found()
+                    if other is not None and other is not self:
+                        _OPEN[key] = found
             self._flush()
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)

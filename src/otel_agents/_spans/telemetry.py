@@ -92,7 +92,11 @@ class Telemetry:
         try:
             if type(kind) is not Kind:
                 kind = Kind(kind)
-            if name_is_content and not self.settings.content_enabled():
+            try:  # the settings a span keeps, read once (unusable settings: the span reads them itself, and records)
+                policy: tuple[bool, int, bool, frozenset[str] | None, int] | None = self.settings.span_policy()
+            except Exception:  # noqa: BLE001
+                policy = None
+            if name_is_content and not (policy[0] if policy is not None else self.settings.content_enabled()):
                 name = None
             if name is not None:
                 name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
@@ -121,12 +125,12 @@ class Telemetry:
                     ov = otel_value(v)
                     if ov is not None:
                         start_attrs[k] = ov
-            only = self.settings.vocabulary_filter()
+            only = policy[3] if policy is not None else self.settings.vocabulary_filter()
             if only is not None:
                 start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
             span = self.tracer.start_span(sname, context=ctx, kind=span_kind or default_span_kind,
                                           attributes=start_attrs, start_time=start_time)
-            semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only)
+            semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only, policy=policy)
             semantic.run_name = run_name
             _index(semantic)
             return semantic

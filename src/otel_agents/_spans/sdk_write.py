@@ -1,0 +1,106 @@
+"""Handing a span's ready attributes to the OTel SDK span in one call, without the SDK's re-validation
+when every value is already one the SDK would store unchanged.
+
+A semantic span collects its attributes while it is open and hands them over once, at its end
+(:meth:`~.span.SemanticSpan._flush`). Every value it collects came out of :mod:`.pipeline`: a ``str``,
+``bool``, ``int``, ``float``, or a non-empty list of one of those types. For such values the SDK's
+``Span.set_attributes`` (``BoundedAttributes._set_items``) only re-checks each key and value (a Python
+call per value) and turns a list into a tuple: about a third of a model span's cost for nothing.
+
+:func:`set_attributes` does exactly what ``Span.set_attributes`` would do with those values — under the
+span's lock, the ended check, then under the attributes' lock each key removed and re-inserted (a key set
+again moves last), lists stored as tuples — by writing to the SDK's attribute map, but only when all of
+these hold; otherwise it calls the public ``span.set_attributes``:
+
+* the span is the SDK's own ``_Span`` with a ``BoundedAttributes`` of a plain ``dict`` (the SDK's classes,
+  not a subclass or another SDK), mutable, not ended;
+* no attribute value length limit (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``/``SpanLimits``: the SDK cuts
+  strings) and room under the attribute count limit for every new key (else the SDK drops the oldest and
+  counts them);
+* every key a non-empty ``str``, every value of exactly the types above (a ``str`` subclass, ``None``, a
+  mixed or empty list, ``bytes``… all go to the SDK, which cleans them as it always has).
+
+The SDK's private names used (``_attributes``, ``_lock``, ``_end_time``; ``BoundedAttributes._dict``,
+``_lock``, ``_immutable``, ``maxlen``, ``max_value_len``) are those of opentelemetry-sdk 1.44 and 1.45;
+``tests/test_span_sdk_write.py`` pins that this path is taken with the installed SDK and that it leaves a
+span exactly as ``set_attributes`` does (values, types, order, dropped count), and falls back where it must.
+"""
+
+from __future__ import annotations
+
+from itertools import compress
+from typing import Any, Mapping
+
+try:  # the SDK is a dependency; a missing or reshaped one only disables the direct path
+    from opentelemetry.attributes import BoundedAttributes as _Bounded
+    from opentelemetry.sdk.trace import _Span as _SdkSpan
+except ImportError:  # pragma: no cover
+    _Bounded = _SdkSpan = None  # type: ignore[assignment,misc]
+
+_SCALARS = frozenset((str, bool, int, float))
+_SEQUENCES = frozenset((list, tuple))
+_KINDS = _SCALARS | _SEQUENCES
+_STR = frozenset((str,))
+
+
+def _legal(attributes: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``attributes`` as the SDK would store them (lists as tuples) when each key is a non-empty ``str`` and
+    each value a ``str``/``bool``/``int``/``float`` or a non-empty list or tuple of one of those exact types;
+    else ``None``. The type checks run in C (sets of types); only sequences are looked at one by one."""
+    if not _STR.issuperset(map(type, attributes)) or "" in attributes:
+        return None
+    kinds = set(map(type, attributes.values()))
+    if kinds <= _SCALARS:
+        return attributes
+    if not kinds <= _KINDS:
+        return None
+    out = dict(attributes)
+    for k in compress(attributes, map(_SEQUENCES.__contains__, map(type, attributes.values()))):
+        v = out[k]
+        if not v or type(v[0]) not in _SCALARS or len(set(map(type, v))) != 1:
+            return None
+        out[k] = tuple(v)
+    return out
+
+
+def direct(span: Any) -> bool:
+    """Whether :func:`set_attributes` may write to ``span`` directly, as far as the span alone tells (the
+    SDK's own span and attribute map, mutable, no value length limit); the values, the count limit and
+    the end are checked when writing."""
+    if _SdkSpan is None or type(span) is not _SdkSpan:
+        return False
+    bounded = getattr(span, "_attributes", None)
+    return (type(bounded) is _Bounded and type(getattr(bounded, "_dict", None)) is dict
+            and getattr(bounded, "max_value_len", 0) is None and getattr(bounded, "_immutable", True) is False)
+
+
+def set_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
+    """``span.set_attributes(attributes)``, written directly when the module's conditions hold."""
+    if direct(span):
+        legal = _legal(attributes)
+        if legal is not None and _write(span, legal):
+            return
+    span.set_attributes(attributes)
+
+
+def _write(span: Any, attributes: Mapping[str, Any]) -> bool:
+    """Write under the SDK's two locks, as ``_set_items`` does (a key set again is removed and re-inserted:
+    it moves last); ``False`` (nothing written) when the span has ended or a new key would pass the count
+    limit (the public call then decides, warns and counts)."""
+    bounded = span._attributes
+    with span._lock:
+        if span._end_time is not None or bounded._immutable is not False:
+            return False
+        with bounded._lock:
+            d = bounded._dict
+            maxlen = bounded.maxlen
+            if maxlen is not None and len(d) + len(attributes) > maxlen and \
+                    len(d) + sum(1 for k in attributes if k not in d) > maxlen:
+                return False
+            if d.keys().isdisjoint(attributes):
+                d.update(attributes)
+            else:
+                for k, v in attributes.items():
+                    d.pop(k, None)
+                    d[k] = v
+    return True
