@@ -99,18 +99,27 @@ def _message_key(m: ChatMessage, size: int) -> bytes | None:
     """A cache key of message ``m`` (of type :class:`ChatMessage`) rendered with ``size`` (a scan limit or
     a budget): its JSON, or ``None`` when it has media (rendered with the media budget) or is not plain
     JSON data (see :func:`~.memo.json_key`)."""
+    if not _labels(m.role, m.name, m.finish_reason):
+        return None
     fields: list[Any] = [m.role, _optional(m.name), _optional(m.finish_reason), size]
     for p in m.parts:
         t = type(p)
         if t is TextPart or t is ReasoningPart:
             fields.append((_KEYED_PARTS[t], p.content))
-        elif t is ToolCallPart:
+        elif t is ToolCallPart and _labels(p.name, p.id):
             fields.append(("tool_call", p.name, p.arguments, _optional(p.id)))
-        elif t is ToolCallResponsePart:
+        elif t is ToolCallResponsePart and _labels(p.id):
             fields.append(("tool_call_response", p.response, _optional(p.id)))
         else:
             return None
     return memo.json_key(fields, _MESSAGE_KEY_BYTES)
+
+
+def _labels(*values: Any) -> bool:
+    """Whether each of these label fields (roles, names, ids, reasons, descriptions) is ``None`` or exactly a
+    ``str``: they are rendered as labels (quoted, dropped when empty), not as JSON data, so an enum member
+    whose JSON is its value's must not share its value's key."""
+    return all(v is None or type(v) is str for v in values)
 
 
 def _optional(value: Any) -> tuple[Any, ...]:
@@ -317,7 +326,8 @@ class ContentSetters:
         """The tool-definition attributes of ``tools`` into ``attrs``: from :data:`_TOOLS` when the same
         definitions were rendered with the same budget and vocabularies (and no redaction hook is set)."""
         key = None
-        if self.telemetry.settings.redact_hook is None and all(type(t) is ToolDefinition for t in tools):
+        if self.telemetry.settings.redact_hook is None and \
+                all(type(t) is ToolDefinition and _labels(t.type, t.name, t.description) for t in tools):
             content = memo.json_key([(t.type, t.name, _optional(t.description), _optional(t.parameters)) for t in tools],
                                     _TOOLS_KEY_BYTES)
             if content is not None:
