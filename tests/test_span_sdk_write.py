@@ -130,3 +130,17 @@ def test_the_caller_s_mapping_is_not_changed() -> None:
     attributes = {"a.strs": ["x", "y"], "k": "v"}
     sdk_write.set_attributes(_span(), attributes)
     assert attributes == {"a.strs": ["x", "y"], "k": "v"} and type(attributes["a.strs"]) is list
+
+
+def test_an_sdk_reshaped_under_the_same_names_gets_the_public_call(monkeypatch) -> None:
+    """A later SDK whose span lacks one of the private names read (an ``AttributeError`` before anything is
+    written: the reads all come before the write): the public call writes everything."""
+    span = _span()
+    assert sdk_write.direct(span)
+
+    def reshaped(span, attributes):
+        return span._no_such_lock  # what a renamed private name raises
+
+    monkeypatch.setattr(sdk_write, "_write", reshaped)
+    sdk_write.set_attributes(span, {"a.str": "text", "a.ints": [1, 2]})
+    assert dict(span.attributes)["a.str"] == "text" and dict(span.attributes)["a.ints"] == (1, 2)
