@@ -84,3 +84,18 @@ def test_redacted_json_text_still_parses_and_keeps_the_other_elements(data) -> N
 def test_text_without_a_secret_is_returned_as_it_was() -> None:
     plain = json.dumps({"argv": ["psql", "--host=db", "keyboard=us"], "headers": ["Accept: */*", "x-keyboard: us"]})
     assert redact_text(plain) == plain
+
+
+@pytest.mark.parametrize("text", [
+    '["psql", "p\\u0061ssword=abcdefgh"]',  # an element
+    '{"argv": ["psql", "\\u0070assword=abcdefgh"]}',
+    '{"note": "p\\u0061ssword=abcdefgh"}',  # a member's string value
+])
+def test_a_key_word_written_with_a_unicode_escape_is_read_as_a_decoder_reads_it(text: str) -> None:
+    """JSON text may escape any character (``\\u0061`` is ``a``): a string element or member value whose
+    secret-named key is spelled with an escape is the same string to every reader, and is redacted as
+    the unescaped one is (a secret-named member *key* already is, see ``_is_secret_json_key``)."""
+    plain = json.loads(text)
+    out = redact_text(text)
+    assert "abcdefgh" not in out and "abcdefgh" not in json.dumps(json.loads(out))
+    assert "abcdefgh" not in redact_text(json.dumps(plain))  # the same data, unescaped: redacted today
