@@ -99,3 +99,26 @@ def test_a_key_word_written_with_a_unicode_escape_is_read_as_a_decoder_reads_it(
     out = redact_text(text)
     assert "abcdefgh" not in out and "abcdefgh" not in json.dumps(json.loads(out))
     assert "abcdefgh" not in redact_text(json.dumps(plain))  # the same data, unescaped: redacted today
+
+
+@pytest.mark.parametrize("text", [
+    "mysql -u app --password=abcdefgh orders",
+    '["mysql", "-u", "app", "--password=abcdefgh"]',
+    '{"argv": ["curl", "--api-key=abcdefgh", "https://example.com"]}',
+    "run -token=abcdefgh",
+])
+def test_a_command_line_option_with_a_secret_named_key_is_redacted(text: str) -> None:
+    """An argv's ``--password=…`` (the commonest way a secret sits in an argv): the option's dashes are not
+    part of a word before the key, so ``password`` is the key of an assignment as in ``password=…``."""
+    out = redact_text(text)
+    assert "abcdefgh" not in out
+    assert out.count("[REDACTED]") == 1
+    if text.startswith(("[", "{")):
+        json.loads(out)
+
+
+def test_a_key_inside_a_dashed_word_is_still_not_a_key() -> None:
+    """The dashes that may lead an option are not a word's inside: ``my-password=`` is the whole key
+    ``my-password`` (itself secret-named), kept whole before the redacted value."""
+    assert redact_text("my-password=abcdefgh") == "my-password=[REDACTED]"
+    assert redact_text("--my-password=abcdefgh") == "--my-password=[REDACTED]"

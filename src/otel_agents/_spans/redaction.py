@@ -110,10 +110,11 @@ _SHORTEST_MEMBER = 9  # '"pwd":"x"'
 
 # Python repr text: a single-quoted key ('password': ...), its value a quoted string, a container or a
 # bare token. Keyword/assignment text: password='...', API_KEY=..., ?token=...&. Header and YAML lines:
-# "x-api-key: ...", "Authorization: Token ...", "password: ..." (the rest of the line is the value).
+# "x-api-key: ...", "Authorization: Token ...", "password: ..." (the rest of the line is the value). A key may
+# follow an option's dashes (an argv's --password=...).
 _REPR_MEMBER = re.compile(r"'([^'\\\n]*(?:\\.[^'\\\n]*)*)'\s*:\s*('(?:[^'\\]|\\.)*(?:'|$)|\"(?:[^\"\\]|\\.)*(?:\"|$)"
                           r"|[{\[(]|[^\s,}\]{\[()]+)")
-_ASSIGNMENT = re.compile(r"(?<![\w\-.])([A-Za-z_][\w\-.]*)[ \t]*=[ \t]*('(?:[^'\\\n]|\\.)*(?:'|$)"
+_ASSIGNMENT = re.compile(r"(?<![\w\-.])-{0,2}([A-Za-z_][\w\-.]*)[ \t]*=[ \t]*('(?:[^'\\\n]|\\.)*(?:'|$)"
                          r"|\"(?:[^\"\\\n]|\\.)*(?:\"|$)|[^\s,;&)\]}'\"\\]+)")
 _HEADER_LINE = re.compile(r"(?m)^([ \t]*[A-Za-z][\w\-.]*[ \t]*:[ \t]*)(\S[^\r\n]*)")
 
