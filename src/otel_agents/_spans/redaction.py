@@ -194,8 +194,8 @@ def _looks_like_json(text: str) -> bool:
 
 def _needs_text_rules(literal: str) -> bool:
     """A JSON string literal that may hold a repr, assignment or header line with a secret-named key (read
-    decoded when it has a ``\\u`` escape: ``p\\u0061ssword`` is ``password`` to every reader)."""
-    if "\\u" in literal:
+    decoded when it escapes a Latin character, ``\\u00XX``: ``p\\u0061ssword`` is ``password`` to every reader)."""
+    if "\\u00" in literal:
         literal = _decoded(literal) or literal
     return ("'" in literal or "=" in literal or ":" in literal) and \
         _has_key_word(literal.lower())
