@@ -117,7 +117,7 @@ def test_a_command_line_option_with_a_secret_named_key_is_redacted(text: str) ->
         json.loads(out)
 
 
-def test_a_key_inside_a_dashed_word_is_still_not_a_key() -> None:
+def test_a_dashed_key_stays_whole_with_or_without_an_option_s_dashes() -> None:
     """The dashes that may lead an option are not a word's inside: ``my-password=`` is the whole key
     ``my-password`` (itself secret-named), kept whole before the redacted value."""
     assert redact_text("my-password=abcdefgh") == "my-password=[REDACTED]"
