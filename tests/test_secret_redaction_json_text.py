@@ -122,3 +122,24 @@ def test_a_dashed_key_stays_whole_with_or_without_an_option_s_dashes() -> None:
     ``my-password`` (itself secret-named), kept whole before the redacted value."""
     assert redact_text("my-password=abcdefgh") == "my-password=[REDACTED]"
     assert redact_text("--my-password=abcdefgh") == "--my-password=[REDACTED]"
+
+
+@pytest.mark.parametrize("text", [
+    '["mysql", "-u", "app", "--password", "abcdefgh", "orders"]',
+    '{"argv": ["curl", "--api-key",  "abcdefgh"], "cwd": "/srv"}',
+    '["run", "-token", "abcdefgh"]',
+])
+def test_the_value_of_a_secret_named_option_in_an_argv_is_redacted(text: str) -> None:
+    """An argv often gives an option's value as the next element (``--password abcdefgh``): that element is
+    the secret, and only it is redacted (the other elements come back as they were, the JSON still parses)."""
+    out = redact_text(text)
+    assert "abcdefgh" not in out
+    expected = json.loads(text)
+    argv = expected["argv"] if isinstance(expected, dict) else expected
+    argv[argv.index("abcdefgh")] = "[REDACTED]"
+    assert json.loads(out) == expected
+
+
+def test_an_option_that_names_no_secret_keeps_its_value() -> None:
+    text = '["psql", "--user", "app", "--port", "5432", "--max-tokens", "100", "--password", ""]'
+    assert redact_text(text) == text

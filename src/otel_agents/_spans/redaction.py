@@ -147,7 +147,7 @@ def _redact_cached(text: str) -> str:
 
 
 def _redact(text: str) -> str:
-    if (":" in text or "=" in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
+    if (":" in text or "=" in text or '"-' in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
         if '"' in text and ":" in text:
             text = _redact_members(text)
         head = text.lstrip()[:1]
@@ -267,13 +267,27 @@ def _redact_members(text: str) -> str:
 # A string that is an element of a JSON array (after "[" or ",", before "," or "]"): an argv, a list of
 # header lines. Inside a JSON string every quote is escaped, so a match starts and ends at real quotes.
 _JSON_ELEMENT = re.compile(r'(?<=[\[,])(\s*)("(?:[^"\\\n]|\\.)*")(?=\s*[,\]])')
+# An argv's option whose value is the next element ("--password", "…"): its name is read as a key.
+_OPTION = re.compile(r'"--?([A-Za-z][\w\-.]*)"')
 
 
 def _redact_elements(text: str) -> str:
     """JSON text with each string array element that holds a repr, ``key=value`` or header line with a
-    secret-named key redacted by the text rules, as a member's string value is in :func:`_redact_members`."""
+    secret-named key redacted by the text rules, as a member's string value is in :func:`_redact_members`,
+    and the string element right after a secret-named option (``["mysql", "--password", "…"]``) redacted."""
+    after_option = -1  # the end of the last element when it was a secret-named option
+
     def one(m: re.Match[str]) -> str:
+        nonlocal after_option
         literal = m.group(2)
+        value_of_option = after_option >= 0 and text[after_option:m.start()].strip() == ","
+        after_option = -1
+        if value_of_option and literal != '""':
+            return m.group(1) + f'"{REDACTED}"'
+        option = _OPTION.fullmatch(literal)
+        if option is not None and is_secret_key(option.group(1)):
+            after_option = m.end()
+            return m.group(0)
         if not _needs_text_rules(literal):
             return m.group(0)
         inner = _decoded(literal)
