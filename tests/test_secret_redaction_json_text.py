@@ -84,3 +84,62 @@ def test_redacted_json_text_still_parses_and_keeps_the_other_elements(data) -> N
 def test_text_without_a_secret_is_returned_as_it_was() -> None:
     plain = json.dumps({"argv": ["psql", "--host=db", "keyboard=us"], "headers": ["Accept: */*", "x-keyboard: us"]})
     assert redact_text(plain) == plain
+
+
+@pytest.mark.parametrize("text", [
+    '["psql", "p\\u0061ssword=abcdefgh"]',  # an element
+    '{"argv": ["psql", "\\u0070assword=abcdefgh"]}',
+    '{"note": "p\\u0061ssword=abcdefgh"}',  # a member's string value
+])
+def test_a_key_word_written_with_a_unicode_escape_is_read_as_a_decoder_reads_it(text: str) -> None:
+    """JSON text may escape any character (``\\u0061`` is ``a``): a string element or member value whose
+    secret-named key is spelled with an escape is the same string to every reader, and is redacted as
+    the unescaped one is (a secret-named member *key* already is, see ``_is_secret_json_key``)."""
+    plain = json.loads(text)
+    out = redact_text(text)
+    assert "abcdefgh" not in out and "abcdefgh" not in json.dumps(json.loads(out))
+    assert "abcdefgh" not in redact_text(json.dumps(plain))  # the same data, unescaped: redacted today
+
+
+@pytest.mark.parametrize("text", [
+    "mysql -u app --password=abcdefgh orders",
+    '["mysql", "-u", "app", "--password=abcdefgh"]',
+    '{"argv": ["curl", "--api-key=abcdefgh", "https://example.com"]}',
+    "run -token=abcdefgh",
+])
+def test_a_command_line_option_with_a_secret_named_key_is_redacted(text: str) -> None:
+    """An argv's ``--password=…`` (the commonest way a secret sits in an argv): the option's dashes are not
+    part of a word before the key, so ``password`` is the key of an assignment as in ``password=…``."""
+    out = redact_text(text)
+    assert "abcdefgh" not in out
+    assert out.count("[REDACTED]") == 1
+    if text.startswith(("[", "{")):
+        json.loads(out)
+
+
+def test_a_dashed_key_stays_whole_with_or_without_an_option_s_dashes() -> None:
+    """The dashes that may lead an option are not a word's inside: ``my-password=`` is the whole key
+    ``my-password`` (itself secret-named), kept whole before the redacted value."""
+    assert redact_text("my-password=abcdefgh") == "my-password=[REDACTED]"
+    assert redact_text("--my-password=abcdefgh") == "--my-password=[REDACTED]"
+
+
+@pytest.mark.parametrize("text", [
+    '["mysql", "-u", "app", "--password", "abcdefgh", "orders"]',
+    '{"argv": ["curl", "--api-key",  "abcdefgh"], "cwd": "/srv"}',
+    '["run", "-token", "abcdefgh"]',
+])
+def test_the_value_of_a_secret_named_option_in_an_argv_is_redacted(text: str) -> None:
+    """An argv often gives an option's value as the next element (``--password abcdefgh``): that element is
+    the secret, and only it is redacted (the other elements come back as they were, the JSON still parses)."""
+    out = redact_text(text)
+    assert "abcdefgh" not in out
+    expected = json.loads(text)
+    argv = expected["argv"] if isinstance(expected, dict) else expected
+    argv[argv.index("abcdefgh")] = "[REDACTED]"
+    assert json.loads(out) == expected
+
+
+def test_an_option_that_names_no_secret_keeps_its_value() -> None:
+    text = '["psql", "--user", "app", "--port", "5432", "--max-tokens", "100", "--password", ""]'
+    assert redact_text(text) == text

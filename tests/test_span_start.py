@@ -201,3 +201,27 @@ def test_the_open_span_index_holds_open_spans_only(provider) -> None:
     del dropped
     gc.collect()
     assert key not in index._OPEN and len(index._OPEN) == before
+
+
+def test_a_change_during_a_reading_is_not_kept_for_later_spans(monkeypatch) -> None:
+    """Another thread changes a variable while span_policy() reads them (simulated at the moment between
+    its look-up of the raw values and the parsing), then sets it back: the reading made from the changed
+    value must not be kept as the reading of the unchanged one (every later span would then record no
+    content although the switch is unset)."""
+    s = Settings()
+    real = settings_module.getenv
+    changed: list[str] = []
+
+    def getenv_while_another_thread_writes(name: str):
+        if name == "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" and not changed:
+            changed.append(name)
+            os.environ[name] = "false"  # lands after the raw look-up, before this read
+        return real(name)
+
+    monkeypatch.setattr(settings_module, "getenv", getenv_while_another_thread_writes)
+    s.span_policy()  # read during the change: either value is right for this one span
+    assert changed
+    del os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"]  # the other thread sets it back
+    monkeypatch.setattr(settings_module, "getenv", real)
+    assert s.span_policy() == (s.content_enabled(), s.content_budget(), s.mark_status_ok(), s.vocabulary_filter(),
+                               s.media_budget()) == (True, 16_384, False, None, 4096)

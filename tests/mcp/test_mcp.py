@@ -526,3 +526,24 @@ def test_field_reads_what_getattr_and_get_read() -> None:
     assert P.field(Result(isError=False), "isError") is False
     assert P.field({"isError": True}, "is_error", "isError") is True
     assert P.field(None, "name") is None
+
+
+def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
+    """A pydantic *dataclass* has ``__pydantic_fields__`` too but no ``__pydantic_extra__`` (and, with
+    ``slots=True``, no ``__dict__``): ``field`` reads it as ``getattr`` does (its fields; ``None`` for an
+    absent name), never raising ``AttributeError`` where its contract says ``None``."""
+    from pydantic.dataclasses import dataclass
+
+    from otel_agents.instrumentors.mcp import _protocol as P
+
+    @dataclass
+    class Params:
+        uri: str = "file:///orders.csv"
+
+    @dataclass(slots=True)
+    class Slotted:
+        code: int = 7
+
+    assert P.field(Params(), "uri") == "file:///orders.csv"
+    assert P.field(Params(), "missing") is None and P.field(Params(), "code") is None
+    assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None

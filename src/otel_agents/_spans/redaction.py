@@ -110,10 +110,11 @@ _SHORTEST_MEMBER = 9  # '"pwd":"x"'
 
 # Python repr text: a single-quoted key ('password': ...), its value a quoted string, a container or a
 # bare token. Keyword/assignment text: password='...', API_KEY=..., ?token=...&. Header and YAML lines:
-# "x-api-key: ...", "Authorization: Token ...", "password: ..." (the rest of the line is the value).
+# "x-api-key: ...", "Authorization: Token ...", "password: ..." (the rest of the line is the value). A key may
+# follow an option's dashes (an argv's --password=...).
 _REPR_MEMBER = re.compile(r"'([^'\\\n]*(?:\\.[^'\\\n]*)*)'\s*:\s*('(?:[^'\\]|\\.)*(?:'|$)|\"(?:[^\"\\]|\\.)*(?:\"|$)"
                           r"|[{\[(]|[^\s,}\]{\[()]+)")
-_ASSIGNMENT = re.compile(r"(?<![\w\-.])([A-Za-z_][\w\-.]*)[ \t]*=[ \t]*('(?:[^'\\\n]|\\.)*(?:'|$)"
+_ASSIGNMENT = re.compile(r"(?<![\w\-.])-{0,2}([A-Za-z_][\w\-.]*)[ \t]*=[ \t]*('(?:[^'\\\n]|\\.)*(?:'|$)"
                          r"|\"(?:[^\"\\\n]|\\.)*(?:\"|$)|[^\s,;&)\]}'\"\\]+)")
 _HEADER_LINE = re.compile(r"(?m)^([ \t]*[A-Za-z][\w\-.]*[ \t]*:[ \t]*)(\S[^\r\n]*)")
 
@@ -146,7 +147,7 @@ def _redact_cached(text: str) -> str:
 
 
 def _redact(text: str) -> str:
-    if (":" in text or "=" in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
+    if (":" in text or "=" in text or '"-' in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
         if '"' in text and ":" in text:
             text = _redact_members(text)
         head = text.lstrip()[:1]
@@ -192,7 +193,10 @@ def _looks_like_json(text: str) -> bool:
 
 
 def _needs_text_rules(literal: str) -> bool:
-    """A JSON string literal that may hold a repr, assignment or header line with a secret-named key."""
+    """A JSON string literal that may hold a repr, assignment or header line with a secret-named key (read
+    decoded when it escapes a Latin character, ``\\u00XX``: ``p\\u0061ssword`` is ``password`` to every reader)."""
+    if "\\u00" in literal:
+        literal = _decoded(literal) or literal
     return ("'" in literal or "=" in literal or ":" in literal) and \
         _has_key_word(literal.lower())
 
@@ -263,13 +267,27 @@ def _redact_members(text: str) -> str:
 # A string that is an element of a JSON array (after "[" or ",", before "," or "]"): an argv, a list of
 # header lines. Inside a JSON string every quote is escaped, so a match starts and ends at real quotes.
 _JSON_ELEMENT = re.compile(r'(?<=[\[,])(\s*)("(?:[^"\\\n]|\\.)*")(?=\s*[,\]])')
+# An argv's option whose value is the next element ("--password", "…"): its name is read as a key.
+_OPTION = re.compile(r'"--?([A-Za-z][\w\-.]*)"')
 
 
 def _redact_elements(text: str) -> str:
     """JSON text with each string array element that holds a repr, ``key=value`` or header line with a
-    secret-named key redacted by the text rules, as a member's string value is in :func:`_redact_members`."""
+    secret-named key redacted by the text rules, as a member's string value is in :func:`_redact_members`,
+    and the string element right after a secret-named option (``["mysql", "--password", "…"]``) redacted."""
+    after_option = -1  # the end of the last element when it was a secret-named option
+
     def one(m: re.Match[str]) -> str:
+        nonlocal after_option
         literal = m.group(2)
+        value_of_option = after_option >= 0 and text[after_option:m.start()].strip() == ","
+        after_option = -1
+        if value_of_option and literal != '""':
+            return m.group(1) + f'"{REDACTED}"'
+        option = _OPTION.fullmatch(literal)
+        if option is not None and is_secret_key(option.group(1)):
+            after_option = m.end()
+            return m.group(0)
         if not _needs_text_rules(literal):
             return m.group(0)
         inner = _decoded(literal)

@@ -224,21 +224,27 @@ class Settings:
 
         The same values as those five reads, from the environment as it is now; parsed again only when one
         of their variables or of these settings changed since the last call (the variables' raw values are
-        compared, as one dictionary look-up each: see :func:`getenv`). Raises what those reads raise."""
-        data = _ENV_DATA
-        key = None
-        if data is not None and os.environ is _ENVIRON:
-            k1, k2, k3, k4, k5 = _POLICY_KEYS
-            key = (self.capture_content, self.max_content_length, self.status_ok, self.vocabularies,
-                   self.max_media_bytes, data.get(k1), data.get(k2), data.get(k3), data.get(k4), data.get(k5))
+        compared, as one dictionary look-up each: see :func:`getenv`). A reading during which one of them
+        changed (another thread) is not kept. Raises what those reads raise."""
+        key = self._policy_key()
+        if key is not None:
             last = self._policy
             if last[0] == key:
                 return last[1]
         policy = (self.content_enabled(), self.content_budget(), self.mark_status_ok(), self.vocabulary_filter(),
                   self.media_budget())
-        if key is not None:
+        if key is not None and self._policy_key() == key:  # nothing changed while parsing: the key names it
             self._policy = (key, policy)
         return policy
+
+    def _policy_key(self) -> tuple | None:
+        """What :meth:`span_policy` depends on, as it is now (``None``: ``os.environ`` is not CPython's own)."""
+        data = _ENV_DATA
+        if data is None or os.environ is not _ENVIRON:
+            return None
+        k1, k2, k3, k4, k5 = _POLICY_KEYS
+        return (self.capture_content, self.max_content_length, self.status_ok, self.vocabularies,
+                self.max_media_bytes, data.get(k1), data.get(k2), data.get(k3), data.get(k4), data.get(k5))
 
     def idle_timeout(self) -> float:
         """Seconds before an idle stream is ended as abandoned."""

@@ -94,7 +94,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         # Attributes set while the span is open, handed to the SDK in one call when it ends: the SDK
         # validates a mapping per call (locks, checks), so one call per span instead of one per setter.
         self._pending: dict[str, Any] = {}
-        self._media: int | None = None  # the media budget, read once per span when first needed
+        self._media: int | None = None  # the media budget: the start's policy, else read when first needed
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False
         # The vocabularies written: None = all of them (nothing to filter), else the selection.

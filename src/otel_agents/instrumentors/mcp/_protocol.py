@@ -35,10 +35,16 @@ def propagating(override: bool | None) -> bool:
     return shared_propagating(override, ENV_PROPAGATE)
 
 
+_ABSENT = object()
+
+
 def field(obj: Any, *names: str) -> Any:
     """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``."""
     cls = type(obj)
     model = None if cls is dict else getattr(cls, "__pydantic_fields__", None)  # a pydantic model's fields
+    extra = getattr(obj, "__pydantic_extra__", _ABSENT) if model is not None else _ABSENT
+    if extra is _ABSENT:  # not a BaseModel (a pydantic dataclass has fields, no extras, maybe no __dict__)
+        model = None
     if model is None and (cls is dict or isinstance(obj, Mapping)):
         for name in names:
             value = obj.get(name)
@@ -51,7 +57,7 @@ def field(obj: Any, *names: str) -> Any:
         elif model is not None and name[:1] != "_" and not _class_attribute(cls, name):
             # not a field nor a private attribute: an extra, if anything (pydantic's __getattr__ would
             # raise AttributeError, a slow way to learn it is absent)
-            value = (obj.__pydantic_extra__ or {}).get(name)
+            value = (extra or {}).get(name)
         else:
             value = getattr(obj, name, None)
         if value is not None:
