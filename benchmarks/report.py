@@ -199,8 +199,8 @@ def table(results: str) -> str:
     lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
     if proposed:
         lines += ["", "### Targets as proposed to restate them", "",
-                  "Issue 40's targets as the section \"Issue 40, third round\" below proposes to restate them, "
-                  "with their measured reasons; checked the same way.", "",
+                  "Issue 40's targets as the sections \"Issue 40, third round\" and \"fourth round\" below propose to "
+                  "restate them, with their measured reasons; checked the same way.", "",
                   "| proposed target | measured [95% CI] | |", "|---|---:|---|"]
         lines += [f"| {t} | {value} | {ok} |" for t, value, ok in proposed]
     study = study_table([r for _, r in overheads if "study" in r])
