@@ -246,22 +246,23 @@ def _parent_context(parent: Any, current: otel_context.Context) -> tuple[otel_co
                                                                          Mapping[str, Any], SemanticSpan | None]:
     """The OTel context to start a child in, the run attributes it carries (its
     semantic parent's, then the current context's) and its semantic parent; ``current`` is the current context."""
-    if parent is None:
+    if parent is None or not isinstance(parent, _PARENT_TYPES):  # none given: the current span's
         span = trace.get_current_span(current)  # no current span (a root): none of ours, no look-up
         ctx, semantic = None, (semantic_span_for(span) if span is not trace.INVALID_SPAN else None)
     elif isinstance(parent, SemanticSpan):
         ctx, semantic = trace.set_span_in_context(parent.span), parent
     elif isinstance(parent, otel_context.Context):
         ctx, semantic = parent, semantic_span_for(trace.get_current_span(parent))
-    elif isinstance(parent, Span):
+    else:  # an OTel Span
         ctx, semantic = trace.set_span_in_context(parent), semantic_span_for(parent)
-    else:
-        ctx, semantic = None, semantic_span_for(trace.get_current_span(current))
-    current = current_run_attributes()
+    ambient = current_run_attributes()
     if semantic is None or not semantic.run_attributes:
-        return ctx, current, semantic
-    if not current:
+        return ctx, ambient, semantic
+    if not ambient:
         return ctx, semantic.run_attributes, semantic
     run_attrs = dict(semantic.run_attributes)
-    run_attrs.update(current)
+    run_attrs.update(ambient)
     return ctx, run_attrs, semantic
+
+
+_PARENT_TYPES = (SemanticSpan, otel_context.Context, Span)  # what `parent=` may be; anything else reads as none
