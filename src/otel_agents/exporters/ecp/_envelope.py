@@ -91,7 +91,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "public_output": public_output,
         "tool_calls": tool_calls,
         "evaluation_context": context,
-        "logs": _logs([_log_record(s, run.trace_id, trace_hex, tree.hex_ids) for s in spans]),
+        "logs": _logs([_log_record(s, run.trace_id, trace_hex, tree.hex) for s in spans]),
     }
     usage = _usage(models, tree)
     if usage is not None:
@@ -165,7 +165,7 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
         "error": F.error_text(span) if error else None,
         "latency_ms": span.duration_ms,
         "agent": tree.name(agent) if agent is not None else None,
-        "span_id": tree.hex_ids.get(span.span_id) or f"{span.span_id:016x}",
+        "span_id": tree.hex(span.span_id),
     }
     server = span.attributes.get(A.OTEL_AGENTS_MCP_SERVER_NAME)
     if isinstance(server, str) and server:
@@ -178,12 +178,11 @@ def _tool_call(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
 
 def _agent(span: F.FoldSpan, tree: RunTree) -> dict[str, Any]:
     parent = tree.delegator(span)
-    ids = tree.hex_ids
     return {
         "name": tree.name(span),
-        "span_id": ids.get(span.span_id) or f"{span.span_id:016x}",
+        "span_id": tree.hex(span.span_id),
         "parent": tree.name(parent) if parent is not None else None,
-        "parent_span_id": (ids.get(parent.span_id) or f"{parent.span_id:016x}") if parent is not None else None,
+        "parent_span_id": tree.hex(parent.span_id) if parent is not None else None,
         "status": "error" if span.error else "ok",
     }
 
@@ -237,17 +236,13 @@ _STATUS_NAMES = {code: code.name.lower() for code in StatusCode}
 _UNSET, _OK, _ERROR = StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR
 
 
-_NO_IDS: dict[int, str] = {}
-
-
-def _log_record(span: F.FoldSpan, trace_id: int | None = None, trace_hex: str | None = None,
-                hex_ids: dict[int, str] | None = None) -> dict[str, Any]:
+def _log_record(span: F.FoldSpan, trace_id: int | None, trace_hex: str | None,
+                span_hex: Callable[[int], str]) -> dict[str, Any]:
     """One ``logs`` record; ``trace_hex`` is ``trace_id`` in hex (the run's: its spans' trace, written once);
-    ``hex_ids``: span ids already in hex (:attr:`RunTree.hex_ids`), others are formatted here."""
+    ``span_hex``: a span id in hex (:meth:`RunTree.hex`)."""
     status = span.status_code
     a = span.attributes
     parent_id = span.parent_id
-    ids = hex_ids if hex_ids is not None else _NO_IDS
     keys, values = _log_keys(tuple(a))
     start = span.start_time
     if start:  # ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``; no fraction when it is 0: isoformat's text)
@@ -259,8 +254,8 @@ def _log_record(span: F.FoldSpan, trace_id: int | None = None, trace_hex: str | 
     record: dict[str, Any] = {
         "trace_id": (trace_hex if span_trace == trace_id else _trace_hex(span_trace))
         if span.context is not None else None,
-        "span_id": ids.get(span.span_id) or f"{span.span_id:016x}",
-        "parent_id": (ids.get(parent_id) or f"{parent_id:016x}") if parent_id is not None else None,
+        "span_id": span_hex(span.span_id),
+        "parent_id": span_hex(parent_id) if parent_id is not None else None,
         "kind": span.semantic_kind,
         "name": span.name,
         "start": start,

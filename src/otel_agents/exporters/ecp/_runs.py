@@ -217,7 +217,7 @@ class RunTree:
         self.by_id = by_id = {s.span_id: s for s in spans}
         self.parent: dict[int, F.FoldSpan | None] = {}
         self.children: dict[int | None, list[F.FoldSpan]] = {}
-        # span id → its 16 hex digits: ``logs`` writes each id up to twice (span, parent), tool calls and agents again
+        # span id → its 16 hex digits (see :meth:`hex`): ``logs`` writes each id up to twice, tool calls and agents again
         self.hex_ids: dict[int, str] = {}
         parents, children, hex_ids = self.parent, self.children, self.hex_ids
         foreign = a2a = False
@@ -343,6 +343,11 @@ class RunTree:
         if self._agent_spans is None:
             self._agent_spans = [s for s in self.spans if s.semantic_kind == "agent"]  # start order
         return self._agent_spans
+
+    def hex(self, span_id: int) -> str:
+        """``span_id`` as the 16 hex digits the envelope writes: formatted once per span of the run (a parent
+        outside it is formatted here)."""
+        return self.hex_ids.get(span_id) or f"{span_id:016x}"
 
     def name(self, span: F.FoldSpan) -> str:
         """:func:`~._facts.display_name` of the span."""
