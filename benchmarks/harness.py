@@ -221,3 +221,13 @@ def paired_diffs(t: Timings, variant: str, baseline: str) -> list[float]:
 def rounded(interval: dict[str, float], digits: int = 3) -> dict[str, float | None]:
     """An interval for the JSON (infinity as ``None``: strict JSON)."""
     return {k: (round(v, digits) if v != float("inf") else None) for k, v in interval.items()}
+
+
+MORE_STEPS = 1.5
+
+
+def compare_per_span(ours_spans: float, peer_spans: float) -> bool:
+    """Whether ours is compared with a peer per span rather than per run: where ours makes over
+    :data:`MORE_STEPS` × the peer's spans (it records steps the peer does not). Where ours makes fewer, the
+    per-run ratio already credits the peer's extra spans."""
+    return ours_spans > MORE_STEPS * peer_spans

@@ -16,6 +16,9 @@ Variants, all in one process and interleaved (see :mod:`harness`):
   (instrumented, but run inside ``suppress_instrumentation()``);
 * each peer instrumentor that is installed (``openinference``, ``openllmetry``).
 
+Beside the timing, what a backend receives of one run of ours (all three vocabularies, each one alone,
+content on and off) and of each peer: its spans' bytes on the OTLP wire (:mod:`exported_bytes`; exact).
+
 Per-span overhead = (variant's time per run − ``none``'s) / the spans that variant
 exports per run (its own count: instrumentations make different numbers of spans
 for the same workload). ``ours_suppressed`` and ``dispatch`` export none, so theirs
@@ -30,8 +33,9 @@ from typing import Any
 
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 
-from .harness import (Variant, bootstrap_ratio, counting_provider, median, overhead, paired_diffs, rounded,
-                      time_interleaved, us, verdict, versions)
+from . import exported_bytes
+from .harness import (Variant, bootstrap_ratio, compare_per_span, counting_provider, median, overhead, paired_diffs,
+                      rounded, time_interleaved, us, verdict, versions)
 
 FLOOR_SPANS_PER_CALL = 20
 SPANLESS = ("ours_suppressed", "dispatch")
@@ -100,18 +104,20 @@ def attribute_floor_variant(provider: Any, spans: list[Any]) -> tuple[Variant, f
             median([len(attributes) for _, _, attributes in shapes]))
 
 
-ONE_VOCABULARY = "gen_ai"  # the one-vocabulary variant's choice (issue 40 item 4's switch)
+ONE_VOCABULARY = exported_bytes.ONE_VOCABULARY  # the one-vocabulary variant's choice (issue 40 item 4's switch)
 
 
-def one_vocabulary(module: Any, provider: Any) -> tuple[Any, Any]:
-    """``(install, remove)`` of ours with only the GenAI vocabulary (``OTEL_AGENTS_VOCABULARIES``),
-    set for the whole batch, so a switch read at ``instrument()`` or per span both see it."""
+def one_vocabulary(module: Any, provider: Any, vocabulary: str = ONE_VOCABULARY,
+                   variant: str = "ours") -> tuple[Any, Any]:
+    """``(install, remove)`` of ours (``variant``: ``ours`` or ``ours_no_content``) with only ``vocabulary``
+    (``OTEL_AGENTS_VOCABULARIES``), set for the whole batch, so a switch read at ``instrument()`` or per span
+    both see it."""
     import os
 
-    install, remove = module.install("ours", provider)
+    install, remove = module.install(variant, provider)
 
     def install_() -> None:
-        os.environ["OTEL_AGENTS_VOCABULARIES"] = ONE_VOCABULARY
+        os.environ["OTEL_AGENTS_VOCABULARIES"] = vocabulary
         install()
 
     def remove_() -> None:
@@ -122,13 +128,29 @@ def one_vocabulary(module: Any, provider: Any) -> tuple[Any, Any]:
 
 
 class _OneVocabulary:
-    """What ``capture`` needs of a workload module, for the one-vocabulary variant."""
+    """What ``capture`` needs of a workload module, for ours (``ours`` or ``ours_no_content``) written in
+    ``vocabulary`` alone."""
 
-    def __init__(self, module: Any) -> None:
-        self.module = module
+    def __init__(self, module: Any, vocabulary: str = ONE_VOCABULARY) -> None:
+        self.module, self.vocabulary = module, vocabulary
 
     def install(self, variant: str, provider: Any) -> tuple[Any, Any]:
-        return one_vocabulary(self.module, provider)
+        return one_vocabulary(self.module, provider, self.vocabulary, variant)
+
+
+def byte_captures(module: Any, run: Any, peers: list[str], *, vocabularies: bool) -> dict[str, Any]:
+    """For :func:`exported_bytes.measure`: a callable per variant returning one run's finished spans — ours
+    with all three vocabularies, content on and off; with ``vocabularies`` (the switch is in this build) ours
+    in each vocabulary alone, content on and off; and each of ``peers``."""
+    captures: dict[str, Any] = {"ours": lambda: capture(module, run),
+                                "ours_no_content": lambda: capture(module, run, "ours_no_content")}
+    for vocabulary in exported_bytes.VOCABULARIES if vocabularies else ():
+        for variant in ("ours", "ours_no_content"):
+            name = f"ours_{vocabulary}" + variant.removeprefix("ours")
+            captures[name] = lambda v=vocabulary, w=variant: capture(_OneVocabulary(module, v), run, w)
+    for label in peers:
+        captures[label] = lambda label=label: capture(module, run, label)
+    return captures
 
 
 def fold_per_run(spans: list[Any], repeats: int = 50) -> float:
@@ -186,10 +208,11 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
         variants.append(Variant("ours_no_content", run, *module.install("ours_no_content", provider)))
     skipped: dict[str, str] = {}
     without_content: set[str] = set()  # peers that recorded no content attribute in one captured run
-    one_vocab_spans = capture(_OneVocabulary(module), run) if wanted("ours_one_vocabulary") else []
+    has_switch = not any("openinference.span.kind" in (s.attributes or {})
+                         for s in capture(_OneVocabulary(module), run))
     if not wanted("ours_one_vocabulary"):
         pass
-    elif any("openinference.span.kind" in (s.attributes or {}) for s in one_vocab_spans):
+    elif not has_switch:
         skipped["ours_one_vocabulary"] = ("OTEL_AGENTS_VOCABULARIES is not in this build (ours still writes "
                                           "OpenInference attributes with it set)")
     else:
@@ -222,6 +245,12 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
         except Exception:  # noqa: BLE001 - telling is best effort: without it the comparison stays content-on
             pass
 
+    # What a backend receives of each variant's run (exact: no timing), before the timing so that a peer's
+    # capture leaving a patch behind is caught by the checks below.
+    timed_peers = [v.name for v in variants if v.name in module.PEERS]
+    wire = exported_bytes.measure(byte_captures(module, run, timed_peers, vocabularies=has_switch))
+    for label in without_content & set(wire["variants"]):
+        wire["variants"][label]["records_content"] = False
     timings = time_interleaved(variants, exporter, rounds=rounds, batch=batch)
     provider.shutdown()
 
@@ -292,6 +321,7 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
             targets[f"ours_one_vocabulary_per_run_vs_{label}"] = {"target": 0.5, **rounded(one),
                                                                   "verdict": verdict(one, 0.5)}
     proposed = _proposed_targets(module, results, diffs, without_content, timings.seconds["attribute_floor"])
+    proposed.update(exported_bytes.proposed_targets(wire, [p for p in timed_peers if p in results], without_content))
     study = {**run_facts(ours_spans), "fold_per_run_us": us(fold_per_run(ours_spans)),
              "baseline_run_us": us(median(timings.seconds["none"])),
              "ours_overhead_per_run_us": ours["overhead_per_run_us"],
@@ -309,6 +339,7 @@ def compare(framework: str, *, rounds: int, batch: int, peers: bool = True,
         "skipped": skipped,
         "targets": targets,
         "proposed_targets": proposed,
+        "exported_bytes": wire,
         "study": study,
         "versions": versions(*module.FRAMEWORK_DISTS, *module.PEERS.values()),
     }
@@ -331,7 +362,7 @@ def _proposed_targets(module: Any, results: dict[str, Any], diffs: dict[str, lis
             continue
         who = "ours_no_content" if label in without_content and "ours_no_content" in results else "ours"
         mine, theirs = results[who]["spans_per_run"], results[label]["spans_per_run"]
-        per_span = mine > 1.5 * theirs
+        per_span = compare_per_span(mine, theirs)
         interval = bootstrap_ratio(diffs[who], diffs[label], scale=theirs / mine if per_span else 1.0)
         bound = 0.5 if label == "openinference" else 1.0
         proposed[f"{who}_per_{'span' if per_span else 'run'}_vs_{label}"] = {

@@ -54,6 +54,8 @@ def _ci(x: dict[str, Any] | None, digits: int = 2) -> str:
     def f(v: float | None) -> str:
         return "∞" if v is None else f"{v:,.{digits}f}"
 
+    if x.get("exact"):  # bytes: the same in every capture, no interval
+        return f"{f(x['ratio'])} (exact)"
     return f"{f(x['ratio'])} [{f(x['low'])}, {f(x['high'])}]"
 
 
@@ -105,6 +107,7 @@ def table(results: str) -> str:
         for label, why in r.get("skipped", {}).items():
             lines.append(f"| {_LABELS.get(label, label)} | skipped: {why} | | | | | |")
         lines.append("")
+        lines += _bytes_table(r.get("exported_bytes"))
         fw = r["framework"]
         peers = ", ".join(f"{_LABELS[k].split(' (')[0]} {_ci(v[k]['ours_per_run_ratio'])}"
                           + (f" (no content by default; ours with content off ÷ it "
@@ -115,7 +118,8 @@ def table(results: str) -> str:
         for key, t in r.get("targets", {}).items():
             targets.append((_target_label(fw, key, t), _ci(t), _verdict(t.get("verdict"))))
         for key, t in r.get("proposed_targets", {}).items():
-            proposed.append((_proposed_label(fw, key, t), _ci(t), _verdict(t.get("verdict"))))
+            others = "".join(f"; `{name}` alone {ratio:.2f}" for name, ratio in t.get("others", {}).items())
+            proposed.append((_proposed_label(fw, key, t), _ci(t) + others, _verdict(t.get("verdict"))))
     if summary:
         lines[2:2] = ["### Per run, ours ÷ each peer (the headline)", "",
                       "| framework | our spans/run | our overhead/run µs | ours ÷ peer per run [95% CI] |",
@@ -200,7 +204,9 @@ def table(results: str) -> str:
     if proposed:
         lines += ["", "### Targets as proposed to restate them", "",
                   "Issue 40's targets as the sections \"Issue 40, third round\" and \"fourth round\" below propose to "
-                  "restate them, with their measured reasons; checked the same way.", "",
+                  "restate them, with their measured reasons; checked the same way. The targets on exported bytes "
+                  "(what a backend receives, stores and bills: the vocabulary switch's gain) are exact, so they carry "
+                  "no interval.", "",
                   "| proposed target | measured [95% CI] | |", "|---|---:|---|"]
         lines += [f"| {t} | {value} | {ok} |" for t, value, ok in proposed]
     study = study_table([r for _, r in overheads if "study" in r])
@@ -227,6 +233,18 @@ def _proposed_label(framework: str, key: str, t: dict[str, Any]) -> str:
         return f"{framework}: our code per span with content off{less} ≤ 3× the SDK alone making our spans"
     if key == "ours_one_vocabulary_vs_ours":
         return f"{framework}: ours, one vocabulary, per run ≤ {t['target']:g}× ours with all three"
+    if key == "ours_one_vocabulary_bytes_vs_ours":
+        return (f"{framework}: exported bytes per run, ours in one vocabulary (`{t['vocabulary']}`) ≤ "
+                f"{t['target']:g}× ours with all three")
+    if "_bytes_per_" in key:
+        head, peer = key.rsplit("_vs_", 1)
+        who, unit = head.split("_bytes_per_")
+        vocabulary = who.removeprefix("ours_").removesuffix("_no_content")
+        name = _LABELS.get(peer, peer).split(' (')[0]
+        off = ", content off" if who.endswith("_no_content") else ""
+        unit = "per span (ours makes over 1.5× its spans)" if unit == "span" else "per run"
+        return (f"{framework}: exported bytes {unit}, ours in `{vocabulary}` alone{off}, ≤ {t['target']:g}× {name}"
+                + (" (which records no content by default)" if off else ""))
     head, peer = key.rsplit("_vs_", 1)
     who = "ours with content off," if head.startswith("ours_no_content_") else "ours"
     unit = "per span (ours makes over 1.5× its spans)" if head.endswith("_per_span") else "per run"
@@ -234,6 +252,44 @@ def _proposed_label(framework: str, key: str, t: dict[str, Any]) -> str:
     if head.startswith("ours_no_content_"):
         name += " (which records no content by default)"
     return f"{framework}: {who} {unit} ≤ {t['target']:g}× {name}"
+
+
+def _bytes_label(name: str) -> str:
+    if name in ("ours", "ours_no_content"):
+        return _LABELS[name] + (", all three vocabularies" if name == "ours" else "")
+    if name.startswith("ours_"):
+        vocabulary = name.removeprefix("ours_").removesuffix("_no_content")
+        return f"otel-agents, `{vocabulary}` alone" + (", content off" if name.endswith("_no_content") else "")
+    return _LABELS.get(name, name)
+
+
+def _bytes_table(wire: dict[str, Any] | None) -> list[str]:
+    """The exported-bytes table of one framework's section (empty for a result without it)."""
+    if not wire:
+        return []
+    exact = ("the same bytes in each of its " + str(wire["captures"]) + " captures: exact, no interval"
+             if wire["deterministic"] else "**captures differed**: the largest is shown")
+    lines = [f"Exported bytes of one run: each variant's spans as an OTLP protobuf `ExportTraceServiceRequest` "
+             f"(the standard OTLP exporters' encoder; {exact}). Bytes per run = the run's `Span` messages, what each "
+             f"run adds to an export batch (the resource and scope, sent once per batch, left out); the one-run "
+             f"request includes them; gzip as `compression=gzip` sends it (it moves by a few bytes with the ids).",
+             "", "| variant | spans/run | bytes/run | bytes/span | ÷ all three | one-run request, bytes | gzip |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, x in wire["variants"].items():
+        label = _bytes_label(name)
+        if "error" in x:
+            lines.append(f"| {label} | capture failed: {x['error']} | | | | | |")
+            continue
+        if not x["spans"]:
+            lines.append(f"| {label} | 0 | made no span of this run | | | | |")
+            continue
+        if x.get("records_content") is False:
+            label += " — records no content by default"
+        low, high = x["gzip_request_bytes"]
+        lines.append(f"| {label} | {x['spans']} | {x['bytes_per_run']:,} | {x['bytes_per_span']:,.0f} | "
+                     f"{format(x['vs_ours'], '.2f') if 'vs_ours' in x else ''} | {x['request_bytes']:,} | "
+                     f"{low:,}{'' if low == high else f'–{high:,}'} |")
+    return [*lines, ""]
 
 
 _SHAPES = {"chain": "chain (input, output)", "tool": "tool (identity, arguments, result)",

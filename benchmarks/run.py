@@ -174,9 +174,12 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
         peers = ", ".join(f"{k} {v[k]['overhead_per_span_us']:.0f} µs/span" for k in v
                           if k not in ("ours", "ours_no_content", "ours_suppressed", "dispatch"))
         ratios = ", ".join(f"÷{k} {_interval(v[k]['ours_per_run_ratio'])}" for k in v if "ours_per_run_ratio" in v[k])
+        wire = r.get("exported_bytes", {}).get("variants", {})
+        sizes = ", ".join(f"{k.replace('ours_', 'ours/')} {x['bytes_per_run']:,}"
+                          for k, x in wire.items() if "bytes_per_run" in x and not k.endswith("_no_content"))
         return (f"floor {r['floor_span_us']:.1f} µs/span; ours {v['ours']['overhead_per_run_us']:.0f} µs/run, "
                 f"{v['ours']['overhead_per_span_us']:.0f} µs/span{'; ' + peers if peers else ''}; ours per run "
-                f"{ratios or '-'} [{r['wall_s']} s]")
+                f"{ratios or '-'}; bytes/run {sizes or '-'} [{r['wall_s']} s]")
     if job == "spans":
         return ", ".join(f"{k} {v['span_us']:.0f} µs ({v['vs_floor']['ratio']:.1f}×)" for k, v in r["shapes"].items()) + \
             f"; floor {r['floor_span_us']:.1f} µs [{r['wall_s']} s]"

@@ -44,8 +44,24 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     # the targets as the README proposes to restate them, checked the same way (no peers: no peer rows);
     # LangChain's workload measures its dispatch to a do-nothing handler, subtracted from ours with content off
     assert set(overhead["proposed_targets"]) == {"ours_one_vocabulary_vs_ours",
-                                                 "ours_no_content_less_dispatch_per_span_le_3x_attribute_floor"}
+                                                 "ours_no_content_less_dispatch_per_span_le_3x_attribute_floor",
+                                                 "ours_one_vocabulary_bytes_vs_ours"}
     assert overhead["proposed_targets"]["ours_one_vocabulary_vs_ours"]["target"] == 0.8
+    # what a backend receives (issue 40 item 4): the captured spans of one run on the OTLP wire, exact
+    wire = overhead["exported_bytes"]
+    assert wire["deterministic"] is True
+    sizes = {name: x["bytes_per_run"] for name, x in wire["variants"].items()}
+    vocabularies = ("gen_ai", "openinference", "langfuse")
+    assert set(sizes) == {"ours", "ours_no_content", *(f"ours_{v}{off}" for v in vocabularies
+                                                        for off in ("", "_no_content"))}
+    assert all(x["spans"] == 3 for x in wire["variants"].values())
+    # one vocabulary, or content off, sends less than all three with content; content off less than on
+    assert all(0 < size < sizes["ours"] for name, size in sizes.items() if name != "ours")
+    assert all(sizes[f"ours_{v}_no_content"] < sizes[f"ours_{v}"] for v in vocabularies)
+    one = overhead["proposed_targets"]["ours_one_vocabulary_bytes_vs_ours"]
+    assert one["target"] == 0.5 and one["exact"] and one["verdict"] in ("met", "missed")
+    assert one["ratio"] == round(sizes["ours_gen_ai"] / sizes["ours"], 3)
+    assert one["others"] == {v: round(sizes[f"ours_{v}"] / sizes["ours"], 3) for v in ("openinference", "langfuse")}
     # the overhead study's facts of one customer-support-shaped run: model calls read from our spans
     assert overhead["study"]["model_calls"] == 1 and overhead["study"]["fold_per_run_us"] > 0
 
@@ -85,3 +101,6 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     text = table(str(tmp_path))
     assert "### Targets" in text
     assert "| langchain: ours, one vocabulary, per run ≤ 0.8× ours with all three |" in text
+    assert "| langchain: exported bytes per run, ours in one vocabulary (`gen_ai`) ≤ 0.5× ours with all three | " \
+        f"{one['ratio']:.2f} (exact); `openinference` alone " in text
+    assert f"| otel-agents, `gen_ai` alone | 3 | {sizes['ours_gen_ai']:,} |" in text
