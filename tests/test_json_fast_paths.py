@@ -226,3 +226,18 @@ def test_id_hex_is_format_text(number: int) -> None:
     from otel_agents.exporters.ecp._facts import span_id_hex, trace_id_hex
 
     assert span_id_hex(number) == format(number, "016x") and trace_id_hex(number) == format(number, "032x")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.integers(min_value=1, max_value=2**53) | st.sampled_from(
+    [1, 499, 500, 501, 1500, 2500, 999_999_500, 2**52 - 1, 2**52, 2**52 + 500, 123_456_789_500]))
+def test_span_duration_is_rounds_text(elapsed: int) -> None:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext
+
+    from otel_agents.exporters.ecp._facts import FoldSpan
+
+    start = 1_700_000_000_000_000_000
+    span = FoldSpan(ReadableSpan(name="s", context=SpanContext(1, 2, False), start_time=start,
+                                 end_time=start + elapsed))
+    assert repr(span.duration_ms) == repr(round(elapsed / 1e6, 3))

@@ -127,10 +127,21 @@ class FoldSpan:
         self.error: bool = code is StatusCode.ERROR or self.cancelled
         if start and end:
             elapsed = end - start
-            self.duration_ms: float = round(elapsed / 1e6, 3) if elapsed > 0 else 0.0
+            if elapsed <= 0:
+                self.duration_ms: float = 0.0
+            elif type(elapsed) is int and elapsed < _EXACT_NS and elapsed % 1000 != 500:
+                self.duration_ms = (elapsed + 500) // 1000 / 1000  # = round(elapsed / 1e6, 3), a third of its cost
+            else:
+                self.duration_ms = round(elapsed / 1e6, 3)
         else:
             self.duration_ms = 0.0
         self.span_kind: SpanKind = span_kind or SpanKind.INTERNAL
+
+
+# Below 2**52 ns (52 days) the float ``elapsed / 1e6`` is within 5e-7 ms of the exact quotient, so rounding
+# either to 3 decimals gives the same microsecond unless the quotient ends in exactly 0.5 µs (left to
+# ``round``); ``us / 1000`` is then the double nearest that decimal, as ``round`` returns.
+_EXACT_NS = 1 << 52
 
 
 def _is_cancellation(control_flow: Any) -> bool:
