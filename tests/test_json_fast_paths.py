@@ -182,3 +182,62 @@ def test_dumps_strings_is_dumps_for_data_of_strings(data: Any) -> None:
     exactly what ``dumps`` and the standard library write for data made of strings, lists and dicts."""
     std = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     assert encoding.dumps_strings(data) == encoding.dumps(data) == std
+
+
+def _model_span(output_messages: str) -> Any:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext
+
+    from otel_agents.exporters.ecp._facts import FoldSpan
+
+    return FoldSpan(ReadableSpan(name="chat m", context=SpanContext(1, 2, False), attributes={
+        "otel_agents.span.kind": "model", "gen_ai.output.messages": output_messages}))
+
+
+def test_requested_calls_skips_the_parse_only_when_no_part_can_be_a_tool_call() -> None:
+    from otel_agents.exporters.ecp._facts import requested_calls
+
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "name": "search", "id": "c1", "arguments": {}}]}
+    text = json.dumps([call])
+    assert requested_calls(_model_span(text)) == ["search"]
+    # the same part with "_" written as a JSON escape: no literal "tool_call" in the text, still a call
+    escaped = text.replace("tool_call", "tool\\u005fcall")
+    assert "tool_call" not in escaped and json.loads(escaped) == [call]
+    assert requested_calls(_model_span(escaped)) == ["search"]
+    answer = [{"role": "assistant", "parts": [{"type": "text", "content": "sunny"}]}]
+    assert requested_calls(_model_span(json.dumps(answer))) == []
+
+
+def _one_line_reference(text: Any, limit: int) -> str:
+    s = str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30) | st.integers() | st.none(), st.integers(min_value=1, max_value=25))
+def test_one_line_fast_path_gives_the_general_paths_text(text: Any, limit: int) -> None:
+    from otel_agents.exporters.ecp._facts import one_line
+
+    assert one_line(text, limit) == _one_line_reference(text, limit)
+
+
+@given(st.integers(min_value=0, max_value=2**128 - 1))
+def test_id_hex_is_format_text(number: int) -> None:
+    from otel_agents.exporters.ecp._facts import span_id_hex, trace_id_hex
+
+    assert span_id_hex(number) == format(number, "016x") and trace_id_hex(number) == format(number, "032x")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.integers(min_value=1, max_value=2**53) | st.sampled_from(
+    [1, 499, 500, 501, 1500, 2500, 999_999_500, 2**52 - 1, 2**52, 2**52 + 500, 123_456_789_500]))
+def test_span_duration_is_rounds_text(elapsed: int) -> None:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext
+
+    from otel_agents.exporters.ecp._facts import FoldSpan
+
+    start = 1_700_000_000_000_000_000
+    span = FoldSpan(ReadableSpan(name="s", context=SpanContext(1, 2, False), start_time=start,
+                                 end_time=start + elapsed))
+    assert repr(span.duration_ms) == repr(round(elapsed / 1e6, 3))

@@ -272,7 +272,7 @@ def _log_record(span: F.FoldSpan, trace_id: int | None, trace_hex: str | None,
 
 @functools.lru_cache(maxsize=256)
 def _trace_hex(trace_id: int) -> str:
-    return f"{trace_id:032x}"  # every span of a run repeats it: cached
+    return "%032x" % trace_id  # every span of a run repeats it: cached
 
 
 @functools.lru_cache(maxsize=1024)
