@@ -18,6 +18,8 @@ themselves. It gives:
   the budget (:mod:`.pipeline`);
 * :mod:`.probes` — guarded probes of user objects (attributes, protocols, ``str``)
   that never raise into the framework;
+* :class:`Activation` — a span current around a block, detached in the context it was attached in
+  (:mod:`.activation`; what :meth:`SemanticSpan.activate` returns);
 * :class:`StepIterator` / :class:`AsyncStepIterator` — run each step of a stream inside a
   context (the span's), never holding it across a ``yield`` (:mod:`.steps`);
 * :func:`wrap_stream` — ends spans with their streams, abandoned ones included
@@ -38,6 +40,7 @@ onto spans it finishes. It is beta and moving repositories; we revisit when it
 is stable.
 """
 
+from .activation import Activation
 from .encoding import encode, fit_json, fit_text, to_jsonable
 from .guard import guard, guarded, report_internal_error
 from . import probes
@@ -51,7 +54,7 @@ from .steps import AsyncStepIterator, StepIterator, entered, in_context
 from .streams import watch_stream, wrap_stream
 
 __all__ = [
-    "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
+    "Activation", "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "fit_json", "fit_text", "guard", "guarded", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",

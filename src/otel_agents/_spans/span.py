@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -38,6 +37,7 @@ from opentelemetry.trace import Span
 
 from ..semconv import Kind, attributes as A, span_name, vocabularies as V
 from . import encoding, pipeline, sdk_write
+from .activation import Activation
 from .content import ContentSetters
 from .guard import guard, report_internal_error
 from .index import _OPEN, semantic_span_for
@@ -135,14 +135,11 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         """An OTel ``Context`` with this span as the current span (to parent children)."""
         return trace.set_span_in_context(self.span, base)
 
-    @contextmanager
-    def activate(self) -> Iterator["SemanticSpan"]:
-        """Make this span current around the ``with`` body; detach in the same context afterwards."""
-        token = otel_context.attach(trace.set_span_in_context(self.span))
-        try:
-            yield self
-        finally:
-            otel_context.detach(token)
+    def activate(self) -> Activation:
+        """``with span.activate() as s:`` makes this span current around the body (``s`` is this span) and
+        detaches in the same context afterwards, also when the body raises; the span is not ended and the
+        exception not recorded (see :class:`~.activation.Activation`)."""
+        return Activation(self.span, self)
 
     def rename(self, name: str | None) -> None:
         """Rename the span after the component it turned out to be (a model span whose model is

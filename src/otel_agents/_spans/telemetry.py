@@ -21,6 +21,7 @@ from .index import _index, semantic_span_for
 from .metrics import GenAIMetrics
 from .pipeline import otel_value
 from .run_context import current_run_attributes
+from .activation import Activation
 from .settings import Settings
 from .span import SemanticSpan
 
@@ -193,27 +194,28 @@ class Telemetry:
         return _SpanScope(self, kind, name, is_control_flow, kwargs)
 
 
-class _SpanScope:
-    """:meth:`Telemetry.span`'s context manager: a class rather than a ``@contextmanager`` generator
-    wrapping :meth:`SemanticSpan.activate`'s (two generators per span), as the manual decorators open one
-    per call."""
+class _SpanScope(Activation):
+    """:meth:`Telemetry.span`'s context manager: an :class:`~.activation.Activation` that opens its span
+    when entered and, on the way out, detaches, then records the body's exception (if any) and ends the span.
+    A class rather than a ``@contextmanager`` generator, as the manual decorators open one per call."""
 
-    __slots__ = ("telemetry", "kind", "name", "is_control_flow", "kwargs", "semantic", "token")
+    __slots__ = ("telemetry", "kind", "name", "is_control_flow", "kwargs")
 
     def __init__(self, telemetry: Telemetry, kind: Kind | str, name: str | None, is_control_flow: Any,
                  kwargs: dict[str, Any]):
         self.telemetry, self.kind, self.name = telemetry, kind, name
         self.is_control_flow, self.kwargs = is_control_flow, kwargs
+        self.context = None
 
     def __enter__(self) -> SemanticSpan:
-        s = self.semantic = self.telemetry.start_span(self.kind, self.name, **self.kwargs)
-        self.token = otel_context.attach(trace.set_span_in_context(s.span))
-        return s
+        s = self.entered = self.telemetry.start_span(self.kind, self.name, **self.kwargs)
+        self.span = s.span
+        return _activate(self)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        s = self.semantic
+        s = self.entered
         try:
-            otel_context.detach(self.token)  # in the context it attached in, before the error is recorded
+            _deactivate(self, exc_type, exc, tb)  # in the context it attached in, before the error is recorded
             if exc_type is not None:
                 if exc is None:
                     exc = exc_type()
@@ -225,6 +227,10 @@ class _SpanScope:
         finally:
             s.end()
         return False  # the body's exception, if any, goes on unchanged
+
+
+# Activation's own enter and exit, for _SpanScope's (a module global is cheaper to reach than a class attribute).
+_activate, _deactivate = Activation.__enter__, Activation.__exit__
 
 
 @functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest

@@ -17,7 +17,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from ..._spans import AsyncStepIterator, SemanticSpan, StepIterator, probes
+from ..._spans import Activation, AsyncStepIterator, SemanticSpan, StepIterator, probes
 
 NATIVE_SCOPE_PREFIX = "openinference.instrumentation.agno"
 """The instrumentation scope of the spans ``agno.tracing.setup_tracing()`` makes (OpenInference's Agno instrumentation)."""
@@ -32,20 +32,9 @@ def context_of(span: SemanticSpan) -> otel_context.Context:
     return otel_context.set_value(_OURS, span, span.context())
 
 
-class activate:
-    """``with activate(span):`` makes ``span`` current around the body (a plain class, not a
-    ``@contextmanager`` generator: it runs around every model request, tool call and run)."""
-
-    __slots__ = ("_ctx", "_token")
-
-    def __init__(self, span: SemanticSpan) -> None:
-        self._ctx = context_of(span)
-
-    def __enter__(self) -> None:
-        self._token = otel_context.attach(self._ctx)
-
-    def __exit__(self, *exc: Any) -> None:
-        otel_context.detach(self._token)
+def activate(span: SemanticSpan) -> Activation:
+    """``with activate(span):`` makes ``span`` current around the body, known as ours (:func:`context_of`)."""
+    return Activation(span.span, span, context_of(span))
 
 
 def parent() -> Any:

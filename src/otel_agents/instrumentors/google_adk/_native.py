@@ -20,9 +20,10 @@ import inspect
 import sys
 from typing import Any, Callable
 
-from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan
+
+from ..._spans import Activation
 
 _ADK_MODULES = "google.adk"
 
@@ -41,43 +42,34 @@ class StoodDownTracer(trace.Tracer):
         return _Current(self, name, context)
 
 
-class _Current:
-    """``with``: a stand-in span current inside the block (``trace.use_span`` without ending it or recording an
-    exception: the span does not record). A class, not a ``@contextmanager`` generator pair: ADK enters one
-    per step of every run. Also a function decorator, as OTel's ``start_as_current_span`` is: each call runs
-    inside a stand-in made at that call."""
+class _Current(Activation):
+    """``with``: a stand-in span current inside the block, as ``trace.use_span`` would make it; what
+    ``use_span`` does besides (end the span, record the exception on it) a stand-in ignores, as it does not
+    record. Also a function decorator, as OTel's ``start_as_current_span`` is: each call runs inside a
+    stand-in made at that call."""
 
-    __slots__ = ("span", "_token", "_tracer", "_name", "_context")
+    __slots__ = ("_tracer", "_name", "_parent")
 
-    def __init__(self, tracer: StoodDownTracer, name: str, context: Any):
-        self._tracer, self._name, self._context = tracer, name, context
-        self.span = tracer.start_span(name, context)
-        self._token: Any = None
+    def __init__(self, tracer: StoodDownTracer, name: str, parent: Any):
+        self._tracer, self._name, self._parent = tracer, name, parent
+        Activation.__init__(self, tracer.start_span(name, parent))
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        tracer, name, context = self._tracer, self._name, self._context
+        tracer, name, parent = self._tracer, self._name, self._parent
         if inspect.iscoroutinefunction(fn):
             @functools.wraps(fn)
             async def acall(*args: Any, **kwargs: Any) -> Any:
-                with _Current(tracer, name, context):
+                with _Current(tracer, name, parent):
                     return await fn(*args, **kwargs)
 
             return acall
 
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
-            with _Current(tracer, name, context):
+            with _Current(tracer, name, parent):
                 return fn(*args, **kwargs)
 
         return call
-
-    def __enter__(self) -> trace.Span:
-        self._token = otel_context.attach(trace.set_span_in_context(self.span))
-        return self.span
-
-    def __exit__(self, *exc: Any) -> bool:
-        otel_context.detach(self._token)
-        return False
 
 
 class NativeSpans:

@@ -153,7 +153,7 @@ class ModelHook:
     async def _run(self, call: ModelCall, wrapped: Any, args: tuple, kwargs: dict) -> Any:
         token = self.current.set(call)
         try:
-            current = otel_context.attach(call.sem.context())  # what call.sem.activate() does, without its generator
+            current = otel_context.attach(call.sem.context())  # as call.sem.activate(), inline (no object per call)
             try:
                 result = await wrapped(*args, **kwargs)
             finally:
@@ -245,7 +245,7 @@ class CurrentWhileProducing:
     async def __anext__(self) -> Any:
         token = self._current.set(self._call)
         try:
-            current = otel_context.attach(self._call.sem.context())  # as sem.activate(), without its generator
+            current = otel_context.attach(self._call.sem.context())  # as sem.activate(), inline (no object per event)
             try:
                 return await self._stream.__anext__()
             finally:

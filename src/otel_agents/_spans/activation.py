@@ -1,0 +1,55 @@
+"""Making a span current around a block: :class:`Activation`, the one context manager behind every
+"with this span current" (:meth:`SemanticSpan.activate`, :meth:`Telemetry.span`, the instrumentors' own)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span
+
+from .guard import report_internal_error
+
+
+class Activation:
+    """``with Activation(span):`` makes ``span`` current around the body.
+
+    On the way out the context it attached is detached, whether the body returned or raised; the body's
+    exception goes on unchanged, and the span is neither ended nor given the error (:meth:`Telemetry.span`'s
+    scope, a subclass, does both). A detach that cannot be done here (an exit on another thread or task
+    than the enter, a second exit) is logged once (WARNING with the traceback, then DEBUG), never raised.
+    In a coroutine the activation is the task's own (OTel's context is a ``contextvars`` one). One ``with``
+    at a time per instance: the attach's token is one slot, so a nested activation is a new instance
+    (``span.activate()`` again). A plain class, not a ``@contextmanager`` generator: it runs around every
+    model request and tool call.
+
+    Args:
+        span: the OTel span made current.
+        entered: what ``with ... as x`` gives; ``None`` = ``span``.
+        context: the OTel ``Context`` to attach, one in which ``span`` is current (and which carries
+            a key of the caller's too); ``None`` = the context current at ``__enter__``, with ``span`` set in it.
+    """
+
+    __slots__ = ("span", "entered", "context", "_token")
+
+    def __init__(self, span: Span, entered: Any = None, context: otel_context.Context | None = None):
+        self.span = span
+        self.entered = span if entered is None else entered
+        self.context = context
+
+    # Both call the runtime context OTel's `attach`/`detach` call: its `detach` would log an ERROR with a
+    # traceback at every failure (a token of another thread's or task's context, one used already: a stream
+    # finalised elsewhere, at every step), into the user's logs; a failure here is ours, logged once.
+    def __enter__(self) -> Any:
+        ctx = self.context
+        self._token = otel_context._RUNTIME_CONTEXT.attach(  # noqa: SLF001
+            trace.set_span_in_context(self.span) if ctx is None else ctx)
+        return self.entered
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        try:
+            otel_context._RUNTIME_CONTEXT.detach(self._token)  # noqa: SLF001
+        except Exception as error:  # noqa: BLE001
+            report_internal_error("span.detach", error)
+        return False  # the body's exception, if any, goes on unchanged
