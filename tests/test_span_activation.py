@@ -160,3 +160,26 @@ def test_an_activation_attaches_the_context_it_is_given(telemetry) -> None:
     with Activation(s.span) as entered:  # no `entered`: the OTel span, as trace.use_span gives
         assert entered is s.span and current() is s.span
     s.end()
+
+
+def test_an_api_without_the_runtime_context_name_gets_the_public_detach(telemetry, monkeypatch) -> None:
+    """``_detach`` is the runtime context's own ``detach`` (a private name of opentelemetry-api): an API
+    without that name gets OTel's public ``detach``, and activations work the same."""
+    import importlib
+
+    from otel_agents._spans import activation
+
+    monkeypatch.delattr(otel_context, "_RUNTIME_CONTEXT")
+    fallback = importlib.reload(activation)
+    monkeypatch.undo()  # OTel's public attach/detach need it back; the module keeps its choice
+    try:
+        assert fallback._detach is otel_context.detach
+        s = telemetry.start_span("tool", "t")
+        with pytest.raises(KeyError), fallback.Activation(s.span, s) as entered:
+            assert entered is s and current() is s.span
+            raise KeyError("the body's")
+        assert not current().get_span_context().is_valid
+        s.end()
+    finally:
+        importlib.reload(activation)
+        assert activation._detach is not otel_context.detach

@@ -38,18 +38,22 @@ class Activation:
         self.entered = span if entered is None else entered
         self.context = context
 
-    # Both call the runtime context OTel's `attach`/`detach` call: its `detach` would log an ERROR with a
-    # traceback at every failure (a token of another thread's or task's context, one used already: a stream
-    # finalised elsewhere, at every step), into the user's logs; a failure here is ours, logged once.
     def __enter__(self) -> Any:
         ctx = self.context
-        self._token = otel_context._RUNTIME_CONTEXT.attach(  # noqa: SLF001
-            trace.set_span_in_context(self.span) if ctx is None else ctx)
+        self._token = otel_context.attach(trace.set_span_in_context(self.span) if ctx is None else ctx)
         return self.entered
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         try:
-            otel_context._RUNTIME_CONTEXT.detach(self._token)  # noqa: SLF001
+            _detach(self._token)
         except Exception as error:  # noqa: BLE001
             report_internal_error("span.detach", error)
         return False  # the body's exception, if any, goes on unchanged
+
+
+# The runtime context's own `detach`, which OTel's public `detach` calls: that one logs an ERROR with a
+# traceback at every failure (a token of another thread's or task's context, one used already: a stream
+# finalised elsewhere, at every step) into the user's logs, where a failure of ours is logged once. A private
+# name of opentelemetry-api (1.x): an API without it gets the public call (tests/test_span_activation.py).
+_runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+_detach = getattr(_runtime, "detach", None) or otel_context.detach
