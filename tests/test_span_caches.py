@@ -26,10 +26,12 @@ def _empty_caches():
     for cache in caches:
         cache.clear()
     content._text_message.cache_clear()
+    content._instructions_json.cache_clear()
     yield
     for cache in caches:
         cache.clear()
     content._text_message.cache_clear()
+    content._instructions_json.cache_clear()
 
 
 def _model_span(exporter, settings: Settings | None = None, *, tools=None, parameters=None) -> dict:
@@ -269,6 +271,29 @@ def test_text_messages_cache_changed_secret_budget_bound(spans) -> None:
     for i in range(140):
         _history(spans, [ChatMessage("user", f"question {i}")])
     assert content._text_message.cache_info().currsize == content._text_message.cache_info().maxsize == 128
+
+
+def test_system_instructions_cache_changed_secret_budget_bound(spans) -> None:
+    def instructions(prompt: str, settings: Settings | None = None) -> object:
+        attrs = _history(spans, [ChatMessage("system", prompt), ChatMessage("user", "hi")], settings)
+        return json.loads(attrs[A.GEN_AI_SYSTEM_INSTRUCTIONS])
+
+    for _ in range(2):
+        assert instructions("Be brief.") == [{"type": "text", "content": "Be brief."}]
+    assert content._instructions_json.cache_info().hits >= 1
+    assert instructions("Be thorough.") == [{"type": "text", "content": "Be thorough."}]
+    leaky = f"Use the key {SECRET} for the API."
+    for _ in range(2):
+        assert instructions(leaky) == [{"type": "text", "content": "Use the key [REDACTED] for the API."}]
+    long_prompt = "Always answer politely. " * 20
+    cut = _history(spans, [ChatMessage("system", long_prompt)], Settings(capture_content=True, max_content_length=100))
+    assert len(cut[A.GEN_AI_SYSTEM_INSTRUCTIONS]) <= 100 and cut[A.OTEL_AGENTS_TRUNCATED] is True
+    assert json.loads(cut[A.GEN_AI_SYSTEM_INSTRUCTIONS])[0]["content"].endswith("…")
+    hooked = Settings(capture_content=True, redact_hook=lambda key, text: text.replace("polite", "rude"))
+    assert "rudely" in _history(spans, [ChatMessage("system", long_prompt)], hooked)[A.GEN_AI_SYSTEM_INSTRUCTIONS]
+    for i in range(40):
+        assert instructions(f"Rule {i}.")[0]["content"] == f"Rule {i}."
+    assert content._instructions_json.cache_info().currsize == content._instructions_json.cache_info().maxsize
 
 
 def test_the_message_cache_is_bounded(spans) -> None:

@@ -95,6 +95,13 @@ def _text_message(role: str, text: str, limit: int) -> tuple[str, str]:
     return redacted.parts[0].content, genai_message_text(redacted, 0)  # a text has no media: any budget
 
 
+@functools.lru_cache(maxsize=32)  # bound: 32 system prompts of at most 32 k characters, with their JSON
+def _instructions_json(text: str) -> str:
+    """``gen_ai.system_instructions`` of one text (redacted already) as compact JSON text: a system prompt is
+    sent again with every model request of a run, and the same prompt with every run."""
+    return encoding.dumps_strings([{"type": "text", "content": text}])
+
+
 _NULL = b"null"  # the key of a field that is None (what json_key gives it, without its NaN check)
 
 
@@ -322,7 +329,11 @@ class ContentSetters:
                         sys_parts += r.parts
                     else:
                         chat_texts.append(text)
-                if sys_parts:
+                if len(sys_parts) == 1 and type(sys_parts[0]) is TextPart and type(sys_parts[0].content) is str \
+                        and len(sys_parts[0].content) <= _CACHED_TEXT:  # one system prompt (the common case)
+                    self._json_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, _instructions_json(sys_parts[0].content),
+                                    lambda: [genai_part(p, media) for p in sys_parts])
+                elif sys_parts:
                     self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, [genai_part(p, media) for p in sys_parts],
                                       redacted=True)
                 if given:  # shown first, as a system message, in OpenInference and input.value
