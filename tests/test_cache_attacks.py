@@ -387,8 +387,6 @@ def test_a_message_at_the_message_key_bound_renders_as_with_empty_caches(spans, 
     assert spans.render(**spec) == cold
 
 
-@pytest.mark.xfail(strict=True, reason="content._message_key leaves the finish reason out of its size bound (room): "
-                                       "a message with a huge finish reason is kept by _MESSAGES and _FLAT")
 def test_a_huge_finish_reason_is_not_kept_by_the_message_caches(spans) -> None:
     spans.render([ChatMessage("assistant", parts=[ToolCallPart("lookup", {"a": 1}, "call_1")],
                               finish_reason="r" * (4 * content._MESSAGE_KEY_BYTES))])

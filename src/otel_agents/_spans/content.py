@@ -120,7 +120,7 @@ def _message_key(m: ChatMessage) -> tuple[Any, ...] | None:
             (reason is not None and type(reason) is not str):
         return None
     key: list[Any] = [role, name, reason]
-    room = _MESSAGE_KEY_BYTES - len(role or "") - len(name or "")
+    room = _MESSAGE_KEY_BYTES - len(role or "") - len(name or "") - len(reason or "")
     for p in m.parts:
         t = type(p)
         if t is TextPart or t is ReasoningPart:
