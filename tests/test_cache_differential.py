@@ -126,6 +126,7 @@ def _clear() -> None:
     for cache in (content._TOOLS, content._MESSAGES, content._FLAT, model._PARAMETERS):
         cache.clear()
     content._text_message.cache_clear()
+    content._instructions_json.cache_clear()
 
 
 class _Spans:

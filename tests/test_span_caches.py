@@ -11,7 +11,7 @@ import pytest
 
 from otel_agents._spans import ChatMessage, Settings, Telemetry
 from otel_agents._spans import content, memo, model
-from otel_agents._spans.messages import ToolCallPart, ToolDefinition
+from otel_agents._spans.messages import ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition
 from otel_agents.semconv import attributes as A
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2
@@ -26,10 +26,12 @@ def _empty_caches():
     for cache in caches:
         cache.clear()
     content._text_message.cache_clear()
+    content._instructions_json.cache_clear()
     yield
     for cache in caches:
         cache.clear()
     content._text_message.cache_clear()
+    content._instructions_json.cache_clear()
 
 
 def _model_span(exporter, settings: Settings | None = None, *, tools=None, parameters=None) -> dict:
@@ -81,6 +83,27 @@ def test_changed_tools_give_changed_attributes(spans) -> None:
     assert json.loads(renamed[SCHEMA_0])["function"]["name"] == "get_forecast"
     two = _tool_attrs(_model_span(spans, tools=[WEATHER, changed]))
     assert len(json.loads(two[A.GEN_AI_TOOL_DEFINITIONS])) == 2 and f"{A.LLM_TOOLS}.1.{A.TOOL_JSON_SCHEMA}" in two
+
+
+# Pairs of tool lists that differ in one part of their cache key (content._tools_key): each renders otherwise.
+TOOL_KEY_PARTS = {
+    "type": ([WEATHER], [ToolDefinition(WEATHER.name, WEATHER.description, WEATHER.parameters, "hosted")]),
+    "name": ([WEATHER], [ToolDefinition("get_forecast", WEATHER.description, WEATHER.parameters)]),
+    "description": ([WEATHER], [ToolDefinition(WEATHER.name, "Weather now.", WEATHER.parameters)]),
+    "parameters": ([WEATHER], [ToolDefinition(WEATHER.name, WEATHER.description, {"type": "object"})]),
+    "parameters or none": ([ToolDefinition("f", "d", {})], [ToolDefinition("f", "d", None)]),
+    "order": ([WEATHER, ToolDefinition("f")], [ToolDefinition("f"), WEATHER]),
+    "number": ([WEATHER], [WEATHER, WEATHER]),
+}
+
+
+@pytest.mark.parametrize("part", list(TOOL_KEY_PARTS))
+def test_each_part_of_a_tools_key_changes_the_rendering(spans, part: str) -> None:
+    first, second = TOOL_KEY_PARTS[part]
+    alone = _tool_attrs(_model_span(spans, tools=second))
+    content._TOOLS.clear()
+    assert _tool_attrs(_model_span(spans, tools=first)) != alone
+    assert _tool_attrs(_model_span(spans, tools=second)) == alone
 
 
 def test_a_secret_in_cached_tools_is_still_redacted(spans) -> None:
@@ -250,6 +273,29 @@ def test_text_messages_cache_changed_secret_budget_bound(spans) -> None:
     assert content._text_message.cache_info().currsize == content._text_message.cache_info().maxsize == 128
 
 
+def test_system_instructions_cache_changed_secret_budget_bound(spans) -> None:
+    def instructions(prompt: str, settings: Settings | None = None) -> object:
+        attrs = _history(spans, [ChatMessage("system", prompt), ChatMessage("user", "hi")], settings)
+        return json.loads(attrs[A.GEN_AI_SYSTEM_INSTRUCTIONS])
+
+    for _ in range(2):
+        assert instructions("Be brief.") == [{"type": "text", "content": "Be brief."}]
+    assert content._instructions_json.cache_info().hits >= 1
+    assert instructions("Be thorough.") == [{"type": "text", "content": "Be thorough."}]
+    leaky = f"Use the key {SECRET} for the API."
+    for _ in range(2):
+        assert instructions(leaky) == [{"type": "text", "content": "Use the key [REDACTED] for the API."}]
+    long_prompt = "Always answer politely. " * 20
+    cut = _history(spans, [ChatMessage("system", long_prompt)], Settings(capture_content=True, max_content_length=100))
+    assert len(cut[A.GEN_AI_SYSTEM_INSTRUCTIONS]) <= 100 and cut[A.OTEL_AGENTS_TRUNCATED] is True
+    assert json.loads(cut[A.GEN_AI_SYSTEM_INSTRUCTIONS])[0]["content"].endswith("…")
+    hooked = Settings(capture_content=True, redact_hook=lambda key, text: text.replace("polite", "rude"))
+    assert "rudely" in _history(spans, [ChatMessage("system", long_prompt)], hooked)[A.GEN_AI_SYSTEM_INSTRUCTIONS]
+    for i in range(40):
+        assert instructions(f"Rule {i}.")[0]["content"] == f"Rule {i}."
+    assert content._instructions_json.cache_info().currsize == content._instructions_json.cache_info().maxsize
+
+
 def test_the_message_cache_is_bounded(spans) -> None:
     for i in range(content._MESSAGES.entries // 2 + 10):
         assert _messages_of(_history(spans, _turn(str(i), "ok")))[1]["parts"][0]["response"]["order"] == str(i)
@@ -257,6 +303,80 @@ def test_the_message_cache_is_bounded(spans) -> None:
     content._MESSAGES.clear()
     _history(spans, _turn("7", "x" * content._MESSAGE_KEY_BYTES))
     assert len(content._MESSAGES) == 1  # the tool call only: the result is past the key bound
+
+
+def _call(name: str = "lookup", arguments: object = None, call_id: str | None = "call_1") -> ToolCallPart:
+    return ToolCallPart(name, {"order": "7"} if arguments is None else arguments, call_id)
+
+
+def _result(response: object = "shipped", call_id: str | None = "call_1") -> ToolCallResponsePart:
+    return ToolCallResponsePart(response, call_id)
+
+
+# Pairs of messages that differ in one part of their cache key (content._message_key, plus the scan limit or
+# the budget the caches add): each renders otherwise, so a key without that part serves the second message the
+# first one's rendering. Multi-part or non-text messages: one text takes other caches.
+KEY_PARTS = {
+    "role": (ChatMessage("assistant", parts=[_call()]), ChatMessage("user", parts=[_call()])),
+    "name": (ChatMessage("assistant", parts=[_call()], name="ana"), ChatMessage("assistant", parts=[_call()], name="bo")),
+    "part type": (ChatMessage("assistant", parts=[TextPart("hmm"), _call()]),
+                  ChatMessage("assistant", parts=[ReasoningPart("hmm"), _call()])),
+    "text": (ChatMessage("assistant", parts=[TextPart("hmm"), _call()]),
+             ChatMessage("assistant", parts=[TextPart("aha"), _call()])),
+    "tool name": (ChatMessage("assistant", parts=[_call("lookup")]), ChatMessage("assistant", parts=[_call("cancel")])),
+    "arguments": (ChatMessage("assistant", parts=[_call(arguments={"order": "7"})]),
+                  ChatMessage("assistant", parts=[_call(arguments={"order": "8"})])),
+    "arguments as text or data": (ChatMessage("assistant", parts=[_call(arguments='{"order":"7"}')]),
+                                  ChatMessage("assistant", parts=[_call(arguments={"order": "7"})])),
+    "call id": (ChatMessage("assistant", parts=[_call(call_id="call_1")]),
+                ChatMessage("assistant", parts=[_call(call_id="call_2")])),
+    "result": (ChatMessage("tool", parts=[_result("shipped")]), ChatMessage("tool", parts=[_result("lost")])),
+    "result's call id": (ChatMessage("tool", parts=[_result(call_id="call_1")]),
+                         ChatMessage("tool", parts=[_result(call_id=None)])),
+    "parts' order": (ChatMessage("assistant", parts=[TextPart("hmm"), _call()]),
+                     ChatMessage("assistant", parts=[_call(), TextPart("hmm")])),
+    "number of parts": (ChatMessage("assistant", parts=[_call()]), ChatMessage("assistant", parts=[_call(), _call()])),
+}
+
+
+@pytest.mark.parametrize("part", list(KEY_PARTS))
+def test_each_part_of_a_message_key_changes_the_rendering(spans, part: str) -> None:
+    first, second = KEY_PARTS[part]
+    alone = _history(spans, [ChatMessage("user", "hi"), second])
+    content._MESSAGES.clear()
+    content._FLAT.clear()
+    _history(spans, [ChatMessage("user", "hi"), first])  # warms both caches with the first message
+    after = _history(spans, [ChatMessage("user", "hi"), second])
+    assert after[A.GEN_AI_INPUT_MESSAGES] != _history(spans, [ChatMessage("user", "hi"), first])[A.GEN_AI_INPUT_MESSAGES]
+    assert after == alone  # GenAI JSON, input.value and the OpenInference attributes alike
+
+
+def test_the_budget_is_in_the_openinference_message_key(spans) -> None:
+    long_result = [ChatMessage("user", "hi"), ChatMessage("tool", parts=[_result("shipped " * 40)])]
+    small = Settings(capture_content=True, max_content_length=240)
+    alone = _history(spans, long_result, small)
+    content._MESSAGES.clear()
+    content._FLAT.clear()
+    _history(spans, long_result, Settings(capture_content=True, max_content_length=100))  # cut further
+    assert _history(spans, long_result, small) == alone
+
+
+def test_the_scan_limit_is_in_the_genai_message_key(spans) -> None:
+    # The budget cuts what is written whatever the scan limit (budget + margin) cut before; a redaction hook
+    # sees the text before that cut: here, its length.
+    def length(key: str, text: str) -> str:
+        return str(len(text)) if key == A.GEN_AI_INPUT_MESSAGES else text
+
+    long_result = [ChatMessage("user", "hi"), ChatMessage("tool", parts=[_result("shipped " * 100)])]
+
+    def seen(budget: int) -> str:
+        settings = Settings(capture_content=True, max_content_length=budget, redact_hook=length)
+        return _history(spans, long_result, settings)[A.GEN_AI_INPUT_MESSAGES]
+
+    alone = seen(300)
+    content._MESSAGES.clear()
+    assert seen(100) != alone
+    assert seen(300) == alone
 
 
 # ------------------------------------------------------------------ request parameters

@@ -45,43 +45,43 @@ def _flat_keys(prefix: str, i: int) -> tuple[str, str, str]:
 
 # An agent loop sends every earlier message again with each model request: a message that is not one text
 # (tool calls, a tool's result, several parts; one text has its own caches) is redacted and encoded once per
-# (its JSON, the scan limit). Bound: 128 entries of messages of at most 16 KiB of JSON each.
+# (its content, the scan limit). Bound: 128 entries of messages of at most 16 k characters (or JSON bytes) each.
 _MESSAGES: memo.Memo[tuple[ChatMessage, str]] = memo.Memo(128)
 _MESSAGE_KEY_BYTES = 16_384
-# Their OpenInference attributes likewise, per (its JSON, budget), without a redaction hook. Bound: 128 entries.
+# Their OpenInference attributes likewise, per (its content, budget), without a redaction hook. Bound: 128 entries.
 _FLAT: memo.Memo[tuple[tuple[tuple[str, Any], ...], bool]] = memo.Memo(128)
-_KEYED_PARTS = {TextPart: "text", ReasoningPart: "reasoning"}
 
 
-def _input_message(m: ChatMessage, limit: int, media: int) -> tuple[ChatMessage, str]:
-    """Input message ``m`` redacted (:func:`~.pipeline.redact_message`, strings cut to ``limit``) and its
-    GenAI JSON text (:func:`~.messages.genai_message_text`); from :data:`_MESSAGES` for a message already seen.
+def _input_message(m: ChatMessage, limit: int, media: int) -> tuple[ChatMessage, str, tuple[Any, ...] | None]:
+    """Input message ``m`` redacted (:func:`~.pipeline.redact_message`, strings cut to ``limit``), its
+    GenAI JSON text (:func:`~.messages.genai_message_text`) and its content key (:func:`_message_key`, ``None``
+    for one text: those have caches of their own); from :data:`_MESSAGES` for a message already seen.
     A redaction hook needs no bypass: it is applied to the attributes written from these, span by span."""
     parts = m.parts
     if type(m) is not ChatMessage:
         redacted = pipeline.redact_message(m, limit)
-        return redacted, genai_message_text(redacted, media)
+        return redacted, genai_message_text(redacted, media), None
     if len(parts) == 1 and type(parts[0]) is TextPart:  # one text, the most common by far
         role, text = m.role, parts[0].content
         if m.name is None and type(role) is str and type(text) is str and len(text) <= _CACHED_TEXT:
             redacted_text, encoded = _text_message(role, text, limit)
             if redacted_text == text:  # nothing redacted or cut: the message itself, as redact_message gives it
-                return m, encoded
-            return ChatMessage(role, parts=[TextPart(redacted_text)], finish_reason=m.finish_reason), encoded
+                return m, encoded, None
+            return ChatMessage(role, parts=[TextPart(redacted_text)], finish_reason=m.finish_reason), encoded, None
         redacted = pipeline.redact_message(m, limit)
-        return redacted, genai_message_text(redacted, media)
-    key = _message_key(m, limit)
-    cached = _MESSAGES.get(key) if key is not None else None
-    if cached is not None:
-        return cached
+        return redacted, genai_message_text(redacted, media), None
+    key = _message_key(m)
     if key is None:
         redacted = pipeline.redact_message(m, limit)
-        return redacted, genai_message_text(redacted, media)
+        return redacted, genai_message_text(redacted, media), None
+    cached = _MESSAGES.get((key, limit))
+    if cached is not None:
+        return cached[0], cached[1], key
     r = pipeline.redact_message(m, limit)
     rendered = (ChatMessage(r.role, parts=r.parts, finish_reason=r.finish_reason, name=r.name),  # never m itself
                 genai_message_text(r, media))
-    _MESSAGES.put(key, rendered)
-    return rendered
+    _MESSAGES.put((key, limit), rendered)
+    return rendered[0], rendered[1], key
 
 
 _CACHED_TEXT = 32_768  # characters: a longer text is redacted and encoded each time, not kept by the cache
@@ -95,37 +95,93 @@ def _text_message(role: str, text: str, limit: int) -> tuple[str, str]:
     return redacted.parts[0].content, genai_message_text(redacted, 0)  # a text has no media: any budget
 
 
-def _message_key(m: ChatMessage, size: int) -> bytes | None:
-    """A cache key of message ``m`` (of type :class:`ChatMessage`) rendered with ``size`` (a scan limit or
-    a budget): its JSON, or ``None`` when it has media (rendered with the media budget) or is not plain
-    JSON data (see :func:`~.memo.json_key`)."""
-    if not _labels(m.role, m.name, m.finish_reason):
+@functools.lru_cache(maxsize=32)  # bound: 32 system prompts of at most 32 k characters, with their JSON
+def _instructions_json(text: str) -> str:
+    """``gen_ai.system_instructions`` of one text (redacted already) as compact JSON text: a system prompt is
+    sent again with every model request of a run, and the same prompt with every run."""
+    return encoding.dumps_strings([{"type": "text", "content": text}])
+
+
+_NULL = b"null"  # the key of a field that is None (what json_key gives it, without its NaN check)
+
+
+def _message_key(m: ChatMessage) -> tuple[Any, ...] | None:
+    """A cache key of the content of message ``m`` (of type :class:`ChatMessage`, exactly), the same for
+    every message rendered alike whatever the budget (the callers add it): its role, name and finish reason,
+    then each part's type and fields. A label (role, name, reason, call id, tool name) must be ``None`` or
+    exactly a ``str``: labels are rendered as labels (quoted, dropped when empty), not as JSON data, so an enum
+    member whose JSON is its value's must not share its value's key. A data field is itself when exactly a
+    ``str`` (its hash is kept by the string: no encoding), else its JSON bytes (:func:`~.memo.json_key`: a
+    ``str`` and a ``bytes`` are never equal, so text and data never share a key). ``None`` (no cache) for a
+    part with media (rendered with the media budget), data that is not plain JSON, or more than
+    :data:`_MESSAGE_KEY_BYTES` characters and JSON bytes in all."""
+    role, name, reason = m.role, m.name, m.finish_reason
+    if (role is not None and type(role) is not str) or (name is not None and type(name) is not str) or \
+            (reason is not None and type(reason) is not str):
         return None
-    fields: list[Any] = [m.role, _optional(m.name), _optional(m.finish_reason), size]
+    key: list[Any] = [role, name, reason]
+    room = _MESSAGE_KEY_BYTES - len(role or "") - len(name or "") - len(reason or "")
     for p in m.parts:
         t = type(p)
         if t is TextPart or t is ReasoningPart:
-            fields.append((_KEYED_PARTS[t], p.content))
-        elif t is ToolCallPart and _labels(p.name, p.id):
-            fields.append(("tool_call", p.name, p.arguments, _optional(p.id)))
-        elif t is ToolCallResponsePart and _labels(p.id):
-            fields.append(("tool_call_response", p.response, _optional(p.id)))
+            data = p.content
+            if type(data) is not str:
+                data = _NULL if data is None else memo.json_key(data, room)
+                if data is None:
+                    return None
+            key += (t, data)
+        elif t is ToolCallPart:
+            tool, data, call = p.name, p.arguments, p.id
+            if (tool is not None and type(tool) is not str) or (call is not None and type(call) is not str):
+                return None
+            if type(data) is not str:
+                data = _NULL if data is None else memo.json_key(data, room)
+                if data is None:
+                    return None
+            key += (t, tool, data, call)
+            room -= len(tool or "") + len(call or "")
+        elif t is ToolCallResponsePart:
+            data, call = p.response, p.id
+            if call is not None and type(call) is not str:
+                return None
+            if type(data) is not str:
+                data = _NULL if data is None else memo.json_key(data, room)
+                if data is None:
+                    return None
+            key += (t, data, call)
+            room -= len(call or "")
         else:
             return None
-    return memo.json_key(fields, _MESSAGE_KEY_BYTES)
+        room -= len(data)
+        if room < 0:
+            return None
+    return tuple(key)
 
 
-def _labels(*values: Any) -> bool:
-    """Whether each of these label fields (roles, names, ids, reasons, descriptions) is ``None`` or exactly a
-    ``str``: they are rendered as labels (quoted, dropped when empty), not as JSON data, so an enum member
-    whose JSON is its value's must not share its value's key."""
-    return all(v is None or type(v) is str for v in values)
-
-
-def _optional(value: Any) -> tuple[Any, ...]:
-    """An optional field in a cache key: ``()`` for ``None``, else ``(value,)`` (a ``null`` in a key makes
-    :func:`~.memo.json_key` check the data for ``NaN``, which costs several times its encoding)."""
-    return () if value is None else (value,)
+def _tools_key(tools: Sequence[ToolDefinition]) -> tuple[Any, ...] | None:
+    """A cache key of the content of ``tools`` (each of type :class:`ToolDefinition`, exactly): each one's type,
+    name and description (labels: ``None`` or exactly a ``str``, as in :func:`_message_key`) and its parameters'
+    JSON bytes (:func:`~.memo.json_key`). ``None`` (no cache) for parameters that are not plain JSON data, or
+    more than :data:`_TOOLS_KEY_BYTES` characters and JSON bytes in all."""
+    key: list[Any] = []
+    room = _TOOLS_KEY_BYTES
+    for t in tools:
+        if type(t) is not ToolDefinition:
+            return None
+        kind, name, description, parameters = t.type, t.name, t.description, t.parameters
+        if (kind is not None and type(kind) is not str) or (name is not None and type(name) is not str) or \
+                (description is not None and type(description) is not str):
+            return None
+        if parameters is not None:
+            parameters = memo.json_key(parameters, room)
+            if parameters is None:
+                return None
+            room -= len(parameters)
+        room -= len(kind or "") + len(name or "") + len(description or "")
+        if room < 0:
+            return None
+        key += (kind, name, description, parameters)
+    return tuple(key)
 
 
 class ContentSetters:
@@ -263,20 +319,27 @@ class ContentSetters:
                 messages: list[ChatMessage] = []
                 texts: list[str] = []  # each message's GenAI JSON text
                 chat_texts: list[str] = []  # those of the messages that are not system instructions
+                keys: list[tuple[Any, ...] | None] = []  # each message's content key (see _input_message)
                 for m in input or ():
-                    r, text = _input_message(m, limit, media)
+                    r, text, key = _input_message(m, limit, media)
                     messages.append(r)
                     texts.append(text)
+                    keys.append(key)
                     if r.role == "system":
                         sys_parts += r.parts
                     else:
                         chat_texts.append(text)
-                if sys_parts:
+                if len(sys_parts) == 1 and type(sys_parts[0]) is TextPart and type(sys_parts[0].content) is str \
+                        and len(sys_parts[0].content) <= _CACHED_TEXT:  # one system prompt (the common case)
+                    self._json_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, _instructions_json(sys_parts[0].content),
+                                    lambda: [genai_part(p, media) for p in sys_parts])
+                elif sys_parts:
                     self._render_into(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, [genai_part(p, media) for p in sys_parts],
                                       redacted=True)
                 if given:  # shown first, as a system message, in OpenInference and input.value
                     messages.insert(0, ChatMessage("system", parts=given))
                     texts.insert(0, genai_message_text(messages[0], media))
+                    keys.insert(0, None)
             if input is not None:
                 # Each message is encoded once (an earlier message of the conversation: once per conversation);
                 # the two lists are joined from the same texts. The data is built only to be cut or hooked.
@@ -285,7 +348,7 @@ class ContentSetters:
 
                 self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
                 if self._writes(A.LLM_INPUT_MESSAGES):
-                    self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media, cache=True)
+                    self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media, keys)
                 mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
                                        lambda: genai_messages(messages, media))
                 if mime:
@@ -326,10 +389,8 @@ class ContentSetters:
         """The tool-definition attributes of ``tools`` into ``attrs``: from :data:`_TOOLS` when the same
         definitions were rendered with the same budget and vocabularies (and no redaction hook is set)."""
         key = None
-        if self.telemetry.settings.redact_hook is None and \
-                all(type(t) is ToolDefinition and _labels(t.type, t.name, t.description) for t in tools):
-            content = memo.json_key([(t.type, t.name, _optional(t.description), _optional(t.parameters)) for t in tools],
-                                    _TOOLS_KEY_BYTES)
+        if self.telemetry.settings.redact_hook is None:
+            content = _tools_key(tools)
             if content is not None:
                 key = (content, self._budget, self._only)
                 cached = _TOOLS.get(key)
@@ -348,14 +409,16 @@ class ContentSetters:
             _TOOLS.put(key, tuple(rendered.items()))
         attrs.update(rendered)
 
-    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int, *,
-                   cache: bool = False) -> None:
+    def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int,
+                   keys: list[tuple[Any, ...] | None] | None = None) -> None:
         """The OpenInference flattened attributes of the last :data:`_MAX_FLAT_MESSAGES` ``messages`` into
-        ``attrs``. ``cache``: a message that is not one text is rendered once per (its JSON, budget), in
-        :data:`_FLAT` (earlier messages of a conversation; never with a redaction hook)."""
+        ``attrs``. ``keys``: the content keys of the messages these were redacted from (:func:`_input_message`);
+        a message with one is rendered once per (its key, budget), in :data:`_FLAT` (earlier messages of a
+        conversation; never with a redaction hook)."""
         budget = self._budget
         plain = self.telemetry.settings.redact_hook is None
-        for i, m in enumerate(messages[-_MAX_FLAT_MESSAGES:]):
+        first = max(0, len(messages) - _MAX_FLAT_MESSAGES)
+        for i, m in enumerate(messages[first:]):
             role_key, content_key, base = _flat_keys(prefix, i)
             parts = m.parts
             if plain and len(parts) == 1 and type(parts[0]) is TextPart:  # one text (the common case)
@@ -368,12 +431,12 @@ class ContentSetters:
                         attrs[role_key] = role
                     attrs[content_key] = text if text.isascii() else encoding.utf8_safe(text)
                     continue
-            key = _message_key(m, budget) if cache and plain and type(m) is ChatMessage else None
-            cached = _FLAT.get(key) if key is not None else None
+            key = keys[first + i] if keys is not None and plain else None
+            cached = _FLAT.get((key, budget)) if key is not None else None
             if cached is None:
                 cached = self._flat_message(base, m, media, plain)
                 if key is not None:
-                    _FLAT.put(key, cached)
+                    _FLAT.put((key, budget), cached)
             suffixes, truncated = cached
             for suffix, value in suffixes:
                 attrs[base + suffix] = value
