@@ -209,8 +209,6 @@ class Plain(enum.Enum):
     OTHER = "other text"
 
 
-@pytest.mark.xfail(strict=True, reason="memo.json_key writes a str enum as its value, the redaction renders its "
-                                       "text: Labelled.SHOWN has the key of Plain.OTHER and is served its rendering")
 @pytest.mark.parametrize("slot", ["arguments", "result", "text of two"])
 def test_a_str_enum_whose_value_is_not_its_text_is_not_served_its_values_rendering(spans, slot: str) -> None:
     make = SLOTS[slot]
@@ -219,8 +217,6 @@ def test_a_str_enum_whose_value_is_not_its_text_is_not_served_its_values_renderi
     assert warm == cold, _diff(warm, cold)
 
 
-@pytest.mark.xfail(strict=True, reason="memo.json_key writes an orjson.Fragment as its raw JSON, to_jsonable "
-                                       "renders it as its repr: Fragment(b'[1,2]') has the key of [1, 2]")
 @pytest.mark.parametrize("slot", ["arguments", "result", "text of two"])
 def test_an_orjson_fragment_is_not_served_its_jsons_rendering(spans, slot: str) -> None:
     orjson = pytest.importorskip("orjson")

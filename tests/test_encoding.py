@@ -217,3 +217,27 @@ def test_issue35_model_fields_follow_model_dump_without_running_it() -> None:
     assert to_jsonable(Roots([1, 2])) == [1, 2]
     assert to_jsonable(Order(order_id="A", total=decimal.Decimal("1.5"))) == \
         Order(order_id="A", total=decimal.Decimal("1.5")).model_dump(mode="json")
+
+
+def test_an_enum_inside_data_is_its_value_even_when_its_text_differs() -> None:
+    """A mixed-in member whose text is not its value (a custom ``__new__``, as the enum docs show) is
+    its value, as every other enum member and as orjson (and so the content caches' keys) write it."""
+    import enum
+
+    class Labelled(str, enum.Enum):
+        def __new__(cls, value: str, text: str) -> "Labelled":
+            member = str.__new__(cls, text)
+            member._value_ = value
+            return member
+
+        SHOWN = ("other text", "shown text")
+
+    assert str.__str__(Labelled.SHOWN) == "shown text"
+    assert to_jsonable({"a": [Labelled.SHOWN]}) == {"a": ["other text"]}
+
+
+def test_an_orjson_fragment_is_the_json_it_holds() -> None:
+    import orjson
+
+    assert to_jsonable({"a": orjson.Fragment(b'[1, {"b": 2}]')}) == {"a": [1, {"b": 2}]}
+    assert to_jsonable(orjson.Fragment(b"{not json")).startswith("<orjson.Fragment")

@@ -87,8 +87,12 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return obj
         if t is float:
             return _float(obj)
+        if issubclass(t, enum.Enum):  # before str/int: a mixed-in member's text may not be its value
+            return to_jsonable(obj.value, _seen, _depth + 1) if _depth <= _MAX_DEPTH else _placeholder(obj, "max depth")
         if issubclass(t, (bool, int, str)):
             return obj
+        if t is orjson.Fragment:  # JSON text already: its data (as orjson, and so the caches' keys, write it)
+            return _fragment(obj, _seen, _depth)
         if issubclass(t, float):
             return _float(obj)
         if _depth > _MAX_DEPTH:
@@ -100,8 +104,6 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
         d = _depth + 1
         if t is dict or t is list:  # the common case first: skips the checks below (same result)
             return _container(obj, seen, d)
-        if issubclass(t, enum.Enum):
-            return to_jsonable(obj.value, seen, d)
         if issubclass(t, (bytes, bytearray, memoryview)):
             return _bytes(obj)
         if issubclass(t, (_dt.datetime, _dt.date, _dt.time)):
@@ -136,6 +138,14 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
 
 # Never read: reading a generator, iterator or coroutine consumes or starts it (the ABCs look at the
 # class only, so a proxy's __getattr__ is never reached).
+def _fragment(obj: orjson.Fragment, seen: frozenset[int], depth: int) -> Any:
+    try:
+        data = orjson.loads(orjson.dumps(obj))  # a Fragment shows its text only to orjson
+    except orjson.JSONDecodeError:
+        return repr(obj)  # not JSON after all: recorded as any other object
+    return to_jsonable(data, seen, depth + 1)
+
+
 _OPAQUE = (types.GeneratorType, types.AsyncGeneratorType, types.CoroutineType, Iterator, AsyncIterator)
 
 

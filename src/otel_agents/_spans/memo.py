@@ -15,6 +15,7 @@ in a :class:`Memo` under its content's :func:`json_key`. The rules every cache h
 
 from __future__ import annotations
 
+import enum
 import json
 import threading
 from collections import OrderedDict
@@ -31,8 +32,11 @@ def json_key(data: Any, max_bytes: int) -> bytes | None:
     """The compact JSON text (UTF-8 bytes) of ``data`` when it is plain JSON data and at most ``max_bytes``
     long, else ``None`` (no cache). Plain JSON data: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``
     (64-bit), finite ``float``, ``bool``, ``None``, exactly those types (a subclass's methods are user code),
-    plus what ``orjson`` writes as the JSON value :func:`~.encoding.to_jsonable` gives it (tuples, enums,
-    UUIDs): two values with one key are rendered alike."""
+    plus what ``orjson`` writes as the JSON value :func:`~.encoding.to_jsonable` gives it (tuples, enums
+    inside data, UUIDs, an ``orjson.Fragment``): two values with one key are rendered alike. A bare enum member
+    has no key: a ``str``/``int`` member is rendered as its text, which orjson does not write."""
+    if isinstance(data, enum.Enum):  # orjson writes its value, where a str or int member renders as its text
+        return None
     try:
         key = orjson.dumps(data, option=_STRICT)  # raises on a subclass, a dataclass, a datetime, a big int…
     except (TypeError, orjson.JSONEncodeError):
