@@ -295,3 +295,25 @@ def test_a_final_answer_the_checks_reject_fails_its_step(instrumented: Any, expo
     steps = sorted((s for s in exporter.spans if s.name.startswith("step ")), key=lambda s: s.start_time)
     assert [(s.name, s.status) for s in steps] == [("step 1", StatusCode.ERROR), ("step 2", StatusCode.UNSET)]
     assert steps[0].attributes["error.type"].endswith("AgentError")
+
+
+def test_tool_definitions_follow_a_tool_changed_between_requests(instrumented: Any,
+                                                                 exporter: SnapshotExporter) -> None:
+    """A tool's definition is made once and reused while the tool is unchanged: a description changed and an
+    input's schema edited in place between two requests show in the second request's definitions."""
+    lookup = make_lookup()
+
+    def script(n: int, messages: list) -> Any:
+        if n == 0:
+            lookup.description = "Look up an order (changed)."
+            lookup.inputs["order_id"]["description"] = "the order id (changed)"
+        return LOOKUP_THEN_ANSWER[min(n, 1)]
+
+    tool_calling_agent(ScriptedModel(script), tools=[lookup]).run("Where is A100?")
+    first, second = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    before = {t["name"]: t for t in first.json_attr("gen_ai.tool.definitions")}["lookup_order"]
+    after = {t["name"]: t for t in second.json_attr("gen_ai.tool.definitions")}["lookup_order"]
+    assert before["description"] == "Look up an order's status."
+    assert before["parameters"]["properties"]["order_id"]["description"] == "the order id, e.g. A100."
+    assert after["description"] == "Look up an order (changed)."
+    assert after["parameters"]["properties"]["order_id"]["description"] == "the order id (changed)"
