@@ -41,7 +41,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from smolagents import local_python_executor
 from smolagents.agents import MultiStepAgent, RunResult
 from smolagents.memory import ActionStep, FinalAnswerStep, PlanningStep
-from smolagents.models import Model, agglomerate_stream_deltas
+from smolagents.models import Model, agglomerate_stream_deltas, supports_stop_parameter
 from smolagents.tools import BaseTool
 from smolagents.utils import AgentMaxStepsError
 
@@ -262,9 +262,11 @@ class Installation:
             parameters: dict[str, Any] = {}
             if span.is_recording:
                 stop = _bound(args, kwargs, 1, "stop_sequences")
-                parameters = {k: v for k, v in (getattr(model, "kwargs", None) or {}).items()
-                              if isinstance(v, (int, float, str, list))}
-                if stop:
+                model_kwargs = getattr(model, "kwargs", None) or {}
+                parameters = {k: v for k, v in model_kwargs.items() if isinstance(v, (int, float, str, list))}
+                # The model's own "stop" replaces the request's (or removes it: REMOVE_PARAMETER), as in
+                # smolagents' _prepare_completion_kwargs; a model without the stop parameter is sent none.
+                if stop and "stop" not in model_kwargs and _supports_stop(model):
                     parameters["stop_sequences"] = list(stop)
                 if stream:
                     parameters["stream"] = True
@@ -405,6 +407,21 @@ def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict, agent:
                 _record_interrupt(span, agent)
         span.end()
         raise
+
+
+def _supports_stop(model: Any) -> bool:
+    """smolagents' ``Model.supports_stop_parameter`` (false for OpenAI's o3, o4 and gpt-5 families and grok:
+    smolagents then sends no stop sequences), its regular expression run once per model id unless a subclass
+    overrides it."""
+    if getattr(type(model), "supports_stop_parameter", None) is Model.supports_stop_parameter:
+        model_id = model.model_id
+        return _model_id_supports_stop(model_id if isinstance(model_id, str) else "")
+    return bool(getattr(model, "supports_stop_parameter", True))
+
+
+@functools.lru_cache(maxsize=256)  # model ids: a handful per process
+def _model_id_supports_stop(model_id: str) -> bool:
+    return supports_stop_parameter(model_id)
 
 
 def _makes_generator(func: Any) -> bool:
