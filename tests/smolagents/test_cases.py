@@ -295,3 +295,50 @@ def test_a_final_answer_the_checks_reject_fails_its_step(instrumented: Any, expo
     steps = sorted((s for s in exporter.spans if s.name.startswith("step ")), key=lambda s: s.start_time)
     assert [(s.name, s.status) for s in steps] == [("step 1", StatusCode.ERROR), ("step 2", StatusCode.UNSET)]
     assert steps[0].attributes["error.type"].endswith("AgentError")
+
+
+@pytest.mark.parametrize("model_id", ["gpt-4o", "o3"])
+def test_stop_sequences_are_recorded_only_when_sent(model_id: str, instrumented: Any,
+                                                    exporter: SnapshotExporter) -> None:
+    """smolagents sends an agent's stop sequences only to a model with the stop parameter (not to OpenAI's o3):
+    each model span records the stop sequences its request carried, and none when it carried none."""
+    from smolagents import OpenAIServerModel
+
+    from tests.clients.fakes import Recorder, chat_completion, openai_client
+
+    calls = [[{"id": "c1", "name": "lookup_order", "arguments": {"order_id": "A100"}}],
+             [{"id": "c2", "name": "final_answer", "arguments": {"answer": "shipped"}}]]
+    recorder = Recorder(*(chat_completion(None, tool_calls=c, finish_reason="tool_calls") for c in calls))
+    model = OpenAIServerModel(model_id=model_id, api_key="test-key")
+    model.client = openai_client(recorder)
+    assert tool_calling_agent(model).run("Where is A100?") == "shipped"
+    spans = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert len(spans) == len(recorder.requests) == 2
+    for span, request in zip(spans, recorder.requests):
+        sent = request.get("stop")
+        assert (sent is None) == (model_id == "o3"), request
+        recorded = span.attributes.get("gen_ai.request.stop_sequences")
+        assert (list(recorded) if recorded is not None else None) == sent, span.attributes
+        assert json.loads(span.attributes.get("llm.invocation_parameters", "{}")).get("stop_sequences") == sent
+
+
+def test_tool_definitions_follow_a_tool_changed_between_requests(instrumented: Any,
+                                                                 exporter: SnapshotExporter) -> None:
+    """A tool's definition is made once and reused while the tool is unchanged: a description changed and an
+    input's schema edited in place between two requests show in the second request's definitions."""
+    lookup = make_lookup()
+
+    def script(n: int, messages: list) -> Any:
+        if n == 0:
+            lookup.description = "Look up an order (changed)."
+            lookup.inputs["order_id"]["description"] = "the order id (changed)"
+        return LOOKUP_THEN_ANSWER[min(n, 1)]
+
+    tool_calling_agent(ScriptedModel(script), tools=[lookup]).run("Where is A100?")
+    first, second = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    before = {t["name"]: t for t in first.json_attr("gen_ai.tool.definitions")}["lookup_order"]
+    after = {t["name"]: t for t in second.json_attr("gen_ai.tool.definitions")}["lookup_order"]
+    assert before["description"] == "Look up an order's status."
+    assert before["parameters"]["properties"]["order_id"]["description"] == "the order id, e.g. A100."
+    assert after["description"] == "Look up an order (changed)."
+    assert after["parameters"]["properties"]["order_id"]["description"] == "the order id (changed)"

@@ -48,8 +48,10 @@ Python that calls tools), sync or streamed (``run(stream=True)``,
 * ``chat {model_id}`` (``model``) per ``generate``/``generate_stream`` call, under
   its step: the messages (GenAI parts: text, images as media parts, tool calls),
   the system prompt as ``gen_ai.system_instructions``, the tools offered
-  (``gen_ai.tool.definitions``), stop sequences and the model's ``kwargs`` as
-  request parameters, the answer, the finish reason when the provider's raw
+  (``gen_ai.tool.definitions``), the model's ``kwargs`` and the stop sequences as
+  request parameters (the stop sequences only when smolagents sends them: not to a
+  model without the stop parameter, such as OpenAI's o3, nor when the model's own
+  ``kwargs`` set ``stop``), the answer, the finish reason when the provider's raw
   response has one, and usage from ``ChatMessage.token_usage`` (summed over the
   deltas of a stream). No ``token_usage`` = no token attributes (unknown, not 0).
 * ``execute_tool {tool.name}`` (``tool``) per call: name, description, arguments,

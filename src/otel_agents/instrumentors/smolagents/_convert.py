@@ -12,7 +12,9 @@ its ``tool_role_conversions``), so the span shows what the model received.
 
 from __future__ import annotations
 
+import copy
 import io
+import weakref
 from typing import Any
 
 from smolagents.models import get_tool_json_schema
@@ -21,6 +23,9 @@ from ..._spans import ChatMessage, TextPart, ToolCallPart, ToolDefinition, Usage
 from ..._spans.messages import BlobPart, Part
 
 _ROLES = {"tool-call": "assistant", "tool-response": "user"}
+# The role each of smolagents' roles is recorded as. ``MessageRole`` is a ``str`` enum hashed and compared as
+# its value, so its members find their entry here without a call to the enum's ``value`` property.
+_ROLE_NAMES = {role: _ROLES.get(role, role) for role in ("system", "user", "assistant", "tool-call", "tool-response")}
 
 
 def _value(x: Any) -> Any:
@@ -79,8 +84,26 @@ def message(msg: Any) -> ChatMessage:
         role, content, calls = msg.get("role"), msg.get("content"), msg.get("tool_calls")
     else:
         role, content, calls = msg.role, msg.content, msg.tool_calls
-    role = str(_value(role))
-    return ChatMessage(_ROLES.get(role, role), parts=content_parts(content) + tool_call_parts(calls))
+    name = _ROLE_NAMES.get(role) if isinstance(role, str) else None
+    if name is None:
+        name = str(_value(role))
+        name = _ROLES.get(name, name)
+    parts = _one_text(content)
+    if parts is None:
+        parts = content_parts(content)
+    return ChatMessage(name, parts=(parts + tool_call_parts(calls)) if calls else parts)
+
+
+def _one_text(content: Any) -> list[Part] | None:
+    """The parts of content that is one text block (what smolagents' memory gives every message it writes),
+    else ``None`` (:func:`content_parts` then reads it)."""
+    if type(content) is list and len(content) == 1:
+        block = content[0]
+        if type(block) is dict and block.get("type") == "text":
+            text = block.get("text")
+            if type(text) is str:
+                return [TextPart(text)] if text else []
+    return None
 
 
 def input_messages(messages: Any) -> list[ChatMessage]:
@@ -124,11 +147,32 @@ def stream_usage(deltas: list[Any]) -> Usage | None:
 
 def tool_definitions(tools: Any) -> list[ToolDefinition]:
     """``tools_to_call_from`` (tools and managed agents) → :class:`ToolDefinition` with their JSON Schema."""
-    definitions = []
-    for tool in tools or ():
-        function = get_tool_json_schema(tool)["function"]
-        definitions.append(ToolDefinition(function["name"], function.get("description"), function.get("parameters")))
-    return definitions
+    return [tool_definition(tool) for tool in tools or ()]
+
+
+# tool → (its name, description, a copy of its inputs, its definition): an agent offers the same tools with every
+# model request, and smolagents' schema deep-copies the inputs each time. An entry lives as long as its tool.
+_DEFINITIONS: weakref.WeakKeyDictionary[Any, tuple[Any, Any, Any, ToolDefinition]] = weakref.WeakKeyDictionary()
+
+
+def tool_definition(tool: Any) -> ToolDefinition:
+    """One tool's :class:`ToolDefinition` (smolagents' ``get_tool_json_schema``, which reads only its ``name``,
+    ``description`` and ``inputs``): made again whenever one of those three no longer equals what it was made
+    from, else the one made before (never changed after it is made)."""
+    name, description, inputs = tool.name, tool.description, tool.inputs
+    try:
+        cached = _DEFINITIONS.get(tool)
+    except TypeError:  # not weak-referenceable, or unhashable
+        cached = None
+    if cached is not None and cached[0] == name and cached[1] == description and cached[2] == inputs:
+        return cached[3]
+    function = get_tool_json_schema(tool)["function"]
+    definition = ToolDefinition(function["name"], function.get("description"), function.get("parameters"))
+    try:
+        _DEFINITIONS[tool] = (name, description, copy.deepcopy(inputs), definition)
+    except TypeError:
+        pass
+    return definition
 
 
 def tool_arguments(tool: Any, args: tuple, kwargs: dict) -> Any:

@@ -32,15 +32,16 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
+import types
 import weakref
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from smolagents import local_python_executor
 from smolagents.agents import MultiStepAgent, RunResult
 from smolagents.memory import ActionStep, FinalAnswerStep, PlanningStep
-from smolagents.models import Model, agglomerate_stream_deltas
+from smolagents.models import Model, agglomerate_stream_deltas, supports_stop_parameter
 from smolagents.tools import BaseTool
 from smolagents.utils import AgentMaxStepsError
 
@@ -57,13 +58,20 @@ _OPEN: contextvars.ContextVar[frozenset] = contextvars.ContextVar("otel_agents_s
 """``(role, id(obj))`` of the models and tools whose span is open in this context."""
 
 
-@contextmanager
-def _opened(key: tuple[str, int]) -> Iterator[None]:
-    token = _OPEN.set(_OPEN.get() | {key})
-    try:
-        yield
-    finally:
-        _OPEN.reset(token)
+class _opened:
+    """``with _opened(key)``: ``key`` marked open in this context for the block (a class, not a
+    ``@contextmanager`` generator: it runs around every model request and tool call)."""
+
+    __slots__ = ("key", "token")
+
+    def __init__(self, key: tuple[str, int]):
+        self.key = key
+
+    def __enter__(self) -> None:
+        self.token = _OPEN.set(_OPEN.get() | {self.key})
+
+    def __exit__(self, *exc: Any) -> None:
+        _OPEN.reset(self.token)
 
 
 def _bound(args: tuple, kwargs: dict, index: int, name: str) -> Any:
@@ -236,7 +244,7 @@ class Installation:
 
     def _stream_step(self, wrapped: Any, args: tuple, kwargs: dict, span: SemanticSpan,
                      fill: Callable[[SemanticSpan], None], on_chunk: Any = None) -> Any:
-        generator = _call_in(span, wrapped, args, kwargs)
+        generator = _call_in(span, wrapped, args, kwargs, current=not _makes_generator(wrapped))
         steps = Activating(generator, span)
 
         def on_end(ended: SemanticSpan, abandoned: bool) -> None:
@@ -254,9 +262,11 @@ class Installation:
             parameters: dict[str, Any] = {}
             if span.is_recording:
                 stop = _bound(args, kwargs, 1, "stop_sequences")
-                parameters = {k: v for k, v in (getattr(model, "kwargs", None) or {}).items()
-                              if isinstance(v, (int, float, str, list))}
-                if stop:
+                model_kwargs = getattr(model, "kwargs", None) or {}
+                parameters = {k: v for k, v in model_kwargs.items() if isinstance(v, (int, float, str, list))}
+                # The model's own "stop" replaces the request's (or removes it: REMOVE_PARAMETER), as in
+                # smolagents' _prepare_completion_kwargs; a model without the stop parameter is sent none.
+                if stop and "stop" not in model_kwargs and _supports_stop(model):
                     parameters["stop_sequences"] = list(stop)
                 if stream:
                     parameters["stream"] = True
@@ -379,12 +389,15 @@ def _fill_action_step(span: SemanticSpan, step: Any) -> None:
         span.set_output(step.observations)
 
 
-def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict, agent: Any = None) -> Any:
-    """``wrapped(*args, **kwargs)`` with ``span`` current; the span stays open on return. A call that
-    raises ends the span with the error (a ``BaseException`` that is not an ``Exception``, such as a
-    cancellation, as control flow) and re-raises it; an ``agent``'s run its caller interrupted also
-    gets the stop reason (:func:`_record_interrupt`)."""
+def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict, agent: Any = None,
+             current: bool = True) -> Any:
+    """``wrapped(*args, **kwargs)`` with ``span`` current (unless not ``current``); the span stays open on
+    return. A call that raises ends the span with the error (a ``BaseException`` that is not an
+    ``Exception``, such as a cancellation, as control flow) and re-raises it; an ``agent``'s run its
+    caller interrupted also gets the stop reason (:func:`_record_interrupt`)."""
     try:
+        if not current:
+            return wrapped(*args, **kwargs)
         with span.activate():
             return wrapped(*args, **kwargs)
     except BaseException as exc:
@@ -394,6 +407,30 @@ def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict, agent:
                 _record_interrupt(span, agent)
         span.end()
         raise
+
+
+def _supports_stop(model: Any) -> bool:
+    """smolagents' ``Model.supports_stop_parameter`` (false for OpenAI's o3, o4 and gpt-5 families and grok:
+    smolagents then sends no stop sequences), its regular expression run once per model id unless a subclass
+    overrides it."""
+    if getattr(type(model), "supports_stop_parameter", None) is Model.supports_stop_parameter:
+        model_id = model.model_id
+        return _model_id_supports_stop(model_id if isinstance(model_id, str) else "")
+    return bool(getattr(model, "supports_stop_parameter", True))
+
+
+@functools.lru_cache(maxsize=256)  # model ids: a handful per process
+def _model_id_supports_stop(model_id: str) -> bool:
+    return supports_stop_parameter(model_id)
+
+
+def _makes_generator(func: Any) -> bool:
+    """Whether ``func`` is a plain generator function (or one bound to an instance): calling it runs none of
+    its body, so nothing needs to be current for the call (each step of the generator gets the span).
+    Anything else (another instrumentation's wrapper, a decorated function) may run code when called."""
+    if type(func) is types.MethodType:
+        func = func.__func__
+    return type(func) is types.FunctionType and bool(func.__code__.co_flags & inspect.CO_GENERATOR)
 
 
 def _record_interrupt(span: SemanticSpan, agent: Any) -> None:
