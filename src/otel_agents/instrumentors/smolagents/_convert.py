@@ -162,15 +162,15 @@ def tool_definition(tool: Any) -> ToolDefinition:
     name, description, inputs = tool.name, tool.description, tool.inputs
     try:
         cached = _DEFINITIONS.get(tool)
-    except TypeError:  # not weak-referenceable, or unhashable
-        cached = None
-    if cached is not None and cached[0] == name and cached[1] == description and cached[2] == inputs:
-        return cached[3]
+        if cached is not None and cached[0] == name and cached[1] == description and cached[2] == inputs:
+            return cached[3]
+    except Exception:  # noqa: BLE001 - not weak-referenceable, unhashable, inputs that do not compare: no cache
+        pass
     function = get_tool_json_schema(tool)["function"]
     definition = ToolDefinition(function["name"], function.get("description"), function.get("parameters"))
     try:
         _DEFINITIONS[tool] = (name, description, copy.deepcopy(inputs), definition)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - as above, or inputs deepcopy cannot copy: made again next time
         pass
     return definition
 
