@@ -228,3 +228,18 @@ def test_a_malformed_trace_state_is_dropped_with_its_line_and_field_named(tmp_pa
     assert main(["fold", str(path)]) == 0  # the fold does not use trace states: nothing of its output is lost
     err = capsys.readouterr().err
     assert f"warning: {path}:2: resourceSpans[0].scopeSpans[0].spans[0].traceState: member 'x y'" in err
+
+
+@pytest.mark.parametrize("number", ["²", "--5", "٣", "-", "1_0", " 5"])
+@pytest.mark.parametrize("field", ["startTimeUnixNano", "flags"])
+def test_an_integer_field_that_is_not_ascii_decimal_text_is_named(tmp_path, number, field):
+    """Protobuf's JSON mapping writes a 64-bit integer as decimal text: anything else (a superscript, which
+    ``int()`` refuses; an Arabic-Indic digit, which it reads; a doubled sign) is an error naming the field."""
+    span = {"traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "s", field: number}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n", encoding="utf-8")
+    errors = []
+    assert read_otlp_json(path, errors=errors) == []
+    [error] = errors
+    assert error.message.endswith(f"resourceSpans[0].scopeSpans[0].spans[0].{field}: expected an unsigned "
+                                  f"{64 if field.endswith('Nano') else 32}-bit integer, got {number!r}")

@@ -734,8 +734,10 @@ def _integer(value: Any) -> int | None:
     """A protobuf JSON integer: a number without fraction, or its decimal string."""
     if type(value) is int:
         return value
-    if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) <= 21:
-        return int(value)
+    if isinstance(value, str) and len(value) <= 21 and value.isascii():  # ASCII: int() also reads "٣", "²" raises
+        digits = value[1:] if value[:1] == "-" else value
+        if digits.isdigit():
+            return int(value)
     if type(value) is float and value.is_integer():
         return int(value)
     return None
