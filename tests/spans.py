@@ -147,3 +147,14 @@ def spy_calls(monkeypatch: Any, targets: Iterable[tuple[Any, str]]) -> list[str]
 
         monkeypatch.setattr(module, name, spy)
     return calls
+
+
+def clear_content_caches() -> None:
+    """Empty every cache of the span layer's rendered content (the message, flattened-message, tools and
+    request-parameter memos, the one-text and system-instruction lru caches), so a span renders cold."""
+    from otel_agents._spans import content, model
+
+    for cache in (content._TOOLS, content._MESSAGES, content._FLAT, model._PARAMETERS):
+        cache.clear()
+    content._text_message.cache_clear()
+    content._instructions_json.cache_clear()

@@ -15,25 +15,19 @@ import json
 import random
 import sys
 import uuid
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from otel_agents._spans import ChatMessage, Settings, Telemetry, content, model
+from otel_agents._spans import ChatMessage, Settings, Telemetry, content
 from otel_agents._spans.messages import ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition
 from otel_agents.semconv import attributes as A
-from tests.spans import SnapshotExporter
+from tests.spans import SnapshotExporter, clear_content_caches
 
 SECRET = "sk-proj-" + "Z9y8X7w6V5u4T3s2R1q0" * 2
 
 
-def _clear() -> None:
-    for cache in (content._TOOLS, content._MESSAGES, content._FLAT, model._PARAMETERS):
-        cache.clear()
-    content._text_message.cache_clear()
-    content._instructions_json.cache_clear()
 
 
 class _Spans:
@@ -53,11 +47,11 @@ class _Spans:
 
 @pytest.fixture
 def spans():
-    _clear()
+    clear_content_caches()
     s = _Spans()
     yield s
     s.provider.shutdown()
-    _clear()
+    clear_content_caches()
 
 
 def _diff(got: dict, want: dict) -> dict:
@@ -66,9 +60,9 @@ def _diff(got: dict, want: dict) -> dict:
 
 def _served_after(spans: _Spans, first: dict, then: dict) -> tuple[dict, dict]:
     """``then``'s attributes rendered right after ``first`` (render keyword arguments), and with empty caches."""
-    _clear()
+    clear_content_caches()
     cold = spans.render(**then)
-    _clear()
+    clear_content_caches()
     spans.render(**first)
     return spans.render(**then), cold
 
@@ -273,11 +267,11 @@ def test_a_hook_changed_on_the_settings_object_between_spans_is_applied(spans) -
     spans.render(TURN, tools=TOOLS, settings=settings)
     settings.redact_hook = _mark
     hooked = spans.render(TURN, tools=TOOLS, settings=settings)
-    _clear()
+    clear_content_caches()
     assert hooked == spans.render(TURN, tools=TOOLS, settings=Settings(capture_content=True, redact_hook=_mark))
     settings.redact_hook = None
     plain = spans.render(TURN, tools=TOOLS, settings=settings)
-    _clear()
+    clear_content_caches()
     assert plain == spans.render(TURN, tools=TOOLS, settings=Settings(capture_content=True))
 
 
@@ -296,7 +290,7 @@ def test_an_environment_variable_changed_between_spans_is_applied(spans, monkeyp
     spans.render(TURN, tools=TOOLS, settings=settings)
     monkeypatch.setenv(name, value)
     warm = spans.render(TURN, tools=TOOLS, settings=settings)
-    _clear()
+    clear_content_caches()
     assert warm == spans.render(TURN, tools=TOOLS, settings=Settings()), name
 
 
@@ -359,13 +353,13 @@ def test_a_text_at_the_text_caches_bound_renders_as_with_empty_caches(spans, kin
     spec = {"messages": [ChatMessage("user", "hi"), ChatMessage(where, text)], "settings": settings} \
         if where != "system parameter" else {"messages": [ChatMessage("user", "hi")], "system": [text],
                                              "settings": settings}
-    _clear()
+    clear_content_caches()
     cold = spans.render(**spec)
     warm = spans.render(**spec)
     assert warm == cold, _diff(warm, cold)
     assert SECRET not in json.dumps(warm)
     # the same text in a message subclass (never cached) renders alike
-    _clear()
+    clear_content_caches()
     twin = {**spec, "messages": [type("Message", (ChatMessage,), {"__slots__": ()})(m.role, parts=m.parts)
                                  for m in spec["messages"]]}
     assert spans.render(**twin) == cold
@@ -377,7 +371,7 @@ def test_a_message_at_the_message_key_bound_renders_as_with_empty_caches(spans, 
     room = content._MESSAGE_KEY_BYTES - len("tool") - len("call_1")
     spec = {"messages": [ChatMessage("tool", parts=[ToolCallResponsePart("r" * (room + delta), "call_1")])],
             "settings": settings}
-    _clear()
+    clear_content_caches()
     cold = spans.render(**spec)
     assert len(content._MESSAGES) == (1 if delta <= 0 else 0)
     assert spans.render(**spec) == cold
@@ -401,7 +395,7 @@ def _conversation() -> list[ChatMessage]:
 def test_a_message_changed_in_place_after_a_rendering_renders_anew_and_its_old_self_alike(spans) -> None:
     hook = Settings(capture_content=True, redact_hook=lambda key, text: text)  # _FLAT bypassed: _MESSAGES alone
     for settings in (Settings(capture_content=True), hook, Settings(capture_content=True, max_content_length=64)):
-        _clear()
+        clear_content_caches()
         original = spans.render(_conversation(), settings=settings)
         msgs = _conversation()
         spans.render(msgs, settings=settings)
@@ -411,7 +405,7 @@ def test_a_message_changed_in_place_after_a_rendering_renders_anew_and_its_old_s
         msgs[0].parts[0] = TextPart("Where is order 8?")
         msgs[1].role = "user"
         changed = spans.render(msgs, settings=settings)
-        _clear()
+        clear_content_caches()
         assert changed == spans.render(msgs, settings=settings)
         spans.render(msgs, settings=settings)
         assert spans.render(_conversation(), settings=settings) == original  # the entries of the old content hold
@@ -454,5 +448,5 @@ def test_many_threads_rendering_at_once_render_as_one_thread_with_empty_caches(s
     finally:
         sys.setswitchinterval(interval)
     for spec, got in zip(specs * 3, warm):
-        _clear()
+        clear_content_caches()
         assert got == one(spec), _diff(got, one(spec))

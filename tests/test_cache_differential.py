@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from otel_agents._spans import ChatMessage, Settings, Telemetry, content, model
+from otel_agents._spans import ChatMessage, Settings, Telemetry
 from otel_agents._spans.messages import ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition
-from tests.spans import SnapshotExporter
+from tests.spans import SnapshotExporter, clear_content_caches
 
 SECRET = "sk-proj-" + "Q1w2E3r4T5y6U7i8O9p0" * 2
 
@@ -122,11 +122,6 @@ span_settings = st.sampled_from([{}, {"max_content_length": 64}, {"max_content_l
 shapes = st.tuples(st.lists(messages, max_size=3), st.lists(tools, max_size=2), params, span_settings)
 
 
-def _clear() -> None:
-    for cache in (content._TOOLS, content._MESSAGES, content._FLAT, model._PARAMETERS):
-        cache.clear()
-    content._text_message.cache_clear()
-    content._instructions_json.cache_clear()
 
 
 class _Spans:
@@ -151,20 +146,20 @@ def _diff(got: dict, want: dict) -> dict:
 
 @pytest.fixture
 def spans():
-    _clear()
+    clear_content_caches()
     s = _Spans()
     yield s
     s.provider.shutdown()
-    _clear()
+    clear_content_caches()
 
 
 def _check_twins(spans: _Spans, shape: tuple, seed: int, twin_settings: dict) -> None:
     rnd = random.Random(seed)
     spec, twin = _make(shape, rnd), _make(shape, rnd)
     twin = (*twin[:3], twin_settings)  # the same content, maybe other settings
-    _clear()
+    clear_content_caches()
     cold = spans.render(spec)
-    _clear()
+    clear_content_caches()
     spans.render(twin)
     warm = spans.render(spec)
     assert warm == cold, (spec, _diff(warm, cold))
@@ -183,10 +178,10 @@ def test_a_cache_warmed_by_a_twin_renders_what_an_empty_one_does(spans, shape: t
 def test_a_warm_cache_renders_what_an_empty_one_does(spans, sequence: list, seed: int) -> None:
     rnd = random.Random(seed)
     specs = [_make(shape, rnd) for shape in sequence]
-    _clear()
+    clear_content_caches()
     warm = [spans.render(spec) for spec in specs]
     for spec, got in zip(specs, warm):
-        _clear()
+        clear_content_caches()
         cold = spans.render(spec)
         assert got == cold, (spec, _diff(got, cold))
         assert SECRET not in json.dumps(got, default=str)
@@ -202,9 +197,9 @@ def test_a_warm_cache_renders_what_an_empty_one_does(spans, sequence: list, seed
 
 def _served_after(spans: _Spans, first: tuple, then: tuple) -> tuple[dict, dict]:
     """``then``'s attributes rendered with empty caches, and rendered right after ``first``."""
-    _clear()
+    clear_content_caches()
     cold = spans.render(then)
-    _clear()
+    clear_content_caches()
     spans.render(first)
     return spans.render(then), cold
 

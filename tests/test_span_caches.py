@@ -13,6 +13,7 @@ from otel_agents._spans import ChatMessage, Settings, Telemetry
 from otel_agents._spans import content, memo, model
 from otel_agents._spans.messages import ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition
 from otel_agents.semconv import attributes as A
+from tests.spans import clear_content_caches
 
 SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8J9k0" * 2
 WEATHER = ToolDefinition("get_weather", "Current weather for a city.",
@@ -22,16 +23,9 @@ SCHEMA_0 = f"{A.LLM_TOOLS}.0.{A.TOOL_JSON_SCHEMA}"
 
 @pytest.fixture(autouse=True)
 def _empty_caches():
-    caches = (content._TOOLS, content._MESSAGES, content._FLAT, model._PARAMETERS)
-    for cache in caches:
-        cache.clear()
-    content._text_message.cache_clear()
-    content._instructions_json.cache_clear()
+    clear_content_caches()
     yield
-    for cache in caches:
-        cache.clear()
-    content._text_message.cache_clear()
-    content._instructions_json.cache_clear()
+    clear_content_caches()
 
 
 def _model_span(exporter, settings: Settings | None = None, *, tools=None, parameters=None) -> dict:
