@@ -55,7 +55,10 @@ def _ci(x: dict[str, Any] | None, digits: int = 2) -> str:
         return "∞" if v is None else f"{v:,.{digits}f}"
 
     if x.get("exact"):  # bytes: the same in every capture, no interval
-        return f"{f(x['ratio'])} (exact)"
+        shown = f(x["ratio"])
+        if x["ratio"] != x.get("target") and float(shown) == x.get("target"):  # 1.004 is not "1.00, missed"
+            shown = f"{x['ratio']:.3f}"
+        return f"{shown} (exact)"
     return f"{f(x['ratio'])} [{f(x['low'])}, {f(x['high'])}]"
 
 
