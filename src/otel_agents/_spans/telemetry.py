@@ -16,12 +16,12 @@ from opentelemetry.trace import Span, SpanKind
 from .. import __version__
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name, vocabularies as V
 from . import encoding, pipeline
+from .activation import Activation
 from .guard import guard, report_internal_error
 from .index import _index, semantic_span_for
 from .metrics import GenAIMetrics
 from .pipeline import otel_value
 from .run_context import current_run_attributes
-from .activation import Activation
 from .settings import Settings
 from .span import SemanticSpan
 
