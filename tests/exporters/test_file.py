@@ -243,3 +243,124 @@ def test_an_integer_field_that_is_not_ascii_decimal_text_is_named(tmp_path, numb
     [error] = errors
     assert error.message.endswith(f"resourceSpans[0].scopeSpans[0].spans[0].{field}: expected an unsigned "
                                   f"{64 if field.endswith('Nano') else 32}-bit integer, got {number!r}")
+
+
+# -- the decoder's fast path for spans in the usual form (_usual_span) ----------------------------------------
+_USUAL_SPAN = {
+    "traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "parentSpanId": "00f067aa0ba902b7",
+    "name": "chat", "kind": 3, "flags": 257, "startTimeUnixNano": "1700000000000000001",
+    "endTimeUnixNano": "1700000000500000000", "status": {"code": 2, "message": "boom"},
+    "attributes": [{"key": "gen_ai.system", "value": {"stringValue": "openai"}},
+                   {"key": "n", "value": {"intValue": "3"}}, {"key": "t", "value": {"doubleValue": 0.5}}],
+    "events": [{"name": "e", "timeUnixNano": "1700000000100000000",
+                "attributes": [{"key": "k", "value": {"boolValue": True}}]}],
+    "links": [{"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+               "attributes": [{"key": "l", "value": {"stringValue": "x"}}]}],
+}
+
+
+class _Drop:
+    """A variant's value that removes the field (with a stable name: test ids must be the same in every worker)."""
+
+    def __repr__(self):
+        return "DROP"
+
+
+_DROP = _Drop()
+
+
+def _usual_variants():
+    odd = [0, [], False, "", None]
+    for field in ("parentSpanId", "status", "traceState"):
+        for value in [*odd, _DROP]:
+            yield {field: value}
+    yield {"traceState": "a=1"}
+    for field in ("flags", "kind"):
+        yield from ({field: value} for value in (None, "1", "SPAN_KIND_SERVER", True, -1, 2**32, 0, _DROP))
+    for field in ("startTimeUnixNano", "endTimeUnixNano"):
+        for value in (1700000000000000001, 1.5, 1e18, "²", "٣", "+1", "-1", "1" * 19, "1" * 20, "9" * 19,
+                      "18446744073709551615", "18446744073709551616", "0", "", " 1", None, _DROP):
+            yield {field: value}
+    for field, size in (("traceId", 16), ("spanId", 8), ("parentSpanId", 8)):
+        good = _USUAL_SPAN[field]
+        for value in (" " + good[1:], good[:-2] + " " + good[-1], "0x" + good[2:], good.upper(), good[:-2],
+                      good + "00", "0" * 2 * size, "zz" + good[2:], 12, None, _DROP):
+            yield {field: value}
+    for camel, snake in (("traceId", "trace_id"), ("spanId", "span_id"), ("parentSpanId", "parent_span_id"),
+                         ("startTimeUnixNano", "start_time_unix_nano"), ("endTimeUnixNano", "end_time_unix_nano")):
+        yield {camel: _DROP, snake: _USUAL_SPAN[camel]}
+        yield {camel: None, snake: _USUAL_SPAN[camel]}
+    for status in ({"code": "STATUS_CODE_ERROR", "message": "m"}, {"code": "2"}, {"code": 1}, {"code": 0},
+                   {"code": None}, {"message": None}, {"message": 3}, {"code": 2}, {"code": 2.0}, {}, {"x": 1}):
+        yield {"status": status}
+    yield {"name": None}
+    yield {"name": 5}
+    yield {"name": _DROP}
+    yield {"unknownExtra": 1}
+    yield {"droppedAttributesCount": 2, "droppedEventsCount": 1, "droppedLinksCount": 0}
+    for field in ("events", "links", "attributes"):
+        # an event without a time is given the reading's (the SDK's Event): never one of the odd ones here
+        empty = [{"timeUnixNano": "1", "name": None}] if field == "events" else [{}, None]
+        yield from ({field: value} for value in (_DROP, None, [], {}, "x", [5], empty))
+    yield {"events": [{"name": 3}]}
+    yield {"events": [{"name": "e", "timeUnixNano": "²"}]}
+    yield {"events": [{"name": "e", "attributes": [{"key": "k", "value": {"intValue": "x"}}]}]}
+    yield {"links": [{"traceId": "zz", "spanId": "eee19b7ec3c1b174"}]}
+    yield {"links": [{"traceId": "5b8efff798038103d269b633813fc60c", "spanId": 5}]}
+    yield {"attributes": [{"key": "k", "value": {"intValue": "1" * 30}}]}
+    # several bad fields at once: the first one in the checked path's order is the one named
+    yield {"events": "x", "links": "x", "attributes": "x"}
+    yield {"links": "x", "attributes": "x", "kind": "bad"}
+    yield {"attributes": "x", "startTimeUnixNano": "²"}
+    yield {"events": [5], "status": 0}
+    yield {"events": [5], "kind": "SPAN_KIND_SERVER", "attributes": [5]}
+
+
+def _decoded(span, usual_enabled, monkeypatch):
+    """What the decoder makes of a request holding ``span``: the spans (as comparable tuples, with their trace
+    states) and the notes, or the error (its type and message)."""
+    from otel_agents.exporters import file
+
+    with monkeypatch.context() as m:
+        if not usual_enabled:
+            m.setattr(file._Decoder, "_usual_span", lambda *args: None)
+        decoder = file._Decoder()
+        try:
+            spans = decoder.request({"resourceSpans": [{"resource": {}, "scopeSpans": [
+                {"scope": {"name": "sc", "version": "1"}, "spans": [span]}]}]})
+        except ValueError as exc:
+            return type(exc).__name__, str(exc)
+    return ([(comparable(s), s.context.is_remote, s.context.trace_state, s.parent and s.parent.trace_id)
+             for s in spans], decoder.notes)
+
+
+@pytest.mark.parametrize("variant", list(_usual_variants()), ids=repr)
+def test_the_usual_span_fast_path_reads_every_span_as_the_checked_path_does(variant, monkeypatch):
+    """``_usual_span`` (the decoder's fast path) must give exactly what the checked ``_span`` gives, or the
+    same error naming the same field, whatever form a field takes: it either reads a span or hands it over."""
+    from otel_agents.exporters import file
+
+    span = {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}
+    assert _decoded(span, True, monkeypatch) == _decoded(span, False, monkeypatch)
+    assert span == {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}  # not changed
+
+
+def test_the_usual_span_fast_path_is_taken_for_the_usual_form(monkeypatch):
+    """The comparison above means something only if the fast path reads spans: it reads the usual span
+    (and a few harmless variants) itself, and hands the rest to the checked path."""
+    from otel_agents.exporters import file
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    def fast(variant):
+        span = {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}
+        try:
+            return file._Decoder()._usual_span(span, Resource({}), InstrumentationScope("sc"), "s") is not None
+        except ValueError:
+            return True  # it got as far as events, links or attributes: read by the checked path's helpers
+
+    assert all(fast(v) for v in ({}, {"parentSpanId": ""}, {"parentSpanId": None}, {"status": None},
+                                 {"traceState": ""}, {"traceId": _USUAL_SPAN["traceId"].upper()},
+                                 {"startTimeUnixNano": "0"}, {"events": _DROP, "links": _DROP}, {"events": [5]}))
+    assert not any(fast(v) for v in ({"traceState": "a=1"}, {"trace_id": "1" * 32}, {"flags": "1"},
+                                     {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 1}))
