@@ -364,3 +364,18 @@ def test_the_usual_span_fast_path_is_taken_for_the_usual_form(monkeypatch):
                                  {"startTimeUnixNano": "0"}, {"events": _DROP, "links": _DROP}, {"events": [5]}))
     assert not any(fast(v) for v in ({"traceState": "a=1"}, {"trace_id": "1" * 32}, {"flags": "1"},
                                      {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 1}))
+
+
+@pytest.mark.parametrize("double", [[], {}, [1.5]])
+def test_a_double_value_that_is_an_array_or_object_is_named(tmp_path, double):
+    """``{"doubleValue": []}`` raised ``TypeError: unhashable type`` (a traceback from ``otel-agents fold``);
+    now it is a bad field, named, and the line is skipped."""
+    span = {"traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "s",
+            "attributes": [{"key": "d", "value": {"doubleValue": double}}]}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n", encoding="utf-8")
+    errors = []
+    assert read_otlp_json(path, errors=errors) == []
+    [error] = errors
+    assert error.message.endswith("resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.doubleValue: "
+                                  f"wrong type {type(double).__name__}")

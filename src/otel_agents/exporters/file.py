@@ -741,7 +741,7 @@ class _Decoder:
             if name == "doubleValue":
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     return float(value)
-                if value in _DOUBLES:
+                if isinstance(value, str) and value in _DOUBLES:  # an array or object is not hashable
                     return _DOUBLES[value]
             elif name == "arrayValue" and isinstance(value, dict):
                 return [self._value(x, f"{where}.arrayValue.values[{i}]", depth + 1)
