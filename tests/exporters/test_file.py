@@ -366,6 +366,45 @@ def test_the_usual_span_fast_path_is_taken_for_the_usual_form(monkeypatch):
                                      {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 1}))
 
 
+def _usual_array(*items):
+    return {"arrayValue": {"values": list(items)}}
+
+
+@pytest.mark.parametrize("value", [
+    {"doubleValue": 0.5}, {"doubleValue": 1.0}, {"doubleValue": -0.0}, {"doubleValue": 1e308}, {"doubleValue": 1},
+    {"doubleValue": 0}, {"doubleValue": -3}, {"doubleValue": True}, {"doubleValue": False}, {"doubleValue": "0.5"},
+    {"doubleValue": "NaN"}, {"doubleValue": "Infinity"}, {"doubleValue": "-Infinity"}, {"doubleValue": None},
+    {"doubleValue": []}, {"doubleValue": {}}, {"double_value": 0.5}, {"doubleValue": 0.5, "stringValue": "x"},
+    _usual_array(), _usual_array({"stringValue": "a"}), _usual_array({"stringValue": "a"}, {"stringValue": ""}),
+    _usual_array({"stringValue": "a"}, {"intValue": "1"}), _usual_array({"stringValue": "a"}, None),
+    _usual_array(None), _usual_array({"stringValue": None}), _usual_array({"stringValue": 1}),
+    _usual_array({"stringValue": "a", "intValue": "1"}), _usual_array({"string_value": "a"}), _usual_array("a"),
+    _usual_array([]), _usual_array({}), _usual_array({"stringValue": "a"}, {"doubleValue": 1}),
+    _usual_array({"arrayValue": {"values": [{"stringValue": "a"}]}}), _usual_array({"boolValue": True}),
+    {"arrayValue": {}}, {"arrayValue": {"values": None}}, {"arrayValue": {"values": "x"}},
+    {"arrayValue": {"values": [{"stringValue": "a"}], "x": 1}}, {"arrayValue": []}, {"arrayValue": "x"},
+    {"array_value": {"values": [{"stringValue": "a"}]}},
+], ids=repr)
+def test_the_attribute_fast_path_reads_doubles_and_string_arrays_as_the_checked_path_does(value):
+    """``_attributes`` reads the usual forms itself (strings, ints, bools, float doubles, arrays of strings):
+    exactly what the checked ``_value`` + ``_attribute_value`` give (a float stays a float, an int in
+    ``doubleValue`` becomes one, a homogeneous array a tuple), or the same error naming the same field."""
+    from otel_agents.exporters.file import _attribute_value, _Decoder
+
+    def outcome(read):
+        try:
+            return repr(read())  # repr: 1 and 1.0, ("a",) and ["a"] must not pass for each other
+        except ValueError as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    def checked():
+        read = _attribute_value(_Decoder()._value(value, "s.attributes[0].value", 0))
+        return {} if read is None else {"k": read}
+
+    assert outcome(lambda: _Decoder()._attributes({"attributes": [{"key": "k", "value": value}]}, "s")) \
+        == outcome(checked)
+
+
 @pytest.mark.parametrize("double", [[], {}, [1.5]])
 def test_a_double_value_that_is_an_array_or_object_is_named(tmp_path, double):
     """``{"doubleValue": []}`` raised ``TypeError: unhashable type`` (a traceback from ``otel-agents fold``);
