@@ -243,3 +243,178 @@ def test_an_integer_field_that_is_not_ascii_decimal_text_is_named(tmp_path, numb
     [error] = errors
     assert error.message.endswith(f"resourceSpans[0].scopeSpans[0].spans[0].{field}: expected an unsigned "
                                   f"{64 if field.endswith('Nano') else 32}-bit integer, got {number!r}")
+
+
+# -- the decoder's fast path for spans in the usual form (_usual_span) ----------------------------------------
+_USUAL_SPAN = {
+    "traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "parentSpanId": "00f067aa0ba902b7",
+    "name": "chat", "kind": 3, "flags": 257, "startTimeUnixNano": "1700000000000000001",
+    "endTimeUnixNano": "1700000000500000000", "status": {"code": 2, "message": "boom"},
+    "attributes": [{"key": "gen_ai.system", "value": {"stringValue": "openai"}},
+                   {"key": "n", "value": {"intValue": "3"}}, {"key": "t", "value": {"doubleValue": 0.5}}],
+    "events": [{"name": "e", "timeUnixNano": "1700000000100000000",
+                "attributes": [{"key": "k", "value": {"boolValue": True}}]}],
+    "links": [{"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+               "attributes": [{"key": "l", "value": {"stringValue": "x"}}]}],
+}
+
+
+class _Drop:
+    """A variant's value that removes the field (with a stable name: test ids must be the same in every worker)."""
+
+    def __repr__(self):
+        return "DROP"
+
+
+_DROP = _Drop()
+
+
+def _usual_variants():
+    odd = [0, [], False, "", None]
+    for field in ("parentSpanId", "status", "traceState"):
+        for value in [*odd, _DROP]:
+            yield {field: value}
+    yield {"traceState": "a=1"}
+    for field in ("flags", "kind"):
+        yield from ({field: value} for value in (None, "1", "SPAN_KIND_SERVER", True, -1, 2**32, 0, _DROP))
+    for field in ("startTimeUnixNano", "endTimeUnixNano"):
+        for value in (1700000000000000001, 1.5, 1e18, "²", "٣", "+1", "-1", "1" * 19, "1" * 20, "9" * 19,
+                      "18446744073709551615", "18446744073709551616", "0", "", " 1", None, _DROP):
+            yield {field: value}
+    for field, size in (("traceId", 16), ("spanId", 8), ("parentSpanId", 8)):
+        good = _USUAL_SPAN[field]
+        for value in (" " + good[1:], good[:-2] + " " + good[-1], "0x" + good[2:], good.upper(), good[:-2],
+                      good + "00", "0" * 2 * size, "zz" + good[2:], 12, None, _DROP):
+            yield {field: value}
+    for camel, snake in (("traceId", "trace_id"), ("spanId", "span_id"), ("parentSpanId", "parent_span_id"),
+                         ("startTimeUnixNano", "start_time_unix_nano"), ("endTimeUnixNano", "end_time_unix_nano")):
+        yield {camel: _DROP, snake: _USUAL_SPAN[camel]}
+        yield {camel: None, snake: _USUAL_SPAN[camel]}
+    for status in ({"code": "STATUS_CODE_ERROR", "message": "m"}, {"code": "2"}, {"code": 1}, {"code": 0},
+                   {"code": None}, {"message": None}, {"message": 3}, {"code": 2}, {"code": 2.0}, {}, {"x": 1}):
+        yield {"status": status}
+    yield {"name": None}
+    yield {"name": 5}
+    yield {"name": _DROP}
+    yield {"unknownExtra": 1}
+    yield {"droppedAttributesCount": 2, "droppedEventsCount": 1, "droppedLinksCount": 0}
+    for field in ("events", "links", "attributes"):
+        # an event without a time is given the reading's (the SDK's Event): never one of the odd ones here
+        empty = [{"timeUnixNano": "1", "name": None}] if field == "events" else [{}, None]
+        yield from ({field: value} for value in (_DROP, None, [], {}, "x", [5], empty))
+    yield {"events": [{"name": 3}]}
+    yield {"events": [{"name": "e", "timeUnixNano": "²"}]}
+    yield {"events": [{"name": "e", "attributes": [{"key": "k", "value": {"intValue": "x"}}]}]}
+    yield {"links": [{"traceId": "zz", "spanId": "eee19b7ec3c1b174"}]}
+    yield {"links": [{"traceId": "5b8efff798038103d269b633813fc60c", "spanId": 5}]}
+    yield {"attributes": [{"key": "k", "value": {"intValue": "1" * 30}}]}
+    # several bad fields at once: the first one in the checked path's order is the one named
+    yield {"events": "x", "links": "x", "attributes": "x"}
+    yield {"links": "x", "attributes": "x", "kind": "bad"}
+    yield {"attributes": "x", "startTimeUnixNano": "²"}
+    yield {"events": [5], "status": 0}
+    yield {"events": [5], "kind": "SPAN_KIND_SERVER", "attributes": [5]}
+
+
+def _decoded(span, usual_enabled, monkeypatch):
+    """What the decoder makes of a request holding ``span``: the spans (as comparable tuples, with their trace
+    states) and the notes, or the error (its type and message)."""
+    from otel_agents.exporters import file
+
+    with monkeypatch.context() as m:
+        if not usual_enabled:
+            m.setattr(file._Decoder, "_usual_span", lambda *args: None)
+        decoder = file._Decoder()
+        try:
+            spans = decoder.request({"resourceSpans": [{"resource": {}, "scopeSpans": [
+                {"scope": {"name": "sc", "version": "1"}, "spans": [span]}]}]})
+        except ValueError as exc:
+            return type(exc).__name__, str(exc)
+    return ([(comparable(s), s.context.is_remote, s.context.trace_state, s.parent and s.parent.trace_id)
+             for s in spans], decoder.notes)
+
+
+@pytest.mark.parametrize("variant", list(_usual_variants()), ids=repr)
+def test_the_usual_span_fast_path_reads_every_span_as_the_checked_path_does(variant, monkeypatch):
+    """``_usual_span`` (the decoder's fast path) must give exactly what the checked ``_span`` gives, or the
+    same error naming the same field, whatever form a field takes: it either reads a span or hands it over."""
+    from otel_agents.exporters import file
+
+    span = {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}
+    assert _decoded(span, True, monkeypatch) == _decoded(span, False, monkeypatch)
+    assert span == {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}  # not changed
+
+
+def test_the_usual_span_fast_path_is_taken_for_the_usual_form(monkeypatch):
+    """The comparison above means something only if the fast path reads spans: it reads the usual span
+    (and a few harmless variants) itself, and hands the rest to the checked path."""
+    from otel_agents.exporters import file
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    def fast(variant):
+        span = {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}
+        try:
+            return file._Decoder()._usual_span(span, Resource({}), InstrumentationScope("sc"), "s") is not None
+        except ValueError:
+            return True  # it got as far as events, links or attributes: read by the checked path's helpers
+
+    assert all(fast(v) for v in ({}, {"parentSpanId": ""}, {"parentSpanId": None}, {"status": None},
+                                 {"traceState": ""}, {"traceId": _USUAL_SPAN["traceId"].upper()},
+                                 {"startTimeUnixNano": "0"}, {"events": _DROP, "links": _DROP}, {"events": [5]}))
+    assert not any(fast(v) for v in ({"traceState": "a=1"}, {"trace_id": "1" * 32}, {"flags": "1"},
+                                     {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 1}))
+
+
+def _usual_array(*items):
+    return {"arrayValue": {"values": list(items)}}
+
+
+@pytest.mark.parametrize("value", [
+    {"doubleValue": 0.5}, {"doubleValue": 1.0}, {"doubleValue": -0.0}, {"doubleValue": 1e308}, {"doubleValue": 1},
+    {"doubleValue": 0}, {"doubleValue": -3}, {"doubleValue": True}, {"doubleValue": False}, {"doubleValue": "0.5"},
+    {"doubleValue": "NaN"}, {"doubleValue": "Infinity"}, {"doubleValue": "-Infinity"}, {"doubleValue": None},
+    {"doubleValue": []}, {"doubleValue": {}}, {"double_value": 0.5}, {"doubleValue": 0.5, "stringValue": "x"},
+    _usual_array(), _usual_array({"stringValue": "a"}), _usual_array({"stringValue": "a"}, {"stringValue": ""}),
+    _usual_array({"stringValue": "a"}, {"intValue": "1"}), _usual_array({"stringValue": "a"}, None),
+    _usual_array(None), _usual_array({"stringValue": None}), _usual_array({"stringValue": 1}),
+    _usual_array({"stringValue": "a", "intValue": "1"}), _usual_array({"string_value": "a"}), _usual_array("a"),
+    _usual_array([]), _usual_array({}), _usual_array({"stringValue": "a"}, {"doubleValue": 1}),
+    _usual_array({"arrayValue": {"values": [{"stringValue": "a"}]}}), _usual_array({"boolValue": True}),
+    {"arrayValue": {}}, {"arrayValue": {"values": None}}, {"arrayValue": {"values": "x"}},
+    {"arrayValue": {"values": [{"stringValue": "a"}], "x": 1}}, {"arrayValue": []}, {"arrayValue": "x"},
+    {"array_value": {"values": [{"stringValue": "a"}]}},
+], ids=repr)
+def test_the_attribute_fast_path_reads_doubles_and_string_arrays_as_the_checked_path_does(value):
+    """``_attributes`` reads the usual forms itself (strings, ints, bools, float doubles, arrays of strings):
+    exactly what the checked ``_value`` + ``_attribute_value`` give (a float stays a float, an int in
+    ``doubleValue`` becomes one, a homogeneous array a tuple), or the same error naming the same field."""
+    from otel_agents.exporters.file import _attribute_value, _Decoder
+
+    def outcome(read):
+        try:
+            return repr(read())  # repr: 1 and 1.0, ("a",) and ["a"] must not pass for each other
+        except ValueError as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    def checked():
+        read = _attribute_value(_Decoder()._value(value, "s.attributes[0].value", 0))
+        return {} if read is None else {"k": read}
+
+    assert outcome(lambda: _Decoder()._attributes({"attributes": [{"key": "k", "value": value}]}, "s")) \
+        == outcome(checked)
+
+
+@pytest.mark.parametrize("double", [[], {}, [1.5]])
+def test_a_double_value_that_is_an_array_or_object_is_named(tmp_path, double):
+    """``{"doubleValue": []}`` raised ``TypeError: unhashable type`` (a traceback from ``otel-agents fold``);
+    now it is a bad field, named, and the line is skipped."""
+    span = {"traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "s",
+            "attributes": [{"key": "d", "value": {"doubleValue": double}}]}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n", encoding="utf-8")
+    errors = []
+    assert read_otlp_json(path, errors=errors) == []
+    [error] = errors
+    assert error.message.endswith("resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.doubleValue: "
+                                  f"wrong type {type(double).__name__}")

@@ -494,8 +494,9 @@ class _Decoder:
                     continue
                 for k, span in enumerate(spans):
                     try:
-                        out.append(self._span(self._obj(span, f"{swhere}.spans[{k}]"), resource, scope,
-                                              f"{swhere}.spans[{k}]"))
+                        span_where = f"{swhere}.spans[{k}]"
+                        span = self._obj(span, span_where)
+                        out.append(self._span(span, resource, scope, span_where))
                     except ValueError as exc:
                         if rejected is None:
                             raise
@@ -503,6 +504,9 @@ class _Decoder:
         return out
 
     def _span(self, s: dict[str, Any], resource: Resource, scope: InstrumentationScope, where: str) -> ReadableSpan:
+        usual = self._usual_span(s, resource, scope, where)
+        if usual is not None:
+            return usual
         trace_id = self._id(s, "traceId", 16, where)
         span_id = self._id(s, "spanId", 8, where)
         name = self._str(s, "name", where)
@@ -521,18 +525,8 @@ class _Decoder:
         code = self._enum(st, "code", _STATUS, f"{where}.status")
         message = self._str(st, "message", f"{where}.status")
         status = Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET
-        events = []
-        for n, e in enumerate(self._list(s, "events", where)):
-            e = self._obj(e, f"{where}.events[{n}]")
-            events.append(Event(self._str(e, "name", f"{where}.events[{n}]"),
-                                self._attributes(e, f"{where}.events[{n}]"),
-                                timestamp=self._int(e, "timeUnixNano", f"{where}.events[{n}]", 64) or None))
-        links = []
-        for n, link in enumerate(self._list(s, "links", where)):
-            lw = f"{where}.links[{n}]"
-            link = self._obj(link, lw)
-            links.append(Link(SpanContext(self._id(link, "traceId", 16, lw), self._id(link, "spanId", 8, lw),
-                                          is_remote=True), self._attributes(link, lw)))
+        events = self._events(s, where)
+        links = self._links(s, where)
         return ReadableSpan(
             name=name, context=context, parent=parent, resource=resource,
             attributes=self._attributes(s, where), events=events, links=links,
@@ -541,6 +535,65 @@ class _Decoder:
             end_time=self._int(s, "endTimeUnixNano", where, 64) or None,
             instrumentation_scope=scope,
         )
+
+    def _usual_span(self, s: dict[str, Any], resource: Resource, scope: InstrumentationScope,
+                    where: str) -> ReadableSpan | None:
+        """:meth:`_span` for a span whose fields all have their usual form (what OTLP/JSON writers
+        write: camelCase names, hex ids, numbers as JSON numbers or decimal text, no ``traceState``),
+        without the per-field checks' calls; ``None`` when a field has another form (or is bad), so
+        that :meth:`_span` reads it. Either way the result is the same."""
+        if not s.keys() <= _USUAL_SPAN_FIELDS:  # a snake_case name (or an unknown one): the checked path
+            return None
+        get = s.get
+        name, flags, kind, header = get("name"), get("flags", 0), get("kind", 0), get("traceState")
+        trace_id, span_id, parent_id = get("traceId"), get("spanId"), get("parentSpanId")
+        start, end, st = get("startTimeUnixNano"), get("endTimeUnixNano"), get("status")
+        if not (type(name) is str and type(flags) is int and 0 <= flags <= 0xFFFFFFFF and type(kind) is int
+                and (header is None or header == "") and _usual_nanos(start) and _usual_nanos(end)):
+            return None
+        trace_id = _usual_id(trace_id, 16)
+        span_id = _usual_id(span_id, 8)
+        parent_id = 0 if parent_id is None or parent_id == "" else _usual_id(parent_id, 8)
+        if not trace_id or not span_id or parent_id is None:
+            return None
+        if st is None:
+            st = {}
+        elif type(st) is not dict:
+            return None
+        code, message = st.get("code", 0), st.get("message", "")
+        if type(code) is not int or type(message) is not str:
+            return None
+        status = Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET
+        context = SpanContext(trace_id, span_id, is_remote=False,
+                              trace_flags=TraceFlags((flags & 0xFF) or TraceFlags.SAMPLED))
+        parent = SpanContext(trace_id, parent_id, is_remote=bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None
+        # the rest is read as _span reads it: every field it checks before these had its usual form
+        events = self._events(s, where)
+        links = self._links(s, where)
+        return ReadableSpan(
+            name=name, context=context, parent=parent, resource=resource,
+            attributes=self._attributes(s, where), events=events, links=links,
+            kind=_KINDS.get(kind, SpanKind.INTERNAL), status=status,
+            start_time=int(start) or None, end_time=int(end) or None, instrumentation_scope=scope,
+        )
+
+    def _events(self, s: dict[str, Any], where: str) -> list[Event]:
+        events = []
+        for n, e in enumerate(self._list(s, "events", where)):
+            e = self._obj(e, f"{where}.events[{n}]")
+            events.append(Event(self._str(e, "name", f"{where}.events[{n}]"),
+                                self._attributes(e, f"{where}.events[{n}]"),
+                                timestamp=self._int(e, "timeUnixNano", f"{where}.events[{n}]", 64) or None))
+        return events
+
+    def _links(self, s: dict[str, Any], where: str) -> list[Link]:
+        links = []
+        for n, link in enumerate(self._list(s, "links", where)):
+            lw = f"{where}.links[{n}]"
+            link = self._obj(link, lw)
+            links.append(Link(SpanContext(self._id(link, "traceId", 16, lw), self._id(link, "spanId", 8, lw),
+                                          is_remote=True), self._attributes(link, lw)))
+        return links
 
     def _trace_state(self, header: str, where: str) -> TraceState | None:
         """The W3C ``tracestate`` header text as a ``TraceState``; ``None`` (and a note naming the
@@ -638,8 +691,9 @@ class _Decoder:
     def _attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for n, kv in enumerate(self._list(obj, "attributes", where)):
-            # Fast path for the usual ``{"key": K, "value": {"stringValue"|"intValue"|"boolValue": V}}``
-            # (most of a file's attributes): the same result as the checked path below, without its calls.
+            # Fast path for the usual ``{"key": K, "value": {"stringValue"|"intValue"|"boolValue": V}}``,
+            # a float ``doubleValue`` and an ``arrayValue`` of strings (most of a file's attributes):
+            # the same result as the checked path below, without its calls.
             if type(kv) is dict:
                 key = kv.get("key")
                 v = kv.get("value")
@@ -656,6 +710,16 @@ class _Decoder:
                     if type(s) is bool:
                         out[key] = s
                         continue
+                    s = v.get("doubleValue")
+                    if type(s) is float:  # an int here is read by the checked path (float() of it)
+                        out[key] = s
+                        continue
+                    s = v.get("arrayValue")
+                    if type(s) is dict and len(s) == 1:
+                        s = _usual_strings(s.get("values"))
+                        if s is not None:
+                            out[key] = s
+                            continue
             kw = f"{where}.attributes[{n}]"
             kv = self._obj(kv, kw)
             key = self._str(kv, "key", kw)
@@ -688,7 +752,7 @@ class _Decoder:
             if name == "doubleValue":
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     return float(value)
-                if value in _DOUBLES:
+                if isinstance(value, str) and value in _DOUBLES:  # an array or object is not hashable
                     return _DOUBLES[value]
             elif name == "arrayValue" and isinstance(value, dict):
                 return [self._value(x, f"{where}.arrayValue.values[{i}]", depth + 1)
@@ -709,6 +773,43 @@ class _Decoder:
             if name in _ANY_VALUE_FIELDS:
                 raise ValueError(f"{_at(where, name)}: wrong type {type(value).__name__}")
         return None
+
+
+_USUAL_SPAN_FIELDS = frozenset({"traceId", "spanId", "parentSpanId", "traceState", "name", "kind", "flags",
+                                "startTimeUnixNano", "endTimeUnixNano", "attributes", "droppedAttributesCount",
+                                "events", "droppedEventsCount", "links", "droppedLinksCount", "status"})
+
+
+def _usual_nanos(value: Any) -> bool:
+    """A timestamp in its usual form: decimal text of at most 19 ASCII digits (so below 2**64)."""
+    return type(value) is str and len(value) <= 19 and value.isascii() and value.isdigit()
+
+
+def _usual_id(value: Any, size: int) -> int | None:
+    """A ``size``-byte id in its usual form (hex text) as an int; ``None`` for any other form."""
+    if type(value) is not str or len(value) != 2 * size:
+        return None
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        return None
+    return int.from_bytes(raw, "big") if len(raw) == size else None
+
+
+def _usual_strings(values: Any) -> tuple[str, ...] | None:
+    """An ``arrayValue``'s ``values`` when every one is ``{"stringValue": text}``, as the checked path reads
+    them (a homogeneous array: a tuple); ``None`` for any other form."""
+    if type(values) is not list:
+        return None
+    out = []
+    for x in values:
+        if type(x) is not dict or len(x) != 1:
+            return None
+        text = x.get("stringValue")
+        if type(text) is not str:
+            return None
+        out.append(text)
+    return tuple(out)
 
 
 def _count_spans(rs: Any) -> int:
