@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -158,3 +158,39 @@ def clear_content_caches() -> None:
         cache.clear()
     content._text_message.cache_clear()
     content._instructions_json.cache_clear()
+
+
+def attribute_diff(got: Mapping[str, Any], want: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The keys whose values differ between two spans' attributes, each with ``(got, want)`` (``None``: absent)."""
+    return {k: (got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)}
+
+
+class ModelSpans:
+    """Model spans made through the span layer on a provider of their own (:meth:`render`), for the content
+    caches' tests; use it as ``with ModelSpans() as spans:`` — the caches are cold when it starts and when it ends."""
+
+    def __init__(self) -> None:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+        self.exporter = SnapshotExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+
+    def __enter__(self) -> "ModelSpans":
+        clear_content_caches()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.provider.shutdown()
+        clear_content_caches()
+
+    def render(self, settings: Any, fill: Any) -> dict[str, Any]:
+        """The attributes of one ``chat m`` model span made with ``settings`` (a span layer ``Settings``) and
+        filled by ``fill(span)``."""
+        from otel_agents._spans import Telemetry
+
+        span = Telemetry(self.provider, settings=settings, framework="test").start_span("model", "m", operation="chat")
+        fill(span)
+        span.end()
+        return dict(self.exporter.spans[-1].attributes)

@@ -17,45 +17,26 @@ import sys
 import uuid
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_agents._spans import ChatMessage, Settings, Telemetry, content
 from otel_agents._spans.messages import ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition
 from otel_agents.semconv import attributes as A
-from tests.spans import SnapshotExporter, clear_content_caches
+from tests.spans import ModelSpans, attribute_diff as _diff, clear_content_caches
 
 SECRET = "sk-proj-" + "Z9y8X7w6V5u4T3s2R1q0" * 2
 
 
-
-
-class _Spans:
-    def __init__(self) -> None:
-        self.exporter = SnapshotExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-
+class _Spans(ModelSpans):
     def render(self, messages: list | None = None, *, system: list | None = None, tools: list | None = None,
                settings: Settings | None = None) -> dict:
-        t = Telemetry(self.provider, settings=settings or Settings(capture_content=True), framework="test")
-        s = t.start_span("model", "m", operation="chat")
-        s.set_messages(input=messages, system=system, tools=tools)
-        s.end()
-        return dict(self.exporter.spans[-1].attributes)
+        return super().render(settings or Settings(capture_content=True),
+                              lambda s: s.set_messages(input=messages, system=system, tools=tools))
 
 
 @pytest.fixture
 def spans():
-    clear_content_caches()
-    s = _Spans()
-    yield s
-    s.provider.shutdown()
-    clear_content_caches()
-
-
-def _diff(got: dict, want: dict) -> dict:
-    return {k: (got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)}
+    with _Spans() as s:
+        yield s
 
 
 def _served_after(spans: _Spans, first: dict, then: dict) -> tuple[dict, dict]:

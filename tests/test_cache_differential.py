@@ -13,12 +13,10 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_agents._spans import ChatMessage, Settings, Telemetry
 from otel_agents._spans.messages import ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition
-from tests.spans import SnapshotExporter, clear_content_caches
+from tests.spans import ModelSpans, attribute_diff as _diff, clear_content_caches
 
 SECRET = "sk-proj-" + "Q1w2E3r4T5y6U7i8O9p0" * 2
 
@@ -122,35 +120,21 @@ span_settings = st.sampled_from([{}, {"max_content_length": 64}, {"max_content_l
 shapes = st.tuples(st.lists(messages, max_size=3), st.lists(tools, max_size=2), params, span_settings)
 
 
-
-
-class _Spans:
-    def __init__(self) -> None:
-        self.exporter = SnapshotExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-
+class _Spans(ModelSpans):
     def render(self, spec: tuple) -> dict:
         msgs, tls, prm, extra = spec
-        t = Telemetry(self.provider, settings=Settings(capture_content=True, **extra), framework="test")
-        s = t.start_span("model", "m", operation="chat")
-        s.set_model(request_model="m", parameters=prm or None)
-        s.set_messages(input=msgs, tools=tls or None)
-        s.end()
-        return dict(self.exporter.spans[-1].attributes)
 
+        def fill(s: Any) -> None:
+            s.set_model(request_model="m", parameters=prm or None)
+            s.set_messages(input=msgs, tools=tls or None)
 
-def _diff(got: dict, want: dict) -> dict:
-    return {k: (got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)}
+        return super().render(Settings(capture_content=True, **extra), fill)
 
 
 @pytest.fixture
 def spans():
-    clear_content_caches()
-    s = _Spans()
-    yield s
-    s.provider.shutdown()
-    clear_content_caches()
+    with _Spans() as s:
+        yield s
 
 
 def _check_twins(spans: _Spans, shape: tuple, seed: int, twin_settings: dict) -> None:
