@@ -270,9 +270,7 @@ def _log_record(span: F.FoldSpan, trace_id: int | None, trace_hex: str | None,
     return record
 
 
-@functools.lru_cache(maxsize=256)
-def _trace_hex(trace_id: int) -> str:
-    return "%032x" % trace_id  # every span of a run repeats it: cached
+_trace_hex = functools.lru_cache(maxsize=256)(F.trace_id_hex)  # every span of a run repeats it: cached
 
 
 @functools.lru_cache(maxsize=1024)
