@@ -122,39 +122,30 @@ def _message_key(m: ChatMessage) -> tuple[Any, ...] | None:
     key: list[Any] = [role, name, reason]
     room = _MESSAGE_KEY_BYTES - len(role or "") - len(name or "") - len(reason or "")
     for p in m.parts:
-        t = type(p)
+        t = type(p)  # each part type has a fixed number of labels: a key reads one way
         if t is TextPart or t is ReasoningPart:
-            data = p.content
-            if type(data) is not str:
-                data = _NULL if data is None else memo.json_key(data, room)
-                if data is None:
-                    return None
-            key += (t, data)
+            labels, data = (), p.content
         elif t is ToolCallPart:
-            tool, data, call = p.name, p.arguments, p.id
-            if (tool is not None and type(tool) is not str) or (call is not None and type(call) is not str):
-                return None
-            if type(data) is not str:
-                data = _NULL if data is None else memo.json_key(data, room)
-                if data is None:
-                    return None
-            key += (t, tool, data, call)
-            room -= len(tool or "") + len(call or "")
+            labels, data = (p.name, p.id), p.arguments
         elif t is ToolCallResponsePart:
-            data, call = p.response, p.id
-            if call is not None and type(call) is not str:
-                return None
-            if type(data) is not str:
-                data = _NULL if data is None else memo.json_key(data, room)
-                if data is None:
-                    return None
-            key += (t, data, call)
-            room -= len(call or "")
+            labels, data = (p.id,), p.response
         else:
             return None
+        key.append(t)
+        for label in labels:
+            if label is not None:
+                if type(label) is not str:
+                    return None
+                room -= len(label)
+            key.append(label)
+        if type(data) is not str:
+            data = _NULL if data is None else memo.json_key(data, room)
+            if data is None:
+                return None
         room -= len(data)
         if room < 0:
             return None
+        key.append(data)
     return tuple(key)
 
 
