@@ -81,8 +81,9 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
             ``OTEL_AGENTS_VOCABULARIES``; ``None`` = that variable, else all three (see
             :mod:`otel_agents.semconv.vocabularies`).
 
-    The decorators (``otel_agents.agent``, ``tool``, ...) follow ``tracer_provider`` and
-    ``meter_provider`` too, unless :func:`otel_agents.manual.set_providers` chose others.
+    The decorators (``otel_agents.agent``, ``tool``, ...) follow ``tracer_provider``,
+    ``meter_provider``, ``capture_content`` and ``vocabularies`` too, unless
+    :func:`otel_agents.manual.set_providers` chose others.
 
     Returns:
         The names of the frameworks now instrumented. Calling it again with the same
@@ -110,7 +111,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     # trace in one provider; otel_agents.manual.set_providers() overrides this.
     from .manual import follow_providers
 
-    follow_providers(tracer_provider, meter_provider, vocabularies=vocab)
+    follow_providers(tracer_provider, meter_provider, vocabularies=vocab, capture_content=capture_content)
     done: list[str] = []
     for name in FRAMEWORKS:
         fw = FRAMEWORKS[name]
