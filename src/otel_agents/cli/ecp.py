@@ -261,11 +261,14 @@ def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out) -> int:
     """``--replay``: no agent, no instrumentation, no model: stored envelopes answer the steps."""
     from ..serve.replay import Replayer, ReplaySourceError, load_runs, replay_sessions
 
+    skipped: list = []
     try:
-        runs = load_runs(args.replay)
+        runs = load_runs(args.replay, errors=skipped)
     except ReplaySourceError as exc:
         print(f"otel-agents ecp serve --replay: {exc}", file=sys.stderr)
         return 2
+    for problem in skipped:  # as otel-agents fold reports them; the runs of the other lines are served
+        print(f"otel-agents ecp serve --replay: skipped {problem}", file=sys.stderr)
     logging.getLogger("otel_agents.serve").info("replaying %d stored run(s) from %s", len(runs), args.replay)
     sessions = replay_sessions(Replayer(runs, args.replay, args.replay_cursor), args.name or "replay",
                                max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
