@@ -20,6 +20,15 @@ def test_unknown_framework_names_raise_with_valid_ones() -> None:
         assert name in str(info.value)
 
 
+def test_frameworks_as_one_string_is_comma_separated(monkeypatch) -> None:
+    # frameworks="openai" was iterated letter by letter: "unknown framework(s) ['o', 'p', 'e', ...]"
+    monkeypatch.setattr(_api, "_installed_version", lambda fw: None)
+    assert otel_agents.instrument(frameworks="openai, anthropic") == []
+    status = otel_agents.instrumentation_status()
+    assert status["openai"].reason == status["anthropic"].reason == "not installed"
+    assert status["crewai"].reason != "not installed"  # not asked for
+
+
 def test_unsupported_version_is_skipped_with_one_warning(monkeypatch, caplog) -> None:
     monkeypatch.setattr(_api, "_installed_version", lambda fw: "0.0.1")
     monkeypatch.setattr(_api, "_warned_versions", set())

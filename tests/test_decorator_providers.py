@@ -69,6 +69,19 @@ def test_decorated_and_framework_spans_share_one_trace() -> None:
     assert chain.parent_id == agent.span_id and chain.trace_id == agent.trace_id
 
 
+def test_decorators_follow_instrument_capture_content_off() -> None:
+    # instrument(capture_content=False) (and configure(), which calls it) turned content off for the
+    # frameworks' spans only: a decorated agent around them still recorded its input and output.
+    tp, exported = _provider()
+    otel_agents.instrument(tracer_provider=tp, frameworks=[], capture_content=False)
+    support("where is A1?")
+    values = [str(v) for s in exported.spans for v in s.attributes.values()]
+    assert len(exported.spans) == 2 and not [v for v in values if "A1" in v]
+    otel_agents.instrument(tracer_provider=tp, frameworks=[])  # None: the environment's switch (on) again
+    support("where is A1?")
+    assert [v for s in exported.spans[2:] for v in map(str, s.attributes.values()) if "A1" in v]
+
+
 def test_set_providers_wins_over_instrument() -> None:
     chosen, chosen_spans = _provider()
     tp, tp_spans = _provider()
@@ -89,4 +102,4 @@ def test_decorators_follow_configure_and_leave_with_its_shutdown() -> None:
         assert [s.name for s in exported.spans] == ["execute_tool lookup_order", "invoke_agent support"]
     finally:
         config.shutdown()
-    assert manual._followed == (None, None, None)  # shut down: back to the global provider
+    assert manual._followed == (None, None, None, None)  # shut down: back to the global provider

@@ -55,3 +55,20 @@ def test_json_to_standard_output_is_the_json_alone(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout) == {"runs": []}
     assert "grading" not in proc.stderr and "framework " not in proc.stderr  # the caller announces and renders
+
+
+def test_bad_options_and_unwritable_outputs_are_clear_errors(tmp_path: Path) -> None:
+    """--timeout -5 was a ValueError traceback from select(); --jobs 0 and --repeat 0 were taken silently; an
+    --out or --json that cannot be written was a traceback (--json only after the whole demo had run)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    for bad in (["--timeout", "-5"], ["--jobs", "0"], ["--repeat", "0"]):
+        proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", *bad], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 2 and bad[0] in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    for option, target in (("--out", blocker / "out"), ("--json", blocker / "runs.json")):
+        args = ["--out", str(tmp_path / "out"), option, str(target)] if option == "--json" else [option, str(target)]
+        proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 2 and f"cannot write {target}" in proc.stderr, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr

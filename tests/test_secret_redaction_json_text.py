@@ -143,3 +143,28 @@ def test_the_value_of_a_secret_named_option_in_an_argv_is_redacted(text: str) ->
 def test_an_option_that_names_no_secret_keeps_its_value() -> None:
     text = '["psql", "--user", "app", "--port", "5432", "--max-tokens", "100", "--password", ""]'
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("data", [
+    ["mysql", "-u", "app", "--password", "abcdefgh", "orders"],
+    {"argv": ["curl", "--api-key", "abcdefgh"], "cwd": "/srv"},
+])
+def test_the_value_of_a_secret_named_option_in_an_argv_given_as_data_is_redacted(data) -> None:
+    """The argv rule held for JSON text only: the same argv as data (a tool's argument or result, a
+    decorated function's input) was written with its password (``{"x":["mysql","--password","…"]}``)."""
+    from otel_agents._spans.redaction import REDACTED, redact_data
+
+    out, _ = redact_data(data, 10_000)
+    expected = json.loads(json.dumps(data))
+    argv = expected["argv"] if isinstance(expected, dict) else expected
+    argv[argv.index("abcdefgh")] = REDACTED
+    assert out == expected
+
+
+def test_an_argv_given_as_data_leaves_no_secret_on_the_tool_span(provider, exporter) -> None:
+    t = Telemetry(provider, settings=Settings(capture_content=True), framework="test")
+    tool = t.start_span("tool", "run")
+    tool.set_tool("run", call_id="c1", arguments={"argv": ["mysql", "--password", SECRET]})
+    tool.set_output(["mysql", "--password", SECRET])
+    tool.end()
+    assert [(k, v) for k, v in exporter.spans[0].attributes.items() if SECRET in str(v)] == []

@@ -64,15 +64,16 @@ def instrumentor_for(name: str) -> Any:
     return getattr(importlib.import_module(fw.module), fw.cls)()
 
 
-def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None = None,
+def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] | None = None,
                capture_content: bool | None = None, meter_provider: Any = None,
                vocabularies: str | Iterable[str] | None = None) -> list[str]:
     """Instrument every supported framework that is installed (or only those named).
 
     Args:
         tracer_provider: where spans go (default: the global provider).
-        frameworks: names among ``langchain``, ``llama_index``, ``crewai``,
-            ``pydantic_ai``, ``anthropic``, ``openai``, ``mcp``, ``a2a``; ``None`` = all that are installed, except those named in
+        frameworks: names among ``langchain``, ``llama_index``, ``crewai``, ``pydantic_ai``, ``anthropic``,
+            ``openai``, ``mcp``, ``a2a``… (:data:`otel_agents.instrumentors.FRAMEWORKS`; an iterable or a
+            comma-separated string); ``None`` = all that are installed, except those named in
             ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` (comma-separated, as ``opentelemetry-instrument`` reads it).
         capture_content: overrides ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
         meter_provider: where the GenAI metrics go (default: the global provider).
@@ -81,8 +82,9 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
             ``OTEL_AGENTS_VOCABULARIES``; ``None`` = that variable, else all three (see
             :mod:`otel_agents.semconv.vocabularies`).
 
-    The decorators (``otel_agents.agent``, ``tool``, ...) follow ``tracer_provider`` and
-    ``meter_provider`` too, unless :func:`otel_agents.manual.set_providers` chose others.
+    The decorators (``otel_agents.agent``, ``tool``, ...) follow ``tracer_provider``,
+    ``meter_provider``, ``capture_content`` and ``vocabularies`` too, unless
+    :func:`otel_agents.manual.set_providers` chose others.
 
     Returns:
         The names of the frameworks now instrumented. Calling it again with the same
@@ -100,6 +102,8 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     if frameworks is None:  # all installed, minus those the standard OTel variable disables
         disabled = {n.strip() for n in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")}
         names = [n for n in FRAMEWORKS if n not in disabled]
+    elif isinstance(frameworks, str):  # "langchain,crewai", as the variables write them (not letter by letter)
+        names = [n.strip() for n in frameworks.split(",") if n.strip()]
     else:
         names = list(frameworks)
     unknown = [n for n in names if n not in FRAMEWORKS]
@@ -110,7 +114,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: Iterable[str] | None 
     # trace in one provider; otel_agents.manual.set_providers() overrides this.
     from .manual import follow_providers
 
-    follow_providers(tracer_provider, meter_provider, vocabularies=vocab)
+    follow_providers(tracer_provider, meter_provider, vocabularies=vocab, capture_content=capture_content)
     done: list[str] = []
     for name in FRAMEWORKS:
         fw = FRAMEWORKS[name]

@@ -121,7 +121,7 @@ def configure(
     exporters: Iterable[ExporterSpec] | ExporterSpec | None = None,
     ecp: bool | Callable[[dict[str, Any]], Any] | SpanProcessor | None = None,
     resource_attributes: dict[str, Any] | None = None,
-    frameworks: Iterable[str] | None = None,
+    frameworks: str | Iterable[str] | None = None,
     capture_content: bool | None = None,
     vocabularies: str | Iterable[str] | None = None,
     set_global: bool = True,

@@ -308,3 +308,16 @@ def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
     thread.join(30)
     app.close()
     rec.provider.shutdown()
+
+
+@pytest.mark.parametrize("option", ["--port", "--grpc-port"])
+def test_a_port_beyond_65535_is_refused_not_wrapped(option: str, tmp_path) -> None:
+    """--port 99999 listened on 34463 (99999 mod 65536), for HTTP and for gRPC alike."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = [str(Path(sys.executable).parent / "otel-agents"), "ecp", "collect", "-o", str(tmp_path / "e.jsonl"),
+            option, "99999"] + (["--port", "0"] if option == "--grpc-port" else [])
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=20)
+    assert proc.returncode == 2 and "99999" in proc.stderr and "0-65535" in proc.stderr, proc.stderr

@@ -299,6 +299,25 @@ def test_annotator_kind_and_unplaced_results() -> None:
     assert (delivery.sent, delivery.skipped, delivery.failed) == (0, 1, [])
 
 
+def test_refused_log_records_are_not_counted_as_sent(tmp_path: Path) -> None:
+    """``--to otlp`` to a backend that refuses (400) and ``--to file`` to a full disk: the records are
+    failures, not "sent" (before, both said all 2 were sent and ``ecp annotate`` exited 0)."""
+    from otel_agents.evaluations import emit_evaluations
+
+    results = [EvaluationResult(name="text_match:public_output", score=1.0, label="pass", explanation=None,
+                                trace_id="ab" * 16, span_id="cd" * 8, grader="text_match", scenario="s", step=1,
+                                check=check) for check in (1, 2)]
+    with Receiver(refuse=[400]) as rx:
+        delivery = emit_evaluations(results, "otlp", rx.url + "/v1/logs")
+    assert delivery.sent == 0 and len(delivery.failed) == 1 and "2 of 2" in delivery.failed[0]
+    with Receiver() as rx:
+        delivery = emit_evaluations(results, "otlp", rx.url + "/v1/logs")
+    assert (delivery.sent, delivery.failed) == (2, [])
+    if Path("/dev/full").exists():
+        delivery = emit_evaluations(results, "file", "/dev/full")
+        assert delivery.sent == 0 and "/dev/full" in delivery.failed[0]
+
+
 def test_failed_step_goes_on_the_trace_its_error_names(graded: dict[str, Path]) -> None:
     """A step the agent failed keeps no logs, only ecp serve's error (whose data names the trace): its
     execution check goes on that trace (its root span when the trace file is given)."""

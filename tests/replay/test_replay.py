@@ -175,6 +175,34 @@ def test_several_stored_runs_for_one_step_are_answered_in_order(tmp_path: Path) 
         Replayer(traces, "s").answer(ReplayState(), "where is my order a100?")  # no case folding
 
 
+def test_malformed_lines_are_skipped_and_the_runs_around_them_kept(tmp_path: Path) -> None:
+    """A trace file whose writer was killed mid-line (or with a stray line in it) is replayed as
+    ``otel-agents fold`` reads it: each bad line named by its line number in the file, the others kept.
+    Before, the first bad line refused the whole file, and an envelope holding ``NaN`` was loaded and
+    answered its step with an internal error (the response was not strict JSON)."""
+    from otel_agents.exporters.file import MalformedLine, to_otlp_json
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    lines = []
+    for output in ("first", "second"):
+        with rec.telemetry.span("agent", "support") as agent:
+            agent.set_agent("support")
+            agent.set_output(output)
+        lines.append(json.dumps(to_otlp_json(rec.spans[-1:])))
+    source = tmp_path / "trace.jsonl"
+    source.write_bytes(("not json\n" + lines[0] + "\n{\"resourceSpans\": 5}\n\xff\n"
+                        + lines[1] + "\n" + '{"status": "done", "public_output": NaN}\n' + lines[1][:40]).encode("latin-1"))
+    errors: list[MalformedLine] = []
+    runs = load_runs(str(source), errors=errors)
+    assert [r.envelope["public_output"] for r in runs] == ["first", "second"]
+    assert [e.line for e in errors] == [1, 3, 4, 6, 7] and all(e.source == str(source) for e in errors)
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
+                          input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120)
+    assert proc.returncode == 0 and '"result"' in proc.stdout, proc.stderr
+    assert f"skipped {source}:3: " in proc.stderr and f"skipped {source}:7: " in proc.stderr
+
+
 def test_phoenix_span_export_of_another_instrumentation_is_graded(tmp_path: Path) -> None:
     """A Phoenix span export of the LangChain agent traced by OpenInference (no ``ecp serve`` attributes):
     every manifest step is matched by its input (the root's ``input.value``) and graded by the real ``ecp run``;

@@ -113,6 +113,42 @@ def test_unreadable_report_is_named(tmp_path: Path) -> None:
     assert proc.returncode == 2 and str(bad) in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("path, value", [
+    (("scenarios", 0), "x"), (("scenarios", 0, "steps"), "x"), (("scenarios", 0, "steps", 0), 5),
+    (("scenarios", 0, "steps", 0, "usage"), []), (("scenarios", 0, "steps", 0, "checks"), 1.5),
+    (("scenarios", 0, "steps", 0, "checks", 0), None), (("scenarios", 0, "steps", 0, "tool_calls"), [True]),
+    (("audit",), "x"), (("audit", "agent"), ["x"])])
+def test_malformed_report_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: tuple,
+                                          value: object) -> None:
+    """A report of the wrong shape is exit status 2 naming the file and the field, never a traceback (before,
+    each of these was an AttributeError or TypeError from deep inside the summary)."""
+    from otel_agents.cli import main
+
+    report = _report_with([])
+    report["scenarios"][0]["steps"][0]["tool_calls"] = []
+    where = report
+    for key in path[:-1]:
+        where = where[key]
+    where[path[-1]] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["ecp", "report", str(bad)]) == 2
+    err = capsys.readouterr().err
+    field = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")
+    assert str(bad) in err and field in err, err
+
+
+def test_unwritable_outputs_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from otel_agents.cli import main
+
+    good = tmp_path / "r.json"
+    good.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    for option in ("--html", "--json"):
+        out = tmp_path / "missing-dir" / "out"
+        assert main(["ecp", "report", str(good), option, str(out)]) == 2
+        assert f"cannot write {out}" in capsys.readouterr().err
+
+
 def _report_with(models: list[dict], name: str = "priced") -> dict:
     """An ``ecp run`` report of one one-step scenario whose ``logs`` record ``models`` (model span records)."""
     logs = [{"kind": "chain", "name": "agent/step", "start": "2026-12-01T10:00:00Z", "attributes": {}}] + [

@@ -153,6 +153,27 @@ def test_http_binds_loopback_by_default() -> None:
     assert args.host == "127.0.0.1"
 
 
+def test_unusable_port_or_output_file_is_a_clear_error(tmp_path: Path) -> None:
+    """Each was a traceback, or worse: --port 99999 served on port 34463 (99999 mod 65536)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    busy = taken.getsockname()[1]
+    try:
+        for args, says in ((["--http", "--port", "99999"], "cannot listen on 127.0.0.1:99999"),
+                           (["--http", "--port", "-1"], "cannot listen on 127.0.0.1:-1"),
+                           (["--http", "--port", str(busy)], f"cannot listen on 127.0.0.1:{busy}"),
+                           (["--log-file", str(blocker / "x.log")], f"cannot write {blocker / 'x.log'}"),
+                           (["--trace-file", str(blocker / "t.jsonl")], f"cannot write {blocker / 't.jsonl'}")):
+            proc = subprocess.run(SERVE + [f"{AGENTS}:echo", *args], input=rpc("agent/initialize") + "\n",
+                                  capture_output=True, text=True, timeout=120, cwd=ROOT)
+            assert proc.returncode == 2 and says in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+    finally:
+        taken.close()
+
+
 def test_sigterm_exits_cleanly_and_keeps_the_trace_file(tmp_path: Path) -> None:
     """ecp-runtime ends stdio agents with SIGTERM: the server exits 0 and its spans are on disk."""
     trace_file = tmp_path / "sub" / "traces.jsonl"

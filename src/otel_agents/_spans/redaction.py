@@ -269,6 +269,21 @@ def _redact_members(text: str) -> str:
 _JSON_ELEMENT = re.compile(r'(?<=[\[,])(\s*)("(?:[^"\\\n]|\\.)*")(?=\s*[,\]])')
 # An argv's option whose value is the next element ("--password", "…"): its name is read as a key.
 _OPTION = re.compile(r'"--?([A-Za-z][\w\-.]*)"')
+_BARE_OPTION = re.compile(r'--?([A-Za-z][\w\-.]*)')  # the same, as a list's string (data, not JSON text)
+
+
+def _secret_option_values(items: list[Any]) -> list[int]:
+    """The indexes of the non-empty strings in ``items`` that follow an option naming a secret (an argv's
+    ``"--password", "…"``)."""
+    found = []
+    for i in range(len(items) - 1):
+        item = items[i]
+        if item.__class__ is str and item[:1] == "-":
+            option = _BARE_OPTION.fullmatch(item)
+            value = items[i + 1]
+            if option is not None and isinstance(value, str) and value and is_secret_key(option.group(1)):
+                found.append(i + 1)
+    return found
 
 
 def _redact_elements(text: str) -> str:
@@ -356,7 +371,11 @@ def redact_data(data: Any, max_str: int) -> tuple[Any, bool]:
                 cut, d = True, d[:max_str]
             return redact_text(d)
         if isinstance(d, list):
-            return [walk(v) for v in d]
+            out = [walk(v) for v in d]
+            if len(d) > 1 and d[0].__class__ is str:  # maybe an argv: the element after "--password" is its value
+                for i in _secret_option_values(d):
+                    out[i] = REDACTED
+            return out
         # `type(d) is dict` first: an ABC check per scalar and per dict is most of this walk's cost
         if type(d) is dict or (not isinstance(d, _SCALARS) and isinstance(d, Mapping)):
             return {walk(k): (REDACTED if isinstance(k, str) and is_secret_key(k) and v not in (None, "")

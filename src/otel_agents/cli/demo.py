@@ -101,8 +101,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--frameworks", default=None, help="comma-separated subset of " + ", ".join(FRAMEWORKS)
                    + " (default: every row this venv can run)")
     p.add_argument("--examples", help="the customer_support example directory")
-    p.add_argument("--jobs", type=int, default=4, help="ecp run processes at once (default 4)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per ECP request (default 120)")
+    p.add_argument("--jobs", type=_at_least_one, default=4, help="ecp run processes at once (default 4)")
+    p.add_argument("--timeout", type=_positive_seconds, default=120.0, help="seconds per ECP request (default 120)")
     p.add_argument("--json", metavar="FILE", dest="json_out",
                    help="also write every run's result as JSON to FILE ('-': JSON alone on standard output, "
                         "progress and table on standard error); what --venv reads")
@@ -113,9 +113,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phoenix", metavar="URL",
                    help="a running Phoenix (http://127.0.0.1:6006): export the runs there and annotate them "
                         "with their checks")
-    p.add_argument("--repeat", type=int, default=1, metavar="K",
+    p.add_argument("--repeat", type=_at_least_one, default=1, metavar="K",
                    help="grade each agent K times (seeds 1..K) and print pass@k/pass^k (otel_agents.cli.campaign)")
     p.set_defaults(func=run)
+
+
+def _at_least_one(text: str) -> int:
+    """An argparse type: a whole number >= 1 (argparse names the option in its error)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0."""
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return value
+
+
+def _unwritable(path: Path, directory: bool) -> str | None:
+    """Why ``path`` (an output directory, or a file whose directory must exist) cannot be written, or ``None``;
+    checked before the demo runs, not after."""
+    try:
+        if directory:
+            path.mkdir(parents=True, exist_ok=True)
+        elif not path.resolve().parent.is_dir():
+            return f"cannot write {path}: {path.resolve().parent} is not a directory"
+    except OSError as exc:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    return None
 
 
 @dataclass
@@ -176,6 +205,11 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         print(f"otel-agents demo: unknown framework(s) {unknown}; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
         return 2
+    problem = _unwritable(Path(args.out), directory=True) or \
+        (_unwritable(Path(args.json_out), directory=False) if args.json_out not in (None, "-") else None)
+    if problem:
+        print(f"otel-agents demo: {problem}", file=sys.stderr)
+        return 2
     out = Path(args.out).resolve()
     base = yaml.safe_load((examples / "manifest.yaml").read_text(encoding="utf-8"))
     common = load_module(examples / "common.py", "_otel_agents_demo_common")
@@ -226,16 +260,21 @@ def run(args: argparse.Namespace) -> int:
     for child in children:
         runs += finish_venv(*child)
     runs.sort(key=lambda r: FRAMEWORKS.index(r.framework))  # stable: a framework's twins keep their order
+    failed_output = False
     if args.json_out:
         data = json.dumps({"runs": [run_json(r) for r in runs]}, indent=1)
         if args.json_out == "-":
             print(data)
         else:
-            Path(args.json_out).write_text(data + "\n", encoding="utf-8")
+            try:
+                Path(args.json_out).write_text(data + "\n", encoding="utf-8")
+            except OSError as exc:  # checked at the start; the table below still shows the runs
+                print(f"otel-agents demo: cannot write {args.json_out}: {exc.strerror or exc}", file=sys.stderr)
+                failed_output = True
     if args.json_out != "-":  # with "-", the caller (--venv) folds these rows into its own table
         print(file=console)
         print(render(runs, out), file=console)
-    return 0 if all(r.error is None for r in runs) else 1
+    return 2 if failed_output else 0 if all(r.error is None for r in runs) else 1
 
 
 # -- setting up ---------------------------------------------------------------------------------

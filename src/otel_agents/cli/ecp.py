@@ -186,9 +186,23 @@ def _run(args: argparse.Namespace) -> int:
     if (args.target is None) == (args.replay is None):
         print("otel-agents ecp serve: give a TARGET or --replay SOURCE (one of them)", file=sys.stderr)
         return 2
+    listening = None
+    if args.http:  # bound before anything is imported: a port in use fails at once, with its reason
+        from ..serve.http import HTTPLimits, bind
+
+        try:
+            listening = bind(args.host, args.port, HTTPLimits().backlog)
+        except OSError as exc:
+            print(f"otel-agents ecp serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     if args.log_file:
-        os.makedirs(os.path.dirname(os.path.abspath(args.log_file)), exist_ok=True)
-        log = open(args.log_file, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives with the process
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(args.log_file)), exist_ok=True)
+            log = open(args.log_file, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives with the process
+        except OSError as exc:
+            print(f"otel-agents ecp serve: cannot write {args.log_file}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         os.dup2(log.fileno(), 2)
         sys.stderr = log
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -212,9 +226,13 @@ def _run(args: argparse.Namespace) -> int:
         fork.detach_in_child(protocol_out.fileno())
         os.dup2(2, 1)
     if args.replay is not None:
-        return _serve_replay(args, protocol_in, protocol_out)
+        return _serve_replay(args, protocol_in, protocol_out, listening)
     preloaded_provider, preloaded, environ = PRELOADED or (None, {}, None)
-    provider = _provider(args, preloaded_provider)
+    try:
+        provider = _provider(args, preloaded_provider)
+    except OSError as exc:  # --trace-file
+        print(f"otel-agents ecp serve: cannot write {args.trace_file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     receiver = sock = None
     forward_to = _otlp_destination(args)  # before --collect points the children's OTLP variables at us
     if args.collect is not None:
@@ -246,7 +264,8 @@ def _run(args: argparse.Namespace) -> int:
     sessions = SessionManager(target, tracing, args.name, step_timeout=args.step_timeout or None,
                               max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
     try:
-        main = _serve_http(args, sessions) if args.http else _serve_stdio(args, sessions, protocol_in, protocol_out)
+        main = _serve_http(args, sessions, listening) if args.http else \
+            _serve_stdio(args, sessions, protocol_in, protocol_out)
         asyncio.run(main if receiver is None else _with_receiver(main, receiver, sock))
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # cleanup is short; let it finish
@@ -257,19 +276,23 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out) -> int:
+def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out, listening=None) -> int:
     """``--replay``: no agent, no instrumentation, no model: stored envelopes answer the steps."""
     from ..serve.replay import Replayer, ReplaySourceError, load_runs, replay_sessions
 
+    skipped: list = []
     try:
-        runs = load_runs(args.replay)
+        runs = load_runs(args.replay, errors=skipped)
     except ReplaySourceError as exc:
         print(f"otel-agents ecp serve --replay: {exc}", file=sys.stderr)
         return 2
+    for problem in skipped:  # as otel-agents fold reports them; the runs of the other lines are served
+        print(f"otel-agents ecp serve --replay: skipped {problem}", file=sys.stderr)
     logging.getLogger("otel_agents.serve").info("replaying %d stored run(s) from %s", len(runs), args.replay)
     sessions = replay_sessions(Replayer(runs, args.replay, args.replay_cursor), args.name or "replay",
                                max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
-    main = _serve_http(args, sessions) if args.http else _serve_stdio(args, sessions, protocol_in, protocol_out)
+    main = _serve_http(args, sessions, listening) if args.http else \
+        _serve_stdio(args, sessions, protocol_in, protocol_out)
     asyncio.run(main)
     return 0
 
@@ -353,7 +376,9 @@ async def _serve_stdio(args: argparse.Namespace, sessions, stdin, stdout) -> Non
         await task
 
 
-async def _serve_http(args: argparse.Namespace, sessions) -> None:
+async def _serve_http(args: argparse.Namespace, sessions, sock=None) -> None:
+    """Serve ``sessions`` over Streamable HTTP on ``sock`` (bound by :func:`~otel_agents.serve.http.bind`;
+    ``None``: bind ``args.host``/``args.port`` here)."""
     from ..serve.http import ECPApp, HTTPLimits, HTTPSecurity, is_loopback, serve_http
 
     limits = HTTPLimits(connection_timeout=args.connection_timeout, max_body=args.max_body_bytes)
@@ -373,6 +398,6 @@ async def _serve_http(args: argparse.Namespace, sessions) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
 
-    await serve_http(app, args.host, args.port, limits, started=started,
+    await serve_http(app, args.host, args.port, limits, started=started, sock=sock,
                      announce=lambda url: print(f"serving ECP at {url}", file=sys.stderr, flush=True))
 

@@ -114,6 +114,11 @@ def load(path: str) -> dict[str, Any]:
         raise ReportError(f"{path}: not JSON ({exc})") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ReportError(f"{path}: not an ecp run report (no \"scenarios\" list)")
+    from ..evaluations._results import report_shape_problem
+
+    problem = report_shape_problem(report)
+    if problem:
+        raise ReportError(f"{path}: not an ecp run report ({problem})")
     return report
 
 
@@ -377,12 +382,21 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps(summary, indent=2, allow_nan=False)
         if args.json == "-":
             print(text)
-        else:
-            with open(args.json, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
-    if args.html:
-        with open(args.html, "w", encoding="utf-8") as f:
-            f.write(page(summary))
+        elif not _write(args.json, text + "\n"):
+            return 2
+    if args.html and not _write(args.html, page(summary)):
+        return 2
     for failure in failures:
         print(f"otel-agents ecp report: below the gate: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _write(path: str, text: str) -> bool:
+    """Write ``text`` to ``path``; ``False`` (the reason on standard error) when it cannot be written."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        print(f"otel-agents ecp report: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True

@@ -48,7 +48,8 @@ def emit_evaluations(results: Sequence[EvaluationResult], to: str = "file",
             ``LANGFUSE_PUBLIC_KEY``/``LANGFUSE_SECRET_KEY``).
 
     Returns:
-        A :class:`Delivery`: how many were sent, which failed (Phoenix, Langfuse) and how many had no
+        A :class:`Delivery`: how many were sent, which failed (a line per refused trace for Phoenix and
+        Langfuse, one line for log records a file or an OTLP backend did not take) and how many had no
         trace to go on (``skipped``: Phoenix and Langfuse need one; log records are written without).
 
     Raises:
@@ -59,14 +60,21 @@ def emit_evaluations(results: Sequence[EvaluationResult], to: str = "file",
     if to == "file":
         if destination is None:
             raise ValueError("the file target needs a path")
-        return Delivery(sent=write_file(results, destination))
+        return _logs_delivery(len(results), write_file(results, destination), os.fspath(destination))
     if to == "otlp":
-        return Delivery(sent=export_otlp(results, os.fspath(destination) if destination else None))
+        url = os.fspath(destination) if destination else None
+        return _logs_delivery(len(results), export_otlp(results, url), url or "the OTLP logs endpoint")
     if to == "phoenix":
         return annotate_phoenix(results, os.fspath(destination) if destination else None)
     if to == "langfuse":
         return score_langfuse(results, os.fspath(destination) if destination else None)
     raise ValueError(f"unknown target {to!r}; choose from {', '.join(TARGETS)}")
+
+
+def _logs_delivery(total: int, accepted: int, where: str) -> Delivery:
+    """A :class:`Delivery` of log records: those the exporter did not accept are one failure line."""
+    failed = [f"{total - accepted} of {total} evaluation records not accepted by {where} (see the log above)"]
+    return Delivery(sent=accepted, failed=failed if accepted < total else [])
 
 
 __all__ = ["EVALUATION_RESULT_EVENT", "TARGETS", "Delivery", "EvaluationResult", "annotate_phoenix",

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 from opentelemetry import trace
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
@@ -20,9 +20,30 @@ SCOPE = "otel_agents.evaluations"
 DEFAULT_SERVICE_NAME = "otel-agents-ecp"  # the name `ecp serve` gives the graded runs
 
 
+class _Counted(LogRecordExporter):
+    """``exporter``, counting the records of the batches it accepted (an export reports failure, never raises)."""
+
+    def __init__(self, exporter: LogRecordExporter) -> None:
+        self.exporter = exporter
+        self.accepted = 0
+
+    def export(self, batch: Sequence[Any]) -> LogRecordExportResult:
+        result = self.exporter.export(batch)
+        if result == LogRecordExportResult.SUCCESS:
+            self.accepted += len(batch)
+        return result
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.exporter.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.exporter.shutdown()
+
+
 def emit_logs(results: Sequence[EvaluationResult], exporter: LogRecordExporter,
               resource: Resource | None = None) -> int:
-    """Emit one ``gen_ai.evaluation.result`` event per result through ``exporter``; returns how many.
+    """Emit one ``gen_ai.evaluation.result`` event per result through ``exporter``; returns how many
+    the exporter accepted (fewer than ``len(results)`` when a backend refused or a write failed).
 
     The events go through a private ``LoggerProvider`` (never the global one) that is shut down,
     and so flushed, before this returns. ``resource`` defaults to ``Resource.create`` with
@@ -34,7 +55,8 @@ def emit_logs(results: Sequence[EvaluationResult], exporter: LogRecordExporter,
     if resource is None:
         resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME})
     provider = LoggerProvider(resource=resource)
-    provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
+    counted = _Counted(exporter)
+    provider.add_log_record_processor(BatchLogRecordProcessor(counted))
     logger = provider.get_logger(SCOPE, __version__)
     try:
         for result in results:
@@ -42,7 +64,7 @@ def emit_logs(results: Sequence[EvaluationResult], exporter: LogRecordExporter,
                         attributes=result.attributes())
     finally:
         provider.shutdown()
-    return len(results)
+    return counted.accepted
 
 
 def _context(result: EvaluationResult):

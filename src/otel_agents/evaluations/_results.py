@@ -147,14 +147,20 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
-    problem = _shape_problem(report)
+    problem = report_shape_problem(report)
     if problem:
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report ({problem})")
     return report
 
 
-def _shape_problem(report: Mapping[str, Any]) -> str | None:
-    """Where the report's scenarios/steps/checks differ from the shapes ``ecp run`` writes, or ``None``."""
+def report_shape_problem(report: Mapping[str, Any]) -> str | None:
+    """Where the report's scenarios/steps/checks differ from the shapes ``ecp run`` writes (``scenarios[0].steps
+    is not a list``), or ``None``. ``report`` is a dict with a ``scenarios`` list."""
+    audit = report.get("audit")  # audit.agent.name names the agent
+    if audit is not None and not isinstance(audit, dict):
+        return "audit is not an object"
+    if isinstance(audit, dict) and audit.get("agent") is not None and not isinstance(audit["agent"], dict):
+        return "audit.agent is not an object"
     for i, scenario in enumerate(report["scenarios"]):
         if not isinstance(scenario, dict):
             return f"scenarios[{i}] is not an object"
@@ -164,12 +170,14 @@ def _shape_problem(report: Mapping[str, Any]) -> str | None:
         for j, step in enumerate(steps or []):
             if not isinstance(step, dict):
                 return f"scenarios[{i}].steps[{j}] is not an object"
+            if step.get("usage") is not None and not isinstance(step["usage"], dict):
+                return f"scenarios[{i}].steps[{j}].usage is not an object"
             for key in ("checks", "tool_calls"):
                 if step.get(key) is not None and not isinstance(step[key], list):
                     return f"scenarios[{i}].steps[{j}].{key} is not a list"
-            for k, check in enumerate(step.get("checks") or []):
-                if not isinstance(check, dict):
-                    return f"scenarios[{i}].steps[{j}].checks[{k}] is not an object"
+                for k, item in enumerate(step.get(key) or []):
+                    if not isinstance(item, dict):
+                        return f"scenarios[{i}].steps[{j}].{key}[{k}] is not an object"
     return None
 
 

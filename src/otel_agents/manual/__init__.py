@@ -128,7 +128,8 @@ _STREAM_ITEMS_MAX = 10_000  # a stream's output keeps at most this many items (a
 _telemetry: Telemetry | None = None
 _telemetry_lock = threading.Lock()
 _explicit = False  # set_providers() chose the providers: instrument()/configure() leave them alone
-_followed: tuple[Any, Any, Any] = (None, None, None)  # the providers of the last instrument()/configure()
+# the providers, vocabularies and content switch of the last instrument()/configure()
+_followed: tuple[Any, Any, Any, Any] = (None, None, None, None)
 
 
 def set_providers(tracer_provider: Any = None, *, meter_provider: Any = None,
@@ -158,21 +159,22 @@ def set_providers(tracer_provider: Any = None, *, meter_provider: Any = None,
 
 
 def follow_providers(tracer_provider: Any = None, meter_provider: Any = None, *,
-                     vocabularies: frozenset[str] | None = None) -> None:
-    """Called by ``instrument()``/``configure()``: decorated code follows their providers and vocabulary
-    selection, unless :func:`set_providers` chose others. ``None`` = the global provider (the environment's
-    vocabularies)."""
+                     vocabularies: frozenset[str] | None = None, capture_content: bool | None = None) -> None:
+    """Called by ``instrument()``/``configure()``: decorated code follows their providers, vocabulary
+    selection and content switch, unless :func:`set_providers` chose others. ``None`` = the global
+    provider (the environment's vocabularies and content switch)."""
     global _telemetry, _followed
     with _telemetry_lock:
-        _followed = (tracer_provider, meter_provider, vocabularies)
+        _followed = (tracer_provider, meter_provider, vocabularies, capture_content)
         if not _explicit:
             _telemetry = _following()
 
 
 def _following() -> Telemetry:
-    tracer_provider, meter_provider, vocabularies = _followed
-    return Telemetry(tracer_provider, meter_provider, settings=Settings(vocabularies=vocabularies),
-                     framework="manual", scope="otel_agents.manual")
+    tracer_provider, meter_provider, vocabularies, capture_content = _followed
+    settings = Settings(vocabularies=vocabularies, capture_content=capture_content)
+    return Telemetry(tracer_provider, meter_provider, settings=settings, framework="manual",
+                     scope="otel_agents.manual")
 
 
 def _get_telemetry() -> Telemetry:

@@ -37,6 +37,7 @@ second signal, the rest are cancelled: the step is abandoned (its spans end, mar
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import ipaddress
 import json
@@ -354,7 +355,14 @@ def _protocol_class() -> type:
 
 
 def bind(host: str, port: int, backlog: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (``port`` 0 = any free port)."""
+    """A listening TCP socket on ``host:port`` (``port`` 0 = any free port).
+
+    Raises:
+        OSError: ``port`` is not 0-65535 (the OS would take it modulo 65536), the host cannot be resolved,
+            or the address is in use (``strerror`` says which).
+    """
+    if not 0 <= port <= 65535:
+        raise OSError(errno.EINVAL, f"port {port} is not 0-65535")
     info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
     sock = socket.socket(info[0], socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -55,6 +55,8 @@ def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | N
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="otlp-grpc"),
                          options=[("grpc.max_receive_message_length", limit)])
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(), server)
+    if not 0 <= port <= 65535:  # gRPC would take it modulo 65536
+        raise RuntimeError(f"cannot listen on {host}:{port} (gRPC): the port is not 0-65535")
     try:
         bound = server.add_insecure_port(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
     except RuntimeError as exc:

@@ -47,13 +47,19 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..semconv import attributes as A
 from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, RPCError
+
+if TYPE_CHECKING:
+    from ..exporters.file import MalformedLine
+
+logger = logging.getLogger(__name__)
 
 REPLAYED = "otel_agents.ecp.replayed"
 
@@ -135,46 +141,61 @@ def _is_envelope(obj: Any) -> bool:
     return isinstance(obj, dict) and "status" in obj and "public_output" in obj and "resourceSpans" not in obj
 
 
-def load_runs(path: str) -> list[StoredRun]:
+def _not_strict_json(literal: str) -> Any:
+    raise ValueError(f"{literal} is not JSON")  # an envelope holding it could not be answered in strict JSON
+
+
+def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[StoredRun]:
     """The stored runs of ``path`` (see the module docstring), in recorded order (root start time).
 
+    A line that is neither an envelope nor OTLP/JSON (not UTF-8, not strict JSON, a field of the wrong
+    type, cut short by a writer that was killed) is skipped, as ``otel-agents fold`` skips it: one
+    :class:`~otel_agents.exporters.file.MalformedLine` per line (its number in the file) goes to
+    ``errors``, or is logged as a WARNING when ``errors`` is ``None``; the runs of the other lines are kept.
+
     Raises:
-        ReplaySourceError: the file cannot be read, a line is neither an envelope nor OTLP/JSON (with
-            the line number), or it holds no run.
+        ReplaySourceError: the file cannot be read, or it holds no run.
     """
     from ..exporters.ecp import fold
     from ..exporters.file import MalformedLine, iter_otlp_json
 
+    skipped: list[MalformedLine] = []
     envelopes: list[dict[str, Any]] = []
-    trace_lines: list[str] = []
+    trace_lines: list[tuple[int, str]] = []  # (line number in the file, text)
     try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
+        with open(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                if not raw.strip():
                     continue
                 try:
-                    obj = json.loads(line)
-                except ValueError as exc:
-                    raise ReplaySourceError(f"{path}:{number}: not JSON ({exc})") from None
+                    line = raw.decode("utf-8")
+                    obj = json.loads(line, parse_constant=_not_strict_json)
+                except ValueError as exc:  # UnicodeDecodeError is one
+                    skipped.append(MalformedLine(path, number, f"not JSON ({exc})"))
+                    continue
                 if _is_envelope(obj):
                     envelopes.append(obj)
                 else:
-                    trace_lines.append(line)
+                    trace_lines.append((number, line))
     except OSError as exc:
         raise ReplaySourceError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ReplaySourceError(f"{path}: not UTF-8 text ({exc})") from None
     runs = [_stored(env) for env in envelopes]
     if trace_lines:
-        errors: list[MalformedLine] = []
-        spans = [s for _, batch in iter_otlp_json(trace_lines, errors=errors) for s in batch]
-        if errors:
-            raise ReplaySourceError(f"{path}: {errors[0]}")
+        bad: list[MalformedLine] = []
+        spans = [s for _, batch in iter_otlp_json([text for _, text in trace_lines], errors=bad) for s in batch]
+        skipped += [MalformedLine(path, trace_lines[e.line - 1][0], e.message) for e in bad]
         inputs = {f"{s.context.span_id:016x}": stored_input(s.attributes or {}) for s in spans}
         for env in fold(spans):
             runs.append(_stored(env, inputs.get(_root_record(env).get("span_id"))))
+    skipped.sort(key=lambda e: e.line)
+    if errors is not None:
+        errors.extend(skipped)
+    else:
+        for problem in skipped:
+            logger.warning("otel_agents: replay skipped %s", problem)
     if not runs:
-        raise ReplaySourceError(f"{path}: no stored run (neither envelopes nor OTLP/JSON spans)")
+        first = f" ({skipped[0]})" if skipped else ""
+        raise ReplaySourceError(f"{path}: no stored run (neither envelopes nor OTLP/JSON spans){first}")
     runs.sort(key=lambda r: r.start)
     return runs
 
