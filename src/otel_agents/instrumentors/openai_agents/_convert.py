@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
+from .._sdk_client import field_of
 
 
 def plain(item: Any) -> Any:
@@ -36,15 +37,6 @@ def plain(item: Any) -> Any:
 _TEXT_TYPES = ("input_text", "output_text", "text", "summary_text")
 
 
-def _field(model: BaseModel, name: str) -> Any:
-    """A pydantic model's field (or extra) ``name``, ``None`` when it has none: what its ``model_dump`` would
-    hold under ``name``, without dumping the rest (or ``getattr`` raising inside for an absent one)."""
-    value = model.__dict__.get(name)
-    if value is None and model.__pydantic_extra__:
-        value = model.__pydantic_extra__.get(name)
-    return value
-
-
 def _content_parts(content: Any) -> list[Part]:
     """Responses/Chat content (a string or a list of content parts) → parts."""
     if content is None:
@@ -54,9 +46,9 @@ def _content_parts(content: Any) -> list[Part]:
     parts: list[Part] = []
     for raw in content if isinstance(content, (list, tuple)) else [content]:
         if isinstance(raw, BaseModel):  # a text or refusal model: its field read, not a model_dump of it all
-            ctype = _field(raw, "type")
+            ctype = field_of(raw, "type")
             if ctype in _TEXT_TYPES or ctype == "refusal":
-                parts.append(TextPart(_field(raw, "text" if ctype != "refusal" else "refusal") or ""))
+                parts.append(TextPart(field_of(raw, "text" if ctype != "refusal" else "refusal") or ""))
                 continue
         c = plain(raw)
         if not isinstance(c, dict):
@@ -148,12 +140,13 @@ def output_message(output: Iterable[Any], *, status: str | None = None,
     parts: list[Part] = []
     for raw in output or ():
         if isinstance(raw, BaseModel):  # a Response's items: the fields read, not a model_dump of it all
-            itype = _field(raw, "type")
+            itype = field_of(raw, "type")
             if itype == "message":
-                parts.extend(_content_parts(_field(raw, "content")))
+                parts.extend(_content_parts(field_of(raw, "content")))
                 continue
             if itype == "function_call":
-                parts.append(ToolCallPart(_field(raw, "name") or "", _field(raw, "arguments"), _field(raw, "call_id")))
+                parts.append(ToolCallPart(field_of(raw, "name", ""), field_of(raw, "arguments"),
+                                          field_of(raw, "call_id")))
                 continue
         item = plain(raw)
         if not isinstance(item, dict):
@@ -204,13 +197,14 @@ def tool_definitions(tools: Sequence[Any] | None) -> list[ToolDefinition]:
     """Tools offered (Responses ``tools`` or Chat Completions ``tools``) → :class:`ToolDefinition`."""
     out = []
     for raw in tools or ():
-        ttype = _field(raw, "type") if isinstance(raw, BaseModel) else None
-        if ttype is not None and not isinstance(_field(raw, "function"), (dict, BaseModel)):
+        ttype = field_of(raw, "type") if isinstance(raw, BaseModel) else None
+        if ttype is not None and not isinstance(field_of(raw, "function"), (dict, BaseModel)):
             # A Responses tool (a model every request, the same ones): its fields read, not a model_dump of it all.
             if ttype == "function":
-                out.append(ToolDefinition(_field(raw, "name") or "", _field(raw, "description"), _field(raw, "parameters")))
+                out.append(ToolDefinition(field_of(raw, "name", ""), field_of(raw, "description"),
+                                          field_of(raw, "parameters")))
             else:
-                out.append(ToolDefinition(str(_field(raw, "name") or ttype), None, None, type=str(ttype)))
+                out.append(ToolDefinition(str(field_of(raw, "name") or ttype), None, None, type=str(ttype)))
             continue
         tool = plain(raw)
         if not isinstance(tool, dict):
