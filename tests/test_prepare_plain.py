@@ -34,7 +34,8 @@ _TEXTS = ["Paris", "celsius", "password", "api_key", "max_tokens", "Bearer abcde
           "postgres://user:hunter2hunter2@db", "x" * 300, "é ünï", "\u212aey", "user=admin", "--password"]
 _scalar = st.one_of(st.sampled_from(_TEXTS), st.text(max_size=20), st.integers(-2**70, 2**70), st.floats(),
                     st.booleans(), st.none(),
-                    st.sampled_from([_Int.A, _Str.A, _Plain.A, (1, "a"), uuid.UUID(int=7), orjson.Fragment(b'{"a":[1]}')]))
+                    st.sampled_from([_Int.A, _Str.A, _Plain.A, (1, "a"), uuid.UUID(int=7),
+                                     orjson.Fragment(b'{"a":[1]}')]))
 _data = st.recursive(_scalar, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.one_of(st.sampled_from(_TEXTS), st.text(max_size=8)), inner,
                                                  max_size=4)), max_leaves=20)
