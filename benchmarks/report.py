@@ -297,6 +297,7 @@ def _bytes_table(wire: dict[str, Any] | None) -> list[str]:
 
 _SHAPES = {"chain": "chain (input, output)", "tool": "tool (identity, arguments, result)",
            "model": "model (2 input messages, 1 output, usage)",
+           "model_tool": "model whose output is a tool call (2 input messages, usage)",
            "model_long": "model (21-message conversation, ~11,000 characters)"}
 
 

@@ -11,6 +11,8 @@ interleaved (see :mod:`harness`). Shapes, each opened, filled through the public
   output message, token usage;
 * ``model_long`` — the same with a 21-message conversation (~11,000 characters),
   an agent's model call a few turns in: here content encoding and redaction dominate;
+* ``model_tool`` — the two-message shape whose output is a tool call (arguments a small object), what
+  every agent step that calls a tool makes;
 * each of the model shapes with content capture off.
 """
 
@@ -27,7 +29,7 @@ TARGETS = {"model": 4.0, "model_long": 8.0}
 
 
 def _shapes(telemetry: Any) -> dict[str, Callable[[], None]]:
-    from otel_agents._spans.messages import ChatMessage
+    from otel_agents._spans.messages import ChatMessage, ToolCallPart
     from otel_agents._spans.span import Usage
     from otel_agents.semconv import Kind
 
@@ -38,6 +40,8 @@ def _shapes(telemetry: Any) -> dict[str, Callable[[], None]]:
                     f"Turn {i}: a question or an answer about the order status and the refund policy. " * 6)
         for i in range(20)]
     answer = [ChatMessage("assistant", "Sunny, 21 degrees.", finish_reason="stop")]
+    call = [ChatMessage("assistant", tool_calls=[ToolCallPart("get_weather", {"city": "Paris", "unit": "celsius"},
+                                                              "call_1")], finish_reason="tool_calls")]
 
     def chain() -> None:
         s = telemetry.start_span(Kind.CHAIN, "RunnableSequence")
@@ -52,17 +56,18 @@ def _shapes(telemetry: Any) -> dict[str, Callable[[], None]]:
         s.set_tool_result("Sunny, 21 degrees in Paris.")
         s.end()
 
-    def model(messages: list[Any]) -> Callable[[], None]:
+    def model(messages: list[Any], output: list[Any] = answer) -> Callable[[], None]:
         def run() -> None:
             s = telemetry.start_span(Kind.MODEL, "fake-model", operation="chat")
             s.set_model(request_model="fake-model", provider="fake", parameters={"temperature": 0.0})
             s.set_messages(input=messages)
-            s.set_messages(output=answer)
+            s.set_messages(output=output)
             s.set_usage(Usage(input_tokens=120, output_tokens=9))
             s.end()
         return run
 
-    return {"chain": chain, "tool": tool, "model": model(short), "model_long": model(long_)}
+    return {"chain": chain, "tool": tool, "model": model(short), "model_tool": model(short, call),
+            "model_long": model(long_)}
 
 
 def _repeat(fn: Callable[[], None]) -> Callable[[], None]:
@@ -108,7 +113,7 @@ def span_layer(*, rounds: int, batch: int) -> dict[str, Any]:
     variants = [floor_variant(provider)]
     variants += [Variant(name, _repeat(fn), ops_per_call=SPANS_PER_CALL) for name, fn in on.items()]
     variants += [Variant(f"{name}_no_content", _repeat(off[name]), ops_per_call=SPANS_PER_CALL)
-                 for name in ("model", "model_long")]
+                 for name in ("model", "model_tool", "model_long")]
     attributes = {}
     for name in on:  # the SDK alone making each shape's very span (its attribute floor)
         replay, attributes[name] = _sdk_replay(provider, name)

@@ -72,12 +72,12 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert not (tmp_path / "overhead-crewai.json").exists()
 
     spans = load("spans")
-    assert set(spans["shapes"]) == {"chain", "tool", "model", "model_long", "model_no_content",
-                                    "model_long_no_content"}
+    assert set(spans["shapes"]) == {"chain", "tool", "model", "model_tool", "model_long", "model_no_content",
+                                    "model_tool_no_content", "model_long_no_content"}
     assert all(shape["span_us"] > 0 for shape in spans["shapes"].values())
     assert set(spans["targets"]) == {"model_le_4x_floor", "model_long_le_8x_floor"}
     assert set(spans["proposed_targets"]) == {"chain_le_3x_sdk", "tool_le_3x_sdk", "model_le_3x_sdk",
-                                              "model_long_le_3x_sdk"}
+                                              "model_tool_le_3x_sdk", "model_long_le_3x_sdk"}
     fold = load("fold")
     assert fold["spans"] > 0 and fold["runs"] == fold["spans"] // 6
     # the peers' golden traces (issue 25): five runs per copy of each fixture

@@ -351,9 +351,10 @@ class ContentSetters:
                 self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
                 if self._writes(A.LLM_OUTPUT_MESSAGES):
                     self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
-                text = last_text(messages)
-                has_calls = any(m.tool_calls for m in messages)
-                if text is not None and not has_calls:
+                # The answer text, unless the output requests tools (then the JSON messages, whatever its text)
+                has_calls = any(type(p) is ToolCallPart for m in messages for p in m.parts)
+                text = None if has_calls else last_text(messages)
+                if text is not None:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
                 else:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, out_data, redacted=True, encoded=out_text)
@@ -446,6 +447,11 @@ class ContentSetters:
                 if plain and type(value) is str and len(value) <= budget:
                     attrs[key] = encoding.utf8_safe(value)  # as render would write it: nothing to cut
                     continue
+                if plain and (type(value) is dict or type(value) is list):  # tool-call arguments, redacted data
+                    text = encoding.dumps(value)
+                    if len(text) <= budget:  # as render would write it (as JSON): nothing to cut
+                        attrs[key] = encoding.utf8_safe(text)
+                        continue
                 self._render_into(attrs, key, value, redacted=True, as_json=key.endswith(
                     A.TOOL_CALL_FUNCTION_ARGUMENTS) and not isinstance(value, str))
             else:

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 ELLIPSIS = "…"
-_MAX_DEPTH = 48
+MAX_DEPTH = 48  # levels to_jsonable converts; deeper ones become a placeholder
 _MAX_ITEMS = 10_000  # a container larger than this is cut while converting
 
 
@@ -88,14 +88,14 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
         if t is float:
             return _float(obj)
         if issubclass(t, enum.Enum):  # before str/int: a mixed-in member's text may not be its value
-            return to_jsonable(obj.value, _seen, _depth + 1) if _depth <= _MAX_DEPTH else _placeholder(obj, "max depth")
+            return to_jsonable(obj.value, _seen, _depth + 1) if _depth <= MAX_DEPTH else _placeholder(obj, "max depth")
         if issubclass(t, (bool, int, str)):
             return obj
         if t is orjson.Fragment:  # JSON text already: its data (as orjson, and so the caches' keys, write it)
             return _fragment(obj, _seen, _depth)
         if issubclass(t, float):
             return _float(obj)
-        if _depth > _MAX_DEPTH:
+        if _depth > MAX_DEPTH:
             return _placeholder(obj, "max depth")
         oid = id(obj)
         if oid in _seen:

@@ -16,11 +16,13 @@ import functools
 import traceback
 from typing import Any, Callable
 
+import orjson
+
 from ..semconv import attributes as A
-from . import encoding
+from . import encoding, memo
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, UriPart)
-from .redaction import redact_data, redact_text
+from .redaction import leaves_unchanged, redact_data, redact_text
 
 REDACTION_MARGIN = 256  # characters scanned past the budget, so a secret starting inside it is seen whole
 _LEGAL_SCALARS = (str, bool, int, float)
@@ -73,7 +75,35 @@ def prepare(value: Any, limit: int) -> tuple[Any, bool]:
     Returns ``(value, whether anything was cut)``."""
     if isinstance(value, str):
         return redact_text(value[:limit]), len(value) > limit
+    t = type(value)
+    if t is dict or t is list:
+        plain = _plain_copy(value, limit)
+        if plain is not None:
+            return plain, False
     return redact_data(encoding.to_jsonable(value), limit)
+
+
+_PLAIN_MAX = 16_384  # bytes of JSON: no container this short passes to_jsonable's item cut (10,000 items)
+
+
+def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> Any:
+    """What ``redact_data(to_jsonable(value), limit)`` gives plain JSON data that it leaves unchanged, made
+    by ``orjson`` in C (a tool call's arguments, a tool's result: a dict of a few strings), else ``None``.
+
+    Taken only when all of these hold, each making one step of the slow path an identity: ``value`` has a
+    :func:`~.memo.json_key` (no subclass, dataclass, datetime or NaN in it) of at most ``limit`` characters (no
+    string to cut) and :data:`_PLAIN_MAX` bytes (no container to cut) with at most :data:`~.encoding.MAX_DEPTH`
+    brackets (no level past the depth cut); no redaction rule can change any string or key of it
+    (:func:`~.redaction.leaves_unchanged`); and ``value`` equals the data read back from that JSON, which
+    rules out what ``orjson`` writes but is not plain JSON data (a tuple, a UUID, an ``orjson.Fragment``,
+    an ``Enum`` that is not an ``int`` or ``str``)."""
+    raw = memo.json_key(value, min(limit, _PLAIN_MAX))  # None for a subclass, a dataclass, a big int, NaN…
+    if raw is None or raw.count(b"[") + raw.count(b"{") > encoding.MAX_DEPTH:
+        return None
+    if not leaves_unchanged(raw.decode("utf-8")):
+        return None
+    copy = orjson.loads(raw)
+    return copy if copy == value else None
 
 
 def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str] | None = None,

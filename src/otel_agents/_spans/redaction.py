@@ -178,6 +178,16 @@ def _redact(text: str) -> str:
     return text
 
 
+def leaves_unchanged(text: str) -> bool:
+    """Whether no rule of :func:`redact_text` can change ``text``, nor any string or key inside it when it is
+    JSON text: it holds no word of a secret-named key, no ``\\u``, no literal of a secret shape. Every rule of
+    :func:`_redact` needs one of these in the string it changes (keep the two in step), and JSON escaping
+    never hides one (it leaves letters, digits, spaces and ``-_./:@`` as they are; a ``\\u`` is written ``\\\\u``)."""
+    lowered = text.lower()
+    return not (_has_key_word(lowered) or "\\u" in lowered or _SECRET_TRIGGER.search(text) is not None
+                or "eyJ" in text or "-----BEGIN " in text or ("://" in text and "@" in text))
+
+
 def _looks_like_json(text: str) -> bool:
     """JSON text (an object with double-quoted keys, an array, a string), not Python repr: its
     strings are redacted one by one, so a replacement never crosses a string's end."""

@@ -1,0 +1,77 @@
+"""``pipeline.prepare``'s shortcut for plain JSON data (``_plain_copy``, made by ``orjson``) gives exactly what
+the full path gives (``redact_data(to_jsonable(value), limit)``): the same data, the same types, the same cut
+flag, for data it takes and data it must leave to the full path (secrets, escapes, cuts, tuples, enums, UUIDs,
+fragments, NaN, depth past the converter's cut)."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from typing import Any
+
+import orjson
+from hypothesis import given, settings, strategies as st
+
+from otel_agents._spans import pipeline
+from otel_agents._spans.encoding import MAX_DEPTH, to_jsonable
+from otel_agents._spans.redaction import redact_data
+
+
+class _Int(enum.IntEnum):
+    A = 1
+
+
+class _Str(str, enum.Enum):
+    A = "text of a str member"
+
+
+class _Plain(enum.Enum):
+    A = 3
+
+
+_TEXTS = ["Paris", "celsius", "password", "api_key", "max_tokens", "Bearer abcdefghijklmnop",
+          "sk-proj-abcdefghijklmnopqrstuv", "p\\u0061ssword", "\x01", "eyJhbGciOi.eyJzdWIiOi.sig",
+          "postgres://user:hunter2hunter2@db", "x" * 300, "é ünï", "\u212aey", "user=admin", "--password"]
+_scalar = st.one_of(st.sampled_from(_TEXTS), st.text(max_size=20), st.integers(-2**70, 2**70), st.floats(),
+                    st.booleans(), st.none(),
+                    st.sampled_from([_Int.A, _Str.A, _Plain.A, (1, "a"), uuid.UUID(int=7),
+                                     orjson.Fragment(b'{"a":[1]}')]))
+_data = st.recursive(_scalar, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.one_of(st.sampled_from(_TEXTS), st.text(max_size=8)), inner,
+                                                 max_size=4)), max_leaves=20)
+
+
+def _same(value: Any, limit: int) -> None:
+    got, expected = pipeline.prepare(value, limit), redact_data(to_jsonable(value), limit)
+    assert repr(got) == repr(expected)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(st.lists(_data, max_size=4), st.dictionaries(st.text(max_size=10), _data, max_size=4)),
+       st.sampled_from([4, 40, 400, 20_000]))
+def test_prepare_gives_what_the_full_path_gives(value: Any, limit: int) -> None:
+    _same(value, limit)
+
+
+def test_the_shortcut_is_taken_for_plain_arguments_and_left_for_the_rest() -> None:
+    assert pipeline._plain_copy({"city": "Paris", "days": [1, 2.5, None, True]}, 1000) is not None
+    for value in ({"password": "x"}, {"q": "Bearer abcdefghijkl"}, {"t": (1, 2)}, {"n": float("nan")},
+                  {"e": _Plain.A}, [uuid.UUID(int=1)], {"city": "Paris"}):
+        assert pipeline._plain_copy(value, 10 if value == {"city": "Paris"} else 1000) is None, value
+        _same(value, 1000)
+
+
+def test_data_deeper_than_the_converter_cut_takes_the_full_path() -> None:
+    deep: dict[str, Any] = {}
+    inner = deep
+    for _ in range(MAX_DEPTH + 5):
+        inner["a"] = {}
+        inner = inner["a"]
+    assert pipeline._plain_copy(deep, 10_000) is None
+    _same(deep, 10_000)
+
+
+def test_the_copy_is_not_the_callers_object() -> None:
+    value = {"city": "Paris", "tags": ["a"]}
+    copy, cut = pipeline.prepare(value, 1000)
+    assert copy == value and copy is not value and copy["tags"] is not value["tags"] and cut is False
