@@ -75,3 +75,13 @@ def test_the_copy_is_not_the_callers_object() -> None:
     value = {"city": "Paris", "tags": ["a"]}
     copy, cut = pipeline.prepare(value, 1000)
     assert copy == value and copy is not value and copy["tags"] is not value["tags"] and cut is False
+
+
+def test_an_argv_given_as_data_is_redacted_on_either_path() -> None:
+    # The argv rule of redact_data (the value after a secret-named option) holds whichever way prepare goes.
+    for argv in (["mysql", "--password", "S1"], ["cli", "--api-key", "abc", "-v"], ["x", "--accessToken", "z"],
+                 ["x", "-pwd", "q"], ["x", "--AUTH", "q"]):
+        got, _ = pipeline.prepare({"argv": argv}, 1000)
+        assert got["argv"][2] == "[REDACTED]" and argv[2] not in orjson.dumps(got).decode(), argv
+        _same({"argv": argv}, 1000)
+        _same(argv, 1000)
