@@ -347,23 +347,51 @@ def test_the_usual_span_fast_path_reads_every_span_as_the_checked_path_does(vari
 
 def test_the_usual_span_fast_path_is_taken_for_the_usual_form(monkeypatch):
     """The comparison above means something only if the fast path reads spans: it reads the usual span
-    (and a few harmless variants) itself, and hands the rest to the checked path."""
+    (and a few harmless variants) itself, and hands the rest to the checked path (links included)."""
     from otel_agents.exporters import file
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
     def fast(variant):
-        span = {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}
-        try:
-            return file._Decoder()._usual_span(span, Resource({}), InstrumentationScope("sc"), "s") is not None
-        except ValueError:
-            return True  # it got as far as events, links or attributes: read by the checked path's helpers
+        span = {k: v for k, v in {**_USUAL_SPAN, "links": _DROP, **variant}.items() if v is not _DROP}
+        return file._Decoder()._usual_span(span, Resource({}), InstrumentationScope("sc")) is not None
 
     assert all(fast(v) for v in ({}, {"parentSpanId": ""}, {"parentSpanId": None}, {"status": None},
                                  {"traceState": ""}, {"traceId": _USUAL_SPAN["traceId"].upper()},
-                                 {"startTimeUnixNano": "0"}, {"events": _DROP, "links": _DROP}, {"events": [5]}))
+                                 {"startTimeUnixNano": "0"}, {"events": _DROP}, {"links": []}))
     assert not any(fast(v) for v in ({"traceState": "a=1"}, {"trace_id": "1" * 32}, {"flags": "1"},
-                                     {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 1}))
+                                     {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 1},
+                                     {"events": [5]}, {"links": _USUAL_SPAN["links"]}, {"attributes": [5]}))
+
+
+@pytest.mark.parametrize("attributes", [
+    [{"key": "a", "value": {"stringValue": "x"}}, {"key": "a", "value": {"intValue": "2"}}],  # a key twice
+    [{"key": "a", "value": {"stringValue": "x"}}, {"key": "b", "value": {}}],
+    [{"key": "a", "value": {"stringValue": "x"}}, {"key": "b"}], [{"value": {"stringValue": "x"}}],
+    [{"key": "a", "value": {"stringValue": "x"}}, {"key": "b", "value": {"stringValue": None}}],
+    [{"key": "a", "value": {"stringValue": "x"}}, {"key": "b", "value": {"kvlistValue": {"values": []}}}],
+    [{"key": "a", "value": {"stringValue": "x", "intValue": "1"}}], [{"key": 5, "value": {"stringValue": "x"}}],
+    [{"key": None, "value": {"stringValue": "x"}}], [{"key": ["k"], "value": {"stringValue": "x"}}],
+    [{"key": "a", "value": "stringValue"}], [{"key": "a", "value": ["stringValue"]}], ["key"], [None], [5],
+    [{"key": "a", "value": {"intValue": "-1"}}, {"key": "b", "value": {"boolValue": False}}],
+    [{"key": "a", "value": {"string_value": "x"}}], [], None, {}, "x",
+], ids=repr)
+def test_the_attribute_list_fast_path_reads_a_list_as_the_checked_path_does(attributes, monkeypatch):
+    """``_usual_attributes`` reads a whole list, or hands all of it to the checked path: the same dict
+    (keys in the same order, the last of a repeated key), or the same error naming the same field."""
+    from otel_agents.exporters import file
+
+    def outcome(read):
+        try:
+            return repr(read())
+        except ValueError as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    obj = {"attributes": attributes} if attributes is not None else {}
+    fast = outcome(lambda: file._Decoder()._attributes(obj, "s"))
+    with monkeypatch.context() as m:
+        m.setattr(file, "_usual_attributes", lambda attributes: None)
+        assert fast == outcome(lambda: file._Decoder()._attributes(obj, "s"))
 
 
 def _usual_array(*items):

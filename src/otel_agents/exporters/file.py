@@ -494,9 +494,11 @@ class _Decoder:
                     continue
                 for k, span in enumerate(spans):
                     try:
-                        span_where = f"{swhere}.spans[{k}]"
-                        span = self._obj(span, span_where)
-                        out.append(self._span(span, resource, scope, span_where))
+                        read = self._usual_span(span, resource, scope) if type(span) is dict else None
+                        if read is None:  # another form, or a bad field: the checked path (it names the field)
+                            span_where = f"{swhere}.spans[{k}]"
+                            read = self._span(self._obj(span, span_where), resource, scope, span_where)
+                        out.append(read)
                     except ValueError as exc:
                         if rejected is None:
                             raise
@@ -504,9 +506,7 @@ class _Decoder:
         return out
 
     def _span(self, s: dict[str, Any], resource: Resource, scope: InstrumentationScope, where: str) -> ReadableSpan:
-        usual = self._usual_span(s, resource, scope, where)
-        if usual is not None:
-            return usual
+        """A span read field by field, each checked (the first bad one raises ``ValueError`` naming it)."""
         trace_id = self._id(s, "traceId", 16, where)
         span_id = self._id(s, "spanId", 8, where)
         name = self._str(s, "name", where)
@@ -515,10 +515,7 @@ class _Decoder:
         flags = self._int(s, "flags", where, 32)
         header = self._str(s, "traceState", where)
         state = self._trace_state(header, f"{where}.traceState") if header else None
-        # Writers built on the SDK's OTLP encoder leave the W3C trace-flag bits of ``flags``
-        # at 0; a span that was exported was sampled, so 0 reads as "sampled".
-        context = SpanContext(trace_id, span_id, is_remote=False,
-                              trace_flags=TraceFlags((flags & 0xFF) or TraceFlags.SAMPLED), trace_state=state)
+        context = SpanContext(trace_id, span_id, False, _TRACE_FLAGS[flags & 0xFF], state)  # 0: "sampled"
         parent_id = self._id(s, "parentSpanId", 8, where)
         parent = SpanContext(trace_id, parent_id, is_remote=bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None
         st = self._obj(self._get(s, "status"), f"{where}.status")
@@ -536,25 +533,33 @@ class _Decoder:
             instrumentation_scope=scope,
         )
 
-    def _usual_span(self, s: dict[str, Any], resource: Resource, scope: InstrumentationScope,
-                    where: str) -> ReadableSpan | None:
+    def _usual_span(self, s: dict[str, Any], resource: Resource,
+                    scope: InstrumentationScope) -> ReadableSpan | None:
         """:meth:`_span` for a span whose fields all have their usual form (what OTLP/JSON writers
-        write: camelCase names, hex ids, numbers as JSON numbers or decimal text, no ``traceState``),
-        without the per-field checks' calls; ``None`` when a field has another form (or is bad), so
-        that :meth:`_span` reads it. Either way the result is the same."""
+        write: camelCase names, hex ids, numbers as JSON numbers or decimal text, no ``traceState``,
+        no links, attributes and events in :func:`_usual_attributes`' forms), without the per-field
+        checks' calls; ``None`` when a field has another form (or is bad), so that :meth:`_span`
+        reads it. Either way the result is the same."""
         if not s.keys() <= _USUAL_SPAN_FIELDS:  # a snake_case name (or an unknown one): the checked path
             return None
         get = s.get
         name, flags, kind, header = get("name"), get("flags", 0), get("kind", 0), get("traceState")
         trace_id, span_id, parent_id = get("traceId"), get("spanId"), get("parentSpanId")
-        start, end, st = get("startTimeUnixNano"), get("endTimeUnixNano"), get("status")
+        start, end, st, links = get("startTimeUnixNano"), get("endTimeUnixNano"), get("status"), get("links")
         if not (type(name) is str and type(flags) is int and 0 <= flags <= 0xFFFFFFFF and type(kind) is int
-                and (header is None or header == "") and _usual_nanos(start) and _usual_nanos(end)):
+                and (header is None or header == "") and _usual_nanos(start) and _usual_nanos(end)
+                and (links is None or links == [])):
             return None
-        trace_id = _usual_id(trace_id, 16)
-        span_id = _usual_id(span_id, 8)
-        parent_id = 0 if parent_id is None or parent_id == "" else _usual_id(parent_id, 8)
-        if not trace_id or not span_id or parent_id is None:
+        try:  # hex text (bytes.fromhex skips spaces between bytes: the lengths below catch them)
+            trace, span = bytes.fromhex(trace_id), bytes.fromhex(span_id)
+            parent = None if parent_id is None or parent_id == "" else bytes.fromhex(parent_id)
+        except (TypeError, ValueError):  # not text, or not hex
+            return None
+        if len(trace) != 16 or len(span) != 8 or (parent is not None and len(parent) != 8):
+            return None
+        trace_id, span_id = int.from_bytes(trace, "big"), int.from_bytes(span, "big")
+        parent_id = int.from_bytes(parent, "big") if parent else 0
+        if not trace_id or not span_id:
             return None
         if st is None:
             st = {}
@@ -563,19 +568,17 @@ class _Decoder:
         code, message = st.get("code", 0), st.get("message", "")
         if type(code) is not int or type(message) is not str:
             return None
-        status = Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET
-        context = SpanContext(trace_id, span_id, is_remote=False,
-                              trace_flags=TraceFlags((flags & 0xFF) or TraceFlags.SAMPLED))
-        parent = SpanContext(trace_id, parent_id, is_remote=bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None
-        # the rest is read as _span reads it: every field it checks before these had its usual form
-        events = self._events(s, where)
-        links = self._links(s, where)
+        attributes = _usual_attributes(get("attributes"))
+        events = _usual_events(get("events"))
+        if attributes is None or events is None:
+            return None
+        # positional arguments: the SDK's keyword matching costs twice the rest of the call
         return ReadableSpan(
-            name=name, context=context, parent=parent, resource=resource,
-            attributes=self._attributes(s, where), events=events, links=links,
-            kind=_KINDS.get(kind, SpanKind.INTERNAL), status=status,
-            start_time=int(start) or None, end_time=int(end) or None, instrumentation_scope=scope,
-        )
+            name, SpanContext(trace_id, span_id, False, _TRACE_FLAGS[flags & 0xFF]),
+            SpanContext(trace_id, parent_id, bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None,
+            resource, attributes, events, [], _KINDS.get(kind, SpanKind.INTERNAL), None,
+            Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET,
+            int(start) or None, int(end) or None, scope)
 
     def _events(self, s: dict[str, Any], where: str) -> list[Event]:
         events = []
@@ -689,37 +692,12 @@ class _Decoder:
 
     # -- attribute values ----------------------------------------------------------------
     def _attributes(self, obj: dict[str, Any], where: str) -> dict[str, Any]:
+        attributes = self._list(obj, "attributes", where)
+        usual = _usual_attributes(attributes)
+        if usual is not None:
+            return usual
         out: dict[str, Any] = {}
-        for n, kv in enumerate(self._list(obj, "attributes", where)):
-            # Fast path for the usual ``{"key": K, "value": {"stringValue"|"intValue"|"boolValue": V}}``,
-            # a float ``doubleValue`` and an ``arrayValue`` of strings (most of a file's attributes):
-            # the same result as the checked path below, without its calls.
-            if type(kv) is dict:
-                key = kv.get("key")
-                v = kv.get("value")
-                if type(key) is str and type(v) is dict and len(v) == 1:
-                    s = v.get("stringValue")
-                    if type(s) is str:
-                        out[key] = s
-                        continue
-                    s = v.get("intValue")
-                    if type(s) is str and len(s) <= 18 and s.isascii() and s.isdigit():  # 0 <= s < 2**63
-                        out[key] = int(s)
-                        continue
-                    s = v.get("boolValue")
-                    if type(s) is bool:
-                        out[key] = s
-                        continue
-                    s = v.get("doubleValue")
-                    if type(s) is float:  # an int here is read by the checked path (float() of it)
-                        out[key] = s
-                        continue
-                    s = v.get("arrayValue")
-                    if type(s) is dict and len(s) == 1:
-                        s = _usual_strings(s.get("values"))
-                        if s is not None:
-                            out[key] = s
-                            continue
+        for n, kv in enumerate(attributes):
             kw = f"{where}.attributes[{n}]"
             kv = self._obj(kv, kw)
             key = self._str(kv, "key", kw)
@@ -780,20 +758,78 @@ _USUAL_SPAN_FIELDS = frozenset({"traceId", "spanId", "parentSpanId", "traceState
                                 "events", "droppedEventsCount", "links", "droppedLinksCount", "status"})
 
 
+_USUAL_EVENT_FIELDS = frozenset({"timeUnixNano", "name", "attributes", "droppedAttributesCount"})
+# TraceFlags by the low byte of a span's ``flags``. Writers built on the SDK's OTLP encoder leave those
+# W3C trace-flag bits at 0; a span that was exported was sampled, so 0 reads as "sampled".
+_TRACE_FLAGS = tuple(TraceFlags(bits or TraceFlags.SAMPLED) for bits in range(256))
+
+
+def _usual_attributes(attributes: Any) -> dict[str, Any] | None:
+    """A list of attributes (``None``: none) read as the checked path reads it, when every one has its
+    usual form ``{"key": K, "value": {"stringValue"|"intValue"|"boolValue": V}}``, a float
+    ``doubleValue`` or an ``arrayValue`` of strings (most of a file's attributes); ``None`` for any other
+    form, bad ones included, so that the checked path reads the list (and names a bad field)."""
+    if attributes is None:
+        return {}
+    if type(attributes) is not list:
+        return None
+    out: dict[str, Any] = {}
+    try:  # an element that is not an object, or without "key" or "value": KeyError or TypeError
+        for kv in attributes:
+            key, v = kv["key"], kv["value"]
+            if type(key) is not str or type(v) is not dict or len(v) != 1:
+                return None
+            if "stringValue" in v:
+                s = v["stringValue"]
+                if type(s) is not str:
+                    return None
+                out[key] = s
+                continue
+            s = v.get("intValue")
+            if type(s) is str and len(s) <= 18 and s.isascii() and s.isdigit():  # 0 <= s < 2**63
+                out[key] = int(s)
+                continue
+            s = v.get("boolValue")
+            if type(s) is bool:
+                out[key] = s
+                continue
+            s = v.get("doubleValue")
+            if type(s) is float:  # an int here is read by the checked path (float() of it)
+                out[key] = s
+                continue
+            s = v.get("arrayValue")
+            if type(s) is dict and len(s) == 1:
+                s = _usual_strings(s.get("values"))
+                if s is not None:
+                    out[key] = s
+                    continue
+            return None
+    except (KeyError, TypeError):
+        return None
+    return out
+
+
+def _usual_events(events: Any) -> list[Event] | None:
+    """A span's ``events`` (``None``: none) read as the checked path reads them, when every one has its
+    usual form (a name, a time as decimal text, usual attributes, camelCase names); ``None`` otherwise."""
+    if events is None:
+        return []
+    if type(events) is not list:
+        return None
+    out = []
+    for e in events:
+        if type(e) is not dict or not e.keys() <= _USUAL_EVENT_FIELDS:
+            return None
+        name, time, attributes = e.get("name"), e.get("timeUnixNano"), _usual_attributes(e.get("attributes"))
+        if type(name) is not str or not _usual_nanos(time) or attributes is None:
+            return None
+        out.append(Event(name, attributes, int(time) or None))
+    return out
+
+
 def _usual_nanos(value: Any) -> bool:
     """A timestamp in its usual form: decimal text of at most 19 ASCII digits (so below 2**64)."""
     return type(value) is str and len(value) <= 19 and value.isascii() and value.isdigit()
-
-
-def _usual_id(value: Any, size: int) -> int | None:
-    """A ``size``-byte id in its usual form (hex text) as an int; ``None`` for any other form."""
-    if type(value) is not str or len(value) != 2 * size:
-        return None
-    try:
-        raw = bytes.fromhex(value)
-    except ValueError:
-        return None
-    return int.from_bytes(raw, "big") if len(raw) == size else None
 
 
 def _usual_strings(values: Any) -> tuple[str, ...] | None:
