@@ -54,6 +54,26 @@ def test_envelopes_match_fold_of_the_same_spans():
     assert (processor.open_runs, processor.tracked_spans, sum(processor.dropped.values())) == (0, 0, 0)
 
 
+def test_the_spans_the_sdk_hands_over_are_read_through_their_fields():
+    """The SDK's own span classes are read through their fields, not a property call each (``span.context``,
+    ``span.parent``, a read-only proxy of the attributes): ``on_start`` gets the class ``Tracer.start_span``
+    makes (``_Span``, missed before), ``on_end`` a ``ReadableSpan``."""
+    from otel_agents.exporters.ecp import _processor
+
+    seen: list[type] = []
+
+    class Types(SpanProcessor):
+        def on_start(self, span, parent_context=None):
+            seen.append(type(span))
+
+        def on_end(self, span):
+            seen.append(type(span))
+
+    rec = Recorder(Types())
+    agent_run(rec.telemetry, name="one")
+    assert seen and all(t in _processor._SDK_SPANS for t in seen), set(seen)
+
+
 def test_queue_when_no_callback():
     processor = ECPFoldingProcessor()
     rec = Recorder(processor)

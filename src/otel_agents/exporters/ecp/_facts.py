@@ -20,8 +20,8 @@ import re
 from typing import Any
 
 from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk import trace as _sdk_trace
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace import Span as _SdkSpan
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
 from ...semconv import attributes as A
@@ -65,7 +65,7 @@ class FoldSpan:
                  "protocol", "status_code")
 
     def __init__(self, span: ReadableSpan):
-        if type(span) in _SDK_SPANS:  # the SDK's own classes: their fields, without a property call each
+        if type(span) in SDK_SPANS:  # the SDK's own classes: their fields, without a property call each
             self.name = span._name
             self.context = ctx = span._context
             self.parent = parent = span._parent
@@ -157,7 +157,11 @@ _CANCELLATIONS = frozenset({"CancelledError", "Cancelled", "GeneratorExit", "int
                             "killed"})
 
 
-_SDK_SPANS = (ReadableSpan, _SdkSpan)
+# The SDK's own span classes, read through their fields (``_context``, ``_attributes``...) where their
+# properties would be a Python call each (``attributes`` a new read-only proxy). ``_Span`` is the class
+# ``Tracer.start_span`` makes (what a processor's ``on_start`` gets; ``on_end`` gets a ``ReadableSpan``);
+# subclasses of these are read through their properties, which they may override.
+SDK_SPANS = (ReadableSpan, _sdk_trace.Span, getattr(_sdk_trace, "_Span", _sdk_trace.Span))
 
 
 def _attribute_view(attributes: Any) -> dict[str, Any]:
@@ -213,7 +217,7 @@ def kind(span: ReadableSpan | FoldSpan) -> str | None:
     """Our semantic kind (``otel_agents.span.kind``), or ``None`` for a foreign span."""
     if type(span) is FoldSpan:
         return span.semantic_kind
-    if type(span) in _SDK_SPANS:  # the attributes themselves, not a read-only proxy made for this one read
+    if type(span) in SDK_SPANS:  # the attributes themselves, not a read-only proxy made for this one read
         return _kind_value(_attribute_view(span._attributes).get(A.OTEL_AGENTS_SPAN_KIND))
     return _kind_value(attrs(span).get(A.OTEL_AGENTS_SPAN_KIND))
 

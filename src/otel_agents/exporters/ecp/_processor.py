@@ -74,7 +74,7 @@ class _OpenRun:
         self.ended_at: float | None = None  # when ``open`` last reached 0 (waiting out the grace period)
 
 
-_SDK_SPANS = (Span, ReadableSpan)  # read through their fields (``_context``, ``_parent``)
+_SDK_SPANS = F.SDK_SPANS  # read through their fields (``_context``, ``_parent``)
 _FoldSpan = F.FoldSpan
 _NEVER = float("inf")  # no open run: none is due
 
