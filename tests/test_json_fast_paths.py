@@ -241,3 +241,17 @@ def test_span_duration_is_rounds_text(elapsed: int) -> None:
     span = FoldSpan(ReadableSpan(name="s", context=SpanContext(1, 2, False), start_time=start,
                                  end_time=start + elapsed))
     assert repr(span.duration_ms) == repr(round(elapsed / 1e6, 3))
+
+
+def test_text_with_e_dash_is_encoded_by_orjson_and_a_tiny_float_beside_it_by_the_standard_library() -> None:
+    """``logs`` of an Anthropic run name ``claude-…`` models: that ``e-`` is not a float's exponent, so the
+    standard library's (slower) encoder is not needed; a tiny float next to it still gets its ``repr`` text."""
+    def refuse(_: Any) -> str:
+        raise AssertionError("the standard library's encoder was used")
+
+    plain = [{"gen_ai.request.model": "claude-3-5-haiku", "note": "one-line e-mail", "t": 0.5}]
+    assert _json.compact(plain, refuse, nan_as_null=True) == _STD_COMPACT(plain)
+    for tiny in (1e-05, 1.5e-07, -2e-300, 1.234e-05):
+        value = [{"gen_ai.request.model": "claude-3-5-haiku", "p": tiny}]
+        assert _json.compact(value, _STD_COMPACT, nan_as_null=True) == _STD_COMPACT(value)
+        assert _json.compact(value, _STD_SORTED, sort_keys=True) == _STD_SORTED(value)
