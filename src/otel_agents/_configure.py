@@ -51,6 +51,7 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
 from ._api import instrument, uninstrument
+from ._spans.settings import check_capture_content
 from .exporters.presets import ExporterPreset, resolve
 from .semconv.vocabularies import parse as vocabulary_selection
 
@@ -152,11 +153,13 @@ def configure(
         ValueError: an unknown preset name, a preset missing its settings (the langfuse keys), or
             an endpoint that is not an http(s) URL (the message names the argument or variable).
         ImportError: a network preset without the ``otlp`` extra installed.
-        TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``.
+        TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, or a
+            ``capture_content`` that is not ``True``, ``False`` or ``None``.
     """
     global _latest
     if vocabularies is not None:
         vocabularies = vocabulary_selection(vocabularies)  # ValueError before anything starts
+    check_capture_content(capture_content)  # TypeError before anything starts ("false" is truthy)
     presets = tuple(resolve(spec) for spec in _exporter_specs(exporters))
     built = [(preset, preset.build()) for preset in presets]  # fails (ImportError) before anything starts
     ecp_processor = _ecp_processor(ecp)

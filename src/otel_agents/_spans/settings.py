@@ -141,6 +141,19 @@ def _number_from_env(name: str, default: float, minimum: float) -> float:
     return max(minimum, value) if math.isfinite(value) else default  # "inf" is not a budget
 
 
+def check_capture_content(value: object) -> bool | None:
+    """``value`` when it is ``True``, ``False`` or ``None`` (follow the environment).
+
+    Raises:
+        TypeError: anything else, naming ``capture_content``: a truthy string such as ``"false"`` would
+            otherwise leave content capture on.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    raise TypeError(f"capture_content must be True, False or None (None follows {ENV_CAPTURE_CONTENT}), "
+                    f"not {value!r}")
+
+
 @dataclass
 class Settings:
     """What the span layer records and how much.
@@ -164,6 +177,7 @@ class Settings:
     Raises:
         ValueError: ``vocabularies`` names an unknown vocabulary or none (the message names the
             value and the allowed ones).
+        TypeError: ``capture_content`` is not ``True``, ``False`` or ``None``.
     """
 
     capture_content: bool | None = None
@@ -177,6 +191,7 @@ class Settings:
     _policy: tuple = field(default=((), ()), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        check_capture_content(self.capture_content)
         if self.vocabularies is not None:
             self.vocabularies = V.parse(self.vocabularies)
 
