@@ -99,7 +99,9 @@ def test_content_switch_off_records_no_content(telemetry, exporter, monkeypatch)
 
 @pytest.mark.parametrize("value,on", [(None, True), ("", True), ("SPAN_ONLY", True), ("true", True),
                                       ("SPAN_AND_EVENT", True), ("NO_CONTENT", False), ("false", False),
-                                      ("EVENT_ONLY", False)])  # content in events only: we write none
+                                      ("EVENT_ONLY", False),  # content in events only: we write none
+                                      (" span_only ", True), ("TRUE", True), ("False", False), ("no_content", False),
+                                      ("1", True), ("0", False)])
 def test_content_switch_values(value, on, monkeypatch) -> None:
     if value is None:
         monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
@@ -489,12 +491,24 @@ def test_lone_surrogates_become_encodable(telemetry, exporter) -> None:
     assert json.loads(snap.attributes[A.GEN_AI_TOOL_CALL_ARGUMENTS])["path"].startswith("bad")
 
 
-def test_unknown_content_switch_value_warns_once(monkeypatch, caplog) -> None:
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENTS")
+@pytest.mark.parametrize("value", ["NO_CONTENTS", "disabled", "  Flase "])
+def test_unknown_content_switch_value_warns_once_and_records_no_content(value, telemetry, exporter, monkeypatch,
+                                                                        caplog) -> None:
+    # an unknown value (a typo of "off") left content capture on: it fails closed, as opentelemetry-util-genai does
+    from otel_agents._spans import settings
+
+    monkeypatch.setattr(settings, "_warned_values", set())
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
     with caplog.at_level(logging.WARNING, logger="otel_agents"):
-        assert Settings().content_enabled() is True
-        assert Settings().content_enabled() is True
-    assert sum("NO_CONTENTS" in r.getMessage() for r in caplog.records) == 1
+        assert Settings().content_enabled() is False
+        assert Settings().content_enabled() is False
+        s = telemetry.start_span("model", "m")
+        s.set_input("SECRET prompt")
+        s.end()
+    assert not any("SECRET" in str(v) for v in only(exporter).attributes.values())
+    warnings = [r.getMessage() for r in caplog.records if repr(value) in r.getMessage()]
+    assert len(warnings) == 1 and "content capture is off" in warnings[0], warnings
+    assert Settings(capture_content=True).content_enabled() is True  # the argument still wins
 
 
 def test_shortest_secret_shapes_are_still_redacted() -> None:

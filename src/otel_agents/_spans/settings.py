@@ -5,11 +5,13 @@ change them at run time; a span keeps the values it started with; each read is o
 look-up, see :func:`getenv`):
 
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
-    The content switch (OTel GenAI convention, opentelemetry-util-genai's values).
-    ``NO_CONTENT``/``false``/``0`` turn content capture off, and so does
-    ``EVENT_ONLY`` ("content in events only": we write content only in span
-    attributes, so none); ``SPAN_ONLY``, ``SPAN_AND_EVENT``, ``true`` turn it on. Unset: **on** (our default, because evaluation needs the
-    content; OTel's own helpers default to off).
+    The content switch (OTel GenAI convention, opentelemetry-util-genai's values), case-insensitive.
+    ``NO_CONTENT``/``false`` (also ``0``, ``off``, ``no``, ``none``) turn content capture off, and so
+    does ``EVENT_ONLY`` ("content in events only": we write content only in span attributes, so
+    none); ``SPAN_ONLY``, ``SPAN_AND_EVENT``, ``true`` (also ``1``, ``on``, ``yes``) turn it on.
+    Unset or blank: **on** (our default, because evaluation needs the content; OTel's own helpers
+    default to off). Any other value turns it **off** (fails closed, as opentelemetry-util-genai
+    does), with one WARNING naming the value.
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``
     Budget per content attribute, in characters (default 16384, minimum 64).
 ``OTEL_AGENTS_MAX_MEDIA_BYTES``
@@ -103,12 +105,14 @@ def _capture_from_env() -> bool:
     if raw is None or not raw.strip():
         return True
     value = raw.strip().lower()
-    if value not in _OFF and value not in _ON and value not in _warned_values and len(_warned_values) < 16:
+    if value in _ON:
+        return True
+    if value not in _OFF and value not in _warned_values and len(_warned_values) < 16:
         _warned_values.add(value)
         logging.getLogger("otel_agents").warning(
             "otel_agents: %s=%r is not a known value (NO_CONTENT, EVENT_ONLY, false, SPAN_ONLY, SPAN_AND_EVENT, true); "
-            "content capture stays on", ENV_CAPTURE_CONTENT, raw)
-    return value not in _OFF
+            "content capture is off", ENV_CAPTURE_CONTENT, raw)
+    return False  # off, or a value we do not know: a typo of "off" must not record content
 
 
 _vocabularies_read: tuple[str | None, frozenset[str]] = (None, V.ALL)  # (raw value, selection): parsed once
