@@ -225,6 +225,52 @@ def test_budget_from_environment(telemetry, exporter, monkeypatch) -> None:
     assert len(only(exporter).attributes[A.INPUT_VALUE]) == 100
 
 
+@pytest.mark.parametrize("name,raw,default", [("OTEL_AGENTS_MAX_CONTENT_LENGTH", "abc", "16384"),
+                                              ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "inf", "16384"),
+                                              ("OTEL_AGENTS_MAX_MEDIA_BYTES", "4k", "4096"),
+                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "5m", "300")])
+def test_a_number_variable_that_is_not_a_number_warns_once_and_uses_the_default(name, raw, default, monkeypatch,
+                                                                              caplog) -> None:
+    # OTEL_AGENTS_MAX_CONTENT_LENGTH=abc was ignored without a word
+    from otel_agents._spans import settings
+
+    monkeypatch.setattr(settings, "_warned_variables", set(), raising=False)
+    monkeypatch.setenv(name, raw)
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        for _ in range(3):
+            values = (Settings().content_budget(), Settings().media_budget(), Settings().idle_timeout())
+    assert f"{values[0]} {values[1]} {values[2]:g}" == "16384 4096 300"
+    warnings = [r.getMessage() for r in caplog.records]
+    assert warnings == [f"otel_agents: {name}={raw!r} is not valid; using the default, {default}"]
+    monkeypatch.setenv(name, "100")
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        Settings().content_budget(), Settings().media_budget(), Settings().idle_timeout()
+    assert len(caplog.records) == 1  # a number is quiet
+
+
+def test_an_unknown_propagation_switch_warns_once_and_propagates(monkeypatch, caplog) -> None:
+    # OTEL_AGENTS_MCP_PROPAGATE=nah was taken as "on" without a word
+    from otel_agents._spans import settings
+    from otel_agents.instrumentors.a2a._protocol import propagating as a2a_propagating
+    from otel_agents.instrumentors.mcp._protocol import propagating
+
+    monkeypatch.setattr(settings, "_warned_variables", set(), raising=False)
+    for value, on in (("", True), ("TRUE", True), ("1", True), (" off ", False), ("No", False), ("0", False)):
+        monkeypatch.setenv("OTEL_AGENTS_MCP_PROPAGATE", value)
+        assert propagating(None) is on, value
+    assert not caplog.records
+    monkeypatch.setenv("OTEL_AGENTS_MCP_PROPAGATE", "nah")
+    monkeypatch.setenv("OTEL_AGENTS_A2A_PROPAGATE", "nope")
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        assert propagating(None) and propagating(None) and a2a_propagating(None)
+        assert propagating(False) is False
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == ["otel_agents: OTEL_AGENTS_MCP_PROPAGATE='nah' is not valid; trace context still travels "
+                        "(false, 0, no or off switch it off)",
+                        "otel_agents: OTEL_AGENTS_A2A_PROPAGATE='nope' is not valid; trace context still travels "
+                        "(false, 0, no or off switch it off)"]
+
+
 def test_errors_and_control_flow(telemetry, exporter) -> None:
     s = telemetry.start_span("tool", "t")
     s.record_error(KeyError("missing"))

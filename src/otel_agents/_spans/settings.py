@@ -13,7 +13,9 @@ look-up, see :func:`getenv`):
     default to off). Any other value turns it **off** (fails closed, as opentelemetry-util-genai
     does), with one WARNING naming the value.
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``
-    Budget per content attribute, in characters (default 16384, minimum 64).
+    Budget per content attribute, in characters (default 16384, minimum 64). For it and the other
+    numbers below, a value that is not a finite number is logged once as a warning and the default
+    is used.
 ``OTEL_AGENTS_MAX_MEDIA_BYTES``
     Largest inline media (an image, audio or document sent as bytes) recorded in a
     message part, in bytes (default 4096, minimum 0); larger media keep only their
@@ -100,6 +102,17 @@ def getenv(name: str) -> str | None:
     return None if raw is None else _ENV_VALUE(raw)  # type: ignore[misc]
 
 
+_warned_variables: set[tuple[str, str]] = set()
+
+
+def warn_bad_variable(name: str, raw: str, instead: str) -> None:
+    """Log one WARNING per variable and value (bounded): ``name=raw`` is not valid, ``instead`` is used."""
+    if (name, raw) in _warned_variables or len(_warned_variables) >= 32:
+        return
+    _warned_variables.add((name, raw))
+    logging.getLogger("otel_agents").warning("otel_agents: %s=%r is not valid; %s", name, raw, instead)
+
+
 def _capture_from_env() -> bool:
     raw = getenv(ENV_CAPTURE_CONTENT)
     if raw is None or not raw.strip():
@@ -141,8 +154,11 @@ def _number_from_env(name: str, default: float, minimum: float) -> float:
     try:
         value = float(raw)
     except ValueError:
+        value = math.nan
+    if not math.isfinite(value):  # "abc", and "inf" is not a budget
+        warn_bad_variable(name, raw, f"using the default, {default:g}")
         return default
-    return max(minimum, value) if math.isfinite(value) else default  # "inf" is not a budget
+    return max(minimum, value)
 
 
 def check_capture_content(value: object) -> bool | None:
