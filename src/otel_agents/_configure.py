@@ -153,6 +153,8 @@ def configure(
         ValueError: an unknown preset name, a preset missing its settings (the langfuse keys), or
             an endpoint that is not an http(s) URL (the message names the argument or variable).
         ImportError: a network preset without the ``otlp`` extra installed.
+        OSError: the ``file`` preset's file cannot be opened for appending (the message names the
+            path and ``OTEL_AGENTS_TRACES_FILE`` when it came from there).
         TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, or a
             ``capture_content`` that is not ``True``, ``False`` or ``None``.
     """

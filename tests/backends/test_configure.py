@@ -116,6 +116,18 @@ def test_file_is_the_default_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert [s["name"] for s in spans] == ["to-file"]
 
 
+def test_a_traces_file_that_cannot_be_opened_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # OTEL_AGENTS_TRACES_FILE=<a directory> was a bare "[Errno 21] Is a directory: '...'" from configure()
+    monkeypatch.delenv("OTEL_AGENTS_EXPORTERS", raising=False)
+    monkeypatch.setenv("OTEL_AGENTS_TRACES_FILE", str(tmp_path))
+    with pytest.raises(IsADirectoryError) as err:
+        configure(frameworks=[], set_global=False)
+    assert str(err.value) == f"[Errno 21] OTEL_AGENTS_TRACES_FILE={str(tmp_path)!r}: cannot append spans to it: " \
+                             "Is a directory"
+    with pytest.raises(IsADirectoryError, match=r"path='.*': cannot append spans to it"):
+        configure(exporters=[presets.file(tmp_path)], frameworks=[], set_global=False)
+
+
 def test_exporters_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "console, phoenix")
     config = configure(frameworks=[], set_global=False)

@@ -170,13 +170,22 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
     Args:
         path: the file (its directory is created); default ``OTEL_AGENTS_TRACES_FILE``, else
             ``otel-agents-traces.jsonl`` in the working directory.
+
+    Building it (``configure()``) raises the ``OSError`` of a file that cannot be opened for
+    appending (a directory, no permission), its message naming the path and where it came from
+    (the argument or ``OTEL_AGENTS_TRACES_FILE``).
     """
     target = os.fspath(path or os.environ.get(ENV_TRACES_FILE) or DEFAULT_TRACES_FILE)
+    named = f"path={target!r}" if path else f"{ENV_TRACES_FILE}={target!r}" if os.environ.get(ENV_TRACES_FILE) \
+        else repr(target)
 
     def build() -> SpanExporter:
         from .file import OTLPJsonFileExporter
 
-        return OTLPJsonFileExporter(target)
+        try:
+            return OTLPJsonFileExporter(target)
+        except OSError as exc:  # IsADirectoryError, PermissionError...: same type, saying which setting
+            raise type(exc)(exc.errno, f"{named}: cannot append spans to it: {exc.strerror or exc}") from exc
 
     return ExporterPreset("file", build, details={"path": target})
 
