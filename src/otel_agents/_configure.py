@@ -31,7 +31,8 @@ Flushing on exit: the SDK's ``TracerProvider`` registers an ``atexit`` hook that
 which drains the batch processors; :meth:`Configuration.shutdown` does the same at once.
 
 Environment variables read here: ``OTEL_AGENTS_EXPORTERS`` (comma-separated preset names, used when
-``exporters`` is not given; default ``file``), ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
+``exporters`` is not given; unset or blank: ``file``; a value naming none, such as ``,,``, is a
+``ValueError``), ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
 (by the SDK). Each preset reads its own (see :mod:`otel_agents.exporters.presets`).
 
 Secrets: nothing here prints or logs a header or a key; the ``repr`` of the returned
@@ -52,7 +53,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 
 from ._api import instrument, uninstrument
 from ._spans.settings import check_capture_content
-from .exporters.presets import ExporterPreset, resolve
+from .exporters.presets import PRESETS, ExporterPreset, resolve
 from .semconv.vocabularies import parse as vocabulary_selection
 
 logger = logging.getLogger("otel_agents")
@@ -150,7 +151,7 @@ def configure(
         instrumented frameworks), safe to print.
 
     Raises:
-        ValueError: an unknown preset name, a preset missing its settings (the langfuse keys), or
+        ValueError: an unknown preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset missing its settings (the langfuse keys), or
             an endpoint that is not an http(s) URL (the message names the argument or variable).
         ImportError: a network preset without the ``otlp`` extra installed.
         OSError: the ``file`` preset's file cannot be opened for appending (the message names the
@@ -204,6 +205,9 @@ def _exporter_specs(exporters: Iterable[ExporterSpec] | ExporterSpec | None) -> 
     if exporters is None:
         raw = os.environ.get(ENV_EXPORTERS, "")
         names = [n.strip() for n in raw.split(",") if n.strip()]
+        if raw.strip() and not names:  # ",,": the user meant something, and it is not the default
+            raise ValueError(f"{ENV_EXPORTERS}={raw!r} names no exporter preset; valid: {sorted(PRESETS)} "
+                             f"(unset it for the default, {','.join(DEFAULT_EXPORTERS)})")
         return names or list(DEFAULT_EXPORTERS)
     if isinstance(exporters, (str, ExporterPreset, SpanExporter)):
         return [exporters]

@@ -53,6 +53,14 @@ def test_unknown_preset_is_refused() -> None:
         configure(exporters=["jaeger"], frameworks=[], set_global=False)
 
 
+@pytest.mark.parametrize("raw", [",,", " , "])
+def test_an_exporters_variable_naming_none_is_refused(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # OTEL_AGENTS_EXPORTERS=",," fell back to the file preset without a word
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", raw)
+    with pytest.raises(ValueError, match=rf"OTEL_AGENTS_EXPORTERS={raw!r} names no exporter preset; valid: .*phoenix"):
+        configure(frameworks=[], set_global=False)
+
+
 def test_service_name_and_phoenix_project_on_the_resource() -> None:
     local = SnapshotExporter()
     with Receiver() as rx:
