@@ -235,3 +235,19 @@ def test_good_option_values_still_parse() -> None:
     assert args.fail_under == ["pass_k=1", "tool_success=0"]
     assert build_parser("demo").parse_args(["demo", "--frameworks", ""]).frameworks == ""  # none here (--venv)
     assert build_parser("demo").parse_args(["demo", "--frameworks", "openai,"]).frameworks == "openai,"
+
+
+def test_readme_shows_the_signature_of_instrument() -> None:
+    """README showed instrument(tracer_provider=None, *, frameworks=None, capture_content=None): without
+    meter_provider and vocabularies."""
+    import inspect
+
+    import otel_agents
+
+    parts = []
+    for p in inspect.signature(otel_agents.instrument).parameters.values():
+        if p.kind is p.KEYWORD_ONLY and "*" not in parts:
+            parts.append("*")
+        parts.append(f"{p.name}={p.default!r}")
+    shown = f"`instrument({', '.join(parts)})`"
+    assert shown in (REPO / "README.md").read_text(encoding="utf-8"), shown
