@@ -121,3 +121,29 @@ assert [s.name for s in exporter.get_finished_spans()] == ["late"], exporter.get
     code = code.replace("EXPECTED", repr(expected))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("bad", ["false", "true", 0, 1, "NO_CONTENT"])
+def test_capture_content_must_be_a_bool_or_none(bad, monkeypatch) -> None:
+    # capture_content="false" is truthy: it was taken as "on" and content was recorded
+    from otel_agents import manual
+    from otel_agents._spans.settings import Settings
+    from otel_agents.evaluations import evaluation_results
+    from otel_agents.instrumentors.openai import OpenAIInstrumentor
+
+    followed = manual._followed
+    monkeypatch.setattr(_api, "_installed_version", lambda fw: None)
+    with pytest.raises(TypeError, match=r"capture_content must be True, False or None .*" + repr(bad)):
+        otel_agents.instrument(frameworks=[], capture_content=bad)
+    assert manual._followed is followed  # refused before anything changed
+    with pytest.raises(TypeError, match="capture_content"):
+        otel_agents.configure(exporters=[], frameworks=[], set_global=False, capture_content=bad)
+    with pytest.raises(TypeError, match="capture_content"):
+        Settings(capture_content=bad)
+    with pytest.raises(TypeError, match="capture_content"):
+        evaluation_results({"scenarios": []}, capture_content=bad)
+    with pytest.raises(TypeError, match="capture_content"):
+        OpenAIInstrumentor().instrument(capture_content=bad, skip_dep_check=True)
+    assert not OpenAIInstrumentor().is_instrumented_by_opentelemetry
+    for good in (True, False, None):
+        assert Settings(capture_content=good).capture_content is good

@@ -196,3 +196,58 @@ def test_customer_support_readme_names_every_demo_option() -> None:
     (sub,) = parser._subparsers._group_actions[0].choices.values()
     flags = [a.option_strings[-1] for a in sub._actions if a.option_strings and a.dest != "help"]
     assert flags and all(f"`{flag}" in options for flag in flags), (flags, options)
+
+
+@pytest.mark.parametrize("argv,option,says", [
+    # each was taken: the endpoint failed at the first export, the path was announced as
+    # http://127.0.0.1:18790noslash, a negative timeout or grace meant "at once", a gate above 1 could never
+    # pass, and `demo --frameworks ,` printed an empty table with exit status 0
+    (["ecp", "serve", "m:a", "--otlp-endpoint", "notaurl"], "--otlp-endpoint", "http:// or https:// URL"),
+    (["ecp", "serve", "m:a", "--otlp-endpoint", "127.0.0.1:4318"], "--otlp-endpoint", "http://127.0.0.1:4318"),
+    (["ecp", "serve", "m:a", "--http", "--path", "noslash"], "--path", "must start with '/'"),
+    (["ecp", "serve", "m:a", "--session-idle-timeout", "-1"], "--session-idle-timeout", "above 0"),
+    (["ecp", "serve", "m:a", "--session-idle-timeout", "nan"], "--session-idle-timeout", "above 0"),
+    (["ecp", "serve", "m:a", "--collect-grace", "-1"], "--collect-grace", "0 or more"),
+    (["ecp", "report", "r.json", "--fail-under", "pass_k=1.5"], "--fail-under", "pass_k=1.5: VALUE must be a share"),
+    (["ecp", "report", "r.json", "--fail-under", "pass_rate=-0.1"], "--fail-under", "share from 0 to 1"),
+    (["ecp", "report", "r.json", "--fail-under", "speed=0.5"], "--fail-under", "METRIC must be one of"),
+    (["demo", "--frameworks", ","], "--frameworks", "',' names no framework"),
+    (["demo", "--frameworks", " , "], "--frameworks", "names no framework"),
+])
+def test_bad_option_values_are_argparse_errors(argv: list[str], option: str, says: str, capsys) -> None:
+    from otel_agents.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"error: argument {option}: " in err and says in err, err
+
+
+def test_good_option_values_still_parse() -> None:
+    from otel_agents.cli import build_parser
+
+    args = build_parser("ecp").parse_args(["ecp", "serve", "m:a", "--otlp-endpoint", "http://127.0.0.1:4318/v1/traces",
+                                           "--path", "/agent", "--session-idle-timeout", "0.5", "--collect-grace", "0"])
+    assert (args.otlp_endpoint, args.path, args.session_idle_timeout, args.collect_grace) == \
+        ("http://127.0.0.1:4318/v1/traces", "/agent", 0.5, 0.0)
+    args = build_parser("ecp").parse_args(["ecp", "report", "r.json", "--fail-under", "pass_k=1",
+                                           "--fail-under", "tool_success=0"])
+    assert args.fail_under == ["pass_k=1", "tool_success=0"]
+    assert build_parser("demo").parse_args(["demo", "--frameworks", ""]).frameworks == ""  # none here (--venv)
+    assert build_parser("demo").parse_args(["demo", "--frameworks", "openai,"]).frameworks == "openai,"
+
+
+def test_readme_shows_the_signature_of_instrument() -> None:
+    """README showed instrument(tracer_provider=None, *, frameworks=None, capture_content=None): without
+    meter_provider and vocabularies."""
+    import inspect
+
+    import otel_agents
+
+    parts = []
+    for p in inspect.signature(otel_agents.instrument).parameters.values():
+        if p.kind is p.KEYWORD_ONLY and "*" not in parts:
+            parts.append("*")
+        parts.append(f"{p.name}={p.default!r}")
+    shown = f"`instrument({', '.join(parts)})`"
+    assert shown in (REPO / "README.md").read_text(encoding="utf-8"), shown

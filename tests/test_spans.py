@@ -99,7 +99,9 @@ def test_content_switch_off_records_no_content(telemetry, exporter, monkeypatch)
 
 @pytest.mark.parametrize("value,on", [(None, True), ("", True), ("SPAN_ONLY", True), ("true", True),
                                       ("SPAN_AND_EVENT", True), ("NO_CONTENT", False), ("false", False),
-                                      ("EVENT_ONLY", False)])  # content in events only: we write none
+                                      ("EVENT_ONLY", False),  # content in events only: we write none
+                                      (" span_only ", True), ("TRUE", True), ("False", False), ("no_content", False),
+                                      ("1", True), ("0", False)])
 def test_content_switch_values(value, on, monkeypatch) -> None:
     if value is None:
         monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
@@ -221,6 +223,52 @@ def test_budget_from_environment(telemetry, exporter, monkeypatch) -> None:
     s.set_input("z" * 1000)
     s.end()
     assert len(only(exporter).attributes[A.INPUT_VALUE]) == 100
+
+
+@pytest.mark.parametrize("name,raw,default", [("OTEL_AGENTS_MAX_CONTENT_LENGTH", "abc", "16384"),
+                                              ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "inf", "16384"),
+                                              ("OTEL_AGENTS_MAX_MEDIA_BYTES", "4k", "4096"),
+                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "5m", "300")])
+def test_a_number_variable_that_is_not_a_number_warns_once_and_uses_the_default(name, raw, default, monkeypatch,
+                                                                              caplog) -> None:
+    # OTEL_AGENTS_MAX_CONTENT_LENGTH=abc was ignored without a word
+    from otel_agents._spans import settings
+
+    monkeypatch.setattr(settings, "_warned_variables", set(), raising=False)
+    monkeypatch.setenv(name, raw)
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        for _ in range(3):
+            values = (Settings().content_budget(), Settings().media_budget(), Settings().idle_timeout())
+    assert f"{values[0]} {values[1]} {values[2]:g}" == "16384 4096 300"
+    warnings = [r.getMessage() for r in caplog.records]
+    assert warnings == [f"otel_agents: {name}={raw!r} is not valid; using the default, {default}"]
+    monkeypatch.setenv(name, "100")
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        Settings().content_budget(), Settings().media_budget(), Settings().idle_timeout()
+    assert len(caplog.records) == 1  # a number is quiet
+
+
+def test_an_unknown_propagation_switch_warns_once_and_propagates(monkeypatch, caplog) -> None:
+    # OTEL_AGENTS_MCP_PROPAGATE=nah was taken as "on" without a word
+    from otel_agents._spans import settings
+    from otel_agents.instrumentors.a2a._protocol import propagating as a2a_propagating
+    from otel_agents.instrumentors.mcp._protocol import propagating
+
+    monkeypatch.setattr(settings, "_warned_variables", set(), raising=False)
+    for value, on in (("", True), ("TRUE", True), ("1", True), (" off ", False), ("No", False), ("0", False)):
+        monkeypatch.setenv("OTEL_AGENTS_MCP_PROPAGATE", value)
+        assert propagating(None) is on, value
+    assert not caplog.records
+    monkeypatch.setenv("OTEL_AGENTS_MCP_PROPAGATE", "nah")
+    monkeypatch.setenv("OTEL_AGENTS_A2A_PROPAGATE", "nope")
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        assert propagating(None) and propagating(None) and a2a_propagating(None)
+        assert propagating(False) is False
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == ["otel_agents: OTEL_AGENTS_MCP_PROPAGATE='nah' is not valid; trace context still travels "
+                        "(false, 0, no or off switch it off)",
+                        "otel_agents: OTEL_AGENTS_A2A_PROPAGATE='nope' is not valid; trace context still travels "
+                        "(false, 0, no or off switch it off)"]
 
 
 def test_errors_and_control_flow(telemetry, exporter) -> None:
@@ -489,12 +537,24 @@ def test_lone_surrogates_become_encodable(telemetry, exporter) -> None:
     assert json.loads(snap.attributes[A.GEN_AI_TOOL_CALL_ARGUMENTS])["path"].startswith("bad")
 
 
-def test_unknown_content_switch_value_warns_once(monkeypatch, caplog) -> None:
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENTS")
+@pytest.mark.parametrize("value", ["NO_CONTENTS", "disabled", "  Flase "])
+def test_unknown_content_switch_value_warns_once_and_records_no_content(value, telemetry, exporter, monkeypatch,
+                                                                        caplog) -> None:
+    # an unknown value (a typo of "off") left content capture on: it fails closed, as opentelemetry-util-genai does
+    from otel_agents._spans import settings
+
+    monkeypatch.setattr(settings, "_warned_values", set())
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
     with caplog.at_level(logging.WARNING, logger="otel_agents"):
-        assert Settings().content_enabled() is True
-        assert Settings().content_enabled() is True
-    assert sum("NO_CONTENTS" in r.getMessage() for r in caplog.records) == 1
+        assert Settings().content_enabled() is False
+        assert Settings().content_enabled() is False
+        s = telemetry.start_span("model", "m")
+        s.set_input("SECRET prompt")
+        s.end()
+    assert not any("SECRET" in str(v) for v in only(exporter).attributes.values())
+    warnings = [r.getMessage() for r in caplog.records if repr(value) in r.getMessage()]
+    assert len(warnings) == 1 and "content capture is off" in warnings[0], warnings
+    assert Settings(capture_content=True).content_enabled() is True  # the argument still wins
 
 
 def test_shortest_secret_shapes_are_still_redacted() -> None:

@@ -12,6 +12,7 @@ from typing import Any, Iterable
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ._spans.settings import check_capture_content
 from .instrumentors._frameworks import FRAMEWORKS, Framework
 from .semconv.vocabularies import parse as vocabulary_selection
 
@@ -94,6 +95,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
     Raises:
         ValueError: a name in ``frameworks`` is not one we support, or ``vocabularies``
             names an unknown vocabulary or none (the message lists the valid ones).
+        TypeError: ``capture_content`` is not ``True``, ``False`` or ``None``.
 
     A framework installed at an unsupported version is skipped with one WARNING
     naming both versions; :func:`instrumentation_status` says why any framework
@@ -110,6 +112,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
     if unknown:
         raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")
     vocab = None if vocabularies is None else vocabulary_selection(vocabularies)  # refused before anything changes
+    check_capture_content(capture_content)
     # Decorated code (otel_agents.agent/tool/...) goes where the frameworks' spans go, so one run is one
     # trace in one provider; otel_agents.manual.set_providers() overrides this.
     from .manual import follow_providers

@@ -31,7 +31,8 @@ Flushing on exit: the SDK's ``TracerProvider`` registers an ``atexit`` hook that
 which drains the batch processors; :meth:`Configuration.shutdown` does the same at once.
 
 Environment variables read here: ``OTEL_AGENTS_EXPORTERS`` (comma-separated preset names, used when
-``exporters`` is not given; default ``file``), ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
+``exporters`` is not given; unset or blank: ``file``; a value naming none, such as ``,,``, is a
+``ValueError``), ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
 (by the SDK). Each preset reads its own (see :mod:`otel_agents.exporters.presets`).
 
 Secrets: nothing here prints or logs a header or a key; the ``repr`` of the returned
@@ -51,7 +52,8 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
 from ._api import instrument, uninstrument
-from .exporters.presets import ExporterPreset, resolve
+from ._spans.settings import check_capture_content
+from .exporters.presets import PRESETS, ExporterPreset, resolve
 from .semconv.vocabularies import parse as vocabulary_selection
 
 logger = logging.getLogger("otel_agents")
@@ -149,14 +151,18 @@ def configure(
         instrumented frameworks), safe to print.
 
     Raises:
-        ValueError: an unknown preset name, a preset missing its settings (the langfuse keys), or
+        ValueError: an unknown preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset missing its settings (the langfuse keys), or
             an endpoint that is not an http(s) URL (the message names the argument or variable).
         ImportError: a network preset without the ``otlp`` extra installed.
-        TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``.
+        OSError: the ``file`` preset's file cannot be opened for appending (the message names the
+            path and ``OTEL_AGENTS_TRACES_FILE`` when it came from there).
+        TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, or a
+            ``capture_content`` that is not ``True``, ``False`` or ``None``.
     """
     global _latest
     if vocabularies is not None:
         vocabularies = vocabulary_selection(vocabularies)  # ValueError before anything starts
+    check_capture_content(capture_content)  # TypeError before anything starts ("false" is truthy)
     presets = tuple(resolve(spec) for spec in _exporter_specs(exporters))
     built = [(preset, preset.build()) for preset in presets]  # fails (ImportError) before anything starts
     ecp_processor = _ecp_processor(ecp)
@@ -199,6 +205,9 @@ def _exporter_specs(exporters: Iterable[ExporterSpec] | ExporterSpec | None) -> 
     if exporters is None:
         raw = os.environ.get(ENV_EXPORTERS, "")
         names = [n.strip() for n in raw.split(",") if n.strip()]
+        if raw.strip() and not names:  # ",,": the user meant something, and it is not the default
+            raise ValueError(f"{ENV_EXPORTERS}={raw!r} names no exporter preset; valid: {sorted(PRESETS)} "
+                             f"(unset it for the default, {','.join(DEFAULT_EXPORTERS)})")
         return names or list(DEFAULT_EXPORTERS)
     if isinstance(exporters, (str, ExporterPreset, SpanExporter)):
         return [exporters]

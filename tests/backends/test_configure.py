@@ -53,6 +53,14 @@ def test_unknown_preset_is_refused() -> None:
         configure(exporters=["jaeger"], frameworks=[], set_global=False)
 
 
+@pytest.mark.parametrize("raw", [",,", " , "])
+def test_an_exporters_variable_naming_none_is_refused(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # OTEL_AGENTS_EXPORTERS=",," fell back to the file preset without a word
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", raw)
+    with pytest.raises(ValueError, match=rf"OTEL_AGENTS_EXPORTERS={raw!r} names no exporter preset; valid: .*phoenix"):
+        configure(frameworks=[], set_global=False)
+
+
 def test_service_name_and_phoenix_project_on_the_resource() -> None:
     local = SnapshotExporter()
     with Receiver() as rx:
@@ -114,6 +122,18 @@ def test_file_is_the_default_preset(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (line,) = (tmp_path / "out" / "traces.jsonl").read_text().splitlines()
     spans = json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
     assert [s["name"] for s in spans] == ["to-file"]
+
+
+def test_a_traces_file_that_cannot_be_opened_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # OTEL_AGENTS_TRACES_FILE=<a directory> was a bare "[Errno 21] Is a directory: '...'" from configure()
+    monkeypatch.delenv("OTEL_AGENTS_EXPORTERS", raising=False)
+    monkeypatch.setenv("OTEL_AGENTS_TRACES_FILE", str(tmp_path))
+    with pytest.raises(IsADirectoryError) as err:
+        configure(frameworks=[], set_global=False)
+    assert str(err.value) == f"[Errno 21] OTEL_AGENTS_TRACES_FILE={str(tmp_path)!r}: cannot append spans to it: " \
+                             "Is a directory"
+    with pytest.raises(IsADirectoryError, match=r"path='.*': cannot append spans to it"):
+        configure(exporters=[presets.file(tmp_path)], frameworks=[], set_global=False)
 
 
 def test_exporters_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

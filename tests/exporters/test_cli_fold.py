@@ -112,3 +112,28 @@ def test_a_line_that_is_not_utf8_is_reported_not_fatal(rec, tmp_path, capsys):
     assert f"skipped {path}:2: not UTF-8 text" in err and "Traceback" not in err
     envelopes = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
     assert check(envelopes) == fold(rec.spans)
+
+
+def test_a_byte_order_mark_at_the_start_of_the_file_is_ignored(rec, tmp_path, capsys, monkeypatch):
+    """A file saved by an editor (or PowerShell) that starts with a UTF-8 BOM: line 1 was 'invalid JSON';
+    RFC 8259 section 8.1 lets a parser ignore it. The envelopes are byte-identical to those of the file
+    without it; a BOM elsewhere is still an error (it is no JSON whitespace)."""
+    path = traces(rec, tmp_path)
+    plain = tmp_path / "plain.jsonl"
+    assert main(["fold", str(path), "-o", str(plain)]) == 0
+    data = path.read_bytes()
+    path.write_bytes(b"\xef\xbb\xbf" + data)
+    with_bom = tmp_path / "bom.jsonl"
+    assert main(["fold", str(path), "-o", str(with_bom)]) == 0, capsys.readouterr().err
+    assert with_bom.read_bytes() == plain.read_bytes()
+    assert "0 malformed line(s) skipped" in capsys.readouterr().err
+    first, second = data.splitlines()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf" + data), encoding="utf-8"))
+    assert main(["fold", "-", "-o", str(with_bom)]) == 0  # standard input (read as bytes)
+    assert with_bom.read_bytes() == plain.read_bytes()
+    from otel_agents.exporters.file import read_otlp_json
+
+    assert len(read_otlp_json(["\ufeff" + first.decode(), second.decode()])) == 12
+    path.write_bytes(first + b"\n\xef\xbb\xbf" + second + b"\n")
+    assert main(["fold", str(path), "-o", str(with_bom)]) == 1
+    assert f"skipped {path}:2: invalid JSON" in capsys.readouterr().err

@@ -250,3 +250,22 @@ def test_k_recorded_runs_are_graded_in_order_by_one_http_replay_server(tmp_path:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_a_byte_order_mark_at_the_start_of_the_source_is_ignored(tmp_path: Path) -> None:
+    """ecp serve --replay read line 1 of a file saved with a UTF-8 BOM as 'not JSON' (an envelope file: its
+    only run lost, so no stored run at all); RFC 8259 section 8.1 lets a parser ignore it."""
+    from otel_agents.exporters.file import to_otlp_json
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    envelope = _envelope(rec, "Where is my order A100?", "first")
+    with rec.telemetry.span("agent", "support") as agent:
+        agent.set_agent("support")
+        agent.set_output("second")
+    for name, text in (("envelopes.jsonl", json.dumps(envelope)), ("trace.jsonl", json.dumps(to_otlp_json(rec.spans[-1:])))):
+        source = tmp_path / name
+        source.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8") + b"\n")
+        errors: list = []
+        runs = load_runs(str(source), errors=errors)
+        assert errors == [] and [r.envelope["public_output"] for r in runs] == [json.loads(text).get("public_output", "second")]

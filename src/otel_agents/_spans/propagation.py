@@ -20,6 +20,7 @@ from opentelemetry import context as otel_context
 
 from ..semconv import attributes as A
 from .run_context import current_run_attributes
+from .settings import warn_bad_variable
 
 PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
 """The W3C Trace Context and Baggage keys (lower case), the ones a switched-off client removes."""
@@ -28,14 +29,22 @@ RUN_BAGGAGE_KEYS = (A.SESSION_ID, A.USER_ID)
 """Run attributes that travel as baggage entries of the same name."""
 
 _OFF = ("false", "0", "no", "off")
+_ON = ("", "true", "1", "yes", "on")
 
 
 def propagating(override: bool | None, env_var: str) -> bool:
     """Whether trace context travels: ``override`` (an instrumentor's ``propagate=``) when given,
-    else ``env_var`` (read per call; ``false``/``0``/``no``/``off`` switch it off), default on."""
+    else ``env_var`` (read per call; ``false``/``0``/``no``/``off`` switch it off, ``true``/``1``/``yes``/``on``
+    or unset leave it on; any other value leaves it on and is logged once as a warning), default on."""
     if override is not None:
         return override
-    return os.environ.get(env_var, "").strip().lower() not in _OFF
+    raw = os.environ.get(env_var, "")
+    value = raw.strip().lower()
+    if value in _OFF:
+        return False
+    if value not in _ON:
+        warn_bad_variable(env_var, raw, "trace context still travels (false, 0, no or off switch it off)")
+    return True
 
 
 def inject(ctx: otel_context.Context | None = None) -> dict[str, str]:

@@ -5,13 +5,17 @@ change them at run time; a span keeps the values it started with; each read is o
 look-up, see :func:`getenv`):
 
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
-    The content switch (OTel GenAI convention, opentelemetry-util-genai's values).
-    ``NO_CONTENT``/``false``/``0`` turn content capture off, and so does
-    ``EVENT_ONLY`` ("content in events only": we write content only in span
-    attributes, so none); ``SPAN_ONLY``, ``SPAN_AND_EVENT``, ``true`` turn it on. Unset: **on** (our default, because evaluation needs the
-    content; OTel's own helpers default to off).
+    The content switch (OTel GenAI convention, opentelemetry-util-genai's values), case-insensitive.
+    ``NO_CONTENT``/``false`` (also ``0``, ``off``, ``no``, ``none``) turn content capture off, and so
+    does ``EVENT_ONLY`` ("content in events only": we write content only in span attributes, so
+    none); ``SPAN_ONLY``, ``SPAN_AND_EVENT``, ``true`` (also ``1``, ``on``, ``yes``) turn it on.
+    Unset or blank: **on** (our default, because evaluation needs the content; OTel's own helpers
+    default to off). Any other value turns it **off** (fails closed, as opentelemetry-util-genai
+    does), with one WARNING naming the value.
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``
-    Budget per content attribute, in characters (default 16384, minimum 64).
+    Budget per content attribute, in characters (default 16384, minimum 64). For it and the other
+    numbers below, a value that is not a finite number is logged once as a warning and the default
+    is used.
 ``OTEL_AGENTS_MAX_MEDIA_BYTES``
     Largest inline media (an image, audio or document sent as bytes) recorded in a
     message part, in bytes (default 4096, minimum 0); larger media keep only their
@@ -98,17 +102,30 @@ def getenv(name: str) -> str | None:
     return None if raw is None else _ENV_VALUE(raw)  # type: ignore[misc]
 
 
+_warned_variables: set[tuple[str, str]] = set()
+
+
+def warn_bad_variable(name: str, raw: str, instead: str) -> None:
+    """Log one WARNING per variable and value (bounded): ``name=raw`` is not valid, ``instead`` is used."""
+    if (name, raw) in _warned_variables or len(_warned_variables) >= 32:
+        return
+    _warned_variables.add((name, raw))
+    logging.getLogger("otel_agents").warning("otel_agents: %s=%r is not valid; %s", name, raw, instead)
+
+
 def _capture_from_env() -> bool:
     raw = getenv(ENV_CAPTURE_CONTENT)
     if raw is None or not raw.strip():
         return True
     value = raw.strip().lower()
-    if value not in _OFF and value not in _ON and value not in _warned_values and len(_warned_values) < 16:
+    if value in _ON:
+        return True
+    if value not in _OFF and value not in _warned_values and len(_warned_values) < 16:
         _warned_values.add(value)
         logging.getLogger("otel_agents").warning(
             "otel_agents: %s=%r is not a known value (NO_CONTENT, EVENT_ONLY, false, SPAN_ONLY, SPAN_AND_EVENT, true); "
-            "content capture stays on", ENV_CAPTURE_CONTENT, raw)
-    return value not in _OFF
+            "content capture is off", ENV_CAPTURE_CONTENT, raw)
+    return False  # off, or a value we do not know: a typo of "off" must not record content
 
 
 _vocabularies_read: tuple[str | None, frozenset[str]] = (None, V.ALL)  # (raw value, selection): parsed once
@@ -137,8 +154,24 @@ def _number_from_env(name: str, default: float, minimum: float) -> float:
     try:
         value = float(raw)
     except ValueError:
+        value = math.nan
+    if not math.isfinite(value):  # "abc", and "inf" is not a budget
+        warn_bad_variable(name, raw, f"using the default, {default:g}")
         return default
-    return max(minimum, value) if math.isfinite(value) else default  # "inf" is not a budget
+    return max(minimum, value)
+
+
+def check_capture_content(value: object) -> bool | None:
+    """``value`` when it is ``True``, ``False`` or ``None`` (follow the environment).
+
+    Raises:
+        TypeError: anything else, naming ``capture_content``: a truthy string such as ``"false"`` would
+            otherwise leave content capture on.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    raise TypeError(f"capture_content must be True, False or None (None follows {ENV_CAPTURE_CONTENT}), "
+                    f"not {value!r}")
 
 
 @dataclass
@@ -164,6 +197,7 @@ class Settings:
     Raises:
         ValueError: ``vocabularies`` names an unknown vocabulary or none (the message names the
             value and the allowed ones).
+        TypeError: ``capture_content`` is not ``True``, ``False`` or ``None``.
     """
 
     capture_content: bool | None = None
@@ -177,6 +211,7 @@ class Settings:
     _policy: tuple = field(default=((), ()), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        check_capture_content(self.capture_content)
         if self.vocabularies is not None:
             self.vocabularies = V.parse(self.vocabularies)
 

@@ -68,6 +68,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 from . import plain
+from ._types import at_least_one, positive_seconds
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
@@ -98,11 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help=f"grade the customer-support example ({summary()}) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
-    p.add_argument("--frameworks", default=None, help="comma-separated subset of " + ", ".join(FRAMEWORKS)
+    p.add_argument("--frameworks", type=_framework_list, default=None, help="comma-separated subset of " + ", ".join(FRAMEWORKS)
                    + " (default: every row this venv can run)")
     p.add_argument("--examples", help="the customer_support example directory")
-    p.add_argument("--jobs", type=_at_least_one, default=4, help="ecp run processes at once (default 4)")
-    p.add_argument("--timeout", type=_positive_seconds, default=120.0, help="seconds per ECP request (default 120)")
+    p.add_argument("--jobs", type=at_least_one, default=4, help="ecp run processes at once (default 4)")
+    p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per ECP request (default 120)")
     p.add_argument("--json", metavar="FILE", dest="json_out",
                    help="also write every run's result as JSON to FILE ('-': JSON alone on standard output, "
                         "progress and table on standard error); what --venv reads")
@@ -113,25 +114,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phoenix", metavar="URL",
                    help="a running Phoenix (http://127.0.0.1:6006): export the runs there and annotate them "
                         "with their checks")
-    p.add_argument("--repeat", type=_at_least_one, default=1, metavar="K",
+    p.add_argument("--repeat", type=at_least_one, default=1, metavar="K",
                    help="grade each agent K times (seeds 1..K) and print pass@k/pass^k (otel_agents.cli.campaign)")
     p.set_defaults(func=run)
 
 
-def _at_least_one(text: str) -> int:
-    """An argparse type: a whole number >= 1 (argparse names the option in its error)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds > 0."""
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
-    return value
+def _framework_list(text: str) -> str:
+    """An argparse type: comma-separated rows; ``""`` (no row here, e.g. with ``--venv``) but not ``,``."""
+    if text.strip() and not any(name.strip() for name in text.split(",")):
+        raise argparse.ArgumentTypeError(f"{text!r} names no framework; choose from {', '.join(FRAMEWORKS)}")
+    return text
 
 
 def _unwritable(path: Path, directory: bool) -> str | None:

@@ -37,6 +37,7 @@ import os
 import signal
 import sys
 from . import plain
+from ._types import http_url, positive_seconds, seconds, url_path
 
 DEFAULT_COLLECT_GRACE = 5.0  # seconds
 # (tracer provider, {target spec: Target}, os.environ then) set up and imported by a fork server's parent
@@ -77,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 = any free port)")
-    p.add_argument("--path", default="/ecp", help="HTTP endpoint path (default /ecp)")
+    p.add_argument("--path", type=url_path, default="/ecp", help="HTTP endpoint path (default /ecp)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding a non-loopback --host (use with --auth-token)")
     p.add_argument("--auth-token", default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
@@ -89,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="an extra allowed Host header name (loopback names and the bound address always are)")
     p.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS,
                    help=f"HTTP sessions open at once (default {DEFAULT_MAX_SESSIONS})")
-    p.add_argument("--session-idle-timeout", type=float, default=DEFAULT_SESSION_IDLE_TIMEOUT, metavar="SECONDS",
+    p.add_argument("--session-idle-timeout", type=positive_seconds, default=DEFAULT_SESSION_IDLE_TIMEOUT, metavar="SECONDS",
                    help=f"end an HTTP session after this long without a request "
                         f"(default {DEFAULT_SESSION_IDLE_TIMEOUT:g})")
     p.add_argument("--connection-timeout", type=float, default=limits.connection_timeout, metavar="SECONDS",
@@ -98,13 +99,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-body-bytes", type=int, default=limits.max_body,
                    help=f"largest request (HTTP body or stdio line) in bytes (default {limits.max_body})")
     p.add_argument("--trace-file", help="also write every span as OTLP/JSON lines to this file")
-    p.add_argument("--otlp-endpoint", help="also export spans over OTLP/HTTP to this URL (…/v1/traces)")
+    p.add_argument("--otlp-endpoint", type=http_url,
+                   help="also export spans over OTLP/HTTP to this URL (http(s)://host:port/v1/traces)")
     p.add_argument("--log-file", help="send this process's stderr (logs, the agent's prints) to a file")
     p.add_argument("--collect", type=int, metavar="PORT",
                    help="also receive OTLP/HTTP spans on 127.0.0.1:PORT (0 = any free port) from the agent's other "
                         "processes (its MCP servers...), which inherit OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointing "
                         "there, and fold them into each step's envelope")
-    p.add_argument("--collect-grace", type=float, default=DEFAULT_COLLECT_GRACE, metavar="SECONDS",
+    p.add_argument("--collect-grace", type=seconds, default=DEFAULT_COLLECT_GRACE, metavar="SECONDS",
                    help=f"with --collect: how long a step waits, after its root span ends, for the spans of its "
                         f"other processes (default {DEFAULT_COLLECT_GRACE:g}); what has not arrived by then is "
                         "reported in the envelope's logs and incomplete")
@@ -158,8 +160,8 @@ def _refusal(args: argparse.Namespace) -> str | None:
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
     if args.step_timeout < 0 or args.max_sessions < 1 or args.connection_timeout <= 0 or args.max_body_bytes < 1:
         return "--step-timeout must be >= 0; --max-sessions, --connection-timeout, --max-body-bytes > 0"
-    if args.collect is not None and (not 0 <= args.collect < 65536 or args.collect_grace < 0):
-        return "--collect must be a port (0-65535) and --collect-grace >= 0"
+    if args.collect is not None and not 0 <= args.collect < 65536:
+        return "--collect must be a port (0-65535)"
     return None
 
 

@@ -163,8 +163,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     finally:
         _discard(out)
-    if folder.duplicates:
-        warn(f"{folder.duplicates} span(s) were read twice (the same trace id and span id: a file read twice, "
+    unwarned = folder.duplicates - folder.duplicates_warned  # a repeat inside a trace had its own warning
+    if unwarned:
+        more = " more" if folder.duplicates_warned else ""
+        warn(f"{unwarned}{more} span(s) were read twice (the same trace id and span id: a file read twice, "
              "a batch an exporter retried); each was folded once")
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
           f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)

@@ -69,8 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, help="k of pass@k and pass^k (default: the fewest runs of a group)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots")
-    p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
-                   help=f"exit 1 when an agent's METRIC ({', '.join(GATES)}) is below VALUE")
+    p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", type=_gate,
+                   help=f"exit 1 when an agent's METRIC ({', '.join(GATES)}) is below VALUE (a share, 0 to 1)")
     p.set_defaults(func=run)
 
 
@@ -266,17 +266,36 @@ def _mean_pairs(values: list[list[float]]) -> list[float]:
     return [sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)]
 
 
+def parse_gate(gate: str) -> tuple[str, float]:
+    """``METRIC=VALUE`` as ``(metric, bound)``. Raises ``ValueError`` naming the gate: a METRIC not in
+    :data:`GATES`, or a VALUE that is not a share from 0 to 1 (every gate is a share: above 1 none can pass)."""
+    metric, _, value = gate.partition("=")
+    if metric not in GATES:
+        raise ValueError(f"--fail-under {gate}: METRIC must be one of {', '.join(GATES)}")
+    try:
+        bound = float(value)
+    except ValueError:
+        raise ValueError(f"--fail-under {gate}: VALUE must be a number") from None
+    if not 0 <= bound <= 1:
+        raise ValueError(f"--fail-under {gate}: VALUE must be a share from 0 to 1")
+    return metric, bound
+
+
+def _gate(text: str) -> str:
+    """The argparse type of ``--fail-under``: checked by :func:`parse_gate`, kept as written."""
+    try:
+        parse_gate(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--fail-under ")) from None
+    return text
+
+
 def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
-    """One message per agent and ``METRIC=VALUE`` gate it is below. Raises ``ValueError`` for a bad gate."""
+    """One message per agent and ``METRIC=VALUE`` gate it is below. Raises ``ValueError`` for a bad gate
+    (:func:`parse_gate`)."""
     failures = []
     for gate in gates:
-        metric, _, value = gate.partition("=")
-        if metric not in GATES:
-            raise ValueError(f"--fail-under {gate}: METRIC must be one of {', '.join(GATES)}")
-        try:
-            bound = float(value)
-        except ValueError:
-            raise ValueError(f"--fail-under {gate}: VALUE must be a number") from None
+        metric, bound = parse_gate(gate)
         for a in summary["agents"]:
             if a[metric] is not None and a[metric] < bound:
                 failures.append(f"{a['agent']}: {metric} {a[metric]:.3f} < {bound:g}")

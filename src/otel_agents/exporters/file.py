@@ -322,7 +322,7 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     :data:`MAX_VALUE_DEPTH`, longer than :data:`MAX_LINE_BYTES`, not an object,
     a field of the wrong type, an id that is not hex of the right length.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
-    nothing, silently. A page of Phoenix's span search (``GET
+    nothing, silently; a UTF-8 byte-order mark at the start of the first line is ignored. A page of Phoenix's span search (``GET
     /v1/projects/{project}/spans/otlpv1``: ``{"data": [span, ...], "next_cursor": ...}``,
     spans in the OTLP span shape with proto field names but no resource or scope
     around them) is read as the spans of one resource and scope, both empty.
@@ -344,6 +344,17 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
             yield from _read_lines(_bounded_lines(f), name, errors, warnings)
         return
     yield from _read_lines(source, getattr(source, "name", "<stream>"), errors, warnings)
+
+
+_BOM = "\ufeff"
+
+
+def without_bom(text: str | bytes) -> str | bytes:
+    """The first line of a file without the UTF-8 byte-order mark some editors (and PowerShell) write at
+    its start: RFC 8259 section 8.1 lets a JSON parser ignore it, and orjson would call it invalid JSON."""
+    if isinstance(text, bytes):
+        return text[3:] if text.startswith(b"\xef\xbb\xbf") else text
+    return text[1:] if text.startswith(_BOM) else text
 
 
 class _TooLong(bytes):
@@ -373,6 +384,8 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
         try:
             if type(text) is _TooLong:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
+            if number == 1:
+                text = without_bom(text)
             if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
                 continue
             spans = _parse_line(text, notes)

@@ -126,7 +126,7 @@ def _mask(key: str, keep: int = 10) -> str:
     return key[:keep] + "…" if len(key) > keep else "***"
 
 
-def _url(value: str, source: str) -> str:
+def check_url(value: str, source: str) -> str:
     """``value`` without a trailing ``/``, checked to be an absolute http(s) URL.
 
     Raises:
@@ -170,13 +170,22 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
     Args:
         path: the file (its directory is created); default ``OTEL_AGENTS_TRACES_FILE``, else
             ``otel-agents-traces.jsonl`` in the working directory.
+
+    Building it (``configure()``) raises the ``OSError`` of a file that cannot be opened for
+    appending (a directory, no permission), its message naming the path and where it came from
+    (the argument or ``OTEL_AGENTS_TRACES_FILE``).
     """
     target = os.fspath(path or os.environ.get(ENV_TRACES_FILE) or DEFAULT_TRACES_FILE)
+    named = f"path={target!r}" if path else f"{ENV_TRACES_FILE}={target!r}" if os.environ.get(ENV_TRACES_FILE) \
+        else repr(target)
 
     def build() -> SpanExporter:
         from .file import OTLPJsonFileExporter
 
-        return OTLPJsonFileExporter(target)
+        try:
+            return OTLPJsonFileExporter(target)
+        except OSError as exc:  # IsADirectoryError, PermissionError...: same type, saying which setting
+            raise type(exc)(exc.errno, f"{named}: cannot append spans to it: {exc.strerror or exc}") from exc
 
     return ExporterPreset("file", build, details={"path": target})
 
@@ -193,11 +202,11 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         timeout: seconds per export request (default ``OTEL_EXPORTER_OTLP_TIMEOUT`` or 10).
     """
     if endpoint:
-        endpoint = _url(endpoint, "the endpoint= argument")
+        endpoint = check_url(endpoint, "the endpoint= argument")
     else:  # the exporter reads these itself; check them now rather than at the first export
         for variable in (ENV_OTLP_TRACES_ENDPOINT, ENV_OTLP_ENDPOINT):
             if os.environ.get(variable):
-                _url(os.environ[variable], variable)
+                check_url(os.environ[variable], variable)
                 break
     hdrs = dict(headers or {})
     return ExporterPreset(
@@ -217,7 +226,7 @@ def phoenix(endpoint: str | None = None, project: str | None = None, *, api_key:
         api_key: default ``PHOENIX_API_KEY``; sent as ``authorization: Bearer <key>``.
         timeout: seconds per export request.
     """
-    url = _url(*_setting(endpoint, "endpoint", ENV_PHOENIX_ENDPOINT, PHOENIX_DEFAULT_BASE))
+    url = check_url(*_setting(endpoint, "endpoint", ENV_PHOENIX_ENDPOINT, PHOENIX_DEFAULT_BASE))
     if not url.endswith(OTLP_TRACES_PATH):
         url += OTLP_TRACES_PATH
     project = project or os.environ.get(ENV_PHOENIX_PROJECT) or None
@@ -245,7 +254,7 @@ def langfuse(host: str | None = None, public_key: str | None = None, secret_key:
         ValueError: a key is missing (the message names the variable, never a value), or the host
             is not an http(s) URL.
     """
-    base = _url(*_setting(host, "host", ENV_LANGFUSE_HOST, LANGFUSE_DEFAULT_HOST))
+    base = check_url(*_setting(host, "host", ENV_LANGFUSE_HOST, LANGFUSE_DEFAULT_HOST))
     public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
     secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)
     missing = [name for name, value in ((ENV_LANGFUSE_PUBLIC_KEY, public), (ENV_LANGFUSE_SECRET_KEY, secret))
@@ -282,7 +291,7 @@ def mlflow(url: str | None = None, experiment_id: str | int | None = None, *, to
     MLflow shows each span's inputs and outputs from ``input.value``/``output.value`` and each
     trace's request and response previews from its root span's.
     """
-    base = _url(*_setting(url, "url", ENV_MLFLOW_TRACKING_URI, MLFLOW_DEFAULT_URI))
+    base = check_url(*_setting(url, "url", ENV_MLFLOW_TRACKING_URI, MLFLOW_DEFAULT_URI))
     endpoint = base if base.endswith(OTLP_TRACES_PATH) else base + OTLP_TRACES_PATH
     experiment = str(experiment_id if experiment_id is not None else
                      os.environ.get(ENV_MLFLOW_EXPERIMENT_ID) or MLFLOW_DEFAULT_EXPERIMENT)

@@ -157,7 +157,7 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
         ReplaySourceError: the file cannot be read, or it holds no run.
     """
     from ..exporters.ecp import fold
-    from ..exporters.file import MalformedLine, iter_otlp_json
+    from ..exporters.file import MalformedLine, iter_otlp_json, without_bom
 
     skipped: list[MalformedLine] = []
     envelopes: list[dict[str, Any]] = []
@@ -165,6 +165,8 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
     try:
         with open(path, "rb") as f:
             for number, raw in enumerate(f, 1):
+                if number == 1:
+                    raw = without_bom(raw)  # RFC 8259 section 8.1: a parser may ignore it
                 if not raw.strip():
                     continue
                 try:

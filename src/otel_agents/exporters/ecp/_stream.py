@@ -85,7 +85,9 @@ class StreamFolder:
     Attributes:
         spans: spans fed so far; ``runs``: envelopes made so far; ``open_spans``:
             spans held now (of traces not yet complete); ``duplicates``: spans
-            skipped because the same trace id and span id had been read before.
+            skipped because the same trace id and span id had been read before;
+            ``duplicates_warned``: those of them an ``on_warning`` message named (the
+            others repeat a span of a trace folded before they came).
     """
 
     def __init__(self, on_envelope: Callable[[dict[str, Any]], Any], *,
@@ -105,6 +107,7 @@ class StreamFolder:
         self.runs = 0
         self.open_spans = 0
         self.duplicates = 0
+        self.duplicates_warned = 0
         self._traces: OrderedDict[int, _Trace] = OrderedDict()  # least recently read first
         self._folded: OrderedDict[int, array] = OrderedDict()   # trace id → its sorted span ids; oldest first
         self._remembered = 0
@@ -170,6 +173,7 @@ class StreamFolder:
         runs = runs_of_trace(trace_id, trace.index, problems=problems)
         trace.index = {}
         if trace.duplicates and self.on_warning is not None:
+            self.duplicates_warned += trace.duplicates
             self.on_warning(f"trace {F.trace_id_hex(trace_id)}: {trace.duplicates} span(s) repeat a span id "
                             "already seen (the first was kept)")
         runs.sort(key=lambda r: start_order(r.root))

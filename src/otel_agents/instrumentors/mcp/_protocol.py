@@ -21,7 +21,8 @@ from ..._spans.propagation import propagating as shared_propagating
 # conventions; MCP SEP-414).
 
 ENV_PROPAGATE = "OTEL_AGENTS_MCP_PROPAGATE"
-"""``false`` (or ``0``/``no``/``off``): the client sends no trace context, the server takes none."""
+"""``false`` (or ``0``/``no``/``off``): the client sends no trace context, the server takes none; another value
+than those or ``true``/``1``/``yes``/``on`` is logged once as a warning and propagation stays on."""
 
 TOOLS_CALL = "tools/call"
 # Requests that get a span of their own (besides ``tools/call``): the conventions' client/server spans.

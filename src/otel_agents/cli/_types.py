@@ -1,0 +1,49 @@
+"""argparse ``type=`` functions for the options several commands share: a bad value is an argparse
+error (exit status 2, the option named), not a traceback or a value taken silently."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def at_least_one(text: str) -> int:
+    """A whole number >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0."""
+    value = float(text)
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A finite number of seconds >= 0."""
+    value = float(text)
+    if not 0 <= value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, 0 or more, got {text}")
+    return value
+
+
+def http_url(text: str) -> str:
+    """An absolute ``http``/``https`` URL with a host (``127.0.0.1:4318`` alone is not one), as given."""
+    from ..exporters.presets import check_url  # the presets' own check (not imported at start-up)
+
+    try:
+        check_url(text, "the URL")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("the URL ")) from None
+    return text
+
+
+def url_path(text: str) -> str:
+    """An HTTP path, which starts with ``/`` (``ecp`` would be announced as ``http://host:port ecp``)."""
+    if not text.startswith("/"):
+        raise argparse.ArgumentTypeError(f"must start with '/', got {text!r} (e.g. /{text})")
+    return text
