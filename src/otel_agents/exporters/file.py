@@ -322,7 +322,8 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     :data:`MAX_VALUE_DEPTH`, longer than :data:`MAX_LINE_BYTES`, not an object,
     a field of the wrong type, an id that is not hex of the right length.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
-    nothing, silently; a UTF-8 byte-order mark at the start of the first line is ignored. A page of Phoenix's span search (``GET
+    nothing, silently; a UTF-8 byte-order mark at the start of the first line is
+    ignored. A page of Phoenix's span search (``GET
     /v1/projects/{project}/spans/otlpv1``: ``{"data": [span, ...], "next_cursor": ...}``,
     spans in the OTLP span shape with proto field names but no resource or scope
     around them) is read as the spans of one resource and scope, both empty.
