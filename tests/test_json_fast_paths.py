@@ -244,14 +244,16 @@ def test_span_duration_is_rounds_text(elapsed: int) -> None:
 
 
 def test_text_with_e_dash_is_encoded_by_orjson_and_a_tiny_float_beside_it_by_the_standard_library() -> None:
-    """``logs`` of an Anthropic run name ``claude-…`` models: that ``e-`` is not a float's exponent, so the
-    standard library's (slower) encoder is not needed; a tiny float next to it still gets its ``repr`` text."""
+    """``logs`` of an Anthropic run name ``claude-…`` models and a time may read ``…:00.000000Z``: neither is
+    a tiny float, so the standard library's (slower) encoder is not needed; a tiny float next to them still
+    gets its ``repr`` text."""
     def refuse(_: Any) -> str:
         raise AssertionError("the standard library's encoder was used")
 
-    plain = [{"gen_ai.request.model": "claude-3-5-haiku", "note": "one-line e-mail", "t": 0.5}]
+    plain = [{"gen_ai.request.model": "claude-3-5-haiku", "note": "one-line e-mail", "t": 0.5,
+              "start": "2026-12-05T02:00:00.000000Z", "d": 10.00001, "n": [1e-4, 0.0, -0.0001]}]
     assert _json.compact(plain, refuse, nan_as_null=True) == _STD_COMPACT(plain)
-    for tiny in (1e-05, 1.5e-07, -2e-300, 1.234e-05):
+    for tiny in (1e-05, 1.5e-07, -2e-300, 1.234e-05, -1e-05, 5e-324):
         value = [{"gen_ai.request.model": "claude-3-5-haiku", "p": tiny}]
         assert _json.compact(value, _STD_COMPACT, nan_as_null=True) == _STD_COMPACT(value)
         assert _json.compact(value, _STD_SORTED, sort_keys=True) == _STD_SORTED(value)

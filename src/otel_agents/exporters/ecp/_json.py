@@ -7,8 +7,8 @@ separators=(",", ":"))`` except where noted below; each such case is detected an
 to the standard library, so the results are byte-identical to it:
 
 * floats below 1e-4 in magnitude: ``orjson`` writes ``0.00001`` / ``1e-7`` where ``repr``
-  writes ``1e-05`` / ``1e-07`` (detected in the output: a digit before ``e-``, or ``0.0000``; text such
-  as a ``claude-…`` model name has an ``e-`` too, but no digit before it);
+  writes ``1e-05`` / ``1e-07`` (detected in the output: ``e-`` after a digit, ``0.0000`` after no digit;
+  text such as a ``claude-…`` model name or a time's ``00.000000`` is not taken for one);
 * integers beyond 64 bits, lone surrogates, non-``str`` keys: ``orjson`` refuses them;
 * subclasses of ``float`` and ``tuple`` (``numpy.float64``, which the OTel SDK keeps as an
   attribute value; named tuples): ``orjson`` hands them to ``default`` (``str``) where the
@@ -40,7 +40,11 @@ from ..._spans.encoding import utf8_safe
 _SORT = orjson.OPT_SORT_KEYS
 _PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME  # -> default=str, as json does
 _LONG_DIGITS = re.compile(r"\d{19}")
-_NEGATIVE_EXPONENT = re.compile(rb"[0-9]e-")  # orjson's 1e-7, 1.5e-7: an exponent follows a digit
+# orjson's tiny floats: "e-" after a digit (1.5e-7), "0.0000" after no digit (0.00001); not a "claude-…" model
+# name, not a time's "00.000000". The literal first, the look-behind after it: the regex engine then scans for
+# the literal in C (a character class first would be tried at every byte).
+_EXPONENT = re.compile(rb"e-(?<=[0-9]e-)")
+_SMALL = re.compile(rb"0\.0000(?<![0-9]0\.0000)")
 
 
 def _default(value: Any) -> str:
@@ -52,9 +56,11 @@ def _default(value: Any) -> str:
 
 
 def _differs(out: bytes) -> bool:
-    """Whether ``orjson``'s output may differ from ``repr``-formatted floats (tiny floats)."""
-    # the plain search first: most output has no "e-" at all; the regex only where some text has one
-    return (b"e-" in out and _NEGATIVE_EXPONENT.search(out) is not None) or b"0.0000" in out
+    """Whether ``orjson``'s output may differ from ``repr``-formatted floats (tiny floats). A string
+    holding such text only costs the standard library's encoder."""
+    # the plain searches first (most output holds neither text), the regexes only to tell what is there
+    return ((b"e-" in out and _EXPONENT.search(out) is not None)
+            or (b"0.0000" in out and _SMALL.search(out) is not None))
 
 
 def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = False,
