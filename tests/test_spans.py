@@ -543,7 +543,7 @@ def test_unknown_content_switch_value_warns_once_and_records_no_content(value, t
     # an unknown value (a typo of "off") left content capture on: it fails closed, as opentelemetry-util-genai does
     from otel_agents._spans import settings
 
-    monkeypatch.setattr(settings, "_warned_values", set())
+    monkeypatch.setattr(settings, "_warned_variables", set())
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
     with caplog.at_level(logging.WARNING, logger="otel_agents"):
         assert Settings().content_enabled() is False

@@ -68,7 +68,6 @@ our own redaction and before truncation."""
 
 
 _ON = {"span_only", "span_and_event", "true", "1", "on", "yes"}
-_warned_values: set[str] = set()
 
 # ``os.environ.get`` of an unset variable costs a few Python calls and a caught ``KeyError``, and
 # every span reads 3 or 4 variables. CPython's ``os.environ`` (``os._Environ``) keeps its values in the
@@ -120,11 +119,9 @@ def _capture_from_env() -> bool:
     value = raw.strip().lower()
     if value in _ON:
         return True
-    if value not in _OFF and value not in _warned_values and len(_warned_values) < 16:
-        _warned_values.add(value)
-        logging.getLogger("otel_agents").warning(
-            "otel_agents: %s=%r is not a known value (NO_CONTENT, EVENT_ONLY, false, SPAN_ONLY, SPAN_AND_EVENT, true); "
-            "content capture is off", ENV_CAPTURE_CONTENT, raw)
+    if value not in _OFF:
+        warn_bad_variable(ENV_CAPTURE_CONTENT, raw, "content capture is off (known values: NO_CONTENT, EVENT_ONLY, "
+                          "false, SPAN_ONLY, SPAN_AND_EVENT, true)")
     return False  # off, or a value we do not know: a typo of "off" must not record content
 
 
