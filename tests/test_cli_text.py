@@ -211,6 +211,12 @@ def test_customer_support_readme_names_every_demo_option() -> None:
     (["ecp", "report", "r.json", "--fail-under", "pass_k=1.5"], "--fail-under", "pass_k=1.5: VALUE must be a share"),
     (["ecp", "report", "r.json", "--fail-under", "pass_rate=-0.1"], "--fail-under", "share from 0 to 1"),
     (["ecp", "report", "r.json", "--fail-under", "speed=0.5"], "--fail-under", "METRIC must be one of"),
+    # these were refused after parsing, exit status 2 but in a message of their own, not argparse's
+    (["ecp", "serve", "m:a", "--step-timeout", "-1"], "--step-timeout", "0 or more"),
+    (["ecp", "serve", "m:a", "--max-sessions", "0"], "--max-sessions", "at least 1"),
+    (["ecp", "serve", "m:a", "--connection-timeout", "0"], "--connection-timeout", "above 0"),
+    (["ecp", "serve", "m:a", "--max-body-bytes", "0"], "--max-body-bytes", "at least 1"),
+    (["ecp", "serve", "m:a", "--collect", "70000"], "--collect", "0-65535"),
     (["demo", "--frameworks", ","], "--frameworks", "',' names no framework"),
     (["demo", "--frameworks", " , "], "--frameworks", "names no framework"),
 ])
@@ -227,9 +233,11 @@ def test_good_option_values_still_parse() -> None:
     from otel_agents.cli import build_parser
 
     args = build_parser("ecp").parse_args(["ecp", "serve", "m:a", "--otlp-endpoint", "http://127.0.0.1:4318/v1/traces",
-                                           "--path", "/agent", "--session-idle-timeout", "0.5", "--collect-grace", "0"])
+                                           "--path", "/agent", "--session-idle-timeout", "0.5", "--collect-grace", "0",
+                                           "--step-timeout", "0", "--collect", "0", "--max-sessions", "1"])
     assert (args.otlp_endpoint, args.path, args.session_idle_timeout, args.collect_grace) == \
         ("http://127.0.0.1:4318/v1/traces", "/agent", 0.5, 0.0)
+    assert (args.step_timeout, args.collect, args.max_sessions) == (0.0, 0, 1)  # 0 = no limit, any free port
     args = build_parser("ecp").parse_args(["ecp", "report", "r.json", "--fail-under", "pass_k=1",
                                            "--fail-under", "tool_success=0"])
     assert args.fail_under == ["pass_k=1", "tool_success=0"]

@@ -57,3 +57,19 @@ def test_settings_override_the_environment(monkeypatch, provider, exporter) -> N
     monkeypatch.setenv("OTEL_AGENTS_STATUS_OK", "true")
     _run(provider, Settings(status_ok=False))
     assert StatusCode.OK not in _statuses(exporter).values()
+
+
+def test_an_unknown_value_leaves_the_status_unset_and_warns_once(monkeypatch, provider, exporter, caplog) -> None:
+    # "nah" was taken as off without a word; a typo of "true" should say why nothing turned OK
+    import logging
+
+    from otel_agents._spans import settings
+
+    monkeypatch.setattr(settings, "_warned_variables", set())
+    monkeypatch.setenv("OTEL_AGENTS_STATUS_OK", "nah")
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        _run(provider)
+        _run(provider)
+    assert StatusCode.OK not in _statuses(exporter).values()
+    warned = [r.getMessage() for r in caplog.records if "OTEL_AGENTS_STATUS_OK" in r.getMessage()]
+    assert len(warned) == 1 and "'nah'" in warned[0] and "unset" in warned[0], warned

@@ -24,8 +24,9 @@ look-up, see :func:`getenv`):
     Seconds a wrapped stream may sit unconsumed before its span is ended as
     abandoned (default 300).
 ``OTEL_AGENTS_STATUS_OK``
-    ``true`` marks each span that ends without an error (and was not cancelled,
-    interrupted or abandoned) with status OK. Default off: the OTel tracing spec
+    ``true`` (also ``1``, ``yes``, ``on``) marks each span that ends without an error (and was not
+    cancelled, interrupted or abandoned) with status OK; ``false`` or unset leave it unset, and any
+    other value does too, logged once as a warning. Default off: the OTel tracing spec
     says instrumentation leaves the status unset on success unless configured
     otherwise, but some backends (Phoenix's span list) show unset as "—" where
     OpenInference instrumentations show a green check.
@@ -234,7 +235,14 @@ class Settings:
         if self.status_ok is not None:
             return self.status_ok
         raw = getenv(ENV_STATUS_OK)
-        return raw is not None and raw.strip().lower() in ("true", "1", "yes", "on")
+        if raw is None:
+            return False
+        value = raw.strip().lower()
+        if value in ("true", "1", "yes", "on"):
+            return True
+        if value not in ("", "false", "0", "no", "off"):
+            warn_bad_variable(ENV_STATUS_OK, raw, "spans keep status unset (true or false)")
+        return False
 
     def content_budget(self) -> int:
         """The per-attribute content budget in characters (>= 64)."""

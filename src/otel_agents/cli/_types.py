@@ -15,6 +15,14 @@ def at_least_one(text: str) -> int:
     return value
 
 
+def port(text: str) -> int:
+    """A TCP port, 0-65535 (0: any free port); the OS would take a larger one modulo 65536."""
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port, 0-65535, got {value}")
+    return value
+
+
 def positive_seconds(text: str) -> float:
     """A finite number of seconds > 0."""
     value = float(text)

@@ -37,7 +37,7 @@ import os
 import signal
 import sys
 from . import plain
-from ._types import http_url, positive_seconds, seconds, url_path
+from ._types import at_least_one, http_url, port, positive_seconds, seconds, url_path
 
 DEFAULT_COLLECT_GRACE = 5.0  # seconds
 # (tracer provider, {target spec: Target}, os.environ then) set up and imported by a fork server's parent
@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --replay: keep what was replayed in FILE, so k `ecp run`s of a stdio target grade "
                         "stored runs 1..k")
     p.add_argument("--name", help="agent name reported by agent/initialize (default: the target's)")
-    p.add_argument("--step-timeout", type=float, default=DEFAULT_STEP_TIMEOUT, metavar="SECONDS",
+    p.add_argument("--step-timeout", type=seconds, default=DEFAULT_STEP_TIMEOUT, metavar="SECONDS",
                    help=f"answer a step (or reset) still running after this long with an error and keep serving "
                         f"(default {DEFAULT_STEP_TIMEOUT:g}; 0 = no limit)")
     p.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
@@ -88,21 +88,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="an extra allowed Origin for HTTP requests (loopback origins are always allowed)")
     p.add_argument("--allow-host", action="append", default=[],
                    help="an extra allowed Host header name (loopback names and the bound address always are)")
-    p.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS,
+    p.add_argument("--max-sessions", type=at_least_one, default=DEFAULT_MAX_SESSIONS,
                    help=f"HTTP sessions open at once (default {DEFAULT_MAX_SESSIONS})")
     p.add_argument("--session-idle-timeout", type=positive_seconds, default=DEFAULT_SESSION_IDLE_TIMEOUT, metavar="SECONDS",
                    help=f"end an HTTP session after this long without a request "
                         f"(default {DEFAULT_SESSION_IDLE_TIMEOUT:g})")
-    p.add_argument("--connection-timeout", type=float, default=limits.connection_timeout, metavar="SECONDS",
+    p.add_argument("--connection-timeout", type=positive_seconds, default=limits.connection_timeout, metavar="SECONDS",
                    help=f"close an HTTP connection that sends no complete request for this long "
                         f"(default {limits.connection_timeout:g})")
-    p.add_argument("--max-body-bytes", type=int, default=limits.max_body,
+    p.add_argument("--max-body-bytes", type=at_least_one, default=limits.max_body,
                    help=f"largest request (HTTP body or stdio line) in bytes (default {limits.max_body})")
     p.add_argument("--trace-file", help="also write every span as OTLP/JSON lines to this file")
     p.add_argument("--otlp-endpoint", type=http_url,
                    help="also export spans over OTLP/HTTP to this URL (http(s)://host:port/v1/traces)")
     p.add_argument("--log-file", help="send this process's stderr (logs, the agent's prints) to a file")
-    p.add_argument("--collect", type=int, metavar="PORT",
+    p.add_argument("--collect", type=port, metavar="PORT",
                    help="also receive OTLP/HTTP spans on 127.0.0.1:PORT (0 = any free port) from the agent's other "
                         "processes (its MCP servers...), which inherit OTEL_EXPORTER_OTLP_TRACES_ENDPOINT pointing "
                         "there, and fold them into each step's envelope")
@@ -158,10 +158,6 @@ def _refusal(args: argparse.Namespace) -> str | None:
     if args.http and not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
-    if args.step_timeout < 0 or args.max_sessions < 1 or args.connection_timeout <= 0 or args.max_body_bytes < 1:
-        return "--step-timeout must be >= 0; --max-sessions, --connection-timeout, --max-body-bytes > 0"
-    if args.collect is not None and not 0 <= args.collect < 65536:
-        return "--collect must be a port (0-65535)"
     return None
 
 
