@@ -217,6 +217,7 @@ def test_customer_support_readme_names_every_demo_option() -> None:
     (["ecp", "serve", "m:a", "--connection-timeout", "0"], "--connection-timeout", "above 0"),
     (["ecp", "serve", "m:a", "--max-body-bytes", "0"], "--max-body-bytes", "at least 1"),
     (["ecp", "serve", "m:a", "--collect", "70000"], "--collect", "0-65535"),
+    (["demo", "--phoenix", "127.0.0.1:6006"], "--phoenix", "http://127.0.0.1:6006"),  # annotate failed at the end
     (["demo", "--frameworks", ","], "--frameworks", "',' names no framework"),
     (["demo", "--frameworks", " , "], "--frameworks", "names no framework"),
 ])

@@ -68,7 +68,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 from . import plain
-from ._types import at_least_one, positive_seconds
+from ._types import at_least_one, http_url, positive_seconds
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
 MCP = "mcp"  # PydanticAI whose tools are served over MCP: examples/customer_support/mcp_agent.py
@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="grade ROWS (comma-separated) with DIR/bin/otel-agents demo --json - (a framework's venv "
                         "of its own, Makefile ISOLATED), beside this venv's rows, and fold them into one table; "
                         "repeatable")
-    p.add_argument("--phoenix", metavar="URL",
+    p.add_argument("--phoenix", metavar="URL", type=http_url,
                    help="a running Phoenix (http://127.0.0.1:6006): export the runs there and annotate them "
                         "with their checks")
     p.add_argument("--repeat", type=at_least_one, default=1, metavar="K",
