@@ -20,7 +20,7 @@ from opentelemetry import trace
 
 import otel_agents
 from otel_agents import manual
-from otel_agents._spans import encoding
+from otel_agents._spans import pipeline
 from otel_agents._spans import span as span_module
 from otel_agents.manual import Usage, current_span
 from tests.contract.kit import ContractSuite, Scenario
@@ -116,8 +116,9 @@ class ManualScenario(Scenario):
 
     def break_extractor(self, monkeypatch: pytest.MonkeyPatch) -> None:
         def broken(*_: Any, **__: Any) -> Any:
-            raise RuntimeError("encoder broke")
-        monkeypatch.setattr(encoding, "to_jsonable", broken)
+            raise RuntimeError("content pipeline broke")
+        # every content value's first step (plain JSON data no longer goes through to_jsonable)
+        monkeypatch.setattr(pipeline, "prepare", broken)
 
     def open_entries(self, instrumentor: Any) -> int:
         return len(span_module._OPEN)
