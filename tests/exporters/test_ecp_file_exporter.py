@@ -257,3 +257,20 @@ def test_the_exporter_and_otel_agents_fold_write_the_same_bytes(tmp_path):
     written = (tmp_path / "envelopes.jsonl").read_bytes()
     assert b'"p":1e-07' in written
     assert written == (tmp_path / "folded.jsonl").read_bytes()
+
+
+def test_an_envelope_file_that_cannot_be_opened_is_named(tmp_path, monkeypatch) -> None:
+    # OTEL_AGENTS_ECP_FILE=<a directory> was a bare "[Errno 21] Is a directory: '...'", not naming the variable
+    # (OTEL_AGENTS_TRACES_FILE's is named the same way: exporters/_appender.naming)
+    monkeypatch.setenv("OTEL_AGENTS_ECP_FILE", str(tmp_path))
+    with pytest.raises(IsADirectoryError) as err:
+        ECPFileExporter(tracer_provider=TracerProvider())
+    assert str(err.value) == f"[Errno 21] OTEL_AGENTS_ECP_FILE={str(tmp_path)!r}: cannot append envelopes to it: " \
+                             "Is a directory"
+    with pytest.raises(IsADirectoryError, match=r"path='.*': cannot append envelopes to it"):
+        ECPFileExporter(tmp_path, tracer_provider=TracerProvider())
+    monkeypatch.delenv("OTEL_AGENTS_ECP_FILE")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "otel-agents-envelopes.jsonl").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"^\[Errno 21\] 'otel-agents-envelopes.jsonl': cannot append"):
+        ECPFileExporter(tracer_provider=TracerProvider())

@@ -16,9 +16,31 @@ at fork time would stay held there forever).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import weakref
+from typing import Iterator
+
+
+def file_setting(path: str | os.PathLike[str] | None, variable: str, default: str) -> tuple[str, str]:
+    """The file an exporter appends to — ``path`` if given, else the environment ``variable``, else
+    ``default`` — and how an error names it: ``path='…'``, ``VARIABLE='…'`` or the default's ``repr``."""
+    if path:
+        return os.fspath(path), f"path={os.fspath(path)!r}"
+    if os.environ.get(variable):
+        return os.environ[variable], f"{variable}={os.environ[variable]!r}"
+    return default, repr(default)
+
+
+@contextlib.contextmanager
+def naming(setting: str, what: str) -> Iterator[None]:
+    """Re-raise an ``OSError`` of opening a file (a directory, no permission) as the same type, its
+    message saying which setting (:func:`file_setting`) and what could not be appended to it."""
+    try:
+        yield
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"{setting}: cannot append {what} to it: {exc.strerror or exc}") from exc
 
 
 class JsonLinesAppender:

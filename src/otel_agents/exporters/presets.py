@@ -69,6 +69,8 @@ from urllib.parse import urlsplit
 
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 
+from ._appender import file_setting, naming
+
 ENV_TRACES_FILE = "OTEL_AGENTS_TRACES_FILE"
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
 ENV_PHOENIX_PROJECT = "PHOENIX_PROJECT_NAME"
@@ -175,17 +177,13 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
     appending (a directory, no permission), its message naming the path and where it came from
     (the argument or ``OTEL_AGENTS_TRACES_FILE``).
     """
-    target = os.fspath(path or os.environ.get(ENV_TRACES_FILE) or DEFAULT_TRACES_FILE)
-    named = f"path={target!r}" if path else f"{ENV_TRACES_FILE}={target!r}" if os.environ.get(ENV_TRACES_FILE) \
-        else repr(target)
+    target, setting = file_setting(path, ENV_TRACES_FILE, DEFAULT_TRACES_FILE)
 
     def build() -> SpanExporter:
         from .file import OTLPJsonFileExporter
 
-        try:
+        with naming(setting, "spans"):  # IsADirectoryError, PermissionError...: same type, saying which setting
             return OTLPJsonFileExporter(target)
-        except OSError as exc:  # IsADirectoryError, PermissionError...: same type, saying which setting
-            raise type(exc)(exc.errno, f"{named}: cannot append spans to it: {exc.strerror or exc}") from exc
 
     return ExporterPreset("file", build, details={"path": target})
 

@@ -40,7 +40,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..._spans.guard import report_internal_error
-from .._appender import JsonLinesAppender
+from .._appender import JsonLinesAppender, file_setting, naming
 from ._json import envelope_line
 from ._processor import ECPFoldingProcessor
 
@@ -64,7 +64,8 @@ class ECPFileExporter(SpanExporter):
     Raises:
         TypeError: no SDK ``TracerProvider`` to watch span starts on (the global provider is not
             set yet: pass ``tracer_provider=``).
-        OSError: the file cannot be opened for appending.
+        OSError: the file cannot be opened for appending (its message names the path and where it
+            came from: the argument or ``OTEL_AGENTS_ECP_FILE``).
 
     Put it behind a ``BatchSpanProcessor`` or a ``SimpleSpanProcessor`` on that same provider.
     Envelopes are written when a run's last span reaches :meth:`export`; :meth:`force_flush`
@@ -80,7 +81,9 @@ class ECPFileExporter(SpanExporter):
                             f"got {type(provider).__name__}; pass tracer_provider=")
         self._options = options
         self.folding = self._new_folding()
-        self._out = JsonLinesAppender(path or os.environ.get(ENV_ECP_FILE) or DEFAULT_ECP_FILE)
+        target, setting = file_setting(path, ENV_ECP_FILE, DEFAULT_ECP_FILE)
+        with naming(setting, "envelopes"):
+            self._out = JsonLinesAppender(target)
         self.path = self._out.path
         provider.add_span_processor(SpanStarts(self))
         # Fork: the folding processor starts a forked child with no open runs itself, and the
