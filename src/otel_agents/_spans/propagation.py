@@ -20,7 +20,7 @@ from opentelemetry import context as otel_context
 
 from ..semconv import attributes as A
 from .run_context import current_run_attributes
-from .settings import warn_bad_variable
+from .settings import flag_from_env
 
 PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
 """The W3C Trace Context and Baggage keys (lower case), the ones a switched-off client removes."""
@@ -28,8 +28,6 @@ PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
 RUN_BAGGAGE_KEYS = (A.SESSION_ID, A.USER_ID)
 """Run attributes that travel as baggage entries of the same name."""
 
-_OFF = ("false", "0", "no", "off")
-_ON = ("", "true", "1", "yes", "on")
 
 
 def propagating(override: bool | None, env_var: str) -> bool:
@@ -38,13 +36,8 @@ def propagating(override: bool | None, env_var: str) -> bool:
     or unset leave it on; any other value leaves it on and is logged once as a warning), default on."""
     if override is not None:
         return override
-    raw = os.environ.get(env_var, "")
-    value = raw.strip().lower()
-    if value in _OFF:
-        return False
-    if value not in _ON:
-        warn_bad_variable(env_var, raw, "trace context still travels (false, 0, no or off switch it off)")
-    return True
+    return flag_from_env(env_var, os.environ.get(env_var), True,
+                         "trace context still travels (false, 0, no or off switch it off)")
 
 
 def inject(ctx: otel_context.Context | None = None) -> dict[str, str]:

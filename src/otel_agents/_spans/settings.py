@@ -113,6 +113,26 @@ def warn_bad_variable(name: str, raw: str, instead: str) -> None:
     logging.getLogger("otel_agents").warning("otel_agents: %s=%r is not valid; %s", name, raw, instead)
 
 
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def flag_from_env(name: str, raw: str | None, default: bool, instead: str) -> bool:
+    """A boolean variable ``name`` whose value is ``raw``: ``true``/``1``/``yes``/``on`` or
+    ``false``/``0``/``no``/``off`` (any case); unset or blank: ``default``; any other value also reads as
+    ``default``, with one WARNING (:func:`warn_bad_variable`) saying ``instead``."""
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    if value:
+        warn_bad_variable(name, raw, instead)
+    return default
+
+
 def _capture_from_env() -> bool:
     raw = getenv(ENV_CAPTURE_CONTENT)
     if raw is None or not raw.strip():
@@ -234,15 +254,7 @@ class Settings:
         """Whether a span that ends without an error gets status OK (rather than unset)."""
         if self.status_ok is not None:
             return self.status_ok
-        raw = getenv(ENV_STATUS_OK)
-        if raw is None:
-            return False
-        value = raw.strip().lower()
-        if value in ("true", "1", "yes", "on"):
-            return True
-        if value not in ("", "false", "0", "no", "off"):
-            warn_bad_variable(ENV_STATUS_OK, raw, "spans keep status unset (true or false)")
-        return False
+        return flag_from_env(ENV_STATUS_OK, getenv(ENV_STATUS_OK), False, "spans keep status unset (true or false)")
 
     def content_budget(self) -> int:
         """The per-attribute content budget in characters (>= 64)."""
