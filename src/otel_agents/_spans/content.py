@@ -352,7 +352,7 @@ class ContentSetters:
                 if self._writes(A.LLM_OUTPUT_MESSAGES):
                     self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
                 # The answer text, unless the output requests tools (then the JSON messages, whatever its text)
-                has_calls = any(type(p) is ToolCallPart for m in messages for p in m.parts)
+                has_calls = any(m.tool_calls for m in messages)
                 text = None if has_calls else last_text(messages)
                 if text is not None:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
