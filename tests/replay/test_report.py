@@ -177,3 +177,23 @@ def test_cost_per_run_prices_the_logged_model_calls() -> None:
     unknown = dict(call, **{"gen_ai.request.model": "support-brain"})
     (agent,) = summarise([_report_with([call, unknown], "partly")])["agents"]
     assert agent["cost_per_run"] is None  # a partial sum would understate it
+
+
+def test_report_with_a_byte_order_mark_is_read_and_a_directory_is_named(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`ecp report` and `ecp annotate` read reports through one loader: a UTF-8 byte-order mark at the start is
+    ignored (RFC 8259 section 8.1; Windows editors write one), and a path that cannot be read is named (before,
+    the BOM was "not JSON", and `ecp report` and `ecp annotate` had each their own loader)."""
+    from otel_agents.cli import main
+
+    report = _report_with([])
+    with_bom = tmp_path / "bom.json"
+    with_bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(report).encode())
+    assert main(["ecp", "report", str(with_bom), "--json", str(tmp_path / "s.json")]) == 0
+    assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["agents"]
+    capsys.readouterr()
+    assert main(["ecp", "annotate", str(with_bom), "--to", "file", "--out", str(tmp_path / "e.jsonl")]) == 0
+    for command in ("report", "annotate"):
+        assert main(["ecp", command, str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert f"cannot read {tmp_path}" in err and "Traceback" not in err, err

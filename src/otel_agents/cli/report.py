@@ -104,22 +104,13 @@ class ReportError(ValueError):
 
 
 def load(path: str) -> dict[str, Any]:
-    """One ``ecp run`` JSON report. Raises :class:`ReportError`."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except OSError as exc:
-        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ReportError(f"{path}: not JSON ({exc})") from None
-    if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
-        raise ReportError(f"{path}: not an ecp run report (no \"scenarios\" list)")
-    from ..evaluations._results import report_shape_problem
+    """One ``ecp run`` JSON report (:func:`otel_agents.evaluations.load_report`). Raises :class:`ReportError`."""
+    from ..evaluations import load_report
 
-    problem = report_shape_problem(report)
-    if problem:
-        raise ReportError(f"{path}: not an ecp run report ({problem})")
-    return report
+    try:
+        return load_report(path)
+    except (OSError, ValueError) as exc:
+        raise ReportError(str(exc)) from None
 
 
 def _check_name(step_no: int, check_no: int, check: dict[str, Any]) -> str:

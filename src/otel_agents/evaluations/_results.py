@@ -136,15 +136,21 @@ class _Step:
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read an ``ecp run --json-out`` report.
 
+    A UTF-8 byte-order mark at the start is ignored (RFC 8259 section 8.1).
+
     Raises:
-        OSError: the file cannot be read.
-        ValueError: it is not JSON, or not a report (no ``scenarios`` list).
+        OSError: the file cannot be read (the message names it).
+        ValueError: it is not JSON, or not a report (no ``scenarios`` list, or steps/checks of another shape).
     """
-    with open(path, encoding="utf-8") as f:
-        try:
-            report = json.load(f)
-        except ValueError as exc:
-            raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except OSError as exc:
+        raise type(exc)(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
+    try:
+        report = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
     problem = report_shape_problem(report)
