@@ -93,19 +93,19 @@ def envelope_line(envelope: Any) -> str:
 
 
 def _standard_line(value: Any) -> str:
-    return json.dumps(_writable(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    return json.dumps(writable(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
 
 
-def _writable(value: Any) -> Any:
+def writable(value: Any) -> Any:
     """``value`` with non-finite floats as ``None`` and lone surrogates escaped (what strict UTF-8 JSON needs)."""
     if isinstance(value, str):
         return utf8_safe(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {utf8_safe(k) if isinstance(k, str) else k: _writable(v) for k, v in value.items()}
+        return {utf8_safe(k) if isinstance(k, str) else k: writable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_writable(v) for v in value]
+        return [writable(v) for v in value]
     return value
 
 
@@ -134,4 +134,4 @@ def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     return fallback(text)
 
 
-__all__ = ["compact", "envelope_line", "loads"]
+__all__ = ["compact", "envelope_line", "loads", "writable"]
