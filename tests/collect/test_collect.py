@@ -327,3 +327,21 @@ def test_a_port_beyond_65535_is_refused_not_wrapped(option: str, tmp_path) -> No
             option, "99999"] + (["--port", "0"] if option == "--grpc-port" else [])
     proc = subprocess.run(args, capture_output=True, text=True, timeout=20)
     assert proc.returncode == 2 and "99999" in proc.stderr and "0-65535" in proc.stderr, proc.stderr
+
+
+def test_forward_queue_is_bounded_in_bytes_while_the_endpoint_stalls() -> None:
+    """A --forward endpoint that stops answering (a backend down behind a load balancer that still accepts
+    connections): requests wait in memory for it. 1,000 of them at the 4 MiB body limit were 4 GiB; what
+    waits is bounded in bytes (64 MiB, the receiver's own capacity), beyond which requests are dropped, counted."""
+    import socket
+
+    from otel_agents.serve.otlp import Forwarder
+
+    stalled = socket.create_server(("127.0.0.1", 0))  # accepts (the backlog), never reads or answers
+    forwarder = Forwarder(f"http://127.0.0.1:{stalled.getsockname()[1]}/v1/traces", timeout=30)
+    body = b"x" * (1 << 20)  # one object, 1 MiB, submitted 100 times: 100 MiB queued if nothing bounds it
+    for _ in range(100):
+        forwarder.submit((body, PB, None))
+    assert 30 <= forwarder.dropped <= 37, forwarder.dropped
+    stalled.close()
+    forwarder.close(timeout=0.1)
