@@ -427,23 +427,12 @@ def load_json(text: str | bytes) -> Any:
                 raise ValueError(f"not UTF-8 text: {bad.reason} at byte {bad.start}") from None
         if "surrogate" not in str(exc):
             raise ValueError(f"invalid JSON: {exc}") from None
-        from .ecp._json import writable
+        from .ecp._json import strict_decode, writable
 
         try:  # the standard library reads lone surrogates; orjson has checked all else up to the first one
-            return writable(json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float))
+            return writable(strict_decode(text))
         except (ValueError, RecursionError) as second:
             raise ValueError(f"invalid JSON: {exc if isinstance(second, RecursionError) else second}") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text} out of range")
-    return value
 
 
 def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
