@@ -72,3 +72,7 @@ def test_bad_options_and_unwritable_outputs_are_clear_errors(tmp_path: Path) -> 
                               text=True, timeout=300)
         assert proc.returncode == 2 and f"cannot write {target}" in proc.stderr, proc.stdout + proc.stderr
         assert "Traceback" not in proc.stderr
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", "--examples", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    # it said "examples/customer_support not found; run it from the repository root or pass --examples DIR"
+    assert proc.returncode == 2 and f"--examples {tmp_path}: no manifest.yaml" in proc.stderr, proc.stderr

@@ -446,3 +446,24 @@ def test_a_double_value_that_is_an_array_or_object_is_named(tmp_path, double):
     [error] = errors
     assert error.message.endswith("resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.doubleValue: "
                                   f"wrong type {type(double).__name__}")
+
+
+def test_a_lone_surrogate_escape_from_another_sdk_costs_that_value_not_the_line(rec, tmp_path):
+    """OTLP/JSON written by another SDK (JavaScript's ``JSON.stringify`` writes a lone surrogate as the escape
+    ``\\ud800``): valid JSON that orjson refuses, so the whole line used to be skipped as malformed. The
+    line is read; that value escaped as text, as our own exporter writes it, so it can be UTF-8 again."""
+    agent_run(rec.telemetry)
+    path = tmp_path / "t.jsonl"
+    write(path, rec.spans, batch=100)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    span = data["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["name"] = "caf\udce9 \U0001F600"  # a lone surrogate and a valid pair (json.dumps escapes both)
+    path.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    errors = []
+    back = read_otlp_json(path, errors=errors)
+    assert errors == [] and len(back) == len(rec.spans)
+    assert "caf\\udce9 \U0001F600" in [s.name for s in back]
+    deep = json.dumps(data)[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}"  # lone, then too deep
+    path.write_text(deep + "\n", encoding="utf-8")
+    back = read_otlp_json(path, errors=errors)
+    assert back == [] and [e.line for e in errors] == [1]

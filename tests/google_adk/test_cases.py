@@ -555,3 +555,23 @@ def test_adks_tracer_stood_down_still_decorates(instrumented: Any, exporter: Sna
         [second.get_span_context().span_id] * 2
     assert not any(s.is_recording() for s in seen)
     assert sorted(s.name for s in exporter.spans) == ["first request", "second request"]
+
+
+def test_a_runner_made_before_instrument_is_traced(instrument: Any, exporter: SnapshotExporter) -> None:
+    """A runner made before instrument() (a module-level runner), or while an earlier instrument() was on, has
+    no live plugin of ours: its runs are traced all the same, by one plugin."""
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+
+    from otel_agents.instrumentors.google_adk._plugin import OtelAgentsPlugin
+
+    agent = support_agent(ScriptedLlm(tool_then_answer() * 3))
+    early = Runner(app_name="support", agent=agent, session_service=InMemorySessionService())
+    inst = instrument()
+    run_agent(agent, runner=early)
+    assert [s.name for s in exporter.semantic("agent")] == ["invoke_agent support"]
+    inst.uninstrument()
+    inst.instrument(tracer_provider=exporter_provider(exporter))
+    run_agent(agent, runner=early, session_id="sess-2")
+    assert len(exporter.semantic("agent")) == 2
+    assert sum(isinstance(p, OtelAgentsPlugin) for p in early.plugin_manager.plugins) == 1

@@ -554,3 +554,30 @@ def test_tool_use_behavior_answering_is_the_agent_output(instrumented: Any, expo
     assert len(exporter.semantic("model")) == 1
     [agent_span] = exporter.semantic("agent")
     assert agent_span.attributes["output.value"] == result.final_output
+
+
+def test_uninstrument_mid_handoff_ends_every_span(provider: Any, exporter: SnapshotExporter) -> None:
+    """uninstrument() while a handed-off agent runs: the SDK's span ends no longer reach us, so the handoff's
+    tool span and the agent that handed off (held until the delegate is done) end then, not never."""
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=provider)
+
+    @function_tool
+    def stop_tracing() -> str:
+        """Stop tracing."""
+        inst.uninstrument()
+        return "stopped"
+
+    handler = ScriptedResponses({"triage": [call(("transfer_to_billing", {}))],
+                                 "billing": [call(("stop_tracing", {})), say("refund ok")]})
+    model = responses_model(handler)
+    billing = Agent(name="billing", instructions="billing", model=model, tools=[stop_tracing])
+    triage = Agent(name="triage", instructions="triage", model=model, handoffs=[billing])
+    try:
+        assert Runner.run_sync(triage, "refund?").final_output == "refund ok"
+    finally:
+        if inst.is_instrumented_by_opentelemetry:
+            inst.uninstrument()
+    names = {s.name for s in exporter.spans}
+    assert {"invoke_agent triage", "execute_tool transfer_to_billing", "invoke_agent billing"} <= names
+    assert inst.open_spans() == 0 and trace.get_current_span() is trace.INVALID_SPAN

@@ -181,8 +181,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     examples = find_examples(args.examples)
     if examples is None:
-        print("otel-agents demo: examples/customer_support not found; run it from the repository root "
-              "or pass --examples DIR", file=sys.stderr)
+        print(f"otel-agents demo: --examples {args.examples}: no manifest.yaml and common.py there (the files of "
+              "examples/customer_support)" if args.examples else "otel-agents demo: examples/customer_support not "
+              "found; run it from the repository root or pass --examples DIR", file=sys.stderr)
         return 2
     console = sys.stderr if args.json_out == "-" else sys.stdout  # stdout carries the JSON alone
     try:

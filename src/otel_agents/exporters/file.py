@@ -409,16 +409,34 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
             yield number, spans
 
 
-def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
+def load_json(text: str | bytes) -> Any:
+    """One OTLP/JSON document (a line of a file, a request body) parsed as strict JSON: no ``NaN``/``Infinity``,
+    nesting at most 1024 deep. A lone surrogate escape (``"\\ud800"``, which JavaScript's ``JSON.stringify``
+    writes) is valid JSON no UTF-8 string can hold: it is read as the text ``\\ud800``, as our exporter writes it.
+
+    Raises:
+        ValueError: not UTF-8 (the byte named) or not JSON (orjson's message: position and problem).
+    """
     try:
-        data = orjson.loads(text)  # strict: no NaN/Infinity literals; nesting deeper than 1024 is an error
+        return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         if isinstance(text, bytes):  # orjson validates UTF-8 but says only "str is not valid UTF-8": name the byte
             try:
-                text.decode("utf-8")
+                text = text.decode("utf-8")
             except UnicodeDecodeError as bad:
                 raise ValueError(f"not UTF-8 text: {bad.reason} at byte {bad.start}") from None
-        raise ValueError(f"invalid JSON: {exc}") from None
+        if "surrogate" not in str(exc):
+            raise ValueError(f"invalid JSON: {exc}") from None
+        from .ecp._json import strict_decode, writable
+
+        try:  # the standard library reads lone surrogates; orjson has checked all else up to the first one
+            return writable(strict_decode(text))
+        except (ValueError, RecursionError) as second:
+            raise ValueError(f"invalid JSON: {exc if isinstance(second, RecursionError) else second}") from None
+
+
+def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
+    data = load_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
     if "resourceSpans" not in data and "resource_spans" not in data:

@@ -111,10 +111,12 @@ def decode_request(body: bytes, kind: str) -> Decoded:
     if kind == PROTOBUF:
         data = _protobuf_to_json(body)
     else:
+        from .file import load_json
+
         try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise BadRequest(f"invalid JSON: {exc}") from None
+            data = load_json(body)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
         if not isinstance(data, dict):
             raise BadRequest(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
     return _decode(data)

@@ -202,8 +202,9 @@ class Forwarder:
     """Passes received requests on, unchanged (same body, ``Content-Type``, ``Content-Encoding``), to another
     OTLP/HTTP endpoint, from a thread of its own: the receiver can sit in front of a tracing backend.
 
-    At most ``max_queued`` requests wait; more are dropped and counted (:attr:`dropped`), as are requests
-    the endpoint refused or that failed (:attr:`failed`); each is logged, with the running count.
+    At most ``max_queued`` requests of at most ``max_queued_bytes`` bytes in all wait (an endpoint that
+    stalls must not hold every request in memory); more are dropped and counted (:attr:`dropped`), as are
+    requests the endpoint refused or that failed (:attr:`failed`); each is logged, with the running count.
 
     Args:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
@@ -212,7 +213,7 @@ class Forwarder:
     """
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, *, timeout: float = 10.0,
-                 max_queued: int = 1000) -> None:
+                 max_queued: int = 1000, max_queued_bytes: int = 64 * 1024 * 1024) -> None:
         import queue
         import threading
 
@@ -220,18 +221,24 @@ class Forwarder:
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.sent = self.failed = self.dropped = 0
+        self.max_queued_bytes = max_queued_bytes
+        self._queued_bytes = 0
+        self._lock = threading.Lock()
         self._queue: queue.Queue[tuple[bytes, str, str | None] | None] = queue.Queue(maxsize=max_queued)
         self._thread = threading.Thread(target=self._run, name="otlp-forward", daemon=True)
         self._thread.start()
 
     def submit(self, raw: tuple[bytes, str, str | None]) -> None:
-        """Queue one request (as received); drops it (counted) when the queue is full."""
-        import queue
-
-        try:
-            self._queue.put_nowait(raw)
-        except queue.Full:
-            self.dropped += 1
+        """Queue one request (as received); drops it (counted) when the queue is full, in requests or bytes."""
+        with self._lock:
+            fits = self._queue.qsize() < self._queue.maxsize \
+                and self._queued_bytes + len(raw[0]) <= self.max_queued_bytes
+            if fits:
+                self._queue.put_nowait(raw)  # only submit() puts (under the lock) until close(): there is room
+                self._queued_bytes += len(raw[0])
+            else:
+                self.dropped += 1
+        if not fits:
             logger.warning("otel-agents collect: --forward queue full, request dropped (%d so far)", self.dropped)
 
     def _run(self) -> None:
@@ -240,6 +247,8 @@ class Forwarder:
 
         while (raw := self._queue.get()) is not None:
             body, kind, encoding = raw
+            with self._lock:
+                self._queued_bytes -= len(body)
             headers = {**self.headers, "Content-Type": kind}
             if encoding:
                 headers["Content-Encoding"] = encoding

@@ -390,18 +390,6 @@ _JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
-def _reject(value: str) -> Any:
-    raise ValueError(f"non-finite number {value}")
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"non-finite number {text}")
-    return number
-
-
-_decode = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_float).decode
 
 
 def _too_deep(text: str) -> bool:
@@ -432,7 +420,7 @@ def parse_json(text: Any) -> Any:
     try:
         if _too_deep(text):
             return text
-        return _json.loads(text, _decode)
+        return _json.loads(text, _json.strict_decode)
     except (ValueError, RecursionError):
         return text
 

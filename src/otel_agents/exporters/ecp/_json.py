@@ -93,19 +93,19 @@ def envelope_line(envelope: Any) -> str:
 
 
 def _standard_line(value: Any) -> str:
-    return json.dumps(_writable(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    return json.dumps(writable(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
 
 
-def _writable(value: Any) -> Any:
+def writable(value: Any) -> Any:
     """``value`` with non-finite floats as ``None`` and lone surrogates escaped (what strict UTF-8 JSON needs)."""
     if isinstance(value, str):
         return utf8_safe(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {utf8_safe(k) if isinstance(k, str) else k: _writable(v) for k, v in value.items()}
+        return {utf8_safe(k) if isinstance(k, str) else k: writable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_writable(v) for v in value]
+        return [writable(v) for v in value]
     return value
 
 
@@ -123,6 +123,22 @@ def _long_digits(text: str) -> bool:
     return _LONG_DIGITS.search(text) is not None
 
 
+def _reject(value: str) -> Any:
+    raise ValueError(f"non-finite number {value}")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"non-finite number {text}")
+    return number
+
+
+strict_decode = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_float).decode
+"""The standard library's JSON decoder, strict: ``ValueError`` for ``NaN``, ``Infinity`` and numbers beyond a
+double; lone surrogate escapes and integers of any size are read (what orjson refuses)."""
+
+
 def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     """``text`` parsed by ``orjson``, or by ``fallback`` (a standard-library ``decode``) wherever
     ``orjson`` would fail or read a number differently (integers beyond 64 bits)."""
@@ -134,4 +150,4 @@ def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     return fallback(text)
 
 
-__all__ = ["compact", "envelope_line", "loads"]
+__all__ = ["compact", "envelope_line", "loads", "strict_decode", "writable"]

@@ -5,7 +5,8 @@ there is no global plugin registry, so we wrap ``Runner.__init__`` (``wrapt``) t
 put one :class:`~._plugin.OtelAgentsPlugin` at the front of each new runner's
 plugin list — first, so it sees every step before another plugin can
 short-circuit it. A runner that already has ours (an ``AgentTool`` passes its
-parent's plugins to the runner it makes) gets no second one.
+parent's plugins to the runner it makes) gets no second one. A runner made before
+``instrument()`` gets it when it starts a run (``run_async``/``run_live`` are wrapped too).
 ``uninstrument()`` takes the wrapper off and switches the plugin off in the
 runners it was added to. ``Runner.run`` (the sync entry) is wrapped too, to step its
 events in a context that tells the plugin when the caller left before the end
@@ -43,6 +44,8 @@ class Installation:
         self.plugin = OtelAgentsPlugin(self.hooks)
         self.patch = Patch(Runner, "__init__", self._init)
         self.run_patch = Patch(Runner, "run", self._run)
+        # a runner made before instrument() (or under an earlier one) gets our plugin when it starts a run
+        self.entry_patches = [Patch(Runner, name, self._enter) for name in ("run_async", "run_live")]
         self.native = None
         with guard("google_adk.stand_down"):
             self.native = NativeSpans()
@@ -79,13 +82,20 @@ class Installation:
 
     def _init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         result = wrapped(*args, **kwargs)
+        self._add_plugin(instance)
+        return result
+
+    def _enter(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        self._add_plugin(instance)
+        return wrapped(*args, **kwargs)
+
+    def _add_plugin(self, runner: Any) -> None:
         with guard("google_adk.add_plugin"):
-            plugins = instance.plugin_manager.plugins
+            plugins = runner.plugin_manager.plugins
             # an inert plugin of an earlier instrument() (copied from a parent runner) makes way for ours
             plugins[:] = [p for p in plugins if not isinstance(p, OtelAgentsPlugin) or p.hooks is not None]
             if not any(isinstance(p, OtelAgentsPlugin) for p in plugins):
                 plugins.insert(0, self.plugin)
-        return result
 
     @staticmethod
     def _run(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -95,6 +105,8 @@ class Installation:
         """Take the wrappers off; the plugin in existing runners becomes inert, open spans end."""
         self.patch.remove()
         self.run_patch.remove()
+        for patch in self.entry_patches:
+            patch.remove()
         if self.native is not None:
             with guard("google_adk.restore_native"):
                 self.native.restore()

@@ -247,6 +247,23 @@ class OtelAgentsProcessor(TracingProcessor):
             with guard("openai_agents.run_interrupted"):
                 self._end_run(getattr(span, "trace_id", None), exc)
 
+    def end_open(self) -> None:
+        """End every span still open, inner first, marked evicted: ``uninstrument()`` during a run, after which
+        the SDK's span ends no longer reach us. A trace's record holds its agents (each with the handoff that
+        delegated to it) and the handoffs whose agent has not started: those end here too."""
+        held = [sem for sem, _ in reversed(self.spans.pop_where(lambda rec: True))]
+        for root, rec in reversed(self.traces.pop_where(lambda rec: True)):
+            if rec is not None:
+                held += [h.sem for handoffs in rec.pending.values() for h in handoffs]
+                for agent in reversed(rec.agents):
+                    held += [agent.sem, agent.via.sem] if agent.via is not None else [agent.sem]
+            held.append(root)
+        with self._lock:
+            self._aliases.clear()
+        for sem in held:
+            sem.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
+            sem.end()
+
     def shutdown(self, timeout: float | None = None) -> None:
         """Nothing to flush: our spans go to the OTel provider, which the application shuts down."""
 

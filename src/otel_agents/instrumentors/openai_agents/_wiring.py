@@ -170,5 +170,4 @@ class Installation:
             processors = getattr(multi, "_processors", None)
             if multi is not None and processors is not None:
                 multi.set_processors([p for p in processors if p is not self.processor])
-        self.processor.spans.clear()
-        self.processor.traces.clear()
+        self.processor.end_open()
