@@ -28,7 +28,6 @@ span exactly as ``set_attributes`` does (values, types, order, dropped count), a
 
 from __future__ import annotations
 
-from itertools import compress
 from typing import Any, Mapping
 
 try:  # the SDK is a dependency; a missing or reshaped one only disables the direct path
@@ -39,8 +38,6 @@ except ImportError:  # pragma: no cover
 
 _SCALARS = frozenset((str, bool, int, float))
 _SEQUENCES = frozenset((list, tuple))
-_KINDS = _SCALARS | _SEQUENCES
-_STR = frozenset((str,))
 
 
 def _legal(attributes: Mapping[str, Any]) -> Mapping[str, Any] | None:
