@@ -15,7 +15,7 @@ from agno.tools.function import Function
 from opentelemetry import trace
 
 from otel_agents.exporters.ecp import fold
-from otel_agents.instrumentors.agno import AgnoInstrumentor, _convert
+from otel_agents.instrumentors.agno import AgnoInstrumentor
 from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
 from tests.spans import SnapshotExporter, ancestors, parent_of, tree
@@ -671,8 +671,8 @@ def test_workflow_step_retried_after_a_failed_agent_run_completes(instrumented: 
 
 
 def test_tool_definitions_follow_a_tool_changed_between_runs(instrumented: Any, exporter: SnapshotExporter) -> None:
-    """The tools offered are made into definitions once per content: a tool whose description changes
-    between runs is offered, and recorded, with its new description."""
+    """The tools' definitions are cached by their content: a tool whose description changes between runs
+    is recorded with its new description."""
     tool = Function.from_callable(lookup_order)
     agent = support_agent(tools=[tool])
     agent.run("Where is A100?")
@@ -682,19 +682,3 @@ def test_tool_definitions_follow_a_tool_changed_between_runs(instrumented: Any, 
     assert [json.loads(s.attributes["gen_ai.tool.definitions"])[0]["description"] for s in models] == \
         ["Look up an order by id."] * 2 + ["Look up an order by id, with its carrier."] * 2
 
-
-def test_tool_definitions_are_never_the_callers_dicts() -> None:
-    """A definition kept for later requests is made from a copy: Agno's formatted tool changed in place
-    afterwards changes neither it nor what an equal request gets."""
-
-    def formatted() -> list[dict]:
-        return [{"type": "function", "function": {"name": "lookup_order", "description": "Look up an order.",
-                                                   "parameters": {"type": "object", "properties": {}}}}]
-
-    tools = formatted()
-    first = _convert.tool_definitions(tools)
-    tools[0]["function"]["parameters"]["properties"]["order_id"] = {"type": "string"}
-    tools[0]["function"]["description"] = "changed"
-    assert _convert.tool_definitions(formatted()) == first
-    assert first[0].parameters == {"type": "object", "properties": {}} and first[0].description == "Look up an order."
-    assert _convert.tool_definitions(tools)[0].description == "changed"

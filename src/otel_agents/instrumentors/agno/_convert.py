@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
-import orjson
-
-from ..._spans import memo
 from ..._spans import (encode, BlobPart, ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
                        ToolDefinition, Usage, media_part)
 
 _decode = json.JSONDecoder().decode  # json.loads without its per-call checks (a str is all it gets here)
+_MEDIA = (("images", "image"), ("audio", "audio"), ("videos", "video"), ("files", None))
 
 
 def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
@@ -40,26 +38,21 @@ def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
 
 def message_parts(m: Any) -> list[Part]:
     """The parts of one message: reasoning, text, media, tool calls, in that order."""
-    reasoning = getattr(m, "reasoning_content", None)
-    content = m.content
-    images, audio, videos, files = (getattr(m, "images", None), getattr(m, "audio", None),
-                                    getattr(m, "videos", None), getattr(m, "files", None))
-    tool_calls = getattr(m, "tool_calls", None)
-    if not (reasoning or images or audio or videos or files or tool_calls):  # text alone (the common case)
-        if content is None or content == "":
-            return []
-        return [TextPart(content if type(content) is str else _text(content))]
     parts: list[Part] = []
+    reasoning = getattr(m, "reasoning_content", None)
     if reasoning:
         parts.append(ReasoningPart(reasoning))
+    content = m.content
     if content is not None and content != "" and not (reasoning is not None and _is_thinking_copy(content, reasoning)):
         parts.append(TextPart(content if type(content) is str else _text(content)))
-    for items, modality in ((images, "image"), (audio, "audio"), (videos, "video"), (files, None)):
+    for attr, modality in _MEDIA:
+        items = getattr(m, attr, None)
         if items:
             for item in items:
                 part = _media(item, modality)
                 if part is not None:
                     parts.append(part)
+    tool_calls = getattr(m, "tool_calls", None)
     if tool_calls:
         parts.extend(tool_call_parts(tool_calls))
     return parts
@@ -124,30 +117,10 @@ def usage(metrics: Any) -> Usage | None:
                  reasoning_tokens=getattr(metrics, "reasoning_tokens", 0) or None)
 
 
-# Agno formats the same tools again for every model request: their definitions are made once per content (the
-# key: their JSON, :func:`~otel_agents._spans.memo.json_key`), from a copy read back from that JSON (never the
-# user's dicts, which may change). Bound: 32 entries of at most 64 KiB of JSON each.
-_TOOLS: memo.Memo[tuple[ToolDefinition, ...]] = memo.Memo(32)
-_TOOLS_KEY_BYTES = 65_536
-
-
-def tool_definitions(tools: Iterable[Any] | None) -> Sequence[ToolDefinition]:
+def tool_definitions(tools: Iterable[Any] | None) -> list[ToolDefinition]:
     """The tools offered to the model (formatted dicts ``{"type": "function", "function": {...}}``)."""
-    if not tools:
-        return ()
-    key = memo.json_key(tools, _TOOLS_KEY_BYTES) if type(tools) is list else None
-    if key is None:
-        return _tool_definitions(tools)
-    cached = _TOOLS.get(key)
-    if cached is None:
-        cached = tuple(_tool_definitions(orjson.loads(key)))
-        _TOOLS.put(key, cached)
-    return cached
-
-
-def _tool_definitions(tools: Iterable[Any]) -> list[ToolDefinition]:
     out = []
-    for t in tools:
+    for t in tools or ():
         fn = t.get("function", t) if isinstance(t, dict) else None
         if isinstance(fn, dict) and fn.get("name"):
             out.append(ToolDefinition(fn["name"], fn.get("description"), fn.get("parameters")))
