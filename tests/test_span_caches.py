@@ -88,6 +88,8 @@ TOOL_KEY_PARTS = {
     "parameters or none": ([ToolDefinition("f", "d", {})], [ToolDefinition("f", "d", None)]),
     "order": ([WEATHER, ToolDefinition("f")], [ToolDefinition("f"), WEATHER]),
     "number": ([WEATHER], [WEATHER, WEATHER]),
+    "which tool's parameters": ([ToolDefinition("f", None, {"a": 1}), ToolDefinition("g", None, {"b": 2})],
+                                [ToolDefinition("f", None, {"b": 2}), ToolDefinition("g", None, {"a": 1})]),
 }
 
 

@@ -5,11 +5,13 @@ session ids, uninstrument, folding."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, Callable
 
 import pytest
 from agno.agent import Agent
 from agno.db.in_memory import InMemoryDb
+from agno.tools.function import Function
 from opentelemetry import trace
 
 from otel_agents.exporters.ecp import fold
@@ -666,3 +668,17 @@ def test_workflow_step_retried_after_a_failed_agent_run_completes(instrumented: 
     assert [a.status.name for a in agents] == ["ERROR", "UNSET"], tree(spans)
     assert root.status.name != "ERROR" and step.status.name != "ERROR", tree(spans)
     assert root.attributes["output.value"] == "sunny in Paris"
+
+
+def test_tool_definitions_follow_a_tool_changed_between_runs(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The tools' definitions are cached by their content: a tool whose description changes between runs
+    is recorded with its new description."""
+    tool = Function.from_callable(lookup_order)
+    agent = support_agent(tools=[tool])
+    agent.run("Where is A100?")
+    tool.description = "Look up an order by id, with its carrier."
+    agent.run("Where is A100?")
+    models = [s for s in exporter.semantic() if s.semantic_kind == "model"]
+    assert [json.loads(s.attributes["gen_ai.tool.definitions"])[0]["description"] for s in models] == \
+        ["Look up an order by id."] * 2 + ["Look up an order by id, with its carrier."] * 2
+

@@ -149,30 +149,33 @@ def _message_key(m: ChatMessage) -> tuple[Any, ...] | None:
     return tuple(key)
 
 
+_LABEL_TYPES = frozenset((str, type(None)))
+
+
 def _tools_key(tools: Sequence[ToolDefinition]) -> tuple[Any, ...] | None:
     """A cache key of the content of ``tools`` (each of type :class:`ToolDefinition`, exactly): each one's type,
-    name and description (labels: ``None`` or exactly a ``str``, as in :func:`_message_key`) and its parameters'
-    JSON bytes (:func:`~.memo.json_key`). ``None`` (no cache) for parameters that are not plain JSON data, or
-    more than :data:`_TOOLS_KEY_BYTES` characters and JSON bytes in all."""
-    key: list[Any] = []
-    room = _TOOLS_KEY_BYTES
+    name and description (labels: ``None`` or exactly a ``str``, as in :func:`_message_key`), then the JSON bytes
+    of the list of their parameters (:func:`~.memo.json_key`, one encoding for all). ``None`` (no cache) for
+    parameters that are not a ``dict`` (exactly) of plain JSON data, or more than :data:`_TOOLS_KEY_BYTES`
+    characters and JSON bytes in all."""
+    labels: list[Any] = []
+    parameters: list[Any] = []
     for t in tools:
         if type(t) is not ToolDefinition:
             return None
-        kind, name, description, parameters = t.type, t.name, t.description, t.parameters
-        if (kind is not None and type(kind) is not str) or (name is not None and type(name) is not str) or \
-                (description is not None and type(description) is not str):
+        p = t.parameters
+        if p is not None and type(p) is not dict:  # (a JSON Schema object: anything else is rendered each time)
             return None
-        if parameters is not None:
-            parameters = memo.json_key(parameters, room)
-            if parameters is None:
-                return None
-            room -= len(parameters)
-        room -= len(kind or "") + len(name or "") + len(description or "")
-        if room < 0:
-            return None
-        key += (kind, name, description, parameters)
-    return tuple(key)
+        labels += (t.type, t.name, t.description)
+        parameters.append(p)
+    if not _LABEL_TYPES.issuperset(map(type, labels)):
+        return None
+    room = _TOOLS_KEY_BYTES - sum(map(len, filter(None, labels)))
+    data = memo.json_key(parameters, room) if room >= 0 else None
+    if data is None:
+        return None
+    labels.append(data)
+    return tuple(labels)
 
 
 class ContentSetters:
