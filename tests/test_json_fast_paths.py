@@ -17,7 +17,7 @@ from hypothesis import example, given, settings, strategies as st
 from otel_agents._spans import encoding
 from otel_agents.exporters.ecp import _json
 from otel_agents.exporters.ecp._envelope import _logs
-from otel_agents.exporters.ecp._facts import _decode, parse_json
+from otel_agents.exporters.ecp._facts import parse_json
 
 _STD_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 _STD_SORTED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str).encode
@@ -104,8 +104,8 @@ def test_fold_parse_json_reads_what_the_standard_library_reads(data: Any, cut: i
     except ValueError:
         text = str(data)
     for candidate in (text, text[:cut], text.replace("1", "1e400", 1)):
-        expected = _outcome(_decode, candidate)
-        assert _same(_outcome(lambda t: _json.loads(t, _decode), candidate), expected)
+        expected = _outcome(_json.strict_decode, candidate)
+        assert _same(_outcome(lambda t: _json.loads(t, _json.strict_decode), candidate), expected)
         assert _same(parse_json(candidate), candidate if isinstance(expected, type) else expected)
 
 
