@@ -83,7 +83,8 @@ class FoldSpan:
             self.start_time = start = span.start_time
             self.end_time = end = span.end_time
             span_kind = getattr(span, "kind", None)
-        a = _attribute_view(raw)
+        if type(raw) is not BoundedAttributes or type(a := raw._dict) is not dict or not a:
+            a = _attribute_view(raw)  # the SDK's own non-empty attributes are read above without this call
         if type(ctx) is SpanContext:  # a tuple: its fields by index, without the property calls
             self.trace_id: int = ctx[0]
             self.span_id: int = ctx[1]
@@ -418,7 +419,7 @@ def parse_json(text: Any) -> Any:
     if not isinstance(text, str):
         return text
     try:
-        if _too_deep(text):
+        if len(text) > MAX_JSON_DEPTH and _too_deep(text):  # shorter text cannot nest deeper
             return text
         return _json.loads(text, _json.strict_decode)
     except (ValueError, RecursionError):
