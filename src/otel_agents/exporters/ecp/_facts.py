@@ -125,7 +125,7 @@ class FoldSpan:
         code = status._status_code if type(status) is Status else status.status_code if status is not None \
             else StatusCode.UNSET
         self.status_code: StatusCode = code
-        self.error: bool = code is StatusCode.ERROR or self.cancelled
+        self.error: bool = code is _ERROR_CODE or self.cancelled
         if start and end:
             elapsed = end - start
             if elapsed <= 0:
@@ -143,6 +143,10 @@ class FoldSpan:
 # either to 3 decimals gives the same microsecond unless the quotient ends in exactly 0.5 µs (left to
 # ``round``); ``us / 1000`` is then the double nearest that decimal, as ``round`` returns.
 _EXACT_NS = 1 << 52
+
+
+# ``StatusCode.ERROR`` read once: an enum class's attributes are read through ``EnumType.__getattr__``'s slot.
+_ERROR_CODE = StatusCode.ERROR
 
 
 def _is_cancellation(control_flow: Any) -> bool:
