@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
-import operator
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any
 
 from opentelemetry.trace import StatusCode
 
@@ -91,7 +90,7 @@ def build_envelope(run: Run, *, include_thoughts: bool = False) -> dict[str, Any
         "public_output": public_output,
         "tool_calls": tool_calls,
         "evaluation_context": context,
-        "logs": _logs([_log_record(s, run.trace_id, trace_hex, tree.hex) for s in spans]),
+        "logs": _logs(_log_records(spans, run.trace_id, trace_hex, tree.hex_ids)),
     }
     usage = _usage(models, tree)
     if usage is not None:
@@ -236,54 +235,51 @@ _STATUS_NAMES = {code: code.name.lower() for code in StatusCode}
 _UNSET, _OK, _ERROR = StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR
 
 
-def _log_record(span: F.FoldSpan, trace_id: int | None, trace_hex: str | None,
-                span_hex: Callable[[int], str]) -> dict[str, Any]:
-    """One ``logs`` record; ``trace_hex`` is ``trace_id`` in hex (the run's: its spans' trace, written once);
-    ``span_hex``: a span id in hex (:meth:`RunTree.hex`)."""
-    status = span.status_code
-    a = span.attributes
-    parent_id = span.parent_id
-    keys, values = _log_keys(tuple(a))
-    start = span.start_time
-    if start:  # ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``; no fraction when it is 0: isoformat's text)
-        seconds, micros = divmod(start // 1000, 1_000_000)
-        start = f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
-    else:
-        start = None
-    span_trace = span.trace_id
-    record: dict[str, Any] = {
-        "trace_id": (trace_hex if span_trace == trace_id else _trace_hex(span_trace))
-        if span.context is not None else None,
-        "span_id": span_hex(span.span_id),
-        "parent_id": span_hex(parent_id) if parent_id is not None else None,
-        "kind": span.semantic_kind,
-        "name": span.name,
-        "start": start,
-        "duration_ms": span.duration_ms,
-        # the three codes by identity (a dict lookup would hash the enum member through Python code)
-        "status": "unset" if status is _UNSET else "ok" if status is _OK else "error" if status is _ERROR
-        else _STATUS_NAMES.get(status) or status.name.lower(),
-        "attributes": dict(zip(keys, values(a))) if values is not None else {},
-    }
-    if status is _ERROR:
-        record["error"] = F.error_text(span)
-    return record
+def _log_records(spans: list[F.FoldSpan], trace_id: int | None, trace_hex: str | None,
+                 hex_ids: dict[int, str]) -> list[dict[str, Any]]:
+    """The ``logs`` records of the run's spans; ``trace_hex`` is ``trace_id`` in hex (the run's: its spans'
+    trace, written once); ``hex_ids``: span ids in hex (:attr:`RunTree.hex_ids`; another id is formatted here).
+    One loop, not a call a span: the records are most of a fold's Python work."""
+    records = []
+    span_hex = F.span_id_hex
+    for span in spans:
+        status = span.status_code
+        a = span.attributes
+        keys = _log_keys(tuple(a))
+        start = span.start_time
+        if start:  # ISO 8601 UTC, microseconds kept (``…T12:00:00.123456Z``; no fraction when it is 0: isoformat's text)
+            seconds, micros = divmod(start // 1000, 1_000_000)
+            start = f"{_iso_seconds(seconds)}.{micros:06d}Z" if micros else f"{_iso_seconds(seconds)}Z"
+        else:
+            start = None
+        span_id, parent_id, span_trace = span.span_id, span.parent_id, span.trace_id
+        record: dict[str, Any] = {
+            "trace_id": (trace_hex if span_trace == trace_id else _trace_hex(span_trace))
+            if span.context is not None else None,
+            "span_id": hex_ids.get(span_id) or span_hex(span_id),
+            "parent_id": (hex_ids.get(parent_id) or span_hex(parent_id)) if parent_id is not None else None,
+            "kind": span.semantic_kind,
+            "name": span.name,
+            "start": start,
+            "duration_ms": span.duration_ms,
+            # the three codes by identity (a dict lookup would hash the enum member through Python code)
+            "status": "unset" if status is _UNSET else "ok" if status is _OK else "error" if status is _ERROR
+            else _STATUS_NAMES.get(status) or status.name.lower(),
+            "attributes": {k: a[k] for k in keys} if keys else {},
+        }
+        if status is _ERROR:
+            record["error"] = F.error_text(span)
+        records.append(record)
+    return records
 
 
 _trace_hex = functools.lru_cache(maxsize=256)(F.trace_id_hex)  # every span of a run repeats it: cached
 
 
 @functools.lru_cache(maxsize=1024)
-def _log_keys(keys: tuple[str, ...]) -> tuple[list[str], Callable[[dict[str, Any]], tuple[Any, ...]] | None]:
-    """The keys ``logs`` keeps, sorted: non-content ``gen_ai.*``/``otel_agents.*`` attributes and
-    ``error.type``; and a getter of their values in that order, always a tuple (``None`` without keys).
+def _log_keys(keys: tuple[str, ...]) -> list[str]:
+    """The keys ``logs`` keeps, sorted: non-content ``gen_ai.*``/``otel_agents.*`` attributes and ``error.type``.
     Cached by the span's whole key tuple: spans made by one code path carry the same keys, so a fold sees
     few distinct tuples (and a miss costs only this filter)."""
-    kept = sorted(k for k in keys
+    return sorted(k for k in keys
                   if k not in _CONTENT_KEYS and (k.startswith(("gen_ai.", "otel_agents.")) or k == A.ERROR_TYPE))
-    if not kept:
-        return kept, None
-    if len(kept) == 1:
-        only = kept[0]
-        return kept, lambda a: (a[only],)
-    return kept, operator.itemgetter(*kept)

@@ -83,7 +83,8 @@ class FoldSpan:
             self.start_time = start = span.start_time
             self.end_time = end = span.end_time
             span_kind = getattr(span, "kind", None)
-        a = _attribute_view(raw)
+        if type(raw) is not BoundedAttributes or type(a := raw._dict) is not dict or not a:
+            a = _attribute_view(raw)  # the SDK's own non-empty attributes are read above without this call
         if type(ctx) is SpanContext:  # a tuple: its fields by index, without the property calls
             self.trace_id: int = ctx[0]
             self.span_id: int = ctx[1]
@@ -124,7 +125,7 @@ class FoldSpan:
         code = status._status_code if type(status) is Status else status.status_code if status is not None \
             else StatusCode.UNSET
         self.status_code: StatusCode = code
-        self.error: bool = code is StatusCode.ERROR or self.cancelled
+        self.error: bool = code is _ERROR_CODE or self.cancelled
         if start and end:
             elapsed = end - start
             if elapsed <= 0:
@@ -142,6 +143,10 @@ class FoldSpan:
 # either to 3 decimals gives the same microsecond unless the quotient ends in exactly 0.5 µs (left to
 # ``round``); ``us / 1000`` is then the double nearest that decimal, as ``round`` returns.
 _EXACT_NS = 1 << 52
+
+
+# ``StatusCode.ERROR`` read once: an enum class's attributes are read through ``EnumType.__getattr__``'s slot.
+_ERROR_CODE = StatusCode.ERROR
 
 
 def _is_cancellation(control_flow: Any) -> bool:
@@ -418,7 +423,7 @@ def parse_json(text: Any) -> Any:
     if not isinstance(text, str):
         return text
     try:
-        if _too_deep(text):
+        if len(text) > MAX_JSON_DEPTH and _too_deep(text):  # shorter text cannot nest deeper
             return text
         return _json.loads(text, _json.strict_decode)
     except (ValueError, RecursionError):

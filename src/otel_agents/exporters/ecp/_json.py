@@ -43,8 +43,8 @@ _LONG_DIGITS = re.compile(r"\d{19}")
 # orjson's tiny floats: "e-" after a digit (1.5e-7), "0.0000" after no digit (0.00001); not a "claude-…" model
 # name, not a time's "00.000000". The literal first, the look-behind after it: the regex engine then scans for
 # the literal in C (a character class first would be tried at every byte).
-_EXPONENT = re.compile(rb"e-(?<=[0-9]e-)")
-_SMALL = re.compile(rb"0\.0000(?<![0-9]0\.0000)")
+_EXPONENT = re.compile(r"e-(?<=[0-9]e-)")
+_SMALL = re.compile(r"0\.0000(?<![0-9]0\.0000)")
 
 
 def _default(value: Any) -> str:
@@ -55,12 +55,14 @@ def _default(value: Any) -> str:
     return str(value)
 
 
-def _differs(out: bytes) -> bool:
-    """Whether ``orjson``'s output may differ from ``repr``-formatted floats (tiny floats). A string
-    holding such text only costs the standard library's encoder."""
-    # the plain searches first (most output holds neither text), the regexes only to tell what is there
-    return ((b"e-" in out and _EXPONENT.search(out) is not None)
-            or (b"0.0000" in out and _SMALL.search(out) is not None))
+def _differs(text: str) -> bool:
+    """Whether ``orjson``'s output (decoded) may differ from ``repr``-formatted floats (tiny floats). A
+    string holding such text only costs the standard library's encoder."""
+    # the plain searches first (most output holds neither text), the regexes only to tell what is there.
+    # In the text, not the bytes: ``b"e-" in out`` first tries its operand as an integer (a byte), raising
+    # and clearing a TypeError each time; the text has the same ASCII substrings as its UTF-8.
+    return (("e-" in text and _EXPONENT.search(text) is not None)
+            or ("0.0000" in text and _SMALL.search(text) is not None))
 
 
 def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = False,
@@ -74,9 +76,10 @@ def compact(value: Any, fallback: Callable[[Any], str], *, sort_keys: bool = Fal
         out = orjson.dumps(value, default=_default, option=_PASSTHROUGH | _SORT if sort_keys else _PASSTHROUGH)
     except (TypeError, orjson.JSONEncodeError):
         return fallback(value)
-    if _differs(out) or (not nan_as_null and b"null" in out):
+    text = out.decode("utf-8")
+    if _differs(text) or (not nan_as_null and "null" in text):
         return fallback(value)
-    return out.decode("utf-8")
+    return text
 
 
 def envelope_line(envelope: Any) -> str:
@@ -119,7 +122,7 @@ def _long_digits(text: str) -> bool:
     (``isascii`` is O(1) on ``str``) by a byte-table translation and one substring search, at C speed:
     the regular expression tries every position and costs far more on long text."""
     if len(text) > 32 and text.isascii():
-        return _DIGIT_RUN in text.encode("ascii").translate(_DIGITS_AS_ZEROS)
+        return text.encode("ascii").translate(_DIGITS_AS_ZEROS).find(_DIGIT_RUN) >= 0  # not ``in``: see _differs
     return _LONG_DIGITS.search(text) is not None
 
 

@@ -162,7 +162,9 @@ class ECPFoldingProcessor(SpanProcessor):
                 return
             key = (trace_id, span_id)
             folded: list[Run] = []
-            with self._lock:
+            lock = self._lock
+            lock.acquire()  # not ``with``: its __enter__/__exit__ calls cost more than the bookkeeping
+            try:
                 owner = self._owner.get(
                     (trace_id, parent[1] if type(parent) is SpanContext else parent.span_id)) \
                     if parent is not None else None
@@ -196,6 +198,8 @@ class ECPFoldingProcessor(SpanProcessor):
                     run.open += 1
                 if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
                     folded += self._expire()  # a run waits out its grace period, or the oldest is due
+            finally:
+                lock.release()
             if folded:
                 self._emit(folded)
         except Exception as exc:  # noqa: BLE001 - never let our bookkeeping break the traced program
@@ -211,7 +215,9 @@ class ECPFoldingProcessor(SpanProcessor):
                 return
             key = (trace_id, span_id)
             folded: list[Run] = []
-            with self._lock:
+            lock = self._lock
+            lock.acquire()
+            try:
                 owner = self._owner.get(key)
                 if owner is None:
                     if F.kind(span) is not None:
@@ -235,6 +241,8 @@ class ECPFoldingProcessor(SpanProcessor):
                             folded.append(self._close(run, None))
                 if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
                     folded += self._expire()
+            finally:
+                lock.release()
             if folded:
                 self._emit(folded)
         except Exception as exc:  # noqa: BLE001 - never let our bookkeeping or the fold break the traced program

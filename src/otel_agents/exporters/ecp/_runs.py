@@ -219,13 +219,14 @@ class RunTree:
         self.children: dict[int | None, list[F.FoldSpan]] = {}
         # span id → its 16 hex digits (see :meth:`hex`): ``logs`` writes each id up to twice, tool calls and agents again
         self.hex_ids: dict[int, str] = {}
-        parents, children, hex_ids, span_id_hex = self.parent, self.children, self.hex_ids, F.span_id_hex
+        parents, children, hex_ids = self.parent, self.children, self.hex_ids
         foreign = a2a = False
         for span in spans:
-            hex_ids[span.span_id] = span_id_hex(span.span_id)
+            span_id = span.span_id
+            hex_ids[span_id] = "%016x" % span_id  # F.span_id_hex, without a call a span
             p = span.parent_id
-            parent = by_id.get(p) if p is not None and p != span.span_id else None
-            parents[span.span_id] = parent
+            parent = by_id.get(p) if p is not None and p != span_id else None
+            parents[span_id] = parent
             key = parent.span_id if parent is not None else None
             siblings = children.get(key)
             if siblings is None:
