@@ -151,27 +151,27 @@ def _message_key(m: ChatMessage) -> tuple[Any, ...] | None:
 
 def _tools_key(tools: Sequence[ToolDefinition]) -> tuple[Any, ...] | None:
     """A cache key of the content of ``tools`` (each of type :class:`ToolDefinition`, exactly): each one's type,
-    name and description (labels: ``None`` or exactly a ``str``, as in :func:`_message_key`) and its parameters'
-    JSON bytes (:func:`~.memo.json_key`). ``None`` (no cache) for parameters that are not plain JSON data, or
-    more than :data:`_TOOLS_KEY_BYTES` characters and JSON bytes in all."""
+    name and description (labels: ``None`` or exactly a ``str``, as in :func:`_message_key`), then the JSON
+    bytes of the list of their parameters (:func:`~.memo.json_key`: one encoding for all the tools, as they
+    are offered together). ``None`` (no cache) for parameters that are not plain JSON data, or more than
+    :data:`_TOOLS_KEY_BYTES` characters and JSON bytes in all."""
     key: list[Any] = []
     room = _TOOLS_KEY_BYTES
     for t in tools:
         if type(t) is not ToolDefinition:
             return None
-        kind, name, description, parameters = t.type, t.name, t.description, t.parameters
+        kind, name, description = t.type, t.name, t.description
         if (kind is not None and type(kind) is not str) or (name is not None and type(name) is not str) or \
                 (description is not None and type(description) is not str):
             return None
-        if parameters is not None:
-            parameters = memo.json_key(parameters, room)
-            if parameters is None:
-                return None
-            room -= len(parameters)
         room -= len(kind or "") + len(name or "") + len(description or "")
-        if room < 0:
-            return None
-        key += (kind, name, description, parameters)
+        key += (kind, name, description)
+    if room < 0:
+        return None
+    parameters = memo.json_key([t.parameters for t in tools], room)
+    if parameters is None:
+        return None
+    key.append(parameters)
     return tuple(key)
 
 
