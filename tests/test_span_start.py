@@ -17,7 +17,7 @@ from otel_agents._spans import ChatMessage, Settings, SpanRegistry, Telemetry, g
 from otel_agents._spans import settings as settings_module
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.settings import getenv
-from otel_agents._spans.telemetry import _suppressed
+from otel_agents._spans.telemetry import _suppressed, instrumentation_enabled
 from otel_agents.semconv import attributes as A
 
 _VARIABLES = ("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "OTEL_AGENTS_MAX_CONTENT_LENGTH",
@@ -90,11 +90,13 @@ def test_both_suppression_keys_silence_the_span_layer(how, provider, exporter) -
     if how == "suppress_instrumentation":
         with suppress_instrumentation():
             assert _suppressed(otel_context.get_current()) is (not is_instrumentation_enabled()) is True
+            assert instrumentation_enabled() is is_instrumentation_enabled() is False
             s, p = t.start_span("chain", "c"), t.start_plain_span("tools/list")
     else:
         token = otel_context.attach(otel_context.set_value("suppress_instrumentation", True))
         try:
             assert _suppressed(otel_context.get_current()) is (not is_instrumentation_enabled()) is True
+            assert instrumentation_enabled() is is_instrumentation_enabled() is False
             s, p = t.start_span("chain", "c"), t.start_plain_span("tools/list")
         finally:
             otel_context.detach(token)
@@ -103,6 +105,7 @@ def test_both_suppression_keys_silence_the_span_layer(how, provider, exporter) -
     p.end()
     assert exporter.spans == []
     assert _suppressed(otel_context.get_current()) is False
+    assert instrumentation_enabled() is is_instrumentation_enabled() is True
     t.start_span("chain", "c").end()
     assert [x.name for x in exporter.spans] == ["c"]
 

@@ -313,6 +313,28 @@ def test_cancellation_ends_every_span_as_cancelled_error(instrumented: Any, expo
     assert_one_trace_all_ended(exporter)
 
 
+@pytest.mark.parametrize("how", ["suppress_instrumentation", "plain key"])
+def test_a_suppressed_run_makes_no_span_of_ours(how: str, instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Either suppression key in the context passes every wrapper straight through: the run answers as
+    uninstrumented, with no span of ours (autogen-core's own stay stood down while we are instrumented)."""
+    from opentelemetry import context as otel_context
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    if how == "suppress_instrumentation":
+        with suppress_instrumentation():
+            result = asyncio.run(agent_with_tool().run(task="Where is A100?"))
+    else:
+        token = otel_context.attach(otel_context.set_value("suppress_instrumentation", True))
+        try:
+            result = asyncio.run(agent_with_tool().run(task="Where is A100?"))
+        finally:
+            otel_context.detach(token)
+    assert result.messages[-1].content == "A100 has shipped."
+    assert exporter.spans == []
+    asyncio.run(agent_with_tool().run(task="Where is A100?"))  # and afterwards, spans again
+    assert kinds(exporter.spans).count("agent") == 1
+
+
 def test_content_off_records_no_content(instrument: Any, exporter: SnapshotExporter) -> None:
     """Content capture off: no message, argument, result, input or output anywhere; finish reasons and usage stay."""
     instrument(capture_content=False)

@@ -242,6 +242,13 @@ def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool,
     return kattrs, encoding.utf8_safe(sname), kind_spec(kind).span_kind
 
 
+def instrumentation_enabled() -> bool:
+    """What ``opentelemetry.instrumentation.utils.is_instrumentation_enabled()`` answers (neither suppression key
+    set in the current context), reading the current context once rather than once per key: an instrumentor's
+    wrapper asks it on every call it wraps."""
+    return not _suppressed(otel_context.get_current())
+
+
 def _suppressed(current: otel_context.Context) -> bool:
     """``not is_instrumentation_enabled()`` (opentelemetry-instrumentation's test: either suppression key set
     in the current context) on the context the caller has already read, rather than two reads of it."""

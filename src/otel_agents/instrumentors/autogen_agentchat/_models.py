@@ -17,10 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-
 from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, guard, media_part)
+                       ToolCallResponsePart, ToolDefinition, Usage, guard, instrumentation_enabled, media_part)
 from ...semconv import Kind
 from ._context import MODEL, context_of, in_model_call
 from ._streams import SpanStream, run_coroutine
@@ -178,13 +176,13 @@ class ModelHooks:
                 span.set_finish_reasons([reason])
 
     def create(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, False),
                              self._finish)
 
     def create_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         chunks: list[str] = []
 

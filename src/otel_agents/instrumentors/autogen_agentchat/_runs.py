@@ -32,9 +32,7 @@ import contextvars
 import threading
 from typing import Any
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-
-from ..._spans import SemanticSpan, Telemetry, guard
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ._context import AGENT, context_of, current_owner
@@ -201,7 +199,7 @@ class RunHooks:
         """A wrapt wrapper for a coroutine method (``run``, ``on_messages``) of an agent (``what="agent"``) or a team."""
 
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-            if not is_instrumentation_enabled():
+            if not instrumentation_enabled():
                 return wrapped(*args, **kwargs)
             return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(what, instance, args, kwargs, method),
                                  self._finisher(what, instance))
@@ -212,7 +210,7 @@ class RunHooks:
         """A wrapt wrapper for an async-generator method (``run_stream``, ``on_messages_stream``)."""
 
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-            if not is_instrumentation_enabled():
+            if not instrumentation_enabled():
                 return wrapped(*args, **kwargs)
             return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(what, instance, args, kwargs, method),
                               self._finisher(what, instance))

@@ -14,9 +14,7 @@ import contextvars
 import functools
 from typing import Any, Callable
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-
-from ..._spans import SemanticSpan, Telemetry, guard
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ._context import context_of, current_owner
@@ -55,12 +53,12 @@ class ToolHooks:
             span.set_tool_result(result)  # the span layer reads plain data only (never the user's model_dump)
 
     def run_json(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs), self._finish)
 
     def run_json_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs), self._finish)
 
