@@ -186,7 +186,9 @@ def table(results: str) -> str:
         r = data["stream"]
         lines.append(f"| `otel-agents fold` (streaming, file → envelopes) | {r['spans_per_s']:,} spans/s, "
                      f"{r['mib_per_s']} MiB/s of OTLP/JSON ({r['spans']:,} spans, {r['runs']:,} runs); "
-                     f"{_ci(r['vs_parse_only'])}× the time of parsing its JSON lines ({r['rounds']} rounds) |")
+                     f"{_ci(r['vs_parse_only'])}× the time of parsing its JSON lines ({r['rounds']} rounds)"
+                     + (f"; {_ci(r['vs_parse_with_gc'])}× parsing with automatic garbage collection on (the floor "
+                        "up to issue 40's sixth round)" if "vs_parse_with_gc" in r else "") + " |")
         t = r["target"]
         targets.append(("`otel-agents fold FILE` ≤ 3× parsing the file's JSON lines", _ci(t), _verdict(t.get("verdict"))))
     if "collect" in data:
