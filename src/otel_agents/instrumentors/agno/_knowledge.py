@@ -15,9 +15,8 @@ import inspect
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, Telemetry, guard
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
 from ...semconv import Kind
 from ._context import _OURS, activate, parent
 
@@ -55,7 +54,7 @@ class KnowledgeHooks:
 
     def search(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         ours = otel_context.get_value(_OURS)
-        if not is_instrumentation_enabled() or (isinstance(ours, SemanticSpan) and ours.kind is Kind.RETRIEVER
+        if not instrumentation_enabled() or (isinstance(ours, SemanticSpan) and ours.kind is Kind.RETRIEVER
                                                 and not ours.ended):
             return wrapped(*args, **kwargs)
         span = None

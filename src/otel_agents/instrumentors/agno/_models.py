@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, Telemetry, guard, wrap_stream
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, wrap_stream
 from ...semconv import Kind
 from . import _convert, _reasoning
 from ._context import activate, in_context, parent, remember_error, track_stream
@@ -100,7 +99,7 @@ class ModelHooks:
         return self._request(wrapped, instance, args, kwargs, True)
 
     def _request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict, is_async: bool) -> Any:
-        if not is_instrumentation_enabled() or args:
+        if not instrumentation_enabled() or args:
             return wrapped(*args, **kwargs)
         span = None
         with guard("agno.model.start"):
@@ -135,7 +134,7 @@ class ModelHooks:
         The span is current while a step of the stream runs (the provider
         request, made by the first step, nests under it) and not between steps
         (Agno's run loop and the application get their items then)."""
-        if not is_instrumentation_enabled() or args:
+        if not instrumentation_enabled() or args:
             return wrapped(*args, **kwargs)
         span = None
         with guard("agno.model.start"):

@@ -19,10 +19,9 @@ import threading
 import weakref
 from typing import Any, Callable
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, encode, guard, pop_run_attributes, probes,
-                       push_run_attributes, to_jsonable, wrap_stream)
+from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, encode, guard, instrumentation_enabled,
+                       pop_run_attributes, probes, push_run_attributes, to_jsonable, wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _reasoning
@@ -125,7 +124,7 @@ class RunHooks:
         """A wrapt wrapper opening a span of ``what`` (``agent``, ``team``, ``workflow``, ``step``)."""
 
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-            if not is_instrumentation_enabled():
+            if not instrumentation_enabled():
                 return wrapped(*args, **kwargs)
             span = None
             with guard(f"agno.{what}.start"):

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, Telemetry, guard, probes, wrap_stream
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, probes, wrap_stream
 from ...semconv import Kind
 from ._context import activate, in_context, parent, track_stream
 
@@ -67,7 +66,7 @@ class ToolHooks:
         return self._execute(wrapped, instance, args, kwargs, True)
 
     def _execute(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict, is_async: bool) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         span = None
         with guard("agno.tool.open"):

@@ -19,9 +19,8 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import Telemetry, guard, propagation, report_internal_error
+from ..._spans import Telemetry, guard, instrumentation_enabled, propagation, report_internal_error
 from ...semconv import Kind
 from .._patch import Patch
 from ._tracker import AGENT_NAME, Tracker, Turn
@@ -87,7 +86,7 @@ class Installation:
 
     # -- query() --------------------------------------------------------------------
     def _process_query(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return self._run(wrapped, args, kwargs)
 
@@ -150,7 +149,7 @@ class Installation:
 
     # -- ClaudeSDKClient -----------------------------------------------------------
     def _connect(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return self._connecting(wrapped, instance, args, kwargs)
 
@@ -185,7 +184,7 @@ class Installation:
     # -- every Query: the frame tap --------------------------------------------------
     def _query_init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         result = wrapped(*args, **kwargs)
-        if is_instrumentation_enabled():
+        if instrumentation_enabled():
             with guard("claude_agent_sdk.tap"):
                 session = otel_context.get_value(_SESSION)
                 turn, hide, system, model = session if isinstance(session, tuple) else (None, False, None, None)
@@ -203,7 +202,7 @@ class Installation:
 
     # -- the user's hooks and can_use_tool: a span around each ------------------------------
     def _control_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return self._calling_back(wrapped, instance, args, kwargs)
 

@@ -23,9 +23,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, report_internal_error
 from ...semconv import Kind
 from . import _scope
 from ._patching import Patches
@@ -87,7 +86,7 @@ class Hooks:
 
     # -- the two runners -------------------------------------------------------------
     def _plan(self, plan: Plan, site: str, instance: Any, args: tuple, kwargs: dict) -> Step | None:
-        if not self.patches.active or not is_instrumentation_enabled():
+        if not self.patches.active or not instrumentation_enabled():
             return None  # removed, or suppressed: nothing could record, so nothing is planned
         try:
             return plan(instance, args, kwargs)

@@ -48,9 +48,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import SemanticSpan, probes, report_internal_error
+from ..._spans import SemanticSpan, instrumentation_enabled, probes, report_internal_error
 from ...semconv import Kind, attributes as A
 from ._models import json_arguments
 from . import _scope
@@ -114,13 +113,13 @@ def install(hooks: Hooks) -> None:
             current.span.set_attribute(A.OTEL_AGENTS_TOOL_CACHED, True)
 
     def unparsed_call(usage: Any, _args: tuple, _kwargs: dict, result: Any) -> None:
-        if isinstance(result, ToolUsageError) and is_instrumentation_enabled():
+        if isinstance(result, ToolUsageError) and instrumentation_enabled():
             action = getattr(usage, "action", None)
             _refused_call(hooks, getattr(action, "tool", None), getattr(action, "tool_input", None),
                           INVALID_INPUT, getattr(result, "message", None))
 
     def react_blocked(_module: Any, args: tuple, kwargs: dict, blocked: Any) -> None:
-        if blocked is True and is_instrumentation_enabled():  # a before_tool_call hook blocked the call
+        if blocked is True and instrumentation_enabled():  # a before_tool_call hook blocked the call
             context = arg(args, kwargs, 0, "context")
             _refused_call(hooks, getattr(context, "tool_name", None), getattr(context, "tool_input", None),
                           PERMISSION_DENIED, None)

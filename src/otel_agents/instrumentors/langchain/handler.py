@@ -25,9 +25,9 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages.ai import add_usage
 from opentelemetry import context as otel_context
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, guard, guarded, probes
+from ..._spans import (ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, guard, guarded,
+                       instrumentation_enabled, probes)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_CHAT, OP_TEXT_COMPLETION
@@ -153,7 +153,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         if not self.enabled:
             return None
         parent_key = self._resolve(parent_run_id)
-        if parent_key is _SUPPRESSED or not is_instrumentation_enabled():
+        if parent_key is _SUPPRESSED or not instrumentation_enabled():
             self._fold(run_id, None, _SUPPRESSED)
             return None
         parent_span = self.spans.get(parent_key) if parent_key is not None else None
@@ -289,7 +289,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         ``StructuredOutputValidationError``) and asks the model again: a failed ``chain`` step,
         :data:`REJECTED_OUTPUT`, under run ``run_id`` (the ``model`` node that got the answer); see
         :mod:`.patches`, 7."""
-        if not self.enabled or not is_instrumentation_enabled():
+        if not self.enabled or not instrumentation_enabled():
             return
         key = self._resolve(run_id)
         parent = self.spans.get(key) if isinstance(key, UUID) else None

@@ -35,10 +35,9 @@ from typing import Any, Callable, Mapping
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from pydantic import Field
 
-from ..._spans import SemanticSpan, Telemetry, guard, report_internal_error, semantic_span_for
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, report_internal_error, semantic_span_for
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _extract as extract
@@ -186,7 +185,7 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
     def new_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
                  parent_span_id: str | None = None, tags: dict[str, Any] | None = None,
                  **kwargs: Any) -> _Open | None:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return None  # suppressed: no span, no state (our exit hooks then find no record)
         try:
             return self._enter(id_, bound_args.arguments, instance, parent_span_id, tags)

@@ -17,10 +17,9 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind
 
-from ..._spans import SemanticSpan, Telemetry, guard, semantic_span_for
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, semantic_span_for
 from ...semconv import Kind, attributes as A
 from . import _protocol as P
 from ._transport import session_id_for
@@ -59,7 +58,7 @@ class ClientSide:
         self.enriched: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
 
     async def send_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():  # suppressed: no span, no context injected (as OTel's HTTP clients)
+        if not instrumentation_enabled():  # suppressed: no span, no context injected (as OTel's HTTP clients)
             return await self._suppressed(wrapped, instance, args, kwargs)
         if not isinstance(instance, self.client_session_cls):  # a server's request to its client
             with guard("mcp.server.sampling_context"):

@@ -16,10 +16,9 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind
 
-from ..._spans import SemanticSpan, Telemetry, guard
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
 from ...semconv import Kind, attributes as A
 from . import _protocol as P
 
@@ -36,7 +35,7 @@ class ServerSide:
         self.propagate = propagate
 
     async def handle_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():  # suppressed: no span, nothing read or extracted
+        if not instrumentation_enabled():  # suppressed: no span, nothing read or extracted
             return await wrapped(*args, **kwargs)
         opened = None
         with guard("mcp.server.start"):

@@ -37,9 +37,9 @@ from typing import Any
 
 from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, pop_run_attributes, push_run_attributes)
+from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, instrumentation_enabled, pop_run_attributes,
+                       push_run_attributes)
 from ...semconv import Kind, attributes as A, guardrail_attributes
 from . import _convert
 
@@ -162,7 +162,7 @@ class OtelAgentsProcessor(TracingProcessor):
     def on_trace_start(self, sdk_trace: Any) -> None:
         if not self.active:
             return
-        if not is_instrumentation_enabled():  # the whole trace is the user's to keep quiet (module docstring)
+        if not instrumentation_enabled():  # the whole trace is the user's to keep quiet (module docstring)
             with self._lock:
                 self._suppressed[getattr(sdk_trace, "trace_id", None)] = None
                 while len(self._suppressed) > _MAX_SUPPRESSED:

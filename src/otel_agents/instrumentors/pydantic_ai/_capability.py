@@ -23,13 +23,12 @@ from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic import ValidationError
 from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
                                     SkipToolExecution, ToolRetryError)
 
-from ..._spans import SemanticSpan, guard, report_internal_error
+from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
 from ...semconv import Kind
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
@@ -92,7 +91,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     # -- run --------------------------------------------------------------------
     def _start_run(self, ctx: Any) -> RunSpans | None:
-        if self.tracker is None or not is_instrumentation_enabled():
+        if self.tracker is None or not instrumentation_enabled():
             return None
         with guard("pydantic_ai.run_start"):
             agent = ctx.agent
@@ -130,7 +129,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     # -- model request ------------------------------------------------------------
     def _start_model(self, request_context: Any) -> SemanticSpan | None:
-        if self.tracker is None or not is_instrumentation_enabled():
+        if self.tracker is None or not instrumentation_enabled():
             return None
         with guard("pydantic_ai.model_start"):
             model = request_context.model
@@ -157,7 +156,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         """The request's lifecycle; its span opens in :meth:`prepare_model_request`, when the model is really
         asked: a request a capability answers instead (``SkipModelRequest`` from ``before_model_request``, a
         wrapper that returns without calling its handler) has no model span."""
-        if self.tracker is None or not is_instrumentation_enabled():
+        if self.tracker is None or not instrumentation_enabled():
             return await handler(request_context)
         outer, self._request = self._request, _Request(request_context)
         request = self._request
@@ -197,7 +196,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     # -- tool call -------------------------------------------------------------------
     def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
-        if self.tracker is None or not is_instrumentation_enabled():
+        if self.tracker is None or not instrumentation_enabled():
             return None
         with guard("pydantic_ai.tool_start"):
             span = self.tracker.telemetry.start_span(Kind.TOOL, call.tool_name, parent=parent_context())
@@ -247,7 +246,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         try:
             return await handler(output)
         except _REJECTIONS as exc:
-            if self.tracker is not None and is_instrumentation_enabled() and not getattr(ctx, "partial_output", False):
+            if self.tracker is not None and instrumentation_enabled() and not getattr(ctx, "partial_output", False):
                 with guard("pydantic_ai.output_rejected"):
                     span = self.tracker.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent_context(),
                                                              start_time=start)

@@ -22,11 +22,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from pydantic_ai.agent import Agent
 from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
-from ..._spans import Telemetry, guard, report_internal_error, wrap_stream
+from ..._spans import Telemetry, guard, instrumentation_enabled, report_internal_error, wrap_stream
 from ._capability import OtelAgentsCapability
 from .._patch import Patch
 from ._runs import RunSpans, RunTracker
@@ -65,7 +64,7 @@ class Installation:
 
     # -- wrappers ----------------------------------------------------------------
     def _iter(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         call_kwargs = kwargs
         with guard("pydantic_ai.iter"):

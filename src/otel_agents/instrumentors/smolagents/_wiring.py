@@ -37,7 +37,6 @@ import types
 import weakref
 from typing import Any, Callable
 
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from smolagents import local_python_executor
 from smolagents.agents import MultiStepAgent, RunResult
 from smolagents.memory import ActionStep, FinalAnswerStep, PlanningStep
@@ -45,7 +44,8 @@ from smolagents.models import Model, agglomerate_stream_deltas, supports_stop_pa
 from smolagents.tools import BaseTool
 from smolagents.utils import AgentMaxStepsError
 
-from ..._spans import SemanticSpan, StepIterator, Telemetry, guard, report_internal_error, wrap_stream
+from ..._spans import (SemanticSpan, StepIterator, Telemetry, guard, instrumentation_enabled, report_internal_error,
+                       wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
@@ -160,7 +160,7 @@ class Installation:
         return span
 
     def _run(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         span = self._start_agent(instance, _bound(args, kwargs, 0, "task"))
         result = _call_in(span, wrapped, args, kwargs, agent=instance)
@@ -191,7 +191,7 @@ class Installation:
         """A managed agent called by its manager: a ``tool`` span named after it, its run nested below (one,
         when a subclass's ``__call__`` calls its parent's)."""
         key = ("delegate", id(instance))
-        if not is_instrumentation_enabled() or key in _OPEN.get():
+        if not instrumentation_enabled() or key in _OPEN.get():
             return wrapped(*args, **kwargs)
         name = getattr(instance, "name", None) or type(instance).__name__
         span = self.telemetry.start_span(Kind.TOOL, name)
@@ -208,7 +208,7 @@ class Installation:
 
     # -- steps -----------------------------------------------------------------------
     def _step_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         memory_step = _bound(args, kwargs, 0, "memory_step")
         number = getattr(memory_step, "step_number", None)
@@ -230,7 +230,7 @@ class Installation:
             raise
 
     def _planning_step(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not is_instrumentation_enabled():
+        if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         span = self.telemetry.start_span(Kind.CHAIN, "planning")
         last: dict[str, Any] = {}
@@ -300,7 +300,7 @@ class Installation:
 
     def _generate(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         key = ("model", id(instance))
-        if not is_instrumentation_enabled() or key in _OPEN.get():
+        if not instrumentation_enabled() or key in _OPEN.get():
             return wrapped(*args, **kwargs)
         span, message = self._call_under_model_span(key, wrapped, instance, args, kwargs, stream=False)
         usage = None
@@ -312,7 +312,7 @@ class Installation:
 
     def _generate_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         key = ("model", id(instance))
-        if not is_instrumentation_enabled() or key in _OPEN.get():
+        if not instrumentation_enabled() or key in _OPEN.get():
             return wrapped(*args, **kwargs)
         span, deltas_source = self._call_under_model_span(key, wrapped, instance, args, kwargs, stream=True)
         deltas: list[Any] = []
@@ -332,7 +332,7 @@ class Installation:
     # -- tools -----------------------------------------------------------------------------
     def _tool_call(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         key = ("tool", id(instance))
-        if not is_instrumentation_enabled() or key in _OPEN.get():
+        if not instrumentation_enabled() or key in _OPEN.get():
             return wrapped(*args, **kwargs)
         name = str(getattr(instance, "name", None) or type(instance).__name__)
         span = self.telemetry.start_span(Kind.TOOL, name)
