@@ -47,6 +47,10 @@ FOLD_TARGET = 60_000  # spans/s (issue 40), with `logs` as today
 PROCESSOR_TARGET = 2.0  # SDK + ECPFoldingProcessor ≤ 2× the SDK alone (the processor's own cost ≤ the SDK's)
 PROCESSOR_PROPOSED = 2.2  # proposed restatement (issue 40): the processor's own cost measured at ~1.05× the SDK's
 STREAM_TARGET = 3.0  # streaming `otel-agents fold` ≤ 3× parsing the file's JSON lines
+# proposed restatement (issue 40, seventh round): against a floor that is only parsing, the command reads, decodes
+# (~1.2x the parse's instructions), folds (~1.4x) and writes: ~4.2x the parse by instructions; a throughput says
+# what a user waits for, a quarter of `fold()`'s own target
+STREAM_PROPOSED = 15_000  # spans/s
 FILE_BATCH = 512
 
 
@@ -247,12 +251,15 @@ def stream_fold_throughput(spans: int, rounds: int = 5) -> dict[str, Any]:
             envelopes = sum(1 for _ in f)
     elapsed = sorted(folds)[len(folds) // 2]
     interval = bootstrap_ratio(folds, parses)
+    throughput = {"ratio": round(spans / elapsed), "low": round(spans / max(folds)), "high": round(spans / min(folds))}
     return {"spans": spans, "runs": envelopes, "rounds": rounds, "seconds": round(elapsed, 3),
             "spans_per_s": round(spans / elapsed), "mib_per_s": round(size / 2**20 / elapsed, 2),
             "parse_only_s": round(sorted(parses)[len(parses) // 2], 3), "vs_parse_only": rounded(interval, 2),
             "parse_with_gc_s": round(sorted(parses_with_gc)[len(parses_with_gc) // 2], 3),
             "vs_parse_with_gc": rounded(bootstrap_ratio(folds, parses_with_gc), 2),
             "target": {"target": STREAM_TARGET, **rounded(interval, 2), "verdict": verdict(interval, STREAM_TARGET)},
+            "proposed_target": {"target": STREAM_PROPOSED, **throughput,
+                                "verdict": verdict(throughput, STREAM_PROPOSED, at_least=True)},
             "versions": versions("orjson")}
 
 

@@ -191,6 +191,11 @@ def table(results: str) -> str:
                         "up to issue 40's sixth round)" if "vs_parse_with_gc" in r else "") + " |")
         t = r["target"]
         targets.append(("`otel-agents fold FILE` ≤ 3× parsing the file's JSON lines", _ci(t), _verdict(t.get("verdict"))))
+        if "proposed_target" in r:
+            t = r["proposed_target"]
+            proposed.append((f"`otel-agents fold FILE` ≥ {t['target']:,.0f} spans/s (streaming, file → envelopes)",
+                             f"{t['ratio']:,.0f} [slowest round {t['low']:,.0f}, fastest {t['high']:,.0f}]",
+                             _verdict(t.get("verdict"))))
     if "collect" in data:
         r = data["collect"]
         lines.append(f"| `otel-agents ecp collect` (one process, OTLP/HTTP protobuf in batches of {r['batch']} "
