@@ -170,4 +170,5 @@ class Installation:
             processors = getattr(multi, "_processors", None)
             if multi is not None and processors is not None:
                 multi.set_processors([p for p in processors if p is not self.processor])
-        self.processor.end_open()
+        with guard("openai_agents.end_open"):
+            self.processor.end_open()
