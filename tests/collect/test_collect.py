@@ -345,3 +345,24 @@ def test_forward_queue_is_bounded_in_bytes_while_the_endpoint_stalls() -> None:
     assert 30 <= forwarder.dropped <= 37, forwarder.dropped
     stalled.close()
     forwarder.close(timeout=0.1)
+
+
+def test_forward_failures_are_logged_at_powers_of_two_not_one_line_a_request(caplog) -> None:
+    """An endpoint that is down for long (each send refused) must not write one WARNING a request: the running
+    count is logged at the 1st, 2nd, 4th, 8th, … failure; the count itself is exact."""
+    import logging
+    import socket
+
+    from otel_agents.serve.otlp import Forwarder
+
+    closed = socket.create_server(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: every send is refused at once
+    forwarder = Forwarder(f"http://127.0.0.1:{port}/v1/traces", timeout=5)
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        for _ in range(40):
+            forwarder.submit((b"x", PB, None))
+        forwarder.close(timeout=30)
+    assert forwarder.failed == 40 and forwarder.sent == 0
+    logged = [r.getMessage() for r in caplog.records if "forwarding to" in r.getMessage()]
+    assert [m.split("(")[-1].split(" so far")[0] for m in logged] == ["1", "2", "4", "8", "16", "32"], logged

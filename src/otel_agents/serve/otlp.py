@@ -204,7 +204,8 @@ class Forwarder:
 
     At most ``max_queued`` requests of at most ``max_queued_bytes`` bytes in all wait (an endpoint that
     stalls must not hold every request in memory); more are dropped and counted (:attr:`dropped`), as are
-    requests the endpoint refused or that failed (:attr:`failed`); each is logged, with the running count.
+    requests the endpoint refused or that failed (:attr:`failed`); logged with the running count at the 1st,
+    2nd, 4th, 8th, … of each (an outage must not flood the log).
 
     Args:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
@@ -238,8 +239,9 @@ class Forwarder:
                 self._queued_bytes += len(raw[0])
             else:
                 self.dropped += 1
-        if not fits:
-            logger.warning("otel-agents collect: --forward queue full, request dropped (%d so far)", self.dropped)
+        if not fits and _worth_logging(self.dropped):
+            logger.warning("otel-agents collect: --forward queue full, request dropped (%d so far; logged at the "
+                           "1st, 2nd, 4th, 8th, … drop)", self.dropped)
 
     def _run(self) -> None:
         import urllib.error
@@ -259,13 +261,20 @@ class Forwarder:
                 self.sent += 1
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 self.failed += 1
-                logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far)", self.url, exc,
-                               self.failed)
+                if _worth_logging(self.failed):
+                    logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far; logged at the 1st, "
+                                   "2nd, 4th, 8th, … failure)", self.url, exc, self.failed)
 
     def close(self, timeout: float = 5.0) -> None:
         """Send what is queued (waiting at most ``timeout`` seconds), then stop."""
         self._queue.put(None)
         self._thread.join(timeout)
+
+
+def _worth_logging(count: int) -> bool:
+    """Whether the ``count``-th failure of a kind is logged: at powers of two, so an endpoint down for a day
+    writes a few dozen lines, not one a request; the counts themselves are exact (``sent``/``failed``/``dropped``)."""
+    return count & (count - 1) == 0
 
 
 __all__ = ["Forwarder", "OTLPReceiver", "TRACES_PATH", "status_reply"]
