@@ -395,8 +395,6 @@ _JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
-
-
 def _too_deep(text: str) -> bool:
     """Whether JSON ``text`` nests deeper than :data:`MAX_JSON_DEPTH` (brackets inside strings not counted)."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:  # the usual case, at C speed
