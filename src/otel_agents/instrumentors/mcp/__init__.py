@@ -142,7 +142,8 @@ these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
   release renames one, ``instrument()`` logs one error and the client side stays off too);
 * ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``;
 * ``ClientSession.__init__`` (1.x): to run the ``sampling_callback`` it was given inside a model span
-  (the SDK's default callback, which refuses sampling, is left alone).
+  (the SDK's default callback, which refuses sampling, is left alone); ``ClientSession._received_request``
+  (1.x): the same for a session made before ``instrument()``, when the server's next request arrives.
 
 * ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
   is imported, so instrumenting does not import it): see the next paragraph.
@@ -180,8 +181,7 @@ Limits
   ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
 * Notifications (progress, cancellation) get no span; of the server-to-client requests only
   sampling is traced (elicitation and roots are not).
-* Sampling spans need ``mcp`` 1.x's ``ClientSession`` (``_sampling_callback``); a session made before
-  ``instrument()`` keeps an untraced callback. On 2.x, sampling requests are not traced by us (the SDK's
+* Sampling spans need ``mcp`` 1.x's ``ClientSession`` (``_sampling_callback``). On 2.x, sampling requests are not traced by us (the SDK's
   own context injection still links the server's spans).
 """
 

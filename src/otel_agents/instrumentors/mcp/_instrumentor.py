@@ -57,6 +57,8 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             if default is not None:
                 self._sampling = SamplingSide(telemetry, self._propagate, default)
                 self._patches.append(Patch(ClientSession, "__init__", self._sampling.init))
+                if hasattr(ClientSession, "_received_request"):
+                    self._patches.append(Patch(ClientSession, "_received_request", self._sampling.received))
 
     def _hooks(self, telemetry: Telemetry, client: Any) -> list[tuple[type, str, Any]]:
         """(owner, attribute, wrapper) of each hook: 1.x's session and low-level server, or 2.x's

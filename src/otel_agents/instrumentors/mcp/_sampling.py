@@ -16,9 +16,11 @@ its ``sampling_callback``. That model call belongs to the tool call that asked f
   response id and usage (one model span per request). A callback that raises, or answers with an
   ``ErrorData``, ends the span with ERROR.
 
-Hook: ``ClientSession.__init__`` (mcp 1.x), which keeps the callback as ``_sampling_callback``: a session
-made while instrumented gets it wrapped (the SDK's default callback, which refuses sampling, is left alone).
-A session made before ``instrument()`` is not traced; after ``uninstrument()`` the wrapper only calls through.
+Hooks: ``ClientSession.__init__`` (mcp 1.x), which keeps the callback as ``_sampling_callback``: a session
+made while instrumented gets it wrapped (the SDK's default callback, which refuses sampling, is left alone);
+and ``ClientSession._received_request``, where a session made before ``instrument()`` (or under an earlier
+one) gets it wrapped when the server's first request arrives. After ``uninstrument()`` the wrapper only calls
+through.
 """
 
 from __future__ import annotations
@@ -64,11 +66,24 @@ class SamplingSide:
     def init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """Wrapper of ``ClientSession.__init__``."""
         result = wrapped(*args, **kwargs)
-        with guard("mcp.sampling.install"):
-            callback = getattr(instance, "_sampling_callback", None)
-            if callback is not None and callback is not self.default and not getattr(callback, "_otel_agents", False):
-                instance._sampling_callback = self.traced(callback)
+        self.install(instance)
         return result
+
+    async def received(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """Wrapper of ``ClientSession._received_request``: a session made before ``instrument()``."""
+        self.install(instance)
+        return await wrapped(*args, **kwargs)
+
+    def install(self, session: Any) -> None:
+        """Wrap ``session``'s sampling callback, once (a wrapper of an earlier ``instrument()`` is replaced)."""
+        with guard("mcp.sampling.install"):
+            callback = getattr(session, "_sampling_callback", None)
+            owner = getattr(callback, "_otel_agents", None)
+            if owner is self or callback is None or callback is self.default:
+                return
+            if owner is not None:  # an earlier instrument()'s wrapper, inert now: wrap what it wrapped
+                callback = callback.__wrapped__
+            session._sampling_callback = self.traced(callback)
 
     def traced(self, callback: Callable[..., Any]) -> Callable[..., Any]:
         """``callback`` inside a model span (see the module docstring)."""
@@ -91,7 +106,8 @@ class SamplingSide:
             span.end()
             return result
 
-        sampling_callback._otel_agents = True  # type: ignore[attr-defined]
+        sampling_callback._otel_agents = self  # type: ignore[attr-defined]
+        sampling_callback.__wrapped__ = callback  # type: ignore[attr-defined]
         return sampling_callback
 
     def _start(self, context: Any, params: Any) -> SemanticSpan:
