@@ -393,18 +393,11 @@ async def test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched(ins
     assert one(client, "execute_tool support_order").attributes["mcp.method.name"] == "tools/call"
 
 
-@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
-async def test_sampling_is_one_model_span_under_the_tool_call(instrument, exporter, provider) -> None:
-    """A tool that asks the client's model (``ctx.session.create_message``): the client's ``sampling_callback``
-    runs in a ``model`` span of ours under the server's tool span (the context travels in the request's
-    ``_meta``), and the openai client it calls fills that span (its usage, its response id) instead of opening a
-    second one: one model span per request, in the tool call's trace."""
+def _sampling_server() -> Any:
+    """A FastMCP server whose one tool, ``summarise_order``, asks the client's model (``sampling/createMessage``)
+    and answers with its text."""
     from mcp.server.fastmcp import FastMCP
-    from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import CreateMessageResult, SamplingMessage, TextContent
-
-    from otel_agents.instrumentors.openai import OpenAIInstrumentor
-    from tests.clients.fakes import Recorder, chat_completion, openai_client
+    from mcp.types import SamplingMessage, TextContent
 
     server = FastMCP("orders")
 
@@ -415,6 +408,22 @@ async def test_sampling_is_one_model_span_under_the_tool_call(instrument, export
             max_tokens=32)
         return answer.content.text
 
+    return server
+
+
+@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
+async def test_sampling_is_one_model_span_under_the_tool_call(instrument, exporter, provider) -> None:
+    """A tool that asks the client's model (``ctx.session.create_message``): the client's ``sampling_callback``
+    runs in a ``model`` span of ours under the server's tool span (the context travels in the request's
+    ``_meta``), and the openai client it calls fills that span (its usage, its response id) instead of opening a
+    second one: one model span per request, in the tool call's trace."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from mcp.types import CreateMessageResult, TextContent
+
+    from otel_agents.instrumentors.openai import OpenAIInstrumentor
+    from tests.clients.fakes import Recorder, chat_completion, openai_client
+
+    server = _sampling_server()
     client = openai_client(Recorder(chat_completion("A100 shipped.", usage={"prompt_tokens": 9,
                                                                                "completion_tokens": 3,
                                                                                "total_tokens": 12})), aio=True)
@@ -450,19 +459,10 @@ async def test_sampling_of_a_session_made_before_instrument_is_traced(instrument
     """A ``ClientSession`` made before ``instrument()`` (and kept across an uninstrument/instrument cycle) gets its
     sampling callback traced from the server's next request: one model span a request, none while uninstrumented
     (before, such a session's sampling made no span at all; only sessions made while instrumented had one)."""
-    from mcp.server.fastmcp import FastMCP
     from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import CreateMessageResult, SamplingMessage, TextContent
+    from mcp.types import CreateMessageResult, TextContent
 
-    server = FastMCP("orders")
-
-    @server.tool(name="summarise_order")
-    async def summarise_order(order_id: str) -> str:
-        answer = await server.get_context().session.create_message(
-            messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarise {order_id}"))],
-            max_tokens=32)
-        return answer.content.text
-
+    server = _sampling_server()
     async def sampling_callback(context: Any, params: Any) -> CreateMessageResult:
         return CreateMessageResult(role="assistant", model="fake-1", stopReason="endTurn",
                                    content=TextContent(type="text", text="A100 shipped."))
