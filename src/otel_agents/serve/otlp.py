@@ -42,6 +42,7 @@ logger = logging.getLogger("otel_agents.collect")
 TRACES_PATH = "/v1/traces"
 RETRY_AFTER_S = 1
 DECOMPRESSED_FACTOR = 4  # a gzip body may grow to this many times the body limit
+MAX_PENDING_BYTES = 64 * 1024 * 1024  # request bytes held at once: waiting for the worker, or to be forwarded
 # google.rpc.Code values for the Status bodies
 _INVALID_ARGUMENT, _RESOURCE_EXHAUSTED, _UNAVAILABLE, _INTERNAL, _UNAUTHENTICATED, _NOT_FOUND = 3, 8, 14, 13, 16, 5
 _CODES = {400: _INVALID_ARGUMENT, 401: _UNAUTHENTICATED, 404: _NOT_FOUND, 413: _INVALID_ARGUMENT,
@@ -89,7 +90,7 @@ class OTLPReceiver:
 
     def __init__(self, sink: Callable[[list[ReadableSpan], tuple[bytes, str, str | None]], Any], *,
                  security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
-                 bound_host: str = "127.0.0.1", max_pending_bytes: int = 64 * 1024 * 1024,
+                 bound_host: str = "127.0.0.1", max_pending_bytes: int = MAX_PENDING_BYTES,
                  path: str = TRACES_PATH) -> None:
         self.sink = sink
         self.path = path
@@ -211,10 +212,12 @@ class Forwarder:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
         headers: extra request headers (an ``Authorization`` for the backend).
         timeout: seconds per request.
+        max_queued: requests waiting to be sent, at most.
+        max_queued_bytes: their bytes in all, at most (default :data:`MAX_PENDING_BYTES`, as the receiver's).
     """
 
     def __init__(self, url: str, headers: Mapping[str, str] | None = None, *, timeout: float = 10.0,
-                 max_queued: int = 1000, max_queued_bytes: int = 64 * 1024 * 1024) -> None:
+                 max_queued: int = 1000, max_queued_bytes: int = MAX_PENDING_BYTES) -> None:
         import queue
         import threading
 
