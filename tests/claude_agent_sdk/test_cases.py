@@ -541,3 +541,21 @@ def test_a_turn_the_cli_starts_itself_is_a_turn(instrumented: Any, exporter: Sna
     [model] = [s for s in exporter.semantic("model") if s.parent_id == follow_up.span_id]
     assert model.start_time >= expert.end_time  # asked once the task that woke it had ended
     assert "otel_agents.stream.abandoned" not in follow_up.attributes and follow_up.status.name == "UNSET"
+
+
+def test_an_sdk_mcp_server_made_before_instrument_runs_its_tools_in_the_tool_span(
+        instrument: Any, provider: Any, exporter: SnapshotExporter) -> None:
+    """create_sdk_mcp_server() called before instrument() (at import, say): its handler, and the spans it opens,
+    run inside the tool span as with a server made after it. Before, on mcp 1.x they ran in no span of ours
+    (mcp 2.x runs the handler in the request's trace context itself)."""
+    app = provider.get_tracer("tests.app")
+
+    def probe(name: str, args: dict) -> None:
+        with app.start_as_current_span(f"db {name}"):
+            pass
+
+    server = support_server(probe=probe)
+    instrument()
+    asyncio.run(collect("Where is order A100?", transport=in_process(), mcp_servers={"support": server}))
+    spans = exporter.spans
+    assert _one(spans, "db lookup_order").parent_id == _one(spans, "execute_tool lookup_order").span_id, tree(spans)

@@ -232,6 +232,7 @@ class Installation:
             server = kwargs.get("server_name", args[0] if args else None)
             message = kwargs.get("message", args[1] if len(args) > 1 else None)
             if tracker is not None and isinstance(message, dict) and message.get("method") == "tools/call":
+                _handler_in_request_context(getattr(instance, "sdk_mcp_servers", {}).get(server))
                 span = tracker.sdk_mcp_tool_span(server, message.get("params") or {})
                 if span is not None:
                     params = dict(message.get("params") or {})
@@ -265,16 +266,30 @@ def _build_tool_server(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -
     return wrapped(*args, **kwargs)
 
 
-def _in_request_context(run_tool: Any) -> Any:
-    async def run_in_request_context(tool_name: str, arguments: Any) -> Any:
+def _handler_in_request_context(server: Any) -> None:
+    """An mcp 1.x server made before ``instrument()`` (``build_tool_server`` was not wrapped then, or the
+    user built it): its ``tools/call`` handler is made to run in the request's context too, once."""
+    handlers = getattr(server, "request_handlers", None)
+    if not isinstance(handlers, dict):  # not mcp 1.x's low-level Server
+        return
+    from mcp.types import CallToolRequest
+
+    handler = handlers.get(CallToolRequest)
+    if handler is not None and not getattr(handler, "_otel_agents_context", False):
+        handlers[CallToolRequest] = _in_request_context(handler)
+        handlers[CallToolRequest]._otel_agents_context = True
+
+
+def _in_request_context(run: Any) -> Any:
+    async def run_in_request_context(*args: Any) -> Any:
         ctx = None
         with guard("claude_agent_sdk.tool_context"):
             ctx = _request_context()
         if ctx is None:
-            return await run_tool(tool_name, arguments)
+            return await run(*args)
         token = otel_context.attach(ctx)
         try:
-            return await run_tool(tool_name, arguments)
+            return await run(*args)
         finally:
             otel_context.detach(token)
 
