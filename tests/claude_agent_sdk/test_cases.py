@@ -559,3 +559,24 @@ def test_an_sdk_mcp_server_made_before_instrument_runs_its_tools_in_the_tool_spa
     asyncio.run(collect("Where is order A100?", transport=in_process(), mcp_servers={"support": server}))
     spans = exporter.spans
     assert _one(spans, "db lookup_order").parent_id == _one(spans, "execute_tool lookup_order").span_id, tree(spans)
+
+
+def test_partials_we_turned_on_stay_hidden_after_uninstrument(instrument: Any, exporter: SnapshotExporter,
+                                                              cli_path: str) -> None:
+    """A client connected while instrumented runs its CLI with partial messages on (for true output tokens); after
+    uninstrument() its caller still gets no StreamEvent it did not ask for (before, they leaked from then on)."""
+    received: list[list] = []
+
+    async def main() -> None:
+        inst = instrument()
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(cli_path=cli_path)) as client:
+            await client.query("Where is order A100?")
+            received.append([m async for m in client.receive_response()])
+            inst.uninstrument()
+            await client.query("Where is order A100?")
+            received.append([m async for m in client.receive_response()])
+
+    asyncio.run(main())
+    assert [sum(isinstance(m, sdk.StreamEvent) for m in turn) for turn in received] == [0, 0]
+    assert all(isinstance(turn[-1], sdk.ResultMessage) for turn in received)
+    assert len(exporter.semantic("agent")) == 1

@@ -123,9 +123,11 @@ The SDK has no tracing API; its stream is the structure. We wrap, with ``wrapt``
 run's span, current while the SDK's generator runs each step, so the CLI's ``TRACEPARENT``
 (the SDK puts the current context in the CLI's environment) names it and the SDK's read task,
 hook and permission callbacks inherit it; ``ClaudeSDKClient.connect``/``disconnect``; ``Query._handle_control_request`` (the user's
-callbacks) and ``_handle_sdk_mcp_request``; and ``Query.__init__``, which taps its transport's ``read_messages`` and ``write`` per instance (the
-frames on arrival; the prompts, interrupts and permission answers as written). All state is per
-``Query``. We inject no hooks of our own: they would cost two control round trips per tool call
+callbacks, and the CLI's requests as they arrive) and ``_handle_sdk_mcp_request``; and ``Query.__init__``,
+which taps per instance its message stream (``_message_send``: the frames on arrival) and its transport's
+``write`` (the prompts, interrupts and permission answers as written); after ``uninstrument()`` a session
+we tapped stays tapped but feeds nothing, and partial messages we turned on stay hidden from its caller.
+All state is per ``Query``. We inject no hooks of our own: they would cost two control round trips per tool call
 and run beside the user's.
 
 Own telemetry

@@ -2,7 +2,8 @@
 
 One :class:`Tracker` per ``claude_agent_sdk._internal.query.Query`` (one CLI session). It sees
 every frame the SDK reads from its transport, on arrival (not when the consumer pulls it from the
-SDK's 100-deep buffer), and every line the SDK writes (prompts, control responses, interrupts).
+SDK's 100-deep buffer; control frames other than the CLI's requests excepted), and every line the SDK
+writes (prompts, control responses, interrupts).
 All state lives here, never in module globals, and is bounded by what is open now: a model call is
 forgotten when its response ends, a tool call when its ``tool_result`` arrives, a turn at its
 ``result``.
@@ -96,15 +97,13 @@ class Turn:
 
 
 class Tracker:
-    """Spans of one CLI session. ``hide_partials``: the ``stream_event`` frames were turned on by us and
-    are dropped after we read them (the user did not ask for them)."""
+    """Spans of one CLI session."""
 
-    def __init__(self, telemetry: Telemetry, turn: Turn | None = None, hide_partials: bool = False,
-                 system: Any = None, model: str | None = None):
+    def __init__(self, telemetry: Telemetry, turn: Turn | None = None, system: Any = None,
+                 model: str | None = None):
         self.telemetry = telemetry
         self.turn = turn
         self.run = turn  # query()'s run (its span lasts the generator): a turn the CLI starts itself reopens it
-        self.hide_partials = hide_partials
         self.system = system
         self.request_model = model
         self.session_id: str | None = None

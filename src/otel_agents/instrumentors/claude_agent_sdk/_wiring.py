@@ -6,8 +6,9 @@
   between the messages the caller receives.
 * ``ClaudeSDKClient.connect``/``disconnect``: the session's tracker is made inside ``connect``;
   ``disconnect`` ends what a turn left open.
-* ``Query.__init__``: per instance, a tap on its transport's ``read_messages`` and ``write``
-  feeding the :class:`~._tracker.Tracker` (frames on arrival, prompts and control answers as sent).
+* ``Query.__init__``: per instance, a tap (:func:`_tap`) feeding the :class:`~._tracker.Tracker`: the
+  frames its reader task hands to its message stream (on arrival), the lines written to its transport.
+  ``Query._handle_control_request`` gives it the CLI's requests.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ...semconv import Kind
 from .._patch import Patch
 from ._tracker import AGENT_NAME, Tracker, Turn
 
-# What the next Query made in this context belongs to: (turn or None, hide_partials, system prompt, model).
+# What the next Query made in this context belongs to: (turn or None, partials we turned on, system prompt, model).
 _SESSION = otel_context.create_key("otel_agents.claude_agent_sdk.session")
 
 
@@ -190,25 +191,30 @@ class Installation:
                 turn, hide, system, model = session if isinstance(session, tuple) else (None, False, None, None)
                 if isinstance(turn, Turn) and getattr(turn, "tracker", None) is not None:
                     turn = None  # a second Query in the same run: its own session
-                tracker = Tracker(self.telemetry, turn, hide_partials=hide, system=system, model=model)
+                tracker = Tracker(self.telemetry, turn, system=system, model=model)
                 if turn is not None:
                     turn.tracker = tracker  # type: ignore[attr-defined]
                 if len(self.taps) > 256:  # bounded: drop the taps of transports that are gone
                     self.taps = [ref for ref in self.taps if ref() is not None]
-                self.taps.append(weakref.ref(_tap(instance.transport, tracker)))
+                self.taps.append(weakref.ref(_tap(instance, tracker, hide)))
                 self.trackers[instance] = tracker
         return result
 
 
     # -- the user's hooks and can_use_tool: a span around each ------------------------------
     def _control_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        tracker = None
+        with guard("claude_agent_sdk.control_request"):
+            tracker = self.trackers.get(instance)
+            if tracker is not None:  # the reader task calls this as the CLI's request arrives
+                tracker.on_frame(kwargs.get("request", args[0] if args else None))
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        return self._calling_back(wrapped, instance, args, kwargs)
+        return self._calling_back(wrapped, instance, args, kwargs, tracker)
 
-    async def _calling_back(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    async def _calling_back(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict,
+                            tracker: Tracker | None) -> Any:
         request = kwargs.get("request", args[0] if args else None)
-        tracker = self.trackers.get(instance)
         span = None
         with guard("claude_agent_sdk.callback"):
             span = tracker.open_callback(request) if tracker is not None else None
@@ -316,41 +322,61 @@ def _request_context() -> Any:
 
 
 class _Tap:
-    """What a transport's tapped methods feed: one tracker at a time (a custom transport reused by a second
-    ``Query`` is re-pointed, never tapped twice); ``None`` after ``uninstrument()``."""
+    """What one session's taps feed: one tracker at a time (a custom transport reused by a second ``Query``
+    is re-pointed, never tapped twice); ``None`` after ``uninstrument()``. ``hide_partials``: we turned
+    partial messages on, so their frames are dropped, traced or not (the caller did not ask for them)."""
 
-    __slots__ = ("tracker", "__weakref__")
+    __slots__ = ("tracker", "hide_partials", "__weakref__")
 
-    def __init__(self, tracker: Tracker):
+    def __init__(self, tracker: Tracker, hide_partials: bool):
         self.tracker: Tracker | None = tracker
+        self.hide_partials = hide_partials
 
 
-def _tap(transport: Any, tracker: Tracker) -> _Tap:
-    """Feed the tracker from ``transport`` (instance attributes over its methods; nothing else changes)."""
-    existing = getattr(transport.read_messages, "_otel_agents_tap", None)
-    if isinstance(existing, _Tap):
-        existing.tracker = tracker
-        return existing
-    tap = _Tap(tracker)
-    read = transport.read_messages
-    write = transport.write
+class _TappedStream:
+    """Stands in for a ``Query``'s ``_message_send``, the memory stream its reader task sends each frame to
+    as it arrives (all but the control protocol's): the tap's tracker sees the frame first."""
 
-    async def read_messages() -> Any:
-        async for frame in read():
+    __slots__ = ("stream", "tap")
+
+    def __init__(self, stream: Any, tap: _Tap):
+        self.stream = stream
+        self.tap = tap
+
+    async def send(self, frame: Any) -> None:
+        tap = self.tap
+        if tap.tracker is not None:
+            tap.tracker.on_frame(frame)
+        if tap.hide_partials and isinstance(frame, dict) and frame.get("type") == "stream_event":
+            return
+        await self.stream.send(frame)
+
+    def __getattr__(self, name: str) -> Any:  # send_nowait, close, …: the stream's own
+        return getattr(self.stream, name)
+
+
+def _tap(query: Any, tracker: Tracker, hide_partials: bool) -> _Tap:
+    """Feed ``tracker`` from ``query``'s message stream and its transport's ``write`` (instance attributes;
+    nothing else changes)."""
+    transport = query.transport
+    tap = getattr(transport.write, "_otel_agents_tap", None)
+    if isinstance(tap, _Tap):
+        tap.tracker = tracker
+    else:
+        tap = _Tap(tracker, hide_partials)
+        write = transport.write
+
+        async def tapped_write(data: str) -> None:
             current = tap.tracker
             if current is not None:
-                current.on_frame(frame)
-                if current.hide_partials and isinstance(frame, dict) and frame.get("type") == "stream_event":
-                    continue  # partial messages we turned on: the caller did not ask for them
-            yield frame
+                current.on_write(data)
+            await write(data)
 
-    async def tapped_write(data: str) -> None:
-        current = tap.tracker
-        if current is not None:
-            current.on_write(data)
-        await write(data)
-
-    read_messages._otel_agents_tap = tap  # type: ignore[attr-defined]
-    transport.read_messages = read_messages
-    transport.write = tapped_write
+        tapped_write._otel_agents_tap = tap  # type: ignore[attr-defined]
+        transport.write = tapped_write
+    stream = query._message_send
+    if isinstance(stream, _TappedStream):
+        stream.tap = tap
+    else:
+        query._message_send = _TappedStream(stream, tap)
     return tap
