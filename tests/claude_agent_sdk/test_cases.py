@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -543,6 +544,86 @@ def test_a_turn_the_cli_starts_itself_is_a_turn(instrumented: Any, exporter: Sna
     assert "otel_agents.stream.abandoned" not in follow_up.attributes and follow_up.status.name == "UNSET"
 
 
+def _turn_shape(spans: list) -> list[tuple]:
+    """One turn's spans as sorted (name, parent's name, kind, status, attributes): what a client connected before
+    instrument() must share with one connected after it. The CLI's ids are numbered per process, so they are
+    masked; what only partial messages give (output tokens, finish reasons) is left out."""
+    partial_only = ("gen_ai.usage.output_tokens", "llm.token_count.completion", "llm.token_count.total",
+                    "gen_ai.response.finish_reasons", "llm.finish_reason")
+    shape = []
+    for s in spans:
+        parent = parent_of(s, spans)
+        attributes = json.dumps({k: v for k, v in s.attributes.items() if k not in partial_only}, sort_keys=True,
+                                default=str)
+        shape.append((s.name, parent.name if parent else "", s.semantic_kind, s.status.name,
+                      re.sub(r'\b(toolu|msg)_\d+|(finish_reason\\":\\")[a-z_]*', r"\1\2#", attributes)))
+    return sorted(shape)
+
+
+def test_a_client_connected_before_instrument_is_traced_from_its_next_turn(instrument: Any, provider: Any,
+                                                                          exporter: SnapshotExporter,
+                                                                          cli_path: str) -> None:
+    """A ClaudeSDKClient connected before instrument() (its SDK reader already iterates the CLI's output) is traced
+    from its next turn, with the spans of a client connected after instrument() — its hook, its permission
+    callback and its SDK MCP tool handler (a server made before instrument()) nest as they do there; its model
+    spans have no output tokens (the CLI was started without partial messages: no false count). uninstrument()
+    leaves it untraced with nothing open; a second instrument() traces it again."""
+    app = provider.get_tracer("tests.app")
+
+    def probe(name: str, args: dict) -> None:
+        with app.start_as_current_span(f"db {name}"):
+            pass
+
+    async def pre_tool_use(hook_input: dict, tool_use_id: str | None, ctx: Any) -> dict:
+        with app.start_as_current_span("policy check"):
+            return {}
+
+    async def allow(name: str, args: dict, ctx: Any) -> Any:
+        return sdk.PermissionResultAllow()
+
+    options = sdk.ClaudeAgentOptions(cli_path=cli_path, mcp_servers={"support": support_server(probe=probe)},
+                                     hooks={"PreToolUse": [sdk.HookMatcher(matcher=None, hooks=[pre_tool_use])]},
+                                     can_use_tool=allow)
+    turns: list[list] = []
+
+    async def turn(client: Any) -> None:
+        before = {s.span_id for s in exporter.spans}
+        await client.query("Where is order A100?")
+        answers = [m.result async for m in client.receive_response() if isinstance(m, sdk.ResultMessage)]
+        assert answers and "A100" in answers[0]
+        turns.append([s for s in exporter.spans if s.span_id not in before])
+
+    async def main() -> None:
+        async with sdk.ClaudeSDKClient(options=options) as client:
+            await turn(client)
+            inst = instrument()
+            await turn(client)
+            inst.uninstrument()
+            await turn(client)
+            assert inst.open_runs() == 0
+            instrument()
+            await turn(client)
+        async with sdk.ClaudeSDKClient(options=options) as fresh:  # connected after instrument()
+            await turn(fresh)
+
+    asyncio.run(main())
+    untraced, adopted, uninstrumented, again, reference = turns
+    for spans in (untraced, uninstrumented):  # only the user's own spans, each a root
+        assert sorted((s.name, s.parent_id) for s in spans) == [("db lookup_order", None), ("policy check", None)]
+    assert sorted((s.name, parent_of(s, reference).name if s.parent_id else "") for s in reference) == [
+        ("chat claude-sonnet-4-6", "invoke_agent claude"), ("chat claude-sonnet-4-6", "invoke_agent claude"),
+        ("db lookup_order", "execute_tool lookup_order"), ("execute_tool lookup_order", "invoke_agent claude"),
+        ("guardrail PreToolUse", "execute_tool lookup_order"), ("invoke_agent claude", ""),
+        ("permission mcp__support__lookup_order", "execute_tool lookup_order"),
+        ("policy check", "guardrail PreToolUse")], tree(reference)
+    assert _turn_shape(adopted) == _turn_shape(again) == _turn_shape(reference), tree(adopted)
+    for spans in (adopted, again):
+        assert len({s.trace_id for s in spans}) == 1
+        assert all("gen_ai.usage.output_tokens" not in s.attributes for s in spans if s.name.startswith("chat "))
+    assert all(s.attributes["gen_ai.usage.output_tokens"] > 1 for s in reference if s.name.startswith("chat "))
+    assert all(s.end_time for s in exporter.spans)
+
+
 def test_an_sdk_mcp_server_made_before_instrument_runs_its_tools_in_the_tool_span(
         instrument: Any, provider: Any, exporter: SnapshotExporter) -> None:
     """create_sdk_mcp_server() called before instrument() (at import, say): its handler, and the spans it opens,
@@ -580,3 +661,27 @@ def test_partials_we_turned_on_stay_hidden_after_uninstrument(instrument: Any, e
     assert [sum(isinstance(m, sdk.StreamEvent) for m in turn) for turn in received] == [0, 0]
     assert all(isinstance(turn[-1], sdk.ResultMessage) for turn in received)
     assert len(exporter.semantic("agent")) == 1
+
+
+def test_a_turn_under_way_at_instrument_is_left_untraced(instrument: Any, exporter: SnapshotExporter) -> None:
+    """A client connected before instrument() whose turn was asked before it and read after it: that turn is left
+    untraced (no agent span made up from its second half), the next one is traced from its prompt."""
+
+    async def main() -> None:
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            await client.query("Where is order A100?")
+            instrument()
+            async for _ in client.receive_response():
+                pass
+            await client.query("Where is order A200?")
+            async for _ in client.receive_response():
+                pass
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    agent = _one(spans, "invoke_agent claude")
+    assert agent.attributes["input.value"] == "Where is order A200?"
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"], tree(spans)
+    assert json.loads(_one(spans, "execute_tool lookup_order").attributes["gen_ai.tool.call.arguments"]) == \
+        {"order_id": "A200"}

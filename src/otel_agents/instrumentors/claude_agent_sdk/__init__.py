@@ -122,13 +122,29 @@ The SDK has no tracing API; its stream is the structure. We wrap, with ``wrapt``
 ``InternalClient.process_query`` (what ``query()`` runs, bound under any import name) for the
 run's span, current while the SDK's generator runs each step, so the CLI's ``TRACEPARENT``
 (the SDK puts the current context in the CLI's environment) names it and the SDK's read task,
-hook and permission callbacks inherit it; ``ClaudeSDKClient.connect``/``disconnect``; ``Query._handle_control_request`` (the user's
-callbacks, and the CLI's requests as they arrive) and ``_handle_sdk_mcp_request``; and ``Query.__init__``,
-which taps per instance its message stream (``_message_send``: the frames on arrival) and its transport's
-``write`` (the prompts, interrupts and permission answers as written); after ``uninstrument()`` a session
-we tapped stays tapped but feeds nothing, and partial messages we turned on stay hidden from its caller.
-All state is per ``Query``. We inject no hooks of our own: they would cost two control round trips per tool call
-and run beside the user's.
+hook and permission callbacks inherit it; ``ClaudeSDKClient.connect``/``disconnect``, and
+``query``/``receive_messages`` (where a client connected earlier is taken up);
+``Query._handle_control_request`` (the user's callbacks, and the CLI's requests as they arrive) and
+``_handle_sdk_mcp_request``; and ``Query.__init__``, which taps per instance its message stream
+(``_message_send``, which its reader task looks up for each frame, so a running session can be
+tapped too: the frames on arrival) and its transport's ``write`` (the prompts, interrupts and
+permission answers as written). All state is per ``Query``. We inject no hooks of our own: they
+would cost two control round trips per tool call and run beside the user's.
+
+Sessions that started before ``instrument()``
+---------------------------------------------
+A ``ClaudeSDKClient`` connected before ``instrument()`` (or under an earlier one, kept across
+``uninstrument()``) is taken up at its next ``query()`` or ``receive_messages()``/``receive_response()``
+call and traced from its next prompt on, with the same spans (hooks, permission callbacks and SDK
+MCP tools included); a turn already under way then is left untraced (its frames are skipped up to
+its ``result``). Its CLI was started without us: its model spans have output tokens only if the
+user turned partial messages on, and the CLI's ``TRACEPARENT`` is what was current at ``connect()``.
+A ``query()`` run that started before ``instrument()`` is not traced; the next one is. An SDK MCP
+server made before ``instrument()`` (``create_sdk_mcp_server`` at import) runs its handlers inside
+the tool span like one made after (on mcp 1.x its ``tools/call`` handler is wrapped at its first
+traced call, and stays so; mcp 2.x runs it in the request's trace context itself). After
+``uninstrument()`` a session we tapped stays tapped but feeds nothing, and partial messages we
+turned on stay hidden from its caller.
 
 Own telemetry
 -------------

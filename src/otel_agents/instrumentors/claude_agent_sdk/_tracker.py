@@ -97,13 +97,16 @@ class Turn:
 
 
 class Tracker:
-    """Spans of one CLI session."""
+    """Spans of one CLI session. ``joining``: the session was running before we saw it (a client connected
+    before ``instrument()``): a turn it may be in is not ours, so frames are ignored up to the next prompt
+    written or the next ``result``."""
 
     def __init__(self, telemetry: Telemetry, turn: Turn | None = None, system: Any = None,
-                 model: str | None = None):
+                 model: str | None = None, joining: bool = False):
         self.telemetry = telemetry
         self.turn = turn
         self.run = turn  # query()'s run (its span lasts the generator): a turn the CLI starts itself reopens it
+        self.joining = joining
         self.system = system
         self.request_model = model
         self.session_id: str | None = None
@@ -219,6 +222,7 @@ class Tracker:
     def _written(self, frame: dict) -> None:
         kind = frame.get("type")
         if kind == "user" and frame.get("parent_tool_use_id") is None:
+            self.joining = False
             if self.turn is None:
                 self.open_turn()
             thread = self.threads.get(None)
@@ -310,6 +314,9 @@ class Tracker:
             if not isinstance(frame, dict):
                 return
             kind = frame.get("type")
+            if self.joining:
+                self.joining = kind != "result"  # the end of the turn that was under way, if any
+                return
             handler: Callable[[dict], None] | None = getattr(self, f"_on_{kind}", None)
             if handler is not None:
                 handler(frame)

@@ -5,10 +5,12 @@
   ``TRACEPARENT`` and the SDK's read task, hooks and permission callbacks inherit it), never
   between the messages the caller receives.
 * ``ClaudeSDKClient.connect``/``disconnect``: the session's tracker is made inside ``connect``;
-  ``disconnect`` ends what a turn left open.
+  ``disconnect`` ends what a turn left open. ``ClaudeSDKClient.query``/``receive_messages``: a client
+  connected before ``instrument()`` (or under an earlier one) gets its tracker there, from its next turn.
 * ``Query.__init__``: per instance, a tap (:func:`_tap`) feeding the :class:`~._tracker.Tracker`: the
   frames its reader task hands to its message stream (on arrival), the lines written to its transport.
-  ``Query._handle_control_request`` gives it the CLI's requests.
+  It works on a running session too (the reader looks the stream up a frame at a time), which is how
+  a client connected earlier is adopted. ``Query._handle_control_request`` gives it the CLI's requests.
 """
 
 from __future__ import annotations
@@ -58,11 +60,13 @@ class Installation:
         self.telemetry = telemetry
         self.stream_usage = stream_usage
         self.trackers: "weakref.WeakKeyDictionary[Any, Tracker]" = weakref.WeakKeyDictionary()
-        self.taps: "list[weakref.ref[_Tap]]" = []  # pruned as sessions go (see _query_init)
+        self.taps: "list[weakref.ref[_Tap]]" = []  # pruned as sessions go (see _track)
         self.patches = [
             Patch(InternalClient, "process_query", self._process_query),
             Patch(ClaudeSDKClient, "connect", self._connect),
             Patch(ClaudeSDKClient, "disconnect", self._disconnect),
+            Patch(ClaudeSDKClient, "query", self._adopting),
+            Patch(ClaudeSDKClient, "receive_messages", self._adopting),
             Patch(Query, "__init__", self._query_init),
             Patch(Query, "_handle_sdk_mcp_request", self._sdk_mcp_request),
             Patch(Query, "_handle_control_request", self._control_request),
@@ -182,6 +186,17 @@ class Installation:
                     tracker.end_background(abandoned=True)
         return wrapped(*args, **kwargs)
 
+    def _adopting(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``ClaudeSDKClient.query``/``receive_messages``: a client whose session we do not track yet (connected
+        before ``instrument()``, or under an earlier one) is tracked from here on: from its next prompt."""
+        query = getattr(instance, "_query", None)
+        if query is not None and query not in self.trackers and instrumentation_enabled():
+            with guard("claude_agent_sdk.adopt"):
+                options = getattr(instance, "options", None)
+                self._track(query, Tracker(self.telemetry, system=_system(options),
+                                           model=getattr(options, "model", None), joining=True))
+        return wrapped(*args, **kwargs)
+
     # -- every Query: the frame tap --------------------------------------------------
     def _query_init(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         result = wrapped(*args, **kwargs)
@@ -194,11 +209,14 @@ class Installation:
                 tracker = Tracker(self.telemetry, turn, system=system, model=model)
                 if turn is not None:
                     turn.tracker = tracker  # type: ignore[attr-defined]
-                if len(self.taps) > 256:  # bounded: drop the taps of transports that are gone
-                    self.taps = [ref for ref in self.taps if ref() is not None]
-                self.taps.append(weakref.ref(_tap(instance, tracker, hide)))
-                self.trackers[instance] = tracker
+                self._track(instance, tracker, hide)
         return result
+
+    def _track(self, query: Any, tracker: Tracker, hide_partials: bool = False) -> None:
+        if len(self.taps) > 256:  # bounded: drop the taps of transports that are gone
+            self.taps = [ref for ref in self.taps if ref() is not None]
+        self.taps.append(weakref.ref(_tap(query, tracker, hide_partials)))
+        self.trackers[query] = tracker
 
 
     # -- the user's hooks and can_use_tool: a span around each ------------------------------
@@ -322,9 +340,10 @@ def _request_context() -> Any:
 
 
 class _Tap:
-    """What one session's taps feed: one tracker at a time (a custom transport reused by a second ``Query``
-    is re-pointed, never tapped twice); ``None`` after ``uninstrument()``. ``hide_partials``: we turned
-    partial messages on, so their frames are dropped, traced or not (the caller did not ask for them)."""
+    """What one session's taps feed: one tracker at a time (a custom transport reused by a second ``Query``,
+    or a session tapped under an earlier ``instrument()``, is re-pointed, never tapped twice); ``None`` after
+    ``uninstrument()``. ``hide_partials``: we turned partial messages on, so their frames are dropped, traced
+    or not (the caller did not ask for them)."""
 
     __slots__ = ("tracker", "hide_partials", "__weakref__")
 
