@@ -380,13 +380,15 @@ def test_uninstrument_restores_the_sdk(instrument: Any, exporter: SnapshotExport
     from claude_agent_sdk._internal.client import InternalClient
     from claude_agent_sdk._internal.query import Query
 
-    originals = (InternalClient.__dict__["process_query"], Query.__dict__["__init__"],
-                 vars(sdk)["build_tool_server"])
+    def patched() -> tuple:
+        return (InternalClient.__dict__["process_query"], Query.__dict__["__init__"],
+                sdk.ClaudeSDKClient.__dict__["query"], sdk.ClaudeSDKClient.__dict__["receive_messages"])
+
+    originals = patched()
     inst = instrument()
-    assert InternalClient.__dict__["process_query"] is not originals[0]
+    assert all(now is not before for now, before in zip(patched(), originals))
     inst.uninstrument()
-    assert (InternalClient.__dict__["process_query"], Query.__dict__["__init__"],
-            vars(sdk)["build_tool_server"]) == originals
+    assert patched() == originals
     messages = asyncio.run(collect("Where is order A100?", transport=in_process()))
     assert _result(messages).subtype == "success"
     assert exporter.semantic() == []

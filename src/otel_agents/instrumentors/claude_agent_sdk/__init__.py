@@ -87,7 +87,9 @@ runs the real ``mcp`` server. Its tool span records ``mcp.method.name=tools/call
 MCP client), and we add the tool span's W3C trace context to the request's ``params._meta``: the
 handler runs inside the tool span (so spans the user's code opens nest under it), and with our MCP
 instrumentor on, its server span (``SERVER``) nests there too — the fold lists the call once. The
-handler's context comes from ``mcp``'s request context (``request_ctx``; tested on mcp 1.30 and 2.3).
+handler's context is the one the request carries: on mcp 1.x we wrap the server's ``tools/call``
+handler at its first traced call (it reads ``request_ctx``; the server stays wrapped, whenever it was
+made); mcp 2.x runs the handler in that context itself (tested on mcp 1.30 and 2.3).
 
 Usage and cost
 --------------
@@ -141,10 +143,8 @@ its ``result``). Its CLI was started without us: its model spans have output tok
 user turned partial messages on, and the CLI's ``TRACEPARENT`` is what was current at ``connect()``.
 A ``query()`` run that started before ``instrument()`` is not traced; the next one is. An SDK MCP
 server made before ``instrument()`` (``create_sdk_mcp_server`` at import) runs its handlers inside
-the tool span like one made after (on mcp 1.x its ``tools/call`` handler is wrapped at its first
-traced call, and stays so; mcp 2.x runs it in the request's trace context itself). After
-``uninstrument()`` a session we tapped stays tapped but feeds nothing, and partial messages we
-turned on stay hidden from its caller.
+the tool span like one made after. After ``uninstrument()`` a session we tapped stays tapped but
+feeds nothing, and partial messages we turned on stay hidden from its caller.
 
 Own telemetry
 -------------

@@ -71,10 +71,6 @@ class Installation:
             Patch(Query, "_handle_sdk_mcp_request", self._sdk_mcp_request),
             Patch(Query, "_handle_control_request", self._control_request),
         ]
-        import claude_agent_sdk
-
-        if "build_tool_server" in vars(claude_agent_sdk):  # create_sdk_mcp_server's server factory
-            self.patches.append(Patch(claude_agent_sdk, "build_tool_server", _build_tool_server))  # type: ignore[arg-type]
 
     def remove(self) -> None:
         """Take every patch off; sessions still running stop feeding us (their open spans end now)."""
@@ -278,21 +274,11 @@ def _cancelling() -> bool:
     return bool(cancelling()) if callable(cancelling) else False
 
 
-def _build_tool_server(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    """``build_tool_server(name, version, tools, run_tool)``: ``run_tool`` runs in the context that the
-    request's ``params._meta`` carries (the bridge's server task froze the context of its first
-    request), so the user's handler — and any span it opens — is inside our tool span."""
-    with guard("claude_agent_sdk.tool_server"):
-        if len(args) >= 4:
-            args = (*args[:3], _in_request_context(args[3]), *args[4:])
-        elif "run_tool" in kwargs:
-            kwargs = {**kwargs, "run_tool": _in_request_context(kwargs["run_tool"])}
-    return wrapped(*args, **kwargs)
-
-
 def _handler_in_request_context(server: Any) -> None:
-    """An mcp 1.x server made before ``instrument()`` (``build_tool_server`` was not wrapped then, or the
-    user built it): its ``tools/call`` handler is made to run in the request's context too, once."""
+    """An SDK MCP server on mcp 1.x (made before ``instrument()`` or after): its ``tools/call`` handler is made,
+    once, to run in the context that the request's ``params._meta`` carries (the bridge's server task froze
+    the context of its first request), so the user's handler — and any span it opens — is inside our tool
+    span. mcp 2.x does this itself (its request handling runs in the ``_meta`` trace context)."""
     handlers = getattr(server, "request_handlers", None)
     if not isinstance(handlers, dict):  # not mcp 1.x's low-level Server
         return
