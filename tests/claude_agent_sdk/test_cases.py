@@ -569,7 +569,8 @@ def test_a_client_connected_before_instrument_is_traced_from_its_next_turn(instr
     from its next turn, with the spans of a client connected after instrument() — its hook, its permission
     callback and its SDK MCP tool handler (a server made before instrument()) nest as they do there; its model
     spans have no output tokens (the CLI was started without partial messages: no false count). uninstrument()
-    leaves it untraced with nothing open; a second instrument() traces it again."""
+    leaves it untraced; a second instrument() traces it again, and an uninstrument() in the middle of a turn ends
+    that turn's spans then (abandoned), nothing made after."""
     app = provider.get_tracer("tests.app")
 
     def probe(name: str, args: dict) -> None:
@@ -587,6 +588,7 @@ def test_a_client_connected_before_instrument_is_traced_from_its_next_turn(instr
                                      hooks={"PreToolUse": [sdk.HookMatcher(matcher=None, hooks=[pre_tool_use])]},
                                      can_use_tool=allow)
     turns: list[list] = []
+    cut: list = []  # every span exported when uninstrument() ended the slow turn
 
     async def turn(client: Any) -> None:
         before = {s.span_id for s in exporter.spans}
@@ -602,15 +604,27 @@ def test_a_client_connected_before_instrument_is_traced_from_its_next_turn(instr
             await turn(client)
             inst.uninstrument()
             await turn(client)
-            assert inst.open_runs() == 0
             instrument()
             await turn(client)
+            await client.query("Where is order A200? Take it slow.")  # waits in its tool call for an interrupt
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                     for b in message.content):
+                    break
+            inst.uninstrument()
+            cut.extend(exporter.spans)
+            await client.interrupt()
+            async for message in client.receive_messages():
+                if isinstance(message, sdk.ResultMessage):
+                    break
+            await turn(client)
+        instrument()
         async with sdk.ClaudeSDKClient(options=options) as fresh:  # connected after instrument()
             await turn(fresh)
 
     asyncio.run(main())
-    untraced, adopted, uninstrumented, again, reference = turns
-    for spans in (untraced, uninstrumented):  # only the user's own spans, each a root
+    untraced, adopted, uninstrumented, again, after_cut, reference = turns
+    for spans in (untraced, uninstrumented, after_cut):  # only the user's own spans, each a root
         assert sorted((s.name, s.parent_id) for s in spans) == [("db lookup_order", None), ("policy check", None)]
     assert sorted((s.name, parent_of(s, reference).name if s.parent_id else "") for s in reference) == [
         ("chat claude-sonnet-4-6", "invoke_agent claude"), ("chat claude-sonnet-4-6", "invoke_agent claude"),
@@ -623,6 +637,10 @@ def test_a_client_connected_before_instrument_is_traced_from_its_next_turn(instr
         assert len({s.trace_id for s in spans}) == 1
         assert all("gen_ai.usage.output_tokens" not in s.attributes for s in spans if s.name.startswith("chat "))
     assert all(s.attributes["gen_ai.usage.output_tokens"] > 1 for s in reference if s.name.startswith("chat "))
+    slow = [s for s in cut if s.span_id not in {t.span_id for turn in turns[:4] for t in turn}]
+    assert sorted(s.name for s in slow) == ["chat claude-sonnet-4-6", "execute_tool lookup_order",
+                                            "invoke_agent claude"], tree(slow)
+    assert [s.attributes.get("otel_agents.stream.abandoned") for s in slow if s.semantic_kind != "model"] == [True] * 2
     assert all(s.end_time for s in exporter.spans)
 
 
