@@ -705,3 +705,21 @@ def test_a_turn_under_way_at_instrument_is_left_untraced(instrument: Any, export
     assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"], tree(spans)
     assert json.loads(_one(spans, "execute_tool lookup_order").attributes["gen_ai.tool.call.arguments"]) == \
         {"order_id": "A200"}
+
+
+def test_a_query_under_way_at_instrument_is_left_untraced(instrument: Any, exporter: SnapshotExporter) -> None:
+    """query() is one run: a run that started before instrument() makes no span (none made up from its second half,
+    its tool call included), the next run is traced whole."""
+
+    async def main() -> None:
+        stream = sdk.query(prompt="Where is order A100?", transport=in_process(),
+                           options=sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()}))
+        await stream.__anext__()
+        instrument()
+        assert isinstance([m async for m in stream][-1], sdk.ResultMessage)
+        await collect("Where is order A200?", transport=in_process())
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"], tree(spans)
+    assert _one(spans, "invoke_agent claude").attributes["input.value"] == "Where is order A200?"
