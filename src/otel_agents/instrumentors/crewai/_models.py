@@ -20,11 +20,11 @@ custom LLM that emits no events still gets its span from the ``call`` wrapper.)
 
 from __future__ import annotations
 
-import json
 from contextvars import ContextVar
 from typing import Any, Mapping
 
 from ..._spans import ChatMessage, Part, SemanticSpan, ToolCallRequest, ToolDefinition, Usage, guard
+from ..._spans.messages import json_arguments
 from ...semconv import Kind
 from . import _content, _scope
 from ._scope import arg
@@ -208,16 +208,6 @@ def tool_call(raw: Any) -> ToolCallRequest | None:
         return None
     call_id, name, arguments = info
     return ToolCallRequest(name=name, arguments=json_arguments(arguments), id=call_id)
-
-
-def json_arguments(arguments: Any) -> Any:
-    """Tool arguments as a JSON value: a JSON string is parsed, anything else kept."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
 
 
 _INPUT_KEYS = ("prompt_tokens", "prompt_token_count", "input_tokens")
