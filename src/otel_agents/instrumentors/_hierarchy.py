@@ -22,7 +22,8 @@ from .._spans import report_internal_error
 from ._patch import Patch, Wrapper
 
 
-def _subclasses(base: type) -> Iterator[type]:
+def subclasses(base: type) -> Iterator[type]:
+    """``base`` and every class loaded now that derives from it, each once (depth first)."""
     seen: set[type] = set()
     stack = [base]
     while stack:
@@ -54,7 +55,7 @@ class HierarchyPatch:
         self._patched: set[tuple[int, str]] = set()
         self._lock = threading.Lock()
         self.active = True
-        for cls in _subclasses(base):
+        for cls in subclasses(base):
             self._patch_class(cls)
         self._hook = self._install_subclass_hook()
 
