@@ -8,11 +8,11 @@ every class that defines them, now and later (:class:`~.._hierarchy.HierarchyPat
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from ..._spans import Telemetry, report_internal_error
 from .._hierarchy import HierarchyPatch
-from .._patch import Patch
+from .._patch import PatchSet
 from . import _native
 from ._models import ModelHooks
 from ._runs import RunHooks, StopHooks
@@ -35,52 +35,44 @@ class Installation:
         self.runs = RunHooks(telemetry)
         self.models = ModelHooks(telemetry)
         self.tools = ToolHooks(telemetry)
-        self.patches: list[Patch | HierarchyPatch] = []
+        self.patches = PatchSet("autogen.patch")
 
-        self._patch(BaseChatAgent, "run", self.runs.coroutine("agent", "run"))
-        self._patch(BaseChatAgent, "run_stream", self.runs.stream("agent", "run_stream"))
+        self.patches.add(BaseChatAgent, "run", self.runs.coroutine("agent", "run"))
+        self.patches.add(BaseChatAgent, "run_stream", self.runs.stream("agent", "run_stream"))
         for name, shape in _TEAM_METHODS.items():
-            self._patch(BaseGroupChat, name, getattr(self.runs, shape)("team", name))
+            self.patches.add(BaseGroupChat, name, getattr(self.runs, shape)("team", name))
         try:  # a private module and methods: moved, team runs have no stop reason, the rest works
             from autogen_agentchat.teams._group_chat._base_group_chat_manager import BaseGroupChatManager
 
             stops = StopHooks(self.runs.teams)
-            self._patch(BaseGroupChatManager, "_apply_termination_condition", stops.apply_termination)
-            self._patch(BaseGroupChatManager, "_signal_termination", stops.signal_termination)
+            self.patches.add(BaseGroupChatManager, "_apply_termination_condition", stops.apply_termination)
+            self.patches.add(BaseGroupChatManager, "_signal_termination", stops.signal_termination)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("autogen.stop_reason", exc)
-        self._patch(BaseTool, "run_json", self.tools.run_json)
-        self._patch(BaseStreamTool, "run_json_stream", self.tools.run_json_stream)
+        self.patches.add(BaseTool, "run_json", self.tools.run_json)
+        self.patches.add(BaseStreamTool, "run_json_stream", self.tools.run_json_stream)
         self._uncarry: Callable[[], None] = lambda: None
         try:
             self._uncarry = carry_context_into_tool_threads()
         except Exception as exc:  # noqa: BLE001 - FunctionTool moved: sync tools' own spans start new traces
             report_internal_error("autogen.tool_threads", exc)
 
-        self.patches.append(HierarchyPatch(BaseChatAgent, {name: getattr(self.runs, shape)("agent", name)
-                                                           for name, shape in _AGENT_METHODS.items()},
-                                           site="autogen.patch"))
-        self.patches.append(HierarchyPatch(ChatCompletionClient, {"create": self.models.create,
-                                                                  "create_stream": self.models.create_stream},
-                                           site="autogen.patch"))
+        self.patches.keep(HierarchyPatch(BaseChatAgent, {name: getattr(self.runs, shape)("agent", name)
+                                                         for name, shape in _AGENT_METHODS.items()},
+                                         site="autogen.patch"))
+        self.patches.keep(HierarchyPatch(ChatCompletionClient, {"create": self.models.create,
+                                                                "create_stream": self.models.create_stream},
+                                         site="autogen.patch"))
 
         # autogen-core's own spans: see _native.
-        self._patch(TraceHelper, "trace_block", lambda wrapped, instance, args, kwargs: _native.non_recording())
+        self.patches.add(TraceHelper, "trace_block", lambda wrapped, instance, args, kwargs: _native.non_recording())
         try:
             for module, name in _native.span_helper_sites():
-                self._patch(module, name, lambda wrapped, instance, args, kwargs: _native.non_recording_helper())
+                self.patches.add(module, name, lambda wrapped, instance, args, kwargs: _native.non_recording_helper())
         except Exception as exc:  # noqa: BLE001 - autogen-core moved its helpers: its spans stay, ours work
             report_internal_error("autogen.native_spans", exc)
-
-    def _patch(self, owner: Any, name: str, wrapper: Any) -> None:
-        try:
-            self.patches.append(Patch(owner, name, wrapper))
-        except Exception as exc:  # noqa: BLE001 - a renamed method only loses that span
-            report_internal_error(f"autogen.patch.{getattr(owner, '__name__', owner)}.{name}", exc)
 
     def remove(self) -> None:
         """Take every patch and subclass hook off."""
         self._uncarry()
-        for patch in reversed(self.patches):
-            patch.remove()
-        self.patches.clear()
+        self.patches.remove()
