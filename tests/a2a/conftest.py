@@ -6,24 +6,13 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from otel_agents._spans import Settings
 from otel_agents.instrumentors.a2a import A2AInstrumentor
+from tests.instrumenting import fixtures
 
 from .harness import RemoteAgent
 
 
-@pytest.fixture
-def instrument(provider: Any) -> Iterator[Callable[..., A2AInstrumentor]]:
-    """``instrument(propagate=None, **settings)``: the A2A instrumentor on the test's provider."""
-    inst = A2AInstrumentor()
-
-    def start(propagate: bool | None = None, **settings: Any) -> A2AInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None,
-                        propagate=propagate)
-        return inst
-
-    yield start
-    inst.uninstrument()
+instrument, instrumented = fixtures(A2AInstrumentor)  # instrument(propagate=None, **settings)
 
 
 @pytest.fixture(scope="module")

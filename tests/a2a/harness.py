@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
-import subprocess
 import sys
 import time
 import uuid
@@ -13,22 +11,19 @@ from pathlib import Path
 from typing import Any, Callable
 
 from otel_agents.exporters.file import read_otlp_json
+from tests.servers import child_server, free_port
 from tests.spans import SpanSnapshot, snapshot
 
 SERVER_APP = str(Path(__file__).with_name("server_app.py"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class RemoteAgent:
-    """A running server process: its URL, gRPC address and spans file."""
+    """A running server process: its URL, gRPC address and spans file. ``app``: the server script, run as
+    ``app PORT [GRPC_PORT]`` (``server_app.py``, or another A2A app: FastA2A's, ADK's); ``timeout``: seconds
+    it may take to listen (:func:`tests.servers.child_server`)."""
 
     def __init__(self, spans: Path, *, instrument: bool = True, content: bool = True, grpc: bool = False,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, app: str = SERVER_APP, timeout: float = 90.0):
         self.spans_file = spans
         self.port = free_port()
         self.grpc_port = free_port() if grpc else None
@@ -36,19 +31,12 @@ class RemoteAgent:
         environ = dict(os.environ, A2A_TEST_SPANS=str(spans), A2A_TEST_INSTRUMENT="1" if instrument else "0",
                        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true" if content else "NO_CONTENT",
                        **(env or {}))
-        args = [sys.executable, SERVER_APP, str(self.port)] + ([str(self.grpc_port)] if grpc else [])
-        self.proc = subprocess.Popen(args, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 90
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                break
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the A2A test server did not start: " + (self.proc.stderr.read() or b"").decode()[-2000:])
-            time.sleep(0.1)
+        args = [sys.executable, app, str(self.port)] + ([str(self.grpc_port)] if grpc else [])
+        self._server = contextlib.ExitStack()
+        self.proc = self._server.enter_context(child_server(args, self.port, env=environ, timeout=timeout))
 
     def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
+        self._server.close()
 
     def spans(self) -> list[SpanSnapshot]:
         return [snapshot(s) for s in read_otlp_json(self.spans_file)] if self.spans_file.exists() else []

@@ -3,11 +3,6 @@ FastA2A's endpoint is hooked too, so the remote PydanticAI run is in the caller'
 
 from __future__ import annotations
 
-import contextlib
-import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,26 +12,16 @@ import pytest
 from otel_agents.exporters.file import read_otlp_json
 from tests.spans import ancestors, snapshot
 
-from .harness import free_port
+from .harness import RemoteAgent
 
 APP = str(Path(__file__).with_name("fasta2a_app.py"))
 
 
 @pytest.fixture
 def fasta2a_remote(tmp_path: Path) -> Any:
-    port = free_port()
-    spans = tmp_path / "server-spans.jsonl"
-    proc = subprocess.Popen([sys.executable, APP, str(port)], env=dict(os.environ, A2A_TEST_SPANS=str(spans)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            break
-        assert proc.poll() is None and time.monotonic() < deadline, "the FastA2A server did not start"
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/", spans
-    proc.terminate()
-    proc.wait(timeout=30)
+    remote = RemoteAgent(tmp_path / "server-spans.jsonl", app=APP)
+    yield remote.url, remote.spans_file
+    remote.close()
 
 
 def _rpc(url: str, method: str, params: dict, headers: dict) -> dict:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 
-from otel_agents._spans import Settings  # noqa: E402
 from otel_agents.instrumentors.agno import AgnoInstrumentor  # noqa: E402
+from tests.instrumenting import fixtures  # noqa: E402
 
 
 def _is_loopback(address: Any) -> bool:
@@ -55,19 +55,4 @@ def no_outbound(monkeypatch: pytest.MonkeyPatch) -> list:
     assert attempts == [], f"outbound connections attempted: {attempts}"
 
 
-@pytest.fixture
-def instrument(provider: Any) -> Callable[..., AgnoInstrumentor]:
-    """``instrument(**settings)``: our instrumentor on the test's provider; uninstrumented at teardown."""
-    inst = AgnoInstrumentor()
-
-    def start(**settings: Any) -> AgnoInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None)
-        return inst
-
-    yield start
-    inst.uninstrument()
-
-
-@pytest.fixture
-def instrumented(instrument: Callable[..., AgnoInstrumentor]) -> AgnoInstrumentor:
-    return instrument()
+instrument, instrumented = fixtures(AgnoInstrumentor)

@@ -4,15 +4,15 @@ as the cases require), each test's spans routed to its own exporter, no connecti
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from otel_agents._spans import Settings
 from otel_agents.instrumentors.autogen_agentchat import AutoGenAgentChatInstrumentor
+from tests.instrumenting import fixtures
 from tests.agno.conftest import no_outbound  # noqa: F401 - the same socket guard (autouse)
 
 
@@ -81,19 +81,4 @@ def provider(exporter: Any) -> GlobalProvider:
     _ROUTER.targets[:] = []
 
 
-@pytest.fixture
-def instrument(provider: Any) -> Callable[..., AutoGenAgentChatInstrumentor]:
-    """``instrument(**settings)``: our instrumentor on the test's provider; uninstrumented at teardown."""
-    inst = AutoGenAgentChatInstrumentor()
-
-    def start(**settings: Any) -> AutoGenAgentChatInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None)
-        return inst
-
-    yield start
-    inst.uninstrument()
-
-
-@pytest.fixture
-def instrumented(instrument: Callable[..., AutoGenAgentChatInstrumentor]) -> AutoGenAgentChatInstrumentor:
-    return instrument()
+instrument, instrumented = fixtures(AutoGenAgentChatInstrumentor)

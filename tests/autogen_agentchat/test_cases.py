@@ -130,6 +130,43 @@ def test_au2_subclass_defined_after_instrument_and_super_calls_give_one_span(ins
     assert len(exporter.semantic("model")) == 2, tree(exporter.spans)
 
 
+def test_classes_defined_after_instrument_are_wrapped_until_uninstrument(instrument: Any,
+                                                                        exporter: SnapshotExporter) -> None:
+    """A client class and an agent class defined after instrument(): the client's own create() (no super() into a
+    wrapped class) gives the model spans, the agent's on_messages is wrapped; the bases' abstract methods are not.
+    uninstrument() unwraps these classes too and takes the hooks off the bases: a class defined afterwards is
+    AutoGen's own."""
+    from autogen_agentchat.agents import BaseChatAgent
+    from autogen_core.models import ChatCompletionClient
+    from wrapt import FunctionWrapper
+
+    inst = instrument()
+
+    class Canned(ScriptedClient):
+        async def create(self, messages: Any, **kwargs: Any) -> Any:
+            return self.script(messages)
+
+    class Desk(AssistantAgent):
+        async def on_messages(self, messages: Any, cancellation_token: Any) -> Any:
+            return await super().on_messages(messages, cancellation_token)
+
+    asyncio.run(agent_with_tool(client=Canned(tool_then_answer("lookup_order", {"order_id": "A1"}))).run(task="A1?"))
+    assert len(exporter.semantic("model")) == 2, tree(exporter.spans)
+    assert isinstance(Desk.__dict__["on_messages"], FunctionWrapper)
+    assert not isinstance(ChatCompletionClient.__dict__["create"], FunctionWrapper)  # abstract: never runs
+    assert not isinstance(BaseChatAgent.__dict__["on_messages"], FunctionWrapper)
+
+    inst.uninstrument()
+
+    class After(ScriptedClient):
+        async def create(self, messages: Any, **kwargs: Any) -> Any:
+            return self.script(messages)
+
+    for cls, name in ((Canned, "create"), (Desk, "on_messages"), (After, "create")):
+        assert not isinstance(cls.__dict__[name], FunctionWrapper), cls
+    assert "__init_subclass__" not in BaseChatAgent.__dict__ and "__init_subclass__" not in ChatCompletionClient.__dict__
+
+
 # -- AU-3 ------------------------------------------------------------------------------------------
 def test_au3_selector_model_call_is_the_teams_and_turns_nest_under_the_team(instrumented: Any,
                                                                            exporter: SnapshotExporter) -> None:

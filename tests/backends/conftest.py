@@ -18,8 +18,10 @@ from tests.spans import SnapshotExporter
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_phoenix_helper() -> Any:
-    spec = importlib.util.spec_from_file_location("otel_agents_phoenix_server", REPO / "scripts/phoenix/server.py")
+def load_server_helper(backend: str) -> Any:
+    """``scripts/<backend>/server.py`` (``phoenix``, ``mlflow``) as a module: it runs the backend from its own venv."""
+    path = REPO / "scripts" / backend / "server.py"
+    spec = importlib.util.spec_from_file_location(f"otel_agents_{backend}_server", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -29,7 +31,7 @@ def _load_phoenix_helper() -> Any:
 @pytest.fixture(scope="session")
 def phoenix() -> Iterator[Any]:
     """A running Phoenix (``scripts/phoenix/server.py``) from its own venv, for the whole session."""
-    helper = _load_phoenix_helper()
+    helper = load_server_helper("phoenix")
     python = helper.phoenix_python()
     if not python.exists():
         missing(f"no Phoenix interpreter at {python}: run .ci/provision-phoenix.sh (or set PHOENIX_PYTHON)")
@@ -37,18 +39,10 @@ def phoenix() -> Iterator[Any]:
         yield server
 
 
-def _load_mlflow_helper() -> Any:
-    spec = importlib.util.spec_from_file_location("otel_agents_mlflow_server", REPO / "scripts/mlflow/server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def mlflow_server() -> Iterator[Any]:
     """A running MLflow tracking server (``scripts/mlflow/server.py``) from its own venv, for the session."""
-    helper = _load_mlflow_helper()
+    helper = load_server_helper("mlflow")
     python = helper.mlflow_python()
     if not python.exists():
         missing(f"no MLflow interpreter at {python}: run .ci/provision-mlflow.sh (or set MLFLOW_PYTHON)")

@@ -80,9 +80,9 @@ def test_server_script_serves_on_the_port_asked_and_throws_the_database_away() -
     import sys
 
     from tests.backends.ci import missing
-    from tests.backends.conftest import REPO, _load_phoenix_helper
+    from tests.backends.conftest import REPO, load_server_helper
 
-    helper = _load_phoenix_helper()
+    helper = load_server_helper("phoenix")
     if not helper.phoenix_python().exists():
         missing("no Phoenix interpreter: run .ci/provision-phoenix.sh (or set PHOENIX_PYTHON)")
     usage = subprocess.run([sys.executable, str(REPO / "scripts/phoenix/server.py"), "serve", "--help"],

@@ -10,8 +10,8 @@ import claude_agent_sdk as sdk
 import pytest
 
 from examples.customer_support import common
-from otel_agents._spans import Settings
 from otel_agents.instrumentors.claude_agent_sdk import ClaudeAgentSDKInstrumentor
+from tests.instrumenting import fixtures
 
 from .fake_cli import InProcessTransport, launcher
 
@@ -46,22 +46,7 @@ def cli_path(tmp_path: Any) -> str:
     return launcher(tmp_path)
 
 
-@pytest.fixture
-def instrument(provider: Any) -> Callable[..., ClaudeAgentSDKInstrumentor]:
-    """``instrument(**kwargs)``: our instrumentor on the test's provider; uninstrumented at teardown."""
-    inst = ClaudeAgentSDKInstrumentor()
-
-    def start(settings: Settings | None = None, **kwargs: Any) -> ClaudeAgentSDKInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=settings, **kwargs)
-        return inst
-
-    yield start
-    inst.uninstrument()
-
-
-@pytest.fixture
-def instrumented(instrument: Callable[..., ClaudeAgentSDKInstrumentor]) -> ClaudeAgentSDKInstrumentor:
-    return instrument()
+instrument, instrumented = fixtures(ClaudeAgentSDKInstrumentor)  # instrument(stream_usage=False, **settings)
 
 
 async def collect(prompt: Any, **options: Any) -> list[Any]:

@@ -17,7 +17,6 @@ import pytest
 from opentelemetry import trace
 
 import otel_agents
-from otel_agents._spans import Settings
 from tests.exporters.conftest import check
 from tests.spans import SnapshotExporter, parent_of, tree
 
@@ -365,7 +364,7 @@ def test_client_turns_and_an_interrupt(instrumented: Any, exporter: SnapshotExpo
 
 
 def test_content_off_records_no_content(instrument: Any, exporter: SnapshotExporter) -> None:
-    instrument(settings=Settings(capture_content=False))
+    instrument(capture_content=False)
     asyncio.run(collect("Where is order A100?", transport=in_process()))
     spans = exporter.semantic()
     assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"]

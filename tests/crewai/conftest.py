@@ -16,12 +16,12 @@ import atexit
 import os
 import shutil
 import tempfile
-from typing import Any, Iterator
 
 import pytest
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
 from tests.crewai.netguard import block_network
+from tests.instrumenting import fixtures
 
 _SAVED = {k: os.environ.get(k) for k in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
 # On tmpfs when there is one: every kickoff commits to a SQLite file under HOME, and on a real disk
@@ -52,10 +52,4 @@ def _crewai_quiet(monkeypatch: pytest.MonkeyPatch):
     block_network(monkeypatch.setattr)
 
 
-@pytest.fixture
-def instrumented(provider: Any) -> Iterator[CrewAIInstrumentor]:
-    """CrewAI instrumented on the test's provider, uninstrumented afterwards."""
-    inst = CrewAIInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
+instrument, instrumented = fixtures(CrewAIInstrumentor)

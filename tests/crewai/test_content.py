@@ -7,12 +7,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from otel_agents.instrumentors.crewai import CrewAIInstrumentor
-from otel_agents._spans import Settings
 from tests.crewai.fakes import NativeLLM, ReactLLM, ReplyLLM, one_agent_crew
 from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 
@@ -25,29 +23,10 @@ LOOKUP_SCHEMA = {"properties": {"order_id": {"title": "Order Id", "type": "strin
                  "type": "object"}
 
 
-@pytest.fixture
-def instrument(provider: Any) -> Iterator[Any]:
-    inst = CrewAIInstrumentor()
-
-    def start(**settings: Any) -> CrewAIInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None)
-        return inst
-
-    yield start
-    inst.uninstrument()
-
-
-@pytest.fixture
-def instrumented(instrument: Any) -> CrewAIInstrumentor:
-    return instrument()
-
-
 def _model_attrs(exporter: Any, index: int = 0) -> dict[str, Any]:
     attrs = dict(exporter.semantic("model")[index].attributes)
     validate_genai_json(attrs)
     return attrs
-
-
 
 
 def test_text_only(instrumented: Any, exporter: Any) -> None:

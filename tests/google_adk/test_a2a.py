@@ -6,8 +6,6 @@ attributes, not doubled); the remote ADK agent's run is in the same trace, under
 
 from __future__ import annotations
 
-import contextlib
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ import pytest
 
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.file import read_otlp_json
+from tests.a2a.harness import RemoteAgent
 from tests.spans import ancestors, snapshot
 
 SERVER_APP = str(Path(__file__).with_name("a2a_server_app.py"))
@@ -26,23 +25,9 @@ CLIENT_APP = str(Path(__file__).with_name("a2a_client_app.py"))
 
 @pytest.fixture
 def adk_remote(tmp_path: Path) -> Any:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    spans = tmp_path / "server-spans.jsonl"
-    import os
-
-    proc = subprocess.Popen([sys.executable, SERVER_APP, str(port)], env=dict(os.environ, A2A_TEST_SPANS=str(spans)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            break
-        assert proc.poll() is None and time.monotonic() < deadline, "the ADK A2A server did not start"
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}", spans
-    proc.terminate()
-    proc.wait(timeout=30)
+    remote = RemoteAgent(tmp_path / "server-spans.jsonl", app=SERVER_APP, timeout=120)
+    yield remote.url.rstrip("/"), remote.spans_file
+    remote.close()
 
 
 def test_remote_a2a_agent_span_is_the_call_and_the_remote_run_nests(adk_remote, tmp_path) -> None:

@@ -36,14 +36,6 @@ def idx() -> Any:
     return fakes.index()
 
 
-@pytest.fixture
-def instrumented(provider: Any) -> Any:
-    inst = LlamaIndexInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
-
-
 def one(spans: list[SpanSnapshot], name: str) -> SpanSnapshot:
     found = [s for s in spans if s.name == name]
     assert len(found) == 1, f"{len(found)} spans named {name!r}:\n{tree(spans)}"

@@ -37,21 +37,11 @@ BIG_B64 = base64.b64encode(BIG_PNG).decode()
 PDF_B64 = base64.b64encode(PDF).decode()
 
 
-@pytest.fixture
-def instrumented(provider: Any) -> Any:
-    inst = LlamaIndexInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
-
-
 def _model_span(exporter: SnapshotExporter, index: int = -1) -> dict[str, Any]:
     models = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
     attrs = dict(models[index].attributes)
     validate_genai_json(attrs)
     return attrs
-
-
 
 
 def _chat(messages: list[ChatMessage], reply: Any = "ok", *, stream: bool = False, **kwargs: Any) -> Any:

@@ -11,16 +11,7 @@ from typing import Any
 
 import pytest
 
-from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.exporters.conftest import check
-
-
-@pytest.fixture
-def instrumented(provider: Any) -> Any:
-    inst = LlamaIndexInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
 
 
 def test_e1_failing_workflow_step_says_it_failed(instrumented: Any, envelopes: list) -> None:

@@ -11,18 +11,9 @@ from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.tools import FunctionTool
 from opentelemetry import trace
 
-from otel_agents.instrumentors.llama_index import LlamaIndexInstrumentor
 from tests.hostile import UnprintableError
 from tests.llama_index import fakes
 from tests.spans import SnapshotExporter
-
-
-@pytest.fixture
-def instrumented(provider: Any) -> Any:
-    inst = LlamaIndexInstrumentor()
-    inst.instrument(tracer_provider=provider)
-    yield inst
-    inst.uninstrument()
 
 
 def _nothing_current() -> bool:

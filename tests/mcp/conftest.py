@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from otel_agents._spans import Settings
 from otel_agents.instrumentors.mcp import MCPInstrumentor
+from tests.instrumenting import fixtures
 
 
-@pytest.fixture
-def instrument(provider: Any) -> Callable[..., MCPInstrumentor]:
-    """``instrument(**settings)``: the MCP instrumentor on the test's provider; uninstrumented at teardown."""
-    inst = MCPInstrumentor()
-
-    def start(propagate: bool | None = None, **settings: Any) -> MCPInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None,
-                        propagate=propagate)
-        return inst
-
-    yield start
-    inst.uninstrument()
+instrument, instrumented = fixtures(MCPInstrumentor)  # instrument(propagate=None, **settings)
 
 
 @pytest.fixture

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
-import subprocess
 import sys
-import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 from otel_agents.exporters.file import read_otlp_json
+from tests.servers import child_server, free_port
 from tests.spans import SpanSnapshot, snapshot
 
 SERVER_APP = str(Path(__file__).with_name("server_app.py"))
@@ -52,30 +50,12 @@ async def stdio_session(spans: Path, **env: Any) -> AsyncIterator[Any]:
             yield session
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def http_server(spans: Path, **env: Any) -> Any:
     """The test server over Streamable HTTP on 127.0.0.1; yields its ``/mcp`` URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, SERVER_APP, "http", str(port)], env=server_env(spans, **env),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the MCP test server did not start")
-            time.sleep(0.1)
+    with child_server([sys.executable, SERVER_APP, "http", str(port)], port, env=server_env(spans, **env), timeout=60):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @contextlib.asynccontextmanager

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
-from otel_agents._spans import Settings
 from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor
+from tests.instrumenting import fixtures
 
 # What pydantic-ai defines before any test instruments it (uninstrument must restore these objects).
 PATCHED = [(Agent, "iter"), (StreamedRunResult, "_marked_completed")] + \
@@ -23,19 +23,4 @@ def _native_instrumentation_off() -> Any:
     Agent.instrument_all(False)
 
 
-@pytest.fixture
-def instrument(provider: Any) -> Callable[..., PydanticAIInstrumentor]:
-    """``instrument(**settings)``: our instrumentor on the test's provider; uninstrumented at teardown."""
-    inst = PydanticAIInstrumentor()
-
-    def start(**settings: Any) -> PydanticAIInstrumentor:
-        inst.instrument(tracer_provider=provider, settings=Settings(**settings) if settings else None)
-        return inst
-
-    yield start
-    inst.uninstrument()
-
-
-@pytest.fixture
-def instrumented(instrument: Callable[..., PydanticAIInstrumentor]) -> PydanticAIInstrumentor:
-    return instrument()
+instrument, instrumented = fixtures(PydanticAIInstrumentor)

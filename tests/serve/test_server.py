@@ -6,13 +6,14 @@ import json
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 from ecp_runtime.conformance import validate_initialize_result, validate_step_result
+
+from tests.servers import child_server, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -83,31 +84,11 @@ def test_ecp_conformance_stdio() -> None:
     assert report["conformant"] and report["failed"] == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def http_server():
-    port = _free_port()
-    proc = subprocess.Popen(SERVE + [f"{AGENTS}:echo", "--http", "--port", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}/ecp"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail(f"server did not start: {proc.stderr.read()}")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    port = free_port()
+    with child_server(SERVE + [f"{AGENTS}:echo", "--http", "--port", str(port)], port, cwd=ROOT, timeout=60):
+        yield f"http://127.0.0.1:{port}/ecp"
 
 
 def post(url: str, body: str, headers: dict | None = None) -> tuple[int, bytes]:

@@ -39,6 +39,7 @@ import base64
 import binascii
 import functools
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence, Union
 
@@ -472,3 +473,19 @@ def last_text(messages: Sequence[ChatMessage]) -> str | None:
             if isinstance(text, str) and text:
                 return text
     return None
+
+
+def json_arguments(value: Any) -> Any:
+    """Tool-call arguments as the model sent them (JSON text) decoded to the JSON value, so every
+    framework's calls read alike; anything not a string, and text that does not parse (cut short,
+    plain text), is kept as it came.
+
+    Raises:
+        RecursionError: JSON nested deeper than the interpreter's recursion limit.
+    """
+    if isinstance(value, str) and value.strip():
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value

@@ -1,5 +1,6 @@
 """argparse ``type=`` functions for the options several commands share: a bad value is an argparse
-error (exit status 2, the option named), not a traceback or a value taken silently."""
+error (exit status 2, the option named), not a traceback or a value taken silently: each raises
+``ValueError`` or ``argparse.ArgumentTypeError``, which argparse reports against the option."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ import math
 
 
 def at_least_one(text: str) -> int:
-    """A whole number >= 1."""
+    """A whole number >= 1.
+
+    Raises:
+        ValueError: not a whole number. argparse.ArgumentTypeError: below 1.
+    """
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
@@ -16,7 +21,11 @@ def at_least_one(text: str) -> int:
 
 
 def port(text: str) -> int:
-    """A TCP port, 0-65535 (0: any free port); the OS would take a larger one modulo 65536."""
+    """A TCP port, 0-65535 (0: any free port); the OS would take a larger one modulo 65536.
+
+    Raises:
+        ValueError: not a whole number. argparse.ArgumentTypeError: out of range.
+    """
     value = int(text)
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"must be a port, 0-65535, got {value}")
@@ -24,7 +33,11 @@ def port(text: str) -> int:
 
 
 def positive_seconds(text: str) -> float:
-    """A finite number of seconds > 0."""
+    """A finite number of seconds > 0.
+
+    Raises:
+        ValueError: not a number. argparse.ArgumentTypeError: 0 or less, infinite or NaN.
+    """
     value = float(text)
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
@@ -32,7 +45,11 @@ def positive_seconds(text: str) -> float:
 
 
 def seconds(text: str) -> float:
-    """A finite number of seconds >= 0."""
+    """A finite number of seconds >= 0.
+
+    Raises:
+        ValueError: not a number. argparse.ArgumentTypeError: negative, infinite or NaN.
+    """
     value = float(text)
     if not 0 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"must be a number of seconds, 0 or more, got {text}")
@@ -40,7 +57,11 @@ def seconds(text: str) -> float:
 
 
 def http_url(text: str) -> str:
-    """An absolute ``http``/``https`` URL with a host (``127.0.0.1:4318`` alone is not one), as given."""
+    """An absolute ``http``/``https`` URL with a host (``127.0.0.1:4318`` alone is not one), as given.
+
+    Raises:
+        argparse.ArgumentTypeError: not such a URL (what is wrong with it).
+    """
     from ..exporters.presets import check_url  # the presets' own check (not imported at start-up)
 
     try:
@@ -51,7 +72,11 @@ def http_url(text: str) -> str:
 
 
 def url_path(text: str) -> str:
-    """An HTTP path, which starts with ``/`` (``ecp`` would be announced as ``http://host:port ecp``)."""
+    """An HTTP path, which starts with ``/`` (``ecp`` would be announced as ``http://host:port ecp``).
+
+    Raises:
+        argparse.ArgumentTypeError: it does not start with ``/``.
+    """
     if not text.startswith("/"):
         raise argparse.ArgumentTypeError(f"must start with '/', got {text!r} (e.g. /{text})")
     return text

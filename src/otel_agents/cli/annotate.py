@@ -25,6 +25,7 @@ from . import plain
 
 
 def register(ecp_sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents ecp annotate`` (its arguments, ``func=run``) to ``ecp_sub``, the parent's subparsers."""
     from ..evaluations import TARGETS
 
     p = ecp_sub.add_parser("annotate", help="put an ecp run report's verdicts on the spans they graded",
@@ -47,6 +48,9 @@ def default_out(report: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents ecp annotate``: the exit status — 0 every check delivered (failed checks included),
+    1 some could not be delivered (each said on standard error), 2 the report or a traces file could not be
+    read, or the destination not set up."""
     from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_report
     from ..exporters.file import MalformedLine, read_otlp_json
 

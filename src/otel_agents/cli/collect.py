@@ -33,6 +33,7 @@ DEFAULT_TRACE_IDLE = 5.0  # seconds: at least the senders' batch delay (OTEL_BSP
 
 
 def register(ecp_sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents ecp collect`` (its arguments, ``func=run``) to ``ecp_sub``, the parent's subparsers."""
     from ..serve.http import HTTPLimits
 
     limits = HTTPLimits()
@@ -85,6 +86,9 @@ def _refusal(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents ecp collect``: receive until stopped (SIGINT/SIGTERM); the exit status — 0 stopped,
+    2 refused options (a non-loopback ``--host`` without ``--allow-remote``, a bound not positive), the
+    output not writable or the port not bound."""
     refusal = _refusal(args)
     if refusal:
         print(f"otel-agents ecp collect: {refusal}", file=sys.stderr)

@@ -96,6 +96,7 @@ def summary() -> str:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents demo`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
     p = sub.add_parser("demo", help=f"grade the customer-support example ({summary()}) with ECP, offline",
                        description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="out", help="output directory (default: out)")
@@ -159,16 +160,21 @@ class Run:
 
     @property
     def faulty(self) -> bool:
+        """Whether this is the run of the faulty twin (``faulty_agent``), whose checks are meant to fail."""
         return self.attr == "faulty_agent"
 
     @property
     def verdict(self) -> str:
+        """``ERROR`` (not run or not graded), ``PASS`` (every check passed) or ``FAIL``."""
         if self.error:
             return "ERROR"
         return "PASS" if self.passed == self.total else "FAIL"
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents demo``: the exit status — 0 every agent graded (failed checks are the demo's findings,
+    not errors), 1 some agent could not be run or graded, 2 a missing dependency (PyYAML, ecp-runtime), bad
+    arguments, or an output not writable. ``--repeat K`` > 1 runs the campaign (:mod:`.campaign`) instead."""
     try:
         import yaml
     except ImportError:
@@ -405,7 +411,8 @@ def _shown(path: Path) -> str:
 # -- running ------------------------------------------------------------------------------------
 
 def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
-    """``ecp run`` on ``r``'s manifest; fills ``r.report`` or ``r.error``."""
+    """``ecp run`` on ``r``'s manifest with ``timeout`` seconds per RPC (``ecp run --timeout``; the whole run
+    is stopped after ten times that); fills ``r.report`` or ``r.error``."""
     report = r.out / "report.json"
     cmd = [str(ecp), "run", "--manifest", str(r.manifest), "--json-out", str(report),
            "--report", str(r.out / "report.html"), "--timeout", str(timeout)]

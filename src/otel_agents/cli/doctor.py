@@ -10,11 +10,14 @@ from ..semconv.vocabularies import VOCABULARIES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents doctor`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
     p = sub.add_parser("doctor", help="report installed frameworks, versions and settings")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents doctor``: print the version, the content policy, trace-context propagation and each
+    framework's status (installed, supported, instrumented); returns 0."""
     from .. import __version__, instrumentation_status
 
     settings = Settings()

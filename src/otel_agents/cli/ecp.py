@@ -55,6 +55,8 @@ def _stop(*_: object) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents ecp`` and its subcommands (``serve`` here; ``annotate``, ``collect``, ``report`` from
+    their modules) to ``sub``, the parent's subparsers."""
     from ..serve.http import HTTPLimits
     from ..serve.session import DEFAULT_STEP_TIMEOUT
     from ..serve.sessions import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT
@@ -162,6 +164,9 @@ def _refusal(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents ecp serve``: serve until the input ends or a stop signal (SIGTERM, SIGINT: spans flushed,
+    instrumentation removed); the exit status — 0 stopped, 2 refused options, a bad TARGET/--replay or a port
+    not bound (the reason on standard error)."""
     # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit 0 through `finally`,
     # so spans are flushed and instrumentation removed. Once the server loop runs, it owns the signals.
     from ..serve import fork

@@ -37,6 +37,7 @@ _EXPORTER_LOGGER = "opentelemetry.exporter.otlp"  # where the OTLP exporters rep
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents export`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
     p = sub.add_parser("export", help="send stored OTLP/JSON traces to an OTLP/HTTP backend (protobuf)",
                        description=plain(__doc__.split("\n\n", 1)[1]),
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -99,6 +100,9 @@ class _Refusals(logging.Handler):
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents export``: the exit status — 0 every span sent, 1 malformed lines skipped or spans the
+    backend refused (each said on standard error), 2 bad arguments, a missing OTLP exporter, or an input
+    that cannot be read."""
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     from ..exporters.file import MalformedLine, iter_otlp_json

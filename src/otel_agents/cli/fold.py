@@ -45,6 +45,7 @@ from . import plain
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents fold`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
     from ..exporters.ecp._stream import DEFAULT_IDLE_SPANS
 
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
@@ -85,6 +86,9 @@ class _WriteError(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents fold``: the exit status — 0 every line folded, 1 malformed lines or fold problems (said on
+    standard error), or no span in the input, 2 bad arguments, an input that cannot be read or an output
+    that cannot be written."""
     from ..exporters.ecp import StreamFolder
     from ..exporters.file import MalformedLine, iter_otlp_json
 

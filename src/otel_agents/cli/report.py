@@ -63,6 +63,7 @@ GATES = ("pass_rate", "pass_at_k", "pass_k", "tool_success")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``otel-agents ecp report`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
     p = sub.add_parser("report", help="pass rate, pass@k, pass^k, flakiness and cost over ecp run reports",
                        description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("reports", metavar="REPORT.json", nargs="+", help="JSON reports of `ecp run --json-out`")
@@ -380,6 +381,8 @@ def page(summary: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """``otel-agents ecp report``: the exit status — 0 every gate met, 1 a ``--fail-under`` gate not met,
+    2 a report that cannot be read or an output that cannot be written."""
     try:
         summary = summarise([load(path) for path in args.reports], args.k)
         failures = gate_failures(summary, args.fail_under)

@@ -88,6 +88,7 @@ class EvaluationResult:
 
     @property
     def passed(self) -> bool:
+        """Whether the check passed (its ``label`` is ``"pass"``)."""
         return self.label == "pass"
 
     @property

@@ -185,6 +185,8 @@ class OTLPJsonLogFileExporter(LogRecordExporter):
         self.path = self._out.path
 
     def export(self, batch: Sequence[Any]) -> LogRecordExportResult:
+        """Append ``batch`` (log records) as one OTLP/JSON line: ``SUCCESS``, or ``FAILURE`` (logged) when it
+        cannot be encoded or written; never raises."""
         if not batch:
             return LogRecordExportResult.SUCCESS
         try:
@@ -197,9 +199,11 @@ class OTLPJsonLogFileExporter(LogRecordExporter):
         return LogRecordExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered: ``True`` at once."""
         return True
 
     def shutdown(self) -> None:
+        """Close the file; later exports fail."""
         self._out.close()
 
 
@@ -231,6 +235,8 @@ class OTLPJsonFileExporter(SpanExporter):
         self.path = self._out.path
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Append ``spans`` as one OTLP/JSON line: ``SUCCESS``, or ``FAILURE`` (logged) when they cannot be
+        encoded or written; never raises."""
         if not spans:
             return SpanExportResult.SUCCESS
         try:
@@ -243,9 +249,11 @@ class OTLPJsonFileExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered (every export is written when it returns): ``True`` at once."""
         return True  # nothing is buffered: every export is written when it returns
 
     def shutdown(self) -> None:
+        """Close the file; later exports fail."""
         self._out.close()
 
 

@@ -44,6 +44,8 @@ class OtelAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     _installation: Any = None  # the default _install's ``_wiring.Installation``
 
     def instrumentation_dependencies(self) -> Collection[str]:
+        """The supported framework versions, one pip requirement (``FRAMEWORKS[framework].requirement``, e.g.
+        ``"crewai >=1.15.30,<2"``): ``instrument()`` does nothing, with one warning, when another is installed."""
         return (FRAMEWORKS[self.framework].requirement,)
 
     def _check_dependency_conflicts(self) -> Any:

@@ -5,7 +5,7 @@ the outermost wrapper. When another instrumentation wrapped the attribute after
 us, pulling ours out would drop theirs too, so ours stays in their chain but
 turns inert (it calls straight through); the next :class:`Patch` of that
 attribute peels inert wrappers of ours off the top first, so instrumenting
-again never stacks them.
+again never stacks them. :class:`PatchSet` holds the patches of one ``instrument()``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import threading
 from typing import Any, Callable
 
 import wrapt
+
+from .._spans import report_internal_error
 
 Wrapper = Callable[[Any, Any, tuple, dict], Any]
 """A wrapt wrapper: ``wrapper(wrapped, instance, args, kwargs)``."""
@@ -52,6 +54,36 @@ class Patch:
         else:
             with _retired_lock:
                 _retired.append(self)
+
+
+class PatchSet:
+    """The patches of one ``instrument()``, taken off together, newest first.
+
+    :meth:`add` never raises: an attribute the framework renamed or moved loses only its spans
+    (reported once as ``<site>.<owner>.<name>``); :meth:`keep` adds any other patch with a
+    ``remove()`` (a :class:`~._hierarchy.HierarchyPatch`).
+    """
+
+    def __init__(self, site: str):
+        self.site = site  # the prefix of internal-error reports (``agno.patch``)
+        self.patches: list[Any] = []
+
+    def add(self, owner: Any, name: str, wrapper: Wrapper) -> None:
+        """Wrap ``owner.<name>`` with ``wrapper`` (a :class:`Patch`)."""
+        try:
+            self.patches.append(Patch(owner, name, wrapper))
+        except Exception as exc:  # noqa: BLE001 - a renamed method only loses that span
+            report_internal_error(f"{self.site}.{getattr(owner, '__name__', owner)}.{name}", exc)
+
+    def keep(self, patch: Any) -> None:
+        """Take ``patch`` off with the others."""
+        self.patches.append(patch)
+
+    def remove(self) -> None:
+        """Take every patch off (see :meth:`Patch.remove`)."""
+        for patch in reversed(self.patches):
+            patch.remove()
+        self.patches.clear()
 
 
 def _peel_retired(owner: type, name: str) -> None:

@@ -41,7 +41,6 @@ exception is returned unchanged.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -110,17 +109,6 @@ def _model_class_names(cls: type) -> frozenset[str] | None:
         _MODEL_NAMES.clear()
     _MODEL_NAMES[cls] = names
     return names
-
-
-def json_arguments(value: Any) -> Any:
-    """Tool-call arguments as the provider sent them (JSON text) decoded to an object when they parse,
-    so every provider's calls read alike; text that does not parse (cut short) is kept as it came."""
-    if isinstance(value, str) and value.strip():
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def token_count(value: Any) -> int | None:

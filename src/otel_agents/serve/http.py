@@ -64,11 +64,19 @@ Send = Callable[[Mapping[str, Any]], Awaitable[None]]
 
 @dataclass
 class HTTPLimits:
-    """Bounds on what clients can hold. Seconds and bytes."""
+    """Bounds on what clients can hold.
 
-    connection_timeout: float = 10.0  # to send a request head (from connect or the last response), and a body
+    Attributes:
+        connection_timeout: seconds a client has to send a request head (from connect or the last
+            response), and again for its body.
+        max_body: bytes of one request body; a larger one is answered 413.
+        max_connections: connections and requests in flight; more are answered 503.
+        backlog: connections the OS queues before they are accepted (``listen``).
+    """
+
+    connection_timeout: float = 10.0
     max_body: int = 4 * 1024 * 1024
-    max_connections: int = 1024  # connections and requests in flight; more are answered 503
+    max_connections: int = 1024
     backlog: int = 2048
 
 

@@ -329,6 +329,7 @@ class ReplaySession:
         self.runner = _Runner()
 
     def methods(self) -> dict[str, Any]:
+        """ECP method name → its handler: ``agent/initialize``, ``agent/step``, ``agent/reset``."""
         return {"agent/initialize": self.initialize, "agent/step": self.astep, "agent/reset": self.areset}
 
     def initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -340,9 +341,16 @@ class ReplaySession:
         return {"name": self.name, "protocol_version": PROTOCOL_VERSION, "capabilities": caps}
 
     async def areset(self, params: Mapping[str, Any]) -> bool:
+        """``agent/reset``: accepted, ``True``; the replay state is kept (``agent/initialize`` starts anew)."""
         return True
 
     async def astep(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``agent/step``: the stored envelope answering ``params["input"]`` (:meth:`Replayer.answer`), one step
+        at a time per session.
+
+        Raises:
+            RPCError: ``INVALID_PARAMS`` when ``input`` is not a string.
+        """
         text = params.get("input")
         if not isinstance(text, str):
             raise RPCError(INVALID_PARAMS, 'invalid params: "input" must be a string')
@@ -350,6 +358,7 @@ class ReplaySession:
             return self.replayer.answer(self.state, text)
 
     def close(self) -> None:
+        """Nothing to release (no agent, no worker thread)."""
         pass
 
 

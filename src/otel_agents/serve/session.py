@@ -81,6 +81,8 @@ class TraceCollector(SpanProcessor):
         self.remote_dropped = 0  # spans received for traces not watched, or over the per-trace cap
 
     def watch(self, trace_id: int) -> None:
+        """Collect the spans of ``trace_id`` (one step's trace) from now until :meth:`take`; at most
+        ``_MAX_TRACES`` (1024) are watched, the oldest dropped first."""
         with self._lock:
             while len(self._finished) >= _MAX_TRACES:
                 oldest = next(iter(self._finished))
@@ -146,6 +148,7 @@ class TraceCollector(SpanProcessor):
         return sorted(spans, key=lambda s: s.start_time or 0, reverse=True)
 
     def on_start(self, span: Any, parent_context: Any = None) -> None:
+        """A span of a watched trace is open (see :meth:`still_open`)."""
         ctx = span.get_span_context()
         with self._lock:
             bucket = self._open.get(ctx.trace_id)
@@ -153,6 +156,7 @@ class TraceCollector(SpanProcessor):
                 bucket[ctx.span_id] = span
 
     def on_end(self, span: ReadableSpan) -> None:
+        """A span of a watched trace ended: kept for :meth:`take`."""
         with self._lock:
             bucket = self._finished.get(span.context.trace_id)
             if bucket is not None:
@@ -160,9 +164,11 @@ class TraceCollector(SpanProcessor):
                 self._open[span.context.trace_id].pop(span.context.span_id, None)
 
     def shutdown(self) -> None:
+        """Nothing to release: the spans are kept until taken."""
         pass
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered: ``True`` at once."""
         return True
 
 
@@ -213,6 +219,7 @@ class AgentRunner:
             self._worker = None
 
     def close(self) -> None:
+        """Let the worker thread exit once its queued calls are done (a later call starts a new one)."""
         if self._worker is not None:
             self._worker.retire()
             self._worker = None
@@ -240,6 +247,9 @@ class ECPSession:
         step_timeout: seconds a step or reset may run; ``None`` or ``0`` = no limit.
         tracing: shared by the sessions of one server.
         runner: the agent runner (shared between sessions for a shared agent).
+
+    Raises:
+        TypeError: neither ``provider`` nor ``tracing`` given.
     """
 
     def __init__(self, target: Target, provider: TracerProvider | None = None, name: str | None = None, *,

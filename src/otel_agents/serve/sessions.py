@@ -112,6 +112,7 @@ class SessionManager:
         return len(stale)
 
     def close(self) -> None:
+        """End every session (:meth:`end`) and close the default one."""
         for sid in list(self._sessions):
             self.end(sid)
         self.default.close()

@@ -50,7 +50,8 @@ def _read_lines(stdin: BinaryIO, max_line: int, loop: asyncio.AbstractEventLoop,
 
 async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: BinaryIO,
                       max_line: int = DEFAULT_MAX_LINE) -> None:
-    """Answer each non-blank line of ``stdin`` (binary) on ``stdout`` (binary) until end of input.
+    """Answer each non-blank line of ``stdin`` (binary) on ``stdout`` (binary) until end of input; a line
+    longer than ``max_line`` bytes is answered with a parse error (``-32700``).
 
     Cancel the task to stop (a signal handler does): the step in flight is abandoned and answered
     with a ``-32003`` error (``server shutting down``) before the task ends cancelled.

@@ -91,15 +91,20 @@ class ECPFileExporter(SpanExporter):
 
     # -- SpanExporter ----------------------------------------------------------------
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Fold ``spans`` (ended): each run whose last span this is becomes one envelope line; ``SUCCESS``
+        (a lost envelope is reported, never raised)."""
         folding = self.folding
         for span in spans:
             folding.on_end(span)  # folds and writes each run whose last span this is
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Fold the runs waiting out ``grace_s`` and those past ``max_age_s`` now; ``True``
+        (:meth:`ECPFoldingProcessor.force_flush`)."""
         return self.folding.force_flush(timeout_millis)
 
     def shutdown(self) -> None:
+        """Fold every open run (marked ``incomplete``) and close the file."""
         self.folding.shutdown()
         self._out.close()
 

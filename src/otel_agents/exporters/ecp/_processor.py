@@ -112,6 +112,10 @@ class ECPFoldingProcessor(SpanProcessor):
 
     Install it before the runs start (it must see their spans start). Spans
     that started before it was added are not folded.
+
+    Raises:
+        ValueError: ``max_open_runs`` or ``max_spans_per_run`` below 1, ``max_age_s`` not positive,
+            ``grace_s`` negative.
     """
 
     def __init__(self, on_envelope: Callable[[Envelope], Any] | None = None, *,

@@ -88,6 +88,9 @@ class StreamFolder:
             skipped because the same trace id and span id had been read before;
             ``duplicates_warned``: those of them an ``on_warning`` message named (the
             others repeat a span of a trace folded before they came).
+
+    Raises:
+        ValueError: ``idle_spans`` below 1 or ``remembered_spans`` negative.
     """
 
     def __init__(self, on_envelope: Callable[[dict[str, Any]], Any], *,

@@ -3,10 +3,8 @@ removed exactly, or left inert inside another instrumentation's wrapper)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..._spans import Telemetry, report_internal_error
-from .._patch import Patch
+from .._patch import PatchSet
 from ._knowledge import KnowledgeHooks
 from ._models import ModelHooks
 from ._reasoning import reason_wrapper
@@ -41,43 +39,43 @@ class Installation:
         self.models = ModelHooks(telemetry)
         self.tools = ToolHooks(telemetry)
         self.knowledge = KnowledgeHooks(telemetry)
-        self.patches: list[Patch] = []
+        self.patches = PatchSet("agno.patch")
         for name in ("run", "arun"):
-            self._patch(Agent, name, self.runs.wrap("agent"))
-            self._patch(Team, name, self.runs.wrap("team"))
-            self._patch(Workflow, name, self.runs.wrap("workflow"))
-        self._patch(Model, "_process_model_response", self.models.request_sync)
-        self._patch(Model, "_aprocess_model_response", self.models.request_async)
+            self.patches.add(Agent, name, self.runs.wrap("agent"))
+            self.patches.add(Team, name, self.runs.wrap("team"))
+            self.patches.add(Workflow, name, self.runs.wrap("workflow"))
+        self.patches.add(Model, "_process_model_response", self.models.request_sync)
+        self.patches.add(Model, "_aprocess_model_response", self.models.request_async)
         for name in ("process_response_stream", "aprocess_response_stream"):
-            self._patch(Model, name, self.models.stream)
-        self._patch(FunctionCall, "execute", self.tools.execute_sync)
-        self._patch(FunctionCall, "aexecute", self.tools.execute_async)
+            self.patches.add(Model, name, self.models.stream)
+        self.patches.add(FunctionCall, "execute", self.tools.execute_sync)
+        self.patches.add(FunctionCall, "aexecute", self.tools.execute_async)
         try:
             from agno.reasoning.manager import ReasoningManager
 
             for name in ("reason", "areason"):
-                self._patch(ReasoningManager, name, reason_wrapper)
+                self.patches.add(ReasoningManager, name, reason_wrapper)
         except Exception as exc:  # noqa: BLE001 - reasoning moved: its spans are ordinary agent and model spans
             report_internal_error("agno.patch.reasoning", exc)
         try:
             from agno.knowledge.knowledge import Knowledge
 
             for name in ("search", "asearch"):
-                self._patch(Knowledge, name, self.knowledge.search)
+                self.patches.add(Knowledge, name, self.knowledge.search)
         except Exception as exc:  # noqa: BLE001 - knowledge moved: no retriever spans, the rest works
             report_internal_error("agno.patch.knowledge", exc)
         try:  # output guardrails (post-hooks raising OutputCheckError): the run's stop reason
             from agno.agent import _hooks as agent_hooks
 
-            self._patch(agent_hooks, "execute_post_hooks", post_hooks)
-            self._patch(agent_hooks, "aexecute_post_hooks", apost_hooks)
+            self.patches.add(agent_hooks, "execute_post_hooks", post_hooks)
+            self.patches.add(agent_hooks, "aexecute_post_hooks", apost_hooks)
         except Exception as exc:  # noqa: BLE001 - moved: a rejected answer looks like the run's output
             report_internal_error("agno.patch.post_hooks", exc)
         try:  # a team's post-hooks (its run imports them from the module at each call)
             from agno.team import _hooks as team_hooks
 
-            self._patch(team_hooks, "_execute_post_hooks", post_hooks)
-            self._patch(team_hooks, "_aexecute_post_hooks", apost_hooks)
+            self.patches.add(team_hooks, "_execute_post_hooks", post_hooks)
+            self.patches.add(team_hooks, "_aexecute_post_hooks", apost_hooks)
         except Exception as exc:  # noqa: BLE001 - moved: a team's rejected answer looks like its output
             report_internal_error("agno.patch.team_post_hooks", exc)
         try:
@@ -88,16 +86,8 @@ class Installation:
         for cls in step_classes:
             for name in _STEP_METHODS:
                 if name in cls.__dict__:
-                    self._patch(cls, name, self.runs.wrap("step"))
-
-    def _patch(self, owner: type, name: str, wrapper: Any) -> None:
-        try:
-            self.patches.append(Patch(owner, name, wrapper))
-        except Exception as exc:  # noqa: BLE001 - a renamed method only loses that span
-            report_internal_error(f"agno.patch.{owner.__name__}.{name}", exc)
+                    self.patches.add(cls, name, self.runs.wrap("step"))
 
     def remove(self) -> None:
         """Take every patch off."""
-        for patch in reversed(self.patches):
-            patch.remove()
-        self.patches.clear()
+        self.patches.remove()

@@ -14,11 +14,11 @@ Usage comes from ``CreateResult.usage`` (``RequestUsage``: ``prompt_tokens``,
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, guard, instrumentation_enabled, media_part)
+from ..._spans.messages import json_arguments
 from ...semconv import Kind
 from ._context import MODEL, context_of, in_model_call
 from ._streams import SpanStream, run_coroutine
@@ -67,15 +67,6 @@ def usage_of(result: Any) -> Usage | None:
     return Usage(input_tokens=int(prompt), output_tokens=int(completion) if completion is not None else None)
 
 
-def _text_or_json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def _user_parts(content: Any) -> list:
     if isinstance(content, str):
         return [TextPart(content)]
@@ -90,7 +81,7 @@ def _user_parts(content: Any) -> list:
 
 
 def _calls(content: Any) -> list:
-    return [ToolCallPart(c.name, _text_or_json(c.arguments), c.id) for c in content
+    return [ToolCallPart(c.name, json_arguments(c.arguments), c.id) for c in content
             if hasattr(c, "arguments") and hasattr(c, "name")]
 
 

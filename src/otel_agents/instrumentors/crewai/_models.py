@@ -20,12 +20,13 @@ custom LLM that emits no events still gets its span from the ``call`` wrapper.)
 
 from __future__ import annotations
 
-import json
 from contextvars import ContextVar
 from typing import Any, Mapping
 
 from ..._spans import ChatMessage, Part, SemanticSpan, ToolCallRequest, ToolDefinition, Usage, guard
+from ..._spans.messages import json_arguments
 from ...semconv import Kind
+from .._hierarchy import subclasses
 from . import _content, _scope
 from ._scope import arg
 from ._steps import Hooks, Step
@@ -98,20 +99,12 @@ def install(hooks: Hooks) -> None:
         if response_id:
             state.span.set_model(response_id=str(response_id))
 
-    for cls in _subclasses(BaseLLM):
-        wrap_class(cls)
+    for cls in subclasses(BaseLLM):
+        if cls is not BaseLLM:
+            wrap_class(cls)
     hooks.after(BaseLLM, "__init_subclass__", lambda cls, args, kwargs, result: wrap_class(cls),
                 "crewai.model.subclass")
     hooks.after(BaseLLM, "_emit_call_completed_event", completed, "crewai.model.completed")
-
-
-def _subclasses(cls: type) -> list[type]:
-    """Every subclass of ``cls`` loaded now, depth first."""
-    found: list[type] = []
-    for sub in cls.__subclasses__():
-        found.append(sub)
-        found.extend(_subclasses(sub))
-    return found
 
 
 def _provider(llm: Any) -> str | None:
@@ -208,16 +201,6 @@ def tool_call(raw: Any) -> ToolCallRequest | None:
         return None
     call_id, name, arguments = info
     return ToolCallRequest(name=name, arguments=json_arguments(arguments), id=call_id)
-
-
-def json_arguments(arguments: Any) -> Any:
-    """Tool arguments as a JSON value: a JSON string is parsed, anything else kept."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
 
 
 _INPUT_KEYS = ("prompt_tokens", "prompt_token_count", "input_tokens")

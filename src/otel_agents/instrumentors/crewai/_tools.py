@@ -50,8 +50,8 @@ from typing import Any
 
 
 from ..._spans import SemanticSpan, instrumentation_enabled, probes, report_internal_error
+from ..._spans.messages import json_arguments
 from ...semconv import Kind, attributes as A
-from ._models import json_arguments
 from . import _scope
 from ._scope import arg
 from ._steps import Hooks, Step

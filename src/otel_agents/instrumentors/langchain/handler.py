@@ -338,6 +338,9 @@ class SpanCallbackHandler(BaseCallbackHandler):
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, tags: list[str] | None = None,
                        metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """A chain run starts: an ``agent`` span for a LangGraph graph's root, a ``chain`` span otherwise (its
+        input when content is recorded); a prompt, a parser or LangGraph's hidden runs get none (folded into
+        their parent). Like every callback here: guarded, never raises into LangChain."""
         if not self.enabled:
             return
         if kwargs.get("run_type") in FOLDED_RUN_TYPES or HIDDEN_TAG in (tags or ()):
@@ -383,6 +386,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_chain_end")
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """The chain run ended: its span ends with its output (a call-limit node that ended the run marks the
+        agent ``max_turns``; the tool calls it refused become refused ``tool`` spans)."""
         run = self.spans.get_extra(run_id)
         if run is None:  # no span of its own (a prompt, a parser, LangGraph's hidden runs) or already ended
             self._unfold(run_id)
@@ -417,6 +422,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_chain_error")
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """The chain run raised ``error``: its span ends with it (control flow such as a handoff is no error)."""
         if self.spans.get_extra(run_id) is None:  # no span of its own (see on_chain_end)
             self._unfold(run_id)
             return
@@ -448,6 +454,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
     def on_chat_model_start(self, serialized: dict[str, Any] | None, messages: list[list[Any]], *,
                             run_id: UUID, parent_run_id: UUID | None = None, tags: list[str] | None = None,
                             metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """A chat model call starts: a ``model`` span (``chat``) with the model, provider, request parameters
+        and, when content is recorded, the first prompt's messages and the offered tools."""
         self._open_model(OP_CHAT, serialized, lambda: extract.chat_messages(messages[0] if messages else []),
                          run_id=run_id, parent_run_id=parent_run_id, tags=tags, metadata=metadata,
                          invocation_params=kwargs.get("invocation_params"))
@@ -456,6 +464,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
     def on_llm_start(self, serialized: dict[str, Any] | None, prompts: list[str], *, run_id: UUID,
                      parent_run_id: UUID | None = None, tags: list[str] | None = None,
                      metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """A text-completion call starts: a ``model`` span (``text_completion``); its first prompt is the input."""
         self._open_model(OP_TEXT_COMPLETION, serialized,
                          lambda: [ChatMessage(role="user", content=p) for p in (prompts or [])[:1]],
                          run_id=run_id, parent_run_id=parent_run_id, tags=tags, metadata=metadata,
@@ -496,10 +505,12 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_llm_end")
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """The model call ended: its span ends with the response (output messages, usage, finish reasons)."""
         self._finish(run_id, fill=lambda span, _run: self._fill_model(span, response), site="langchain.model_fill")
 
     @guarded("langchain.on_llm_error")
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """The model call raised ``error``: its span ends with it."""
         self._finish(run_id, error)
 
     # -- tools -------------------------------------------------------------------------
@@ -508,6 +519,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
                       parent_run_id: UUID | None = None, tags: list[str] | None = None,
                       metadata: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None,
                       **kwargs: Any) -> None:
+        """A tool run starts: a ``tool`` span (name, call id, description, arguments), current while the tool
+        body runs (detached at its end or error)."""
         name = extract.run_name(serialized, kwargs.get("name"), Kind.TOOL.value)
         opened = self._open(Kind.TOOL, name, run_id, parent_run_id, tags, metadata)
         if opened is None:
@@ -545,6 +558,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_tool_end")
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        """The tool run ended: its span ends with the result; an error ``ToolMessage`` marks it an error."""
         self._detach(run_id)
         error = None
         if probes.attr(output, "type") == "tool" and probes.attr(output, "status") == "error":
@@ -560,6 +574,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_tool_error")
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """The tool run raised ``error``: its span ends with it."""
         self._detach(run_id)
         self._finish(run_id, error)
 
@@ -568,6 +583,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
     def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
                            parent_run_id: UUID | None = None, tags: list[str] | None = None,
                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """A retriever run starts: a ``retriever`` span with the query."""
         name = extract.run_name(serialized, kwargs.get("name"), Kind.RETRIEVER.value)
         opened = self._open(Kind.RETRIEVER, name, run_id, parent_run_id, tags, metadata)
         if opened is not None:
@@ -576,11 +592,13 @@ class SpanCallbackHandler(BaseCallbackHandler):
 
     @guarded("langchain.on_retriever_end")
     def on_retriever_end(self, documents: Sequence[Any], *, run_id: UUID, **kwargs: Any) -> None:
+        """The retriever run ended: its span ends with the documents."""
         self._finish(run_id, fill=lambda span, _run: span.set_retrieval(documents=extract.documents(documents)),
                      site="langchain.retriever_documents")
 
     @guarded("langchain.on_retriever_error")
     def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """The retriever run raised ``error``: its span ends with it."""
         self._finish(run_id, error)
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
-from ..._spans.messages import BlobPart
+from ..._spans.messages import BlobPart, json_arguments
 from ...semconv import attributes as A
-from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
+from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
 
 
 def _content_parts(content: Any) -> list[Part]:

@@ -20,8 +20,9 @@ from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
+from ..._spans.messages import json_arguments
 from ...semconv import attributes as A
-from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, json_arguments, token_count
+from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
 from ._chat import service_tier_attributes
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")

@@ -11,7 +11,6 @@ Items arrive as dicts or as pydantic models (the ``openai`` types); both are rea
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel
@@ -265,13 +264,3 @@ def input_text(items: Any, messages: list[ChatMessage] | None = None) -> Any:
         if m.role == "user":
             return m.text if m.text is not None else [plain(i) for i in items]
     return [plain(i) for i in items] if items else None
-
-
-def json_or_text(value: Any) -> Any:
-    """A tool's arguments as the model sent them: decoded JSON when it is JSON, else the text."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value

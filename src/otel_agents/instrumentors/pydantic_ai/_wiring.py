@@ -25,9 +25,9 @@ from typing import Any
 from pydantic_ai.agent import Agent
 from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
-from ..._spans import Telemetry, guard, instrumentation_enabled, report_internal_error, wrap_stream
+from ..._spans import Telemetry, guard, instrumentation_enabled, wrap_stream
 from ._capability import OtelAgentsCapability
-from .._patch import Patch
+from .._patch import PatchSet
 from ._runs import RunSpans, RunTracker
 
 logger = logging.getLogger("otel_agents")
@@ -44,23 +44,15 @@ class Installation:
 
     def __init__(self, telemetry: Telemetry):
         self.tracker = RunTracker(telemetry)
-        self.patches: list[Patch] = []
-        self._patch(Agent, "iter", self._iter)
-        self._patch(StreamedRunResult, "_marked_completed", self._marked_completed)
+        self.patches = PatchSet("pydantic_ai.patch")
+        self.patches.add(Agent, "iter", self._iter)
+        self.patches.add(StreamedRunResult, "_marked_completed", self._marked_completed)
         for name in _SYNC_STREAM_METHODS:
-            self._patch(StreamedRunResultSync, name, self._sync_stream)
-
-    def _patch(self, owner: type, name: str, wrapper: Any) -> None:
-        try:
-            self.patches.append(Patch(owner, name, wrapper))
-        except Exception as exc:  # noqa: BLE001 - a renamed private hook only loses that refinement
-            report_internal_error(f"pydantic_ai.patch.{owner.__name__}.{name}", exc)
+            self.patches.add(StreamedRunResultSync, name, self._sync_stream)
 
     def remove(self) -> None:
         """Take every patch off (see :class:`~._patch.Patch` for the exact semantics)."""
-        for patch in reversed(self.patches):
-            patch.remove()
-        self.patches.clear()
+        self.patches.remove()
 
     # -- wrappers ----------------------------------------------------------------
     def _iter(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
