@@ -117,7 +117,11 @@ def test_unreadable_report_is_named(tmp_path: Path) -> None:
     (("scenarios", 0), "x"), (("scenarios", 0, "steps"), "x"), (("scenarios", 0, "steps", 0), 5),
     (("scenarios", 0, "steps", 0, "usage"), []), (("scenarios", 0, "steps", 0, "checks"), 1.5),
     (("scenarios", 0, "steps", 0, "checks", 0), None), (("scenarios", 0, "steps", 0, "tool_calls"), [True]),
-    (("audit",), "x"), (("audit", "agent"), ["x"])])
+    (("audit",), "x"), (("audit", "agent"), ["x"]),
+    # numbers the summary adds up: before, a TypeError or OverflowError traceback
+    (("scenarios", 0, "steps", 0, "duration_ms"), "12"), (("scenarios", 0, "steps", 0, "usage", "input_tokens"), "5"),
+    pytest.param(("scenarios", 0, "steps", 0, "usage", "total_tokens"), 10 ** 400, id="400-digit-tokens"),
+    (("scenarios", 0, "steps", 0, "usage", "cost"), True), (("scenarios", 0, "steps", 0, "checks", 0, "score"), "high")])
 def test_malformed_report_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: tuple,
                                           value: object) -> None:
     """A report of the wrong shape is exit status 2 naming the file and the field, never a traceback (before,
@@ -197,3 +201,34 @@ def test_report_with_a_byte_order_mark_is_read_and_a_directory_is_named(tmp_path
         assert main(["ecp", command, str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert f"cannot read {tmp_path}" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("command", ["report", "annotate"])
+def test_non_finite_numbers_and_other_encodings_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          command: str) -> None:
+    """A report is strict JSON in UTF-8 (RFC 8259): ``NaN``/``Infinity`` (Python's json writes them) are refused
+    naming the file, never summed into a ``--json`` that is not JSON (before: a ValueError traceback at the
+    write) nor sent as an evaluation score; a report saved as Latin-1 or UTF-16 is named with the byte and its
+    line (before: the decoder's message alone, no file)."""
+    from otel_agents.cli import main
+
+    report = _report_with([])
+    report["scenarios"][0]["steps"][0]["duration_ms"] = float("inf")
+    report["scenarios"][0]["steps"][0]["checks"][0]["score"] = float("nan")
+    infinite = tmp_path / "infinite.json"
+    infinite.write_text(json.dumps(report), encoding="utf-8")
+    report = _report_with([])
+    report["scenarios"][0]["name"] = "caf\u00e9"
+    latin1 = tmp_path / "latin1.json"
+    text = json.dumps(report, indent=1, ensure_ascii=False)
+    latin1.write_bytes(text.encode("latin-1"))
+    line = next(n for n, content in enumerate(text.splitlines(), 1) if "caf" in content)
+    utf16 = tmp_path / "utf16.json"
+    utf16.write_bytes(json.dumps(report).encode("utf-16"))
+    out = ["--json", str(tmp_path / "s.json")] if command == "report" else ["--out", str(tmp_path / "e.jsonl")]
+    for path, problem in ((infinite, "not JSON: non-finite number"), (latin1, f":{line}: not UTF-8 (byte 0xe9"),
+                          (utf16, ":1: not UTF-8 (byte 0xff at offset 0)")):
+        assert main(["ecp", command, str(path), *out]) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and problem in err and "Traceback" not in err, err
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "e.jsonl").exists()

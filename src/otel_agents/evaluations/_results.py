@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -142,14 +143,22 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         OSError: the file cannot be read (the message names it).
         ValueError: it is not JSON, or not a report (no ``scenarios`` list, or steps/checks of another shape).
     """
+    from ..exporters.ecp._json import strict_decode
+
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:
         raise type(exc)(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
     try:
-        report = json.loads(text)
-    except ValueError as exc:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{os.fspath(path)}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset "
+                         f"{exc.start}); JSON is UTF-8 (RFC 8259), save the report as UTF-8") from None
+    try:
+        report = strict_decode(text)
+    except ValueError as exc:  # NaN, Infinity and numbers beyond a double too: not JSON (RFC 8259)
         raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
@@ -157,6 +166,19 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     if problem:
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report ({problem})")
     return report
+
+
+_USAGE_NUMBERS = ("input_tokens", "output_tokens", "total_tokens", "cost", "cost_usd")  # what ecp report sums
+
+
+def _finite_number(value: Any) -> bool:
+    """An int or float (not a bool) that a double holds finitely (an integer of 400 digits does not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def report_shape_problem(report: Mapping[str, Any]) -> str | None:
@@ -184,6 +206,13 @@ def report_shape_problem(report: Mapping[str, Any]) -> str | None:
                 for k, item in enumerate(step.get(key) or []):
                     if not isinstance(item, dict):
                         return f"scenarios[{i}].steps[{j}].{key}[{k}] is not an object"
+            numbers = [("duration_ms", step.get("duration_ms"))]
+            numbers += [(f"usage.{key}", value) for key, value in (step.get("usage") or {}).items()
+                        if key in _USAGE_NUMBERS]
+            numbers += [(f"checks[{k}].score", check.get("score")) for k, check in enumerate(step.get("checks") or [])]
+            for key, value in numbers:
+                if value is not None and not _finite_number(value):
+                    return f"scenarios[{i}].steps[{j}].{key} is not a finite number"
     return None
 
 
