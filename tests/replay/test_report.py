@@ -232,3 +232,35 @@ def test_non_finite_numbers_and_other_encodings_are_named(tmp_path: Path, capsys
         err = capsys.readouterr().err
         assert str(path) in err and problem in err and "Traceback" not in err, err
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "e.jsonl").exists()
+
+
+def test_k_below_one_is_refused_and_a_k_above_the_runs_is_said(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``--k 0`` and ``--k -1`` are exit 2 naming the option (before, 0 silently meant the default and -1 meant
+    1); a k above an agent's runs is lowered to them with a note on standard error (before, silently)."""
+    from otel_agents.cli import main
+
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    for k in ("0", "-1"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["ecp", "report", str(report), "--k", k])
+        assert exit_.value.code == 2 and f"--k: must be at least 1, not {k}" in capsys.readouterr().err
+    assert main(["ecp", "report", str(report), str(report), "--k", "5", "--json", str(tmp_path / "s.json")]) == 0
+    assert "priced has 2 runs, fewer than --k 5: its pass@k and pass^k are for k = 2" in capsys.readouterr().err
+    assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["agents"][0]["k"] == 2
+
+
+def test_steps_per_run_counts_the_steps_run_not_the_skipped() -> None:
+    """A run whose agent crashed at step 1 of 3: ``ecp run`` lists steps 2 and 3 as skipped; they did not run
+    (before, steps/run was 3, as for a run that finished)."""
+    from otel_agents.cli.report import summarise
+
+    report = _report_with([])
+    step = report["scenarios"][0]["steps"][0]
+    step.update(status="failed", error="agent crashed")
+    skipped = {"input": "q", "output": None, "checks": [{"type": "execution", "passed": False, "score": 0.0}],
+               "status": "skipped", "duration_ms": 0.0, "usage": None, "error": "Skipped after step 1 failed"}
+    report["scenarios"][0]["steps"] += [skipped, dict(skipped)]
+    agent = summarise([report])["agents"][0]
+    assert agent["steps_per_run"] == 1 and agent["pass_rate"] == 0

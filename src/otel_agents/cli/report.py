@@ -27,7 +27,8 @@ Per run (means over an agent's runs): tokens (``usage.total_tokens`` of every
 step, else input + output), cost (``usage.cost``/``cost_usd`` when the reports
 carry one; else the model calls recorded in the steps' ``logs`` priced as the fold
 prices ``metrics.cost_usd``, with ``genai-prices``; none when any call cannot be
-priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps; the
+priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps (those run: not the ones ``ecp run`` skipped after a
+failed step); the
 tool success rate (tool calls with ``status`` ``ok`` over all tool calls). The
 framework (``otel_agents.framework`` of the spans in ``logs``, ``ecp`` aside) and
 model (``gen_ai.request.model``) are reported where the runs say so.
@@ -66,7 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="pass rate, pass@k, pass^k, flakiness and cost over ecp run reports",
                        description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("reports", metavar="REPORT.json", nargs="+", help="JSON reports of `ecp run --json-out`")
-    p.add_argument("--k", type=int, help="k of pass@k and pass^k (default: the fewest runs of a group)")
+    p.add_argument("--k", type=_positive, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of a "
+                   "group; a group of fewer runs than k gets k = its runs, with a note)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", type=_gate,
@@ -151,7 +153,7 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
         checks: dict[str, bool] = {}
         passed = scenario.get("status", "ok") == "ok"
         for i, step in enumerate(scenario.get("steps") or [], 1):
-            steps += 1
+            steps += step.get("status") != "skipped"  # ecp run lists the steps after a failed one as skipped
             usage = step.get("usage") or {}
             total = usage.get("total_tokens")
             if not isinstance(total, (int, float)):
@@ -202,7 +204,8 @@ def _rates(c: int, n: int, k: int) -> dict[str, Any]:
 
 
 def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, Any]:
-    """The numbers of the module docstring, as a JSON-ready dict ``{"agents": [...], "k": ...}``."""
+    """The numbers of the module docstring, as a JSON-ready dict ``{"agents": [...]}`` (each agent with its
+    ``k``: ``k``, or its number of runs when that is fewer or ``k`` is ``None``)."""
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for report in reports:
         facts = _run_facts(report)
@@ -270,6 +273,17 @@ def parse_gate(gate: str) -> tuple[str, float]:
     if not 0 <= bound <= 1:
         raise ValueError(f"--fail-under {gate}: VALUE must be a share from 0 to 1")
     return metric, bound
+
+
+def _positive(text: str) -> int:
+    """The argparse type of ``--k``: an integer of at least 1 (pass@0 and pass^0 mean nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def _gate(text: str) -> str:
@@ -387,6 +401,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents ecp report: {exc}", file=sys.stderr)
         return 2
     summary["gates"] = {"fail_under": args.fail_under, "failures": failures}
+    for a in summary["agents"]:
+        if args.k and a["k"] < args.k:
+            print(f"otel-agents ecp report: {a['agent']} has {a['runs']} runs, fewer than --k {args.k}: its pass@k "
+                  f"and pass^k are for k = {a['k']}", file=sys.stderr)
     print(table(summary), file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
         text = json.dumps(summary, indent=2, allow_nan=False)
