@@ -269,3 +269,24 @@ def test_a_byte_order_mark_at_the_start_of_the_source_is_ignored(tmp_path: Path)
         errors: list = []
         runs = load_runs(str(source), errors=errors)
         assert errors == [] and [r.envelope["public_output"] for r in runs] == [json.loads(text).get("public_output", "second")]
+
+
+def test_envelopes_that_record_no_input_are_named_at_start_and_in_the_step_error(tmp_path: Path) -> None:
+    """Envelopes folded from runs ``ecp serve`` did not serve (or before it recorded the input's hash) keep no
+    input, so no step can match them: the server says so at start and in each unmatched step's error, which is
+    what ``ecp run`` shows (before: they loaded silently and every step was 'no stored run has this input')."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text("\n".join(json.dumps(_envelope(rec, f"Where is order {o}?", o)) for o in ("A100", "B200")) + "\n",
+                      encoding="utf-8")
+    runs = load_runs(str(source))
+    assert [r.line for r in runs] == [1, 2]
+    with pytest.raises(RPCError) as error:
+        Replayer(runs, str(source)).answer(ReplayState(), "Where is order A100?")
+    note = "2 of the 2 stored runs record no input (lines 1, 2) and match no step"
+    assert note in error.value.message and "replay those runs' trace file instead" in error.value.message
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
+                          input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120)
+    assert proc.returncode == 0 and '"result"' in proc.stdout and f"{source}: {note}" in proc.stderr, proc.stderr

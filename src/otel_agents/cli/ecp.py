@@ -287,7 +287,10 @@ def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out, listening
     for problem in skipped:  # as otel-agents fold reports them; the runs of the other lines are served
         print(f"otel-agents ecp serve --replay: skipped {problem}", file=sys.stderr)
     logging.getLogger("otel_agents.serve").info("replaying %d stored run(s) from %s", len(runs), args.replay)
-    sessions = replay_sessions(Replayer(runs, args.replay, args.replay_cursor), args.name or "replay",
+    replayer = Replayer(runs, args.replay, args.replay_cursor)
+    if replayer.inputless:  # on stdio, ecp run never shows this: each step's error repeats it
+        print(f"otel-agents ecp serve --replay: {args.replay}: {replayer.inputless_note()}", file=sys.stderr)
+    sessions = replay_sessions(replayer, args.name or "replay",
                                max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
     main = _serve_http(args, sessions, listening) if args.http else \
         _serve_stdio(args, sessions, protocol_in, protocol_out)

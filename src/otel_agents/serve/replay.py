@@ -89,6 +89,7 @@ class StoredRun:
     index: int | None          # otel_agents.ecp.step.index (1-based)
     start: str                 # the root's start time (ISO 8601), for the recorded order
     id: str = ""               # trace id + root span id: what the replay claims
+    line: int | None = None    # the source's line, for an envelope
 
 
 @dataclass
@@ -160,7 +161,7 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
     from ..exporters.file import MalformedLine, iter_otlp_json, without_bom
 
     skipped: list[MalformedLine] = []
-    envelopes: list[dict[str, Any]] = []
+    envelopes: list[tuple[int, dict[str, Any]]] = []  # (line number in the file, envelope)
     trace_lines: list[tuple[int, str]] = []  # (line number in the file, text)
     try:
         with open(path, "rb") as f:
@@ -176,12 +177,14 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
                     skipped.append(MalformedLine(path, number, f"not JSON ({exc})"))
                     continue
                 if _is_envelope(obj):
-                    envelopes.append(obj)
+                    envelopes.append((number, obj))
                 else:
                     trace_lines.append((number, line))
     except OSError as exc:
         raise ReplaySourceError(f"cannot read {path}: {exc.strerror or exc}") from None
-    runs = [_stored(env) for env in envelopes]
+    runs = [_stored(env) for _, env in envelopes]
+    for run, (number, _) in zip(runs, envelopes):
+        run.line = number
     if trace_lines:
         bad: list[MalformedLine] = []
         spans = [s for _, batch in iter_otlp_json([text for _, text in trace_lines], errors=bad) for s in batch]
@@ -252,6 +255,17 @@ class Replayer:
                 sc = scenarios.setdefault(run.scenario, _Scenario(run.scenario, start=run.start))
                 sc.steps.setdefault(run.index, run)
         self.scenarios = sorted(scenarios.values(), key=lambda s: s.start)
+        self.inputless = [run for run in self.runs if run.key is None]
+
+    def inputless_note(self) -> str | None:
+        """Why some stored runs can never answer a step (they record no input), or ``None`` when all can."""
+        if not self.inputless:
+            return None
+        lines = [str(r.line) for r in self.inputless if r.line is not None]
+        where = f" (lines {', '.join(lines[:5])}{', …' if len(lines) > 5 else ''})" if lines else ""
+        return (f"{len(self.inputless)} of the {len(self.runs)} stored runs record no input{where} and match no "
+                "step (an envelope matches only by the otel_agents.ecp.step.input_sha256 that `ecp serve` records "
+                "on its root, a trace also by its root's input.value): replay those runs' trace file instead")
 
     def answer(self, state: ReplayState, text: str) -> dict[str, Any]:
         """The envelope for the next step of ``state`` with input ``text`` (marked replayed).
@@ -287,6 +301,8 @@ class Replayer:
             stored = sum(r.key == key for r in self.runs)
             detail = (f"all {stored} stored run(s) with this input were replayed already" if stored else
                       "no stored run has this input")
+            if not stored and self.inputless:
+                detail += f"; {self.inputless_note()}"
             raise RPCError(AGENT_ERROR, f"replay: no stored run for step {n} of this scenario, input {text!r} "
                            f"({detail}; source {self.source})",
                            {"step": n, "input": text, "stored_runs_with_input": stored, "source": self.source})
