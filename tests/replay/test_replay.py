@@ -290,3 +290,45 @@ def test_envelopes_that_record_no_input_are_named_at_start_and_in_the_step_error
     proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
                           input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120)
     assert proc.returncode == 0 and '"result"' in proc.stdout and f"{source}: {note}" in proc.stderr, proc.stderr
+
+
+def test_an_envelope_with_a_number_beyond_a_double_is_skipped_at_load(tmp_path: Path) -> None:
+    """``1e400`` is JSON text no double holds: the envelope line is skipped and named at load, the others served
+    (before, it loaded as ``inf`` and its step was answered with -32603 'the response is not strict JSON')."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    good, bad = (_envelope(rec, "Where is order A100?", o) for o in ("first", "second"))
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text(json.dumps(good) + "\n" + json.dumps({**bad, "usage": {"total_tokens": 1}}).replace(
+        '"total_tokens": 1}', '"total_tokens": 1e400}') + "\n", encoding="utf-8")
+    errors: list = []
+    assert [r.envelope["public_output"] for r in load_runs(str(source), errors=errors)] == ["first"]
+    assert [(e.line, "1e400" in e.message) for e in errors] == [(2, True)]
+
+
+def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """A ``--replay-cursor`` file that is not ``{"replayed": [id, ...]}`` is exit 2 naming it, not read as 'nothing
+    replayed yet' (which graded run 1 again, unnoticed) nor an internal error at each step (a list, ids that are
+    objects); an empty file (``mktemp``) is a cursor of none; one that cannot be written is the step's error."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    envelope = _envelope(rec, "Where is order A100?", "first")
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text(json.dumps(envelope) + "\n", encoding="utf-8")
+    cursor = tmp_path / "cursor.json"
+    for text, problem in (("[1, 2]", "is not a replay cursor"), ('{"replayed": [{"a": 1}]}', "is not a replay cursor"),
+                          ("{not json", "cannot read --replay-cursor")):
+        cursor.write_text(text, encoding="utf-8")
+        proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source), "--replay-cursor", str(cursor)],
+                              capture_output=True, text=True, input="", timeout=120)
+        assert proc.returncode == 2 and f"{problem}" in proc.stderr and str(cursor) in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    cursor.write_text("", encoding="utf-8")
+    run = StoredRun(envelope, input_key("Where is order A100?"), None, None, "", "t/s")
+    assert Replayer([run], "s", str(cursor)).answer(ReplayState(), "Where is order A100?")["public_output"] == "first"
+    assert json.loads(cursor.read_text(encoding="utf-8")) == {"replayed": ["t/s"]}
+    with pytest.raises(RPCError) as error:
+        Replayer([run], "s", str(tmp_path / "missing" / "c.json")).answer(ReplayState(), "Where is order A100?")
+    assert "cannot write --replay-cursor" in error.value.message

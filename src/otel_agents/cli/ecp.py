@@ -276,6 +276,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out, listening=None) -> int:
     """``--replay``: no agent, no instrumentation, no model: stored envelopes answer the steps."""
+    from ..serve.jsonrpc import RPCError
     from ..serve.replay import Replayer, ReplaySourceError, load_runs, replay_sessions
 
     skipped: list = []
@@ -288,6 +289,11 @@ def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out, listening
         print(f"otel-agents ecp serve --replay: skipped {problem}", file=sys.stderr)
     logging.getLogger("otel_agents.serve").info("replaying %d stored run(s) from %s", len(runs), args.replay)
     replayer = Replayer(runs, args.replay, args.replay_cursor)
+    try:
+        replayer.cursor.claimed()
+    except RPCError as exc:
+        print(f"otel-agents ecp serve --replay: {exc.message.removeprefix('replay: ')}", file=sys.stderr)
+        return 2
     if replayer.inputless:  # on stdio, ecp run never shows this: each step's error repeats it
         print(f"otel-agents ecp serve --replay: {args.replay}: {replayer.inputless_note()}", file=sys.stderr)
     sessions = replay_sessions(replayer, args.name or "replay",

@@ -142,10 +142,6 @@ def _is_envelope(obj: Any) -> bool:
     return isinstance(obj, dict) and "status" in obj and "public_output" in obj and "resourceSpans" not in obj
 
 
-def _not_strict_json(literal: str) -> Any:
-    raise ValueError(f"{literal} is not JSON")  # an envelope holding it could not be answered in strict JSON
-
-
 def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[StoredRun]:
     """The stored runs of ``path`` (see the module docstring), in recorded order (root start time).
 
@@ -158,6 +154,7 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
         ReplaySourceError: the file cannot be read, or it holds no run.
     """
     from ..exporters.ecp import fold
+    from ..exporters.ecp._json import strict_decode
     from ..exporters.file import MalformedLine, iter_otlp_json, without_bom
 
     skipped: list[MalformedLine] = []
@@ -172,7 +169,7 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
                     continue
                 try:
                     line = raw.decode("utf-8")
-                    obj = json.loads(line, parse_constant=_not_strict_json)
+                    obj = strict_decode(line)  # NaN, Infinity, 1e400: an envelope no strict JSON could answer
                 except ValueError as exc:  # UnicodeDecodeError is one
                     skipped.append(MalformedLine(path, number, f"not JSON ({exc})"))
                     continue
@@ -213,19 +210,42 @@ class _Cursor:
         self._claimed: set[str] = set()
 
     def claimed(self) -> set[str]:
+        """The ids replayed so far (an empty file, as ``mktemp`` makes, is a cursor of none).
+
+        Raises:
+            RPCError: ``-32000`` naming the file when it cannot be read or is not ``{"replayed": [id, …]}``
+                (replaying from the start instead would grade run 1 again, unnoticed).
+        """
         if self.path and os.path.exists(self.path):
-            with contextlib.suppress(OSError, ValueError), open(self.path, encoding="utf-8") as f:
-                self._claimed |= set(json.load(f).get("replayed", []))
+            try:
+                with open(self.path, encoding="utf-8") as f:
+                    text = f.read()
+                data = json.loads(text) if text.strip() else {"replayed": []}
+            except (OSError, ValueError) as exc:
+                raise RPCError(AGENT_ERROR, f"replay: cannot read --replay-cursor {self.path}: "
+                               f"{getattr(exc, 'strerror', None) or exc}") from None
+            ids = data.get("replayed") if isinstance(data, dict) else None
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                raise RPCError(AGENT_ERROR, f"replay: --replay-cursor {self.path} is not a replay cursor "
+                               '({"replayed": [run id, ...]}); remove it to replay from the first run')
+            self._claimed.update(ids)
         return self._claimed
 
     def claim(self, *ids: str) -> None:
+        """Mark ``ids`` replayed (in the file too). Raises: RPCError ``-32000`` when the file cannot be written."""
         self.claimed()
         self._claimed.update(ids)
         if self.path:
             tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"replayed": sorted(self._claimed)}, f)
-            os.replace(tmp, self.path)
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump({"replayed": sorted(self._claimed)}, f)
+                os.replace(tmp, self.path)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise RPCError(AGENT_ERROR, f"replay: cannot write --replay-cursor {self.path}: "
+                               f"{exc.strerror or exc}") from None
 
 
 @dataclass
