@@ -220,10 +220,8 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
             outcomes = [r["scenarios"][sname] for r in agent_runs if sname in r["scenarios"]]
             c = sum(o["passed"] for o in outcomes)
             entry = {"scenario": sname, **_rates(c, len(outcomes), min(kk, len(outcomes)))}
-            flipped = sorted({key for o in outcomes for key in o["checks"]
-                              if len({p["checks"].get(key) for p in outcomes}) > 1})
             entry["flaky"] = 0 < c < len(outcomes)
-            entry["flipped_checks"] = flipped if entry["flaky"] else []
+            entry["flipped_checks"] = _flipped([o["checks"] for o in outcomes]) if entry["flaky"] else []
             scenarios.append(entry)
         pooled_c = sum(s["passed"] for s in scenarios)
         pooled_n = sum(s["runs"] for s in scenarios)
@@ -254,6 +252,18 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
         a["ee_score"] = a["pass_rate"] * a["efficiency"] if a["efficiency"] is not None and a["pass_rate"] is not None \
             else None
     return {"agents": agents}
+
+
+def _flipped(runs: list[dict[str, bool]]) -> list[str]:
+    """The checks whose verdict differs between runs (a check missing from a run counts as a verdict of its
+    own), sorted; one pass over the runs, so k in the thousands stays linear."""
+    verdicts: dict[str, set[bool | None]] = defaultdict(set)
+    seen: Counter[str] = Counter()
+    for checks in runs:
+        for key, passed in checks.items():
+            verdicts[key].add(passed)
+            seen[key] += 1
+    return sorted(key for key, values in verdicts.items() if len(values) + (seen[key] < len(runs)) > 1)
 
 
 def _mean_pairs(values: list[list[float]]) -> list[float]:
