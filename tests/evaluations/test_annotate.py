@@ -354,3 +354,23 @@ def test_a_check_averages_over_root_spans_to_its_pass_rate(graded: dict[str, Pat
             assert mean == sum(r.passed for r in rs) / len(rs), (twin, name)
             if twin == "agent":
                 assert mean == 1.0, name
+
+
+@pytest.mark.parametrize("manifest, problem", [
+    ("scenarios:\n  - name: x\n    steps: [\n", "m.yaml:4: not YAML: "), ("scenarios: 5\n", 'not an ECP manifest (no "scenarios" list)'),
+    (None, "cannot read manifest ")])
+def test_a_manifest_given_with_manifest_must_be_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     manifest: str | None, problem: str) -> None:
+    """``--manifest M`` that is not YAML (its line named), not a manifest or missing: exit 2 naming it. Before, it
+    was passed over silently (exit 0, tool checks named from the report alone, not as the manifest the user
+    gave); the manifest a report merely names may still be gone (the report alone names every check)."""
+    report = {"scenarios": [{"steps": [{"checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    if manifest is not None:
+        (tmp_path / "m.yaml").write_text(manifest, encoding="utf-8")
+    out = str(tmp_path / "e.jsonl")
+    assert annotate(str(tmp_path / "r.json"), "--manifest", str(tmp_path / "m.yaml"), "-o", out) == 2
+    err = capsys.readouterr().err
+    assert problem in err and str(tmp_path / "m.yaml") in err and "Traceback" not in err, err
+    assert not Path(out).exists()
+    assert annotate(str(tmp_path / "r.json"), "-o", out) == 0  # the report's own (absent) manifest: not needed

@@ -47,11 +47,12 @@ def default_out(report: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_report
+    from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_manifest, load_report
     from ..exporters.file import MalformedLine, read_otlp_json
 
     try:
         report = load_report(args.report)
+        manifest = None if args.manifest is None else load_manifest(args.manifest)  # given: it must be read
     except (OSError, ValueError) as exc:
         print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
         return 2
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 return 2
         for error in errors[:5]:
             print(f"otel-agents ecp annotate: skipped {error}", file=sys.stderr)
-    results = evaluation_results(report, spans, manifest=args.manifest)
+    results = evaluation_results(report, spans, manifest=manifest)
     placed = sum(1 for r in results if r.span_id)
     failed = sum(1 for r in results if not r.passed)
     out = args.out or (str(default_out(args.report)) if args.to == "file" else None)

@@ -386,6 +386,32 @@ def _log_records(logs: Any) -> list[dict[str, Any]]:
     return [r for r in logs if isinstance(r, dict) and isinstance(r.get("span_id"), str)]
 
 
+def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read an ECP manifest (YAML) for its graders.
+
+    Raises:
+        OSError: it cannot be read (the message names the file).
+        ValueError: not UTF-8, not YAML (``FILE:LINE: problem``), or no ``scenarios`` list.
+    """
+    import yaml
+
+    name = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = yaml.safe_load(f)
+    except OSError as exc:
+        raise type(exc)(f"cannot read manifest {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 (byte offset {exc.start})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ValueError(f"{name}{where}: not YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("scenarios"), list):
+        raise ValueError(f"{name}: not an ECP manifest (no \"scenarios\" list)")
+    return manifest
+
+
 def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
     """``graders[scenario][step]``: each grader config of the manifest (``[]`` where unknown)."""
     if manifest is None:
@@ -394,12 +420,9 @@ def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
         if not isinstance(manifest, (str, os.PathLike)):
             return []  # a report's "manifest" of another type (an int would be opened as a file descriptor)
         try:
-            import yaml
-
-            with open(manifest, encoding="utf-8") as f:
-                manifest = yaml.safe_load(f)
-        except Exception as exc:  # noqa: BLE001 - the report alone still names every check
-            logger.info("manifest %s not read (%s); tool_usage checks named from the report alone", manifest, exc)
+            manifest = load_manifest(manifest)
+        except (OSError, ValueError) as exc:  # the report alone still names every check
+            logger.info("manifest not read (%s); tool_usage checks named from the report alone", exc)
             return []
     if not isinstance(manifest, Mapping):
         return []
