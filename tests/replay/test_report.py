@@ -280,3 +280,20 @@ def test_flipped_checks_are_those_whose_verdict_differs_between_runs() -> None:
         runs = [{key: rng.random() < 0.8 for key in keys if rng.random() < 0.9} for _ in range(rng.randint(1, 5))]
         expected = sorted({key for run in runs for key in run if len({r.get(key) for r in runs}) > 1})
         assert _flipped(runs) == expected, runs
+
+
+def test_a_gate_is_not_met_by_missing_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report with no scenario graded (or an agent that called no tool) has no pass^k (tool success): the
+    CI gate fails, saying why (before, a missing value passed every gate: exit 0 with nothing graded)."""
+    from otel_agents.cli import main
+
+    report = _report_with([])
+    report["scenarios"] = []
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["ecp", "report", str(path), "--fail-under", "pass_k=0.9"]) == 1
+    assert "priced: no pass_k (no scenario graded) to hold against 0.9" in capsys.readouterr().err
+    path.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    assert main(["ecp", "report", str(path), "--fail-under", "pass_k=0.9"]) == 0
+    assert main(["ecp", "report", str(path), "--fail-under", "tool_success=0.5"]) == 1
+    assert "priced: no tool_success (no tool call) to hold against 0.5" in capsys.readouterr().err

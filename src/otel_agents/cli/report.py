@@ -43,7 +43,8 @@ Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
 ``--html FILE``: one self-contained page (inline SVG, no script, no CDN) with the
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
-tool_success) fails (exit 1) when any agent is below it. Exit 2: a report could
+tool_success) fails (exit 1) when any agent is below it or has no value for it (no scenario graded, no
+tool called). Exit 2: a report could
 not be read (the file and the problem are named).
 """
 
@@ -306,13 +307,17 @@ def _gate(text: str) -> str:
 
 
 def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
-    """One message per agent and ``METRIC=VALUE`` gate it is below. Raises ``ValueError`` for a bad gate
+    """One message per agent and ``METRIC=VALUE`` gate it is below, or has no value for (no scenario graded,
+    no tool called: a gate is met by a number, never by missing data). Raises ``ValueError`` for a bad gate
     (:func:`parse_gate`)."""
     failures = []
     for gate in gates:
         metric, bound = parse_gate(gate)
         for a in summary["agents"]:
-            if a[metric] is not None and a[metric] < bound:
+            if a[metric] is None:
+                why = "no tool call" if metric == "tool_success" else "no scenario graded"
+                failures.append(f"{a['agent']}: no {metric} ({why}) to hold against {bound:g}")
+            elif a[metric] < bound:
                 failures.append(f"{a['agent']}: {metric} {a[metric]:.3f} < {bound:g}")
     return failures
 
