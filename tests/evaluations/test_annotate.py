@@ -374,3 +374,17 @@ def test_a_manifest_given_with_manifest_must_be_read(tmp_path: Path, capsys: pyt
     assert problem in err and str(tmp_path / "m.yaml") in err and "Traceback" not in err, err
     assert not Path(out).exists()
     assert annotate(str(tmp_path / "r.json"), "-o", out) == 0  # the report's own (absent) manifest: not needed
+
+
+def test_skipped_trace_lines_are_all_counted_and_unplaced_checks_named(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """--traces with more than 5 malformed lines: the first 5 are named and the rest counted (before, the rest were
+    not mentioned), and checks that found no span in the traces given are counted too (before, only without
+    --traces)."""
+    report = {"scenarios": [{"steps": [{"input": "q", "checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    (tmp_path / "t.jsonl").write_text("not json\n" * 7, encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.jsonl")) == 0
+    err = capsys.readouterr().err
+    assert err.count("skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
+    assert "1 checks have no span in the report's logs nor in the traces given" in err, err

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
                 return 2
         for error in errors[:5]:
             print(f"otel-agents ecp annotate: skipped {error}", file=sys.stderr)
+        if len(errors) > 5:
+            print(f"otel-agents ecp annotate: skipped {len(errors) - 5} more malformed line(s)", file=sys.stderr)
     results = evaluation_results(report, spans, manifest=manifest)
     placed = sum(1 for r in results if r.span_id)
     failed = sum(1 for r in results if not r.passed)
@@ -85,9 +87,10 @@ def run(args: argparse.Namespace) -> int:
           f"{placed} on their spans; {delivery.sent} sent to {where}"
           + (f"; {delivery.skipped} without a trace not sent" if delivery.skipped else ""), file=sys.stderr)
     unplaced = len(results) - placed
-    if unplaced and not args.traces:
-        print(f"otel-agents ecp annotate: {unplaced} checks have no span in the report's logs; "
-              "--traces TRACES.jsonl may place them", file=sys.stderr)
+    if unplaced:
+        print(f"otel-agents ecp annotate: {unplaced} checks have no span in the report's logs"
+              + (" nor in the traces given" if args.traces else "; --traces TRACES.jsonl may place them"),
+              file=sys.stderr)
     for line in delivery.failed:
         print(f"otel-agents ecp annotate: {line}", file=sys.stderr)
     return 1 if delivery.failed else 0
