@@ -388,3 +388,18 @@ def test_skipped_trace_lines_are_all_counted_and_unplaced_checks_named(tmp_path:
     err = capsys.readouterr().err
     assert err.count("skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
     assert "1 checks have no span in the report's logs nor in the traces given" in err, err
+
+
+def test_lone_surrogates_in_a_report_reach_the_records_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A lone surrogate in a scenario's name or a logged agent name: each record keeps the attribute, escaped
+    (before: the OTLP encoder failed on it, logged a traceback per record and dropped the attribute)."""
+    logs = [{"trace_id": "a" * 32, "span_id": "b" * 16, "parent_id": None, "kind": "agent", "name": "run",
+             "attributes": {"gen_ai.agent.name": "support \udfff"}}]
+    report = {"scenarios": [{"name": "s \ud800", "steps": [{"input": "q", "logs": json.dumps(logs),
+                                                             "checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json"), "-o", str(tmp_path / "e.jsonl")) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    (record,) = log_records(tmp_path / "e.jsonl")
+    assert record["attrs"]["otel_agents.ecp.scenario"] == "s \\ud800"
+    assert record["attrs"]["gen_ai.agent.name"] == "support \\udfff"

@@ -297,3 +297,21 @@ def test_a_gate_is_not_met_by_missing_data(tmp_path: Path, capsys: pytest.Captur
     assert main(["ecp", "report", str(path), "--fail-under", "pass_k=0.9"]) == 0
     assert main(["ecp", "report", str(path), "--fail-under", "tool_success=0.5"]) == 1
     assert "priced: no tool_success (no tool call) to hold against 0.5" in capsys.readouterr().err
+
+
+def test_lone_surrogates_in_a_report_are_written_as_utf8(tmp_path: Path) -> None:
+    """JSON text may escape a lone surrogate (an agent's broken output, a name): the table, --json and --html are
+    written as UTF-8 with it escaped (before: a UnicodeEncodeError traceback at the table, no JSON, no page)."""
+    import orjson
+
+    report = _report_with([{"gen_ai.request.model": "m\udfff"}], name="agent \ud800")
+    report["scenarios"][0]["name"] = "scenario \udc00"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    proc = subprocess.run([str(BIN / "otel-agents"), "ecp", "report", str(path), "--json", str(tmp_path / "s.json"),
+                           "--html", str(tmp_path / "p.html")], capture_output=True, timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    summary = orjson.loads((tmp_path / "s.json").read_bytes())  # strict: refuses lone surrogates
+    assert summary["agents"][0]["agent"] == "agent \\ud800" and summary["agents"][0]["model"] == "m\\udfff"
+    assert "scenario \\udc00" in (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert "scenario \\udc00" in proc.stdout.decode("utf-8")

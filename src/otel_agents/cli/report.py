@@ -138,11 +138,14 @@ def _logged_cost(records: list[Any]) -> float | None:
             start = int(datetime.fromisoformat(str(record.get("start")).replace("Z", "+00:00")).timestamp() * 1e9)
         except ValueError:
             start = None
-        calls.append(SimpleNamespace(attributes=record.get("attributes") or {}, start_time=start))
+        attributes = record.get("attributes") if isinstance(record.get("attributes"), dict) else {}
+        calls.append(SimpleNamespace(attributes=attributes, start_time=start))
     return run_cost(calls)
 
 
 def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
+    from ..evaluations._results import log_records
+
     tokens = latency = 0.0
     cost: float | None = None
     priced = True  # every step's cost known so far
@@ -161,11 +164,9 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                 total = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
             tokens += total
             spent = usage.get("cost", usage.get("cost_usd"))
+            records = log_records(step.get("logs"))
             if not isinstance(spent, (int, float)) or isinstance(spent, bool):
-                try:
-                    spent = _logged_cost(json.loads(step.get("logs") or "[]"))
-                except (ValueError, TypeError, AttributeError):
-                    spent = None
+                spent = _logged_cost(records)
             if spent is None:
                 priced = False
             else:
@@ -179,15 +180,12 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                 passed = passed and bool(check.get("passed"))
             if step.get("status", "ok") != "ok" or step.get("error"):
                 passed = False
-            try:
-                for record in json.loads(step.get("logs") or "[]"):
-                    a = record.get("attributes") or {}
-                    if a.get("otel_agents.framework") not in (None, "ecp"):
-                        frameworks[a["otel_agents.framework"]] += 1
-                    if a.get("gen_ai.request.model"):
-                        models[a["gen_ai.request.model"]] += 1
-            except (ValueError, TypeError, AttributeError):
-                pass
+            for record in records:
+                a = record.get("attributes") if isinstance(record.get("attributes"), dict) else {}
+                if isinstance(a.get("otel_agents.framework"), str) and a["otel_agents.framework"] != "ecp":
+                    frameworks[a["otel_agents.framework"]] += 1
+                if isinstance(a.get("gen_ai.request.model"), str) and a["gen_ai.request.model"]:
+                    models[a["gen_ai.request.model"]] += 1
         scenarios[str(scenario.get("name"))] = {"passed": passed, "checks": checks}
     agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
     return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens, "cost": cost if priced else None,

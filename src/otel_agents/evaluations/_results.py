@@ -143,7 +143,7 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         OSError: the file cannot be read (the message names it).
         ValueError: it is not JSON, or not a report (no ``scenarios`` list, or steps/checks of another shape).
     """
-    from ..exporters.ecp._json import strict_decode
+    from ..exporters.ecp._json import strict_decode, writable
 
     try:
         with open(path, "rb") as f:
@@ -157,7 +157,7 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{os.fspath(path)}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset "
                          f"{exc.start}); JSON is UTF-8 (RFC 8259), save the report as UTF-8") from None
     try:
-        report = strict_decode(text)
+        report = writable(strict_decode(text))  # lone surrogates (JSON text may escape them) made UTF-8-safe
     except ValueError as exc:  # NaN, Infinity and numbers beyond a double too: not JSON (RFC 8259)
         raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
@@ -342,7 +342,7 @@ class _SpanIndex:
 
 
 def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
-    records = _log_records(step.get("logs"))
+    records = [r for r in log_records(step.get("logs")) if isinstance(r.get("span_id"), str)]  # spans, not notes
     where = _Step(tool_calls=[c for c in step.get("tool_calls") or [] if isinstance(c, dict)])
     if records:
         ids = {r.get("span_id") for r in records}
@@ -374,16 +374,19 @@ def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
     return where
 
 
-def _log_records(logs: Any) -> list[dict[str, Any]]:
-    """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as span records."""
+def log_records(logs: Any) -> list[dict[str, Any]]:
+    """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as its records (the objects),
+    their strings UTF-8-safe (lone surrogates escaped); ``[]`` for anything else."""
+    from ..exporters.ecp._json import writable
+
     if isinstance(logs, str):
         try:
             logs = json.loads(logs)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
     if not isinstance(logs, list):
         return []
-    return [r for r in logs if isinstance(r, dict) and isinstance(r.get("span_id"), str)]
+    return [writable(r) for r in logs if isinstance(r, dict)]
 
 
 def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
