@@ -137,11 +137,14 @@ class _Step:
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read an ``ecp run --json-out`` report.
 
-    A UTF-8 byte-order mark at the start is ignored (RFC 8259 section 8.1).
+    A UTF-8 byte-order mark at the start is ignored (RFC 8259 section 8.1); lone surrogates the JSON escapes
+    come back escaped as text (``\\udcff``), so whatever is written from the report is UTF-8.
 
     Raises:
         OSError: the file cannot be read (the message names it).
-        ValueError: it is not JSON, or not a report (no ``scenarios`` list, or steps/checks of another shape).
+        ValueError: it is not UTF-8 (the byte and its line named), not strict JSON (``NaN``, ``Infinity``,
+            numbers beyond a double), or not a report (no ``scenarios`` list, steps/checks of another shape, a
+            duration, token count, cost or score that is not a finite number: the field named).
     """
     from ..exporters.ecp._json import strict_decode, writable
 
