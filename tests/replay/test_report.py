@@ -315,3 +315,17 @@ def test_lone_surrogates_in_a_report_are_written_as_utf8(tmp_path: Path) -> None
     assert summary["agents"][0]["agent"] == "agent \\ud800" and summary["agents"][0]["model"] == "m\\udfff"
     assert "scenario \\udc00" in (tmp_path / "p.html").read_text(encoding="utf-8")
     assert "scenario \\udc00" in proc.stdout.decode("utf-8")
+
+
+def test_two_scenarios_of_one_name_are_both_counted() -> None:
+    """ecp run grades a manifest with two scenarios of one name; the second overwrote the first (a failed first
+    scenario vanished and the agent showed pass rate 1.00). Now the second is "NAME #2"."""
+    from otel_agents.cli.report import summarise
+
+    report = _report_with([])
+    failed = copy.deepcopy(report["scenarios"][0])
+    failed["steps"][0]["checks"][0]["passed"] = False
+    report["scenarios"] = [failed, report["scenarios"][0]]
+    agent = summarise([report])["agents"][0]
+    assert [(s["scenario"], s["passed"]) for s in agent["scenarios"]] == [("s", 0), ("s #2", 1)]
+    assert agent["pass_rate"] == 0.5

@@ -153,6 +153,7 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
     frameworks: Counter[str] = Counter()
     models: Counter[str] = Counter()
     scenarios: dict[str, dict[str, Any]] = {}
+    names: Counter[str] = Counter()
     for scenario in report["scenarios"]:
         checks: dict[str, bool] = {}
         passed = scenario.get("status", "ok") == "ok"
@@ -186,7 +187,9 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                     frameworks[a["otel_agents.framework"]] += 1
                 if isinstance(a.get("gen_ai.request.model"), str) and a["gen_ai.request.model"]:
                     models[a["gen_ai.request.model"]] += 1
-        scenarios[str(scenario.get("name"))] = {"passed": passed, "checks": checks}
+        name = str(scenario.get("name"))
+        names[name] += 1  # ecp run allows two scenarios of one name: the second is "NAME #2"
+        scenarios[name if names[name] == 1 else f"{name} #{names[name]}"] = {"passed": passed, "checks": checks}
     agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
     return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens, "cost": cost if priced else None,
             "latency_ms": latency,
