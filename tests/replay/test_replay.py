@@ -332,3 +332,30 @@ def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Pa
     with pytest.raises(RPCError) as error:
         Replayer([run], "s", str(tmp_path / "missing" / "c.json")).answer(ReplayState(), "Where is order A100?")
     assert "cannot write --replay-cursor" in error.value.message
+
+
+def test_a_step_that_raised_or_timed_out_is_replayed_as_the_error_it_was(tmp_path: Path) -> None:
+    """A stored step whose agent raised (or ran past --step-timeout) was answered live with -32000 (-32001), which
+    ecp run grades as a step that did not complete; the replay answered it with the folded envelope (status done,
+    public_output null), so its checks were graded as if the agent had answered: a does_not_contain check passed
+    where it had failed live. Now the replay answers with the same code and message."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("import time\n\ndef agent(text):\n    if text == 'crash':\n        raise ValueError('boom')\n"
+                     "    if text == 'slow':\n        time.sleep(3)\n    return 'echo ' + text\n", encoding="utf-8")
+    requests = "".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": p}) + "\n" for i, (m, p) in
+                       enumerate([("agent/initialize", {}), ("agent/step", {"input": "hi"}),
+                                  ("agent/step", {"input": "crash"}), ("agent/step", {"input": "slow"})]))
+    traces = tmp_path / "trace.jsonl"
+
+    def served(*args: str) -> list[dict]:
+        proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", *args], input=requests, capture_output=True, text=True,
+                              timeout=120)
+        return [json.loads(line) for line in proc.stdout.splitlines()]
+
+    live = served(f"{agent}:agent", "--trace-file", str(traces), "--step-timeout", "1")
+    replayed = served("--replay", str(traces))
+    assert [r.get("error", {}).get("code") for r in live] == [None, None, -32000, -32001]
+    assert [r.get("error", {}).get("code") for r in replayed] == [None, None, -32000, -32001], replayed
+    assert replayed[1]["result"]["public_output"] == "echo hi"
+    assert replayed[2]["error"]["message"] == live[2]["error"]["message"] == "agent raised ValueError: boom"
+    assert replayed[2]["error"]["data"]["trace_id"] == live[2]["error"]["data"]["trace_id"]

@@ -38,7 +38,9 @@ stdio target), grades recorded runs 1, 2, … k. A step with no stored run left 
 answered with JSON-RPC error ``-32000`` naming the step's position and input (``ecp
 run`` adds the scenario's name); nothing is invented. The reply is the stored
 envelope as it was folded, plus one ``logs`` record named ``otel_agents.ecp.replayed``
-saying it is a replay and of which stored run (trace id, scenario id, step).
+saying it is a replay and of which stored run (trace id, scenario id, step); a stored step whose agent
+raised or timed out under ``ecp serve`` (its ``agent/step`` root ended in error) is answered with the error
+``ecp serve`` answered it with (``-32000`` ``agent raised …``, ``-32001``), so it fails as it did live.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..semconv import attributes as A
-from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, RPCError
+from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, STEP_TIMEOUT, RPCError
 
 if TYPE_CHECKING:
     from ..exporters.file import MalformedLine
@@ -327,7 +329,24 @@ class Replayer:
                            f"({detail}; source {self.source})",
                            {"step": n, "input": text, "stored_runs_with_input": stored, "source": self.source})
         self.cursor.claim(run.id, *([state.bound.id] if state.bound is not None and how == "scenario" else []))
+        failure = _failure(run)
+        if failure is not None:
+            raise failure
         return _marked(run, self.source, how)
+
+
+def _failure(run: StoredRun) -> RPCError | None:
+    """The error ``ecp serve`` answered the stored step with, when its agent raised or timed out (the step's
+    ``agent/step`` root ended in error), so the replayed step fails as the live one did; else ``None``."""
+    root = _root_record(run.envelope)
+    attrs = root.get("attributes") if isinstance(root.get("attributes"), dict) else {}
+    if root.get("name") != "agent/step" or root.get("status") != "error" or A.OTEL_AGENTS_ECP_SCENARIO_ID not in attrs:
+        return None
+    error = str(root.get("error") or attrs.get("error.type") or "an error")
+    data = {"type": attrs.get("error.type"), "trace_id": run.envelope.get("trace_id"), "replayed": run.id}
+    if attrs.get(A.OTEL_AGENTS_STREAM_ABANDONED) and attrs.get("error.type") == "TimeoutError":
+        return RPCError(STEP_TIMEOUT, f"agent step timed out (replayed: {error})", data)
+    return RPCError(AGENT_ERROR, f"agent raised {error}", data)
 
 
 def _marked(run: StoredRun, source: str, how: str) -> dict[str, Any]:
