@@ -359,3 +359,20 @@ def test_a_step_that_raised_or_timed_out_is_replayed_as_the_error_it_was(tmp_pat
     assert replayed[1]["result"]["public_output"] == "echo hi"
     assert replayed[2]["error"]["message"] == live[2]["error"]["message"] == "agent raised ValueError: boom"
     assert replayed[2]["error"]["data"]["trace_id"] == live[2]["error"]["data"]["trace_id"]
+
+
+def test_runs_whose_output_was_cut_when_recorded_are_counted_at_start(tmp_path: Path) -> None:
+    """An answer longer than the content budget is stored cut (otel_agents.truncated), so the replay answers with
+    less than the live run did; the server says so at start (before: silently)."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("def agent(text):\n    return 'A' * 20000 + ' END'\n", encoding="utf-8")
+    requests = ('{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n'
+                '{"jsonrpc":"2.0","id":2,"method":"agent/step","params":{"input":"hi"}}\n')
+    traces = tmp_path / "trace.jsonl"
+    subprocess.run([OTEL_AGENTS, "ecp", "serve", f"{agent}:agent", "--trace-file", str(traces)], input=requests,
+                   capture_output=True, text=True, timeout=120, check=True)
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(traces)], input=requests, capture_output=True,
+                          text=True, timeout=120)
+    answer = json.loads(proc.stdout.splitlines()[1])["result"]["public_output"]
+    assert not answer.endswith(" END")  # what the spans kept
+    assert f"{traces}: 1 of the 1 stored runs had their step's input or output cut to the content budget" in proc.stderr

@@ -294,8 +294,9 @@ def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out, listening
     except RPCError as exc:
         print(f"otel-agents ecp serve --replay: {exc.message.removeprefix('replay: ')}", file=sys.stderr)
         return 2
-    if replayer.inputless:  # on stdio, ecp run never shows this: each step's error repeats it
-        print(f"otel-agents ecp serve --replay: {args.replay}: {replayer.inputless_note()}", file=sys.stderr)
+    for note in (replayer.inputless_note(), replayer.cut_note()):  # inputless: each unmatched step's error says it too
+        if note:
+            print(f"otel-agents ecp serve --replay: {args.replay}: {note}", file=sys.stderr)
     sessions = replay_sessions(replayer, args.name or "replay",
                                max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
     main = _serve_http(args, sessions, listening) if args.http else \
