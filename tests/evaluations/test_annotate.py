@@ -357,8 +357,8 @@ def test_a_check_averages_over_root_spans_to_its_pass_rate(graded: dict[str, Pat
 
 
 @pytest.mark.parametrize("manifest, problem", [
-    ("scenarios:\n  - name: x\n    steps: [\n", "m.yaml:4: not YAML: "), ("scenarios: 5\n", 'not an ECP manifest (no "scenarios" list)'),
-    (None, "cannot read manifest ")])
+    ("scenarios:\n  - name: x\n    steps: [\n", "m.yaml:4: not YAML: "),
+    ("scenarios: 5\n", 'not an ECP manifest (no "scenarios" list)'), (None, "cannot read manifest ")])
 def test_a_manifest_given_with_manifest_must_be_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                      manifest: str | None, problem: str) -> None:
     """``--manifest M`` that is not YAML (its line named), not a manifest or missing: exit 2 naming it. Before, it
@@ -384,13 +384,15 @@ def test_skipped_trace_lines_are_all_counted_and_unplaced_checks_named(tmp_path:
     report = {"scenarios": [{"steps": [{"input": "q", "checks": [{"type": "text_match", "passed": True}]}]}]}
     (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
     (tmp_path / "t.jsonl").write_text("not json\n" * 7, encoding="utf-8")
-    assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "e.jsonl")) == 0
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t.jsonl"),
+                    "-o", str(tmp_path / "e.jsonl")) == 0
     err = capsys.readouterr().err
     assert err.count("skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
     assert "1 checks have no span in the report's logs nor in the traces given" in err, err
 
 
-def test_lone_surrogates_in_a_report_reach_the_records_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_lone_surrogates_in_a_report_reach_the_records_escaped(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A lone surrogate in a scenario's name or a logged agent name: each record keeps the attribute, escaped
     (before: the OTLP encoder failed on it, logged a traceback per record and dropped the attribute)."""
     logs = [{"trace_id": "a" * 32, "span_id": "b" * 16, "parent_id": None, "kind": "agent", "name": "run",

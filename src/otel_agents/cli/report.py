@@ -27,8 +27,8 @@ Per run (means over an agent's runs): tokens (``usage.total_tokens`` of every
 step, else input + output), cost (``usage.cost``/``cost_usd`` when the reports
 carry one; else the model calls recorded in the steps' ``logs`` priced as the fold
 prices ``metrics.cost_usd``, with ``genai-prices``; none when any call cannot be
-priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps (those run: not the ones ``ecp run`` skipped after a
-failed step); the
+priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps
+(those run: not the ones ``ecp run`` skipped after a failed step); the
 tool success rate (tool calls with ``status`` ``ok`` over all tool calls). The
 framework (``otel_agents.framework`` of the spans in ``logs``, ``ecp`` aside) and
 model (``gen_ai.request.model``) are reported where the runs say so.
@@ -43,9 +43,8 @@ Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
 ``--html FILE``: one self-contained page (inline SVG, no script, no CDN) with the
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
-tool_success) fails (exit 1) when any agent is below it or has no value for it (no scenario graded, no
-tool called). Exit 2: a report could
-not be read (the file and the problem are named).
+tool_success) fails (exit 1) when any agent is below it or has no value for it (no
+scenario graded, no tool called). Exit 2: a report could not be read (the file and the problem are named).
 """
 
 from __future__ import annotations
