@@ -147,3 +147,18 @@ def test_capture_content_must_be_a_bool_or_none(bad, monkeypatch) -> None:
     assert not OpenAIInstrumentor().is_instrumented_by_opentelemetry
     for good in (True, False, None):
         assert Settings(capture_content=good).capture_content is good
+
+
+def test_status_before_instrument_says_what_instrument_would_find(monkeypatch) -> None:
+    """``otel-agents doctor`` runs no ``instrument()``: an installed framework of an unsupported version, or one
+    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names, was 'not instrumented yet' as if it would be."""
+    versions = {"crewai": "0.0.1", "langchain": FRAMEWORKS["langchain"].supported.split(",")[0].lstrip(">=")}
+    monkeypatch.setattr(_api, "_installed_version", lambda fw: versions.get(fw.name))
+    monkeypatch.setattr(_api, "_status", {})
+    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "requests, langchain")
+    status = otel_agents.instrumentation_status()
+    assert status["crewai"].reason == f"unsupported version 0.0.1 (supported: {FRAMEWORKS['crewai'].supported})"
+    assert status["langchain"].reason == "disabled by OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+    assert status["openai"].reason == "not installed"
+    monkeypatch.delenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS")
+    assert otel_agents.instrumentation_status()["langchain"].reason == "not instrumented yet"

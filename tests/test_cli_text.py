@@ -260,3 +260,33 @@ def test_readme_shows_the_signature_of_instrument() -> None:
         parts.append(f"{p.name}={p.default!r}")
     shown = f"`instrument({', '.join(parts)})`"
     assert shown in (REPO / "README.md").read_text(encoding="utf-8"), shown
+
+
+def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_path: Path) -> None:
+    """A broken exporter setup was invisible to ``doctor`` (it listed frameworks and content settings only):
+    now each preset of ``OTEL_AGENTS_EXPORTERS`` is a line with the problem ``configure()`` would raise (an unknown
+    name, a missing key, a directory as the trace file) or an endpoint that refuses a TCP connection; one that
+    takes it has no problem. Loopback only: a port just closed, and one listening."""
+    import os
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    refused = closed.getsockname()[1]
+    closed.close()
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+        env.update(OTEL_AGENTS_EXPORTERS="phoenix,phoenx,otlp,langfuse,file", OTEL_AGENTS_TRACES_FILE=str(tmp_path),
+                   PHOENIX_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{refused}",
+                   OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{listening.getsockname()[1]}")
+        out = _doctor(env)
+    lines = out[out.index("exporters configure() would use"):].splitlines()
+    assert lines[0] == "exporters configure() would use (OTEL_AGENTS_EXPORTERS=phoenix,phoenx,otlp,langfuse,file):"
+    assert lines[1].startswith(f"  phoenix(endpoint='http://127.0.0.1:{refused}/v1/traces'") and \
+        f"problem: 127.0.0.1:{refused}: Connection refused" in lines[1], lines
+    assert lines[2].startswith("  phoenx: problem: unknown exporter preset 'phoenx'"), lines
+    assert lines[3].endswith(f"-> {env['OTEL_EXPORTER_OTLP_ENDPOINT']}/v1/traces"), lines  # no problem
+    assert "langfuse: problem: the langfuse preset needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY" in lines[4]
+    assert lines[5] == f"  file(path={str(tmp_path)!r}): problem: {tmp_path} is a directory", lines

@@ -76,3 +76,14 @@ def test_bad_options_and_unwritable_outputs_are_clear_errors(tmp_path: Path) -> 
                           capture_output=True, text=True, timeout=300)
     # it said "examples/customer_support not found; run it from the repository root or pass --examples DIR"
     assert proc.returncode == 2 and f"--examples {tmp_path}: no manifest.yaml" in proc.stderr, proc.stderr
+
+
+def test_a_broken_manifest_in_examples_is_named_with_its_line(tmp_path: Path) -> None:
+    """--examples DIR whose manifest.yaml is not YAML was a yaml ScannerError traceback; now exit 2 naming the file
+    and line (read by evaluations.load_manifest, as ecp annotate --manifest reads one)."""
+    (tmp_path / "common.py").write_text("", encoding="utf-8")
+    (tmp_path / "manifest.yaml").write_text("name: x\nscenarios:\n  - name: [\n", encoding="utf-8")
+    proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", "--examples", str(tmp_path), "--out",
+                           str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and f"{tmp_path / 'manifest.yaml'}:4: not YAML" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -59,6 +59,16 @@ def _supported(fw: Framework, version: str) -> bool:
         return False
 
 
+def _unsupported(fw: Framework, version: str) -> str:
+    return f"unsupported version {version} (supported: {fw.supported})"
+
+
+def _disabled() -> set[str]:
+    """The names ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` lists (comma-separated, as ``opentelemetry-instrument``
+    reads it)."""
+    return {n.strip() for n in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")}
+
+
 def instrumentor_for(name: str) -> Any:
     """The (singleton) instrumentor instance of framework ``name``; imports its module."""
     fw = FRAMEWORKS[name]
@@ -102,7 +112,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
     is not instrumented.
     """
     if frameworks is None:  # all installed, minus those the standard OTel variable disables
-        disabled = {n.strip() for n in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")}
+        disabled = _disabled()
         names = [n for n in FRAMEWORKS if n not in disabled]
     elif isinstance(frameworks, str):  # "langchain,crewai", as the variables write them (not letter by letter)
         names = [n.strip() for n in frameworks.split(",") if n.strip()]
@@ -130,7 +140,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
             _status[name] = FrameworkStatus(name, None, fw.supported, False, "not installed")
             continue
         if not _supported(fw, version):
-            reason = f"unsupported version {version} (supported: {fw.supported})"
+            reason = _unsupported(fw, version)
             if name not in _warned_versions:
                 _warned_versions.add(name)
                 logger.warning("otel_agents: %s %s is installed, but otel-agents supports %s %s; not instrumenting it",
@@ -169,13 +179,24 @@ def uninstrument() -> None:
 
 
 def instrumentation_status() -> dict[str, FrameworkStatus]:
-    """Per framework: installed version, supported range, whether instrumented and why not."""
+    """Per framework: installed version, supported range, whether instrumented and why not.
+
+    Before :func:`instrument` has looked at a framework, the reason is what it would find: ``not installed``,
+    ``unsupported version …``, ``disabled by OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` or ``not instrumented yet``.
+    """
     out = {}
     for name, fw in FRAMEWORKS.items():
         if name in _status:
             out[name] = _status[name]
         else:
             version = _installed_version(fw)
-            reason = "not installed" if version is None else "not instrumented yet"
+            if version is None:
+                reason = "not installed"
+            elif not _supported(fw, version):
+                reason = _unsupported(fw, version)
+            elif name in _disabled():
+                reason = "disabled by OTEL_PYTHON_DISABLED_INSTRUMENTATIONS"
+            else:
+                reason = "not instrumented yet"
             out[name] = FrameworkStatus(name, version, fw.supported, False, reason)
     return out

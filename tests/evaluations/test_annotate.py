@@ -354,3 +354,54 @@ def test_a_check_averages_over_root_spans_to_its_pass_rate(graded: dict[str, Pat
             assert mean == sum(r.passed for r in rs) / len(rs), (twin, name)
             if twin == "agent":
                 assert mean == 1.0, name
+
+
+@pytest.mark.parametrize("manifest, problem", [
+    ("scenarios:\n  - name: x\n    steps: [\n", "m.yaml:4: not YAML: "),
+    ("scenarios: 5\n", 'not an ECP manifest (no "scenarios" list)'), (None, "cannot read manifest ")])
+def test_a_manifest_given_with_manifest_must_be_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     manifest: str | None, problem: str) -> None:
+    """``--manifest M`` that is not YAML (its line named), not a manifest or missing: exit 2 naming it. Before, it
+    was passed over silently (exit 0, tool checks named from the report alone, not as the manifest the user
+    gave); the manifest a report merely names may still be gone (the report alone names every check)."""
+    report = {"scenarios": [{"steps": [{"checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    if manifest is not None:
+        (tmp_path / "m.yaml").write_text(manifest, encoding="utf-8")
+    out = str(tmp_path / "e.jsonl")
+    assert annotate(str(tmp_path / "r.json"), "--manifest", str(tmp_path / "m.yaml"), "-o", out) == 2
+    err = capsys.readouterr().err
+    assert problem in err and str(tmp_path / "m.yaml") in err and "Traceback" not in err, err
+    assert not Path(out).exists()
+    assert annotate(str(tmp_path / "r.json"), "-o", out) == 0  # the report's own (absent) manifest: not needed
+
+
+def test_skipped_trace_lines_are_all_counted_and_unplaced_checks_named(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """--traces with more than 5 malformed lines: the first 5 are named and the rest counted (before, the rest were
+    not mentioned), and checks that found no span in the traces given are counted too (before, only without
+    --traces)."""
+    report = {"scenarios": [{"steps": [{"input": "q", "checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    (tmp_path / "t.jsonl").write_text("not json\n" * 7, encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t.jsonl"),
+                    "-o", str(tmp_path / "e.jsonl")) == 0
+    err = capsys.readouterr().err
+    assert err.count("skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
+    assert "1 checks have no span in the report's logs nor in the traces given" in err, err
+
+
+def test_lone_surrogates_in_a_report_reach_the_records_escaped(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A lone surrogate in a scenario's name or a logged agent name: each record keeps the attribute, escaped
+    (before: the OTLP encoder failed on it, logged a traceback per record and dropped the attribute)."""
+    logs = [{"trace_id": "a" * 32, "span_id": "b" * 16, "parent_id": None, "kind": "agent", "name": "run",
+             "attributes": {"gen_ai.agent.name": "support \udfff"}}]
+    report = {"scenarios": [{"name": "s \ud800", "steps": [{"input": "q", "logs": json.dumps(logs),
+                                                             "checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json"), "-o", str(tmp_path / "e.jsonl")) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    (record,) = log_records(tmp_path / "e.jsonl")
+    assert record["attrs"]["otel_agents.ecp.scenario"] == "s \\ud800"
+    assert record["attrs"]["gen_ai.agent.name"] == "support \\udfff"

@@ -269,3 +269,110 @@ def test_a_byte_order_mark_at_the_start_of_the_source_is_ignored(tmp_path: Path)
         errors: list = []
         runs = load_runs(str(source), errors=errors)
         assert errors == [] and [r.envelope["public_output"] for r in runs] == [json.loads(text).get("public_output", "second")]
+
+
+def test_envelopes_that_record_no_input_are_named_at_start_and_in_the_step_error(tmp_path: Path) -> None:
+    """Envelopes folded from runs ``ecp serve`` did not serve (or before it recorded the input's hash) keep no
+    input, so no step can match them: the server says so at start and in each unmatched step's error, which is
+    what ``ecp run`` shows (before: they loaded silently and every step was 'no stored run has this input')."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text("\n".join(json.dumps(_envelope(rec, f"Where is order {o}?", o)) for o in ("A100", "B200")) + "\n",
+                      encoding="utf-8")
+    runs = load_runs(str(source))
+    assert [r.line for r in runs] == [1, 2]
+    with pytest.raises(RPCError) as error:
+        Replayer(runs, str(source)).answer(ReplayState(), "Where is order A100?")
+    note = "2 of the 2 stored runs record no input (lines 1, 2) and match no step"
+    assert note in error.value.message and "replay those runs' trace file instead" in error.value.message
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
+                          input='{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n', timeout=120)
+    assert proc.returncode == 0 and '"result"' in proc.stdout and f"{source}: {note}" in proc.stderr, proc.stderr
+
+
+def test_an_envelope_with_a_number_beyond_a_double_is_skipped_at_load(tmp_path: Path) -> None:
+    """``1e400`` is JSON text no double holds: the envelope line is skipped and named at load, the others served
+    (before, it loaded as ``inf`` and its step was answered with -32603 'the response is not strict JSON')."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    good, bad = (_envelope(rec, "Where is order A100?", o) for o in ("first", "second"))
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text(json.dumps(good) + "\n" + json.dumps({**bad, "usage": {"total_tokens": 1}}).replace(
+        '"total_tokens": 1}', '"total_tokens": 1e400}') + "\n", encoding="utf-8")
+    errors: list = []
+    assert [r.envelope["public_output"] for r in load_runs(str(source), errors=errors)] == ["first"]
+    assert [(e.line, "1e400" in e.message) for e in errors] == [(2, True)]
+
+
+def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """A ``--replay-cursor`` file that is not ``{"replayed": [id, ...]}`` is exit 2 naming it, not read as 'nothing
+    replayed yet' (which graded run 1 again, unnoticed) nor an internal error at each step (a list, ids that are
+    objects); an empty file (``mktemp``) is a cursor of none; one that cannot be written is the step's error."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    envelope = _envelope(rec, "Where is order A100?", "first")
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text(json.dumps(envelope) + "\n", encoding="utf-8")
+    cursor = tmp_path / "cursor.json"
+    for text, problem in (("[1, 2]", "is not a replay cursor"), ('{"replayed": [{"a": 1}]}', "is not a replay cursor"),
+                          ("{not json", "cannot read --replay-cursor")):
+        cursor.write_text(text, encoding="utf-8")
+        proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source), "--replay-cursor", str(cursor)],
+                              capture_output=True, text=True, input="", timeout=120)
+        assert proc.returncode == 2 and f"{problem}" in proc.stderr and str(cursor) in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    cursor.write_text("", encoding="utf-8")
+    run = StoredRun(envelope, input_key("Where is order A100?"), None, None, "", "t/s")
+    assert Replayer([run], "s", str(cursor)).answer(ReplayState(), "Where is order A100?")["public_output"] == "first"
+    assert json.loads(cursor.read_text(encoding="utf-8")) == {"replayed": ["t/s"]}
+    with pytest.raises(RPCError) as error:
+        Replayer([run], "s", str(tmp_path / "missing" / "c.json")).answer(ReplayState(), "Where is order A100?")
+    assert "cannot write --replay-cursor" in error.value.message
+
+
+def test_a_step_that_raised_or_timed_out_is_replayed_as_the_error_it_was(tmp_path: Path) -> None:
+    """A stored step whose agent raised (or ran past --step-timeout) was answered live with -32000 (-32001), which
+    ecp run grades as a step that did not complete; the replay answered it with the folded envelope (status done,
+    public_output null), so its checks were graded as if the agent had answered: a does_not_contain check passed
+    where it had failed live. Now the replay answers with the same code and message."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("import time\n\ndef agent(text):\n    if text == 'crash':\n        raise ValueError('boom')\n"
+                     "    if text == 'slow':\n        time.sleep(3)\n    return 'echo ' + text\n", encoding="utf-8")
+    requests = "".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": p}) + "\n" for i, (m, p) in
+                       enumerate([("agent/initialize", {}), ("agent/step", {"input": "hi"}),
+                                  ("agent/step", {"input": "crash"}), ("agent/step", {"input": "slow"})]))
+    traces = tmp_path / "trace.jsonl"
+
+    def served(*args: str) -> list[dict]:
+        proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", *args], input=requests, capture_output=True, text=True,
+                              timeout=120)
+        return [json.loads(line) for line in proc.stdout.splitlines()]
+
+    live = served(f"{agent}:agent", "--trace-file", str(traces), "--step-timeout", "1")
+    replayed = served("--replay", str(traces))
+    assert [r.get("error", {}).get("code") for r in live] == [None, None, -32000, -32001]
+    assert [r.get("error", {}).get("code") for r in replayed] == [None, None, -32000, -32001], replayed
+    assert replayed[1]["result"]["public_output"] == "echo hi"
+    assert replayed[2]["error"]["message"] == live[2]["error"]["message"] == "agent raised ValueError: boom"
+    assert replayed[2]["error"]["data"]["trace_id"] == live[2]["error"]["data"]["trace_id"]
+
+
+def test_runs_whose_output_was_cut_when_recorded_are_counted_at_start(tmp_path: Path) -> None:
+    """An answer longer than the content budget is stored cut (otel_agents.truncated), so the replay answers with
+    less than the live run did; the server says so at start (before: silently)."""
+    agent = tmp_path / "agent.py"
+    agent.write_text("def agent(text):\n    return 'A' * 20000 + ' END'\n", encoding="utf-8")
+    requests = ('{"jsonrpc":"2.0","id":1,"method":"agent/initialize","params":{}}\n'
+                '{"jsonrpc":"2.0","id":2,"method":"agent/step","params":{"input":"hi"}}\n')
+    traces = tmp_path / "trace.jsonl"
+    subprocess.run([OTEL_AGENTS, "ecp", "serve", f"{agent}:agent", "--trace-file", str(traces)], input=requests,
+                   capture_output=True, text=True, timeout=120, check=True)
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(traces)], input=requests, capture_output=True,
+                          text=True, timeout=120)
+    answer = json.loads(proc.stdout.splitlines()[1])["result"]["public_output"]
+    assert not answer.endswith(" END")  # what the spans kept
+    assert f"{traces}: 1 of the 1 stored runs had their step's input or output cut to the content budget" in proc.stderr

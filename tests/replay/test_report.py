@@ -117,7 +117,12 @@ def test_unreadable_report_is_named(tmp_path: Path) -> None:
     (("scenarios", 0), "x"), (("scenarios", 0, "steps"), "x"), (("scenarios", 0, "steps", 0), 5),
     (("scenarios", 0, "steps", 0, "usage"), []), (("scenarios", 0, "steps", 0, "checks"), 1.5),
     (("scenarios", 0, "steps", 0, "checks", 0), None), (("scenarios", 0, "steps", 0, "tool_calls"), [True]),
-    (("audit",), "x"), (("audit", "agent"), ["x"])])
+    (("audit",), "x"), (("audit", "agent"), ["x"]),
+    # numbers the summary adds up: before, a TypeError or OverflowError traceback
+    (("scenarios", 0, "steps", 0, "duration_ms"), "12"), (("scenarios", 0, "steps", 0, "usage", "input_tokens"), "5"),
+    pytest.param(("scenarios", 0, "steps", 0, "usage", "total_tokens"), 10 ** 400, id="400-digit-tokens"),
+    (("scenarios", 0, "steps", 0, "usage", "cost"), True),
+    (("scenarios", 0, "steps", 0, "checks", 0, "score"), "high")])
 def test_malformed_report_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: tuple,
                                           value: object) -> None:
     """A report of the wrong shape is exit status 2 naming the file and the field, never a traceback (before,
@@ -197,3 +202,131 @@ def test_report_with_a_byte_order_mark_is_read_and_a_directory_is_named(tmp_path
         assert main(["ecp", command, str(tmp_path)]) == 2
         err = capsys.readouterr().err
         assert f"cannot read {tmp_path}" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("command", ["report", "annotate"])
+def test_non_finite_numbers_and_other_encodings_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          command: str) -> None:
+    """A report is strict JSON in UTF-8 (RFC 8259): ``NaN``/``Infinity`` (Python's json writes them) are refused
+    naming the file, never summed into a ``--json`` that is not JSON (before: a ValueError traceback at the
+    write) nor sent as an evaluation score; a report saved as Latin-1 or UTF-16 is named with the byte and its
+    line (before: the decoder's message alone, no file)."""
+    from otel_agents.cli import main
+
+    report = _report_with([])
+    report["scenarios"][0]["steps"][0]["duration_ms"] = float("inf")
+    report["scenarios"][0]["steps"][0]["checks"][0]["score"] = float("nan")
+    infinite = tmp_path / "infinite.json"
+    infinite.write_text(json.dumps(report), encoding="utf-8")
+    report = _report_with([])
+    report["scenarios"][0]["name"] = "caf\u00e9"
+    latin1 = tmp_path / "latin1.json"
+    text = json.dumps(report, indent=1, ensure_ascii=False)
+    latin1.write_bytes(text.encode("latin-1"))
+    line = next(n for n, content in enumerate(text.splitlines(), 1) if "caf" in content)
+    utf16 = tmp_path / "utf16.json"
+    utf16.write_bytes(json.dumps(report).encode("utf-16"))
+    out = ["--json", str(tmp_path / "s.json")] if command == "report" else ["--out", str(tmp_path / "e.jsonl")]
+    for path, problem in ((infinite, "not JSON: non-finite number"), (latin1, f":{line}: not UTF-8 (byte 0xe9"),
+                          (utf16, ":1: not UTF-8 (byte 0xff at offset 0)")):
+        assert main(["ecp", command, str(path), *out]) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and problem in err and "Traceback" not in err, err
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "e.jsonl").exists()
+
+
+def test_k_below_one_is_refused_and_a_k_above_the_runs_is_said(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``--k 0`` and ``--k -1`` are exit 2 naming the option (before, 0 silently meant the default and -1 meant
+    1); a k above an agent's runs is lowered to them with a note on standard error (before, silently)."""
+    from otel_agents.cli import main
+
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    for k in ("0", "-1"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["ecp", "report", str(report), "--k", k])
+        assert exit_.value.code == 2 and f"--k: must be at least 1, not {k}" in capsys.readouterr().err
+    assert main(["ecp", "report", str(report), str(report), "--k", "5", "--json", str(tmp_path / "s.json")]) == 0
+    assert "priced has 2 runs, fewer than --k 5: its pass@k and pass^k are for k = 2" in capsys.readouterr().err
+    assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["agents"][0]["k"] == 2
+
+
+def test_steps_per_run_counts_the_steps_run_not_the_skipped() -> None:
+    """A run whose agent crashed at step 1 of 3: ``ecp run`` lists steps 2 and 3 as skipped; they did not run
+    (before, steps/run was 3, as for a run that finished)."""
+    from otel_agents.cli.report import summarise
+
+    report = _report_with([])
+    step = report["scenarios"][0]["steps"][0]
+    step.update(status="failed", error="agent crashed")
+    skipped = {"input": "q", "output": None, "checks": [{"type": "execution", "passed": False, "score": 0.0}],
+               "status": "skipped", "duration_ms": 0.0, "usage": None, "error": "Skipped after step 1 failed"}
+    report["scenarios"][0]["steps"] += [skipped, dict(skipped)]
+    agent = summarise([report])["agents"][0]
+    assert agent["steps_per_run"] == 1 and agent["pass_rate"] == 0
+
+
+def test_flipped_checks_are_those_whose_verdict_differs_between_runs() -> None:
+    """The flipped checks of a flaky scenario, in one pass over the runs (before: every check against every run,
+    k² work: 1000 runs took seconds, 10,000 minutes), equal to the definition, a check missing from a run
+    counting as a verdict of its own."""
+    import random
+
+    from otel_agents.cli.report import _flipped
+
+    rng = random.Random(7)
+    for _ in range(200):
+        keys = [f"step 1 check {i}" for i in range(rng.randint(1, 4))]
+        runs = [{key: rng.random() < 0.8 for key in keys if rng.random() < 0.9} for _ in range(rng.randint(1, 5))]
+        expected = sorted({key for run in runs for key in run if len({r.get(key) for r in runs}) > 1})
+        assert _flipped(runs) == expected, runs
+
+
+def test_a_gate_is_not_met_by_missing_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report with no scenario graded (or an agent that called no tool) has no pass^k (tool success): the
+    CI gate fails, saying why (before, a missing value passed every gate: exit 0 with nothing graded)."""
+    from otel_agents.cli import main
+
+    report = _report_with([])
+    report["scenarios"] = []
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["ecp", "report", str(path), "--fail-under", "pass_k=0.9"]) == 1
+    assert "priced: no pass_k (no scenario graded) to hold against 0.9" in capsys.readouterr().err
+    path.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    assert main(["ecp", "report", str(path), "--fail-under", "pass_k=0.9"]) == 0
+    assert main(["ecp", "report", str(path), "--fail-under", "tool_success=0.5"]) == 1
+    assert "priced: no tool_success (no tool call) to hold against 0.5" in capsys.readouterr().err
+
+
+def test_lone_surrogates_in_a_report_are_written_as_utf8(tmp_path: Path) -> None:
+    """JSON text may escape a lone surrogate (an agent's broken output, a name): the table, --json and --html are
+    written as UTF-8 with it escaped (before: a UnicodeEncodeError traceback at the table, no JSON, no page)."""
+    import orjson
+
+    report = _report_with([{"gen_ai.request.model": "m\udfff"}], name="agent \ud800")
+    report["scenarios"][0]["name"] = "scenario \udc00"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    proc = subprocess.run([str(BIN / "otel-agents"), "ecp", "report", str(path), "--json", str(tmp_path / "s.json"),
+                           "--html", str(tmp_path / "p.html")], capture_output=True, timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    summary = orjson.loads((tmp_path / "s.json").read_bytes())  # strict: refuses lone surrogates
+    assert summary["agents"][0]["agent"] == "agent \\ud800" and summary["agents"][0]["model"] == "m\\udfff"
+    assert "scenario \\udc00" in (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert "scenario \\udc00" in proc.stdout.decode("utf-8")
+
+
+def test_two_scenarios_of_one_name_are_both_counted() -> None:
+    """ecp run grades a manifest with two scenarios of one name; the second overwrote the first (a failed first
+    scenario vanished and the agent showed pass rate 1.00). Now the second is "NAME #2"."""
+    from otel_agents.cli.report import summarise
+
+    report = _report_with([])
+    failed = copy.deepcopy(report["scenarios"][0])
+    failed["steps"][0]["checks"][0]["passed"] = False
+    report["scenarios"] = [failed, report["scenarios"][0]]
+    agent = summarise([report])["agents"][0]
+    assert [(s["scenario"], s["passed"]) for s in agent["scenarios"]] == [("s", 0), ("s #2", 1)]
+    assert agent["pass_rate"] == 0.5

@@ -50,12 +50,13 @@ def default_out(report: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp annotate``: the exit status — 0 every check delivered (failed checks included),
     1 some could not be delivered (each said on standard error), 2 the report or a traces file could not be
-    read, or the destination not set up."""
-    from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_report
+    read, or a manifest given could not, or the destination not set up."""
+    from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_manifest, load_report
     from ..exporters.file import MalformedLine, read_otlp_json
 
     try:
         report = load_report(args.report)
+        manifest = None if args.manifest is None else load_manifest(args.manifest)  # given: it must be read
     except (OSError, ValueError) as exc:
         print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
         return 2
@@ -71,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
                 return 2
         for error in errors[:5]:
             print(f"otel-agents ecp annotate: skipped {error}", file=sys.stderr)
-    results = evaluation_results(report, spans, manifest=args.manifest)
+        if len(errors) > 5:
+            print(f"otel-agents ecp annotate: skipped {len(errors) - 5} more malformed line(s)", file=sys.stderr)
+    results = evaluation_results(report, spans, manifest=manifest)
     placed = sum(1 for r in results if r.span_id)
     failed = sum(1 for r in results if not r.passed)
     out = args.out or (str(default_out(args.report)) if args.to == "file" else None)
@@ -88,9 +91,10 @@ def run(args: argparse.Namespace) -> int:
           f"{placed} on their spans; {delivery.sent} sent to {where}"
           + (f"; {delivery.skipped} without a trace not sent" if delivery.skipped else ""), file=sys.stderr)
     unplaced = len(results) - placed
-    if unplaced and not args.traces:
-        print(f"otel-agents ecp annotate: {unplaced} checks have no span in the report's logs; "
-              "--traces TRACES.jsonl may place them", file=sys.stderr)
+    if unplaced:
+        print(f"otel-agents ecp annotate: {unplaced} checks have no span in the report's logs"
+              + (" nor in the traces given" if args.traces else "; --traces TRACES.jsonl may place them"),
+              file=sys.stderr)
     for line in delivery.failed:
         print(f"otel-agents ecp annotate: {line}", file=sys.stderr)
     return 1 if delivery.failed else 0

@@ -25,6 +25,7 @@ SEED_VARIABLE = "OTEL_AGENTS_DEMO_SEED"
 def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out: Path, serve: list[str],
                  ecp: Path, frameworks: list[str], example_file: Any) -> int:
     """Grade every agent ``args.repeat`` times; print the campaign table; 0 when every run was graded."""
+    from ..evaluations import load_report
     from .report import page, summarise, table
 
     campaign = out / "campaign"
@@ -58,7 +59,7 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(grade, jobs))
     missing = [str(report) for _, report in jobs if not report.exists()]
-    reports = [json.loads(report.read_text(encoding="utf-8")) for _, report in jobs if report.exists()]
+    reports = [load_report(report) for _, report in jobs if report.exists()]
     summary = summarise(reports)
     (campaign / "report.json").write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     (campaign / "report.html").write_text(page(summary), encoding="utf-8")

@@ -210,7 +210,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents demo: {problem}", file=sys.stderr)
         return 2
     out = Path(args.out).resolve()
-    base = yaml.safe_load((examples / "manifest.yaml").read_text(encoding="utf-8"))
+    from ..evaluations import load_manifest
+
+    try:
+        base = load_manifest(examples / "manifest.yaml")
+    except (OSError, ValueError) as exc:
+        print(f"otel-agents demo: {exc}", file=sys.stderr)
+        return 2
     common = load_module(examples / "common.py", "_otel_agents_demo_common")
     serve = [str(bindir / "otel-agents")] if (bindir / "otel-agents").exists() else [sys.executable, "-m", "otel_agents.cli"]
     if args.repeat > 1:  # the K-run campaign (issue 39)

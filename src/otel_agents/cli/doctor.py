@@ -1,4 +1,5 @@
-"""``otel-agents doctor``: what is installed, what is instrumented, and what the content policy is."""
+"""``otel-agents doctor``: what is installed, what is instrumented, what the content policy is, and where
+``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,84 @@ def run(args: argparse.Namespace) -> int:
     print(f"  claude_agent_sdk: {cli_telemetry_note()}")
     for line in peer_warnings():
         print(line)
+    for line in exporter_lines():
+        print(line)
     return 0
+
+
+PROBE_TIMEOUT = 2.0  # seconds per endpoint
+
+
+def exporter_lines() -> list[str]:
+    """Where ``configure()`` with no ``exporters=`` would send spans (``OTEL_AGENTS_EXPORTERS``): one line per
+    preset, with the problem ``configure()`` would raise (an unknown name, a URL without a scheme, a missing
+    key, a trace file that cannot be appended to, the ``otlp`` extra missing) or that its endpoint does not
+    take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
+    from .._configure import ENV_EXPORTERS, _exporter_specs
+    from ..exporters.presets import resolve
+
+    lines = [f"exporters configure() would use ({ENV_EXPORTERS}={os.environ.get(ENV_EXPORTERS, '<unset>')}):"]
+    try:
+        specs = _exporter_specs(None)
+    except ValueError as exc:
+        return [*lines, f"  problem: {exc}"]
+    for spec in specs:
+        try:
+            preset = resolve(spec)
+        except ValueError as exc:
+            lines.append(f"  {spec}: problem: {exc}")
+            continue
+        url = _endpoint(preset) if preset.batch else None
+        problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
+            _endpoint_problem(url) if url else None
+        lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
+                     + (f": problem: {problem}" if problem else ""))
+    return lines
+
+
+def _endpoint(preset) -> str:
+    """The traces URL of a network preset (the ``otlp`` preset's as its exporter resolves it)."""
+    endpoint = preset.details.get("endpoint", "")
+    if preset.name == "otlp" and not endpoint.startswith(("http://", "https://")):
+        if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+            return os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+        base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://localhost:4318"
+        return base.rstrip("/") + "/v1/traces"
+    return endpoint
+
+
+def _endpoint_problem(url: str) -> str | None:
+    """Why spans could not reach ``url``: the ``otlp`` extra missing, or no TCP connection; ``None`` if one opened."""
+    import socket
+    from importlib.util import find_spec
+    from urllib.parse import urlsplit
+
+    if find_spec("opentelemetry.exporter.otlp.proto.http") is None:
+        return "the OTLP/HTTP exporter is not installed: pip install 'otel-agents[otlp]'"
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=PROBE_TIMEOUT).close()
+    except socket.timeout:
+        return f"{parts.hostname}:{port} did not answer within {PROBE_TIMEOUT:g} s"
+    except OSError as exc:
+        return f"{parts.hostname}:{port}: {exc.strerror or exc} (spans sent there are dropped at exit)"
+    return None
+
+
+def _file_problem(path: str) -> str | None:
+    """Why the trace file could not be opened for appending (checked without creating it), or ``None``."""
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        return f"{path} is a directory"
+    if os.path.exists(target):
+        return None if os.access(target, os.W_OK) else f"{path} is not writable"
+    parent = os.path.dirname(target)
+    while not os.path.exists(parent):  # configure() creates the missing directories
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        return f"cannot create {path}: {parent} is not a writable directory"
+    return None
 
 
 # Other packages that instrument the same provider clients: with two on, every request is traced twice.

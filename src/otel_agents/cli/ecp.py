@@ -281,6 +281,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out, listening=None) -> int:
     """``--replay``: no agent, no instrumentation, no model: stored envelopes answer the steps."""
+    from ..serve.jsonrpc import RPCError
     from ..serve.replay import Replayer, ReplaySourceError, load_runs, replay_sessions
 
     skipped: list = []
@@ -292,7 +293,16 @@ def _serve_replay(args: argparse.Namespace, protocol_in, protocol_out, listening
     for problem in skipped:  # as otel-agents fold reports them; the runs of the other lines are served
         print(f"otel-agents ecp serve --replay: skipped {problem}", file=sys.stderr)
     logging.getLogger("otel_agents.serve").info("replaying %d stored run(s) from %s", len(runs), args.replay)
-    sessions = replay_sessions(Replayer(runs, args.replay, args.replay_cursor), args.name or "replay",
+    replayer = Replayer(runs, args.replay, args.replay_cursor)
+    try:
+        replayer.cursor.claimed()
+    except RPCError as exc:
+        print(f"otel-agents ecp serve --replay: {exc.message.removeprefix('replay: ')}", file=sys.stderr)
+        return 2
+    for note in (replayer.inputless_note(), replayer.cut_note()):  # inputless: each unmatched step's error says it too
+        if note:
+            print(f"otel-agents ecp serve --replay: {args.replay}: {note}", file=sys.stderr)
+    sessions = replay_sessions(replayer, args.name or "replay",
                                max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
     main = _serve_http(args, sessions, listening) if args.http else \
         _serve_stdio(args, sessions, protocol_in, protocol_out)

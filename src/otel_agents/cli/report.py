@@ -27,7 +27,8 @@ Per run (means over an agent's runs): tokens (``usage.total_tokens`` of every
 step, else input + output), cost (``usage.cost``/``cost_usd`` when the reports
 carry one; else the model calls recorded in the steps' ``logs`` priced as the fold
 prices ``metrics.cost_usd``, with ``genai-prices``; none when any call cannot be
-priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps; the
+priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps
+(those run: not the ones ``ecp run`` skipped after a failed step); the
 tool success rate (tool calls with ``status`` ``ok`` over all tool calls). The
 framework (``otel_agents.framework`` of the spans in ``logs``, ``ecp`` aside) and
 model (``gen_ai.request.model``) are reported where the runs say so.
@@ -42,8 +43,8 @@ Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
 ``--html FILE``: one self-contained page (inline SVG, no script, no CDN) with the
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
-tool_success) fails (exit 1) when any agent is below it. Exit 2: a report could
-not be read (the file and the problem are named).
+tool_success) fails (exit 1) when any agent is below it or has no value for it (no
+scenario graded, no tool called). Exit 2: a report could not be read (the file and the problem are named).
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="pass rate, pass@k, pass^k, flakiness and cost over ecp run reports",
                        description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("reports", metavar="REPORT.json", nargs="+", help="JSON reports of `ecp run --json-out`")
-    p.add_argument("--k", type=int, help="k of pass@k and pass^k (default: the fewest runs of a group)")
+    p.add_argument("--k", type=_positive, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of a "
+                   "group; a group of fewer runs than k gets k = its runs, with a note)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", type=_gate,
@@ -136,11 +138,14 @@ def _logged_cost(records: list[Any]) -> float | None:
             start = int(datetime.fromisoformat(str(record.get("start")).replace("Z", "+00:00")).timestamp() * 1e9)
         except ValueError:
             start = None
-        calls.append(SimpleNamespace(attributes=record.get("attributes") or {}, start_time=start))
+        attributes = record.get("attributes") if isinstance(record.get("attributes"), dict) else {}
+        calls.append(SimpleNamespace(attributes=attributes, start_time=start))
     return run_cost(calls)
 
 
 def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
+    from ..evaluations._results import log_records
+
     tokens = latency = 0.0
     cost: float | None = None
     priced = True  # every step's cost known so far
@@ -148,22 +153,21 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
     frameworks: Counter[str] = Counter()
     models: Counter[str] = Counter()
     scenarios: dict[str, dict[str, Any]] = {}
+    names: Counter[str] = Counter()
     for scenario in report["scenarios"]:
         checks: dict[str, bool] = {}
         passed = scenario.get("status", "ok") == "ok"
         for i, step in enumerate(scenario.get("steps") or [], 1):
-            steps += 1
+            steps += step.get("status") != "skipped"  # ecp run lists the steps after a failed one as skipped
             usage = step.get("usage") or {}
             total = usage.get("total_tokens")
             if not isinstance(total, (int, float)):
                 total = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
             tokens += total
             spent = usage.get("cost", usage.get("cost_usd"))
+            records = log_records(step.get("logs"))
             if not isinstance(spent, (int, float)) or isinstance(spent, bool):
-                try:
-                    spent = _logged_cost(json.loads(step.get("logs") or "[]"))
-                except (ValueError, TypeError, AttributeError):
-                    spent = None
+                spent = _logged_cost(records)
             if spent is None:
                 priced = False
             else:
@@ -177,16 +181,15 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                 passed = passed and bool(check.get("passed"))
             if step.get("status", "ok") != "ok" or step.get("error"):
                 passed = False
-            try:
-                for record in json.loads(step.get("logs") or "[]"):
-                    a = record.get("attributes") or {}
-                    if a.get("otel_agents.framework") not in (None, "ecp"):
-                        frameworks[a["otel_agents.framework"]] += 1
-                    if a.get("gen_ai.request.model"):
-                        models[a["gen_ai.request.model"]] += 1
-            except (ValueError, TypeError, AttributeError):
-                pass
-        scenarios[str(scenario.get("name"))] = {"passed": passed, "checks": checks}
+            for record in records:
+                a = record.get("attributes") if isinstance(record.get("attributes"), dict) else {}
+                if isinstance(a.get("otel_agents.framework"), str) and a["otel_agents.framework"] != "ecp":
+                    frameworks[a["otel_agents.framework"]] += 1
+                if isinstance(a.get("gen_ai.request.model"), str) and a["gen_ai.request.model"]:
+                    models[a["gen_ai.request.model"]] += 1
+        name = str(scenario.get("name"))
+        names[name] += 1  # ecp run allows two scenarios of one name: the second is "NAME #2"
+        scenarios[name if names[name] == 1 else f"{name} #{names[name]}"] = {"passed": passed, "checks": checks}
     agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
     return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens, "cost": cost if priced else None,
             "latency_ms": latency,
@@ -203,7 +206,8 @@ def _rates(c: int, n: int, k: int) -> dict[str, Any]:
 
 
 def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, Any]:
-    """The numbers of the module docstring, as a JSON-ready dict ``{"agents": [...], "k": ...}``."""
+    """The numbers of the module docstring, as a JSON-ready dict ``{"agents": [...]}`` (each agent with its
+    ``k``: ``k``, or its number of runs when that is fewer or ``k`` is ``None``)."""
     runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for report in reports:
         facts = _run_facts(report)
@@ -218,10 +222,8 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
             outcomes = [r["scenarios"][sname] for r in agent_runs if sname in r["scenarios"]]
             c = sum(o["passed"] for o in outcomes)
             entry = {"scenario": sname, **_rates(c, len(outcomes), min(kk, len(outcomes)))}
-            flipped = sorted({key for o in outcomes for key in o["checks"]
-                              if len({p["checks"].get(key) for p in outcomes}) > 1})
             entry["flaky"] = 0 < c < len(outcomes)
-            entry["flipped_checks"] = flipped if entry["flaky"] else []
+            entry["flipped_checks"] = _flipped([o["checks"] for o in outcomes]) if entry["flaky"] else []
             scenarios.append(entry)
         pooled_c = sum(s["passed"] for s in scenarios)
         pooled_n = sum(s["runs"] for s in scenarios)
@@ -254,6 +256,18 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
     return {"agents": agents}
 
 
+def _flipped(runs: list[dict[str, bool]]) -> list[str]:
+    """The checks whose verdict differs between runs (a check missing from a run counts as a verdict of its
+    own), sorted; one pass over the runs, so k in the thousands stays linear."""
+    verdicts: dict[str, set[bool | None]] = defaultdict(set)
+    seen: Counter[str] = Counter()
+    for checks in runs:
+        for key, passed in checks.items():
+            verdicts[key].add(passed)
+            seen[key] += 1
+    return sorted(key for key, values in verdicts.items() if len(values) + (seen[key] < len(runs)) > 1)
+
+
 def _mean_pairs(values: list[list[float]]) -> list[float]:
     return [sum(v[0] for v in values) / len(values), sum(v[1] for v in values) / len(values)]
 
@@ -273,6 +287,17 @@ def parse_gate(gate: str) -> tuple[str, float]:
     return metric, bound
 
 
+def _positive(text: str) -> int:
+    """The argparse type of ``--k``: an integer of at least 1 (pass@0 and pass^0 mean nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def _gate(text: str) -> str:
     """The argparse type of ``--fail-under``: checked by :func:`parse_gate`, kept as written."""
     try:
@@ -283,13 +308,17 @@ def _gate(text: str) -> str:
 
 
 def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
-    """One message per agent and ``METRIC=VALUE`` gate it is below. Raises ``ValueError`` for a bad gate
+    """One message per agent and ``METRIC=VALUE`` gate it is below, or has no value for (no scenario graded,
+    no tool called: a gate is met by a number, never by missing data). Raises ``ValueError`` for a bad gate
     (:func:`parse_gate`)."""
     failures = []
     for gate in gates:
         metric, bound = parse_gate(gate)
         for a in summary["agents"]:
-            if a[metric] is not None and a[metric] < bound:
+            if a[metric] is None:
+                why = "no tool call" if metric == "tool_success" else "no scenario graded"
+                failures.append(f"{a['agent']}: no {metric} ({why}) to hold against {bound:g}")
+            elif a[metric] < bound:
                 failures.append(f"{a['agent']}: {metric} {a[metric]:.3f} < {bound:g}")
     return failures
 
@@ -390,6 +419,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents ecp report: {exc}", file=sys.stderr)
         return 2
     summary["gates"] = {"fail_under": args.fail_under, "failures": failures}
+    for a in summary["agents"]:
+        if args.k and a["k"] < args.k:
+            print(f"otel-agents ecp report: {a['agent']} has {a['runs']} runs, fewer than --k {args.k}: its pass@k "
+                  f"and pass^k are for k = {a['k']}", file=sys.stderr)
     print(table(summary), file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
         text = json.dumps(summary, indent=2, allow_nan=False)

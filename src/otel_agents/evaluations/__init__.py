@@ -31,7 +31,7 @@ from typing import Sequence
 from ._langfuse import score_langfuse
 from ._logs import emit_logs, export_otlp, write_file
 from ._phoenix import Delivery, annotate_phoenix
-from ._results import EVALUATION_RESULT_EVENT, EvaluationResult, evaluation_results, load_report
+from ._results import EVALUATION_RESULT_EVENT, EvaluationResult, evaluation_results, load_manifest, load_report
 
 TARGETS = ("file", "otlp", "phoenix", "langfuse")
 
@@ -78,5 +78,5 @@ def _logs_delivery(total: int, accepted: int, where: str) -> Delivery:
 
 
 __all__ = ["EVALUATION_RESULT_EVENT", "TARGETS", "Delivery", "EvaluationResult", "annotate_phoenix",
-           "emit_evaluations", "emit_logs", "evaluation_results", "export_otlp", "load_report",
+           "emit_evaluations", "emit_logs", "evaluation_results", "export_otlp", "load_manifest", "load_report",
            "score_langfuse", "write_file"]

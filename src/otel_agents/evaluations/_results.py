@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -137,20 +138,31 @@ class _Step:
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read an ``ecp run --json-out`` report.
 
-    A UTF-8 byte-order mark at the start is ignored (RFC 8259 section 8.1).
+    A UTF-8 byte-order mark at the start is ignored (RFC 8259 section 8.1); lone surrogates the JSON escapes
+    come back escaped as text (``\\udcff``), so whatever is written from the report is UTF-8.
 
     Raises:
         OSError: the file cannot be read (the message names it).
-        ValueError: it is not JSON, or not a report (no ``scenarios`` list, or steps/checks of another shape).
+        ValueError: it is not UTF-8 (the byte and its line named), not strict JSON (``NaN``, ``Infinity``,
+            numbers beyond a double), or not a report (no ``scenarios`` list, steps/checks of another shape, a
+            duration, token count, cost or score that is not a finite number: the field named).
     """
+    from ..exporters.ecp._json import strict_decode, writable
+
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:
         raise type(exc)(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
     try:
-        report = json.loads(text)
-    except ValueError as exc:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{os.fspath(path)}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset "
+                         f"{exc.start}); JSON is UTF-8 (RFC 8259), save the report as UTF-8") from None
+    try:
+        report = writable(strict_decode(text))  # lone surrogates (JSON text may escape them) made UTF-8-safe
+    except ValueError as exc:  # NaN, Infinity and numbers beyond a double too: not JSON (RFC 8259)
         raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
@@ -158,6 +170,19 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     if problem:
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report ({problem})")
     return report
+
+
+_USAGE_NUMBERS = ("input_tokens", "output_tokens", "total_tokens", "cost", "cost_usd")  # what ecp report sums
+
+
+def _finite_number(value: Any) -> bool:
+    """An int or float (not a bool) that a double holds finitely (an integer of 400 digits does not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def report_shape_problem(report: Mapping[str, Any]) -> str | None:
@@ -185,6 +210,13 @@ def report_shape_problem(report: Mapping[str, Any]) -> str | None:
                 for k, item in enumerate(step.get(key) or []):
                     if not isinstance(item, dict):
                         return f"scenarios[{i}].steps[{j}].{key}[{k}] is not an object"
+            numbers = [("duration_ms", step.get("duration_ms"))]
+            numbers += [(f"usage.{key}", value) for key, value in (step.get("usage") or {}).items()
+                        if key in _USAGE_NUMBERS]
+            numbers += [(f"checks[{k}].score", check.get("score")) for k, check in enumerate(step.get("checks") or [])]
+            for key, value in numbers:
+                if value is not None and not _finite_number(value):
+                    return f"scenarios[{i}].steps[{j}].{key} is not a finite number"
     return None
 
 
@@ -314,7 +346,7 @@ class _SpanIndex:
 
 
 def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
-    records = _log_records(step.get("logs"))
+    records = [r for r in log_records(step.get("logs")) if isinstance(r.get("span_id"), str)]  # spans, not notes
     where = _Step(tool_calls=[c for c in step.get("tool_calls") or [] if isinstance(c, dict)])
     if records:
         ids = {r.get("span_id") for r in records}
@@ -346,16 +378,45 @@ def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
     return where
 
 
-def _log_records(logs: Any) -> list[dict[str, Any]]:
-    """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as span records."""
+def log_records(logs: Any) -> list[dict[str, Any]]:
+    """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as its records (the objects),
+    their strings UTF-8-safe (lone surrogates escaped); ``[]`` for anything else."""
+    from ..exporters.ecp._json import writable
+
     if isinstance(logs, str):
         try:
             logs = json.loads(logs)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
     if not isinstance(logs, list):
         return []
-    return [r for r in logs if isinstance(r, dict) and isinstance(r.get("span_id"), str)]
+    return [writable(r) for r in logs if isinstance(r, dict)]
+
+
+def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read an ECP manifest (YAML) for its graders.
+
+    Raises:
+        OSError: it cannot be read (the message names the file).
+        ValueError: not UTF-8, not YAML (``FILE:LINE: problem``), or no ``scenarios`` list.
+    """
+    import yaml
+
+    name = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = yaml.safe_load(f)
+    except OSError as exc:
+        raise type(exc)(f"cannot read manifest {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 (byte offset {exc.start})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ValueError(f"{name}{where}: not YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("scenarios"), list):
+        raise ValueError(f"{name}: not an ECP manifest (no \"scenarios\" list)")
+    return manifest
 
 
 def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
@@ -366,12 +427,9 @@ def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
         if not isinstance(manifest, (str, os.PathLike)):
             return []  # a report's "manifest" of another type (an int would be opened as a file descriptor)
         try:
-            import yaml
-
-            with open(manifest, encoding="utf-8") as f:
-                manifest = yaml.safe_load(f)
-        except Exception as exc:  # noqa: BLE001 - the report alone still names every check
-            logger.info("manifest %s not read (%s); tool_usage checks named from the report alone", manifest, exc)
+            manifest = load_manifest(manifest)
+        except (OSError, ValueError) as exc:  # the report alone still names every check
+            logger.info("manifest not read (%s); tool_usage checks named from the report alone", exc)
             return []
     if not isinstance(manifest, Mapping):
         return []

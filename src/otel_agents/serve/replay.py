@@ -38,7 +38,9 @@ stdio target), grades recorded runs 1, 2, … k. A step with no stored run left 
 answered with JSON-RPC error ``-32000`` naming the step's position and input (``ecp
 run`` adds the scenario's name); nothing is invented. The reply is the stored
 envelope as it was folded, plus one ``logs`` record named ``otel_agents.ecp.replayed``
-saying it is a replay and of which stored run (trace id, scenario id, step).
+saying it is a replay and of which stored run (trace id, scenario id, step); a stored step whose agent
+raised or timed out under ``ecp serve`` (its ``agent/step`` root ended in error) is answered with the error
+``ecp serve`` answered it with (``-32000`` ``agent raised …``, ``-32001``), so it fails as it did live.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..semconv import attributes as A
-from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, RPCError
+from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, STEP_TIMEOUT, RPCError
 
 if TYPE_CHECKING:
     from ..exporters.file import MalformedLine
@@ -89,6 +91,7 @@ class StoredRun:
     index: int | None          # otel_agents.ecp.step.index (1-based)
     start: str                 # the root's start time (ISO 8601), for the recorded order
     id: str = ""               # trace id + root span id: what the replay claims
+    line: int | None = None    # the source's line, for an envelope
 
 
 @dataclass
@@ -106,9 +109,14 @@ def _root_record(envelope: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _root_attributes(envelope: Mapping[str, Any]) -> dict[str, Any]:
+    attrs = _root_record(envelope).get("attributes")
+    return attrs if isinstance(attrs, dict) else {}
+
+
 def _stored(envelope: dict[str, Any], input_text: Any = None) -> StoredRun:
     root = _root_record(envelope)
-    attrs = root.get("attributes") if isinstance(root.get("attributes"), dict) else {}
+    attrs = _root_attributes(envelope)
     key = attrs.get(A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256)
     if not isinstance(key, str) and isinstance(input_text, str):
         key = input_key(input_text)
@@ -141,10 +149,6 @@ def _is_envelope(obj: Any) -> bool:
     return isinstance(obj, dict) and "status" in obj and "public_output" in obj and "resourceSpans" not in obj
 
 
-def _not_strict_json(literal: str) -> Any:
-    raise ValueError(f"{literal} is not JSON")  # an envelope holding it could not be answered in strict JSON
-
-
 def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[StoredRun]:
     """The stored runs of ``path`` (see the module docstring), in recorded order (root start time).
 
@@ -157,10 +161,11 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
         ReplaySourceError: the file cannot be read, or it holds no run.
     """
     from ..exporters.ecp import fold
+    from ..exporters.ecp._json import strict_decode
     from ..exporters.file import MalformedLine, iter_otlp_json, without_bom
 
     skipped: list[MalformedLine] = []
-    envelopes: list[dict[str, Any]] = []
+    envelopes: list[tuple[int, dict[str, Any]]] = []  # (line number in the file, envelope)
     trace_lines: list[tuple[int, str]] = []  # (line number in the file, text)
     try:
         with open(path, "rb") as f:
@@ -171,17 +176,19 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
                     continue
                 try:
                     line = raw.decode("utf-8")
-                    obj = json.loads(line, parse_constant=_not_strict_json)
+                    obj = strict_decode(line)  # NaN, Infinity, 1e400: an envelope no strict JSON could answer
                 except ValueError as exc:  # UnicodeDecodeError is one
                     skipped.append(MalformedLine(path, number, f"not JSON ({exc})"))
                     continue
                 if _is_envelope(obj):
-                    envelopes.append(obj)
+                    envelopes.append((number, obj))
                 else:
                     trace_lines.append((number, line))
     except OSError as exc:
         raise ReplaySourceError(f"cannot read {path}: {exc.strerror or exc}") from None
-    runs = [_stored(env) for env in envelopes]
+    runs = [_stored(env) for _, env in envelopes]
+    for run, (number, _) in zip(runs, envelopes):
+        run.line = number
     if trace_lines:
         bad: list[MalformedLine] = []
         spans = [s for _, batch in iter_otlp_json([text for _, text in trace_lines], errors=bad) for s in batch]
@@ -210,19 +217,42 @@ class _Cursor:
         self._claimed: set[str] = set()
 
     def claimed(self) -> set[str]:
+        """The ids replayed so far (an empty file, as ``mktemp`` makes, is a cursor of none).
+
+        Raises:
+            RPCError: ``-32000`` naming the file when it cannot be read or is not ``{"replayed": [id, …]}``
+                (replaying from the start instead would grade run 1 again, unnoticed).
+        """
         if self.path and os.path.exists(self.path):
-            with contextlib.suppress(OSError, ValueError), open(self.path, encoding="utf-8") as f:
-                self._claimed |= set(json.load(f).get("replayed", []))
+            try:
+                with open(self.path, encoding="utf-8") as f:
+                    text = f.read()
+                data = json.loads(text) if text.strip() else {"replayed": []}
+            except (OSError, ValueError) as exc:
+                raise RPCError(AGENT_ERROR, f"replay: cannot read --replay-cursor {self.path}: "
+                               f"{getattr(exc, 'strerror', None) or exc}") from None
+            ids = data.get("replayed") if isinstance(data, dict) else None
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                raise RPCError(AGENT_ERROR, f"replay: --replay-cursor {self.path} is not a replay cursor "
+                               '({"replayed": [run id, ...]}); remove it to replay from the first run')
+            self._claimed.update(ids)
         return self._claimed
 
     def claim(self, *ids: str) -> None:
+        """Mark ``ids`` replayed (in the file too). Raises: RPCError ``-32000`` when the file cannot be written."""
         self.claimed()
         self._claimed.update(ids)
         if self.path:
             tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"replayed": sorted(self._claimed)}, f)
-            os.replace(tmp, self.path)
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump({"replayed": sorted(self._claimed)}, f)
+                os.replace(tmp, self.path)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise RPCError(AGENT_ERROR, f"replay: cannot write --replay-cursor {self.path}: "
+                               f"{exc.strerror or exc}") from None
 
 
 @dataclass
@@ -252,6 +282,26 @@ class Replayer:
                 sc = scenarios.setdefault(run.scenario, _Scenario(run.scenario, start=run.start))
                 sc.steps.setdefault(run.index, run)
         self.scenarios = sorted(scenarios.values(), key=lambda s: s.start)
+        self.inputless = [run for run in self.runs if run.key is None]
+        self.cut = [run for run in self.runs if _root_attributes(run.envelope).get(A.OTEL_AGENTS_TRUNCATED) is True]
+
+    def cut_note(self) -> str | None:
+        """Which stored runs answer with a ``public_output`` cut to the content budget, or ``None``."""
+        if not self.cut:
+            return None
+        return (f"{len(self.cut)} of the {len(self.runs)} stored runs had their step's input or output cut to the "
+                "content budget when recorded (otel_agents.truncated on the root): a cut output is replayed cut, so "
+                "a check on its end may fail where it passed live; record with a larger OTEL_AGENTS_MAX_CONTENT_LENGTH")
+
+    def inputless_note(self) -> str | None:
+        """Why some stored runs can never answer a step (they record no input), or ``None`` when all can."""
+        if not self.inputless:
+            return None
+        lines = [str(r.line) for r in self.inputless if r.line is not None]
+        where = f" (lines {', '.join(lines[:5])}{', …' if len(lines) > 5 else ''})" if lines else ""
+        return (f"{len(self.inputless)} of the {len(self.runs)} stored runs record no input{where} and match no "
+                "step (an envelope matches only by the otel_agents.ecp.step.input_sha256 that `ecp serve` records "
+                "on its root, a trace also by its root's input.value): replay those runs' trace file instead")
 
     def answer(self, state: ReplayState, text: str) -> dict[str, Any]:
         """The envelope for the next step of ``state`` with input ``text`` (marked replayed).
@@ -287,11 +337,30 @@ class Replayer:
             stored = sum(r.key == key for r in self.runs)
             detail = (f"all {stored} stored run(s) with this input were replayed already" if stored else
                       "no stored run has this input")
+            if not stored and self.inputless:
+                detail += f"; {self.inputless_note()}"
             raise RPCError(AGENT_ERROR, f"replay: no stored run for step {n} of this scenario, input {text!r} "
                            f"({detail}; source {self.source})",
                            {"step": n, "input": text, "stored_runs_with_input": stored, "source": self.source})
         self.cursor.claim(run.id, *([state.bound.id] if state.bound is not None and how == "scenario" else []))
+        failure = _failure(run)
+        if failure is not None:
+            raise failure
         return _marked(run, self.source, how)
+
+
+def _failure(run: StoredRun) -> RPCError | None:
+    """The error ``ecp serve`` answered the stored step with, when its agent raised or timed out (the step's
+    ``agent/step`` root ended in error), so the replayed step fails as the live one did; else ``None``."""
+    root = _root_record(run.envelope)
+    attrs = _root_attributes(run.envelope)
+    if root.get("name") != "agent/step" or root.get("status") != "error" or A.OTEL_AGENTS_ECP_SCENARIO_ID not in attrs:
+        return None
+    error = str(root.get("error") or attrs.get("error.type") or "an error")
+    data = {"type": attrs.get("error.type"), "trace_id": run.envelope.get("trace_id"), "replayed": run.id}
+    if attrs.get(A.OTEL_AGENTS_STREAM_ABANDONED) and attrs.get("error.type") == "TimeoutError":
+        return RPCError(STEP_TIMEOUT, f"agent step timed out (replayed: {error})", data)
+    return RPCError(AGENT_ERROR, f"agent raised {error}", data)
 
 
 def _marked(run: StoredRun, source: str, how: str) -> dict[str, Any]:
