@@ -2,13 +2,13 @@
 
 The OpenTelemetry Collector's ``loadbalancing`` exporter reaches its backends over OTLP/gRPC only, so with
 this a collect instance can be one of its backends directly (no sidecar Collector). Served by ``grpcio``
-(the ``collect-grpc`` extra) with ``opentelemetry-proto``'s generated service. A request goes the same way as
+(the ``collect-grpc`` extra) with ``opentelemetry-proto``'s generated messages. A request goes the same way as
 an OTLP/HTTP protobuf body (:meth:`~.otlp.OTLPReceiver.ingest_body`: the same decoding, the same worker, the
 same sink); answers follow the OTLP specification's OTLP/gRPC section
 (https://opentelemetry.io/docs/specs/otlp/#otlpgrpc): ``ExportTraceServiceResponse`` with
 ``partial_success`` for rejected spans, ``INVALID_ARGUMENT`` for a message that is not an
-``ExportTraceServiceRequest`` (the decoder's message, as the HTTP 400 says), ``UNAVAILABLE`` (retryable) at capacity, ``UNAUTHENTICATED`` without
-the bearer token (``authorization`` metadata) when one is set. Messages over 4 x the body limit are refused by
+``ExportTraceServiceRequest`` (the decoder's message, as the HTTP 400 says), ``UNAVAILABLE`` (retryable) at
+capacity, ``UNAUTHENTICATED`` without the bearer token (``authorization`` metadata) when one is set. Messages over 4 x the body limit are refused by
 gRPC itself (``RESOURCE_EXHAUSTED``); gzip is gRPC's own compression. There is no ``Host``/``Origin`` check:
 browsers cannot speak gRPC; bind loopback (the default) or set a token.
 """
