@@ -94,6 +94,10 @@ def test_hostile_requests(collects) -> None:
     assert (status, json.loads(body)) == (200, {})
     status, _, body = _post(c.url, b'{"resourceSpans": {}}', "application/json")
     assert status == 400 and "resourceSpans: expected an array" in json.loads(body)["message"]
+    for scopes in (b"5", b"true", b'"abc"'):  # a resource's scopeSpans of another type: that resource rejected
+        status, _, body = _post(c.url, b'{"resourceSpans": [{"scopeSpans": ' + scopes + b"}]}", "application/json")
+        assert (status, json.loads(body)["partialSuccess"]["rejectedSpans"]) == (200, "1"), body
+        assert "resourceSpans[0].scopeSpans: expected an array" in json.loads(body)["partialSuccess"]["errorMessage"]
     status, _, body = _post(c.url, b"not gzip", PB, **{"Content-Encoding": "gzip"})
     assert status == 400 and "not a gzip stream" in Status.FromString(body).message
     status, _, _ = _post(c.url, b"{}", "text/plain")
