@@ -209,6 +209,31 @@ def test_stream_closed_early_ends_the_span_once(instrument, exporter, provider, 
     assert call.status is StatusCode.UNSET
 
 
+def test_a_client_that_leaves_a_stream_abandons_the_servers_span_too(instrument, exporter, provider, remote) -> None:
+    """The client closes a stream while the remote agent works: a2a-sdk's server ends its stream as if the
+    task had settled (it swallows the disconnect's cancellation); the server's span says the stream was
+    abandoned, as the client's does, not that the call ended at ``TASK_STATE_WORKING`` by itself."""
+    from a2a.types import SendMessageRequest
+
+    instrument()
+
+    async def leave_after_first_event() -> None:
+        client = await client_for(remote.url, streaming=True)
+        stream = client.send_message(SendMessageRequest(message=message("slow: where is A100?")))
+        async for _ in stream:
+            break
+        await stream.aclose()
+        await client.close()
+
+    run_as_support(provider, leave_after_first_event)
+    call = client_call(exporter)
+    assert call.attributes["otel_agents.stream.abandoned"] is True
+    served, = [s for s in server_call(remote, call) if s.name == "invoke_agent Orders Agent"]
+    assert served.attributes.get("otel_agents.stream.abandoned") is True, served.attributes
+    assert served.attributes["a2a.task.state"] not in ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED")
+    assert served.status is not StatusCode.ERROR
+
+
 def test_stream_cancelled_mid_run_ends_the_span_once(instrument, exporter, provider, remote) -> None:
     """The task consuming a stream is cancelled (``asyncio`` cancellation) while the remote agent works: the
     call's span ends once, recording the cancellation as control flow (``otel_agents.control_flow``), and the
