@@ -5,9 +5,11 @@
 ``SPEC_JSON``: ``[{"text": …, "streaming": bool, "mode": "full" | "cancel" | "disconnect"}, …]``: every item
 runs at once (``asyncio.gather``), each in its own trace: an agent span ``support`` (a root) around an
 a2a-sdk client call to the remote agent; ``cancel`` sends with ``return_immediately`` and then
-``CancelTask``s the task, ``disconnect`` closes the stream after its first event. Instrumented with the
-``a2a`` instrumentor; spans go to ``OTLP_URL`` (OTLP/HTTP protobuf, batched, as deployed). Prints one JSON
-list: per item its ``trace_id`` (hex) and ``events`` received, or the ``error`` the call raised.
+``CancelTask``s the task, ``disconnect`` closes the stream after its first event; ``push_url``: with a
+push-notification webhook. Instrumented with the ``a2a`` instrumentor, and with OpenTelemetry's ``httpx``
+one too when ``A2A_TEST_HTTPX=1`` (the HTTP spans of the calls' transport); spans go to ``OTLP_URL``
+(OTLP/HTTP protobuf, batched, as deployed). Prints one JSON list: per item its ``trace_id`` (hex) and
+``events`` received, or the ``error`` the call raised.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from tests.a2a.harness import client_for, message  # noqa: E402
 
 
 async def call(telemetry: Telemetry, url: str, item: dict) -> dict:
-    from a2a.types import CancelTaskRequest, SendMessageConfiguration, SendMessageRequest
+    from a2a.types import (CancelTaskRequest, SendMessageConfiguration, SendMessageRequest,
+                           TaskPushNotificationConfig)
 
     out: dict = {}
     mode = item.get("mode", "full")
@@ -49,7 +52,11 @@ async def call(telemetry: Telemetry, url: str, item: dict) -> dict:
                 events = [await stream.__anext__()]
                 await stream.aclose()
             else:
-                events = [e async for e in client.send_message(SendMessageRequest(message=message(item["text"])))]
+                push = item.get("push_url")
+                configuration = SendMessageConfiguration(task_push_notification_config=TaskPushNotificationConfig(
+                    url=push, token="tok")) if push else None
+                request = SendMessageRequest(message=message(item["text"]), configuration=configuration)
+                events = [e async for e in client.send_message(request)]
             out["events"] = len(events)
         except Exception as exc:  # noqa: BLE001 - reported to the test
             out["error"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -62,6 +69,10 @@ def main(url: str, otlp: str, spec: str) -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "support-a2a-client"}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=otlp), schedule_delay_millis=100))
     A2AInstrumentor().instrument(tracer_provider=provider)
+    if os.environ.get("A2A_TEST_HTTPX") == "1":
+        from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+
+        HTTPXClientInstrumentor().instrument(tracer_provider=provider)
     telemetry = Telemetry(provider, framework="manual", settings=Settings(capture_content=True))
 
     async def run_all() -> list:

@@ -17,14 +17,15 @@ import pytest
 from tests.collect.conftest import Collect, wait_for
 from tests.exporters.conftest import check
 
-from .harness import RemoteAgent
+from .harness import RemoteAgent, webhook
 
 CLIENT_APP = str(Path(__file__).with_name("client_app.py"))
 
 
-def start_client(server: RemoteAgent, collect: Collect, spec: list[dict[str, Any]]) -> subprocess.Popen:
+def start_client(server: RemoteAgent, collect: Collect, spec: list[dict[str, Any]],
+                 **env: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, CLIENT_APP, server.url, collect.url, json.dumps(spec)],
-                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=dict(os.environ, **env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def results(client: subprocess.Popen) -> list[dict[str, Any]]:
@@ -96,3 +97,20 @@ def test_a_server_killed_mid_call_leaves_the_run_marked_incomplete(collect, serv
     assert caller["evaluation_context"].splitlines()[:2] == ["agent support",
                                                              "  agent Orders Agent delegated_by=support"]
     assert remote["evaluation_context"].splitlines()[0] == "agent orders_worker"
+
+
+def test_the_calls_own_http_request_is_not_an_effect_the_remote_agents_are(collect, server) -> None:
+    """The caller also runs OpenTelemetry's httpx instrumentation: the A2A call's ``POST`` is the call's
+    transport, not a side effect of the run; the remote agent's own effect (its push notification POST,
+    under the server's span, under that transport) is, and its spans under the server's span are shown."""
+    with webhook() as (url, received):
+        result, = results(start_client(server, collect, [{"text": "Where is my order A100?", "push_url": url}],
+                                       A2A_TEST_HTTPX="1"))
+        envelope, = by_trace(collect, [result["trace_id"]])[result["trace_id"]]
+    assert received
+    lines = envelope["evaluation_context"].splitlines()
+    assert lines[:4] == ["agent support", "  effect http GET 127.0.0.1 /.well-known/agent-card.json status=200",
+                         "  agent Orders Agent delegated_by=support", "    span executor.body"]
+    pushes = lines.count("    effect http POST 127.0.0.1 /hook status=200")  # one per task update
+    assert pushes >= 1 and not [line for line in lines if "effect http POST 127.0.0.1 / " in line + " "]
+    assert envelope["metrics"]["effects"] == 1 + pushes  # the card fetch and the pushes; not the call itself
