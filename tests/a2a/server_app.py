@@ -6,9 +6,11 @@ with an artifact; by the text:
 
 * ``fail …`` → the task ends ``TASK_STATE_FAILED`` with the status text ``orders db down``;
 * ``reject …`` → ``TASK_STATE_REJECTED``;
+* ``crash …`` → the executor raises ``RuntimeError`` (a2a-sdk fails the task);
 * ``which …`` → ``TASK_STATE_INPUT_REQUIRED`` ("Which order?"); the resumed request (same task)
   runs the agent on its own text and completes;
 * ``login …`` → ``TASK_STATE_AUTH_REQUIRED`` ("Sign in first");
+* ``late …`` → runs the agent, then works for a minute before answering;
 * ``slow …`` → works for a minute (until a ``CancelTask`` ends it ``TASK_STATE_CANCELED``);
 * anything else → the agent's answer as an artifact, ``TASK_STATE_COMPLETED``.
 
@@ -71,6 +73,8 @@ def executor(tracer: trace.Tracer):
             if text.startswith("fail"):
                 await updater.failed(new_text_message("orders db down", role=Role.ROLE_AGENT))
                 return
+            if text.startswith("crash"):
+                raise RuntimeError("orders db connection refused")
             if text.startswith("reject"):
                 await updater.reject(new_text_message("not my job", role=Role.ROLE_AGENT))
                 return
@@ -85,6 +89,8 @@ def executor(tracer: trace.Tracer):
                 await updater.requires_input(new_text_message("Which order?", role=Role.ROLE_AGENT))
                 return
             answer = await asyncio.to_thread(langchain_agent._run, graph, text)
+            if text.startswith("late"):
+                await asyncio.sleep(60)  # the agent ran, its answer not yet sent (a server killed here)
             await updater.add_artifact([new_text_part(answer)], name="answer")
             await updater.complete()
 
@@ -105,6 +111,12 @@ def main() -> None:
 
     provider = TracerProvider(resource=Resource.create({"service.name": "orders-a2a-server"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(os.environ["A2A_TEST_SPANS"])))
+    if os.environ.get("A2A_TEST_OTLP"):  # also to an OTLP/HTTP receiver (ecp collect), batched as deployed
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=os.environ["A2A_TEST_OTLP"]),
+                                                       schedule_delay_millis=100))
     trace.set_tracer_provider(provider)  # a2a-sdk's own spans would go here if it were not stood down
     if os.environ.get("A2A_TEST_INSTRUMENT", "1") == "1":
         from otel_agents.instrumentors.a2a import A2AInstrumentor

@@ -5,6 +5,7 @@ server span under the client's proves the context crossed the wire."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from importlib.metadata import version
 from typing import Any
@@ -189,24 +190,39 @@ def test_a_traceparent_the_caller_put_is_replaced(instrument, exporter, provider
     assert mine.service_parameters == {"Traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", "X-Tenant": "acme"}
 
 
-def test_stream_closed_early_ends_the_span_once(instrument, exporter, provider, remote) -> None:
+async def leave_after_first_event(url: str, text: str) -> None:
+    """A streaming call whose client reads the first event, then closes the stream and leaves."""
     from a2a.types import SendMessageRequest
 
+    client = await client_for(url, streaming=True)
+    stream = client.send_message(SendMessageRequest(message=message(text)))
+    async for _ in stream:
+        break
+    await stream.aclose()
+    await client.close()
+
+
+def test_stream_closed_early_ends_the_span_once(instrument, exporter, provider, remote) -> None:
     instrument()
-
-    async def first_event_only() -> Any:
-        client = await client_for(remote.url, streaming=True)
-        stream = client.send_message(SendMessageRequest(message=message("Where is my order A100?")))
-        async for event in stream:
-            break
-        await stream.aclose()
-        await client.close()
-        return event
-
-    run_as_support(provider, first_event_only)
+    run_as_support(provider, lambda: leave_after_first_event(remote.url, "Where is my order A100?"))
     call = client_call(exporter)
     assert call.attributes["otel_agents.stream.abandoned"] is True
     assert call.status is StatusCode.UNSET
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.Task.cancelling() is Python 3.11+")
+def test_a_client_that_leaves_a_stream_abandons_the_servers_span_too(instrument, exporter, provider, remote) -> None:
+    """The client closes a stream while the remote agent works: a2a-sdk's server ends its stream as if the
+    task had settled (it swallows the disconnect's cancellation); the server's span says the stream was
+    abandoned, as the client's does, not that the call ended at ``TASK_STATE_WORKING`` by itself."""
+    instrument()
+    run_as_support(provider, lambda: leave_after_first_event(remote.url, "slow: where is A100?"))
+    call = client_call(exporter)
+    assert call.attributes["otel_agents.stream.abandoned"] is True
+    served, = [s for s in server_call(remote, call) if s.name == "invoke_agent Orders Agent"]
+    assert served.attributes.get("otel_agents.stream.abandoned") is True, served.attributes
+    assert served.attributes["a2a.task.state"] not in ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED")
+    assert served.status is not StatusCode.ERROR
 
 
 def test_stream_cancelled_mid_run_ends_the_span_once(instrument, exporter, provider, remote) -> None:

@@ -94,6 +94,10 @@ def test_hostile_requests(collects) -> None:
     assert (status, json.loads(body)) == (200, {})
     status, _, body = _post(c.url, b'{"resourceSpans": {}}', "application/json")
     assert status == 400 and "resourceSpans: expected an array" in json.loads(body)["message"]
+    for scopes in (b"5", b"true", b'"abc"'):  # a resource's scopeSpans of another type: that resource rejected
+        status, _, body = _post(c.url, b'{"resourceSpans": [{"scopeSpans": ' + scopes + b"}]}", "application/json")
+        assert (status, json.loads(body)["partialSuccess"]["rejectedSpans"]) == (200, "1"), body
+        assert "resourceSpans[0].scopeSpans: expected an array" in json.loads(body)["partialSuccess"]["errorMessage"]
     status, _, body = _post(c.url, b"not gzip", PB, **{"Content-Encoding": "gzip"})
     assert status == 400 and "not a gzip stream" in Status.FromString(body).message
     status, _, _ = _post(c.url, b"{}", "text/plain")
@@ -250,6 +254,44 @@ def test_otlp_grpc_beside_http(collects, tmp_path) -> None:
         response = export(request, timeout=30, metadata=[("authorization", "Bearer s3cret")])
         assert not response.HasField("partial_success")
     locked.stop()
+    rec.provider.shutdown()
+
+
+def test_malformed_grpc_messages(collects) -> None:
+    """OTLP/gRPC bodies that are not an ``ExportTraceServiceRequest``: ``INVALID_ARGUMENT`` naming the fault (as
+    HTTP's 400), no traceback in the log; a span with a bad id is rejected in ``partial_success``, its valid
+    neighbour folded; a gzip bomb stops at the size limit (``RESOURCE_EXHAUSTED``)."""
+    import grpc
+    from opentelemetry.proto.trace.v1 import trace_pb2
+
+    c = collects("c", "--trace-idle", "0.2", "--grpc-port", "0", "--max-body-bytes", "100000")
+    rec = Recorder()
+    good = encode_spans(_runs_of(rec, 1))
+    broken = trace_pb2.Span(trace_id=b"\x01" * 5, span_id=b"\x02" * 8, name="broken")
+    good.resource_spans[0].scope_spans[0].spans.append(broken)
+    with grpc.insecure_channel(c.grpc) as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                     request_serializer=lambda b: b,
+                                     response_deserializer=ExportTraceServiceResponse.FromString)
+        for body in (good.SerializeToString()[:-3], b"\x0a\xff\xff\xff\xff"):
+            with pytest.raises(grpc.RpcError) as refused:
+                export(body, timeout=30)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert refused.value.details().startswith("not a protobuf ExportTraceServiceRequest")
+        bomb = ExportTraceServiceRequest()
+        bomb.resource_spans.add().scope_spans.add().spans.append(
+            trace_pb2.Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="x" * 2_000_000))
+        with pytest.raises(grpc.RpcError) as refused:  # 2 MB, a few kB as sent
+            export(bomb.SerializeToString(), timeout=30, compression=grpc.Compression.Gzip)
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        answer = export(good.SerializeToString(), timeout=30)
+    assert answer.partial_success.rejected_spans == 1
+    assert "spans[2].traceId: '0101010101' is not 32 hex digits" in answer.partial_success.error_message
+    wait_for(lambda: c.envelopes(), "the valid run's envelope")
+    log = c.stop()
+    envelope, = check(c.envelopes())
+    assert envelope["public_output"] == "answer 0"
+    assert "Traceback" not in log
     rec.provider.shutdown()
 
 

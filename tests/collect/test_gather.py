@@ -95,6 +95,28 @@ def test_traces_and_spans_held_stay_within_their_bounds(rec, caplog) -> None:
     assert len(got) == 120 and "incomplete" not in got[-1]  # a held trace with its root folds whole at shutdown
 
 
+def test_a_rooted_trace_whose_span_lost_its_parent_is_incomplete(rec) -> None:
+    """The root came, but a remote agent's server span never did (its process died mid-call, after its
+    agent's spans were exported): every envelope of the trace says which parent is missing."""
+    from opentelemetry.trace import SpanKind
+
+    clock = Clock()
+    g, got = _gatherer(clock)
+    caller = rec.telemetry.start_span(Kind.AGENT, "support")
+    served = rec.telemetry.start_span(Kind.AGENT, "Orders Agent", parent=caller, span_kind=SpanKind.SERVER)
+    worker = rec.telemetry.start_span(Kind.AGENT, "orders_worker", parent=served)
+    rec.telemetry.start_span(Kind.TOOL, "lookup_order", parent=worker,
+                             attributes={"gen_ai.tool.name": "lookup_order"}).end()
+    worker.end()
+    caller.end()
+    g.add(rec.spans)  # every span but the server's
+    clock.now = 1.0
+    assert g.fold_ready() == 1
+    lost = f"{served.span.get_span_context().span_id:016x}"
+    assert [e["incomplete"] for e in check(got)] == [f"1 span(s) name a parent span that never arrived ({lost})"] * 2
+    served.end()
+
+
 def test_spans_over_the_per_trace_cap_are_dropped_and_said(rec) -> None:
     clock = Clock()
     g, got = _gatherer(clock, max_spans_per_trace=4)

@@ -344,7 +344,9 @@ PENDING: tuple[str, ...] = (
     "(their checks that reject an answer and retry are `output_retry`); no caller handle to cancel a run in LangChain, "
     "CrewAI, PydanticAI or Google ADK (a task cancelled is the `cancel` column)",
     "Across processes (A2A, MCP): tested in tests/a2a and tests/mcp with real child processes (every A2A transport, "
-    "unary and streaming), not as cells",
+    "unary and streaming; a client that leaves a stream, whose server span is then abandoned too; client, server and "
+    "`ecp collect` as three processes in tests/a2a/test_collect_a2a.py, a server killed mid-call included), not as "
+    "cells",
 )
 """What the matrix does not cover yet (issue 34): listed in the doc, so a missing cell is never silent."""
 

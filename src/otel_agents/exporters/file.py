@@ -891,10 +891,10 @@ def _usual_strings(values: Any) -> tuple[str, ...] | None:
 def _count_spans(rs: Any) -> int:
     """How many spans a (damaged) ``ResourceSpans`` object holds, as far as can be told (at least 1)."""
     n = 0
-    if isinstance(rs, dict):
-        for ss in rs.get("scopeSpans") or rs.get("scope_spans") or ():
-            spans = ss.get("spans") if isinstance(ss, dict) else None
-            n += len(spans) if isinstance(spans, list) else 0
+    scopes = (rs.get("scopeSpans") or rs.get("scope_spans")) if isinstance(rs, dict) else None
+    for ss in scopes if isinstance(scopes, list) else ():  # damaged: maybe a number
+        spans = ss.get("spans") if isinstance(ss, dict) else None
+        n += len(spans) if isinstance(spans, list) else 0
     return max(n, 1)
 
 

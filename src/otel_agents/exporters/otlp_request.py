@@ -122,11 +122,6 @@ def decode_request(body: bytes, kind: str) -> Decoded:
     return _decode(data)
 
 
-def decode_message(message: Any) -> Decoded:
-    """Read an ``ExportTraceServiceRequest`` already parsed (what an OTLP/gRPC server is handed)."""
-    return _decode(_message_to_json(message))
-
-
 def _decode(data: dict[str, Any]) -> Decoded:
     from .file import _Decoder
 
@@ -150,10 +145,6 @@ def _protobuf_to_json(body: bytes) -> dict[str, Any]:
         message = ExportTraceServiceRequest.FromString(body)
     except DecodeError as exc:
         raise BadRequest(f"not a protobuf ExportTraceServiceRequest: {exc}") from None
-    return _message_to_json(message)
-
-
-def _message_to_json(message: Any) -> dict[str, Any]:
     return {"resourceSpans": [
         {"resource": {"attributes": _kvs(rs.resource.attributes)}, "schemaUrl": rs.schema_url,
          "scopeSpans": [{"scope": {"name": ss.scope.name, "version": ss.scope.version,
@@ -234,6 +225,5 @@ def encode_status(kind: str, code: int, message: str) -> bytes:
     return orjson.dumps({"code": code, "message": message})
 
 
-__all__ = ["BadRequest", "Decoded", "JSON", "PROTOBUF", "TooLarge", "UnsupportedMediaType", "decode_message",
-           "decode_request",
+__all__ = ["BadRequest", "Decoded", "JSON", "PROTOBUF", "TooLarge", "UnsupportedMediaType", "decode_request",
            "decompress", "encode_response", "encode_status", "media_type"]

@@ -176,19 +176,16 @@ class OTLPReceiver:
             return 500, "internal error handling the spans (see the receiver's log)"
         return decoded
 
-    def ingest_message(self, message: Any) -> R.Decoded | tuple[int, str]:
-        """An already parsed request (OTLP/gRPC): ``sink`` in the worker thread, one request at a time, like a
-        body; blocks the calling (gRPC) thread until done. A ``(status, message)`` on failure."""
-        size = message.ByteSize()
-        if not self._reserve(size):
+    def ingest_body(self, body: bytes) -> R.Decoded | tuple[int, str]:
+        """A protobuf request body received otherwise (OTLP/gRPC, already decompressed by gRPC): decoded and
+        handed to ``sink`` in the worker thread, one request at a time, as an HTTP body is; blocks the calling
+        (gRPC) thread until done. A ``(status, message)`` on failure (the HTTP status of the same fault)."""
+        if not self._reserve(len(body)):
             return 503, "receiver at capacity: retry later"
         try:
-            return self.worker.submit(self._ingest_decoded, message).result()
+            return self.worker.submit(self._ingest, body, R.PROTOBUF, None).result()
         finally:
-            self._release(size)
-
-    def _ingest_decoded(self, message: Any) -> R.Decoded | tuple[int, str]:
-        return self._hand_on(R.decode_message(message), lambda: (message.SerializeToString(), R.PROTOBUF, None))
+            self._release(len(body))
 
     def run_in_worker(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         """Run ``fn(*args)`` in the worker thread, between requests (so it needs no lock with ``sink``)."""

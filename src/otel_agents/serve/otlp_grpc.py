@@ -2,12 +2,13 @@
 
 The OpenTelemetry Collector's ``loadbalancing`` exporter reaches its backends over OTLP/gRPC only, so with
 this a collect instance can be one of its backends directly (no sidecar Collector). Served by ``grpcio``
-(the ``collect-grpc`` extra) with ``opentelemetry-proto``'s generated service. A request goes the same way as
-an OTLP/HTTP body (:meth:`~.otlp.OTLPReceiver.ingest_message`: the same decoding, the same worker, the same
-sink); answers follow the OTLP specification's OTLP/gRPC section
+(the ``collect-grpc`` extra) with ``opentelemetry-proto``'s generated messages. A request goes the same way as
+an OTLP/HTTP protobuf body (:meth:`~.otlp.OTLPReceiver.ingest_body`: the same decoding, the same worker, the
+same sink); answers follow the OTLP specification's OTLP/gRPC section
 (https://opentelemetry.io/docs/specs/otlp/#otlpgrpc): ``ExportTraceServiceResponse`` with
-``partial_success`` for rejected spans, ``UNAVAILABLE`` (retryable) at capacity, ``UNAUTHENTICATED`` without
-the bearer token (``authorization`` metadata) when one is set. Messages over 4 x the body limit are refused by
+``partial_success`` for rejected spans, ``INVALID_ARGUMENT`` for a message that is not an
+``ExportTraceServiceRequest`` (the decoder's message, as the HTTP 400 says), ``UNAVAILABLE`` (retryable) at
+capacity, ``UNAUTHENTICATED`` without the bearer token (``authorization`` metadata) when one is set. Messages over 4 x the body limit are refused by
 gRPC itself (``RESOURCE_EXHAUSTED``); gzip is gRPC's own compression. There is no ``Host``/``Origin`` check:
 browsers cannot speak gRPC; bind loopback (the default) or set a token.
 """
@@ -20,6 +21,8 @@ from typing import Any
 
 from .otlp import DECOMPRESSED_FACTOR, OTLPReceiver
 
+_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
+
 
 def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | None = None) -> tuple[Any, int]:
     """Start a gRPC server for ``receiver`` on ``host:port`` (0 = any free port); returns ``(server, port)``.
@@ -30,31 +33,34 @@ def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | N
     """
     try:
         import grpc
-        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
     except ImportError as exc:
         raise RuntimeError("OTLP/gRPC needs grpcio: pip install 'otel-agents[collect-grpc]'") from exc
     token = f"Bearer {auth_token}".encode() if auth_token else None
+    codes = {400: grpc.StatusCode.INVALID_ARGUMENT, 503: grpc.StatusCode.UNAVAILABLE}
 
-    class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
-        def Export(self, request: Any, context: Any) -> Any:  # noqa: N802 - the generated name
-            if token is not None:
-                sent = dict(context.invocation_metadata()).get("authorization", "")
-                if not hmac.compare_digest(sent.encode(), token):
-                    context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
-            outcome = receiver.ingest_message(request)
-            if isinstance(outcome, tuple):
-                code = grpc.StatusCode.UNAVAILABLE if outcome[0] == 503 else grpc.StatusCode.INTERNAL
-                context.abort(code, outcome[1])
-            response = trace_service_pb2.ExportTraceServiceResponse()
-            if outcome.rejected:
-                response.partial_success.rejected_spans = outcome.rejected
-                response.partial_success.error_message = outcome.message()
-            return response
+    def export(body: bytes, context: Any) -> Any:
+        if token is not None:
+            sent = dict(context.invocation_metadata()).get("authorization", "")
+            if not hmac.compare_digest(sent.encode(), token):
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        outcome = receiver.ingest_body(body)
+        if isinstance(outcome, tuple):
+            context.abort(codes.get(outcome[0], grpc.StatusCode.INTERNAL), outcome[1])
+        response = trace_service_pb2.ExportTraceServiceResponse()
+        if outcome.rejected:
+            response.partial_success.rejected_spans = outcome.rejected
+            response.partial_success.error_message = outcome.message()
+        return response
 
+    # The request arrives as bytes (no request deserializer) and is decoded as an OTLP/HTTP body is: an
+    # undecodable one is INVALID_ARGUMENT naming the fault, not grpcio's logged traceback and INTERNAL.
+    service = grpc.method_handlers_generic_handler(_SERVICE, {"Export": grpc.unary_unary_rpc_method_handler(
+        export, response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString)})
     limit = receiver.limits.max_body * DECOMPRESSED_FACTOR
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="otlp-grpc"),
                          options=[("grpc.max_receive_message_length", limit)])
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(), server)
+    server.add_generic_rpc_handlers((service,))
     if not 0 <= port <= 65535:  # gRPC would take it modulo 65536
         raise RuntimeError(f"cannot listen on {host}:{port} (gRPC): the port is not 0-65535")
     try:

@@ -37,7 +37,10 @@ GenAI provider names, :data:`PROVIDER_HOSTS`), or, when the model span records
 neither, any host of :data:`PROVIDER_HOSTS`. Anything else opened while a model
 call is open (an SMTP send, an HTTP call to another service) is an effect or
 span line like anywhere else; the transport's own children (httpcore, urllib3)
-stay quiet.
+stay quiet. So under an A2A call's span (``a2a.method.name``): the request to the call's
+``server.address`` is its transport (an HTTP client instrumentation's ``POST``), not an effect. Under
+a transport, the other process's span of the call (an A2A or MCP server's) and what it does are
+the run's again (the remote agent's own side effects).
 """
 
 from __future__ import annotations
@@ -120,8 +123,8 @@ def _matches(host: str, patterns: Any) -> bool:
 
 
 def is_transport(span: F.FoldSpan, model: F.FoldSpan) -> bool:
-    """Whether ``span`` (no semantic kind, under ``model``) is the provider request of that model call
-    (see the module docstring for the rule)."""
+    """Whether ``span`` (no semantic kind, under ``model``) is the provider request of that model call, or
+    the HTTP request of that A2A call (its host the call's ``server.address``; see the module docstring)."""
     host = span_host(span.attributes)
     if host is None:
         return False
@@ -130,6 +133,8 @@ def is_transport(span: F.FoldSpan, model: F.FoldSpan) -> bool:
     if isinstance(address, str) and address:
         if host == address.lower():
             return True
+    if model.protocol is not None:  # an A2A call: only the request to its own server is its transport
+        return False
     provider = _first(m, A.GEN_AI_PROVIDER_NAME, A.LLM_PROVIDER, "gen_ai.system")
     if isinstance(provider, str) and provider.lower() in PROVIDER_HOSTS:
         return _matches(host, PROVIDER_HOSTS[provider.lower()])

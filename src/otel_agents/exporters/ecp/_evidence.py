@@ -167,9 +167,10 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
     name = tree.line_name
     indents, deepest = _INDENTS, _INDENTS[MAX_DEPTH]
     # (exit?, span, depth, keyword, quiet, model); exits write the error/paused lines after
-    # the subtree; under an effect ("quiet"), foreign spans are its transport (urllib3 under requests);
-    # under a model/embedding span (``model``), only the provider request is (see ``is_transport``):
-    # it and its subtree get no line, any other side effect does.
+    # the subtree; under an effect ("quiet"), foreign spans are its transport (urllib3 under requests),
+    # until the server's span of a call served by another process; under a model/embedding span or an
+    # A2A call (``model``), only the request to its server is (see ``is_transport``): it and its subtree
+    # get no line, any other side effect does.
     stack: list[tuple[bool, F.FoldSpan, int, str | None, bool, F.FoldSpan | None]] = [
         (False, s, 0, None, False, None) for s in reversed(children.get(None, []))]
     while stack:
@@ -203,7 +204,7 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
             steps += 1
             child_depth = depth + 1
             child_quiet = False
-            child_model = span if kw == "model" else None
+            child_model = span if kw == "model" or span.protocol == "a2a" else None
             if include_thoughts and kw == "model":
                 lines += [f"{indent(child_depth)}thought {one_line(t, TEXT_LIMIT)}" for t in F.reasoning_texts(span)]
             if span.error or a.get(A.OTEL_AGENTS_PAUSED) is True or a.get(A.OTEL_AGENTS_STOP_REASON):
@@ -211,6 +212,8 @@ def evidence(tree: RunTree, *, include_thoughts: bool = False) -> Evidence:
         elif k is not None:
             if k == "embedding":
                 child_model = span
+            elif served:  # the other process's work for the call, not the call's transport (an effect above)
+                child_quiet, child_model = False, None
             if not served and (span.error or a.get(A.OTEL_AGENTS_PAUSED) is True or
                                a.get(A.OTEL_AGENTS_STOP_REASON)):
                 stack.append((True, span, depth, k, quiet, model))

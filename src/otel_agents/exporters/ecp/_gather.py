@@ -7,7 +7,9 @@ adapted to "complete": spans arrive in any order, from any number of processes;
 span (a span with no parent) has arrived and no span of the trace has arrived
 for ``trace_idle`` seconds. A trace whose root never arrives (its root process
 exports elsewhere, or died) is folded ``trace_timeout`` seconds after its last
-span, marked ``incomplete``.
+span, marked ``incomplete``; so is a trace whose root came but some of whose
+spans name a parent that never did (a process that died mid-call: the subtree
+under the lost span is folded as a run of its own, as :func:`fold` does).
 
 Bounds (memory stays flat whatever the stream): at most ``max_traces`` traces
 and ``max_spans`` spans are held; past either, the oldest trace (first span
@@ -185,6 +187,12 @@ class TraceGatherer:
         if held.over:
             cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"
             reason = f"{reason}; {cut}" if reason else cut
+        if held.root and not held.over:  # rooted, yet spans whose parent never came (its process died first)
+            lost = _missing_parents(held.index)
+            if lost:
+                gap = (f"{sum(lost.values())} span(s) name a parent span that never arrived "
+                       f"({', '.join(F.span_id_hex(p) for p in list(lost)[:3])}{', …' if len(lost) > 3 else ''})")
+                reason = f"{reason}; {gap}" if reason else gap
         problems: list[str] = []
         runs = runs_of_trace(trace_id, held.index, problems=problems, duplicates=held.duplicates)
         held.index = {}
@@ -215,6 +223,16 @@ class TraceGatherer:
             self.on_problem(message)
         else:
             logger.warning("otel-agents collect: %s", message)
+
+
+def _missing_parents(index: dict[int, F.FoldSpan]) -> dict[int, int]:
+    """The parent span ids some span of the trace names but the trace does not hold → how many spans name each."""
+    lost: dict[int, int] = {}
+    for span in index.values():
+        parent = span.parent_id
+        if parent is not None and parent != span.span_id and parent not in index:
+            lost[parent] = lost.get(parent, 0) + 1
+    return lost
 
 
 __all__ = ["TraceGatherer"]

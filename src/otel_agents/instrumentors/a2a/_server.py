@@ -114,6 +114,9 @@ class ServerSide:
                 self._remember(outcome.task_id, ctx)
 
             def on_end(s: SemanticSpan, abandoned: bool) -> None:
+                if not abandoned and outcome.reply is None and outcome.state not in P.SETTLED \
+                        and _consumer_cancelled():
+                    s.mark_abandoned()  # the client left (a2a-sdk ends the stream as if the task had settled)
                 if s.kind is Kind.AGENT:
                     outcome.apply(s)
 
@@ -291,6 +294,19 @@ class _PushClient:
             with guard("a2a.push.status"):
                 push[1].set_attribute("http.response.status_code", response.status_code)
         return response
+
+
+def _consumer_cancelled() -> bool:
+    """Whether the task consuming a stream is being cancelled (the client disconnected): a2a-sdk's task
+    subscription swallows that ``CancelledError`` and ends its stream as a finished one would end."""
+    import asyncio
+
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop running
+        return False
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+    return cancelling is not None and cancelling() > 0
 
 
 def _extracted(state: Any) -> otel_context.Context | None:
