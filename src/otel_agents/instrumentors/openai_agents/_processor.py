@@ -364,6 +364,8 @@ class OtelAgentsProcessor(TracingProcessor):
                 # The SDK traces the request our model hook opened a span for: fill that one.
                 call.adopted = True
                 call.sem.set_model(request_model=model, provider=PROVIDER)
+                if model and model != getattr(call.model, "model", None):
+                    call.sem.rename(model)  # opened before the request model was known (after the model's class)
                 rec = SpanRec(call.sem, agent, trace_rec, stype)
                 rec.adopted = True
                 self.spans.put(span.span_id, call.sem, rec)
