@@ -27,15 +27,16 @@ context it attached in.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import Any, Mapping
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, SpanKind
 
-from ..semconv import Kind, attributes as A, span_name, vocabularies as V
+from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name, vocabularies as V
 from . import encoding, pipeline, sdk_write
 from .activation import Activation
 from .content import ContentSetters
@@ -52,6 +53,25 @@ _FROM_SETTINGS = object()  # SemanticSpan(only=...): read the vocabularies from 
 # Attributes held before they go to the SDK: past the SDK's default count limit they go at once (bounded:
 # a long-lived span that keeps setting new keys holds no more here than the SDK would keep).
 _PENDING_MAX = 128
+_CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
+
+
+def naming(kind: Kind, name: str | None, operation: str | None = None, workflow: bool = False,
+           multi_step: bool = False) -> tuple[Mapping[str, str], str, SpanKind]:
+    """A span's kind attributes (shared: never mutated), its name (UTF-8-safe) and its kind's default OTel
+    ``SpanKind``, for ``name`` already a :func:`~.pipeline.label`; see :func:`~otel_agents.semconv.span_name`.
+    Kept in a bounded cache (names are low-cardinality by design), a name longer than 256 characters aside."""
+    if name is None or len(name) <= _CACHED_NAME_LENGTH:
+        return _naming(kind, name, operation, workflow, multi_step)
+    return _naming.__wrapped__(kind, name, operation, workflow, multi_step)
+
+
+@functools.lru_cache(maxsize=1024)  # the bound covers names that are not low-cardinality after all
+def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool,
+            multi_step: bool) -> tuple[Mapping[str, str], str, SpanKind]:
+    kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
+    sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
+    return kattrs, encoding.utf8_safe(sname), kind_spec(kind).span_kind
 
 
 class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
@@ -148,8 +168,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             return
         with guard("span.rename"):
             op = self._kind_attrs.get(A.GEN_AI_OPERATION_NAME)
-            self.name = encoding.utf8_safe(span_name(self.kind, pipeline.label(str(name)), operation=op,
-                                                     workflow=op == "invoke_workflow"))
+            self.name = naming(self.kind, pipeline.label(str(name)), op, op == "invoke_workflow")[1]
             self.span.update_name(self.name)
 
     # -- plain attributes ------------------------------------------------------

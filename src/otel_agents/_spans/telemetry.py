@@ -3,7 +3,6 @@ attributes, kind attributes and name; the only code that calls the OTel tracer."
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any, ContextManager, Mapping
 
@@ -14,8 +13,8 @@ from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PL
 from opentelemetry.trace import Span, SpanKind
 
 from .. import __version__
-from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name, vocabularies as V
-from . import encoding, pipeline
+from ..semconv import Kind, attributes as A, vocabularies as V
+from . import pipeline
 from .activation import Activation
 from .guard import guard, report_internal_error
 from .index import _index, semantic_span_for
@@ -23,9 +22,7 @@ from .metrics import GenAIMetrics
 from .pipeline import otel_value
 from .run_context import current_run_attributes
 from .settings import Settings
-from .span import SemanticSpan
-
-_CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept alive by the naming cache
+from .span import SemanticSpan, naming
 
 
 class Telemetry:
@@ -101,7 +98,6 @@ class Telemetry:
                 name = None
             if name is not None:
                 name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
-            naming = _naming if name is None or len(name) <= _CACHED_NAME_LENGTH else _naming.__wrapped__
             kattrs, sname, default_span_kind = naming(kind, name, operation, workflow, multi_step)
             current = otel_context.get_current()
             ctx, run_attrs, parent_span = _parent_context(parent, current)
@@ -231,15 +227,6 @@ class _SpanScope(Activation):
 
 # Activation's own enter and exit, for _SpanScope's (a module global is cheaper to reach than a class attribute).
 _activate, _deactivate = Activation.__enter__, Activation.__exit__
-
-
-@functools.lru_cache(maxsize=1024)  # names are low-cardinality by design; the bound covers the rest
-def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool,
-            multi_step: bool) -> tuple[Mapping[str, str], str, SpanKind]:
-    """A span's kind attributes (shared: never mutated), its name and its kind's default OTel ``SpanKind``."""
-    kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
-    sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
-    return kattrs, encoding.utf8_safe(sname), kind_spec(kind).span_kind
 
 
 def instrumentation_enabled() -> bool:

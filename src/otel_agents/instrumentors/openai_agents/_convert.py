@@ -221,27 +221,28 @@ def chat_messages(messages: Any) -> list[ChatMessage]:
     """Chat Completions messages (a ``generation`` span's input or output) → messages."""
     out: list[ChatMessage] = []
     for raw in messages or ():
-        m = plain(raw)
+        m = raw if type(raw) is dict else plain(raw)  # the SDK's span data holds dicts: no call for those
         if not isinstance(m, dict):
             continue
         role = _role(m.get("role"))
         if role == "tool":
             out.append(ChatMessage("tool", parts=[ToolCallResponsePart(m.get("content"), m.get("tool_call_id"))]))
             continue
-        parts = _content_parts(m.get("content"))
+        content = m.get("content")
+        parts = [TextPart(content)] if type(content) is str and content else _content_parts(content)
         if m.get("reasoning_content"):
             parts.insert(0, ReasoningPart(m["reasoning_content"]))
-        for tc in m.get("tool_calls") or ():
+        calls = m.get("tool_calls")
+        for tc in calls or ():
             fn = tc.get("function") or {}
             parts.append(ToolCallPart(fn.get("name") or "", fn.get("arguments"), tc.get("id")))
-        finish = "tool_call" if m.get("tool_calls") else None
-        out.append(ChatMessage(role, parts=parts, finish_reason=finish))
+        out.append(ChatMessage(role, parts=parts, finish_reason="tool_call" if calls else None))
     return out
 
 
 def usage(data: Any) -> Usage | None:
     """The usage the SDK put on a model span (a dict) or a ``Response.usage`` → :class:`Usage`."""
-    u = plain(data)
+    u = data if type(data) is dict else plain(data)
     if not isinstance(u, dict) or not u:
         return None
     inp = u.get("input_tokens", u.get("prompt_tokens"))

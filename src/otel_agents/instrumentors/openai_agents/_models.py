@@ -23,7 +23,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..._spans import SemanticSpan, guard, wrap_stream
+from ..._spans import SemanticSpan, guard, report_internal_error, wrap_stream
 from ...semconv import Kind
 from .._hierarchy import HierarchyPatch
 
@@ -134,8 +134,8 @@ class ModelHook:
                                usage=usage)
 
     def _end(self, call: ModelCall, result: Any = None, error: BaseException | None = None) -> None:
-        with guard("openai_agents.model_hook.end"):
-            if not call.adopted and result is not None:
+        if not call.adopted and result is not None:
+            with guard("openai_agents.model_hook.end"):
                 data = self._response_of(call, getattr(result, "output", None), _usage_dict(getattr(result, "usage", None)),
                                          getattr(result, "response_id", None))
                 self.processor.model_end_of(call, data)
@@ -143,9 +143,11 @@ class ModelHook:
 
     # -- wrappers ------------------------------------------------------------------------------
     def _get_response(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        call = None
-        with guard("openai_agents.model_hook.begin"):
+        try:  # not `with guard(...)`: every model request runs this
             call = self._begin(instance, args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - as guard() does
+            report_internal_error("openai_agents.model_hook.begin", exc)
+            call = None
         if call is None:
             return wrapped(*args, **kwargs)
         return self._run(call, wrapped, args, kwargs)

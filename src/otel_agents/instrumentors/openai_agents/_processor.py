@@ -39,7 +39,7 @@ from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context
 
 from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, instrumentation_enabled, pop_run_attributes,
-                       push_run_attributes)
+                       push_run_attributes, report_internal_error)
 from ...semconv import Kind, attributes as A, guardrail_attributes
 from . import _convert
 
@@ -234,15 +234,19 @@ class OtelAgentsProcessor(TracingProcessor):
     def on_span_start(self, span: Any) -> None:
         if not self.active or self._is_suppressed(getattr(span, "trace_id", None)):
             return
-        with guard("openai_agents.span_start"):
+        try:  # not `with guard(...)`: every SDK span runs this (ten a one-agent run)
             self._start(span)
+        except Exception as error:  # noqa: BLE001 - as guard() does
+            report_internal_error("openai_agents.span_start", error)
 
     def on_span_end(self, span: Any) -> None:
         if self._is_suppressed(getattr(span, "trace_id", None)):
             return
         exc = _unwinding()
-        with guard("openai_agents.span_end"):
+        try:  # not `with guard(...)`, as in on_span_start
             self._finish(span, exc)
+        except Exception as error:  # noqa: BLE001 - as guard() does
+            report_internal_error("openai_agents.span_end", error)
         if exc is not None and not isinstance(exc, Exception) and not _is_abandon(exc):
             with guard("openai_agents.run_interrupted"):
                 self._end_run(getattr(span, "trace_id", None), exc)
@@ -360,6 +364,8 @@ class OtelAgentsProcessor(TracingProcessor):
                 # The SDK traces the request our model hook opened a span for: fill that one.
                 call.adopted = True
                 call.sem.set_model(request_model=model, provider=PROVIDER)
+                if model and model != getattr(call.model, "model", None):
+                    call.sem.rename(model)  # opened before the request model was known (after the model's class)
                 rec = SpanRec(call.sem, agent, trace_rec, stype)
                 rec.adopted = True
                 self.spans.put(span.span_id, call.sem, rec)
@@ -408,13 +414,17 @@ class OtelAgentsProcessor(TracingProcessor):
             self._agent_end(rec.agent, error, exc, span)
             return
         if stype in ("response", "generation"):
-            with guard("openai_agents.model"):
+            try:  # not `with guard(...)`: every model request runs this
                 self._model_end(sem, data, rec, stype)
+            except Exception as failure:  # noqa: BLE001 - as guard() does
+                report_internal_error("openai_agents.model", failure)
             if rec.adopted:
                 return  # the model request ends it (see _models)
         elif stype == "function":
-            with guard("openai_agents.tool"):
+            try:  # not `with guard(...)`: every tool call runs this
                 self._tool_end(sem, data, rec)
+            except Exception as failure:  # noqa: BLE001 - as guard() does
+                report_internal_error("openai_agents.tool", failure)
         elif stype == "guardrail":
             triggered = bool(getattr(data, "triggered", False))
             sem.set_attribute(A.OTEL_AGENTS_GUARDRAIL_TRIGGERED, triggered)
