@@ -138,6 +138,11 @@ def test_no_generated_secret_survives_in_any_attribute(case: tuple[str, Any], be
      "x-api-key: [REDACTED]\nAuthorization: [REDACTED]\nAccept: */*"),
     ("User(name='ann', password='hunter2xyz') max_tokens=5", "User(name='ann', password='[REDACTED]') max_tokens=5"),
     ("key sk_live_51Habcdefghij", "key [REDACTED]"),
+    # a Python repr that begins as a JSON array would (found by the property test above): the repr rules apply
+    ("[\n{'query': 'refund', 'password': 'Zq2222222222', 'n': 2}\n",
+     "[\n{'query': 'refund', 'password': '[REDACTED]', 'n': 2}\n"),
+    ("[1, {'token': 'abcdefghijkl'}]", "[1, {'token': '[REDACTED]'}]"),
+    ('[{"id": 1}, {\'password\': \'hunter2xyz\'}]', '[{"id": 1}, {\'password\': \'[REDACTED]\'}]'),
 ])
 def test_each_kind_keeps_the_text_around_it(text: str, expected: str) -> None:
     assert redact_text(text) == expected

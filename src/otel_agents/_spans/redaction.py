@@ -29,6 +29,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 REDACTED = "[REDACTED]"
 _SCALARS = (int, float, type(None))  # bool is an int
 
@@ -198,8 +200,25 @@ def _looks_like_json(text: str) -> bool:
         return False
     rest = text.lstrip()[1:].lstrip()[:1]
     if head == "{":
-        return rest in ('"', "}")
-    return rest != "" and rest in '"{[]-0123456789tfn'  # a JSON array's first element (not repr's '…', Send(…))
+        looks = rest in ('"', "}")
+    else:  # a JSON array's first element (not repr's '…', Send(…))
+        looks = rest != "" and rest in '"{[]-0123456789tfn'
+    return looks and _parses(text)  # a repr can begin like JSON: "[{'password': …}]", "[1, {'token': …}]"
+
+
+def _parses(text: str) -> bool:
+    """Whether ``text`` is JSON (orjson; the standard library's decoder for what orjson refuses but JSON
+    allows: lone surrogate escapes, integers past 64 bits)."""
+    try:
+        orjson.loads(text)
+        return True
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        json.loads(text)
+        return True
+    except (ValueError, RecursionError):
+        return False
 
 
 def _needs_text_rules(literal: str) -> bool:
