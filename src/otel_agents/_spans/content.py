@@ -178,6 +178,15 @@ def _tools_key(tools: Sequence[ToolDefinition]) -> tuple[Any, ...] | None:
     return tuple(labels)
 
 
+def _encoded(data: Any) -> str | None:
+    """:func:`~.encoding.dumps` of redacted ``data``, ``None`` where it raises (each rendering then meets the error
+    itself, and loses only its own attribute)."""
+    try:
+        return encoding.dumps(data)
+    except (TypeError, ValueError):
+        return None
+
+
 class ContentSetters:
     """Content setters (see :class:`~.span.SemanticSpan`)."""
 
@@ -249,10 +258,12 @@ class ContentSetters:
             return A.MIME_JSON
         return self._render_into(attrs, key, data_of(), redacted=True, encoded=encoded)
 
-    def _redacted(self, value: Any) -> Any:
-        """``value`` as JSON-able data with redaction applied and each string cut to the scan
-        limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
-        return pipeline.prepare(value, self._budget + _REDACTION_MARGIN)[0]
+    def _redacted(self, value: Any) -> tuple[Any, str | None]:
+        """``value`` as JSON-able data with redaction applied and each string cut to the scan limit, and its
+        compact JSON text when redaction made it (:func:`~.pipeline.prepare_encoded`): for a value that is
+        rendered into several attributes (see :meth:`render_content`), encoded once."""
+        data, _, text = pipeline.prepare_encoded(value, self._budget + _REDACTION_MARGIN)
+        return data, text
 
     def set_input(self, value: Any) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
@@ -394,12 +405,13 @@ class ContentSetters:
                     return
         rendered: dict[str, Any] = {}
         if self._writes(A.GEN_AI_TOOL_DEFINITIONS):
-            self._render_into(rendered, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
-                              redacted=True)
+            data, text = self._redacted(genai_tool_definitions(tools))
+            self._render_into(rendered, A.GEN_AI_TOOL_DEFINITIONS, data, redacted=True, encoded=text)
         if self._writes(A.LLM_TOOLS):
             for i, tool in enumerate(tools[:_MAX_FLAT_TOOLS]):
-                self._render_into(rendered, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}",
-                                  self._redacted(openinference_tool_schema(tool)), redacted=True)
+                data, text = self._redacted(openinference_tool_schema(tool))
+                self._render_into(rendered, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}", data, redacted=True,
+                                  encoded=text)
         if key is not None:
             _TOOLS.put(key, tuple(rendered.items()))
         attrs.update(rendered)
@@ -495,11 +507,15 @@ class ContentSetters:
                 (self._only is not None and not any(self._writes(k) for k in keys)):
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
-            data = self._redacted(value) if redact_once else value
+            data, text = value, None
+            if redact_once:
+                data, _, text = pipeline.prepare_encoded(value, self._budget + _REDACTION_MARGIN)
+                if text is None and type(data) is not str:
+                    text = _encoded(data)  # once for every key, not once a key
             attrs: dict[str, Any] = {}
             mime = None
             for key, as_json in keys.items():
-                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once)
+                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once, encoded=text)
             if mime:
                 attrs[mime_key] = mime
             self._emit(attrs)
