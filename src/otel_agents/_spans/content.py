@@ -359,12 +359,13 @@ class ContentSetters:
                 if mime:
                     attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
-                messages = [pipeline.redact_message(m, limit) for m in output]
+                encoded: dict[int, str] = {}  # tool calls' arguments as redaction encoded them (see redact_part)
+                messages = [pipeline.redact_message(m, limit, encoded) for m in output]
                 out_data = genai_messages(messages, media, output=True)
                 out_text = encoding.dumps(out_data)
                 self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
                 if self._writes(A.LLM_OUTPUT_MESSAGES):
-                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
+                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media, encoded=encoded)
                 # The answer text, unless the output requests tools (then the JSON messages, whatever its text)
                 has_calls = any(m.tool_calls for m in messages)
                 text = None if has_calls else last_text(messages)
@@ -417,11 +418,12 @@ class ContentSetters:
         attrs.update(rendered)
 
     def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int,
-                   keys: list[tuple[Any, ...] | None] | None = None) -> None:
+                   keys: list[tuple[Any, ...] | None] | None = None, encoded: dict[int, str] | None = None) -> None:
         """The OpenInference flattened attributes of the last :data:`_MAX_FLAT_MESSAGES` ``messages`` into
         ``attrs``. ``keys``: the content keys of the messages these were redacted from (:func:`_input_message`);
         a message with one is rendered once per (its key, budget), in :data:`_FLAT` (earlier messages of a
-        conversation; never with a redaction hook)."""
+        conversation; never with a redaction hook). ``encoded``: the JSON text of tool calls' arguments made
+        when they were redacted (:func:`~.pipeline.redact_part`), written as it is."""
         budget = self._budget
         plain = self.telemetry.settings.redact_hook is None
         first = max(0, len(messages) - _MAX_FLAT_MESSAGES)
@@ -439,20 +441,26 @@ class ContentSetters:
                     attrs[content_key] = text if text.isascii() else encoding.utf8_safe(text)
                     continue
             key = keys[first + i] if keys is not None and plain else None
-            cached = _FLAT.get((key, budget)) if key is not None else None
-            if cached is None:
-                cached = self._flat_message(base, m, media, plain)
-                if key is not None:
+            if key is None:  # rendered for this span alone: written as rendered
+                rendered, truncated = self._flat_message(base, m, media, plain, encoded)
+                attrs.update(rendered)
+            else:
+                cached = _FLAT.get((key, budget))
+                if cached is None:
+                    rendered, truncated = self._flat_message(base, m, media, plain)
+                    n = len(base)
+                    cached = (tuple((k[n:], v) for k, v in rendered.items()), truncated)
                     _FLAT.put((key, budget), cached)
-            suffixes, truncated = cached
-            for suffix, value in suffixes:
-                attrs[base + suffix] = value
+                suffixes, truncated = cached
+                for suffix, value in suffixes:
+                    attrs[base + suffix] = value
             if truncated:
                 attrs[A.OTEL_AGENTS_TRUNCATED] = True
 
-    def _flat_message(self, base: str, m: ChatMessage, media: int,
-                      plain: bool) -> tuple[tuple[tuple[str, Any], ...], bool]:
-        """One message's OpenInference attributes: ``(key after base, value)`` pairs and whether a value was cut."""
+    def _flat_message(self, base: str, m: ChatMessage, media: int, plain: bool,
+                      encoded: dict[int, str] | None = None) -> tuple[dict[str, Any], bool]:
+        """One message's OpenInference attributes (their keys start with ``base``) and whether a value was cut;
+        ``encoded``: see :meth:`_flat_into`."""
         budget = self._budget
         pairs: list[tuple[str, Any]] = []
         openinference_message(base, m, media, pairs)
@@ -463,7 +471,9 @@ class ContentSetters:
                     attrs[key] = encoding.utf8_safe(value)  # as render would write it: nothing to cut
                     continue
                 if plain and (type(value) is dict or type(value) is list):  # tool-call arguments, redacted data
-                    text = encoding.dumps(value)
+                    text = encoded.get(id(value)) if encoded else None
+                    if text is None:
+                        text = encoding.dumps(value)
                     if len(text) <= budget:  # as render would write it (as JSON): nothing to cut
                         attrs[key] = encoding.utf8_safe(text)
                         continue
@@ -474,8 +484,7 @@ class ContentSetters:
                 if v is not None:
                     attrs[key] = v
         truncated = attrs.pop(A.OTEL_AGENTS_TRUNCATED, False)
-        n = len(base)
-        return tuple((k[n:], v) for k, v in attrs.items()), truncated
+        return attrs, truncated
 
     def set_tool(self, name: str | None = None, *, call_id: str | None = None,
                  description: str | None = None, tool_type: str | None = None,

@@ -190,24 +190,27 @@ def _label_of(value: Any) -> Any:
     return label(value) if isinstance(value, str) and value else value
 
 
-def redact_message(m: ChatMessage, limit: int) -> ChatMessage:
+def redact_message(m: ChatMessage, limit: int, encoded: dict[int, str] | None = None) -> ChatMessage:
     """``m`` with every part :func:`redact_part`-ed and its name redacted: redacted once, then encoded in
-    as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``)."""
+    as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``). ``encoded``:
+    see :func:`redact_part`."""
     parts = m.parts
     if len(parts) == 1 and m.name is None and type(m) is ChatMessage:  # one part (the common case): in short
         p = parts[0]
         if type(p) is TextPart and type(p.content) is str and redact_text(p.content[:limit]) is p.content:
             return m
-    parts = [redact_part(p, limit) for p in parts]
+    parts = [redact_part(p, limit, encoded) for p in parts]
     name = _label_of(m.name)
     if name is m.name and all(a is b for a, b in zip(parts, m.parts)) and type(m) is ChatMessage:
         return m  # nothing to redact or cut (the common case): the message itself, unchanged
     return ChatMessage(m.role, parts=parts, finish_reason=m.finish_reason, name=name)
 
 
-def redact_part(p: Part, limit: int) -> Part:
+def redact_part(p: Part, limit: int, encoded: dict[int, str] | None = None) -> Part:
     """``p`` with its content :func:`prepare`-d (strings cut to ``limit`` first) and the token shapes in
-    its names and ids redacted (media bytes are not text to scan)."""
+    its names and ids redacted (media bytes are not text to scan). ``encoded``: where a tool call's
+    redacted arguments' JSON text is kept when redaction made it (:func:`prepare_encoded`), under the ``id``
+    of the arguments' copy in the part returned (valid while that part is held)."""
     t = type(p)
     if t is TextPart or t is ReasoningPart:
         content = p.content
@@ -216,7 +219,12 @@ def redact_part(p: Part, limit: int) -> Part:
             return p if redacted is content else t(redacted)  # unchanged (the common case): the part itself
         return t(prepare(content, limit)[0])
     if t is ToolCallPart:
-        return ToolCallPart(_label_of(p.name), prepare(p.arguments, limit)[0], _label_of(p.id))
+        if encoded is None:
+            return ToolCallPart(_label_of(p.name), prepare(p.arguments, limit)[0], _label_of(p.id))
+        arguments, _, text = prepare_encoded(p.arguments, limit)
+        if text is not None:
+            encoded[id(arguments)] = text
+        return ToolCallPart(_label_of(p.name), arguments, _label_of(p.id))
     if t is ToolCallResponsePart:
         return ToolCallResponsePart(prepare(p.response, limit)[0], _label_of(p.id))
     if t is UriPart:
