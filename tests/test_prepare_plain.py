@@ -13,7 +13,7 @@ import orjson
 from hypothesis import given, settings, strategies as st
 
 from otel_agents._spans import pipeline
-from otel_agents._spans.encoding import MAX_DEPTH, to_jsonable
+from otel_agents._spans.encoding import MAX_DEPTH, dumps, to_jsonable
 from otel_agents._spans.redaction import redact_data
 
 
@@ -44,6 +44,10 @@ _data = st.recursive(_scalar, lambda inner: st.one_of(
 def _same(value: Any, limit: int) -> None:
     got, expected = pipeline.prepare(value, limit), redact_data(to_jsonable(value), limit)
     assert repr(got) == repr(expected)
+    # the text prepare_encoded hands on (the encoding it made on the way) is the one dumps would write
+    data, cut, text = pipeline.prepare_encoded(value, limit)
+    assert repr((data, cut)) == repr(expected)
+    assert text is None or text == dumps(expected[0])
 
 
 @settings(max_examples=600, deadline=None)
@@ -55,6 +59,10 @@ def test_prepare_gives_what_the_full_path_gives(value: Any, limit: int) -> None:
 
 def test_the_shortcut_is_taken_for_plain_arguments_and_left_for_the_rest() -> None:
     assert pipeline._plain_copy({"city": "Paris", "days": [1, 2.5, None, True]}, 1000) is not None
+    # its encoding is handed on, except where dumps writes otherwise (null, small floats: the standard library's)
+    assert pipeline.prepare_encoded({"city": "Paris", "days": [1, 2.5]}, 1000)[2] == '{"city":"Paris","days":[1,2.5]}'
+    assert pipeline.prepare_encoded({"city": None}, 1000)[2] is None
+    assert pipeline.prepare_encoded({"t": 1e-7}, 1000)[2] is None
     for value in ({"password": "x"}, {"q": "Bearer abcdefghijkl"}, {"t": (1, 2)}, {"n": float("nan")},
                   {"e": _Plain.A}, [uuid.UUID(int=1)], {"city": "Paris"}):
         assert pipeline._plain_copy(value, 10 if value == {"city": "Paris"} else 1000) is None, value

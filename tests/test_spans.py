@@ -35,6 +35,38 @@ def only(exporter, name=None):
     return spans[0]
 
 
+_ARGUMENTS = [{"id": "A100"}, {"id": None}, {"t": 1e-7, "n": [1, 2.5]}, {"api_key": "k", "q": "x"},
+              {"q": "Bearer abcdefghijklmnopqrstuv"}, {"deep": {"list": [{"a": "é"}]}}, ["a", 1], {"long": "x" * 300}]
+
+
+@pytest.mark.parametrize("arguments", _ARGUMENTS)
+def test_a_tool_calls_arguments_encoded_once_read_alike_in_every_attribute(provider, exporter, arguments) -> None:
+    """The JSON text redaction makes of plain arguments is reused (the flattened OpenInference arguments, a tool
+    span's two attributes): each is what the full path writes — the standard library's text of the redacted data,
+    cut as JSON past the budget — whichever way the value takes (null and small floats, secrets, a cut)."""
+    from otel_agents._spans.encoding import fit_json, to_jsonable
+    from otel_agents._spans.redaction import redact_data
+
+    budget = 200
+    data = redact_data(to_jsonable(arguments), budget + 256)[0]
+    expected = fit_json(data, json.dumps(data, ensure_ascii=False, separators=(",", ":")), budget)[0]
+    t = Telemetry(provider, framework="test", settings=Settings(max_content_length=budget))
+    s = t.start_span("model", "m")
+    s.set_messages(output=[ChatMessage("assistant", None, tool_calls=[ToolCallRequest("f", arguments, "c1"),
+                                                                      ToolCallRequest("g", arguments, "c2")],
+                                       finish_reason="tool_calls")])
+    s.end()
+    tool = t.start_span("tool", "f")
+    tool.set_tool("f", call_id="c1", arguments=arguments)
+    tool.set_tool_result(arguments)
+    tool.end()
+    model, tool_span = exporter.spans[-2].attributes, exporter.spans[-1].attributes
+    for j in range(2):
+        assert model[f"llm.output_messages.0.message.tool_calls.{j}.tool_call.function.arguments"] == expected
+    assert tool_span[A.GEN_AI_TOOL_CALL_ARGUMENTS] == tool_span[A.INPUT_VALUE] == expected
+    assert tool_span[A.GEN_AI_TOOL_CALL_RESULT] == tool_span[A.OUTPUT_VALUE] == expected
+
+
 def test_kind_attributes_at_start_and_again_at_end(provider, exporter) -> None:
     """The kind attributes survive the SDK's attribute-count limit (they are set again at end)."""
     from opentelemetry.sdk.trace import SpanLimits, TracerProvider

@@ -178,6 +178,15 @@ def _tools_key(tools: Sequence[ToolDefinition]) -> tuple[Any, ...] | None:
     return tuple(labels)
 
 
+def _encoded(data: Any) -> str | None:
+    """:func:`~.encoding.dumps` of redacted ``data``, ``None`` where it raises (each rendering then meets the error
+    itself, and loses only its own attribute)."""
+    try:
+        return encoding.dumps(data)
+    except (TypeError, ValueError):
+        return None
+
+
 class ContentSetters:
     """Content setters (see :class:`~.span.SemanticSpan`)."""
 
@@ -249,10 +258,12 @@ class ContentSetters:
             return A.MIME_JSON
         return self._render_into(attrs, key, data_of(), redacted=True, encoded=encoded)
 
-    def _redacted(self, value: Any) -> Any:
-        """``value`` as JSON-able data with redaction applied and each string cut to the scan
-        limit: for a value that is rendered into several attributes (see :meth:`render_content`)."""
-        return pipeline.prepare(value, self._budget + _REDACTION_MARGIN)[0]
+    def _redacted(self, value: Any) -> tuple[Any, str | None]:
+        """``value`` as JSON-able data with redaction applied and each string cut to the scan limit, and its
+        compact JSON text when redaction made it (:func:`~.pipeline.prepare_encoded`): for a value that is
+        rendered into several attributes (see :meth:`render_content`), encoded once."""
+        data, _, text = pipeline.prepare_encoded(value, self._budget + _REDACTION_MARGIN)
+        return data, text
 
     def set_input(self, value: Any) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
@@ -348,12 +359,13 @@ class ContentSetters:
                 if mime:
                     attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
-                messages = [pipeline.redact_message(m, limit) for m in output]
+                encoded: dict[int, str] = {}  # tool calls' arguments as redaction encoded them (see redact_part)
+                messages = [pipeline.redact_message(m, limit, encoded) for m in output]
                 out_data = genai_messages(messages, media, output=True)
                 out_text = encoding.dumps(out_data)
                 self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
                 if self._writes(A.LLM_OUTPUT_MESSAGES):
-                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
+                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media, encoded=encoded)
                 # The answer text, unless the output requests tools (then the JSON messages, whatever its text)
                 has_calls = any(m.tool_calls for m in messages)
                 text = None if has_calls else last_text(messages)
@@ -394,22 +406,24 @@ class ContentSetters:
                     return
         rendered: dict[str, Any] = {}
         if self._writes(A.GEN_AI_TOOL_DEFINITIONS):
-            self._render_into(rendered, A.GEN_AI_TOOL_DEFINITIONS, self._redacted(genai_tool_definitions(tools)),
-                              redacted=True)
+            data, text = self._redacted(genai_tool_definitions(tools))
+            self._render_into(rendered, A.GEN_AI_TOOL_DEFINITIONS, data, redacted=True, encoded=text)
         if self._writes(A.LLM_TOOLS):
             for i, tool in enumerate(tools[:_MAX_FLAT_TOOLS]):
-                self._render_into(rendered, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}",
-                                  self._redacted(openinference_tool_schema(tool)), redacted=True)
+                data, text = self._redacted(openinference_tool_schema(tool))
+                self._render_into(rendered, f"{A.LLM_TOOLS}.{i}.{A.TOOL_JSON_SCHEMA}", data, redacted=True,
+                                  encoded=text)
         if key is not None:
             _TOOLS.put(key, tuple(rendered.items()))
         attrs.update(rendered)
 
     def _flat_into(self, attrs: dict[str, Any], prefix: str, messages: list[ChatMessage], media: int,
-                   keys: list[tuple[Any, ...] | None] | None = None) -> None:
+                   keys: list[tuple[Any, ...] | None] | None = None, encoded: dict[int, str] | None = None) -> None:
         """The OpenInference flattened attributes of the last :data:`_MAX_FLAT_MESSAGES` ``messages`` into
         ``attrs``. ``keys``: the content keys of the messages these were redacted from (:func:`_input_message`);
         a message with one is rendered once per (its key, budget), in :data:`_FLAT` (earlier messages of a
-        conversation; never with a redaction hook)."""
+        conversation; never with a redaction hook). ``encoded``: the JSON text of tool calls' arguments made
+        when they were redacted (:func:`~.pipeline.redact_part`), written as it is."""
         budget = self._budget
         plain = self.telemetry.settings.redact_hook is None
         first = max(0, len(messages) - _MAX_FLAT_MESSAGES)
@@ -427,20 +441,26 @@ class ContentSetters:
                     attrs[content_key] = text if text.isascii() else encoding.utf8_safe(text)
                     continue
             key = keys[first + i] if keys is not None and plain else None
-            cached = _FLAT.get((key, budget)) if key is not None else None
-            if cached is None:
-                cached = self._flat_message(base, m, media, plain)
-                if key is not None:
+            if key is None:  # rendered for this span alone: written as rendered
+                rendered, truncated = self._flat_message(base, m, media, plain, encoded)
+                attrs.update(rendered)
+            else:
+                cached = _FLAT.get((key, budget))
+                if cached is None:
+                    rendered, truncated = self._flat_message(base, m, media, plain)
+                    n = len(base)
+                    cached = (tuple((k[n:], v) for k, v in rendered.items()), truncated)
                     _FLAT.put((key, budget), cached)
-            suffixes, truncated = cached
-            for suffix, value in suffixes:
-                attrs[base + suffix] = value
+                suffixes, truncated = cached
+                for suffix, value in suffixes:
+                    attrs[base + suffix] = value
             if truncated:
                 attrs[A.OTEL_AGENTS_TRUNCATED] = True
 
-    def _flat_message(self, base: str, m: ChatMessage, media: int,
-                      plain: bool) -> tuple[tuple[tuple[str, Any], ...], bool]:
-        """One message's OpenInference attributes: ``(key after base, value)`` pairs and whether a value was cut."""
+    def _flat_message(self, base: str, m: ChatMessage, media: int, plain: bool,
+                      encoded: dict[int, str] | None = None) -> tuple[dict[str, Any], bool]:
+        """One message's OpenInference attributes (their keys start with ``base``) and whether a value was cut;
+        ``encoded``: see :meth:`_flat_into`."""
         budget = self._budget
         pairs: list[tuple[str, Any]] = []
         openinference_message(base, m, media, pairs)
@@ -451,7 +471,9 @@ class ContentSetters:
                     attrs[key] = encoding.utf8_safe(value)  # as render would write it: nothing to cut
                     continue
                 if plain and (type(value) is dict or type(value) is list):  # tool-call arguments, redacted data
-                    text = encoding.dumps(value)
+                    text = encoded.get(id(value)) if encoded else None
+                    if text is None:
+                        text = encoding.dumps(value)
                     if len(text) <= budget:  # as render would write it (as JSON): nothing to cut
                         attrs[key] = encoding.utf8_safe(text)
                         continue
@@ -462,8 +484,7 @@ class ContentSetters:
                 if v is not None:
                     attrs[key] = v
         truncated = attrs.pop(A.OTEL_AGENTS_TRUNCATED, False)
-        n = len(base)
-        return tuple((k[n:], v) for k, v in attrs.items()), truncated
+        return attrs, truncated
 
     def set_tool(self, name: str | None = None, *, call_id: str | None = None,
                  description: str | None = None, tool_type: str | None = None,
@@ -495,11 +516,15 @@ class ContentSetters:
                 (self._only is not None and not any(self._writes(k) for k in keys)):
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
-            data = self._redacted(value) if redact_once else value
+            data, text = value, None
+            if redact_once:
+                data, _, text = pipeline.prepare_encoded(value, self._budget + _REDACTION_MARGIN)
+                if text is None and type(data) is not str:
+                    text = _encoded(data)  # once for every key, not once a key
             attrs: dict[str, Any] = {}
             mime = None
             for key, as_json in keys.items():
-                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once)
+                mime = self._render_into(attrs, key, data, as_json=as_json, redacted=redact_once, encoded=text)
             if mime:
                 attrs[mime_key] = mime
             self._emit(attrs)

@@ -259,9 +259,16 @@ def dumps(data: Any) -> str:
         text = None
     # Searched in the text, not the bytes: `b"null" in out` first tries the operand as an integer (a byte),
     # raising and clearing a TypeError each time; the text has the same ASCII substrings as its UTF-8.
+    # (The same test as is_dumps_text's, written out: this runs for every value encoded.)
     if text is None or "null" in text or "e-" in text or "0.0000" in text:
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text
+
+
+def is_dumps_text(text: str) -> bool:
+    """Whether ``text``, ``orjson``'s encoding of some data made with :func:`dumps`'s options, is what :func:`dumps`
+    gives that data: it holds none of the forms :func:`dumps` leaves to the standard library (``null``, small floats)."""
+    return not ("null" in text or "e-" in text or "0.0000" in text)
 
 
 def dumps_strings(data: Any) -> str:

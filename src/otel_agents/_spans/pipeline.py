@@ -79,16 +79,32 @@ def prepare(value: Any, limit: int) -> tuple[Any, bool]:
     if t is dict or t is list:
         plain = _plain_copy(value, limit)
         if plain is not None:
-            return plain, False
+            return plain[0], False
     return redact_data(encoding.to_jsonable(value), limit)
+
+
+def prepare_encoded(value: Any, limit: int) -> tuple[Any, bool, str | None]:
+    """:func:`prepare`'s ``(value, cut)``, and the value's compact JSON text (exactly :func:`~.encoding.dumps`'s)
+    when the way there made it (plain JSON data is copied through its ``orjson`` encoding: :func:`_plain_copy`),
+    else ``None``: encoded once, that text serves every attribute written from the value."""
+    t = type(value)
+    if t is dict or t is list:
+        plain = _plain_copy(value, limit)
+        if plain is not None:
+            return plain[0], False, plain[1]
+    elif isinstance(value, str):  # (prepare's steps, written out: this runs for every content value)
+        return redact_text(value[:limit]), len(value) > limit, None
+    data, cut = redact_data(encoding.to_jsonable(value), limit)
+    return data, cut, None
 
 
 _PLAIN_MAX = 16_384  # bytes of JSON: no container this short passes to_jsonable's item cut (10,000 items)
 
 
-def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> Any:
+def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> tuple[Any, str | None] | None:
     """What ``redact_data(to_jsonable(value), limit)`` gives plain JSON data that it leaves unchanged, made
-    by ``orjson`` in C (a tool call's arguments, a tool's result: a dict of a few strings), else ``None``.
+    by ``orjson`` in C (a tool call's arguments, a tool's result: a dict of a few strings), with its
+    :func:`~.encoding.dumps` text (``None`` where that is the standard library's); else ``None``.
 
     Taken only when all of these hold, each making one step of the slow path an identity: ``value`` has a
     :func:`~.memo.json_key` (no subclass, dataclass, datetime or NaN in it) of at most ``limit`` characters (no
@@ -100,10 +116,14 @@ def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> Any:
     raw = memo.json_key(value, min(limit, _PLAIN_MAX))  # None for a subclass, a dataclass, a big int, NaN…
     if raw is None or raw.count(b"[") + raw.count(b"{") > encoding.MAX_DEPTH:
         return None
-    if not leaves_unchanged(raw.decode("utf-8")):
+    text = raw.decode("utf-8")
+    if not leaves_unchanged(text):
         return None
     copy = orjson.loads(raw)
-    return copy if copy == value else None
+    if copy != value:
+        return None
+    # orjson writes the copy as it wrote the value (the copy is read back from that text)
+    return copy, (text if encoding.is_dumps_text(text) else None)
 
 
 def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str] | None = None,
@@ -130,8 +150,8 @@ def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str]
         except Exception:  # noqa: BLE001 - not JSON, or too deep to decode: a JSON string
             pass
         redacted = False  # the key rule has not seen the decoded fields
-    data, precut = (value, False) if redacted else prepare(value, limit)
-    text = encoded if encoded is not None and redacted else encoding.dumps(data)
+    data, precut, made = (value, False, encoded) if redacted else prepare_encoded(value, limit)
+    text = made if made is not None else encoding.dumps(data)
     if hook is not None:
         hooked = hook(key, text)
         if hooked != text:
@@ -170,24 +190,27 @@ def _label_of(value: Any) -> Any:
     return label(value) if isinstance(value, str) and value else value
 
 
-def redact_message(m: ChatMessage, limit: int) -> ChatMessage:
+def redact_message(m: ChatMessage, limit: int, encoded: dict[int, str] | None = None) -> ChatMessage:
     """``m`` with every part :func:`redact_part`-ed and its name redacted: redacted once, then encoded in
-    as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``)."""
+    as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``). ``encoded``:
+    see :func:`redact_part`."""
     parts = m.parts
     if len(parts) == 1 and m.name is None and type(m) is ChatMessage:  # one part (the common case): in short
         p = parts[0]
         if type(p) is TextPart and type(p.content) is str and redact_text(p.content[:limit]) is p.content:
             return m
-    parts = [redact_part(p, limit) for p in parts]
+    parts = [redact_part(p, limit, encoded) for p in parts]
     name = _label_of(m.name)
     if name is m.name and all(a is b for a, b in zip(parts, m.parts)) and type(m) is ChatMessage:
         return m  # nothing to redact or cut (the common case): the message itself, unchanged
     return ChatMessage(m.role, parts=parts, finish_reason=m.finish_reason, name=name)
 
 
-def redact_part(p: Part, limit: int) -> Part:
+def redact_part(p: Part, limit: int, encoded: dict[int, str] | None = None) -> Part:
     """``p`` with its content :func:`prepare`-d (strings cut to ``limit`` first) and the token shapes in
-    its names and ids redacted (media bytes are not text to scan)."""
+    its names and ids redacted (media bytes are not text to scan). ``encoded``: where a tool call's
+    redacted arguments' JSON text is kept when redaction made it (:func:`prepare_encoded`), under the ``id``
+    of the arguments' copy in the part returned (valid while that part is held)."""
     t = type(p)
     if t is TextPart or t is ReasoningPart:
         content = p.content
@@ -196,7 +219,12 @@ def redact_part(p: Part, limit: int) -> Part:
             return p if redacted is content else t(redacted)  # unchanged (the common case): the part itself
         return t(prepare(content, limit)[0])
     if t is ToolCallPart:
-        return ToolCallPart(_label_of(p.name), prepare(p.arguments, limit)[0], _label_of(p.id))
+        if encoded is None:
+            return ToolCallPart(_label_of(p.name), prepare(p.arguments, limit)[0], _label_of(p.id))
+        arguments, _, text = prepare_encoded(p.arguments, limit)
+        if text is not None:
+            encoded[id(arguments)] = text
+        return ToolCallPart(_label_of(p.name), arguments, _label_of(p.id))
     if t is ToolCallResponsePart:
         return ToolCallResponsePart(prepare(p.response, limit)[0], _label_of(p.id))
     if t is UriPart:
