@@ -190,6 +190,7 @@ class ContentSetters:
         _content: bool
         _budget: int
         _only: frozenset[str] | None
+        _keep: V.KeyFilter | None
 
         def _writes(self, key: str) -> bool: ...
         def _write(self, attrs: Mapping[str, Any]) -> None: ...
@@ -222,8 +223,8 @@ class ContentSetters:
                      redacted: bool = False, encoded: str | None = None) -> str | None:
         """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type.
         A value that cannot be rendered (a failing redaction hook) loses only its own attribute."""
-        only = self._only
-        if value is None or (only is not None and not V.written(key, only)):
+        keep = self._keep
+        if value is None or (keep is not None and not keep[key]):
             return None
         try:
             text, mime, truncated = pipeline.render(key, value, budget=self._budget,
@@ -241,8 +242,8 @@ class ContentSetters:
         """Render redacted content already encoded as compact JSON ``encoded`` into ``attrs``: as it is when
         it fits the budget and there is no redaction hook (what :func:`~.pipeline.render` gives), else
         from its data (``data_of()``, built only then) to be cut as JSON or hooked. Returns the MIME type."""
-        only = self._only
-        if only is not None and not V.written(key, only):
+        keep = self._keep
+        if keep is not None and not keep[key]:
             return None
         if len(encoded) <= self._budget and self.telemetry.settings.redact_hook is None:
             attrs[key] = encoded if encoded.isascii() else encoding.utf8_safe(encoded)
@@ -492,7 +493,7 @@ class ContentSetters:
         the last one goes to ``mime_key``. ``redact_once``: redact ``value`` once for all the keys
         (else each rendering redacts it). Nothing when content is off, the span ended or no value."""
         if value is None or not self._content or self._ended or \
-                (self._only is not None and not any(self._writes(k) for k in keys)):
+                (self._keep is not None and not any(map(self._keep.__getitem__, keys))):
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             data = self._redacted(value) if redact_once else value

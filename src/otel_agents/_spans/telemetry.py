@@ -128,7 +128,8 @@ class Telemetry:
                         start_attrs[k] = ov
             only = policy[3] if policy is not None else self.settings.vocabulary_filter()
             if only is not None:
-                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
+                keep = V.key_filter(only)
+                start_attrs = {k: v for k, v in start_attrs.items() if keep[k]}
             span = self.tracer.start_span(sname, context=ctx, kind=span_kind or default_span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only, policy=policy)
@@ -162,7 +163,8 @@ class Telemetry:
             name = pipeline.label(name)
             only = self.settings.vocabulary_filter()
             if only is not None:
-                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
+                keep = V.key_filter(only)
+                start_attrs = {k: v for k, v in start_attrs.items() if keep[k]}
             span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
             return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span, only=only)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001
