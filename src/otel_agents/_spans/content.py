@@ -341,23 +341,29 @@ class ContentSetters:
                 def chat_data() -> list[dict[str, Any]]:
                     return genai_messages([m for m in messages if m.role != "system"], media)
 
-                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
+                # (each list joined only when its attribute is written: a selection of vocabularies skips it)
+                if self._writes(A.GEN_AI_INPUT_MESSAGES):
+                    self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
                 if self._writes(A.LLM_INPUT_MESSAGES):
                     self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media, keys)
-                mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
-                                       lambda: genai_messages(messages, media))
-                if mime:
-                    attrs[A.INPUT_MIME_TYPE] = mime
+                if self._writes(A.INPUT_VALUE):
+                    mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
+                                           lambda: genai_messages(messages, media))
+                    if mime:
+                        attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
                 messages = [pipeline.redact_message(m, limit) for m in output]
-                out_data = genai_messages(messages, media, output=True)
-                out_text = encoding.dumps(out_data)
-                self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
-                if self._writes(A.LLM_OUTPUT_MESSAGES):
-                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
                 # The answer text, unless the output requests tools (then the JSON messages, whatever its text)
                 has_calls = any(m.tool_calls for m in messages)
                 text = None if has_calls else last_text(messages)
+                out_data: Any = None
+                out_text: str | None = None
+                if self._writes(A.GEN_AI_OUTPUT_MESSAGES) or (text is None and self._writes(A.OUTPUT_VALUE)):
+                    out_data = genai_messages(messages, media, output=True)
+                    out_text = encoding.dumps(out_data)
+                    self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
+                if self._writes(A.LLM_OUTPUT_MESSAGES):
+                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
                 if text is not None:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
                 else:
