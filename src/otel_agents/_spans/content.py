@@ -305,6 +305,7 @@ class ContentSetters:
                 return
             media = self.media_budget()
             limit = self._budget + _REDACTION_MARGIN  # each string cut to the scan limit, as in _redacted
+            keep = self._keep
             # Each message is redacted once, then encoded three ways (GenAI JSON, OpenInference
             # flattened attributes, input/output.value), all written in one call to the SDK.
             attrs: dict[str, Any] = {}
@@ -342,11 +343,11 @@ class ContentSetters:
                     return genai_messages([m for m in messages if m.role != "system"], media)
 
                 # (each list joined only when its attribute is written: a selection of vocabularies skips it)
-                if self._writes(A.GEN_AI_INPUT_MESSAGES):
+                if keep is None or keep[A.GEN_AI_INPUT_MESSAGES]:
                     self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
-                if self._writes(A.LLM_INPUT_MESSAGES):
+                if keep is None or keep[A.LLM_INPUT_MESSAGES]:
                     self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media, keys)
-                if self._writes(A.INPUT_VALUE):
+                if keep is None or keep[A.INPUT_VALUE]:
                     mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
                                            lambda: genai_messages(messages, media))
                     if mime:
@@ -358,11 +359,11 @@ class ContentSetters:
                 text = None if has_calls else last_text(messages)
                 out_data: Any = None
                 out_text: str | None = None
-                if self._writes(A.GEN_AI_OUTPUT_MESSAGES) or (text is None and self._writes(A.OUTPUT_VALUE)):
+                if keep is None or keep[A.GEN_AI_OUTPUT_MESSAGES] or (text is None and keep[A.OUTPUT_VALUE]):
                     out_data = genai_messages(messages, media, output=True)
                     out_text = encoding.dumps(out_data)
                     self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
-                if self._writes(A.LLM_OUTPUT_MESSAGES):
+                if keep is None or keep[A.LLM_OUTPUT_MESSAGES]:
                     self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media)
                 if text is not None:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
