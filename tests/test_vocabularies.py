@@ -4,6 +4,8 @@ the span layer writes; the fold side is tests/exporters/test_fold_vocabularies.p
 
 from __future__ import annotations
 
+import itertools
+import json
 import logging
 
 import pytest
@@ -12,7 +14,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_agents
-from otel_agents._spans import ChatMessage, Settings, Telemetry, TextPart, ToolCallPart, ToolDefinition, Usage
+from otel_agents._spans import (ChatMessage, Settings, Telemetry, TextPart, ToolCallPart, ToolCallResponsePart,
+                                ToolDefinition, Usage)
 from otel_agents._spans.settings import ENV_VOCABULARIES
 from otel_agents.semconv import vocabularies as V
 
@@ -64,6 +67,87 @@ def test_one_vocabulary_alone(vocabulary: str) -> None:
                      "gen_ai.request.model", "gen_ai.operation.name", "gen_ai.response.finish_reasons"},
     }[vocabulary]
     assert expected <= set(model), expected - set(model)
+
+
+def _every_setter(settings: Settings) -> list[tuple[str, dict]]:
+    """One span of each kind, through every setter the instrumentors use: ``[(name, attributes)]`` in end order."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    telemetry = Telemetry(provider, settings=settings, framework="test")
+    with telemetry.span("agent", "support", attributes={"session.id": "s1", "user.id": "u1"}) as agent:
+        agent.set_agent("support", id="a1", description="answers questions")
+        agent.set_input("where is A1?")
+        with telemetry.span("chain", "plan") as chain:
+            chain.set_input({"question": "where is A1?", "api_key": "sk-" + "x" * 40})
+            chain.set_output(["look it up"])
+        model = telemetry.start_span("model", "gpt-x")
+        model.set_model(request_model="gpt-x", response_model="gpt-x-1", provider="openai", response_id="r1",
+                        parameters={"temperature": 0.2, "max_tokens": 64, "stop": "END"})
+        model.set_messages(
+            system=["Be brief."],
+            input=[ChatMessage("system", "You are support."), ChatMessage("user", "where is A1?"),
+                   ChatMessage("assistant", parts=[TextPart("Let me look."), ToolCallPart("lookup", {"id": "A0"}, "c0")]),
+                   ChatMessage("tool", parts=[ToolCallResponsePart({"status": "lost"}, "c0")])],
+            output=[ChatMessage("assistant", parts=[TextPart("Checking."), ToolCallPart("lookup", '{"id": "A1"}', "c1")],
+                                finish_reason="tool_calls")],
+            tools=[ToolDefinition("lookup", "find an order", {"type": "object", "properties": {"id": {"type": "string"}}}),
+                   ToolDefinition("refund", None, None)])
+        model.set_usage(Usage(10, 2, 12, cache_read_tokens=4, reasoning_tokens=1))
+        model.end()
+        final = telemetry.start_span("model", "gpt-x")
+        final.set_messages(input=[ChatMessage("user", "where is A1?")],
+                           output=[ChatMessage("assistant", "It is delivered.", finish_reason="stop")])
+        final.end()
+        with telemetry.span("tool", "lookup") as tool:
+            tool.set_tool("lookup", call_id="c1", description="find an order", arguments='{"id": "A1"}')
+            tool.set_tool_result({"status": "delivered"})
+        with telemetry.span("retriever", "orders") as retriever:
+            retriever.set_retrieval(query="A1", documents=[{"id": "d1", "content": "A1 delivered", "score": 0.9,
+                                                            "metadata": {"source": "db"}}], data_source="orders")
+        with telemetry.span("embedding", "embed") as embedding:
+            embedding.set_model(request_model="embed-1")
+            embedding.set_embedding(texts=["A1"], dimension=3)
+        failing = telemetry.start_span("tool", "refund")
+        failing.set_tool("refund", call_id="c2", arguments={"id": "A1"})
+        failing.end(error=ValueError("no refund for A1"))
+        agent.set_output("It is delivered.")
+    provider.shutdown()
+    return [(s.name, dict(s.attributes)) for s in memory.get_finished_spans()]
+
+
+def _selections() -> list[frozenset[str]]:
+    return [frozenset(c) for n in (1, 2) for c in itertools.combinations(V.VOCABULARIES, n)]
+
+
+@pytest.mark.parametrize("selection", _selections(), ids=lambda s: "+".join(sorted(s)))
+def test_a_selection_writes_what_all_three_write_of_it(selection: frozenset[str]) -> None:
+    """Written in some vocabularies, a span carries exactly the attributes it carries in all three that belong to
+    them (or to none), with the same values; the one addition is the answer of an agent span written in OTel
+    GenAI alone, as ``gen_ai.output.messages`` (it has no ``output.value``)."""
+    everything = _every_setter(Settings(vocabularies=V.VOCABULARIES))
+    chosen = _every_setter(Settings(vocabularies=selection))
+    assert [name for name, _ in chosen] == [name for name, _ in everything]
+    for (name, attrs), (_, full) in zip(chosen, everything):
+        expected = {k: v for k, v in full.items() if V.written(k, selection)}
+        if selection == {V.GEN_AI} and attrs["otel_agents.span.kind"] == "agent":
+            assert json.loads(attrs.pop("gen_ai.output.messages")) == [
+                {"role": "assistant", "parts": [{"type": "text", "content": "It is delivered."}], "finish_reason": ""}]
+        assert attrs == expected, name
+        assert list(attrs) == list(expected), name  # in the same order
+
+
+def test_the_key_filter_answers_as_written_and_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = ["gen_ai.input.messages", "llm.input_messages.3.message.role", "input.value", "langfuse.observation.type",
+            "otel_agents.framework", "error.type", "gen_ai.usage.input_tokens", "session.id"]
+    for selection in _selections():
+        keep = V.key_filter(selection)
+        assert keep is V.key_filter(selection)
+        assert [keep[k] for k in keys] == [V.written(k, selection) for k in keys]
+    monkeypatch.setattr(V, "_FILTER_KEYS", 4)
+    keep = V.KeyFilter(frozenset({V.GEN_AI}))
+    assert [keep[k] for k in keys] == [V.written(k, frozenset({V.GEN_AI})) for k in keys]
+    assert len(keep) <= 4
 
 
 def test_settings_accept_strings_and_iterables() -> None:

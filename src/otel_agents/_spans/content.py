@@ -199,6 +199,7 @@ class ContentSetters:
         _content: bool
         _budget: int
         _only: frozenset[str] | None
+        _keep: V.KeyFilter | None
 
         def _writes(self, key: str) -> bool: ...
         def _write(self, attrs: Mapping[str, Any]) -> None: ...
@@ -231,8 +232,8 @@ class ContentSetters:
                      redacted: bool = False, encoded: str | None = None) -> str | None:
         """Render one content value into ``attrs`` (and the truncation flag); returns its MIME type.
         A value that cannot be rendered (a failing redaction hook) loses only its own attribute."""
-        only = self._only
-        if value is None or (only is not None and not V.written(key, only)):
+        keep = self._keep
+        if value is None or (keep is not None and not keep[key]):
             return None
         try:
             text, mime, truncated = pipeline.render(key, value, budget=self._budget,
@@ -250,8 +251,8 @@ class ContentSetters:
         """Render redacted content already encoded as compact JSON ``encoded`` into ``attrs``: as it is when
         it fits the budget and there is no redaction hook (what :func:`~.pipeline.render` gives), else
         from its data (``data_of()``, built only then) to be cut as JSON or hooked. Returns the MIME type."""
-        only = self._only
-        if only is not None and not V.written(key, only):
+        keep = self._keep
+        if keep is not None and not keep[key]:
             return None
         if len(encoded) <= self._budget and self.telemetry.settings.redact_hook is None:
             attrs[key] = encoded if encoded.isascii() else encoding.utf8_safe(encoded)
@@ -315,6 +316,7 @@ class ContentSetters:
                 return
             media = self.media_budget()
             limit = self._budget + _REDACTION_MARGIN  # each string cut to the scan limit, as in _redacted
+            keep = self._keep
             # Each message is redacted once, then encoded three ways (GenAI JSON, OpenInference
             # flattened attributes, input/output.value), all written in one call to the SDK.
             attrs: dict[str, Any] = {}
@@ -351,24 +353,30 @@ class ContentSetters:
                 def chat_data() -> list[dict[str, Any]]:
                     return genai_messages([m for m in messages if m.role != "system"], media)
 
-                self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
-                if self._writes(A.LLM_INPUT_MESSAGES):
+                # (each list joined only when its attribute is written: a selection of vocabularies skips it)
+                if keep is None or keep[A.GEN_AI_INPUT_MESSAGES]:
+                    self._json_into(attrs, A.GEN_AI_INPUT_MESSAGES, "[" + ",".join(chat_texts) + "]", chat_data)
+                if keep is None or keep[A.LLM_INPUT_MESSAGES]:
                     self._flat_into(attrs, A.LLM_INPUT_MESSAGES, messages, media, keys)
-                mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
-                                       lambda: genai_messages(messages, media))
-                if mime:
-                    attrs[A.INPUT_MIME_TYPE] = mime
+                if keep is None or keep[A.INPUT_VALUE]:
+                    mime = self._json_into(attrs, A.INPUT_VALUE, "[" + ",".join(texts) + "]",
+                                           lambda: genai_messages(messages, media))
+                    if mime:
+                        attrs[A.INPUT_MIME_TYPE] = mime
             if output is not None:
                 encoded: dict[int, str] = {}  # tool calls' arguments as redaction encoded them (see redact_part)
                 messages = [pipeline.redact_message(m, limit, encoded) for m in output]
-                out_data = genai_messages(messages, media, output=True)
-                out_text = encoding.dumps(out_data)
-                self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
-                if self._writes(A.LLM_OUTPUT_MESSAGES):
-                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media, encoded=encoded)
                 # The answer text, unless the output requests tools (then the JSON messages, whatever its text)
                 has_calls = any(m.tool_calls for m in messages)
                 text = None if has_calls else last_text(messages)
+                out_data: Any = None
+                out_text: str | None = None
+                if keep is None or keep[A.GEN_AI_OUTPUT_MESSAGES] or (text is None and keep[A.OUTPUT_VALUE]):
+                    out_data = genai_messages(messages, media, output=True)
+                    out_text = encoding.dumps(out_data)
+                    self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
+                if keep is None or keep[A.LLM_OUTPUT_MESSAGES]:
+                    self._flat_into(attrs, A.LLM_OUTPUT_MESSAGES, messages, media, encoded=encoded)
                 if text is not None:
                     mime = self._render_into(attrs, A.OUTPUT_VALUE, text, redacted=True)
                 else:
@@ -513,7 +521,7 @@ class ContentSetters:
         the last one goes to ``mime_key``. ``redact_once``: redact ``value`` once for all the keys
         (else each rendering redacts it). Nothing when content is off, the span ended or no value."""
         if value is None or not self._content or self._ended or \
-                (self._only is not None and not any(self._writes(k) for k in keys)):
+                (self._keep is not None and not any(map(self._keep.__getitem__, keys))):
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             data, text = value, None

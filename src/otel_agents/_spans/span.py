@@ -57,21 +57,24 @@ _CACHED_NAME_LENGTH = 256  # longer names (a prompt used as a name) are not kept
 
 
 def naming(kind: Kind, name: str | None, operation: str | None = None, workflow: bool = False,
-           multi_step: bool = False) -> tuple[Mapping[str, str], str, SpanKind]:
-    """A span's kind attributes (shared: never mutated), its name (UTF-8-safe) and its kind's default OTel
-    ``SpanKind``, for ``name`` already a :func:`~.pipeline.label`; see :func:`~otel_agents.semconv.span_name`.
-    Kept in a bounded cache (names are low-cardinality by design), a name longer than 256 characters aside."""
+           multi_step: bool = False, only: frozenset[str] | None = None
+           ) -> tuple[Mapping[str, str], Mapping[str, str], str, SpanKind]:
+    """A span's kind attributes, those of them written for the vocabularies ``only`` (``None``: all; both
+    shared, never mutated), its name (UTF-8-safe) and its kind's default OTel ``SpanKind``, for ``name``
+    already a :func:`~.pipeline.label`; see :func:`~otel_agents.semconv.span_name`. Kept in a bounded cache
+    (names are low-cardinality by design), a name longer than 256 characters aside."""
     if name is None or len(name) <= _CACHED_NAME_LENGTH:
-        return _naming(kind, name, operation, workflow, multi_step)
-    return _naming.__wrapped__(kind, name, operation, workflow, multi_step)
+        return _naming(kind, name, operation, workflow, multi_step, only)
+    return _naming.__wrapped__(kind, name, operation, workflow, multi_step, only)
 
 
 @functools.lru_cache(maxsize=1024)  # the bound covers names that are not low-cardinality after all
-def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool,
-            multi_step: bool) -> tuple[Mapping[str, str], str, SpanKind]:
+def _naming(kind: Kind, name: str | None, operation: str | None, workflow: bool, multi_step: bool,
+            only: frozenset[str] | None) -> tuple[Mapping[str, str], Mapping[str, str], str, SpanKind]:
     kattrs = kind_attributes(kind, operation=operation, workflow=workflow, multi_step=multi_step)
     sname = span_name(kind, name, operation=operation, workflow=workflow, multi_step=multi_step)
-    return kattrs, encoding.utf8_safe(sname), kind_spec(kind).span_kind
+    written = kattrs if only is None else {k: v for k, v in kattrs.items() if V.written(k, only)}
+    return kattrs, written, encoding.utf8_safe(sname), kind_spec(kind).span_kind
 
 
 class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
@@ -92,7 +95,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
-                 "_content", "_budget", "_status_ok", "_in_band", "_only", "_media", "_pending", "__weakref__")
+                 "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -130,6 +133,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 self._only = settings.vocabulary_filter() if only is _FROM_SETTINGS else only
             except Exception as exc:  # noqa: BLE001
                 report_internal_error("span.settings", exc)
+        # ...and whether each key is written for it (None: every key), one dictionary look-up a key.
+        self._keep: V.KeyFilter | None = None if self._only is None else V.key_filter(self._only)
         self._start = time.monotonic()
         self._error_type: str | None = None
         self._in_band = False  # set_error was called: its error.type and status stand
@@ -168,7 +173,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             return
         with guard("span.rename"):
             op = self._kind_attrs.get(A.GEN_AI_OPERATION_NAME)
-            self.name = naming(self.kind, pipeline.label(str(name)), op, op == "invoke_workflow")[1]
+            self.name = naming(self.kind, pipeline.label(str(name)), op, op == "invoke_workflow")[2]
             self.span.update_name(self.name)
 
     # -- plain attributes ------------------------------------------------------
@@ -176,7 +181,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         """Set one non-content attribute; non-OTel-legal values are JSON-encoded; ``None`` is skipped."""
         if self._ended or self._mute:
             return
-        if self._only is not None and not V.written(key, self._only):
+        if self._keep is not None and not self._keep[key]:
             return
         try:  # not `with guard(...)`: this runs for nearly every attribute of every span
             v = otel_value(value)
@@ -193,9 +198,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             return
         try:
             pending = self._pending
-            only = self._only
+            keep = self._keep
             for k, v in attributes.items():
-                if only is not None and not V.written(k, only):
+                if keep is not None and not keep[k]:
                     continue
                 t = type(v)  # otel_value(v), with its two most common cases (a str, None) first
                 if t is str:
@@ -223,13 +228,13 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     def _writes(self, key: str) -> bool:
         """Whether attribute ``key`` belongs to a selected vocabulary (or to none: always written)."""
-        return self._only is None or V.written(key, self._only)
+        return self._keep is None or self._keep[key]
 
     def _write(self, attrs: Mapping[str, Any]) -> None:
         """Record ready attributes (to the SDK at :meth:`end`), without those of vocabularies not selected."""
-        only = self._only
-        if only is not None:
-            attrs = {k: v for k, v in attrs.items() if V.written(k, only)}
+        keep = self._keep
+        if keep is not None:
+            attrs = {k: v for k, v in attrs.items() if keep[k]}
         self._emit(attrs)
 
     def _emit(self, attrs: Mapping[str, Any]) -> None:
@@ -286,9 +291,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             report_internal_error("span.end", exc)
         try:
             if getattr(span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
-                only = self._only
-                span.set_attributes(self._kind_attrs if only is None else
-                                    {k: v for k, v in self._kind_attrs.items() if V.written(k, only)})
+                keep = self._keep
+                span.set_attributes(self._kind_attrs if keep is None else
+                                    {k: v for k, v in self._kind_attrs.items() if keep[k]})
             if self._status_ok and self._error_type is None:
                 self._set_ok()
             if self.kind in _MODEL_KINDS and span is not trace.INVALID_SPAN:  # not when suppressed

@@ -98,20 +98,24 @@ class Telemetry:
                 name = None
             if name is not None:
                 name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
-            kattrs, sname, default_span_kind = naming(kind, name, operation, workflow, multi_step)
+            only = policy[3] if policy is not None else self.settings.vocabulary_filter()
+            kattrs, start_kattrs, sname, default_span_kind = naming(kind, name, operation, workflow, multi_step, only)
             current = otel_context.get_current()
             ctx, run_attrs, parent_span = _parent_context(parent, current)
             if _suppressed(current):
                 return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)
-            start_attrs: dict[str, Any] = dict(kattrs)
+            # Only the attributes of the vocabularies written (all of them: keep is None) go in, in their order.
+            keep = None if only is None else V.key_filter(only)
+            start_attrs: dict[str, Any] = dict(start_kattrs)
             if self.framework:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
             for k, v in run_attrs.items():  # session and user ids, tags: through the pipeline like any value
-                ov = otel_value(v)
-                if ov is not None:
-                    start_attrs[k] = ov
+                if keep is None or keep[k]:
+                    ov = otel_value(v)
+                    if ov is not None:
+                        start_attrs[k] = ov
             run_name = (parent_span.run_name if parent_span is not None else None) or name or sname
-            if A.GEN_AI_OPERATION_NAME not in kattrs:
+            if A.GEN_AI_OPERATION_NAME not in kattrs and (keep is None or keep[A.GEN_AI_WORKFLOW_NAME]):
                 # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
                 # the GenAI workflow its run is, so it carries that workflow's name (OTel GenAI v1.41
                 # registry: "the name of the first chain in LangChain, or of the crew in CrewAI"). This
@@ -119,12 +123,10 @@ class Telemetry:
                 start_attrs[A.GEN_AI_WORKFLOW_NAME] = run_name
             if attributes:
                 for k, v in attributes.items():
-                    ov = otel_value(v)
-                    if ov is not None:
-                        start_attrs[k] = ov
-            only = policy[3] if policy is not None else self.settings.vocabulary_filter()
-            if only is not None:
-                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
+                    if keep is None or keep[k]:
+                        ov = otel_value(v)
+                        if ov is not None:
+                            start_attrs[k] = ov
             span = self.tracer.start_span(sname, context=ctx, kind=span_kind or default_span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only, policy=policy)
@@ -158,7 +160,8 @@ class Telemetry:
             name = pipeline.label(name)
             only = self.settings.vocabulary_filter()
             if only is not None:
-                start_attrs = {k: v for k, v in start_attrs.items() if V.written(k, only)}
+                keep = V.key_filter(only)
+                start_attrs = {k: v for k, v in start_attrs.items() if keep[k]}
             span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
             return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span, only=only)  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001

@@ -18,7 +18,8 @@
 
 An attribute of no vocabulary — ours (``otel_agents.*``), and the general OTel ones (``error.type``,
 ``server.*``, MCP's ``mcp.*``/``jsonrpc.*``, A2A's ``a2a.*``, ``openai.*``) — is always written: it is
-the only carrier of its fact. :func:`written` tells whether a key is written for a selection.
+the only carrier of its fact. :func:`written` tells whether a key is written for a selection;
+:func:`key_filter` answers the same question as one dictionary look-up (what spans ask of every attribute).
 """
 
 from __future__ import annotations
@@ -65,6 +66,34 @@ def written(key: str, selected: frozenset[str]) -> bool:
     """Whether ``key`` is written when the vocabularies ``selected`` are."""
     owners = vocabularies_of(key)
     return owners is None or not owners.isdisjoint(selected)
+
+
+_FILTER_KEYS = 4096  # a selection's remembered keys (names plus flattened indices are far fewer)
+
+
+class KeyFilter(dict):  # type: ignore[type-arg]
+    """``keep[key]``: whether attribute ``key`` is written for one selection (:func:`written`), remembered per
+    key so that a key seen before costs one dictionary look-up in C; bounded by :data:`_FILTER_KEYS` (past it,
+    the remembered keys are forgotten and classified again). Get one with :func:`key_filter`."""
+
+    __slots__ = ("selected",)
+
+    def __init__(self, selected: frozenset[str]):
+        super().__init__()
+        self.selected = selected
+
+    def __missing__(self, key: str) -> bool:
+        keep = written(key, self.selected)
+        if len(self) >= _FILTER_KEYS:
+            self.clear()
+        self[key] = keep
+        return keep
+
+
+@functools.lru_cache(maxsize=8)  # one per selection: at most seven subsets
+def key_filter(selected: frozenset[str]) -> KeyFilter:
+    """The :class:`KeyFilter` of the vocabularies ``selected`` (the same object for the same selection)."""
+    return KeyFilter(selected)
 
 
 def parse(value: str | object) -> frozenset[str]:
