@@ -37,3 +37,21 @@ def instrumented(provider: Any) -> Iterator[OpenAIAgentsInstrumentor]:
     yield inst
     assert inst.open_spans() == 0, "spans left open after the test's runs"
     inst.uninstrument()
+
+
+@pytest.fixture
+def tool_writes(monkeypatch: pytest.MonkeyPatch) -> dict[int, int]:
+    """How many times each span (by span id) had its tool definitions rendered (set_messages(tools=...) or
+    set_tool_definitions): a model span records the tools offered once, not once per source."""
+    from otel_agents._spans import SemanticSpan
+
+    counts: dict[int, int] = {}
+    render = SemanticSpan._tools_into
+
+    def counted(self: Any, attrs: dict[str, Any], tools: Any) -> None:
+        span_id = self.span.get_span_context().span_id
+        counts[span_id] = counts.get(span_id, 0) + 1
+        render(self, attrs, tools)
+
+    monkeypatch.setattr(SemanticSpan, "_tools_into", counted)
+    return counts

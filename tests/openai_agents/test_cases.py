@@ -449,6 +449,65 @@ def test_tool_definitions_offered(instrumented: Any, exporter: SnapshotExporter)
     assert d["parameters"]["properties"]["order_id"]["type"] == "string"
 
 
+@function_tool
+def issue_refund(order_id: str) -> str:
+    """Refund an order."""
+    return f"Refund for {order_id}: issued"
+
+
+def _offered(m: Any) -> list[str]:
+    return [d["name"] for d in m.json_attr("gen_ai.tool.definitions")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_model_span_records_the_tools_offered(instrumented: Any, exporter: SnapshotExporter,
+                                                     tool_writes: dict[int, int], mode: str) -> None:
+    """Responses API, whole and streamed, with a tool call and a handoff: every model span records the tools its
+    request offered (its agent's tools, then its handoffs), each written once; one model span per request."""
+    handler = ScriptedResponses({"triage": [call(("lookup_order", {"order_id": "A100"})),
+                                            call(("transfer_to_billing", {}))],
+                                 "billing": [say("refund ok")]})
+    model = responses_model(handler)
+    billing = Agent(name="billing", instructions="billing", model=model, tools=[issue_refund])
+    triage = Agent(name="triage", instructions="triage", model=model, tools=[lookup_order], handoffs=[billing])
+    assert run_mode(mode, triage, "refund?") == "refund ok"
+    models = exporter.semantic("model")
+    assert len(models) == len(handler.requests) == 3, tree(exporter.semantic())
+    assert [_offered(m) for m in models] == [["lookup_order", "transfer_to_billing"]] * 2 + [["issue_refund"]]
+    for m in models:
+        assert tool_writes[m.span_id] == 1, m.name
+
+
+def test_a_failed_request_records_the_tools_it_offered(instrumented: Any, exporter: SnapshotExporter,
+                                                        tool_writes: dict[int, int]) -> None:
+    """The API answers 500 (no Response to echo them): the failed request's model span still records the tools
+    it offered."""
+    import openai
+
+    agent = Agent(name="support", instructions="x", model=responses_model(ScriptedResponses([fail()])),
+                  tools=[lookup_order])
+    with pytest.raises(openai.InternalServerError):
+        Runner.run_sync(agent, "where?")
+    [m] = exporter.semantic("model")
+    assert m.status == StatusCode.ERROR and _offered(m) == ["lookup_order"]
+    assert tool_writes[m.span_id] == 1
+
+
+@pytest.mark.parametrize("model_class", ["sdk", "user"])
+def test_tools_offered_are_content_the_sdk_keeps_back(instrumented: Any, exporter: SnapshotExporter,
+                                                       model_class: str) -> None:
+    """``trace_include_sensitive_data=False``: the SDK gives no content, and the model spans record no tools
+    offered either, on the SDK's model class and on one of the user's own."""
+    script = [call(("lookup_order", {"order_id": "A100"})), say("shipped")]
+    model = responses_model(ScriptedResponses(script)) if model_class == "sdk" else user_model_class()(script)
+    agent = Agent(name="support", instructions="x", model=model, tools=[lookup_order])
+    Runner.run_sync(agent, "where?", run_config=RunConfig(trace_include_sensitive_data=False))
+    models = exporter.semantic("model")
+    assert len(models) == 2
+    for m in models:
+        assert not [k for k in m.attributes if k.startswith(("gen_ai.tool.definitions", "llm.tools"))], m.name
+
+
 def test_instrument_does_not_import_the_sdk() -> None:
     """Installed on import: instrument() before the application imports ``agents`` does not import it,
     and the first import instruments it."""

@@ -128,3 +128,19 @@ def test_generation_spans_with_content_off(provider: Any, exporter: SnapshotExpo
     assert (second.attributes["gen_ai.usage.input_tokens"], second.attributes["gen_ai.usage.output_tokens"]) == (20, 9)
     [tool] = exporter.semantic("tool")
     assert tool.attributes["gen_ai.tool.call.id"] == "call_1"  # the call is still matched to the model's
+
+
+def test_every_model_span_records_the_tools_offered(provider: Any, exporter: SnapshotExporter,
+                                                     tool_writes: dict[int, int]) -> None:
+    """A ``generation`` span carries no tools: the model span still records the tools the request offered (the
+    model hook's arguments), on every request of the run, written once, and still one model span per request."""
+    run(provider, "Where is order A100?", "It has shipped.")
+    models = exporter.semantic("model")
+    assert len(models) == 2
+    for m in models:
+        [d] = m.json_attr("gen_ai.tool.definitions")
+        assert (d["type"], d["name"], d["description"]) == ("function", "order_status", "The status of an order.")
+        assert d["parameters"]["properties"]["order_id"]["type"] == "string"
+        schema = json.loads(m.attributes["llm.tools.0.tool.json_schema"])
+        assert schema["function"]["name"] == "order_status"
+        assert tool_writes[m.span_id] == 1, m.name

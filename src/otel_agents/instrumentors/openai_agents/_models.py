@@ -10,6 +10,10 @@ request, current while the model computes it. When the SDK's own ``response``/``
 starts inside that request (its OpenAI model classes), the processor fills the hook's span with
 it instead of opening a second one: one request is one model span either way.
 
+The tools offered (the request's ``tools`` and ``handoffs``) are written as the span opens, from the
+request's own arguments: a ``generation`` span's data has none, a ``response`` span's has them only
+when a Response came back, and a failed request offered them all the same.
+
 No span when the SDK's tracing is off for the run (``ModelTracing.DISABLED``), or outside a run we
 trace; with ``ENABLED_WITHOUT_DATA`` (``trace_include_sensitive_data=False``) the span has no
 content, as the SDK's own spans have none.
@@ -23,7 +27,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 
-from ..._spans import SemanticSpan, guard, report_internal_error, wrap_stream
+from ..._spans import SemanticSpan, ToolDefinition, guard, report_internal_error, wrap_stream
 from ...semconv import Kind
 from .._hierarchy import HierarchyPatch
 
@@ -54,20 +58,20 @@ def _arg(args: tuple, kwargs: dict, index: int, name: str) -> Any:
     return args[index] if len(args) > index else kwargs.get(name)
 
 
-def _tool_dicts(tools: Any, handoffs: Any) -> list[dict[str, Any]]:
-    """The tools and handoffs offered, as Responses function-tool dicts (hosted tools by type)."""
-    out: list[dict[str, Any]] = []
+def _offered_tools(tools: Any, handoffs: Any) -> list[ToolDefinition]:
+    """The SDK's ``tools`` (function tools by name, description and JSON schema; hosted tools by their name,
+    as their type) and ``handoffs`` (the function tools the model calls to hand off) as tool definitions."""
+    out: list[ToolDefinition] = []
     for t in tools or ():
         schema = getattr(t, "params_json_schema", None)
         if schema is not None:
-            out.append({"type": "function", "name": getattr(t, "name", ""), "description": getattr(t, "description", None),
-                        "parameters": schema})
+            out.append(ToolDefinition(getattr(t, "name", ""), getattr(t, "description", None), schema))
         else:
-            out.append({"type": str(getattr(t, "name", None) or type(t).__name__)})
+            kind = str(getattr(t, "name", None) or type(t).__name__)
+            out.append(ToolDefinition(kind, None, None, type=kind))
     for h in handoffs or ():
-        out.append({"type": "function", "name": getattr(h, "tool_name", ""),
-                    "description": getattr(h, "tool_description", None),
-                    "parameters": getattr(h, "input_json_schema", None)})
+        out.append(ToolDefinition(getattr(h, "tool_name", ""), getattr(h, "tool_description", None),
+                                  getattr(h, "input_json_schema", None)))
     return out
 
 
@@ -115,20 +119,19 @@ class ModelHook:
             sem.set_model(request_model=model)
         include_data = getattr(tracing, "include_data", None) if tracing is not None else None
         content = include_data is None or include_data()
+        if content and sem.records_content:  # content: not converted when it would be dropped
+            sem.set_tool_definitions(_offered_tools(_arg(args, kwargs, 3, "tools"), _arg(args, kwargs, 5, "handoffs")))
         return ModelCall(sem, instance, agent, trace_rec, content, args, kwargs)
 
     def _response_of(self, call: ModelCall, output: Any, usage: Any, response_id: Any) -> Any:
         """The span data the processor's model-end reads (a ``response`` span's shape) for a model
         response the SDK did not trace itself."""
         args, kwargs = call.args, call.kwargs
-        # The tools offered are content (written only with content on): not converted when they would be dropped.
-        tools = _tool_dicts(_arg(args, kwargs, 3, "tools"), _arg(args, kwargs, 5, "handoffs")) \
-            if call.sem.records_content else []
         response = SimpleNamespace(model=None, temperature=None, top_p=None, max_output_tokens=None,
                                    id=response_id, output=list(output or ()) if call.content else [],
                                    status=None, incomplete_details=None,
                                    instructions=_arg(args, kwargs, 0, "system_instructions") if call.content else None,
-                                   tools=tools,
+                                   tools=None,  # written as the span opened (_begin)
                                    usage=None)
         return SimpleNamespace(response=response, input=_arg(args, kwargs, 1, "input") if call.content else None,
                                usage=usage)

@@ -569,8 +569,10 @@ class OtelAgentsProcessor(TracingProcessor):
                 output = _convert.response_output(response)
                 if sem.records_content:
                     messages = _convert.input_messages(raw_input) if raw_input is not None else None
+                    # The tools the Response echoes, unless the model hook wrote the request's as it opened the span.
+                    tools = None if rec.adopted else _convert.tool_definitions(getattr(response, "tools", None))
                     sem.set_messages(input=messages, output=[output], system=_convert.instructions(response),
-                                     tools=_convert.tool_definitions(getattr(response, "tools", None)))
+                                     tools=tools)
                 else:
                     sem.set_finish_reasons([output.finish_reason] if output.finish_reason else [])
             else:
