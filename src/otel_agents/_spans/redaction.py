@@ -153,14 +153,16 @@ def _redact(text: str) -> str:
         if '"' in text and ":" in text:
             text = _redact_members(text)
         head = text.lstrip()[:1]
-        if head in ("{", "[") and '"' in text and "[" in text and _looks_like_json(text):
+        # JSON text (decided once: it is a parse) stays JSON as its strings are redacted one by one
+        is_json = _is_json_container(text)
+        if is_json and '"' in text and "[" in text:
             text = _redact_elements(text)
         inner = _decoded(text) if head == '"' else None
         if inner is not None:  # one JSON string: the rules read its text (a repr inside it, key=value…)
             redacted = redact_text(inner)
             if redacted != inner:
                 text = json.dumps(redacted, ensure_ascii=False)
-        elif head == '"' or not _looks_like_json(text):  # in JSON text these rules run on each string
+        elif not is_json:  # in JSON text these rules run on each string
             if "'" in text and ":" in text:
                 text = _redact_repr_members(text)
             if "=" in text:
@@ -190,12 +192,10 @@ def leaves_unchanged(text: str) -> bool:
                 or "eyJ" in text or "-----BEGIN " in text or ("://" in text and "@" in text))
 
 
-def _looks_like_json(text: str) -> bool:
-    """JSON text (an object with double-quoted keys, an array, a string), not Python repr: its
-    strings are redacted one by one, so a replacement never crosses a string's end."""
+def _is_json_container(text: str) -> bool:
+    """JSON text of an object or an array, not Python repr: its strings are redacted one by one, so a
+    replacement never crosses a string's end (a JSON string alone is read decoded: see :func:`_redact`)."""
     head = text.lstrip()[:1]
-    if head == '"':
-        return True
     if head not in ("{", "["):
         return False
     rest = text.lstrip()[1:].lstrip()[:1]
