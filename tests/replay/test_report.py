@@ -246,7 +246,7 @@ def test_k_below_one_is_refused_and_a_k_above_the_runs_is_said(tmp_path: Path,
     for k in ("0", "-1"):
         with pytest.raises(SystemExit) as exit_:
             main(["ecp", "report", str(report), "--k", k])
-        assert exit_.value.code == 2 and f"--k: must be at least 1, not {k}" in capsys.readouterr().err
+        assert exit_.value.code == 2 and f"--k: must be at least 1, got {k}" in capsys.readouterr().err
     assert main(["ecp", "report", str(report), str(report), "--k", "5", "--json", str(tmp_path / "s.json")]) == 0
     assert "priced has 2 runs, fewer than --k 5: its pass@k and pass^k are for k = 2" in capsys.readouterr().err
     assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["agents"][0]["k"] == 2

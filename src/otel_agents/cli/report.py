@@ -58,6 +58,7 @@ from collections import Counter, defaultdict
 from typing import Any, Iterable
 
 from . import plain
+from ._types import at_least_one
 
 Z95 = 1.959963984540054
 GATES = ("pass_rate", "pass_at_k", "pass_k", "tool_success")
@@ -68,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="pass rate, pass@k, pass^k, flakiness and cost over ecp run reports",
                        description=plain(__doc__.split("\n\n")[1]))
     p.add_argument("reports", metavar="REPORT.json", nargs="+", help="JSON reports of `ecp run --json-out`")
-    p.add_argument("--k", type=_positive, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of a "
+    p.add_argument("--k", type=at_least_one, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of a "
                    "group; a group of fewer runs than k gets k = its runs, with a note)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
     p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots")
@@ -285,17 +286,6 @@ def parse_gate(gate: str) -> tuple[str, float]:
     if not 0 <= bound <= 1:
         raise ValueError(f"--fail-under {gate}: VALUE must be a share from 0 to 1")
     return metric, bound
-
-
-def _positive(text: str) -> int:
-    """The argparse type of ``--k``: an integer of at least 1 (pass@0 and pass^0 mean nothing)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def _gate(text: str) -> str:
