@@ -109,14 +109,14 @@ def _root_record(envelope: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _root_attributes(envelope: Mapping[str, Any]) -> dict[str, Any]:
-    attrs = _root_record(envelope).get("attributes")
+def _attributes(record: Mapping[str, Any]) -> dict[str, Any]:
+    attrs = record.get("attributes")
     return attrs if isinstance(attrs, dict) else {}
 
 
 def _stored(envelope: dict[str, Any], input_text: Any = None) -> StoredRun:
     root = _root_record(envelope)
-    attrs = _root_attributes(envelope)
+    attrs = _attributes(root)
     key = attrs.get(A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256)
     if not isinstance(key, str) and isinstance(input_text, str):
         key = input_key(input_text)
@@ -283,7 +283,8 @@ class Replayer:
                 sc.steps.setdefault(run.index, run)
         self.scenarios = sorted(scenarios.values(), key=lambda s: s.start)
         self.inputless = [run for run in self.runs if run.key is None]
-        self.cut = [run for run in self.runs if _root_attributes(run.envelope).get(A.OTEL_AGENTS_TRUNCATED) is True]
+        self.cut = [run for run in self.runs
+                    if _attributes(_root_record(run.envelope)).get(A.OTEL_AGENTS_TRUNCATED) is True]
 
     def cut_note(self) -> str | None:
         """Which stored runs answer with a ``public_output`` cut to the content budget, or ``None``."""
@@ -353,7 +354,7 @@ def _failure(run: StoredRun) -> RPCError | None:
     """The error ``ecp serve`` answered the stored step with, when its agent raised or timed out (the step's
     ``agent/step`` root ended in error), so the replayed step fails as the live one did; else ``None``."""
     root = _root_record(run.envelope)
-    attrs = _root_attributes(run.envelope)
+    attrs = _attributes(root)
     if root.get("name") != "agent/step" or root.get("status") != "error" or A.OTEL_AGENTS_ECP_SCENARIO_ID not in attrs:
         return None
     error = str(root.get("error") or attrs.get("error.type") or "an error")
