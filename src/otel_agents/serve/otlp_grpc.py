@@ -8,8 +8,9 @@ same sink); answers follow the OTLP specification's OTLP/gRPC section
 (https://opentelemetry.io/docs/specs/otlp/#otlpgrpc): ``ExportTraceServiceResponse`` with
 ``partial_success`` for rejected spans, ``INVALID_ARGUMENT`` for a message that is not an
 ``ExportTraceServiceRequest`` (the decoder's message, as the HTTP 400 says), ``UNAVAILABLE`` (retryable) at
-capacity, ``UNAUTHENTICATED`` without the bearer token (``authorization`` metadata) when one is set. Messages over 4 x the body limit are refused by
-gRPC itself (``RESOURCE_EXHAUSTED``); gzip is gRPC's own compression. There is no ``Host``/``Origin`` check:
+capacity, ``UNAUTHENTICATED`` without the bearer token (``authorization`` metadata) when one is set.
+Messages over 4 x the body limit are refused by gRPC itself (``RESOURCE_EXHAUSTED``); gzip is gRPC's own
+compression. There is no ``Host``/``Origin`` check:
 browsers cannot speak gRPC; bind loopback (the default) or set a token.
 """
 

@@ -181,8 +181,8 @@ Limits
   ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
 * Notifications (progress, cancellation) get no span; of the server-to-client requests only
   sampling is traced (elicitation and roots are not).
-* Sampling spans need ``mcp`` 1.x's ``ClientSession`` (``_sampling_callback``). On 2.x, sampling requests are not traced by us (the SDK's
-  own context injection still links the server's spans).
+* Sampling spans need ``mcp`` 1.x's ``ClientSession`` (``_sampling_callback``). On 2.x, sampling
+  requests are not traced by us (the SDK's own context injection still links the server's spans).
 """
 
 from ._instrumentor import MCPInstrumentor
