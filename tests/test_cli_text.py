@@ -65,9 +65,12 @@ def test_docs_do_not_link_outside_the_repository() -> None:
             assert path.is_relative_to(REPO) and path.exists(), f"{doc.name} links to {target}"
 
 
-def _doctor(env: dict[str, str] | None = None) -> str:
-    return subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
-                          check=True, env=env).stdout
+def _doctor(env: dict[str, str] | None = None, code: int = 0, cwd: Path | None = None) -> str:
+    """``otel-agents doctor``'s standard output; its exit status must be ``code`` and its standard error empty."""
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
+                          env=env, cwd=cwd)
+    assert (proc.returncode, proc.stderr) == (code, ""), (proc.returncode, proc.stderr, proc.stdout)
+    return proc.stdout
 
 
 def test_doctor_rows_are_aligned_for_every_framework_name() -> None:
@@ -281,7 +284,7 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
         env.update(OTEL_AGENTS_EXPORTERS="phoenix,phoenx,otlp,langfuse,file", OTEL_AGENTS_TRACES_FILE=str(tmp_path),
                    PHOENIX_COLLECTOR_ENDPOINT=f"http://127.0.0.1:{refused}",
                    OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{listening.getsockname()[1]}")
-        out = _doctor(env)
+        out = _doctor(env, code=1)
     lines = out[out.index("exporters configure() would use"):].splitlines()
     assert lines[0] == "exporters configure() would use (OTEL_AGENTS_EXPORTERS=phoenix,phoenx,otlp,langfuse,file):"
     assert lines[1].startswith(f"  phoenix(endpoint='http://127.0.0.1:{refused}/v1/traces'") and \
@@ -290,3 +293,61 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
     assert lines[3].endswith(f"-> {env['OTEL_EXPORTER_OTLP_ENDPOINT']}/v1/traces"), lines  # no problem
     assert "langfuse: problem: the langfuse preset needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY" in lines[4]
     assert lines[5] == f"  file(path={str(tmp_path)!r}): problem: {tmp_path} is a directory", lines
+    assert lines[6:] == ["problems: 4", *(f"  {line.strip().replace(': problem: ', ': ')}"
+                                          for line in (lines[1], lines[2], lines[4], lines[5]))], lines
+
+
+def _clean_env(**values: str) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    env.update(values)
+    return env
+
+
+def test_doctor_exits_0_when_it_found_no_problem(tmp_path: Path) -> None:
+    """Nothing wrong (the default file exporter in a writable directory, no variable set): exit status 0."""
+    out = _doctor(_clean_env(), code=0, cwd=tmp_path)
+    assert out.splitlines()[-1] == "no problems found", out
+    assert "OpenTelemetry SDK: enabled (OTEL_SDK_DISABLED=<unset>)" in out, out
+
+
+BAD_VALUES = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "maybe", "OTEL_AGENTS_MAX_CONTENT_LENGTH": "abc",
+              "OTEL_AGENTS_MAX_MEDIA_BYTES": "4k", "OTEL_AGENTS_STREAM_IDLE_TIMEOUT": "5m",
+              "OTEL_AGENTS_STATUS_OK": "sure", "OTEL_AGENTS_VOCABULARIES": "phoenix",
+              "OTEL_AGENTS_MCP_PROPAGATE": "perhaps", "OTEL_AGENTS_A2A_PROPAGATE": "nope", "OTEL_SDK_DISABLED": "1"}
+
+
+def test_doctor_exits_1_naming_each_variable_whose_value_is_not_valid(tmp_path: Path) -> None:
+    """``doctor`` always exited 0, and a bad value was a warning on standard error (where it read like a crash of
+    doctor itself), or not read at all (``OTEL_AGENTS_STATUS_OK``, the media budget, the idle timeout,
+    ``OTEL_SDK_DISABLED``, which the SDK reads as enabled unless it is ``true``): now each is one line under
+    ``problems:``, naming the variable and the value, and the exit status is 1."""
+    out = _doctor(_clean_env(**BAD_VALUES), code=1, cwd=tmp_path)
+    problems = out[out.index("problems: "):].splitlines()
+    assert problems[0] == f"problems: {len(BAD_VALUES)}", out
+    for name, value in BAD_VALUES.items():
+        assert sum(line.startswith(f"  {name}={value!r}") for line in problems) == 1, (name, out)
+    assert "OpenTelemetry SDK: enabled (OTEL_SDK_DISABLED=1)" in out, out
+
+
+def test_doctor_says_the_sdk_is_disabled(tmp_path: Path) -> None:
+    """``OTEL_SDK_DISABLED=true`` is a choice, not a problem: doctor says that no spans will be recorded."""
+    out = _doctor(_clean_env(OTEL_SDK_DISABLED="TRUE"), code=0, cwd=tmp_path)
+    assert "OpenTelemetry SDK: disabled: no spans are recorded" in out, out
+
+
+def test_doctor_counts_an_unsupported_framework_version_as_a_problem(monkeypatch, capsys) -> None:
+    """A framework installed at a version we do not support is not instrumented: a problem (exit status 1)."""
+    from otel_agents import _api
+    from otel_agents.cli import doctor
+
+    for name in [k for k in __import__("os").environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(_api, "_installed_version", lambda fw: "0.0.1" if fw.name == "crewai" else None)
+    monkeypatch.setattr(_api, "_status", {})
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "console")
+    assert doctor.run(argparse.Namespace()) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-2:] == ["problems: 1", f"  crewai: unsupported version 0.0.1 (supported: "
+                                                    f"{FRAMEWORKS['crewai'].supported}): it is not instrumented"], out

@@ -1,47 +1,72 @@
 """``otel-agents doctor``: what is installed, what is instrumented, what the content policy is, and where
-``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request)."""
+``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request).
+
+Exit status: 0 when it found no problem; 1 when it reported one (each is listed under ``problems:`` at the end:
+a variable with a value we do not take, a framework installed at a version we do not support, an exporter
+``configure()`` would refuse or whose endpoint refuses a connection); 2 for bad arguments. Notes (a peer
+instrumentation installed, tracing switched off on purpose) are not problems."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+from contextlib import contextmanager
+from typing import Iterator
 
-from .._spans.settings import ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_VOCABULARIES, Settings
+from .._spans.settings import (ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_MAX_MEDIA_BYTES, ENV_STATUS_OK,
+                               ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings)
 from ..semconv.vocabularies import VOCABULARIES
+
+ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``otel-agents doctor`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
-    p = sub.add_parser("doctor", help="report installed frameworks, versions and settings")
+    p = sub.add_parser("doctor", help="report installed frameworks, versions and settings (exit 1 on a problem)")
     p.set_defaults(func=run)
 
 
+def _shown(name: str) -> str:
+    return f"{name}={os.environ.get(name, '<unset>')}"
+
+
 def run(args: argparse.Namespace) -> int:
-    """``otel-agents doctor``: print the version, the content policy, trace-context propagation and each
-    framework's status (installed, supported, instrumented); returns 0."""
+    """``otel-agents doctor``: print the version, the OTel SDK switch, the content policy and the other span
+    settings, trace-context propagation, each framework's status (installed, supported, instrumented) and the
+    exporters ``configure()`` would use, then the problems found.
+
+    Returns:
+        0 when no problem was found, 1 when at least one was (see the module docstring).
+    """
     from .. import __version__, instrumentation_status
 
-    settings = Settings()
+    problems: list[str] = []
     print(f"otel-agents {__version__}")
-    print(f"content capture: {'on' if settings.content_enabled() else 'off'} "
-          f"({ENV_CAPTURE_CONTENT}={os.environ.get(ENV_CAPTURE_CONTENT, '<unset>')})")
-    print(f"content budget: {settings.content_budget()} characters per attribute "
-          f"({ENV_MAX_CONTENT_LENGTH}={os.environ.get(ENV_MAX_CONTENT_LENGTH, '<unset>')})")
-    print(f"vocabularies: {','.join(v for v in VOCABULARIES if v in settings.selected_vocabularies())} "
-          f"({ENV_VOCABULARIES}={os.environ.get(ENV_VOCABULARIES, '<unset>')})")
-    from ..instrumentors.mcp._protocol import ENV_PROPAGATE, propagating  # does not import mcp
+    with _logged_warnings(problems):  # a variable with a bad value: the warning the code reading it logs
+        print(f"OpenTelemetry SDK: {_sdk_state(problems)} ({_shown(ENV_SDK_DISABLED)})")
+        settings = Settings()
+        print(f"content capture: {'on' if settings.content_enabled() else 'off'} ({_shown(ENV_CAPTURE_CONTENT)})")
+        print(f"content budget: {settings.content_budget()} characters per attribute ({_shown(ENV_MAX_CONTENT_LENGTH)})")
+        print(f"inline media budget: {settings.media_budget()} bytes per part ({_shown(ENV_MAX_MEDIA_BYTES)})")
+        print(f"stream idle timeout: {settings.idle_timeout():g} s ({_shown(ENV_STREAM_IDLE_TIMEOUT)})")
+        print(f"status OK on success: {'on' if settings.mark_status_ok() else 'off'} ({_shown(ENV_STATUS_OK)})")
+        print(f"vocabularies: {','.join(v for v in VOCABULARIES if v in settings.selected_vocabularies())} "
+              f"({_shown(ENV_VOCABULARIES)})")
+        from ..instrumentors.mcp._protocol import ENV_PROPAGATE, propagating  # does not import mcp
 
-    print(f"mcp trace context in params._meta: {'on' if propagating(None) else 'off'} "
-          f"({ENV_PROPAGATE}={os.environ.get(ENV_PROPAGATE, '<unset>')})")
-    from ..instrumentors.a2a._protocol import ENV_PROPAGATE as A2A_ENV, propagating as a2a_propagating  # no a2a import
+        print(f"mcp trace context in params._meta: {'on' if propagating(None) else 'off'} ({_shown(ENV_PROPAGATE)})")
+        from ..instrumentors.a2a._protocol import ENV_PROPAGATE as A2A_ENV, propagating as a2a_propagating  # no a2a
 
-    print(f"a2a trace context in service parameters: {'on' if a2a_propagating(None) else 'off'} "
-          f"({A2A_ENV}={os.environ.get(A2A_ENV, '<unset>')})")
+        print(f"a2a trace context in service parameters: {'on' if a2a_propagating(None) else 'off'} "
+              f"({_shown(A2A_ENV)})")
     status = instrumentation_status()
     rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
     widths = [max([len(row[i]) for row in rows], default=0) for i in range(3)]
     for name, version, supported, state in rows:  # columns as wide as their longest value
         print(f"  {name:<{widths[0]}} installed {version:<{widths[1]}} supported {supported:<{widths[2]}} {state}")
+        if state.startswith("unsupported version"):
+            problems.append(f"{name}: {state}: it is not instrumented")
     from ..instrumentors.openai_agents._wiring import tracing_disabled_note  # does not import the SDK
 
     note = tracing_disabled_note()
@@ -54,7 +79,49 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     for line in exporter_lines():
         print(line)
-    return 0
+        if ": problem: " in line:
+            problems.append(line.strip().replace(": problem: ", ": ", 1))
+    if not problems:
+        print("no problems found")
+        return 0
+    print(f"problems: {len(problems)}")
+    for problem in problems:
+        print(f"  {problem}")
+    return 1
+
+
+def _sdk_state(problems: list[str]) -> str:
+    """Whether the OTel SDK records spans, read as the SDK reads ``OTEL_SDK_DISABLED`` (only ``true``, in any
+    case, disables it; the spec asks for a warning on other values, which the SDK does not give: we count it as
+    a problem)."""
+    value = os.environ.get(ENV_SDK_DISABLED, "").strip().lower()
+    if value == "true":
+        return "disabled: no spans are recorded, exported or folded into envelopes"
+    if value not in ("", "false"):
+        problems.append(f"{ENV_SDK_DISABLED}={os.environ[ENV_SDK_DISABLED]!r} is not valid; the SDK stays enabled "
+                        f"(true disables it, false or unset leaves it on)")
+    return "enabled"
+
+
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(record.getMessage().removeprefix("otel_agents: "))
+
+
+@contextmanager
+def _logged_warnings(into: list[str]) -> Iterator[None]:
+    """Append the WARNINGs the ``otel_agents`` logger gets meanwhile to ``into`` (as problems, not on stderr)."""
+    logger = logging.getLogger("otel_agents")
+    handler = _Collect(into)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 PROBE_TIMEOUT = 2.0  # seconds per endpoint
