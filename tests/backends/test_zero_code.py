@@ -122,6 +122,24 @@ def _probe(pretend: dict[str, str | None]) -> dict[str, Any]:
 ABSENT_BUT_LANGCHAIN = {fw.distribution: None for name, fw in FRAMEWORKS.items() if name != "langchain"}
 
 
+def test_zero_code_an_envelope_file_that_cannot_be_opened_leaves_the_other_exporters(tmp_path: Path) -> None:
+    """``OTEL_AGENTS_ECP_FILE`` naming a directory ended the distro's whole set-up: no console spans, no
+    instrumentation, "Failed to auto initialize OpenTelemetry" and the traceback twice. Now one error names the
+    variable and its value, and the console exporter prints the run's spans."""
+    if not list(entry_points(group="opentelemetry_configurator")):
+        missing("opentelemetry-instrument has no SDK configurator: pip install 'otel-agents[zero-code]'")
+    command = [str(INSTRUMENT), "--traces_exporter", "ecp,console", *NO_METRICS_NO_LOGS, sys.executable,
+               str(HERE / "runs.py"), "manual"]
+    done = subprocess.run(command, env={**_env(), "OTEL_AGENTS_ECP_FILE": str(tmp_path)}, cwd=HERE.parents[1],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    noise = [line for line in done.stderr.splitlines() if not line.startswith("manual: ")]  # runs.py's answer
+    assert noise == [f"otel_agents: OTEL_AGENTS_ECP_FILE={str(tmp_path)!r}: cannot append "
+                                        f"envelopes to it: Is a directory; the 'ecp' traces exporter writes nothing "
+                                        f"(the other exporters and the instrumentation run)"], done.stderr
+    assert {"AGENT", "TOOL"} <= {s["attributes"].get("openinference.span.kind") for s in _console_spans(done.stdout)}
+
+
 def test_zero_code_skips_absent_frameworks_quietly() -> None:
     """X-8: with one framework installed, the loader instruments it and says nothing about the others."""
     if runs.skip_reason("langchain"):

@@ -16,10 +16,11 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 from otel_agents._spans import Settings, Telemetry
 from otel_agents.exporters.ecp import ECPFileExporter, fold
+from otel_agents.exporters import zero_code
 from otel_agents.exporters.file import OTLPJsonFileExporter, read_otlp_json
 
 from .conftest import Recorder, check
@@ -230,10 +231,55 @@ def test_needs_an_sdk_tracer_provider(tmp_path):
 
 
 def test_entry_points_name_the_two_exporters():
-    """The distro finds exporters by entry-point name only (``--traces_exporter ecp,otlp_json_file``)."""
+    """The distro finds exporters by entry-point name only (``--traces_exporter ecp,otlp_json_file``), takes only
+    a ``SpanExporter`` subclass, and calls it with no arguments: ours give it the two file exporters."""
     found = {e.name: e.load() for e in entry_points(group="opentelemetry_traces_exporter")
              if e.name in ("ecp", "otlp_json_file")}
-    assert found == {"ecp": ECPFileExporter, "otlp_json_file": OTLPJsonFileExporter}
+    assert found == {"ecp": zero_code.ECPFile, "otlp_json_file": zero_code.OTLPJsonFile}
+
+
+def test_the_zero_code_exporters_are_the_file_exporters(tmp_path, monkeypatch):
+    rec = Recorder()
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: rec.provider)  # what the distro made global
+    monkeypatch.setenv("OTEL_AGENTS_ECP_FILE", str(tmp_path / "e.jsonl"))
+    monkeypatch.setenv("OTEL_AGENTS_TRACES_FILE", str(tmp_path / "t.jsonl"))
+    assert issubclass(zero_code.ECPFile, SpanExporter) and issubclass(zero_code.OTLPJsonFile, SpanExporter)
+    ecp, traces = zero_code.ECPFile(), zero_code.OTLPJsonFile()
+    assert (type(ecp), ecp.path) == (ECPFileExporter, str(tmp_path / "e.jsonl"))
+    assert (type(traces), traces.path) == (OTLPJsonFileExporter, str(tmp_path / "t.jsonl"))
+
+
+def test_a_zero_code_exporter_whose_file_cannot_be_opened_is_one_error_not_the_end_of_the_set_up(
+        tmp_path, monkeypatch, caplog):
+    """``OTEL_AGENTS_ECP_FILE=<a directory> opentelemetry-instrument --traces_exporter ecp,console ...``: the
+    exporter's OSError ended the distro's whole set-up (no console exporter, no instrumentation, the traceback
+    twice). Now the exporter that cannot open its file logs one ERROR naming the variable and its value and drops
+    its batches; the others are built."""
+    rec = Recorder()
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: rec.provider)
+    monkeypatch.setenv("OTEL_AGENTS_ECP_FILE", str(tmp_path))
+    monkeypatch.setenv("OTEL_AGENTS_TRACES_FILE", str(tmp_path))
+    with caplog.at_level("ERROR", logger="otel_agents"):
+        built = [zero_code.ECPFile(), zero_code.OTLPJsonFile()]
+    assert [type(e) for e in built] == [zero_code.Unwritable] * 2
+    assert [r.getMessage() for r in caplog.records] == [
+        f"otel_agents: {name}={str(tmp_path)!r}: cannot append {what} to it: Is a directory; the {entry!r} traces "
+        f"exporter writes nothing (the other exporters and the instrumentation run)"
+        for name, what, entry in (("OTEL_AGENTS_ECP_FILE", "envelopes", "ecp"),
+                                  ("OTEL_AGENTS_TRACES_FILE", "spans", "otlp_json_file"))]
+    assert all(e.export([]) == SpanExportResult.FAILURE for e in built)
+
+
+def test_a_traces_file_that_cannot_be_opened_is_named(tmp_path, monkeypatch) -> None:
+    # OTLPJsonFileExporter() with OTEL_AGENTS_TRACES_FILE=<a directory> was a bare "[Errno 21] Is a directory:
+    # '...'" (only the file preset named the variable), unlike ECPFileExporter's (below)
+    monkeypatch.setenv("OTEL_AGENTS_TRACES_FILE", str(tmp_path))
+    with pytest.raises(IsADirectoryError) as err:
+        OTLPJsonFileExporter()
+    assert str(err.value) == f"[Errno 21] OTEL_AGENTS_TRACES_FILE={str(tmp_path)!r}: cannot append spans to it: " \
+                             "Is a directory"
+    with pytest.raises(IsADirectoryError, match=r"^\[Errno 21\] path='.*': cannot append spans to it"):
+        OTLPJsonFileExporter(tmp_path)
 
 
 def test_the_exporter_and_otel_agents_fold_write_the_same_bytes(tmp_path):

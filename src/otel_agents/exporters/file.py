@@ -54,7 +54,7 @@ from opentelemetry.trace.status import Status, StatusCode
 
 from .._spans.encoding import dumps as strict_json
 from .._spans.encoding import utf8_safe
-from ._appender import JsonLinesAppender
+from ._appender import JsonLinesAppender, file_setting, naming
 
 logger = logging.getLogger("otel_agents")
 
@@ -218,7 +218,8 @@ class OTLPJsonFileExporter(SpanExporter):
             ``opentelemetry-instrument --traces_exporter otlp_json_file python app.py``.
 
     Raises:
-        OSError: the file cannot be opened for appending.
+        OSError: the file cannot be opened for appending (its message names the path and where it came from:
+            the argument or ``OTEL_AGENTS_TRACES_FILE``).
 
     Each :meth:`export` writes its line with one ``O_APPEND`` write and keeps
     nothing buffered, so a crash loses at most the batch being written, and
@@ -227,11 +228,11 @@ class OTLPJsonFileExporter(SpanExporter):
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
-        if path is None:
-            from .presets import DEFAULT_TRACES_FILE, ENV_TRACES_FILE
+        from .presets import DEFAULT_TRACES_FILE, ENV_TRACES_FILE
 
-            path = os.environ.get(ENV_TRACES_FILE) or DEFAULT_TRACES_FILE
-        self._out = JsonLinesAppender(path)
+        target, setting = file_setting(path, ENV_TRACES_FILE, DEFAULT_TRACES_FILE)
+        with naming(setting, "spans"):  # IsADirectoryError, PermissionError...: same type, saying which setting
+            self._out = JsonLinesAppender(target)
         self.path = self._out.path
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:

@@ -69,7 +69,7 @@ from urllib.parse import urlsplit
 
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 
-from ._appender import file_setting, naming
+from ._appender import file_setting
 
 ENV_TRACES_FILE = "OTEL_AGENTS_TRACES_FILE"
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
@@ -177,13 +177,12 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
     appending (a directory, no permission), its message naming the path and where it came from
     (the argument or ``OTEL_AGENTS_TRACES_FILE``).
     """
-    target, setting = file_setting(path, ENV_TRACES_FILE, DEFAULT_TRACES_FILE)
+    target, _ = file_setting(path, ENV_TRACES_FILE, DEFAULT_TRACES_FILE)
 
     def build() -> SpanExporter:
         from .file import OTLPJsonFileExporter
 
-        with naming(setting, "spans"):  # IsADirectoryError, PermissionError...: same type, saying which setting
-            return OTLPJsonFileExporter(target)
+        return OTLPJsonFileExporter(path)  # its OSError names the path and where it came from, as ``target``
 
     return ExporterPreset("file", build, details={"path": target})
 
