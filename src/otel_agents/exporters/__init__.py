@@ -3,7 +3,10 @@
 * :mod:`otel_agents.exporters.ecp` — :func:`~otel_agents.exporters.ecp.fold`
   and :class:`~otel_agents.exporters.ecp.ECPFoldingProcessor`: span trees →
   Evaluation Context Protocol result envelopes; :class:`~otel_agents.exporters.ecp.ECPFileExporter`
-  writes them as JSON lines from a span exporter (the ``ecp`` traces-exporter entry point).
+  writes them as JSON lines from a span exporter.
+* :mod:`otel_agents.exporters.zero_code` — the ``ecp`` and ``otlp_json_file`` traces-exporter entry points
+  (``opentelemetry-instrument --traces_exporter ecp,otlp_json_file``): those two exporters, built as the distro
+  builds exporters.
 * :mod:`otel_agents.exporters.file` — :class:`~otel_agents.exporters.file.OTLPJsonFileExporter`
   and :func:`~otel_agents.exporters.file.read_otlp_json`: spans ↔ OTLP/JSON lines
   (needs ``opentelemetry-exporter-otlp-proto-common``, in the ``otlp`` and
