@@ -152,8 +152,8 @@ def configure(
 
     Raises:
         ValueError: an unknown preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset
-            missing its settings (the langfuse keys), or an endpoint that is not an http(s) URL (the
-            message names the argument or variable).
+            missing its settings (the langfuse keys), an endpoint that is not an http(s) URL (the
+            message names the argument or variable), or a preset's ``timeout=`` that is not a positive number.
         ImportError: a network preset without the ``otlp`` extra installed.
         OSError: the ``file`` preset's file cannot be opened for appending (the message names the
             path and ``OTEL_AGENTS_TRACES_FILE`` when it came from there).

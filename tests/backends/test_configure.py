@@ -307,6 +307,17 @@ def test_an_endpoint_without_scheme_fails_at_configure(monkeypatch: pytest.Monke
         configure(exporters=[preset], frameworks=[], set_global=False)
 
 
+@pytest.mark.parametrize("timeout", ["abc", "2", 0, -1, float("nan"), float("inf"), True])
+@pytest.mark.parametrize("preset", ["otlp", "phoenix", "mlflow", "langfuse"])
+def test_a_timeout_that_is_not_a_positive_number_fails_at_configure(preset: str, timeout: object) -> None:
+    """``presets.phoenix(timeout="abc")`` was taken; every export then failed in the batch processor's thread (a
+    ``TypeError`` traceback in the application's log, the spans lost). Now ``configure()`` raises, naming it."""
+    keys = {"public_key": "pk-lf-1", "secret_key": SECRET} if preset == "langfuse" else {}
+    made = getattr(presets, preset)(timeout=timeout, **keys)
+    with pytest.raises(ValueError, match=rf"^the timeout= argument must be a positive number of seconds, got "):
+        configure(exporters=[made], frameworks=[], set_global=False)
+
+
 def test_an_endpoint_argument_without_scheme_names_the_argument() -> None:
     with pytest.raises(ValueError, match="the endpoint= argument must be an http"):
         presets.phoenix("127.0.0.1:6006")

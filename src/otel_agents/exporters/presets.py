@@ -52,7 +52,8 @@ Environment variables read here (an argument always wins over its variable):
 
 Every URL, from an argument or a variable, is checked when the preset is made (so at
 ``configure()``): one without an ``http://``/``https://`` scheme or a host (``127.0.0.1:6006``)
-raises :class:`ValueError` naming the argument or variable, instead of an export error later.
+raises :class:`ValueError` naming the argument or variable, instead of an export error later; so does a
+``timeout=`` that is not a positive number of seconds, when the preset is built (``configure()``).
 
 Secrets: a preset's ``repr`` (and :meth:`ExporterPreset.describe`) shows header names, never their
 values, and no key beyond its first characters; nothing here logs a header or a key.
@@ -61,6 +62,7 @@ values, and no key beyond its first characters; nothing here logs a header or a 
 from __future__ import annotations
 
 import base64
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -153,6 +155,11 @@ def _setting(argument: str | None, argument_name: str, variable: str, default: s
 
 
 def _otlp_http_exporter(**kwargs: Any) -> SpanExporter:
+    timeout = kwargs.get("timeout")
+    # the exporter takes any value and fails at each export (a TypeError in its worker thread, the spans lost)
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not 0 < timeout < math.inf):
+        raise ValueError(f"the timeout= argument must be a positive number of seconds, got {timeout!r}")
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
