@@ -123,6 +123,27 @@ assert [s.name for s in exporter.get_finished_spans()] == ["late"], exporter.get
     assert proc.returncode == 0, proc.stderr
 
 
+def test_a_provider_that_is_not_one_is_a_type_error_before_anything_changes() -> None:
+    """``instrument(tracer_provider=TracerProvider)`` (the class, no ``()``) or a string was an ``AttributeError``
+    from inside the OTel API, raised after the decorators' providers had been changed to it."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from otel_agents import manual
+
+    followed = manual._followed
+    for kwargs, name in (({"tracer_provider": TracerProvider}, "tracer_provider"),
+                         ({"tracer_provider": "x"}, "tracer_provider"),
+                         ({"meter_provider": MeterProvider}, "meter_provider")):
+        with pytest.raises(TypeError, match=rf"^{name} must be None or a provider instance"):
+            otel_agents.instrument(frameworks=[], **kwargs)
+        assert manual._followed is followed
+        explicit = manual._explicit
+        with pytest.raises(TypeError, match=rf"^{name} must be None or a provider instance"):
+            manual.set_providers(**kwargs)
+        assert manual._explicit is explicit  # the decorators still follow instrument()
+
+
 @pytest.mark.parametrize("bad", ["false", "true", 0, 1, "NO_CONTENT"])
 def test_capture_content_must_be_a_bool_or_none(bad, monkeypatch) -> None:
     # capture_content="false" is truthy: it was taken as "on" and content was recorded

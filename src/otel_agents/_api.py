@@ -13,6 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from ._spans.settings import check_capture_content
+from ._spans.telemetry import check_providers
 from .instrumentors._frameworks import FRAMEWORKS, Framework
 from .semconv.vocabularies import parse as vocabulary_selection
 
@@ -105,7 +106,8 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
     Raises:
         ValueError: a name in ``frameworks`` is not one we support, or ``vocabularies``
             names an unknown vocabulary or none (the message lists the valid ones).
-        TypeError: ``capture_content`` is not ``True``, ``False`` or ``None``.
+        TypeError: ``capture_content`` is not ``True``, ``False`` or ``None``, or ``tracer_provider``
+            (``meter_provider``) is not ``None`` nor a provider instance (a class, a string).
 
     A framework installed at an unsupported version is skipped with one WARNING
     naming both versions; :func:`instrumentation_status` says why any framework
@@ -123,6 +125,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
         raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")
     vocab = None if vocabularies is None else vocabulary_selection(vocabularies)  # refused before anything changes
     check_capture_content(capture_content)
+    check_providers(tracer_provider, meter_provider)
     # Decorated code (otel_agents.agent/tool/...) goes where the frameworks' spans go, so one run is one
     # trace in one provider; otel_agents.manual.set_providers() overrides this.
     from .manual import follow_providers

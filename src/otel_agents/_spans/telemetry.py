@@ -25,6 +25,20 @@ from .settings import Settings
 from .span import SemanticSpan, naming
 
 
+def check_providers(tracer_provider: Any, meter_provider: Any) -> None:
+    """Refuse what is not a provider before anything is instrumented with it.
+
+    Raises:
+        TypeError: ``tracer_provider`` (or ``meter_provider``) is neither ``None`` nor an object with
+            ``get_tracer()`` (``get_meter()``); a class (``TracerProvider`` without ``()``) is refused too. The
+            OTel API would raise an ``AttributeError`` from deep inside, after some settings changed.
+    """
+    for name, value, method in (("tracer_provider", tracer_provider, "get_tracer"),
+                                ("meter_provider", meter_provider, "get_meter")):
+        if value is not None and (isinstance(value, type) or not callable(getattr(value, method, None))):
+            raise TypeError(f"{name} must be None or a provider instance (with {method}()), not {value!r}")
+
+
 class Telemetry:
     """The span factory one instrumentor (or the decorators) uses.
 
@@ -35,11 +49,15 @@ class Telemetry:
         framework: recorded as ``otel_agents.framework`` on every span
             (``langchain``, ``llama_index``, ``crewai``, ``pydantic_ai``, ``manual``).
         scope: the instrumentation scope name.
+
+    Raises:
+        TypeError: a provider that is not one (:func:`check_providers`).
     """
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None, *,
                  settings: Settings | None = None, framework: str | None = None,
                  scope: str = "otel_agents"):
+        check_providers(tracer_provider, meter_provider)
         self.settings = settings or Settings()
         self.framework = framework
         self.tracer = trace.get_tracer(scope, __version__, tracer_provider)

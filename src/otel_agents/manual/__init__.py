@@ -147,15 +147,17 @@ def set_providers(tracer_provider: Any = None, *, meter_provider: Any = None,
     the last ``instrument()``/``configure()`` (so framework spans and decorated
     spans share one provider and one trace), else the global ones;
     ``set_providers()`` with no argument returns to that default.
+
+    Raises:
+        TypeError: a provider that is not one (a class, a string).
     """
     global _telemetry, _explicit
     with _telemetry_lock:
-        _explicit = tracer_provider is not None or meter_provider is not None or settings is not None
-        if _explicit:
-            _telemetry = Telemetry(tracer_provider, meter_provider, settings=settings, framework="manual",
-                                   scope="otel_agents.manual")
-        else:
-            _telemetry = _following()
+        explicit = tracer_provider is not None or meter_provider is not None or settings is not None
+        # built before anything is set: a provider that is not one (TypeError) changes nothing
+        _telemetry = Telemetry(tracer_provider, meter_provider, settings=settings, framework="manual",
+                               scope="otel_agents.manual") if explicit else _following()
+        _explicit = explicit
 
 
 def follow_providers(tracer_provider: Any = None, meter_provider: Any = None, *,
