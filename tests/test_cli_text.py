@@ -351,3 +351,26 @@ def test_doctor_counts_an_unsupported_framework_version_as_a_problem(monkeypatch
     out = capsys.readouterr().out
     assert out.splitlines()[-2:] == ["problems: 1", f"  crewai: unsupported version 0.0.1 (supported: "
                                                     f"{FRAMEWORKS['crewai'].supported}): it is not instrumented"], out
+
+
+def test_doctor_says_whether_opentelemetry_instrument_would_load_and_export(monkeypatch) -> None:
+    """Without a distro ``opentelemetry-instrument`` instruments, records into a no-op provider and exports
+    nothing, silently; run from a source tree (importable, not installed) it loads none of our instrumentors.
+    ``doctor`` said neither."""
+    from importlib import metadata
+
+    from otel_agents.cli import doctor
+
+    real = metadata.entry_points
+    assert doctor.zero_code_line().startswith(f"opentelemetry-instrument: {len(FRAMEWORKS)} otel-agents "
+                                              "instrumentors registered; SDK configurator ")
+    for group in ("opentelemetry_configurator", "opentelemetry_instrumentor"):
+        monkeypatch.setattr(metadata, "entry_points",
+                            lambda group=None, _gone=group, **kw: [] if group == _gone else real(group=group, **kw))
+        line = doctor.zero_code_line()
+        if group == "opentelemetry_configurator":
+            assert line.endswith("note: no SDK configurator (distro) is installed: it would export nothing "
+                                 "(pip install 'otel-agents[zero-code]')"), line
+        else:
+            assert line.startswith("opentelemetry-instrument: 0 otel-agents instrumentors registered (otel-agents is "
+                                   "importable but not installed here"), line

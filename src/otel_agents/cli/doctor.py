@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  claude_agent_sdk: {cli_telemetry_note()}")
     for line in peer_warnings():
         print(line)
+    print(zero_code_line())
     for line in exporter_lines():
         print(line)
         if ": problem: " in line:
@@ -122,6 +123,24 @@ def _logged_warnings(into: list[str]) -> Iterator[None]:
         yield
     finally:
         logger.removeHandler(handler)
+
+
+def zero_code_line() -> str:
+    """What ``opentelemetry-instrument`` would do in this environment: load our instrumentors (registered as entry
+    points only when otel-agents is installed, not merely importable from a source tree) and export through an SDK
+    configurator (a distro); without one it records into a no-op provider and exports nothing, silently."""
+    from importlib.metadata import entry_points
+
+    ours = [e for e in entry_points(group="opentelemetry_instrumentor") if e.value.startswith("otel_agents.")]
+    configurators = sorted({f"{e.name} ({e.dist.name if e.dist else '?'})"
+                            for e in entry_points(group="opentelemetry_configurator")})
+    line = f"opentelemetry-instrument: {len(ours)} otel-agents instrumentors registered"
+    if not ours:
+        line += " (otel-agents is importable but not installed here: pip install otel-agents, or -e . in a checkout)"
+    if configurators:
+        return f"{line}; SDK configurator {', '.join(configurators)}"
+    return (f"{line}; note: no SDK configurator (distro) is installed: it would export nothing "
+            f"(pip install 'otel-agents[zero-code]')")
 
 
 PROBE_TIMEOUT = 2.0  # seconds per endpoint
