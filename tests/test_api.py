@@ -123,6 +123,20 @@ assert [s.name for s in exporter.get_finished_spans()] == ["late"], exporter.get
     assert proc.returncode == 0, proc.stderr
 
 
+def test_disabled_instrumentations_wildcard_disables_every_framework(monkeypatch) -> None:
+    """``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=*`` makes ``opentelemetry-instrument`` load no instrumentation;
+    ``instrument()`` read it as a framework named ``*`` and instrumented every installed one."""
+    monkeypatch.setattr(_api, "_status", {})
+    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", " * ")
+    installed = [name for name, st in otel_agents.instrumentation_status().items()
+                 if st.installed_version and not st.reason.startswith("unsupported")]
+    assert installed and all(otel_agents.instrumentation_status()[name].reason ==
+                             "disabled by OTEL_PYTHON_DISABLED_INSTRUMENTATIONS" for name in installed)
+    assert otel_agents.instrument() == []
+    assert otel_agents.instrument(frameworks=["openai"]) == ["openai"]  # named in the call: instrumented
+    otel_agents.uninstrument()
+
+
 def test_a_provider_that_is_not_one_is_a_type_error_before_anything_changes() -> None:
     """``instrument(tracer_provider=TracerProvider)`` (the class, no ``()``) or a string was an ``AttributeError``
     from inside the OTel API, raised after the decorators' providers had been changed to it."""

@@ -66,8 +66,9 @@ def _unsupported(fw: Framework, version: str) -> str:
 
 def _disabled() -> set[str]:
     """The names ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` lists (comma-separated, as ``opentelemetry-instrument``
-    reads it)."""
-    return {n.strip() for n in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")}
+    reads it); ``*`` among them disables every framework, as it disables every instrumentation there."""
+    names = {n.strip() for n in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")}
+    return set(FRAMEWORKS) if "*" in names else names
 
 
 def instrumentor_for(name: str) -> Any:
@@ -86,7 +87,8 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
         frameworks: names among ``langchain``, ``llama_index``, ``crewai``, ``pydantic_ai``, ``anthropic``,
             ``openai``, ``mcp``, ``a2a``… (:data:`otel_agents.instrumentors.FRAMEWORKS`; an iterable or a
             comma-separated string); ``None`` = all that are installed, except those named in
-            ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` (comma-separated, as ``opentelemetry-instrument`` reads it).
+            ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` (comma-separated, as ``opentelemetry-instrument`` reads it;
+            ``*`` = all of them).
         capture_content: overrides ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``.
         meter_provider: where the GenAI metrics go (default: the global provider).
         vocabularies: the attribute vocabularies spans are written in, any of ``gen_ai``,
