@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -61,21 +62,35 @@ def test_unsupported_version_is_refused(monkeypatch: pytest.MonkeyPatch, caplog:
     assert [r.getMessage() for r in caplog.records if "anthropic 1.99.0" in r.getMessage()]
 
 
-def test_doctor_rows_and_peer_notes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    """doctor has a row per client, and a note for a peer instrumentation of the same client."""
-    real = metadata.version
+def _installed(site: Path, dist: str, version: str, entry_points: str = "") -> None:
+    """A distribution ``dist`` ``version`` in the directory ``site`` (on ``sys.path``): metadata only."""
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    if entry_points:
+        (info / "entry_points.txt").write_text(entry_points)
 
-    def version(dist: str) -> str:
-        if dist == "openinference-instrumentation-openai":
-            return "0.1.30"
-        if dist in doctor.PEER_CLIENT_INSTRUMENTATIONS:
-            raise metadata.PackageNotFoundError(dist)
-        return real(dist)
 
-    monkeypatch.setattr(metadata, "version", version)
+def test_doctor_rows_and_peer_notes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                    tmp_path: Path) -> None:
+    """doctor has a row per client, and a note for a peer instrumentation of what we instrument. One registered
+    under our entry-point name (OpenInference's ``openai``, OTel's GenAI ``langchain``) is found from its entry
+    point, whatever its package is called, and ``opentelemetry-instrument`` loads it beside ours: the variable
+    the note suggested turns off both there. (Only a hand-kept list of client peers was noted.)"""
+    _installed(tmp_path, "openinference-instrumentation-openai", "0.1.30",
+               "[opentelemetry_instrumentor]\nopenai = openinference.instrumentation.openai:OpenAIInstrumentor\n")
+    _installed(tmp_path, "opentelemetry-instrumentation-genai-langchain", "1.3b0",
+               "[opentelemetry_instrumentor]\nlangchain = opentelemetry.instrumentation.genai.langchain:X\n")
+    _installed(tmp_path, "traceloop-sdk", "0.40.0")  # instruments without an entry point
+    monkeypatch.syspath_prepend(str(tmp_path))
     doctor.run(None)  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert "  anthropic " in out and "  openai " in out
-    notes = [line for line in out.splitlines() if "note:" in line]
-    assert len(notes) == 1 and "openinference-instrumentation-openai 0.1.30" in notes[0]
-    assert "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=openai" in notes[0]
+    notes = {line.split()[1]: line for line in out.splitlines() if line.startswith("  note: ")}
+    for dist, names in (("openinference-instrumentation-openai", "openai"),
+                        ("opentelemetry-instrumentation-genai-langchain", "langchain")):
+        assert f"{dist} " in notes[dist] and f" also traces {names}: " in notes[dist], notes
+        assert f"opentelemetry-instrument loads both, and OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={names} turns off " \
+               "both there" in notes[dist], notes[dist]
+    assert "also traces anthropic,openai: " in notes["traceloop-sdk"], notes
+    assert "turn ours off with OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=anthropic,openai" in notes["traceloop-sdk"]

@@ -218,28 +218,40 @@ def _file_problem(path: str) -> str | None:
     return None
 
 
-# Other packages that instrument the same provider clients: with two on, every request is traced twice.
-PEER_CLIENT_INSTRUMENTATIONS = {
-    "openinference-instrumentation-openai": "openai",
-    "openinference-instrumentation-anthropic": "anthropic",
-    "opentelemetry-instrumentation-openai-v2": "openai",
-    "opentelemetry-instrumentation-openai": "openai",  # OpenLLMetry
-    "opentelemetry-instrumentation-anthropic": "anthropic",  # OpenLLMetry
-    "traceloop-sdk": "openai, anthropic",  # OpenLLMetry's SDK instruments both
+# Packages that trace what we trace without an `opentelemetry_instrumentor` entry point named as ours (those with
+# one are found from the entry points): with two on, every call is traced twice.
+PEER_INSTRUMENTATIONS = {
+    "traceloop-sdk": "openai,anthropic",  # OpenLLMetry's SDK instruments both in Traceloop.init()
+    "opentelemetry-instrumentation-llamaindex": "llama_index",  # OpenLLMetry's, registered as 'llama-index'
 }
 
 
 def peer_warnings() -> list[str]:
-    """One line per installed peer instrumentation of the ``openai``/``anthropic`` clients."""
+    """One note per installed peer instrumentation of a framework or client we instrument.
+
+    A peer registered under one of our entry-point names (OpenInference's, OTel's GenAI instrumentations,
+    OpenLLMetry's: ``langchain``, ``openai`` …) is loaded beside ours by ``opentelemetry-instrument``, and
+    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` turns both off there; the others are :data:`PEER_INSTRUMENTATIONS`."""
     from importlib import metadata
 
-    lines = []
-    for dist, clients in PEER_CLIENT_INSTRUMENTATIONS.items():
+    from ..instrumentors._frameworks import FRAMEWORKS
+
+    peers: dict[str, tuple[str, list[str], bool]] = {}  # distribution -> (version, our names, same entry-point name)
+    for ep in metadata.entry_points(group="opentelemetry_instrumentor"):
+        if ep.name in FRAMEWORKS and ep.dist is not None and not ep.value.startswith("otel_agents."):
+            peers.setdefault(ep.dist.name, (ep.dist.version, [], True))[1].append(ep.name)
+    for dist, names in PEER_INSTRUMENTATIONS.items():
         try:
-            version = metadata.version(dist)
+            peers.setdefault(dist, (metadata.version(dist), names.split(","), False))
         except metadata.PackageNotFoundError:
             continue
-        lines.append(f"  note: {dist} {version} is installed and also traces the {clients} client: keep one "
-                     f"instrumentation per client on, or each request gets two model spans (turn ours off with "
-                     f"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={clients.replace(' ', '')}, or do not instrument {dist})")
+    lines = []
+    for dist, (version, names, same_name) in sorted(peers.items()):
+        listed = ",".join(sorted(names))
+        how = (f"opentelemetry-instrument loads both, and OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={listed} turns off "
+               f"both there: uninstall one; otel_agents.instrument() leaves ours out with frameworks= or that "
+               f"variable" if same_name else
+               f"turn ours off with OTEL_PYTHON_DISABLED_INSTRUMENTATIONS={listed}, or do not instrument {dist}")
+        lines.append(f"  note: {dist} {version} also traces {listed}: keep one instrumentation of each on, or every "
+                     f"call is traced twice ({how})")
     return lines
