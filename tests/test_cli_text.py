@@ -374,3 +374,22 @@ def test_doctor_says_whether_opentelemetry_instrument_would_load_and_export(monk
         else:
             assert line.startswith("opentelemetry-instrument: 0 otel-agents instrumentors registered (otel-agents is "
                                    "importable but not installed here"), line
+
+
+@pytest.mark.parametrize("path", ["/proc/otel-agents-doctor/t.jsonl", "/proc/t.jsonl"])
+def test_doctor_tries_the_trace_file_as_configure_would(path: str, tmp_path: Path) -> None:
+    """``doctor`` judged the trace file by ``os.access``, which says yes to root everywhere: as root (a container)
+    it reported no problem for a file under ``/proc``, where ``configure()`` then raised. Now it tries (and leaves
+    nothing behind); ``configure()`` fails on the same path."""
+    out = _doctor(_clean_env(OTEL_AGENTS_TRACES_FILE=path), code=1, cwd=tmp_path)
+    assert f"  file(path={path!r}): problem: cannot append to {path}: " in out, out
+    proc = subprocess.run([sys.executable, "-c", "import otel_agents; otel_agents.configure(frameworks=[])"],
+                          capture_output=True, text=True, env=_clean_env(OTEL_AGENTS_TRACES_FILE=path), cwd=tmp_path)
+    assert proc.returncode == 1 and f"OTEL_AGENTS_TRACES_FILE={path!r}: cannot append spans to it" in proc.stderr
+
+
+def test_doctor_leaves_no_probe_behind(tmp_path: Path) -> None:
+    for name in ("t.jsonl", "new/dir/t.jsonl"):
+        out = _doctor(_clean_env(OTEL_AGENTS_TRACES_FILE=str(tmp_path / name)), code=0, cwd=tmp_path)
+        assert out.splitlines()[-1] == "no problems found", out
+        assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())

@@ -204,17 +204,30 @@ def _endpoint_problem(url: str) -> str | None:
 
 
 def _file_problem(path: str) -> str | None:
-    """Why the trace file could not be opened for appending (checked without creating it), or ``None``."""
+    """Why the trace file could not be opened for appending, or ``None``: tried as ``configure()`` would, leaving
+    nothing behind (an existing file opened for appending and closed; otherwise a temporary file or directory made
+    and removed where the file or its first missing directory would be). ``os.access`` was not enough: it says yes
+    to root everywhere, ``/proc`` included."""
+    import tempfile
+
     target = os.path.abspath(path)
     if os.path.isdir(target):
         return f"{path} is a directory"
-    if os.path.exists(target):
-        return None if os.access(target, os.W_OK) else f"{path} is not writable"
-    parent = os.path.dirname(target)
-    while not os.path.exists(parent):  # configure() creates the missing directories
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-        return f"cannot create {path}: {parent} is not a writable directory"
+    try:
+        if os.path.exists(target):
+            os.close(os.open(target, os.O_WRONLY | os.O_APPEND))
+            return None
+        parent = os.path.dirname(target)
+        while not os.path.exists(parent):  # configure() creates the missing directories
+            parent = os.path.dirname(parent)
+        if parent == os.path.dirname(target):
+            fd, probe = tempfile.mkstemp(dir=parent, prefix=".otel-agents-doctor-")
+            os.close(fd)
+            os.unlink(probe)
+        else:
+            os.rmdir(tempfile.mkdtemp(dir=parent, prefix=".otel-agents-doctor-"))
+    except OSError as exc:
+        return f"cannot append to {path}: {exc.strerror or exc}"
     return None
 
 
