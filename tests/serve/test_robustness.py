@@ -183,6 +183,22 @@ def test_non_loopback_bind_needs_allow_remote() -> None:
     assert proc.returncode == 2 and "--allow-remote" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("value", ["true", " TRUE "])
+def test_the_sdk_switched_off_is_refused(value: str) -> None:
+    """``OTEL_SDK_DISABLED=true`` left every step answered ``done`` with no tool call and no evaluation context
+    (the envelope is folded from spans the disabled SDK never recorded): a grader failed the agent for it. Now
+    ``ecp serve`` refuses to start (exit 2), naming the variable."""
+    import os
+
+    step = rpc("agent/initialize") + "\n" + rpc("agent/step", {"input": "x"}, 2) + "\n"
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo"], input=step, capture_output=True, text=True, timeout=60,
+                          cwd=ROOT, env={**os.environ, "OTEL_SDK_DISABLED": value})
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr == f"otel-agents ecp serve: OTEL_SDK_DISABLED={value!r} turns the OpenTelemetry SDK off, and " \
+                          "each step's envelope is folded from its spans: unset it for this process (--replay needs " \
+                          "no spans)\n", proc.stderr
+
+
 def test_allow_remote_with_a_token(tmp_path: Path) -> None:
     import os
 

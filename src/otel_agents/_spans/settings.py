@@ -179,6 +179,15 @@ def _number_from_env(name: str, default: float, minimum: float) -> float:
     return max(minimum, value)
 
 
+ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
+
+
+def sdk_disabled() -> bool:
+    """Whether ``OTEL_SDK_DISABLED`` turns the OTel SDK off (its tracers record nothing), read as the SDK reads
+    it: ``true`` in any case, surrounding spaces ignored; every other value leaves it on."""
+    return os.environ.get(ENV_SDK_DISABLED, "").strip().lower() == "true"
+
+
 def check_capture_content(value: object) -> bool | None:
     """``value`` when it is ``True``, ``False`` or ``None`` (follow the environment).
 

@@ -14,11 +14,9 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from .._spans.settings import (ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_MAX_MEDIA_BYTES, ENV_STATUS_OK,
-                               ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings)
+from .._spans.settings import (ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_MAX_MEDIA_BYTES, ENV_SDK_DISABLED,
+                               ENV_STATUS_OK, ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings, sdk_disabled)
 from ..semconv.vocabularies import VOCABULARIES
-
-ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,13 +90,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sdk_state(problems: list[str]) -> str:
-    """Whether the OTel SDK records spans, read as the SDK reads ``OTEL_SDK_DISABLED`` (only ``true``, in any
-    case, disables it; the spec asks for a warning on other values, which the SDK does not give: we count it as
-    a problem)."""
-    value = os.environ.get(ENV_SDK_DISABLED, "").strip().lower()
-    if value == "true":
+    """Whether the OTel SDK records spans (:func:`sdk_disabled`); a value other than ``true``/``false`` leaves it
+    on, which the spec asks to warn about and the SDK does not: we count it as a problem."""
+    if sdk_disabled():
         return "disabled: no spans are recorded, exported or folded into envelopes"
-    if value not in ("", "false"):
+    if os.environ.get(ENV_SDK_DISABLED, "").strip().lower() not in ("", "false"):
         problems.append(f"{ENV_SDK_DISABLED}={os.environ[ENV_SDK_DISABLED]!r} is not valid; the SDK stays enabled "
                         f"(true disables it, false or unset leaves it on)")
     return "enabled"

@@ -154,19 +154,23 @@ def _provider(args: argparse.Namespace | None, provider=None):
 
 
 def _refusal(args: argparse.Namespace) -> str | None:
-    """Why these HTTP options are refused, or ``None``."""
+    """Why these options (or this environment) are refused, or ``None``."""
+    from .._spans.settings import ENV_SDK_DISABLED, sdk_disabled
     from ..serve.http import is_loopback
 
     if args.http and not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
+    if args.replay is None and sdk_disabled():  # every step would be answered with no tool call, no context
+        return (f"{ENV_SDK_DISABLED}={os.environ[ENV_SDK_DISABLED]!r} turns the OpenTelemetry SDK off, and each "
+                "step's envelope is folded from its spans: unset it for this process (--replay needs no spans)")
     return None
 
 
 def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp serve``: serve until the input ends or a stop signal (SIGTERM, SIGINT: spans flushed,
-    instrumentation removed); the exit status — 0 stopped, 2 refused options, a bad TARGET/--replay or a port
-    not bound (the reason on standard error)."""
+    instrumentation removed); the exit status — 0 stopped, 2 refused options, ``OTEL_SDK_DISABLED=true`` (no
+    spans to fold), a bad TARGET/--replay or a port not bound (the reason on standard error)."""
     # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit 0 through `finally`,
     # so spans are flushed and instrumentation removed. Once the server loop runs, it owns the signals.
     from ..serve import fork
