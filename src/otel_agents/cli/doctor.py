@@ -21,7 +21,10 @@ from ..semconv.vocabularies import VOCABULARIES
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``otel-agents doctor`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
-    p = sub.add_parser("doctor", help="report installed frameworks, versions and settings (exit 1 on a problem)")
+    from . import plain
+
+    p = sub.add_parser("doctor", help="report installed frameworks, versions and settings (exit 1 on a problem)",
+                       description=plain(__doc__))
     p.set_defaults(func=run)
 
 
