@@ -174,9 +174,10 @@ def configure(
         attributes[SERVICE_NAME] = service_name
     attributes.update(resource_attributes or {})
     existing = trace.get_tracer_provider()
-    # Join a global SDK provider someone else made; one an earlier configure() made is replaced instead.
+    # Join a global SDK provider someone else made (again, when an earlier configure() joined it too); one an
+    # earlier configure() made is replaced instead.
     joined = set_global and isinstance(existing, TracerProvider) and \
-        not (_latest is not None and _latest.tracer_provider is existing)
+        not (_latest is not None and _latest.owns_provider and _latest.tracer_provider is existing)
     if joined:  # an SDK provider is already global (e.g. `otel-agents ecp serve`'s): export its spans too
         provider = existing
         if attributes:

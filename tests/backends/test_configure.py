@@ -270,6 +270,34 @@ def test_configure_joins_a_global_provider_made_elsewhere() -> None:
     assert '"name": "invoke_agent joined"' in done.stdout  # the console preset saw the same run
 
 
+def test_configure_again_joins_the_provider_made_elsewhere_again() -> None:
+    """A second configure() (a notebook cell run again) beside the application's own provider (Langfuse's, say)
+    made a provider of its own, with the warning meant for a provider an earlier configure() made: our spans left
+    the application's backend. Now it joins that provider again."""
+    done = _run_python("""
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import otel_agents
+        app_exporter = InMemorySpanExporter()
+        app = TracerProvider()
+        app.add_span_processor(SimpleSpanProcessor(app_exporter))
+        trace.set_tracer_provider(app)
+        otel_agents.configure(exporters=[], frameworks=[])
+        again = otel_agents.configure(exporters=[], frameworks=[])
+        assert again.tracer_provider is app and again.is_global and not again.owns_provider
+
+        @otel_agents.agent(name="again")
+        def run():
+            return "ok"
+
+        run()
+        assert [s.name for s in app_exporter.get_finished_spans()] == ["invoke_agent again"]
+    """)
+    assert "a global tracer provider is already set" not in done.stderr, done.stderr
+
+
 def test_mlflow_preset_sends_the_experiment_header(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_ID", "MLFLOW_TRACKING_TOKEN"):
         monkeypatch.delenv(name, raising=False)
