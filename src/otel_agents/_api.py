@@ -77,6 +77,26 @@ def instrumentor_for(name: str) -> Any:
     return getattr(importlib.import_module(fw.module), fw.cls)()
 
 
+def requested_frameworks(frameworks: str | Iterable[str] | None) -> list[str]:
+    """The framework names ``frameworks`` asks for (see :func:`instrument`): ``None`` = all we support but those
+    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` names.
+
+    Raises:
+        ValueError: a name that is not one we support (the message lists the valid ones).
+    """
+    if frameworks is None:  # all installed, minus those the standard OTel variable disables
+        disabled = _disabled()
+        names = [n for n in FRAMEWORKS if n not in disabled]
+    elif isinstance(frameworks, str):  # "langchain,crewai", as the variables write them (not letter by letter)
+        names = [n.strip() for n in frameworks.split(",") if n.strip()]
+    else:
+        names = list(frameworks)
+    unknown = [n for n in names if n not in FRAMEWORKS]
+    if unknown:
+        raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")
+    return names
+
+
 def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] | None = None,
                capture_content: bool | None = None, meter_provider: Any = None,
                vocabularies: str | Iterable[str] | None = None) -> list[str]:
@@ -115,16 +135,7 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
     naming both versions; :func:`instrumentation_status` says why any framework
     is not instrumented.
     """
-    if frameworks is None:  # all installed, minus those the standard OTel variable disables
-        disabled = _disabled()
-        names = [n for n in FRAMEWORKS if n not in disabled]
-    elif isinstance(frameworks, str):  # "langchain,crewai", as the variables write them (not letter by letter)
-        names = [n.strip() for n in frameworks.split(",") if n.strip()]
-    else:
-        names = list(frameworks)
-    unknown = [n for n in names if n not in FRAMEWORKS]
-    if unknown:
-        raise ValueError(f"unknown framework(s) {unknown}; valid: {sorted(FRAMEWORKS)}")
+    names = requested_frameworks(frameworks)
     vocab = None if vocabularies is None else vocabulary_selection(vocabularies)  # refused before anything changes
     check_capture_content(capture_content)
     check_providers(tracer_provider, meter_provider)

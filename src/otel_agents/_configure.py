@@ -51,7 +51,7 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
-from ._api import instrument, uninstrument
+from ._api import instrument, requested_frameworks, uninstrument
 from ._spans.settings import check_capture_content
 from .exporters.presets import PRESETS, ExporterPreset, resolve
 from .semconv.vocabularies import parse as vocabulary_selection
@@ -151,7 +151,7 @@ def configure(
         instrumented frameworks), safe to print.
 
     Raises:
-        ValueError: an unknown preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset
+        ValueError: an unknown framework or preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset
             missing its settings (the langfuse keys), an endpoint that is not an http(s) URL (the
             message names the argument or variable), or a preset's ``timeout=`` that is not a positive number.
         ImportError: a network preset without the ``otlp`` extra installed.
@@ -161,6 +161,7 @@ def configure(
             ``capture_content`` that is not ``True``, ``False`` or ``None``.
     """
     global _latest
+    frameworks = requested_frameworks(frameworks)  # ValueError before anything starts (the global provider is final)
     if vocabularies is not None:
         vocabularies = vocabulary_selection(vocabularies)  # ValueError before anything starts
     check_capture_content(capture_content)  # TypeError before anything starts ("false" is truthy)

@@ -241,6 +241,26 @@ def test_global_provider_is_set_once_and_never_replaced() -> None:
     assert "not-global" not in done.stdout  # it went to the second provider, which exports nowhere
 
 
+def test_an_unknown_framework_fails_before_anything_starts() -> None:
+    """``configure(frameworks="langchian")`` raised only after it had made its provider global (for good: OTel sets
+    it once), added the exporters and undone the instrumentation already in place."""
+    _run_python("""
+        from opentelemetry import trace
+        import otel_agents
+        assert otel_agents.instrument(frameworks="openai") == ["openai"]
+        for bad in ("langchian", ["openai", "crew_ai"]):
+            try:
+                otel_agents.configure(exporters=["console"], frameworks=bad)
+            except ValueError as exc:
+                assert str(exc).startswith("unknown framework(s) ['"), exc
+            else:
+                raise AssertionError("no ValueError")
+        assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        assert otel_agents.instrumentation_status()["openai"].instrumented
+        assert otel_agents.configure(exporters=[], frameworks=(n for n in ["openai"])).instrumented == ("openai",)
+    """)
+
+
 def test_configure_joins_a_global_provider_made_elsewhere() -> None:
     """An application (or `otel-agents ecp serve`) already set an SDK provider: configure() adds its
     exporters to it, so one run reaches both the application's processors and the presets."""
