@@ -1,7 +1,8 @@
 """``ECPFileExporter``: a span exporter that writes one ECP envelope per finished run as JSON lines.
 
-It is the ``ecp`` entry point of the ``opentelemetry_traces_exporter`` group, so the
-OpenTelemetry distro can name it with no change to the application::
+It is what the ``ecp`` entry point of the ``opentelemetry_traces_exporter`` group builds
+(:mod:`otel_agents.exporters.zero_code`), so the OpenTelemetry distro can name it with no change to the
+application::
 
     opentelemetry-instrument --traces_exporter ecp,otlp_json_file \\
         --metrics_exporter none --logs_exporter none python app.py
