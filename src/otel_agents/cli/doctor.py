@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"OpenTelemetry SDK: {_sdk_state(problems)} ({_shown(ENV_SDK_DISABLED)})")
         settings = Settings()
         print(f"content capture: {'on' if settings.content_enabled() else 'off'} ({_shown(ENV_CAPTURE_CONTENT)})")
-        print(f"content budget: {settings.content_budget()} characters per attribute ({_shown(ENV_MAX_CONTENT_LENGTH)})")
+        print(f"content budget: {settings.content_budget()} characters per attribute "
+              f"({_shown(ENV_MAX_CONTENT_LENGTH)})")
         print(f"inline media budget: {settings.media_budget()} bytes per part ({_shown(ENV_MAX_MEDIA_BYTES)})")
         print(f"stream idle timeout: {settings.idle_timeout():g} s ({_shown(ENV_STREAM_IDLE_TIMEOUT)})")
         print(f"status OK on success: {'on' if settings.mark_status_ok() else 'off'} ({_shown(ENV_STATUS_OK)})")
