@@ -4,6 +4,7 @@ flushing on exit, the global provider, ECP folding, and that no secret is ever p
 from __future__ import annotations
 
 import json
+import re
 import logging
 import subprocess
 import sys
@@ -364,6 +365,29 @@ def test_a_timeout_that_is_not_a_positive_number_fails_at_configure(preset: str,
     made = getattr(presets, preset)(timeout=timeout, **keys)
     with pytest.raises(ValueError, match=rf"^the timeout= argument must be a positive number of seconds, got "):
         configure(exporters=[made], frameworks=[], set_global=False)
+
+
+@pytest.mark.parametrize(("variables", "named"), [
+    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL='grpc'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='http/json'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
+     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='grpc'"),
+])
+def test_the_otlp_preset_refuses_a_protocol_it_does_not_speak(monkeypatch: pytest.MonkeyPatch,
+                                                              variables: dict[str, str], named: str) -> None:
+    """With ``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` (a gRPC collector on 4317, a common set-up) the ``otlp`` preset
+    still sent OTLP/HTTP there: every export failed, and nothing said why. The traces variable wins, as in the
+    SDK."""
+    for name in ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_ENDPOINT",
+                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=rf"^{re.escape(named)}: the otlp preset sends OTLP over HTTP"):
+        configure(exporters=["otlp"], frameworks=[], set_global=False)
+    assert presets.otlp("http://127.0.0.1:4318/v1/traces").name == "otlp"  # an endpoint of its own: HTTP, as asked
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", " http/protobuf ")
+    assert presets.otlp().name == "otlp"
 
 
 def test_an_endpoint_argument_without_scheme_names_the_argument() -> None:

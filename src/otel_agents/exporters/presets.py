@@ -6,7 +6,7 @@
   backend (``otel-agents export``) or fold into ECP envelopes (``otel-agents fold``). Needs the OTLP encoder package (extras
   ``otlp`` or ``ecp``).
 * ``otlp`` — any OTLP/HTTP receiver; endpoint, headers, timeout and compression from the standard
-  ``OTEL_EXPORTER_OTLP_*`` variables; batch processor.
+  ``OTEL_EXPORTER_OTLP_*`` variables (a protocol other than ``http/protobuf`` there is refused); batch processor.
 * ``phoenix`` — Arize Phoenix's OTLP/HTTP collector, with its project; batch processor.
 * ``langfuse`` — Langfuse's OTLP/HTTP endpoint with Basic auth; batch processor.
 * ``mlflow`` — an MLflow tracking server's OTLP/HTTP endpoint, with its experiment; batch processor.
@@ -85,6 +85,8 @@ ENV_MLFLOW_EXPERIMENT_ID = "MLFLOW_EXPERIMENT_ID"
 ENV_MLFLOW_TRACKING_TOKEN = "MLFLOW_TRACKING_TOKEN"
 ENV_OTLP_TRACES_ENDPOINT = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 ENV_OTLP_ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
+ENV_OTLP_TRACES_PROTOCOL = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+ENV_OTLP_PROTOCOL = "OTEL_EXPORTER_OTLP_PROTOCOL"
 
 DEFAULT_TRACES_FILE = "otel-agents-traces.jsonl"
 PHOENIX_DEFAULT_BASE = "http://127.0.0.1:6006"
@@ -202,6 +204,8 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         endpoint: the full traces URL (``http://host:4318/v1/traces``); ``None`` = the exporter's
             own resolution: ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, else
             ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else ``http://localhost:4318/v1/traces``.
+            Then ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` (else ``OTEL_EXPORTER_OTLP_PROTOCOL``) must be unset or
+            ``http/protobuf``: another value (``grpc``) is a ``ValueError`` naming it.
         headers: extra request headers, added to ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS``.
         timeout: seconds per export request (default ``OTEL_EXPORTER_OTLP_TIMEOUT`` or 10).
     """
@@ -211,6 +215,14 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         for variable in (ENV_OTLP_TRACES_ENDPOINT, ENV_OTLP_ENDPOINT):
             if os.environ.get(variable):
                 check_url(os.environ[variable], variable)
+                break
+        for variable in (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL):  # the traces one wins, as in the SDK
+            protocol = os.environ.get(variable, "").strip()
+            if protocol:
+                if protocol != "http/protobuf":  # grpc: HTTP requests to a gRPC port, every export failing
+                    raise ValueError(f"{variable}={protocol!r}: the otlp preset sends OTLP over HTTP (http/protobuf) "
+                                     f"only; set it to http/protobuf (an HTTP endpoint, port 4318), or pass a gRPC "
+                                     f"OTLPSpanExporter in exporters=")
                 break
     hdrs = dict(headers or {})
     return ExporterPreset(
