@@ -383,7 +383,8 @@ def test_the_otlp_preset_refuses_a_protocol_it_does_not_speak(monkeypatch: pytes
         monkeypatch.delenv(name, raising=False)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    with pytest.raises(ValueError, match=rf"^{re.escape(named)}: the otlp preset sends OTLP over HTTP"):
+    only = rf"^{re.escape(named)}: otel-agents sends OTLP over HTTP \(http/protobuf\) only"
+    with pytest.raises(ValueError, match=only):
         configure(exporters=["otlp"], frameworks=[], set_global=False)
     assert presets.otlp("http://127.0.0.1:4318/v1/traces").name == "otlp"  # an endpoint of its own: HTTP, as asked
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", " http/protobuf ")

@@ -199,6 +199,25 @@ def test_the_sdk_switched_off_is_refused(value: str) -> None:
                           "no spans)\n", proc.stderr
 
 
+@pytest.mark.parametrize(("variables", "said"), [
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:4318"},
+     "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL"),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+     "OTEL_EXPORTER_OTLP_PROTOCOL='grpc': otel-agents sends OTLP over HTTP (http/protobuf) only"),
+])
+def test_an_otlp_destination_it_cannot_send_to_is_refused(variables: dict[str, str], said: str) -> None:
+    """The standard OTLP variables were handed to the OTLP/HTTP exporter unchecked: a URL without a scheme or a
+    gRPC protocol served every step and lost every span at export ("No connection adapters were found" at exit).
+    Now ``ecp serve`` checks them as ``configure()``'s otlp preset does, and refuses to start (exit 2)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_OTLP_")}
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo"], input=rpc("agent/initialize") + "\n", capture_output=True,
+                          text=True, timeout=60, cwd=ROOT, env={**env, **variables})
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr.startswith(f"otel-agents ecp serve: {said}") and "Traceback" not in proc.stderr, proc.stderr
+
+
 def test_allow_remote_with_a_token(tmp_path: Path) -> None:
     import os
 

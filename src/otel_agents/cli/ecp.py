@@ -125,7 +125,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _provider(args: argparse.Namespace | None, provider=None):
-    """A tracer provider (or ``provider``) with the exporters ``args`` asks for (none for ``None``)."""
+    """A tracer provider (or ``provider``) with the exporters ``args`` asks for (none for ``None``).
+
+    Raises:
+        OSError: the ``--trace-file`` cannot be appended to.
+        ValueError: ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is no http(s) URL, or the protocol variables ask for
+            another than ``http/protobuf`` (the message names the variable).
+        ImportError: an OTLP destination without the ``otlp`` extra.
+    """
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -145,11 +152,10 @@ def _provider(args: argparse.Namespace | None, provider=None):
         provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(args.trace_file)))
     endpoint = args.otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or \
         os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-    if endpoint:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    if endpoint:  # the otlp preset checks what the variables say (a URL, the HTTP protocol) before the first span
+        from ..exporters.presets import otlp
 
-        exporter = OTLPSpanExporter(endpoint=args.otlp_endpoint) if args.otlp_endpoint else OTLPSpanExporter()
-        provider.add_span_processor(BatchSpanProcessor(exporter))
+        provider.add_span_processor(BatchSpanProcessor(otlp(args.otlp_endpoint).build()))
     return provider
 
 
@@ -239,6 +245,9 @@ def _run(args: argparse.Namespace) -> int:
         provider = _provider(args, preloaded_provider)
     except OSError as exc:  # --trace-file
         print(f"otel-agents ecp serve: cannot write {args.trace_file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (ValueError, ImportError) as exc:  # OTEL_EXPORTER_OTLP_*: no URL, not HTTP; the otlp extra missing
+        print(f"otel-agents ecp serve: {exc}", file=sys.stderr)
         return 2
     receiver = sock = None
     forward_to = _otlp_destination(args)  # before --collect points the children's OTLP variables at us

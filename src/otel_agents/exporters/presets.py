@@ -220,9 +220,8 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
             protocol = os.environ.get(variable, "").strip()
             if protocol:
                 if protocol != "http/protobuf":  # grpc: HTTP requests to a gRPC port, every export failing
-                    raise ValueError(f"{variable}={protocol!r}: the otlp preset sends OTLP over HTTP (http/protobuf) "
-                                     f"only; set it to http/protobuf (an HTTP endpoint, port 4318), or pass a gRPC "
-                                     f"OTLPSpanExporter in exporters=")
+                    raise ValueError(f"{variable}={protocol!r}: otel-agents sends OTLP over HTTP (http/protobuf) "
+                                     f"only; set it to http/protobuf, with an HTTP endpoint (port 4318)")
                 break
     hdrs = dict(headers or {})
     return ExporterPreset(
