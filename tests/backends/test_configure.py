@@ -262,10 +262,9 @@ def test_an_unknown_framework_fails_before_anything_starts() -> None:
     """)
 
 
-def test_configure_joins_a_global_provider_made_elsewhere() -> None:
-    """An application (or `otel-agents ecp serve`) already set an SDK provider: configure() adds its
-    exporters to it, so one run reaches both the application's processors and the presets."""
-    done = _run_python("""
+# An application that set its own SDK provider (an in-memory exporter, app_exporter) before otel-agents; run_agent
+# runs a decorated agent
+APP_PROVIDER = textwrap.dedent("""
         from opentelemetry import trace
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -275,19 +274,23 @@ def test_configure_joins_a_global_provider_made_elsewhere() -> None:
         app = TracerProvider()
         app.add_span_processor(SimpleSpanProcessor(app_exporter))
         trace.set_tracer_provider(app)
+        def run_agent(name):
+            return otel_agents.agent(name=name)(lambda: "ok")()
+""")
+
+
+def test_configure_joins_a_global_provider_made_elsewhere() -> None:
+    """An application (or `otel-agents ecp serve`) already set an SDK provider: configure() adds its
+    exporters to it, so one run reaches both the application's processors and the presets."""
+    done = _run_python(APP_PROVIDER + textwrap.dedent("""
         config = otel_agents.configure(exporters=["console"], frameworks=[])
         assert config.tracer_provider is app and config.is_global and not config.owns_provider
-
-        @otel_agents.agent(name="joined")
-        def run():
-            return "ok"
-
-        run()
+        run_agent("joined")
         assert [s.name for s in app_exporter.get_finished_spans()] == ["invoke_agent joined"]
         config.shutdown()
         trace.get_tracer("t").start_span("after").end()   # the application's provider still works
         assert [s.name for s in app_exporter.get_finished_spans()][-1] == "after"
-    """)
+    """))
     assert '"name": "invoke_agent joined"' in done.stdout  # the console preset saw the same run
 
 
@@ -295,27 +298,13 @@ def test_configure_again_joins_the_provider_made_elsewhere_again() -> None:
     """A second configure() (a notebook cell run again) beside the application's own provider (Langfuse's, say)
     made a provider of its own, with the warning meant for a provider an earlier configure() made: our spans left
     the application's backend. Now it joins that provider again."""
-    done = _run_python("""
-        from opentelemetry import trace
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-        import otel_agents
-        app_exporter = InMemorySpanExporter()
-        app = TracerProvider()
-        app.add_span_processor(SimpleSpanProcessor(app_exporter))
-        trace.set_tracer_provider(app)
+    done = _run_python(APP_PROVIDER + textwrap.dedent("""
         otel_agents.configure(exporters=[], frameworks=[])
         again = otel_agents.configure(exporters=[], frameworks=[])
         assert again.tracer_provider is app and again.is_global and not again.owns_provider
-
-        @otel_agents.agent(name="again")
-        def run():
-            return "ok"
-
-        run()
+        run_agent("again")
         assert [s.name for s in app_exporter.get_finished_spans()] == ["invoke_agent again"]
-    """)
+    """))
     assert "a global tracer provider is already set" not in done.stderr, done.stderr
 
 
