@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import operator
 from typing import Any, Iterable
 
 from ..._spans import (encode, BlobPart, ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
@@ -19,6 +20,7 @@ from ..._spans import (encode, BlobPart, ChatMessage, Part, ReasoningPart, TextP
 
 _decode = json.JSONDecoder().decode  # json.loads without its per-call checks (a str is all it gets here)
 _MEDIA = (("images", "image"), ("audio", "audio"), ("videos", "video"), ("files", None))
+_MEDIA_OF = operator.attrgetter(*(attr for attr, _ in _MEDIA))  # one call a message: most carry no media
 
 
 def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
@@ -45,10 +47,13 @@ def message_parts(m: Any) -> list[Part]:
     content = m.content
     if content is not None and content != "" and not (reasoning is not None and _is_thinking_copy(content, reasoning)):
         parts.append(TextPart(content if type(content) is str else _text(content)))
-    for attr, modality in _MEDIA:
-        items = getattr(m, attr, None)
-        if items:
-            for item in items:
+    try:
+        media = _MEDIA_OF(m)
+    except AttributeError:  # not Agno's Message (each of its media fields exists, None when empty)
+        media = tuple(getattr(m, attr, None) for attr, _ in _MEDIA)
+    if any(media):
+        for items, (_, modality) in zip(media, _MEDIA):
+            for item in items or ():
                 part = _media(item, modality)
                 if part is not None:
                     parts.append(part)
