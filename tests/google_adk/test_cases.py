@@ -338,6 +338,28 @@ def test_parallel_tool_calls(instrumented: Any, exporter: SnapshotExporter) -> N
     assert sorted(t.json_attr("gen_ai.tool.call.arguments")["order_id"] for t in tools) == ["A1", "A2"]
 
 
+@pytest.mark.parametrize("hook", ["before_run", "after_run", "before_agent", "after_agent", "before_model",
+                                  "after_model", "on_event", "before_tool", "after_tool"])
+def test_a_failing_hook_never_reaches_the_run(hook: str, instrumented: Any, exporter: SnapshotExporter,
+                                              caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our failure in any plugin callback is reported (once, naming the callback) and swallowed: ADK's run goes on
+    and answers as without us."""
+    from otel_agents._spans.guard import reset_reported_sites
+    from otel_agents.instrumentors.google_adk._hooks import Hooks
+
+    def fail(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(f"{hook} broke")
+
+    monkeypatch.setattr(Hooks, hook, fail)
+    reset_reported_sites()
+    with caplog.at_level(logging.WARNING, logger="otel_agents"):
+        result = run_agent(support_agent(ScriptedLlm(tool_then_answer())))
+    assert result.error is None and result.final_text == "Your order A100 has shipped."
+    site = "google_adk." + {"on_event": "event"}.get(hook, hook)
+    assert any(f"internal error in {site} " in r.getMessage() and f"{hook} broke" in r.getMessage()
+               for r in caplog.records)
+
+
 def test_content_off_records_no_content(instrument: Any, exporter: SnapshotExporter) -> None:
     """Content off: no messages, arguments, results, inputs or outputs; usage, names and finish reasons stay."""
     instrument(capture_content=False)

@@ -49,7 +49,7 @@ def message(content: Any, *, finish_reason: str | None = None, parts: list[Part]
     """One ``types.Content`` as a message; a content of function responses only has role ``tool``."""
     parts = parts_of(content) if parts is None else parts
     role = _ROLES.get(str(getattr(content, "role", None) or "model"), "assistant")
-    if parts and all(isinstance(p, ToolCallResponsePart) for p in parts):
+    if parts and isinstance(parts[0], ToolCallResponsePart) and all(isinstance(p, ToolCallResponsePart) for p in parts):
         role = "tool"
     return ChatMessage(role, parts=parts, finish_reason=finish_reason)
 

@@ -180,6 +180,7 @@ class Hooks:
         if previous is not None and not previous.ended:  # a LoopAgent's sub-agent running again
             previous.end()
         inv.agents[name] = span
+        inv.keeps_answers = span.content_enabled or (bool(inv.order) and inv.keeps_answers)
         inv.order.append(span)
         inv.named.append((name, span))
 
@@ -199,7 +200,7 @@ class Hooks:
     def _end_agent(self, span: SemanticSpan, inv: Invocation, name: str, error: BaseException | None) -> None:
         with guard("google_adk.agent.end"):
             # a workflow's, or a transferring agent's, answer is the last one given under it (looked up only
-            # when it is recorded: content off, the answers are not kept, see _keeps_answers)
+            # when it is recorded: content off, the answers are not kept, see Invocation.keeps_answers)
             if span.records_content:
                 output = _last_output(inv, span) or inv.outputs.get(name)
                 if output is not None:
@@ -292,7 +293,7 @@ class Hooks:
         with guard("google_adk.model.end"):
             response = call.final or call.last
             reason = _convert.finish_reason(response) if response is not None else None
-            if not span.records_content and not _keeps_answers(inv):
+            if not span.records_content and not inv.keeps_answers:
                 parts: list = []  # content off: nothing of the reply is recorded or kept; its finish reason is
             elif call.final is not None and getattr(call.final, "content", None) is not None:
                 parts = _convert.parts_of(call.final.content)
@@ -344,7 +345,7 @@ class Hooks:
         call = inv.models.get(author)
         if call is not None and call.unanswered:  # answered by a callback: the model was never asked
             inv.models.pop(author, None)
-        if not _keeps_answers(inv):
+        if not inv.keeps_answers:
             return
         content = getattr(event, "content", None)
         parts = getattr(content, "parts", None) or ()
@@ -427,11 +428,6 @@ def _agent_name_of(tool_span: SemanticSpan) -> str | None:
     return _AGENT_OF.get(tool_span)
 
 
-def _keeps_answers(inv: Invocation) -> bool:
-    """Whether an agent span of ``inv`` records content, so the answers given in it are kept for agent outputs
-    (:func:`_last_output`); with content off they would never be read. (An invocation whose first agent has not
-    started yet keeps them.)"""
-    return not inv.order or any(span.content_enabled for span in inv.order)
 
 
 def _last_output(inv: Invocation, span: SemanticSpan) -> str | None:

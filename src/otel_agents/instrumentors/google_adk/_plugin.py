@@ -1,7 +1,8 @@
 """``OtelAgentsPlugin``: the ``google.adk.plugins.BasePlugin`` our instrumentor adds to every ``Runner``.
 
-Each callback hands over to :class:`~._hooks.Hooks` inside a guard and returns
-``None``, so ADK always proceeds as if the plugin were not there (a plugin that
+Each callback hands over to :class:`~._hooks.Hooks` and returns ``None``; our failures are caught and
+reported (``try``/``except`` as :func:`~otel_agents._spans.guard` does, cheaper: ADK awaits every callback
+of every plugin at each step), so ADK always proceeds as if the plugin were not there (a plugin that
 returns a value would short-circuit the step). Once uninstrumented it does nothing.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from google.adk.plugins.base_plugin import BasePlugin
 
-from ..._spans import guard
+from ..._spans import report_internal_error
 from ._runs import SYNC_CALLER
 
 PLUGIN_NAME = "otel_agents"
@@ -28,13 +29,15 @@ class OtelAgentsPlugin(BasePlugin):
 
     async def before_run_callback(self, *, invocation_context: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.before_run"):
+            try:
                 self.hooks.before_run(invocation_context)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.before_run", exc)
         return None
 
     async def after_run_callback(self, *, invocation_context: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.after_run"):
+            try:
                 # ADK also runs after_run callbacks when the caller left the event stream early: from the
                 # ``finally`` of ``run_async`` with the generator's GeneratorExit (``aclose``) or the task's
                 # cancellation by ``Runner.run`` (closed early) in flight. The run did not finish then.
@@ -43,74 +46,98 @@ class OtelAgentsPlugin(BasePlugin):
                 early = isinstance(sys.exc_info()[1], (GeneratorExit, asyncio.CancelledError)) or \
                     (caller is not None and caller.left)
                 self.hooks.after_run(invocation_context, abandoned=early)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.after_run", exc)
         return None
 
     async def on_run_error_callback(self, *, invocation_context: Any, error: Exception) -> None:
         if self.hooks is not None:
-            with guard("google_adk.run_error"):
+            try:
                 self.hooks.run_error(invocation_context, error)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.run_error", exc)
         return None
 
     async def before_agent_callback(self, *, agent: Any, callback_context: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.before_agent"):
+            try:
                 self.hooks.before_agent(agent, callback_context)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.before_agent", exc)
         return None
 
     async def after_agent_callback(self, *, agent: Any, callback_context: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.after_agent"):
+            try:
                 # ADK also calls it from its ``except asyncio.CancelledError`` (the task running the agent was
                 # cancelled): the agent did not finish, it was cancelled (its stop reason).
                 in_flight = sys.exc_info()[1]
                 self.hooks.after_agent(agent, callback_context,
                                        in_flight if isinstance(in_flight, asyncio.CancelledError) else None)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.after_agent", exc)
         return None
 
     async def on_agent_error_callback(self, *, agent: Any, callback_context: Any, error: Exception) -> None:
         if self.hooks is not None:
-            with guard("google_adk.agent_error"):
+            try:
                 self.hooks.after_agent(agent, callback_context, error=error)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.agent_error", exc)
         return None
 
     async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.before_model"):
+            try:
                 self.hooks.before_model(callback_context, llm_request)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.before_model", exc)
         return None
 
     async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.after_model"):
+            try:
                 self.hooks.after_model(callback_context, llm_response)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.after_model", exc)
         return None
 
     async def on_model_error_callback(self, *, callback_context: Any, llm_request: Any, error: Exception) -> None:
         if self.hooks is not None:
-            with guard("google_adk.model_error"):
+            try:
                 self.hooks.model_error(callback_context, error)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.model_error", exc)
         return None
 
     async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.event"):
+            try:
                 self.hooks.on_event(invocation_context, event)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.event", exc)
         return None
 
     async def before_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.before_tool"):
+            try:
                 self.hooks.before_tool(tool, tool_args, tool_context)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.before_tool", exc)
         return None
 
     async def after_tool_callback(self, *, tool: Any, tool_args: dict, tool_context: Any, result: Any) -> None:
         if self.hooks is not None:
-            with guard("google_adk.after_tool"):
+            try:
                 self.hooks.after_tool(tool, tool_context, result=result)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.after_tool", exc)
         return None
 
     async def on_tool_error_callback(self, *, tool: Any, tool_args: dict, tool_context: Any, error: Exception) -> None:
         if self.hooks is not None:
-            with guard("google_adk.tool_error"):
+            try:
                 self.hooks.after_tool(tool, tool_context, error=error)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("google_adk.tool_error", exc)
         return None

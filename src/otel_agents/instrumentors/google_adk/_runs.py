@@ -92,6 +92,10 @@ class Invocation:
         self.named: list[tuple[str, SemanticSpan]] = []  # (agent name, its span), in order
         self.paused = False
         self.root: SemanticSpan | None = None
+        # Whether an agent span of the invocation records content, so the answers given in it are kept for agent
+        # outputs (with content off they would never be read); kept as agent spans open, as an invocation whose
+        # first agent has not started yet keeps them.
+        self.keeps_answers = True
 
 
 class Invocations:
