@@ -545,15 +545,19 @@ class ContractSuite:
 
         self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
 
-    def test_x12_system_exit_in_a_tool(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter) -> None:
-        """X-12: a tool calling ``sys.exit()``: ``SystemExit`` reaches the caller as uninstrumented, every span
-        ends."""
+    @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+    @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
+    def test_x12_process_exits_in_a_tool(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                                         error: type, aio: bool) -> None:
+        """X-12: a tool calling ``sys.exit()`` (or interrupted), in a sync run or under ``asyncio.run``: the
+        exception reaches the caller as uninstrumented, every span ends."""
 
         def setup() -> Callable[[], Any]:
-            scenario.tool_error = lambda: SystemExit(3)
+            scenario.tool_error = error
             return lambda: None
 
-        self._same_outcome_and_all_ended(scenario, provider, setup)
+        run = (lambda: asyncio.run(scenario.arun())) if aio else None
+        self._same_outcome_and_all_ended(scenario, provider, setup, run)
 
     @pytest.mark.parametrize("shape", ["cycle", "non_str_keys", "repr_raises", "deep", "huge"])
     def test_x12_results_we_cannot_serialise(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
