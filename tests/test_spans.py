@@ -319,6 +319,19 @@ def test_errors_and_control_flow(telemetry, exporter) -> None:
     assert flow.attributes[A.OTEL_AGENTS_PAUSED] is True
 
 
+@pytest.mark.parametrize("exc", [asyncio.CancelledError(), KeyboardInterrupt(), SystemExit(1), GeneratorExit()],
+                         ids=lambda e: type(e).__name__)
+def test_end_with_an_exception_that_is_not_an_error(telemetry, exporter, exc) -> None:
+    """``end(error=...)`` with what is not an ``Exception`` (a cancellation, an interrupt, an exit, a closed
+    generator) records control flow, not an error, as a ``Telemetry.span`` scope and a wrapped stream do: the
+    step was stopped, it did not fail."""
+    s = telemetry.start_span("tool", "t")
+    s.end(error=exc)
+    (span,) = exporter.spans
+    assert span.status == StatusCode.UNSET and A.ERROR_TYPE not in span.attributes, span.attributes
+    assert span.attributes[A.OTEL_AGENTS_CONTROL_FLOW].endswith(type(exc).__name__)
+
+
 def test_in_band_error_type_stands_when_the_framework_raises_it_again(telemetry, exporter) -> None:
     """MCP-2: ``set_error`` (an ``isError`` result) then the framework's exception made of it: the
     span keeps ``error.type=tool_error`` and the in-band description, and gets the exception event."""

@@ -270,11 +270,15 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     def end(self, *, error: BaseException | None = None, end_time: int | None = None) -> None:
         """End the span (idempotent). Kind attributes are set again, so a span that
         hit the SDK's attribute-count limit keeps them; model spans record the
-        GenAI duration and token-usage metrics."""
+        GenAI duration and token-usage metrics.
+
+        ``error``: what ended the step; an ``Exception`` is recorded as an error, anything else (a
+        cancellation, ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``) as control flow: the step was
+        stopped, it did not fail (as :meth:`Telemetry.span` and a wrapped stream record them)."""
         if self._ended:
             return
         if error is not None:
-            self.record_error(error)
+            self.record_error(error, control_flow=not isinstance(error, Exception))
         self._ended = True
         # Three guarded steps, each written out as try/except rather than `with guard(...)`: every span runs them.
         span = self.span
