@@ -36,7 +36,11 @@ def _raising_handler(event: str) -> BaseCallbackHandler:
 
 def _run(target: str, aio: bool, handler: BaseCallbackHandler) -> None:
     config = {"callbacks": [handler]}
-    if target == "graph":
+    if target == "prompt":  # a run folded into its parent: no span, an entry in the fold map
+        from langchain_core.prompts import ChatPromptTemplate
+
+        runnable, request = ChatPromptTemplate.from_template("Weather in {city}?"), {"city": "Paris"}
+    elif target == "graph":
         graph = build_agent_graph(ToolCallingChatModel(), [get_weather], name="weather_agent")
         request: Any = {"messages": [HumanMessage("Paris")]}
         runnable: Any = graph
@@ -50,6 +54,7 @@ def _run(target: str, aio: bool, handler: BaseCallbackHandler) -> None:
 
 @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("target, event", [("graph", "on_chain_start"), ("graph", "on_chain_end"),
+                                           ("prompt", "on_chain_start"),
                                            ("model", "on_chat_model_start"), ("model", "on_llm_end")])
 def test_a_raising_user_callback_ends_the_run(instrumentor: Any, exporter: SnapshotExporter, target: str,
                                               event: str, aio: bool) -> None:
