@@ -44,7 +44,7 @@ from .guard import guard, report_internal_error
 from .index import _OPEN, semantic_span_for
 from .model import _MODEL_KINDS, ModelSetters
 from .outcome import OutcomeSetters
-from .pipeline import otel_value
+from .pipeline import INT64_MAX, INT64_MIN, otel_value
 from .settings import DEFAULT_MAX_CONTENT_LENGTH
 from .usage import Usage
 
@@ -206,7 +206,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 if t is str:
                     pending[k] = pipeline.label(v)
                 elif v is not None:
-                    v = v if t is int or t is float or t is bool else otel_value(v)
+                    v = v if t is float or t is bool or t is int and INT64_MIN <= v <= INT64_MAX else otel_value(v)
                     if v is not None:
                         pending[k] = v
             if len(pending) > _PENDING_MAX:
