@@ -241,3 +241,15 @@ def test_an_orjson_fragment_is_the_json_it_holds() -> None:
 
     assert to_jsonable({"a": orjson.Fragment(b'[1, {"b": 2}]')}) == {"a": [1, {"b": 2}]}
     assert to_jsonable(orjson.Fragment(b"{not json")).startswith("<orjson.Fragment")
+
+
+def test_an_integer_too_long_for_text_is_a_placeholder_not_the_loss_of_the_value() -> None:
+    """Python refuses to write an integer of more than 4,300 digits as text (``sys.int_info``'s
+    ``default_max_str_digits``): a tool returning ``math.factorial(2000)`` made ``encode`` fail and the whole
+    value was lost (the tool's result attribute missing, an internal error logged). The integer becomes a
+    placeholder with its size; the rest of the value, and ordinary big integers, are kept as they are."""
+    huge = 10 ** 5000
+    data = json.loads(encode({"n": huge, "k": {huge: "as a key"}, "other": 1, "big": 2 ** 200}))
+    assert data["other"] == 1 and data["big"] == 2 ** 200
+    assert data["n"] == data["k"].popitem()[0] == "<int: 16610 bits>"
+    assert json.loads(encode(-huge)) == "<int: 16610 bits>"

@@ -319,6 +319,19 @@ def test_errors_and_control_flow(telemetry, exporter) -> None:
     assert flow.attributes[A.OTEL_AGENTS_PAUSED] is True
 
 
+@pytest.mark.parametrize("exc", [asyncio.CancelledError(), KeyboardInterrupt(), SystemExit(1), GeneratorExit()],
+                         ids=lambda e: type(e).__name__)
+def test_end_with_an_exception_that_is_not_an_error(telemetry, exporter, exc) -> None:
+    """``end(error=...)`` with what is not an ``Exception`` (a cancellation, an interrupt, an exit, a closed
+    generator) records control flow, not an error, as a ``Telemetry.span`` scope and a wrapped stream do: the
+    step was stopped, it did not fail."""
+    s = telemetry.start_span("tool", "t")
+    s.end(error=exc)
+    (span,) = exporter.spans
+    assert span.status == StatusCode.UNSET and A.ERROR_TYPE not in span.attributes, span.attributes
+    assert span.attributes[A.OTEL_AGENTS_CONTROL_FLOW].endswith(type(exc).__name__)
+
+
 def test_in_band_error_type_stands_when_the_framework_raises_it_again(telemetry, exporter) -> None:
     """MCP-2: ``set_error`` (an ``isError`` result) then the framework's exception made of it: the
     span keeps ``error.type=tool_error`` and the in-band description, and gets the exception event."""
@@ -732,3 +745,28 @@ def test_attributes_held_before_the_end_are_bounded(telemetry, exporter) -> None
     a = only(exporter).attributes
     assert len(a) <= 128 and a["app.step.999"] == 999 and "app.step.0" not in a
     assert a[A.OTEL_AGENTS_SPAN_KIND] == "agent"  # the kind put back at the end
+
+
+def test_an_integer_past_64_bits_is_not_an_attribute_that_fails_the_export() -> None:
+    """OTel attributes hold 64-bit integers: the OTLP encoder raises ``ValueError`` on a larger one, failing the
+    export of the whole batch, every other span (the application's too) with it. A value of the user's that
+    large (a seed, an id, a count) is written as its decimal text instead, alone or in a list."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    tp = TracerProvider()
+    tp.add_span_processor(SimpleSpanProcessor(memory))
+    s = Telemetry(tp, framework="test").start_span("tool", "t")
+    s.set_attribute("test.big", 2 ** 70)
+    s.set_attributes({"test.negative": -2 ** 63 - 1, "test.edge": 2 ** 63 - 1, "test.small": 7})
+    s.set_attribute("test.list", [1, 2 ** 64])
+    s.end()
+    (span,) = memory.get_finished_spans()
+    assert span.attributes["test.big"] == str(2 ** 70)
+    assert span.attributes["test.negative"] == str(-2 ** 63 - 1)
+    assert span.attributes["test.edge"] == 2 ** 63 - 1 and span.attributes["test.small"] == 7
+    assert json.loads(span.attributes["test.list"]) == [1, 2 ** 64]
+    encode_spans([span])  # raised ValueError: Value out of range

@@ -71,12 +71,15 @@ class Scenario:
         self._lock = threading.Lock()
         self.tool_error: Callable[[], BaseException] | None = None  # probe() raises what this makes (X-9, X-10)
         self.tool_value: Any = _OWN  # result() returns this instead of the tool's own result (X-8)
+        self.tool_hook: Callable[[], None] | None = None  # probe() calls it first (X-11 … X-13: what a tool does)
         self.results = 0
 
     # Called by the scenario's tool body.
     def probe(self, tag: str = "") -> None:
         with self._lock:
             self.probes.append((tag, trace.get_current_span()))
+        if self.tool_hook is not None:
+            self.tool_hook()
         if self.tool_error is not None:
             _raise_from_tool(self.tool_error())
 
@@ -393,24 +396,28 @@ class ContractSuite:
 
     # -- X-8 … X-10: hostile inputs (issue 35) ------------------------------------------
     @staticmethod
-    def _outcome(scenario: Scenario) -> tuple[str, Any]:
+    def _outcome(scenario: Scenario, run: Callable[[], Any] | None = None) -> tuple[str, Any]:
         try:
-            scenario.run()
+            (run or scenario.run)()
         except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt included: it is the case
             return "raised", type(exc)
         return "returned", None
 
-    def _same_outcome_and_all_ended(self, scenario: Scenario, provider: Any, setup: Callable[[], Any]) -> Any:
+    def _same_outcome_and_all_ended(self, scenario: Scenario, provider: Any, setup: Callable[[], Any],
+                                    run: Callable[[], Any] | None = None, inside: Callable[[Any], Any] | None = None
+                                    ) -> Any:
         """Run the scenario uninstrumented, then instrumented, each after ``setup()`` (which returns a probe of
         the user's objects' state afterwards): same outcome and same state both ways; instrumented, every
         semantic span ended, nothing left current, bookkeeping empty. Returns the instrumented state."""
         observe = setup()
-        off = self._outcome(scenario), observe()
+        off = self._outcome(scenario, run), observe()
         inst = scenario.instrumentor_cls()
         inst.instrument(tracer_provider=provider)
         try:
+            if inside is not None:
+                inside(inst)
             observe = setup()
-            on = self._outcome(scenario), observe()
+            on = self._outcome(scenario, run), observe()
             assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
             gc.collect()
             assert scenario.open_entries(inst) == 0
@@ -505,3 +512,114 @@ class ContractSuite:
                 for _, attrs in s.events:
                     for key, value in attrs.items():
                         assert secret not in str(value), (s.name, key)
+
+    # -- X-11 … X-13: what real programs do to a run in flight ---------------------------
+    def test_x11_task_cancelled_mid_tool(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter) -> None:
+        """X-11: the task running an async run is cancelled while its tool runs (on the loop's thread or in an
+        executor's): the caller gets what it gets uninstrumented, and every span of the run ends."""
+
+        def run() -> None:
+            async def main() -> None:
+                task = asyncio.create_task(scenario.arun())
+                loop = asyncio.get_running_loop()
+                scenario.tool_hook = lambda: loop.call_soon_threadsafe(task.cancel)
+                await task
+
+            asyncio.run(main())
+
+        self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
+
+    def test_x11_wait_for_times_out_mid_tool(self, scenario: Scenario, provider: Any,
+                                             exporter: SnapshotExporter) -> None:
+        """X-11: ``asyncio.wait_for`` times out while the tool runs (a slow tool): the same outcome as
+        uninstrumented, every span ends."""
+
+        def run() -> None:
+            import time
+
+            async def main() -> None:
+                await asyncio.wait_for(scenario.arun(), 0.05)
+
+            scenario.tool_hook = lambda: time.sleep(0.2)
+            asyncio.run(main())
+
+        self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
+
+    @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+    @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
+    def test_x12_process_exits_in_a_tool(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                                         error: type, aio: bool) -> None:
+        """X-12: a tool calling ``sys.exit()`` (or interrupted), in a sync run or under ``asyncio.run``: the
+        exception reaches the caller as uninstrumented, every span ends."""
+
+        def setup() -> Callable[[], Any]:
+            scenario.tool_error = error
+            return lambda: None
+
+        run = (lambda: asyncio.run(scenario.arun())) if aio else None
+        self._same_outcome_and_all_ended(scenario, provider, setup, run)
+
+    @pytest.mark.parametrize("shape", ["cycle", "non_str_keys", "repr_raises", "deep", "huge"])
+    def test_x12_results_we_cannot_serialise(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                                             shape: str) -> None:
+        """X-12: a tool result that is a cycle, has non-str keys, a ``__repr__`` that raises, is 10,000 levels
+        deep or is huge: the run's outcome is the uninstrumented one, every span ends, attributes are legal."""
+
+        class ReprRaises:
+            def __repr__(self) -> str:
+                raise RuntimeError("no repr")
+
+            __str__ = __repr__
+
+        def value() -> Any:
+            if shape == "cycle":
+                d: dict[str, Any] = {"name": "loop"}
+                d["self"] = d
+                lst: list[Any] = [d]
+                lst.append(lst)
+                return {"d": d, "l": lst}
+            if shape == "non_str_keys":
+                return {(1, 2): "tuple", 3: "int", None: "none", frozenset({1}): "set", b"k": "bytes"}
+            if shape == "repr_raises":
+                return {"x": ReprRaises(), "y": [ReprRaises()]}
+            if shape == "deep":
+                deep: Any = "leaf"
+                for _ in range(10_000):
+                    deep = {"k": [deep]}
+                return deep
+            return {"rows": [{"i": i, "text": "y" * 100} for i in range(100_000)]}
+
+        def setup() -> Callable[[], Any]:
+            scenario.tool_value = value()
+            return lambda: None
+
+        self._same_outcome_and_all_ended(scenario, provider, setup)
+        for s in exporter.spans:
+            for key, v in s.attributes.items():
+                assert isinstance(v, (str, bool, int, float, tuple, list)), (key, type(v))
+
+    @pytest.mark.parametrize("switch", ["uninstrument", "instrument"])
+    def test_x13_instrumentation_switched_mid_run(self, scenario: Scenario, provider: Any,
+                                                  exporter: SnapshotExporter, switch: str) -> None:
+        """X-13: ``uninstrument()`` called from inside a tool of a run in flight (or ``instrument()`` from inside
+        a run that began uninstrumented): the run's result is the uninstrumented one, every span opened ends, and
+        nothing is left current or held."""
+        normal = scenario.run()
+        inst = scenario.instrumentor_cls()
+        if switch == "uninstrument":
+            inst.instrument(tracer_provider=provider)
+            scenario.tool_hook = inst.uninstrument
+        else:
+            scenario.tool_hook = lambda: inst.instrument(tracer_provider=provider)
+        try:
+            assert scenario.run() == normal
+            assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
+            scenario.tool_hook = None
+            assert scenario.run() == normal  # and the next run, under the state the switch left
+            assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
+        finally:
+            inst.uninstrument()
+        gc.collect()
+        alive = [o for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
+        assert alive == [], f"{len(alive)} semantic spans never ended: {[o.name for o in alive]}"
+        assert all(s.end_time for s in exporter.semantic())

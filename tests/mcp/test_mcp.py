@@ -590,3 +590,44 @@ def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
     assert P.field(Params(), "uri") == "file:///orders.csv"
     assert P.field(Params(), "missing") is None and P.field(Params(), "code") is None
     assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None
+
+
+@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
+async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument, exporter) -> None:
+    """A ``tools/call`` the caller gives up on (``asyncio.wait_for`` timing out, which cancels it): the client's
+    tool span and the server's end, not as errors but as control flow (``otel_agents.control_flow``
+    ``asyncio.exceptions.CancelledError``, status UNSET, no ``error.type``), as a cancelled step is everywhere
+    else; the session serves the next call."""
+    import asyncio
+
+    from mcp.server.lowlevel import Server
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from mcp.types import TextContent, Tool
+
+    server = Server("orders")
+
+    @server.list_tools()
+    async def list_tools() -> list:
+        return [Tool(name="slow", inputSchema={"type": "object"}), Tool(name="fast", inputSchema={"type": "object"})]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict) -> list:
+        if name == "slow":
+            await asyncio.sleep(30)
+        return [TextContent(type="text", text="ok")]
+
+    instrument()
+    async with create_connected_server_and_client_session(server) as session:
+        with pytest.raises((TimeoutError, asyncio.TimeoutError)):
+            await asyncio.wait_for(session.call_tool("slow", {}), 0.2)
+        assert (await session.call_tool("fast", {})).content[0].text == "ok"
+        for _ in range(50):  # the server's span ends once its handler task has taken the cancellation
+            if len([s for s in exporter.spans if s.name == "execute_tool slow"]) == 2:
+                break
+            await asyncio.sleep(0.02)
+    slow = [s for s in exporter.spans if s.name == "execute_tool slow"]
+    assert len(slow) == 2, [s.name for s in exporter.spans]
+    for span in slow:
+        assert span.status == StatusCode.UNSET, (span.kind, span.status)
+        assert "error.type" not in span.attributes, span.attributes
+        assert span.attributes["otel_agents.control_flow"] == "asyncio.exceptions.CancelledError"

@@ -640,3 +640,39 @@ def test_uninstrument_mid_handoff_ends_every_span(provider: Any, exporter: Snaps
     names = {s.name for s in exporter.spans}
     assert {"invoke_agent triage", "execute_tool transfer_to_billing", "invoke_agent billing"} <= names
     assert inst.open_spans() == 0 and trace.get_current_span() is trace.INVALID_SPAN
+
+
+@pytest.mark.parametrize("kind", ["chain", "agent"])
+def test_uninstrument_racing_a_span_start_leaves_nothing_open(provider: Any, exporter: SnapshotExporter,
+                                                              kind: str) -> None:
+    """uninstrument() on another thread while a run's span (its trace's root, or its agent) is being opened: the
+    start had passed the processor's "still active" check, and its span lands in the maps after uninstrument()
+    ended what they held; the SDK then no longer reports the end to us. That span ends all the same, at once, and
+    nothing stays open. (The interleaving of the two threads is made here in one: uninstrument() runs inside the
+    span's opening.)"""
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    processor, telemetry = inst._installation.processor, inst.telemetry
+    start_span = type(telemetry).start_span
+    raced: list[Any] = []
+
+    def racing_start(self: Any, span_kind: Any, *args: Any, **kwargs: Any) -> Any:
+        span = start_span(self, span_kind, *args, **kwargs)
+        if str(getattr(span_kind, "value", span_kind)) == kind and not raced:
+            raced.append(span)
+            inst.uninstrument()
+        return span
+
+    handler = ScriptedResponses([say("ok")])
+    agent = Agent(name="support", instructions="Help.", model=responses_model(handler))
+    type(telemetry).start_span = racing_start
+    try:
+        assert Runner.run_sync(agent, "hi").final_output == "ok"
+    finally:
+        type(telemetry).start_span = start_span
+        if inst.is_instrumented_by_opentelemetry:
+            inst.uninstrument()
+    assert raced and raced[0].ended, "the span opened as uninstrument() ran never ended"
+    assert len(processor) == 0
+    assert all(s.end_time for s in exporter.semantic())
+    assert trace.get_current_span() is trace.INVALID_SPAN

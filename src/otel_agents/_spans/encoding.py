@@ -31,13 +31,24 @@ MAX_DEPTH = 48  # levels to_jsonable converts; deeper ones become a placeholder
 _MAX_ITEMS = 10_000  # a container larger than this is cut while converting
 
 
+_INT_TEXT = 10 ** 4300  # Python writes no integer this long as text (its default ``sys.get_int_max_str_digits()``)
+
+
 def _placeholder(obj: Any, why: str) -> str:
     return f"<{why}: {type(obj).__name__}>"
+
+
+def _int(n: int) -> Any:
+    """``n``, or a placeholder with its size where Python would refuse to write it as text (a ``ValueError``
+    that would lose the whole value: ``math.factorial(2000)`` has 5,736 digits). Runs no code of a subclass."""
+    return n if int.__abs__(n) < _INT_TEXT else f"<int: {int.bit_length(n)} bits>"
 
 
 def _key(k: Any) -> str:
     if isinstance(k, str):
         return k
+    if isinstance(k, int) and type(k) is not bool and type(_int(k)) is str:
+        return _int(k)
     if isinstance(k, (int, float, bool)) or k is None:
         return json.dumps(k)
     if isinstance(k, enum.Enum):
@@ -77,20 +88,23 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
     are not run), dataclasses (their fields), datetimes/dates/times (ISO 8601), UUIDs, Decimals (as
     strings, exact), sets (sorted when possible), paths, bytes (UTF-8 text, ``base64:``-prefixed within
     the media budget, else ``<bytes: N bytes, sha256 HEX>``), enums, mappings with non-string keys
-    (keys stringified) and circular references (``"<circular: T>"``). Generators, iterators,
+    (keys stringified), circular references (``"<circular: T>"``) and integers too long for Python to write as
+    text (``"<int: N bits>"``). Generators, iterators,
     coroutines and mocks are recorded by type (``"<generator>"``) and left untouched; any other
     object is its ``repr``. Never raises.
     """
     try:
         t = type(obj)
-        if t is str or t is int or t is bool or obj is None:
+        if t is str or t is bool or obj is None:
             return obj
+        if t is int:
+            return obj if -_INT_TEXT < obj < _INT_TEXT else _int(obj)
         if t is float:
             return _float(obj)
         if issubclass(t, enum.Enum):  # before str/int: a mixed-in member's text may not be its value
             return to_jsonable(obj.value, _seen, _depth + 1) if _depth <= MAX_DEPTH else _placeholder(obj, "max depth")
         if issubclass(t, (bool, int, str)):
-            return obj
+            return _int(obj) if issubclass(t, int) else obj
         if t is orjson.Fragment:  # JSON text already: its data (as orjson, and so the caches' keys, write it)
             return _fragment(obj, _seen, _depth)
         if issubclass(t, float):

@@ -28,6 +28,7 @@ REDACTION_MARGIN = 256  # characters scanned past the budget, so a secret starti
 _LEGAL_SCALARS = (str, bool, int, float)
 _CACHED_LABEL = 256  # longer labels (a prompt used as a name) are redacted each time, not cached
 _NO_LIMIT = 1 << 62
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1  # an OTel attribute's integers (OTLP fails on larger ones)
 
 
 @functools.lru_cache(maxsize=4096)  # names and ids repeat: one scan per distinct label
@@ -47,14 +48,17 @@ def label(text: str) -> str:
 def otel_value(value: Any) -> Any:
     """An OTel-legal, redacted attribute value for ``value``, or ``None`` to skip it.
 
-    Scalars pass; strings and homogeneous lists of strings are :func:`label` s; other homogeneous
-    scalar lists pass; anything else becomes JSON text of its redacted JSON-able data.
+    Scalars pass (an integer past 64 bits, which OTLP cannot carry, as its decimal text); strings and
+    homogeneous lists of strings are :func:`label` s; other homogeneous scalar lists pass (of integers, only
+    within 64 bits); anything else becomes JSON text of its redacted JSON-able data.
     """
     t = type(value)
     if t is str:
         return label(value)
-    if value is None or t is bool or t is int or t is float:
+    if value is None or t is bool or t is float or t is int and INT64_MIN <= value <= INT64_MAX:
         return value
+    if t is int:  # past 64 bits: its decimal text (a placeholder past the length Python writes as text)
+        return str(encoding.to_jsonable(value))
     if isinstance(value, str):
         return label(str.__str__(value))
     if isinstance(value, _LEGAL_SCALARS):
@@ -63,6 +67,8 @@ def otel_value(value: Any) -> Any:
         items = [v for v in value if v is not None]
         for t in (bool, str, int, float):
             if items and all(type(v) is t for v in items):
+                if t is int and not all(INT64_MIN <= v <= INT64_MAX for v in items):
+                    break  # JSON text, as a mixed list
                 return [label(v) for v in items] if t is str else list(items)
         if not items:
             return None

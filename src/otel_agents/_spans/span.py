@@ -44,7 +44,7 @@ from .guard import guard, report_internal_error
 from .index import _OPEN, semantic_span_for
 from .model import _MODEL_KINDS, ModelSetters
 from .outcome import OutcomeSetters
-from .pipeline import otel_value
+from .pipeline import INT64_MAX, INT64_MIN, otel_value
 from .settings import DEFAULT_MAX_CONTENT_LENGTH
 from .usage import Usage
 
@@ -206,7 +206,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 if t is str:
                     pending[k] = pipeline.label(v)
                 elif v is not None:
-                    v = v if t is int or t is float or t is bool else otel_value(v)
+                    v = v if t is float or t is bool or t is int and INT64_MIN <= v <= INT64_MAX else otel_value(v)
                     if v is not None:
                         pending[k] = v
             if len(pending) > _PENDING_MAX:
@@ -270,11 +270,15 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     def end(self, *, error: BaseException | None = None, end_time: int | None = None) -> None:
         """End the span (idempotent). Kind attributes are set again, so a span that
         hit the SDK's attribute-count limit keeps them; model spans record the
-        GenAI duration and token-usage metrics."""
+        GenAI duration and token-usage metrics.
+
+        ``error``: what ended the step; an ``Exception`` is recorded as an error, anything else (a
+        cancellation, ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``) as control flow: the step was
+        stopped, it did not fail (as :meth:`Telemetry.span` and a wrapped stream record them)."""
         if self._ended:
             return
         if error is not None:
-            self.record_error(error)
+            self.record_error(error, control_flow=not isinstance(error, Exception))
         self._ended = True
         # Three guarded steps, each written out as try/except rather than `with guard(...)`: every span runs them.
         span = self.span

@@ -130,11 +130,7 @@ def end_with(span: SemanticSpan, exc: BaseException) -> None:
     a cancellation (``asyncio.CancelledError``, not an ``Exception``) as control flow, not an error."""
     with guard("a2a.error"):
         record_protocol_error(span, exc)
-    if isinstance(exc, Exception):
-        span.end(error=exc)
-    else:
-        span.record_error(exc, control_flow=True)
-        span.end()
+    span.end(error=exc)
 
 
 class Outcome:

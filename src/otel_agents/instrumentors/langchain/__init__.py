@@ -121,7 +121,9 @@ ends its root run when the event stream ends;
 a model's ``astream()`` dropped unfinished ends its model span when it is
 collected (LangChain reports that end only from a task the loop runs later, and
 that a loop shutting down — ``asyncio.run`` returning — cancels before it runs);
-see :mod:`.patches`. Any other run LangChain never reports as ended is ended by
+see :mod:`.patches`. A run whose start or end a callback handler of yours with ``raise_error = True``
+interrupted by raising (LangChain reports nothing more of that run) ends with that exception.
+Any other run LangChain never reports as ended is ended by
 the bounds of the run map (``otel_agents.span.evicted``), and its open children
 with it. Static breakpoints
 (``interrupt_before``/``interrupt_after``) report no signal through callbacks and
@@ -195,7 +197,7 @@ class LangChainInstrumentor(OtelAgentsInstrumentor):
         register_configure_hook(var, True)
         self.handler, self._hook_var = handler, var
         patches.install(handler.span_context_for, handler.tool_runs_failed, handler.run_left, handler.run_dropped,
-                        handler.output_rejected)
+                        handler.output_rejected, handler.dispatch_failed)
 
     def _remove(self) -> None:
         from . import patches

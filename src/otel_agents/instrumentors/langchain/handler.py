@@ -550,6 +550,14 @@ class SpanCallbackHandler(BaseCallbackHandler):
             if open_:
                 self.on_tool_error(error, run_id=run_id)
 
+    def dispatch_failed(self, run_id: UUID, error: BaseException) -> None:
+        """The dispatch of ``run_id``'s start, end or error raised ``error`` (a handler of the user's with
+        ``raise_error``): LangChain reports nothing more of that run, so its span, if still open, ends with
+        ``error`` (what the caller gets), in the dispatch's own context (a tool's span is detached there); a
+        folded run is forgotten."""
+        self._detach(run_id)
+        self._finish(run_id, error)
+
     def _detach(self, run_id: UUID) -> None:
         with self._lock:
             token = self.tokens.pop(run_id, None)

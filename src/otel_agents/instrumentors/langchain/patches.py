@@ -74,6 +74,14 @@
    call): when it decides to retry, the handler records a failed ``chain`` step under the node's run (the run
    id of LangChain's own context variable ``var_child_runnable_config``).
 
+8. **A run whose callback dispatch raised still ends.** A handler of the user's with ``raise_error = True`` that
+   raises (a guardrail refusing a prompt) makes LangChain's ``handle_event``/``ahandle_event`` re-raise out of the
+   dispatch: the handlers after it never see the event, and a run whose start or end dispatch raised is never
+   reported again. Ours runs before it (inline handlers come first in an async dispatch) or after it (a configure
+   hook's handler comes last in a sync one), so a start may have opened a span no end will come for, or an end
+   may never have reached us. We wrap both functions of ``langchain_core.callbacks.manager``: a run's start, end
+   or error whose dispatch raised ends that run's span, if still open, with the exception the caller gets.
+
 Removal only ever takes out our own wrapper: when another library wrapped the
 same function after us, ours stays in place under theirs, switched off (a plain
 pass-through), and is switched back on — not stacked again — by the next
@@ -446,16 +454,51 @@ def _unwrap(module_name: str, attr: str, wrapper: Any) -> None:
     # Otherwise a later wrapper sits on top of ours: leave ours there, switched off.
 
 
+_dispatch_failed: Callable[[Any, BaseException], None] | None = None  # while instrumented
+DISPATCH_TARGETS = ("handle_event", "ahandle_event")  # in langchain_core.callbacks.manager
+_RUN_EVENTS = ("_start", "_end", "_error")  # the events that open or end a run (not tokens, retries, text)
+
+
+def _dispatch_raised(event_name: Any, kwargs: Any, exc: BaseException) -> None:
+    hook = _dispatch_failed
+    run_id = kwargs.get("run_id")
+    if hook is not None and run_id is not None and isinstance(event_name, str) and event_name.endswith(_RUN_EVENTS):
+        with guard("langchain.dispatch_failed"):
+            hook(run_id, exc)
+
+
+def _dispatch_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    try:
+        return wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _dispatch_raised(args[1] if len(args) > 1 else None, kwargs, exc)
+        raise
+
+
+def _adispatch_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    async def call() -> Any:
+        try:
+            return await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            _dispatch_raised(args[1] if len(args) > 1 else None, kwargs, exc)
+            raise
+    return call()
+
+
 def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[list, BaseException], None],
             run_left: Callable[[Any, BaseException | None], None], run_dropped: Callable[[Any], None],
-            output_rejected: Callable[[Any, BaseException], None] | None = None) -> None:
+            output_rejected: Callable[[Any, BaseException], None] | None = None,
+            dispatch_failed: Callable[[Any, BaseException], None] | None = None) -> None:
     """Switch the hooks on; ``span_context_for(run_id)`` returns the OTel ``Context`` to attach, or ``None``;
     ``tool_run_failed(run_ids, exc)`` ends the tool runs a failed ``BaseTool.run``/``arun`` left open;
     ``run_left(run_id, exc)`` ends a run LangChain left open (with ``exc``, or abandoned when ``None``);
     ``run_dropped(run_id)`` the same, abandoned, safe to call from a finaliser; ``output_rejected(run_id, exc)``
-    records a structured output ``create_agent`` rejected and retries (see the module docstring, 7)."""
+    records a structured output ``create_agent`` rejected and retries (see the module docstring, 7);
+    ``dispatch_failed(run_id, exc)`` ends a run whose start or end dispatch raised ``exc`` (8)."""
     global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped, _output_rejected
+    global _dispatch_failed
     _tool_run_failed = tool_run_failed
+    _dispatch_failed = dispatch_failed
     _run_left, _run_dropped = run_left, run_dropped
     _output_rejected = output_rejected
     with guard("langchain.patch_output"):
@@ -463,6 +506,9 @@ def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[l
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.patch"):
             _wrap(module_name, attr, _config_context_wrapper)
+    for attr, wrapper in zip(DISPATCH_TARGETS, (_dispatch_wrapper, _adispatch_wrapper)):
+        with guard("langchain.patch_dispatch"):
+            _wrap("langchain_core.callbacks.manager", attr, wrapper)
     _span_context_for = span_context_for
     with guard("langchain.patch_model_calls"):
         _wrap_methods(True)
@@ -473,13 +519,17 @@ def install(span_context_for: Callable[[Any], Any], tool_run_failed: Callable[[l
 def remove() -> None:
     """Switch both hooks off and take our wrappers out where they are on top."""
     global _span_context_for, _graph_codes, _tool_run_failed, _run_left, _run_dropped, _output_rejected
+    global _dispatch_failed
     _span_context_for = None
-    _tool_run_failed = _output_rejected = None
+    _tool_run_failed = _output_rejected = _dispatch_failed = None
     _run_left = _run_dropped = None
     _graph_codes = frozenset()
     for module_name, attr in CONFIG_CONTEXT_TARGETS:
         with guard("langchain.unpatch"):
             _unwrap(module_name, attr, _config_context_wrapper)
+    for attr, wrapper in zip(DISPATCH_TARGETS, (_dispatch_wrapper, _adispatch_wrapper)):
+        with guard("langchain.unpatch_dispatch"):
+            _unwrap("langchain_core.callbacks.manager", attr, wrapper)
     with guard("langchain.unpatch_model_calls"):
         _wrap_methods(False)
     with guard("langchain.unpatch_output"):

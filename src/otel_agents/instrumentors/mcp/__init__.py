@@ -72,7 +72,9 @@ Errors: a ``CallToolResult`` with ``isError`` (how MCP tools normally fail: the 
 tool's exception into one) makes the tool span ERROR with ``error.type=tool_error`` and the
 error text as the tool's result, on both sides (MCP-2). A JSON-RPC error response is ERROR
 with ``error.type`` and ``rpc.response.status_code`` = its code (``-32602``…) and its message
-as the status description (content on). An exception from the transport is recorded as usual.
+as the status description (content on). An exception from the transport is recorded as usual. A call
+its caller cancels (``asyncio.wait_for`` timing out, a cancelled task) is control flow, not an error:
+``otel_agents.control_flow`` ``asyncio.exceptions.CancelledError`` on both sides.
 
 Content: the arguments, results, error texts and resource URIs go through the span layer's
 setters — the one content switch (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``),

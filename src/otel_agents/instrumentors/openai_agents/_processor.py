@@ -185,6 +185,7 @@ class OtelAgentsProcessor(TracingProcessor):
             self.traces.put(sdk_trace.trace_id, root, rec)
             rec.ctx = root.context()
             rec.token = otel_context.attach(rec.ctx)
+        self._late_start()
 
     def on_trace_end(self, sdk_trace: Any) -> None:
         if self._suppressed:
@@ -238,6 +239,15 @@ class OtelAgentsProcessor(TracingProcessor):
             self._start(span)
         except Exception as error:  # noqa: BLE001 - as guard() does
             report_internal_error("openai_agents.span_start", error)
+        self._late_start()
+
+    def _late_start(self) -> None:
+        """A start that passed the ``active`` check as ``uninstrument()`` ran on another thread has put its span
+        in the maps after :meth:`end_open` emptied them, and the SDK reports no more to us: end what they hold
+        now, in the run's own thread (so its context is detached too)."""
+        if not self.active:
+            with guard("openai_agents.late_start"):
+                self.end_open()
 
     def on_span_end(self, span: Any) -> None:
         if self._is_suppressed(getattr(span, "trace_id", None)):
@@ -255,9 +265,14 @@ class OtelAgentsProcessor(TracingProcessor):
         """End every span still open, inner first, marked evicted: ``uninstrument()`` during a run, after which
         the SDK's span ends no longer reach us. A trace's record holds its agents (each with the handoff that
         delegated to it) and the handoffs whose agent has not started: those end here too."""
-        held = [sem for sem, _ in reversed(self.spans.pop_where(lambda rec: True))]
+        held = []
+        for sem, rec in reversed(self.spans.pop_where(lambda rec: True)):
+            if rec is not None:
+                self._detach(rec)  # attached in this thread's context only when a late start ends here
+            held.append(sem)
         for root, rec in reversed(self.traces.pop_where(lambda rec: True)):
             if rec is not None:
+                self._detach(rec)
                 held += [h.sem for handoffs in rec.pending.values() for h in handoffs]
                 for agent in reversed(rec.agents):
                     held += [agent.sem, agent.via.sem] if agent.via is not None else [agent.sem]
