@@ -64,6 +64,39 @@ def test_each_span_reads_the_environment_as_it_is_then(monkeypatch, provider, ex
     assert fourth["status"] is StatusCode.UNSET
 
 
+def _plain_span(provider, exporter) -> dict:
+    t = Telemetry(provider, framework="test")
+    s = t.start_plain_span("resources/read", attributes={A.MCP_METHOD_NAME: "resources/read",
+                                                         A.GEN_AI_PROMPT_NAME: "p", A.INPUT_MIME_TYPE: "text/plain"})
+    s.set_content(A.MCP_RESOURCE_URI, "file:///" + "x" * 300)
+    s.set_attribute(A.OUTPUT_MIME_TYPE, "text/plain")
+    s.end()
+    span = exporter.spans[-1]
+    return {"attributes": dict(span.attributes), "status": span.status}
+
+
+def test_a_plain_span_reads_the_environment_as_it_is_then(monkeypatch, provider, exporter) -> None:
+    """A span of no kind (MCP's ``tools/list``, A2A's methods) reads the settings once as it starts, as a semantic
+    span does: its start attributes and those set later follow the vocabularies, content, budget and status then."""
+    first = _plain_span(provider, exporter)
+    assert A.INPUT_MIME_TYPE in first["attributes"] and A.OUTPUT_MIME_TYPE in first["attributes"]
+    assert len(first["attributes"][A.MCP_RESOURCE_URI]) > 300 and first["status"] is StatusCode.UNSET
+    monkeypatch.setenv("OTEL_AGENTS_VOCABULARIES", "gen_ai")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "100")
+    monkeypatch.setenv("OTEL_AGENTS_STATUS_OK", "true")
+    second = _plain_span(provider, exporter)
+    attributes = second["attributes"]
+    assert A.INPUT_MIME_TYPE not in attributes and A.OUTPUT_MIME_TYPE not in attributes  # OpenInference's
+    assert attributes[A.GEN_AI_PROMPT_NAME] == "p" and attributes[A.MCP_METHOD_NAME] == "resources/read"
+    assert attributes[A.OTEL_AGENTS_FRAMEWORK] == "test" and len(attributes[A.MCP_RESOURCE_URI]) <= 100
+    assert second["status"] is StatusCode.OK
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    assert A.MCP_RESOURCE_URI not in _plain_span(provider, exporter)["attributes"]
+    for name in _VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert _plain_span(provider, exporter)["attributes"] == first["attributes"]
+
+
 def test_getenv_is_os_environ_get(monkeypatch) -> None:
     name = "OTEL_AGENTS_TEST_GETENV"
     monkeypatch.delenv(name, raising=False)

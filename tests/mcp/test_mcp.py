@@ -569,6 +569,9 @@ def test_field_reads_what_getattr_and_get_read() -> None:
     assert P.field(Result(isError=False), "isError") is False
     assert P.field({"isError": True}, "is_error", "isError") is True
     assert P.field(None, "name") is None
+    # How a name is read is decided once per class: another instance's extras are its own.
+    assert P.field(Result(), "structured_content", "structuredContent") is None
+    assert P.field(Result(structuredContent=[2]), "structuredContent") == [2]
 
 
 def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:

@@ -12,7 +12,6 @@ so the remote process's spans carry the caller's session and user (:func:`run_at
 
 from __future__ import annotations
 
-import os
 from typing import Any, Mapping
 
 from opentelemetry import baggage, propagate
@@ -20,7 +19,7 @@ from opentelemetry import context as otel_context
 
 from ..semconv import attributes as A
 from .run_context import current_run_attributes
-from .settings import flag_from_env
+from .settings import flag_from_env, getenv
 
 PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
 """The W3C Trace Context and Baggage keys (lower case), the ones a switched-off client removes."""
@@ -36,7 +35,7 @@ def propagating(override: bool | None, env_var: str) -> bool:
     or unset leave it on; any other value leaves it on and is logged once as a warning), default on."""
     if override is not None:
         return override
-    return flag_from_env(env_var, os.environ.get(env_var), True,
+    return flag_from_env(env_var, getenv(env_var), True,
                          "trace context still travels (false, 0, no or off switch it off)")
 
 

@@ -108,10 +108,7 @@ class Telemetry:
         try:
             if type(kind) is not Kind:
                 kind = Kind(kind)
-            try:  # the settings a span keeps, read once (unusable settings: the span reads them itself, and records)
-                policy: tuple[bool, int, bool, frozenset[str] | None, int] | None = self.settings.span_policy()
-            except Exception:  # noqa: BLE001
-                policy = None
+            policy = self._policy()
             if name_is_content and not (policy[0] if policy is not None else self.settings.content_enabled()):
                 name = None
             if name is not None:
@@ -155,6 +152,14 @@ class Telemetry:
             report_internal_error("telemetry.start_span", exc)
             return SemanticSpan(Kind.CHAIN, trace.INVALID_SPAN, self, "invalid", {}, {})
 
+    def _policy(self) -> tuple[bool, int, bool, frozenset[str] | None, int] | None:
+        """The settings a span keeps, read once as it starts (:meth:`Settings.span_policy`); ``None`` when they
+        are unusable: the span then reads them itself, and records the failure."""
+        try:
+            return self.settings.span_policy()
+        except Exception:  # noqa: BLE001
+            return None
+
     def start_plain_span(self, name: str, *, span_kind: SpanKind = SpanKind.INTERNAL, parent: Any = None,
                          attributes: Mapping[str, Any] | None = None) -> SemanticSpan:
         """Open a span of no semantic kind (a protocol operation the semantic map leaves
@@ -168,20 +173,21 @@ class Telemetry:
             ctx, run_attrs, parent_span = _parent_context(parent, current)
             if _suppressed(current):
                 return SemanticSpan(None, trace.INVALID_SPAN, self, name, {}, run_attrs, parent_span)  # type: ignore[arg-type]
+            policy = self._policy()
+            only = policy[3] if policy is not None else self.settings.vocabulary_filter()
+            keep = None if only is None else V.key_filter(only)
             start_attrs: dict[str, Any] = {}
-            if self.framework:
+            if self.framework and (keep is None or keep[A.OTEL_AGENTS_FRAMEWORK]):
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
             for k, v in (*run_attrs.items(), *(attributes or {}).items()):
-                ov = otel_value(v)
-                if ov is not None:
-                    start_attrs[k] = ov
+                if keep is None or keep[k]:
+                    ov = otel_value(v)
+                    if ov is not None:
+                        start_attrs[k] = ov
             name = pipeline.label(name)
-            only = self.settings.vocabulary_filter()
-            if only is not None:
-                keep = V.key_filter(only)
-                start_attrs = {k: v for k, v in start_attrs.items() if keep[k]}
             span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
-            return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span, only=only)  # type: ignore[arg-type]
+            return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span, only=only,  # type: ignore[arg-type]
+                                policy=policy)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_plain_span", exc)
             return SemanticSpan(None, trace.INVALID_SPAN, self, "invalid", {}, {})  # type: ignore[arg-type]

@@ -69,11 +69,12 @@ class ClientSide:
             call = self._start(instance, args, kwargs)
         if call is None:
             return await wrapped(*args, **kwargs)
-        span, owned, args, kwargs = call
+        span, owned, ctx, args, kwargs = call
         allocated: list[Any] = []
         holder = _ALLOCATED.set(allocated)
-        # Our span current during the call: an SDK that traces itself (mcp 2.x) opens its span under it.
-        token = otel_context.attach(trace.set_span_in_context(span.span)) if owned and span is not None else None
+        # Our span current during the call (the context injected): an SDK that traces itself (mcp 2.x) opens
+        # its span under it.
+        token = otel_context.attach(ctx) if owned and span is not None else None
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
@@ -123,7 +124,8 @@ class ClientSide:
         return (request, *args[1:]), kwargs
 
     # -- start ----------------------------------------------------------------------------
-    def _start(self, session: Any, args: tuple, kwargs: dict) -> tuple[SemanticSpan | None, bool, tuple, dict] | None:
+    def _start(self, session: Any, args: tuple, kwargs: dict
+               ) -> tuple[SemanticSpan | None, bool, otel_context.Context, tuple, dict] | None:
         args = list(args)  # type: ignore[assignment]
         in_kwargs = "request" in kwargs
         request = kwargs["request"] if in_kwargs else args[0]
@@ -180,7 +182,7 @@ class ClientSide:
             kwargs = dict(kwargs, request=request)
         else:
             args[0] = request  # type: ignore[index]
-        return span, owned, tuple(args), kwargs
+        return span, owned, ctx, tuple(args), kwargs
 
     def _enrichable(self, name: str | None) -> SemanticSpan | None:
         """The framework's ``tool`` span this ``tools/call`` is made for, if one is open here:

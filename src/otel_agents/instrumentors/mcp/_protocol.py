@@ -8,6 +8,7 @@ wire dicts ``mcp`` 2.x's server hands around are camelCase: :func:`field` reads 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,29 +37,17 @@ def propagating(override: bool | None) -> bool:
     return shared_propagating(override, ENV_PROPAGATE)
 
 
-_ABSENT = object()
-
-
 def field(obj: Any, *names: str) -> Any:
     """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``."""
     cls = type(obj)
-    model = None if cls is dict else getattr(cls, "__pydantic_fields__", None)  # a pydantic model's fields
-    extra = getattr(obj, "__pydantic_extra__", _ABSENT) if model is not None else _ABSENT
-    if extra is _ABSENT:  # not a BaseModel (a pydantic dataclass has fields, no extras, maybe no __dict__)
-        model = None
-    if model is None and (cls is dict or isinstance(obj, Mapping)):
-        for name in names:
-            value = obj.get(name)
-            if value is not None:
-                return value
-        return None
     for name in names:
-        if model is not None and name in model:  # a pydantic field: in the instance's __dict__
+        how = _reading(cls, name)
+        if how == _FIELD:  # a pydantic field: in the instance's __dict__
             value = obj.__dict__.get(name)
-        elif model is not None and name[:1] != "_" and not _class_attribute(cls, name):
-            # not a field nor a private attribute: an extra, if anything (pydantic's __getattr__ would
-            # raise AttributeError, a slow way to learn it is absent)
-            value = (extra or {}).get(name)
+        elif how == _EXTRA:
+            value = (getattr(obj, "__pydantic_extra__", None) or {}).get(name)
+        elif how == _KEY:
+            value = obj.get(name)
         else:
             value = getattr(obj, name, None)
         if value is not None:
@@ -66,9 +55,24 @@ def field(obj: Any, *names: str) -> Any:
     return None
 
 
-def _class_attribute(cls: type, name: str) -> bool:
-    """Whether ``name`` is defined on ``cls`` or a base (a property, a method), as ``getattr`` would find it."""
-    return any(name in klass.__dict__ for klass in cls.__mro__)
+_FIELD, _EXTRA, _KEY, _ATTR = range(4)
+
+
+@functools.lru_cache(maxsize=512)  # a few protocol classes × the names read off them
+def _reading(cls: type, name: str) -> int:
+    """How :func:`field` reads ``name`` off an instance of ``cls``, decided once per class and name (a walk of
+    the class's bases each time was most of a read): a pydantic ``BaseModel``'s field from the instance's
+    ``__dict__``; a name that is neither a field nor a private or class attribute from its extras (pydantic's
+    ``__getattr__`` would raise ``AttributeError``, a slow way to learn it is absent); a mapping's key; anything
+    else (a property, a method, a pydantic dataclass, which has fields but no extras) with ``getattr``."""
+    fields = None if cls is dict else getattr(cls, "__pydantic_fields__", None)
+    if fields is not None and hasattr(cls, "__pydantic_extra__"):
+        if name in fields:
+            return _FIELD
+        if name[:1] != "_" and not any(name in klass.__dict__ for klass in cls.__mro__):
+            return _EXTRA
+        return _ATTR
+    return _KEY if issubclass(cls, Mapping) else _ATTR
 
 
 def method_of(request: Any) -> str | None:
