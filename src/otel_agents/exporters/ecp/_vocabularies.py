@@ -97,6 +97,15 @@ def read_foreign(a: dict[str, Any]) -> str | None:
     return kind
 
 
+_KIND_KEYS = (A.GEN_AI_OPERATION_NAME, A.OPENINFERENCE_SPAN_KIND, TRACELOOP_SPAN_KIND, LLM_REQUEST_TYPE)
+
+
+def has_foreign_kind(a: Any) -> bool:
+    """Whether attributes ``a`` (a mapping) carry the kind attribute of a vocabulary :func:`read_foreign`
+    reads (a span that may be a step of another instrumentation's run; a cheap test, no copy)."""
+    return any(key in a for key in _KIND_KEYS)
+
+
 def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
     """Fill in the facts the fold reads on one of our spans written with fewer than all three
     vocabularies (``OTEL_AGENTS_VOCABULARIES``): copied, never overwriting, into the ``gen_ai.*`` and
