@@ -2,8 +2,8 @@
 
 The golden fixtures in ``tests/exporters/foreign/`` are the customer-support example
 (``examples/customer_support``) traced by the peers themselves, recorded once by
-``scripts/fixtures/record_foreign.sh`` in a venv of their own: OpenInference's LangChain and
-LlamaIndex instrumentations, PydanticAI's native instrumentation, and the OTel GenAI ``openai-v2``
+``scripts/fixtures/record_foreign.sh`` in a venv of their own: OpenInference's and OpenLLMetry's LangChain
+and LlamaIndex instrumentations, PydanticAI's native instrumentation, and the OTel GenAI ``openai-v2``
 instrumentation (model spans) with ``opentelemetry-util-genai`` (agent and tool spans). Each holds one
 run per question of the example's manifest.
 
@@ -44,6 +44,8 @@ STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"
 PEERS = {
     "openinference_langchain": "langchain",
     "openinference_llama_index": "llama_index",
+    "openllmetry_langchain": "langchain",
+    "openllmetry_llama_index": "llama_index",
     "pydantic_ai_native": "pydantic_ai",
     "otel_genai_openai_v2": "openai",
 }
