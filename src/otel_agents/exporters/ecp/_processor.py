@@ -94,6 +94,21 @@ class _OpenRun:
         self.enclosing: set[int] = set()
 
 
+def _admit(run: _OpenRun, key: _Key, owners: dict[_Key, tuple[_OpenRun, bool]], cap: int) -> bool:
+    """A span that started joins ``run`` (``owners`` maps its key to the run): kept under the ``cap`` of spans
+    per run (``True``), or counted over it."""
+    kept = run.kept < cap
+    if kept:
+        run.kept += 1
+        run.keys.append(key)
+    else:
+        run.over += 1
+        run.over_keys.add(key)
+    owners[key] = (run, kept)
+    run.open += 1
+    return kept
+
+
 _SDK_SPANS = F.SDK_SPANS  # read through their fields (``_context``, ``_parent``)
 _FoldSpan = F.FoldSpan
 _NEVER = float("inf")  # no open run: none is due
@@ -223,17 +238,8 @@ class ECPFoldingProcessor(SpanProcessor):
                 else:
                     run = None
                     folded += self._join_group(key, parent_key)
-                if run is not None:  # admitted: kept under the per-run cap, or counted over it
-                    if run.kept < self.max_spans_per_run:
-                        run.kept += 1
-                        run.keys.append(key)
-                        self._owner[key] = (run, True)
-                    else:
-                        run.over += 1
-                        run.over_keys.add(key)
-                        self._drop("spans_over_cap")
-                        self._owner[key] = (run, False)
-                    run.open += 1
+                if run is not None and not _admit(run, key, self._owner, self.max_spans_per_run):
+                    self._drop("spans_over_cap")
                 if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s or \
                         self._groups:
                     folded += self._expire()  # a run waits out its grace period, or the oldest is due
@@ -370,15 +376,7 @@ class ECPFoldingProcessor(SpanProcessor):
                 folded += self._close_group(oldest, f"evicted: more than {self.max_open_runs} open foreign groups"
                                             if oldest.open > 0 else None)
             group = self._groups[key] = _OpenRun(key[0], key[1], self._clock())
-        if group.kept < self.max_spans_per_run:
-            group.kept += 1
-            group.keys.append(key)
-            self._group_owner[key] = (group, True)
-        else:
-            group.over += 1
-            group.over_keys.add(key)
-            self._group_owner[key] = (group, False)
-        group.open += 1
+        _admit(group, key, self._group_owner, self.max_spans_per_run)  # over the cap: counted if folded
         return folded
 
     def _group_span_ended(self, span: ReadableSpan, key: _Key, group: _OpenRun, kept: bool) -> list[Run]:
