@@ -421,3 +421,26 @@ def test_damaged_foreign_attributes_are_tolerated(rec: Any) -> None:
     assert problems == []
     assert env["public_output"] == "42"
     assert [c["name"] for c in env["tool_calls"]] == ["t1", "t2", "w"]
+
+
+def test_crewai_answers_under_openinference_and_openllmetry(rec: Any) -> None:
+    """CrewAI's answer as the peers record it on the run's root: OpenInference the whole ``CrewOutput`` as JSON
+    (before: its JSON was the answer), OpenLLMetry ``crewai.crew.result`` on its workflow span, an
+    ``invoke_agent`` span (before: no output, so no envelope at all). Shapes as recorded from
+    ``openinference-instrumentation-crewai`` 1.1.21 and ``opentelemetry-instrumentation-crewai`` 0.62.4."""
+    app = rec.app
+    crew_output = {"raw": "Order A100: shipped", "pydantic": None, "json_dict": None, "token_usage": {},
+                   "tasks_output": [{"description": "Where is A100?", "expected_output": "The status",
+                                     "raw": "Order A100: shipped"}]}
+    with app.start_as_current_span("Crew.kickoff", attributes={
+            "openinference.span.kind": "CHAIN", "output.value": json.dumps(crew_output),
+            "output.mime_type": "application/json"}):
+        app.start_span("Order Clerk._execute_core", attributes={
+            "openinference.span.kind": "AGENT", "output.value": json.dumps(crew_output["tasks_output"][0]),
+            "output.mime_type": "application/json"}).end()
+    with app.start_as_current_span("crewai.workflow", attributes={
+            "gen_ai.operation.name": "invoke_agent", "crewai.crew.result": "Order A100: shipped"}):
+        app.start_span("Where is A100?.task", attributes={
+            "traceloop.span.kind": "task", "gen_ai.operation.name": "invoke_agent",
+            "traceloop.entity.output": "Order A100: shipped"}).end()
+    assert [e["public_output"] for e in check(fold(rec.spans))] == ["Order A100: shipped"] * 2

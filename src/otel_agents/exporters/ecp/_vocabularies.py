@@ -62,6 +62,7 @@ TRACELOOP_ENTITY_NAME = "traceloop.entity.name"
 TRACELOOP_ENTITY_INPUT = "traceloop.entity.input"
 TRACELOOP_ENTITY_OUTPUT = "traceloop.entity.output"
 LLM_REQUEST_TYPE = "llm.request.type"
+CREWAI_CREW_RESULT = "crewai.crew.result"                # OpenLLMetry's CrewAI: the crew's answer (its workflow span)
 LLM_USAGE_TOTAL_TOKENS = "llm.usage.total_tokens"
 
 
@@ -215,6 +216,8 @@ def _read_genai(a: dict[str, Any], kind: str) -> None:
         # agent's gen_ai.output.messages (semconv: the messages it returned).
         if PYDANTIC_AI_FINAL_RESULT in a:
             a[A.OUTPUT_VALUE] = a[PYDANTIC_AI_FINAL_RESULT]
+        elif CREWAI_CREW_RESULT in a:
+            a[A.OUTPUT_VALUE] = a[CREWAI_CREW_RESULT]
         elif A.GEN_AI_OUTPUT_MESSAGES in a:
             a[A.OUTPUT_VALUE] = a[A.GEN_AI_OUTPUT_MESSAGES]
             a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
@@ -238,7 +241,22 @@ def _read_openinference(a: dict[str, Any], kind: str) -> str | None:
     elif kind == "tool":
         _copy(a, A.TOOL_CALL_ID, A.GEN_AI_TOOL_CALL_ID)
         _read_openinference_tool(a)
+    elif kind == "agent" or kind == "chain":
+        _read_crew_output(a)
     return kind
+
+
+def _read_crew_output(a: dict[str, Any]) -> None:
+    """A CrewAI ``CrewOutput`` or ``TaskOutput`` recorded whole as the output (OpenInference's CrewAI): the
+    answer is its ``raw`` text (as the crew returns it: ``str(output)``)."""
+    value = a.get(A.OUTPUT_VALUE)
+    if not (isinstance(value, str) and a.get(A.OUTPUT_MIME_TYPE) == A.MIME_JSON and '"raw"' in value and
+            ('"tasks_output"' in value or '"expected_output"' in value)):  # no parse for any other output
+        return
+    out = _parse(value)
+    if isinstance(out, dict) and isinstance(out.get("raw"), str) and ("tasks_output" in out or "expected_output" in out):
+        a[A.OUTPUT_VALUE] = out["raw"]
+        del a[A.OUTPUT_MIME_TYPE]
 
 
 def _parse(value: Any) -> Any:
