@@ -444,3 +444,28 @@ def test_crewai_answers_under_openinference_and_openllmetry(rec: Any) -> None:
             "traceloop.span.kind": "task", "gen_ai.operation.name": "invoke_agent",
             "traceloop.entity.output": "Order A100: shipped"}).end()
     assert [e["public_output"] for e in check(fold(rec.spans))] == ["Order A100: shipped"] * 2
+
+
+def test_a_run_that_is_one_request_or_one_call_answers_with_what_it_returned(rec: Any) -> None:
+    """A provider client's or a tool's spans alone (OpenLLMetry's openai, OTel GenAI's langchain tool, OpenLLMetry's
+    MCP): each is a run of its own, and its answer is what the span returned, as for ours — before, ``null``
+    for a model request that called tools (its output is in ``gen_ai.output.messages``) and for a tool (its
+    result is in ``gen_ai.tool.call.result``); MCP's ``{"tool_name", "arguments"}`` request gave the
+    tool call's arguments whole."""
+    app = rec.app
+    requested = [{"role": "assistant", "parts": [{"type": "tool_call", "name": "lookup_order", "id": "call_1",
+                                                   "arguments": {"order_id": "B200"}}], "finish_reason": "tool_call"}]
+    app.start_span("openai.chat", attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 22,
+        "gen_ai.usage.output_tokens": 3, "gen_ai.output.messages": json.dumps(requested)}).end()
+    app.start_span("execute_tool get_weather", attributes={
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.arguments": '{"city": "Paris"}', "gen_ai.tool.call.result": "sunny in Paris"}).end()
+    app.start_span("lookup_order.tool", attributes={
+        "traceloop.span.kind": "tool", "traceloop.entity.name": "lookup_order",
+        "traceloop.entity.input": json.dumps({"tool_name": "lookup_order", "arguments": {"order_id": "B200"}}),
+        "traceloop.entity.output": "shipped"}).end()
+    model, tool, mcp = check(fold(rec.spans))
+    assert json.loads(model["public_output"]) == requested
+    assert (tool["public_output"], tool["tool_calls"][0]["result"]) == ("sunny in Paris", "sunny in Paris")
+    assert (mcp["public_output"], mcp["tool_calls"][0]["arguments"]) == ("shipped", {"order_id": "B200"})

@@ -221,6 +221,14 @@ def _read_genai(a: dict[str, Any], kind: str) -> None:
         elif A.GEN_AI_OUTPUT_MESSAGES in a:
             a[A.OUTPUT_VALUE] = a[A.GEN_AI_OUTPUT_MESSAGES]
             a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+    elif A.OUTPUT_VALUE not in a:
+        # A run that is one model request or one tool call (a provider client's instrumentation alone) answers
+        # with what the span returned, as ours: the model's output messages, the tool's result.
+        if kind == "model" and A.GEN_AI_OUTPUT_MESSAGES in a:
+            a[A.OUTPUT_VALUE] = a[A.GEN_AI_OUTPUT_MESSAGES]
+            a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+        elif kind == "tool":
+            _copy(a, A.GEN_AI_TOOL_CALL_RESULT, A.OUTPUT_VALUE)
 
 
 _OI_MODEL_CALL_KEYS = (A.LLM_INPUT_MESSAGES + ".", A.LLM_OUTPUT_MESSAGES + ".", "llm.token_count.")
@@ -373,6 +381,7 @@ def _traceloop_entity(raw: Any) -> tuple[Any, str | None]:
     * LangChain's callbacks wrap the value with the callback's ``tags``, ``metadata`` and ``kwargs``
       (:data:`_LANGCHAIN_WRAPPERS`); a tool's input is its ``inputs`` object (else its ``input_str``), its
       output a ``ToolMessage`` (the result is its content) or the value the tool returned;
+    * MCP's ``tools/call`` records ``{"tool_name", "arguments"}``: the arguments;
     * LlamaIndex's ``call_tool`` step returns a ``ToolCallResult``: the result is the tool's raw output.
     """
     if not isinstance(raw, str):
@@ -400,6 +409,8 @@ def _traceloop_entity(raw: Any) -> tuple[Any, str | None]:
             if message is not None:
                 return message.get("content"), call_id or _str_or_none(message.get("tool_call_id"))
             return value, call_id
+    if keys == {"tool_name", "arguments"}:  # MCP's tools/call request (client and FastMCP server side)
+        return data["arguments"], None
     if "tool_output" in data and "tool_name" in data:  # a LlamaIndex ToolCallResult
         output = data["tool_output"]
         result = output.get("raw_output", output) if isinstance(output, dict) else output
