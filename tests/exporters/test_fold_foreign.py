@@ -469,3 +469,15 @@ def test_a_run_that_is_one_request_or_one_call_answers_with_what_it_returned(rec
     assert json.loads(model["public_output"]) == requested
     assert (tool["public_output"], tool["tool_calls"][0]["result"]) == ("sunny in Paris", "sunny in Paris")
     assert (mcp["public_output"], mcp["tool_calls"][0]["arguments"]) == ("shipped", {"order_id": "B200"})
+
+
+def test_smolagents_tool_arguments_under_openinference(rec: Any) -> None:
+    """OpenInference records smolagents' ``Tool.__call__`` arguments whole, its own ``sanitize_inputs_outputs``
+    beside the tool's keyword arguments: before, the arguments were that text (``{"input": "..."}``)."""
+    rec.app.start_span("FunctionTool", attributes={
+        "openinference.span.kind": "TOOL", "tool.name": "lookup_order",
+        "input.value": json.dumps({"args": [], "sanitize_inputs_outputs": True, "kwargs": {"order_id": "B200"}}),
+        "output.value": "delivered", "output.mime_type": "text/plain"}).end()
+    [env] = check(fold(rec.spans))
+    assert [(c["name"], c["arguments"], c["result"]) for c in env["tool_calls"]] == \
+        [("lookup_order", {"order_id": "B200"}, "delivered")]

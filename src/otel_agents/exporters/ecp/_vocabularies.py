@@ -308,10 +308,15 @@ def _read_openinference_tool(a: dict[str, Any]) -> None:
         a[A.OUTPUT_VALUE], a[A.OUTPUT_MIME_TYPE] = _json_text(result), A.MIME_JSON
 
 
+# The parameters of a tool's call method OpenInference records beside the tool's own arguments: smolagents'
+# ``Tool.__call__(*args, sanitize_inputs_outputs=..., **kwargs)``.
+_CALL_KEYS = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+
+
 def _call_arguments(data: Any) -> dict[str, Any] | None:
     """The keyword arguments of a recorded Python call ``{"args": [...], "kwargs": {...}}`` (only when
     there are no positional ones), else ``None``."""
-    if isinstance(data, dict) and data and set(data) <= {"args", "kwargs"} and not data.get("args"):
+    if isinstance(data, dict) and data and set(data) <= _CALL_KEYS and not data.get("args"):
         kwargs = data.get("kwargs")
         if isinstance(kwargs, dict):
             return kwargs
