@@ -384,3 +384,85 @@ def test_a_forked_child_starts_with_no_open_runs_and_a_free_lock():
         status = os.waitpid(pid, 0)[1]
     assert os.waitstatus_to_exitcode(status) == 0
     assert [(e["agents"][0]["name"], "incomplete" in e) for e in got] == [("parent", False)]
+
+
+# -- other instrumentations' spans (issue 25) --------------------------------------------------------------
+
+def openllmetry_workflow(app, clock, *, gap_s: float, between=lambda: None) -> None:
+    """OpenLLMetry's LlamaIndex shape: a ``workflow`` span that gets its kind after it started and ends when
+    ``run()`` hands back its handler, before the workflow's steps (a model call, a tool call) start."""
+    root = app.start_span("FunctionAgent.workflow")
+    root.set_attributes({"traceloop.span.kind": "workflow", "traceloop.entity.name": "FunctionAgent.workflow"})
+    root.end()
+    clock.now += gap_s
+    between()
+    context = trace.set_span_in_context(root)
+    model = app.start_span("MockLLM.task", context=context)
+    model.set_attributes({"traceloop.span.kind": "task", "gen_ai.operation.name": "chat",
+                          "gen_ai.usage.input_tokens": 5, "gen_ai.usage.output_tokens": 2})
+    model.end()
+    step = app.start_span("add.tool", context=context)
+    step.set_attributes({"traceloop.span.kind": "tool", "traceloop.entity.name": "add",
+                         "traceloop.entity.input": json.dumps({"args": [], "kwargs": {"a": 2, "b": 3}}),
+                         "traceloop.entity.output": "5"})
+    step.end()
+
+
+def test_a_foreign_root_that_ends_before_its_children_is_one_envelope(clock):
+    """Before, the processor folded no foreign span (their kind is set after they start), and a root ending
+    before its children cut the run in pieces. Now the group waits ``foreign_grace_s`` (default 1 s) for late
+    children, then folds as ``fold`` does: one envelope."""
+    rec, processor, got = recorder(clock=clock)
+    openllmetry_workflow(rec.app, clock, gap_s=0.5)
+    assert got == [] and processor.open_runs == 1  # all ended, waiting out the grace period
+    clock.now += 1
+    processor.force_flush()
+    [env] = check(got)
+    assert env == fold(rec.spans)[0]
+    assert (env["metrics"]["model_calls"], env["usage"]["total_tokens"]) == (1, 7)
+    assert [(c["name"], c["arguments"], c["result"]) for c in env["tool_calls"]] == [("add", {"a": 2, "b": 3}, 5)]
+    assert (processor.open_runs, processor.tracked_spans, sum(processor.dropped.values())) == (0, 0, 0)
+
+
+def test_children_later_than_the_foreign_grace_period_are_runs_of_their_own(clock):
+    """The limit: the group is folded at the first span event (or flush) after its grace period; a child
+    starting after that opens a group of its own (the root alone, with no fact, gives no envelope)."""
+    rec, processor, got = recorder(clock=clock, foreign_grace_s=0.25)
+    openllmetry_workflow(rec.app, clock, gap_s=0.5, between=processor.force_flush)
+    processor.force_flush()
+    assert [(e["metrics"]["model_calls"], len(e["tool_calls"])) for e in check(got)] == [(1, 0), (0, 1)]
+
+
+def test_plain_spans_outside_our_runs_are_forgotten_as_they_end():
+    """An HTTP request with a database call under it (no vocabulary): nothing handed on, nothing held."""
+    rec, processor, got = recorder()
+    with rec.app.start_as_current_span("GET /orders", kind=trace.SpanKind.SERVER):
+        with rec.app.start_as_current_span("SELECT orders", kind=trace.SpanKind.CLIENT,
+                                           attributes={"db.system": "postgresql"}):
+            assert processor.tracked_spans == 2
+    processor.force_flush()
+    assert got == []
+    assert (processor.open_runs, processor.tracked_spans, sum(processor.dropped.values())) == (0, 0, 0)
+
+
+def test_our_run_under_a_foreign_root_is_handed_on_once():
+    """OpenInference's LangGraph ``CHAIN`` above our agent: ours is handed on as it ends; the foreign run
+    around it is not handed on a second time."""
+    rec, processor, got = recorder()
+    with rec.app.start_as_current_span("LangGraph", attributes={"openinference.span.kind": "CHAIN",
+                                                                 "output.value": "A100 has shipped."}):
+        agent_run(rec.telemetry, name="support")
+    processor.force_flush()
+    [env] = check(got)
+    assert [a["name"] for a in env["agents"]] == ["support", "researcher"]
+    assert processor.tracked_spans == 0
+
+
+def test_foreign_groups_never_evict_our_runs():
+    """Groups are held apart, under their own cap: plain traffic cannot push our runs out."""
+    rec, processor, got = recorder(max_open_runs=1)
+    with rec.app.start_as_current_span("GET /a"):
+        with rec.app.start_as_current_span("GET /b", context=trace.set_span_in_context(trace.INVALID_SPAN)):
+            agent_run(rec.telemetry, name="one")
+    assert [a["name"] for a in check(got)[0]["agents"]] == ["one", "researcher"]
+    assert "incomplete" not in got[0] and sum(processor.dropped.values()) == 0

@@ -2,8 +2,8 @@
 
 The golden fixtures in ``tests/exporters/foreign/`` are the customer-support example
 (``examples/customer_support``) traced by the peers themselves, recorded once by
-``scripts/fixtures/record_foreign.sh`` in a venv of their own: OpenInference's LangChain and
-LlamaIndex instrumentations, PydanticAI's native instrumentation, and the OTel GenAI ``openai-v2``
+``scripts/fixtures/record_foreign.sh`` in a venv of their own: OpenInference's and OpenLLMetry's LangChain
+and LlamaIndex instrumentations, PydanticAI's native instrumentation, and the OTel GenAI ``openai-v2``
 instrumentation (model spans) with ``opentelemetry-util-genai`` (agent and tool spans). Each holds one
 run per question of the example's manifest.
 
@@ -44,6 +44,8 @@ STEPS = [step for scenario in MANIFEST["scenarios"] for step in scenario["steps"
 PEERS = {
     "openinference_langchain": "langchain",
     "openinference_llama_index": "llama_index",
+    "openllmetry_langchain": "langchain",
+    "openllmetry_llama_index": "llama_index",
     "pydantic_ai_native": "pydantic_ai",
     "otel_genai_openai_v2": "openai",
 }
@@ -140,6 +142,103 @@ def test_cli_folds_a_peer_fixture(tmp_path: Path) -> None:
     envelopes = check([json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()])
     assert [e["public_output"] for e in envelopes] == \
         [e["public_output"] for e in peer_envelopes("openinference_langchain")]
+
+
+# -- every fold path agrees, whatever order the spans end in -------------------------------------------
+
+FIXTURE_FILES = sorted(FIXTURES.glob("*.otlp.jsonl"))
+
+
+def _events(spans: list[Any]) -> list[tuple[int, int, Any]]:
+    """The spans' starts and ends in time order, as the instrumentation made them (a span's end after its start)."""
+    events = [(s.start_time, 1, s) for s in spans]
+    events += [(max(s.end_time, s.start_time), 2 if s.end_time <= s.start_time else 0, s) for s in spans]
+    return sorted(events, key=lambda e: (e[0], e[1], e[2].context.span_id))
+
+
+def _live(spans: list[Any]) -> list[dict[str, Any]]:
+    """The spans replayed through a ``TracerProvider`` with the folding processor in their real order (starts
+    and ends interleaved by time, the clock at the span time), each started bare and given its attributes as it
+    ends: as the peers set their kind attributes after the span started."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+
+    from otel_agents.exporters.ecp import ECPFoldingProcessor
+
+    class Ids(IdGenerator):
+        next: list[int] = []
+
+        def generate_span_id(self) -> int:
+            return self.next.pop(0)
+
+        def generate_trace_id(self) -> int:
+            return self.next.pop(0)
+
+    now = [0]
+    got: list[dict[str, Any]] = []
+    ids = Ids()
+    provider = TracerProvider(id_generator=ids)
+    provider.add_span_processor(ECPFoldingProcessor(got.append, clock=lambda: now[0] / 1e9))
+    tracer = provider.get_tracer("replay")
+    opened: dict[int, Any] = {}
+    for time, what, s in _events(spans):
+        now[0] = time
+        if what == 1:
+            parent = opened.get(s.parent.span_id) if s.parent is not None else None
+            ids.next = [s.context.span_id] if parent is not None else [s.context.trace_id, s.context.span_id]
+            context = trace.set_span_in_context(parent if parent is not None else trace.INVALID_SPAN)
+            opened[s.context.span_id] = tracer.start_span(s.name, context=context, kind=s.kind, start_time=time)
+        else:
+            live = opened[s.context.span_id]
+            live.set_attributes(dict(s.attributes))
+            live._status = s.status
+            live.end(end_time=s.end_time)
+    provider.force_flush()
+    provider.shutdown()
+    return got
+
+
+def _collected(spans: list[Any]) -> list[dict[str, Any]]:
+    """The spans sent to ``ecp collect``'s gatherer as they end (its clock at the span time)."""
+    from otel_agents.exporters.ecp import TraceGatherer
+
+    now = [0]
+    got: list[dict[str, Any]] = []
+    gatherer = TraceGatherer(got.append, clock=lambda: now[0] / 1e9)
+    for s in sorted(spans, key=lambda s: s.end_time):
+        now[0] = s.end_time
+        gatherer.fold_ready()
+        gatherer.add([s])
+    gatherer.flush("end")
+    return got
+
+
+def _streamed(path: Path) -> list[dict[str, Any]]:
+    """``otel-agents fold FILE``: the file streamed line by line."""
+    from otel_agents.exporters.ecp import StreamFolder
+
+    got: list[dict[str, Any]] = []
+    folder = StreamFolder(got.append)
+    with path.open(encoding="utf-8") as lines:
+        for number, text in enumerate(lines, start=1):
+            folder.add(read_otlp_json([text]), number)
+    folder.finish()
+    return got
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name.split(".")[0])
+def test_every_fold_path_gives_one_envelope_per_run_as_fold_does(path: Path) -> None:
+    """One run, one envelope, in every fold path — the batch ``fold``, the file streamed (``otel-agents
+    fold``), the live processor, ``ecp collect`` — whatever order the spans end in. Before, OpenLLMetry's
+    LlamaIndex runs (the workflow span ends when ``run()`` returns its handler, the steps start after it)
+    were split into several envelopes by the stream, and the live processor folded no foreign span at all
+    (their kind attributes are set after the span started)."""
+    spans = read_otlp_json(path)
+    expected = sorted(map(json.dumps, check(fold(spans))))
+    assert len(expected) == len(STEPS)
+    for way, got in (("stream", _streamed(path)), ("live", _live(spans)), ("collect", _collected(spans))):
+        assert sorted(map(json.dumps, got)) == expected, way
 
 
 def _graded(envelope: dict[str, Any]) -> tuple:
@@ -322,3 +421,63 @@ def test_damaged_foreign_attributes_are_tolerated(rec: Any) -> None:
     assert problems == []
     assert env["public_output"] == "42"
     assert [c["name"] for c in env["tool_calls"]] == ["t1", "t2", "w"]
+
+
+def test_crewai_answers_under_openinference_and_openllmetry(rec: Any) -> None:
+    """CrewAI's answer as the peers record it on the run's root: OpenInference the whole ``CrewOutput`` as JSON
+    (before: its JSON was the answer), OpenLLMetry ``crewai.crew.result`` on its workflow span, an
+    ``invoke_agent`` span (before: no output, so no envelope at all). Shapes as recorded from
+    ``openinference-instrumentation-crewai`` 1.1.21 and ``opentelemetry-instrumentation-crewai`` 0.62.4."""
+    app = rec.app
+    crew_output = {"raw": "Order A100: shipped", "pydantic": None, "json_dict": None, "token_usage": {},
+                   "tasks_output": [{"description": "Where is A100?", "expected_output": "The status",
+                                     "raw": "Order A100: shipped"}]}
+    with app.start_as_current_span("Crew.kickoff", attributes={
+            "openinference.span.kind": "CHAIN", "output.value": json.dumps(crew_output),
+            "output.mime_type": "application/json"}):
+        app.start_span("Order Clerk._execute_core", attributes={
+            "openinference.span.kind": "AGENT", "output.value": json.dumps(crew_output["tasks_output"][0]),
+            "output.mime_type": "application/json"}).end()
+    with app.start_as_current_span("crewai.workflow", attributes={
+            "gen_ai.operation.name": "invoke_agent", "crewai.crew.result": "Order A100: shipped"}):
+        app.start_span("Where is A100?.task", attributes={
+            "traceloop.span.kind": "task", "gen_ai.operation.name": "invoke_agent",
+            "traceloop.entity.output": "Order A100: shipped"}).end()
+    assert [e["public_output"] for e in check(fold(rec.spans))] == ["Order A100: shipped"] * 2
+
+
+def test_a_run_that_is_one_request_or_one_call_answers_with_what_it_returned(rec: Any) -> None:
+    """A provider client's or a tool's spans alone (OpenLLMetry's openai, OTel GenAI's langchain tool, OpenLLMetry's
+    MCP): each is a run of its own, and its answer is what the span returned, as for ours — before, ``null``
+    for a model request that called tools (its output is in ``gen_ai.output.messages``) and for a tool (its
+    result is in ``gen_ai.tool.call.result``); MCP's ``{"tool_name", "arguments"}`` request gave the
+    tool call's arguments whole."""
+    app = rec.app
+    requested = [{"role": "assistant", "parts": [{"type": "tool_call", "name": "lookup_order", "id": "call_1",
+                                                   "arguments": {"order_id": "B200"}}], "finish_reason": "tool_call"}]
+    app.start_span("openai.chat", attributes={
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 22,
+        "gen_ai.usage.output_tokens": 3, "gen_ai.output.messages": json.dumps(requested)}).end()
+    app.start_span("execute_tool get_weather", attributes={
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.call.arguments": '{"city": "Paris"}', "gen_ai.tool.call.result": "sunny in Paris"}).end()
+    app.start_span("lookup_order.tool", attributes={
+        "traceloop.span.kind": "tool", "traceloop.entity.name": "lookup_order",
+        "traceloop.entity.input": json.dumps({"tool_name": "lookup_order", "arguments": {"order_id": "B200"}}),
+        "traceloop.entity.output": "shipped"}).end()
+    model, tool, mcp = check(fold(rec.spans))
+    assert json.loads(model["public_output"]) == requested
+    assert (tool["public_output"], tool["tool_calls"][0]["result"]) == ("sunny in Paris", "sunny in Paris")
+    assert (mcp["public_output"], mcp["tool_calls"][0]["arguments"]) == ("shipped", {"order_id": "B200"})
+
+
+def test_smolagents_tool_arguments_under_openinference(rec: Any) -> None:
+    """OpenInference records smolagents' ``Tool.__call__`` arguments whole, its own ``sanitize_inputs_outputs``
+    beside the tool's keyword arguments: before, the arguments were that text (``{"input": "..."}``)."""
+    rec.app.start_span("FunctionTool", attributes={
+        "openinference.span.kind": "TOOL", "tool.name": "lookup_order",
+        "input.value": json.dumps({"args": [], "sanitize_inputs_outputs": True, "kwargs": {"order_id": "B200"}}),
+        "output.value": "delivered", "output.mime_type": "text/plain"}).end()
+    [env] = check(fold(rec.spans))
+    assert [(c["name"], c["arguments"], c["result"]) for c in env["tool_calls"]] == \
+        [("lookup_order", {"order_id": "B200"}, "delivered")]

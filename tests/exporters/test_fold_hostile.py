@@ -19,6 +19,7 @@ from opentelemetry.trace import SpanContext, Status, StatusCode
 
 from otel_agents.cli import main
 from otel_agents.exporters.ecp import ECPFoldingProcessor, fold
+from otel_agents.exporters.file import read_otlp_json
 from otel_agents.exporters.tree import format_span_tree
 
 from .conftest import Recorder, check
@@ -349,3 +350,21 @@ def test_a_full_disk_is_an_output_error_exit_2(tmp_path, to):
     where = "/dev/full" if to == "-o" else "standard output"
     assert done.stderr.startswith(f"otel-agents fold: cannot write {where}: No space left on device"), done.stderr
     assert "cannot read" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_server_span_read_before_its_callers_span_is_folded_with_it(tmp_path, capsys):
+    """An MCP client and its server in one process (one file): the server's ``tools/call`` span names the
+    client's as a remote parent and ends first. Before, the stream took it for a trace's root and folded it
+    alone before the client's span came (two envelopes for one call, ``fold`` gives one). Now a remote
+    parent is waited for like any other; a server-only file is folded when the trace is idle or at the end."""
+    server = span_json(2, 1, kind="tool", name="execute_tool lookup_order", attributes=[
+        {"key": "mcp.method.name", "value": {"stringValue": "tools/call"}}])
+    server["flags"] = 0x300  # the parent is remote
+    client = span_json(1, kind="tool", name="execute_tool lookup_order", attributes=[
+        {"key": "mcp.method.name", "value": {"stringValue": "tools/call"}}])
+    code, envelopes, _ = fold_cli(tmp_path, capsys, line(server), line(client))
+    assert code == 0
+    assert envelopes == fold(read_otlp_json([line(server), line(client)]))
+    assert len(envelopes) == 1 and len(envelopes[0]["tool_calls"]) == 1
+    code, envelopes, _ = fold_cli(tmp_path, capsys, line(server))
+    assert (code, len(envelopes)) == (0, 1)

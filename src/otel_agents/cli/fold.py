@@ -11,9 +11,10 @@ too (``docs/ecp.md``).
 It streams: lines are read one at a time and each trace is folded as soon as it
 is complete (its root span and every parent it names have been read), so
 memory is bounded by the largest trace, not by the file; a trace whose top span
-names a parent that is not in the input is folded once none of its spans was
-among the last --idle-spans spans read, the rest at the end of input. Envelopes
-come out in the order their traces complete. Given several files (one per process
+names a parent that is not in the input (or a remote one), or that holds another
+instrumentation's spans (whose root may end before its children), is folded once
+none of its spans was among the last --idle-spans spans read, the rest at the end
+of input. Envelopes come out in the order their traces complete. Given several files (one per process
 of a distributed run: the agent's, its MCP server's), they are read in order as
 one input and every trace is folded at the end, so a trace spread across them is
 one run (memory then holds all their spans).

@@ -22,12 +22,28 @@ that long before it is folded, and a span starting meanwhile under one of its
 spans still joins it (default 0: fold at once; a child starting after its run
 was folded opens a run of its own if it is semantic).
 
+Other instrumentations' spans (issue 25: OTel GenAI, OpenInference, OpenLLMetry)
+set their kind attributes after the span started, and their run's root may end
+before its children (OpenLLMetry's LlamaIndex workflow span ends when
+``run()`` returns its handler; the workflow's steps start after it). So a span
+that starts outside our runs and without our kind opens a *foreign group*: the
+subtree under it (our own runs below it excepted, which open runs of their own
+as before). When every span of a group has ended, a group none of whose spans
+carries another vocabulary (an HTTP request of a plain web app) is forgotten;
+any other waits ``foreign_grace_s`` for late children (a span starting under one
+of its spans joins it and the wait starts again), then its spans are folded as
+:func:`~otel_agents.exporters.ecp.fold` folds them (their outermost semantic
+spans are the runs), leaving out a run that holds one of our runs (ours was
+handed on already).
+
 Bounds (memory stays flat): at most ``max_open_runs`` runs are open (the
-oldest is folded early, marked ``incomplete``, to make room); at most
-``max_spans_per_run`` spans are kept per run (the rest are dropped, the run is
-marked ``incomplete``); a run still open ``max_age_s`` after it started is
+oldest is folded early, marked ``incomplete``, to make room), and as many
+foreign groups (counted apart: plain traffic never evicts our runs); at most
+``max_spans_per_run`` spans are kept per run or group (the rest are dropped, the run is
+marked ``incomplete``); a run or group still open ``max_age_s`` after it started is
 folded with what has ended (a root that never ends). Everything dropped is
-counted in :attr:`ECPFoldingProcessor.dropped` and reported once in the log.
+counted in :attr:`ECPFoldingProcessor.dropped` and reported once in the log
+(in a foreign group only when it held another vocabulary's span: the rest is not a run).
 """
 
 from __future__ import annotations
@@ -48,7 +64,8 @@ from opentelemetry.trace import SpanContext
 from ..._spans.guard import guard, report_internal_error
 from . import _facts as F
 from ._envelope import build_envelope
-from ._runs import Run, start_order
+from ._runs import Run, runs_of_trace, start_order
+from ._vocabularies import has_foreign_kind
 
 logger = logging.getLogger("otel_agents")
 
@@ -58,7 +75,7 @@ _Key = tuple[int, int]  # (trace_id, span_id)
 
 class _OpenRun:
     __slots__ = ("trace_id", "root_id", "started", "open", "kept", "spans", "root", "keys", "over_keys", "over",
-                 "ended_at")
+                 "ended_at", "marked", "enclosing")
 
     def __init__(self, trace_id: int, root_id: int, started: float):
         self.trace_id = trace_id
@@ -72,6 +89,24 @@ class _OpenRun:
         self.over_keys: set[_Key] = set()  # and spans over the cap still open (forgotten as they end)
         self.over = 0            # spans dropped over the cap
         self.ended_at: float | None = None  # when ``open`` last reached 0 (waiting out the grace period)
+        # foreign groups only: a span of it carries another vocabulary; the ids of its spans our runs started under
+        self.marked = False
+        self.enclosing: set[int] = set()
+
+
+def _admit(run: _OpenRun, key: _Key, owners: dict[_Key, tuple[_OpenRun, bool]], cap: int) -> bool:
+    """A span that started joins ``run`` (``owners`` maps its key to the run): kept under the ``cap`` of spans
+    per run (``True``), or counted over it."""
+    kept = run.kept < cap
+    if kept:
+        run.kept += 1
+        run.keys.append(key)
+    else:
+        run.over += 1
+        run.over_keys.add(key)
+    owners[key] = (run, kept)
+    run.open += 1
+    return kept
 
 
 _SDK_SPANS = F.SDK_SPANS  # read through their fields (``_context``, ``_parent``)
@@ -99,6 +134,8 @@ class ECPFoldingProcessor(SpanProcessor):
         grace_s: seconds a run whose spans have all ended waits for late
             children before it is folded (default 0: at once). Waiting runs are
             folded when later spans start or end, and on :meth:`force_flush`.
+        foreign_grace_s: the same wait for a foreign group (see the module docstring; default 1 s, as
+            ``ecp collect``'s ``--trace-idle``): its root may end before its children start.
         clock: the monotonic clock in seconds (tests inject a fake one).
 
     Attributes:
@@ -108,28 +145,31 @@ class ECPFoldingProcessor(SpanProcessor):
             ``late_spans`` (a semantic span that ended after its run was folded,
             or whose start this processor did not see), ``runs_evicted``,
             ``runs_expired``, ``envelopes_dropped`` (queue full),
-            ``callback_errors``.
+            ``callback_errors``; foreign groups holding another vocabulary's spans count in the same
+            keys (``runs_evicted``, ``runs_expired``, ``spans_over_cap``).
 
     Install it before the runs start (it must see their spans start). Spans
     that started before it was added are not folded.
 
     Raises:
         ValueError: ``max_open_runs`` or ``max_spans_per_run`` below 1, ``max_age_s`` not positive,
-            ``grace_s`` negative.
+            ``grace_s`` or ``foreign_grace_s`` negative.
     """
 
     def __init__(self, on_envelope: Callable[[Envelope], Any] | None = None, *,
                  max_open_runs: int = 256, max_spans_per_run: int = 2000, max_age_s: float = 3600.0,
                  max_queued: int = 1000, include_thoughts: bool = False, grace_s: float = 0.0,
-                 clock: Callable[[], float] = time.monotonic):
-        if max_open_runs < 1 or max_spans_per_run < 1 or max_age_s <= 0 or grace_s < 0:
-            raise ValueError("max_open_runs, max_spans_per_run and max_age_s must be positive, grace_s not negative")
+                 foreign_grace_s: float = 1.0, clock: Callable[[], float] = time.monotonic):
+        if max_open_runs < 1 or max_spans_per_run < 1 or max_age_s <= 0 or grace_s < 0 or foreign_grace_s < 0:
+            raise ValueError("max_open_runs, max_spans_per_run and max_age_s must be positive, grace_s and "
+                             "foreign_grace_s not negative")
         self.on_envelope = on_envelope
         self.max_open_runs = max_open_runs
         self.max_spans_per_run = max_spans_per_run
         self.max_age_s = max_age_s
         self.include_thoughts = include_thoughts
         self.grace_s = grace_s
+        self.foreign_grace_s = foreign_grace_s
         self._max_queued = max_queued
         self._clock = clock
         self._closed = False
@@ -150,6 +190,10 @@ class ECPFoldingProcessor(SpanProcessor):
         self._oldest_started = _NEVER  # ``started`` of the first of ``_runs`` (kept as runs open and close)
         self._owner: dict[_Key, tuple[_OpenRun, bool]] = {}      # span → (its run, kept?)
         self._waiting: OrderedDict[_Key, _OpenRun] = OrderedDict()  # all spans ended, in grace; oldest first
+        # Foreign groups, as the runs above: by (trace id, top span id), their spans, those waiting for late children
+        self._groups: OrderedDict[_Key, _OpenRun] = OrderedDict()
+        self._group_owner: dict[_Key, tuple[_OpenRun, bool]] = {}
+        self._groups_waiting: OrderedDict[_Key, _OpenRun] = OrderedDict()
         self._warned = False
 
     # -- SpanProcessor -----------------------------------------------------------
@@ -169,15 +213,19 @@ class ECPFoldingProcessor(SpanProcessor):
             lock = self._lock
             lock.acquire()  # not ``with``: its __enter__/__exit__ calls cost more than the bookkeeping
             try:
-                owner = self._owner.get(
-                    (trace_id, parent[1] if type(parent) is SpanContext else parent.span_id)) \
+                parent_key = (trace_id, parent[1] if type(parent) is SpanContext else parent.span_id) \
                     if parent is not None else None
+                owner = self._owner.get(parent_key) if parent_key is not None else None
                 if owner is not None:
                     run = owner[0]
                     if run.ended_at is not None:  # a late child: the run is not finished after all
                         run.ended_at = None
                         self._waiting.pop((run.trace_id, run.root_id), None)
                 elif F.kind(span) is not None:
+                    group = self._group_owner.get(parent_key) if parent_key is not None and self._group_owner \
+                        else None
+                    if group is not None:  # our run under another instrumentation's span: handed on as ours
+                        group[0].enclosing.add(parent_key[1])  # type: ignore[index]
                     if len(self._runs) >= self.max_open_runs:
                         oldest = next(iter(self._waiting.values()), None) or next(iter(self._runs.values()))
                         if oldest.open > 0:
@@ -189,18 +237,11 @@ class ECPFoldingProcessor(SpanProcessor):
                     self._oldest_started = next(iter(self._runs.values())).started  # once per run
                 else:
                     run = None
-                if run is not None:  # admitted: kept under the per-run cap, or counted over it
-                    if run.kept < self.max_spans_per_run:
-                        run.kept += 1
-                        run.keys.append(key)
-                        self._owner[key] = (run, True)
-                    else:
-                        run.over += 1
-                        run.over_keys.add(key)
-                        self._drop("spans_over_cap")
-                        self._owner[key] = (run, False)
-                    run.open += 1
-                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
+                    folded += self._join_group(key, parent_key)
+                if run is not None and not _admit(run, key, self._owner, self.max_spans_per_run):
+                    self._drop("spans_over_cap")
+                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s or \
+                        self._groups:
                     folded += self._expire()  # a run waits out its grace period, or the oldest is due
             finally:
                 lock.release()
@@ -224,7 +265,10 @@ class ECPFoldingProcessor(SpanProcessor):
             try:
                 owner = self._owner.get(key)
                 if owner is None:
-                    if F.kind(span) is not None:
+                    group = self._group_owner.get(key) if self._group_owner else None
+                    if group is not None:
+                        folded += self._group_span_ended(span, key, *group)
+                    elif F.kind(span) is not None:
                         self._drop("late_spans")
                 else:
                     run, kept = owner
@@ -243,7 +287,8 @@ class ECPFoldingProcessor(SpanProcessor):
                             self._waiting[(run.trace_id, run.root_id)] = run
                         else:
                             folded.append(self._close(run, None))
-                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s:
+                if self._waiting or self._runs and self._clock() - self._oldest_started >= self.max_age_s or \
+                        self._groups:
                     folded += self._expire()
             finally:
                 lock.release()
@@ -257,6 +302,8 @@ class ECPFoldingProcessor(SpanProcessor):
         with guard("ecp.force_flush"):
             with self._lock:
                 folded = [self._close(r, None) for r in list(self._waiting.values())]
+                for group in list(self._groups_waiting.values()):
+                    folded += self._close_group(group, None)
                 folded += self._expire()
             self._emit(folded)
         return True
@@ -268,6 +315,8 @@ class ECPFoldingProcessor(SpanProcessor):
                 self._closed = True
                 folded = [self._close(r, "the processor shut down" if r.open > 0 else None)
                           for r in list(self._runs.values())]
+                for group in list(self._groups.values()):
+                    folded += self._close_group(group, "the processor shut down" if group.open > 0 else None)
             self._emit(folded)
 
     # -- the caller's side -----------------------------------------------------------
@@ -282,15 +331,15 @@ class ECPFoldingProcessor(SpanProcessor):
 
     @property
     def open_runs(self) -> int:
-        """How many runs are held (waiting for spans to end, or out their grace period)."""
+        """How many runs and foreign groups are held (waiting for spans to end, or out their grace period)."""
         with self._lock:
-            return len(self._runs)
+            return len(self._runs) + len(self._groups)
 
     @property
     def tracked_spans(self) -> int:
-        """How many span ids are held (open spans plus kept spans of open runs)."""
+        """How many span ids are held (open spans plus kept spans of open runs and foreign groups)."""
         with self._lock:
-            return len(self._owner)
+            return len(self._owner) + len(self._group_owner)
 
     # -- internals (called with the lock held, except _emit) ---------------------------
     def _close(self, run: _OpenRun, reason: str | None) -> Run:
@@ -309,9 +358,89 @@ class ECPFoldingProcessor(SpanProcessor):
             reasons.append(f"{run.over} span(s) over the cap of {self.max_spans_per_run} per run were dropped")
         return Run(run.trace_id, run.root, sorted(run.spans, key=start_order), "; ".join(reasons) or None)
 
+    # foreign groups (see the module docstring)
+    def _join_group(self, key: _Key, parent_key: _Key | None) -> list[Run]:
+        """A span outside our runs, without our kind, joins the group of its parent, or opens one."""
+        folded: list[Run] = []
+        owner = self._group_owner.get(parent_key) if parent_key is not None and self._group_owner else None
+        if owner is not None:
+            group = owner[0]
+            if group.ended_at is not None:  # a late child: the group is not finished after all
+                group.ended_at = None
+                self._groups_waiting.pop((group.trace_id, group.root_id), None)
+        else:
+            if len(self._groups) >= self.max_open_runs:
+                oldest = next(iter(self._groups_waiting.values()), None) or next(iter(self._groups.values()))
+                if oldest.open > 0 and oldest.marked:
+                    self._drop("runs_evicted")
+                folded += self._close_group(oldest, f"evicted: more than {self.max_open_runs} open foreign groups"
+                                            if oldest.open > 0 else None)
+            group = self._groups[key] = _OpenRun(key[0], key[1], self._clock())
+        _admit(group, key, self._group_owner, self.max_spans_per_run)  # over the cap: counted if folded
+        return folded
+
+    def _group_span_ended(self, span: ReadableSpan, key: _Key, group: _OpenRun, kept: bool) -> list[Run]:
+        group.open -= 1
+        if kept:
+            group.spans.append(span)  # as it is: read (FoldSpan) only if the group is folded
+        else:
+            del self._group_owner[key]
+            group.over_keys.discard(key)
+        if not group.marked and has_foreign_kind(F.attrs(span)):
+            group.marked = True
+        if group.open > 0:
+            return []
+        if not group.marked or self.foreign_grace_s <= 0:
+            return self._close_group(group, None)
+        group.ended_at = self._clock()
+        self._groups_waiting[(group.trace_id, group.root_id)] = group
+        return []
+
+    def _close_group(self, group: _OpenRun, reason: str | None) -> list[Run]:
+        """Forget the group; the runs in its spans (as :func:`fold` finds them), but those holding one of our
+        runs (handed on as ours), when a span of it carries another vocabulary."""
+        key = (group.trace_id, group.root_id)
+        self._groups.pop(key, None)
+        self._groups_waiting.pop(key, None)
+        for k in group.keys:
+            self._group_owner.pop(k, None)
+        for k in group.over_keys:
+            self._group_owner.pop(k, None)
+        if not group.marked:
+            return []
+        reasons = []
+        if reason:
+            reasons.append(f"{reason} ({group.open} span(s) still open)" if group.open > 0 else reason)
+        if group.over:
+            self.dropped["spans_over_cap"] += group.over
+            reasons.append(f"{group.over} span(s) over the cap of {self.max_spans_per_run} per run were dropped")
+        index: dict[int, F.FoldSpan] = {}
+        for span in group.spans:
+            fs = _FoldSpan(span)
+            index.setdefault(fs.span_id, fs)
+        runs = [run for run in runs_of_trace(group.trace_id, index)
+                if not (group.enclosing and any(s.span_id in group.enclosing for s in run.spans))]
+        for run in runs:
+            run.incomplete = "; ".join(reasons) or None
+        runs.sort(key=lambda r: start_order(r.root))
+        return runs
+
     def _expire(self) -> list[Run]:
         now = self._clock()
         out = []
+        while self._groups_waiting:
+            first = next(iter(self._groups_waiting.values()))
+            if now - first.ended_at < self.foreign_grace_s:
+                break
+            out += self._close_group(first, None)
+        while self._groups:
+            oldest = next(iter(self._groups.values()))
+            if now - oldest.started < self.max_age_s:
+                break
+            if oldest.open > 0 and oldest.marked:
+                self._drop("runs_expired")
+            out += self._close_group(oldest, f"age limit of {self.max_age_s:g} s reached" if oldest.open > 0
+                                     else None)
         while self._waiting:
             first = next(iter(self._waiting.values()))
             if now - first.ended_at < self.grace_s:

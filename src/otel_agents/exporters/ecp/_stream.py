@@ -1,18 +1,27 @@
 """Folding spans as they are read, one trace at a time (``otel-agents fold`` streams with it).
 
-Spans are stored as they end, so a trace is usually complete once its root
-span has been read. :class:`StreamFolder` groups incoming spans by trace and
-folds a trace as soon as it is complete: it holds a span with no parent (or a
-remote parent: the local root of a distributed trace) and no span it holds
-names a parent it has not seen. A trace that never completes that way — its
-top span names a parent that is not in the input (an older SDK, a Collector
-that filtered spans) — is folded once it has been idle for ``idle_spans``
+Spans are stored as they end, and our spans end after their children, so a
+trace of ours is complete once its root span has been read. :class:`StreamFolder`
+groups incoming spans by trace and folds a trace as soon as it is complete: it
+holds a span with no parent and no span it holds names a parent it has not
+seen. Other traces are folded once they have been idle for ``idle_spans``
 spans (no span of it among the last ``idle_spans`` read), the way the
 Collector's ``groupbytrace`` processor releases a trace after its wait
-duration, with a span whose parent is missing as the top of its run; the rest
-is folded by :meth:`StreamFolder.finish` (end of input). Memory is therefore
-bounded by the traces still open at once — in a file written as traces end,
-the largest trace plus the idle window — not by the file.
+duration:
+
+* a trace holding another instrumentation's span (:mod:`._vocabularies`): its
+  root may end before its children (OpenLLMetry's LlamaIndex workflow span
+  ends when ``run()`` hands back its handler, and the workflow's steps start
+  after it), so a root read first does not make it complete;
+* a trace whose top span names a remote parent (an MCP or A2A server's side of
+  a call): the caller's span, when the file holds it, ends after it;
+* a trace whose top span names a parent that is not in the input (an older
+  SDK, a Collector that filtered spans): a span whose parent is missing is the
+  top of its run.
+
+The rest is folded by :meth:`StreamFolder.finish` (end of input). Memory is
+therefore bounded by the traces still open at once — in a file written as
+traces end, the largest trace plus the idle window — not by the file.
 
 Duplicates: a span whose trace id and span id were already read is skipped and
 counted (:attr:`StreamFolder.duplicates`), also after its trace was folded, as
@@ -21,9 +30,9 @@ long as the trace is among the most recently folded ones holding
 folds each run once.
 
 Limits of reading a stream: a span that arrives after its trace was folded
-(a child that ended after the root, a late batch) is folded with the spans
-that come after it, as a run of its own; envelopes come out in the order
-their traces complete, not by start time.
+(a span of ours that ended after our root, a batch later than the idle
+window) is folded with the spans that come after it, as a run of its own;
+envelopes come out in the order their traces complete, not by start time.
 """
 
 from __future__ import annotations
@@ -48,12 +57,13 @@ DEFAULT_REMEMBERED_SPANS = 1_000_000
 
 
 class _Trace:
-    __slots__ = ("index", "wanted", "roots", "duplicates", "first_line", "last_seen")
+    __slots__ = ("index", "wanted", "roots", "foreign", "duplicates", "first_line", "last_seen")
 
     def __init__(self, first_line: int):
         self.index: dict[int, F.FoldSpan] = {}
         self.wanted: set[int] = set()   # parent ids named but not seen yet
-        self.roots = 0                  # spans with no parent, or a remote one
+        self.roots = 0                  # spans with no parent
+        self.foreign = False            # holds a span of another instrumentation: complete only when idle
         self.duplicates = 0
         self.first_line = first_line
         self.last_seen = 0              # StreamFolder.spans when a span of this trace was last read
@@ -146,15 +156,16 @@ class StreamFolder:
             trace.index[span_id] = fs
             self.open_spans += 1
             trace.wanted.discard(span_id)
-            parent = fs.parent
-            if parent is None or parent.is_remote or fs.parent_id == fs.span_id:
+            if fs.foreign:
+                trace.foreign = True
+            if fs.parent is None or fs.parent_id == fs.span_id:
                 trace.roots += 1
-            elif fs.parent_id not in trace.index:
+            elif fs.parent_id not in trace.index:  # a remote parent too: the caller's span ends after it
                 trace.wanted.add(fs.parent_id)  # type: ignore[arg-type]
         if self.hold:
             return
         for trace_id, trace in touched.items():
-            if trace.roots and not trace.wanted:
+            if trace.roots and not trace.wanted and not trace.foreign:
                 self._fold(trace_id)
         idle_before = self.spans - self.idle_spans
         while traces:

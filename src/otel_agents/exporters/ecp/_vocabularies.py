@@ -12,7 +12,8 @@ it carries, first match wins (ours is checked before this module is asked):
    ``tool_response``, ``agent_name``), read here as well.
 2. OpenInference — ``openinference.span.kind``.
 3. OpenLLMetry (Traceloop) — ``traceloop.span.kind``, and ``llm.request.type``
-   on its model spans.
+   on its model spans. Its newer instrumentations (LangChain) write OTel GenAI
+   kinds too; their ``traceloop.entity.input``/``output`` are read all the same.
 
 :func:`read_foreign` gives the span's kind in our vocabulary and copies the
 facts it finds into the span's attribute dict under the names the fold reads
@@ -61,6 +62,7 @@ TRACELOOP_ENTITY_NAME = "traceloop.entity.name"
 TRACELOOP_ENTITY_INPUT = "traceloop.entity.input"
 TRACELOOP_ENTITY_OUTPUT = "traceloop.entity.output"
 LLM_REQUEST_TYPE = "llm.request.type"
+CREWAI_CREW_RESULT = "crewai.crew.result"                # OpenLLMetry's CrewAI: the crew's answer (its workflow span)
 LLM_USAGE_TOTAL_TOKENS = "llm.usage.total_tokens"
 
 
@@ -80,6 +82,8 @@ def read_foreign(a: dict[str, Any]) -> str | None:
     op = a.get(A.GEN_AI_OPERATION_NAME)
     kind = _GENAI_KINDS.get(op) if isinstance(op, str) else None
     if kind is not None:
+        if TRACELOOP_SPAN_KIND in a:  # OpenLLMetry's LangChain: the run's input and output are its entity's
+            _read_traceloop_entity(a, kind)
         _read_genai(a, kind)
         return kind
     oi = a.get(A.OPENINFERENCE_SPAN_KIND)
@@ -93,8 +97,17 @@ def read_foreign(a: dict[str, Any]) -> str | None:
     else:
         kind = _TRACELOOP_KINDS.get(tl) if isinstance(tl, str) else None
     if kind is not None:
-        _read_traceloop(a, kind)
+        kind = _read_traceloop(a, kind)
     return kind
+
+
+_KIND_KEYS = (A.GEN_AI_OPERATION_NAME, A.OPENINFERENCE_SPAN_KIND, TRACELOOP_SPAN_KIND, LLM_REQUEST_TYPE)
+
+
+def has_foreign_kind(a: Any) -> bool:
+    """Whether attributes ``a`` (a mapping) carry the kind attribute of a vocabulary :func:`read_foreign`
+    reads (a span that may be a step of another instrumentation's run; a cheap test, no copy)."""
+    return any(key in a for key in _KIND_KEYS)
 
 
 def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
@@ -203,9 +216,19 @@ def _read_genai(a: dict[str, Any], kind: str) -> None:
         # agent's gen_ai.output.messages (semconv: the messages it returned).
         if PYDANTIC_AI_FINAL_RESULT in a:
             a[A.OUTPUT_VALUE] = a[PYDANTIC_AI_FINAL_RESULT]
+        elif CREWAI_CREW_RESULT in a:
+            a[A.OUTPUT_VALUE] = a[CREWAI_CREW_RESULT]
         elif A.GEN_AI_OUTPUT_MESSAGES in a:
             a[A.OUTPUT_VALUE] = a[A.GEN_AI_OUTPUT_MESSAGES]
             a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+    elif A.OUTPUT_VALUE not in a:
+        # A run that is one model request or one tool call (a provider client's instrumentation alone) answers
+        # with what the span returned, as ours: the model's output messages, the tool's result.
+        if kind == "model" and A.GEN_AI_OUTPUT_MESSAGES in a:
+            a[A.OUTPUT_VALUE] = a[A.GEN_AI_OUTPUT_MESSAGES]
+            a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+        elif kind == "tool":
+            _copy(a, A.GEN_AI_TOOL_CALL_RESULT, A.OUTPUT_VALUE)
 
 
 _OI_MODEL_CALL_KEYS = (A.LLM_INPUT_MESSAGES + ".", A.LLM_OUTPUT_MESSAGES + ".", "llm.token_count.")
@@ -226,7 +249,22 @@ def _read_openinference(a: dict[str, Any], kind: str) -> str | None:
     elif kind == "tool":
         _copy(a, A.TOOL_CALL_ID, A.GEN_AI_TOOL_CALL_ID)
         _read_openinference_tool(a)
+    elif kind == "agent" or kind == "chain":
+        _read_crew_output(a)
     return kind
+
+
+def _read_crew_output(a: dict[str, Any]) -> None:
+    """A CrewAI ``CrewOutput`` or ``TaskOutput`` recorded whole as the output (OpenInference's CrewAI): the
+    answer is its ``raw`` text (as the crew returns it: ``str(output)``)."""
+    value = a.get(A.OUTPUT_VALUE)
+    if not (isinstance(value, str) and a.get(A.OUTPUT_MIME_TYPE) == A.MIME_JSON and '"raw"' in value and
+            ('"tasks_output"' in value or '"expected_output"' in value)):  # no parse for any other output
+        return
+    out = _parse(value)
+    if isinstance(out, dict) and isinstance(out.get("raw"), str) and ("tasks_output" in out or "expected_output" in out):
+        a[A.OUTPUT_VALUE] = out["raw"]
+        del a[A.OUTPUT_MIME_TYPE]
 
 
 def _parse(value: Any) -> Any:
@@ -270,53 +308,129 @@ def _read_openinference_tool(a: dict[str, Any]) -> None:
         a[A.OUTPUT_VALUE], a[A.OUTPUT_MIME_TYPE] = _json_text(result), A.MIME_JSON
 
 
+# The parameters of a tool's call method OpenInference records beside the tool's own arguments: smolagents'
+# ``Tool.__call__(*args, sanitize_inputs_outputs=..., **kwargs)``.
+_CALL_KEYS = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+
+
 def _call_arguments(data: Any) -> dict[str, Any] | None:
     """The keyword arguments of a recorded Python call ``{"args": [...], "kwargs": {...}}`` (only when
     there are no positional ones), else ``None``."""
-    if isinstance(data, dict) and data and set(data) <= {"args", "kwargs"} and not data.get("args"):
+    if isinstance(data, dict) and data and set(data) <= _CALL_KEYS and not data.get("args"):
         kwargs = data.get("kwargs")
         if isinstance(kwargs, dict):
             return kwargs
     return None
 
 
-def _read_traceloop(a: dict[str, Any], kind: str) -> None:
+def _read_traceloop(a: dict[str, Any], kind: str) -> str:
+    """OpenLLMetry's kinds; returns the span's kind: a ``task`` with ``tool.name`` is a tool call (its
+    LlamaIndex instrumentation marks every span ``task``; a workflow agent's ``call_tool`` step names the tool)."""
     if kind == "model" or kind == "embedding":
         _copy(a, GEN_AI_SYSTEM, A.GEN_AI_PROVIDER_NAME)
         _copy(a, GEN_AI_USAGE_PROMPT_TOKENS, A.GEN_AI_USAGE_INPUT_TOKENS)
         _copy(a, GEN_AI_USAGE_COMPLETION_TOKENS, A.GEN_AI_USAGE_OUTPUT_TOKENS)
         _copy(a, LLM_USAGE_TOTAL_TOKENS, A.LLM_TOKEN_COUNT_TOTAL)
-        return
+        return kind
+    if kind == "chain" and isinstance(a.get(A.TOOL_NAME), str):
+        kind = "tool"
+        _copy(a, A.TOOL_NAME, A.GEN_AI_TOOL_NAME)
+        _copy(a, LLAMA_INDEX_TOOL_ARGUMENTS, A.GEN_AI_TOOL_CALL_ARGUMENTS)
     name_key = A.GEN_AI_AGENT_NAME if kind == "agent" else A.GEN_AI_TOOL_NAME if kind == "tool" else None
     if name_key is not None:
         _copy(a, TRACELOOP_ENTITY_NAME, name_key)
-    entity_input = _traceloop_entity(a.get(TRACELOOP_ENTITY_INPUT))
+    _read_traceloop_entity(a, kind)
+    return kind
+
+
+def _read_traceloop_entity(a: dict[str, Any], kind: str) -> None:
+    """``traceloop.entity.input``/``output`` unwrapped (:func:`_traceloop_entity`) as ``input.value`` and
+    ``output.value``; on a tool span also the call id they carry, and its arguments where OpenLLMetry wrote
+    the whole entity input as ``gen_ai.tool.call.arguments`` (LangChain)."""
+    raw_input = a.get(TRACELOOP_ENTITY_INPUT)
+    entity_input, call_id = _traceloop_entity(raw_input)
     if entity_input is not None and A.INPUT_VALUE not in a:
         a[A.INPUT_VALUE], a[A.INPUT_MIME_TYPE] = _json_text(entity_input), A.MIME_JSON
-    entity_output = _traceloop_entity(a.get(TRACELOOP_ENTITY_OUTPUT))
+    entity_output, output_call_id = _traceloop_entity(a.get(TRACELOOP_ENTITY_OUTPUT))
     if entity_output is not None and A.OUTPUT_VALUE not in a:
         if isinstance(entity_output, str):
             a[A.OUTPUT_VALUE] = entity_output
         else:
             a[A.OUTPUT_VALUE], a[A.OUTPUT_MIME_TYPE] = _json_text(entity_output), A.MIME_JSON
+    if kind == "tool":
+        call_id = call_id or output_call_id
+        if call_id is not None and A.GEN_AI_TOOL_CALL_ID not in a:
+            a[A.GEN_AI_TOOL_CALL_ID] = call_id
+        if entity_input is not None and raw_input is not None and a.get(A.GEN_AI_TOOL_CALL_ARGUMENTS) == raw_input:
+            a[A.GEN_AI_TOOL_CALL_ARGUMENTS] = _json_text(entity_input)
 
 
-def _traceloop_entity(raw: Any) -> Any:
-    """An OpenLLMetry ``traceloop.entity.input``/``output`` value, unwrapped: the decorators record a
-    call's ``{"args": [...], "kwargs": {...}}`` (the keyword arguments are the tool's arguments; a
-    lone positional argument is the value itself) and LangChain's callbacks ``{"inputs"|"outputs": ...}``."""
+# The JSON OpenLLMetry's instrumentations wrap an entity's input or output in, by its keys: the value
+# inside, and where the call id is (LangChain's callbacks: a chain's ``inputs``/``outputs``, a tool's
+# ``input_str``/``inputs`` and ``output`` beside ``tags``, ``metadata`` and the callback's ``kwargs``).
+_LANGCHAIN_WRAPPERS = (
+    ("inputs", frozenset({"inputs", "tags", "metadata", "kwargs"})),
+    ("outputs", frozenset({"outputs", "kwargs"})),
+    ("input_str", frozenset({"input_str", "inputs", "tags", "metadata", "kwargs"})),
+    ("output", frozenset({"output", "kwargs"})),
+)
+LLAMA_INDEX_TOOL_ARGUMENTS = "tool.arguments"  # OpenLLMetry's LlamaIndex: a tool call's arguments (JSON)
+
+
+def _traceloop_entity(raw: Any) -> tuple[Any, str | None]:
+    """An OpenLLMetry ``traceloop.entity.input``/``output`` value, unwrapped, and the tool call id it holds
+    (or ``None``):
+
+    * the decorators (``@workflow``, ``@task``, ``@tool``) record a call's ``{"args": [...], "kwargs":
+      {...}}``: the keyword arguments are the tool's arguments; a lone positional argument is the value;
+    * LangChain's callbacks wrap the value with the callback's ``tags``, ``metadata`` and ``kwargs``
+      (:data:`_LANGCHAIN_WRAPPERS`); a tool's input is its ``inputs`` object (else its ``input_str``), its
+      output a ``ToolMessage`` (the result is its content) or the value the tool returned;
+    * MCP's ``tools/call`` records ``{"tool_name", "arguments"}``: the arguments;
+    * LlamaIndex's ``call_tool`` step returns a ``ToolCallResult``: the result is the tool's raw output.
+    """
     if not isinstance(raw, str):
-        return raw
+        return raw, None
     try:
         data = json.loads(raw)
     except ValueError:
-        return raw
-    if isinstance(data, dict):
-        if set(data) <= {"args", "kwargs"} and data:
-            args, kwargs = data.get("args") or [], data.get("kwargs") or {}
-            if kwargs or not args:
-                return kwargs
-            return args[0] if len(args) == 1 else args
-        if len(data) == 1 and ("inputs" in data or "outputs" in data):
-            return next(iter(data.values()))
-    return data
+        return raw, None
+    if not isinstance(data, dict) or not data:
+        return data, None
+    keys = set(data)
+    if keys <= {"args", "kwargs"}:
+        args, kwargs = data.get("args") or [], data.get("kwargs") or {}
+        if kwargs or not args:
+            return kwargs, None
+        return (args[0] if len(args) == 1 else args), None
+    for key, wrapper in _LANGCHAIN_WRAPPERS:
+        if key in data and keys <= wrapper:
+            extra = data.get("kwargs")
+            call_id = _str_or_none(extra.get("tool_call_id")) if isinstance(extra, dict) else None
+            value = data[key]
+            if key == "input_str" and isinstance(data.get("inputs"), dict):
+                value = data["inputs"]
+            message = _langchain_tool_message(value)
+            if message is not None:
+                return message.get("content"), call_id or _str_or_none(message.get("tool_call_id"))
+            return value, call_id
+    if keys == {"tool_name", "arguments"}:  # MCP's tools/call request (client and FastMCP server side)
+        return data["arguments"], None
+    if "tool_output" in data and "tool_name" in data:  # a LlamaIndex ToolCallResult
+        output = data["tool_output"]
+        result = output.get("raw_output", output) if isinstance(output, dict) else output
+        return result, _str_or_none(data.get("tool_id"))
+    return data, None
+
+
+def _langchain_tool_message(value: Any) -> dict[str, Any] | None:
+    """The fields of a LangChain ``ToolMessage`` serialised by ``dumpd`` (``{"lc": 1, "type":
+    "constructor", "id": [..., "ToolMessage"], "kwargs": {...}}``), else ``None``."""
+    if isinstance(value, dict) and value.get("lc") and isinstance(value.get("kwargs"), dict) and \
+            value["kwargs"].get("type") == "tool":
+        return value["kwargs"]
+    return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
