@@ -56,8 +56,9 @@ class Tracing:
         return format_span_tree(self.exporter.get_finished_spans())
 
     def close(self) -> None:
-        """Undo what :meth:`instrument` did and flush the provider's exporters."""
+        """Undo what :meth:`instrument` did (the decorators too) and flush the provider's exporters."""
         for instrumentor in self._ours:
             instrumentor.uninstrument()
         self._ours.clear()
+        otel_agents.manual.set_providers()  # decorated code follows instrument()/configure() again
         self.tracer_provider.force_flush()

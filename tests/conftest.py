@@ -58,6 +58,17 @@ def _no_span_left_current():
     assert not trace.get_current_span().get_span_context().is_valid, "a span was left current"
 
 
+@pytest.fixture(autouse=True)
+def _decorators_follow_instrument_again():
+    """A test (or an example it runs) that pinned the decorators' providers with ``manual.set_providers(p)``
+    and failed, or forgot, before unpinning them would send a later test's decorated spans to ``p``."""
+    yield
+    from otel_agents import manual
+
+    if manual._explicit:
+        manual.set_providers()
+
+
 @pytest.fixture
 def envelopes(provider: TracerProvider) -> list:
     """The ECP envelopes the folding processor makes, live, from the runs on the test's provider."""
