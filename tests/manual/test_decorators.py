@@ -308,7 +308,7 @@ def test_closed_generator_and_generator_span_context(exporter) -> None:
 
     gen = steps()
     assert next(gen) == 1
-    assert current_span() is None
+    assert not current_span().is_recording  # outside: the span that records nothing
     gen.close()
     assert seen == ["steps", "steps"]
     snap = next(s for s in exporter.spans if s.name == "steps")
@@ -370,6 +370,41 @@ def test_suppressed_instrumentation_opens_no_spans(exporter) -> None:
     with suppress_instrumentation():
         assert run("x") == "x"
     assert exporter.spans == []
+
+
+@pytest.mark.parametrize("where", ["no SDK provider", "suppressed", "outside any span"])
+def test_current_span_setters_never_break_a_program_where_nothing_records(where: str, provider, exporter) -> None:
+    """The module docstring's ``current_span().set_usage(...)`` in a model function raised ``AttributeError``
+    ('NoneType' object has no attribute 'set_usage') where nothing records: no SDK tracer provider (an app run
+    before ``configure()``, or with ``OTEL_SDK_DISABLED=true``) or suppressed instrumentation. ``current_span()`` is
+    now never ``None``, as ``trace.get_current_span()`` never is; what is set there is kept nowhere."""
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    from otel_agents import manual
+    from otel_agents.manual import ChatMessage, TextPart
+
+    @otel_agents.span("model", "fake-1", provider="fake")
+    def model(prompt: str) -> str:
+        span = current_span()
+        span.set_usage(Usage(input_tokens=3, output_tokens=1))
+        span.set_finish_reasons(["stop"])
+        span.set_messages(output=[ChatMessage("assistant", [TextPart("ok")])])
+        span.set_attribute("app.step", 1)
+        return f"ok: {span.is_recording}"
+
+    if where == "no SDK provider":
+        manual.set_providers(trace.NoOpTracerProvider())
+        assert model("hi") == "ok: False"
+    elif where == "suppressed":
+        with suppress_instrumentation():
+            assert model("hi") == "ok: False"
+    else:
+        assert model.__wrapped__("hi") == "ok: False"
+    assert exporter.spans == []
+    manual.set_providers(provider)  # back on the test's provider: there it records
+    assert model("hi") == "ok: True"
+    [span] = exporter.spans
+    assert span.attributes["gen_ai.usage.input_tokens"] == 3
 
 
 def test_several_arguments_become_one_json_object(exporter) -> None:

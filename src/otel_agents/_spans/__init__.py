@@ -49,7 +49,7 @@ from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, Reaso
 from .registry import SpanRegistry
 from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
 from .settings import Settings
-from .span import SemanticSpan, Telemetry, Usage, otel_value, semantic_span_for
+from .span import SemanticSpan, Telemetry, Usage, non_recording_span, otel_value, semantic_span_for
 from .steps import AsyncStepIterator, StepIterator, entered, in_context
 from .telemetry import instrumentation_enabled
 from .streams import watch_stream, wrap_stream
@@ -57,7 +57,7 @@ from .streams import watch_stream, wrap_stream
 __all__ = [
     "Activation", "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
-    "current_run_attributes", "probes", "encode", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "otel_value",
+    "current_run_attributes", "probes", "encode", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable",
     "watch_stream", "wrap_stream",
 ]

@@ -311,7 +311,16 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             report_internal_error("span.end", exc)
 
 
+def non_recording_span() -> SemanticSpan:
+    """A semantic span that records nothing, over OTel's ``INVALID_SPAN``: every setter is a no-op and
+    ``is_recording`` is ``False``. What :func:`otel_agents.manual.current_span` returns where no semantic span is
+    open or nothing records (no SDK provider, ``OTEL_SDK_DISABLED=true``), as ``trace.get_current_span()`` returns
+    ``INVALID_SPAN``: so a model function's documented ``current_span().set_usage(...)`` never breaks the program.
+    A new one each call (no state shared between threads)."""
+    return SemanticSpan(Kind.CHAIN, trace.INVALID_SPAN, None, "", {}, {})  # type: ignore[arg-type]  # mute: no telemetry read
+
+
 # Telemetry, the factory, lives in its own module; importable from here as before.
 from .telemetry import Telemetry  # noqa: E402
 
-__all__ = ["SemanticSpan", "Telemetry", "Usage", "otel_value", "semantic_span_for"]
+__all__ = ["SemanticSpan", "Telemetry", "Usage", "non_recording_span", "otel_value", "semantic_span_for"]

@@ -113,7 +113,7 @@ from opentelemetry import trace
 
 from .._spans import (AsyncStepIterator, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
-                      semantic_span_for, wrap_stream)
+                      non_recording_span, semantic_span_for, wrap_stream)
 from ..semconv import Kind, span_name
 
 __all__ = ["BlobPart", "ChatMessage", "FilePart", "ReasoningPart", "SpanSpec", "TextPart", "ToolCallPart",
@@ -187,15 +187,20 @@ def _get_telemetry() -> Telemetry:
     return _telemetry  # type: ignore[return-value]
 
 
-def current_span() -> SemanticSpan | None:
-    """The innermost open semantic span of the current context, or ``None``.
+def current_span() -> SemanticSpan:
+    """The innermost open semantic span of the current context.
 
     Works inside any decorated function and any span an instrumentor made
     current (also through one application span opened inside it). Use it to
     add what only the function knows, e.g. ``current_span().set_usage(Usage(12, 5))``
     in a model function or ``current_span().set_attribute("app.step", 3)``.
+
+    Never ``None``: outside any semantic span, or where nothing records (no SDK tracer provider,
+    ``OTEL_SDK_DISABLED=true``), a span that records nothing (``is_recording`` is ``False``; its setters do
+    nothing), as OTel's ``trace.get_current_span()`` returns ``INVALID_SPAN``. So the calls above never break
+    the program; test ``current_span().is_recording`` to know whether what you set is kept.
     """
-    return semantic_span_for(trace.get_current_span())
+    return semantic_span_for(trace.get_current_span()) or non_recording_span()
 
 
 class _Arguments:
