@@ -82,7 +82,7 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert fold["spans"] > 0 and fold["runs"] == fold["spans"] // 6
     # the peers' golden traces (issue 25): five runs per copy of each fixture
     assert set(fold["foreign"]) == {"openinference_langchain", "openinference_llama_index", "otel_genai_openai_v2",
-                                    "pydantic_ai_native"}
+                                    "pydantic_ai_native", "openllmetry_langchain", "openllmetry_llama_index"}
     assert all(x["runs"] > 0 and x["runs"] % 5 == 0 for x in fold["foreign"].values())
     assert fold["target"]["target"] == 60_000
     processor = load("processor")  # SDK + ECPFoldingProcessor against the SDK alone, interleaved
