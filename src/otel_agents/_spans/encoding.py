@@ -47,8 +47,10 @@ def _int(n: int) -> Any:
 def _key(k: Any) -> str:
     if isinstance(k, str):
         return k
-    if isinstance(k, int) and type(k) is not bool and type(_int(k)) is str:
-        return _int(k)
+    if isinstance(k, int) and type(k) is not bool:
+        size = _int(k)
+        if type(size) is str:  # too long for Python to write as text: its size
+            return size
     if isinstance(k, (int, float, bool)) or k is None:
         return json.dumps(k)
     if isinstance(k, enum.Enum):

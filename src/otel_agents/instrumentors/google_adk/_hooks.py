@@ -428,8 +428,6 @@ def _agent_name_of(tool_span: SemanticSpan) -> str | None:
     return _AGENT_OF.get(tool_span)
 
 
-
-
 def _last_output(inv: Invocation, span: SemanticSpan) -> str | None:
     """The last answer given by an agent under ``span`` (itself included)."""
     inside = {name for name, s in inv.named if s is span}
