@@ -393,3 +393,27 @@ def test_doctor_leaves_no_probe_behind(tmp_path: Path) -> None:
         out = _doctor(_clean_env(OTEL_AGENTS_TRACES_FILE=str(tmp_path / name)), code=0, cwd=tmp_path)
         assert out.splitlines()[-1] == "no problems found", out
         assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+def test_doctor_reports_the_same_problems_on_a_second_run_in_one_process(monkeypatch, capsys, tmp_path) -> None:
+    """``doctor`` found bad values through the warnings the code reading them logs once per process (and the
+    vocabularies' parse cache): a second ``doctor.run()`` in the same process saw none of them and said "no
+    problems found". Its problem list no longer depends on what was warned before."""
+    import os
+
+    from otel_agents.cli import doctor
+
+    for name in [k for k in os.environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    for name, value in {**BAD_VALUES, "OTEL_AGENTS_EXPORTERS": "console"}.items():
+        monkeypatch.setenv(name, value)
+    outputs = []
+    for _ in range(2):
+        assert doctor.run(argparse.Namespace()) == 1
+        out = capsys.readouterr().out
+        outputs.append(out[out.index("problems: "):].splitlines())
+    assert outputs[0] == outputs[1], outputs
+    assert outputs[0][0] == f"problems: {len(BAD_VALUES)}", outputs[0]
+    for name, value in BAD_VALUES.items():
+        assert sum(line.startswith(f"  {name}={value!r}") for line in outputs[1]) == 1, (name, outputs[1])
+

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from .._spans.settings import (ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_MAX_MEDIA_BYTES, ENV_SDK_DISABLED,
-                               ENV_STATUS_OK, ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings, sdk_disabled)
+                               ENV_STATUS_OK, ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings, bad_values,
+                               sdk_disabled)
 from ..semconv.vocabularies import VOCABULARIES
 
 
@@ -44,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
     problems: list[str] = []
     print(f"otel-agents {__version__}")
-    with _logged_warnings(problems):  # a variable with a bad value: the warning the code reading it logs
+    # a variable with a bad value, each time it is read (not the warning logged once per process); any other
+    # warning logged meanwhile too
+    with _logged_warnings(problems), bad_values(problems):
         print(f"OpenTelemetry SDK: {_sdk_state(problems)} ({_shown(ENV_SDK_DISABLED)})")
         settings = Settings()
         print(f"content capture: {'on' if settings.content_enabled() else 'off'} ({_shown(ENV_CAPTURE_CONTENT)})")
@@ -84,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
         if ": problem: " in line:
             problems.append(line.strip().replace(": problem: ", ": ", 1))
+    problems = list(dict.fromkeys(problems))  # a value read twice is one problem
     if not problems:
         print("no problems found")
         return 0
