@@ -7,6 +7,7 @@
     otel_agents.configure(service_name="support-bot", exporters=["phoenix"])            # local Phoenix
     otel_agents.configure(exporters=["langfuse"], ecp=print)                             # + ECP envelopes
     otel_agents.configure(exporters=[otel_agents.presets.otlp("http://collector:4318/v1/traces")])
+    otel_agents.configure(exporters=[otel_agents.presets.otlp("http://collector:4317", protocol="grpc")])
 
 What it does, in order:
 
@@ -33,7 +34,9 @@ which drains the batch processors; :meth:`Configuration.shutdown` does the same 
 Environment variables read here: ``OTEL_AGENTS_EXPORTERS`` (comma-separated preset names, used when
 ``exporters`` is not given; unset or blank: ``file``; a value naming none, such as ``,,``, is a
 ``ValueError``), ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
-(by the SDK). Each preset reads its own (see :mod:`otel_agents.exporters.presets`).
+(by the SDK). Each preset reads its own (see :mod:`otel_agents.exporters.presets`): the ``otlp`` preset
+sends over OTLP/HTTP or, with ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` =
+``grpc``, over OTLP/gRPC (the ``otlp-grpc`` extra), as ``opentelemetry-instrument`` does.
 
 Secrets: nothing here prints or logs a header or a key; the ``repr`` of the returned
 :class:`Configuration` shows each exporter through :meth:`ExporterPreset.describe`, which masks them.
@@ -153,8 +156,10 @@ def configure(
     Raises:
         ValueError: an unknown framework or preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset
             missing its settings (the langfuse keys), an endpoint that is not an http(s) URL (the
-            message names the argument or variable), or a preset's ``timeout=`` that is not a positive number.
-        ImportError: a network preset without the ``otlp`` extra installed.
+            message names the argument or variable), an OTLP protocol other than ``http/protobuf`` or ``grpc``
+            (naming the variable and the allowed values), or a preset's ``timeout=`` that is not a positive number.
+        ImportError: a network preset without the ``otlp`` extra installed, or the ``otlp`` preset over gRPC
+            without the ``otlp-grpc`` extra (the message names the package and the extra).
         OSError: the ``file`` preset's file cannot be opened for appending (the message names the
             path and ``OTEL_AGENTS_TRACES_FILE`` when it came from there).
         TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, or a
