@@ -480,3 +480,59 @@ def test_an_endpoint_argument_without_scheme_names_the_argument() -> None:
     with pytest.raises(ValueError, match="the endpoint= argument must be an http"):
         presets.otlp("collector:4318/v1/traces")
 
+
+@pytest.mark.parametrize("value", ["no", "false", 0, 1, None])
+def test_set_global_takes_only_a_bool(value: object) -> None:
+    """``set_global="no"`` was truthy: the provider became the global one against the caller's word. Now anything
+    but ``True``/``False`` is a ``TypeError`` naming the argument, before anything global changes."""
+    from opentelemetry import trace
+
+    from otel_agents import _configure
+
+    before = (trace.get_tracer_provider(), _configure._latest)
+    with pytest.raises(TypeError, match=rf"^set_global must be True or False, not {re.escape(repr(value))}$"):
+        configure(exporters=[], frameworks=[], set_global=value)  # type: ignore[arg-type]
+    assert (trace.get_tracer_provider(), _configure._latest) == before
+
+
+@pytest.mark.parametrize(("attributes", "error", "message"), [
+    ([("team", "ai")], TypeError, "resource_attributes must be a mapping of str keys to attribute values, not list"),
+    ("team=ai", TypeError, "resource_attributes must be a mapping of str keys to attribute values, not str"),
+    ({1: "ai"}, TypeError, "resource_attributes key 1 has type int, not str"),
+    ({"": "ai"}, ValueError, "resource_attributes has an empty key"),
+    ({"team": {"name": "ai"}}, TypeError, "resource_attributes['team'] has type dict; an OpenTelemetry attribute "
+                                          "holds a str, bool, int or float, or a list or tuple of one of them"),
+    ({"team": None}, TypeError, "resource_attributes['team'] has type NoneType; "),
+    ({"ids": [1, "2"]}, TypeError, "resource_attributes['ids'] is a list mixing int and str; "),
+    ({"ids": (1, 2.5)}, TypeError, "resource_attributes['ids'] is a tuple mixing float and int; "),
+    ({"ids": [1, object()]}, TypeError, "resource_attributes['ids'] is a list with an item of type object; "),
+    ({"big": 2 ** 63}, ValueError, "resource_attributes['big'] holds 9223372036854775808, outside the signed 64-bit "
+                                   "range of an OpenTelemetry int attribute"),
+])
+def test_a_bad_resource_attribute_is_named_before_anything_changes(attributes: object, error: type,
+                                                                   message: str) -> None:
+    """A resource attribute OTel cannot hold was dropped by the SDK with a warning (a dict, ``None``, a mixed list),
+    ended in an ``AttributeError`` (a list of pairs) or failed every export (an int past 64 bits). Now it is a
+    ``TypeError``/``ValueError`` naming the key and the type, before anything global changes."""
+    from opentelemetry import trace
+
+    from otel_agents import _configure
+
+    before = (trace.get_tracer_provider(), _configure._latest)
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        configure(exporters=[], frameworks=[], resource_attributes=attributes)  # type: ignore[arg-type]
+    assert (trace.get_tracer_provider(), _configure._latest) == before
+
+
+def test_resource_attributes_otel_can_hold_are_kept() -> None:
+    local = SnapshotExporter()
+    config = configure(exporters=[local], frameworks=[], set_global=False, resource_attributes={
+        "deployment.environment": "test", "replicas": 3, "ratio": 0.5, "canary": False, "zones": ["a", None, "b"],
+        "ports": (4317, 4318), "none": [], "big": 2 ** 63 - 1})
+    _span(config)
+    config.shutdown()
+    (span,) = local.spans
+    assert {k: span.resource[k] for k in ("deployment.environment", "replicas", "ratio", "canary", "zones", "ports",
+                                          "none", "big")} == {
+        "deployment.environment": "test", "replicas": 3, "ratio": 0.5, "canary": False, "zones": ("a", None, "b"),
+        "ports": (4317, 4318), "none": (), "big": 2 ** 63 - 1}
