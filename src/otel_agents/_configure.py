@@ -228,8 +228,10 @@ def _attribute_kind(value: object) -> type | None:
 
 
 def _checked_resource_attributes(attributes: object) -> dict[str, Any]:
-    """``attributes`` as a dict, checked to be what OTel resource attributes hold (the SDK would drop a bad one
-    with a warning, and an int out of range fails every export).
+    """``attributes`` as a dict, checked to hold the OTel spec's standard attribute values: a primitive or a
+    homogeneous list of one, what every SDK we support keeps (1.44 drops anything else with a warning, after
+    turning a non-str key into a str; 1.45 keeps maps and mixed lists as ``AnyValue``, which 1.44 and backends
+    reading the standard types do not), and an int OTLP can carry (a larger one fails every export).
 
     Raises:
         TypeError: not a mapping, a key that is not a ``str``, or a value that is not a ``str``, ``bool``,

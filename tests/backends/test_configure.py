@@ -511,9 +511,11 @@ def test_set_global_takes_only_a_bool(value: object) -> None:
 ])
 def test_a_bad_resource_attribute_is_named_before_anything_changes(attributes: object, error: type,
                                                                    message: str) -> None:
-    """A resource attribute OTel cannot hold was dropped by the SDK with a warning (a dict, ``None``, a mixed list),
-    ended in an ``AttributeError`` (a list of pairs) or failed every export (an int past 64 bits). Now it is a
-    ``TypeError``/``ValueError`` naming the key and the type, before anything global changes."""
+    """A resource attribute outside OTel's standard types was taken as it came: a list of pairs read as pairs, a
+    string a ``ValueError`` about "dictionary update sequence element #0", an int key turned into a str with an SDK
+    warning, a dict or a mixed list kept by SDK 1.45 and dropped with a warning by 1.44, an int past 64 bits kept
+    until every export failed. Now each is a ``TypeError``/``ValueError`` naming the key and the type, before
+    anything global changes."""
     from opentelemetry import trace
 
     from otel_agents import _configure
