@@ -434,6 +434,22 @@ def test_the_otlp_preset_sends_grpc_when_the_environment_says_so(otlp_env, varia
         config.shutdown()
 
 
+@pytest.mark.parametrize(("variables", "shown"), [
+    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "abc"}, "OTEL_EXPORTER_OTLP_TIMEOUT='abc'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "10s"}, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT='10s'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "deflate"}, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION='deflate'"),
+])
+def test_a_grpc_setting_the_exporter_refuses_is_a_value_error_naming_it(otlp_env, variables: dict[str, str],
+                                                                        shown: str) -> None:
+    """The SDK's gRPC exporter fails at construction on a timeout that is no number (``float('abc')``, naming no
+    variable) or a compression other than gzip (an exception class of its own): ``configure()`` raises a
+    ``ValueError`` showing the variables it read."""
+    otlp_env(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", **variables)
+    with pytest.raises(ValueError, match=rf"^the OTLP/gRPC exporter refuses {re.escape(shown)}: .* \(it takes a "
+                                         rf"number of seconds as timeout, gzip as compression\)$"):
+        configure(exporters=["otlp"], frameworks=[], set_global=False)
+
+
 def test_otlp_preset_arguments_win_over_the_environment(otlp_env) -> None:
     """``presets.otlp(endpoint, headers, timeout=, protocol=)``: an argument wins over its variable; ``endpoint``
     does not choose the protocol (as ``--exporter_otlp_endpoint`` does not for ``opentelemetry-instrument``);

@@ -204,6 +204,7 @@ def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeou
     exporter does; the gRPC one would drop the variables' headers for them)."""
     _check_timeout(timeout)
     try:
+        from opentelemetry.exporter.otlp.proto.grpc.exporter import InvalidCompressionValueException
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     except ImportError as exc:
         raise _missing_exporter("grpc", why) from exc
@@ -214,7 +215,17 @@ def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeou
         merged = dict(parse_env_headers(os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
                                         or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", ""), liberal=True))
         merged.update({key.lower(): value for key, value in headers.items()})  # gRPC metadata keys are lower case
-    return OTLPSpanExporter(endpoint=endpoint, headers=merged, timeout=timeout)
+    try:
+        return OTLPSpanExporter(endpoint=endpoint, headers=merged, timeout=timeout)
+    except (ValueError, InvalidCompressionValueException) as exc:  # float("abc"); a compression but gzip
+        shown = ", ".join(f"{name}={os.environ[name]!r}" for name in _GRPC_READ if name in os.environ)
+        raise ValueError(f"the OTLP/gRPC exporter refuses {shown or 'its settings'}: {exc} (it takes a number of "
+                         f"seconds as timeout, gzip as compression)") from exc
+
+
+# what the SDK's gRPC exporter parses at construction (headers are not shown: they may hold secrets)
+_GRPC_READ = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+              "OTEL_EXPORTER_OTLP_COMPRESSION")
 
 
 def otlp_protocol(protocol: str | None = None) -> tuple[str, str]:
@@ -297,7 +308,9 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
     Raises:
         ValueError: a protocol other than those two, or an endpoint (argument or variable) that is not an
             http(s) URL, naming the argument or variable. Building it (``configure()``) raises
-            :class:`ImportError` naming the package and the extra when the protocol's exporter is not installed.
+            :class:`ImportError` naming the package and the extra when the protocol's exporter is not installed,
+            and, over gRPC, :class:`ValueError` showing the timeout and compression variables when the exporter
+            refuses them (a timeout that is no number, a compression other than gzip).
     """
     chosen, source = otlp_protocol(protocol)
     if endpoint:
