@@ -35,8 +35,9 @@ def _shown(name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """``otel-agents doctor``: print the version, the OTel SDK switch, the content policy and the other span
-    settings, trace-context propagation, each framework's status (installed, supported, instrumented) and the
-    exporters ``configure()`` would use, then the problems found.
+    settings, trace-context propagation, each framework's status (installed, supported, instrumented), what
+    ``opentelemetry-instrument`` would load (its OTLP protocol, endpoint and exporter) and the exporters
+    ``configure()`` would use, then the problems found: the same on every call in one process.
 
     Returns:
         0 when no problem was found, 1 when at least one was (see the module docstring).
