@@ -290,7 +290,8 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
     assert lines[1].startswith(f"  phoenix(endpoint='http://127.0.0.1:{refused}/v1/traces'") and \
         f"problem: 127.0.0.1:{refused}: Connection refused" in lines[1], lines
     assert lines[2].startswith("  phoenx: problem: unknown exporter preset 'phoenx'"), lines
-    assert lines[3].endswith(f"-> {env['OTEL_EXPORTER_OTLP_ENDPOINT']}/v1/traces"), lines  # no problem
+    assert lines[3].endswith(f"-> {env['OTEL_EXPORTER_OTLP_ENDPOINT']}/v1/traces "  # no problem
+                             "(opentelemetry-exporter-otlp-proto-http installed)"), lines
     assert "langfuse: problem: the langfuse preset needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY" in lines[4]
     assert lines[5] == f"  file(path={str(tmp_path)!r}): problem: {tmp_path} is a directory", lines
     assert lines[6:] == ["problems: 4", *(f"  {line.strip().replace(': problem: ', ': ')}"
@@ -393,3 +394,69 @@ def test_doctor_leaves_no_probe_behind(tmp_path: Path) -> None:
         out = _doctor(_clean_env(OTEL_AGENTS_TRACES_FILE=str(tmp_path / name)), code=0, cwd=tmp_path)
         assert out.splitlines()[-1] == "no problems found", out
         assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+def test_doctor_reports_the_same_problems_on_a_second_run_in_one_process(monkeypatch, capsys, tmp_path) -> None:
+    """``doctor`` found bad values through the warnings the code reading them logs once per process (and the
+    vocabularies' parse cache): a second ``doctor.run()`` in the same process saw none of them and said "no
+    problems found". Its problem list no longer depends on what was warned before."""
+    import os
+
+    from otel_agents.cli import doctor
+
+    for name in [k for k in os.environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    for name, value in {**BAD_VALUES, "OTEL_AGENTS_EXPORTERS": "console"}.items():
+        monkeypatch.setenv(name, value)
+    outputs = []
+    for _ in range(2):
+        assert doctor.run(argparse.Namespace()) == 1
+        out = capsys.readouterr().out
+        outputs.append(out[out.index("problems: "):].splitlines())
+    assert outputs[0] == outputs[1], outputs
+    assert outputs[0][0] == f"problems: {len(BAD_VALUES)}", outputs[0]
+    for name, value in BAD_VALUES.items():
+        assert sum(line.startswith(f"  {name}={value!r}") for line in outputs[1]) == 1, (name, outputs[1])
+
+
+def test_doctor_says_which_otlp_protocol_and_endpoint_and_whether_the_exporter_imports(monkeypatch) -> None:
+    """``doctor`` reported ``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` as a problem (``configure()`` refused it) and probed
+    the HTTP endpoint. Now it names the protocol, the endpoint the exporter will use (gRPC: no ``/v1/traces``; the
+    traces variables win), and whether that protocol's exporter can be imported (package and extra when not); the
+    same for ``opentelemetry-instrument``'s ``otlp`` exporter (the standard distro defaults to gRPC)."""
+    import os
+    import socket
+
+    from otel_agents.cli import doctor
+
+    for name in [k for k in os.environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "otlp")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+        assert doctor.exporter_lines()[1] == (f"  otlp(protocol='grpc', endpoint='from OTEL_EXPORTER_OTLP_* environment',"
+                                              f" headers=[]) -> {url} (opentelemetry-exporter-otlp-proto-grpc installed)")
+        assert doctor.zero_code_otlp_line() == ("  opentelemetry-instrument's otlp traces exporter: grpc "
+                                                f"(OTEL_EXPORTER_OTLP_PROTOCOL) to {url} "
+                                                "(opentelemetry-exporter-otlp-proto-grpc installed)")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")  # wins
+        assert doctor.exporter_lines()[1].endswith(f"-> {url}/v1/traces (opentelemetry-exporter-otlp-proto-http "
+                                                   "installed)")
+        monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc.trace_exporter", None)
+        line = doctor.exporter_lines()[1]
+        assert line.startswith(f"  otlp(protocol='grpc', ") and line.endswith(
+            "problem: the OTLP exporter for grpc cannot be imported (import of "
+            "opentelemetry.exporter.otlp.proto.grpc.trace_exporter halted; None in sys.modules): "
+            "pip install 'otel-agents[otlp-grpc]' (it brings opentelemetry-exporter-otlp-proto-grpc)"), line
+        monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL")  # the standard distro's default, gRPC
+        assert doctor.zero_code_otlp_line() == (
+            "  opentelemetry-instrument's otlp traces exporter: grpc (the standard distro's default) to "
+            f"{url}; note: the OTLP exporter for grpc cannot be imported (import of "
+            "opentelemetry.exporter.otlp.proto.grpc.trace_exporter halted; None in sys.modules): pip install "
+            "'otel-agents[otlp-grpc]' (it brings opentelemetry-exporter-otlp-proto-grpc), or the launcher's set-up "
+            "fails (no instrumentation, no export)")

@@ -7,6 +7,7 @@
     otel_agents.configure(service_name="support-bot", exporters=["phoenix"])            # local Phoenix
     otel_agents.configure(exporters=["langfuse"], ecp=print)                             # + ECP envelopes
     otel_agents.configure(exporters=[otel_agents.presets.otlp("http://collector:4318/v1/traces")])
+    otel_agents.configure(exporters=[otel_agents.presets.otlp("http://collector:4317", protocol="grpc")])
 
 What it does, in order:
 
@@ -33,7 +34,9 @@ which drains the batch processors; :meth:`Configuration.shutdown` does the same 
 Environment variables read here: ``OTEL_AGENTS_EXPORTERS`` (comma-separated preset names, used when
 ``exporters`` is not given; unset or blank: ``file``; a value naming none, such as ``,,``, is a
 ``ValueError``), ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
-(by the SDK). Each preset reads its own (see :mod:`otel_agents.exporters.presets`).
+(by the SDK). Each preset reads its own (see :mod:`otel_agents.exporters.presets`): the ``otlp`` preset
+sends over OTLP/HTTP or, with ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` =
+``grpc``, over OTLP/gRPC (the ``otlp-grpc`` extra), as ``opentelemetry-instrument`` does.
 
 Secrets: nothing here prints or logs a header or a key; the ``repr`` of the returned
 :class:`Configuration` shows each exporter through :meth:`ExporterPreset.describe`, which masks them.
@@ -44,7 +47,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -139,12 +142,13 @@ def configure(
         ecp: fold each run into an ECP envelope: ``True`` (envelopes queue up on
             ``Configuration.ecp``), a callable (called with each envelope ``dict``), or a ready
             ``ECPFoldingProcessor``. Needs the ``ecp`` extra for cost figures.
-        resource_attributes: more resource attributes (they win over the presets' and the
-            environment's).
+        resource_attributes: more resource attributes, ``{str: value}`` where a value is a ``str``, ``bool``,
+            ``int`` (signed 64-bit) or ``float``, or a list/tuple of one of those (they win over the presets'
+            and the environment's).
         frameworks, capture_content, vocabularies: passed to :func:`otel_agents.instrument`
             (``vocabularies``: any of ``gen_ai``, ``openinference``, ``langfuse``; ``None`` follows
             ``OTEL_AGENTS_VOCABULARIES``, default all three; the decorators follow it too).
-        set_global: make the provider the global one (see the module docstring).
+        set_global: ``True`` or ``False``: make the provider the global one (see the module docstring).
 
     Returns:
         A :class:`Configuration` (the provider, presets, processors, the ECP processor, the
@@ -153,14 +157,24 @@ def configure(
     Raises:
         ValueError: an unknown framework or preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset
             missing its settings (the langfuse keys), an endpoint that is not an http(s) URL (the
-            message names the argument or variable), or a preset's ``timeout=`` that is not a positive number.
-        ImportError: a network preset without the ``otlp`` extra installed.
+            message names the argument or variable), an OTLP protocol other than ``http/protobuf`` or ``grpc``
+            (naming the variable and the allowed values), a preset's ``timeout=`` that is not a positive number,
+            or a ``resource_attributes`` key that is empty or an int out of the 64-bit range (naming the key).
+        ImportError: a network preset without the ``otlp`` extra installed, or the ``otlp`` preset over gRPC
+            without the ``otlp-grpc`` extra (the message names the package and the extra).
         OSError: the ``file`` preset's file cannot be opened for appending (the message names the
             path and ``OTEL_AGENTS_TRACES_FILE`` when it came from there).
-        TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, or a
-            ``capture_content`` that is not ``True``, ``False`` or ``None``.
+        TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, a
+            ``capture_content`` that is not ``True``, ``False`` or ``None``, a ``set_global`` that is not a
+            ``bool``, or ``resource_attributes`` that is not a mapping of ``str`` keys to attribute values (naming
+            the key and the type).
+
+    Every error above is raised before anything global changes (the provider, the instrumentation).
     """
     global _latest
+    if not isinstance(set_global, bool):  # "no" is truthy: the provider would become global against the caller's word
+        raise TypeError(f"set_global must be True or False, not {set_global!r}")
+    resource_attributes = _checked_resource_attributes(resource_attributes)  # before anything starts
     frameworks = requested_frameworks(frameworks)  # ValueError before anything starts (the global provider is final)
     if vocabularies is not None:
         vocabularies = vocabulary_selection(vocabularies)  # ValueError before anything starts
@@ -173,7 +187,7 @@ def configure(
         attributes.update(preset.resource)
     if service_name:
         attributes[SERVICE_NAME] = service_name
-    attributes.update(resource_attributes or {})
+    attributes.update(resource_attributes)
     existing = trace.get_tracer_provider()
     # Join a global SDK provider someone else made (again, when an earlier configure() joined it too); one an
     # earlier configure() made is replaced instead.
@@ -202,6 +216,58 @@ def configure(
     _latest = config
     logger.info("otel_agents: configured %r", config)
     return config
+
+
+_ATTRIBUTE_TYPES = (bool, str, int, float)  # what an OTel attribute holds, alone or as a list of one (bool before int)
+_HOLDS = "an OpenTelemetry attribute holds a str, bool, int or float, or a list or tuple of one of them"
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)  # OTLP carries an int attribute as a signed 64-bit integer
+
+
+def _attribute_kind(value: object) -> type | None:
+    return next((kind for kind in _ATTRIBUTE_TYPES if isinstance(value, kind)), None)
+
+
+def _checked_resource_attributes(attributes: object) -> dict[str, Any]:
+    """``attributes`` as a dict, checked to hold the OTel spec's standard attribute values: a primitive or a
+    homogeneous list of one, what every SDK we support keeps (1.44 drops anything else with a warning, after
+    turning a non-str key into a str; 1.45 keeps maps and mixed lists as ``AnyValue``, which 1.44 and backends
+    reading the standard types do not), and an int OTLP can carry (a larger one fails every export).
+
+    Raises:
+        TypeError: not a mapping, a key that is not a ``str``, or a value that is not a ``str``, ``bool``,
+            ``int``, ``float`` or a list/tuple of one of those (``None`` items allowed); the message names the key
+            and the type.
+        ValueError: an empty key, or an ``int`` outside the signed 64-bit range OTLP carries.
+    """
+    if attributes is None:
+        return {}
+    if not isinstance(attributes, Mapping):
+        raise TypeError(f"resource_attributes must be a mapping of str keys to attribute values, "
+                        f"not {type(attributes).__name__}")
+    for key, value in attributes.items():
+        if not isinstance(key, str):
+            raise TypeError(f"resource_attributes key {key!r} has type {type(key).__name__}, not str")
+        if not key:
+            raise ValueError("resource_attributes has an empty key")
+        if isinstance(value, (list, tuple)):
+            items = [item for item in value if item is not None]
+            odd = next((item for item in items if _attribute_kind(item) is None), None)
+            if odd is not None:
+                raise TypeError(f"resource_attributes[{key!r}] is a {type(value).__name__} with an item of type "
+                                f"{type(odd).__name__}; {_HOLDS}")
+            kinds = sorted({_attribute_kind(item).__name__ for item in items})  # type: ignore[union-attr]
+            if len(kinds) > 1:
+                raise TypeError(f"resource_attributes[{key!r}] is a {type(value).__name__} mixing "
+                                f"{' and '.join(kinds)}; {_HOLDS}")
+        elif _attribute_kind(value) is None:
+            raise TypeError(f"resource_attributes[{key!r}] has type {type(value).__name__}; {_HOLDS}")
+        else:
+            items = [value]
+        for item in items:
+            if type(item) is not bool and isinstance(item, int) and not _INT64[0] <= item <= _INT64[1]:
+                raise ValueError(f"resource_attributes[{key!r}] holds {item}, outside the signed 64-bit range of an "
+                                 f"OpenTelemetry int attribute")
+    return dict(attributes)
 
 
 def _exporter_specs(exporters: Iterable[ExporterSpec] | ExporterSpec | None) -> Sequence[ExporterSpec]:

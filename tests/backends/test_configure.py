@@ -356,28 +356,134 @@ def test_a_timeout_that_is_not_a_positive_number_fails_at_configure(preset: str,
         configure(exporters=[made], frameworks=[], set_global=False)
 
 
-@pytest.mark.parametrize(("variables", "named"), [
-    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_PROTOCOL='grpc'"),
-    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='http/json'"),
-    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
-     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='grpc'"),
-])
-def test_the_otlp_preset_refuses_a_protocol_it_does_not_speak(monkeypatch: pytest.MonkeyPatch,
-                                                              variables: dict[str, str], named: str) -> None:
-    """With ``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` (a gRPC collector on 4317, a common set-up) the ``otlp`` preset
-    still sent OTLP/HTTP there: every export failed, and nothing said why. The traces variable wins, as in the
-    SDK."""
-    for name in ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_ENDPOINT",
-                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+_OTLP_VARIABLES = ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_ENDPOINT",
+                   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                   "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_COMPRESSION",
+                   "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_INSECURE",
+                   "OTEL_EXPORTER_OTLP_TRACES_INSECURE")
+ALLOWED = "allowed: grpc, http/protobuf (the OpenTelemetry Python SDK has no http/json exporter)"
+
+
+@pytest.fixture
+def otlp_env(monkeypatch: pytest.MonkeyPatch):
+    """No ``OTEL_EXPORTER_OTLP_*`` variable from the environment the tests run in; ``set(**values)`` sets some."""
+    for name in _OTLP_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    for name, value in variables.items():
-        monkeypatch.setenv(name, value)
-    only = rf"^{re.escape(named)}: otel-agents sends OTLP over HTTP \(http/protobuf\) only"
-    with pytest.raises(ValueError, match=only):
+    return lambda **values: [monkeypatch.setenv(k, v) for k, v in values.items()]
+
+
+@pytest.mark.parametrize(("variables", "named"), [
+    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL='http/json'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='http/json'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "gRPC ", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='gRPC '"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
+     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='http'"),
+])
+def test_the_otlp_preset_refuses_a_protocol_it_cannot_send_over(otlp_env, variables: dict[str, str],
+                                                                named: str) -> None:
+    """A protocol the SDK has no exporter for (``http/json``, a typo) is a ``ValueError`` naming the variable (the
+    traces one wins, as the spec says) and the allowed values, at ``configure()``: not spans sent to a receiver that
+    cannot read them."""
+    otlp_env(**variables)
+    with pytest.raises(ValueError, match=rf"^{re.escape(named)} is not an OTLP protocol otel-agents can send spans "
+                                         rf"over; {re.escape(ALLOWED)}$"):
         configure(exporters=["otlp"], frameworks=[], set_global=False)
-    assert presets.otlp("http://127.0.0.1:4318/v1/traces").name == "otlp"  # an endpoint of its own: HTTP, as asked
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", " http/protobuf ")
-    assert presets.otlp().name == "otlp"
+    with pytest.raises(ValueError, match=rf"^the protocol= argument 'http/json' is not an OTLP protocol "):
+        presets.otlp(protocol="http/json")
+
+
+def _grpc_exporter(config: otel_agents.Configuration):
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+
+    (processor,) = config.processors
+    exporter = processor._batch_processor._exporter  # the SDK's BatchSpanProcessor keeps it there
+    assert isinstance(exporter, GrpcExporter), type(exporter)
+    return exporter
+
+
+@pytest.mark.parametrize(("variables", "endpoint", "insecure"), [
+    ({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "localhost:4317", True),  # the spec's gRPC default, not :4318/v1/traces
+    ({"OTEL_EXPORTER_OTLP_PROTOCOL": " grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://collector.example:4317"},
+     "collector.example:4317", False),  # no /v1/traces over gRPC; https: TLS
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://traces.example:14317", "OTEL_EXPORTER_OTLP_ENDPOINT":
+      "http://other.example:4317"}, "traces.example:14317", True),  # the traces variables win
+    ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+      "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector.example:4317", "OTEL_EXPORTER_OTLP_INSECURE": "false"},
+     "collector.example:4317", False),  # the generic protocol is not read; the insecure variable is
+])
+def test_the_otlp_preset_sends_grpc_when_the_environment_says_so(otlp_env, variables: dict[str, str], endpoint: str,
+                                                                 insecure: bool) -> None:
+    """``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` was a ``ValueError``: ``opentelemetry-instrument`` takes it (and its
+    distro defaults to it). Now the ``otlp`` preset builds the SDK's OTLP/gRPC exporter, which reads endpoint,
+    insecure, headers, timeout and compression from the variables as it does under ``opentelemetry-instrument``."""
+    from grpc import Compression
+
+    otlp_env(**variables, OTEL_EXPORTER_OTLP_TRACES_HEADERS="x-team=ai,authorization=Bearer%20t0k",
+             OTEL_EXPORTER_OTLP_HEADERS="x-ignored=1", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT="3",
+             OTEL_EXPORTER_OTLP_COMPRESSION="gzip")
+    config = configure(exporters=["otlp"], frameworks=[], set_global=False)
+    try:
+        exporter = _grpc_exporter(config)
+        assert (exporter._endpoint, exporter._insecure) == (endpoint, insecure)
+        assert dict(exporter._headers) == {"x-team": "ai", "authorization": "Bearer t0k"}
+        assert (exporter._timeout, exporter._compression) == (3.0, Compression.Gzip)
+        assert config.exporters[0].details["protocol"] == "grpc" and "t0k" not in repr(config)
+    finally:
+        config.shutdown()
+
+
+@pytest.mark.parametrize(("variables", "shown"), [
+    ({"OTEL_EXPORTER_OTLP_TIMEOUT": "abc"}, "OTEL_EXPORTER_OTLP_TIMEOUT='abc'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "10s"}, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT='10s'"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "deflate"}, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION='deflate'"),
+])
+def test_a_grpc_setting_the_exporter_refuses_is_a_value_error_naming_it(otlp_env, variables: dict[str, str],
+                                                                        shown: str) -> None:
+    """The SDK's gRPC exporter fails at construction on a timeout that is no number (``float('abc')``, naming no
+    variable) or a compression other than gzip (an exception class of its own): ``configure()`` raises a
+    ``ValueError`` showing the variables it read."""
+    otlp_env(OTEL_EXPORTER_OTLP_PROTOCOL="grpc", **variables)
+    with pytest.raises(ValueError, match=rf"^the OTLP/gRPC exporter refuses {re.escape(shown)}: .* \(it takes a "
+                                         rf"number of seconds as timeout, gzip as compression\)$"):
+        configure(exporters=["otlp"], frameworks=[], set_global=False)
+
+
+def test_otlp_preset_arguments_win_over_the_environment(otlp_env) -> None:
+    """``presets.otlp(endpoint, headers, timeout=, protocol=)``: an argument wins over its variable; ``endpoint``
+    does not choose the protocol (as ``--exporter_otlp_endpoint`` does not for ``opentelemetry-instrument``);
+    headers are added to the variables' over gRPC too (the SDK's gRPC exporter alone would drop the variables')."""
+    otlp_env(OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf", OTEL_EXPORTER_OTLP_HEADERS="x-env=1,x-team=env")
+    config = configure(exporters=[presets.otlp("http://127.0.0.1:4317", {"X-Team": "ai"}, timeout=2,
+                                               protocol="grpc")], frameworks=[], set_global=False)
+    exporter = _grpc_exporter(config)
+    config.shutdown()
+    assert (exporter._endpoint, exporter._timeout) == ("127.0.0.1:4317", 2)
+    assert dict(exporter._headers) == {"x-env": "1", "x-team": "ai"}
+    otlp_env(OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="grpc")
+    assert presets.otlp("http://127.0.0.1:4317").details["protocol"] == "grpc"
+    assert presets.otlp("http://127.0.0.1:4318/v1/traces", protocol="http/protobuf").details["protocol"] == \
+        "http/protobuf"
+    otlp_env(OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=" http/protobuf ")
+    assert presets.otlp().details["protocol"] == "http/protobuf"
+
+
+def test_grpc_without_its_exporter_names_the_package_and_the_extra(otlp_env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``opentelemetry-exporter-otlp-proto-grpc`` the error names it and our extra, before anything global
+    changes (the global provider, the instrumentation)."""
+    from opentelemetry import trace
+
+    from otel_agents import _configure
+
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc.trace_exporter", None)  # not importable
+    otlp_env(OTEL_EXPORTER_OTLP_PROTOCOL="grpc")
+    before = (trace.get_tracer_provider(), _configure._latest)
+    with pytest.raises(ImportError, match=re.escape(
+            "the otlp preset over gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc) needs the OTLP exporter for grpc "
+            "(opentelemetry-exporter-otlp-proto-grpc): pip install 'otel-agents[otlp-grpc]'")):
+        configure(exporters=["otlp"])
+    assert (trace.get_tracer_provider(), _configure._latest) == before
 
 
 def test_an_endpoint_argument_without_scheme_names_the_argument() -> None:
@@ -389,3 +495,62 @@ def test_an_endpoint_argument_without_scheme_names_the_argument() -> None:
         presets.langfuse("cloud.langfuse.com", public_key="pk", secret_key="sk")
     with pytest.raises(ValueError, match="the endpoint= argument must be an http"):
         presets.otlp("collector:4318/v1/traces")
+
+
+@pytest.mark.parametrize("value", ["no", "false", 0, 1, None])
+def test_set_global_takes_only_a_bool(value: object) -> None:
+    """``set_global="no"`` was truthy: the provider became the global one against the caller's word. Now anything
+    but ``True``/``False`` is a ``TypeError`` naming the argument, before anything global changes."""
+    from opentelemetry import trace
+
+    from otel_agents import _configure
+
+    before = (trace.get_tracer_provider(), _configure._latest)
+    with pytest.raises(TypeError, match=rf"^set_global must be True or False, not {re.escape(repr(value))}$"):
+        configure(exporters=[], frameworks=[], set_global=value)  # type: ignore[arg-type]
+    assert (trace.get_tracer_provider(), _configure._latest) == before
+
+
+@pytest.mark.parametrize(("attributes", "error", "message"), [
+    ([("team", "ai")], TypeError, "resource_attributes must be a mapping of str keys to attribute values, not list"),
+    ("team=ai", TypeError, "resource_attributes must be a mapping of str keys to attribute values, not str"),
+    ({1: "ai"}, TypeError, "resource_attributes key 1 has type int, not str"),
+    ({"": "ai"}, ValueError, "resource_attributes has an empty key"),
+    ({"team": {"name": "ai"}}, TypeError, "resource_attributes['team'] has type dict; an OpenTelemetry attribute "
+                                          "holds a str, bool, int or float, or a list or tuple of one of them"),
+    ({"team": None}, TypeError, "resource_attributes['team'] has type NoneType; "),
+    ({"ids": [1, "2"]}, TypeError, "resource_attributes['ids'] is a list mixing int and str; "),
+    ({"ids": (1, 2.5)}, TypeError, "resource_attributes['ids'] is a tuple mixing float and int; "),
+    ({"ids": [1, object()]}, TypeError, "resource_attributes['ids'] is a list with an item of type object; "),
+    ({"big": 2 ** 63}, ValueError, "resource_attributes['big'] holds 9223372036854775808, outside the signed 64-bit "
+                                   "range of an OpenTelemetry int attribute"),
+])
+def test_a_bad_resource_attribute_is_named_before_anything_changes(attributes: object, error: type,
+                                                                   message: str) -> None:
+    """A resource attribute outside OTel's standard types was taken as it came: a list of pairs read as pairs, a
+    string a ``ValueError`` about "dictionary update sequence element #0", an int key turned into a str with an SDK
+    warning, a dict or a mixed list kept by SDK 1.45 and dropped with a warning by 1.44, an int past 64 bits kept
+    until every export failed. Now each is a ``TypeError``/``ValueError`` naming the key and the type, before
+    anything global changes."""
+    from opentelemetry import trace
+
+    from otel_agents import _configure
+
+    before = (trace.get_tracer_provider(), _configure._latest)
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        configure(exporters=[], frameworks=[], resource_attributes=attributes)  # type: ignore[arg-type]
+    assert (trace.get_tracer_provider(), _configure._latest) == before
+
+
+def test_resource_attributes_otel_can_hold_are_kept() -> None:
+    local = SnapshotExporter()
+    config = configure(exporters=[local], frameworks=[], set_global=False, resource_attributes={
+        "deployment.environment": "test", "replicas": 3, "ratio": 0.5, "canary": False, "zones": ["a", None, "b"],
+        "ports": (4317, 4318), "none": [], "big": 2 ** 63 - 1})
+    _span(config)
+    config.shutdown()
+    (span,) = local.spans
+    assert {k: span.resource[k] for k in ("deployment.environment", "replicas", "ratio", "canary", "zones", "ports",
+                                          "none", "big")} == {
+        "deployment.environment": "test", "replicas": 3, "ratio": 0.5, "canary": False, "zones": ("a", None, "b"),
+        "ports": (4317, 4318), "none": (), "big": 2 ** 63 - 1}

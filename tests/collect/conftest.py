@@ -63,11 +63,12 @@ def new_runs(n: int, tools: tuple[str, ...] = ("lookup_order", "check_refund_pol
             for _ in range(n)]
 
 
-def emit(tmp: Path, role: str, endpoint: str, runs: list[dict[str, Any]]) -> None:
-    """Run ``emit.py`` as its own process and wait for it (it exits once its spans are exported)."""
+def emit(tmp: Path, role: str, endpoint: str, runs: list[dict[str, Any]], env: dict[str, str] | None = None) -> None:
+    """Run ``emit.py`` as its own process and wait for it (it exits once its spans are exported); ``env``: its
+    environment (default ours), with ``OTEL_EXPORTER_OTLP_TIMEOUT=30``."""
     spec = tmp / f"spec-{secrets.token_hex(4)}.json"
     spec.write_text(json.dumps(runs), encoding="utf-8")
-    env = dict(os.environ, OTEL_EXPORTER_OTLP_TIMEOUT="30")
+    env = dict(os.environ if env is None else env, OTEL_EXPORTER_OTLP_TIMEOUT="30")
     done = subprocess.run([sys.executable, str(HERE / "emit.py"), role, endpoint, str(spec)], env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr

@@ -12,7 +12,8 @@ SPEC.json: ``[{"trace_id": hex32, "agent_span_id": hex16, "tools": ["lookup_orde
 Spans go through the SDK's ``BatchSpanProcessor`` and its OTLP/HTTP protobuf exporter with gzip (the
 batching and compression of a real deployment); the process exits once they are exported. An ENDPOINT
 ``file:PATH`` writes OTLP/JSON lines to PATH instead (``OTLPJsonFileExporter``: one file per process);
-``grpc:HOST:PORT`` sends OTLP/gRPC (gzip).
+``grpc:HOST:PORT`` sends OTLP/gRPC (gzip); ``configure`` takes the provider ``otel_agents.configure()`` builds
+from the environment alone (``OTEL_AGENTS_EXPORTERS``, ``OTEL_EXPORTER_OTLP_*``), as an application would.
 """
 
 from __future__ import annotations
@@ -46,24 +47,32 @@ class _Chosen(RandomIdGenerator):
         return self.span_ids.pop() if self.span_ids else super().generate_span_id()
 
 
-def main(role: str, endpoint: str, spec_path: str) -> None:
-    with open(spec_path, encoding="utf-8") as f:
-        spec = json.load(f)
-    ids = _Chosen()
-    provider = TracerProvider(resource=Resource.create({"service.name": f"emit-{role}"}), id_generator=ids)
+def _exporter(endpoint: str):
     if endpoint.startswith("grpc:"):  # OTLP/gRPC, as the Collector's loadbalancing exporter sends
         from grpc import Compression as GrpcCompression
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 
-        exporter = GrpcExporter(endpoint=endpoint.removeprefix("grpc:"), insecure=True,
-                                compression=GrpcCompression.Gzip)
-    elif endpoint.startswith("file:"):
+        return GrpcExporter(endpoint=endpoint.removeprefix("grpc:"), insecure=True, compression=GrpcCompression.Gzip)
+    if endpoint.startswith("file:"):
         from otel_agents.exporters.file import OTLPJsonFileExporter
 
-        exporter = OTLPJsonFileExporter(endpoint.removeprefix("file:"))
+        return OTLPJsonFileExporter(endpoint.removeprefix("file:"))
+    return OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
+
+
+def main(role: str, endpoint: str, spec_path: str) -> None:
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    ids = _Chosen()
+    if endpoint == "configure":  # exporters and all from the environment
+        import otel_agents
+
+        provider = otel_agents.configure(frameworks=[]).tracer_provider
+        provider.id_generator = ids  # before the first tracer: each takes the provider's
     else:
-        exporter = OTLPSpanExporter(endpoint=endpoint, compression=Compression.Gzip)
-    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50, max_export_batch_size=64))
+        provider = TracerProvider(resource=Resource.create({"service.name": f"emit-{role}"}), id_generator=ids)
+        provider.add_span_processor(BatchSpanProcessor(_exporter(endpoint), schedule_delay_millis=50,
+                                                       max_export_batch_size=64))
     telemetry = Telemetry(provider, framework="manual", settings=Settings(capture_content=True))
     for run in spec:
         trace_id, agent_id = int(run["trace_id"], 16), int(run["agent_span_id"], 16)

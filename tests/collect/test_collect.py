@@ -257,6 +257,57 @@ def test_otlp_grpc_beside_http(collects, tmp_path) -> None:
     rec.provider.shutdown()
 
 
+def test_an_app_configured_by_environment_alone_sends_grpc(collects, tmp_path) -> None:
+    """``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` with ``OTEL_EXPORTER_OTLP_ENDPOINT`` at a gRPC receiver (``ecp collect
+    --grpc-port``) made ``configure()`` raise. Now an application process that calls ``otel_agents.configure()`` with
+    no argument but ``frameworks`` (exporter, protocol, endpoint, compression from its environment) sends its spans
+    over OTLP/gRPC, and with a tool server's over OTLP/HTTP the run is one envelope."""
+    import os
+
+    c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0")
+    runs = new_runs(2)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    env.update(OTEL_AGENTS_EXPORTERS="otlp", OTEL_EXPORTER_OTLP_PROTOCOL="grpc", OTEL_SERVICE_NAME="grpc-app",
+               OTEL_EXPORTER_OTLP_ENDPOINT=f"http://{c.grpc}", OTEL_EXPORTER_OTLP_TRACES_COMPRESSION="gzip")
+    emit(tmp_path, "tools", c.url, runs)  # first, as in the test above: the agent's span ends each run
+    emit(tmp_path, "root", "configure", runs, env)
+    wait_for(lambda: len(c.envelopes()) >= 2, "2 envelopes")
+    c.stop()
+    envelopes = check(c.envelopes())
+    assert sorted(e["trace_id"] for e in envelopes) == sorted(r["trace_id"] for r in runs)
+    assert all([t["name"] for t in e["tool_calls"]] == ["lookup_order", "check_refund_policy"] for e in envelopes)
+    assert all(e["public_output"] == "It shipped." for e in envelopes), envelopes
+
+
+def test_opentelemetry_instrument_with_the_distros_default_grpc(collects, tmp_path) -> None:
+    """What the README says of zero-code over gRPC: with the ``otlp-grpc`` extra, ``opentelemetry-instrument`` under
+    the standard distro's defaults (``otlp`` traces exporter, protocol ``grpc``), given only the endpoint, delivers
+    a LangChain run our instrumentor traced to a gRPC receiver: one envelope, with its tool call."""
+    import os
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    from tests.backends import runs
+
+    if runs.skip_reason("langchain") or not list(entry_points(group="opentelemetry_configurator")):
+        pytest.skip("needs langchain and opentelemetry-distro in this venv")
+    c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://{c.grpc}", OTEL_METRICS_EXPORTER="none",
+               OTEL_LOGS_EXPORTER="none")
+    repo = Path(runs.__file__).resolve().parents[2]
+    done = subprocess.run([str(Path(sys.executable).parent / "opentelemetry-instrument"), sys.executable,
+                           str(repo / "tests/backends/runs.py"), "langchain"], env=env, cwd=repo,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    wait_for(lambda: len(c.envelopes()) >= 1, "1 envelope")
+    c.stop()
+    (envelope,) = check(c.envelopes())
+    assert [t["name"] for t in envelope["tool_calls"]] == ["lookup_order"], envelope
+
+
 def test_malformed_grpc_messages(collects) -> None:
     """OTLP/gRPC bodies that are not an ``ExportTraceServiceRequest``: ``INVALID_ARGUMENT`` naming the fault (as
     HTTP's 400), no traceback in the log; a span with a bad id is rejected in ``partial_success``, its valid

@@ -18,8 +18,9 @@ from .test_file import write
 OTEL_AGENTS = str(Path(sys.executable).parent / "otel-agents")
 
 
-def export(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def export(*args: str, stdin: str | None = None, **variables: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_OTLP")}
+    env.update(variables)
     return subprocess.run([OTEL_AGENTS, "export", *args], capture_output=True, text=True, timeout=120, env=env,
                           input=stdin)
 
@@ -66,6 +67,18 @@ def test_spans_arrive_as_protobuf_with_the_files_ids(rec, tmp_path: Path) -> Non
         assert {k: span.resource[k] for k in mine["resource"]} == mine["resource"]
     assert len({s.trace_id for s in got}) == 2
     assert "12 span(s) of 2 trace(s) sent to " + rx.url + "/v1/traces" in proc.stderr
+
+
+def test_export_speaks_otlp_http_whatever_the_protocol_variables_say(rec, tmp_path: Path) -> None:
+    """``--to URL`` is an OTLP/HTTP URL: ``OTEL_EXPORTER_OTLP_PROTOCOL=grpc``, which the ``otlp`` preset now
+    follows, does not turn ``export`` into a gRPC client of an HTTP receiver."""
+    path = traces(rec, tmp_path)
+    with Receiver() as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
+                      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="grpc")
+        got = rx.spans()
+    assert proc.returncode == 0, proc.stderr
+    assert len(got) == 12
 
 
 def test_several_files_and_standard_input_and_a_bare_base_url(rec, tmp_path: Path) -> None:

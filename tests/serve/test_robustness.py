@@ -203,7 +203,10 @@ def test_the_sdk_switched_off_is_refused(value: str) -> None:
     ({"OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:4318"},
      "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL"),
     ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-     "OTEL_EXPORTER_OTLP_PROTOCOL='grpc': otel-agents sends OTLP over HTTP (http/protobuf) only"),
+     "OTEL_EXPORTER_OTLP_PROTOCOL='grpc': ecp serve sends OTLP over HTTP (http/protobuf) only"),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"},
+     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='http/json' is not an OTLP protocol otel-agents can send spans over; "
+     "allowed: grpc, http/protobuf"),
 ])
 def test_an_otlp_destination_it_cannot_send_to_is_refused(variables: dict[str, str], said: str) -> None:
     """The standard OTLP variables were handed to the OTLP/HTTP exporter unchecked: a URL without a scheme or a

@@ -44,8 +44,10 @@ from __future__ import annotations
 import logging
 import math
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from ..semconv import vocabularies as V
 
@@ -103,10 +105,36 @@ def getenv(name: str) -> str | None:
 
 
 _warned_variables: set[tuple[str, str]] = set()
+# the list a bad_values() block collects into, in this thread or task; None: bad values are logged (once)
+_collecting: ContextVar[list[str] | None] = ContextVar("otel_agents_bad_values", default=None)
+
+
+@contextmanager
+def bad_values(into: list[str]) -> Iterator[list[str]]:
+    """Within the block, append every bad variable value read (in this thread or task) to ``into``, one message
+    each (``NAME='raw' is not valid; ...``), instead of logging it: each time it is read, whether or not it was
+    logged before. ``otel-agents doctor`` lists them so, the same on every run in one process."""
+    token = _collecting.set(into)
+    try:
+        yield into
+    finally:
+        _collecting.reset(token)
+
+
+def _report(message: str) -> bool:
+    """Add ``message`` to the open :func:`bad_values` list; ``False`` when none is open (log it then)."""
+    collected = _collecting.get()
+    if collected is None:
+        return False
+    collected.append(message)
+    return True
 
 
 def warn_bad_variable(name: str, raw: str, instead: str) -> None:
-    """Log one WARNING per variable and value (bounded): ``name=raw`` is not valid, ``instead`` is used."""
+    """Log one WARNING per variable and value (bounded): ``name=raw`` is not valid, ``instead`` is used (inside
+    :func:`bad_values`, reported there every time instead)."""
+    if _report(f"{name}={raw!r} is not valid; {instead}"):
+        return
     if (name, raw) in _warned_variables or len(_warned_variables) >= 32:
         return
     _warned_variables.add((name, raw))
@@ -146,22 +174,26 @@ def _capture_from_env() -> bool:
     return False  # off, or a value we do not know: a typo of "off" must not record content
 
 
-_vocabularies_read: tuple[str | None, frozenset[str]] = (None, V.ALL)  # (raw value, selection): parsed once
+# (raw value, selection, what is wrong with the value or None): parsed (and a bad value logged) once per value
+_vocabularies_read: tuple[str | None, frozenset[str], str | None] = (None, V.ALL, None)
 
 
 def _vocabularies_from_env() -> frozenset[str]:
     global _vocabularies_read
     raw = getenv(ENV_VOCABULARIES)
     if raw == _vocabularies_read[0]:
+        if _vocabularies_read[2] is not None:
+            _report(_vocabularies_read[2])  # a bad_values() block hears of it every time
         return _vocabularies_read[1]
-    chosen = V.ALL
+    chosen, problem = V.ALL, None
     if raw is not None and raw.strip():
         try:
             chosen = V.parse(raw)
         except ValueError as exc:
-            logging.getLogger("otel_agents").warning("otel_agents: %s=%r: %s; writing all of them", ENV_VOCABULARIES,
-                                                     raw, exc)
-    _vocabularies_read = (raw, chosen)
+            problem = f"{ENV_VOCABULARIES}={raw!r}: {exc}; writing all of them"
+            if not _report(problem):
+                logging.getLogger("otel_agents").warning("otel_agents: %s", problem)
+    _vocabularies_read = (raw, chosen, problem)
     return chosen
 
 

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from .._spans.settings import (ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_MAX_MEDIA_BYTES, ENV_SDK_DISABLED,
-                               ENV_STATUS_OK, ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings, sdk_disabled)
+                               ENV_STATUS_OK, ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings, bad_values,
+                               sdk_disabled)
 from ..semconv.vocabularies import VOCABULARIES
 
 
@@ -34,8 +35,9 @@ def _shown(name: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """``otel-agents doctor``: print the version, the OTel SDK switch, the content policy and the other span
-    settings, trace-context propagation, each framework's status (installed, supported, instrumented) and the
-    exporters ``configure()`` would use, then the problems found.
+    settings, trace-context propagation, each framework's status (installed, supported, instrumented), what
+    ``opentelemetry-instrument`` would load (its OTLP protocol, endpoint and exporter) and the exporters
+    ``configure()`` would use, then the problems found: the same on every call in one process.
 
     Returns:
         0 when no problem was found, 1 when at least one was (see the module docstring).
@@ -44,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     problems: list[str] = []
     print(f"otel-agents {__version__}")
-    with _logged_warnings(problems):  # a variable with a bad value: the warning the code reading it logs
+    # a variable with a bad value, each time it is read (not the warning logged once per process); any other
+    # warning logged meanwhile too
+    with _logged_warnings(problems), bad_values(problems):
         print(f"OpenTelemetry SDK: {_sdk_state(problems)} ({_shown(ENV_SDK_DISABLED)})")
         settings = Settings()
         print(f"content capture: {'on' if settings.content_enabled() else 'off'} ({_shown(ENV_CAPTURE_CONTENT)})")
@@ -80,10 +84,14 @@ def run(args: argparse.Namespace) -> int:
     for line in peer_warnings():
         print(line)
     print(zero_code_line())
+    otlp_line = zero_code_otlp_line()
+    if otlp_line:
+        print(otlp_line)
     for line in exporter_lines():
         print(line)
         if ": problem: " in line:
             problems.append(line.strip().replace(": problem: ", ": ", 1))
+    problems = list(dict.fromkeys(problems))  # a value read twice is one problem
     if not problems:
         print("no problems found")
         return 0
@@ -143,16 +151,49 @@ def zero_code_line() -> str:
             f"(pip install 'otel-agents[zero-code]')")
 
 
+def zero_code_otlp_line() -> str | None:
+    """With an SDK configurator (distro) installed and ``otlp`` among ``OTEL_TRACES_EXPORTER`` (the standard
+    distro's default): the protocol and endpoint ``opentelemetry-instrument``'s OTLP traces exporter would use
+    (``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``, else ``OTEL_EXPORTER_OTLP_PROTOCOL``, else ``grpc``, the standard
+    distro's default) and whether its exporter can be imported: without it (or with another protocol) the
+    launcher's whole SDK set-up fails at start, and the application runs with no instrumentation and no export.
+    A note, not a problem: ``configure()`` does not use it. ``None`` when it does not apply."""
+    from importlib.metadata import entry_points
+
+    from ..exporters.presets import (ENV_OTLP_PROTOCOL, ENV_OTLP_TRACES_PROTOCOL, OTLP_EXPORTER_PACKAGES, OTLP_PROTOCOLS,
+                                     otlp_traces_endpoint)
+
+    names = [n.strip() for n in (os.environ.get("OTEL_TRACES_EXPORTER") or "otlp").split(",")]
+    if "otlp" not in names or not list(entry_points(group="opentelemetry_configurator")):
+        return None
+    for variable in (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL):
+        if os.environ.get(variable, "").strip():
+            protocol, source = os.environ[variable].strip(), variable
+            break
+    else:
+        protocol, source = "grpc", "the standard distro's default"
+    head = "  opentelemetry-instrument's otlp traces exporter:"
+    if protocol not in OTLP_PROTOCOLS:
+        return (f"{head} note: {source}={protocol!r} is not a protocol the OpenTelemetry Python SDK has an exporter "
+                f"for ({', '.join(OTLP_PROTOCOLS)}): the launcher's set-up would fail (no instrumentation, no export)")
+    missing = exporter_missing(protocol)
+    return f"{head} {protocol} ({source}) to {otlp_traces_endpoint(protocol)}" + (
+        f"; note: {missing}, or the launcher's set-up fails (no instrumentation, no export)" if missing else
+        f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)")
+
+
 PROBE_TIMEOUT = 2.0  # seconds per endpoint
 
 
 def exporter_lines() -> list[str]:
     """Where ``configure()`` with no ``exporters=`` would send spans (``OTEL_AGENTS_EXPORTERS``): one line per
-    preset, with the problem ``configure()`` would raise (an unknown name, a URL without a scheme, a missing
-    key, a trace file that cannot be appended to, the ``otlp`` extra missing) or that its endpoint does not
-    take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
+    preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
+    the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
+    name, a URL without a scheme, a protocol we cannot send over, a missing key, a trace file that cannot be
+    appended to, the protocol's exporter not installed) or that its endpoint does not take a TCP connection (then
+    the spans are dropped at exit, after the export timeout)."""
     from .._configure import ENV_EXPORTERS, _exporter_specs
-    from ..exporters.presets import resolve
+    from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
 
     lines = [f"exporters configure() would use ({ENV_EXPORTERS}={os.environ.get(ENV_EXPORTERS, '<unset>')}):"]
     try:
@@ -166,32 +207,51 @@ def exporter_lines() -> list[str]:
             lines.append(f"  {spec}: problem: {exc}")
             continue
         url = _endpoint(preset) if preset.batch else None
+        protocol = preset.details.get("protocol", "http/protobuf")
         problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
-            _endpoint_problem(url) if url else None
+            _endpoint_problem(url, protocol) if url else None
         lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
-                     + (f": problem: {problem}" if problem else ""))
+                     + (f": problem: {problem}" if problem else
+                        f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
     return lines
 
 
 def _endpoint(preset) -> str:
     """The traces URL of a network preset (the ``otlp`` preset's as its exporter resolves it)."""
+    from ..exporters.presets import otlp_traces_endpoint
+
     endpoint = preset.details.get("endpoint", "")
     if preset.name == "otlp" and not endpoint.startswith(("http://", "https://")):
-        if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
-            return os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
-        base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://localhost:4318"
-        return base.rstrip("/") + "/v1/traces"
+        return otlp_traces_endpoint(preset.details["protocol"])
     return endpoint
 
 
-def _endpoint_problem(url: str) -> str | None:
-    """Why spans could not reach ``url``: the ``otlp`` extra missing, or no TCP connection; ``None`` if one opened."""
+def exporter_missing(protocol: str) -> str | None:
+    """Why the SDK's OTLP exporter for ``protocol`` (``http/protobuf``, ``grpc``) cannot be imported (it is
+    imported, as ``configure()`` would: grpcio missing under an installed gRPC exporter counts): the package and
+    our extra to install; ``None`` when it can."""
+    from importlib import import_module
+
+    from ..exporters.presets import OTLP_EXPORTER_PACKAGES
+
+    module, distribution, extra = OTLP_EXPORTER_PACKAGES[protocol]
+    try:
+        import_module(module)
+    except ImportError as exc:
+        return (f"the OTLP exporter for {protocol} cannot be imported ({exc}): pip install 'otel-agents[{extra}]' "
+                f"(it brings {distribution})")
+    return None
+
+
+def _endpoint_problem(url: str, protocol: str = "http/protobuf") -> str | None:
+    """Why spans could not reach ``url``: the protocol's exporter missing, or no TCP connection; ``None`` if one
+    opened."""
     import socket
-    from importlib.util import find_spec
     from urllib.parse import urlsplit
 
-    if find_spec("opentelemetry.exporter.otlp.proto.http") is None:
-        return "the OTLP/HTTP exporter is not installed: pip install 'otel-agents[otlp]'"
+    missing = exporter_missing(protocol)
+    if missing:
+        return missing
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:

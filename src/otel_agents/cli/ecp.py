@@ -130,7 +130,8 @@ def _provider(args: argparse.Namespace | None, provider=None):
     Raises:
         OSError: the ``--trace-file`` cannot be appended to.
         ValueError: ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is no http(s) URL, or the protocol variables ask for
-            another than ``http/protobuf`` (the message names the variable).
+            another than ``http/protobuf`` (the message names the variable): ``ecp serve`` sends OTLP/HTTP only
+            (``--otlp-endpoint`` is an OTLP/HTTP URL whatever they say).
         ImportError: an OTLP destination without the ``otlp`` extra.
     """
     from opentelemetry.sdk.resources import Resource
@@ -152,10 +153,14 @@ def _provider(args: argparse.Namespace | None, provider=None):
         provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileExporter(args.trace_file)))
     endpoint = args.otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or \
         os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-    if endpoint:  # the otlp preset checks what the variables say (a URL, the HTTP protocol) before the first span
-        from ..exporters.presets import otlp
+    if endpoint:  # the otlp preset checks what the variables say (a URL, the protocol) before the first span
+        from ..exporters.presets import otlp, otlp_protocol
 
-        provider.add_span_processor(BatchSpanProcessor(otlp(args.otlp_endpoint).build()))
+        protocol, source = ("http/protobuf", "") if args.otlp_endpoint else otlp_protocol()
+        if protocol != "http/protobuf":  # --collect forwards request bodies as they came: OTLP/HTTP
+            raise ValueError(f"{source}={os.environ[source]!r}: ecp serve sends OTLP over HTTP (http/protobuf) only; "
+                             f"set it to http/protobuf, with an HTTP endpoint (port 4318)")
+        provider.add_span_processor(BatchSpanProcessor(otlp(args.otlp_endpoint, protocol=protocol).build()))
     return provider
 
 

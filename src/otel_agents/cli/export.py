@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     if args.traces.count("-") > 1:
         return fail("standard input ('-') can be read once")
     try:
-        exporter = otlp(url, headers or None, timeout=args.timeout).build()
+        exporter = otlp(url, headers or None, timeout=args.timeout, protocol="http/protobuf").build()
     except ImportError:
         return fail("needs the OTLP/HTTP exporter: pip install 'otel-agents[otlp]'")
 

@@ -5,8 +5,10 @@
   processor. The default when no exporter is named: an embedded run leaves a file to replay to a
   backend (``otel-agents export``) or fold into ECP envelopes (``otel-agents fold``). Needs the OTLP encoder package (extras
   ``otlp`` or ``ecp``).
-* ``otlp`` — any OTLP/HTTP receiver; endpoint, headers, timeout and compression from the standard
-  ``OTEL_EXPORTER_OTLP_*`` variables (a protocol other than ``http/protobuf`` there is refused); batch processor.
+* ``otlp`` — any OTLP receiver, over HTTP (``http/protobuf``, the default) or gRPC (``grpc``), as
+  ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` or ``protocol=`` say; endpoint,
+  headers, timeout, compression (and, for gRPC, ``OTEL_EXPORTER_OTLP_(TRACES_)INSECURE``) from the standard
+  ``OTEL_EXPORTER_OTLP_*`` variables, read by the SDK's exporter for that protocol; batch processor.
 * ``phoenix`` — Arize Phoenix's OTLP/HTTP collector, with its project; batch processor.
 * ``langfuse`` — Langfuse's OTLP/HTTP endpoint with Basic auth; batch processor.
 * ``mlflow`` — an MLflow tracking server's OTLP/HTTP endpoint, with its experiment; batch processor.
@@ -14,8 +16,9 @@
 Each function below returns an :class:`ExporterPreset`; a bare name (``"phoenix"``) is the same as
 calling the function with no arguments, so the environment supplies everything. Network presets
 need the ``otlp`` extra (``pip install 'otel-agents[otlp]'``, which brings
-``opentelemetry-exporter-otlp-proto-http``); the import happens when the exporter is built, and a
-missing package raises :class:`ImportError` naming the extra.
+``opentelemetry-exporter-otlp-proto-http``); the ``otlp`` preset over gRPC needs the ``otlp-grpc`` extra
+(``opentelemetry-exporter-otlp-proto-grpc``) instead. The import happens when the exporter is built, and a
+missing package raises :class:`ImportError` naming the package and the extra.
 
 Environment variables read here (an argument always wins over its variable):
 
@@ -45,8 +48,14 @@ Environment variables read here (an argument always wins over its variable):
     requires (default ``0``, MLflow's ``Default`` experiment).
 ``MLFLOW_TRACKING_TOKEN``
     Sent as ``authorization: Bearer <token>`` (a tracking server behind token auth).
+``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL``
+    The ``otlp`` preset's protocol (the traces one wins, as the spec says): ``http/protobuf`` (default) or
+    ``grpc``. Any other value (``http/json``, which the OpenTelemetry Python SDK has no exporter for) raises
+    :class:`ValueError` naming the variable and the allowed values.
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_HEADERS``, ...
-    Read by the OTel exporter itself for the ``otlp`` preset. Note that the exporter also adds
+    Read by the OTel exporter itself for the ``otlp`` preset (the spec's defaults: the generic endpoint gets
+    ``/v1/traces`` over HTTP, nothing over gRPC; unset, ``http://localhost:4318/v1/traces`` or
+    ``http://localhost:4317``). Note that the HTTP exporter also adds
     ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS`` to the phoenix and langfuse requests (an explicit
     ``authorization`` of the preset replaces one from the environment).
 
@@ -96,6 +105,16 @@ MLFLOW_DEFAULT_URI = "http://127.0.0.1:5000"
 MLFLOW_DEFAULT_EXPERIMENT = "0"
 MLFLOW_EXPERIMENT_HEADER = "x-mlflow-experiment-id"  # MLflow's OTLP endpoint requires it
 OTLP_TRACES_PATH = "/v1/traces"
+OTLP_PROTOCOLS = ("grpc", "http/protobuf")  # what the OTel Python SDK has exporters for (no http/json)
+DEFAULT_OTLP_PROTOCOL = "http/protobuf"
+OTLP_DEFAULT_ENDPOINTS = {"http/protobuf": "http://localhost:4318" + OTLP_TRACES_PATH, "grpc": "http://localhost:4317"}
+# per protocol: the SDK exporter's module, its distribution and our extra that brings it
+OTLP_EXPORTER_PACKAGES = {
+    "http/protobuf": ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry-exporter-otlp-proto-http",
+                      "otlp"),
+    "grpc": ("opentelemetry.exporter.otlp.proto.grpc.trace_exporter", "opentelemetry-exporter-otlp-proto-grpc",
+             "otlp-grpc"),
+}
 PROJECT_RESOURCE_ATTRIBUTE = "openinference.project.name"  # how Phoenix picks the project
 
 
@@ -156,18 +175,94 @@ def _setting(argument: str | None, argument_name: str, variable: str, default: s
     return default, f"the default {argument_name}"
 
 
-def _otlp_http_exporter(**kwargs: Any) -> SpanExporter:
-    timeout = kwargs.get("timeout")
-    # the exporter takes any value and fails at each export (a TypeError in its worker thread, the spans lost)
+def _check_timeout(timeout: object) -> None:
+    # the exporters take any value and fail at each export (a TypeError in their worker thread, the spans lost)
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not 0 < timeout < math.inf):
         raise ValueError(f"the timeout= argument must be a positive number of seconds, got {timeout!r}")
+
+
+def _missing_exporter(protocol: str, why: str) -> ImportError:
+    _, distribution, extra = OTLP_EXPORTER_PACKAGES[protocol]
+    return ImportError(f"{why} needs the OTLP exporter for {protocol} ({distribution}): "
+                       f"pip install 'otel-agents[{extra}]'")
+
+
+def _otlp_http_exporter(**kwargs: Any) -> SpanExporter:
+    _check_timeout(kwargs.get("timeout"))
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ImportError("this exporter preset needs the OTLP/HTTP exporter: "
-                          "pip install 'otel-agents[otlp]'") from exc
+        raise _missing_exporter("http/protobuf", "this exporter preset") from exc
     return OTLPSpanExporter(**{k: v for k, v in kwargs.items() if v is not None})
+
+
+def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeout: float | None,
+                        why: str) -> SpanExporter:
+    """The SDK's OTLP/gRPC span exporter; it reads endpoint, headers, timeout, compression and insecure from the
+    ``OTEL_EXPORTER_OTLP_(TRACES_)*`` variables itself. ``headers`` are added to the variables' (as the HTTP
+    exporter does; the gRPC one would drop the variables' headers for them)."""
+    _check_timeout(timeout)
+    try:
+        from opentelemetry.exporter.otlp.proto.grpc.exporter import InvalidCompressionValueException
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    except ImportError as exc:
+        raise _missing_exporter("grpc", why) from exc
+    merged = None
+    if headers:
+        from opentelemetry.util.re import parse_env_headers
+
+        merged = dict(parse_env_headers(os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+                                        or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", ""), liberal=True))
+        merged.update({key.lower(): value for key, value in headers.items()})  # gRPC metadata keys are lower case
+    try:
+        return OTLPSpanExporter(endpoint=endpoint, headers=merged, timeout=timeout)
+    except (ValueError, InvalidCompressionValueException) as exc:  # float("abc"); a compression but gzip
+        shown = ", ".join(f"{name}={os.environ[name]!r}" for name in _GRPC_READ if name in os.environ)
+        raise ValueError(f"the OTLP/gRPC exporter refuses {shown or 'its settings'}: {exc} (it takes a number of "
+                         f"seconds as timeout, gzip as compression)") from exc
+
+
+# what the SDK's gRPC exporter parses at construction (headers are not shown: they may hold secrets)
+_GRPC_READ = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+              "OTEL_EXPORTER_OTLP_COMPRESSION")
+
+
+def otlp_protocol(protocol: str | None = None) -> tuple[str, str]:
+    """``(protocol, where it came from)`` for OTLP traces: ``protocol`` when given, else
+    ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``, else ``OTEL_EXPORTER_OTLP_PROTOCOL`` (the spec's precedence; blank
+    counts as unset), else ``http/protobuf``. ``where`` is ``protocol=``, the variable's name or ``default``.
+
+    Raises:
+        ValueError: a value other than ``grpc`` or ``http/protobuf`` (surrounding spaces ignored), naming the
+            argument or variable, the value and the allowed ones.
+    """
+    if protocol is not None:
+        value, source = protocol, "protocol="
+    else:
+        for variable in (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL):
+            value, source = os.environ.get(variable, ""), variable
+            if value.strip():
+                break
+        else:
+            return DEFAULT_OTLP_PROTOCOL, "default"
+    if not isinstance(value, str) or value.strip() not in OTLP_PROTOCOLS:
+        named = f"the protocol= argument {value!r}" if source == "protocol=" else f"{source}={value!r}"
+        raise ValueError(f"{named} is not an OTLP protocol otel-agents can send spans over; allowed: "
+                         f"{', '.join(OTLP_PROTOCOLS)} (the OpenTelemetry Python SDK has no http/json exporter)")
+    return value.strip(), source
+
+
+def otlp_traces_endpoint(protocol: str) -> str:
+    """Where the SDK's ``protocol`` exporter sends spans when it is given no endpoint, as the spec says:
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` as it is; else ``OTEL_EXPORTER_OTLP_ENDPOINT``, with ``/v1/traces``
+    appended over HTTP (gRPC takes no path); else ``http://localhost:4318/v1/traces`` or ``http://localhost:4317``."""
+    if os.environ.get(ENV_OTLP_TRACES_ENDPOINT):
+        return os.environ[ENV_OTLP_TRACES_ENDPOINT]
+    base = os.environ.get(ENV_OTLP_ENDPOINT)
+    if not base:
+        return OTLP_DEFAULT_ENDPOINTS[protocol]
+    return base if protocol == "grpc" else base.rstrip("/") + OTLP_TRACES_PATH
 
 
 def console(out: TextIO | None = None) -> ExporterPreset:
@@ -197,18 +292,27 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
 
 
 def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, *,
-         timeout: float | None = None) -> ExporterPreset:
-    """Any OTLP/HTTP (protobuf) receiver: a collector, a vendor, a local Jaeger...
+         timeout: float | None = None, protocol: str | None = None) -> ExporterPreset:
+    """Any OTLP receiver: a collector, a vendor, a local Jaeger..., over HTTP (protobuf) or gRPC.
 
     Args:
-        endpoint: the full traces URL (``http://host:4318/v1/traces``); ``None`` = the exporter's
-            own resolution: ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, else
-            ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, else ``http://localhost:4318/v1/traces``.
-            Then ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` (else ``OTEL_EXPORTER_OTLP_PROTOCOL``) must be unset or
-            ``http/protobuf``: another value (``grpc``) is a ``ValueError`` naming it.
-        headers: extra request headers, added to ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS``.
-        timeout: seconds per export request (default ``OTEL_EXPORTER_OTLP_TIMEOUT`` or 10).
+        endpoint: the traces endpoint: over HTTP the full URL (``http://host:4318/v1/traces``), over gRPC
+            ``http://host:4317`` (``https://`` for TLS); ``None`` = the exporter's own resolution
+            (:func:`otlp_traces_endpoint`). Either way it must be an http(s) URL with a host.
+        headers: extra request headers (gRPC metadata), added to ``OTEL_EXPORTER_OTLP_(TRACES_)HEADERS``.
+        timeout: seconds per export request (default ``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT`` or 10).
+        protocol: ``"http/protobuf"`` or ``"grpc"``; ``None`` = ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``, else
+            ``OTEL_EXPORTER_OTLP_PROTOCOL``, else ``http/protobuf`` (:func:`otlp_protocol`). ``endpoint`` does
+            not choose it.
+
+    Raises:
+        ValueError: a protocol other than those two, or an endpoint (argument or variable) that is not an
+            http(s) URL, naming the argument or variable. Building it (``configure()``) raises
+            :class:`ImportError` naming the package and the extra when the protocol's exporter is not installed,
+            and, over gRPC, :class:`ValueError` showing the timeout and compression variables when the exporter
+            refuses them (a timeout that is no number, a compression other than gzip).
     """
+    chosen, source = otlp_protocol(protocol)
     if endpoint:
         endpoint = check_url(endpoint, "the endpoint= argument")
     else:  # the exporter reads these itself; check them now rather than at the first export
@@ -216,17 +320,16 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
             if os.environ.get(variable):
                 check_url(os.environ[variable], variable)
                 break
-        for variable in (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL):  # the traces one wins, as in the SDK
-            protocol = os.environ.get(variable, "").strip()
-            if protocol:
-                if protocol != "http/protobuf":  # grpc: HTTP requests to a gRPC port, every export failing
-                    raise ValueError(f"{variable}={protocol!r}: otel-agents sends OTLP over HTTP (http/protobuf) "
-                                     f"only; set it to http/protobuf, with an HTTP endpoint (port 4318)")
-                break
     hdrs = dict(headers or {})
+    if chosen == "grpc":
+        why = f"the otlp preset over gRPC ({'protocol=' if source == 'protocol=' else source + '='}grpc)"
+        build = lambda: _otlp_grpc_exporter(endpoint, hdrs, timeout, why)  # noqa: E731
+    else:
+        build = lambda: _otlp_http_exporter(endpoint=endpoint, headers=hdrs or None, timeout=timeout)  # noqa: E731
     return ExporterPreset(
-        "otlp", lambda: _otlp_http_exporter(endpoint=endpoint, headers=hdrs or None, timeout=timeout), batch=True,
-        details={"endpoint": endpoint or "from OTEL_EXPORTER_OTLP_* environment", "headers": sorted(hdrs)},
+        "otlp", build, batch=True,
+        details={"protocol": chosen, "endpoint": endpoint or "from OTEL_EXPORTER_OTLP_* environment",
+                 "headers": sorted(hdrs)},
     )
 
 

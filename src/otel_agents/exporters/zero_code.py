@@ -6,6 +6,10 @@ file that cannot be opened (``OTEL_AGENTS_ECP_FILE`` or ``OTEL_AGENTS_TRACES_FIL
 permission) is one ERROR here, naming the variable and its value, and that exporter drops what it is given while
 the rest of the set-up runs. Built in code, :class:`~otel_agents.exporters.ecp.ECPFileExporter` and
 :class:`~otel_agents.exporters.file.OTLPJsonFileExporter` raise the ``OSError`` instead.
+
+Beside them, the distro's own ``otlp`` traces exporter follows ``OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL`` (the standard
+distro's default is ``grpc``): the ``otlp-grpc`` extra brings its gRPC exporter, ``otlp`` its HTTP one, and
+``otel-agents doctor`` says which one it would load and whether it is installed.
 """
 
 from __future__ import annotations
