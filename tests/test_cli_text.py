@@ -4,6 +4,7 @@ LangChain version range in README, ``doctor`` and the ``langchain`` extra, docs 
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 import subprocess
 import sys
@@ -393,3 +394,24 @@ def test_doctor_leaves_no_probe_behind(tmp_path: Path) -> None:
         out = _doctor(_clean_env(OTEL_AGENTS_TRACES_FILE=str(tmp_path / name)), code=0, cwd=tmp_path)
         assert out.splitlines()[-1] == "no problems found", out
         assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+def test_demo_help_counts_protocols_apart_from_frameworks() -> None:
+    """``--help`` said "11 frameworks, PydanticAI over MCP, ...": A2A, a protocol row (PydanticAI over A2A)
+    like MCP, was counted as a framework and not named."""
+    assert demo.MCP not in demo.agent_frameworks() and demo.A2A not in demo.agent_frameworks()
+    help_text = " ".join(_demo_help().split())
+    assert "A2A" in demo.summary() and f"{len(demo.agent_frameworks())} frameworks" in help_text
+
+
+def test_top_level_help_names_every_ecp_subcommand() -> None:
+    """``otel-agents --help`` listed ``ecp serve, ecp annotate`` only: a user looking for ``collect`` or
+    ``report`` (README's reliability and cross-process sections) did not find them there."""
+    from otel_agents import cli
+
+    ecp = argparse.ArgumentParser()
+    importlib.import_module("otel_agents.cli.ecp").register(ecp.add_subparsers())
+    names = next(a for a in ecp._subparsers._group_actions).choices["ecp"]._subparsers._group_actions[0].choices
+    first_line = cli.__doc__.splitlines()[0]
+    for name in names:
+        assert f"``ecp {name}``" in first_line, (name, first_line)
