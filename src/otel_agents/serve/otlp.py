@@ -84,7 +84,7 @@ class OTLPReceiver:
         path: the endpoint (default ``/v1/traces``).
 
     Attributes:
-        received: spans read; ``rejected``: spans left out; ``requests``: requests answered 200;
+        received: spans read and kept; ``rejected``: spans left out (not in ``received``); ``requests``: requests answered 200;
         ``busy``: requests answered 503.
     """
 
