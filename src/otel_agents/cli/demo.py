@@ -85,7 +85,8 @@ _LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, A2A, 
 
 
 def agent_frameworks() -> list[str]:
-    """The demo's rows that are agent frameworks (not PydanticAI over MCP or A2A, plain Python or a provider-client loop)."""
+    """The demo's rows that are agent frameworks (not PydanticAI over MCP or A2A, plain Python, a provider-client
+    loop)."""
     return [f for f in FRAMEWORKS if f not in (MCP, A2A, PLAIN_PYTHON, *CLIENT_LOOPS)]
 
 
