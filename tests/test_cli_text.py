@@ -4,6 +4,7 @@ LangChain version range in README, ``doctor`` and the ``langchain`` extra, docs 
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 import subprocess
 import sys
@@ -460,3 +461,24 @@ def test_doctor_says_which_otlp_protocol_and_endpoint_and_whether_the_exporter_i
             "opentelemetry.exporter.otlp.proto.grpc.trace_exporter halted; None in sys.modules): pip install "
             "'otel-agents[otlp-grpc]' (it brings opentelemetry-exporter-otlp-proto-grpc), or the launcher's set-up "
             "fails (no instrumentation, no export)")
+
+
+def test_demo_help_counts_protocols_apart_from_frameworks() -> None:
+    """``--help`` said "11 frameworks, PydanticAI over MCP, ...": A2A, a protocol row (PydanticAI over A2A)
+    like MCP, was counted as a framework and not named."""
+    assert demo.MCP not in demo.agent_frameworks() and demo.A2A not in demo.agent_frameworks()
+    help_text = " ".join(_demo_help().split())
+    assert "A2A" in demo.summary() and f"{len(demo.agent_frameworks())} frameworks" in help_text
+
+
+def test_top_level_help_names_every_ecp_subcommand() -> None:
+    """``otel-agents --help`` listed ``ecp serve, ecp annotate`` only: a user looking for ``collect`` or
+    ``report`` (README's reliability and cross-process sections) did not find them there."""
+    from otel_agents import cli
+
+    ecp = argparse.ArgumentParser()
+    importlib.import_module("otel_agents.cli.ecp").register(ecp.add_subparsers())
+    names = next(a for a in ecp._subparsers._group_actions).choices["ecp"]._subparsers._group_actions[0].choices
+    first_line = cli.__doc__.splitlines()[0]
+    for name in names:
+        assert f"``ecp {name}``" in first_line, (name, first_line)

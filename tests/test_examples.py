@@ -71,15 +71,20 @@ def test_example_follows_otel_agents_exporters(tmp_path: Path) -> None:
 CUSTOMER_SUPPORT = ROOT / "examples" / "customer_support"
 
 
-def _run_to_receiver(example: str, tmp_path: Path) -> list:
+def _run_to_receiver(example: str, tmp_path: Path, preset: str = "phoenix") -> list:
     """``OTEL_AGENTS_EXPORTERS=phoenix python examples/customer_support/EXAMPLE`` (#36: it exported nothing),
-    with Phoenix's collector played by a loopback OTLP receiver; the spans it received."""
+    with Phoenix's collector played by a loopback OTLP receiver; the spans it received. ``preset="otlp"``:
+    ``OTEL_AGENTS_EXPORTERS=otlp OTEL_EXPORTER_OTLP_ENDPOINT=...`` (what ``docs/collect.md`` runs against
+    ``otel-agents ecp collect``) instead."""
     from tests.backends.receiver import Receiver
 
     with Receiver() as rx:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_"))}
-        env.update(HOME=str(tmp_path), OTEL_AGENTS_EXPORTERS="phoenix", PHOENIX_COLLECTOR_ENDPOINT=rx.url,
-                   PHOENIX_PROJECT_NAME="newcomer")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "CUSTOMER_SUPPORT_"))}
+        env.update(HOME=str(tmp_path), OTEL_AGENTS_EXPORTERS=preset)
+        if preset == "phoenix":
+            env.update(PHOENIX_COLLECTOR_ENDPOINT=rx.url, PHOENIX_PROJECT_NAME="newcomer")
+        else:
+            env.update(OTEL_EXPORTER_OTLP_ENDPOINT=rx.url)
         proc = subprocess.run([sys.executable, str(CUSTOMER_SUPPORT / example)], capture_output=True, text=True,
                               timeout=300, cwd=tmp_path, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -100,17 +105,35 @@ def test_customer_support_example_sends_its_run_where_otel_agents_exporters_says
     assert len({s.trace_id for s in spans if s.parent_id is None}) == 2  # the agent's run and its faulty twin's
 
 
-def test_mcp_example_and_its_server_send_one_trace(tmp_path: Path) -> None:
+@pytest.mark.parametrize("preset", ["phoenix", "otlp"])
+def test_mcp_example_and_its_server_send_one_trace(preset: str, tmp_path: Path) -> None:
     """The MCP example's server process inherits the variable: its ``tools/call`` spans reach the same
-    backend, children of the agent's tool spans (trace context in ``params._meta``)."""
-    spans = _run_to_receiver("mcp_agent.py", tmp_path)
+    backend, children of the agent's tool spans (trace context in ``params._meta``). With ``otlp`` the
+    server saw the OTLP endpoint and exported in batches: the client kills it at exit, and its spans were lost."""
+    _assert_server_spans_join("mcp_agent.py", "customer-support-mcp", "customer-support-mcp-server", preset, tmp_path)
+
+
+@pytest.mark.parametrize("preset", ["phoenix", "otlp"])
+def test_a2a_example_and_its_remote_agent_send_one_trace(preset: str, tmp_path: Path) -> None:
+    """The A2A example's Orders Agent process sends its spans where the caller's go: its server span and its
+    LangGraph run are in the caller's trace, under its ``invoke_agent Orders Agent`` client span. (It traced
+    nothing with ``phoenix``, and with ``otlp`` it exported in batches and died of the SIGTERM uvicorn re-raises.)"""
+    spans = _assert_server_spans_join("a2a_agent.py", "customer-support-a2a", "customer-support-a2a-orders", preset,
+                                      tmp_path)
+    assert any(s.attributes.get("gen_ai.tool.name") == "lookup_order" for s in spans
+               if s.resource.get("service.name") == "customer-support-a2a-orders")
+
+
+def _assert_server_spans_join(example: str, client: str, server: str, preset: str, tmp_path: Path) -> list:
+    spans = _run_to_receiver(example, tmp_path, preset)
     by_id = {s.span_id: s for s in spans}
-    served = [s for s in spans if s.resource.get("service.name") == "customer-support-mcp-server"]
-    assert served and all(s.trace_id in {a.trace_id for a in spans if a.resource.get("service.name")
-                                         == "customer-support-mcp"} for s in served)
-    calls = [s for s in served if s.parent_id in by_id and by_id[s.parent_id].resource.get("service.name")
-             == "customer-support-mcp"]
+    served = [s for s in spans if s.resource.get("service.name") == server]
+    client_traces = {a.trace_id for a in spans if a.resource.get("service.name") == client}
+    assert served and all(s.trace_id in client_traces for s in served), sorted({s.resource.get("service.name")
+                                                                               for s in spans})
+    calls = [s for s in served if s.parent_id in by_id and by_id[s.parent_id].resource.get("service.name") == client]
     assert calls, [(s.name, s.parent_id) for s in served]
+    return spans
 
 
 def test_every_customer_support_example_configures_tracing_before_building_its_agent() -> None:

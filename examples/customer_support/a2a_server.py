@@ -12,7 +12,10 @@ Telemetry: when ``CUSTOMER_SUPPORT_A2A_TRACES`` names a file, or an OTLP endpoin
 ``langchain`` instrumentors) and sends its spans there: the A2A call's server span is a child of the
 caller's, through the W3C context in the request's headers, and ``ecp serve --collect`` folds this
 process's spans into each step (``agent Orders Agent delegated_by=customer_support``, the remote
-``lookup_order`` with ``remote_agent``).
+``lookup_order`` with ``remote_agent``). Neither set, it follows ``OTEL_AGENTS_EXPORTERS`` (inherited from
+``a2a_agent.py`` run as a script), as the agent does. Each span is sent as it ends
+(``common.configure_server_tracing``): the agent ends this process at its exit, and uvicorn then re-raises
+the SIGTERM, so no exit flush runs.
 """
 
 from __future__ import annotations
@@ -72,17 +75,9 @@ def build_app(port: int):
 
 
 def main() -> None:
-    import otel_agents
-    from otel_agents import presets
+    from common import configure_server_tracing
 
-    exporters = []
-    if os.environ.get("CUSTOMER_SUPPORT_A2A_TRACES"):
-        exporters.append(presets.file(os.environ["CUSTOMER_SUPPORT_A2A_TRACES"]))
-    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        exporters.append(presets.otlp())
-    if exporters:
-        otel_agents.configure(service_name="customer-support-a2a-orders", exporters=exporters,
-                              frameworks=["a2a", "langchain"])
+    configure_server_tracing("a2a-orders", "CUSTOMER_SUPPORT_A2A_TRACES", ["a2a", "langchain"])
     import uvicorn
 
     port = int(sys.argv[1])

@@ -350,6 +350,35 @@ def send_mail(body: str) -> None:
     httpx.post(f"{_mail_service()}/v1/send", json={"to": "customer@example.com", "body": body}, timeout=10)
 
 
+def configure_server_tracing(example: str, traces_variable: str, frameworks: Sequence[str]) -> Any:
+    """Tracing for an example's server process (the MCP server, the A2A Orders Agent), which its client starts.
+
+    Its spans go to the file ``traces_variable`` names and/or to the OTLP endpoint of the environment
+    (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``: ``ecp serve --collect`` sets it),
+    else where ``OTEL_AGENTS_EXPORTERS`` says (the client's environment, inherited), as ``configure_tracing``.
+    Each span is exported as it ends, never in batches: the client ends this process at its own exit (the MCP
+    stdio client kills it; uvicorn re-raises the SIGTERM it got), before a batch's delay or an exit flush.
+    ``service.name`` is ``customer-support-<example>``. Returns the ``otel_agents.Configuration``, or ``None``.
+    """
+    import dataclasses
+    import os
+
+    import otel_agents
+    from otel_agents import presets
+
+    exporters = []
+    if os.environ.get(traces_variable):
+        exporters.append(presets.file(os.environ[traces_variable]))
+    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        exporters.append(dataclasses.replace(presets.otlp(), batch=False))
+    if exporters:
+        return otel_agents.configure(service_name=f"customer-support-{example}", exporters=exporters,
+                                     frameworks=list(frameworks))
+    if os.environ.get("OTEL_AGENTS_EXPORTERS"):
+        return configure_tracing(example, frameworks, export_each_span=True)
+    return None
+
+
 def configure_tracing(example: str, frameworks: Sequence[str] | None = None, *, export_each_span: bool = False) -> Any:
     """Run as a script, an example sends its spans where ``OTEL_AGENTS_EXPORTERS`` says.
 

@@ -17,8 +17,9 @@ With ``CUSTOMER_SUPPORT_MCP_MAIL=1`` (``mcp_agent.side_effect_agent``), ``check_
 e-mails its verdict to the customer behind the chat's back (:func:`common.send_mail`): the side effect
 happens in this process, so only a fold of both processes' spans shows it.
 Run as a script with ``OTEL_AGENTS_EXPORTERS`` set and neither of those (``mcp_agent.py`` run as a
-script passes its environment on), its spans go where that says, as the agent's do
-(``common.configure_tracing``), each sent as it ends: one trace in the backend.
+script passes its environment on), its spans go where that says, as the agent's do: one trace in the
+backend. Either way each span is sent as it ends (``common.configure_server_tracing``): the client kills
+this process when it is done with it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import functools  # noqa: E402
 
-from common import TOOLS, configure_tracing, send_mail  # noqa: E402
+from common import TOOLS, send_mail  # noqa: E402
 
 MAIL = "CUSTOMER_SUPPORT_MCP_MAIL"
 
@@ -63,16 +64,7 @@ def build(mail: bool = False):
 
 
 if __name__ == "__main__":
-    import otel_agents
-    from otel_agents import presets
+    from common import configure_server_tracing
 
-    exporters = []
-    if os.environ.get("CUSTOMER_SUPPORT_MCP_TRACES"):
-        exporters.append(presets.file(os.environ["CUSTOMER_SUPPORT_MCP_TRACES"]))
-    if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        exporters.append(presets.otlp())
-    if exporters:
-        otel_agents.configure(service_name="customer-support-mcp-server", exporters=exporters, frameworks=["mcp"])
-    elif os.environ.get("OTEL_AGENTS_EXPORTERS"):  # each span sent as it ends: the client may kill us at any time
-        configure_tracing("mcp-server", frameworks=["mcp"], export_each_span=True)
+    configure_server_tracing("mcp-server", "CUSTOMER_SUPPORT_MCP_TRACES", ["mcp"])
     build(mail=os.environ.get(MAIL) == "1").run("stdio")

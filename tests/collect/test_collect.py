@@ -122,6 +122,22 @@ def test_hostile_requests(collects) -> None:
     rec.provider.shutdown()
 
 
+def test_the_exit_summary_counts_rejected_spans_among_those_received(collects) -> None:
+    """One request of two spans, one with a broken id: the summary said "1 span(s) received, 1 rejected",
+    which reads as the one span received being rejected, while the other was folded."""
+    c = collects("c", "--trace-idle", "0.2")
+    rec = Recorder()
+    data = to_otlp_json(_runs_of(rec, 1))
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans.append(dict(spans[0], traceId="not-hex", name="broken"))
+    status, _, body = _post(c.url, json.dumps(data).encode(), "application/json")
+    assert status == 200 and json.loads(body)["partialSuccess"]["rejectedSpans"] == "1"
+    wait_for(lambda: len(c.envelopes()) >= 1, "the valid run's envelope")
+    log = c.stop()
+    assert f"{len(spans)} span(s) received, 1 of them rejected; 1 trace(s) folded" in log, log[-800:]
+    rec.provider.shutdown()
+
+
 def test_token(collects) -> None:
     c = collects("c", "--auth-token", "s3cret")
     assert _post(c.url, b"{}", "application/json")[0] == 401

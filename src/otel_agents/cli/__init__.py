@@ -1,4 +1,4 @@
-"""The ``otel-agents`` command: ``demo``, ``ecp serve``, ``ecp annotate``, ``fold``, ``export``, ``doctor``.
+"""The ``otel-agents`` command: ``demo``, ``ecp serve``, ``ecp annotate``, ``ecp collect``, ``ecp report``, ``fold``, ``export``, ``doctor``.
 
 Each subcommand lives in its own module and registers itself through
 :data:`SUBCOMMANDS` (module name → ``register(subparsers)``); a subcommand's

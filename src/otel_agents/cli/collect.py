@@ -202,7 +202,8 @@ async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
                     "spans of them arriving later are not in their envelopes", traces, spans)
         if forwarder is not None:
             forwarder.close()
-        print(f"otel-agents collect: {receiver.received} span(s) received, {receiver.rejected} rejected; "
+        print(f"otel-agents collect: {receiver.received + receiver.rejected} span(s) received, "
+              f"{receiver.rejected} of them rejected; "
               f"{gatherer.traces} trace(s) folded into {gatherer.runs} envelope(s); "
               f"{traces} trace(s) held at shutdown; dropped: {dict(gatherer.dropped) or 'none'}",
               file=sys.stderr, flush=True)

@@ -1,4 +1,4 @@
-"""``otel-agents demo`` (``make demo``): one ECP manifest graded across every framework we instrument, PydanticAI over MCP, plain Python and the provider-client loops, offline.
+"""``otel-agents demo`` (``make demo``): one ECP manifest graded across every framework we instrument, PydanticAI over MCP and over A2A, plain Python and the provider-client loops, offline.
 
 What it does, with no network and no API key:
 
@@ -85,13 +85,14 @@ _LONGEST_FIRST = ("crewai", "llama_index", "langchain", "smolagents", MCP, A2A, 
 
 
 def agent_frameworks() -> list[str]:
-    """The demo's rows that are agent frameworks (not MCP, plain Python or a provider-client loop)."""
-    return [f for f in FRAMEWORKS if f not in (MCP, PLAIN_PYTHON, *CLIENT_LOOPS)]
+    """The demo's rows that are agent frameworks (not PydanticAI over MCP or A2A, plain Python, a provider-client
+    loop)."""
+    return [f for f in FRAMEWORKS if f not in (MCP, A2A, PLAIN_PYTHON, *CLIENT_LOOPS)]
 
 
 def summary() -> str:
     """What the demo grades, with counts taken from :data:`FRAMEWORKS` (the ``--help`` line)."""
-    return (f"{len(agent_frameworks())} frameworks, PydanticAI over MCP, plain Python, "
+    return (f"{len(agent_frameworks())} frameworks, PydanticAI over MCP and over A2A, plain Python, "
             f"{len(CLIENT_LOOPS)} provider-client loops: {len(FRAMEWORKS)} rows")
 
 

@@ -73,7 +73,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replay-cursor", metavar="FILE",
                    help="with --replay: keep what was replayed in FILE, so k `ecp run`s of a stdio target grade "
                         "stored runs 1..k")
-    p.add_argument("--name", help="agent name reported by agent/initialize (default: the target's)")
+    p.add_argument("--name", help="agent name reported by agent/initialize "
+                                  "(default: the target's; with --replay, 'replay')")
     p.add_argument("--step-timeout", type=seconds, default=DEFAULT_STEP_TIMEOUT, metavar="SECONDS",
                    help=f"answer a step (or reset) still running after this long with an error and keep serving "
                         f"(default {DEFAULT_STEP_TIMEOUT:g}; 0 = no limit)")

@@ -84,8 +84,8 @@ class OTLPReceiver:
         path: the endpoint (default ``/v1/traces``).
 
     Attributes:
-        received: spans read; ``rejected``: spans left out; ``requests``: requests answered 200;
-        ``busy``: requests answered 503.
+        received: spans read and kept; ``rejected``: spans left out (not in ``received``);
+        ``requests``: requests answered 200; ``busy``: requests answered 503.
     """
 
     def __init__(self, sink: Callable[[list[ReadableSpan], tuple[bytes, str, str | None]], Any], *,

@@ -134,8 +134,9 @@ class ECPFoldingProcessor(SpanProcessor):
         grace_s: seconds a run whose spans have all ended waits for late
             children before it is folded (default 0: at once). Waiting runs are
             folded when later spans start or end, and on :meth:`force_flush`.
-        foreign_grace_s: the same wait for a foreign group (see the module docstring; default 1 s, as
-            ``ecp collect``'s ``--trace-idle``): its root may end before its children start.
+        foreign_grace_s: the same wait for a foreign group (see the module docstring; default 1 s, the
+            in-process counterpart of ``ecp collect --trace-idle``, whose 5 s allow for other processes' batch
+            delays): its root may end before its children start.
         clock: the monotonic clock in seconds (tests inject a fake one).
 
     Attributes:
