@@ -1,4 +1,5 @@
-"""The benchmark runner itself still runs (issue 10): every group at tiny sizes, without peers.
+"""The benchmark runner itself still runs (issue 10): every group at tiny sizes, without peers (the
+instructions group, which needs valgrind, in a test of its own).
 
 No timing is asserted: the numbers of a quick run mean nothing. What is checked is that each
 result file is written with the fields the README table is built from, that the uninstrumented
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -104,3 +108,38 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert "| langchain: exported bytes per run, ours in one vocabulary (`gen_ai`) ≤ 0.5× ours with all three | " \
         f"{one['ratio']:.2f} (exact); `openinference` alone " in text
     assert f"| otel-agents, `gen_ai` alone | 3 | {sizes['ours_gen_ai']:,} |" in text
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None,
+                    reason="the instructions group counts CPU instructions with valgrind's callgrind, not installed here")
+@pytest.mark.timeout(1800)  # ~1 CPU-minute under valgrind, but this shared machine may give it a small share
+def test_benchmark_instructions_quick(tmp_path) -> None:
+    """``run.py --quick --only instructions`` counts each variant's runs under callgrind and writes
+    ``instructions.json`` with the stated targets judged by instructions, which the README table shows beside
+    the clock's."""
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--no-peers",
+                           "--no-readme", "--only", "instructions", "--frameworks", "langchain",
+                           "--results", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1700)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "instructions.json").read_text(encoding="utf-8"))
+    assert result["method"]["repeats"] == 1 and result["repeatability"] is None
+    langchain = result["frameworks"]["langchain"]
+    v = langchain["variants"]
+    assert set(v) == {"none", "ours", "ours_no_content", "ours_one_vocabulary", "attribute_floor"}
+    assert v["none"]["spans_per_run"] == 0 and v["ours"]["spans_per_run"] == v["attribute_floor"]["spans_per_run"] == 3
+    # a run is millions of instructions; ours adds some, content off fewer than content on
+    assert v["none"]["instructions_per_run"] > 1_000_000
+    assert 0 < v["ours_no_content"]["overhead_per_run"] < v["ours"]["overhead_per_run"]
+    # (each value rounded to a whole instruction, each ratio to 2 places)
+    assert abs(v["ours"]["overhead_per_run"] - (v["ours"]["instructions_per_run"] - v["none"]["instructions_per_run"])) <= 1
+    target = langchain["targets"]["ours_per_span_le_3x_attribute_floor"]
+    assert abs(target["ratio"] - v["ours"]["overhead_per_run"] / v["attribute_floor"]["instructions_per_run"]) <= 0.006
+    assert target["verdict"] == ("met" if target["ratio"] <= 3 else "missed")
+
+    from benchmarks.report import table
+
+    text = table(str(tmp_path))
+    assert "### CPU instructions per run (callgrind)" in text
+    assert (f"| langchain: our code per span ≤ 3× the SDK alone making our spans | not timed in this run | | "
+            f"{target['ratio']:.2f} [{target['low']:.2f}, {target['high']:.2f}] |") in text
