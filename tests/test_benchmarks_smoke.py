@@ -143,3 +143,24 @@ def test_benchmark_instructions_quick(tmp_path) -> None:
     assert "### CPU instructions per run (callgrind)" in text
     assert (f"| langchain: our code per span ≤ 3× the SDK alone making our spans | not timed in this run | | "
             f"{target['ratio']:.2f} [{target['low']:.2f}, {target['high']:.2f}] |") in text
+
+
+def test_instructions_leave_out_a_peer_that_made_no_span() -> None:
+    """A peer that made no span of the workload (OpenInference's MCP package only propagates context) is
+    counted like every variant, but gets no row, ratio or target: it is reported skipped, as by the clock."""
+    from benchmarks.instructions import _framework
+
+    def repeat(oi: float) -> dict:
+        return {"instructions": {"none": 1_000_000, "ours": 1_300_000, "openinference": oi, "openllmetry": 1_150_000,
+                                 "attribute_floor": 100_000},
+                "spans_per_run": {"none": 0, "ours": 6, "openinference": 0, "openllmetry": 4},
+                "floor_spans": 6, "without_content": [], "workload": "MCP", "versions": {}, "python": "python",
+                "skipped": {"openinference": "openinference-instrumentation-mcp made no span of this workload"}}
+
+    r = _framework("mcp", [repeat(1_010_000), repeat(1_002_000)])
+    assert set(r["variants"]) == {"none", "ours", "openllmetry", "attribute_floor"}
+    assert set(r["targets"]) == {"ours_per_span_le_3x_attribute_floor", "ours_per_run_vs_openllmetry"}
+    assert r["targets"]["ours_per_run_vs_openllmetry"]["ratio"] == 2.0
+    assert r["targets"]["ours_per_span_le_3x_attribute_floor"] == {
+        "target": 3.0, "ratio": 3.0, "low": 3.0, "high": 3.0, "verdict": "met", "repeats": [3.0, 3.0]}
+    assert r["skipped"] == {"openinference": "openinference-instrumentation-mcp made no span of this workload"}
