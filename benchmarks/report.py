@@ -326,7 +326,7 @@ def instructions_table(r: dict[str, Any]) -> list[str]:
         agree = f"{m['repeats']} repeat: its repeatability was not measured."
     else:
         agree = (f"Over the {spread['repeats']} repeats the largest spread (highest − lowest ÷ median) of a variant's "
-                 f"instructions per run was {100 * spread['max_spread']:.2f}% ({spread['max_spread_of']}), of a "
+                 f"instructions over the uninstrumented run was {100 * spread['max_spread']:.2f}% ({spread['max_spread_of']}), of a "
                  f"target's ratio {100 * spread['max_ratio_spread']:.2f}% ({spread['max_ratio_spread_of']}); "
                  + ("every target's repeats fell on the same side of it: one pass gives the same verdicts."
                     if spread["verdicts_agree"] else "**some target's repeats straddle it**: one pass does not "
