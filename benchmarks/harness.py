@@ -74,11 +74,13 @@ class Timings:
 
 
 def time_interleaved(variants: Sequence[Variant], exporter: CountingExporter, *, rounds: int, batch: int,
-                     warmup: int = 3, seed: int = 1) -> Timings:
+                     warmup: int = 3, seed: int = 1, mark: Callable[[str], Any] | None = None) -> Timings:
     """Run every variant ``batch`` times per round, for ``rounds`` rounds, in a shuffled order per round.
 
     Returns seconds per unit of work (``run()`` time / ``ops_per_call``) and spans exported per
-    unit, one value per round. Garbage is collected before each batch (not inside it).
+    unit, one value per round. Garbage is collected before each batch (not inside it). ``mark``
+    (optional) is called with the variant's name right before and right after each timed batch
+    (the instruction counts' markers, :mod:`instructions`).
     """
     rng = random.Random(seed)
     out = Timings({v.name: [] for v in variants}, {v.name: [] for v in variants})
@@ -97,10 +99,14 @@ def time_interleaved(variants: Sequence[Variant], exporter: CountingExporter, *,
                         run()
                     gc.collect()
                     before = exporter.count
+                    if mark is not None:
+                        mark(v.name)
                     t0 = time.process_time()
                     for _ in range(batch):
                         run()
                     elapsed = time.process_time() - t0
+                    if mark is not None:
+                        mark(v.name)
                     emitted = exporter.count - before
                 finally:
                     if ctx is not None:

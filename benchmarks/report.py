@@ -1,5 +1,6 @@
 """The README's results tables, rebuilt from ``benchmarks/results/*.json``: one table per framework,
-the span layer, the exporters, the targets (met / missed / not resolved) and the overhead study."""
+CPU instructions per run (``instructions.json``, when present), the span layer, the exporters, the targets
+(met / missed / not resolved; by the clock, and by instructions beside it) and the overhead study."""
 
 from __future__ import annotations
 
@@ -127,6 +128,8 @@ def table(results: str) -> str:
         lines[2:2] = ["### Per run, ours ÷ each peer (the headline)", "",
                       "| framework | our spans/run | our overhead/run µs | ours ÷ peer per run [95% CI] |",
                       "|---|---:|---:|---|", *summary, ""]
+    if "instructions" in data:
+        lines += instructions_table(data["instructions"])
     if "spans" in data:
         r = data["spans"]
         lines += ["### The span layer alone (no framework)", "",
@@ -206,11 +209,23 @@ def table(results: str) -> str:
                      f"warm-up → {r['rss_end_mib']} MiB at the end ({r['rss_growth_mib']:+} MiB) |")
         targets.append(("`ecp collect`: flat memory over the stream", f"{r['rss_growth_mib']:+} MiB",
                         "met" if r["flat"] else "**missed**"))
+    # the same targets judged by CPU instructions (the instructions group), beside the clock's
+    counted = {_target_label(fw, key, t): (_ci(t), _verdict(t.get("verdict")))
+               for fw, r in data.get("instructions", {}).get("frameworks", {}).items()
+               for key, t in r.get("targets", {}).items()}
     lines += ["", "### Targets", "",
               "Met: the whole 95% interval is on the target's side; missed: the whole interval is beyond it; "
-              "not resolved: the interval straddles it.", "",
-              "| target | measured [95% CI] | |", "|---|---:|---|"]
-    lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
+              "not resolved: the interval straddles it."
+              + (" By CPU instructions (callgrind, the section above): the median of the repeats, in brackets the "
+                 "lowest and highest; met when every repeat is on the target's side, missed when every one is "
+                 "beyond it." if counted else ""), "",
+              *(["| target | by the clock: measured [95% CI] | | by CPU instructions [lowest, highest repeat] | |",
+                 "|---|---:|---|---:|---|"] if counted else ["| target | measured [95% CI] | |", "|---|---:|---|"])]
+    if counted:
+        lines += [f"| {t} | {value} | {ok} | {' | '.join(counted.pop(t, ('', '')))} |" for t, value, ok in targets]
+        lines += [f"| {t} | not timed in this run | | {value} | {ok} |" for t, (value, ok) in counted.items()]
+    else:
+        lines += [f"| {t} | {value} | {ok} |" for t, value, ok in targets]
     if proposed:
         lines += ["", "### Targets as proposed to restate them", "",
                   "Issue 40's targets as the sections \"Issue 40, third round\" and \"fourth round\" below propose to "
@@ -299,6 +314,53 @@ def _bytes_table(wire: dict[str, Any] | None) -> list[str]:
         lines.append(f"| {label} | {x['spans']} | {x['bytes_per_run']:,} | {x['bytes_per_span']:,.0f} | "
                      f"{format(x['vs_ours'], '.2f') if 'vs_ours' in x else ''} | {x['request_bytes']:,} | "
                      f"{low:,}{'' if low == high else f'–{high:,}'} |")
+    return [*lines, ""]
+
+
+def instructions_table(r: dict[str, Any]) -> list[str]:
+    """The instructions group's section: per framework and variant, CPU instructions per run (callgrind) and
+    ours ÷ each, with how far the repeats agree."""
+    m = r["method"]
+    spread = r.get("repeatability")
+    if spread is None:
+        agree = f"{m['repeats']} repeat: its repeatability was not measured."
+    else:
+        agree = (f"Over the {spread['repeats']} repeats the largest spread (highest − lowest ÷ median) of a variant's "
+                 f"instructions over the uninstrumented run was {100 * spread['max_spread']:.2f}% ({spread['max_spread_of']}), of a "
+                 f"target's ratio {100 * spread['max_ratio_spread']:.2f}% ({spread['max_ratio_spread_of']}); "
+                 + ("every target's repeats fell on the same side of it: one pass gives the same verdicts."
+                    if spread["verdicts_agree"] else "**some target's repeats straddle it**: one pass does not "
+                    "suffice there."))
+    lines = ["### CPU instructions per run (callgrind)", "",
+             f"`--only instructions`: each variant's runs counted by `{m['tool']}` with `PYTHONHASHSEED=0`, "
+             f"{m['runs']} runs after {m['warmup']} warm-up in one process per framework and repeat (start-up, "
+             f"imports and warm-up not counted: see \"What is measured\"). Values are the median of "
+             f"{m['repeats']} repeat(s), in brackets the lowest and highest. {agree}", "",
+             "| framework | variant | spans/run | instructions/run | over the uninstrumented run "
+             "| ours ÷ it, per run (for the floor: our code per span ÷ it) |", "|---|---|---:|---:|---:|---:|"]
+    labels = {**_LABELS, "none": "uninstrumented", "attribute_floor": "the SDK alone making our spans"}
+    for fw, x in sorted(r["frameworks"].items(), key=lambda item: _ORDER.index(item[0]) if item[0] in _ORDER
+                        else len(_ORDER)):
+        if "skipped_framework" in x:
+            lines.append(f"| {fw} | skipped: {x['skipped_framework']} | | | | |")
+            continue
+        v = x["variants"]
+        for key in ("none", *_LABELS, "attribute_floor"):
+            if key not in v:
+                continue
+            y = v[key]
+            label = labels[key] + (" — records no content by default" if y.get("records_content") is False else "")
+            over = f"{y['overhead_per_run']:,}" if "overhead_per_run" in y else ""
+            if over and len(y["overhead_repeats"]) > 1:
+                over += f" [{min(y['overhead_repeats']):,}, {max(y['overhead_repeats']):,}]"
+            ratio = _ci(v["ours"]["per_span_vs_attribute_floor"]) if key == "attribute_floor" else \
+                _ci(y.get("ours_per_run_ratio"))
+            if "ours_no_content_per_run_ratio" in y:
+                ratio += f"; content off {_ci(y['ours_no_content_per_run_ratio'])}"
+            lines.append(f"| {fw} | {label} | {y['spans_per_run']:g} | {y['instructions_per_run']:,} | {over} | "
+                         f"{ratio} |")
+        for key, why in x.get("skipped", {}).items():
+            lines.append(f"| {fw} | {_LABELS.get(key, key)} | skipped: {why} | | | |")
     return [*lines, ""]
 
 

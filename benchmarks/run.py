@@ -3,13 +3,16 @@
 Usage (``make bench`` runs the first line in ``.bench-venv``, where the peer
 instrumentors are installed)::
 
-    python benchmarks/run.py                      # everything, full sizes (an hour on a busy 2-core machine)
+    python benchmarks/run.py                      # every group but instructions, full sizes (an hour on a busy
+                                                  # 2-core machine)
     python benchmarks/run.py --only overhead      # one group: overhead | spans | fold | processor | memory |
-                                                  # file | stream | collect
+                                                  # file | stream | collect | instructions
     python benchmarks/run.py --only overhead --frameworks pydantic_ai --variants native --rounds 100
                                                   # a focused comparison: only these variants, more rounds
     python benchmarks/run.py --memory-spans 100000 --rounds 20
     python benchmarks/run.py --quick --results /tmp/r --no-readme   # seconds: the smoke test's run
+    python benchmarks/run.py --only instructions --frameworks agno,mcp   # CPU instructions (valgrind's
+                                                  # callgrind): minutes a framework, not part of the default run
 
 Each comparison runs in a process of its own (a child of this one), so the
 variants compared with each other share one process and one machine state, and
@@ -40,16 +43,19 @@ FRAMEWORKS = ("langchain", "pydantic_ai", "llama_index", "crewai", "smolagents",
 # --quick (the smoke test) leaves out the workloads whose framework takes seconds to import
 # (llama-index-core ~4 s, crewai ~10 s on this machine); name them in --frameworks to run them anyway.
 QUICK_FRAMEWORKS = ("langchain", "pydantic_ai")
-GROUPS = ("overhead", "spans", "fold", "processor", "memory", "file", "stream", "collect")
+GROUPS = ("overhead", "spans", "fold", "processor", "memory", "file", "stream", "collect", "instructions")
+# what runs without --only: instructions needs valgrind and takes minutes a framework under it
+DEFAULT_GROUPS = GROUPS[:-1]
 README = os.path.join(ROOT, "benchmarks", "README.md")
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of {GROUPS}")
+    p.add_argument("--only", default=",".join(DEFAULT_GROUPS),
+                   help=f"comma-separated groups of {GROUPS} (default: all but instructions)")
     p.add_argument("--frameworks", default=None,
-                   help=f"comma-separated workloads for 'overhead' of {FRAMEWORKS} (default: all; "
+                   help=f"comma-separated workloads for 'overhead' and 'instructions' of {FRAMEWORKS} (default: all; "
                         f"with --quick: {','.join(QUICK_FRAMEWORKS)})")
     p.add_argument("--rounds", type=int, default=40, help="interleaved rounds per comparison (default 40)")
     p.add_argument("--batch", type=int, default=20, help="workload runs per timed batch (default 20)")
@@ -62,6 +68,11 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--variants", default=None,
                    help="a focused comparison: time only none, ours and these variants (comma-separated, e.g. "
                         "native), so more rounds fit in the same time")
+    p.add_argument("--instruction-runs", type=int, default=10,
+                   help="instructions: runs counted per variant, after --instruction-warmup (default 10)")
+    p.add_argument("--instruction-warmup", type=int, default=3, help="instructions: warm-up runs (default 3)")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="instructions: processes per framework, to measure the counts' repeatability (default 3)")
     p.add_argument("--no-peers", action="store_true", help="skip the peer instrumentors even if installed")
     p.add_argument("--quick", action="store_true", help="tiny sizes (the smoke test): numbers mean nothing")
     p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
@@ -70,17 +81,17 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.quick:
         a.rounds, a.batch, a.fold_spans, a.memory_spans, a.file_spans, a.stream_spans = 2, 2, 60, 600, 60, 60
-        a.collect_spans = 600
+        a.collect_spans, a.instruction_runs, a.instruction_warmup, a.repeats = 600, 2, 1, 1
     if a.frameworks is None:
         a.frameworks = ",".join(QUICK_FRAMEWORKS if a.quick else FRAMEWORKS)
     return a
 
 
 def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
-    """One job, in this process: ``overhead:FRAMEWORK``, ``spans``, ``fold``, ``memory``, ``file``, ``stream``
-    or ``collect``."""
+    """One job, in this process: ``overhead:FRAMEWORK``, ``spans``, ``fold``, ``memory``, ``file``, ``stream``,
+    ``collect`` or ``instructions``."""
     warnings.simplefilter("ignore")  # peers' deprecation warnings would print inside timed batches
-    from benchmarks import collect, exporters, overhead, spans
+    from benchmarks import collect, exporters, instructions, overhead, spans
 
     if job.startswith("overhead:"):
         return overhead.compare(job.split(":", 1)[1], rounds=a.rounds, batch=a.batch, peers=not a.no_peers,
@@ -99,6 +110,10 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
         return exporters.stream_fold_throughput(a.stream_spans, rounds=2 if a.quick else 7)
     if job == "collect":
         return collect.collect_throughput(a.collect_spans)
+    if job == "instructions":
+        return instructions.measure([f for f in a.frameworks.split(",") if f], runs=a.instruction_runs,
+                                    warmup=a.instruction_warmup, repeats=a.repeats, peers=not a.no_peers,
+                                    python_for=lambda framework: _python_for(f"overhead:{framework}"))
     raise SystemExit(f"unknown job {job!r}")
 
 
@@ -121,9 +136,11 @@ def _python_for(job: str) -> str:
 def _run_child(job: str, argv: list[str]) -> dict[str, Any]:
     cmd = [_python_for(job), os.path.abspath(__file__), *argv, "--child", job]
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    # (stderr passes through for instructions: a line per framework as each finishes)
+    done = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                          stderr=None if job == "instructions" else subprocess.PIPE)
     if done.returncode != 0:
-        raise SystemExit(f"benchmark {job} failed:\n{done.stderr[-4000:]}")
+        raise SystemExit(f"benchmark {job} failed:\n{(done.stderr or '')[-4000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["wall_s"] = round(time.perf_counter() - t0, 1)
     return result
@@ -196,6 +213,11 @@ def _one_line(job: str, r: dict[str, Any]) -> str:
         return (f"{r['spans_per_s']:,} spans/s of collect CPU ({r['vs_processor']}× the in-process processor's "
                 f"cost per span); RSS {r['rss_after_warmup_mib']} → {r['rss_end_mib']} MiB, flat={r['flat']} "
                 f"[{r['wall_s']} s]")
+    if job == "instructions":
+        spread = r["repeatability"]
+        return (f"{len(r['frameworks'])} framework(s), {r['method']['repeats']} repeat(s)"
+                + (f"; largest spread {100 * spread['max_spread']:.2f}% ({spread['max_spread_of']})" if spread else "")
+                + f" [{r['wall_s']} s]")
     if job in ("file", "stream"):
         return f"{r['spans_per_s']:,} spans/s, {r['mib_per_s']} MiB/s [{r['wall_s']} s]"
     return ""

@@ -1,4 +1,5 @@
-"""The benchmark runner itself still runs (issue 10): every group at tiny sizes, without peers.
+"""The benchmark runner itself still runs (issue 10): every group at tiny sizes, without peers (the
+instructions group, which needs valgrind, in a test of its own).
 
 No timing is asserted: the numbers of a quick run mean nothing. What is checked is that each
 result file is written with the fields the README table is built from, that the uninstrumented
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -104,3 +108,59 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert "| langchain: exported bytes per run, ours in one vocabulary (`gen_ai`) ≤ 0.5× ours with all three | " \
         f"{one['ratio']:.2f} (exact); `openinference` alone " in text
     assert f"| otel-agents, `gen_ai` alone | 3 | {sizes['ours_gen_ai']:,} |" in text
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None,
+                    reason="the instructions group counts CPU instructions with valgrind's callgrind, not installed here")
+@pytest.mark.timeout(1800)  # ~1 CPU-minute under valgrind, but this shared machine may give it a small share
+def test_benchmark_instructions_quick(tmp_path) -> None:
+    """``run.py --quick --only instructions`` counts each variant's runs under callgrind and writes
+    ``instructions.json`` with the stated targets judged by instructions, which the README table shows beside
+    the clock's."""
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--quick", "--no-peers",
+                           "--no-readme", "--only", "instructions", "--frameworks", "langchain",
+                           "--results", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1700)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "instructions.json").read_text(encoding="utf-8"))
+    assert result["method"]["repeats"] == 1 and result["repeatability"] is None
+    langchain = result["frameworks"]["langchain"]
+    v = langchain["variants"]
+    assert set(v) == {"none", "ours", "ours_no_content", "ours_one_vocabulary", "attribute_floor"}
+    assert v["none"]["spans_per_run"] == 0 and v["ours"]["spans_per_run"] == v["attribute_floor"]["spans_per_run"] == 3
+    # a run is millions of instructions; ours adds some, content off fewer than content on
+    assert v["none"]["instructions_per_run"] > 1_000_000
+    assert 0 < v["ours_no_content"]["overhead_per_run"] < v["ours"]["overhead_per_run"]
+    # (each value rounded to a whole instruction, each ratio to 2 places)
+    assert abs(v["ours"]["overhead_per_run"] - (v["ours"]["instructions_per_run"] - v["none"]["instructions_per_run"])) <= 1
+    target = langchain["targets"]["ours_per_span_le_3x_attribute_floor"]
+    assert abs(target["ratio"] - v["ours"]["overhead_per_run"] / v["attribute_floor"]["instructions_per_run"]) <= 0.006
+    assert target["verdict"] == ("met" if target["ratio"] <= 3 else "missed")
+
+    from benchmarks.report import table
+
+    text = table(str(tmp_path))
+    assert "### CPU instructions per run (callgrind)" in text
+    assert (f"| langchain: our code per span ≤ 3× the SDK alone making our spans | not timed in this run | | "
+            f"{target['ratio']:.2f} [{target['low']:.2f}, {target['high']:.2f}] |") in text
+
+
+def test_instructions_leave_out_a_peer_that_made_no_span() -> None:
+    """A peer that made no span of the workload (OpenInference's MCP package only propagates context) is
+    counted like every variant, but gets no row, ratio or target: it is reported skipped, as by the clock."""
+    from benchmarks.instructions import _framework
+
+    def repeat(oi: float) -> dict:
+        return {"instructions": {"none": 1_000_000, "ours": 1_300_000, "openinference": oi, "openllmetry": 1_150_000,
+                                 "attribute_floor": 100_000},
+                "spans_per_run": {"none": 0, "ours": 6, "openinference": 0, "openllmetry": 4},
+                "floor_spans": 6, "without_content": [], "workload": "MCP", "versions": {}, "python": "python",
+                "skipped": {"openinference": "openinference-instrumentation-mcp made no span of this workload"}}
+
+    r = _framework("mcp", [repeat(1_010_000), repeat(1_002_000)])
+    assert set(r["variants"]) == {"none", "ours", "openllmetry", "attribute_floor"}
+    assert set(r["targets"]) == {"ours_per_span_le_3x_attribute_floor", "ours_per_run_vs_openllmetry"}
+    assert r["targets"]["ours_per_run_vs_openllmetry"]["ratio"] == 2.0
+    assert r["targets"]["ours_per_span_le_3x_attribute_floor"] == {
+        "target": 3.0, "ratio": 3.0, "low": 3.0, "high": 3.0, "verdict": "met", "repeats": [3.0, 3.0]}
+    assert r["skipped"] == {"openinference": "openinference-instrumentation-mcp made no span of this workload"}

@@ -1,0 +1,257 @@
+"""CPU instructions per run of each variant of the overhead comparison, counted by valgrind's callgrind.
+
+Why: the clock's ratios on this shared machine also measure *where* code runs (a floor replayed in a
+tight loop runs ~3× more instructions a nanosecond than our code between a framework's), and they move
+with other tenants' load; an instruction count does neither (issue 40, ninth round). What is counted:
+
+* the variants of :func:`overhead.lineup` — ``none``, ``ours``, ours with content off, ours with one
+  vocabulary, each installed peer, and the SDK alone replaying our spans of one run (``attribute_floor``,
+  the per-span target's floor) — each installed, warmed up and run by :func:`harness.time_interleaved`
+  (one round, the variants in a shuffled order, garbage collected before each batch), in one process
+  per framework and repeat, under ``valgrind --tool=callgrind`` with ``PYTHONHASHSEED=0``;
+* only each batch of ``runs`` runs: the harness calls a marker (``os.getsid``, which nothing else here
+  calls) right before and after the batch, and callgrind dumps its counters at each marker
+  (``--dump-before``), so start-up, imports, installation and warm-up fall outside the counted parts.
+  Callgrind starts with its instrumentation off (``--instr-atstart=no``: the imports and set-up, most of
+  a process's work, run several times faster) and the first marker switches it on (``callgrind_control``).
+
+Instructions per run = the batch's count ÷ ``runs``; a variant's overhead per run = its instructions per
+run − ``none``'s of the same process. Each framework runs ``repeats`` times (separate processes, the order
+of the variants shuffled anew with each repeat's seed): a value is the median of the repeats, its interval
+their lowest and highest, and a target is met (missed) when every repeat is on its side (beyond it).
+
+``python -m benchmarks.instructions FRAMEWORK`` is the counted process (the runner starts it under
+valgrind; alone it runs the same batches and prints the same JSON without counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from typing import Any, Callable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MARKER = "getsid"  # the libc function whose every call dumps callgrind's counters (--dump-before)
+
+
+def _mark(marks: list[str], instrument: bool) -> Callable[[str], None]:
+    def mark(name: str) -> None:
+        if instrument and not marks:  # callgrind runs the set-up uninstrumented (~10× faster): switch it on
+            subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, capture_output=True,
+                           timeout=300)
+        marks.append(name)
+        os.getsid(0)
+
+    return mark
+
+
+def batches(framework: str, *, runs: int, warmup: int, seed: int, peers: bool = True,
+            instrument: bool = False) -> dict[str, Any]:
+    """The counted process: ``framework``'s variants, ``runs`` runs each after ``warmup``, markers around
+    each batch (with ``instrument``, the first one switches callgrind's instrumentation on). Returns the
+    markers' variant names in call order, the spans each variant exported per run and the spans the floor
+    replays; or, when the framework is not installed here, why it was skipped."""
+    from .harness import counting_provider, time_interleaved, versions
+    from .overhead import _title, lineup, skipped_framework, spans_per_run
+
+    module = importlib.import_module(f"benchmarks.workloads.{framework}")
+    try:
+        run = module.workload()
+    except ImportError as e:
+        return skipped_framework(module, e)
+    provider, exporter = counting_provider()
+    line = lineup(module, run, provider, peers=peers, only={"ours_no_content", "ours_one_vocabulary", *module.PEERS})
+    line.variants = [v for v in line.variants if v.name != "floor"]
+    marks: list[str] = []
+    timings = time_interleaved(line.variants, exporter, rounds=1, batch=runs, warmup=warmup, seed=seed,
+                               mark=_mark(marks, instrument))
+    provider.shutdown()
+    counts = spans_per_run(timings, line, module)
+    return {"framework": framework, "workload": _title(module), "marks": marks, "spans_per_run": counts,
+            "floor_spans": len(line.ours_spans), "skipped": line.skipped,
+            "without_content": sorted(line.without_content),
+            "versions": versions(*module.FRAMEWORK_DISTS, *module.PEERS.values())}
+
+
+def _counted(python: str, framework: str, *, runs: int, warmup: int, seed: int, peers: bool) -> dict[str, Any]:
+    """:func:`batches` run by ``python`` under callgrind; adds ``instructions``: each variant's count per run."""
+    with tempfile.TemporaryDirectory(prefix="callgrind-") as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--dump-before={MARKER}",
+               f"--callgrind-out-file={out}", python, "-m", "benchmarks.instructions", framework, "--runs", str(runs),
+               "--warmup", str(warmup), "--seed", str(seed), "--instrument", *([] if peers else ["--no-peers"])]
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+        if done.returncode != 0:
+            raise RuntimeError(f"callgrind run of {framework} failed:\n{done.stderr[-4000:]}")
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        if "skipped_framework" in result:
+            return result
+        parts = sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
+        if len(parts) != len(result["marks"]):
+            raise RuntimeError(f"{framework}: {len(parts)} callgrind dumps for {len(result['marks'])} markers "
+                               f"(something else called {MARKER}())")
+        # a batch's count is the dump at its closing marker: everything since its opening one
+        result["instructions"] = {result["marks"][i]: _summary(parts[i]) / runs
+                                  for i in range(1, len(parts), 2)}
+    return result
+
+
+def _summary(path: str) -> int:
+    """The instruction count of one callgrind dump (its ``summary:`` line)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{path} has no summary line")
+
+
+def _interval(values: list[float]) -> dict[str, float]:
+    """The median of the repeats' values and their range (unrounded: ``harness.rounded`` makes it JSON)."""
+    return {"ratio": statistics.median(values), "low": min(values), "high": max(values)}
+
+
+def _framework(framework: str, counted: list[dict[str, Any]]) -> dict[str, Any]:
+    """One framework's repeats → instructions per run, ratios and the stated targets' verdicts."""
+    from .harness import rounded, verdict
+    from .overhead import stated_targets
+
+    module = importlib.import_module(f"benchmarks.workloads.{framework}")
+    first = counted[0]
+    spans = first["spans_per_run"]
+    # (a peer that made no span of the workload was counted, but is skipped: it has no ratio to compare)
+    names = [name for name in first["instructions"] if name not in first["skipped"]]
+    if any(c["spans_per_run"] != spans for c in counted):
+        raise RuntimeError(f"{framework}: spans per run differ between repeats: "
+                           f"{[c['spans_per_run'] for c in counted]}")
+    over: dict[str, list[float]] = {name: [] for name in names}  # per repeat; the floor: its own count
+    for c in counted:
+        for name in names:
+            own = c["instructions"][name]
+            over[name].append(own if name in ("none", "attribute_floor") else own - c["instructions"]["none"])
+
+    def ratios(mine: str, theirs: str) -> list[float]:
+        # per span against the floor (it replays our spans of one run: floor_spans of them)
+        scale = first["floor_spans"] / spans[mine] if theirs == "attribute_floor" else 1.0
+        return [scale * a / b if b > 0 else float("inf") for a, b in zip(over[mine], over[theirs])]
+
+    variants: dict[str, Any] = {}
+    for name in names:
+        values = over[name]
+        middle = statistics.median(values)
+        variants[name] = {"spans_per_run": first["floor_spans"] if name == "attribute_floor" else spans[name],
+                          "instructions_per_run": round(statistics.median(c["instructions"][name] for c in counted)),
+                          "repeats": [round(c["instructions"][name]) for c in counted],
+                          "spread": round((max(values) - min(values)) / abs(middle), 4) if middle else None}
+        if name not in ("none", "attribute_floor"):
+            variants[name]["overhead_per_run"] = round(middle)
+            variants[name]["overhead_repeats"] = [round(v) for v in values]
+    without_content = set(first["without_content"])
+    for name in ("ours", "ours_no_content", "ours_one_vocabulary"):
+        if name in variants:
+            variants[name]["per_span_vs_attribute_floor"] = rounded(_interval(ratios(name, "attribute_floor")), 2)
+    for label in module.PEERS:
+        if label not in variants:
+            continue
+        variants[label]["ours_per_run_ratio"] = rounded(_interval(ratios("ours", label)))
+        if label in without_content and "ours_no_content" in variants:
+            variants[label]["records_content"] = False
+            variants[label]["ours_no_content_per_run_ratio"] = rounded(_interval(ratios("ours_no_content", label)))
+        if "ours_one_vocabulary" in variants:
+            variants[label]["ours_one_vocabulary_per_run_ratio"] = rounded(_interval(ratios("ours_one_vocabulary",
+                                                                                             label)))
+    targets = {}
+    for key, mine, theirs, bound in stated_targets(module, set(variants), without_content):
+        values = ratios(mine, theirs)
+        interval = _interval(values)
+        targets[key] = {"target": bound, **rounded(interval, 2 if theirs == "attribute_floor" else 3),
+                        "verdict": verdict(interval, bound),
+                        "repeats": [rounded({"value": v})["value"] for v in values]}
+    return {"framework": framework, "workload": first["workload"], "python": first["python"],
+            "variants": variants, "skipped": first["skipped"], "targets": targets, "versions": first["versions"]}
+
+
+def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peers: bool,
+            python_for: Callable[[str], str]) -> dict[str, Any]:
+    """Count every framework's variants ``repeats`` times (``python_for(framework)`` runs its process: an
+    isolated framework's venv); a JSON-ready result. Raises ``SystemExit`` when valgrind is not installed,
+    ``RuntimeError`` when a counted process fails or its markers and dumps disagree."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("the instructions group needs valgrind (apt-get install valgrind)")
+    version = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
+    out: dict[str, Any] = {"method": {"tool": f"{version} --tool=callgrind", "PYTHONHASHSEED": "0", "runs": runs,
+                                      "warmup": warmup, "repeats": repeats}, "frameworks": {}}
+    for framework in frameworks:
+        python, t0 = python_for(framework), time.perf_counter()
+        counted = []
+        for repeat in range(repeats):
+            c = _counted(python, framework, runs=runs, warmup=warmup, seed=repeat + 1, peers=peers)
+            if "skipped_framework" in c:
+                break
+            counted.append({**c, "python": python})
+        if not counted:
+            out["frameworks"][framework] = c
+            continue
+        result = _framework(framework, counted)
+        result["wall_s"] = round(time.perf_counter() - t0, 1)
+        out["frameworks"][framework] = result
+        print(f"  instructions {framework}: {_one_line(result)}", file=sys.stderr, flush=True)
+    out["repeatability"] = repeatability(out["frameworks"], repeats)
+    return out
+
+
+def repeatability(frameworks: dict[str, Any], repeats: int) -> dict[str, Any] | None:
+    """How far the repeats of a measurement agree: the largest spread ((highest − lowest) ÷ median) of a
+    variant's overhead per run, and of a target's ratio; and whether each target's repeats all fall on the
+    same side of it (then one pass would have given the same verdicts). ``None`` for a single repeat."""
+    if repeats < 2:
+        return None
+    variants = [(x["spread"], f"{fw}/{name}") for fw, r in frameworks.items() for name, x in r.get("variants", {}).items()
+                if x.get("spread") is not None]
+    targets = [((t["high"] - t["low"]) / t["ratio"], f"{fw}/{key}") for fw, r in frameworks.items()
+               for key, t in r.get("targets", {}).items() if t["ratio"] and t["high"] is not None]
+    if not variants:
+        return None
+    spread, where = max(variants)
+    ratio_spread, ratio_where = max(targets) if targets else (0.0, None)
+    return {"repeats": repeats, "max_spread": spread, "max_spread_of": where, "max_ratio_spread": round(ratio_spread, 4),
+            "max_ratio_spread_of": ratio_where,
+            "verdicts_agree": all(t["verdict"] is not None for r in frameworks.values()
+                                  for t in r.get("targets", {}).values())}
+
+
+def _one_line(r: dict[str, Any]) -> str:
+    v = r["variants"]
+    floor = v["ours"]["per_span_vs_attribute_floor"]["ratio"]
+    peers = ", ".join(f"÷{k} {x['ours_per_run_ratio']['ratio']:.2f}" for k, x in v.items() if "ours_per_run_ratio" in x)
+    return (f"run {v['none']['instructions_per_run'] / 1e6:.2f}M, ours +{v['ours']['overhead_per_run'] / 1e6:.3f}M "
+            f"(per span {floor:.2f}× the SDK alone){'; ' + peers if peers else ''} [{r['wall_s']} s]")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="The counted process of the instructions group (see the docstring).")
+    p.add_argument("framework")
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--instrument", action="store_true", help="switch callgrind's instrumentation on at the first marker")
+    a = p.parse_args(argv)
+    warnings.simplefilter("ignore")
+    print(json.dumps(batches(a.framework, runs=a.runs, warmup=a.warmup, seed=a.seed, peers=not a.no_peers,
+                             instrument=a.instrument)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
