@@ -820,10 +820,8 @@ def _usual_attributes(attributes: Any) -> dict[str, Any] | None:
             key, v = kv["key"], kv["value"]
             if type(key) is not str or type(v) is not dict or len(v) != 1:
                 return None
-            if "stringValue" in v:
-                s = v["stringValue"]
-                if type(s) is not str:
-                    return None
+            s = v.get("stringValue")  # v's one field: any other form of it falls through to ``return None``
+            if type(s) is str:
                 out[key] = s
                 continue
             s = v.get("intValue")
