@@ -278,7 +278,8 @@ def _usual_variants():
     for field in ("flags", "kind"):
         yield from ({field: value} for value in (None, "1", "SPAN_KIND_SERVER", True, -1, 2**32, 0, _DROP))
     for field in ("startTimeUnixNano", "endTimeUnixNano"):
-        for value in (1700000000000000001, 1.5, 1e18, "²", "٣", "+1", "-1", "1" * 19, "1" * 20, "9" * 19,
+        for value in (1700000000000000001, 2**64 - 1, 2**64, -1, 0, True, 1.5, 1e18, "²", "٣", "+1", "-1",
+                      "1" * 19, "1" * 20, "9" * 19,
                       "18446744073709551615", "18446744073709551616", "0", "", " 1", None, _DROP):
             yield {field: value}
     for field, size in (("traceId", 16), ("spanId", 8), ("parentSpanId", 8)):
@@ -358,9 +359,11 @@ def test_the_usual_span_fast_path_is_taken_for_the_usual_form(monkeypatch):
 
     assert all(fast(v) for v in ({}, {"parentSpanId": ""}, {"parentSpanId": None}, {"status": None},
                                  {"traceState": ""}, {"traceId": _USUAL_SPAN["traceId"].upper()},
-                                 {"startTimeUnixNano": "0"}, {"events": _DROP}, {"links": []}))
+                                 {"startTimeUnixNano": "0"}, {"events": _DROP}, {"links": []},
+                                 {"startTimeUnixNano": 1, "endTimeUnixNano": 2**64 - 1}))  # the protobuf receiver's
     assert not any(fast(v) for v in ({"traceState": "a=1"}, {"trace_id": "1" * 32}, {"flags": "1"},
-                                     {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 1},
+                                     {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 2**64},
+                                     {"startTimeUnixNano": True}, {"startTimeUnixNano": 1.0},
                                      {"events": [5]}, {"links": _USUAL_SPAN["links"]}, {"attributes": [5]}))
 
 

@@ -820,10 +820,8 @@ def _usual_attributes(attributes: Any) -> dict[str, Any] | None:
             key, v = kv["key"], kv["value"]
             if type(key) is not str or type(v) is not dict or len(v) != 1:
                 return None
-            if "stringValue" in v:
-                s = v["stringValue"]
-                if type(s) is not str:
-                    return None
+            s = v.get("stringValue")  # v's one field: any other form of it falls through to ``return None``
+            if type(s) is str:
                 out[key] = s
                 continue
             s = v.get("intValue")
@@ -869,8 +867,14 @@ def _usual_events(events: Any) -> list[Event] | None:
 
 
 def _usual_nanos(value: Any) -> bool:
-    """A timestamp in its usual form: decimal text of at most 19 ASCII digits (so below 2**64)."""
+    """A timestamp in its usual form: decimal text of at most 19 ASCII digits (so below 2**64), or an
+    ``int`` in ``[0, 2**64)`` (a JSON number; what the protobuf receiver hands on)."""
+    if type(value) is int:
+        return 0 <= value < _2_64
     return type(value) is str and len(value) <= 19 and value.isascii() and value.isdigit()
+
+
+_2_64 = 1 << 64
 
 
 def _usual_strings(values: Any) -> tuple[str, ...] | None:
