@@ -159,6 +159,32 @@ def test_compressed_bodies_gzip_members_and_deflate_are_read_whole(collects) -> 
     rec.provider.shutdown()
 
 
+def test_a_rejected_span_is_named_without_echoing_its_secrets(collects) -> None:
+    """partial_success names the field at fault and quotes an excerpt of its value: a secret-shaped value is
+    redacted there and in the receiver's log, the value under a secret-named key is not quoted, and a huge
+    value is cut (before, 60 characters of any value went back and into the log: an API key fits)."""
+    c = collects("c")
+    key = "sk-proj-" + "a1b2c3d4" * 4
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    spans = [{"traceId": trace, "spanId": key, "name": "a"},
+             {"traceId": trace, "spanId": "b7ad6b7169203332", "name": "b", "attributes": [
+                 {"key": "api_key", "value": {"intValue": "hunter2hunter2"}}]},
+             {"traceId": trace, "spanId": "b7ad6b7169203333", "name": "c", "kind": f"Bearer {key}"},
+             {"name": "y" * 100_000}]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+    status, _, answer = _post(c.url, body, "application/json")
+    partial = json.loads(answer)["partialSuccess"]
+    assert (status, partial["rejectedSpans"]) == (200, "4")
+    message = partial["errorMessage"]
+    assert "spans[0].spanId: '[REDACTED]' is not hex" in message, message
+    assert "spans[1].attributes[0].value.intValue: expected a signed 64-bit integer, got [REDACTED]" in message
+    assert "spans[2].kind: expected an enum number or name, got 'Bearer [REDACTED]'" in message
+    log = c.stop()
+    for text in (message, log):
+        assert "a1b2c3d4" not in text and "hunter2" not in text and "y" * 100 not in text
+    assert len(message) < 1000
+
+
 def test_token(collects) -> None:
     c = collects("c", "--auth-token", "s3cret")
     assert _post(c.url, b"{}", "application/json")[0] == 401

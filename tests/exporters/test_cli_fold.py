@@ -66,6 +66,33 @@ def test_malformed_lines_are_reported_and_skipped(rec, tmp_path, capsys):
     assert check(envelopes) == fold(rec.spans)
 
 
+def test_a_bad_field_is_quoted_redacted_and_bounded(rec, tmp_path, capsys):
+    """A skipped line's message quotes the bad value as an excerpt: a secret-shaped value is redacted, the value
+    under a secret-named key is not quoted at all, and a megabyte is cut (before, up to 60 characters of any
+    value, enough for an API key, and a span's whole name, were printed)."""
+    key = "sk-proj-" + "a1b2c3d4" * 4
+    trace = "0af7651916cd43dd8448eb211c80319c"
+
+    def line(span):
+        return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+    lines = [line({"traceId": trace, "spanId": "b7ad6b7169203331", "name": "n", "startTimeUnixNano": key}),
+             line({"traceId": trace, "spanId": key, "name": "n"}),
+             line({"traceId": trace, "spanId": "b7ad6b7169203331", "name": "n", "attributes": [
+                 {"key": "db_password", "value": {"intValue": "hunter2hunter2"}}]}),
+             line({"name": "x" * 1_000_000})]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["fold", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "4 malformed line(s) skipped" in err
+    assert "a1b2c3d4" not in err and "hunter2" not in err and "xxxxx" * 20 not in err, err[:2000]
+    assert f"{path}:1: not an OTLP trace request: resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: " \
+           "expected an unsigned 64-bit integer, got '[REDACTED]'" in err
+    assert "attributes[0].value.intValue: expected a signed 64-bit integer, got [REDACTED]" in err
+    assert len(err) < 2000
+
+
 def test_an_input_without_spans_says_so(rec, tmp_path, capsys):
     """A file of envelopes (the fold's output) given as its input, or lines that are no traces: not a quiet
     success with 0 runs, but exit 1 and a message saying what the input lacks."""

@@ -59,3 +59,14 @@ def test_id_type_is_echoed() -> None:
         resp = handle(json.dumps({"jsonrpc": "2.0", "id": id_, "method": "agent/step", "params": {"input": "x"}}),
                       _methods())
         assert resp["id"] == id_ and type(resp["id"]) is type(id_)
+
+
+def test_an_unknown_method_is_quoted_bounded_and_redacted() -> None:
+    """The -32601 message quotes the method: a secret in it is redacted and a 100 kB name is cut to an excerpt
+    (before, both were echoed whole)."""
+    key = "sk-proj-" + "a1b2c3d4" * 4
+    for method, kept in ((f"Bearer {key}", "Bearer [REDACTED]"), (key, "[REDACTED]"), ("m" * 100_000, "mmm")):
+        err = handle(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method}), _methods())
+        message = err["error"]["message"]
+        assert err["error"]["code"] == METHOD_NOT_FOUND and kept in message, message
+        assert "a1b2c3d4" not in message and len(message) < 100, message

@@ -54,6 +54,7 @@ from opentelemetry.trace.status import Status, StatusCode
 
 from .._spans.encoding import dumps as strict_json
 from .._spans.encoding import utf8_safe
+from .._spans.redaction import excerpt, is_secret_key
 from ._appender import JsonLinesAppender, file_setting, naming
 
 logger = logging.getLogger("otel_agents")
@@ -552,7 +553,7 @@ class _Decoder:
         span_id = self._id(s, "spanId", 8, where)
         name = self._str(s, "name", where)
         if not trace_id or not span_id:
-            raise ValueError(f"{where}: span {name!r} has no traceId or spanId")
+            raise ValueError(f"{where}: span {excerpt(name)} has no traceId or spanId")
         flags = self._int(s, "flags", where, 32)
         header = self._str(s, "traceState", where)
         state = self._trace_state(header, f"{where}.traceState") if header else None
@@ -650,9 +651,9 @@ class _Decoder:
                 continue
             key, eq, value = member.partition("=")
             if not eq or not _TRACESTATE_KEY.fullmatch(key) or not _TRACESTATE_VALUE.fullmatch(value):
-                problem = f"member {member[:80]!r} is not key=value in the W3C tracestate format"
+                problem = f"member {excerpt(member)} is not key=value in the W3C tracestate format"
             elif key in pairs:
-                problem = f"key {key!r} appears twice"
+                problem = f"key {excerpt(key)} appears twice"
             else:
                 pairs[key] = value
                 continue
@@ -704,7 +705,7 @@ class _Decoder:
             return 0
         number = _integer(value)
         if number is None or not 0 <= number < 1 << bits:
-            raise ValueError(f"{_at(where, name)}: expected an unsigned {bits}-bit integer, got {value!r:.60}")
+            raise ValueError(f"{_at(where, name)}: expected an unsigned {bits}-bit integer, got {excerpt(value)}")
         return number
 
     def _enum(self, obj: dict[str, Any], name: str, names: dict[str, int], where: str) -> int:
@@ -715,20 +716,20 @@ class _Decoder:
             return names[value]
         if type(value) is int:
             return value
-        raise ValueError(f"{_at(where, name)}: expected an enum number or name, got {value!r:.60}")
+        raise ValueError(f"{_at(where, name)}: expected an enum number or name, got {excerpt(value)}")
 
     def _id(self, obj: dict[str, Any], name: str, size: int, where: str) -> int:
         value = self._get(obj, name)
         if value in (None, ""):
             return 0
         if not isinstance(value, str):
-            raise _BadId(f"{_at(where, name)}: expected a hex string, got {value!r:.60}")
+            raise _BadId(f"{_at(where, name)}: expected a hex string, got {excerpt(value)}")
         try:
             raw = bytes.fromhex(value)
         except ValueError:
-            raise _BadId(f"{_at(where, name)}: {value!r:.60} is not hex") from None
+            raise _BadId(f"{_at(where, name)}: {excerpt(value)} is not hex") from None
         if len(raw) != size:
-            raise _BadId(f"{_at(where, name)}: {value!r:.60} is not {size * 2} hex digits")
+            raise _BadId(f"{_at(where, name)}: {excerpt(value)} is not {size * 2} hex digits")
         return int.from_bytes(raw, "big")
 
     # -- attribute values ----------------------------------------------------------------
@@ -742,13 +743,14 @@ class _Decoder:
             kw = f"{where}.attributes[{n}]"
             kv = self._obj(kv, kw)
             key = self._str(kv, "key", kw)
-            value = _attribute_value(self._value(kv.get("value"), f"{kw}.value", 0))
+            value = _attribute_value(self._value(kv.get("value"), f"{kw}.value", 0, is_secret_key(key)))
             if value is not None:
                 out[key] = value
         return out
 
-    def _value(self, v: Any, where: str, depth: int) -> Any:
-        """An ``AnyValue`` as plain data: scalars, lists, dicts; bytes as base64 text."""
+    def _value(self, v: Any, where: str, depth: int, secret: bool = False) -> Any:
+        """An ``AnyValue`` as plain data: scalars, lists, dicts; bytes as base64 text. ``secret``: it is (inside)
+        the value of a secret-named key, never quoted in an error."""
         if v is None:
             return None
         if not isinstance(v, dict):
@@ -764,7 +766,7 @@ class _Decoder:
             if name == "intValue":
                 number = _integer(value)
                 if number is None or not -(1 << 63) <= number < 1 << 63:
-                    raise ValueError(f"{where}.intValue: expected a signed 64-bit integer, got {value!r:.60}")
+                    raise ValueError(f"{where}.intValue: expected a signed 64-bit integer, got {excerpt(value, secret=secret)}")
                 return number
             if name == "boolValue" and isinstance(value, bool):
                 return value
@@ -774,14 +776,15 @@ class _Decoder:
                 if isinstance(value, str) and value in _DOUBLES:  # an array or object is not hashable
                     return _DOUBLES[value]
             elif name == "arrayValue" and isinstance(value, dict):
-                return [self._value(x, f"{where}.arrayValue.values[{i}]", depth + 1)
+                return [self._value(x, f"{where}.arrayValue.values[{i}]", depth + 1, secret)
                         for i, x in enumerate(self._list(value, "values", f"{where}.arrayValue"))]
             elif name == "kvlistValue" and isinstance(value, dict):
                 out = {}
                 for i, kv in enumerate(self._list(value, "values", f"{where}.kvlistValue")):
                     kw = f"{where}.kvlistValue.values[{i}]"
                     kv = self._obj(kv, kw)
-                    out[self._str(kv, "key", kw)] = self._value(kv.get("value"), f"{kw}.value", depth + 1)
+                    key = self._str(kv, "key", kw)
+                    out[key] = self._value(kv.get("value"), f"{kw}.value", depth + 1, secret or is_secret_key(key))
                 return out
             elif name == "bytesValue" and isinstance(value, str):
                 try:

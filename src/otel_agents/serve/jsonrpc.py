@@ -29,6 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from .._spans.redaction import excerpt
+
 logger = logging.getLogger("otel_agents.serve")
 
 PARSE_ERROR = -32700
@@ -131,7 +133,7 @@ async def dispatch(request: Request, methods: Mapping[str, Method]) -> dict[str,
         return answer(error_response(request.id, INVALID_PARAMS, 'invalid params: "params" must be an object'))
     fn = methods.get(request.method)
     if fn is None:
-        return answer(error_response(request.id, METHOD_NOT_FOUND, f"method not found: {request.method}"))
+        return answer(error_response(request.id, METHOD_NOT_FOUND, f"method not found: {excerpt(request.method)}"))
     try:
         result = fn(request.params)
         if inspect.isawaitable(result):
