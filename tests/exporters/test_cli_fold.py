@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -91,6 +92,32 @@ def test_a_bad_field_is_quoted_redacted_and_bounded(rec, tmp_path, capsys):
            "expected an unsigned 64-bit integer, got '[REDACTED]'" in err
     assert "attributes[0].value.intValue: expected a signed 64-bit integer, got [REDACTED]" in err
     assert len(err) < 2000
+
+
+def test_a_gzip_file_is_folded_and_a_truncated_one_keeps_its_lines_before(rec, tmp_path, capsys, monkeypatch):
+    """`fold trace.jsonl.gz` (or gzip on standard input) reads through gzip, as it folds the plain file (before,
+    its compressed bytes were "not UTF-8" lines); a gzip stream cut short (a writer killed mid-file) is reported at
+    the line where it breaks, and the lines before it are folded."""
+    import gzip
+
+    path = traces(rec, tmp_path)
+    plain = path.read_bytes()
+    packed = tmp_path / "traces.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain))
+    assert main(["fold", str(packed)]) == 0
+    out, err = capsys.readouterr()
+    assert check([json.loads(line) for line in out.splitlines()]) == fold(rec.spans), err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(packed.read_bytes()))))
+    assert main(["fold", "-"]) == 0
+    assert check([json.loads(line) for line in capsys.readouterr().out.splitlines()]) == fold(rec.spans)
+    filler = b"".join(b'{"x": "%s"}\n' % os.urandom(64).hex().encode() for _ in range(2000))  # no spans: skipped
+    stream = gzip.compress(plain + filler)
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(stream[:-1000])  # cut inside the filler, long after the traces' lines
+    assert main(["fold", str(cut)]) == 1
+    out, err = capsys.readouterr()
+    assert f"{cut}:" in err and "the gzip stream is damaged or truncated here" in err, err
+    assert check([json.loads(line) for line in out.splitlines()]) == fold(rec.spans)
 
 
 def test_an_input_without_spans_says_so(rec, tmp_path, capsys):

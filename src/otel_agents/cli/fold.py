@@ -2,7 +2,7 @@
 
 Reads OTLP/JSON lines (written by :class:`otel_agents.exporters.file.OTLPJsonFileExporter`,
 an OpenTelemetry Collector ``file`` exporter, or pages of Phoenix's span search;
-``-`` reads standard input), folds every run into an ECP result envelope and
+gzip-compressed too; ``-`` reads standard input), folds every run into an ECP result envelope and
 writes one envelope per line (to standard output, or to ``-o``), so a new metric
 or grader can run over old runs without re-running any agent. Traces recorded by
 other instrumentations (OTel GenAI, PydanticAI, OpenInference, OpenLLMetry) fold
@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable; warnings (spans "
                        "read twice, a malformed traceState dropped) leave it unchanged")
     p.add_argument("traces", metavar="TRACES.jsonl", nargs="+",
-                   help="OTLP/JSON lines, one file or several folded together; '-' for standard input")
+                   help="OTLP/JSON lines (gzip-compressed too), one file or several folded together; '-' for "
+                        "standard input")
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")

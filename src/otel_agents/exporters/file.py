@@ -32,11 +32,14 @@ logs or metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
 from __future__ import annotations
 
 import base64
+import gzip
+import io
 import json
 import logging
 import math
 import os
 import re
+import zlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -333,7 +336,9 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     a field of the wrong type, an id that is not hex of the right length.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
     nothing, silently; a UTF-8 byte-order mark at the start of the first line is
-    ignored. A page of Phoenix's span search (``GET
+    ignored. A file (or binary stream) that starts with gzip's magic number is
+    decompressed as it is read; where its gzip stream is damaged or truncated,
+    that line is reported and the rest of the file is not read. A page of Phoenix's span search (``GET
     /v1/projects/{project}/spans/otlpv1``: ``{"data": [span, ...], "next_cursor": ...}``,
     spans in the OTLP span shape with proto field names but no resource or scope
     around them) is read as the spans of one resource and scope, both empty.
@@ -352,9 +357,12 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            yield from _read_lines(_bounded_lines(f), name, errors, warnings)
+            yield from _read_lines(_lines_of(f), name, errors, warnings)
         return
-    yield from _read_lines(source, getattr(source, "name", "<stream>"), errors, warnings)
+    name = getattr(source, "name", "<stream>")
+    if isinstance(source, io.BufferedReader):  # a binary file or sys.stdin.buffer: gzip is seen here too
+        source = _lines_of(source)
+    yield from _read_lines(source, name, errors, warnings)
 
 
 _BOM = "\ufeff"
@@ -370,6 +378,29 @@ def without_bom(text: str | bytes) -> str | bytes:
 
 class _TooLong(bytes):
     """Stands for a line longer than :data:`MAX_LINE_BYTES` (its text was not kept)."""
+
+
+class _Damaged(bytes):
+    """Stands for the rest of a gzip-compressed file, which cannot be decompressed (the bytes: why)."""
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _lines_of(f: io.BufferedReader) -> Iterator[bytes]:
+    """The lines of a binary file (:func:`_bounded_lines`), decompressed when it starts with gzip's magic
+    number (``trace.jsonl.gz``: :func:`_gunzipped_lines`)."""
+    return _gunzipped_lines(f) if f.peek(2)[:2] == _GZIP_MAGIC else _bounded_lines(f)  # no extra generator layer
+
+
+def _gunzipped_lines(f: io.BufferedReader) -> Iterator[bytes]:
+    """The lines of a gzip-compressed file; where its stream turns out damaged or truncated (a writer killed
+    mid-file), one :class:`_Damaged` stands for the rest, so the lines before it are kept."""
+    try:
+        yield from _bounded_lines(gzip.GzipFile(fileobj=f, mode="rb"))
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError; a truncated stream an EOFError
+        yield _Damaged(f"the gzip stream is damaged or truncated here, the rest of the file is not read: "
+                       f"{exc}".encode())
 
 
 def _bounded_lines(f: Any) -> Iterator[bytes]:
@@ -395,6 +426,8 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
         try:
             if type(text) is _TooLong:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
+            if type(text) is _Damaged:
+                raise ValueError(text.decode())
             if number == 1:
                 text = without_bom(text)
             if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
