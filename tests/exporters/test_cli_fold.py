@@ -88,7 +88,7 @@ def test_a_bad_field_is_quoted_redacted_and_bounded(rec, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "4 malformed line(s) skipped" in err
     assert "a1b2c3d4" not in err and "hunter2" not in err and "xxxxx" * 20 not in err, err[:2000]
-    assert f"{path}:1: not an OTLP trace request: resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: " \
+    assert f"{path}:1: resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: " \
            "expected an unsigned 64-bit integer, got '[REDACTED]'" in err
     assert "attributes[0].value.intValue: expected a signed 64-bit integer, got [REDACTED]" in err
     assert len(err) < 2000
@@ -118,6 +118,28 @@ def test_a_gzip_file_is_folded_and_a_truncated_one_keeps_its_lines_before(rec, t
     out, err = capsys.readouterr()
     assert f"{cut}:" in err and "the gzip stream is damaged or truncated here" in err, err
     assert check([json.loads(line) for line in out.splitlines()]) == fold(rec.spans)
+
+
+def test_a_bad_span_loses_only_itself_not_the_line(rec, tmp_path, capsys):
+    """A line is one OTLP batch: a span with a bad field is left out, reported with the line and its field path,
+    and the line's other spans are folded, as the OTLP receiver's partial success keeps them (before, the whole
+    line was skipped: every run it held lost). A line none of whose spans can be read is skipped whole."""
+    path = traces(rec, tmp_path)
+    first, second = path.read_text(encoding="utf-8").splitlines()
+    data = json.loads(first)
+    bad = dict(data["resourceSpans"][0]["scopeSpans"][0]["spans"][0], spanId="zz", name="broken")
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"].append(bad)
+    only_bad = {"resourceSpans": [{"scopeSpans": [{"spans": [bad]}]}]}
+    path.write_text("\n".join([json.dumps(data), second, json.dumps(only_bad)]) + "\n", encoding="utf-8")
+    out_path = tmp_path / "envelopes.jsonl"
+    assert main(["fold", str(path), "-o", str(out_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"skipped {path}:1: 1 span(s) left out, the line's 6 other(s) read: resourceSpans[0].scopeSpans[0]" \
+           ".spans[6].spanId: 'zz' is not hex" in err, err
+    assert f"skipped {path}:3: resourceSpans[0].scopeSpans[0].spans[0].spanId: 'zz' is not hex" in err, err
+    assert "1 malformed line(s) skipped, 1 span(s) left out of 1 other line(s)" in err, err
+    envelopes = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
+    assert check(envelopes) == fold(rec.spans)
 
 
 def test_an_input_without_spans_says_so(rec, tmp_path, capsys):

@@ -42,7 +42,7 @@ import os
 import sys
 from typing import Any, Callable, Iterator, TextIO
 
-from . import plain
+from . import plain, skipped_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         warn(f"{unwarned}{more} span(s) were read twice (the same trace id and span id: a file read twice, "
              "a batch an exporter retried); each was folded once")
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
-          f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)
+          f"{skipped_summary(errors)}; {problems} other problem(s)", file=sys.stderr)
     if not folder.spans and not errors:  # e.g. a file of envelopes (the fold's output) given as its input
         print("otel-agents fold: no span in the input: no line holds OTLP/JSON traces (`resourceSpans`), as the "
               "OTLP file exporters and `otel-agents` trace files write; a file of ECP envelopes is the fold's "

@@ -266,17 +266,19 @@ class OTLPJsonFileExporter(SpanExporter):
 
 @dataclass(frozen=True)
 class MalformedLine:
-    """A line of an OTLP/JSON file that could not be read (it was skipped).
+    """A line of an OTLP/JSON file that could not be read (it was skipped), or whose bad spans were left out.
 
     Attributes:
         source: the file name (or ``"<stream>"``).
         line: its 1-based line number.
-        message: what is wrong with it.
+        message: what is wrong with it (for bad spans: the first problems, with their field paths).
+        spans: spans left out of a line whose other spans were read; 0 when the whole line was skipped.
     """
 
     source: str
     line: int
     message: str
+    spans: int = 0
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.message}"
@@ -331,9 +333,14 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
 
     A malformed line is skipped whole and the lines around it are kept: not
     UTF-8, invalid JSON (``NaN``/``Infinity`` literals included), nested deeper
-    than the JSON decoder's limit or an attribute value deeper than
-    :data:`MAX_VALUE_DEPTH`, longer than :data:`MAX_LINE_BYTES`, not an object,
-    a field of the wrong type, an id that is not hex of the right length.
+    than the JSON decoder's limit, longer than :data:`MAX_LINE_BYTES`, not an
+    object, ``resourceSpans`` not an array. A span with a bad field (of the wrong
+    type, an id that is not hex of the right length, an attribute value deeper
+    than :data:`MAX_VALUE_DEPTH`) is left out and the line's other spans are read,
+    as an OTLP receiver's partial success does (a resource or scope that cannot be
+    read leaves out its spans): one :class:`MalformedLine` per line names the first
+    problems and counts the spans left out (``spans``); a line none of whose spans
+    could be read is skipped whole.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
     nothing, silently; a UTF-8 byte-order mark at the start of the first line is
     ignored. A file (or binary stream) that starts with gzip's magic number is
@@ -422,6 +429,7 @@ def _bounded_lines(f: Any) -> Iterator[bytes]:
 def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None,
                 warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
     notes: list[str] = []
+    rejected: list[tuple[int, str]] = []
     for number, text in enumerate(lines, start=1):
         try:
             if type(text) is _TooLong:
@@ -432,7 +440,19 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
                 text = without_bom(text)
             if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
                 continue
-            spans = _parse_line(text, notes)
+            spans = _parse_line(text, notes, rejected)
+            if rejected:  # bad spans (or resources, scopes) left out, as an OTLP receiver does
+                message = problems_message([m for _, m in rejected])
+                left_out = sum(n for n, _ in rejected)
+                rejected.clear()
+                if not spans:
+                    raise ValueError(message)
+                problem = MalformedLine(str(name), number, f"{left_out} span(s) left out, the line's "
+                                        f"{len(spans)} other(s) read: {message}", left_out)
+                if errors is not None:
+                    errors.append(problem)
+                else:
+                    logger.warning("otel_agents: %s", problem)
             for note in notes:
                 dropped = MalformedLine(str(name), number, note)
                 if warnings is not None:
@@ -478,7 +498,21 @@ def load_json(text: str | bytes) -> Any:
             raise ValueError(f"invalid JSON: {exc if isinstance(second, RecursionError) else second}") from None
 
 
-def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
+MAX_MESSAGES = 5
+"""Problems named in one message about a request or line with bad spans (:func:`problems_message`)."""
+
+
+def problems_message(problems: list[str]) -> str:
+    """The first :data:`MAX_MESSAGES` problems, and how many more."""
+    shown = problems[:MAX_MESSAGES]
+    more = len(problems) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more problem(s)" if more else "")
+
+
+def _parse_line(text: str | bytes, notes: list[str] | None = None,
+                rejected: list[tuple[int, str]] | None = None) -> list[ReadableSpan]:
+    """The spans of one line; with ``rejected``, bad spans are left out and reported there (see
+    :meth:`_Decoder.request`), else the first bad field raises ``ValueError``."""
     data = load_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
@@ -489,7 +523,7 @@ def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[Reada
             return []
     decoder = _Decoder()
     try:
-        spans = decoder.request(data)
+        spans = decoder.request(data, rejected)
         if notes is not None:
             notes.extend(decoder.notes)
         return spans

@@ -28,7 +28,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-MAX_MESSAGES = 5  # problems named in a partial_success message; the rest are counted
 
 
 class BadRequest(ValueError):
@@ -59,9 +58,9 @@ class Decoded:
 
     def message(self) -> str:
         """The ``partial_success.error_message``: the first problems, and how many more."""
-        shown = self.problems[:MAX_MESSAGES]
-        more = len(self.problems) - len(shown)
-        return "; ".join(shown) + (f"; and {more} more problem(s)" if more else "")
+        from .file import problems_message
+
+        return problems_message(self.problems)
 
 
 def media_type(content_type: str | None) -> str:
