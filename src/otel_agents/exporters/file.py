@@ -32,7 +32,6 @@ logs or metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
 from __future__ import annotations
 
 import base64
-import gzip
 import io
 import json
 import logging
@@ -403,6 +402,8 @@ def _lines_of(f: io.BufferedReader) -> Iterator[bytes]:
 def _gunzipped_lines(f: io.BufferedReader) -> Iterator[bytes]:
     """The lines of a gzip-compressed file; where its stream turns out damaged or truncated (a writer killed
     mid-file), one :class:`_Damaged` stands for the rest, so the lines before it are kept."""
+    import gzip  # here: most files are not compressed
+
     try:
         yield from _bounded_lines(gzip.GzipFile(fileobj=f, mode="rb"))
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError; a truncated stream an EOFError
