@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
+import zlib
 import urllib.error
 import urllib.request
 
@@ -136,6 +137,68 @@ def test_the_exit_summary_counts_rejected_spans_among_those_received(collects) -
     log = c.stop()
     assert f"{len(spans)} span(s) received, 1 of them rejected; 1 trace(s) folded" in log, log[-800:]
     rec.provider.shutdown()
+
+
+def test_compressed_bodies_gzip_members_and_deflate_are_read_whole(collects) -> None:
+    """RFC 1952: a gzip stream may be several members back to back (concatenated files, a streaming compressor):
+    all of them are the body, as gunzip reads them, within the decompressed limit; bytes after the last member
+    that are not a gzip member are a 400 naming them, not silently dropped. ``deflate`` (zlib), which the SDK's
+    exporter sends with ``OTEL_EXPORTER_OTLP_COMPRESSION=deflate``, is read too (it was a 415: every span lost)."""
+    from opentelemetry.exporter.otlp.proto.http import Compression
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    c = collects("c", "--trace-idle", "0.2", "--max-body-bytes", "100000")
+    rec = Recorder()
+    assert OTLPSpanExporter(endpoint=c.url, compression=Compression.Deflate).export(_runs_of(rec, 1)) \
+        == SpanExportResult.SUCCESS
+    status, _, answer = _post(c.url, zlib.compress(b"{}") + b"x", "application/json", **{"Content-Encoding": "deflate"})
+    assert (status, json.loads(answer)["message"]) == (400, "Content-Encoding deflate, but 1 byte(s) follow the "
+                                                             "end of its stream")
+    body = encode_spans(_runs_of(rec, 1)).SerializeToString()
+    half = len(body) // 2  # the request split mid-span across two members
+    two = gzip.compress(body[:half]) + gzip.compress(body[half:])
+    status, _, answer = _post(c.url, two, PB, **{"Content-Encoding": "gzip"})
+    assert (status, ExportTraceServiceResponse.FromString(answer).HasField("partial_success")) == (200, False)
+    status, _, answer = _post(c.url, gzip.compress(body) + b"trailing", PB, **{"Content-Encoding": "gzip"})
+    assert status == 400
+    assert "the 8 byte(s) after the gzip stream's member 1 are not a gzip member" in Status.FromString(answer).message
+    # the limit holds for the members together: 3 x 200 kB, each under the 400 kB limit, are 413
+    bomb = gzip.compress(b" " * 200_000) * 3
+    status, _, answer = _post(c.url, bomb, "application/json", **{"Content-Encoding": "gzip"})
+    assert status == 413 and "once decompressed" in json.loads(answer)["message"]
+    wait_for(lambda: len(c.envelopes()) >= 2, "the deflate and two-member requests' envelopes")
+    c.stop()
+    envelopes = check(c.envelopes())
+    assert [e["public_output"] for e in envelopes] == ["answer 0", "answer 0"]
+    assert [t["name"] for e in envelopes for t in e["tool_calls"]] == ["lookup_order"] * 2
+    rec.provider.shutdown()
+
+
+def test_a_rejected_span_is_named_without_echoing_its_secrets(collects) -> None:
+    """partial_success names the field at fault and quotes an excerpt of its value: a secret-shaped value is
+    redacted there and in the receiver's log, the value under a secret-named key is not quoted, and a huge
+    value is cut (before, 60 characters of any value went back and into the log: an API key fits)."""
+    c = collects("c")
+    key = "sk-proj-" + "a1b2c3d4" * 4
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    spans = [{"traceId": trace, "spanId": key, "name": "a"},
+             {"traceId": trace, "spanId": "b7ad6b7169203332", "name": "b", "attributes": [
+                 {"key": "api_key", "value": {"intValue": "hunter2hunter2"}}]},
+             {"traceId": trace, "spanId": "b7ad6b7169203333", "name": "c", "kind": f"Bearer {key}"},
+             {"name": "y" * 100_000}]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+    status, _, answer = _post(c.url, body, "application/json")
+    partial = json.loads(answer)["partialSuccess"]
+    assert (status, partial["rejectedSpans"]) == (200, "4")
+    message = partial["errorMessage"]
+    assert "spans[0].spanId: '[REDACTED]' is not hex" in message, message
+    assert "spans[1].attributes[0].value.intValue: expected a signed 64-bit integer, got [REDACTED]" in message
+    assert "spans[2].kind: expected an enum number or name, got 'Bearer [REDACTED]'" in message
+    log = c.stop()
+    for text in (message, log):
+        assert "a1b2c3d4" not in text and "hunter2" not in text and "y" * 100 not in text
+    assert len(message) < 1000
 
 
 def test_token(collects) -> None:

@@ -108,8 +108,8 @@ def test_a_malformed_line_is_named_and_the_rest_is_sent(rec, tmp_path: Path) -> 
     assert f"skipped {path}:2: " in proc.stderr and "traceId" in proc.stderr
     assert f"skipped {path}:3: invalid JSON" in proc.stderr
     assert "Traceback" not in proc.stderr
-    assert len(got) == 12 - 3  # every span but the bad line's three
-    assert "2 malformed line(s) skipped" in proc.stderr
+    assert len(got) == 12 - 1  # every span but the one with the bad id (its line's others are sent)
+    assert "1 malformed line(s) skipped, 1 span(s) left out of 1 other line(s)" in proc.stderr
 
 
 def test_a_refused_batch_stops_with_its_status_and_lines(rec, tmp_path: Path) -> None:

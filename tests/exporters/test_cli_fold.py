@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -62,6 +63,81 @@ def test_malformed_lines_are_reported_and_skipped(rec, tmp_path, capsys):
     assert f"skipped {path}:1: invalid JSON" in err
     assert f"skipped {path}:3: not an OTLP trace request" in err
     assert "2 malformed line(s) skipped" in err
+    envelopes = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
+    assert check(envelopes) == fold(rec.spans)
+
+
+def test_a_bad_field_is_quoted_redacted_and_bounded(rec, tmp_path, capsys):
+    """A skipped line's message quotes the bad value as an excerpt: a secret-shaped value is redacted, the value
+    under a secret-named key is not quoted at all, and a megabyte is cut (before, up to 60 characters of any
+    value, enough for an API key, and a span's whole name, were printed)."""
+    key = "sk-proj-" + "a1b2c3d4" * 4
+    trace = "0af7651916cd43dd8448eb211c80319c"
+
+    def line(span):
+        return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+    lines = [line({"traceId": trace, "spanId": "b7ad6b7169203331", "name": "n", "startTimeUnixNano": key}),
+             line({"traceId": trace, "spanId": key, "name": "n"}),
+             line({"traceId": trace, "spanId": "b7ad6b7169203331", "name": "n", "attributes": [
+                 {"key": "db_password", "value": {"intValue": "hunter2hunter2"}}]}),
+             line({"name": "x" * 1_000_000})]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["fold", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "4 malformed line(s) skipped" in err
+    assert "a1b2c3d4" not in err and "hunter2" not in err and "xxxxx" * 20 not in err, err[:2000]
+    assert f"{path}:1: resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: " \
+           "expected an unsigned 64-bit integer, got '[REDACTED]'" in err
+    assert "attributes[0].value.intValue: expected a signed 64-bit integer, got [REDACTED]" in err
+    assert len(err) < 2000
+
+
+def test_a_gzip_file_is_folded_and_a_truncated_one_keeps_its_lines_before(rec, tmp_path, capsys, monkeypatch):
+    """`fold trace.jsonl.gz` (or gzip on standard input) reads through gzip, as it folds the plain file (before,
+    its compressed bytes were "not UTF-8" lines); a gzip stream cut short (a writer killed mid-file) is reported at
+    the line where it breaks, and the lines before it are folded."""
+    import gzip
+
+    path = traces(rec, tmp_path)
+    plain = path.read_bytes()
+    packed = tmp_path / "traces.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain))
+    assert main(["fold", str(packed)]) == 0
+    out, err = capsys.readouterr()
+    assert check([json.loads(line) for line in out.splitlines()]) == fold(rec.spans), err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(packed.read_bytes()))))
+    assert main(["fold", "-"]) == 0
+    assert check([json.loads(line) for line in capsys.readouterr().out.splitlines()]) == fold(rec.spans)
+    filler = b"".join(b'{"x": "%s"}\n' % os.urandom(64).hex().encode() for _ in range(2000))  # no spans: skipped
+    stream = gzip.compress(plain + filler)
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(stream[:-1000])  # cut inside the filler, long after the traces' lines
+    assert main(["fold", str(cut)]) == 1
+    out, err = capsys.readouterr()
+    assert f"{cut}:" in err and "the gzip stream is damaged or truncated here" in err, err
+    assert check([json.loads(line) for line in out.splitlines()]) == fold(rec.spans)
+
+
+def test_a_bad_span_loses_only_itself_not_the_line(rec, tmp_path, capsys):
+    """A line is one OTLP batch: a span with a bad field is left out, reported with the line and its field path,
+    and the line's other spans are folded, as the OTLP receiver's partial success keeps them (before, the whole
+    line was skipped: every run it held lost). A line none of whose spans can be read is skipped whole."""
+    path = traces(rec, tmp_path)
+    first, second = path.read_text(encoding="utf-8").splitlines()
+    data = json.loads(first)
+    bad = dict(data["resourceSpans"][0]["scopeSpans"][0]["spans"][0], spanId="zz", name="broken")
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"].append(bad)
+    only_bad = {"resourceSpans": [{"scopeSpans": [{"spans": [bad]}]}]}
+    path.write_text("\n".join([json.dumps(data), second, json.dumps(only_bad)]) + "\n", encoding="utf-8")
+    out_path = tmp_path / "envelopes.jsonl"
+    assert main(["fold", str(path), "-o", str(out_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"skipped {path}:1: 1 span(s) left out, the line's 6 other(s) read: resourceSpans[0].scopeSpans[0]" \
+           ".spans[6].spanId: 'zz' is not hex" in err, err
+    assert f"skipped {path}:3: resourceSpans[0].scopeSpans[0].spans[0].spanId: 'zz' is not hex" in err, err
+    assert "1 malformed line(s) skipped, 1 span(s) left out of 1 other line(s)" in err, err
     envelopes = [json.loads(line) for line in out_path.read_text(encoding="utf-8").splitlines()]
     assert check(envelopes) == fold(rec.spans)
 

@@ -142,10 +142,14 @@ def test_malformed_lines_are_named_and_skipped(rec, tmp_path, caplog):
     assert [e.line for e in errors] == [2, 3, 4, 6, 7]
     assert str(errors[0]).startswith(f"{path}:2: invalid JSON: ")
     assert "got list" in errors[1].message
-    assert errors[2].message == "resourceSpans[0].scopeSpans[0].spans[1].spanId: 'xyz' is not hex"
-    assert errors[3].message == "resourceSpans[0].scopeSpans[0].spans[0].traceId: 'abcd' is not 32 hex digits"
-    assert errors[4].message.startswith("not an OTLP trace request")
-    assert [s.name for s in back] == [s.name for s in spans]  # lines 1 and 5 hold every span
+    assert errors[2].message == ("1 span(s) left out, the line's 2 other(s) read: "
+                                 "resourceSpans[0].scopeSpans[0].spans[1].spanId: 'xyz' is not hex")
+    assert errors[3].message == ("1 span(s) left out, the line's 2 other(s) read: "
+                                 "resourceSpans[0].scopeSpans[0].spans[0].traceId: 'abcd' is not 32 hex digits")
+    assert [e.spans for e in errors] == [0, 0, 1, 1, 0]  # lines 4 and 6 lost only their bad span
+    assert errors[4].message == "resourceSpans[0].scopeSpans[0].spans[0].name: expected a string, got int"
+    names = [s.name for s in spans]  # lines 1 and 5 hold every span; lines 4 and 6 the good ones of line 1 again
+    assert [s.name for s in back] == names[:3] + [names[0], names[2]] + names[3:] + names[1:3]
     with caplog.at_level(logging.WARNING, logger="otel_agents"):
         read_otlp_json(path)
     assert f"skipped {path}:2: invalid JSON" in caplog.text

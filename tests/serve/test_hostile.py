@@ -27,8 +27,9 @@ def _utf16(text: str) -> bytes:
     return text.encode("utf-16")
 
 
-# (name, raw message, expected: an error code, "ok" for a result, None for no answer (notification), or
-#  "too large" for a message over the size limit: -32700 on stdio, 413 over HTTP)
+# (name, raw message, expected: an error code, "ok" for a result, None for no answer (notification), a list of
+#  those for a batch (its answers in order), or "too large" for a message over the size limit: -32700 on stdio,
+#  413 over HTTP)
 JSONRPC_CASES: list[tuple[str, bytes, object]] = [
     ("empty object", b"{}", -32600),
     ("not json", b"{not json", -32700),
@@ -53,9 +54,14 @@ JSONRPC_CASES: list[tuple[str, bytes, object]] = [
     ("id 5000 digits", (STEP % ("9" * 5000)).encode(), -32700),
     ("NaN in params", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"input":"x","t":NaN}}', -32600),
     ("huge number in params", b'{"jsonrpc":"2.0","id":1,"method":"agent/step","params":{"n":1e999}}', -32700),
-    ("batch of one", ("[" + STEP % 1 + "]").encode(), -32600),
+    ("batch of one", ("[" + STEP % 1 + "]").encode(), ["ok"]),
     ("empty batch", b"[]", -32600),
-    ("batch of 1000", ("[" + ",".join([STEP % 1] * 1000) + "]").encode(), -32600),
+    ("batch of 300", ("[" + ",".join([STEP % i for i in range(300)]) + "]").encode(), ["ok"] * 300),
+    ("batch of bad members", b'[1, {"jsonrpc":"2.0","method":"agent/step","params":{"input":"x"}}, '
+     b'{"jsonrpc":"2.0","id":2,"method":"agent/nope"}, {"jsonrpc":"2.0","id":3,"method":"agent/step","params":'
+     b'{"input":"x","t":NaN}}, ' + (STEP % 4).encode() + b", []]", [-32600, -32601, -32600, "ok", -32600]),
+    ("batch of notifications", b'[{"jsonrpc":"2.0","method":"agent/nope"}, {"jsonrpc":"2.0","method":"x"}]', None),
+    ("batch in a batch", ("[[" + STEP % 1 + "]]").encode(), [-32600]),
     ("string", b'"agent/step"', -32600),
     ("number", b"123", -32600),
     ("null", b"null", -32600),
@@ -87,12 +93,19 @@ JSONRPC_CASES: list[tuple[str, bytes, object]] = [
 ]
 
 
-def _strict(raw: bytes) -> dict:
-    """Parse a response as strict JSON (no NaN/Infinity) and check its JSON-RPC shape."""
+def _strict(raw: bytes) -> dict | list:
+    """Parse a response (or a batch's array of them) as strict JSON (no NaN/Infinity) and check its JSON-RPC shape."""
     def refuse(name: str) -> None:
         raise AssertionError(f"non-JSON constant {name} in a response")
 
     msg = json.loads(raw.decode("utf-8"), parse_constant=refuse)
+    if isinstance(msg, list):
+        assert msg, "an empty array answered"
+        return [_shape(m) for m in msg]
+    return _shape(msg)
+
+
+def _shape(msg: dict) -> dict:
     assert msg["jsonrpc"] == "2.0" and "id" in msg and ("result" in msg) != ("error" in msg), msg
     if "error" in msg:
         assert type(msg["error"]["code"]) is int and isinstance(msg["error"]["message"], str)
@@ -100,7 +113,12 @@ def _strict(raw: bytes) -> dict:
     return msg
 
 
-def _check(name: str, expected: object, msg: dict | None) -> None:
+def _check(name: str, expected: object, msg: dict | list | None) -> None:
+    if isinstance(expected, list):
+        assert isinstance(msg, list) and len(msg) == len(expected), (name, msg)
+        for n, (exp, member) in enumerate(zip(expected, msg)):
+            _check(f"{name}[{n}]", exp, member)
+        return
     if expected is None:
         assert msg is None, name
     elif expected == "ok":

@@ -260,6 +260,27 @@ def test_sessions_have_their_own_agent_and_end_with_delete(tmp_path: Path) -> No
         assert post(url, "", {"Mcp-Session-Id": "made-up"}, method="DELETE")[0] == 404
 
 
+def test_a_batch_runs_in_one_session_and_opens_it_with_agent_initialize(tmp_path: Path) -> None:
+    """JSON-RPC 2.0 batches over HTTP: the members run in order against one session (a new one when the batch
+    holds agent/initialize and names none; its id comes back in Mcp-Session-Id) and the answers come back as an
+    array; a batch of notifications only is 202 with no body."""
+    with http_server("tests.serve.agents:Counter", log=tmp_path / "serve.log") as (url, _):
+        batch = f"[{rpc('agent/initialize', id_=0)}, {rpc('agent/step', {'input': 'a'})}, " \
+                f"{rpc('agent/step', {'input': 'b'}, id_=2)}]"
+        status, headers, body = post(url, batch)
+        answers = json.loads(body)
+        assert status == 200 and [a["id"] for a in answers] == [0, 1, 2]
+        assert [a["result"]["public_output"] for a in answers[1:]] == ["turn 1: a", "turn 2: b"]
+        session = {"Mcp-Session-Id": headers["mcp-session-id"]}
+        again = json.loads(post(url, f"[{rpc('agent/step', {'input': 'c'}, id_=3)}]", session)[2])
+        assert again == [{"jsonrpc": "2.0", "id": 3, "result": again[0]["result"]}]
+        assert again[0]["result"]["public_output"] == "turn 3: c"
+        notifications = '[{"jsonrpc": "2.0", "method": "agent/step", "params": {"input": "d"}}]'
+        assert post(url, notifications, session)[:3:2] == (202, b"")
+        assert json.loads(post(url, rpc("agent/step", {"input": "e"}), session)[2])["result"]["public_output"] \
+            == "turn 5: e"
+
+
 def test_sessions_are_bounded_and_expire() -> None:
     from opentelemetry.sdk.trace import TracerProvider
 

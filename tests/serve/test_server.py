@@ -50,7 +50,7 @@ def test_stdio_initialize_step_reset() -> None:
 def test_stdio_bad_input_keeps_serving() -> None:
     """Malformed JSON-RPC over the real transport: each gets its code, the next valid step still succeeds."""
     out = run_stdio(f"{AGENTS}:failing", [
-        "{oops", '[{"jsonrpc":"2.0","id":1,"method":"agent/step"}]', rpc("agent/missing", id_=3),
+        "{oops", "[]", rpc("agent/missing", id_=3),
         rpc("agent/step", {"input": 42}, 4), rpc("agent/step", {"input": "x"}, 5), rpc("agent/initialize", id_=6)])
     codes = [r.get("error", {}).get("code") for r in out]
     assert codes == [-32700, -32600, -32601, -32602, -32000, None]

@@ -382,6 +382,29 @@ def _container_end(text: str, start: int) -> int:
     return n
 
 
+EXCERPT_CHARS = 60
+"""Longest excerpt of bad input an error message quotes (:func:`excerpt`)."""
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS, *, secret: bool = False) -> str:
+    """``repr(value)`` as an error message that names bad input may quote it: at most ``limit`` characters,
+    secrets redacted (:func:`redact_text`) before the cut, so that a cut never leaves part of a secret a
+    whole one would have shown as ``[REDACTED]``; ``[REDACTED]`` outright when ``secret`` (the value of a
+    secret-named key). A container is named by its type (its repr could be the whole input)."""
+    if secret:
+        return REDACTED
+    if isinstance(value, str):
+        text = repr(value[:limit * 16])  # a secret starting inside the excerpt is seen whole
+    elif isinstance(value, int) and value.bit_length() > 1024:  # repr past 4300 digits raises
+        return f"an integer of {value.bit_length()} bits"
+    elif value is None or isinstance(value, (int, float)):
+        text = repr(value)
+    else:
+        return f"a {type(value).__name__}"
+    text = redact_text(text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def redact_data(data: Any, max_str: int) -> tuple[Any, bool]:
     """Copy of jsonable ``data`` with both rules applied to every key and string, each
     string first cut to ``max_str`` characters; and whether any string was cut.

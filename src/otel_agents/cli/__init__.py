@@ -28,6 +28,16 @@ def plain(doc: str) -> str:
     return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc).replace("``", "")
 
 
+def skipped_summary(errors: Sequence) -> str:
+    """``N malformed line(s) skipped``, and ``M span(s) left out of K other line(s)`` when some lines lost only
+    their bad spans (``errors``: :class:`~otel_agents.exporters.file.MalformedLine` items)."""
+    partial = [e for e in errors if e.spans]
+    text = f"{len(errors) - len(partial)} malformed line(s) skipped"
+    if partial:
+        text += f", {sum(e.spans for e in partial)} span(s) left out of {len(partial)} other line(s)"
+    return text
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only`` just that subcommand's module is imported."""
     parser = argparse.ArgumentParser(prog="otel-agents", description=plain(__doc__.splitlines()[0]))

@@ -30,7 +30,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from . import plain
+from . import plain, skipped_summary
 
 DEFAULT_BATCH = 512  # the SDK BatchSpanProcessor's max_export_batch_size
 _EXPORTER_LOGGER = "opentelemetry.exporter.otlp"  # where the OTLP exporters report a refused batch
@@ -189,5 +189,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents export: {refused}; stopped, {counts['read'] - counts['sent']} span(s) not sent",
               file=sys.stderr)
     print(f"otel-agents export: {counts['sent']} span(s) of {len(traces)} trace(s) sent to {url}; "
-          f"{len(errors)} malformed line(s) skipped", file=sys.stderr)
+          f"{skipped_summary(errors)}", file=sys.stderr)
     return 1 if errors or refused else 0

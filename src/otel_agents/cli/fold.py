@@ -2,7 +2,7 @@
 
 Reads OTLP/JSON lines (written by :class:`otel_agents.exporters.file.OTLPJsonFileExporter`,
 an OpenTelemetry Collector ``file`` exporter, or pages of Phoenix's span search;
-``-`` reads standard input), folds every run into an ECP result envelope and
+gzip-compressed too; ``-`` reads standard input), folds every run into an ECP result envelope and
 writes one envelope per line (to standard output, or to ``-o``), so a new metric
 or grader can run over old runs without re-running any agent. Traces recorded by
 other instrumentations (OTel GenAI, PydanticAI, OpenInference, OpenLLMetry) fold
@@ -42,7 +42,7 @@ import os
 import sys
 from typing import Any, Callable, Iterator, TextIO
 
-from . import plain
+from . import plain, skipped_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable; warnings (spans "
                        "read twice, a malformed traceState dropped) leave it unchanged")
     p.add_argument("traces", metavar="TRACES.jsonl", nargs="+",
-                   help="OTLP/JSON lines, one file or several folded together; '-' for standard input")
+                   help="OTLP/JSON lines (gzip-compressed too), one file or several folded together; '-' for "
+                        "standard input")
     p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")
@@ -174,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         warn(f"{unwarned}{more} span(s) were read twice (the same trace id and span id: a file read twice, "
              "a batch an exporter retried); each was folded once")
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
-          f"{len(errors)} malformed line(s) skipped; {problems} other problem(s)", file=sys.stderr)
+          f"{skipped_summary(errors)}; {problems} other problem(s)", file=sys.stderr)
     if not folder.spans and not errors:  # e.g. a file of envelopes (the fold's output) given as its input
         print("otel-agents fold: no span in the input: no line holds OTLP/JSON traces (`resourceSpans`), as the "
               "OTLP file exporters and `otel-agents` trace files write; a file of ECP envelopes is the fold's "

@@ -32,11 +32,13 @@ logs or metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
 import math
 import os
 import re
+import zlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -54,6 +56,7 @@ from opentelemetry.trace.status import Status, StatusCode
 
 from .._spans.encoding import dumps as strict_json
 from .._spans.encoding import utf8_safe
+from .._spans.redaction import excerpt, is_secret_key
 from ._appender import JsonLinesAppender, file_setting, naming
 
 logger = logging.getLogger("otel_agents")
@@ -262,17 +265,19 @@ class OTLPJsonFileExporter(SpanExporter):
 
 @dataclass(frozen=True)
 class MalformedLine:
-    """A line of an OTLP/JSON file that could not be read (it was skipped).
+    """A line of an OTLP/JSON file that could not be read (it was skipped), or whose bad spans were left out.
 
     Attributes:
         source: the file name (or ``"<stream>"``).
         line: its 1-based line number.
-        message: what is wrong with it.
+        message: what is wrong with it (for bad spans: the first problems, with their field paths).
+        spans: spans left out of a line whose other spans were read; 0 when the whole line was skipped.
     """
 
     source: str
     line: int
     message: str
+    spans: int = 0
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.message}"
@@ -327,12 +332,19 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
 
     A malformed line is skipped whole and the lines around it are kept: not
     UTF-8, invalid JSON (``NaN``/``Infinity`` literals included), nested deeper
-    than the JSON decoder's limit or an attribute value deeper than
-    :data:`MAX_VALUE_DEPTH`, longer than :data:`MAX_LINE_BYTES`, not an object,
-    a field of the wrong type, an id that is not hex of the right length.
+    than the JSON decoder's limit, longer than :data:`MAX_LINE_BYTES`, not an
+    object, ``resourceSpans`` not an array. A span with a bad field (of the wrong
+    type, an id that is not hex of the right length, an attribute value deeper
+    than :data:`MAX_VALUE_DEPTH`) is left out and the line's other spans are read,
+    as an OTLP receiver's partial success does (a resource or scope that cannot be
+    read leaves out its spans): one :class:`MalformedLine` per line names the first
+    problems and counts the spans left out (``spans``); a line none of whose spans
+    could be read is skipped whole.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
     nothing, silently; a UTF-8 byte-order mark at the start of the first line is
-    ignored. A page of Phoenix's span search (``GET
+    ignored. A file (or binary stream) that starts with gzip's magic number is
+    decompressed as it is read; where its gzip stream is damaged or truncated,
+    that line is reported and the rest of the file is not read. A page of Phoenix's span search (``GET
     /v1/projects/{project}/spans/otlpv1``: ``{"data": [span, ...], "next_cursor": ...}``,
     spans in the OTLP span shape with proto field names but no resource or scope
     around them) is read as the spans of one resource and scope, both empty.
@@ -351,9 +363,12 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            yield from _read_lines(_bounded_lines(f), name, errors, warnings)
+            yield from _read_lines(_lines_of(f), name, errors, warnings)
         return
-    yield from _read_lines(source, getattr(source, "name", "<stream>"), errors, warnings)
+    name = getattr(source, "name", "<stream>")
+    if isinstance(source, io.BufferedReader):  # a binary file or sys.stdin.buffer: gzip is seen here too
+        source = _lines_of(source)
+    yield from _read_lines(source, name, errors, warnings)
 
 
 _BOM = "\ufeff"
@@ -369,6 +384,31 @@ def without_bom(text: str | bytes) -> str | bytes:
 
 class _TooLong(bytes):
     """Stands for a line longer than :data:`MAX_LINE_BYTES` (its text was not kept)."""
+
+
+class _Damaged(bytes):
+    """Stands for the rest of a gzip-compressed file, which cannot be decompressed (the bytes: why)."""
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _lines_of(f: io.BufferedReader) -> Iterator[bytes]:
+    """The lines of a binary file (:func:`_bounded_lines`), decompressed when it starts with gzip's magic
+    number (``trace.jsonl.gz``: :func:`_gunzipped_lines`)."""
+    return _gunzipped_lines(f) if f.peek(2)[:2] == _GZIP_MAGIC else _bounded_lines(f)  # no extra generator layer
+
+
+def _gunzipped_lines(f: io.BufferedReader) -> Iterator[bytes]:
+    """The lines of a gzip-compressed file; where its stream turns out damaged or truncated (a writer killed
+    mid-file), one :class:`_Damaged` stands for the rest, so the lines before it are kept."""
+    import gzip  # here: most files are not compressed
+
+    try:
+        yield from _bounded_lines(gzip.GzipFile(fileobj=f, mode="rb"))
+    except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError; a truncated stream an EOFError
+        yield _Damaged(f"the gzip stream is damaged or truncated here, the rest of the file is not read: "
+                       f"{exc}".encode())
 
 
 def _bounded_lines(f: Any) -> Iterator[bytes]:
@@ -390,15 +430,30 @@ def _bounded_lines(f: Any) -> Iterator[bytes]:
 def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None,
                 warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
     notes: list[str] = []
+    rejected: list[tuple[int, str]] = []
     for number, text in enumerate(lines, start=1):
         try:
             if type(text) is _TooLong:
                 raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
+            if type(text) is _Damaged:
+                raise ValueError(text.decode())
             if number == 1:
                 text = without_bom(text)
             if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
                 continue
-            spans = _parse_line(text, notes)
+            spans = _parse_line(text, notes, rejected)
+            if rejected:  # bad spans (or resources, scopes) left out, as an OTLP receiver does
+                message = problems_message([m for _, m in rejected])
+                left_out = sum(n for n, _ in rejected)
+                rejected.clear()
+                if not spans:
+                    raise ValueError(message)
+                problem = MalformedLine(str(name), number, f"{left_out} span(s) left out, the line's "
+                                        f"{len(spans)} other(s) read: {message}", left_out)
+                if errors is not None:
+                    errors.append(problem)
+                else:
+                    logger.warning("otel_agents: %s", problem)
             for note in notes:
                 dropped = MalformedLine(str(name), number, note)
                 if warnings is not None:
@@ -444,7 +499,21 @@ def load_json(text: str | bytes) -> Any:
             raise ValueError(f"invalid JSON: {exc if isinstance(second, RecursionError) else second}") from None
 
 
-def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[ReadableSpan]:
+MAX_MESSAGES = 5
+"""Problems named in one message about a request or line with bad spans (:func:`problems_message`)."""
+
+
+def problems_message(problems: list[str]) -> str:
+    """The first :data:`MAX_MESSAGES` problems, and how many more."""
+    shown = problems[:MAX_MESSAGES]
+    more = len(problems) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more problem(s)" if more else "")
+
+
+def _parse_line(text: str | bytes, notes: list[str] | None = None,
+                rejected: list[tuple[int, str]] | None = None) -> list[ReadableSpan]:
+    """The spans of one line; with ``rejected``, bad spans are left out and reported there (see
+    :meth:`_Decoder.request`), else the first bad field raises ``ValueError``."""
     data = load_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
@@ -455,7 +524,7 @@ def _parse_line(text: str | bytes, notes: list[str] | None = None) -> list[Reada
             return []
     decoder = _Decoder()
     try:
-        spans = decoder.request(data)
+        spans = decoder.request(data, rejected)
         if notes is not None:
             notes.extend(decoder.notes)
         return spans
@@ -552,7 +621,7 @@ class _Decoder:
         span_id = self._id(s, "spanId", 8, where)
         name = self._str(s, "name", where)
         if not trace_id or not span_id:
-            raise ValueError(f"{where}: span {name!r} has no traceId or spanId")
+            raise ValueError(f"{where}: span {excerpt(name)} has no traceId or spanId")
         flags = self._int(s, "flags", where, 32)
         header = self._str(s, "traceState", where)
         state = self._trace_state(header, f"{where}.traceState") if header else None
@@ -650,9 +719,9 @@ class _Decoder:
                 continue
             key, eq, value = member.partition("=")
             if not eq or not _TRACESTATE_KEY.fullmatch(key) or not _TRACESTATE_VALUE.fullmatch(value):
-                problem = f"member {member[:80]!r} is not key=value in the W3C tracestate format"
+                problem = f"member {excerpt(member)} is not key=value in the W3C tracestate format"
             elif key in pairs:
-                problem = f"key {key!r} appears twice"
+                problem = f"key {excerpt(key)} appears twice"
             else:
                 pairs[key] = value
                 continue
@@ -704,7 +773,7 @@ class _Decoder:
             return 0
         number = _integer(value)
         if number is None or not 0 <= number < 1 << bits:
-            raise ValueError(f"{_at(where, name)}: expected an unsigned {bits}-bit integer, got {value!r:.60}")
+            raise ValueError(f"{_at(where, name)}: expected an unsigned {bits}-bit integer, got {excerpt(value)}")
         return number
 
     def _enum(self, obj: dict[str, Any], name: str, names: dict[str, int], where: str) -> int:
@@ -715,20 +784,20 @@ class _Decoder:
             return names[value]
         if type(value) is int:
             return value
-        raise ValueError(f"{_at(where, name)}: expected an enum number or name, got {value!r:.60}")
+        raise ValueError(f"{_at(where, name)}: expected an enum number or name, got {excerpt(value)}")
 
     def _id(self, obj: dict[str, Any], name: str, size: int, where: str) -> int:
         value = self._get(obj, name)
         if value in (None, ""):
             return 0
         if not isinstance(value, str):
-            raise _BadId(f"{_at(where, name)}: expected a hex string, got {value!r:.60}")
+            raise _BadId(f"{_at(where, name)}: expected a hex string, got {excerpt(value)}")
         try:
             raw = bytes.fromhex(value)
         except ValueError:
-            raise _BadId(f"{_at(where, name)}: {value!r:.60} is not hex") from None
+            raise _BadId(f"{_at(where, name)}: {excerpt(value)} is not hex") from None
         if len(raw) != size:
-            raise _BadId(f"{_at(where, name)}: {value!r:.60} is not {size * 2} hex digits")
+            raise _BadId(f"{_at(where, name)}: {excerpt(value)} is not {size * 2} hex digits")
         return int.from_bytes(raw, "big")
 
     # -- attribute values ----------------------------------------------------------------
@@ -742,13 +811,14 @@ class _Decoder:
             kw = f"{where}.attributes[{n}]"
             kv = self._obj(kv, kw)
             key = self._str(kv, "key", kw)
-            value = _attribute_value(self._value(kv.get("value"), f"{kw}.value", 0))
+            value = _attribute_value(self._value(kv.get("value"), f"{kw}.value", 0, is_secret_key(key)))
             if value is not None:
                 out[key] = value
         return out
 
-    def _value(self, v: Any, where: str, depth: int) -> Any:
-        """An ``AnyValue`` as plain data: scalars, lists, dicts; bytes as base64 text."""
+    def _value(self, v: Any, where: str, depth: int, secret: bool = False) -> Any:
+        """An ``AnyValue`` as plain data: scalars, lists, dicts; bytes as base64 text. ``secret``: it is (inside)
+        the value of a secret-named key, never quoted in an error."""
         if v is None:
             return None
         if not isinstance(v, dict):
@@ -764,7 +834,7 @@ class _Decoder:
             if name == "intValue":
                 number = _integer(value)
                 if number is None or not -(1 << 63) <= number < 1 << 63:
-                    raise ValueError(f"{where}.intValue: expected a signed 64-bit integer, got {value!r:.60}")
+                    raise ValueError(f"{where}.intValue: expected a signed 64-bit integer, got {excerpt(value, secret=secret)}")
                 return number
             if name == "boolValue" and isinstance(value, bool):
                 return value
@@ -774,14 +844,15 @@ class _Decoder:
                 if isinstance(value, str) and value in _DOUBLES:  # an array or object is not hashable
                     return _DOUBLES[value]
             elif name == "arrayValue" and isinstance(value, dict):
-                return [self._value(x, f"{where}.arrayValue.values[{i}]", depth + 1)
+                return [self._value(x, f"{where}.arrayValue.values[{i}]", depth + 1, secret)
                         for i, x in enumerate(self._list(value, "values", f"{where}.arrayValue"))]
             elif name == "kvlistValue" and isinstance(value, dict):
                 out = {}
                 for i, kv in enumerate(self._list(value, "values", f"{where}.kvlistValue")):
                     kw = f"{where}.kvlistValue.values[{i}]"
                     kv = self._obj(kv, kw)
-                    out[self._str(kv, "key", kw)] = self._value(kv.get("value"), f"{kw}.value", depth + 1)
+                    key = self._str(kv, "key", kw)
+                    out[key] = self._value(kv.get("value"), f"{kw}.value", depth + 1, secret or is_secret_key(key))
                 return out
             elif name == "bytesValue" and isinstance(value, str):
                 try:

@@ -1,8 +1,8 @@
 """OTLP/HTTP trace request bodies → SDK ``ReadableSpan``s (what ``otel-agents ecp collect`` receives).
 
 An ``ExportTraceServiceRequest`` arrives as protobuf (``application/x-protobuf``)
-or in the OTLP JSON encoding (``application/json``), optionally gzip-compressed
-(``Content-Encoding: gzip``), as the OTLP specification's OTLP/HTTP section
+or in the OTLP JSON encoding (``application/json``), optionally gzip- or deflate-compressed
+(``Content-Encoding: gzip``/``deflate``), as the OTLP specification's OTLP/HTTP section
 defines (https://opentelemetry.io/docs/specs/otlp/#otlphttp). Both are read by
 the one reader of :mod:`otel_agents.exporters.file` (a protobuf body is
 parsed with ``opentelemetry-proto``'s generated classes and put in that JSON
@@ -28,7 +28,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
-MAX_MESSAGES = 5  # problems named in a partial_success message; the rest are counted
 
 
 class BadRequest(ValueError):
@@ -59,9 +58,9 @@ class Decoded:
 
     def message(self) -> str:
         """The ``partial_success.error_message``: the first problems, and how many more."""
-        shown = self.problems[:MAX_MESSAGES]
-        more = len(self.problems) - len(shown)
-        return "; ".join(shown) + (f"; and {more} more problem(s)" if more else "")
+        from .file import problems_message
+
+        return problems_message(self.problems)
 
 
 def media_type(content_type: str | None) -> str:
@@ -76,29 +75,50 @@ def media_type(content_type: str | None) -> str:
     return kind
 
 
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}  # zlib framing of each Content-Encoding
+
+
 def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
-    """``body`` decoded per ``Content-Encoding`` (none, ``identity`` or ``gzip``), at most ``limit`` bytes.
+    """``body`` decoded per ``Content-Encoding`` (none, ``identity``, ``gzip``, or ``deflate``: the zlib format,
+    RFC 9110 section 8.4.1.2, what the OpenTelemetry SDKs send with ``OTEL_EXPORTER_OTLP_COMPRESSION=deflate``),
+    at most ``limit`` bytes.
+
+    A gzip body may hold several members one after another (RFC 1952 section 2.2: what concatenating
+    gzip files or a streaming compressor writes); they are read as one stream, as ``gunzip`` does.
 
     Raises:
         UnsupportedMediaType: another encoding.
-        BadRequest: a damaged gzip stream.
+        BadRequest: a damaged or truncated stream, or bytes after it that are not a gzip member.
         TooLarge: more than ``limit`` bytes once decompressed (a decompression bomb stops there).
     """
     name = (encoding or "identity").strip().lower()
     if name == "identity":
         return body
-    if name != "gzip":
-        raise UnsupportedMediaType(f"unsupported Content-Encoding {encoding!r}: send gzip or none")
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip framing
-    try:
-        out = inflater.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise BadRequest(f"Content-Encoding gzip, but the body is not a gzip stream: {exc}") from None
-    if len(out) > limit:
-        raise TooLarge(f"body larger than {limit} bytes once decompressed")
-    if not inflater.eof:
-        raise BadRequest("Content-Encoding gzip, but the gzip stream is truncated")
-    return out
+    wbits = _WBITS.get(name)
+    if wbits is None:
+        raise UnsupportedMediaType(f"unsupported Content-Encoding {encoding!r}: send gzip, deflate or none")
+    parts: list[bytes] = []
+    size, rest = 0, body
+    while rest:
+        if parts and name != "gzip":
+            raise BadRequest(f"Content-Encoding {name}, but {len(rest)} byte(s) follow the end of its stream")
+        inflater = zlib.decompressobj(wbits)
+        try:
+            part = inflater.decompress(rest, limit + 1 - size)  # >= 1: 0 would mean no limit
+        except zlib.error as exc:
+            where = f"the body is not a {name} stream" if not parts else \
+                f"the {len(rest)} byte(s) after the gzip stream's member {len(parts)} are not a gzip member"
+            raise BadRequest(f"Content-Encoding {name}, but {where}: {exc}") from None
+        size += len(part)
+        if size > limit:
+            raise TooLarge(f"body larger than {limit} bytes once decompressed")
+        if not inflater.eof:
+            raise BadRequest(f"Content-Encoding {name}, but the {name} stream is truncated")
+        parts.append(part)
+        rest = inflater.unused_data
+    if not parts:
+        raise BadRequest(f"Content-Encoding {name}, but the body is empty")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def decode_request(body: bytes, kind: str) -> Decoded:

@@ -4,7 +4,8 @@ A bare ASGI application (:class:`ECPApp`) served by Uvicorn (https://www.uvicorn
 with its strict HTTP/1.1 parser (h11: chunked bodies, keep-alive, no request
 smuggling). Follows the Streamable HTTP transport rules that apply to a
 request/response agent: ``POST`` answers ``application/json``; a notification is
-answered ``202 Accepted`` with no body; ``GET`` (no server-initiated stream here)
+answered ``202 Accepted`` with no body (a JSON-RPC batch: the array of its answers, or ``202`` when it
+held notifications only; its members share one session); ``GET`` (no server-initiated stream here)
 is ``405``; ``DELETE`` with an ``Mcp-Session-Id`` ends that session (see
 :mod:`.sessions`).
 
@@ -47,7 +48,8 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from .jsonrpc import SERVER_BUSY, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, dispatch, encode, error_response, parse
+from .jsonrpc import (SERVER_BUSY, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, batch_response, dispatch, dispatch_batch,
+                      encode, error_response, parse)
 from .sessions import SessionManager, SessionsFull
 
 logger = logging.getLogger("otel_agents.serve")
@@ -270,24 +272,29 @@ class ECPApp:
         if body is None:
             return None
         request = parse(body)
-        if not isinstance(request, Request):
+        if isinstance(request, dict):
             return await _send(send, 200, request)
+        batch = request if isinstance(request, list) else None
+        requests = [r for r in batch if isinstance(r, Request)] if batch is not None else [request]
+        id_ = request.id if isinstance(request, Request) else None  # a batch's refusal cannot name one id
         extra: dict[str, str] = {}
         sid = headers.get(SESSION_HEADER)
         if sid is not None:
             session = self.sessions.get(sid)
             if session is None:
-                return await _send(send, 404, error_response(request.id, -32600, "unknown or expired session: "
+                return await _send(send, 404, error_response(id_, -32600, "unknown or expired session: "
                                                              "send agent/initialize without Mcp-Session-Id"))
-        elif request.method == "agent/initialize":
+        elif any(r.method == "agent/initialize" for r in requests):  # a batch's members share its session
             try:
                 sid, session = self.sessions.open()
             except SessionsFull as exc:
-                return await _send(send, 503, error_response(request.id, SERVER_BUSY, f"server busy: {exc}"),
+                return await _send(send, 503, error_response(id_, SERVER_BUSY, f"server busy: {exc}"),
                                    {"retry-after": "1"})
             extra[SESSION_HEADER] = sid
         else:
             session = self.sessions.default
+        if batch is not None:
+            return await self._batch(batch, session.methods(), send, extra)
         try:
             response = await dispatch(request, session.methods())
         except asyncio.CancelledError:
@@ -304,6 +311,18 @@ class ECPApp:
         await _send(send, 200, response, extra)
 
 
+    async def _batch(self, batch: list[Any], methods: Mapping[str, Any], send: Send, extra: dict[str, str]) -> None:
+        done: list[Any] = []
+        try:
+            await dispatch_batch(batch, methods, done)
+        except asyncio.CancelledError:  # as for one request: the rest are answered -32003
+            logger.warning("a batch of %d abandoned after %d: the server is shutting down", len(batch), len(done))
+            answers = batch_response(batch, done)
+            return await _send(send, 200 if answers else 202, answers, {**extra, "connection": "close"})
+        answers = batch_response(batch, done)
+        await _send(send, 200 if answers else 202, answers, extra)
+
+
 class _TooLarge(Exception):
     pass
 
@@ -315,7 +334,7 @@ class _Disconnected(Exception):
 async def _send(send: Send, status: int, payload: Any, extra: Mapping[str, str] | None = None) -> None:
     if payload is None:
         body = b""
-    elif isinstance(payload, dict) and payload.get("jsonrpc") == "2.0":
+    elif isinstance(payload, list) or (isinstance(payload, dict) and payload.get("jsonrpc") == "2.0"):
         body = encode(payload)
     else:
         body = json.dumps(payload, allow_nan=False, ensure_ascii=True).encode("ascii")

@@ -12,9 +12,13 @@ What counts as bad input:
   too large for a float (``1e400``) or an integer longer than Python's
   4300-digit limit: ``-32700`` parse error, ``id: null``;
 * the non-JSON constants ``NaN``/``Infinity``, an ``id`` that is not a string,
-  number or null, a batch (ECP exchanges one object per message), a missing
-  ``"jsonrpc": "2.0"`` or ``method``: ``-32600`` invalid request, with ``id: null``
-  when the id itself is the problem.
+  number or null, a missing ``"jsonrpc": "2.0"`` or ``method``, an empty array:
+  ``-32600`` invalid request, with ``id: null`` when the id itself is the problem.
+
+A batch (JSON-RPC 2.0 section 6: a non-empty array of requests) is answered with
+an array holding one response per member that is not a notification, in order
+(each member is checked and run as a message of its own would be, one after the
+other); a batch of notifications only is answered with nothing.
 
 Every response is strict JSON (RFC 8259: no ``NaN``, ASCII with ``\\uXXXX``
 escapes, so lone surrogates an agent returns still travel as valid UTF-8).
@@ -28,6 +32,8 @@ import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
+
+from .._spans.redaction import excerpt
 
 logger = logging.getLogger("otel_agents.serve")
 
@@ -69,6 +75,9 @@ class Request:
 class _NonFinite:
     """Stands for a ``NaN``/``Infinity`` literal while parsing (never a value an agent sees)."""
 
+    def __init__(self, name: str) -> None:
+        self.name = name
+
 
 def _finite_float(text: str) -> float:
     value = float(text)
@@ -85,20 +94,42 @@ def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[
     return {"jsonrpc": "2.0", "id": id_, "error": err}
 
 
-def parse(raw: str | bytes) -> Request | dict[str, Any]:
-    """Parse and validate one message: a :class:`Request`, or the error response to send."""
+def parse(raw: str | bytes) -> Request | dict[str, Any] | list[Request | dict[str, Any]]:
+    """Parse and validate one message: a :class:`Request`, or the error response to send; for a batch, a list
+    with either for each member (:func:`dispatch_batch` runs it)."""
     try:
         text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else raw
         non_finite: list[str] = []
         msg = json.loads(text, parse_float=_finite_float,
-                         parse_constant=lambda name: (non_finite.append(name), _NonFinite())[1])
+                         parse_constant=lambda name: (non_finite.append(name), _NonFinite(name))[1])
     except RecursionError:
         return error_response(None, PARSE_ERROR, "parse error: nested too deeply")
     except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError and int/float limits are ValueErrors
         return error_response(None, PARSE_ERROR, f"parse error: {str(exc)[:200]}")
     if isinstance(msg, list):
-        return error_response(None, INVALID_REQUEST, "invalid request: batches are not supported by ECP; "
-                              "send one JSON-RPC object per message")
+        if not msg:
+            return error_response(None, INVALID_REQUEST, "invalid request: an empty batch")
+        return [_request(m, _non_finite_in(m) if non_finite else None) for m in msg]
+    return _request(msg, non_finite[0] if non_finite else None)
+
+
+def _non_finite_in(value: Any) -> str | None:
+    """The first ``NaN``/``Infinity`` literal inside a batch member (iterative: members nest as deep as
+    the parser allows)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _NonFinite):
+            return item.name
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def _request(msg: Any, non_finite: str | None) -> Request | dict[str, Any]:
+    """One message (or batch member) checked: a :class:`Request` or the error response."""
     if not isinstance(msg, dict):
         return error_response(None, INVALID_REQUEST, "invalid request: expected a JSON object")
     id_ = msg.get("id")
@@ -106,7 +137,7 @@ def parse(raw: str | bytes) -> Request | dict[str, Any]:
         return error_response(None, INVALID_REQUEST,
                               'invalid request: "id" must be a string, a finite number or null')
     if non_finite:
-        return error_response(id_, INVALID_REQUEST, f"invalid request: {non_finite[0]} is not a JSON value")
+        return error_response(id_, INVALID_REQUEST, f"invalid request: {non_finite} is not a JSON value")
     if msg.get("jsonrpc") != "2.0":
         return error_response(id_, INVALID_REQUEST, 'invalid request: "jsonrpc" must be "2.0"')
     method = msg.get("method")
@@ -131,7 +162,7 @@ async def dispatch(request: Request, methods: Mapping[str, Method]) -> dict[str,
         return answer(error_response(request.id, INVALID_PARAMS, 'invalid params: "params" must be an object'))
     fn = methods.get(request.method)
     if fn is None:
-        return answer(error_response(request.id, METHOD_NOT_FOUND, f"method not found: {request.method}"))
+        return answer(error_response(request.id, METHOD_NOT_FOUND, f"method not found: {excerpt(request.method)}"))
     try:
         result = fn(request.params)
         if inspect.isawaitable(result):
@@ -144,20 +175,50 @@ async def dispatch(request: Request, methods: Mapping[str, Method]) -> dict[str,
     return answer({"jsonrpc": "2.0", "id": request.id, "result": result})
 
 
-async def handle(raw: str | bytes, methods: Mapping[str, Method]) -> dict[str, Any] | None:
-    """Parse and dispatch one message: the response object, or ``None`` for a notification."""
+async def dispatch_batch(members: list[Request | dict[str, Any]], methods: Mapping[str, Method],
+                         done: list[dict[str, Any] | None]) -> None:
+    """Run a batch's members in order, appending to ``done`` each one's response (its error as parsed, or
+    ``None`` for a notification); if the task is cancelled, ``done`` holds those finished
+    (:func:`batch_response` answers the rest)."""
+    for member in members:
+        done.append(await dispatch(member, methods) if isinstance(member, Request) else member)
+
+
+def batch_response(members: list[Request | dict[str, Any]],
+                   done: list[dict[str, Any] | None]) -> list[dict[str, Any]] | None:
+    """The answer to a batch: the responses in ``done``, then for each member not run (the server is
+    shutting down) its parse error or a ``-32003``; ``None`` when there is nothing to answer (JSON-RPC 2.0
+    section 6: no empty array)."""
+    answers = [r for r in done if r is not None]
+    for member in members[len(done):]:
+        if not isinstance(member, Request):
+            answers.append(member)
+        elif not member.notification:
+            answers.append(error_response(member.id, SHUTTING_DOWN, SHUTDOWN_MESSAGE))
+    return answers or None
+
+
+async def handle(raw: str | bytes, methods: Mapping[str, Method]) -> dict[str, Any] | list[dict[str, Any]] | None:
+    """Parse and dispatch one message: the response object (a list for a batch), or ``None`` when there is
+    nothing to answer (a notification)."""
     request = parse(raw)
+    if isinstance(request, list):
+        done: list[dict[str, Any] | None] = []
+        await dispatch_batch(request, methods, done)
+        return batch_response(request, done)
     if not isinstance(request, Request):
         return request
     return await dispatch(request, methods)
 
 
-def encode(response: Mapping[str, Any]) -> bytes:
-    """``response`` as strict, ASCII JSON (UTF-8 bytes, no trailing newline).
+def encode(response: Mapping[str, Any] | list[Mapping[str, Any]]) -> bytes:
+    """``response`` (or a batch's list of responses) as strict, ASCII JSON (UTF-8 bytes, no trailing newline).
 
     A result that is not strict JSON (``NaN``, a non-serialisable object) becomes a
     ``-32603`` error for the same id rather than invalid output.
     """
+    if isinstance(response, list):
+        return b"[" + b",".join(encode(r) for r in response) + b"]"
     try:
         return json.dumps(response, allow_nan=False, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     except (ValueError, TypeError, RecursionError) as exc:

@@ -4,7 +4,7 @@ Behaves as the OTLP specification's OTLP/HTTP section requires
 (https://opentelemetry.io/docs/specs/otlp/#otlphttp):
 
 * request bodies: an ``ExportTraceServiceRequest`` as protobuf (``application/x-protobuf``)
-  or JSON (``application/json``), plain or ``Content-Encoding: gzip``; anything else is
+  or JSON (``application/json``), plain or ``Content-Encoding: gzip``/``deflate``; anything else is
   ``415``;
 * success: ``200`` with an ``ExportTraceServiceResponse`` in the request's encoding; when
   some spans could not be read, its ``partial_success`` says how many

@@ -1,4 +1,5 @@
-"""ECP over stdio: one JSON-RPC object per line in, one per line out (the ECP default transport).
+"""ECP over stdio: one JSON-RPC object per line in, one per line out (the ECP default transport); a batch
+(an array on one line) is answered with the array of its responses on one line.
 
 Requests are answered one at a time, in order. Lines are read as bytes, so input
 that is not UTF-8 is a ``-32700`` for that line, whatever the locale; a line longer
@@ -14,7 +15,8 @@ import contextlib
 import threading
 from typing import Any, BinaryIO, Mapping
 
-from .jsonrpc import PARSE_ERROR, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, dispatch, encode, error_response, parse
+from .jsonrpc import (PARSE_ERROR, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, batch_response, dispatch, dispatch_batch,
+                      encode, error_response, parse)
 
 DEFAULT_MAX_LINE = 4 * 1024 * 1024  # bytes
 _TOO_LONG = object()
@@ -62,13 +64,23 @@ async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: Binar
                      daemon=True).start()
     while (line := await queue.get()) is not None:
         if line is _TOO_LONG:
-            response: dict | None = error_response(None, PARSE_ERROR,
+            response: dict | list | None = error_response(None, PARSE_ERROR,
                                                    f"parse error: message longer than {max_line} bytes")
         elif not line.strip():
             continue
         else:
             request = parse(line)
-            if not isinstance(request, Request):
+            if isinstance(request, list):  # a batch: one line with the array of its answers
+                done: list = []
+                try:
+                    await dispatch_batch(request, methods, done)
+                except asyncio.CancelledError:
+                    if (answers := batch_response(request, done)) is not None:
+                        with contextlib.suppress(OSError, ValueError):
+                            _write(stdout, answers)
+                    raise
+                response = batch_response(request, done)
+            elif not isinstance(request, Request):
                 response = request
             else:
                 try:
@@ -82,6 +94,6 @@ async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: Binar
             _write(stdout, response)
 
 
-def _write(stdout: BinaryIO, response: Mapping[str, Any]) -> None:
+def _write(stdout: BinaryIO, response: Mapping[str, Any] | list[Mapping[str, Any]]) -> None:
     stdout.write(encode(response) + b"\n")
     stdout.flush()
