@@ -19,6 +19,11 @@ from ._runs import SYNC_CALLER
 
 PLUGIN_NAME = "otel_agents"
 
+try:  # the message of the cancellation ``Runner`` makes when the caller of its event stream left early
+    from google.adk.runners import _CALLER_CLOSED_EARLY_MSG as _CALLER_CLOSED_EARLY
+except ImportError:  # an ADK without it: ``SYNC_CALLER`` alone says the caller left
+    _CALLER_CLOSED_EARLY = object()
+
 
 class OtelAgentsPlugin(BasePlugin):
     """Opens and ends our spans from ADK's run, agent, model and tool callbacks."""
@@ -45,12 +50,12 @@ class OtelAgentsPlugin(BasePlugin):
                 # was stopped, stop reason ``cancelled``, as in every framework).
                 caller = SYNC_CALLER.get()
                 in_flight = sys.exc_info()[1]
-                left = caller is not None and caller.left
+                left = caller is not None and caller.left or isinstance(in_flight, GeneratorExit) or \
+                    isinstance(in_flight, asyncio.CancelledError) and in_flight.args[:1] == (_CALLER_CLOSED_EARLY,)
                 if isinstance(in_flight, asyncio.CancelledError) and not left:
                     self.hooks.after_run(invocation_context, in_flight)
                 else:
-                    self.hooks.after_run(invocation_context,
-                                         abandoned=left or isinstance(in_flight, (GeneratorExit, asyncio.CancelledError)))
+                    self.hooks.after_run(invocation_context, abandoned=left)
             except Exception as exc:  # noqa: BLE001 - as guard() does
                 report_internal_error("google_adk.after_run", exc)
         return None
