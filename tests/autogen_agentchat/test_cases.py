@@ -327,9 +327,11 @@ def test_failed_run_marks_model_agent_and_team(instrumented: Any, exporter: Snap
     assert_one_trace_all_ended(exporter)
 
 
-def test_cancellation_ends_every_span_as_cancelled_error(instrumented: Any, exporter: SnapshotExporter) -> None:
-    """A CancellationToken cancelled mid-request: every open span (team, agent, model) ends with ERROR and
-    error.type CancelledError, none is abandoned, nothing stays current."""
+def test_cancellation_ends_every_span_as_control_flow(instrumented: Any, exporter: SnapshotExporter,
+                                                      envelopes: list) -> None:
+    """A CancellationToken cancelled mid-request: every open span (team, agent, model) ends as control flow
+    (``otel_agents.control_flow`` CancelledError, status unset, no error.type), the agent's stop reason
+    ``cancelled``, none abandoned, nothing current; the envelope has that stop reason and no error line."""
     slow = ScriptedClient(tool_then_answer("lookup_order", {}), delay=5.0)
     team = RoundRobinGroupChat([agent_with_tool(client=slow)], termination_condition=MaxMessageTermination(3))
 
@@ -345,8 +347,14 @@ def test_cancellation_ends_every_span_as_cancelled_error(instrumented: Any, expo
     spans = exporter.semantic()
     assert sorted(kinds(spans)) == ["agent", "chain", "model"], tree(spans)
     for s in spans:
-        assert s.status.name == "ERROR" and s.attributes["error.type"].endswith("CancelledError"), s.name
+        assert s.status.name == "UNSET" and "error.type" not in s.attributes, s.name
+        assert s.attributes["otel_agents.control_flow"] == "asyncio.exceptions.CancelledError", s.name
         assert "otel_agents.stream.abandoned" not in s.attributes
+    assert one(spans, "invoke_agent support").attributes["otel_agents.run.stop_reason"] == "cancelled"
+    (env,) = envelopes
+    assert env["metrics"]["stop_reason"] == "cancelled" and env["metrics"]["errors"] == 0, env["metrics"]
+    assert env["public_output"] is None
+    assert not [ln for ln in env["evaluation_context"].splitlines() if ln.startswith("error")], env["evaluation_context"]
     assert_one_trace_all_ended(exporter)
 
 

@@ -59,12 +59,16 @@ class Scenario:
         x3_runs: how many runs X-3 makes (1,000 unless the framework is too slow
             for the suite's time budget; the docstring of the override says why).
         streams: whether the framework has a streaming entry point to abandon.
+        cancel_stops_run: whether cancelling the task awaiting ``arun`` stops the run (X-11).
     """
 
     instrumentor_cls: ClassVar[type]
     kinds: ClassVar[tuple[str, ...]] = ("agent", "model", "tool")
     x3_runs: ClassVar[int] = 1000
     streams: ClassVar[bool] = True
+    cancel_stops_run: ClassVar[bool] = True
+    """Whether cancelling the task that awaits :meth:`arun` stops the run (not where ``arun`` runs it in a worker
+    thread: the run goes on there to its end, X-11 then checks only that nothing says it failed)."""
 
     def __init__(self) -> None:
         self.probes: list[tuple[str, trace.Span]] = []
@@ -527,7 +531,8 @@ class ContractSuite:
 
             asyncio.run(main())
 
-        self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
+        outcome = self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
+        self._assert_cancelled_as_control_flow(scenario, exporter, outcome[0])
 
     def test_x11_wait_for_times_out_mid_tool(self, scenario: Scenario, provider: Any,
                                              exporter: SnapshotExporter) -> None:
@@ -543,7 +548,40 @@ class ContractSuite:
             scenario.tool_hook = lambda: time.sleep(0.2)
             asyncio.run(main())
 
-        self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
+        outcome = self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
+        self._assert_cancelled_as_control_flow(scenario, exporter, outcome[0])
+
+    @staticmethod
+    def _assert_cancelled_as_control_flow(scenario: Scenario, exporter: SnapshotExporter,
+                                          outcome: tuple[str, Any]) -> None:
+        """X-11's one rule, the same in every framework: a cancellation is control flow, not an error. No span
+        is ERROR or has an ``error.type`` for it; a span it ended has ``otel_agents.control_flow`` =
+        ``asyncio.exceptions.CancelledError``; a run it stopped says so on its outermost agent span
+        (``otel_agents.run.stop_reason`` ``cancelled`` and the control flow), which the fold makes the
+        envelope's ``stop_reason``."""
+        cancelled = "asyncio.exceptions.CancelledError"
+        spans = exporter.semantic()
+        for s in spans:
+            a = s.attributes
+            failed_by_it = [e for n, e in s.events if n == "exception"
+                            and str(e.get("exception.type", "")).endswith("CancelledError")]
+            assert "CancelledError" not in str(a.get("error.type", "")), (s.name, "error.type", a.get("error.type"))
+            assert not (failed_by_it and s.status.name == "ERROR"), (s.name, s.status, s.status_description)
+            assert a.get("otel_agents.control_flow") in (None, cancelled), (s.name, a.get("otel_agents.control_flow"))
+        if outcome[0] != "raised" or outcome[1] not in (asyncio.CancelledError, TimeoutError) \
+                or not scenario.cancel_stops_run:
+            return  # the run was not stopped (the framework answered its caller, or runs it in a thread)
+        by_id = {s.span_id: s for s in spans}
+        top = [s for s in spans if s.semantic_kind == "agent"
+               and not any(p.semantic_kind == "agent" for p in ancestors(s, spans))]
+        assert top, tree(spans)
+        for agent in top:
+            assert agent.attributes.get("otel_agents.run.stop_reason") == "cancelled", tree(spans)
+            assert agent.attributes.get("otel_agents.control_flow") == cancelled, tree(spans)
+            parent = by_id.get(agent.parent_id)
+            while parent is not None:  # a workflow around the agent was stopped too, not failed
+                assert parent.attributes.get("otel_agents.control_flow") == cancelled, tree(spans)
+                parent = by_id.get(parent.parent_id)
 
     @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
     @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])

@@ -341,6 +341,41 @@ def test_a_step_a_framework_stopped_is_not_ok(rec):
         [("ok", None)], got
 
 
+def test_a_cancelled_run_is_stopped_not_failed(rec):
+    """A run a cancellation stopped (the span layer's control flow: agent, chain and tool ended by
+    ``CancelledError``): ``stop_reason`` ``cancelled``, ``public_output`` null (even when its root recorded an
+    output before it was stopped: the caller got none), the cancelled tool call not ``ok``,
+    and no ``error`` line nor error count for the cancellation itself (it is not a failure). A chain that failed
+    (status ERROR) around a cancelled step still has its ``error`` line."""
+    import asyncio
+
+    for fails in (False, True):
+        with rec.telemetry.span("chain", "wf") as wf:
+            wf.set_output("what the workflow had when it was stopped")
+            with rec.telemetry.span("agent", "lead") as lead:
+                lead.set_agent("lead")
+                lead.set_output("half an answer")
+                with rec.telemetry.span("tool", "lookup") as tool:
+                    tool.set_tool("lookup", call_id="c1", arguments={})
+                    tool.record_error(asyncio.CancelledError(), control_flow=True)
+                lead.record_error(asyncio.CancelledError(), control_flow=True)
+            if fails:
+                wf.record_error(RuntimeError("cleanup failed"))
+            else:
+                wf.record_error(asyncio.CancelledError(), control_flow=True)
+    stopped, failed = check(fold(rec.spans))
+    for env in (stopped, failed):
+        assert env["metrics"]["stop_reason"] == "cancelled", env["metrics"]
+        assert env["public_output"] is None
+        assert [(c["status"], c["error"]) for c in env["tool_calls"]] == \
+            [("error", "cancelled (asyncio.exceptions.CancelledError)")]
+        assert "stopped agent lead reason=cancelled" in env["evaluation_context"]
+    errors = [ln.strip() for ln in stopped["evaluation_context"].splitlines() if ln.strip().startswith("error")]
+    assert errors == [] and stopped["metrics"]["errors"] == 0, stopped["evaluation_context"]
+    errors = [ln.strip() for ln in failed["evaluation_context"].splitlines() if ln.strip().startswith("error")]
+    assert len(errors) == 1 and "cleanup failed" in errors[0] and failed["metrics"]["errors"] == 1, errors
+
+
 @pytest.mark.parametrize("how", ["answered", "guardrail", "cancelled", "failed", "agent_output"])
 def test_gen_ai_alone_never_takes_an_answer_the_run_did_not_return(how):
     """Written in OTel GenAI alone (no ``output.value``), the run's public output is its agent's output

@@ -539,7 +539,9 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
         assert truth.rejected >= 1 and not failed, f"no answer was rejected:\n{tree}"
         assert env["metrics"]["errors"] >= truth.rejected, \
             f"{truth.rejected} rejected answers, {env['metrics']['errors']} errors:\n{tree}"
-    if failed:
+    if truth.ending in ("cancel", "caller_cancel"):  # stopped, not failed: no error line for the cancellation
+        assert env["metrics"]["errors"] == 0, f"a cancellation counted as an error:\n{tree}"
+    elif failed:
         assert env["metrics"]["errors"] >= 1, f"the run raised, the envelope has no error:\n{tree}"
     if truth.ending in ("break_close", "break_drop") and truth.answer is None and not failed:
         assert any((s.attributes or {}).get(A.OTEL_AGENTS_STREAM_ABANDONED) for s in finished), \

@@ -30,6 +30,7 @@ class SmolagentsScenario(Scenario):
 
     instrumentor_cls = SmolagentsInstrumentor
     x3_runs = 400
+    cancel_stops_run = False  # arun is the sync run in a worker thread: cancelling its awaiter does not stop it
 
     def _agent(self, marker: str, tag: str, order: str = "A100", stream: bool = False) -> Any:
         model = (StreamingModel if stream else ScriptedModel)(_script(marker, order))

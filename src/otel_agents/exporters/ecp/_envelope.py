@@ -125,8 +125,9 @@ def _public_output(run: Run, tree: RunTree, paused: bool, stop_reason: str | Non
     the text is a Python object's repr (``Name(field=...``, often cut short). So does a root of ours
     written in OTel GenAI alone, which has no ``output.value`` — unless the run failed, or a guardrail
     or a cancellation stopped it (``stop_reason``): then the user got no answer, and the model's last
-    one (a blocked answer, one the run never returned) is not the run's output."""
-    if run.root is None:
+    one (a blocked answer, one the run never returned) is not the run's output. A cancelled run returned
+    nothing to its caller: ``None``, whatever its root recorded before it was stopped."""
+    if run.root is None or stop_reason == "cancelled":
         return None
     root = F.frozen(run.root)
     if paused:

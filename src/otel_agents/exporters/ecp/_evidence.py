@@ -47,6 +47,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from opentelemetry.trace import StatusCode
+
 from ...semconv import attributes as A
 from . import _facts as F
 from . import _json
@@ -130,14 +132,21 @@ def reports_error(span: F.FoldSpan, tree: RunTree) -> bool:
     (its root), and every other failed semantic span (a chain, an embedding)
     where the failure started: none of its children failed. A chain that only
     passes on its child's exception adds nothing the child's line does not say.
+    A step a cancellation stopped (control flow, status not ERROR) did not fail: no line (it is not ``ok``
+    either; the run's ``stopped … reason=cancelled`` line says it).
     """
-    if not span.error:
+    if not _failed(span):
         return False
     if keyword(span) is not None or tree.parent.get(span.span_id) is None:
         return True
     if span.semantic_kind is None:
         return False
-    return not any(child.error for child in tree.children.get(span.span_id, ()))
+    return not any(_failed(child) for child in tree.children.get(span.span_id, ()))
+
+
+def _failed(span: F.FoldSpan) -> bool:
+    """Not ok, and not because a cancellation stopped it (status ERROR is a failure, whatever else it says)."""
+    return span.error and (not span.cancelled or span.status_code is StatusCode.ERROR)
 
 
 def indent(depth: int) -> str:

@@ -153,13 +153,14 @@ def _is_cancellation(control_flow: Any) -> bool:
     """Whether an ``otel_agents.control_flow`` value is a cancellation (asyncio's, or anyio/trio's ``Cancelled``;
     ``GeneratorExit``: the generator running the step was closed mid-way by a caller who left; ``interrupt``:
     the caller interrupted the run, as the Claude Agent SDK instrumentor records ``interrupt()``; or a
-    framework's own word for a run it stopped: Agno's ``cancelled`` run status (``cancel_run``), the Claude
+    framework's own word for a run it stopped: Agno's ``cancelled`` run status (``cancel_run``) and the
+    ``RunCancelledException`` a cancelled member or step run raises into its team or workflow, the Claude
     Agent SDK's ``stopped``/``killed`` background task)."""
     return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in _CANCELLATIONS
 
 
 _CANCELLATIONS = frozenset({"CancelledError", "Cancelled", "GeneratorExit", "interrupt", "cancelled", "stopped",
-                            "killed"})
+                            "killed", "RunCancelledException"})
 
 
 # The SDK's own span classes, read through their fields (``_context``, ``_attributes``...) where their

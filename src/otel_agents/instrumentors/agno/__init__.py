@@ -44,7 +44,10 @@ What you get
   and returns status ``cancelled`` or streams ``RunCancelled``) or by cancelling
   the task running it has ``otel_agents.run.stop_reason`` ``cancelled`` and no
   output: the content Agno returns then is its cancellation notice, or the text
-  streamed before the cancel (in the model span), not an answer.
+  streamed before the cancel (in the model span), not an answer. What the cancelled run stopped with it
+  is control flow, not an error: a team's ``delegate_task_to_member`` call ended by the member's
+  ``RunCancelledException`` and a workflow step whose run was cancelled have ``otel_agents.control_flow``
+  (that exception's name, ``cancelled``) and no ``error.type``.
 * ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``); the leader's
   model requests are ``model`` spans under it; ``delegate_task_to_member`` (and
   the other team tools) are ``tool`` spans, and the member's ``agent`` span is

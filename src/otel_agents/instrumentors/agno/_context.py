@@ -80,6 +80,30 @@ def blocked(span: SemanticSpan) -> bool:
     return span in _BLOCKED
 
 
+# Spans under which a run ended cancelled: a workflow step whose agent's run was cancelled gets from Agno a failed
+# ``StepOutput`` (``success=False``, the cancellation notice as its error), not an exception: it was stopped too.
+_CANCELLED_UNDER: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
+
+
+def cancelled_under(span: SemanticSpan | None) -> None:
+    """A run directly under ``span`` ended cancelled."""
+    if span is not None:
+        _CANCELLED_UNDER.add(span)
+
+
+def had_cancelled_run(span: SemanticSpan) -> bool:
+    """Whether a run directly under ``span`` ended cancelled (see :func:`cancelled_under`)."""
+    return span in _CANCELLED_UNDER
+
+
+def stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` stopped a step rather than failed it (recorded as control flow): a cancellation of the task
+    (``asyncio.CancelledError``, any ``BaseException`` that is not an ``Exception``) or Agno's own
+    ``RunCancelledException`` (``cancel_run``: a member or step run of a cancelled team or workflow raises it)."""
+    return not isinstance(exc, Exception) or any(c.__name__ == "RunCancelledException" and
+                                                 c.__module__.startswith("agno") for c in type(exc).__mro__)
+
+
 def remember_error(span: SemanticSpan, exc: BaseException) -> None:
     """Tell ``span``'s semantic parent (and its ancestors) which exception a step of it failed with."""
     parent = span.parent

@@ -25,8 +25,8 @@ from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, enco
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _reasoning
-from ._context import (abandon_streams_under, activate, block, blocked, in_context, innermost, last_error, parent,
-                       track_stream)
+from ._context import (abandon_streams_under, activate, block, blocked, cancelled_under, had_cancelled_run, in_context,
+                       innermost, last_error, parent, stopped, track_stream)
 
 
 # The agent/team/workflow name behind each open run span (for a member's ``otel_agents.agent.parent``).
@@ -204,13 +204,16 @@ class RunHooks:
             if failed is None and _is_step_output(result) and getattr(result, "success", True) is False:
                 failed = str(getattr(result, "error", None) or getattr(result, "content", None) or "step failed")
             if error is not None:
-                span.record_error(error, control_flow=not isinstance(error, Exception))
+                span.record_error(error, control_flow=stopped(error))
+            elif cause is None and failed is not None and had_cancelled_run(span):  # a step whose run was cancelled
+                span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")
             elif status == "error" or failed is not None:
                 message = failed or str(getattr(result, "content", "") or "")
-                span.record_error(cause or AgnoRunFailed(message))
+                span.record_error(cause or AgnoRunFailed(message), control_flow=cause is not None and stopped(cause))
             elif status == "cancelled":  # (``cancel_run(run_id)``, or the task running it cancelled)
                 span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")
                 span.set_stop_reason("cancelled")
+                cancelled_under(span.parent)
         self.open.discard(span)
         if not ended_by_stream:
             span.end()

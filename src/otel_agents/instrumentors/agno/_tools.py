@@ -21,7 +21,7 @@ from typing import Any
 
 from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, probes, wrap_stream
 from ...semconv import Kind
-from ._context import activate, in_context, parent, track_stream
+from ._context import activate, in_context, parent, stopped, track_stream
 
 
 class AgnoToolFailed(Exception):
@@ -79,7 +79,7 @@ class ToolHooks:
             with activate(span):
                 outcome = wrapped(*args, **kwargs)
         except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.record_error(exc, control_flow=stopped(exc))
             span.end()
             raise
         return self._after(span, instance, outcome)
@@ -89,7 +89,7 @@ class ToolHooks:
             with activate(span):
                 outcome = await wrapped(*args, **kwargs)
         except BaseException as exc:
-            span.record_error(exc, control_flow=not isinstance(exc, Exception))
+            span.record_error(exc, control_flow=stopped(exc))
             span.end()
             raise
         return self._after(span, instance, outcome)
@@ -125,4 +125,5 @@ class ToolHooks:
                 s.record_error(GeneratorExit(), control_flow=True)
 
         inner = in_context(result, span)
-        return track_stream(wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end), span)
+        return track_stream(wrap_stream(inner, span, on_chunk=on_chunk, on_end=on_end,
+                                        is_error=lambda exc: not stopped(exc)), span)

@@ -7,9 +7,9 @@ the first ``await``/``__anext__`` (a coroutine never awaited opens nothing), is 
 only while AutoGen's code runs, and ends when the result arrives, the stream is
 exhausted, an exception comes out, or the stream is closed or dropped unfinished
 (``otel_agents.stream.abandoned``; dropped: once its loop closed the framework's generator).
-``asyncio.CancelledError`` — what a ``CancellationToken`` raises — is recorded as an error
-(``error.type`` …``CancelledError``):
-the step did not complete, it was not abandoned by its consumer.
+``asyncio.CancelledError`` — what a ``CancellationToken`` raises — is control flow, as everywhere
+(``otel_agents.control_flow``, no ``error.type``, status unset; an agent span's stop reason ``cancelled``):
+the step was stopped, it did not fail, and it was not abandoned by its consumer.
 """
 
 from __future__ import annotations
@@ -29,13 +29,14 @@ Finish = Callable[[SemanticSpan, Any, "BaseException | None"], None]
 
 
 def record_outcome(span: SemanticSpan, error: BaseException | None) -> None:
-    """Errors (cancellation included) are errors; a closed generator (``GeneratorExit``) is abandonment."""
+    """An ``Exception`` is an error; a cancellation (anything else but a closed generator) is control flow; a
+    closed generator (``GeneratorExit``) is abandonment."""
     if error is None:
         return
     if isinstance(error, GeneratorExit):
         span.mark_abandoned()
     else:
-        span.record_error(error)
+        span.record_error(error, control_flow=not isinstance(error, Exception))
 
 
 async def run_coroutine(call: Callable[[], Any], start: Start, finish: Finish) -> Any:

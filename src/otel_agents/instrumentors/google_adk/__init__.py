@@ -128,6 +128,10 @@ Limits
   its spans end, marked ``otel_agents.stream.abandoned``, when ADK drops the
   invocation context (a ``weakref.finalize``), or at the latest when
   :data:`~._runs.MAX_INVOCATIONS` newer invocations evict it or at ``uninstrument()``.
+* A run whose task is cancelled gets no ``after_run_callback`` either (ADK 2.x): the cancellation coming out of
+  ``run_async``'s events ends its spans as control flow (``otel_agents.control_flow``
+  ``asyncio.exceptions.CancelledError``, no ``error.type``), the agent's stop reason ``cancelled``, as in every
+  framework (:class:`~._runs.CancellableRun`).
 * A live model span of a turn the caller's content started is found by its agent: the live agent whose
   ``before_agent_callback`` ran last in the task that opens the connection (ADK opens it there);
   a connection opened elsewhere gets no model spans.

@@ -24,7 +24,7 @@ from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
 from ._live import LIVE_AGENT
-from ._runs import ACTIVE_TOOL, SYNC_CALLER, Invocation, Invocations, ModelCall, end_all, stop_reason
+from ._runs import ACTIVE_TOOL, RUN_IDS, SYNC_CALLER, Invocation, Invocations, ModelCall, end_all, stop_reason
 
 ADK_SCOPE = "gcp.vertex.agent"
 """The instrumentation scope of ADK's own spans (``google.adk.telemetry.tracing.tracer``)."""
@@ -101,6 +101,9 @@ class Hooks:
         else:
             parent = caller_context()
         self.invocations.add(Invocation(invocation_context.invocation_id, parent, ids, delegated_by))
+        run_ids = RUN_IDS.get()
+        if run_ids is not None:
+            run_ids.append(invocation_context.invocation_id)
         # A caller that abandons the event stream may get no after_run_callback (a generator never
         # finalised, an ADK release that skips it): end the run's spans (marked abandoned) when
         # ADK lets go of the invocation context. Where ADK does call it, the plugin says it ended early.
@@ -118,8 +121,18 @@ class Hooks:
         ``abandoned``: the caller left the event stream before the run finished; what is still open is
         marked ``otel_agents.stream.abandoned``."""
         inv = self.invocations.pop(invocation_context.invocation_id)
-        if inv is None:
-            return
+        if inv is not None:
+            self._finish(inv, error, abandoned)
+
+    def run_cancelled(self, invocation_ids: list[str], error: BaseException) -> None:
+        """The task running these invocations was cancelled and ADK called no ``after_run``: end what they still
+        have open as cancelled (control flow; the agents' stop reason ``cancelled``)."""
+        for invocation_id in invocation_ids:
+            inv = self.invocations.pop(invocation_id)
+            if inv is not None:
+                self._finish(inv, error, False)
+
+    def _finish(self, inv: Invocation, error: BaseException | None, abandoned: bool) -> None:
         for agent_name, call in list(inv.models.items()):
             if abandoned:
                 call.span.mark_abandoned()

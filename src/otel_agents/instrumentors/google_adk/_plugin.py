@@ -19,6 +19,11 @@ from ._runs import SYNC_CALLER
 
 PLUGIN_NAME = "otel_agents"
 
+try:  # the message of the cancellation ``Runner`` makes when the caller of its event stream left early
+    from google.adk.runners import _CALLER_CLOSED_EARLY_MSG as _CALLER_CLOSED_EARLY
+except ImportError:  # an ADK without it: ``SYNC_CALLER`` alone says the caller left
+    _CALLER_CLOSED_EARLY = object()
+
 
 class OtelAgentsPlugin(BasePlugin):
     """Opens and ends our spans from ADK's run, agent, model and tool callbacks."""
@@ -38,14 +43,19 @@ class OtelAgentsPlugin(BasePlugin):
     async def after_run_callback(self, *, invocation_context: Any) -> None:
         if self.hooks is not None:
             try:
-                # ADK also runs after_run callbacks when the caller left the event stream early: from the
-                # ``finally`` of ``run_async`` with the generator's GeneratorExit (``aclose``) or the task's
-                # cancellation by ``Runner.run`` (closed early) in flight. The run did not finish then.
-                # ``Runner.run``'s caller left (the cancellation may have been absorbed inside the run).
+                # ADK also runs after_run callbacks when the run did not finish: from the ``finally`` of
+                # ``run_async`` with the generator's GeneratorExit (``aclose``: the caller left, abandoned) or a
+                # cancellation in flight: ``Runner.run``'s own when its caller left (abandoned; it may have been
+                # absorbed inside the run), else the task running the run was cancelled (control flow: the run
+                # was stopped, stop reason ``cancelled``, as in every framework).
                 caller = SYNC_CALLER.get()
-                early = isinstance(sys.exc_info()[1], (GeneratorExit, asyncio.CancelledError)) or \
-                    (caller is not None and caller.left)
-                self.hooks.after_run(invocation_context, abandoned=early)
+                in_flight = sys.exc_info()[1]
+                left = caller is not None and caller.left or isinstance(in_flight, GeneratorExit) or \
+                    isinstance(in_flight, asyncio.CancelledError) and in_flight.args[:1] == (_CALLER_CLOSED_EARLY,)
+                if isinstance(in_flight, asyncio.CancelledError) and not left:
+                    self.hooks.after_run(invocation_context, in_flight)
+                else:
+                    self.hooks.after_run(invocation_context, abandoned=left)
             except Exception as exc:  # noqa: BLE001 - as guard() does
                 report_internal_error("google_adk.after_run", exc)
         return None

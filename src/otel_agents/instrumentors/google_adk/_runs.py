@@ -10,6 +10,7 @@ would exceed it.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 
 import threading
@@ -149,14 +150,14 @@ def end_all(inv: Invocation, *, error: BaseException | None = None, abandoned: b
             if abandoned:
                 call.span.mark_abandoned()
             if error is not None:
-                call.span.record_error(error)
+                call.span.record_error(error, control_flow=not isinstance(error, Exception))
             call.span.end()
         inv.models.clear()
         for span in list(inv.tools.values()):
             if abandoned:
                 span.mark_abandoned()
             if error is not None:
-                span.record_error(error)
+                span.record_error(error, control_flow=not isinstance(error, Exception))
             span.end()
         inv.tools.clear()
         inv.attached.clear()
@@ -214,3 +215,41 @@ def watched_run(events: Any) -> Any:
         if not done:
             caller.left = True
             ctx.run(events.close)
+
+
+RUN_IDS: ContextVar["list[str] | None"] = ContextVar("otel_agents_adk_run_ids", default=None)
+"""The invocation ids of the ``Runner.run_async`` call being stepped now (set by :class:`CancellableRun` while it
+steps ADK's generator, which runs in the caller's context: ``before_run`` adds its invocation's id)."""
+
+
+class CancellableRun:
+    """``Runner.run_async``'s event generator, passed through, item by item. A cancellation that comes out of it
+    while its run is open (the task running it was cancelled) ends that run's spans as cancelled: ADK calls no
+    plugin callback for a run its task cancelled (2.x skips ``after_run`` then), so without this its spans would
+    end only when ADK lets go of the invocation, as abandoned. ``aclose()``/``athrow()``/``asend()`` and any other
+    attribute are the generator's own."""
+
+    __slots__ = ("_events", "_on_cancel", "_ids")
+
+    def __init__(self, events: Any, on_cancel: Callable[[list[str], BaseException], None]):
+        self._events = events
+        self._on_cancel = on_cancel
+        self._ids: list[str] = []
+
+    def __aiter__(self) -> "CancellableRun":
+        return self
+
+    async def __anext__(self) -> Any:
+        token = RUN_IDS.set(self._ids)
+        try:
+            return await self._events.__anext__()
+        except asyncio.CancelledError as exc:
+            if self._ids:
+                with guard("google_adk.run_cancelled"):
+                    self._on_cancel(self._ids, exc)
+            raise
+        finally:
+            RUN_IDS.reset(token)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._events, name)

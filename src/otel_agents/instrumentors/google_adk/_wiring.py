@@ -7,6 +7,8 @@ plugin list — first, so it sees every step before another plugin can
 short-circuit it. A runner that already has ours (an ``AgentTool`` passes its
 parent's plugins to the runner it makes) gets no second one. A runner made before
 ``instrument()`` gets it when it starts a run (``run_async``/``run_live`` are wrapped too).
+``run_async``'s events pass through a :class:`~._runs.CancellableRun`: ADK calls no
+plugin callback for a run whose task was cancelled, so that ends the run's spans as cancelled.
 ``uninstrument()`` takes the wrapper off and switches the plugin off in the
 runners it was added to. ``Runner.run`` (the sync entry) is wrapped too, to step its
 events in a context that tells the plugin when the caller left before the end
@@ -31,7 +33,7 @@ from ._hooks import Hooks
 from ._live import LiveConnect
 from ._native import NativeSpans
 from ._plugin import OtelAgentsPlugin
-from ._runs import watched_run
+from ._runs import CancellableRun, watched_run
 
 
 class Installation:
@@ -45,7 +47,7 @@ class Installation:
         self.patch = Patch(Runner, "__init__", self._init)
         self.run_patch = Patch(Runner, "run", self._run)
         # a runner made before instrument() (or under an earlier one) gets our plugin when it starts a run
-        self.entry_patches = [Patch(Runner, name, self._enter) for name in ("run_async", "run_live")]
+        self.entry_patches = [Patch(Runner, "run_async", self._enter_async), Patch(Runner, "run_live", self._enter)]
         self.native = None
         with guard("google_adk.stand_down"):
             self.native = NativeSpans()
@@ -88,6 +90,15 @@ class Installation:
     def _enter(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         self._add_plugin(instance)
         return wrapped(*args, **kwargs)
+
+    def _enter_async(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``run_async``: as :meth:`_enter`, its events passed through a :class:`~._runs.CancellableRun` (a
+        cancelled run gets no plugin callback)."""
+        self._add_plugin(instance)
+        events = wrapped(*args, **kwargs)
+        with guard("google_adk.wrap_run"):
+            return CancellableRun(events, self.hooks.run_cancelled)
+        return events
 
     def _add_plugin(self, runner: Any) -> None:
         with guard("google_adk.add_plugin"):

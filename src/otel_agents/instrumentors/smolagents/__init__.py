@@ -35,7 +35,8 @@ Python that calls tools), sync or streamed (``run(stream=True)``,
   last answer and returns it) ends the run's span with ``AgentMaxStepsError`` and
   ``otel_agents.run.stop_reason`` ``max_turns``; its output is that last answer.
   A run its caller stopped with ``agent.interrupt()`` (smolagents raises
-  ``AgentError`` before the next step) is ERROR with the stop reason ``cancelled``.
+  ``AgentError`` before the next step) is a cancellation, not an error: ``otel_agents.control_flow``
+  ``interrupt``, the stop reason ``cancelled``, status unset.
 * ``step {n}`` (``chain``) per ``ActionStep`` and ``planning`` (``chain``) per
   ``PlanningStep``, under the agent span. A ``CodeAgent`` step's input is the code
   it ran, its output the execution logs and last value; a failed execution

@@ -401,10 +401,10 @@ def _call_in(span: SemanticSpan, wrapped: Any, args: tuple, kwargs: dict, agent:
         with span.activate():
             return wrapped(*args, **kwargs)
     except BaseException as exc:
-        span.record_error(exc, control_flow=not isinstance(exc, Exception))
         if agent is not None:
             with guard("smolagents.interrupt"):
                 _record_interrupt(span, agent)
+        span.record_error(exc, control_flow=not isinstance(exc, Exception))  # (after an interrupt: ended, no-op)
         span.end()
         raise
 
@@ -435,6 +435,10 @@ def _makes_generator(func: Any) -> bool:
 
 def _record_interrupt(span: SemanticSpan, agent: Any) -> None:
     """The caller called ``agent.interrupt()``: smolagents sets ``interrupt_switch`` (reset when a run starts)
-    and raises ``AgentError`` before the next step; the run's stop reason is ``cancelled``."""
+    and raises ``AgentError`` before the next step. The run was stopped, not failed (a cancellation, as in every
+    framework): ``otel_agents.control_flow`` ``interrupt``, the stop reason ``cancelled``, and the span ends here,
+    so the ``AgentError`` that says so is not recorded as its failure."""
     if getattr(agent, "interrupt_switch", None) is True:
+        span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "interrupt")
         span.set_stop_reason("cancelled")
+        span.end()
