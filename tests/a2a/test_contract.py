@@ -38,6 +38,9 @@ class A2AScenario(Scenario):
     instrumentor_cls = A2AInstrumentor
     kinds = ("agent", "tool")
     x3_runs = 200
+    # the remote agent's task runs on in the server's own task, and a2a-sdk's client swallows the
+    # cancellation (the caller then finds no event: IndexError), uninstrumented too
+    cancel_stops_run = False
 
     def __init__(self) -> None:
         super().__init__()

@@ -7,6 +7,7 @@ transport of its own HTTP library.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Callable, Iterable
 
@@ -47,12 +48,23 @@ class Recorder:
         return self.http.Response(status, json=body, headers={"request-id": "req_1", "x-request-id": "req_1"})
 
 
+def _over_the_network(handler: Handler) -> Handler:
+    """``handler`` as an async client's transport sees a server: the response comes back a moment later, after
+    the event loop has run what fell due meanwhile (a timeout, a cancellation), as a real socket read does. (A bare
+    ``sleep(0)`` would not do: the task runs on before timers that are already due.)"""
+    async def handle(request: Any) -> Any:
+        await asyncio.sleep(0.001)
+        return handler(request)
+    return handle
+
+
 def anthropic_client(handler: Handler, *, aio: bool = False, **options: Any) -> Any:
     import anthropic
 
     if aio:
+        transport = httpx2.MockTransport(_over_the_network(handler))
         return anthropic.AsyncAnthropic(api_key="test-key", max_retries=0, **options,
-                                        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+                                        http_client=httpx2.AsyncClient(transport=transport))
     return anthropic.Anthropic(api_key="test-key", max_retries=0, **options,
                                http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
 
@@ -61,8 +73,8 @@ def openai_client(handler: Handler, *, aio: bool = False) -> Any:
     import openai
 
     if aio:
-        return openai.AsyncOpenAI(api_key="test-key", max_retries=0,
-                                  http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+        transport = httpx.MockTransport(_over_the_network(handler))
+        return openai.AsyncOpenAI(api_key="test-key", max_retries=0, http_client=httpx.AsyncClient(transport=transport))
     return openai.OpenAI(api_key="test-key", max_retries=0,
                          http_client=httpx.Client(transport=httpx.MockTransport(handler)))
 
