@@ -61,14 +61,22 @@ class Usage:
     def __init__(self, input_tokens: int | None = None, output_tokens: int | None = None,
                  total_tokens: int | None = None, cache_read_tokens: int | None = None,
                  cache_creation_tokens: int | None = None, reasoning_tokens: int | None = None):
-        self.input_tokens = input_tokens = token_count(input_tokens)
-        self.output_tokens = output_tokens = token_count(output_tokens)
-        if total_tokens is None and input_tokens is not None and output_tokens is not None:
-            total_tokens = input_tokens + output_tokens
-        self.total_tokens = token_count(total_tokens)
-        self.cache_read_tokens = token_count(cache_read_tokens)
-        self.cache_creation_tokens = token_count(cache_creation_tokens)
-        self.reasoning_tokens = token_count(reasoning_tokens)
+        # token_count for each, written out for its usual cases (None, an int in range): every model call makes one.
+        if input_tokens is not None and (type(input_tokens) is not int or not 0 <= input_tokens <= INT64_MAX):
+            input_tokens = token_count(input_tokens)
+        if output_tokens is not None and (type(output_tokens) is not int or not 0 <= output_tokens <= INT64_MAX):
+            output_tokens = token_count(output_tokens)
+        if total_tokens is None:
+            if input_tokens is not None and output_tokens is not None:
+                total_tokens = input_tokens + output_tokens
+                if total_tokens > INT64_MAX:
+                    total_tokens = None
+        elif type(total_tokens) is not int or not 0 <= total_tokens <= INT64_MAX:
+            total_tokens = token_count(total_tokens)
+        self.input_tokens, self.output_tokens, self.total_tokens = input_tokens, output_tokens, total_tokens
+        self.cache_read_tokens = None if cache_read_tokens is None else token_count(cache_read_tokens)
+        self.cache_creation_tokens = None if cache_creation_tokens is None else token_count(cache_creation_tokens)
+        self.reasoning_tokens = None if reasoning_tokens is None else token_count(reasoning_tokens)
 
     def completeness(self) -> int:
         """How many of the three main counts are known (to prefer the fuller of two sources)."""
