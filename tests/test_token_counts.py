@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_agents._spans import Telemetry, Usage, token_count, token_sum
 from tests.spans import encode_otlp
 
-NOT_COUNTS = [2 ** 63, 2 ** 70, -1, True, False, 3.5, math.nan, math.inf, -math.inf, 1e30, "12", b"12", [1], object()]
+NOT_COUNTS = [2 ** 63, 2 ** 70, -1, True, False, 3.5, math.nan, math.inf, -math.inf, 1e30, "12", b"12", [1], object]
 TOKEN_KEYS = ("gen_ai.usage.input_tokens", "llm.token_count.prompt", "gen_ai.usage.output_tokens",
               "llm.token_count.completion", "llm.token_count.total", "gen_ai.usage.cache_read.input_tokens",
               "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.reasoning.output_tokens")
