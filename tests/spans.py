@@ -194,3 +194,22 @@ class ModelSpans:
         fill(span)
         span.end()
         return dict(self.exporter.spans[-1].attributes)
+
+
+def encode_otlp(spans: Sequence[ReadableSpan]) -> Any:
+    """The OTLP protobuf request of ``spans`` (the real encoder), asserting that every attribute of every span
+    and event was encoded: the encoder drops a value it cannot carry (an integer past 64 bits) with an error logged,
+    or, in other versions, raises for the whole batch."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    request = encode_spans(spans)
+    request.SerializeToString()
+    encoded = {(s.span_id, e.name if e is not None else None): len(e.attributes if e is not None else s.attributes)
+               for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans
+               for e in (None, *s.events)}
+    for span in spans:
+        sid = span.context.span_id.to_bytes(8, "big")
+        assert encoded[(sid, None)] == len(span.attributes), span.name
+        for event in span.events:
+            assert encoded[(sid, event.name)] == len(event.attributes), (span.name, event.name)
+    return request

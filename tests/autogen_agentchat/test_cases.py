@@ -20,6 +20,7 @@ from tests.genai_schema import validate_genai_json
 from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
 
 from .fakes import ScriptedClient, call, calls, lookup_order, replay, text, tool_then_answer
+from otel_agents._spans.finalisers import settle
 
 
 def agent_with_tool(name: str = "support", client: Any = None, **kwargs: Any) -> AssistantAgent:
@@ -480,6 +481,7 @@ def test_team_run_stream_left_early_runs_on_inside_the_team_span(instrumented: A
             await stream.aclose()
         del stream
         gc.collect()
+        settle()  # a collected stream's span ends in the finaliser thread
         for _ in range(1000):  # (a bound, not a timing: the loop runs the team's runtime meanwhile)
             if any(s.name == "invoke_workflow RoundRobinGroupChat" for s in exporter.spans):
                 break

@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_agents.instrumentors.anthropic import AnthropicInstrumentor
+from otel_agents._spans.finalisers import settle
 from tests.genai_schema import validate_genai_json
 from tests.spans import SnapshotExporter, tree
 
@@ -245,6 +246,7 @@ def test_raw_response_paths(anthropic_on: Any, exporter: SnapshotExporter, recwa
 
     asyncio.run(main())
     gc.collect()
+    settle()  # a collected stream's span ends in the finaliser thread
     spans = model_spans(exporter)
     assert len(spans) == 4, tree(exporter.spans)
     for s in spans:
@@ -264,6 +266,7 @@ def test_abandoned_and_closed_streams_end(anthropic_on: Any, exporter: SnapshotE
     next(iter(stream))
     del stream
     gc.collect()
+    settle()  # a collected stream's span ends in the finaliser thread
     spans = model_spans(exporter)
     assert len(spans) == 2
     for s in spans:

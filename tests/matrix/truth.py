@@ -26,6 +26,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from otel_agents._spans.messages import normalize_finish_reason
 from otel_agents.exporters.ecp import fold
 from otel_agents.semconv import attributes as A
+from otel_agents._spans.finalisers import settle
 
 CITY = "Paris"
 TOOL = "get_weather"
@@ -324,6 +325,7 @@ def drive_stream(make: Callable[[], Iterator[Any]], norm: Callable[[Any], Any], 
         del it, stream
         if truth.ending == "break_drop":
             gc.collect()
+            settle()  # a collected stream's span ends in the finaliser thread
         return out
     except Exception as exc:  # noqa: BLE001
         return [*out, raised(exc)]
@@ -354,11 +356,13 @@ def drive_astream(make: Callable[[], AsyncIterator[Any]], norm: Callable[[Any], 
             out.append(raised(exc))
         if truth.ending == "break_drop":
             gc.collect()
+            settle()  # a collected stream's span ends in the finaliser thread
         return out
 
     result = asyncio.run(main())
     if truth.ending == "break_drop":
         gc.collect()
+        settle()  # a collected stream's span ends in the finaliser thread
     return result
 
 
@@ -460,6 +464,7 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
     what); returns the envelope."""
     if truth.ending == "break_drop":
         gc.collect()
+        settle()  # a collected stream's span ends in the finaliser thread
     truth.settle()
     assert _comparable(truth, outcome) == _comparable(truth, baseline), \
         f"instrumented result differs:\n{outcome!r}\nuninstrumented:\n{baseline!r}"

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import enum
 import json
-import threading
 from collections import OrderedDict
 from typing import Any, Generic, Hashable, TypeVar
 
 import orjson
+
+from .finalisers import new_lock
 
 _STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
@@ -64,7 +65,7 @@ class Memo(Generic[V]):
     def __init__(self, entries: int):
         self.entries = entries
         self._items: OrderedDict[Hashable, V] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     def get(self, key: Hashable) -> V | None:
         """The value kept under ``key`` (now the most recently used), or ``None``."""

@@ -15,6 +15,7 @@ from opentelemetry.metrics import get_meter
 from .. import __version__
 from ..semconv import attributes as A
 from .guard import report_internal_error
+from .usage import INT64_MAX, token_count
 
 _DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
 _TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
@@ -44,7 +45,8 @@ class GenAIMetrics:
             self.duration.record(seconds, attributes)
             if usage is not None:
                 for token_type, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
-                    if value is not None:
-                        self.tokens.record(int(value), {**attributes, A.GEN_AI_TOKEN_TYPE: token_type})
+                    if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                              (value := token_count(value)) is not None):
+                        self.tokens.record(value, {**attributes, A.GEN_AI_TOKEN_TYPE: token_type})
         except Exception as exc:  # noqa: BLE001
             report_internal_error("metrics.record", exc)

@@ -9,7 +9,7 @@ from ..semconv import Kind, attributes as A
 from . import encoding, memo, pipeline
 from .guard import report_internal_error
 from .messages import normalize_finish_reason
-from .usage import Usage
+from .usage import INT64_MAX, Usage, token_count
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -22,7 +22,7 @@ _MODEL_KINDS = (_MODEL, _EMBEDDING)
 _PARAMETERS: memo.Memo[str] = memo.Memo(64)
 _PARAMETERS_KEY_BYTES = 4096
 
-_USAGE_DETAILS = (
+_USAGE_DETAILS = (  # the counts only some models report, each in both vocabularies
     (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ, "cache_read_tokens"),
     (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, A.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_WRITE, "cache_creation_tokens"),
     (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, A.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING, "reasoning_tokens"),
@@ -146,21 +146,26 @@ class ModelSetters:
             self._usage = usage  # kept for the token metric even when the span is sampled out
             if self._mute:
                 return
-            # The three counts every model reports, then those only some report (each in both vocabularies).
+            # Each count checked again (a field may have been reassigned since the Usage was made), written out
+            # for the ints Usage made (one type and range check each; token_count for anything else).
             attrs: dict[str, int] = {}
             value = usage.input_tokens
-            if value is not None:
-                attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = int(value)
+            if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                      (value := token_count(value)) is not None):
+                attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_PROMPT] = value
             value = usage.output_tokens
-            if value is not None:
-                attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_COMPLETION] = int(value)
+            if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                      (value := token_count(value)) is not None):
+                attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = attrs[A.LLM_TOKEN_COUNT_COMPLETION] = value
             value = usage.total_tokens
-            if value is not None:
-                attrs[A.LLM_TOKEN_COUNT_TOTAL] = int(value)
+            if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                      (value := token_count(value)) is not None):
+                attrs[A.LLM_TOKEN_COUNT_TOTAL] = value
             for genai_key, oi_key, field in _USAGE_DETAILS:
                 value = getattr(usage, field)
-                if value is not None:
-                    attrs[genai_key] = attrs[oi_key] = int(value)
+                if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
+                                          (value := token_count(value)) is not None):
+                    attrs[genai_key] = attrs[oi_key] = value
             self._write(attrs)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_usage", exc)

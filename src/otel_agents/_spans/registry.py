@@ -9,12 +9,12 @@ so no span is ever leaked and memory stays flat.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import OrderedDict
 from typing import Any, Hashable
 
 from ..semconv import attributes as A
+from .finalisers import new_lock
 from .span import SemanticSpan
 
 DEFAULT_MAX_SPANS = 10_000
@@ -37,7 +37,7 @@ class SpanRegistry:
         self.max_size = max_size
         self.max_age_s = max_age_s
         self._entries: OrderedDict[Hashable, tuple[float, SemanticSpan, Any]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self.opened = 0
         self.closed = 0
         self.evicted = 0
@@ -45,33 +45,30 @@ class SpanRegistry:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def busy(self) -> bool:
-        """Whether some thread holds the registry's lock now: a finaliser (``__del__``, which the garbage collector
-        may run in a thread that holds it) must then leave its work to another thread."""
-        return self._lock.locked()
-
     def put(self, key: Hashable, span: SemanticSpan, extra: Any = None) -> None:
         """Keep ``span`` (and any ``extra`` state) under ``key``; evicts old entries first."""
         max_age = self.max_age_s
         now = time.monotonic() if max_age != _NO_AGE_LIMIT else 0.0  # no age limit: no clock read per span
-        evict: list[SemanticSpan] = []
+        # Evicted entries are let go after the lock: their extra state may be the last reference to an object
+        # with a finaliser, which must not run under the lock (see .finalisers).
+        evict: list[tuple[float, SemanticSpan, Any]] = []
         entries = self._entries
         with self._lock:
             old = entries.pop(key, None)
             if old is not None:
-                evict.append(old[1])
+                evict.append(old)
             while entries:
                 k = next(iter(entries))
-                t, s, _ = entries[k]
-                if len(entries) < self.max_size and now - t < max_age:
+                entry = entries[k]
+                if len(entries) < self.max_size and now - entry[0] < max_age:
                     break
                 del entries[k]
-                evict.append(s)
+                evict.append(entry)
             entries[key] = (now, span, extra)
             self.opened += 1
             if evict:
                 self.evicted += len(evict)
-        for s in evict:
+        for _, s, _ in evict:
             s.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
             s.end()
 
@@ -113,9 +110,9 @@ class SpanRegistry:
     def clear(self) -> None:
         """End every open span (as evicted) and forget them (used by ``uninstrument``)."""
         with self._lock:
-            spans = [s for _, s, _ in self._entries.values()]
+            entries = list(self._entries.values())  # let go after the lock, as in put
             self._entries.clear()
-            self.evicted += len(spans)
-        for s in spans:
+            self.evicted += len(entries)
+        for _, s, _ in entries:
             s.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
             s.end()

@@ -214,6 +214,20 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_attributes", exc)
 
+    def add_event(self, name: str, attributes: Mapping[str, Any] | None = None) -> None:
+        """An event on the span, now: ``name`` and non-content ``attributes``, each value as :meth:`set_attribute`
+        writes it (OTel-legal: an integer past 64 bits, which OTLP cannot carry, as its decimal text; ``None``
+        skipped)."""
+        if self._ended or self._mute:
+            return
+        with guard("span.add_event"):
+            attrs = {}
+            for k, v in (attributes or {}).items():
+                v = otel_value(v)
+                if v is not None:
+                    attrs[k] = v
+            self.span.add_event(pipeline.label(name), attrs)
+
     @property
     def content_enabled(self) -> bool:
         """Whether content is recorded on this span: the content switch as it was when the span

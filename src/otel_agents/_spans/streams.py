@@ -8,7 +8,9 @@ three end the span with ``otel_agents.stream.abandoned = true``, not ERROR.
 The wrappers are classes, not generators: a ``for``/``async for`` loop that
 ``break``s drops the last reference and ``__del__`` runs at once in CPython,
 so an abandoned stream's span ends promptly rather than at some later
-collection. Nothing is made current while the consumer iterates.
+collection (a stream in a reference cycle, which only a collection frees,
+ends its span just after it, in the span layer's finaliser thread:
+:mod:`.finalisers`). Nothing is made current while the consumer iterates.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 import weakref
 from typing import Any, Callable
 
+from .finalisers import from_finaliser, prepare as prepare_finalisers
 from .guard import guard
 from .span import SemanticSpan
 
@@ -207,7 +210,7 @@ class SyncStream:
     def __del__(self) -> None:
         state = getattr(self, "_state", None)
         if state is not None and not state.finished:
-            state.finish(abandoned=True)
+            from_finaliser(state.finish, abandoned=True)  # not inside the garbage collector: see .finalisers
 
 
 class AsyncStream:
@@ -268,7 +271,7 @@ class AsyncStream:
     def __del__(self) -> None:
         state = getattr(self, "_state", None)
         if state is not None and not state.finished:
-            state.finish(abandoned=True)
+            from_finaliser(state.finish, abandoned=True)  # not inside the garbage collector: see .finalisers
 
 
 def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeout: float | None = None,
@@ -319,4 +322,5 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
     stream = AsyncStream(iterator, state) if hasattr(iterator, "__aiter__") else SyncStream(iterator, state)
     with guard("stream.watch"):
         WATCHDOG.watch(state)
+        prepare_finalisers()
     return stream

@@ -15,9 +15,9 @@ override that calls ``super()`` reaches two wrappers: the wrapper itself decides
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Iterator
 
+from .._spans.finalisers import new_lock
 from .._spans import report_internal_error
 from ._patch import Patch, Wrapper
 
@@ -53,7 +53,7 @@ class HierarchyPatch:
         self.wrappers = wrappers
         self.patches: list[Patch] = []
         self._patched: set[tuple[int, str]] = set()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self.active = True
         for cls in subclasses(base):
             self._patch_class(cls)

@@ -10,18 +10,18 @@ again never stacks them. :class:`PatchSet` holds the patches of one ``instrument
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import wrapt
 
+from .._spans.finalisers import new_lock
 from .._spans import report_internal_error
 
 Wrapper = Callable[[Any, Any, tuple, dict], Any]
 """A wrapt wrapper: ``wrapper(wrapped, instance, args, kwargs)``."""
 
 _retired: list["Patch"] = []  # inert patches still inside another wrapper's chain
-_retired_lock = threading.Lock()
+_retired_lock = new_lock()
 
 
 class Patch:

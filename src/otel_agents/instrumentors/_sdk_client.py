@@ -47,7 +47,8 @@ from typing import Any, Callable, Iterable
 
 from opentelemetry import trace
 
-from .._spans import ChatMessage, SemanticSpan, Telemetry, Usage, guard, semantic_span_for, watch_stream
+from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, semantic_span_for, token_count,  # noqa: F401
+                      watch_stream)  # (token_count: the span layer's check, for the clients' modules)
 from ..semconv import Kind
 from ._patch import Patch
 
@@ -109,11 +110,6 @@ def _model_class_names(cls: type) -> frozenset[str] | None:
         _MODEL_NAMES.clear()
     _MODEL_NAMES[cls] = names
     return names
-
-
-def token_count(value: Any) -> int | None:
-    """An int token count, or ``None`` when the provider did not report one."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass

@@ -51,7 +51,6 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import threading
 import time
 import weakref
 from collections import Counter, OrderedDict
@@ -61,6 +60,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanContext
 
+from ..._spans.finalisers import new_lock
 from ..._spans.guard import guard, report_internal_error
 from . import _facts as F
 from ._envelope import build_envelope
@@ -186,7 +186,7 @@ class ECPFoldingProcessor(SpanProcessor):
         time would stay held in the child forever."""
         self.queue: queue.Queue[Envelope] = queue.Queue(maxsize=self._max_queued)
         self.dropped: Counter[str] = Counter()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._runs: OrderedDict[_Key, _OpenRun] = OrderedDict()  # oldest first
         self._oldest_started = _NEVER  # ``started`` of the first of ``_runs`` (kept as runs open and close)
         self._owner: dict[_Key, tuple[_OpenRun, bool]] = {}      # span → (its run, kept?)

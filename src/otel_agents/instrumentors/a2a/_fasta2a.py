@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from typing import Any
 
 import wrapt
@@ -23,6 +22,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
+from ..._spans.finalisers import new_lock
 from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, wrap_stream
 from ..._spans.propagation import extract, run_attributes_of
 from ...semconv import Kind, attributes as A
@@ -33,7 +33,7 @@ MODULE = "fasta2a.applications"
 METHODS = {"message/send": P.SEND_MESSAGE, "message/stream": P.SEND_STREAMING_MESSAGE, "tasks/get": "GetTask",
            "tasks/cancel": "CancelTask", "tasks/list": "ListTasks", "tasks/resubscribe": "SubscribeToTask"}
 
-_lock = threading.Lock()
+_lock = new_lock()
 _state: dict[str, Any] = {"side": None, "hooked": False, "patch": None}
 
 

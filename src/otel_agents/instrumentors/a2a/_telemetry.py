@@ -14,13 +14,13 @@ do not record and never become current, so nesting through the SDK's methods is 
 from __future__ import annotations
 
 import sys
-import threading
 from typing import Any
 
+from ..._spans.finalisers import new_lock
 from ..._spans.silent import SILENT
 
 MODULE = "a2a.utils.telemetry"
-_lock = threading.Lock()
+_lock = new_lock()
 _saved: dict[str, Any] = {}
 
 

@@ -15,11 +15,11 @@ or :class:`AgnoRunFailed` carrying Agno's message.
 
 from __future__ import annotations
 
-import threading
 import weakref
 from typing import Any, Callable
 
 
+from ..._spans.finalisers import new_lock
 from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, encode, guard, instrumentation_enabled,
                        pop_run_attributes, probes, push_run_attributes, to_jsonable, wrap_stream)
 from ...semconv import Kind
@@ -42,7 +42,7 @@ class OpenSpans:
 
     def __init__(self) -> None:
         self._spans: set[int] = set()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     def add(self, span: SemanticSpan) -> None:
         with self._lock:

@@ -22,7 +22,7 @@ import json
 from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part)
+                       ToolCallResponsePart, ToolDefinition, Usage, media_part, token_sum)
 from ..._spans.messages import BlobPart, modality_of
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
 
@@ -133,7 +133,7 @@ def usage_of(usage: Any) -> Usage | None:
     read = token_count(field_of(usage, "cache_read_input_tokens"))
     output = token_count(field_of(usage, "output_tokens"))
     thinking = token_count(field_of(field_of(usage, "output_tokens_details"), "thinking_tokens"))
-    total_in = None if base is None else base + (created or 0) + (read or 0)
+    total_in = None if base is None else token_sum(base, created, read)
     if total_in is None and output is None:
         return None
     return Usage(input_tokens=total_in, output_tokens=output, cache_read_tokens=read,

@@ -64,7 +64,7 @@ def usage_of(result: Any) -> Usage | None:
     completion = getattr(usage, "completion_tokens", None)
     if not prompt:  # RequestUsage(0, 0): the client got no usage (a stream without a usage chunk)
         return None
-    return Usage(input_tokens=int(prompt), output_tokens=int(completion) if completion is not None else None)
+    return Usage(input_tokens=prompt, output_tokens=completion)
 
 
 def _user_parts(content: Any) -> list:

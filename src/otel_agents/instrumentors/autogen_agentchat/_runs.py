@@ -29,9 +29,9 @@
 from __future__ import annotations
 
 import contextvars
-import threading
 from typing import Any
 
+from ..._spans.finalisers import new_lock
 from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
 from ...semconv import Kind
 from ...semconv import attributes as A
@@ -48,7 +48,7 @@ class RunningTeams:
         self.stops: dict[int, str | None] = {}  # id(team span) → its stop reason once its manager signalled the end
         self.turns: dict[int, int] = {}  # id(team span) → its members' turns ended so far
         self.answers: dict[int, Any] = {}  # id(team span) → the team's last message when its manager signalled the end
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     def enter(self, team: Any, span: SemanticSpan) -> None:
         with self._lock:

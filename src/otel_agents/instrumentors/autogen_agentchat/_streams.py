@@ -15,12 +15,11 @@ the step was stopped, it did not fail, and it was not abandoned by its consumer.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from typing import Any, Callable
 
 from opentelemetry import context as otel_context
 
-from ..._spans import SemanticSpan, guard
+from ..._spans import SemanticSpan, finalize, from_finaliser, guard, prepare_finalisers
 
 Start = Callable[[], "tuple[SemanticSpan, otel_context.Context] | None"]
 """Opens the span (or returns ``None`` to pass through) and gives the context to run the step in."""
@@ -97,6 +96,7 @@ class SpanStream:
             if opened is not None:
                 self._span, self._ctx = opened
                 self._loop = asyncio.get_running_loop()
+                prepare_finalisers()  # __del__ may need it
             self._it = self._make()
         if self._span is None:
             return await self._it.__anext__()
@@ -156,7 +156,7 @@ class SpanStream:
                 return
             except Exception:  # noqa: BLE001 - the loop is closed
                 pass
-        self._close(None, abandoned=True)
+        from_finaliser(self._close, None, abandoned=True)
 
     def _close_on_loop(self) -> None:
         closing = self.aclose()
@@ -167,4 +167,4 @@ class SpanStream:
             self._close(None, abandoned=True)
             return
         task.add_done_callback(lambda _task: self._close(None, abandoned=True))  # (cancelled before it ran)
-        weakref.finalize(task, self._close, None, True)  # (a loop closed with the task pending; interpreter exit)
+        finalize(task, self._close, None, True)  # (a loop closed with the task pending; interpreter exit)

@@ -388,8 +388,8 @@ class Tracker:
     def _on_rate_limit_event(self, frame: dict) -> None:
         if self.turn is not None:
             info = frame.get("rate_limit_info") or {}
-            self.turn.span.span.add_event("claude_agent_sdk.rate_limit",
-                                          {k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))})
+            self.turn.span.add_event("claude_agent_sdk.rate_limit",
+                                     {k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))})
 
     def _thread(self, thread_id: str | None) -> _Thread:
         """The thread of ``parent_tool_use_id``; a subagent's thread opens its agent span under its tool span."""

@@ -225,7 +225,7 @@ def usage_from(raw: Any) -> Usage | None:
     total = raw.get("total_tokens", raw.get("total_token_count"))
     return Usage(input_tokens=metrics.prompt_tokens if has_input else None,
                  output_tokens=metrics.completion_tokens if has_output else None,
-                 total_tokens=int(total) if total is not None else None,
+                 total_tokens=total,
                  cache_read_tokens=metrics.cached_prompt_tokens or None,
                  cache_creation_tokens=metrics.cache_creation_tokens or None,
                  reasoning_tokens=metrics.reasoning_tokens or None)

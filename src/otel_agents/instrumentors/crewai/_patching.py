@@ -12,11 +12,11 @@ re-activates a stale wrapper.
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import wrapt
 
+from ..._spans.finalisers import new_lock
 from ..._spans import guard
 
 Wrapper = Callable[[Any, Any, tuple, dict], Any]
@@ -35,7 +35,7 @@ class Patches:
         self.active = True
         self._applied: list[tuple[Any, str, Any]] = []
         self._keys: set[tuple[int, str]] = set()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     def wrap(self, owner: Any, name: str, wrapper: Wrapper) -> bool:
         """Wrap ``owner.name`` (a class or module attribute defined on ``owner`` itself).

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._spans import (BlobPart, ChatMessage, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, UriPart, Usage, modality_of)
+                       ToolCallResponsePart, ToolDefinition, UriPart, Usage, modality_of, token_sum)
 
 _ROLES = {"model": "assistant", "user": "user", "system": "system", "tool": "tool", "function": "tool"}
 
@@ -113,6 +113,6 @@ def usage(metadata: Any) -> Usage | None:
     thoughts = getattr(metadata, "thoughts_token_count", None)
     if prompt is None and candidates is None and getattr(metadata, "total_token_count", None) is None:
         return None
-    output = None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+    output = token_sum(candidates, thoughts)
     return Usage(input_tokens=prompt, output_tokens=output, total_tokens=getattr(metadata, "total_token_count", None),
                  cache_read_tokens=getattr(metadata, "cached_content_token_count", None), reasoning_tokens=thoughts)

@@ -18,7 +18,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan
 
-from ..._spans import SemanticSpan, Telemetry, guard, pop_run_attributes, push_run_attributes
+from ..._spans import SemanticSpan, Telemetry, finalize, guard, pop_run_attributes, push_run_attributes
 from ..._spans.remote import mark_remote_agent
 from ...semconv import Kind
 from ...semconv import attributes as A
@@ -107,7 +107,7 @@ class Hooks:
         # A caller that abandons the event stream may get no after_run_callback (a generator never
         # finalised, an ADK release that skips it): end the run's spans (marked abandoned) when
         # ADK lets go of the invocation context. Where ADK does call it, the plugin says it ended early.
-        weakref.finalize(invocation_context, self._abandoned, invocation_context.invocation_id)
+        finalize(invocation_context, self._abandoned, invocation_context.invocation_id)
 
     def _abandoned(self, invocation_id: str) -> None:
         with guard("google_adk.abandoned"):

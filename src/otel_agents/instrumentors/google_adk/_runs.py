@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 
-import threading
 from collections import OrderedDict
 from contextvars import ContextVar
 from typing import Any, Callable
 
+from ..._spans.finalisers import new_lock
 from ..._spans import Part, ReasoningPart, SemanticSpan, TextPart, guard
 
 MAX_INVOCATIONS = 1024
@@ -104,7 +104,7 @@ class Invocations:
 
     def __init__(self) -> None:
         self._open: "OrderedDict[str, Invocation]" = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     def add(self, inv: Invocation) -> None:
         evicted: list[Invocation] = []

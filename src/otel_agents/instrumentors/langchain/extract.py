@@ -150,29 +150,25 @@ def offered_tools(params: Mapping[str, Any]) -> list[ToolDefinition]:
     return out
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def usage_of_metadata(usage: Mapping[str, Any]) -> Usage:
-    """A message's (or a streamed chunk's) ``usage_metadata`` as a :class:`Usage`."""
+    """A message's (or a streamed chunk's) ``usage_metadata`` as a :class:`Usage` (which checks each count)."""
     inputs = usage.get("input_token_details") or {}
     outputs = usage.get("output_token_details") or {}
-    return Usage(input_tokens=_int(usage.get("input_tokens")), output_tokens=_int(usage.get("output_tokens")),
-                 total_tokens=_int(usage.get("total_tokens")),
-                 cache_read_tokens=_int(inputs.get("cache_read")),
-                 cache_creation_tokens=_int(inputs.get("cache_creation")),
-                 reasoning_tokens=_int(outputs.get("reasoning")))
+    return Usage(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+                 total_tokens=usage.get("total_tokens"),
+                 cache_read_tokens=inputs.get("cache_read"),
+                 cache_creation_tokens=inputs.get("cache_creation"),
+                 reasoning_tokens=outputs.get("reasoning"))
 
 
 def _usage_from_llm_output(usage: Mapping[str, Any]) -> Usage:
     prompt_details = usage.get("prompt_tokens_details") or {}
     completion_details = usage.get("completion_tokens_details") or {}
-    return Usage(input_tokens=_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
-                 output_tokens=_int(usage.get("completion_tokens", usage.get("output_tokens"))),
-                 total_tokens=_int(usage.get("total_tokens")),
-                 cache_read_tokens=_int(prompt_details.get("cached_tokens")),
-                 reasoning_tokens=_int(completion_details.get("reasoning_tokens")))
+    return Usage(input_tokens=usage.get("prompt_tokens", usage.get("input_tokens")),
+                 output_tokens=usage.get("completion_tokens", usage.get("output_tokens")),
+                 total_tokens=usage.get("total_tokens"),
+                 cache_read_tokens=prompt_details.get("cached_tokens"),
+                 reasoning_tokens=completion_details.get("reasoning_tokens"))
 
 
 def usages(response: Any) -> list[Usage]:

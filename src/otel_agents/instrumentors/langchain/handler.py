@@ -17,7 +17,6 @@ its parent — still detaches in its own context when it ends).
 from __future__ import annotations
 
 import re
-import threading
 from collections import OrderedDict
 from typing import Any, Hashable, Mapping, Sequence
 from uuid import UUID
@@ -26,8 +25,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages.ai import add_usage
 from opentelemetry import context as otel_context
 
-from ..._spans import (ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, guard, guarded,
-                       instrumentation_enabled, probes)
+from ..._spans.finalisers import new_lock
+from ..._spans import (ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, from_finaliser, guard,
+                       guarded, instrumentation_enabled, probes)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_CHAT, OP_TEXT_COMPLETION
@@ -101,7 +101,7 @@ class SpanCallbackHandler(BaseCallbackHandler):
         self.folded: OrderedDict[UUID, Any] = OrderedDict()
         self.tokens: OrderedDict[UUID, Any] = OrderedDict()
         self.enabled = True
-        self._lock = threading.Lock()
+        self._lock = new_lock()
 
     # -- bookkeeping ---------------------------------------------------------------
     def open_entries(self) -> int:
@@ -196,13 +196,9 @@ class SpanCallbackHandler(BaseCallbackHandler):
             self._close(run_id, span, run, error=error, abandoned=error is None)
 
     def run_dropped(self, run_id: UUID) -> None:
-        """:meth:`run_left` (abandoned) from a finaliser: the garbage collector may run one in a thread holding one
-        of our locks, so then the work goes to a thread of its own, which waits for the lock."""
-        if self._lock.locked() or self.spans.busy():
-            threading.Thread(target=self.run_left, args=(run_id,), name="otel-agents-langchain-drop",
-                             daemon=True).start()
-        else:
-            self.run_left(run_id)
+        """:meth:`run_left` (abandoned) from a finaliser: never inside the garbage collector, which may run one in a
+        thread holding one of our locks (:func:`~otel_agents._spans.from_finaliser`)."""
+        from_finaliser(self.run_left, run_id)
 
     def _unfold(self, run_id: UUID) -> bool:
         """Forget a folded run; whether it was one."""

@@ -99,7 +99,7 @@ from typing import Any, Callable
 import wrapt
 from opentelemetry import context as otel_context
 
-from ..._spans import AsyncStepIterator, StepIterator, guard
+from ..._spans import AsyncStepIterator, StepIterator, guard, prepare_finalisers
 
 _output_rejected: Callable[[Any, BaseException], None] | None = None  # while instrumented
 
@@ -209,6 +209,7 @@ class _ModelAsyncStream(AsyncStepIterator):
         super().__init__(source, run.step_context)
         self._run = run
         self._over = False
+        prepare_finalisers()  # __del__ may need it
 
     async def __anext__(self) -> Any:
         try:

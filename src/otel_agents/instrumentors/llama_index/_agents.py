@@ -12,9 +12,9 @@ agent that handed off (the delegation; the ECP fold's ``delegated_by``).
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
+from ..._spans.finalisers import new_lock
 from ..._spans import SemanticSpan, Telemetry
 from ...semconv import Kind
 from ...semconv import attributes as A
@@ -34,7 +34,7 @@ class AgentSpans:
         self._telemetry = telemetry
         self._workflow_span = workflow_span
         self._agents = getattr(workflow, "agents", None) or {}
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._name: str | None = None
         self._span: SemanticSpan | None = None
 

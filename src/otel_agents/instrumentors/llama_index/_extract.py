@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..._spans import ChatMessage, ToolCallRequest, ToolDefinition, Usage
+from ..._spans import ChatMessage, ToolCallRequest, ToolDefinition, Usage, token_count
 from .._provider_tools import tool_definitions
 from . import _content
 
@@ -127,13 +127,6 @@ def response_message(response: Any) -> ChatMessage | None:
 
 
 # -- usage and response identity ---------------------------------------------------
-def _int(value: Any) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
-
-
 def _first(obj: Any, *keys: str) -> Any:
     for key in keys:
         value = _get(obj, key)
@@ -153,17 +146,17 @@ def usage(response: Any) -> Usage | None:
     for source in (_get(raw, "usage"), _get(raw, "usage_metadata"), extra, _get(extra, "usage")):
         if source is None:
             continue
-        inp = _int(_first(source, "prompt_tokens", "input_tokens", "prompt_token_count"))
-        out = _int(_first(source, "completion_tokens", "output_tokens", "candidates_token_count"))
-        total = _int(_first(source, "total_tokens", "total_token_count"))
+        inp = token_count(_first(source, "prompt_tokens", "input_tokens", "prompt_token_count"))
+        out = token_count(_first(source, "completion_tokens", "output_tokens", "candidates_token_count"))
+        total = token_count(_first(source, "total_tokens", "total_token_count"))
         if inp is None and out is None and total is None:
             continue
         details = _first(source, "prompt_tokens_details")
-        cached = _int(_first(details, "cached_tokens")) if details is not None else None
+        cached = token_count(_first(details, "cached_tokens")) if details is not None else None
         return Usage(input_tokens=inp, output_tokens=out, total_tokens=total,
                      cache_read_tokens=cached if cached is not None else
-                     _int(_first(source, "cache_read_input_tokens")),
-                     cache_creation_tokens=_int(_first(source, "cache_creation_input_tokens")))
+                     token_count(_first(source, "cache_read_input_tokens")),
+                     cache_creation_tokens=token_count(_first(source, "cache_creation_input_tokens")))
     return None
 
 

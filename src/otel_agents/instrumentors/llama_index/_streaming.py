@@ -35,7 +35,8 @@ from typing import Any, Callable
 
 from opentelemetry import context as otel_context
 
-from ..._spans import AsyncStepIterator, SemanticSpan, SpanRegistry, StepIterator, guard, watch_stream, wrap_stream
+from ..._spans import (AsyncStepIterator, SemanticSpan, SpanRegistry, StepIterator, finalize, guard, watch_stream,
+                        wrap_stream)
 
 _HOLDER_ATTR = "_otel_agents_held_spans"
 STREAMING_RESPONSES = ("StreamingResponse", "AsyncStreamingResponse")
@@ -56,7 +57,7 @@ class ModelStreams:
         handle = watch_stream(span, on_end=lambda _span, _abandoned: self._open.pop(span_id))
         finalizer = None
         with guard("llama_index.stream.finalizer"):
-            finalizer = weakref.finalize(stream, self.finish, span_id, abandoned=True)
+            finalizer = finalize(stream, self.finish, span_id, abandoned=True)
         self._open.put(span_id, span, (handle, finalizer))
         with guard("llama_index.stream.by_stream"):
             self._by_stream[stream] = span

@@ -18,12 +18,12 @@ post-import hook), so instrumenting never imports FastMCP.
 from __future__ import annotations
 
 import sys
-import threading
 from typing import Any
 
 import wrapt
 from opentelemetry.trace import Tracer
 
+from ..._spans.finalisers import new_lock
 from ..._spans import guard
 from ..._spans.silent import SILENT
 from .._patch import Patch
@@ -31,7 +31,7 @@ from .._patch import Patch
 MODULE = "fastmcp.client.telemetry"
 
 
-_lock = threading.Lock()
+_lock = new_lock()
 _state: dict[str, Any] = {"on": False, "hooked": False, "patch": None}
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 from collections import OrderedDict
 from datetime import datetime
 from typing import Any
@@ -38,6 +37,7 @@ from typing import Any
 from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context
 
+from ..._spans.finalisers import new_lock
 from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, instrumentation_enabled, pop_run_attributes,
                        push_run_attributes, report_internal_error)
 from ...semconv import Kind, attributes as A, guardrail_attributes
@@ -147,7 +147,7 @@ class OtelAgentsProcessor(TracingProcessor):
         self.traces = SpanRegistry(max_age_s=float("inf"))  # SDK trace id → our workflow span (+ TraceRec)
         self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
         self._suppressed: OrderedDict[Any, None] = OrderedDict()  # SDK trace ids started while suppressed
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self.active = True
         self.current_call: Any = None  # the model hook's open request (a ContextVar, set by _models.ModelHook)
 

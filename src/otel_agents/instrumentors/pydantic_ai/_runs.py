@@ -11,7 +11,6 @@ exactly once.
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -19,6 +18,7 @@ from opentelemetry import trace
 from pydantic_ai.exceptions import SkipModelRequest
 from pydantic_ai.tools import DeferredToolRequests
 
+from ..._spans.finalisers import new_lock
 from ..._spans import SemanticSpan, SpanRegistry, Telemetry, guard
 from ...semconv import Kind
 from . import _convert
@@ -112,7 +112,7 @@ class RunSpans:
         self.models: list[tuple[SemanticSpan, Any]] = []
         self.billed: dict[SemanticSpan, Any] = {}  # an open model span → the response its provider billed so far
         self.stop_reason_of: Any = None  # ``exc -> stop reason | None`` (the run's limits: :func:`limit_stop_reason`)
-        self._lock = threading.Lock()
+        self._lock = new_lock()
         self._done = False
 
     def limit_reached(self, error: BaseException | None) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from smolagents.models import get_tool_json_schema
 
-from ..._spans import ChatMessage, TextPart, ToolCallPart, ToolDefinition, Usage, media_part, probes
+from ..._spans import ChatMessage, TextPart, ToolCallPart, ToolDefinition, Usage, media_part, probes, token_sum
 from ..._spans.messages import BlobPart, Part
 
 _ROLES = {"tool-call": "assistant", "tool-response": "user"}
@@ -141,8 +141,8 @@ def stream_usage(deltas: list[Any]) -> Usage | None:
     reported = [d.token_usage for d in deltas if getattr(d, "token_usage", None) is not None]
     if not reported:
         return None
-    return Usage(input_tokens=sum(u.input_tokens for u in reported),
-                 output_tokens=sum(u.output_tokens for u in reported))
+    return Usage(input_tokens=token_sum(*(u.input_tokens for u in reported)),
+                 output_tokens=token_sum(*(u.output_tokens for u in reported)))
 
 
 def tool_definitions(tools: Any) -> list[ToolDefinition]:

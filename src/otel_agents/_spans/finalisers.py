@@ -1,0 +1,137 @@
+"""Work a finaliser does (end an abandoned stream's span), run where it cannot deadlock.
+
+A finaliser (``__del__``, a ``weakref.finalize`` callback) of an object in a reference cycle runs inside the
+garbage collector, and the collector runs in whatever thread allocated at that moment: also one that holds a
+non-reentrant lock — the ECP folding processor's (it allocates in ``on_start`` under it), a span registry's,
+the OTel SDK's span processors' and exporters'. Ending a span there calls those same locks (``span.end()`` →
+the processors' ``on_end``): the thread waits for itself forever (``tests/test_finalisers.py`` forces it).
+
+So every finaliser of ours hands its work to :func:`from_finaliser`, which runs it at once, unless the garbage
+collector is running in this thread (known from ``gc.callbacks``; it covers the OTel SDK's locks too) or one of
+our locks (made by :func:`new_lock`) is held by any thread (the last reference dropped inside a locked section):
+then it is queued for the span layer's finaliser thread, which runs it as soon as the lock is let go. The span
+still ends; only then it ends in that thread, just after. A finaliser run when the last reference is dropped
+anywhere else (a ``for`` loop's ``break``) runs at once. Queued work left at interpreter exit runs in an
+``atexit`` hook (registered after the tracer provider's, so it runs before the provider shuts down).
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import os
+import queue
+import threading
+import weakref
+from typing import Any, Callable
+
+from .guard import report_internal_error
+
+_get_ident = threading.get_ident
+_collecting: int | None = None  # the id of the thread the garbage collector is running in, or None
+_pending: "queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]" = queue.SimpleQueue()
+_thread: threading.Thread | None = None
+_start_lock = threading.Lock()
+
+
+_LOCKS: "weakref.WeakSet[Any]" = weakref.WeakSet()  # every lock new_lock made that is still in use
+
+
+def new_lock() -> Any:
+    """A ``threading.Lock`` that finalisers respect: while it is held, :func:`from_finaliser` defers its work.
+    Every non-reentrant lock of the span layer, the instrumentors and the exporters is one of these."""
+    lock = threading.Lock()
+    _LOCKS.add(lock)
+    return lock
+
+
+def _unsafe() -> bool:
+    """Whether a finaliser's work must wait: the collector runs in this thread, or one of our locks is held (by
+    this thread, perhaps: a lock does not say by which; waiting costs only promptness)."""
+    return _collecting == _get_ident() or any(lock.locked() for lock in list(_LOCKS))
+
+
+def _on_collection(phase: str, info: dict[str, Any]) -> None:
+    global _collecting
+    _collecting = _get_ident() if phase == "start" else None
+
+
+gc.callbacks.append(_on_collection)
+
+
+def from_finaliser(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+    """Run ``fn(*args, **kwargs)`` for a finaliser: now, or in the finaliser thread when the garbage collector
+    is running in this thread or one of our locks is held (see the module docstring). Never raises; ``fn``'s own
+    failure is logged once."""
+    try:
+        if _unsafe():
+            _pending.put((fn, args, kwargs))  # SimpleQueue.put: safe from a finaliser (no Python-level lock)
+            return
+        fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - a finaliser must never raise
+        report_internal_error("finaliser", exc)
+
+
+def prepare() -> None:
+    """Start the finaliser thread if it is not running: called when a finaliser is set up (a wrapped stream,
+    :func:`finalize`), never from one (starting a thread takes locks). One attribute read when it runs."""
+    if _thread is None:
+        _start()
+
+
+def finalize(obj: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> weakref.finalize:
+    """``weakref.finalize(obj, fn, *args, **kwargs)`` whose callback goes through :func:`from_finaliser`."""
+    prepare()
+    return weakref.finalize(obj, from_finaliser, fn, *args, **kwargs)
+
+
+def settle(timeout: float = 5.0) -> bool:
+    """Wait until the finaliser thread has run everything queued (after a ``gc.collect()``, for tests and
+    before a flush); whether it has, within ``timeout`` seconds."""
+    prepare()
+    done = threading.Event()
+    _pending.put((done.set, (), {}))  # one thread runs the queue in order: what was queued before has run
+    return done.wait(timeout)
+
+
+def _start() -> None:
+    global _thread
+    with _start_lock:
+        if _thread is None:
+            thread = threading.Thread(target=_run, name="otel-agents-finalisers", daemon=True)
+            thread.start()
+            _thread = thread
+            atexit.register(_drain)
+
+
+def _run_one(item: tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]) -> None:
+    fn, args, kwargs = item
+    try:
+        fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("finaliser", exc)
+
+
+def _run() -> None:
+    while True:
+        _run_one(_pending.get())
+
+
+def _drain() -> None:
+    """At exit: run what is still queued, in this thread."""
+    while True:
+        try:
+            item = _pending.get_nowait()
+        except queue.Empty:
+            return
+        _run_one(item)
+
+
+def _after_fork() -> None:
+    """A forked child has no finaliser thread (nor the parent's queue)."""
+    global _thread, _pending, _start_lock
+    _thread, _pending, _start_lock = None, queue.SimpleQueue(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

@@ -1,0 +1,140 @@
+"""Finalisers that end an abandoned stream's span never deadlock (``otel_agents._spans.finalisers``).
+
+Each case leaves an abandoned stream (or what a finaliser is attached to) in a reference cycle, then runs the
+garbage collector while the thread holds one of our non-reentrant locks, as an allocation inside that lock does in
+a real program (the ECP folding processor allocates in ``on_start`` under its lock; ``test_a_natural_collection``
+gets there without forcing anything). Before the fix each case waited for itself forever; it runs in a subprocess
+with a timeout, so this suite never hangs. Every span still ends, marked abandoned.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+_PRELUDE = """
+import asyncio, gc, sys, uuid
+from types import SimpleNamespace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_agents._spans import Telemetry, wrap_stream
+from otel_agents.exporters.ecp._processor import ECPFoldingProcessor
+try:
+    from otel_agents._spans.finalisers import settle
+except ImportError:  # before the fix
+    settle = lambda: None
+gc.disable()  # the collection below is the only one: while the lock is held
+tp = TracerProvider()
+ecp = ECPFoldingProcessor()
+exporter = InMemorySpanExporter()
+tp.add_span_processor(ecp)
+tp.add_span_processor(SimpleSpanProcessor(exporter))
+t = Telemetry(tp, framework="test")
+class Cycle:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+        self.me = self
+"""
+
+_CHECK = """
+import faulthandler; faulthandler.dump_traceback_later(15, exit=True)  # a deadlock: exit with the stacks
+with LOCK:
+    gc.collect()
+assert settle()
+ended = [s for s in exporter.get_finished_spans() if s.attributes.get("otel_agents.stream.abandoned")]
+print(len(ended), all(s.ended for s in SPANS))
+"""
+
+_CASES = {
+    "wrap_stream sync (__del__)": """
+span = t.start_span("model", "m")
+s = Cycle(stream=wrap_stream(iter([1, 2, 3]), span)); next(s.stream); del s
+SPANS, LOCK = [span], ecp._lock
+""",
+    "wrap_stream async (__del__)": """
+async def agen():
+    yield 1; yield 2
+span = t.start_span("model", "m")
+s = Cycle(stream=wrap_stream(agen(), span))
+asyncio.run(s.stream.__anext__()); del s
+SPANS, LOCK = [span], ecp._lock
+""",
+    "llama_index (weakref.finalize), under its registry's lock": """
+from otel_agents.instrumentors.llama_index._streaming import ModelStreams
+streams = ModelStreams()
+span = t.start_span("model", "m")
+s = Cycle(); streams.start("id-1", span, s); del s
+SPANS, LOCK = [span], streams._open._lock
+""",
+    "google_adk (weakref.finalize), under its invocations' lock": """
+from otel_agents.instrumentors.google_adk._hooks import Hooks
+hooks = Hooks(t)
+ctx = Cycle(invocation_id="inv-1", session=SimpleNamespace(id="s", user_id="u"), user_id="u")
+hooks.before_run(ctx)
+span = t.start_span("tool", "f")
+hooks.invocations.get("inv-1").tools["c1"] = span
+del ctx
+SPANS, LOCK = [span], hooks.invocations._lock
+""",
+    "autogen_agentchat (__del__, no loop left)": """
+from otel_agents.instrumentors.autogen_agentchat._streams import SpanStream
+async def agen():
+    yield 1; yield 2
+span = t.start_span("agent", "a")
+s = Cycle(stream=SpanStream(agen, lambda: (span, span.context()), lambda *a: None))
+asyncio.run(s.stream.__anext__()); del s
+SPANS, LOCK = [span], ecp._lock
+""",
+    "langchain (__del__)": """
+from otel_agents.instrumentors.langchain import patches
+from otel_agents.instrumentors.langchain.handler import SpanCallbackHandler, _Run
+handler = SpanCallbackHandler(t)
+patches._run_dropped = handler.run_dropped
+span, rid = t.start_span("model", "m"), uuid.uuid4()
+handler.spans.put(rid, span, _Run(None))
+async def agen():
+    yield 1; yield 2
+run = patches._StreamRun(); run.run_id = rid
+s = Cycle(stream=patches._ModelAsyncStream(agen(), run)); del s
+SPANS, LOCK = [span], ecp._lock
+""",
+}
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("case", list(_CASES))
+def test_a_finaliser_run_by_the_collector_under_our_lock_ends_the_span(case) -> None:
+    code = _PRELUDE + textwrap.dedent(_CASES[case]) + _CHECK
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["1", "True"], done.stdout + done.stderr[-2000:]
+
+
+def test_a_natural_collection_inside_the_folding_processors_lock() -> None:
+    """No forcing: abandoned streams left in cycles while spans start and end under the ECP folding processor, at
+    the default collection thresholds (this waited for itself within the first few hundred runs)."""
+    code = _PRELUDE.replace("gc.disable()", "import faulthandler; faulthandler.dump_traceback_later(30, exit=True)")
+    code += textwrap.dedent("""
+    spans = []
+    for i in range(3000):
+        with t.span("agent", "a"):
+            span = t.start_span("model", "m"); spans.append(span)
+            s = Cycle(stream=wrap_stream(iter([1, 2, 3]), span)); next(s.stream); del s
+    gc.collect()
+    assert settle()
+    print(all(s.ended for s in spans))
+    """)
+    done = _run(code)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True"]
