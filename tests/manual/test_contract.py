@@ -65,7 +65,9 @@ class ManualScenario(Scenario):
         @otel_agents.tool
         async def alookup_order(order_id: str, note: str, tag: str) -> dict:
             await asyncio.sleep(0)
-            return lookup_order.__wrapped__(order_id, note, tag)
+            result = lookup_order.__wrapped__(order_id, note, tag)
+            await asyncio.sleep(0.001)  # the tool's own I/O after its work: where X-11's cancellation lands
+            return result
 
         @otel_agents.agent(name="support", description="Support agent. ")
         def support(question: str, marker: str = "", tag: str = "") -> str:
