@@ -174,8 +174,11 @@ def _framework(framework: str, counted: list[dict[str, Any]]) -> dict[str, Any]:
     for key, mine, theirs, bound in stated_targets(module, set(variants), without_content):
         values = ratios(mine, theirs)
         interval = _interval(values)
+        # an overhead counted at or below zero (ours, or the peer's) says the workload's own count varies more
+        # than the instrumentation costs (A2A's in-process server): no ratio of it is judged
+        counted = all(v > 0 for v in over[mine]) and all(v > 0 for v in over[theirs])
         targets[key] = {"target": bound, **rounded(interval, 2 if theirs == "attribute_floor" else 3),
-                        "verdict": verdict(interval, bound),
+                        "verdict": verdict(interval, bound) if counted else None,
                         "repeats": [rounded({"value": v})["value"] for v in values]}
     return {"framework": framework, "workload": first["workload"], "python": first["python"],
             "variants": variants, "skipped": first["skipped"], "targets": targets, "versions": first["versions"]}

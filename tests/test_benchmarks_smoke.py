@@ -164,3 +164,18 @@ def test_instructions_leave_out_a_peer_that_made_no_span() -> None:
     assert r["targets"]["ours_per_span_le_3x_attribute_floor"] == {
         "target": 3.0, "ratio": 3.0, "low": 3.0, "high": 3.0, "verdict": "met", "repeats": [3.0, 3.0]}
     assert r["skipped"] == {"openinference": "openinference-instrumentation-mcp made no span of this workload"}
+
+
+def test_instructions_judge_no_ratio_of_an_overhead_counted_below_zero() -> None:
+    """A workload whose own count varies more than our cost (A2A's in-process server: ours counted 0.96M
+    instructions a run *under* the uninstrumented run) gives a negative ratio; it was judged "met" (-2.01 ≤ 3).
+    It is not resolved."""
+    from benchmarks.instructions import _framework
+
+    def repeat(ours: float) -> dict:
+        return {"instructions": {"none": 1_000_000, "ours": ours, "attribute_floor": 100_000},
+                "spans_per_run": {"none": 0, "ours": 2}, "floor_spans": 2, "without_content": [],
+                "workload": "A2A", "versions": {}, "python": "python", "skipped": {}}
+
+    assert _framework("a2a", [repeat(900_000)])["targets"]["ours_per_span_le_3x_attribute_floor"]["verdict"] is None
+    assert _framework("a2a", [repeat(1_100_000)])["targets"]["ours_per_span_le_3x_attribute_floor"]["verdict"] == "met"
