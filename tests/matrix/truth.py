@@ -218,8 +218,11 @@ class Truth:
         """Run ``run`` of a call that made several (:meth:`run_started`): its own truth; a run whose task was
         cancelled (its siblings' call failed first, and ``asyncio.run`` cancelled what was left) ended by ``cancel``."""
         task = (self.runs or [])[run][1]
-        ending = "cancel" if task is not None and task.done() and task.cancelled() else self.ending
-        return Truth(ending, calls=[c for c in self.calls if c.run == run],
+        calls = [c for c in self.calls if c.run == run]
+        # a run whose own model raised before its task was cancelled failed (its error is real), else stopped
+        cancelled = task is not None and task.done() and task.cancelled() and not any(c.error for c in calls)
+        ending = "cancel" if cancelled else self.ending
+        return Truth(ending, calls=calls,
                      tools=[t for t in self.tools if t.run == run], agents=self.agents, top=self.top,
                      ends_by=self.ends_by, error_output=self.error_output)
 
