@@ -538,3 +538,35 @@ def test_forward_failures_are_logged_at_powers_of_two_not_one_line_a_request(cap
     assert forwarder.failed == 40 and forwarder.sent == 0
     logged = [r.getMessage() for r in caplog.records if "forwarding to" in r.getMessage()]
     assert [m.split("(")[-1].split(" so far")[0] for m in logged] == ["1", "2", "4", "8", "16", "32"], logged
+
+
+def test_slow_grpc_senders_are_cut_off_and_do_not_starve_others(collects, tmp_path) -> None:
+    """``--grpc-port`` is bounded as the HTTP side is: 12 calls that never send their message (more than the
+    server's 8 worker threads) and 12 connections that never speak, held by another process, are ended after
+    ``--connection-timeout``, and a well-behaved sender's spans (gRPC) are folded meanwhile. Before, gRPC had no
+    time limit: the silent calls held every worker thread for as long as they liked, so no other call was
+    served."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0", "--connection-timeout", "2")
+    hostile = subprocess.Popen([sys.executable, str(Path(__file__).with_name("slow_grpc.py")), c.grpc, "12"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert hostile.stderr.readline().strip() == "started"
+        runs = new_runs(2)
+        emit(tmp_path, "tools", f"grpc:{c.grpc}", runs)
+        emit(tmp_path, "root", f"grpc:{c.grpc}", runs)
+        wait_for(lambda: len(c.envelopes()) >= 2, "2 envelopes while the silent calls are held")
+        time.sleep(3)  # past --connection-timeout from the start of every silent call and connection
+        out, _ = hostile.communicate("report\n", timeout=90)
+    finally:
+        hostile.kill()
+    result = json.loads(out)
+    # Each silent call was cut off (CANCELLED) or refused at the concurrency bound (RESOURCE_EXHAUSTED).
+    assert set(result["codes"]) <= {"CANCELLED", "RESOURCE_EXHAUSTED"}, result
+    assert result["sockets_closed"] == 12, result
+    assert "Traceback" not in c.stop() and c.proc.returncode == 0
+    assert sorted(e["trace_id"] for e in check(c.envelopes())) == sorted(r["trace_id"] for r in runs)

@@ -405,3 +405,34 @@ def test_lone_surrogates_in_a_report_reach_the_records_escaped(tmp_path: Path,
     (record,) = log_records(tmp_path / "e.jsonl")
     assert record["attrs"]["otel_agents.ecp.scenario"] == "s \\ud800"
     assert record["attrs"]["gen_ai.agent.name"] == "support \\udfff"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "huge", "directory"])
+def test_a_manifest_named_by_the_report_is_read_only_as_a_bounded_regular_file(tmp_path: Path, kind: str) -> None:
+    """The manifest path inside a report is input, not the user's command line: a FIFO no one writes to, a
+    device, a file over 16 MiB or a directory there is refused with a WARNING naming the field, and the checks
+    are named from the report alone (exit 0). Before, annotate opened it as given: it hung on the FIFO and read
+    devices and huge files whole."""
+    import os
+
+    from otel_agents._named_files import MAX_NAMED_FILE_BYTES
+
+    manifest = tmp_path / "m.yaml"
+    if kind == "fifo":
+        os.mkfifo(manifest)
+    elif kind == "dev_zero":
+        manifest = Path("/dev/zero")
+    elif kind == "huge":
+        with open(manifest, "wb") as f:  # sparse: no disk used
+            f.truncate(MAX_NAMED_FILE_BYTES + 1)
+    else:
+        manifest.mkdir()
+    report = {"manifest": str(manifest), "scenarios": [{"steps": [{"checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "e.jsonl"
+    done = subprocess.run([sys.executable, "-m", "otel_agents.cli", "ecp", "annotate", str(tmp_path / "r.json"),
+                           "-o", str(out)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f'report field "manifest": {manifest} is ' in done.stderr and "not read" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1  # the check, named from the report

@@ -33,7 +33,8 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("report", help="the JSON report of `ecp run --json-out`")
     p.add_argument("--traces", action="append", default=[], metavar="TRACES.jsonl",
                    help="OTLP/JSON trace file(s) of the graded runs, for steps whose logs do not name their trace")
-    p.add_argument("--manifest", help="the manifest the report was graded with (default: the path the report names)")
+    p.add_argument("--manifest", help="the manifest the report was graded with (default: the path the report names, "
+                                      "if a regular file of at most 16 MiB)")
     p.add_argument("--to", choices=TARGETS, default="file", help="where the results go (default file)")
     p.add_argument("-o", "--out", help="file path (file) or URL (otlp, phoenix, langfuse)")
     p.add_argument("--wait", type=float, default=30.0, metavar="SECONDS",

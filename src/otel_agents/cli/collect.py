@@ -11,7 +11,9 @@ endpoint (a tracing backend). At most --max-traces traces and --max-spans spans 
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
 many traces and spans that was. Binds loopback unless --allow-remote; Host, Origin, token,
 body and time checks as for ecp serve --http. --grpc-port also serves OTLP/gRPC (the protocol
-the Collector's loadbalancing exporter speaks), with the token check.
+the Collector's loadbalancing exporter speaks), with the token check, --max-body-bytes (x 4, as
+decompressed) and --connection-timeout (a call whose message has not arrived by then is cancelled;
+an idle connection is closed).
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-origin", action="append", default=[], help="an extra allowed Origin")
     p.add_argument("--allow-host", action="append", default=[], help="an extra allowed Host header name")
     p.add_argument("--connection-timeout", type=float, default=limits.connection_timeout, metavar="SECONDS",
-                   help=f"close a connection that sends no complete request for this long "
+                   help=f"close a connection that sends no complete request for this long; on gRPC, cancel a "
+                        f"call whose message has not arrived by then and close an idle connection "
                         f"(default {limits.connection_timeout:g})")
     p.add_argument("--max-body-bytes", type=int, default=limits.max_body,
                    help=f"largest request body in bytes, as sent (default {limits.max_body})")

@@ -230,7 +230,8 @@ def evaluation_results(report: Mapping[str, Any], spans: Iterable[Any] | None = 
         spans: optional SDK ``ReadableSpan``s of the graded runs (e.g. ``read_otlp_json(trace_file)``),
             for reports whose steps lack ``logs`` trace ids (see the module docstring).
         manifest: the manifest (parsed YAML, or its path) the report was graded with; default the
-            path the report names, when readable. Used to name ``tool_usage`` checks by their tool
+            path the report names, when it is a readable regular file (of at most 16 MiB; else a WARNING
+            says why and the report alone names the checks). Used to name ``tool_usage`` checks by their tool
             and to find the tool span they matched.
         capture_content: whether explanations (grader reasoning) are kept; ``None`` follows
             ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (default on).
@@ -241,7 +242,8 @@ def evaluation_results(report: Mapping[str, Any], spans: Iterable[Any] | None = 
     settings = Settings(capture_content=capture_content)
     content = settings.content_enabled()
     budget = settings.content_budget()
-    graders = _manifest_graders(manifest if manifest is not None else report.get("manifest"))
+    graders = (_manifest_graders(manifest) if manifest is not None
+               else _manifest_graders(report.get("manifest"), field='report field "manifest"'))
     index = _SpanIndex(spans) if spans is not None else None
     out: list[EvaluationResult] = []
     for s_index, scenario in enumerate(report.get("scenarios") or []):
@@ -393,20 +395,31 @@ def log_records(logs: Any) -> list[dict[str, Any]]:
     return [writable(r) for r in logs if isinstance(r, dict)]
 
 
-def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read an ECP manifest (YAML) for its graders.
+def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> dict[str, Any]:
+    """Read an ECP manifest (YAML) for its graders. ``field``: the input field that named ``path`` (e.g.
+    ``report field "manifest"``) when it did not come from the user; then it is read only if it is a regular
+    file of at most :data:`~otel_agents._named_files.MAX_NAMED_FILE_BYTES` (never ``/dev/zero`` or a FIFO).
 
     Raises:
         OSError: it cannot be read (the message names the file).
-        ValueError: not UTF-8, not YAML (``FILE:LINE: problem``), or no ``scenarios`` list.
+        ValueError: not UTF-8, not YAML (``FILE:LINE: problem``), or no ``scenarios`` list;
+            :class:`~otel_agents._named_files.NamedFileError` (``field`` given) not a regular file or too large.
     """
     import yaml
 
+    from .._named_files import read_named_file
+
     name = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            manifest = yaml.safe_load(f)
+        if field is not None:  # its errors name the field and the path
+            text = read_named_file(path, field).decode("utf-8")
+        else:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        manifest = yaml.safe_load(text)
     except OSError as exc:
+        if field is not None:
+            raise
         raise type(exc)(f"cannot read manifest {name}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"{name}: not UTF-8 (byte offset {exc.start})") from None
@@ -419,17 +432,22 @@ def load_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     return manifest
 
 
-def _manifest_graders(manifest: Any) -> list[list[list[dict[str, Any]]]]:
-    """``graders[scenario][step]``: each grader config of the manifest (``[]`` where unknown)."""
+def _manifest_graders(manifest: Any, field: str | None = None) -> list[list[list[dict[str, Any]]]]:
+    """``graders[scenario][step]``: each grader config of the manifest (``[]`` where unknown); ``field``: the
+    input field that named a manifest path (read as :func:`load_manifest` reads one)."""
     if manifest is None:
         return []
     if not isinstance(manifest, Mapping):
         if not isinstance(manifest, (str, os.PathLike)):
             return []  # a report's "manifest" of another type (an int would be opened as a file descriptor)
+        from .._named_files import NamedFileError
+
         try:
-            manifest = load_manifest(manifest)
+            manifest = load_manifest(manifest, field=field)
         except (OSError, ValueError) as exc:  # the report alone still names every check
-            logger.info("manifest not read (%s); tool_usage checks named from the report alone", exc)
+            # gone (the report was moved) is ordinary; a device, FIFO or huge file named there is worth saying
+            logger.log(logging.WARNING if isinstance(exc, NamedFileError) else logging.INFO,
+                       "manifest not read (%s); tool_usage checks named from the report alone", exc)
             return []
     if not isinstance(manifest, Mapping):
         return []
