@@ -97,8 +97,10 @@ def finalize(obj: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> 
 
 
 def settle(timeout: float = 5.0) -> bool:
-    """Wait until the finaliser thread has run everything queued (after a ``gc.collect()``, for tests and
-    before a flush); whether it has, within ``timeout`` seconds."""
+    """Wait until the finaliser thread has run everything queued (after a ``gc.collect()``, for tests: no flush
+    of ours calls it, so a span ended by queued work may miss a flush made at once); whether it has, within
+    ``timeout`` seconds. Never call it from the finaliser thread or under one of our locks (it would wait out
+    ``timeout``)."""
     prepare()
     done = threading.Event()
     _pending.put((done.set, (), {}))  # one thread runs the queue in order: what was queued before has run
