@@ -138,3 +138,28 @@ def test_a_natural_collection_inside_the_folding_processors_lock() -> None:
     done = _run(code)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["True"]
+
+
+def test_a_lock_made_while_a_finaliser_looks_at_our_locks_does_not_lose_its_work() -> None:
+    """A finaliser asks whether any of our locks is held while other threads make them (PydanticAI makes one a
+    run): the set of locks changing under the look must not fail it, or its work (a span's end) is lost. The
+    other threads' ``new_lock`` runs here at every line the look executes, where a thread switch could put it
+    (before the fix: ``RuntimeError: Set changed size during iteration``, the work dropped)."""
+    import sys
+
+    from otel_agents._spans import finalisers
+
+    kept = [finalisers.new_lock() for _ in range(8)]
+
+    def switch(frame, event, arg):  # at each line: "another thread" makes a lock
+        if event == "line" and len(kept) < 200:
+            kept.append(finalisers.new_lock())
+        return switch
+
+    ran: list = []
+    sys.settrace(switch)
+    try:
+        finalisers.from_finaliser(ran.append, "ended")
+    finally:
+        sys.settrace(None)
+    assert ran == ["ended"]

@@ -34,21 +34,32 @@ _thread: threading.Thread | None = None
 _start_lock = threading.Lock()
 
 
-_LOCKS: "weakref.WeakSet[Any]" = weakref.WeakSet()  # every lock new_lock made that is still in use
+# Weak references to every lock new_lock made that is still in use (each removes itself when its lock goes).
+# A plain set, copied in one C call (``tuple``) before it is looked at: other threads add to it at any time (a
+# PydanticAI run makes a lock), and a ``WeakSet`` iterated in Python meanwhile fails ("Set changed size").
+_LOCKS: "set[weakref.ref[Any]]" = set()
 
 
 def new_lock() -> Any:
     """A ``threading.Lock`` that finalisers respect: while it is held, :func:`from_finaliser` defers its work.
     Every non-reentrant lock of the span layer, the instrumentors and the exporters is one of these."""
     lock = threading.Lock()
-    _LOCKS.add(lock)
+    _LOCKS.add(weakref.ref(lock, _LOCKS.discard))
     return lock
+
+
+def _held() -> bool:
+    for ref in tuple(_LOCKS):
+        lock = ref()
+        if lock is not None and lock.locked():
+            return True
+    return False
 
 
 def _unsafe() -> bool:
     """Whether a finaliser's work must wait: the collector runs in this thread, or one of our locks is held (by
     this thread, perhaps: a lock does not say by which; waiting costs only promptness)."""
-    return _collecting == _get_ident() or any(lock.locked() for lock in list(_LOCKS))
+    return _collecting == _get_ident() or _held()
 
 
 def _on_collection(phase: str, info: dict[str, Any]) -> None:
@@ -86,8 +97,10 @@ def finalize(obj: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> 
 
 
 def settle(timeout: float = 5.0) -> bool:
-    """Wait until the finaliser thread has run everything queued (after a ``gc.collect()``, for tests and
-    before a flush); whether it has, within ``timeout`` seconds."""
+    """Wait until the finaliser thread has run everything queued (after a ``gc.collect()``, for tests: no flush
+    of ours calls it, so a span ended by queued work may miss a flush made at once); whether it has, within
+    ``timeout`` seconds. Never call it from the finaliser thread or under one of our locks (it would wait out
+    ``timeout``)."""
     prepare()
     done = threading.Event()
     _pending.put((done.set, (), {}))  # one thread runs the queue in order: what was queued before has run
