@@ -9,6 +9,7 @@ with a timeout, so this suite never hangs. Every span still ends, marked abandon
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -163,3 +164,19 @@ def test_a_lock_made_while_a_finaliser_looks_at_our_locks_does_not_lose_its_work
     finally:
         sys.settrace(None)
     assert ran == ["ended"]
+
+
+def test_a_forked_child_has_a_watchdog_of_its_own_and_leaves_the_parents_streams() -> None:
+    """The stream watchdog kept its heap, lock and thread across ``fork``: the child ended the parent's idle stream
+    as abandoned and exported its span a second time (from the child), and a lock held by the parent's watchdog at
+    the fork would stay held in the child forever. The child now starts empty."""
+    import json
+
+    done = subprocess.run([sys.executable, "-m", "tests.fork_watchdog"], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")])})
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = {d["process"]: d for d in map(json.loads, done.stdout.splitlines())}
+    assert "child" in lines, f"the child hung (SIGALRM ended it): {done.stdout!r}"
+    assert lines["child"] == {"process": "child", "inherited": 0, "child_ended": True, "spans": ["chat child"]}, lines
+    assert lines["parent"] == {"process": "parent", "parent_ended": True, "spans": ["chat parent"]}, lines

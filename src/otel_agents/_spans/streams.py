@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import threading
 import time
 import weakref
@@ -97,6 +98,12 @@ class _Watchdog:
         self._thread: threading.Thread | None = None
         self._sweep_at = _SWEEP_AT
 
+    def _after_fork(self) -> None:
+        """A forked child starts empty: the parent's streams are the parent's to end (ended here too, their spans
+        would be exported twice), and its lock may have been held by the parent's watchdog thread, which the child
+        does not have (then the child's first stream would wait for it forever)."""
+        self.__init__()  # type: ignore[misc]
+
     def watch(self, state: _StreamState) -> None:
         deadline = state.last_activity + state.timeout
         with self._cond:
@@ -150,6 +157,8 @@ class _Watchdog:
 
 
 WATCHDOG = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WATCHDOG._after_fork)
 
 
 class SyncStream:
