@@ -1,0 +1,118 @@
+"""The cross-cutting cases X-1 … X-13 (``tests/contract/kit.py``) for MCP.
+
+The kit's runs are many and concurrent, so client and server run in one process here: the SDK's
+``ClientSession`` to a ``FastMCP`` server over its in-memory streams (``mcp.shared.memory``; the
+cross-process behaviour is ``test_mcp.py``'s). An MCP client is called by an agent: the scenario's agent
+span is opened by hand through the instrumentor's own span layer (the kit needs one above every tool span);
+the tool span the kit probes in is the server's ``execute_tool lookup_order``, current while the tool runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import pytest
+
+from otel_agents.instrumentors.mcp import MCPInstrumentor
+from otel_agents.instrumentors.mcp import _protocol
+from otel_agents.instrumentors.mcp._client import ClientSide
+from otel_agents.semconv import Kind
+from tests.contract.kit import ContractSuite, Scenario
+from tests.mcp.harness import MCP2
+from tests.mcp.server_app import server_class
+from tests.spans import SpanSnapshot
+
+pytestmark = [pytest.mark.timeout(300),
+              pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory), "
+                                                     "which 2.x removed")]
+
+
+class LookupFailed(Exception):
+    """The user's own error: the MCP tool answered ``isError``."""
+
+
+class MCPScenario(Scenario):
+    """An agent calls ``lookup_order`` on the in-memory MCP server ``orders`` (client and server span)."""
+
+    instrumentor_cls = MCPInstrumentor
+    kinds = ("agent", "tool")
+    streams = False  # MCP's client has no streaming entry point to abandon (a tool call is one request)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.server = self._server()
+
+    def _server(self) -> Any:
+        scenario = self
+        server = server_class()("orders", log_level="WARNING")
+
+        @server.tool()
+        def lookup_order(order_id: str, note: str = "", tag: str = "") -> Any:
+            """Look up an order by id."""
+            scenario.probe(tag)
+            if order_id.startswith("fail"):
+                raise LookupFailed(f"no order {order_id}")
+            return scenario.result(f"{order_id} shipped {note}")
+
+        return server
+
+    async def _call(self, order_id: str, marker: str, tag: str) -> Any:
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(self.server._mcp_server) as session:
+            arguments = {"order_id": order_id, "note": marker, "tag": tag}
+            telemetry = MCPInstrumentor().telemetry  # the running instrumentor's span layer (None: not instrumented)
+            if telemetry is None:
+                return await session.call_tool("lookup_order", arguments)
+            with telemetry.span(Kind.AGENT, "orders-agent") as agent:
+                agent.set_input(f"Where is order {order_id}? {marker}")
+                return await session.call_tool("lookup_order", arguments)
+
+    @staticmethod
+    def _answer(result: Any) -> Any:
+        if result.isError:
+            raise LookupFailed(result.content[0].text)
+        return [c.model_dump() for c in result.content], result.structuredContent
+
+    async def arun(self, marker: str = "", tag: str = "") -> Any:
+        return self._answer(await self._call("A100", marker, tag))
+
+    def run(self, marker: str = "", tag: str = "") -> Any:
+        return asyncio.run(self.arun(marker, tag))
+
+    def run_failing(self) -> None:
+        self._answer(asyncio.run(self._call("fail-A100", "", "")))
+
+    def break_extractor(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        def broken(result: Any) -> Any:
+            raise AttributeError("CallToolResult has no attribute 'content'")
+
+        monkeypatch.setattr(_protocol, "tool_result", broken)
+
+    def foreign_patch_target(self) -> tuple[Any, str]:
+        from mcp.client.session import ClientSession
+
+        return ClientSession, "call_tool"
+
+    def open_entries(self, instrumentor: Any) -> int:
+        """The spans the client side holds: the framework tool spans it enriched (weakly). Its other map, the
+        facts per session, holds no span and lives as long as the session does (weakly keyed)."""
+        for patch in getattr(instrumentor, "_patches", ()):  # the send_request hook's ClientSide, from its closure
+            wrapper = inspect.getclosurevars(patch.proxy._self_wrapper).nonlocals.get("wrapper")
+            client = getattr(wrapper, "__self__", None)
+            if isinstance(client, ClientSide):
+                return len(client.enriched)
+        return 0
+
+    def check_run(self, spans: list[SpanSnapshot]) -> None:
+        tools = [s for s in spans if s.semantic_kind == "tool"]
+        assert sorted(s.kind for s in tools) == ["CLIENT", "SERVER"], [(s.name, s.kind) for s in tools]
+        client = next(s for s in tools if s.kind == "CLIENT")
+        server = next(s for s in tools if s.kind == "SERVER")
+        assert server.parent_id == client.span_id  # the context travelled in params._meta
+
+
+class TestMCPContract(ContractSuite):
+    scenario_cls = MCPScenario
