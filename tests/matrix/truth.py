@@ -219,9 +219,7 @@ class Truth:
         cancelled (its siblings' call failed first, and ``asyncio.run`` cancelled what was left) ended by ``cancel``."""
         task = (self.runs or [])[run][1]
         calls = [c for c in self.calls if c.run == run]
-        # a run whose own model raised before its task was cancelled failed (its error is real), else stopped
-        cancelled = task is not None and task.done() and task.cancelled() and not any(c.error for c in calls)
-        ending = "cancel" if cancelled else self.ending
+        ending = "cancel" if task is not None and task.done() and task.cancelled() else self.ending
         return Truth(ending, calls=calls,
                      tools=[t for t in self.tools if t.run == run], agents=self.agents, top=self.top,
                      ends_by=self.ends_by, error_output=self.error_output)
@@ -547,8 +545,10 @@ def check_cell(truth: Truth, spans: OpenSpans, outcome: Outcome, baseline: Outco
         assert truth.rejected >= 1 and not failed, f"no answer was rejected:\n{tree}"
         assert env["metrics"]["errors"] >= truth.rejected, \
             f"{truth.rejected} rejected answers, {env['metrics']['errors']} errors:\n{tree}"
-    if truth.ending in ("cancel", "caller_cancel"):  # stopped, not failed: no error line for the cancellation
-        assert env["metrics"]["errors"] == 0, f"a cancellation counted as an error:\n{tree}"
+    if truth.ending in ("cancel", "caller_cancel"):  # stopped: the cancellation itself adds no error line
+        # (a run of kickoff_for_each can have a model call fail, handled by CrewAI, before asyncio.run cancels it)
+        real = sum(1 for c in truth.calls if c.error) + sum(1 for t in truth.tools if t.outcome == "error")
+        assert env["metrics"]["errors"] == real, f"{real} real error(s), a cancellation counted as one:\n{tree}"
     elif failed:
         assert env["metrics"]["errors"] >= 1, f"the run raised, the envelope has no error:\n{tree}"
     if truth.ending in ("break_close", "break_drop") and truth.answer is None and not failed:
