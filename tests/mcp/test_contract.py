@@ -10,14 +10,12 @@ the tool span the kit probes in is the server's ``execute_tool lookup_order``, c
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import Any
 
 import pytest
 
 from otel_agents.instrumentors.mcp import MCPInstrumentor
 from otel_agents.instrumentors.mcp import _protocol
-from otel_agents.instrumentors.mcp._client import ClientSide
 from otel_agents.semconv import Kind
 from tests.contract.kit import ContractSuite, Scenario
 from tests.mcp.harness import MCP2
@@ -97,14 +95,8 @@ class MCPScenario(Scenario):
         return ClientSession, "call_tool"
 
     def open_entries(self, instrumentor: Any) -> int:
-        """The spans the client side holds: the framework tool spans it enriched (weakly). Its other map, the
-        facts per session, holds no span and lives as long as the session does (weakly keyed)."""
-        for patch in getattr(instrumentor, "_patches", ()):  # the send_request hook's ClientSide, from its closure
-            wrapper = inspect.getclosurevars(patch.proxy._self_wrapper).nonlocals.get("wrapper")
-            client = getattr(wrapper, "__self__", None)
-            if isinstance(client, ClientSide):
-                return len(client.enriched)
-        return 0
+        # (the facts per session hold no span and live as long as the session does: weakly keyed)
+        return instrumentor.open_runs()
 
     def check_run(self, spans: list[SpanSnapshot]) -> None:
         tools = [s for s in spans if s.semantic_kind == "tool"]

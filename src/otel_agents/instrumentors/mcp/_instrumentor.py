@@ -21,6 +21,11 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
     framework = "mcp"
     _patches: list[Patch]
     _propagate: bool | None = None
+    _client: Any = None
+
+    def open_runs(self) -> int:
+        """How many spans the client side holds now: the framework tool spans it enriched (kept weakly)."""
+        return len(self._client.enriched) if self._client is not None else 0
 
     def _instrument(self, **kwargs: Any) -> None:
         propagate = kwargs.get("propagate")
@@ -34,7 +39,7 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
         from ._client import ClientSide
         from ._transport import post_writer
 
-        client = ClientSide(telemetry, ClientSession, self._propagate)
+        client = self._client = ClientSide(telemetry, ClientSession, self._propagate)
         self._patches = []
         try:  # all or nothing: a renamed attribute leaves the SDK untouched
             for owner, name, wrapper in self._hooks(telemetry, client):
@@ -96,3 +101,4 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
         for patch in getattr(self, "_patches", ()):
             patch.remove()
         self._patches = []
+        self._client = None
