@@ -55,6 +55,7 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
 from ._api import instrument, requested_frameworks, uninstrument
+from ._spans.pipeline import INT64_MAX, INT64_MIN  # OTLP carries an int attribute as a signed 64-bit integer
 from ._spans.settings import check_capture_content
 from .exporters.presets import PRESETS, ExporterPreset, resolve
 from .semconv.vocabularies import parse as vocabulary_selection
@@ -220,7 +221,6 @@ def configure(
 
 _ATTRIBUTE_TYPES = (bool, str, int, float)  # what an OTel attribute holds, alone or as a list of one (bool before int)
 _HOLDS = "an OpenTelemetry attribute holds a str, bool, int or float, or a list or tuple of one of them"
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)  # OTLP carries an int attribute as a signed 64-bit integer
 
 
 def _attribute_kind(value: object) -> type | None:
@@ -264,7 +264,7 @@ def _checked_resource_attributes(attributes: object) -> dict[str, Any]:
         else:
             items = [value]
         for item in items:
-            if type(item) is not bool and isinstance(item, int) and not _INT64[0] <= item <= _INT64[1]:
+            if type(item) is not bool and isinstance(item, int) and not INT64_MIN <= item <= INT64_MAX:
                 raise ValueError(f"resource_attributes[{key!r}] holds {item}, outside the signed 64-bit range of an "
                                  f"OpenTelemetry int attribute")
     return dict(attributes)
