@@ -16,8 +16,8 @@ with other tenants' load; an instruction count does neither (issue 40, ninth rou
   Callgrind starts with its instrumentation off (``--instr-atstart=no``: the imports and set-up, most of
   a process's work, run several times faster) and the first marker switches it on (``callgrind_control``).
 
-Instructions per run = the batch's count ÷ ``runs``; a variant's overhead per run = its instructions per
-run − ``none``'s of the same process. Each framework runs ``repeats`` times (separate processes, the order
+Instructions per run = the batch's count ÷ ``runs`` (or a workload's ``INSTRUCTION_RUNS``, when more); a
+variant's overhead per run = its instructions per run − ``none``'s of the same process. Each framework runs ``repeats`` times (separate processes, the order
 of the variants shuffled anew with each repeat's seed): a value is the median of the repeats, its interval
 their lowest and highest, and a target is met (missed) when every repeat is on its side (beyond it).
 
@@ -190,6 +190,13 @@ def _framework(framework: str, counted: list[dict[str, Any]]) -> dict[str, Any]:
             "variants": variants, "skipped": first["skipped"], "targets": targets, "versions": first["versions"]}
 
 
+def runs_for(framework: str, runs: int) -> int:
+    """Runs counted a batch for ``framework``: ``runs``, or its workload's ``INSTRUCTION_RUNS`` when more (a
+    workload whose batches vary more than a short batch can resolve: A2A's)."""
+    module = importlib.import_module(f"benchmarks.workloads.{framework}")
+    return max(runs, getattr(module, "INSTRUCTION_RUNS", 0))
+
+
 def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peers: bool,
             python_for: Callable[[str], str]) -> dict[str, Any]:
     """Count every framework's variants ``repeats`` times (``python_for(framework)`` runs its process: an
@@ -201,10 +208,10 @@ def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peer
     out: dict[str, Any] = {"method": {"tool": f"{version} --tool=callgrind", "PYTHONHASHSEED": "0", "runs": runs,
                                       "warmup": warmup, "repeats": repeats}, "frameworks": {}}
     for framework in frameworks:
-        python, t0 = python_for(framework), time.perf_counter()
+        python, t0, n = python_for(framework), time.perf_counter(), runs_for(framework, runs)
         counted = []
         for repeat in range(repeats):
-            c = _counted(python, framework, runs=runs, warmup=warmup, seed=repeat + 1, peers=peers)
+            c = _counted(python, framework, runs=n, warmup=warmup, seed=repeat + 1, peers=peers)
             if "skipped_framework" in c:
                 break
             counted.append({**c, "python": python})
@@ -212,7 +219,7 @@ def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peer
             out["frameworks"][framework] = c
             continue
         result = _framework(framework, counted)
-        result["wall_s"] = round(time.perf_counter() - t0, 1)
+        result["wall_s"], result["runs"] = round(time.perf_counter() - t0, 1), n
         out["frameworks"][framework] = result
         print(f"  instructions {framework}: {_one_line(result)}", file=sys.stderr, flush=True)
     out["repeatability"] = repeatability(out["frameworks"], repeats)

@@ -335,9 +335,10 @@ def instructions_table(r: dict[str, Any]) -> list[str]:
                  + ("every target's repeats fell on the same side of it: one pass gives the same verdicts."
                     if spread["verdicts_agree"] else "**some target's repeats straddle it**: one pass does not "
                     "suffice there."))
+    more = ", ".join(f"{fw} {x['runs']}" for fw, x in r["frameworks"].items() if x.get("runs", m["runs"]) != m["runs"])
     lines = ["### CPU instructions per run (callgrind)", "",
              f"`--only instructions`: each variant's runs counted by `{m['tool']}` with `PYTHONHASHSEED=0`, "
-             f"{m['runs']} runs after {m['warmup']} warm-up in one process per framework and repeat (start-up, "
+             f"{m['runs']}{f' (a workload that asks for more: {more})' if more else ''} runs after {m['warmup']} warm-up in one process per framework and repeat (start-up, "
              f"imports and warm-up not counted: see \"What is measured\"). Values are the median of "
              f"{m['repeats']} repeat(s), in brackets the lowest and highest. {agree}", "",
              "| framework | variant | spans/run | instructions/run | over the uninstrumented run "
