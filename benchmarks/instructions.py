@@ -7,7 +7,8 @@ with other tenants' load; an instruction count does neither (issue 40, ninth rou
 * the variants of :func:`overhead.lineup` — ``none``, ``ours``, ours with content off, ours with one
   vocabulary, each installed peer, and the SDK alone replaying our spans of one run (``attribute_floor``,
   the per-span target's floor) — each installed, warmed up and run by :func:`harness.time_interleaved`
-  (one round, the variants in a shuffled order, garbage collected before each batch), in one process
+  (one round, the variants in a shuffled order, garbage collected before each batch), after one uncounted
+  batch of the uninstrumented workload (a process's first batch pays one-off costs), in one process
   per framework and repeat, under ``valgrind --tool=callgrind`` with ``PYTHONHASHSEED=0``;
 * only each batch of ``runs`` runs: the harness calls a marker (``os.getsid``, which nothing else here
   calls) right before and after the batch, and callgrind dumps its counters at each marker
@@ -15,8 +16,8 @@ with other tenants' load; an instruction count does neither (issue 40, ninth rou
   Callgrind starts with its instrumentation off (``--instr-atstart=no``: the imports and set-up, most of
   a process's work, run several times faster) and the first marker switches it on (``callgrind_control``).
 
-Instructions per run = the batch's count ÷ ``runs``; a variant's overhead per run = its instructions per
-run − ``none``'s of the same process. Each framework runs ``repeats`` times (separate processes, the order
+Instructions per run = the batch's count ÷ ``runs`` (or a workload's ``INSTRUCTION_RUNS``, when more); a
+variant's overhead per run = its instructions per run − ``none``'s of the same process. Each framework runs ``repeats`` times (separate processes, the order
 of the variants shuffled anew with each repeat's seed): a value is the median of the repeats, its interval
 their lowest and highest, and a target is met (missed) when every repeat is on its side (beyond it).
 
@@ -57,8 +58,9 @@ def _mark(marks: list[str], instrument: bool) -> Callable[[str], None]:
 
 def batches(framework: str, *, runs: int, warmup: int, seed: int, peers: bool = True,
             instrument: bool = False) -> dict[str, Any]:
-    """The counted process: ``framework``'s variants, ``runs`` runs each after ``warmup``, markers around
-    each batch (with ``instrument``, the first one switches callgrind's instrumentation on). Returns the
+    """The counted process: an uncounted batch of ``runs`` uninstrumented runs, then ``framework``'s variants,
+    ``runs`` runs each after ``warmup``, markers around each batch (with ``instrument``, the first one switches
+    callgrind's instrumentation on). Returns the
     markers' variant names in call order, the spans each variant exported per run and the spans the floor
     replays; or, when the framework is not installed here, why it was skipped."""
     from .harness import counting_provider, time_interleaved, versions
@@ -72,6 +74,10 @@ def batches(framework: str, *, runs: int, warmup: int, seed: int, peers: bool = 
     provider, exporter = counting_provider()
     line = lineup(module, run, provider, peers=peers, only={"ours_no_content", "ours_one_vocabulary", *module.PEERS})
     line.variants = [v for v in line.variants if v.name != "floor"]
+    # A process's first batch pays one-off costs its warm-up runs leave (A2A's counted ~1% over the batches after
+    # it), which would land on whichever variant the shuffle puts first: one uncounted uninstrumented batch first.
+    for _ in range(runs):
+        run()
     marks: list[str] = []
     timings = time_interleaved(line.variants, exporter, rounds=1, batch=runs, warmup=warmup, seed=seed,
                                mark=_mark(marks, instrument))
@@ -174,14 +180,21 @@ def _framework(framework: str, counted: list[dict[str, Any]]) -> dict[str, Any]:
     for key, mine, theirs, bound in stated_targets(module, set(variants), without_content):
         values = ratios(mine, theirs)
         interval = _interval(values)
-        # an overhead counted at or below zero (ours, or the peer's) says the workload's own count varies more
-        # than the instrumentation costs (A2A's in-process server): no ratio of it is judged
+        # an overhead counted at or below zero (ours, or the peer's) says the uninstrumented run is no baseline of
+        # it (A2A's, while a2a-sdk's own telemetry, which ours stands down, ran in it): no ratio of it is judged
         counted = all(v > 0 for v in over[mine]) and all(v > 0 for v in over[theirs])
         targets[key] = {"target": bound, **rounded(interval, 2 if theirs == "attribute_floor" else 3),
                         "verdict": verdict(interval, bound) if counted else None,
                         "repeats": [rounded({"value": v})["value"] for v in values]}
     return {"framework": framework, "workload": first["workload"], "python": first["python"],
             "variants": variants, "skipped": first["skipped"], "targets": targets, "versions": first["versions"]}
+
+
+def runs_for(framework: str, runs: int) -> int:
+    """Runs counted a batch for ``framework``: ``runs``, or its workload's ``INSTRUCTION_RUNS`` when more (a
+    workload whose batches vary more than a short batch can resolve: A2A's)."""
+    module = importlib.import_module(f"benchmarks.workloads.{framework}")
+    return max(runs, getattr(module, "INSTRUCTION_RUNS", 0))
 
 
 def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peers: bool,
@@ -195,10 +208,10 @@ def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peer
     out: dict[str, Any] = {"method": {"tool": f"{version} --tool=callgrind", "PYTHONHASHSEED": "0", "runs": runs,
                                       "warmup": warmup, "repeats": repeats}, "frameworks": {}}
     for framework in frameworks:
-        python, t0 = python_for(framework), time.perf_counter()
+        python, t0, n = python_for(framework), time.perf_counter(), runs_for(framework, runs)
         counted = []
         for repeat in range(repeats):
-            c = _counted(python, framework, runs=runs, warmup=warmup, seed=repeat + 1, peers=peers)
+            c = _counted(python, framework, runs=n, warmup=warmup, seed=repeat + 1, peers=peers)
             if "skipped_framework" in c:
                 break
             counted.append({**c, "python": python})
@@ -206,7 +219,7 @@ def measure(frameworks: list[str], *, runs: int, warmup: int, repeats: int, peer
             out["frameworks"][framework] = c
             continue
         result = _framework(framework, counted)
-        result["wall_s"] = round(time.perf_counter() - t0, 1)
+        result["wall_s"], result["runs"] = round(time.perf_counter() - t0, 1), n
         out["frameworks"][framework] = result
         print(f"  instructions {framework}: {_one_line(result)}", file=sys.stderr, flush=True)
     out["repeatability"] = repeatability(out["frameworks"], repeats)
