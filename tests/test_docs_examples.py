@@ -1,0 +1,428 @@
+"""What the docs tell a user to type exists: every ```python, ```sh/```bash/```console block of README.md and
+docs/*.md (and the ``otel-agents``/``pip install`` commands quoted inline), and every ``OTEL_AGENTS_*`` variable.
+
+Checked offline, without running anything the docs would run:
+
+- a python block compiles; every name it takes from ``otel_agents`` (``from otel_agents.x import y``,
+  ``otel_agents.a.b``) resolves, and every call of one of them binds its keyword arguments to the signature;
+- an ``otel-agents`` command line parses with our argparse parser (subcommand, options, values); an
+  ``opentelemetry-instrument`` option is one the launcher accepts (``--x_y`` for each registered ``OTEL_X_Y``);
+  an ``ecp`` (ecp-runtime) line parses with its own CLI; ``pip install 'otel-agents[...]'`` names real extras;
+  ``make X`` a Makefile target; ``python``/``bash`` a script of the repository that exists;
+- every ``OTEL_AGENTS_*`` the docs name is one the code reads, and every one the code reads is documented.
+
+Each failure names the file and the line.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import inspect
+import io
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+SHELL = {"sh", "bash", "console", "shell"}
+FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
+
+
+@dataclass
+class Block:
+    where: str  # "README.md:123": the line of the block's first line of code
+    lang: str
+    text: str
+    line: int  # 1-based line number of the first line of code
+
+
+def blocks(path: Path) -> list[Block]:
+    """The fenced code blocks of ``path`` (indented fences in list items too)."""
+    found, open_, lines = [], None, path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        fence = FENCE.match(line)
+        if not fence:
+            continue
+        if open_ is None:
+            open_ = (number, fence.group(1), fence.group(2))
+        else:
+            start, indent, lang = open_
+            body = [text[len(indent):] if text.startswith(indent) else text for text in lines[start:number - 1]]
+            found.append(Block(f"{path.relative_to(REPO)}:{start + 1}", lang, "\n".join(body) + "\n", start + 1))
+            open_ = None
+    assert open_ is None, f"{path.relative_to(REPO)}:{open_[0]}: a code block is never closed"
+    return found
+
+
+def all_blocks(*langs: str) -> list[Block]:
+    return [b for path in DOCS for b in blocks(path) if b.lang in langs]
+
+
+def _id(block: Block) -> str:
+    return block.where
+
+
+# -- python blocks --------------------------------------------------------------------------------------------
+
+
+def _resolve(dotted: str):
+    """The object ``otel_agents.a.b`` names (modules imported as needed), or raise ``LookupError``."""
+    parts = dotted.split(".")
+    obj = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], 1):
+        if not hasattr(obj, part) and inspect.ismodule(obj):
+            with contextlib.suppress(ModuleNotFoundError):
+                importlib.import_module(".".join(parts[:i + 1]))
+        if not hasattr(obj, part):
+            raise LookupError(f"{'.'.join(parts[:i])} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _resolves(dotted: str) -> bool:
+    try:
+        _resolve(dotted)
+    except (LookupError, ImportError):
+        return False
+    return True
+
+
+def _dotted(node: ast.AST, names: dict[str, str]) -> str | None:
+    """``otel_agents.x.y`` for an ``ast.Name``/``ast.Attribute`` chain that starts at a name bound to ours."""
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value, names)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def python_problems(source: str) -> list[tuple[int, str]]:
+    """``(line in the block, problem)`` for each name taken from otel_agents that does not exist, and each call
+    of one whose arguments its signature refuses (``await`` at the top level allowed, as in the asyncio REPL)."""
+    tree = compile(source, "<doc>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    names = {"otel_agents": "otel_agents"}  # the README's later blocks use it without importing it again
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "otel_agents":
+                    if alias.asname:
+                        names[alias.asname] = alias.name
+                    try:
+                        _resolve(alias.name)
+                    except (LookupError, ImportError) as exc:
+                        problems.append((node.lineno, f"import {alias.name}: {exc}"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "otel_agents":
+            for alias in node.names:
+                try:
+                    _resolve(f"{node.module}.{alias.name}")
+                except (LookupError, ImportError) as exc:
+                    problems.append((node.lineno, f"from {node.module} import {alias.name}: {exc}"))
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        dotted = _dotted(node, names) if isinstance(node, ast.Attribute) else None
+        if dotted and _resolves(dotted.rsplit(".", 1)[0]):  # the shortest chain that does not: reported once
+            try:
+                _resolve(dotted)
+            except (LookupError, ImportError) as exc:
+                problems.append((node.lineno, f"{dotted}: {exc}"))
+        if isinstance(node, ast.Call):
+            dotted = _dotted(node.func, names)
+            try:
+                target = _resolve(dotted) if dotted else None
+            except (LookupError, ImportError):
+                continue  # reported above
+            if target is None or not callable(target):
+                continue
+            try:
+                signature = inspect.signature(target)
+            except (TypeError, ValueError):
+                continue
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                continue
+            try:
+                signature.bind_partial(*node.args, **{k.arg: k.value for k in node.keywords})
+            except TypeError as exc:
+                problems.append((node.lineno, f"{dotted}(...): {exc}"))
+    return problems
+
+
+@pytest.mark.parametrize("block", all_blocks("python"), ids=_id)
+def test_python_block_compiles_and_names_what_exists(block: Block) -> None:
+    try:
+        compile(block.text, block.where, "exec")
+    except SyntaxError as exc:
+        pytest.fail(f"{block.where.split(':')[0]}:{block.line + (exc.lineno or 1) - 1}: {exc.msg}")
+    problems = python_problems(block.text)
+    assert not problems, "\n".join(f"{block.where.split(':')[0]}:{block.line + n - 1}: {p}" for n, p in problems)
+
+
+def usage_blocks() -> list[Block]:
+    """The first literal block (``::``) of each instrumentor's module docstring: its usage example."""
+    found = []
+    for path in sorted((REPO / "src" / "otel_agents" / "instrumentors").glob("*/__init__.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        start = next(n for n, line in enumerate(lines) if line.rstrip().endswith("::")) + 1
+        while not lines[start].strip():
+            start += 1
+        end = start
+        while end < len(lines) and (not lines[end].strip() or lines[end].startswith("    ")):
+            end += 1
+        code = "\n".join(line[4:] for line in lines[start:end]) + "\n"
+        found.append(Block(f"{path.relative_to(REPO)}:{start + 1}", "python", code, start + 1))
+    return found
+
+
+@pytest.mark.parametrize("block", usage_blocks(), ids=_id)
+def test_instrumentor_usage_names_what_exists(block: Block) -> None:
+    """An instrumentor's manual opens with its usage: the class it imports exists, ``instrument()`` takes the
+    arguments shown."""
+    problems = python_problems(block.text)
+    assert not problems, "\n".join(f"{block.where.split(':')[0]}:{block.line + n - 1}: {p}" for n, p in problems)
+    assert "Instrumentor" in block.text, block.text
+
+
+# -- command lines --------------------------------------------------------------------------------------------
+
+
+def _logical_lines(block: Block) -> list[tuple[int, str]]:
+    """``(line number in the file, command)``: continuations joined; in a console block only ``$`` lines."""
+    out, pending, first = [], "", 0
+    for n, raw in enumerate(block.text.splitlines(), block.line):
+        line = raw
+        if block.lang == "console" and not pending:
+            if not line.startswith("$ "):
+                continue
+            line = line[2:]
+        if not pending:
+            first = n
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        out.append((first, pending + line))
+        pending = ""
+    return out
+
+
+def _commands(line: str) -> list[list[str]]:
+    """The simple commands of a shell line (split at ``|``, ``&&``, ``||``, ``;``; comments dropped;
+    leading ``VAR=value`` assignments and ``export`` lines left out)."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars="|&;")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    commands, words = [], []
+    for token in lexer:
+        if token and set(token) <= set("|&;"):
+            commands.append(words)
+            words = []
+        else:
+            words.append(token)
+    commands.append(words)
+    result = []
+    for words in commands:
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            words = words[1:]
+        if words and words[0] != "export":
+            result.append(words)
+    return result
+
+
+def _parse_ours(argv: list[str]) -> str | None:
+    """argparse's complaint about ``otel-agents ARGV``, or ``None`` when it parses (``--help`` included)."""
+    from otel_agents.cli import build_parser
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return None if exc.code == 0 else err.getvalue().strip().splitlines()[-1]
+    if not getattr(args, "func", None):
+        return "names no command"
+    return None
+
+
+def _instrument_options() -> set[str]:
+    """The options ``opentelemetry-instrument`` accepts: ``--x_y`` for each ``OTEL_X_Y`` of the
+    ``opentelemetry_environment_variables`` entry points (what its ``run()`` registers), and its own."""
+    from importlib.metadata import entry_points
+
+    options = {"--help", "-h", "--version"}
+    for entry_point in entry_points(group="opentelemetry_environment_variables"):
+        module = entry_point.load()
+        for name in dir(module):
+            if name.startswith("OTEL_") and isinstance(getattr(module, name), str):
+                options.add("--" + getattr(module, name)[len("OTEL_"):].lower())
+    return options
+
+
+def _parse_ecp_runtime(argv: list[str]) -> str | None:
+    """Whether ecp-runtime's own CLI (typer) has the subcommand and options of ``ecp ARGV`` (their values are
+    not checked: ``ecp run`` wants the manifest to exist)."""
+    import typer
+    from ecp_runtime.cli import app
+
+    group = typer.main.get_command(app)
+    if not argv or argv[0] not in group.commands:
+        return f"ecp has no command {argv[:1]} (it has {sorted(group.commands)})"
+    options = {opt for param in group.commands[argv[0]].params for opt in [*param.opts, *param.secondary_opts]}
+    unknown = [a.split("=")[0] for a in argv[1:] if a.startswith("-") and a.split("=")[0] not in options | {"--help"}]
+    return f"ecp {argv[0]} has no option {unknown}" if unknown else None
+
+
+def _extras() -> set[str]:
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return set(pyproject["project"]["optional-dependencies"])
+
+
+def _make_targets() -> set[str]:
+    text = (REPO / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([a-z][\w-]*):", text, re.M)) | set(
+        re.findall(r"^\.PHONY:(.*)$", text, re.M)[0].split())
+
+
+def _ours_options(argv: list[str]) -> str | None:
+    """For a command quoted in prose (``otel-agents fold``, ``otel-agents demo --venv``): its subcommands and
+    options exist (arguments it leaves out are not asked for)."""
+    from otel_agents.cli import build_parser
+
+    parser, path = build_parser(), ["otel-agents"]
+    for word in argv:
+        if word.startswith("-") and word != "-":
+            if word.split("=")[0] not in parser._option_string_actions:
+                return f"{' '.join(path)} has no option {word.split('=')[0]}"
+        elif parser._subparsers is not None:  # a command with subcommands: the word names one
+            choices = parser._subparsers._group_actions[0].choices
+            if word not in choices:
+                return f"{' '.join(path)} has no subcommand {word!r} (it has {sorted(choices)})"
+            parser = choices[word]
+            path.append(word)
+    return None
+
+
+def command_problem(words: list[str], whole: bool = True) -> str | None:
+    """What is wrong with one simple command the docs show, or ``None``; ``whole=False`` for a command quoted
+    in prose, which may leave out its arguments."""
+    program, args = words[0], words[1:]
+    if program == "otel-agents":
+        return _parse_ours(args) if whole else _ours_options(args)
+    if program == "opentelemetry-instrument":
+        known, i = _instrument_options(), 0
+        while i < len(args) and args[i].startswith("-"):
+            option = args[i].split("=")[0]
+            if option not in known:
+                return f"opentelemetry-instrument has no option {option}"
+            i += 1 if "=" in args[i] or option in ("--help", "-h", "--version") else 2
+        return None if i < len(args) or not whole else "opentelemetry-instrument: no command to run"
+    if program == "ecp":
+        return _parse_ecp_runtime(args)
+    if program == "pip" and args[:1] == ["install"]:
+        for requirement in args[1:]:
+            extras = re.fullmatch(r"otel-agents\[([\w,-]+)\]", requirement)
+            if extras and not set(extras.group(1).split(",")) <= _extras():
+                return f"no extra {sorted(set(extras.group(1).split(',')) - _extras())} in pyproject.toml"
+        return None
+    if program == "make":
+        unknown = [t for t in args if not t.startswith("-") and "=" not in t and t not in _make_targets()]
+        return f"no Makefile target {unknown}" if unknown else None
+    if program in ("python", "python3", "bash") and args and not args[0].startswith("-"):
+        script = args[0]
+        if "/" in script and not (REPO / script).is_file():
+            return f"no file {script} in the repository"
+    return None
+
+
+SHELL_LINES = [(f"{b.where.split(':')[0]}:{n}", line) for b in all_blocks(*SHELL) for n, line in _logical_lines(b)]
+
+
+@pytest.mark.parametrize(("where", "line"), SHELL_LINES, ids=[w for w, _ in SHELL_LINES])
+def test_shell_line_names_real_commands_and_options(where: str, line: str) -> None:
+    for words in _commands(line):
+        problem = command_problem(words)
+        assert problem is None, f"{where}: {shlex.join(words)}: {problem}"
+
+
+def _inline_commands() -> list[tuple[str, str]]:
+    """``otel-agents …`` and ``pip install …`` quoted inline in prose (outside code blocks)."""
+    found = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        fenced = {n for b in blocks(path) for n in range(b.line - 1, b.line + b.text.count("\n") + 1)}
+        for match in re.finditer(r"(?<!`)`((?:otel-agents|pip install|opentelemetry-instrument) [^`]+)`(?!`)", text):
+            number = text.count("\n", 0, match.start()) + 1
+            command = " ".join(match.group(1).split())
+            if number in fenced or "…" in command or "..." in command or re.search(r"\b[A-Z]{2,}\b(?!=)", command):
+                continue  # a template (FILE, URL, TARGET) rather than a command
+            found.append((f"{path.relative_to(REPO)}:{number}", command))
+    return found
+
+
+INLINE = _inline_commands()
+
+
+@pytest.mark.parametrize(("where", "command"), INLINE, ids=[w for w, _ in INLINE])
+def test_inline_command_names_real_commands_and_options(where: str, command: str) -> None:
+    for words in _commands(command):
+        problem = command_problem(words, whole=False)
+        assert problem is None, f"{where}: {shlex.join(words)}: {problem}"
+
+
+def test_the_guard_sees_the_docs_blocks() -> None:
+    """The extraction itself: it finds blocks of every kind it checks, in README.md and in docs/ (a change of
+    fence style would otherwise leave these tests checking nothing)."""
+    assert len(all_blocks("python")) >= 8 and len(SHELL_LINES) >= 30 and len(INLINE) >= 5
+    assert {b.where.split(":")[0] for b in all_blocks("python", *SHELL)} >= {"README.md", "docs/ecp.md", "docs/collect.md"}
+    assert command_problem(["otel-agents", "ecp", "serve", "a:b", "--colect", "0"])
+    assert command_problem(["opentelemetry-instrument", "--traces-exporter", "console", "python", "app.py"])
+    assert command_problem(["ecp", "run", "--manifesto", "m.yaml"])
+    assert command_problem(["pip", "install", "otel-agents[zero_code]"])
+    assert python_problems("from otel_agents.exporters.ecp import fold_spans\n")
+    assert python_problems("from otel_agents.instrumentors.langchain import LangchainInstrumentor\n")
+    assert len(python_problems("import otel_agents\notel_agents.presetz.file('t.jsonl')\n")) == 1
+    assert len(usage_blocks()) == len(list((REPO / "src" / "otel_agents" / "instrumentors").glob("*/__init__.py")))
+    assert python_problems("import otel_agents\notel_agents.configure(exporter=['file'])\n")
+
+
+# -- environment variables ------------------------------------------------------------------------------------
+
+ENV = re.compile(r"\bOTEL_AGENTS_[A-Z0-9_]+\b")
+
+
+def _variables_the_code_reads() -> dict[str, str]:
+    """``OTEL_AGENTS_*`` string literals in src (variable names; attribute-name constants are identifiers, not
+    strings) → the file that names it."""
+    found = {}
+    for path in sorted((REPO / "src" / "otel_agents").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and ENV.fullmatch(node.value):
+                found.setdefault(node.value, str(path.relative_to(REPO)))
+    return found
+
+
+def _documents() -> list[tuple[str, str]]:
+    """``(file, text)``: README, docs/*.md and the instrumentors' module docstrings (their manuals)."""
+    docs = [(str(p.relative_to(REPO)), p.read_text(encoding="utf-8")) for p in DOCS]
+    for path in sorted((REPO / "src" / "otel_agents" / "instrumentors").glob("*/__init__.py")):
+        docs.append((str(path.relative_to(REPO)), ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""))
+    return docs
+
+
+def test_every_variable_the_docs_name_is_read_by_the_code() -> None:
+    read = _variables_the_code_reads()
+    unknown = [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group()}"
+               for name, text in _documents() for m in ENV.finditer(text) if m.group() not in read]
+    assert not unknown, "named in the docs, read by no code:\n" + "\n".join(unknown)
+
+
+def test_every_variable_the_code_reads_is_documented() -> None:
+    documented = {m.group() for p in DOCS for m in ENV.finditer(p.read_text(encoding="utf-8"))}
+    missing = [f"{where}: {name}" for name, where in _variables_the_code_reads().items() if name not in documented]
+    assert not missing, "read by the code, in no README.md or docs/*.md:\n" + "\n".join(missing)
