@@ -54,6 +54,9 @@ def test_one_range_everywhere(name: str) -> None:
     assert shown and all(SpecifierSet(s) == supported for s in shown), shown
     doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True).stdout
     assert fw.supported in doctor, doctor
+    # the instrumentor's manual said "langchain-core >= 0.3, < 2" (while 1.8.3 was the floor), "agno 3.x", ...
+    manual = " ".join(importlib.import_module(fw.module).__doc__.split())
+    assert f"``{fw.distribution} {fw.supported}``" in manual, f"{fw.module}'s docstring does not say {fw.requirement}"
 
 
 def test_docs_do_not_link_outside_the_repository() -> None:

@@ -10,8 +10,8 @@ Usage::
 
 Zero-code: ``opentelemetry-instrument python app.py`` loads it through the
 ``langchain`` entry point of the ``opentelemetry_instrumentor`` group.
-Supported: ``langchain-core`` >= 0.3, < 2 (tested on 1.x) and, through it,
-LangGraph (tested on 1.x) and LangChain 1.x's agents (``langchain.agents.create_agent``
+Supported: ``langchain-core >=1.8.3,<2`` (tested on 1.8.3) and, through it,
+LangGraph (tested on 1.2) and LangChain 1.x's agents (``langchain.agents.create_agent``
 and its agent middleware; tested on ``langchain`` 1.5).
 
 ``instrument()`` keyword arguments: ``tracer_provider``, ``meter_provider``,
