@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import inspect
 import io
+import os
 import re
 import shlex
 import tomllib
@@ -426,3 +427,24 @@ def test_every_variable_the_code_reads_is_documented() -> None:
     documented = {m.group() for p in DOCS for m in ENV.finditer(p.read_text(encoding="utf-8"))}
     missing = [f"{where}: {name}" for name, where in _variables_the_code_reads().items() if name not in documented]
     assert not missing, "read by the code, in no README.md or docs/*.md:\n" + "\n".join(missing)
+
+
+# -- links ----------------------------------------------------------------------------------------------------
+
+REGISTRIES = re.compile(r"https?://(?:[\w-]+\.)*(?:pypi\.org|pypi\.python\.org|pythonhosted\.org|libraries\.io|"
+                        r"pepy\.tech|piwheels\.org|anaconda\.org|npmjs\.com|crates\.io)\b[^\s)>`\"']*")
+
+
+def test_library_links_go_to_the_library_not_a_package_registry() -> None:
+    """A link to a library is to its own documentation or repository, never to a registry's page of it."""
+    markdown = []
+    for folder, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "out"]  # venvs, caches, the demo's output
+        markdown += [Path(folder, f) for f in files if f.endswith(".md")]
+    texts = [(str(p.relative_to(REPO)), p.read_text(encoding="utf-8")) for p in sorted(markdown)]
+    texts += [(str(p.relative_to(REPO)), p.read_text(encoding="utf-8"))
+              for p in sorted((REPO / "src" / "otel_agents").rglob("*.py"))]
+    found = [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group()}"
+             for name, text in texts for m in REGISTRIES.finditer(text)]
+    assert not found, "\n".join(found)
+    assert REGISTRIES.search("see [uv](https://pypi.org/project/uv/)")
