@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -485,3 +486,21 @@ def test_top_level_help_names_every_ecp_subcommand() -> None:
     first_line = cli.__doc__.splitlines()[0]
     for name in names:
         assert f"``ecp {name}``" in first_line, (name, first_line)
+
+
+def test_demo_json_dash_prints_no_table_as_its_help_says(tmp_path: Path) -> None:
+    """``--json -``'s help said "progress and table on standard error"; the demo prints no table then (the
+    calling ``--venv`` demo folds the rows into its own): the help and the module docstring now say so."""
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--frameworks", "", "--json", "-",
+                           "--out", str(tmp_path)], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {"runs": []}, proc
+    assert "framework " not in proc.stderr, proc.stderr
+    (option,) = [a for a in build_demo_parser()._actions if "--json" in a.option_strings]
+    assert "no table" in option.help and "no table" in " ".join(demo.__doc__.split())
+
+
+def build_demo_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser()
+    demo.register(parser.add_subparsers())
+    (sub,) = parser._subparsers._group_actions[0].choices.values()
+    return sub
