@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import inspect
 import io
+import json
 import os
 import re
 import shlex
@@ -448,3 +449,21 @@ def test_library_links_go_to_the_library_not_a_package_registry() -> None:
              for name, text in texts for m in REGISTRIES.finditer(text)]
     assert not found, "\n".join(found)
     assert REGISTRIES.search("see [uv](https://pypi.org/project/uv/)")
+
+
+def test_the_fold_console_example_shows_folds_own_messages(tmp_path: Path) -> None:
+    """docs/ecp.md's ``fold`` session quoted the standard library's JSON error ("Expecting ',' delimiter"); fold
+    parses with orjson, whose message it passes on. Replayed here: a trace file whose line 17 lacks a comma."""
+    import subprocess
+    import sys
+
+    (console,) = [b for b in blocks(REPO / "docs" / "ecp.md") if b.lang == "console" and "fold" in b.text]
+    shown = [line for line in console.text.splitlines() if not line.startswith("$ ")]
+    good = json.dumps({"resourceSpans": []})
+    lines = [good] * 16 + ['{"resourceSpans": [] "x": 1}'] + [good]
+    (tmp_path / "traces.jsonl").write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "fold", "traces.jsonl", "-o", "envelopes.jsonl"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    position = re.compile(r"line 1 column \d+ \(char \d+\)|\d+ (?=run|span)")
+    assert [position.sub("N", line) for line in proc.stderr.splitlines()] == [position.sub("N", s) for s in shown[:2]]
+    assert str(proc.returncode) == shown[2], proc
