@@ -467,3 +467,10 @@ def test_the_fold_console_example_shows_folds_own_messages(tmp_path: Path) -> No
     position = re.compile(r"line 1 column \d+ \(char \d+\)|\d+ (?=run|span)")
     assert [position.sub("N", line) for line in proc.stderr.splitlines()] == [position.sub("N", s) for s in shown[:2]]
     assert str(proc.returncode) == shown[2], proc
+
+
+def test_readme_counts_the_contract_kits_cases() -> None:
+    """README's layout said "cases X-1 … X-7" after the kit had grown to X-13."""
+    kit = (REPO / "tests" / "contract" / "kit.py").read_text(encoding="utf-8")
+    last = max(int(n) for n in re.findall(r"def test_x(\d+)_", kit))
+    assert f"(cases X-1 … X-{last})" in (REPO / "README.md").read_text(encoding="utf-8"), last
