@@ -474,3 +474,25 @@ def test_readme_counts_the_contract_kits_cases() -> None:
     kit = (REPO / "tests" / "contract" / "kit.py").read_text(encoding="utf-8")
     last = max(int(n) for n in re.findall(r"def test_x(\d+)_", kit))
     assert f"(cases X-1 … X-{last})" in (REPO / "README.md").read_text(encoding="utf-8"), last
+
+
+MANIFESTS = [b for b in all_blocks("yaml") if "manifest_version" in b.text or b.text.startswith("graders:")]
+
+
+@pytest.mark.parametrize("block", MANIFESTS, ids=_id)
+def test_manifest_block_is_a_valid_ecp_manifest(block: Block, tmp_path: Path) -> None:
+    """A manifest in the docs (or a step's ``graders:``) is one ecp-runtime reads (its own model, what ``ecp validate`` checks), and
+    its target is an ``otel-agents`` command line that parses."""
+    from ecp_runtime.manifest import ECPManifest
+
+    text = block.text
+    if text.startswith("graders:"):  # a step's graders alone: checked inside a manifest of one step
+        text = ('manifest_version: "v1"\nname: "doc"\ntarget: "otel-agents ecp serve agent.py:agent"\n'
+                'scenarios:\n  - name: "s"\n    steps:\n      - input: "q"\n'
+                + "".join(f"        {line}\n" for line in text.splitlines()))
+    (tmp_path / "manifest.yaml").write_text(text, encoding="utf-8")
+    manifest = ECPManifest.from_yaml(str(tmp_path / "manifest.yaml"))
+    assert manifest.scenarios, block.where
+    for words in _commands(manifest.target):
+        problem = command_problem(words)
+        assert problem is None, f"{block.where}: target {shlex.join(words)}: {problem}"
