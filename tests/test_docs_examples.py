@@ -501,3 +501,13 @@ def test_manifest_block_is_a_valid_ecp_manifest(block: Block, tmp_path: Path) ->
     for words in _commands(manifest.target):
         problem = command_problem(words)
         assert problem is None, f"{block.where}: target {shlex.join(words)}: {problem}"
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "src" / "otel_agents" / "instrumentors").glob("*/__init__.py")),
+                         ids=lambda p: p.parent.name)
+def test_files_an_instrumentors_manual_names_exist(path: Path) -> None:
+    """LangChain's manual sent its reader to ``../shared/design/semantic-map.md``, a file outside the
+    repository: every file a manual names (``docs/…``, ``examples/…``, ``tests/…``) is in it."""
+    manual = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    for match in re.finditer(r"``([\w./-]+\.(?:md|py|yaml|json|toml|txt))``", manual):
+        assert (REPO / match.group(1)).is_file(), f"{path.relative_to(REPO)}: names {match.group(1)}, not in the repository"

@@ -23,7 +23,7 @@ hour). Environment variables: those of the span layer
 (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``, ``OTEL_AGENTS_MAX_MEDIA_BYTES``).
 
-What becomes a span (kinds of ``../shared/design/semantic-map.md``):
+What becomes a span (the kinds of :mod:`otel_agents.semconv.kinds`):
 
 * chat models and LLMs → ``model`` (``chat {model}``/``text_completion {model}``):
   model and provider from LangChain's ``ls_model_name``/``ls_provider``
