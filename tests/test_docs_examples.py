@@ -510,4 +510,6 @@ def test_files_an_instrumentors_manual_names_exist(path: Path) -> None:
     repository: every file a manual names (``docs/…``, ``examples/…``, ``tests/…``) is in it."""
     manual = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     for match in re.finditer(r"``([\w./-]+\.(?:md|py|yaml|json|toml|txt))``", manual):
-        assert (REPO / match.group(1)).is_file(), f"{path.relative_to(REPO)}: names {match.group(1)}, not in the repository"
+        named = (REPO / match.group(1)).resolve()
+        assert named.is_relative_to(REPO) and named.is_file(), \
+            f"{path.relative_to(REPO)}: names {match.group(1)}, not in the repository"
