@@ -32,7 +32,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted(REPO.glob("examples/*/README.md")),
+        REPO / "benchmarks" / "README.md"]
 SHELL = {"sh", "bash", "console", "shell"}
 FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 
