@@ -514,3 +514,17 @@ def test_files_an_instrumentors_manual_names_exist(path: Path) -> None:
         named = (REPO / match.group(1)).resolve()
         assert named.is_relative_to(REPO) and named.is_file(), \
             f"{path.relative_to(REPO)}: names {match.group(1)}, not in the repository"
+
+
+def test_every_otel_agents_name_in_the_docs_exists() -> None:
+    """A quoted ``otel_agents.…`` is a Python name a user imports (``otel_agents.manual.set_providers``) or a
+    name the code writes (span attribute ``otel_agents.run.stop_reason``, log record ``otel_agents.ecp.replayed``):
+    either way it exists, so a renamed attribute or function cannot stay in the docs under its old name."""
+    written = {node.value for path in (REPO / "src" / "otel_agents").rglob("*.py")
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    unknown = [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)}"
+               for name, text in _documents()
+               for m in re.finditer(r"(?<!`)``?(otel_agents(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?``?(?!`)", text)
+               if m.group(1) not in written and not _resolves(m.group(1))]
+    assert not unknown, "named in the docs, neither importable nor written by the code:\n" + "\n".join(unknown)
