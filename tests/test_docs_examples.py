@@ -254,16 +254,16 @@ def _parse_ours(argv: list[str]) -> str | None:
 
 
 def _instrument_options() -> set[str]:
-    """The options ``opentelemetry-instrument`` accepts: ``--x_y`` for each ``OTEL_X_Y`` of the
-    ``opentelemetry_environment_variables`` entry points (what its ``run()`` registers), and its own."""
+    """The options ``opentelemetry-instrument`` accepts, as its ``run()`` registers them: for each ``OTEL_…`` name
+    of the ``opentelemetry_environment_variables`` entry points, the name without ``OTEL_``/``OTEL_PYTHON_``,
+    lower-cased (``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` → ``--disabled_instrumentations``); and its own."""
     from importlib.metadata import entry_points
 
     options = {"--help", "-h", "--version"}
     for entry_point in entry_points(group="opentelemetry_environment_variables"):
         module = entry_point.load()
-        for name in dir(module):
-            if name.startswith("OTEL_") and isinstance(getattr(module, name), str):
-                options.add("--" + getattr(module, name)[len("OTEL_"):].lower())
+        options.update("--" + re.sub(r"OTEL_(PYTHON_)?", "", name).lower() for name in dir(module)
+                       if name.startswith("OTEL_"))
     return options
 
 
@@ -386,6 +386,7 @@ def test_the_guard_sees_the_docs_blocks() -> None:
     assert command_problem(["otel-agents", "ecp", "serve", "a:b", "--colect", "0"])
     assert command_problem(["opentelemetry-instrument", "--traces-exporter", "console", "python", "app.py"])
     assert command_problem(["ecp", "run", "--manifesto", "m.yaml"])
+    assert not command_problem(["opentelemetry-instrument", "--disabled_instrumentations", "crewai", "python", "a.py"])
     assert command_problem(["pip", "install", "otel-agents[zero_code]"])
     assert python_problems("from otel_agents.exporters.ecp import fold_spans\n")
     assert python_problems("from otel_agents.instrumentors.langchain import LangchainInstrumentor\n")
