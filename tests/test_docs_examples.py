@@ -529,3 +529,37 @@ def test_every_otel_agents_name_in_the_docs_exists() -> None:
                for m in re.finditer(r"(?<!`)``?(otel_agents(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?``?(?!`)", text)
                if m.group(1) not in written and not _resolves(m.group(1))]
     assert not unknown, "named in the docs, neither importable nor written by the code:\n" + "\n".join(unknown)
+
+
+def _every_option() -> set[str]:
+    """Every option of every ``otel-agents`` command, of ``opentelemetry-instrument`` and of ``ecp`` (ecp-runtime)."""
+    import typer
+    from ecp_runtime.cli import app
+
+    from otel_agents.cli import build_parser
+
+    options, parsers = set(), [build_parser()]
+    while parsers:
+        parser = parsers.pop()
+        options.update(parser._option_string_actions)
+        if parser._subparsers is not None:
+            parsers += parser._subparsers._group_actions[0].choices.values()
+    group = typer.main.get_command(app)
+    options.update(o for c in group.commands.values() for p in c.params for o in [*p.opts, *p.secondary_opts])
+    return options | _instrument_options()
+
+
+# not options of a command of ours: pip's, and the secret-redaction examples' ``--password=…``
+FOREIGN_OPTIONS = {"--no-binary", "--password"}
+
+
+def test_every_option_the_docs_quote_exists() -> None:
+    """An option quoted in prose (``--collect-grace``, ``--trace-idle``) is one of a command the docs are about,
+    so renaming an option cannot leave its old name in a sentence."""
+    known = _every_option() | FOREIGN_OPTIONS
+    unknown = [f"{path.relative_to(REPO)}:{text.count(chr(10), 0, m.start()) + 1}: {option}"
+               for path in DOCS if path.parent.name != "benchmarks"
+               for text in [path.read_text(encoding="utf-8")]
+               for m in re.finditer(r"`([^`\n]+)`", text)
+               for option in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", m.group(1)) if option not in known]
+    assert not unknown, "quoted in the docs, an option of no command:\n" + "\n".join(unknown)
