@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import importlib
 import inspect
 import io
@@ -400,14 +401,22 @@ def test_the_guard_sees_the_docs_blocks() -> None:
 ENV = re.compile(r"\bOTEL_AGENTS_[A-Z0-9_]+\b")
 
 
+@functools.cache
+def _strings_in_src() -> tuple[tuple[str, str], ...]:
+    """``(file, value)`` of every string literal in src/otel_agents."""
+    return tuple((str(path.relative_to(REPO)), node.value)
+                 for path in sorted((REPO / "src" / "otel_agents").rglob("*.py"))
+                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
 def _variables_the_code_reads() -> dict[str, str]:
     """``OTEL_AGENTS_*`` string literals in src (variable names; attribute-name constants are identifiers, not
     strings) → the file that names it."""
-    found = {}
-    for path in sorted((REPO / "src" / "otel_agents").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and ENV.fullmatch(node.value):
-                found.setdefault(node.value, str(path.relative_to(REPO)))
+    found: dict[str, str] = {}
+    for where, value in _strings_in_src():
+        if ENV.fullmatch(value):
+            found.setdefault(value, where)
     return found
 
 
@@ -521,9 +530,7 @@ def test_every_otel_agents_name_in_the_docs_exists() -> None:
     """A quoted ``otel_agents.…`` is a Python name a user imports (``otel_agents.manual.set_providers``) or a
     name the code writes (span attribute ``otel_agents.run.stop_reason``, log record ``otel_agents.ecp.replayed``):
     either way it exists, so a renamed attribute or function cannot stay in the docs under its old name."""
-    written = {node.value for path in (REPO / "src" / "otel_agents").rglob("*.py")
-               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-               if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    written = {value for _, value in _strings_in_src()}
     unknown = [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)}"
                for name, text in _documents()
                for m in re.finditer(r"(?<!`)``?(otel_agents(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?``?(?!`)", text)
