@@ -570,3 +570,78 @@ def test_every_option_the_docs_quote_exists() -> None:
                for m in re.finditer(r"`([^`\n]+)`", text)
                for option in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", m.group(1)) if option not in known]
     assert not unknown, "quoted in the docs, an option of no command:\n" + "\n".join(unknown)
+
+
+@functools.cache
+def _public_callables() -> dict[str, object]:
+    """Each public function or class defined in otel_agents whose name only one object has, by name."""
+    import pkgutil
+
+    import otel_agents
+
+    found: dict[str, set] = {}
+    for module_info in pkgutil.walk_packages(otel_agents.__path__, "otel_agents."):
+        if module_info.name.endswith("__main__"):
+            continue
+        try:
+            module = importlib.import_module(module_info.name)
+        except Exception:  # a framework's module whose framework is not installed here
+            continue
+        for name, obj in vars(module).items():
+            if not name.startswith("_") and callable(obj) and getattr(obj, "__module__", "").startswith("otel_agents"):
+                found.setdefault(name, set()).add(obj)
+    return {name: next(iter(objs)) for name, objs in found.items() if len(objs) == 1}
+
+
+def _signature_problem(text: str, obj: object) -> str | None:
+    """What is wrong with ``text``, the inside of ``name(...)`` the docs quote: as a call (``fold(spans,
+    problems=list)``), it must bind and name positional parameters as the code does; as a signature
+    (``instrument(tracer_provider=None, *, frameworks=None)``), every parameter must exist, in its kind."""
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    real = signature.parameters
+    try:
+        call = ast.parse(f"_({text})", mode="eval").body
+    except SyntaxError:
+        call = None
+    if call is not None:
+        args = [a for a in call.args if not (isinstance(a, ast.Constant) and a.value is Ellipsis)]  # "..."
+        if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in call.keywords):
+            return None
+        try:
+            signature.bind_partial(*args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            return str(exc)
+        positional = [p for p in real.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        for arg, param in zip(args, positional):
+            if isinstance(arg, ast.Name) and arg.id != param.name:
+                return f"the parameter is {param.name!r}, not {arg.id!r}"
+        return None
+    try:
+        shown = ast.parse(f"def _({text}): pass").body[0].args
+    except SyntaxError:
+        return None
+    takes_keywords = any(p.kind is p.VAR_KEYWORD for p in real.values())
+    for arg in shown.posonlyargs + shown.args:
+        if arg.arg not in real:
+            return f"has no parameter {arg.arg!r}"
+        if real[arg.arg].kind is inspect.Parameter.KEYWORD_ONLY:
+            return f"{arg.arg!r} is keyword-only"
+    unknown = [a.arg for a in shown.kwonlyargs if a.arg not in real and not takes_keywords]
+    return f"has no parameter {unknown[0]!r}" if unknown else None
+
+
+def test_every_signature_the_docs_quote_is_the_codes() -> None:
+    """``read_otlp_json(path_or_lines, errors=None)`` in docs/ecp.md: the parameter is ``source`` and ``errors``
+    keyword-only. A ``name(...)`` quoted in the docs, for a function or class of ours, binds to its signature."""
+    callables = _public_callables()
+    wrong = []
+    for name, text in _documents():
+        for m in re.finditer(r"(?<!`)``?([A-Za-z_][\w.]*)\(([^`()]*)\)``?(?!`)", text):
+            obj = callables.get(m.group(1).split(".")[-1])
+            problem = obj and _signature_problem(m.group(2), obj)
+            if problem:
+                wrong.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}: {problem}")
+    assert not wrong, "\n".join(wrong)
