@@ -637,6 +637,10 @@ def test_every_signature_the_docs_quote_is_the_codes() -> None:
     """``read_otlp_json(path_or_lines, errors=None)`` in docs/ecp.md: the parameter is ``source`` and ``errors``
     keyword-only. A ``name(...)`` quoted in the docs, for a function or class of ours, binds to its signature."""
     callables = _public_callables()
+    import otel_agents
+
+    assert _signature_problem("tracer_provider=None, *, framework=None", otel_agents.instrument)  # the check checks
+    assert _signature_problem("spans, problems=list", otel_agents.exporters.ecp.fold) is None
     wrong = []
     for name, text in _documents():
         for m in re.finditer(r"(?<!`)``?([A-Za-z_][\w.]*)\(([^`()]*)\)``?(?!`)", text):
