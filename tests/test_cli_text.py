@@ -369,7 +369,9 @@ def test_doctor_says_whether_opentelemetry_instrument_would_load_and_export(monk
 
     real = metadata.entry_points
     assert doctor.zero_code_line().startswith(f"opentelemetry-instrument: {len(FRAMEWORKS)} otel-agents "
-                                              "instrumentors registered; SDK configurator ")
+                                              "instrumentors registered; SDK configurator: ")
+    # it said "SDK configurator configurator (opentelemetry-distro)": the distribution first, then its entry point
+    assert "; SDK configurator: opentelemetry-distro (entry point configurator)" in doctor.zero_code_line()
     for group in ("opentelemetry_configurator", "opentelemetry_instrumentor"):
         monkeypatch.setattr(metadata, "entry_points",
                             lambda group=None, _gone=group, **kw: [] if group == _gone else real(group=group, **kw))
