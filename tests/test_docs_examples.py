@@ -649,3 +649,16 @@ def test_every_signature_the_docs_quote_is_the_codes() -> None:
             if problem:
                 wrong.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}: {problem}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_repository_file_the_docs_quote_exists() -> None:
+    """A quoted path (``examples/customer_support/manifest.yaml``, ``otel_agents/serve/replay.py``) names a file of
+    the repository (from its root, ``src/`` or ``src/otel_agents/``, or the document's folder); ``NAME`` parts are
+    placeholders, ``out/`` is what a run writes."""
+    bases = (REPO, REPO / "src", REPO / "src" / "otel_agents")
+    missing = [f"{path.relative_to(REPO)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)}"
+               for path in DOCS for text in [path.read_text(encoding="utf-8")]
+               for m in re.finditer(r"`([\w.-]+(?:/[\w.-]+)+\.(?:py|md|yaml|yml|sh|toml|txt|json))`", text)
+               if not re.search(r"(^|/)[A-Z_]+\.", m.group(1)) and not m.group(1).startswith("out/")  # made by a run
+               and not any((base / m.group(1)).exists() for base in (*bases, path.parent))]
+    assert not missing, "quoted in the docs, not in the repository:\n" + "\n".join(missing)
