@@ -1,19 +1,24 @@
-"""What the docs tell a user to type exists: every ```python, ```sh/```bash/```console block of README.md and
-docs/*.md (and the ``otel-agents``/``pip install`` commands quoted inline), and every ``OTEL_AGENTS_*`` variable.
+"""What the docs tell a user to type or look up exists. The docs: README.md, docs/*.md, examples/*/README.md,
+benchmarks/README.md and (for names, variables and files) the instrumentors' module docstrings, their manuals.
 
-Checked offline, without running anything the docs would run:
+Checked offline, without running what the docs would run (one exception: docs/ecp.md's ``fold`` session):
 
-- a python block compiles; every name it takes from ``otel_agents`` (``from otel_agents.x import y``,
-  ``otel_agents.a.b``) resolves, and every call of one of them binds its keyword arguments to the signature;
-- an ``otel-agents`` command line parses with our argparse parser (subcommand, options, values); an
-  ``opentelemetry-instrument`` option is one the launcher accepts (``--x_y`` for each registered ``OTEL_X_Y``);
-  an ``ecp`` (ecp-runtime) line parses with its own CLI; ``pip install 'otel-agents[...]'`` names real extras;
-  ``make X`` a Makefile target; ``python``/``bash`` a script of the repository that exists;
-- every ``OTEL_AGENTS_*`` the docs name is one the code reads, and every one the code reads is documented.
+- a ```python block compiles; every name it takes from ``otel_agents`` (``from otel_agents.x import y``,
+  ``otel_agents.a.b``) resolves and every call of one binds to its signature; so does each instrumentor's
+  usage block;
+- a ```sh/```bash/```console line: ``otel-agents …`` parses with our argparse parser (subcommand, options,
+  values); ``opentelemetry-instrument`` options are the launcher's; ``ecp …`` (ecp-runtime) names its
+  command and options; ``pip install 'otel-agents[…]'`` real extras; ``make X`` a Makefile target;
+  ``python``/``bash`` a script of the repository. Commands quoted in prose: subcommands and options exist;
+- a whole ECP manifest (```yaml) is one ecp-runtime reads, and its target parses;
+- every ``--option``, ``otel_agents.…`` name, ``name(...)`` signature of ours and repository path quoted in
+  prose exists as quoted;
+- every ``OTEL_AGENTS_*`` the docs name is read by the code, and each the code reads has a row in README's
+  configuration reference;
+- no link goes to a package registry's page instead of the library's docs or repository.
 
 Each failure names the file and the line.
 """
-
 from __future__ import annotations
 
 import ast
