@@ -359,18 +359,37 @@ def test_shell_line_names_real_commands_and_options(where: str, line: str) -> No
         assert problem is None, f"{where}: {shlex.join(words)}: {problem}"
 
 
+def _docstring(path: Path) -> str:
+    """A module's docstring, preceded by as many newlines as lines before it, so offsets give file lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree, clean=False) or ""
+    return "\n" * (tree.body[0].lineno - 1) + doc if doc else ""
+
+
+def _documents() -> list[tuple[str, str]]:
+    """``(file, text)``: the markdown DOCS, and the module docstrings of the instrumentors (their manuals) and of
+    the CLI's commands (their ``--help``)."""
+    docs = [(str(p.relative_to(REPO)), p.read_text(encoding="utf-8")) for p in DOCS]
+    sources = [*sorted((REPO / "src" / "otel_agents" / "instrumentors").glob("*/__init__.py")),
+               *sorted((REPO / "src" / "otel_agents" / "cli").glob("*.py"))]
+    return docs + [(str(path.relative_to(REPO)), _docstring(path)) for path in sources]
+
+
 def _inline_commands() -> list[tuple[str, str]]:
-    """``otel-agents …`` and ``pip install …`` quoted inline in prose (outside code blocks)."""
+    """``otel-agents …``, ``pip install …`` and ``opentelemetry-instrument …`` quoted inline in prose (outside
+    code blocks) or in a manual's or ``--help``'s docstring."""
     found = []
-    for path in DOCS:
-        text = path.read_text(encoding="utf-8")
-        fenced = {n for b in blocks(path) for n in range(b.line - 1, b.line + b.text.count("\n") + 1)}
-        for match in re.finditer(r"(?<!`)`((?:otel-agents|pip install|opentelemetry-instrument) [^`]+)`(?!`)", text):
+    for name, text in _documents():
+        path = REPO / name
+        fenced = {n for b in blocks(path) for n in range(b.line - 1, b.line + b.text.count("\n") + 1)} \
+            if path.suffix == ".md" else set()
+        for match in re.finditer(r"(?<!`)``?((?:otel-agents|pip install|opentelemetry-instrument) [^`]+)``?(?!`)",
+                                 text):
             number = text.count("\n", 0, match.start()) + 1
             command = " ".join(match.group(1).split())
             if number in fenced or "…" in command or "..." in command or re.search(r"\b[A-Z]{2,}\b(?!=)", command):
                 continue  # a template (FILE, URL, TARGET) rather than a command
-            found.append((f"{path.relative_to(REPO)}:{number}", command))
+            found.append((f"{name}:{number}", command))
     return found
 
 
@@ -423,14 +442,6 @@ def _variables_the_code_reads() -> dict[str, str]:
         if ENV.fullmatch(value):
             found.setdefault(value, where)
     return found
-
-
-def _documents() -> list[tuple[str, str]]:
-    """``(file, text)``: README, docs/*.md and the instrumentors' module docstrings (their manuals)."""
-    docs = [(str(p.relative_to(REPO)), p.read_text(encoding="utf-8")) for p in DOCS]
-    for path in sorted((REPO / "src" / "otel_agents" / "instrumentors").glob("*/__init__.py")):
-        docs.append((str(path.relative_to(REPO)), ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""))
-    return docs
 
 
 def test_every_variable_the_docs_name_is_read_by_the_code() -> None:
