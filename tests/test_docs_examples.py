@@ -678,3 +678,18 @@ def test_every_repository_file_the_docs_quote_exists() -> None:
                if not re.search(r"(^|/)[A-Z_]+\.", m.group(1)) and not m.group(1).startswith("out/")  # made by a run
                and not any((base / m.group(1)).exists() for base in (*bases, path.parent))]
     assert not missing, "quoted in the docs, not in the repository:\n" + "\n".join(missing)
+
+
+def test_every_option_the_help_names_exists() -> None:
+    """``--help`` (descriptions, epilogs, each option's help) names only options that exist."""
+    from otel_agents.cli import build_parser
+
+    known, wrong, parsers = _every_option(), [], [("otel-agents", build_parser())]
+    while parsers:
+        name, parser = parsers.pop()
+        for text in [parser.description or "", parser.epilog or "", *(a.help or "" for a in parser._actions)]:
+            wrong += [f"{name}: {option}" for option in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", text)
+                      if option not in known]
+        if parser._subparsers is not None:
+            parsers += [(f"{name} {n}", p) for n, p in parser._subparsers._group_actions[0].choices.items()]
+    assert not wrong, "\n".join(wrong)
