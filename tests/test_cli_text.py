@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -54,6 +55,9 @@ def test_one_range_everywhere(name: str) -> None:
     assert shown and all(SpecifierSet(s) == supported for s in shown), shown
     doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True).stdout
     assert fw.supported in doctor, doctor
+    # the instrumentor's manual said "langchain-core >= 0.3, < 2" (while 1.8.3 was the floor), "agno 3.x", ...
+    manual = " ".join(importlib.import_module(fw.module).__doc__.split())
+    assert f"``{fw.distribution} {fw.supported}``" in manual, f"{fw.module}'s docstring does not say {fw.requirement}"
 
 
 def test_docs_do_not_link_outside_the_repository() -> None:
@@ -365,7 +369,9 @@ def test_doctor_says_whether_opentelemetry_instrument_would_load_and_export(monk
 
     real = metadata.entry_points
     assert doctor.zero_code_line().startswith(f"opentelemetry-instrument: {len(FRAMEWORKS)} otel-agents "
-                                              "instrumentors registered; SDK configurator ")
+                                              "instrumentors registered; SDK configurator: ")
+    # it said "SDK configurator configurator (opentelemetry-distro)": the distribution first, then its entry point
+    assert "; SDK configurator: opentelemetry-distro (entry point configurator)" in doctor.zero_code_line()
     for group in ("opentelemetry_configurator", "opentelemetry_instrumentor"):
         monkeypatch.setattr(metadata, "entry_points",
                             lambda group=None, _gone=group, **kw: [] if group == _gone else real(group=group, **kw))
@@ -482,3 +488,21 @@ def test_top_level_help_names_every_ecp_subcommand() -> None:
     first_line = cli.__doc__.splitlines()[0]
     for name in names:
         assert f"``ecp {name}``" in first_line, (name, first_line)
+
+
+def test_demo_json_dash_prints_no_table_as_its_help_says(tmp_path: Path) -> None:
+    """``--json -``'s help said "progress and table on standard error"; the demo prints no table then (the
+    calling ``--venv`` demo folds the rows into its own): the help and the module docstring now say so."""
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--frameworks", "", "--json", "-",
+                           "--out", str(tmp_path)], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {"runs": []}, proc
+    assert "framework " not in proc.stderr, proc.stderr
+    (option,) = [a for a in build_demo_parser()._actions if "--json" in a.option_strings]
+    assert "no table" in option.help and "no table" in " ".join(demo.__doc__.split())
+
+
+def build_demo_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser()
+    demo.register(parser.add_subparsers())
+    (sub,) = parser._subparsers._group_actions[0].choices.values()
+    return sub

@@ -486,6 +486,21 @@ def test_grpc_without_its_exporter_names_the_package_and_the_extra(otlp_env, mon
     assert (trace.get_tracer_provider(), _configure._latest) == before
 
 
+@pytest.mark.parametrize(("value", "example"), [
+    ("127.0.0.1:6006", "http://127.0.0.1:6006"), ("localhost", "http://localhost"),
+    ("grpc://collector:4317", "http://collector:4317"),
+    ("sqlite:///mlflow.db", None), ("file:///tmp/mlruns", None), ("file:/tmp/mlruns", None), ("http://", None)])
+def test_an_endpoint_error_suggests_only_a_url_that_makes_sense(value: str, example: str | None) -> None:
+    """``MLFLOW_TRACKING_URI=sqlite:///mlflow.db`` was answered "(e.g. http://sqlite:///mlflow.db)": the example
+    put ``http://`` before any value. It is given where the value is a host (and port) or a URL of another scheme
+    with a host, and left out where no URL of that value would make sense (a file, a database)."""
+    with pytest.raises(ValueError) as raised:
+        presets.check_url(value, "MLFLOW_TRACKING_URI")
+    message = str(raised.value)
+    assert message.startswith(f"MLFLOW_TRACKING_URI must be an http:// or https:// URL with a host, got {value!r}")
+    assert message.endswith(f"(e.g. {example})" if example else repr(value)), message
+
+
 def test_an_endpoint_argument_without_scheme_names_the_argument() -> None:
     with pytest.raises(ValueError, match="the endpoint= argument must be an http"):
         presets.phoenix("127.0.0.1:6006")

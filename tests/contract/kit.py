@@ -1,5 +1,6 @@
-"""The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``) and the
-hostile-input rules of issue 35 (X-8 … X-10), asserted the same way for every instrumentor.
+"""The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``), the
+hostile-input rules of issue 35 (X-8 … X-10) and what real programs do to a run in flight (X-11 … X-13),
+asserted the same way for every instrumentor.
 
 A framework's test module plugs in by subclassing :class:`Scenario` and
 :class:`ContractSuite`::

@@ -34,7 +34,8 @@ What it does, with no network and no API key:
    lines show.
 
 A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
-table is printed anyway. Exit status: 0 when every run completed, 1 otherwise.
+table is printed anyway. Exit status: 0 when every run completed, 1 otherwise, 2 for bad arguments, a
+missing dependency (PyYAML, ecp-runtime) or a ``--json`` file that cannot be written.
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: every
 row this venv can run: a framework tested in a venv of its own — ``google_adk`` —
@@ -108,7 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=positive_seconds, default=120.0, help="seconds per ECP request (default 120)")
     p.add_argument("--json", metavar="FILE", dest="json_out",
                    help="also write every run's result as JSON to FILE ('-': JSON alone on standard output, "
-                        "progress and table on standard error); what --venv reads")
+                        "progress on standard error, no table); what --venv reads")
     p.add_argument("--venv", action="append", default=[], metavar="DIR=ROWS",
                    help="grade ROWS (comma-separated) with DIR/bin/otel-agents demo --json - (a framework's venv "
                         "of its own, Makefile ISOLATED), beside this venv's rows, and fold them into one table; "

@@ -140,13 +140,13 @@ def zero_code_line() -> str:
     from importlib.metadata import entry_points
 
     ours = [e for e in entry_points(group="opentelemetry_instrumentor") if e.value.startswith("otel_agents.")]
-    configurators = sorted({f"{e.name} ({e.dist.name if e.dist else '?'})"
+    configurators = sorted({f"{e.dist.name if e.dist else '?'} (entry point {e.name})"
                             for e in entry_points(group="opentelemetry_configurator")})
     line = f"opentelemetry-instrument: {len(ours)} otel-agents instrumentors registered"
     if not ours:
         line += " (otel-agents is importable but not installed here: pip install otel-agents, or -e . in a checkout)"
     if configurators:
-        return f"{line}; SDK configurator {', '.join(configurators)}"
+        return f"{line}; SDK configurator: {', '.join(configurators)}"
     return (f"{line}; note: no SDK configurator (distro) is installed: it would export nothing "
             f"(pip install 'otel-agents[zero-code]')")
 

@@ -161,9 +161,22 @@ def check_url(value: str, source: str) -> str:
     """
     parsed = urlsplit(value.strip())
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {value!r} "
-                         f"(e.g. http://{value.strip() or '127.0.0.1:4318'})")
+        example = _http_example(value.strip())
+        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {value!r}"
+                         + (f" (e.g. {example})" if example else ""))
     return value.strip().rstrip("/")
+
+
+def _http_example(value: str) -> str | None:
+    """The http URL ``value`` probably meant: ``host[:port]`` or another scheme's ``scheme://host…`` with
+    ``http://``; ``None`` where no host is there to keep (``sqlite:///mlflow.db``, ``file:/tmp``, ``http://``)."""
+    example = "http://" + (value.split("://", 1)[1] if "://" in value else value or "127.0.0.1:4318")
+    try:
+        parsed = urlsplit(example)
+        parsed.port  # noqa: B018 - raises ValueError for a port that is not a number (sqlite:x.db)
+    except ValueError:
+        return None
+    return example if parsed.hostname and not parsed.netloc.endswith(":") else None
 
 
 def _setting(argument: str | None, argument_name: str, variable: str, default: str) -> tuple[str, str]:

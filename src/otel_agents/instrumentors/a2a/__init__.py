@@ -13,8 +13,8 @@ Usage
 Instrument **both** processes — the calling agent (A2A client) and the remote agent (A2A server) —
 and send both processes' spans to the same place (one OTLP endpoint, or trace files merged before
 folding): the trace is then one tree. Without code changes: ``opentelemetry-instrument`` loads it
-through the ``a2a`` entry point. Supported: a2a-sdk (``a2a-sdk``, import ``a2a``) >= 1.1.5, < 2
-(tested on 1.1.5 and 1.3.0), on every binding: JSON-RPC, HTTP+JSON (REST) and gRPC. Importing this
+through the ``a2a`` entry point. Supported: ``a2a-sdk >=1.1.5,<2`` (import ``a2a``;
+tested on 1.1.5 and 1.3.0), on every binding: JSON-RPC, HTTP+JSON (REST) and gRPC. Importing this
 module does not import ``a2a``; ``instrument()`` does, or the application's own ``import a2a`` later.
 (a2a-sdk 0.3, which CrewAI, Agno and Strands pin, is a different API and is not instrumented.)
 

@@ -11,7 +11,7 @@ Usage
     AgnoInstrumentor().uninstrument()                          # Agno exactly as before
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through
-the ``agno`` entry point. Supported: ``agno`` 3.x (tested on 3.1). Importing
+the ``agno`` entry point. Supported: ``agno >=3.1.10,<4`` (tested on 3.1.10). Importing
 this module does not import Agno; the instrumentor installs when the
 application imports it.
 

@@ -11,7 +11,7 @@ Usage
     AutoGenAgentChatInstrumentor().uninstrument()                         # AutoGen exactly as before
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through
-the ``autogen_agentchat`` entry point. Supported: ``autogen-agentchat`` 0.7
+the ``autogen_agentchat`` entry point. Supported: ``autogen-agentchat >=0.7.5,<0.8``
 (tested on 0.7.5, with ``autogen-core`` and ``autogen-ext`` of the same version).
 Importing this module does not import AutoGen; the instrumentor installs when the
 application imports ``autogen_agentchat``. Instrument before building agents:

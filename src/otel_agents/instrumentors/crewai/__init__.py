@@ -1,4 +1,4 @@
-"""OpenTelemetry spans for CrewAI (tested on crewai 1.15.x).
+"""OpenTelemetry spans for CrewAI: ``crewai >=1.15.30,<2`` (tested on 1.15.30).
 
 Usage::
 

@@ -12,7 +12,7 @@ Usage
     GoogleADKInstrumentor().uninstrument()
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through
-the ``google_adk`` entry point. Supported: ``google-adk`` 2.x from 2.13 (tested
+the ``google_adk`` entry point. Supported: ``google-adk >=2.13.0,<3`` (tested
 on 2.13.0). Importing this module does not import ADK; the instrumentor
 installs when the application imports ``google.adk``.
 

@@ -10,8 +10,8 @@ Usage::
 
 Zero-code: ``opentelemetry-instrument python app.py`` loads it through the
 ``langchain`` entry point of the ``opentelemetry_instrumentor`` group.
-Supported: ``langchain-core`` >= 0.3, < 2 (tested on 1.x) and, through it,
-LangGraph (tested on 1.x) and LangChain 1.x's agents (``langchain.agents.create_agent``
+Supported: ``langchain-core >=1.8.3,<2`` (tested on 1.8.3) and, through it,
+LangGraph (tested on 1.2) and LangChain 1.x's agents (``langchain.agents.create_agent``
 and its agent middleware; tested on ``langchain`` 1.5).
 
 ``instrument()`` keyword arguments: ``tracer_provider``, ``meter_provider``,
@@ -23,7 +23,7 @@ hour). Environment variables: those of the span layer
 (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``,
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``, ``OTEL_AGENTS_MAX_MEDIA_BYTES``).
 
-What becomes a span (kinds of ``../shared/design/semantic-map.md``):
+What becomes a span (the kinds of :mod:`otel_agents.semconv.kinds`):
 
 * chat models and LLMs → ``model`` (``chat {model}``/``text_completion {model}``):
   model and provider from LangChain's ``ls_model_name``/``ls_provider``

@@ -1,4 +1,4 @@
-"""OpenTelemetry for LlamaIndex (``llama-index-core`` 0.14): agents, tools, model calls, retrieval.
+"""OpenTelemetry for LlamaIndex (``llama-index-core >=0.14.25,<0.15``): agents, tools, model calls, retrieval.
 
 Usage::
 

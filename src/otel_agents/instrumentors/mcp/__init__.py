@@ -13,7 +13,7 @@ Usage
 Instrument **both** processes — the agent (MCP client) and the tool server — and send both
 processes' spans to the same place (one OTLP endpoint, or trace files merged before folding):
 the trace is then one tree. With no code change: ``opentelemetry-instrument python server.py``
-loads it through the ``mcp`` entry point. Supported: the official ``mcp`` Python SDK >= 1.30, < 3
+loads it through the ``mcp`` entry point. Supported: the official Python SDK, ``mcp >=1.30.0,<3``
 (tested on 1.30 in ``.venv``, beside CrewAI, which pins ``mcp<2``, and on 2.3 in ``.venv-newest``;
 the two majors are hooked at different places, see below). Importing this module does not import ``mcp``;
 ``instrument()`` does, or the application's own ``import mcp`` if that comes later.

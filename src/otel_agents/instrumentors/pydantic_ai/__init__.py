@@ -11,7 +11,7 @@ Usage
     PydanticAIInstrumentor().uninstrument()                           # pydantic-ai exactly as before
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through
-the ``pydantic_ai`` entry point. Supported: ``pydantic-ai-slim`` 2.x (tested on
+the ``pydantic_ai`` entry point. Supported: ``pydantic-ai-slim >=2.68.0,<3`` (tested on
 2.68). Importing this module does not import pydantic-ai; ``instrument()`` does.
 
 Configuration

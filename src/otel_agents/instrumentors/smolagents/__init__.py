@@ -11,7 +11,7 @@ Usage
     SmolagentsInstrumentor().uninstrument()
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through
-the ``smolagents`` entry point. Supported: ``smolagents`` >= 1.26, < 2 (tested on
+the ``smolagents`` entry point. Supported: ``smolagents >=1.26.0,<2`` (tested on
 1.26). Importing this module does not import smolagents; ``instrument()`` does
 (or the application's own import, when that comes later).
 
