@@ -542,6 +542,14 @@ def test_files_an_instrumentors_manual_names_exist(path: Path) -> None:
             f"{path.relative_to(REPO)}: names {match.group(1)}, not in the repository"
 
 
+def test_no_source_file_points_outside_the_repository() -> None:
+    """The semantic layer's and the envelope's docstrings sent their reader to ``../shared/design/…``, design notes
+    beside some checkouts and in no installed package: what a module's reader is pointed at is in the repository."""
+    outside = [f"{path.relative_to(REPO)}:{n}" for path in sorted((REPO / "src").rglob("*.py"))
+               for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "../shared" in line]
+    assert not outside, f"points at ../shared, outside the repository: {outside}"
+
+
 def test_every_otel_agents_name_in_the_docs_exists() -> None:
     """A quoted ``otel_agents.…`` is a Python name a user imports (``otel_agents.manual.set_providers``) or a
     name the code writes (span attribute ``otel_agents.run.stop_reason``, log record ``otel_agents.ecp.replayed``):

@@ -1,6 +1,6 @@
 """The semantic layer: the kinds of agent behaviour and the attributes each carries.
 
-See ``../shared/design/semantic-map.md``. Nothing here talks to a tracer.
+The map itself is :mod:`otel_agents.semconv.mapping` (its table ``KIND_TABLE``). Nothing here talks to a tracer.
 """
 
 from . import attributes, vocabularies

@@ -8,8 +8,7 @@ from enum import Enum
 class Kind(str, Enum):
     """A semantic span kind, recorded as ``otel_agents.span.kind``.
 
-    The values are the lower-case names of the semantic map
-    (``../shared/design/semantic-map.md``); each maps to one OTel GenAI
+    The values are the lower-case names of the semantic map; each maps to one OTel GenAI
     operation, one OpenInference span kind and one Langfuse observation type
     (see :mod:`otel_agents.semconv.mapping`).
     """

@@ -1,6 +1,6 @@
 """The one table that maps each :class:`Kind` onto OTel GenAI, OpenInference and Langfuse.
 
-This is ``../shared/design/semantic-map.md`` as data. Every span the library
+This is the semantic map as data: one row per kind. Every span the library
 opens gets its kind attributes from :func:`kind_attributes` and its name from
 :func:`span_name`; no instrumentor sets a kind attribute by hand.
 

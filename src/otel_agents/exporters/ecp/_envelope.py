@@ -1,7 +1,6 @@
 """One run's spans → one ECP ``agent/step`` result envelope.
 
-The mapping is ``../shared/design/ecp-envelope.md``; field by field it is
-documented in ``docs/ecp.md`` and its shape is the JSON Schema
+The mapping is documented field by field in ``docs/ecp.md`` ("The envelope") and its shape is the JSON Schema
 ``otel_agents/exporters/ecp_envelope.schema.json``.
 """
 
