@@ -24,7 +24,8 @@ import orjson
 
 from .finalisers import new_lock
 
-_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+"""``orjson`` options under which it raises on a subclass, a dataclass or a datetime (no default is given)."""
 
 V = TypeVar("V")
 
@@ -39,7 +40,7 @@ def json_key(data: Any, max_bytes: int) -> bytes | None:
     if isinstance(data, enum.Enum):  # orjson writes its value, where a str or int member renders as its text
         return None
     try:
-        key = orjson.dumps(data, option=_STRICT)  # raises on a subclass, a dataclass, a datetime, a big int…
+        key = orjson.dumps(data, option=STRICT)  # raises on a subclass, a dataclass, a datetime, a big int…
     except (TypeError, orjson.JSONEncodeError):
         return None
     if len(key) > max_bytes:

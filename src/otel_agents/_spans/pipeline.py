@@ -86,7 +86,8 @@ def prepare(value: Any, limit: int) -> tuple[Any, bool]:
         plain = _plain_copy(value, limit)
         if plain is not None:
             return plain[0], False
-    return redact_data(encoding.to_jsonable(value), limit)
+    data, cut, _ = _redacted_jsonable(encoding.to_jsonable(value), limit)
+    return data, cut
 
 
 def prepare_encoded(value: Any, limit: int) -> tuple[Any, bool, str | None]:
@@ -100,10 +101,35 @@ def prepare_encoded(value: Any, limit: int) -> tuple[Any, bool, str | None]:
             return plain[0], False, plain[1]
     elif isinstance(value, str):  # (prepare's steps, written out: this runs for every content value)
         return redact_text(value[:limit]), len(value) > limit, None
-    data, cut = redact_data(encoding.to_jsonable(value), limit)
+    return _redacted_jsonable(encoding.to_jsonable(value), limit)
+
+
+def _redacted_jsonable(data: Any, limit: int) -> tuple[Any, bool, str | None]:
+    """``redact_data(data, limit)`` for ``data`` that :func:`~.encoding.to_jsonable` made, with its
+    :func:`~.encoding.dumps` text when that came on the way (else ``None``).
+
+    A container whose ``orjson`` text (C) is at most ``limit`` bytes (no string to cut) and that no redaction
+    rule can change (:func:`~.redaction.leaves_unchanged` on that text: no string or key of it could change)
+    is ``data`` itself, as ``redact_data``'s walk would copy it: a pydantic event or a tool's result read
+    into plain data is then scanned in C once instead of string by string in Python, and encoded once.
+    ``to_jsonable``'s output holds exactly ``dict`` (``str`` keys), ``list``, ``str``, ``int``, finite
+    ``float``, ``bool`` and ``None``, or a subclass of one (which ``orjson`` refuses here: the walk then runs),
+    so ``orjson`` writes it as plain JSON data."""
+    t = type(data)
+    if t is dict or t is list:
+        try:
+            raw = orjson.dumps(data, option=_STRICT)
+        except (TypeError, orjson.JSONEncodeError):
+            raw = None
+        if raw is not None and len(raw) <= limit:
+            text = raw.decode("utf-8")
+            if leaves_unchanged(text):
+                return data, False, (text if encoding.is_dumps_text(text) else None)
+    data, cut = redact_data(data, limit)
     return data, cut, None
 
 
+_STRICT = memo.STRICT  # orjson refuses subclasses, dataclasses and datetimes (no passthrough to a default)
 _PLAIN_MAX = 16_384  # bytes of JSON: no container this short passes to_jsonable's item cut (10,000 items)
 
 
