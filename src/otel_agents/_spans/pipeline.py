@@ -114,7 +114,7 @@ def _redacted_jsonable(data: Any, limit: int) -> tuple[Any, bool, str | None]:
     into plain data is then scanned in C once instead of string by string in Python, and encoded once.
     ``to_jsonable``'s output holds exactly ``dict`` (``str`` keys), ``list``, ``str``, ``int``, finite
     ``float``, ``bool`` and ``None``, or a subclass of one (which ``orjson`` refuses here: the walk then runs),
-    so ``orjson`` writes it as plain JSON data."""
+    so ``orjson`` writes it as plain JSON data; a non-finite float is text there, so a ``null`` is a ``None``."""
     t = type(data)
     if t is dict or t is list:
         try:
@@ -124,7 +124,7 @@ def _redacted_jsonable(data: Any, limit: int) -> tuple[Any, bool, str | None]:
         if raw is not None and len(raw) <= limit:
             text = raw.decode("utf-8")
             if leaves_unchanged(text):
-                return data, False, (text if encoding.is_dumps_text(text) else None)
+                return data, False, (text if encoding.is_dumps_text(text, finite=True) else None)
     data, cut = redact_data(data, limit)
     return data, cut, None
 
@@ -154,8 +154,8 @@ def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> tuple[Any, str
     copy = orjson.loads(raw)
     if copy != value:
         return None
-    # orjson writes the copy as it wrote the value (the copy is read back from that text)
-    return copy, (text if encoding.is_dumps_text(text) else None)
+    # orjson writes the copy as it wrote the value (the copy is read back from that text); json_key refused NaN
+    return copy, (text if encoding.is_dumps_text(text, finite=True) else None)
 
 
 def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str] | None = None,
