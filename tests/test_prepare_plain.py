@@ -100,6 +100,7 @@ def test_the_shortcut_is_taken_for_plain_arguments_and_left_for_the_rest() -> No
     assert pipeline.prepare_encoded({"city": None}, 1000)[2] == '{"city":null}' == dumps({"city": None})
     assert pipeline.prepare_encoded({"t": 1e-7}, 1000)[2] is None
     for value in ({"password": "x"}, {"q": "Bearer abcdefghijkl"}, {"t": (1, 2)}, {"n": float("nan")},
+                  {"i": float("inf")}, [None, [float("-inf")]], [float("nan"), None],
                   {"e": _Plain.A}, [uuid.UUID(int=1)], {"city": "Paris"}):
         assert pipeline._plain_copy(value, 10 if value == {"city": "Paris"} else 1000) is None, value
         _same(value, 1000)

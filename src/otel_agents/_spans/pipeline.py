@@ -139,13 +139,14 @@ def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> tuple[Any, str
     :func:`~.encoding.dumps` text (``None`` where that is the standard library's); else ``None``.
 
     Taken only when all of these hold, each making one step of the slow path an identity: ``value`` has a
-    :func:`~.memo.json_key` (no subclass, dataclass, datetime or NaN in it) of at most ``limit`` characters (no
+    :func:`~.memo.json_key` (no subclass, dataclass or datetime in it) of at most ``limit`` characters (no
     string to cut) and :data:`_PLAIN_MAX` bytes (no container to cut) with at most :data:`~.encoding.MAX_DEPTH`
     brackets (no level past the depth cut); no redaction rule can change any string or key of it
     (:func:`~.redaction.leaves_unchanged`); and ``value`` equals the data read back from that JSON, which
     rules out what ``orjson`` writes but is not plain JSON data (a tuple, a UUID, an ``orjson.Fragment``,
-    an ``Enum`` that is not an ``int`` or ``str``)."""
-    raw = memo.json_key(value, min(limit, _PLAIN_MAX))  # None for a subclass, a dataclass, a big int, NaN…
+    an ``Enum`` that is not an ``int`` or ``str``, a NaN or an infinity, which it writes as ``null``)."""
+    # None for a subclass, a dataclass, a big int…; NaN and infinity, written null, fail the equality below
+    raw = memo.json_key(value, min(limit, _PLAIN_MAX), finite=True)
     if raw is None or raw.count(b"[") + raw.count(b"{") > encoding.MAX_DEPTH:
         return None
     text = raw.decode("utf-8")
@@ -154,7 +155,8 @@ def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> tuple[Any, str
     copy = orjson.loads(raw)
     if copy != value:
         return None
-    # orjson writes the copy as it wrote the value (the copy is read back from that text); json_key refused NaN
+    # orjson writes the copy as it wrote the value (the copy is read back from that text, and has no NaN: a NaN
+    # or an infinity, written null, is None in the copy, which then differs from the value)
     return copy, (text if encoding.is_dumps_text(text, finite=True) else None)
 
 
