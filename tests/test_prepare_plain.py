@@ -1,10 +1,12 @@
-"""``pipeline.prepare``'s shortcut for plain JSON data (``_plain_copy``, made by ``orjson``) gives exactly what
-the full path gives (``redact_data(to_jsonable(value), limit)``): the same data, the same types, the same cut
-flag, for data it takes and data it must leave to the full path (secrets, escapes, cuts, tuples, enums, UUIDs,
-fragments, NaN, depth past the converter's cut)."""
+"""``pipeline.prepare``'s shortcuts give exactly what the full path gives (``redact_data(to_jsonable(value),
+limit)``): the same data, the same types, the same cut flag, for data they take and data they must leave to the
+full path (secrets, escapes, cuts, tuples, enums, UUIDs, fragments, NaN, depth past the converter's cut). One
+shortcut is for plain JSON data (``_plain_copy``, made by ``orjson``); the other for what ``to_jsonable`` made of
+anything else (a pydantic model, a dataclass, a tuple: ``_redacted_jsonable``, scanned once in C)."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import uuid
 from typing import Any
@@ -57,13 +59,48 @@ def test_prepare_gives_what_the_full_path_gives(value: Any, limit: int) -> None:
     _same(value, limit)
 
 
+@dataclasses.dataclass
+class _Event:
+    """Not plain JSON data: prepare converts it with to_jsonable, then redacts what that made."""
+
+    payload: Any
+    extra: tuple = ()
+
+
+@settings(max_examples=600, deadline=None)
+@given(_data, st.sampled_from([4, 40, 400, 20_000]))
+def test_prepare_of_converted_data_gives_what_the_full_path_gives(value: Any, limit: int) -> None:
+    _same(_Event(value), limit)
+    _same({"event": _Event(value, (value,))}, limit)
+
+
+def test_converted_data_is_scanned_once_and_encoded_on_the_way() -> None:
+    event = _Event({"tool_name": "add", "tool_kwargs": {"a": 2, "b": 3}, "blocks": [{"text": "5"}]}, (1, "x"))
+    converted = to_jsonable(event)
+    assert pipeline._redacted_jsonable(converted, 1000) == (converted, False, dumps(converted))
+    # a None is written null by both encoders; a NaN (text after to_jsonable) never reaches orjson as a float
+    for odd in (_Event(None, (float("nan"),)), _Event([None, float("inf")])):
+        assert pipeline.prepare_encoded(odd, 1000)[2] == dumps(to_jsonable(odd)), odd
+    assert pipeline.prepare_encoded(event, 1000)[2] == dumps(converted)
+    # left to the walk: a secret-named key, a secret shape, a string to cut, a str subclass orjson refuses
+    class Text(str):
+        pass
+
+    for value in (_Event({"password": "hunter2"}), _Event(["Bearer abcdefghijklmnop"]), _Event("x" * 2000),
+                  _Event({"a": Text("b")}), _Event(["mysql", "--password", "S1"])):
+        data, cut, text = pipeline.prepare_encoded(value, 1000)
+        assert text is None and repr((data, cut)) == repr(redact_data(to_jsonable(value), 1000)), value
+
+
 def test_the_shortcut_is_taken_for_plain_arguments_and_left_for_the_rest() -> None:
     assert pipeline._plain_copy({"city": "Paris", "days": [1, 2.5, None, True]}, 1000) is not None
-    # its encoding is handed on, except where dumps writes otherwise (null, small floats: the standard library's)
+    # its encoding is handed on, except where dumps writes otherwise (small floats: the standard library's); a null
+    # is a None there (json_key refuses NaN and infinity, which orjson would write as null)
     assert pipeline.prepare_encoded({"city": "Paris", "days": [1, 2.5]}, 1000)[2] == '{"city":"Paris","days":[1,2.5]}'
-    assert pipeline.prepare_encoded({"city": None}, 1000)[2] is None
+    assert pipeline.prepare_encoded({"city": None}, 1000)[2] == '{"city":null}' == dumps({"city": None})
     assert pipeline.prepare_encoded({"t": 1e-7}, 1000)[2] is None
     for value in ({"password": "x"}, {"q": "Bearer abcdefghijkl"}, {"t": (1, 2)}, {"n": float("nan")},
+                  {"i": float("inf")}, [None, [float("-inf")]], [float("nan"), None],
                   {"e": _Plain.A}, [uuid.UUID(int=1)], {"city": "Paris"}):
         assert pipeline._plain_copy(value, 10 if value == {"city": "Paris"} else 1000) is None, value
         _same(value, 1000)

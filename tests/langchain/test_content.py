@@ -503,3 +503,26 @@ def test_unknown_blocks_are_generic_parts_without_encrypted_content(instrumentor
         {"type": "text", "content": "Here is the news."}]
     assert "EncryptedXYZ" not in json.dumps(a)
     assert a["output.value"] == "Here is the news."
+
+
+def test_declared_calls_read_every_message_shape_as_getattr_would() -> None:
+    """The three call lists are read off a message model without pydantic's raise for the ones it lacks (a
+    HumanMessage has none, an AIMessage no chunks), giving what getattr gives; a mapping is read with getattr."""
+    from langchain_core.messages import AIMessageChunk
+
+    from otel_agents.instrumentors._sdk_client import field_of
+
+    call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "c1", "type": "tool_call"}
+    chunk = AIMessageChunk(content="", tool_call_chunks=[{"name": "f", "args": '{"a"', "id": "c2", "index": 0}])
+    messages = [HumanMessage("hi"), SystemMessage("be terse"), AIMessage("", tool_calls=[call]), chunk,
+                AIMessage("", invalid_tool_calls=[{"name": "g", "args": "{", "id": "c3", "error": "bad"}]),
+                ToolMessage("5", tool_call_id="c1")]
+    for message in messages:
+        for name in ("tool_calls", "invalid_tool_calls", "tool_call_chunks"):
+            assert field_of(message, name) == getattr(message, name, None), (type(message).__name__, name)
+    assert list(lc_content._declared_calls(messages[2])) == ["c1"]
+    assert list(lc_content._declared_calls(chunk)) == ["c2"]
+    assert list(lc_content._declared_calls(messages[4])) == ["c3"]
+    assert lc_content._declared_calls(messages[0]) == {}
+    # a mapping stands for no message model: its keys are not its calls (getattr finds none)
+    assert lc_content._declared_calls({"tool_calls": [call]}) == {}

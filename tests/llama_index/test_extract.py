@@ -88,3 +88,45 @@ def test_usage_and_response_identity_on_the_model_span(provider: Any, exporter: 
     assert (attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]) == (12, 1)
     assert attrs["llm.token_count.total"] == 13
     assert (attrs["gen_ai.response.model"], attrs["gen_ai.response.id"]) == ("usage-model-2", "cmpl-9")
+
+
+def test_attribute_reads_answer_as_getattr_without_pydantics_raise() -> None:
+    """``attr``/``has_attr`` answer what ``getattr(obj, name, None)``/``hasattr`` answer, on workflow events (fields,
+    dynamic ``_data`` fields, private attributes, properties), closed pydantic models (an LLM), open ones and plain
+    objects; and a miss on an event or a closed model is answered without its ``__getattr__`` raising."""
+    from llama_index.core.agent.workflow.workflow_events import AgentInput, AgentOutput, ToolCallResult
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.tools import ToolOutput
+    from pydantic import BaseModel, ConfigDict
+    from workflows.events import Event, StartEvent, StopEvent
+
+    class Open(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        a: int = 1
+
+    class WithProperty(Event):
+        x: int = 0
+
+        @property
+        def doubled(self) -> int:
+            return self.x * 2
+
+    output = ToolOutput(content="5", tool_name="add", raw_input={}, raw_output=5)
+    objects = [AgentInput(input=[ChatMessage(role="user", content="x")], current_agent_name="calc"),
+               AgentOutput(response=ChatMessage(role="assistant", content="hi"), current_agent_name="calc",
+                           tool_calls=[], retry_messages=[]),
+               ToolCallResult(tool_name="add", tool_kwargs={}, tool_id="c1", tool_output=output, return_direct=False),
+               StartEvent(user_msg="hi", extra_field=None), StopEvent(result={"a": 1}), WithProperty(x=2),
+               MockFunctionCallingLLM(), Open(a=2, b=None), output, SimpleNamespace(role="user"), "text", None]
+    names = ["tool_id", "retry_messages", "current_agent_name", "user_msg", "extra_field", "result", "_data",
+             "doubled", "x", "model", "model_name", "role", "blocks", "content", "response", "response_gen", "b",
+             "message", "nothing_at_all", "__class__"]
+    for obj in objects:
+        for name in names:
+            assert extract.attr(obj, name) is getattr(obj, name, None) or \
+                extract.attr(obj, name) == getattr(obj, name, None), (type(obj).__name__, name)
+            assert extract.has_attr(obj, name) is hasattr(obj, name), (type(obj).__name__, name)
+    # the misses the handlers read on every step never reach the event's (or the LLM's) __getattr__
+    assert extract._lookup(AgentInput, "tool_id") == extract._EXTRA_DATA
+    assert extract._lookup(MockFunctionCallingLLM, "model") == extract._ABSENT
+    assert extract._lookup(Open, "b") == extract._ASK

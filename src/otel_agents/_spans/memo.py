@@ -24,29 +24,31 @@ import orjson
 
 from .finalisers import new_lock
 
-_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+"""``orjson`` options under which it raises on a subclass, a dataclass or a datetime (no default is given)."""
 
 V = TypeVar("V")
 
 
-def json_key(data: Any, max_bytes: int) -> bytes | None:
+def json_key(data: Any, max_bytes: int, *, finite: bool = False) -> bytes | None:
     """The compact JSON text (UTF-8 bytes) of ``data`` when it is plain JSON data and at most ``max_bytes``
     long, else ``None`` (no cache). Plain JSON data: ``dict`` with ``str`` keys, ``list``, ``str``, ``int``
     (64-bit), finite ``float``, ``bool``, ``None``, exactly those types (a subclass's methods are user code),
     plus what ``orjson`` writes as the JSON value :func:`~.encoding.to_jsonable` gives it (tuples, enums
     inside data, UUIDs, an ``orjson.Fragment``): two values with one key are rendered alike. A bare enum member
-    has no key: a ``str``/``int`` member is rendered as its text, which orjson does not write."""
+    has no key: a ``str``/``int`` member is rendered as its text, which orjson does not write. ``finite``: the
+    caller refuses NaN and infinity itself (orjson writes them as ``null``), so their check here is skipped."""
     if isinstance(data, enum.Enum):  # orjson writes its value, where a str or int member renders as its text
         return None
     try:
-        key = orjson.dumps(data, option=_STRICT)  # raises on a subclass, a dataclass, a datetime, a big int…
+        key = orjson.dumps(data, option=STRICT)  # raises on a subclass, a dataclass, a datetime, a big int…
     except (TypeError, orjson.JSONEncodeError):
         return None
     if len(key) > max_bytes:
         return None
     # orjson writes NaN and Infinity as null: they must not share a key with None (`find`, not `in`: `in` on
     # bytes first tries its operand as an integer, raising and clearing a TypeError each time)
-    if key.find(b"null") >= 0:
+    if not finite and key.find(b"null") >= 0:
         try:
             json.dumps(data, allow_nan=False)
         except (TypeError, ValueError):

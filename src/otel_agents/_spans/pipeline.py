@@ -86,7 +86,8 @@ def prepare(value: Any, limit: int) -> tuple[Any, bool]:
         plain = _plain_copy(value, limit)
         if plain is not None:
             return plain[0], False
-    return redact_data(encoding.to_jsonable(value), limit)
+    data, cut, _ = _redacted_jsonable(encoding.to_jsonable(value), limit)
+    return data, cut
 
 
 def prepare_encoded(value: Any, limit: int) -> tuple[Any, bool, str | None]:
@@ -100,10 +101,35 @@ def prepare_encoded(value: Any, limit: int) -> tuple[Any, bool, str | None]:
             return plain[0], False, plain[1]
     elif isinstance(value, str):  # (prepare's steps, written out: this runs for every content value)
         return redact_text(value[:limit]), len(value) > limit, None
-    data, cut = redact_data(encoding.to_jsonable(value), limit)
+    return _redacted_jsonable(encoding.to_jsonable(value), limit)
+
+
+def _redacted_jsonable(data: Any, limit: int) -> tuple[Any, bool, str | None]:
+    """``redact_data(data, limit)`` for ``data`` that :func:`~.encoding.to_jsonable` made, with its
+    :func:`~.encoding.dumps` text when that came on the way (else ``None``).
+
+    A container whose ``orjson`` text (C) is at most ``limit`` bytes (no string to cut) and that no redaction
+    rule can change (:func:`~.redaction.leaves_unchanged` on that text: no string or key of it could change)
+    is ``data`` itself, as ``redact_data``'s walk would copy it: a pydantic event or a tool's result read
+    into plain data is then scanned in C once instead of string by string in Python, and encoded once.
+    ``to_jsonable``'s output holds exactly ``dict`` (``str`` keys), ``list``, ``str``, ``int``, finite
+    ``float``, ``bool`` and ``None``, or a subclass of one (which ``orjson`` refuses here: the walk then runs),
+    so ``orjson`` writes it as plain JSON data; a non-finite float is text there, so a ``null`` is a ``None``."""
+    t = type(data)
+    if t is dict or t is list:
+        try:
+            raw = orjson.dumps(data, option=_STRICT)
+        except (TypeError, orjson.JSONEncodeError):
+            raw = None
+        if raw is not None and len(raw) <= limit:
+            text = raw.decode("utf-8")
+            if leaves_unchanged(text):
+                return data, False, (text if encoding.is_dumps_text(text, finite=True) else None)
+    data, cut = redact_data(data, limit)
     return data, cut, None
 
 
+_STRICT = memo.STRICT  # orjson refuses subclasses, dataclasses and datetimes (no passthrough to a default)
 _PLAIN_MAX = 16_384  # bytes of JSON: no container this short passes to_jsonable's item cut (10,000 items)
 
 
@@ -113,13 +139,14 @@ def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> tuple[Any, str
     :func:`~.encoding.dumps` text (``None`` where that is the standard library's); else ``None``.
 
     Taken only when all of these hold, each making one step of the slow path an identity: ``value`` has a
-    :func:`~.memo.json_key` (no subclass, dataclass, datetime or NaN in it) of at most ``limit`` characters (no
+    :func:`~.memo.json_key` (no subclass, dataclass or datetime in it) of at most ``limit`` characters (no
     string to cut) and :data:`_PLAIN_MAX` bytes (no container to cut) with at most :data:`~.encoding.MAX_DEPTH`
     brackets (no level past the depth cut); no redaction rule can change any string or key of it
     (:func:`~.redaction.leaves_unchanged`); and ``value`` equals the data read back from that JSON, which
     rules out what ``orjson`` writes but is not plain JSON data (a tuple, a UUID, an ``orjson.Fragment``,
-    an ``Enum`` that is not an ``int`` or ``str``)."""
-    raw = memo.json_key(value, min(limit, _PLAIN_MAX))  # None for a subclass, a dataclass, a big int, NaN…
+    an ``Enum`` that is not an ``int`` or ``str``, a NaN or an infinity, which it writes as ``null``)."""
+    # None for a subclass, a dataclass, a big int…; NaN and infinity, written null, fail the equality below
+    raw = memo.json_key(value, min(limit, _PLAIN_MAX), finite=True)
     if raw is None or raw.count(b"[") + raw.count(b"{") > encoding.MAX_DEPTH:
         return None
     text = raw.decode("utf-8")
@@ -128,8 +155,9 @@ def _plain_copy(value: dict[Any, Any] | list[Any], limit: int) -> tuple[Any, str
     copy = orjson.loads(raw)
     if copy != value:
         return None
-    # orjson writes the copy as it wrote the value (the copy is read back from that text)
-    return copy, (text if encoding.is_dumps_text(text) else None)
+    # orjson writes the copy as it wrote the value (the copy is read back from that text, and has no NaN: a NaN
+    # or an infinity, written null, is None in the copy, which then differs from the value)
+    return copy, (text if encoding.is_dumps_text(text, finite=True) else None)
 
 
 def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str] | None = None,

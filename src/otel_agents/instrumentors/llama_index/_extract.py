@@ -10,6 +10,7 @@ the never-raise guard.
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
@@ -180,7 +181,7 @@ def provider(instance: Any) -> str | None:
 def model_name(instance: Any) -> str:
     """The model an LLM or embedding instance calls; its class name when it reports none
     (the mocks report ``unknown``)."""
-    for name in (getattr(instance, "model", None), getattr(instance, "model_name", None)):
+    for name in (attr(instance, "model"), attr(instance, "model_name")):
         if isinstance(name, str) and name and name != "unknown":
             return name
     return type(instance).__name__
@@ -198,6 +199,51 @@ def _closed_model(cls: type) -> bool:
 def _has(cls: type, name: str) -> bool:
     """``hasattr`` for the instances of a :func:`_closed_model` class."""
     return name in cls.model_fields or hasattr(cls, name)
+
+
+_ASK, _ABSENT, _EXTRA_DATA = 0, 1, 2
+
+
+@lru_cache(maxsize=1024)
+def _lookup(cls: type, name: str) -> int:
+    """How attribute ``name`` of an instance of ``cls`` is read when the instance's ``__dict__`` lacks it: by
+    asking it (``getattr``: ``_ASK``); or, where the answer to a miss is pydantic's ``__getattr__`` raising an
+    ``AttributeError`` (~35,000 instructions each, against ~2,000 for a hit), without asking: ``_ABSENT`` for a
+    :func:`_closed_model` class that declares no such field, class attribute or private attribute; ``_EXTRA_DATA``
+    for a workflow event (``workflows.events.Event``, whose ``__getattr__`` answers any other name from its
+    private ``_data`` dict, raising when it is not there)."""
+    if not issubclass(cls, BaseModel) or name in cls.model_fields or hasattr(cls, name) or \
+            name in (getattr(cls, "__private_attributes__", None) or ()):
+        return _ASK
+    if _closed_model(cls):
+        return _ABSENT
+    events = sys.modules.get("workflows.events")
+    event = getattr(events, "Event", None) if events is not None else None
+    if event is not None and getattr(cls, "__getattr__", None) is getattr(event, "__getattr__", _ASK):
+        return _EXTRA_DATA
+    return _ASK
+
+
+def attr(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)``, without the raised ``AttributeError`` a pydantic model pays for a miss
+    (see :func:`_lookup`): a workflow step's event read for fields it may not have (``tool_id``,
+    ``retry_messages``), an LLM for the model name field it may not declare."""
+    how = _lookup(type(obj), name)
+    if how != _ASK:
+        fields = object.__getattribute__(obj, "__dict__")
+        if name in fields:
+            return fields[name]
+        return None if how == _ABSENT else _dynamic_fields(obj).get(name)
+    return getattr(obj, name, None)
+
+
+def has_attr(obj: Any, name: str) -> bool:
+    """``hasattr(obj, name)``, likewise without the raise (see :func:`attr`)."""
+    how = _lookup(type(obj), name)
+    if how != _ASK:
+        return name in object.__getattribute__(obj, "__dict__") or (how == _EXTRA_DATA and
+                                                                     name in _dynamic_fields(obj))
+    return hasattr(obj, name)
 
 
 @lru_cache(maxsize=256)
@@ -342,19 +388,19 @@ def response_text(response: Any) -> Any:
     """
     if response is None:
         return None
-    if hasattr(response, "response_gen"):  # StreamingResponse / AsyncStreamingResponse
+    if has_attr(response, "response_gen"):  # StreamingResponse / AsyncStreamingResponse
         return getattr(response, "response_txt", None)
     if _is_stop_event(type(response)):
         response = getattr(response, "result", None)
-    inner = getattr(response, "response", None)
+    inner = attr(response, "response")
     if inner is not None:
-        message_text = getattr(inner, "content", None)
-        if message_text is not None or hasattr(inner, "role"):
+        message_text = attr(inner, "content")
+        if message_text is not None or has_attr(inner, "role"):
             return message_text
         return inner
-    message = getattr(response, "message", None)
-    if message is not None and hasattr(message, "role"):
-        return getattr(message, "content", None)
+    message = attr(response, "message")
+    if message is not None and has_attr(message, "role"):
+        return attr(message, "content")
     return response
 
 
@@ -363,7 +409,7 @@ def run_input(arguments: Mapping[str, Any]) -> Any:
     start = arguments.get("start_event")
     if start is None:
         return None
-    user_msg = getattr(start, "user_msg", None)
+    user_msg = attr(start, "user_msg")
     if user_msg is not None:
         return getattr(user_msg, "content", user_msg)
     return start
@@ -408,7 +454,7 @@ def _is_message(value: Any) -> bool:
     known = _message_class(type(value))
     if known is not None:
         return known
-    return hasattr(value, "role") and hasattr(value, "blocks")
+    return has_attr(value, "role") and has_attr(value, "blocks")
 
 
 def _compact(value: Any, depth: int) -> Any:
@@ -431,8 +477,8 @@ def rejected_feedback(result: Any) -> str | None:
     """What a workflow agent's step said about an answer it rejected, or ``None`` when it did not reject one: an
     ``AgentOutput`` with ``retry_messages`` (the rejected message, then the feedback the model is asked again
     with: ``ReActAgent``'s output it cannot parse, or an empty answer) → the feedback's text."""
-    retry = getattr(result, "retry_messages", None)
-    if not retry or not isinstance(retry, list) or not hasattr(result, "current_agent_name"):
+    retry = attr(result, "retry_messages")
+    if not retry or not isinstance(retry, list) or not has_attr(result, "current_agent_name"):
         return None
     return str(getattr(retry[-1], "content", None) or "")
 

@@ -278,7 +278,7 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
                 record.agents = AgentSpans(self.telemetry, span, instance)
         elif role == _plan.STEP:
             event = extract.step_event(args)
-            record.tool_call_id = getattr(event, "tool_id", None)
+            record.tool_call_id = extract.attr(event, "tool_id")
             if content:
                 span.set_input(extract.event_payload(event))
         elif role == _plan.MODEL:
