@@ -22,7 +22,7 @@ from otel_agents.instrumentors.mcp import MCPInstrumentor
 from otel_agents.instrumentors.mcp import _protocol
 from otel_agents.semconv import Kind
 from tests.contract.kit import ContractSuite, Scenario
-from tests.mcp.harness import MCP2
+from tests.mcp.harness import MCP2, in_process_client
 from tests.mcp.server_app import server_class
 from tests.spans import SpanSnapshot
 
@@ -60,18 +60,8 @@ class MCPScenario(Scenario):
 
     mode = "auto"  # mcp 2.x: how ``mcp.Client`` connects to the in-process server (see the module docstring)
 
-    def _session(self) -> Any:
-        """An initialised client of the in-process server (an async context manager) with ``call_tool``."""
-        if MCP2:
-            from mcp import Client
-
-            return Client(self.server, mode=self.mode)
-        from mcp.shared.memory import create_connected_server_and_client_session
-
-        return create_connected_server_and_client_session(self.server._mcp_server)
-
     async def _call(self, order_id: str, marker: str, tag: str) -> Any:
-        async with self._session() as session:
+        async with in_process_client(self.server, self.mode) as session:
             arguments = {"order_id": order_id, "note": marker, "tag": tag}
             telemetry = MCPInstrumentor().telemetry  # the running instrumentor's span layer (None: not instrumented)
             if telemetry is None:

@@ -3,6 +3,7 @@ process, Streamable HTTP on loopback), cases MCP-1 and MCP-2 of ../shared/cases/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -13,7 +14,9 @@ from opentelemetry.trace import StatusCode
 
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.file import read_otlp_json
-from tests.mcp.harness import MCP2, http_server, http_session, server_spans, stdio_session
+from tests.mcp.harness import (IN_PROCESS_MODES, MCP2, http_server, http_session, in_process_client, server_spans,
+                               stdio_session)
+from tests.mcp.server_app import server_class
 from tests.spans import SpanSnapshot
 
 pytestmark = pytest.mark.timeout(120)
@@ -280,11 +283,90 @@ def _meta_recording_server() -> tuple[Any, list[dict[str, Any]]]:
     return server, seen
 
 
+class _WireRecorder:
+    """mcp 2.x: a client's write stream that records the ``params._meta`` of each ``tools/call`` it writes."""
+
+    def __init__(self, stream: Any, seen: list[dict[str, Any]]):
+        self._stream, self._seen = stream, seen
+
+    async def send(self, item: Any) -> None:
+        request = getattr(item, "message", None)
+        if getattr(request, "method", None) == "tools/call":
+            self._seen.append(dict((request.params or {}).get("_meta") or {}))
+        await self._stream.send(item)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> "_WireRecorder":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._stream.aclose()
+
+
+@contextlib.asynccontextmanager
+async def wire_recorded(server: Any, seen: list[dict[str, Any]]) -> Any:
+    """mcp 2.x: a transport (for ``mcp.Client``) to ``server`` running in this process over in-memory streams,
+    recording what each ``tools/call`` carries in ``params._meta`` on the wire (after the SDK's own injection)."""
+    import anyio
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    async with create_client_server_memory_streams() as ((read, write), (server_read, server_write)):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+            yield read, _WireRecorder(write, seen)
+            tasks.cancel_scope.cancel()
+
+
+async def test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire(instrument, exporter, app_tracer) -> None:
+    """mcp 2.x, whose JSON-RPC dispatcher injects the current context into every request's ``_meta`` by itself
+    (SEP-414), instrumented or not: with ``instrument(propagate=False)`` no ``traceparent``/``baggage`` reaches
+    the wire, not even one the caller put there; other ``_meta`` keys stay; the client's tool span is still
+    recorded. The default sends ours (the control). (Before, the SDK's injection put it back: a server run by
+    another party received the trace ids and baggage propagation off is there to keep.)"""
+    if not MCP2:
+        pytest.skip("mcp 2.x's own injection; 1.x: test_propagation_off_on_the_client_sends_no_context")
+    from mcp import Client
+    from mcp.server.lowlevel import Server
+    from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return ListToolsResult(tools=[Tool(name="lookup_order", input_schema={"type": "object"})])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    server, seen = Server("orders", on_list_tools=list_tools, on_call_tool=call_tool), []
+    for propagate in (False, None):
+        inst = instrument(propagate=propagate) if propagate is not None else instrument()
+        token = context.attach(baggage.set_baggage("user.id", "ann"))
+        try:
+            for mode in ("legacy", "auto"):  # the handshake, and the 2026 envelope (server/discover)
+                async with Client(wire_recorded(server, seen), mode=mode) as client:
+                    with app_tracer.start_as_current_span("app"):
+                        await client.call_tool("lookup_order", {"order_id": "A100"},
+                                               meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
+        finally:
+            context.detach(token)
+        inst.uninstrument()
+    sent = [{k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")} for meta in seen]
+    assert [sorted(meta) for meta in sent] == [["tenant"]] * 2 + [["baggage", "tenant", "traceparent"]] * 2
+    client_spans = [s for s in exporter.spans if s.kind == "CLIENT" and s.semantic_kind == "tool"]
+    assert len(client_spans) == 4
+    for meta, span in zip(sent[2:], client_spans[2:]):
+        assert meta["traceparent"] != LIBRARY_TRACEPARENT
+        assert meta["traceparent"].split("-")[1] == format(span.trace_id, "032x")  # ours replaced the caller's
+    assert all(meta["baggage"] == "user.id=ann" for meta in sent[2:])
+
+
+@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory); 2.x: "
+                    "test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire")
 async def test_propagation_off_on_the_client_sends_no_context(instrument, exporter, app_tracer) -> None:
     """``instrument(propagate=False)``: requests carry no ``traceparent``/``baggage`` in ``_meta``
     (the server's span starts a trace of its own), not even one a library put there itself (as
     FastMCP does); other ``_meta`` keys stay; the client's tool span is still recorded. The
-    default sends them (the control)."""
+    default sends them (the control). (mcp 2.x: the ``test_mcp2_…`` test above, on the wire.)"""
     from mcp.shared.memory import create_connected_server_and_client_session
 
     server, seen = _meta_recording_server()
@@ -352,27 +434,20 @@ async def test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched(ins
     """A tool ``reorder`` of ours that calls the MCP tool ``order``: two calls, two tool spans (ours
     ``execute_tool order`` under ``execute_tool reorder``), not ``reorder`` enriched as if it were the
     MCP call. A toolset prefix (``support_order``: prefix, ``_``, name) still matches."""
-    from mcp.server.lowlevel import Server
-    from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import TextContent, Tool
-
     import otel_agents
     from otel_agents import manual
 
-    server = Server("orders")
+    server = server_class()("orders", log_level="WARNING")
 
-    @server.list_tools()
-    async def list_tools() -> list:
-        return [Tool(name="order", inputSchema={"type": "object"})]
-
-    @server.call_tool()
-    async def call_tool(name: str, arguments: dict) -> list:
-        return [TextContent(type="text", text="ok")]
+    @server.tool()
+    def order() -> str:
+        """Order."""
+        return "ok"
 
     instrument()
     manual.set_providers(provider)
     try:
-        async with create_connected_server_and_client_session(server) as session:
+        async with in_process_client(server) as session:
             @otel_agents.tool(name="reorder")
             async def reorder() -> str:
                 return (await session.call_tool("order", {})).content[0].text
@@ -595,32 +670,29 @@ def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
     assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None
 
 
-@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
-async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument, exporter) -> None:
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument, exporter, mode: str) -> None:
     """A ``tools/call`` the caller gives up on (``asyncio.wait_for`` timing out, which cancels it): the client's
     tool span and the server's end, not as errors but as control flow (``otel_agents.control_flow``
     ``asyncio.exceptions.CancelledError``, status UNSET, no ``error.type``), as a cancelled step is everywhere
     else; the session serves the next call."""
     import asyncio
 
-    from mcp.server.lowlevel import Server
-    from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import TextContent, Tool
+    server = server_class()("orders", log_level="WARNING")
 
-    server = Server("orders")
+    @server.tool()
+    async def slow() -> str:
+        """Slow."""
+        await asyncio.sleep(30)
+        return "ok"
 
-    @server.list_tools()
-    async def list_tools() -> list:
-        return [Tool(name="slow", inputSchema={"type": "object"}), Tool(name="fast", inputSchema={"type": "object"})]
-
-    @server.call_tool()
-    async def call_tool(name: str, arguments: dict) -> list:
-        if name == "slow":
-            await asyncio.sleep(30)
-        return [TextContent(type="text", text="ok")]
+    @server.tool()
+    async def fast() -> str:
+        """Fast."""
+        return "ok"
 
     instrument()
-    async with create_connected_server_and_client_session(server) as session:
+    async with in_process_client(server, mode) as session:
         with pytest.raises((TimeoutError, asyncio.TimeoutError)):
             await asyncio.wait_for(session.call_tool("slow", {}), 0.2)
         assert (await session.call_tool("fast", {})).content[0].text == "ok"
@@ -634,3 +706,62 @@ async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument
         assert span.status == StatusCode.UNSET, (span.kind, span.status)
         assert "error.type" not in span.attributes, span.attributes
         assert span.attributes["otel_agents.control_flow"] == "asyncio.exceptions.CancelledError"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_mcp2_own_spans_recording_nest_under_ours_and_fold_once(instrument, exporter, provider, monkeypatch,
+                                                                       mode: str) -> None:
+    """mcp 2.x traces itself on the global tracer provider (an application that set one records them): its
+    client span ``MCP send tools/call {name}`` (JSON-RPC paths) and its server span ``tools/call {name}``, which
+    carries ``gen_ai.operation.name=execute_tool`` as ours do. Each nests under ours: our client tool span, then
+    (JSON-RPC) theirs, our server tool span, theirs; one trace per call; and the ECP fold still lists each call
+    once, with one ``tool`` line, its error included (theirs are the same call served, not a second one)."""
+    if not MCP2:
+        pytest.skip("the 2.x SDK's own spans")
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared import _otel as sdk_otel
+    from otel_agents.semconv import Kind
+
+    finished = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(finished))
+    monkeypatch.setattr(sdk_otel, "_tracer", provider.get_tracer("mcp-python-sdk"))  # as a global provider would
+    server = MCPServer("orders")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        if order_id == "fail":
+            raise ValueError("no such order")
+        return f"{order_id} shipped"
+
+    inst = instrument()
+    async with Client(server, mode=mode) as client:
+        with inst.telemetry.span(Kind.AGENT, "support") as agent:
+            agent.set_input("Where are A100 and fail?")
+            assert not is_error(await client.call_tool("lookup_order", {"order_id": "A100"}))
+            assert is_error(await client.call_tool("lookup_order", {"order_id": "fail"}))
+    spans = exporter.spans
+    by_id = {s.span_id: s for s in spans}
+    ours = [s for s in spans if s.name == "execute_tool lookup_order"]
+    theirs = [s for s in spans if s.name == "tools/call lookup_order"]
+    assert sorted(s.kind for s in ours) == ["CLIENT", "CLIENT", "SERVER", "SERVER"] and len(theirs) == 2
+    assert len({s.trace_id for s in ours + theirs}) == 1
+    for server_span in theirs:
+        served = by_id[server_span.parent_id]
+        assert served.name == "execute_tool lookup_order" and served.kind == "SERVER"
+        hop = by_id[served.parent_id]
+        if mode == "legacy":  # the SDK's client span carries the context on the wire
+            assert hop.name == "MCP send tools/call lookup_order" and hop.kind == "CLIENT"
+            hop = by_id[hop.parent_id]
+        assert hop.name == "execute_tool lookup_order" and hop.kind == "CLIENT" and hop.semantic_kind == "tool"
+    envelope, = fold(finished.get_finished_spans())
+    assert [(c["name"], c["server"], c["status"]) for c in envelope["tool_calls"]] == \
+        [("lookup_order", "orders", "ok"), ("lookup_order", "orders", "error")]
+    context_lines = [line.strip() for line in envelope["evaluation_context"].splitlines()]
+    assert sum(line.startswith("tool lookup_order") for line in context_lines) == 2
+    assert sum(line.startswith("error tool lookup_order") for line in context_lines) == 1
+    assert envelope["metrics"]["tool_calls"] == 2 and envelope["metrics"]["errors"] == 1

@@ -65,14 +65,16 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
                 if hasattr(ClientSession, "_received_request"):
                     self._patches.append(Patch(ClientSession, "_received_request", self._sampling.received))
 
-    def _hooks(self, telemetry: Telemetry, client: Any) -> list[tuple[type, str, Any]]:
+    def _hooks(self, telemetry: Telemetry, client: Any) -> list[tuple[Any, str, Any]]:
         """(owner, attribute, wrapper) of each hook: 1.x's session and low-level server, or 2.x's
-        client session, dispatcher and per-connection server runner."""
+        client session, dispatcher (its id allocation, and its own context injection, as the module
+        ``mcp.shared.jsonrpc_dispatcher`` names it) and per-connection server runner."""
         try:
             from mcp.shared.session import BaseSession, RequestResponder
         except ImportError:  # mcp 2.x
             from mcp.client.session import ClientSession
             from mcp.server.runner import ServerRunner
+            from mcp.shared import jsonrpc_dispatcher
             from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
             from ._client import allocate_id
@@ -80,6 +82,7 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
 
             return [(ClientSession, "send_request", client.send_request),
                     (JSONRPCDispatcher, "_allocate_id", allocate_id),
+                    (jsonrpc_dispatcher, "inject_trace_context", client.sdk_injection),
                     (ServerRunner, "_on_request", RunnerSide(telemetry, self._propagate).on_request)]
         from mcp.server.lowlevel.server import Server
 
