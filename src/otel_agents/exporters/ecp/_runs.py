@@ -247,6 +247,7 @@ class RunTree:
         self._delegators: dict[F.FoldSpan, F.FoldSpan | None] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
         self._requested_args: dict[str, Any] | None = None
+        self._tool_names: dict[str, str] | None = None
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
 
     def _drop_duplicate_views(self) -> None:
@@ -380,6 +381,25 @@ class RunTree:
                     args = requested
             self._arguments[span] = args
         return args
+
+    def requested_names(self, span: F.FoldSpan) -> list[str]:
+        """The tool calls a model span requested (:func:`~._facts.requested_call_parts`), in order, each named as
+        the run's ``tool`` span of that call id names it — the call's one name, that of its ``tool`` line and
+        ``tool_calls[].name`` — else as requested (a call that never ran, or one recorded without an id). The two
+        differ where a client names a tool otherwise than the model called it: the Claude Agent SDK's SDK MCP
+        tool ``lookup_order`` is requested as ``mcp__support__lookup_order``."""
+        calls = F.requested_call_parts(span)
+        if not calls:
+            return []
+        if self._tool_names is None:  # built once, when a model span first requested a call
+            self._tool_names = {}
+            for s in self.spans:
+                if s.semantic_kind == "tool":
+                    call_id = F.tool_call_id(s)
+                    if call_id is not None:
+                        self._tool_names.setdefault(call_id, self.name(s))
+        names = self._tool_names
+        return [names.get(call_id, name) if call_id is not None else name for name, call_id in calls]
 
     def _requested(self) -> dict[str, Any]:
         """Arguments of every tool call the run's model spans requested, by call id (built once)."""
