@@ -146,9 +146,10 @@ these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
 * 2.x: ``mcp.shared.jsonrpc_dispatcher.inject_trace_context``, the SDK's own injection of the current
   context into ``_meta``: only to skip it with propagation off;
 * ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``;
-* ``ClientSession.__init__`` (1.x): to run the ``sampling_callback`` it was given inside a model span
+* ``ClientSession.__init__``: to run the ``sampling_callback`` it was given inside a model span
   (the SDK's default callback, which refuses sampling, is left alone); ``ClientSession._received_request``
-  (1.x): the same for a session made before ``instrument()``, when the server's next request arrives.
+  (1.x) / ``ClientSession.dispatch_input_request`` (2.x): the same for a session made before
+  ``instrument()``, when the server's next request arrives.
 
 * ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
   is imported, so instrumenting does not import it): see the next paragraph.
@@ -188,8 +189,11 @@ Limits
   ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
 * Notifications (progress, cancellation) get no span; of the server-to-client requests only
   sampling is traced (elicitation and roots are not).
-* Sampling spans need ``mcp`` 1.x's ``ClientSession`` (``_sampling_callback``). On 2.x, sampling
-  requests are not traced by us (the SDK's own context injection still links the server's spans).
+* ``mcp`` 2.x binds a server connection's request handler once, as the connection starts serving: a
+  connection already serving before ``instrument()`` (a stdio server instrumented late) gets no server
+  spans; connections made after it do. (1.x looks its dispatch up per request.)
+* Sampling on ``mcp`` 2.x is traced where the SDK serves it: a JSON-RPC connection (stdio, Streamable
+  HTTP, ``mode="legacy"``); on the 2026-07-28 envelope the SDK refuses a server's request to its client.
 """
 
 from ._instrumentor import MCPInstrumentor
