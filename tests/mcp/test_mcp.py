@@ -231,9 +231,11 @@ async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_f
     if MCP2:
         from mcp.client.session import ClientSession
         from mcp.server.runner import ServerRunner
+        from mcp.shared import jsonrpc_dispatcher
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"), (ServerRunner, "_on_request")]
+        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"), (ServerRunner, "_on_request"),
+                  (jsonrpc_dispatcher, "inject_trace_context"), (ClientSession, "dispatch_input_request")]
     else:
         from mcp.server.lowlevel.server import Server
         from mcp.shared.session import BaseSession, RequestResponder
@@ -780,3 +782,27 @@ async def test_mcp2_own_spans_recording_nest_under_ours_and_fold_once(instrument
     assert sum(line.startswith("tool lookup_order") for line in context_lines) == 2
     assert sum(line.startswith("error tool lookup_order") for line in context_lines) == 1
     assert envelope["metrics"]["tool_calls"] == 2 and envelope["metrics"]["errors"] == 1
+
+
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_jsonrpc_request_id_is_the_wire_id_on_both_sides_or_absent(instrument, exporter, mode: str) -> None:
+    """``jsonrpc.request.id`` is the JSON-RPC message's id, the same on the client's and the server's span of a
+    call; mcp 2.x's in-process path (``mcp.Client(server)``, a ``DirectDispatcher``: no JSON-RPC message) has
+    none on either side (before, its server span carried the dispatcher's own count, which no client span had)."""
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        return f"{order_id} shipped"
+
+    instrument()
+    async with in_process_client(server, mode) as session:
+        await session.call_tool("lookup_order", {"order_id": "A100"})
+    client = one([s for s in exporter.spans if s.kind == "CLIENT"], "execute_tool lookup_order")
+    served = one([s for s in exporter.spans if s.kind == "SERVER"], "execute_tool lookup_order")
+    ids = (client.attributes.get("jsonrpc.request.id"), served.attributes.get("jsonrpc.request.id"))
+    if mode == "auto":
+        assert ids == (None, None)
+    else:
+        assert ids[0] is not None and ids[0] == ids[1]
