@@ -321,7 +321,8 @@ async def wire_recorded(server: Any, seen: list[dict[str, Any]]) -> Any:
             tasks.cancel_scope.cancel()
 
 
-async def test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire(instrument, exporter, app_tracer) -> None:
+async def test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire(instrument, exporter,
+                                                                               app_tracer) -> None:
     """mcp 2.x, whose JSON-RPC dispatcher injects the current context into every request's ``_meta`` by itself
     (SEP-414), instrumented or not: with ``instrument(propagate=False)`` no ``traceparent``/``baggage`` reaches
     the wire, not even one the caller put there; other ``_meta`` keys stay; the client's tool span is still
