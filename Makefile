@@ -59,9 +59,7 @@ google_adk_DEMO := google_adk
 # `newest`: every framework but CrewAI (which pins openai<3, mcp<2) at its newest release, the upper ends of the
 # ranges we claim: openai 3, mcp 2, openai-agents 0.24, a2a-sdk 1.3 (.venv tests the lower ends). Deselected, each for a
 # package that cannot be installed with them: llama-index-llms-openai (openai<3), llama-index-tools-mcp (mcp<2),
-# crewai, langchain-mcp-adapters (0.3.2 pins mcp<2; 0.3.1 imports mcp.server.fastmcp, gone in mcp 2); and the
-# client's propagation-off test, which does not hold on mcp 2 (the SDK injects the context itself: documented),
-# and one test written on 1.x's in-memory session helper (mcp.shared.memory), which 2.x removed.
+# crewai, langchain-mcp-adapters (0.3.2 pins mcp<2; 0.3.1 imports mcp.server.fastmcp, gone in mcp 2).
 ISOLATED += newest
 newest_EXTRAS := langchain,llama-index,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,a2a,agno,claude-agent-sdk,otlp,ecp,zero-code,test,test-newest
 newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/claude_agent_sdk \
@@ -70,9 +68,7 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/clau
 	--deselect tests/mcp/test_frameworks.py::test_mcp1_b_langchain_mcp_adapters \
 	--deselect tests/mcp/test_frameworks.py::test_mcp2_langchain_mcp_adapters_is_error_fails_the_tool_span \
 	--deselect tests/mcp/test_frameworks.py::test_mcp1_b_llama_index_mcp_tool_spec \
-	--deselect "tests/clients/test_frameworks.py::test_llama_index_stream_chat_left_early[llama_index]" \
-	--deselect tests/mcp/test_mcp.py::test_propagation_off_on_the_client_sends_no_context \
-	--deselect tests/mcp/test_mcp.py::test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched
+	--deselect "tests/clients/test_frameworks.py::test_llama_index_stream_chat_left_early[llama_index]"
 # A test of version ranges, not a row of the demo (no newest_DEMO): `make demo` never builds it.
 
 # AutoGen AgentChat shares .venv: autogen-core 0.7 pins protobuf~=5.29, so constraints.txt holds protobuf 5.29.6

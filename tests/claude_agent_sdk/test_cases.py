@@ -131,6 +131,38 @@ def test_the_run_folds_to_an_envelope_whose_usage_is_the_results(instrumented: A
     assert {(a["name"], a["parent"]) for a in env["agents"]} == {("claude", None), ("policy-expert", "claude")}
 
 
+def test_an_sdk_mcp_tool_call_has_one_name_in_the_evidence_and_the_graders(instrumented: Any, envelopes: list,
+                                                                          exporter: SnapshotExporter,
+                                                                          cli_path: str) -> None:
+    """An SDK MCP tool, which the model calls ``mcp__support__lookup_order`` (what its model span records) and
+    its tool span names as the server does (``gen_ai.tool.name`` = ``lookup_order``, ``mcp.method.name`` =
+    ``tools/call``): the envelope names the call ``lookup_order`` everywhere a grader looks, on the model line
+    (``calls=``) as on the tool line and in ``tool_calls``, so the customer-support manifest's ``tool_usage``
+    grader and a ``text_match`` on the model line that requested it both pass on this correct run (before, the
+    model line said ``calls=mcp__support__lookup_order``: a grader of the turn's calls failed)."""
+    from ecp_runtime.graders import check_text_match, check_tool_usage
+    from ecp_runtime.manifest import GraderConfig
+
+    asyncio.run(collect(REFUND_VIA_EXPERT, cli_path=cli_path))
+    [env] = check(envelopes)
+    lines = [line.strip() for line in env["evaluation_context"].splitlines()]
+    assert "calls=mcp__" not in env["evaluation_context"], lines
+    graders = [{"type": "tool_usage", "tool_name": "lookup_order", "arguments": {"order_id": "A100"}},
+               {"type": "tool_usage", "tool_name": "check_refund_policy", "arguments": {"order_id": "A100"}},
+               {"type": "text_match", "field": "evaluation_context", "condition": "regex",
+                "pattern": r"calls=lookup_order\n\s*tool lookup_order args=\{\"order_id\":\"A100\"\} status=ok"},
+               {"type": "text_match", "field": "evaluation_context", "condition": "regex",
+                "pattern": r"calls=check_refund_policy\n\s*tool check_refund_policy "}]
+    for grader in graders:
+        config = GraderConfig(**grader)
+        passed, why = (check_tool_usage(config, env["tool_calls"]) if config.type == "tool_usage"
+                       else check_text_match(config, env["evaluation_context"]))
+        assert passed, (grader, why, lines)
+    requested = [json.loads(s.attributes["gen_ai.output.messages"]) for s in exporter.semantic("model")]
+    assert "mcp__support__lookup_order" in [p["name"] for m in requested for msg in m for p in msg["parts"]
+                                            if p["type"] == "tool_call"]  # the model span: what the model called
+
+
 def test_partials_the_user_asked_for_are_kept(instrumented: Any, exporter: SnapshotExporter, cli_path: str) -> None:
     """With include_partial_messages set by the user, the StreamEvents reach the caller as without us."""
     messages = asyncio.run(collect("Where is order A100?", cli_path=cli_path, include_partial_messages=True))

@@ -16,6 +16,7 @@ import requests
 from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
 from opentelemetry.instrumentation.redis import RedisInstrumentor
 from opentelemetry.instrumentation.requests import RequestsInstrumentor
+from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from otel_agents._spans import ChatMessage, Settings, Telemetry, ToolCallPart
@@ -110,6 +111,44 @@ def test_calls_from_openinference_output_messages(rec: Any) -> None:
     span.end()
     [env] = check(fold(rec.spans))
     assert _lines(env) == ["model m calls=t0,t2,t10,last"]
+
+
+def test_calls_name_an_mcp_call_as_its_tool_line_does(rec: Any) -> None:
+    """A call an MCP client runs under the MCP tool's own name, not the one the model requested (the Claude Agent
+    SDK's SDK MCP tool ``lookup_order``, requested as ``mcp__support__lookup_order``): ``calls=`` names it as its
+    ``tool`` line and ``tool_calls[].name`` do (its ``tools/call`` span, by call id, same agent, after the model
+    span), so one call has one name in the evidence and a grader written for it; a requested call that never ran
+    keeps the model's name, and so does a call whose id only a non-MCP tool span (another agent's: ids repeat)
+    shares. The model span itself still records what the model requested. The same through OpenInference's
+    flattened messages (``tool_call.id``)."""
+    tel = rec.telemetry
+    mcp = {"mcp.method.name": "tools/call"}
+    with tel.span("agent", "support") as agent:
+        agent.set_agent("support")
+        with tel.span("model", "claude", operation="chat") as model:
+            model.set_model(request_model="claude")
+            model.set_messages(output=[ChatMessage("assistant", tool_calls=[
+                ToolCallPart("mcp__support__lookup_order", {"order_id": "A100"}, id="toolu_1"),
+                ToolCallPart("mcp__support__refund", {"order_id": "A100"}, id="toolu_2"),
+                ToolCallPart("get_weather", {"city": "Paris"}, id="toolu_3")])])
+        with tel.span("tool", "lookup_order", attributes=mcp) as tool:
+            tool.set_tool("lookup_order", call_id="toolu_1", arguments={"order_id": "A100"})
+        with tel.span("tool", "ask_expert") as tool:  # not the weather call: a delegation reusing its id
+            tool.set_tool("ask_expert", call_id="toolu_3", arguments={})
+    span = rec.app.start_span("ChatOpenAI", attributes={
+        "otel_agents.span.kind": "model", "gen_ai.request.model": "m",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "mcp__support__lookup_order",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_9"})
+    with rec.app.start_as_current_span("lookup", context=trace.set_span_in_context(span),
+                                       attributes={"otel_agents.span.kind": "tool", "gen_ai.tool.name": "lookup_order",
+                                                   "gen_ai.tool.call.id": "call_9", **mcp}):
+        pass
+    span.end()
+    env, flat = check(fold(rec.spans))
+    assert _lines(env)[1].endswith(" calls=lookup_order,mcp__support__refund,get_weather"), _lines(env)
+    assert _lines(env)[2].startswith("  tool lookup_order ")
+    assert [c["name"] for c in env["tool_calls"]] == ["lookup_order", "ask_expert"]
+    assert _lines(flat)[0] == "model m calls=lookup_order" and _lines(flat)[1].startswith("  tool lookup_order ")
 
 
 def test_calls_absent_with_content_off(rec: Any) -> None:

@@ -67,3 +67,21 @@ async def http_session(url: str) -> AsyncIterator[Any]:
         async with ClientSession(*streams[:2]) as session:
             await session.initialize()
             yield session
+
+
+IN_PROCESS_MODES = ("auto", "legacy") if MCP2 else ("memory",)
+"""The SDK's in-process client paths: 1.x's in-memory streams; 2.x's ``mcp.Client`` modes (``auto``: the 2026
+envelope through a ``DirectDispatcher`` pair; ``legacy``: the handshake and JSON-RPC over in-memory streams)."""
+
+
+def in_process_client(server: Any, mode: str = IN_PROCESS_MODES[0], **options: Any) -> Any:
+    """An async context manager giving an initialised client (with ``call_tool``…) of ``server``, the SDK's
+    high-level server (``server_app.server_class()``), in this process, by ``mode`` (:data:`IN_PROCESS_MODES`);
+    ``options``: the client session's (``sampling_callback=``…)."""
+    if MCP2:
+        from mcp import Client
+
+        return Client(server, mode=mode, **options)
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    return create_connected_server_and_client_session(server._mcp_server, **options)

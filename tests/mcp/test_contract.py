@@ -1,8 +1,12 @@
-"""The cross-cutting cases X-1 … X-13 (``tests/contract/kit.py``) for MCP.
+"""The cross-cutting cases X-1 … X-13 (``tests/contract/kit.py``) for MCP, on ``mcp`` 1.x and 2.x.
 
-The kit's runs are many and concurrent, so client and server run in one process here: the SDK's
-``ClientSession`` to a ``FastMCP`` server over its in-memory streams (``mcp.shared.memory``; the
-cross-process behaviour is ``test_mcp.py``'s). An MCP client is called by an agent: the scenario's agent
+The kit's runs are many and concurrent, so client and server run in one process here (the
+cross-process behaviour is ``test_mcp.py``'s). ``mcp`` 1.x: the SDK's ``ClientSession`` to a
+``FastMCP`` server over its in-memory streams (``mcp.shared.memory``). ``mcp`` 2.x, which removed that
+helper, has two in-process paths, each a suite here: ``mcp.Client(server)`` (the default ``auto`` mode:
+the 2026 protocol's per-request envelope through a ``DirectDispatcher`` pair, no JSON-RPC framing) and
+``mcp.Client(server, mode="legacy")`` (the ``initialize`` handshake and JSON-RPC over in-memory
+streams, as stdio and Streamable HTTP do). An MCP client is called by an agent: the scenario's agent
 span is opened by hand through the instrumentor's own span layer (the kit needs one above every tool span);
 the tool span the kit probes in is the server's ``execute_tool lookup_order``, current while the tool runs.
 """
@@ -18,13 +22,11 @@ from otel_agents.instrumentors.mcp import MCPInstrumentor
 from otel_agents.instrumentors.mcp import _protocol
 from otel_agents.semconv import Kind
 from tests.contract.kit import ContractSuite, Scenario
-from tests.mcp.harness import MCP2
+from tests.mcp.harness import MCP2, in_process_client
 from tests.mcp.server_app import server_class
 from tests.spans import SpanSnapshot
 
-pytestmark = [pytest.mark.timeout(300),
-              pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory), "
-                                                     "which 2.x removed")]
+pytestmark = pytest.mark.timeout(300)
 
 
 class LookupFailed(Exception):
@@ -56,10 +58,10 @@ class MCPScenario(Scenario):
 
         return server
 
-    async def _call(self, order_id: str, marker: str, tag: str) -> Any:
-        from mcp.shared.memory import create_connected_server_and_client_session
+    mode = "auto"  # mcp 2.x: how ``mcp.Client`` connects to the in-process server (see the module docstring)
 
-        async with create_connected_server_and_client_session(self.server._mcp_server) as session:
+    async def _call(self, order_id: str, marker: str, tag: str) -> Any:
+        async with in_process_client(self.server, self.mode) as session:
             arguments = {"order_id": order_id, "note": marker, "tag": tag}
             telemetry = MCPInstrumentor().telemetry  # the running instrumentor's span layer (None: not instrumented)
             if telemetry is None:
@@ -70,9 +72,9 @@ class MCPScenario(Scenario):
 
     @staticmethod
     def _answer(result: Any) -> Any:
-        if result.isError:
+        if result.is_error if MCP2 else result.isError:  # the models' fields are snake_case in 2.x
             raise LookupFailed(result.content[0].text)
-        return [c.model_dump() for c in result.content], result.structuredContent
+        return [c.model_dump() for c in result.content], result.structured_content if MCP2 else result.structuredContent
 
     async def arun(self, marker: str = "", tag: str = "") -> Any:
         return self._answer(await self._call("A100", marker, tag))
@@ -106,5 +108,16 @@ class MCPScenario(Scenario):
         assert server.parent_id == client.span_id  # the context travelled in params._meta
 
 
+class MCPLegacyScenario(MCPScenario):
+    """mcp 2.x's ``Client(server, mode="legacy")``: the handshake and JSON-RPC over in-memory streams."""
+
+    mode = "legacy"
+
+
 class TestMCPContract(ContractSuite):
     scenario_cls = MCPScenario
+
+
+@pytest.mark.skipif(not MCP2, reason="mcp 2.x's second in-process path (mcp 1.x has one: TestMCPContract)")
+class TestMCPLegacyModeContract(ContractSuite):
+    scenario_cls = MCPLegacyScenario

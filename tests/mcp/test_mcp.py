@@ -3,6 +3,7 @@ process, Streamable HTTP on loopback), cases MCP-1 and MCP-2 of ../shared/cases/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -13,7 +14,9 @@ from opentelemetry.trace import StatusCode
 
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.file import read_otlp_json
-from tests.mcp.harness import MCP2, http_server, http_session, server_spans, stdio_session
+from tests.mcp.harness import (IN_PROCESS_MODES, MCP2, http_server, http_session, in_process_client, server_spans,
+                               stdio_session)
+from tests.mcp.server_app import server_class
 from tests.spans import SpanSnapshot
 
 pytestmark = pytest.mark.timeout(120)
@@ -228,9 +231,11 @@ async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_f
     if MCP2:
         from mcp.client.session import ClientSession
         from mcp.server.runner import ServerRunner
+        from mcp.shared import jsonrpc_dispatcher
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"), (ServerRunner, "_on_request")]
+        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"), (ServerRunner, "_on_request"),
+                  (jsonrpc_dispatcher, "inject_trace_context"), (ClientSession, "dispatch_input_request")]
     else:
         from mcp.server.lowlevel.server import Server
         from mcp.shared.session import BaseSession, RequestResponder
@@ -280,11 +285,91 @@ def _meta_recording_server() -> tuple[Any, list[dict[str, Any]]]:
     return server, seen
 
 
+class _WireRecorder:
+    """mcp 2.x: a client's write stream that records the ``params._meta`` of each ``tools/call`` it writes."""
+
+    def __init__(self, stream: Any, seen: list[dict[str, Any]]):
+        self._stream, self._seen = stream, seen
+
+    async def send(self, item: Any) -> None:
+        request = getattr(item, "message", None)
+        if getattr(request, "method", None) == "tools/call":
+            self._seen.append(dict((request.params or {}).get("_meta") or {}))
+        await self._stream.send(item)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> "_WireRecorder":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._stream.aclose()
+
+
+@contextlib.asynccontextmanager
+async def wire_recorded(server: Any, seen: list[dict[str, Any]]) -> Any:
+    """mcp 2.x: a transport (for ``mcp.Client``) to ``server`` running in this process over in-memory streams,
+    recording what each ``tools/call`` carries in ``params._meta`` on the wire (after the SDK's own injection)."""
+    import anyio
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    async with create_client_server_memory_streams() as ((read, write), (server_read, server_write)):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.run, server_read, server_write, server.create_initialization_options())
+            yield read, _WireRecorder(write, seen)
+            tasks.cancel_scope.cancel()
+
+
+async def test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire(instrument, exporter,
+                                                                               app_tracer) -> None:
+    """mcp 2.x, whose JSON-RPC dispatcher injects the current context into every request's ``_meta`` by itself
+    (SEP-414), instrumented or not: with ``instrument(propagate=False)`` no ``traceparent``/``baggage`` reaches
+    the wire, not even one the caller put there; other ``_meta`` keys stay; the client's tool span is still
+    recorded. The default sends ours (the control). (Before, the SDK's injection put it back: a server run by
+    another party received the trace ids and baggage propagation off is there to keep.)"""
+    if not MCP2:
+        pytest.skip("mcp 2.x's own injection; 1.x: test_propagation_off_on_the_client_sends_no_context")
+    from mcp import Client
+    from mcp.server.lowlevel import Server
+    from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return ListToolsResult(tools=[Tool(name="lookup_order", input_schema={"type": "object"})])
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    server, seen = Server("orders", on_list_tools=list_tools, on_call_tool=call_tool), []
+    for propagate in (False, None):
+        inst = instrument(propagate=propagate) if propagate is not None else instrument()
+        token = context.attach(baggage.set_baggage("user.id", "ann"))
+        try:
+            for mode in ("legacy", "auto"):  # the handshake, and the 2026 envelope (server/discover)
+                async with Client(wire_recorded(server, seen), mode=mode) as client:
+                    with app_tracer.start_as_current_span("app"):
+                        await client.call_tool("lookup_order", {"order_id": "A100"},
+                                               meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
+        finally:
+            context.detach(token)
+        inst.uninstrument()
+    sent = [{k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")} for meta in seen]
+    assert [sorted(meta) for meta in sent] == [["tenant"]] * 2 + [["baggage", "tenant", "traceparent"]] * 2
+    client_spans = [s for s in exporter.spans if s.kind == "CLIENT" and s.semantic_kind == "tool"]
+    assert len(client_spans) == 4
+    for meta, span in zip(sent[2:], client_spans[2:]):
+        assert meta["traceparent"] != LIBRARY_TRACEPARENT
+        assert meta["traceparent"].split("-")[1] == format(span.trace_id, "032x")  # ours replaced the caller's
+    assert all(meta["baggage"] == "user.id=ann" for meta in sent[2:])
+
+
+@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory); 2.x: "
+                    "test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire")
 async def test_propagation_off_on_the_client_sends_no_context(instrument, exporter, app_tracer) -> None:
     """``instrument(propagate=False)``: requests carry no ``traceparent``/``baggage`` in ``_meta``
     (the server's span starts a trace of its own), not even one a library put there itself (as
     FastMCP does); other ``_meta`` keys stay; the client's tool span is still recorded. The
-    default sends them (the control)."""
+    default sends them (the control). (mcp 2.x: the ``test_mcp2_…`` test above, on the wire.)"""
     from mcp.shared.memory import create_connected_server_and_client_session
 
     server, seen = _meta_recording_server()
@@ -352,27 +437,20 @@ async def test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched(ins
     """A tool ``reorder`` of ours that calls the MCP tool ``order``: two calls, two tool spans (ours
     ``execute_tool order`` under ``execute_tool reorder``), not ``reorder`` enriched as if it were the
     MCP call. A toolset prefix (``support_order``: prefix, ``_``, name) still matches."""
-    from mcp.server.lowlevel import Server
-    from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import TextContent, Tool
-
     import otel_agents
     from otel_agents import manual
 
-    server = Server("orders")
+    server = server_class()("orders", log_level="WARNING")
 
-    @server.list_tools()
-    async def list_tools() -> list:
-        return [Tool(name="order", inputSchema={"type": "object"})]
-
-    @server.call_tool()
-    async def call_tool(name: str, arguments: dict) -> list:
-        return [TextContent(type="text", text="ok")]
+    @server.tool()
+    def order() -> str:
+        """Order."""
+        return "ok"
 
     instrument()
     manual.set_providers(provider)
     try:
-        async with create_connected_server_and_client_session(server) as session:
+        async with in_process_client(server) as session:
             @otel_agents.tool(name="reorder")
             async def reorder() -> str:
                 return (await session.call_tool("order", {})).content[0].text
@@ -394,32 +472,50 @@ async def test_a_tool_whose_name_only_ends_like_the_mcp_tool_is_not_enriched(ins
 
 
 def _sampling_server() -> Any:
-    """A FastMCP server whose one tool, ``summarise_order``, asks the client's model (``sampling/createMessage``)
-    and answers with its text."""
-    from mcp.server.fastmcp import FastMCP
+    """The SDK's high-level server whose one tool, ``summarise_order``, asks the client's model
+    (``sampling/createMessage``, through the tool's ``Context``) and answers with its text."""
+    import warnings
+
     from mcp.types import SamplingMessage, TextContent
 
-    server = FastMCP("orders")
+    if MCP2:
+        from mcp.server.mcpserver import Context
+    else:
+        from mcp.server.fastmcp import Context
 
-    @server.tool(name="summarise_order")
-    async def summarise_order(order_id: str) -> str:
-        answer = await server.get_context().session.create_message(
-            messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarise {order_id}"))],
-            max_tokens=32)
+    server = server_class()("orders", log_level="WARNING")
+
+    async def summarise_order(order_id: str, ctx: Context) -> str:
+        with warnings.catch_warnings():  # 2.x: sampling is deprecated by the 2026-07-28 revision (SEP-2577)
+            warnings.simplefilter("ignore")
+            answer = await ctx.session.create_message(
+                messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarise {order_id}"))],
+                max_tokens=32)
         return answer.content.text
 
+    summarise_order.__annotations__.update(order_id=str, ctx=Context)  # resolved here (string annotations)
+    server.tool(name="summarise_order")(summarise_order)
     return server
 
 
-@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
+def _sampled(text: str, model: str) -> Any:
+    """The client's answer to a sampling request (a ``CreateMessageResult``; by its wire names, as 1.x and 2.x
+    name its fields differently)."""
+    from mcp.types import CreateMessageResult
+
+    return CreateMessageResult.model_validate({"role": "assistant", "model": model, "stopReason": "endTurn",
+                                               "content": {"type": "text", "text": text}})
+
+
+# mcp 2.x: the server asks the client over the legacy (JSON-RPC) connection; the 2026 envelope has no back-channel.
+SAMPLING_MODE = "legacy" if MCP2 else "memory"
+
+
 async def test_sampling_is_one_model_span_under_the_tool_call(instrument, exporter, provider) -> None:
     """A tool that asks the client's model (``ctx.session.create_message``): the client's ``sampling_callback``
     runs in a ``model`` span of ours under the server's tool span (the context travels in the request's
     ``_meta``), and the openai client it calls fills that span (its usage, its response id) instead of opening a
     second one: one model span per request, in the tool call's trace."""
-    from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import CreateMessageResult, TextContent
-
     from otel_agents.instrumentors.openai import OpenAIInstrumentor
     from tests.clients.fakes import Recorder, chat_completion, openai_client
 
@@ -428,18 +524,16 @@ async def test_sampling_is_one_model_span_under_the_tool_call(instrument, export
                                                                                "completion_tokens": 3,
                                                                                "total_tokens": 12})), aio=True)
 
-    async def sampling_callback(context: Any, params: Any) -> CreateMessageResult:
+    async def sampling_callback(context: Any, params: Any) -> Any:
         completion = await client.chat.completions.create(
             model="gpt-4o", messages=[{"role": "user", "content": params.messages[0].content.text}])
-        return CreateMessageResult(role="assistant", model=completion.model, stopReason="endTurn",
-                                   content=TextContent(type="text", text=completion.choices[0].message.content))
+        return _sampled(completion.choices[0].message.content, completion.model)
 
     instrument()
     openai_instrumentor = OpenAIInstrumentor()
     openai_instrumentor.instrument(tracer_provider=provider)
     try:
-        async with create_connected_server_and_client_session(server._mcp_server,
-                                                              sampling_callback=sampling_callback) as session:
+        async with in_process_client(server, SAMPLING_MODE, sampling_callback=sampling_callback) as session:
             result = await session.call_tool("summarise_order", {"order_id": "A100"})
     finally:
         openai_instrumentor.uninstrument()
@@ -454,24 +548,20 @@ async def test_sampling_is_one_model_span_under_the_tool_call(instrument, export
     assert tuple(model.attributes["gen_ai.response.finish_reasons"]) == ("stop",)
 
 
-@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
 async def test_sampling_of_a_session_made_before_instrument_is_traced(instrument, exporter) -> None:
     """A ``ClientSession`` made before ``instrument()`` (and kept across an uninstrument/instrument cycle) gets its
     sampling callback traced from the server's next request: one model span a request, none while uninstrumented
-    (before, such a session's sampling made no span at all; only sessions made while instrumented had one)."""
-    from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import CreateMessageResult, TextContent
-
+    (before, such a session's sampling made no span at all; only sessions made while instrumented had one; on
+    mcp 2.x, until its ``dispatch_input_request`` was hooked too)."""
     server = _sampling_server()
-    async def sampling_callback(context: Any, params: Any) -> CreateMessageResult:
-        return CreateMessageResult(role="assistant", model="fake-1", stopReason="endTurn",
-                                   content=TextContent(type="text", text="A100 shipped."))
+
+    async def sampling_callback(context: Any, params: Any) -> Any:
+        return _sampled("A100 shipped.", "fake-1")
 
     def models() -> list[Any]:
         return [s for s in exporter.spans if s.semantic_kind == "model"]
 
-    async with create_connected_server_and_client_session(server._mcp_server,
-                                                          sampling_callback=sampling_callback) as session:
+    async with in_process_client(server, SAMPLING_MODE, sampling_callback=sampling_callback) as session:
         assert (await session.call_tool("summarise_order", {"order_id": "A100"})).content[0].text == "A100 shipped."
         assert exporter.spans == []  # not instrumented yet
         inst = instrument()
@@ -485,6 +575,9 @@ async def test_sampling_of_a_session_made_before_instrument_is_traced(instrument
     [first, second] = models()
     assert second.name == "chat fake-1" and second.attributes["mcp.method.name"] == "sampling/createMessage"
     served = [s for s in exporter.spans if s.kind == "SERVER" and s.name == "execute_tool summarise_order"]
+    if MCP2:  # its server connection began before instrument(): untraced (see the module's Limits); the request
+        # still carries the context current in the tool, the client's call (the in-process server runs in it)
+        served = [s for s in exporter.spans if s.kind == "CLIENT" and s.name == "execute_tool summarise_order"]
     assert [m.parent_id for m in (first, second)] == [served[0].span_id, served[1].span_id]
 
 
@@ -595,32 +688,29 @@ def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
     assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None
 
 
-@pytest.mark.skipif(MCP2, reason="written on mcp 1.x's in-memory session helper (mcp.shared.memory)")
-async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument, exporter) -> None:
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument, exporter, mode: str) -> None:
     """A ``tools/call`` the caller gives up on (``asyncio.wait_for`` timing out, which cancels it): the client's
     tool span and the server's end, not as errors but as control flow (``otel_agents.control_flow``
     ``asyncio.exceptions.CancelledError``, status UNSET, no ``error.type``), as a cancelled step is everywhere
     else; the session serves the next call."""
     import asyncio
 
-    from mcp.server.lowlevel import Server
-    from mcp.shared.memory import create_connected_server_and_client_session
-    from mcp.types import TextContent, Tool
+    server = server_class()("orders", log_level="WARNING")
 
-    server = Server("orders")
+    @server.tool()
+    async def slow() -> str:
+        """Slow."""
+        await asyncio.sleep(30)
+        return "ok"
 
-    @server.list_tools()
-    async def list_tools() -> list:
-        return [Tool(name="slow", inputSchema={"type": "object"}), Tool(name="fast", inputSchema={"type": "object"})]
-
-    @server.call_tool()
-    async def call_tool(name: str, arguments: dict) -> list:
-        if name == "slow":
-            await asyncio.sleep(30)
-        return [TextContent(type="text", text="ok")]
+    @server.tool()
+    async def fast() -> str:
+        """Fast."""
+        return "ok"
 
     instrument()
-    async with create_connected_server_and_client_session(server) as session:
+    async with in_process_client(server, mode) as session:
         with pytest.raises((TimeoutError, asyncio.TimeoutError)):
             await asyncio.wait_for(session.call_tool("slow", {}), 0.2)
         assert (await session.call_tool("fast", {})).content[0].text == "ok"
@@ -634,3 +724,86 @@ async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument
         assert span.status == StatusCode.UNSET, (span.kind, span.status)
         assert "error.type" not in span.attributes, span.attributes
         assert span.attributes["otel_agents.control_flow"] == "asyncio.exceptions.CancelledError"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_mcp2_own_spans_recording_nest_under_ours_and_fold_once(instrument, exporter, provider, monkeypatch,
+                                                                       mode: str) -> None:
+    """mcp 2.x traces itself on the global tracer provider (an application that set one records them): its
+    client span ``MCP send tools/call {name}`` (JSON-RPC paths) and its server span ``tools/call {name}``, which
+    carries ``gen_ai.operation.name=execute_tool`` as ours do. Each nests under ours: our client tool span, then
+    (JSON-RPC) theirs, our server tool span, theirs; one trace per call; and the ECP fold still lists each call
+    once, with one ``tool`` line, its error included (theirs are the same call served, not a second one)."""
+    if not MCP2:
+        pytest.skip("the 2.x SDK's own spans")
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared import _otel as sdk_otel
+    from otel_agents.semconv import Kind
+
+    finished = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(finished))
+    monkeypatch.setattr(sdk_otel, "_tracer", provider.get_tracer("mcp-python-sdk"))  # as a global provider would
+    server = MCPServer("orders")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        if order_id == "fail":
+            raise ValueError("no such order")
+        return f"{order_id} shipped"
+
+    inst = instrument()
+    async with Client(server, mode=mode) as client:
+        with inst.telemetry.span(Kind.AGENT, "support") as agent:
+            agent.set_input("Where are A100 and fail?")
+            assert not is_error(await client.call_tool("lookup_order", {"order_id": "A100"}))
+            assert is_error(await client.call_tool("lookup_order", {"order_id": "fail"}))
+    spans = exporter.spans
+    by_id = {s.span_id: s for s in spans}
+    ours = [s for s in spans if s.name == "execute_tool lookup_order"]
+    theirs = [s for s in spans if s.name == "tools/call lookup_order"]
+    assert sorted(s.kind for s in ours) == ["CLIENT", "CLIENT", "SERVER", "SERVER"] and len(theirs) == 2
+    assert len({s.trace_id for s in ours + theirs}) == 1
+    for server_span in theirs:
+        served = by_id[server_span.parent_id]
+        assert served.name == "execute_tool lookup_order" and served.kind == "SERVER"
+        hop = by_id[served.parent_id]
+        if mode == "legacy":  # the SDK's client span carries the context on the wire
+            assert hop.name == "MCP send tools/call lookup_order" and hop.kind == "CLIENT"
+            hop = by_id[hop.parent_id]
+        assert hop.name == "execute_tool lookup_order" and hop.kind == "CLIENT" and hop.semantic_kind == "tool"
+    envelope, = fold(finished.get_finished_spans())
+    assert [(c["name"], c["server"], c["status"]) for c in envelope["tool_calls"]] == \
+        [("lookup_order", "orders", "ok"), ("lookup_order", "orders", "error")]
+    context_lines = [line.strip() for line in envelope["evaluation_context"].splitlines()]
+    assert sum(line.startswith("tool lookup_order") for line in context_lines) == 2
+    assert sum(line.startswith("error tool lookup_order") for line in context_lines) == 1
+    assert envelope["metrics"]["tool_calls"] == 2 and envelope["metrics"]["errors"] == 1
+
+
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_jsonrpc_request_id_is_the_wire_id_on_both_sides_or_absent(instrument, exporter, mode: str) -> None:
+    """``jsonrpc.request.id`` is the JSON-RPC message's id, the same on the client's and the server's span of a
+    call; mcp 2.x's in-process path (``mcp.Client(server)``, a ``DirectDispatcher``: no JSON-RPC message) has
+    none on either side (before, its server span carried the dispatcher's own count, which no client span had)."""
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        return f"{order_id} shipped"
+
+    instrument()
+    async with in_process_client(server, mode) as session:
+        await session.call_tool("lookup_order", {"order_id": "A100"})
+    client = one([s for s in exporter.spans if s.kind == "CLIENT"], "execute_tool lookup_order")
+    served = one([s for s in exporter.spans if s.kind == "SERVER"], "execute_tool lookup_order")
+    ids = (client.attributes.get("jsonrpc.request.id"), served.attributes.get("jsonrpc.request.id"))
+    if mode == "auto":
+        assert ids == (None, None)
+    else:
+        assert ids[0] is not None and ids[0] == ids[1]

@@ -220,7 +220,7 @@ class RunTree:
         # span id → its 16 hex digits (see :meth:`hex`): ``logs`` writes each id up to twice, tool calls and agents again
         self.hex_ids: dict[int, str] = {}
         parents, children, hex_ids = self.parent, self.children, self.hex_ids
-        foreign = a2a = False
+        foreign = a2a = mcp = False
         for span in spans:
             span_id = span.span_id
             hex_ids[span_id] = "%016x" % span_id  # F.span_id_hex, without a call a span
@@ -235,11 +235,16 @@ class RunTree:
                 siblings.append(span)
             if span.foreign:
                 foreign = True
-            if span.protocol == "a2a":
-                a2a = True
+            protocol = span.protocol
+            if protocol is not None:
+                if protocol == "a2a":
+                    a2a = True
+                else:
+                    mcp = True
         if foreign:
             self._drop_duplicate_views()
         self._a2a = a2a  # A2A agent calls (servers folded with their callers)
+        self._mcp = mcp  # MCP tool calls
         self._agent_above: dict[int, F.FoldSpan | None] = {}  # span id → nearest agent strictly above
         self._agent_spans: list[F.FoldSpan] | None = None
         self._names: dict[F.FoldSpan, str] = {}
@@ -247,6 +252,7 @@ class RunTree:
         self._delegators: dict[F.FoldSpan, F.FoldSpan | None] = {}
         self._arguments: dict[F.FoldSpan, dict[str, Any]] = {}
         self._requested_args: dict[str, Any] | None = None
+        self._mcp_calls: dict[str, list[F.FoldSpan]] | None = None  # MCP tool calls by call id
         self._usage: dict[F.FoldSpan, tuple[int | None, int | None, int | None]] = {}
 
     def _drop_duplicate_views(self) -> None:
@@ -380,6 +386,33 @@ class RunTree:
                     args = requested
             self._arguments[span] = args
         return args
+
+    def requested_names(self, span: F.FoldSpan) -> list[str]:
+        """The tool calls a model span requested (:func:`~._facts.requested_call_parts`), in order, by name; a call
+        an MCP client ran under the MCP tool's own name is named so — the call's one name, that of its ``tool``
+        line and ``tool_calls[].name``: the Claude Agent SDK's SDK MCP tool ``lookup_order``, which the model
+        requests as ``mcp__support__lookup_order``. That call is the run's MCP ``tools/call`` tool span with the
+        requested call id, of the same agent, the first to start after the model span (call ids repeat across
+        agents and turns); every other call keeps the name the model requested."""
+        if not self._mcp:  # the usual case: no MCP tool call in the run
+            return F.requested_calls(span)
+        calls = F.requested_call_parts(span)
+        if not calls:
+            return []
+        if self._mcp_calls is None:  # built once, when a model span first requested a call
+            self._mcp_calls = {}
+            for s in self.spans:
+                if F.is_mcp_tool_call(s):
+                    call_id = F.tool_call_id(s)
+                    if call_id is not None:
+                        self._mcp_calls.setdefault(call_id, []).append(s)
+        agent = self.nearest_agent(span)
+        names = []
+        for name, call_id in calls:
+            ran = next((s for s in self._mcp_calls.get(call_id, ()) if call_id is not None
+                        and s.start_time >= span.start_time and self.nearest_agent(s) is agent), None)
+            names.append(self.name(ran) if ran is not None else name)
+        return names
 
     def _requested(self) -> dict[str, Any]:
         """Arguments of every tool call the run's model spans requested, by call id (built once)."""

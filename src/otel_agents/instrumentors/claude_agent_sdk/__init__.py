@@ -84,7 +84,11 @@ SDK MCP tools
 A tool of an SDK MCP server (``create_sdk_mcp_server``, ``mcp__{server}__{tool}``) runs in this
 process: the CLI sends ``tools/call`` through an ``mcp_message`` control request and the SDK's bridge
 runs the real ``mcp`` server. Its tool span records ``mcp.method.name=tools/call`` (the CLI is the
-MCP client), and we add the tool span's W3C trace context to the request's ``params._meta``: the
+MCP client) and names the tool as the server does (``execute_tool lookup_order``, ``gen_ai.tool.name``
+``lookup_order``: the name ``tool_calls[].name`` and a manifest's ``tool_usage`` grader use, as for the same
+tool in any other framework); the model span keeps what the model called (``mcp__support__lookup_order``),
+and the ECP fold's ``calls=`` names the call as its tool line does (its MCP tool span, by call id), so one
+call has one name in the evidence. We add the tool span's W3C trace context to the request's ``params._meta``: the
 handler runs inside the tool span (so spans the user's code opens nest under it), and with our MCP
 instrumentor on, its server span (``SERVER``) nests there too — the fold lists the call once. The
 handler's context is the one the request carries: on mcp 1.x we wrap the server's ``tools/call``

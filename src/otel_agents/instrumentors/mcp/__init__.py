@@ -125,9 +125,10 @@ Coarser switches: ``OTEL_PROPAGATORS=none`` (process-wide: HTTP instrumentations
 propagating too), or not instrumenting MCP at all (``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp``,
 or ``otel_agents.instrument(frameworks=[...])`` without ``mcp``: you lose the MCP spans too).
 
-``mcp`` 2.x injects the current context into ``_meta`` by itself, instrumented or not, after our
-hook has run: there ``OTEL_AGENTS_MCP_PROPAGATE=false`` still keeps a server from using the context
-it receives, but only ``OTEL_PROPAGATORS=none`` stops a 2.x client from sending one.
+``mcp`` 2.x injects the current context into ``_meta`` by itself (its JSON-RPC dispatcher, on every
+outgoing request, after our hook has run): with propagation off that injection is skipped too, so a
+2.x client sends none either. (Under ``suppress_instrumentation()`` with propagation on, the 2.x SDK's
+own injection still runs: it is the SDK's, as uninstrumented.)
 
 Hooks, and why
 --------------
@@ -142,10 +143,13 @@ these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
   dispatch of every request, and its answer, in the same task; 2.x:
   ``ServerRunner._on_request``, which does both (private methods, stable within a major; if a
   release renames one, ``instrument()`` logs one error and the client side stays off too);
+* 2.x: ``mcp.shared.jsonrpc_dispatcher.inject_trace_context``, the SDK's own injection of the current
+  context into ``_meta``: only to skip it with propagation off;
 * ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``;
-* ``ClientSession.__init__`` (1.x): to run the ``sampling_callback`` it was given inside a model span
+* ``ClientSession.__init__``: to run the ``sampling_callback`` it was given inside a model span
   (the SDK's default callback, which refuses sampling, is left alone); ``ClientSession._received_request``
-  (1.x): the same for a session made before ``instrument()``, when the server's next request arrives.
+  (1.x) / ``ClientSession.dispatch_input_request`` (2.x): the same for a session made before
+  ``instrument()``, when the server's next request arrives.
 
 * ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
   is imported, so instrumenting does not import it): see the next paragraph.
@@ -169,11 +173,13 @@ spans from its ``OpenTelemetryMiddleware``, on the global tracer provider): ours
 ``Error executing tool {name}`` (the exception's own text stays in the server's log).
 
 Other libraries' own MCP spans that we do not switch off (``mcp`` 2.x's ``MCP send {method}``
-client spans, FastMCP's server spans: see Limits) are kept as they are: ours stay the one
-``tool`` span of each call (theirs carry no kind of ours, so neither the fold nor
-Phoenix/Langfuse count them as tools), and theirs nest under ours. On ``mcp`` 2.x the wire then
-carries the SDK's own ``traceparent``: the server's span is a grandchild of our tool span,
-through the SDK's client span, in the same trace.
+client spans and ``{method} [{target}]`` server spans, FastMCP's server spans: see Limits) are kept
+as they are, and theirs nest under ours: ours stay the one ``tool`` span of each call on each side.
+The 2.x SDK's client span carries no kind; its server span of a ``tools/call`` carries
+``gen_ai.operation.name=execute_tool`` as ours does, and sits under our server span, so the ECP fold
+reads it as that same call served (one ``tool_calls`` entry, one ``tool`` line). On the JSON-RPC paths
+(stdio, Streamable HTTP, ``mode="legacy"``) the wire then carries the SDK's own ``traceparent``: the
+server's span is a grandchild of our tool span, through the SDK's client span, in the same trace.
 
 Limits
 ------
@@ -183,8 +189,11 @@ Limits
   ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
 * Notifications (progress, cancellation) get no span; of the server-to-client requests only
   sampling is traced (elicitation and roots are not).
-* Sampling spans need ``mcp`` 1.x's ``ClientSession`` (``_sampling_callback``). On 2.x, sampling
-  requests are not traced by us (the SDK's own context injection still links the server's spans).
+* ``mcp`` 2.x binds a server connection's request handler once, as the connection starts serving: a
+  connection already serving before ``instrument()`` (a stdio server instrumented late) gets no server
+  spans; connections made after it do. (1.x looks its dispatch up per request.)
+* Sampling on ``mcp`` 2.x is traced where the SDK serves it: a JSON-RPC connection (stdio, Streamable
+  HTTP, ``mode="legacy"``); on the 2026-07-28 envelope the SDK refuses a server's request to its client.
 """
 
 from ._instrumentor import MCPInstrumentor

@@ -96,6 +96,14 @@ class ClientSide:
             span.end()
         return result
 
+    def sdk_injection(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """Wrapper of ``mcp`` 2.x's own context injection (``inject_trace_context(meta)``, SEP-414), which its
+        JSON-RPC dispatcher runs on every outgoing request's ``_meta``, instrumented or not: skipped with
+        propagation off, so no ``traceparent``, ``tracestate`` or ``baggage`` leaves the process then."""
+        if not P.propagating(self.propagate):
+            return None
+        return wrapped(*args, **kwargs)
+
     async def _suppressed(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """The request under ``suppress_instrumentation()``: sent as it is, except that with propagation
         off a context a library put in ``params._meta`` is still taken out (no context leaves the process);

@@ -53,7 +53,7 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             self._patches.append(Patch(StreamableHTTPTransport, "post_writer", post_writer))
         with guard("mcp.install.fastmcp"):  # FastMCP's own client spans off: its requests get ours
             _fastmcp.silence()
-        with guard("mcp.install.sampling"):  # optional: the client's sampling callback as a model span (1.x)
+        with guard("mcp.install.sampling"):  # optional: the client's sampling callback as a model span
             from mcp.client import session as client_session
 
             from ._sampling import SamplingSide
@@ -62,17 +62,21 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             if default is not None:
                 self._sampling = SamplingSide(telemetry, self._propagate, default)
                 self._patches.append(Patch(ClientSession, "__init__", self._sampling.init))
-                if hasattr(ClientSession, "_received_request"):
-                    self._patches.append(Patch(ClientSession, "_received_request", self._sampling.received))
+                # where a server's request reaches the session: 1.x, and 2.x (its callbacks' one dispatch)
+                for name in ("_received_request", "dispatch_input_request"):
+                    if name in ClientSession.__dict__:
+                        self._patches.append(Patch(ClientSession, name, self._sampling.received))
 
-    def _hooks(self, telemetry: Telemetry, client: Any) -> list[tuple[type, str, Any]]:
+    def _hooks(self, telemetry: Telemetry, client: Any) -> list[tuple[Any, str, Any]]:
         """(owner, attribute, wrapper) of each hook: 1.x's session and low-level server, or 2.x's
-        client session, dispatcher and per-connection server runner."""
+        client session, dispatcher (its id allocation, and its own context injection, as the module
+        ``mcp.shared.jsonrpc_dispatcher`` names it) and per-connection server runner."""
         try:
             from mcp.shared.session import BaseSession, RequestResponder
         except ImportError:  # mcp 2.x
             from mcp.client.session import ClientSession
             from mcp.server.runner import ServerRunner
+            from mcp.shared import jsonrpc_dispatcher
             from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
             from ._client import allocate_id
@@ -80,6 +84,7 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
 
             return [(ClientSession, "send_request", client.send_request),
                     (JSONRPCDispatcher, "_allocate_id", allocate_id),
+                    (jsonrpc_dispatcher, "inject_trace_context", client.sdk_injection),
                     (ServerRunner, "_on_request", RunnerSide(telemetry, self._propagate).on_request)]
         from mcp.server.lowlevel.server import Server
 

@@ -26,6 +26,8 @@ from ...semconv import Kind, attributes as A
 from . import _protocol as P
 from ._client import _is_mcp_error
 
+DIRECT = "direct"  # the transport kind of mcp 2.x's in-process DirectDispatcher (mcp.shared.direct_dispatcher)
+
 
 class RunnerSide:
     """The ``ServerRunner._on_request`` wrapper."""
@@ -77,11 +79,14 @@ class RunnerSide:
                                  A.OTEL_AGENTS_MCP_SERVER_NAME: getattr(getattr(runner, "server", None), "name", None),
                                  A.MCP_PROTOCOL_VERSION: getattr(connection, "protocol_version", None),
                                  A.MCP_SESSION_ID: getattr(connection, "session_id", None)}
+        transport = getattr(getattr(dctx, "transport", None), "kind", None)
         request_id = getattr(dctx, "request_id", None)
-        if isinstance(request_id, (int, str)):
+        # In process (``mcp.Client(server)``'s DirectDispatcher) there is no JSON-RPC message: its id is the
+        # dispatcher's own count, which the client never sees; the semconv's id is the JSON-RPC one.
+        if isinstance(request_id, (int, str)) and transport != DIRECT:
             attrs[A.JSONRPC_REQUEST_ID] = str(request_id)
         http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
-        if http_request is not None or getattr(getattr(dctx, "transport", None), "kind", None) == "streamable-http":
+        if http_request is not None or transport == "streamable-http":
             attrs[A.NETWORK_TRANSPORT] = "tcp"
         target = P.target_of(method, params)
         if method == P.TOOLS_CALL:

@@ -16,11 +16,13 @@ its ``sampling_callback``. That model call belongs to the tool call that asked f
   response id and usage (one model span per request). A callback that raises, or answers with an
   ``ErrorData``, ends the span with ERROR.
 
-Hooks: ``ClientSession.__init__`` (mcp 1.x), which keeps the callback as ``_sampling_callback``: a session
-made while instrumented gets it wrapped (the SDK's default callback, which refuses sampling, is left alone);
-and ``ClientSession._received_request``, where a session made before ``instrument()`` (or under an earlier
+Hooks: ``ClientSession.__init__``, which keeps the callback as ``_sampling_callback`` (mcp 1.x and 2.x): a
+session made while instrumented gets it wrapped (the SDK's default callback, which refuses sampling, is left
+alone); and where the server's requests reach the session — ``ClientSession._received_request`` (1.x),
+``ClientSession.dispatch_input_request`` (2.x) — a session made before ``instrument()`` (or under an earlier
 one) gets it wrapped when the server's first request arrives. After ``uninstrument()`` the wrapper only calls
-through.
+through. On 2.x a server asks over a JSON-RPC connection (stdio, Streamable HTTP, ``mode="legacy"``); the
+2026-07-28 envelope has no back-channel for it (the SDK refuses the request).
 """
 
 from __future__ import annotations
