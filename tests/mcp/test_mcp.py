@@ -727,13 +727,14 @@ async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_mcp2_own_spans_recording_nest_under_ours_and_fold_once(instrument, exporter, provider, monkeypatch,
-                                                                       mode: str) -> None:
-    """mcp 2.x traces itself on the global tracer provider (an application that set one records them): its
-    client span ``MCP send tools/call {name}`` (JSON-RPC paths) and its server span ``tools/call {name}``, which
-    carries ``gen_ai.operation.name=execute_tool`` as ours do. Each nests under ours: our client tool span, then
-    (JSON-RPC) theirs, our server tool span, theirs; one trace per call; and the ECP fold still lists each call
-    once, with one ``tool`` line, its error included (theirs are the same call served, not a second one)."""
+async def test_mcp2_own_spans_stand_down_while_instrumented(instrument, exporter, provider, monkeypatch,
+                                                            mode: str) -> None:
+    """mcp 2.x traces itself on the global tracer provider (an application that set one records them): a client
+    span ``MCP send tools/call {name}`` (JSON-RPC paths) and a server span ``tools/call {name}`` carrying
+    ``gen_ai.operation.name=execute_tool``, as ours do: two tool executions per call on the server. While we are
+    instrumented theirs do not record: one tool span per call on each side, the server's the direct child of the
+    client's (the SDK's own injection carries our span), one trace; the ECP fold lists each call once.
+    ``uninstrument()`` gives the SDK its tracer back."""
     if not MCP2:
         pytest.skip("the 2.x SDK's own spans")
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -746,7 +747,8 @@ async def test_mcp2_own_spans_recording_nest_under_ours_and_fold_once(instrument
 
     finished = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(finished))
-    monkeypatch.setattr(sdk_otel, "_tracer", provider.get_tracer("mcp-python-sdk"))  # as a global provider would
+    theirs_tracer = provider.get_tracer("mcp-python-sdk")
+    monkeypatch.setattr(sdk_otel, "_tracer", theirs_tracer)  # as a global provider would
     server = MCPServer("orders")
 
     @server.tool()
@@ -764,25 +766,28 @@ async def test_mcp2_own_spans_recording_nest_under_ours_and_fold_once(instrument
             assert is_error(await client.call_tool("lookup_order", {"order_id": "fail"}))
     spans = exporter.spans
     by_id = {s.span_id: s for s in spans}
+    assert not [s for s in spans if s.name.startswith(("MCP send", "tools/call"))], [s.name for s in spans]
     ours = [s for s in spans if s.name == "execute_tool lookup_order"]
-    theirs = [s for s in spans if s.name == "tools/call lookup_order"]
-    assert sorted(s.kind for s in ours) == ["CLIENT", "CLIENT", "SERVER", "SERVER"] and len(theirs) == 2
-    assert len({s.trace_id for s in ours + theirs}) == 1
-    for server_span in theirs:
-        served = by_id[server_span.parent_id]
-        assert served.name == "execute_tool lookup_order" and served.kind == "SERVER"
-        hop = by_id[served.parent_id]
-        if mode == "legacy":  # the SDK's client span carries the context on the wire
-            assert hop.name == "MCP send tools/call lookup_order" and hop.kind == "CLIENT"
-            hop = by_id[hop.parent_id]
-        assert hop.name == "execute_tool lookup_order" and hop.kind == "CLIENT" and hop.semantic_kind == "tool"
+    assert sorted(s.kind for s in ours) == ["CLIENT", "CLIENT", "SERVER", "SERVER"]
+    assert len({s.trace_id for s in spans}) == 1
+    for served in (s for s in ours if s.kind == "SERVER"):
+        caller = by_id[served.parent_id]
+        assert caller.name == "execute_tool lookup_order" and caller.kind == "CLIENT" and caller.semantic_kind == "tool"
     envelope, = fold(finished.get_finished_spans())
     assert [(c["name"], c["server"], c["status"]) for c in envelope["tool_calls"]] == \
         [("lookup_order", "orders", "ok"), ("lookup_order", "orders", "error")]
     context_lines = [line.strip() for line in envelope["evaluation_context"].splitlines()]
     assert sum(line.startswith("tool lookup_order") for line in context_lines) == 2
     assert sum(line.startswith("error tool lookup_order") for line in context_lines) == 1
+    assert not [line for line in context_lines if "MCP send" in line or "tools/call" in line], context_lines
     assert envelope["metrics"]["tool_calls"] == 2 and envelope["metrics"]["errors"] == 1
+
+    inst.uninstrument()
+    assert sdk_otel._tracer is theirs_tracer
+    finished.clear()
+    async with Client(server, mode=mode) as client:
+        assert not is_error(await client.call_tool("lookup_order", {"order_id": "A100"}))
+    assert "tools/call lookup_order" in [s.name for s in finished.get_finished_spans()]
 
 
 @pytest.mark.parametrize("mode", IN_PROCESS_MODES)

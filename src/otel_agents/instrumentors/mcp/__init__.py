@@ -132,7 +132,7 @@ own injection still runs: it is the SDK's, as uninstrumented.)
 
 Hooks, and why
 --------------
-The SDK has no tracing hook of its own in 1.x (2.x's own spans carry none of our kinds), so
+The SDK has no tracing hook of its own (2.x's own spans are switched off: see below), so
 these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
 
 * ``BaseSession.send_request`` (1.x) / ``ClientSession.send_request`` (2.x), client requests
@@ -152,7 +152,8 @@ these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
   ``instrument()``, when the server's next request arrives.
 
 * ``fastmcp.client.telemetry.get_tracer`` (FastMCP 3, when it is installed; applied when it
-  is imported, so instrumenting does not import it): see the next paragraph.
+  is imported, so instrumenting does not import it) and 2.x's ``mcp.shared._otel._tracer``: see
+  the next paragraphs.
 
 FastMCP's own client spans: FastMCP 3's ``Client`` (the one PydanticAI's ``MCPToolset`` uses)
 traces itself — a ``tools/call {name}`` CLIENT span (with ``gen_ai.tool.name``) around every
@@ -166,20 +167,17 @@ enriched, or our own when called bare), the server's span its direct child, one 
 You lose FastMCP's ``fastmcp.component.key`` attribute; everything else it recorded is on our
 spans. ``uninstrument()`` gives FastMCP its tracer back.
 
-``mcp`` 2.x traces itself (``MCP send {method}`` client spans, ``{method} [{target}]`` server
-spans from its ``OpenTelemetryMiddleware``, on the global tracer provider): ours stay the
-``tool`` spans, theirs nest under ours on both sides (the server hands its span's context down
-``params._meta``, which their middleware parents on), and 2.x tool errors reach the client as
-``Error executing tool {name}`` (the exception's own text stays in the server's log).
-
-Other libraries' own MCP spans that we do not switch off (``mcp`` 2.x's ``MCP send {method}``
-client spans and ``{method} [{target}]`` server spans, FastMCP's server spans: see Limits) are kept
-as they are, and theirs nest under ours: ours stay the one ``tool`` span of each call on each side.
-The 2.x SDK's client span carries no kind; its server span of a ``tools/call`` carries
-``gen_ai.operation.name=execute_tool`` as ours does, and sits under our server span, so the ECP fold
-reads it as that same call served (one ``tool_calls`` entry, one ``tool`` line). On the JSON-RPC paths
-(stdio, Streamable HTTP, ``mode="legacy"``) the wire then carries the SDK's own ``traceparent``: the
-server's span is a grandchild of our tool span, through the SDK's client span, in the same trace.
+``mcp`` 2.x's own spans: the SDK traces itself on the global tracer provider (``mcp.shared._otel``):
+an ``MCP send {method} [{target}]`` CLIENT span around each request its JSON-RPC dispatcher sends, and a
+``{method} [{target}]`` SERVER span from the server's default ``OpenTelemetryMiddleware``, which for
+``tools/call`` carries ``gen_ai.operation.name=execute_tool`` as ours does: with both on, a GenAI
+backend sees two tool executions per call on the server. So, as with FastMCP's client spans, **while
+MCP is instrumented the 2.x SDK's spans are switched off** (its tracer is the span layer's silent one:
+spans that do not record and never become current; ``uninstrument()`` gives it back): one tool span
+per call on each side, the server's the direct child of the client's, one trace id (the SDK's own
+injection into ``_meta`` then carries our span). What those spans recorded ours record too; the
+requests ours leave untraced (``initialize``, ``ping`` …) then have no span. 2.x tool errors reach the client as ``Error executing tool
+{name}`` (the exception's own text stays in the server's log).
 
 Limits
 ------

@@ -35,7 +35,7 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
     def _install(self, telemetry: Telemetry) -> None:
         from mcp.client.session import ClientSession
 
-        from . import _fastmcp
+        from . import _fastmcp, _sdk_spans
         from ._client import ClientSide
         from ._transport import post_writer
 
@@ -53,6 +53,8 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             self._patches.append(Patch(StreamableHTTPTransport, "post_writer", post_writer))
         with guard("mcp.install.fastmcp"):  # FastMCP's own client spans off: its requests get ours
             _fastmcp.silence()
+        with guard("mcp.install.sdk_spans"):  # mcp 2.x's own spans off: its requests get ours
+            _sdk_spans.silence()
         with guard("mcp.install.sampling"):  # optional: the client's sampling callback as a model span
             from mcp.client import session as client_session
 
@@ -96,9 +98,10 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
                 (RequestResponder, "respond", server.respond)]
 
     def _remove(self) -> None:
-        from . import _fastmcp
+        from . import _fastmcp, _sdk_spans
 
         _fastmcp.restore()
+        _sdk_spans.restore()
         sampling = getattr(self, "_sampling", None)
         if sampling is not None:
             sampling.active = False  # callbacks already wrapped only call through
