@@ -4,7 +4,8 @@ A new manifest (a new check) is graded against runs recorded earlier, without
 running the agent or calling its model again (the A²E engine's incremental
 re-evaluation): each ``agent/step`` is answered with the envelope of a stored run.
 
-SOURCE (:func:`load_runs`) is one file of any of these, told apart line by line:
+SOURCE (:func:`load_runs`) is one file (gzip-compressed too; read by the bounded line reader of
+``otel-agents fold``, :func:`~otel_agents.exporters.file.lines_of`) of any of these, told apart line by line:
 
 * OTLP/JSON trace lines (``ecp serve --trace-file``, the Collector's ``file``
   exporter, another instrumentation's traces): folded as ``otel-agents fold`` does;
@@ -162,14 +163,17 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
     """
     from ..exporters.ecp import fold
     from ..exporters.ecp._json import strict_decode
-    from ..exporters.file import MalformedLine, iter_otlp_json, without_bom
+    from ..exporters.file import MalformedLine, UnreadLine, iter_otlp_json, lines_of, without_bom
 
     skipped: list[MalformedLine] = []
     envelopes: list[tuple[int, dict[str, Any]]] = []  # (line number in the file, envelope)
     trace_lines: list[tuple[int, str]] = []  # (line number in the file, text)
     try:
         with open(path, "rb") as f:
-            for number, raw in enumerate(f, 1):
+            for number, raw in enumerate(lines_of(f), 1):  # bounded lines, gzip read through
+                if type(raw) is UnreadLine:  # over the line limit (or a damaged gzip stream): why, as its text
+                    skipped.append(MalformedLine(path, number, raw.decode()))
+                    continue
                 if number == 1:
                     raw = without_bom(raw)  # RFC 8259 section 8.1: a parser may ignore it
                 if not raw.strip():
