@@ -488,6 +488,113 @@ def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
     rec.provider.shutdown()
 
 
+def _retry_delay(error) -> tuple[int, float]:
+    """The google.rpc.Status code and the RetryInfo delay (seconds) in a gRPC error's status details."""
+    from google.rpc.error_details_pb2 import RetryInfo
+
+    trailers = dict(error.trailing_metadata() or ())
+    assert "grpc-status-details-bin" in trailers, f"{error.code()} {error.details()!r}: no status details"
+    status = Status.FromString(trailers["grpc-status-details-bin"])
+    (detail,) = status.details
+    retry = RetryInfo()
+    assert detail.Unpack(retry)
+    assert RetryInfo.FromString(trailers["google.rpc.retryinfo-bin"]) == retry
+    return status.code, retry.retry_delay.seconds + retry.retry_delay.nanos / 1e9
+
+
+def test_grpc_at_capacity_sends_retry_info_and_the_sdk_exporter_waits_that_long(caplog) -> None:
+    """OTLP/gRPC Throttling: refused for load, the answer is UNAVAILABLE with a google.rpc.RetryInfo in the status
+    details (the gRPC twin of HTTP's Retry-After; before, a bare UNAVAILABLE). The real OTLP/gRPC exporter, refused
+    while the receiver is at capacity, retries after exactly that delay and is accepted."""
+    import logging
+
+    import grpc
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from otel_agents.serve.otlp_grpc import serve_grpc
+
+    release = threading.Event()
+    got: list[int] = []
+
+    def sink(spans, raw) -> None:
+        got.append(len(spans))
+        if len(got) == 1:
+            release.wait(60)  # the first request holds the worker: the receiver is at capacity
+
+    app = OTLPReceiver(sink, max_pending_bytes=1)
+    server, port = serve_grpc(app, "127.0.0.1", 0)
+    rec = Recorder()
+    first, second = _runs_of(rec, 1), _runs_of(rec, 1)
+    results: list = []
+    holder = threading.Thread(target=lambda: results.append(
+        OTLPSpanExporter(endpoint=f"127.0.0.1:{port}", insecure=True).export(first)))
+    holder.start()
+    wait_for(lambda: got == [2], "the first request in the worker")
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                     request_serializer=lambda b: b)
+        with pytest.raises(grpc.RpcError) as refused:
+            export(encode_spans(second).SerializeToString(), timeout=30)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert refused.value.details() == "receiver at capacity: retry later"
+    assert _retry_delay(refused.value) == (14, 1.0)
+    with caplog.at_level(logging.WARNING, logger="opentelemetry.exporter.otlp.proto.grpc.exporter"):
+        retrying = threading.Thread(target=lambda: results.append(
+            OTLPSpanExporter(endpoint=f"127.0.0.1:{port}", insecure=True, timeout=60).export(second)))
+        retrying.start()
+        wait_for(lambda: app.busy >= 2, "the exporter refused")
+        release.set()
+        holder.join(60), retrying.join(90)
+    assert results == [SpanExportResult.SUCCESS, SpanExportResult.SUCCESS]
+    waits = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert waits and all("StatusCode.UNAVAILABLE" in w and "retrying in 1.00s" in w for w in waits), waits
+    assert got == [2, 2]
+    server.stop(0)
+    app.close()
+    rec.provider.shutdown()
+
+
+def test_grpc_calls_over_the_limit_are_throttled_with_retry_info_not_dropped(collects, tmp_path) -> None:
+    """A real ``ecp collect --grpc-port`` with more silent calls held open (by another process) than the
+    server takes at once: a call over the limit is answered UNAVAILABLE with RetryInfo, which OTLP clients retry
+    (before, gRPC's own bare RESOURCE_EXHAUSTED, which the OTLP specification says not to retry without
+    RetryInfo: the Collector's exporters dropped the batch); the real exporter's spans are folded once the
+    silent calls are cut off."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import grpc
+
+    from otel_agents.serve.otlp_grpc import MAX_CALLS
+
+    c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0", "--connection-timeout", "5")
+    hostile = subprocess.Popen([sys.executable, str(Path(__file__).with_name("slow_grpc.py")), c.grpc,
+                                str(MAX_CALLS + 16)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert hostile.stderr.readline().strip() == "started"
+        with grpc.insecure_channel(c.grpc) as channel:
+            export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                         request_serializer=lambda b: b)
+            with pytest.raises(grpc.RpcError) as refused:
+                export(b"", timeout=30)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, refused.value
+        assert refused.value.details() == f"receiver at capacity: retry later ({MAX_CALLS} calls in the server)"
+        assert _retry_delay(refused.value) == (14, 1.0)
+        runs = new_runs(1)
+        emit(tmp_path, "tools", f"grpc:{c.grpc}", runs)
+        emit(tmp_path, "root", f"grpc:{c.grpc}", runs)
+        wait_for(lambda: len(c.envelopes()) >= 1, "the run's envelope")
+        out, _ = hostile.communicate("report\n", timeout=90)
+    finally:
+        hostile.kill()
+    assert set(json.loads(out)["codes"]) <= {"CANCELLED", "UNAVAILABLE"}, out
+    assert "Traceback" not in c.stop() and c.proc.returncode == 0
+    assert [e["trace_id"] for e in check(c.envelopes())] == [runs[0]["trace_id"]]
+
+
 @pytest.mark.parametrize("option", ["--port", "--grpc-port"])
 def test_a_port_beyond_65535_is_refused_not_wrapped(option: str, tmp_path) -> None:
     """--port 99999 listened on 34463 (99999 mod 65536), for HTTP and for gRPC alike."""
@@ -565,8 +672,8 @@ def test_slow_grpc_senders_are_cut_off_and_do_not_starve_others(collects, tmp_pa
     finally:
         hostile.kill()
     result = json.loads(out)
-    # Each silent call was cut off (CANCELLED) or refused at the concurrency bound (RESOURCE_EXHAUSTED).
-    assert set(result["codes"]) <= {"CANCELLED", "RESOURCE_EXHAUSTED"}, result
+    # Each silent call was cut off (CANCELLED) or refused at the concurrency bound (UNAVAILABLE, with RetryInfo).
+    assert set(result["codes"]) <= {"CANCELLED", "UNAVAILABLE"}, result
     assert result["sockets_closed"] == 12, result
     assert "Traceback" not in c.stop() and c.proc.returncode == 0
     assert sorted(e["trace_id"] for e in check(c.envelopes())) == sorted(r["trace_id"] for r in runs)
