@@ -595,6 +595,60 @@ def test_grpc_calls_over_the_limit_are_throttled_with_retry_info_not_dropped(col
     assert [e["trace_id"] for e in check(c.envelopes())] == [runs[0]["trace_id"]]
 
 
+def _hold_connections(url: str, n: int) -> list:
+    """``n`` idle TCP connections to ``url``'s server, accepted by it (each one answers nothing yet)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return [socket.create_connection((parts.hostname, parts.port), timeout=30) for _ in range(n)]
+
+
+def test_over_the_connection_limit_503_says_when_to_retry_and_the_exporter_does(collects, caplog) -> None:
+    """A real ``ecp collect`` with its 1,024 connections taken (idle clients): a request is answered 503 with
+    ``Retry-After: 1`` and a ``google.rpc.Status`` body (before: Uvicorn's plain-text "Service Unavailable",
+    no ``Retry-After``, so an OTLP exporter could not tell when to retry); the real OTLP/HTTP exporter waits
+    that second, and is accepted once the connections are gone."""
+    import logging
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from otel_agents.serve.http import HTTPLimits
+
+    limit = HTTPLimits().max_connections
+    c = collects("c", "--trace-idle", "0.2", "--connection-timeout", "60")
+    held = _hold_connections(c.url, limit)
+    try:
+        wait_for(lambda: _post(c.url, b"", PB)[0] == 503, "the connection limit reached")
+        status, headers, body = _post(c.url, b"", PB)
+        headers = {k.lower(): v for k, v in headers.items()}
+        assert (status, headers["retry-after"], headers["content-type"]) == (503, "1", PB)
+        assert Status.FromString(body).message == (f"server busy: {limit} connections and requests at once; "
+                                                    "retry later")
+        rec = Recorder()
+        spans = _runs_of(rec, 1)
+        results: list = []
+        with caplog.at_level(logging.WARNING, logger="opentelemetry.exporter.otlp.proto.http"):
+            exporting = threading.Thread(target=lambda: results.append(
+                OTLPSpanExporter(endpoint=c.url, timeout=60).export(spans)))
+            exporting.start()
+            wait_for(lambda: any("retrying in" in r.getMessage() for r in caplog.records), "a refused export")
+            for sock in held:
+                sock.close()
+            exporting.join(90)
+    finally:
+        for sock in held:
+            sock.close()
+    assert results == [SpanExportResult.SUCCESS]
+    waits = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert all("retrying in 1.00s" in w for w in waits), waits
+    wait_for(lambda: c.envelopes(), "the run's envelope")
+    assert "Traceback" not in c.stop()
+    assert [e["public_output"] for e in check(c.envelopes())] == ["answer 0"]
+    rec.provider.shutdown()
+
+
 @pytest.mark.parametrize("option", ["--port", "--grpc-port"])
 def test_a_port_beyond_65535_is_refused_not_wrapped(option: str, tmp_path) -> None:
     """--port 99999 listened on 34463 (99999 mod 65536), for HTTP and for gRPC alike."""
