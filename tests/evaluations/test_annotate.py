@@ -436,3 +436,48 @@ def test_a_manifest_named_by_the_report_is_read_only_as_a_bounded_regular_file(t
     assert f'report field "manifest": {manifest} is ' in done.stderr and "not read" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert len(out.read_text(encoding="utf-8").splitlines()) == 1  # the check, named from the report
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "otel_agents.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+
+
+@pytest.mark.parametrize("depth", [800, 100_000])
+def test_a_deeply_nested_report_is_a_clear_error_across_a_process(tmp_path: Path, depth: int) -> None:
+    """A report nested thousands deep (past the decoder's recursion limit), or a few hundred (past what the
+    walk after it takes): exit 2 naming the file, for ``ecp report`` and ``ecp annotate``; before, a
+    RecursionError traceback."""
+    path = tmp_path / "deep.json"
+    path.write_text('{"scenarios": [' + "[" * depth + "]" * depth + "]}", encoding="utf-8")
+    for command in (["ecp", "report", str(path)], ["ecp", "annotate", str(path), "-o", str(tmp_path / "e.jsonl")]):
+        done = _cli(*command)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and f"{path}: not JSON: nested too deeply" in done.stderr, done.stderr
+
+
+def test_a_report_or_manifest_that_never_ends_is_a_clear_error_not_a_memory_blow_up(tmp_path: Path) -> None:
+    """``ecp report /dev/zero`` (or ``--manifest /dev/zero``) read the whole endless file into memory (a
+    MemoryError traceback, or the machine's memory); a file the user names is read up to a limit far above any
+    report or manifest, then refused, naming it."""
+    from otel_agents._named_files import MAX_DOCUMENT_BYTES
+
+    done = _cli("ecp", "report", "/dev/zero")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"/dev/zero is over {MAX_DOCUMENT_BYTES} bytes; not read" in done.stderr, done.stderr
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"scenarios": []}), encoding="utf-8")
+    done = _cli("ecp", "annotate", str(report), "--manifest", "/dev/zero", "-o", str(tmp_path / "e.jsonl"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"/dev/zero is over {MAX_DOCUMENT_BYTES} bytes; not read" in done.stderr, done.stderr
+
+
+def test_a_deeply_nested_manifest_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML nested past the parser's recursion: exit 2 naming the manifest (before, a RecursionError traceback)."""
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"scenarios": []}), encoding="utf-8")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("scenarios: " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    assert annotate(str(report), "--manifest", str(manifest), "-o", str(tmp_path / "e.jsonl")) == 2
+    err = capsys.readouterr().err
+    assert f"{manifest}: not YAML: nested too deeply" in err and "Traceback" not in err, err

@@ -228,10 +228,12 @@ class _Cursor:
                 (replaying from the start instead would grade run 1 again, unnoticed).
         """
         if self.path and os.path.exists(self.path):
+            from .._named_files import read_document
+            from ..exporters.ecp._json import strict_decode
+
             try:
-                with open(self.path, encoding="utf-8") as f:
-                    text = f.read()
-                data = json.loads(text) if text.strip() else {"replayed": []}
+                text = read_document(self.path).decode("utf-8")  # bounded: /dev/zero is an error, not all memory
+                data = strict_decode(text) if text.strip() else {"replayed": []}  # nested too deeply: ValueError
             except (OSError, ValueError) as exc:
                 raise RPCError(AGENT_ERROR, f"replay: cannot read --replay-cursor {self.path}: "
                                f"{getattr(exc, 'strerror', None) or exc}") from None

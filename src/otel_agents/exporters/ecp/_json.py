@@ -137,9 +137,20 @@ def _finite_float(text: str) -> float:
     return number
 
 
-strict_decode = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_float).decode
-"""The standard library's JSON decoder, strict: ``ValueError`` for ``NaN``, ``Infinity`` and numbers beyond a
-double; lone surrogate escapes and integers of any size are read (what orjson refuses)."""
+_strict_decoder = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_float).decode
+
+
+def strict_decode(text: str) -> Any:
+    """``text`` read by the standard library's JSON decoder, strict: ``ValueError`` for ``NaN``, ``Infinity``,
+    numbers beyond a double, and nesting past its recursion limit (``nested too deeply``, not a
+    ``RecursionError``); lone surrogate escapes and integers of any size are read (what orjson refuses)."""
+    try:
+        return _strict_decoder(text)
+    except RecursionError:
+        raise ValueError(NESTED_TOO_DEEPLY) from None
+
+
+NESTED_TOO_DEEPLY = "nested too deeply (arrays or objects deeper than the decoder's recursion limit)"
 
 
 def loads(text: str, fallback: Callable[[str], Any]) -> Any:
@@ -153,4 +164,4 @@ def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     return fallback(text)
 
 
-__all__ = ["compact", "envelope_line", "loads", "strict_decode", "writable"]
+__all__ = ["NESTED_TOO_DEEPLY", "compact", "envelope_line", "loads", "strict_decode", "writable"]
