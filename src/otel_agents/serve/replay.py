@@ -136,8 +136,10 @@ def stored_input(attributes: Mapping[str, Any]) -> str | None:
         return None
     if attributes.get("input.mime_type") != "application/json":
         return value
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
-        messages = json.loads(value).get("messages")
+    from ..exporters.ecp._json import attribute_json
+
+    with contextlib.suppress(ValueError, TypeError, AttributeError):  # nested too deeply is a ValueError too
+        messages = attribute_json(value).get("messages")
         for message in reversed(messages):
             data = message.get("data") if isinstance(message.get("data"), dict) else message
             if (message.get("type") or message.get("role") or data.get("type")) in ("human", "user") \

@@ -153,6 +153,21 @@ def strict_decode(text: str) -> Any:
 NESTED_TOO_DEEPLY = "nested too deeply (arrays or objects deeper than the decoder's recursion limit)"
 
 
+def attribute_json(text: str) -> Any:
+    """A span attribute's JSON text (``input.value``, ``gen_ai.output.messages``, tool arguments) as ``json.loads``
+    reads it (``NaN``/``Infinity`` too, as the fold always read them), for the fold's readers of foreign spans,
+    which take a ``ValueError`` to mean "not JSON, keep the text": nesting past the decoder's recursion limit
+    is one too, not a ``RecursionError`` that ended ``otel-agents fold``.
+
+    Raises:
+        ValueError: not JSON, or nested too deeply.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(NESTED_TOO_DEEPLY) from None
+
+
 def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     """``text`` parsed by ``orjson``, or by ``fallback`` (a standard-library ``decode``) wherever
     ``orjson`` would fail or read a number differently (integers beyond 64 bits)."""
@@ -164,4 +179,4 @@ def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     return fallback(text)
 
 
-__all__ = ["NESTED_TOO_DEEPLY", "compact", "envelope_line", "loads", "strict_decode", "writable"]
+__all__ = ["NESTED_TOO_DEEPLY", "attribute_json", "compact", "envelope_line", "loads", "strict_decode", "writable"]
