@@ -481,3 +481,21 @@ def test_a_deeply_nested_manifest_is_a_clear_error(tmp_path: Path, capsys: pytes
     assert annotate(str(report), "--manifest", str(manifest), "-o", str(tmp_path / "e.jsonl")) == 2
     err = capsys.readouterr().err
     assert f"{manifest}: not YAML: nested too deeply" in err and "Traceback" not in err, err
+
+
+def test_step_logs_nested_too_deeply_are_no_records_not_a_traceback(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A step's ``logs`` whose record nests a few hundred levels (decoded, but past the walk that makes it UTF-8
+    safe): no records for that step, its check reported unplaced, the other step placed; before, a RecursionError."""
+    from otel_agents.evaluations._results import log_records
+
+    deep = json.dumps([{"span_id": "ab" * 8, "attributes": {"x": json.loads("[" * 700 + "]" * 700)}}])
+    assert log_records(deep) == []
+    good = json.dumps([{"trace_id": "cd" * 16, "span_id": "ef" * 8, "kind": "agent", "name": "a"}])
+    check = {"type": "text_match", "passed": True}
+    report = {"scenarios": [{"steps": [{"checks": [check], "logs": deep}, {"checks": [check], "logs": good}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "e.jsonl"
+    assert annotate(str(tmp_path / "r.json"), "-o", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(out.read_text(encoding="utf-8").splitlines()) == 1, err

@@ -385,7 +385,7 @@ def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
 
 def log_records(logs: Any) -> list[dict[str, Any]]:
     """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as its records (the objects),
-    their strings UTF-8-safe (lone surrogates escaped); ``[]`` for anything else."""
+    their strings UTF-8-safe (lone surrogates escaped); ``[]`` for anything else (not JSON, nested too deeply)."""
     from ..exporters.ecp._json import writable
 
     if isinstance(logs, str):
@@ -395,7 +395,10 @@ def log_records(logs: Any) -> list[dict[str, Any]]:
             return []
     if not isinstance(logs, list):
         return []
-    return [writable(r) for r in logs if isinstance(r, dict)]
+    try:
+        return [writable(r) for r in logs if isinstance(r, dict)]
+    except RecursionError:  # a record nested deeper than writable's walk (a few hundred levels): not usable
+        return []
 
 
 def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> dict[str, Any]:
