@@ -499,3 +499,42 @@ def test_step_logs_nested_too_deeply_are_no_records_not_a_traceback(tmp_path: Pa
     assert annotate(str(tmp_path / "r.json"), "-o", str(out)) == 0
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(out.read_text(encoding="utf-8").splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("status", [200, 500])
+@pytest.mark.parametrize("target", ["phoenix", "langfuse"])
+def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: str) -> None:
+    """A Phoenix or Langfuse endpoint that answers with a body that never ends (1 MiB of a declared 10 GB, then
+    nothing): accepted (200) is sent, refused (500) is failed with the start of its body, at once; before, the
+    whole body was read, until the timeout here (the accepted result then counted failed, the refused one's
+    read raised out of the delivery), without limit for a body that keeps coming."""
+    import socket
+    import threading
+
+    from otel_agents.evaluations import annotate_phoenix, score_langfuse
+
+    server = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(f"HTTP/1.1 {status} X\r\nContent-Length: 10000000000\r\n\r\n".encode() + b"e" * (1 << 20))
+        done.wait(60)
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    result = EvaluationResult(name="execution:agent", score=1.0, label="pass", explanation=None, trace_id="ab" * 16,
+                              span_id="cd" * 8, grader="execution", scenario="s", step=1, check=1)
+    url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    if target == "phoenix":
+        delivery = annotate_phoenix([result], url, wait=0, timeout=30)
+    else:
+        delivery = score_langfuse([result], url, public_key="pk", secret_key="sk", timeout=30)
+    done.set()
+    server.close()
+    if status == 200:
+        assert (delivery.sent, delivery.failed) == (1, [])
+    else:
+        (failure,) = delivery.failed
+        assert delivery.sent == 0 and failure.endswith("HTTP 500 " + "e" * 300)
