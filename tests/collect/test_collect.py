@@ -443,6 +443,20 @@ def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
     assert len(front.envelopes()) == 2
 
 
+def _held_receiver() -> tuple[OTLPReceiver, threading.Event, list[int]]:
+    """A receiver whose first request holds its worker until the event is set (so it is at capacity meanwhile:
+    ``max_pending_bytes`` 1), and the span count of each request it took."""
+    release = threading.Event()
+    got: list[int] = []
+
+    def sink(spans, raw) -> None:
+        got.append(len(spans))
+        if len(got) == 1:
+            release.wait(60)
+
+    return OTLPReceiver(sink, max_pending_bytes=1), release, got
+
+
 def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
     """The real OTLP/HTTP exporter, refused with 503 + ``Retry-After`` while the receiver is at capacity, retries
     after it and is accepted (the Collector's ``otlphttp`` exporter does the same: a throttle of that length)."""
@@ -453,15 +467,7 @@ def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
 
     from otel_agents.serve.http import HTTPLimits, bind, serve_http
 
-    release = threading.Event()
-    got: list[int] = []
-
-    def sink(spans, raw) -> None:
-        got.append(len(spans))
-        if len(got) == 1:
-            release.wait(60)  # the first request holds the worker: the receiver is at capacity
-
-    app = OTLPReceiver(sink, max_pending_bytes=1)
+    app, release, got = _held_receiver()
     sock = bind("127.0.0.1", 0, 16)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/traces"
     servers: list = []
@@ -514,15 +520,7 @@ def test_grpc_at_capacity_sends_retry_info_and_the_sdk_exporter_waits_that_long(
 
     from otel_agents.serve.otlp_grpc import serve_grpc
 
-    release = threading.Event()
-    got: list[int] = []
-
-    def sink(spans, raw) -> None:
-        got.append(len(spans))
-        if len(got) == 1:
-            release.wait(60)  # the first request holds the worker: the receiver is at capacity
-
-    app = OTLPReceiver(sink, max_pending_bytes=1)
+    app, release, got = _held_receiver()
     server, port = serve_grpc(app, "127.0.0.1", 0)
     rec = Recorder()
     first, second = _runs_of(rec, 1), _runs_of(rec, 1)
