@@ -335,7 +335,8 @@ def test_mlflow_preset_sends_the_experiment_header(monkeypatch: pytest.MonkeyPat
     ("PHOENIX_COLLECTOR_ENDPOINT", "phoenix"), ("LANGFUSE_HOST", "langfuse"), ("MLFLOW_TRACKING_URI", "mlflow"),
     ("OTEL_EXPORTER_OTLP_ENDPOINT", "otlp"), ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "otlp"),
 ])
-@pytest.mark.parametrize("value", ["127.0.0.1:6006", "localhost", "file:///tmp/mlruns", "http://"])
+@pytest.mark.parametrize("value", ["127.0.0.1:6006", "localhost", "file:///tmp/mlruns", "http://", "http://[::1",
+                                   "http://h:99999", "http://h:port"])
 def test_an_endpoint_without_scheme_fails_at_configure(monkeypatch: pytest.MonkeyPatch, variable: str,
                                                         preset: str, value: str) -> None:
     monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-1")

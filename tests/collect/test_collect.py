@@ -445,6 +445,20 @@ def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
     assert len(front.envelopes()) == 2
 
 
+def _held_receiver() -> tuple[OTLPReceiver, threading.Event, list[int]]:
+    """A receiver whose first request holds its worker until the event is set (so it is at capacity meanwhile:
+    ``max_pending_bytes`` 1), and the span count of each request it took."""
+    release = threading.Event()
+    got: list[int] = []
+
+    def sink(spans, raw) -> None:
+        got.append(len(spans))
+        if len(got) == 1:
+            release.wait(60)
+
+    return OTLPReceiver(sink, max_pending_bytes=1), release, got
+
+
 def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
     """The real OTLP/HTTP exporter, refused with 503 + ``Retry-After`` while the receiver is at capacity, retries
     after it and is accepted (the Collector's ``otlphttp`` exporter does the same: a throttle of that length)."""
@@ -455,15 +469,7 @@ def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
 
     from otel_agents.serve.http import HTTPLimits, bind, serve_http
 
-    release = threading.Event()
-    got: list[int] = []
-
-    def sink(spans, raw) -> None:
-        got.append(len(spans))
-        if len(got) == 1:
-            release.wait(60)  # the first request holds the worker: the receiver is at capacity
-
-    app = OTLPReceiver(sink, max_pending_bytes=1)
+    app, release, got = _held_receiver()
     sock = bind("127.0.0.1", 0, 16)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1/traces"
     servers: list = []
@@ -487,6 +493,159 @@ def test_the_sdk_exporter_retries_after_503_retry_after(tmp_path) -> None:
     servers[0].should_exit = True
     thread.join(30)
     app.close()
+    rec.provider.shutdown()
+
+
+def _retry_delay(error) -> tuple[int, float]:
+    """The google.rpc.Status code and the RetryInfo delay (seconds) in a gRPC error's status details."""
+    from google.rpc.error_details_pb2 import RetryInfo
+
+    trailers = dict(error.trailing_metadata() or ())
+    assert "grpc-status-details-bin" in trailers, f"{error.code()} {error.details()!r}: no status details"
+    status = Status.FromString(trailers["grpc-status-details-bin"])
+    (detail,) = status.details
+    retry = RetryInfo()
+    assert detail.Unpack(retry)
+    assert RetryInfo.FromString(trailers["google.rpc.retryinfo-bin"]) == retry
+    return status.code, retry.retry_delay.seconds + retry.retry_delay.nanos / 1e9
+
+
+def test_grpc_at_capacity_sends_retry_info_and_the_sdk_exporter_waits_that_long(caplog) -> None:
+    """OTLP/gRPC Throttling: refused for load, the answer is UNAVAILABLE with a google.rpc.RetryInfo in the status
+    details (the gRPC twin of HTTP's Retry-After; before, a bare UNAVAILABLE). The real OTLP/gRPC exporter, refused
+    while the receiver is at capacity, retries after exactly that delay and is accepted."""
+    import logging
+
+    import grpc
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from otel_agents.serve.otlp_grpc import serve_grpc
+
+    app, release, got = _held_receiver()
+    server, port = serve_grpc(app, "127.0.0.1", 0)
+    rec = Recorder()
+    first, second = _runs_of(rec, 1), _runs_of(rec, 1)
+    results: list = []
+    holder = threading.Thread(target=lambda: results.append(
+        OTLPSpanExporter(endpoint=f"127.0.0.1:{port}", insecure=True).export(first)))
+    holder.start()
+    wait_for(lambda: got == [2], "the first request in the worker")
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                     request_serializer=lambda b: b)
+        with pytest.raises(grpc.RpcError) as refused:
+            export(encode_spans(second).SerializeToString(), timeout=30)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert refused.value.details() == "receiver at capacity: retry later"
+    assert _retry_delay(refused.value) == (14, 1.0)
+    with caplog.at_level(logging.WARNING, logger="opentelemetry.exporter.otlp.proto.grpc.exporter"):
+        retrying = threading.Thread(target=lambda: results.append(
+            OTLPSpanExporter(endpoint=f"127.0.0.1:{port}", insecure=True, timeout=60).export(second)))
+        retrying.start()
+        wait_for(lambda: app.busy >= 2, "the exporter refused")
+        release.set()
+        holder.join(60), retrying.join(90)
+    assert results == [SpanExportResult.SUCCESS, SpanExportResult.SUCCESS]
+    waits = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert waits and all("StatusCode.UNAVAILABLE" in w and "retrying in 1.00s" in w for w in waits), waits
+    assert got == [2, 2]
+    server.stop(0)
+    app.close()
+    rec.provider.shutdown()
+
+
+def test_grpc_calls_over_the_limit_are_throttled_with_retry_info_not_dropped(collects, tmp_path) -> None:
+    """A real ``ecp collect --grpc-port`` with more silent calls held open (by another process) than the
+    server takes at once: a call over the limit is answered UNAVAILABLE with RetryInfo, which OTLP clients retry
+    (before, gRPC's own bare RESOURCE_EXHAUSTED, which the OTLP specification says not to retry without
+    RetryInfo: the Collector's exporters dropped the batch); the real exporter's spans are folded once the
+    silent calls are cut off."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import grpc
+
+    from otel_agents.serve.otlp_grpc import MAX_CALLS
+
+    c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0", "--connection-timeout", "5")
+    hostile = subprocess.Popen([sys.executable, str(Path(__file__).with_name("slow_grpc.py")), c.grpc,
+                                str(MAX_CALLS + 16)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert hostile.stderr.readline().strip() == "started"
+        with grpc.insecure_channel(c.grpc) as channel:
+            export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                         request_serializer=lambda b: b)
+            with pytest.raises(grpc.RpcError) as refused:
+                export(b"", timeout=30)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, refused.value
+        assert refused.value.details() == f"receiver at capacity: retry later ({MAX_CALLS} calls in the server)"
+        assert _retry_delay(refused.value) == (14, 1.0)
+        runs = new_runs(1)
+        emit(tmp_path, "tools", f"grpc:{c.grpc}", runs)
+        emit(tmp_path, "root", f"grpc:{c.grpc}", runs)
+        wait_for(lambda: len(c.envelopes()) >= 1, "the run's envelope")
+        out, _ = hostile.communicate("report\n", timeout=90)
+    finally:
+        hostile.kill()
+    assert set(json.loads(out)["codes"]) <= {"CANCELLED", "UNAVAILABLE"}, out
+    assert "Traceback" not in c.stop() and c.proc.returncode == 0
+    assert [e["trace_id"] for e in check(c.envelopes())] == [runs[0]["trace_id"]]
+
+
+def _hold_connections(url: str, n: int) -> list:
+    """``n`` idle TCP connections to ``url``'s server, accepted by it (each one answers nothing yet)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return [socket.create_connection((parts.hostname, parts.port), timeout=30) for _ in range(n)]
+
+
+def test_over_the_connection_limit_503_says_when_to_retry_and_the_exporter_does(collects, caplog) -> None:
+    """A real ``ecp collect`` with its 1,024 connections taken (idle clients): a request is answered 503 with
+    ``Retry-After: 1`` and a ``google.rpc.Status`` body (before: Uvicorn's plain-text "Service Unavailable",
+    no ``Retry-After``, so an OTLP exporter could not tell when to retry); the real OTLP/HTTP exporter waits
+    that second, and is accepted once the connections are gone."""
+    import logging
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from otel_agents.serve.http import HTTPLimits
+
+    limit = HTTPLimits().max_connections
+    c = collects("c", "--trace-idle", "0.2", "--connection-timeout", "60")
+    held = _hold_connections(c.url, limit)
+    try:
+        wait_for(lambda: _post(c.url, b"", PB)[0] == 503, "the connection limit reached")
+        status, headers, body = _post(c.url, b"", PB)
+        headers = {k.lower(): v for k, v in headers.items()}
+        assert (status, headers["retry-after"], headers["content-type"]) == (503, "1", PB)
+        assert Status.FromString(body).message == (f"server busy: {limit} connections and requests at once; "
+                                                    "retry later")
+        rec = Recorder()
+        spans = _runs_of(rec, 1)
+        results: list = []
+        with caplog.at_level(logging.WARNING, logger="opentelemetry.exporter.otlp.proto.http"):
+            exporting = threading.Thread(target=lambda: results.append(
+                OTLPSpanExporter(endpoint=c.url, timeout=60).export(spans)))
+            exporting.start()
+            wait_for(lambda: any("retrying in" in r.getMessage() for r in caplog.records), "a refused export")
+            for sock in held:
+                sock.close()
+            exporting.join(90)
+    finally:
+        for sock in held:
+            sock.close()
+    assert results == [SpanExportResult.SUCCESS]
+    waits = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert all("retrying in 1.00s" in w for w in waits), waits
+    wait_for(lambda: c.envelopes(), "the run's envelope")
+    assert "Traceback" not in c.stop()
+    assert [e["public_output"] for e in check(c.envelopes())] == ["answer 0"]
     rec.provider.shutdown()
 
 
@@ -519,6 +678,34 @@ def test_forward_queue_is_bounded_in_bytes_while_the_endpoint_stalls() -> None:
     assert 30 <= forwarder.dropped <= 37, forwarder.dropped
     stalled.close()
     forwarder.close(timeout=0.1)
+
+
+def test_forward_does_not_wait_on_an_endless_answer_body() -> None:
+    """An endpoint that accepts (200) and then sends a body that never ends (here: 1 MiB of a declared 10 GB, then
+    nothing): the request is sent, counted sent at once; before, the forwarding thread read the body until the
+    timeout and counted the delivered request failed (a trickling body held it without limit)."""
+    import socket
+
+    from otel_agents.serve.otlp import Forwarder
+
+    server = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000000\r\n\r\n" + b"0" * (1 << 20))
+        done.wait(30)
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    forwarder = Forwarder(f"http://127.0.0.1:{server.getsockname()[1]}/v1/traces", timeout=20)
+    forwarder.submit((b"x", PB, None))
+    wait_for(lambda: forwarder.sent + forwarder.failed == 1, "the request handled", attempts=100)
+    assert (forwarder.sent, forwarder.failed) == (1, 0)
+    done.set()
+    forwarder.close(timeout=5)
+    server.close()
 
 
 def test_forward_failures_are_logged_at_powers_of_two_not_one_line_a_request(caplog) -> None:
@@ -567,8 +754,8 @@ def test_slow_grpc_senders_are_cut_off_and_do_not_starve_others(collects, tmp_pa
     finally:
         hostile.kill()
     result = json.loads(out)
-    # Each silent call was cut off (CANCELLED) or refused at the concurrency bound (RESOURCE_EXHAUSTED).
-    assert set(result["codes"]) <= {"CANCELLED", "RESOURCE_EXHAUSTED"}, result
+    # Each silent call was cut off (CANCELLED) or refused at the concurrency bound (UNAVAILABLE, with RetryInfo).
+    assert set(result["codes"]) <= {"CANCELLED", "UNAVAILABLE"}, result
     assert result["sockets_closed"] == 12, result
     assert "Traceback" not in c.stop() and c.proc.returncode == 0
     assert sorted(e["trace_id"] for e in check(c.envelopes())) == sorted(r["trace_id"] for r in runs)

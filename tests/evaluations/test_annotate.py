@@ -436,3 +436,105 @@ def test_a_manifest_named_by_the_report_is_read_only_as_a_bounded_regular_file(t
     assert f'report field "manifest": {manifest} is ' in done.stderr and "not read" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
     assert len(out.read_text(encoding="utf-8").splitlines()) == 1  # the check, named from the report
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "otel_agents.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+
+
+@pytest.mark.parametrize("depth", [800, 100_000])
+def test_a_deeply_nested_report_is_a_clear_error_across_a_process(tmp_path: Path, depth: int) -> None:
+    """A report nested thousands deep (past the decoder's recursion limit), or a few hundred (past what the
+    walk after it takes): exit 2 naming the file, for ``ecp report`` and ``ecp annotate``; before, a
+    RecursionError traceback."""
+    path = tmp_path / "deep.json"
+    path.write_text('{"scenarios": [' + "[" * depth + "]" * depth + "]}", encoding="utf-8")
+    for command in (["ecp", "report", str(path)], ["ecp", "annotate", str(path), "-o", str(tmp_path / "e.jsonl")]):
+        done = _cli(*command)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and f"{path}: not JSON: nested too deeply" in done.stderr, done.stderr
+
+
+def test_a_report_or_manifest_that_never_ends_is_a_clear_error_not_a_memory_blow_up(tmp_path: Path) -> None:
+    """``ecp report /dev/zero`` (or ``--manifest /dev/zero``) read the whole endless file into memory (a
+    MemoryError traceback, or the machine's memory); a file the user names is read up to a limit far above any
+    report or manifest, then refused, naming it."""
+    from otel_agents._named_files import MAX_DOCUMENT_BYTES
+
+    done = _cli("ecp", "report", "/dev/zero")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"/dev/zero is over {MAX_DOCUMENT_BYTES} bytes; not read" in done.stderr, done.stderr
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"scenarios": []}), encoding="utf-8")
+    done = _cli("ecp", "annotate", str(report), "--manifest", "/dev/zero", "-o", str(tmp_path / "e.jsonl"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"/dev/zero is over {MAX_DOCUMENT_BYTES} bytes; not read" in done.stderr, done.stderr
+
+
+def test_a_deeply_nested_manifest_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML nested past the parser's recursion: exit 2 naming the manifest (before, a RecursionError traceback)."""
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"scenarios": []}), encoding="utf-8")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("scenarios: " + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    assert annotate(str(report), "--manifest", str(manifest), "-o", str(tmp_path / "e.jsonl")) == 2
+    err = capsys.readouterr().err
+    assert f"{manifest}: not YAML: nested too deeply" in err and "Traceback" not in err, err
+
+
+def test_step_logs_nested_too_deeply_are_no_records_not_a_traceback(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A step's ``logs`` whose record nests a few hundred levels (decoded, but past the walk that makes it UTF-8
+    safe): no records for that step, its check reported unplaced, the other step placed; before, a RecursionError."""
+    from otel_agents.evaluations._results import log_records
+
+    deep = json.dumps([{"span_id": "ab" * 8, "attributes": {"x": json.loads("[" * 700 + "]" * 700)}}])
+    assert log_records(deep) == []
+    good = json.dumps([{"trace_id": "cd" * 16, "span_id": "ef" * 8, "kind": "agent", "name": "a"}])
+    check = {"type": "text_match", "passed": True}
+    report = {"scenarios": [{"steps": [{"checks": [check], "logs": deep}, {"checks": [check], "logs": good}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "e.jsonl"
+    assert annotate(str(tmp_path / "r.json"), "-o", str(out)) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(out.read_text(encoding="utf-8").splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("status", [200, 500])
+@pytest.mark.parametrize("target", ["phoenix", "langfuse"])
+def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: str) -> None:
+    """A Phoenix or Langfuse endpoint that answers with a body that never ends (1 MiB of a declared 10 GB, then
+    nothing): accepted (200) is sent, refused (500) is failed with the start of its body, at once; before, the
+    whole body was read, until the timeout here (the accepted result then counted failed, the refused one's
+    read raised out of the delivery), without limit for a body that keeps coming."""
+    import socket
+    import threading
+
+    from otel_agents.evaluations import annotate_phoenix, score_langfuse
+
+    server = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(f"HTTP/1.1 {status} X\r\nContent-Length: 10000000000\r\n\r\n".encode() + b"e" * (1 << 20))
+        done.wait(60)
+        conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    result = EvaluationResult(name="execution:agent", score=1.0, label="pass", explanation=None, trace_id="ab" * 16,
+                              span_id="cd" * 8, grader="execution", scenario="s", step=1, check=1)
+    url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    if target == "phoenix":
+        delivery = annotate_phoenix([result], url, wait=0, timeout=30)
+    else:
+        delivery = score_langfuse([result], url, public_key="pk", secret_key="sk", timeout=30)
+    done.set()
+    server.close()
+    if status == 200:
+        assert (delivery.sent, delivery.failed) == (1, [])
+    else:
+        (failure,) = delivery.failed
+        assert delivery.sent == 0 and failure.endswith("HTTP 500 " + "e" * 300)

@@ -147,6 +147,8 @@ def test_nobody_listening_is_a_bounded_clear_error(rec, tmp_path: Path) -> None:
 def test_bad_arguments(tmp_path: Path) -> None:
     for args, message in (
         (["x.jsonl", "--to", "127.0.0.1:6006"], "--to must be an http:// or https:// URL"),
+        (["x.jsonl", "--to", "http://[::1:4318"], "--to must be an http:// or https:// URL"),  # was 'Invalid IPv6 URL'
+        (["x.jsonl", "--to", "http://h:99999"], "--to must be an http:// or https:// URL"),
         (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "novalue"], "--header must be NAME=VALUE"),
         ([str(tmp_path / "missing.jsonl"), "--to", "http://127.0.0.1:9"], "cannot read"),
     ):

@@ -96,6 +96,38 @@ def test_nested_json_text_and_infinity_fold_to_strict_json(tmp_path, capsys):
     assert record["attributes"]["gen_ai.request.temperature"] is None
 
 
+def _kv(**attrs) -> list:
+    return [{"key": k.replace("__", "."), "value": {"stringValue": v}} for k, v in attrs.items()]
+
+
+DEEP = "[" * 50_000 + "]" * 50_000
+
+
+@pytest.mark.parametrize("root_attrs, tool_attrs", [
+    (_kv(openinference__span__kind="AGENT", output__value=DEEP, output__mime_type="application/json",
+         input__value=DEEP, input__mime_type="application/json"),
+     _kv(openinference__span__kind="TOOL", tool__name="t", input__value=DEEP, input__mime_type="application/json",
+         output__value=DEEP)),
+    (_kv(gen_ai__operation__name="invoke_agent", gen_ai__output__messages=DEEP),
+     _kv(gen_ai__operation__name="execute_tool", gen_ai__tool__name="t", gen_ai__tool__call__arguments=DEEP,
+         gen_ai__tool__call__result=DEEP)),
+], ids=["openinference", "otel-genai"])
+def test_nested_json_text_in_foreign_spans_folds_not_a_traceback(tmp_path, capsys, root_attrs, tool_attrs):
+    """The readers of other instrumentations' spans (OpenInference, OTel GenAI alone) parse attribute JSON too:
+    text nested 50,000 deep stays text and the run folds, as ours does (before, a RecursionError ended
+    ``otel-agents fold`` and ``ecp serve --replay``); the trace after it folds as well."""
+    from otel_agents.serve.replay import load_runs
+
+    root = span_json(1, kind=None, name="agent", attributes=root_attrs)
+    call = span_json(2, 1, kind=None, name="tool", attributes=tool_attrs)
+    good = line(span_json(3, trace="1" * 32, kind="agent", name="invoke_agent b"))
+    code, envelopes, err = fold_cli(tmp_path, capsys, line(call, root), good)
+    assert code == 0, err
+    assert sorted(e["trace_id"] for e in envelopes) == sorted([TRACE, "1" * 32])
+    assert [t["name"] for t in envelopes[0]["tool_calls"] + envelopes[1]["tool_calls"]] == ["t"]
+    assert len(load_runs(str(tmp_path / "in.jsonl"))) == 2
+
+
 def test_cycles_and_duplicates_are_reported_once_per_trace(tmp_path, capsys):
     spans = [span_json(1), span_json(2, 1), span_json(2, 1), span_json(2, 1),  # id 2 three times
              span_json(7, 8), span_json(8, 9), span_json(9, 7)]  # a parent cycle

@@ -307,6 +307,21 @@ def test_an_envelope_with_a_number_beyond_a_double_is_skipped_at_load(tmp_path: 
     assert [(e.line, "1e400" in e.message) for e in errors] == [(2, True)]
 
 
+def test_a_line_nested_too_deeply_is_skipped_at_load(tmp_path: Path) -> None:
+    """A replay source line nested past the JSON decoder's recursion limit: skipped and named, the envelopes
+    around it served (before, a RecursionError traceback ended ``ecp serve --replay``)."""
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    first, second = (_envelope(rec, "Where is order A100?", o) for o in ("first", "second"))
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text(json.dumps(first) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n" + json.dumps(second) + "\n",
+                      encoding="utf-8")
+    errors: list = []
+    assert [r.envelope["public_output"] for r in load_runs(str(source), errors=errors)] == ["first", "second"]
+    assert [(e.line, "nested too deeply" in e.message) for e in errors] == [(2, True)]
+
+
 def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Path) -> None:
     """A ``--replay-cursor`` file that is not ``{"replayed": [id, ...]}`` is exit 2 naming it, not read as 'nothing
     replayed yet' (which graded run 1 again, unnoticed) nor an internal error at each step (a list, ids that are
@@ -319,12 +334,16 @@ def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Pa
     source.write_text(json.dumps(envelope) + "\n", encoding="utf-8")
     cursor = tmp_path / "cursor.json"
     for text, problem in (("[1, 2]", "is not a replay cursor"), ('{"replayed": [{"a": 1}]}', "is not a replay cursor"),
-                          ("{not json", "cannot read --replay-cursor")):
+                          ("{not json", "cannot read --replay-cursor"),
+                          ('{"replayed": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply")):
         cursor.write_text(text, encoding="utf-8")
         proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source), "--replay-cursor", str(cursor)],
                               capture_output=True, text=True, input="", timeout=120)
         assert proc.returncode == 2 and f"{problem}" in proc.stderr and str(cursor) in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source), "--replay-cursor", "/dev/zero"],
+                          capture_output=True, text=True, input="", timeout=120)  # read whole, endlessly, before
+    assert proc.returncode == 2 and "/dev/zero is over" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     cursor.write_text("", encoding="utf-8")
     run = StoredRun(envelope, input_key("Where is order A100?"), None, None, "", "t/s")
     assert Replayer([run], "s", str(cursor)).answer(ReplayState(), "Where is order A100?")["public_output"] == "first"

@@ -276,3 +276,40 @@ def test_http_answers_are_strict_json_even_for_a_nan_result(tmp_path: Path) -> N
         ((status, body),) = _exchange(url, _post(url, (STEP % 1).encode()))
     msg = _strict(body)
     assert status == 200 and (msg.get("result") or msg.get("error")) is not None
+
+
+def test_http_over_the_connection_limit_is_503_with_retry_after_in_json(tmp_path: Path) -> None:
+    """Every connection taken (1,024 idle clients): a request gets 503 with ``Retry-After: 1`` and a JSON body,
+    as the server's other refusals (before: Uvicorn's plain-text "Service Unavailable", no ``Retry-After``);
+    once the idle clients leave, requests are served."""
+    from otel_agents.serve.http import HTTPLimits
+
+    limit = HTTPLimits().max_connections
+    with http_server(f"{AGENTS}:echo", "--connection-timeout", "60", log=tmp_path / "serve.log") as (url, proc):
+        parts = urlsplit(url)
+        held = [socket.create_connection((parts.hostname, parts.port), timeout=30) for _ in range(limit)]
+
+        def ask() -> tuple[http.client.HTTPResponse, bytes]:
+            connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+            connection.request("POST", parts.path, body=(STEP % 1).encode(), headers={"Content-Type": "application/json"})
+            answer = connection.getresponse()
+            body = answer.read()
+            connection.close()
+            return answer, body
+
+        try:
+            for _ in range(100):  # until the server has accepted them all
+                answer, body = ask()
+                if answer.status == 503:
+                    break
+            assert answer.status == 503 and answer.getheader("Retry-After") == "1", (answer.status, body)
+            assert json.loads(body) == {"error": f"server busy: {limit} connections and requests at once; "
+                                                 "retry later"}
+        finally:
+            for sock in held:
+                sock.close()
+        for _ in range(100):  # until the server has seen them close
+            if ask()[0].status != 503:
+                break
+        _served(url, "after the idle clients left")
+        assert proc.poll() is None

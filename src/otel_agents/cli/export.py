@@ -59,12 +59,11 @@ def traces_url(value: str) -> str:
     """``value`` checked to be an http(s) URL; ``/v1/traces`` appended when it has no path.
 
     Raises:
-        ValueError: not an ``http``/``https`` URL with a host.
+        ValueError: not an ``http``/``https`` URL with a host (a malformed host or port included).
     """
-    parsed = urlsplit(value.strip())
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(f"--to must be an http:// or https:// URL with a host, got {value!r} "
-                         "(e.g. http://127.0.0.1:6006/v1/traces)")
+    from ..exporters.presets import check_url  # the presets' own check: malformed hosts and ports named too
+
+    parsed = urlsplit(check_url(value, "--to"))
     if parsed.path in ("", "/"):
         parsed = parsed._replace(path="/v1/traces")
     return urlunsplit(parsed)

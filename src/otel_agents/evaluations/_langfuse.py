@@ -19,7 +19,7 @@ import urllib.request
 import uuid
 from typing import Any, Sequence
 
-from ._phoenix import Delivery
+from ._phoenix import Delivery, error_detail
 from ._results import EvaluationResult
 
 ENV_LANGFUSE_HOST = "LANGFUSE_HOST"
@@ -81,11 +81,11 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
         data = json.dumps(score(result), ensure_ascii=False).encode("utf-8")
         request = urllib.request.Request(base + SCORES_PATH, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
-                response.read()
+            with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310 - a configured URL
+                pass  # the status says accepted; the body is not read (an endless one held this call)
             delivery.sent += 1
         except urllib.error.HTTPError as exc:
-            delivery.failed.append(f"{result.key}: HTTP {exc.code} {exc.read().decode('utf-8', 'replace')[:300]}")
+            delivery.failed.append(f"{result.key}: HTTP {exc.code} {error_detail(exc)}")
         except OSError as exc:
             delivery.failed.append(f"{result.key}: {type(exc).__name__}: {exc}")
     return delivery

@@ -98,6 +98,18 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
     return delivery
 
 
+ERROR_DETAIL_CHARS = 300
+
+
+def error_detail(exc: urllib.error.HTTPError) -> str:
+    """The start of an error answer's body (at most :data:`ERROR_DETAIL_CHARS` characters), read no further:
+    an endless or huge error body costs one bounded read, not all memory."""
+    try:
+        return exc.read(4 * ERROR_DETAIL_CHARS).decode("utf-8", "replace")[:ERROR_DETAIL_CHARS]
+    except OSError:  # the body broke off (or timed out) while being read
+        return ""
+
+
 def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float,
           deadline: float) -> str | None:
     """POST ``payload``; ``None`` on success, else why. A 404 (spans not there yet) is retried."""
@@ -106,11 +118,11 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
     while True:
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
-                response.read()
+            with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310 - a configured URL
+                pass  # the status says accepted; the body is not read (an endless one held this call)
             return None
         except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")[:300]
+            detail = error_detail(exc)
             if exc.code != 404 or time.monotonic() >= deadline:
                 return f"HTTP {exc.code} {detail}"
         except OSError as exc:

@@ -143,15 +143,16 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     Raises:
         OSError: the file cannot be read (the message names it).
-        ValueError: it is not UTF-8 (the byte and its line named), not strict JSON (``NaN``, ``Infinity``,
-            numbers beyond a double), or not a report (no ``scenarios`` list, steps/checks of another shape, a
+        ValueError: over :data:`~otel_agents._named_files.MAX_DOCUMENT_BYTES`, not UTF-8 (the byte and its line
+            named), not strict JSON (``NaN``, ``Infinity``, numbers beyond a double, nested too deeply), or not a
+            report (no ``scenarios`` list, steps/checks of another shape, a
             duration, token count, cost or score that is not a finite number: the field named).
     """
-    from ..exporters.ecp._json import strict_decode, writable
+    from .._named_files import read_document
+    from ..exporters.ecp._json import NESTED_TOO_DEEPLY, strict_decode, writable
 
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_document(path)  # bounded: /dev/zero is an error, not all memory
     except OSError as exc:
         raise type(exc)(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
     try:
@@ -164,6 +165,8 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         report = writable(strict_decode(text))  # lone surrogates (JSON text may escape them) made UTF-8-safe
     except ValueError as exc:  # NaN, Infinity and numbers beyond a double too: not JSON (RFC 8259)
         raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
+    except RecursionError:  # decoded, but deeper than writable's walk can go
+        raise ValueError(f"{os.fspath(path)}: not JSON: {NESTED_TOO_DEEPLY}") from None
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
     problem = report_shape_problem(report)
@@ -382,7 +385,7 @@ def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
 
 def log_records(logs: Any) -> list[dict[str, Any]]:
     """A step's ``logs`` (a JSON string, as ECP defines it, or already a list) as its records (the objects),
-    their strings UTF-8-safe (lone surrogates escaped); ``[]`` for anything else."""
+    their strings UTF-8-safe (lone surrogates escaped); ``[]`` for anything else (not JSON, nested too deeply)."""
     from ..exporters.ecp._json import writable
 
     if isinstance(logs, str):
@@ -392,7 +395,10 @@ def log_records(logs: Any) -> list[dict[str, Any]]:
             return []
     if not isinstance(logs, list):
         return []
-    return [writable(r) for r in logs if isinstance(r, dict)]
+    try:
+        return [writable(r) for r in logs if isinstance(r, dict)]
+    except RecursionError:  # a record nested deeper than writable's walk (a few hundred levels): not usable
+        return []
 
 
 def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> dict[str, Any]:
@@ -402,20 +408,20 @@ def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> 
 
     Raises:
         OSError: it cannot be read (the message names the file).
-        ValueError: not UTF-8, not YAML (``FILE:LINE: problem``), or no ``scenarios`` list;
+        ValueError: over :data:`~otel_agents._named_files.MAX_DOCUMENT_BYTES`, not UTF-8, not YAML
+            (``FILE:LINE: problem``; nested too deeply), or no ``scenarios`` list;
             :class:`~otel_agents._named_files.NamedFileError` (``field`` given) not a regular file or too large.
     """
     import yaml
 
-    from .._named_files import read_named_file
+    from .._named_files import read_document, read_named_file
 
     name = os.fspath(path)
     try:
         if field is not None:  # its errors name the field and the path
             text = read_named_file(path, field).decode("utf-8")
         else:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = read_document(path).decode("utf-8")  # bounded: /dev/zero is an error, not all memory
         manifest = yaml.safe_load(text)
     except OSError as exc:
         if field is not None:
@@ -423,6 +429,8 @@ def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> 
         raise type(exc)(f"cannot read manifest {name}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"{name}: not UTF-8 (byte offset {exc.start})") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ValueError(f"{name}: not YAML: nested too deeply (deeper than the parser's recursion limit)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

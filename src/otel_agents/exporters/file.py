@@ -25,8 +25,9 @@ strings. Spans are converted to protobuf by the OpenTelemetry SDK's own OTLP
 encoder (``opentelemetry-exporter-otlp-proto-common``), so the file carries
 exactly what the OTLP/HTTP exporter would send. Reading decodes the JSON
 directly (``orjson``, then one type check per field), line by line
-(:func:`iter_otlp_json`), with every step bounded. Compressed Collector files are not read; lines holding
-logs or metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
+(:func:`iter_otlp_json`), with every step bounded (a line over :data:`MAX_LINE_BYTES` is
+skipped and reported); gzip-compressed files are decompressed as they are read; lines holding logs or
+metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
 """
 
 from __future__ import annotations
@@ -285,8 +286,18 @@ class MalformedLine:
 
 MAX_VALUE_DEPTH = 64
 """Deepest nesting of an attribute value (``arrayValue``/``kvlistValue``) a line may hold."""
-MAX_LINE_BYTES = 256 * 1024 * 1024
-"""Longest line read (bytes); a longer line is reported and skipped without being held whole."""
+MAX_LINE_BYTES = 128 * 1024 * 1024
+"""Longest line read (bytes); a longer line is reported and skipped without being held whole. A line is one
+exporter batch: ours, 512 spans (the ``BatchSpanProcessor``'s default batch) whose content attributes are each cut
+to 16,384 characters (``OTEL_AGENTS_MAX_CONTENT_LENGTH``), under ~100 MB even when every span carries its full
+budget of messages, instructions and tool definitions (a benchmark batch is 0.85 MB); a Collector's ``file``
+exporter, one received request, at most 20 MiB as protobuf (the OTLP specification's recommended receiver limit),
+2-3 x that in OTLP/JSON. Holding more would cost several times as much again once parsed."""
+READ_CHUNK_BYTES = 1024 * 1024
+"""What one read takes of a line: the most memory a line over :data:`MAX_LINE_BYTES` holds while it is skipped."""
+MAX_SKIPPED_BYTES = 8 * MAX_LINE_BYTES
+"""Longest line skipped to its end (bytes); past this the rest of the input is not read (``/dev/zero`` has no
+newline: reading it to the end would never stop)."""
 
 
 def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
@@ -332,8 +343,9 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
 
     A malformed line is skipped whole and the lines around it are kept: not
     UTF-8, invalid JSON (``NaN``/``Infinity`` literals included), nested deeper
-    than the JSON decoder's limit, longer than :data:`MAX_LINE_BYTES`, not an
-    object, ``resourceSpans`` not an array. A span with a bad field (of the wrong
+    than the JSON decoder's limit, longer than :data:`MAX_LINE_BYTES` (read a chunk at a time, never held
+    whole: ``a line of N bytes, over the …-byte limit``), not an object, ``resourceSpans`` not an array. A line
+    still without its end after :data:`MAX_SKIPPED_BYTES` (``/dev/zero``) is reported and ends the reading. A span with a bad field (of the wrong
     type, an id that is not hex of the right length, an attribute value deeper
     than :data:`MAX_VALUE_DEPTH`) is left out and the line's other spans are read,
     as an OTLP receiver's partial success does (a resource or scope that cannot be
@@ -363,11 +375,11 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            yield from _read_lines(_lines_of(f), name, errors, warnings)
+            yield from _read_lines(lines_of(f), name, errors, warnings)
         return
     name = getattr(source, "name", "<stream>")
     if isinstance(source, io.BufferedReader):  # a binary file or sys.stdin.buffer: gzip is seen here too
-        source = _lines_of(source)
+        source = lines_of(source)
     yield from _read_lines(source, name, errors, warnings)
 
 
@@ -382,49 +394,71 @@ def without_bom(text: str | bytes) -> str | bytes:
     return text[1:] if text.startswith(_BOM) else text
 
 
-class _TooLong(bytes):
-    """Stands for a line longer than :data:`MAX_LINE_BYTES` (its text was not kept)."""
-
-
-class _Damaged(bytes):
-    """Stands for the rest of a gzip-compressed file, which cannot be decompressed (the bytes: why)."""
+class UnreadLine(bytes):
+    """Stands for a line (or the rest of a file) that was not read: its bytes are the message saying why.
+    Yielded by :func:`lines_of` in place of the line; a caller reports it with the line's number."""
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _lines_of(f: io.BufferedReader) -> Iterator[bytes]:
-    """The lines of a binary file (:func:`_bounded_lines`), decompressed when it starts with gzip's magic
-    number (``trace.jsonl.gz``: :func:`_gunzipped_lines`)."""
-    return _gunzipped_lines(f) if f.peek(2)[:2] == _GZIP_MAGIC else _bounded_lines(f)  # no extra generator layer
+def lines_of(f: Any) -> Iterator[bytes]:
+    """The lines of a binary file or stream (``open(path, "rb")``, ``sys.stdin.buffer``), each with its
+    ``\\n``, read a chunk at a time (:func:`_bounded_lines`: a line over :data:`MAX_LINE_BYTES` is an
+    :class:`UnreadLine`, the lines around it are read); decompressed when it starts with gzip's magic number
+    (``trace.jsonl.gz``: :func:`_gunzipped_lines`). The one line reader of every command that reads span or
+    envelope files (``fold``, ``export``, ``annotate``, ``ecp serve --replay``)."""
+    peek = getattr(f, "peek", None)
+    if peek is not None and peek(2)[:2] == _GZIP_MAGIC:
+        return _gunzipped_lines(f)
+    return _bounded_lines(f)  # no extra generator layer
 
 
-def _gunzipped_lines(f: io.BufferedReader) -> Iterator[bytes]:
+def _gunzipped_lines(f: Any) -> Iterator[bytes]:
     """The lines of a gzip-compressed file; where its stream turns out damaged or truncated (a writer killed
-    mid-file), one :class:`_Damaged` stands for the rest, so the lines before it are kept."""
+    mid-file), one :class:`UnreadLine` stands for the rest, so the lines before it are kept."""
     import gzip  # here: most files are not compressed
 
     try:
         yield from _bounded_lines(gzip.GzipFile(fileobj=f, mode="rb"))
     except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError; a truncated stream an EOFError
-        yield _Damaged(f"the gzip stream is damaged or truncated here, the rest of the file is not read: "
-                       f"{exc}".encode())
+        yield UnreadLine(f"the gzip stream is damaged or truncated here, the rest of the file is not read: "
+                         f"{exc}".encode())
 
 
 def _bounded_lines(f: Any) -> Iterator[bytes]:
-    """The lines of a binary file, each read with at most :data:`MAX_LINE_BYTES` held at once."""
+    """The lines of a binary file, read :data:`READ_CHUNK_BYTES` at a time: a line is held whole only up to
+    :data:`MAX_LINE_BYTES`; past that its chunks are dropped as they are read, up to its end (then one
+    :class:`UnreadLine` saying its length, and reading goes on with the next line) or up to
+    :data:`MAX_SKIPPED_BYTES` (then one saying so, and the rest of the input is not read: an endless stream
+    without a newline, ``/dev/zero``, ends here instead of running forever)."""
     while True:
-        line = f.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while True:  # drop the rest of the line, a chunk at a time
-                rest = f.readline(MAX_LINE_BYTES)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield _TooLong()
+        line = f.readline(READ_CHUNK_BYTES)
+        if line[-1:] == b"\n" or len(line) < READ_CHUNK_BYTES:  # the usual case: one read (or the last line)
+            if not line:
+                return
+            yield line
             continue
-        yield line
+        pieces, size, ended = [line], len(line), False
+        while not ended and size <= MAX_LINE_BYTES:
+            piece = f.readline(READ_CHUNK_BYTES)
+            size += len(piece)
+            pieces.append(piece)
+            ended = piece[-1:] == b"\n" or len(piece) < READ_CHUNK_BYTES  # its newline, or the end of input
+        if size <= MAX_LINE_BYTES:
+            yield b"".join(pieces)
+            continue
+        pieces.clear()  # over the limit: its text is not kept
+        while not ended and size <= MAX_SKIPPED_BYTES:
+            piece = f.readline(READ_CHUNK_BYTES)
+            size += len(piece)
+            ended = piece[-1:] == b"\n" or len(piece) < READ_CHUNK_BYTES
+        if not ended:
+            yield UnreadLine(f"no end of line after {size:,} bytes, far over the {MAX_LINE_BYTES:,}-byte limit "
+                             "of a line: the rest of the input is not read".encode())
+            return
+        yield UnreadLine(f"a line of {size:,} bytes, over the {MAX_LINE_BYTES:,}-byte limit of a line: "
+                         "skipped without being read".encode())
 
 
 def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None,
@@ -433,9 +467,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
     rejected: list[tuple[int, str]] = []
     for number, text in enumerate(lines, start=1):
         try:
-            if type(text) is _TooLong:
-                raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes")
-            if type(text) is _Damaged:
+            if type(text) is UnreadLine:
                 raise ValueError(text.decode())
             if number == 1:
                 text = without_bom(text)

@@ -155,12 +155,17 @@ def check_url(value: str, source: str) -> str:
     """``value`` without a trailing ``/``, checked to be an absolute http(s) URL.
 
     Raises:
-        ValueError: no ``http``/``https`` scheme or no host; the message names ``source`` (the
+        ValueError: no ``http``/``https`` scheme, no host, or a malformed host or port (an unclosed ``[``,
+            a port that is no number or over 65535); the message names ``source`` (the
             argument or environment variable the value came from) and shows the value (URLs
             carry no secret here: credentials go in headers).
     """
-    parsed = urlsplit(value.strip())
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+    try:
+        parsed = urlsplit(value.strip())
+        host, _ = parsed.hostname, parsed.port  # a malformed port ("h:99999", "h:x") raises here
+    except ValueError as exc:  # "Invalid IPv6 URL" (an unclosed "["), a port out of range: named, not bare
+        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {value!r} ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not host:
         example = _http_example(value.strip())
         raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {value!r}"
                          + (f" (e.g. {example})" if example else ""))

@@ -26,7 +26,8 @@ Checks, in order, before any agent code runs:
 Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
 closed (slow or idle clients cannot hold connections); at most ``max_connections``
-connections and requests at once (more get ``503``); the listen backlog is 2048.
+connections and requests at once (more get ``503`` with ``Retry-After: 1``, in the server's own error format:
+:meth:`HTTPGate.busy`); the listen backlog is 2048.
 
 Shutdown follows Uvicorn's graceful model: on the first SIGTERM/SIGINT the server
 stops accepting connections and gives requests in flight :data:`SHUTDOWN_GRACE`
@@ -187,6 +188,14 @@ class HTTPGate:
             return None
         return headers
 
+    async def busy(self, scope: Scope, send: Send) -> None:
+        """The refusal of a request over ``max_connections`` (connections and requests in flight): ``503`` with
+        ``Retry-After: 1``, written as this server writes its other refusals (Uvicorn's own is plain text without
+        ``Retry-After``: an OTLP exporter cannot tell when to retry, and it is no ``google.rpc.Status``)."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        await self.reply(send, headers, 503, f"server busy: {self.limits.max_connections} connections and requests "
+                         "at once; retry later", {"retry-after": "1", "connection": "close"})
+
     def _authorized(self, value: str | None) -> bool:
         scheme, _, token = (value or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("utf-8"), self._token or b"")
@@ -346,12 +355,28 @@ async def _send(send: Send, status: int, payload: Any, extra: Mapping[str, str] 
     await send({"type": "http.response.body", "body": body})
 
 
-def _protocol_class() -> type:
+def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None) -> type:
     """Uvicorn's h11 protocol, plus a deadline for the request head (Uvicorn's keep-alive timer is
-    cancelled by the first byte of a request and never armed before the first one)."""
+    cancelled by the first byte of a request and never armed before the first one), and, with ``busy``,
+    Uvicorn's ``limit_concurrency`` check made in front of the app so that ``busy(scope, send)`` answers a
+    request over the limit instead of Uvicorn's plain-text 503."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class DeadlineH11Protocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            if busy is None or self.limit_concurrency is None:
+                return
+            limit, self.limit_concurrency, app = self.limit_concurrency, None, self.app
+
+            async def bounded(scope: Scope, receive: Receive, send: Send) -> None:
+                # Uvicorn's test, made before it adds the request's task: here that task is in self.tasks
+                if len(self.connections) >= limit or len(self.tasks) > limit:
+                    return await busy(scope, send)
+                return await app(scope, receive, send)
+
+            self.app = bounded
+
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._idle_since = self.loop.time()
@@ -422,7 +447,8 @@ def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
 
             return contextlib.nullcontext()
 
-    config = uvicorn.Config(app, http=_protocol_class(), ws="none", lifespan="off", log_config=None,
+    gate = getattr(app, "gate", None)  # ECPApp, OTLPReceiver: their HTTPGate answers a request over the limit
+    config = uvicorn.Config(app, http=_protocol_class(gate.busy if gate is not None else None), ws="none", lifespan="off", log_config=None,
                             access_log=False, server_header=False, timeout_keep_alive=limits.connection_timeout,
                             limit_concurrency=limits.max_connections, backlog=limits.backlog,
                             timeout_graceful_shutdown=SHUTDOWN_GRACE, h11_max_incomplete_event_size=MAX_HEAD)

@@ -111,6 +111,11 @@ class OTLPReceiver:
             self._pending += size
             return True
 
+    def count_busy(self) -> None:
+        """Count one request refused for load elsewhere (a gRPC call over the server's call limit)."""
+        with self._pending_lock:
+            self.busy += 1
+
     def _release(self, size: int) -> None:
         with self._pending_lock:
             self._pending -= size
@@ -124,8 +129,7 @@ class OTLPReceiver:
         if scope.get("method") != "POST":
             return await status_reply(send, headers, 405, "method not allowed: use POST", {"allow": "POST"})
         if self._pending >= self.max_pending_bytes:  # before reading the body: refused early, nothing held
-            with self._pending_lock:
-                self.busy += 1
+            self.count_busy()
             return await status_reply(send, headers, 503, "receiver at capacity: retry later",
                                       {"retry-after": str(RETRY_AFTER_S)})
         body = await self.gate.body(headers, receive, send)  # framing, size and time first, as for ecp serve
@@ -256,8 +260,10 @@ class Forwarder:
                 headers["Content-Encoding"] = encoding
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - the user's URL
-                    response.read()
+                # The status says it was accepted; the body is not read (an endpoint answering 200 with an
+                # endless or trickling body held this thread, and the request was then counted failed).
+                with urllib.request.urlopen(request, timeout=self.timeout):  # noqa: S310 - the user's URL
+                    pass
                 self.sent += 1
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 self.failed += 1

@@ -4,7 +4,8 @@ A new manifest (a new check) is graded against runs recorded earlier, without
 running the agent or calling its model again (the A²E engine's incremental
 re-evaluation): each ``agent/step`` is answered with the envelope of a stored run.
 
-SOURCE (:func:`load_runs`) is one file of any of these, told apart line by line:
+SOURCE (:func:`load_runs`) is one file (gzip-compressed too; read by the bounded line reader of
+``otel-agents fold``, :func:`~otel_agents.exporters.file.lines_of`) of any of these, told apart line by line:
 
 * OTLP/JSON trace lines (``ecp serve --trace-file``, the Collector's ``file``
   exporter, another instrumentation's traces): folded as ``otel-agents fold`` does;
@@ -135,8 +136,10 @@ def stored_input(attributes: Mapping[str, Any]) -> str | None:
         return None
     if attributes.get("input.mime_type") != "application/json":
         return value
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
-        messages = json.loads(value).get("messages")
+    from ..exporters.ecp._json import attribute_json
+
+    with contextlib.suppress(ValueError, TypeError, AttributeError):  # nested too deeply is a ValueError too
+        messages = attribute_json(value).get("messages")
         for message in reversed(messages):
             data = message.get("data") if isinstance(message.get("data"), dict) else message
             if (message.get("type") or message.get("role") or data.get("type")) in ("human", "user") \
@@ -162,14 +165,17 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
     """
     from ..exporters.ecp import fold
     from ..exporters.ecp._json import strict_decode
-    from ..exporters.file import MalformedLine, iter_otlp_json, without_bom
+    from ..exporters.file import MalformedLine, UnreadLine, iter_otlp_json, lines_of, without_bom
 
     skipped: list[MalformedLine] = []
     envelopes: list[tuple[int, dict[str, Any]]] = []  # (line number in the file, envelope)
     trace_lines: list[tuple[int, str]] = []  # (line number in the file, text)
     try:
         with open(path, "rb") as f:
-            for number, raw in enumerate(f, 1):
+            for number, raw in enumerate(lines_of(f), 1):  # bounded lines, gzip read through
+                if type(raw) is UnreadLine:  # over the line limit (or a damaged gzip stream): why, as its text
+                    skipped.append(MalformedLine(path, number, raw.decode()))
+                    continue
                 if number == 1:
                     raw = without_bom(raw)  # RFC 8259 section 8.1: a parser may ignore it
                 if not raw.strip():
@@ -224,10 +230,12 @@ class _Cursor:
                 (replaying from the start instead would grade run 1 again, unnoticed).
         """
         if self.path and os.path.exists(self.path):
+            from .._named_files import read_document
+            from ..exporters.ecp._json import strict_decode
+
             try:
-                with open(self.path, encoding="utf-8") as f:
-                    text = f.read()
-                data = json.loads(text) if text.strip() else {"replayed": []}
+                text = read_document(self.path).decode("utf-8")  # bounded: /dev/zero is an error, not all memory
+                data = strict_decode(text) if text.strip() else {"replayed": []}  # nested too deeply: ValueError
             except (OSError, ValueError) as exc:
                 raise RPCError(AGENT_ERROR, f"replay: cannot read --replay-cursor {self.path}: "
                                f"{getattr(exc, 'strerror', None) or exc}") from None

@@ -137,9 +137,35 @@ def _finite_float(text: str) -> float:
     return number
 
 
-strict_decode = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_float).decode
-"""The standard library's JSON decoder, strict: ``ValueError`` for ``NaN``, ``Infinity`` and numbers beyond a
-double; lone surrogate escapes and integers of any size are read (what orjson refuses)."""
+_strict_decoder = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_float).decode
+
+
+def strict_decode(text: str) -> Any:
+    """``text`` read by the standard library's JSON decoder, strict: ``ValueError`` for ``NaN``, ``Infinity``,
+    numbers beyond a double, and nesting past its recursion limit (``nested too deeply``, not a
+    ``RecursionError``); lone surrogate escapes and integers of any size are read (what orjson refuses)."""
+    try:
+        return _strict_decoder(text)
+    except RecursionError:
+        raise ValueError(NESTED_TOO_DEEPLY) from None
+
+
+NESTED_TOO_DEEPLY = "nested too deeply (arrays or objects deeper than the decoder's recursion limit)"
+
+
+def attribute_json(text: str) -> Any:
+    """A span attribute's JSON text (``input.value``, ``gen_ai.output.messages``, tool arguments) as ``json.loads``
+    reads it (``NaN``/``Infinity`` too, as the fold always read them), for the fold's readers of foreign spans,
+    which take a ``ValueError`` to mean "not JSON, keep the text": nesting past the decoder's recursion limit
+    is one too, not a ``RecursionError`` that ended ``otel-agents fold``.
+
+    Raises:
+        ValueError: not JSON, or nested too deeply.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(NESTED_TOO_DEEPLY) from None
 
 
 def loads(text: str, fallback: Callable[[str], Any]) -> Any:
@@ -153,4 +179,4 @@ def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     return fallback(text)
 
 
-__all__ = ["compact", "envelope_line", "loads", "strict_decode", "writable"]
+__all__ = ["NESTED_TOO_DEEPLY", "attribute_json", "compact", "envelope_line", "loads", "strict_decode", "writable"]

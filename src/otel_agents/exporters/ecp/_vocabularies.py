@@ -30,6 +30,7 @@ import json
 from typing import Any
 
 from ...semconv import attributes as A
+from ._json import attribute_json
 
 # gen_ai.operation.name → our kind (OTel GenAI semconv v1.41; ``create_agent`` is not a run of the agent).
 _GENAI_KINDS = {
@@ -162,7 +163,7 @@ def _read_agent_output(a: dict[str, Any]) -> None:
     are read as messages."""
     raw = a[A.GEN_AI_OUTPUT_MESSAGES]
     try:
-        messages = json.loads(raw) if isinstance(raw, str) else None
+        messages = attribute_json(raw) if isinstance(raw, str) else None
     except ValueError:
         messages = None
     parts = messages[0].get("parts") if isinstance(messages, list) and len(messages) == 1 and \
@@ -173,7 +174,7 @@ def _read_agent_output(a: dict[str, Any]) -> None:
         a[A.OUTPUT_VALUE] = text
         if text.lstrip()[:1] in ("{", "["):
             try:
-                json.loads(text)
+                attribute_json(text)
                 a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
             except ValueError:
                 pass
@@ -271,7 +272,7 @@ def _parse(value: Any) -> Any:
     if not isinstance(value, str) or not value.startswith(("{", "[")):
         return None
     try:
-        return json.loads(value)
+        return attribute_json(value)
     except ValueError:
         return None
 
@@ -392,7 +393,7 @@ def _traceloop_entity(raw: Any) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return raw, None
     try:
-        data = json.loads(raw)
+        data = attribute_json(raw)
     except ValueError:
         return raw, None
     if not isinstance(data, dict) or not data:
