@@ -180,3 +180,21 @@ def test_a_forked_child_has_a_watchdog_of_its_own_and_leaves_the_parents_streams
     assert "child" in lines, f"the child hung (SIGALRM ended it): {done.stdout!r}"
     assert lines["child"] == {"process": "child", "inherited": 0, "child_ended": True, "spans": ["chat child"]}, lines
     assert lines["parent"] == {"process": "parent", "parent_ended": True, "spans": ["chat parent"]}, lines
+
+
+def test_a_child_forked_while_another_thread_holds_our_locks_still_runs() -> None:
+    """A child forked while another thread of the parent was inside our bookkeeping (a registry's, a memo's, the
+    handler's, the guard's lock held) waited forever at its first instrumented run: the lock's holder does not
+    exist in the child. The child now releases every lock of ours at the fork; its run completes, its spans end
+    and an internal error is still logged."""
+    import json
+
+    done = subprocess.run([sys.executable, "-m", "tests.fork_locks"], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")])})
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = {d["process"]: d for d in map(json.loads, done.stdout.splitlines())}
+    assert "child" in lines, f"the child hung (SIGALRM ended it): {done.stdout!r}"
+    assert lines["child"]["answer"] == lines["parent"]["answer"] == "It is sunny in Paris", lines
+    assert {"invoke_agent weather_agent", "execute_tool get_weather"} <= set(lines["child"]["spans"]), lines
+    assert "internal error in fork.child" in done.stderr, done.stderr[-3000:]
