@@ -1,5 +1,8 @@
-"""The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``) and the
-hostile-input rules of issue 35 (X-8 … X-10), asserted the same way for every instrumentor.
+"""The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``), the
+hostile-input rules of issue 35 (X-8 … X-10), what real programs do to a run in flight (X-11 … X-13) and
+lifecycle and control flow the others do not reach (X-14: re-instrumentation with another provider, a tool
+raising ``StopIteration``/``CancelledError``, threads and tasks at once), asserted the same way for every
+instrumentor.
 
 A framework's test module plugs in by subclassing :class:`Scenario` and
 :class:`ContractSuite`::
