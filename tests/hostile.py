@@ -49,3 +49,72 @@ class RowsHolder(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(arbitrary_types_allowed=True)
     name: str
     rows: Any
+
+
+class EverythingRaises:
+    """An object every protocol of which raises: ``==``, ``hash``, ``len``, ``iter``, ``bool``, ``repr``,
+    ``str``, ``format`` and any attribute it does not have (a broken C-extension handle, a proxy)."""
+
+    def _no(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("hostile object")
+
+    __eq__ = __ne__ = __lt__ = __hash__ = __len__ = __iter__ = __bool__ = _no  # type: ignore[assignment]
+    __repr__ = __str__ = __format__ = __contains__ = __getitem__ = _no  # type: ignore[assignment]
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"hostile object has no {name}")
+
+
+class ArrayLike:
+    """Like a numpy array: ``bool()`` raises ("truth value … is ambiguous"), ``==`` gives another array,
+    ``len`` and iteration work, and it has ``tolist``/``shape``/``dtype``."""
+
+    def __init__(self, items: list[Any]):
+        self.items = items
+        self.shape = (len(items),)
+        self.dtype = "float64"
+
+    def __bool__(self) -> bool:
+        raise ValueError("The truth value of an array with more than one element is ambiguous.")
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        return ArrayLike([x == other for x in self.items])
+
+    __ne__ = __eq__
+    __hash__ = None  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def tolist(self) -> list[Any]:
+        return list(self.items)
+
+    def __repr__(self) -> str:
+        return f"array({self.items!r})"
+
+
+class SerializerRaises(pydantic.BaseModel):
+    """A pydantic model whose serializers and computed field raise (``model_dump``/``model_dump_json`` fail)."""
+
+    name: str
+
+    @pydantic.computed_field  # type: ignore[prop-decorator]
+    @property
+    def derived(self) -> str:
+        raise RuntimeError("computed field fails")
+
+    @pydantic.model_serializer
+    def _serialize(self) -> Any:
+        raise RuntimeError("serializer fails")
+
+
+class HostileStr(str):
+    """A ``str`` subclass whose ``__str__``, ``__repr__``, ``__len__`` and ``__hash__`` raise."""
+
+    def _no(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("hostile str")
+
+    __str__ = __repr__ = __len__ = __hash__ = __eq__ = _no  # type: ignore[assignment]

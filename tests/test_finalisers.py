@@ -166,17 +166,39 @@ def test_a_lock_made_while_a_finaliser_looks_at_our_locks_does_not_lose_its_work
     assert ran == ["ended"]
 
 
+def _run_fork_script(module: str) -> subprocess.CompletedProcess:
+    """Run one of the fork scripts in a process of its own (this repository's ``src`` first on the path)."""
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-m", module], capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"),
+                                                                            os.environ.get("PYTHONPATH", "")])})
+
+
 def test_a_forked_child_has_a_watchdog_of_its_own_and_leaves_the_parents_streams() -> None:
     """The stream watchdog kept its heap, lock and thread across ``fork``: the child ended the parent's idle stream
     as abandoned and exported its span a second time (from the child), and a lock held by the parent's watchdog at
     the fork would stay held in the child forever. The child now starts empty."""
     import json
 
-    done = subprocess.run([sys.executable, "-m", "tests.fork_watchdog"], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                              [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")])})
+    done = _run_fork_script("tests.fork_watchdog")
     assert done.returncode == 0, done.stderr[-3000:]
     lines = {d["process"]: d for d in map(json.loads, done.stdout.splitlines())}
     assert "child" in lines, f"the child hung (SIGALRM ended it): {done.stdout!r}"
     assert lines["child"] == {"process": "child", "inherited": 0, "child_ended": True, "spans": ["chat child"]}, lines
     assert lines["parent"] == {"process": "parent", "parent_ended": True, "spans": ["chat parent"]}, lines
+
+
+def test_a_child_forked_while_another_thread_holds_our_locks_still_runs() -> None:
+    """A child forked while another thread of the parent was inside our bookkeeping (a registry's, a memo's, the
+    handler's, the guard's lock held) waited forever at its first instrumented run: the lock's holder does not
+    exist in the child. The child now releases every lock of ours at the fork; its run completes, its spans end
+    and an internal error is still logged."""
+    import json
+
+    done = _run_fork_script("tests.fork_locks")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = {d["process"]: d for d in map(json.loads, done.stdout.splitlines())}
+    assert "child" in lines, f"the child hung (SIGALRM ended it): {done.stdout!r}"
+    assert lines["child"]["answer"] == lines["parent"]["answer"] == "It is sunny in Paris", lines
+    assert {"invoke_agent weather_agent", "execute_tool get_weather"} <= set(lines["child"]["spans"]), lines
+    assert "internal error in fork.child" in done.stderr, done.stderr[-3000:]

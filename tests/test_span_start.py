@@ -261,3 +261,38 @@ def test_a_change_during_a_reading_is_not_kept_for_later_spans(monkeypatch) -> N
     monkeypatch.setattr(settings_module, "getenv", real)
     assert s.span_policy() == (s.content_enabled(), s.content_budget(), s.mark_status_ok(), s.vocabulary_filter(),
                                s.media_budget()) == (True, 16_384, False, None, 4096)
+
+
+def test_a_name_that_is_a_str_subclass_is_named_by_its_value(provider, exporter) -> None:
+    """A name given as a ``(str, Enum)`` member (an agent named ``Role.SUPPORT``) made the span name
+    ``invoke_agent Role.SUPPORT`` (its ``__str__``) while ``gen_ai.agent.name`` said ``support`` (its value), and a
+    name whose ``__str__`` raises lost the span (a non-recording one in its place). The span name now uses the
+    value, as every attribute does; a non-``str`` name that cannot print is named by its ``repr`` or its type."""
+    import enum
+
+    from tests.hostile import EverythingRaises, HostileStr
+
+    class Role(str, enum.Enum):
+        SUPPORT = "support"
+
+    t = Telemetry(provider, framework="test")
+    for name in (Role.SUPPORT, HostileStr("support"), EverythingRaises()):
+        s = t.start_span("agent", name, attributes={A.GEN_AI_AGENT_NAME: name})
+        s.rename(name)
+        s.end()
+    names = [(span.name, span.attributes.get(A.GEN_AI_AGENT_NAME)) for span in exporter.spans]
+    assert names[:2] == [("invoke_agent support", "support")] * 2, names
+    assert len(names) == 3 and names[2][0] == "invoke_agent <unprintable EverythingRaises>", names
+
+
+def test_setters_never_raise_on_a_sequence_whose_len_raises(provider, exporter) -> None:
+    """``set_tool_definitions`` tested ``not tools`` before its guard: a framework's tool list that is the user's
+    own list subclass, with a ``__len__`` that raises, raised out of the setter into the framework."""
+    from otel_agents._spans import ToolDefinition
+    from tests.hostile import LenRaisingList
+
+    t = Telemetry(provider, framework="test")
+    s = t.start_span("model", "m", operation="chat")
+    s.set_tool_definitions(LenRaisingList([ToolDefinition("lookup", "Looks up.", None)]))
+    s.end()
+    assert exporter.spans[-1].name == "chat m"

@@ -203,6 +203,8 @@ class OpenAILoopScenario(_LoopScenario):
 
 
 class _ClientContract(ContractSuite):
+    reinstrumented_kinds = ("model",)  # the decorators' agent and tool spans go where set_providers() says (below)
+
     @pytest.fixture(autouse=True)
     def _decorators_to_test_provider(self, provider: Any) -> Any:
         manual.set_providers(provider)

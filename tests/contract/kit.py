@@ -1,6 +1,8 @@
 """The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``), the
-hostile-input rules of issue 35 (X-8 … X-10) and what real programs do to a run in flight (X-11 … X-13),
-asserted the same way for every instrumentor.
+hostile-input rules of issue 35 (X-8 … X-10), what real programs do to a run in flight (X-11 … X-13) and
+lifecycle and control flow the others do not reach (X-14: re-instrumentation with another provider, a tool
+raising ``StopIteration``/``CancelledError``, threads and tasks at once), asserted the same way for every
+instrumentor.
 
 A framework's test module plugs in by subclassing :class:`Scenario` and
 :class:`ContractSuite`::
@@ -39,7 +41,8 @@ from otel_agents._spans import SemanticSpan
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
 from otel_agents._spans.finalisers import settle
-from tests.hostile import RowsHolder, UnboundProxy, UnprintableError
+from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, UnboundProxy,
+                           UnprintableError)
 from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
 
 MARKER = "ZX-MARKER-7Q"
@@ -69,6 +72,8 @@ class Scenario:
     x3_runs: ClassVar[int] = 1000
     streams: ClassVar[bool] = True
     cancel_stops_run: ClassVar[bool] = True
+    hangs_on: ClassVar[tuple[type[BaseException], ...]] = ()
+    """Exceptions a tool may raise on which the framework itself, uninstrumented, waits forever (X-14 skips them)."""
     """Whether cancelling the task that awaits :meth:`arun` stops the run (not where ``arun`` runs it in a worker
     thread: the run goes on there to its end, X-11 then checks only that nothing says it failed)."""
 
@@ -136,6 +141,8 @@ class ContractSuite:
     """X-1 … X-7 for one scenario. Subclass with ``scenario_cls`` set."""
 
     scenario_cls: ClassVar[type[Scenario]]
+    reinstrumented_kinds: ClassVar[tuple[str, ...] | None] = None
+    """The kinds whose spans X-14 expects to follow a re-instrumentation to its new provider (``None``: all)."""
 
     @pytest.fixture
     def scenario(self) -> Scenario:
@@ -603,7 +610,10 @@ class ContractSuite:
         run = (lambda: asyncio.run(scenario.arun())) if aio else None
         self._same_outcome_and_all_ended(scenario, provider, setup, run)
 
-    @pytest.mark.parametrize("shape", ["cycle", "non_str_keys", "repr_raises", "deep", "huge"])
+    @pytest.mark.parametrize("shape", ["cycle", "non_str_keys", "repr_raises", "deep", "huge", "everything_raises",
+                                       "everything_raises_nested", "array_like", "array_like_nested", "bytes",
+                                       "bytes_nested", "nan", "nan_nested", "huge_int", "pydantic_serializer_raises",
+                                       "str_subclass", "memoryview", "none", "tuple_keys_nested"])
     def test_x12_results_we_cannot_serialise(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
                                              shape: str) -> None:
         """X-12: a tool result that is a cycle, has non-str keys, a ``__repr__`` that raises, is 10,000 levels
@@ -626,6 +636,34 @@ class ContractSuite:
                 return {(1, 2): "tuple", 3: "int", None: "none", frozenset({1}): "set", b"k": "bytes"}
             if shape == "repr_raises":
                 return {"x": ReprRaises(), "y": [ReprRaises()]}
+            if shape == "everything_raises":
+                return EverythingRaises()
+            if shape == "everything_raises_nested":
+                return {"x": EverythingRaises(), "l": [EverythingRaises()]}
+            if shape == "array_like":
+                return ArrayLike([1.0, 2.0, float("nan")])
+            if shape == "array_like_nested":
+                return {"a": ArrayLike([1.0, 2.0]), "b": [ArrayLike([3.0])]}
+            if shape == "bytes":
+                return b"\xff\x00binary"
+            if shape == "bytes_nested":
+                return {"b": b"\xff\x00", "ba": bytearray(b"text"), "mv": memoryview(b"abc")}
+            if shape == "memoryview":
+                return memoryview(b"\xff\xfe")
+            if shape == "nan":
+                return float("nan")
+            if shape == "nan_nested":
+                return {"nan": float("nan"), "inf": [float("inf"), -float("inf")]}
+            if shape == "huge_int":
+                return 10 ** 5000
+            if shape == "pydantic_serializer_raises":
+                return SerializerRaises(name="n")
+            if shape == "str_subclass":
+                return HostileStr("text")
+            if shape == "none":
+                return None
+            if shape == "tuple_keys_nested":
+                return [{(1, "a"): {2: b"\x00"}}]
             if shape == "deep":
                 deep: Any = "leaf"
                 for _ in range(10_000):
@@ -668,3 +706,74 @@ class ContractSuite:
         alive = [o for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
         assert alive == [], f"{len(alive)} semantic spans never ended: {[o.name for o in alive]}"
         assert all(s.end_time for s in exporter.semantic())
+
+    # -- X-14 … : lifecycle and control flow the cases above do not reach ------------------------------
+    def test_x14_reinstrument_with_another_provider(self, scenario: Scenario, provider: Any,
+                                                    exporter: SnapshotExporter) -> None:
+        """X-14: ``instrument(A)``, ``uninstrument()``, ``instrument(B)``: the next run's spans go to B only, as
+        complete as A's were (nothing of the first instrumentation's providers or settings is kept)."""
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+        other = SnapshotExporter()
+        provider_b = TracerProvider()
+        provider_b.add_span_processor(SimpleSpanProcessor(other))
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            normal = scenario.run()
+        finally:
+            inst.uninstrument()
+        kinds = self.reinstrumented_kinds
+
+        def names(spans: list[SpanSnapshot]) -> list[str]:
+            return sorted(s.name for s in spans if kinds is None or s.semantic_kind in kinds)
+
+        first = names(exporter.semantic())
+        assert first
+        exporter.clear()
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider_b)
+        try:
+            assert scenario.run() == normal
+        finally:
+            inst.uninstrument()
+            provider_b.shutdown()
+        assert names(exporter.semantic()) == [], f"spans went to the first provider: {tree(exporter.semantic())}"
+        assert names(other.semantic()) == first, tree(other.semantic())
+
+    @pytest.mark.parametrize("error", [StopIteration, asyncio.CancelledError])
+    def test_x14_tool_raises_control_flow_exceptions(self, scenario: Scenario, provider: Any,
+                                                     exporter: SnapshotExporter, error: type) -> None:
+        """X-14: a tool body raising ``StopIteration`` (which a generator on the way turns into ``RuntimeError``)
+        or ``asyncio.CancelledError`` itself (not a task's cancellation): the outcome is the uninstrumented one,
+        every span ends. (``GeneratorExit`` is not asked: AgentChat's own runtime waits forever on it.)"""
+        if error in scenario.hangs_on:
+            pytest.skip(f"the framework itself, uninstrumented, waits forever when a tool raises {error.__name__}")
+
+        def setup() -> Callable[[], Any]:
+            scenario.tool_error = error
+            return lambda: None
+
+        self._same_outcome_and_all_ended(scenario, provider, setup)
+        self._same_outcome_and_all_ended(scenario, provider, setup, lambda: asyncio.run(scenario.arun()))
+
+    def test_x14_threads_and_tasks_at_once(self, scenario: Scenario, instrumented: Any,
+                                           exporter: SnapshotExporter) -> None:
+        """X-14: runs in a thread pool while an event loop runs others as tasks, at the same time: every run is
+        its own complete trace (a parent never crosses from a task to a thread or back)."""
+
+        def in_loop() -> None:
+            async def main() -> None:
+                await asyncio.gather(*(scenario.arun(tag=f"task{i}") for i in range(6)))
+
+            asyncio.run(main())
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            futures = [pool.submit(_run_in_context, scenario.run, "", f"thread{i}") for i in range(6)]
+            futures.append(pool.submit(in_loop))
+            for f in futures:
+                f.result()
+        traces = self._assert_complete_traces(exporter, scenario, 12)
+        self._assert_probes_in_own_trace(scenario, traces)
+        assert scenario.open_entries(instrumented) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ class LlamaIndexScenario(Scenario):
     """
 
     instrumentor_cls = LlamaIndexInstrumentor
+    hangs_on = (StopIteration, asyncio.CancelledError)  # the workflow waits forever on either (X-14)
     # X-3 keeps the kit's 1,000 runs: about 19 s on this 2-core machine (a FunctionAgent run
     # costs 20-40 ms inside llama-index-core's workflow runtime itself; our handlers add a
     # fifth or less), though up to 55 s when other test runs share the machine.

@@ -54,3 +54,23 @@ def test_issue35_tool_raising_base_exception_ends_every_span(instrumented: Any, 
     workflow = next(s for s in spans if s.name == "invoke_workflow Agent workflow")
     assert workflow.attributes["otel_agents.control_flow"] == error.__name__
     assert instrumented.open_spans() == 0
+
+
+def test_an_agent_named_by_a_str_enum_member_is_named_by_its_value(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """``Agent(name=Role.SUPPORT)`` (a ``(str, Enum)`` member): the span was ``invoke_agent Role.SUPPORT`` (the
+    member's ``__str__``) while its ``gen_ai.agent.name`` said ``support``; both now say ``support``."""
+    import enum
+
+    class Role(str, enum.Enum):
+        SUPPORT = "support"
+
+    @function_tool
+    def lookup(q: str) -> str:
+        """Looks up."""
+        return "found"
+
+    agent = Agent(name=Role.SUPPORT, instructions="help", tools=[lookup],
+                  model=responses_model(ScriptedResponses([tool_then_answer("lookup", {"q": "a"})], repeat_last=True)))
+    Runner.run_sync(agent, "hi")
+    agents = [(s.name, s.attributes.get("gen_ai.agent.name")) for s in exporter.semantic("agent")]
+    assert agents == [("invoke_agent support", "support")], tree(exporter.semantic())

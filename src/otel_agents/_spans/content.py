@@ -393,9 +393,11 @@ class ContentSetters:
         """The tools offered to the model (content): ``gen_ai.tool.definitions`` (OTel GenAI
         semconv v1.41: ``[{"type", "name", "description", "parameters"}]``) and OpenInference
         ``llm.tools.{i}.tool.json_schema`` (the OpenAI function-tool JSON Phoenix reads)."""
-        if not tools or self._ended or not self._content:
+        if self._ended or not self._content:
             return
         with guard("span.set_tool_definitions"):
+            if not tools:  # inside the guard: the sequence may be the user's (a list whose __len__ raises)
+                return
             attrs: dict[str, Any] = {}
             self._tools_into(attrs, tools)
             self._emit(attrs)

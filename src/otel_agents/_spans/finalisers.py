@@ -141,9 +141,24 @@ def _drain() -> None:
 
 
 def _after_fork() -> None:
-    """A forked child has no finaliser thread (nor the parent's queue)."""
+    """A forked child has no finaliser thread (nor the parent's queue), nor the threads that held our locks at the
+    fork (a run in another thread, mid-bookkeeping): each lock is released in the child, or the child's first span
+    would wait for it forever. What a lock guards is consistent between two bytecodes (a dict, a deque), so the
+    child reads it as the parent left it."""
     global _thread, _pending, _start_lock
     _thread, _pending, _start_lock = None, queue.SimpleQueue(), threading.Lock()
+    for ref in tuple(_LOCKS):
+        lock = ref()
+        if lock is not None:
+            _reinit(lock)
+
+
+def _reinit(lock: Any) -> None:
+    """``lock`` unlocked, in a forked child (CPython's own at-fork reset, the one ``threading`` and ``logging`` use;
+    an interpreter without it keeps the lock as it was)."""
+    reinit = getattr(lock, "_at_fork_reinit", None)
+    if reinit is not None:
+        reinit()
 
 
 if hasattr(os, "register_at_fork"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import threading
 from typing import Any, Callable, TypeVar
 
@@ -32,6 +33,16 @@ def report_internal_error(site: str, exc: BaseException) -> None:
                        site, what, exc_info=exc)
     else:
         logger.debug("otel_agents: internal error in %s: %s", site, what)
+
+
+def _after_fork() -> None:
+    """A forked child has not the thread that may have held the lock at the fork: a fresh one (see .finalisers)."""
+    global _seen_lock
+    _seen_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def _describe(exc: BaseException) -> str:

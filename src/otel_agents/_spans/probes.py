@@ -60,7 +60,10 @@ def is_iterator(obj: Any) -> bool:
 
 def text(obj: Any) -> str:
     """``str(obj)``; its ``repr`` when ``__str__`` raises; ``<unprintable T>`` when both do. The message
-    of an exception whose ``__str__`` raises is recorded this way, so error recording never fails."""
+    of an exception whose ``__str__`` raises is recorded this way, so error recording never fails. A ``str``
+    subclass is its value, as an attribute records it (a ``(str, Enum)`` member's ``__str__`` is ``Role.X``)."""
+    if issubclass(type(obj), str):
+        return str.__str__(obj)
     try:
         return str(obj)
     except Exception:  # noqa: BLE001

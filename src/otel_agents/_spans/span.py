@@ -37,7 +37,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name, vocabularies as V
-from . import encoding, pipeline, sdk_write
+from . import encoding, pipeline, probes, sdk_write
 from .activation import Activation
 from .content import ContentSetters
 from .guard import guard, report_internal_error
@@ -169,11 +169,14 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     def rename(self, name: str | None) -> None:
         """Rename the span after the component it turned out to be (a model span whose model is
         known only from the response): the same naming rule as at start (low cardinality)."""
-        if self._ended or self._mute or not name:
+        if self._ended or self._mute or name is None:
             return
         with guard("span.rename"):
+            text = probes.text(name)  # the user's object: its `__len__` (a `not name`) may raise too
+            if not text:
+                return
             op = self._kind_attrs.get(A.GEN_AI_OPERATION_NAME)
-            self.name = naming(self.kind, pipeline.label(str(name)), op, op == "invoke_workflow")[2]
+            self.name = naming(self.kind, pipeline.label(text), op, op == "invoke_workflow")[2]
             self.span.update_name(self.name)
 
     # -- plain attributes ------------------------------------------------------

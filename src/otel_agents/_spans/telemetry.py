@@ -14,7 +14,7 @@ from opentelemetry.trace import Span, SpanKind
 
 from .. import __version__
 from ..semconv import Kind, attributes as A, vocabularies as V
-from . import pipeline
+from . import pipeline, probes
 from .activation import Activation
 from .guard import guard, report_internal_error
 from .index import _index, semantic_span_for
@@ -112,7 +112,8 @@ class Telemetry:
             if name_is_content and not (policy[0] if policy is not None else self.settings.content_enabled()):
                 name = None
             if name is not None:
-                name = pipeline.label(name if type(name) is str else str(name))  # a name can hold a key too
+                # a name can hold a key too; a str subclass is named by its value, as attributes record it
+                name = pipeline.label(name if type(name) is str else probes.text(name))
             only = policy[3] if policy is not None else self.settings.vocabulary_filter()
             kattrs, start_kattrs, sname, default_span_kind = naming(kind, name, operation, workflow, multi_step, only)
             current = otel_context.get_current()

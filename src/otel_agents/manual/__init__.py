@@ -106,7 +106,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
@@ -114,6 +113,7 @@ from opentelemetry import trace
 from .._spans import (AsyncStepIterator, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       non_recording_span, semantic_span_for, wrap_stream)
+from .._spans.finalisers import new_lock
 from ..semconv import Kind, span_name
 
 __all__ = ["BlobPart", "ChatMessage", "FilePart", "ReasoningPart", "SpanSpec", "TextPart", "ToolCallPart",
@@ -126,7 +126,7 @@ _MODEL_KINDS = (Kind.MODEL, Kind.EMBEDDING)
 _STREAM_ITEMS_MAX = 10_000  # a stream's output keeps at most this many items (and ~ the content budget)
 
 _telemetry: Telemetry | None = None
-_telemetry_lock = threading.Lock()
+_telemetry_lock = new_lock()  # released in a forked child (see _spans.finalisers)
 _explicit = False  # set_providers() chose the providers: instrument()/configure() leave them alone
 # the providers, vocabularies and content switch of the last instrument()/configure()
 _followed: tuple[Any, Any, Any, Any] = (None, None, None, None)
