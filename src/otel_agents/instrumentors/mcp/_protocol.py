@@ -168,10 +168,10 @@ def extracted_context(meta: Any) -> otel_context.Context | None:
     if meta is None:
         return None
     fields: Mapping[str, Any]
-    if isinstance(meta, Mapping):  # mcp 2.x: a dict
+    if type(meta) is dict or isinstance(meta, Mapping):  # mcp 2.x: a dict (`type` first: no ABC check)
         fields = meta
-    else:
-        fields = dict(getattr(meta, "model_extra", None) or {})
+    else:  # mcp 1.x: the model's extras, only read here
+        fields = getattr(meta, "model_extra", None) or {}
     carrier = {k: v for k in PROPAGATION_KEYS if isinstance(v := fields.get(k), str)}
     if "traceparent" not in carrier:
         return None
