@@ -688,6 +688,31 @@ def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
     assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None
 
 
+def test_a_request_is_read_through_its_root_model_or_as_it_is() -> None:
+    """``method_of``/``params_of`` read the request a ``RootModel`` wrapper holds (the client's ``ClientRequest``)
+    or the bare request model (the server's dispatch), and ``None`` off anything else."""
+    from pydantic import BaseModel, RootModel
+
+    from otel_agents.instrumentors.mcp import _protocol as P
+
+    class Params(BaseModel):
+        name: str
+
+    class Call(BaseModel):
+        method: str
+        params: Params | None = None
+
+    class Request(RootModel[Call]):
+        pass
+
+    bare = Call(method="tools/call", params=Params(name="lookup_order"))
+    for request in (bare, Request(bare)):
+        assert P.root_of(request) is bare
+        assert P.method_of(request) == "tools/call" and P.params_of(request).name == "lookup_order"
+    assert P.method_of(Call(method="tools/list")) == "tools/list" and P.params_of(Call(method="tools/list")) is None
+    assert P.method_of(object()) is None and P.params_of(None) is None
+
+
 @pytest.mark.parametrize("mode", IN_PROCESS_MODES)
 async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument, exporter, mode: str) -> None:
     """A ``tools/call`` the caller gives up on (``asyncio.wait_for`` timing out, which cancels it): the client's

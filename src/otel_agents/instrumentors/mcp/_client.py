@@ -140,31 +140,23 @@ class ClientSide:
         method = P.method_of(request)
         if method is None:
             return None
-        params = P.params_of(request)
-        request_id = getattr(session, "_request_id", None)  # mcp 1.x: the id send_request is about to use
-        peer = self.peers.get(session) or _negotiated(session)
-        attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method}
-        if isinstance(request_id, (int, str)):
-            attrs[A.JSONRPC_REQUEST_ID] = str(request_id)
-        if peer is not None:
-            attrs[A.MCP_PROTOCOL_VERSION] = peer.protocol_version
-            attrs[A.OTEL_AGENTS_MCP_SERVER_NAME] = peer.server_name
-        session_id = _session_id(session)
-        if session_id:
-            attrs[A.MCP_SESSION_ID] = session_id
         span: SemanticSpan | None = None
         owned = False
         if method == P.TOOLS_CALL:
+            params = P.params_of(request)
             name = P.target_of(method, params)
             span = self._enrichable(name)
             if span is not None:
                 self.enriched.add(span)
-                span.set_attributes(attrs)
+                span.set_attributes(self._attributes(session, method))
             else:
-                span = self.telemetry.start_span(Kind.TOOL, name, span_kind=SpanKind.CLIENT, attributes=attrs)
+                span = self.telemetry.start_span(Kind.TOOL, name, span_kind=SpanKind.CLIENT,
+                                                 attributes=self._attributes(session, method))
                 span.set_tool(name, arguments=getattr(params, "arguments", None))
                 owned = True
         elif method in P.TRACED_METHODS:
+            params = P.params_of(request)
+            attrs = self._attributes(session, method)
             target = P.target_of(method, params)
             if method == "prompts/get":
                 attrs[A.GEN_AI_PROMPT_NAME] = target
@@ -191,6 +183,22 @@ class ClientSide:
         else:
             args[0] = request  # type: ignore[index]
         return span, owned, ctx, tuple(args), kwargs
+
+    def _attributes(self, session: Any, method: str) -> dict[str, Any]:
+        """The span attributes of a request ``session`` is about to send (read only for a request that gets a span:
+        not for ``initialize``, ``ping``…)."""
+        request_id = getattr(session, "_request_id", None)  # mcp 1.x: the id send_request is about to use
+        peer = self.peers.get(session) or _negotiated(session)
+        attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method}
+        if isinstance(request_id, (int, str)):
+            attrs[A.JSONRPC_REQUEST_ID] = str(request_id)
+        if peer is not None:
+            attrs[A.MCP_PROTOCOL_VERSION] = peer.protocol_version
+            attrs[A.OTEL_AGENTS_MCP_SERVER_NAME] = peer.server_name
+        session_id = _session_id(session)
+        if session_id:
+            attrs[A.MCP_SESSION_ID] = session_id
+        return attrs
 
     def _enrichable(self, name: str | None) -> SemanticSpan | None:
         """The framework's ``tool`` span this ``tools/call`` is made for, if one is open here:

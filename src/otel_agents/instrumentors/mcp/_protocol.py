@@ -75,16 +75,25 @@ def _reading(cls: type, name: str) -> int:
     return _KEY if issubclass(cls, Mapping) else _ATTR
 
 
+def root_of(request: Any) -> Any:
+    """The request model a ``ClientRequest`` (a pydantic ``RootModel``) holds, or ``request`` itself (a bare request
+    model, as the server's dispatch hands its handlers): read by :func:`field`, not ``getattr(request, "root",
+    request)``, which on a bare model raises and catches an ``AttributeError`` inside pydantic's ``__getattr__``
+    (twice a request on the server side, the most expensive read of it)."""
+    root = field(request, "root")
+    return request if root is None else root
+
+
 def method_of(request: Any) -> str | None:
     """The JSON-RPC method of a request model (``ClientRequest`` root or a bare request), or ``None``."""
-    root = getattr(request, "root", request)
+    root = root_of(request)
     method = getattr(root, "method", None)
     return method if isinstance(method, str) else None
 
 
 def params_of(request: Any) -> Any:
     """The request's ``params`` model, or ``None``."""
-    return getattr(getattr(request, "root", request), "params", None)
+    return getattr(root_of(request), "params", None)
 
 
 def target_of(method: str, params: Any) -> str | None:
@@ -107,7 +116,7 @@ def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
     propagate.inject(carrier, context=ctx)
     if not carrier:
         return request
-    root = getattr(request, "root", request)
+    root = root_of(request)
     data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
     params = data.get("params") or {}
     meta = params.get("_meta") or {}
@@ -132,7 +141,7 @@ def without_trace_context(request: Any) -> Any:
     """A copy of ``request`` without the :data:`PROPAGATION_KEYS` in ``params._meta`` (put there
     by a library that propagates itself, as FastMCP does), or ``request`` itself when it has none:
     with propagation off, no trace context leaves the process."""
-    root = getattr(request, "root", request)
+    root = root_of(request)
     meta = getattr(getattr(root, "params", None), "meta", None)
     extra = (meta if isinstance(meta, Mapping) else getattr(meta, "model_extra", None)) or {}
     if not any(key in extra for key in PROPAGATION_KEYS):
@@ -159,10 +168,10 @@ def extracted_context(meta: Any) -> otel_context.Context | None:
     if meta is None:
         return None
     fields: Mapping[str, Any]
-    if isinstance(meta, Mapping):  # mcp 2.x: a dict
+    if type(meta) is dict or isinstance(meta, Mapping):  # mcp 2.x: a dict (`type` first: no ABC check)
         fields = meta
-    else:
-        fields = dict(getattr(meta, "model_extra", None) or {})
+    else:  # mcp 1.x: the model's extras, only read here
+        fields = getattr(meta, "model_extra", None) or {}
     carrier = {k: v for k in PROPAGATION_KEYS if isinstance(v := fields.get(k), str)}
     if "traceparent" not in carrier:
         return None
