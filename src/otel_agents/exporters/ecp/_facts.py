@@ -609,32 +609,12 @@ def requested_calls(span: FoldSpan) -> list[str]:
     ``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.function.name``. Empty when the model
     requested none, or when messages were not recorded (content capture off). (With their call ids:
     :func:`requested_call_parts`.)"""
-    a = span.attributes
-    raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
-    if raw is not None:
-        names: list[str] = []
-        if type(raw) is str and "tool_call" not in raw and "\\u" not in raw:
-            return names  # no part can be a tool call (not even written with escapes): no need to parse
-        data = parse_json(raw)
-        for message in data if isinstance(data, list) else ():
-            parts = message.get("parts") if isinstance(message, dict) else None
-            for part in parts if isinstance(parts, list) else ():
-                if isinstance(part, dict) and part.get("type") == "tool_call":
-                    names.append(_str(part.get("name")) or "?")
-        return names
-    prefix, suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_FUNCTION_NAME
-    found: list[tuple[tuple[int, ...], str]] = []
-    for key, value in a.items():
-        if key.startswith(prefix) and key.endswith(suffix) and isinstance(value, str):
-            numbers = tuple(int(n) for n in re.findall(r"\.(\d+)\.", key[len(prefix) - 1:]))
-            found.append((numbers, value or "?"))
-    return [name for _, name in sorted(found)]
+    return [name for name, _ in requested_call_parts(span)]
 
 
 def requested_call_parts(span: FoldSpan) -> list[tuple[str, str | None]]:
     """:func:`requested_calls` with each call's id: ``(name, call id or None)``, in order (OpenInference: the
-    sibling ``...tool_call.id``). A loop of its own: :func:`requested_calls`, on every model line, stays the
-    names-only one (building these pairs there cost ~1% of a fold's instructions, callgrind)."""
+    sibling ``...tool_call.id``)."""
     a = span.attributes
     raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
     if raw is not None:
