@@ -480,7 +480,8 @@ def test_library_links_go_to_the_library_not_a_package_registry() -> None:
     found = [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group()}"
              for name, text in texts for m in REGISTRIES.finditer(text)]
     assert not found, "\n".join(found)
-    assert REGISTRIES.search("see [uv](https://pypi.org/project/uv/)")
+    # the guard can fire (the sample is split so that this file holds no registry link of its own)
+    assert REGISTRIES.search("see [uv](https://" + "pypi.org/project/uv/)")
 
 
 def test_the_fold_console_example_shows_folds_own_messages(tmp_path: Path) -> None:

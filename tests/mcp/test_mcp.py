@@ -321,6 +321,19 @@ async def wire_recorded(server: Any, seen: list[dict[str, Any]]) -> Any:
             tasks.cancel_scope.cancel()
 
 
+async def _propagation_off_then_on(instrument: Any, send: Any) -> None:
+    """``await send()`` instrumented with ``propagate=False``, then with the default (the control), each time
+    with baggage ``user.id=ann`` current; uninstrumented after each."""
+    for propagate in (False, None):
+        inst = instrument(propagate=propagate) if propagate is not None else instrument()
+        token = context.attach(baggage.set_baggage("user.id", "ann"))
+        try:
+            await send()
+        finally:
+            context.detach(token)
+        inst.uninstrument()
+
+
 async def test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire(instrument, exporter,
                                                                                app_tracer) -> None:
     """mcp 2.x, whose JSON-RPC dispatcher injects the current context into every request's ``_meta`` by itself
@@ -341,18 +354,14 @@ async def test_mcp2_propagation_off_on_the_client_sends_no_context_on_the_wire(i
         return CallToolResult(content=[TextContent(type="text", text="ok")])
 
     server, seen = Server("orders", on_list_tools=list_tools, on_call_tool=call_tool), []
-    for propagate in (False, None):
-        inst = instrument(propagate=propagate) if propagate is not None else instrument()
-        token = context.attach(baggage.set_baggage("user.id", "ann"))
-        try:
-            for mode in ("legacy", "auto"):  # the handshake, and the 2026 envelope (server/discover)
-                async with Client(wire_recorded(server, seen), mode=mode) as client:
-                    with app_tracer.start_as_current_span("app"):
-                        await client.call_tool("lookup_order", {"order_id": "A100"},
-                                               meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
-        finally:
-            context.detach(token)
-        inst.uninstrument()
+    async def send() -> None:
+        for mode in ("legacy", "auto"):  # the handshake, and the 2026 envelope (server/discover)
+            async with Client(wire_recorded(server, seen), mode=mode) as client:
+                with app_tracer.start_as_current_span("app"):
+                    await client.call_tool("lookup_order", {"order_id": "A100"},
+                                           meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
+
+    await _propagation_off_then_on(instrument, send)
     sent = [{k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")} for meta in seen]
     assert [sorted(meta) for meta in sent] == [["tenant"]] * 2 + [["baggage", "tenant", "traceparent"]] * 2
     client_spans = [s for s in exporter.spans if s.kind == "CLIENT" and s.semantic_kind == "tool"]
@@ -374,17 +383,13 @@ async def test_propagation_off_on_the_client_sends_no_context(instrument, export
 
     server, seen = _meta_recording_server()
 
-    for propagate in (False, None):
-        inst = instrument(propagate=propagate) if propagate is not None else instrument()
-        token = context.attach(baggage.set_baggage("user.id", "ann"))
-        try:
-            async with create_connected_server_and_client_session(server) as session:
-                with app_tracer.start_as_current_span("app"):
-                    await session.call_tool("lookup_order", {"order_id": "A100"},
-                                            meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
-        finally:
-            context.detach(token)
-        inst.uninstrument()
+    async def send() -> None:
+        async with create_connected_server_and_client_session(server) as session:
+            with app_tracer.start_as_current_span("app"):
+                await session.call_tool("lookup_order", {"order_id": "A100"},
+                                        meta={"traceparent": LIBRARY_TRACEPARENT, "tenant": "t1"})
+
+    await _propagation_off_then_on(instrument, send)
     assert [sorted(meta) for meta in seen] == [["tenant"], ["baggage", "tenant", "traceparent"]]
     client = [s for s in exporter.spans if s.kind == "CLIENT" and s.semantic_kind == "tool"]
     served = [s for s in exporter.spans if s.kind == "SERVER" and s.semantic_kind == "tool"]
