@@ -25,13 +25,42 @@ def ours(prefixes: tuple[str, ...]) -> dict[str, str]:
     return {k: v for k, v in vars(A).items() if k.isupper() and isinstance(v, str) and v.startswith(prefixes)}
 
 
+# The gen_ai.* names the GenAI conventions changed after v1.41, the text the frozen constants of
+# opentelemetry-semantic-conventions (0.66b2) hold: new name -> the v1.41 name it replaces. Each entry names its source
+# in open-telemetry/semantic-conventions-genai (first standalone release v0.1.0, whose CHANGELOG.md lists the changes
+# since semantic-conventions v1.41.0).
+SINCE_V1_41 = {
+    # PR #440, changelog.d/440.breaking.md @ b9449702673fa5ea79d3c4cee3733f6d5e2b1e40 ("Rename
+    # gen_ai.usage.cache_creation.input_tokens to gen_ai.usage.cache_write.input_tokens"); the name
+    # opentelemetry-util-genai 1.3b0 writes (_inference_invocation.py, _agent_invocation.py).
+    "gen_ai.usage.cache_write.input_tokens": "gen_ai.usage.cache_creation.input_tokens",
+}
+# Names we keep only to read spans written before a rename (never written): v1.41 name -> its replacement.
+READ_ONLY_V1_41 = {"GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS_V1_41": "gen_ai.usage.cache_write.input_tokens"}
+
+
 @pytest.mark.parametrize("name,value", sorted(ours(("gen_ai.",)).items()))
 def test_gen_ai_names_match_semconv_package(name: str, value: str) -> None:
-    """Every gen_ai.* name we emit is a constant of opentelemetry-semantic-conventions (v1.41)."""
+    """Every gen_ai.* name we emit is a constant of opentelemetry-semantic-conventions (v1.41), or a name the
+    GenAI conventions' own repository gave one of those later (SINCE_V1_41)."""
     if value.startswith("gen_ai.client."):
         assert value in (gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION, gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE)
+    elif name in READ_ONLY_V1_41:
+        assert value in GENAI_CONSTANTS and SINCE_V1_41[READ_ONLY_V1_41[name]] == value
     else:
-        assert value in GENAI_CONSTANTS
+        assert value in GENAI_CONSTANTS or value in SINCE_V1_41
+        assert value not in SINCE_V1_41.values(), f"{value} was renamed to {_renamed(value)}"
+
+
+def _renamed(old: str) -> str:
+    return next(new for new, was in SINCE_V1_41.items() if was == old)
+
+
+@pytest.mark.parametrize("new,old", sorted(SINCE_V1_41.items()))
+def test_renames_since_v1_41_replace_a_v1_41_name(new: str, old: str) -> None:
+    """Each rename replaces a real v1.41 name; once the package holds the new name, the entry is to go."""
+    assert old in GENAI_CONSTANTS
+    assert new not in GENAI_CONSTANTS, f"{new} is a package constant now: drop it from SINCE_V1_41"
 
 
 OI_PREFIXES = ("input.", "output.", "llm.", "tool.", "retrieval.", "embedding.", "session.", "user.",
