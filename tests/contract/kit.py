@@ -1,8 +1,8 @@
 """The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``), the
 hostile-input rules of issue 35 (X-8 … X-10), what real programs do to a run in flight (X-11 … X-13) and
 lifecycle and control flow the others do not reach (X-14: re-instrumentation with another provider, a tool
-raising ``StopIteration``/``CancelledError``, threads and tasks at once), asserted the same way for every
-instrumentor.
+raising ``StopIteration``/``CancelledError``, threads and tasks at once; X-15: a tool that forks), asserted the
+same way for every instrumentor.
 
 A framework's test module plugs in by subclassing :class:`Scenario` and
 :class:`ContractSuite`::
@@ -29,6 +29,7 @@ import contextvars
 import gc
 import json
 import logging
+import os
 import threading
 from typing import Any, Callable, ClassVar
 from unittest import mock
@@ -41,8 +42,9 @@ from otel_agents._spans import SemanticSpan
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
 from otel_agents._spans.finalisers import settle
-from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, UnboundProxy,
-                           UnprintableError)
+from tests import forking
+from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, StrRaises,
+                           UnboundProxy, UnprintableError)
 from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
 
 MARKER = "ZX-MARKER-7Q"
@@ -777,3 +779,42 @@ class ContractSuite:
         traces = self._assert_complete_traces(exporter, scenario, 12)
         self._assert_probes_in_own_trace(scenario, traces)
         assert scenario.open_entries(instrumented) == 0
+
+    # -- X-15: a tool that forks ------------------------------------------------------------------------------
+    def test_x15_a_tool_forks(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                              tmp_path: Any) -> None:
+        """X-15: a tool forks while its run is in flight (``os.fork()``; ``multiprocessing`` with ``fork``), and the
+        child calls ``uninstrument()`` and exits. The child starts with none of the parent's open spans in its
+        bookkeeping and exports none of them (its ``uninstrument()`` used to end them, as evicted, and export them
+        a second time); the parent's run is unaffected. (Spans the child opens itself: tests/test_forked_child.py.)"""
+        if not hasattr(os, "fork"):
+            pytest.skip("no os.fork on this platform")
+        report = tmp_path / "child.json"
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        children: list[int] = []
+
+        def child() -> dict[str, Any]:
+            inherited = scenario.open_entries(inst)
+            seen = len(exporter.spans)  # what the parent had exported at the fork
+            inst.uninstrument()  # ends what is still open: nothing of the parent's
+            gc.collect()
+            settle()
+            return {"inherited": inherited,
+                    "spans": [[s.span_id, s.name] for s in exporter.spans[seen:]]}
+
+        def fork_once() -> None:
+            if not children:
+                children.append(forking.start(child, report, alarm_s=20))
+
+        scenario.tool_hook = fork_once
+        try:
+            scenario.run()
+        finally:
+            scenario.tool_hook = None
+            inst.uninstrument()
+        assert children, "the scenario's tool never called probe()"
+        out = forking.wait(children[0], report, timeout=30)
+        assert out["inherited"] == 0, f"the child inherited {out['inherited']} open entries of the parent's run"
+        assert out["spans"] == [], f"the child exported the parent's spans a second time: {out['spans']}"
+        self._assert_complete_traces(exporter, scenario, 1)

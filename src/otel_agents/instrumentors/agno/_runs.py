@@ -38,11 +38,15 @@ class AgnoRunFailed(Exception):
 
 
 class OpenSpans:
-    """The run spans open now (for ``open_runs()``; an entry leaves when its span ends)."""
+    """The run spans open now (for ``open_runs()``; an entry leaves when its span ends; none in a forked child)."""
 
     def __init__(self) -> None:
-        self._spans: set[int] = set()
         self._lock = new_lock()
+        self._forget()
+        in_forked_child(OpenSpans._forget, self)
+
+    def _forget(self) -> None:
+        self._spans: set[int] = set()
 
     def add(self, span: SemanticSpan) -> None:
         with self._lock:

@@ -145,11 +145,17 @@ class OtelAgentsProcessor(TracingProcessor):
         self.telemetry = telemetry
         self.spans = SpanRegistry(max_age_s=float("inf"))  # SDK span id → our span (+ SpanRec)
         self.traces = SpanRegistry(max_age_s=float("inf"))  # SDK trace id → our workflow span (+ TraceRec)
-        self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
-        self._suppressed: OrderedDict[Any, None] = OrderedDict()  # SDK trace ids started while suppressed
         self._lock = new_lock()
         self.active = True
         self.current_call: Any = None  # the model hook's open request (a ContextVar, set by _models.ModelHook)
+        self._forget()
+        in_forked_child(OtelAgentsProcessor._forget, self)
+
+    def _forget(self) -> None:
+        """No transparent or suppressed SDK span known: a new processor's, and a forked child's (the parent's
+        runs are the parent's; ``spans`` and ``traces`` forget theirs themselves)."""
+        self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
+        self._suppressed: OrderedDict[Any, None] = OrderedDict()  # SDK trace ids started while suppressed
 
     def __len__(self) -> int:
         return len(self.spans) + len(self.traces) + len(self._aliases) + len(self._suppressed)
