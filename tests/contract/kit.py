@@ -78,6 +78,8 @@ class Scenario:
     """Exceptions a tool may raise on which the framework itself, uninstrumented, waits forever (X-14 skips them)."""
     """Whether cancelling the task that awaits :meth:`arun` stops the run (not where ``arun`` runs it in a worker
     thread: the run goes on there to its end, X-11 then checks only that nothing says it failed)."""
+    ids: ClassVar[tuple[str, ...]] = ()
+    """The run ids the framework takes from its caller (``"session"``, ``"user"``): :meth:`run_with_ids` (X-12)."""
 
     def __init__(self) -> None:
         self.probes: list[tuple[str, trace.Span]] = []
@@ -112,6 +114,11 @@ class Scenario:
 
     def run_failing(self) -> None:
         """A run that fails with the user's exception; must raise it."""
+        raise NotImplementedError
+
+    def run_with_ids(self, session: Any = None, user: Any = None) -> Any:
+        """One complete sync run given ``session`` and ``user`` as its session and user ids, the framework's own
+        way (``None``: not given); only the ids named in :attr:`ids`."""
         raise NotImplementedError
 
     def run_stream(self, consume: bool) -> None:
@@ -681,6 +688,42 @@ class ContractSuite:
         for s in exporter.spans:
             for key, v in s.attributes.items():
                 assert isinstance(v, (str, bool, int, float, tuple, list)), (key, type(v))
+
+    @pytest.mark.parametrize("hostile", ["str_raises", "huge_int"])
+    @pytest.mark.parametrize("which", ["session", "user"])
+    def test_x12_an_id_we_cannot_write_as_text(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                                               which: str, hostile: str) -> None:
+        """X-12: a session or user id the caller gives that cannot be written as text (its ``__str__`` raises; an
+        ``int`` past Python's digit limit for text) loses only itself: the run's outcome is the uninstrumented
+        one, its spans are complete, no span carries a made-up id, and the run's other id still lands on its agent
+        spans. (One such id used to lose the run's other attributes, or the run's spans.)"""
+        if which not in scenario.ids:
+            pytest.skip(f"the framework takes no {which} id from its caller")
+        bad: Any = StrRaises() if hostile == "str_raises" else 10 ** 5000
+        other = "other-7"
+        ids = {"session": other if "session" in scenario.ids else None,
+               "user": other if "user" in scenario.ids else None}
+        ids[which] = bad
+        try:
+            expected = scenario.run_with_ids(**ids)
+        except Exception as exc:  # noqa: BLE001
+            pytest.skip(f"the framework itself, uninstrumented, refuses this {which} id: {exc!r}")
+        exporter.clear()  # (decorated code records without an instrumentor)
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            assert scenario.run_with_ids(**ids) == expected
+        finally:
+            inst.uninstrument()
+        traces = self._assert_complete_traces(exporter, scenario, 1)
+        spans = next(iter(traces.values()))
+        keys = {"session": ("session.id", "gen_ai.conversation.id"), "user": ("user.id",)}
+        for s in spans:
+            for key in keys[which]:
+                assert key not in s.attributes, (s.name, key, s.attributes[key])
+        for name in (n for n in ("session", "user") if n != which and ids[n] is not None):
+            agents = [s for s in spans if s.semantic_kind == "agent"]
+            assert agents and all(s.attributes.get(keys[name][0]) == other for s in agents), tree(spans)
 
     @pytest.mark.parametrize("switch", ["uninstrument", "instrument"])
     def test_x13_instrumentation_switched_mid_run(self, scenario: Scenario, provider: Any,

@@ -165,8 +165,9 @@ class SpanCallbackHandler(BaseCallbackHandler):
             return None
         parent_span = self.spans.get(parent_key) if parent_key is not None else None
         attributes: dict[str, Any] = {}
-        with guard("langchain.run_attributes"):
+        with guard("langchain.run_ids"):
             attributes.update(extract.session_attributes(metadata))
+        with guard("langchain.run_attributes"):  # apart: a failure in one loses only its own attributes
             tags_ = extract.user_tags(tags)
             if tags_:  # added to the tags of otel_agents.using_tags(), not replacing them
                 inherited = list(current_run_attributes().get(A.TAG_TAGS) or
