@@ -118,3 +118,13 @@ class HostileStr(str):
         raise RuntimeError("hostile str")
 
     __str__ = __repr__ = __len__ = __hash__ = __eq__ = _no  # type: ignore[assignment]
+
+
+class StrRaises:
+    """An id whose ``__str__`` raises; its ``repr`` works (and is no id either)."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("this id cannot be written as text")
+
+    def __repr__(self) -> str:
+        return "<StrRaises>"

@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 from opentelemetry import trace
 
 from ._spans import AsyncStepIterator, SemanticSpan, Settings, StepIterator, current_run_attributes, guard, pop_run_attributes, push_run_attributes
-from ._spans import semantic_span_for
+from ._spans import probes, semantic_span_for
 from ._spans.encoding import dumps, fit_json, to_jsonable
 from .semconv import Kind, attributes as A
 
@@ -133,24 +133,24 @@ def _pop(token: Any) -> None:
 
 
 def using_session(session_id: str | int | None) -> RunContext:
-    """Spans opened inside carry ``session.id`` and ``gen_ai.conversation.id`` = ``str(session_id)``.
+    """Spans opened inside carry ``session.id`` and ``gen_ai.conversation.id`` = ``str(session_id)`` (a ``str``
+    subclass's value).
 
-    ``None`` (or an empty id) adds nothing, so an optional id can be passed as is.
+    ``None`` (or an empty id) adds nothing, so an optional id can be passed as is; so does an id that cannot be
+    written as text (logged once).
     """
     def attributes() -> dict[str, Any]:
-        if session_id is None or session_id == "":
-            return {}
-        value = str(session_id)
-        return {A.SESSION_ID: value, A.GEN_AI_CONVERSATION_ID: value}
+        value = probes.identifier(session_id, "context.using_session")
+        return {} if value is None else {A.SESSION_ID: value, A.GEN_AI_CONVERSATION_ID: value}
     return RunContext(attributes)
 
 
 def using_user(user_id: str | int | None) -> RunContext:
-    """Spans opened inside carry ``user.id`` = ``str(user_id)``; ``None`` adds nothing."""
+    """Spans opened inside carry ``user.id`` = ``str(user_id)`` (a ``str`` subclass's value); ``None``, an empty
+    id and one that cannot be written as text (logged once) add nothing."""
     def attributes() -> dict[str, Any]:
-        if user_id is None or user_id == "":
-            return {}
-        return {A.USER_ID: str(user_id)}
+        value = probes.identifier(user_id, "context.using_user")
+        return {} if value is None else {A.USER_ID: value}
     return RunContext(attributes)
 
 

@@ -23,6 +23,7 @@ class AgnoScenario(Scenario):
     """An agent over :class:`ScriptedModel` that calls ``lookup`` once (which probes), then answers with its result."""
 
     instrumentor_cls = AgnoInstrumentor
+    ids = ("session", "user")
     x3_runs = 400  # an Agno run costs ~3 ms of framework overhead; 400 mixed runs keep X-3 under a few seconds
 
     def _agent(self, marker: str, tag: str, fail: bool = False) -> Agent:
@@ -49,6 +50,9 @@ class AgnoScenario(Scenario):
 
     async def arun(self, marker: str = "", tag: str = "") -> Any:
         return (await self._agent(marker, tag).arun(f"Where is order {marker}?")).content
+
+    def run_with_ids(self, session: Any = None, user: Any = None) -> Any:
+        return self._agent("", "").run("Where is order?", session_id=session, user_id=user).content
 
     def run_failing(self) -> None:
         result = self._agent("", "", fail=True).run("Where is my order?")

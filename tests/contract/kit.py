@@ -1,8 +1,8 @@
 """The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``), the
 hostile-input rules of issue 35 (X-8 … X-10), what real programs do to a run in flight (X-11 … X-13) and
 lifecycle and control flow the others do not reach (X-14: re-instrumentation with another provider, a tool
-raising ``StopIteration``/``CancelledError``, threads and tasks at once), asserted the same way for every
-instrumentor.
+raising ``StopIteration``/``CancelledError``, threads and tasks at once; X-15: a tool that forks), asserted the
+same way for every instrumentor.
 
 A framework's test module plugs in by subclassing :class:`Scenario` and
 :class:`ContractSuite`::
@@ -29,6 +29,7 @@ import contextvars
 import gc
 import json
 import logging
+import os
 import threading
 from typing import Any, Callable, ClassVar
 from unittest import mock
@@ -41,8 +42,9 @@ from otel_agents._spans import SemanticSpan
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
 from otel_agents._spans.finalisers import settle
-from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, UnboundProxy,
-                           UnprintableError)
+from tests import forking
+from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, StrRaises,
+                           UnboundProxy, UnprintableError)
 from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
 
 MARKER = "ZX-MARKER-7Q"
@@ -76,6 +78,8 @@ class Scenario:
     """Exceptions a tool may raise on which the framework itself, uninstrumented, waits forever (X-14 skips them)."""
     """Whether cancelling the task that awaits :meth:`arun` stops the run (not where ``arun`` runs it in a worker
     thread: the run goes on there to its end, X-11 then checks only that nothing says it failed)."""
+    ids: ClassVar[tuple[str, ...]] = ()
+    """The run ids the framework takes from its caller (``"session"``, ``"user"``): :meth:`run_with_ids` (X-12)."""
 
     def __init__(self) -> None:
         self.probes: list[tuple[str, trace.Span]] = []
@@ -110,6 +114,11 @@ class Scenario:
 
     def run_failing(self) -> None:
         """A run that fails with the user's exception; must raise it."""
+        raise NotImplementedError
+
+    def run_with_ids(self, session: Any = None, user: Any = None) -> Any:
+        """One complete sync run given ``session`` and ``user`` as its session and user ids, the framework's own
+        way (``None``: not given); only the ids named in :attr:`ids`."""
         raise NotImplementedError
 
     def run_stream(self, consume: bool) -> None:
@@ -680,6 +689,42 @@ class ContractSuite:
             for key, v in s.attributes.items():
                 assert isinstance(v, (str, bool, int, float, tuple, list)), (key, type(v))
 
+    @pytest.mark.parametrize("hostile", ["str_raises", "huge_int"])
+    @pytest.mark.parametrize("which", ["session", "user"])
+    def test_x12_an_id_we_cannot_write_as_text(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                                               which: str, hostile: str) -> None:
+        """X-12: a session or user id the caller gives that cannot be written as text (its ``__str__`` raises; an
+        ``int`` past Python's digit limit for text) loses only itself: the run's outcome is the uninstrumented
+        one, its spans are complete, no span carries a made-up id, and the run's other id still lands on its agent
+        spans. (One such id used to lose the run's other attributes, or the run's spans.)"""
+        if which not in scenario.ids:
+            pytest.skip(f"the framework takes no {which} id from its caller")
+        bad: Any = StrRaises() if hostile == "str_raises" else 10 ** 5000
+        other = "other-7"
+        ids = {"session": other if "session" in scenario.ids else None,
+               "user": other if "user" in scenario.ids else None}
+        ids[which] = bad
+        try:
+            expected = scenario.run_with_ids(**ids)
+        except Exception as exc:  # noqa: BLE001
+            pytest.skip(f"the framework itself, uninstrumented, refuses this {which} id: {exc!r}")
+        exporter.clear()  # (decorated code records without an instrumentor)
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            assert scenario.run_with_ids(**ids) == expected
+        finally:
+            inst.uninstrument()
+        traces = self._assert_complete_traces(exporter, scenario, 1)
+        spans = next(iter(traces.values()))
+        keys = {"session": ("session.id", "gen_ai.conversation.id"), "user": ("user.id",)}
+        for s in spans:
+            for key in keys[which]:
+                assert key not in s.attributes, (s.name, key, s.attributes[key])
+        for name in (n for n in ("session", "user") if n != which and ids[n] is not None):
+            agents = [s for s in spans if s.semantic_kind == "agent"]
+            assert agents and all(s.attributes.get(keys[name][0]) == other for s in agents), tree(spans)
+
     @pytest.mark.parametrize("switch", ["uninstrument", "instrument"])
     def test_x13_instrumentation_switched_mid_run(self, scenario: Scenario, provider: Any,
                                                   exporter: SnapshotExporter, switch: str) -> None:
@@ -777,3 +822,42 @@ class ContractSuite:
         traces = self._assert_complete_traces(exporter, scenario, 12)
         self._assert_probes_in_own_trace(scenario, traces)
         assert scenario.open_entries(instrumented) == 0
+
+    # -- X-15: a tool that forks ------------------------------------------------------------------------------
+    def test_x15_a_tool_forks(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                              tmp_path: Any) -> None:
+        """X-15: a tool forks while its run is in flight (``os.fork()``; ``multiprocessing`` with ``fork``), and the
+        child calls ``uninstrument()`` and exits. The child starts with none of the parent's open spans in its
+        bookkeeping and exports none of them (its ``uninstrument()`` used to end them, as evicted, and export them
+        a second time); the parent's run is unaffected. (Spans the child opens itself: tests/test_forked_child.py.)"""
+        if not hasattr(os, "fork"):
+            pytest.skip("no os.fork on this platform")
+        report = tmp_path / "child.json"
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        children: list[int] = []
+
+        def child() -> dict[str, Any]:
+            inherited = scenario.open_entries(inst)
+            seen = len(exporter.spans)  # what the parent had exported at the fork
+            inst.uninstrument()  # ends what is still open: nothing of the parent's
+            gc.collect()
+            settle()
+            return {"inherited": inherited,
+                    "spans": [[s.span_id, s.name] for s in exporter.spans[seen:]]}
+
+        def fork_once() -> None:
+            if not children:
+                children.append(forking.start(child, report, alarm_s=20))
+
+        scenario.tool_hook = fork_once
+        try:
+            scenario.run()
+        finally:
+            scenario.tool_hook = None
+            inst.uninstrument()
+        assert children, "the scenario's tool never called probe()"
+        out = forking.wait(children[0], report, timeout=30)
+        assert out["inherited"] == 0, f"the child inherited {out['inherited']} open entries of the parent's run"
+        assert out["spans"] == [], f"the child exported the parent's spans a second time: {out['spans']}"
+        self._assert_complete_traces(exporter, scenario, 1)

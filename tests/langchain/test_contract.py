@@ -28,6 +28,7 @@ class LangChainScenario(Scenario):
     the answer), the model replies ``"It is sunny in <city>"``."""
 
     instrumentor_cls = LangChainInstrumentor
+    ids = ("session", "user")
 
     def __init__(self) -> None:
         super().__init__()
@@ -58,6 +59,11 @@ class LangChainScenario(Scenario):
 
     def run_failing(self) -> None:
         self.graph.invoke(self._input(""), {"configurable": {"fail": True}})
+
+    def run_with_ids(self, session: Any = None, user: Any = None) -> Any:
+        metadata = {k: v for k, v in (("session_id", session), ("user_id", user)) if v is not None}
+        result = self.graph.invoke(self._input(""), {"configurable": {"tag": ""}, "metadata": metadata})
+        return result["messages"][-1].content
 
     def run_stream(self, consume: bool) -> None:
         if consume:

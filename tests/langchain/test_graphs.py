@@ -15,6 +15,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from tests.hostile import HostileStr, StrRaises
 from tests.langchain.fakes import ToolCallingChatModel, build_agent_graph, get_weather
 from tests.spans import SnapshotExporter, parent_of, tree
 
@@ -154,6 +155,11 @@ def test_recursion_limit_is_an_error(instrumentor: Any, exporter: SnapshotExport
     ({"configurable": {"thread_id": "thread-7"}, "metadata": {"user_id": "u-1"}}, "thread-7", "u-1"),
     ({"metadata": {"session_id": "s-1", "thread_id": "t-1", "user_id": 42}}, "s-1", "42"),
     ({"metadata": {"conversation_id": "c-1"}}, "c-1", None),
+    # an id that cannot be written as text loses only itself: the next session key, the user id and tags land
+    ({"metadata": {"session_id": StrRaises(), "thread_id": "t-1", "user_id": "u-1"}}, "t-1", "u-1"),
+    ({"metadata": {"session_id": 10 ** 5000, "user_id": "u-1"}}, None, "u-1"),
+    ({"metadata": {"session_id": "s-1", "user_id": StrRaises()}}, "s-1", None),
+    ({"metadata": {"session_id": HostileStr("s-h"), "user_id": "u-1"}}, "s-h", "u-1"),  # a str subclass: its value
 ])
 def test_session_and_user_from_metadata(config: dict, session: str, user: str | None, instrumentor: Any,
                                         exporter: SnapshotExporter) -> None:

@@ -43,6 +43,7 @@ class ManualScenario(Scenario):
     ``current_agent_span()`` per run tag."""
 
     instrumentor_cls = DecoratorsOn
+    ids = ("session", "user")
 
     def __init__(self) -> None:
         super().__init__()
@@ -103,6 +104,10 @@ class ManualScenario(Scenario):
 
     async def arun(self, marker: str = "", tag: str = "") -> Any:
         return await self._asupport(f"Where is order A1? {marker}", marker, tag)
+
+    def run_with_ids(self, session: Any = None, user: Any = None) -> Any:
+        with otel_agents.using_session(session), otel_agents.using_user(user):
+            return self.run()
 
     def run_failing(self) -> None:
         from tests.contract.kit import MARKER

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import pytest
-from agents import Agent, OpenAIResponsesModel, RunContextWrapper, Runner, function_tool
+from agents import Agent, OpenAIResponsesModel, RunConfig, RunContextWrapper, Runner, function_tool
 
 from otel_agents.instrumentors.openai_agents import OpenAIAgentsInstrumentor, _convert
 from tests.contract.kit import ContractSuite, Scenario
@@ -48,6 +48,7 @@ class OpenAIAgentsScenario(Scenario):
     instrumentor_cls = OpenAIAgentsInstrumentor
     kinds = ("chain", "agent", "model", "tool")
     x3_runs = 300
+    ids = ("session",)  # a run's group_id, the SDK's session (it takes no user id)
     hangs_on = (StopIteration,)  # the SDK waits forever on an executor future that cannot hold it
 
     def __init__(self) -> None:
@@ -66,6 +67,10 @@ class OpenAIAgentsScenario(Scenario):
     async def arun(self, marker: str = "", tag: str = "") -> Any:
         return (await Runner.run(self.agent, f"Where is order A100? {marker}",
                                  context=self._deps(marker, tag))).final_output
+
+    def run_with_ids(self, session: Any = None, user: Any = None) -> Any:
+        return Runner.run_sync(self.agent, "Where is order A100?", context=self._deps("", ""),
+                               run_config=RunConfig(group_id=session)).final_output
 
     def run_failing(self) -> None:
         Runner.run_sync(self.failing, "Where is my order?", context=self._deps("", ""))

@@ -26,6 +26,8 @@ themselves. It gives:
   (:func:`watch_stream` when the framework hands the stream out itself);
 * :func:`from_finaliser` / :func:`finalize` — a finaliser's work (ending an abandoned stream's span), never run
   inside the garbage collector where it could wait for a lock its own thread holds (:mod:`.finalisers`);
+* :func:`in_forked_child` — what a forked child forgets: every map of open spans and runs starts empty there
+  (the parent's spans are the parent's to end);
 * :class:`SpanRegistry` — the bounded run-id → span map;
 * :func:`guard` / :func:`guarded` — the never-raise guard for every hook.
 
@@ -44,7 +46,7 @@ is stable.
 
 from .activation import Activation
 from .encoding import encode, fit_json, fit_text, to_jsonable
-from .finalisers import finalize, from_finaliser, prepare as prepare_finalisers
+from .finalisers import finalize, from_finaliser, in_forked_child, prepare as prepare_finalisers
 from .guard import guard, guarded, report_internal_error
 from . import probes
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
@@ -61,7 +63,7 @@ from .streams import watch_stream, wrap_stream
 __all__ = [
     "Activation", "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
-    "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value",
+    "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable", "token_count", "token_sum",
     "watch_stream", "wrap_stream",
 ]

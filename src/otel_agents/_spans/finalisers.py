@@ -13,12 +13,16 @@ then it is queued for the span layer's finaliser thread, which runs it as soon a
 still ends; only then it ends in that thread, just after. A finaliser run when the last reference is dropped
 anywhere else (a ``for`` loop's ``break``) runs at once. Queued work left at interpreter exit runs in an
 ``atexit`` hook (registered after the tracer provider's, so it runs before the provider shuts down).
+
+A forked child has neither the finaliser thread nor the threads that held our locks at the fork: it gets a queue
+and unlocked locks of its own, and what :func:`in_forked_child` registered forgets the parent's open spans.
 """
 
 from __future__ import annotations
 
 import atexit
 import gc
+import itertools
 import os
 import queue
 import threading
@@ -32,6 +36,10 @@ _collecting: int | None = None  # the id of the thread the garbage collector is 
 _pending: "queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]" = queue.SimpleQueue()
 _thread: threading.Thread | None = None
 _start_lock = threading.Lock()
+generation = 0
+"""Bumped in each forked child. A finaliser set up in an earlier generation (an abandoned stream's, a
+``weakref.finalize`` of :func:`finalize`: ``atexit`` runs those) is the parent's: its span is the parent's to end,
+and ending it here would export it a second time, from the child. So it does nothing."""
 
 
 # Weak references to every lock new_lock made that is still in use (each removes itself when its lock goes).
@@ -91,9 +99,15 @@ def prepare() -> None:
 
 
 def finalize(obj: Any, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> weakref.finalize:
-    """``weakref.finalize(obj, fn, *args, **kwargs)`` whose callback goes through :func:`from_finaliser`."""
+    """``weakref.finalize(obj, fn, *args, **kwargs)`` whose callback goes through :func:`from_finaliser`; in a
+    child forked after it was set up, it does nothing (see :data:`generation`)."""
     prepare()
-    return weakref.finalize(obj, from_finaliser, fn, *args, **kwargs)
+    return weakref.finalize(obj, _finalise, generation, fn, *args, **kwargs)
+
+
+def _finalise(set_up_in: int, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+    if set_up_in == generation:
+        from_finaliser(fn, *args, **kwargs)
 
 
 def settle(timeout: float = 5.0) -> bool:
@@ -140,17 +154,48 @@ def _drain() -> None:
         _run_one(item)
 
 
+# What a forked child resets (see in_forked_child): key → (weak reference to the owner, or None; the reset).
+_RESETS: "dict[int, tuple[weakref.ref[Any] | None, Callable[..., Any]]]" = {}
+_next_reset = itertools.count().__next__
+
+
+def in_forked_child(reset: Callable[..., Any], owner: Any = None) -> None:
+    """Call ``reset(owner)`` in every child this process forks from now on, while ``owner`` lives; without an
+    ``owner``, ``reset()`` (module state). The one way the span layer, the instrumentors and the exporters forget
+    in a forked child (``os.fork()``, ``multiprocessing``'s ``fork``, gunicorn's workers) what the parent holds:
+    its open spans and runs are the parent's to end (ended in the child too, by an eviction, ``uninstrument()``
+    or a run's end, they would be exported twice, once from each process), so the child starts with empty
+    bookkeeping. ``owner`` is held weakly and the registration leaves with it: pass an unbound method
+    (``SpanRegistry._forget``), so nothing here keeps the owner alive. Resets run in registration order, after
+    our locks are released; one that raises is logged once, and the others still run."""
+    key = _next_reset()
+    ref = None if owner is None else weakref.ref(owner, lambda _, key=key: _RESETS.pop(key, None))
+    _RESETS[key] = (ref, reset)
+
+
 def _after_fork() -> None:
     """A forked child has no finaliser thread (nor the parent's queue), nor the threads that held our locks at the
     fork (a run in another thread, mid-bookkeeping): each lock is released in the child, or the child's first span
     would wait for it forever. What a lock guards is consistent between two bytecodes (a dict, a deque), so the
-    child reads it as the parent left it."""
-    global _thread, _pending, _start_lock
+    child could read it as the parent left it; then what :func:`in_forked_child` registered forgets the parent's
+    open spans and runs."""
+    global _thread, _pending, _start_lock, generation
     _thread, _pending, _start_lock = None, queue.SimpleQueue(), threading.Lock()
+    generation += 1
     for ref in tuple(_LOCKS):
         lock = ref()
         if lock is not None:
             _reinit(lock)
+    for owner_ref, reset in list(_RESETS.values()):
+        try:
+            if owner_ref is None:
+                reset()
+            else:
+                owner = owner_ref()
+                if owner is not None:
+                    reset(owner)
+        except Exception as exc:  # noqa: BLE001 - a fork hook must never break the program's fork
+            report_internal_error("fork.reset", exc)
 
 
 def _reinit(lock: Any) -> None:

@@ -6,6 +6,7 @@ import weakref
 from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
+from .finalisers import in_forked_child
 from .guard import report_internal_error
 
 if TYPE_CHECKING:
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
 # index holds only spans that are open and still referenced. A plain dict rather than a WeakValueDictionary: its
 # Python-level set and pop (three frames a span) cost more than the rest of the index.
 _OPEN: dict[int, "weakref.ReferenceType[SemanticSpan]"] = {}
+# A forked child finds none of the parent's spans: a model request made there gets a span of its own rather than
+# filling the parent's model span (which the parent ends), and its spans are parented by the OTel context alone.
+in_forked_child(_OPEN.clear)
 
 
 def _index(semantic: SemanticSpan) -> None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .guard import report_internal_error
+
 
 def attr(obj: Any, name: str, default: Any = None) -> Any:
     """``getattr(obj, name, default)``, or ``default`` when the lookup raises anything."""
@@ -72,6 +74,24 @@ def text(obj: Any) -> str:
         return repr(obj)
     except Exception:  # noqa: BLE001
         return f"<unprintable {type_name(obj)}>"
+
+
+def identifier(obj: Any, site: str) -> str | None:
+    """An id the user gave (a session, user or conversation id) as text, or ``None``: for ``None``, an empty id,
+    and a value that cannot be written as text (its ``__str__`` raises, an ``int`` past Python's digit limit for
+    text), which is logged once at ``site`` and loses only itself: the run's other attributes still land. An id is
+    never guessed (no ``repr``, no placeholder: two runs would share it). A ``str`` subclass is its value, as
+    :func:`text` reads it; no ``__bool__`` or ``__eq__`` of the value runs. Never raises."""
+    if obj is None:
+        return None
+    try:
+        value = str.__str__(obj) if issubclass(type(obj), str) else str(obj)
+        if type(value) is not str:  # a __str__ returning a str subclass: its value
+            value = str.__str__(value)
+    except Exception as exc:  # noqa: BLE001 - the user's object: without its id, the run is still recorded
+        report_internal_error(site, exc)
+        return None
+    return value or None
 
 
 def type_name(obj: Any) -> str:

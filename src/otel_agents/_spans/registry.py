@@ -4,7 +4,7 @@ Frameworks such as LangChain report a run's start and end in two callbacks,
 sometimes on different threads; the span opened at the start waits here. The
 map is capped in size and age: an entry that is pushed out (a framework that
 never reported the end) has its span ended with ``otel_agents.span.evicted``,
-so no span is ever leaked and memory stays flat.
+so no span is ever leaked and memory stays flat. A forked child starts with an empty map.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import OrderedDict
 from typing import Any, Hashable
 
 from ..semconv import attributes as A
-from .finalisers import new_lock
+from .finalisers import in_forked_child, new_lock
 from .span import SemanticSpan
 
 DEFAULT_MAX_SPANS = 10_000
@@ -36,8 +36,14 @@ class SpanRegistry:
     def __init__(self, max_size: int = DEFAULT_MAX_SPANS, max_age_s: float = DEFAULT_MAX_AGE_S):
         self.max_size = max_size
         self.max_age_s = max_age_s
-        self._entries: OrderedDict[Hashable, tuple[float, SemanticSpan, Any]] = OrderedDict()
         self._lock = new_lock()
+        self._forget()
+        in_forked_child(SpanRegistry._forget, self)
+
+    def _forget(self) -> None:
+        """No entries, counters at zero: a new registry, and a forked child's (the parent's open spans are the
+        parent's to end: evicted or cleared here, they would be exported twice)."""
+        self._entries: OrderedDict[Hashable, tuple[float, SemanticSpan, Any]] = OrderedDict()
         self.opened = 0
         self.closed = 0
         self.evicted = 0

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import os
 import threading
 import time
 import weakref
 from typing import Any, Callable
 
-from .finalisers import from_finaliser, prepare as prepare_finalisers
+from . import finalisers
+from .finalisers import from_finaliser, in_forked_child, prepare as prepare_finalisers
 from .guard import guard
 from .span import SemanticSpan
 
@@ -36,7 +36,7 @@ OnError = Callable[[SemanticSpan, BaseException], None]
 
 class _StreamState:
     __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "on_error",
-                 "__weakref__")
+                 "generation", "__weakref__")
 
     def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
                  timeout: float, is_error: Callable[[BaseException], bool] | None,
@@ -50,6 +50,13 @@ class _StreamState:
         self.lock = threading.Lock()
         self.is_error = is_error
         self.on_error = on_error
+        self.generation = finalisers.generation  # a forked child leaves the parent's stream to the parent
+
+    def dropped(self) -> None:
+        """The stream's proxy was let go unfinished: end the span as abandoned, unless the stream is a forked
+        parent's (see :data:`.finalisers.generation`)."""
+        if not self.finished and self.generation == finalisers.generation:
+            from_finaliser(self.finish, abandoned=True)  # not inside the garbage collector: see .finalisers
 
     def chunk(self, item: Any) -> None:
         self.last_activity = time.monotonic()
@@ -157,8 +164,7 @@ class _Watchdog:
 
 
 WATCHDOG = _Watchdog()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=WATCHDOG._after_fork)
+in_forked_child(WATCHDOG._after_fork)
 
 
 class SyncStream:
@@ -218,8 +224,8 @@ class SyncStream:
 
     def __del__(self) -> None:
         state = getattr(self, "_state", None)
-        if state is not None and not state.finished:
-            from_finaliser(state.finish, abandoned=True)  # not inside the garbage collector: see .finalisers
+        if state is not None:
+            state.dropped()
 
 
 class AsyncStream:
@@ -279,8 +285,8 @@ class AsyncStream:
 
     def __del__(self) -> None:
         state = getattr(self, "_state", None)
-        if state is not None and not state.finished:
-            from_finaliser(state.finish, abandoned=True)  # not inside the garbage collector: see .finalisers
+        if state is not None:
+            state.dropped()
 
 
 def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeout: float | None = None,

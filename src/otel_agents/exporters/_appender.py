@@ -19,8 +19,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import weakref
 from typing import Iterator
+
+from .._spans.finalisers import in_forked_child
 
 
 def file_setting(path: str | os.PathLike[str] | None, variable: str, default: str) -> tuple[str, str]:
@@ -59,9 +60,7 @@ class JsonLinesAppender:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
         self._fd: int | None = os.open(self.path, flags, 0o666)  # the umask applies, as for open(path, "a")
         self._lock = threading.Lock()
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: (a := ref()) is not None and a._after_fork())
+        in_forked_child(JsonLinesAppender._after_fork, self)
 
     def append(self, line: str) -> bool:
         """Write ``line`` plus a newline (UTF-8) at the end of the file; ``False`` once closed.

@@ -10,7 +10,8 @@ fork-started ``Pool``. The child is a copy of the server process, and without ca
 * the protocol's descriptors: the copy of stdout that carries responses, the listening
   socket and client connections, so a client never sees end of file while the child lives.
 
-:func:`os.register_at_fork` runs :func:`_after_in_child` in every forked child (``subprocess``
+Every forked child runs :func:`_after_in_child` (registered with the span layer's
+:func:`~otel_agents._spans.in_forked_child`, which runs at :func:`os.register_at_fork`; ``subprocess``
 does not run it: it execs at once). It clears the wakeup fd, gives SIGTERM and SIGINT back the
 handlers the process had before the server took them (:func:`restore_in_child`; Python's
 defaults), and points our descriptors at ``/dev/null`` (:func:`detach_in_child`): ``dup2``
@@ -28,6 +29,8 @@ import signal
 import sys
 from typing import Any, Callable, Iterable
 
+from .._spans.finalisers import in_forked_child
+
 FdSource = Callable[[], Iterable[int]]
 
 _handlers: dict[int, Any] = {}   # signal → the handler a forked child gets back
@@ -37,8 +40,8 @@ _registered = False
 
 def _register() -> None:
     global _registered
-    if not _registered and hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=_after_in_child)
+    if not _registered:
+        in_forked_child(_after_in_child)
         _registered = True
 
 

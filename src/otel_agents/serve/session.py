@@ -22,18 +22,16 @@ import contextvars
 import inspect
 import json
 import logging
-import os
 import secrets
 import threading
 import traceback
-import weakref
 from typing import Any, Callable, Mapping, Sequence
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
-from .._spans import SemanticSpan, Telemetry, encode, probes, semantic_span_for
+from .._spans import SemanticSpan, Telemetry, encode, in_forked_child, probes, semantic_span_for
 from .._spans.redaction import redact_text
 from ..semconv import Kind
 from ..semconv import attributes as A
@@ -69,9 +67,7 @@ class TraceCollector(SpanProcessor):
 
     def __init__(self) -> None:
         self._reset()
-        if hasattr(os, "register_at_fork"):  # a child the agent forks watches nothing of the parent's
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: (c := ref()) is not None and c._reset())
+        in_forked_child(TraceCollector._reset, self)  # a child the agent forks watches nothing of the parent's
 
     def _reset(self) -> None:
         self._finished: dict[int, list[ReadableSpan]] = {}

@@ -49,10 +49,8 @@ counted in :attr:`ECPFoldingProcessor.dropped` and reported once in the log
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import time
-import weakref
 from collections import Counter, OrderedDict
 from typing import Any, Callable
 
@@ -60,7 +58,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanContext
 
-from ..._spans.finalisers import new_lock
+from ..._spans.finalisers import in_forked_child, new_lock
 from ..._spans.guard import guard, report_internal_error
 from . import _facts as F
 from ._envelope import build_envelope
@@ -175,9 +173,7 @@ class ECPFoldingProcessor(SpanProcessor):
         self._clock = clock
         self._closed = False
         self._start_fresh()
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: (p := ref()) is not None and p._start_fresh())
+        in_forked_child(ECPFoldingProcessor._start_fresh, self)
 
     def _start_fresh(self) -> None:
         """No open runs, nothing queued, a new lock. Also in a forked child (gunicorn workers,

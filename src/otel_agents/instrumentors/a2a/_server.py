@@ -21,7 +21,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, wrap_stream
+from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, in_forked_child, wrap_stream
 from ..._spans.propagation import extract, inject, run_attributes_of
 from ...semconv import Kind, attributes as A
 from .._patch import Patch
@@ -57,8 +57,13 @@ class ServerSide:
         self.telemetry = telemetry
         self.propagate = propagate
         self.executor_patches: dict[type, list[Patch]] = {}
-        self.task_contexts: "OrderedDict[str, otel_context.Context]" = OrderedDict()
         self.proxied_clients: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+        self._forget()
+        in_forked_child(ServerSide._forget, self)
+
+    def _forget(self) -> None:
+        """No task's context known: a new server side's, and a forked child's (the parent's tasks are its own)."""
+        self.task_contexts: "OrderedDict[str, otel_context.Context]" = OrderedDict()
 
     def remove(self) -> None:
         """Take the executor wrappers off."""

@@ -17,7 +17,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from ..._spans import Activation, AsyncStepIterator, SemanticSpan, StepIterator, probes
+from ..._spans import Activation, AsyncStepIterator, SemanticSpan, StepIterator, in_forked_child, probes
 
 NATIVE_SCOPE_PREFIX = "openinference.instrumentation.agno"
 """The instrumentation scope of the spans ``agno.tracing.setup_tracing()`` makes (OpenInference's Agno instrumentation)."""
@@ -125,8 +125,10 @@ def in_context(iterator: Any, span: SemanticSpan) -> Any:
 
 
 # The streams of ours open now (a model request's, a run's), with their spans: weak, so a stream that
-# ends and is dropped leaves. When a run's stream is abandoned, the streams under it are ended too.
+# ends and is dropped leaves. When a run's stream is abandoned, the streams under it are ended too. None in a
+# forked child: the parent's streams are the parent's to end.
 _STREAMS: "weakref.WeakKeyDictionary[Any, SemanticSpan]" = weakref.WeakKeyDictionary()
+in_forked_child(_STREAMS.clear)
 
 
 def track_stream(stream: Any, span: SemanticSpan) -> Any:

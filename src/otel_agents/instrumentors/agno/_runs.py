@@ -19,7 +19,7 @@ import weakref
 from typing import Any, Callable
 
 
-from ..._spans.finalisers import new_lock
+from ..._spans.finalisers import in_forked_child, new_lock
 from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, encode, guard, instrumentation_enabled,
                        pop_run_attributes, probes, push_run_attributes, to_jsonable, wrap_stream)
 from ...semconv import Kind
@@ -38,11 +38,15 @@ class AgnoRunFailed(Exception):
 
 
 class OpenSpans:
-    """The run spans open now (for ``open_runs()``; an entry leaves when its span ends)."""
+    """The run spans open now (for ``open_runs()``; an entry leaves when its span ends; none in a forked child)."""
 
     def __init__(self) -> None:
-        self._spans: set[int] = set()
         self._lock = new_lock()
+        self._forget()
+        in_forked_child(OpenSpans._forget, self)
+
+    def _forget(self) -> None:
+        self._spans: set[int] = set()
 
     def add(self, span: SemanticSpan) -> None:
         with self._lock:
@@ -82,12 +86,15 @@ class RunHooks:
     def _start(self, what: str, instance: Any, args: tuple, kwargs: dict) -> SemanticSpan:
         ids: dict[str, Any] = {}
         if what in ("agent", "team", "workflow"):
-            session = kwargs.get("session_id") or getattr(instance, "session_id", None)
-            user = kwargs.get("user_id") or getattr(instance, "user_id", None)
+            # An id that cannot be written as text loses only itself (probes.identifier), not the run's span.
+            session = (probes.identifier(kwargs.get("session_id"), "agno.session_id")
+                       or probes.identifier(probes.attr(instance, "session_id"), "agno.session_id"))
+            user = (probes.identifier(kwargs.get("user_id"), "agno.user_id")
+                    or probes.identifier(probes.attr(instance, "user_id"), "agno.user_id"))
             if session:
-                ids[A.SESSION_ID] = ids[A.GEN_AI_CONVERSATION_ID] = str(session)
+                ids[A.SESSION_ID] = ids[A.GEN_AI_CONVERSATION_ID] = session
             if user:
-                ids[A.USER_ID] = str(user)
+                ids[A.USER_ID] = user
         token = push_run_attributes(ids) if ids else None
         try:
             if what == "agent":

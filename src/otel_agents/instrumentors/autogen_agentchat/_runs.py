@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
-from ..._spans.finalisers import new_lock
+from ..._spans.finalisers import in_forked_child, new_lock
 from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
 from ...semconv import Kind
 from ...semconv import attributes as A
@@ -40,15 +40,20 @@ from ._streams import SpanStream, run_coroutine
 
 
 class RunningTeams:
-    """Participants of the teams running now → the team's span (bounded by the running teams)."""
+    """Participants of the teams running now → the team's span (bounded by the running teams; none in a forked
+    child: the parent's teams are the parent's)."""
 
     def __init__(self) -> None:
+        self._lock = new_lock()
+        self._forget()
+        in_forked_child(RunningTeams._forget, self)
+
+    def _forget(self) -> None:
         self._by_member: dict[int, list[tuple[SemanticSpan, str]]] = {}
         self._by_queue: dict[int, SemanticSpan] = {}  # the team's output message queue (its manager's too)
         self.stops: dict[int, str | None] = {}  # id(team span) → its stop reason once its manager signalled the end
         self.turns: dict[int, int] = {}  # id(team span) → its members' turns ended so far
         self.answers: dict[int, Any] = {}  # id(team span) → the team's last message when its manager signalled the end
-        self._lock = new_lock()
 
     def enter(self, team: Any, span: SemanticSpan) -> None:
         with self._lock:
@@ -134,7 +139,8 @@ class RunHooks:
     def __init__(self, telemetry: Telemetry):
         self.telemetry = telemetry
         self.teams = RunningTeams()
-        self.open = 0
+        self.open = 0  # the runs open in this process: none in a forked child
+        in_forked_child(lambda hooks: setattr(hooks, "open", 0), self)
 
     # -- opening ----------------------------------------------------------------------
     def _opener(self, what: str, instance: Any, args: tuple, kwargs: dict, method: str) -> Any:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from opentelemetry import context as otel_context
 
-from ..._spans import SemanticSpan, finalize, from_finaliser, guard, prepare_finalisers
+from ..._spans import SemanticSpan, finalisers, finalize, from_finaliser, guard, prepare_finalisers
 
 Start = Callable[[], "tuple[SemanticSpan, otel_context.Context] | None"]
 """Opens the span (or returns ``None`` to pass through) and gives the context to run the step in."""
@@ -73,7 +73,7 @@ class SpanStream:
     unfinished (``aclose()``, dropped) ends its span as abandoned.
     """
 
-    __slots__ = ("_make", "_start", "_finish", "_on_item", "_it", "_span", "_ctx", "_last", "_done", "_loop")
+    __slots__ = ("_make", "_start", "_finish", "_on_item", "_it", "_span", "_ctx", "_last", "_done", "_loop", "_generation")
 
     def __init__(self, make: Callable[[], Any], start: Start, finish: Finish,
                  on_item: Callable[[SemanticSpan, Any], None] | None = None):
@@ -84,6 +84,7 @@ class SpanStream:
         self._last: Any = None
         self._done = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._generation = finalisers.generation  # a forked child leaves the parent's stream to the parent
 
     def __aiter__(self) -> "SpanStream":
         return self
@@ -147,7 +148,7 @@ class SpanStream:
         team's ``run_stream`` waits there for its runtime to finish the run, so the turns it still takes nest
         under a span that is still open. No running loop to close it on: the span ends now; a loop closed (or
         the interpreter leaving) before that task ended: the span ends then."""
-        if self._done or self._span is None:
+        if self._done or self._span is None or self._generation != finalisers.generation:
             return
         loop = self._loop
         if loop is not None and loop.is_running() and hasattr(self._it, "aclose"):

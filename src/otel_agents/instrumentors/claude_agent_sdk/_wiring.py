@@ -23,7 +23,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from ..._spans import Telemetry, guard, instrumentation_enabled, propagation, report_internal_error
+from ..._spans import Telemetry, guard, in_forked_child, instrumentation_enabled, propagation, report_internal_error
 from ...semconv import Kind
 from .._patch import Patch
 from ._tracker import AGENT_NAME, Tracker, Turn
@@ -61,6 +61,7 @@ class Installation:
         self.stream_usage = stream_usage
         self.trackers: "weakref.WeakKeyDictionary[Any, Tracker]" = weakref.WeakKeyDictionary()
         self.taps: "list[weakref.ref[_Tap]]" = []  # pruned as sessions go (see _track)
+        in_forked_child(Installation._forget, self)
         self.patches = [
             Patch(InternalClient, "process_query", self._process_query),
             Patch(ClaudeSDKClient, "connect", self._connect),
@@ -71,6 +72,12 @@ class Installation:
             Patch(Query, "_handle_sdk_mcp_request", self._sdk_mcp_request),
             Patch(Query, "_handle_control_request", self._control_request),
         ]
+
+    def _forget(self) -> None:
+        """In a forked child: no session (the parent's turns are the parent's to end: ``remove`` would end them
+        a second time)."""
+        self.trackers = weakref.WeakKeyDictionary()
+        self.taps = []
 
     def remove(self) -> None:
         """Take every patch off; sessions still running stop feeding us (their open spans end now)."""

@@ -18,7 +18,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan
 
-from ..._spans import SemanticSpan, Telemetry, finalize, guard, pop_run_attributes, push_run_attributes
+from ..._spans import SemanticSpan, Telemetry, finalize, guard, pop_run_attributes, probes, push_run_attributes
 from ..._spans.remote import mark_remote_agent
 from ...semconv import Kind
 from ...semconv import attributes as A
@@ -87,12 +87,14 @@ class Hooks:
     def before_run(self, invocation_context: Any) -> None:
         session = getattr(invocation_context, "session", None)
         ids: dict[str, str] = {}
-        session_id = getattr(session, "id", None)
-        user_id = getattr(invocation_context, "user_id", None) or getattr(session, "user_id", None)
+        # An id that cannot be written as text loses only itself (probes.identifier), not the run's spans.
+        session_id = probes.identifier(probes.attr(session, "id"), "google_adk.session_id")
+        user_id = (probes.identifier(probes.attr(invocation_context, "user_id"), "google_adk.user_id")
+                   or probes.identifier(probes.attr(session, "user_id"), "google_adk.user_id"))
         if session_id:
-            ids[A.SESSION_ID] = ids[A.GEN_AI_CONVERSATION_ID] = str(session_id)
+            ids[A.SESSION_ID] = ids[A.GEN_AI_CONVERSATION_ID] = session_id
         if user_id:
-            ids[A.USER_ID] = str(user_id)
+            ids[A.USER_ID] = user_id
         tool = ACTIVE_TOOL.get()
         delegated_by = None
         if tool is not None and not tool.ended:

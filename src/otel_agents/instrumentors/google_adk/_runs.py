@@ -17,7 +17,7 @@ from collections import OrderedDict
 from contextvars import ContextVar
 from typing import Any, Callable
 
-from ..._spans.finalisers import new_lock
+from ..._spans.finalisers import in_forked_child, new_lock
 from ..._spans import Part, ReasoningPart, SemanticSpan, TextPart, guard
 
 MAX_INVOCATIONS = 1024
@@ -100,11 +100,16 @@ class Invocation:
 
 
 class Invocations:
-    """The open invocations, by id (bounded, thread-safe)."""
+    """The open invocations, by id (bounded, thread-safe; none in a forked child: the parent's are the parent's to
+    end, evicted or drained there they would be exported twice)."""
 
     def __init__(self) -> None:
-        self._open: "OrderedDict[str, Invocation]" = OrderedDict()
         self._lock = new_lock()
+        self._forget()
+        in_forked_child(Invocations._forget, self)
+
+    def _forget(self) -> None:
+        self._open: "OrderedDict[str, Invocation]" = OrderedDict()
 
     def add(self, inv: Invocation) -> None:
         evicted: list[Invocation] = []

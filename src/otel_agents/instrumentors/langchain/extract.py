@@ -326,18 +326,29 @@ def session_attributes(metadata: Mapping[str, Any] | None) -> dict[str, str]:
     ``session_id``/``conversation_id``/``thread_id`` (LangGraph copies the
     checkpointer's ``thread_id`` into metadata) name the session and, being ids
     of a real conversation, also ``gen_ai.conversation.id``; ``user_id`` the user.
+    The first of the keys whose value is an id (:func:`~otel_agents._spans.probes.identifier`):
+    a value that cannot be written as text loses only itself.
     """
     if not metadata:
         return {}
     out: dict[str, str] = {}
-    session = next((metadata[k] for k in SESSION_KEYS if metadata.get(k) not in (None, "")), None)
+    session = _first_id(metadata, SESSION_KEYS, "langchain.session_id")
     if session is not None:
-        out[A.SESSION_ID] = str(session)
-        out[A.GEN_AI_CONVERSATION_ID] = str(session)
-    user = next((metadata[k] for k in USER_KEYS if metadata.get(k) not in (None, "")), None)
+        out[A.SESSION_ID] = out[A.GEN_AI_CONVERSATION_ID] = session
+    user = _first_id(metadata, USER_KEYS, "langchain.user_id")
     if user is not None:
-        out[A.USER_ID] = str(user)
+        out[A.USER_ID] = user
     return out
+
+
+def _first_id(metadata: Mapping[str, Any], keys: Sequence[str], site: str) -> str | None:
+    for key in keys:
+        value = metadata.get(key)
+        if value is not None:
+            text = probes.identifier(value, site)
+            if text is not None:
+                return text
+    return None
 
 
 def user_tags(tags: Sequence[str] | None) -> list[str]:

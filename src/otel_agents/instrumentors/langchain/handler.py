@@ -11,7 +11,8 @@ span of their own (prompt templates, output parsers, LangGraph's hidden
 bookkeeping runs, runs under suppressed instrumentation) → the run whose span
 stands in for them; ``tokens``, the context tokens of running tools (kept apart
 from the spans so a tool whose span was ended early — evicted, or closed with
-its parent — still detaches in its own context when it ends).
+its parent — still detaches in its own context when it ends). A forked child starts with all three empty
+(the parent's open runs are the parent's to end).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages.ai import add_usage
 from opentelemetry import context as otel_context
 
-from ..._spans.finalisers import new_lock
+from ..._spans.finalisers import in_forked_child, new_lock
 from ..._spans import (ChatMessage, SemanticSpan, SpanRegistry, Telemetry, current_run_attributes, from_finaliser, guard,
                        guarded, instrumentation_enabled, probes)
 from ...semconv import Kind
@@ -98,10 +99,16 @@ class SpanCallbackHandler(BaseCallbackHandler):
         super().__init__()
         self.telemetry = telemetry
         self.spans = SpanRegistry(max_spans) if max_spans else SpanRegistry()
-        self.folded: OrderedDict[UUID, Any] = OrderedDict()
-        self.tokens: OrderedDict[UUID, Any] = OrderedDict()
         self.enabled = True
         self._lock = new_lock()
+        self._forget()
+        in_forked_child(SpanCallbackHandler._forget, self)
+
+    def _forget(self) -> None:
+        """No folded runs, no attached tool contexts: a new handler's, and a forked child's (``spans`` forgets
+        the parent's open runs itself)."""
+        self.folded: OrderedDict[UUID, Any] = OrderedDict()
+        self.tokens: OrderedDict[UUID, Any] = OrderedDict()
 
     # -- bookkeeping ---------------------------------------------------------------
     def open_entries(self) -> int:
@@ -158,8 +165,9 @@ class SpanCallbackHandler(BaseCallbackHandler):
             return None
         parent_span = self.spans.get(parent_key) if parent_key is not None else None
         attributes: dict[str, Any] = {}
-        with guard("langchain.run_attributes"):
+        with guard("langchain.run_ids"):
             attributes.update(extract.session_attributes(metadata))
+        with guard("langchain.run_attributes"):  # apart: a failure in one loses only its own attributes
             tags_ = extract.user_tags(tags)
             if tags_:  # added to the tags of otel_agents.using_tags(), not replacing them
                 inherited = list(current_run_attributes().get(A.TAG_TAGS) or

@@ -37,7 +37,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import Field
 
-from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, report_internal_error, semantic_span_for
+from ..._spans import (SemanticSpan, Telemetry, guard, in_forked_child, instrumentation_enabled, report_internal_error,
+                       semantic_span_for)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _extract as extract
@@ -127,6 +128,13 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         self.telemetry = telemetry
         self.bases = bases
         self.model_streams = ModelStreams()
+        in_forked_child(LlamaIndexSpanHandler._forget, self)
+
+    def _forget(self) -> None:
+        """In a forked child: no open dispatcher span (the parent's are the parent's to end: ``close_all`` would
+        end them a second time) and a lock of its own (another thread may have held the parent's at the fork)."""
+        self.open_spans_lock = threading.Lock()
+        self.open_spans.clear()
 
     @property
     def lock(self) -> threading.Lock:

@@ -35,8 +35,8 @@ from typing import Any, Callable
 
 from opentelemetry import context as otel_context
 
-from ..._spans import (AsyncStepIterator, SemanticSpan, SpanRegistry, StepIterator, finalize, guard, watch_stream,
-                        wrap_stream)
+from ..._spans import (AsyncStepIterator, SemanticSpan, SpanRegistry, StepIterator, finalize, guard, in_forked_child,
+                        watch_stream, wrap_stream)
 
 _HOLDER_ATTR = "_otel_agents_held_spans"
 STREAMING_RESPONSES = ("StreamingResponse", "AsyncStreamingResponse")
@@ -47,6 +47,11 @@ class ModelStreams:
 
     def __init__(self) -> None:
         self._open = SpanRegistry()
+        self._forget()
+        in_forked_child(ModelStreams._forget, self)
+
+    def _forget(self) -> None:
+        """No stream known (a forked child's: the parent's running streams are the parent's to end)."""
         self._by_stream: "weakref.WeakKeyDictionary[Any, SemanticSpan]" = weakref.WeakKeyDictionary()
 
     def __len__(self) -> int:

@@ -19,7 +19,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, semantic_span_for
+from ..._spans import SemanticSpan, Telemetry, guard, in_forked_child, instrumentation_enabled, semantic_span_for
 from ...semconv import Kind, attributes as A
 from . import _protocol as P
 from ._transport import session_id_for
@@ -56,6 +56,7 @@ class ClientSide:
         self.client_session_cls = client_session_cls
         self.peers: "weakref.WeakKeyDictionary[Any, Peer]" = weakref.WeakKeyDictionary()
         self.enriched: "weakref.WeakSet[SemanticSpan]" = weakref.WeakSet()
+        in_forked_child(lambda side: side.enriched.clear(), self)  # the parent's tool spans are its own
 
     async def send_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not instrumentation_enabled():  # suppressed: no span, no context injected (as OTel's HTTP clients)

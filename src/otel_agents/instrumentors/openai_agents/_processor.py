@@ -38,8 +38,8 @@ from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context
 
 from ..._spans.finalisers import new_lock
-from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, instrumentation_enabled, pop_run_attributes,
-                       push_run_attributes, report_internal_error)
+from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, in_forked_child, instrumentation_enabled,
+                       pop_run_attributes, probes, push_run_attributes, report_internal_error)
 from ...semconv import Kind, attributes as A, guardrail_attributes
 from . import _convert
 
@@ -145,11 +145,17 @@ class OtelAgentsProcessor(TracingProcessor):
         self.telemetry = telemetry
         self.spans = SpanRegistry(max_age_s=float("inf"))  # SDK span id → our span (+ SpanRec)
         self.traces = SpanRegistry(max_age_s=float("inf"))  # SDK trace id → our workflow span (+ TraceRec)
-        self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
-        self._suppressed: OrderedDict[Any, None] = OrderedDict()  # SDK trace ids started while suppressed
         self._lock = new_lock()
         self.active = True
         self.current_call: Any = None  # the model hook's open request (a ContextVar, set by _models.ModelHook)
+        self._forget()
+        in_forked_child(OtelAgentsProcessor._forget, self)
+
+    def _forget(self) -> None:
+        """No transparent or suppressed SDK span known: a new processor's, and a forked child's (the parent's
+        runs are the parent's; ``spans`` and ``traces`` forget theirs themselves)."""
+        self._aliases: OrderedDict[str, SpanRec] = OrderedDict()  # transparent SDK spans
+        self._suppressed: OrderedDict[Any, None] = OrderedDict()  # SDK trace ids started while suppressed
 
     def __len__(self) -> int:
         return len(self.spans) + len(self.traces) + len(self._aliases) + len(self._suppressed)
@@ -170,8 +176,9 @@ class OtelAgentsProcessor(TracingProcessor):
             return
         with guard("openai_agents.trace_start"):
             name = getattr(sdk_trace, "name", None) or "Agent workflow"
-            group = getattr(sdk_trace, "group_id", None)
-            token = push_run_attributes({A.SESSION_ID: str(group)}) if group else None
+            # A group id that cannot be written as text loses only itself (probes.identifier), not the root span.
+            group = probes.identifier(getattr(sdk_trace, "group_id", None), "openai_agents.group_id")
+            token = push_run_attributes({A.SESSION_ID: group}) if group else None
             try:
                 root = self.telemetry.start_span(Kind.CHAIN, name, workflow=True)
             finally:

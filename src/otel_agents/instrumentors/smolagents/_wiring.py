@@ -44,8 +44,8 @@ from smolagents.models import Model, agglomerate_stream_deltas, supports_stop_pa
 from smolagents.tools import BaseTool
 from smolagents.utils import AgentMaxStepsError
 
-from ..._spans import (SemanticSpan, StepIterator, Telemetry, guard, instrumentation_enabled, report_internal_error,
-                       wrap_stream)
+from ..._spans import (SemanticSpan, StepIterator, Telemetry, guard, in_forked_child, instrumentation_enabled,
+                       report_internal_error, wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
@@ -126,6 +126,7 @@ class Installation:
         self.telemetry = telemetry
         self.patches: list[Any] = []
         self.steps: weakref.WeakKeyDictionary[Any, SemanticSpan] = weakref.WeakKeyDictionary()  # agent → open step
+        in_forked_child(lambda installation: installation.steps.clear(), self)  # the parent's steps are its own
         self._add(lambda: HierarchyPatch(Model, {"generate": self._generate, "generate_stream": self._generate_stream},
                                          site="smolagents.patch"))
         self._add(lambda: HierarchyPatch(BaseTool, {"__call__": self._tool_call}, site="smolagents.patch"))
