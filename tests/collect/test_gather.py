@@ -138,6 +138,26 @@ def test_a_span_after_its_trace_was_folded_is_counted(rec) -> None:
     assert g.dropped["late_spans"] == 1 and g.held_traces == 1
 
 
+def test_a_request_sent_again_after_its_trace_was_folded_is_no_second_envelope(rec) -> None:
+    """OTLP delivery is at-least-once: an exporter that did not get the answer sends the request again, here
+    after the trace was folded. That made a second envelope of the same run (graded twice); now the repeated
+    spans are dropped and counted, and a span never seen before still starts a partial trace."""
+    clock = Clock()
+    g, got = _gatherer(clock)
+    [run] = _runs(rec, 1, tools=2)
+    g.add(run[1:])
+    clock.now = 2.0
+    g.fold_ready()
+    g.add(run[1:])  # the same request again
+    clock.now = 4.0
+    g.fold_ready()
+    assert len(got) == 1 and g.held_traces == 0
+    assert g.dropped["spans_repeated"] == len(run[1:]) and "late_spans" not in g.dropped
+    g.add(run)  # a late tool span beside the repeats: it alone is held, as a late span
+    assert g.dropped["spans_repeated"] == 2 * len(run[1:]) and g.dropped["late_spans"] == 1
+    assert g.held_spans == 1
+
+
 def test_bounds_must_be_positive() -> None:
     with pytest.raises(ValueError):
         TraceGatherer(print, max_traces=0)

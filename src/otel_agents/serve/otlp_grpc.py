@@ -115,7 +115,7 @@ def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | N
         if isinstance(outcome, tuple):
             context.abort(codes.get(outcome[0], grpc.StatusCode.INTERNAL), outcome[1])
         response = trace_service_pb2.ExportTraceServiceResponse()
-        if outcome.rejected:
+        if outcome.partial:
             response.partial_success.rejected_spans = outcome.rejected
             response.partial_success.error_message = outcome.message()
         return response
