@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {DEFAULT_STEP_TIMEOUT:g}; 0 = no limit)")
     p.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 = any free port)")
+    p.add_argument("--port", type=port, default=8765, help="HTTP port (default 8765; 0 = any free port)")
     p.add_argument("--path", type=url_path, default="/ecp", help="HTTP endpoint path (default /ecp)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding a non-loopback --host (use with --auth-token)")
