@@ -137,6 +137,25 @@ def test_standard_output_that_cannot_be_written_is_one_line_not_a_traceback(comm
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize(("command", "says"), [
+    (["fold", "-"], "otel-agents fold: cannot read -: standard input is closed"),
+    (["export", "-", "--to", "http://127.0.0.1:9"], "otel-agents export: cannot read <stdin>: standard input is closed"),
+    (["ecp", "serve", "--replay", "TRACES"], "otel-agents ecp serve: standard input closed: the stdio transport"),
+])
+def test_standard_input_closed_is_one_line_not_a_traceback(command: list[str], says: str, tmp_path: Path) -> None:
+    """``otel-agents fold - <&-``: a ``TypeError`` traceback (``sys.stdin`` is ``None``); ``ecp serve <&-``: an
+    ``OSError`` traceback from ``os.dup(0)``."""
+    import os
+
+    traces = tmp_path / "t.jsonl"
+    traces.write_text((REPO / "tests/exporters/foreign/otel_genai_openai_v2.otlp.jsonl").read_text())
+    argv = [sys.executable, "-m", "otel_agents.cli", *[str(traces) if a == "TRACES" else a for a in command]]
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                          preexec_fn=lambda: os.close(0))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert any(line.startswith(says) for line in proc.stderr.splitlines()), proc.stderr
+
+
 @pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
                                              ("side_effect_agent", "side-effect twin")])
 def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:

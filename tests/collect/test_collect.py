@@ -526,6 +526,14 @@ def test_standard_output_closed_by_its_reader_stops_the_receiver(tmp_path) -> No
     assert "standard output was closed by its reader: stopping" in text and "Traceback" not in text, text
 
 
+def test_a_body_limit_beyond_what_grpc_takes_serves_grpc(collects) -> None:
+    """``--max-body-bytes 99999999999999 --grpc-port 0``: gRPC's message limit (x 4) is a C int; the receiver
+    ended in an ``OverflowError`` traceback before serving. Now the gRPC limit is gRPC's largest."""
+    c = collects("c", "--grpc-port", "0", "--max-body-bytes", "99999999999999")
+    assert c.grpc and _post(c.url, encode_spans([]).SerializeToString())[0] == 200
+    assert "Traceback" not in c.stop()
+
+
 def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
     """``--forward URL``: collect sits in front of another OTLP receiver (here a second collect): both fold the
     same runs, from the same spans."""

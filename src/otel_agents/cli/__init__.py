@@ -56,6 +56,39 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+CLOSED_AT_START: set[int] = set()
+"""The standard descriptors (0, 1) the process started without (``<&-``, ``>&-``); :func:`main` puts
+``/dev/null`` on them, so that no file opened later takes their number (a trace file on descriptor 1 would
+receive what is written to standard output)."""
+
+
+def standard_input() -> Any:
+    """Standard input to read bytes from (its binary buffer).
+
+    Raises:
+        OSError: the process started with descriptor 0 closed (``<&-``): nothing to read.
+    """
+    if 0 in CLOSED_AT_START or sys.stdin is None:
+        raise OSError(errno.EBADF, "standard input is closed")
+    return getattr(sys.stdin, "buffer", sys.stdin)
+
+
+def _claim_closed_descriptors() -> None:
+    for fd, stream in ((0, sys.stdin), (1, sys.stdout)):
+        if stream is not None:
+            continue
+        try:
+            os.fstat(fd)
+            continue  # open after all (sys.stdin None for another reason)
+        except OSError:
+            pass
+        CLOSED_AT_START.add(fd)
+        null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd itself when nothing lower is free
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+
+
 class _Watched:
     """Standard output, keeping the error of a write or flush that failed: what :func:`main` reports when it
     ends the command (the command's own handler, as ``fold``'s, may have reported it already)."""
@@ -101,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     as in ``otel-agents doctor | head -1``, 2 when it could not be written otherwise (``> /dev/full``: a
     full disk; ``>&-``), said in one line; 130 on Ctrl-C (SIGINT) in a command without a handler of its own;
     no traceback in any of these."""
+    _claim_closed_descriptors()
     stdout = sys.stdout
     watched = _Watched(stdout if stdout is not None else _Closed())
     returned: int | None = None

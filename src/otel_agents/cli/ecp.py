@@ -232,7 +232,13 @@ def _run(args: argparse.Namespace) -> int:
     # stderr as its stdout, so nothing it reads or writes (input(), print, a child process, C code) can
     # take a request or corrupt a response.
     from ..serve import fork
+    from . import CLOSED_AT_START
 
+    if not args.http and CLOSED_AT_START:  # the stdio transport's requests come on 0, its answers go to 1
+        which = " and ".join(name for fd, name in ((0, "input"), (1, "output")) if fd in CLOSED_AT_START)
+        print(f"otel-agents ecp serve: standard {which} closed: the stdio transport reads requests on standard "
+              "input and answers on standard output (or serve --http)", file=sys.stderr)
+        return 2
     protocol_in = os.fdopen(os.dup(0), "rb")
     fork.detach_in_child(protocol_in.fileno())  # a forked child of the agent must not hold them
     devnull = os.open(os.devnull, os.O_RDONLY)

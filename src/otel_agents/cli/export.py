@@ -30,7 +30,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from . import plain, skipped_summary
+from . import plain, skipped_summary, standard_input
 from ._types import at_least_one, positive_seconds
 
 DEFAULT_BATCH = 512  # the SDK BatchSpanProcessor's max_export_batch_size
@@ -159,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         for name in args.traces:
-            source: Any = getattr(sys.stdin, "buffer", sys.stdin) if name == "-" else name
             shown = "<stdin>" if name == "-" else name
             try:
+                source: Any = standard_input() if name == "-" else name
                 for number, spans in iter_otlp_json(source, errors=errors):
                     counts["read"] += len(spans)
                     traces.update(s.context.trace_id for s in spans)
