@@ -112,6 +112,50 @@ def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""])  # PYTHONUNBUFFERED=1 (Docker images set it): print() fails at once
+@pytest.mark.parametrize("stdout", ["full", "closed"])
+@pytest.mark.parametrize("command", [["doctor"], ["--help"], ["ecp", "report", "REPORT"]])
+def test_standard_output_that_cannot_be_written_is_one_line_not_a_traceback(command: list[str], stdout: str,
+                                                                            unbuffered: str, tmp_path: Path) -> None:
+    """``otel-agents doctor > /dev/full`` ended in an ``OSError`` traceback (``ecp report`` too), ``>&-`` (descriptor
+    1 closed) in an ``AttributeError`` traceback, and ``--help > /dev/full`` unbuffered said nothing, exit status 0."""
+    import os
+
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"scenarios": [{"name": "s", "steps": [{"checks": [{"type": "x", "passed": True}]}]}]}))
+    argv = [sys.executable, "-m", "otel_agents.cli", *[str(report) if a == "REPORT" else a for a in command]]
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    if stdout == "full":
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    else:
+        proc = subprocess.run(argv, stderr=subprocess.PIPE, text=True, env=env, timeout=120,
+                              preexec_fn=lambda: os.close(1))
+    says = "No space left on device" if stdout == "full" else "it is closed"
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines()[-1] == f"otel-agents: cannot write standard output: {says}", proc.stderr
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(("command", "says"), [
+    (["fold", "-"], "otel-agents fold: cannot read -: standard input is closed"),
+    (["export", "-", "--to", "http://127.0.0.1:9"], "otel-agents export: cannot read <stdin>: standard input is closed"),
+    (["ecp", "serve", "--replay", "TRACES"], "otel-agents ecp serve: standard input closed: the stdio transport"),
+])
+def test_standard_input_closed_is_one_line_not_a_traceback(command: list[str], says: str, tmp_path: Path) -> None:
+    """``otel-agents fold - <&-``: a ``TypeError`` traceback (``sys.stdin`` is ``None``); ``ecp serve <&-``: an
+    ``OSError`` traceback from ``os.dup(0)``."""
+    import os
+
+    traces = tmp_path / "t.jsonl"
+    traces.write_text((REPO / "tests/exporters/foreign/otel_genai_openai_v2.otlp.jsonl").read_text())
+    argv = [sys.executable, "-m", "otel_agents.cli", *[str(traces) if a == "TRACES" else a for a in command]]
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                          preexec_fn=lambda: os.close(0))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert any(line.startswith(says) for line in proc.stderr.splitlines()), proc.stderr
+
+
 @pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
                                              ("side_effect_agent", "side-effect twin")])
 def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:
@@ -226,6 +270,20 @@ def test_customer_support_readme_names_every_demo_option() -> None:
     (["ecp", "serve", "m:a", "--max-body-bytes", "0"], "--max-body-bytes", "at least 1"),
     (["ecp", "serve", "m:a", "--collect", "70000"], "--collect", "0-65535"),
     (["demo", "--phoenix", "127.0.0.1:6006"], "--phoenix", "http://127.0.0.1:6006"),  # annotate failed at the end
+    # the commands outside `ecp serve` took any float or int: `ecp collect --connection-timeout inf --grpc-port 0`
+    # ended in an OverflowError traceback, `nan` answered every request body 408 at once, `export --timeout nan`
+    # passed its "> 0" check, `annotate --wait inf` retried forever
+    (["ecp", "collect", "--connection-timeout", "inf"], "--connection-timeout", "above 0"),
+    (["ecp", "collect", "--connection-timeout", "nan"], "--connection-timeout", "above 0"),
+    (["ecp", "collect", "--trace-idle", "inf"], "--trace-idle", "0 or more"),
+    (["ecp", "collect", "--trace-timeout", "nan"], "--trace-timeout", "0 or more"),
+    (["ecp", "collect", "--max-body-bytes", "0"], "--max-body-bytes", "at least 1"),
+    (["ecp", "collect", "--max-traces", "-1"], "--max-traces", "at least 1"),
+    (["ecp", "collect", "--grpc-port", "70000"], "--grpc-port", "0-65535"),
+    (["ecp", "serve", "m:a", "--http", "--port", "70000"], "--port", "0-65535"),
+    (["export", "t.jsonl", "--to", "http://127.0.0.1:4318", "--timeout", "nan"], "--timeout", "above 0"),
+    (["export", "t.jsonl", "--to", "http://127.0.0.1:4318", "--batch-size", "0"], "--batch-size", "at least 1"),
+    (["ecp", "annotate", "r.json", "--wait", "inf"], "--wait", "0 or more"),
     (["demo", "--frameworks", ","], "--frameworks", "',' names no framework"),
     (["demo", "--frameworks", " , "], "--frameworks", "names no framework"),
 ])

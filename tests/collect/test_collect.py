@@ -427,6 +427,113 @@ def test_malformed_grpc_messages(collects) -> None:
     rec.provider.shutdown()
 
 
+def test_protobuf_text_that_is_not_utf8_is_repaired_not_the_request_refused(collects) -> None:
+    """A protobuf string field holding bytes that are not UTF-8 (the Collector's and C++'s protobuf runtimes
+    send them): the whole request was refused (HTTP 400, gRPC INVALID_ARGUMENT, no field named), losing the
+    valid runs beside it. Now the bad bytes are U+FFFD (the OTLP maintainers' recommendation), every run is
+    folded, and ``partial_success`` (rejected 0: a warning) names the field."""
+    import grpc
+
+    c = collects("c", "--trace-idle", "0.2", "--grpc-port", "0")
+    rec = Recorder()
+    path = "resourceSpans[0].scopeSpans[0].spans[1].attributes"
+    body = encode_spans(_runs_of(rec, 2)).SerializeToString()
+    assert body.count(b"answer 0") >= 1
+    body = body.replace(b"answer 0", b"answer \xff")  # the first run's output; the second run's is clean
+    status, _, answer = _post(c.url, body)
+    assert status == 200, Status.FromString(answer).message
+    partial = ExportTraceServiceResponse.FromString(answer).partial_success
+    assert partial.rejected_spans == 0
+    assert "not UTF-8, kept with U+FFFD" in partial.error_message and path in partial.error_message
+    grpc_body = encode_spans(_runs_of(rec, 1)).SerializeToString().replace(b"answer 0", b"answer \xff")
+    with grpc.insecure_channel(c.grpc) as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                     request_serializer=lambda b: b,
+                                     response_deserializer=ExportTraceServiceResponse.FromString)
+        answer = export(grpc_body, timeout=30)
+    assert answer.partial_success.rejected_spans == 0 and path in answer.partial_success.error_message
+    wait_for(lambda: len(c.envelopes()) >= 3, "the three runs' envelopes")
+    log = c.stop()
+    envelopes = check(c.envelopes())
+    assert sorted(e["public_output"] for e in envelopes) == ["answer 1", "answer \ufffd", "answer \ufffd"]
+    assert "0 of them rejected" in log and "Traceback" not in log, log
+    rec.provider.shutdown()
+
+
+def test_a_request_sent_again_after_its_trace_was_folded_is_folded_once(collects) -> None:
+    """An exporter that did not get the answer sends the request again (OTLP is at-least-once); the receiver
+    had folded the trace meanwhile, and the repeat became a second envelope of the same run."""
+    c = collects("c", "--trace-idle", "0.2")
+    rec = Recorder()
+    body = encode_spans(_runs_of(rec, 1)).SerializeToString()
+    assert _post(c.url, body)[0] == 200
+    wait_for(lambda: c.envelopes(), "the run's envelope")
+    assert _post(c.url, body)[0] == 200  # the same request again, after the fold
+    status, _, _ = _post(c.url, encode_spans(_runs_of(rec, 1)).SerializeToString())  # another run, after it
+    assert status == 200
+    wait_for(lambda: len(c.envelopes()) >= 2, "the second run's envelope")
+    log = c.stop()
+    envelopes = check(c.envelopes())
+    assert len(envelopes) == 2 and len({e["trace_id"] for e in envelopes}) == 2, envelopes
+    assert "'spans_repeated': 2" in log and "late_spans" not in log, log
+    rec.provider.shutdown()
+
+
+def test_an_output_that_cannot_be_written_loses_envelopes_said_not_the_receiver(collects) -> None:
+    """``-o /dev/full`` (a full disk): the failed write raised in the folding code, the ticker that folds idle
+    traces died with it, the shutdown fold ended in a traceback. Now each lost envelope is logged (at the 1st,
+    2nd, 4th, … loss), the receiver keeps answering and folding, and the exit status is 1."""
+    c = collects("c", "--trace-idle", "0.2", "-o", "/dev/full")
+    rec = Recorder()
+    for lost in (1, 2):  # one request at a time: each trace folded by the ticker (the 1st and 2nd loss are logged)
+        assert _post(c.url, encode_spans(_runs_of(rec, 1)).SerializeToString())[0] == 200
+        wait_for(lambda: c.log.read_text().count("is lost") >= lost, f"loss {lost} logged")
+    assert _post(c.url, encode_spans(_runs_of(rec, 1)).SerializeToString())[0] == 200  # folded now or at the stop
+    log = c.stop()
+    assert c.proc.returncode == 1, log
+    assert "cannot write /dev/full: No space left on device; the envelope of trace" in log, log
+    assert "3 trace(s) folded into 3 envelope(s)" in log, log
+    assert "3 envelope(s) could not be written to /dev/full" in log and "Traceback" not in log, log
+    rec.provider.shutdown()
+
+
+def test_standard_output_closed_by_its_reader_stops_the_receiver(tmp_path) -> None:
+    """``ecp collect -o - | head -1``: once the reader is gone nothing can be written; the receiver kept
+    answering 200 for spans it could only drop (and logged a traceback per fold). Now it stops, exit status 1."""
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "collect.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", "ecp", "collect", "--port", "0", "-o", "-",
+                                 "--trace-idle", "0.2"], stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: "collecting OTLP at" in log.read_text(), "the receiver's address")
+            url = log.read_text().split("collecting OTLP at ")[1].split(";")[0]
+            proc.stdout.close()  # the reader goes away
+            rec = Recorder()
+            assert _post(url, encode_spans(_runs_of(rec, 1)).SerializeToString())[0] == 200
+            rec.provider.shutdown()
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    text = log.read_text()
+    assert proc.wait(timeout=30) == 1, text
+    assert "standard output was closed by its reader: stopping" in text and "Traceback" not in text, text
+
+
+def test_a_body_limit_beyond_what_grpc_takes_serves_grpc(collects) -> None:
+    """``--max-body-bytes 99999999999999 --grpc-port 0``: gRPC's message limit (x 4) is a C int; the receiver
+    ended in an ``OverflowError`` traceback before serving. Now the gRPC limit is gRPC's largest."""
+    c = collects("c", "--grpc-port", "0", "--max-body-bytes", "99999999999999")
+    assert c.grpc and _post(c.url, encode_spans([]).SerializeToString())[0] == 200
+    assert "Traceback" not in c.stop()
+
+
 def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
     """``--forward URL``: collect sits in front of another OTLP receiver (here a second collect): both fold the
     same runs, from the same spans."""

@@ -127,15 +127,24 @@ def test_spans_over_the_per_trace_cap_are_dropped_and_said(rec) -> None:
     assert [e["incomplete"] for e in got] == ["shutdown; 3 span(s) over the cap of 4 per trace were dropped"] * 4
 
 
-def test_a_span_after_its_trace_was_folded_is_counted(rec) -> None:
+def test_a_span_after_its_trace_was_folded_is_counted_and_a_repeated_one_dropped(rec) -> None:
+    """A span that came late (raise --trace-idle) starts a partial trace, counted. OTLP delivery is at-least-once:
+    an exporter that did not get the answer sends the request again, here after the trace was folded. That made
+    a second envelope of the same run (graded twice); now the repeated spans are dropped and counted."""
     clock = Clock()
     g, got = _gatherer(clock)
     [run] = _runs(rec, 1, tools=2)
     g.add(run[1:])
     clock.now = 2.0
     g.fold_ready()
-    g.add(run[:1])  # a tool span that came late (raise --trace-idle)
-    assert g.dropped["late_spans"] == 1 and g.held_traces == 1
+    g.add(run[1:])  # the same request again
+    clock.now = 4.0
+    g.fold_ready()
+    assert len(got) == 1 and g.held_traces == 0
+    assert g.dropped["spans_repeated"] == len(run[1:]) and "late_spans" not in g.dropped
+    g.add(run)  # a late tool span beside the repeats: it alone is held, as a late span
+    assert g.dropped["spans_repeated"] == 2 * len(run[1:]) and g.dropped["late_spans"] == 1
+    assert g.held_spans == 1
 
 
 def test_bounds_must_be_positive() -> None:

@@ -401,3 +401,25 @@ def test_a_server_span_read_before_its_callers_span_is_folded_with_it(tmp_path, 
     assert len(envelopes) == 1 and len(envelopes[0]["tool_calls"]) == 1
     code, envelopes, _ = fold_cli(tmp_path, capsys, line(server))
     assert (code, len(envelopes)) == (0, 1)
+
+
+def test_ctrl_c_while_folding_a_stream_is_one_line_and_status_130() -> None:
+    """``… | otel-agents fold -`` interrupted with Ctrl-C (SIGINT) ended in a ``KeyboardInterrupt`` traceback;
+    now it says it was interrupted, exit status 130 (128 + SIGINT), the envelopes folded so far written."""
+    import signal
+
+    proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", "fold", "-"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        proc.stdin.write((line(span_json(1, kind="agent", name="invoke_agent a"), tool(2, 1)) + "\n").encode())
+        proc.stdin.flush()
+        envelope = json.loads(proc.stdout.readline())  # folded and written: the fold waits for the next line
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert envelope["trace_id"] == TRACE
+    assert proc.returncode == 130, err
+    assert err.decode().splitlines()[-1] == "otel-agents: interrupted" and b"Traceback" not in err, err

@@ -169,7 +169,9 @@ def test_host_and_origin_checks(tmp_path: Path) -> None:
         port = url.split(":")[2].split("/")[0]
         for host in (f"127.0.0.1:{port}", f"localhost:{port}", "agents.internal"):
             assert post(url, rpc("agent/initialize"), {"Host": host})[0] == 200, host
-        for host in ("evil.example", f"attacker.example:{port}", "127.0.0.1.evil.example"):  # DNS rebinding
+        # DNS rebinding; then Host values that are not host[:port], whose last part urlsplit took as the name
+        for host in ("evil.example", f"attacker.example:{port}", "127.0.0.1.evil.example",
+                     "evil.example\\@127.0.0.1", "evil.example@localhost", "127.0.0.1/x@evil.example"):
             assert post(url, rpc("agent/step", {"input": "x"}), {"Host": host})[0] == 421, host
         assert post(url, rpc("agent/step", {"input": "x"}), {"Origin": "https://evil.example"})[0] == 403
         assert post(url, rpc("agent/initialize"), {"Origin": "https://ui.example"})[0] == 200

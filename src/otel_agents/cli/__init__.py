@@ -8,11 +8,12 @@ module is imported only when the command line names it or asks for help.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import re
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 SUBCOMMANDS = {
     "demo": "otel_agents.cli.demo",
@@ -55,19 +56,120 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code (1 when standard output was closed by its reader,
-    as in ``otel-agents doctor | head -1``: no ``BrokenPipeError`` traceback)."""
-    code = 1
-    try:
+CLOSED_AT_START: set[int] = set()
+"""The standard descriptors (0, 1) the process started without (``<&-``, ``>&-``); :func:`main` puts
+``/dev/null`` on them, so that no file opened later takes their number (a trace file on descriptor 1 would
+receive what is written to standard output)."""
+
+
+def standard_input() -> Any:
+    """Standard input to read bytes from (its binary buffer).
+
+    Raises:
+        OSError: the process started with descriptor 0 closed (``<&-``): nothing to read.
+    """
+    if 0 in CLOSED_AT_START or sys.stdin is None:
+        raise OSError(errno.EBADF, "standard input is closed")
+    return getattr(sys.stdin, "buffer", sys.stdin)
+
+
+def _claim_closed_descriptors() -> None:
+    for fd, stream in ((0, sys.stdin), (1, sys.stdout)):
+        if stream is not None:
+            continue
         try:
-            code = _main(argv)
+            os.fstat(fd)
+            continue  # open after all (sys.stdin None for another reason)
+        except OSError:
+            pass
+        CLOSED_AT_START.add(fd)
+        null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: fd itself when nothing lower is free
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+
+
+class _Watched:
+    """Standard output, keeping the error of a write or flush that failed: what :func:`main` reports when it
+    ends the command (the command's own handler, as ``fold``'s, may have reported it already)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.failed: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self.failed = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class _Closed:
+    """Standard output when the process started with descriptor 1 closed (``>&-``): Python makes ``sys.stdout``
+    ``None`` and ``print()`` then drops every line without a word; here a write fails, as on the descriptor."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code: 1 when standard output was closed by its reader,
+    as in ``otel-agents doctor | head -1``, 2 when it could not be written otherwise (``> /dev/full``: a
+    full disk; ``>&-``), said in one line; 130 on Ctrl-C (SIGINT) in a command without a handler of its own;
+    no traceback in any of these."""
+    _claim_closed_descriptors()
+    stdout = sys.stdout
+    watched = _Watched(stdout if stdout is not None else _Closed())
+    returned: int | None = None
+    try:
+        sys.stdout = watched
+        try:
+            returned = _main(argv)
+        except KeyboardInterrupt:  # Ctrl-C where the command has no handler of its own (a fold, a report)
+            print("otel-agents: interrupted", file=sys.stderr)
+            returned = 130  # 128 + SIGINT, the shell's status for a command a signal ended
         finally:
-            sys.stdout.flush()  # here, not at exit, where a closed pipe prints "Exception ignored"
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush
-        return code or 1
-    return code
+            if sys.stdout is watched:
+                sys.stdout = stdout
+            watched.flush()  # here, not at exit, where a closed pipe prints "Exception ignored"
+    except OSError as exc:
+        if exc is not watched.failed:
+            raise
+    except SystemExit as exit_:  # argparse's --help and errors: its writes pass over a failure
+        if watched.failed is None:
+            raise
+        if isinstance(watched.failed, BrokenPipeError):  # the reader had what it wanted: argparse's status
+            if stdout is not None:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+            raise
+        returned = exit_.code if isinstance(exit_.code, int) else None
+    else:
+        if watched.failed is None or returned:  # a failure the command caught and reported (fold's) keeps its code
+            return returned or 0
+    if stdout is not None:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())  # the interpreter's last flush
+    if isinstance(watched.failed, BrokenPipeError):  # the reader went away (| head -1): nothing to say
+        return returned or 1
+    print(f"otel-agents: cannot write standard output: {watched.failed.strerror or watched.failed}",
+          file=sys.stderr)
+    return returned or 2
 
 
 def _main(argv: Sequence[str] | None) -> int:

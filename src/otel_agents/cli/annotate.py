@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from . import plain
+from ._types import seconds
 
 
 def register(ecp_sub: argparse._SubParsersAction) -> None:
@@ -37,7 +38,7 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                                       "if a regular file of at most 16 MiB)")
     p.add_argument("--to", choices=TARGETS, default="file", help="where the results go (default file)")
     p.add_argument("-o", "--out", help="file path (file) or URL (otlp, phoenix, langfuse)")
-    p.add_argument("--wait", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--wait", type=seconds, default=30.0, metavar="SECONDS",
                    help="phoenix: how long to retry spans Phoenix has not ingested yet (default 30)")
     p.set_defaults(func=run)
 

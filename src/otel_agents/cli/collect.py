@@ -9,7 +9,9 @@ appended to --output. --forward passes every request on, unchanged, to another O
 endpoint (a tracing backend). At most --max-traces traces and --max-spans spans are held
 (the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
-many traces and spans that was. Binds loopback unless --allow-remote; Host, Origin, token,
+many traces and spans that was. An envelope that cannot be written (a full disk) is lost, logged and
+counted (exit status 1), and the receiver goes on; with -o -, it stops once standard output's reader has
+closed it. Binds loopback unless --allow-remote; Host, Origin, token,
 body and time checks as for ecp serve --http. --grpc-port also serves OTLP/gRPC (the protocol
 the Collector's loadbalancing exporter speaks), with the token check, --max-body-bytes (x 4, as
 decompressed) and --connection-timeout (a call whose message has not arrived by then is cancelled;
@@ -25,9 +27,11 @@ import logging
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 from . import plain
+from ._types import at_least_one, port, positive_seconds, seconds
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
 DEFAULT_OUTPUT = "otel-agents-envelopes.jsonl"
@@ -44,17 +48,17 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, metavar="ENVELOPES.jsonl",
                    help=f"append envelopes here, one per line (default {DEFAULT_OUTPUT}; '-' = standard output)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free port)")
-    p.add_argument("--trace-idle", type=float, default=DEFAULT_TRACE_IDLE, metavar="SECONDS",
+    p.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free port)")
+    p.add_argument("--trace-idle", type=seconds, default=DEFAULT_TRACE_IDLE, metavar="SECONDS",
                    help="fold a trace whose root has arrived after this long without a new span (default "
                         f"{DEFAULT_TRACE_IDLE:g}: the SDKs' batch delay, OTEL_BSP_SCHEDULE_DELAY, is 5 s, so one "
                         "process's spans may come that much later than another's)")
-    p.add_argument("--trace-timeout", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--trace-timeout", type=seconds, default=30.0, metavar="SECONDS",
                    help="fold a trace whose root never arrived after this long without a new span (default 30)")
-    p.add_argument("--max-traces", type=int, default=10_000, help="traces held at once (default 10000)")
-    p.add_argument("--max-spans", type=int, default=500_000, help="spans held at once (default 500000)")
-    p.add_argument("--max-spans-per-trace", type=int, default=2000, help="spans kept per trace (default 2000)")
-    p.add_argument("--grpc-port", type=int, metavar="PORT",
+    p.add_argument("--max-traces", type=at_least_one, default=10_000, help="traces held at once (default 10000)")
+    p.add_argument("--max-spans", type=at_least_one, default=500_000, help="spans held at once (default 500000)")
+    p.add_argument("--max-spans-per-trace", type=at_least_one, default=2000, help="spans kept per trace (default 2000)")
+    p.add_argument("--grpc-port", type=port, metavar="PORT",
                    help="also serve OTLP/gRPC on this port of --host (0 = any free port; 4317 is OTLP/gRPC's): what "
                         "the Collector's loadbalancing exporter sends (needs the collect-grpc extra)")
     p.add_argument("--forward", metavar="URL", help="also pass every request on, unchanged, to this OTLP/HTTP "
@@ -66,11 +70,11 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                    help="require 'Authorization: Bearer TOKEN' (default: $OTEL_AGENTS_ECP_TOKEN)")
     p.add_argument("--allow-origin", action="append", default=[], help="an extra allowed Origin")
     p.add_argument("--allow-host", action="append", default=[], help="an extra allowed Host header name")
-    p.add_argument("--connection-timeout", type=float, default=limits.connection_timeout, metavar="SECONDS",
+    p.add_argument("--connection-timeout", type=positive_seconds, default=limits.connection_timeout, metavar="SECONDS",
                    help=f"close a connection that sends no complete request for this long; on gRPC, cancel a "
                         f"call whose message has not arrived by then and close an idle connection "
                         f"(default {limits.connection_timeout:g})")
-    p.add_argument("--max-body-bytes", type=int, default=limits.max_body,
+    p.add_argument("--max-body-bytes", type=at_least_one, default=limits.max_body,
                    help=f"largest request body in bytes, as sent (default {limits.max_body})")
     p.set_defaults(func=run)
 
@@ -81,17 +85,16 @@ def _refusal(args: argparse.Namespace) -> str | None:
     if not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could send spans. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
-    if min(args.max_traces, args.max_spans, args.max_spans_per_trace, args.max_body_bytes) < 1 \
-            or args.connection_timeout <= 0 or not 0 <= args.trace_idle <= args.trace_timeout:
-        return ("--max-traces, --max-spans, --max-spans-per-trace, --max-body-bytes, --connection-timeout "
-                "must be positive; 0 <= --trace-idle <= --trace-timeout")
+    if args.trace_idle > args.trace_timeout:  # each bound alone is checked by its argparse type
+        return f"--trace-idle {args.trace_idle:g} is longer than --trace-timeout {args.trace_timeout:g}"
     return None
 
 
 def run(args: argparse.Namespace) -> int:
-    """``otel-agents ecp collect``: receive until stopped (SIGINT/SIGTERM); the exit status — 0 stopped,
-    2 refused options (a non-loopback ``--host`` without ``--allow-remote``, a bound not positive), the
-    output not writable or the port not bound."""
+    """``otel-agents ecp collect``: receive until stopped (SIGINT/SIGTERM, or standard output's reader closing
+    it with ``-o -``); the exit status — 0 stopped, 1 some envelopes could not be written (a full disk, a closed
+    pipe: each loss logged, the receiver kept going), 2 refused options (a non-loopback ``--host`` without
+    ``--allow-remote``, --trace-idle over --trace-timeout), the output not writable or the port not bound."""
     refusal = _refusal(args)
     if refusal:
         print(f"otel-agents ecp collect: {refusal}", file=sys.stderr)
@@ -99,11 +102,13 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     from .._spans.encoding import dumps as strict_json
     from ..exporters._appender import JsonLinesAppender
+    from ..serve.otlp import worth_logging
 
     if args.output == "-":
         def write(line: str) -> bool:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            data = memoryview((line + "\n").encode("utf-8"))
+            while data:  # unbuffered: a line that could not be written is not written again later
+                data = data[os.write(sys.stdout.fileno(), data):]
             return True
         close: Any = lambda: None  # noqa: E731
     else:
@@ -113,24 +118,40 @@ def run(args: argparse.Namespace) -> int:
             print(f"otel-agents ecp collect: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
             return 2
         write, close = appender.append, appender.close
+    where = args.output if args.output != "-" else "standard output"
+    log = logging.getLogger("otel_agents.collect")
+    lost: list[int] = []  # envelopes that could not be written
+    reader_gone = threading.Event()  # standard output's reader closed it: nothing can be written any more
 
     def on_envelope(envelope: dict[str, Any]) -> None:
         try:
             line = strict_json(envelope)
         except ValueError as exc:
-            logging.getLogger("otel_agents.collect").warning(
-                "otel-agents collect: trace %s: envelope is not strict JSON, skipped (%s)",
-                envelope.get("trace_id"), exc)
+            log.warning("otel-agents collect: trace %s: envelope is not strict JSON, skipped (%s)",
+                        envelope.get("trace_id"), exc)
             return
-        write(line)
+        try:
+            write(line)
+        except OSError as exc:  # a full disk, a closed pipe: that envelope is lost; the receiver goes on (or stops)
+            lost.append(1)
+            if isinstance(exc, BrokenPipeError):
+                reader_gone.set()
+            if worth_logging(len(lost)):
+                log.error("otel-agents collect: cannot write %s: %s; the envelope of trace %s is lost (%d so far; "
+                          "logged at the 1st, 2nd, 4th, … loss)", where, exc.strerror or exc,
+                          envelope.get("trace_id"), len(lost))
 
     try:
-        return asyncio.run(_serve(args, on_envelope))
+        code = asyncio.run(_serve(args, on_envelope, reader_gone))
     finally:
         close()
+    if lost:
+        print(f"otel-agents collect: {len(lost)} envelope(s) could not be written to {where}", file=sys.stderr)
+        return code or 1
+    return code
 
 
-async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
+async def _serve(args: argparse.Namespace, on_envelope: Any, reader_gone: threading.Event) -> int:
     from ..exporters.ecp import TraceGatherer
     from ..serve.http import HTTPLimits, HTTPSecurity, bind, serve_http
     from ..serve.otlp import Forwarder, OTLPReceiver
@@ -175,6 +196,9 @@ async def _serve(args: argparse.Namespace, on_envelope: Any) -> int:
         while True:
             await asyncio.sleep(period)
             await receiver.run_in_worker(gatherer.fold_ready)
+            if reader_gone.is_set() and servers and not servers[0].should_exit:
+                log.error("otel-agents collect: standard output was closed by its reader: stopping")
+                servers[0].should_exit = True
 
     grpc_server = None
     if args.grpc_port is not None:

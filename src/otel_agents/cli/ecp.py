@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {DEFAULT_STEP_TIMEOUT:g}; 0 = no limit)")
     p.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 = any free port)")
+    p.add_argument("--port", type=port, default=8765, help="HTTP port (default 8765; 0 = any free port)")
     p.add_argument("--path", type=url_path, default="/ecp", help="HTTP endpoint path (default /ecp)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding a non-loopback --host (use with --auth-token)")
@@ -232,7 +232,13 @@ def _run(args: argparse.Namespace) -> int:
     # stderr as its stdout, so nothing it reads or writes (input(), print, a child process, C code) can
     # take a request or corrupt a response.
     from ..serve import fork
+    from . import CLOSED_AT_START
 
+    if not args.http and CLOSED_AT_START:  # the stdio transport's requests come on 0, its answers go to 1
+        which = " and ".join(name for fd, name in ((0, "input"), (1, "output")) if fd in CLOSED_AT_START)
+        print(f"otel-agents ecp serve: standard {which} closed: the stdio transport reads requests on standard "
+              "input and answers on standard output (or serve --http)", file=sys.stderr)
+        return 2
     protocol_in = os.fdopen(os.dup(0), "rb")
     fork.detach_in_child(protocol_in.fileno())  # a forked child of the agent must not hold them
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -30,7 +30,8 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from . import plain, skipped_summary
+from . import plain, skipped_summary, standard_input
+from ._types import at_least_one, positive_seconds
 
 DEFAULT_BATCH = 512  # the SDK BatchSpanProcessor's max_export_batch_size
 _EXPORTER_LOGGER = "opentelemetry.exporter.otlp"  # where the OTLP exporters report a refused batch
@@ -48,9 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the OTLP/HTTP traces endpoint, e.g. http://127.0.0.1:6006/v1/traces")
     p.add_argument("-H", "--header", action="append", default=[], metavar="NAME=VALUE",
                    help="a request header (repeatable; default OTEL_EXPORTER_OTLP_TRACES_HEADERS)")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds, default=10.0, metavar="SECONDS",
                    help="per batch, retries included (default 10)")
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, metavar="SPANS",
+    p.add_argument("--batch-size", type=at_least_one, default=DEFAULT_BATCH, metavar="SPANS",
                    help=f"spans per request (default {DEFAULT_BATCH})")
     p.set_defaults(func=run)
 
@@ -116,8 +117,6 @@ def run(args: argparse.Namespace) -> int:
         headers = parse_headers(args.header)
     except ValueError as exc:
         return fail(str(exc))
-    if args.timeout <= 0 or args.batch_size < 1:
-        return fail("--timeout must be > 0 and --batch-size >= 1")
     if args.traces.count("-") > 1:
         return fail("standard input ('-') can be read once")
     try:
@@ -160,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         for name in args.traces:
-            source: Any = getattr(sys.stdin, "buffer", sys.stdin) if name == "-" else name
             shown = "<stdin>" if name == "-" else name
             try:
+                source: Any = standard_input() if name == "-" else name
                 for number, spans in iter_otlp_json(source, errors=errors):
                     counts["read"] += len(spans)
                     traces.update(s.context.trace_id for s in spans)

@@ -42,7 +42,7 @@ import os
 import sys
 from typing import Any, Callable, Iterator, TextIO
 
-from . import plain, skipped_summary
+from . import plain, skipped_summary, standard_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
             warnings = Warnings()
             for reading in args.traces:
                 # bytes from stdin when possible: a line that is not UTF-8 is then reported, not fatal
-                source: Any = reading if reading != "-" else getattr(sys.stdin, "buffer", sys.stdin)
+                source: Any = reading if reading != "-" else standard_input()
                 with _collecting_between_lines() as collect:
                     for number, spans in iter_otlp_json(source, errors=errors, warnings=warnings):
                         folder.add(spans, number)

@@ -14,16 +14,22 @@ of the wrong length, a value of the wrong type) is left out and counted, the
 other spans of the request are kept — the receiver answers with a
 ``partial_success`` naming the first problems. A body that cannot be decoded at
 all (not protobuf, not JSON, a broken gzip stream, an unknown encoding) raises
-:class:`BadRequest` with a precise message.
+:class:`BadRequest` with a precise message. A protobuf string field holding bytes that are not UTF-8
+(which protobuf's ``string`` forbids, but permissive runtimes send: the Collector's, C++'s) does not
+cost the request: the bad bytes are replaced with U+FFFD, as the OTLP maintainers recommend
+(https://github.com/open-telemetry/opentelemetry-proto/pull/845), and the fields are named in
+:attr:`Decoded.repaired`.
 """
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from google.protobuf.message import Message
 from opentelemetry.sdk.trace import ReadableSpan
 
 PROTOBUF = "application/x-protobuf"
@@ -50,17 +56,32 @@ class Decoded:
         spans: the spans that could be read.
         rejected: how many spans were left out.
         problems: why, one message per problem (field paths as in the JSON encoding).
+        repaired: the protobuf string fields whose bytes were not UTF-8 (field paths as in the JSON
+            encoding), kept with U+FFFD in place of the bad bytes.
     """
 
     spans: list[ReadableSpan] = field(default_factory=list)
     rejected: int = 0
     problems: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the response carries a ``partial_success``: spans rejected, or (a warning, with
+        ``rejected_spans`` 0, as the OTLP specification allows) text repaired."""
+        return bool(self.rejected or self.repaired)
 
     def message(self) -> str:
-        """The ``partial_success.error_message``: the first problems, and how many more."""
+        """The ``partial_success.error_message``: the first problems, and how many more; then the fields
+        whose text was repaired."""
         from .file import problems_message
 
-        return problems_message(self.problems)
+        text = problems_message(self.problems) if self.problems else ""
+        if self.repaired:
+            note = (f"{len(self.repaired)} string field(s) not UTF-8, kept with U+FFFD for the bad bytes: "
+                    + problems_message(self.repaired))
+            text = f"{text}; {note}" if text else note
+        return text
 
 
 def media_type(content_type: str | None) -> str:
@@ -128,8 +149,9 @@ def decode_request(body: bytes, kind: str) -> Decoded:
         BadRequest: the body is not a request of that encoding (the message names the encoding,
             and for JSON the position or the field at fault).
     """
+    repaired: list[str] = []
     if kind == PROTOBUF:
-        data = _protobuf_to_json(body)
+        data = _protobuf_to_json(body, repaired)
     else:
         from .file import load_json
 
@@ -139,7 +161,9 @@ def decode_request(body: bytes, kind: str) -> Decoded:
             raise BadRequest(str(exc)) from None
         if not isinstance(data, dict):
             raise BadRequest(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
-    return _decode(data)
+    decoded = _decode(data)
+    decoded.repaired = repaired
+    return decoded
 
 
 def _decode(data: dict[str, Any]) -> Decoded:
@@ -153,8 +177,9 @@ def _decode(data: dict[str, Any]) -> Decoded:
     return Decoded(spans, sum(n for n, _ in rejected), [m for _, m in rejected])
 
 
-def _protobuf_to_json(body: bytes) -> dict[str, Any]:
-    """A protobuf ``ExportTraceServiceRequest`` in the OTLP JSON form the file reader takes (hex ids).
+def _protobuf_to_json(body: bytes, repaired: list[str]) -> dict[str, Any]:
+    """A protobuf ``ExportTraceServiceRequest`` in the OTLP JSON form the file reader takes (hex ids);
+    string fields that are not UTF-8 are repaired (:func:`_repair_text`) and their paths added to ``repaired``.
 
     Read field by field with the generated classes' accessors (protobuf's generic ``MessageToDict``
     costs more than the rest of the receiver together); the file reader then checks every field."""
@@ -164,7 +189,9 @@ def _protobuf_to_json(body: bytes) -> dict[str, Any]:
     try:
         message = ExportTraceServiceRequest.FromString(body)
     except DecodeError as exc:
-        raise BadRequest(f"not a protobuf ExportTraceServiceRequest: {exc}") from None
+        message = _repair_text(body, repaired)
+        if message is None:
+            raise BadRequest(f"not a protobuf ExportTraceServiceRequest: {exc}") from None
     return {"resourceSpans": [
         {"resource": {"attributes": _kvs(rs.resource.attributes)}, "schemaUrl": rs.schema_url,
          "scopeSpans": [{"scope": {"name": ss.scope.name, "version": ss.scope.version,
@@ -172,6 +199,77 @@ def _protobuf_to_json(body: bytes) -> dict[str, Any]:
                          "schemaUrl": ss.schema_url, "spans": [_span(span) for span in ss.spans]}
                         for ss in rs.scope_spans]}
         for rs in message.resource_spans]}
+
+
+def _repair_text(body: bytes, repaired: list[str]) -> Any:
+    """``body`` read as an ``ExportTraceServiceRequest`` whose ``string`` fields may hold bytes that are not
+    UTF-8 (which protobuf refuses to parse): read with a twin of the message whose strings are ``bytes`` (the
+    same wire format), the bad ones decoded with U+FFFD for each bad byte and their paths added to
+    ``repaired``, then parsed as the real message. ``None`` when the body is not such a message either."""
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    twin, strings = _bytes_twin()
+    try:
+        message = twin.FromString(body)
+    except DecodeError:
+        return None
+    stack: list[tuple[Any, str]] = [(message, "")]
+    while stack:  # iterative (AnyValue nests as deep as the body allows), in the order of the body
+        item, path = stack.pop()
+        inner: list[tuple[Any, str]] = []
+        for fd, value in item.ListFields():
+            where = f"{path}.{fd.json_name}" if path else fd.json_name
+            if fd.message_type is not None:
+                if isinstance(value, Message):
+                    inner.append((value, where))
+                else:
+                    inner.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+            elif fd.full_name in strings and isinstance(value, bytes):  # no repeated string in OTLP traces
+                try:
+                    value.decode("utf-8")
+                except UnicodeDecodeError:
+                    setattr(item, fd.name, value.decode("utf-8", "replace").encode("utf-8"))
+                    repaired.append(where)
+        stack.extend(reversed(inner))
+    try:
+        return ExportTraceServiceRequest.FromString(message.SerializeToString())
+    except DecodeError:  # pragma: no cover - every string field is UTF-8 now
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _bytes_twin() -> tuple[Any, frozenset[str]]:
+    """``ExportTraceServiceRequest``'s twin with every ``string`` field declared ``bytes`` (built from the
+    generated files' descriptors in a pool of its own), and the full names of those fields."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+    pool = descriptor_pool.DescriptorPool()
+    strings: set[str] = set()
+    done: set[str] = set()
+
+    def add(file: Any) -> None:
+        if file.name in done:
+            return
+        for dependency in file.dependencies:
+            add(dependency)
+        proto = descriptor_pb2.FileDescriptorProto()
+        file.CopyToProto(proto)
+        messages = [(f"{proto.package}.{m.name}", m) for m in proto.message_type]
+        while messages:
+            name, m = messages.pop()
+            messages.extend((f"{name}.{n.name}", n) for n in m.nested_type)
+            for f in m.field:
+                if f.type == descriptor_pb2.FieldDescriptorProto.TYPE_STRING:
+                    f.type = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
+                    strings.add(f"{name}.{f.name}")
+        pool.Add(proto)
+        done.add(file.name)
+
+    add(trace_service_pb2.DESCRIPTOR)
+    request = pool.FindMessageTypeByName("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest")
+    return message_factory.GetMessageClass(request), frozenset(strings)
 
 
 def _span(s: Any) -> dict[str, Any]:
@@ -225,12 +323,12 @@ def encode_response(kind: str, decoded: Decoded | None = None) -> bytes:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
         response = ExportTraceServiceResponse()
-        if decoded is not None and decoded.rejected:
+        if decoded is not None and decoded.partial:
             response.partial_success.rejected_spans = decoded.rejected
             response.partial_success.error_message = decoded.message()
         return response.SerializeToString()
     body: dict[str, Any] = {}
-    if decoded is not None and decoded.rejected:
+    if decoded is not None and decoded.partial:
         # JSON encoding: int64 as a decimal string, lowerCamelCase names
         body["partialSuccess"] = {"rejectedSpans": str(decoded.rejected), "errorMessage": decoded.message()}
     return orjson.dumps(body)

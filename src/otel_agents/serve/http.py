@@ -44,6 +44,7 @@ import hmac
 import ipaddress
 import json
 import logging
+import re
 import socket
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Mapping
@@ -116,12 +117,20 @@ def _origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
         return False
 
 
+# RFC 9110 section 7.2: Host = uri-host [ ":" port ], uri-host an IP literal or a reg-name (RFC 3986 section 3.2.2)
+_HOST_HEADER = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]+)(?::[0-9]*)?")
+
+
 def _host_allowed(host_header: str | None, names: set[str]) -> bool:
-    """No Host (HTTP/1.0, never a browser) is allowed; else its name must be a loopback or listed name."""
+    """No Host (HTTP/1.0, never a browser) is allowed; else it must be ``host[:port]`` (RFC 9110: a value with
+    userinfo or a path, ``evil.example\\@127.0.0.1``, is refused, not read as its last part) and its name a
+    loopback or listed name."""
     if host_header is None:
         return True
     if "*" in names:
         return True
+    if not _HOST_HEADER.fullmatch(host_header):
+        return False
     try:
         name = urlsplit(f"//{host_header}").hostname or ""
     except ValueError:

@@ -173,6 +173,9 @@ class OTLPReceiver:
         if decoded.rejected:
             logger.warning("otel-agents collect: %d span(s) of a request rejected: %s", decoded.rejected,
                            decoded.message())
+        elif decoded.repaired:
+            logger.warning("otel-agents collect: a request held text that is not UTF-8 (kept, repaired): %s",
+                           decoded.message())
         try:
             self.sink(decoded.spans, raw())
         except Exception:  # noqa: BLE001 - answered 500; the receiver keeps serving
@@ -243,7 +246,7 @@ class Forwarder:
                 self._queued_bytes += len(raw[0])
             else:
                 self.dropped += 1
-        if not fits and _worth_logging(self.dropped):
+        if not fits and worth_logging(self.dropped):
             logger.warning("otel-agents collect: --forward queue full, request dropped (%d so far; logged at the "
                            "1st, 2nd, 4th, 8th, … drop)", self.dropped)
 
@@ -267,7 +270,7 @@ class Forwarder:
                 self.sent += 1
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 self.failed += 1
-                if _worth_logging(self.failed):
+                if worth_logging(self.failed):
                     logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far; logged at the 1st, "
                                    "2nd, 4th, 8th, … failure)", self.url, exc, self.failed)
 
@@ -277,10 +280,10 @@ class Forwarder:
         self._thread.join(timeout)
 
 
-def _worth_logging(count: int) -> bool:
+def worth_logging(count: int) -> bool:
     """Whether the ``count``-th failure of a kind is logged: at powers of two, so an endpoint down for a day
     writes a few dozen lines, not one a request; the counts themselves are exact (``sent``/``failed``/``dropped``)."""
     return count & (count - 1) == 0
 
 
-__all__ = ["Forwarder", "OTLPReceiver", "TRACES_PATH", "status_reply"]
+__all__ = ["Forwarder", "OTLPReceiver", "TRACES_PATH", "status_reply", "worth_logging"]

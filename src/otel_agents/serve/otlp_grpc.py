@@ -41,6 +41,7 @@ REFUSERS = 4  # threads beyond MAX_CALLS: a call over the limit is refused at on
 WORKERS = MAX_CALLS + REFUSERS  # threads that run calls (started as needed)
 MAX_STREAMS = 16  # calls at once on one connection
 _BUSY = "receiver at capacity: retry later"
+_GRPC_MAX_INT = 2**31 - 1  # the largest message length gRPC takes (--max-body-bytes beyond: an OverflowError)
 
 
 def retry_trailers(message: str, delay_s: int = RETRY_AFTER_S) -> tuple[tuple[str, bytes], ...]:
@@ -115,7 +116,7 @@ def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | N
         if isinstance(outcome, tuple):
             context.abort(codes.get(outcome[0], grpc.StatusCode.INTERNAL), outcome[1])
         response = trace_service_pb2.ExportTraceServiceResponse()
-        if outcome.rejected:
+        if outcome.partial:
             response.partial_success.rejected_spans = outcome.rejected
             response.partial_success.error_message = outcome.message()
         return response
@@ -126,7 +127,7 @@ def serve_grpc(receiver: OTLPReceiver, host: str, port: int, auth_token: str | N
     serialize = trace_service_pb2.ExportTraceServiceResponse.SerializeToString
     calls.handlers = (grpc.stream_unary_rpc_method_handler(export, response_serializer=serialize),
                       grpc.stream_unary_rpc_method_handler(refuse, response_serializer=serialize))
-    limit = receiver.limits.max_body * DECOMPRESSED_FACTOR
+    limit = min(receiver.limits.max_body * DECOMPRESSED_FACTOR, _GRPC_MAX_INT)  # a channel argument is a C int
     timeout_ms = max(1, round(timeout * 1000))
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="otlp-grpc"),
                          options=[("grpc.max_receive_message_length", limit), ("grpc.max_concurrent_streams", MAX_STREAMS),

@@ -18,6 +18,11 @@ received first) is folded early, marked ``incomplete``. A trace keeps at most
 counted in :attr:`TraceGatherer.dropped` and logged (WARNING) with the running
 count, at its 1st, 10th, 100th... occurrence (so an overload cannot flood the log).
 
+Repeats: OTLP delivery is at-least-once (an exporter that did not get the answer sends the request again),
+so a span whose trace id and span id were received before is folded once: held, it is counted in the
+trace's problems; after its trace was folded (the span ids of up to ``max_spans`` spans of recently folded
+traces are kept, as ``otel-agents fold`` keeps them), it is dropped and counted, never a second envelope.
+
 The fold is the one of :func:`otel_agents.exporters.ecp.fold` (same runs, same
 envelopes, foreign vocabularies included). Not thread-safe: one thread feeds it
 and calls :meth:`TraceGatherer.fold_ready` (the receiver's worker).
@@ -36,6 +41,7 @@ from opentelemetry.trace import SpanContext
 from . import _facts as F
 from ._envelope import build_envelope
 from ._runs import runs_of_trace, start_order
+from ._stream import FoldedSpans
 
 logger = logging.getLogger("otel_agents.collect")
 
@@ -71,7 +77,9 @@ class TraceGatherer:
         spans: spans received; ``runs``: envelopes made; ``traces``: traces folded.
         dropped: a ``Counter``: ``spans_over_cap``, ``traces_evicted`` (folded early to stay within
             ``max_traces``/``max_spans``), ``traces_without_root`` (folded at ``trace_timeout``),
-            ``late_spans`` (a span of a trace folded already: it starts a new partial trace).
+            ``late_spans`` (a span of a trace folded already: it starts a new partial trace),
+            ``spans_repeated`` (a span of a trace folded already, with that very span: sent again, as an
+            exporter does when it did not get the answer; dropped, its envelope has it).
 
     Raises:
         ValueError: a limit that is not positive.
@@ -99,7 +107,8 @@ class TraceGatherer:
         self._clock = clock
         self._held: OrderedDict[int, _Held] = OrderedDict()  # first span received first
         self._held_spans = 0
-        self._folded: OrderedDict[int, None] = OrderedDict()  # recently folded trace ids (late spans)
+        # span ids of recently folded traces (late and repeated spans), as many as the receiver may hold
+        self._folded = FoldedSpans(max_spans, max_traces)
 
     @property
     def held_traces(self) -> int:
@@ -114,6 +123,7 @@ class TraceGatherer:
     def add(self, spans: Iterable[ReadableSpan]) -> None:
         """Hold the spans of one request; evicts the oldest traces if a bound is passed."""
         now = self._clock()
+        folded = self._folded
         for span in spans:
             ctx = span.context
             if ctx is None:
@@ -122,9 +132,13 @@ class TraceGatherer:
             if not trace_id or not span_id:
                 continue
             self.spans += 1
+            if folded.traces and folded.holds(trace_id, span_id):
+                self._count("spans_repeated", f"a span of trace {F.trace_id_hex(trace_id)} arrived again after "
+                                              "the trace was folded with it (a request sent twice); dropped")
+                continue
             held = self._held.get(trace_id)
             if held is None:
-                if trace_id in self._folded:
+                if trace_id in self._folded.traces:
                     self._count("late_spans", f"a span of trace {F.trace_id_hex(trace_id)} arrived after "
                                               "the trace was folded; it starts a new partial trace "
                                               "(raise --trace-idle)")
@@ -181,9 +195,7 @@ class TraceGatherer:
         held = self._held.pop(trace_id)
         self._held_spans -= len(held.index)
         self.traces += 1
-        self._folded[trace_id] = None
-        while len(self._folded) > self.max_traces:
-            self._folded.popitem(last=False)
+        self._folded.remember(trace_id, held.index)
         if held.over:
             cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"
             reason = f"{reason}; {cut}" if reason else cut

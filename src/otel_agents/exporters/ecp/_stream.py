@@ -74,6 +74,46 @@ def _holds(ids: array, span_id: int) -> bool:
     return i < len(ids) and ids[i] == span_id
 
 
+class FoldedSpans:
+    """The span ids of the traces folded most recently (sorted, 8 bytes each), so a span that comes again after
+    its trace was folded (a file read twice; a batch an exporter sent again because it did not get the answer:
+    OTLP delivery is at-least-once) is known as a repeat, not folded as a run of its own. Shared by
+    :class:`StreamFolder` (``otel-agents fold``) and :class:`~._gather.TraceGatherer` (``ecp collect``).
+
+    Args:
+        limit: span ids kept at most; past it (or past ``max_traces`` traces) the oldest traces are forgotten.
+        max_traces: traces kept at most (``None``: no limit but ``limit``).
+
+    Attributes:
+        traces: trace id → its folded span ids (an ``array('Q')``, sorted), oldest first.
+    """
+
+    __slots__ = ("limit", "max_traces", "traces", "size")
+
+    def __init__(self, limit: int, max_traces: int | None = None) -> None:
+        self.limit = limit
+        self.max_traces = max_traces
+        self.traces: OrderedDict[int, array] = OrderedDict()
+        self.size = 0
+
+    def holds(self, trace_id: int, span_id: int) -> bool:
+        """Whether that span was folded with its trace (among those still kept)."""
+        ids = self.traces.get(trace_id)
+        return ids is not None and _holds(ids, span_id)
+
+    def remember(self, trace_id: int, span_ids: Iterable[int]) -> None:
+        """Keep the span ids of a trace just folded (with those of its earlier folds, for late spans)."""
+        if not self.limit:
+            return
+        before = self.traces.pop(trace_id, None)
+        ids = array("Q", sorted(span_ids if before is None else set(span_ids).union(before)))
+        self.size += len(ids) - (len(before) if before is not None else 0)
+        self.traces[trace_id] = ids
+        while self.traces and (self.size > self.limit or
+                               (self.max_traces is not None and len(self.traces) > self.max_traces)):
+            self.size -= len(self.traces.popitem(last=False)[1])
+
+
 class StreamFolder:
     """Folds spans fed in batches into ECP envelopes, each trace as soon as it is complete.
 
@@ -122,13 +162,12 @@ class StreamFolder:
         self.duplicates = 0
         self.duplicates_warned = 0
         self._traces: OrderedDict[int, _Trace] = OrderedDict()  # least recently read first
-        self._folded: OrderedDict[int, array] = OrderedDict()   # trace id → its sorted span ids; oldest first
-        self._remembered = 0
+        self._folded = FoldedSpans(remembered_spans)
 
     def add(self, spans: Iterable[ReadableSpan], line: int = 0) -> None:
         """Feed the spans of one batch (one line of a file: ``line`` is its number, for messages)."""
         touched: dict[int, _Trace] = {}
-        traces, folded = self._traces, self._folded
+        traces, folded = self._traces, self._folded.traces
         for span in spans:
             ctx = span.context
             if ctx is None:
@@ -182,7 +221,7 @@ class StreamFolder:
     def _fold(self, trace_id: int) -> None:
         trace = self._traces.pop(trace_id)
         self.open_spans -= len(trace.index)
-        self._remember(trace_id, trace.index)
+        self._folded.remember(trace_id, trace.index)
         problems: list[str] = []
         runs = runs_of_trace(trace_id, trace.index, problems=problems)
         trace.index = {}
@@ -208,14 +247,3 @@ class StreamFolder:
     def _problem(self, message: str) -> None:
         if self.on_problem is not None:
             self.on_problem(message)
-
-    def _remember(self, trace_id: int, index: dict[int, Any]) -> None:
-        """Keep the trace's span ids (within ``remembered_spans``, oldest traces forgotten first)."""
-        if not self.remembered_spans:
-            return
-        before = self._folded.pop(trace_id, None)  # late spans of a trace folded before
-        ids = array("Q", sorted(index if before is None else set(index).union(before)))
-        self._remembered += len(ids) - (len(before) if before is not None else 0)
-        self._folded[trace_id] = ids
-        while self._remembered > self.remembered_spans and self._folded:
-            self._remembered -= len(self._folded.popitem(last=False)[1])
