@@ -15,7 +15,7 @@ With ``@otel_agents.agent`` on the loop and ``@otel_agents.tool`` on the tools, 
 hand-written agent becomes a complete trace with no model-span code
 (``examples/customer_support/anthropic_agent.py``). With no code change:
 ``opentelemetry-instrument python app.py`` loads it through the ``anthropic``
-entry point. Supported: ``anthropic >=2.14.0,<3`` (tested on 2.14). Importing
+entry point. Supported: ``anthropic >=2.14.0,<3`` (tested on 2.14 and 2.17). Importing
 this module does not import ``anthropic``; ``instrument()`` hooks it when the
 application imports it.
 

@@ -12,7 +12,7 @@ Usage
 
 With no code change: ``opentelemetry-instrument python app.py`` loads it through
 the ``pydantic_ai`` entry point. Supported: ``pydantic-ai-slim >=2.68.0,<3`` (tested on
-2.68). Importing this module does not import pydantic-ai; ``instrument()`` does.
+2.68 and 2.78). Importing this module does not import pydantic-ai; ``instrument()`` does.
 
 Configuration
 -------------
