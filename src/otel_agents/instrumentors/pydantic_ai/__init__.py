@@ -46,7 +46,8 @@ Every entry point — ``run``, ``run_sync``, ``run_stream``, ``run_stream_sync``
   provider, request settings, input messages, the output message,
   ``gen_ai.response.finish_reasons`` when the model reports one, token usage
   (cache read/write and reasoning tokens included). The span opens when the
-  model is really asked (``prepare_model_request``): a request a capability
+  model is really asked (once the hooks have prepared the request, where
+  PydanticAI's own instrumentation records it): a request a capability
   answers instead (``SkipModelRequest`` from ``before_model_request``, a
   ``wrap_model_request`` that never calls its handler) has no model span, and
   its answer is the run's output. Messages are typed parts
@@ -90,7 +91,7 @@ token or cost limit (``input_tokens_limit``, ``output_tokens_limit``, ``total_to
 ``budget``), ``max_turns`` for ``request_limit`` or ``tool_calls_limit`` — on every entry point, also when
 a ``run_stream_sync`` result's iterator ends the run. A limit crossed while a response streams stops the
 stream: its model span keeps the usage and finish reason the provider sent for it (the response
-PydanticAI hands its own instrumentation, ``model_response_span_capture``), marked
+PydanticAI hands its own instrumentation at the model-call boundary), marked
 ``otel_agents.stream.abandoned`` as PydanticAI marks the response interrupted, not failed (the run's
 agent span has the error). The usage and finish reason hold for any
 request whose handler raises after the provider answered (a hook rejecting the response, a stream's

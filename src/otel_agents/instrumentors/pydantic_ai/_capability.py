@@ -17,8 +17,8 @@ message and argument conversion is done only for spans that record content.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
+from contextvars import ContextVar
 from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -51,10 +51,22 @@ class _Request:
     """One model request in flight: its span once the model is asked, that span's activation, and the response
     its provider billed (PydanticAI hands it over before a hook can reject it or a stream's consumer stops it)."""
 
+    owner: "OtelAgentsCapability"
     context: Any
     span: SemanticSpan | None = None
     active: Any = None
     billed: Any = None
+
+    def open(self, attempt: Any) -> Any:
+        """The model is asked (``attempt``: the request as prepared for it): the span opens on the first attempt
+        (further ones stay in it) and is current for the model call."""
+        if self.span is None:
+            with guard("pydantic_ai.model_open"):
+                self.span = self.owner._start_model(attempt, self.context)
+                if self.span is not None:
+                    self.active = self.span.activate()
+                    self.active.__enter__()
+        return attempt
 
     def capture(self, response: Any, _time_to_first_chunk: Any = None) -> None:
         self.billed = response  # None: a hook moved the request on to another attempt
@@ -128,15 +140,16 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         return result
 
     # -- model request ------------------------------------------------------------
-    def _start_model(self, request_context: Any) -> SemanticSpan | None:
+    def _start_model(self, attempt: Any, request_context: Any) -> SemanticSpan | None:
+        """The model span of ``request_context``, described by ``attempt`` (the request as sent to the model)."""
         if self.tracker is None or not instrumentation_enabled():
             return None
         with guard("pydantic_ai.model_start"):
-            model = request_context.model
+            model = attempt.model
             span = self.tracker.telemetry.start_span(Kind.MODEL, model.model_name, operation="chat",
                                                      parent=parent_context())
             # Model and provider always (a sampled-out span's metrics use them); parameters only if recorded.
-            parameters = (_convert.request_parameters(request_context.model_settings, request_context.streaming)
+            parameters = (_convert.request_parameters(attempt.model_settings, attempt.streaming)
                           if span.is_recording else None)
             span.set_model(request_model=model.model_name, provider=model.system, parameters=parameters)
             if self._run is not None:
@@ -153,16 +166,16 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         end_model(span, request_context, response, error=error)
 
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
-        """The request's lifecycle; its span opens in :meth:`prepare_model_request`, when the model is really
-        asked: a request a capability answers instead (``SkipModelRequest`` from ``before_model_request``, a
-        wrapper that returns without calling its handler) has no model span."""
+        """The request's lifecycle; its span opens when the model is really asked (:func:`_watch`): a request a
+        capability answers instead (``SkipModelRequest`` from ``before_model_request``, a wrapper that returns
+        without calling its handler) has no model span."""
         if self.tracker is None or not instrumentation_enabled():
             return await handler(request_context)
-        outer, self._request = self._request, _Request(request_context)
+        outer, self._request = self._request, _Request(self, request_context)
         request = self._request
+        watching = _watch(request_context, request)
         try:
-            with _billed_responses(request_context, request.capture):
-                response = await handler(request_context)
+            response = await handler(request_context)
         except asyncio.CancelledError as exc:
             run = self._run
             if run is None or run.done:
@@ -179,20 +192,18 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             raise
         finally:
             self._request = outer
+            _unwatch(watching)
         request.close(self, response)
         return response
 
-    async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
-        """Before each attempt, once the model that serves it is known: the request's span opens (the first
-        attempt; further ones stay in it) and is current for the model call."""
+    async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+        """After an attempt the model answered: the request's span if it has none yet, which happens only when a
+        wrapper outside ours gave its handler another request context than ours, hiding the attempts from
+        :func:`_watch` (PydanticAI calls this hook for every capability whether or not it is overridden)."""
         request = self._request
         if request is not None and request.span is None:
-            with guard("pydantic_ai.model_open"):
-                request.span = self._start_model(request_context)
-                if request.span is not None:
-                    request.active = request.span.activate()
-                    request.active.__enter__()
-        return request_context
+            request.open(request_context)
+        return response
 
     # -- tool call -------------------------------------------------------------------
     def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
@@ -263,25 +274,69 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         return await self._validating(ctx, output, handler)
 
 
-_span_capture: Any = None  # pydantic_ai._instrumentation.model_response_span_capture, once imported
+def _boundary_captures() -> tuple[ContextVar, ContextVar] | None:
+    """PydanticAI's own hand-overs at the model-call boundary, as its instrumentation receives them (private,
+    ``pydantic_ai._instrumentation``): ``(request captures, response captures)``, each a context variable
+    holding ``(request context, callback)`` pairs, or ``None`` on a release without them.
 
-
-def _billed_responses(request_context: Any, capture: Any) -> Any:
-    """PydanticAI's own hand-over of the response a request's provider billed, as its instrumentation receives it
-    (``pydantic_ai._instrumentation.model_response_span_capture``, private): ``capture(response, ttfc)`` runs before
-    a hook can reject the response or a stream's consumer stops it (a usage limit crossed mid-stream, the consumer
-    raising), so the model span keeps the usage and finish reason the model sent. A release without it: nothing
-    is captured, and such a request's span has only what reached our hook."""
-    global _span_capture
+    For a watched request, PydanticAI calls ``callback(prepared request)`` once the hooks have prepared an
+    attempt, right before the model is asked (after every ``prepare_model_request``, so a request a hook
+    answers or skips is never seen), and ``callback(response, ttfc)`` with the response the provider billed,
+    before a hook can reject it or a stream's consumer stops it (a usage limit crossed mid-stream, the
+    consumer raising), so the model span keeps the usage and finish reason the model sent. Like
+    PydanticAI's own instrumentation, a request is known by the context object our ``wrap_model_request``
+    was given (a wrapper outside ours that hands its handler another object hides the request from both)."""
     try:
-        if _span_capture is None:  # looked up once, not at every request
-            from pydantic_ai._instrumentation import model_response_span_capture
+        from pydantic_ai._instrumentation import _model_request_span_captures as requests
+        from pydantic_ai._instrumentation import _model_response_span_captures as responses
+    except ImportError:
+        return None
+    if not isinstance(requests, ContextVar) or not isinstance(responses, ContextVar):
+        return None
+    return requests, responses
 
-            _span_capture = model_response_span_capture
-        return _span_capture(request_context, capture)
-    except Exception as exc:  # noqa: BLE001 - a release that moved it loses only this refinement
-        report_internal_error("pydantic_ai.billed_responses", exc)
-        return contextlib.nullcontext()
+
+_CAPTURES = _boundary_captures()
+
+
+def _watch(request_context: Any, request: _Request) -> tuple | None:
+    """Have PydanticAI hand ``request`` its attempts (:meth:`_Request.open`) and billed responses
+    (:meth:`_Request.capture`); the tokens to undo it with (:func:`_unwatch`, in this same context)."""
+    if _CAPTURES is None:  # (the capability is then :class:`OpensInPrepare`)
+        return None
+    try:
+        requests, responses = _CAPTURES
+        return (requests.set((*requests.get(), (request_context, request.open))),
+                responses.set((*responses.get(), (request_context, request.capture))))
+    except Exception as exc:  # noqa: BLE001 - never into the user's request
+        report_internal_error("pydantic_ai.watch", exc)
+        return None
+
+
+def _unwatch(tokens: tuple | None) -> None:
+    if tokens is not None and _CAPTURES is not None:
+        with guard("pydantic_ai.unwatch"):
+            _CAPTURES[1].reset(tokens[1])
+            _CAPTURES[0].reset(tokens[0])
+
+
+@dataclass(eq=False)
+class OpensInPrepare(OtelAgentsCapability):
+    """Our capability for a PydanticAI release without the model-call boundary hand-overs
+    (:func:`_boundary_captures`): the model span opens in ``prepare_model_request`` instead, at the same point
+    of the request (a hook-prepared attempt), and a request's billed response is not captured. (Overriding that
+    hook makes PydanticAI copy the tool definitions for every attempt, which is why it is not the default.)"""
+
+    async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
+        request = self._request
+        if request is not None:
+            request.open(request_context)
+        return request_context
+
+
+def capability_type() -> type[OtelAgentsCapability]:
+    """The capability class to add to runs on this PydanticAI release."""
+    return OtelAgentsCapability if _CAPTURES is not None else OpensInPrepare
 
 
 def limit_stop_reason(exc: BaseException, ctx: Any) -> str | None:

@@ -26,7 +26,7 @@ from pydantic_ai.agent import Agent
 from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
 from ..._spans import Telemetry, guard, instrumentation_enabled, wrap_stream
-from ._capability import OtelAgentsCapability
+from ._capability import capability_type
 from .._patch import PatchSet
 from ._runs import RunSpans, RunTracker
 
@@ -44,6 +44,7 @@ class Installation:
 
     def __init__(self, telemetry: Telemetry):
         self.tracker = RunTracker(telemetry)
+        self.capability = capability_type()
         self.patches = PatchSet("pydantic_ai.patch")
         self.patches.add(Agent, "iter", self._iter)
         self.patches.add(StreamedRunResult, "_marked_completed", self._marked_completed)
@@ -61,7 +62,7 @@ class Installation:
         call_kwargs = kwargs
         with guard("pydantic_ai.iter"):
             capabilities = list(kwargs.get("capabilities") or ())
-            capabilities.append(OtelAgentsCapability(tracker=self.tracker))
+            capabilities.append(self.capability(tracker=self.tracker))
             call_kwargs = {**kwargs, "capabilities": capabilities}
         return wrapped(*args, **call_kwargs)
 
