@@ -234,7 +234,8 @@ async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_f
         from mcp.shared import jsonrpc_dispatcher
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"), (ServerRunner, "_on_request"),
+        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"),
+                  (ServerRunner, "_compose_server_middleware"),
                   (jsonrpc_dispatcher, "inject_trace_context"), (ClientSession, "dispatch_input_request")]
     else:
         from mcp.server.lowlevel.server import Server
@@ -580,10 +581,43 @@ async def test_sampling_of_a_session_made_before_instrument_is_traced(instrument
     [first, second] = models()
     assert second.name == "chat fake-1" and second.attributes["mcp.method.name"] == "sampling/createMessage"
     served = [s for s in exporter.spans if s.kind == "SERVER" and s.name == "execute_tool summarise_order"]
-    if MCP2:  # its server connection began before instrument(): untraced (see the module's Limits); the request
-        # still carries the context current in the tool, the client's call (the in-process server runs in it)
-        served = [s for s in exporter.spans if s.kind == "CLIENT" and s.name == "execute_tool summarise_order"]
     assert [m.parent_id for m in (first, second)] == [served[0].span_id, served[1].span_id]
+
+
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_a_connection_serving_before_instrument_is_traced_from_then_on(instrument, exporter, mode: str) -> None:
+    """A server connection already serving when ``instrument()`` runs (instrumentation activated late: a lazy
+    ``instrument()``, a server started before it) gets a server span for each request from then on, the child of
+    the client's span; none while uninstrumented, and again once instrumented again (before, on mcp 2.x, whose
+    connection binds its ``ServerRunner._on_request`` once as it starts serving, such a connection had none)."""
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        return f"{order_id} shipped"
+
+    def calls(kind: str) -> list[SpanSnapshot]:
+        return [s for s in exporter.spans if s.kind == kind and s.name == "execute_tool lookup_order"]
+
+    async with in_process_client(server, mode) as session:
+        async def call() -> None:
+            assert (await session.call_tool("lookup_order", {"order_id": "A100"})).content[0].text == "A100 shipped"
+
+        await call()
+        assert exporter.spans == []  # not instrumented yet
+        inst = instrument()
+        await call()
+        [client], [served] = calls("CLIENT"), calls("SERVER")
+        assert (served.parent_id, served.trace_id) == (client.span_id, client.trace_id)
+        assert served.attributes["otel_agents.mcp.server.name"] == "orders"
+        inst.uninstrument()
+        await call()
+        assert (len(calls("CLIENT")), len(calls("SERVER"))) == (1, 1)  # uninstrumented: nothing on either side
+        instrument()
+        await call()
+    assert (len(calls("CLIENT")), len(calls("SERVER"))) == (2, 2)
+    assert calls("SERVER")[1].parent_id == calls("CLIENT")[1].span_id
 
 
 async def test_a_suppressed_call_makes_no_client_span(instrument, exporter, app_tracer, spans_file) -> None:

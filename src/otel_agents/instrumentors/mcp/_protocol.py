@@ -154,13 +154,17 @@ def without_trace_context(request: Any) -> Any:
     return _rewrapped(request, new_root) if root is not request else new_root
 
 
-def with_meta_context(params: Mapping[str, Any], ctx: otel_context.Context) -> dict[str, Any]:
-    """A copy of wire ``params`` whose ``_meta`` carries ``ctx`` (the configured propagators), replacing
-    the propagation keys already there (the server hands its own span's context down the chain)."""
+def context_carrier(ctx: otel_context.Context) -> dict[str, str]:
+    """The propagation fields of ``ctx`` (the configured propagators), for a ``_meta`` mapping."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=ctx)
-    meta = {k: v for k, v in (params.get("_meta") or {}).items() if k not in PROPAGATION_KEYS}
-    return {**params, "_meta": {**meta, **carrier}}
+    return carrier
+
+
+def with_carrier(meta: Mapping[str, Any] | None, carrier: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of a ``_meta`` mapping whose propagation keys are ``carrier``'s (those already there are
+    replaced: the server hands its own span's context down the chain); its other keys are kept."""
+    return {**{k: v for k, v in (meta or {}).items() if k not in PROPAGATION_KEYS}, **carrier}
 
 
 def extracted_context(meta: Any) -> otel_context.Context | None:
