@@ -854,6 +854,39 @@ async def test_mcp2_own_spans_stand_down_while_instrumented(instrument, exporter
     assert "tools/call lookup_order" in [s.name for s in finished.get_finished_spans()]
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_mcp2_sdk_server_span_when_recorded_is_a_child_of_ours(instrument, exporter, provider, monkeypatch,
+                                                                    mode: str) -> None:
+    """Where the 2.x SDK's own server span does record while we are instrumented (its tracer not stood down: here
+    by hand, as when that step fails), it is a child of our server span, not our sibling under the client's: its
+    ``OpenTelemetryMiddleware`` parents on the context in the request context's ``meta``, which the chain gets
+    with our span's context; the tool body's spans are then under theirs, in our span's subtree."""
+    if not MCP2:
+        pytest.skip("the 2.x SDK's own spans")
+    from mcp import Client
+    from mcp.shared import _otel as sdk_otel
+    from otel_agents.instrumentors.mcp import _sdk_spans
+
+    monkeypatch.setattr(_sdk_spans, "silence", lambda: None)
+    monkeypatch.setattr(sdk_otel, "_tracer", provider.get_tracer("mcp-python-sdk"))
+    server = server_class()("orders", log_level="WARNING")
+    app = provider.get_tracer("app")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        with app.start_as_current_span("db.query"):
+            return f"{order_id} shipped"
+
+    instrument()
+    async with Client(server, mode=mode) as client:
+        assert not is_error(await client.call_tool("lookup_order", {"order_id": "A100"}))
+    served = one([s for s in exporter.spans if s.kind == "SERVER"], "execute_tool lookup_order")
+    theirs = one([s for s in exporter.spans if s.kind == "SERVER"], "tools/call lookup_order")
+    assert theirs.parent_id == served.span_id
+    assert one(exporter.spans, "db.query").parent_id == theirs.span_id
+
+
 @pytest.mark.parametrize("mode", IN_PROCESS_MODES)
 async def test_jsonrpc_request_id_is_the_wire_id_on_both_sides_or_absent(instrument, exporter, mode: str) -> None:
     """``jsonrpc.request.id`` is the JSON-RPC message's id, the same on the client's and the server's span of a
