@@ -727,6 +727,37 @@ def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
     assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None
 
 
+def test_a_rewrapped_request_is_what_model_construct_makes() -> None:
+    """The context-carrying request goes back into its wrapper (mcp 1.x's ``ClientRequest``, a ``RootModel``) built
+    as unpickling builds a ``RootModel`` (cheaper than ``model_construct``'s walk): the same ``__dict__``, fields
+    set, no extras or private state, the same wire dump; a wrapper with a post-init hook is still built by
+    ``model_construct``."""
+    from pydantic import BaseModel, RootModel
+
+    from otel_agents.instrumentors.mcp import _protocol as P
+
+    class Call(BaseModel):
+        method: str
+        params: dict | None = None
+
+    class ClientRequest(RootModel[Call]):
+        pass
+
+    class Hooked(RootModel[Call]):
+        def model_post_init(self, context: Any) -> None:
+            object.__setattr__(self, "hooked", True)
+
+    root = Call(method="tools/call", params={"name": "lookup_order"})
+    made = P._rewrapped(ClientRequest.model_construct(root), root)
+    reference = ClientRequest.model_construct(root)
+    assert type(made) is ClientRequest and made.root is root
+    assert (made.__dict__, made.__pydantic_fields_set__) == (reference.__dict__, reference.__pydantic_fields_set__)
+    assert getattr(made, "__pydantic_extra__", None) is None and getattr(made, "__pydantic_private__", None) is None
+    assert made.model_dump(by_alias=True, mode="json", exclude_none=True) == \
+        reference.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert P._rewrapped(Hooked.model_construct(root), root).__dict__.get("hooked") is True
+
+
 def test_a_request_is_read_through_its_root_model_or_as_it_is() -> None:
     """``method_of``/``params_of`` read the request a ``RootModel`` wrapper holds (the client's ``ClientRequest``)
     or the bare request model (the server's dispatch), and ``None`` off anything else."""
