@@ -234,7 +234,8 @@ async def test_uninstrument_both_sides(instrument, exporter, app_tracer, spans_f
         from mcp.shared import jsonrpc_dispatcher
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"), (ServerRunner, "_on_request"),
+        hooked = [(ClientSession, "send_request"), (JSONRPCDispatcher, "_allocate_id"),
+                  (ServerRunner, "_compose_server_middleware"),
                   (jsonrpc_dispatcher, "inject_trace_context"), (ClientSession, "dispatch_input_request")]
     else:
         from mcp.server.lowlevel.server import Server
@@ -580,10 +581,43 @@ async def test_sampling_of_a_session_made_before_instrument_is_traced(instrument
     [first, second] = models()
     assert second.name == "chat fake-1" and second.attributes["mcp.method.name"] == "sampling/createMessage"
     served = [s for s in exporter.spans if s.kind == "SERVER" and s.name == "execute_tool summarise_order"]
-    if MCP2:  # its server connection began before instrument(): untraced (see the module's Limits); the request
-        # still carries the context current in the tool, the client's call (the in-process server runs in it)
-        served = [s for s in exporter.spans if s.kind == "CLIENT" and s.name == "execute_tool summarise_order"]
     assert [m.parent_id for m in (first, second)] == [served[0].span_id, served[1].span_id]
+
+
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_a_connection_serving_before_instrument_is_traced_from_then_on(instrument, exporter, mode: str) -> None:
+    """A server connection already serving when ``instrument()`` runs (instrumentation activated late: a lazy
+    ``instrument()``, a server started before it) gets a server span for each request from then on, the child of
+    the client's span; none while uninstrumented, and again once instrumented again (before, on mcp 2.x, whose
+    connection binds its ``ServerRunner._on_request`` once as it starts serving, such a connection had none)."""
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        return f"{order_id} shipped"
+
+    def calls(kind: str) -> list[SpanSnapshot]:
+        return [s for s in exporter.spans if s.kind == kind and s.name == "execute_tool lookup_order"]
+
+    async with in_process_client(server, mode) as session:
+        async def call() -> None:
+            assert (await session.call_tool("lookup_order", {"order_id": "A100"})).content[0].text == "A100 shipped"
+
+        await call()
+        assert exporter.spans == []  # not instrumented yet
+        inst = instrument()
+        await call()
+        [client], [served] = calls("CLIENT"), calls("SERVER")
+        assert (served.parent_id, served.trace_id) == (client.span_id, client.trace_id)
+        assert served.attributes["otel_agents.mcp.server.name"] == "orders"
+        inst.uninstrument()
+        await call()
+        assert (len(calls("CLIENT")), len(calls("SERVER"))) == (1, 1)  # uninstrumented: nothing on either side
+        instrument()
+        await call()
+    assert (len(calls("CLIENT")), len(calls("SERVER"))) == (2, 2)
+    assert calls("SERVER")[1].parent_id == calls("CLIENT")[1].span_id
 
 
 async def test_a_suppressed_call_makes_no_client_span(instrument, exporter, app_tracer, spans_file) -> None:
@@ -691,6 +725,37 @@ def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
     assert P.field(Params(), "uri") == "file:///orders.csv"
     assert P.field(Params(), "missing") is None and P.field(Params(), "code") is None
     assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None
+
+
+def test_a_rewrapped_request_is_what_model_construct_makes() -> None:
+    """The context-carrying request goes back into its wrapper (mcp 1.x's ``ClientRequest``, a ``RootModel``) built
+    as unpickling builds a ``RootModel`` (cheaper than ``model_construct``'s walk): the same ``__dict__``, fields
+    set, no extras or private state, the same wire dump; a wrapper with a post-init hook is still built by
+    ``model_construct``."""
+    from pydantic import BaseModel, RootModel
+
+    from otel_agents.instrumentors.mcp import _protocol as P
+
+    class Call(BaseModel):
+        method: str
+        params: dict | None = None
+
+    class ClientRequest(RootModel[Call]):
+        pass
+
+    class Hooked(RootModel[Call]):
+        def model_post_init(self, context: Any) -> None:
+            object.__setattr__(self, "hooked", True)
+
+    root = Call(method="tools/call", params={"name": "lookup_order"})
+    made = P._rewrapped(ClientRequest.model_construct(root), root)
+    reference = ClientRequest.model_construct(root)
+    assert type(made) is ClientRequest and made.root is root
+    assert (made.__dict__, made.__pydantic_fields_set__) == (reference.__dict__, reference.__pydantic_fields_set__)
+    assert getattr(made, "__pydantic_extra__", None) is None and getattr(made, "__pydantic_private__", None) is None
+    assert made.model_dump(by_alias=True, mode="json", exclude_none=True) == \
+        reference.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert P._rewrapped(Hooked.model_construct(root), root).__dict__.get("hooked") is True
 
 
 def test_a_request_is_read_through_its_root_model_or_as_it_is() -> None:
@@ -818,6 +883,39 @@ async def test_mcp2_own_spans_stand_down_while_instrumented(instrument, exporter
     async with Client(server, mode=mode) as client:
         assert not is_error(await client.call_tool("lookup_order", {"order_id": "A100"}))
     assert "tools/call lookup_order" in [s.name for s in finished.get_finished_spans()]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_mcp2_sdk_server_span_when_recorded_is_a_child_of_ours(instrument, exporter, provider, monkeypatch,
+                                                                    mode: str) -> None:
+    """Where the 2.x SDK's own server span does record while we are instrumented (its tracer not stood down: here
+    by hand, as when that step fails), it is a child of our server span, not our sibling under the client's: its
+    ``OpenTelemetryMiddleware`` parents on the context in the request context's ``meta``, which the chain gets
+    with our span's context; the tool body's spans are then under theirs, in our span's subtree."""
+    if not MCP2:
+        pytest.skip("the 2.x SDK's own spans")
+    from mcp import Client
+    from mcp.shared import _otel as sdk_otel
+    from otel_agents.instrumentors.mcp import _sdk_spans
+
+    monkeypatch.setattr(_sdk_spans, "silence", lambda: None)
+    monkeypatch.setattr(sdk_otel, "_tracer", provider.get_tracer("mcp-python-sdk"))
+    server = server_class()("orders", log_level="WARNING")
+    app = provider.get_tracer("app")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        with app.start_as_current_span("db.query"):
+            return f"{order_id} shipped"
+
+    instrument()
+    async with Client(server, mode=mode) as client:
+        assert not is_error(await client.call_tool("lookup_order", {"order_id": "A100"}))
+    served = one([s for s in exporter.spans if s.kind == "SERVER"], "execute_tool lookup_order")
+    theirs = one([s for s in exporter.spans if s.kind == "SERVER"], "tools/call lookup_order")
+    assert theirs.parent_id == served.span_id
+    assert one(exporter.spans, "db.query").parent_id == theirs.span_id
 
 
 @pytest.mark.parametrize("mode", IN_PROCESS_MODES)

@@ -141,8 +141,12 @@ these are ``wrapt`` wrappers, taken off exactly by ``uninstrument()``:
   comes from ``JSONRPCDispatcher._allocate_id``, wrapped too;
 * 1.x: ``Server._handle_request`` and ``RequestResponder.respond``: the low-level server's
   dispatch of every request, and its answer, in the same task; 2.x:
-  ``ServerRunner._on_request``, which does both (private methods, stable within a major; if a
-  release renames one, ``instrument()`` logs one error and the client side stays off too);
+  ``ServerRunner._compose_server_middleware``, the server's middleware chain around the handler,
+  which every request looks up as it is served (a connection binds its ``_on_request`` once, as it
+  starts serving): so on both majors a server already serving when ``instrument()`` runs (a lazy
+  ``instrument()``, a server started before it) is traced from its next request on, and no longer
+  after ``uninstrument()`` (private methods, stable within a major; if a release renames one,
+  ``instrument()`` logs one error and the client side stays off too);
 * 2.x: ``mcp.shared.jsonrpc_dispatcher.inject_trace_context``, the SDK's own injection of the current
   context into ``_meta``: only to skip it with propagation off;
 * ``StreamableHTTPTransport.post_writer``: only to learn the client's ``mcp.session.id``;
@@ -187,9 +191,6 @@ Limits
   ``tools/call {name}`` SERVER span under our server span (no semantic kind: not counted).
 * Notifications (progress, cancellation) get no span; of the server-to-client requests only
   sampling is traced (elicitation and roots are not).
-* ``mcp`` 2.x binds a server connection's request handler once, as the connection starts serving: a
-  connection already serving before ``instrument()`` (a stdio server instrumented late) gets no server
-  spans; connections made after it do. (1.x looks its dispatch up per request.)
 * Sampling on ``mcp`` 2.x is traced where the SDK serves it: a JSON-RPC connection (stdio, Streamable
   HTTP, ``mode="legacy"``); on the 2026-07-28 envelope the SDK refuses a server's request to its client.
 """

@@ -87,7 +87,7 @@ class MCPInstrumentor(OtelAgentsInstrumentor):
             return [(ClientSession, "send_request", client.send_request),
                     (JSONRPCDispatcher, "_allocate_id", allocate_id),
                     (jsonrpc_dispatcher, "inject_trace_context", client.sdk_injection),
-                    (ServerRunner, "_on_request", RunnerSide(telemetry, self._propagate).on_request)]
+                    (ServerRunner, "_compose_server_middleware", RunnerSide(telemetry, self._propagate).compose)]
         from mcp.server.lowlevel.server import Server
 
         from ._server import ServerSide

@@ -1,20 +1,31 @@
-"""Server side on ``mcp`` 2.x: a wrapper on ``ServerRunner._on_request``.
+"""Server side on ``mcp`` 2.x: a wrapper on ``ServerRunner._compose_server_middleware``.
 
 ``mcp`` 2.x replaced 1.x's ``Server._handle_request`` / ``RequestResponder.respond`` with a
-per-connection ``ServerRunner`` whose ``_on_request(dctx, method, params)`` handles every inbound
-request of every server built on ``mcp.server.lowlevel.Server`` (``MCPServer`` included), on
-every transport: it runs the middleware chain and the handler in the calling task and returns
-the wire result (a camelCase dict), or raises ``MCPError`` for a JSON-RPC error. We extract the
-context from ``params._meta`` there, open the server span with it as parent, make the span
-current around the call (the tool body's spans and any framework the tool runs nest under it), and
-read the result or the error. The SDK's own ``OpenTelemetryMiddleware`` parents its span on the
-context in ``params._meta``, not on the current one, so the rest of the chain gets a copy of
-``params`` whose ``_meta`` carries our span's context (baggage kept): its span, when recorded,
-is a child of ours, and the tool body stays under ours either way.
+per-connection ``ServerRunner``: its ``_on_request(dctx, method, params)`` handles every inbound request
+of every server built on ``mcp.server.lowlevel.Server`` (``MCPServer`` included), on every transport,
+by building the request's ``ServerRequestContext`` and awaiting ``self._compose_server_middleware(inner)``
+(the server's middleware chain around the handler) with it, in the calling task; the chain returns the
+wire result (a camelCase dict) or raises ``MCPError`` for a JSON-RPC error. ``_on_notify`` composes the
+same chain for notifications (a context without ``request_id``: passed through).
+
+Why there and not on ``_on_request``: a connection's ``_on_request`` is bound once, as it starts serving
+(``ServerRunner.on_request`` is a ``cached_property``, and ``serve_connection`` hands the bound method to
+the dispatcher), so a connection already serving when ``instrument()`` runs would keep the SDK's own
+method; ``_compose_server_middleware`` is looked up on the class by every request, so requests are traced
+from ``instrument()`` on, on every connection, and not after ``uninstrument()``.
+
+The composed chain is wrapped in ours: we extract the context from ``params._meta``, open the server span
+with it as parent, make the span current around the chain (the tool body's spans and any framework the tool
+runs nest under it), and read the result or the error. The SDK's own ``OpenTelemetryMiddleware`` (the
+chain's outermost by default) parents its span on the context in ``ctx.meta``, not on the current one, so
+the chain gets a copy of the request context whose ``params._meta`` and ``meta`` carry our span's context
+(baggage kept): its span, when recorded, is a child of ours, and the tool body stays under ours either way.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Any, Mapping
 
 from opentelemetry import context as otel_context
@@ -30,24 +41,29 @@ DIRECT = "direct"  # the transport kind of mcp 2.x's in-process DirectDispatcher
 
 
 class RunnerSide:
-    """The ``ServerRunner._on_request`` wrapper."""
+    """The ``ServerRunner._compose_server_middleware`` wrapper."""
 
     def __init__(self, telemetry: Telemetry, propagate: bool | None = None):
         self.telemetry = telemetry
         self.propagate = propagate
 
-    async def on_request(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        if not instrumentation_enabled():  # suppressed: no span, nothing read or extracted
-            return await wrapped(*args, **kwargs)
+    def compose(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """The runner's chain, called as ``await chain(ctx)``, inside :meth:`serve`."""
+        return functools.partial(self.serve, instance, wrapped(*args, **kwargs))
+
+    async def serve(self, runner: Any, chain: Any, ctx: Any) -> Any:
+        # A notification (no request id), or suppressed: no span, nothing read or extracted.
+        if getattr(ctx, "request_id", None) is None or not instrumentation_enabled():
+            return await chain(ctx)
         opened = None
         with guard("mcp.server.start"):
-            opened = self._start(instance, args, kwargs)
+            opened = self._start(runner, ctx)
         if opened is None:
-            return await wrapped(*args, **kwargs)
-        span, ctx, args, kwargs = opened
-        token = otel_context.attach(ctx)
+            return await chain(ctx)
+        span, otel_ctx, ctx = opened
+        token = otel_context.attach(otel_ctx)
         try:
-            result = await wrapped(*args, **kwargs)
+            result = await chain(ctx)
         except BaseException as exc:
             if span is not None:
                 with guard("mcp.server.error"):
@@ -62,31 +78,31 @@ class RunnerSide:
             span.end()
         return result
 
-    def _start(self, runner: Any, args: tuple, kwargs: dict) -> tuple[SemanticSpan | None, Any, tuple, dict] | None:
-        dctx = kwargs.get("dctx", args[0] if args else None)
-        method = kwargs.get("method", args[1] if len(args) > 1 else None)
-        params = kwargs.get("params", args[2] if len(args) > 2 else None)
+    def _start(self, runner: Any, ctx: Any) -> tuple[SemanticSpan | None, Any, Any] | None:
+        method = getattr(ctx, "method", None)
         if not isinstance(method, str):
             return None
+        params = getattr(ctx, "params", None)
         params = params if isinstance(params, Mapping) else {}
         remote = P.extracted_context(params.get("_meta")) if P.propagating(self.propagate) else None
         # The context in params._meta is the parent (OTel MCP conventions); without one, the ambient context.
         parent = remote if remote is not None else otel_context.get_current()
         if method != P.TOOLS_CALL and method not in P.TRACED_METHODS:
-            return None, parent, args, kwargs  # no span, but the handler runs in the caller's trace and baggage
+            return None, parent, ctx  # no span, but the handler runs in the caller's trace and baggage
         connection = getattr(runner, "connection", None)
         attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method,
                                  A.OTEL_AGENTS_MCP_SERVER_NAME: getattr(getattr(runner, "server", None), "name", None),
                                  A.MCP_PROTOCOL_VERSION: getattr(connection, "protocol_version", None),
                                  A.MCP_SESSION_ID: getattr(connection, "session_id", None)}
+        # The request's dispatch context (ServerSession keeps it, privately): its transport's kind.
+        dctx = getattr(getattr(ctx, "session", None), "_request_outbound", None)
         transport = getattr(getattr(dctx, "transport", None), "kind", None)
-        request_id = getattr(dctx, "request_id", None)
+        request_id = ctx.request_id
         # In process (``mcp.Client(server)``'s DirectDispatcher) there is no JSON-RPC message: its id is the
         # dispatcher's own count, which the client never sees; the semconv's id is the JSON-RPC one.
         if isinstance(request_id, (int, str)) and transport != DIRECT:
             attrs[A.JSONRPC_REQUEST_ID] = str(request_id)
-        http_request = getattr(getattr(dctx, "message_metadata", None), "request_context", None)
-        if http_request is not None or transport == "streamable-http":
+        if getattr(ctx, "request", None) is not None or transport == "streamable-http":
             attrs[A.NETWORK_TRANSPORT] = "tcp"
         target = P.target_of(method, params)
         if method == P.TOOLS_CALL:
@@ -101,13 +117,11 @@ class RunnerSide:
             uri = params.get("uri")
             if uri is not None:
                 span.set_content(A.MCP_RESOURCE_URI, str(uri))
-        ctx = trace.set_span_in_context(span.span, parent)
-        params = P.with_meta_context(params, ctx)
-        if "params" in kwargs:
-            kwargs = dict(kwargs, params=params)
-        else:
-            args = (*args[:2], params, *args[3:])
-        return span, ctx, args, kwargs
+        otel_ctx = trace.set_span_in_context(span.span, parent)
+        carrier = P.context_carrier(otel_ctx)
+        ctx = dataclasses.replace(ctx, params={**params, "_meta": P.with_carrier(params.get("_meta"), carrier)},
+                                  meta=P.with_carrier(getattr(ctx, "meta", None), carrier))
+        return span, otel_ctx, ctx
 
 
 def _record_error(span: SemanticSpan, exc: BaseException) -> None:
