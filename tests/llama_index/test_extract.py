@@ -142,3 +142,23 @@ def test_attribute_reads_answer_as_getattr_without_pydantics_raise(monkeypatch: 
     assert extract.attr(objects[6], "model") is None and extract.attr(Open(a=2), "b") is None
     assert extract.attr(objects[3], "extra_field") is None and extract.has_attr(objects[3], "extra_field") is True
     assert calls == []
+
+
+def test_an_event_payload_keeps_its_fields_order_and_dynamic_fields() -> None:
+    """A step's event as its span records it: ``event`` (the class) first, the declared fields in order (runtime
+    objects and private names left out), then the dynamic fields; a dynamic field named like a declared one takes
+    its value in place; a stop event's ``result``; a chat history as its message count."""
+    from workflows.events import Event, StopEvent
+
+    class Step(Event):
+        query: str = "q"
+        ctx: Any = None
+        history: list = []
+
+    event = Step(query="x", ctx=object(), history=[ChatMessage(role="user", content="hi")] * 2, extra=1)
+    event._data["query"] = "dynamic"  # a dynamic field shadowing a declared one (set around __setattr__)
+    assert extract.event_payload(event) == {"event": "Step", "query": "dynamic", "history": "[2 messages]",
+                                            "extra": 1}
+    assert list(extract.event_payload(event)) == ["event", "query", "history", "extra"]
+    assert extract.event_payload(StopEvent(result={"a": 1})) == {"event": "StopEvent", "result": {"a": 1}}
+    assert extract.event_payload("plain") == "plain"

@@ -103,6 +103,11 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return obj if -_INT_TEXT < obj < _INT_TEXT else _int(obj)
         if t is float:
             return _float(obj)
+        if t is dict or t is list or t is tuple:  # the common containers first: none of the checks below is theirs
+            if _depth > MAX_DEPTH:
+                return _placeholder(obj, "max depth")
+            oid = id(obj)
+            return _placeholder(obj, "circular") if oid in _seen else _container(obj, _seen | {oid}, _depth + 1)
         if issubclass(t, enum.Enum):  # before str/int: a mixed-in member's text may not be its value
             return to_jsonable(obj.value, _seen, _depth + 1) if _depth <= MAX_DEPTH else _placeholder(obj, "max depth")
         if issubclass(t, (bool, int, str)):
@@ -118,8 +123,6 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return _placeholder(obj, "circular")
         seen = _seen | {oid}
         d = _depth + 1
-        if t is dict or t is list:  # the common case first: skips the checks below (same result)
-            return _container(obj, seen, d)
         if issubclass(t, (bytes, bytearray, memoryview)):
             return _bytes(obj)
         if issubclass(t, (_dt.datetime, _dt.date, _dt.time)):
@@ -225,8 +228,8 @@ def _container(obj: Any, seen: frozenset[int], d: int) -> Any:
     Subclasses of ``dict``/``list``/``tuple`` are read through the built-in type's own methods, so
     an override (a ``__len__`` that raises, an ``items`` with side effects) is never called."""
     t = type(obj)
-    if t is not list and issubclass(t, Mapping):
-        is_dict = issubclass(t, dict)
+    if t is dict or (t is not list and t is not tuple and issubclass(t, Mapping)):  # (`is` first: no ABC check)
+        is_dict = t is dict or issubclass(t, dict)
         out: dict[str, Any] = {}
         for i, (k, v) in enumerate(dict.items(obj) if is_dict else obj.items()):
             if i >= _MAX_ITEMS:

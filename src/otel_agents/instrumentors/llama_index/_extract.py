@@ -428,7 +428,7 @@ def _event_fields(cls: type) -> tuple[str, ...] | None:
 def _message_class(cls: type) -> bool | None:
     """Whether instances of ``cls`` are chat messages (have ``role`` and ``blocks``), when the class
     alone decides it (a plain value, a :func:`_closed_model`); ``None``: ask the instance."""
-    if cls in _PLAIN:
+    if cls in _PLAIN or cls is list or cls is tuple:  # a built-in list has no role (no has_attr probe for one)
         return False
     if _closed_model(cls):
         return _has(cls, "role") and _has(cls, "blocks")
@@ -477,18 +477,30 @@ def event_payload(event: Any) -> Any:
     (``ctx``, ``memory``) are left out. Anything that is not an event passes as is.
     """
     cls = type(event)
-    fields = _event_fields(cls)
-    if fields is None:
+    names = _payload_fields(cls)
+    if names is None:
         return event
-    values = {name: getattr(event, name, None) for name in fields}
-    values.update(_dynamic_fields(event))
-    if _is_stop_event(cls):
-        values["result"] = getattr(event, "result", None)
-    payload: dict[str, Any] = {"event": type(event).__name__}
-    for name, value in values.items():
-        if name not in _RUNTIME_FIELDS and not name.startswith("_"):
-            payload[name] = _compact(value, 2)
+    payload: dict[str, Any] = {"event": cls.__name__}
+    for name in names:
+        value = getattr(event, name, None)
+        payload[name] = value if type(value) in _PLAIN else _compact(value, 2)
+    dynamic = _dynamic_fields(event)
+    if dynamic or _is_stop_event(cls):  # (a dynamic field named like a declared one takes its value in place)
+        extra = dict(dynamic)
+        if _is_stop_event(cls):
+            extra["result"] = getattr(event, "result", None)
+        for name, value in extra.items():
+            if name not in _RUNTIME_FIELDS and not name.startswith("_"):
+                payload[name] = _compact(value, 2)
     return payload
+
+
+@lru_cache(maxsize=1024)
+def _payload_fields(cls: type) -> tuple[str, ...] | None:
+    """The declared fields of a pydantic event class a payload records (not runtime objects or private
+    names), in declaration order; ``None`` for anything else."""
+    fields = _event_fields(cls)
+    return None if fields is None else tuple(n for n in fields if n not in _RUNTIME_FIELDS and not n.startswith("_"))
 
 
 def _dynamic_fields(event: Any) -> Any:
