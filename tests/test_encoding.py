@@ -253,3 +253,21 @@ def test_an_integer_too_long_for_text_is_a_placeholder_not_the_loss_of_the_value
     assert data["other"] == 1 and data["big"] == 2 ** 200
     assert data["n"] == data["k"].popitem()[0] == "<int: 16610 bits>"
     assert json.loads(encode(-huge)) == "<int: 16610 bits>"
+
+
+def test_a_model_class_registered_to_an_abc_later_is_read_as_the_abc_says() -> None:
+    """to_jsonable remembers that a pydantic model class passed its checks (mapping, iterator…) and reads the next
+    instance's fields directly; an ABC ``register()`` afterwards (a model declared an Iterator) is seen: its
+    instances are then recorded as the iterators they claim to be, never read."""
+    from collections.abc import Iterator
+
+    import pydantic
+
+    from otel_agents._spans.encoding import to_jsonable
+
+    class Model(pydantic.BaseModel):
+        a: int = 1
+
+    assert to_jsonable(Model()) == {"a": 1} and to_jsonable([Model(a=2)]) == [{"a": 2}]
+    Iterator.register(Model)
+    assert to_jsonable(Model()) == "<Model>"

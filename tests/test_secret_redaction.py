@@ -246,3 +246,25 @@ def test_a_repr_secret_in_text_that_starts_with_a_double_quote_is_redacted() -> 
     for text in (json.dumps("{'password': 'Zq2222222222'}"), "\"\n{'query': 'refund', 'password': 'Zq2222222222'}"):
         redacted = redact_text(text)
         assert "Zq2222222222" not in redacted and "'password': '[REDACTED]'" in redacted
+
+
+def test_a_repeated_json_text_is_checked_once_and_answered_alike() -> None:
+    """``leaves_unchanged`` (the C-speed check a JSON value's text takes instead of a walk of its strings) keeps its
+    answer for a text seen again (a workflow event is one step's output and the next step's input): the same answer,
+    from the cache, for texts with and without something to redact; short texts and str subclasses are scanned."""
+    from otel_agents._spans import redaction
+
+    clean = '{"event":"AgentOutput","response":"The answer is 5.","tool_calls":[],"current_agent_name":"calc"}'
+    secret = '{"event":"ToolCall","tool_kwargs":{"api_key":"abc"},"tool_name":"lookup","tool_id":"call-1"}'
+    shaped = '{"event":"ToolCallResult","tool_output":"Bearer abcdefghijklmnop","tool_name":"lookup"}'
+    for text, expected in ((clean, True), (secret, False), (shaped, False)):
+        assert redaction.leaves_unchanged(text) is expected
+        hits = redaction._leaves_unchanged_cached.cache_info().hits
+        assert redaction.leaves_unchanged(text) is expected
+        assert redaction._leaves_unchanged_cached.cache_info().hits == hits + 1
+
+    class Hostile(str):
+        def __hash__(self) -> int:
+            raise AssertionError("hashed")
+
+    assert redaction.leaves_unchanged(Hostile(clean)) is True and redaction.leaves_unchanged('{"a":"b"}') is True

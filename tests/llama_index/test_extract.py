@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, MessageRole
 from llama_index.core.llms import MockLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
@@ -90,7 +91,7 @@ def test_usage_and_response_identity_on_the_model_span(provider: Any, exporter: 
     assert (attrs["gen_ai.response.model"], attrs["gen_ai.response.id"]) == ("usage-model-2", "cmpl-9")
 
 
-def test_attribute_reads_answer_as_getattr_without_pydantics_raise() -> None:
+def test_attribute_reads_answer_as_getattr_without_pydantics_raise(monkeypatch: pytest.MonkeyPatch) -> None:
     """``attr``/``has_attr`` answer what ``getattr(obj, name, None)``/``hasattr`` answer, on workflow events (fields,
     dynamic ``_data`` fields, private attributes, properties), closed pydantic models (an LLM), open ones and plain
     objects; and a miss on an event or a closed model is answered without its ``__getattr__`` raising."""
@@ -126,7 +127,38 @@ def test_attribute_reads_answer_as_getattr_without_pydantics_raise() -> None:
             assert extract.attr(obj, name) is getattr(obj, name, None) or \
                 extract.attr(obj, name) == getattr(obj, name, None), (type(obj).__name__, name)
             assert extract.has_attr(obj, name) is hasattr(obj, name), (type(obj).__name__, name)
-    # the misses the handlers read on every step never reach the event's (or the LLM's) __getattr__
-    assert extract._lookup(AgentInput, "tool_id") == extract._EXTRA_DATA
-    assert extract._lookup(MockFunctionCallingLLM, "model") == extract._ABSENT
-    assert extract._lookup(Open, "b") == extract._ASK
+    # the misses the handlers read on every step never reach the event's (or the LLM's, or an open model's)
+    # __getattr__, which would raise and catch an AttributeError
+    from workflows.events import DictLikeModel
+
+    calls: list[str] = []
+    for cls in (BaseModel, DictLikeModel):
+        def counting(self: Any, name: str, _original: Any = cls.__getattr__) -> Any:
+            calls.append(name)
+            return _original(self, name)
+
+        monkeypatch.setattr(cls, "__getattr__", counting)
+    assert extract.attr(objects[0], "tool_id") is None and extract.has_attr(objects[0], "tool_id") is False
+    assert extract.attr(objects[6], "model") is None and extract.attr(Open(a=2), "b") is None
+    assert extract.attr(objects[3], "extra_field") is None and extract.has_attr(objects[3], "extra_field") is True
+    assert calls == []
+
+
+def test_an_event_payload_keeps_its_fields_order_and_dynamic_fields() -> None:
+    """A step's event as its span records it: ``event`` (the class) first, the declared fields in order (runtime
+    objects and private names left out), then the dynamic fields; a dynamic field named like a declared one takes
+    its value in place; a stop event's ``result``; a chat history as its message count."""
+    from workflows.events import Event, StopEvent
+
+    class Step(Event):
+        query: str = "q"
+        ctx: Any = None
+        history: list = []
+
+    event = Step(query="x", ctx=object(), history=[ChatMessage(role="user", content="hi")] * 2, extra=1)
+    event._data["query"] = "dynamic"  # a dynamic field shadowing a declared one (set around __setattr__)
+    assert extract.event_payload(event) == {"event": "Step", "query": "dynamic", "history": "[2 messages]",
+                                            "extra": 1}
+    assert list(extract.event_payload(event)) == ["event", "query", "history", "extra"]
+    assert extract.event_payload(StopEvent(result={"a": 1})) == {"event": "StopEvent", "result": {"a": 1}}
+    assert extract.event_payload("plain") == "plain"

@@ -9,6 +9,7 @@ shortened, and as a last resort the whole text re-encoded as one JSON string).
 
 from __future__ import annotations
 
+import abc
 import base64
 import dataclasses
 import datetime as _dt
@@ -103,6 +104,11 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return obj if -_INT_TEXT < obj < _INT_TEXT else _int(obj)
         if t is float:
             return _float(obj)
+        if t is dict or t is list or t is tuple:  # the common containers first: none of the checks below is theirs
+            if _depth > MAX_DEPTH:
+                return _placeholder(obj, "max depth")
+            oid = id(obj)
+            return _placeholder(obj, "circular") if oid in _seen else _container(obj, _seen | {oid}, _depth + 1)
         if issubclass(t, enum.Enum):  # before str/int: a mixed-in member's text may not be its value
             return to_jsonable(obj.value, _seen, _depth + 1) if _depth <= MAX_DEPTH else _placeholder(obj, "max depth")
         if issubclass(t, (bool, int, str)):
@@ -118,8 +124,8 @@ def to_jsonable(obj: Any, _seen: frozenset[int] = frozenset(), _depth: int = 0) 
             return _placeholder(obj, "circular")
         seen = _seen | {oid}
         d = _depth + 1
-        if t is dict or t is list:  # the common case first: skips the checks below (same result)
-            return _container(obj, seen, d)
+        if t in _MODELS and _MODELS[t] == abc.get_cache_token():  # a model class met before: the checks below said so
+            return _v2_fields(t, obj, seen, d)
         if issubclass(t, (bytes, bytearray, memoryview)):
             return _bytes(obj)
         if issubclass(t, (_dt.datetime, _dt.date, _dt.time)):
@@ -187,23 +193,38 @@ def _model_fields(t: type, obj: Any, seen: frozenset[int], d: int) -> Any:
     model runs: no serializer, validator or computed field (those are user code)."""
     v2, root, v1 = _pydantic_bases()
     if v2 is not None and issubclass(t, v2):
-        values = object.__getattribute__(obj, "__dict__")
         if root is not None and issubclass(t, root):
-            return _Root(values.get("root"))
-        defs = getattr(t, "__pydantic_fields__", None) or {}
-        out = {k: to_jsonable(v, seen, d) for k, v in values.items() if k in defs and not defs[k].exclude}
-        try:
-            extra = object.__getattribute__(obj, "__pydantic_extra__")
-        except AttributeError:
-            extra = None
-        if type(extra) is dict:
-            out.update((_key(k), to_jsonable(v, seen, d)) for k, v in extra.items())
-        return out
+            return _Root(object.__getattribute__(obj, "__dict__").get("root"))
+        # Every check to_jsonable makes before this one said no for ``t``: only an ABC's register() can change
+        # that (the mock check cannot: a class made before unittest.mock is no mock), so the answer is kept
+        # with ABCs' cache token and to_jsonable comes straight here for ``t`` until a register() (five ABC
+        # checks a model, each a Python call, saved).
+        if len(_MODELS) >= _MODELS_MAX:
+            _MODELS.clear()
+        _MODELS[t] = abc.get_cache_token()
+        return _v2_fields(t, obj, seen, d)
     if v1 is not None and issubclass(t, v1):
         defs = getattr(t, "__fields__", None) or {}
         return {k: to_jsonable(v, seen, d) for k, v in object.__getattribute__(obj, "__dict__").items() if k in defs}
     return None
 
+
+def _v2_fields(t: type, obj: Any, seen: frozenset[int], d: int) -> dict[str, Any]:
+    """A pydantic v2 model's stored field values (not ``exclude``-d) and extra fields, converted."""
+    values = object.__getattribute__(obj, "__dict__")
+    defs = getattr(t, "__pydantic_fields__", None) or {}
+    out = {k: to_jsonable(v, seen, d) for k, v in values.items() if k in defs and not defs[k].exclude}
+    try:
+        extra = object.__getattribute__(obj, "__pydantic_extra__")
+    except AttributeError:
+        extra = None
+    if type(extra) is dict:
+        out.update((_key(k), to_jsonable(v, seen, d)) for k, v in extra.items())
+    return out
+
+
+_MODELS: dict[type, Any] = {}  # pydantic v2 model classes (not RootModel) -> abc.get_cache_token() when met
+_MODELS_MAX = 1024
 
 _bases: tuple[Any, Any, Any, Any, Any] = (None, None, None, None, None)  # (pydantic, pydantic.v1, v2, root, v1)
 
@@ -225,8 +246,8 @@ def _container(obj: Any, seen: frozenset[int], d: int) -> Any:
     Subclasses of ``dict``/``list``/``tuple`` are read through the built-in type's own methods, so
     an override (a ``__len__`` that raises, an ``items`` with side effects) is never called."""
     t = type(obj)
-    if t is not list and issubclass(t, Mapping):
-        is_dict = issubclass(t, dict)
+    if t is dict or (t is not list and t is not tuple and issubclass(t, Mapping)):  # (`is` first: no ABC check)
+        is_dict = t is dict or issubclass(t, dict)
         out: dict[str, Any] = {}
         for i, (k, v) in enumerate(dict.items(obj) if is_dict else obj.items()):
             if i >= _MAX_ITEMS:

@@ -186,7 +186,21 @@ def leaves_unchanged(text: str) -> bool:
     """Whether no rule of :func:`redact_text` can change ``text``, nor any string or key inside it when it is
     JSON text: it holds no word of a secret-named key, no ``\\u``, no literal of a secret shape. Every rule of
     :func:`_redact` needs one of these in the string it changes (keep the two in step), and JSON escaping
-    never hides one (it leaves letters, digits, spaces and ``-_./:@`` as they are; a ``\\u`` is written ``\\\\u``)."""
+    never hides one (it leaves letters, digits, spaces and ``-_./:@`` as they are; a ``\\u`` is written ``\\\\u``).
+
+    Texts of :data:`_CACHED_MIN` to :data:`_CACHED_MAX` characters are scanned once, as in :func:`redact_text`: the
+    same JSON text comes again (a workflow event is one step's output and the next step's input)."""
+    if _CACHED_MIN <= len(text) <= _CACHED_MAX and type(text) is str:
+        return _leaves_unchanged_cached(text)
+    return _leaves_unchanged(text)
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _leaves_unchanged_cached(text: str) -> bool:
+    return _leaves_unchanged(text)
+
+
+def _leaves_unchanged(text: str) -> bool:
     lowered = text.lower()
     return not (_has_key_word(lowered) or "\\u" in lowered or _SECRET_TRIGGER.search(text) is not None
                 or "eyJ" in text or "-----BEGIN " in text or ("://" in text and "@" in text))

@@ -47,69 +47,20 @@ from typing import Any, Callable, Iterable
 
 from opentelemetry import trace
 
-from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, semantic_span_for, token_count,  # noqa: F401
-                      watch_stream)  # (token_count: the span layer's check, for the clients' modules)
+from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, probes, semantic_span_for,  # noqa: F401
+                      token_count, watch_stream)  # (token_count: the span layer's check, for the clients' modules)
 from ..semconv import Kind
 from ._patch import Patch
 
 
 def field_of(obj: Any, key: str, default: Any = None) -> Any:
-    """``obj[key]`` for a mapping, ``obj.key`` for an SDK model; ``default`` when absent or ``None``."""
+    """``obj[key]`` for a mapping (a request body), ``obj.key`` for an SDK (pydantic) model (a response);
+    ``default`` when absent or ``None``. Read by the span layer's :func:`probes.field`: a field the model does
+    not have costs no ``AttributeError`` raised inside pydantic (this runs dozens of times per request)."""
     if obj is None:
         return default
-    # A request body is a dict, a response an SDK (pydantic) model: the dict first, then the model's own fields
-    # (a typing/ABC isinstance is several times dearer, and this runs dozens of times per request).
-    cls = type(obj)
-    if cls is dict:
-        value = obj.get(key)
-    else:
-        names = _MODEL_NAMES.get(cls, _UNSEEN)
-        if names is _UNSEEN:
-            names = _model_class_names(cls)
-        if names is not None and key not in names:
-            value = obj.__dict__.get(key)
-            if value is None:
-                extra = obj.__pydantic_extra__
-                value = extra.get(key) if extra else None
-                if value is None and key[:1] == "_":  # a private attribute: pydantic keeps those apart
-                    value = getattr(obj, key, None)
-        elif isinstance(obj, Mapping):
-            value = obj.get(key)
-        else:
-            value = getattr(obj, key, None)
+    value = probes.field(obj, key)
     return default if value is None else value
-
-
-_PLAIN_ACCESS = ("pydantic.main", "builtins")  # pydantic's BaseModel, object: their attribute access is the usual
-_MODEL_NAMES: dict[type, frozenset[str] | None] = {}  # see _model_class_names; bounded by _MODEL_NAMES_MAX
-_MODEL_NAMES_MAX = 1024
-_UNSEEN = object()
-
-
-def _model_class_names(cls: type) -> frozenset[str] | None:
-    """The attribute names a pydantic (v2) model class defines (methods, properties…), or ``None`` for any
-    other class; remembered per class. Any other name of such a model is read as pydantic's ``__getattr__``
-    would read it — a field from the instance's ``__dict__``, else an extra field — without the
-    ``AttributeError`` pydantic raises for a field the model does not have (microseconds, on every response
-    read). A class that customises attribute access itself gets plain ``getattr``."""
-    names: frozenset[str] | None = None
-    try:
-        if not issubclass(cls, Mapping) and hasattr(cls, "__pydantic_fields__"):
-            found: set[str] = set()
-            for klass in cls.__mro__:
-                own = vars(klass)
-                if ("__getattr__" in own or "__getattribute__" in own) and klass.__module__ not in _PLAIN_ACCESS:
-                    found = set()
-                    break
-                found.update(own)
-            if {"__dict__", "__pydantic_extra__"} <= found:
-                names = frozenset(found)
-    except Exception:  # noqa: BLE001 - an odd class: read it with getattr
-        names = None
-    if len(_MODEL_NAMES) >= _MODEL_NAMES_MAX:
-        _MODEL_NAMES.clear()
-    _MODEL_NAMES[cls] = names
-    return names
 
 
 @dataclass

@@ -32,7 +32,7 @@ import contextvars
 from typing import Any
 
 from ..._spans.finalisers import in_forked_child, new_lock
-from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, probes
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ._context import AGENT, context_of, current_owner
@@ -124,7 +124,7 @@ def task_value(task: Any) -> Any:
 
 def result_text(result: Any) -> Any:
     """The answer text of a ``Response`` or a ``TaskResult`` (its last message)."""
-    message = getattr(result, "chat_message", None)
+    message = probes.attr(result, "chat_message")  # a TaskResult (pydantic) has none: no raise for the miss
     if message is not None:
         return message_text(message)
     messages = getattr(result, "messages", None)
@@ -309,9 +309,9 @@ def _handed_off_by(messages: Any, name: str) -> str | None:
 def _waits_for_human(instance: Any, result: Any) -> bool:
     """Whether a run ended by handing off to someone outside it (AgentChat's human-in-the-loop pattern:
     ``HandoffTermination(target="user")``): the run is paused, waiting for that party's reply."""
-    message = getattr(result, "chat_message", None)
+    message = probes.attr(result, "chat_message")
     if message is None:
-        messages = getattr(result, "messages", None) or ()
+        messages = probes.attr(result, "messages") or ()
         message = messages[-1] if messages else None
     if type(message).__name__ != "HandoffMessage":
         return False

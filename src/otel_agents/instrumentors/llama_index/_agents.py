@@ -41,7 +41,7 @@ class AgentSpans:
     def parent_for_step(self, event: Any) -> SemanticSpan:
         """The span a step called with ``event`` nests under: the active agent's span
         (opened now if ``event`` names a new agent), else the workflow span."""
-        name = getattr(event, "current_agent_name", None)
+        name = extract.attr(event, "current_agent_name")  # not every step's event has it: no raise for a miss
         with self._lock:
             if isinstance(name, str) and name and name != self._name:
                 handed_off_by = None
@@ -64,7 +64,7 @@ class AgentSpans:
         """Record an agent's answer (an ``AgentOutput`` step result, not one it rejected) on the active agent's span."""
         span = self._span
         if span is not None and span.records_content and extract.rejected_feedback(result) is None \
-                and hasattr(result, "current_agent_name") and hasattr(result, "response"):
+                and extract.has_attr(result, "current_agent_name") and extract.has_attr(result, "response"):
             span.set_output(extract.response_text(result))
 
     def record_active(self, error: BaseException, *, control_flow: bool = False) -> None:

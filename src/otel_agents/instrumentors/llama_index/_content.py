@@ -34,15 +34,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..._spans import (BlobPart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
-                       UriPart, media_part, modality_of)
+                       UriPart, media_part, modality_of, probes)
 
 
 def _get(obj: Any, key: str) -> Any:
-    if obj is None:
-        return None
-    if type(obj) is dict or isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
+    return None if obj is None else probes.field(obj, key)
 
 
 def message_parts(message: Any, role: str) -> list[Part]:

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..._spans import ChatMessage, ToolCallRequest, ToolDefinition, Usage, token_count
+from ..._spans import ChatMessage, ToolCallRequest, ToolDefinition, Usage, probes, token_count
 from .._provider_tools import tool_definitions
 from . import _content
 
@@ -38,12 +38,9 @@ _PARAMETERS = ("temperature", "top_p", "top_k", "max_tokens", "max_new_tokens", 
 
 
 def _get(obj: Any, key: str) -> Any:
-    """``obj[key]`` for mappings, ``obj.key`` otherwise; ``None`` when absent."""
-    if obj is None:
-        return None
-    if type(obj) is dict or isinstance(obj, Mapping):  # dict first: the ABC check is ~10× slower
-        return obj.get(key)
-    return getattr(obj, key, None)
+    """``obj[key]`` for mappings, ``obj.key`` otherwise (a provider's raw response: a dict or an SDK model);
+    ``None`` when absent."""
+    return None if obj is None else probes.field(obj, key)
 
 
 def _enum_value(value: Any) -> Any:
@@ -201,49 +198,37 @@ def _has(cls: type, name: str) -> bool:
     return name in cls.model_fields or hasattr(cls, name)
 
 
-_ASK, _ABSENT, _EXTRA_DATA = 0, 1, 2
-
-
 @lru_cache(maxsize=1024)
-def _lookup(cls: type, name: str) -> int:
-    """How attribute ``name`` of an instance of ``cls`` is read when the instance's ``__dict__`` lacks it: by
-    asking it (``getattr``: ``_ASK``); or, where the answer to a miss is pydantic's ``__getattr__`` raising an
-    ``AttributeError`` (~35,000 instructions each, against ~2,000 for a hit), without asking: ``_ABSENT`` for a
-    :func:`_closed_model` class that declares no such field, class attribute or private attribute; ``_EXTRA_DATA``
-    for a workflow event (``workflows.events.Event``, whose ``__getattr__`` answers any other name from its
-    private ``_data`` dict, raising when it is not there)."""
+def _event_data(cls: type, name: str) -> bool:
+    """Whether attribute ``name`` of an instance of ``cls`` is one of a workflow event's dynamic fields
+    (``workflows.events.Event``, whose ``__getattr__`` answers any name that is not a field, class attribute or
+    private attribute from its private ``_data`` dict, raising ``AttributeError`` when it is not there: ~35,000
+    instructions a miss). Any other read goes to the span layer's :func:`probes.attr`, which spares a plain
+    pydantic model the same raise."""
     if not issubclass(cls, BaseModel) or name in cls.model_fields or hasattr(cls, name) or \
             name in (getattr(cls, "__private_attributes__", None) or ()):
-        return _ASK
-    if _closed_model(cls):
-        return _ABSENT
+        return False
     events = sys.modules.get("workflows.events")
     event = getattr(events, "Event", None) if events is not None else None
-    if event is not None and getattr(cls, "__getattr__", None) is getattr(event, "__getattr__", _ASK):
-        return _EXTRA_DATA
-    return _ASK
+    return event is not None and getattr(cls, "__getattr__", None) is getattr(event, "__getattr__", _event_data)
 
 
 def attr(obj: Any, name: str) -> Any:
-    """``getattr(obj, name, None)``, without the raised ``AttributeError`` a pydantic model pays for a miss
-    (see :func:`_lookup`): a workflow step's event read for fields it may not have (``tool_id``,
-    ``retry_messages``), an LLM for the model name field it may not declare."""
-    how = _lookup(type(obj), name)
-    if how != _ASK:
+    """``getattr(obj, name, None)`` (``None`` when the lookup raises), without the raised ``AttributeError`` a
+    pydantic model or a workflow event pays for a miss (see :func:`_event_data`): a workflow step's event read
+    for fields it may not have (``tool_id``, ``retry_messages``), an LLM for the model name field it may not
+    declare."""
+    if _event_data(type(obj), name):
         fields = object.__getattribute__(obj, "__dict__")
-        if name in fields:
-            return fields[name]
-        return None if how == _ABSENT else _dynamic_fields(obj).get(name)
-    return getattr(obj, name, None)
+        return fields[name] if name in fields else _dynamic_fields(obj).get(name)
+    return probes.attr(obj, name)
 
 
 def has_attr(obj: Any, name: str) -> bool:
-    """``hasattr(obj, name)``, likewise without the raise (see :func:`attr`)."""
-    how = _lookup(type(obj), name)
-    if how != _ASK:
-        return name in object.__getattribute__(obj, "__dict__") or (how == _EXTRA_DATA and
-                                                                     name in _dynamic_fields(obj))
-    return hasattr(obj, name)
+    """``hasattr(obj, name)`` (``False`` when the lookup raises), likewise without the raise (see :func:`attr`)."""
+    if _event_data(type(obj), name):
+        return name in object.__getattribute__(obj, "__dict__") or name in _dynamic_fields(obj)
+    return probes.has_attr(obj, name)
 
 
 @lru_cache(maxsize=256)
@@ -443,7 +428,7 @@ def _event_fields(cls: type) -> tuple[str, ...] | None:
 def _message_class(cls: type) -> bool | None:
     """Whether instances of ``cls`` are chat messages (have ``role`` and ``blocks``), when the class
     alone decides it (a plain value, a :func:`_closed_model`); ``None``: ask the instance."""
-    if cls in _PLAIN:
+    if cls in _PLAIN or cls is list or cls is tuple:  # a built-in list has no role (no has_attr probe for one)
         return False
     if _closed_model(cls):
         return _has(cls, "role") and _has(cls, "blocks")
@@ -492,18 +477,30 @@ def event_payload(event: Any) -> Any:
     (``ctx``, ``memory``) are left out. Anything that is not an event passes as is.
     """
     cls = type(event)
-    fields = _event_fields(cls)
-    if fields is None:
+    names = _payload_fields(cls)
+    if names is None:
         return event
-    values = {name: getattr(event, name, None) for name in fields}
-    values.update(_dynamic_fields(event))
-    if _is_stop_event(cls):
-        values["result"] = getattr(event, "result", None)
-    payload: dict[str, Any] = {"event": type(event).__name__}
-    for name, value in values.items():
-        if name not in _RUNTIME_FIELDS and not name.startswith("_"):
-            payload[name] = _compact(value, 2)
+    payload: dict[str, Any] = {"event": cls.__name__}
+    for name in names:
+        value = getattr(event, name, None)
+        payload[name] = value if type(value) in _PLAIN else _compact(value, 2)
+    dynamic = _dynamic_fields(event)
+    if dynamic or _is_stop_event(cls):  # (a dynamic field named like a declared one takes its value in place)
+        extra = dict(dynamic)
+        if _is_stop_event(cls):
+            extra["result"] = getattr(event, "result", None)
+        for name, value in extra.items():
+            if name not in _RUNTIME_FIELDS and not name.startswith("_"):
+                payload[name] = _compact(value, 2)
     return payload
+
+
+@lru_cache(maxsize=1024)
+def _payload_fields(cls: type) -> tuple[str, ...] | None:
+    """The declared fields of a pydantic event class a payload records (not runtime objects or private
+    names), in declaration order; ``None`` for anything else."""
+    fields = _event_fields(cls)
+    return None if fields is None else tuple(n for n in fields if n not in _RUNTIME_FIELDS and not n.startswith("_"))
 
 
 def _dynamic_fields(event: Any) -> Any:

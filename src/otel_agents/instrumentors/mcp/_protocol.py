@@ -8,13 +8,13 @@ wire dicts ``mcp`` 2.x's server hands around are camelCase: :func:`field` reads 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
 
+from ..._spans import probes
 from ..._spans.propagation import PROPAGATION_KEYS
 from ..._spans.propagation import propagating as shared_propagating
 
@@ -38,41 +38,13 @@ def propagating(override: bool | None) -> bool:
 
 
 def field(obj: Any, *names: str) -> Any:
-    """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``."""
-    cls = type(obj)
+    """The first of ``names`` that ``obj`` (a model or a mapping) has and is not ``None``, else ``None``; read by
+    the span layer's :func:`probes.field` (a name a pydantic model lacks costs no raised ``AttributeError``)."""
     for name in names:
-        how = _reading(cls, name)
-        if how == _FIELD:  # a pydantic field: in the instance's __dict__
-            value = obj.__dict__.get(name)
-        elif how == _EXTRA:
-            value = (getattr(obj, "__pydantic_extra__", None) or {}).get(name)
-        elif how == _KEY:
-            value = obj.get(name)
-        else:
-            value = getattr(obj, name, None)
+        value = probes.field(obj, name)
         if value is not None:
             return value
     return None
-
-
-_FIELD, _EXTRA, _KEY, _ATTR = range(4)
-
-
-@functools.lru_cache(maxsize=512)  # a few protocol classes × the names read off them
-def _reading(cls: type, name: str) -> int:
-    """How :func:`field` reads ``name`` off an instance of ``cls``, decided once per class and name (a walk of
-    the class's bases each time was most of a read): a pydantic ``BaseModel``'s field from the instance's
-    ``__dict__``; a name that is neither a field nor a private or class attribute from its extras (pydantic's
-    ``__getattr__`` would raise ``AttributeError``, a slow way to learn it is absent); a mapping's key; anything
-    else (a property, a method, a pydantic dataclass, which has fields but no extras) with ``getattr``."""
-    fields = None if cls is dict else getattr(cls, "__pydantic_fields__", None)
-    if fields is not None and hasattr(cls, "__pydantic_extra__"):
-        if name in fields:
-            return _FIELD
-        if name[:1] != "_" and not any(name in klass.__dict__ for klass in cls.__mro__):
-            return _EXTRA
-        return _ATTR
-    return _KEY if issubclass(cls, Mapping) else _ATTR
 
 
 def root_of(request: Any) -> Any:
