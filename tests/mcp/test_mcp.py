@@ -706,27 +706,6 @@ def test_field_reads_what_getattr_and_get_read() -> None:
     assert P.field(Result(structuredContent=[2]), "structuredContent") == [2]
 
 
-def test_field_reads_a_pydantic_dataclass_as_getattr_does() -> None:
-    """A pydantic *dataclass* has ``__pydantic_fields__`` too but no ``__pydantic_extra__`` (and, with
-    ``slots=True``, no ``__dict__``): ``field`` reads it as ``getattr`` does (its fields; ``None`` for an
-    absent name), never raising ``AttributeError`` where its contract says ``None``."""
-    from pydantic.dataclasses import dataclass
-
-    from otel_agents.instrumentors.mcp import _protocol as P
-
-    @dataclass
-    class Params:
-        uri: str = "file:///orders.csv"
-
-    @dataclass(slots=True)
-    class Slotted:
-        code: int = 7
-
-    assert P.field(Params(), "uri") == "file:///orders.csv"
-    assert P.field(Params(), "missing") is None and P.field(Params(), "code") is None
-    assert P.field(Slotted(), "code") == 7 and P.field(Slotted(), "message") is None
-
-
 def test_a_rewrapped_request_is_what_model_construct_makes() -> None:
     """The context-carrying request goes back into its wrapper (mcp 1.x's ``ClientRequest``, a ``RootModel``) built
     as unpickling builds a ``RootModel`` (cheaper than ``model_construct``'s walk): the same ``__dict__``, fields
