@@ -143,8 +143,8 @@ def test_unusable_port_or_output_file_is_a_clear_error(tmp_path: Path) -> None:
     taken.listen(1)
     busy = taken.getsockname()[1]
     try:
-        for args, says in ((["--http", "--port", "99999"], "cannot listen on 127.0.0.1:99999"),
-                           (["--http", "--port", "-1"], "cannot listen on 127.0.0.1:-1"),
+        for args, says in ((["--http", "--port", "99999"], "argument --port: must be a port, 0-65535, got 99999"),
+                           (["--http", "--port", "-1"], "argument --port: must be a port, 0-65535, got -1"),
                            (["--http", "--port", str(busy)], f"cannot listen on 127.0.0.1:{busy}"),
                            (["--log-file", str(blocker / "x.log")], f"cannot write {blocker / 'x.log'}"),
                            (["--trace-file", str(blocker / "t.jsonl")], f"cannot write {blocker / 't.jsonl'}")):
