@@ -13,15 +13,12 @@ do not record and never become current, so nesting through the SDK's methods is 
 
 from __future__ import annotations
 
-import sys
+import importlib
 from typing import Any
 
-from ..._spans.finalisers import new_lock
-from ..._spans.silent import SILENT
+from ..._spans.silent import SILENT, StandDown
 
 MODULE = "a2a.utils.telemetry"
-_lock = new_lock()
-_saved: dict[str, Any] = {}
 
 
 class _SilentTrace:
@@ -37,24 +34,16 @@ class _SilentTrace:
         return getattr(self._real, name)
 
 
+_TRACE = StandDown("trace", _SilentTrace)
+
+
 def silence() -> None:
     """Stand a2a-sdk's spans down (when its telemetry module is on)."""
-    module = sys.modules.get(MODULE)
-    if module is None:
-        import importlib
-
-        module = importlib.import_module(MODULE)
-    with _lock:
-        if "trace" in _saved or not getattr(module, "otel_installed", False) or not getattr(module, "otel_enabled", False):
-            return
-        _saved["trace"] = module.trace
-        module.trace = _SilentTrace(module.trace)
+    module = importlib.import_module(MODULE)
+    if getattr(module, "otel_installed", False) and getattr(module, "otel_enabled", False):
+        _TRACE.silence(module)
 
 
 def restore() -> None:
     """Give a2a-sdk its tracing back (exactly: the original ``trace`` module)."""
-    module = sys.modules.get(MODULE)
-    with _lock:
-        original = _saved.pop("trace", None)
-        if module is not None and original is not None:
-            module.trace = original
+    _TRACE.restore()

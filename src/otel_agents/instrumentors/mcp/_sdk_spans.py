@@ -15,38 +15,23 @@ own context injection carries our span. :func:`restore` puts the very same trace
 
 from __future__ import annotations
 
-import sys
-from typing import Any
+import importlib
 
-from ..._spans.finalisers import new_lock
-from ..._spans.silent import SILENT
+from ..._spans.silent import SILENT, StandDown
 
 MODULE = "mcp.shared._otel"
-_lock = new_lock()
-_saved: dict[str, Any] = {}
+_TRACER = StandDown("_tracer", lambda original: SILENT)
 
 
 def silence() -> None:
     """Stand ``mcp`` 2.x's own spans down (importing its module if ``mcp`` 2.x is installed)."""
-    module = sys.modules.get(MODULE)
-    if module is None:
-        try:
-            import importlib
-
-            module = importlib.import_module(MODULE)
-        except ImportError:  # mcp 1.x: the SDK does not trace itself
-            return
-    with _lock:
-        if "tracer" in _saved or not hasattr(module, "_tracer"):
-            return
-        _saved["tracer"] = module._tracer
-        module._tracer = SILENT
+    try:
+        module = importlib.import_module(MODULE)
+    except ImportError:  # mcp 1.x: the SDK does not trace itself
+        return
+    _TRACER.silence(module)
 
 
 def restore() -> None:
     """Give ``mcp`` 2.x its own tracer back (exactly: the original object)."""
-    module = sys.modules.get(MODULE)
-    with _lock:
-        original = _saved.pop("tracer", None)
-        if module is not None and original is not None:
-            module._tracer = original
+    _TRACER.restore()
