@@ -39,6 +39,11 @@ def attr(obj: Any, name: str, default: Any = None) -> Any:
     names = _READINGS.get(type(obj), _UNSEEN)
     if names is _UNSEEN:
         names = _reading(type(obj))
+    return _read(obj, name, default, names)
+
+
+def _read(obj: Any, name: str, default: Any, names: Any) -> Any:
+    """:func:`attr` once ``type(obj)``'s reading (:func:`_reading`) is known."""
     try:
         if names is None or names is _KEYS or name in names:
             return getattr(obj, name, default)
@@ -71,7 +76,7 @@ def field(obj: Any, name: str, default: Any = None) -> Any:
             return obj.get(name, default)
         except Exception:  # noqa: BLE001 - a hostile mapping
             return default
-    return attr(obj, name, default)
+    return _read(obj, name, default, how)
 
 
 _UNSEEN = object()
