@@ -772,3 +772,28 @@ def test_an_integer_past_64_bits_is_not_an_attribute_that_fails_the_export() -> 
     assert span.attributes["test.edge"] == 2 ** 63 - 1 and span.attributes["test.small"] == 7
     assert json.loads(span.attributes["test.list"]) == [1, 2 ** 64]
     encode_spans([span])  # raised ValueError: Value out of range
+
+
+def test_an_invoke_workflow_span_is_named_by_gen_ai_workflow_name(provider, exporter) -> None:
+    """OTel GenAI v1.41 (semantic-conventions v1.41.1, model/gen-ai/spans.yaml, span.gen_ai.invoke_workflow.internal):
+    the span is ``invoke_workflow {gen_ai.workflow.name}`` and carries ``gen_ai.workflow.name`` (conditionally required,
+    "when available"); no ``gen_ai.agent.*`` attribute is defined on it. Set once, here, for every instrumentor: a
+    workflow under another run is named by its own name, not the run's (what a plain chain carries); a name that is
+    content, with content off, is not written; neither is the attribute when OTel GenAI and Langfuse are not."""
+    t = Telemetry(provider, framework="test")
+    session = t.start_span("chain", "support_session")
+    t.start_span("chain", "Desk", workflow=True, parent=session).end()
+    t.start_span("chain", "lookup", parent=session).end()
+    session.end()
+    Telemetry(provider, framework="test", settings=Settings(capture_content=False)).start_span(
+        "chain", "a task", workflow=True, name_is_content=True).end()
+    Telemetry(provider, framework="test", settings=Settings(vocabularies="openinference")).start_span(
+        "chain", "Crew", workflow=True).end()
+    desk, plain, hidden, crew = (only(exporter, n) for n in ("invoke_workflow Desk", "lookup", "invoke_workflow",
+                                                              "invoke_workflow Crew"))
+    assert desk.attributes[A.GEN_AI_OPERATION_NAME] == "invoke_workflow"
+    assert desk.attributes[A.GEN_AI_WORKFLOW_NAME] == "Desk"
+    assert not any(k.startswith("gen_ai.agent.") for k in desk.attributes)
+    assert plain.attributes[A.GEN_AI_WORKFLOW_NAME] == "support_session"  # a step of its run
+    assert A.GEN_AI_WORKFLOW_NAME not in hidden.attributes
+    assert A.GEN_AI_WORKFLOW_NAME not in crew.attributes and not any(k.startswith("gen_ai.") for k in crew.attributes)

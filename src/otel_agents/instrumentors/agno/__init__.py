@@ -48,7 +48,7 @@ What you get
   is control flow, not an error: a team's ``delegate_task_to_member`` call ended by the member's
   ``RunCancelledException`` and a workflow step whose run was cancelled have ``otel_agents.control_flow``
   (that exception's name, ``cancelled``) and no ``error.type``.
-* ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``); the leader's
+* ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``, ``gen_ai.workflow.name`` = the team); the leader's
   model requests are ``model`` spans under it; ``delegate_task_to_member`` (and
   the other team tools) are ``tool`` spans, and the member's ``agent`` span is
   a child of its delegation tool span, with ``otel_agents.agent.parent`` = the

@@ -116,8 +116,6 @@ class RunHooks:
                 if delegation is not None and delegation.kind is Kind.TOOL and delegation.parent is not None:
                     # a team member (or an agent used as a tool): who delegated to it
                     span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, _SUBJECTS.get(delegation.parent))
-            elif what in ("team", "workflow"):
-                span.set_attributes({A.GEN_AI_AGENT_NAME: _name(instance, what), A.GEN_AI_AGENT_ID: getattr(instance, "id", None)})
             if span.records_content:
                 value = _arg(args, kwargs, "input") if what != "step" else None
                 if value is not None:
