@@ -301,6 +301,26 @@ def test_uninstrument_restores_agno(provider: Any, exporter: SnapshotExporter) -
     assert exporter.semantic() == []
 
 
+def test_agent_id_is_the_agents_stable_id(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """gen_ai.agent.id is the same on every run of an agent: the id given to it, else the one Agno derives from its
+    name (before, a first run had none: Agno assigns it as the run starts); a nameless agent, whose id Agno makes up
+    at random, has none. The members' ids are those desk_team gives them."""
+    named = support_agent()
+    named.run("Where is A100?")
+    named.run("Where is A100?")
+    given = support_agent(id="support-v2")
+    given.run("Where is A100?")
+    nameless = Agent(model=ScriptedModel(script=tool_then_answer("lookup_order", {"order_id": "A100"})),
+                     tools=[lookup_order], telemetry=False)
+    nameless.run("Where is A100?")
+    nameless.run("Where is A100?")
+    desk_team().run("What is the weather?")
+    agents = sorted((s for s in exporter.semantic() if s.semantic_kind == "agent"), key=lambda s: s.start_time)
+    ids = [a.attributes.get("gen_ai.agent.id") for a in agents]
+    assert ids == ["support", "support", "support-v2", None, None, "weather-agent"], ids
+    assert nameless.id  # Agno made one up: it is not on the spans
+
+
 def test_workflow_steps_are_chains_with_agents_inside(instrumented: Any, exporter: SnapshotExporter) -> None:
     from agno.workflow import Step, Workflow
 
