@@ -406,6 +406,47 @@ def test_metrics_recorded_for_model_spans(provider) -> None:
     assert tokens == {"input": 10, "output": 4}
 
 
+# OTel GenAI v1.41 (semantic-conventions v1.41.1, model/gen-ai/metrics.yaml and docs/gen-ai/gen-ai-metrics.md), the
+# last release: the two client histograms, their units and advisory buckets, and the attributes a point may carry
+# (metric_attributes.gen_ai, error.type, gen_ai.token.type). The conventions' main branch has replaced the token
+# histogram (semantic-conventions-genai #374) and moved inference durations to gen_ai.client.inference.duration (#521):
+# unreleased, not followed.
+V1_41_METRICS = {
+    "gen_ai.client.operation.duration": ("s", [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24,
+                                               20.48, 40.96, 81.92]),
+    "gen_ai.client.token.usage": ("{token}", [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
+                                              16777216, 67108864]),
+}
+V1_41_METRIC_ATTRIBUTES = {"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model",
+                           "gen_ai.response.model", "server.address", "server.port", "error.type"}
+
+
+def test_metrics_are_the_released_instruments(provider) -> None:
+    from opentelemetry.sdk.metrics.export import HistogramDataPoint
+
+    reader = InMemoryMetricReader()
+    t = Telemetry(provider, MeterProvider(metric_readers=[reader]))
+    s = t.start_span("model", "gpt-4o")
+    s.set_model(request_model="gpt-4o", response_model="gpt-4o-2024", provider="openai")
+    s.set_usage(Usage(10, 4))
+    s.end()
+    failed = t.start_span("model", "gpt-4o")
+    failed.set_model(request_model="gpt-4o", provider="openai")
+    failed.end(error=TimeoutError("slow"))
+    metrics = [m for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+    assert {m.name for m in metrics} == set(V1_41_METRICS)
+    for m in metrics:
+        unit, buckets = V1_41_METRICS[m.name]
+        assert m.unit == unit
+        for point in m.data.data_points:
+            assert isinstance(point, HistogramDataPoint) and list(point.explicit_bounds) == buckets
+            allowed = V1_41_METRIC_ATTRIBUTES | ({"gen_ai.token.type"} if m.name == "gen_ai.client.token.usage" else set())
+            assert set(point.attributes) <= allowed, m.name
+            assert {"gen_ai.operation.name", "gen_ai.provider.name"} <= set(point.attributes)  # required
+    [duration] = [m for m in metrics if m.name == "gen_ai.client.operation.duration"]
+    assert sorted(p.attributes.get("error.type", "") for p in duration.data.data_points) == ["", "TimeoutError"]
+
+
 # --- guard ------------------------------------------------------------------------------
 
 def test_guard_logs_once_per_site_and_swallows(caplog) -> None:
