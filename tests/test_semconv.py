@@ -150,3 +150,27 @@ def test_openai_names_match_semconv_package(name: str, value: str) -> None:
     """The openai.* names of OpenAI model spans are constants of opentelemetry-semantic-conventions (GenAI, OpenAI page)."""
     from opentelemetry.semconv._incubating.attributes import openai_attributes
     assert value in {v for k, v in vars(openai_attributes).items() if k.isupper() and isinstance(v, str)}
+
+
+def test_operation_names_are_released_values() -> None:
+    """Every ``gen_ai.operation.name`` the map writes is a v1.41 value (``GenAiOperationNameValues``): the conventions'
+    main branch adds ``plan``, memory and ``fetch_response`` operations, none released."""
+    from otel_agents.semconv import mapping
+
+    released = {v.value for v in gen_ai.GenAiOperationNameValues}
+    ours = {v for k, v in vars(mapping).items() if k.startswith("OP_")}
+    assert ours and ours <= released, ours - released
+
+
+@pytest.mark.parametrize("module", ["otel_agents.instrumentors.langchain.extract",
+                                    "otel_agents.instrumentors.llama_index._extract",
+                                    "otel_agents.instrumentors.autogen_agentchat._models"])
+def test_provider_tables_map_to_released_values(module: str) -> None:
+    """A framework's provider table maps to ``gen_ai.provider.name`` well-known values of v1.41 (a provider with no
+    such value, Ollama, keeps its own name: custom values are allowed)."""
+    import importlib
+
+    table = importlib.import_module(module)._PROVIDERS
+    values = set(table.values()) if isinstance(table, dict) else {v for _, v in table}
+    released = {v.value for v in gen_ai.GenAiProviderNameValues}
+    assert values - released <= {"ollama"}, values - released
