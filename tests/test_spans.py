@@ -406,6 +406,47 @@ def test_metrics_recorded_for_model_spans(provider) -> None:
     assert tokens == {"input": 10, "output": 4}
 
 
+# OTel GenAI v1.41 (semantic-conventions v1.41.1, model/gen-ai/metrics.yaml and docs/gen-ai/gen-ai-metrics.md), the
+# last release: the two client histograms, their units and advisory buckets, and the attributes a point may carry
+# (metric_attributes.gen_ai, error.type, gen_ai.token.type). The conventions' main branch has replaced the token
+# histogram (semantic-conventions-genai #374) and moved inference durations to gen_ai.client.inference.duration (#521):
+# unreleased, not followed.
+V1_41_METRICS = {
+    "gen_ai.client.operation.duration": ("s", [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24,
+                                               20.48, 40.96, 81.92]),
+    "gen_ai.client.token.usage": ("{token}", [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
+                                              16777216, 67108864]),
+}
+V1_41_METRIC_ATTRIBUTES = {"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model",
+                           "gen_ai.response.model", "server.address", "server.port", "error.type"}
+
+
+def test_metrics_are_the_released_instruments(provider) -> None:
+    from opentelemetry.sdk.metrics.export import HistogramDataPoint
+
+    reader = InMemoryMetricReader()
+    t = Telemetry(provider, MeterProvider(metric_readers=[reader]))
+    s = t.start_span("model", "gpt-4o")
+    s.set_model(request_model="gpt-4o", response_model="gpt-4o-2024", provider="openai")
+    s.set_usage(Usage(10, 4))
+    s.end()
+    failed = t.start_span("model", "gpt-4o")
+    failed.set_model(request_model="gpt-4o", provider="openai")
+    failed.end(error=TimeoutError("slow"))
+    metrics = [m for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+    assert {m.name for m in metrics} == set(V1_41_METRICS)
+    for m in metrics:
+        unit, buckets = V1_41_METRICS[m.name]
+        assert m.unit == unit
+        for point in m.data.data_points:
+            assert isinstance(point, HistogramDataPoint) and list(point.explicit_bounds) == buckets
+            allowed = V1_41_METRIC_ATTRIBUTES | ({"gen_ai.token.type"} if m.name == "gen_ai.client.token.usage" else set())
+            assert set(point.attributes) <= allowed, m.name
+            assert {"gen_ai.operation.name", "gen_ai.provider.name"} <= set(point.attributes)  # required
+    [duration] = [m for m in metrics if m.name == "gen_ai.client.operation.duration"]
+    assert sorted(p.attributes.get("error.type", "") for p in duration.data.data_points) == ["", "TimeoutError"]
+
+
 # --- guard ------------------------------------------------------------------------------
 
 def test_guard_logs_once_per_site_and_swallows(caplog) -> None:
@@ -772,3 +813,28 @@ def test_an_integer_past_64_bits_is_not_an_attribute_that_fails_the_export() -> 
     assert span.attributes["test.edge"] == 2 ** 63 - 1 and span.attributes["test.small"] == 7
     assert json.loads(span.attributes["test.list"]) == [1, 2 ** 64]
     encode_spans([span])  # raised ValueError: Value out of range
+
+
+def test_an_invoke_workflow_span_is_named_by_gen_ai_workflow_name(provider, exporter) -> None:
+    """OTel GenAI v1.41 (semantic-conventions v1.41.1, model/gen-ai/spans.yaml, span.gen_ai.invoke_workflow.internal):
+    the span is ``invoke_workflow {gen_ai.workflow.name}`` and carries ``gen_ai.workflow.name`` (conditionally required,
+    "when available"); no ``gen_ai.agent.*`` attribute is defined on it. Set once, here, for every instrumentor: a
+    workflow under another run is named by its own name, not the run's (what a plain chain carries); a name that is
+    content, with content off, is not written; neither is the attribute when OTel GenAI and Langfuse are not."""
+    t = Telemetry(provider, framework="test")
+    session = t.start_span("chain", "support_session")
+    t.start_span("chain", "Desk", workflow=True, parent=session).end()
+    t.start_span("chain", "lookup", parent=session).end()
+    session.end()
+    Telemetry(provider, framework="test", settings=Settings(capture_content=False)).start_span(
+        "chain", "a task", workflow=True, name_is_content=True).end()
+    Telemetry(provider, framework="test", settings=Settings(vocabularies="openinference")).start_span(
+        "chain", "Crew", workflow=True).end()
+    desk, plain, hidden, crew = (only(exporter, n) for n in ("invoke_workflow Desk", "lookup", "invoke_workflow",
+                                                              "invoke_workflow Crew"))
+    assert desk.attributes[A.GEN_AI_OPERATION_NAME] == "invoke_workflow"
+    assert desk.attributes[A.GEN_AI_WORKFLOW_NAME] == "Desk"
+    assert not any(k.startswith("gen_ai.agent.") for k in desk.attributes)
+    assert plain.attributes[A.GEN_AI_WORKFLOW_NAME] == "support_session"  # a step of its run
+    assert A.GEN_AI_WORKFLOW_NAME not in hidden.attributes
+    assert A.GEN_AI_WORKFLOW_NAME not in crew.attributes and not any(k.startswith("gen_ai.") for k in crew.attributes)

@@ -24,7 +24,7 @@ from tests.spans import encode_otlp
 NOT_COUNTS = [2 ** 63, 2 ** 70, -1, True, False, 3.5, math.nan, math.inf, -math.inf, 1e30, "12", b"12", [1], object]
 TOKEN_KEYS = ("gen_ai.usage.input_tokens", "llm.token_count.prompt", "gen_ai.usage.output_tokens",
               "llm.token_count.completion", "llm.token_count.total", "gen_ai.usage.cache_read.input_tokens",
-              "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.reasoning.output_tokens")
+              "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.reasoning.output_tokens")
 
 
 class NumpyLike:
@@ -78,7 +78,7 @@ def test_a_span_records_the_counts_and_leaves_out_the_rest(bad) -> None:
     attrs, points = _model_span(dict(input_tokens=bad, output_tokens=7, cache_read_tokens=bad,
                                      cache_creation_tokens=2, reasoning_tokens=bad))
     assert attrs == {"gen_ai.usage.output_tokens": 7, "llm.token_count.completion": 7,
-                     "gen_ai.usage.cache_write.input_tokens": 2}
+                     "gen_ai.usage.cache_creation.input_tokens": 2}
     assert points == ["output=7"]
 
 

@@ -44,7 +44,9 @@ def test_ag1_team_members_run_under_the_delegation(instrumented: Any, exporter: 
     for root in roots:
         run = [s for s in spans if s.trace_id == root.trace_id]
         assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
-        assert root.semantic_kind == "chain" and root.attributes["gen_ai.agent.name"] == "Desk"
+        # OTel GenAI v1.41 invoke_workflow span: named by gen_ai.workflow.name; a team is not an agent
+        assert root.semantic_kind == "chain" and root.attributes["gen_ai.workflow.name"] == "Desk"
+        assert not any(k.startswith("gen_ai.agent.") for k in root.attributes), root.attributes
         assert root.attributes["session.id"] == "desk-1" and root.attributes["user.id"] == "u1"
         leader_models = [s for s in run if s.semantic_kind == "model" and s.parent_id == root.span_id]
         assert len(leader_models) == 2 and all(s.attributes["gen_ai.request.model"] == "leader-1" for s in leader_models)
@@ -299,6 +301,26 @@ def test_uninstrument_restores_agno(provider: Any, exporter: SnapshotExporter) -
     assert exporter.semantic() == []
 
 
+def test_agent_id_is_the_agents_stable_id(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """gen_ai.agent.id is the same on every run of an agent: the id given to it, else the one Agno derives from its
+    name (before, a first run had none: Agno assigns it as the run starts); a nameless agent, whose id Agno makes up
+    at random, has none. The members' ids are those desk_team gives them."""
+    named = support_agent()
+    named.run("Where is A100?")
+    named.run("Where is A100?")
+    given = support_agent(id="support-v2")
+    given.run("Where is A100?")
+    nameless = Agent(model=ScriptedModel(script=tool_then_answer("lookup_order", {"order_id": "A100"})),
+                     tools=[lookup_order], telemetry=False)
+    nameless.run("Where is A100?")
+    nameless.run("Where is A100?")
+    desk_team().run("What is the weather?")
+    agents = sorted((s for s in exporter.semantic() if s.semantic_kind == "agent"), key=lambda s: s.start_time)
+    ids = [a.attributes.get("gen_ai.agent.id") for a in agents]
+    assert ids == ["support", "support", "support-v2", None, None, "weather-agent"], ids
+    assert nameless.id  # Agno made one up: it is not on the spans
+
+
 def test_workflow_steps_are_chains_with_agents_inside(instrumented: Any, exporter: SnapshotExporter) -> None:
     from agno.workflow import Step, Workflow
 
@@ -308,6 +330,7 @@ def test_workflow_steps_are_chains_with_agents_inside(instrumented: Any, exporte
     spans = exporter.semantic()
     [root] = [s for s in spans if s.parent_id is None]
     assert root.name == "invoke_workflow Orders" and root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    assert root.attributes["gen_ai.workflow.name"] == "Orders" and "gen_ai.agent.id" not in root.attributes
     steps = [s for s in spans if s.parent_id == root.span_id]
     assert [s.name for s in sorted(steps, key=lambda s: s.start_time)] == ["lookup", "summarise"], tree(spans)
     agent_span = next(s for s in spans if s.name == "invoke_agent Support")

@@ -65,6 +65,9 @@ def test_au1_autogen_core_spans_do_not_flood_or_split_the_trace(instrumented: An
         "execute_tool lookup_order", "invoke_agent support", "invoke_agent writer", "invoke_workflow RoundRobinGroupChat"]
     team_span = one(spans, "invoke_workflow RoundRobinGroupChat")
     assert team_span.parent_id is None and team_span.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    # OTel GenAI v1.41 invoke_workflow span: named by gen_ai.workflow.name; a team is not an agent
+    assert team_span.attributes["gen_ai.workflow.name"] == "RoundRobinGroupChat"
+    assert not any(k.startswith("gen_ai.agent.") for k in team_span.attributes), team_span.attributes
     for name in ("invoke_agent support", "invoke_agent writer"):
         assert parent_of(one(spans, name), spans) == team_span
     assert parent_of(one(spans, "execute_tool lookup_order"), spans).name == "invoke_agent support"

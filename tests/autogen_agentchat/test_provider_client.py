@@ -51,3 +51,22 @@ def test_openai_chat_completion_client_over_the_openai_instrumentor_is_one_model
     assert model.attributes["gen_ai.usage.input_tokens"] == 11
     agent_span, = exporter.semantic("agent")
     assert model.parent_id == agent_span.span_id
+
+
+def test_each_client_class_names_its_provider() -> None:
+    """``gen_ai.provider.name`` of autogen_ext's clients, OTel GenAI v1.41 values: Claude on AWS Bedrock is
+    ``aws.bedrock``, not ``anthropic`` (its class name starts with the Anthropic client's)."""
+    from autogen_core.models import ModelInfo
+    from autogen_ext.models.anthropic import (AnthropicBedrockChatCompletionClient, AnthropicChatCompletionClient,
+                                              BedrockInfo)
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    from otel_agents.instrumentors.autogen_agentchat._models import provider_name
+
+    info = ModelInfo(vision=False, function_calling=True, json_output=False, family="unknown", structured_output=True)
+    bedrock = AnthropicBedrockChatCompletionClient(
+        model="anthropic.claude-3-5-sonnet-20240620-v1:0", model_info=info,
+        bedrock_info=BedrockInfo(aws_access_key="a", aws_secret_key="s", aws_session_token="t", aws_region="us-east-1"))
+    assert provider_name(bedrock) == "aws.bedrock"
+    assert provider_name(AnthropicChatCompletionClient(model="claude-3-5-sonnet-latest", api_key="k")) == "anthropic"
+    assert provider_name(OpenAIChatCompletionClient(model="gpt-4o", api_key="k")) == "openai"

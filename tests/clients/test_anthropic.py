@@ -36,7 +36,7 @@ def _assert_ac1_span(span: Any) -> None:
     assert a["gen_ai.usage.output_tokens"] == 42
     assert a["gen_ai.usage.input_tokens"] == 25 + 20 + 100  # all input tokens (OTel GenAI), as for the whole message
     assert a["gen_ai.usage.cache_read.input_tokens"] == 100
-    assert a["gen_ai.usage.cache_write.input_tokens"] == 20
+    assert a["gen_ai.usage.cache_creation.input_tokens"] == 20
     assert a["gen_ai.response.finish_reasons"] == ("tool_call",)
     assert a["gen_ai.response.id"] == "msg_01"
     out = json.loads(a["gen_ai.output.messages"])

@@ -14,6 +14,7 @@ from opentelemetry.trace import Span, SpanKind
 
 from .. import __version__
 from ..semconv import Kind, attributes as A, vocabularies as V
+from ..semconv.mapping import OP_INVOKE_WORKFLOW
 from . import pipeline, probes
 from .activation import Activation
 from .guard import guard, report_internal_error
@@ -131,12 +132,18 @@ class Telemetry:
                     if ov is not None:
                         start_attrs[k] = ov
             run_name = (parent_span.run_name if parent_span is not None else None) or name or sname
-            if A.GEN_AI_OPERATION_NAME not in kattrs and (keep is None or keep[A.GEN_AI_WORKFLOW_NAME]):
-                # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
-                # the GenAI workflow its run is, so it carries that workflow's name (OTel GenAI v1.41
-                # registry: "the name of the first chain in LangChain, or of the crew in CrewAI"). This
-                # is also what lets it through Langfuse's SDK span filter, which keeps gen_ai.* spans.
-                start_attrs[A.GEN_AI_WORKFLOW_NAME] = run_name
+            op = kattrs.get(A.GEN_AI_OPERATION_NAME)
+            if op is None:
+                if keep is None or keep[A.GEN_AI_WORKFLOW_NAME]:
+                    # A plain chain (and a multi-step skill, a guardrail) has no GenAI operation; it is a step of
+                    # the GenAI workflow its run is, so it carries that workflow's name (OTel GenAI v1.41
+                    # registry: "the name of the first chain in LangChain, or of the crew in CrewAI"). This
+                    # is also what lets it through Langfuse's SDK span filter, which keeps gen_ai.* spans.
+                    start_attrs[A.GEN_AI_WORKFLOW_NAME] = run_name
+            elif op == OP_INVOKE_WORKFLOW and name and (keep is None or keep[A.GEN_AI_WORKFLOW_NAME]):
+                # OTel GenAI v1.41 span.gen_ai.invoke_workflow.internal: the workflow is named by
+                # gen_ai.workflow.name (the span is "invoke_workflow {gen_ai.workflow.name}"), not gen_ai.agent.*.
+                start_attrs[A.GEN_AI_WORKFLOW_NAME] = name
             if attributes:
                 for k, v in attributes.items():
                     if keep is None or keep[k]:

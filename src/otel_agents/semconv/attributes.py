@@ -2,12 +2,12 @@
 
 Sources:
 
-* OTel GenAI semantic conventions (``gen_ai.*``): v1.41, the last text released in
-  open-telemetry/semantic-conventions, whose Python constants
-  (``opentelemetry.semconv._incubating.attributes.gen_ai_attributes``) are frozen there,
-  and what the conventions' own repository (open-telemetry/semantic-conventions-genai,
-  first release v0.1.0) has changed since: ``tests/test_semconv.py`` checks each string
-  against the frozen constants or, for a change, names the change it follows.
+* OTel GenAI semantic conventions (``gen_ai.*``): v1.41, the last text released
+  (open-telemetry/semantic-conventions v1.41.0/v1.41.1; v1.42.0 moved the GenAI conventions to
+  open-telemetry/semantic-conventions-genai, which has published no release yet), whose Python constants
+  (``opentelemetry.semconv._incubating.attributes.gen_ai_attributes``) are frozen there:
+  ``tests/test_semconv.py`` checks each string we write against them. A name changed only on that
+  repository's main branch is kept for reading what others wrote, never written, until a release carries it.
 * OpenInference semantic conventions (``openinference-semantic-conventions``),
   which Arize Phoenix renders natively.
 * Langfuse's OTel ingestion (``langfuse.observation.type``).
@@ -19,7 +19,7 @@ hand (that is :func:`otel_agents.semconv.mapping.kind_attributes`' job).
 
 from __future__ import annotations
 
-# --- OTel GenAI (v1.41 and semantic-conventions-genai v0.1.0) ------------------
+# --- OTel GenAI (v1.41) -----------------------------------------------------
 GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_AGENT_NAME = "gen_ai.agent.name"
@@ -48,10 +48,11 @@ GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
-# Renamed from ``gen_ai.usage.cache_creation.input_tokens`` (v1.41) by semantic-conventions-genai PR #440, released in
-# its v0.1.0; the v1.41 name is kept only for reading spans written before (the ECP fold), never written.
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+# Read, never written: the name semantic-conventions-genai PR #440 gives the count above on its main branch (no release
+# yet). Spans carry it when written by emitters that follow that branch (opentelemetry-util-genai 1.3b0) or by the
+# builds of this library that took the rename for released (commit 5403208); the ECP fold prices both.
 GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS = "gen_ai.usage.cache_write.input_tokens"
-GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS_V1_41 = "gen_ai.usage.cache_creation.input_tokens"
 GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = "gen_ai.usage.reasoning.output_tokens"
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"

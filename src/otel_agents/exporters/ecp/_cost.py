@@ -82,9 +82,9 @@ def span_cost(span: F.FoldSpan, tokens: tuple[int | None, int | None, int | None
     a = span.attributes
     cache_read = F.token_count(span, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS) \
         if A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS in a else None
-    # A span written before the GenAI conventions renamed the key (v1.41's name) is priced the same.
-    write_key = A.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS if A.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS in a \
-        else A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS_V1_41
+    # v1.41's name (what we write), or the name the conventions' main branch gives it (what some spans carry).
+    write_key = A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS if A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS in a \
+        else A.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS
     cache_write = F.token_count(span, write_key) if write_key in a else None
     start = span.start_time
     return _price(model, provider_id, inp, out, cache_read, cache_write, _day(start / 1e9) if start else None)

@@ -27,8 +27,9 @@ every instrumentor of ours (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
 What you get
 ------------
 * ``Agent.run``/``arun`` (plain, ``stream=True``, awaited or iterated) →
-  ``invoke_agent {agent}`` (``agent``): ``gen_ai.agent.name``/``.id``, the
-  input, the output (a structured output as JSON); ``session.id``,
+  ``invoke_agent {agent}`` (``agent``): ``gen_ai.agent.name``; ``gen_ai.agent.id``, the
+  agent's stable id (the one given to it, or the one Agno derives from its name; none for a
+  nameless agent, whose id Agno makes up at random); the input, the output (a structured output as JSON); ``session.id``,
   ``gen_ai.conversation.id`` and ``user.id`` from ``session_id``/``user_id``
   (argument or agent attribute), on the run span and every span under it.
   A run Agno reports as failed (it returns ``status=error`` rather than
@@ -48,7 +49,7 @@ What you get
   is control flow, not an error: a team's ``delegate_task_to_member`` call ended by the member's
   ``RunCancelledException`` and a workflow step whose run was cancelled have ``otel_agents.control_flow``
   (that exception's name, ``cancelled``) and no ``error.type``.
-* ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``); the leader's
+* ``Team.run``/``arun`` → ``invoke_workflow {team}`` (``chain``, ``gen_ai.workflow.name`` = the team); the leader's
   model requests are ``model`` spans under it; ``delegate_task_to_member`` (and
   the other team tools) are ``tool`` spans, and the member's ``agent`` span is
   a child of its delegation tool span, with ``otel_agents.agent.parent`` = the

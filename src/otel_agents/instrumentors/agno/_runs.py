@@ -64,6 +64,23 @@ def _name(instance: Any, default: str) -> str:
     return getattr(instance, "name", None) or getattr(instance, "id", None) or default
 
 
+def _agent_id(instance: Any) -> str | None:
+    """An agent's stable id for ``gen_ai.agent.id``: the id the user gave it, or the one Agno derives from its
+    name (``agno.utils.string.generate_id_from_name``, assigned by Agno when the first run starts, so reading
+    ``instance.id`` alone gave no id on a first run and one on the next). ``None`` for a nameless agent: Agno
+    gives it a random id per instance, which after a run cannot be told apart from one the user gave, and an
+    in-memory instance id identifies no agent across processes (OTel GenAI v1.41: "the unique identifier of
+    the GenAI agent")."""
+    name = getattr(instance, "name", None)
+    if not name or not isinstance(name, str):
+        return None
+    given = getattr(instance, "id", None)
+    if given:
+        return str(given)
+    from agno.utils.string import generate_id_from_name  # Agno's own rule (agno>=3.1.10)
+    return generate_id_from_name(name)
+
+
 def _arg(args: tuple, kwargs: dict, name: str, index: int = 0) -> Any:
     if name in kwargs:
         return kwargs[name]
@@ -110,14 +127,12 @@ class RunHooks:
             _reasoning.mark(span)
         with guard("agno.run_attributes"):
             if what == "agent":
-                span.set_agent(_name(instance, "agent"), id=getattr(instance, "id", None),
+                span.set_agent(_name(instance, "agent"), id=_agent_id(instance),
                                description=getattr(instance, "description", None))
                 delegation = span.parent
                 if delegation is not None and delegation.kind is Kind.TOOL and delegation.parent is not None:
                     # a team member (or an agent used as a tool): who delegated to it
                     span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, _SUBJECTS.get(delegation.parent))
-            elif what in ("team", "workflow"):
-                span.set_attributes({A.GEN_AI_AGENT_NAME: _name(instance, what), A.GEN_AI_AGENT_ID: getattr(instance, "id", None)})
             if span.records_content:
                 value = _arg(args, kwargs, "input") if what != "step" else None
                 if value is not None:

@@ -38,10 +38,10 @@ turn of only tool results is a ``tool`` message); ``image``/``document`` → blo
 uri or file parts (inline data above ``OTEL_AGENTS_MAX_MEDIA_BYTES`` is
 summarised, never inlined as text); anything else a generic part.
 
-Usage follows the OTel GenAI semconv: ``gen_ai.usage.input_tokens`` is all
+Usage follows OTel GenAI semconv v1.41: ``gen_ai.usage.input_tokens`` is all
 input tokens (``input_tokens + cache_creation_input_tokens +
 cache_read_input_tokens``), with ``gen_ai.usage.cache_read.input_tokens`` and
-``gen_ai.usage.cache_write.input_tokens`` beside it; the same for a streamed
+``gen_ai.usage.cache_creation.input_tokens`` beside it; the same for a streamed
 message, whose ``message_start`` gives the input counts and whose last
 ``message_delta`` gives the final ``output_tokens``. Counts the API did not
 report are not written (never zeros).

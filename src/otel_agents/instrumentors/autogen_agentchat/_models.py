@@ -23,9 +23,10 @@ from ...semconv import Kind
 from ._context import MODEL, context_of, in_model_call
 from ._streams import SpanStream, run_coroutine
 
-_PROVIDERS = (  # (class-name prefix, provider) for autogen_ext's clients, OTel GenAI provider names
-    ("AzureOpenAI", "azure.ai.openai"), ("OpenAI", "openai"), ("Anthropic", "anthropic"),
-    ("AnthropicBedrock", "aws.bedrock"), ("Ollama", "ollama"), ("AzureAI", "azure.ai.inference"),
+_PROVIDERS = (  # (class-name prefix, provider) for autogen_ext's clients, OTel GenAI provider names; the first match
+    # wins, so a longer prefix comes before the shorter one it starts with (AnthropicBedrock... is Bedrock's)
+    ("AzureOpenAI", "azure.ai.openai"), ("OpenAI", "openai"), ("AnthropicBedrock", "aws.bedrock"),
+    ("Anthropic", "anthropic"), ("Ollama", "ollama"), ("AzureAI", "azure.ai.inference"),
 )
 
 

@@ -163,8 +163,6 @@ class RunHooks:
         with guard("autogen.run.attributes"):
             if what == "agent":
                 span.set_agent(name, description=getattr(instance, "description", None))
-            else:
-                span.set_attributes({A.GEN_AI_AGENT_NAME: name})
             messages = kwargs.get("messages", args[0] if args else None) if method.startswith("on_messages") \
                 else kwargs.get("task")
             if what == "agent":

@@ -58,7 +58,7 @@ def install(hooks: Hooks) -> None:
             return None
         name = getattr(crew, "name", None) or "crew"
         inputs = arg(args, kwargs, 0, "inputs")
-        return Step(Kind.CHAIN, name, workflow=True, attributes={A.GEN_AI_WORKFLOW_NAME: name},
+        return Step(Kind.CHAIN, name, workflow=True,  # gen_ai.workflow.name: the span layer's, as for every workflow
                     setup=lambda span: span.set_input(inputs or _crew_tasks(crew)),
                     finish=lambda span, result: span.set_output(_raw(result)),
                     scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])

@@ -184,7 +184,6 @@ class OtelAgentsProcessor(TracingProcessor):
             finally:
                 if token is not None:
                     pop_run_attributes(token)
-            root.set_attribute(A.GEN_AI_WORKFLOW_NAME, name)
             metadata = getattr(sdk_trace, "metadata", None)
             if metadata:
                 root.set_content(A.METADATA, metadata, as_json=True)
