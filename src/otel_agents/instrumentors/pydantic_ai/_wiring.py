@@ -48,6 +48,8 @@ from ._runs import RunSpans, RunTracker
 logger = logging.getLogger("otel_agents")
 
 _SYNC_STREAM_METHODS = ("stream_output", "stream_text", "stream_response")
+AGENT_LEVEL = callable(getattr(Agent, "_effective_root_capability", None))
+"""Whether this PydanticAI release has what :class:`AgentLevel` relies on (else every run gets ours per run)."""
 
 
 class Installation:
@@ -115,7 +117,7 @@ class AgentLevel:
 
     def __init__(self, capability: OtelAgentsCapability):
         self.capability = capability
-        self.enabled = callable(getattr(Agent, "_effective_root_capability", None))
+        self.enabled = AGENT_LEVEL
         self.held: dict[int, tuple[Any, Any, Any]] = {}  # id(agent) → (weak agent, its own root, ours or None)
         self._sweep_at = 64  # entries of collected agents are dropped when the index reaches this size (bounded)
         self._lock = new_lock()
