@@ -19,7 +19,7 @@ from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
 from pydantic_ai.capabilities.abstract import leaf_capabilities
 
-from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor, _wiring
+from otel_agents.instrumentors.pydantic_ai import PydanticAIInstrumentor, _capability, _wiring
 from otel_agents.semconv import attributes as A
 from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
 
@@ -50,6 +50,15 @@ class CurrentAtTool(AbstractCapability[Any]):
     async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
         self.names.append(getattr(trace.get_current_span(), "name", ""))
         return await handler(args)
+
+
+@dataclass(eq=False)
+class Yielding(AbstractCapability[Any]):
+    """Lets the other runs of the event loop go on between the start of a request and the model call."""
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        await asyncio.sleep(0.001)
+        return request_context
 
 
 def one_run(spans: list[SpanSnapshot]) -> list[str]:
@@ -102,13 +111,21 @@ def _check_own_runs(exporter: SnapshotExporter, markers: list[str]) -> None:
         marker = run.attributes[A.INPUT_VALUE].split()[-1]
         (tool,) = [s for s in children if s.semantic_kind == "tool"]
         assert tool.attributes[A.GEN_AI_TOOL_CALL_RESULT] == f"found {marker}"
+        for model in children[::2]:  # each request's span has its own run's messages
+            assert f"order {marker}" in model.attributes[A.GEN_AI_INPUT_MESSAGES]
     assert sorted(r.attributes[A.INPUT_VALUE].split()[-1] for r in runs) == sorted(markers)
 
 
-def test_concurrent_runs_of_one_agent_keep_their_own_spans(instrumented: Any, exporter: SnapshotExporter) -> None:
+@pytest.mark.parametrize("boundary", [True, False])
+def test_concurrent_runs_of_one_agent_keep_their_own_spans(boundary: bool, instrument: Any, exporter: SnapshotExporter,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """One capability instance serves every run: runs of one agent in one event loop and in threads, at the
-    same time, each get their own model and tool spans under their own agent span."""
-    agent = lookup_agent()
+    same time, each get their own model and tool spans under their own agent span (with the model span opened
+    at the model-call boundary, and in ``prepare_model_request`` on a release without it)."""
+    if not boundary:
+        monkeypatch.setattr(_capability, "_CAPTURES", None)
+    instrumented = instrument()
+    agent = lookup_agent(capabilities=[Yielding()])
 
     async def together() -> None:
         await asyncio.gather(*(agent.run(f"order t{i}", deps=Deps(marker=f"t{i}")) for i in range(4)))
