@@ -276,3 +276,31 @@ def test_without_the_agent_hook_every_run_gets_ours(provider: Any, exporter: Sna
                         {k: v for k, v in s.attributes.items()}) for s in spans])
         exporter.clear()
     assert shapes[0] == shapes[1]
+
+
+@dataclass(eq=False)
+class BoundToAgent(AbstractCapability[Any]):
+    """Keeps the agent it is bound to (``for_agent`` may return an agent-bound copy)."""
+
+    agent: Any = None
+
+    def for_agent(self, agent: Any) -> "BoundToAgent":
+        return BoundToAgent(agent=agent)
+
+
+def test_an_agent_holding_ours_is_collected(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """What we keep about the agents holding our capability does not keep them alive, even when their own
+    capabilities refer to them (bounded bookkeeping)."""
+    import gc
+    import weakref
+
+    refs = []
+    for i in range(3):
+        agent = lookup_agent(capabilities=[BoundToAgent()])
+        agent.run_sync(f"order {i}", deps=Deps(marker=str(i)))
+        assert ours_in(agent) == 1
+        refs.append(weakref.ref(agent))
+    del agent
+    gc.collect()
+    assert [ref() for ref in refs] == [None, None, None]
+    assert len(exporter.semantic("agent")) == 3

@@ -48,6 +48,7 @@ from ._runs import RunSpans, RunTracker
 logger = logging.getLogger("otel_agents")
 
 _SYNC_STREAM_METHODS = ("stream_output", "stream_text", "stream_response")
+_OWN = "_otel_agents_own_root"  # on the combination of an agent's capabilities and ours: the agent's own
 AGENT_LEVEL = callable(getattr(Agent, "_effective_root_capability", None))
 """Whether this PydanticAI release has what :class:`AgentLevel` relies on (else every run gets ours per run)."""
 
@@ -118,7 +119,9 @@ class AgentLevel:
     def __init__(self, capability: OtelAgentsCapability):
         self.capability = capability
         self.enabled = AGENT_LEVEL
-        self.held: dict[int, tuple[Any, Any, Any]] = {}  # id(agent) → (weak agent, its own root, ours or None)
+        # id(agent) → (weak agent, weak ours-and-theirs or None: not attachable). Weak: an agent's capabilities
+        # may hold the agent; the agent's own are kept on the combination we made (_OWN), which the agent holds.
+        self.held: dict[int, tuple[Any, Any]] = {}
         self._sweep_at = 64  # entries of collected agents are dropped when the index reaches this size (bounded)
         self._lock = new_lock()
 
@@ -130,9 +133,10 @@ class AgentLevel:
         entry = self.held.get(id(agent))
         if entry is None or entry[0]() is not agent:
             entry = self._attach(agent)
-        return entry[2] is not None and agent._effective_root_capability() is entry[2]
+        attached = entry[1]() if entry[1] is not None else None
+        return attached is not None and agent._effective_root_capability() is attached
 
-    def _attach(self, agent: Any) -> tuple[Any, Any, Any]:
+    def _attach(self, agent: Any) -> tuple[Any, Any]:
         with self._lock:
             entry = self.held.get(id(agent))
             if entry is not None and entry[0]() is agent:
@@ -141,18 +145,19 @@ class AgentLevel:
             attached = None
             if isinstance(root, CombinedCapability) and self._accepts(root):
                 attached = CombinedCapability([root, self.capability])
+                setattr(attached, _OWN, root)
                 agent._root_capability = attached
             if len(self.held) >= self._sweep_at:
                 self.held = {key: held for key, held in self.held.items() if held[0]() is not None}
                 self._sweep_at = 2 * len(self.held) + 64
-            entry = (weakref.ref(agent), root, attached)
+            entry = (weakref.ref(agent), weakref.ref(attached) if attached is not None else None)
             self.held[id(agent)] = entry
             return entry
 
     @staticmethod
     def _accepts(root: Any) -> bool:
-        """Not when an agent holds ours already (a deep copy of an instrumented agent) or a durability capability
-        (it binds the agent's capabilities once, in its own ordering tier)."""
+        """Not when an agent holds ours already (a copy of an instrumented agent) or a durability capability (it
+        binds the agent's capabilities once, in its own ordering tier)."""
         for leaf in leaf_capabilities(root):
             ordering = leaf.get_ordering()
             if leaf.id == CAPABILITY_ID or (ordering is not None and ordering.position == "innermost"):
@@ -163,11 +168,11 @@ class AgentLevel:
         """Give each agent that holds our capability its own capabilities back (unless they changed since)."""
         with self._lock:
             entries, self.held = list(self.held.values()), {}
-        for ref, root, attached in entries:
-            agent = ref()
+        for agent_ref, attached_ref in entries:
+            agent, attached = agent_ref(), attached_ref() if attached_ref is not None else None
             if agent is not None and attached is not None and vars(agent).get("_root_capability") is attached:
                 with guard("pydantic_ai.detach"):
-                    agent._root_capability = root
+                    agent._root_capability = getattr(attached, _OWN)
 
 
 class _StreamEnd:
