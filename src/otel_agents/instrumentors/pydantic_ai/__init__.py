@@ -121,7 +121,7 @@ in the task that runs it, with typed objects (``RunContext``,
 the run path is ``Agent.iter``, which every entry point goes through once; it
 appends the capability to the agent's own capabilities on the agent's first run
 (after the user's, where PydanticAI would compose it with the run's: a run-level
-capability costs PydanticAI ~2M instructions a run to compose), or to the run's
+capability costs PydanticAI ~0.9M instructions a run more, to compose), or to the run's
 ``capabilities=`` when the run brings its own (see :mod:`._wiring`). Verified by testing
 against the alternatives:
 
@@ -160,7 +160,8 @@ Limits
   inert, so theirs keeps working (instrumenting again removes it). An agent
   that holds our capability shows it in ``agent.root_capability`` while
   instrumented; a deep copy made then keeps it after ``uninstrument()``, inert.
-* Realtime sessions are not instrumented; provider-native tool parts (web
+* Realtime sessions are not instrumented (an agent holding our capability
+  brings it to them, where it only calls through); provider-native tool parts (web
   search and the like run by the provider) are not recorded as messages.
 """
 
