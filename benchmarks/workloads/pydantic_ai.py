@@ -70,14 +70,16 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
 
 
 def dispatch() -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """A capability whose hooks only call through, added to every run the way ours is (a wrapper on
-    ``Agent.iter`` appending it to ``capabilities=``): pydantic-ai's own cost of running one
-    observing capability's ``wrap_run``/``wrap_model_request``/``wrap_tool_execute`` hooks."""
+    """A capability whose hooks only call through, added the way ours is (a wrapper on ``Agent.iter`` putting it
+    among the agent's own capabilities on its first run: our ``AgentLevel``): pydantic-ai's own cost of running
+    one observing capability's ``wrap_run``/``wrap_model_request``/``wrap_tool_execute`` hooks."""
     from dataclasses import dataclass
 
     import wrapt
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import AbstractCapability
+
+    from otel_agents.instrumentors.pydantic_ai._wiring import AgentLevel
 
     @dataclass
     class Nothing(AbstractCapability[Any]):
@@ -91,14 +93,19 @@ def dispatch() -> tuple[Callable[[], Any], Callable[[], Any]]:
             return await handler(args)
 
     original = Agent.__dict__["iter"]
+    nothing = Nothing()
+    agents = AgentLevel(nothing)
 
     def add_nothing(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        return wrapped(*args, **{**kwargs, "capabilities": [*(kwargs.get("capabilities") or ()), Nothing()]})
+        if agents.holds(instance, kwargs):
+            return wrapped(*args, **kwargs)
+        return wrapped(*args, **{**kwargs, "capabilities": [*(kwargs.get("capabilities") or ()), nothing]})
 
     def install() -> None:
         Agent.iter = wrapt.FunctionWrapper(original, add_nothing)
 
     def remove() -> None:
         Agent.iter = original
+        agents.detach_all()
 
     return install, remove

@@ -71,11 +71,13 @@ async def _lookup_then_answer_stream(messages: list[ModelMessage], info: AgentIn
     yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"query": _prompt(messages)}), tool_call_id="call_1")}
 
 
-def lookup_agent(name: str | None = "support") -> Agent[Deps, str]:
-    """One tool (``lookup``), a FunctionModel that calls it once then answers; streams too."""
+def lookup_agent(name: str | None = "support", capabilities: list[Any] | None = None) -> Agent[Deps, str]:
+    """One tool (``lookup``), a FunctionModel that calls it once then answers; streams too (``capabilities``:
+    the agent's own)."""
     agent: Agent[Deps, str] = Agent(FunctionModel(_lookup_then_answer, stream_function=_lookup_then_answer_stream,
                                                   model_name="fake-llm"),
-                                    name=name, deps_type=Deps, instructions="You look orders up.")
+                                    name=name, deps_type=Deps, instructions="You look orders up.",
+                                    capabilities=capabilities)
 
     @agent.tool
     def lookup(ctx: RunContext[Deps], query: str) -> str:

@@ -29,7 +29,7 @@ Configuration
   unconsumed before its run is ended as abandoned (default 300).
 
 A run started inside OpenTelemetry's ``suppress_instrumentation()`` makes no
-span and gets no capability of ours (it runs as if uninstrumented); with content
+span (our capability, if its agent already holds it, only calls through); with content
 off, or on a sampled-out span, messages and tool arguments are not even converted.
 
 What you get
@@ -119,7 +119,10 @@ its ``wrap_run``, ``wrap_model_request``, ``wrap_tool_execute`` and
 in the task that runs it, with typed objects (``RunContext``,
 ``ModelResponse``, ``RequestUsage``, ``ToolCallPart``). The only wrapt patch on
 the run path is ``Agent.iter``, which every entry point goes through once; it
-appends the capability to the run's ``capabilities=``. Verified by testing
+appends the capability to the agent's own capabilities on the agent's first run
+(after the user's, where PydanticAI would compose it with the run's: a run-level
+capability costs PydanticAI ~0.9M instructions a run more, to compose), or to the run's
+``capabilities=`` when the run brings its own (see :mod:`._wiring`). Verified by testing
 against the alternatives:
 
 * Building on pydantic-ai's instrumentation (its spans through our tracer
@@ -151,10 +154,14 @@ Limits
   pydantic-ai cleans it up.
 * Breaking out of a sync stream's iterator and then calling ``get_output()``
   records the run as abandoned at the break.
-* ``uninstrument()`` puts the original functions back; when another
+* ``uninstrument()`` puts the original functions back and gives each agent its
+  own capabilities back; when another
   instrumentation wrapped ``Agent.iter`` after us, ours stays in its chain,
-  inert, so theirs keeps working (instrumenting again removes it).
-* Realtime sessions are not instrumented; provider-native tool parts (web
+  inert, so theirs keeps working (instrumenting again removes it). An agent
+  that holds our capability shows it in ``agent.root_capability`` while
+  instrumented; a deep copy made then keeps it after ``uninstrument()``, inert.
+* Realtime sessions are not instrumented (an agent holding our capability
+  brings it to them, where it only calls through); provider-native tool parts (web
   search and the like run by the provider) are not recorded as messages.
 """
 

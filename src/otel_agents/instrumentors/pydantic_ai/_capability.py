@@ -3,8 +3,12 @@
 PydanticAI's public hooks (``wrap_run``, ``wrap_model_request``,
 ``wrap_tool_execute``, ``on_tool_validate_error``) see each of these exactly
 once, in the task that runs it, whether or not PydanticAI's own instrumentation
-(itself a capability, id ``instrumentation``) is on. A fresh instance is added
-to every run by the ``Agent.iter`` wrapper, so per-run state lives on it.
+(itself a capability, id ``instrumentation``) is on. One instance serves every
+run of an installation (an agent's own capabilities hold it, or a run's: see
+:mod:`._wiring`), so a run's state is not on it but in the run's context:
+``wrap_run`` sets the run (PydanticAI carries what ``wrap_run`` sets into the
+run's body, as it does the current span) and ``wrap_model_request`` the request
+in flight, for the hooks inside them.
 
 Every span is opened in the current context, stepping over a pydantic-ai span
 (:func:`~._runs.parent_context`), made current around the work it covers (tools
@@ -41,6 +45,21 @@ _REJECTIONS = (ValidationError, ModelRetry, ToolRetryError)
 REJECTED_OUTPUT = "validate_output"
 """The name of the failed ``chain`` step a rejected output gets (then the model is asked again)."""
 
+_OFF: Any = object()
+"""The run in context is not ours (started under ``suppress_instrumentation()``, after ``uninstrument()``, or
+a realtime session): the hooks inside it only call through."""
+_current_run: ContextVar[Any] = ContextVar("otel_agents_pydantic_ai_run", default=None)
+"""The run whose body this is: its :class:`RunSpans`, ``None`` if its agent span did not open, or :data:`_OFF`."""
+_current_request: ContextVar[Any] = ContextVar("otel_agents_pydantic_ai_request", default=None)
+"""The model request in flight (a :class:`_Request`), for the hooks PydanticAI calls inside it."""
+
+
+def _reset(var: ContextVar, token: Any) -> None:
+    try:
+        var.reset(token)
+    except ValueError:  # a coroutine closed in another context (by garbage collection): nothing of ours is current
+        pass
+
 
 def _is_run_control_flow(exc: BaseException) -> bool:
     return isinstance(exc, RunCancelled) and not isinstance(exc, RunTimedOut)
@@ -53,6 +72,7 @@ class _Request:
 
     owner: "OtelAgentsCapability"
     context: Any
+    run: RunSpans | None
     span: SemanticSpan | None = None
     active: Any = None
     billed: Any = None
@@ -62,7 +82,7 @@ class _Request:
         (further ones stay in it) and is current for the model call."""
         if self.span is None:
             with guard("pydantic_ai.model_open"):
-                self.span = self.owner._start_model(attempt, self.context)
+                self.span = self.owner._start_model(attempt, self.context, self.run)
                 if self.span is not None:
                     self.active = self.span.activate()
                     self.active.__enter__()
@@ -81,15 +101,21 @@ class _Request:
               error: BaseException | None = None) -> None:
         self.deactivate()
         if self.span is not None:
-            capability._end_model(self.span, self.context, response if response is not None else self.billed,
-                                  error=error)
+            capability._end_model(self.span, self.context, self.run,
+                                  response if response is not None else self.billed, error=error)
 
 
 @dataclass(eq=False)
 class OtelAgentsCapability(AbstractCapability[Any]):
-    """Opens our spans from PydanticAI's capability hooks (one instance per run)."""
+    """Opens our spans from PydanticAI's capability hooks (one instance per installation; see the module).
+
+    Attributes:
+        tracker: the installation's open runs.
+        live: ``False`` once ``uninstrument()`` ran: runs starting then are not ours (runs in flight finish).
+    """
 
     tracker: RunTracker | None = field(default=None, repr=False)
+    live: bool = field(default=True, repr=False)
 
     # Observes only (no toolsets, no durable operations), like PydanticAI's own
     # Instrumentation capability, so durable-execution runs accept it per run.
@@ -98,19 +124,29 @@ class OtelAgentsCapability(AbstractCapability[Any]):
     def __post_init__(self) -> None:
         if self.id is None:
             self.id = CAPABILITY_ID
-        self._run: RunSpans | None = None
-        self._request: _Request | None = None
+
+    def __deepcopy__(self, memo: dict) -> "OtelAgentsCapability":
+        # An agent deep-copied while it holds us: the copy's runs are recorded by the same installation (its run
+        # index and telemetry are one; a copy would split them, and its locks cannot be copied).
+        return self
+
+    def _observes(self) -> Any:
+        """The run in context when this hook should record (its :class:`RunSpans` or ``None``), else :data:`_OFF`."""
+        run = _current_run.get()
+        if run is _OFF or self.tracker is None or not instrumentation_enabled() or (run is None and not self.live):
+            return _OFF
+        return run
 
     # -- run --------------------------------------------------------------------
-    def _start_run(self, ctx: Any) -> RunSpans | None:
-        if self.tracker is None or not instrumentation_enabled():
-            return None
+    def _start_run(self, ctx: Any) -> Any:
+        """The run's :class:`RunSpans`; ``None`` if opening it failed; :data:`_OFF` if the run is not ours."""
+        if self.tracker is None or not self.live or not instrumentation_enabled() or _is_realtime(ctx):
+            return _OFF
         with guard("pydantic_ai.run_start"):
             agent = ctx.agent
             name = (getattr(agent, "name", None) or "agent") if agent is not None else "agent"
             run = self.tracker.start(name, ctx.run_id)
             run.stop_reason_of = lambda exc: limit_stop_reason(exc, ctx)
-            self._run = run
             with guard("pydantic_ai.run_attributes"):
                 run.span.set_agent(name, description=getattr(agent, "description", None))
                 if run.span.records_content:
@@ -120,8 +156,15 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
         run = self._start_run(ctx)
-        if run is None:
-            return await handler()
+        token = _current_run.set(run)
+        try:
+            if run is None or run is _OFF:
+                return await handler()
+            return await self._run_spans(run, handler)
+        finally:
+            _reset(_current_run, token)
+
+    async def _run_spans(self, run: RunSpans, handler: Any) -> Any:
         try:
             with run.span.activate():
                 result = await handler()
@@ -140,8 +183,8 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         return result
 
     # -- model request ------------------------------------------------------------
-    def _start_model(self, attempt: Any, request_context: Any) -> SemanticSpan | None:
-        """The model span of ``request_context``, described by ``attempt`` (the request as sent to the model)."""
+    def _start_model(self, attempt: Any, request_context: Any, run: RunSpans | None) -> SemanticSpan | None:
+        """The model span of ``request_context`` in ``run``, described by ``attempt`` (the request as sent)."""
         if self.tracker is None or not instrumentation_enabled():
             return None
         with guard("pydantic_ai.model_start"):
@@ -152,32 +195,32 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             parameters = (_convert.request_parameters(attempt.model_settings, attempt.streaming)
                           if span.is_recording else None)
             span.set_model(request_model=model.model_name, provider=model.system, parameters=parameters)
-            if self._run is not None:
-                self._run.models.append((span, request_context))
+            if run is not None:
+                run.models.append((span, request_context))
             return span
         return None
 
-    def _end_model(self, span: SemanticSpan, request_context: Any, response: Any = None,
+    def _end_model(self, span: SemanticSpan, request_context: Any, run: RunSpans | None, response: Any = None,
                    error: BaseException | None = None) -> None:
-        if self._run is not None:
+        if run is not None:
             with guard("pydantic_ai.model_forget"):
-                self._run.models = [m for m in self._run.models if m[0] is not span]
-                self._run.billed.pop(span, None)
+                run.models = [m for m in run.models if m[0] is not span]
+                run.billed.pop(span, None)
         end_model(span, request_context, response, error=error)
 
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
         """The request's lifecycle; its span opens when the model is really asked (:func:`_watch`): a request a
         capability answers instead (``SkipModelRequest`` from ``before_model_request``, a wrapper that returns
         without calling its handler) has no model span."""
-        if self.tracker is None or not instrumentation_enabled():
+        run = self._observes()
+        if run is _OFF:
             return await handler(request_context)
-        outer, self._request = self._request, _Request(self, request_context)
-        request = self._request
+        request = _Request(self, request_context, run)
+        current = _current_request.set(request)
         watching = _watch(request_context, request)
         try:
             response = await handler(request_context)
         except asyncio.CancelledError as exc:
-            run = self._run
             if run is None or run.done:
                 request.close(self, error=exc)
             else:  # left open for the run's end, which knows why: a stream left early or a task cancelled
@@ -191,7 +234,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             request.close(self, error=exc)
             raise
         finally:
-            self._request = outer
+            _reset(_current_request, current)
             _unwatch(watching)
         request.close(self, response)
         return response
@@ -200,14 +243,14 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         """After an attempt the model answered: the request's span if it has none yet, which happens only when a
         wrapper outside ours gave its handler another request context than ours, hiding the attempts from
         :func:`_watch` (PydanticAI calls this hook for every capability whether or not it is overridden)."""
-        request = self._request
-        if request is not None and request.span is None:
+        request = _current_request.get()
+        if request is not None and request.owner is self and request.span is None:
             request.open(request_context)
         return response
 
     # -- tool call -------------------------------------------------------------------
     def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
-        if self.tracker is None or not instrumentation_enabled():
+        if self._observes() is _OFF:
             return None
         with guard("pydantic_ai.tool_start"):
             span = self.tracker.telemetry.start_span(Kind.TOOL, call.tool_name, parent=parent_context())
@@ -257,7 +300,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         try:
             return await handler(output)
         except _REJECTIONS as exc:
-            if self.tracker is not None and instrumentation_enabled() and not getattr(ctx, "partial_output", False):
+            if not getattr(ctx, "partial_output", False) and self._observes() is not _OFF:
                 with guard("pydantic_ai.output_rejected"):
                     span = self.tracker.telemetry.start_span(Kind.CHAIN, REJECTED_OUTPUT, parent=parent_context(),
                                                              start_time=start)
@@ -328,10 +371,18 @@ class OpensInPrepare(OtelAgentsCapability):
     hook makes PydanticAI copy the tool definitions for every attempt, which is why it is not the default.)"""
 
     async def prepare_model_request(self, ctx: Any, request_context: Any) -> Any:
-        request = self._request
-        if request is not None:
+        request = _current_request.get()
+        if request is not None and request.owner is self:
             request.open(request_context)
         return request_context
+
+
+def _is_realtime(ctx: Any) -> bool:
+    """Whether the run is a realtime session (not instrumented: it does not go through ``Agent.iter``)."""
+    try:
+        return bool(ctx.realtime)
+    except Exception:  # noqa: BLE001 - a release without the property has no realtime runs through the hooks
+        return False
 
 
 def capability_type() -> type[OtelAgentsCapability]:
