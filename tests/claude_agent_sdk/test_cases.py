@@ -5,6 +5,7 @@ fake sent: the messages the caller received (message ids, tool ids) and the ``Re
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -754,3 +755,115 @@ def test_a_query_under_way_at_instrument_is_left_untraced(instrument: Any, expor
     spans = exporter.semantic()
     assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"], tree(spans)
     assert _one(spans, "invoke_agent claude").attributes["input.value"] == "Where is order A200?"
+
+
+def _inputs(span: Any) -> list:
+    """The text of each message of a model span's input, in order."""
+    return [p.get("content") or p.get("response") for m in json.loads(span.attributes["gen_ai.input.messages"])
+            for p in m["parts"]]
+
+
+def test_a_prompt_sent_while_a_turn_runs_is_the_next_turns(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ClaudeSDKClient: a second query() written before the first's result (the CLI queues it and answers it in a
+    turn of its own) is the second turn's input, never the first's; the first turn's model calls did not see it,
+    and the second turn's carry the conversation so far (the CLI sends it all)."""
+
+    async def main() -> None:
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            await client.query("Where is order A100?")
+            await client.query("Where is order A200?")
+            async for _ in client.receive_response():
+                pass
+            async for _ in client.receive_response():
+                pass
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    first, second = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    assert first.attributes["input.value"] == "Where is order A100?" and "A100" in first.attributes["output.value"]
+    assert second.attributes["input.value"] == "Where is order A200?" and "A200" in second.attributes["output.value"]
+    models = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert [parent_of(s, spans).span_id for s in models] == [first.span_id] * 2 + [second.span_id] * 2, tree(spans)
+    assert _inputs(models[0]) == ["Where is order A100?"]
+    assert "Where is order A200?" not in _inputs(models[1])
+    assert _inputs(models[2])[0] == "Where is order A100?" and _inputs(models[2])[-1] == "Where is order A200?"
+    assert all(s.end_time for s in exporter.spans)
+
+
+def test_a_prompt_the_running_turn_takes_in_joins_it(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A prompt written while a turn runs that the CLI takes into that turn (its frames list the prompt's uuid in
+    user_message_uuids): the model call after it has it as its last input message; no turn of its own; the turn's
+    input stays the prompt that started it; the next prompt starts the next turn."""
+
+    async def script(cli: FakeCLI) -> int:
+        for _ in range(2):
+            first = await cli.ch.recv()
+            while first.get("type") != "user":
+                cli.ch.send({"type": "control_response", "response": {"subtype": "success",
+                                                                      "request_id": first["request_id"]}})
+                first = await cli.ch.recv()
+            history: list[Any] = [first]
+            cli.ch.send({"type": "system", "subtype": "init", "session_id": SESSION, "model": MODEL, "tools": [],
+                         "uuid": cli.next_id("uuid")})
+            cli.respond(None, [{"type": "text", "text": "Looking."}], history, "end_turn")
+            uuids = [first.get("uuid")]
+            if first.get("uuid") == "u1":
+                later = await cli.ch.recv()  # the caller's follow-up, taken in before the next request
+                uuids.append(later["uuid"])
+                message_id = cli.next_id("msg")
+                cli.ch.send({"type": "assistant", "parent_tool_use_id": None, "session_id": SESSION,
+                             "user_message_uuid": later["uuid"], "user_message_uuids": uuids,
+                             "message": {"id": message_id, "model": MODEL, "content": [{"type": "text",
+                                                                                         "text": "Both done."}],
+                                         "usage": {"input_tokens": 9, "output_tokens": 1}}})
+            cli.ch.send({**cli.result("Both done."), "user_message_uuids": uuids})
+        return 0
+
+    def prompt(text: str, uuid: str) -> Any:
+        async def messages() -> Any:
+            yield {"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}}
+        return messages()
+
+    async def main() -> None:
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(),
+                                       transport=in_process(script=script)) as client:
+            await client.query(prompt("Where is order A100?", "u1"))
+            await client.query(prompt("And A200?", "u2"))
+            async for _ in client.receive_response():
+                pass
+            await client.query(prompt("Thanks!", "u3"))
+            async for _ in client.receive_response():
+                pass
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    first, last = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    assert first.attributes["input.value"] == "Where is order A100?"
+    assert last.attributes["input.value"] == "Thanks!"
+    models = sorted((s for s in exporter.semantic("model") if s.parent_id == first.span_id), key=lambda s: s.start_time)
+    assert [_inputs(s)[-1] for s in models] == ["Where is order A100?", "And A200?"], tree(spans)
+
+
+def test_a_client_never_disconnected_ends_its_spans(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A ClaudeSDKClient left connected (no `async with`, no disconnect()) in the middle of a turn: once its event
+    loop is gone and the session with it, the turn's spans end, abandoned; none is left open."""
+    from otel_agents._spans import finalisers
+
+    async def main() -> None:
+        client = sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()}),
+                                     transport=in_process())
+        await client.connect()
+        await client.query("Where is order A100? Take it slow.")
+        async for message in client.receive_messages():
+            if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                 for b in message.content):
+                break
+
+    asyncio.run(main())
+    gc.collect()
+    assert finalisers.settle()
+    spans = exporter.semantic()
+    assert sorted(s.name for s in spans if s.semantic_kind != "model") == ["execute_tool lookup_order",
+                                                                           "invoke_agent claude"], tree(spans)
+    assert all(s.attributes.get("otel_agents.stream.abandoned") for s in spans if s.semantic_kind != "model")

@@ -42,11 +42,17 @@ frames as they arrive and build:
   the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
   ``error_max_turns`` (or ``terminal_reason`` ``max_turns``: ``ClaudeAgentOptions.max_turns``), ``budget``
   for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``).
+* A prompt written while a turn runs (a second ``client.query()`` before the first's result, the next
+  message of a streamed prompt) is not that turn's input: the CLI either takes it into the running turn
+  (its frames list the prompt's ``uuid`` in ``user_message_uuids``: it joins that turn's conversation
+  there) or answers it in a turn of its own, whose input it is. A prompt sent without a ``uuid`` (a
+  plain string) that the CLI took into the running turn is taken for the next turn's.
 * One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation
   thread, never per frame: from the moment its request was complete (the prompt, or the tool
   results it answers) to its last frame; input messages rebuilt from the stream, the system
   prompt from the options (a string ``system_prompt``), the main agent's tools by name (the CLI's
-  ``init`` lists names only; a subagent's are not listed), output parts (``thinking`` →
+  ``init`` lists names only; a subagent's are not listed), the conversation so far on a
+  ``ClaudeSDKClient``'s later turns (the CLI sends it), output parts (``thinking`` →
   ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model.
 * One ``execute_tool {tool}`` (``tool``) per ``tool_use`` id, opened at its block and ended by
   its ``tool_result``: arguments and result; ``is_error`` → ERROR ``error.type=tool_error``. A
@@ -116,7 +122,8 @@ Endings
 Every span ends: at the ``result``; when the caller stops iterating ``query()`` early (open spans
 marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``ResultError``,
 ``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
-at ``ClaudeSDKClient.disconnect()``. An ``interrupt()`` (or a denial with ``interrupt=True``,
+at ``ClaudeSDKClient.disconnect()``, or, for a client never disconnected, when its session is freed
+(its event loop closed) or at exit (open spans marked abandoned). An ``interrupt()`` (or a denial with ``interrupt=True``,
 or a ``terminal_reason`` ``aborted_*``) ends the turn and its open spans as interrupted —
 ``otel_agents.control_flow=interrupt`` — not as errors; the turn's agent span has
 ``otel_agents.run.stop_reason`` ``cancelled``, and the ECP fold reports the interrupted tool
