@@ -581,9 +581,11 @@ def test_a_turn_the_cli_starts_itself_is_a_turn(instrumented: Any, exporter: Sna
 def _turn_shape(spans: list) -> list[tuple]:
     """One turn's spans as sorted (name, parent's name, kind, status, attributes): what a client connected before
     instrument() must share with one connected after it. The CLI's ids are numbered per process, so they are
-    masked; what only partial messages give (output tokens, finish reasons) is left out."""
+    masked; what only partial messages give (output tokens, finish reasons) is left out, and so are the CLI
+    process's running totals (they depend on its earlier turns) and the turn's cost (taken from them)."""
     partial_only = ("gen_ai.usage.output_tokens", "llm.token_count.completion", "llm.token_count.total",
-                    "gen_ai.response.finish_reasons", "llm.finish_reason")
+                    "gen_ai.response.finish_reasons", "llm.finish_reason", "claude_agent_sdk.result.usage",
+                    "llm.cost.total")
     shape = []
     for s in spans:
         parent = parent_of(s, spans)
@@ -667,6 +669,8 @@ def test_a_client_connected_before_instrument_is_traced_from_its_next_turn(instr
     assert _turn_shape(adopted) == _turn_shape(again) == _turn_shape(reference), tree(adopted)
     for spans in (adopted, again):
         assert len({s.trace_id for s in spans}) == 1
+        # the CLI's cost is its process's running total, and this session's earlier results went unseen: unknown
+        assert "llm.cost.total" not in _one(spans, "invoke_agent claude").attributes
         assert all("gen_ai.usage.output_tokens" not in s.attributes for s in spans if s.name.startswith("chat "))
     assert all(s.attributes["gen_ai.usage.output_tokens"] > 1 for s in reference if s.name.startswith("chat "))
     slow = [s for s in cut if s.span_id not in {t.span_id for turn in turns[:4] for t in turn}]
@@ -867,3 +871,27 @@ def test_a_client_never_disconnected_ends_its_spans(instrumented: Any, exporter:
     assert sorted(s.name for s in spans if s.semantic_kind != "model") == ["execute_tool lookup_order",
                                                                            "invoke_agent claude"], tree(spans)
     assert all(s.attributes.get("otel_agents.stream.abandoned") for s in spans if s.semantic_kind != "model")
+
+
+def test_each_client_turn_costs_what_it_spent_not_the_sessions_running_total(instrumented: Any, envelopes: list,
+                                                                              exporter: SnapshotExporter) -> None:
+    """One CLI process serves every turn of a ClaudeSDKClient, and each result's total_cost_usd is that process's
+    running total (anthropics/claude-code#83239): the second turn's agent span (and its envelope's cost_usd) said
+    both turns' cost. Now each turn's cost is its result's total less the one before: the turns add up to it."""
+    totals: list[float] = []
+
+    async def main() -> None:
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            for question in ("Where is order A100?", "Where is order A200?", "Where is order A100?"):
+                await client.query(question)
+                totals.extend([m.total_cost_usd async for m in client.receive_response()
+                               if isinstance(m, sdk.ResultMessage)])
+
+    asyncio.run(main())
+    turns = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    spent = [turn.attributes["llm.cost.total"] for turn in turns]
+    assert spent == pytest.approx([totals[0], totals[1] - totals[0], totals[2] - totals[1]], abs=1e-12)
+    assert spent[2] == pytest.approx(spent[0], abs=1e-12) and spent[1] != pytest.approx(totals[1])  # same question
+    assert sum(spent) == pytest.approx(totals[-1], abs=1e-12)
+    assert [env["metrics"]["cost_usd"] for env in check(envelopes)] == pytest.approx(spent, abs=1e-12)

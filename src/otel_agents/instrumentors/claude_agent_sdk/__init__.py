@@ -33,10 +33,11 @@ frames as they arrive and build:
   receive method the caller iterates) → ``invoke_agent claude`` (``agent``): the prompt as
   input, the result text (``structured_output`` when set) as output, ``session.id`` /
   ``gen_ai.conversation.id`` = the CLI's session id unless ``otel_agents.using_session()`` set
-  one (the caller's id wins), ``llm.cost.total`` = ``total_cost_usd``, and the result's
+  one (the caller's id wins), ``llm.cost.total`` = the turn's cost (see *Usage and cost*), and the result's
   ``claude_agent_sdk.result.subtype``, ``claude_agent_sdk.terminal_reason``, ``.num_turns``,
   ``.duration_api_ms``, ``.permission_denials`` (a count) and ``claude_agent_sdk.result.usage``
-  (JSON: the result's ``usage`` and ``modelUsage``, as reported). An ``is_error`` result is ERROR with
+  (JSON: the result's ``usage`` and ``modelUsage``, as reported: ``modelUsage`` is the CLI process's running
+  total). An ``is_error`` result is ERROR with
   ``error.type`` = its subtype (``error_max_turns``, ``error_during_execution``…) and the
   result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``. A run
   the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
@@ -112,10 +113,14 @@ call, and the ECP envelope's ``usage`` (summed over model spans) is the run's tr
 subagents included — the totals of ``ResultMessage.model_usage``. (``ResultMessage.usage``
 counts the main thread only.) With ``stream_usage=False``, or a custom ``transport=``, partial
 messages are as the user set them; without them model spans report no output tokens rather
-than a false count. ``total_cost_usd`` is on the agent span as ``llm.cost.total``, and is the envelope's
-``metrics.cost_usd`` (the CLI's own figure, not a re-pricing). Both are as the CLI reports them: on a
-resumed session (``resume``/``continue_conversation``) newer CLIs (>= 2.1.277) report the session's
-totals in the result, not the run's; we do not subtract them (untested against a real CLI).
+than a false count. The CLI's ``total_cost_usd`` is the running total of its process, which serves
+every turn of a session (anthropics/claude-code#83239): the agent span's ``llm.cost.total``, and the
+envelope's ``metrics.cost_usd``, is the turn's share, its result's total less the previous result's
+(the CLI's own figure, not a re-pricing; a ``query()`` run is its whole process). A client taken up
+mid-session (connected before ``instrument()``) has had results we never saw: its turn's cost is left
+out until one is seen (the envelope then prices the model spans' usage). On a resumed session
+(``resume``/``continue_conversation``) newer CLIs (>= 2.1.277) are reported to restate the session's
+earlier totals in the first result too; that is not subtracted (untested against a real CLI).
 
 Endings
 -------

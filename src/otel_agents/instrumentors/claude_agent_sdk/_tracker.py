@@ -110,6 +110,7 @@ class Turn:
         self.interrupted = False
         self.done = False
         self.prompted = False  # its prompt was written (its input): a later one waits in Tracker.queued
+        self.cost_base: float | None = None  # the CLI's running cost when it began (None: not known)
         self.pending_output: Any = None  # query()'s result while a background subagent works on (the run goes on)
 
 
@@ -143,6 +144,10 @@ class Tracker:
         # next message): the CLI takes each in, either into that turn (its frames then list the prompt's uuid in
         # ``user_message_uuids``) or as the start of the next one. Neither is the running turn's input.
         self.queued: list[_Prompt] = []
+        # The CLI's total_cost_usd is the running total of its process (stream-json serves every turn from one
+        # process; anthropics/claude-code#83239): a turn's cost is its result's total less the one before. A session
+        # we join mid-way has had results we never saw: unknown until its next result.
+        self.spent: float | None = None if joining else 0.0
         self.idle_since = time.time_ns()  # the last result, or a background task's end after it
         if turn is not None:
             self._begin(turn)
@@ -151,6 +156,8 @@ class Tracker:
     def _begin(self, turn: Turn) -> None:
         self.turn = turn
         turn.done = False
+        if turn.cost_base is None:  # (a query() run the CLI woke for a follow-up keeps the base it began with)
+            turn.cost_base = self.spent
         self.threads = {None: _Thread(turn.span, own=False)}
         with guard("claude_agent_sdk.turn"):
             turn.span.set_agent(AGENT_NAME)
@@ -371,6 +378,8 @@ class Tracker:
             kind = frame.get("type")
             if self.joining:
                 self.joining = kind != "result"  # the end of the turn that was under way, if any
+                if not self.joining:
+                    self.spent = _cost(frame)  # the running total from here on
                 return
             handler: Callable[[dict], None] | None = getattr(self, f"_on_{kind}", None)
             if handler is not None:
@@ -680,7 +689,10 @@ class Tracker:
             usage = {k: frame[k] for k in ("usage", "modelUsage") if isinstance(frame.get(k), dict)}
             if usage:  # the CLI's totals (usage: the main thread; modelUsage: every model, subagents included)
                 span.set_attribute(RESULT_USAGE, json.dumps(usage, default=str)[:4096])
-            span.set_attributes({COST: frame.get("total_cost_usd"), RESULT_SUBTYPE: frame.get("subtype"),
+            total, base = _cost(frame), turn.cost_base
+            self.spent = total
+            span.set_attributes({COST: round(total - base, 12) if total is not None and base is not None
+                                 and total >= base else None, RESULT_SUBTYPE: frame.get("subtype"),
                                  TERMINAL_REASON: terminal, NUM_TURNS: frame.get("num_turns"),
                                  DURATION_API_MS: frame.get("duration_api_ms"),
                                  PERMISSION_DENIALS: len(denials) if isinstance(denials, list) else None})
@@ -706,6 +718,12 @@ class Tracker:
                 if frame.get("api_error_status") is not None:
                     span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
         self.end_turn()
+
+
+def _cost(frame: dict) -> float | None:
+    """A result's ``total_cost_usd`` (the CLI process's running total), when it is a number."""
+    total = frame.get("total_cost_usd")
+    return float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0 else None
 
 
 def _message(role: str, content: Any) -> ChatMessage:
