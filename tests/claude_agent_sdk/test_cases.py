@@ -895,3 +895,35 @@ def test_each_client_turn_costs_what_it_spent_not_the_sessions_running_total(ins
     assert spent[2] == pytest.approx(spent[0], abs=1e-12) and spent[1] != pytest.approx(totals[1])  # same question
     assert sum(spent) == pytest.approx(totals[-1], abs=1e-12)
     assert [env["metrics"]["cost_usd"] for env in check(envelopes)] == pytest.approx(spent, abs=1e-12)
+
+
+def test_input_tokens_a_message_delta_restates_are_the_calls(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The API's message_delta usage is cumulative and may restate the input counts (a server tool's searches add
+    input tokens after message_start, whose counts the assistant frames repeat): the model span has the restated,
+    final counts (before: message_start's), and the delta's output count."""
+
+    async def script(cli: FakeCLI) -> int:
+        frame = await cli.ch.recv()
+        while frame.get("type") != "user":
+            cli.ch.send({"type": "control_response", "response": {"subtype": "success",
+                                                                  "request_id": frame["request_id"]}})
+            frame = await cli.ch.recv()
+        base = {"parent_tool_use_id": None, "session_id": SESSION}
+        start = {"input_tokens": 10, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0,
+                 "output_tokens": 1}
+        cli.ch.send({**base, "type": "stream_event", "uuid": "e1", "event": {
+            "type": "message_start", "message": {"id": "msg_ws", "model": MODEL, "usage": start}}})
+        cli.ch.send({**base, "type": "assistant", "uuid": "a1", "message": {
+            "id": "msg_ws", "model": MODEL, "content": [{"type": "text", "text": "Searched."}], "usage": start}})
+        cli.ch.send({**base, "type": "stream_event", "uuid": "e2", "event": {
+            "type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"input_tokens": 2510, "cache_read_input_tokens": 100, "output_tokens": 42,
+                      "server_tool_use": {"web_search_requests": 1}}}})
+        cli.ch.send(cli.result("Searched."))
+        return 0
+
+    asyncio.run(collect("Search the web.", transport=in_process("--include-partial-messages", script=script)))
+    [model] = exporter.semantic("model")
+    assert model.attributes["gen_ai.usage.input_tokens"] == 2510 + 100
+    assert model.attributes["gen_ai.usage.cache_read.input_tokens"] == 100
+    assert model.attributes["gen_ai.usage.output_tokens"] == 42

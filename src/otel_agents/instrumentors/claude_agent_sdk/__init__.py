@@ -47,7 +47,8 @@ frames as they arrive and build:
   message of a streamed prompt) is not that turn's input: the CLI either takes it into the running turn
   (its frames list the prompt's ``uuid`` in ``user_message_uuids``: it joins that turn's conversation
   there) or answers it in a turn of its own, whose input it is. A prompt sent without a ``uuid`` (a
-  plain string) that the CLI took into the running turn is taken for the next turn's.
+  plain string) that the CLI took into the running turn, or merged with another to start one, is taken
+  for a later turn's.
 * One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation
   thread, never per frame: from the moment its request was complete (the prompt, or the tool
   results it answers) to its last frame; input messages rebuilt from the stream, the system
@@ -105,7 +106,9 @@ made); mcp 2.x runs the handler in that context itself (tested on mcp 1.30 and 2
 Usage and cost
 --------------
 The ``assistant`` frames repeat a usage snapshot whose output count is interim (0–1): the true
-output tokens of a response come only in its ``message_delta`` partial-message event. So, by
+output tokens of a response come only in its ``message_delta`` partial-message event (which also restates
+the input counts when they grew after ``message_start``, as a server tool's searches make them: those
+restated counts are the ones recorded). So, by
 default, the instrumentor runs the CLI with ``include_partial_messages`` on and drops those
 ``StreamEvent`` frames before the SDK sees them (the caller gets exactly the messages it asked
 for; the CLI writes more lines). Model spans then carry true input, cache and output tokens per

@@ -47,15 +47,19 @@ MAX_HELD = 256  # failed tool calls of one turn held for its result (bounded: th
 MAX_QUEUED = 64  # prompts written while a turn runs, waiting for the turn that takes them in (bounded)
 PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
 TASK_ID = A.OTEL_AGENTS_TASK_ID
+# The input counts a message_delta may restate (the API's usage there is cumulative: a server tool's searches add
+# input tokens after message_start, whose counts the assistant frames repeat).
+_INPUT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 class _ModelCall:
-    __slots__ = ("span", "parts", "snapshot", "output_tokens", "stop_reason", "last", "error")
+    __slots__ = ("span", "parts", "snapshot", "restated", "output_tokens", "stop_reason", "last", "error")
 
     def __init__(self, span: SemanticSpan):
         self.span = span
         self.parts: list[Any] = []
         self.snapshot: Any = None  # the usage the assistant frames repeat (input and cache counts)
+        self.restated: dict = {}  # input and cache counts the message_delta restated (final: server tools add some)
         self.output_tokens: int | None = None  # from the response's message_delta (partial messages)
         self.stop_reason: str | None = None
         self.last = time.time_ns()
@@ -544,7 +548,7 @@ class Tracker:
             span.set_messages(output=[output])
         if call.stop_reason:
             span.set_finish_reasons([call.stop_reason])
-        usage = usage_of(call.snapshot)
+        usage = usage_of({**(call.snapshot if isinstance(call.snapshot, dict) else {}), **call.restated} or None)
         if usage is not None:
             # The frames' snapshot counts input and cache tokens; its output count (0-1) is interim: only
             # the response's message_delta carries the true one, else output is not reported.
@@ -574,6 +578,7 @@ class Tracker:
             usage = event.get("usage") or {}
             if isinstance(usage.get("output_tokens"), int):
                 call.output_tokens = usage["output_tokens"]  # cumulative: the response's final count
+            call.restated.update((k, usage[k]) for k in _INPUT_USAGE_KEYS if usage.get(k) is not None)
             stop = (event.get("delta") or {}).get("stop_reason")
             if stop:
                 call.stop_reason = stop
