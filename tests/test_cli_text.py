@@ -564,3 +564,37 @@ def build_demo_parser() -> argparse.ArgumentParser:
     demo.register(parser.add_subparsers())
     (sub,) = parser._subparsers._group_actions[0].choices.values()
     return sub
+
+
+def test_doctor_reports_the_otlp_settings_the_exporter_refuses_or_ignores(monkeypatch) -> None:
+    """``OTEL_EXPORTER_OTLP_TIMEOUT=abc`` made ``configure()`` raise over gRPC, and over HTTP the exporter fell back
+    to 10 s with a warning (so did an unknown compression, a header entry that is not name=value), while
+    ``doctor`` said only whether the endpoint answered. Now each is the preset's problem, a header entry never
+    quoted (it may be a credential); valid settings are none."""
+    import os
+    import socket
+
+    from otel_agents.cli import doctor
+
+    for name in [k for k in os.environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{listening.getsockname()[1]}")
+        monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "otlp")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "5")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=ai")
+        assert doctor.exporter_lines()[1].endswith("(opentelemetry-exporter-otlp-proto-http installed)")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "abc")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "brotli")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization Bearer s3cr3t")
+        line = doctor.exporter_lines()[1]
+        assert line.endswith("problem: the OpenTelemetry exporter says: Unsupported compression type: brotli; Invalid "
+                             "timeout value 'abc', using default of 10 seconds; OTEL_EXPORTER_OTLP_(TRACES_)HEADERS "
+                             "holds an entry that is not name=value (URL-encoded)"), line
+        assert "s3cr3t" not in line
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        monkeypatch.delenv("OTEL_EXPORTER_OTLP_COMPRESSION")
+        line = doctor.exporter_lines()[1]
+        assert "problem: the OTLP/gRPC exporter refuses OTEL_EXPORTER_OTLP_TIMEOUT='abc'" in line, line

@@ -67,7 +67,8 @@ class BrainCLI:
             self.servers = list(config.get("mcpServers", {}))
         self.session = session
         self.pre_tool_hooks: list[str] = []
-        self.calls: list[dict] = []  # ground truth: one entry per API response
+        self.calls: list[dict] = []  # ground truth: one entry per API response (of the turn)
+        self.spent: list[dict] = []  # every API response of this process (its running totals)
         self.denials: list[dict] = []
         self.inbox: list[dict] = []
         self.interrupted = False
@@ -302,8 +303,14 @@ class BrainCLI:
 
     def result(self, answer: str | None, *, error: str | None = None, errors: list[str] | None = None,
                terminal: str | None = None) -> dict:
+        """The turn's ``result``: ``usage`` is the turn's main thread; ``total_cost_usd`` and ``modelUsage`` are
+        the running totals of this process, as the real CLI reports them in stream-json mode (every turn of a
+        session is served by one process: anthropics/claude-code#83239)."""
         main = [c for c in self.calls if c["thread"] is None]
-        cost = sum((c["input"] + c["cache_read"]) * PRICE_IN + c["output"] * PRICE_OUT for c in self.calls)
+        counted = {c["id"] for c in self.spent}
+        self.spent.extend(c for c in self.calls if c["id"] not in counted)
+        spent = self.spent
+        cost = sum((c["input"] + c["cache_read"]) * PRICE_IN + c["output"] * PRICE_OUT for c in spent)
         return {"type": "result", "subtype": error or "success", "is_error": error is not None,
                 "duration_ms": 12, "duration_api_ms": 10, "num_turns": len(main), "session_id": self.session,
                 **({"result": answer} if answer is not None else {}), "stop_reason": "end_turn",
@@ -311,9 +318,9 @@ class BrainCLI:
                 "usage": {"input_tokens": sum(c["input"] for c in main),
                           "cache_read_input_tokens": sum(c["cache_read"] for c in main),
                           "cache_creation_input_tokens": 0, "output_tokens": sum(c["output"] for c in main)},
-                "modelUsage": {MODEL: {"inputTokens": sum(c["input"] for c in self.calls),
-                                       "outputTokens": sum(c["output"] for c in self.calls),
-                                       "cacheReadInputTokens": sum(c["cache_read"] for c in self.calls),
+                "modelUsage": {MODEL: {"inputTokens": sum(c["input"] for c in spent),
+                                       "outputTokens": sum(c["output"] for c in spent),
+                                       "cacheReadInputTokens": sum(c["cache_read"] for c in spent),
                                        "cacheCreationInputTokens": 0, "costUSD": round(cost, 9)}},
                 "permission_denials": list(self.denials), "errors": errors or [],
                 "terminal_reason": terminal or ("completed" if error is None else "error"),

@@ -5,6 +5,7 @@ fake sent: the messages the caller received (message ids, tool ids) and the ``Re
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -580,9 +581,11 @@ def test_a_turn_the_cli_starts_itself_is_a_turn(instrumented: Any, exporter: Sna
 def _turn_shape(spans: list) -> list[tuple]:
     """One turn's spans as sorted (name, parent's name, kind, status, attributes): what a client connected before
     instrument() must share with one connected after it. The CLI's ids are numbered per process, so they are
-    masked; what only partial messages give (output tokens, finish reasons) is left out."""
+    masked; what only partial messages give (output tokens, finish reasons) is left out, and so are the CLI
+    process's running totals (they depend on its earlier turns) and the turn's cost (taken from them)."""
     partial_only = ("gen_ai.usage.output_tokens", "llm.token_count.completion", "llm.token_count.total",
-                    "gen_ai.response.finish_reasons", "llm.finish_reason")
+                    "gen_ai.response.finish_reasons", "llm.finish_reason", "claude_agent_sdk.result.usage",
+                    "llm.cost.total")
     shape = []
     for s in spans:
         parent = parent_of(s, spans)
@@ -666,6 +669,8 @@ def test_a_client_connected_before_instrument_is_traced_from_its_next_turn(instr
     assert _turn_shape(adopted) == _turn_shape(again) == _turn_shape(reference), tree(adopted)
     for spans in (adopted, again):
         assert len({s.trace_id for s in spans}) == 1
+        # the CLI's cost is its process's running total, and this session's earlier results went unseen: unknown
+        assert "llm.cost.total" not in _one(spans, "invoke_agent claude").attributes
         assert all("gen_ai.usage.output_tokens" not in s.attributes for s in spans if s.name.startswith("chat "))
     assert all(s.attributes["gen_ai.usage.output_tokens"] > 1 for s in reference if s.name.startswith("chat "))
     slow = [s for s in cut if s.span_id not in {t.span_id for turn in turns[:4] for t in turn}]
@@ -754,3 +759,171 @@ def test_a_query_under_way_at_instrument_is_left_untraced(instrument: Any, expor
     spans = exporter.semantic()
     assert sorted(s.semantic_kind for s in spans) == ["agent", "model", "model", "tool"], tree(spans)
     assert _one(spans, "invoke_agent claude").attributes["input.value"] == "Where is order A200?"
+
+
+def _inputs(span: Any) -> list:
+    """The text of each message of a model span's input, in order."""
+    return [p.get("content") or p.get("response") for m in json.loads(span.attributes["gen_ai.input.messages"])
+            for p in m["parts"]]
+
+
+def test_a_prompt_sent_while_a_turn_runs_is_the_next_turns(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ClaudeSDKClient: a second query() written before the first's result (the CLI queues it and answers it in a
+    turn of its own) is the second turn's input, never the first's; the first turn's model calls did not see it,
+    and the second turn's carry the conversation so far (the CLI sends it all)."""
+
+    async def main() -> None:
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            await client.query("Where is order A100?")
+            await client.query("Where is order A200?")
+            async for _ in client.receive_response():
+                pass
+            async for _ in client.receive_response():
+                pass
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    first, second = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    assert first.attributes["input.value"] == "Where is order A100?" and "A100" in first.attributes["output.value"]
+    assert second.attributes["input.value"] == "Where is order A200?" and "A200" in second.attributes["output.value"]
+    models = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert [parent_of(s, spans).span_id for s in models] == [first.span_id] * 2 + [second.span_id] * 2, tree(spans)
+    assert _inputs(models[0]) == ["Where is order A100?"]
+    assert "Where is order A200?" not in _inputs(models[1])
+    assert _inputs(models[2])[0] == "Where is order A100?" and _inputs(models[2])[-1] == "Where is order A200?"
+    assert all(s.end_time for s in exporter.spans)
+
+
+def test_a_prompt_the_running_turn_takes_in_joins_it(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A prompt written while a turn runs that the CLI takes into that turn (its frames list the prompt's uuid in
+    user_message_uuids): the model call after it has it as its last input message; no turn of its own; the turn's
+    input stays the prompt that started it; the next prompt starts the next turn."""
+
+    async def script(cli: FakeCLI) -> int:
+        for _ in range(2):
+            first = await cli.ch.recv()
+            while first.get("type") != "user":
+                cli.ch.send({"type": "control_response", "response": {"subtype": "success",
+                                                                      "request_id": first["request_id"]}})
+                first = await cli.ch.recv()
+            history: list[Any] = [first]
+            cli.ch.send({"type": "system", "subtype": "init", "session_id": SESSION, "model": MODEL, "tools": [],
+                         "uuid": cli.next_id("uuid")})
+            cli.respond(None, [{"type": "text", "text": "Looking."}], history, "end_turn")
+            uuids = [first.get("uuid")]
+            if first.get("uuid") == "u1":
+                later = await cli.ch.recv()  # the caller's follow-up, taken in before the next request
+                uuids.append(later["uuid"])
+                message_id = cli.next_id("msg")
+                cli.ch.send({"type": "assistant", "parent_tool_use_id": None, "session_id": SESSION,
+                             "user_message_uuid": later["uuid"], "user_message_uuids": uuids,
+                             "message": {"id": message_id, "model": MODEL, "content": [{"type": "text",
+                                                                                         "text": "Both done."}],
+                                         "usage": {"input_tokens": 9, "output_tokens": 1}}})
+            cli.ch.send({**cli.result("Both done."), "user_message_uuids": uuids})
+        return 0
+
+    def prompt(text: str, uuid: str) -> Any:
+        async def messages() -> Any:
+            yield {"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}}
+        return messages()
+
+    async def main() -> None:
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(),
+                                       transport=in_process(script=script)) as client:
+            await client.query(prompt("Where is order A100?", "u1"))
+            await client.query(prompt("And A200?", "u2"))
+            async for _ in client.receive_response():
+                pass
+            await client.query(prompt("Thanks!", "u3"))
+            async for _ in client.receive_response():
+                pass
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    first, last = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    assert first.attributes["input.value"] == "Where is order A100?"
+    assert last.attributes["input.value"] == "Thanks!"
+    models = sorted((s for s in exporter.semantic("model") if s.parent_id == first.span_id), key=lambda s: s.start_time)
+    assert [_inputs(s)[-1] for s in models] == ["Where is order A100?", "And A200?"], tree(spans)
+
+
+def test_a_client_never_disconnected_ends_its_spans(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A ClaudeSDKClient left connected (no `async with`, no disconnect()) in the middle of a turn: once its event
+    loop is gone and the session with it, the turn's spans end, abandoned; none is left open."""
+    from otel_agents._spans import finalisers
+
+    async def main() -> None:
+        client = sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()}),
+                                     transport=in_process())
+        await client.connect()
+        await client.query("Where is order A100? Take it slow.")
+        async for message in client.receive_messages():
+            if isinstance(message, sdk.AssistantMessage) and any(isinstance(b, sdk.ToolUseBlock)
+                                                                 for b in message.content):
+                break
+
+    asyncio.run(main())
+    gc.collect()
+    assert finalisers.settle()
+    spans = exporter.semantic()
+    assert sorted(s.name for s in spans if s.semantic_kind != "model") == ["execute_tool lookup_order",
+                                                                           "invoke_agent claude"], tree(spans)
+    assert all(s.attributes.get("otel_agents.stream.abandoned") for s in spans if s.semantic_kind != "model")
+
+
+def test_each_client_turn_costs_what_it_spent_not_the_sessions_running_total(instrumented: Any, envelopes: list,
+                                                                              exporter: SnapshotExporter) -> None:
+    """One CLI process serves every turn of a ClaudeSDKClient, and each result's total_cost_usd is that process's
+    running total (anthropics/claude-code#83239): the second turn's agent span (and its envelope's cost_usd) said
+    both turns' cost. Now each turn's cost is its result's total less the one before: the turns add up to it."""
+    totals: list[float] = []
+
+    async def main() -> None:
+        options = sdk.ClaudeAgentOptions(mcp_servers={"support": support_server()})
+        async with sdk.ClaudeSDKClient(options=options, transport=in_process()) as client:
+            for question in ("Where is order A100?", "Where is order A200?", "Where is order A100?"):
+                await client.query(question)
+                totals.extend([m.total_cost_usd async for m in client.receive_response()
+                               if isinstance(m, sdk.ResultMessage)])
+
+    asyncio.run(main())
+    turns = sorted(exporter.semantic("agent"), key=lambda s: s.start_time)
+    spent = [turn.attributes["llm.cost.total"] for turn in turns]
+    assert spent == pytest.approx([totals[0], totals[1] - totals[0], totals[2] - totals[1]], abs=1e-12)
+    assert spent[2] == pytest.approx(spent[0], abs=1e-12) and spent[1] != pytest.approx(totals[1])  # same question
+    assert sum(spent) == pytest.approx(totals[-1], abs=1e-12)
+    assert [env["metrics"]["cost_usd"] for env in check(envelopes)] == pytest.approx(spent, abs=1e-12)
+
+
+def test_input_tokens_a_message_delta_restates_are_the_calls(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The API's message_delta usage is cumulative and may restate the input counts (a server tool's searches add
+    input tokens after message_start, whose counts the assistant frames repeat): the model span has the restated,
+    final counts (before: message_start's), and the delta's output count."""
+
+    async def script(cli: FakeCLI) -> int:
+        frame = await cli.ch.recv()
+        while frame.get("type") != "user":
+            cli.ch.send({"type": "control_response", "response": {"subtype": "success",
+                                                                  "request_id": frame["request_id"]}})
+            frame = await cli.ch.recv()
+        base = {"parent_tool_use_id": None, "session_id": SESSION}
+        start = {"input_tokens": 10, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0,
+                 "output_tokens": 1}
+        cli.ch.send({**base, "type": "stream_event", "uuid": "e1", "event": {
+            "type": "message_start", "message": {"id": "msg_ws", "model": MODEL, "usage": start}}})
+        cli.ch.send({**base, "type": "assistant", "uuid": "a1", "message": {
+            "id": "msg_ws", "model": MODEL, "content": [{"type": "text", "text": "Searched."}], "usage": start}})
+        cli.ch.send({**base, "type": "stream_event", "uuid": "e2", "event": {
+            "type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"input_tokens": 2510, "cache_read_input_tokens": 100, "output_tokens": 42,
+                      "server_tool_use": {"web_search_requests": 1}}}})
+        cli.ch.send(cli.result("Searched."))
+        return 0
+
+    asyncio.run(collect("Search the web.", transport=in_process("--include-partial-messages", script=script)))
+    [model] = exporter.semantic("model")
+    assert model.attributes["gen_ai.usage.input_tokens"] == 2510 + 100
+    assert model.attributes["gen_ai.usage.cache_read.input_tokens"] == 100
+    assert model.attributes["gen_ai.usage.output_tokens"] == 42

@@ -213,3 +213,29 @@ def test_a_byte_order_mark_at_the_start_of_the_file_is_ignored(rec, tmp_path, ca
     path.write_bytes(first + b"\n\xef\xbb\xbf" + second + b"\n")
     assert main(["fold", str(path), "-o", str(with_bom)]) == 1
     assert f"skipped {path}:2: invalid JSON" in capsys.readouterr().err
+
+
+def test_a_pretty_printed_document_is_folded_and_its_problem_reported_once(rec, tmp_path, capsys, monkeypatch):
+    """`jq . traces.jsonl > t.json` (or a tool's indented export): one OTLP/JSON document over many lines. It is
+    folded as the one line it was (before: every one of its hundreds of lines was reported "invalid JSON" and
+    nothing folded); one cut short is one problem at line 1 naming where, in the file, it breaks."""
+    path = traces(rec, tmp_path)
+    first, second = path.read_text(encoding="utf-8").splitlines()
+    merged = json.loads(first)
+    merged["resourceSpans"] += json.loads(second)["resourceSpans"]
+    pretty = tmp_path / "traces.json"
+    pretty.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    assert main(["fold", str(pretty)]) == 0
+    out, err = capsys.readouterr()
+    assert check([json.loads(line) for line in out.splitlines()]) == fold(rec.spans), err
+    monkeypatch.setattr(sys, "stdin", io.StringIO(pretty.read_text(encoding="utf-8")))
+    assert main(["fold", "-"]) == 0
+    assert check([json.loads(line) for line in capsys.readouterr().out.splitlines()]) == fold(rec.spans)
+    text = pretty.read_text(encoding="utf-8")
+    pretty.write_text(text[:len(text) // 2], encoding="utf-8")
+    assert main(["fold", str(pretty)]) == 1
+    err = capsys.readouterr().err
+    [problem] = [line for line in err.splitlines() if ": skipped " in line]
+    cut_at = text[:len(text) // 2].count("\n") + 1
+    assert problem.startswith(f"otel-agents fold: skipped {pretty}:1: invalid JSON: unexpected end of data: "
+                              f"line {cut_at} column "), err

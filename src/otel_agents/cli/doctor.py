@@ -190,8 +190,9 @@ def exporter_lines() -> list[str]:
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
     the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
     name, a URL without a scheme, a protocol we cannot send over, a missing key, a trace file that cannot be
-    appended to, the protocol's exporter not installed) or that its endpoint does not take a TCP connection (then
-    the spans are dropped at exit, after the export timeout)."""
+    appended to, the protocol's exporter not installed, a timeout or compression the gRPC exporter refuses), a
+    setting the OpenTelemetry exporter would ignore with a warning (:func:`_build_problem`) or that its endpoint
+    does not take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
     from .._configure import ENV_EXPORTERS, _exporter_specs
     from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
 
@@ -209,11 +210,38 @@ def exporter_lines() -> list[str]:
         url = _endpoint(preset) if preset.batch else None
         protocol = preset.details.get("protocol", "http/protobuf")
         problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
-            _endpoint_problem(url, protocol) if url else None
+            (exporter_missing(protocol) or _build_problem(preset) or _endpoint_problem(url, protocol)) if url else None
         lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
                      + (f": problem: {problem}" if problem else
                         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
     return lines
+
+
+def _build_problem(preset) -> str | None:
+    """What building a network preset's exporter, as ``configure()`` does, raises (its exporter not installed;
+    over gRPC a timeout that is no number or an unknown compression) or makes the OpenTelemetry exporter warn about
+    and fall back from (over HTTP the same two; a header entry that is not ``name=value``). ``None`` when neither.
+    Nothing is sent: the exporter is made and shut down."""
+    import contextlib
+
+    warned: list[str] = []
+    logger = logging.getLogger("opentelemetry")
+    handler, propagate = _Collect(warned), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False  # told once, as a problem, not also on stderr
+    try:
+        exporter = preset.build()
+    except (ValueError, ImportError) as exc:
+        return str(exc)
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+    with contextlib.suppress(Exception):
+        exporter.shutdown()
+    # a header message quotes the entry, which may be a credential: named by its variables instead
+    warned = ["OTEL_EXPORTER_OTLP_(TRACES_)HEADERS holds an entry that is not name=value (URL-encoded)"
+              if w.startswith("Header format invalid") else w for w in warned]
+    return f"the OpenTelemetry exporter says: {'; '.join(dict.fromkeys(warned))}" if warned else None
 
 
 def _endpoint(preset) -> str:

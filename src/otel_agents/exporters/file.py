@@ -354,7 +354,8 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     could be read is skipped whole.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
     nothing, silently; a UTF-8 byte-order mark at the start of the first line is
-    ignored. A file (or binary stream) that starts with gzip's magic number is
+    ignored. A file that is one pretty-printed JSON document (its first line a lone
+    ``{`` or ``[``: ``jq .``) is read as one line, number 1. A file (or binary stream) that starts with gzip's magic number is
     decompressed as it is read; where its gzip stream is damaged or truncated,
     that line is reported and the rest of the file is not read. A page of Phoenix's span search (``GET
     /v1/projects/{project}/spans/otlpv1``: ``{"data": [span, ...], "next_cursor": ...}``,
@@ -465,7 +466,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
                 warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
     notes: list[str] = []
     rejected: list[tuple[int, str]] = []
-    for number, text in enumerate(lines, start=1):
+    for number, text in _numbered(lines):
         try:
             if type(text) is UnreadLine:
                 raise ValueError(text.decode())
@@ -503,6 +504,31 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
             continue
         if spans:
             yield number, spans
+
+
+_OPENERS = frozenset({"{", "[", b"{", b"["})
+
+
+def _numbered(lines: Iterable[str | bytes]) -> Iterator[tuple[int, str | bytes]]:
+    """Each line with its number, except a pretty-printed file (``jq .``, ``json.dumps(indent=2)``: its first line
+    a lone ``{`` or ``[``, which no line of a JSON-lines file is): its lines are one JSON document, numbered 1 (so
+    a problem in it is reported once, orjson's message giving its line in the file), held up to
+    :data:`MAX_LINE_BYTES` as a line is."""
+    numbered = enumerate(lines, start=1)
+    for number, text in numbered:
+        if number != 1 or type(text) is UnreadLine or without_bom(text).strip() not in _OPENERS:
+            yield number, text
+            continue
+        pieces, size = [text], len(text)
+        for _, more in numbered:
+            size += len(more)
+            if type(more) is UnreadLine or size > MAX_LINE_BYTES:
+                yield 1, UnreadLine(f"a JSON document over several lines (pretty-printed) of more than "
+                                    f"{MAX_LINE_BYTES:,} bytes: not read".encode() if type(more) is not UnreadLine
+                                    else bytes(more))
+                return
+            pieces.append(more)
+        yield 1, (b"" if isinstance(text, bytes) else "").join(pieces)  # type: ignore[attr-defined]
 
 
 def load_json(text: str | bytes) -> Any:

@@ -33,20 +33,28 @@ frames as they arrive and build:
   receive method the caller iterates) → ``invoke_agent claude`` (``agent``): the prompt as
   input, the result text (``structured_output`` when set) as output, ``session.id`` /
   ``gen_ai.conversation.id`` = the CLI's session id unless ``otel_agents.using_session()`` set
-  one (the caller's id wins), ``llm.cost.total`` = ``total_cost_usd``, and the result's
+  one (the caller's id wins), ``llm.cost.total`` = the turn's cost (see *Usage and cost*), and the result's
   ``claude_agent_sdk.result.subtype``, ``claude_agent_sdk.terminal_reason``, ``.num_turns``,
   ``.duration_api_ms``, ``.permission_denials`` (a count) and ``claude_agent_sdk.result.usage``
-  (JSON: the result's ``usage`` and ``modelUsage``, as reported). An ``is_error`` result is ERROR with
+  (JSON: the result's ``usage`` and ``modelUsage``, as reported: ``modelUsage`` is the CLI process's running
+  total). An ``is_error`` result is ERROR with
   ``error.type`` = its subtype (``error_max_turns``, ``error_during_execution``…) and the
   result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``. A run
   the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
   ``error_max_turns`` (or ``terminal_reason`` ``max_turns``: ``ClaudeAgentOptions.max_turns``), ``budget``
   for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``).
+* A prompt written while a turn runs (a second ``client.query()`` before the first's result, the next
+  message of a streamed prompt) is not that turn's input: the CLI either takes it into the running turn
+  (its frames list the prompt's ``uuid`` in ``user_message_uuids``: it joins that turn's conversation
+  there) or answers it in a turn of its own, whose input it is. A prompt sent without a ``uuid`` (a
+  plain string) that the CLI took into the running turn, or merged with another to start one, is taken
+  for a later turn's.
 * One ``chat {model}`` (``model``) per API response — per ``message.id`` per conversation
   thread, never per frame: from the moment its request was complete (the prompt, or the tool
   results it answers) to its last frame; input messages rebuilt from the stream, the system
   prompt from the options (a string ``system_prompt``), the main agent's tools by name (the CLI's
-  ``init`` lists names only; a subagent's are not listed), output parts (``thinking`` →
+  ``init`` lists names only; a subagent's are not listed), the conversation so far on a
+  ``ClaudeSDKClient``'s later turns (the CLI sends it), output parts (``thinking`` →
   ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model.
 * One ``execute_tool {tool}`` (``tool``) per ``tool_use`` id, opened at its block and ended by
   its ``tool_result``: arguments and result; ``is_error`` → ERROR ``error.type=tool_error``. A
@@ -98,7 +106,9 @@ made); mcp 2.x runs the handler in that context itself (tested on mcp 1.30 and 2
 Usage and cost
 --------------
 The ``assistant`` frames repeat a usage snapshot whose output count is interim (0–1): the true
-output tokens of a response come only in its ``message_delta`` partial-message event. So, by
+output tokens of a response come only in its ``message_delta`` partial-message event (which also restates
+the input counts when they grew after ``message_start``, as a server tool's searches make them: those
+restated counts are the ones recorded). So, by
 default, the instrumentor runs the CLI with ``include_partial_messages`` on and drops those
 ``StreamEvent`` frames before the SDK sees them (the caller gets exactly the messages it asked
 for; the CLI writes more lines). Model spans then carry true input, cache and output tokens per
@@ -106,17 +116,22 @@ call, and the ECP envelope's ``usage`` (summed over model spans) is the run's tr
 subagents included — the totals of ``ResultMessage.model_usage``. (``ResultMessage.usage``
 counts the main thread only.) With ``stream_usage=False``, or a custom ``transport=``, partial
 messages are as the user set them; without them model spans report no output tokens rather
-than a false count. ``total_cost_usd`` is on the agent span as ``llm.cost.total``, and is the envelope's
-``metrics.cost_usd`` (the CLI's own figure, not a re-pricing). Both are as the CLI reports them: on a
-resumed session (``resume``/``continue_conversation``) newer CLIs (>= 2.1.277) report the session's
-totals in the result, not the run's; we do not subtract them (untested against a real CLI).
+than a false count. The CLI's ``total_cost_usd`` is the running total of its process, which serves
+every turn of a session (anthropics/claude-code#83239): the agent span's ``llm.cost.total``, and the
+envelope's ``metrics.cost_usd``, is the turn's share, its result's total less the previous result's
+(the CLI's own figure, not a re-pricing; a ``query()`` run is its whole process). A client taken up
+mid-session (connected before ``instrument()``) has had results we never saw: its turn's cost is left
+out until one is seen (the envelope then prices the model spans' usage). On a resumed session
+(``resume``/``continue_conversation``) newer CLIs (>= 2.1.277) are reported to restate the session's
+earlier totals in the first result too; that is not subtracted (untested against a real CLI).
 
 Endings
 -------
 Every span ends: at the ``result``; when the caller stops iterating ``query()`` early (open spans
 marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``ResultError``,
 ``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
-at ``ClaudeSDKClient.disconnect()``. An ``interrupt()`` (or a denial with ``interrupt=True``,
+at ``ClaudeSDKClient.disconnect()``, or, for a client never disconnected, when its session is freed
+(its event loop closed) or at exit (open spans marked abandoned). An ``interrupt()`` (or a denial with ``interrupt=True``,
 or a ``terminal_reason`` ``aborted_*``) ends the turn and its open spans as interrupted —
 ``otel_agents.control_flow=interrupt`` — not as errors; the turn's agent span has
 ``otel_agents.run.stop_reason`` ``cancelled``, and the ECP fold reports the interrupted tool

@@ -18,6 +18,8 @@ import json
 import time
 from typing import Any, Callable
 
+from opentelemetry import context as otel_context
+
 from ..._spans import (ChatMessage, SemanticSpan, Telemetry, TextPart, ToolCallResponsePart, ToolDefinition,
                        Usage, guard)
 from ...semconv import Kind, guardrail_attributes
@@ -42,17 +44,22 @@ PERMISSION_DENIALS = "claude_agent_sdk.permission_denials"
 RESULT_USAGE = "claude_agent_sdk.result.usage"  # JSON {"usage": ..., "modelUsage": ...} as the result reported
 API_ERROR_STATUS = "http.response.status_code"  # the API's HTTP status behind an error result
 MAX_HELD = 256  # failed tool calls of one turn held for its result (bounded: the rest end at once)
+MAX_QUEUED = 64  # prompts written while a turn runs, waiting for the turn that takes them in (bounded)
 PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
 TASK_ID = A.OTEL_AGENTS_TASK_ID
+# The input counts a message_delta may restate (the API's usage there is cumulative: a server tool's searches add
+# input tokens after message_start, whose counts the assistant frames repeat).
+_INPUT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 class _ModelCall:
-    __slots__ = ("span", "parts", "snapshot", "output_tokens", "stop_reason", "last", "error")
+    __slots__ = ("span", "parts", "snapshot", "restated", "output_tokens", "stop_reason", "last", "error")
 
     def __init__(self, span: SemanticSpan):
         self.span = span
         self.parts: list[Any] = []
         self.snapshot: Any = None  # the usage the assistant frames repeat (input and cache counts)
+        self.restated: dict = {}  # input and cache counts the message_delta restated (final: server tools add some)
         self.output_tokens: int | None = None  # from the response's message_delta (partial messages)
         self.stop_reason: str | None = None
         self.last = time.time_ns()
@@ -85,6 +92,19 @@ class _Tool:
         self.guardrail = False
 
 
+class _Prompt:
+    """A prompt the SDK wrote: its content, its ``uuid`` (when the caller gave one), when it was written and the
+    caller's context then (the parent of the turn it starts)."""
+
+    __slots__ = ("content", "uuid", "written", "context")
+
+    def __init__(self, frame: dict):
+        self.content = (frame.get("message") or {}).get("content")
+        self.uuid = frame.get("uuid")
+        self.written = time.time_ns()
+        self.context = otel_context.get_current()
+
+
 class Turn:
     """One agent run: ``query()`` or one ``ClaudeSDKClient.query()`` up to its ``result``."""
 
@@ -93,6 +113,8 @@ class Turn:
         self.own_span = own_span  # False: the span belongs to the query() wrapper, which ends it
         self.interrupted = False
         self.done = False
+        self.prompted = False  # its prompt was written (its input): a later one waits in Tracker.queued
+        self.cost_base: float | None = None  # the CLI's running cost when it began (None: not known)
         self.pending_output: Any = None  # query()'s result while a background subagent works on (the run goes on)
 
 
@@ -122,6 +144,14 @@ class Tracker:
         # tool_use id → (tool, result text, end time ns); at most MAX_HELD, the rest end at once as failures.
         self.held: dict[str, tuple[_Tool, str | None, int]] = {}
         self.history: list[ChatMessage] = []  # the main conversation as the last turn left it
+        # Prompts written while a turn runs (a second client.query() before the first's result, a streamed prompt's
+        # next message): the CLI takes each in, either into that turn (its frames then list the prompt's uuid in
+        # ``user_message_uuids``) or as the start of the next one. Neither is the running turn's input.
+        self.queued: list[_Prompt] = []
+        # The CLI's total_cost_usd is the running total of its process (stream-json serves every turn from one
+        # process; anthropics/claude-code#83239): a turn's cost is its result's total less the one before. A session
+        # we join mid-way has had results we never saw: unknown until its next result.
+        self.spent: float | None = None if joining else 0.0
         self.idle_since = time.time_ns()  # the last result, or a background task's end after it
         if turn is not None:
             self._begin(turn)
@@ -130,6 +160,8 @@ class Tracker:
     def _begin(self, turn: Turn) -> None:
         self.turn = turn
         turn.done = False
+        if turn.cost_base is None:  # (a query() run the CLI woke for a follow-up keeps the base it began with)
+            turn.cost_base = self.spent
         self.threads = {None: _Thread(turn.span, own=False)}
         with guard("claude_agent_sdk.turn"):
             turn.span.set_agent(AGENT_NAME)
@@ -139,26 +171,63 @@ class Tracker:
     def turn_span(self) -> SemanticSpan | None:
         return self.turn.span if self.turn is not None else None
 
-    def open_turn(self) -> None:
+    def open_turn(self, parent: Any = None) -> None:
         """A prompt was written while no turn is open (``ClaudeSDKClient``): a new agent span, under the
-        context current in the caller that wrote it."""
-        span = self.telemetry.start_span(Kind.AGENT, AGENT_NAME)
+        context current in the caller that wrote it (``parent``). The conversation goes on from the last turn's."""
+        span = self.telemetry.start_span(Kind.AGENT, AGENT_NAME, parent=parent)
         self._begin(Turn(span))
+        self.threads[None].history = list(self.history)
+
+    def _take(self, prompt: _Prompt) -> None:
+        """The open turn takes ``prompt`` in: the conversation's next message; the turn's input if it is its first."""
+        thread = self.threads.get(None)
+        turn = self.turn
+        if thread is None or turn is None:
+            return
+        message = _message("user", prompt.content)
+        thread.history.append(message)
+        if not turn.prompted:
+            turn.prompted = True
+            thread.trigger = max(thread.trigger, prompt.written)
+            if turn.span.records_content:
+                turn.span.set_input(prompt.content if isinstance(prompt.content, str) else _text(message))
+
+    def _taken_in(self, frame: dict) -> None:
+        """A main-thread frame that lists the prompts its turn took in (``user_message_uuids``, the CLI's): the
+        queued ones it names join the turn's conversation now."""
+        if not self.queued or self.turn is None or frame.get("parent_tool_use_id") is not None:
+            return
+        uuids = frame.get("user_message_uuids")
+        uuids = uuids if isinstance(uuids, list) else [frame.get("user_message_uuid")]
+        taken = [p for p in self.queued if p.uuid and p.uuid in uuids]
+        main = self.threads.get(None)
+        if not taken or main is None:
+            return
+        message = frame.get("message") if frame.get("type") == "assistant" else (frame.get("event") or {}).get("message")
+        if main.open_model is not None and main.open_model[0] != (message or {}).get("id"):
+            self._end_model(main)  # the response before it ended: the prompt comes after it in the conversation
+        for prompt in taken:
+            self.queued.remove(prompt)
+            self._take(prompt)
 
     def _wake(self) -> None:
         """The CLI starts a turn of its own on the main thread, with no prompt of the caller's: a background
         subagent's task ended and woke the main agent for a follow-up turn, with a result of its own. Inside
         ``query()`` it is the same run: its turn reopens on the run's span (whose output becomes the new
         result's); on a ``ClaudeSDKClient`` a new agent span. Its conversation goes on from the last turn's,
-        its first request from when the CLI went idle (the result, or the task's end after it)."""
+        its first request from when the CLI went idle (the result, or the task's end after it). A prompt
+        written while the last turn ran, and not taken into it, is the one this turn answers."""
+        prompt = self.queued.pop(0) if self.queued else None
         run = self.run
         if run is not None and not run.span.ended:
             self._begin(run)
         else:
-            self.open_turn()
+            self.open_turn(prompt.context if prompt is not None else None)
         main = self.threads[None]
         main.history = list(self.history)
         main.trigger = self.idle_since
+        if prompt is not None:
+            self._take(prompt)
 
     def end_turn(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
         """End every span still open (the turn's own span only if we opened it)."""
@@ -223,16 +292,13 @@ class Tracker:
         kind = frame.get("type")
         if kind == "user" and frame.get("parent_tool_use_id") is None:
             self.joining = False
+            prompt = _Prompt(frame)
             if self.turn is None:
-                self.open_turn()
-            thread = self.threads.get(None)
-            content = (frame.get("message") or {}).get("content")
-            if thread is not None and self.turn is not None:
-                message = _message("user", content)
-                thread.history.append(message)
-                thread.trigger = time.time_ns()
-                if self.turn.span.records_content:
-                    self.turn.span.set_input(content if isinstance(content, str) else _text(message))
+                self.open_turn(prompt.context)
+            if self.turn is not None and not self.turn.prompted:
+                self._take(prompt)
+            elif len(self.queued) < MAX_QUEUED:
+                self.queued.append(prompt)  # asked while a turn runs: not that turn's input
         elif kind == "control_request" and (frame.get("request") or {}).get("subtype") == "interrupt":
             if self.turn is not None:
                 self.turn.interrupted = True
@@ -316,6 +382,8 @@ class Tracker:
             kind = frame.get("type")
             if self.joining:
                 self.joining = kind != "result"  # the end of the turn that was under way, if any
+                if not self.joining:
+                    self.spent = _cost(frame)  # the running total from here on
                 return
             handler: Callable[[dict], None] | None = getattr(self, f"_on_{kind}", None)
             if handler is not None:
@@ -427,6 +495,7 @@ class Tracker:
     def _on_assistant(self, frame: dict) -> None:
         if not self._in_turn(frame):
             return
+        self._taken_in(frame)
         message = frame.get("message") or {}
         thread = self._thread(frame.get("parent_tool_use_id"))
         if thread.agent is None:
@@ -479,7 +548,7 @@ class Tracker:
             span.set_messages(output=[output])
         if call.stop_reason:
             span.set_finish_reasons([call.stop_reason])
-        usage = usage_of(call.snapshot)
+        usage = usage_of({**(call.snapshot if isinstance(call.snapshot, dict) else {}), **call.restated} or None)
         if usage is not None:
             # The frames' snapshot counts input and cache tokens; its output count (0-1) is interim: only
             # the response's message_delta carries the true one, else output is not reported.
@@ -498,6 +567,7 @@ class Tracker:
         if thread.agent is None:
             return
         if kind == "message_start":
+            self._taken_in(frame)
             message = event.get("message") or {}
             thread.streaming = message.get("id")
             if thread.streaming:
@@ -508,6 +578,7 @@ class Tracker:
             usage = event.get("usage") or {}
             if isinstance(usage.get("output_tokens"), int):
                 call.output_tokens = usage["output_tokens"]  # cumulative: the response's final count
+            call.restated.update((k, usage[k]) for k in _INPUT_USAGE_KEYS if usage.get(k) is not None)
             stop = (event.get("delta") or {}).get("stop_reason")
             if stop:
                 call.stop_reason = stop
@@ -609,6 +680,7 @@ class Tracker:
             return
         span = turn.span
         with guard("claude_agent_sdk.result"):
+            self._taken_in(frame)
             session = frame.get("session_id")
             if session and not self.session_id:
                 self.session_id = session
@@ -622,7 +694,10 @@ class Tracker:
             usage = {k: frame[k] for k in ("usage", "modelUsage") if isinstance(frame.get(k), dict)}
             if usage:  # the CLI's totals (usage: the main thread; modelUsage: every model, subagents included)
                 span.set_attribute(RESULT_USAGE, json.dumps(usage, default=str)[:4096])
-            span.set_attributes({COST: frame.get("total_cost_usd"), RESULT_SUBTYPE: frame.get("subtype"),
+            total, base = _cost(frame), turn.cost_base
+            self.spent = total
+            span.set_attributes({COST: round(total - base, 12) if total is not None and base is not None
+                                 and total >= base else None, RESULT_SUBTYPE: frame.get("subtype"),
                                  TERMINAL_REASON: terminal, NUM_TURNS: frame.get("num_turns"),
                                  DURATION_API_MS: frame.get("duration_api_ms"),
                                  PERMISSION_DENIALS: len(denials) if isinstance(denials, list) else None})
@@ -648,6 +723,12 @@ class Tracker:
                 if frame.get("api_error_status") is not None:
                     span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
         self.end_turn()
+
+
+def _cost(frame: dict) -> float | None:
+    """A result's ``total_cost_usd`` (the CLI process's running total), when it is a number."""
+    total = frame.get("total_cost_usd")
+    return float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0 else None
 
 
 def _message(role: str, content: Any) -> ChatMessage:

@@ -23,7 +23,8 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from ..._spans import Telemetry, guard, in_forked_child, instrumentation_enabled, propagation, report_internal_error
+from ..._spans import (Telemetry, finalize, guard, in_forked_child, instrumentation_enabled, propagation,
+                       report_internal_error)
 from ...semconv import Kind
 from .._patch import Patch
 from ._tracker import AGENT_NAME, Tracker, Turn
@@ -220,6 +221,9 @@ class Installation:
             self.taps = [ref for ref in self.taps if ref() is not None]
         self.taps.append(weakref.ref(_tap(query, tracker, hide_partials)))
         self.trackers[query] = tracker
+        # A session its caller never disconnected (no `async with`, no disconnect()): its spans end, abandoned,
+        # when its Query goes (its event loop closed) or at exit.
+        finalize(query, _abandon, tracker)
 
 
     # -- the user's hooks and can_use_tool: a span around each ------------------------------
@@ -269,6 +273,12 @@ class Installation:
                     message = {**message, "params": params}
                     args, kwargs = (server, message), {}
         return wrapped(*args, **kwargs)
+
+
+def _abandon(tracker: Tracker) -> None:
+    with guard("claude_agent_sdk.abandon"):
+        tracker.end_turn(abandoned=True)
+        tracker.end_background(abandoned=True)
 
 
 def _cancelling() -> bool:
