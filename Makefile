@@ -73,6 +73,30 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/clau
 	--deselect "tests/clients/test_frameworks.py::test_llama_index_stream_chat_left_early[llama_index]"
 # A test of version ranges, not a row of the demo (no newest_DEMO): `make demo` never builds it.
 
+# `floor`: the lower ends of the ranges we claim, where .venv holds a newer release (its resolution pulls them
+# up: crewai needs OpenTelemetry >=1.45.1, openai-agents openai >=2.45, ...): claude-agent-sdk 0.2.140,
+# openai 2.30, OpenTelemetry 1.44 / 0.65b0 and its OTLP exporters, orjson 3.11.7, grpcio 1.64, protobuf 6,
+# googleapis-common-protos 1.70, uvicorn 0.34, pytest-timeout 2.3.1. constraints/floor.txt is uv's
+# lowest-direct resolution of floor_EXTRAS (floor_LOCK: every requirement of ours at its lower end, what
+# they pull in at its newest; `make lock-floor`, uv only). langchain is here for the A2A tests' remote agent
+# (at its floor, as in .venv). Every other floor is .venv's (or .venv-google_adk's, .venv-newest's) pin:
+# tests/test_floors.py checks that each lower end in pyproject.toml is pinned in one constraints file.
+# Its tests: the suites of the packages above (the clients', the Claude Agent SDK's, A2A's, ecp collect's, the
+# HTTP transport of ecp serve, the exporters' and the span layer's), without the files that need a framework or
+# package not installed here (the clients' framework wrappers, FastA2A, the MCP side-effect twin's fastmcp).
+ISOLATED += floor
+floor_EXTRAS := langchain,openai,anthropic,mcp,a2a,claude-agent-sdk,otlp,otlp-grpc,ecp,collect-grpc,demo,test
+floor_LOCK := --resolution lowest-direct --no-binary claude-agent-sdk
+floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
+	tests/serve/test_server.py tests/serve/test_hostile.py tests/exporters/test_file.py tests/exporters/test_ecp_fold.py \
+	tests/exporters/test_ecp_processor.py tests/exporters/test_ecp_file_exporter.py tests/exporters/test_cli_fold.py \
+	tests/exporters/test_cli_export.py tests/exporters/test_line_bounds.py tests/test_json_fast_paths.py \
+	tests/test_spans.py tests/test_span_start.py tests/test_span_sdk_write.py tests/test_span_activation.py \
+	tests/test_span_caches.py tests/test_semconv.py tests/test_secret_redaction.py tests/test_probes.py \
+	tests/test_status_ok.py tests/test_messages.py tests/test_token_counts.py \
+	--ignore tests/clients/test_frameworks.py --ignore tests/a2a/test_fasta2a.py \
+	--deselect tests/collect/test_serve_collect.py::test_the_mcp_servers_side_effect_is_in_the_step_envelope
+
 # AutoGen AgentChat shares .venv: autogen-core 0.7 pins protobuf~=5.29, so constraints.txt holds protobuf 5.29.6
 # and googleapis-common-protos 1.75.0 (the newest that allows it), a resolution of everything in `all`.
 
@@ -131,7 +155,8 @@ $(BENCH_ADK_STAMP): pyproject.toml constraints/google_adk.txt benchmarks/require
 bench: $(BENCH_STAMP) $(BENCH_ADK_STAMP)
 	$(BENCH_PY) benchmarks/run.py
 
-# A fresh resolution (no constraints: /dev/null), frozen.
+# A fresh resolution (no constraints: /dev/null), frozen. lock-NAME adds NAME_LOCK to the installer's arguments
+# (floor: uv's --resolution lowest-direct).
 lock: $(UV_STAMP)
 	rm -rf .lock-venv && $(call install,.lock-venv,/dev/null,-e '.[$(EXTRAS)]')
 	(sed -n '1,3p' constraints.txt; grep '^--' constraints.txt; $(call freeze,.lock-venv) | grep -v '^otel-agents') > constraints.txt.new
@@ -139,7 +164,7 @@ lock: $(UV_STAMP)
 	$(foreach n,$(ISOLATED),$(MAKE) lock-$(n) &&) true
 
 lock-%: $(UV_STAMP)
-	rm -rf .lock-venv-$* && $(call install,.lock-venv-$*,/dev/null,-e '.[$($*_EXTRAS)]')
+	rm -rf .lock-venv-$* && $(call install,.lock-venv-$*,/dev/null,$($*_LOCK) -e '.[$($*_EXTRAS)]')
 	mkdir -p constraints && (echo "# .venv-$* (Makefile ISOLATED): a known-good resolution of .[$($*_EXTRAS)]; make lock-$* rewrites it."; \
 	  grep -s '^--' constraints/$*.txt; $(call freeze,.lock-venv-$*) | grep -v '^otel-agents') > constraints/$*.txt.new
 	mv constraints/$*.txt.new constraints/$*.txt

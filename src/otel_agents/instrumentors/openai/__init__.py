@@ -16,10 +16,10 @@ With ``@otel_agents.agent`` on the loop and ``@otel_agents.tool`` on the tools, 
 hand-written agent becomes a complete trace with no model-span code
 (``examples/customer_support/openai_agent.py``). With no code change:
 ``opentelemetry-instrument python app.py`` loads it through the ``openai`` entry
-point. Supported: ``openai >=2.30.0,<4`` (tested on 2.54 in ``.venv``, whose ``all`` extra
-stays on 2.x because CrewAI 1.15 requires ``openai<3``, and on 3.63 in ``.venv-newest``). Importing this
-module does not import ``openai``; ``instrument()`` hooks it when the application
-imports it. Clients for other OpenAI-compatible servers (``base_url=...``) are
+point. Supported: ``openai >=2.30.0,<4`` (tested on 2.30 in ``.venv-floor``, on 2.54 in ``.venv``,
+whose ``all`` extra stays on 2.x because CrewAI 1.15 requires ``openai<3``, and on 3.63 in
+``.venv-newest``). Importing this module does not import ``openai``; ``instrument()`` hooks it when the
+application imports it. Clients for other OpenAI-compatible servers (``base_url=...``) are
 traced the same way.
 
 What you get
