@@ -24,10 +24,11 @@ from opentelemetry.sdk import trace as _sdk_trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
-from ..._spans.redaction import REDACTED, is_secret_key, redact_text
+from ..._spans.redaction import redact_text
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
 from . import _json
+from ._redaction import redact_attributes, redact_status
 from ._vocabularies import read_foreign, read_ours
 
 _UNSET = object()
@@ -114,7 +115,7 @@ class FoldSpan:
                 redact_attributes(a)
             else:
                 kind = None
-            self.name, status = redact_text(self.name) if type(self.name) is str else self.name, _redacted(status)
+            self.name, status = redact_text(self.name) if type(self.name) is str else self.name, redact_status(status)
             self.status = status
         if kind == "tool":
             if a.get(A.MCP_METHOD_NAME) == "tools/call":
@@ -193,45 +194,6 @@ def _private(view: dict[str, Any], raw: Any) -> dict[str, Any]:
     """A copy of the attribute ``view`` the vocabulary readers may add to (``view`` itself when it is a
     copy already)."""
     return view.copy() if view is raw or type(raw) is BoundedAttributes else view
-
-
-def redact_attributes(a: dict[str, Any]) -> None:
-    """Redact, in place, the attributes of a span our span layer did not write (another instrumentation's,
-    or one read from a file or a receiver), with the span layer's two rules
-    (:mod:`otel_agents._spans.redaction`): the value of a secret-named key (``gen_ai.openai.api_key``,
-    ``http.request.header.authorization``) becomes ``[REDACTED]``; every other string, and every string of
-    an array, goes through :func:`~otel_agents._spans.redaction.redact_text` (secret shapes, and the values
-    of secret-named keys inside JSON, repr, ``key=value`` and header text: a tool call's arguments). So every
-    value of theirs the envelope copies was redacted before any cut, as ours were when they were written.
-    JSON text stays JSON text; the keys the fold reads (``gen_ai.*``, ``input.value``…) name no secret."""
-    changed: dict[str, Any] | None = None
-    for key, value in a.items():
-        if is_secret_key(key):
-            new = REDACTED if value is not None and value != "" else value
-        elif type(value) is str:
-            new = redact_text(value)
-        elif type(value) is tuple or type(value) is list:  # an attribute array (a file's decoder may give a list)
-            new = type(value)(redact_text(v) if type(v) is str else v for v in value)
-        else:
-            continue
-        if new != value:
-            if changed is None:
-                changed = {}
-            changed[key] = new
-    if changed:
-        a.update(changed)
-
-
-def _redacted(status: Any) -> Any:
-    """``status`` with its description (an exception's message) redacted: a new ``Status`` when that changes it."""
-    description = getattr(status, "description", None)
-    if type(description) is not str or len(description) < _SHORTEST_REDACTABLE:
-        return status
-    redacted = redact_text(description)
-    return status if redacted == description else Status(status.status_code, redacted)
-
-
-_SHORTEST_REDACTABLE = 9  # redact_text changes no shorter string
 
 
 def _attribute_dict(attributes: Any) -> dict[str, Any]:
