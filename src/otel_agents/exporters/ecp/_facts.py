@@ -58,7 +58,11 @@ class FoldSpan:
     attribute is read by the
     vocabulary reader that fits it (:func:`._vocabularies.read_foreign`: OTel
     GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
-    ``foreign`` (``True``: the kind comes from another vocabulary). Duck-types
+    ``foreign`` (``True``: the kind comes from another vocabulary). Such a span,
+    and any other without our kind attribute, was not written by our span layer,
+    which redacts what it writes: its attributes (the private copy), name and
+    status description are redacted here (:mod:`._redaction`), so no path of the
+    fold copies a secret of theirs into an envelope. Duck-types
     ``ReadableSpan``. The fold never changes ``attributes``.
     """
 
@@ -115,8 +119,9 @@ class FoldSpan:
                 redact_attributes(a)
             else:
                 kind = None
-            self.name, status = redact_text(self.name) if type(self.name) is str else self.name, redact_status(status)
-            self.status = status
+            if type(self.name) is str:
+                self.name = redact_text(self.name)
+            self.status = status = redact_status(status)
         if kind == "tool":
             if a.get(A.MCP_METHOD_NAME) == "tools/call":
                 self.protocol = "mcp"
