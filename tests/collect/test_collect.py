@@ -870,3 +870,20 @@ def test_slow_grpc_senders_are_cut_off_and_do_not_starve_others(collects, tmp_pa
     assert result["sockets_closed"] == 12, result
     assert "Traceback" not in c.stop() and c.proc.returncode == 0
     assert sorted(e["trace_id"] for e in check(c.envelopes())) == sorted(r["trace_id"] for r in runs)
+
+
+def test_secrets_in_the_spans_of_other_instrumentations_are_redacted_in_the_envelopes(collects) -> None:
+    """What anyone sends (OpenInference, OpenLLMetry, OTel GenAI, PydanticAI, HTTP spans, with API keys, passwords
+    in tool arguments, keys in exception messages) is folded redacted, as ``fold`` folds it, into strict JSON."""
+    from ..exporters.test_ecp_foreign_secrets import MARK, assert_redacted, hostile_runs
+
+    c = collects("c", "--trace-idle", "0.3")
+    rec = Recorder()
+    hostile_runs(rec)
+    status, _, _ = _post(c.url, json.dumps(to_otlp_json(rec.spans)).encode(), "application/json")
+    assert status == 200
+    wait_for(lambda: len(c.envelopes()) >= 5, "5 envelopes")
+    log = c.stop()
+    assert_redacted(c.envelopes())
+    assert MARK not in c.output.read_text(encoding="utf-8") and MARK not in log
+    rec.provider.shutdown()

@@ -37,6 +37,13 @@ run; another instrumentation's view of one of our steps is not a second step;
 spans of an unknown vocabulary are plain spans; a foreign run with no output, tool
 call, model call or error gives no envelope.
 
+Secrets: every span without ``otel_agents.span.kind`` (another vocabulary's, a side
+effect's, a hand-made one) is redacted as it is read, on every path above, with the
+span layer's rules (:mod:`otel_agents._spans.redaction`): its attributes (a secret-named
+key's value becomes ``[REDACTED]``; secret-named keys and secret shapes inside every
+string), its name and its status description (:func:`._redaction.redact_attributes`). Our
+own spans were redacted when they were written.
+
 The envelope (``docs/ecp.md`` shows an example; the JSON Schema is
 :data:`SCHEMA_PATH`):
 

@@ -26,7 +26,7 @@ are not the run's own actions get no line: server and consumer spans (work
 done *for* someone, not by the run) and another GenAI instrumentation's view of
 a step we already have (a span with ``gen_ai.*``, OpenInference ``llm.*``/
 ``openinference.*`` or pydantic-ai's ``logfire.*`` attributes).
-Paths are redacted like every other value (:func:`otel_agents._spans.redaction.redact_text`).
+Their values were redacted when the fold read them (:func:`._redaction.redact_attributes`), paths included.
 
 Under a model or embedding span, only the provider request itself is that
 step's transport and gets no line (:func:`is_transport`): a span of another
@@ -47,11 +47,10 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from opentelemetry.trace import SpanKind
 
-from ..._spans.redaction import redact_text
 from ...semconv import attributes as A
 from . import _facts as F
 
@@ -108,14 +107,31 @@ def span_host(a: dict[str, Any]) -> str | None:
     host = _first(a, "server.address")
     if host is None:
         url = _first(a, "url.full", "http.url")
-        if isinstance(url, str):
+        parts = _split(url)
+        if parts is not None:
             try:
-                host = urlsplit(url).hostname
+                host = parts.hostname
             except ValueError:
                 host = None
     if host is None:
         host = _first(a, "net.peer.name", "http.host")
     return str(host).lower().split(":", 1)[0] if host else None
+
+
+# The user info of a URL (``scheme://user:password@``): never shown, and its password is ``[REDACTED]`` (brackets,
+# which ``urlsplit`` would read as an IPv6 host).
+_USER_INFO = re.compile(r"(?<=://)[^/?#@]*@")
+
+
+def _split(url: Any) -> SplitResult | None:
+    """``url`` split (``urlsplit``) without its user info, or ``None`` when it is not a URL ``urlsplit`` reads
+    (``http://[oops/``: a foreign span's value, which must not fail the fold)."""
+    if not isinstance(url, str):
+        return None
+    try:
+        return urlsplit(_USER_INFO.sub("", url, count=1) if "@" in url else url)
+    except ValueError:
+        return None
 
 
 def _matches(host: str, patterns: Any) -> bool:
@@ -147,8 +163,7 @@ def _http(a: dict[str, Any], content: bool) -> str | None:
     method = _word(_first(a, "http.request.method", "http.method"))
     if method is None:
         return None
-    url = _first(a, "url.full", "http.url")
-    parts = urlsplit(url) if isinstance(url, str) else None
+    parts = _split(_first(a, "url.full", "http.url"))
     host = _first(a, "server.address", "net.peer.name", "http.host")
     if host is None and parts is not None:
         try:
@@ -164,7 +179,7 @@ def _http(a: dict[str, Any], content: bool) -> str | None:
             path = parts.path
         if isinstance(path, str):
             path = path.split("?", 1)[0] or "/"
-            line.append(_cut("%20".join(redact_text(path).split()), PATH_LIMIT))
+            line.append(_cut("%20".join(path.split()), PATH_LIMIT))
         status = _first(a, "http.response.status_code", "http.status_code")
         if isinstance(status, int) and not isinstance(status, bool):
             line.append(f"status={status}")

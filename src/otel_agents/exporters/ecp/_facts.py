@@ -24,9 +24,11 @@ from opentelemetry.sdk import trace as _sdk_trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
+from ..._spans.redaction import redact_text
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
 from . import _json
+from ._redaction import redact_attributes, redact_status
 from ._vocabularies import read_foreign, read_ours
 
 _UNSET = object()
@@ -56,7 +58,11 @@ class FoldSpan:
     attribute is read by the
     vocabulary reader that fits it (:func:`._vocabularies.read_foreign`: OTel
     GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
-    ``foreign`` (``True``: the kind comes from another vocabulary). Duck-types
+    ``foreign`` (``True``: the kind comes from another vocabulary). Such a span,
+    and any other without our kind attribute, was not written by our span layer,
+    which redacts what it writes: its attributes (the private copy), name and
+    status description are redacted here (:mod:`._redaction`), so no path of the
+    fold copies a secret of theirs into an envelope. Duck-types
     ``ReadableSpan``. The fold never changes ``attributes``.
     """
 
@@ -105,12 +111,17 @@ class FoldSpan:
                     (A.GEN_AI_OPERATION_NAME in a or A.GEN_AI_WORKFLOW_NAME in a)):  # fewer than three vocabularies
                 a = _private(a, raw)
                 read_ours(a, kind, self.name)
-        elif a:
-            a = _private(a, raw)
-            kind = read_foreign(a)
-            self.foreign = kind is not None
-        else:
-            kind = None
+        else:  # not written by our span layer, which redacts what it writes: redacted here, once for every path
+            if a:
+                a = _private(a, raw)
+                kind = read_foreign(a)
+                self.foreign = kind is not None
+                redact_attributes(a)
+            else:
+                kind = None
+            if type(self.name) is str:
+                self.name = redact_text(self.name)
+            self.status = status = redact_status(status)
         if kind == "tool":
             if a.get(A.MCP_METHOD_NAME) == "tools/call":
                 self.protocol = "mcp"
