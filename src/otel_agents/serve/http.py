@@ -138,6 +138,30 @@ def _host_allowed(host_header: str | None, names: set[str]) -> bool:
     return is_loopback(name) or name.lower() in names
 
 
+def check_token(token: str) -> str:
+    """``token`` if HTTP can carry it as ``Authorization: Bearer <token>``: visible ASCII, no spaces.
+
+    RFC 6750 section 2.1 makes a bearer token a ``b64token`` (ASCII letters, digits, ``-._~+/``, ``=`` padding).
+    A field value is bytes (RFC 9110 section 5.5): Uvicorn and Starlette read it as latin-1, while clients
+    send a non-ASCII token as latin-1 (``http.client``, browsers' ``fetch``), as UTF-8 (curl) or not at all
+    (httpx), so such a token would match some clients and never others; whitespace around it is trimmed
+    from the header, so it would never match. Any visible ASCII character is accepted (a wider set than
+    b64token, matched byte for byte by every client).
+
+    Raises:
+        ValueError: the token is empty (it would turn the check off) or has other characters; the message says
+            which, never the token itself (it is a secret).
+    """
+    if not token:
+        raise ValueError("the bearer token is empty (it would turn the token check off)")
+    bad = next((c for c in token if not "!" <= c <= "~"), None)
+    if bad is not None:
+        what = "a space" if bad == " " else "a control character" if bad.isascii() else "a non-ASCII character"
+        raise ValueError(f"the bearer token has {what}: an HTTP header carries visible ASCII only (RFC 6750 bearer "
+                         "tokens: letters, digits and -._~+/=)")
+    return token
+
+
 Reply = Callable[[Send, Mapping[str, str], int, str, Mapping[str, str]], Awaitable[None]]
 
 
@@ -158,6 +182,9 @@ class HTTPGate:
         bound_host: the address bound, accepted as a ``Host`` name.
         reply: how a refusal is written: ``reply(send, request headers, status, message, extra headers)``
             (default :func:`json_error`).
+
+    Raises:
+        ValueError: a token HTTP cannot carry (:func:`check_token`).
     """
 
     def __init__(self, path: str, security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
@@ -169,7 +196,8 @@ class HTTPGate:
         self._hosts = {h.lower().strip("[]") for h in self.security.allowed_hosts}
         if bound_host not in ("0.0.0.0", "::", ""):
             self._hosts.add(bound_host.lower().strip("[]"))
-        self._token = (self.security.auth_token or "").encode("utf-8") or None
+        token = self.security.auth_token
+        self._token = None if token is None else check_token(token).encode("ascii")
 
     async def admit(self, scope: Scope, send: Send) -> dict[str, str] | None:
         """Checks 0-4; the request headers (lower-case names) when they pass, else ``None`` (answered)."""
@@ -207,7 +235,8 @@ class HTTPGate:
 
     def _authorized(self, value: str | None) -> bool:
         scheme, _, token = (value or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("utf-8"), self._token or b"")
+        # the header's bytes as sent (headers are read as latin-1), against the token's ASCII bytes
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("latin-1"), self._token or b"")
 
     async def body(self, headers: Mapping[str, str], receive: Receive, send: Send) -> bytes | None:
         """Check 5: the whole body, or ``None`` when it was refused (answered) or the client left."""
