@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import re
 import socket
 import subprocess
 from pathlib import Path
@@ -313,3 +314,67 @@ def test_http_over_the_connection_limit_is_503_with_retry_after_in_json(tmp_path
                 break
         _served(url, "after the idle clients left")
         assert proc.poll() is None
+
+
+def test_a_flood_of_bad_requests_is_logged_once_a_minute_with_a_count(tmp_path: Path) -> None:
+    """Uvicorn logs a warning per malformed request: 300 of them were 300 lines (and an upgrade request two, one
+    telling the operator to install a WebSocket library this server does not use). Now the first of each is
+    logged, the rest are counted (said at shutdown or with the next line through after a minute), the advice is
+    dropped, and the server goes on serving."""
+    log = tmp_path / "serve.log"
+    with http_server(f"{AGENTS}:echo", log=log) as (url, proc):
+        for _ in range(300):
+            (status, _), = _exchange(url, b"\x16\x03\x01 not http\r\n\r\n")
+            assert status == 400
+        for _ in range(20):
+            (status, _), = _exchange(url, b"GET /ecp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, close\r\n"
+                                          b"Upgrade: websocket\r\n\r\n")
+            assert status == 405
+        _served(url, "after the flood")
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+    text = log.read_text()
+    for message, sent in (("Invalid HTTP request received.", 300), ("Unsupported upgrade request.", 20)):
+        lines = [line for line in text.splitlines() if message in line]
+        assert lines[0].endswith(f"uvicorn.error:{message}"), lines  # the first is logged as it comes
+        assert len(lines) <= 4, lines  # it, the count at shutdown (and a line a minute on a slow machine)
+        logged = sum(1 for line in lines if "since it was last logged" not in line)  # not the shutdown count
+        assert logged + sum(int(n) for line in lines for n in re.findall(r"(\d+) more", line)) == sent, lines
+    assert "WebSocket library" not in text
+
+
+def test_uvicorns_warnings_pass_once_an_interval_and_say_how_many_were_held() -> None:
+    import logging
+
+    from otel_agents.serve.http import UvicornWarnings
+
+    now = [0.0]
+    throttle = UvicornWarnings(interval=60, clock=lambda: now[0])
+    source = logging.getLogger("tests.uvicorn.error")
+    source.propagate = False
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    source.addHandler(handler)
+    source.addFilter(throttle)
+    summary = logging.getLogger("otel_agents.serve")
+    summary.addHandler(handler)
+    try:
+        for t in (0, 1, 2, 59.9, 60.0, 61, 200, 201):
+            now[0] = t
+            source.warning("Invalid HTTP request received.")
+        source.warning("Unsupported upgrade request.")
+        source.error("Exception in ASGI application")
+        source.error("Exception in ASGI application")  # errors are never held
+        throttle.flush()
+        throttle.flush()  # nothing held since
+    finally:
+        summary.removeHandler(handler)
+    assert seen == [
+        "Invalid HTTP request received.",
+        "Invalid HTTP request received. (3 more in the 60 s before, not logged one by one)",
+        "Invalid HTTP request received. (1 more in the 60 s before, not logged one by one)",
+        "Unsupported upgrade request.",
+        "Exception in ASGI application", "Exception in ASGI application",
+        "Uvicorn: 'Invalid HTTP request received.' 1 more time(s) since it was last logged (each such warning is "
+        "logged at most once in 60 s)"]

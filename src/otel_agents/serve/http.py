@@ -27,7 +27,8 @@ Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
 closed (slow or idle clients cannot hold connections); at most ``max_connections``
 connections and requests at once (more get ``503`` with ``Retry-After: 1``, in the server's own error format:
-:meth:`HTTPGate.busy`); the listen backlog is 2048.
+:meth:`HTTPGate.busy`); the listen backlog is 2048. Uvicorn's warning about each bad request is logged at most
+once a minute, with a count (:class:`UvicornWarnings`): a client sending garbage cannot flood the log.
 
 Shutdown follows Uvicorn's graceful model: on the first SIGTERM/SIGINT the server
 stops accepting connections and gives requests in flight :data:`SHUTDOWN_GRACE`
@@ -46,6 +47,8 @@ import json
 import logging
 import re
 import socket
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
@@ -60,6 +63,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SESSION_HEADER = "mcp-session-id"
 MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete head past this size)
 SHUTDOWN_GRACE = 2.0  # seconds requests in flight may still run after a stop signal (Uvicorn's graceful shutdown)
+LOG_INTERVAL = 60.0  # seconds: each of Uvicorn's per-request warnings is logged at most once in this long
 
 Scope = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Mapping[str, Any]]]
@@ -393,6 +397,69 @@ async def _send(send: Send, status: int, payload: Any, extra: Mapping[str, str] 
     await send({"type": "http.response.body", "body": body})
 
 
+class UvicornWarnings(logging.Filter):
+    """Uvicorn logs a warning per bad request ("Invalid HTTP request received.", "Unsupported upgrade
+    request."): a client sending garbage would write a line per request. On the ``uvicorn.error`` logger, this
+    lets each such message through once per ``interval`` seconds; the next one through says how many were
+    held back, and :meth:`flush` (at shutdown) logs those held since. Errors (an application's traceback) all
+    pass. Uvicorn's advice to install a WebSocket library is dropped: this server serves none (``ws="none"``).
+
+    Args:
+        interval: seconds between two lines of one message.
+        clock: the time source (seconds, monotonic).
+    """
+
+    MAX_MESSAGES = 64  # distinct messages followed (Uvicorn's are a few fixed strings); others pass
+
+    def __init__(self, interval: float = LOG_INTERVAL, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.interval = interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._held: dict[str, list[float | int]] = {}  # message -> [when last let through, held since]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.WARNING or not isinstance(record.msg, str):
+            return True
+        if record.msg.startswith("No supported WebSocket library"):
+            return False
+        now = self._clock()
+        with self._lock:
+            state = self._held.get(record.msg)
+            if state is None:
+                if len(self._held) < self.MAX_MESSAGES:
+                    self._held[record.msg] = [now, 0]
+                return True
+            if now - state[0] < self.interval:
+                state[1] += 1
+                return False
+            held, state[:] = state[1], [now, 0]
+        if held:
+            record.msg = f"{record.msg} ({held} more in the {self.interval:g} s before, not logged one by one)"
+        return True
+
+    def flush(self) -> None:
+        """Log how many of each message were held back since it was last let through."""
+        with self._lock:
+            held = [(message, state[1]) for message, state in self._held.items() if state[1]]
+            for state in self._held.values():
+                state[1] = 0
+        for message, count in held:
+            logger.warning("Uvicorn: %r %d more time(s) since it was last logged (each such warning is logged at "
+                           "most once in %g s)", message, count, self.interval)
+
+
+def uvicorn_warnings() -> UvicornWarnings:
+    """The :class:`UvicornWarnings` filter on the ``uvicorn.error`` logger (put there by the first call)."""
+    uvicorn_logger = logging.getLogger("uvicorn.error")
+    for existing in uvicorn_logger.filters:
+        if isinstance(existing, UvicornWarnings):
+            return existing
+    throttle = UvicornWarnings()
+    uvicorn_logger.addFilter(throttle)
+    return throttle
+
+
 def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None) -> type:
     """Uvicorn's h11 protocol, plus a deadline for the request head (Uvicorn's keep-alive timer is
     cancelled by the first byte of a request and never armed before the first one), and, with ``busy``,
@@ -478,6 +545,7 @@ def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
         raise RuntimeError("the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'") from exc
 
     limits = limits or HTTPLimits()
+    uvicorn_warnings()
 
     class Server(uvicorn.Server):
         def capture_signals(self):  # type: ignore[override] - the CLI owns SIGTERM/SIGINT
@@ -517,6 +585,7 @@ async def serve_http(app: Any, host: str, port: int, limits: HTTPLimits | None =
     finally:
         undetach()
         sock.close()
+        uvicorn_warnings().flush()
 
 
 def _connection_fds(server: Any) -> list[int]:
