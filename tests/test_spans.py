@@ -772,3 +772,20 @@ def test_an_integer_past_64_bits_is_not_an_attribute_that_fails_the_export() -> 
     assert span.attributes["test.edge"] == 2 ** 63 - 1 and span.attributes["test.small"] == 7
     assert json.loads(span.attributes["test.list"]) == [1, 2 ** 64]
     encode_spans([span])  # raised ValueError: Value out of range
+
+
+@pytest.mark.parametrize(("url", "scheme_port", "expected"), [
+    ("http://agent.example:8080/a2a", False, {"server.address": "agent.example", "server.port": 8080}),
+    ("https://agent.example/", True, {"server.address": "agent.example", "server.port": 443}),
+    ("https://agent.example/", False, {"server.address": "agent.example"}),
+    ("http://[::1]:9/", True, {"server.address": "::1", "server.port": 9}),
+    ("http://agent.example:99999/", True, {"server.address": "agent.example"}),  # no port guessed for a bad one
+    ("http://agent.example:x/", True, {"server.address": "agent.example"}),
+    ("http://[::1/", True, {}),  # urlsplit raises
+    ("grpc-host:50051", True, {}),
+    (None, True, {}),
+])
+def test_server_attributes_of_a_url_never_raise(url, scheme_port, expected) -> None:
+    from otel_agents._spans.address import server_attributes
+
+    assert server_attributes(url, scheme_port=scheme_port) == expected
