@@ -21,7 +21,8 @@ Checks, in order, before any agent code runs:
    ``Authorization: Bearer <token>``; else ``401``;
 5. the body: not framed twice (``Content-Length`` with ``Transfer-Encoding``:
    ``400``), at most ``max_body`` bytes (``413``), received within
-   ``connection_timeout`` seconds (``408``).
+   ``connection_timeout`` seconds (``408``); ``ecp serve`` takes it uncompressed (another
+   ``Content-Encoding``: ``415`` with ``Accept-Encoding: identity``, not a JSON parse error).
 
 Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
@@ -319,6 +320,11 @@ class ECPApp:
         await _send(send, 204, None)
 
     async def _post(self, headers: Mapping[str, str], receive: Receive, send: Send) -> None:
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("identity", ""):  # RFC 9110 15.5.16: 415, and which codings are accepted
+            return await _send(send, 415, {"error": f"Content-Encoding {headers['content-encoding']!r} is not "
+                                                    "supported: send the JSON-RPC body uncompressed"},
+                               {"accept-encoding": "identity", "connection": "close"})
         body = await self.gate.body(headers, receive, send)
         if body is None:
             return None
