@@ -385,3 +385,45 @@ def test_uvicorns_warnings_pass_once_an_interval_and_say_how_many_were_held() ->
         "Exception in ASGI application", "Exception in ASGI application",
         "Uvicorn: 'Invalid HTTP request received.' 1 more time(s) since it was last logged (each such warning is "
         "logged at most once in 60 s)"]
+
+
+def test_a_client_that_pipelines_requests_and_never_reads_is_held_to_its_buffers_then_cut_off(tmp_path: Path) -> None:
+    """A client pipelining requests without reading a single answer: Uvicorn kept reading (it resumes reading
+    whenever the application asks for a body) and held the requests and every answer, hundreds of MB in
+    seconds, and the connection for ever (its close waited for the client to read). Now the server stops
+    reading once 256 kB of requests wait, and stops handling them while its answers are not read: the client
+    gets no further than the kernel's buffers; after a connection timeout with nothing read the connection is
+    reset, and other clients are served throughout."""
+    import errno
+    import time
+
+    rmem = int(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split()[2])  # the most the server's kernel takes
+    with http_server(f"{AGENTS}:echo", "--connection-timeout", "2", log=tmp_path / "serve.log") as (url, proc):
+        parts = urlsplit(url)
+        initialize = b'{"jsonrpc":"2.0","id":1,"method":"agent/initialize"}'  # quick to answer: many a second
+        request = _post(url, initialize).replace(b"Connection: close\r\n", b"")
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((parts.hostname, parts.port))
+        sock.setblocking(False)
+        sent, reset, served, until = 0, False, False, time.monotonic() + 15
+        with sock:
+            while sent < rmem + 64_000_000 and time.monotonic() < until:
+                try:
+                    sent += sock.send(request * 100)
+                except BlockingIOError:  # the buffers are full: others are served meanwhile
+                    if not served:
+                        _served(url, "beside the client that does not read")
+                        served = True
+                    time.sleep(0.05)
+                except ConnectionResetError:
+                    reset = True
+                    break
+            assert sent < rmem + 16_000_000, f"{sent} bytes taken from a client that reads nothing"
+            until = time.monotonic() + 30
+            while not reset and time.monotonic() < until:
+                reset = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == errno.ECONNRESET
+                time.sleep(0.2)
+            assert served and reset, "the connection was never cut off"
+        _served(url, "after")
+        assert proc.poll() is None

@@ -64,6 +64,7 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SESSION_HEADER = "mcp-session-id"
 MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete head past this size)
 SHUTDOWN_GRACE = 2.0  # seconds requests in flight may still run after a stop signal (Uvicorn's graceful shutdown)
+MAX_PIPELINED = 256 * 1024  # bytes of requests sent ahead (pipelined) held before reading stops
 LOG_INTERVAL = 60.0  # seconds: each of Uvicorn's per-request warnings is logged at most once in this long
 
 Scope = Mapping[str, Any]
@@ -470,8 +471,28 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
     """Uvicorn's h11 protocol, plus a deadline for the request head (Uvicorn's keep-alive timer is
     cancelled by the first byte of a request and never armed before the first one), and, with ``busy``,
     Uvicorn's ``limit_concurrency`` check made in front of the app so that ``busy(scope, send)`` answers a
-    request over the limit instead of Uvicorn's plain-text 503."""
+    request over the limit instead of Uvicorn's plain-text 503.
+
+    Back-pressure on pipelined requests (RFC 9112 section 9.3.2): Uvicorn's h11 protocol resumes reading
+    whenever the application asks for its request body, so requests sent ahead piled up in h11's buffer
+    without bound, and it writes a response without waiting for the client to read it, so a client that
+    never read held every answer and its connection for ever. Here reading stops while more than
+    :data:`MAX_PIPELINED` bytes of requests wait to be handled, and while the transport's write buffer is
+    over its high-water mark no further request is handled; a client that has read nothing of its answers
+    for a connection timeout is cut off."""
+    from uvicorn.protocols.http.flow_control import FlowControl
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class InputBound(FlowControl):
+        """Uvicorn's flow control, reading no more while the connection's unhandled input is over the bound."""
+
+        def __init__(self, transport: Any, waiting: Callable[[], int]) -> None:
+            super().__init__(transport)
+            self._waiting = waiting
+
+        def resume_reading(self) -> None:
+            if self._waiting() <= MAX_PIPELINED:
+                super().resume_reading()
 
     class DeadlineH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -490,12 +511,30 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self.flow = InputBound(transport, lambda: len(self.conn.trailing_data[0]))
             self._idle_since = self.loop.time()
             self._deadline = self.loop.call_later(self.timeout_keep_alive, self._check_deadline)
+            self._answer_held = False  # a response complete, the next request not read: the client reads slowly
+            self._unsent = -1  # bytes the client had not read at the last deadline
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if len(self.conn.trailing_data[0]) > MAX_PIPELINED:  # requests sent ahead: handle those first
+                self.flow.pause_reading()
 
         def on_response_complete(self) -> None:
             self._idle_since = self.loop.time()
+            if self.flow.write_paused and not self.transport.is_closing():
+                self._answer_held = True  # read no further request until the client has read its answers
+                return
             super().on_response_complete()
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._answer_held and not self.transport.is_closing():
+                self._answer_held = False
+                self._idle_since = self.loop.time()
+                super().on_response_complete()
 
         def _check_deadline(self) -> None:
             if self.transport.is_closing():
@@ -503,6 +542,14 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
             waiting_for_head = self.cycle is None or self.cycle.response_complete
             left = self._idle_since + self.timeout_keep_alive - self.loop.time()
             if waiting_for_head and left <= 0:
+                unsent = self.transport.get_write_buffer_size()
+                if unsent and unsent != self._unsent:  # the client has read some: another period
+                    self._unsent, self._idle_since = unsent, self.loop.time()
+                    self._deadline = self.loop.call_later(self.timeout_keep_alive, self._check_deadline)
+                    return
+                if unsent:  # answers it does not read: a graceful close would wait for them for ever
+                    self.transport.abort()
+                    return
                 self.timeout_keep_alive_handler()
                 if not self.transport.is_closing():
                     self.transport.close()
