@@ -28,8 +28,10 @@ Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
 closed (slow or idle clients cannot hold connections); at most ``max_connections``
 connections and requests at once (more get ``503`` with ``Retry-After: 1``, in the server's own error format:
-:meth:`HTTPGate.busy`); the listen backlog is 2048. Uvicorn's warning about each bad request is logged at most
-once a minute, with a count (:class:`UvicornWarnings`): a client sending garbage cannot flood the log.
+:meth:`HTTPGate.busy`); the listen backlog is 2048; at most :data:`MAX_PIPELINED` bytes of requests sent ahead
+(HTTP/1.1 pipelining) are read, and none is handled while the client leaves its answers unread (cut off after
+a connection timeout of that). Uvicorn's warning about each bad request is logged at most once a minute, with a
+count (:class:`UvicornWarnings`): a client sending garbage cannot flood the log.
 
 Shutdown follows Uvicorn's graceful model: on the first SIGTERM/SIGINT the server
 stops accepting connections and gives requests in flight :data:`SHUTDOWN_GRACE`
