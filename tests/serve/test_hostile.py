@@ -401,8 +401,9 @@ def test_a_client_that_pipelines_requests_and_never_reads_is_held_to_its_buffers
     rmem = int(tcp_rmem.read_text().split()[2]) if tcp_rmem.exists() else 8_000_000
     with http_server(f"{AGENTS}:echo", "--connection-timeout", "2", log=tmp_path / "serve.log") as (url, proc):
         parts = urlsplit(url)
-        initialize = b'{"jsonrpc":"2.0","id":1,"method":"agent/initialize"}'  # quick to answer: many a second
-        request = _post(url, initialize).replace(b"Connection: close\r\n", b"")
+        # quick to answer (no agent runs), and its answer, echoing the id, fills the buffers in a few dozen
+        big_id = b'{"jsonrpc":"2.0","id":"' + b"i" * 60_000 + b'","method":"agent/nope"}'
+        request = _post(url, big_id).replace(b"Connection: close\r\n", b"")
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.connect((parts.hostname, parts.port))
@@ -411,7 +412,7 @@ def test_a_client_that_pipelines_requests_and_never_reads_is_held_to_its_buffers
         with sock:
             while sent < rmem + 64_000_000 and time.monotonic() < until:
                 try:
-                    sent += sock.send(request * 100)
+                    sent += sock.send(request * 4)
                 except BlockingIOError:  # the buffers are full: others are served meanwhile
                     if not served:
                         _served(url, "beside the client that does not read")

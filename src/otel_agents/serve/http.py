@@ -480,8 +480,8 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
     without bound, and it writes a response without waiting for the client to read it, so a client that
     never read held every answer and its connection for ever. Here reading stops while more than
     :data:`MAX_PIPELINED` bytes of requests wait to be handled, and while the transport's write buffer is
-    over its high-water mark no further request is handled; a client that has read nothing of its answers
-    for a connection timeout is cut off."""
+    over its high-water mark no further request is handled; a client that has taken nothing of its answers
+    for a connection timeout is cut off (checked once a connection timeout)."""
     from uvicorn.protocols.http.flow_control import FlowControl
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -517,7 +517,7 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
             self._idle_since = self.loop.time()
             self._deadline = self.loop.call_later(self.timeout_keep_alive, self._check_deadline)
             self._answer_held = False  # a response complete, the next request not read: the client reads slowly
-            self._unsent = -1  # bytes the client had not read at the last deadline
+            self._unsent, self._unsent_since = 0, self._idle_since  # answer bytes not yet taken, and since when
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
@@ -541,16 +541,19 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
         def _check_deadline(self) -> None:
             if self.transport.is_closing():
                 return
+            now, unsent = self.loop.time(), self.transport.get_write_buffer_size()
+            if unsent != self._unsent:  # the client took some (or more was written)
+                self._unsent, self._unsent_since = unsent, now
+            elif unsent and now - self._unsent_since >= self.timeout_keep_alive:
+                # nothing of its answers taken for a connection timeout (between two answers, or the application
+                # waiting to write one): a graceful close would wait for the client for ever
+                self.transport.abort()
+                return
             waiting_for_head = self.cycle is None or self.cycle.response_complete
-            left = self._idle_since + self.timeout_keep_alive - self.loop.time()
+            left = self._idle_since + self.timeout_keep_alive - now
             if waiting_for_head and left <= 0:
-                unsent = self.transport.get_write_buffer_size()
-                if unsent and unsent != self._unsent:  # the client has read some: another period
-                    self._unsent, self._idle_since = unsent, self.loop.time()
+                if unsent:  # answers still being taken: the rule above decides
                     self._deadline = self.loop.call_later(self.timeout_keep_alive, self._check_deadline)
-                    return
-                if unsent:  # answers it does not read: a graceful close would wait for them for ever
-                    self.transport.abort()
                     return
                 self.timeout_keep_alive_handler()
                 if not self.transport.is_closing():
