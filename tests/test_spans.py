@@ -838,3 +838,20 @@ def test_an_invoke_workflow_span_is_named_by_gen_ai_workflow_name(provider, expo
     assert plain.attributes[A.GEN_AI_WORKFLOW_NAME] == "support_session"  # a step of its run
     assert A.GEN_AI_WORKFLOW_NAME not in hidden.attributes
     assert A.GEN_AI_WORKFLOW_NAME not in crew.attributes and not any(k.startswith("gen_ai.") for k in crew.attributes)
+
+
+@pytest.mark.parametrize(("url", "scheme_port", "expected"), [
+    ("http://agent.example:8080/a2a", False, {"server.address": "agent.example", "server.port": 8080}),
+    ("https://agent.example/", True, {"server.address": "agent.example", "server.port": 443}),
+    ("https://agent.example/", False, {"server.address": "agent.example"}),
+    ("http://[::1]:9/", True, {"server.address": "::1", "server.port": 9}),
+    ("http://agent.example:99999/", True, {"server.address": "agent.example"}),  # no port guessed for a bad one
+    ("http://agent.example:x/", True, {"server.address": "agent.example"}),
+    ("http://[::1/", True, {}),  # urlsplit raises
+    ("grpc-host:50051", True, {}),
+    (None, True, {}),
+])
+def test_server_attributes_of_a_url_never_raise(url, scheme_port, expected) -> None:
+    from otel_agents._spans.address import server_attributes
+
+    assert server_attributes(url, scheme_port=scheme_port) == expected

@@ -18,7 +18,8 @@ The executor body opens an application span ``executor.body`` carrying the ``use
 it received. ``python server_app.py HTTP_PORT [GRPC_PORT]``: JSON-RPC at ``/``, HTTP+JSON at
 ``/rest``, the card at ``/.well-known/agent-card.json``, gRPC on ``GRPC_PORT`` when given; push
 notifications to the webhook a request configures (in-memory config store); spans
-to the OTLP/JSON file ``A2A_TEST_SPANS``; instrumented unless ``A2A_TEST_INSTRUMENT=0``.
+to the OTLP/JSON file ``A2A_TEST_SPANS``; instrumented unless ``A2A_TEST_INSTRUMENT=0``; its card names the
+port ``A2A_TEST_CARD_PORT`` (any text, a misconfigured one) instead of ``HTTP_PORT`` when that is set.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", 
 sys.path.insert(0, os.path.abspath(_EXAMPLE))
 
 
-def card(http_port: int, grpc_port: int | None = None):
+def card(http_port: int | str, grpc_port: int | None = None):
     from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 
     interfaces = [AgentInterface(url=f"http://127.0.0.1:{http_port}/", protocol_binding="JSONRPC", protocol_version="1.0"),
@@ -130,7 +131,7 @@ def main() -> None:
 
     http_port = int(sys.argv[1])
     grpc_port = int(sys.argv[2]) if len(sys.argv) > 2 else None
-    agent_card = card(http_port, grpc_port)
+    agent_card = card(os.environ.get("A2A_TEST_CARD_PORT") or http_port, grpc_port)
     import httpx
     from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
 

@@ -399,3 +399,75 @@ def test_push_notification_carries_the_task_context(instrument, exporter, provid
                                                   if s.context.trace_id == call.trace_id]
     envelope, = check(fold(merged))
     assert "effect http POST 127.0.0.1 /hook status=200" in envelope["evaluation_context"]
+
+
+def _card_naming(url: str) -> Any:
+    """The remote agent's card (``server_app.card``) with ``url`` as its one (JSON-RPC) interface."""
+    from a2a.types import AgentInterface
+
+    from .server_app import card
+
+    named = card(1)
+    del named.supported_interfaces[:]
+    named.supported_interfaces.append(AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"))
+    return named
+
+
+async def _send_with(card: Any, text: str, push_url: str | None = None) -> list[Any]:
+    from a2a.client import ClientConfig, ClientFactory
+    from a2a.types import SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig
+
+    client = ClientFactory(ClientConfig(supported_protocol_bindings=["JSONRPC"], streaming=False)).create(card)
+    try:
+        configuration = SendMessageConfiguration(
+            task_push_notification_config=TaskPushNotificationConfig(url=push_url, token="tok")) if push_url else None
+        request = SendMessageRequest(message=message(text), configuration=configuration)
+        return [e async for e in client.send_message(request)]
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("port", ["99999", "x"])
+def test_a_card_with_a_bad_port_keeps_the_clients_span_and_the_callers_error(instrument, exporter, port) -> None:
+    """A card whose interface URL has a port that is not one (``:99999``, ``:x``): urllib's ``.port`` raised
+    inside our span start, and the call went on without its span. Now the span is there, ended, with the host
+    and no port (none guessed), and the caller gets a2a-sdk's own error, as without instrumentation."""
+    card = _card_naming(f"http://127.0.0.1:{port}/")
+
+    def failure() -> BaseException:
+        with pytest.raises(BaseException) as caught:
+            asyncio.run(_send_with(card, "Where is my order A100?"))
+        return caught.value
+
+    plain = failure()
+    instrument()
+    raised = failure()
+    assert (type(raised), str(raised)) == (type(plain), str(plain))
+    call, = [s for s in exporter.spans if s.name == "invoke_agent Orders Agent"]
+    assert call.kind == "CLIENT" and call.end_time > 0 and call.status == StatusCode.ERROR
+    assert call.attributes["server.address"] == "127.0.0.1" and "server.port" not in call.attributes
+    assert call.attributes["a2a.method.name"] == "SendMessage"
+
+
+def test_a_bad_port_in_the_servers_card_or_a_push_url_keeps_their_spans(instrument, exporter, provider,
+                                                                       remote_agents) -> None:
+    """The server's own card names a port that is not one (a misconfigured public URL; the client has a card
+    of its own), and the request asks for pushes to a webhook whose port is not one: both spans were lost (the
+    request's and the push's), urllib raising in their start. Now the request is served under its span, and
+    the push's span records the host without a port and the failed delivery."""
+    remote = remote_agents(env={"A2A_TEST_CARD_PORT": "99999"})
+    instrument()
+    events = run_as_support(provider, lambda: _send_with(_card_naming(remote.url), "Where is my order A100?",
+                                                         push_url="http://127.0.0.1:70000/hook"))
+    assert events
+    call = client_call(exporter)
+    assert call.attributes["server.port"] == remote.port and call.status != StatusCode.ERROR
+    spans = remote.spans_of(call.trace_id, where=lambda s: s.name in ("invoke_agent Orders Agent", "POST")
+                            and s.end_time > 0, count=2)
+    served, = [s for s in spans if s.name == "invoke_agent Orders Agent"]
+    assert served.kind == "SERVER" and served.end_time > 0 and parent_of(served, [call] + spans) is not None
+    pushes = [s for s in spans if s.name == "POST"]  # one a task update
+    for push in pushes:
+        assert push.end_time > 0 and push.status == StatusCode.ERROR and served in ancestors(push, spans)
+        assert push.attributes["server.address"] == "127.0.0.1" and "server.port" not in push.attributes
+        assert push.attributes["url.path"] == "/hook"

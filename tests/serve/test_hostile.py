@@ -7,9 +7,11 @@ malformed HTTP itself (chunked bodies, smuggling attempts, bad heads), sent on r
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import io
 import json
+import re
 import socket
 import subprocess
 from pathlib import Path
@@ -218,6 +220,10 @@ HTTP_CASES: list[tuple[str, object, set[int]]] = [
      {400, 431}),
     ("NUL in the request line", lambda u: b"POST /e\x00cp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", {400}),
     ("HTTP/0.9 request (an unfinished head: closed at the deadline)", lambda u: b"GET /ecp\r\n", set()),
+    ("gzip body", lambda u: _post(u, gzip.compress((STEP % 1).encode()), "Content-Encoding: gzip\r\n"), {415}),
+    ("unknown Content-Encoding", lambda u: _post(u, (STEP % 1).encode(), "Content-Encoding: br\r\n"), {415}),
+    ("identity Content-Encoding", lambda u: _post(u, (STEP % 1).encode(), "Content-Encoding: Identity\r\n"),
+     {200}),
     ("unknown method", lambda u: b"BREW /ecp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", {405}),
     ("other path", lambda u: _post(u.replace("/ecp", "/admin"), (STEP % 1).encode()), {404}),
     ("pipelined requests", lambda u: _post(u, (STEP % 1).encode(), "").replace(b"Connection: close\r\n", b"")
@@ -265,6 +271,8 @@ def test_http_survives_malformed_http(hostile_http, name: str, build, statuses: 
             json.loads(body)
     if name.startswith("chunked"):  # the hidden request never runs as a second request
         assert len(answers) == 1 and _strict(answers[0][1])["id"] == 1
+    if name.endswith("body") and answers[0][0] == 415:  # said, not a JSON-RPC parse error
+        assert b"Content-Encoding" in answers[0][1]
     if name == "pipelined requests":
         assert [_strict(b)["id"] for _, b in answers] == [1, 2]
     _served(url, f"after {name}")
@@ -312,4 +320,112 @@ def test_http_over_the_connection_limit_is_503_with_retry_after_in_json(tmp_path
             if ask()[0].status != 503:
                 break
         _served(url, "after the idle clients left")
+        assert proc.poll() is None
+
+
+def test_a_flood_of_bad_requests_is_logged_once_a_minute_with_a_count(tmp_path: Path) -> None:
+    """Uvicorn logs a warning per malformed request: 300 of them were 300 lines (and an upgrade request two, one
+    telling the operator to install a WebSocket library this server does not use). Now the first of each is
+    logged, the rest are counted (said at shutdown or with the next line through after a minute), the advice is
+    dropped, and the server goes on serving."""
+    log = tmp_path / "serve.log"
+    with http_server(f"{AGENTS}:echo", log=log) as (url, proc):
+        for _ in range(300):
+            (status, _), = _exchange(url, b"\x16\x03\x01 not http\r\n\r\n")
+            assert status == 400
+        for _ in range(20):
+            (status, _), = _exchange(url, b"GET /ecp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, close\r\n"
+                                          b"Upgrade: websocket\r\n\r\n")
+            assert status == 405
+        _served(url, "after the flood")
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+    text = log.read_text()
+    for message, sent in (("Invalid HTTP request received.", 300), ("Unsupported upgrade request.", 20)):
+        lines = [line for line in text.splitlines() if message in line]
+        assert lines[0].endswith(f"uvicorn.error:{message}"), lines  # the first is logged as it comes
+        assert len(lines) <= 4, lines  # it, the count at shutdown (and a line a minute on a slow machine)
+        logged = sum(1 for line in lines if "since it was last logged" not in line)  # not the shutdown count
+        assert logged + sum(int(n) for line in lines for n in re.findall(r"(\d+) more", line)) == sent, lines
+    assert "WebSocket library" not in text
+
+
+def test_uvicorns_warnings_pass_once_an_interval_and_say_how_many_were_held() -> None:
+    import logging
+
+    from otel_agents.serve.http import UvicornWarnings
+
+    now = [0.0]
+    throttle = UvicornWarnings(interval=60, clock=lambda: now[0])
+    source = logging.getLogger("tests.uvicorn.error")
+    source.propagate = False
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    source.addHandler(handler)
+    source.addFilter(throttle)
+    summary = logging.getLogger("otel_agents.serve")
+    summary.addHandler(handler)
+    try:
+        for t in (0, 1, 2, 59.9, 60.0, 61, 200, 201):
+            now[0] = t
+            source.warning("Invalid HTTP request received.")
+        source.warning("Unsupported upgrade request.")
+        source.error("Exception in ASGI application")
+        source.error("Exception in ASGI application")  # errors are never held
+        throttle.flush()
+        throttle.flush()  # nothing held since
+    finally:
+        summary.removeHandler(handler)
+    assert seen == [
+        "Invalid HTTP request received.",
+        "Invalid HTTP request received. (3 more in the 60 s before, not logged one by one)",
+        "Invalid HTTP request received. (1 more in the 60 s before, not logged one by one)",
+        "Unsupported upgrade request.",
+        "Exception in ASGI application", "Exception in ASGI application",
+        "Uvicorn: 'Invalid HTTP request received.' 1 more time(s) since it was last logged (each such warning is "
+        "logged at most once in 60 s)"]
+
+
+def test_a_client_that_pipelines_requests_and_never_reads_is_held_to_its_buffers_then_cut_off(tmp_path: Path) -> None:
+    """A client pipelining requests without reading a single answer: Uvicorn kept reading (it resumes reading
+    whenever the application asks for a body) and held the requests and every answer, hundreds of MB in
+    seconds, and the connection for ever (its close waited for the client to read). Now the server stops
+    reading once 256 kB of requests wait, and stops handling them while its answers are not read: the client
+    gets no further than the kernel's buffers; after a connection timeout with nothing read the connection is
+    reset, and other clients are served throughout."""
+    import errno
+    import time
+
+    tcp_rmem = Path("/proc/sys/net/ipv4/tcp_rmem")  # Linux: the most the server's kernel takes for the socket
+    rmem = int(tcp_rmem.read_text().split()[2]) if tcp_rmem.exists() else 8_000_000
+    with http_server(f"{AGENTS}:echo", "--connection-timeout", "2", log=tmp_path / "serve.log") as (url, proc):
+        parts = urlsplit(url)
+        # quick to answer (no agent runs), and its answer, echoing the id, fills the buffers in a few dozen
+        big_id = b'{"jsonrpc":"2.0","id":"' + b"i" * 60_000 + b'","method":"agent/nope"}'
+        request = _post(url, big_id).replace(b"Connection: close\r\n", b"")
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((parts.hostname, parts.port))
+        sock.setblocking(False)
+        sent, reset, served, until = 0, False, False, time.monotonic() + 15
+        with sock:
+            while sent < rmem + 64_000_000 and time.monotonic() < until:
+                try:
+                    sent += sock.send(request * 4)
+                except BlockingIOError:  # the buffers are full: others are served meanwhile
+                    if not served:
+                        _served(url, "beside the client that does not read")
+                        served = True
+                    time.sleep(0.05)
+                except ConnectionResetError:
+                    reset = True
+                    break
+            assert sent < rmem + 16_000_000, f"{sent} bytes taken from a client that reads nothing"
+            until = time.monotonic() + 30
+            while not reset and time.monotonic() < until:
+                reset = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == errno.ECONNRESET
+                time.sleep(0.2)
+            assert served and reset, "the connection was never cut off"
+        _served(url, "after")
         assert proc.poll() is None

@@ -239,6 +239,47 @@ def test_allow_remote_with_a_token(tmp_path: Path) -> None:
     assert "s3cret-token" not in (tmp_path / "serve.log").read_text()
 
 
+@pytest.mark.parametrize("command", [["serve", f"{AGENTS}:echo", "--http"], ["collect", "-o", "-"]],
+                         ids=["serve", "collect"])
+@pytest.mark.parametrize(("token", "said", "given"), [
+    ("pässwörd", "a non-ASCII character", "argument"), ("pässwörd", "a non-ASCII character", "variable"),
+    ("密码", "a non-ASCII character", "variable"), ("two words", "a space", "variable"),
+    ("tab\there", "a control character", "argument"), ("", "is empty", "argument")],  # an empty variable: unset
+    ids=["latin-1-argument", "latin-1-variable", "cjk-variable", "space", "tab", "empty"])
+def test_a_token_http_cannot_carry_is_refused_at_start(command: list, token: str, said: str, given: str) -> None:
+    """A non-ASCII ``--auth-token`` was taken, then never matched: the server compared the header, read as
+    latin-1 (as Uvicorn and Starlette read headers), re-encoded as UTF-8, with the token's UTF-8, so curl's UTF-8
+    bytes were refused and only latin-1 clients of a latin-1 token got in; an empty one switched the check off.
+    Now both servers refuse such a token at start (exit 2, the option named, the token never shown), given as
+    the argument or in OTEL_AGENTS_ECP_TOKEN; nothing listens."""
+    import os
+
+    env = {**os.environ, "OTEL_AGENTS_ECP_TOKEN": token} if given == "variable" else None
+    argv = SERVE[:-1] + command + ["--port", "0"] + (["--auth-token", token] if given == "argument" else [])
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT, env=env,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stderr
+    assert "argument --auth-token:" in proc.stderr and said in proc.stderr, proc.stderr
+    assert "$OTEL_AGENTS_ECP_TOKEN" in proc.stderr and "Traceback" not in proc.stderr
+    assert "serving" not in proc.stderr and "collecting" not in proc.stderr
+    if token:
+        assert token not in proc.stderr, proc.stderr
+
+
+def test_a_token_is_matched_byte_for_byte(tmp_path: Path) -> None:
+    """Visible ASCII (any punctuation) is matched exactly; the same letters sent in another encoding are not."""
+    import os
+
+    token = "A-z0._~+/=!$%&'()*,;:@[]^`{|}#?"
+    env = {**os.environ, "OTEL_AGENTS_ECP_TOKEN": token}
+    with http_server(f"{AGENTS}:echo", log=tmp_path / "serve.log", env=env) as (url, _):
+        step = rpc("agent/step", {"input": "x"})
+        assert post(url, step, {"Authorization": f"Bearer {token}"})[0] == 200
+        assert post(url, step, {"Authorization": f"bearer  {token} "})[0] == 200  # scheme any case, spaces trimmed
+        assert post(url, step, {"Authorization": f"Bearer {token[:-1]}"})[0] == 401
+        assert post(url, step, {"Authorization": f"Bearer {token}\u00e9".encode("utf-8").decode("latin-1")})[0] == 401
+
+
 # -- sessions ----------------------------------------------------------------------------------------
 
 def test_sessions_have_their_own_agent_and_end_with_delete(tmp_path: Path) -> None:

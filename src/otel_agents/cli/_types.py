@@ -80,3 +80,18 @@ def url_path(text: str) -> str:
     if not text.startswith("/"):
         raise argparse.ArgumentTypeError(f"must start with '/', got {text!r} (e.g. /{text})")
     return text
+
+
+def bearer_token(text: str) -> str:
+    """A bearer token for ``--auth-token`` (or ``OTEL_AGENTS_ECP_TOKEN``, its default): visible ASCII
+    (:func:`otel_agents.serve.http.check_token` says why).
+
+    Raises:
+        argparse.ArgumentTypeError: empty, or a character HTTP cannot carry (the message never shows the token).
+    """
+    from ..serve.http import check_token
+
+    try:
+        return check_token(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (from --auth-token or $OTEL_AGENTS_ECP_TOKEN)") from None

@@ -31,7 +31,7 @@ import threading
 from typing import Any
 
 from . import plain
-from ._types import at_least_one, port, positive_seconds, seconds
+from ._types import at_least_one, bearer_token, port, positive_seconds, seconds
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
 DEFAULT_OUTPUT = "otel-agents-envelopes.jsonl"
@@ -66,7 +66,7 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--include-thoughts", action="store_true", help="add models' reasoning to evaluation_context")
     p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback --host "
                                                                "(use with --auth-token)")
-    p.add_argument("--auth-token", default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
+    p.add_argument("--auth-token", type=bearer_token, default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
                    help="require 'Authorization: Bearer TOKEN' (default: $OTEL_AGENTS_ECP_TOKEN)")
     p.add_argument("--allow-origin", action="append", default=[], help="an extra allowed Origin")
     p.add_argument("--allow-host", action="append", default=[], help="an extra allowed Host header name")

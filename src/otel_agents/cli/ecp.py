@@ -37,7 +37,7 @@ import os
 import signal
 import sys
 from . import plain
-from ._types import at_least_one, http_url, port, positive_seconds, seconds, url_path
+from ._types import at_least_one, bearer_token, http_url, port, positive_seconds, seconds, url_path
 
 DEFAULT_COLLECT_GRACE = 5.0  # seconds
 # (tracer provider, {target spec: Target}, os.environ then) set up and imported by a fork server's parent
@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--path", type=url_path, default="/ecp", help="HTTP endpoint path (default /ecp)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding a non-loopback --host (use with --auth-token)")
-    p.add_argument("--auth-token", default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
+    p.add_argument("--auth-token", type=bearer_token, default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
                    help="require 'Authorization: Bearer TOKEN' on every HTTP request "
                         "(default: $OTEL_AGENTS_ECP_TOKEN; prefer the variable: arguments show in ps)")
     p.add_argument("--allow-origin", action="append", default=[],

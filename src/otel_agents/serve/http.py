@@ -21,13 +21,17 @@ Checks, in order, before any agent code runs:
    ``Authorization: Bearer <token>``; else ``401``;
 5. the body: not framed twice (``Content-Length`` with ``Transfer-Encoding``:
    ``400``), at most ``max_body`` bytes (``413``), received within
-   ``connection_timeout`` seconds (``408``).
+   ``connection_timeout`` seconds (``408``); ``ecp serve`` takes it uncompressed (another
+   ``Content-Encoding``: ``415`` with ``Accept-Encoding: identity``, not a JSON parse error).
 
 Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
 closed (slow or idle clients cannot hold connections); at most ``max_connections``
 connections and requests at once (more get ``503`` with ``Retry-After: 1``, in the server's own error format:
-:meth:`HTTPGate.busy`); the listen backlog is 2048.
+:meth:`HTTPGate.busy`); the listen backlog is 2048; at most :data:`MAX_PIPELINED` bytes of requests sent ahead
+(HTTP/1.1 pipelining) are read, and none is handled while the client leaves its answers unread (cut off after
+a connection timeout of that). Uvicorn's warning about each bad request is logged at most once a minute, with a
+count (:class:`UvicornWarnings`): a client sending garbage cannot flood the log.
 
 Shutdown follows Uvicorn's graceful model: on the first SIGTERM/SIGINT the server
 stops accepting connections and gives requests in flight :data:`SHUTDOWN_GRACE`
@@ -46,6 +50,8 @@ import json
 import logging
 import re
 import socket
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
@@ -60,6 +66,8 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SESSION_HEADER = "mcp-session-id"
 MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete head past this size)
 SHUTDOWN_GRACE = 2.0  # seconds requests in flight may still run after a stop signal (Uvicorn's graceful shutdown)
+MAX_PIPELINED = 256 * 1024  # bytes of requests sent ahead (pipelined) held before reading stops
+LOG_INTERVAL = 60.0  # seconds: each of Uvicorn's per-request warnings is logged at most once in this long
 
 Scope = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Mapping[str, Any]]]
@@ -138,6 +146,30 @@ def _host_allowed(host_header: str | None, names: set[str]) -> bool:
     return is_loopback(name) or name.lower() in names
 
 
+def check_token(token: str) -> str:
+    """``token`` if HTTP can carry it as ``Authorization: Bearer <token>``: visible ASCII, no spaces.
+
+    RFC 6750 section 2.1 makes a bearer token a ``b64token`` (ASCII letters, digits, ``-._~+/``, ``=`` padding).
+    A field value is bytes (RFC 9110 section 5.5): Uvicorn and Starlette read it as latin-1, while clients
+    send a non-ASCII token as latin-1 (``http.client``, browsers' ``fetch``), as UTF-8 (curl) or not at all
+    (httpx), so such a token would match some clients and never others; whitespace around it is trimmed
+    from the header, so it would never match. Any visible ASCII character is accepted (a wider set than
+    b64token, matched byte for byte by every client).
+
+    Raises:
+        ValueError: the token is empty (it would turn the check off) or has other characters; the message says
+            which, never the token itself (it is a secret).
+    """
+    if not token:
+        raise ValueError("the bearer token is empty (it would turn the token check off)")
+    bad = next((c for c in token if not "!" <= c <= "~"), None)
+    if bad is not None:
+        what = "a space" if bad == " " else "a control character" if bad.isascii() else "a non-ASCII character"
+        raise ValueError(f"the bearer token has {what}: an HTTP header carries visible ASCII only (RFC 6750 bearer "
+                         "tokens: letters, digits and -._~+/=)")
+    return token
+
+
 Reply = Callable[[Send, Mapping[str, str], int, str, Mapping[str, str]], Awaitable[None]]
 
 
@@ -158,6 +190,9 @@ class HTTPGate:
         bound_host: the address bound, accepted as a ``Host`` name.
         reply: how a refusal is written: ``reply(send, request headers, status, message, extra headers)``
             (default :func:`json_error`).
+
+    Raises:
+        ValueError: a token HTTP cannot carry (:func:`check_token`).
     """
 
     def __init__(self, path: str, security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
@@ -169,7 +204,8 @@ class HTTPGate:
         self._hosts = {h.lower().strip("[]") for h in self.security.allowed_hosts}
         if bound_host not in ("0.0.0.0", "::", ""):
             self._hosts.add(bound_host.lower().strip("[]"))
-        self._token = (self.security.auth_token or "").encode("utf-8") or None
+        token = self.security.auth_token
+        self._token = None if token is None else check_token(token).encode("ascii")
 
     async def admit(self, scope: Scope, send: Send) -> dict[str, str] | None:
         """Checks 0-4; the request headers (lower-case names) when they pass, else ``None`` (answered)."""
@@ -207,7 +243,8 @@ class HTTPGate:
 
     def _authorized(self, value: str | None) -> bool:
         scheme, _, token = (value or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("utf-8"), self._token or b"")
+        # the header's bytes as sent (headers are read as latin-1), against the token's ASCII bytes
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode("latin-1"), self._token or b"")
 
     async def body(self, headers: Mapping[str, str], receive: Receive, send: Send) -> bytes | None:
         """Check 5: the whole body, or ``None`` when it was refused (answered) or the client left."""
@@ -286,6 +323,11 @@ class ECPApp:
         await _send(send, 204, None)
 
     async def _post(self, headers: Mapping[str, str], receive: Receive, send: Send) -> None:
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("identity", ""):  # RFC 9110 15.5.16: 415, and which codings are accepted
+            return await _send(send, 415, {"error": f"Content-Encoding {headers['content-encoding']!r} is not "
+                                                    "supported: send the JSON-RPC body uncompressed"},
+                               {"accept-encoding": "identity", "connection": "close"})
         body = await self.gate.body(headers, receive, send)
         if body is None:
             return None
@@ -364,12 +406,95 @@ async def _send(send: Send, status: int, payload: Any, extra: Mapping[str, str] 
     await send({"type": "http.response.body", "body": body})
 
 
+class UvicornWarnings(logging.Filter):
+    """Uvicorn logs a warning per bad request ("Invalid HTTP request received.", "Unsupported upgrade
+    request."): a client sending garbage would write a line per request. On the ``uvicorn.error`` logger, this
+    lets each such message through once per ``interval`` seconds; the next one through says how many were
+    held back, and :meth:`flush` (at shutdown) logs those held since. Errors (an application's traceback) all
+    pass. Uvicorn's advice to install a WebSocket library is dropped: this server serves none (``ws="none"``).
+
+    Args:
+        interval: seconds between two lines of one message.
+        clock: the time source (seconds, monotonic).
+    """
+
+    MAX_MESSAGES = 64  # distinct messages followed (Uvicorn's are a few fixed strings); others pass
+
+    def __init__(self, interval: float = LOG_INTERVAL, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.interval = interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._held: dict[str, list[float | int]] = {}  # message -> [when last let through, held since]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.WARNING or not isinstance(record.msg, str):
+            return True
+        if record.msg.startswith("No supported WebSocket library"):
+            return False
+        now = self._clock()
+        with self._lock:
+            state = self._held.get(record.msg)
+            if state is None:
+                if len(self._held) < self.MAX_MESSAGES:
+                    self._held[record.msg] = [now, 0]
+                return True
+            if now - state[0] < self.interval:
+                state[1] += 1
+                return False
+            held, state[:] = state[1], [now, 0]
+        if held:
+            record.msg = f"{record.msg} ({held} more in the {self.interval:g} s before, not logged one by one)"
+        return True
+
+    def flush(self) -> None:
+        """Log how many of each message were held back since it was last let through."""
+        with self._lock:
+            held = [(message, state[1]) for message, state in self._held.items() if state[1]]
+            for state in self._held.values():
+                state[1] = 0
+        for message, count in held:
+            logger.warning("Uvicorn: %r %d more time(s) since it was last logged (each such warning is logged at "
+                           "most once in %g s)", message, count, self.interval)
+
+
+def uvicorn_warnings() -> UvicornWarnings:
+    """The :class:`UvicornWarnings` filter on the ``uvicorn.error`` logger (put there by the first call)."""
+    uvicorn_logger = logging.getLogger("uvicorn.error")
+    for existing in uvicorn_logger.filters:
+        if isinstance(existing, UvicornWarnings):
+            return existing
+    throttle = UvicornWarnings()
+    uvicorn_logger.addFilter(throttle)
+    return throttle
+
+
 def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None) -> type:
     """Uvicorn's h11 protocol, plus a deadline for the request head (Uvicorn's keep-alive timer is
     cancelled by the first byte of a request and never armed before the first one), and, with ``busy``,
     Uvicorn's ``limit_concurrency`` check made in front of the app so that ``busy(scope, send)`` answers a
-    request over the limit instead of Uvicorn's plain-text 503."""
+    request over the limit instead of Uvicorn's plain-text 503.
+
+    Back-pressure on pipelined requests (RFC 9112 section 9.3.2): Uvicorn's h11 protocol resumes reading
+    whenever the application asks for its request body, so requests sent ahead piled up in h11's buffer
+    without bound, and it writes a response without waiting for the client to read it, so a client that
+    never read held every answer and its connection for ever. Here reading stops while more than
+    :data:`MAX_PIPELINED` bytes of requests wait to be handled, and while the transport's write buffer is
+    over its high-water mark no further request is handled; a client that has taken nothing of its answers
+    for a connection timeout is cut off (checked once a connection timeout)."""
+    from uvicorn.protocols.http.flow_control import FlowControl
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class InputBound(FlowControl):
+        """Uvicorn's flow control, reading no more while the connection's unhandled input is over the bound."""
+
+        def __init__(self, transport: Any, waiting: Callable[[], int]) -> None:
+            super().__init__(transport)
+            self._waiting = waiting
+
+        def resume_reading(self) -> None:
+            if self._waiting() <= MAX_PIPELINED:
+                super().resume_reading()
 
     class DeadlineH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -388,19 +513,48 @@ def _protocol_class(busy: Callable[[Scope, Send], Awaitable[None]] | None = None
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self.flow = InputBound(transport, lambda: len(self.conn.trailing_data[0]))
             self._idle_since = self.loop.time()
             self._deadline = self.loop.call_later(self.timeout_keep_alive, self._check_deadline)
+            self._answer_held = False  # a response complete, the next request not read: the client reads slowly
+            self._unsent, self._unsent_since = 0, self._idle_since  # answer bytes not yet taken, and since when
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if len(self.conn.trailing_data[0]) > MAX_PIPELINED:  # requests sent ahead: handle those first
+                self.flow.pause_reading()
 
         def on_response_complete(self) -> None:
             self._idle_since = self.loop.time()
+            if self.flow.write_paused and not self.transport.is_closing():
+                self._answer_held = True  # read no further request until the client has read its answers
+                return
             super().on_response_complete()
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._answer_held and not self.transport.is_closing():
+                self._answer_held = False
+                self._idle_since = self.loop.time()
+                super().on_response_complete()
 
         def _check_deadline(self) -> None:
             if self.transport.is_closing():
                 return
+            now, unsent = self.loop.time(), self.transport.get_write_buffer_size()
+            if unsent != self._unsent:  # the client took some (or more was written)
+                self._unsent, self._unsent_since = unsent, now
+            elif unsent and now - self._unsent_since >= self.timeout_keep_alive:
+                # nothing of its answers taken for a connection timeout (between two answers, or the application
+                # waiting to write one): a graceful close would wait for the client for ever
+                self.transport.abort()
+                return
             waiting_for_head = self.cycle is None or self.cycle.response_complete
-            left = self._idle_since + self.timeout_keep_alive - self.loop.time()
+            left = self._idle_since + self.timeout_keep_alive - now
             if waiting_for_head and left <= 0:
+                if unsent:  # answers still being taken: the rule above decides
+                    self._deadline = self.loop.call_later(self.timeout_keep_alive, self._check_deadline)
+                    return
                 self.timeout_keep_alive_handler()
                 if not self.transport.is_closing():
                     self.transport.close()
@@ -449,6 +603,7 @@ def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
         raise RuntimeError("the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'") from exc
 
     limits = limits or HTTPLimits()
+    uvicorn_warnings()
 
     class Server(uvicorn.Server):
         def capture_signals(self):  # type: ignore[override] - the CLI owns SIGTERM/SIGINT
@@ -488,6 +643,7 @@ async def serve_http(app: Any, host: str, port: int, limits: HTTPLimits | None =
     finally:
         undetach()
         sock.close()
+        uvicorn_warnings().flush()
 
 
 def _connection_fds(server: Any) -> list[int]:

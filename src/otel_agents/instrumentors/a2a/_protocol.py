@@ -7,9 +7,9 @@ functions that need its enums, so importing this module (``otel-agents doctor``)
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..._spans import SemanticSpan, guard
+from ..._spans.address import server_attributes
 from ..._spans.propagation import propagating as shared_propagating
 from ...semconv import attributes as A
 
@@ -85,7 +85,8 @@ def parts_value(parts: Any) -> Any:
 
 def card_attributes(card: Any) -> dict[str, Any]:
     """The Agent Card's identity (semconv A2A: ``gen_ai.agent.name``/``version``, the chosen interface's
-    ``server.address``/``server.port`` and ``a2a.protocol.version``); the description is content."""
+    ``server.address``/``server.port``, as far as its URL gives them, and ``a2a.protocol.version``); the
+    description is content."""
     attrs: dict[str, Any] = {}
     if card is None:
         return attrs
@@ -95,9 +96,7 @@ def card_attributes(card: Any) -> dict[str, Any]:
     if getattr(card, "version", None):
         attrs[A.GEN_AI_AGENT_VERSION] = card.version
     for interface in getattr(card, "supported_interfaces", None) or ():
-        url = urlsplit(interface.url)
-        attrs[A.SERVER_ADDRESS] = url.hostname
-        attrs[A.SERVER_PORT] = url.port or (443 if url.scheme == "https" else 80 if url.scheme == "http" else None)
+        attrs.update(server_attributes(interface.url, scheme_port=True))
         attrs[A.A2A_PROTOCOL_VERSION] = interface.protocol_version or None
         break
     return attrs

@@ -22,6 +22,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, in_forked_child, wrap_stream
+from ..._spans.address import server_attributes
 from ..._spans.propagation import extract, inject, run_attributes_of
 from ...semconv import Kind, attributes as A
 from .._patch import Patch
@@ -262,12 +263,9 @@ class ServerSide:
         url = getattr(push_info, "url", None)
         if not isinstance(url, str) or not url:
             return None
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(url)
         parent = self.task_contexts.get(task_id) if isinstance(task_id, str) else None
-        attrs = {"http.request.method": "POST", A.SERVER_ADDRESS: parts.hostname, A.SERVER_PORT: parts.port,
-                 "url.path": parts.path or "/", A.A2A_TASK_ID: task_id}
+        attrs = {"http.request.method": "POST", **server_attributes(url), "url.path": _path_of(url),
+                 A.A2A_TASK_ID: task_id}
         span = self.telemetry.start_plain_span("POST", span_kind=SpanKind.CLIENT, parent=parent, attributes=attrs)
         self._proxy_client(sender)
         headers = inject(trace.set_span_in_context(span.span, parent)) if P.propagating(self.propagate) else {}
@@ -299,6 +297,16 @@ class _PushClient:
             with guard("a2a.push.status"):
                 push[1].set_attribute("http.response.status_code", response.status_code)
         return response
+
+
+def _path_of(url: str) -> str | None:
+    """The URL's path (``/`` when it has none), ``None`` when it cannot be split (``http://[::1``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).path or "/"
+    except ValueError:
+        return None
 
 
 def _consumer_cancelled() -> bool:

@@ -1,0 +1,44 @@
+"""``server.address`` and ``server.port`` (OTel semconv) of a URL an instrumentor reads off user data (an A2A
+card's interface, a push webhook): what the URL gives, never an exception.
+
+urllib's ``SplitResult.port`` raises ``ValueError`` for a port that is not one (``host:99999``, ``host:x``) and
+``urlsplit`` for a malformed IP literal (``http://[::1``): read unguarded, either lost the whole span.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..semconv import attributes as A
+
+SCHEME_PORTS = {"http": 80, "https": 443}
+
+
+def server_attributes(url: Any, *, scheme_port: bool = False) -> dict[str, Any]:
+    """``{server.address: host, server.port: port}`` of ``url``, each only when the URL gives it.
+
+    Args:
+        url: the URL (anything else gives ``{}``).
+        scheme_port: with no port in the URL, the scheme's default (http 80, https 443: where a client connects).
+
+    A port that is not a port (out of 0-65535, not a number) is left out, not guessed (nor the scheme's default
+    put in its place); a URL that cannot be split gives ``{}``. Never raises.
+    """
+    if not isinstance(url, str):
+        return {}
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return {}
+    attrs: dict[str, Any] = {A.SERVER_ADDRESS: host} if host else {}
+    try:
+        port = parts.port
+    except ValueError:
+        return attrs
+    if port is None and scheme_port:
+        port = SCHEME_PORTS.get(parts.scheme)
+    if port is not None:
+        attrs[A.SERVER_PORT] = port
+    return attrs
