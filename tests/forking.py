@@ -2,12 +2,13 @@
 
 The child does its work (``child()`` returns a JSON-able report, or raises), writes the report and leaves with
 ``os._exit``: it never returns into pytest, runs none of the parent's exit handlers and flushes none of its
-buffers. A child that hangs (a lock held at the fork) is ended by ``SIGALRM``; :func:`wait` gives up after
-``timeout`` seconds and kills it.
+buffers. A child that hangs (a lock held at the fork) writes every thread's stack (``faulthandler``) and is ended
+by ``SIGALRM``; :func:`wait` gives up after ``timeout`` seconds and kills it, and fails the test with those stacks.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import signal
@@ -27,6 +28,8 @@ def start(child: Callable[[], Any], report: Path, *, alarm_s: int = 60) -> int:
     try:
         signal.signal(signal.SIGALRM, signal.SIG_DFL)  # not pytest-timeout's handler: a hang just ends the child
         signal.alarm(alarm_s)
+        stacks = open(_stacks(report), "w", encoding="utf-8")  # noqa: SIM115 - open until os._exit
+        faulthandler.dump_traceback_later(max(alarm_s - 1, 1), file=stacks)  # a hang: its stacks, before SIGALRM
         try:
             out: dict[str, Any] = {"report": child()}
             code = 0
@@ -35,6 +38,10 @@ def start(child: Callable[[], Any], report: Path, *, alarm_s: int = 60) -> int:
         report.write_text(json.dumps(out), encoding="utf-8")
     finally:
         os._exit(code)
+
+
+def _stacks(report: Path) -> Path:
+    return report.with_name(report.name + ".stacks")
 
 
 def wait(pid: int, report: Path, *, timeout: float = 90.0) -> Any:
@@ -48,9 +55,14 @@ def wait(pid: int, report: Path, *, timeout: float = 90.0) -> Any:
         if time.monotonic() > deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            raise AssertionError(f"the forked child hung (killed after {timeout} s)")
+            stacks = _stacks(report)
+            where = stacks.read_text(encoding="utf-8") if stacks.exists() else ""
+            raise AssertionError(f"the forked child hung (killed after {timeout} s){where and ':'}\n{where}")
         time.sleep(0.02)
-    assert report.exists(), f"the forked child died without a report (wait status {status})"
+    if not report.exists():
+        stacks = _stacks(report)
+        where = stacks.read_text(encoding="utf-8") if stacks.exists() else ""
+        raise AssertionError(f"the forked child died without a report (wait status {status}){where and ':'}\n{where}")
     out = json.loads(report.read_text(encoding="utf-8"))
     assert "error" not in out, f"the forked child raised:\n{out['error']}"
     return out["report"]

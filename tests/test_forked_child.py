@@ -132,3 +132,43 @@ def test_in_forked_child_holds_its_owner_weakly_and_a_failing_reset_spares_the_o
     del failing, owner
     gc.collect()
     assert len(finalisers._RESETS) == before
+
+
+def test_a_forked_child_neither_writes_to_nor_ends_the_parents_open_spans(
+        telemetry: Any, tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """A ``with`` span (and a plain one) open in the parent at the fork, left in the child the way a program leaves
+    (``sys.exit()`` unwinding through the ``with`` block; an explicit ``end()``): the child exported each a
+    second time. Now they are the parent's: in the child they read as ended, take no attribute, end nothing and
+    export nothing (logged once, at DEBUG); a span the child opens itself ends and exports as usual; the parent
+    ends and exports each of its spans once."""
+    t, exporter = telemetry
+    scope = t.span(Kind.AGENT, "parent agent")
+    agent = scope.__enter__()
+    tool = t.start_span(Kind.TOOL, "parent tool")
+
+    def child() -> dict[str, Any]:
+        ended = [agent.ended, tool.ended]
+        tool.set_attribute("written.in.child", True)
+        tool.end()
+        agent.end()
+        try:
+            raise SystemExit(0)
+        except SystemExit as exc:
+            scope.__exit__(SystemExit, exc, exc.__traceback__)  # as the `with` block exits while unwinding
+        with t.span(Kind.CHAIN, "child's own"):
+            pass
+        return {"ended": ended, "spans": [s.name for s in exporter.spans],
+                "logged": [r.getMessage() for r in caplog.records if "started in another process" in r.getMessage()]}
+
+    try:
+        with caplog.at_level(logging.DEBUG, logger="otel_agents"):
+            out = forking.run(child, tmp_path / "child.json")
+        assert out["spans"] == ["child's own"], out
+        assert out["ended"] == [True, True], out
+        assert len(out["logged"]) == 1 and "parent tool" in out["logged"][0], out["logged"]
+        assert exporter.spans == [] and not agent.ended and not tool.ended
+    finally:
+        tool.end()
+        scope.__exit__(None, None, None)
+    assert [s.name for s in exporter.spans] == ["execute_tool parent tool", "invoke_agent parent agent"]
+    assert "written.in.child" not in exporter.spans[0].attributes

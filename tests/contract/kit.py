@@ -1,7 +1,8 @@
 """The contract kit: the cross-cutting cases X-1 … X-7 (``../shared/cases/cross-cutting.md``), the
 hostile-input rules of issue 35 (X-8 … X-10), what real programs do to a run in flight (X-11 … X-13) and
 lifecycle and control flow the others do not reach (X-14: re-instrumentation with another provider, a tool
-raising ``StopIteration``/``CancelledError``, threads and tasks at once; X-15: a tool that forks), asserted the
+raising ``StopIteration``/``CancelledError``, threads and tasks at once; X-15: forking: a tool that forks, whole runs
+in a forked worker, a child unwinding through the parent's spans), asserted the
 same way for every instrumentor.
 
 A framework's test module plugs in by subclassing :class:`Scenario` and
@@ -30,7 +31,9 @@ import gc
 import json
 import logging
 import os
+import signal
 import threading
+import time
 from typing import Any, Callable, ClassVar
 from unittest import mock
 
@@ -140,6 +143,29 @@ class Scenario:
 
     def check_run(self, spans: list[SpanSnapshot]) -> None:
         """Extra per-framework checks on one run's spans (optional)."""
+
+    def after_fork_in_child(self) -> None:
+        """What a program must do in a child forked after the framework ran in the parent, before the
+        framework's first run there (X-15): set up again the framework's own state that does not survive a
+        fork (README, "Forking"). Nothing by default; a framework that needs it says why."""
+
+
+_INHERITED_LOOPS: list[Any] = []
+
+
+def _keep_inherited_loop() -> None:
+    """In a forked child: keep the thread's default event loop inherited from the parent from ever being closed
+    (collected once ``asyncio.run`` or a framework replaces it). Its epoll instance is shared with the parent's:
+    closing it in the child unregisters the parent loop's wake-up socket there, and the parent's next run that
+    waits for a thread (``asyncio.to_thread``) waits forever."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            _INHERITED_LOOPS.append(asyncio.get_event_loop_policy().get_event_loop())
+        except RuntimeError:
+            pass
 
 
 def _run_in_context(fn: Any, *args: Any) -> Any:
@@ -823,7 +849,7 @@ class ContractSuite:
         self._assert_probes_in_own_trace(scenario, traces)
         assert scenario.open_entries(instrumented) == 0
 
-    # -- X-15: a tool that forks ------------------------------------------------------------------------------
+    # -- X-15: forking ------------------------------------------------------------------------------
     def test_x15_a_tool_forks(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
                               tmp_path: Any) -> None:
         """X-15: a tool forks while its run is in flight (``os.fork()``; ``multiprocessing`` with ``fork``), and the
@@ -861,3 +887,142 @@ class ContractSuite:
         assert out["inherited"] == 0, f"the child inherited {out['inherited']} open entries of the parent's run"
         assert out["spans"] == [], f"the child exported the parent's spans a second time: {out['spans']}"
         self._assert_complete_traces(exporter, scenario, 1)
+
+    @pytest.mark.parametrize("when", ["instrumented", "after_a_run", "run_in_flight"])
+    def test_x15_a_whole_run_in_a_forked_child(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
+                                               tmp_path: Any, when: str) -> None:
+        """X-15: a worker forked after ``instrument()`` (gunicorn, ``multiprocessing`` with ``fork``, Celery's
+        prefork pool), right after it, after a run, or while another thread of the parent is in the middle of a run
+        (its tool waiting: whatever that thread holds at the fork, the child never gets back), runs whole agent
+        runs of its own, sync and async, and an abandoned stream: each run is one complete trace in the child, a
+        ``BatchSpanProcessor`` of the parent's provider exports them there too, every span the child opened ends,
+        and the child exits (a hang fails at the child's alarm, with its stacks). What the framework itself needs
+        in the child: :meth:`Scenario.after_fork_in_child`."""
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        if not hasattr(os, "fork"):
+            pytest.skip("no os.fork on this platform")
+        report = tmp_path / "child.json"
+        batched = SnapshotExporter()
+        provider.add_span_processor(BatchSpanProcessor(batched, schedule_delay_millis=60_000))
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        parent = os.getpid()
+
+        def child() -> dict[str, Any]:
+            _keep_inherited_loop()
+            scenario.tool_hook = None
+            scenario.probes.clear()
+            scenario.after_fork_in_child()
+            exporter.clear()
+            batched.clear()
+            scenario.run(tag="child")
+            asyncio.run(scenario.arun(tag="async child"))
+            traces = self._assert_complete_traces(exporter, scenario, 2)
+            self._assert_probes_in_own_trace(scenario, traces)
+            if scenario.streams:
+                scenario.run_stream(consume=False)
+            gc.collect()
+            settle()
+            alive = [o.name for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
+            assert alive == [], f"semantic spans never ended in the child: {alive}"
+            assert provider.force_flush(10_000), "the BatchSpanProcessor did not flush in the child"
+            assert {s.span_id for s in batched.spans} == {s.span_id for s in exporter.spans}
+            return {"spans": len(exporter.semantic())}
+
+        pid = None
+        try:
+            if when == "after_a_run":
+                scenario.run()
+            if when != "run_in_flight":
+                pid = forking.start(child, report, alarm_s=60)
+            else:
+                entered, release = threading.Event(), threading.Event()
+
+                def hold() -> None:
+                    if os.getpid() == parent:
+                        entered.set()
+                        release.wait(30)
+
+                scenario.tool_hook = hold
+                thread = threading.Thread(target=_run_in_context, args=(scenario.run,))
+                thread.start()
+                try:
+                    assert entered.wait(30), "the scenario's tool never called probe()"
+                    pid = forking.start(child, report, alarm_s=60)
+                finally:
+                    release.set()
+                    thread.join()
+        finally:
+            scenario.tool_hook = None
+            inst.uninstrument()
+        out = forking.wait(pid, report, timeout=90)
+        assert out["spans"] > 0
+
+    @pytest.mark.parametrize("error", [SystemExit, RuntimeError])
+    def test_x15_a_forked_child_unwinds_through_the_parents_spans(self, scenario: Scenario, provider: Any,
+                                                                  exporter: SnapshotExporter, tmp_path: Any,
+                                                                  error: type) -> None:
+        """X-15: a tool forks and the child leaves the way a program does (``sys.exit()``, or an error the
+        framework may turn into a tool result and go on with): the child unwinds through the ``with`` blocks of
+        the parent's run, tool, agent and workflow spans. Those spans are the parent's: the child ends and exports
+        none of them (it used to export each a second time, from the child), the spans the child opens itself
+        after the fork are its own, and the parent's exporter sees each of its spans once, in one complete trace.
+        The child's exports go to a file the parent reads."""
+        if not hasattr(os, "fork"):
+            pytest.skip("no os.fork on this platform")
+        if error in scenario.hangs_on:
+            pytest.skip(f"the framework itself, uninstrumented, waits forever when a tool raises {error.__name__}")
+        child_spans = tmp_path / "child-spans.jsonl"
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        parent = os.getpid()
+        children: list[int] = []
+
+        def export_to_file(spans: Any) -> Any:
+            lines = "".join(json.dumps([s.context.span_id, s.name]) + "\n" for s in spans)
+            fd = os.open(child_spans, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                os.write(fd, lines.encode())
+            finally:
+                os.close(fd)
+
+        def fork_and_leave() -> None:
+            if children or os.getpid() != parent:
+                return
+            pid = os.fork()
+            if pid:
+                children.append(pid)
+                return
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)  # a child stuck in a worker thread's loop ends here
+            signal.alarm(60)
+            _keep_inherited_loop()
+            exporter.export = export_to_file  # type: ignore[method-assign]
+            raise error("the forked child leaves")
+
+        scenario.tool_hook = fork_and_leave
+        try:
+            scenario.run()
+        except BaseException:  # noqa: BLE001 - the child's unwinding ends here; the parent's run must not raise
+            if os.getpid() == parent:
+                raise
+        finally:
+            if os.getpid() != parent:
+                os._exit(0)  # never back into pytest
+            scenario.tool_hook = None
+            inst.uninstrument()
+        assert children, "the scenario's tool never called probe()"
+        deadline = time.monotonic() + 90
+        while not os.waitpid(children[0], os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                os.kill(children[0], signal.SIGKILL)
+                os.waitpid(children[0], 0)
+                break
+            time.sleep(0.02)
+        ids = [s.span_id for s in exporter.spans]
+        assert len(ids) == len(set(ids)), "the parent exported a span twice"
+        self._assert_complete_traces(exporter, scenario, 1)
+        from_child = [tuple(json.loads(line)) for line in
+                      (child_spans.read_text().splitlines() if child_spans.exists() else [])]
+        again = [name for span_id, name in from_child if span_id in set(ids)]
+        assert again == [], f"the forked child exported the parent's spans a second time: {again}"

@@ -58,6 +58,16 @@ class CrewAIScenario(Scenario):
                     expected_output="The order's status", agent=agent)
         return Crew(agents=[agent], tasks=[task])
 
+    def after_fork_in_child(self) -> None:
+        """CrewAI's event bus (``crewai_event_bus``) starts a thread pool and an event-loop thread at its first
+        event and keeps them: a forked child inherits the pool's count of idle workers but not the workers, so
+        the next ``kickoff()`` waits forever for its ``CrewKickoffStartedEvent`` handlers (CrewAI's own, with
+        or without us). CrewAI 1.15 has no public way to start them again; this private flag makes its next event
+        do it (README, "Forking")."""
+        from crewai.events.event_bus import crewai_event_bus
+
+        crewai_event_bus._executor_initialized = False
+
     def run(self, marker: str = "", tag: str = "") -> Any:
         return self.crew(marker, tag).kickoff().raw
 

@@ -61,6 +61,15 @@ class OpenAIAgentsScenario(Scenario):
     def _deps(self, marker: str, tag: str) -> Deps:
         return Deps(marker, tag, self.probe, self.result)
 
+    def after_fork_in_child(self) -> None:
+        """``Runner.run_sync`` keeps the thread's default event loop open between runs, and runs a sync tool with
+        ``asyncio.to_thread`` in that loop's default thread pool: a forked child (Python 3.11: before 3.12 asyncio
+        does not reset the default loop in a child) inherits the pool's count of idle workers but not the workers,
+        so the tool never runs and the run waits forever (with or without us). A new default loop in the child
+        has a pool of its own; the kit keeps the inherited one from being closed (see ``_keep_inherited_loop``;
+        README, "Forking")."""
+        asyncio.set_event_loop(asyncio.new_event_loop())
+
     def run(self, marker: str = "", tag: str = "") -> Any:
         return Runner.run_sync(self.agent, f"Where is order A100? {marker}", context=self._deps(marker, tag)).final_output
 

@@ -19,9 +19,27 @@ if TYPE_CHECKING:
 # index holds only spans that are open and still referenced. A plain dict rather than a WeakValueDictionary: its
 # Python-level set and pop (three frames a span) cost more than the rest of the index.
 _OPEN: dict[int, "weakref.ReferenceType[SemanticSpan]"] = {}
-# A forked child finds none of the parent's spans: a model request made there gets a span of its own rather than
-# filling the parent's model span (which the parent ends), and its spans are parented by the OTel context alone.
-in_forked_child(_OPEN.clear)
+
+PARENTS = "started in another process"
+"""What ``SemanticSpan._ended`` holds (truthy: every setter does nothing, as after ``end``) in a forked child for a
+span open in the parent at the fork: see :func:`_leave_to_the_parent`."""
+
+
+def _leave_to_the_parent() -> None:
+    """In a forked child: every semantic span open at the fork is the parent's, which ends and exports it. The child
+    that unwinds through it (a tool forked, the child calls ``sys.exit()`` or raises through the ``with`` blocks
+    of the parent's agent and tool spans) or that a framework's bookkeeping leads to it must neither write to it
+    nor end it: ending it would export it a second time, from the child. And the child finds none of them: a
+    model request made there gets a span of its own rather than filling the parent's model span, and its spans
+    are parented by the OTel context alone."""
+    for ref in tuple(_OPEN.values()):
+        semantic = ref()
+        if semantic is not None and not semantic._ended:
+            semantic._ended = PARENTS
+    _OPEN.clear()
+
+
+in_forked_child(_leave_to_the_parent)
 
 
 def _index(semantic: SemanticSpan) -> None:

@@ -38,10 +38,11 @@ from opentelemetry.trace import Span, SpanKind
 
 from ..semconv import Kind, attributes as A, kind_attributes, kind_spec, span_name, vocabularies as V
 from . import encoding, pipeline, probes, sdk_write
+from .finalisers import in_forked_child
 from .activation import Activation
 from .content import ContentSetters
 from .guard import guard, report_internal_error
-from .index import _OPEN, semantic_span_for
+from .index import _OPEN, PARENTS, semantic_span_for
 from .model import _MODEL_KINDS, ModelSetters
 from .outcome import OutcomeSetters
 from .pipeline import INT64_MAX, INT64_MIN, otel_value
@@ -148,8 +149,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     # -- state -----------------------------------------------------------------
     @property
     def ended(self) -> bool:
-        """Whether :meth:`end` has been called."""
-        return self._ended
+        """Whether :meth:`end` has been called (in a forked child, also for a span open in the parent at the
+        fork: it is the parent's to end)."""
+        return bool(self._ended)
 
     @property
     def is_recording(self) -> bool:
@@ -291,8 +293,13 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
         ``error``: what ended the step; an ``Exception`` is recorded as an error, anything else (a
         cancellation, ``KeyboardInterrupt``, ``SystemExit``, ``GeneratorExit``) as control flow: the step was
-        stopped, it did not fail (as :meth:`Telemetry.span` and a wrapped stream record them)."""
+        stopped, it did not fail (as :meth:`Telemetry.span` and a wrapped stream record them).
+
+        In a forked child, a span that was open in the parent at the fork is left to the parent (which ends and
+        exports it once): ending it here does nothing, logged once at DEBUG."""
         if self._ended:
+            if self._ended is PARENTS:
+                _left_to_the_parent(self)
             return
         if error is not None:
             self.record_error(error, control_flow=not isinstance(error, Exception))
@@ -326,6 +333,25 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             span.end(end_time=end_time)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
+
+
+_noted_parents = False  # _left_to_the_parent has logged in this process
+
+
+def _left_to_the_parent(span: SemanticSpan) -> None:
+    global _noted_parents
+    if not _noted_parents:
+        _noted_parents = True
+        logger.debug("otel_agents: span %r was started in another process (this one was forked while it was open): "
+                     "that process ends and exports it; ending it here does nothing", span.name)
+
+
+def _forget_noted() -> None:
+    global _noted_parents
+    _noted_parents = False
+
+
+in_forked_child(_forget_noted)  # each child logs its own first
 
 
 def non_recording_span() -> SemanticSpan:
