@@ -18,8 +18,6 @@ from opentelemetry.trace import Status
 
 from ..._spans.redaction import REDACTED, is_secret_key, redact_text
 
-_SHORTEST_REDACTABLE = 9  # redact_text changes no shorter string
-
 
 def redact_attributes(a: dict[str, Any]) -> None:
     """Redact, in place, the attributes of a span our span layer did not write: the value of a secret-named
@@ -49,7 +47,7 @@ def redact_attributes(a: dict[str, Any]) -> None:
 def redact_status(status: Any) -> Any:
     """``status`` with its description (an exception's message) redacted: a new ``Status`` when that changes it."""
     description = getattr(status, "description", None)
-    if type(description) is not str or len(description) < _SHORTEST_REDACTABLE:
+    if type(description) is not str:
         return status
     redacted = redact_text(description)
     return status if redacted == description else Status(status.status_code, redacted)
