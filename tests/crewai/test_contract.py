@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from crewai import Agent, Crew, Task
 from crewai.tools import tool
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor, _models
-from tests.contract.kit import ContractSuite, Scenario
+from tests.contract.kit import _INHERITED_LOOPS, ContractSuite, Scenario
 from tests.crewai.fakes import FULL_USAGE, ReactLLM
 from tests.spans import SpanSnapshot, parent_of, tree
 
@@ -63,10 +64,16 @@ class CrewAIScenario(Scenario):
         event and keeps them: a forked child inherits the pool's count of idle workers but not the workers, so
         the next ``kickoff()`` waits forever for its ``CrewKickoffStartedEvent`` handlers (CrewAI's own, with
         or without us). CrewAI 1.15 has no public way to start them again; this private flag makes its next event
-        do it (README, "Forking")."""
-        from crewai.events.event_bus import crewai_event_bus
+        do it (README, "Forking"). The bus's locks start free too: a worker of the parent's that held one at the
+        fork (a run in flight) never releases it in the child. Its inherited event loop is kept, never closed here:
+        it shares its epoll instance with the parent's (see ``_INHERITED_LOOPS``)."""
+        from crewai.events.event_bus import crewai_event_bus as bus
+        from crewai.utilities.rw_lock import RWLock
 
-        crewai_event_bus._executor_initialized = False
+        _INHERITED_LOOPS.append(getattr(bus, "_loop", None))
+        type(bus)._instance_lock = threading.RLock()
+        bus._rwlock, bus._futures_lock, bus._pending_futures = RWLock(), threading.Lock(), set()
+        bus._executor_initialized = False
 
     def run(self, marker: str = "", tag: str = "") -> Any:
         return self.crew(marker, tag).kickoff().raw
