@@ -994,8 +994,11 @@ class ContractSuite:
             if pid:
                 children.append(pid)
                 return
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)  # a child stuck in a worker thread's loop ends here
-            signal.alarm(60)
+            # Where the tool runs in a worker thread, the child (that thread alone) unwinds into the pool's loop and
+            # waits there for ever: its alarm ends it. Its exports happen as it unwinds, well within the alarm; one
+            # cut short under load only exports less (the check below can then miss, never fail wrongly).
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(10)
             _keep_inherited_loop()
             exporter.export = export_to_file  # type: ignore[method-assign]
             raise error("the forked child leaves")
