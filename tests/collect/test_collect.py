@@ -125,6 +125,33 @@ def test_hostile_requests(collects) -> None:
     rec.provider.shutdown()
 
 
+def test_a_page_from_an_allowed_origin_can_send_spans(collects) -> None:
+    """OpenTelemetry JS's OTLP/HTTP exporter in a browser posts JSON (or protobuf): a CORS preflight first, which
+    was 405, and the answer was unreadable without Access-Control-Allow-Origin. ``--allow-origin`` now works as for
+    ``ecp serve``: preflight 204 with the CORS headers, the answers readable (Retry-After exposed for a 503), a
+    disallowed origin refused with no CORS header."""
+    from tests.serve.test_robustness import _cors
+
+    c = collects("c", "--allow-origin", "https://ui.example", "--trace-idle", "0.2")
+    status, headers, _ = _cors(c.url, "OPTIONS", {"Origin": "https://ui.example",
+                                                  "Access-Control-Request-Method": "POST",
+                                                  "Access-Control-Request-Headers": "Content-Type"})
+    assert status == 204 and headers["access-control-allow-origin"] == "https://ui.example", headers
+    assert headers["access-control-allow-methods"] == "POST" and headers["access-control-allow-headers"] == "content-type"
+    body = json.dumps(to_otlp_json(_runs_of(Recorder(), 1))).encode()
+    status, headers, answer = _cors(c.url, "POST", {"Origin": "https://ui.example", "Content-Type": "application/json"},
+                                    body)
+    assert (status, json.loads(answer)) == (200, {})
+    assert headers["access-control-allow-origin"] == "https://ui.example" and headers["vary"] == "Origin"
+    assert headers["access-control-expose-headers"] == "Retry-After"
+    status, headers, _ = _cors(c.url, "OPTIONS", {"Origin": "https://evil.example",
+                                                  "Access-Control-Request-Method": "POST"})
+    assert status == 403 and "access-control-allow-origin" not in headers
+    wait_for(lambda: len(c.envelopes()) >= 1, "the page's run")
+    c.stop()
+    assert [e["public_output"] for e in c.envelopes()] == ["answer 0"]
+
+
 def test_the_exit_summary_counts_rejected_spans_among_those_received(collects) -> None:
     """One request of two spans, one with a broken id: the summary said "1 span(s) received, 1 rejected",
     which reads as the one span received being rejected, while the other was folded."""

@@ -179,6 +179,72 @@ def test_host_and_origin_checks(tmp_path: Path) -> None:
     assert "echo: x" not in (tmp_path / "serve.log").read_text()
 
 
+def _cors(url: str, method: str, headers: dict, body: bytes | None = None) -> tuple[int, dict, bytes]:
+    """One request as a browser sends it (header names as the server wrote them, lower-cased)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        connection.request(method, parts.path, body=body, headers=headers)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders() if k.lower() != "vary"} | {
+            "vary": ", ".join(v for k, v in response.getheaders() if k.lower() == "vary")}, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_page_from_an_allowed_origin_can_call_the_server(tmp_path: Path) -> None:
+    """--allow-origin let the page's requests pass the Origin check, but a browser sends a JSON POST (and any with
+    Authorization or Mcp-Session-Id) only after a CORS preflight, which was 405, and shows a response only with
+    Access-Control-Allow-Origin, which none had: no page could call the server. The preflight passes the Host and
+    Origin checks (not the token: browsers send none on it); every answer to an allowed origin carries the CORS
+    headers, the session header readable; a disallowed origin gets 403 and no CORS header. The origin is given as
+    written (upper case, default port) and matched as browsers send it."""
+    import os
+
+    env = {**os.environ, "OTEL_AGENTS_ECP_TOKEN": "sekrit"}
+    with http_server(f"{AGENTS}:echo", "--allow-origin", "https://UI.example:443", log=tmp_path / "serve.log",
+                     env=env) as (url, _):
+        page = {"Origin": "https://ui.example"}
+        asks = {**page, "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type,authorization, mcp-session-id"}
+        status, headers, body = _cors(url, "OPTIONS", asks)
+        assert (status, body) == (204, b""), headers
+        assert headers["access-control-allow-origin"] == "https://ui.example"
+        assert headers["access-control-allow-methods"] == "POST, DELETE"
+        assert headers["access-control-allow-headers"] == "content-type, authorization, mcp-session-id"
+        assert int(headers["access-control-max-age"]) > 0 and "Origin" in headers["vary"]
+        assert "content-length" not in headers  # RFC 9110 section 8.6: none in a 204
+        status, headers, body = _cors(url, "POST", {**page, "Content-Type": "application/json",
+                                                    "Authorization": "Bearer sekrit"}, rpc("agent/initialize").encode())
+        assert status == 200 and json.loads(body)["result"]["name"] == "echo"
+        assert headers["access-control-allow-origin"] == "https://ui.example" and headers["vary"] == "Origin"
+        assert "mcp-session-id" in headers["access-control-expose-headers"].lower() and headers["mcp-session-id"]
+        status, headers, _ = _cors(url, "POST", {**page, "Content-Type": "application/json"}, b"{}")
+        assert status == 401 and headers["access-control-allow-origin"] == "https://ui.example"  # readable refusal
+        # disallowed: the preflight and the request refused, nothing readable; Host still checked on a preflight
+        for method, extra in (("OPTIONS", {"Access-Control-Request-Method": "POST"}), ("POST", {})):
+            status, headers, _ = _cors(url, method, {"Origin": "https://evil.example", **extra})
+            assert status == 403 and "access-control-allow-origin" not in headers, (method, headers)
+        assert _cors(url, "OPTIONS", {**asks, "Host": "evil.example"})[0] == 421
+        # OPTIONS that is no preflight: what the endpoint serves (after the token check)
+        assert _cors(url, "OPTIONS", {})[0] == 401
+        status, headers, _ = _cors(url, "OPTIONS", {"Authorization": "Bearer sekrit"})
+        assert status == 204 and headers["allow"] == "POST, DELETE, OPTIONS"
+
+
+@pytest.mark.parametrize("value", ["https://ui.example/", "ui.example", "https://ui.example/app", "ftp://ui.example"])
+def test_an_allowed_origin_that_is_no_origin_is_refused(value: str) -> None:
+    """``--allow-origin https://ui.example/`` (a trailing slash) never matched the ``Origin`` a browser sends, so
+    every request of that page got 403 with nothing saying why: now exit 2 naming the option and the form."""
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo", "--http", "--port", "0", "--allow-origin", value],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2 and "--allow-origin" in proc.stderr and "scheme://host[:port]" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_non_loopback_bind_needs_allow_remote() -> None:
     proc = subprocess.run(SERVE + [f"{AGENTS}:echo", "--http", "--host", "0.0.0.0", "--port", "0"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)

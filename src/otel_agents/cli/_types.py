@@ -95,3 +95,18 @@ def bearer_token(text: str) -> str:
         return check_token(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{exc} (from --auth-token or $OTEL_AGENTS_ECP_TOKEN)") from None
+
+
+def origin(text: str) -> str:
+    """An origin for ``--allow-origin``: ``scheme://host[:port]`` as a browser sends it (normalised: lower case, no
+    default port), ``*`` or ``null`` (:func:`otel_agents.serve.http.normalise_origin`).
+
+    Raises:
+        argparse.ArgumentTypeError: not an origin (``https://ui.example/``: a path, which never matches).
+    """
+    from ..serve.http import normalise_origin
+
+    try:
+        return normalise_origin(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -31,7 +31,7 @@ import threading
 from typing import Any
 
 from . import plain
-from ._types import at_least_one, bearer_token, port, positive_seconds, seconds
+from ._types import at_least_one, bearer_token, origin, port, positive_seconds, seconds
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
 DEFAULT_OUTPUT = "otel-agents-envelopes.jsonl"
@@ -68,7 +68,10 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                                                                "(use with --auth-token)")
     p.add_argument("--auth-token", type=bearer_token, default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
                    help="require 'Authorization: Bearer TOKEN' (default: $OTEL_AGENTS_ECP_TOKEN)")
-    p.add_argument("--allow-origin", action="append", default=[], help="an extra allowed Origin")
+    p.add_argument("--allow-origin", action="append", default=[], type=origin, metavar="ORIGIN",
+                   help="let pages from ORIGIN (scheme://host[:port]; '*' = any) send spans (OpenTelemetry JS in a "
+                        "browser): their requests pass the Origin check and get CORS answers, preflights included "
+                        "(loopback origins always do)")
     p.add_argument("--allow-host", action="append", default=[], help="an extra allowed Host header name")
     p.add_argument("--connection-timeout", type=positive_seconds, default=limits.connection_timeout, metavar="SECONDS",
                    help=f"close a connection that sends no complete request for this long; on gRPC, cancel a "

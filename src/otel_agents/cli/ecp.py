@@ -37,7 +37,7 @@ import os
 import signal
 import sys
 from . import plain
-from ._types import at_least_one, bearer_token, http_url, port, positive_seconds, seconds, url_path
+from ._types import at_least_one, bearer_token, http_url, origin, port, positive_seconds, seconds, url_path
 
 DEFAULT_COLLECT_GRACE = 5.0  # seconds
 # (tracer provider, {target spec: Target}, os.environ then) set up and imported by a fork server's parent
@@ -87,8 +87,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--auth-token", type=bearer_token, default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
                    help="require 'Authorization: Bearer TOKEN' on every HTTP request "
                         "(default: $OTEL_AGENTS_ECP_TOKEN; prefer the variable: arguments show in ps)")
-    p.add_argument("--allow-origin", action="append", default=[],
-                   help="an extra allowed Origin for HTTP requests (loopback origins are always allowed)")
+    p.add_argument("--allow-origin", action="append", default=[], type=origin, metavar="ORIGIN",
+                   help="let pages from ORIGIN (scheme://host[:port]; '*' = any) call the HTTP server: their "
+                        "requests pass the Origin check and get CORS answers, preflights included (loopback origins "
+                        "always do)")
     p.add_argument("--allow-host", action="append", default=[],
                    help="an extra allowed Host header name (loopback names and the bound address always are)")
     p.add_argument("--max-sessions", type=at_least_one, default=DEFAULT_MAX_SESSIONS,

@@ -16,13 +16,26 @@ Checks, in order, before any agent code runs:
 2. ``Host`` (DNS-rebinding protection): a loopback name, the bound address, or
    one listed with ``--allow-host``; else ``421``;
 3. ``Origin``, when sent: a loopback origin or one listed with ``--allow-origin``;
-   else ``403``;
+   else ``403``; a CORS preflight (``OPTIONS`` with ``Access-Control-Request-Method``) from an allowed
+   origin is answered here, ``204`` (see CORS below), before the token check (browsers send no
+   ``Authorization`` on a preflight);
 4. with a token (``--auth-token`` / ``OTEL_AGENTS_ECP_TOKEN``):
    ``Authorization: Bearer <token>``; else ``401``;
 5. the body: not framed twice (``Content-Length`` with ``Transfer-Encoding``:
    ``400``), at most ``max_body`` bytes (``413``), received within
    ``connection_timeout`` seconds (``408``); ``ecp serve`` takes it uncompressed (another
    ``Content-Encoding``: ``415`` with ``Accept-Encoding: identity``, not a JSON parse error).
+
+CORS (the Fetch standard's CORS protocol, https://fetch.spec.whatwg.org/#http-cors-protocol), so a page
+from an allowed origin can call the server: the preflight's answer carries ``Access-Control-Allow-Origin``
+(the page's origin), ``-Allow-Methods`` (the endpoint's methods), ``-Allow-Headers`` (the headers the
+preflight asked for: ``Content-Type: application/json``, ``Authorization``, ``Mcp-Session-Id``…; which
+origin may call is what is checked) and ``-Max-Age``; every other answer to an allowed origin, refusals
+included, carries ``Access-Control-Allow-Origin``, ``Access-Control-Expose-Headers`` (``Mcp-Session-Id``,
+``Retry-After``: else a page's script cannot read them) and ``Vary: Origin``. No
+``Access-Control-Allow-Credentials``: the bearer token is a header the page sets, not a browser credential.
+A disallowed origin gets ``403`` and no CORS header, so its page can read nothing. ``OPTIONS`` that is no
+preflight is answered ``204`` with ``Allow``.
 
 Limits (:class:`HTTPLimits`): a connection that has not sent a complete request
 head within ``connection_timeout`` seconds of opening, or of its last response, is
@@ -68,6 +81,7 @@ MAX_HEAD = 64 * 1024  # bytes of request headers (h11 also refuses an incomplete
 SHUTDOWN_GRACE = 2.0  # seconds requests in flight may still run after a stop signal (Uvicorn's graceful shutdown)
 MAX_PIPELINED = 256 * 1024  # bytes of requests sent ahead (pipelined) held before reading stops
 LOG_INTERVAL = 60.0  # seconds: each of Uvicorn's per-request warnings is logged at most once in this long
+CORS_MAX_AGE = 7200  # seconds a browser may keep a preflight's answer (Chromium's cap; the allowed origins are fixed)
 
 Scope = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Mapping[str, Any]]]
@@ -112,6 +126,35 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalise_origin(text: str) -> str:
+    """An origin to allow, as a browser sends it in ``Origin`` (RFC 6454 section 6.2: ``scheme://host[:port]``,
+    scheme and host in lower case, no default port); ``*`` (any origin) and ``null`` (a sandboxed or ``file:``
+    page) as given. ``Origin`` is compared as sent, so ``https://UI.example:443`` is taken as ``https://ui.example``.
+
+    Raises:
+        ValueError: not an origin: a path (``https://ui.example/``, which no browser sends), a query, user
+            information, no host, or a scheme other than http(s).
+    """
+    if text in ("*", "null"):
+        return text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"{text!r} is not an origin ({exc})") from None
+    scheme, host = parts.scheme.lower(), parts.hostname
+    if scheme not in _DEFAULT_PORTS or not host or parts.path or parts.query or parts.fragment \
+            or "@" in parts.netloc or text.endswith(("?", "#")):
+        raise ValueError(f"{text!r} is not an origin: scheme://host[:port] with an http or https scheme and "
+                         "nothing after the port (not even '/'), as a browser sends it, e.g. https://ui.example:8080; "
+                         "or '*' (any origin) or 'null'")
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + (f":{port}" if port is not None and port != _DEFAULT_PORTS[scheme] else "")
+
+
 def _origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     """No Origin (a non-browser client) is allowed; otherwise loopback origins or listed ones."""
     if not origin:
@@ -124,6 +167,8 @@ def _origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     except ValueError:
         return False
 
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 section 5.6.2: a field name is a token
 
 # RFC 9110 section 7.2: Host = uri-host [ ":" port ], uri-host an IP literal or a reg-name (RFC 3986 section 3.2.2)
 _HOST_HEADER = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~%!$&'()*+,;=]+)(?::[0-9]*)?")
@@ -190,30 +235,40 @@ class HTTPGate:
         bound_host: the address bound, accepted as a ``Host`` name.
         reply: how a refusal is written: ``reply(send, request headers, status, message, extra headers)``
             (default :func:`json_error`).
+        methods: the methods the endpoint serves (besides ``OPTIONS``): CORS's ``Access-Control-Allow-Methods``.
+        expose: response headers a page's script may read (CORS's ``Access-Control-Expose-Headers``).
 
     Raises:
-        ValueError: a token HTTP cannot carry (:func:`check_token`).
+        ValueError: a token HTTP cannot carry (:func:`check_token`), an allowed origin that is not one
+            (:func:`normalise_origin`).
     """
 
     def __init__(self, path: str, security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
-                 bound_host: str = "127.0.0.1", reply: Reply = json_error) -> None:
+                 bound_host: str = "127.0.0.1", reply: Reply = json_error, methods: Iterable[str] = ("POST",),
+                 expose: Iterable[str] = ("Retry-After",)) -> None:
         self.path = path
         self.security = security or HTTPSecurity()
         self.limits = limits or HTTPLimits()
         self.reply = reply
+        self.methods = ", ".join(methods)
+        self._expose = ", ".join(expose).encode("latin-1")
+        self._origins = [normalise_origin(o) for o in self.security.allowed_origins]
         self._hosts = {h.lower().strip("[]") for h in self.security.allowed_hosts}
         if bound_host not in ("0.0.0.0", "::", ""):
             self._hosts.add(bound_host.lower().strip("[]"))
         token = self.security.auth_token
         self._token = None if token is None else check_token(token).encode("ascii")
 
-    async def admit(self, scope: Scope, send: Send) -> dict[str, str] | None:
-        """Checks 0-4; the request headers (lower-case names) when they pass, else ``None`` (answered)."""
+    async def admit(self, scope: Scope, send: Send) -> tuple[dict[str, str], Send] | None:
+        """Checks 0-4 (a CORS preflight, or another ``OPTIONS``, is answered after them); when they pass, the
+        request headers (lower-case names) and the ``send`` to answer with (adding the CORS headers an allowed
+        ``Origin`` gets); else ``None`` (answered)."""
         headers: dict[str, str] = {}
         size = 0
         for k, v in scope.get("headers", []):
             headers.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
             size += len(k) + len(v)
+        send = self._cors(headers, send)
         if size > MAX_HEAD:
             await self.reply(send, headers, 431, f"request headers larger than {MAX_HEAD} bytes",
                              {"connection": "close"})
@@ -224,21 +279,59 @@ class HTTPGate:
         if not _host_allowed(headers.get("host"), self._hosts):
             await self.reply(send, headers, 421, "host not allowed (DNS-rebinding protection); see --allow-host", {})
             return None
-        if not _origin_allowed(headers.get("origin"), self.security.allowed_origins):
+        if not _origin_allowed(headers.get("origin"), self._origins):
             await self.reply(send, headers, 403, "origin not allowed; see --allow-origin", {})
+            return None
+        method = scope.get("method")
+        if method == "OPTIONS" and "origin" in headers and "access-control-request-method" in headers:
+            await _send(send, 204, None, self._preflight(headers))
             return None
         if self._token is not None and not self._authorized(headers.get("authorization")):
             await self.reply(send, headers, 401, "missing or wrong bearer token",
                              {"www-authenticate": 'Bearer realm="ecp"'})
             return None
-        return headers
+        if method == "OPTIONS":  # RFC 9110 section 9.3.7: what the endpoint serves
+            await _send(send, 204, None, {"allow": f"{self.methods}, OPTIONS"})
+            return None
+        return headers, send
+
+    def _cors(self, headers: Mapping[str, str], send: Send) -> Send:
+        """``send``, adding to the response start ``Vary: Origin`` when the request has an ``Origin``, and for an
+        allowed one ``Access-Control-Allow-Origin`` (that origin) and ``Access-Control-Expose-Headers``."""
+        origin = headers.get("origin")
+        if origin is None:
+            return send
+        extra = [(b"vary", b"Origin")]
+        if _origin_allowed(origin, self._origins):
+            extra.append((b"access-control-allow-origin", origin.encode("latin-1")))
+            if self._expose:
+                extra.append((b"access-control-expose-headers", self._expose))
+
+        async def cors_send(message: Mapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        return cors_send
+
+    def _preflight(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """The CORS headers of a preflight's answer (``Access-Control-Allow-Origin``, ``Vary: Origin`` are added
+        by :meth:`_cors`): the endpoint's methods, the request headers asked for (``Authorization`` must be
+        named: the ``*`` wildcard never covers it), how long a browser may keep the answer."""
+        asked = [h.strip().lower() for h in headers.get("access-control-request-headers", "").split(",")]
+        extra = {"access-control-allow-methods": self.methods, "access-control-max-age": str(CORS_MAX_AGE),
+                 "vary": "Access-Control-Request-Method, Access-Control-Request-Headers"}
+        allowed = ", ".join(h for h in asked if _TOKEN.fullmatch(h))
+        if allowed:
+            extra["access-control-allow-headers"] = allowed
+        return extra
 
     async def busy(self, scope: Scope, send: Send) -> None:
         """The refusal of a request over ``max_connections`` (connections and requests in flight): ``503`` with
         ``Retry-After: 1``, written as this server writes its other refusals (Uvicorn's own is plain text without
         ``Retry-After``: an OTLP exporter cannot tell when to retry, and it is no ``google.rpc.Status``)."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        await self.reply(send, headers, 503, f"server busy: {self.limits.max_connections} connections and requests "
+        await self.reply(self._cors(headers, send), headers, 503, f"server busy: {self.limits.max_connections} connections and requests "
                          "at once; retry later", {"retry-after": "1", "connection": "close"})
 
     def _authorized(self, value: str | None) -> bool:
@@ -297,22 +390,24 @@ class ECPApp:
                  limits: HTTPLimits | None = None, bound_host: str = "127.0.0.1") -> None:
         self.sessions = sessions
         self.path = path
-        self.gate = HTTPGate(path, security, limits, bound_host)
+        self.gate = HTTPGate(path, security, limits, bound_host, methods=("POST", "DELETE"),
+                             expose=("Mcp-Session-Id", "Retry-After"))
         self.security = self.gate.security
         self.limits = self.gate.limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan is off; websockets are not served
             return
-        headers = await self.gate.admit(scope, send)
-        if headers is None:
+        admitted = await self.gate.admit(scope, send)
+        if admitted is None:
             return None
+        headers, send = admitted
         method = scope.get("method", "")
         if method == "POST":
             return await self._post(headers, receive, send)
         if method == "DELETE":
             return await self._delete(headers, send)
-        await _send(send, 405, {"error": "method not allowed: use POST"}, {"allow": "POST, DELETE"})
+        await _send(send, 405, {"error": "method not allowed: use POST"}, {"allow": "POST, DELETE, OPTIONS"})
 
     async def _delete(self, headers: Mapping[str, str], send: Send) -> None:
         sid = headers.get(SESSION_HEADER)
@@ -398,7 +493,8 @@ async def _send(send: Send, status: int, payload: Any, extra: Mapping[str, str] 
         body = encode(payload)
     else:
         body = json.dumps(payload, allow_nan=False, ensure_ascii=True).encode("ascii")
-    headers = [(b"content-length", str(len(body)).encode("ascii"))]
+    # RFC 9110 section 8.6: no Content-Length in a 204
+    headers = [] if status == 204 else [(b"content-length", str(len(body)).encode("ascii"))]
     if body:
         headers.append((b"content-type", b"application/json"))
     headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (extra or {}).items()]

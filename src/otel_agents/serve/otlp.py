@@ -17,7 +17,9 @@ Behaves as the OTLP specification's OTLP/HTTP section requires
   ``max_pending_bytes``): the OTLP exporters and the Collector's ``otlphttp`` exporter
   retry after that many seconds;
 * first, the same checks as ``ecp serve --http`` (:class:`~.http.HTTPGate`: header size,
-  path, ``Host``, ``Origin``, bearer token, body size and time), the same code.
+  path, ``Host``, ``Origin``, bearer token, body size and time), the same code, and the same CORS: a page from
+  an allowed origin can send spans (OpenTelemetry JS's OTLP/HTTP exporters in a browser post JSON or protobuf,
+  which needs a preflight).
 
 Decoding and whatever the ``sink`` does with the spans run in one worker thread, one
 request at a time, never in the event loop. Only spans are received: ``/v1/logs`` and
@@ -123,11 +125,12 @@ class OTLPReceiver:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        headers = await self.gate.admit(scope, send)
-        if headers is None:
+        admitted = await self.gate.admit(scope, send)
+        if admitted is None:
             return
+        headers, send = admitted
         if scope.get("method") != "POST":
-            return await status_reply(send, headers, 405, "method not allowed: use POST", {"allow": "POST"})
+            return await status_reply(send, headers, 405, "method not allowed: use POST", {"allow": "POST, OPTIONS"})
         if self._pending >= self.max_pending_bytes:  # before reading the body: refused early, nothing held
             self.count_busy()
             return await status_reply(send, headers, 503, "receiver at capacity: retry later",
