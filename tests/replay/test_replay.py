@@ -304,7 +304,8 @@ def test_an_envelope_with_a_number_beyond_a_double_is_skipped_at_load(tmp_path: 
         '"total_tokens": 1}', '"total_tokens": 1e400}') + "\n", encoding="utf-8")
     errors: list = []
     assert [r.envelope["public_output"] for r in load_runs(str(source), errors=errors)] == ["first"]
-    assert [(e.line, "1e400" in e.message) for e in errors] == [(2, True)]
+    assert [(e.line, "infinity when parsed as double" in e.message) for e in errors] == [(2, True)]
+    assert errors == _fold_errors(source)  # what otel-agents fold says of that line
 
 
 def test_a_line_nested_too_deeply_is_skipped_at_load(tmp_path: Path) -> None:
@@ -319,7 +320,89 @@ def test_a_line_nested_too_deeply_is_skipped_at_load(tmp_path: Path) -> None:
                       encoding="utf-8")
     errors: list = []
     assert [r.envelope["public_output"] for r in load_runs(str(source), errors=errors)] == ["first", "second"]
-    assert [(e.line, "nested too deeply" in e.message) for e in errors] == [(2, True)]
+    assert [(e.line, "depth limit exceeded" in e.message) for e in errors] == [(2, True)]
+    assert errors == _fold_errors(source)
+
+
+def _fold_errors(source: Path) -> list:
+    """The problems the reader of ``otel-agents fold`` reports for ``source``."""
+    from otel_agents.exporters.file import read_otlp_json
+
+    errors: list = []
+    read_otlp_json(str(source), errors=errors)
+    return errors
+
+
+def _traced_runs(*pairs: tuple[str, str]) -> dict:
+    """One OTLP/JSON request holding a run (root with input and output, one tool) per ``(input, output)``."""
+    from otel_agents.exporters.file import to_otlp_json
+    from otel_agents.semconv import Kind
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    for text, output in pairs:
+        agent = rec.telemetry.start_span(Kind.AGENT, "support")
+        agent.set_input(text)
+        tool = rec.telemetry.start_span(Kind.TOOL, "lookup_order", parent=agent,
+                                        attributes={"gen_ai.tool.name": "lookup_order"})
+        tool.end()
+        agent.set_output(output)
+        agent.end()
+    return to_otlp_json(rec.spans)
+
+
+def _replay_steps(source: Path, *inputs: str) -> tuple[list[dict], str]:
+    """``ecp serve --replay SOURCE`` over stdio, a real process: initialize, then a step per input."""
+    lines = ['{"jsonrpc":"2.0","id":0,"method":"agent/initialize","params":{}}'] + [
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "agent/step", "params": {"input": text}})
+        for i, text in enumerate(inputs, 1)]
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
+                          input="\n".join(lines) + "\n", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()][1:], proc.stderr
+
+
+def test_a_pretty_printed_source_is_replayed_as_fold_reads_it(tmp_path: Path) -> None:
+    """``jq . trace.jsonl > trace.json`` (or a tool's indented export): one OTLP/JSON document over many lines,
+    which ``otel-agents fold`` reads. ``ecp serve --replay`` had its own line reader: every line of it was 'not
+    JSON' and the server refused to start (no stored run). Now it reads with fold's reader: served; a pretty-printed
+    envelope too; one cut short is one problem at line 1 saying where in the file it breaks, as fold says it."""
+    pretty = tmp_path / "trace.json"
+    pretty.write_text(json.dumps(_traced_runs(("Where is order A100?", "shipped"), ("Refund B200?", "refunded")),
+                                 indent=2) + "\n", encoding="utf-8")
+    answers, err = _replay_steps(pretty, "Refund B200?", "Where is order A100?")
+    assert [a["result"]["public_output"] for a in answers] == ["refunded", "shipped"], err
+    assert [c["name"] for c in answers[0]["result"]["tool_calls"]] == ["lookup_order"]
+    envelope = tmp_path / "envelope.json"
+    envelope.write_text(json.dumps(load_runs(str(pretty))[0].envelope, indent=2), encoding="utf-8")
+    assert [r.envelope["public_output"] for r in load_runs(str(envelope))] == ["shipped"]
+    text = pretty.read_text(encoding="utf-8")
+    pretty.write_text(text[:len(text) // 2], encoding="utf-8")
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(pretty)], capture_output=True, text=True,
+                          input="", timeout=120)
+    [problem] = _fold_errors(pretty)
+    assert problem.line == 1 and "unexpected end of data" in problem.message
+    assert proc.returncode == 2 and f"no stored run (neither envelopes nor OTLP/JSON spans) ({problem})" in proc.stderr
+
+
+def test_a_bad_span_is_left_out_naming_its_field_and_its_runs_neighbours_kept(tmp_path: Path) -> None:
+    """A line with one span whose id is not hex: that span is left out, the message names the line and the field
+    (``…spans[1].spanId``), exactly as ``otel-agents fold`` reports it, and the line's other run is served."""
+    data = _traced_runs(("Where is order A100?", "shipped"), ("Refund B200?", "refunded"))
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    refund_root = next(s for s in spans if any(a["value"].get("stringValue") == "Refund B200?"
+                                               for a in s.get("attributes", [])))
+    refund_root["spanId"] = "zz"
+    source = tmp_path / "trace.jsonl"
+    source.write_text('{"status": "done"\n' + json.dumps(data) + "\n", encoding="utf-8")
+    errors: list = []
+    runs = load_runs(str(source), errors=errors)
+    assert errors == _fold_errors(source) and [e.line for e in errors] == [1, 2]
+    assert errors[1].spans == 1 and "spanId" in errors[1].message and "'zz'" in errors[1].message
+    assert "shipped" in [r.envelope["public_output"] for r in runs]
+    answers, err = _replay_steps(source, "Where is order A100?")
+    assert answers[0]["result"]["public_output"] == "shipped"
+    assert f"skipped {errors[0]}" in err and f"skipped {errors[1]}" in err
 
 
 def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Path) -> None:

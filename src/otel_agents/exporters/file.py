@@ -33,6 +33,7 @@ metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import json
 import logging
@@ -41,7 +42,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 from google.protobuf import json_format
@@ -326,7 +327,9 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
 
 def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
                    errors: list[MalformedLine] | None = None,
-                   warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+                   warnings: list[MalformedLine] | None = None,
+                   others: Callable[[int, dict[str, Any]], Any] | None = None
+                   ) -> Iterator[tuple[int, list[ReadableSpan]]]:
     """Read OTLP/JSON lines one at a time: yields ``(line number, spans of that line)``.
 
     Memory holds one line at a time (so a caller that groups spans as they
@@ -340,6 +343,9 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
             span that was kept: a ``traceState`` that is not a W3C ``tracestate``
             (``…spans[2].traceState: member 'x y' is not key=value …``); when
             ``None``, each is logged as a WARNING.
+        others: called with ``(line number, object)`` for each line that is a JSON object but no trace request
+            (no ``resourceSpans``: an ECP envelope, a log record), which is otherwise passed over silently; so a
+            reader of mixed files (``ecp serve --replay``) takes the other records with this same reading.
 
     A malformed line is skipped whole and the lines around it are kept: not
     UTF-8, invalid JSON (``NaN``/``Infinity`` literals included), nested deeper
@@ -376,12 +382,12 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            yield from _read_lines(lines_of(f), name, errors, warnings)
+            yield from _read_lines(lines_of(f), name, errors, warnings, others)
         return
     name = getattr(source, "name", "<stream>")
     if isinstance(source, io.BufferedReader):  # a binary file or sys.stdin.buffer: gzip is seen here too
         source = lines_of(source)
-    yield from _read_lines(source, name, errors, warnings)
+    yield from _read_lines(source, name, errors, warnings, others)
 
 
 _BOM = "\ufeff"
@@ -463,7 +469,8 @@ def _bounded_lines(f: Any) -> Iterator[bytes]:
 
 
 def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None,
-                warnings: list[MalformedLine] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+                warnings: list[MalformedLine] | None = None,
+                others: Callable[[int, dict[str, Any]], Any] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
     notes: list[str] = []
     rejected: list[tuple[int, str]] = []
     for number, text in _numbered(lines):
@@ -474,7 +481,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
                 text = without_bom(text)
             if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
                 continue
-            spans = _parse_line(text, notes, rejected)
+            spans = _parse_line(text, notes, rejected, None if others is None else functools.partial(others, number))
             if rejected:  # bad spans (or resources, scopes) left out, as an OTLP receiver does
                 message = problems_message([m for _, m in rejected])
                 left_out = sum(n for n, _ in rejected)
@@ -569,9 +576,11 @@ def problems_message(problems: list[str]) -> str:
 
 
 def _parse_line(text: str | bytes, notes: list[str] | None = None,
-                rejected: list[tuple[int, str]] | None = None) -> list[ReadableSpan]:
+                rejected: list[tuple[int, str]] | None = None,
+                other: Callable[[dict[str, Any]], Any] | None = None) -> list[ReadableSpan]:
     """The spans of one line; with ``rejected``, bad spans are left out and reported there (see
-    :meth:`_Decoder.request`), else the first bad field raises ``ValueError``."""
+    :meth:`_Decoder.request`), else the first bad field raises ``ValueError``. A JSON object that is no trace
+    request goes to ``other`` (when given)."""
     data = load_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
@@ -579,6 +588,8 @@ def _parse_line(text: str | bytes, notes: list[str] | None = None,
         if "next_cursor" in data and isinstance(data.get("data"), list):  # a Phoenix span-search page
             data = {"resourceSpans": [{"scopeSpans": [{"spans": data["data"]}]}]}
         else:
+            if other is not None:
+                other(data)
             return []
     decoder = _Decoder()
     try:

@@ -4,8 +4,8 @@ A new manifest (a new check) is graded against runs recorded earlier, without
 running the agent or calling its model again (the A²E engine's incremental
 re-evaluation): each ``agent/step`` is answered with the envelope of a stored run.
 
-SOURCE (:func:`load_runs`) is one file (gzip-compressed too; read by the bounded line reader of
-``otel-agents fold``, :func:`~otel_agents.exporters.file.lines_of`) of any of these, told apart line by line:
+SOURCE (:func:`load_runs`) is one file (gzip-compressed, pretty-printed too; read by the reader of
+``otel-agents fold``, :func:`~otel_agents.exporters.file.iter_otlp_json`) of any of these, told apart line by line:
 
 * OTLP/JSON trace lines (``ecp serve --trace-file``, the Collector's ``file``
   exporter, another instrumentation's traces): folded as ``otel-agents fold`` does;
@@ -155,54 +155,39 @@ def _is_envelope(obj: Any) -> bool:
 def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[StoredRun]:
     """The stored runs of ``path`` (see the module docstring), in recorded order (root start time).
 
-    A line that is neither an envelope nor OTLP/JSON (not UTF-8, not strict JSON, a field of the wrong
-    type, cut short by a writer that was killed) is skipped, as ``otel-agents fold`` skips it: one
-    :class:`~otel_agents.exporters.file.MalformedLine` per line (its number in the file) goes to
-    ``errors``, or is logged as a WARNING when ``errors`` is ``None``; the runs of the other lines are kept.
+    Read by the one reader of every command that reads OTLP/JSON files
+    (:func:`~otel_agents.exporters.file.iter_otlp_json`, as ``otel-agents fold``): gzip, a byte-order mark, a
+    pretty-printed document (one record over many lines), bounded lines; its envelope lines are the JSON objects
+    that reader hands over as no trace request. A line that is neither an envelope nor OTLP/JSON (not UTF-8, not
+    strict JSON, a field of the wrong type, cut short by a writer that was killed) is skipped, and a span with a
+    bad field left out of its line, with the same :class:`~otel_agents.exporters.file.MalformedLine` as
+    ``otel-agents fold`` reports (line number, field path); they go to ``errors``, or are logged as WARNINGs
+    when ``errors`` is ``None``; the runs of the other lines are kept.
 
     Raises:
         ReplaySourceError: the file cannot be read, or it holds no run.
     """
     from ..exporters.ecp import fold
-    from ..exporters.ecp._json import strict_decode
-    from ..exporters.file import MalformedLine, UnreadLine, iter_otlp_json, lines_of, without_bom
+    from ..exporters.file import iter_otlp_json
 
     skipped: list[MalformedLine] = []
     envelopes: list[tuple[int, dict[str, Any]]] = []  # (line number in the file, envelope)
-    trace_lines: list[tuple[int, str]] = []  # (line number in the file, text)
+
+    def other(number: int, obj: dict[str, Any]) -> None:
+        if _is_envelope(obj):
+            envelopes.append((number, obj))
+
     try:
-        with open(path, "rb") as f:
-            for number, raw in enumerate(lines_of(f), 1):  # bounded lines, gzip read through
-                if type(raw) is UnreadLine:  # over the line limit (or a damaged gzip stream): why, as its text
-                    skipped.append(MalformedLine(path, number, raw.decode()))
-                    continue
-                if number == 1:
-                    raw = without_bom(raw)  # RFC 8259 section 8.1: a parser may ignore it
-                if not raw.strip():
-                    continue
-                try:
-                    line = raw.decode("utf-8")
-                    obj = strict_decode(line)  # NaN, Infinity, 1e400: an envelope no strict JSON could answer
-                except ValueError as exc:  # UnicodeDecodeError is one
-                    skipped.append(MalformedLine(path, number, f"not JSON ({exc})"))
-                    continue
-                if _is_envelope(obj):
-                    envelopes.append((number, obj))
-                else:
-                    trace_lines.append((number, line))
+        spans = [s for _, batch in iter_otlp_json(path, errors=skipped, others=other) for s in batch]
     except OSError as exc:
         raise ReplaySourceError(f"cannot read {path}: {exc.strerror or exc}") from None
     runs = [_stored(env) for _, env in envelopes]
     for run, (number, _) in zip(runs, envelopes):
         run.line = number
-    if trace_lines:
-        bad: list[MalformedLine] = []
-        spans = [s for _, batch in iter_otlp_json([text for _, text in trace_lines], errors=bad) for s in batch]
-        skipped += [MalformedLine(path, trace_lines[e.line - 1][0], e.message) for e in bad]
+    if spans:
         inputs = {f"{s.context.span_id:016x}": stored_input(s.attributes or {}) for s in spans}
         for env in fold(spans):
             runs.append(_stored(env, inputs.get(_root_record(env).get("span_id"))))
-    skipped.sort(key=lambda e: e.line)
     if errors is not None:
         errors.extend(skipped)
     else:
