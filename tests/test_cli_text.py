@@ -361,6 +361,22 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
                                           for line in (lines[1], lines[2], lines[4], lines[5]))], lines
 
 
+def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
+    """An endpoint carrying a credential (``https://user:PASSWORD@host``, which the OTLP/HTTP exporter sends as
+    basic auth) was printed whole, three times, in the lines and the problems a user pastes into an issue: now
+    redacted wherever it appears, the rest of the line kept."""
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    refused = closed.getsockname()[1]
+    closed.close()
+    env = _clean_env(OTEL_AGENTS_EXPORTERS="otlp", OTEL_EXPORTER_OTLP_ENDPOINT=f"http://alice:s3cr3t@127.0.0.1:{refused}")
+    out = _doctor(env, code=1, cwd=tmp_path)
+    assert "s3cr3t" not in out, out
+    assert f"-> http://alice:[REDACTED]@127.0.0.1:{refused}/v1/traces: problem: 127.0.0.1:{refused}" in out, out
+
+
 def _clean_env(**values: str) -> dict[str, str]:
     import os
 

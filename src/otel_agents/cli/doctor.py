@@ -1,5 +1,6 @@
 """``otel-agents doctor``: what is installed, what is instrumented, what the content policy is, and where
-``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request).
+``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request). Secrets in
+what it shows (a URL's password, a key in a query) are redacted.
 
 Exit status: 0 when it found no problem; 1 when it reported one (each is listed under ``problems:`` at the end:
 a variable with a value we do not take, a framework installed at a version we do not support, an exporter
@@ -33,6 +34,15 @@ def _shown(name: str) -> str:
     return f"{name}={os.environ.get(name, '<unset>')}"
 
 
+def _say(line: str) -> None:
+    """Print a line of the report, secrets redacted (:func:`~otel_agents._spans.redaction.redact_text`): an endpoint
+    is shown as the exporter resolves it, and ``https://user:PASSWORD@host`` (which the OTLP/HTTP exporter sends
+    as basic auth) or a ``?api_key=`` in it is a credential."""
+    from .._spans.redaction import redact_text
+
+    print(redact_text(line))
+
+
 def run(args: argparse.Namespace) -> int:
     """``otel-agents doctor``: print the version, the OTel SDK switch, the content policy and the other span
     settings, trace-context propagation, each framework's status (installed, supported, instrumented), what
@@ -45,59 +55,59 @@ def run(args: argparse.Namespace) -> int:
     from .. import __version__, instrumentation_status
 
     problems: list[str] = []
-    print(f"otel-agents {__version__}")
+    _say(f"otel-agents {__version__}")
     # a variable with a bad value, each time it is read (not the warning logged once per process); any other
     # warning logged meanwhile too
     with _logged_warnings(problems), bad_values(problems):
-        print(f"OpenTelemetry SDK: {_sdk_state(problems)} ({_shown(ENV_SDK_DISABLED)})")
+        _say(f"OpenTelemetry SDK: {_sdk_state(problems)} ({_shown(ENV_SDK_DISABLED)})")
         settings = Settings()
-        print(f"content capture: {'on' if settings.content_enabled() else 'off'} ({_shown(ENV_CAPTURE_CONTENT)})")
-        print(f"content budget: {settings.content_budget()} characters per attribute "
+        _say(f"content capture: {'on' if settings.content_enabled() else 'off'} ({_shown(ENV_CAPTURE_CONTENT)})")
+        _say(f"content budget: {settings.content_budget()} characters per attribute "
               f"({_shown(ENV_MAX_CONTENT_LENGTH)})")
-        print(f"inline media budget: {settings.media_budget()} bytes per part ({_shown(ENV_MAX_MEDIA_BYTES)})")
-        print(f"stream idle timeout: {settings.idle_timeout():g} s ({_shown(ENV_STREAM_IDLE_TIMEOUT)})")
-        print(f"status OK on success: {'on' if settings.mark_status_ok() else 'off'} ({_shown(ENV_STATUS_OK)})")
-        print(f"vocabularies: {','.join(v for v in VOCABULARIES if v in settings.selected_vocabularies())} "
+        _say(f"inline media budget: {settings.media_budget()} bytes per part ({_shown(ENV_MAX_MEDIA_BYTES)})")
+        _say(f"stream idle timeout: {settings.idle_timeout():g} s ({_shown(ENV_STREAM_IDLE_TIMEOUT)})")
+        _say(f"status OK on success: {'on' if settings.mark_status_ok() else 'off'} ({_shown(ENV_STATUS_OK)})")
+        _say(f"vocabularies: {','.join(v for v in VOCABULARIES if v in settings.selected_vocabularies())} "
               f"({_shown(ENV_VOCABULARIES)})")
         from ..instrumentors.mcp._protocol import ENV_PROPAGATE, propagating  # does not import mcp
 
-        print(f"mcp trace context in params._meta: {'on' if propagating(None) else 'off'} ({_shown(ENV_PROPAGATE)})")
+        _say(f"mcp trace context in params._meta: {'on' if propagating(None) else 'off'} ({_shown(ENV_PROPAGATE)})")
         from ..instrumentors.a2a._protocol import ENV_PROPAGATE as A2A_ENV, propagating as a2a_propagating  # no a2a
 
-        print(f"a2a trace context in service parameters: {'on' if a2a_propagating(None) else 'off'} "
+        _say(f"a2a trace context in service parameters: {'on' if a2a_propagating(None) else 'off'} "
               f"({_shown(A2A_ENV)})")
     status = instrumentation_status()
     rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
     widths = [max([len(row[i]) for row in rows], default=0) for i in range(3)]
     for name, version, supported, state in rows:  # columns as wide as their longest value
-        print(f"  {name:<{widths[0]}} installed {version:<{widths[1]}} supported {supported:<{widths[2]}} {state}")
+        _say(f"  {name:<{widths[0]}} installed {version:<{widths[1]}} supported {supported:<{widths[2]}} {state}")
         if state.startswith("unsupported version"):
             problems.append(f"{name}: {state}: it is not instrumented")
     from ..instrumentors.openai_agents._wiring import tracing_disabled_note  # does not import the SDK
 
     note = tracing_disabled_note()
     if note:
-        print(f"  openai_agents: {note}")
+        _say(f"  openai_agents: {note}")
     from ..instrumentors.claude_agent_sdk._native import cli_telemetry_note  # does not import the SDK
 
-    print(f"  claude_agent_sdk: {cli_telemetry_note()}")
+    _say(f"  claude_agent_sdk: {cli_telemetry_note()}")
     for line in peer_warnings():
-        print(line)
-    print(zero_code_line())
+        _say(line)
+    _say(zero_code_line())
     otlp_line = zero_code_otlp_line()
     if otlp_line:
-        print(otlp_line)
+        _say(otlp_line)
     for line in exporter_lines():
-        print(line)
+        _say(line)
         if ": problem: " in line:
             problems.append(line.strip().replace(": problem: ", ": ", 1))
     problems = list(dict.fromkeys(problems))  # a value read twice is one problem
     if not problems:
-        print("no problems found")
+        _say("no problems found")
         return 0
-    print(f"problems: {len(problems)}")
+    _say(f"problems: {len(problems)}")
     for problem in problems:
-        print(f"  {problem}")
+        _say(f"  {problem}")
     return 1
 
 
