@@ -245,6 +245,35 @@ def test_an_allowed_origin_that_is_no_origin_is_refused(value: str) -> None:
     assert "Traceback" not in proc.stderr
 
 
+_NO_UVICORN = """
+import sys
+class _Deny:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "uvicorn":
+            raise ImportError("No module named 'uvicorn'")
+sys.meta_path.insert(0, _Deny())
+"""
+
+
+@pytest.mark.parametrize("command", [["ecp", "serve", f"{AGENTS}:echo", "--http"],
+                                     ["ecp", "serve", f"{AGENTS}:echo", "--collect", "0"],
+                                     ["ecp", "collect", "-o", "envelopes.jsonl"]])
+def test_a_server_without_uvicorn_is_a_one_line_error(command: list[str], tmp_path: Path) -> None:
+    """Without Uvicorn (``otel-agents`` installed without the ``ecp`` extra), ``ecp serve --http`` imported and
+    instrumented the agent, then died with a RuntimeError traceback (exit 0 for the stdio server's --collect
+    receiver, its task's error unseen); ``ecp collect`` the same: now exit 2 before anything starts, naming the
+    package and the extra."""
+    import os
+
+    (tmp_path / "sitecustomize.py").write_text(_NO_UVICORN, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.run(SERVE[:1] + command + ["--port", "0"] * ("--http" in command or "collect" in command),
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env, input="")
+    assert proc.returncode == 2, proc
+    assert proc.stderr.strip().endswith("the HTTP server needs uvicorn: pip install 'otel-agents[ecp]'"), proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
 def test_non_loopback_bind_needs_allow_remote() -> None:
     proc = subprocess.run(SERVE + [f"{AGENTS}:echo", "--http", "--host", "0.0.0.0", "--port", "0"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)

@@ -83,14 +83,14 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
 
 
 def _refusal(args: argparse.Namespace) -> str | None:
-    from ..serve.http import is_loopback
+    from ..serve.http import is_loopback, missing_server_packages
 
     if not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could send spans. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
     if args.trace_idle > args.trace_timeout:  # each bound alone is checked by its argparse type
         return f"--trace-idle {args.trace_idle:g} is longer than --trace-timeout {args.trace_timeout:g}"
-    return None
+    return missing_server_packages(otlp=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -170,11 +170,15 @@ def _provider(args: argparse.Namespace | None, provider=None):
 def _refusal(args: argparse.Namespace) -> str | None:
     """Why these options (or this environment) are refused, or ``None``."""
     from .._spans.settings import ENV_SDK_DISABLED, sdk_disabled
-    from ..serve.http import is_loopback
+    from ..serve.http import is_loopback, missing_server_packages
 
     if args.http and not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
+    if args.http or args.collect is not None:
+        missing = missing_server_packages(otlp=args.collect is not None)
+        if missing:
+            return f"{'--collect' if not args.http else '--http'}: {missing}"
     if args.replay is None and sdk_disabled():  # every step would be answered with no tool call, no context
         return (f"{ENV_SDK_DISABLED}={os.environ[ENV_SDK_DISABLED]!r} turns the OpenTelemetry SDK off, and each "
                 "step's envelope is folded from its spans: unset it for this process (--replay needs no spans)")

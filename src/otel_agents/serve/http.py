@@ -58,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import hmac
+import importlib
 import ipaddress
 import json
 import logging
@@ -687,6 +688,23 @@ def bind(host: str, port: int, backlog: int) -> socket.socket:
     return sock
 
 
+def missing_server_packages(otlp: bool = False) -> str | None:
+    """Why our HTTP servers cannot run in this environment, or ``None``: Uvicorn, and with ``otlp`` the
+    ``google.rpc.Status`` of the OTLP receiver's refusals (googleapis-common-protos), are not installed; both
+    come with ``otel-agents[ecp]``. The commands ask before they import an agent or bind, so a missing package
+    is a one-line error (exit 2), not a traceback once the server starts."""
+    needed = [("uvicorn", "uvicorn")] + ([("google.rpc.status_pb2", "googleapis-common-protos")] if otlp else [])
+    missing = []
+    for module, package in needed:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(package)
+    if not missing:
+        return None
+    return f"the HTTP server needs {' and '.join(missing)}: pip install 'otel-agents[ecp]'"
+
+
 def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
     """A Uvicorn server for ``app`` that leaves signals to the caller (set ``should_exit`` to stop).
 
@@ -696,7 +714,7 @@ def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
     try:
         import uvicorn
     except ImportError as exc:
-        raise RuntimeError("the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'") from exc
+        raise RuntimeError(missing_server_packages() or "uvicorn cannot be imported") from exc
 
     limits = limits or HTTPLimits()
     uvicorn_warnings()
