@@ -152,6 +152,42 @@ def test_keyboard_interrupt_in_the_agent_is_a_step_error() -> None:
     assert ok["result"]["public_output"] == "fine"
 
 
+def test_stdio_reads_a_bounded_amount_of_requests_ahead_of_a_hung_step() -> None:
+    """Requests piped to a stdio server while its agent is busy were all read into memory (an unbounded queue
+    behind the reader thread): a client piping a large file of steps to a slow agent made the server hold the
+    whole file. Now reading stops at the HTTP transport's bound of requests sent ahead (256 KiB), so the pipe
+    fills and the writer waits. Real process; measured in bytes the server took, never in time."""
+    import errno
+    import os
+
+    from otel_agents.serve.http import MAX_PIPELINED
+
+    proc = subprocess.Popen(SERVE + [f"{AGENTS}:hangs", "--step-timeout", "0"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
+    try:
+        proc.stdin.write((rpc("agent/initialize") + "\n").encode())
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"]["name"] == "hangs"  # serving: its reader is running
+        os.set_blocking(proc.stdin.fileno(), False)
+        line = (rpc("agent/step", {"input": "x" * 1000}, 2) + "\n").encode()
+        data = (rpc("agent/step", {"input": "hang"}, 1) + "\n").encode() + line * (16 * 1024)  # ~17 MB
+        sent, stalled_since = 0, None
+        while sent < len(data):
+            try:
+                sent += os.write(proc.stdin.fileno(), data[sent:sent + 65536])
+                stalled_since = None
+            except OSError as exc:
+                assert exc.errno == errno.EAGAIN
+                stalled_since = stalled_since or time.monotonic()
+                if time.monotonic() - stalled_since > 3:  # the server took nothing more for 3 s: it stopped reading
+                    break
+                time.sleep(0.02)
+        assert sent < MAX_PIPELINED + 4 * 1024 * 1024, f"the server read {sent} bytes ahead of a hung step"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
 def test_an_agent_reading_stdin_does_not_consume_requests() -> None:
     proc = subprocess.run(SERVE + [f"{AGENTS}:reads_stdin"],
                           input="\n".join([rpc("agent/step", {"input": "x"}, 1), rpc("agent/initialize", id_=2)]) + "\n",

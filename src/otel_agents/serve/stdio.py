@@ -1,7 +1,9 @@
 """ECP over stdio: one JSON-RPC object per line in, one per line out (the ECP default transport); a batch
 (an array on one line) is answered with the array of its responses on one line.
 
-Requests are answered one at a time, in order. Lines are read as bytes, so input
+Requests are answered one at a time, in order; at most :data:`~.http.MAX_PIPELINED` bytes of requests sent
+ahead of the one being answered are read (then reading waits: a client piping a large file of requests to a
+slow agent holds that much, not the file, as over HTTP). Lines are read as bytes, so input
 that is not UTF-8 is a ``-32700`` for that line, whatever the locale; a line longer
 than ``max_line`` bytes is a ``-32700`` too (and is skipped up to its newline).
 Responses are strict ASCII JSON (``\\uXXXX`` escapes), so any string an agent
@@ -15,6 +17,7 @@ import contextlib
 import threading
 from typing import Any, BinaryIO, Mapping
 
+from .http import MAX_PIPELINED
 from .jsonrpc import (PARSE_ERROR, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, batch_response, dispatch, dispatch_batch,
                       encode, error_response, parse)
 
@@ -22,9 +25,35 @@ DEFAULT_MAX_LINE = 4 * 1024 * 1024  # bytes
 _TOO_LONG = object()
 
 
-def _read_lines(stdin: BinaryIO, max_line: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
-    """Reader thread: each line (or ``_TOO_LONG``) onto ``queue``, then ``None`` at end of input."""
+class _ReadAhead:
+    """Bytes read and not yet taken by the server, at most ``limit`` (one line alone always passes)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        self._room = threading.Condition()
+
+    def reserve(self, size: int) -> None:
+        """Reader thread: wait until ``size`` more bytes fit."""
+        with self._room:
+            while self.held and self.held + size > self.limit:
+                self._room.wait()
+            self.held += size
+
+    def release(self, size: int) -> None:
+        """Server: ``size`` bytes were taken."""
+        with self._room:
+            self.held -= size
+            self._room.notify()
+
+
+def _read_lines(stdin: BinaryIO, max_line: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue,
+                ahead: _ReadAhead) -> None:
+    """Reader thread: each line (or ``_TOO_LONG``) onto ``queue``, then ``None`` at end of input; it waits while
+    ``ahead`` is full."""
     def put(item: Any) -> None:
+        if isinstance(item, bytes):
+            ahead.reserve(len(item))
         try:
             loop.call_soon_threadsafe(queue.put_nowait, item)
         except RuntimeError:  # the loop is closed: the server has stopped
@@ -60,9 +89,12 @@ async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: Binar
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
-    threading.Thread(target=_read_lines, args=(stdin, max_line, loop, queue), name="ecp-stdin",
+    ahead = _ReadAhead(MAX_PIPELINED)
+    threading.Thread(target=_read_lines, args=(stdin, max_line, loop, queue, ahead), name="ecp-stdin",
                      daemon=True).start()
     while (line := await queue.get()) is not None:
+        if isinstance(line, bytes):
+            ahead.release(len(line))
         if line is _TOO_LONG:
             response: dict | list | None = error_response(None, PARSE_ERROR,
                                                    f"parse error: message longer than {max_line} bytes")
