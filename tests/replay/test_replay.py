@@ -362,6 +362,24 @@ def _replay_steps(source: Path, *inputs: str) -> tuple[list[dict], str]:
     return [json.loads(line) for line in proc.stdout.splitlines()][1:], proc.stderr
 
 
+@pytest.mark.parametrize("options, said", [
+    (["--replay", "{source}", "--trace-file", "{tmp}/t.jsonl"], "--trace-file with --replay: a replay runs no agent"),
+    (["--replay", "{source}", "--collect", "0", "--otlp-endpoint", "http://127.0.0.1:9/v1/traces"],
+     "--collect and --otlp-endpoint with --replay"),
+    (["{agent}:agent", "--replay-cursor", "{tmp}/c.json"], "--replay-cursor keeps what a --replay server replayed")])
+def test_options_that_do_nothing_with_or_without_replay_are_refused(options: list[str], said: str,
+                                                                     tmp_path: Path) -> None:
+    """``--trace-file``, ``--collect``, ``--otlp-endpoint`` with ``--replay`` (no agent runs, no span is recorded),
+    ``--replay-cursor`` with an agent: each was accepted and did nothing, so a user waited for a trace file or
+    a replay order that never came. Now exit 2 naming the options, before the source or agent is read."""
+    source = tmp_path / "envelopes.jsonl"
+    source.write_text("", encoding="utf-8")
+    argv = [o.format(source=source, tmp=tmp_path, agent=AGENT) for o in options]
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", *argv], capture_output=True, text=True, input="", timeout=120)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"otel-agents ecp serve: {said}"), proc.stderr
+    assert not (tmp_path / "t.jsonl").exists() and not (tmp_path / "c.json").exists()
+
+
 def test_a_pretty_printed_source_is_replayed_as_fold_reads_it(tmp_path: Path) -> None:
     """``jq . trace.jsonl > trace.json`` (or a tool's indented export): one OTLP/JSON document over many lines,
     which ``otel-agents fold`` reads. ``ecp serve --replay`` had its own line reader: every line of it was 'not

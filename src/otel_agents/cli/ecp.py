@@ -172,6 +172,14 @@ def _refusal(args: argparse.Namespace) -> str | None:
     from .._spans.settings import ENV_SDK_DISABLED, sdk_disabled
     from ..serve.http import is_loopback, missing_server_packages
 
+    if args.replay is not None:  # no agent runs, no span is recorded: these would do nothing, silently
+        idle = [option for option, value in (("--collect", args.collect), ("--trace-file", args.trace_file),
+                                             ("--otlp-endpoint", args.otlp_endpoint)) if value is not None]
+        if idle:
+            return (f"{' and '.join(idle)} with --replay: a replay runs no agent and records no span, so there is "
+                    "nothing to collect or export (the stored runs are answered as they were recorded)")
+    elif args.replay_cursor is not None:
+        return "--replay-cursor keeps what a --replay server replayed; it does nothing with an agent TARGET"
     if args.http and not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
