@@ -915,3 +915,19 @@ def test_secrets_in_the_spans_of_other_instrumentations_are_redacted_in_the_enve
     assert_redacted(c.envelopes())
     assert MARK not in c.output.read_text(encoding="utf-8") and MARK not in log
     rec.provider.shutdown()
+
+
+def test_a_forward_url_that_is_no_url_is_refused_at_start(tmp_path) -> None:
+    """``--forward localhost:4318/v1/traces`` (no scheme) was taken, and every request's forward then failed in the
+    background ('unknown url type', logged at the 1st, 2nd, 4th… failure): now exit 2 at start, naming the option
+    and the URL it probably meant, as ``ecp serve --otlp-endpoint`` does."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "ecp", "collect", "--port", "0",
+                           "--forward", "localhost:4318/v1/traces"], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert proc.returncode == 2, proc
+    assert proc.stderr.splitlines()[-1] == ("otel-agents ecp collect: error: argument --forward: must be an http:// or "
+                                            "https:// URL with a host, got 'localhost:4318/v1/traces' (e.g. "
+                                            "http://localhost:4318/v1/traces)"), proc.stderr

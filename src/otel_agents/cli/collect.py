@@ -31,7 +31,7 @@ import threading
 from typing import Any
 
 from . import plain
-from ._types import at_least_one, bearer_token, origin, port, positive_seconds, seconds
+from ._types import at_least_one, bearer_token, http_url, origin, port, positive_seconds, seconds
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
 DEFAULT_OUTPUT = "otel-agents-envelopes.jsonl"
@@ -61,7 +61,7 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grpc-port", type=port, metavar="PORT",
                    help="also serve OTLP/gRPC on this port of --host (0 = any free port; 4317 is OTLP/gRPC's): what "
                         "the Collector's loadbalancing exporter sends (needs the collect-grpc extra)")
-    p.add_argument("--forward", metavar="URL", help="also pass every request on, unchanged, to this OTLP/HTTP "
+    p.add_argument("--forward", metavar="URL", type=http_url, help="also pass every request on, unchanged, to this OTLP/HTTP "
                                                     "traces URL (…/v1/traces)")
     p.add_argument("--include-thoughts", action="store_true", help="add models' reasoning to evaluation_context")
     p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback --host "
