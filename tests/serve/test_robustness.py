@@ -253,6 +253,9 @@ def test_a_page_from_an_allowed_origin_can_call_the_server(tmp_path: Path) -> No
         assert headers["access-control-allow-headers"] == "content-type, authorization, mcp-session-id"
         assert int(headers["access-control-max-age"]) > 0 and "Origin" in headers["vary"]
         assert "content-length" not in headers  # RFC 9110 section 8.6: none in a 204
+        assert "access-control-allow-private-network" not in headers
+        status, headers, _ = _cors(url, "OPTIONS", {**asks, "Access-Control-Request-Private-Network": "true"})
+        assert status == 204 and headers["access-control-allow-private-network"] == "true"  # Chrome's PNA
         status, headers, body = _cors(url, "POST", {**page, "Content-Type": "application/json",
                                                     "Authorization": "Bearer sekrit"}, rpc("agent/initialize").encode())
         assert status == 200 and json.loads(body)["result"]["name"] == "echo"

@@ -30,7 +30,8 @@ CORS (the Fetch standard's CORS protocol, https://fetch.spec.whatwg.org/#http-co
 from an allowed origin can call the server: the preflight's answer carries ``Access-Control-Allow-Origin``
 (the page's origin), ``-Allow-Methods`` (the endpoint's methods), ``-Allow-Headers`` (the headers the
 preflight asked for: ``Content-Type: application/json``, ``Authorization``, ``Mcp-Session-Id``…; which
-origin may call is what is checked) and ``-Max-Age``; every other answer to an allowed origin, refusals
+origin may call is what is checked), ``-Max-Age`` and, when asked (Chrome's Private Network Access, a public
+page calling a loopback server), ``Access-Control-Allow-Private-Network: true``; every other answer to an allowed origin, refusals
 included, carries ``Access-Control-Allow-Origin``, ``Access-Control-Expose-Headers`` (``Mcp-Session-Id``,
 ``Retry-After``: else a page's script cannot read them) and ``Vary: Origin``. No
 ``Access-Control-Allow-Credentials``: the bearer token is a header the page sets, not a browser credential.
@@ -325,6 +326,10 @@ class HTTPGate:
         allowed = ", ".join(h for h in asked if _TOKEN.fullmatch(h))
         if allowed:
             extra["access-control-allow-headers"] = allowed
+        if headers.get("access-control-request-private-network", "").lower() == "true":
+            # Chrome's Private Network Access (https://wicg.github.io/private-network-access/): a public page
+            # calling a loopback server asks this too; the origin is one the user allowed
+            extra["access-control-allow-private-network"] = "true"
         return extra
 
     async def busy(self, scope: Scope, send: Send) -> None:
