@@ -371,7 +371,8 @@ def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
     closed.bind(("127.0.0.1", 0))
     refused = closed.getsockname()[1]
     closed.close()
-    env = _clean_env(OTEL_AGENTS_EXPORTERS="otlp", OTEL_EXPORTER_OTLP_ENDPOINT=f"http://alice:s3cr3t@127.0.0.1:{refused}")
+    env = _clean_env(OTEL_AGENTS_EXPORTERS="otlp",
+                     OTEL_EXPORTER_OTLP_ENDPOINT=f"http://alice:s3cr3t@127.0.0.1:{refused}")
     out = _doctor(env, code=1, cwd=tmp_path)
     assert "s3cr3t" not in out, out
     assert f"-> http://alice:[REDACTED]@127.0.0.1:{refused}/v1/traces: problem: 127.0.0.1:{refused}" in out, out

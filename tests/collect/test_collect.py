@@ -137,7 +137,8 @@ def test_a_page_from_an_allowed_origin_can_send_spans(collects) -> None:
                                                   "Access-Control-Request-Method": "POST",
                                                   "Access-Control-Request-Headers": "Content-Type"})
     assert status == 204 and headers["access-control-allow-origin"] == "https://ui.example", headers
-    assert headers["access-control-allow-methods"] == "POST" and headers["access-control-allow-headers"] == "content-type"
+    assert headers["access-control-allow-methods"] == "POST"
+    assert headers["access-control-allow-headers"] == "content-type"
     body = json.dumps(to_otlp_json(_runs_of(Recorder(), 1))).encode()
     status, headers, answer = _cors(c.url, "POST", {"Origin": "https://ui.example", "Content-Type": "application/json"},
                                     body)

@@ -61,8 +61,8 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--grpc-port", type=port, metavar="PORT",
                    help="also serve OTLP/gRPC on this port of --host (0 = any free port; 4317 is OTLP/gRPC's): what "
                         "the Collector's loadbalancing exporter sends (needs the collect-grpc extra)")
-    p.add_argument("--forward", metavar="URL", type=http_url, help="also pass every request on, unchanged, to this OTLP/HTTP "
-                                                    "traces URL (…/v1/traces)")
+    p.add_argument("--forward", metavar="URL", type=http_url,
+                   help="also pass every request on, unchanged, to this OTLP/HTTP traces URL (…/v1/traces)")
     p.add_argument("--include-thoughts", action="store_true", help="add models' reasoning to evaluation_context")
     p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback --host "
                                                                "(use with --auth-token)")

@@ -31,9 +31,9 @@ from an allowed origin can call the server: the preflight's answer carries ``Acc
 (the page's origin), ``-Allow-Methods`` (the endpoint's methods), ``-Allow-Headers`` (the headers the
 preflight asked for: ``Content-Type: application/json``, ``Authorization``, ``Mcp-Session-Id``…; which
 origin may call is what is checked), ``-Max-Age`` and, when asked (Chrome's Private Network Access, a public
-page calling a loopback server), ``Access-Control-Allow-Private-Network: true``; every other answer to an allowed origin, refusals
-included, carries ``Access-Control-Allow-Origin``, ``Access-Control-Expose-Headers`` (``Mcp-Session-Id``,
-``Retry-After``: else a page's script cannot read them) and ``Vary: Origin``. No
+page calling a loopback server), ``Access-Control-Allow-Private-Network: true``; every other answer to an allowed
+origin, refusals included, carries ``Access-Control-Allow-Origin``, ``Access-Control-Expose-Headers``
+(``Mcp-Session-Id``, ``Retry-After``: else a page's script cannot read them) and ``Vary: Origin``. No
 ``Access-Control-Allow-Credentials``: the bearer token is a header the page sets, not a browser credential.
 A disallowed origin gets ``403`` and no CORS header, so its page can read nothing. ``OPTIONS`` that is no
 preflight is answered ``204`` with ``Allow``.
@@ -337,8 +337,8 @@ class HTTPGate:
         ``Retry-After: 1``, written as this server writes its other refusals (Uvicorn's own is plain text without
         ``Retry-After``: an OTLP exporter cannot tell when to retry, and it is no ``google.rpc.Status``)."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        await self.reply(self._cors(headers, send), headers, 503, f"server busy: {self.limits.max_connections} connections and requests "
-                         "at once; retry later", {"retry-after": "1", "connection": "close"})
+        await self.reply(self._cors(headers, send), headers, 503, f"server busy: {self.limits.max_connections} "
+                         "connections and requests at once; retry later", {"retry-after": "1", "connection": "close"})
 
     def _authorized(self, value: str | None) -> bool:
         scheme, _, token = (value or "").partition(" ")
