@@ -212,6 +212,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         try:
             pending = self._pending
             keep = self._keep
+            labels = pipeline.LABELS
             for k, v in attributes.items():
                 if keep is not None and not keep[k]:
                     continue
@@ -219,7 +220,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                     self._stored = False
                 t = type(v)  # otel_value(v), with its two most common cases (a str, None) first
                 if t is str:
-                    pending[k] = pipeline.label(v)
+                    labelled = labels.get(v)  # a label made before (pipeline.label), without a call
+                    pending[k] = labelled if labelled is not None else pipeline.label(v)
                 elif v is not None:
                     if not (t is float or t is bool or t is int and INT64_MIN <= v <= INT64_MAX):
                         v = otel_value(v)
