@@ -71,18 +71,12 @@ def field(obj: Any, name: str, default: Any = None) -> Any:
     how = _READINGS.get(cls, _UNSEEN)
     if how is _UNSEEN:
         how = _reading(cls)
-    try:  # (_read's steps, written out: a client reads dozens of fields a request through this)
-        if how is _KEYS:
+    if how is _KEYS:
+        try:
             return obj.get(name, default)
-        if how is None or name in how:
-            return getattr(obj, name, default)
-        value = obj.__dict__.get(name, _UNSEEN)
-        if value is _UNSEEN:
-            extra = obj.__pydantic_extra__
-            value = extra.get(name, default) if extra else default
-        return value
-    except Exception:  # noqa: BLE001 - a hostile mapping, __getattr__ or property: not there for us
-        return default
+        except Exception:  # noqa: BLE001 - a hostile mapping
+            return default
+    return _read(obj, name, default, how)
 
 
 _UNSEEN = object()
