@@ -418,3 +418,41 @@ def test_memo_drops_the_least_recently_used() -> None:
     assert m.get("a") == "1"  # now the most recent
     m.put("c", "3")
     assert m.get("b") is None and m.get("a") == "1" and m.get("c") == "3" and len(m) == 2
+
+
+def test_a_label_made_before_is_written_without_a_call(provider, exporter, monkeypatch) -> None:
+    """``set_attributes`` takes a value's label from :data:`~otel_agents._spans.pipeline.LABELS` when it was made
+    before (no call into ``label``); what it writes is ``label``'s, a secret in the value redacted either way."""
+    from otel_agents._spans import pipeline
+
+    t = Telemetry(provider, settings=Settings(capture_content=True), framework="test")
+    values = {"app.model": "gpt-4o-mini-2024", "app.key": f"key={SECRET}"}
+    first = t.start_span("chain", "c")
+    first.set_attributes(values)
+    first.end()
+    calls: list[str] = []
+    real = pipeline.label
+    monkeypatch.setattr(pipeline, "label", lambda text: (calls.append(text), real(text))[1])
+    second = t.start_span("chain", "c")
+    second.set_attributes(values)
+    second.end()
+    assert not set(calls) & set(values.values())  # (the span's name is labelled as it starts)
+    for span in exporter.spans[-2:]:
+        assert span.attributes["app.model"] == "gpt-4o-mini-2024"
+        assert SECRET not in span.attributes["app.key"] and span.attributes["app.key"] == real(values["app.key"])
+
+
+def test_the_label_memo_is_bounded_and_keeps_exact_strings_only(monkeypatch) -> None:
+    from otel_agents._spans import pipeline
+
+    class Text(str):
+        pass
+
+    monkeypatch.setattr(pipeline, "LABELS", {})
+    monkeypatch.setattr(pipeline, "_LABELS_MAX", 3)
+    assert pipeline.label(Text("a subclass's text")) == "a subclass's text"
+    assert pipeline.LABELS == {}  # a subclass's __hash__/__eq__ are never asked
+    for i in range(7):
+        pipeline.label(f"label number {i}")
+    assert 0 < len(pipeline.LABELS) <= 3
+    assert pipeline.label("x" * 300) == "x" * 300 and "x" * 300 not in pipeline.LABELS  # past the cached length

@@ -5,6 +5,7 @@ is taken (a reshaped SDK fails here, not silently), it leaves a span exactly as 
 
 from __future__ import annotations
 
+import enum
 import logging
 
 import pytest
@@ -144,3 +145,84 @@ def test_an_sdk_reshaped_under_the_same_names_gets_the_public_call(monkeypatch) 
     monkeypatch.setattr(sdk_write, "_write", reshaped)
     sdk_write.set_attributes(span, {"a.str": "text", "a.ints": [1, 2]})
     assert dict(span.attributes)["a.str"] == "text" and dict(span.attributes)["a.ints"] == (1, 2)
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+def _semantic(hook=None):
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_agents._spans import ChatMessage, Settings, Telemetry
+    from otel_agents._spans.usage import Usage
+    from otel_agents.semconv import Kind
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = Telemetry(provider, settings=Settings(capture_content=True, redact_hook=hook), framework="test")
+    span = telemetry.start_span(Kind.MODEL, "m", operation="chat")
+    span.set_model(request_model="m", provider="p", parameters={"temperature": 0.5, "stop": ["x", "y"]})
+    span.set_messages(input=[ChatMessage("user", "hi")], output=[ChatMessage("assistant", "yo", finish_reason="stop")])
+    span.set_usage(Usage(input_tokens=3, output_tokens=1))
+    return span, exporter
+
+
+def _checked_calls(monkeypatch) -> list:
+    calls: list = []
+    real = sdk_write._legal
+    monkeypatch.setattr(sdk_write, "_legal", lambda attributes: (calls.append(dict(attributes)), real(attributes))[1])
+    return calls
+
+
+def test_a_semantic_span_s_own_attributes_are_not_checked_again(monkeypatch) -> None:
+    """What the setters write is already in the SDK's stored form (lists as tuples): the flush writes it without
+    checking each value again, and the span holds what the checked path makes of the same attributes."""
+    calls = _checked_calls(monkeypatch)
+    span, exporter = _semantic()
+    span.end()
+    assert calls == []
+    checked, checked_exporter = _semantic()
+    checked._stored = False  # as after a caller's own key: the checked path
+    checked.end()
+    assert len(calls) == 1
+    (ours,), (theirs,) = exporter.get_finished_spans(), checked_exporter.get_finished_spans()
+    assert _typed(ours) == _typed(theirs)
+    assert ("gen_ai.response.finish_reasons", "tuple", ("stop",)) in _typed(ours)
+    assert ("gen_ai.request.stop_sequences", "tuple", ("x", "y")) in _typed(ours)
+
+
+@pytest.mark.parametrize("foreign", [
+    lambda s: s.set_attribute(3, "not a str key"),
+    lambda s: s.set_attributes({"": "empty key", "fine": "v"}),
+    lambda s: s.set_attribute("sub", _Level.HIGH),
+    lambda s: s.set_attributes({"sub": _Level.HIGH}),
+    lambda s: s.set_content("", "content under an empty key"),
+    lambda s: s.set_error(404),
+])
+def test_a_caller_s_key_or_value_goes_through_the_sdk_s_checks(foreign, monkeypatch) -> None:
+    """A key that is not a non-empty ``str`` or a value of a subclass, given by the caller: the whole flush takes
+    the checked path, and the span is what the SDK makes of it (an invalid key dropped, a value kept as given)."""
+    calls = _checked_calls(monkeypatch)
+    span, exporter = _semantic()
+    foreign(span)
+    span.end()
+    assert len(calls) == 1
+    (ours,) = exporter.get_finished_spans()
+    attributes = dict(ours.attributes)
+    assert 3 not in attributes and "" not in attributes
+    assert attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    if "sub" in attributes:
+        assert type(attributes["sub"]) is _Level  # kept as given, as the SDK keeps it
+
+
+def test_a_span_with_a_redaction_hook_goes_through_the_sdk_s_checks(monkeypatch) -> None:
+    """A user's redaction hook returns text of its own making: the flush leaves it to the SDK's checks."""
+    calls = _checked_calls(monkeypatch)
+    span, exporter = _semantic(hook=lambda key, text: _Text(text))
+    span.end()
+    assert len(calls) == 1
+    (ours,) = exporter.get_finished_spans()
+    assert dict(ours.attributes)["gen_ai.input.messages"] == '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]'

@@ -200,7 +200,9 @@ class ContentSetters:
         _budget: int
         _only: frozenset[str] | None
         _keep: V.KeyFilter | None
+        _stored: bool
 
+        def _unchecked(self, key: Any, value: Any) -> Any: ...
         def _writes(self, key: str) -> bool: ...
         def _write(self, attrs: Mapping[str, Any]) -> None: ...
         def _emit(self, attrs: Mapping[str, Any]) -> None: ...
@@ -220,6 +222,8 @@ class ContentSetters:
         if self._ended or not self._content or value is None:
             return None
         try:
+            if type(key) is not str or not key:  # the caller's key: the SDK's to refuse (see SemanticSpan._stored)
+                self._stored = False
             attrs: dict[str, Any] = {}
             mime = self._render_into(attrs, key, value, as_json=as_json)
             self._emit(attrs)
@@ -446,6 +450,8 @@ class ContentSetters:
                     role = m.role
                     if type(role) is not str or role not in _ROLES:  # a role's word is its own label
                         role = otel_value(role)
+                        if role is not None and type(role) is not str:
+                            role = self._unchecked(role_key, role)
                     if role is not None:
                         attrs[role_key] = role
                     attrs[content_key] = text if text.isascii() else encoding.utf8_safe(text)
@@ -492,7 +498,7 @@ class ContentSetters:
             else:
                 v = otel_value(value)
                 if v is not None:
-                    attrs[key] = v
+                    attrs[key] = v if type(v) is str else self._unchecked(key, v)
         truncated = attrs.pop(A.OTEL_AGENTS_TRUNCATED, False)
         return attrs, truncated
 

@@ -127,7 +127,7 @@ class ModelSetters:
             reasons = [pipeline.label(normalize_finish_reason(r)) for r in reasons if r]
             if reasons:
                 # OpenInference has one reason per span (llm.finish_reason): the first choice's.
-                self._write({A.GEN_AI_RESPONSE_FINISH_REASONS: reasons, A.LLM_FINISH_REASON: reasons[0]})
+                self._write({A.GEN_AI_RESPONSE_FINISH_REASONS: tuple(reasons), A.LLM_FINISH_REASON: reasons[0]})
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_finish_reasons", exc)
 

@@ -30,6 +30,7 @@ class OutcomeSetters:
         _budget: int
         _error_type: str | None
         _in_band: bool
+        _stored: bool
         kind: Kind
 
         def set_attribute(self, key: str, value: Any) -> None: ...
@@ -102,6 +103,8 @@ class OutcomeSetters:
             description = error_type
             if message and self._content:
                 description = pipeline.message(probes.text(message), 512)
+            if type(error_type) is not str:  # the caller's value: the SDK's to check (see SemanticSpan._stored)
+                self._stored = False
             self._emit({A.ERROR_TYPE: error_type})
             self.span.set_status(Status(StatusCode.ERROR, description))
 

@@ -12,7 +12,6 @@ comes out of here.
 
 from __future__ import annotations
 
-import functools
 import traceback
 from typing import Any, Callable
 
@@ -31,9 +30,11 @@ _NO_LIMIT = 1 << 62
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1  # an OTel attribute's integers (OTLP fails on larger ones)
 
 
-@functools.lru_cache(maxsize=4096)  # names and ids repeat: one scan per distinct label
-def _label(text: str) -> str:
-    return encoding.utf8_safe(redact_text(text))
+# Names and ids repeat: one scan per distinct label of 9 to _CACHED_LABEL characters, exactly a str (a subclass's
+# __hash__/__eq__ are user code). A dict, not an lru_cache: SemanticSpan.set_attributes looks a value up here
+# itself, with no call (most of a label's cost). Bounded: emptied when full.
+LABELS: dict[str, str] = {}
+_LABELS_MAX = 4096
 
 
 def label(text: str) -> str:
@@ -42,7 +43,15 @@ def label(text: str) -> str:
     n = len(text)
     if n < 9:  # too short for any rule of redact_text
         return text if text.isascii() else encoding.utf8_safe(text)
-    return _label(text) if n <= _CACHED_LABEL else encoding.utf8_safe(redact_text(text))
+    if n > _CACHED_LABEL or type(text) is not str:
+        return encoding.utf8_safe(redact_text(text))
+    found = LABELS.get(text)
+    if found is None:
+        found = encoding.utf8_safe(redact_text(text))
+        if len(LABELS) >= _LABELS_MAX:
+            LABELS.clear()
+        LABELS[text] = found
+    return found
 
 
 def otel_value(value: Any) -> Any:

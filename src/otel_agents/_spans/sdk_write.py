@@ -36,26 +36,37 @@ try:  # the SDK is a dependency; a missing or reshaped one only disables the dir
 except ImportError:  # pragma: no cover
     _Bounded = _SdkSpan = None  # type: ignore[assignment,misc]
 
-_SCALARS = frozenset((str, bool, int, float))
+SCALARS = frozenset((str, bool, int, float))
 _SEQUENCES = frozenset((list, tuple))
+
+
+def stored(value: Any) -> Any:
+    """``value`` as the SDK stores it unchanged (a list as a tuple) when it is a ``str``/``bool``/``int``/
+    ``float`` or a non-empty list or tuple of one of those exact types; else ``None`` (the SDK's to clean)."""
+    t = type(value)
+    if t in SCALARS:
+        return value
+    if t not in _SEQUENCES or not value or type(value[0]) not in SCALARS or len(set(map(type, value))) != 1:
+        return None
+    return tuple(value)
 
 
 def _legal(attributes: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """``attributes`` as the SDK would store them (lists as tuples) when each key is a non-empty ``str`` and
-    each value a ``str``/``bool``/``int``/``float`` or a non-empty list or tuple of one of those exact types;
-    else ``None``. One pass in Python: cheaper than passes of ``map(type, …)`` in C, which cost more per item."""
+    each value one :func:`stored` keeps; else ``None``. One pass in Python: cheaper than passes of
+    ``map(type, …)`` in C, which cost more per item."""
     out = None
     for k, v in attributes.items():
         if type(k) is not str or not k:
             return None
-        t = type(v)
-        if t in _SCALARS:
+        if type(v) in SCALARS:
             continue
-        if t not in _SEQUENCES or not v or type(v[0]) not in _SCALARS or len(set(map(type, v))) != 1:
+        v = stored(v)
+        if v is None:
             return None
         if out is None:
             out = dict(attributes)
-        out[k] = tuple(v)
+        out[k] = v
     return attributes if out is None else out
 
 
@@ -76,6 +87,19 @@ def set_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
         legal = _legal(attributes)
         try:
             if legal is not None and _write(span, legal):
+                return
+        except AttributeError:  # an SDK reshaped under the same class names: every read precedes the write
+            pass
+    span.set_attributes(attributes)
+
+
+def set_stored_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
+    """:func:`set_attributes` of ``attributes`` the caller knows to be in their stored form (each key a non-empty
+    ``str``, each value kept by :func:`stored` and equal to what it returns: no list), without checking each
+    again: a semantic span builds its attributes so (:meth:`~.span.SemanticSpan._flush`)."""
+    if direct(span):
+        try:
+            if _write(span, attributes):
                 return
         except AttributeError:  # an SDK reshaped under the same class names: every read precedes the write
             pass

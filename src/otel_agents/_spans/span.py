@@ -46,6 +46,7 @@ from .index import _OPEN, PARENTS, semantic_span_for
 from .model import _MODEL_KINDS, ModelSetters
 from .outcome import OutcomeSetters
 from .pipeline import INT64_MAX, INT64_MIN, otel_value
+from .sdk_write import SCALARS as _SCALARS
 from .settings import DEFAULT_MAX_CONTENT_LENGTH
 from .usage import Usage
 
@@ -96,7 +97,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
-                 "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "__weakref__")
+                 "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
+                 "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -118,6 +120,10 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         # Attributes set while the span is open, handed to the SDK in one call when it ends: the SDK
         # validates a mapping per call (locks, checks), so one call per span instead of one per setter.
         self._pending: dict[str, Any] = {}
+        # Whether every pending attribute is already in the form the SDK stores (sdk_write.stored: a non-empty str
+        # key, a plain scalar or a tuple), so the flush need not check each again. Our setters write only such
+        # attributes; a caller's key or value that is not one (see _unchecked) clears it until the next flush.
+        self._stored = True
         self._media: int | None = None  # the media budget: the start's policy, else read when first needed
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False
@@ -191,6 +197,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         try:  # not `with guard(...)`: this runs for nearly every attribute of every span
             v = otel_value(value)
             if v is not None:
+                if type(key) is not str or not key or type(v) not in _SCALARS:
+                    v = self._unchecked(key, v)
                 self._pending[key] = v
                 if len(self._pending) > _PENDING_MAX:
                     self._flush()
@@ -204,14 +212,21 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         try:
             pending = self._pending
             keep = self._keep
+            labels = pipeline.LABELS
             for k, v in attributes.items():
                 if keep is not None and not keep[k]:
                     continue
+                if type(k) is not str or not k:  # the caller's key: the SDK's to refuse
+                    self._stored = False
                 t = type(v)  # otel_value(v), with its two most common cases (a str, None) first
                 if t is str:
-                    pending[k] = pipeline.label(v)
+                    labelled = labels.get(v)  # a label made before (pipeline.label), without a call
+                    pending[k] = labelled if labelled is not None else pipeline.label(v)
                 elif v is not None:
-                    v = v if t is float or t is bool or t is int and INT64_MIN <= v <= INT64_MAX else otel_value(v)
+                    if not (t is float or t is bool or t is int and INT64_MIN <= v <= INT64_MAX):
+                        v = otel_value(v)
+                        if v is not None and type(v) not in _SCALARS:
+                            v = self._unchecked(k, v)
                     if v is not None:
                         pending[k] = v
             if len(pending) > _PENDING_MAX:
@@ -245,6 +260,17 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         check it before building content (converting messages) that would otherwise be dropped."""
         return self._content and not self._ended
 
+    def _unchecked(self, key: Any, value: Any) -> Any:
+        """A value to hold under the caller's ``key`` that is not a plain ``str``/``bool``/``int``/``float``
+        (an :func:`~.pipeline.otel_value`): a list as the tuple the SDK stores; anything else (a subclass's
+        instance), or any value under a key that is not a non-empty ``str``, as it is, and the flush then leaves
+        the pending attributes to the SDK's checks (:func:`.sdk_write.set_attributes`), as before."""
+        value_stored = sdk_write.stored(value)
+        if value_stored is None or type(key) is not str or not key:
+            self._stored = False
+            return value
+        return value_stored
+
     def _writes(self, key: str) -> bool:
         """Whether attribute ``key`` belongs to a selected vocabulary (or to none: always written)."""
         return self._keep is None or self._keep[key]
@@ -264,12 +290,17 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                 self._flush()
 
     def _flush(self) -> None:
-        """Hand the attributes recorded so far to the SDK in one call (:func:`.sdk_write.set_attributes`: written
-        directly when every value is one the SDK would store unchanged, else ``set_attributes``)."""
+        """Hand the attributes recorded so far to the SDK in one call, written directly when every value is one the
+        SDK would store unchanged (:mod:`.sdk_write`): not checked again when all of them came from our setters,
+        which write only those (``_stored``)."""
         pending = self._pending
         if pending:
             self._pending = {}
-            sdk_write.set_attributes(self.span, pending)
+            if self._stored and self.telemetry.settings.redact_hook is None:  # a hook's text may be anything
+                sdk_write.set_stored_attributes(self.span, pending)
+            else:
+                self._stored = True
+                sdk_write.set_attributes(self.span, pending)
 
     def media_budget(self) -> int:
         """The media budget (bytes) of this span's settings, read once per span."""
