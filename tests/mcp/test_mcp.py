@@ -763,6 +763,37 @@ def test_a_request_is_read_through_its_root_model_or_as_it_is() -> None:
 
 
 @pytest.mark.parametrize("mode", IN_PROCESS_MODES)
+async def test_each_side_reads_a_request_s_root_once(instrument, exporter, monkeypatch, mode: str) -> None:
+    """A hook reads what it needs of a request (its root model, method, ``params``) in one go
+    (``request_parts``): no request's root is looked up twice on a side (before, the client looked it up three
+    times a request, for its method, its params and the context injection, and the server twice); the spans are
+    those of every request."""
+    from otel_agents.instrumentors.mcp import _protocol as P
+
+    server = server_class()("orders", log_level="WARNING")
+
+    @server.tool()
+    def lookup_order(order_id: str) -> str:
+        """Look up an order."""
+        return f"{order_id} shipped"
+
+    instrument()
+    read: list[Any] = []  # (the requests themselves: their ids stay unique while they are held here)
+    root_of = P.root_of
+
+    def counting_root_of(request: Any) -> Any:
+        read.append(request)
+        return root_of(request)
+
+    async with in_process_client(server, mode) as client:
+        monkeypatch.setattr(P, "root_of", counting_root_of)
+        await client.call_tool("lookup_order", {"order_id": "A100"})
+        monkeypatch.setattr(P, "root_of", root_of)
+    assert read and len({id(request) for request in read}) == len(read)
+    assert [s.kind for s in exporter.spans if s.name == "execute_tool lookup_order"].count("CLIENT") == 1
+
+
+@pytest.mark.parametrize("mode", IN_PROCESS_MODES)
 async def test_a_call_the_caller_cancels_is_control_flow_not_an_error(instrument, exporter, mode: str) -> None:
     """A ``tools/call`` the caller gives up on (``asyncio.wait_for`` timing out, which cancels it): the client's
     tool span and the server's end, not as errors but as control flow (``otel_agents.control_flow``

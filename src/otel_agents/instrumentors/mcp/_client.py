@@ -138,13 +138,12 @@ class ClientSide:
         args = list(args)  # type: ignore[assignment]
         in_kwargs = "request" in kwargs
         request = kwargs["request"] if in_kwargs else args[0]
-        method = P.method_of(request)
+        root, method, params = P.request_parts(request)
         if method is None:
             return None
         span: SemanticSpan | None = None
         owned = False
         if method == P.TOOLS_CALL:
-            params = P.params_of(request)
             name = P.target_of(method, params)
             span = self._enrichable(name)
             if span is not None:
@@ -156,7 +155,6 @@ class ClientSide:
                 span.set_tool(name, arguments=getattr(params, "arguments", None))
                 owned = True
         elif method in P.TRACED_METHODS:
-            params = P.params_of(request)
             attrs = self._attributes(session, method)
             target = P.target_of(method, params)
             if method == "prompts/get":
@@ -172,7 +170,7 @@ class ClientSide:
         ctx = trace.set_span_in_context(span.span) if owned and span is not None else otel_context.get_current()
         try:
             if P.propagating(self.propagate):
-                request = P.with_trace_context(request, ctx)
+                request = P.with_trace_context(request, ctx, root)
             else:
                 request = P.without_trace_context(request)
         except Exception:

@@ -58,14 +58,20 @@ def root_of(request: Any) -> Any:
 
 def method_of(request: Any) -> str | None:
     """The JSON-RPC method of a request model (``ClientRequest`` root or a bare request), or ``None``."""
-    root = root_of(request)
-    method = getattr(root, "method", None)
-    return method if isinstance(method, str) else None
+    return request_parts(request)[1]
 
 
 def params_of(request: Any) -> Any:
     """The request's ``params`` model, or ``None``."""
-    return getattr(root_of(request), "params", None)
+    return request_parts(request)[2]
+
+
+def request_parts(request: Any) -> tuple[Any, str | None, Any]:
+    """``(root, method, params)`` of a request model: its root (:func:`root_of`), JSON-RPC method (``None`` when it
+    has none) and ``params`` model (or ``None``), read once for a hook that needs all three."""
+    root = root_of(request)
+    method = getattr(root, "method", None)
+    return root, (method if isinstance(method, str) else None), getattr(root, "params", None)
 
 
 def target_of(method: str, params: Any) -> str | None:
@@ -76,19 +82,21 @@ def target_of(method: str, params: Any) -> str | None:
     return None
 
 
-def with_trace_context(request: Any, ctx: otel_context.Context) -> Any:
+def with_trace_context(request: Any, ctx: otel_context.Context, root: Any = None) -> Any:
     """A copy of ``request`` whose ``params._meta`` carries ``ctx`` (the configured propagators:
     ``traceparent``, ``tracestate``, ``baggage`` by default). A context already in ``_meta`` (put
     there by the caller, or by a client library that propagates itself, as FastMCP does) is
     replaced, as OTel's HTTP instrumentations replace a ``traceparent`` header: the one
     ``traceparent`` on the wire names the span the server's span belongs under, and a
     ``tracestate`` is never left beside a ``traceparent`` it does not belong to. Other ``_meta``
-    keys are kept. Returns ``request`` itself when there is nothing to inject."""
+    keys are kept. Returns ``request`` itself when there is nothing to inject. ``root``: ``request``'s
+    :func:`root_of`, when the caller has it already."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=ctx)
     if not carrier:
         return request
-    root = root_of(request)
+    if root is None:
+        root = root_of(request)
     data = root.model_dump(by_alias=True, mode="json", exclude_none=True)
     params = data.get("params") or {}
     meta = params.get("_meta") or {}

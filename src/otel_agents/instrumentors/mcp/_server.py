@@ -68,7 +68,7 @@ class ServerSide:
         message = kwargs.get("message", args[0] if args else None)
         req = kwargs.get("req", args[1] if len(args) > 1 else None)
         session = kwargs.get("session", args[2] if len(args) > 2 else None)
-        method = P.method_of(req)
+        _, method, params = P.request_parts(req)
         if message is None or method is None:
             return None
         remote = P.extracted_context(getattr(message, "request_meta", None)) if P.propagating(self.propagate) else None
@@ -76,7 +76,6 @@ class ServerSide:
         parent = remote if remote is not None else otel_context.get_current()
         if method != P.TOOLS_CALL and method not in P.TRACED_METHODS:
             return None, parent, message  # no span, but the handler runs in the caller's trace and baggage
-        params = P.params_of(req)
         attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method,
                                  A.OTEL_AGENTS_MCP_SERVER_NAME: getattr(server, "name", None)}
         request_id = getattr(message, "request_id", None)
