@@ -387,6 +387,23 @@ def test_a_cli_that_ends_without_a_result_fails_the_run(instrumented: Any, expor
     assert not trace.get_current_span().get_span_context().is_valid
 
 
+def test_a_query_the_sdk_cannot_start_ends_its_span(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """InternalClient.process_query given an argument it does not take: the caller gets the TypeError unchanged
+    when it iterates, and the run's agent span ends, ERROR with it (before, it was never ended)."""
+    from claude_agent_sdk._internal.client import InternalClient
+
+    async def main() -> None:
+        async for _ in InternalClient().process_query(prompt="Where is order A100?",
+                                                      options=sdk.ClaudeAgentOptions(), not_an_argument=1):
+            pass
+
+    with pytest.raises(TypeError, match="not_an_argument"):
+        asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert (agent.status.name, agent.attributes["error.type"]) == ("ERROR", "TypeError")
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
 def test_concurrent_queries_reusing_tool_ids_stay_apart(instrumented: Any, exporter: SnapshotExporter) -> None:
     """Two queries at once whose CLIs use the same message and tool ids: two traces, each complete."""
 

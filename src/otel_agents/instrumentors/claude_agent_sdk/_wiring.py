@@ -110,11 +110,12 @@ class Installation:
                 kwargs["options"], hide = _with_partials(options, self.stream_usage)
         ctx = otel_context.set_value(_SESSION, (turn, hide, _system(options), getattr(options, "model", None)),
                                      span.context())
-        inner = wrapped(*args, **kwargs)
+        inner = None
         outcome: BaseException | None = None
         abandoned = True
         suspended = False  # at a yield: the caller holds the stream (what reaches us there is its closing)
         try:
+            inner = wrapped(*args, **kwargs)  # (arguments it cannot take raise here: the span still ends)
             while True:
                 token = otel_context.attach(ctx)
                 try:
@@ -133,11 +134,12 @@ class Installation:
             raise
         finally:
             try:
-                token = otel_context.attach(ctx)
-                try:
-                    await inner.aclose()
-                finally:
-                    otel_context.detach(token)
+                if inner is not None:
+                    token = otel_context.attach(ctx)
+                    try:
+                        await inner.aclose()
+                    finally:
+                        otel_context.detach(token)
             finally:
                 self._end_query(turn, outcome, abandoned)
 
