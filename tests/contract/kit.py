@@ -1029,8 +1029,10 @@ class ContractSuite:
         The tool forks on the thread that holds the run's spans on its stack (:meth:`Scenario.run_unwinding`): a
         sync tool that a framework runs in a worker thread forks a child that is that worker alone, which never
         reaches the parent's spans (it waits in the pool's queue until its alarm), so the case could not fail.
-        A framework whose spans wait in a callback registry (LangChain) rather than on the stack has none left
-        in the child (the registry starts empty there): the case checks that reset instead."""
+        Where the instrumentor ends a run's spans from its own map (LangChain's and OpenAI Agents' span registries,
+        LlamaIndex's span handler, Google ADK's invocations), the child unwinding finds none of them: the map starts
+        empty in a forked child. That reset and the span layer's fork-time marking each keep the parent's spans from
+        the child there: the case fails only with both disabled (checked)."""
         if not hasattr(os, "fork"):
             pytest.skip("no os.fork on this platform")
         if error in scenario.hangs_on:
