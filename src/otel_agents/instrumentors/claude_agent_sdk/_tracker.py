@@ -299,12 +299,8 @@ class Tracker:
             span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)
             if span.kind is Kind.AGENT:
                 span.set_stop_reason("cancelled")  # the caller's interrupt() stopped the run
-        elif error is not None:
-            span.record_error(error, control_flow=not isinstance(error, Exception))
-        elif incomplete:
-            span.set_error(NO_RESULT, _NO_RESULT_MESSAGE)
-        elif abandoned:
-            span.mark_abandoned()
+        else:
+            _mark_closing(span, error, abandoned, incomplete)
 
     def _start(self, kind: Kind, name: Any, parent: Any, attributes_extra: Any = None, **kwargs: Any) -> SemanticSpan:
         """A child span; it carries the CLI's session id unless the caller's run set one."""
@@ -753,7 +749,8 @@ class Tracker:
 
 
 def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bool, incomplete: bool) -> None:
-    """Mark a background subagent's span (or its tool call's) that the session's end cuts short."""
+    """Mark a span cut short (a background subagent's or its tool call's, by the session's end: no interrupt
+    applies): by ``error``, by the CLI's output ending (``incomplete``), or ``abandoned`` by its caller."""
     if span.ended:
         return
     if error is not None:
