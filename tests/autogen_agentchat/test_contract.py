@@ -25,7 +25,7 @@ class AutoGenScenario(Scenario):
     x3_runs = 200  # an AgentChat run (asyncio.run + the agent) costs ~25 ms; 200 mixed runs keep X-3 to ~5 s
     hangs_on = (StopIteration, asyncio.CancelledError)  # AgentChat's runtime waits forever on either (X-14)
 
-    def _agent(self, marker: str, tag: str, fail: bool = False) -> AssistantAgent:
+    def _agent(self, marker: str, tag: str, fail: bool = False, async_tool: bool = False) -> AssistantAgent:
         probe = self.probe
 
         def lookup(order_id: str) -> str:
@@ -33,9 +33,16 @@ class AutoGenScenario(Scenario):
             probe(tag)
             return self.result(f"order {order_id} {marker} shipped")
 
+        async def alookup(order_id: str) -> str:
+            """Look up an order."""
+            return lookup(order_id)
+
+        alookup.__name__ = "lookup"
+
         client = ScriptedClient(tool_then_answer("lookup", {"order_id": "A100"}, answer="Done:"),
                                 error=ValueError("provider down") if fail else None)
-        return AssistantAgent("Support", model_client=client, tools=[lookup], reflect_on_tool_use=True,
+        return AssistantAgent("Support", model_client=client, tools=[alookup if async_tool else lookup],
+                              reflect_on_tool_use=True,
                               description=f"Helps with {marker}" if marker else "Helps with orders")
 
     async def arun(self, marker: str = "", tag: str = "") -> Any:
@@ -44,6 +51,10 @@ class AutoGenScenario(Scenario):
 
     def run(self, marker: str = "", tag: str = "") -> Any:
         return asyncio.run(self.arun(marker, tag))
+
+    def run_unwinding(self) -> Any:
+        """AgentChat awaits an async tool on its loop (a sync one runs in the loop's thread pool)."""
+        return asyncio.run(self._agent("", "", async_tool=True).run(task="Where is order A100?"))
 
     def run_failing(self) -> None:
         asyncio.run(self._agent("", "", fail=True).run(task="Where is my order?"))

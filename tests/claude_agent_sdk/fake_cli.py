@@ -4,7 +4,9 @@ transport (:func:`launcher`) or in this process behind :class:`InProcessTranspor
 
 Question words that change the script: ``expert`` (the policy check is delegated to subagent
 ``policy-expert`` through the ``Agent`` tool), ``slow`` (the first tool call waits for an interrupt),
-``crash`` (an error result, then exit status 1). ``FAKE_CLI_TRACEPARENT_FILE`` in the CLI's environment:
+``crash`` (an error result, then exit status 1), ``vanish``/``killed`` (in the middle of the first response,
+after its tool call and before its ``message_delta``, the process exits with status 0 / kills itself with
+``SIGKILL``: no result; subprocess only). ``FAKE_CLI_TRACEPARENT_FILE`` in the CLI's environment:
 a file where it appends its ``TRACEPARENT`` and ``CLAUDE_CODE_ENABLE_TELEMETRY``.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from typing import Any
 
@@ -31,6 +34,28 @@ class FakeCLI(BrainCLI):
 
     def crashes(self, question: str) -> bool:
         return "crash" in question.lower()
+
+    async def turn(self, question: str) -> int:
+        ending = "killed" if "killed" in question.lower() else "vanish" if "vanish" in question.lower() else None
+        if ending is None:
+            return await super().turn(question)
+        base = {"parent_tool_use_id": None, "session_id": self.session}
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["mcp__support__lookup_order"], "uuid": self.next_id("uuid")})
+        usage = {"input_tokens": 12, "output_tokens": 1}
+        if self.partials:
+            self.ch.send({**base, "type": "stream_event", "uuid": self.next_id("ev"), "event": {
+                "type": "message_start", "message": {"id": "msg_cut", "model": MODEL, "usage": usage}}})
+        for block in ({"type": "text", "text": "Let me look."},
+                      {"type": "tool_use", "id": "toolu_cut", "name": "mcp__support__lookup_order",
+                       "input": {"order_id": "A100"}}):
+            self.ch.send({**base, "type": "assistant", "uuid": self.next_id("uuid"), "message": {
+                "id": "msg_cut", "type": "message", "role": "assistant", "model": MODEL, "content": [block],
+                "stop_reason": None, "usage": usage}})
+        sys.stdout.flush()
+        if ending == "killed":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(0)
 
 
 def main() -> int:

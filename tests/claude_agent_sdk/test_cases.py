@@ -342,6 +342,68 @@ def test_cli_error_result_then_exit_fails_the_run(instrumented: Any, exporter: S
     assert "the API is down" in agent.status_description
 
 
+@pytest.mark.parametrize("ending", ["vanish", "killed"])
+@pytest.mark.parametrize("entry", ["query", "client"])
+def test_a_cli_that_ends_without_a_result_fails_the_run(instrumented: Any, exporter: SnapshotExporter,
+                                                        cli_path: str, entry: str, ending: str) -> None:
+    """The CLI's process ends in the middle of a turn, once its model has asked for a tool and before the
+    response's message_delta, with no result: it exits with status 0 (the SDK's iterators just end: no
+    ResultMessage, no exception) or is killed (the SDK raises ProcessError, which reaches the caller unchanged).
+    The run did not complete and its spans say so: the agent span, the tool call in flight and the cut-off
+    response are ERROR, error.type = the SDK's exception, else ``no_result``; not abandoned (no one walked away)
+    and not UNSET. The cut-off response reports no output tokens or finish reason (none came). Before, query()'s
+    spans ended UNSET with no mark when the iterator just ended, and a ClaudeSDKClient's turn ended abandoned at
+    disconnect either way."""
+    raised: list[BaseException] = []
+    received: list[Any] = []
+
+    async def main() -> None:
+        question = f"Where is order A100? {ending} now."
+        try:
+            if entry == "query":
+                received.extend(await collect(question, cli_path=cli_path))
+                return
+            options = sdk.ClaudeAgentOptions(cli_path=cli_path, mcp_servers={"support": support_server()})
+            async with sdk.ClaudeSDKClient(options=options) as client:
+                await client.query(question)
+                received.extend([m async for m in client.receive_response()])
+        except sdk.ProcessError as exc:
+            raised.append(exc)
+
+    asyncio.run(main())
+    assert [type(e) for e in raised] == ([sdk.ProcessError] if ending == "killed" else [])
+    assert received == [] or not any(isinstance(m, sdk.ResultMessage) for m in received)
+    expected = f"{sdk.ProcessError.__module__}.ProcessError" if ending == "killed" else "no_result"
+    spans = exporter.semantic()
+    for name in ("invoke_agent claude", "execute_tool lookup_order", f"chat {MODEL}"):
+        span = _one(spans, name)
+        assert (span.status.name, span.attributes.get("error.type")) == ("ERROR", expected), (name, tree(spans))
+        assert "otel_agents.stream.abandoned" not in span.attributes, name
+    model = _one(spans, f"chat {MODEL}")
+    assert model.attributes["gen_ai.usage.input_tokens"] == 12  # what message_start said
+    assert "gen_ai.usage.output_tokens" not in model.attributes
+    assert "gen_ai.response.finish_reasons" not in model.attributes
+    assert all(s.end_time for s in exporter.spans)
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_a_query_the_sdk_cannot_start_ends_its_span(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """InternalClient.process_query given an argument it does not take: the caller gets the TypeError unchanged
+    when it iterates, and the run's agent span ends, ERROR with it (before, it was never ended)."""
+    from claude_agent_sdk._internal.client import InternalClient
+
+    async def main() -> None:
+        async for _ in InternalClient().process_query(prompt="Where is order A100?",
+                                                      options=sdk.ClaudeAgentOptions(), not_an_argument=1):
+            pass
+
+    with pytest.raises(TypeError, match="not_an_argument"):
+        asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert (agent.status.name, agent.attributes["error.type"]) == ("ERROR", "TypeError")
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
 def test_concurrent_queries_reusing_tool_ids_stay_apart(instrumented: Any, exporter: SnapshotExporter) -> None:
     """Two queries at once whose CLIs use the same message and tool ids: two traces, each complete."""
 

@@ -144,6 +144,13 @@ class Scenario:
     def check_run(self, spans: list[SpanSnapshot]) -> None:
         """Extra per-framework checks on one run's spans (optional)."""
 
+    def run_unwinding(self) -> Any:
+        """One complete sync run whose tool calls :meth:`probe` on the thread whose stack holds the run's open spans
+        (X-15: a forked child is the forking thread alone, and it unwinds only through that thread's frames). By
+        default :meth:`run`; a framework that runs a sync tool in a worker thread (``asyncio.to_thread``, a thread
+        pool) overrides it with a run whose tool is a coroutine function, awaited on the event loop's thread."""
+        return self.run()
+
     def after_fork_in_child(self) -> None:
         """What a program must do in a child forked after the framework ran in the parent, before the
         framework's first run there (X-15): set up again the framework's own state that does not survive a
@@ -166,6 +173,55 @@ def _keep_inherited_loop() -> None:
             _INHERITED_LOOPS.append(asyncio.get_event_loop_policy().get_event_loop())
         except RuntimeError:
             pass
+
+
+def _detach_running_loop() -> None:
+    """In a child forked on an event loop's thread, in the middle of a run: the loop that thread runs becomes the
+    child's own. It is made the running loop again (Python 3.11's ``get_running_loop()`` says there is none in a
+    forked child: it checks the pid), and given a selector (epoll instance), a wake-up socket pair and a default
+    thread pool of its own: the inherited epoll instance is the parent's (the child's loop unregistering its wake-up
+    socket there, as it closes, leaves the parent's loop waiting for ever for a thread's result), a byte the child
+    reads off the shared socket pair is a wake-up the parent misses, and the pool's workers are not in the child."""
+    import selectors
+    import sys
+
+    frame: Any = sys._getframe()
+    while frame is not None and not (frame.f_code.co_name == "_run_once"
+                                     and isinstance(frame.f_locals.get("self"), asyncio.BaseEventLoop)):
+        frame = frame.f_back
+    if frame is None:  # not on an event loop's thread
+        return
+    loop = frame.f_locals["self"]
+    asyncio.events._set_running_loop(loop)
+    inherited = getattr(loop, "_selector", None)
+    ssock = getattr(loop, "_ssock", None)
+    if inherited is None or ssock is None:  # not a selector event loop
+        return
+    own = selectors.DefaultSelector()
+    for key in list(inherited.get_map().values()):
+        if key.fd != ssock.fileno():
+            own.register(key.fileobj, key.events, key.data)
+    loop._selector = own
+    loop._close_self_pipe()  # the child's copies only (not registered in its own selector)
+    loop._make_self_pipe()
+    loop._default_executor = None
+
+
+def _end_pool_worker_after_unwinding() -> None:
+    """In a child forked in a ``concurrent.futures`` pool's worker thread (the child is that thread alone): once the
+    work item it runs has unwound, the worker takes its pool's shutdown signal and returns, and with it the child
+    process ends (its last thread), rather than wait in the pool's queue for its alarm."""
+    import sys
+
+    frame: Any = sys._getframe()
+    while frame is not None and not (frame.f_code.co_name == "_worker" and "work_queue" in frame.f_locals):
+        frame = frame.f_back
+    if frame is None:
+        return
+    executor = frame.f_locals["executor_reference"]()
+    if executor is not None:
+        executor._shutdown = True
+    frame.f_locals["work_queue"].put(None)
 
 
 def _run_in_context(fn: Any, *args: Any) -> Any:
@@ -968,7 +1024,15 @@ class ContractSuite:
         the parent's run, tool, agent and workflow spans. Those spans are the parent's: the child ends and exports
         none of them (it used to export each a second time, from the child), the spans the child opens itself
         after the fork are its own, and the parent's exporter sees each of its spans once, in one complete trace.
-        The child's exports go to a file the parent reads."""
+        The child's exports go to a file the parent reads.
+
+        The tool forks on the thread that holds the run's spans on its stack (:meth:`Scenario.run_unwinding`): a
+        sync tool that a framework runs in a worker thread forks a child that is that worker alone, which never
+        reaches the parent's spans (it waits in the pool's queue until its alarm), so the case could not fail.
+        Where the instrumentor ends a run's spans from its own map (LangChain's and OpenAI Agents' span registries,
+        LlamaIndex's span handler, Google ADK's invocations), the child unwinding finds none of them: the map starts
+        empty in a forked child. That reset and the span layer's fork-time marking each keep the parent's spans from
+        the child there: the case fails only with both disabled (checked)."""
         if not hasattr(os, "fork"):
             pytest.skip("no os.fork on this platform")
         if error in scenario.hangs_on:
@@ -994,18 +1058,21 @@ class ContractSuite:
             if pid:
                 children.append(pid)
                 return
-            # Where the tool runs in a worker thread, the child (that thread alone) unwinds into the pool's loop and
-            # waits there for ever: its alarm ends it. Its exports happen as it unwinds, well within the alarm; one
-            # cut short under load only exports less (the check below can then miss, never fail wrongly).
+            # Where the tool runs in a worker thread, the child (that thread alone) unwinds into the pool's loop: a
+            # concurrent.futures worker then returns (the child ends); another waits there for ever, and its alarm
+            # ends it. Its exports happen as it unwinds, well within the alarm; one cut short under load only
+            # exports less (the check below can then miss, never fail wrongly).
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.alarm(10)
             _keep_inherited_loop()
+            _detach_running_loop()  # the tool forked on the loop's thread: the child unwinds through that loop
+            _end_pool_worker_after_unwinding()
             exporter.export = export_to_file  # type: ignore[method-assign]
             raise error("the forked child leaves")
 
         scenario.tool_hook = fork_and_leave
         try:
-            scenario.run()
+            scenario.run_unwinding()
         except BaseException:  # noqa: BLE001 - the child's unwinding ends here; the parent's run must not raise
             if os.getpid() == parent:
                 raise

@@ -39,11 +39,15 @@ class LlamaIndexScenario(Scenario):
         super().__init__()
         self._index = fakes.index()  # built before instrumenting: no spans from it
 
-    def _agent(self, marker: str, tag: str, *, fail: bool = False) -> FunctionAgent:
+    def _agent(self, marker: str, tag: str, *, fail: bool = False, async_tool: bool = False) -> FunctionAgent:
         def lookup(city: str) -> str:
             """Look up facts about a city."""
             self.probe(tag)
             return self.result(f"{city} is a capital {marker}")
+
+        async def alookup(city: str) -> str:
+            """Look up facts about a city."""
+            return lookup(city)
 
         if fail:
             llm = fakes.scripted_llm(RuntimeError("model unavailable"))
@@ -52,7 +56,8 @@ class LlamaIndexScenario(Scenario):
                                      lambda messages: f"Answer: {fakes.last_tool_result(messages)}")
         return FunctionAgent(name="scout", description=f"Finds facts {marker}",
                              system_prompt=f"You are a scout. {marker}",
-                             tools=[FunctionTool.from_defaults(fn=lookup)], llm=llm)
+                             tools=[FunctionTool.from_defaults(fn=lookup, name="lookup",
+                                                               async_fn=alookup if async_tool else None)], llm=llm)
 
     async def arun(self, marker: str = "", tag: str = "") -> Any:
         agent = self._agent(marker, tag)
@@ -61,6 +66,14 @@ class LlamaIndexScenario(Scenario):
 
     def run(self, marker: str = "", tag: str = "") -> Any:
         return fakes.run_sync(lambda: self.arun(marker, tag))
+
+    def run_unwinding(self) -> Any:
+        """The agent awaits a tool's ``async_fn`` on its loop (a sync ``fn`` only runs in a worker thread)."""
+        async def go() -> Any:
+            return str(await self._agent("", "", async_tool=True).run(user_msg="Tell me about Paris",
+                                                                        memory=fakes.cheap_memory()))
+
+        return fakes.run_sync(go)
 
     def run_failing(self) -> None:
         async def go() -> Any:

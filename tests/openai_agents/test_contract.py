@@ -35,6 +35,17 @@ def lookup_order(ctx: RunContextWrapper[Deps], order_id: str) -> str:
     return ctx.context.result(f"Order {order_id}: shipped. {ctx.context.marker}")
 
 
+@function_tool(name_override="lookup_order")
+async def lookup_order_async(ctx: RunContextWrapper[Deps], order_id: str) -> str:
+    """Look up an order by its id and return its status."""
+    return lookup_order_sync(ctx, order_id)
+
+
+def lookup_order_sync(ctx: RunContextWrapper[Deps], order_id: str) -> str:
+    ctx.context.probe(ctx.context.tag)
+    return ctx.context.result(f"Order {order_id}: shipped. {ctx.context.marker}")
+
+
 class OpenAIAgentsScenario(Scenario):
     """``support``: one tool call, then the answer; a failing run's model raises ``RuntimeError``.
 
@@ -72,6 +83,11 @@ class OpenAIAgentsScenario(Scenario):
 
     def run(self, marker: str = "", tag: str = "") -> Any:
         return Runner.run_sync(self.agent, f"Where is order A100? {marker}", context=self._deps(marker, tag)).final_output
+
+    def run_unwinding(self) -> Any:
+        """The SDK awaits an async function tool on its loop (a sync one runs with ``asyncio.to_thread``)."""
+        agent = self.agent.clone(tools=[lookup_order_async])
+        return asyncio.run(Runner.run(agent, "Where is order A100?", context=self._deps("", ""))).final_output
 
     async def arun(self, marker: str = "", tag: str = "") -> Any:
         return (await Runner.run(self.agent, f"Where is order A100? {marker}",

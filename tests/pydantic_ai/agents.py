@@ -71,27 +71,36 @@ async def _lookup_then_answer_stream(messages: list[ModelMessage], info: AgentIn
     yield {0: DeltaToolCall(name="lookup", json_args=json.dumps({"query": _prompt(messages)}), tool_call_id="call_1")}
 
 
-def lookup_agent(name: str | None = "support", capabilities: list[Any] | None = None) -> Agent[Deps, str]:
+def lookup_agent(name: str | None = "support", capabilities: list[Any] | None = None,
+                 async_tool: bool = False) -> Agent[Deps, str]:
     """One tool (``lookup``), a FunctionModel that calls it once then answers; streams too (``capabilities``:
-    the agent's own)."""
+    the agent's own). ``async_tool``: the tool is a coroutine function (awaited on the run's event loop; a sync
+    tool runs in a worker thread)."""
     agent: Agent[Deps, str] = Agent(FunctionModel(_lookup_then_answer, stream_function=_lookup_then_answer_stream,
                                                   model_name="fake-llm"),
                                     name=name, deps_type=Deps, instructions="You look orders up.",
                                     capabilities=capabilities)
 
-    @agent.tool
-    def lookup(ctx: RunContext[Deps], query: str) -> str:
-        """Look an order up."""
-        deps = ctx.deps
-        if deps.probe is not None:
-            deps.probe(deps.tag)
-        deps.calls.append(query)
-        if deps.fail:
-            raise LookupFailed("the order service is down")
-        found = f"found {deps.marker}"
-        return deps.result(found) if deps.result is not None else found
-
+    if async_tool:
+        @agent.tool(name="lookup")
+        async def alookup(ctx: RunContext[Deps], query: str) -> str:
+            """Look an order up."""
+            return lookup(ctx, query)
+    else:
+        agent.tool(lookup)
     return agent
+
+
+def lookup(ctx: RunContext[Deps], query: str) -> str:
+    """Look an order up."""
+    deps = ctx.deps
+    if deps.probe is not None:
+        deps.probe(deps.tag)
+    deps.calls.append(query)
+    if deps.fail:
+        raise LookupFailed("the order service is down")
+    found = f"found {deps.marker}"
+    return deps.result(found) if deps.result is not None else found
 
 
 def streaming_agent() -> Agent:

@@ -30,6 +30,10 @@ class PydanticAIScenario(Scenario):
     def run(self, marker: str = "", tag: str = "") -> Any:
         return self.agent.run_sync(f"Where is order {marker}?", deps=self._deps(marker, tag)).output
 
+    def run_unwinding(self) -> Any:
+        """PydanticAI awaits an async tool on its loop (a sync one runs in a worker thread)."""
+        return lookup_agent(async_tool=True).run_sync("Where is order ?", deps=self._deps("", "")).output
+
     async def arun(self, marker: str = "", tag: str = "") -> Any:
         return (await self.agent.run(f"Where is order {marker}?", deps=self._deps(marker, tag))).output
 

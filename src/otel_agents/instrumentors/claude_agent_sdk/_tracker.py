@@ -47,13 +47,18 @@ MAX_HELD = 256  # failed tool calls of one turn held for its result (bounded: th
 MAX_QUEUED = 64  # prompts written while a turn runs, waiting for the turn that takes them in (bounded)
 PERMISSION_DECISION = "claude_agent_sdk.permission.decision"  # can_use_tool's answer: allow / deny
 TASK_ID = A.OTEL_AGENTS_TASK_ID
+# error.type of what was still running when the CLI's output ended with no exception and no result (the SDK's
+# iterator then just ends): the run never completed. (An exception the SDK raised instead, ProcessError and the
+# like, is recorded as that exception.)
+NO_RESULT = "no_result"
+_NO_RESULT_MESSAGE = "the Claude Code CLI's output ended before this finished (no result)"
 # The input counts a message_delta may restate (the API's usage there is cumulative: a server tool's searches add
 # input tokens after message_start, whose counts the assistant frames repeat).
 _INPUT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
 class _ModelCall:
-    __slots__ = ("span", "parts", "snapshot", "restated", "output_tokens", "stop_reason", "last", "error")
+    __slots__ = ("span", "parts", "snapshot", "restated", "output_tokens", "stop_reason", "last", "error", "streamed")
 
     def __init__(self, span: SemanticSpan):
         self.span = span
@@ -64,6 +69,7 @@ class _ModelCall:
         self.stop_reason: str | None = None
         self.last = time.time_ns()
         self.error: str | None = None  # the CLI's AssistantMessageError: the API request failed
+        self.streamed = False  # its message_start came (partial messages): its message_delta ends the response
 
 
 class _Thread:
@@ -116,6 +122,7 @@ class Turn:
         self.prompted = False  # its prompt was written (its input): a later one waits in Tracker.queued
         self.cost_base: float | None = None  # the CLI's running cost when it began (None: not known)
         self.pending_output: Any = None  # query()'s result while a background subagent works on (the run goes on)
+        self.incomplete = False  # the CLI's output ended before its result (see Tracker.on_stream_end)
 
 
 class Tracker:
@@ -153,6 +160,7 @@ class Tracker:
         # we join mid-way has had results we never saw: unknown until its next result.
         self.spent: float | None = None if joining else 0.0
         self.idle_since = time.time_ns()  # the last result, or a background task's end after it
+        self.failure: BaseException | None = None  # what the SDK's reader raised (its ``error`` frame)
         if turn is not None:
             self._begin(turn)
 
@@ -229,50 +237,70 @@ class Tracker:
         if prompt is not None:
             self._take(prompt)
 
-    def end_turn(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
-        """End every span still open (the turn's own span only if we opened it)."""
+    def end_turn(self, *, error: BaseException | None = None, abandoned: bool = False,
+                 incomplete: bool = False) -> None:
+        """End every span still open (the turn's own span only if we opened it), marked as the turn ended: by
+        ``error``, ``abandoned`` by its caller, or ``incomplete`` (the CLI's output ended before its result)."""
         turn = self.turn
         if turn is None:
             return
+        turn.incomplete = turn.incomplete or incomplete
         for thread in list(self.threads.values()):
+            call = thread.open_model[1] if thread.open_model is not None else None
+            if call is not None and call.streamed and call.stop_reason is None:  # its response was cut off
+                self._mark_unfinished(call.span, turn, error, abandoned, incomplete)
             self._end_model(thread)
         main = self.threads.get(None)
         self.history = list(main.history[-200:]) if main is not None else []
         self.idle_since = time.time_ns()
         for request_id in list(self.callbacks):
             span = self.callbacks.pop(request_id)
-            self._mark_unfinished(span, turn, error, abandoned)
+            self._mark_unfinished(span, turn, error, abandoned, incomplete)
             span.end()
         self._end_held(())  # no result came to say which were denials: they failed as their results said
         for tool_id in list(self.tools):
             if self.tools[tool_id].thread in self.background:
                 continue  # a background subagent's call: it runs on past the turn (see end_background)
             tool = self.tools.pop(tool_id)
-            self._mark_unfinished(tool.span, turn, error, abandoned)
+            self._mark_unfinished(tool.span, turn, error, abandoned, incomplete)
             tool.span.end()
         for thread in self.threads.values():
             if thread.own:
-                self._mark_unfinished(thread.agent, turn, error, abandoned)
+                self._mark_unfinished(thread.agent, turn, error, abandoned, incomplete)
                 thread.agent.end()
         self.threads = {}
         self.turn = None
         turn.done = True
         if turn.own_span:
-            self._mark_unfinished(turn.span, turn, error, abandoned)
+            self._mark_unfinished(turn.span, turn, error, abandoned, incomplete)
             turn.span.end()
 
+    def on_stream_end(self) -> None:
+        """The SDK's reader ended on its own (not closed by its caller): the CLI's output ended. What is still
+        open never finished: it ends with the exception the reader raised (``ProcessError``: the CLI crashed or
+        was killed; ``CLIJSONDecodeError``…), else as ``no_result`` (the CLI exited without a result: the SDK's
+        iterator just ends). A background subagent whose task never ended too."""
+        with guard("claude_agent_sdk.stream_end"):
+            error = self.failure
+            self.end_turn(error=error, incomplete=True)
+            self.end_background(error=error, incomplete=True)
+
+    def _on_error(self, frame: dict) -> None:
+        """The SDK's reader failed (its ``error`` frame carries the exception its iterators raise), then ends."""
+        exc = frame.get("exception")
+        self.failure = exc if isinstance(exc, BaseException) else None
+
     @staticmethod
-    def _mark_unfinished(span: SemanticSpan, turn: Turn, error: BaseException | None, abandoned: bool) -> None:
+    def _mark_unfinished(span: SemanticSpan, turn: Turn, error: BaseException | None, abandoned: bool,
+                         incomplete: bool = False) -> None:
         if span.ended:
             return
         if turn.interrupted:
             span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_INTERRUPT)
             if span.kind is Kind.AGENT:
                 span.set_stop_reason("cancelled")  # the caller's interrupt() stopped the run
-        elif error is not None:
-            span.record_error(error, control_flow=not isinstance(error, Exception))
-        elif abandoned:
-            span.mark_abandoned()
+        else:
+            _mark_closing(span, error, abandoned, incomplete)
 
     def _start(self, kind: Kind, name: Any, parent: Any, attributes_extra: Any = None, **kwargs: Any) -> SemanticSpan:
         """A child span; it carries the CLI's session id unless the caller's run set one."""
@@ -432,23 +460,17 @@ class Tracker:
         if self.turn is None:
             self.idle_since = time.time_ns()  # the main agent's follow-up request, if any, comes after this
 
-    def end_background(self, *, error: BaseException | None = None, abandoned: bool = False) -> None:
-        """End the background subagents still running (the session is closing), and the tool calls they
-        left open."""
+    def end_background(self, *, error: BaseException | None = None, abandoned: bool = False,
+                       incomplete: bool = False) -> None:
+        """End the background subagents still running (the session is closing, or the CLI's output ended:
+        ``incomplete``), and the tool calls they left open."""
         for tool_id in [t for t, tool in self.tools.items() if tool.thread in self.background]:
             span = self.tools.pop(tool_id).span
-            if error is not None:
-                span.record_error(error, control_flow=not isinstance(error, Exception))
-            elif abandoned:
-                span.mark_abandoned()
+            _mark_closing(span, error, abandoned, incomplete)
             span.end()
         for thread in list(self.background.values()):
             self._end_model(thread)
-            if not thread.agent.ended:
-                if error is not None:
-                    thread.agent.record_error(error, control_flow=not isinstance(error, Exception))
-                elif abandoned:
-                    thread.agent.mark_abandoned()
+            _mark_closing(thread.agent, error, abandoned, incomplete)
             thread.agent.end()
         self.background.clear()
         self.tasks.clear()
@@ -573,6 +595,7 @@ class Tracker:
             if thread.streaming:
                 call = self._model(thread, thread.streaming, message.get("model"))
                 call.snapshot = message.get("usage") or call.snapshot
+                call.streamed = True
         elif kind == "message_delta" and thread.open_model is not None and thread.open_model[0] == thread.streaming:
             call = thread.open_model[1]
             usage = event.get("usage") or {}
@@ -723,6 +746,19 @@ class Tracker:
                 if frame.get("api_error_status") is not None:
                     span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
         self.end_turn()
+
+
+def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bool, incomplete: bool) -> None:
+    """Mark a span cut short (a background subagent's or its tool call's, by the session's end: no interrupt
+    applies): by ``error``, by the CLI's output ending (``incomplete``), or ``abandoned`` by its caller."""
+    if span.ended:
+        return
+    if error is not None:
+        span.record_error(error, control_flow=not isinstance(error, Exception))
+    elif incomplete:
+        span.set_error(NO_RESULT, _NO_RESULT_MESSAGE)
+    elif abandoned:
+        span.mark_abandoned()
 
 
 def _cost(frame: dict) -> float | None:

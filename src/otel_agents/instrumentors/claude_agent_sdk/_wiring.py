@@ -110,11 +110,12 @@ class Installation:
                 kwargs["options"], hide = _with_partials(options, self.stream_usage)
         ctx = otel_context.set_value(_SESSION, (turn, hide, _system(options), getattr(options, "model", None)),
                                      span.context())
-        inner = wrapped(*args, **kwargs)
+        inner = None
         outcome: BaseException | None = None
         abandoned = True
         suspended = False  # at a yield: the caller holds the stream (what reaches us there is its closing)
         try:
+            inner = wrapped(*args, **kwargs)  # (arguments it cannot take raise here: the span still ends)
             while True:
                 token = otel_context.attach(ctx)
                 try:
@@ -133,25 +134,28 @@ class Installation:
             raise
         finally:
             try:
-                token = otel_context.attach(ctx)
-                try:
-                    await inner.aclose()
-                finally:
-                    otel_context.detach(token)
+                if inner is not None:
+                    token = otel_context.attach(ctx)
+                    try:
+                        await inner.aclose()
+                    finally:
+                        otel_context.detach(token)
             finally:
                 self._end_query(turn, outcome, abandoned)
 
     @staticmethod
     def _end_query(turn: Turn, error: BaseException | None, abandoned: bool) -> None:
         with guard("claude_agent_sdk.end"):
-            finished = turn.done  # its result came
+            finished = turn.done  # its result came (or the tracker saw the CLI's output end: turn.incomplete)
+            # The SDK's iterator ended, no exception, no result: the CLI exited without finishing the run.
+            incomplete = turn.incomplete or (not finished and error is None and not abandoned)
             tracker: Tracker | None = getattr(turn, "tracker", None)
             if tracker is not None and tracker.turn is turn:
-                tracker.end_turn(error=error, abandoned=abandoned)
+                tracker.end_turn(error=error, abandoned=abandoned, incomplete=incomplete)
             if tracker is not None:
-                tracker.end_background(error=error, abandoned=abandoned)
-            if not finished or error is not None:
-                Tracker._mark_unfinished(turn.span, turn, error, abandoned and not finished)
+                tracker.end_background(error=error, abandoned=abandoned, incomplete=incomplete)
+            if not finished or incomplete or error is not None:
+                Tracker._mark_unfinished(turn.span, turn, error, abandoned and not finished, incomplete)
             elif turn.pending_output is not None and not abandoned:  # no later result came: that one was the last
                 turn.span.set_output(turn.pending_output)
         turn.span.end()
@@ -357,13 +361,16 @@ class _Tap:
 
 class _TappedStream:
     """Stands in for a ``Query``'s ``_message_send``, the memory stream its reader task sends each frame to
-    as it arrives (all but the control protocol's): the tap's tracker sees the frame first."""
+    as it arrives (all but the control protocol's): the tap's tracker sees the frame first, and the end of the
+    stream the reader signals when it stops (``send_nowait({"type": "end"})``, after its ``error`` frame if the
+    transport raised)."""
 
-    __slots__ = ("stream", "tap")
+    __slots__ = ("stream", "tap", "query")
 
-    def __init__(self, stream: Any, tap: _Tap):
+    def __init__(self, stream: Any, tap: _Tap, query: Any):
         self.stream = stream
         self.tap = tap
+        self.query = weakref.ref(query)
 
     async def send(self, frame: Any) -> None:
         tap = self.tap
@@ -372,6 +379,17 @@ class _TappedStream:
         if tap.hide_partials and isinstance(frame, dict) and frame.get("type") == "stream_event":
             return
         await self.stream.send(frame)
+
+    def send_nowait(self, frame: Any) -> Any:
+        tap = self.tap
+        if tap.tracker is not None and isinstance(frame, dict) and frame.get("type") == "end":
+            with guard("claude_agent_sdk.end_of_stream"):
+                query = self.query()
+                # The reader stopped on its own: the CLI's output ended. Not when the Query was closed (its
+                # caller's disconnect, a query() run ended or abandoned) or the reader cancelled (loop shutdown).
+                if query is not None and not getattr(query, "_closed", False) and not _cancelling():
+                    tap.tracker.on_stream_end()
+        return self.stream.send_nowait(frame)
 
     def __getattr__(self, name: str) -> Any:  # send_nowait, close, …: the stream's own
         return getattr(self.stream, name)
@@ -400,5 +418,5 @@ def _tap(query: Any, tracker: Tracker, hide_partials: bool) -> _Tap:
     if isinstance(stream, _TappedStream):
         stream.tap = tap
     else:
-        query._message_send = _TappedStream(stream, tap)
+        query._message_send = _TappedStream(stream, tap, query)
     return tap
