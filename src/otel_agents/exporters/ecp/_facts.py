@@ -28,7 +28,7 @@ from ..._spans.redaction import redact_text
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
 from . import _json
-from ._redaction import redact_attributes, redact_status
+from ._redaction import RedactedAttributes, redact_status
 from ._vocabularies import read_foreign, read_ours
 
 _UNSET = object()
@@ -60,9 +60,11 @@ class FoldSpan:
     GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
     ``foreign`` (``True``: the kind comes from another vocabulary). Such a span,
     and any other without our kind attribute, was not written by our span layer,
-    which redacts what it writes: its attributes (the private copy), name and
-    status description are redacted here (:mod:`._redaction`), so no path of the
-    fold copies a secret of theirs into an envelope. Duck-types
+    which redacts what it writes: its name and status description are redacted
+    here, and its attributes (the private copy) are a
+    :class:`~._redaction.RedactedAttributes`, which redacts each value as the fold
+    first reads it (:mod:`._redaction`), so no path of the fold copies a secret of
+    theirs into an envelope. Duck-types
     ``ReadableSpan``. The fold never changes ``attributes``.
     """
 
@@ -116,7 +118,7 @@ class FoldSpan:
                 a = _private(a, raw)
                 kind = read_foreign(a)
                 self.foreign = kind is not None
-                redact_attributes(a)
+                a = RedactedAttributes(a)  # each value redacted as the fold reads it: most never reach the envelope
             else:
                 kind = None
             if type(self.name) is str:
