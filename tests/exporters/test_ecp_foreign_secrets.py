@@ -10,6 +10,7 @@ redacts what it writes (both rules of ``otel_agents._spans.redaction``), and kee
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from opentelemetry import trace
@@ -259,3 +260,117 @@ def test_a_url_that_urlsplit_refuses_is_a_plain_effect_not_a_failed_fold(rec):
     [envelope] = check(fold(rec.spans))
     assert envelope["evaluation_context"].splitlines()[1:] == ["  effect http GET api.example.com",
                                                                "  effect http GET api.example.com /v1/items"]
+
+
+# -- a secret in every value of every foreign span ---------------------------------------------------
+FOREIGN = os.path.join(os.path.dirname(__file__), "foreign")
+# The values that say which vocabulary and kind a span is, and which message is the model's: tainted, the fixtures'
+# runs would not be folded as runs (they are tainted too, in the second pass below).
+_SELECTORS = ("gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind", "llm.request.type")
+
+
+def _selector(key: str) -> bool:
+    return key in _SELECTORS or key.endswith(("mime_type", ".role"))
+
+
+def _taint_json(data: Any) -> Any:
+    if isinstance(data, dict):
+        tainted = {k: v if k in ("role", "type") else _taint_json(v) for k, v in data.items()}
+        return {**tainted, "password": f"pw-{MARK}"}  # a secret-named member in every object
+    if isinstance(data, list):
+        return [_taint_json(v) for v in data]
+    return f"{data} {KEY}" if isinstance(data, str) else data
+
+
+def _taint(key: str, value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return type(value)(f"{v} {KEY}" if isinstance(v, str) else v for v in value)
+    if not isinstance(value, str):
+        return value
+    try:
+        data = json.loads(value)
+    except ValueError:
+        data = None
+    if isinstance(data, (dict, list)):
+        return json.dumps(_taint_json(data))
+    return f"{value} {GITHUB}"
+
+
+def tainted_fixtures(*, selectors: bool) -> tuple[list[Any], list[Any]]:
+    """Every golden foreign trace (``tests/exporters/foreign``), as recorded and tainted: a secret shape after
+    every string attribute value, string of an array, string inside JSON text, span name and status description
+    (every span gets an error status with one), a secret-named member in every JSON object, and two
+    secret-named attributes on every span; with ``selectors``, also in the values that say what a span is."""
+    from opentelemetry.sdk.trace import ReadableSpan
+
+    from otel_agents.exporters.file import read_otlp_json
+
+    plain, tainted = [], []
+    for name in sorted(os.listdir(FOREIGN)):
+        if not name.endswith(".otlp.jsonl"):
+            continue
+        for s in read_otlp_json(os.path.join(FOREIGN, name)):
+            plain.append(s)
+            attributes = {k: v if _selector(k) and not selectors else _taint(k, v) for k, v in s.attributes.items()}
+            attributes.update({"gen_ai.openai.api_key": f"k-{MARK}",
+                               "http.request.header.authorization": (f"Bearer {MARK}",)})
+            description = f"{s.status.description or 'Error'}: {KEY}"
+            tainted.append(ReadableSpan(name=f"{s.name} {KEY}", context=s.context, parent=s.parent,
+                                        resource=s.resource, attributes=attributes, kind=s.kind,
+                                        status=Status(StatusCode.ERROR, description), start_time=s.start_time,
+                                        end_time=s.end_time))
+    return plain, tainted
+
+
+def _no_secret(envelopes: list[dict[str, Any]]) -> str:
+    text = json.dumps(envelopes, allow_nan=False, ensure_ascii=False)
+    assert MARK not in text, [line for line in text.split("\\n") if MARK in line][:5]
+    for envelope in envelopes:
+        _strict(envelope["logs"])
+    return text
+
+
+def test_a_secret_in_every_value_of_every_foreign_span_is_redacted(tmp_path):
+    """Values are redacted as the fold reads them (most never reach an envelope): whichever value a fold path
+    reads, of whatever vocabulary, it reads redacted. The golden foreign traces with a secret in every place a span
+    can carry one fold to as many envelopes as without them (the values were read: tool calls' arguments and results,
+    outputs, model names, errors, ``logs``), and no secret is in them, by ``fold()`` and by ``otel-agents fold``
+    (whose decoder gives arrays as lists); nor when the values that select a vocabulary are tainted too."""
+    plain, tainted = tainted_fixtures(selectors=False)
+    envelopes = check(fold(tainted))
+    assert len(envelopes) == len(fold(plain)) >= 30
+    text = _no_secret(envelopes)
+    assert text.count(R) > 500 and '"password":"[REDACTED]"' in text.replace(" ", "")
+    assert all(R in e["logs"] for e in envelopes)
+    path, out = tmp_path / "traces.jsonl", tmp_path / "envelopes.jsonl"
+    write(path, tainted, batch=50)
+    assert main(["fold", str(path), "-o", str(out)]) == 0
+    streamed = [_strict(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(streamed) == len(envelopes)
+    _no_secret(streamed)
+    _no_secret(fold(tainted_fixtures(selectors=True)[1]))
+
+
+def test_redacted_attributes_give_every_value_redacted_however_it_is_read():
+    """The mapping the fold reads a foreign span's attributes through: each way of reading a value (``[]``,
+    ``get``, ``items``, ``values``, ``copy``, ``dict()``, ``**``, ``pop``, ``setdefault``, ``==``, ``repr``, a
+    pickle, JSON encoding) gives what redacting every value first gave; the raw values are kept aside."""
+    import pickle
+
+    from otel_agents.exporters.ecp._redaction import RedactedAttributes, redacted_value
+
+    raw = {"gen_ai.openai.api_key": f"k-{MARK}", "input.value": json.dumps({"q": "x", "password": MARK}),
+           "note": f"key {KEY}", "tags": (f"Bearer {MARK}-token", "ok"), "n": 3, "empty_token": ""}
+    want = {k: redacted_value(k, v) for k, v in raw.items()}
+    assert MARK not in repr(want) and want["n"] == 3 and want["empty_token"] == ""
+    readers = [lambda a: {k: a[k] for k in a}, lambda a: {k: a.get(k) for k in a}, lambda a: dict(a.items()),
+               lambda a: dict(zip(a, a.values())), lambda a: a.copy(), dict, lambda a: {**a},
+               lambda a: {k: a.setdefault(k) for k in list(a)}, lambda a: pickle.loads(pickle.dumps(a)),
+               lambda a: json.loads(json.dumps(a)) | {"tags": want["tags"]}, lambda a: {k: a.pop(k) for k in list(a)}]
+    for read in readers:
+        a = RedactedAttributes(dict(raw))
+        assert read(a) == want
+    a = RedactedAttributes(dict(raw))
+    assert a == want and not (a != want) and MARK not in repr(RedactedAttributes(dict(raw)))
+    assert MARK not in str(dict.values(RedactedAttributes(dict(raw))))  # bypassing the methods shows no value
+    assert len(a) == len(raw) and "n" in a and a.get("missing", 7) == 7 and list(a) == list(raw)

@@ -313,6 +313,12 @@ def _usual_variants():
     yield {"links": [{"traceId": "zz", "spanId": "eee19b7ec3c1b174"}]}
     yield {"links": [{"traceId": "5b8efff798038103d269b633813fc60c", "spanId": 5}]}
     yield {"attributes": [{"key": "k", "value": {"intValue": "1" * 30}}]}
+    # the fast path tests a string value first: every other form of an element still goes to the checked path
+    for attribute in ({"key": "k", "value": "x"}, {"key": "k", "value": ["x"]}, {"key": "k", "value": None},
+                      {"key": 5, "value": {"stringValue": "x"}}, {"key": None, "value": {"stringValue": "x"}},
+                      {"key": "k", "value": {"stringValue": "x", "intValue": "1"}}, {"key": "k", "value": {"stringValue": 5}},
+                      {"key": "k", "value": {"stringValue": None}}, {"key": "k", "value": {}}):
+        yield {"attributes": [{"key": "a", "value": {"stringValue": "ok"}}, attribute]}
     # several bad fields at once: the first one in the checked path's order is the one named
     yield {"events": "x", "links": "x", "attributes": "x"}
     yield {"links": "x", "attributes": "x", "kind": "bad"}

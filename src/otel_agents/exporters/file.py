@@ -958,12 +958,13 @@ def _usual_attributes(attributes: Any) -> dict[str, Any] | None:
     try:  # an element that is not an object, or without "key" or "value": KeyError or TypeError
         for kv in attributes:
             key, v = kv["key"], kv["value"]
-            if type(key) is not str or type(v) is not dict or len(v) != 1:
-                return None
-            s = v.get("stringValue")  # v's one field: any other form of it falls through to ``return None``
-            if type(s) is str:
+            s = v.get("stringValue")  # a value that is not an object has no get: AttributeError
+            if type(s) is str and type(key) is str and len(v) == 1:  # the usual case, in three tests, not four
                 out[key] = s
                 continue
+            if type(key) is not str or type(v) is not dict or len(v) != 1:
+                return None
+            # v's one field is not a string: any other form of it falls through to ``return None``
             s = v.get("intValue")
             if type(s) is str and len(s) <= 18 and s.isascii() and s.isdigit():  # 0 <= s < 2**63
                 out[key] = int(s)
@@ -983,7 +984,7 @@ def _usual_attributes(attributes: Any) -> dict[str, Any] | None:
                     out[key] = s
                     continue
             return None
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         return None
     return out
 

@@ -41,8 +41,8 @@ Secrets: every span without ``otel_agents.span.kind`` (another vocabulary's, a s
 effect's, a hand-made one) is redacted as it is read, on every path above, with the
 span layer's rules (:mod:`otel_agents._spans.redaction`): its attributes (a secret-named
 key's value becomes ``[REDACTED]``; secret-named keys and secret shapes inside every
-string), its name and its status description (:func:`._redaction.redact_attributes`). Our
-own spans were redacted when they were written.
+string), its name and its status description (:mod:`._redaction`; an attribute value when the fold
+first reads it: most never reach the envelope). Our own spans were redacted when they were written.
 
 The envelope (``docs/ecp.md`` shows an example; the JSON Schema is
 :data:`SCHEMA_PATH`):

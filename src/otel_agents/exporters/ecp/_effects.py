@@ -26,7 +26,7 @@ are not the run's own actions get no line: server and consumer spans (work
 done *for* someone, not by the run) and another GenAI instrumentation's view of
 a step we already have (a span with ``gen_ai.*``, OpenInference ``llm.*``/
 ``openinference.*`` or pydantic-ai's ``logfire.*`` attributes).
-Their values were redacted when the fold read them (:func:`._redaction.redact_attributes`), paths included.
+Their values are redacted as the fold reads them (:class:`._redaction.RedactedAttributes`), paths included.
 
 Under a model or embedding span, only the provider request itself is that
 step's transport and gets no line (:func:`is_transport`): a span of another

@@ -28,7 +28,7 @@ from ..._spans.redaction import redact_text
 from ...semconv import attributes as A
 from ...semconv.mapping import OP_EXECUTE_TOOL, OP_INVOKE_WORKFLOW
 from . import _json
-from ._redaction import redact_attributes, redact_status
+from ._redaction import RedactedAttributes, redact_status
 from ._vocabularies import read_foreign, read_ours
 
 _UNSET = object()
@@ -60,9 +60,11 @@ class FoldSpan:
     GenAI, OpenInference, OpenLLMetry), which sets ``semantic_kind`` and
     ``foreign`` (``True``: the kind comes from another vocabulary). Such a span,
     and any other without our kind attribute, was not written by our span layer,
-    which redacts what it writes: its attributes (the private copy), name and
-    status description are redacted here (:mod:`._redaction`), so no path of the
-    fold copies a secret of theirs into an envelope. Duck-types
+    which redacts what it writes: its name and status description are redacted
+    here, and its attributes (the private copy) are a
+    :class:`~._redaction.RedactedAttributes`, which redacts each value as the fold
+    first reads it (:mod:`._redaction`), so no path of the fold copies a secret of
+    theirs into an envelope. Duck-types
     ``ReadableSpan``. The fold never changes ``attributes``.
     """
 
@@ -116,7 +118,7 @@ class FoldSpan:
                 a = _private(a, raw)
                 kind = read_foreign(a)
                 self.foreign = kind is not None
-                redact_attributes(a)
+                a = RedactedAttributes(a)  # each value redacted as the fold reads it: most never reach the envelope
             else:
                 kind = None
             if type(self.name) is str:
@@ -641,8 +643,8 @@ def requested_call_parts(span: FoldSpan) -> list[tuple[str, str | None]]:
         return calls
     prefix, suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_FUNCTION_NAME
     found: list[tuple[tuple[int, ...], str, str | None]] = []
-    for key, value in a.items():
-        if key.startswith(prefix) and key.endswith(suffix) and isinstance(value, str):
+    for key in tuple(a):  # the keys, then the values of those that match (a foreign span's are redacted as read)
+        if key.startswith(prefix) and key.endswith(suffix) and isinstance(value := a[key], str):
             numbers = tuple(int(n) for n in re.findall(r"\.(\d+)\.", key[len(prefix) - 1:]))
             call_id = _str(a.get(key[:-len(suffix)] + "." + A.TOOL_CALL_ID))
             found.append((numbers, value or "?", call_id))
@@ -659,8 +661,9 @@ def model_answer(span: FoldSpan) -> str | None:
         return assistant_text(parse_json(raw))
     prefix = A.LLM_OUTPUT_MESSAGES + "."
     found: list[tuple[int, str]] = []
-    for key, value in a.items():
-        if key.startswith(prefix) and key.endswith("." + A.MESSAGE_CONTENT) and isinstance(value, str) and value:
+    for key in tuple(a):  # the keys, then the values of those that match (a foreign span's are redacted as read)
+        if key.startswith(prefix) and key.endswith("." + A.MESSAGE_CONTENT) and isinstance(value := a[key], str) \
+                and value:
             index = key[len(prefix):].split(".", 1)[0]
             if index.isdigit() and a.get(f"{prefix}{index}.{A.MESSAGE_ROLE}", "assistant") in _ASSISTANT_ROLES:
                 found.append((int(index), value))
@@ -685,8 +688,8 @@ def requested_arguments(span: FoldSpan) -> dict[str, Any]:
                     found[part["id"]] = parse_json(args) if isinstance(args, str) else args
         return found
     prefix, id_suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_ID
-    for key, value in a.items():
-        if key.startswith(prefix) and key.endswith(id_suffix) and _str(value):
+    for key in tuple(a):  # the keys, then the values of those that match (a foreign span's are redacted as read)
+        if key.startswith(prefix) and key.endswith(id_suffix) and _str(value := a[key]):
             args = a.get(key[:-len(id_suffix)] + "." + A.TOOL_CALL_FUNCTION_ARGUMENTS)
             found[value] = parse_json(args) if isinstance(args, str) else args
     return found
