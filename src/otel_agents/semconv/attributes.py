@@ -45,6 +45,7 @@ GEN_AI_REQUEST_STREAM = "gen_ai.request.stream"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID = "gen_ai.response.id"
 GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
@@ -104,6 +105,8 @@ A2A_TASK_CANCELED = "task_canceled"
 # Metric instrument names (OTel GenAI semconv v1.41).
 GEN_AI_CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"
 GEN_AI_CLIENT_TOKEN_USAGE = "gen_ai.client.token.usage"
+GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK = "gen_ai.client.operation.time_to_first_chunk"
+GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK = "gen_ai.client.operation.time_per_output_chunk"
 
 # --- OpenInference -----------------------------------------------------------
 OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
@@ -170,6 +173,9 @@ LLM_COST_TOTAL = "llm.cost.total"
 
 # --- Langfuse ----------------------------------------------------------------
 LANGFUSE_OBSERVATION_TYPE = "langfuse.observation.type"
+# When the first chunk of a streamed generation arrived (ISO 8601): Langfuse's "completion start time", from
+# which it shows the time to first token (langfuse/langfuse packages/shared/src/server/otel/attributes.ts).
+LANGFUSE_OBSERVATION_COMPLETION_START_TIME = "langfuse.observation.completion_start_time"
 
 # --- otel_agents (no standard yet) -----------------------------------------------
 OTEL_AGENTS_SPAN_KIND = "otel_agents.span.kind"
