@@ -250,14 +250,17 @@ class Hooks:
         model = getattr(llm_request, "model", None)
         parent = inv.agents.get(agent_name) or inv.root or inv.parent
 
+        streamed = False
+        with guard("google_adk.model.mode"):
+            run_config = getattr(ictx, "run_config", None)
+            streamed = (getattr(getattr(run_config, "streaming_mode", None), "name", "") or "") == "SSE"
+
         def opener() -> SemanticSpan:  # when the model has answered, failed or been left (see ModelCall)
             span = self.telemetry.start_span(Kind.MODEL, model, parent=parent, start_time=start)
             with guard("google_adk.model.request"):
                 config = getattr(llm_request, "config", None)
                 params = {k: getattr(config, k, None) for k in _PARAMS} if config is not None else {}
-                run_config = getattr(ictx, "run_config", None)
-                mode = getattr(getattr(run_config, "streaming_mode", None), "name", "") or ""
-                if mode == "SSE":
+                if streamed:
                     params["stream"] = True
                 span.set_model(request_model=model, provider=_provider(getattr(ictx, "agent", None), model),
                                parameters=params)
@@ -266,7 +269,9 @@ class Hooks:
                                       tools=_convert.tool_definitions(llm_request))
             return span
 
-        return ModelCall(opener, agent_name, llm_request)
+        call = ModelCall(opener, agent_name, llm_request)
+        call.streamed = streamed
+        return call
 
     def after_model(self, callback_context: Any, llm_response: Any) -> None:
         inv = self._invocation(_invocation_context(callback_context))
@@ -277,7 +282,12 @@ class Hooks:
         if call is None:
             return
         call.last = llm_response
-        if getattr(llm_response, "partial", None):
+        partial = getattr(llm_response, "partial", None)
+        if partial or call.streamed and call.chunks is None:
+            # a chunk of a streamed (SSE) request: a partial response, or a whole one that came as its first
+            # chunk (the aggregate ADK makes of the partials when the stream ends is none)
+            call.chunk_arrived()
+        if partial:
             call.add_partial(llm_response)
             if not getattr(llm_response, "turn_complete", None):
                 return
@@ -345,6 +355,7 @@ class Hooks:
                 not getattr(call.last, "turn_complete", None)
             if call.final is None and (stream_cut or _caller_left()):
                 span.mark_abandoned()
+            call.time_chunks(span)
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
         span.end()

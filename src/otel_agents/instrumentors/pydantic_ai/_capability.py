@@ -88,8 +88,12 @@ class _Request:
                     self.active.__enter__()
         return attempt
 
-    def capture(self, response: Any, _time_to_first_chunk: Any = None) -> None:
+    def capture(self, response: Any, time_to_first_chunk: Any = None) -> None:
+        """PydanticAI's billed ``response`` and, for a streamed one, its time to the first chunk (seconds from
+        the request, on PydanticAI's monotonic clock; ``None`` when nothing streamed)."""
         self.billed = response  # None: a hook moved the request on to another attempt
+        if time_to_first_chunk is not None and self.span is not None:
+            self.span.set_time_to_first_chunk(time_to_first_chunk)
 
     def deactivate(self) -> None:
         if self.active is not None:
@@ -196,7 +200,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
                           if span.is_recording else None)
             span.set_model(request_model=model.model_name, provider=model.system, parameters=parameters)
             if run is not None:
-                run.models.append((span, request_context))
+                run.models.append((span, request_context, time.perf_counter()))
             return span
         return None
 
