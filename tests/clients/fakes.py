@@ -272,15 +272,19 @@ def embeddings_body(n: int = 1, dim: int = 3) -> dict[str, Any]:
 
 class Paced:
     """A mock-transport handler serving one SSE ``body`` as a server sends it: nothing for ``first`` seconds, then
-    its events one at a time, ``between`` seconds apart (``sent``: the monotonic time each event went out)."""
+    its events one at a time, ``between`` seconds apart (``received``: the monotonic time the request came in;
+    ``sent``: the time each event went out)."""
 
     def __init__(self, body: bytes, *, first: float, between: float, http: Any = httpx):
         self.events = [e + b"\n\n" for e in body.split(b"\n\n") if e.strip()]
         self.first, self.between, self.http = first, between, http
         self.sent: list[float] = []
+        self.received = 0.0
 
     def __call__(self, request: Any) -> Any:
         import time
+
+        self.received = time.monotonic()
 
         def paced() -> Iterable[bytes]:
             time.sleep(self.first)

@@ -42,6 +42,7 @@ GEN_AI_REQUEST_FREQUENCY_PENALTY = "gen_ai.request.frequency_penalty"
 GEN_AI_REQUEST_PRESENCE_PENALTY = "gen_ai.request.presence_penalty"
 GEN_AI_REQUEST_SEED = "gen_ai.request.seed"
 GEN_AI_REQUEST_STREAM = "gen_ai.request.stream"
+GEN_AI_REQUEST_CHOICE_COUNT = "gen_ai.request.choice.count"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID = "gen_ai.response.id"
 GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
@@ -77,6 +78,8 @@ ERROR_TYPE = "error.type"
 # --- OTel GenAI, OpenAI page (attributes of OpenAI model spans) --------------------------------
 OPENAI_REQUEST_SERVICE_TIER = "openai.request.service_tier"
 OPENAI_RESPONSE_SERVICE_TIER = "openai.response.service_tier"
+OPENAI_RESPONSE_SYSTEM_FINGERPRINT = "openai.response.system_fingerprint"
+OPENAI_API_TYPE = "openai.api.type"  # chat_completions | responses
 
 # --- OTel MCP and JSON-RPC (GenAI conventions, "mcp.client"/"mcp.server" spans) -------------
 MCP_METHOD_NAME = "mcp.method.name"
