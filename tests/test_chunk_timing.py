@@ -6,6 +6,7 @@ arrived, never for a call that did not stream."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from datetime import datetime
 
@@ -213,3 +214,16 @@ def test_only_the_selected_vocabularies(provider, exporter, vocabularies, writte
     span.end()
     [finished] = exporter.spans
     assert {TTFC, STREAM, COMPLETION_START} & set(finished.attributes) == written
+
+
+def test_request_stream_is_written_for_streaming_requests_only(telemetry, exporter) -> None:
+    """OTel GenAI v1.41: gen_ai.request.stream is set if and only if the request streams; a framework's "stream":
+    False stays in llm.invocation_parameters (what it was asked) and writes no gen_ai.request.stream."""
+    for stream in (False, True):
+        span = telemetry.start_span("model", "gpt-4o")
+        span.set_model(request_model="gpt-4o", parameters={"stream": stream, "temperature": 0.5})
+        span.end()
+    plain, streamed = exporter.spans
+    assert "gen_ai.request.stream" not in plain.attributes
+    assert json.loads(plain.attributes["llm.invocation_parameters"]) == {"stream": False, "temperature": 0.5}
+    assert streamed.attributes["gen_ai.request.stream"] is True

@@ -624,3 +624,18 @@ def test_a_runner_made_before_instrument_is_traced(instrument: Any, exporter: Sn
     run_agent(agent, runner=early, session_id="sess-2")
     assert len(exporter.semantic("agent")) == 2
     assert sum(isinstance(p, OtelAgentsPlugin) for p in early.plugin_manager.plugins) == 1
+
+
+def test_the_output_asked_for_is_recorded(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41: a request whose GenerateContentConfig asks for JSON has gen_ai.output.type json and, asking
+    for two candidates, gen_ai.request.choice.count 2; a request asking neither has neither."""
+    from google.genai import types
+
+    config = types.GenerateContentConfig(response_mime_type="application/json", candidate_count=2)
+    assert run_agent(support_agent(ScriptedLlm([Text('{"status": "shipped"}')]), tools=[],
+                                   generate_content_config=config)).error is None
+    assert run_agent(support_agent(ScriptedLlm([Text("Shipped.")]), tools=[])).error is None
+    asked, plain = exporter.semantic("model")
+    assert asked.attributes["gen_ai.output.type"] == "json"
+    assert asked.attributes["gen_ai.request.choice.count"] == 2
+    assert not {"gen_ai.output.type", "gen_ai.request.choice.count"} & set(plain.attributes)

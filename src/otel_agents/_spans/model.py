@@ -80,7 +80,8 @@ class ModelSetters:
 
         ``parameters`` keys may be ``temperature``, ``top_p``, ``top_k``,
         ``max_tokens``, ``stop``/``stop_sequences``, ``frequency_penalty``,
-        ``presence_penalty``, ``seed``, ``stream``; all of them also go, as JSON, to
+        ``presence_penalty``, ``seed``, ``stream`` (``gen_ai.request.stream`` only when true: OTel GenAI
+        v1.41 sets it if and only if the request streams); all of them also go, as JSON, to
         ``llm.invocation_parameters``. Ignored on other kinds (Langfuse would
         turn any span with a model name into a generation).
         """
@@ -109,6 +110,8 @@ class ModelSetters:
                     dst, value = _PARAMETER_KEYS[src], params[src]  # in the table's order, the later of two wins
                     if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
                         value = [value]
+                    elif dst == A.GEN_AI_REQUEST_STREAM and value is not True:
+                        continue  # OTel GenAI v1.41: set if and only if the request is streaming
                     attrs[dst] = value
                 if self._writes(A.LLM_INVOCATION_PARAMETERS):
                     attrs[A.LLM_INVOCATION_PARAMETERS] = self._parameters_json(params)

@@ -72,6 +72,23 @@ def _provider(agent: Any, model: str | None) -> str | None:
     return None
 
 
+def _output_attributes(config: Any) -> dict[str, Any]:
+    """What a request's ``GenerateContentConfig`` asks of the output (OTel GenAI v1.41): ``gen_ai.output.type``
+    (a JSON MIME type or schema → ``json``, ``text/plain`` → ``text``; none asked, none written) and
+    ``gen_ai.request.choice.count`` (``candidate_count``, when not 1)."""
+    if config is None:
+        return {}
+    mime = getattr(config, "response_mime_type", None)
+    if mime == "application/json" or getattr(config, "response_schema", None) is not None or \
+            getattr(config, "response_json_schema", None) is not None:
+        output = "json"
+    else:
+        output = "text" if mime == "text/plain" else None
+    count = getattr(config, "candidate_count", None)
+    return {A.GEN_AI_OUTPUT_TYPE: output,
+            A.GEN_AI_REQUEST_CHOICE_COUNT: count if type(count) is int and count != 1 else None}
+
+
 _PARAMS = ("temperature", "top_p", "top_k", "max_output_tokens", "stop_sequences", "seed", "presence_penalty",
            "frequency_penalty")
 
@@ -264,6 +281,7 @@ class Hooks:
                     params["stream"] = True
                 span.set_model(request_model=model, provider=_provider(getattr(ictx, "agent", None), model),
                                parameters=params)
+                span.set_attributes(_output_attributes(config))
                 if span.records_content:
                     span.set_messages(input=_convert.input_messages(llm_request), system=_convert.system(llm_request),
                                       tools=_convert.tool_definitions(llm_request))
