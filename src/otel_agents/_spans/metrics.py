@@ -30,22 +30,17 @@ class GenAIMetrics:
 
     def __init__(self, meter_provider: Any = None, scope: str = "otel_agents"):
         meter = get_meter(scope, __version__, meter_provider)
-        self.duration = meter.create_histogram(
-            A.GEN_AI_CLIENT_OPERATION_DURATION, unit="s",
-            description="GenAI operation duration",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
-        self.tokens = meter.create_histogram(
-            A.GEN_AI_CLIENT_TOKEN_USAGE, unit="{token}",
-            description="Number of input and output tokens used",
-            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS)
-        self.first_chunk = meter.create_histogram(
-            A.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK, unit="s",
-            description="Time to receive the first chunk of a streamed response",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
-        self.per_chunk = meter.create_histogram(
-            A.GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK, unit="s",
-            description="Time per output chunk after the first one of a streamed response",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
+        # (name, unit, description, advisory buckets): the descriptions are the semconv's briefs, shortened
+        self.duration, self.tokens, self.first_chunk, self.per_chunk = (
+            meter.create_histogram(name, unit=unit, description=description,
+                                   explicit_bucket_boundaries_advisory=buckets)
+            for name, unit, description, buckets in (
+                (A.GEN_AI_CLIENT_OPERATION_DURATION, "s", "GenAI operation duration", _DURATION_BUCKETS),
+                (A.GEN_AI_CLIENT_TOKEN_USAGE, "{token}", "Number of input and output tokens used", _TOKEN_BUCKETS),
+                (A.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK, "s",
+                 "Time to receive the first chunk of a streamed response", _DURATION_BUCKETS),
+                (A.GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK, "s",
+                 "Time per output chunk after the first one of a streamed response", _DURATION_BUCKETS)))
 
     def record(self, span: Any, seconds: float, usage: Any, attrs: Mapping[str, Any],
                error_type: str | None) -> None:
