@@ -33,6 +33,7 @@ from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, 
                                     SkipToolExecution, ToolRetryError)
 
 from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
+from ..._spans.address import server_attributes
 from ...semconv import Kind, attributes as A
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
@@ -193,8 +194,10 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             return None
         with guard("pydantic_ai.model_start"):
             model = attempt.model
+            # server.address/port (OTel GenAI v1.41 inference span, recommended): where the model's client connects
             span = self.tracker.telemetry.start_span(Kind.MODEL, model.model_name, operation="chat",
-                                                     parent=parent_context())
+                                                     parent=parent_context(),
+                                                     attributes=server_attributes(_base_url(model), scheme_port=True))
             # Model and provider always (a sampled-out span's metrics use them); parameters only if recorded.
             parameters = (_convert.request_parameters(attempt.model_settings, attempt.streaming)
                           if span.is_recording else None)
@@ -321,6 +324,15 @@ class OtelAgentsCapability(AbstractCapability[Any]):
     async def wrap_output_process(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
         """Output functions and ``@agent.output_validator``s (see :meth:`_validating`)."""
         return await self._validating(ctx, output, handler)
+
+
+def _base_url(model: Any) -> Any:
+    """The model's ``base_url`` (PydanticAI's ``Model.base_url``: its provider's URL; ``None`` for a model with no
+    server, such as ``FunctionModel``); ``None`` if reading it fails."""
+    try:
+        return model.base_url
+    except Exception:  # noqa: BLE001 - a property of the user's (or a third party's) model class
+        return None
 
 
 def _boundary_captures() -> tuple[ContextVar, ContextVar] | None:
