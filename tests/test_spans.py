@@ -407,18 +407,24 @@ def test_metrics_recorded_for_model_spans(provider) -> None:
 
 
 # OTel GenAI v1.41 (semantic-conventions v1.41.1, model/gen-ai/metrics.yaml and docs/gen-ai/gen-ai-metrics.md), the
-# last release: the two client histograms, their units and advisory buckets, and the attributes a point may carry
-# (metric_attributes.gen_ai, error.type, gen_ai.token.type). The conventions' main branch has replaced the token
-# histogram (semantic-conventions-genai #374) and moved inference durations to gen_ai.client.inference.duration (#521):
+# last release that carries gen-ai: the four client histograms (operation duration, token usage and, for streamed
+# calls only, time to first chunk and time per output chunk), their units and advisory buckets, and the attributes
+# a point may carry (metric_attributes.gen_ai; error.type on the duration; gen_ai.token.type on token usage). The
+# server metrics are a model server's, not a client's. The conventions' main branch has replaced the token histogram
+# (semantic-conventions-genai #374) and moved inference durations to gen_ai.client.inference.duration (#521):
 # unreleased, not followed.
+_SECONDS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
 V1_41_METRICS = {
-    "gen_ai.client.operation.duration": ("s", [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24,
-                                               20.48, 40.96, 81.92]),
+    "gen_ai.client.operation.duration": ("s", _SECONDS),
     "gen_ai.client.token.usage": ("{token}", [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
                                               16777216, 67108864]),
+    "gen_ai.client.operation.time_to_first_chunk": ("s", _SECONDS),
+    "gen_ai.client.operation.time_per_output_chunk": ("s", _SECONDS),
 }
 V1_41_METRIC_ATTRIBUTES = {"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model",
-                           "gen_ai.response.model", "server.address", "server.port", "error.type"}
+                           "gen_ai.response.model", "server.address", "server.port"}
+V1_41_METRIC_EXTRA = {"gen_ai.client.operation.duration": {"error.type"},
+                      "gen_ai.client.token.usage": {"error.type", "gen_ai.token.type"}}
 
 
 def test_metrics_are_the_released_instruments(provider) -> None:
@@ -433,6 +439,11 @@ def test_metrics_are_the_released_instruments(provider) -> None:
     failed = t.start_span("model", "gpt-4o")
     failed.set_model(request_model="gpt-4o", provider="openai")
     failed.end(error=TimeoutError("slow"))
+    streamed = t.start_span("model", "gpt-4o")  # a stream that failed after three chunks
+    streamed.set_model(request_model="gpt-4o", provider="openai")
+    for _ in range(3):
+        streamed.chunk_received()
+    streamed.end(error=ConnectionError("reset"))
     metrics = [m for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
     assert {m.name for m in metrics} == set(V1_41_METRICS)
     for m in metrics:
@@ -440,11 +451,16 @@ def test_metrics_are_the_released_instruments(provider) -> None:
         assert m.unit == unit
         for point in m.data.data_points:
             assert isinstance(point, HistogramDataPoint) and list(point.explicit_bounds) == buckets
-            allowed = V1_41_METRIC_ATTRIBUTES | ({"gen_ai.token.type"} if m.name == "gen_ai.client.token.usage" else set())
+            allowed = V1_41_METRIC_ATTRIBUTES | V1_41_METRIC_EXTRA.get(m.name, set())
             assert set(point.attributes) <= allowed, m.name
             assert {"gen_ai.operation.name", "gen_ai.provider.name"} <= set(point.attributes)  # required
     [duration] = [m for m in metrics if m.name == "gen_ai.client.operation.duration"]
-    assert sorted(p.attributes.get("error.type", "") for p in duration.data.data_points) == ["", "TimeoutError"]
+    assert sorted(p.attributes.get("error.type", "") for p in duration.data.data_points) == \
+        ["", "ConnectionError", "TimeoutError"]
+    counts = {m.name: sum(p.count for p in m.data.data_points) for m in metrics}
+    # only the streamed call: one first chunk, one gap per chunk after it
+    assert counts["gen_ai.client.operation.time_to_first_chunk"] == 1
+    assert counts["gen_ai.client.operation.time_per_output_chunk"] == 2
 
 
 # --- guard ------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ class AgnoScenario(Scenario):
     """An agent over :class:`ScriptedModel` that calls ``lookup`` once (which probes), then answers with its result."""
 
     instrumentor_cls = AgnoInstrumentor
+    streams_model = True  # its consumed streaming run streams the model (X-16)
     ids = ("session", "user")
     x3_runs = 400  # an Agno run costs ~3 ms of framework overhead; 400 mixed runs keep X-3 under a few seconds
 

@@ -67,6 +67,8 @@ class ScriptedClient(ChatCompletionClient):
                             json_output: Any = None, extra_create_args: Mapping[str, Any] = {},
                             cancellation_token: Any = None) -> AsyncGenerator[str | CreateResult, None]:
         self.calls += 1
+        if self.delay:  # before the first chunk
+            await asyncio.sleep(self.delay)
         result = self.script(messages)
         if isinstance(result.content, str):
             for word in result.content.split(" "):

@@ -513,3 +513,23 @@ def test_team_run_stream_left_early_runs_on_inside_the_team_span(instrumented: A
         turn = one(spans, name)
         assert parent_of(turn, spans) == team_span and turn.end_time <= team_span.end_time, tree(spans)
     assert all(s.end_time <= team_span.end_time for s in spans), tree(spans)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_streamed_answer_is_timed_from_its_first_chunk(instrumented: Any, exporter: SnapshotExporter,
+                                                         stream: bool) -> None:
+    """create_stream: the answer's model span has gen_ai.response.time_to_first_chunk (its first chunk came 50 ms
+    in); the tool call before it streamed no chunk (AutoGen's stream yields only its CreateResult), so it has
+    gen_ai.request.stream and no time; create (not streamed) has neither."""
+    client = ScriptedClient(tool_then_answer("lookup_order", {"order_id": "A100"}), delay=0.05)
+    asyncio.run(agent_with_tool(client=client, model_client_stream=stream).run(task="Where is A100?"))
+    first, second = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert "gen_ai.response.time_to_first_chunk" not in first.attributes
+    if not stream:
+        assert "gen_ai.response.time_to_first_chunk" not in second.attributes
+        assert "gen_ai.request.stream" not in first.attributes | second.attributes
+        return
+    assert first.attributes["gen_ai.request.stream"] is True
+    ttfc = second.attributes["gen_ai.response.time_to_first_chunk"]
+    assert 0.05 <= ttfc <= (second.end_time - second.start_time) / 1e9
+    assert second.attributes["gen_ai.request.stream"] is True

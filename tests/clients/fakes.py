@@ -268,3 +268,31 @@ def embeddings_body(n: int = 1, dim: int = 3) -> dict[str, Any]:
     return {"object": "list", "model": "text-embedding-3-small",
             "data": [{"object": "embedding", "index": i, "embedding": [0.1] * dim} for i in range(n)],
             "usage": {"prompt_tokens": 6, "total_tokens": 6}}
+
+
+class Paced:
+    """A mock-transport handler serving one SSE ``body`` as a server sends it: nothing for ``first`` seconds, then
+    its events one at a time, ``between`` seconds apart (``received``: the monotonic time the request came in;
+    ``sent``: the time each event went out)."""
+
+    def __init__(self, body: bytes, *, first: float, between: float, http: Any = httpx):
+        self.events = [e + b"\n\n" for e in body.split(b"\n\n") if e.strip()]
+        self.first, self.between, self.http = first, between, http
+        self.sent: list[float] = []
+        self.received = 0.0
+
+    def __call__(self, request: Any) -> Any:
+        import time
+
+        self.received = time.monotonic()
+
+        def paced() -> Iterable[bytes]:
+            time.sleep(self.first)
+            for i, event in enumerate(self.events):
+                if i:
+                    time.sleep(self.between)
+                self.sent.append(time.monotonic())
+                yield event
+
+        return self.http.Response(200, content=paced(), headers={"content-type": "text/event-stream",
+                                                                 "request-id": "req_1"})

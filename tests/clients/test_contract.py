@@ -100,6 +100,7 @@ class _LoopScenario(Scenario):
 
 class AnthropicLoopScenario(_LoopScenario):
     instrumentor_cls = AnthropicInstrumentor
+    streams_model = True  # its streaming run streams the model
 
     def __init__(self) -> None:
         super().__init__()

@@ -192,7 +192,9 @@ def test_pydantic_ai_openai_model(both: Any, exporter: SnapshotExporter) -> None
     client = openai_client(Recorder(COMPLETION), aio=True)
     agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)))
     assert agent.run_sync("Where is order A100?").output == "Order A100 has shipped."
-    _one_model_span(exporter, "pydantic_ai", response_id="chatcmpl-fw")
+    span = _one_model_span(exporter, "pydantic_ai", response_id="chatcmpl-fw")
+    # where PydanticAI's model connects (its base_url): OTel GenAI v1.41 server.address/port
+    assert (span.attributes["server.address"], span.attributes["server.port"]) == ("api.openai.com", 443)
 
 
 @pytest.mark.parametrize("both", ["crewai"], indirect=True)

@@ -373,3 +373,27 @@ def test_content_off(exporter: SnapshotExporter, provider: TracerProvider, monke
         assert not [k for k in a if "messages" in k or k in ("input.value", "output.value", "gen_ai.system_instructions",
                                                              "gen_ai.tool.definitions", "llm.output_messages")]
         assert "A100" not in json.dumps(a) and "shipped" not in json.dumps(a), a
+
+
+def test_request_and_response_attributes_of_the_openai_conventions(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 (span.openai.inference.client, attributes.gen_ai.inference.client): openai.api.type on every
+    call; gen_ai.output.type from the output format asked (json_schema/json_object → json, text → text; none asked,
+    none written); gen_ai.request.choice.count when ``n`` is not 1; openai.response.system_fingerprint as the
+    response (whole or streamed) names it."""
+    schema = {"type": "json_schema", "json_schema": {"name": "order", "schema": {"type": "object"}}}
+    whole = chat_completion()
+    whole["system_fingerprint"] = "fp_44709d6fcb"
+    client = openai_client(Recorder(whole, response_body()))
+    client.chat.completions.create(response_format=schema, n=2, **CHAT)
+    client.chat.completions.create(response_format={"type": "text"}, n=1, **CHAT)
+    client.chat.completions.create(**CHAT)
+    client.responses.create(text={"format": {"type": "json_object"}}, **RESPONSES)
+    asked, text, plain, responses = model_spans(exporter)
+    assert asked.attributes["openai.api.type"] == "chat_completions"
+    assert asked.attributes["gen_ai.output.type"] == "json" and asked.attributes["gen_ai.request.choice.count"] == 2
+    assert asked.attributes["openai.response.system_fingerprint"] == "fp_44709d6fcb"
+    assert text.attributes["gen_ai.output.type"] == "text" and "gen_ai.request.choice.count" not in text.attributes
+    assert not {"gen_ai.output.type", "gen_ai.request.choice.count"} & set(plain.attributes)
+    assert responses.attributes["openai.api.type"] == "responses"
+    assert responses.attributes["gen_ai.output.type"] == "json"
+    assert "openai.response.system_fingerprint" not in responses.attributes

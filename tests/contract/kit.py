@@ -76,6 +76,10 @@ class Scenario:
     kinds: ClassVar[tuple[str, ...]] = ("agent", "model", "tool")
     x3_runs: ClassVar[int] = 1000
     streams: ClassVar[bool] = True
+    streams_model: ClassVar[bool] = False
+    """Whether a consumed :meth:`run_stream` streams the model's responses (X-16 then expects them timed)."""
+    plain_run_streams_model: ClassVar[bool] = False
+    """Whether :meth:`run` streams the model's responses all the same (the framework's own choice)."""
     cancel_stops_run: ClassVar[bool] = True
     hangs_on: ClassVar[tuple[type[BaseException], ...]] = ()
     """Exceptions a tool may raise on which the framework itself, uninstrumented, waits forever (X-14 skips them)."""
@@ -1096,3 +1100,34 @@ class ContractSuite:
                       (child_spans.read_text().splitlines() if child_spans.exists() else [])]
         again = [name for span_id, name in from_child if span_id in set(ids)]
         assert again == [], f"the forked child exported the parent's spans a second time: {again}"
+
+    # -- X-16: streamed responses -------------------------------------------------------------------
+    def test_x16_streamed_model_calls_are_timed(self, scenario: Scenario, instrumented: Any,
+                                                exporter: SnapshotExporter) -> None:
+        """X-16: a model span has ``gen_ai.response.time_to_first_chunk`` only for a streamed request (OTel GenAI
+        v1.41: recommended "if the request was a streaming request"; ``gen_ai.request.stream`` then true), its value
+        within the span; a model span that says it streamed and ended well has it (the first chunk came). A plain
+        run's model calls are not streamed (unless the framework streams them itself); a consumed streaming run's
+        are timed where the framework streams the model."""
+        scenario.run()
+        settle()
+        plain = [s for s in exporter.semantic() if s.semantic_kind == "model"]
+        assert plain
+        if not scenario.plain_run_streams_model:
+            assert not [s.name for s in plain if "gen_ai.response.time_to_first_chunk" in s.attributes]
+        exporter.clear()
+        if scenario.streams:
+            scenario.run_stream(consume=True)
+            settle()
+        streamed = [s for s in exporter.semantic() if s.semantic_kind == "model"]
+        if scenario.streams_model:
+            assert any("gen_ai.response.time_to_first_chunk" in s.attributes for s in streamed), tree(streamed)
+        for span in plain + streamed:
+            attrs = span.attributes
+            ttfc = attrs.get("gen_ai.response.time_to_first_chunk")
+            if ttfc is not None:
+                assert attrs.get("gen_ai.request.stream") is True, span.name
+                assert 0 <= ttfc <= (span.end_time - span.start_time) / 1e9 + 1e-3, (span.name, ttfc)
+            elif attrs.get("gen_ai.request.stream") is True and span.status != trace.StatusCode.ERROR and \
+                    not attrs.get("otel_agents.stream.abandoned"):
+                raise AssertionError(f"{span.name}: a streamed request that ended well, with no first chunk timed")

@@ -646,3 +646,33 @@ def test_a_guardrail_rejecting_the_output_is_a_failed_step(instrumented: Any, ex
     assert checks[0].attributes["error.type"] == "guardrail_rejected" and checks[0].semantic_kind == "chain"
     [agent_span] = [s for s in exporter.spans if s.semantic_kind == "agent"]
     assert agent_span.attributes["output.value"] == "Order A100 has shipped."
+
+
+class _SlowReact(ReactLLM):
+    """The ReAct model, its answer's first chunk 50 ms after the request."""
+
+    def reply(self, messages: Any) -> str:
+        import time
+
+        time.sleep(0.05)
+        return super().reply(messages)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_streamed_llm_call_is_timed_from_its_first_chunk(instrumented: Any, exporter: SnapshotExporter,
+                                                          stream: bool) -> None:
+    """A provider class streaming its answer (it announces each chunk, ``_emit_stream_chunk_event``): each model
+    span has gen_ai.response.time_to_first_chunk (its first chunk came 50 ms in) and gen_ai.request.stream true;
+    the same crew not streamed has neither."""
+    agent = clerk(_SlowReact(stream=stream))
+    Crew(agents=[agent], tasks=[order_task(agent)]).kickoff()
+    models = of_kind(one_trace(exporter), "model")
+    assert len(models) == 2
+    for model in models:
+        if not stream:
+            assert "gen_ai.response.time_to_first_chunk" not in model.attributes
+            assert model.attributes.get("gen_ai.request.stream") is not True
+            continue
+        ttfc = model.attributes["gen_ai.response.time_to_first_chunk"]
+        assert 0.05 <= ttfc <= (model.end_time - model.start_time) / 1e9
+        assert model.attributes["gen_ai.request.stream"] is True

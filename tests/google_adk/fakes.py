@@ -45,11 +45,13 @@ class Text:
 
 @dataclass
 class Stream:
-    """Partial chunks, then (unless ``final`` is None) the aggregated final response with usage."""
+    """Partial chunks (the first after ``first`` seconds), then (unless ``final`` is None) the aggregated final
+    response with usage."""
     chunks: list[str]
     final: str | None = None
     input_tokens: int = 10
     output_tokens: int = 5
+    first: float = 0.0
 
 
 @dataclass
@@ -102,6 +104,7 @@ class ScriptedLlm(BaseLlm):
                               usage_metadata=usage(entry.input_tokens, entry.output_tokens))
             return
         if isinstance(entry, Stream):
+            await asyncio.sleep(entry.first)
             for chunk in entry.chunks:
                 yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=chunk)]), partial=True,
                                   model_version="scripted-1-0001")

@@ -5,6 +5,7 @@ agents), a failed run, content off, uninstrument, folding. The real ADK runs ove
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -265,6 +266,32 @@ def test_adk4_streamed_partials_count_once(instrumented: Any, exporter: Snapshot
     [agent] = exporter.semantic("agent")
     assert agent.attributes["output.value"] == "Your order A100 has shipped."
     validate_genai_json(model.attributes)
+
+
+def test_adk4_a_streamed_request_is_timed_from_its_first_chunk(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """ADK-4: SSE streaming, the first partial 50 ms after the request: the model span's time to first chunk is
+    measured from the request (the span opens only once the model answered, with the request's start time), its
+    Langfuse completion start that much after the span's start; the tool call answered whole in SSE mode is its
+    stream's first chunk; without SSE neither request has one."""
+    chunks = ["Your ", "order ", "A100 ", "has ", "shipped."]
+    for mode in (StreamingMode.SSE, StreamingMode.NONE):
+        exporter.clear()
+        answer = Stream(chunks, "Your order A100 has shipped.", first=0.05) if mode is StreamingMode.SSE else \
+            Text("Your order A100 has shipped.")  # (the fake's Stream would stream whatever the request)
+        script = [call("lookup_order", order_id="A100"), answer]
+        result = run_agent(support_agent(ScriptedLlm(script)), run_config=RunConfig(streaming_mode=mode))
+        assert result.error is None
+        tool_call, answer = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+        if mode is StreamingMode.NONE:
+            assert not {"gen_ai.response.time_to_first_chunk", "gen_ai.request.stream"} & \
+                (set(tool_call.attributes) | set(answer.attributes))
+            continue
+        assert 0 <= tool_call.attributes["gen_ai.response.time_to_first_chunk"] < 0.05
+        ttfc = answer.attributes["gen_ai.response.time_to_first_chunk"]
+        assert 0.05 <= ttfc <= (answer.end_time - answer.start_time) / 1e9
+        assert answer.attributes["gen_ai.request.stream"] is True
+        start = datetime.fromisoformat(answer.attributes["langfuse.observation.completion_start_time"].replace("Z", "+00:00"))
+        assert start.timestamp() * 1e9 == pytest.approx(answer.start_time + ttfc * 1e9, abs=1e3)
 
 
 def test_adk4_all_partial_stream_assembles_the_text(instrumented: Any, exporter: SnapshotExporter) -> None:
@@ -597,3 +624,18 @@ def test_a_runner_made_before_instrument_is_traced(instrument: Any, exporter: Sn
     run_agent(agent, runner=early, session_id="sess-2")
     assert len(exporter.semantic("agent")) == 2
     assert sum(isinstance(p, OtelAgentsPlugin) for p in early.plugin_manager.plugins) == 1
+
+
+def test_the_output_asked_for_is_recorded(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41: a request whose GenerateContentConfig asks for JSON has gen_ai.output.type json and, asking
+    for two candidates, gen_ai.request.choice.count 2; a request asking neither has neither."""
+    from google.genai import types
+
+    config = types.GenerateContentConfig(response_mime_type="application/json", candidate_count=2)
+    assert run_agent(support_agent(ScriptedLlm([Text('{"status": "shipped"}')]), tools=[],
+                                   generate_content_config=config)).error is None
+    assert run_agent(support_agent(ScriptedLlm([Text("Shipped.")]), tools=[])).error is None
+    asked, plain = exporter.semantic("model")
+    assert asked.attributes["gen_ai.output.type"] == "json"
+    assert asked.attributes["gen_ai.request.choice.count"] == 2
+    assert not {"gen_ai.output.type", "gen_ai.request.choice.count"} & set(plain.attributes)

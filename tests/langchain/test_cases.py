@@ -471,3 +471,27 @@ def test_user_model_class_defined_after_instrument(mode: str, instrumentor: Any,
         assert a["gen_ai.response.finish_reasons"] == (finish,)
     [tool_span] = exporter.semantic("tool")
     assert tool_span.attributes["gen_ai.tool.call.id"] == "call_ih"
+
+
+class _SlowStart(ToolCallingChatModel):
+    """The fake model, its stream's first chunk 50 ms after the request."""
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Any:
+        import time
+
+        time.sleep(0.05)
+        yield from super()._stream(*args, **kwargs)
+
+
+def test_a_streamed_model_call_is_timed_from_its_chunks(instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """A streamed call's model span has gen_ai.response.time_to_first_chunk (from LangChain's on_llm_new_token: the
+    chunk really came 50 ms in) and gen_ai.request.stream true; the same call invoked whole has neither."""
+    chain = ChatPromptTemplate.from_messages([("human", "{q}")]) | _SlowStart(tool=None) | StrOutputParser()
+    chain.invoke({"q": "hi"})
+    assert "".join(chain.stream({"q": "hi"})) == chain.invoke({"q": "hi"})
+    whole, streamed, _ = [s for s in exporter.semantic() if s.semantic_kind == "model"]
+    assert "gen_ai.response.time_to_first_chunk" not in whole.attributes
+    assert "gen_ai.request.stream" not in whole.attributes
+    ttfc = streamed.attributes["gen_ai.response.time_to_first_chunk"]
+    assert 0.05 <= ttfc <= (streamed.end_time - streamed.start_time) / 1e9
+    assert streamed.attributes["gen_ai.request.stream"] is True

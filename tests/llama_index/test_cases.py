@@ -68,6 +68,7 @@ def test_li1_query_engine_spans_under_one_query(idx: Any, instrumented: Any, exp
     documents = retriever.json_attr("gen_ai.retrieval.documents")
     assert len(documents) == 2 and all("capital" in d["content"] for d in documents)
     assert retriever.attributes["retrieval.documents.0.document.content"] == documents[0]["content"]
+    assert retriever.attributes["gen_ai.request.top_k"] == 2  # the retriever's similarity_top_k
 
     embedding = one(spans, "embeddings MockEmbedding")
     assert embedding.parent_id == retriever.span_id

@@ -57,6 +57,7 @@ class OpenAIAgentsScenario(Scenario):
     """
 
     instrumentor_cls = OpenAIAgentsInstrumentor
+    streams_model = True  # its consumed streaming run streams the model (X-16)
     kinds = ("chain", "agent", "model", "tool")
     x3_runs = 300
     ids = ("session",)  # a run's group_id, the SDK's session (it takes no user id)

@@ -348,3 +348,56 @@ def test_a_rejected_output_is_a_failed_step(instrumented: Any, exporter: Snapsho
                                               ("model", StatusCode.UNSET)]
     rejected = [s for s in exporter.spans if s.semantic_kind == "chain"][0]
     assert rejected.name == "validate_output" and rejected.attributes["error.type"].endswith("ValidationError")
+
+
+def _slow_start_agent(output_type: Any = str) -> Any:
+    """A FunctionModel whose streamed answer's first chunk comes 50 ms after the request (and whose whole answer
+    is the same text)."""
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def whole(messages: Any, info: Any) -> Any:
+        return ModelResponse(parts=[TextPart('{"city": "Paris", "population": 2}' if output_type is not str
+                                             else STREAM_TEXT)])
+
+    async def stream(messages: Any, info: Any) -> Any:
+        await asyncio.sleep(0.05)
+        for word in STREAM_TEXT.split(" "):
+            yield word + " "
+
+    return Agent(FunctionModel(whole, stream_function=stream), output_type=output_type)
+
+
+def test_a_streamed_request_is_timed_from_its_first_chunk(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """run_stream: the model span has gen_ai.response.time_to_first_chunk (the first chunk came 50 ms in: PydanticAI's
+    own measurement, or its first-chunk stamp when the run ends the span first) and gen_ai.request.stream true;
+    run (not streamed) has neither (PydanticAI says stream False: not written, OTel GenAI sets it only when true)."""
+    agent = _slow_start_agent()
+    agent.run_sync("hi")
+
+    async def main() -> None:
+        async with agent.run_stream("hi") as result:
+            assert "".join([c async for c in result.stream_text(delta=True, debounce_by=None)]).strip() == STREAM_TEXT
+
+    asyncio.run(main())
+    plain, streamed = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert not {"gen_ai.response.time_to_first_chunk", "gen_ai.request.stream"} & set(plain.attributes)
+    assert json.loads(plain.attributes["llm.invocation_parameters"])["stream"] is False
+    ttfc = streamed.attributes["gen_ai.response.time_to_first_chunk"]
+    assert 0.05 <= ttfc <= (streamed.end_time - streamed.start_time) / 1e9
+    assert streamed.attributes["gen_ai.request.stream"] is True
+
+
+def test_native_output_is_json_output(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 gen_ai.output.type: NativeOutput asks the provider for structured (JSON) output; a plain
+    text answer asks for no format (none written)."""
+    from pydantic_ai import NativeOutput
+
+    from .agents import CityInfo
+
+    _slow_start_agent(NativeOutput(CityInfo)).run_sync("hi")
+    _slow_start_agent().run_sync("hi")
+    native, text = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert native.attributes["gen_ai.output.type"] == "json"
+    assert "gen_ai.output.type" not in text.attributes

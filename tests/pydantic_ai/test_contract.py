@@ -19,6 +19,7 @@ class PydanticAIScenario(Scenario):
     """``lookup_agent``: a FunctionModel that calls the ``lookup`` tool once, then answers with its result."""
 
     instrumentor_cls = PydanticAIInstrumentor
+    streams_model = True  # its consumed streaming run streams the model (X-16)
 
     def __init__(self) -> None:
         super().__init__()

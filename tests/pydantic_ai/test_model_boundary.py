@@ -65,8 +65,14 @@ def _shape(spans: list[SpanSnapshot]) -> list[tuple]:
     """The spans as a backend sees them, less ids and times: name, kind, parent's name, attributes, status,
     events (each in export order)."""
     ids = by_id(spans)
-    return [(s.name, s.kind, ids[s.parent_id].name if s.parent_id in ids else None, s.attributes, s.status,
+    return [(s.name, s.kind, ids[s.parent_id].name if s.parent_id in ids else None,
+             {k: v for k, v in s.attributes.items() if k not in _FIRST_CHUNK}, s.status,
              s.status_description, s.events) for s in spans]
+
+
+# A streamed request's time to first chunk: PydanticAI hands it over at the boundary only (a release without it
+# gives none but the last response's, read when the run ends); times besides.
+_FIRST_CHUNK = ("gen_ai.response.time_to_first_chunk", "langfuse.observation.completion_start_time")
 
 
 @dataclass(eq=False)

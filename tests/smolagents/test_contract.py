@@ -29,6 +29,7 @@ class SmolagentsScenario(Scenario):
     """
 
     instrumentor_cls = SmolagentsInstrumentor
+    streams_model = True  # its consumed streaming run streams the model (X-16)
     x3_runs = 400
     cancel_stops_run = False  # arun is the sync run in a worker thread: cancelling its awaiter does not stop it
 

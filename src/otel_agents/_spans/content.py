@@ -548,14 +548,17 @@ class ContentSetters:
             report_internal_error("span.set_content", exc)
 
     def set_retrieval(self, *, query: Any = None, documents: Sequence[Mapping[str, Any]] | None = None,
-                      data_source: str | None = None) -> None:
-        """Retriever query and documents (content).
+                      data_source: str | None = None, top_k: int | None = None) -> None:
+        """Retriever query and documents (content), data source and ``top_k`` (not content).
 
         ``documents`` items may have ``id``, ``content``, ``score``, ``metadata``;
         they go to ``gen_ai.retrieval.documents`` (JSON) and OpenInference
-        ``retrieval.documents.{i}.document.*``.
+        ``retrieval.documents.{i}.document.*``. ``top_k``: how many documents the
+        retriever was asked for, ``gen_ai.request.top_k`` (OTel GenAI v1.41, retrieval span).
         """
         self.set_attribute(A.GEN_AI_DATA_SOURCE_ID, data_source)
+        if type(top_k) is int and top_k > 0:
+            self.set_attribute(A.GEN_AI_REQUEST_TOP_K, top_k)
         if query is not None:
             self.set_content(A.GEN_AI_RETRIEVAL_QUERY_TEXT, query)
             self.set_input(query)

@@ -1,14 +1,18 @@
-"""The GenAI client metrics recorded next to model spans (OTel GenAI semconv v1.41).
+"""The GenAI client metrics recorded next to model spans (OTel GenAI semconv v1.41, model/gen-ai/metrics.yaml).
 
-``gen_ai.client.operation.duration`` (histogram, seconds) and
+``gen_ai.client.operation.duration`` (histogram, seconds),
 ``gen_ai.client.token.usage`` (histogram, tokens, one point per
-``gen_ai.token.type`` of ``input``/``output``), with the semconv's advisory
-bucket boundaries.
+``gen_ai.token.type`` of ``input``/``output``) and, for streamed responses only,
+``gen_ai.client.operation.time_to_first_chunk`` (seconds from the request to the
+first chunk) and ``gen_ai.client.operation.time_per_output_chunk`` (seconds from
+the end of one chunk to the end of the next, one point per chunk after the first),
+with the semconv's advisory bucket boundaries (docs/gen-ai/gen-ai-metrics.md).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import itertools
+from typing import Any, Mapping, Sequence
 
 from opentelemetry.metrics import get_meter
 
@@ -22,18 +26,21 @@ _TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 
 
 
 class GenAIMetrics:
-    """The two GenAI client histograms, on the given (or global) meter provider."""
+    """The four GenAI client histograms, on the given (or global) meter provider."""
 
     def __init__(self, meter_provider: Any = None, scope: str = "otel_agents"):
         meter = get_meter(scope, __version__, meter_provider)
-        self.duration = meter.create_histogram(
-            A.GEN_AI_CLIENT_OPERATION_DURATION, unit="s",
-            description="GenAI operation duration",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
-        self.tokens = meter.create_histogram(
-            A.GEN_AI_CLIENT_TOKEN_USAGE, unit="{token}",
-            description="Number of input and output tokens used",
-            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS)
+        # (name, unit, description, advisory buckets): the descriptions are the semconv's briefs, shortened
+        self.duration, self.tokens, self.first_chunk, self.per_chunk = (
+            meter.create_histogram(name, unit=unit, description=description,
+                                   explicit_bucket_boundaries_advisory=buckets)
+            for name, unit, description, buckets in (
+                (A.GEN_AI_CLIENT_OPERATION_DURATION, "s", "GenAI operation duration", _DURATION_BUCKETS),
+                (A.GEN_AI_CLIENT_TOKEN_USAGE, "{token}", "Number of input and output tokens used", _TOKEN_BUCKETS),
+                (A.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK, "s",
+                 "Time to receive the first chunk of a streamed response", _DURATION_BUCKETS),
+                (A.GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK, "s",
+                 "Time per output chunk after the first one of a streamed response", _DURATION_BUCKETS)))
 
     def record(self, span: Any, seconds: float, usage: Any, attrs: Mapping[str, Any],
                error_type: str | None) -> None:
@@ -50,3 +57,20 @@ class GenAIMetrics:
                         self.tokens.record(value, {**attributes, A.GEN_AI_TOKEN_TYPE: token_type})
         except Exception as exc:  # noqa: BLE001
             report_internal_error("metrics.record", exc)
+
+    def record_chunks(self, first: float | None, times: Sequence[float], attrs: Mapping[str, Any]) -> None:
+        """Record a streamed response's chunk timing: ``first`` (seconds to the first chunk, or ``None`` when
+        already recorded) and one ``time_per_output_chunk`` point per gap between consecutive ``times``
+        (monotonic seconds at which chunks arrived). Not ``error.type``: the semconv's
+        ``metric_attributes.gen_ai`` only."""
+        try:
+            if first is not None:
+                self.first_chunk.record(first, attrs)
+            if len(times) > 1:
+                record = self.per_chunk.record
+                previous = times[0]
+                for at in itertools.islice(times, 1, None):
+                    record(at - previous, attrs)
+                    previous = at
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("metrics.record_chunks", exc)

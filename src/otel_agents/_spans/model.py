@@ -3,6 +3,9 @@ token usage (model and embedding spans only). A mixin of :class:`~.span.Semantic
 
 from __future__ import annotations
 
+import math
+import time
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..semconv import Kind, attributes as A
@@ -43,6 +46,10 @@ _PARAMETER_KEYS = {
 }
 _PARAMETER_ORDER = {src: i for i, src in enumerate(_PARAMETER_KEYS)}
 
+# A streamed response's chunk times held until the span ends (when the metric attributes are complete: the
+# response model comes with the last chunk); past this many, the gaps so far are recorded at once.
+_CHUNKS_HELD = 4096
+
 
 class ModelSetters:
     """Model setters (see :class:`~.span.SemanticSpan`)."""
@@ -56,6 +63,11 @@ class ModelSetters:
         _budget: int
         _usage: Usage | None
         _metric_attrs: dict[str, Any]
+        _start: float
+        _chunks: list[float] | None
+        _keep: Any
+        _pending: dict[str, Any]
+        telemetry: Any
 
         def _writes(self, key: str) -> bool: ...
         def _write(self, attrs: Mapping[str, Any]) -> None: ...
@@ -68,7 +80,8 @@ class ModelSetters:
 
         ``parameters`` keys may be ``temperature``, ``top_p``, ``top_k``,
         ``max_tokens``, ``stop``/``stop_sequences``, ``frequency_penalty``,
-        ``presence_penalty``, ``seed``, ``stream``; all of them also go, as JSON, to
+        ``presence_penalty``, ``seed``, ``stream`` (``gen_ai.request.stream`` only when true: OTel GenAI
+        v1.41 sets it if and only if the request streams); all of them also go, as JSON, to
         ``llm.invocation_parameters``. Ignored on other kinds (Langfuse would
         turn any span with a model name into a generation).
         """
@@ -97,6 +110,8 @@ class ModelSetters:
                     dst, value = _PARAMETER_KEYS[src], params[src]  # in the table's order, the later of two wins
                     if dst == A.GEN_AI_REQUEST_STOP_SEQUENCES and isinstance(value, str):
                         value = [value]
+                    elif dst == A.GEN_AI_REQUEST_STREAM and value is not True:
+                        continue  # OTel GenAI v1.41: set if and only if the request is streaming
                     attrs[dst] = value
                 if self._writes(A.LLM_INVOCATION_PARAMETERS):
                     attrs[A.LLM_INVOCATION_PARAMETERS] = self._parameters_json(params)
@@ -169,3 +184,67 @@ class ModelSetters:
             self._write(attrs)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_usage", exc)
+
+    # -- streamed responses --------------------------------------------------------
+    def chunk_received(self, now: float | None = None) -> None:
+        """A chunk of the streamed response this model span covers arrived (``now``: ``time.monotonic()`` when
+        it did; default: read now). The first sets ``gen_ai.response.time_to_first_chunk`` (seconds since the
+        span started, i.e. since the request was issued), ``gen_ai.request.stream`` (true: a response came
+        in chunks) and Langfuse's ``langfuse.observation.completion_start_time``; every later one adds a
+        ``gen_ai.client.operation.time_per_output_chunk`` point (the time since the chunk before). Written
+        and recorded when the span ends (OTel GenAI v1.41 registry and metrics). Model spans only; a clock
+        read and a list append per chunk."""
+        if self._ended or self.kind is not _MODEL:
+            return
+        try:  # not `with guard(...)`: two calls fewer, on every chunk
+            if now is None:
+                now = time.monotonic()
+            chunks = self._chunks
+            if chunks is None:
+                self._chunks = [now - self._start, now]
+            else:
+                chunks.append(now)
+                if len(chunks) > _CHUNKS_HELD:
+                    self._record_chunk_gaps()
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.chunk_received", exc)
+
+    def set_time_to_first_chunk(self, seconds: float | None) -> None:
+        """The time to the first chunk as the framework measured it (seconds from issuing the request to the
+        first chunk of its streamed response, on a monotonic clock): written as :meth:`chunk_received`
+        writes its own measurement, which it replaces. ``None`` (nothing streamed), a negative or non-finite
+        value: nothing. Model spans only."""
+        if self._ended or self.kind is not _MODEL or type(seconds) not in (float, int) or type(seconds) is bool:
+            return
+        if not (math.isfinite(seconds) and seconds >= 0):
+            return
+        if self._chunks is None:
+            self._chunks = [float(seconds)]
+        else:
+            self._chunks[0] = float(seconds)
+
+    def _record_chunk_gaps(self) -> None:
+        """Record the gaps between the chunk times held so far and keep only the last (bounded bookkeeping)."""
+        chunks = self._chunks
+        if chunks is not None and len(chunks) > 2:
+            self.telemetry.metrics.record_chunks(None, chunks[1:], self._metric_attrs)
+            del chunks[1:-1]
+
+    def _write_first_chunk(self) -> None:
+        """At the end of a span that saw chunks: the time to the first chunk and what it implies (see
+        :meth:`chunk_received`)."""
+        chunks = self._chunks
+        if chunks is None or self._mute:
+            return
+        first = chunks[0]
+        attrs: dict[str, Any] = {A.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK: first, A.GEN_AI_REQUEST_STREAM: True}
+        start = getattr(self.span, "start_time", None)  # the SDK span's epoch nanoseconds
+        if type(start) is int and self._writes(A.LANGFUSE_OBSERVATION_COMPLETION_START_TIME):
+            # The span's start plus the time to the first chunk: Langfuse's time to first token (completion
+            # start minus start) is then this span's gen_ai.response.time_to_first_chunk.
+            at = datetime.fromtimestamp((start + round(first * 1e9)) / 1e9, timezone.utc)
+            attrs[A.LANGFUSE_OBSERVATION_COMPLETION_START_TIME] = at.isoformat(timespec="microseconds").replace(
+                "+00:00", "Z")
+        keep = self._keep
+        # Into the pending attributes directly: called from end(), once the span no longer takes setters.
+        self._pending.update(attrs if keep is None else {k: v for k, v in attrs.items() if keep[k]})

@@ -96,7 +96,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     """
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
-                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute",
+                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
                  "__weakref__")
 
@@ -146,6 +146,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._error_type: str | None = None
         self._in_band = False  # set_error was called: its error.type and status stand
         self._usage: Usage | None = None
+        self._chunks: list[float] | None = None  # a streamed response's: see ModelSetters.chunk_received
         self._metric_attrs: dict[str, Any] = {}
         if kind in _MODEL_KINDS:  # not `kind is Kind.MODEL`: an Enum member read off its class costs more
             op = kind_attrs.get(A.GEN_AI_OPERATION_NAME)
@@ -345,6 +346,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
                     other = found()
                     if other is not None and other is not self:
                         _OPEN[key] = found
+            if self._chunks is not None:
+                self._write_first_chunk()
             self._flush()
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
@@ -358,6 +361,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             if self.kind in _MODEL_KINDS and span is not trace.INVALID_SPAN:  # not when suppressed
                 self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
                                               self._metric_attrs, self._error_type)
+                chunks = self._chunks
+                if chunks is not None:  # a streamed response (OTel GenAI: these two for streams only)
+                    self.telemetry.metrics.record_chunks(chunks[0], chunks[1:], self._metric_attrs)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
         try:

@@ -22,6 +22,7 @@ import time
 import weakref
 from typing import Any, Callable
 
+from ..semconv import Kind
 from . import finalisers
 from .finalisers import from_finaliser, in_forked_child, prepare as prepare_finalisers
 from .guard import guard
@@ -36,7 +37,7 @@ OnError = Callable[[SemanticSpan, BaseException], None]
 
 class _StreamState:
     __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "on_error",
-                 "generation", "__weakref__")
+                 "generation", "timed", "__weakref__")
 
     def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
                  timeout: float, is_error: Callable[[BaseException], bool] | None,
@@ -51,6 +52,9 @@ class _StreamState:
         self.is_error = is_error
         self.on_error = on_error
         self.generation = finalisers.generation  # a forked child leaves the parent's stream to the parent
+        # A model span's stream is its response's chunks: each one's arrival is timed (time to first chunk,
+        # time per output chunk); another span's stream (an agent run's events) is not a model's output.
+        self.timed = span if span.kind is Kind.MODEL else None
 
     def dropped(self) -> None:
         """The stream's proxy was let go unfinished: end the span as abandoned, unless the stream is a forked
@@ -59,7 +63,9 @@ class _StreamState:
             from_finaliser(self.finish, abandoned=True)  # not inside the garbage collector: see .finalisers
 
     def chunk(self, item: Any) -> None:
-        self.last_activity = time.monotonic()
+        self.last_activity = now = time.monotonic()
+        if self.timed is not None and not self.finished:
+            self.timed.chunk_received(now)
         if self.on_chunk is not None and not self.finished:
             with guard("stream.on_chunk"):
                 self.on_chunk(item)

@@ -42,9 +42,11 @@ GEN_AI_REQUEST_FREQUENCY_PENALTY = "gen_ai.request.frequency_penalty"
 GEN_AI_REQUEST_PRESENCE_PENALTY = "gen_ai.request.presence_penalty"
 GEN_AI_REQUEST_SEED = "gen_ai.request.seed"
 GEN_AI_REQUEST_STREAM = "gen_ai.request.stream"
+GEN_AI_REQUEST_CHOICE_COUNT = "gen_ai.request.choice.count"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID = "gen_ai.response.id"
 GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
@@ -76,6 +78,8 @@ ERROR_TYPE = "error.type"
 # --- OTel GenAI, OpenAI page (attributes of OpenAI model spans) --------------------------------
 OPENAI_REQUEST_SERVICE_TIER = "openai.request.service_tier"
 OPENAI_RESPONSE_SERVICE_TIER = "openai.response.service_tier"
+OPENAI_RESPONSE_SYSTEM_FINGERPRINT = "openai.response.system_fingerprint"
+OPENAI_API_TYPE = "openai.api.type"  # chat_completions | responses
 
 # --- OTel MCP and JSON-RPC (GenAI conventions, "mcp.client"/"mcp.server" spans) -------------
 MCP_METHOD_NAME = "mcp.method.name"
@@ -104,6 +108,8 @@ A2A_TASK_CANCELED = "task_canceled"
 # Metric instrument names (OTel GenAI semconv v1.41).
 GEN_AI_CLIENT_OPERATION_DURATION = "gen_ai.client.operation.duration"
 GEN_AI_CLIENT_TOKEN_USAGE = "gen_ai.client.token.usage"
+GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK = "gen_ai.client.operation.time_to_first_chunk"
+GEN_AI_CLIENT_OPERATION_TIME_PER_OUTPUT_CHUNK = "gen_ai.client.operation.time_per_output_chunk"
 
 # --- OpenInference -----------------------------------------------------------
 OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
@@ -170,6 +176,9 @@ LLM_COST_TOTAL = "llm.cost.total"
 
 # --- Langfuse ----------------------------------------------------------------
 LANGFUSE_OBSERVATION_TYPE = "langfuse.observation.type"
+# When the first chunk of a streamed generation arrived (ISO 8601): Langfuse's "completion start time", from
+# which it shows the time to first token (langfuse/langfuse packages/shared/src/server/otel/attributes.ts).
+LANGFUSE_OBSERVATION_COMPLETION_START_TIME = "langfuse.observation.completion_start_time"
 
 # --- otel_agents (no standard yet) -----------------------------------------------
 OTEL_AGENTS_SPAN_KIND = "otel_agents.span.kind"

@@ -179,8 +179,10 @@ class ModelHooks:
         chunks: list[str] = []
 
         def on_item(span: SemanticSpan, item: Any) -> None:
-            if isinstance(item, str) and span.records_content:
-                chunks.append(item)
+            if isinstance(item, str):
+                span.chunk_received()  # a chunk of the response (the CreateResult after the last is not one)
+                if span.records_content:
+                    chunks.append(item)
 
         def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
             if hasattr(result, "finish_reason"):

@@ -106,6 +106,17 @@ def install(hooks: Hooks) -> None:
                 "crewai.model.subclass")
     hooks.after(BaseLLM, "_emit_call_completed_event", completed, "crewai.model.completed")
 
+    def chunk(llm: Any, args: tuple, kwargs: dict) -> None:
+        # A chunk of a streamed response (stream=True): CrewAI's provider classes announce each one, in the
+        # calling thread, as it arrives; timed before the announcement runs.
+        state = _MODEL_CALL.get()
+        if state is not None and state.llm_id == id(llm) and state.span is not None:
+            state.span.chunk_received()
+
+    for name in ("_emit_stream_chunk_event", "_emit_thinking_chunk_event"):
+        if hasattr(BaseLLM, name):
+            hooks.before(BaseLLM, name, chunk, "crewai.model.chunk")
+
 
 def _provider(llm: Any) -> str | None:
     """The provider name. CrewAI's own classes know it; for a custom subclass CrewAI fills in

@@ -84,6 +84,19 @@ class Hooks:
 
         return patches.wrap(owner, name, wrapper)
 
+    def before(self, owner: Any, name: str, observe: Callable[[Any, tuple, dict], None], site: str) -> bool:
+        """Wrap ``owner.name`` so ``observe(instance, args, kwargs)`` runs before each call (guarded; as
+        :meth:`after`, not skipped under suppression)."""
+        patches = self.patches
+
+        def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+            if patches.active:
+                with guard(site):
+                    observe(instance, args, kwargs)
+            return wrapped(*args, **kwargs)
+
+        return patches.wrap(owner, name, wrapper)
+
     # -- the two runners -------------------------------------------------------------
     def _plan(self, plan: Plan, site: str, instance: Any, args: tuple, kwargs: dict) -> Step | None:
         if not self.patches.active or not instrumentation_enabled():

@@ -72,6 +72,23 @@ def _provider(agent: Any, model: str | None) -> str | None:
     return None
 
 
+def _output_attributes(config: Any) -> dict[str, Any]:
+    """What a request's ``GenerateContentConfig`` asks of the output (OTel GenAI v1.41): ``gen_ai.output.type``
+    (a JSON MIME type or schema → ``json``, ``text/plain`` → ``text``; none asked, none written) and
+    ``gen_ai.request.choice.count`` (``candidate_count``, when not 1)."""
+    if config is None:
+        return {}
+    mime = getattr(config, "response_mime_type", None)
+    if mime == "application/json" or getattr(config, "response_schema", None) is not None or \
+            getattr(config, "response_json_schema", None) is not None:
+        output = "json"
+    else:
+        output = "text" if mime == "text/plain" else None
+    count = getattr(config, "candidate_count", None)
+    return {A.GEN_AI_OUTPUT_TYPE: output,
+            A.GEN_AI_REQUEST_CHOICE_COUNT: count if type(count) is int and count != 1 else None}
+
+
 _PARAMS = ("temperature", "top_p", "top_k", "max_output_tokens", "stop_sequences", "seed", "presence_penalty",
            "frequency_penalty")
 
@@ -250,23 +267,29 @@ class Hooks:
         model = getattr(llm_request, "model", None)
         parent = inv.agents.get(agent_name) or inv.root or inv.parent
 
+        streamed = False
+        with guard("google_adk.model.mode"):
+            run_config = getattr(ictx, "run_config", None)
+            streamed = (getattr(getattr(run_config, "streaming_mode", None), "name", "") or "") == "SSE"
+
         def opener() -> SemanticSpan:  # when the model has answered, failed or been left (see ModelCall)
             span = self.telemetry.start_span(Kind.MODEL, model, parent=parent, start_time=start)
             with guard("google_adk.model.request"):
                 config = getattr(llm_request, "config", None)
                 params = {k: getattr(config, k, None) for k in _PARAMS} if config is not None else {}
-                run_config = getattr(ictx, "run_config", None)
-                mode = getattr(getattr(run_config, "streaming_mode", None), "name", "") or ""
-                if mode == "SSE":
+                if streamed:
                     params["stream"] = True
                 span.set_model(request_model=model, provider=_provider(getattr(ictx, "agent", None), model),
                                parameters=params)
+                span.set_attributes(_output_attributes(config))
                 if span.records_content:
                     span.set_messages(input=_convert.input_messages(llm_request), system=_convert.system(llm_request),
                                       tools=_convert.tool_definitions(llm_request))
             return span
 
-        return ModelCall(opener, agent_name, llm_request)
+        call = ModelCall(opener, agent_name, llm_request)
+        call.streamed = streamed
+        return call
 
     def after_model(self, callback_context: Any, llm_response: Any) -> None:
         inv = self._invocation(_invocation_context(callback_context))
@@ -277,7 +300,12 @@ class Hooks:
         if call is None:
             return
         call.last = llm_response
-        if getattr(llm_response, "partial", None):
+        partial = getattr(llm_response, "partial", None)
+        if partial or call.streamed and call.chunks is None:
+            # a chunk of a streamed (SSE) request: a partial response, or a whole one that came as its first
+            # chunk (the aggregate ADK makes of the partials when the stream ends is none)
+            call.chunk_arrived()
+        if partial:
             call.add_partial(llm_response)
             if not getattr(llm_response, "turn_complete", None):
                 return
@@ -345,6 +373,7 @@ class Hooks:
                 not getattr(call.last, "turn_complete", None)
             if call.final is None and (stream_cut or _caller_left()):
                 span.mark_abandoned()
+            call.time_chunks(span)
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
         span.end()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import time
 
 from collections import OrderedDict
 from contextvars import ContextVar
@@ -28,6 +29,9 @@ MAX_INVOCATIONS = 1024
 ACTIVE_TOOL: ContextVar["SemanticSpan | None"] = ContextVar("otel_agents_adk_active_tool", default=None)
 
 
+_CHUNKS_KEPT = 65536  # a request's partial responses timed (bounded; ADK streams far fewer)
+
+
 class ModelCall:
     """One model request: its span, the partial chunks seen, the final response.
 
@@ -35,10 +39,14 @@ class ModelCall:
     (``opener`` builds it on first use): a request an agent callback answers instead never reaches the model
     and gets none."""
 
-    __slots__ = ("_span", "opener", "agent", "texts", "thoughts", "final", "last", "request", "usage")
+    __slots__ = ("_span", "opener", "agent", "texts", "thoughts", "final", "last", "request", "usage", "began",
+                 "chunks", "streamed")
 
     def __init__(self, opener: Callable[[], SemanticSpan], agent: str, request: Any):
         self._span: SemanticSpan | None = None
+        self.began = time.monotonic()  # the request, on the clock its streamed chunks are timed with
+        self.chunks: list[float] | None = None  # when each chunk of a streamed request's response arrived
+        self.streamed = False  # the request was streamed (SSE): its responses are timed as chunks
         self.opener = opener
         self.agent = agent
         self.request = request
@@ -63,6 +71,23 @@ class ModelCall:
         for p in getattr(getattr(response, "content", None), "parts", None) or ():
             if getattr(p, "text", None):
                 (self.thoughts if getattr(p, "thought", None) else self.texts).append(p.text)
+
+    def chunk_arrived(self) -> None:
+        """A chunk of a streamed (SSE) request's response arrived now."""
+        now = time.monotonic()
+        if self.chunks is None:
+            self.chunks = [now]
+        elif len(self.chunks) < _CHUNKS_KEPT:
+            self.chunks.append(now)
+
+    def time_chunks(self, span: SemanticSpan) -> None:
+        """Give ``span`` (opened once the model answered) the chunk times seen: its time to the first chunk is
+        measured from the request, not from when the span opened."""
+        chunks = self.chunks
+        if chunks:
+            for at in chunks:
+                span.chunk_received(at)
+            span.set_time_to_first_chunk(chunks[0] - self.began)
 
     def assembled(self) -> list[Part]:
         """The partial chunks put together (for a request whose every response was partial)."""

@@ -492,14 +492,18 @@ class SpanCallbackHandler(BaseCallbackHandler):
         """A streamed chunk carrying usage (``usage_metadata``: what the provider reported, usually on its
         last chunk; summed over chunks as LangChain merges them) or a finish reason: the model span gets them
         now, so a stream left before LangChain ends the call keeps what the provider sent. ``on_llm_end``'s
-        response replaces them."""
+        response replaces them. Every chunk is timed (time to first chunk, time per output chunk)."""
+        span = self.spans.get(run_id)
+        if span is None:
+            return
+        span.chunk_received()
         message = getattr(chunk, "message", None)
         usage = getattr(message, "usage_metadata", None)
         reason = extract.chunk_finish_reason(chunk) if chunk is not None else None
         if not usage and not reason:
             return
-        span, run = self.spans.get(run_id), self.spans.get_extra(run_id)
-        if span is None or run is None:
+        run = self.spans.get_extra(run_id)
+        if run is None:
             return
         if usage:
             run.usage = add_usage(run.usage, usage) if run.usage else dict(usage)

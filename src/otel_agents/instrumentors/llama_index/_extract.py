@@ -329,6 +329,12 @@ def query_text(query: Any) -> Any:
     return getattr(query, "query_str", query)
 
 
+def top_k(retriever: Any) -> int | None:
+    """How many nodes a retriever is set to return (``similarity_top_k`` of a vector index retriever), if it says."""
+    value = getattr(retriever, "similarity_top_k", None)
+    return value if type(value) is int else None
+
+
 def documents(nodes: Iterable[Any]) -> list[dict[str, Any]]:
     """Retrieved ``NodeWithScore`` items as ``{id, content, score, metadata}`` documents."""
     docs = []

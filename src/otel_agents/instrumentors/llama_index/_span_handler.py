@@ -301,8 +301,8 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             if content:
                 span.set_embedding(texts=extract.embedding_texts(args))
         elif role == _plan.RETRIEVER:
-            if content:
-                span.set_retrieval(query=extract.query_text(_first_argument(args)))
+            span.set_retrieval(query=extract.query_text(_first_argument(args)) if content else None,
+                               top_k=extract.top_k(instance))
         elif role == _plan.TOOL:
             name, description = extract.tool_identity(instance)
             span.set_tool(name, call_id=parent.tool_call_id if parent is not None else None,

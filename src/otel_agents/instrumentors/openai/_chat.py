@@ -131,12 +131,32 @@ def completion_outcome(completion: Any, content: bool = True) -> Outcome:
         parsed = None
     return Outcome(response_id=field_of(completion, "id"), response_model=field_of(completion, "model"),
                    messages=messages, usage=usage_of(field_of(completion, "usage")), output=parsed,
-                   attributes=service_tier_attributes(field_of(completion, "service_tier")))
+                   attributes=service_tier_attributes(field_of(completion, "service_tier"),
+                                                      field_of(completion, "system_fingerprint")))
 
 
-def service_tier_attributes(tier: Any) -> dict[str, Any]:
-    """``openai.response.service_tier`` for the tier a response says served it (nothing when it says none)."""
-    return {A.OPENAI_RESPONSE_SERVICE_TIER: tier} if isinstance(tier, str) and tier else {}
+def service_tier_attributes(tier: Any, fingerprint: Any = None) -> dict[str, Any]:
+    """``openai.response.service_tier`` for the tier a response says served it and
+    ``openai.response.system_fingerprint`` for the backend configuration it names (nothing for what it does not
+    say; OTel GenAI v1.41, span.openai.inference.client)."""
+    attrs = {A.OPENAI_RESPONSE_SERVICE_TIER: tier} if isinstance(tier, str) and tier else {}
+    if isinstance(fingerprint, str) and fingerprint:
+        attrs[A.OPENAI_RESPONSE_SYSTEM_FINGERPRINT] = fingerprint
+    return attrs
+
+
+def request_attributes(span: SemanticSpan, body: Mapping[str, Any], api_type: str, output_format: Any) -> None:
+    """What an OpenAI request says beyond its parameters (OTel GenAI v1.41): ``openai.api.type``, the service tier
+    asked, ``gen_ai.output.type`` from the output format it asks for (``text``; ``json_object``/``json_schema``
+    → ``json``) and ``gen_ai.request.choice.count`` when it asks for other than one choice (``n``)."""
+    output_type = _OUTPUT_TYPES.get(field_of(output_format, "type")) if output_format is not None else None
+    n = body.get("n")
+    span.set_attributes({A.OPENAI_API_TYPE: api_type, A.OPENAI_REQUEST_SERVICE_TIER: body.get("service_tier"),
+                         A.GEN_AI_OUTPUT_TYPE: output_type,
+                         A.GEN_AI_REQUEST_CHOICE_COUNT: n if type(n) is int and n != 1 else None})
+
+
+_OUTPUT_TYPES = {"text": "text", "json_object": "json", "json_schema": "json"}
 
 
 class ChunkAccumulator(Accumulator):
@@ -147,12 +167,14 @@ class ChunkAccumulator(Accumulator):
         self.model: str | None = None
         self.usage: Any = None
         self.service_tier: Any = None
+        self.fingerprint: Any = None
         self.choices: dict[int, dict[str, Any]] = {}
 
     def add(self, chunk: Any) -> bool:
         self.id = self.id or field_of(chunk, "id")
         self.model = self.model or field_of(chunk, "model")
         self.service_tier = field_of(chunk, "service_tier") or self.service_tier
+        self.fingerprint = field_of(chunk, "system_fingerprint") or self.fingerprint
         if field_of(chunk, "usage") is not None:
             self.usage = field_of(chunk, "usage")
         for choice in field_of(chunk, "choices", []):
@@ -180,7 +202,7 @@ class ChunkAccumulator(Accumulator):
                        "tool_calls": calls}
             messages.append(_choice_message(message, acc["finish"]))
         return Outcome(response_id=self.id, response_model=self.model, messages=messages, usage=usage_of(self.usage),
-                       attributes=service_tier_attributes(self.service_tier))
+                       attributes=service_tier_attributes(self.service_tier, self.fingerprint))
 
 
 _PARAMETERS = ("temperature", "top_p", "stop", "seed", "frequency_penalty", "presence_penalty", "stream")
@@ -197,7 +219,7 @@ class ChatCompletionsEndpoint(Endpoint):
         return params
 
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
-        span.set_attribute(A.OPENAI_REQUEST_SERVICE_TIER, body.get("service_tier"))
+        request_attributes(span, body, "chat_completions", body.get("response_format"))
         if not span.records_content:
             return
         span.set_messages(input=input_messages(body.get("messages")), tools=tool_definitions(body.get("tools")))

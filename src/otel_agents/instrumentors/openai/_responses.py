@@ -23,7 +23,7 @@ from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, 
 from ..._spans.messages import json_arguments
 from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
-from ._chat import service_tier_attributes
+from ._chat import request_attributes, service_tier_attributes
 
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
@@ -198,7 +198,8 @@ class ResponsesEndpoint(Endpoint):
         return {k: body[k] for k in _PARAMETERS if k in body}
 
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
-        span.set_attribute(A.OPENAI_REQUEST_SERVICE_TIER, body.get("service_tier"))
+        text = body.get("text")
+        request_attributes(span, body, "responses", text.get("format") if isinstance(text, Mapping) else None)
         if not span.records_content:
             return
         instructions = body.get("instructions")

@@ -33,7 +33,8 @@ from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, 
                                     SkipToolExecution, ToolRetryError)
 
 from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
-from ...semconv import Kind
+from ..._spans.address import server_attributes
+from ...semconv import Kind, attributes as A
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
 
@@ -88,8 +89,12 @@ class _Request:
                     self.active.__enter__()
         return attempt
 
-    def capture(self, response: Any, _time_to_first_chunk: Any = None) -> None:
+    def capture(self, response: Any, time_to_first_chunk: Any = None) -> None:
+        """PydanticAI's billed ``response`` and, for a streamed one, its time to the first chunk (seconds from
+        the request, on PydanticAI's monotonic clock; ``None`` when nothing streamed)."""
         self.billed = response  # None: a hook moved the request on to another attempt
+        if time_to_first_chunk is not None and self.span is not None:
+            self.span.set_time_to_first_chunk(time_to_first_chunk)
 
     def deactivate(self) -> None:
         if self.active is not None:
@@ -189,14 +194,18 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             return None
         with guard("pydantic_ai.model_start"):
             model = attempt.model
+            # server.address/port (OTel GenAI v1.41 inference span, recommended): where the model's client connects
             span = self.tracker.telemetry.start_span(Kind.MODEL, model.model_name, operation="chat",
-                                                     parent=parent_context())
+                                                     parent=parent_context(),
+                                                     attributes=server_attributes(_base_url(model), scheme_port=True))
             # Model and provider always (a sampled-out span's metrics use them); parameters only if recorded.
             parameters = (_convert.request_parameters(attempt.model_settings, attempt.streaming)
                           if span.is_recording else None)
             span.set_model(request_model=model.model_name, provider=model.system, parameters=parameters)
+            span.set_attribute(A.GEN_AI_OUTPUT_TYPE,
+                               _convert.output_type(getattr(attempt, "model_request_parameters", None)))
             if run is not None:
-                run.models.append((span, request_context))
+                run.models.append((span, request_context, time.perf_counter()))
             return span
         return None
 
@@ -315,6 +324,15 @@ class OtelAgentsCapability(AbstractCapability[Any]):
     async def wrap_output_process(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
         """Output functions and ``@agent.output_validator``s (see :meth:`_validating`)."""
         return await self._validating(ctx, output, handler)
+
+
+def _base_url(model: Any) -> Any:
+    """The model's ``base_url`` (PydanticAI's ``Model.base_url``: its provider's URL; ``None`` for a model with no
+    server, such as ``FunctionModel``); ``None`` if reading it fails."""
+    try:
+        return model.base_url
+    except Exception:  # noqa: BLE001 - a property of the user's (or a third party's) model class
+        return None
 
 
 def _boundary_captures() -> tuple[ContextVar, ContextVar] | None:

@@ -227,6 +227,16 @@ def model_usage(usage: RequestUsage | None) -> Usage | None:
                  reasoning_tokens=reasoning)
 
 
+def output_type(parameters: Any) -> str | None:
+    """``gen_ai.output.type`` of a request whose ``ModelRequestParameters`` ask the model for an output format:
+    ``native`` output (the provider's structured output: JSON) → ``json``, ``image`` → ``image``; none for the
+    others (text, a tool call, a schema in the prompt, or ``auto``: the model decides later)."""
+    return _OUTPUT_TYPES.get(getattr(parameters, "output_mode", None))
+
+
+_OUTPUT_TYPES = {"native": "json", "image": "image"}
+
+
 def request_parameters(settings: Any, streaming: bool) -> dict[str, Any]:
     """The request's model settings (a ``ModelSettings`` dict) plus whether it streamed."""
     params = dict(settings) if isinstance(settings, dict) else {}

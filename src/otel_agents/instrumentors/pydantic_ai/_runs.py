@@ -109,7 +109,9 @@ class RunSpans:
         self.tracker = tracker
         self.span = span
         self.run_id = run_id
-        self.models: list[tuple[SemanticSpan, Any]] = []
+        # Each open model span, its request context and when it was asked (time.perf_counter(): PydanticAI's
+        # clock for the first chunk of a streamed response, see first_chunk_stamp).
+        self.models: list[tuple[SemanticSpan, Any, float]] = []
         self.billed: dict[SemanticSpan, Any] = {}  # an open model span → the response its provider billed so far
         self.stop_reason_of: Any = None  # ``exc -> stop reason | None`` (the run's limits: :func:`limit_stop_reason`)
         self._lock = new_lock()
@@ -136,7 +138,7 @@ class RunSpans:
         return self._done
 
     def finish(self, *, output: Any = _UNSET, error: BaseException | None = None,
-               abandoned: bool = False, response: Any = None) -> None:
+               abandoned: bool = False, response: Any = None, first_chunk: float | None = None) -> None:
         """End the run's open model spans, then its agent span (once; later calls do nothing).
 
         Args:
@@ -146,13 +148,14 @@ class RunSpans:
             abandoned: the run was cancelled or its stream left unconsumed.
             response: the last ``ModelResponse`` of a streamed run, for the model
                 span still open (streamed requests return only at ``__aexit__``).
+            first_chunk: when that response's first chunk came (:func:`first_chunk_stamp`).
         """
         if not self._claim():
             return
         with guard("pydantic_ai.run_finish"):
             # a limit stopping the run is the run's end, not a failure of the request it stopped (abandoned by it)
             self.close_models(response, abandoned=abandoned,
-                              error=None if abandoned or self.limit_reached(error) else error)
+                              error=None if abandoned or self.limit_reached(error) else error, first_chunk=first_chunk)
             span = self.span
             if output is not _UNSET:
                 span.set_output(output)
@@ -168,10 +171,10 @@ class RunSpans:
         self.span.end()
         self.tracker.forget(self)
 
-    def hand_over(self, response: Any = None, *, abandoned: bool = False) -> None:
+    def hand_over(self, response: Any = None, *, abandoned: bool = False, first_chunk: float | None = None) -> None:
         """Close the open model spans and leave the agent span to a stream wrapper that ends it itself."""
         if self._claim():
-            self.close_models(response, abandoned=abandoned)
+            self.close_models(response, abandoned=abandoned, first_chunk=first_chunk)
             self.tracker.forget(self)
 
     def _claim(self) -> bool:
@@ -182,11 +185,15 @@ class RunSpans:
             return True
 
     def close_models(self, response: Any = None, *, abandoned: bool = False,
-                     error: BaseException | None = None) -> None:
+                     error: BaseException | None = None, first_chunk: float | None = None) -> None:
         """End the model spans still open (a streamed request cut short or completed early, or failed with
-        the run: ``error``)."""
+        the run: ``error``). ``first_chunk``: when the streamed response's first chunk came (perf_counter), for
+        the last request (the one streamed): the run ends its span before PydanticAI hands its time to first
+        chunk over (:meth:`~._capability._Request.capture`)."""
         models, self.models = list(self.models), []
-        for span, request_context in models:
+        if first_chunk is not None and models and first_chunk >= models[-1][2]:
+            models[-1][0].set_time_to_first_chunk(first_chunk - models[-1][2])
+        for span, request_context, _asked in models:
             billed = self.billed.pop(span, None)
             end_model(span, request_context, response if response is not None else billed, error=error,
                       abandoned=abandoned)
@@ -225,3 +232,13 @@ class RunTracker:
 
     def __len__(self) -> int:
         return len(self.registry)
+
+
+def first_chunk_stamp(result: Any) -> float | None:
+    """When the first chunk of a streamed run's last response reached its consumer: PydanticAI's own stamp
+    (``StreamedResponse._first_chunk_monotonic``, ``time.perf_counter()``), read through the private path from a
+    ``StreamedRunResult``/``StreamedRunResultSync``; ``None`` when nothing streamed or on a release without it."""
+    result = getattr(result, "_streamed_run_result", result)  # the sync result wraps the async one
+    stream = getattr(result, "_stream_response", None)
+    stamp = getattr(getattr(stream, "_raw_stream_response", None), "_first_chunk_monotonic", None)
+    return stamp if type(stamp) is float else None

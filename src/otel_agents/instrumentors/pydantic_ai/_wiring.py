@@ -44,7 +44,7 @@ from ..._spans import Telemetry, guard, instrumentation_enabled, wrap_stream
 from ..._spans.finalisers import new_lock
 from ._capability import CAPABILITY_ID, OtelAgentsCapability, capability_type
 from .._patch import PatchSet
-from ._runs import RunSpans, RunTracker
+from ._runs import RunSpans, RunTracker, first_chunk_stamp
 
 logger = logging.getLogger("otel_agents")
 
@@ -96,7 +96,8 @@ class Installation:
         with guard("pydantic_ai.stream_completed"):
             run = self.tracker.find(result.run_id)
             if run is not None:
-                run.finish(output=result.result.output, response=result.response)
+                run.finish(output=result.result.output, response=result.response,
+                           first_chunk=first_chunk_stamp(result))
         return value
 
     def _sync_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
@@ -184,7 +185,8 @@ class _StreamEnd:
         self.result = result
 
     def __call__(self, span: Any, abandoned: bool) -> None:
-        response = None
+        response = first = None
         with guard("pydantic_ai.stream_response"):
             response = self.result.response
-        self.run.hand_over(response, abandoned=abandoned)
+            first = first_chunk_stamp(self.result)
+        self.run.hand_over(response, abandoned=abandoned, first_chunk=first)
