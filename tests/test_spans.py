@@ -871,3 +871,20 @@ def test_server_attributes_of_a_url_never_raise(url, scheme_port, expected) -> N
     from otel_agents._spans.address import server_attributes
 
     assert server_attributes(url, scheme_port=scheme_port) == expected
+
+
+def test_duration_metric_counts_from_a_given_start_time_to_a_given_end_time(provider) -> None:
+    """A model span opened after its request began (Google ADK, the Claude Agent SDK and the OpenAI Agents SDK
+    pass ``start_time``) measures gen_ai.client.operation.duration from that start, and to ``end_time`` when one is
+    given: not from when the span object was made (which gave ~0 s)."""
+    import time as _time
+
+    reader = InMemoryMetricReader()
+    t = Telemetry(provider, MeterProvider(metric_readers=[reader]))
+    now = _time.time_ns()
+    s = t.start_span("model", "gpt-4o", start_time=now - 3_000_000_000)
+    s.set_model(request_model="gpt-4o", provider="openai")
+    s.end(end_time=now - 1_000_000_000)
+    [point] = [p for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics
+               for m in sm.metrics if m.name == "gen_ai.client.operation.duration" for p in m.data.data_points]
+    assert 1.9 < point.sum < 2.5  # 3 s ago to 1 s ago

@@ -359,8 +359,10 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             if self._status_ok and self._error_type is None:
                 self._set_ok()
             if self.kind in _MODEL_KINDS and span is not trace.INVALID_SPAN:  # not when suppressed
-                self.telemetry.metrics.record(self, time.monotonic() - self._start, self._usage,
-                                              self._metric_attrs, self._error_type)
+                seconds = time.monotonic() - self._start
+                if end_time is not None:  # ended at a given time, not now
+                    seconds = max(0.0, seconds - (time.time_ns() - end_time) / 1e9)
+                self.telemetry.metrics.record(self, seconds, self._usage, self._metric_attrs, self._error_type)
                 chunks = self._chunks
                 if chunks is not None:  # a streamed response (OTel GenAI: these two for streams only)
                     self.telemetry.metrics.record_chunks(chunks[0], chunks[1:], self._metric_attrs)

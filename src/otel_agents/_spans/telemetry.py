@@ -153,6 +153,9 @@ class Telemetry:
             span = self.tracer.start_span(sname, context=ctx, kind=span_kind or default_span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only, policy=policy)
+            if start_time is not None:  # a step that began before its span opened: its duration and time to
+                # first chunk count from then (the monotonic start moved back by how long ago that was)
+                semantic._start -= max(0.0, (time.time_ns() - start_time) / 1e9)
             semantic.run_name = run_name
             _index(semantic)
             return semantic
