@@ -156,6 +156,31 @@ def test_standard_input_closed_is_one_line_not_a_traceback(command: list[str], s
     assert any(line.startswith(says) for line in proc.stderr.splitlines()), proc.stderr
 
 
+@pytest.mark.parametrize(("command", "says"), [
+    (["ecp", "collect", "-o", "OUT"], "otel-agents ecp collect: "),
+    (["ecp", "serve", "TARGET", "--http", "--port", "0"], "otel-agents ecp serve: --http: "),
+    (["ecp", "serve", "TARGET", "--collect", "0"], "otel-agents ecp serve: --collect: "),
+    (["ecp", "serve", "--replay", "TRACES", "--http", "--port", "0"], "otel-agents ecp serve: --http: "),
+])
+def test_http_commands_without_the_ecp_extra_say_so_in_one_line(command: list[str], says: str, tmp_path: Path) -> None:
+    """Without Uvicorn (no ``ecp`` extra) ``ecp collect`` and ``ecp serve --http``/``--collect`` ended in a
+    ``RuntimeError`` traceback after the set-up (``collect`` had created its output and printed its summary):
+    one line naming the extra, exit 2, nothing written."""
+    traces = tmp_path / "t.jsonl"
+    traces.write_text((REPO / "tests/exporters/foreign/otel_genai_openai_v2.otlp.jsonl").read_text())
+    (tmp_path / "agent.py").write_text("def agent(text):\n    return text\n")
+    out = tmp_path / "envelopes.jsonl"
+    argv = [{"OUT": str(out), "TARGET": f"{tmp_path / 'agent.py'}:agent", "TRACES": str(traces)}.get(a, a)
+            for a in command]
+    code = ("import sys; sys.modules['uvicorn'] = None; from otel_agents.cli import main; "
+            f"sys.exit(main({argv!r}))")
+    proc = subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == says + "the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'\n", proc.stderr
+    assert not out.exists() and proc.stdout == ""
+
+
 @pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
                                              ("side_effect_agent", "side-effect twin")])
 def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:

@@ -80,8 +80,10 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
 
 
 def _refusal(args: argparse.Namespace) -> str | None:
-    from ..serve.http import is_loopback
+    from ..serve.http import is_loopback, uvicorn_missing
 
+    if uvicorn_missing():
+        return uvicorn_missing()
     if not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could send spans. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")

@@ -168,8 +168,10 @@ def _provider(args: argparse.Namespace | None, provider=None):
 def _refusal(args: argparse.Namespace) -> str | None:
     """Why these options (or this environment) are refused, or ``None``."""
     from .._spans.settings import ENV_SDK_DISABLED, sdk_disabled
-    from ..serve.http import is_loopback
+    from ..serve.http import is_loopback, uvicorn_missing
 
+    if (args.http or args.collect is not None) and uvicorn_missing():
+        return f"{'--http' if args.http else '--collect'}: {uvicorn_missing()}"
     if args.http and not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")

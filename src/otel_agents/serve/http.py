@@ -591,6 +591,19 @@ def bind(host: str, port: int, backlog: int) -> socket.socket:
     return sock
 
 
+UVICORN_MISSING = "the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'"
+
+
+def uvicorn_missing() -> str | None:
+    """Why no HTTP server can start here (:data:`UVICORN_MISSING`), or ``None``: what the commands check
+    before they bind or write anything, so a missing extra is one line, not a traceback after the set-up."""
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError:
+        return UVICORN_MISSING
+    return None
+
+
 def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
     """A Uvicorn server for ``app`` that leaves signals to the caller (set ``should_exit`` to stop).
 
@@ -600,7 +613,7 @@ def make_server(app: Any, limits: HTTPLimits | None = None) -> Any:
     try:
         import uvicorn
     except ImportError as exc:
-        raise RuntimeError("the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'") from exc
+        raise RuntimeError(UVICORN_MISSING) from exc
 
     limits = limits or HTTPLimits()
     uvicorn_warnings()
