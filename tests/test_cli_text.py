@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -179,6 +180,39 @@ def test_http_commands_without_the_ecp_extra_say_so_in_one_line(command: list[st
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr == says + "the HTTP transport needs uvicorn: pip install 'otel-agents[ecp]'\n", proc.stderr
     assert not out.exists() and proc.stdout == ""
+
+
+def test_a_second_demo_writing_the_same_rows_is_refused(tmp_path: Path) -> None:
+    """Two ``otel-agents demo --out same`` at once deleted each other's traces and reports and rewrote each other's
+    manifests (whose targets name their own fork server): one demo's agents were stopped by the other's fork
+    server at its end, an ERROR row (``-32003 server shutting down``). The second demo is refused at start, naming
+    the first; other rows (a ``--venv`` child's) stay free, and a demo that ended (even by SIGKILL) holds nothing."""
+    import contextlib
+    import signal
+
+    out = tmp_path / "out"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import contextlib, pathlib, sys, time; from otel_agents.cli import demo; "
+         "held = contextlib.ExitStack(); "
+         "print(demo._lock_rows(held, pathlib.Path(sys.argv[1]), ['plain_python']), flush=True); time.sleep(120)",
+         str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "None\n"
+        proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--frameworks", "plain_python",
+                               "--out", str(out), "--examples", str(REPO / "examples/customer_support")],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (f"otel-agents demo: another otel-agents demo (pid {holder.pid}) is writing "
+                               f"{out / 'plain_python'}: wait for it to finish, or give this one another --out\n")
+        assert not (out / "manifests").exists()
+        with contextlib.ExitStack() as held:
+            assert demo._lock_rows(held, out, ["openai", "anthropic"]) is None  # other rows
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with contextlib.ExitStack() as held:
+        assert demo._lock_rows(held, out, ["plain_python"]) is None
+        assert (out / "plain_python" / demo.LOCK_NAME).read_text() == f"{os.getpid()}\n"
 
 
 @pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
