@@ -260,8 +260,8 @@ class _Cursor:
         try:
             lock = open(f"{self.path}.lock", "a")  # noqa: SIM115 - closed below
         except OSError as exc:
-            raise RPCError(AGENT_ERROR, f"replay: cannot lock --replay-cursor {self.path}: "
-                           f"{exc.strerror or exc}") from None
+            raise RPCError(AGENT_ERROR, f"replay: cannot write --replay-cursor {self.path} (its lock, "
+                           f"{self.path}.lock): {exc.strerror or exc}") from None
         with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # held for one step's choice: never long; a killed holder frees it
             yield
