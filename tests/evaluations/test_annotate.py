@@ -538,3 +538,36 @@ def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: 
     else:
         (failure,) = delivery.failed
         assert delivery.sent == 0 and failure.endswith("HTTP 500 " + "e" * 300)
+
+
+def test_without_the_extras_annotate_names_the_extra_not_a_traceback(tmp_path: Path) -> None:
+    """A bare ``pip install otel-agents`` (no PyYAML, no OTLP exporter): ``ecp annotate`` on a report that names its
+    manifest ended in a ``ModuleNotFoundError: yaml`` traceback, ``--manifest`` too, and ``--to otlp`` said only
+    "No module named 'opentelemetry.exporter.otlp.proto.http'". Now the report's manifest is left unread with a
+    warning naming the extra (the checks named from the report, exit 0), ``--manifest`` is exit 2 naming it, and
+    ``--to otlp`` names the package and the extra."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("scenarios:\n  - steps:\n      - graders: [{type: text_match}]\n", encoding="utf-8")
+    report = {"manifest": str(manifest), "scenarios": [{"steps": [{"checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "e.jsonl"
+    bare = ("import sys; sys.modules['yaml'] = None; "
+            "sys.modules['opentelemetry.exporter.otlp.proto.http._log_exporter'] = None; "
+            "from otel_agents.cli import main; sys.exit(main(sys.argv[1:]))")
+
+    def annotate(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", bare, "ecp", "annotate", str(tmp_path / "r.json"), *args],
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    needs = "reading an ECP manifest needs PyYAML: pip install 'otel-agents[ecp]'"
+    done = annotate("-o", str(out))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"manifest not read ({manifest}: {needs})" in done.stderr, done.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    done = annotate("--manifest", str(manifest), "-o", str(out))
+    assert (done.returncode, done.stderr) == (2, f"otel-agents ecp annotate: {manifest}: {needs}\n")
+    done = annotate("--to", "otlp", "-o", "http://127.0.0.1:9/v1/logs")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "otel-agents ecp annotate: --to otlp (OTLP/HTTP logs) needs the OTLP exporter for http/protobuf "
+        "(opentelemetry-exporter-otlp-proto-http): pip install 'otel-agents[otlp]'"), done.stderr
