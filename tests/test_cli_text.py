@@ -355,6 +355,28 @@ def test_bad_option_values_are_argparse_errors(argv: list[str], option: str, say
     assert exit_.value.code == 2 and f"error: argument {option}: " in err and says in err, err
 
 
+@pytest.mark.parametrize(("argv", "command"), [
+    (["fold", "t.jsonl", "--frob"], "fold"),
+    (["ecp", "serve", "agent.py:agent", "--htpp"], "ecp serve"),
+    (["ecp", "annotate", "r.json", "--bogus", "x"], "ecp annotate"),
+    (["doctor", "extra"], "doctor"),
+    (["--frob"], None),
+])
+def test_an_unknown_option_is_said_by_its_command_with_its_usage(argv: list[str], command: str | None, capsys) -> None:
+    """``otel-agents fold t.jsonl --frob`` said ``otel-agents: error: unrecognized arguments: --frob`` under the top
+    level's usage (``otel-agents [-h] COMMAND ...``), which shows none of fold's options."""
+    from otel_agents.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    prog = "otel-agents" + (f" {command}" if command else "")
+    unknown = " ".join(argv[argv.index(next(a for a in argv if a in ("--frob", "--htpp", "--bogus", "extra"))):])
+    assert exit_.value.code == 2
+    assert err.startswith(f"usage: {prog} [-h]"), err
+    assert err.endswith(f"\n{prog}: error: unrecognized arguments: {unknown}\n"), err
+
+
 def test_good_option_values_still_parse() -> None:
     from otel_agents.cli import build_parser
 
