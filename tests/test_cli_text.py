@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -156,6 +157,64 @@ def test_standard_input_closed_is_one_line_not_a_traceback(command: list[str], s
     assert any(line.startswith(says) for line in proc.stderr.splitlines()), proc.stderr
 
 
+@pytest.mark.parametrize(("command", "says"), [
+    (["ecp", "collect", "-o", "OUT"], "otel-agents ecp collect: "),
+    (["ecp", "serve", "TARGET", "--http", "--port", "0"], "otel-agents ecp serve: --http: "),
+    (["ecp", "serve", "TARGET", "--collect", "0"], "otel-agents ecp serve: --collect: "),
+    (["ecp", "serve", "--replay", "TRACES", "--http", "--port", "0"], "otel-agents ecp serve: --http: "),
+])
+def test_http_commands_without_the_ecp_extra_say_so_in_one_line(command: list[str], says: str, tmp_path: Path) -> None:
+    """Without Uvicorn (no ``ecp`` extra) ``ecp collect`` and ``ecp serve --http``/``--collect`` ended in a
+    ``RuntimeError`` traceback after the set-up (``collect`` had created its output and printed its summary):
+    one line naming the extra, exit 2, nothing written."""
+    traces = tmp_path / "t.jsonl"
+    traces.write_text((REPO / "tests/exporters/foreign/otel_genai_openai_v2.otlp.jsonl").read_text())
+    (tmp_path / "agent.py").write_text("def agent(text):\n    return text\n")
+    out = tmp_path / "envelopes.jsonl"
+    argv = [{"OUT": str(out), "TARGET": f"{tmp_path / 'agent.py'}:agent", "TRACES": str(traces)}.get(a, a)
+            for a in command]
+    code = ("import sys; sys.modules['uvicorn'] = None; from otel_agents.cli import main; "
+            f"sys.exit(main({argv!r}))")
+    proc = subprocess.run([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == says + "the HTTP server needs uvicorn: pip install 'otel-agents[ecp]'\n", proc.stderr
+    assert not out.exists() and proc.stdout == ""
+
+
+def test_a_second_demo_writing_the_same_rows_is_refused(tmp_path: Path) -> None:
+    """Two ``otel-agents demo --out same`` at once deleted each other's traces and reports and rewrote each other's
+    manifests (whose targets name their own fork server): one demo's agents were stopped by the other's fork
+    server at its end, an ERROR row (``-32003 server shutting down``). The second demo is refused at start, naming
+    the first; other rows (a ``--venv`` child's) stay free, and a demo that ended (even by SIGKILL) holds nothing."""
+    import contextlib
+    import signal
+
+    out = tmp_path / "out"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import contextlib, pathlib, sys, time; from otel_agents.cli import demo; "
+         "held = contextlib.ExitStack(); "
+         "print(demo._lock_rows(held, pathlib.Path(sys.argv[1]), ['plain_python']), flush=True); time.sleep(120)",
+         str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "None\n"
+        proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--frameworks", "plain_python",
+                               "--out", str(out), "--examples", str(REPO / "examples/customer_support")],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (f"otel-agents demo: another otel-agents demo (pid {holder.pid}) is writing "
+                               f"{out / 'plain_python'}: wait for it to finish, or give this one another --out\n")
+        assert not (out / "manifests").exists()
+        with contextlib.ExitStack() as held:
+            assert demo._lock_rows(held, out, ["openai", "anthropic"]) is None  # other rows
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with contextlib.ExitStack() as held:
+        assert demo._lock_rows(held, out, ["plain_python"]) is None
+        assert (out / "plain_python" / demo.LOCK_NAME).read_text() == f"{os.getpid()}\n"
+
+
 @pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
                                              ("side_effect_agent", "side-effect twin")])
 def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:
@@ -294,6 +353,28 @@ def test_bad_option_values_are_argparse_errors(argv: list[str], option: str, say
         main(argv)
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and f"error: argument {option}: " in err and says in err, err
+
+
+@pytest.mark.parametrize(("argv", "command"), [
+    (["fold", "t.jsonl", "--frob"], "fold"),
+    (["ecp", "serve", "agent.py:agent", "--htpp"], "ecp serve"),
+    (["ecp", "annotate", "r.json", "--bogus", "x"], "ecp annotate"),
+    (["doctor", "extra"], "doctor"),
+    (["--frob"], None),
+])
+def test_an_unknown_option_is_said_by_its_command_with_its_usage(argv: list[str], command: str | None, capsys) -> None:
+    """``otel-agents fold t.jsonl --frob`` said ``otel-agents: error: unrecognized arguments: --frob`` under the top
+    level's usage (``otel-agents [-h] COMMAND ...``), which shows none of fold's options."""
+    from otel_agents.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    prog = "otel-agents" + (f" {command}" if command else "")
+    unknown = " ".join(argv[argv.index(next(a for a in argv if a in ("--frob", "--htpp", "--bogus", "extra"))):])
+    assert exit_.value.code == 2
+    assert err.startswith(f"usage: {prog} [-h]"), err
+    assert err.endswith(f"\n{prog}: error: unrecognized arguments: {unknown}\n"), err
 
 
 def test_good_option_values_still_parse() -> None:

@@ -261,7 +261,10 @@ def test_budget_from_environment(telemetry, exporter, monkeypatch) -> None:
 @pytest.mark.parametrize("name,raw,default", [("OTEL_AGENTS_MAX_CONTENT_LENGTH", "abc", "16384"),
                                               ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "inf", "16384"),
                                               ("OTEL_AGENTS_MAX_MEDIA_BYTES", "4k", "4096"),
-                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "5m", "300")])
+                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "5m", "300"),
+                                              # 0 and -1 were raised to 10 ms: every stream abandoned at once
+                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "0", "300"),
+                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "-1", "300")])
 def test_a_number_variable_that_is_not_a_number_warns_once_and_uses_the_default(name, raw, default, monkeypatch,
                                                                               caplog) -> None:
     # OTEL_AGENTS_MAX_CONTENT_LENGTH=abc was ignored without a word

@@ -538,3 +538,70 @@ def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: 
     else:
         (failure,) = delivery.failed
         assert delivery.sent == 0 and failure.endswith("HTTP 500 " + "e" * 300)
+
+
+def test_without_the_extras_annotate_names_the_extra_not_a_traceback(tmp_path: Path) -> None:
+    """A bare ``pip install otel-agents`` (no PyYAML, no OTLP exporter): ``ecp annotate`` on a report that names its
+    manifest ended in a ``ModuleNotFoundError: yaml`` traceback, ``--manifest`` too, and ``--to otlp`` said only
+    "No module named 'opentelemetry.exporter.otlp.proto.http'". Now the report's manifest is left unread with a
+    warning naming the extra (the checks named from the report, exit 0), ``--manifest`` is exit 2 naming it, and
+    ``--to otlp`` names the package and the extra."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("scenarios:\n  - steps:\n      - graders: [{type: text_match}]\n", encoding="utf-8")
+    report = {"manifest": str(manifest), "scenarios": [{"steps": [{"checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "e.jsonl"
+    bare = ("import sys; sys.modules['yaml'] = None; "
+            "sys.modules['opentelemetry.exporter.otlp.proto.http._log_exporter'] = None; "
+            "from otel_agents.cli import main; sys.exit(main(sys.argv[1:]))")
+
+    def annotate(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", bare, "ecp", "annotate", str(tmp_path / "r.json"), *args],
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    needs = "reading an ECP manifest needs PyYAML: pip install 'otel-agents[ecp]'"
+    done = annotate("-o", str(out))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"manifest not read ({manifest}: {needs})" in done.stderr, done.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+    done = annotate("--manifest", str(manifest), "-o", str(out))
+    assert (done.returncode, done.stderr) == (2, f"otel-agents ecp annotate: {manifest}: {needs}\n")
+    done = annotate("--to", "otlp", "-o", "http://127.0.0.1:9/v1/logs")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "otel-agents ecp annotate: --to otlp (OTLP/HTTP logs) needs the OTLP exporter for http/protobuf "
+        "(opentelemetry-exporter-otlp-proto-http): pip install 'otel-agents[otlp]'"), done.stderr
+
+
+@pytest.mark.parametrize(("args", "env", "says"), [
+    (["--to", "phoenix", "-o", "127.0.0.1:6006"], {},
+     "-o (--to phoenix) must be an http:// or https:// URL with a host, got '127.0.0.1:6006' (e.g. http://127.0.0.1:6006)"),
+    (["--to", "otlp", "-o", "localhost:4318/v1/logs"], {},
+     "-o (--to otlp) must be an http:// or https:// URL with a host, got 'localhost:4318/v1/logs' "
+     "(e.g. http://localhost:4318/v1/logs)"),
+    (["--to", "phoenix"], {"PHOENIX_COLLECTOR_ENDPOINT": "junk"},
+     "PHOENIX_COLLECTOR_ENDPOINT must be an http:// or https:// URL with a host, got 'junk' (e.g. http://junk)"),
+    (["--to", "langfuse"], {"LANGFUSE_HOST": "cloud.langfuse.com", "LANGFUSE_PUBLIC_KEY": "pk", "LANGFUSE_SECRET_KEY": "sk"},
+     "LANGFUSE_HOST must be an http:// or https:// URL with a host, got 'cloud.langfuse.com' "
+     "(e.g. http://cloud.langfuse.com)"),
+    (["--traces", "NOWHERE"], {}, "cannot read NOWHERE: No such file or directory"),
+    (["-o", "TMP"], {}, "cannot write TMP: Is a directory"),
+])
+def test_a_bad_destination_or_path_is_one_line_naming_it(tmp_path: Path, args: list[str], env: dict[str, str],
+                                                          says: str) -> None:
+    """``--to phoenix -o 127.0.0.1:6006`` (no scheme) was tried for every trace and failed each as ``URLError:
+    unknown url type`` (exit 1); ``PHOENIX_COLLECTOR_ENDPOINT=junk`` said ``unknown url type:
+    'junk/v1/span_annotations?sync=true'``; a missing ``--traces`` file or an ``-o`` directory said
+    ``[Errno 2] …``/``[Errno 21] …``. Now: exit 2 before anything is sent, naming the option or variable."""
+    import os
+
+    report = {"scenarios": [{"steps": [{"checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    names = {"NOWHERE": str(tmp_path / "nowhere.jsonl"), "TMP": str(tmp_path)}
+    argv = [names.get(a, a) for a in args]
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "LANGFUSE_", "OTEL_EXPORTER"))}
+    done = subprocess.run([sys.executable, "-m", "otel_agents.cli", "ecp", "annotate", str(tmp_path / "r.json"), *argv],
+                          capture_output=True, text=True, timeout=120, check=False, env={**environ, **env})
+    for name, value in names.items():
+        says = says.replace(name, value)
+    assert (done.returncode, done.stderr) == (2, f"otel-agents ecp annotate: {says}\n")

@@ -454,6 +454,44 @@ def test_a_replay_cursor_that_is_not_one_is_refused_naming_the_file(tmp_path: Pa
     assert "cannot write --replay-cursor" in error.value.message
 
 
+def test_two_replays_at_once_on_one_cursor_answer_different_stored_runs(tmp_path: Path) -> None:
+    """Two ``ecp serve --replay`` processes on one ``--replay-cursor`` (two ``ecp run``s graded at once) each read
+    the cursor, chose the same stored run and wrote their claim over the other's: run 1 graded twice, run 2 never.
+    Each process here is slowed between reading the cursor and writing it (as a loaded machine may)."""
+    from tests.exporters.conftest import Recorder
+
+    from otel_agents.exporters.file import OTLPJsonFileExporter
+
+    rec = Recorder()
+    for answer in ("first", "second"):  # two stored runs of one step: a trace file (its roots keep their input)
+        _envelope(rec, "Where is order A100?", answer)
+    source = tmp_path / "traces.jsonl"
+    exporter = OTLPJsonFileExporter(str(source))
+    exporter.export(rec.spans)
+    exporter.shutdown()
+    cursor = tmp_path / "cursor.json"
+    cursor.write_text("", encoding="utf-8")  # as `mktemp` makes it: read by both
+    slowed = ("import sys, time; import otel_agents._named_files as f; read = f.read_document; "
+              "f.read_document = lambda *a, **k: (time.sleep(1), read(*a, **k))[1]; "
+              "from otel_agents.cli import main; sys.exit(main(sys.argv[1:]))")
+    requests = "".join(json.dumps(r) + "\n" for r in (
+        {"jsonrpc": "2.0", "id": 1, "method": "agent/initialize", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "agent/step", "params": {"input": "Where is order A100?"}}))
+    procs = [subprocess.Popen([sys.executable, "-c", slowed, "ecp", "serve", "--replay", str(source),
+                               "--replay-cursor", str(cursor)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) for _ in range(2)]
+    for proc in procs:  # both asked before either answers
+        proc.stdin.write(requests)
+        proc.stdin.close()
+    answers = []
+    for proc in procs:
+        stdout = proc.stdout.read()
+        assert proc.wait(timeout=120) == 0
+        answers.append(json.loads(stdout.splitlines()[-1])["result"]["public_output"])
+    assert sorted(answers) == ["first", "second"], answers
+    assert len(json.loads(cursor.read_text(encoding="utf-8"))["replayed"]) == 2
+
+
 def test_a_step_that_raised_or_timed_out_is_replayed_as_the_error_it_was(tmp_path: Path) -> None:
     """A stored step whose agent raised (or ran past --step-timeout) was answered live with -32000 (-32001), which
     ecp run grades as a step that did not complete; the replay answered it with the folded envelope (status done,

@@ -22,7 +22,7 @@ look-up, see :func:`getenv`):
     MIME type, modality, size and SHA-256.
 ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
     Seconds a wrapped stream may sit unconsumed before its span is ended as
-    abandoned (default 300).
+    abandoned (default 300); a value of 0 or less is not valid (a warning, and the default is used).
 ``OTEL_AGENTS_STATUS_OK``
     ``true`` (also ``1``, ``yes``, ``on``) marks each span that ends without an error (and was not
     cancelled, interrupted or abandoned) with status OK; ``false`` or unset leave it unset, and any
@@ -197,7 +197,7 @@ def _vocabularies_from_env() -> frozenset[str]:
     return chosen
 
 
-def _number_from_env(name: str, default: float, minimum: float) -> float:
+def _number_from_env(name: str, default: float, minimum: float, *, positive: bool = False) -> float:
     raw = getenv(name)
     if not raw:
         return default
@@ -205,7 +205,9 @@ def _number_from_env(name: str, default: float, minimum: float) -> float:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value):  # "abc", and "inf" is not a budget
+    # "abc", and "inf" is not a budget; nor is a timeout of 0 or less (raised to the minimum, it ended every
+    # stream after 10 ms without a word: "0" reads as "no timeout" elsewhere, as in `ecp serve --step-timeout 0`)
+    if not math.isfinite(value) or (positive and value <= 0):
         warn_bad_variable(name, raw, f"using the default, {default:g}")
         return default
     return max(minimum, value)
@@ -343,4 +345,4 @@ class Settings:
         """Seconds before an idle stream is ended as abandoned."""
         if self.stream_idle_timeout is not None:
             return float(self.stream_idle_timeout)
-        return _number_from_env(ENV_STREAM_IDLE_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, 0.01)
+        return _number_from_env(ENV_STREAM_IDLE_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, 0.01, positive=True)

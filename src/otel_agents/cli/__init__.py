@@ -172,11 +172,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return returned or 2
 
 
+def _command_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The (sub)parser of the command ``argv`` names: ``fold`` for ``fold x --frob``, ``ecp serve`` for
+    ``ecp serve ...``; each level's command is its first argument that is not an option."""
+    for action in parser._actions:  # noqa: SLF001 - argparse exposes its subcommands no other way
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for i, token in enumerate(argv):
+                if not token.startswith("-"):
+                    if token in action.choices:
+                        return _command_parser(action.choices[token], argv[i + 1:])
+                    break
+    return parser
+
+
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     only = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     parser = build_parser(only)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command they were given to, with its usage (not the top level's `COMMAND ...`)
+        _command_parser(parser, argv).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

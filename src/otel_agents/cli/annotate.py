@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 spans.extend(read_otlp_json(path, errors=errors))
             except OSError as exc:
-                print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+                print(f"otel-agents ecp annotate: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
                 return 2
         for error in errors[:5]:
             print(f"otel-agents ecp annotate: skipped {error}", file=sys.stderr)
@@ -80,12 +80,24 @@ def run(args: argparse.Namespace) -> int:
     placed = sum(1 for r in results if r.span_id)
     failed = sum(1 for r in results if not r.passed)
     out = args.out or (str(default_out(args.report)) if args.to == "file" else None)
+    if args.to != "file" and args.out:  # a URL there: said before anything is sent, not as each send's failure
+        from ..exporters.presets import check_url
+
+        try:
+            check_url(args.out, f"-o (--to {args.to})")
+        except ValueError as exc:
+            print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+            return 2
     try:
         if args.to == "phoenix":
             delivery = annotate_phoenix(results, out, wait=args.wait)
         else:
             delivery = emit_evaluations(results, args.to, out)
-    except (ValueError, OSError, ImportError) as exc:
+    except OSError as exc:
+        print(f"otel-agents ecp annotate: {f'cannot write {out}: ' if args.to == 'file' else ''}"
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except (ValueError, ImportError) as exc:
         print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
         return 2
     where = out if args.to == "file" else f"{args.to}{' ' + out if out else ''}"

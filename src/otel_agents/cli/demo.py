@@ -54,7 +54,9 @@ twins show their failed checks in Phoenix's Annotations panel).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import os
 import json
 import select
 import shlex
@@ -176,7 +178,43 @@ class Run:
 def run(args: argparse.Namespace) -> int:
     """``otel-agents demo``: the exit status — 0 every agent graded (failed checks are the demo's findings,
     not errors), 1 some agent could not be run or graded, 2 a missing dependency (PyYAML, ecp-runtime), bad
-    arguments, or an output not writable. ``--repeat K`` > 1 runs the campaign (:mod:`.campaign`) instead."""
+    arguments, an output not writable, or another demo writing the same rows under the same ``--out``.
+    ``--repeat K`` > 1 runs the campaign (:mod:`.campaign`) instead."""
+    with contextlib.ExitStack() as held:  # the rows' locks (:func:`_lock_rows`), released when it returns
+        return _run(args, held)
+
+
+LOCK_NAME = ".otel-agents-demo.lock"
+
+
+def _lock_rows(held: contextlib.ExitStack, out: Path, rows: list[str]) -> str | None:
+    """Lock ``out/<row>/`` for each row this demo writes (``campaign`` for ``--repeat``), until ``held``
+    closes; why not, or ``None``. Two demos writing one row would delete each other's traces and reports and
+    rewrite each other's manifests, whose targets name their own fork server (one demo's agents served, then
+    stopped, by the other's). A ``--venv`` child grades other rows: it takes their locks beside ours. The
+    locks are ``flock``s: a demo killed with SIGKILL leaves none held."""
+    import fcntl
+
+    for row in rows:
+        path = out / row / LOCK_NAME
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = held.enter_context(open(path, "a+", encoding="utf-8"))
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            pid = f.read().strip()
+            return (f"another otel-agents demo{f' (pid {pid})' if pid.isdigit() else ''} is writing "
+                    f"{_shown(path.parent)}: wait for it to finish, or give this one another --out")
+        except OSError as exc:
+            return f"cannot write {path}: {exc.strerror or exc}"
+        f.truncate(0)
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+    return None
+
+
+def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
     try:
         import yaml
     except ImportError:
@@ -218,6 +256,10 @@ def run(args: argparse.Namespace) -> int:
         base = load_manifest(examples / "manifest.yaml")
     except (OSError, ValueError) as exc:
         print(f"otel-agents demo: {exc}", file=sys.stderr)
+        return 2
+    busy = _lock_rows(held, out, ["campaign"] if args.repeat > 1 else frameworks)
+    if busy:
+        print(f"otel-agents demo: {busy}", file=sys.stderr)
         return 2
     common = load_module(examples / "common.py", "_otel_agents_demo_common")
     serve = [str(bindir / "otel-agents")] if (bindir / "otel-agents").exists() else [sys.executable, "-m", "otel_agents.cli"]

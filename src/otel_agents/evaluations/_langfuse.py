@@ -62,9 +62,13 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
         A :class:`Delivery`; a failed request is listed, never raised.
 
     Raises:
-        ValueError: a key is missing (the message names the variable, never a value).
+        ValueError: a key is missing (the message names the variable, never a value), or the URL is not an
+            http(s) URL with a host (named as its argument or variable).
     """
-    base = (host or os.environ.get(ENV_LANGFUSE_HOST) or DEFAULT_HOST).rstrip("/")
+    from ..exporters.presets import check_url
+
+    base = check_url(host, "the host= argument") if host else \
+        check_url(os.environ.get(ENV_LANGFUSE_HOST) or DEFAULT_HOST, ENV_LANGFUSE_HOST)
     public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
     secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)
     missing = [name for name, value in ((ENV_LANGFUSE_PUBLIC_KEY, public), (ENV_LANGFUSE_SECRET_KEY, secret))

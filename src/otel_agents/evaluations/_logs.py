@@ -99,6 +99,11 @@ def export_otlp(results: Sequence[EvaluationResult], endpoint: str | None = None
     Raises:
         ImportError: the exporter is not installed (``pip install 'otel-agents[otlp]'``).
     """
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    try:
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    except ImportError as exc:  # said as every OTLP preset says it: the package and the extra
+        from ..exporters.presets import _missing_exporter
+
+        raise _missing_exporter("http/protobuf", "--to otlp (OTLP/HTTP logs)") from exc
 
     return emit_logs(results, OTLPLogExporter(endpoint=endpoint, headers=headers))

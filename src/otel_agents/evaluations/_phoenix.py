@@ -69,8 +69,14 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
 
     Returns:
         A :class:`Delivery`; a failure (HTTP error, spans never seen) is listed, never raised.
+
+    Raises:
+        ValueError: the URL is not an http(s) URL with a host (the message names its argument or variable).
     """
-    base = (base_url or os.environ.get(ENV_PHOENIX_ENDPOINT) or DEFAULT_BASE_URL).rstrip("/")
+    from ..exporters.presets import check_url
+
+    base = check_url(base_url, "the base_url= argument") if base_url else \
+        check_url(os.environ.get(ENV_PHOENIX_ENDPOINT) or DEFAULT_BASE_URL, ENV_PHOENIX_ENDPOINT)
     base = base.removesuffix("/v1/traces")
     key = api_key or os.environ.get(ENV_PHOENIX_API_KEY)
     headers = {"content-type": "application/json", "accept": "application/json"}

@@ -401,6 +401,10 @@ def log_records(logs: Any) -> list[dict[str, Any]]:
         return []
 
 
+class NeedsYAML(ValueError):
+    """A manifest could not be read because PyYAML is not installed (it comes with ``otel-agents[ecp]``)."""
+
+
 def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> dict[str, Any]:
     """Read an ECP manifest (YAML) for its graders. ``field``: the input field that named ``path`` (e.g.
     ``report field "manifest"``) when it did not come from the user; then it is read only if it is a regular
@@ -410,9 +414,14 @@ def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> 
         OSError: it cannot be read (the message names the file).
         ValueError: over :data:`~otel_agents._named_files.MAX_DOCUMENT_BYTES`, not UTF-8, not YAML
             (``FILE:LINE: problem``; nested too deeply), or no ``scenarios`` list;
-            :class:`~otel_agents._named_files.NamedFileError` (``field`` given) not a regular file or too large.
+            :class:`~otel_agents._named_files.NamedFileError` (``field`` given) not a regular file or too large;
+            :class:`NeedsYAML` PyYAML is not installed (the ``ecp`` extra).
     """
-    import yaml
+    try:
+        import yaml
+    except ImportError:
+        raise NeedsYAML(f"{os.fspath(path)}: reading an ECP manifest needs PyYAML: "
+                        "pip install 'otel-agents[ecp]'") from None
 
     from .._named_files import read_document, read_named_file
 
@@ -453,8 +462,9 @@ def _manifest_graders(manifest: Any, field: str | None = None) -> list[list[list
         try:
             manifest = load_manifest(manifest, field=field)
         except (OSError, ValueError) as exc:  # the report alone still names every check
-            # gone (the report was moved) is ordinary; a device, FIFO or huge file named there is worth saying
-            logger.log(logging.WARNING if isinstance(exc, NamedFileError) else logging.INFO,
+            # gone (the report was moved) is ordinary; a device, FIFO or huge file named there, or no PyYAML
+            # to read it with, is worth saying
+            logger.log(logging.WARNING if isinstance(exc, (NamedFileError, NeedsYAML)) else logging.INFO,
                        "manifest not read (%s); tool_usage checks named from the report alone", exc)
             return []
     if not isinstance(manifest, Mapping):

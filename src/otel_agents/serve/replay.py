@@ -35,7 +35,8 @@ Matching a manifest step to a stored run (:class:`Replayer`):
 Stored runs are answered in the order they were recorded, each once: ``ecp run``
 repeated k times against one replay server (``--http``), or with ``--replay-cursor
 FILE`` (which keeps what was replayed across the processes ``ecp run`` starts for a
-stdio target), grades recorded runs 1, 2, … k. A step with no stored run left is
+stdio target, and across ``ecp run``\ s graded at once: each step's choice holds ``FILE.lock``), grades
+recorded runs 1, 2, … k. A step with no stored run left is
 answered with JSON-RPC error ``-32000`` naming the step's position and input (``ecp
 run`` adds the scenario's name); nothing is invented. The reply is the stored
 envelope as it was folded, plus one ``logs`` record named ``otel_agents.ecp.replayed``
@@ -54,7 +55,7 @@ import logging
 import os
 import unicodedata
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ..semconv import attributes as A
 from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, STEP_TIMEOUT, RPCError
@@ -231,6 +232,25 @@ class _Cursor:
             self._claimed.update(ids)
         return self._claimed
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """The file's lock (``FILE.lock``, an ``flock``) for one read-choose-claim: two ``ecp run``s graded at
+        once against one cursor each read it, chose the same stored run and wrote their own claim over the
+        other's. Raises: RPCError ``-32000`` when the lock file cannot be opened."""
+        if not self.path:
+            yield
+            return
+        import fcntl
+
+        try:
+            lock = open(f"{self.path}.lock", "a")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise RPCError(AGENT_ERROR, f"replay: cannot write --replay-cursor {self.path} (its lock, "
+                           f"{self.path}.lock): {exc.strerror or exc}") from None
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # held for one step's choice: never long; a killed holder frees it
+            yield
+
     def claim(self, *ids: str) -> None:
         """Mark ``ids`` replayed (in the file too). Raises: RPCError ``-32000`` when the file cannot be written."""
         self.claimed()
@@ -303,6 +323,10 @@ class Replayer:
         Raises:
             RPCError: ``-32000`` when no stored run is left for it.
         """
+        with self.cursor.held():
+            return self._answer(state, text)
+
+    def _answer(self, state: ReplayState, text: str) -> dict[str, Any]:
         key = input_key(text)
         state.keys.append(key)
         n = len(state.keys)
