@@ -480,3 +480,27 @@ def test_a_lone_surrogate_escape_from_another_sdk_costs_that_value_not_the_line(
     path.write_text(deep + "\n", encoding="utf-8")
     back = read_otlp_json(path, errors=errors)
     assert back == [] and [e.line for e in errors] == [1]
+
+
+@pytest.mark.parametrize("variant", list(_usual_variants()), ids=repr)
+def test_the_fold_s_span_maker_reads_every_span_as_a_readable_span_is_read(variant):
+    """``otel-agents fold``'s decoder makes ``FoldSpan.decoded`` spans, not ``ReadableSpan``s: whatever form a field
+    takes, the same span as ``FoldSpan(ReadableSpan)``, or the same error naming the same field."""
+    from otel_agents.exporters import file
+    from otel_agents.exporters.ecp._facts import FoldSpan
+
+    span = {k: v for k, v in {**_USUAL_SPAN, **variant}.items() if v is not _DROP}
+
+    def read(make):
+        decoder = file._Decoder(make)
+        try:
+            spans = decoder.request({"resourceSpans": [{"resource": {}, "scopeSpans": [
+                {"scope": {"name": "sc", "version": "1"}, "spans": [span]}]}]})
+        except ValueError as exc:
+            return type(exc).__name__, str(exc)
+        return [(s.name, s.context, s.parent, s.trace_id, s.span_id, s.parent_id, dict(s.attributes),
+                 s.status.status_code, s.status.description, s.start_time, s.end_time, s.span_kind, s.duration_ms,
+                 s.semantic_kind, s.error) for s in (s if type(s) is FoldSpan else FoldSpan(s) for s in spans)], \
+            decoder.notes
+
+    assert read(FoldSpan.decoded) == read(file.ReadableSpan)

@@ -56,3 +56,34 @@ def test_otel_agents_fold_writes_the_recorded_envelopes_byte_for_byte(tmp_path):
     assert main(["fold", str(path), "-o", str(out)]) == 0
     got, want = out.read_text(encoding="utf-8").splitlines(), _expected()
     assert sorted(got) == sorted(want), _first_difference(sorted(got), sorted(want))
+
+
+_FOLD_FIELDS = ("name", "trace_id", "span_id", "parent_id", "start_time", "end_time", "semantic_kind", "foreign",
+                "cancelled", "error", "duration_ms", "span_kind", "protocol", "status_code", "context", "parent")
+
+
+def _fields(span):
+    """What the fold reads of a ``FoldSpan``, comparable (a redacted mapping read item by item, as the fold reads it)."""
+    return (tuple(getattr(span, f) for f in _FOLD_FIELDS), type(span.attributes).__name__,
+            sorted(span.attributes.items()), span.status.status_code, span.status.description)
+
+
+def test_otel_agents_fold_decodes_spans_straight_into_what_the_fold_reads(monkeypatch, tmp_path):
+    """``otel-agents fold`` decodes each span into a ``FoldSpan`` without the SDK's ``ReadableSpan``
+    (``FoldSpan.decoded``): the same fields, attributes (ours, and foreign ones redacted as read) and status as
+    ``FoldSpan(ReadableSpan)`` for every golden span, and not one ``ReadableSpan`` made by the command."""
+    from opentelemetry.sdk.trace import ReadableSpan
+
+    from otel_agents.exporters.ecp._facts import FoldSpan
+    from otel_agents.exporters.file import iter_otlp_json
+
+    for path in INPUTS:
+        via_sdk = [_fields(FoldSpan(s)) for _, spans in iter_otlp_json(path) for s in spans]
+        decoded = [s for _, spans in iter_otlp_json(path, make=FoldSpan.decoded) for s in spans]
+        assert all(type(s) is FoldSpan for s in decoded)
+        assert [_fields(s) for s in decoded] == via_sdk, path
+    made = []
+    init = ReadableSpan.__init__
+    monkeypatch.setattr(ReadableSpan, "__init__", lambda self, *a, **k: (made.append(1), init(self, *a, **k))[1])
+    assert main(["fold", INPUTS[-1], "-o", str(tmp_path / "envelopes.jsonl")]) == 0
+    assert not made

@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     standard error), or no span in the input, 2 bad arguments, an input that cannot be read or an output
     that cannot be written."""
     from ..exporters.ecp import StreamFolder
+    from ..exporters.ecp._facts import FoldSpan
     from ..exporters.file import MalformedLine, iter_otlp_json
 
     out: TextIO = sys.stdout
@@ -154,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
                 # bytes from stdin when possible: a line that is not UTF-8 is then reported, not fatal
                 source: Any = reading if reading != "-" else standard_input()
                 with _collecting_between_lines() as collect:
-                    for number, spans in iter_otlp_json(source, errors=errors, warnings=warnings):
+                    # each span decoded straight into what the fold reads, without the SDK's ReadableSpan
+                    for number, spans in iter_otlp_json(source, errors=errors, warnings=warnings,
+                                                        make=FoldSpan.decoded):
                         folder.add(spans, number)
                         collect(len(spans))
             folder.finish()

@@ -328,8 +328,8 @@ def read_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
 def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
                    errors: list[MalformedLine] | None = None,
                    warnings: list[MalformedLine] | None = None,
-                   others: Callable[[int, dict[str, Any]], Any] | None = None
-                   ) -> Iterator[tuple[int, list[ReadableSpan]]]:
+                   others: Callable[[int, dict[str, Any]], Any] | None = None,
+                   make: Callable[..., Any] = ReadableSpan) -> Iterator[tuple[int, list[Any]]]:
     """Read OTLP/JSON lines one at a time: yields ``(line number, spans of that line)``.
 
     Memory holds one line at a time (so a caller that groups spans as they
@@ -346,6 +346,9 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
         others: called with ``(line number, object)`` for each line that is a JSON object but no trace request
             (no ``resourceSpans``: an ECP envelope, a log record), which is otherwise passed over silently; so a
             reader of mixed files (``ecp serve --replay``) takes the other records with this same reading.
+        make: makes each span from its decoded fields, called as ``ReadableSpan`` is, with positional
+            arguments in its order (the default: ``ReadableSpan`` itself); ``otel-agents fold`` passes
+            :meth:`~otel_agents.exporters.ecp._facts.FoldSpan.decoded`, which keeps only what the fold reads.
 
     A malformed line is skipped whole and the lines around it are kept: not
     UTF-8, invalid JSON (``NaN``/``Infinity`` literals included), nested deeper
@@ -382,12 +385,12 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         with open(name, "rb") as f:  # bytes: a line that is not UTF-8 is reported, not fatal
-            yield from _read_lines(lines_of(f), name, errors, warnings, others)
+            yield from _read_lines(lines_of(f), name, errors, warnings, others, make)
         return
     name = getattr(source, "name", "<stream>")
     if isinstance(source, io.BufferedReader):  # a binary file or sys.stdin.buffer: gzip is seen here too
         source = lines_of(source)
-    yield from _read_lines(source, name, errors, warnings, others)
+    yield from _read_lines(source, name, errors, warnings, others, make)
 
 
 _BOM = "\ufeff"
@@ -470,7 +473,8 @@ def _bounded_lines(f: Any) -> Iterator[bytes]:
 
 def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedLine] | None,
                 warnings: list[MalformedLine] | None = None,
-                others: Callable[[int, dict[str, Any]], Any] | None = None) -> Iterator[tuple[int, list[ReadableSpan]]]:
+                others: Callable[[int, dict[str, Any]], Any] | None = None,
+                make: Callable[..., Any] = ReadableSpan) -> Iterator[tuple[int, list[Any]]]:
     notes: list[str] = []
     rejected: list[tuple[int, str]] = []
     for number, text in _numbered(lines):
@@ -481,7 +485,8 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
                 text = without_bom(text)
             if not text or text.isspace():  # blank (isspace: no copy of a long line, as strip() would make)
                 continue
-            spans = _parse_line(text, notes, rejected, None if others is None else functools.partial(others, number))
+            spans = _parse_line(text, notes, rejected, None if others is None else functools.partial(others, number),
+                                make)
             if rejected:  # bad spans (or resources, scopes) left out, as an OTLP receiver does
                 message = problems_message([m for _, m in rejected])
                 left_out = sum(n for n, _ in rejected)
@@ -577,10 +582,11 @@ def problems_message(problems: list[str]) -> str:
 
 def _parse_line(text: str | bytes, notes: list[str] | None = None,
                 rejected: list[tuple[int, str]] | None = None,
-                other: Callable[[dict[str, Any]], Any] | None = None) -> list[ReadableSpan]:
-    """The spans of one line; with ``rejected``, bad spans are left out and reported there (see
-    :meth:`_Decoder.request`), else the first bad field raises ``ValueError``. A JSON object that is no trace
-    request goes to ``other`` (when given)."""
+                other: Callable[[dict[str, Any]], Any] | None = None,
+                make: Callable[..., Any] = ReadableSpan) -> list[Any]:
+    """The spans of one line (each made by ``make``: see :func:`iter_otlp_json`); with ``rejected``, bad spans
+    are left out and reported there (see :meth:`_Decoder.request`), else the first bad field raises
+    ``ValueError``. A JSON object that is no trace request goes to ``other`` (when given)."""
     data = load_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
@@ -591,7 +597,7 @@ def _parse_line(text: str | bytes, notes: list[str] | None = None,
             if other is not None:
                 other(data)
             return []
-    decoder = _Decoder()
+    decoder = _Decoder(make)
     try:
         spans = decoder.request(data, rejected)
         if notes is not None:
@@ -632,17 +638,19 @@ class _Decoder:
     Every field is type-checked; the first bad one raises ``ValueError`` naming its path
     (``resourceSpans[0].scopeSpans[1].spans[2].startTimeUnixNano: ...``). A field that can be
     dropped without losing the span (a malformed ``traceState``) is dropped and noted in
-    :attr:`notes`, with its path.
+    :attr:`notes`, with its path. ``make`` makes each span, called as ``ReadableSpan`` is (positional
+    arguments in its order): ``ReadableSpan`` itself by default.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, make: Callable[..., Any] = ReadableSpan) -> None:
         self.notes: list[str] = []
+        self.make = make
 
-    def request(self, data: dict[str, Any], rejected: list[tuple[int, str]] | None = None) -> list[ReadableSpan]:
+    def request(self, data: dict[str, Any], rejected: list[tuple[int, str]] | None = None) -> list[Any]:
         """The spans of ``data``. Without ``rejected``, the first bad field raises ``ValueError``;
         with it, a bad span (or resource or scope: all of its spans) is left out and reported there
         as ``(spans left out, message)``, and the rest are read (an OTLP receiver's partial success)."""
-        out: list[ReadableSpan] = []
+        out: list[Any] = []
         for i, rs in enumerate(self._list(data, "resourceSpans", "")):
             where = f"resourceSpans[{i}]"
             try:
@@ -703,14 +711,12 @@ class _Decoder:
         status = Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET
         events = self._events(s, where)
         links = self._links(s, where)
-        return ReadableSpan(
-            name=name, context=context, parent=parent, resource=resource,
-            attributes=self._attributes(s, where), events=events, links=links,
-            kind=_KINDS.get(self._enum(s, "kind", _SPAN_KINDS, where), SpanKind.INTERNAL), status=status,
-            start_time=self._int(s, "startTimeUnixNano", where, 64) or None,
-            end_time=self._int(s, "endTimeUnixNano", where, 64) or None,
-            instrumentation_scope=scope,
-        )
+        attributes = self._attributes(s, where)
+        kind = _KINDS.get(self._enum(s, "kind", _SPAN_KINDS, where), SpanKind.INTERNAL)
+        start = self._int(s, "startTimeUnixNano", where, 64) or None
+        end = self._int(s, "endTimeUnixNano", where, 64) or None
+        return self.make(name, context, parent, resource, attributes, events, links, kind, None, status, start, end,
+                         scope)
 
     def _usual_span(self, s: dict[str, Any], resource: Resource,
                     scope: InstrumentationScope) -> ReadableSpan | None:
@@ -752,7 +758,7 @@ class _Decoder:
         if attributes is None or events is None:
             return None
         # positional arguments: the SDK's keyword matching costs twice the rest of the call
-        return ReadableSpan(
+        return self.make(
             name, SpanContext(trace_id, span_id, False, _TRACE_FLAGS[flags & 0xFF]),
             SpanContext(trace_id, parent_id, bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None,
             resource, attributes, events, [], _KINDS.get(kind, SpanKind.INTERNAL), None,

@@ -35,6 +35,7 @@ _UNSET = object()
 
 
 _NO_ATTRIBUTES: Any = {}
+_new_fold_span = object.__new__
 
 
 class FoldSpan:
@@ -74,25 +75,39 @@ class FoldSpan:
 
     def __init__(self, span: ReadableSpan):
         if type(span) in SDK_SPANS:  # the SDK's own classes: their fields, without a property call each
-            self.name = span._name
-            self.context = ctx = span._context
-            self.parent = parent = span._parent
             raw = span._attributes
-            self.status = status = span._status
-            self.start_time = start = span._start_time
-            self.end_time = end = span._end_time
-            span_kind = span._kind
+            if type(raw) is not BoundedAttributes or type(a := raw._dict) is not dict or not a:
+                a = _attribute_view(raw)  # the SDK's own non-empty attributes are read above without this call
+            self._read(span._name, span._context, span._parent, a, raw, span._status, span._start_time,
+                       span._end_time, span._kind)
         else:
-            self.name = span.name
-            self.context = ctx = span.context
-            self.parent = parent = span.parent
             raw = span.attributes
-            self.status = status = span.status
-            self.start_time = start = span.start_time
-            self.end_time = end = span.end_time
-            span_kind = getattr(span, "kind", None)
-        if type(raw) is not BoundedAttributes or type(a := raw._dict) is not dict or not a:
-            a = _attribute_view(raw)  # the SDK's own non-empty attributes are read above without this call
+            self._read(span.name, span.context, span.parent, _attribute_view(raw), raw, span.status,
+                       span.start_time, span.end_time, getattr(span, "kind", None))
+
+    @classmethod
+    def decoded(cls, name: str, context: SpanContext, parent: SpanContext | None, resource: Any,
+                attributes: dict[str, Any], events: Any, links: Any, kind: SpanKind, instrumentation_info: Any,
+                status: Status, start_time: int | None, end_time: int | None, scope: Any) -> FoldSpan:
+        """A span as the OTLP/JSON reader decodes it (the arguments of ``ReadableSpan``, in its order:
+        :func:`otel_agents.exporters.file.iter_otlp_json`'s ``make``), read without the ``ReadableSpan``:
+        ``attributes`` is the reader's own new ``dict``, so the vocabulary readers add to it without a
+        copy. The same :class:`FoldSpan` as ``FoldSpan(ReadableSpan(...))``; events, links, resource and
+        scope are not read by the fold."""
+        self = _new_fold_span(cls)
+        self._read(name, context, parent, attributes or _NO_ATTRIBUTES, None, status, start_time, end_time, kind)
+        return self
+
+    def _read(self, name: Any, ctx: Any, parent: Any, a: dict[str, Any], raw: Any, status: Any, start: Any,
+              end: Any, span_kind: Any) -> None:
+        """The fields of a span: ``a`` its attributes as a plain ``dict`` (``raw``'s view, or the reader's own
+        ``dict`` when ``raw`` is ``None``)."""
+        self.name = name
+        self.context = ctx
+        self.parent = parent
+        self.status = status
+        self.start_time = start
+        self.end_time = end
         if type(ctx) is SpanContext:  # a tuple: its fields by index, without the property calls
             self.trace_id: int = ctx[0]
             self.span_id: int = ctx[1]
