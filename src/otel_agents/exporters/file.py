@@ -65,6 +65,7 @@ logger = logging.getLogger("otel_agents")
 
 # OTLP Span.SpanKind (1..5) ↔ the SDK's SpanKind.
 _KINDS = {1: SpanKind.INTERNAL, 2: SpanKind.SERVER, 3: SpanKind.CLIENT, 4: SpanKind.PRODUCER, 5: SpanKind.CONSUMER}
+_INTERNAL = SpanKind.INTERNAL  # read once: an enum member read off its class goes through EnumType's __getattr__
 _FLAG_PARENT_REMOTE = 0x200  # SpanFlags: CONTEXT_HAS_IS_REMOTE_MASK is 0x100, CONTEXT_IS_REMOTE_MASK 0x200
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 
@@ -712,7 +713,7 @@ class _Decoder:
         events = self._events(s, where)
         links = self._links(s, where)
         attributes = self._attributes(s, where)
-        kind = _KINDS.get(self._enum(s, "kind", _SPAN_KINDS, where), SpanKind.INTERNAL)
+        kind = _KINDS.get(self._enum(s, "kind", _SPAN_KINDS, where), _INTERNAL)
         start = self._int(s, "startTimeUnixNano", where, 64) or None
         end = self._int(s, "endTimeUnixNano", where, 64) or None
         return self.make(name, context, parent, resource, attributes, events, links, kind, None, status, start, end,
@@ -761,7 +762,7 @@ class _Decoder:
         return self.make(
             name, SpanContext(trace_id, span_id, False, _TRACE_FLAGS[flags & 0xFF]),
             SpanContext(trace_id, parent_id, bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None,
-            resource, attributes, events, [], _KINDS.get(kind, SpanKind.INTERNAL), None,
+            resource, attributes, events, [], _KINDS.get(kind, _INTERNAL), None,
             Status(StatusCode.ERROR, message or None) if code == 2 else _OK if code == 1 else _UNSET,
             int(start) or None, int(end) or None, scope)
 
