@@ -504,3 +504,26 @@ def test_the_fold_s_span_maker_reads_every_span_as_a_readable_span_is_read(varia
             decoder.notes
 
     assert read(FoldSpan.decoded) == read(file.ReadableSpan)
+
+
+def test_spans_sharing_a_trace_id_are_read_as_the_checked_path_reads_each(monkeypatch):
+    """The fast path reads a trace id's text once a request (the spans of a trace share it): every span of a
+    request whose spans repeat, vary and break that text is still read, or left out, as the checked path does."""
+    from otel_agents.exporters import file
+
+    good = _USUAL_SPAN["traceId"]
+    spans = [{**_USUAL_SPAN, "links": [], "spanId": f"{i + 1:016x}", "traceId": trace_id}
+             for i, trace_id in enumerate([good, good, good.upper(), "0" * 32, good[:-2], 12, [good], None, good,
+                                           " " + good[1:], good])]
+
+    def read(usual_enabled):
+        with monkeypatch.context() as m:
+            if not usual_enabled:
+                m.setattr(file._Decoder, "_usual_span", lambda *args: None)
+            rejected = []
+            got = file._Decoder().request({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, rejected)
+        return [(s.context.trace_id, s.context.span_id, s.parent and s.parent.trace_id) for s in got], rejected
+
+    fast = read(True)
+    assert fast == read(False)
+    assert len(fast[0]) == 5 and len(fast[1]) == 6  # the good text, its upper case: read; the rest left out

@@ -646,6 +646,7 @@ class _Decoder:
     def __init__(self, make: Callable[..., Any] = ReadableSpan) -> None:
         self.notes: list[str] = []
         self.make = make
+        self._trace_ids: dict[str, int] = {}  # traceId text -> id, of the usual spans read so far
 
     def request(self, data: dict[str, Any], rejected: list[tuple[int, str]] | None = None) -> list[Any]:
         """The spans of ``data``. Without ``rejected``, the first bad field raises ``ValueError``;
@@ -736,14 +737,21 @@ class _Decoder:
                 and (header is None or header == "") and _usual_nanos(start) and _usual_nanos(end)
                 and (links is None or links == [])):
             return None
+        traces = self._trace_ids
         try:  # hex text (bytes.fromhex skips spaces between bytes: the lengths below catch them)
-            trace, span = bytes.fromhex(trace_id), bytes.fromhex(span_id)
+            trace = traces.get(trace_id)  # the spans of a trace share its id: read once a request
+            if trace is None:
+                raw = bytes.fromhex(trace_id)
+                if len(raw) != 16:
+                    return None
+                trace = traces[trace_id] = int.from_bytes(raw, "big")
+            span = bytes.fromhex(span_id)
             parent = None if parent_id is None or parent_id == "" else bytes.fromhex(parent_id)
-        except (TypeError, ValueError):  # not text, or not hex
+        except (TypeError, ValueError):  # not text (or not hashable), or not hex
             return None
-        if len(trace) != 16 or len(span) != 8 or (parent is not None and len(parent) != 8):
+        if len(span) != 8 or (parent is not None and len(parent) != 8):
             return None
-        trace_id, span_id = int.from_bytes(trace, "big"), int.from_bytes(span, "big")
+        trace_id, span_id = trace, int.from_bytes(span, "big")
         parent_id = int.from_bytes(parent, "big") if parent else 0
         if not trace_id or not span_id:
             return None
