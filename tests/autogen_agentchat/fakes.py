@@ -60,7 +60,7 @@ class ScriptedClient(ChatCompletionClient):
                 cancellation_token.link_future(wait)
             await wait
         if self.error is not None:
-            raise self.error.with_traceback(None)  # raised again as new: each raise would add its frames to the last's
+            raise self.error
         return self.script(messages)
 
     async def create_stream(self, messages: Sequence[Any], *, tools: Sequence[Any] = [], tool_choice: Any = "auto",

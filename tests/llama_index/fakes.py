@@ -108,10 +108,10 @@ class FailingLLM(MockLLM):
         self.error = error
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
-        raise self.error.with_traceback(None)  # raised again as new: each raise would add its frames to the last's
+        raise self.error
 
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
-        raise self.error.with_traceback(None)
+        raise self.error
 
 
 def run_sync(coro_fn: Callable[[], Any]) -> Any:
