@@ -211,21 +211,61 @@ def _detach_running_loop() -> None:
     loop._default_executor = None
 
 
+class _EndTheProcess:
+    """A work item that ends the process (see :func:`_end_pool_worker_after_unwinding`)."""
+
+    @staticmethod
+    def run() -> None:
+        os._exit(0)
+
+
 def _end_pool_worker_after_unwinding() -> None:
-    """In a child forked in a ``concurrent.futures`` pool's worker thread (the child is that thread alone): once the
-    work item it runs has unwound, the worker takes its pool's shutdown signal and returns, and with it the child
-    process ends (its last thread), rather than wait in the pool's queue for its alarm."""
+    """In a child forked in a pool's worker thread (the child is that thread alone): once the work item it runs has
+    unwound, the worker's next work item ends the process, rather than the child waiting in the pool's queue for its
+    alarm. (Not the pool's shutdown signal: the worker thread would end, but not the process while a thread some
+    library started at the fork lives, a ``BatchSpanProcessor``'s worker, say.) A ``concurrent.futures`` worker, or
+    an AnyIO worker thread (``anyio.to_thread``: MCP 2's FastMCP runs a sync tool there)."""
+    import queue
     import sys
 
     frame: Any = sys._getframe()
-    while frame is not None and not (frame.f_code.co_name == "_worker" and "work_queue" in frame.f_locals):
+    while frame is not None:
+        if frame.f_code.co_name == "_worker" and "work_queue" in frame.f_locals:  # concurrent.futures
+            frame.f_locals["work_queue"].put(_EndTheProcess())
+            return
+        worker = frame.f_locals.get("self")
+        if frame.f_code.co_name == "run" and type(worker).__module__.startswith("anyio.") \
+                and isinstance(getattr(worker, "queue", None), queue.Queue):
+            # AnyIO's work item: (context, function, arguments, future, cancel scope)
+            item = (contextvars.copy_context(), os._exit, (0,), concurrent.futures.Future(), None)
+            try:
+                worker.queue.put_nowait(item)
+            except queue.Full:  # work the parent had queued for it: the alarm ends the child
+                pass
+            return
         frame = frame.f_back
-    if frame is None:
+
+
+def _end_when_the_loop_idles() -> None:
+    """In a child forked on an event loop's thread (after :func:`_detach_running_loop`): once that loop has nothing
+    left to run (no ready callback and no timer: asyncio then waits for I/O with no timeout) and no I/O comes within
+    a second, the child ends, rather than wait for its alarm. Its unwinding is over by then: the child has no other
+    thread to wake the loop, and everything it exports it exports as it runs (an idle loop runs nothing)."""
+    loop = asyncio.events._get_running_loop()
+    selector = getattr(loop, "_selector", None)
+    if selector is None:  # not on an event loop's thread, or not a selector event loop
         return
-    executor = frame.f_locals["executor_reference"]()
-    if executor is not None:
-        executor._shutdown = True
-    frame.f_locals["work_queue"].put(None)
+    select = selector.select
+
+    def select_or_end(timeout: float | None = None) -> Any:
+        if timeout is not None:
+            return select(timeout)
+        ready = select(1.0)
+        if not ready:
+            os._exit(0)
+        return ready
+
+    selector.select = select_or_end
 
 
 def _run_in_context(fn: Any, *args: Any) -> Any:
@@ -1063,13 +1103,15 @@ class ContractSuite:
                 children.append(pid)
                 return
             # Where the tool runs in a worker thread, the child (that thread alone) unwinds into the pool's loop: a
-            # concurrent.futures worker then returns (the child ends); another waits there for ever, and its alarm
-            # ends it. Its exports happen as it unwinds, well within the alarm; one cut short under load only
-            # exports less (the check below can then miss, never fail wrongly).
+            # concurrent.futures or AnyIO worker then ends the child; on the loop's thread, the child ends
+            # once its loop has nothing left to run; any other wait lasts until its alarm. Its exports happen as it
+            # unwinds, well within the alarm; one cut short under load only exports less (the check below can then
+            # miss, never fail wrongly).
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.alarm(10)
             _keep_inherited_loop()
             _detach_running_loop()  # the tool forked on the loop's thread: the child unwinds through that loop
+            _end_when_the_loop_idles()
             _end_pool_worker_after_unwinding()
             exporter.export = export_to_file  # type: ignore[method-assign]
             raise error("the forked child leaves")

@@ -119,7 +119,7 @@ class RaisingResponsesModel(OpenAIResponsesModel):
         self.error = error
 
     async def _fetch_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise self.error
+        raise self.error.with_traceback(None)  # raised again as new: each raise would add its frames to the last's
 
 
 def tool_then_answer(tool: str, args: dict) -> Callable[[dict], dict]:
