@@ -19,6 +19,7 @@ from opentelemetry.trace import StatusCode
 
 from otel_agents._spans import (ChatMessage, Settings, SpanRegistry, Telemetry, ToolCallRequest, Usage, guard,
                                 guarded, push_run_attributes, pop_run_attributes, wrap_stream)
+from otel_agents._spans.address import server_attributes
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
 from otel_agents.semconv import attributes as A
@@ -427,7 +428,7 @@ V1_41_METRICS = {
 V1_41_METRIC_ATTRIBUTES = {"gen_ai.operation.name", "gen_ai.provider.name", "gen_ai.request.model",
                            "gen_ai.response.model", "server.address", "server.port"}
 V1_41_METRIC_EXTRA = {"gen_ai.client.operation.duration": {"error.type"},
-                      "gen_ai.client.token.usage": {"error.type", "gen_ai.token.type"}}
+                      "gen_ai.client.token.usage": {"gen_ai.token.type"}}  # no error.type: not in its attributes
 
 
 def test_metrics_are_the_released_instruments(provider) -> None:
@@ -441,6 +442,7 @@ def test_metrics_are_the_released_instruments(provider) -> None:
     s.end()
     failed = t.start_span("model", "gpt-4o")
     failed.set_model(request_model="gpt-4o", provider="openai")
+    failed.set_usage(Usage(7, 1))  # a call that failed after the provider counted its tokens
     failed.end(error=TimeoutError("slow"))
     streamed = t.start_span("model", "gpt-4o")  # a stream that failed after three chunks
     streamed.set_model(request_model="gpt-4o", provider="openai")
@@ -460,10 +462,60 @@ def test_metrics_are_the_released_instruments(provider) -> None:
     [duration] = [m for m in metrics if m.name == "gen_ai.client.operation.duration"]
     assert sorted(p.attributes.get("error.type", "") for p in duration.data.data_points) == \
         ["", "ConnectionError", "TimeoutError"]
+    [tokens] = [m for m in metrics if m.name == "gen_ai.client.token.usage"]
+    assert sorted(p.sum for p in tokens.data.data_points) == [1, 4, 7, 10]  # the failed call's counts too
     counts = {m.name: sum(p.count for p in m.data.data_points) for m in metrics}
     # only the streamed call: one first chunk, one gap per chunk after it
     assert counts["gen_ai.client.operation.time_to_first_chunk"] == 1
     assert counts["gen_ai.client.operation.time_per_output_chunk"] == 2
+
+
+def test_the_server_of_a_model_call_is_on_its_span_and_metric_points(provider, exporter) -> None:
+    """OTel GenAI v1.41: server.address/server.port are recommended on an inference span and on both client metrics'
+    points (metric_attributes.gen_ai): given at the start (what samplers see) or set later from the client's base
+    URL (a string or an httpx.URL); a URL with no host writes neither."""
+    import httpx
+
+    reader = InMemoryMetricReader()
+    t = Telemetry(provider, MeterProvider(metric_readers=[reader]))
+    at_start = t.start_span("model", "m1", attributes=server_attributes("http://127.0.0.1:8000/v1", scheme_port=True))
+    at_start.set_model(request_model="m1", provider="openai")
+    at_start.set_usage(Usage(3, 2))
+    at_start.end()
+    later = t.start_span("model", "m2")
+    later.set_model(request_model="m2", provider="openai")
+    later.set_server(httpx.URL("https://api.example.com/v1/"))
+    later.end(error=TimeoutError("slow"))
+    nowhere = t.start_span("model", "m3")
+    nowhere.set_model(request_model="m3", provider="openai")
+    nowhere.set_server("not a url")
+    nowhere.set_server(None)
+    nowhere.end()
+    spans = {s.attributes["gen_ai.request.model"]: s.attributes for s in exporter.semantic("model")}
+    expected = {"m1": ("127.0.0.1", 8000), "m2": ("api.example.com", 443), "m3": (None, None)}
+    for model, (address, port) in expected.items():
+        assert (spans[model].get("server.address"), spans[model].get("server.port")) == (address, port)
+    metrics = [m for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+    points = [(m.name, p.attributes) for m in metrics for p in m.data.data_points]
+    assert len(points) == 5  # three durations, m1's two token counts
+    for name, attributes in points:
+        address, port = expected[attributes["gen_ai.request.model"]]
+        assert (attributes.get("server.address"), attributes.get("server.port")) == (address, port), name
+
+
+@pytest.mark.parametrize("output_type, count, written", [
+    ("json", 3, {"gen_ai.output.type": "json", "gen_ai.request.choice.count": 3}),
+    ("text", 1, {"gen_ai.output.type": "text"}),  # one choice: the default, not written (v1.41: "!=1")
+    (None, None, {}),  # nothing asked: nothing invented
+    (None, True, {}),  # not a count
+])
+def test_request_output_is_written_only_as_asked(telemetry, exporter, output_type, count, written) -> None:
+    s = telemetry.start_span("model", "m")
+    s.set_request_output(output_type, count)
+    s.end()
+    attributes = only(exporter).attributes
+    assert {k: attributes[k] for k in ("gen_ai.output.type", "gen_ai.request.choice.count") if k in attributes} == \
+        written
 
 
 # --- guard ------------------------------------------------------------------------------

@@ -705,3 +705,36 @@ def test_tool_definitions_follow_a_tool_changed_between_runs(instrumented: Any, 
     assert [json.loads(s.attributes["gen_ai.tool.definitions"])[0]["description"] for s in models] == \
         ["Look up an order by id."] * 2 + ["Look up an order by id, with its carrier."] * 2
 
+
+
+def test_model_span_server_and_output_type_as_sent(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 inference span, Agno's instrumentor alone, its OpenAIChat over the real ``openai`` client and
+    a mock transport: server.address/port of the model's base_url, gen_ai.output.type ``json`` for the agent whose
+    output schema Agno sends as a JSON-schema response_format; a plain agent asks for none and gets none. Compared
+    with the requests the fake received."""
+    import httpx
+    from agno.models.openai import OpenAIChat
+    from pydantic import BaseModel
+
+    from tests.clients.fakes import Recorder, chat_completion
+
+    class Status(BaseModel):
+        order_id: str
+        status: str
+
+    recorder = Recorder(chat_completion('{"order_id": "A100", "status": "shipped"}'))
+
+    def model() -> Any:
+        return OpenAIChat(id="gpt-4o", api_key="test-key", base_url="http://127.0.0.1:8011/v1",
+                          http_client=httpx.Client(transport=httpx.MockTransport(recorder)))
+
+    Agent(name="Support", model=model(), output_schema=Status, telemetry=False).run("Where is A100?")
+    Agent(name="Support", model=model(), telemetry=False).run("Where is A100?")
+    asked, plain = exporter.semantic("model")
+    assert recorder.requests[0]["response_format"]["type"] == "json_schema"
+    assert "response_format" not in recorder.requests[1]
+    assert asked.attributes["gen_ai.output.type"] == "json"
+    assert "gen_ai.output.type" not in plain.attributes
+    for span in (asked, plain):
+        assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)
+        assert "gen_ai.request.choice.count" not in span.attributes

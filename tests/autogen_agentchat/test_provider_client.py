@@ -70,3 +70,29 @@ def test_each_client_class_names_its_provider() -> None:
     assert provider_name(bedrock) == "aws.bedrock"
     assert provider_name(AnthropicChatCompletionClient(model="claude-3-5-sonnet-latest", api_key="k")) == "anthropic"
     assert provider_name(OpenAIChatCompletionClient(model="gpt-4o", api_key="k")) == "openai"
+
+
+def test_model_span_server_and_output_type_as_sent(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 inference span, AutoGen's instrumentor alone: server.address/port where the model client's
+    SDK client connects, gen_ai.output.type ``json`` for ``json_output=True`` (sent as a JSON response_format);
+    a plain call asks for no format and gets none. Compared with the requests the fake received. (AutoGen refuses
+    ``n``: no choice count.)"""
+    from autogen_core.models import UserMessage
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    from tests.clients.fakes import Recorder
+
+    recorder = Recorder(chat_completion('{"status": "shipped"}'))
+    client = OpenAIChatCompletionClient(model="gpt-4o", api_key="test-key", max_retries=0,
+                                        base_url="http://127.0.0.1:8011/v1",
+                                        http_client=httpx.AsyncClient(transport=httpx.MockTransport(recorder)))
+    question = [UserMessage(content="Where is order A100? Answer in JSON.", source="user")]
+    asyncio.run(client.create(question, json_output=True))
+    asyncio.run(client.create(question))
+    asked, plain = exporter.semantic("model")
+    assert recorder.requests[0]["response_format"] == {"type": "json_object"}
+    assert "response_format" not in recorder.requests[1]
+    assert asked.attributes["gen_ai.output.type"] == "json"
+    assert "gen_ai.output.type" not in plain.attributes
+    for span in (asked, plain):
+        assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)

@@ -344,3 +344,22 @@ def test_other_endpoints_are_left_alone(anthropic_on: Any, exporter: SnapshotExp
     client = anthropic_client(Recorder({"input_tokens": 12}, http=httpx2))
     assert client.messages.count_tokens(model="claude-haiku-4-5", messages=QUESTION).input_tokens == 12
     assert exporter.semantic() == []
+
+
+def test_output_type_and_server_of_the_request_as_sent(anthropic_on: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 inference span: gen_ai.output.type ``json`` when the request asks for a JSON schema
+    (``output_config.format``; the beta's ``output_format``), none when it asks for no format; server.address/port
+    from the client's base URL. Compared with the request the fake received."""
+    recorder = Recorder(ac1_whole(), http=httpx2)
+    client = anthropic_client(recorder, base_url="http://127.0.0.1:8011")
+    schema = {"type": "json_schema", "schema": {"type": "object", "properties": {"status": {"type": "string"}}}}
+    client.messages.create(output_config={"format": schema}, **REQUEST)
+    client.messages.create(**REQUEST)
+    asked, plain = model_spans(exporter)
+    assert recorder.requests[0]["output_config"]["format"]["type"] == "json_schema"
+    assert "output_config" not in recorder.requests[1]
+    assert asked.attributes["gen_ai.output.type"] == "json"
+    assert "gen_ai.output.type" not in plain.attributes
+    for span in (asked, plain):
+        assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)
+        assert "gen_ai.request.choice.count" not in span.attributes  # Messages asks for one answer: none sent

@@ -156,6 +156,39 @@ def test_langchain_chat_anthropic(both: Any, exporter: SnapshotExporter) -> None
     _one_model_span(exporter, "langchain", response_id="msg_fw")
 
 
+@pytest.mark.parametrize("both", ["langchain"], indirect=True)
+def test_framework_span_gets_what_the_request_as_sent_says(both: Any, exporter: SnapshotExporter) -> None:
+    """A framework's model span the client enriches gets what only the request as sent says (OTel GenAI v1.41
+    inference span): server.address/port of the client's base URL, gen_ai.output.type of the output format asked
+    and gen_ai.request.choice.count when ``n`` is not 1, on the span and on its metric points' server; compared
+    with the request the fake received. A request that asks for neither gets neither."""
+    import httpx
+    from langchain_openai import ChatOpenAI
+    from pydantic import BaseModel
+
+    class Order(BaseModel):
+        status: str
+
+    answer = {**COMPLETION, "choices": [{"index": i, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": '{"status": "shipped"}'}} for i in range(2)]}
+    recorder = Recorder(answer)
+    def chat_openai(**options: Any) -> Any:
+        return ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0, base_url="http://127.0.0.1:8011/v1",
+                          http_client=httpx.Client(transport=httpx.MockTransport(recorder)), **options)
+
+    structured = chat_openai(n=2).with_structured_output(Order, method="json_schema")
+    assert structured.invoke("Where is order A100?").status == "shipped"
+    chat_openai().invoke("Where is order A100?")
+    asked, plain = exporter.semantic("model")
+    assert (recorder.requests[0]["response_format"]["type"], recorder.requests[0]["n"]) == ("json_schema", 2)
+    assert not {"response_format", "n"} & set(recorder.requests[1])
+    assert (asked.attributes["gen_ai.output.type"], asked.attributes["gen_ai.request.choice.count"]) == ("json", 2)
+    assert not {"gen_ai.output.type", "gen_ai.request.choice.count"} & set(plain.attributes)
+    for span in (asked, plain):
+        assert span.attributes["otel_agents.framework"] == "langchain"
+        assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)
+
+
 @pytest.mark.parametrize("both", ["llama_index"], indirect=True)
 def test_llama_index_openai(both: Any, exporter: SnapshotExporter) -> None:
     import httpx

@@ -639,3 +639,52 @@ def test_the_output_asked_for_is_recorded(instrumented: Any, exporter: SnapshotE
     assert asked.attributes["gen_ai.output.type"] == "json"
     assert asked.attributes["gen_ai.request.choice.count"] == 2
     assert not {"gen_ai.output.type", "gen_ai.request.choice.count"} & set(plain.attributes)
+
+
+def test_the_server_a_gemini_model_was_given_is_recorded(instrumented: Any, exporter: SnapshotExporter,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTel GenAI v1.41 inference span: the real ``Gemini`` model given a ``base_url`` (a generateContent server on
+    loopback) has server.address/port of it, the host and port the server was reached on; a model without one
+    (its default endpoint, in a client made on first use) has neither."""
+    import json as _json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from google.adk.models.google_llm import Gemini
+
+    reached: list[str] = []
+
+    class Generate(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers["Content-Length"]))
+            reached.append(self.headers["Host"])
+            body = _json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "Shipped."}]},
+                                                "finishReason": "STOP"}],
+                                "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2,
+                                                  "totalTokenCount": 7},
+                                "modelVersion": "gemini-2.5-flash-001"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Generate)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        port = httpd.server_address[1]
+        model = Gemini(model="gemini-2.5-flash", base_url=f"http://127.0.0.1:{port}")
+        assert run_agent(support_agent(model, tools=[])).error is None
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert run_agent(support_agent(ScriptedLlm([Text("Shipped.")]), tools=[])).error is None
+    served, scripted = exporter.semantic("model")
+    assert reached == [f"127.0.0.1:{port}"]
+    assert (served.attributes["server.address"], served.attributes["server.port"]) == ("127.0.0.1", port)
+    assert served.attributes["gen_ai.response.model"] == "gemini-2.5-flash-001"
+    assert not {"server.address", "server.port"} & set(scripted.attributes)

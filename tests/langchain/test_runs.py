@@ -131,6 +131,44 @@ def test_model_span_attributes(instrumentor: Any, exporter: SnapshotExporter) ->
     assert a["gen_ai.response.id"] == "resp-2"
 
 
+def test_model_span_server_output_type_and_choice_count(instrumentor: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 inference span, from what LangChain hands its callbacks (LangChain's instrumentor alone):
+    server.address/port of the base URL the integration was given, gen_ai.output.type of the response_format
+    with_structured_output asks for, gen_ai.request.choice.count from ``n`` (not 1); compared with the requests
+    the fake received. A default endpoint (not passed on to callbacks), no format and no ``n``: none written."""
+    import httpx
+    from langchain_openai import ChatOpenAI
+    from pydantic import BaseModel
+
+    from tests.clients.fakes import Recorder, chat_completion
+
+    class Order(BaseModel):
+        status: str
+
+    answer = chat_completion()
+    answer["choices"] = [{"index": i, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": '{"status": "shipped"}'}} for i in range(2)]
+    recorder = Recorder(answer)
+
+    def chat_openai(**options: Any) -> Any:
+        return ChatOpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                          http_client=httpx.Client(transport=httpx.MockTransport(recorder)), **options)
+
+    local = chat_openai(n=2, base_url="http://127.0.0.1:8011/v1")
+    local.with_structured_output(Order, method="json_schema").invoke("Where is order A100?")
+    local.with_structured_output(Order, method="json_mode").invoke("Where is order A100? Answer in JSON.")
+    chat_openai().invoke("Where is order A100?")
+    schema, json_mode, plain = exporter.semantic("model")
+    sent = recorder.requests
+    assert [r.get("response_format", {}).get("type") for r in sent] == ["json_schema", "json_object", None]
+    assert [r.get("n") for r in sent] == [2, 2, None]
+    for span in (schema, json_mode):
+        a = span.attributes
+        assert (a["gen_ai.output.type"], a["gen_ai.request.choice.count"]) == ("json", 2)
+        assert (a["server.address"], a["server.port"]) == ("127.0.0.1", 8011)
+    assert not {"gen_ai.output.type", "gen_ai.request.choice.count", "server.address"} & set(plain.attributes)
+
+
 def test_retriever_span(instrumentor: Any, exporter: SnapshotExporter) -> None:
     """Retrievers → retriever spans with the query and the documents."""
     docs = FakeRetriever().invoke("where is Paris")

@@ -748,3 +748,28 @@ def test_agent_workflow_cancel_run_is_a_cancelled_stop(instrumented: Any, export
     asyncio.run(go())
     assert one(exporter.semantic(), "invoke_agent waiter").attributes["otel_agents.run.stop_reason"] == "cancelled"
     assert instrumented.open_span_count() == 0
+
+
+def test_model_span_server_is_where_the_llm_connects(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 inference span: server.address/port of the LLM's ``api_base`` (LlamaIndex's instrumentor
+    alone), the host the fake received the request on; a mock LLM with no endpoint gets neither."""
+    import httpx
+    from llama_index.core.llms import ChatMessage as LIChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    from tests.clients.fakes import chat_completion
+
+    hosts: list[tuple[str, int]] = []
+
+    def serve(request: Any) -> Any:
+        hosts.append((request.url.host, request.url.port))
+        return httpx.Response(200, json=chat_completion())
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0, api_base="http://127.0.0.1:8011/v1",
+                 http_client=httpx.Client(transport=httpx.MockTransport(serve)))
+    llm.chat([LIChatMessage(role="user", content="Where is order A100?")])
+    MockLLM(max_tokens=3).complete("hello")
+    served, mock = exporter.semantic("model")
+    assert hosts == [("127.0.0.1", 8011)]
+    assert (served.attributes["server.address"], served.attributes["server.port"]) == hosts[0]
+    assert not {"server.address", "server.port"} & set(mock.attributes)

@@ -680,3 +680,32 @@ def test_uninstrument_racing_a_span_start_leaves_nothing_open(provider: Any, exp
     assert len(processor) == 0
     assert all(s.end_time for s in exporter.semantic())
     assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+def test_model_span_server_and_output_type_as_sent(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 inference span: server.address/port where the SDK's model class connects (its client's
+    base_url), gen_ai.output.type ``json`` for an agent whose output type the SDK sends as a JSON schema
+    (``text.format``); a plain-text agent asks for no format and gets none. Compared with the requests the fake
+    received. (The Responses API has no ``n``: no choice count.)"""
+    import httpx
+    from agents import OpenAIResponsesModel
+    from openai import AsyncOpenAI
+    from pydantic import BaseModel
+
+    class Status(BaseModel):
+        status: str
+
+    handler = ScriptedResponses([say('{"status": "shipped"}'), say("It shipped.")])
+    client = AsyncOpenAI(api_key="test-key", max_retries=0, base_url="http://127.0.0.1:8011/v1",
+                         http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+    model = OpenAIResponsesModel(model="gpt-4.1-mini", openai_client=client)
+    assert Runner.run_sync(Agent(name="clerk", model=model, output_type=Status), "A100?").final_output.status == \
+        "shipped"
+    Runner.run_sync(Agent(name="clerk", model=model), "A100?")
+    asked, plain = sorted(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert handler.requests[0]["text"]["format"]["type"] == "json_schema"
+    assert "format" not in (handler.requests[1].get("text") or {})
+    assert asked.attributes["gen_ai.output.type"] == "json"
+    assert "gen_ai.output.type" not in plain.attributes
+    for span in (asked, plain):
+        assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)

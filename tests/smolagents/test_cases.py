@@ -342,3 +342,40 @@ def test_tool_definitions_follow_a_tool_changed_between_requests(instrumented: A
     assert before["parameters"]["properties"]["order_id"]["description"] == "the order id, e.g. A100."
     assert after["description"] == "Look up an order (changed)."
     assert after["parameters"]["properties"]["order_id"]["description"] == "the order id (changed)"
+
+
+def test_model_span_server_output_type_and_choice_count(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """OTel GenAI v1.41 inference span, smolagents' instrumentor alone, the real OpenAIServerModel over a mock
+    transport: server.address/port where its client connects, gen_ai.output.type of the response_format asked
+    (json_schema → json), gen_ai.request.choice.count from the ``n`` its kwargs send, gen_ai.response.model/id of
+    the response; compared with the requests the fake received and the response it sent. A plain call asks for
+    neither output type nor choices: neither is written."""
+    import httpx
+    import openai
+    from smolagents import OpenAIServerModel
+
+    from tests.clients.fakes import Recorder, chat_completion
+
+    recorder = Recorder(chat_completion())
+
+    def model(**kwargs: Any) -> Any:
+        m = OpenAIServerModel(model_id="gpt-4o", api_key="test-key", **kwargs)
+        m.client = openai.OpenAI(api_key="test-key", max_retries=0, base_url="http://127.0.0.1:8011/v1",
+                                 http_client=httpx.Client(transport=httpx.MockTransport(recorder)))
+        return m
+
+    schema = {"type": "json_schema", "json_schema": {"name": "order", "schema": {"type": "object"}}}
+    question = [{"role": "user", "content": [{"type": "text", "text": "Where is order A100?"}]}]
+    model(n=2).generate(question, response_format=schema)
+    model().generate(question)
+    asked, plain = exporter.semantic("model")
+    assert (recorder.requests[0]["response_format"]["type"], recorder.requests[0]["n"]) == ("json_schema", 2)
+    assert not {"response_format", "n"} & set(recorder.requests[1])
+    assert (asked.attributes["gen_ai.output.type"], asked.attributes["gen_ai.request.choice.count"]) == ("json", 2)
+    assert not {"gen_ai.output.type", "gen_ai.request.choice.count"} & set(plain.attributes)
+    answer = chat_completion()
+    for span in (asked, plain):
+        assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)
+        # the response the fake sent: its model and id (the raw response smolagents keeps on its message)
+        assert (span.attributes["gen_ai.response.model"], span.attributes["gen_ai.response.id"]) == \
+            (answer["model"], answer["id"])

@@ -19,18 +19,21 @@ def server_attributes(url: Any, *, scheme_port: bool = False) -> dict[str, Any]:
     """``{server.address: host, server.port: port}`` of ``url``, each only when the URL gives it.
 
     Args:
-        url: the URL (anything else gives ``{}``).
+        url: the URL: a string, or a URL object with ``scheme`` and ``host`` (an ``httpx.URL``: a provider
+            client's ``base_url``), read as its text; anything else gives ``{}``.
         scheme_port: with no port in the URL, the scheme's default (http 80, https 443: where a client connects).
 
     A port that is not a port (out of 0-65535, not a number) is left out, not guessed (nor the scheme's default
     put in its place); a URL that cannot be split gives ``{}``. Never raises.
     """
-    if not isinstance(url, str):
-        return {}
     try:
+        if not isinstance(url, str):
+            if not (hasattr(url, "scheme") and hasattr(url, "host")):
+                return {}
+            url = str(url)
         parts = urlsplit(url)
         host = parts.hostname
-    except ValueError:
+    except Exception:  # noqa: BLE001 - a malformed URL (ValueError), a URL object whose str() raises
         return {}
     attrs: dict[str, Any] = {A.SERVER_ADDRESS: host} if host else {}
     try:

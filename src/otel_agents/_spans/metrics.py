@@ -44,17 +44,16 @@ class GenAIMetrics:
 
     def record(self, span: Any, seconds: float, usage: Any, attrs: Mapping[str, Any],
                error_type: str | None) -> None:
-        """Record one finished model or embedding call (``seconds``: duration)."""
+        """Record one finished model or embedding call (``seconds``: duration). ``error_type`` goes on the
+        duration only: ``gen_ai.client.token.usage``'s attributes are ``metric_attributes.gen_ai`` and
+        ``gen_ai.token.type`` (OTel GenAI v1.41, model/gen-ai/metrics.yaml)."""
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
-            attributes = dict(attrs)
-            if error_type:
-                attributes[A.ERROR_TYPE] = error_type
-            self.duration.record(seconds, attributes)
+            self.duration.record(seconds, {**attrs, A.ERROR_TYPE: error_type} if error_type else attrs)
             if usage is not None:
                 for token_type, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
                     if value is not None and (type(value) is int and 0 <= value <= INT64_MAX or
                                               (value := token_count(value)) is not None):
-                        self.tokens.record(value, {**attributes, A.GEN_AI_TOKEN_TYPE: token_type})
+                        self.tokens.record(value, {**attrs, A.GEN_AI_TOKEN_TYPE: token_type})
         except Exception as exc:  # noqa: BLE001
             report_internal_error("metrics.record", exc)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..semconv import Kind, attributes as A
 from . import encoding, memo, pipeline
+from .address import server_attributes
 from .guard import report_internal_error
 from .messages import normalize_finish_reason
 from .usage import INT64_MAX, Usage, token_count
@@ -49,6 +50,25 @@ _PARAMETER_ORDER = {src: i for i, src in enumerate(_PARAMETER_KEYS)}
 # A streamed response's chunk times held until the span ends (when the metric attributes are complete: the
 # response model comes with the last chunk); past this many, the gaps so far are recorded at once.
 _CHUNKS_HELD = 4096
+
+
+# An OpenAI-style response_format's type → gen_ai.output.type (OTel GenAI v1.41: "json for structured outputs
+# with defined or undefined schema", "text for plain text output").
+_FORMAT_TYPES = {"text": "text", "json_object": "json", "json_schema": "json"}
+
+
+def output_type_of(response_format: Any) -> str | None:
+    """``gen_ai.output.type`` of the OpenAI-style ``response_format`` a request asks for (the OpenAI API's, and
+    what LangChain, CrewAI, Agno, AutoGen and smolagents pass on to it): a mapping's or object's ``type``
+    (``text`` → ``text``; ``json_object``, ``json_schema`` → ``json``), a class (a pydantic model the answer
+    must fit: a JSON schema) → ``json``; ``None`` for anything else (none asked: nothing to write)."""
+    if response_format is None:
+        return None
+    if isinstance(response_format, type):
+        return "json"
+    kind = response_format.get("type") if isinstance(response_format, Mapping) else \
+        getattr(response_format, "type", None)
+    return _FORMAT_TYPES.get(kind) if isinstance(kind, str) else None
 
 
 class ModelSetters:
@@ -118,6 +138,34 @@ class ModelSetters:
             self.set_attributes(attrs)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_model", exc)
+
+    def set_request_output(self, output_type: str | None = None, choice_count: Any = None) -> None:
+        """What the request asked of the output (OTel GenAI v1.41 inference span): ``gen_ai.output.type`` (the
+        output type it asked for: ``text``, ``json``, ``image``, ``speech``; ``None`` when it asked for none:
+        nothing is written) and ``gen_ai.request.choice.count`` (``choice_count``: written only when an int
+        other than 1, "if available, in the request, and !=1"). Model spans only."""
+        if self.kind is not _MODEL:
+            return
+        self.set_attributes({A.GEN_AI_OUTPUT_TYPE: output_type if isinstance(output_type, str) else None,
+                             A.GEN_AI_REQUEST_CHOICE_COUNT: choice_count if type(choice_count) is int and
+                             choice_count != 1 else None})
+
+    def set_server(self, url: Any) -> None:
+        """``server.address`` and ``server.port`` (OTel GenAI v1.41: recommended on an inference span and on its
+        metric points) of ``url``, the base URL the model's client connects to (a string or an ``httpx.URL``;
+        no port in it: the scheme's). On the span and on its ``gen_ai.client.*`` metric points; nothing for a
+        URL that gives no host (see :func:`~.address.server_attributes`). Model and embedding spans only.
+        Where the URL is known when the span opens, pass :func:`~.address.server_attributes` to
+        ``start_span`` instead (samplers see it; the metric points get it too)."""
+        if self._ended or self.kind not in _MODEL_KINDS:
+            return
+        try:
+            attrs = server_attributes(url, scheme_port=True)
+            if attrs:
+                self._metric_attrs.update(attrs)
+                self.set_attributes(attrs)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_server", exc)
 
     def _parameters_json(self, params: dict[str, Any]) -> str:
         """``llm.invocation_parameters``: ``params`` redacted, each string cut to the budget, as JSON; from

@@ -20,6 +20,7 @@ from .activation import Activation
 from .guard import guard, report_internal_error
 from .index import _index, semantic_span_for
 from .metrics import GenAIMetrics
+from .model import _MODEL_KINDS
 from .pipeline import otel_value
 from .run_context import current_run_attributes
 from .settings import Settings
@@ -153,6 +154,9 @@ class Telemetry:
             span = self.tracer.start_span(sname, context=ctx, kind=span_kind or default_span_kind,
                                           attributes=start_attrs, start_time=start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only, policy=policy)
+            if attributes and kind in _MODEL_KINDS and attributes.get(A.SERVER_ADDRESS) is not None:
+                # the server a model call went to is also its metric points' (OTel GenAI v1.41 metric_attributes)
+                semantic._metric_attrs.update({k: attributes[k] for k in _SERVER_KEYS if attributes.get(k) is not None})
             if start_time is not None:  # a step that began before its span opened: its duration and time to
                 # first chunk count from then (the monotonic start moved back by how long ago that was)
                 semantic._start -= max(0.0, (time.time_ns() - start_time) / 1e9)
@@ -302,5 +306,7 @@ def _parent_context(parent: Any, current: otel_context.Context) -> tuple[otel_co
     run_attrs.update(ambient)
     return ctx, run_attrs, semantic
 
+
+_SERVER_KEYS = (A.SERVER_ADDRESS, A.SERVER_PORT)
 
 _PARENT_TYPES = (SemanticSpan, otel_context.Context, Span)  # what `parent=` may be; anything else reads as none

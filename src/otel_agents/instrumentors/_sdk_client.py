@@ -49,6 +49,7 @@ from opentelemetry import trace
 
 from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, probes, semantic_span_for,  # noqa: F401
                       token_count, watch_stream)  # (token_count: the span layer's check, for the clients' modules)
+from .._spans.address import server_attributes
 from ..semconv import Kind
 from ._patch import Patch
 
@@ -107,6 +108,12 @@ class Endpoint:
 
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
         """Set the other request attributes (with content on: messages, system, tools)."""
+
+    def request_output(self, body: Mapping[str, Any]) -> tuple[str | None, Any]:
+        """What the request asks of the output, for :meth:`SemanticSpan.set_request_output`: the
+        ``gen_ai.output.type`` of the output format it asks for (``None``: none asked) and the number of
+        choices it asks for (``None``: not asked). Written on our span and on a framework's we enrich."""
+        return None, None
 
     def outcome(self, result: Any, content: bool = True) -> Outcome:
         """The outcome of a whole (not streamed) result. With ``content`` false, only what is recorded
@@ -293,30 +300,28 @@ class ClientHooks:
             if endpoint is None:
                 return None
             current = semantic_span_for(trace.get_current_span())
-            if current is not None and current.kind is endpoint.kind and not current.ended:
-                return _Call(endpoint, None, current)  # a framework's model span: one span per request
             data = options.json_data if isinstance(options.json_data, Mapping) else {}
             body = {k: v for k, v in data.items() if type(v).__name__ not in _OMITTED}
+            if current is not None and current.kind is endpoint.kind and not current.ended:
+                # A framework's model span: one span per request. It gets what only the request as sent says:
+                # the server the client connects to, the output type and choice count asked.
+                with guard("sdk_client.enrich_request"):
+                    current.set_server(getattr(client, "base_url", None))
+                    current.set_request_output(*endpoint.request_output(body))
+                return _Call(endpoint, None, current)
             body.setdefault("stream", bool(kwargs.get("stream", False)))
             model = body.get("model")
             if not isinstance(model, str):
                 model = None
             span = self.telemetry.start_span(endpoint.kind, model, operation=endpoint.operation,
-                                             attributes=self._server_attributes(client))
+                                             attributes=server_attributes(getattr(client, "base_url", None),
+                                                                          scheme_port=True))
             with guard("sdk_client.request"):
                 span.set_model(request_model=model, provider=self.provider, parameters=endpoint.parameters(body))
+                span.set_request_output(*endpoint.request_output(body))
                 endpoint.record_request(span, body)
             return _Call(endpoint, span, None)
         return None
-
-    @staticmethod
-    def _server_attributes(client: Any) -> dict[str, Any]:
-        url = getattr(client, "base_url", None)
-        host = getattr(url, "host", None)
-        if not host:
-            return {}
-        return {"server.address": host, "server.port": getattr(url, "port", None)
-                or (443 if getattr(url, "scheme", "") == "https" else 80)}
 
     # Around the SDK's own ``request`` (sync or awaited): our span current, if we opened one; an exception
     # ends it as failed and goes on to the caller. Written out in both wrappers rather than as a generator

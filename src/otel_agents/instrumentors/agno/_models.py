@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 
-from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, wrap_stream
+from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, output_type_of, wrap_stream
 from ...semconv import Kind
 from . import _convert, _reasoning
 from ._context import activate, in_context, parent, remember_error, track_stream
@@ -48,6 +48,10 @@ class ModelHooks:
         with guard("agno.model.request"):
             span.set_model(request_model=getattr(model, "id", None), provider=_provider(model),
                            parameters={"stream": True} if "stream_data" in kwargs else None)
+            # The endpoint the model was given (its base_url; the default one is its SDK client's) and the output
+            # format the agent asks for (a JSON mode dict, or the schema class of native structured outputs).
+            span.set_server(getattr(model, "base_url", None))
+            span.set_request_output(output_type_of(kwargs.get("response_format")))
         return span
 
     def _finish(self, span: SemanticSpan, kwargs: dict, messages: list, *, error: BaseException | None = None,

@@ -227,6 +227,13 @@ class MessagesEndpoint(Endpoint):
     def parameters(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         return {k: body[k] for k in _PARAMETERS if k in body}
 
+    def request_output(self, body: Mapping[str, Any]) -> tuple[str | None, Any]:
+        # A JSON schema for the answer: output_config.format (GA), output_format (the structured-outputs beta).
+        config = body.get("output_config")
+        output_format = config.get("format") if isinstance(config, Mapping) else body.get("output_format")
+        kind = output_format.get("type") if isinstance(output_format, Mapping) else None
+        return ("json" if kind == "json_schema" else None), None
+
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
         if not span.records_content:
             return

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, guard, instrumentation_enabled, media_part)
+                       ToolCallResponsePart, ToolDefinition, Usage, guard, instrumentation_enabled, media_part,
+                       output_type_of)
 from ..._spans.messages import json_arguments
 from ...semconv import Kind
 from ._context import MODEL, context_of, in_model_call
@@ -127,6 +128,16 @@ def tool_definitions(tools: Any) -> list[ToolDefinition]:
     return out
 
 
+def output_type(json_output: Any, response_format: Any) -> str | None:
+    """``gen_ai.output.type`` of what a ``create`` call asks for: ``json_output`` (``True``: JSON mode, a pydantic
+    class: structured output → ``json``), else an ``extra_create_args`` ``response_format``; nothing asked,
+    ``None``. (``json_output=False`` is left out: the OpenAI client sends a text format for it, the Anthropic one
+    sends nothing.)"""
+    if json_output is True or isinstance(json_output, type):
+        return "json"
+    return output_type_of(response_format)
+
+
 def _arg(args: tuple, kwargs: dict, name: str, index: int) -> Any:
     return kwargs[name] if name in kwargs else (args[index] if len(args) > index else None)
 
@@ -148,6 +159,8 @@ class ModelHooks:
                 if stream:
                     params["stream"] = True
                 span.set_model(request_model=model, provider=provider_name(client), parameters=params or None)
+                span.set_server(getattr(getattr(client, "_client", None), "base_url", None))  # autogen_ext's SDK client
+                span.set_request_output(output_type(kwargs.get("json_output"), params.get("response_format")))
                 if span.records_content:
                     span.set_messages(input=chat_messages(_arg(args, kwargs, "messages", 0)),
                                       tools=tool_definitions(kwargs.get("tools")))

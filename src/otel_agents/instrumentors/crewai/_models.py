@@ -49,7 +49,8 @@ _MODEL_CALL: ContextVar[_ModelCall | None] = ContextVar("otel_agents_crewai_mode
 
 
 def install(hooks: Hooks) -> None:
-    """Wrap every ``BaseLLM`` subclass now and later, and the completion hook that carries usage."""
+    """Wrap every ``BaseLLM`` subclass now and later, and the event bus's ``emit`` that carries each call's
+    chunks and usage."""
     from crewai.llms.base_llm import BaseLLM
 
     def model_call(llm: Any, args: tuple, kwargs: dict) -> Step | None:
@@ -64,6 +65,9 @@ def install(hooks: Hooks) -> None:
             # Model and provider always (a sampled-out span's metrics use them); the rest only if recorded.
             span.set_model(request_model=getattr(llm, "model", None), provider=_provider(llm),
                            parameters=_request_parameters(llm) if span.is_recording else None)
+            span.set_server(_base_url(llm))
+            if getattr(llm, "is_litellm", False) is True:  # the LiteLLM-backed LLM sends its n; the native
+                span.set_request_output(None, getattr(llm, "n", None))  # provider classes do not
             if span.records_content:
                 tools: list[ToolDefinition] = []
                 with guard("crewai.model_tools"):  # a tool's odd schema never costs the messages
@@ -85,37 +89,45 @@ def install(hooks: Hooks) -> None:
         for name in _LLM_METHODS:
             hooks.span(cls, name, model_call, "crewai.model")
 
-    def completed(llm: Any, args: tuple, kwargs: dict, _result: Any) -> None:
-        state = _MODEL_CALL.get()
-        if state is None or state.llm_id != id(llm) or state.span is None:
-            return
-        usage = usage_from(arg(args, kwargs, 5, "usage"))
-        if usage is not None:
-            state.span.set_usage(usage)
-        finish_reason = arg(args, kwargs, 6, "finish_reason")
-        if finish_reason:
-            state.finish_reason = str(finish_reason)
-        response_id = arg(args, kwargs, 7, "response_id")
-        if response_id:
-            state.span.set_model(response_id=str(response_id))
-
     for cls in subclasses(BaseLLM):
         if cls is not BaseLLM:
             wrap_class(cls)
     hooks.after(BaseLLM, "__init_subclass__", lambda cls, args, kwargs, result: wrap_class(cls),
                 "crewai.model.subclass")
-    hooks.after(BaseLLM, "_emit_call_completed_event", completed, "crewai.model.completed")
 
-    def chunk(llm: Any, args: tuple, kwargs: dict) -> None:
-        # A chunk of a streamed response (stream=True): CrewAI's provider classes announce each one, in the
-        # calling thread, as it arrives; timed before the announcement runs.
+    # What an LLM announces on the event bus, in the calling thread, inside its call: each chunk of a streamed
+    # response (stream=True) as it arrives, timed before the announcement runs; and the call's completion, with
+    # the usage, finish reason and response id its provider reported (``call`` returns only text or tool calls).
+    # Read at the bus, not at BaseLLM._emit_stream_chunk_event / _emit_call_completed_event: the LiteLLM-backed
+    # LLM (crewai.llm.LLM) emits both kinds of event on the bus directly.
+    from crewai.events.event_bus import CrewAIEventsBus
+    from crewai.events.types.llm_events import LLMCallCompletedEvent, LLMStreamChunkEvent, LLMThinkingChunkEvent
+
+    chunk_events = (LLMStreamChunkEvent, LLMThinkingChunkEvent)
+
+    def announced(_bus: Any, args: tuple, kwargs: dict) -> None:
         state = _MODEL_CALL.get()
-        if state is not None and state.llm_id == id(llm) and state.span is not None:
-            state.span.chunk_received()
+        if state is None or state.span is None:
+            return
+        event = arg(args, kwargs, 1, "event")
+        kind = type(event)
+        if kind in chunk_events:
+            if state.llm_id == id(arg(args, kwargs, 0, "source")):
+                state.span.chunk_received()
+            return
+        if kind is not LLMCallCompletedEvent or state.llm_id != id(arg(args, kwargs, 0, "source")):
+            return
+        usage = usage_from(getattr(event, "usage", None))
+        if usage is not None:
+            state.span.set_usage(usage)
+        finish_reason = getattr(event, "finish_reason", None)
+        if finish_reason:
+            state.finish_reason = str(finish_reason)
+        response_id = getattr(event, "response_id", None)
+        if response_id:
+            state.span.set_model(response_id=str(response_id))
 
-    for name in ("_emit_stream_chunk_event", "_emit_thinking_chunk_event"):
-        if hasattr(BaseLLM, name):
-            hooks.before(BaseLLM, name, chunk, "crewai.model.chunk")
+    hooks.before(CrewAIEventsBus, "emit", announced, "crewai.model.announced")
 
 
 def _provider(llm: Any) -> str | None:
@@ -125,6 +137,16 @@ def _provider(llm: Any) -> str | None:
     if type(llm).__module__.startswith("crewai.") or "/" in (getattr(llm, "model", None) or ""):
         return provider
     return provider if provider != "openai" else None
+
+
+def _base_url(llm: Any) -> Any:
+    """The URL the LLM was told to connect to (``base_url``, or LiteLLM's ``api_base``); ``None`` for its
+    provider's default endpoint, which the native provider classes leave to their SDK client."""
+    for key in ("base_url", "api_base"):
+        value = getattr(llm, key, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _request_parameters(llm: Any) -> dict[str, Any]:

@@ -72,21 +72,27 @@ def _provider(agent: Any, model: str | None) -> str | None:
     return None
 
 
-def _output_attributes(config: Any) -> dict[str, Any]:
-    """What a request's ``GenerateContentConfig`` asks of the output (OTel GenAI v1.41): ``gen_ai.output.type``
-    (a JSON MIME type or schema → ``json``, ``text/plain`` → ``text``; none asked, none written) and
-    ``gen_ai.request.choice.count`` (``candidate_count``, when not 1)."""
+def _base_url(agent: Any) -> str | None:
+    """The endpoint an agent's model object was given (``Gemini(base_url=...)``); ``None`` for a model named by a
+    string or left at its default endpoint (the genai client's, not read: it is made on first use)."""
+    llm = getattr(agent, "model", None)
+    url = getattr(llm, "base_url", None) if llm is not None and not isinstance(llm, str) else None
+    return url if isinstance(url, str) and url else None
+
+
+def _request_output(config: Any) -> tuple[str | None, Any]:
+    """What a request's ``GenerateContentConfig`` asks of the output, for :meth:`SemanticSpan.set_request_output`:
+    the output type (a JSON MIME type or schema → ``json``, ``text/plain`` → ``text``; none asked, ``None``) and
+    ``candidate_count``."""
     if config is None:
-        return {}
+        return None, None
     mime = getattr(config, "response_mime_type", None)
     if mime == "application/json" or getattr(config, "response_schema", None) is not None or \
             getattr(config, "response_json_schema", None) is not None:
         output = "json"
     else:
         output = "text" if mime == "text/plain" else None
-    count = getattr(config, "candidate_count", None)
-    return {A.GEN_AI_OUTPUT_TYPE: output,
-            A.GEN_AI_REQUEST_CHOICE_COUNT: count if type(count) is int and count != 1 else None}
+    return output, getattr(config, "candidate_count", None)
 
 
 _PARAMS = ("temperature", "top_p", "top_k", "max_output_tokens", "stop_sequences", "seed", "presence_penalty",
@@ -281,7 +287,8 @@ class Hooks:
                     params["stream"] = True
                 span.set_model(request_model=model, provider=_provider(getattr(ictx, "agent", None), model),
                                parameters=params)
-                span.set_attributes(_output_attributes(config))
+                span.set_request_output(*_request_output(config))
+                span.set_server(_base_url(getattr(ictx, "agent", None)))
                 if span.records_content:
                     span.set_messages(input=_convert.input_messages(llm_request), system=_convert.system(llm_request),
                                       tools=_convert.tool_definitions(llm_request))

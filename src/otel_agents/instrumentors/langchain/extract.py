@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..._spans import ChatMessage, ToolDefinition, Usage, probes
+from ..._spans import ChatMessage, ToolDefinition, Usage, output_type_of, probes
 from ..._spans.messages import genai_part
 from ...semconv import attributes as A
 from .._provider_tools import tool_definitions
@@ -225,6 +225,28 @@ def request_parameters(metadata: Mapping[str, Any], params: Mapping[str, Any]) -
         if value is not None and key not in out:
             out[key] = value
     return out
+
+
+# Where an integration names the URL its client connects to: invocation_params (some integrations), else the
+# constructor arguments LangChain serializes (ChatOpenAI's openai_api_base, ChatAnthropic's anthropic_api_url…).
+_BASE_URL_KEYS = ("base_url", "openai_api_base", "anthropic_api_url", "azure_endpoint", "api_base")
+
+
+def base_url(params: Mapping[str, Any], serialized: Mapping[str, Any] | None) -> Any:
+    """The base URL the model's client connects to when the integration gives it (``None`` for its default
+    endpoint, which LangChain does not pass on to callbacks)."""
+    kwargs = serialized.get("kwargs") if isinstance(serialized, Mapping) else None
+    for source in (params, kwargs if isinstance(kwargs, Mapping) else {}):
+        for key in _BASE_URL_KEYS:
+            if isinstance(source.get(key), str) and source[key]:
+                return source[key]
+    return None
+
+
+def request_output(params: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """What the request asks of the output (see :meth:`SemanticSpan.set_request_output`): the output type of its
+    ``response_format`` (``with_structured_output``'s ``json_schema``/``json_mode``) and ``n``."""
+    return output_type_of(params.get("response_format")), params.get("n")
 
 
 def response_model(response: Any) -> str | None:

@@ -448,6 +448,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
         with guard("langchain.model_request"):
             span.set_model(request_model=model, provider=extract.provider_name(md.get("ls_provider")),
                            parameters=extract.request_parameters(md, params))
+            span.set_server(extract.base_url(params, serialized))
+            span.set_request_output(*extract.request_output(params))
         if span.records_content:  # else the messages would be converted to be dropped
             with guard("langchain.model_input"):
                 span.set_messages(input=input_messages())

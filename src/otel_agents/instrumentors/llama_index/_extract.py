@@ -250,6 +250,16 @@ def model_parameters(instance: Any, *, stream: bool) -> dict[str, Any]:
     return params
 
 
+def base_url(instance: Any) -> Any:
+    """The URL an LLM's client connects to, as the integration holds it (``api_base``: OpenAI and its kin;
+    ``base_url``: Ollama, Anthropic…), else ``None``."""
+    for key in ("api_base", "base_url"):
+        value = getattr(instance, key, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 # -- tools ------------------------------------------------------------------------
 def tool_identity(tool: Any) -> tuple[str | None, str | None]:
     """``(name, description)`` of a LlamaIndex tool, from its ``metadata``."""

@@ -294,10 +294,12 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             span.set_model(request_model=record.plan.name, provider=extract.provider(instance),
                            parameters=extract.model_parameters(instance, stream=record.plan.stream)
                            if span.is_recording else None)
+            span.set_server(extract.base_url(instance))
             if content:
                 span.set_tool_definitions(extract.offered_tools(args))
         elif role == _plan.EMBEDDING:
             span.set_model(request_model=record.plan.name, provider=extract.provider(instance))
+            span.set_server(extract.base_url(instance))
             if content:
                 span.set_embedding(texts=extract.embedding_texts(args))
         elif role == _plan.RETRIEVER:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part)
+                       ToolCallResponsePart, ToolDefinition, Usage, media_part, output_type_of)
 from ..._spans.messages import BlobPart, json_arguments
 from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
@@ -145,18 +145,12 @@ def service_tier_attributes(tier: Any, fingerprint: Any = None) -> dict[str, Any
     return attrs
 
 
-def request_attributes(span: SemanticSpan, body: Mapping[str, Any], api_type: str, output_format: Any) -> None:
-    """What an OpenAI request says beyond its parameters (OTel GenAI v1.41): ``openai.api.type``, the service tier
-    asked, ``gen_ai.output.type`` from the output format it asks for (``text``; ``json_object``/``json_schema``
-    → ``json``) and ``gen_ai.request.choice.count`` when it asks for other than one choice (``n``)."""
-    output_type = _OUTPUT_TYPES.get(field_of(output_format, "type")) if output_format is not None else None
-    n = body.get("n")
-    span.set_attributes({A.OPENAI_API_TYPE: api_type, A.OPENAI_REQUEST_SERVICE_TIER: body.get("service_tier"),
-                         A.GEN_AI_OUTPUT_TYPE: output_type,
-                         A.GEN_AI_REQUEST_CHOICE_COUNT: n if type(n) is int and n != 1 else None})
+def request_attributes(span: SemanticSpan, body: Mapping[str, Any], api_type: str) -> None:
+    """What an OpenAI request says beyond its parameters (OTel GenAI v1.41): ``openai.api.type`` and the service
+    tier asked."""
+    span.set_attributes({A.OPENAI_API_TYPE: api_type, A.OPENAI_REQUEST_SERVICE_TIER: body.get("service_tier")})
 
 
-_OUTPUT_TYPES = {"text": "text", "json_object": "json", "json_schema": "json"}
 
 
 class ChunkAccumulator(Accumulator):
@@ -218,8 +212,11 @@ class ChatCompletionsEndpoint(Endpoint):
             params["max_tokens"] = max_tokens
         return params
 
+    def request_output(self, body: Mapping[str, Any]) -> tuple[str | None, Any]:
+        return output_type_of(body.get("response_format")), body.get("n")
+
     def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
-        request_attributes(span, body, "chat_completions", body.get("response_format"))
+        request_attributes(span, body, "chat_completions")
         if not span.records_content:
             return
         span.set_messages(input=input_messages(body.get("messages")), tools=tool_definitions(body.get("tools")))

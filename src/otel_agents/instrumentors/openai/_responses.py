@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part)
+                       ToolCallResponsePart, ToolDefinition, Usage, media_part, output_type_of)
 from ..._spans.messages import json_arguments
 from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
@@ -197,9 +197,12 @@ class ResponsesEndpoint(Endpoint):
     def parameters(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         return {k: body[k] for k in _PARAMETERS if k in body}
 
-    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
+    def request_output(self, body: Mapping[str, Any]) -> tuple[str | None, Any]:
         text = body.get("text")
-        request_attributes(span, body, "responses", text.get("format") if isinstance(text, Mapping) else None)
+        return output_type_of(text.get("format") if isinstance(text, Mapping) else None), None
+
+    def record_request(self, span: SemanticSpan, body: Mapping[str, Any]) -> None:
+        request_attributes(span, body, "responses")
         if not span.records_content:
             return
         instructions = body.get("instructions")

@@ -117,6 +117,11 @@ class ModelHook:
         sem = self.processor.telemetry.start_span(Kind.MODEL, name, parent=parent)
         if isinstance(model, str) and model:
             sem.set_model(request_model=model)
+        with guard("openai_agents.model_request"):
+            # Where the SDK's OpenAI model classes connect (their AsyncOpenAI client's base_url) and the output
+            # format the request asks for: a structured output schema (not plain text) is sent as JSON schema.
+            sem.set_server(getattr(getattr(instance, "_client", None), "base_url", None))
+            sem.set_request_output(_output_type(_arg(args, kwargs, 4, "output_schema")))
         include_data = getattr(tracing, "include_data", None) if tracing is not None else None
         content = include_data is None or include_data()
         if content and sem.records_content:  # content: not converted when it would be dropped
@@ -263,3 +268,13 @@ class CurrentWhileProducing:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def _output_type(output_schema: Any) -> str | None:
+    """``json`` when the request carries an output schema other than plain text (the SDK's model classes send it
+    as a JSON schema: ``text.format`` of a Response request, ``response_format`` of a chat completion), else
+    ``None``: no output format asked."""
+    if output_schema is None:
+        return None
+    is_plain_text = getattr(output_schema, "is_plain_text", None)
+    return None if callable(is_plain_text) and is_plain_text() else "json"

@@ -129,6 +129,16 @@ def finish_reason(raw: Any) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
+def response_identity(raw: Any) -> tuple[str | None, str | None]:
+    """``(raw.model, raw.id)`` of the provider's own response a ``ChatMessage`` keeps (OpenAI-style: the model that
+    answered, the response id), each ``None`` when absent (smolagents has no field for either)."""
+    if raw is None:
+        return None, None
+    values = [raw.get(k) if isinstance(raw, dict) else getattr(raw, k, None) for k in ("model", "id")]
+    model, response_id = (v if isinstance(v, str) and v else None for v in values)
+    return model, response_id
+
+
 def usage(token_usage: Any) -> Usage | None:
     """``TokenUsage`` → :class:`Usage`; ``None`` (usage not reported) stays ``None``, never 0/0."""
     if token_usage is None:

@@ -45,7 +45,7 @@ from smolagents.tools import BaseTool
 from smolagents.utils import AgentMaxStepsError
 
 from ..._spans import (SemanticSpan, StepIterator, Telemetry, guard, in_forked_child, instrumentation_enabled,
-                       report_internal_error, wrap_stream)
+                       output_type_of, report_internal_error, wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
@@ -72,6 +72,16 @@ class _opened:
 
     def __exit__(self, *exc: Any) -> None:
         _OPEN.reset(self.token)
+
+
+def _base_url(model: Any) -> Any:
+    """Where a model's client connects: LiteLLMModel's ``api_base``, else the ``base_url`` of the API client an
+    ``ApiModel`` made (OpenAIServerModel's ``openai`` client, whose default is its provider's endpoint), else
+    ``None``."""
+    api_base = getattr(model, "api_base", None)
+    if isinstance(api_base, str) and api_base:
+        return api_base
+    return getattr(vars(model).get("client"), "base_url", None) if hasattr(model, "__dict__") else None
 
 
 def _bound(args: tuple, kwargs: dict, index: int, name: str) -> Any:
@@ -272,6 +282,10 @@ class Installation:
                 if stream:
                     parameters["stream"] = True
             span.set_model(request_model=getattr(model, "model_id", None) or None, parameters=parameters or None)
+            span.set_server(_base_url(model))
+            # the response_format an agent asks for (structured outputs), and n when the model's kwargs send one
+            span.set_request_output(output_type_of(_bound(args, kwargs, 2, "response_format")),
+                                    (getattr(model, "kwargs", None) or {}).get("n"))
         with guard("smolagents.model_input"):
             if span.records_content:
                 span.set_messages(input=_convert.input_messages(_bound(args, kwargs, 0, "messages")),
@@ -281,6 +295,9 @@ class Installation:
     def _fill_model(self, span: SemanticSpan, message: Any, usage: Any) -> None:
         with guard("smolagents.model_usage"):
             span.set_usage(usage)
+        with guard("smolagents.model_response"):
+            response_model, response_id = _convert.response_identity(getattr(message, "raw", None))
+            span.set_model(response_model=response_model, response_id=response_id)
         with guard("smolagents.model_output"):
             if span.records_content:
                 if message is not None:

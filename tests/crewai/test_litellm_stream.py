@@ -1,0 +1,98 @@
+"""CrewAI's LiteLLM-backed ``LLM`` (``is_litellm=True``, or a provider CrewAI has no class of its own for), streamed:
+it announces each chunk on the event bus itself (not through ``BaseLLM._emit_stream_chunk_event``), and its model span
+is timed from the first chunk the server sent (OTel GenAI v1.41 ``gen_ai.response.time_to_first_chunk``). The server is
+a real one on loopback sending Server-Sent Events, its first chunk 80 ms after the request; what it received and sent
+is the ground truth."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from tests.spans import SnapshotExporter
+
+litellm = pytest.importorskip("litellm", reason="litellm (CrewAI's LiteLLM-backed LLM) is not installed in this venv")
+
+DELAY = 0.08  # seconds from the request to the first chunk
+WORDS = ["Order ", "A100 ", "has ", "shipped."]
+
+
+class _SSE(BaseHTTPRequestHandler):
+    received: list[dict[str, Any]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.received.append(body)
+        self.send_response(200)
+        base = {"id": "chatcmpl-sse", "created": 0, "model": "gpt-4o-2024-08-06"}
+        usage = {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13}
+        if not body.get("stream"):
+            whole = {**base, "object": "chat.completion", "usage": usage, "choices": [{
+                "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "".join(WORDS)}}]}
+            data = json.dumps(whole).encode()
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        time.sleep(DELAY)
+        base["object"] = "chat.completion.chunk"
+        for i, word in enumerate(WORDS):
+            choice = {"index": 0, "delta": {"role": "assistant", "content": word} if i == 0 else {"content": word},
+                      "finish_reason": "stop" if i == len(WORDS) - 1 else None}
+            self.wfile.write(f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode())
+            self.wfile.flush()
+            time.sleep(0.01)
+        self.wfile.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\ndata: [DONE]\n\n".encode())
+
+
+@pytest.fixture
+def server() -> Any:
+    _SSE.received = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _SSE)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_litellm_llm_is_timed_from_its_first_chunk_and_keeps_its_usage(instrumented: Any, exporter: SnapshotExporter,
+                                                                        server: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                        stream: bool) -> None:
+    """Streamed: gen_ai.response.time_to_first_chunk (at least the server's delay, at most the span), stream true.
+    Streamed or not: the usage, finish reason and response id the server sent (CrewAI announces them on the bus),
+    the server it was sent to and the number of choices asked (``n``, as sent)."""
+    from crewai import LLM
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of LiteLLM's price list
+    port = server.server_address[1]
+    llm = LLM(model="openai/gpt-4o", is_litellm=True, stream=stream, api_key="test-key", n=2 if stream else None,
+              base_url=f"http://127.0.0.1:{port}/v1")
+    assert llm.call("Where is order A100?") == "".join(WORDS)
+    [model] = exporter.semantic("model")
+    [request] = _SSE.received
+    assert bool(request.get("stream")) is stream
+    a = model.attributes
+    if stream:
+        assert DELAY <= a["gen_ai.response.time_to_first_chunk"] <= (model.end_time - model.start_time) / 1e9
+        assert a["gen_ai.request.stream"] is True
+    else:
+        assert "gen_ai.response.time_to_first_chunk" not in a and "gen_ai.request.stream" not in a
+    assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) == (9, 4)
+    assert a["gen_ai.response.finish_reasons"] == ("stop",)
+    assert a["gen_ai.response.id"] == "chatcmpl-sse"
+    # where the LLM connects (OTel GenAI v1.41 server.address/port), the choices asked (n, sent when set: not 1)
+    assert (a["server.address"], a["server.port"]) == ("127.0.0.1", port)
+    assert a.get("gen_ai.request.choice.count") == request.get("n") == (2 if stream else None)
