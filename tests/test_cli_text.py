@@ -442,6 +442,24 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
                                           for line in (lines[1], lines[2], lines[4], lines[5]))], lines
 
 
+def test_doctor_counts_an_exporters_variable_naming_no_preset_as_a_problem(monkeypatch, capsys) -> None:
+    """``OTEL_AGENTS_EXPORTERS=,,`` makes ``configure()`` raise: doctor showed the problem under the exporters but
+    ended with "no problems found" and exit status 0, so a CI gate on ``doctor`` let it through."""
+    from otel_agents import _api
+    from otel_agents.cli import doctor
+
+    for name in [k for k in __import__("os").environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(_api, "_installed_version", lambda fw: None)
+    monkeypatch.setattr(_api, "_status", {})
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", ",,")
+    assert doctor.run(argparse.Namespace()) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-2:] == ["problems: 1", "  OTEL_AGENTS_EXPORTERS=',,' names no exporter preset; valid: "
+                                     "['console', 'file', 'langfuse', 'mlflow', 'otlp', 'phoenix'] (unset it for the "
+                                     "default, file)"], out
+
+
 def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
     """An endpoint carrying a credential (``https://user:PASSWORD@host``, which the OTLP/HTTP exporter sends as
     basic auth) was printed whole, three times, in the lines and the problems a user pastes into an issue: now

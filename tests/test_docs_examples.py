@@ -164,13 +164,37 @@ def python_problems(source: str) -> list[tuple[int, str]]:
     return problems
 
 
+def unbound_names(tree: ast.AST) -> list[tuple[int, str]]:
+    """Names a block reads but neither imports, assigns, defines nor gets from builtins: a block copied
+    into a script of its own raises ``NameError`` there (``otel_agents.configure(...)`` without ``import
+    otel_agents``, a placeholder such as ``my_span_exporter``)."""
+    import builtins
+    bound = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return [(node.lineno, f"{node.id} is never imported or defined in the block")
+            for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+            and node.id not in bound]
+
+
 @pytest.mark.parametrize("block", all_blocks("python"), ids=_id)
 def test_python_block_compiles_and_names_what_exists(block: Block) -> None:
+    """Each block runs as written when copied into a script of its own: it compiles, every name it reads is
+    imported or defined in it, and what it takes from ``otel_agents`` exists."""
     try:
-        compile(block.text, block.where, "exec")
+        tree = compile(block.text, block.where, "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as exc:
         pytest.fail(f"{block.where.split(':')[0]}:{block.line + (exc.lineno or 1) - 1}: {exc.msg}")
-    problems = python_problems(block.text)
+    problems = unbound_names(tree) + python_problems(block.text)
     assert not problems, "\n".join(f"{block.where.split(':')[0]}:{block.line + n - 1}: {p}" for n, p in problems)
 
 

@@ -736,7 +736,9 @@ class ContractSuite:
     def test_x12_process_exits_in_a_tool(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter,
                                          error: type, aio: bool) -> None:
         """X-12: a tool calling ``sys.exit()`` (or interrupted), in a sync run or under ``asyncio.run``: the
-        exception reaches the caller as uninstrumented, every span ends."""
+        exception reaches the caller as uninstrumented, every span ends, and the tool span records it as the span
+        layer records any exception that is no ``Exception``: control flow (the program was stopped, the tool did
+        not fail), not ERROR with ``error.type``, in every framework alike."""
 
         def setup() -> Callable[[], Any]:
             scenario.tool_error = error
@@ -744,6 +746,11 @@ class ContractSuite:
 
         run = (lambda: asyncio.run(scenario.arun())) if aio else None
         self._same_outcome_and_all_ended(scenario, provider, setup, run)
+        for s in exporter.semantic("tool"):
+            if any(name == "exception" and str(attrs.get("exception.type", "")).endswith(error.__name__)
+                   for name, attrs in s.events):
+                assert (s.status.name, s.attributes.get("error.type"), s.attributes.get("otel_agents.control_flow")) \
+                    == ("UNSET", None, error.__name__), (s.name, s.status, dict(s.attributes))
 
     @pytest.mark.parametrize("shape", ["cycle", "non_str_keys", "repr_raises", "deep", "huge", "everything_raises",
                                        "everything_raises_nested", "array_like", "array_like_nested", "bytes",

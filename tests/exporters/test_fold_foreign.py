@@ -481,3 +481,39 @@ def test_smolagents_tool_arguments_under_openinference(rec: Any) -> None:
     [env] = check(fold(rec.spans))
     assert [(c["name"], c["arguments"], c["result"]) for c in env["tool_calls"]] == \
         [("lookup_order", {"order_id": "B200"}, "delivered")]
+
+
+def test_a_provider_request_under_openinference_answers_with_the_models_text(rec: Any) -> None:
+    """OpenInference's openai and langchain instrumentations record a model call's ``output.value`` as the
+    provider's whole response object (a ``ChatCompletion``, a Responses ``Response``, LangChain's
+    ``LLMResult``); its answer is in ``llm.output_messages`` (``message.content``, or the parts of
+    ``message.contents`` for the Responses API). A run that is one such request answers with that text: before,
+    ``public_output`` was the response object's JSON, which a grader comparing the answer fails."""
+    app = rec.app
+    completion = {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Order A100 shipped."}}]}
+    app.start_span("ChatCompletion", kind=SpanKind.CLIENT, attributes={
+        "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 10,
+        "output.value": json.dumps(completion), "output.mime_type": "application/json",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": "Order A100 shipped."}).end()
+    response = {"id": "resp_1", "object": "response", "output": [{"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "Order B200 is late."}]}]}
+    app.start_span("Response", kind=SpanKind.CLIENT, attributes={
+        "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 3,
+        "output.value": json.dumps(response), "output.mime_type": "application/json",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.contents.0.message_content.type": "text",
+        "llm.output_messages.0.message.contents.0.message_content.text": "Order B200",
+        "llm.output_messages.0.message.contents.1.message_content.type": "text",
+        "llm.output_messages.0.message.contents.1.message_content.text": "is late."}).end()
+    llm_result = {"generations": [[{"text": "Refunds take 5 days.", "type": "ChatGeneration"}]], "llm_output": {}}
+    app.start_span("ChatOpenAI", attributes={
+        "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 7,
+        "output.value": json.dumps(llm_result), "output.mime_type": "application/json",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": "Refunds take 5 days."}).end()
+    completion_env, response_env, langchain_env = check(fold(rec.spans))
+    assert completion_env["public_output"] == "Order A100 shipped."
+    assert response_env["public_output"] == "Order B200\nis late."  # its text parts, joined as message_text joins them
+    assert langchain_env["public_output"] == "Refunds take 5 days."

@@ -4,17 +4,23 @@ Frameworks such as LangChain report a run's start and end in two callbacks,
 sometimes on different threads; the span opened at the start waits here. The
 map is capped in size and age: an entry that is pushed out (a framework that
 never reported the end) has its span ended with ``otel_agents.span.evicted``,
-so no span is ever leaked and memory stays flat. A forked child starts with an empty map.
+so no span is ever leaked and memory stays flat. A forked child starts with an empty map. A span still open
+when the interpreter exits (a stream the script broke out of and still holds, whose end the framework reports
+only when the stream is finalised, after the tracer provider has shut down) is ended then, marked
+``otel_agents.stream.abandoned``, before the provider shuts down.
 """
 
 from __future__ import annotations
 
+import atexit
 import time
+import weakref
 from collections import OrderedDict
 from typing import Any, Hashable
 
 from ..semconv import attributes as A
 from .finalisers import in_forked_child, new_lock
+from .guard import guard
 from .span import SemanticSpan
 
 DEFAULT_MAX_SPANS = 10_000
@@ -37,6 +43,7 @@ class SpanRegistry:
         self.max_size = max_size
         self.max_age_s = max_age_s
         self._lock = new_lock()
+        self._at_exit = False  # _end_at_exit registered
         self._forget()
         in_forked_child(SpanRegistry._forget, self)
 
@@ -74,6 +81,11 @@ class SpanRegistry:
             self.opened += 1
             if evict:
                 self.evicted += len(evict)
+            if not self._at_exit:
+                # Registered at the first span, after the tracer provider's own atexit shutdown (made before any
+                # span): atexit runs the last registered first, so the spans still open end before that shutdown.
+                self._at_exit = True
+                atexit.register(_end_at_exit, weakref.ref(self))
         for _, s, _ in evict:
             s.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
             s.end()
@@ -113,6 +125,17 @@ class SpanRegistry:
             self.closed += len(entries)
         return [(span, extra) for _, span, extra in entries]
 
+    def end_open(self) -> None:
+        """End every open span as abandoned, the newest (a run's innermost) first, and forget them (at exit)."""
+        with self._lock:
+            entries = list(self._entries.values())  # let go after the lock, as in put
+            self._entries.clear()
+            self.closed += len(entries)
+        for _, s, _ in reversed(entries):
+            with guard("registry.exit"):
+                s.mark_abandoned()
+                s.end()
+
     def clear(self) -> None:
         """End every open span (as evicted) and forget them (used by ``uninstrument``)."""
         with self._lock:
@@ -122,3 +145,9 @@ class SpanRegistry:
         for _, s, _ in entries:
             s.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
             s.end()
+
+
+def _end_at_exit(ref: "weakref.ref[SpanRegistry]") -> None:
+    registry = ref()
+    if registry is not None:
+        registry.end_open()

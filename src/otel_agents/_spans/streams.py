@@ -2,8 +2,9 @@
 
 :func:`wrap_stream` wraps a sync or async iterator so that its span ends when
 the iterator is exhausted, closed, raises, is garbage-collected unfinished, or
-sits idle past the idle timeout (``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``). The last
-three end the span with ``otel_agents.stream.abandoned = true``, not ERROR.
+sits idle past the idle timeout (``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``), or is still
+open when the interpreter exits (ended before the tracer provider shuts down). The
+last four end the span with ``otel_agents.stream.abandoned = true``, not ERROR.
 
 The wrappers are classes, not generators: a ``for``/``async for`` loop that
 ``break``s drops the last reference and ``__del__`` runs at once in CPython,
@@ -15,6 +16,7 @@ ends its span just after it, in the span layer's finaliser thread:
 
 from __future__ import annotations
 
+import atexit
 import heapq
 import itertools
 import threading
@@ -110,6 +112,7 @@ class _Watchdog:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._sweep_at = _SWEEP_AT
+        self._at_exit = False  # end_open registered with atexit
 
     def _after_fork(self) -> None:
         """A forked child starts empty: the parent's streams are the parent's to end (ended here too, their spans
@@ -133,6 +136,12 @@ class _Watchdog:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="otel-agents-stream-watchdog", daemon=True)
                 self._thread.start()
+                if not self._at_exit:
+                    # Registered after the tracer provider's own atexit shutdown (made before any stream), so it
+                    # runs first: a stream still referenced at exit (a script's module-level ``stream`` it broke out
+                    # of) would otherwise end at the globals' teardown, after the shutdown, and its span be lost.
+                    self._at_exit = True
+                    atexit.register(self.end_open)
             elif earliest is None or deadline < earliest:
                 self._cond.notify()  # only a new first deadline changes how long the thread sleeps
 
@@ -157,6 +166,15 @@ class _Watchdog:
             else:
                 with self._cond:
                     heapq.heappush(self._heap, (idle_until, next(self._counter), ref))
+
+    def end_open(self) -> None:
+        """End every stream still open as abandoned (at interpreter exit), except a forked parent's."""
+        with self._cond:
+            states = [entry[2]() for entry in self._heap]
+        for state in states:
+            if state is not None and not state.finished and state.generation == finalisers.generation:
+                with guard("stream.exit"):
+                    state.finish(abandoned=True)
 
     def pending(self) -> int:
         """How many streams are being watched (for tests)."""

@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         _say(line)
         if ": problem: " in line:
             problems.append(line.strip().replace(": problem: ", ": ", 1))
+        elif line.startswith("  problem: "):  # the variable itself (``,,``): no preset to name
+            problems.append(line[len("  problem: "):])
     problems = list(dict.fromkeys(problems))  # a value read twice is one problem
     if not problems:
         _say("no problems found")

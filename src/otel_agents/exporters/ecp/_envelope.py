@@ -131,6 +131,13 @@ def _public_output(run: Run, tree: RunTree, paused: bool, stop_reason: str | Non
     root = F.frozen(run.root)
     if paused:
         return F.assistant_text(F.output_value(root))
+    if root.foreign and root.semantic_kind == "model":
+        # A provider request alone: another instrumentation's output.value may be the provider's whole
+        # response object (OpenInference's openai: a ChatCompletion, a Response; its LangChain: an
+        # LLMResult); the answer is the model's text in its output messages.
+        answer = F.model_answer(root)
+        if answer is not None:
+            return answer
     text = F.output_text(root)
     if text is None and not root.foreign and A.OPENINFERENCE_SPAN_KIND not in root.attributes and \
             A.LANGFUSE_OBSERVATION_TYPE not in root.attributes:

@@ -668,21 +668,39 @@ def requested_call_parts(span: FoldSpan) -> list[tuple[str, str | None]]:
 
 def model_answer(span: FoldSpan) -> str | None:
     """The assistant text of a model span's output: the text parts of ``gen_ai.output.messages``,
-    else OpenInference ``llm.output_messages.{i}.message.content`` (the last assistant message);
-    ``None`` when not recorded."""
+    else OpenInference ``llm.output_messages.{i}.message.content``, or the text parts
+    ``llm.output_messages.{i}.message.contents.{j}.message_content.text`` joined by newlines (how
+    OpenInference writes a message of several parts: the Responses API's) — the last assistant
+    message's; ``None`` when not recorded."""
     a = span.attributes
     raw = a.get(A.GEN_AI_OUTPUT_MESSAGES)
     if raw is not None:
         return assistant_text(parse_json(raw))
     prefix = A.LLM_OUTPUT_MESSAGES + "."
-    found: list[tuple[int, str]] = []
+    content = "." + A.MESSAGE_CONTENT
+    part_text = "." + A.MESSAGE_CONTENT_TEXT
+    found: dict[int, list[tuple[int, str]]] = {}  # message index → (part index, text); a whole content is part -1
     for key in tuple(a):  # the keys, then the values of those that match (a foreign span's are redacted as read)
-        if key.startswith(prefix) and key.endswith("." + A.MESSAGE_CONTENT) and isinstance(value := a[key], str) \
-                and value:
-            index = key[len(prefix):].split(".", 1)[0]
-            if index.isdigit() and a.get(f"{prefix}{index}.{A.MESSAGE_ROLE}", "assistant") in _ASSISTANT_ROLES:
-                found.append((int(index), value))
-    return max(found)[1] if found else None
+        if not key.startswith(prefix) or not (key.endswith(content) or key.endswith(part_text)):
+            continue
+        value = a[key]
+        if not isinstance(value, str) or not value:
+            continue
+        index, _, rest = key[len(prefix):].partition(".")
+        if not index.isdigit() or a.get(f"{prefix}{index}.{A.MESSAGE_ROLE}", "assistant") not in _ASSISTANT_ROLES:
+            continue
+        if rest == A.MESSAGE_CONTENT:
+            part = -1
+        else:  # message.contents.{j}.message_content.text, a text part (its type "text", or none given)
+            head = f"{A.MESSAGE_CONTENTS}."
+            j = rest[len(head):-len(part_text)] if rest.startswith(head) else ""
+            if not j.isdigit() or a.get(f"{prefix}{index}.{head}{j}.{A.MESSAGE_CONTENT_TYPE}", "text") != "text":
+                continue
+            part = int(j)
+        found.setdefault(int(index), []).append((part, value))
+    if not found:
+        return None
+    return "\n".join(text for _, text in sorted(found[max(found)]))
 
 
 def requested_arguments(span: FoldSpan) -> dict[str, Any]:

@@ -7,6 +7,8 @@
   flow. ``GraphInterrupt`` (and ``NodeInterrupt``) stop the graph to wait for a
   human — the run is *paused*; ``ParentCommand`` hands a ``Command`` to the
   parent graph, which carries on.
+* Any other exception that is no ``Exception`` (``KeyboardInterrupt``, ``SystemExit``): the program was
+  stopped, the run did not fail — control flow, as the span layer records it for every framework.
 * ``langgraph.errors.GraphRecursionError``: an error (the caller gets it) that is also the stop
   reason ``max_turns`` of the graphs it ends (:func:`stop_reason`): the graph reached its
   ``recursion_limit`` (supersteps) without finishing. So are LangChain 1.x's agent middleware errors:
@@ -31,6 +33,7 @@ class Outcome(Enum):
     ABANDONED = "abandoned"
     PAUSED = "paused"
     CONTROL_FLOW = "control_flow"
+    STOPPED = "stopped"  # KeyboardInterrupt, SystemExit: control flow, no LangGraph hand-off
 
 
 _LANGGRAPH_ERRORS = "langgraph.errors"
@@ -54,6 +57,8 @@ def classify(exc: BaseException) -> Outcome:
         return Outcome.PAUSED
     if _in_mro(exc, "GraphBubbleUp"):
         return Outcome.CONTROL_FLOW
+    if not isinstance(exc, Exception):
+        return Outcome.STOPPED
     return Outcome.ERROR
 
 
