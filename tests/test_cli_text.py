@@ -460,6 +460,55 @@ def test_doctor_counts_an_exporters_variable_naming_no_preset_as_a_problem(monke
                                      "default, file)"], out
 
 
+_HUNG_RESOLVER = """
+import socket
+import threading
+
+_lookup = socket.getaddrinfo
+
+
+def getaddrinfo(host, *args, **kwargs):  # a resolver that never answers for *.hang
+    if isinstance(host, str) and host.endswith(".hang"):
+        threading.Event().wait()
+    return _lookup(host, *args, **kwargs)
+
+
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+def test_doctor_bounds_an_endpoint_that_never_answers(tmp_path: Path) -> None:
+    """``create_connection``'s timeout bounds the connect, not the name lookup before it: a resolver that does not
+    answer held ``doctor`` for as long as it took. Now each endpoint gets 2 s in all, and its line says which
+    endpoint and why: the lookup that did not finish (a resolver that never answers, put in the doctor's own
+    process by a ``sitecustomize``), a connect that got no answer (a loopback listener whose backlog is full)."""
+    import os
+    import socket
+
+    (tmp_path / "sitecustomize.py").write_text(_HUNG_RESOLVER, encoding="utf-8")
+    env = _clean_env(OTEL_AGENTS_EXPORTERS="otlp,phoenix",
+                     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://collector.hang:4318/v1/traces",
+                     PYTHONPATH=os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        port = full.getsockname()[1]
+        queued = [socket.create_connection(("127.0.0.1", port), timeout=5)]  # the backlog's one connection
+        env["PHOENIX_COLLECTOR_ENDPOINT"] = f"http://127.0.0.1:{port}"
+        try:
+            proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
+                                  env=env, cwd=tmp_path, timeout=120)  # hung (before): TimeoutExpired
+        finally:
+            for sock in queued:
+                sock.close()
+    assert (proc.returncode, proc.stderr) == (1, ""), (proc.stderr, proc.stdout)
+    lines = proc.stdout[proc.stdout.index("exporters configure() would use"):].splitlines()
+    assert lines[1].endswith("-> http://collector.hang:4318/v1/traces: problem: collector.hang:4318: the name "
+                             "lookup did not finish within 2 s (spans sent there are dropped at exit)"), lines
+    assert lines[2].endswith(f"problem: 127.0.0.1:{port}: no answer within 2 s (spans sent there are dropped at "
+                             "exit)"), lines
+
+
 def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
     """An endpoint carrying a credential (``https://user:PASSWORD@host``, which the OTLP/HTTP exporter sends as
     basic auth) was printed whole, three times, in the lines and the problems a user pastes into an issue: now
@@ -475,6 +524,13 @@ def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
     out = _doctor(env, code=1, cwd=tmp_path)
     assert "s3cr3t" not in out, out
     assert f"-> http://alice:[REDACTED]@127.0.0.1:{refused}/v1/traces: problem: 127.0.0.1:{refused}" in out, out
+    # a key in the traces URL's query: its name percent-encoded, a fragment after it (shown by both the exporter's
+    # line and opentelemetry-instrument's)
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"http://127.0.0.1:{refused}/v1/traces?access%5Ftoken=s3cr3t#f"
+    out = _doctor(env, code=1, cwd=tmp_path)
+    assert "s3cr3t" not in out, out
+    assert f"-> http://127.0.0.1:{refused}/v1/traces?access%5Ftoken=[REDACTED]#f: problem: 127.0.0.1:{refused}" \
+        in out, out
 
 
 def _clean_env(**values: str) -> dict[str, str]:

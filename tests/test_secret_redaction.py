@@ -37,8 +37,13 @@ def _b64url(data: dict[str, Any]) -> str:
     return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
 
-_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment", "query", "header", "yaml",
-          "url", "stripe", "jwt", "pem", "openai", "google", "slack")
+_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment", "query", "url_param", "header",
+          "yaml", "url", "stripe", "jwt", "pem", "openai", "google", "slack")
+
+
+def _percent_encoded(key: str, every: bool) -> str:
+    """``key`` as a URL may carry it: its ``_`` (or every character) percent-encoded."""
+    return "".join(f"%{ord(c):02X}" if every or c == "_" else c for c in key)
 
 
 @st.composite
@@ -61,6 +66,12 @@ def secret_texts(draw: Any, kinds: tuple[str, ...] = _KINDS) -> tuple[str, Any]:
         return secret, f"export {key.upper()}={secret}"
     if kind == "query":
         return secret, f"GET https://api.example.com/v1/orders?{key}={secret}&limit=5"
+    if kind == "url_param":  # a URL's parameter: its name percent-encoded, a path, a fragment or ";" after it
+        name = draw(st.sampled_from([key, _percent_encoded(key, False), _percent_encoded(key, True)]))
+        after = draw(st.sampled_from(["", "/more", "/more?x=1", "#frag", ";", "&limit=5", ")"]))
+        url = f"https://api.example.com/v1/orders?{draw(st.sampled_from(['', 'a=1&']))}{name}={secret}{after}"
+        return secret, draw(st.sampled_from([url, f"ENDPOINT={url}", f'url="{url}"', f"see {url}, then",
+                                             f"https://h/cb?redirect={url}"]))
     if kind == "header":
         header = draw(_header_key)
         prefix = draw(st.sampled_from(["", "Token ", "Bearer ", "Basic "]))
@@ -148,7 +159,31 @@ def test_each_kind_keeps_the_text_around_it(text: str, expected: str) -> None:
     assert redact_text(text) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # a URL's secret parameter followed by more of the URL: a query value holds "/" and "?" (RFC 3986 3.4), so
+    # the value runs to "&", ";", "#" or the URL's end, and the fragment and the parameters after it are kept
+    ("https://h/x?api_key=Zq2222222222/more", "https://h/x?api_key=[REDACTED]"),
+    ("https://h/x?token=Zq2222222222#frag", "https://h/x?token=[REDACTED]#frag"),
+    ("https://h/x?a=1&access_token=Zq2222222222;b=2", "https://h/x?a=1&access_token=[REDACTED];b=2"),
+    ("https://h/cb#access_token=Zq2222222222&token_type=bearer", "https://h/cb#access_token=[REDACTED]&token_type=bearer"),
+    # a percent-encoded name is read decoded, its secret word hidden or not; so is a form body's
+    ("https://h/x?api%5Fkey=Zq2222222222&b=2", "https://h/x?api%5Fkey=[REDACTED]&b=2"),
+    ("https://h/x?%70%61%73%73%77%6F%72%64=Zq2222222222", "https://h/x?%70%61%73%73%77%6F%72%64=[REDACTED]"),
+    ("client%5Fsecret=Zq2222222222&grant_type=x", "client%5Fsecret=[REDACTED]&grant_type=x"),
+    # the URL as the value of another rule's key, or of another URL's parameter
+    ("OTEL_EXPORTER_OTLP_ENDPOINT=https://h/v1/traces?api_key=Zq2222222222/x",
+     "OTEL_EXPORTER_OTLP_ENDPOINT=https://h/v1/traces?api_key=[REDACTED]"),
+    ('url="https://h/x?a=1&access_token=Zq2222222222;"', 'url="https://h/x?a=1&access_token=[REDACTED];"'),
+    ("https://h/login?next=https://h/cb?token=Zq2222222222&x=1", "https://h/login?next=https://h/cb?token=[REDACTED]&x=1"),
+    ('{"url": "https://h/x?p%61ssword=Zq2222222222#f"}', '{"url": "https://h/x?p%61ssword=[REDACTED]#f"}'),
+    ("fetch(https://h/x?token=Zq2222222222)", "fetch(https://h/x?token=[REDACTED])"),
+])
+def test_a_urls_secret_parameter_is_redacted_wherever_the_url_is(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
 @pytest.mark.parametrize("text", [
+    "https://h/x?max_tokens=5&page=2#top", "50%25 done: a%20b=c", "https://h/x?q=a%3Db",
     "Token usage: 12 tokens in, 4 out", "max_tokens=512, temperature=0.2", "see https://example.com/a?b=c",
     "ratio a=b c: d", "the key: is under the mat",  # 'key' alone is not a secret-named key
 ])
@@ -169,8 +204,8 @@ def test_json_text_stays_valid_json(data: Any) -> None:
 
 # Kinds whose line holding the secret is a secret on its own, after code on a source line (not a PEM body
 # line, a header or YAML line, which are secrets only at the start of their line)
-_LINE_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment", "query", "url", "stripe",
-               "jwt", "openai", "google", "slack")
+_LINE_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", "assignment", "query", "url_param",
+               "url", "stripe", "jwt", "openai", "google", "slack")
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

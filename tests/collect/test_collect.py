@@ -153,6 +153,25 @@ def test_a_page_from_an_allowed_origin_can_send_spans(collects) -> None:
     assert [e["public_output"] for e in c.envelopes()] == ["answer 0"]
 
 
+def test_any_origin_without_a_token_is_refused_at_start(tmp_path) -> None:
+    """``--allow-origin '*'`` (or ``null``) without a token let every web page open in the user's browser send spans
+    to the receiver (poisoning the envelopes it writes): exit 2 saying why, as ``ecp serve`` does."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_AGENTS_ECP_TOKEN"}
+    for value in ("*", "null"):
+        proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "ecp", "collect", "--port", "0",
+                               "-o", str(tmp_path / "out.jsonl"), "--allow-origin", value],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"otel-agents ecp collect: --allow-origin {value!r} without a token: any web "
+                                      f"page"), proc.stderr
+        assert "send spans to this server" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_the_exit_summary_counts_rejected_spans_among_those_received(collects) -> None:
     """One request of two spans, one with a broken id: the summary said "1 span(s) received, 1 rejected",
     which reads as the one span received being rejected, while the other was folded."""

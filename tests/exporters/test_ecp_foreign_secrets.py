@@ -73,6 +73,9 @@ def hostile_runs(rec: Recorder) -> None:
     tool.end()
     plain = _span(t, f"connect db=orders token={MARK}", {"note": "plain"}, agent)
     plain.end()
+    # a URL's parameters: a percent-encoded name, a value with a slash, a fragment after it, the URL as a value
+    fetch = _span(t, f"fetch ENDPOINT=https://api.example.com/v1?v=2&api%5Fkey={MARK}/x#top", {"note": "plain"}, agent)
+    fetch.end()
     agent.end()
     # OpenLLMetry (Traceloop): a workflow, a model call with its key and prompt, a tool's entity input/output.
     workflow = _span(t, "refunds.workflow", {
@@ -170,6 +173,7 @@ def assert_redacted(envelopes: list[dict[str, Any]]) -> dict[str, dict[str, Any]
     assert f"  error tool lookup_order: AuthError: key {R} was refused" in context
     assert f"    effect http GET api.example.com /v1/orders/{R} status=500" in context, context  # user info dropped
     assert f"  span connect db=orders token={R}" in context
+    assert f"  span fetch ENDPOINT=https://api.example.com/v1?v=2&api%5Fkey={R}#top" in context, context
     logs = {r["name"]: r for r in _strict(support["logs"])}
     assert logs["ChatOpenAI"]["attributes"]["gen_ai.openai.api_key"] == R
     assert logs["ChatOpenAI"]["attributes"]["gen_ai.request.model"] == "gpt-4o"

@@ -203,6 +203,55 @@ def test_malformed_lines_are_skipped_and_the_runs_around_them_kept(tmp_path: Pat
     assert f"skipped {source}:3: " in proc.stderr and f"skipped {source}:7: " in proc.stderr
 
 
+def test_nan_in_a_stored_run_is_a_bad_line_named_by_field_and_the_runs_around_it_are_served(tmp_path: Path) -> None:
+    """An envelope line that is strict JSON but whose ``logs`` text holds ``NaN`` was loaded, and the step it matched
+    was answered ``-32603 internal error: ValueError`` (its answer could not be written as strict JSON). Now it is a
+    bad line like any other, named by file, line and field; a span line with a ``NaN`` names the field too (was
+    "line 1 column 1140"), in the same words as ``otel-agents fold``; the runs around them are served in order."""
+    from otel_agents.exporters.file import to_otlp_json
+    from tests.exporters.conftest import Recorder
+
+    key = input_key("hello")
+
+    def envelope(output: str, second: int, **attributes: object) -> str:
+        root = {"trace_id": f"t{second}", "span_id": "s", "name": "agent/step", "start": f"2026-01-01T00:00:0{second}Z",
+                "status": "ok", "attributes": {"otel_agents.ecp.step.input_sha256": key, **attributes}}
+        return json.dumps({"status": "done", "public_output": output, "tool_calls": [], "evaluation_context": "",
+                           "logs": json.dumps([root]), "trace_id": f"t{second}"})
+
+    rec = Recorder()
+    with rec.telemetry.span("agent", "support") as agent:
+        agent.set_agent("support")
+        agent.set_output("traced")
+    span_line = json.dumps(to_otlp_json(rec.spans))
+    nan_span = span_line.replace('{"key": "gen_ai.agent.name"', '{"key": "x", "value": {"doubleValue": NaN}}, '
+                                 '{"key": "gen_ai.agent.name"', 1)
+    assert nan_span != span_line
+    source = tmp_path / "runs.jsonl"
+    source.write_text("\n".join([envelope("first", 1), envelope("bad", 2, x=float("nan")), nan_span,
+                                  envelope("second", 3), '{"status": "done", "public_output": "x", "logs": 5}']) + "\n",
+                      encoding="utf-8")
+    steps = "".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "agent/step", "params": {"input": "hello"}}) + "\n"
+                    for i in (1, 2, 3))
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", "--replay", str(source)], capture_output=True, text=True,
+                          input=steps, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a.get("result", {}).get("public_output") for a in answers] == ["first", "second", None]
+    assert answers[2]["error"]["code"] == -32000 and "all 2 stored run(s) with this input" in answers[2]["error"]["message"]
+    non_finite = "NaN is not a finite number (strict JSON has no NaN or Infinity)"
+    keys = [a["key"] for a in json.loads(span_line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]]
+    field = f"resourceSpans[0].scopeSpans[0].spans[0].attributes[{keys.index('gen_ai.agent.name')}].value.doubleValue"
+    assert f"skipped {source}:2: logs: invalid JSON text: [0].attributes.x: {non_finite}" in proc.stderr, proc.stderr
+    assert f"skipped {source}:3: invalid JSON: {field}: {non_finite}" in proc.stderr, proc.stderr
+    assert f"skipped {source}:5: logs: expected a string (the JSON text of the log records), got int" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    fold = subprocess.run([OTEL_AGENTS, "fold", str(source), "-o", str(tmp_path / "out.jsonl")], capture_output=True,
+                          text=True, timeout=120)
+    assert f"otel-agents fold: skipped {source}:3: invalid JSON: {field}: {non_finite}\n" in fold.stderr, fold.stderr
+    assert f"otel-agents ecp serve --replay: skipped {source}:3: invalid JSON: {field}: {non_finite}\n" in proc.stderr
+
+
 def test_phoenix_span_export_of_another_instrumentation_is_graded(tmp_path: Path) -> None:
     """A Phoenix span export of the LangChain agent traced by OpenInference (no ``ecp serve`` attributes):
     every manifest step is matched by its input (the root's ``input.value``) and graded by the real ``ecp run``;
@@ -304,7 +353,8 @@ def test_an_envelope_with_a_number_beyond_a_double_is_skipped_at_load(tmp_path: 
         '"total_tokens": 1}', '"total_tokens": 1e400}') + "\n", encoding="utf-8")
     errors: list = []
     assert [r.envelope["public_output"] for r in load_runs(str(source), errors=errors)] == ["first"]
-    assert [(e.line, "infinity when parsed as double" in e.message) for e in errors] == [(2, True)]
+    assert [(e.line, e.message) for e in errors] == [
+        (2, "invalid JSON: usage.total_tokens: 1e400 is not a finite number (beyond a double: infinity when read)")]
     assert errors == _fold_errors(source)  # what otel-agents fold says of that line
 
 

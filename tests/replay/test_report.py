@@ -209,8 +209,8 @@ def test_non_finite_numbers_and_other_encodings_are_named(tmp_path: Path, capsys
                                                           command: str) -> None:
     """A report is strict JSON in UTF-8 (RFC 8259): ``NaN``/``Infinity`` (Python's json writes them) are refused
     naming the file, never summed into a ``--json`` that is not JSON (before: a ValueError traceback at the
-    write) nor sent as an evaluation score; a report saved as Latin-1 or UTF-16 is named with the byte and its
-    line (before: the decoder's message alone, no file)."""
+    write) nor sent as an evaluation score, the field named; a report saved as Latin-1 or UTF-16 is named with the
+    byte and its line (before: the decoder's message alone, no file)."""
     from otel_agents.cli import main
 
     report = _report_with([])
@@ -227,7 +227,8 @@ def test_non_finite_numbers_and_other_encodings_are_named(tmp_path: Path, capsys
     utf16 = tmp_path / "utf16.json"
     utf16.write_bytes(json.dumps(report).encode("utf-16"))
     out = ["--json", str(tmp_path / "s.json")] if command == "report" else ["--out", str(tmp_path / "e.jsonl")]
-    for path, problem in ((infinite, "not JSON: non-finite number"), (latin1, f":{line}: not UTF-8 (byte 0xe9"),
+    nan = "not JSON: scenarios[0].steps[0].checks[0].score: NaN is not a finite number"  # the first in the text
+    for path, problem in ((infinite, nan), (latin1, f":{line}: not UTF-8 (byte 0xe9"),
                           (utf16, ":1: not UTF-8 (byte 0xff at offset 0)")):
         assert main(["ecp", command, str(path), *out]) == 2
         err = capsys.readouterr().err

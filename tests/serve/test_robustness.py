@@ -274,6 +274,35 @@ def test_a_page_from_an_allowed_origin_can_call_the_server(tmp_path: Path) -> No
         assert status == 204 and headers["allow"] == "POST, DELETE, OPTIONS"
 
 
+@pytest.mark.parametrize("value", ["*", "null"])
+def test_any_origin_without_a_token_is_refused_at_start(value: str, tmp_path: Path) -> None:
+    """``--allow-origin '*'`` without a token let every web page open in the user's browser run the agent on the
+    loopback server and read its answer (the Origin check is what stops that); ``null`` too, the Origin of any
+    page's sandboxed iframe. Now exit 2 saying why and what to do; with a token the server starts, and a page that
+    does not send it is refused (401, readable), one that does is answered."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_AGENTS_ECP_TOKEN"}
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo", "--http", "--port", "0", "--allow-origin", value],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert f"--allow-origin {value!r} without a token: any web page" in proc.stderr, proc.stderr
+    assert "OTEL_AGENTS_ECP_TOKEN" in proc.stderr and "Traceback" not in proc.stderr
+    with pytest.raises(ValueError, match="without a token"):  # the server's own check, for any caller
+        from otel_agents.serve.http import HTTPGate, HTTPSecurity
+
+        HTTPGate("/ecp", HTTPSecurity(allowed_origins=[value]))
+    origin = "https://evil.example" if value == "*" else "null"
+    with http_server(f"{AGENTS}:echo", "--allow-origin", value, log=tmp_path / "serve.log",
+                     env={**env, "OTEL_AGENTS_ECP_TOKEN": "sekrit"}) as (url, _):
+        body = rpc("agent/step", {"input": "x"}).encode()
+        status, headers, _ = _cors(url, "POST", {"Origin": origin, "Content-Type": "application/json"}, body)
+        assert status == 401 and headers["access-control-allow-origin"] == origin
+        status, _, answer = _cors(url, "POST", {"Origin": origin, "Content-Type": "application/json",
+                                                "Authorization": "Bearer sekrit"}, body)
+        assert status == 200 and json.loads(answer)["result"]["public_output"] == "echo: x"
+
+
 @pytest.mark.parametrize("value", ["https://ui.example/", "ui.example", "https://ui.example/app", "ftp://ui.example"])
 def test_an_allowed_origin_that_is_no_origin_is_refused(value: str) -> None:
     """``--allow-origin https://ui.example/`` (a trailing slash) never matched the ``Origin`` a browser sends, so

@@ -9,8 +9,10 @@ is encoded, so truncation can never bring a secret back):
   ``[REDACTED]`` in every serialisation a value reaches us in: a mapping, JSON
   text (``"password": "…"``), Python ``repr`` text (``{'password': '…'}``, as
   in LangGraph's ``Send(...)`` outputs), keyword/assignment text
-  (``password='…'``, ``API_KEY=…``, query strings) and header or YAML lines
-  (``x-api-key: …``, ``Authorization: Token …``).
+  (``password='…'``, ``API_KEY=…``), a URL's query and fragment parameters
+  wherever the URL is (``ENDPOINT=https://h/x?api%5Fkey=…#top``: a name read
+  percent-decoded, the value up to ``&``, ``;``, ``#`` or the URL's end) and
+  header or YAML lines (``x-api-key: …``, ``Authorization: Token …``).
 * **Secret shapes**, wherever they appear: bearer/basic credentials, the API
   keys of OpenAI, Anthropic, AWS, GitHub and Langfuse; Slack tokens (``xoxb-``,
   ``xoxp-``, ``xapp-``, rotating ``xoxe.xoxp-``/``xoxe-``) and webhook URLs;
@@ -28,6 +30,7 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote_plus
 
 import orjson
 
@@ -107,6 +110,14 @@ def _has_key_word(lowered: str) -> bool:
     times faster than one regex alternation or a generator over the words)."""
     return ("pass" in lowered or "pwd" in lowered or "secret" in lowered or "token" in lowered
             or "key" in lowered or "auth" in lowered or "credential" in lowered or "cookie" in lowered)
+
+
+def _may_be_percent_encoded_key(text: str) -> bool:
+    """Whether ``text`` may hold a URL parameter whose name spells a secret word percent-encoded (``%74oken=``), which
+    :func:`_has_key_word` cannot see."""
+    return "%" in text and "=" in text
+
+
 _SHORTEST_MEMBER = 9  # '"pwd":"x"'
 
 
@@ -119,6 +130,15 @@ _REPR_MEMBER = re.compile(r"'([^'\\\n]*(?:\\.[^'\\\n]*)*)'\s*:\s*('(?:[^'\\]|\\.
 _ASSIGNMENT = re.compile(r"(?<![\w\-.])-{0,2}([A-Za-z_][\w\-.]*)[ \t]*=[ \t]*('(?:[^'\\\n]|\\.)*(?:'|$)"
                          r"|\"(?:[^\"\\\n]|\\.)*(?:\"|$)|[^\s,;&)\]}'\"\\]+)")
 _HEADER_LINE = re.compile(r"(?m)^([ \t]*[A-Za-z][\w\-.]*[ \t]*:[ \t]*)(\S[^\r\n]*)")
+# A URL's query or fragment parameter (``?api_key=…``, ``&access_token=…;``, ``#access_token=…&``; RFC 3986
+# sections 3.4 and 3.5) wherever it is, also inside another rule's value (``OTEL_ENDPOINT=https://h/x?token=…``),
+# its name read percent-decoded (``api%5Fkey``). Its value runs to the next ``&``, ``;`` or ``#``, or to where the URL
+# ends in the text (whitespace, a quote, a bracket): ``/`` and ``?`` belong to a query (a base64 token holds ``/``),
+# so ``?token=…/more`` is redacted whole and a fragment after it is kept. A name that is not after ``?&;#`` is read
+# here only when percent-encoded (a form body, ``api%5Fkey=…&…``); ``password=a#b`` is the assignment rule's.
+_PARAM_VALUE = r"=([^&;#\s'\"<>\\()\[\]{}]+)"
+_QUERY_PARAM = re.compile(r"[?&;#]((?:[\w\-.~+]|%[0-9A-Fa-f]{2})+)" + _PARAM_VALUE)
+_ENCODED_PARAM = re.compile(r"(?<![\w\-.~%+])((?:[\w\-.~+]*%[0-9A-Fa-f]{2})+[\w\-.~+]*)" + _PARAM_VALUE)
 
 
 def redact_text(text: str) -> str:
@@ -149,7 +169,8 @@ def _redact_cached(text: str) -> str:
 
 
 def _redact(text: str) -> str:
-    if (":" in text or "=" in text or '"-' in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered):
+    if (":" in text or "=" in text or '"-' in text) and (_has_key_word(lowered := text.lower()) or "\\u" in lowered
+                                                          or _may_be_percent_encoded_key(text)):
         if '"' in text and ":" in text:
             text = _redact_members(text)
         head = text.lstrip()[:1]
@@ -166,6 +187,10 @@ def _redact(text: str) -> str:
             if "'" in text and ":" in text:
                 text = _redact_repr_members(text)
             if "=" in text:
+                if "?" in text or "&" in text or "#" in text or ";" in text:
+                    text = _QUERY_PARAM.sub(_redact_query_param, text)
+                if "%" in text:
+                    text = _ENCODED_PARAM.sub(_redact_query_param, text)
                 text = _ASSIGNMENT.sub(_redact_assignment, text)
             if ":" in text:
                 text = _HEADER_LINE.sub(_redact_header_line, text)
@@ -202,8 +227,8 @@ def _leaves_unchanged_cached(text: str) -> bool:
 
 def _leaves_unchanged(text: str) -> bool:
     lowered = text.lower()
-    return not (_has_key_word(lowered) or "\\u" in lowered or _SECRET_TRIGGER.search(text) is not None
-                or "eyJ" in text or "-----BEGIN " in text or ("://" in text and "@" in text))
+    return not (_has_key_word(lowered) or "\\u" in lowered or _may_be_percent_encoded_key(text)
+                or _SECRET_TRIGGER.search(text) is not None or "eyJ" in text or "-----BEGIN " in text or ("://" in text and "@" in text))
 
 
 def _is_json_container(text: str) -> bool:
@@ -241,7 +266,7 @@ def _needs_text_rules(literal: str) -> bool:
     if "\\u00" in literal:
         literal = _decoded(literal) or literal
     return ("'" in literal or "=" in literal or ":" in literal) and \
-        _has_key_word(literal.lower())
+        (_has_key_word(literal.lower()) or _may_be_percent_encoded_key(literal))
 
 
 def _quoted_redacted(value: str) -> str:
@@ -249,8 +274,21 @@ def _quoted_redacted(value: str) -> str:
     return f"{value[0]}{REDACTED}{value[0]}" if value[:1] in ("'", '"') else REDACTED
 
 
+def _redact_query_param(m: re.Match[str]) -> str:
+    key, value = m.group(1), m.group(2)
+    if "%" in key or "+" in key:
+        key = unquote_plus(key)
+    if len(key) <= 64 and is_secret_key(key):
+        return m.group(0)[:m.start(2) - m.start()] + REDACTED
+    if "=" in value and "?" in value:  # a URL in the value (``?next=https://h/cb?token=…``): its own parameters
+        return m.group(0)[:m.start(2) - m.start()] + _QUERY_PARAM.sub(_redact_query_param, value)
+    return m.group(0)
+
+
 def _redact_assignment(m: re.Match[str]) -> str:
     key, value = m.group(1), m.group(2)
+    if m.string.startswith(REDACTED, m.start(2)):  # a URL's parameter, redacted by _QUERY_PARAM
+        return m.group(0)
     if not is_secret_key(key) or value in ("''", '""', "None", "null"):
         return m.group(0)
     return m.group(0)[:m.start(2) - m.start(0)] + _quoted_redacted(value)

@@ -69,7 +69,8 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--auth-token", type=bearer_token, default=os.environ.get("OTEL_AGENTS_ECP_TOKEN") or None, metavar="TOKEN",
                    help="require 'Authorization: Bearer TOKEN' (default: $OTEL_AGENTS_ECP_TOKEN)")
     p.add_argument("--allow-origin", action="append", default=[], type=origin, metavar="ORIGIN",
-                   help="let pages from ORIGIN (scheme://host[:port]; '*' = any) send spans (OpenTelemetry JS in a "
+                   help="let pages from ORIGIN (scheme://host[:port]; '*' = any, with a token only) send spans "
+                        "(OpenTelemetry JS in a "
                         "browser): their requests pass the Origin check and get CORS answers, preflights included "
                         "(loopback origins always do)")
     p.add_argument("--allow-host", action="append", default=[], help="an extra allowed Host header name")
@@ -83,11 +84,14 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
 
 
 def _refusal(args: argparse.Namespace) -> str | None:
-    from ..serve.http import is_loopback, missing_server_packages
+    from ..serve.http import is_loopback, missing_server_packages, open_origin_refusal
 
     if not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could send spans. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
+    refusal = open_origin_refusal(args.allow_origin, args.auth_token, "send spans to this server")
+    if refusal:
+        return refusal
     if args.trace_idle > args.trace_timeout:  # each bound alone is checked by its argparse type
         return f"--trace-idle {args.trace_idle:g} is longer than --trace-timeout {args.trace_timeout:g}"
     return missing_server_packages(otlp=True)

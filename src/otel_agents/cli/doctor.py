@@ -1,10 +1,11 @@
 """``otel-agents doctor``: what is installed, what is instrumented, what the content policy is, and where
-``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request). Secrets in
+``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request, within 2 s
+name lookup included). Secrets in
 what it shows (a URL's password, a key in a query) are redacted.
 
 Exit status: 0 when it found no problem; 1 when it reported one (each is listed under ``problems:`` at the end:
 a variable with a value we do not take, a framework installed at a version we do not support, an exporter
-``configure()`` would refuse or whose endpoint refuses a connection); 2 for bad arguments. Notes (a peer
+``configure()`` would refuse or whose endpoint refuses a connection or does not answer); 2 for bad arguments. Notes (a peer
 instrumentation installed, tracing switched off on purpose) are not problems."""
 
 from __future__ import annotations
@@ -284,9 +285,8 @@ def exporter_missing(protocol: str) -> str | None:
 
 
 def _endpoint_problem(url: str, protocol: str = "http/protobuf") -> str | None:
-    """Why spans could not reach ``url``: the protocol's exporter missing, or no TCP connection; ``None`` if one
-    opened."""
-    import socket
+    """Why spans could not reach ``url``: the protocol's exporter missing, or no TCP connection within
+    :data:`PROBE_TIMEOUT` seconds, name lookup included (:func:`_connect_problem`); ``None`` if one opened."""
     from urllib.parse import urlsplit
 
     missing = exporter_missing(protocol)
@@ -294,13 +294,57 @@ def _endpoint_problem(url: str, protocol: str = "http/protobuf") -> str | None:
         return missing
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        socket.create_connection((parts.hostname, port), timeout=PROBE_TIMEOUT).close()
-    except socket.timeout:
-        return f"{parts.hostname}:{port} did not answer within {PROBE_TIMEOUT:g} s"
-    except OSError as exc:
-        return f"{parts.hostname}:{port}: {exc.strerror or exc} (spans sent there are dropped at exit)"
-    return None
+    problem = _connect_problem(parts.hostname or "localhost", port, PROBE_TIMEOUT)
+    return None if problem is None else f"{parts.hostname}:{port}: {problem} (spans sent there are dropped at exit)"
+
+
+def _connect_problem(host: str, port: int, timeout: float) -> str | None:
+    """Why no TCP connection to ``host:port`` opened within ``timeout`` seconds in all, or ``None`` when one did.
+
+    ``socket.create_connection``'s timeout bounds each connect, not the name lookup before it (``getaddrinfo``
+    blocks for as long as the resolver takes: a resolver that does not answer held the doctor for its own retries,
+    30 s and more), nor the sum over the name's addresses. The lookup runs in a daemon thread, given what is left
+    of ``timeout`` (it is abandoned after that; the process does not wait for it), and each address gets what
+    is left after the ones before it."""
+    import socket
+    import threading
+    import time
+
+    deadline = time.monotonic() + timeout
+    found: list = []
+
+    def lookup() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as exc:  # socket.gaierror: no such name, no resolver
+            found.append(exc)
+        except Exception as exc:  # noqa: BLE001 - an IDNA error (UnicodeError) and the like: told, not raised
+            found.append(OSError(str(exc)))
+
+    thread = threading.Thread(target=lookup, name="otel-agents-doctor-lookup", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if not found:
+        return f"the name lookup did not finish within {timeout:g} s"
+    if isinstance(found[0], OSError):
+        return f"name lookup failed: {found[0].strerror or found[0]}"
+    error: OSError | None = None
+    for family, kind, proto, _, address in found[0]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(left)
+            sock.connect(address)
+            return None
+        except OSError as exc:
+            error = exc
+        finally:
+            sock.close()
+    if error is None or isinstance(error, socket.timeout):
+        return f"no answer within {timeout:g} s"
+    return str(error.strerror or error)
 
 
 def _file_problem(path: str) -> str | None:

@@ -88,7 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="require 'Authorization: Bearer TOKEN' on every HTTP request "
                         "(default: $OTEL_AGENTS_ECP_TOKEN; prefer the variable: arguments show in ps)")
     p.add_argument("--allow-origin", action="append", default=[], type=origin, metavar="ORIGIN",
-                   help="let pages from ORIGIN (scheme://host[:port]; '*' = any) call the HTTP server: their "
+                   help="let pages from ORIGIN (scheme://host[:port]; '*' = any, with a token only) call the "
+                        "HTTP server: their "
                         "requests pass the Origin check and get CORS answers, preflights included (loopback origins "
                         "always do)")
     p.add_argument("--allow-host", action="append", default=[],
@@ -170,7 +171,7 @@ def _provider(args: argparse.Namespace | None, provider=None):
 def _refusal(args: argparse.Namespace) -> str | None:
     """Why these options (or this environment) are refused, or ``None``."""
     from .._spans.settings import ENV_SDK_DISABLED, sdk_disabled
-    from ..serve.http import is_loopback, missing_server_packages
+    from ..serve.http import is_loopback, missing_server_packages, open_origin_refusal
 
     if args.replay is not None:  # no agent runs, no span is recorded: these would do nothing, silently
         idle = [option for option, value in (("--collect", args.collect), ("--trace-file", args.trace_file),
@@ -183,6 +184,9 @@ def _refusal(args: argparse.Namespace) -> str | None:
     if args.http and not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")
+    if args.http and (refusal := open_origin_refusal(args.allow_origin, args.auth_token,
+                                                        "run the agent through this server")):
+        return refusal
     if args.http or args.collect is not None:
         missing = missing_server_packages(otlp=args.collect is not None)
         if missing:

@@ -550,7 +550,8 @@ def load_json(text: str | bytes) -> Any:
     writes) is valid JSON no UTF-8 string can hold: it is read as the text ``\\ud800``, as our exporter writes it.
 
     Raises:
-        ValueError: not UTF-8 (the byte named) or not JSON (orjson's message: position and problem).
+        ValueError: not UTF-8 (the byte named) or not JSON (orjson's message: position and problem; for a ``NaN``,
+            ``Infinity`` or a number beyond a double, the field's path instead: :func:`~.ecp._json.non_finite_problem`).
     """
     try:
         return orjson.loads(text)
@@ -561,7 +562,12 @@ def load_json(text: str | bytes) -> Any:
             except UnicodeDecodeError as bad:
                 raise ValueError(f"not UTF-8 text: {bad.reason} at byte {bad.start}") from None
         if "surrogate" not in str(exc):
-            raise ValueError(f"invalid JSON: {exc}") from None
+            problem = None
+            if "NaN" in text or "Infinity" in text or "infinity" in str(exc):  # name the field, not a column
+                from .ecp._json import non_finite_problem
+
+                problem = non_finite_problem(text)
+            raise ValueError(f"invalid JSON: {problem or exc}") from None
         from .ecp._json import strict_decode, writable
 
         try:  # the standard library reads lone surrogates; orjson has checked all else up to the first one

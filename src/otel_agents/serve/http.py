@@ -15,7 +15,8 @@ Checks, in order, before any agent code runs:
 1. the path (``404``);
 2. ``Host`` (DNS-rebinding protection): a loopback name, the bound address, or
    one listed with ``--allow-host``; else ``421``;
-3. ``Origin``, when sent: a loopback origin or one listed with ``--allow-origin``;
+3. ``Origin``, when sent: a loopback origin or one listed with ``--allow-origin`` (``*`` or ``null`` only with a
+   token: :func:`open_origin_refusal`);
    else ``403``; a CORS preflight (``OPTIONS`` with ``Access-Control-Request-Method``) from an allowed
    origin is answered here, ``204`` (see CORS below), before the token check (browsers send no
    ``Authorization`` on a preflight);
@@ -157,6 +158,23 @@ def normalise_origin(text: str) -> str:
     return f"{scheme}://{host}" + (f":{port}" if port is not None and port != _DEFAULT_PORTS[scheme] else "")
 
 
+def open_origin_refusal(allowed_origins: Iterable[str], auth_token: str | None,
+                        what: str = "call this server") -> str | None:
+    """Why these allowed origins are refused without a token, or ``None``: ``*`` lets every web page the user opens
+    call the server (the Origin check exists to stop that: MCP's Streamable HTTP transport security, DNS rebinding),
+    and so does ``null``, the origin of any page's sandboxed iframe or of a ``file:`` page. With a token a page must
+    also send ``Authorization: Bearer <token>``, which another site's page does not know. ``what`` says what such a
+    page could do (``run the agent through this server``)."""
+    open_ones = [o for o in ("*", "null") if o in allowed_origins]
+    if not open_ones or auth_token:
+        return None
+    how = "" if "*" in open_ones else " (from a sandboxed iframe, whose Origin is null)"
+    return (f"--allow-origin {' and '.join(repr(o) for o in open_ones)} without a token: any web page open in a "
+            f"browser on this machine could{how} {what} and read the answers. List the pages' origins "
+            "(--allow-origin https://ui.example:8080; loopback origins always pass), or require a token "
+            "(OTEL_AGENTS_ECP_TOKEN or --auth-token)")
+
+
 def _origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     """No Origin (a non-browser client) is allowed; otherwise loopback origins or listed ones."""
     if not origin:
@@ -242,7 +260,7 @@ class HTTPGate:
 
     Raises:
         ValueError: a token HTTP cannot carry (:func:`check_token`), an allowed origin that is not one
-            (:func:`normalise_origin`).
+            (:func:`normalise_origin`), ``*`` or ``null`` allowed without a token (:func:`open_origin_refusal`).
     """
 
     def __init__(self, path: str, security: HTTPSecurity | None = None, limits: HTTPLimits | None = None,
@@ -255,6 +273,9 @@ class HTTPGate:
         self.methods = ", ".join(methods)
         self._expose = ", ".join(expose).encode("latin-1")
         self._origins = [normalise_origin(o) for o in self.security.allowed_origins]
+        refusal = open_origin_refusal(self._origins, self.security.auth_token)
+        if refusal is not None:
+            raise ValueError(refusal)
         self._hosts = {h.lower().strip("[]") for h in self.security.allowed_hosts}
         if bound_host not in ("0.0.0.0", "::", ""):
             self._hosts.add(bound_host.lower().strip("[]"))

@@ -153,6 +153,26 @@ def _is_envelope(obj: Any) -> bool:
     return isinstance(obj, dict) and "status" in obj and "public_output" in obj and "resourceSpans" not in obj
 
 
+def _logs_problem(logs: Any) -> str | None:
+    """What is wrong with a stored envelope's ``logs`` (``None`` or absent is nothing): ECP makes it a string of
+    JSON text, an array of records; the replay decodes it to add its own record and writes it back as strict JSON,
+    so JSON text holding ``NaN`` (in a line that is strict JSON itself) failed that step with an internal error.
+    Named as the reader names a field (``logs: …``)."""
+    from ..exporters.ecp._json import strict_decode
+
+    if logs is None:
+        return None
+    if not isinstance(logs, str):
+        return f"logs: expected a string (the JSON text of the log records), got {type(logs).__name__}"
+    try:
+        records = strict_decode(logs)
+    except ValueError as exc:
+        return f"logs: invalid JSON text: {exc}"
+    if not isinstance(records, list):
+        return f"logs: its JSON text is a {type(records).__name__}, expected an array of log records"
+    return None
+
+
 def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[StoredRun]:
     """The stored runs of ``path`` (see the module docstring), in recorded order (root start time).
 
@@ -160,7 +180,8 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
     (:func:`~otel_agents.exporters.file.iter_otlp_json`, as ``otel-agents fold``): gzip, a byte-order mark, a
     pretty-printed document (one record over many lines), bounded lines; its envelope lines are the JSON objects
     that reader hands over as no trace request. A line that is neither an envelope nor OTLP/JSON (not UTF-8, not
-    strict JSON, a field of the wrong type, cut short by a writer that was killed) is skipped, and a span with a
+    strict JSON, a field of the wrong type, cut short by a writer that was killed), or an envelope whose ``logs``
+    is no strict JSON text of an array (:func:`_logs_problem`), is skipped, and a span with a
     bad field left out of its line, with the same :class:`~otel_agents.exporters.file.MalformedLine` as
     ``otel-agents fold`` reports (line number, field path); they go to ``errors``, or are logged as WARNINGs
     when ``errors`` is ``None``; the runs of the other lines are kept.
@@ -169,19 +190,24 @@ def load_runs(path: str, *, errors: list[MalformedLine] | None = None) -> list[S
         ReplaySourceError: the file cannot be read, or it holds no run.
     """
     from ..exporters.ecp import fold
-    from ..exporters.file import iter_otlp_json
+    from ..exporters.file import MalformedLine, iter_otlp_json
 
     skipped: list[MalformedLine] = []
     envelopes: list[tuple[int, dict[str, Any]]] = []  # (line number in the file, envelope)
 
     def other(number: int, obj: dict[str, Any]) -> None:
         if _is_envelope(obj):
-            envelopes.append((number, obj))
+            problem = _logs_problem(obj.get("logs"))
+            if problem is None:
+                envelopes.append((number, obj))
+            else:  # its answer could not be written as strict JSON: the line is skipped, named, as a bad line is
+                skipped.append(MalformedLine(path, number, problem))
 
     try:
         spans = [s for _, batch in iter_otlp_json(path, errors=skipped, others=other) for s in batch]
     except OSError as exc:
         raise ReplaySourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    skipped.sort(key=lambda problem: problem.line)
     runs = [_stored(env) for _, env in envelopes]
     for run, (number, _) in zip(runs, envelopes):
         run.line = number

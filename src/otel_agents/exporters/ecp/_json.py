@@ -142,12 +142,58 @@ _strict_decoder = json.JSONDecoder(parse_constant=_reject, parse_float=_finite_f
 
 def strict_decode(text: str) -> Any:
     """``text`` read by the standard library's JSON decoder, strict: ``ValueError`` for ``NaN``, ``Infinity``,
-    numbers beyond a double, and nesting past its recursion limit (``nested too deeply``, not a
-    ``RecursionError``); lone surrogate escapes and integers of any size are read (what orjson refuses)."""
+    numbers beyond a double (the message names the field: :func:`non_finite_problem`), and nesting past its
+    recursion limit (``nested too deeply``, not a ``RecursionError``); lone surrogate escapes and integers of any
+    size are read (what orjson refuses)."""
     try:
         return _strict_decoder(text)
     except RecursionError:
         raise ValueError(NESTED_TOO_DEEPLY) from None
+    except ValueError as exc:
+        if str(exc).startswith("non-finite number"):
+            raise ValueError(non_finite_problem(text) or str(exc)) from None
+        raise
+
+
+class _NonFinite:
+    """Stands for a ``NaN``, ``Infinity``, ``-Infinity`` or a number beyond a double in a parsed document."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _marked_float(text: str) -> Any:
+    number = float(text)
+    return number if math.isfinite(number) else _NonFinite(text)
+
+
+_marking_decoder = json.JSONDecoder(parse_constant=_NonFinite, parse_float=_marked_float).decode
+
+
+def non_finite_problem(text: str | bytes) -> str | None:
+    """Where JSON-like ``text`` holds its first ``NaN``, ``Infinity``, ``-Infinity`` or number beyond a double (which
+    strict JSON, RFC 8259 section 6, cannot carry, and our readers refuse), as an error message names it:
+    ``path: token is not a finite number (...)``, the path in the form the OTLP/JSON reader names a field with
+    (``resourceSpans[0].scopeSpans[0].spans[2].attributes[1].value.doubleValue``); ``None`` when it holds none
+    or is no JSON even with them. Only for an error's message: it parses ``text`` again."""
+    try:
+        data = _marking_decoder(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:  # depth first, in document order
+        value, path = stack.pop()
+        if isinstance(value, _NonFinite):
+            why = ("strict JSON has no NaN or Infinity" if value.text in ("NaN", "Infinity", "-Infinity") else
+                   "beyond a double: infinity when read")
+            return f"{path or 'the document'}: {value.text} is not a finite number ({why})"
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
+    return None
 
 
 NESTED_TOO_DEEPLY = "nested too deeply (arrays or objects deeper than the decoder's recursion limit)"
@@ -179,4 +225,5 @@ def loads(text: str, fallback: Callable[[str], Any]) -> Any:
     return fallback(text)
 
 
-__all__ = ["NESTED_TOO_DEEPLY", "attribute_json", "compact", "envelope_line", "loads", "strict_decode", "writable"]
+__all__ = ["NESTED_TOO_DEEPLY", "attribute_json", "compact", "envelope_line", "loads", "non_finite_problem",
+           "strict_decode", "writable"]

@@ -308,7 +308,7 @@ class Hooks:
             return
         call.last = llm_response
         partial = getattr(llm_response, "partial", None)
-        if partial or call.streamed and call.chunks is None:
+        if partial or call.streamed and not call.chunked:
             # a chunk of a streamed (SSE) request: a partial response, or a whole one that came as its first
             # chunk (the aggregate ADK makes of the partials when the stream ends is none)
             call.chunk_arrived()
@@ -380,7 +380,6 @@ class Hooks:
                 not getattr(call.last, "turn_complete", None)
             if call.final is None and (stream_cut or _caller_left()):
                 span.mark_abandoned()
-            call.time_chunks(span)
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
         span.end()

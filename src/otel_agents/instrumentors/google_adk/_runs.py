@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import time
 
 from collections import OrderedDict
 from contextvars import ContextVar
@@ -29,23 +28,19 @@ MAX_INVOCATIONS = 1024
 ACTIVE_TOOL: ContextVar["SemanticSpan | None"] = ContextVar("otel_agents_adk_active_tool", default=None)
 
 
-_CHUNKS_KEPT = 65536  # a request's partial responses timed (bounded; ADK streams far fewer)
-
-
 class ModelCall:
     """One model request: its span, the partial chunks seen, the final response.
 
     The span opens (with the request's start time) only once the model has answered, failed or been left
-    (``opener`` builds it on first use): a request an agent callback answers instead never reaches the model
-    and gets none."""
+    (``opener`` builds it on first use; a streamed response's first chunk is an answer): a request an agent
+    callback answers instead never reaches the model and gets none."""
 
-    __slots__ = ("_span", "opener", "agent", "texts", "thoughts", "final", "last", "request", "usage", "began",
-                 "chunks", "streamed")
+    __slots__ = ("_span", "opener", "agent", "texts", "thoughts", "final", "last", "request", "usage", "chunked",
+                 "streamed")
 
     def __init__(self, opener: Callable[[], SemanticSpan], agent: str, request: Any):
         self._span: SemanticSpan | None = None
-        self.began = time.monotonic()  # the request, on the clock its streamed chunks are timed with
-        self.chunks: list[float] | None = None  # when each chunk of a streamed request's response arrived
+        self.chunked = False  # a chunk of a streamed request's response arrived
         self.streamed = False  # the request was streamed (SSE): its responses are timed as chunks
         self.opener = opener
         self.agent = agent
@@ -73,21 +68,10 @@ class ModelCall:
                 (self.thoughts if getattr(p, "thought", None) else self.texts).append(p.text)
 
     def chunk_arrived(self) -> None:
-        """A chunk of a streamed (SSE) request's response arrived now."""
-        now = time.monotonic()
-        if self.chunks is None:
-            self.chunks = [now]
-        elif len(self.chunks) < _CHUNKS_KEPT:
-            self.chunks.append(now)
-
-    def time_chunks(self, span: SemanticSpan) -> None:
-        """Give ``span`` (opened once the model answered) the chunk times seen: its time to the first chunk is
-        measured from the request, not from when the span opened."""
-        chunks = self.chunks
-        if chunks:
-            for at in chunks:
-                span.chunk_received(at)
-            span.set_time_to_first_chunk(chunks[0] - self.began)
+        """A chunk of a streamed (SSE) request's response arrived now: timed by the model span (opened with the
+        request's start time, so its time to the first chunk counts from the request)."""
+        self.chunked = True
+        self.span.chunk_received()
 
     def assembled(self) -> list[Part]:
         """The partial chunks put together (for a request whose every response was partial)."""
