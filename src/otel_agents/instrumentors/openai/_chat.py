@@ -151,8 +151,6 @@ def request_attributes(span: SemanticSpan, body: Mapping[str, Any], api_type: st
     span.set_attributes({A.OPENAI_API_TYPE: api_type, A.OPENAI_REQUEST_SERVICE_TIER: body.get("service_tier")})
 
 
-
-
 class ChunkAccumulator(Accumulator):
     """Assembles ``ChatCompletionChunk`` events per choice; usage from the chunk that carries it."""
 

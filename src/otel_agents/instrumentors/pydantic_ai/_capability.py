@@ -34,7 +34,7 @@ from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, 
 
 from ..._spans import SemanticSpan, guard, instrumentation_enabled, report_internal_error
 from ..._spans.address import server_attributes
-from ...semconv import Kind, attributes as A
+from ...semconv import Kind
 from . import _convert
 from ._runs import RunSpans, RunTracker, end_model, parent_context
 
@@ -202,8 +202,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             parameters = (_convert.request_parameters(attempt.model_settings, attempt.streaming)
                           if span.is_recording else None)
             span.set_model(request_model=model.model_name, provider=model.system, parameters=parameters)
-            span.set_attribute(A.GEN_AI_OUTPUT_TYPE,
-                               _convert.output_type(getattr(attempt, "model_request_parameters", None)))
+            span.set_request_output(_convert.output_type(getattr(attempt, "model_request_parameters", None)))
             if run is not None:
                 run.models.append((span, request_context, time.perf_counter()))
             return span
