@@ -45,3 +45,14 @@ def server_attributes(url: Any, *, scheme_port: bool = False) -> dict[str, Any]:
     if port is not None:
         attrs[A.SERVER_PORT] = port
     return attrs
+
+
+def configured_url(obj: Any, names: tuple[str, ...]) -> str | None:
+    """The first of ``obj``'s attributes ``names`` that holds a non-empty string: the base URL a model object was
+    given (``base_url``, ``api_base``), for :meth:`~.span.SemanticSpan.set_server`; ``None`` when none does (its
+    provider's default endpoint, which such objects leave to their SDK client)."""
+    for name in names:
+        value = getattr(obj, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None

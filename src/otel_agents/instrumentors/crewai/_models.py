@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 from ..._spans import ChatMessage, Part, SemanticSpan, ToolCallRequest, ToolDefinition, Usage, guard
 from ..._spans.messages import json_arguments
+from ..._spans.address import configured_url
 from ...semconv import Kind
 from .._hierarchy import subclasses
 from . import _content, _scope
@@ -65,7 +66,7 @@ def install(hooks: Hooks) -> None:
             # Model and provider always (a sampled-out span's metrics use them); the rest only if recorded.
             span.set_model(request_model=getattr(llm, "model", None), provider=_provider(llm),
                            parameters=_request_parameters(llm) if span.is_recording else None)
-            span.set_server(_base_url(llm))
+            span.set_server(configured_url(llm, ("base_url", "api_base")))  # api_base: LiteLLM's
             if getattr(llm, "is_litellm", False) is True:  # the LiteLLM-backed LLM sends its n; the native
                 span.set_request_output(None, getattr(llm, "n", None))  # provider classes do not
             if span.records_content:
@@ -137,16 +138,6 @@ def _provider(llm: Any) -> str | None:
     if type(llm).__module__.startswith("crewai.") or "/" in (getattr(llm, "model", None) or ""):
         return provider
     return provider if provider != "openai" else None
-
-
-def _base_url(llm: Any) -> Any:
-    """The URL the LLM was told to connect to (``base_url``, or LiteLLM's ``api_base``); ``None`` for its
-    provider's default endpoint, which the native provider classes leave to their SDK client."""
-    for key in ("base_url", "api_base"):
-        value = getattr(llm, key, None)
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 def _request_parameters(llm: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel
 
 from ..._spans import ChatMessage, ToolCallRequest, ToolDefinition, Usage, probes, token_count
+from ..._spans.address import configured_url
 from .._provider_tools import tool_definitions
 from . import _content
 
@@ -253,11 +254,7 @@ def model_parameters(instance: Any, *, stream: bool) -> dict[str, Any]:
 def base_url(instance: Any) -> Any:
     """The URL an LLM's client connects to, as the integration holds it (``api_base``: OpenAI and its kin;
     ``base_url``: Ollama, Anthropic…), else ``None``."""
-    for key in ("api_base", "base_url"):
-        value = getattr(instance, key, None)
-        if isinstance(value, str) and value:
-            return value
-    return None
+    return configured_url(instance, ("api_base", "base_url"))
 
 
 # -- tools ------------------------------------------------------------------------
