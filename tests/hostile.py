@@ -8,6 +8,7 @@ raises, a pydantic model holding a generator, a mock.
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pydantic
 
@@ -128,3 +129,15 @@ class StrRaises:
 
     def __repr__(self) -> str:
         return "<StrRaises>"
+
+
+class Spy(mock.MagicMock):
+    """A ``MagicMock`` that records every call as one does (``mock_calls``: calls of it, of its attributes and
+    of its magic methods) but whose calls return ``None``, not a new mock: a framework that walks a value
+    recursively then ends at once. Google ADK's own telemetry (``_to_any_value``) calls ``to_dict()`` on
+    whatever has one; a plain mock's result has one again, and again (~1.5M mocks, 50 s per X-8 run)."""
+
+    def _get_child_mock(self, **kwargs: Any) -> Any:
+        if kwargs.get("_new_name") == "()":  # the return value of a call
+            return None
+        return super()._get_child_mock(**kwargs)

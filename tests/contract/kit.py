@@ -35,7 +35,6 @@ import signal
 import threading
 import time
 from typing import Any, Callable, ClassVar
-from unittest import mock
 
 import pytest
 import wrapt
@@ -46,8 +45,8 @@ from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
 from otel_agents._spans.finalisers import settle
 from tests import forking
-from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, StrRaises,
-                           UnboundProxy, UnprintableError)
+from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, Spy,
+                           StrRaises, UnboundProxy, UnprintableError)
 from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
 
 MARKER = "ZX-MARKER-7Q"
@@ -585,9 +584,9 @@ class ContractSuite:
         never iterates the generator nor calls the mock (the state afterwards is the uninstrumented one)."""
 
         def setup() -> Callable[[], Any]:
-            rows, spy = (i for i in range(3)), mock.MagicMock()
+            rows, spy = (i for i in range(3)), Spy()
             scenario.tool_value = {"report": RowsHolder(name="r", rows=rows), "spy": spy}
-            return lambda: (list(rows), len(spy.mock_calls))
+            return lambda: (list(rows), list(spy.mock_calls))
 
         self._same_outcome_and_all_ended(scenario, provider, setup)
         assert scenario.results, "the scenario's tool does not return scenario.result(...)"
