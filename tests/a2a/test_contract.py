@@ -29,15 +29,10 @@ class LookupFailed(Exception):
 
 
 class A2AScenario(Scenario):
-    """A2A client → server (one process): the remote agent calls ``lookup_order`` and answers with an artifact.
-
-    ``x3_runs``: 200 — each run is two HTTP exchanges through Starlette and a2a-sdk's task machinery
-    (~30 ms on the shared cores); 200 mixed runs cover every end path many times over.
-    """
+    """A2A client → server (one process): the remote agent calls ``lookup_order`` and answers with an artifact."""
 
     instrumentor_cls = A2AInstrumentor
     kinds = ("agent", "tool")
-    x3_runs = 200
     # X-11: the remote agent's task runs on in the server's own task, and a2a-sdk's client swallows the
     # cancellation (the caller then finds no event: IndexError), uninstrumented too
     cancel_stops_run = False

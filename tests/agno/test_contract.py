@@ -25,7 +25,6 @@ class AgnoScenario(Scenario):
     instrumentor_cls = AgnoInstrumentor
     streams_model = True  # its consumed streaming run streams the model
     ids = ("session", "user")
-    x3_runs = 400  # an Agno run costs ~3 ms of framework overhead; 400 mixed runs keep X-3 under a few seconds
 
     def _agent(self, marker: str, tag: str, fail: bool = False) -> Agent:
         probe = self.probe

@@ -22,7 +22,6 @@ class AutoGenScenario(Scenario):
     with its result (``reflect_on_tool_use``)."""
 
     instrumentor_cls = AutoGenAgentChatInstrumentor
-    x3_runs = 200  # an AgentChat run (asyncio.run + the agent) costs ~25 ms; 200 mixed runs keep X-3 to ~5 s
     hangs_on = (StopIteration, asyncio.CancelledError)  # AgentChat's runtime waits forever on either (X-14)
 
     def _agent(self, marker: str, tag: str, fail: bool = False, async_tool: bool = False) -> AssistantAgent:

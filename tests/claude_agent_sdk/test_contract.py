@@ -2,7 +2,7 @@
 
 The scenario runs the real SDK over the in-process fake CLI (:class:`.fake_cli.InProcessTransport`): one
 ``lookup_order`` SDK MCP tool call (whose handler probes), then the answer. The real subprocess transport is
-exercised by ``test_cases.py``; here a run costs a few milliseconds, so X-3 makes its full 1,000 runs.
+exercised by ``test_cases.py``; here a run costs a few milliseconds.
 """
 
 from __future__ import annotations

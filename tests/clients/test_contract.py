@@ -72,7 +72,6 @@ def _openai_brain(request: Any) -> Any:
 class _LoopScenario(Scenario):
     """A hand-written loop: model → ``lookup_order`` (probes, puts the marker in its result) → model answers."""
 
-    x3_runs = 200  # each run is two real client requests through the SDK's whole pipeline (~25 ms): 200 keep X-3 under 15 s
 
     def __init__(self) -> None:
         super().__init__()

@@ -21,12 +21,6 @@ _USAGES = [FULL_USAGE, {"completion_tokens": 7}, None]
 class CrewAIScenario(Scenario):
     """A one-agent crew on the ReAct path: the model calls ``lookup_order``, then answers with its result.
 
-    ``x3_runs`` is 300, not 1,000: a CrewAI kickoff costs about 50 ms of CPU even with a scripted
-    model (its agent executor is itself a Flow run through ``asyncio.run``, and every step emits
-    events to the bus's thread pool), and more wall time than that on a loaded 2-core machine —
-    measured: 240 mixed runs took 20 s there. 1,000 runs would take over a minute on their own; 300
-    still cycle success and failure, and every usage shape (full, partial, none), 100 times each.
-
     ``streams`` is off: ``Crew(stream=True)`` relays event-bus chunks while an
     ordinary kickoff runs on a thread underneath, and abandoning its iterator
     does not stop that run, so there is no stream of ours to abandon; the
@@ -35,7 +29,6 @@ class CrewAIScenario(Scenario):
 
     instrumentor_cls = CrewAIInstrumentor
     kinds = ("chain", "agent", "model", "tool")
-    x3_runs = 300
     streams = False
 
     def __init__(self) -> None:

@@ -23,7 +23,6 @@ class ADKScenario(Scenario):
     """An LlmAgent over :class:`ScriptedLlm` that calls ``lookup`` once (which probes), then answers with its result."""
 
     instrumentor_cls = GoogleADKInstrumentor
-    x3_runs = 200  # an ADK run through a Runner costs ~10 ms of framework overhead; 200 mixed runs keep X-3 short
 
     def _agent(self, marker: str, tag: str, fail: bool = False) -> LlmAgent:
         probe = self.probe

@@ -19,7 +19,7 @@
   (``agent`` → ``tools`` (ToolNode) → ``agent`` → END, routed by a conditional edge).
 * :func:`build_lean_agent_graph` — the same loop at the lowest cost (routing by
   ``Command``, tools called in the node itself, no thread pool): the contract
-  kit's scenario, run a thousand times by X-3.
+  kit's scenario, run many times by X-3.
 """
 
 from __future__ import annotations

@@ -33,9 +33,6 @@ class LlamaIndexScenario(Scenario):
     streams_model = True  # its consumed streaming run streams the model
     plain_run_streams_model = True  # FunctionAgent streams the model in a plain run too
     hangs_on = (StopIteration, asyncio.CancelledError)  # the workflow waits forever on either
-    # X-3 keeps the kit's 1,000 runs: about 19 s on this 2-core machine (a FunctionAgent run
-    # costs 20-40 ms inside llama-index-core's workflow runtime itself; our handlers add a
-    # fifth or less), though up to 55 s when other test runs share the machine.
 
     def __init__(self) -> None:
         super().__init__()

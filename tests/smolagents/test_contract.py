@@ -21,16 +21,10 @@ def _script(marker: str, order: str = "A100") -> list:
 
 
 class SmolagentsScenario(Scenario):
-    """A ``ToolCallingAgent`` over a scripted model: ``lookup_order`` once, then ``final_answer``.
-
-    ``x3_runs``: 400 — a smolagents run renders its prompt templates with Jinja and
-    logs through rich on every step (~10 ms each on the shared CI cores); 400 mixed
-    runs still cover every end path many times over.
-    """
+    """A ``ToolCallingAgent`` over a scripted model: ``lookup_order`` once, then ``final_answer``."""
 
     instrumentor_cls = SmolagentsInstrumentor
     streams_model = True  # its consumed streaming run streams the model (X-16)
-    x3_runs = 400
     cancel_stops_run = False  # arun is the sync run in a worker thread: cancelling its awaiter does not stop it
 
     def _agent(self, marker: str, tag: str, order: str = "A100", stream: bool = False) -> Any:
