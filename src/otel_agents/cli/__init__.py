@@ -48,7 +48,7 @@ def same_file(a: str, b: str) -> bool:
         return False
 
 
-def written_over(command: str, outputs: Sequence[tuple[str, str | None]],
+def written_over(outputs: Sequence[tuple[str, str | None]],
                  inputs: Sequence[tuple[str, str | None]]) -> str | None:
     """Why a command would write over one of its own inputs, or write two outputs to one file; ``None`` when it
     would not. ``outputs`` and ``inputs`` are ``(what, path)`` pairs (``("--json", path)``, ``("the input report",
@@ -58,10 +58,10 @@ def written_over(command: str, outputs: Sequence[tuple[str, str | None]],
     for i, (what, path) in enumerate(files):
         for source_what, source in inputs:
             if source and source != "-" and same_file(path, source):
-                return f"{command}: {what} {path} is {source_what} {source}: writing into it would break it"
+                return f"{what} {path} is {source_what} {source}: writing into it would break it"
         for other, earlier in files[:i]:
             if same_file(path, earlier) or os.path.realpath(path) == os.path.realpath(earlier):
-                return f"{command}: {what} and {other} name one file, {path}"
+                return f"{what} and {other} name one file, {path}"
     return None
 
 

@@ -84,10 +84,10 @@ def run(args: argparse.Namespace) -> int:
     if args.to == "file":  # the trace file may take the records (fold skips log lines), the report and manifest not
         from . import written_over
 
-        problem = written_over("otel-agents ecp annotate", [("-o", out)],
+        problem = written_over([("-o", out)],
                                [("the report", args.report), ("the manifest", args.manifest)])
         if problem:
-            print(problem, file=sys.stderr)
+            print(f"otel-agents ecp annotate: {problem}", file=sys.stderr)
             return 2
     if args.to != "file" and args.out:  # a URL there: said before anything is sent, not as each send's failure
         from ..exporters.presets import check_url

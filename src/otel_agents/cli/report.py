@@ -404,10 +404,10 @@ def run(args: argparse.Namespace) -> int:
     2 a report that cannot be read or an output that cannot be written (or that is an input report)."""
     from . import written_over
 
-    problem = written_over("otel-agents ecp report", [("--json", args.json), ("--html", args.html)],
+    problem = written_over([("--json", args.json), ("--html", args.html)],
                            [("the input report", path) for path in args.reports])
     if problem:
-        print(problem, file=sys.stderr)
+        print(f"otel-agents ecp report: {problem}", file=sys.stderr)
         return 2
     try:
         summary = summarise([load(path) for path in args.reports], args.k)
