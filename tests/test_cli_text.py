@@ -31,6 +31,18 @@ def test_help_is_plain_text(command: list[str]) -> None:
     assert not REST.search(out), out
 
 
+def test_python_m_otel_agents_is_the_command() -> None:
+    """``python -m otel_agents ...`` (the way to run it where the venv's scripts are not on PATH) is the
+    ``otel-agents`` command; it was ``No module named otel_agents.__main__`` (only ``otel_agents.cli`` ran)."""
+    as_package = subprocess.run([sys.executable, "-m", "otel_agents", "fold", "--help"], capture_output=True,
+                                text=True)
+    assert as_package.returncode == 0, as_package.stderr
+    assert as_package.stdout == subprocess.run([sys.executable, "-m", "otel_agents.cli", "fold", "--help"],
+                                               capture_output=True, text=True, check=True).stdout
+    bad = subprocess.run([sys.executable, "-m", "otel_agents", "fold", "x.jsonl", "--frob"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unrecognized arguments: --frob" in bad.stderr
+
+
 def test_demo_says_one_framework_not_one_frameworks(tmp_path: Path) -> None:
     runs = [demo.Run("langchain", "agent", tmp_path, passed=5, total=5, check_results=[True] * 5)]
     runs.append(demo.Run("langchain", "faulty_agent", tmp_path / "faulty", passed=3, total=5,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import logging
+import os
 import subprocess
 import sys
 import textwrap
@@ -355,6 +356,32 @@ def test_a_timeout_that_is_not_a_positive_number_fails_at_configure(preset: str,
     made = getattr(presets, preset)(timeout=timeout, **keys)
     with pytest.raises(ValueError, match=rf"^the timeout= argument must be a positive number of seconds, got "):
         configure(exporters=[made], frameworks=[], set_global=False)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+@pytest.mark.parametrize("preset", ["otlp", "otlp-grpc", "phoenix", "mlflow", "langfuse"])
+def test_a_timeout_variable_every_export_would_fail_with_fails_at_configure(preset: str, value: str,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OTEL_EXPORTER_OTLP_TIMEOUT=0`` (or -1, nan, inf) was taken by ``configure()`` and reported by no one
+    (``otel-agents doctor``: "no problems found"); the OpenTelemetry exporters then failed every export with it
+    ("the timeout cannot be set to a value less than or equal to 0"), the spans lost. Now ``configure()`` raises
+    naming the variable (so doctor reports it), over HTTP and gRPC; the traces variable, read first, decides."""
+    for variable in _OTLP_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    keys = {"public_key": "pk-lf-1", "secret_key": SECRET} if preset == "langfuse" else {}
+    made = presets.otlp(protocol="grpc") if preset == "otlp-grpc" else getattr(presets, preset)(**keys)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", value)
+    with pytest.raises(ValueError, match=rf"^OTEL_EXPORTER_OTLP_TIMEOUT='{value}': the OpenTelemetry exporter "
+                                         "would fail every export"):
+        configure(exporters=[made], frameworks=[], set_global=False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "5")
+    configure(exporters=[made], frameworks=[], set_global=False).shutdown()
+    if preset == "otlp" and value == "0":
+        env = {k: v for k, v in os.environ.items() if k != "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"}
+        doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
+                                env={**env, "OTEL_AGENTS_EXPORTERS": "otlp"}, timeout=120)
+        assert doctor.returncode == 1 and "OTEL_EXPORTER_OTLP_TIMEOUT='0': the OpenTelemetry exporter would fail" \
+            in doctor.stdout, doctor.stdout
 
 
 _OTLP_VARIABLES = ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_ENDPOINT",

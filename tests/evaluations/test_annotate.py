@@ -284,6 +284,31 @@ def test_malformed_manifest_names_checks_from_the_report(tmp_path: Path, manifes
     assert result.label == "pass" and result.name.startswith("tool_usage:")
     assert evaluation_results({**report, "manifest": 0})[0].label == "pass"  # not opened as a file descriptor
 
+def test_records_are_never_appended_to_the_report_or_the_manifest(graded: dict[str, Path], tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """``ecp annotate r.json -o r.json`` appended OTLP log lines to the report it read: no longer JSON, so neither
+    ``ecp report`` nor another ``annotate`` could read it. The report and the manifest are refused as ``-o`` (exit 2,
+    both named); the trace file still takes the records (``fold`` skips log lines)."""
+    report = tmp_path / "report.json"
+    report.write_text((graded["agent"] / "report.json").read_text(encoding="utf-8"), encoding="utf-8")
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text((ROOT / "examples" / "customer_support" / "manifest.yaml").read_text(encoding="utf-8"),
+                        encoding="utf-8")
+    before = report.read_bytes(), manifest.read_bytes()
+    assert annotate(str(report), "-o", str(report)) == 2
+    assert f"-o {report} is the report {report}" in capsys.readouterr().err
+    assert annotate(str(report), "--manifest", str(manifest), "-o", str(manifest)) == 2
+    assert f"-o {manifest} is the manifest {manifest}" in capsys.readouterr().err
+    assert (report.read_bytes(), manifest.read_bytes()) == before
+    traces = tmp_path / "trace.jsonl"
+    traces.write_bytes((graded["agent"] / "trace.jsonl").read_bytes())
+    lines = len(traces.read_text(encoding="utf-8").splitlines())
+    assert annotate(str(report), "-o", str(traces)) == 0
+    records = traces.read_text(encoding="utf-8").splitlines()[lines:]
+    assert records and all(set(json.loads(line)) == {"resourceLogs"} for line in records)
+    assert read_otlp_json(str(traces))
+
+
 def test_annotator_kind_and_unplaced_results() -> None:
     """llm_judge is an LLM annotator in Phoenix, the other graders CODE; a check without a trace is not sent."""
     judge = EvaluationResult(name="llm_judge:public_output", score=0.0, label="fail", explanation="too vague",

@@ -239,3 +239,33 @@ def test_a_pretty_printed_document_is_folded_and_its_problem_reported_once(rec, 
     cut_at = text[:len(text) // 2].count("\n") + 1
     assert problem.startswith(f"otel-agents fold: skipped {pretty}:1: invalid JSON: unexpected end of data: "
                               f"line {cut_at} column "), err
+
+
+def test_jq_of_a_trace_file_is_folded_document_by_document(rec, tmp_path, capsys):
+    """``jq . traces.jsonl > t.json``, the README's example, writes one pretty-printed document per line of the
+    JSON-lines file. Only a file of one document was read: with two or more (any real trace file), the whole file
+    was one "invalid JSON: unexpected content after document" and nothing was folded. Now each document is read;
+    a damaged one is reported at its first line (orjson's line, the file's) and the others are folded."""
+    path = traces(rec, tmp_path)
+    first, second = path.read_text(encoding="utf-8").splitlines()
+    pretty = tmp_path / "traces.json"
+    documents = [json.dumps(json.loads(line), indent=2) + "\n" for line in (first, second)]
+    pretty.write_text("".join(documents), encoding="utf-8")
+    assert main(["fold", str(pretty)]) == 0
+    out, err = capsys.readouterr()
+    assert check([json.loads(line) for line in out.splitlines()]) == fold(rec.spans), err
+    from otel_agents.exporters.file import read_otlp_json  # export and ecp annotate --traces read the same way
+    from otel_agents.serve.replay import load_runs  # and ecp serve --replay
+
+    assert len(read_otlp_json(str(pretty))) == len(rec.spans)
+    assert [r.envelope["public_output"] for r in load_runs(str(pretty))] == [e["public_output"] for e in fold(rec.spans)]
+    second_at = documents[0].count("\n") + 1
+    damaged = documents[1].replace('"spanId"', '"spanId" "', 1)
+    broken_at = second_at + documents[1][:documents[1].index('"spanId"')].count("\n")
+    pretty.write_text(documents[0] + damaged, encoding="utf-8")
+    assert main(["fold", str(pretty)]) == 1
+    out, err = capsys.readouterr()
+    [problem] = [line for line in err.splitlines() if ": skipped " in line]
+    assert problem.startswith(f"otel-agents fold: skipped {pretty}:{second_at}: invalid JSON: "), err
+    assert f"line {broken_at} column " in problem, problem
+    assert out  # the first document's spans were folded

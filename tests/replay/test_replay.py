@@ -416,18 +416,26 @@ def _replay_steps(source: Path, *inputs: str) -> tuple[list[dict], str]:
     (["--replay", "{source}", "--trace-file", "{tmp}/t.jsonl"], "--trace-file with --replay: a replay runs no agent"),
     (["--replay", "{source}", "--collect", "0", "--otlp-endpoint", "http://127.0.0.1:9/v1/traces"],
      "--collect and --otlp-endpoint with --replay"),
-    (["{agent}:agent", "--replay-cursor", "{tmp}/c.json"], "--replay-cursor keeps what a --replay server replayed")])
+    (["{agent}:agent", "--replay-cursor", "{tmp}/c.json"], "--replay-cursor keeps what a --replay server replayed"),
+    # one file for two outputs: the agent's prints among the spans (fold: malformed lines), the stored runs overwritten
+    (["{agent}:agent", "--trace-file", "{tmp}/t.jsonl", "--log-file", "{tmp}/./t.jsonl"],
+     "--trace-file and --log-file name one file"),
+    (["--replay", "{source}", "--replay-cursor", "{tmp}/./envelopes.jsonl"],
+     "--replay-cursor {tmp}/./envelopes.jsonl is the --replay source {source}: writing into it would break it")])
 def test_options_that_do_nothing_with_or_without_replay_are_refused(options: list[str], said: str,
                                                                      tmp_path: Path) -> None:
     """``--trace-file``, ``--collect``, ``--otlp-endpoint`` with ``--replay`` (no agent runs, no span is recorded),
     ``--replay-cursor`` with an agent: each was accepted and did nothing, so a user waited for a trace file or
-    a replay order that never came. Now exit 2 naming the options, before the source or agent is read."""
+    a replay order that never came. Now exit 2 naming the options, before the source or agent is read; so are two
+    outputs in one file and a cursor that would overwrite the source."""
     source = tmp_path / "envelopes.jsonl"
     source.write_text("", encoding="utf-8")
     argv = [o.format(source=source, tmp=tmp_path, agent=AGENT) for o in options]
     proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", *argv], capture_output=True, text=True, input="", timeout=120)
+    said = said.format(source=source, tmp=tmp_path)
     assert proc.returncode == 2 and proc.stderr.startswith(f"otel-agents ecp serve: {said}"), proc.stderr
     assert not (tmp_path / "t.jsonl").exists() and not (tmp_path / "c.json").exists()
+    assert source.read_text(encoding="utf-8") == ""
 
 
 def test_a_pretty_printed_source_is_replayed_as_fold_reads_it(tmp_path: Path) -> None:

@@ -154,6 +154,27 @@ def test_unwritable_outputs_are_named(tmp_path: Path, capsys: pytest.CaptureFixt
         assert f"cannot write {out}" in capsys.readouterr().err
 
 
+def test_an_output_that_is_an_input_report_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ecp report r.json --json r.json`` (or ``--html``) replaced the report it read by its summary: the run's
+    report was gone. Now it is exit 2 naming the option and the report, before anything is written; so are
+    ``--json`` and ``--html`` naming one file (the page overwrote the numbers)."""
+    from otel_agents.cli import main
+
+    good = tmp_path / "r.json"
+    other = tmp_path / "s.json"
+    text = json.dumps(_report_with([]))
+    good.write_text(text, encoding="utf-8")
+    other.write_text(text, encoding="utf-8")
+    for option in ("--html", "--json"):
+        assert main(["ecp", "report", str(other), str(good), option, str(tmp_path / "." / "r.json")]) == 2
+        assert f"{option} {tmp_path / '.' / 'r.json'} is the input report {good}" in capsys.readouterr().err
+        assert good.read_text(encoding="utf-8") == text
+    both = tmp_path / "out.json"
+    assert main(["ecp", "report", str(good), "--json", str(both), "--html", str(both)]) == 2
+    assert f"--html and --json name one file, {both}" in capsys.readouterr().err and not both.exists()
+    assert main(["ecp", "report", str(good), "--json", "-", "--html", str(tmp_path / "k.html")]) == 0
+
+
 def _report_with(models: list[dict], name: str = "priced") -> dict:
     """An ``ecp run`` report of one one-step scenario whose ``logs`` record ``models`` (model span records)."""
     logs = [{"kind": "chain", "name": "agent/step", "start": "2026-12-01T10:00:00Z", "attributes": {}}] + [

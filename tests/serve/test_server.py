@@ -180,6 +180,38 @@ def test_function_target_named_after_its_module() -> None:
     assert load_target(f"{AGENTS}:echo").name == "echo"
 
 
+@pytest.mark.parametrize(("source", "said"), [
+    ("X = (\n", "SyntaxError in {path}, line 1: '(' was never closed"),
+    ("import os\nKEY = os.environ['OTEL_AGENTS_TEST_NO_SUCH_KEY']\n",
+     "KeyError: 'OTEL_AGENTS_TEST_NO_SUCH_KEY' ({path}, line 2)"),
+    ("import json\n\ndef load():\n    return json.loads('{')\n\nCONFIG = load()\n",
+     "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1) ({path}, line 4)"),
+    ("import sys\nsys.exit(3)\n", "SystemExit: 3 ({path}, line 2)"),
+])
+def test_a_target_that_fails_to_import_is_named_with_its_line(tmp_path: Path, source: str, said: str) -> None:
+    """An agent file that raises while imported (a syntax error, a missing variable, a failing call) is reported
+    as the exception and the line of the agent's file that raised (it was the exception's repr alone:
+    ``KeyError('...')``, with no line; a SyntaxError as a tuple), and ``ecp serve`` exits 2."""
+    from otel_agents.serve.target import TargetError, load_target
+
+    agent = tmp_path / "agent.py"
+    agent.write_text(source)
+    with pytest.raises(TargetError) as raised:
+        load_target(f"{agent}:agent")
+    assert str(raised.value) == f"target '{agent}:agent': importing {agent} failed: {said.format(path=agent)}"
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "ecp", "serve", f"{agent}:agent"],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith(said.format(path=agent)), proc.stderr
+
+
+def test_a_directory_target_is_not_called_missing(tmp_path: Path) -> None:
+    from otel_agents.serve.target import TargetError, load_target
+
+    with pytest.raises(TargetError, match="a directory, not a file"):
+        load_target(f"{tmp_path}:agent")
+
+
 def test_public_output_is_the_whole_answer() -> None:
     """The envelope's public_output is what the agent returned, not its budget-cut span copy."""
     (out,) = run_stdio(f"{AGENTS}:long_answer", [rpc("agent/step", {"input": "x"})])

@@ -39,6 +39,32 @@ def skipped_summary(errors: Sequence) -> str:
     return text
 
 
+def same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one existing file (a link or another spelling too); ``False`` when either
+    does not exist yet."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def written_over(outputs: Sequence[tuple[str, str | None]],
+                 inputs: Sequence[tuple[str, str | None]]) -> str | None:
+    """Why a command would write over one of its own inputs, or write two outputs to one file; ``None`` when it
+    would not. ``outputs`` and ``inputs`` are ``(what, path)`` pairs (``("--json", path)``, ``("the input report",
+    path)``); ``None`` and ``-`` (a standard stream) are no file. Said before anything is written (exit status 2):
+    ``ecp report r.json --json r.json`` replaced the report it read by its summary."""
+    files = [(what, path) for what, path in outputs if path and path != "-"]
+    for i, (what, path) in enumerate(files):
+        for source_what, source in inputs:
+            if source and source != "-" and same_file(path, source):
+                return f"{what} {path} is {source_what} {source}: writing into it would break it"
+        for other, earlier in files[:i]:
+            if same_file(path, earlier) or os.path.realpath(path) == os.path.realpath(earlier):
+                return f"{what} and {other} name one file, {path}"
+    return None
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only`` just that subcommand's module is imported."""
     parser = argparse.ArgumentParser(prog="otel-agents", description=plain(__doc__.splitlines()[0]))

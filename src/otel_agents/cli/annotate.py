@@ -52,7 +52,8 @@ def default_out(report: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp annotate``: the exit status — 0 every check delivered (failed checks included),
     1 some could not be delivered (each said on standard error), 2 the report or a traces file could not be
-    read, or a manifest given could not, or the destination not set up."""
+    read, or a manifest given could not, or the destination not set up (``-o`` the report or the manifest:
+    appending records would break it)."""
     from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_manifest, load_report
     from ..exporters.file import MalformedLine, read_otlp_json
 
@@ -80,6 +81,14 @@ def run(args: argparse.Namespace) -> int:
     placed = sum(1 for r in results if r.span_id)
     failed = sum(1 for r in results if not r.passed)
     out = args.out or (str(default_out(args.report)) if args.to == "file" else None)
+    if args.to == "file":  # the trace file may take the records (fold skips log lines), the report and manifest not
+        from . import written_over
+
+        problem = written_over([("-o", out)],
+                               [("the report", args.report), ("the manifest", args.manifest)])
+        if problem:
+            print(f"otel-agents ecp annotate: {problem}", file=sys.stderr)
+            return 2
     if args.to != "file" and args.out:  # a URL there: said before anything is sent, not as each send's failure
         from ..exporters.presets import check_url
 

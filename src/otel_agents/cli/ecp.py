@@ -181,6 +181,12 @@ def _refusal(args: argparse.Namespace) -> str | None:
                     "nothing to collect or export (the stored runs are answered as they were recorded)")
     elif args.replay_cursor is not None:
         return "--replay-cursor keeps what a --replay server replayed; it does nothing with an agent TARGET"
+    from . import written_over
+
+    problem = written_over([("--log-file", args.log_file), ("--trace-file", args.trace_file),
+                            ("--replay-cursor", args.replay_cursor)], [("the --replay source", args.replay)])
+    if problem:  # the agent's prints among the spans (fold: malformed lines), or the stored runs overwritten
+        return problem
     if args.http and not is_loopback(args.host) and not args.allow_remote:
         return (f"--host {args.host} is not a loopback address: anyone who can reach it could run the agent. "
                 "Pass --allow-remote to bind it anyway (with --auth-token or OTEL_AGENTS_ECP_TOKEN).")

@@ -42,7 +42,7 @@ import os
 import sys
 from typing import Any, Callable, Iterator, TextIO
 
-from . import plain, skipped_summary, standard_input
+from . import plain, same_file, skipped_summary, standard_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,13 +76,6 @@ def _strict_json(envelope: dict[str, Any]) -> str:
         raise ValueError(str(exc)) from None
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return False
-
-
 class _WriteError(Exception):
     """Writing an envelope failed (wraps the ``OSError``)."""
 
@@ -103,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print("otel-agents fold: '-' (standard input) can be given once", file=sys.stderr)
         return 2
     for path in args.traces:
-        if args.output and path != "-" and _same_file(path, args.output):
+        if args.output and path != "-" and same_file(path, args.output):
             print(f"otel-agents fold: -o {args.output} is the input file {path}: writing it would erase the traces",
                   file=sys.stderr)
             return 2

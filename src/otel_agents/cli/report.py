@@ -401,7 +401,14 @@ def page(summary: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp report``: the exit status — 0 every gate met, 1 a ``--fail-under`` gate not met,
-    2 a report that cannot be read or an output that cannot be written."""
+    2 a report that cannot be read or an output that cannot be written (or that is an input report)."""
+    from . import written_over
+
+    problem = written_over([("--json", args.json), ("--html", args.html)],
+                           [("the input report", path) for path in args.reports])
+    if problem:
+        print(f"otel-agents ecp report: {problem}", file=sys.stderr)
+        return 2
     try:
         summary = summarise([load(path) for path in args.reports], args.k)
         failures = gate_failures(summary, args.fail_under)

@@ -364,8 +364,8 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     could be read is skipped whole.
     Blank lines and lines without ``resourceSpans`` (logs, metrics) yield
     nothing, silently; a UTF-8 byte-order mark at the start of the first line is
-    ignored. A file that is one pretty-printed JSON document (its first line a lone
-    ``{`` or ``[``: ``jq .``) is read as one line, number 1. A file (or binary stream) that starts with gzip's magic number is
+    ignored. A pretty-printed file (its first line a lone ``{`` or ``[``: ``jq .``) is read
+    a JSON document at a time, each numbered by its first line. A file (or binary stream) that starts with gzip's magic number is
     decompressed as it is read; where its gzip stream is damaged or truncated,
     that line is reported and the rest of the file is not read. A page of Phoenix's span search (``GET
     /v1/projects/{project}/spans/otlpv1``: ``{"data": [span, ...], "next_cursor": ...}``,
@@ -520,28 +520,38 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
 
 
 _OPENERS = frozenset({"{", "[", b"{", b"["})
+_CLOSERS = frozenset({"}", "]", b"}", b"]"})
 
 
 def _numbered(lines: Iterable[str | bytes]) -> Iterator[tuple[int, str | bytes]]:
-    """Each line with its number, except a pretty-printed file (``jq .``, ``json.dumps(indent=2)``: its first line
-    a lone ``{`` or ``[``, which no line of a JSON-lines file is): its lines are one JSON document, numbered 1 (so
-    a problem in it is reported once, orjson's message giving its line in the file), held up to
-    :data:`MAX_LINE_BYTES` as a line is."""
+    """Each line with its number, except in a pretty-printed file (``jq .``, ``json.dumps(indent=2)``: its first
+    line a lone ``{`` or ``[``, which no line of a JSON-lines file is). There each document, from its lone opening
+    bracket to its closing one at the start of a line (a nested one is indented), is one item numbered by its first
+    line, so ``jq . traces.jsonl``, a document per line of the JSON-lines file, is read document by document. A
+    problem in a document is reported once, orjson's message giving its line in the file (the document is read
+    after as many newlines as lines before it); each is held up to :data:`MAX_LINE_BYTES`, as a line is."""
     numbered = enumerate(lines, start=1)
+    pretty = False
     for number, text in numbered:
-        if number != 1 or type(text) is UnreadLine or without_bom(text).strip() not in _OPENERS:
+        if type(text) is UnreadLine or not (pretty or number == 1) or without_bom(text).strip() not in _OPENERS:
             yield number, text
             continue
+        pretty = True
         pieces, size = [text], len(text)
         for _, more in numbered:
             size += len(more)
             if type(more) is UnreadLine or size > MAX_LINE_BYTES:
-                yield 1, UnreadLine(f"a JSON document over several lines (pretty-printed) of more than "
-                                    f"{MAX_LINE_BYTES:,} bytes: not read".encode() if type(more) is not UnreadLine
-                                    else bytes(more))
+                yield number, UnreadLine(f"a JSON document over several lines (pretty-printed) of more than "
+                                         f"{MAX_LINE_BYTES:,} bytes: not read".encode() if type(more) is not UnreadLine
+                                         else bytes(more))
                 return
             pieces.append(more)
-        yield 1, (b"" if isinstance(text, bytes) else "").join(pieces)  # type: ignore[attr-defined]
+            if more.rstrip() in _CLOSERS:  # at the start of its line: this document's end
+                break
+        if isinstance(text, bytes):
+            yield number, b"\n" * (number - 1) + b"".join(pieces)  # type: ignore[arg-type]
+        else:
+            yield number, "\n" * (number - 1) + "".join(pieces)  # type: ignore[arg-type]
 
 
 def load_json(text: str | bytes) -> Any:

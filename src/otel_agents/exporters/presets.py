@@ -62,7 +62,8 @@ Environment variables read here (an argument always wins over its variable):
 Every URL, from an argument or a variable, is checked when the preset is made (so at
 ``configure()``): one without an ``http://``/``https://`` scheme or a host (``127.0.0.1:6006``)
 raises :class:`ValueError` naming the argument or variable, instead of an export error later; so does a
-``timeout=`` that is not a positive number of seconds, when the preset is built (``configure()``).
+``timeout=`` (else ``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT``) that is not a positive number of seconds, when the
+preset is built (``configure()``).
 
 Secrets: a preset's ``repr`` (and :meth:`ExporterPreset.describe`) shows header names, never their
 values, and no key beyond its first characters; nothing here logs a header or a key.
@@ -193,11 +194,29 @@ def _setting(argument: str | None, argument_name: str, variable: str, default: s
     return default, f"the default {argument_name}"
 
 
+_TIMEOUT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")  # the exporters' order
+
+
 def _check_timeout(timeout: object) -> None:
-    # the exporters take any value and fail at each export (a TypeError in their worker thread, the spans lost)
+    """A ``timeout=`` argument, else the exporters' timeout variable (the first one set), that is no positive finite
+    number of seconds raises :class:`ValueError` naming it. The exporters take any number and fail every export
+    with it (``0``, ``-1``: "the timeout cannot be set to a value less than or equal to 0"; a wrong type: a
+    TypeError in their worker thread), the spans lost; a variable that is no number they warn about and replace by
+    their default, so it is left to them."""
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not 0 < timeout < math.inf):
         raise ValueError(f"the timeout= argument must be a positive number of seconds, got {timeout!r}")
+    if timeout is None:
+        variable = next((v for v in _TIMEOUT_VARIABLES if v in os.environ), None)
+        if variable is None:
+            return
+        try:
+            seconds = float(os.environ[variable])
+        except ValueError:
+            return
+        if not 0 < seconds < math.inf:
+            raise ValueError(f"{variable}={os.environ[variable]!r}: the OpenTelemetry exporter would fail every "
+                             "export with it; give a positive number of seconds (10 when unset)")
 
 
 def _missing_exporter(protocol: str, why: str) -> ImportError:

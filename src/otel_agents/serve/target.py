@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -75,11 +76,13 @@ def load_target(spec: str) -> Target:
     module_part, sep, attr = spec.rpartition(":")
     if not sep or not module_part or not attr:
         raise TargetError(f"target {spec!r}: expected 'module:attr' or 'path/to/file.py:attr'")
+    path = None
     try:
         if module_part.endswith(".py") or os.sep in module_part:
             path = os.path.abspath(module_part)
             if not os.path.isfile(path):
-                raise TargetError(f"target {spec!r}: no such file {path}")
+                raise TargetError(f"target {spec!r}: {'a directory, not a file' if os.path.isdir(path) else 'no such file'}"
+                                  f" {path}")
             sys.path.insert(0, os.path.dirname(path))
             name = f"_otel_agents_target_{abs(hash(path))}"
             mod_spec = importlib.util.spec_from_file_location(name, path)
@@ -95,7 +98,7 @@ def load_target(spec: str) -> Target:
     except TargetError:
         raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - report import failures (even sys.exit) clearly
-        raise TargetError(f"target {spec!r}: importing {module_part} failed: {exc!r}") from exc
+        raise TargetError(f"target {spec!r}: importing {module_part} failed: {_import_failure(exc, path)}") from exc
     obj = getattr(module, attr, None)
     if obj is None:
         raise TargetError(f"target {spec!r}: {module_part} has no attribute {attr!r}")
@@ -118,6 +121,22 @@ def load_target(spec: str) -> Target:
                 if attr in _GENERIC_NAMES else attr
         return Target(name, obj, None, False)
     raise TargetError(f"target {spec!r}: {attr!r} is neither callable nor has a step(input) method")
+
+
+def _import_failure(exc: BaseException, path: str | None) -> str:
+    """What went wrong importing the target, with where: ``NAME: message (FILE, line N)`` (the deepest line of the
+    target's own file that raised when it is in the traceback, else the innermost line that is not the import
+    machinery's), a ``SyntaxError`` as ``FILE, line N: message``; never a traceback, which ``ecp run`` would
+    show inside one line of its own."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{type(exc).__name__} in {exc.filename}, line {exc.lineno}: {exc.msg}"
+    machinery = (__file__, os.path.dirname(importlib.__file__))  # this loader and importlib say nothing of the target's
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<frozen ") and not f.filename.startswith(machinery)]
+    own = [f for f in frames if path is not None and os.path.abspath(f.filename) == path]
+    where = (own or frames)[-1:]
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text + (f" ({where[0].filename}, line {where[0].lineno})" if where else "")
 
 
 def _takes_no_argument(fn: Any) -> bool:
