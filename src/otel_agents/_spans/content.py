@@ -370,12 +370,14 @@ class ContentSetters:
             if output is not None:
                 encoded: dict[int, str] = {}  # tool calls' arguments as redaction encoded them (see redact_part)
                 messages = [pipeline.redact_message(m, limit, encoded) for m in output]
-                # The answer text, unless the output requests tools (then the JSON messages, whatever its text)
-                has_calls = any(m.tool_calls for m in messages)
-                text = None if has_calls else last_text(messages)
+                # The answer text, unless the output requests tools (then the JSON messages, whatever its text);
+                # read only for output.value (not written in OTel GenAI alone)
+                writes_value = keep is None or keep[A.OUTPUT_VALUE]
+                has_calls = writes_value and any(m.tool_calls for m in messages)
+                text = last_text(messages) if writes_value and not has_calls else None
                 out_data: Any = None
                 out_text: str | None = None
-                if keep is None or keep[A.GEN_AI_OUTPUT_MESSAGES] or (text is None and keep[A.OUTPUT_VALUE]):
+                if keep is None or keep[A.GEN_AI_OUTPUT_MESSAGES] or (text is None and writes_value):
                     out_data = genai_messages(messages, media, output=True)
                     out_text = encoding.dumps(out_data)
                     self._render_into(attrs, A.GEN_AI_OUTPUT_MESSAGES, out_data, redacted=True, encoded=out_text)
