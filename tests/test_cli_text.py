@@ -237,6 +237,26 @@ def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_pat
     assert capsys.readouterr().out.splitlines() == [f"  langchain {label}: 0 checks annotated in Phoenix"]
 
 
+@pytest.mark.parametrize(("set_here", "seen"), [(None, "True"), ("False", "False")])
+def test_demo_ecp_run_is_told_to_read_litellms_bundled_price_list(set_here: str | None, seen: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """ecp-runtime imports LiteLLM whenever it is installed, and LiteLLM then fetches its price list from GitHub
+    unless LITELLM_LOCAL_MODEL_COST_MAP=True: the demo's ``ecp run`` (a fake one here, reporting its environment)
+    gets it, a value the user set is kept."""
+    if set_here is None:
+        monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
+    else:
+        monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", set_here)
+    ecp = tmp_path / "ecp"
+    ecp.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                   "out = sys.argv[sys.argv.index('--json-out') + 1]\n"
+                   "json.dump({'env': os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP')}, open(out, 'w'))\n")
+    ecp.chmod(0o755)
+    run = demo.Run("plain_python", "agent", tmp_path, manifest=tmp_path / "manifest.yaml")
+    demo.run_ecp(run, ecp, 5)
+    assert run.error is None and run.report == {"env": seen}
+
+
 # -- #36: the counts and the framework lists the docs and --help give ----------------------------------------
 
 _NUMBERS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "

@@ -26,6 +26,7 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
                  ecp: Path, frameworks: list[str], example_file: Any) -> int:
     """Grade every agent ``args.repeat`` times; print the campaign table; 0 when every run was graded."""
     from ..evaluations import load_report
+    from .demo import ecp_environment
     from .report import page, summarise, table
 
     campaign = out / "campaign"
@@ -54,7 +55,7 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
         with open(report.with_suffix(".ecp.log"), "w", encoding="utf-8") as log:
             subprocess.run([str(ecp), "run", "--manifest", str(manifest), "--json-out", str(report),
                             "--timeout", str(args.timeout)], stdout=log, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, timeout=args.timeout * 10, check=False)
+                           stdin=subprocess.DEVNULL, env=ecp_environment(), timeout=args.timeout * 10, check=False)
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(grade, jobs))

@@ -460,6 +460,14 @@ def _shown(path: Path) -> str:
 
 # -- running ------------------------------------------------------------------------------------
 
+def ecp_environment() -> dict[str, str]:
+    """The environment of the ``ecp run`` processes the demo starts (and so of the agents they serve): ours, with
+    ``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless it is set. ecp-runtime imports LiteLLM whenever it is installed
+    (for its ``llm_judge`` grader, which no demo manifest uses), and LiteLLM fetches its price list from GitHub
+    at import unless told to read its bundled copy: the demo runs offline."""
+    return {"LITELLM_LOCAL_MODEL_COST_MAP": "True", **os.environ}
+
+
 def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
     """``ecp run`` on ``r``'s manifest with ``timeout`` seconds per RPC (``ecp run --timeout``; the whole run
     is stopped after ten times that); fills ``r.report`` or ``r.error``."""
@@ -469,7 +477,7 @@ def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
     try:
         with open(r.out / "ecp.log", "w", encoding="utf-8") as log:
             proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  timeout=timeout * 10, check=False)
+                                  env=ecp_environment(), timeout=timeout * 10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         r.error = f"ecp run did not complete: {exc}"
         return
