@@ -255,6 +255,41 @@ def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tup
     assert "raise RuntimeError" in event["exception.stacktrace"] or len(line) > 3000
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(secret_texts(_LINE_KINDS), st.booleans(), st.booleans())
+def test_a_finish_reason_is_redacted_in_every_attribute_that_carries_it(case: tuple[str, Any], content: bool,
+                                                                         calls: bool) -> None:
+    """A finish reason is a label: redacted in ``gen_ai.response.finish_reasons`` and ``llm.finish_reason``, and in
+    each output message's ``finish_reason`` (``gen_ai.output.messages``, and ``output.value`` when the output requests
+    tools: the same JSON messages), content on or off; before it is lower-cased (a shape is case-sensitive:
+    ``AKIA…``, ``eyJ…``), so neither the secret nor its lower case survives."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from otel_agents._spans import ChatMessage, ToolCallRequest
+
+    secret, carrier = case
+    text = carrier if isinstance(carrier, str) else json.dumps(carrier)
+    reason = next((ln for ln in text.splitlines() if secret in ln), text.replace("\n", " "))
+    exporter = SnapshotExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = Telemetry(provider, settings=Settings(capture_content=content), framework="manual")
+    with telemetry.span("model", "m") as model:
+        tool_calls = [ToolCallRequest("lookup", {"q": 1}, "c1")] if calls else []
+        model.set_messages(input=[ChatMessage("user", "hi")],
+                           output=[ChatMessage("assistant", "done", tool_calls=tool_calls, finish_reason=reason)])
+    provider.shutdown()
+    [span] = exporter.spans
+    texts = [str(v) for v in span.attributes.values()]
+    leaked = [t for t in texts if secret in t or secret.lower() in t]
+    assert not leaked, leaked
+    assert REDACTED in span.attributes["llm.finish_reason"]
+    if content:
+        [message] = json.loads(span.attributes["gen_ai.output.messages"])
+        assert message["finish_reason"] == span.attributes["llm.finish_reason"]
+
+
 def test_a_repeated_text_is_redacted_the_same_from_the_cache() -> None:
     """Long texts are redacted once and the result reused (an agent loop resends its conversation): a
     repeated message gives the same redaction, and a str subclass is never hashed (its hash is user code)."""
