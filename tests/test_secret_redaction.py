@@ -236,6 +236,24 @@ _LINE_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", 
                "url", "stripe", "jwt", "openai", "google", "slack")
 
 
+def _secret_line(case: tuple[str, Any]) -> tuple[str, str]:
+    """``(secret, the line of the carrier's text that holds it)``: a name, a label, one line of source."""
+    secret, carrier = case
+    text = carrier if isinstance(carrier, str) else json.dumps(carrier)
+    return secret, next((ln for ln in text.splitlines() if secret in ln), text.replace("\n", " "))
+
+
+def _recording(content: bool) -> tuple[Any, SnapshotExporter, Telemetry]:
+    """A provider exporting each span as it ends to a :class:`SnapshotExporter`, and a span layer over it."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    exporter = SnapshotExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter, Telemetry(provider, settings=Settings(capture_content=content), framework="manual")
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(secret_texts(_LINE_KINDS), st.booleans())
 def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tuple[str, Any], content: bool) -> None:
@@ -244,16 +262,7 @@ def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tup
     source line) was exported without redaction. Every one goes through the one pipeline now."""
     import linecache
 
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-
-    secret, carrier = case
-    text = carrier if isinstance(carrier, str) else json.dumps(carrier)
-    line = next((ln for ln in text.splitlines() if secret in ln), text.replace("\n", " "))
-    exporter = SnapshotExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry = Telemetry(provider, settings=Settings(capture_content=content), framework="manual")
+    (secret, line), (provider, exporter, telemetry) = _secret_line(case), _recording(content)
     with telemetry.span("agent", line) as agent:
         agent.set_agent(line)
         with telemetry.span("tool", line) as tool:
@@ -291,18 +300,9 @@ def test_a_finish_reason_is_redacted_in_every_attribute_that_carries_it(case: tu
     each output message's ``finish_reason`` (``gen_ai.output.messages``, and ``output.value`` when the output requests
     tools: the same JSON messages), content on or off; before it is lower-cased (a shape is case-sensitive:
     ``AKIA…``, ``eyJ…``), so neither the secret nor its lower case survives."""
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-
     from otel_agents._spans import ChatMessage, ToolCallRequest
 
-    secret, carrier = case
-    text = carrier if isinstance(carrier, str) else json.dumps(carrier)
-    reason = next((ln for ln in text.splitlines() if secret in ln), text.replace("\n", " "))
-    exporter = SnapshotExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry = Telemetry(provider, settings=Settings(capture_content=content), framework="manual")
+    (secret, reason), (provider, exporter, telemetry) = _secret_line(case), _recording(content)
     with telemetry.span("model", "m") as model:
         tool_calls = [ToolCallRequest("lookup", {"q": 1}, "c1")] if calls else []
         model.set_messages(input=[ChatMessage("user", "hi")],
