@@ -240,11 +240,8 @@ def finish_reason(reason: Any) -> str:
     return normalize_finish_reason(label(reason if type(reason) is str else str(reason)))
 
 
-def _reason_of(m: ChatMessage) -> Any:
-    """``m.finish_reason`` with secrets redacted (:func:`label`), or itself when there is none to redact."""
-    reason = m.finish_reason
-    if not reason:
-        return reason
+def _reason_of(reason: Any) -> Any:
+    """A message's finish reason with secrets redacted (:func:`label`), or itself when there is none to redact."""
     text = reason if type(reason) is str else str(reason)
     found = label(text)
     return reason if found == text else found
@@ -255,7 +252,9 @@ def redact_message(m: ChatMessage, limit: int, encoded: dict[int, str] | None = 
     as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``). ``encoded``:
     see :func:`redact_part`."""
     parts = m.parts
-    reason = _reason_of(m)
+    reason = m.finish_reason
+    if reason:  # (an output message's: a call only then)
+        reason = _reason_of(reason)
     if len(parts) == 1 and m.name is None and type(m) is ChatMessage and reason is m.finish_reason:  # in short
         p = parts[0]
         if type(p) is TextPart and type(p.content) is str and redact_text(p.content[:limit]) is p.content:
