@@ -541,6 +541,44 @@ def test_doctor_bounds_an_endpoint_that_never_answers(tmp_path: Path) -> None:
                              "exit)"), lines
 
 
+_SENDERS = """
+import sys
+from otel_agents.evaluations import EvaluationResult, annotate_phoenix, score_langfuse
+result = EvaluationResult(name="execution:agent", score=1.0, label="pass", explanation=None, trace_id="ab" * 16,
+                          span_id="cd" * 8, grader="execution", scenario="s", step=1, check=1)
+print(annotate_phoenix([result], "http://phoenix.hang:6006", wait=0, timeout=60).failed)
+print(score_langfuse([result], "https://langfuse.hang", public_key="pk", secret_key="sk", timeout=60).failed)
+"""
+
+
+def test_export_and_annotate_bound_a_name_lookup_that_never_answers(tmp_path: Path) -> None:
+    """urllib's timeout (and the OTLP/HTTP exporter's) bounds the connect and the reads, not the name lookup before
+    them: a resolver that never answers (a ``sitecustomize`` in the process) held ``otel-agents export`` and ``ecp
+    annotate``'s Phoenix and Langfuse deliveries for as long as it took. Now the name gets 2 s, doctor's bound, and
+    the error names the endpoint and why; nothing is sent."""
+    import os
+
+    (tmp_path / "sitecustomize.py").write_text(_HUNG_RESOLVER, encoding="utf-8")
+    env = _clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "s", "kind": 1, "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2"}
+    (tmp_path / "t.jsonl").write_text(json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [
+        {"scope": {}, "spans": [span]}]}]}) + "\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "export", "t.jsonl", "--to",
+                           "http://collector.hang:4318", "--timeout", "60"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120)  # hung (before): TimeoutExpired
+    assert (proc.returncode, proc.stderr) == (1, "otel-agents export: cannot reach http://collector.hang:4318/v1/traces: "
+                                              "collector.hang:4318: the name lookup did not finish within 2 s; no "
+                                              "span sent\n"), proc.stderr
+    proc = subprocess.run([sys.executable, "-c", _SENDERS], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=120)
+    assert proc.stdout.splitlines() == [
+        "['http://phoenix.hang:6006: phoenix.hang:6006: the name lookup did not finish within 2 s; 1 annotations not "
+        "sent']",
+        "['https://langfuse.hang: langfuse.hang:443: the name lookup did not finish within 2 s; 1 scores not sent']"], \
+        proc.stdout + proc.stderr
+
+
 def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
     """An endpoint carrying a credential (``https://user:PASSWORD@host``, which the OTLP/HTTP exporter sends as
     basic auth) was printed whole, three times, in the lines and the problems a user pastes into an issue: now
@@ -603,6 +641,27 @@ def test_doctor_says_the_sdk_is_disabled(tmp_path: Path) -> None:
     """``OTEL_SDK_DISABLED=true`` is a choice, not a problem: doctor says that no spans will be recorded."""
     out = _doctor(_clean_env(OTEL_SDK_DISABLED="TRUE"), code=0, cwd=tmp_path)
     assert "OpenTelemetry SDK: disabled: no spans are recorded" in out, out
+
+
+def test_doctor_shows_a_huge_budget_exactly(monkeypatch, capsys) -> None:
+    """A budget past a float's 53 bits was read through ``float`` and shown (and applied) rounded
+    (``123456789012345678901`` as ``123456789012345683968``); an integer is now read as written, from the
+    environment or from ``Settings`` (where one past a float's range raised in ``math.isfinite``)."""
+    from otel_agents import _api
+    from otel_agents._spans import Settings
+    from otel_agents.cli import doctor
+
+    for name in [k for k in __import__("os").environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(_api, "_status", {})
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "console")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "123456789012345678901")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_MEDIA_BYTES", "98765432109876543210")
+    doctor.run(argparse.Namespace())
+    out = capsys.readouterr().out
+    assert "content budget: 123456789012345678901 characters per attribute" in out, out
+    assert "inline media budget: 98765432109876543210 bytes per part" in out, out
+    assert Settings(max_content_length=10 ** 400, max_media_bytes=10 ** 400).span_policy()[1::3] == (10 ** 400,) * 2
 
 
 def test_doctor_counts_an_unsupported_framework_version_as_a_problem(monkeypatch, capsys) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +30,10 @@ _ident_key = st.sampled_from(["password", "api_key", "client_secret", "access_to
                               # issue 35: the secret word not at the end of the key, camelCase
                               "AWS_SECRET_ACCESS_KEY", "aws_secret_access_key", "SECRET_KEY", "secretAccessKey",
                               "accessToken", "webhook_secret", "db_password_hash", "STRIPE_SECRET_KEY"])
+# A presigned URL's signature (AWS SigV4 and its credential and session token, Google Cloud Storage V4, an Azure
+# SAS token, version-2 signatures), spelled as each provider's documentation does
+_SIGNATURE_PARAMS = ["X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "X-Goog-Signature",
+                     "X-Goog-Credential", "sig", "Signature"]
 _header_key = st.sampled_from(["x-api-key", "Authorization", "X-Auth-Token", "api-key", "password", "Proxy-Authorization"])
 _filler = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 
@@ -67,9 +72,13 @@ def secret_texts(draw: Any, kinds: tuple[str, ...] = _KINDS) -> tuple[str, Any]:
     if kind == "query":
         return secret, f"GET https://api.example.com/v1/orders?{key}={secret}&limit=5"
     if kind == "url_param":  # a URL's parameter: its name percent-encoded, a path, a fragment or ";" after it
-        name = draw(st.sampled_from([key, _percent_encoded(key, False), _percent_encoded(key, True)]))
+        key = draw(st.sampled_from(_SIGNATURE_PARAMS) | st.just(key))
+        nested = draw(st.booleans())  # the URL percent-encoded in another's parameter (one level: its name plain)
+        name = key if nested else draw(st.sampled_from([key, _percent_encoded(key, False), _percent_encoded(key, True)]))
         after = draw(st.sampled_from(["", "/more", "/more?x=1", "#frag", ";", "&limit=5", ")"]))
         url = f"https://api.example.com/v1/orders?{draw(st.sampled_from(['', 'a=1&']))}{name}={secret}{after}"
+        if nested:
+            url = f"https://h/login?redirect={quote(url, safe='')}"
         return secret, draw(st.sampled_from([url, f"ENDPOINT={url}", f'url="{url}"', f"see {url}, then",
                                              f"https://h/cb?redirect={url}"]))
     if kind == "header":
@@ -177,6 +186,24 @@ def test_each_kind_keeps_the_text_around_it(text: str, expected: str) -> None:
     ("https://h/login?next=https://h/cb?token=Zq2222222222&x=1", "https://h/login?next=https://h/cb?token=[REDACTED]&x=1"),
     ('{"url": "https://h/x?p%61ssword=Zq2222222222#f"}', '{"url": "https://h/x?p%61ssword=[REDACTED]#f"}'),
     ("fetch(https://h/x?token=Zq2222222222)", "fetch(https://h/x?token=[REDACTED])"),
+    # a presigned URL's signature, credential and session token: AWS SigV4, Google Cloud Storage V4, Azure SAS
+    ("https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=Zq2222222222%2F20130721%2Fus-east-1"
+     "%2Fs3%2Faws4_request&X-Amz-Date=20130721T201207Z&X-Amz-Expires=86400&X-Amz-Security-Token=Zq3333333333"
+     "&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404",
+     "https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=[REDACTED]"
+     "&X-Amz-Date=20130721T201207Z&X-Amz-Expires=86400&X-Amz-Security-Token=[REDACTED]"
+     "&X-Amz-SignedHeaders=host&X-Amz-Signature=[REDACTED]"),
+    ("https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Date=20190301T190859Z"
+     "&X-Goog-SignedHeaders=host&X-Goog-Signature=1ad3a5e8f6b3c1d2e4f5#f",
+     "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Date=20190301T190859Z"
+     "&X-Goog-SignedHeaders=host&X-Goog-Signature=[REDACTED]#f"),
+    ("https://a.blob.core.windows.net/c/b?sv=2015-04-05&se=2015-04-30T02%3A23%3A26Z&sr=b&sp=rw&sig=F6GRVAZ5Cdj2Pw4%3D",
+     "https://a.blob.core.windows.net/c/b?sv=2015-04-05&se=2015-04-30T02%3A23%3A26Z&sr=b&sp=rw&sig=[REDACTED]"),
+    # a URL nested percent-encoded in another's parameter: one level is read, its parameters kept encoded
+    ("https://h/login?redirect=https%3A%2F%2Fh%2F%3Fapi_key%3DZq2222222222%26x%3D1&y=2",
+     "https://h/login?redirect=https%3A%2F%2Fh%2F%3Fapi_key%3D[REDACTED]%26x%3D1&y=2"),
+    ("https://h/login?next=https%3a%2f%2fh%2f%3fa%3d1%26X-Amz-Signature%3DZq2222222222%23top",
+     "https://h/login?next=https%3a%2f%2fh%2f%3fa%3d1%26X-Amz-Signature%3D[REDACTED]%23top"),
 ])
 def test_a_urls_secret_parameter_is_redacted_wherever_the_url_is(text: str, expected: str) -> None:
     assert redact_text(text) == expected
@@ -186,6 +213,7 @@ def test_a_urls_secret_parameter_is_redacted_wherever_the_url_is(text: str, expe
     "https://h/x?max_tokens=5&page=2#top", "50%25 done: a%20b=c", "https://h/x?q=a%3Db",
     "Token usage: 12 tokens in, 4 out", "max_tokens=512, temperature=0.2", "see https://example.com/a?b=c",
     "ratio a=b c: d", "the key: is under the mat",  # 'key' alone is not a secret-named key
+    "design=1 signal=3 sig=4", "https://h/x?design=1&signal=3&q=https%3A%2F%2Fh%2F%3Fsignal%3D3",  # sig: a URL's
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact_text(text) == text
@@ -208,6 +236,24 @@ _LINE_KINDS = ("repr_dict", "send_repr", "kwargs_repr", "json_text", "mapping", 
                "url", "stripe", "jwt", "openai", "google", "slack")
 
 
+def _secret_line(case: tuple[str, Any]) -> tuple[str, str]:
+    """``(secret, the line of the carrier's text that holds it)``: a name, a label, one line of source."""
+    secret, carrier = case
+    text = carrier if isinstance(carrier, str) else json.dumps(carrier)
+    return secret, next((ln for ln in text.splitlines() if secret in ln), text.replace("\n", " "))
+
+
+def _recording(content: bool) -> tuple[Any, SnapshotExporter, Telemetry]:
+    """A provider exporting each span as it ends to a :class:`SnapshotExporter`, and a span layer over it."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    exporter = SnapshotExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter, Telemetry(provider, settings=Settings(capture_content=content), framework="manual")
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(secret_texts(_LINE_KINDS), st.booleans())
 def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tuple[str, Any], content: bool) -> None:
@@ -216,16 +262,7 @@ def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tup
     source line) was exported without redaction. Every one goes through the one pipeline now."""
     import linecache
 
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-
-    secret, carrier = case
-    text = carrier if isinstance(carrier, str) else json.dumps(carrier)
-    line = next((ln for ln in text.splitlines() if secret in ln), text.replace("\n", " "))
-    exporter = SnapshotExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry = Telemetry(provider, settings=Settings(capture_content=content), framework="manual")
+    (secret, line), (provider, exporter, telemetry) = _secret_line(case), _recording(content)
     with telemetry.span("agent", line) as agent:
         agent.set_agent(line)
         with telemetry.span("tool", line) as tool:
@@ -253,6 +290,32 @@ def test_issue35_names_and_stack_traces_are_redacted_content_on_or_off(case: tup
         assert not leaked, (span.name, leaked)
     [(_, event)] = next(s for s in spans if s.events).events
     assert "raise RuntimeError" in event["exception.stacktrace"] or len(line) > 3000
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(secret_texts(_LINE_KINDS), st.booleans(), st.booleans())
+def test_a_finish_reason_is_redacted_in_every_attribute_that_carries_it(case: tuple[str, Any], content: bool,
+                                                                         calls: bool) -> None:
+    """A finish reason is a label: redacted in ``gen_ai.response.finish_reasons`` and ``llm.finish_reason``, and in
+    each output message's ``finish_reason`` (``gen_ai.output.messages``, and ``output.value`` when the output requests
+    tools: the same JSON messages), content on or off; before it is lower-cased (a shape is case-sensitive:
+    ``AKIA…``, ``eyJ…``), so neither the secret nor its lower case survives."""
+    from otel_agents._spans import ChatMessage, ToolCallRequest
+
+    (secret, reason), (provider, exporter, telemetry) = _secret_line(case), _recording(content)
+    with telemetry.span("model", "m") as model:
+        tool_calls = [ToolCallRequest("lookup", {"q": 1}, "c1")] if calls else []
+        model.set_messages(input=[ChatMessage("user", "hi")],
+                           output=[ChatMessage("assistant", "done", tool_calls=tool_calls, finish_reason=reason)])
+    provider.shutdown()
+    [span] = exporter.spans
+    texts = [str(v) for v in span.attributes.values()]
+    leaked = [t for t in texts if secret in t or secret.lower() in t]
+    assert not leaked, leaked
+    assert REDACTED in span.attributes["llm.finish_reason"]
+    if content:
+        [message] = json.loads(span.attributes["gen_ai.output.messages"])
+        assert message["finish_reason"] == span.attributes["llm.finish_reason"]
 
 
 def test_a_repeated_text_is_redacted_the_same_from_the_cache() -> None:

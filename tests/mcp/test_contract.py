@@ -43,12 +43,13 @@ class MCPScenario(Scenario):
     def __init__(self) -> None:
         super().__init__()
         self.server = self._server()
+        self.async_server = self._server(awaited=True)
 
-    def _server(self) -> Any:
+    def _server(self, awaited: bool = False) -> Any:
+        """The ``orders`` server; its ``lookup_order`` a coroutine function when ``awaited`` (see :meth:`run_unwinding`)."""
         scenario = self
         server = server_class()("orders", log_level="WARNING")
 
-        @server.tool()
         def lookup_order(order_id: str, note: str = "", tag: str = "") -> Any:
             """Look up an order by id."""
             scenario.probe(tag)
@@ -56,12 +57,21 @@ class MCPScenario(Scenario):
                 raise LookupFailed(f"no order {order_id}")
             return scenario.result(f"{order_id} shipped {note}")
 
+        if not awaited:
+            server.tool()(lookup_order)
+            return server
+
+        @server.tool(name="lookup_order")
+        async def lookup_order_async(order_id: str, note: str = "", tag: str = "") -> Any:
+            """Look up an order by id."""
+            return lookup_order(order_id, note, tag)
+
         return server
 
     mode = "auto"  # mcp 2.x: how ``mcp.Client`` connects to the in-process server (see the module docstring)
 
-    async def _call(self, order_id: str, marker: str, tag: str) -> Any:
-        async with in_process_client(self.server, self.mode) as session:
+    async def _call(self, order_id: str, marker: str, tag: str, server: Any = None) -> Any:
+        async with in_process_client(server or self.server, self.mode) as session:
             arguments = {"order_id": order_id, "note": marker, "tag": tag}
             telemetry = MCPInstrumentor().telemetry  # the running instrumentor's span layer (None: not instrumented)
             if telemetry is None:
@@ -84,6 +94,11 @@ class MCPScenario(Scenario):
 
     def run_failing(self) -> None:
         self._answer(asyncio.run(self._call("fail-A100", "", "")))
+
+    def run_unwinding(self) -> Any:
+        """``mcp`` 2.x runs a sync tool in a worker thread (AnyIO's ``to_thread``), whose forked child never reaches
+        the agent and tool spans on the loop's thread; a coroutine function tool is awaited on that thread."""
+        return self._answer(asyncio.run(self._call("A100", "", "", self.async_server)))
 
     def break_extractor(self, monkeypatch: pytest.MonkeyPatch) -> None:
         def broken(result: Any) -> Any:

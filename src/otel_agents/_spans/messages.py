@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence, Union
 
 from ..semconv import attributes as A
+from .redaction import REDACTED
 
 # ----------------------------------------------------------------------------- parts
 
@@ -257,9 +258,14 @@ _FINISH_REASONS = {
 
 
 def normalize_finish_reason(reason: object) -> str:
-    """A provider's finish reason as the OTel GenAI value; unknown values pass through, lower-cased."""
+    """A provider's finish reason as the OTel GenAI value; unknown values pass through, lower-cased (a
+    ``[REDACTED]`` in them kept as it is: the span layer redacts a reason before this, its case intact)."""
     text = str(reason).strip()
-    return _FINISH_REASONS.get(text.lower(), text.lower())
+    lowered = text.lower()
+    known = _FINISH_REASONS.get(lowered)
+    if known is not None:
+        return known
+    return lowered if REDACTED not in text else REDACTED.join(piece.lower() for piece in text.split(REDACTED))
 
 
 # ----------------------------------------------------------------------------- GenAI JSON

@@ -12,7 +12,6 @@ from ..semconv import Kind, attributes as A
 from . import encoding, memo, pipeline
 from .address import server_attributes
 from .guard import report_internal_error
-from .messages import normalize_finish_reason
 from .usage import INT64_MAX, Usage, token_count
 
 if TYPE_CHECKING:
@@ -187,7 +186,7 @@ class ModelSetters:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             # Each a label (what set_attributes makes of a list of strings), written without its checks.
-            reasons = [pipeline.label(normalize_finish_reason(r)) for r in reasons if r]
+            reasons = [pipeline.finish_reason(r) for r in reasons if r]
             if reasons:
                 # OpenInference has one reason per span (llm.finish_reason): the first choice's.
                 self._write({A.GEN_AI_RESPONSE_FINISH_REASONS: tuple(reasons), A.LLM_FINISH_REASON: reasons[0]})

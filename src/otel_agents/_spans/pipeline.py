@@ -20,7 +20,7 @@ import orjson
 from ..semconv import attributes as A
 from . import encoding, memo
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
-                       ToolCallResponsePart, UriPart)
+                       ToolCallResponsePart, UriPart, normalize_finish_reason)
 from .redaction import leaves_unchanged, redact_data, redact_text
 
 REDACTION_MARGIN = 256  # characters scanned past the budget, so a secret starting inside it is seen whole
@@ -233,20 +233,38 @@ def _label_of(value: Any) -> Any:
     return label(value) if isinstance(value, str) and value else value
 
 
+def finish_reason(reason: Any) -> str:
+    """A finish reason as every attribute carries it (``gen_ai.response.finish_reasons``, ``llm.finish_reason``,
+    an output message's ``finish_reason``): redacted as a :func:`label`, its case intact (a secret's shape is
+    case-sensitive: ``AKIA…``), then normalised (:func:`~.messages.normalize_finish_reason`)."""
+    return normalize_finish_reason(label(reason if type(reason) is str else str(reason)))
+
+
+def _reason_of(reason: Any) -> Any:
+    """A message's finish reason with secrets redacted (:func:`label`), or itself when there is none to redact."""
+    text = reason if type(reason) is str else str(reason)
+    found = label(text)
+    return reason if found == text else found
+
+
 def redact_message(m: ChatMessage, limit: int, encoded: dict[int, str] | None = None) -> ChatMessage:
     """``m`` with every part :func:`redact_part`-ed and its name redacted: redacted once, then encoded in
     as many vocabularies as are written (GenAI JSON, OpenInference flattened, ``input.value``). ``encoded``:
     see :func:`redact_part`."""
     parts = m.parts
-    if len(parts) == 1 and m.name is None and type(m) is ChatMessage:  # one part (the common case): in short
+    reason = m.finish_reason
+    if reason:  # (an output message's: a call only then)
+        reason = _reason_of(reason)
+    if len(parts) == 1 and m.name is None and type(m) is ChatMessage and reason is m.finish_reason:  # in short
         p = parts[0]
         if type(p) is TextPart and type(p.content) is str and redact_text(p.content[:limit]) is p.content:
             return m
     parts = [redact_part(p, limit, encoded) for p in parts]
     name = _label_of(m.name)
-    if name is m.name and all(a is b for a, b in zip(parts, m.parts)) and type(m) is ChatMessage:
+    if name is m.name and reason is m.finish_reason and all(a is b for a, b in zip(parts, m.parts)) and \
+            type(m) is ChatMessage:
         return m  # nothing to redact or cut (the common case): the message itself, unchanged
-    return ChatMessage(m.role, parts=parts, finish_reason=m.finish_reason, name=name)
+    return ChatMessage(m.role, parts=parts, finish_reason=reason, name=name)
 
 
 def redact_part(p: Part, limit: int, encoded: dict[int, str] | None = None) -> Part:

@@ -11,8 +11,11 @@ is encoded, so truncation can never bring a secret back):
   in LangGraph's ``Send(...)`` outputs), keyword/assignment text
   (``password='…'``, ``API_KEY=…``), a URL's query and fragment parameters
   wherever the URL is (``ENDPOINT=https://h/x?api%5Fkey=…#top``: a name read
-  percent-decoded, the value up to ``&``, ``;``, ``#`` or the URL's end) and
-  header or YAML lines (``x-api-key: …``, ``Authorization: Token …``).
+  percent-decoded, the value up to ``&``, ``;``, ``#`` or the URL's end; a URL nested
+  percent-encoded in another's parameter read one level deep), and header or YAML lines
+  (``x-api-key: …``, ``Authorization: Token …``). A URL's signature parameter is a secret too,
+  though named in no secret word: a presigned URL's ``X-Amz-Signature`` (AWS SigV4),
+  ``X-Goog-Signature`` (Cloud Storage V4), ``sig`` (an Azure SAS token), ``Signature`` (version 2).
 * **Secret shapes**, wherever they appear: bearer/basic credentials, the API
   keys of OpenAI, Anthropic, AWS, GitHub and Langfuse; Slack tokens (``xoxb-``,
   ``xoxp-``, ``xapp-``, rotating ``xoxe.xoxp-``/``xoxe-``) and webhook URLs;
@@ -107,9 +110,11 @@ _KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "co
 
 def _has_key_word(lowered: str) -> bool:
     """Whether lower-cased text holds a word of a secret-named key (nine substring tests: several
-    times faster than one regex alternation or a generator over the words)."""
+    times faster than one regex alternation or a generator over the words), or the name of a URL's
+    signature parameter followed by ``=`` (plain or percent-encoded: see :data:`_SIGNATURE_PARAMS`)."""
     return ("pass" in lowered or "pwd" in lowered or "secret" in lowered or "token" in lowered
-            or "key" in lowered or "auth" in lowered or "credential" in lowered or "cookie" in lowered)
+            or "key" in lowered or "auth" in lowered or "credential" in lowered or "cookie" in lowered
+            or ("sig" in lowered and ("sig=" in lowered or "signature=" in lowered or "%3d" in lowered)))
 
 
 def _may_be_percent_encoded_key(text: str) -> bool:
@@ -137,6 +142,17 @@ _HEADER_LINE = re.compile(r"(?m)^([ \t]*[A-Za-z][\w\-.]*[ \t]*:[ \t]*)(\S[^\r\n]
 # so ``?token=…/more`` is redacted whole and a fragment after it is kept. A name that is not after ``?&;#`` is read
 # here only when percent-encoded (a form body, ``api%5Fkey=…&…``); ``password=a#b`` is the assignment rule's.
 _PARAM_VALUE = r"=([^&;#\s'\"<>\\()\[\]{}]+)"
+# The signature of a presigned URL, named in no secret word: AWS Signature Version 4 (``X-Amz-Signature``, beside
+# ``X-Amz-Credential`` and ``X-Amz-Security-Token``, which the key rule knows), Google Cloud Storage V4
+# (``X-Goog-Signature``), an Azure Storage SAS token (``sig``), and the version-2 signatures of S3, Cloud Storage and
+# CloudFront (``Signature``). Only as a URL's parameter (``sig`` alone is no secret-named key); read case-insensitively.
+_SIGNATURE_PARAMS = frozenset(("x-amz-signature", "x-goog-signature", "sig", "signature"))
+# A parameter of a URL nested percent-encoded in another's parameter (``?next=https%3A%2F%2Fh%2F%3Ftoken%3D…``): its
+# name after an encoded ``?&;#``, an encoded ``=``, its value up to the next encoded ``&;#``. One level is read (a URL
+# encoded twice, ``%253D``, is not).
+_ENCODED_SEPARATOR = r"%(?:3[Ff]|26|3[Bb]|23)"
+_NESTED_PARAM = re.compile(_ENCODED_SEPARATOR + r"((?:[\w\-.~+]|%(?!3[Dd]|3[Ff]|26|3[Bb]|23)[0-9A-Fa-f]{2})+)%3[Dd]"
+                           r"((?:[^%]|%(?!26|3[Bb]|23))+)")
 _QUERY_PARAM = re.compile(r"[?&;#]((?:[\w\-.~+]|%[0-9A-Fa-f]{2})+)" + _PARAM_VALUE)
 _ENCODED_PARAM = re.compile(r"(?<![\w\-.~%+])((?:[\w\-.~+]*%[0-9A-Fa-f]{2})+[\w\-.~+]*)" + _PARAM_VALUE)
 
@@ -274,14 +290,30 @@ def _quoted_redacted(value: str) -> str:
     return f"{value[0]}{REDACTED}{value[0]}" if value[:1] in ("'", '"') else REDACTED
 
 
-def _redact_query_param(m: re.Match[str]) -> str:
-    key, value = m.group(1), m.group(2)
+def _is_secret_param(key: str) -> bool:
+    """Whether a URL parameter named ``key`` (as it is written: percent-encoded or not) holds a secret: a
+    secret-named key (:func:`is_secret_key`) or a signature (:data:`_SIGNATURE_PARAMS`)."""
     if "%" in key or "+" in key:
         key = unquote_plus(key)
-    if len(key) <= 64 and is_secret_key(key):
+    return len(key) <= 64 and (is_secret_key(key) or key.lower() in _SIGNATURE_PARAMS)
+
+
+def _redact_query_param(m: re.Match[str]) -> str:
+    key, value = m.group(1), m.group(2)
+    if _is_secret_param(key):
         return m.group(0)[:m.start(2) - m.start()] + REDACTED
     if "=" in value and "?" in value:  # a URL in the value (``?next=https://h/cb?token=…``): its own parameters
         return m.group(0)[:m.start(2) - m.start()] + _QUERY_PARAM.sub(_redact_query_param, value)
+    if "%3D" in value or "%3d" in value:  # a URL in the value percent-encoded: its own parameters, still encoded
+        nested = _NESTED_PARAM.sub(_redact_nested_param, value)
+        if nested != value:
+            return m.group(0)[:m.start(2) - m.start()] + nested
+    return m.group(0)
+
+
+def _redact_nested_param(m: re.Match[str]) -> str:
+    if _is_secret_param(m.group(1)):
+        return m.group(0)[:m.start(2) - m.start()] + REDACTED
     return m.group(0)
 
 

@@ -201,13 +201,17 @@ def _number_from_env(name: str, default: float, minimum: float, *, positive: boo
     raw = getenv(name)
     if not raw:
         return default
-    try:
-        value = float(raw)
+    value: float
+    try:  # an integer as it is written (a float holds 53 bits: a huge budget was read, and shown, rounded)
+        value = int(raw)
     except ValueError:
-        value = math.nan
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
     # "abc", and "inf" is not a budget; nor is a timeout of 0 or less (raised to the minimum, it ended every
     # stream after 10 ms without a word: "0" reads as "no timeout" elsewhere, as in `ecp serve --step-timeout 0`)
-    if not math.isfinite(value) or (positive and value <= 0):
+    if (type(value) is float and not math.isfinite(value)) or (positive and value <= 0):
         warn_bad_variable(name, raw, f"using the default, {default:g}")
         return default
     return max(minimum, value)
@@ -302,7 +306,8 @@ class Settings:
     def content_budget(self) -> int:
         """The per-attribute content budget in characters (>= 64)."""
         if self.max_content_length is not None:
-            if not math.isfinite(self.max_content_length):  # "no limit" is not a budget: the default
+            if isinstance(self.max_content_length, float) and not math.isfinite(self.max_content_length):
+                # "no limit" is not a budget: the default (an int is finite: isfinite() raises past a float's range)
                 return DEFAULT_MAX_CONTENT_LENGTH
             return max(MIN_CONTENT_LENGTH, int(self.max_content_length))
         return int(_number_from_env(ENV_MAX_CONTENT_LENGTH, DEFAULT_MAX_CONTENT_LENGTH, MIN_CONTENT_LENGTH))
@@ -310,7 +315,8 @@ class Settings:
     def media_budget(self) -> int:
         """The largest inline media recorded in a message part, in bytes (>= 0)."""
         if self.max_media_bytes is not None:
-            return max(0, int(self.max_media_bytes)) if math.isfinite(self.max_media_bytes) else DEFAULT_MAX_MEDIA_BYTES
+            finite = not isinstance(self.max_media_bytes, float) or math.isfinite(self.max_media_bytes)
+            return max(0, int(self.max_media_bytes)) if finite else DEFAULT_MAX_MEDIA_BYTES
         return int(_number_from_env(ENV_MAX_MEDIA_BYTES, DEFAULT_MAX_MEDIA_BYTES, 0))
 
     def span_policy(self) -> tuple[bool, int, bool, frozenset[str] | None, int]:

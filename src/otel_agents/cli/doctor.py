@@ -195,9 +195,6 @@ def zero_code_otlp_line() -> str | None:
         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)")
 
 
-PROBE_TIMEOUT = 2.0  # seconds per endpoint
-
-
 def exporter_lines() -> list[str]:
     """Where ``configure()`` with no ``exporters=`` would send spans (``OTEL_AGENTS_EXPORTERS``): one line per
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
@@ -286,65 +283,19 @@ def exporter_missing(protocol: str) -> str | None:
 
 def _endpoint_problem(url: str, protocol: str = "http/protobuf") -> str | None:
     """Why spans could not reach ``url``: the protocol's exporter missing, or no TCP connection within
-    :data:`PROBE_TIMEOUT` seconds, name lookup included (:func:`_connect_problem`); ``None`` if one opened."""
+    :data:`~otel_agents.exporters._reach.BOUND` seconds, name lookup included
+    (:func:`~otel_agents.exporters._reach.connect_problem`); ``None`` if one opened."""
     from urllib.parse import urlsplit
+
+    from ..exporters._reach import BOUND, connect_problem
 
     missing = exporter_missing(protocol)
     if missing:
         return missing
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    problem = _connect_problem(parts.hostname or "localhost", port, PROBE_TIMEOUT)
+    problem = connect_problem(parts.hostname or "localhost", port, BOUND)
     return None if problem is None else f"{parts.hostname}:{port}: {problem} (spans sent there are dropped at exit)"
-
-
-def _connect_problem(host: str, port: int, timeout: float) -> str | None:
-    """Why no TCP connection to ``host:port`` opened within ``timeout`` seconds in all, or ``None`` when one did.
-
-    ``socket.create_connection``'s timeout bounds each connect, not the name lookup before it (``getaddrinfo``
-    blocks for as long as the resolver takes: a resolver that does not answer held the doctor for its own retries,
-    30 s and more), nor the sum over the name's addresses. The lookup runs in a daemon thread, given what is left
-    of ``timeout`` (it is abandoned after that; the process does not wait for it), and each address gets what
-    is left after the ones before it."""
-    import socket
-    import threading
-    import time
-
-    deadline = time.monotonic() + timeout
-    found: list = []
-
-    def lookup() -> None:
-        try:
-            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except OSError as exc:  # socket.gaierror: no such name, no resolver
-            found.append(exc)
-        except Exception as exc:  # noqa: BLE001 - an IDNA error (UnicodeError) and the like: told, not raised
-            found.append(OSError(str(exc)))
-
-    thread = threading.Thread(target=lookup, name="otel-agents-doctor-lookup", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if not found:
-        return f"the name lookup did not finish within {timeout:g} s"
-    if isinstance(found[0], OSError):
-        return f"name lookup failed: {found[0].strerror or found[0]}"
-    error: OSError | None = None
-    for family, kind, proto, _, address in found[0]:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        sock = socket.socket(family, kind, proto)
-        try:
-            sock.settimeout(left)
-            sock.connect(address)
-            return None
-        except OSError as exc:
-            error = exc
-        finally:
-            sock.close()
-    if error is None or isinstance(error, socket.timeout):
-        return f"no answer within {timeout:g} s"
-    return str(error.strerror or error)
 
 
 def _file_problem(path: str) -> str | None:

@@ -14,7 +14,8 @@ URL is the traces endpoint (``http://127.0.0.1:6006/v1/traces``); a URL without 
 ``--batch-size``; the exporter retries a batch refused with 429, 502, 503 or 504 or a connection
 error, with backoff, for at most ``--timeout`` seconds per batch. A batch still refused stops the
 export: the error names the HTTP status and the lines the batch came from, and the spans not sent
-are counted.
+are counted. The endpoint's name is looked up first, within 2 s (the exporter's timeout does not
+cover the lookup): one not found in that time stops the export before anything is sent.
 
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and skipped; the spans of
 the lines around it are sent. Lines holding logs or metrics (``ecp annotate``'s evaluation records)
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     that cannot be read."""
     from opentelemetry.sdk.trace.export import SpanExportResult
 
+    from ..exporters._reach import lookup_problem
     from ..exporters.file import MalformedLine, iter_otlp_json
     from ..exporters.presets import otlp
 
@@ -123,6 +125,11 @@ def run(args: argparse.Namespace) -> int:
         exporter = otlp(url, headers or None, timeout=args.timeout, protocol="http/protobuf").build()
     except ImportError:
         return fail("needs the OTLP/HTTP exporter: pip install 'otel-agents[otlp]'")
+    unreachable = lookup_problem(url)  # the exporter's timeout does not cover the name lookup
+    if unreachable is not None:
+        exporter.shutdown()
+        print(f"otel-agents export: cannot reach {url}: {unreachable}; no span sent", file=sys.stderr)
+        return 1
 
     class Errors(list):  # reports each malformed line the moment it is read
         def append(self, problem: MalformedLine) -> None:

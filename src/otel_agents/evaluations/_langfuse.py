@@ -65,6 +65,7 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
         ValueError: a key is missing (the message names the variable, never a value), or the URL is not an
             http(s) URL with a host (named as its argument or variable).
     """
+    from ..exporters._reach import lookup_problem
     from ..exporters.presets import check_url
 
     base = check_url(host, "the host= argument") if host else \
@@ -78,6 +79,12 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
     token = base64.b64encode(f"{public}:{secret}".encode()).decode("ascii")
     headers = {"authorization": f"Basic {token}", "content-type": "application/json", "accept": "application/json"}
     delivery = Delivery()
+    traced = sum(1 for result in results if result.trace_id)
+    unreachable = lookup_problem(base) if traced else None  # urllib's timeout does not cover the name lookup
+    if unreachable is not None:
+        delivery.failed.append(f"{base}: {unreachable}; {traced} scores not sent")
+        delivery.skipped = len(results) - traced
+        return delivery
     for result in results:
         if not result.trace_id:
             delivery.skipped += 1

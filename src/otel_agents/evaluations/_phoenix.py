@@ -73,6 +73,7 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
     Raises:
         ValueError: the URL is not an http(s) URL with a host (the message names its argument or variable).
     """
+    from ..exporters._reach import lookup_problem
     from ..exporters.presets import check_url
 
     base = check_url(base_url, "the base_url= argument") if base_url else \
@@ -93,6 +94,10 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
             batches.setdefault(("span", result.trace_id), []).append({**item, "span_id": result.span_id})
         else:
             batches.setdefault(("trace", result.trace_id), []).append({**item, "trace_id": result.trace_id})
+    unreachable = lookup_problem(base) if batches else None  # urllib's timeout does not cover the name lookup
+    if unreachable is not None:
+        delivery.failed.append(f"{base}: {unreachable}; {sum(map(len, batches.values()))} annotations not sent")
+        return delivery
     deadline = time.monotonic() + wait
     for (kind, trace_id), items in batches.items():
         url = f"{base}/v1/{kind}_annotations?sync=true"

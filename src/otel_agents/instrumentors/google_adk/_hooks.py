@@ -19,6 +19,7 @@ from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan
 
 from ..._spans import SemanticSpan, Telemetry, finalize, guard, pop_run_attributes, probes, push_run_attributes
+from ..._spans.address import configured_url
 from ..._spans.remote import mark_remote_agent
 from ...semconv import Kind
 from ...semconv import attributes as A
@@ -76,8 +77,7 @@ def _base_url(agent: Any) -> str | None:
     """The endpoint an agent's model object was given (``Gemini(base_url=...)``); ``None`` for a model named by a
     string or left at its default endpoint (the genai client's, not read: it is made on first use)."""
     llm = getattr(agent, "model", None)
-    url = getattr(llm, "base_url", None) if llm is not None and not isinstance(llm, str) else None
-    return url if isinstance(url, str) and url else None
+    return configured_url(llm, ("base_url",)) if llm is not None and not isinstance(llm, str) else None
 
 
 def _request_output(config: Any) -> tuple[str | None, Any]:

@@ -46,6 +46,7 @@ from smolagents.utils import AgentMaxStepsError
 
 from ..._spans import (SemanticSpan, StepIterator, Telemetry, guard, in_forked_child, instrumentation_enabled,
                        output_type_of, report_internal_error, wrap_stream)
+from ..._spans.address import configured_url
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
@@ -78,8 +79,8 @@ def _base_url(model: Any) -> Any:
     """Where a model's client connects: LiteLLMModel's ``api_base``, else the ``base_url`` of the API client an
     ``ApiModel`` made (OpenAIServerModel's ``openai`` client, whose default is its provider's endpoint), else
     ``None``."""
-    api_base = getattr(model, "api_base", None)
-    if isinstance(api_base, str) and api_base:
+    api_base = configured_url(model, ("api_base",))
+    if api_base is not None:
         return api_base
     return getattr(vars(model).get("client"), "base_url", None) if hasattr(model, "__dict__") else None
 
