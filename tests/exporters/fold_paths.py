@@ -75,6 +75,11 @@ def streamed(spans: Sequence[ReadableSpan], tmp_path: Path) -> list[Envelope]:
     for trace_id in dict.fromkeys(s.context.trace_id for s in spans):
         exporter.export([s for s in spans if s.context.trace_id == trace_id])
     exporter.shutdown()
+    return stream_file(path)
+
+
+def stream_file(path: Path) -> list[Envelope]:
+    """``otel-agents fold FILE``: an OTLP/JSON lines file streamed line by line."""
     got: list[Envelope] = []
     folder = StreamFolder(got.append)
     with path.open(encoding="utf-8") as lines:
