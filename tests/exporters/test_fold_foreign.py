@@ -34,6 +34,7 @@ from otel_agents._spans import Usage
 from otel_agents.exporters.ecp import fold
 from otel_agents.exporters.file import read_otlp_json
 from tests.exporters.conftest import check
+from tests.exporters.fold_paths import collected, live, stream_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).with_name("foreign")
@@ -149,84 +150,6 @@ def test_cli_folds_a_peer_fixture(tmp_path: Path) -> None:
 FIXTURE_FILES = sorted(FIXTURES.glob("*.otlp.jsonl"))
 
 
-def _events(spans: list[Any]) -> list[tuple[int, int, Any]]:
-    """The spans' starts and ends in time order, as the instrumentation made them (a span's end after its start)."""
-    events = [(s.start_time, 1, s) for s in spans]
-    events += [(max(s.end_time, s.start_time), 2 if s.end_time <= s.start_time else 0, s) for s in spans]
-    return sorted(events, key=lambda e: (e[0], e[1], e[2].context.span_id))
-
-
-def _live(spans: list[Any]) -> list[dict[str, Any]]:
-    """The spans replayed through a ``TracerProvider`` with the folding processor in their real order (starts
-    and ends interleaved by time, the clock at the span time), each started bare and given its attributes as it
-    ends: as the peers set their kind attributes after the span started."""
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.id_generator import IdGenerator
-
-    from otel_agents.exporters.ecp import ECPFoldingProcessor
-
-    class Ids(IdGenerator):
-        next: list[int] = []
-
-        def generate_span_id(self) -> int:
-            return self.next.pop(0)
-
-        def generate_trace_id(self) -> int:
-            return self.next.pop(0)
-
-    now = [0]
-    got: list[dict[str, Any]] = []
-    ids = Ids()
-    provider = TracerProvider(id_generator=ids)
-    provider.add_span_processor(ECPFoldingProcessor(got.append, clock=lambda: now[0] / 1e9))
-    tracer = provider.get_tracer("replay")
-    opened: dict[int, Any] = {}
-    for time, what, s in _events(spans):
-        now[0] = time
-        if what == 1:
-            parent = opened.get(s.parent.span_id) if s.parent is not None else None
-            ids.next = [s.context.span_id] if parent is not None else [s.context.trace_id, s.context.span_id]
-            context = trace.set_span_in_context(parent if parent is not None else trace.INVALID_SPAN)
-            opened[s.context.span_id] = tracer.start_span(s.name, context=context, kind=s.kind, start_time=time)
-        else:
-            live = opened[s.context.span_id]
-            live.set_attributes(dict(s.attributes))
-            live._status = s.status
-            live.end(end_time=s.end_time)
-    provider.force_flush()
-    provider.shutdown()
-    return got
-
-
-def _collected(spans: list[Any]) -> list[dict[str, Any]]:
-    """The spans sent to ``ecp collect``'s gatherer as they end (its clock at the span time)."""
-    from otel_agents.exporters.ecp import TraceGatherer
-
-    now = [0]
-    got: list[dict[str, Any]] = []
-    gatherer = TraceGatherer(got.append, clock=lambda: now[0] / 1e9)
-    for s in sorted(spans, key=lambda s: s.end_time):
-        now[0] = s.end_time
-        gatherer.fold_ready()
-        gatherer.add([s])
-    gatherer.flush("end")
-    return got
-
-
-def _streamed(path: Path) -> list[dict[str, Any]]:
-    """``otel-agents fold FILE``: the file streamed line by line."""
-    from otel_agents.exporters.ecp import StreamFolder
-
-    got: list[dict[str, Any]] = []
-    folder = StreamFolder(got.append)
-    with path.open(encoding="utf-8") as lines:
-        for number, text in enumerate(lines, start=1):
-            folder.add(read_otlp_json([text]), number)
-    folder.finish()
-    return got
-
-
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.name.split(".")[0])
 def test_every_fold_path_gives_one_envelope_per_run_as_fold_does(path: Path) -> None:
     """One run, one envelope, in every fold path — the batch ``fold``, the file streamed (``otel-agents
@@ -237,7 +160,7 @@ def test_every_fold_path_gives_one_envelope_per_run_as_fold_does(path: Path) -> 
     spans = read_otlp_json(path)
     expected = sorted(map(json.dumps, check(fold(spans))))
     assert len(expected) == len(STEPS)
-    for way, got in (("stream", _streamed(path)), ("live", _live(spans)), ("collect", _collected(spans))):
+    for way, got in (("stream", stream_file(path)), ("live", live(spans)), ("collect", collected(spans))):
         assert sorted(map(json.dumps, got)) == expected, way
 
 

@@ -33,7 +33,9 @@ by the vocabulary reader that fits it — OTel GenAI ``gen_ai.operation.name``
 (PydanticAI's native instrumentation included), OpenInference
 ``openinference.span.kind``, OpenLLMetry ``traceloop.span.kind`` — see
 :mod:`._vocabularies` and the table in ``docs/ecp.md``. Mixed traces fold as one
-run; another instrumentation's view of one of our steps is not a second step;
+run; another instrumentation's view of one of our steps is not a second step (by
+name and time, or by its instrumentation scope naming a framework we instrumented: see
+:func:`._runs.drop_sibling_views`);
 spans of an unknown vocabulary are plain spans; a foreign run with no output, tool
 call, model call or error gives no envelope.
 

@@ -34,7 +34,10 @@ any other waits ``foreign_grace_s`` for late children (a span starting under one
 of its spans joins it and the wait starts again), then its spans are folded as
 :func:`~otel_agents.exporters.ecp.fold` folds them (their outermost semantic
 spans are the runs), leaving out a run that holds one of our runs (ours was
-handed on already).
+handed on already); the spans of our runs that started under the group and were
+folded before it are read beside its own, so that another instrumentation's tree
+of the same steps beside ours (LangChain's callback tracers, under an HTTP request
+span) is not a run again (:func:`._runs.drop_sibling_views`).
 
 Bounds (memory stays flat): at most ``max_open_runs`` runs are open (the
 oldest is folded early, marked ``incomplete``, to make room), and as many
@@ -73,7 +76,7 @@ _Key = tuple[int, int]  # (trace_id, span_id)
 
 class _OpenRun:
     __slots__ = ("trace_id", "root_id", "started", "open", "kept", "spans", "root", "keys", "over_keys", "over",
-                 "ended_at", "marked", "enclosing")
+                 "ended_at", "marked", "enclosing", "group", "ours")
 
     def __init__(self, trace_id: int, root_id: int, started: float):
         self.trace_id = trace_id
@@ -90,6 +93,8 @@ class _OpenRun:
         # foreign groups only: a span of it carries another vocabulary; the ids of its spans our runs started under
         self.marked = False
         self.enclosing: set[int] = set()
+        self.ours: list[ReadableSpan] = []  # the spans of our runs under it, once folded: what its peers' views are of
+        self.group: _OpenRun | None = None  # our runs only: the foreign group the run started under
 
 
 def _admit(run: _OpenRun, key: _Key, owners: dict[_Key, tuple[_OpenRun, bool]], cap: int) -> bool:
@@ -231,6 +236,8 @@ class ECPFoldingProcessor(SpanProcessor):
                         else:  # finished, only waiting out its grace period
                             folded.append(self._close(oldest, None))
                     run = self._runs[key] = _OpenRun(trace_id, span_id, self._clock())
+                    if group is not None:
+                        run.group = group[0]
                     self._oldest_started = next(iter(self._runs.values())).started  # once per run
                 else:
                     run = None
@@ -348,6 +355,9 @@ class ECPFoldingProcessor(SpanProcessor):
             self._owner.pop(key, None)
         for key in run.over_keys:
             self._owner.pop(key, None)
+        group = run.group
+        if group is not None and (group.trace_id, group.root_id) in self._groups:
+            group.ours += run.spans  # another instrumentation's spans of the group may be views of its steps
         reasons = []
         if reason:
             reasons.append(f"{reason} ({run.open} span(s) still open)" if run.open > 0 else reason)
@@ -415,8 +425,12 @@ class ECPFoldingProcessor(SpanProcessor):
         for span in group.spans:
             fs = _FoldSpan(span)
             index.setdefault(fs.span_id, fs)
+        for span in group.ours:  # our runs handed on already, beside the group's own: its views of them are not steps
+            fs = _FoldSpan(span)
+            index.setdefault(fs.span_id, fs)
         runs = [run for run in runs_of_trace(group.trace_id, index)
-                if not (group.enclosing and any(s.span_id in group.enclosing for s in run.spans))]
+                if not (group.enclosing and any(s.span_id in group.enclosing for s in run.spans))
+                and (run.root.foreign or run.root.semantic_kind is None)]
         for run in runs:
             run.incomplete = "; ".join(reasons) or None
         runs.sort(key=lambda r: start_order(r.root))

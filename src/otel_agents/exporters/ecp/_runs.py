@@ -10,6 +10,8 @@ is a top span: its subtree is folded as a run of its own.
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable
 
@@ -169,7 +171,12 @@ def drop_sibling_views(spans: Collection[F.FoldSpan]) -> None:
     * a tool call: the same ``gen_ai.tool.call.id``, or (no id on it) the same tool name at the same time;
     * a model request (:func:`_same_request`): the same model at the same time, response id and token
       counts agreeing wherever both give them;
-    * an agent or workflow: an agent or chain of ours of the same name at the same time.
+    * an agent or workflow: an agent or chain of ours of the same name at the same time;
+    * any of these made by another instrumentation of a framework we instrumented too (its instrumentation
+      scope names the framework, :func:`scope_framework`; ours carry ``otel_agents.framework``): a step of
+      ours of that framework and the same kind (agents and chains alike) at the same time — their names
+      need not agree (OpenInference names its agent spans ``Support.run``, CrewAI's
+      ``Order Clerk.order_status._execute_core``, and many carry no agent name).
 
     Foreign spans that match nothing of ours are kept: a trace that only another instrumentation
     recorded folds as before."""
@@ -197,9 +204,43 @@ def drop_sibling_views(spans: Collection[F.FoldSpan]) -> None:
             same = any(_overlap(span, o) and F.display_name(o) == name for k in _RUN_KINDS for o in ours.get(k, ()))
         else:
             same = False
+        if not same and span.scope is not None:
+            framework = scope_framework(span.scope.name)
+            if framework is not None:
+                like = _LIKE.get(kind, (kind,))
+                same = any(_overlap(span, o) and _framework(o) == framework for k in like for o in ours.get(k, ()))
         if same:
             span.semantic_kind = None
             span.foreign = False
+
+
+_LIKE = {"tool": ("tool", "skill"), "skill": ("tool", "skill"), "agent": _RUN_KINDS, "chain": _RUN_KINDS}
+# Words of instrumentation scope names that name a project or a package layout, not a framework.
+_SCOPE_WORDS = frozenset({"otel_agents", "instrumentors", "openinference", "instrumentation", "opentelemetry",
+                          "genai", "traceloop", "io"})
+_VERSION_SUFFIX = re.compile(r"v\d+$")
+
+
+@functools.lru_cache(maxsize=256)
+def scope_framework(name: Any) -> str | None:
+    """The framework an instrumentation scope name is of, as a bare word: the first part of the dotted name
+    that is not a project's word, lower case, without ``_``, ``-`` or a version suffix
+    (``openinference.instrumentation.llama_index``, ``opentelemetry.instrumentation.llamaindex`` and ours
+    ``otel_agents.instrumentors.llama_index`` → ``llamaindex``; ``opentelemetry.instrumentation.openai_v2``
+    → ``openai``; PydanticAI's own ``pydantic-ai`` → ``pydanticai``); ``None`` for a name of none."""
+    if not isinstance(name, str):
+        return None
+    for word in name.lower().split("."):
+        if word and word not in _SCOPE_WORDS:
+            word = word.replace("_", "").replace("-", "")
+            return _VERSION_SUFFIX.sub("", word) if len(word) > 2 else word
+    return None
+
+
+def _framework(span: F.FoldSpan) -> str | None:
+    """The framework one of our spans was made for (``otel_agents.framework``), as :func:`scope_framework`
+    writes it."""
+    return scope_framework(span.attributes.get(A.OTEL_AGENTS_FRAMEWORK))
 
 
 class RunTree:
@@ -241,7 +282,8 @@ class RunTree:
                     a2a = True
                 else:
                     mcp = True
-        if foreign:
+        if foreign:  # the same rules on every path: the folding processor's runs never went through runs_of_trace
+            drop_sibling_views(spans)
             self._drop_duplicate_views()
         self._a2a = a2a  # A2A agent calls (servers folded with their callers)
         self._mcp = mcp  # MCP tool calls
