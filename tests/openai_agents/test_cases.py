@@ -191,6 +191,39 @@ def test_oa3_spans_survive_set_trace_processors(provider: Any, exporter: Snapsho
         set_trace_processors(list(before))
 
 
+def test_oa3_spans_survive_a_list_replaced_without_set_trace_processors(provider: Any, exporter: SnapshotExporter,
+                                                                       caplog: Any) -> None:
+    """OA-3: another instrumentation that replaces the SDK's processor tuple itself, under the SDK's lock and
+    without ``set_trace_processors`` (OpenInference's ``instrument()``, exclusive by default, 2.x): our processor
+    is back before the next run's trace starts, with one warning; theirs stays and sees the run too.
+    (OpenInference's instrumentor is not installed in this venv; checked with it in the benchmark venv.)"""
+    before = _processors()
+    theirs = TheirProcessor()
+    inst = OpenAIAgentsInstrumentor()
+    try:
+        inst.instrument(tracer_provider=provider)
+        multi = get_trace_provider()._multi_processor
+        with multi._lock:
+            multi._processors = (theirs,)
+        agent = Agent(name="support", instructions="x", tools=[lookup_order],
+                      model=responses_model(ScriptedResponses([tool_then_answer("lookup_order", {"order_id": "A1"})],
+                                                              repeat_last=True)))
+        with caplog.at_level(logging.WARNING, logger="otel_agents"):
+            Runner.run_sync(agent, "where is A1?")
+            Runner.run_sync(agent, "where is A1?")
+        kinds = sorted(s.semantic_kind for s in exporter.semantic())
+        assert kinds == ["agent", "agent", "chain", "chain", "model", "model", "model", "model", "tool", "tool"], \
+            tree(exporter.spans)
+        assert theirs.spans != []
+        assert sum("replaced the OpenAI Agents SDK's trace processors" in r.getMessage()
+                   for r in caplog.records) == 1
+        inst.uninstrument()
+        assert list(_processors()) == [theirs]
+    finally:
+        inst.uninstrument()
+        set_trace_processors(list(before))
+
+
 def test_oa3_tracing_disabled_is_said(provider: Any, exporter: SnapshotExporter, caplog: Any,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """OA-3: with the SDK's tracing disabled we see no runs (documented); a warning says so at the switch,

@@ -87,7 +87,9 @@ processor, whenever ``OPENAI_API_KEY`` is set). Our instrumentor neither starts 
 adds one processor beside the SDK's. To keep your traces off OpenAI's servers and keep ours, call
 ``agents.set_trace_processors([])`` (or pass your own list), before or after ``instrument()``: our
 processor stays registered either way, and ``uninstrument()`` removes only ours, leaving your list
-as you set it. ``set_tracing_disabled(True)``, ``OPENAI_AGENTS_DISABLE_TRACING=1`` and
+as you set it. Another instrumentation that replaces the list (OpenInference's, exclusive by default)
+does not remove ours either: it is registered again before the next run's trace, with one warning; the
+fold keeps one step per real step when both trace a run. ``set_tracing_disabled(True)``, ``OPENAI_AGENTS_DISABLE_TRACING=1`` and
 ``RunConfig(tracing_disabled=True)`` make the SDK create no traces at all, so we see no runs and
 record nothing: we honour them as the user's choice, log one warning when the switch is set while
 we are instrumented, and ``otel-agents doctor`` says why there are no spans.

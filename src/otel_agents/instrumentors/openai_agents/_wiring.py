@@ -5,6 +5,10 @@
   silencing the SDK's export to OpenAI (``set_trace_processors([])``). A wrapper on
   ``SynchronousMultiTracingProcessor.set_processors`` (what it calls) puts ours back after the
   user's list, so our spans survive it in either order; the user's processors stay as they set them.
+* ``DefaultTraceProvider.create_trace`` (public; every run's trace starts there): another instrumentation
+  can replace the list without that call (OpenInference's ``instrument()``, whose ``exclusive_processor``
+  defaults to true, assigns the SDK's private tuple): ours is put back before the trace starts, and a
+  warning says so once. Without this, every run after the other's ``instrument()`` had no span of ours.
 * ``agents.util._error_tracing.attach_error_to_span`` (private; every ``SpanError`` the SDK
   records goes through it, inside the ``except`` that caught the exception) hands us the
   exception object, so a tool error keeps its type. Missing in a future release: errors are
@@ -79,6 +83,8 @@ class Installation:
         self._warned_disabled = False
         self._wrap(SynchronousMultiTracingProcessor, "set_processors", self._keep_ours)
         self._wrap(DefaultTraceProvider, "set_disabled", self._on_disabled)
+        self._warned_replaced = False
+        self._wrap(DefaultTraceProvider, "create_trace", self._reregister)
         try:
             from agents.util import _error_tracing
         except ImportError:  # pragma: no cover - a release without it: SpanError text only
@@ -116,6 +122,20 @@ class Installation:
                     and not any(p is self.processor for p in processors or ()):
                 instance.add_tracing_processor(self.processor)
         return result
+
+    def _reregister(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        with guard("openai_agents.reregister"):
+            multi = getattr(instance, "_multi_processor", None)
+            processors = getattr(multi, "_processors", None)
+            if self.processor.active and instance is self.provider and processors is not None \
+                    and not any(p is self.processor for p in processors):
+                multi.add_tracing_processor(self.processor)
+                if not self._warned_replaced:
+                    self._warned_replaced = True
+                    logger.warning("otel_agents: another instrumentation replaced the OpenAI Agents SDK's trace "
+                                   "processors (OpenInference's instrument() does unless it is given "
+                                   "exclusive_processor=False); ours is registered again, beside theirs")
+        return wrapped(*args, **kwargs)
 
     def _note_error(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         exc = sys.exc_info()[1]
