@@ -478,7 +478,7 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
                 make: Callable[..., Any] = ReadableSpan) -> Iterator[tuple[int, list[Any]]]:
     notes: list[str] = []
     rejected: list[tuple[int, str]] = []
-    for number, text in _numbered(lines):
+    for number, text, before in _numbered(lines):
         try:
             if type(text) is UnreadLine:
                 raise ValueError(text.decode())
@@ -509,7 +509,10 @@ def _read_lines(lines: Iterable[str | bytes], name: str, errors: list[MalformedL
             notes.clear()
         except ValueError as exc:
             notes.clear()
-            problem = MalformedLine(str(name), number, str(exc))
+            message = str(exc)
+            if before:  # a pretty-printed document after the first: orjson counts its lines from the document's
+                message = _DOCUMENT_LINE.sub(lambda m: f"line {int(m.group(1)) + before} column", message)
+            problem = MalformedLine(str(name), number, message)
             if errors is not None:
                 errors.append(problem)
             else:
@@ -523,18 +526,19 @@ _OPENERS = frozenset({"{", "[", b"{", b"["})
 _CLOSERS = frozenset({"}", "]", b"}", b"]"})
 
 
-def _numbered(lines: Iterable[str | bytes]) -> Iterator[tuple[int, str | bytes]]:
-    """Each line with its number, except in a pretty-printed file (``jq .``, ``json.dumps(indent=2)``: its first
-    line a lone ``{`` or ``[``, which no line of a JSON-lines file is). There each document, from its lone opening
-    bracket to its closing one at the start of a line (a nested one is indented), is one item numbered by its first
-    line, so ``jq . traces.jsonl``, a document per line of the JSON-lines file, is read document by document. A
-    problem in a document is reported once, orjson's message giving its line in the file (the document is read
-    after as many newlines as lines before it); each is held up to :data:`MAX_LINE_BYTES`, as a line is."""
+def _numbered(lines: Iterable[str | bytes]) -> Iterator[tuple[int, str | bytes, int]]:
+    """Each line with its number (and 0), except in a pretty-printed file (``jq .``, ``json.dumps(indent=2)``: its
+    first line a lone ``{`` or ``[``, which no line of a JSON-lines file is). There each document, from its lone
+    opening bracket to its closing one at the start of a line (a nested one is indented), is one item numbered by its
+    first line, with the number of lines before it, so ``jq . traces.jsonl``, a document per line of the JSON-lines
+    file, is read document by document. A problem in a document is reported once, orjson's message giving its line
+    in the file (its line in the document moved by the lines before it); each is held up to
+    :data:`MAX_LINE_BYTES`, as a line is."""
     numbered = enumerate(lines, start=1)
     pretty = False
     for number, text in numbered:
         if type(text) is UnreadLine or not (pretty or number == 1) or without_bom(text).strip() not in _OPENERS:
-            yield number, text
+            yield number, text, 0
             continue
         pretty = True
         pieces, size = [text], len(text)
@@ -543,15 +547,15 @@ def _numbered(lines: Iterable[str | bytes]) -> Iterator[tuple[int, str | bytes]]
             if type(more) is UnreadLine or size > MAX_LINE_BYTES:
                 yield number, UnreadLine(f"a JSON document over several lines (pretty-printed) of more than "
                                          f"{MAX_LINE_BYTES:,} bytes: not read".encode() if type(more) is not UnreadLine
-                                         else bytes(more))
+                                         else bytes(more)), 0
                 return
             pieces.append(more)
             if more.rstrip() in _CLOSERS:  # at the start of its line: this document's end
                 break
-        if isinstance(text, bytes):
-            yield number, b"\n" * (number - 1) + b"".join(pieces)  # type: ignore[arg-type]
-        else:
-            yield number, "\n" * (number - 1) + "".join(pieces)  # type: ignore[arg-type]
+        yield number, (b"" if isinstance(text, bytes) else "").join(pieces), number - 1  # type: ignore[attr-defined]
+
+
+_DOCUMENT_LINE = re.compile(r"line (\d+) column")
 
 
 def load_json(text: str | bytes) -> Any:
