@@ -97,6 +97,15 @@ floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
 	--ignore tests/clients/test_frameworks.py --ignore tests/a2a/test_fasta2a.py \
 	--deselect tests/collect/test_serve_collect.py::test_the_mcp_servers_side_effect_is_in_the_step_envelope
 
+# `crewai_litellm`: CrewAI's LiteLLM-backed LLM (crewai[litellm], extra test-crewai-litellm), .venv's pins plus
+# litellm 1.97.0 and fastuuid 0.14.0, with importlib-metadata 8.9.0 (litellm >=1.88.6 requires <9; .venv has 10.2).
+# Not in .venv: ecp-runtime's graders.py imports litellm at module level whenever it is installed, so every
+# `ecp run` process (about 45 in make test, 45 in make demo) would pay about 3.5 s more CPU: +120-150 s of CPU
+# for make test, measured, which is at its 15-minute limit. A test of one file, not a row of the demo.
+ISOLATED += crewai_litellm
+crewai_litellm_EXTRAS := crewai,ecp,test,test-crewai-litellm
+crewai_litellm_TESTS := tests/crewai/test_litellm_stream.py
+
 # AutoGen AgentChat shares .venv: autogen-core 0.7 pins protobuf~=5.29, so constraints.txt holds protobuf 5.29.6
 # and googleapis-common-protos 1.75.0 (the newest that allows it), a resolution of everything in `all`.
 

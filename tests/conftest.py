@@ -17,6 +17,9 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("OTEL_SDK_DISABLED", "false")
 os.environ.setdefault("CREWAI_DISABLE_TRACKING", "true")
+# LiteLLM (CrewAI's LiteLLM-backed LLM, .venv-crewai_litellm) reads its bundled price list instead of fetching it
+# from GitHub when it is imported
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.frameworks import isolated_elsewhere  # noqa: E402
 from tests.spans import SnapshotExporter  # noqa: E402

@@ -7,16 +7,30 @@ is the ground truth."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.crewai.netguard import block_network
 from tests.spans import SnapshotExporter
 
-litellm = pytest.importorskip("litellm", reason="litellm (CrewAI's LiteLLM-backed LLM) is not installed in this venv")
+# litellm is installed in .venv-crewai_litellm alone (Makefile ISOLATED says why): this file runs there, where a
+# litellm that cannot be imported fails, and skips elsewhere. Imported with every connection but loopback refused
+# (tests/conftest.py sets LITELLM_LOCAL_MODEL_COST_MAP=True: otherwise LiteLLM fetches its price list from GitHub
+# at import); the refused hosts are checked below.
+OWN_VENV = ".venv-crewai_litellm"
+with pytest.MonkeyPatch.context() as _patch:
+    REFUSED_AT_IMPORT = block_network(_patch.setattr)
+    if Path(sys.prefix).name == OWN_VENV:
+        import litellm  # noqa: F401 - imported here to check what it reaches at import
+    else:
+        litellm = pytest.importorskip("litellm", reason=f"litellm (CrewAI's LiteLLM-backed LLM) is not installed in "
+                                                        f"this venv: this file runs in {OWN_VENV} (Makefile ISOLATED)")
 
 DELAY = 0.08  # seconds from the request to the first chunk
 WORDS = ["Order ", "A100 ", "has ", "shipped."]
@@ -67,16 +81,18 @@ def server() -> Any:
     httpd.server_close()
 
 
+def test_litellm_is_imported_without_the_network() -> None:
+    assert REFUSED_AT_IMPORT == []
+
+
 @pytest.mark.parametrize("stream", [True, False])
 def test_litellm_llm_is_timed_from_its_first_chunk_and_keeps_its_usage(instrumented: Any, exporter: SnapshotExporter,
-                                                                        server: Any, monkeypatch: pytest.MonkeyPatch,
-                                                                        stream: bool) -> None:
+                                                                        server: Any, stream: bool) -> None:
     """Streamed: gen_ai.response.time_to_first_chunk (at least the server's delay, at most the span), stream true.
     Streamed or not: the usage, finish reason and response id the server sent (CrewAI announces them on the bus),
     the server it was sent to and the number of choices asked (``n``, as sent)."""
     from crewai import LLM
 
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of LiteLLM's price list
     port = server.server_address[1]
     llm = LLM(model="openai/gpt-4o", is_litellm=True, stream=stream, api_key="test-key", n=2 if stream else None,
               base_url=f"http://127.0.0.1:{port}/v1")
