@@ -246,6 +246,43 @@ def repeatability(frameworks: dict[str, Any], repeats: int) -> dict[str, Any] | 
                                   for t in r.get("targets", {}).values())}
 
 
+def merge(base: dict[str, Any] | None, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """``base`` (an ``instructions.json``, or ``None``) with the frameworks of ``parts`` (later ``--only
+    instructions`` results) merged in, in order: a framework counted again replaces its count, the others keep
+    theirs, a framework skipped replaces none. Each framework keeps ``counted``: the date its run started and the
+    commit it ran on (``None``: not recorded). Raises ``SystemExit`` when a result was counted by another tool or
+    with other runs, warm-up or hash seed (its counts would not compare)."""
+    results = ([base] if base else []) + parts
+    if not results:
+        raise SystemExit("no instructions results to merge")
+    method = {k: v for k, v in results[-1]["method"].items() if k != "note"}  # (a note described the old counts)
+    for r in results:
+        for key in ("tool", "PYTHONHASHSEED", "runs", "warmup"):
+            if r["method"][key] != method[key]:
+                raise SystemExit(f"instructions counted with {key} {r['method'][key]!r} and {method[key]!r}: "
+                                 "their counts do not compare")
+    frameworks: dict[str, Any] = {}
+    for r in results:
+        for framework, x in r["frameworks"].items():
+            if "skipped_framework" in x and framework in frameworks:
+                continue
+            frameworks[framework] = {**x, "counted": x.get("counted") or {"date": r["date"],
+                                                                          "commit": r.get("commit")}}
+    repeats = {framework: len(x["variants"]["none"]["repeats"]) for framework, x in frameworks.items()
+               if "variants" in x}
+    counts = sorted(set(repeats.values()), key=lambda n: (list(repeats.values()).count(n), n))  # commonest last
+    if len(counts) > 1:  # e.g. "3 (a2a) or 1 (the others)"
+        method["repeats"] = " or ".join([*(f"{n} ({', '.join(f for f, k in repeats.items() if k == n)})"
+                                           for n in counts[:-1]), f"{counts[-1]} (the others)"])
+    elif counts:
+        method["repeats"] = counts[0]
+    several = {framework: frameworks[framework] for framework, n in repeats.items() if n > 1}
+    return {"date": max(x["counted"]["date"] for x in frameworks.values()),
+            **{k: v for k, v in results[-1].items() if k in ("machine", "python", "quick")}, "method": method,
+            "frameworks": frameworks,
+            "repeatability": repeatability(several, max(repeats[f] for f in several)) if several else None}
+
+
 def _one_line(r: dict[str, Any]) -> str:
     v = r["variants"]
     floor = v["ours"]["per_span_vs_attribute_floor"]["ratio"]

@@ -73,9 +73,15 @@ def table(results: str) -> str:
         return "_No results yet: run `make bench`._"
     first = next(iter(data.values()))
     m = first["machine"]
-    dates = sorted({r["date"] for r in data.values()})
-    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
-    lines = [f"Run {when} on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, "
+    # when and on which commit each part ran: the clock's results, and each framework's instruction count
+    clock = [r for name, r in data.items() if name != "instructions"]
+    when = _when(clock)
+    if "instructions" in data:
+        counted = f"CPU instructions (callgrind) counted {counted_when(data['instructions'])}"
+        when = f"Timed by the clock {when}; {counted}" if clock else counted
+    else:
+        when = f"Run {when}"
+    lines = [f"{when}; on {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, "
              f"{m['implementation']} {m['python']}" + (" — **quick run: the numbers mean nothing**"
                                                        if first.get("quick") else "") + ". "
              "Overheads are medians over rounds of the same-round difference to the uninstrumented run; "
@@ -242,6 +248,29 @@ def table(results: str) -> str:
     if study:
         lines += ["", "### Overhead study: one customer-support run", "", *study]
     return "\n".join(lines)
+
+
+def _when(results: list[dict[str, Any]]) -> str:
+    """The span of the results' dates, and their commits (or that none was recorded)."""
+    if not results:
+        return ""
+    dates = sorted({r["date"] for r in results})
+    commits = sorted({r["commit"] for r in results if r.get("commit")})
+    return ((dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}")
+            + (f" on commit {', '.join(commits)}" if commits else " (commit not recorded)"))
+
+
+def counted_when(r: dict[str, Any]) -> str:
+    """When and on which commit an ``instructions.json``'s frameworks were counted (each merged framework's
+    ``counted``, else the file's own date and commit): one clause per commit, naming its frameworks when there
+    are several."""
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for framework, x in sorted(r["frameworks"].items(), key=lambda item: _ORDER.index(item[0])
+                               if item[0] in _ORDER else len(_ORDER)):
+        counted = x.get("counted") or {"date": r["date"], "commit": r.get("commit")}
+        groups.setdefault(counted.get("commit"), []).append({**counted, "framework": framework})
+    return "; ".join(_when(items) + (f" ({', '.join(x['framework'] for x in items)})" if len(groups) > 1 else "")
+                     for items in groups.values())
 
 
 def _target_label(framework: str, key: str, t: dict[str, Any]) -> str:

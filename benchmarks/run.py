@@ -13,6 +13,9 @@ instrumentors are installed)::
     python benchmarks/run.py --quick --results /tmp/r --no-readme   # seconds: the smoke test's run
     python benchmarks/run.py --only instructions --frameworks agno,mcp   # CPU instructions (valgrind's
                                                   # callgrind): minutes a framework, not part of the default run
+    python benchmarks/run.py --merge-instructions /tmp/r1/instructions.json,/tmp/r2/instructions.json
+                                                  # no benchmark: these counts replace their frameworks' in
+                                                  # results/instructions.json, the rest kept, the README rewritten
 
 Each comparison runs in a process of its own (a child of this one), so the
 variants compared with each other share one process and one machine state, and
@@ -77,6 +80,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="tiny sizes (the smoke test): numbers mean nothing")
     p.add_argument("--results", default=os.path.join(ROOT, "benchmarks", "results"), help="where the JSON goes")
     p.add_argument("--no-readme", action="store_true", help="do not rewrite the README's results table")
+    p.add_argument("--merge-instructions", metavar="FILE[,FILE...]",
+                   help="run nothing: merge these instructions.json files (partial --only instructions runs) into "
+                        "the one in --results, each framework counted in them replacing its old count, the others "
+                        "kept; then rewrite the README (so the clock's results stay as they were timed)")
     p.add_argument("--child", help=argparse.SUPPRESS)  # internal: run one job, print its JSON
     a = p.parse_args(argv)
     if a.quick:
@@ -152,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.child:
         print(json.dumps(_job(a.child, a)))
         return 0
+    if a.merge_instructions:
+        return _merge_instructions(a)
     from benchmarks.harness import machine
 
     groups = [g for g in a.only.split(",") if g]
@@ -164,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [f"overhead:{f}" for f in frameworks] if "overhead" in groups else []
     jobs += [g for g in groups if g != "overhead"]
     child_argv = [x for x in argv if x != "--no-readme"]
-    meta = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
-            "quick": a.quick}
+    meta = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": _commit(),
+            "machine": machine(), "quick": a.quick}
     os.makedirs(a.results, exist_ok=True)
     for job in jobs:
         print(f"benchmark {job} ...", flush=True)
@@ -175,6 +184,41 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(result, f, indent=2)
             f.write("\n")
         print(f"  {_one_line(job, result)}", flush=True)
+    if not a.no_readme:
+        from benchmarks.report import rewrite_readme
+
+        rewrite_readme(README, a.results, START, END)
+        print(f"results table written to {os.path.relpath(README, ROOT)}")
+    return 0
+
+
+def _commit() -> str | None:
+    """The commit checked out here (short hash), for the results' provenance; ``None`` outside a git checkout."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _merge_instructions(a: argparse.Namespace) -> int:
+    """``--merge-instructions``: :func:`instructions.merge` of the given files into ``--results``'
+    ``instructions.json``, then the README rewritten (unless ``--no-readme``)."""
+    from benchmarks.instructions import merge
+
+    def load(path: str) -> dict[str, Any]:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    path = os.path.join(a.results, "instructions.json")
+    merged = merge(load(path) if os.path.exists(path) else None,
+                   [load(p) for p in a.merge_instructions.split(",") if p])
+    os.makedirs(a.results, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(merged, f, indent=2)
+        f.write("\n")
+    print(f"{path}: {', '.join(merged['frameworks'])}")
     if not a.no_readme:
         from benchmarks.report import rewrite_readme
 

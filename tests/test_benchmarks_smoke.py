@@ -36,6 +36,9 @@ def test_benchmark_runner_quick(tmp_path) -> None:
 
     overhead = load("overhead-langchain")
     assert overhead["quick"] is True and overhead["machine"]["cores"]
+    # the commit measured, for the README's header (None outside a git checkout)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    assert overhead["commit"] == (head.stdout.strip() if head.returncode == 0 else None)
     variants = overhead["variants"]
     assert variants["ours"]["spans_per_run"] == 3  # chain, model, tool: prompt and parser are folded
     assert variants["ours_no_content"]["spans_per_run"] == 3
@@ -235,3 +238,69 @@ def test_instructions_count_as_many_runs_as_a_workload_needs() -> None:
 
     assert (runs_for("a2a", 10), runs_for("a2a", 50), runs_for("langchain", 10), runs_for("langchain", 2)) == \
         (30, 50, 10, 2)
+
+
+def test_merge_instructions_replaces_the_recounted_frameworks_and_keeps_the_rest(tmp_path) -> None:
+    """``run.py --merge-instructions``: a partial ``--only instructions`` run replaces the counts of its frameworks
+    in the stored ``instructions.json`` and keeps the others' (a framework it skipped keeps its count), so the
+    README's instruction numbers can be recounted on a loaded machine without re-timing the clock's; the
+    README's header says which parts were counted when, on which commit. Counts of another method are refused."""
+    from benchmarks.instructions import _framework
+    from benchmarks.report import table
+
+    def repeat(ours: float) -> dict:
+        return {"instructions": {"none": 1_000_000, "ours": ours, "openllmetry": 1_150_000, "attribute_floor": 100_000},
+                "spans_per_run": {"none": 0, "ours": 6, "openllmetry": 4}, "floor_spans": 6, "without_content": [],
+                "workload": "MCP", "versions": {}, "python": "python", "skipped": {}}
+
+    def result(date: str, frameworks: dict, runs: int = 10, **meta) -> dict:
+        return {"date": date, **meta, "quick": False, "python": "python",
+                "machine": {"cpu": "CPU", "cores": 2, "memory_gib": 8, "os": "Linux", "implementation": "CPython",
+                            "python": "3.11"},
+                "method": {"tool": "valgrind-3.19.0 --tool=callgrind", "PYTHONHASHSEED": "0", "runs": runs,
+                           "warmup": 3, "repeats": "old", "note": "how the old counts ran"},
+                "frameworks": frameworks}
+
+    def save(name: str, r: dict) -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps(r), encoding="utf-8")
+        return str(path)
+
+    (tmp_path / "stored").mkdir()
+    old_a2a = {**_framework("a2a", [{**repeat(1_300_000), "spans_per_run": {"none": 0, "ours": 2}, "floor_spans": 2,
+                                     "instructions": {"none": 1_000_000, "ours": 1_300_000, "attribute_floor": 100_000},
+                                     "workload": "A2A"}] * 2), "runs": 30}
+    save("stored/instructions.json", result("2026-12-05 20:38 UTC", {"mcp": _framework("mcp", [repeat(1_300_000)]),
+                                                                     "a2a": old_a2a}))
+    part = save("part.json", result("2026-12-06 09:40 UTC", {
+        "mcp": _framework("mcp", [repeat(1_200_000)]),
+        "a2a": {"framework": "a2a", "skipped_framework": "a2a-sdk is not installed here"}}, commit="abc1234"))
+
+    def merge(*files: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--no-readme",
+                               "--results", str(tmp_path / "stored"), "--merge-instructions", ",".join(files)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    done = merge(part)
+    assert done.returncode == 0, done.stderr[-3000:]
+    merged = json.loads((tmp_path / "stored" / "instructions.json").read_text(encoding="utf-8"))
+    mcp, a2a = merged["frameworks"]["mcp"], merged["frameworks"]["a2a"]
+    assert mcp["variants"]["ours"]["overhead_per_run"] == 200_000  # the new count
+    assert mcp["targets"]["ours_per_run_vs_openllmetry"]["ratio"] == 1.333
+    assert mcp["counted"] == {"date": "2026-12-06 09:40 UTC", "commit": "abc1234"}
+    assert a2a["variants"] == old_a2a["variants"]  # skipped in the new run: its old count stays
+    assert a2a["counted"] == {"date": "2026-12-05 20:38 UTC", "commit": None}
+    assert merged["method"]["repeats"] == "1 (mcp) or 2 (the others)" and "note" not in merged["method"]
+    assert merged["repeatability"]["repeats"] == 2 and merged["date"] == "2026-12-06 09:40 UTC"
+
+    text = table(str(tmp_path / "stored"))
+    assert text.startswith("CPU instructions (callgrind) counted 2026-12-06 09:40 UTC on commit abc1234 (mcp); "
+                           "2026-12-05 20:38 UTC (commit not recorded) (a2a); on CPU, 2 cores")
+    assert "| mcp: ours per run ≤ 1× OpenLLMetry | not timed in this run | | 1.33 [1.33, 1.33] | **missed** |" \
+        in text
+
+    other = save("other.json", result("2026-12-06 10:00 UTC", {"mcp": _framework("mcp", [repeat(1_100_000)])},
+                                      runs=30))
+    done = merge(other)
+    assert done.returncode != 0 and "instructions counted with runs 10 and 30" in done.stderr
+    assert json.loads((tmp_path / "stored" / "instructions.json").read_text(encoding="utf-8")) == merged
