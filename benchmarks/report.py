@@ -58,11 +58,10 @@ def _ci(x: dict[str, Any] | None, digits: int = 2) -> str:
     def f(v: float | None) -> str:
         return "∞" if v is None else f"{v:,.{digits}f}"
 
+    if x["ratio"] is not None and x["ratio"] != x.get("target") and f(x["ratio"]) == f(x.get("target")):
+        return _ci(x, digits + 1)  # 1.004 (or 0.503 against 0.5) is not "1.00, missed": one more digit
     if x.get("exact"):  # bytes: the same in every capture, no interval
-        shown = f(x["ratio"])
-        if x["ratio"] != x.get("target") and float(shown) == x.get("target"):  # 1.004 is not "1.00, missed"
-            shown = f"{x['ratio']:.3f}"
-        return f"{shown} (exact)"
+        return f"{f(x['ratio'])} (exact)"
     return f"{f(x['ratio'])} [{f(x['low'])}, {f(x['high'])}]"
 
 
@@ -403,7 +402,7 @@ def _point(x: dict[str, Any] | None, digits: int = 2) -> str:
     if not x:
         return ""
     if x.get("low") == x.get("high") == x["ratio"]:
-        return f"{x['ratio']:,.{digits}f}"
+        return _ci(x, digits).split(" [")[0]
     return _ci(x, digits)
 
 

@@ -304,3 +304,17 @@ def test_merge_instructions_replaces_the_recounted_frameworks_and_keeps_the_rest
     done = merge(other)
     assert done.returncode != 0 and "instructions counted with runs 10 and 30" in done.stderr
     assert json.loads((tmp_path / "stored" / "instructions.json").read_text(encoding="utf-8")) == merged
+
+
+def test_a_ratio_rounded_onto_its_bound_gets_one_more_digit() -> None:
+    """Anthropic's ours in one vocabulary ÷ OpenLLMetry counted 0.503 against ≤ 0.5: shown as "0.50 … missed" it
+    read as a contradiction. A ratio that rounds onto its target is shown with one more digit; others as before."""
+    from benchmarks.report import _ci, _point
+
+    at = {"target": 0.5, "ratio": 0.503, "low": 0.503, "high": 0.503, "verdict": "missed"}
+    assert (_ci(at), _point(at)) == ("0.503 [0.503, 0.503]", "0.503")
+    assert _ci({**at, "ratio": 0.497, "low": 0.49, "high": 0.51}) == "0.497 [0.490, 0.510]"
+    assert _ci({**at, "ratio": 0.5, "low": 0.5, "high": 0.5}) == "0.50 [0.50, 0.50]"  # on it: met, as shown
+    assert _ci({**at, "ratio": 0.52, "low": 0.51, "high": 0.53}) == "0.52 [0.51, 0.53]"
+    assert _ci({"ratio": 1.004, "target": 1.0, "exact": True}) == "1.004 (exact)"
+    assert _ci({"ratio": 0.503, "low": 0.5, "high": 0.51}) == "0.50 [0.50, 0.51]"  # no target: as before
