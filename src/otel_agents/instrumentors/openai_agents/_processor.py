@@ -622,7 +622,8 @@ class OtelAgentsProcessor(TracingProcessor):
                 if agent.sem.records_content or (for_run and trace_rec.root.records_content):
                     text = _convert.input_text(raw_input, messages) if stype == "response" \
                         else _last_user_text(raw_input, messages)
-                    agent.sem.set_input(text)
+                    # (the items of its first request, where the input is written as messages: what it was given)
+                    agent.sem.set_input(text, messages=messages if agent.sem.input_as_messages else None)
                     if for_run:
                         trace_rec.input = text
             if output is not None:
