@@ -305,14 +305,14 @@ class ContentSetters:
         holding ``value`` (a string as text; anything else as its JSON text). The richer record wins: input
         messages written from messages (here or by :meth:`set_messages`) are never replaced by one built from a
         flattened ``value``; a later input of messages replaces one built from a value."""
-        if value is None and messages is None:
+        if value is None and not messages:
             return
         if self._only is not None and self._as_messages():
             if not self._content or self._ended:
                 return
             with guard("span.set_input"):  # the value is the user's: even comparing it may raise
                 flat = False
-                if messages is None:
+                if not messages:  # (none given, or an empty list: the value is the input)
                     if isinstance(value, (list, tuple)) and value and all(type(m) is ChatMessage for m in value):
                         messages = value
                     elif self._flat_input is False:  # real messages are recorded already

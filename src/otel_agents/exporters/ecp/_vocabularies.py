@@ -30,6 +30,7 @@ import json
 from typing import Any
 
 from ...semconv import attributes as A
+from ...semconv.mapping import OP_INVOKE_WORKFLOW
 from ._json import attribute_json
 
 # gen_ai.operation.name → our kind (OTel GenAI semconv v1.41; ``create_agent`` is not a run of the agent).
@@ -150,7 +151,7 @@ def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
             _copy(a, A.INPUT_VALUE, A.GEN_AI_TOOL_CALL_ARGUMENTS)  # the span layer writes the same arguments to both
     elif kind == "retriever" and A.GEN_AI_RETRIEVAL_DOCUMENTS not in a:
         _copy(a, A.OUTPUT_VALUE, A.GEN_AI_RETRIEVAL_DOCUMENTS)
-    elif kind == "agent" or (kind == "chain" and a.get(A.GEN_AI_OPERATION_NAME) == _INVOKE_WORKFLOW):
+    elif kind == "agent" or (kind == "chain" and a.get(A.GEN_AI_OPERATION_NAME) == OP_INVOKE_WORKFLOW):
         if A.INPUT_VALUE not in a and A.GEN_AI_INPUT_MESSAGES in a:
             _read_run_messages(a, A.GEN_AI_INPUT_MESSAGES, A.INPUT_VALUE, A.INPUT_MIME_TYPE)
         if A.OUTPUT_VALUE not in a and A.GEN_AI_OUTPUT_MESSAGES in a:
@@ -158,7 +159,6 @@ def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
 
 
 _OI_OUTPUT_PREFIX = A.LLM_OUTPUT_MESSAGES + "."
-_INVOKE_WORKFLOW = "invoke_workflow"
 
 
 def _one_text(raw: Any) -> str | None:
