@@ -53,7 +53,7 @@ ISOLATED :=
 # `uv pip compile`, .venv pinned at OpenTelemetry 1.44 / instrumentations 0.65b0: crewai and langfuse 5 refuse it).
 ISOLATED += google_adk
 google_adk_EXTRAS := google-adk,a2a,ecp,demo,otlp,test
-google_adk_TESTS := tests/google_adk tests/matrix tests/test_cli_text.py tests/backends/test_phoenix.py -k google_adk
+google_adk_TESTS := tests/google_adk tests/matrix tests/test_cli_text.py tests/backends/test_phoenix.py tests/backends/test_gen_ai_agent_input.py -k google_adk
 google_adk_DEMO := google_adk
 
 # `newest`: every framework but CrewAI (which pins openai<3, mcp<2) at its newest release, the upper ends of the

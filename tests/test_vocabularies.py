@@ -123,14 +123,17 @@ def _selections() -> list[frozenset[str]]:
 @pytest.mark.parametrize("selection", _selections(), ids=lambda s: "+".join(sorted(s)))
 def test_a_selection_writes_what_all_three_write_of_it(selection: frozenset[str]) -> None:
     """Written in some vocabularies, a span carries exactly the attributes it carries in all three that belong to
-    them (or to none), with the same values; the one addition is the answer of an agent span written in OTel
-    GenAI alone, as ``gen_ai.output.messages`` (it has no ``output.value``)."""
+    them (or to none), with the same values; the one addition is the input and the answer of an agent span
+    written in OTel GenAI alone, as ``gen_ai.input.messages`` and ``gen_ai.output.messages`` (it has no
+    ``input.value``/``output.value``)."""
     everything = _every_setter(Settings(vocabularies=V.VOCABULARIES))
     chosen = _every_setter(Settings(vocabularies=selection))
     assert [name for name, _ in chosen] == [name for name, _ in everything]
     for (name, attrs), (_, full) in zip(chosen, everything):
         expected = {k: v for k, v in full.items() if V.written(k, selection)}
         if selection == {V.GEN_AI} and attrs["otel_agents.span.kind"] == "agent":
+            assert json.loads(attrs.pop("gen_ai.input.messages")) == [
+                {"role": "user", "parts": [{"type": "text", "content": "where is A1?"}]}]
             assert json.loads(attrs.pop("gen_ai.output.messages")) == [
                 {"role": "assistant", "parts": [{"type": "text", "content": "It is delivered."}], "finish_reason": ""}]
         assert attrs == expected, name
@@ -198,3 +201,87 @@ def test_decorators_follow_the_selection_of_configure() -> None:
     (span,) = memory.get_finished_spans()
     assert span.attributes["gen_ai.tool.name"] == "lookup"
     assert not any(k.startswith(("tool.", "input.", "output.", "openinference.", "langfuse.")) for k in span.attributes)
+
+
+def _run_spans(settings: Settings, body) -> dict[str, dict]:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    body(Telemetry(provider, settings=settings, framework="test"))
+    provider.shutdown()
+    return {s.name: dict(s.attributes) for s in memory.get_finished_spans()}
+
+
+def _user(text: str) -> list[dict]:
+    return [{"role": "user", "parts": [{"type": "text", "content": text}]}]
+
+
+def test_gen_ai_alone_an_agent_input_keeps_the_richer_record() -> None:
+    """OTel GenAI alone, an agent's ``set_input`` writes ``gen_ai.input.messages`` through ``set_messages``: real
+    messages (``set_messages(input=...)``, ``set_input(messages=...)``, a list of ChatMessage) are never replaced by
+    a flattened value, in either order; a later value replaces an earlier value (a streamed run's placeholder)."""
+    conversation = [ChatMessage("system", "Be brief."), ChatMessage("user", "where is A1?"),
+                    ChatMessage("assistant", "Which order?"), ChatMessage("user", "A1")]
+
+    def body(telemetry: Telemetry) -> None:
+        with telemetry.span("agent", "messages_then_value") as a:
+            a.set_messages(input=conversation)
+            a.set_input("A1")
+        with telemetry.span("agent", "value_then_messages") as a:
+            a.set_input("A1")
+            a.set_input("A1", messages=conversation)
+        with telemetry.span("agent", "list_then_value") as a:
+            a.set_input(conversation)
+            a.set_input({"question": "A1"})
+        with telemetry.span("agent", "value_then_value") as a:
+            a.set_input("placeholder")
+            a.set_input({"question": "A1"})
+
+    spans = _run_spans(Settings(vocabularies="gen_ai", capture_content=True), body)
+    chat = [{"role": "user", "parts": [{"type": "text", "content": "where is A1?"}]},
+            {"role": "assistant", "parts": [{"type": "text", "content": "Which order?"}]}] + _user("A1")
+    for name in ("messages_then_value", "value_then_messages", "list_then_value"):
+        attrs = spans[f"invoke_agent {name}"]
+        assert json.loads(attrs["gen_ai.input.messages"]) == chat, name
+        assert json.loads(attrs["gen_ai.system_instructions"]) == [{"type": "text", "content": "Be brief."}], name
+    assert json.loads(spans["invoke_agent value_then_value"]["gen_ai.input.messages"]) == _user('{"question":"A1"}')
+    assert not [k for attrs in spans.values() for k in attrs if k.startswith(("input.", "llm."))]
+
+
+def test_gen_ai_alone_a_workflow_keeps_its_input_and_output_a_plain_chain_has_no_messages() -> None:
+    """``invoke_workflow`` (a CrewAI crew, a LangGraph graph root's orchestration) has ``gen_ai.input.messages`` and
+    ``gen_ai.output.messages`` in the semconv (v1.41, ``span.gen_ai.invoke_workflow.internal``): OTel GenAI alone
+    writes its input and output there; a plain chain has no such attribute and none is invented. All three
+    vocabularies write ``input.value``/``output.value`` only, as before."""
+    def body(telemetry: Telemetry) -> None:
+        with telemetry.span("chain", "crew", workflow=True) as crew:
+            crew.set_input({"question": "A1?"})
+            with telemetry.span("chain", "plan") as plan:
+                plan.set_input("A1?")
+                plan.set_output("look it up")
+            crew.set_output("delivered")
+
+    alone = _run_spans(Settings(vocabularies="gen_ai", capture_content=True), body)
+    assert json.loads(alone["invoke_workflow crew"]["gen_ai.input.messages"]) == _user('{"question":"A1?"}')
+    assert json.loads(alone["invoke_workflow crew"]["gen_ai.output.messages"])[0]["parts"] == [
+        {"type": "text", "content": "delivered"}]
+    assert not {"gen_ai.input.messages", "gen_ai.output.messages"} & set(alone["plan"])
+    every = _run_spans(Settings(capture_content=True), body)
+    assert not {"gen_ai.input.messages", "gen_ai.output.messages"} & set(every["invoke_workflow crew"])
+    assert every["invoke_workflow crew"]["input.value"] == '{"question":"A1?"}'
+
+
+def test_gen_ai_alone_an_input_that_cannot_be_compared_loses_only_itself(caplog: pytest.LogCaptureFixture) -> None:
+    class Hostile:
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("no comparing me")
+        __hash__ = object.__hash__
+
+    def body(telemetry: Telemetry) -> None:
+        with telemetry.span("agent", "support") as a:
+            a.set_input(Hostile())
+            a.set_output("fine")
+
+    with caplog.at_level(logging.DEBUG):
+        spans = _run_spans(Settings(vocabularies="gen_ai", capture_content=True), body)
+    assert json.loads(spans["invoke_agent support"]["gen_ai.output.messages"])[0]["parts"][0]["content"] == "fine"

@@ -989,3 +989,27 @@ def test_input_tokens_a_message_delta_restates_are_the_calls(instrumented: Any, 
     assert model.attributes["gen_ai.usage.input_tokens"] == 2510 + 100
     assert model.attributes["gen_ai.usage.cache_read.input_tokens"] == 100
     assert model.attributes["gen_ai.usage.output_tokens"] == 42
+
+
+def test_gen_ai_alone_a_prompt_of_blocks_is_the_agent_input_message(instrument: Any,
+                                                                     exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``input.value``, which holds only the prompt's text), the turn's agent span
+    has the prompt it was given as ``gen_ai.input.messages``: one user message of its blocks, the image kept as a
+    media part (as the model span's input has it), not flattened to its text."""
+    instrument(vocabularies="gen_ai", capture_content=True)
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.test/parcel.jpg"}}
+
+    async def prompt() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "Where is order A200?"}, image]}}
+
+    asyncio.run(collect(prompt(), transport=in_process(), mcp_servers={"support": support_server()}))
+    spans = exporter.semantic()
+    agent = _one(spans, "invoke_agent claude")
+    assert "input.value" not in agent.attributes
+    [message] = json.loads(agent.attributes["gen_ai.input.messages"])
+    assert message["role"] == "user" and message["parts"][0] == {"type": "text", "content": "Where is order A200?"}
+    assert [p["type"] for p in message["parts"]] == ["text", "uri"] and \
+        message["parts"][1]["uri"] == "https://example.test/parcel.jpg"
+    first_model = min((s for s in spans if s.semantic_kind == "model"), key=lambda s: s.start_time)
+    assert json.loads(first_model.attributes["gen_ai.input.messages"])[0] == message

@@ -2,10 +2,11 @@
 item 4): the example run of each framework, written with one vocabulary alone, folds to the envelope the
 same run gives with all three.
 
-One documented difference: with ``gen_ai`` alone no span carries ``output.value`` (OpenInference's and
-Langfuse's); an agent span's output is its ``gen_ai.output.messages``, but a run whose root is no agent span
-has as ``public_output`` the run's last model answer (the text of its last model response that requested no
-tool), ``null`` when the model spans hold no output messages (docs/ecp.md).
+One documented difference: with ``gen_ai`` alone no span carries ``input.value``/``output.value``
+(OpenInference's and Langfuse's); an agent span's or a workflow's (``invoke_workflow``) input and output are
+its ``gen_ai.input.messages``/``gen_ai.output.messages``, but a run whose root is neither has as
+``public_output`` the run's last model answer (the text of its last model response that requested no tool),
+``null`` when the model spans hold no output messages (docs/ecp.md).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ FRAMEWORKS = ["manual", "langchain", "pydantic_ai", "openai", "openai_agents", "
 # The run's root output where it is not the last model answer: what gen_ai alone folds to instead.
 GEN_AI_PUBLIC_OUTPUT: dict[str, Any] = {
     "manual": None,  # the example's model function records its output as output.value only
-    "crewai": "Thought: I now know the final answer\nFinal Answer: Order A1001 can be refunded.",
 }
 
 
@@ -94,8 +94,9 @@ def test_each_single_vocabulary_folds_to_the_same_envelope(framework: str) -> No
 def test_one_vocabulary_writes_fewer_attributes() -> None:
     """What a user who sends to one backend saves: per single vocabulary, the attributes written on the
     LangChain example's spans are a strict subset of all three's, and each is smaller — but for the one place
-    OTel GenAI alone has for an agent's output: ``gen_ai.output.messages`` on its ``invoke_agent`` span, where
-    all three write ``output.value``."""
+    OTel GenAI alone has for an agent's input and output: ``gen_ai.input.messages`` (the conversation the graph
+    was given, as messages) and ``gen_ai.output.messages`` on its ``invoke_agent`` span, where all three write
+    ``input.value``/``output.value``."""
     _, everything = _run("langchain", None)
     total = sum(len(s.attributes) for s in everything)
     for vocabulary in V.VOCABULARIES:
@@ -104,9 +105,34 @@ def test_one_vocabulary_writes_fewer_attributes() -> None:
         for one, full in zip(spans, everything):
             extra = set(one.attributes) - set(full.attributes)
             if vocabulary == V.GEN_AI and one.attributes.get("gen_ai.operation.name") == "invoke_agent":
-                assert extra == {"gen_ai.output.messages"} and "output.value" in full.attributes, extra
+                assert extra == {"gen_ai.input.messages", "gen_ai.output.messages"}, extra
+                assert "input.value" in full.attributes and "output.value" in full.attributes
+                assert json.loads(one.attributes["gen_ai.input.messages"]) == [
+                    {"role": "user", "parts": [{"type": "text", "content": runs.QUESTION}]}]
                 assert json.loads(one.attributes["gen_ai.output.messages"])[0]["parts"][0]["content"] == \
                     full.attributes["output.value"]
             else:
                 assert not extra, one.name
         assert sum(len(s.attributes) for s in spans) < total, vocabulary
+
+
+def test_gen_ai_alone_an_agent_and_a_workflow_input_is_read_as_with_all_three() -> None:
+    """The fold's reading of one of our spans written in OTel GenAI alone (``read_ours``) gives the ``input.value``
+    all three vocabularies write: the text of an agent's or a workflow's one user message, JSON when it is a
+    JSON value; the messages themselves when the framework gave the agent a conversation."""
+    from otel_agents.exporters.ecp._vocabularies import read_ours
+
+    def read(kind: str, operation: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        a = {"otel_agents.span.kind": kind, "gen_ai.operation.name": operation,
+             "gen_ai.input.messages": json.dumps(messages)}
+        read_ours(a, kind, f"{operation} x")
+        return a
+
+    agent = read("agent", "invoke_agent", [{"role": "user", "parts": [{"type": "text", "content": "Where is A1?"}]}])
+    assert agent["input.value"] == "Where is A1?" and "input.mime_type" not in agent
+    crew = read("chain", "invoke_workflow", [{"role": "user", "parts": [{"type": "text", "content": '{"q":"A1"}'}]}])
+    assert (crew["input.value"], crew["input.mime_type"]) == ('{"q":"A1"}', "application/json")
+    conversation = [{"role": "user", "parts": [{"type": "text", "content": "A1?"}]},
+                    {"role": "assistant", "parts": [{"type": "text", "content": "Which?"}]}]
+    chat = read("agent", "invoke_agent", conversation)
+    assert json.loads(chat["input.value"]) == conversation and chat["input.mime_type"] == "application/json"

@@ -4,6 +4,7 @@ agents), a failed run, content off, uninstrument, folding. The real ADK runs ove
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime
 from typing import Any
@@ -688,3 +689,37 @@ def test_the_server_a_gemini_model_was_given_is_recorded(instrumented: Any, expo
     assert (served.attributes["server.address"], served.attributes["server.port"]) == ("127.0.0.1", port)
     assert served.attributes["gen_ai.response.model"] == "gemini-2.5-flash-001"
     assert not {"server.address", "server.port"} & set(scripted.attributes)
+
+
+def test_gen_ai_alone_a_message_with_media_is_the_agent_input_message(instrument: Any,
+                                                                      exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``input.value``, which holds only the message's text), the agent span has the
+    user message the run was given as ``gen_ai.input.messages``: its text and its file part, as the model span's
+    input has it, not flattened to its text."""
+    import asyncio
+
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    instrument(vocabularies="gen_ai", capture_content=True)
+    message = types.Content(role="user", parts=[
+        types.Part(text="Is this parcel mine?"),
+        types.Part(file_data=types.FileData(file_uri="https://example.test/parcel.jpg", mime_type="image/jpeg"))])
+
+    async def main() -> None:
+        runner = Runner(app_name="support", agent=support_agent(ScriptedLlm([Text("It is.")])),
+                        session_service=InMemorySessionService())
+        await runner.session_service.create_session(app_name="support", user_id="u1", session_id="s1")
+        async for _ in runner.run_async(user_id="u1", session_id="s1", new_message=message):
+            pass
+
+    asyncio.run(main())
+    [agent] = exporter.semantic("agent")
+    assert "input.value" not in agent.attributes
+    validate_genai_json(dict(agent.attributes))
+    [given] = json.loads(agent.attributes["gen_ai.input.messages"])
+    assert given["role"] == "user" and [p["type"] for p in given["parts"]] == ["text", "uri"], given
+    assert given["parts"][1]["uri"] == "https://example.test/parcel.jpg"
+    [model] = exporter.semantic("model")
+    assert json.loads(model.attributes["gen_ai.input.messages"])[-1] == given

@@ -742,3 +742,28 @@ def test_model_span_server_and_output_type_as_sent(instrumented: Any, exporter: 
     assert "gen_ai.output.type" not in plain.attributes
     for span in (asked, plain):
         assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)
+
+
+def test_gen_ai_alone_the_agent_input_is_the_conversation_it_was_given(provider: Any,
+                                                                        exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``input.value``, which holds the last user text), a run given a conversation
+    (a list of input items) has it whole on its agent span as ``gen_ai.input.messages`` (the items of the agent's
+    first request; its instructions are no part of its input, as with a Chat Completions model)."""
+    from otel_agents._spans import Settings
+
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=provider, settings=Settings(vocabularies="gen_ai", capture_content=True))
+    try:
+        agent = Agent(name="support", instructions="Answer briefly.",
+                      model=responses_model(ScriptedResponses([say("It shipped.")])))
+        items = [{"role": "user", "content": "Where is A1?"}, {"role": "assistant", "content": "Which order?"},
+                 {"role": "user", "content": "A1, please."}]
+        assert Runner.run_sync(agent, items).final_output == "It shipped."
+    finally:
+        inst.uninstrument()
+    agent_span = one(exporter, "invoke_agent support")
+    assert "input.value" not in agent_span.attributes
+    messages = json.loads(agent_span.attributes["gen_ai.input.messages"])
+    assert [(m["role"], [p.get("content") for p in m["parts"]]) for m in messages] == [
+        ("user", ["Where is A1?"]), ("assistant", ["Which order?"]), ("user", ["A1, please."])]
+    assert "gen_ai.system_instructions" not in agent_span.attributes

@@ -98,6 +98,23 @@ def test_multi_part_user_content_and_image_by_url(instrumented: Any, exporter: A
         {"type": "uri", "mime_type": "image/jpeg", "modality": "image", "uri": "https://example.test/cat.jpg"}]
 
 
+def test_gen_ai_alone_a_multimodal_prompt_is_the_agent_input_message(instrument: Any, exporter: Any) -> None:
+    """Written in OTel GenAI alone (no ``input.value``), the agent span's input is ``gen_ai.input.messages``: the
+    prompt the run was given as one user message of typed parts (the image a ``uri`` part), as the model span has
+    it, never the JSON of the parts list as one text."""
+    instrument(vocabularies="gen_ai", capture_content=True)
+    Agent(_answer("A cat."), name="vision").run_sync(["What is in this picture?",
+                                                      ImageUrl("https://example.test/cat.jpg")])
+    agent_attrs = dict(exporter.semantic("agent")[0].attributes)
+    validate_genai_json(agent_attrs)
+    assert "input.value" not in agent_attrs
+    assert json_attribute(agent_attrs, "gen_ai.input.messages") == [{"role": "user", "parts": [
+        {"type": "text", "content": "What is in this picture?"},
+        {"type": "uri", "mime_type": "image/jpeg", "modality": "image", "uri": "https://example.test/cat.jpg"}]}]
+    assert json_attribute(agent_attrs, "gen_ai.input.messages") == json_attribute(_model_attrs(exporter),
+                                                                                  "gen_ai.input.messages")
+
+
 def test_image_by_bytes_under_the_media_budget(instrument: Any, exporter: Any) -> None:
     """``BinaryContent`` within ``max_media_bytes`` is a ``blob`` part with its base64 data, and an
     OpenInference image data URL."""

@@ -592,3 +592,30 @@ def test_runs_whose_output_was_cut_when_recorded_are_counted_at_start(tmp_path: 
     answer = json.loads(proc.stdout.splitlines()[1])["result"]["public_output"]
     assert not answer.endswith(" END")  # what the spans kept
     assert f"{traces}: 1 of the 1 stored runs had their step's input or output cut to the content budget" in proc.stderr
+
+
+@pytest.mark.parametrize("vocabularies", [None, "gen_ai"])
+def test_a_run_written_in_gen_ai_alone_is_matched_by_its_input(tmp_path: Path, vocabularies: str | None) -> None:
+    """A trace recorded outside ``ecp serve`` is matched by its root's input: ``input.value`` with all three
+    vocabularies; with OTel GenAI alone (no ``input.value``) the agent's ``gen_ai.input.messages``, the text of its
+    last user message, so the same steps match the same runs (before: no input, no run could match)."""
+    from otel_agents._spans import ChatMessage, Settings, Telemetry
+    from otel_agents.exporters.file import to_otlp_json
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    rec.telemetry = Telemetry(rec.provider, framework="manual",
+                              settings=Settings(capture_content=True, vocabularies=vocabularies))
+    with rec.telemetry.span("agent", "support") as agent:
+        agent.set_input("Where is my order A100?")
+        agent.set_output("shipped")
+    with rec.telemetry.span("agent", "support") as agent:
+        agent.set_input("Where is my order A200?", messages=[ChatMessage("system", "Be brief."),
+                                                             ChatMessage("user", "Where is my order A200?")])
+        agent.set_output("lost")
+    source = tmp_path / "trace.jsonl"
+    source.write_text(json.dumps(to_otlp_json(rec.spans)) + "\n", encoding="utf-8")
+    runs = load_runs(str(source))
+    assert sorted((r.key, r.envelope["public_output"]) for r in runs) == sorted(
+        [(input_key("Where is my order A100?"), "shipped"), (input_key("Where is my order A200?"), "lost")])
+    rec.provider.shutdown()

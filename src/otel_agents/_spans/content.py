@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..semconv import attributes as A, vocabularies as V
 from ..semconv.kinds import Kind
+from ..semconv.mapping import OP_INVOKE_WORKFLOW
 from . import encoding, memo, pipeline
 from .guard import guard, report_internal_error
 from .messages import (ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart, ToolDefinition,
@@ -201,6 +202,9 @@ class ContentSetters:
         _only: frozenset[str] | None
         _keep: V.KeyFilter | None
         _stored: bool
+        _flat_input: bool | None
+        kind: Kind
+        _kind_attrs: Mapping[str, str]
 
         def _unchecked(self, key: Any, value: Any) -> Any: ...
         def _writes(self, key: str) -> bool: ...
@@ -270,19 +274,64 @@ class ContentSetters:
         data, _, text = pipeline.prepare_encoded(value, self._budget + _REDACTION_MARGIN)
         return data, text
 
-    def set_input(self, value: Any) -> None:
-        """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content)."""
+    def _as_messages(self) -> bool:
+        """Whether this span's input and output are written as ``gen_ai.input.messages`` and
+        ``gen_ai.output.messages`` rather than ``input.value``/``output.value``: an ``invoke_agent`` span or an
+        ``invoke_workflow`` chain (OTel GenAI semconv v1.41: ``span.gen_ai.invoke_agent.internal`` and
+        ``span.gen_ai.invoke_workflow.internal`` carry both attributes, opt-in) written without the
+        vocabularies of ``input.value``/``output.value`` (``OTEL_AGENTS_VOCABULARIES=gen_ai``), where they are
+        the only place for the run's input and answer. Never with all three (the default): those spans keep
+        ``input.value``/``output.value`` alone."""
+        if self._only is None or self._writes(A.INPUT_VALUE) or not self._writes(A.GEN_AI_INPUT_MESSAGES):
+            return False
+        kind = self.kind
+        return kind is Kind.AGENT or (kind is Kind.CHAIN and
+                                      self._kind_attrs.get(A.GEN_AI_OPERATION_NAME) == OP_INVOKE_WORKFLOW)
+
+    @property
+    def input_as_messages(self) -> bool:
+        """Whether :meth:`set_input` records the input here as ``gen_ai.input.messages`` (see
+        :meth:`_as_messages`; content recorded): a caller converts its framework's messages for ``messages=``
+        only then."""
+        return self._content and not self._ended and self._only is not None and self._as_messages()
+
+    def set_input(self, value: Any, *, messages: Sequence[ChatMessage] | None = None) -> None:
+        """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content).
+
+        An agent span or a workflow chain written in OTel GenAI alone (see :meth:`_as_messages`: no
+        ``input.value``) records it as ``gen_ai.input.messages`` instead (through :meth:`set_messages`):
+        ``messages`` when the caller has the input as chat messages (what the framework was given, richer than
+        ``value``), else ``value`` itself when it is a list of :class:`ChatMessage`, else one ``user`` message
+        holding ``value`` (a string as text; anything else as its JSON text). The richer record wins: input
+        messages written from messages (here or by :meth:`set_messages`) are never replaced by one built from a
+        flattened ``value``; a later input of messages replaces one built from a value."""
+        if value is None and not messages:
+            return
+        if self._only is not None and self._as_messages():
+            if not self._content or self._ended:
+                return
+            with guard("span.set_input"):  # the value is the user's: even comparing it may raise
+                flat = False
+                if not messages:  # (none given, or an empty list: the value is the input)
+                    if isinstance(value, (list, tuple)) and value and all(type(m) is ChatMessage for m in value):
+                        messages = value
+                    elif self._flat_input is False:  # real messages are recorded already
+                        return
+                    else:
+                        messages, flat = [ChatMessage("user", value)], True
+                self.set_messages(input=messages)
+                self._flat_input = flat
+            return
         self._set_rendered({A.INPUT_VALUE: None}, value, A.INPUT_MIME_TYPE, redact_once=False)
 
     def set_output(self, value: Any) -> None:
         """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content).
 
-        An agent span written in OTel GenAI alone (``OTEL_AGENTS_VOCABULARIES=gen_ai``: no ``output.value``)
-        records it as ``gen_ai.output.messages`` instead, one assistant message (the semconv's attribute of
-        ``invoke_agent`` spans), so the run's answer is on its span whoever produced it (a tool's result
-        returned as the run's, a middleware's message, not only a model's answer)."""
-        if self._only is not None and getattr(self, "kind", None) is Kind.AGENT and \
-                not self._writes(A.OUTPUT_VALUE) and self._writes(A.GEN_AI_OUTPUT_MESSAGES):
+        An agent span or a workflow chain written in OTel GenAI alone (see :meth:`_as_messages`: no
+        ``output.value``) records it as ``gen_ai.output.messages`` instead, one assistant message (the semconv's
+        attribute of ``invoke_agent`` and ``invoke_workflow`` spans), so the run's answer is on its span whoever
+        produced it (a tool's result returned as the run's, a middleware's message, not only a model's answer)."""
+        if self._only is not None and self._as_messages():
             if value is not None:
                 self.set_messages(output=[ChatMessage("assistant", value)])
             return
@@ -352,6 +401,7 @@ class ContentSetters:
                     texts.insert(0, genai_message_text(messages[0], media))
                     keys.insert(0, None)
             if input is not None:
+                self._flat_input = False  # (set_input marks the messages it built from a flattened value)
                 # Each message is encoded once (an earlier message of the conversation: once per conversation);
                 # the two lists are joined from the same texts. The data is built only to be cut or hooked.
                 def chat_data() -> list[dict[str, Any]]:

@@ -98,7 +98,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
-                 "__weakref__")
+                 "_flat_input", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -124,6 +124,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         # key, a plain scalar or a tuple), so the flush need not check each again. Our setters write only such
         # attributes; a caller's key or value that is not one (see _unchecked) clears it until the next flush.
         self._stored = True
+        # Where gen_ai.input.messages came from, where set_input writes it (see ContentSetters.set_input): None
+        # (not written), True (built from a flattened value), False (from chat messages: never replaced by one).
+        self._flat_input: bool | None = None
         self._media: int | None = None  # the media budget: the start's policy, else read when first needed
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False

@@ -28,9 +28,9 @@ Matching a manifest step to a stored run (:class:`Replayer`):
    removed, every run of whitespace one space (:func:`normalise`); nothing else
    (no case folding). A stored run's input is its ``input_sha256`` attribute, or
    the root span's ``input.value`` (ours, OpenInference) for traces recorded
-   elsewhere; when that is JSON (``input.mime_type`` ``application/json``) holding a
-   ``messages`` list (LangChain/LangGraph's input), the content of its last
-   human/user message (:func:`stored_input`).
+   elsewhere, else its ``gen_ai.input.messages`` (OTel GenAI alone); when that is JSON
+   (``input.mime_type`` ``application/json``) holding a ``messages`` list (LangChain/LangGraph's
+   input) or GenAI messages, the content of its last human/user message (:func:`stored_input`).
 
 Stored runs are answered in the order they were recorded, each once: ``ecp run``
 repeated k times against one replay server (``--http``), or with ``--replay-cursor
@@ -132,20 +132,29 @@ def _stored(envelope: dict[str, Any], input_text: Any = None) -> StoredRun:
 
 def stored_input(attributes: Mapping[str, Any]) -> str | None:
     """The input text of a root span recorded elsewhere (see the module docstring), or ``None``."""
-    value = attributes.get(A.INPUT_VALUE)
+    value, json_text = attributes.get(A.INPUT_VALUE), attributes.get(A.INPUT_MIME_TYPE) == A.MIME_JSON
+    if value is None:  # OTel GenAI alone (ours, or another instrumentation's agent): its gen_ai.input.messages
+        value, json_text = attributes.get(A.GEN_AI_INPUT_MESSAGES), True
     if not isinstance(value, str):
         return None
-    if attributes.get("input.mime_type") != "application/json":
+    if not json_text:
         return value
     from ..exporters.ecp._json import attribute_json
 
     with contextlib.suppress(ValueError, TypeError, AttributeError):  # nested too deeply is a ValueError too
-        messages = attribute_json(value).get("messages")
+        data = attribute_json(value)
+        messages = data if isinstance(data, list) else data.get("messages")
         for message in reversed(messages):
             data = message.get("data") if isinstance(message.get("data"), dict) else message
-            if (message.get("type") or message.get("role") or data.get("type")) in ("human", "user") \
-                    and isinstance(data.get("content"), str):
-                return data["content"]
+            if (message.get("type") or message.get("role") or data.get("type")) in ("human", "user"):
+                if isinstance(data.get("content"), str):
+                    return data["content"]
+                parts = data.get("parts")  # a GenAI message (OTel GenAI semconv v1.41): its text parts
+                if isinstance(parts, list):
+                    texts = [p["content"] for p in parts if isinstance(p, dict) and p.get("type") == "text"
+                             and isinstance(p.get("content"), str)]
+                    if texts:
+                        return "".join(texts)
     return value
 
 

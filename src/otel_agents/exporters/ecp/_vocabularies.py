@@ -30,6 +30,7 @@ import json
 from typing import Any
 
 from ...semconv import attributes as A
+from ...semconv.mapping import OP_INVOKE_WORKFLOW
 from ._json import attribute_json
 
 # gen_ai.operation.name → our kind (OTel GenAI semconv v1.41; ``create_agent`` is not a run of the agent).
@@ -114,7 +115,8 @@ def has_foreign_kind(a: Any) -> bool:
 def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
     """Fill in the facts the fold reads on one of our spans written with fewer than all three
     vocabularies (``OTEL_AGENTS_VOCABULARIES``): copied, never overwriting, into the ``gen_ai.*`` and
-    ``output.value`` names the fold reads, from whichever vocabulary was written.
+    ``input.value``/``output.value`` names the fold reads, from whichever vocabulary was written (an agent's
+    or a workflow's input and output from its ``gen_ai.input.messages``/``gen_ai.output.messages``).
 
     Args:
         a: the span's attributes (a private ``dict`` copy, changed in place).
@@ -149,38 +151,50 @@ def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
             _copy(a, A.INPUT_VALUE, A.GEN_AI_TOOL_CALL_ARGUMENTS)  # the span layer writes the same arguments to both
     elif kind == "retriever" and A.GEN_AI_RETRIEVAL_DOCUMENTS not in a:
         _copy(a, A.OUTPUT_VALUE, A.GEN_AI_RETRIEVAL_DOCUMENTS)
-    elif kind == "agent" and A.OUTPUT_VALUE not in a and A.GEN_AI_OUTPUT_MESSAGES in a:
-        _read_agent_output(a)
+    elif kind == "agent" or (kind == "chain" and a.get(A.GEN_AI_OPERATION_NAME) == OP_INVOKE_WORKFLOW):
+        if A.INPUT_VALUE not in a and A.GEN_AI_INPUT_MESSAGES in a:
+            _read_run_messages(a, A.GEN_AI_INPUT_MESSAGES, A.INPUT_VALUE, A.INPUT_MIME_TYPE)
+        if A.OUTPUT_VALUE not in a and A.GEN_AI_OUTPUT_MESSAGES in a:
+            _read_run_messages(a, A.GEN_AI_OUTPUT_MESSAGES, A.OUTPUT_VALUE, A.OUTPUT_MIME_TYPE)
 
 
 _OI_OUTPUT_PREFIX = A.LLM_OUTPUT_MESSAGES + "."
 
 
-def _read_agent_output(a: dict[str, Any]) -> None:
-    """OTel GenAI alone: the span layer writes an agent's output as one assistant message of one text part in
-    ``gen_ai.output.messages`` (a structured output as its JSON text); that text is its ``output.value``, JSON
-    when it is a JSON object or array (as all three vocabularies write a structured output). Other messages
-    are read as messages."""
-    raw = a[A.GEN_AI_OUTPUT_MESSAGES]
+def _one_text(raw: Any) -> str | None:
+    """The text of GenAI messages JSON ``raw`` that is one message of one text part (what the span layer writes
+    for an input or output given as a value), else ``None``."""
     try:
         messages = attribute_json(raw) if isinstance(raw, str) else None
     except ValueError:
-        messages = None
+        return None
     parts = messages[0].get("parts") if isinstance(messages, list) and len(messages) == 1 and \
         isinstance(messages[0], dict) else None
     if isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], dict) and \
             parts[0].get("type") == "text" and isinstance(parts[0].get("content"), str):
-        text = parts[0]["content"]
-        a[A.OUTPUT_VALUE] = text
+        return parts[0]["content"]
+    return None
+
+
+def _read_run_messages(a: dict[str, Any], source: str, value_key: str, mime_key: str) -> None:
+    """OTel GenAI alone: the span layer writes an agent's (or a workflow's) input as one user message and its
+    output as one assistant message, each of one text part, in ``gen_ai.input.messages`` /
+    ``gen_ai.output.messages`` (a structured value as its JSON text); that text is its ``input.value`` /
+    ``output.value``, JSON when it is a JSON object or array (as all three vocabularies write a structured
+    value). Other messages (the conversation a framework gave the agent) are read as messages."""
+    raw = a[source]
+    text = _one_text(raw)
+    if text is not None:
+        a[value_key] = text
         if text.lstrip()[:1] in ("{", "["):
             try:
                 attribute_json(text)
-                a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+                a[mime_key] = A.MIME_JSON
             except ValueError:
                 pass
         return
-    a[A.OUTPUT_VALUE] = raw
-    a[A.OUTPUT_MIME_TYPE] = A.MIME_JSON
+    a[value_key] = raw
+    a[mime_key] = A.MIME_JSON
 
 
 def _copy(a: dict[str, Any], source: str, target: str) -> None:

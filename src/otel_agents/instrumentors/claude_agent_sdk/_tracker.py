@@ -198,7 +198,8 @@ class Tracker:
             turn.prompted = True
             thread.trigger = max(thread.trigger, prompt.written)
             if turn.span.records_content:
-                turn.span.set_input(prompt.content if isinstance(prompt.content, str) else _text(message))
+                turn.span.set_input(prompt.content if isinstance(prompt.content, str) else _text(message),
+                                    messages=[message])  # (its media kept where the input is messages)
 
     def _taken_in(self, frame: dict) -> None:
         """A main-thread frame that lists the prompts its turn took in (``user_message_uuids``, the CLI's): the

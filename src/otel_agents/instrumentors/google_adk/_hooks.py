@@ -205,9 +205,10 @@ class Hooks:
             if delegated_by:
                 span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, delegated_by)
             if span.records_content and inv.root is None:
-                text = _text(getattr(ictx, "user_content", None))
+                content = getattr(ictx, "user_content", None)
+                text = _text(content)
                 if text is not None:
-                    span.set_input(text)
+                    span.set_input(text, messages=[_convert.message(content)] if span.input_as_messages else None)
             if type(agent).__name__ == "RemoteA2aAgent":  # the A2A call inside enriches this span (a2a instrumentor)
                 mark_remote_agent(span)
         if inv.root is None:

@@ -83,6 +83,22 @@ def chat_messages(messages: Iterable[Any]) -> list[ChatMessage]:
     return [chat_message(m) for m in messages]
 
 
+def state_messages(inputs: Any) -> list[ChatMessage] | None:
+    """The conversation a graph was given, when its input is exactly ``{"messages": [...]}`` (LangGraph's
+    ``MessagesState``, ``create_agent``'s input): each message in any form LangChain accepts (a message, a
+    ``{"role", "content"}`` dict, a ``(role, content)`` tuple, a string) read by LangChain's own
+    ``convert_to_messages``, then as :class:`ChatMessage` s; ``None`` for any other input (other state keys
+    would be lost) or one LangChain cannot read."""
+    if not isinstance(inputs, Mapping) or len(inputs) != 1 or not isinstance(inputs.get("messages"), (list, tuple)):
+        return None
+    from langchain_core.messages import convert_to_messages
+
+    try:
+        return chat_messages(convert_to_messages(inputs["messages"]))
+    except (TypeError, ValueError, NotImplementedError):  # a form LangChain does not read: the value is kept
+        return None
+
+
 def _generations(response: Any) -> list[Any]:
     """The generations of the first prompt of an ``LLMResult`` (one per choice)."""
     generations = getattr(response, "generations", None) or []

@@ -369,7 +369,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
                     span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, handed_off_by)
         if not kwargs.get("defers_inputs") and span.records_content:
             with guard("langchain.chain_input"):
-                span.set_input(extract.io_value(inputs))
+                span.set_input(extract.io_value(inputs),
+                               messages=extract.state_messages(inputs) if span.input_as_messages else None)
 
     @staticmethod
     def _chain_fill(outputs: Any, inputs: Any) -> Any:
@@ -378,7 +379,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
             if not span.records_content:  # else messages in the state would be converted to be dropped
                 return
             if inputs is not None:
-                span.set_input(extract.io_value(inputs))
+                span.set_input(extract.io_value(inputs),
+                               messages=extract.state_messages(inputs) if span.input_as_messages else None)
             if outputs is None:
                 return
             structured = outputs.get("structured_response") if isinstance(outputs, Mapping) else None

@@ -622,7 +622,11 @@ class OtelAgentsProcessor(TracingProcessor):
                 if agent.sem.records_content or (for_run and trace_rec.root.records_content):
                     text = _convert.input_text(raw_input, messages) if stype == "response" \
                         else _last_user_text(raw_input, messages)
-                    agent.sem.set_input(text)
+                    # Where the input is written as messages: the items of its first request (what it was given),
+                    # its instructions left out (a Chat Completions request carries them as a system message, a
+                    # Responses request apart: the agent's input is the same either way).
+                    agent.sem.set_input(text, messages=[m for m in messages if m.role != "system"]
+                                        if messages and agent.sem.input_as_messages else None)
                     if for_run:
                         trace_rec.input = text
             if output is not None:

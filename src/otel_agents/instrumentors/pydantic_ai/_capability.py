@@ -155,7 +155,9 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             with guard("pydantic_ai.run_attributes"):
                 run.span.set_agent(name, description=getattr(agent, "description", None))
                 if run.span.records_content:
-                    run.span.set_input(_convert.prompt_value(ctx.prompt, run.span.telemetry.settings.media_budget()))
+                    run.span.set_input(_convert.prompt_value(ctx.prompt, run.span.telemetry.settings.media_budget()),
+                                       messages=_convert.prompt_messages(ctx.prompt)
+                                       if run.span.input_as_messages else None)
             return run
         return None
 

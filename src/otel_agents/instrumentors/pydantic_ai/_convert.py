@@ -204,6 +204,14 @@ def prompt_value(prompt: Any, media_budget: int) -> Any:
     return [genai_part(p, media_budget) for p in user_parts(prompt)]
 
 
+def prompt_messages(prompt: Any) -> list[ChatMessage] | None:
+    """A multimodal prompt as the one user message it is (typed parts: media stay media), for
+    ``gen_ai.input.messages``; ``None`` for a string prompt or none (the span layer makes its message)."""
+    if prompt is None or isinstance(prompt, str):
+        return None
+    return [ChatMessage("user", parts=user_parts(prompt))]
+
+
 def tool_result(result: Any, media_budget: int) -> Any:
     """A tool's return value for the tool span: files (``BinaryContent``, URLs) as GenAI media parts,
     summarised past ``media_budget`` bytes like message media; anything else unchanged."""
