@@ -5,13 +5,16 @@ from its top spans, the first span that carries ``otel_agents.span.kind`` opens
 a run, and every span below it (semantic or not) belongs to that run.
 Non-semantic ancestors (an HTTP server span) belong to no run, so one trace can
 hold several runs. A span whose parent is missing from the input (an orphan)
-is a top span: its subtree is folded as a run of its own.
+is a top span: its subtree is folded as a run of its own. A trace that is another
+instrumentation's view of calls another trace of ours holds (:class:`PeerViews`) holds
+no run.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable
 
@@ -53,7 +56,8 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
 
     Spans without a valid context are ignored; a span id seen twice in a trace
     keeps its first occurrence; spans on a parent cycle (damaged input: no top
-    span above them) belong to no run. Runs are ordered by their root's start
+    span above them) belong to no run, nor do the spans of a trace that is
+    another instrumentation's view of calls of ours in another trace (:func:`peer_traces`). Runs are ordered by their root's start
     time. The runs hold :class:`~._facts.FoldSpan` copies of the spans.
 
     Args:
@@ -63,6 +67,7 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
     """
     traces: dict[int, dict[int, F.FoldSpan]] = {}
     duplicates: dict[int, int] = {}
+    foreign: set[int] = set()  # traces holding another vocabulary's span
     fold_span = F.FoldSpan
     for span in spans:
         fs = span if type(span) is fold_span else fold_span(span)  # its ids read once (0 without a context)
@@ -74,13 +79,37 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
             index = traces[trace_id] = {}
         if span_id not in index:
             index[span_id] = fs
+            if fs.foreign:
+                foreign.add(trace_id)
         else:
             duplicates[trace_id] = duplicates.get(trace_id, 0) + 1
+    if foreign:  # another instrumentation's separate trace of calls of ours is not a run
+        for trace_id in peer_traces(traces, foreign):
+            del traces[trace_id]
     runs: list[Run] = []
     for trace_id, index in traces.items():
         runs.extend(runs_of_trace(trace_id, index, problems=problems, duplicates=duplicates.get(trace_id, 0)))
     runs.sort(key=lambda r: start_order(r.root))
     return runs
+
+
+def peer_traces(traces: dict[int, dict[int, F.FoldSpan]], foreign: Collection[int]) -> list[int]:
+    """The traces among ``foreign`` (trace ids of ``traces``, each trace its spans by span id) that are another
+    instrumentation's view of calls another trace of ours holds (:class:`PeerViews`), in their start order."""
+    alone = {t for t in foreign if not has_ours(traces[t].values())}
+    if not alone:
+        return []
+    held = []
+    for t, index in traces.items():
+        if t not in alone:
+            steps = our_steps(index.values())
+            if steps:
+                held.append((t, steps))
+    if not held:  # another instrumentation alone
+        return []
+    views = PeerViews(limit=0)
+    return [t for t in sorted(alone, key=lambda t: min(start_order(s) for s in traces[t].values()))
+            if views.is_view(traces[t].values(), held)]
 
 
 def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list[str] | None = None,
@@ -241,6 +270,167 @@ def _framework(span: F.FoldSpan) -> str | None:
     """The framework one of our spans was made for (``otel_agents.framework``), as :func:`scope_framework`
     writes it."""
     return scope_framework(span.attributes.get(A.OTEL_AGENTS_FRAMEWORK))
+
+
+def has_ours(spans: Iterable[F.FoldSpan]) -> bool:
+    """Whether any of the spans is one of ours (our kind attribute: a semantic span not of another vocabulary)."""
+    for span in spans:
+        if span.semantic_kind is not None and not span.foreign:
+            return True
+    return False
+
+
+_SHARED_ID, _SAME_FRAMEWORK = 2, 1  # how :func:`_same_call` knows a foreign step is a view of ours
+_TOP_MATCH = _SHARED_ID  # what a peer's run must share with a step of ours
+
+
+def _same_call(foreign: F.FoldSpan, ours: F.FoldSpan, framework: str | None) -> int:
+    """Whether a foreign step of another trace is a view of our step, and how it is known: ``_SHARED_ID`` (they
+    give the same ``gen_ai.tool.call.id``, or ``gen_ai.response.id``), ``_SAME_FRAMEWORK`` (the foreign span's
+    instrumentation scope names the framework our step was made for: ``framework``, :func:`scope_framework`), else
+    0. Never when their times do not overlap, another process made them (the resources differ), or an id or token
+    count both give disagrees."""
+    if not _overlap(foreign, ours) or foreign.resource != ours.resource:
+        return 0
+    kind = foreign.semantic_kind
+    if kind in ("tool", "skill"):
+        a, b = F.tool_call_id(foreign), F.tool_call_id(ours)
+        if a is not None and b is not None:
+            return _SHARED_ID if a == b else 0
+    elif kind in _MODEL_KINDS:
+        for x, y in zip(F.usage(foreign)[:2], F.usage(ours)[:2]):
+            if x is not None and y is not None and x != y:
+                return 0
+        a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours.attributes.get(A.GEN_AI_RESPONSE_ID)
+        if a is not None and b is not None:
+            return _SHARED_ID if a == b else 0
+    return _SAME_FRAMEWORK if framework is not None and _framework(ours) == framework else 0
+
+
+class PeerViews:
+    """Recognises another instrumentation's separate trace of calls we traced too: LangChain's callback tracers
+    (OpenInference, OpenLLMetry) and OpenLLMetry's Anthropic spans start a trace of their own when no span
+    is current around the call, beside ours. Such a *peer trace* holds none of our spans, and it is a view of
+    one trace of ours when each of its runs (outermost steps: spans with a kind of another vocabulary) is the
+    view of a distinct step of ours there — the same call (:func:`_same_call`): their times overlap, the same
+    process made both, they share a ``gen_ai.response.id`` or ``gen_ai.tool.call.id`` and no id or token count
+    both give disagrees; each step of ours is viewed by one run per instrumentation scope — and each step inside
+    such a run (a prompt, a parser the peer records as a chain) is the same call as some step of ours there (or
+    the instrumentation scope names our step's framework instead of a shared id). Anything else is a run of its
+    own, as before: a peer alone, a call only the peer saw, a trace at another time or of another process.
+
+    The fold paths that see traces one at a time keep here the steps of our traces they folded recently
+    (:meth:`remember`; at most ``limit`` steps, the oldest forgotten first, and :meth:`forget` by age) and
+    compare a peer trace with those and with the traces of ours they still hold (``held`` in :meth:`is_view`).
+
+    Args:
+        limit: steps of ours kept at most.
+    """
+
+    __slots__ = ("limit", "_steps", "_size", "_claimed")
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._steps: OrderedDict[int, tuple[float, list[F.FoldSpan]]] = OrderedDict()  # trace id → (stamp, steps)
+        self._size = 0
+        self._claimed: OrderedDict[int, set[tuple[Any, int]]] = OrderedDict()  # trace id → (scope, span id) seen
+
+    def remember(self, trace_id: int, spans: Iterable[F.FoldSpan], stamp: float = 0.0) -> None:
+        """Keep the steps of ours among ``spans`` (a trace, or a run of it) at ``stamp`` (a clock or a count)."""
+        steps = our_steps(spans)
+        if not steps or not self.limit:
+            return
+        before = self._steps.pop(trace_id, None)
+        if before is not None:
+            steps += before[1]
+            self._size -= len(before[1])
+        self._steps[trace_id] = (stamp, steps)
+        self._size += len(steps)
+        while self._size > self.limit:
+            old, (_, dropped) = self._steps.popitem(last=False)
+            self._size -= len(dropped)
+            self._claimed.pop(old, None)
+
+    def holds(self, trace_id: int) -> bool:
+        """Whether steps of ours of that trace are remembered."""
+        return trace_id in self._steps
+
+    def forget(self, before: float) -> None:
+        """Forget the steps remembered at a stamp below ``before``."""
+        steps = self._steps
+        while steps:
+            trace_id, (stamp, dropped) = next(iter(steps.items()))
+            if stamp >= before:
+                break
+            del steps[trace_id]
+            self._size -= len(dropped)
+            self._claimed.pop(trace_id, None)
+
+    def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[F.FoldSpan]]] = ()) -> bool:
+        """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered or
+        among ``held`` (trace id, its steps of ours: :func:`our_steps`): see the class docstring. When they are,
+        the steps of ours they view are marked seen (by their instrumentation scope)."""
+        index = {s.span_id: s for s in spans}
+        mine = [s for s in index.values() if s.semantic_kind is not None]
+        if not mine:
+            return False
+        tops = {s.span_id for s in mine if _semantic_above(s, index) is None}  # the peer trace's runs
+        starts = [s.start_time for s in mine if s.start_time]
+        ends = [s.end_time for s in mine if s.end_time]
+        start, end = (min(starts), max(ends)) if starts and ends else (None, None)
+        candidates = [(trace_id, steps) for trace_id, (_, steps) in self._steps.items()]
+        candidates += held
+        for trace_id, steps in candidates:
+            if start is not None and not any(
+                    not (o.start_time and o.end_time) or (o.start_time < end and start < o.end_time) for o in steps):
+                continue  # no step of that trace at the peer trace's time
+            claimed = self._claimed.get(trace_id, ())
+            taken: set[tuple[Any, int]] = set()
+            for span in mine:
+                scope = span.scope.name if span.scope is not None else None
+                framework = scope_framework(scope)
+                like = _LIKE.get(span.semantic_kind, (span.semantic_kind,))
+                if span.span_id in tops:  # a run of the peer's views one step of ours, which no other run views
+                    match, best = None, 0
+                    for o in steps:
+                        if o.semantic_kind in like and (scope, o.span_id) not in claimed and \
+                                (scope, o.span_id) not in taken:
+                            how = _same_call(span, o, framework)
+                            if how > best:  # a shared id first
+                                match, best = o, how
+                    if best < _TOP_MATCH:
+                        match = None
+                    if match is not None:
+                        taken.add((scope, match.span_id))
+                else:  # a step inside it (a prompt, a parser the peer records as a chain) need only match one
+                    match = next((o for o in steps if o.semantic_kind in like and _same_call(span, o, framework)),
+                                 None)
+                if match is None:
+                    break
+            else:
+                self._claimed[trace_id] = taken.union(claimed)
+                self._claimed.move_to_end(trace_id)
+                while self.limit and len(self._claimed) > self.limit:  # bounded as the steps are
+                    self._claimed.popitem(last=False)
+                return True
+        return False
+
+
+def _semantic_above(span: F.FoldSpan, index: dict[int, F.FoldSpan]) -> F.FoldSpan | None:
+    """The nearest semantic ancestor of ``span`` among ``index`` (span id → span), or ``None`` (stops on a cycle)."""
+    seen = {span.span_id}
+    cur = index.get(span.parent_id) if span.parent_id is not None else None
+    while cur is not None and cur.span_id not in seen:
+        if cur.semantic_kind is not None:
+            return cur
+        seen.add(cur.span_id)
+        cur = index.get(cur.parent_id) if cur.parent_id is not None else None
+    return None
+
+
+def our_steps(spans: Iterable[F.FoldSpan]) -> list[F.FoldSpan]:
+    """Our semantic spans among ``spans`` (those :class:`PeerViews` compares a peer trace with)."""
+    return [s for s in spans if s.semantic_kind is not None and not s.foreign]
 
 
 class RunTree:
