@@ -46,7 +46,7 @@ from opentelemetry.trace import SpanContext
 
 from . import _facts as F
 from ._envelope import build_envelope
-from ._runs import PeerViews, our_steps, runs_of_trace, start_order
+from ._runs import PeerViews, runs_of_trace, start_order
 from ._stream import FoldedSpans
 
 logger = logging.getLogger("otel_agents.collect")
@@ -210,15 +210,11 @@ class TraceGatherer:
         self._held_spans -= len(held.index)
         self.traces += 1
         self._folded.remember(trace_id, held.index)
-        views = self._views
-        if held.ours:  # by when spans arrived, not when the trace was folded (fold_ready may be called late)
-            views.forget(held.last_seen - 2 * self.trace_timeout)
-            views.remember(trace_id, held.index.values(), held.last_seen)
-        elif held.foreign:
-            views.forget(held.last_seen - self.trace_timeout)
-            if views.is_view(held.index.values(), [(t, our_steps(h.index.values()))
-                                                   for t, h in self._held.items() if h.ours]):
-                return  # another instrumentation's trace of calls of ours: not a run (see PeerViews)
+        # by when spans arrived, not when the trace is folded (fold_ready may be called late)
+        if self._views.fold_trace(trace_id, held.index.values(), ours=held.ours, foreign=held.foreign,
+                                  stamp=held.last_seen, window=self.trace_timeout,
+                                  held=((t, h.index.values()) for t, h in self._held.items() if h.ours)):
+            return  # another instrumentation's trace of calls of ours: not a run
         if held.over:
             cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"
             reason = f"{reason}; {cut}" if reason else cut

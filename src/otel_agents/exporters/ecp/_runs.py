@@ -366,6 +366,21 @@ class PeerViews:
             self._size -= len(dropped)
             self._claimed.pop(trace_id, None)
 
+    def fold_trace(self, trace_id: int, spans: Collection[F.FoldSpan], *, ours: bool, foreign: bool, stamp: float,
+                   window: float, held: Iterable[tuple[int, Iterable[F.FoldSpan]]]) -> bool:
+        """For a path folding one trace at a time (``otel-agents fold``, ``ecp collect``), as it folds a trace
+        whose last span came at ``stamp`` (a count of spans read, or a clock): remember its steps if it holds a span
+        of ours (``ours``); else, if it holds another vocabulary's (``foreign``), whether it is a peer trace, not to
+        be folded (:meth:`is_view`), compared with ``held`` (the traces of ours the path still holds: trace id,
+        spans) and the steps of ours remembered from ``window`` before ``stamp`` on."""
+        if ours:
+            self.forget(stamp - 2 * window)  # what no trace still held can ask for
+            self.remember(trace_id, spans, stamp)
+        elif foreign:
+            self.forget(stamp - window)
+            return self.is_view(spans, ((t, our_steps(s)) for t, s in held))
+        return False
+
     def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[F.FoldSpan]]] = ()) -> bool:
         """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered or
         among ``held`` (trace id, its steps of ours: :func:`our_steps`): see the class docstring. When they are,

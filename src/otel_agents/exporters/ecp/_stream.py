@@ -31,9 +31,9 @@ folds each run once.
 
 Another instrumentation's trace of calls of ours (:class:`~._runs.PeerViews`: LangChain's callback tracers,
 OpenLLMetry's Anthropic spans, with no application span around the call) is not folded: it is compared, when
-it is folded (idle), with the traces of ours still open and with the steps of those folded since ``idle_spans``
-spans before its last span was read (at most ``idle_spans`` steps kept); a trace of ours read later than that
-leaves it a run of its own, as before.
+it is folded (idle), with the traces of ours still open and with the steps of those folded whose last span was
+read at most ``idle_spans`` spans before its own (at most ``idle_spans`` steps kept); a trace of ours read later
+than that leaves it a run of its own, as before.
 
 Limits of reading a stream: a span that arrives after its trace was folded
 (a span of ours that ended after our root, a batch later than the idle
@@ -53,7 +53,7 @@ from opentelemetry.trace import SpanContext
 
 from . import _facts as F
 from ._envelope import build_envelope
-from ._runs import PeerViews, our_steps, runs_of_trace, start_order
+from ._runs import PeerViews, runs_of_trace, start_order
 
 
 DEFAULT_IDLE_SPANS = 10_000
@@ -233,15 +233,10 @@ class StreamFolder:
         trace = self._traces.pop(trace_id)
         self.open_spans -= len(trace.index)
         self._folded.remember(trace_id, trace.index)
-        views = self._views
-        if trace.ours:
-            views.forget(self.spans - 2 * self.idle_spans)  # what no trace still open can ask for
-            views.remember(trace_id, trace.index.values(), self.spans)
-        elif trace.foreign:
-            views.forget(trace.last_seen - self.idle_spans)
-            if views.is_view(trace.index.values(), [(t, our_steps(held.index.values()))
-                                                    for t, held in self._traces.items() if held.ours]):
-                return  # another instrumentation's trace of calls of ours: not a run (see PeerViews)
+        if self._views.fold_trace(trace_id, trace.index.values(), ours=trace.ours, foreign=trace.foreign,
+                                  stamp=trace.last_seen, window=self.idle_spans,
+                                  held=((t, held.index.values()) for t, held in self._traces.items() if held.ours)):
+            return  # another instrumentation's trace of calls of ours: not a run
         problems: list[str] = []
         runs = runs_of_trace(trace_id, trace.index, problems=problems)
         trace.index = {}
