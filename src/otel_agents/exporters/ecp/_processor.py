@@ -41,7 +41,8 @@ span) is not a run again (:func:`._runs.drop_sibling_views`). A group with no ru
 trace with none of ours, that is another instrumentation's trace of calls of ours (:class:`._runs.PeerViews`:
 LangChain's callback tracers, OpenLLMetry's Anthropic spans, with no application span around the call) is not
 folded either: it is compared with the ended spans of our runs still open and the steps of those folded up to
-``2 * foreign_grace_s + 1`` s before it was due (at most 10,000 steps kept); past that it is a run of its own.
+``2 * foreign_grace_s + 1`` s before it was due (at most 10,000 steps kept; only of runs under no application
+span, kept only while a group is open); past that it is a run of its own.
 
 Bounds (memory stays flat): at most ``max_open_runs`` runs are open (the
 oldest is folded early, marked ``incomplete``, to make room), and as many
@@ -364,7 +365,8 @@ class ECPFoldingProcessor(SpanProcessor):
         group = run.group
         if group is not None and (group.trace_id, group.root_id) in self._groups:
             group.ours += run.spans  # another instrumentation's spans of the group may be views of its steps
-        if self._groups:  # and those of another trace, open at its time (:meth:`_peer_view`)
+        elif self._groups:  # and those of another trace, open at its time (:meth:`_peer_view`); not a run under
+            # an application's span (an HTTP request's): a peer's spans of its calls are in that trace too
             now = self._clock()
             self._views.forget(now - 2 * (2 * self.foreign_grace_s + 1))  # what no group can still ask for
             self._views.remember(run.trace_id, run.spans, now)
