@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left, insort
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable
@@ -99,17 +100,14 @@ def peer_traces(traces: dict[int, dict[int, F.FoldSpan]], foreign: Collection[in
     alone = {t for t in foreign if not has_ours(traces[t].values())}
     if not alone:
         return []
-    held = []
+    views = PeerViews(limit=None)
     for t, index in traces.items():
         if t not in alone:
-            steps = our_steps(index.values())
-            if steps:
-                held.append((t, steps))
-    if not held:  # another instrumentation alone
+            views.remember(t, index.values())
+    if not len(views):  # another instrumentation alone
         return []
-    views = PeerViews(limit=0)
     return [t for t in sorted(alone, key=lambda t: min(start_order(s) for s in traces[t].values()))
-            if views.is_view(traces[t].values(), held)]
+            if views.is_view(traces[t].values())]
 
 
 def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list[str] | None = None,
@@ -280,6 +278,7 @@ def has_ours(spans: Iterable[F.FoldSpan]) -> bool:
     return False
 
 
+_NO_END = 1 << 64  # a window's end when a step's end time is unknown
 _SHARED_ID, _SAME_FRAMEWORK = 2, 1  # how :func:`_same_call` knows a foreign step is a view of ours
 _TOP_MATCH = _SHARED_ID  # what a peer's run must share with a step of ours
 
@@ -324,32 +323,59 @@ class PeerViews:
     compare a peer trace with those and with the traces of ours they still hold (``held`` in :meth:`is_view`).
 
     Args:
-        limit: steps of ours kept at most.
+        limit: steps of ours kept at most (``None``: no limit; 0: none kept).
     """
 
-    __slots__ = ("limit", "_steps", "_size", "_claimed")
+    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_longest")
 
-    def __init__(self, limit: int = 10_000) -> None:
+    def __init__(self, limit: int | None = 10_000) -> None:
         self.limit = limit
-        self._steps: OrderedDict[int, tuple[float, list[F.FoldSpan]]] = OrderedDict()  # trace id → (stamp, steps)
+        # trace id → (stamp, its steps of ours, its window: (start, end, trace id)), oldest stamp first
+        self._steps: OrderedDict[int, tuple[float, list[F.FoldSpan], tuple[int, int, int]]] = OrderedDict()
         self._size = 0
         self._claimed: OrderedDict[int, set[tuple[Any, int]]] = OrderedDict()  # trace id → (scope, span id) seen
+        # the windows by start, so a peer trace is compared only with the traces of ours at its time
+        self._windows: list[tuple[int, int, int]] = []
+        self._longest = 0  # the longest window kept so far (ns)
 
     def remember(self, trace_id: int, spans: Iterable[F.FoldSpan], stamp: float = 0.0) -> None:
         """Keep the steps of ours among ``spans`` (a trace, or a run of it) at ``stamp`` (a clock or a count)."""
         steps = our_steps(spans)
-        if not steps or not self.limit:
+        if not steps or self.limit == 0:
             return
-        before = self._steps.pop(trace_id, None)
+        before = self._drop(trace_id)
         if before is not None:
-            steps += before[1]
-            self._size -= len(before[1])
-        self._steps[trace_id] = (stamp, steps)
+            steps += before
+        starts = [s.start_time for s in steps if s.start_time]
+        ends = [s.end_time for s in steps if s.end_time]
+        # a step without its times may be at any time
+        start = min(starts) if len(starts) == len(steps) else 0
+        end = max(ends) if len(ends) == len(steps) else _NO_END
+        window = (start, end, trace_id)
+        self._steps[trace_id] = (stamp, steps, window)
         self._size += len(steps)
-        while self._size > self.limit:
-            old, (_, dropped) = self._steps.popitem(last=False)
-            self._size -= len(dropped)
-            self._claimed.pop(old, None)
+        insort(self._windows, window)
+        self._longest = max(self._longest, end - start)
+        while self.limit is not None and self._size > self.limit:
+            self._drop(next(iter(self._steps)))
+
+    def _drop(self, trace_id: int) -> list[F.FoldSpan] | None:
+        """Forget a trace's steps (returned) and which of them were seen."""
+        kept = self._steps.pop(trace_id, None)
+        self._claimed.pop(trace_id, None)
+        if kept is None:
+            return None
+        _, steps, window = kept
+        self._size -= len(steps)
+        windows = self._windows
+        i = bisect_left(windows, window)
+        if i < len(windows) and windows[i] == window:
+            del windows[i]
+        return steps
+
+    def __len__(self) -> int:
+        """Steps of ours kept."""
+        return self._size
 
     def holds(self, trace_id: int) -> bool:
         """Whether steps of ours of that trace are remembered."""
@@ -359,12 +385,10 @@ class PeerViews:
         """Forget the steps remembered at a stamp below ``before``."""
         steps = self._steps
         while steps:
-            trace_id, (stamp, dropped) = next(iter(steps.items()))
+            trace_id, (stamp, _, _) = next(iter(steps.items()))
             if stamp >= before:
                 break
-            del steps[trace_id]
-            self._size -= len(dropped)
-            self._claimed.pop(trace_id, None)
+            self._drop(trace_id)
 
     def fold_trace(self, trace_id: int, spans: Collection[F.FoldSpan], *, ours: bool, foreign: bool, stamp: float,
                    window: float, held: Iterable[tuple[int, Iterable[F.FoldSpan]]]) -> bool:
@@ -390,15 +414,18 @@ class PeerViews:
         if not mine:
             return False
         tops = {s.span_id for s in mine if _semantic_above(s, index) is None}  # the peer trace's runs
-        starts = [s.start_time for s in mine if s.start_time]
-        ends = [s.end_time for s in mine if s.end_time]
-        start, end = (min(starts), max(ends)) if starts and ends else (None, None)
-        candidates = [(trace_id, steps) for trace_id, (_, steps) in self._steps.items()]
+        starts = [s.start_time for s in mine if s.start_time and s.end_time]
+        ends = [s.end_time for s in mine if s.start_time and s.end_time]
+        start, end = (min(starts), max(ends)) if len(starts) == len(mine) else (None, None)  # else: at any time
+        windows = self._windows
+        if start is None:
+            candidates = [(t, self._steps[t][1]) for _, _, t in windows]
+        else:  # the traces of ours whose window overlaps the peer trace's: started within the longest window before
+            lo = bisect_left(windows, (start - self._longest - 1,))
+            hi = bisect_left(windows, (end,))
+            candidates = [(t, self._steps[t][1]) for s, e, t in windows[lo:hi] if e > start]
         candidates += held
         for trace_id, steps in candidates:
-            if start is not None and not any(
-                    not (o.start_time and o.end_time) or (o.start_time < end and start < o.end_time) for o in steps):
-                continue  # no step of that trace at the peer trace's time
             claimed = self._claimed.get(trace_id, ())
             taken: set[tuple[Any, int]] = set()
             for span in mine:
