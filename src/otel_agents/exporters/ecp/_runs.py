@@ -58,8 +58,9 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
     Spans without a valid context are ignored; a span id seen twice in a trace
     keeps its first occurrence; spans on a parent cycle (damaged input: no top
     span above them) belong to no run, nor do the spans of a trace that is
-    another instrumentation's view of calls of ours in another trace (:func:`peer_traces`). Runs are ordered by their root's start
-    time. The runs hold :class:`~._facts.FoldSpan` copies of the spans.
+    another instrumentation's view of calls of ours in another trace
+    (:func:`peer_traces`). Runs are ordered by their root's start time. The
+    runs hold :class:`~._facts.FoldSpan` copies of the spans.
 
     Args:
         spans: the spans.
