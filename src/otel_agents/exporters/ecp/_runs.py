@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left, insort
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable
+from typing import Any, Collection, Iterable, NamedTuple
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -284,27 +284,67 @@ _SHARED_ID, _SAME_FRAMEWORK = 2, 1  # how :func:`_same_call` knows a foreign ste
 _TOP_MATCH = _SHARED_ID  # what a peer's run must share with a step of ours
 
 
-def _same_call(foreign: F.FoldSpan, ours: F.FoldSpan, framework: str | None) -> int:
+class _Step(NamedTuple):
+    """What :class:`PeerViews` keeps of a step of ours (not the span: a path folding a trace at a time keeps
+    thousands, and their attributes — content included — would stay alive with them)."""
+
+    span_id: int
+    kind: str
+    start: int | None
+    end: int | None
+    resource: Any
+    call_id: str | None  # tools and skills
+    response_id: Any  # models and embeddings
+    tokens: tuple[int | None, ...]  # models and embeddings: input and output tokens
+    framework: str | None
+
+
+_NO_TOKENS = (None, None)
+
+
+def our_steps(spans: Iterable[F.FoldSpan]) -> list[_Step]:
+    """Our semantic spans among ``spans``, as :class:`PeerViews` compares a peer trace with them."""
+    steps = []
+    for s in spans:
+        kind = s.semantic_kind
+        if kind is None or s.foreign:
+            continue
+        call_id = response_id = None
+        tokens = _NO_TOKENS
+        if kind in ("tool", "skill"):
+            call_id = F.tool_call_id(s)
+        elif kind in _MODEL_KINDS:
+            response_id = s.attributes.get(A.GEN_AI_RESPONSE_ID)
+            tokens = F.usage(s)[:2]
+        steps.append(_Step(s.span_id, kind, s.start_time, s.end_time, s.resource, call_id, response_id, tokens,
+                           _framework(s)))
+    return steps
+
+
+def _same_call(foreign: F.FoldSpan, ours: _Step, framework: str | None) -> int:
     """Whether a foreign step of another trace is a view of our step, and how it is known: ``_SHARED_ID`` (they
     give the same ``gen_ai.tool.call.id``, or ``gen_ai.response.id``), ``_SAME_FRAMEWORK`` (the foreign span's
     instrumentation scope names the framework our step was made for: ``framework``, :func:`scope_framework`), else
     0. Never when their times do not overlap, another process made them (the resources differ), or an id or token
     count both give disagrees."""
-    if not _overlap(foreign, ours) or foreign.resource != ours.resource:
+    a_start, a_end, b_start, b_end = foreign.start_time, foreign.end_time, ours.start, ours.end
+    if a_start and a_end and b_start and b_end and not (a_start < b_end and b_start < a_end):
+        return 0  # unknown times: they may overlap
+    if foreign.resource != ours.resource:
         return 0
     kind = foreign.semantic_kind
     if kind in ("tool", "skill"):
-        a, b = F.tool_call_id(foreign), F.tool_call_id(ours)
+        a, b = F.tool_call_id(foreign), ours.call_id
         if a is not None and b is not None:
             return _SHARED_ID if a == b else 0
     elif kind in _MODEL_KINDS:
-        for x, y in zip(F.usage(foreign)[:2], F.usage(ours)[:2]):
+        for x, y in zip(F.usage(foreign)[:2], ours.tokens):
             if x is not None and y is not None and x != y:
                 return 0
-        a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours.attributes.get(A.GEN_AI_RESPONSE_ID)
+        a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours.response_id
         if a is not None and b is not None:
             return _SHARED_ID if a == b else 0
-    return _SAME_FRAMEWORK if framework is not None and _framework(ours) == framework else 0
+    return _SAME_FRAMEWORK if framework is not None and ours.framework == framework else 0
 
 
 class PeerViews:
@@ -332,7 +372,7 @@ class PeerViews:
     def __init__(self, limit: int | None = 10_000) -> None:
         self.limit = limit
         # trace id → (stamp, its steps of ours, its window: (start, end, trace id)), oldest stamp first
-        self._steps: OrderedDict[int, tuple[float, list[F.FoldSpan], tuple[int, int, int]]] = OrderedDict()
+        self._steps: OrderedDict[int, tuple[float, list[_Step], tuple[int, int, int]]] = OrderedDict()
         self._size = 0
         self._claimed: OrderedDict[int, set[tuple[Any, int]]] = OrderedDict()  # trace id → (scope, span id) seen
         # the windows by start, so a peer trace is compared only with the traces of ours at its time
@@ -347,8 +387,8 @@ class PeerViews:
         before = self._drop(trace_id)
         if before is not None:
             steps += before
-        starts = [s.start_time for s in steps if s.start_time]
-        ends = [s.end_time for s in steps if s.end_time]
+        starts = [s.start for s in steps if s.start]
+        ends = [s.end for s in steps if s.end]
         # a step without its times may be at any time
         start = min(starts) if len(starts) == len(steps) else 0
         end = max(ends) if len(ends) == len(steps) else _NO_END
@@ -360,7 +400,7 @@ class PeerViews:
         while self.limit is not None and self._size > self.limit:
             self._drop(next(iter(self._steps)))
 
-    def _drop(self, trace_id: int) -> list[F.FoldSpan] | None:
+    def _drop(self, trace_id: int) -> list[_Step] | None:
         """Forget a trace's steps (returned) and which of them were seen."""
         kept = self._steps.pop(trace_id, None)
         self._claimed.pop(trace_id, None)
@@ -406,7 +446,7 @@ class PeerViews:
             return self.is_view(spans, ((t, our_steps(s)) for t, s in held))
         return False
 
-    def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[F.FoldSpan]]] = ()) -> bool:
+    def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[_Step]]] = ()) -> bool:
         """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered or
         among ``held`` (trace id, its steps of ours: :func:`our_steps`): see the class docstring. When they are,
         the steps of ours they view are marked seen (by their instrumentation scope)."""
@@ -436,7 +476,7 @@ class PeerViews:
                 if span.span_id in tops:  # a run of the peer's views one step of ours, which no other run views
                     match, best = None, 0
                     for o in steps:
-                        if o.semantic_kind in like and (scope, o.span_id) not in claimed and \
+                        if o.kind in like and (scope, o.span_id) not in claimed and \
                                 (scope, o.span_id) not in taken:
                             how = _same_call(span, o, framework)
                             if how > best:  # a shared id first
@@ -446,8 +486,7 @@ class PeerViews:
                     if match is not None:
                         taken.add((scope, match.span_id))
                 else:  # a step inside it (a prompt, a parser the peer records as a chain) need only match one
-                    match = next((o for o in steps if o.semantic_kind in like and _same_call(span, o, framework)),
-                                 None)
+                    match = next((o for o in steps if o.kind in like and _same_call(span, o, framework)), None)
                 if match is None:
                     break
             else:
@@ -469,11 +508,6 @@ def _semantic_above(span: F.FoldSpan, index: dict[int, F.FoldSpan]) -> F.FoldSpa
         seen.add(cur.span_id)
         cur = index.get(cur.parent_id) if cur.parent_id is not None else None
     return None
-
-
-def our_steps(spans: Iterable[F.FoldSpan]) -> list[F.FoldSpan]:
-    """Our semantic spans among ``spans`` (those :class:`PeerViews` compares a peer trace with)."""
-    return [s for s in spans if s.semantic_kind is not None and not s.foreign]
 
 
 class RunTree:
