@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left, insort
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, NamedTuple
+from typing import Any, Collection, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -284,21 +284,11 @@ _SHARED_ID, _SAME_FRAMEWORK = 2, 1  # how :func:`_same_call` knows a foreign ste
 _TOP_MATCH = _SHARED_ID  # what a peer's run must share with a step of ours
 
 
-class _Step(NamedTuple):
-    """What :class:`PeerViews` keeps of a step of ours (not the span: a path folding a trace at a time keeps
-    thousands, and their attributes — content included — would stay alive with them)."""
-
-    span_id: int
-    kind: str
-    start: int | None
-    end: int | None
-    resource: Any
-    call_id: str | None  # tools and skills
-    response_id: Any  # models and embeddings
-    tokens: tuple[int | None, ...]  # models and embeddings: input and output tokens
-    framework: str | None
-
-
+# What :class:`PeerViews` keeps of a step of ours, not the span (a path folding a trace at a time keeps thousands,
+# and their attributes, content included, would stay alive with them): a plain tuple (its fields by index below;
+# built with BUILD_TUPLE, no constructor call).
+_Step = tuple
+_ID, _KIND, _START, _END, _RESOURCE, _CALL_ID, _RESPONSE_ID, _TOKENS, _FRAMEWORK = range(9)
 _NO_TOKENS = (None, None)
 
 
@@ -316,8 +306,8 @@ def our_steps(spans: Iterable[F.FoldSpan]) -> list[_Step]:
         elif kind in _MODEL_KINDS:
             response_id = s.attributes.get(A.GEN_AI_RESPONSE_ID)
             tokens = F.usage(s)[:2]
-        steps.append(_Step(s.span_id, kind, s.start_time, s.end_time, s.resource, call_id, response_id, tokens,
-                           _framework(s)))
+        steps.append((s.span_id, kind, s.start_time, s.end_time, s.resource, call_id, response_id, tokens,
+                      _framework(s)))
     return steps
 
 
@@ -327,24 +317,24 @@ def _same_call(foreign: F.FoldSpan, ours: _Step, framework: str | None) -> int:
     instrumentation scope names the framework our step was made for: ``framework``, :func:`scope_framework`), else
     0. Never when their times do not overlap, another process made them (the resources differ), or an id or token
     count both give disagrees."""
-    a_start, a_end, b_start, b_end = foreign.start_time, foreign.end_time, ours.start, ours.end
+    a_start, a_end, b_start, b_end = foreign.start_time, foreign.end_time, ours[_START], ours[_END]
     if a_start and a_end and b_start and b_end and not (a_start < b_end and b_start < a_end):
         return 0  # unknown times: they may overlap
-    if foreign.resource != ours.resource:
+    if foreign.resource != ours[_RESOURCE]:
         return 0
     kind = foreign.semantic_kind
     if kind in ("tool", "skill"):
-        a, b = F.tool_call_id(foreign), ours.call_id
+        a, b = F.tool_call_id(foreign), ours[_CALL_ID]
         if a is not None and b is not None:
             return _SHARED_ID if a == b else 0
     elif kind in _MODEL_KINDS:
-        for x, y in zip(F.usage(foreign)[:2], ours.tokens):
+        for x, y in zip(F.usage(foreign)[:2], ours[_TOKENS]):
             if x is not None and y is not None and x != y:
                 return 0
-        a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours.response_id
+        a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours[_RESPONSE_ID]
         if a is not None and b is not None:
             return _SHARED_ID if a == b else 0
-    return _SAME_FRAMEWORK if framework is not None and ours.framework == framework else 0
+    return _SAME_FRAMEWORK if framework is not None and ours[_FRAMEWORK] == framework else 0
 
 
 class PeerViews:
@@ -387,8 +377,8 @@ class PeerViews:
         before = self._drop(trace_id)
         if before is not None:
             steps += before
-        starts = [s.start for s in steps if s.start]
-        ends = [s.end for s in steps if s.end]
+        starts = [s[_START] for s in steps if s[_START]]
+        ends = [s[_END] for s in steps if s[_END]]
         # a step without its times may be at any time
         start = min(starts) if len(starts) == len(steps) else 0
         end = max(ends) if len(ends) == len(steps) else _NO_END
@@ -476,17 +466,16 @@ class PeerViews:
                 if span.span_id in tops:  # a run of the peer's views one step of ours, which no other run views
                     match, best = None, 0
                     for o in steps:
-                        if o.kind in like and (scope, o.span_id) not in claimed and \
-                                (scope, o.span_id) not in taken:
+                        if o[_KIND] in like and (scope, o[_ID]) not in claimed and (scope, o[_ID]) not in taken:
                             how = _same_call(span, o, framework)
                             if how > best:  # a shared id first
                                 match, best = o, how
                     if best < _TOP_MATCH:
                         match = None
                     if match is not None:
-                        taken.add((scope, match.span_id))
+                        taken.add((scope, match[_ID]))
                 else:  # a step inside it (a prompt, a parser the peer records as a chain) need only match one
-                    match = next((o for o in steps if o.kind in like and _same_call(span, o, framework)), None)
+                    match = next((o for o in steps if o[_KIND] in like and _same_call(span, o, framework)), None)
                 if match is None:
                     break
             else:
