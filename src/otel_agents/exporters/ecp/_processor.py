@@ -70,7 +70,7 @@ from ..._spans.finalisers import in_forked_child, new_lock
 from ..._spans.guard import guard, report_internal_error
 from . import _facts as F
 from ._envelope import build_envelope
-from ._runs import PeerViews, Run, our_steps, runs_of_trace, start_order
+from ._runs import PeerViews, Run, runs_of_trace, start_order
 from ._vocabularies import has_foreign_kind
 
 logger = logging.getLogger("otel_agents")
@@ -460,7 +460,11 @@ class ECPFoldingProcessor(SpanProcessor):
         due = group.ended_at + self.foreign_grace_s if group.ended_at is not None else self._clock()
         views.forget(due - 2 * self.foreign_grace_s - 1)
         trace_id = group.trace_id
-        held = [(r.trace_id, our_steps(r.spans)) for r in self._runs.values() if r.trace_id != trace_id]
+        by_trace: dict[int, list[ReadableSpan]] = {}  # the open runs' ended spans, by trace (one trace, many runs)
+        for r in self._runs.values():
+            if r.trace_id != trace_id:
+                by_trace.setdefault(r.trace_id, []).extend(r.spans)
+        held = views.held_steps(by_trace.items())
         if any(r.trace_id == trace_id for r in self._runs.values()) or views.holds(trace_id):
             return False  # a trace holding a run of ours (beside the group) is no other view
         return views.is_view(index.values(), held)

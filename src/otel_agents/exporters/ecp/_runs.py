@@ -311,6 +311,14 @@ def our_steps(spans: Iterable[F.FoldSpan]) -> list[_Step]:
     return steps
 
 
+def _window(steps: list[_Step]) -> tuple[int, int]:
+    """The time window (start, end) of steps of ours; a step without its times may be at any time."""
+    starts = [s[_START] for s in steps if s[_START]]
+    ends = [s[_END] for s in steps if s[_END]]
+    return (min(starts) if starts and len(starts) == len(steps) else 0,
+            max(ends) if ends and len(ends) == len(steps) else _NO_END)
+
+
 def _same_call(foreign: F.FoldSpan, ours: _Step, framework: str | None) -> int:
     """Whether a foreign step of another trace is a view of our step, and how it is known: ``_SHARED_ID`` (they
     give the same ``gen_ai.tool.call.id``, or ``gen_ai.response.id``), ``_SAME_FRAMEWORK`` (the foreign span's
@@ -357,7 +365,7 @@ class PeerViews:
         limit: steps of ours kept at most (``None``: no limit; 0: none kept).
     """
 
-    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_longest")
+    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_longest", "_held")
 
     def __init__(self, limit: int | None = 10_000) -> None:
         self.limit = limit
@@ -368,6 +376,7 @@ class PeerViews:
         # the windows by start, so a peer trace is compared only with the traces of ours at its time
         self._windows: list[tuple[int, int, int]] = []
         self._longest = 0  # the longest window kept so far (ns)
+        self._held: dict[int, tuple[int, list[_Step], int, int]] = {}  # :meth:`held_steps`' cache
 
     def remember(self, trace_id: int, spans: Iterable[F.FoldSpan], stamp: float = 0.0) -> None:
         """Keep the steps of ours among ``spans`` (a trace, or a run of it) at ``stamp`` (a clock or a count)."""
@@ -377,11 +386,7 @@ class PeerViews:
         before = self._drop(trace_id)
         if before is not None:
             steps += before
-        starts = [s[_START] for s in steps if s[_START]]
-        ends = [s[_END] for s in steps if s[_END]]
-        # a step without its times may be at any time
-        start = min(starts) if len(starts) == len(steps) else 0
-        end = max(ends) if len(ends) == len(steps) else _NO_END
+        start, end = _window(steps)
         window = (start, end, trace_id)
         self._steps[trace_id] = (stamp, steps, window)
         self._size += len(steps)
@@ -428,17 +433,35 @@ class PeerViews:
         of ours (``ours``); else, if it holds another vocabulary's (``foreign``), whether it is a peer trace, not to
         be folded (:meth:`is_view`), compared with ``held`` (the traces of ours the path still holds: trace id,
         spans) and the steps of ours remembered from ``window`` before ``stamp`` on."""
+        self._held.pop(trace_id, None)
         if ours:
             self.forget(stamp - 2 * window)  # what no trace still held can ask for
             self.remember(trace_id, spans, stamp)
         elif foreign:
             self.forget(stamp - window)
-            return self.is_view(spans, ((t, our_steps(s)) for t, s in held))
+            return self.is_view(spans, self.held_steps(held))
         return False
 
-    def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[_Step]]] = ()) -> bool:
+    def held_steps(self, held: Iterable[tuple[int, Collection[F.FoldSpan]]]) -> list[tuple[int, list[_Step], int, int]]:
+        """The steps of ours of traces a path still holds (trace id, spans), with their window (start, end) for
+        :meth:`is_view`: computed again only for a trace that has more spans than when last asked (a path asks for
+        every trace it holds each time it folds a peer's trace)."""
+        cache, out = self._held, []
+        for trace_id, spans in held:
+            got = cache.get(trace_id)
+            if got is None or got[0] != len(spans):
+                steps = our_steps(spans)
+                got = cache[trace_id] = (len(spans), steps, *_window(steps))
+            out.append((trace_id, got[1], got[2], got[3]))
+        if len(cache) > len(out):  # traces no longer held
+            keep = {t for t, _, _, _ in out}
+            for trace_id in [t for t in cache if t not in keep]:
+                del cache[trace_id]
+        return out
+
+    def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[_Step], int, int]] = ()) -> bool:
         """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered or
-        among ``held`` (trace id, its steps of ours: :func:`our_steps`): see the class docstring. When they are,
+        among ``held`` (:meth:`held_steps`): see the class docstring. When they are,
         the steps of ours they view are marked seen (by their instrumentation scope)."""
         index = {s.span_id: s for s in spans}
         mine = [s for s in index.values() if s.semantic_kind is not None]
@@ -455,7 +478,7 @@ class PeerViews:
             lo = bisect_left(windows, (start - self._longest - 1,))
             hi = bisect_left(windows, (end,))
             candidates = [(t, self._steps[t][1]) for s, e, t in windows[lo:hi] if e > start]
-        candidates += held
+        candidates += [(t, steps) for t, steps, s, e in held if start is None or (s < end and start < e)]
         for trace_id, steps in candidates:
             claimed = self._claimed.get(trace_id, ())
             taken: set[tuple[Any, int]] = set()
