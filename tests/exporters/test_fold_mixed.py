@@ -11,7 +11,8 @@ Before the fold read instrumentation scopes, the peers' agent spans (OpenInferen
 CrewAI's ``Order Clerk.order_status._execute_core``: no agent name, or another one) were counted as agents of
 their own, LlamaIndex's model calls twice, and the folding processor counted every tool call twice, and (the
 ``_enclosed`` fixtures: a peer's tree beside ours under an application span) every model and tool call of
-LangChain and Anthropic twice."""
+LangChain and Anthropic twice. The fixtures without ``_enclosed`` of LangChain and Anthropic have no application span:
+OpenLLMetry's Anthropic spans and OpenInference's LangChain spans are then traces of their own beside ours."""
 
 from __future__ import annotations
 
@@ -19,15 +20,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanContext
 
 from otel_agents._spans import Settings, Telemetry
-from otel_agents.exporters.ecp import fold
-from otel_agents.exporters.file import read_otlp_json
+from otel_agents.exporters.ecp import StreamFolder, fold
+from otel_agents.exporters.ecp import _facts as F
+from otel_agents.exporters.ecp._runs import PeerViews
+from otel_agents.exporters.file import OTLPJsonFileExporter, read_otlp_json
 from tests.exporters.conftest import check
-from tests.exporters.fold_paths import every_path, steps
+from tests.exporters.fold_paths import every_path, live, steps, stream_file
 
 FIXTURES = Path(__file__).with_name("mixed")
-MIXED = sorted(p for p in FIXTURES.glob("*.otlp.jsonl") if not p.name.endswith("_ours.otlp.jsonl"))
+# A peer's trace sharing no id with ours stays a run (docs/ecp.md): test_a_peers_trace_sharing_no_id_with_ours_...
+NO_SHARED_ID = ("langchain_openinference",)
+MIXED = sorted(p for p in FIXTURES.glob("*.otlp.jsonl") if not p.name.endswith("_ours.otlp.jsonl")
+               and p.name.split(".")[0] not in NO_SHARED_ID)
 
 
 @pytest.mark.parametrize("path", MIXED, ids=lambda p: p.name.split(".")[0])
@@ -62,3 +71,129 @@ def test_a_peers_span_is_left_out_only_for_a_step_of_ours_of_its_framework(rec: 
         [envelope] = check(envelopes)
         assert [c["name"] for c in envelope["tool_calls"]] == ["lookup_order", "get_weather"], way
         assert [a["name"] for a in envelope["agents"]] == ["Support", "Clerk._execute_core"], way
+
+
+# A peer's spans of one call in a trace of their own (no application span around the call): LangChain's callback
+# tracers start a trace per top-level run, OpenLLMetry's Anthropic spans are not made current.
+SEPARATE = ("anthropic_openllmetry",)
+
+
+def _ours(spans: list[ReadableSpan]) -> list[ReadableSpan]:
+    return [s for s in spans if "otel_agents.span.kind" in s.attributes]
+
+
+def _theirs(spans: list[ReadableSpan]) -> list[ReadableSpan]:
+    """The spans of the traces that hold none of ours (the peer's separate traces)."""
+    mixed = {s.context.trace_id for s in _ours(spans)}
+    return [s for s in spans if s.context.trace_id not in mixed]
+
+
+def _copy(spans: list[ReadableSpan], *, ids: int = 0, shift_ns: int = 0,
+          resource: Resource | None = None) -> list[ReadableSpan]:
+    """The spans with their trace and span ids xor-ed with ``ids``, moved by ``shift_ns``, or of another process."""
+    def ctx(c: SpanContext | None) -> SpanContext | None:
+        return None if c is None else SpanContext(c.trace_id ^ ids, c.span_id ^ ids, c.is_remote, c.trace_flags)
+    return [ReadableSpan(name=s.name, context=ctx(s.context), parent=ctx(s.parent), resource=resource or s.resource,
+                         attributes=s.attributes, events=s.events, links=s.links, kind=s.kind, status=s.status,
+                         start_time=s.start_time + shift_ns, end_time=s.end_time + shift_ns,
+                         instrumentation_scope=s.instrumentation_scope) for s in spans]
+
+
+def _counts(spans: list[ReadableSpan], tmp_path: Path) -> dict[str, int]:
+    return {way: len(check(envelopes)) for way, envelopes in every_path(spans, tmp_path).items()}
+
+
+@pytest.mark.parametrize("name", SEPARATE)
+def test_a_peers_separate_trace_of_our_calls_is_no_run(name: str, tmp_path: Path) -> None:
+    """Each call of ours is one run on every path (it was two: ours and the peer's trace), and the peer's traces
+    alone (a peer without us) are folded as before: a run each."""
+    spans = read_otlp_json(FIXTURES / f"{name}.otlp.jsonl")
+    ours, theirs = _ours(spans), _theirs(spans)
+    runs = len({s.context.trace_id for s in ours})
+    assert theirs and len({s.context.trace_id for s in theirs}) == runs  # a trace of the peer's for each of ours
+    assert set(_counts(spans, tmp_path).values()) == {runs}
+    alone = fold(theirs)
+    assert len(alone) == runs and set(_counts(theirs, tmp_path).values()) == {runs}
+
+
+@pytest.mark.parametrize("name", SEPARATE)
+def test_a_peers_trace_that_is_not_of_our_calls_stays_a_run(name: str, tmp_path: Path) -> None:
+    """A peer's trace at another time, or of another process (resource), or a second trace of the same calls
+    (each step of ours is seen once per instrumentation), is a run of its own on every path."""
+    spans = read_otlp_json(FIXTURES / f"{name}.otlp.jsonl")
+    ours, theirs = _ours(spans), _theirs(spans)
+    runs = len({s.context.trace_id for s in ours})
+    later = _copy(theirs, ids=0x5A5A, shift_ns=3_600 * 10**9)
+    other = _copy(theirs, ids=0x5A5A, resource=Resource({"service.name": "another", "service.instance.id": "2"}))
+    again = _copy(theirs, ids=0x5A5A)
+    for extra in (later, other, again):
+        counts = _counts(spans + extra, tmp_path)
+        assert set(counts.values()) == {2 * runs}, counts
+
+
+@pytest.mark.parametrize("name", SEPARATE)
+def test_a_peers_trace_with_a_step_of_its_own_stays_a_run(name: str, tmp_path: Path) -> None:
+    """A peer's trace holding a step no step of ours matches (a tool call only it saw) is kept whole: the run it
+    is may be more than our calls."""
+    spans = read_otlp_json(FIXTURES / f"{name}.otlp.jsonl")
+    runs = len({s.context.trace_id for s in _ours(spans)})
+    top = min(_theirs(spans), key=lambda s: s.start_time)
+    extra = ReadableSpan(name="search", context=SpanContext(top.context.trace_id, 0xABC, False),
+                         parent=top.context, resource=top.resource, instrumentation_scope=top.instrumentation_scope,
+                         attributes={"openinference.span.kind": "TOOL", "tool.name": "search"},
+                         start_time=top.start_time + 1, end_time=top.start_time + 2)
+    counts = _counts(spans + [extra], tmp_path)
+    assert set(counts.values()) == {runs + 1}, counts
+    [kept] = [e for e in fold(spans + [extra]) if any(c["name"] == "search" for c in e["tool_calls"])]
+    assert kept["metrics"]["model_calls"] == 1  # the peer's whole trace, its model call included
+
+
+def test_what_the_streaming_paths_hold_for_a_peers_trace_is_bounded(tmp_path: Path) -> None:
+    """The paths that fold a trace at a time compare a peer's trace with our traces held or folded within their
+    bound: past it (the peer's span ended 10 s after ours: the folding processor keeps our steps
+    2 * foreign_grace_s + 1 s; ``otel-agents fold`` read more than ``--idle-spans`` spans between the peer's trace
+    and ours) the peer's trace is a run of its own again, as it was before; ``fold()`` reads every trace."""
+    spans = read_otlp_json(FIXTURES / "anthropic_openllmetry.otlp.jsonl")
+    ours, theirs = _ours(spans), _theirs(spans)
+    late = _copy(theirs)
+    for span in late:
+        span._end_time += 10 * 10**9
+    assert len(fold(ours + late)) == 3 and len(live(ours + late)) == 6
+    path = tmp_path / "apart.otlp.jsonl"  # the peer's traces, 3 unrelated spans, then ours
+    exporter = OTLPJsonFileExporter(path)
+    exporter.export(theirs)
+    with open(path, "a", encoding="utf-8") as out, open(FIXTURES / "langchain_ours.otlp.jsonl", encoding="utf-8") as f:
+        out.write(f.read())
+    exporter = OTLPJsonFileExporter(path)
+    exporter.export(ours)
+    exporter.shutdown()
+    got: list[dict[str, Any]] = []
+    folder = StreamFolder(got.append, idle_spans=2)
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        folder.add(read_otlp_json([text]), number)
+    folder.finish()
+    assert len(got) == 2 + 6 and len(stream_file(path)) == 2 + 3
+
+
+def test_peer_views_keep_a_bounded_number_of_our_steps() -> None:
+    views = PeerViews(limit=2)
+    spans = [F.FoldSpan(s) for s in _ours(read_otlp_json(FIXTURES / "anthropic_ours.otlp.jsonl"))]
+    for span in spans:
+        views.remember(span.trace_id, [span])
+    assert [views.holds(s.trace_id) for s in spans] == [False, True, True]
+    views.forget(1.0)
+    assert not any(views.holds(s.trace_id) for s in spans)
+
+
+def test_a_peers_trace_sharing_no_id_with_ours_stays_a_run(tmp_path: Path) -> None:
+    """OpenInference's LangChain chain and model spans record no response id: their separate trace cannot be told
+    from a call only the peer saw, and is folded on every path as the peer alone folds it (the limit docs/ecp.md
+    states); its tool span gives the call id of ours (read from the tool message), so that trace is no run."""
+    spans = read_otlp_json(FIXTURES / "langchain_openinference.otlp.jsonl")
+    ours, theirs = _ours(spans), _theirs(spans)
+    chain = {s.context.trace_id for s in theirs if s.name == "RunnableSequence"}
+    peer_chain = [s for s in theirs if s.context.trace_id in chain]
+    expected = sorted(map(repr, map(steps, check(fold(ours) + fold(peer_chain)))))
+    assert len(expected) == 3
+    for way, envelopes in every_path(spans, tmp_path).items():
+        assert sorted(map(repr, map(steps, check(envelopes)))) == expected, way

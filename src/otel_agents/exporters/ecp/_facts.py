@@ -56,7 +56,8 @@ class FoldSpan:
     run's side effects), ``protocol`` (``"mcp"`` for an MCP ``tools/call`` tool span,
     ``"a2a"`` for an A2A call's agent span, else ``None``), ``status_code`` (UNSET without a status),
     ``scope`` (the ``InstrumentationScope`` that made the span: the SDK's ``instrumentation_scope``, OTLP's
-    ``scopeSpans[].scope``; ``None`` when the input has none: which instrumentation a foreign span is).
+    ``scopeSpans[].scope``; ``None`` when the input has none: which instrumentation a foreign span is),
+    ``resource`` (the ``Resource`` of the process that made it, or ``None``: which process a span is of).
     A span without our kind
     attribute is read by the
     vocabulary reader that fits it (:func:`._vocabularies.read_foreign`: OTel
@@ -73,7 +74,7 @@ class FoldSpan:
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time", "trace_id",
                  "span_id", "parent_id", "semantic_kind", "foreign", "cancelled", "error", "duration_ms", "span_kind",
-                 "protocol", "status_code", "scope")
+                 "protocol", "status_code", "scope", "resource")
 
     def __init__(self, span: ReadableSpan):
         if type(span) in SDK_SPANS:  # the SDK's own classes: their fields, without a property call each
@@ -83,11 +84,13 @@ class FoldSpan:
             self._read(span._name, span._context, span._parent, a, raw, span._status, span._start_time,
                        span._end_time, span._kind)
             self.scope = span._instrumentation_scope
+            self.resource = span._resource
         else:
             raw = span.attributes
             self._read(span.name, span.context, span.parent, _attribute_view(raw), raw, span.status,
                        span.start_time, span.end_time, getattr(span, "kind", None))
             self.scope = getattr(span, "instrumentation_scope", None)
+            self.resource = getattr(span, "resource", None)
 
     @classmethod
     def decoded(cls, name: str, context: SpanContext, parent: SpanContext | None, resource: Any,
@@ -96,11 +99,12 @@ class FoldSpan:
         """A span as the OTLP/JSON reader decodes it (the arguments of ``ReadableSpan``, in its order:
         :func:`otel_agents.exporters.file.iter_otlp_json`'s ``make``), read without the ``ReadableSpan``:
         ``attributes`` is the reader's own new ``dict``, so the vocabulary readers add to it without a
-        copy. The same :class:`FoldSpan` as ``FoldSpan(ReadableSpan(...))``; events, links and resource
-        are not read by the fold."""
+        copy. The same :class:`FoldSpan` as ``FoldSpan(ReadableSpan(...))``; events and links are not read
+        by the fold."""
         self = _new_fold_span(cls)
         self._read(name, context, parent, attributes or _NO_ATTRIBUTES, None, status, start_time, end_time, kind)
         self.scope = scope
+        self.resource = resource
         return self
 
     def _read(self, name: Any, ctx: Any, parent: Any, a: dict[str, Any], raw: Any, status: Any, start: Any,

@@ -23,6 +23,12 @@ so a span whose trace id and span id were received before is folded once: held, 
 trace's problems; after its trace was folded (the span ids of up to ``max_spans`` spans of recently folded
 traces are kept, as ``otel-agents fold`` keeps them), it is dropped and counted, never a second envelope.
 
+Another instrumentation's trace of calls of ours (:class:`~._runs.PeerViews`: LangChain's callback tracers,
+OpenLLMetry's Anthropic spans, with no application span around the call) is not folded: it is compared with
+the traces of ours held and with the steps of those whose last span arrived up to ``trace_timeout`` seconds
+before its own (at most 10,000 steps kept); a trace of ours that arrives after it was folded leaves it a run of
+its own, as before.
+
 The fold is the one of :func:`otel_agents.exporters.ecp.fold` (same runs, same
 envelopes, foreign vocabularies included). Not thread-safe: one thread feeds it
 and calls :meth:`TraceGatherer.fold_ready` (the receiver's worker).
@@ -40,14 +46,14 @@ from opentelemetry.trace import SpanContext
 
 from . import _facts as F
 from ._envelope import build_envelope
-from ._runs import runs_of_trace, start_order
+from ._runs import PeerViews, runs_of_trace, start_order
 from ._stream import FoldedSpans
 
 logger = logging.getLogger("otel_agents.collect")
 
 
 class _Held:
-    __slots__ = ("index", "root", "last_seen", "duplicates", "over")
+    __slots__ = ("index", "root", "last_seen", "duplicates", "over", "foreign", "ours")
 
     def __init__(self, now: float):
         self.index: dict[int, F.FoldSpan] = {}
@@ -55,6 +61,8 @@ class _Held:
         self.last_seen = now
         self.duplicates = 0
         self.over = 0           # spans dropped over max_spans_per_trace
+        self.foreign = False    # holds a span of another vocabulary
+        self.ours = False       # holds a span of ours
 
 
 class TraceGatherer:
@@ -109,6 +117,8 @@ class TraceGatherer:
         self._held_spans = 0
         # span ids of recently folded traces (late and repeated spans), as many as the receiver may hold
         self._folded = FoldedSpans(max_spans, max_traces)
+        # our steps of the traces whose last span arrived up to trace_timeout s before a peer's (PeerViews)
+        self._views = PeerViews(min(max_spans, 10_000))
 
     @property
     def held_traces(self) -> int:
@@ -157,6 +167,10 @@ class TraceGatherer:
             self._held_spans += 1
             if fs.parent is None:
                 held.root = True
+            if fs.foreign:
+                held.foreign = True
+            elif fs.semantic_kind is not None:
+                held.ours = True
         while len(self._held) > self.max_traces or self._held_spans > self.max_spans:
             trace_id = next(iter(self._held))
             self._count("traces_evicted", f"trace {F.trace_id_hex(trace_id)} folded early: more than "
@@ -196,6 +210,11 @@ class TraceGatherer:
         self._held_spans -= len(held.index)
         self.traces += 1
         self._folded.remember(trace_id, held.index)
+        # by when spans arrived, not when the trace is folded (fold_ready may be called late)
+        if self._views.fold_trace(trace_id, held.index.values(), ours=held.ours, foreign=held.foreign,
+                                  stamp=held.last_seen, window=self.trace_timeout,
+                                  held=((t, h.index.values()) for t, h in self._held.items() if h.ours)):
+            return  # another instrumentation's trace of calls of ours: not a run
         if held.over:
             cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"
             reason = f"{reason}; {cut}" if reason else cut

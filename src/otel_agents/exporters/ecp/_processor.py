@@ -37,7 +37,12 @@ spans are the runs), leaving out a run that holds one of our runs (ours was
 handed on already); the spans of our runs that started under the group and were
 folded before it are read beside its own, so that another instrumentation's tree
 of the same steps beside ours (LangChain's callback tracers, under an HTTP request
-span) is not a run again (:func:`._runs.drop_sibling_views`).
+span) is not a run again (:func:`._runs.drop_sibling_views`). A group with no run of ours under it, in a
+trace with none of ours, that is another instrumentation's trace of calls of ours (:class:`._runs.PeerViews`:
+LangChain's callback tracers, OpenLLMetry's Anthropic spans, with no application span around the call) is not
+folded either: it is compared with the ended spans of our runs still open and the steps of those folded up to
+``2 * foreign_grace_s + 1`` s before it was due (at most 10,000 steps kept; only of runs under no application
+span, kept only while a group is open); past that it is a run of its own.
 
 Bounds (memory stays flat): at most ``max_open_runs`` runs are open (the
 oldest is folded early, marked ``incomplete``, to make room), and as many
@@ -65,7 +70,7 @@ from ..._spans.finalisers import in_forked_child, new_lock
 from ..._spans.guard import guard, report_internal_error
 from . import _facts as F
 from ._envelope import build_envelope
-from ._runs import Run, runs_of_trace, start_order
+from ._runs import PeerViews, Run, runs_of_trace, start_order
 from ._vocabularies import has_foreign_kind
 
 logger = logging.getLogger("otel_agents")
@@ -196,6 +201,8 @@ class ECPFoldingProcessor(SpanProcessor):
         self._groups: OrderedDict[_Key, _OpenRun] = OrderedDict()
         self._group_owner: dict[_Key, tuple[_OpenRun, bool]] = {}
         self._groups_waiting: OrderedDict[_Key, _OpenRun] = OrderedDict()
+        # the steps of our runs folded lately: what a foreign group with none of ours may be another view of
+        self._views = PeerViews(10_000)
         self._warned = False
 
     # -- SpanProcessor -----------------------------------------------------------
@@ -358,6 +365,11 @@ class ECPFoldingProcessor(SpanProcessor):
         group = run.group
         if group is not None and (group.trace_id, group.root_id) in self._groups:
             group.ours += run.spans  # another instrumentation's spans of the group may be views of its steps
+        elif self._groups:  # and those of another trace, open at its time (:meth:`_peer_view`); not a run under
+            # an application's span (an HTTP request's): a peer's spans of its calls are in that trace too
+            now = self._clock()
+            self._views.forget(now - 2 * (2 * self.foreign_grace_s + 1))  # what no group can still ask for
+            self._views.remember(run.trace_id, run.spans, now)
         reasons = []
         if reason:
             reasons.append(f"{reason} ({run.open} span(s) still open)" if run.open > 0 else reason)
@@ -425,6 +437,8 @@ class ECPFoldingProcessor(SpanProcessor):
         for span in group.spans:
             fs = _FoldSpan(span)
             index.setdefault(fs.span_id, fs)
+        if not group.enclosing and not group.ours and self._peer_view(group, index):
+            return []  # another instrumentation's trace of calls of ours: not a run
         for span in group.ours:  # our runs handed on already, beside the group's own: its views of them are not steps
             fs = _FoldSpan(span)
             index.setdefault(fs.span_id, fs)
@@ -435,6 +449,25 @@ class ECPFoldingProcessor(SpanProcessor):
             run.incomplete = "; ".join(reasons) or None
         runs.sort(key=lambda r: start_order(r.root))
         return runs
+
+    def _peer_view(self, group: _OpenRun, index: dict[int, F.FoldSpan]) -> bool:
+        """Whether a group with no run of ours under it is another instrumentation's trace of calls of ours
+        (:class:`._runs.PeerViews`), compared with the steps of our runs folded at most ``2 * foreign_grace_s + 1``
+        seconds before the group was due (its last span's end + ``foreign_grace_s``) and with the ended spans of our
+        runs still open, of other traces."""
+        views = self._views
+        # from when the group was due, not when it is closed (at the next span, which may come much later)
+        due = group.ended_at + self.foreign_grace_s if group.ended_at is not None else self._clock()
+        views.forget(due - 2 * self.foreign_grace_s - 1)
+        trace_id = group.trace_id
+        by_trace: dict[int, list[ReadableSpan]] = {}  # the open runs' ended spans, by trace (one trace, many runs)
+        for r in self._runs.values():
+            if r.trace_id != trace_id:
+                by_trace.setdefault(r.trace_id, []).extend(r.spans)
+        held = views.held_steps(by_trace.items())
+        if any(r.trace_id == trace_id for r in self._runs.values()) or views.holds(trace_id):
+            return False  # a trace holding a run of ours (beside the group) is no other view
+        return views.is_view(index.values(), held)
 
     def _expire(self) -> list[Run]:
         now = self._clock()

@@ -5,13 +5,17 @@ from its top spans, the first span that carries ``otel_agents.span.kind`` opens
 a run, and every span below it (semantic or not) belongs to that run.
 Non-semantic ancestors (an HTTP server span) belong to no run, so one trace can
 hold several runs. A span whose parent is missing from the input (an orphan)
-is a top span: its subtree is folded as a run of its own.
+is a top span: its subtree is folded as a run of its own. A trace that is another
+instrumentation's view of calls another trace of ours holds (:class:`PeerViews`) holds
+no run.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left, insort
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable
 
@@ -53,8 +57,10 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
 
     Spans without a valid context are ignored; a span id seen twice in a trace
     keeps its first occurrence; spans on a parent cycle (damaged input: no top
-    span above them) belong to no run. Runs are ordered by their root's start
-    time. The runs hold :class:`~._facts.FoldSpan` copies of the spans.
+    span above them) belong to no run, nor do the spans of a trace that is
+    another instrumentation's view of calls of ours in another trace
+    (:func:`peer_traces`). Runs are ordered by their root's start time. The
+    runs hold :class:`~._facts.FoldSpan` copies of the spans.
 
     Args:
         spans: the spans.
@@ -63,6 +69,7 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
     """
     traces: dict[int, dict[int, F.FoldSpan]] = {}
     duplicates: dict[int, int] = {}
+    foreign: set[int] = set()  # traces holding another vocabulary's span
     fold_span = F.FoldSpan
     for span in spans:
         fs = span if type(span) is fold_span else fold_span(span)  # its ids read once (0 without a context)
@@ -74,13 +81,34 @@ def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = No
             index = traces[trace_id] = {}
         if span_id not in index:
             index[span_id] = fs
+            if fs.foreign:
+                foreign.add(trace_id)
         else:
             duplicates[trace_id] = duplicates.get(trace_id, 0) + 1
+    if foreign:  # another instrumentation's separate trace of calls of ours is not a run
+        for trace_id in peer_traces(traces, foreign):
+            del traces[trace_id]
     runs: list[Run] = []
     for trace_id, index in traces.items():
         runs.extend(runs_of_trace(trace_id, index, problems=problems, duplicates=duplicates.get(trace_id, 0)))
     runs.sort(key=lambda r: start_order(r.root))
     return runs
+
+
+def peer_traces(traces: dict[int, dict[int, F.FoldSpan]], foreign: Collection[int]) -> list[int]:
+    """The traces among ``foreign`` (trace ids of ``traces``, each trace its spans by span id) that are another
+    instrumentation's view of calls another trace of ours holds (:class:`PeerViews`), in their start order."""
+    alone = {t for t in foreign if not has_ours(traces[t].values())}
+    if not alone:
+        return []
+    views = PeerViews(limit=None)
+    for t, index in traces.items():
+        if t not in alone:
+            views.remember(t, index.values())
+    if not len(views):  # another instrumentation alone
+        return []
+    return [t for t in sorted(alone, key=lambda t: min(start_order(s) for s in traces[t].values()))
+            if views.is_view(traces[t].values())]
 
 
 def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list[str] | None = None,
@@ -241,6 +269,257 @@ def _framework(span: F.FoldSpan) -> str | None:
     """The framework one of our spans was made for (``otel_agents.framework``), as :func:`scope_framework`
     writes it."""
     return scope_framework(span.attributes.get(A.OTEL_AGENTS_FRAMEWORK))
+
+
+def has_ours(spans: Iterable[F.FoldSpan]) -> bool:
+    """Whether any of the spans is one of ours (our kind attribute: a semantic span not of another vocabulary)."""
+    for span in spans:
+        if span.semantic_kind is not None and not span.foreign:
+            return True
+    return False
+
+
+_NO_END = 1 << 64  # a window's end when a step's end time is unknown
+_SHARED_ID, _SAME_FRAMEWORK = 2, 1  # how :func:`_same_call` knows a foreign step is a view of ours
+_TOP_MATCH = _SHARED_ID  # what a peer's run must share with a step of ours
+
+
+# What :class:`PeerViews` keeps of a step of ours, not the span (a path folding a trace at a time keeps thousands,
+# and their attributes, content included, would stay alive with them): a plain tuple (its fields by index below;
+# built with BUILD_TUPLE, no constructor call).
+_Step = tuple
+_ID, _KIND, _START, _END, _RESOURCE, _CALL_ID, _RESPONSE_ID, _TOKENS, _FRAMEWORK = range(9)
+_NO_TOKENS = (None, None)
+
+
+def our_steps(spans: Iterable[F.FoldSpan]) -> list[_Step]:
+    """Our semantic spans among ``spans``, as :class:`PeerViews` compares a peer trace with them."""
+    steps = []
+    for s in spans:
+        kind = s.semantic_kind
+        if kind is None or s.foreign:
+            continue
+        call_id = response_id = None
+        tokens = _NO_TOKENS
+        if kind in ("tool", "skill"):
+            call_id = F.tool_call_id(s)
+        elif kind in _MODEL_KINDS:
+            response_id = s.attributes.get(A.GEN_AI_RESPONSE_ID)
+            tokens = F.usage(s)[:2]
+        steps.append((s.span_id, kind, s.start_time, s.end_time, s.resource, call_id, response_id, tokens,
+                      _framework(s)))
+    return steps
+
+
+def _window(steps: list[_Step]) -> tuple[int, int]:
+    """The time window (start, end) of steps of ours; a step without its times may be at any time."""
+    starts = [s[_START] for s in steps if s[_START]]
+    ends = [s[_END] for s in steps if s[_END]]
+    return (min(starts) if starts and len(starts) == len(steps) else 0,
+            max(ends) if ends and len(ends) == len(steps) else _NO_END)
+
+
+def _same_call(foreign: F.FoldSpan, ours: _Step, framework: str | None) -> int:
+    """Whether a foreign step of another trace is a view of our step, and how it is known: ``_SHARED_ID`` (they
+    give the same ``gen_ai.tool.call.id``, or ``gen_ai.response.id``), ``_SAME_FRAMEWORK`` (the foreign span's
+    instrumentation scope names the framework our step was made for: ``framework``, :func:`scope_framework`), else
+    0. Never when their times do not overlap, another process made them (the resources differ), or an id or token
+    count both give disagrees."""
+    a_start, a_end, b_start, b_end = foreign.start_time, foreign.end_time, ours[_START], ours[_END]
+    if a_start and a_end and b_start and b_end and not (a_start < b_end and b_start < a_end):
+        return 0  # unknown times: they may overlap
+    if foreign.resource != ours[_RESOURCE]:
+        return 0
+    kind = foreign.semantic_kind
+    if kind in ("tool", "skill"):
+        a, b = F.tool_call_id(foreign), ours[_CALL_ID]
+        if a is not None and b is not None:
+            return _SHARED_ID if a == b else 0
+    elif kind in _MODEL_KINDS:
+        for x, y in zip(F.usage(foreign)[:2], ours[_TOKENS]):
+            if x is not None and y is not None and x != y:
+                return 0
+        a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours[_RESPONSE_ID]
+        if a is not None and b is not None:
+            return _SHARED_ID if a == b else 0
+    return _SAME_FRAMEWORK if framework is not None and ours[_FRAMEWORK] == framework else 0
+
+
+class PeerViews:
+    """Recognises another instrumentation's separate trace of calls we traced too: LangChain's callback tracers
+    (OpenInference, OpenLLMetry) and OpenLLMetry's Anthropic spans start a trace of their own when no span
+    is current around the call, beside ours. Such a *peer trace* holds none of our spans, and it is a view of
+    one trace of ours when each of its runs (outermost steps: spans with a kind of another vocabulary) is the
+    view of a distinct step of ours there — the same call (:func:`_same_call`): their times overlap, the same
+    process made both, they share a ``gen_ai.response.id`` or ``gen_ai.tool.call.id`` and no id or token count
+    both give disagrees; each step of ours is viewed by one run per instrumentation scope — and each step inside
+    such a run (a prompt, a parser the peer records as a chain) is the same call as some step of ours there (or
+    the instrumentation scope names our step's framework instead of a shared id). Anything else is a run of its
+    own, as before: a peer alone, a call only the peer saw, a trace at another time or of another process.
+
+    The fold paths that see traces one at a time keep here the steps of our traces they folded recently
+    (:meth:`remember`; at most ``limit`` steps, the oldest forgotten first, and :meth:`forget` by age) and
+    compare a peer trace with those and with the traces of ours they still hold (``held`` in :meth:`is_view`).
+
+    Args:
+        limit: steps of ours kept at most (``None``: no limit; 0: none kept).
+    """
+
+    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_longest", "_held")
+
+    def __init__(self, limit: int | None = 10_000) -> None:
+        self.limit = limit
+        # trace id → (stamp, its steps of ours, its window: (start, end, trace id)), oldest stamp first
+        self._steps: OrderedDict[int, tuple[float, list[_Step], tuple[int, int, int]]] = OrderedDict()
+        self._size = 0
+        self._claimed: OrderedDict[int, set[tuple[Any, int]]] = OrderedDict()  # trace id → (scope, span id) seen
+        # the windows by start, so a peer trace is compared only with the traces of ours at its time
+        self._windows: list[tuple[int, int, int]] = []
+        self._longest = 0  # the longest window kept so far (ns)
+        self._held: dict[int, tuple[int, list[_Step], int, int]] = {}  # :meth:`held_steps`' cache
+
+    def remember(self, trace_id: int, spans: Iterable[F.FoldSpan], stamp: float = 0.0) -> None:
+        """Keep the steps of ours among ``spans`` (a trace, or a run of it) at ``stamp`` (a clock or a count)."""
+        steps = our_steps(spans)
+        if not steps or self.limit == 0:
+            return
+        before = self._drop(trace_id)
+        if before is not None:
+            steps += before
+        start, end = _window(steps)
+        window = (start, end, trace_id)
+        self._steps[trace_id] = (stamp, steps, window)
+        self._size += len(steps)
+        insort(self._windows, window)
+        self._longest = max(self._longest, end - start)
+        while self.limit is not None and self._size > self.limit:
+            self._drop(next(iter(self._steps)))
+
+    def _drop(self, trace_id: int) -> list[_Step] | None:
+        """Forget a trace's steps (returned) and which of them were seen."""
+        kept = self._steps.pop(trace_id, None)
+        self._claimed.pop(trace_id, None)
+        if kept is None:
+            return None
+        _, steps, window = kept
+        self._size -= len(steps)
+        windows = self._windows
+        i = bisect_left(windows, window)
+        if i < len(windows) and windows[i] == window:
+            del windows[i]
+        return steps
+
+    def __len__(self) -> int:
+        """Steps of ours kept."""
+        return self._size
+
+    def holds(self, trace_id: int) -> bool:
+        """Whether steps of ours of that trace are remembered."""
+        return trace_id in self._steps
+
+    def forget(self, before: float) -> None:
+        """Forget the steps remembered at a stamp below ``before``."""
+        steps = self._steps
+        while steps:
+            trace_id, (stamp, _, _) = next(iter(steps.items()))
+            if stamp >= before:
+                break
+            self._drop(trace_id)
+
+    def fold_trace(self, trace_id: int, spans: Collection[F.FoldSpan], *, ours: bool, foreign: bool, stamp: float,
+                   window: float, held: Iterable[tuple[int, Iterable[F.FoldSpan]]]) -> bool:
+        """For a path folding one trace at a time (``otel-agents fold``, ``ecp collect``), as it folds a trace
+        whose last span came at ``stamp`` (a count of spans read, or a clock): remember its steps if it holds a span
+        of ours (``ours``); else, if it holds another vocabulary's (``foreign``), whether it is a peer trace, not to
+        be folded (:meth:`is_view`), compared with ``held`` (the traces of ours the path still holds: trace id,
+        spans) and the steps of ours remembered from ``window`` before ``stamp`` on."""
+        self._held.pop(trace_id, None)
+        if ours:
+            self.forget(stamp - 2 * window)  # what no trace still held can ask for
+            self.remember(trace_id, spans, stamp)
+        elif foreign:
+            self.forget(stamp - window)
+            return self.is_view(spans, self.held_steps(held))
+        return False
+
+    def held_steps(self, held: Iterable[tuple[int, Collection[F.FoldSpan]]]) -> list[tuple[int, list[_Step], int, int]]:
+        """The steps of ours of traces a path still holds (trace id, spans), with their window (start, end) for
+        :meth:`is_view`: computed again only for a trace that has more spans than when last asked (a path asks for
+        every trace it holds each time it folds a peer's trace)."""
+        cache, out = self._held, []
+        for trace_id, spans in held:
+            got = cache.get(trace_id)
+            if got is None or got[0] != len(spans):
+                steps = our_steps(spans)
+                got = cache[trace_id] = (len(spans), steps, *_window(steps))
+            out.append((trace_id, got[1], got[2], got[3]))
+        if len(cache) > len(out):  # traces no longer held
+            keep = {t for t, _, _, _ in out}
+            for trace_id in [t for t in cache if t not in keep]:
+                del cache[trace_id]
+        return out
+
+    def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[_Step], int, int]] = ()) -> bool:
+        """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered or
+        among ``held`` (:meth:`held_steps`): see the class docstring. When they are,
+        the steps of ours they view are marked seen (by their instrumentation scope)."""
+        index = {s.span_id: s for s in spans}
+        mine = [s for s in index.values() if s.semantic_kind is not None]
+        if not mine:
+            return False
+        tops = {s.span_id for s in mine if _semantic_above(s, index) is None}  # the peer trace's runs
+        starts = [s.start_time for s in mine if s.start_time and s.end_time]
+        ends = [s.end_time for s in mine if s.start_time and s.end_time]
+        start, end = (min(starts), max(ends)) if len(starts) == len(mine) else (None, None)  # else: at any time
+        windows = self._windows
+        if start is None:
+            candidates = [(t, self._steps[t][1]) for _, _, t in windows]
+        else:  # the traces of ours whose window overlaps the peer trace's: started within the longest window before
+            lo = bisect_left(windows, (start - self._longest - 1,))
+            hi = bisect_left(windows, (end,))
+            candidates = [(t, self._steps[t][1]) for s, e, t in windows[lo:hi] if e > start]
+        candidates += [(t, steps) for t, steps, s, e in held if start is None or (s < end and start < e)]
+        for trace_id, steps in candidates:
+            claimed = self._claimed.get(trace_id, ())
+            taken: set[tuple[Any, int]] = set()
+            for span in mine:
+                scope = span.scope.name if span.scope is not None else None
+                framework = scope_framework(scope)
+                like = _LIKE.get(span.semantic_kind, (span.semantic_kind,))
+                if span.span_id in tops:  # a run of the peer's views one step of ours, which no other run views
+                    match, best = None, 0
+                    for o in steps:
+                        if o[_KIND] in like and (scope, o[_ID]) not in claimed and (scope, o[_ID]) not in taken:
+                            how = _same_call(span, o, framework)
+                            if how > best:  # a shared id first
+                                match, best = o, how
+                    if best < _TOP_MATCH:
+                        match = None
+                    if match is not None:
+                        taken.add((scope, match[_ID]))
+                else:  # a step inside it (a prompt, a parser the peer records as a chain) need only match one
+                    match = next((o for o in steps if o[_KIND] in like and _same_call(span, o, framework)), None)
+                if match is None:
+                    break
+            else:
+                self._claimed[trace_id] = taken.union(claimed)
+                self._claimed.move_to_end(trace_id)
+                while self.limit and len(self._claimed) > self.limit:  # bounded as the steps are
+                    self._claimed.popitem(last=False)
+                return True
+        return False
+
+
+def _semantic_above(span: F.FoldSpan, index: dict[int, F.FoldSpan]) -> F.FoldSpan | None:
+    """The nearest semantic ancestor of ``span`` among ``index`` (span id → span), or ``None`` (stops on a cycle)."""
+    seen = {span.span_id}
+    cur = index.get(span.parent_id) if span.parent_id is not None else None
+    while cur is not None and cur.span_id not in seen:
+        if cur.semantic_kind is not None:
+            return cur
+        seen.add(cur.span_id)
+        cur = index.get(cur.parent_id) if cur.parent_id is not None else None
+    return None
 
 
 class RunTree:

@@ -29,6 +29,12 @@ long as the trace is among the most recently folded ones holding
 ``remembered_spans`` span ids (8 bytes each): ``cat t t | otel-agents fold -``
 folds each run once.
 
+Another instrumentation's trace of calls of ours (:class:`~._runs.PeerViews`: LangChain's callback tracers,
+OpenLLMetry's Anthropic spans, with no application span around the call) is not folded: it is compared, when
+it is folded (idle), with the traces of ours still open and with the steps of those folded whose last span was
+read at most ``idle_spans`` spans before its own (at most ``idle_spans`` steps kept); a trace of ours read later
+than that leaves it a run of its own, as before.
+
 Limits of reading a stream: a span that arrives after its trace was folded
 (a span of ours that ended after our root, a batch later than the idle
 window) is folded with the spans that come after it, as a run of its own;
@@ -47,7 +53,7 @@ from opentelemetry.trace import SpanContext
 
 from . import _facts as F
 from ._envelope import build_envelope
-from ._runs import runs_of_trace, start_order
+from ._runs import PeerViews, runs_of_trace, start_order
 
 
 DEFAULT_IDLE_SPANS = 10_000
@@ -57,13 +63,14 @@ DEFAULT_REMEMBERED_SPANS = 1_000_000
 
 
 class _Trace:
-    __slots__ = ("index", "wanted", "roots", "foreign", "duplicates", "first_line", "last_seen")
+    __slots__ = ("index", "wanted", "roots", "foreign", "ours", "duplicates", "first_line", "last_seen")
 
     def __init__(self, first_line: int):
         self.index: dict[int, F.FoldSpan] = {}
         self.wanted: set[int] = set()   # parent ids named but not seen yet
         self.roots = 0                  # spans with no parent
         self.foreign = False            # holds a span of another instrumentation: complete only when idle
+        self.ours = False               # holds a span of ours
         self.duplicates = 0
         self.first_line = first_line
         self.last_seen = 0              # StreamFolder.spans when a span of this trace was last read
@@ -163,6 +170,8 @@ class StreamFolder:
         self.duplicates_warned = 0
         self._traces: OrderedDict[int, _Trace] = OrderedDict()  # least recently read first
         self._folded = FoldedSpans(remembered_spans)
+        # our steps of the traces folded up to idle_spans spans before a peer's trace was last read (PeerViews)
+        self._views = PeerViews(idle_spans)
 
     def add(self, spans: Iterable[ReadableSpan], line: int = 0) -> None:
         """Feed the spans of one batch (one line of a file: ``line`` is its number, for messages)."""
@@ -197,6 +206,8 @@ class StreamFolder:
             trace.wanted.discard(span_id)
             if fs.foreign:
                 trace.foreign = True
+            elif fs.semantic_kind is not None:
+                trace.ours = True
             if fs.parent is None or fs.parent_id == fs.span_id:
                 trace.roots += 1
             elif fs.parent_id not in trace.index:  # a remote parent too: the caller's span ends after it
@@ -222,6 +233,10 @@ class StreamFolder:
         trace = self._traces.pop(trace_id)
         self.open_spans -= len(trace.index)
         self._folded.remember(trace_id, trace.index)
+        if self._views.fold_trace(trace_id, trace.index.values(), ours=trace.ours, foreign=trace.foreign,
+                                  stamp=trace.last_seen, window=self.idle_spans,
+                                  held=((t, held.index.values()) for t, held in self._traces.items() if held.ours)):
+            return  # another instrumentation's trace of calls of ours: not a run
         problems: list[str] = []
         runs = runs_of_trace(trace_id, trace.index, problems=problems)
         trace.index = {}
