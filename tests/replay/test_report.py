@@ -122,7 +122,11 @@ def test_unreadable_report_is_named(tmp_path: Path) -> None:
     (("scenarios", 0, "steps", 0, "duration_ms"), "12"), (("scenarios", 0, "steps", 0, "usage", "input_tokens"), "5"),
     pytest.param(("scenarios", 0, "steps", 0, "usage", "total_tokens"), 10 ** 400, id="400-digit-tokens"),
     (("scenarios", 0, "steps", 0, "usage", "cost"), True),
-    (("scenarios", 0, "steps", 0, "checks", 0, "score"), "high")])
+    (("scenarios", 0, "steps", 0, "checks", 0, "score"), "high"),
+    # before, bool("false") counted that check as passed, and a negative or 1e308 duration (twice: an inf the
+    # --json writer refused with a traceback) was summed
+    (("scenarios", 0, "steps", 0, "checks", 0, "passed"), "false"),
+    (("scenarios", 0, "steps", 0, "usage", "total_tokens"), -5), (("scenarios", 0, "steps", 0, "duration_ms"), 1e308)])
 def test_malformed_report_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: tuple,
                                           value: object) -> None:
     """A report of the wrong shape is exit status 2 naming the file and the field, never a traceback (before,
