@@ -231,6 +231,27 @@ def test_langfuse_needs_its_keys(graded: dict[str, Path], monkeypatch: pytest.Mo
     assert "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("to", "variable"), [("phoenix", "PHOENIX_API_KEY"), ("langfuse", "LANGFUSE_SECRET_KEY")])
+def test_a_key_with_a_line_break_is_named_not_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str], to: str,
+                                                     variable: str) -> None:
+    """A key file's trailing newline: before, ``--to phoenix`` ended with http.client's ``Invalid header value
+    b'Bearer <key>\\n'`` (the key on standard error) and ``--to langfuse`` sent a Basic credential Langfuse
+    refuses; now exit 2 naming the variable, nothing sent, the key not shown."""
+    secret = "sk-never-show-me-0000"
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-1")
+    monkeypatch.setenv(variable, secret + "\n")
+    logs = json.dumps([{"trace_id": "ab" * 16, "span_id": "cd" * 8, "parent_id": None, "name": "agent/step"}])
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"scenarios": [{"name": "s", "steps": [
+        {"checks": [{"type": "text_match", "passed": True}], "logs": logs}]}]}), encoding="utf-8")
+    with Receiver() as rx:
+        assert main(["ecp", "annotate", str(report), "--to", to, "-o", rx.url]) == 2
+        assert not rx.requests
+    err = capsys.readouterr().err
+    assert f"{variable} cannot be sent as an HTTP header" in err and secret not in err, err
+
+
 def test_tool_checks_named_without_the_manifest(graded: dict[str, Path]) -> None:
     """The manifest gone: tool_usage checks are still named by their tool (from ECP's reasoning); a passing
     one names the tool span as its evidence only when the step called that tool once."""

@@ -150,7 +150,12 @@ def test_bad_arguments(tmp_path: Path) -> None:
         (["x.jsonl", "--to", "http://[::1:4318"], "--to must be an http:// or https:// URL"),  # was 'Invalid IPv6 URL'
         (["x.jsonl", "--to", "http://h:99999"], "--to must be an http:// or https:// URL"),
         (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "novalue"], "--header must be NAME=VALUE"),
+        # before: taken, then every batch 'not accepted' (exit 1) with requests' error quoting the value
+        (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "authorization=Bearer t0k\r\nX-Evil: 1"],
+         "--header authorization cannot be sent as an HTTP header: it holds a line break"),
+        (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "x team=ai"], "--header: header name 'x'… is not a token"),
         ([str(tmp_path / "missing.jsonl"), "--to", "http://127.0.0.1:9"], "cannot read"),
     ):
         proc = export(*args)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert "t0k" not in proc.stderr

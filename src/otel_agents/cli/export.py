@@ -75,14 +75,19 @@ def parse_headers(values: list[str]) -> dict[str, str]:
     """``["name=value", ...]`` → a dict (``name: value`` is taken too, as curl writes it).
 
     Raises:
-        ValueError: a header without ``=`` or ``:``, or with an empty name.
+        ValueError: a header without ``=`` or ``:``, with an empty name or a name or value HTTP cannot carry
+            (:func:`~otel_agents.exporters.presets.check_header`: a line break, a space in the name).
     """
+    from ..exporters.presets import check_header
+
     headers: dict[str, str] = {}
     for item in values:
         sep = min((i for i in (item.find("="), item.find(":")) if i > 0), default=-1)
         if sep <= 0 or not item[:sep].strip():
             raise ValueError(f"--header must be NAME=VALUE, got {item.split('=')[0].split(':')[0]!r}…")
-        headers[item[:sep].strip().lower()] = item[sep + 1:].strip()
+        name = item[:sep].strip().lower()
+        check_header("", "--header", name)
+        headers[name] = check_header(item[sep + 1:].strip(), f"--header {name}")
     return headers
 
 
