@@ -227,6 +227,19 @@ def test_a_second_demo_writing_the_same_rows_is_refused(tmp_path: Path) -> None:
         assert (out / "plain_python" / demo.LOCK_NAME).read_text() == f"{os.getpid()}\n"
 
 
+def test_a_demo_of_no_row_is_refused(tmp_path: Path) -> None:
+    """``otel-agents demo --frameworks "$ROWS"`` with ROWS empty printed an empty table and exited 0: a CI job
+    that graded nothing passed. Now exit 2 saying so, before anything is written (``""`` beside a ``--venv`` that
+    grades rows stays allowed: that is how ``make demo`` hands rows to another venv)."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--frameworks", "", "--out", str(out),
+                           "--examples", str(REPO / "examples/customer_support")],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("otel-agents demo: --frameworks '' names no row and no --venv grades any"), proc.stderr
+    assert not (out / "manifests").exists() and proc.stdout == ""
+
+
 @pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
                                              ("side_effect_agent", "side-effect twin")])
 def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:

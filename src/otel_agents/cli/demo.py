@@ -244,6 +244,10 @@ def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
     if unknown:
         print(f"otel-agents demo: unknown framework(s) {unknown}; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
         return 2
+    if not frameworks and not venvs and args.repeat == 1:  # `--frameworks "$ROWS"` with ROWS unset graded nothing, status 0
+        print(f"otel-agents demo: --frameworks {args.frameworks!r} names no row and no --venv grades any: nothing to "
+              f"grade; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
+        return 2
     problem = _unwritable(Path(args.out), directory=True) or \
         (_unwritable(Path(args.json_out), directory=False) if args.json_out not in (None, "-") else None)
     if problem:
