@@ -230,7 +230,8 @@ def test_a_second_demo_writing_the_same_rows_is_refused(tmp_path: Path) -> None:
 def test_a_demo_of_no_row_is_refused(tmp_path: Path) -> None:
     """``otel-agents demo --frameworks "$ROWS"`` with ROWS empty printed an empty table and exited 0: a CI job
     that graded nothing passed. Now exit 2 saying so, before anything is written (``""`` beside a ``--venv`` that
-    grades rows stays allowed: that is how ``make demo`` hands rows to another venv)."""
+    grades rows stays allowed: that is how ``make demo`` hands rows to another venv, and so is ``--json -``, a
+    program's call, answered ``{"runs": []}``)."""
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--frameworks", "", "--out", str(out),
                            "--examples", str(REPO / "examples/customer_support")],
