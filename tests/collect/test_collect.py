@@ -437,6 +437,41 @@ def test_opentelemetry_instrument_with_the_distros_default_grpc(collects, tmp_pa
     assert [t["name"] for t in envelope["tool_calls"]] == ["lookup_order"], envelope
 
 
+def test_opentelemetry_instrument_as_docs_collect_md_says_sends_traces_and_nothing_refused(collects, tmp_path) -> None:
+    """docs/collect.md's ``opentelemetry-instrument`` options, pointed at ``ecp collect`` by the generic endpoint:
+    the run arrives, and nothing is refused. Before, the options set the traces exporter alone; the distro's
+    default metrics exporter sent to ``/v1/metrics`` too, which ``ecp collect`` answers 404, and the application
+    logged ``Failed to export metrics batch code: 404``."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    from tests.backends import runs
+
+    if runs.skip_reason("langchain") or not list(entry_points(group="opentelemetry_configurator")):
+        pytest.skip("needs langchain and opentelemetry-distro in this venv")
+    repo = Path(runs.__file__).resolve().parents[2]
+    text = (repo / "docs" / "collect.md").read_text(encoding="utf-8")
+    (command,) = re.findall(r"`(opentelemetry-instrument --traces_exporter otlp[^`]*)`", text)
+    options = shlex.split(command)[1:]
+    c = collects("c", "--trace-idle", "0.3")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=c.url.removesuffix("/v1/traces"))
+    done = subprocess.run([str(Path(sys.executable).parent / "opentelemetry-instrument"), *options, sys.executable,
+                           str(repo / "tests/backends/runs.py"), "langchain"], env=env, cwd=repo,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "Failed to export" not in done.stderr, done.stderr[-3000:]
+    wait_for(lambda: len(c.envelopes()) >= 1, "1 envelope")
+    c.stop()
+    (envelope,) = check(c.envelopes())
+    assert [t["name"] for t in envelope["tool_calls"]] == ["lookup_order"], envelope
+
+
 def test_malformed_grpc_messages(collects) -> None:
     """OTLP/gRPC bodies that are not an ``ExportTraceServiceRequest``: ``INVALID_ARGUMENT`` naming the fault (as
     HTTP's 400), no traceback in the log; a span with a bad id is rejected in ``partial_success``, its valid
