@@ -147,6 +147,24 @@ def test_traces_fallback_for_logs_without_trace_ids(graded: dict[str, Path], tmp
     assert ids(got) == ids(expected)
 
 
+def test_traces_without_a_span_are_refused_before_anything_is_written(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``--traces envelopes.jsonl`` (the fold's output, given for the trace file): before, every check was written
+    unplaced and the exit status was 0; now exit 2 saying the file holds no span, nothing written."""
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"scenarios": [{"name": "s", "steps": [
+        {"input": "q", "checks": [{"type": "text_match", "passed": True}]}]}]}), encoding="utf-8")
+    envelopes = tmp_path / "envelopes.jsonl"
+    envelopes.write_text(json.dumps({"status": "done", "public_output": "a", "tool_calls": [],
+                                     "evaluation_context": "", "logs": "[]", "trace_id": "ab" * 16}) + "\n",
+                         encoding="utf-8")
+    out = tmp_path / "records.jsonl"
+    assert main(["ecp", "annotate", str(report), "--traces", str(envelopes), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--traces {envelopes}: no span in the input" in err, err
+    assert not out.exists()
+
+
 def test_content_off_leaves_no_reasoning_anywhere(graded: dict[str, Path], tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     run = graded["faulty_agent"]
