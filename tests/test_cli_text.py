@@ -362,6 +362,9 @@ def test_customer_support_readme_names_every_demo_option() -> None:
     (["ecp", "serve", "m:a", "--otlp-endpoint", "notaurl"], "--otlp-endpoint", "http:// or https:// URL"),
     (["ecp", "serve", "m:a", "--otlp-endpoint", "127.0.0.1:4318"], "--otlp-endpoint", "http://127.0.0.1:4318"),
     (["ecp", "serve", "m:a", "--http", "--path", "noslash"], "--path", "must start with '/'"),
+    # before, taken: the URL announced, http://127.0.0.1:8765/a?b, is the path /a, and every request got 404
+    (["ecp", "serve", "m:a", "--http", "--path", "/a?b"], "--path", "'/a?b' holds '?', where a URL's path ends"),
+    (["ecp", "serve", "m:a", "--http", "--path", "/a#b"], "--path", "holds '#'"),
     (["ecp", "serve", "m:a", "--session-idle-timeout", "-1"], "--session-idle-timeout", "above 0"),
     (["ecp", "serve", "m:a", "--session-idle-timeout", "nan"], "--session-idle-timeout", "above 0"),
     (["ecp", "serve", "m:a", "--collect-grace", "-1"], "--collect-grace", "0 or more"),
