@@ -270,6 +270,26 @@ def test_a_key_with_a_line_break_is_named_not_shown(tmp_path: Path, monkeypatch:
     assert f"{variable} cannot be sent as an HTTP header" in err and secret not in err, err
 
 
+def test_a_malformed_manifest_step_does_not_shift_the_graders_of_the_steps_after_it() -> None:
+    """A manifest step that is no mapping was dropped from the manifest's steps, so step 2's graders were taken
+    as step 1's: a step 1 ``tool_usage`` check was named by, and matched against, step 2's tool. Each step keeps
+    its place; the malformed one names its checks from the report alone."""
+    calls = [{"name": "lookup_order", "arguments": {"order_id": "A100"}, "span_id": "cd" * 8}]
+    logs = json.dumps([{"trace_id": "ab" * 16, "span_id": "ef" * 8, "parent_id": None, "name": "agent/step"}])
+    check = {"type": "tool_usage", "passed": True, "field": "tool_calls",
+             "reasoning": "Found tool call 'lookup_order' with expected arguments"}
+    report = {"scenarios": [{"name": "s", "steps": [
+        {"checks": [dict(check)], "tool_calls": calls, "logs": logs},
+        {"checks": [dict(check, passed=False, reasoning="No matching tool call for name='issue_refund'")], "tool_calls": calls,
+         "logs": logs}]}]}
+    manifest = {"scenarios": [{"name": "s", "steps": [
+        "not a step",
+        {"input": "q", "graders": [{"type": "tool_usage", "tool_name": "issue_refund"}]}]}]}
+    first, second = evaluation_results(report, manifest=manifest)
+    assert first.name == "tool_usage:lookup_order" and first.evidence_span_id == "cd" * 8, first
+    assert second.name == "tool_usage:issue_refund" and second.evidence_span_id is None, second
+
+
 def test_tool_checks_named_without_the_manifest(graded: dict[str, Path]) -> None:
     """The manifest gone: tool_usage checks are still named by their tool (from ECP's reasoning); a passing
     one names the tool span as its evidence only when the step called that tool once."""

@@ -481,8 +481,9 @@ def _manifest_graders(manifest: Any, field: str | None = None) -> list[list[list
     out = []
     for scenario in _list(manifest.get("scenarios")):
         steps = _list(scenario.get("steps")) if isinstance(scenario, Mapping) else []
-        out.append([[g for g in _list(s.get("graders")) if isinstance(g, Mapping)]
-                    for s in steps if isinstance(s, Mapping)])
+        # a step that is no mapping keeps its place (dropped, the next step's graders named this step's checks)
+        out.append([[g for g in _list(s.get("graders")) if isinstance(g, Mapping)] if isinstance(s, Mapping) else []
+                    for s in steps])
     return out
 
 
