@@ -250,6 +250,31 @@ def test_a_rejected_span_is_named_without_echoing_its_secrets(collects) -> None:
     assert len(message) < 1000
 
 
+def test_with_content_capture_off_a_rejected_value_is_not_quoted(collects, monkeypatch, tmp_path) -> None:
+    """An attribute's value may be content (``input.value``: what the user said); with content capture off, the
+    error naming a bad one says its type and quotes nothing, in ``partial_success``, the receiver's log and
+    ``fold``'s standard error (the same reader). Before, 60 characters of it went to all three."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")
+    said = "my card ends 4242 and I live at 12 Elm Street"
+    spans = [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203332", "name": "b",
+              "attributes": [{"key": "input.value", "value": {"intValue": said}}]}]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    c = collects("c")
+    status, _, answer = _post(c.url, body.encode(), "application/json")
+    message = json.loads(answer)["partialSuccess"]["errorMessage"]
+    assert status == 200 and "attributes[0].value.intValue: expected a signed 64-bit integer, got a str" in message
+    log = c.stop()
+    (tmp_path / "t.jsonl").write_text(body + "\n", encoding="utf-8")
+    fold = subprocess.run([sys.executable, "-m", "otel_agents.cli", "fold", str(tmp_path / "t.jsonl")],
+                          capture_output=True, text=True, timeout=120)
+    assert "expected a signed 64-bit integer, got a str" in fold.stderr, fold.stderr
+    for text in (message, log, fold.stderr):
+        assert "4242" not in text and "Elm" not in text, text
+
+
 def test_token(collects) -> None:
     c = collects("c", "--auth-token", "s3cret")
     assert _post(c.url, b"{}", "application/json")[0] == 401
