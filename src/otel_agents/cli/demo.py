@@ -244,11 +244,6 @@ def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
     if unknown:
         print(f"otel-agents demo: unknown framework(s) {unknown}; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
         return 2
-    # `--frameworks "$ROWS"` with ROWS unset graded nothing, status 0 (`--json -` is a program's call: {"runs": []})
-    if not frameworks and not venvs and args.repeat == 1 and args.json_out != "-":
-        print(f"otel-agents demo: --frameworks {args.frameworks!r} names no row and no --venv grades any: nothing to "
-              f"grade; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
-        return 2
     problem = _unwritable(Path(args.out), directory=True) or \
         (_unwritable(Path(args.json_out), directory=False) if args.json_out not in (None, "-") else None)
     if problem:
@@ -261,6 +256,11 @@ def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
         base = load_manifest(examples / "manifest.yaml")
     except (OSError, ValueError) as exc:
         print(f"otel-agents demo: {exc}", file=sys.stderr)
+        return 2
+    # `--frameworks "$ROWS"` with ROWS unset graded nothing, status 0 (`--json -` is a program's call: {"runs": []})
+    if not frameworks and not venvs and args.repeat == 1 and args.json_out != "-":
+        print(f"otel-agents demo: --frameworks {args.frameworks!r} names no row and no --venv grades any: nothing to "
+              f"grade; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
         return 2
     busy = _lock_rows(held, out, ["campaign"] if args.repeat > 1 else frameworks)
     if busy:
