@@ -227,6 +227,20 @@ def test_a_second_demo_writing_the_same_rows_is_refused(tmp_path: Path) -> None:
         assert (out / "plain_python" / demo.LOCK_NAME).read_text() == f"{os.getpid()}\n"
 
 
+def test_a_demo_of_no_row_is_refused(tmp_path: Path) -> None:
+    """``otel-agents demo --frameworks "$ROWS"`` with ROWS empty printed an empty table and exited 0: a CI job
+    that graded nothing passed. Now exit 2 saying so, before anything is written (``""`` beside a ``--venv`` that
+    grades rows stays allowed: that is how ``make demo`` hands rows to another venv, and so is ``--json -``, a
+    program's call, answered ``{"runs": []}``)."""
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--frameworks", "", "--out", str(out),
+                           "--examples", str(REPO / "examples/customer_support")],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("otel-agents demo: --frameworks '' names no row and no --venv grades any"), proc.stderr
+    assert not (out / "manifests").exists() and proc.stdout == ""
+
+
 @pytest.mark.parametrize(("attr", "label"), [("agent", "agent"), ("faulty_agent", "faulty twin"),
                                              ("side_effect_agent", "side-effect twin")])
 def test_demo_names_each_twin_in_its_phoenix_line(attr: str, label: str, tmp_path: Path, capsys) -> None:
@@ -348,6 +362,9 @@ def test_customer_support_readme_names_every_demo_option() -> None:
     (["ecp", "serve", "m:a", "--otlp-endpoint", "notaurl"], "--otlp-endpoint", "http:// or https:// URL"),
     (["ecp", "serve", "m:a", "--otlp-endpoint", "127.0.0.1:4318"], "--otlp-endpoint", "http://127.0.0.1:4318"),
     (["ecp", "serve", "m:a", "--http", "--path", "noslash"], "--path", "must start with '/'"),
+    # before, taken: the URL announced, http://127.0.0.1:8765/a?b, is the path /a, and every request got 404
+    (["ecp", "serve", "m:a", "--http", "--path", "/a?b"], "--path", "'/a?b' holds '?', where a URL's path ends"),
+    (["ecp", "serve", "m:a", "--http", "--path", "/a#b"], "--path", "holds '#'"),
     (["ecp", "serve", "m:a", "--session-idle-timeout", "-1"], "--session-idle-timeout", "above 0"),
     (["ecp", "serve", "m:a", "--session-idle-timeout", "nan"], "--session-idle-timeout", "above 0"),
     (["ecp", "serve", "m:a", "--collect-grace", "-1"], "--collect-grace", "0 or more"),

@@ -347,6 +347,33 @@ def test_an_endpoint_without_scheme_fails_at_configure(monkeypatch: pytest.Monke
         configure(exporters=[preset], frameworks=[], set_global=False)
 
 
+@pytest.mark.parametrize(("preset", "variable"), [
+    ("phoenix", "PHOENIX_API_KEY"), ("mlflow", "MLFLOW_TRACKING_TOKEN"), ("mlflow", "MLFLOW_EXPERIMENT_ID"),
+    ("langfuse", "LANGFUSE_PUBLIC_KEY"), ("langfuse", "LANGFUSE_SECRET_KEY")])
+@pytest.mark.parametrize("bad", ["\n", "\r\nx-evil: 1", " "])
+def test_a_key_no_header_can_carry_fails_at_configure_without_showing_it(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, preset: str, variable: str,
+        bad: str) -> None:
+    """A key with a trailing newline (read from a file, a Kubernetes secret): before, ``configure()`` took it,
+    every export then failed in the batch thread, and requests' error logged the value, key and all
+    (``Invalid ... header value: 'Bearer <key>\\n'``); Langfuse's Basic credential hid it in base64, refused
+    with 401. Now a ``ValueError`` naming the variable, never the key; the argument form too."""
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-1")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET)
+    monkeypatch.setenv(variable, SECRET + bad)
+    with pytest.raises(ValueError) as error:
+        configure(exporters=[preset], frameworks=[], set_global=False)
+    assert str(error.value).startswith(f"{variable} cannot be sent as an HTTP header") and SECRET not in str(error.value)
+    assert SECRET not in caplog.text
+    argument = {"PHOENIX_API_KEY": "api_key", "MLFLOW_TRACKING_TOKEN": "token", "MLFLOW_EXPERIMENT_ID": "experiment_id",
+                "LANGFUSE_PUBLIC_KEY": "public_key", "LANGFUSE_SECRET_KEY": "secret_key"}[variable]
+    monkeypatch.setenv(variable, "fine")
+    with pytest.raises(ValueError, match=f"^the {argument}= argument cannot be sent as an HTTP header"):
+        getattr(presets, preset)(**{argument: SECRET + bad})
+    with pytest.raises(ValueError, match="^the headers= argument's 'x-key' cannot be sent as an HTTP header"):
+        presets.otlp("http://127.0.0.1:4318/v1/traces", headers={"x-key": SECRET + bad})
+
+
 @pytest.mark.parametrize("timeout", ["abc", "2", 0, -1, float("nan"), float("inf"), True])
 @pytest.mark.parametrize("preset", ["otlp", "phoenix", "mlflow", "langfuse"])
 def test_a_timeout_that_is_not_a_positive_number_fails_at_configure(preset: str, timeout: object) -> None:

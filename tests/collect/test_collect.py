@@ -250,6 +250,31 @@ def test_a_rejected_span_is_named_without_echoing_its_secrets(collects) -> None:
     assert len(message) < 1000
 
 
+def test_with_content_capture_off_a_rejected_value_is_not_quoted(collects, monkeypatch, tmp_path) -> None:
+    """An attribute's value may be content (``input.value``: what the user said); with content capture off, the
+    error naming a bad one says its type and quotes nothing, in ``partial_success``, the receiver's log and
+    ``fold``'s standard error (the same reader). Before, 60 characters of it went to all three."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")
+    said = "my card ends 4242 and I live at 12 Elm Street"
+    spans = [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203332", "name": "b",
+              "attributes": [{"key": "input.value", "value": {"intValue": said}}]}]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    c = collects("c")
+    status, _, answer = _post(c.url, body.encode(), "application/json")
+    message = json.loads(answer)["partialSuccess"]["errorMessage"]
+    assert status == 200 and "attributes[0].value.intValue: expected a signed 64-bit integer, got a str" in message
+    log = c.stop()
+    (tmp_path / "t.jsonl").write_text(body + "\n", encoding="utf-8")
+    fold = subprocess.run([sys.executable, "-m", "otel_agents.cli", "fold", str(tmp_path / "t.jsonl")],
+                          capture_output=True, text=True, timeout=120)
+    assert "expected a signed 64-bit integer, got a str" in fold.stderr, fold.stderr
+    for text in (message, log, fold.stderr):
+        assert "4242" not in text and "Elm" not in text, text
+
+
 def test_token(collects) -> None:
     c = collects("c", "--auth-token", "s3cret")
     assert _post(c.url, b"{}", "application/json")[0] == 401
@@ -431,6 +456,41 @@ def test_opentelemetry_instrument_with_the_distros_default_grpc(collects, tmp_pa
                            str(repo / "tests/backends/runs.py"), "langchain"], env=env, cwd=repo,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    wait_for(lambda: len(c.envelopes()) >= 1, "1 envelope")
+    c.stop()
+    (envelope,) = check(c.envelopes())
+    assert [t["name"] for t in envelope["tool_calls"]] == ["lookup_order"], envelope
+
+
+def test_opentelemetry_instrument_as_docs_collect_md_says_sends_traces_and_nothing_refused(collects, tmp_path) -> None:
+    """docs/collect.md's ``opentelemetry-instrument`` options, pointed at ``ecp collect`` by the generic endpoint:
+    the run arrives, and nothing is refused. Before, the options set the traces exporter alone; the distro's
+    default metrics exporter sent to ``/v1/metrics`` too, which ``ecp collect`` answers 404, and the application
+    logged ``Failed to export metrics batch code: 404``."""
+    import os
+    import re
+    import shlex
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    from tests.backends import runs
+
+    if runs.skip_reason("langchain") or not list(entry_points(group="opentelemetry_configurator")):
+        pytest.skip("needs langchain and opentelemetry-distro in this venv")
+    repo = Path(runs.__file__).resolve().parents[2]
+    text = (repo / "docs" / "collect.md").read_text(encoding="utf-8")
+    (command,) = re.findall(r"`(opentelemetry-instrument --traces_exporter otlp[^`]*)`", text)
+    options = shlex.split(command)[1:]
+    c = collects("c", "--trace-idle", "0.3")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=c.url.removesuffix("/v1/traces"))
+    done = subprocess.run([str(Path(sys.executable).parent / "opentelemetry-instrument"), *options, sys.executable,
+                           str(repo / "tests/backends/runs.py"), "langchain"], env=env, cwd=repo,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "Failed to export" not in done.stderr, done.stderr[-3000:]
     wait_for(lambda: len(c.envelopes()) >= 1, "1 envelope")
     c.stop()
     (envelope,) = check(c.envelopes())

@@ -147,6 +147,24 @@ def test_traces_fallback_for_logs_without_trace_ids(graded: dict[str, Path], tmp
     assert ids(got) == ids(expected)
 
 
+def test_traces_without_a_span_are_refused_before_anything_is_written(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``--traces envelopes.jsonl`` (the fold's output, given for the trace file): before, every check was written
+    unplaced and the exit status was 0; now exit 2 saying the file holds no span, nothing written."""
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"scenarios": [{"name": "s", "steps": [
+        {"input": "q", "checks": [{"type": "text_match", "passed": True}]}]}]}), encoding="utf-8")
+    envelopes = tmp_path / "envelopes.jsonl"
+    envelopes.write_text(json.dumps({"status": "done", "public_output": "a", "tool_calls": [],
+                                     "evaluation_context": "", "logs": "[]", "trace_id": "ab" * 16}) + "\n",
+                         encoding="utf-8")
+    out = tmp_path / "records.jsonl"
+    assert main(["ecp", "annotate", str(report), "--traces", str(envelopes), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--traces {envelopes}: no span in the input" in err, err
+    assert not out.exists()
+
+
 def test_content_off_leaves_no_reasoning_anywhere(graded: dict[str, Path], tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     run = graded["faulty_agent"]
@@ -229,6 +247,47 @@ def test_langfuse_needs_its_keys(graded: dict[str, Path], monkeypatch: pytest.Mo
     monkeypatch.delenv("LANGFUSE_SECRET_KEY", raising=False)
     assert annotate(str(graded["agent"] / "report.json"), "--to", "langfuse", "-o", "http://127.0.0.1:9") == 2
     assert "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("to", "variable"), [("phoenix", "PHOENIX_API_KEY"), ("langfuse", "LANGFUSE_SECRET_KEY")])
+def test_a_key_with_a_line_break_is_named_not_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str], to: str,
+                                                     variable: str) -> None:
+    """A key file's trailing newline: before, ``--to phoenix`` ended with http.client's ``Invalid header value
+    b'Bearer <key>\\n'`` (the key on standard error) and ``--to langfuse`` sent a Basic credential Langfuse
+    refuses; now exit 2 naming the variable, nothing sent, the key not shown."""
+    secret = "sk-never-show-me-0000"
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-1")
+    monkeypatch.setenv(variable, secret + "\n")
+    logs = json.dumps([{"trace_id": "ab" * 16, "span_id": "cd" * 8, "parent_id": None, "name": "agent/step"}])
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"scenarios": [{"name": "s", "steps": [
+        {"checks": [{"type": "text_match", "passed": True}], "logs": logs}]}]}), encoding="utf-8")
+    with Receiver() as rx:
+        assert main(["ecp", "annotate", str(report), "--to", to, "-o", rx.url]) == 2
+        assert not rx.requests
+    err = capsys.readouterr().err
+    assert f"{variable} cannot be sent as an HTTP header" in err and secret not in err, err
+
+
+def test_a_malformed_manifest_step_does_not_shift_the_graders_of_the_steps_after_it() -> None:
+    """A manifest step that is no mapping was dropped from the manifest's steps, so step 2's graders were taken
+    as step 1's: a step 1 ``tool_usage`` check was named by, and matched against, step 2's tool. Each step keeps
+    its place; the malformed one names its checks from the report alone."""
+    calls = [{"name": "lookup_order", "arguments": {"order_id": "A100"}, "span_id": "cd" * 8}]
+    logs = json.dumps([{"trace_id": "ab" * 16, "span_id": "ef" * 8, "parent_id": None, "name": "agent/step"}])
+    check = {"type": "tool_usage", "passed": True, "field": "tool_calls",
+             "reasoning": "Found tool call 'lookup_order' with expected arguments"}
+    report = {"scenarios": [{"name": "s", "steps": [
+        {"checks": [dict(check)], "tool_calls": calls, "logs": logs},
+        {"checks": [dict(check, passed=False, reasoning="No matching tool call for name='issue_refund'")], "tool_calls": calls,
+         "logs": logs}]}]}
+    manifest = {"scenarios": [{"name": "s", "steps": [
+        "not a step",
+        {"input": "q", "graders": [{"type": "tool_usage", "tool_name": "issue_refund"}]}]}]}
+    first, second = evaluation_results(report, manifest=manifest)
+    assert first.name == "tool_usage:lookup_order" and first.evidence_span_id == "cd" * 8, first
+    assert second.name == "tool_usage:issue_refund" and second.evidence_span_id is None, second
 
 
 def test_tool_checks_named_without_the_manifest(graded: dict[str, Path]) -> None:

@@ -150,7 +150,32 @@ def test_bad_arguments(tmp_path: Path) -> None:
         (["x.jsonl", "--to", "http://[::1:4318"], "--to must be an http:// or https:// URL"),  # was 'Invalid IPv6 URL'
         (["x.jsonl", "--to", "http://h:99999"], "--to must be an http:// or https:// URL"),
         (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "novalue"], "--header must be NAME=VALUE"),
+        # before: taken, then every batch 'not accepted' (exit 1) with requests' error quoting the value
+        (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "authorization=Bearer t0k\r\nX-Evil: 1"],
+         "--header authorization cannot be sent as an HTTP header: it holds a line break"),
+        (["x.jsonl", "--to", "http://127.0.0.1:9", "-H", "x team=ai"], "--header: header name 'x'… is not a token"),
         ([str(tmp_path / "missing.jsonl"), "--to", "http://127.0.0.1:9"], "cannot read"),
     ):
         proc = export(*args)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert "t0k" not in proc.stderr
+
+
+def test_an_input_without_a_span_is_said_not_a_success(rec, tmp_path: Path) -> None:
+    """``otel-agents export envelopes.jsonl`` (the fold's output), an ``ecp run`` report or ``ecp annotate``'s
+    evaluation records: before, ``0 span(s) of 0 trace(s) sent`` and exit 0, as if the export had worked. Now exit
+    1 saying no line holds spans, as ``fold`` says it; nothing is sent."""
+    path = traces(rec, tmp_path)
+    envelopes = tmp_path / "envelopes.jsonl"
+    folded = subprocess.run([OTEL_AGENTS, "fold", str(path), "-o", str(envelopes)], capture_output=True, text=True,
+                            timeout=120)
+    assert folded.returncode == 0 and envelopes.read_text(encoding="utf-8").count("\n") == 2, folded.stderr
+    logs = tmp_path / "evaluations.jsonl"
+    logs.write_text(json.dumps({"resourceLogs": []}) + "\n", encoding="utf-8")
+    with Receiver() as rx:
+        for source in (envelopes, logs):
+            proc = export(str(source), "--to", rx.url + "/v1/traces")
+            assert proc.returncode == 1, proc.stderr
+            assert "otel-agents export: no span in the input: no line holds OTLP/JSON traces" in proc.stderr, \
+                proc.stderr
+        assert not rx.requests

@@ -122,7 +122,11 @@ def test_unreadable_report_is_named(tmp_path: Path) -> None:
     (("scenarios", 0, "steps", 0, "duration_ms"), "12"), (("scenarios", 0, "steps", 0, "usage", "input_tokens"), "5"),
     pytest.param(("scenarios", 0, "steps", 0, "usage", "total_tokens"), 10 ** 400, id="400-digit-tokens"),
     (("scenarios", 0, "steps", 0, "usage", "cost"), True),
-    (("scenarios", 0, "steps", 0, "checks", 0, "score"), "high")])
+    (("scenarios", 0, "steps", 0, "checks", 0, "score"), "high"),
+    # before, bool("false") counted that check as passed, and a negative or 1e308 duration (twice: an inf the
+    # --json writer refused with a traceback) was summed
+    (("scenarios", 0, "steps", 0, "checks", 0, "passed"), "false"),
+    (("scenarios", 0, "steps", 0, "usage", "total_tokens"), -5), (("scenarios", 0, "steps", 0, "duration_ms"), 1e308)])
 def test_malformed_report_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str], path: tuple,
                                           value: object) -> None:
     """A report of the wrong shape is exit status 2 naming the file and the field, never a traceback (before,
@@ -255,6 +259,27 @@ def test_non_finite_numbers_and_other_encodings_are_named(tmp_path: Path, capsys
         err = capsys.readouterr().err
         assert str(path) in err and problem in err and "Traceback" not in err, err
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "e.jsonl").exists()
+
+
+def test_names_from_a_report_cannot_drive_the_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An agent or scenario name is the report's (the agent's initialize answer, the manifest): printed raw, an
+    escape sequence in it retitled or recoloured the terminal, and a newline or carriage return forged or hid a
+    row of the table. Each character that does not print is shown as its escape; the JSON keeps the names."""
+    from otel_agents.cli import main
+
+    report = _report_with([], name="ag\x1b[31mRED\x1b[0m")
+    report["scenarios"][0]["name"] = "s\x1b]0;TITLE\x07\nforged row\rX"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["ecp", "report", str(path), "--json", str(tmp_path / "s.json"), "--k", "2",
+                 "--fail-under", "tool_success=0.5"]) == 1
+    out, err = capsys.readouterr()
+    assert not any(c in out + err for c in "\x1b\x07\r"), (out, err)
+    assert len(out.splitlines()) == 3  # head, agent, scenario: no forged row
+    assert "ag\\x1b[31mRED\\x1b[0m" in out and "s\\x1b]0;TITLE\\x07\\nforged row\\rX" in out
+    assert "ag\\x1b[31mRED" in err  # the --k note and the gate failure
+    summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert summary["agents"][0]["agent"] == "ag\x1b[31mRED\x1b[0m"
 
 
 def test_k_below_one_is_refused_and_a_k_above_the_runs_is_said(tmp_path: Path,

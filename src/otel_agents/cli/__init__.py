@@ -29,6 +29,11 @@ def plain(doc: str) -> str:
     return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc).replace("``", "")
 
 
+NO_SPAN_IN_INPUT = ("no span in the input: no line holds OTLP/JSON traces (`resourceSpans`), as the OTLP file "
+                    "exporters and `otel-agents` trace files write")
+"""What ``fold`` and ``export`` say of an input without a span (a file of envelopes, a report given by mistake)."""
+
+
 def skipped_summary(errors: Sequence) -> str:
     """``N malformed line(s) skipped``, and ``M span(s) left out of K other line(s)`` when some lines lost only
     their bad spans (``errors``: :class:`~otel_agents.exporters.file.MalformedLine` items)."""

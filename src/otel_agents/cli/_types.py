@@ -72,13 +72,19 @@ def http_url(text: str) -> str:
 
 
 def url_path(text: str) -> str:
-    """An HTTP path, which starts with ``/`` (``ecp`` would be announced as ``http://host:port ecp``).
+    """An HTTP path, which starts with ``/`` (``ecp`` would be announced as ``http://host:port ecp``) and holds no
+    ``?`` or ``#``: a URL's path ends there (``http://host/a?b`` is the path ``/a`` with the query ``b``), so a
+    request to the URL announced never reached it (404).
 
     Raises:
-        argparse.ArgumentTypeError: it does not start with ``/``.
+        argparse.ArgumentTypeError: it does not start with ``/``, or holds ``?`` or ``#``.
     """
     if not text.startswith("/"):
         raise argparse.ArgumentTypeError(f"must start with '/', got {text!r} (e.g. /{text})")
+    bad = next((c for c in text if c in "?#"), None)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} holds {bad!r}, where a URL's path ends: requests to the URL "
+                                         f"announced would go to {text.split(bad)[0]!r} and get 404")
     return text
 
 

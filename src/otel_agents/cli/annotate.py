@@ -52,7 +52,7 @@ def default_out(report: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """``otel-agents ecp annotate``: the exit status — 0 every check delivered (failed checks included),
     1 some could not be delivered (each said on standard error), 2 the report or a traces file could not be
-    read, or a manifest given could not, or the destination not set up (``-o`` the report or the manifest:
+    read (or the traces hold no span), or a manifest given could not, or the destination not set up (``-o`` the report or the manifest:
     appending records would break it)."""
     from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_manifest, load_report
     from ..exporters.file import MalformedLine, read_otlp_json
@@ -77,6 +77,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"otel-agents ecp annotate: skipped {error}", file=sys.stderr)
         if len(errors) > 5:
             print(f"otel-agents ecp annotate: skipped {len(errors) - 5} more malformed line(s)", file=sys.stderr)
+        if not spans and not errors:  # envelopes or a report given as --traces: no check could be placed
+            from . import NO_SPAN_IN_INPUT
+
+            print(f"otel-agents ecp annotate: --traces {' '.join(args.traces)}: {NO_SPAN_IN_INPUT}; a file of ECP "
+                  "envelopes or a report holds none", file=sys.stderr)
+            return 2
     results = evaluation_results(report, spans, manifest=manifest)
     placed = sum(1 for r in results if r.span_id)
     failed = sum(1 for r in results if not r.passed)

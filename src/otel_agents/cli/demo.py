@@ -257,6 +257,11 @@ def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
     except (OSError, ValueError) as exc:
         print(f"otel-agents demo: {exc}", file=sys.stderr)
         return 2
+    # `--frameworks "$ROWS"` with ROWS unset graded nothing, status 0 (`--json -` is a program's call: {"runs": []})
+    if not frameworks and not venvs and args.repeat == 1 and args.json_out != "-":
+        print(f"otel-agents demo: --frameworks {args.frameworks!r} names no row and no --venv grades any: nothing to "
+              f"grade; choose from {', '.join(FRAMEWORKS)}", file=sys.stderr)
+        return 2
     busy = _lock_rows(held, out, ["campaign"] if args.repeat > 1 else frameworks)
     if busy:
         print(f"otel-agents demo: {busy}", file=sys.stderr)

@@ -19,8 +19,8 @@ cover the lookup): one not found in that time stops the export before anything i
 
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and skipped; the spans of
 the lines around it are sent. Lines holding logs or metrics (``ecp annotate``'s evaluation records)
-are skipped silently. Exit codes: 0 — every span was read and sent; 1 — some lines were skipped or
-some spans not sent; 2 — bad arguments, an input that cannot be read, or no OTLP/HTTP exporter.
+are skipped silently. Exit codes: 0 — every span was read and sent; 1 — some lines were skipped, some
+spans not sent, or no span in the input (a file of envelopes given by mistake); 2 — bad arguments, an input that cannot be read, or no OTLP/HTTP exporter.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from . import plain, skipped_summary, standard_input
+from . import NO_SPAN_IN_INPUT, plain, skipped_summary, standard_input
 from ._types import at_least_one, positive_seconds
 
 DEFAULT_BATCH = 512  # the SDK BatchSpanProcessor's max_export_batch_size
@@ -75,14 +75,19 @@ def parse_headers(values: list[str]) -> dict[str, str]:
     """``["name=value", ...]`` → a dict (``name: value`` is taken too, as curl writes it).
 
     Raises:
-        ValueError: a header without ``=`` or ``:``, or with an empty name.
+        ValueError: a header without ``=`` or ``:``, with an empty name or a name or value HTTP cannot carry
+            (:func:`~otel_agents.exporters.presets.check_header`: a line break, a space in the name).
     """
+    from ..exporters.presets import check_header
+
     headers: dict[str, str] = {}
     for item in values:
         sep = min((i for i in (item.find("="), item.find(":")) if i > 0), default=-1)
         if sep <= 0 or not item[:sep].strip():
             raise ValueError(f"--header must be NAME=VALUE, got {item.split('=')[0].split(':')[0]!r}…")
-        headers[item[:sep].strip().lower()] = item[sep + 1:].strip()
+        name = item[:sep].strip().lower()
+        check_header("", "--header", name)
+        headers[name] = check_header(item[sep + 1:].strip(), f"--header {name}")
     return headers
 
 
@@ -101,8 +106,8 @@ class _Refusals(logging.Handler):
 
 
 def run(args: argparse.Namespace) -> int:
-    """``otel-agents export``: the exit status — 0 every span sent, 1 malformed lines skipped or spans the
-    backend refused (each said on standard error), 2 bad arguments, a missing OTLP exporter, or an input
+    """``otel-agents export``: the exit status — 0 every span sent, 1 malformed lines skipped, spans the
+    backend refused or no span in the input (each said on standard error), 2 bad arguments, a missing OTLP exporter, or an input
     that cannot be read."""
     from opentelemetry.sdk.trace.export import SpanExportResult
 
@@ -195,4 +200,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     print(f"otel-agents export: {counts['sent']} span(s) of {len(traces)} trace(s) sent to {url}; "
           f"{skipped_summary(errors)}", file=sys.stderr)
+    if not counts["read"] and not errors:  # envelopes, an ecp run report, annotate's log lines: nothing was sent
+        print(f"otel-agents export: {NO_SPAN_IN_INPUT}; ECP envelopes, `ecp run` reports and `ecp annotate`'s "
+              "evaluation records hold none", file=sys.stderr)
+        return 1
     return 1 if errors or refused else 0

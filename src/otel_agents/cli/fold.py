@@ -42,7 +42,7 @@ import os
 import sys
 from typing import Any, Callable, Iterator, TextIO
 
-from . import plain, same_file, skipped_summary, standard_input
+from . import NO_SPAN_IN_INPUT, plain, same_file, skipped_summary, standard_input
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -173,9 +173,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"otel-agents fold: {folder.runs} run(s) from {folder.spans} span(s); "
           f"{skipped_summary(errors)}; {problems} other problem(s)", file=sys.stderr)
     if not folder.spans and not errors:  # e.g. a file of envelopes (the fold's output) given as its input
-        print("otel-agents fold: no span in the input: no line holds OTLP/JSON traces (`resourceSpans`), as the "
-              "OTLP file exporters and `otel-agents` trace files write; a file of ECP envelopes is the fold's "
-              "output, not its input", file=sys.stderr)
+        print(f"otel-agents fold: {NO_SPAN_IN_INPUT}; a file of ECP envelopes is the fold's output, not its input",
+              file=sys.stderr)
         return 1
     return 1 if errors or problems else 0
 

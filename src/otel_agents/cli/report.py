@@ -307,13 +307,20 @@ def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
         for a in summary["agents"]:
             if a[metric] is None:
                 why = "no tool call" if metric == "tool_success" else "no scenario graded"
-                failures.append(f"{a['agent']}: no {metric} ({why}) to hold against {bound:g}")
+                failures.append(f"{_shown(a['agent'])}: no {metric} ({why}) to hold against {bound:g}")
             elif a[metric] < bound:
-                failures.append(f"{a['agent']}: {metric} {a[metric]:.3f} < {bound:g}")
+                failures.append(f"{_shown(a['agent'])}: {metric} {a[metric]:.3f} < {bound:g}")
     return failures
 
 
 # -- output ---------------------------------------------------------------------------------------------
+
+def _shown(text: str) -> str:
+    """``text`` for a terminal: each character that does not print (escape sequences, carriage returns and
+    newlines of an agent or scenario name a report carries) as its Python escape, so a name can neither retitle
+    nor redraw the terminal nor forge a row."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
 
 def _f(x: Any, digits: int = 2) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
@@ -325,16 +332,16 @@ def table(summary: dict[str, Any]) -> str:
             "USD/run", "ms/run", "steps/run", "flaky (checks flipped)"]
     rows = [head]
     for a in summary["agents"]:
-        who = a["agent"] + "".join(f" [{x}]" for x in (a["framework"], a["model"]) if x)
+        who = _shown(a["agent"] + "".join(f" [{x}]" for x in (a["framework"], a["model"]) if x))
         rows.append([who, str(a["runs"]), str(a["k"]), _f(a["pass_rate"]),
                      f"{_f(a['pass_rate_ci'][0])}-{_f(a['pass_rate_ci'][1])}", _f(a["pass_at_k"]), _f(a["pass_k"]),
                      _f(a["tool_success"]), _f(a["tokens_per_run"], 0), _f(a["cost_per_run"], 6),
                      _f(a["latency_ms_per_run"], 0),
                      _f(a["steps_per_run"], 1), str(len(a["flaky_scenarios"]))])
         for s in a["scenarios"]:
-            rows.append(["  " + s["scenario"], str(s["runs"]), str(s["k"]), _f(s["pass_rate"]),
+            rows.append(["  " + _shown(s["scenario"]), str(s["runs"]), str(s["k"]), _f(s["pass_rate"]),
                          f"{_f(s['pass_rate_ci'][0])}-{_f(s['pass_rate_ci'][1])}", _f(s["pass_at_k"]),
-                         _f(s["pass_k"]), "", "", "", "", "", "; ".join(s["flipped_checks"])])
+                         _f(s["pass_k"]), "", "", "", "", "", _shown("; ".join(s["flipped_checks"]))])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
@@ -418,7 +425,7 @@ def run(args: argparse.Namespace) -> int:
     summary["gates"] = {"fail_under": args.fail_under, "failures": failures}
     for a in summary["agents"]:
         if args.k and a["k"] < args.k:
-            print(f"otel-agents ecp report: {a['agent']} has {a['runs']} runs, fewer than --k {args.k}: its pass@k "
+            print(f"otel-agents ecp report: {_shown(a['agent'])} has {a['runs']} runs, fewer than --k {args.k}: its pass@k "
                   f"and pass^k are for k = {a['k']}", file=sys.stderr)
     print(table(summary), file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:

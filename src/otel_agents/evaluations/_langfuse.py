@@ -62,11 +62,12 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
         A :class:`Delivery`; a failed request is listed, never raised.
 
     Raises:
-        ValueError: a key is missing (the message names the variable, never a value), or the URL is not an
+        ValueError: a key is missing or cannot be sent (a trailing newline; the message names the variable,
+            never a value), or the URL is not an
             http(s) URL with a host (named as its argument or variable).
     """
     from ..exporters._reach import lookup_problem
-    from ..exporters.presets import check_url
+    from ..exporters.presets import check_langfuse_keys, check_url
 
     base = check_url(host, "the host= argument") if host else \
         check_url(os.environ.get(ENV_LANGFUSE_HOST) or DEFAULT_HOST, ENV_LANGFUSE_HOST)
@@ -76,6 +77,7 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
                if not value]
     if missing:
         raise ValueError(f"Langfuse scores need {' and '.join(missing)}")
+    check_langfuse_keys(public_key, secret_key, str(public), str(secret))
     token = base64.b64encode(f"{public}:{secret}".encode()).decode("ascii")
     headers = {"authorization": f"Basic {token}", "content-type": "application/json", "accept": "application/json"}
     delivery = Delivery()

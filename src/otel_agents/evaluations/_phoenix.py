@@ -71,18 +71,19 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
         A :class:`Delivery`; a failure (HTTP error, spans never seen) is listed, never raised.
 
     Raises:
-        ValueError: the URL is not an http(s) URL with a host (the message names its argument or variable).
+        ValueError: the URL is not an http(s) URL with a host, or the key cannot be sent as a header
+            (a trailing newline); the message names its argument or variable, never the key.
     """
     from ..exporters._reach import lookup_problem
-    from ..exporters.presets import check_url
+    from ..exporters.presets import check_header, check_url
 
     base = check_url(base_url, "the base_url= argument") if base_url else \
         check_url(os.environ.get(ENV_PHOENIX_ENDPOINT) or DEFAULT_BASE_URL, ENV_PHOENIX_ENDPOINT)
     base = base.removesuffix("/v1/traces")
     key = api_key or os.environ.get(ENV_PHOENIX_API_KEY)
     headers = {"content-type": "application/json", "accept": "application/json"}
-    if key:
-        headers["authorization"] = f"Bearer {key}"
+    if key:  # a key file's trailing newline: urllib's error would quote the key
+        headers["authorization"] = f"Bearer {check_header(key, 'the api_key= argument' if api_key else ENV_PHOENIX_API_KEY)}"
     delivery = Delivery()
     batches: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for result in results:

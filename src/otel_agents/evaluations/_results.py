@@ -145,8 +145,9 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         OSError: the file cannot be read (the message names it).
         ValueError: over :data:`~otel_agents._named_files.MAX_DOCUMENT_BYTES`, not UTF-8 (the byte and its line
             named), not strict JSON (``NaN``, ``Infinity``, numbers beyond a double, nested too deeply), or not a
-            report (no ``scenarios`` list, steps/checks of another shape, a
-            duration, token count, cost or score that is not a finite number: the field named).
+            report (no ``scenarios`` list, steps/checks of another shape, a check's ``passed`` not a boolean,
+            a duration, token count or cost that is not a number from 0 to 2**63, a score that is not a finite
+            number: the field named).
     """
     from .._named_files import read_document
     from ..exporters.ecp._json import NESTED_TOO_DEEPLY, strict_decode, writable
@@ -176,6 +177,9 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 _USAGE_NUMBERS = ("input_tokens", "output_tokens", "total_tokens", "cost", "cost_usd")  # what ecp report sums
+# The largest duration, count or cost ecp report sums: an OTLP int64 (a duration in ns, a token count) holds no
+# more, and sums of such numbers never overflow a double (1e308 ms twice was an ``inf`` no JSON can hold).
+_LARGEST = 2 ** 63
 
 
 def _finite_number(value: Any) -> bool:
@@ -213,13 +217,18 @@ def report_shape_problem(report: Mapping[str, Any]) -> str | None:
                 for k, item in enumerate(step.get(key) or []):
                     if not isinstance(item, dict):
                         return f"scenarios[{i}].steps[{j}].{key}[{k}] is not an object"
+            for k, check in enumerate(step.get("checks") or []):  # bool("false") would be a pass
+                if check.get("passed") is not None and not isinstance(check["passed"], bool):
+                    return f"scenarios[{i}].steps[{j}].checks[{k}].passed is not true or false"
             numbers = [("duration_ms", step.get("duration_ms"))]
             numbers += [(f"usage.{key}", value) for key, value in (step.get("usage") or {}).items()
                         if key in _USAGE_NUMBERS]
-            numbers += [(f"checks[{k}].score", check.get("score")) for k, check in enumerate(step.get("checks") or [])]
             for key, value in numbers:
-                if value is not None and not _finite_number(value):
-                    return f"scenarios[{i}].steps[{j}].{key} is not a finite number"
+                if value is not None and not (_finite_number(value) and 0 <= value <= _LARGEST):
+                    return f"scenarios[{i}].steps[{j}].{key} is not a number from 0 to 2**63"
+            for k, check in enumerate(step.get("checks") or []):
+                if check.get("score") is not None and not _finite_number(check["score"]):
+                    return f"scenarios[{i}].steps[{j}].checks[{k}].score is not a finite number"
     return None
 
 
@@ -472,8 +481,9 @@ def _manifest_graders(manifest: Any, field: str | None = None) -> list[list[list
     out = []
     for scenario in _list(manifest.get("scenarios")):
         steps = _list(scenario.get("steps")) if isinstance(scenario, Mapping) else []
-        out.append([[g for g in _list(s.get("graders")) if isinstance(g, Mapping)]
-                    for s in steps if isinstance(s, Mapping)])
+        # a step that is no mapping keeps its place (dropped, the next step's graders named this step's checks)
+        out.append([[g for g in _list(s.get("graders")) if isinstance(g, Mapping)] if isinstance(s, Mapping) else []
+                    for s in steps])
     return out
 
 

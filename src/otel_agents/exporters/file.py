@@ -938,7 +938,7 @@ class _Decoder:
             if name == "intValue":
                 number = _integer(value)
                 if number is None or not -(1 << 63) <= number < 1 << 63:
-                    raise ValueError(f"{where}.intValue: expected a signed 64-bit integer, got {excerpt(value, secret=secret)}")
+                    raise ValueError(f"{where}.intValue: expected a signed 64-bit integer, got {_quoted(value, secret)}")
                 return number
             if name == "boolValue" and isinstance(value, bool):
                 return value
@@ -967,6 +967,15 @@ class _Decoder:
             if name in _ANY_VALUE_FIELDS:
                 raise ValueError(f"{_at(where, name)}: wrong type {type(value).__name__}")
         return None
+
+
+def _quoted(value: Any, secret: bool) -> str:
+    """A bad attribute value as an error may show it: :func:`excerpt` (secrets redacted), or only its type when
+    content capture is off, since an attribute's value may be content (``input.value``: what the user said),
+    and these errors go to logs, standard error and an OTLP sender's ``partial_success``."""
+    from .._spans.settings import Settings
+
+    return excerpt(value, secret=secret) if Settings().content_enabled() else f"a {type(value).__name__}"
 
 
 _USUAL_SPAN_FIELDS = frozenset({"traceId", "spanId", "parentSpanId", "traceState", "name", "kind", "flags",

@@ -173,6 +173,37 @@ def check_url(value: str, source: str) -> str:
     return value.strip().rstrip("/")
 
 
+_TCHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")  # RFC 9110
+
+
+def check_header(value: str, source: str, name: str | None = None) -> str:
+    """``value``, checked to be sendable as an HTTP header value (RFC 9110 section 5.5: no control character,
+    no whitespace at either end, Latin-1), and ``name``, when given, as a header name (a token).
+
+    A key read from a file or a Kubernetes secret often ends with a newline: the HTTP clients then refuse
+    every request, and their error quotes the whole value (``'Bearer <key>\\n'``) into the log.
+
+    Raises:
+        ValueError: naming ``source`` (the argument, option or variable) and the character's position, never
+            showing the value (it is usually a secret).
+    """
+    if name is not None and (not name or not set(name) <= _TCHARS):
+        bad = next((i for i, ch in enumerate(name) if ch not in _TCHARS), 0)
+        raise ValueError(f"{source}: header name {name[:bad]!r}… is not a token (RFC 9110: letters, digits "
+                         f"and !#$%&'*+-.^_`|~), at character {bad + 1}")
+    for i, ch in enumerate(value):
+        if (ord(ch) < 0x20 and ch != "\t") or ch == "\x7f":
+            hint = "; a key file's trailing newline?" if i == len(value) - 1 and ch == "\n" else ""
+            raise ValueError(f"{source} cannot be sent as an HTTP header: it holds a line break or another control "
+                             f"character (character {i + 1} of {len(value)}{hint})")
+        if ord(ch) > 0xFF:
+            raise ValueError(f"{source} cannot be sent as an HTTP header: character {i + 1} of {len(value)} is "
+                             "outside Latin-1")
+    if value != value.strip(" \t"):
+        raise ValueError(f"{source} cannot be sent as an HTTP header: it begins or ends with whitespace")
+    return value
+
+
 def _http_example(value: str) -> str | None:
     """The http URL ``value`` probably meant: ``host[:port]`` or another scheme's ``scheme://host…`` with
     ``http://``; ``None`` where no host is there to keep (``sqlite:///mlflow.db``, ``file:/tmp``, ``http://``)."""
@@ -343,8 +374,8 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
             not choose it.
 
     Raises:
-        ValueError: a protocol other than those two, or an endpoint (argument or variable) that is not an
-            http(s) URL, naming the argument or variable. Building it (``configure()``) raises
+        ValueError: a protocol other than those two, an endpoint (argument or variable) that is not an
+            http(s) URL, or a header that cannot be sent (:func:`check_header`), naming the argument or variable. Building it (``configure()``) raises
             :class:`ImportError` naming the package and the extra when the protocol's exporter is not installed,
             and, over gRPC, :class:`ValueError` showing the timeout and compression variables when the exporter
             refuses them (a timeout that is no number, a compression other than gzip).
@@ -358,6 +389,8 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
                 check_url(os.environ[variable], variable)
                 break
     hdrs = dict(headers or {})
+    for key, value in hdrs.items():
+        check_header(value, f"the headers= argument's {key!r}", key)
     if chosen == "grpc":
         why = f"the otlp preset over gRPC ({'protocol=' if source == 'protocol=' else source + '='}grpc)"
         build = lambda: _otlp_grpc_exporter(endpoint, hdrs, timeout, why)  # noqa: E731
@@ -380,12 +413,18 @@ def phoenix(endpoint: str | None = None, project: str | None = None, *, api_key:
         project: the Phoenix project (default ``PHOENIX_PROJECT_NAME``; unset = Phoenix's ``default``).
         api_key: default ``PHOENIX_API_KEY``; sent as ``authorization: Bearer <key>``.
         timeout: seconds per export request.
+
+    Raises:
+        ValueError: the endpoint is not an http(s) URL, or the key cannot be sent as a header
+            (:func:`check_header`: a trailing newline), naming the argument or variable.
     """
     url = check_url(*_setting(endpoint, "endpoint", ENV_PHOENIX_ENDPOINT, PHOENIX_DEFAULT_BASE))
     if not url.endswith(OTLP_TRACES_PATH):
         url += OTLP_TRACES_PATH
     project = project or os.environ.get(ENV_PHOENIX_PROJECT) or None
     key = api_key or os.environ.get(ENV_PHOENIX_API_KEY) or None
+    if key:
+        check_header(key, "the api_key= argument" if api_key else ENV_PHOENIX_API_KEY)
     headers = {"authorization": f"Bearer {key}"} if key else None
     details: dict[str, Any] = {"endpoint": url, "project": project or "default"}
     if key:
@@ -406,8 +445,8 @@ def langfuse(host: str | None = None, public_key: str | None = None, secret_key:
         timeout: seconds per export request.
 
     Raises:
-        ValueError: a key is missing (the message names the variable, never a value), or the host
-            is not an http(s) URL.
+        ValueError: a key is missing or cannot be sent (:func:`check_header`: a trailing newline; the
+            message names the variable, never a value), or the host is not an http(s) URL.
     """
     base = check_url(*_setting(host, "host", ENV_LANGFUSE_HOST, LANGFUSE_DEFAULT_HOST))
     public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
@@ -417,6 +456,7 @@ def langfuse(host: str | None = None, public_key: str | None = None, secret_key:
     if missing:
         raise ValueError(f"the langfuse preset needs {' and '.join(missing)} "
                          "(or public_key=/secret_key= arguments)")
+    check_langfuse_keys(public_key, secret_key, str(public), str(secret))
     token = base64.b64encode(f"{public}:{secret}".encode()).decode("ascii")
     headers = {"authorization": f"Basic {token}"}
     url = base + LANGFUSE_OTEL_PATH
@@ -424,6 +464,14 @@ def langfuse(host: str | None = None, public_key: str | None = None, secret_key:
         "langfuse", lambda: _otlp_http_exporter(endpoint=url, headers=headers, timeout=timeout), batch=True,
         details={"endpoint": url, "public_key": _mask(str(public)), "secret_key": "***"},
     )
+
+
+def check_langfuse_keys(public_argument: str | None, secret_argument: str | None, public: str, secret: str) -> None:
+    """The Langfuse key pair checked with :func:`check_header`: base64 would carry a key's trailing newline
+    into a Basic credential Langfuse refuses (401) with no word of why. Raises ``ValueError`` naming the
+    argument or variable."""
+    check_header(public, "the public_key= argument" if public_argument else ENV_LANGFUSE_PUBLIC_KEY)
+    check_header(secret, "the secret_key= argument" if secret_argument else ENV_LANGFUSE_SECRET_KEY)
 
 
 def mlflow(url: str | None = None, experiment_id: str | int | None = None, *, token: str | None = None,
@@ -441,7 +489,8 @@ def mlflow(url: str | None = None, experiment_id: str | int | None = None, *, to
 
     Raises:
         ValueError: the URL is not an http(s) URL (a ``file:`` or ``sqlite:`` tracking URI has no
-            server to send spans to), naming the argument or variable.
+            server to send spans to), or the token or experiment id cannot be sent as a header
+            (:func:`check_header`), naming the argument or variable.
 
     MLflow shows each span's inputs and outputs from ``input.value``/``output.value`` and each
     trace's request and response previews from its root span's.
@@ -450,10 +499,11 @@ def mlflow(url: str | None = None, experiment_id: str | int | None = None, *, to
     endpoint = base if base.endswith(OTLP_TRACES_PATH) else base + OTLP_TRACES_PATH
     experiment = str(experiment_id if experiment_id is not None else
                      os.environ.get(ENV_MLFLOW_EXPERIMENT_ID) or MLFLOW_DEFAULT_EXPERIMENT)
+    check_header(experiment, "the experiment_id= argument" if experiment_id is not None else ENV_MLFLOW_EXPERIMENT_ID)
     headers = {MLFLOW_EXPERIMENT_HEADER: experiment}
     key = token or os.environ.get(ENV_MLFLOW_TRACKING_TOKEN) or None
     if key:
-        headers["authorization"] = f"Bearer {key}"
+        headers["authorization"] = f"Bearer {check_header(key, 'the token= argument' if token else ENV_MLFLOW_TRACKING_TOKEN)}"
     details: dict[str, Any] = {"endpoint": endpoint, "experiment_id": experiment}
     if key:
         details["token"] = "***"
