@@ -637,6 +637,33 @@ def test_doctor_exits_1_naming_each_variable_whose_value_is_not_valid(tmp_path: 
     assert "OpenTelemetry SDK: enabled (OTEL_SDK_DISABLED=1)" in out, out
 
 
+def test_doctor_names_a_number_out_of_its_range_as_a_problem(monkeypatch, capsys) -> None:
+    """``OTEL_AGENTS_MAX_CONTENT_LENGTH=-5`` was a budget of 64 and ``OTEL_AGENTS_MAX_MEDIA_BYTES=-1`` one of 0:
+    doctor showed the value used and "no problems found". Now each is ignored (the default used, as the
+    OpenTelemetry specification asks of a numeric variable out of range) and listed, with its range."""
+    import os
+
+    from otel_agents import _api
+    from otel_agents.cli import doctor
+
+    for name in [k for k in os.environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(_api, "_status", {})
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "console")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "-5")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_MEDIA_BYTES", "-1")
+    assert doctor.run(argparse.Namespace()) == 1
+    out = capsys.readouterr().out
+    assert "content budget: 16384 characters per attribute (OTEL_AGENTS_MAX_CONTENT_LENGTH=-5)" in out, out
+    assert "inline media budget: 4096 bytes per part (OTEL_AGENTS_MAX_MEDIA_BYTES=-1)" in out, out
+    assert out[out.index("problems: "):].splitlines() == [
+        "problems: 2",
+        "  OTEL_AGENTS_MAX_CONTENT_LENGTH='-5' is not valid; it must be a whole number of characters, at least 64; "
+        "using the default, 16384",
+        "  OTEL_AGENTS_MAX_MEDIA_BYTES='-1' is not valid; it must be a whole number of bytes, at least 0; using the "
+        "default, 4096"], out
+
+
 def test_doctor_says_the_sdk_is_disabled(tmp_path: Path) -> None:
     """``OTEL_SDK_DISABLED=true`` is a choice, not a problem: doctor says that no spans will be recorded."""
     out = _doctor(_clean_env(OTEL_SDK_DISABLED="TRUE"), code=0, cwd=tmp_path)
