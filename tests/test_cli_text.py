@@ -596,6 +596,37 @@ def test_export_and_annotate_bound_a_name_lookup_that_never_answers(tmp_path: Pa
         proc.stdout + proc.stderr
 
 
+def test_annotate_to_otlp_bounds_a_name_lookup_that_never_answers(tmp_path: Path) -> None:
+    """``ecp annotate --to otlp`` (the OTel SDK's OTLP/HTTP log exporter, whose timeout does not cover the name
+    lookup either) sat in a lookup a resolver never answered until the log provider's shutdown gave up on it (30 s),
+    left the export thread behind and said "1 of 1 evaluation records not accepted … (see the log above)" with
+    nothing above. Now its name gets 2 s, as the other targets' do: exit 1, the line names the logs URL (given, or
+    as the exporter resolves it from ``OTEL_EXPORTER_OTLP_ENDPOINT``) and why, nothing sent. ``export_otlp()``
+    says it as one WARNING."""
+    import os
+
+    (tmp_path / "sitecustomize.py").write_text(_HUNG_RESOLVER, encoding="utf-8")
+    env = _clean_env(PYTHONPATH=os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    report = {"scenarios": [{"steps": [{"checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    annotate = [sys.executable, "-m", "otel_agents.cli", "ecp", "annotate", "r.json", "--to", "otlp"]
+    for extra, variables, url in (
+            (["-o", "http://collector.hang:4318/v1/logs"], {}, "http://collector.hang:4318/v1/logs"),
+            ([], {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://logs.hang:4318"}, "http://logs.hang:4318/v1/logs")):
+        proc = subprocess.run(annotate + extra, capture_output=True, text=True, env={**env, **variables}, cwd=tmp_path,
+                              timeout=120)
+        host = url.split("/")[2]
+        assert (proc.returncode, proc.stderr.splitlines()[-1]) == (
+            1, f"otel-agents ecp annotate: {url}: {host}: the name lookup did not finish within 2 s; 1 evaluation "
+               "records not sent"), proc.stderr
+        assert "0 sent to otlp" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    proc = subprocess.run([sys.executable, "-c", _SENDERS.split("print(")[0] + "from otel_agents.evaluations import "
+                           "export_otlp\nprint(export_otlp([result], 'http://logs.hang:4318/v1/logs'))\n"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert (proc.stdout, proc.stderr) == ("0\n", "otel_agents: http://logs.hang:4318/v1/logs: logs.hang:4318: the name "
+                                          "lookup did not finish within 2 s; 1 evaluation records not sent\n"), proc
+
+
 def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
     """An endpoint carrying a credential (``https://user:PASSWORD@host``, which the OTLP/HTTP exporter sends as
     basic auth) was printed whole, three times, in the lines and the problems a user pastes into an issue: now
@@ -652,6 +683,33 @@ def test_doctor_exits_1_naming_each_variable_whose_value_is_not_valid(tmp_path: 
     for name, value in BAD_VALUES.items():
         assert sum(line.startswith(f"  {name}={value!r}") for line in problems) == 1, (name, out)
     assert "OpenTelemetry SDK: enabled (OTEL_SDK_DISABLED=1)" in out, out
+
+
+def test_doctor_names_a_number_out_of_its_range_as_a_problem(monkeypatch, capsys) -> None:
+    """``OTEL_AGENTS_MAX_CONTENT_LENGTH=-5`` was a budget of 64 and ``OTEL_AGENTS_MAX_MEDIA_BYTES=-1`` one of 0:
+    doctor showed the value used and "no problems found". Now each is ignored (the default used, as the
+    OpenTelemetry specification asks of a numeric variable out of range) and listed, with its range."""
+    import os
+
+    from otel_agents import _api
+    from otel_agents.cli import doctor
+
+    for name in [k for k in os.environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(_api, "_status", {})
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "console")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "-5")
+    monkeypatch.setenv("OTEL_AGENTS_MAX_MEDIA_BYTES", "-1")
+    assert doctor.run(argparse.Namespace()) == 1
+    out = capsys.readouterr().out
+    assert "content budget: 16384 characters per attribute (OTEL_AGENTS_MAX_CONTENT_LENGTH=-5)" in out, out
+    assert "inline media budget: 4096 bytes per part (OTEL_AGENTS_MAX_MEDIA_BYTES=-1)" in out, out
+    assert out[out.index("problems: "):].splitlines() == [
+        "problems: 2",
+        "  OTEL_AGENTS_MAX_CONTENT_LENGTH='-5' is not valid; it must be a whole number of characters, at least 64; "
+        "using the default, 16384",
+        "  OTEL_AGENTS_MAX_MEDIA_BYTES='-1' is not valid; it must be a whole number of bytes, at least 0; using the "
+        "default, 4096"], out
 
 
 def test_doctor_says_the_sdk_is_disabled(tmp_path: Path) -> None:

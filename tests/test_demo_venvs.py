@@ -87,3 +87,87 @@ def test_a_broken_manifest_in_examples_is_named_with_its_line(tmp_path: Path) ->
                            str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and f"{tmp_path / 'manifest.yaml'}:4: not YAML" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _descendants(root: int) -> set[int]:
+    """Every live process under ``root`` (children, theirs, ...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:  # ended meanwhile
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        kids = [child for child, parent in parents.items() if parent == pid]
+        found.update(kids)
+        todo.extend(kids)
+    return found
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_ctrl_c_stops_every_child_process_and_exits_130(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the demo alone, as a terminal's would be once its children have sessions of their own)
+    waited for the ``ecp run`` processes already started to finish their manifests (13 s with four) and printed
+    their rows. Now the demo ends its children (its ``ecp run``s, its fork server and a ``--venv`` demo, with
+    everything they started), says it was interrupted and exits 130; no process under it survives. The timeouts
+    only detect a hang."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen([OTEL_AGENTS, "demo", "--frameworks", "plain_python", "--out", str(out), "--jobs", "4",
+                             "--venv", f"{sys.prefix}=openai"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 300
+        while True:  # until an `ecp run` of the demo's runs (its --venv demo is running by then)
+            seen |= _descendants(proc.pid)
+            if any(_parent(pid) == proc.pid and b"\0run\0" in _cmdline(pid) for pid in seen if _alive(pid)):
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        seen |= _descendants(proc.pid)
+        assert any(b"--json\0-\0" in _cmdline(pid) for pid in seen), [_cmdline(pid) for pid in seen]  # --venv's
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)  # waited for the runs (before): their manifests' time
+    finally:
+        for pid in [proc.pid, *seen]:  # a hang: leave nothing behind
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "otel-agents demo: interrupted; " in stderr and "Traceback" not in stderr, stderr
+    assert "\nframework " not in stdout, stdout  # no table after the Ctrl-C
+    deadline = time.monotonic() + 30  # SIGKILLed processes are gone once the kernel has reaped them
+    while [pid for pid in seen if _alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [_cmdline(pid) for pid in seen if _alive(pid)] == []

@@ -624,7 +624,9 @@ def test_unusable_budget_setting_still_records_spans(provider: Any, exporter: Sn
 # `self._budget` (with a usable fallback, e.g. the default budget, when the settings could not be
 # read), and `content_budget` rejects non-finite values like `_number_from_env`.
 def test_unusable_budget_in_settings_still_marks_errors(provider: Any, exporter: SnapshotExporter) -> None:
-    t = Telemetry(provider, settings=Settings(max_content_length=float("inf")))
+    settings = Settings()
+    settings.max_content_length = float("inf")  # Settings() refuses it (ValueError); set on the object after
+    t = Telemetry(provider, settings=settings)
     s = t.start_span(Kind.TOOL, "lookup")
     s.end(error=ValueError("boom"))
     span = _only(exporter)

@@ -259,16 +259,30 @@ def test_budget_from_environment(telemetry, exporter, monkeypatch) -> None:
     assert len(only(exporter).attributes[A.INPUT_VALUE]) == 100
 
 
-@pytest.mark.parametrize("name,raw,default", [("OTEL_AGENTS_MAX_CONTENT_LENGTH", "abc", "16384"),
-                                              ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "inf", "16384"),
-                                              ("OTEL_AGENTS_MAX_MEDIA_BYTES", "4k", "4096"),
-                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "5m", "300"),
-                                              # 0 and -1 were raised to 10 ms: every stream abandoned at once
-                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "0", "300"),
-                                              ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "-1", "300")])
-def test_a_number_variable_that_is_not_a_number_warns_once_and_uses_the_default(name, raw, default, monkeypatch,
-                                                                              caplog) -> None:
-    # OTEL_AGENTS_MAX_CONTENT_LENGTH=abc was ignored without a word
+_CHARACTERS = "a whole number of characters, at least 64; using the default, 16384"
+_BYTES = "a whole number of bytes, at least 0; using the default, 4096"
+_SECONDS = "a finite number of seconds, at least 0.01; using the default, 300"
+
+
+@pytest.mark.parametrize("name,raw,rule", [("OTEL_AGENTS_MAX_CONTENT_LENGTH", "abc", _CHARACTERS),
+                                           ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "inf", _CHARACTERS),
+                                           # -5 and 10 were raised to 64, 1.5 cut to 1, without a word
+                                           ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "-5", _CHARACTERS),
+                                           ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "10", _CHARACTERS),
+                                           ("OTEL_AGENTS_MAX_CONTENT_LENGTH", "100.5", _CHARACTERS),
+                                           ("OTEL_AGENTS_MAX_MEDIA_BYTES", "4k", _BYTES),
+                                           ("OTEL_AGENTS_MAX_MEDIA_BYTES", "-1", _BYTES),  # was 0, silently
+                                           ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "5m", _SECONDS),
+                                           # 0 and -1 were raised to 10 ms: every stream abandoned at once
+                                           ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "0", _SECONDS),
+                                           ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "-1", _SECONDS),
+                                           ("OTEL_AGENTS_STREAM_IDLE_TIMEOUT", "0.001", _SECONDS)])
+def test_a_number_variable_that_is_not_valid_warns_once_and_uses_the_default(name, raw, rule, monkeypatch,
+                                                                          caplog) -> None:
+    """OTEL_AGENTS_MAX_CONTENT_LENGTH=abc was ignored without a word; -5 became 64 and
+    OTEL_AGENTS_MAX_MEDIA_BYTES=-1 became 0 without one either. The OpenTelemetry specification's rule for a
+    numeric variable, for every one: a value it cannot parse or outside the variable's range is warned about
+    (naming the variable and its range) and ignored, as if unset."""
     from otel_agents._spans import settings
 
     monkeypatch.setattr(settings, "_warned_variables", set(), raising=False)
@@ -278,11 +292,35 @@ def test_a_number_variable_that_is_not_a_number_warns_once_and_uses_the_default(
             values = (Settings().content_budget(), Settings().media_budget(), Settings().idle_timeout())
     assert f"{values[0]} {values[1]} {values[2]:g}" == "16384 4096 300"
     warnings = [r.getMessage() for r in caplog.records]
-    assert warnings == [f"otel_agents: {name}={raw!r} is not valid; using the default, {default}"]
+    assert warnings == [f"otel_agents: {name}={raw!r} is not valid; it must be {rule}"]
     monkeypatch.setenv(name, "100")
     with caplog.at_level(logging.WARNING, logger="otel_agents"):
         Settings().content_budget(), Settings().media_budget(), Settings().idle_timeout()
     assert len(caplog.records) == 1  # a number is quiet
+
+
+@pytest.mark.parametrize("argument,value,rule", [
+    ("max_content_length", -5, "a whole number of characters, at least 64 (None follows OTEL_AGENTS_MAX_CONTENT_LENGTH)"),
+    ("max_content_length", 10, "a whole number of characters, at least 64 (None follows OTEL_AGENTS_MAX_CONTENT_LENGTH)"),
+    ("max_content_length", float("inf"), "a whole number of characters, at least 64 (None follows "
+                                         "OTEL_AGENTS_MAX_CONTENT_LENGTH)"),
+    ("max_content_length", "100", "a whole number of characters, at least 64 (None follows "
+                                  "OTEL_AGENTS_MAX_CONTENT_LENGTH)"),
+    ("max_media_bytes", -1, "a whole number of bytes, at least 0 (None follows OTEL_AGENTS_MAX_MEDIA_BYTES)"),
+    ("max_media_bytes", True, "a whole number of bytes, at least 0 (None follows OTEL_AGENTS_MAX_MEDIA_BYTES)"),
+    ("stream_idle_timeout", 0, "a finite number of seconds, at least 0.01 (None follows "
+                               "OTEL_AGENTS_STREAM_IDLE_TIMEOUT)"),
+    ("stream_idle_timeout", float("nan"), "a finite number of seconds, at least 0.01 (None follows "
+                                          "OTEL_AGENTS_STREAM_IDLE_TIMEOUT)")])
+def test_a_number_setting_that_is_not_valid_raises_naming_the_argument(argument, value, rule) -> None:
+    """``Settings(max_content_length=-5)`` was a budget of 64, ``max_media_bytes=-1`` one of 0, ``inf`` the default,
+    without a word: an argument the caller wrote is refused, naming it and its range."""
+    with pytest.raises(ValueError) as raised:
+        Settings(**{argument: value})
+    assert str(raised.value) == f"{argument} must be {rule}, not {value!r}"
+    valid = Settings(max_content_length=64, max_media_bytes=0, stream_idle_timeout=0.01)
+    assert (valid.content_budget(), valid.media_budget(), valid.idle_timeout()) == (64, 0, 0.01)
+    assert Settings(max_content_length=1e6).content_budget() == 1_000_000  # a whole float is a whole number
 
 
 def test_an_unknown_propagation_switch_warns_once_and_propagates(monkeypatch, caplog) -> None:

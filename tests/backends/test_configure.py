@@ -387,27 +387,53 @@ def test_a_timeout_that_is_not_a_positive_number_fails_at_configure(preset: str,
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
 @pytest.mark.parametrize("preset", ["otlp", "otlp-grpc", "phoenix", "mlflow", "langfuse"])
-def test_a_timeout_variable_every_export_would_fail_with_fails_at_configure(preset: str, value: str,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """``OTEL_EXPORTER_OTLP_TIMEOUT=0`` (or -1, nan, inf) was taken by ``configure()`` and reported by no one
-    (``otel-agents doctor``: "no problems found"); the OpenTelemetry exporters then failed every export with it
-    ("the timeout cannot be set to a value less than or equal to 0"), the spans lost. Now ``configure()`` raises
-    naming the variable (so doctor reports it), over HTTP and gRPC; the traces variable, read first, decides."""
+def test_a_timeout_variable_every_export_would_fail_with_is_ignored_with_a_warning(
+        preset: str, value: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """``OTEL_EXPORTER_OTLP_TIMEOUT=0`` (or -1, nan, inf) was taken by ``configure()`` and reported by no one; the
+    OpenTelemetry exporters then failed every export with it ("the timeout cannot be set to a value less than or
+    equal to 0"), the spans lost. Last round ``configure()`` raised instead, against the OpenTelemetry
+    specification's rule for a numeric environment variable out of its range: warn and ignore it, as if unset. Now
+    it does that, over HTTP and gRPC: one WARNING naming the variable, the other variable (the traces one, read
+    first) or 10 s used, and spans exported; ``doctor`` lists it as a problem."""
+    from otel_agents._spans import settings
+    from otel_agents.semconv import Kind
+
     for variable in _OTLP_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(settings, "_warned_variables", set())
     keys = {"public_key": "pk-lf-1", "secret_key": SECRET} if preset == "langfuse" else {}
-    made = presets.otlp(protocol="grpc") if preset == "otlp-grpc" else getattr(presets, preset)(**keys)
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", value)
-    with pytest.raises(ValueError, match=rf"^OTEL_EXPORTER_OTLP_TIMEOUT='{value}': the OpenTelemetry exporter "
-                                         "would fail every export"):
-        configure(exporters=[made], frameworks=[], set_global=False)
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "5")
-    configure(exporters=[made], frameworks=[], set_global=False).shutdown()
+    with Receiver() as rx:
+        endpoint = {"otlp": {"endpoint": f"{rx.url}/v1/traces"}, "otlp-grpc": {}}.get(preset, {})
+        made = presets.otlp(protocol="grpc") if preset == "otlp-grpc" else getattr(presets, preset)(**endpoint, **keys)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", value)
+        with caplog.at_level(logging.WARNING, logger="otel_agents"):
+            config = configure(exporters=[made], frameworks=[], set_global=False)  # raised (before): ValueError
+        assert [r.getMessage() for r in caplog.records if r.name == "otel_agents"] == [
+            f"otel_agents: OTEL_EXPORTER_OTLP_TIMEOUT={value!r} is not valid; it must be a positive number of "
+            "seconds (every export would fail with it); ignored, as if unset"]
+        if preset == "otlp":  # exported (before the fix, with the timeout of 0: every export failed)
+            from otel_agents._spans import Telemetry
+
+            Telemetry(config.tracer_provider).start_span(Kind.TOOL, "lookup").end()
+            assert config.tracer_provider.force_flush(30_000) and len(rx.requests) == 1, rx.requests
+        config.shutdown()
+    from otel_agents.exporters.presets import _checked_timeout
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", value)  # read first: ignored, the next one taken
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "5")
+    assert _checked_timeout(None) == 5.0
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "7")  # valid: the exporter reads it itself
+    assert _checked_timeout(None) is None
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TIMEOUT")
     if preset == "otlp" and value == "0":
-        env = {k: v for k, v in os.environ.items() if k != "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_OTLP_TRACES_")}
         doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True,
-                                env={**env, "OTEL_AGENTS_EXPORTERS": "otlp"}, timeout=120)
-        assert doctor.returncode == 1 and "OTEL_EXPORTER_OTLP_TIMEOUT='0': the OpenTelemetry exporter would fail" \
+                                env={**env, "OTEL_AGENTS_EXPORTERS": "otlp", "OTEL_EXPORTER_OTLP_TIMEOUT": value},
+                                timeout=120)
+        assert doctor.returncode == 1 and doctor.stderr == "", doctor.stderr
+        assert "-> http://localhost:4318/v1/traces: problem: OTEL_EXPORTER_OTLP_TIMEOUT='0' is not valid; it must " \
+               "be a positive number of seconds (every export would fail with it); ignored, as if unset\n" \
             in doctor.stdout, doctor.stdout
 
 

@@ -23,13 +23,13 @@ _GRPC = re.compile(r"collecting OTLP/gRPC at (\S+)")
 class Collect:
     """One ``otel-agents ecp collect`` subprocess; ``url`` is its /v1/traces endpoint."""
 
-    def __init__(self, tmp: Path, name: str, *args: str) -> None:
+    def __init__(self, tmp: Path, name: str, *args: str, env: dict[str, str] | None = None) -> None:
         self.output = tmp / f"{name}.jsonl"
         self.log = tmp / f"{name}.log"
         self._log = open(self.log, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", "ecp", "collect", "--port", "0",
                                       "-o", str(self.output), *args], stderr=self._log, stdout=subprocess.DEVNULL,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, env=env)
         self.url = self.grpc = ""
         for _ in range(600):  # up to ~60 s for the interpreter to start on a busy machine
             text = self.log.read_text(encoding="utf-8", errors="replace")
@@ -87,8 +87,8 @@ def wait_for(predicate, what: str, attempts: int = 600, pause: float = 0.1) -> N
 def collects(tmp_path):
     started: list[Collect] = []
 
-    def start(name: str, *args: str) -> Collect:
-        c = Collect(tmp_path, name, *args)
+    def start(name: str, *args: str, env: dict[str, str] | None = None) -> Collect:
+        c = Collect(tmp_path, name, *args, env=env)
         started.append(c)
         return c
 

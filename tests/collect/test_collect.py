@@ -660,6 +660,65 @@ def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
     assert len(front.envelopes()) == 2
 
 
+def test_a_forward_target_whose_name_is_never_looked_up_is_said_once_and_loses_nothing(collects, tmp_path) -> None:
+    """``--forward URL`` whose host name a resolver never answers for (a ``sitecustomize`` in the collector's
+    process): urllib's timeout does not cover the lookup, so the forwarding thread sat in it for good, and the
+    requests piled up behind it unsaid (then 'queue full' drops, naming no URL). Now each request's name gets 2 s
+    (exporters/_reach), the outage is logged once, naming the URL and why; every envelope is still written
+    locally and the collector stops with status 0."""
+    import os
+
+    from tests.test_cli_text import _HUNG_RESOLVER
+
+    resolver = tmp_path / "resolver"
+    resolver.mkdir()
+    (resolver / "sitecustomize.py").write_text(_HUNG_RESOLVER, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(resolver), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    target = "http://backend.hang:4318/v1/traces"
+    c = collects("c", "--trace-idle", "0.3", "--forward", target, env=env)
+    runs = new_runs(3)
+    emit(tmp_path, "tools", c.url, runs)
+    emit(tmp_path, "root", c.url, runs)
+    wait_for(lambda: len(c.envelopes()) >= 3, "3 envelopes")
+    wait_for(lambda: "cannot forward" in c.log.read_text(encoding="utf-8"), "the forward failure logged")
+    log = c.stop()
+    assert c.proc.returncode == 0, log
+    assert sorted(e["trace_id"] for e in check(c.envelopes())) == sorted(r["trace_id"] for r in runs)
+    assert all(e["metrics"]["model_calls"] == 1 and "incomplete" not in e for e in c.envelopes()), c.envelopes()
+    assert [line for line in log.splitlines() if "backend.hang" in line or "WARNING" in line] == [
+        f"WARNING:otel-agents collect: cannot forward to {target}: backend.hang:4318: the name lookup did not finish "
+        "within 2 s; requests are not forwarded (counted failed) until it is looked up"], log
+
+
+def test_a_name_being_looked_up_is_not_looked_up_again(monkeypatch) -> None:
+    """A sender that asks before each request (``--forward``) started one lookup thread a request while the
+    resolver did not answer, each left behind: now a name's running lookup is waited on, not started again."""
+    import socket
+
+    from otel_agents.exporters import _reach
+
+    release = threading.Event()
+    real = socket.getaddrinfo
+    calls: list[str] = []
+
+    def hung(host, *args, **kwargs):
+        if host == "never.hang":
+            calls.append(host)
+            release.wait(60)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hung)
+    try:
+        for _ in range(5):
+            assert _reach.lookup("never.hang", 80, 0.01) == "the name lookup did not finish within 0.01 s"
+        assert calls == ["never.hang"]
+        assert sum(t.name == "otel-agents-lookup" for t in threading.enumerate()) == 1
+    finally:
+        release.set()
+    wait_for(lambda: ("never.hang", 80) not in _reach._running, "the lookup finished")
+    assert isinstance(_reach.lookup("127.0.0.1", 80, 30), list)  # a finished lookup is not kept
+
+
 def _held_receiver() -> tuple[OTLPReceiver, threading.Event, list[int]]:
     """A receiver whose first request holds its worker until the event is set (so it is at capacity meanwhile:
     ``max_pending_bytes`` 1), and the span count of each request it took."""

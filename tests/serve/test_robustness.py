@@ -501,3 +501,18 @@ def test_sessions_are_bounded_and_expire() -> None:
     now[0] = 61
     assert manager.get(ids[4]) is None and len(manager) == 0
     manager.close()
+
+
+def test_the_servers_log_names_the_logger_once(tmp_path: Path) -> None:
+    """``ecp serve``'s log read ``WARNING:otel_agents:otel_agents: OTEL_AGENTS_STATUS_OK='maybe' is not valid…``:
+    the default format's logger name, then the message's own ``otel_agents:`` (which says where it comes from in
+    any application's log). Now the name is there once; another library's message keeps its logger's name."""
+    import os
+
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo"], input=rpc("agent/step", {"input": "hi"}) + "\n",
+                          capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "OTEL_AGENTS_STATUS_OK": "maybe"})
+    assert proc.returncode == 0 and json.loads(proc.stdout)["result"]["public_output"], (proc.stdout, proc.stderr)
+    assert "WARNING:otel_agents: OTEL_AGENTS_STATUS_OK='maybe' is not valid; spans keep status unset" in proc.stderr, \
+        proc.stderr
+    assert "otel_agents:otel_agents" not in proc.stderr, proc.stderr

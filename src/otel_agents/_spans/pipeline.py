@@ -236,8 +236,9 @@ def _label_of(value: Any) -> Any:
 def finish_reason(reason: Any) -> str:
     """A finish reason as every attribute carries it (``gen_ai.response.finish_reasons``, ``llm.finish_reason``,
     an output message's ``finish_reason``): redacted as a :func:`label`, its case intact (a secret's shape is
-    case-sensitive: ``AKIA…``), then normalised (:func:`~.messages.normalize_finish_reason`)."""
-    return normalize_finish_reason(label(reason if type(reason) is str else str(reason)))
+    case-sensitive: ``AKIA…``, :func:`_reason_of`, as a message's), then normalised
+    (:func:`~.messages.normalize_finish_reason`, which takes the text of a reason that needed no redaction)."""
+    return normalize_finish_reason(_reason_of(reason))
 
 
 def _reason_of(reason: Any) -> Any:

@@ -13,16 +13,21 @@ look-up, see :func:`getenv`):
     default to off). Any other value turns it **off** (fails closed, as opentelemetry-util-genai
     does), with one WARNING naming the value.
 ``OTEL_AGENTS_MAX_CONTENT_LENGTH``
-    Budget per content attribute, in characters (default 16384, minimum 64). For it and the other
-    numbers below, a value that is not a finite number is logged once as a warning and the default
-    is used.
+    Budget per content attribute, in characters: a whole number, at least 64 (default 16384).
 ``OTEL_AGENTS_MAX_MEDIA_BYTES``
     Largest inline media (an image, audio or document sent as bytes) recorded in a
-    message part, in bytes (default 4096, minimum 0); larger media keep only their
+    message part, in bytes: a whole number, at least 0 (default 4096); larger media keep only their
     MIME type, modality, size and SHA-256.
 ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``
     Seconds a wrapped stream may sit unconsumed before its span is ended as
-    abandoned (default 300); a value of 0 or less is not valid (a warning, and the default is used).
+    abandoned: a finite number, at least 0.01 (default 300).
+
+    For these three numbers, one rule, the OpenTelemetry specification's for a numeric variable
+    (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/#numeric-value): a
+    value that is not one (``abc``, ``inf``, ``1.5`` characters) or is outside its range (``-5``, ``0``
+    seconds) is logged once as a WARNING naming the variable and its range, and ignored: the default is
+    used, as when it is unset (never raised to the minimum). ``otel-agents doctor`` lists it as a problem.
+    The same values given to :class:`Settings` raise :class:`ValueError` naming the argument.
 ``OTEL_AGENTS_STATUS_OK``
     ``true`` (also ``1``, ``yes``, ``on``) marks each span that ends without an error (and was not
     cancelled, interrupted or abandoned) with status OK; ``false`` or unset leave it unset, and any
@@ -61,6 +66,7 @@ ENV_VOCABULARIES = "OTEL_AGENTS_VOCABULARIES"
 DEFAULT_MAX_CONTENT_LENGTH = 16_384
 MIN_CONTENT_LENGTH = 64
 DEFAULT_STREAM_IDLE_TIMEOUT = 300.0
+MIN_STREAM_IDLE_TIMEOUT = 0.01
 DEFAULT_MAX_MEDIA_BYTES = 4096
 
 _OFF = {"no_content", "event_only", "false", "0", "off", "none", "no"}
@@ -197,24 +203,64 @@ def _vocabularies_from_env() -> frozenset[str]:
     return chosen
 
 
-def _number_from_env(name: str, default: float, minimum: float, *, positive: bool = False) -> float:
-    raw = getenv(name)
+@dataclass(frozen=True)
+class _Number:
+    """What a numeric setting takes: a finite number of ``unit``, at least ``minimum``, whole when ``whole``."""
+
+    argument: str
+    variable: str
+    default: float
+    minimum: float
+    whole: bool
+    unit: str
+
+    def rule(self) -> str:
+        return f"{'a whole' if self.whole else 'a finite'} number of {self.unit}, at least {self.minimum:g}"
+
+    def take(self, value: object) -> float | None:
+        """``value`` as the setting uses it (an ``int`` when ``whole``), or ``None`` when it is not one it takes."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        if isinstance(value, float):
+            if not math.isfinite(value) or (self.whole and not value.is_integer()):
+                return None
+            value = int(value) if self.whole else value
+        return value if value >= self.minimum else None  # an int is compared exactly, past a float's range too
+
+
+_CONTENT_LENGTH = _Number("max_content_length", ENV_MAX_CONTENT_LENGTH, DEFAULT_MAX_CONTENT_LENGTH,
+                          MIN_CONTENT_LENGTH, True, "characters")
+_MEDIA_BYTES = _Number("max_media_bytes", ENV_MAX_MEDIA_BYTES, DEFAULT_MAX_MEDIA_BYTES, 0, True, "bytes")
+_IDLE_TIMEOUT = _Number("stream_idle_timeout", ENV_STREAM_IDLE_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT,
+                        MIN_STREAM_IDLE_TIMEOUT, False, "seconds")
+
+
+def _number_from_env(number: _Number) -> float:
+    """The variable's value, or its default when unset, empty or not valid (a WARNING, once: see the module
+    docstring; a timeout of 0 raised to the minimum ended every stream after 10 ms without a word)."""
+    raw = getenv(number.variable)
     if not raw:
-        return default
-    value: float
+        return number.default
+    value: float | None
     try:  # an integer as it is written (a float holds 53 bits: a huge budget was read, and shown, rounded)
         value = int(raw)
     except ValueError:
         try:
             value = float(raw)
         except ValueError:
-            value = math.nan
-    # "abc", and "inf" is not a budget; nor is a timeout of 0 or less (raised to the minimum, it ended every
-    # stream after 10 ms without a word: "0" reads as "no timeout" elsewhere, as in `ecp serve --step-timeout 0`)
-    if (type(value) is float and not math.isfinite(value)) or (positive and value <= 0):
-        warn_bad_variable(name, raw, f"using the default, {default:g}")
-        return default
-    return max(minimum, value)
+            value = None
+    taken = None if value is None else number.take(value)
+    if taken is None:
+        warn_bad_variable(number.variable, raw, f"it must be {number.rule()}; using the default, {number.default:g}")
+        return number.default
+    return taken
+
+
+def _checked_number(number: _Number, value: object) -> None:
+    """Raise :class:`ValueError` naming the argument when ``value`` (not ``None``) is not a number it takes."""
+    if value is not None and number.take(value) is None:
+        raise ValueError(f"{number.argument} must be {number.rule()} (None follows {number.variable}), "
+                         f"not {value!r}")
 
 
 ENV_SDK_DISABLED = "OTEL_SDK_DISABLED"
@@ -261,7 +307,9 @@ class Settings:
 
     Raises:
         ValueError: ``vocabularies`` names an unknown vocabulary or none (the message names the
-            value and the allowed ones).
+            value and the allowed ones); ``max_content_length`` is not a whole number of at least 64,
+            ``max_media_bytes`` not one of at least 0, ``stream_idle_timeout`` not a finite number of at
+            least 0.01 (the message names the argument and its range).
         TypeError: ``capture_content`` is not ``True``, ``False`` or ``None``.
     """
 
@@ -277,6 +325,8 @@ class Settings:
 
     def __post_init__(self) -> None:
         check_capture_content(self.capture_content)
+        for number in (_CONTENT_LENGTH, _MEDIA_BYTES, _IDLE_TIMEOUT):
+            _checked_number(number, getattr(self, number.argument))
         if self.vocabularies is not None:
             self.vocabularies = V.parse(self.vocabularies)
 
@@ -305,19 +355,20 @@ class Settings:
 
     def content_budget(self) -> int:
         """The per-attribute content budget in characters (>= 64)."""
-        if self.max_content_length is not None:
-            if isinstance(self.max_content_length, float) and not math.isfinite(self.max_content_length):
-                # "no limit" is not a budget: the default (an int is finite: isfinite() raises past a float's range)
-                return DEFAULT_MAX_CONTENT_LENGTH
-            return max(MIN_CONTENT_LENGTH, int(self.max_content_length))
-        return int(_number_from_env(ENV_MAX_CONTENT_LENGTH, DEFAULT_MAX_CONTENT_LENGTH, MIN_CONTENT_LENGTH))
+        return int(self._number(_CONTENT_LENGTH, self.max_content_length))
 
     def media_budget(self) -> int:
         """The largest inline media recorded in a message part, in bytes (>= 0)."""
-        if self.max_media_bytes is not None:
-            finite = not isinstance(self.max_media_bytes, float) or math.isfinite(self.max_media_bytes)
-            return max(0, int(self.max_media_bytes)) if finite else DEFAULT_MAX_MEDIA_BYTES
-        return int(_number_from_env(ENV_MAX_MEDIA_BYTES, DEFAULT_MAX_MEDIA_BYTES, 0))
+        return int(self._number(_MEDIA_BYTES, self.max_media_bytes))
+
+    @staticmethod
+    def _number(number: _Number, value: object) -> float:
+        """The setting's value; ``None``: the variable's (:func:`_number_from_env`). One not valid (set on the
+        object after it was made, which checks its arguments) is the default."""
+        if value is None:
+            return _number_from_env(number)
+        taken = number.take(value)
+        return number.default if taken is None else taken
 
     def span_policy(self) -> tuple[bool, int, bool, frozenset[str] | None, int]:
         """What a span keeps for its life, read when it starts: ``(content_enabled(), content_budget(),
@@ -349,6 +400,4 @@ class Settings:
 
     def idle_timeout(self) -> float:
         """Seconds before an idle stream is ended as abandoned."""
-        if self.stream_idle_timeout is not None:
-            return float(self.stream_idle_timeout)
-        return _number_from_env(ENV_STREAM_IDLE_TIMEOUT, DEFAULT_STREAM_IDLE_TIMEOUT, 0.01, positive=True)
+        return float(self._number(_IDLE_TIMEOUT, self.stream_idle_timeout))

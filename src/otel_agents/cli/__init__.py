@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import logging
 import os
 import re
 import sys
@@ -22,6 +23,25 @@ SUBCOMMANDS = {
     "export": "otel_agents.cli.export",
     "ecp": "otel_agents.cli.ecp",
 }
+
+
+class _LogFormat(logging.Formatter):
+    """``logging``'s default format, ``LEVEL:logger:message``, without the logger's name before a message that
+    already starts with where it comes from: ours do (``otel_agents: …``, ``otel-agents collect: …``) so that they
+    say so in any application's log, and read ``WARNING:otel_agents:otel_agents: …`` under the default format."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        if record.message.startswith(("otel_agents: ", "otel-agents ")):
+            return f"{record.levelname}:{record.message}"
+        return super().formatMessage(record)
+
+
+def log_to_stderr() -> None:
+    """Log WARNINGs and above to the current ``sys.stderr``, in :class:`_LogFormat` (as
+    ``logging.basicConfig(level=WARNING)``: nothing changes when the root logger already has a handler)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_LogFormat(logging.BASIC_FORMAT))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
 
 def plain(doc: str) -> str:

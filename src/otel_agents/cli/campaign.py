@@ -12,10 +12,10 @@ fastest row).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
                  ecp: Path, frameworks: list[str], example_file: Any) -> int:
     """Grade every agent ``args.repeat`` times; print the campaign table; 0 when every run was graded."""
     from ..evaluations import load_report
+    from ._children import CHILDREN, map_all
     from .demo import ecp_environment
     from .report import page, summarise, table
 
@@ -52,13 +53,13 @@ def run_campaign(args: Any, yaml: Any, base: dict[str, Any], examples: Path, out
 
     def grade(job: tuple[Path, Path]) -> None:
         manifest, report = job
-        with open(report.with_suffix(".ecp.log"), "w", encoding="utf-8") as log:
-            subprocess.run([str(ecp), "run", "--manifest", str(manifest), "--json-out", str(report),
-                            "--timeout", str(args.timeout)], stdout=log, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, env=ecp_environment(), timeout=args.timeout * 10, check=False)
+        with open(report.with_suffix(".ecp.log"), "w", encoding="utf-8") as log, \
+                contextlib.suppress(OSError, subprocess.TimeoutExpired):  # no report: said below, with its log
+            CHILDREN.run([str(ecp), "run", "--manifest", str(manifest), "--json-out", str(report),
+                          "--timeout", str(args.timeout)], args.timeout * 10, stdout=log, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, env=ecp_environment())
 
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        list(pool.map(grade, jobs))
+    map_all(grade, jobs, args.jobs)  # a Ctrl-C: demo.run() ends the running ones (CHILDREN), not a wait on them
     missing = [str(report) for _, report in jobs if not report.exists()]
     reports = [load_report(report) for _, report in jobs if report.exists()]
     summary = summarise(reports)

@@ -30,7 +30,7 @@ import sys
 import threading
 from typing import Any
 
-from . import plain
+from . import log_to_stderr, plain
 from ._types import at_least_one, bearer_token, http_url, origin, port, positive_seconds, seconds
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if refusal:
         print(f"otel-agents ecp collect: {refusal}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    log_to_stderr()
     from .._spans.encoding import dumps as strict_json
     from ..exporters._appender import JsonLinesAppender
     from ..serve.otlp import worth_logging

@@ -35,7 +35,8 @@ What it does, with no network and no API key:
 
 A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise, 2 for bad arguments, a
-missing dependency (PyYAML, ecp-runtime) or a ``--json`` file that cannot be written.
+missing dependency (PyYAML, ecp-runtime) or a ``--json`` file that cannot be written, 130 on Ctrl-C (every child
+process it started is ended first, :mod:`._children`).
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: every
 row this venv can run: a framework tested in a venv of its own — ``google_adk`` —
@@ -61,16 +62,17 @@ import json
 import select
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from . import plain
+from ._children import CHILDREN, map_all
 from ._types import at_least_one, http_url, positive_seconds
 
 PLAIN_PYTHON = "plain_python"  # no framework: the decorated example next to customer_support/
@@ -178,10 +180,22 @@ class Run:
 def run(args: argparse.Namespace) -> int:
     """``otel-agents demo``: the exit status — 0 every agent graded (failed checks are the demo's findings,
     not errors), 1 some agent could not be run or graded, 2 a missing dependency (PyYAML, ecp-runtime), bad
-    arguments, an output not writable, or another demo writing the same rows under the same ``--out``.
-    ``--repeat K`` > 1 runs the campaign (:mod:`.campaign`) instead."""
+    arguments, an output not writable, or another demo writing the same rows under the same ``--out``; 130 on
+    Ctrl-C (SIGINT), after ending every child process it started (:mod:`._children`: SIGTERM, SIGKILL after a
+    few seconds), not waiting for them to finish their manifests. ``--repeat K`` > 1 runs the campaign
+    (:mod:`.campaign`) instead."""
+    import signal
+
+    from ._children import CHILDREN
+
     with contextlib.ExitStack() as held:  # the rows' locks (:func:`_lock_rows`), released when it returns
-        return _run(args, held)
+        try:
+            return _run(args, held)
+        except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the children's ending short
+            stopped = CHILDREN.stop()
+            print(f"otel-agents demo: interrupted; {stopped} child process(es) stopped", file=sys.stderr, flush=True)
+            return 130
 
 
 LOCK_NAME = ".otel-agents-demo.lock"
@@ -294,12 +308,12 @@ def _run(args: argparse.Namespace, held: contextlib.ExitStack) -> int:
         if r.framework in servers:
             servers[r.framework].wait_ready(args.timeout)
         run_ecp(r, ecp, args.timeout)
-        print(f"  {r.framework} {_LABELS[r.attr]}: "
-              f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", file=console, flush=True)
+        if not CHILDREN.stopping.is_set():  # interrupted: no line per run it ended
+            print(f"  {r.framework} {_LABELS[r.attr]}: "
+                  f"{'error' if r.error else 'graded'} ({_shown(r.out / 'report.html')})", file=console, flush=True)
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            list(pool.map(grade, todo))
+        map_all(grade, todo, args.jobs)
     finally:
         for server in servers.values():
             server.stop()
@@ -429,7 +443,7 @@ class ForkServer:
     def __init__(self, framework: str, examples: Path, out: Path, sockets: Path) -> None:
         example = _shown(example_file(examples, framework))
         with open(out / framework / "forkserver.log", "w", encoding="utf-8") as log:
-            self.proc = subprocess.Popen(
+            self.proc = CHILDREN.popen(
                 [sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sockets / f"{framework}.sock"),
                  *(f"{example}:{attr}" for attr in TWINS)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
@@ -451,6 +465,7 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        CHILDREN.forget(self.proc)
         assert self.proc.stdout is not None
         self.proc.stdout.close()
 
@@ -481,13 +496,13 @@ def run_ecp(r: Run, ecp: Path, timeout: float) -> None:
            "--report", str(r.out / "report.html"), "--timeout", str(timeout)]
     try:
         with open(r.out / "ecp.log", "w", encoding="utf-8") as log:
-            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  env=ecp_environment(), timeout=timeout * 10, check=False)
+            returncode = CHILDREN.run(cmd, timeout * 10, stdout=log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, env=ecp_environment())
     except (OSError, subprocess.TimeoutExpired) as exc:
         r.error = f"ecp run did not complete: {exc}"
         return
-    if proc.returncode not in (0, 2) or not report.exists():
-        r.error = f"ecp run exited with {proc.returncode}: {_last_line(r.out / 'ecp.log')}"
+    if returncode not in (0, 2) or not report.exists():
+        r.error = f"ecp run exited with {returncode}: {_last_line(r.out / 'ecp.log')}"
         return
     try:
         r.report = json.loads(report.read_text(encoding="utf-8"))
@@ -576,7 +591,9 @@ def start_venv(directory: Path, rows: list[str], args: argparse.Namespace, out: 
     if args.phoenix:
         command += ["--phoenix", args.phoenix]
     try:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        # SIGINT: a demo ends its own children on it (SIGTERM would end it alone)
+        proc = CHILDREN.popen(command, interrupt=signal.SIGINT, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              text=True)
     except OSError as exc:
         return directory, rows, out, None, f"{shlex.join(command[:2])} could not start: {exc}"
     return directory, rows, out, proc, None
@@ -588,6 +605,7 @@ def finish_venv(directory: Path, rows: list[str], out: Path, proc: subprocess.Po
     run when it produced none."""
     if proc is not None:
         stdout, _ = proc.communicate()
+        CHILDREN.forget(proc)
         try:
             runs = [Run(framework=d["framework"], attr=d["attr"], out=out / d["framework"] / _SUBDIRS[d["attr"]],
                         **{k: d[k] for k in _JSON_FIELDS[2:]}) for d in json.loads(stdout)["runs"]]

@@ -230,17 +230,20 @@ def exporter_lines() -> list[str]:
 def _build_problem(preset) -> str | None:
     """What building a network preset's exporter, as ``configure()`` does, raises (its exporter not installed;
     over gRPC a timeout that is no number or an unknown compression) or makes the OpenTelemetry exporter warn about
-    and fall back from (over HTTP the same two; a header entry that is not ``name=value``). ``None`` when neither.
+    and fall back from (over HTTP the same two; a header entry that is not ``name=value``), or a timeout variable
+    out of range we ignore (``OTEL_EXPORTER_OTLP_TIMEOUT=0``: every export would fail). ``None`` when none.
     Nothing is sent: the exporter is made and shut down."""
     import contextlib
 
     warned: list[str] = []
+    ignored: list[str] = []  # a variable value we ignore (a timeout of 0), as the OpenTelemetry spec asks
     logger = logging.getLogger("opentelemetry")
     handler, propagate = _Collect(warned), logger.propagate
     logger.addHandler(handler)
     logger.propagate = False  # told once, as a problem, not also on stderr
     try:
-        exporter = preset.build()
+        with bad_values(ignored):
+            exporter = preset.build()
     except (ValueError, ImportError) as exc:
         return str(exc)
     finally:
@@ -251,7 +254,9 @@ def _build_problem(preset) -> str | None:
     # a header message quotes the entry, which may be a credential: named by its variables instead
     warned = ["OTEL_EXPORTER_OTLP_(TRACES_)HEADERS holds an entry that is not name=value (URL-encoded)"
               if w.startswith("Header format invalid") else w for w in warned]
-    return f"the OpenTelemetry exporter says: {'; '.join(dict.fromkeys(warned))}" if warned else None
+    said = [*dict.fromkeys(ignored)] + ([f"the OpenTelemetry exporter says: {'; '.join(dict.fromkeys(warned))}"]
+                                        if warned else [])
+    return "; ".join(said) or None
 
 
 def _endpoint(preset) -> str:

@@ -36,7 +36,7 @@ import logging
 import os
 import signal
 import sys
-from . import plain
+from . import log_to_stderr, plain
 from ._types import at_least_one, bearer_token, http_url, origin, port, positive_seconds, seconds, url_path
 
 DEFAULT_COLLECT_GRACE = 5.0  # seconds
@@ -248,7 +248,7 @@ def _run(args: argparse.Namespace) -> int:
             return 2
         os.dup2(log.fileno(), 2)
         sys.stderr = log
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    log_to_stderr()
     from .. import instrument, uninstrument
     from ..serve import TargetError, load_target
 

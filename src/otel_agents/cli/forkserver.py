@@ -73,17 +73,16 @@ def serve(path: str, specs: list[str]) -> int:
     client until SIGTERM; then end the children still running. Prints ``ready`` (or why not) on stdout."""
     import contextlib
     import gc
-    import logging
     import threading
 
     from opentelemetry import trace
 
     from .. import instrument, instrumentation_status
     from ..serve import load_target
-    from . import ecp
+    from . import ecp, log_to_stderr
 
     environ = dict(os.environ)  # before the imports: what a client's must match
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    log_to_stderr()
     provider = ecp._provider(None)
     trace.set_tracer_provider(provider)
     instrument(provider)

@@ -29,7 +29,7 @@ import os
 from typing import Sequence
 
 from ._langfuse import score_langfuse
-from ._logs import emit_logs, export_otlp, write_file
+from ._logs import _export_otlp, emit_logs, export_otlp, write_file
 from ._phoenix import Delivery, annotate_phoenix
 from ._results import EVALUATION_RESULT_EVENT, EvaluationResult, evaluation_results, load_manifest, load_report
 
@@ -49,7 +49,8 @@ def emit_evaluations(results: Sequence[EvaluationResult], to: str = "file",
 
     Returns:
         A :class:`Delivery`: how many were sent, which failed (a line per refused trace for Phoenix and
-        Langfuse, one line for log records a file or an OTLP backend did not take) and how many had no
+        Langfuse, one line for log records a file or an OTLP backend did not take; one naming the endpoint
+        when its host name was not looked up within 2 s, nothing sent) and how many had no
         trace to go on (``skipped``: Phoenix and Langfuse need one; log records are written without).
 
     Raises:
@@ -63,7 +64,10 @@ def emit_evaluations(results: Sequence[EvaluationResult], to: str = "file",
         return _logs_delivery(len(results), write_file(results, destination), os.fspath(destination))
     if to == "otlp":
         url = os.fspath(destination) if destination else None
-        return _logs_delivery(len(results), export_otlp(results, url), url or "the OTLP logs endpoint")
+        accepted, unreachable = _export_otlp(results, url, None)
+        if unreachable:  # its name not looked up in time: nothing sent
+            return Delivery(failed=[unreachable])
+        return _logs_delivery(len(results), accepted, url or "the OTLP logs endpoint")
     if to == "phoenix":
         return annotate_phoenix(results, os.fspath(destination) if destination else None)
     if to == "langfuse":

@@ -89,21 +89,47 @@ def write_file(results: Sequence[EvaluationResult], path: str | os.PathLike[str]
 
 def export_otlp(results: Sequence[EvaluationResult], endpoint: str | None = None,
                 headers: dict[str, str] | None = None) -> int:
-    """Export the results with the OTLP/HTTP log exporter (``opentelemetry-exporter-otlp-proto-http``).
+    """Export the results with the OTLP/HTTP log exporter (``opentelemetry-exporter-otlp-proto-http``); returns how
+    many the backend accepted.
 
     Args:
         endpoint: the logs URL (``http://host:4318/v1/logs``); ``None``: the exporter's own defaults
             (``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/logs``, ...).
         headers: extra request headers (else ``OTEL_EXPORTER_OTLP_*HEADERS``).
 
+    An endpoint whose host name is not looked up within
+    :data:`~otel_agents.exporters._reach.BOUND` seconds (the exporter's timeout does not cover the lookup: a
+    resolver that does not answer held it without limit) gets nothing: 0 is returned and one WARNING names the
+    URL and why.
+
     Raises:
         ImportError: the exporter is not installed (``pip install 'otel-agents[otlp]'``).
     """
+    import logging
+
+    accepted, unreachable = _export_otlp(results, endpoint, headers)
+    if unreachable:
+        logging.getLogger("otel_agents").warning("otel_agents: %s", unreachable)
+    return accepted
+
+
+def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
+                 headers: dict[str, str] | None) -> tuple[int, str | None]:
+    """:func:`export_otlp`: how many were accepted, and why none was sent when the endpoint's name was not looked
+    up in time (``"http://host:4318/v1/logs: host:4318: the name lookup did not finish within 2 s; 3 evaluation
+    records not sent"``), else ``None``."""
     try:
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     except ImportError as exc:  # said as every OTLP preset says it: the package and the extra
         from ..exporters.presets import _missing_exporter
 
         raise _missing_exporter("http/protobuf", "--to otlp (OTLP/HTTP logs)") from exc
+    from ..exporters._reach import lookup_problem
 
-    return emit_logs(results, OTLPLogExporter(endpoint=endpoint, headers=headers))
+    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers)
+    url = getattr(exporter, "_endpoint", None) or endpoint  # as the exporter resolved it from the variables
+    unreachable = lookup_problem(url) if url and results else None
+    if unreachable is not None:
+        exporter.shutdown()
+        return 0, f"{url}: {unreachable}; {len(results)} evaluation records not sent"
+    return emit_logs(results, exporter), None

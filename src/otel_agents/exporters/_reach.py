@@ -3,7 +3,10 @@
 ``socket.create_connection`` and urllib's ``timeout=`` bound each connect and read, not the name lookup before them:
 ``getaddrinfo`` blocks for as long as the resolver takes (a resolver that does not answer held ``doctor``,
 ``otel-agents export`` and ``ecp annotate`` for its own retries, 30 s and more, whatever their timeout). The lookup
-runs here in a daemon thread, waited for at most the bound, then abandoned (the process does not wait for it).
+runs here in a daemon thread, waited for at most the bound, then abandoned (the process does not wait for it). A
+name whose lookup is still running is not looked up again: a caller waits on that one (a sender asking before
+each request, ``ecp collect --forward``, would otherwise leave a thread behind per request while the resolver
+does not answer).
 """
 
 from __future__ import annotations
@@ -18,21 +21,35 @@ BOUND = 2.0
 """Seconds an endpoint gets to be looked up (``doctor``: looked up and connected to), in all."""
 
 
+_running: dict[tuple[str, int], tuple[threading.Thread, list[Any]]] = {}  # lookups not finished: (thread, result)
+_running_lock = threading.Lock()
+
+
+def _run(key: tuple[str, int]) -> None:
+    """In a lookup's thread: its result (addresses, or the error) into its list, then no longer running."""
+    found = _running[key][1]
+    try:
+        found.append(socket.getaddrinfo(*key, type=socket.SOCK_STREAM))
+    except OSError as exc:  # socket.gaierror: no such name, no resolver
+        found.append(exc)
+    except Exception as exc:  # noqa: BLE001 - an IDNA error (UnicodeError) and the like: told, not raised
+        found.append(OSError(str(exc)))
+    finally:
+        with _running_lock:
+            del _running[key]
+
+
 def lookup(host: str, port: int, timeout: float) -> list[Any] | str:
     """``socket.getaddrinfo(host, port)`` (stream sockets) within ``timeout`` seconds: its addresses, or why there
     are none (``"the name lookup did not finish within 2 s"``, ``"name lookup failed: …"``). Never raises."""
-    found: list[Any] = []
-
-    def run() -> None:
-        try:
-            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except OSError as exc:  # socket.gaierror: no such name, no resolver
-            found.append(exc)
-        except Exception as exc:  # noqa: BLE001 - an IDNA error (UnicodeError) and the like: told, not raised
-            found.append(OSError(str(exc)))
-
-    thread = threading.Thread(target=run, name="otel-agents-lookup", daemon=True)
-    thread.start()
+    key = (host, port)
+    with _running_lock:
+        running = _running.get(key)
+        if running is None:
+            running = _running[key] = (threading.Thread(target=_run, args=(key,), name="otel-agents-lookup",
+                                                        daemon=True), [])
+            running[0].start()
+    thread, found = running
     thread.join(timeout)
     if not found:
         return f"the name lookup did not finish within {timeout:g} s"

@@ -62,8 +62,9 @@ Environment variables read here (an argument always wins over its variable):
 Every URL, from an argument or a variable, is checked when the preset is made (so at
 ``configure()``): one without an ``http://``/``https://`` scheme or a host (``127.0.0.1:6006``)
 raises :class:`ValueError` naming the argument or variable, instead of an export error later; so does a
-``timeout=`` (else ``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT``) that is not a positive number of seconds, when the
-preset is built (``configure()``).
+``timeout=`` that is not a positive number of seconds, when the preset is built (``configure()``). An
+``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT`` of ``0`` or less, ``nan`` or ``inf`` (every export would fail with it) is
+ignored with a WARNING naming it, as the OpenTelemetry specification asks of an environment variable out of range.
 
 Secrets: a preset's ``repr`` (and :meth:`ExporterPreset.describe`) shows header names, never their
 values, and no key beyond its first characters; nothing here logs a header or a key.
@@ -228,26 +229,40 @@ def _setting(argument: str | None, argument_name: str, variable: str, default: s
 _TIMEOUT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")  # the exporters' order
 
 
-def _check_timeout(timeout: object) -> None:
-    """A ``timeout=`` argument, else the exporters' timeout variable (the first one set), that is no positive finite
-    number of seconds raises :class:`ValueError` naming it. The exporters take any number and fail every export
-    with it (``0``, ``-1``: "the timeout cannot be set to a value less than or equal to 0"; a wrong type: a
-    TypeError in their worker thread), the spans lost; a variable that is no number they warn about and replace by
-    their default, so it is left to them."""
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not 0 < timeout < math.inf):
-        raise ValueError(f"the timeout= argument must be a positive number of seconds, got {timeout!r}")
-    if timeout is None:
-        variable = next((v for v in _TIMEOUT_VARIABLES if v in os.environ), None)
-        if variable is None:
-            return
+def _checked_timeout(timeout: object) -> float | None:
+    """The timeout to give the OpenTelemetry exporter: ``timeout=`` when it is a positive finite number of seconds
+    (else :class:`ValueError` naming it: the exporters take any number and fail every export with ``0`` or ``-1``,
+    "the timeout cannot be set to a value less than or equal to 0", and a wrong type is a TypeError in their
+    worker thread, the spans lost); else ``None`` (the exporter reads its variables), unless the first of the
+    exporters' timeout variables set is a number of seconds out of range (``0``, ``-1``, ``nan``, ``inf``): then,
+    as the OpenTelemetry specification asks of a numeric variable out of its valid range
+    (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/#numeric-value), a WARNING
+    naming it, and what follows it (the other variable, else 10 s), given explicitly so that the exporter does
+    not read it. A variable that is no number is left to the exporter (over HTTP it warns and takes 10 s)."""
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+            raise ValueError(f"the timeout= argument must be a positive number of seconds, got {timeout!r}")
+        return timeout
+    from .._spans.settings import warn_bad_variable
+
+    ignored = None
+    for variable in _TIMEOUT_VARIABLES:
+        raw = os.environ.get(variable)
+        if not raw:  # empty is unset (the spec; the HTTP exporter reads it so)
+            continue
         try:
-            seconds = float(os.environ[variable])
+            seconds = float(raw)
         except ValueError:
-            return
-        if not 0 < seconds < math.inf:
-            raise ValueError(f"{variable}={os.environ[variable]!r}: the OpenTelemetry exporter would fail every "
-                             "export with it; give a positive number of seconds (10 when unset)")
+            return None if ignored is None else _DEFAULT_TIMEOUT
+        if 0 < seconds < math.inf:
+            return None if ignored is None else seconds
+        ignored = variable
+        warn_bad_variable(variable, raw, "it must be a positive number of seconds (every export would fail with "
+                          "it); ignored, as if unset")
+    return None if ignored is None else _DEFAULT_TIMEOUT
+
+
+_DEFAULT_TIMEOUT = 10.0  # seconds: the OTLP exporters' default
 
 
 def _missing_exporter(protocol: str, why: str) -> ImportError:
@@ -257,7 +272,7 @@ def _missing_exporter(protocol: str, why: str) -> ImportError:
 
 
 def _otlp_http_exporter(**kwargs: Any) -> SpanExporter:
-    _check_timeout(kwargs.get("timeout"))
+    kwargs["timeout"] = _checked_timeout(kwargs.get("timeout"))
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -270,7 +285,7 @@ def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeou
     """The SDK's OTLP/gRPC span exporter; it reads endpoint, headers, timeout, compression and insecure from the
     ``OTEL_EXPORTER_OTLP_(TRACES_)*`` variables itself. ``headers`` are added to the variables' (as the HTTP
     exporter does; the gRPC one would drop the variables' headers for them)."""
-    _check_timeout(timeout)
+    timeout = _checked_timeout(timeout)
     try:
         from opentelemetry.exporter.otlp.proto.grpc.exporter import InvalidCompressionValueException
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter

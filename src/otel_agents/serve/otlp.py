@@ -213,7 +213,10 @@ class Forwarder:
     At most ``max_queued`` requests of at most ``max_queued_bytes`` bytes in all wait (an endpoint that
     stalls must not hold every request in memory); more are dropped and counted (:attr:`dropped`), as are
     requests the endpoint refused or that failed (:attr:`failed`); logged with the running count at the 1st,
-    2nd, 4th, 8th, … of each (an outage must not flood the log).
+    2nd, 4th, 8th, … of each (an outage must not flood the log). Before each request the endpoint's host name
+    gets :data:`~otel_agents.exporters._reach.BOUND` seconds to be looked up (urllib's ``timeout`` does not cover
+    the lookup: a resolver that never answered held this thread for good); a request whose name was not looked
+    up is not sent, counted failed, and the first of a run of them is logged once, naming the URL and why.
 
     Args:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
@@ -232,6 +235,7 @@ class Forwarder:
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.sent = self.failed = self.dropped = 0
+        self._unreachable: str | None = None  # why the last request's name was not looked up (logged once)
         self.max_queued_bytes = max_queued_bytes
         self._queued_bytes = 0
         self._lock = threading.Lock()
@@ -257,10 +261,21 @@ class Forwarder:
         import urllib.error
         import urllib.request
 
+        from ..exporters._reach import lookup_problem
+
         while (raw := self._queue.get()) is not None:
             body, kind, encoding = raw
             with self._lock:
                 self._queued_bytes -= len(body)
+            unreachable = lookup_problem(self.url)
+            if unreachable is not None:
+                self.failed += 1
+                if self._unreachable is None:
+                    logger.warning("otel-agents collect: cannot forward to %s: %s; requests are not forwarded (counted "
+                                   "failed) until it is looked up", self.url, unreachable)
+                self._unreachable = unreachable
+                continue
+            self._unreachable = None
             headers = {**self.headers, "Content-Type": kind}
             if encoding:
                 headers["Content-Encoding"] = encoding
