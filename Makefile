@@ -75,7 +75,7 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/clau
 
 # `floor`: the lower ends of the ranges we claim, where .venv holds a newer release (its resolution pulls them
 # up: crewai needs OpenTelemetry >=1.45.1, openai-agents openai >=2.45, ...): claude-agent-sdk 0.2.140,
-# openai 2.30, OpenTelemetry 1.44 / 0.65b0 and its OTLP exporters, orjson 3.11.7, grpcio 1.64, protobuf 6,
+# openai 2.30, OpenTelemetry 1.44 / 0.65b0 and its OTLP exporters, orjson 3.11.7, msgspec 0.14, grpcio 1.64, protobuf 6,
 # googleapis-common-protos 1.70, uvicorn 0.34, pytest-timeout 2.3.1. constraints/floor.txt is uv's
 # lowest-direct resolution of floor_EXTRAS (floor_LOCK: every requirement of ours at its lower end, what
 # they pull in at its newest; `make lock-floor`, uv only). langchain is here for the A2A tests' remote agent

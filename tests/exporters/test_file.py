@@ -527,3 +527,120 @@ def test_spans_sharing_a_trace_id_are_read_as_the_checked_path_reads_each(monkey
     fast = read(True)
     assert fast == read(False)
     assert len(fast[0]) == 5 and len(fast[1]) == 6  # the good text, its upper case: read; the rest left out
+
+
+# -- the typed fast path for lines in the usual form (_typed_spans: msgspec) -----------------------------------
+_VALUE_VARIANTS = [
+    {"stringValue": "x", "intValue": "1"}, {"intValue": "1", "stringValue": "x"}, {"boolValue": True, "doubleValue": 1.5},
+    {"stringValue": None}, {"intValue": None, "stringValue": "x"}, {}, {"intValue": 3}, {"intValue": "-3"},
+    {"intValue": "-0"}, {"intValue": str(2**63 - 1)}, {"intValue": str(2**63)}, {"intValue": -2**63}, {"intValue": 2**63},
+    {"intValue": 3.0}, {"intValue": "1e3"}, {"intValue": " 3"}, {"intValue": "٣"}, {"intValue": True},
+    {"doubleValue": 2}, {"doubleValue": 2**70}, {"doubleValue": -0.0}, {"doubleValue": "NaN"}, {"boolValue": "true"},
+    {"boolValue": 1}, {"arrayValue": {"values": []}}, {"arrayValue": {}},
+    {"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": "2"}]}}, {"arrayValue": {"values": [{"intValue": "2"}]}},
+    {"arrayValue": {"values": [{"stringValue": "a", "boolValue": True}]}}, {"kvlistValue": {"values": []}},
+    {"bytesValue": "aGk="}, {"bytesValue": "!"}, {"string_value": "x"}, {"stringValue": "x", "other": 1},
+    {"stringValue": 5},
+]
+
+
+def _line(span):
+    return json.dumps({"resourceSpans": [{"resource": {"attributes": [
+        {"key": "service.name", "value": {"stringValue": "svc"}}]}, "scopeSpans": [
+        {"scope": {"name": "sc", "version": "1"}, "spans": [span, {**_USUAL_SPAN, "links": [], "spanId": "1" * 16}]}]}]})
+
+
+def _read_line(line, typed_enabled, monkeypatch):
+    """What the reader makes of one line: every field of its spans (``repr``: 1, 1.0 and True differ), the
+    notes and the spans left out, or the error."""
+    from otel_agents.exporters import file
+
+    with monkeypatch.context() as m:
+        if not typed_enabled:
+            m.setattr(file, "_typed_spans", lambda text, make: None)
+        notes, rejected = [], []
+        try:
+            spans = file._parse_line(line, notes, rejected)
+        except ValueError as exc:
+            return type(exc).__name__, str(exc)
+    return [repr((comparable(s), tuple(s.context), tuple(s.parent or ()), list(s.attributes.items()),
+                  [list(e.attributes.items()) for e in s.events],
+                  s.context.trace_state, s.resource.schema_url, s.instrumentation_scope.schema_url)) for s in spans], \
+        notes, rejected
+
+
+@pytest.mark.parametrize("variant", [*_usual_variants(),
+                                     *({"attributes": [{"key": "a", "value": {"stringValue": "ok"}},
+                                                       {"key": "k", "value": value}]} for value in _VALUE_VARIANTS),
+                                     *({"status": {"code": code}} for code in (3, -1, 2**64)), {"kind": 2**64},
+                                     {"flags": 0x300}, {"flags": 0x2FF}, {"parentSpanId": _DROP, "flags": 0x300}],
+                         ids=repr)
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_the_typed_line_path_reads_every_line_as_the_checked_path_does(variant, as_bytes, monkeypatch):
+    """``_typed_spans`` (msgspec parses and checks a line in one pass) must give exactly what the checked decoder
+    gives, or hand the line to it, whatever form a field takes: the same spans, notes and spans left out, or the
+    same error naming the same field. Without links, which the typed path leaves to the checked one."""
+    span = {k: v for k, v in {**_USUAL_SPAN, "links": _DROP, **variant}.items() if v is not _DROP}
+    line = _line(span)
+    if as_bytes:
+        line = line.encode()
+    assert _read_line(line, True, monkeypatch) == _read_line(line, False, monkeypatch)
+
+
+def test_the_typed_line_path_is_taken_for_the_usual_form():
+    """The comparison above means something only if the typed path reads lines: it reads the usual forms
+    itself (every attribute value form our exporter and the Collector's write), and hands the rest over."""
+    from otel_agents.exporters import file
+
+    def typed(variant):
+        span = {k: v for k, v in {**_USUAL_SPAN, "links": _DROP, **variant}.items() if v is not _DROP}
+        return file._typed_spans(_line(span), file.ReadableSpan) is not None
+
+    assert all(typed(v) for v in ({}, {"parentSpanId": ""}, {"parentSpanId": _DROP}, {"status": _DROP},
+                                  {"traceState": ""}, {"traceId": _USUAL_SPAN["traceId"].upper()},
+                                  {"startTimeUnixNano": "0"}, {"events": _DROP}, {"links": []}, {"flags": 0x300},
+                                  {"startTimeUnixNano": 1, "endTimeUnixNano": 2**64 - 1},
+                                  {"attributes": [{"key": "k", "value": value} for value in (
+                                      {"intValue": 3}, {"intValue": "-3"}, {"doubleValue": 2}, {"boolValue": False},
+                                      {"arrayValue": {"values": [{"stringValue": "a"}]}})]}))
+    assert not any(typed(v) for v in ({"traceState": "a=1"}, {"trace_id": "1" * 32}, {"flags": "1"}, {"kind": 6},
+                                      {"status": {"code": "STATUS_CODE_ERROR"}}, {"startTimeUnixNano": 2**64},
+                                      {"startTimeUnixNano": True}, {"startTimeUnixNano": 1.0}, {"name": None},
+                                      {"events": [5]}, {"links": _USUAL_SPAN["links"]}, {"attributes": [5]},
+                                      {"attributes": [{"key": "k", "value": {"stringValue": "x", "intValue": "1"}}]},
+                                      {"unknownExtra": 1}))
+    assert file._typed_spans('{"resourceSpans": [], "x": 1}', file.ReadableSpan) is None  # an unknown field
+    assert file._typed_spans('{"data": [], "next_cursor": null}', file.ReadableSpan) is None  # Phoenix's page
+    assert file._typed_spans(b'{"resourceSpans": [{"resource": {"attributes": [{"key": "k", "value": '
+                             b'{"stringValue": "\xff"}}]}}]}', file.ReadableSpan) is None  # not UTF-8
+    assert file._typed_spans('{"resourceSpans": [{"resource": {"attributes": [{"key": "k", "value": '
+                             '{"stringValue": "\ud800"}}]}}]}', file.ReadableSpan) is None  # a lone surrogate
+
+
+def test_a_bad_line_among_typed_ones_is_named_at_its_line_and_the_rest_is_read(tmp_path):
+    """A line the typed path cannot read is read by the checked one: the same message as before (the field,
+    the line), its good spans kept, and the lines around it read."""
+    good = [{**_USUAL_SPAN, "links": [], "spanId": f"{i + 1:016x}"} for i in range(3)]
+    bad = [*good[:1], {**good[1], "startTimeUnixNano": "x"}, *good[2:]]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n"
+                            for spans in (good, bad, good)), encoding="utf-8")
+    errors = []
+    spans = read_otlp_json(path, errors=errors)
+    assert [str(e) for e in errors] == [
+        f"{path}:2: 1 span(s) left out, the line's 2 other(s) read: "
+        "resourceSpans[0].scopeSpans[0].spans[1].startTimeUnixNano: expected an unsigned 64-bit integer, got 'x'"]
+    assert [s.context.span_id for s in spans] == [1, 2, 3, 1, 3, 1, 2, 3]
+
+
+def test_span_contexts_made_without_their_checks_are_the_api_s():
+    """The typed path makes ``SpanContext``s as the tuple the API's constructor builds (without its checks): equal
+    to the constructor's, field by field, on this release of the API (else it uses the constructor)."""
+    from otel_agents.exporters import file
+
+    assert file._context is file._span_context
+    for args in ((1, 2, False), (2**128 - 1, 2**64 - 1, True), (5, 6, False, TraceFlags(1)), (5, 6, True, TraceFlags(0))):
+        made, want = file._span_context(*args), SpanContext(*args)
+        assert made == want and type(made) is type(want)
+        assert (made.trace_flags, made.trace_state, made.is_valid, made.is_remote) == \
+            (want.trace_flags, want.trace_state, want.is_valid, want.is_remote)

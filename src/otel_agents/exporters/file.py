@@ -24,8 +24,9 @@ which would write base64 — ``traceId``/``spanId``/``parentSpanId`` as hex
 strings. Spans are converted to protobuf by the OpenTelemetry SDK's own OTLP
 encoder (``opentelemetry-exporter-otlp-proto-common``), so the file carries
 exactly what the OTLP/HTTP exporter would send. Reading decodes the JSON
-directly (``orjson``, then one type check per field), line by line
-(:func:`iter_otlp_json`), with every step bounded (a line over :data:`MAX_LINE_BYTES` is
+directly, line by line (:func:`iter_otlp_json`): a line in the usual form (what OTLP/JSON writers write) is
+parsed and type-checked in one pass into typed structs (``msgspec``), any other with ``orjson`` and one type
+check per field (which names a bad field), with every step bounded (a line over :data:`MAX_LINE_BYTES` is
 skipped and reported); gzip-compressed files are decompressed as they are read; lines holding logs or
 metrics (``resourceLogs``/``resourceMetrics``) are skipped silently.
 """
@@ -44,8 +45,10 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+import msgspec
 import orjson
 from google.protobuf import json_format
+from msgspec import UNSET
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
@@ -608,6 +611,9 @@ def _parse_line(text: str | bytes, notes: list[str] | None = None,
     """The spans of one line (each made by ``make``: see :func:`iter_otlp_json`); with ``rejected``, bad spans
     are left out and reported there (see :meth:`_Decoder.request`), else the first bad field raises
     ``ValueError``. A JSON object that is no trace request goes to ``other`` (when given)."""
+    spans = _typed_spans(text, make)
+    if spans is not None:
+        return spans
     data = load_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object (an ExportTraceServiceRequest), got {type(data).__name__}")
@@ -1076,6 +1082,251 @@ def _usual_strings(values: Any) -> tuple[str, ...] | None:
             return None
         out.append(text)
     return tuple(out)
+
+
+# -- the typed fast path -----------------------------------------------------------------------------
+# A line whose every field has its usual form (what _usual_span reads) is parsed and type-checked in one
+# pass by msgspec (https://jcristharif.com/msgspec/) into these Structs, then made into spans without
+# a dict look-up a field. Any other line (another form, a bad field, not JSON) fails here and is read by
+# the checked path above, which names the problem: both read a usual line to the same spans. Fields are
+# camelCase only, never null, and no field is unknown (a snake_case or unknown name goes the checked way).
+class _Typed(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """An OTLP/JSON message of the usual form (its subclasses inherit this configuration). gc=False: a decoded
+    struct holds no reference cycle, so the collector need not track a line's thousands of them."""
+
+
+class _StringValue(_Typed):
+    stringValue: str
+
+
+class _ArrayValue(_Typed):
+    values: list[_StringValue]
+
+
+class _AnyValue(_Typed):
+    stringValue: str | msgspec.UnsetType = msgspec.UNSET
+    intValue: int | str | msgspec.UnsetType = msgspec.UNSET
+    boolValue: bool | msgspec.UnsetType = msgspec.UNSET
+    doubleValue: float | msgspec.UnsetType = msgspec.UNSET
+    arrayValue: _ArrayValue | msgspec.UnsetType = msgspec.UNSET
+
+
+class _KeyValue(_Typed):
+    key: str
+    value: _AnyValue
+
+
+class _Status(_Typed):
+    code: int = 0
+    message: str = ""
+
+
+class _Event(_Typed):
+    timeUnixNano: int | str
+    name: str
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: int | str = 0
+
+
+class _Span(_Typed):
+    traceId: str
+    spanId: str
+    name: str
+    startTimeUnixNano: int | str
+    endTimeUnixNano: int | str
+    parentSpanId: str = ""
+    traceState: str = ""
+    kind: int = 0
+    flags: int = 0
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: int | str = 0
+    events: list[_Event] = []
+    droppedEventsCount: int | str = 0
+    links: list[msgspec.Raw] = []
+    droppedLinksCount: int | str = 0
+    status: _Status | None = None
+
+
+class _Scope(_Typed):
+    name: str = ""
+    version: str = ""
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: int | str = 0
+
+
+class _ScopeSpans(_Typed):
+    scope: _Scope | None = None
+    spans: list[_Span] = []
+    schemaUrl: str = ""
+
+
+class _Resource(_Typed):
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: int | str = 0
+
+
+class _ResourceSpans(_Typed):
+    resource: _Resource | None = None
+    scopeSpans: list[_ScopeSpans] = []
+    schemaUrl: str = ""
+
+
+class _Request(_Typed):
+    resourceSpans: list[_ResourceSpans]
+
+
+_decode_request = msgspec.json.Decoder(_Request).decode
+# UnicodeError: a str line holding a lone surrogate (which the checked path reads as its escape), or bytes
+# that are not UTF-8 (msgspec 0.18 and earlier raise UnicodeDecodeError, 0.23 its DecodeError)
+_UNUSUAL = (msgspec.DecodeError, msgspec.ValidationError, UnicodeError)
+_NO_SCOPE = _Scope()
+_NO_RESOURCE = _Resource()
+
+
+class _Unusual(Exception):
+    """A field of a typed line that the checked path reads otherwise (or rejects): the line goes that way."""
+
+
+def _typed_spans(text: str | bytes, make: Callable[..., Any]) -> list[Any] | None:
+    """The spans of a line in the usual form (see above), as :meth:`_Decoder.request` reads it; ``None`` for
+    any other line, which the checked path then reads."""
+    try:
+        request = _decode_request(text)
+    except _UNUSUAL:
+        return None
+    try:
+        return _typed_request(request, make)
+    except _Unusual:
+        return None
+
+
+def _typed_request(request: _Request, make: Callable[..., Any]) -> list[Any]:
+    """:meth:`_Decoder.request` with :meth:`_Decoder._usual_span`'s reading of each span, on a typed line;
+    ``_Unusual`` at the first field the checked path would read otherwise (or reject)."""
+    out: list[Any] = []
+    append = out.append
+    traces: dict[str, int] = {}
+    fromhex, from_bytes, context, flag_of, kinds = bytes.fromhex, int.from_bytes, _context, _TRACE_FLAGS, _KINDS
+    attributes_of = _typed_attributes
+    for rs in request.resourceSpans:
+        res = rs.resource or _NO_RESOURCE
+        resource = Resource(attributes_of(res.attributes), rs.schemaUrl or None)
+        for ss in rs.scopeSpans:
+            sc = ss.scope or _NO_SCOPE
+            scope = InstrumentationScope(sc.name, sc.version, ss.schemaUrl or None,
+                                         attributes_of(sc.attributes) or None)
+            for s in ss.spans:
+                flags, kind, start, end = s.flags, s.kind, s.startTimeUnixNano, s.endTimeUnixNano
+                # times as _usual_nanos reads them (inline: a call each costs more than the test)
+                if type(start) is str:
+                    if not (len(start) <= 19 and start.isascii() and start.isdigit()):
+                        raise _Unusual
+                elif not 0 <= start < _2_64:
+                    raise _Unusual
+                if type(end) is str:
+                    if not (len(end) <= 19 and end.isascii() and end.isdigit()):
+                        raise _Unusual
+                elif not 0 <= end < _2_64:
+                    raise _Unusual
+                if not (0 <= flags <= 0xFFFFFFFF and 0 <= kind <= 5) or s.traceState or s.links:
+                    raise _Unusual
+                trace_id, parent_id = s.traceId, s.parentSpanId
+                try:  # hex text (bytes.fromhex skips spaces between bytes: the lengths below catch them)
+                    trace = traces.get(trace_id)  # the spans of a trace share its id: read once a request
+                    if trace is None:
+                        raw = fromhex(trace_id)
+                        if len(raw) != 16:
+                            raise _Unusual
+                        trace = traces[trace_id] = from_bytes(raw, "big")
+                    raw = fromhex(s.spanId)
+                    parent = fromhex(parent_id) if parent_id else None
+                except ValueError:
+                    raise _Unusual from None
+                if len(raw) != 8 or (parent is not None and len(parent) != 8):
+                    raise _Unusual
+                span_id = from_bytes(raw, "big")
+                parent_id = from_bytes(parent, "big") if parent else 0
+                if not trace or not span_id:
+                    raise _Unusual
+                st = s.status
+                if st is None:
+                    status = _UNSET
+                else:
+                    code = st.code
+                    if code == 2:
+                        status = Status(StatusCode.ERROR, st.message or None)
+                    elif 0 <= code <= 1:
+                        status = _OK if code else _UNSET
+                    else:
+                        raise _Unusual
+                events = s.events
+                append(make(
+                    s.name, context(trace, span_id, False, flag_of[flags & 0xFF]),
+                    context(trace, parent_id, bool(flags & _FLAG_PARENT_REMOTE)) if parent_id else None,
+                    resource, attributes_of(s.attributes), _typed_events(events) if events else [], [],
+                    kinds.get(kind, _INTERNAL), None, status, int(start) or None, int(end) or None, scope))
+    return out
+
+
+def _typed_attributes(attributes: list[_KeyValue], unset: Any = UNSET) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in attributes:
+        v = kv.value
+        s = v.stringValue
+        if s is unset:
+            s = v.intValue  # the next most usual: decimal text of at most 18 digits (0 <= s < 2**63)
+            if type(s) is str and len(s) <= 18 and s.isascii() and s.isdigit() \
+                    and v.boolValue is v.doubleValue is v.arrayValue is unset:
+                s = int(s)
+            else:
+                s = _typed_value(v)
+        elif not (v.intValue is v.boolValue is v.doubleValue is v.arrayValue is unset):  # another field too
+            raise _Unusual  # the checked path takes the first one written
+        out[kv.key] = s
+    return out
+
+
+def _typed_value(v: _AnyValue) -> Any:
+    """An ``AnyValue`` that is no ``stringValue``, as :meth:`_Decoder._value` reads it."""
+    s, b, d, a = v.intValue, v.boolValue, v.doubleValue, v.arrayValue
+    if s is not UNSET:
+        if b is d is a is UNSET:
+            number = _integer(s)
+            if number is not None and -(1 << 63) <= number < 1 << 63:
+                return number
+    elif b is not UNSET:
+        if d is a is UNSET:
+            return b
+    elif d is not UNSET:
+        if a is UNSET:
+            return d
+    elif a is not UNSET:
+        return tuple([x.stringValue for x in a.values])
+    raise _Unusual  # two fields, an integer out of range, or no value (the checked path drops the attribute)
+
+
+def _typed_events(events: list[_Event]) -> list[Event]:
+    out = []
+    for e in events:
+        time = e.timeUnixNano
+        if not _usual_nanos(time):
+            raise _Unusual
+        out.append(Event(e.name, _typed_attributes(e.attributes), int(time) or None))
+    return out
+
+
+def _span_context(trace_id: int, span_id: int, is_remote: bool, flags: TraceFlags | None = None) -> SpanContext:
+    """``SpanContext(trace_id, span_id, is_remote, flags)`` for ids known valid (non-zero, of their size), without
+    its checks (a third of a span's decoding): the API's ``SpanContext`` is a tuple of these six fields."""
+    return _new_tuple(SpanContext, (trace_id, span_id, is_remote, flags or _DEFAULT_FLAGS, _DEFAULT_STATE, True))
+
+
+_new_tuple = tuple.__new__
+_DEFAULT_STATE, _DEFAULT_FLAGS = SpanContext(1, 1, False).trace_state, SpanContext(1, 1, False).trace_flags
+# the API's own constructor wherever its layout is not the one read above (a later release)
+_context = _span_context if (_span_context(1, 2, True, _TRACE_FLAGS[5]) == SpanContext(1, 2, True, _TRACE_FLAGS[5])
+                             and _span_context(1, 2, True) == SpanContext(1, 2, True)
+                             and _span_context(1, 2, True).is_valid) else SpanContext
 
 
 def _count_spans(rs: Any) -> int:
