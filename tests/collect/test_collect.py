@@ -719,6 +719,34 @@ def test_a_name_being_looked_up_is_not_looked_up_again(monkeypatch) -> None:
     assert isinstance(_reach.lookup("127.0.0.1", 80, 30), list)  # a finished lookup is not kept
 
 
+def test_an_ip_address_is_not_looked_up(monkeypatch) -> None:
+    """A --forward or export URL naming an IP address asks no resolver: no lookup thread a request (each
+    forwarded request waited on one), and a resolver that never answers does not hold it."""
+    import socket
+
+    from otel_agents.exporters import _reach
+
+    asked: list[str] = []
+    release = threading.Event()
+
+    def hung(host, *args, **kwargs):
+        asked.append(host)
+        release.wait(60)
+        raise socket.gaierror("released")
+
+    monkeypatch.setattr(socket, "getaddrinfo", hung)
+    try:
+        for url in ("http://127.0.0.1:4318/v1/traces", "https://[::1]:4318/v1/traces",
+                    "http://[fe80::1%25eth0]:80/"):
+            assert _reach.lookup_problem(url, 0.01) is None, url
+        assert asked == []
+        assert _reach.lookup_problem("http://never.hang.example:4318/", 0.01) == \
+            "never.hang.example:4318: the name lookup did not finish within 0.01 s"
+    finally:
+        release.set()
+    wait_for(lambda: ("never.hang.example", 4318) not in _reach._running, "the lookup finished")
+
+
 def _held_receiver() -> tuple[OTLPReceiver, threading.Event, list[int]]:
     """A receiver whose first request holds its worker until the event is set (so it is at capacity meanwhile:
     ``max_pending_bytes`` 1), and the span count of each request it took."""
@@ -954,8 +982,9 @@ def test_forward_queue_is_bounded_in_bytes_while_the_endpoint_stalls() -> None:
     for _ in range(100):
         forwarder.submit((body, PB, None))
     assert 30 <= forwarder.dropped <= 37, forwarder.dropped
-    stalled.close()
-    forwarder.close(timeout=0.1)
+    stalled.close()  # what waits is now refused at once: sent (failed) before the next test, whose log it is not
+    forwarder.close(timeout=60)
+    assert forwarder.sent + forwarder.failed + forwarder.dropped == 100
 
 
 def test_forward_does_not_wait_on_an_endless_answer_body() -> None:
@@ -1003,7 +1032,7 @@ def test_forward_failures_are_logged_at_powers_of_two_not_one_line_a_request(cap
             forwarder.submit((b"x", PB, None))
         forwarder.close(timeout=30)
     assert forwarder.failed == 40 and forwarder.sent == 0
-    logged = [r.getMessage() for r in caplog.records if "forwarding to" in r.getMessage()]
+    logged = [r.getMessage() for r in caplog.records if f"forwarding to {forwarder.url} " in r.getMessage()]
     assert [m.split("(")[-1].split(" so far")[0] for m in logged] == ["1", "2", "4", "8", "16", "32"], logged
 
 

@@ -11,6 +11,7 @@ does not answer).
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 import threading
 import time
@@ -87,16 +88,26 @@ def connect_problem(host: str, port: int, timeout: float) -> str | None:
 def lookup_problem(url: str, timeout: float = BOUND) -> str | None:
     """Why the host of http(s) ``url`` could not be looked up within ``timeout`` seconds (``"HOST:PORT: the name
     lookup did not finish within 2 s"``), or ``None`` when it was, or ``url`` names no host. For a sender whose own
-    timeout does not cover the lookup (urllib, the OTLP/HTTP exporter's requests): asked once before it sends."""
+    timeout does not cover the lookup (urllib, the OTLP/HTTP exporter's requests): asked once before it sends.
+    An IP address is not looked up (no resolver is asked for one): ``None`` at once, no thread started."""
     try:
         parts = urlsplit(url)
         host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:  # a malformed URL: the sender's own check says so
         return None
-    if not host:
+    if not host or _is_address(host):
         return None
     found = lookup(host, port, timeout)
     return f"{host}:{port}: {found}" if isinstance(found, str) else None
+
+
+def _is_address(host: str) -> bool:
+    """Whether ``host`` (a URL's hostname: an IPv6 address without its brackets) is an IP address, not a name."""
+    try:
+        ipaddress.ip_address(host.partition("%")[0])  # an IPv6 zone (fe80::1%eth0) is no part of the address
+    except ValueError:
+        return False
+    return True
 
 
 __all__ = ["BOUND", "connect_problem", "lookup", "lookup_problem"]
