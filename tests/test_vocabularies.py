@@ -285,3 +285,27 @@ def test_gen_ai_alone_an_input_that_cannot_be_compared_loses_only_itself(caplog:
     with caplog.at_level(logging.DEBUG):
         spans = _run_spans(Settings(vocabularies="gen_ai", capture_content=True), body)
     assert json.loads(spans["invoke_agent support"]["gen_ai.output.messages"])[0]["parts"][0]["content"] == "fine"
+
+
+def test_gen_ai_alone_an_agent_output_keeps_the_richer_record() -> None:
+    """OTel GenAI alone, ``set_output(value, messages=...)`` writes the messages as ``gen_ai.output.messages``
+    (through ``set_messages``) and a later flattened value never replaces them; a value alone is one assistant
+    message, replaced by a later value or by messages. All three vocabularies: ``output.value`` of the value."""
+    answer = [ChatMessage("assistant", "It is delivered.")]
+
+    def body(telemetry: Telemetry) -> None:
+        with telemetry.span("agent", "messages_then_value") as a:
+            a.set_output({"messages": ["..."]}, messages=answer)
+            a.set_output({"state": 1})
+        with telemetry.span("agent", "value_then_messages") as a:
+            a.set_output({"state": 1})
+            a.set_output({"messages": ["..."]}, messages=answer)
+
+    alone = _run_spans(Settings(vocabularies="gen_ai", capture_content=True), body)
+    out = [{"role": "assistant", "parts": [{"type": "text", "content": "It is delivered."}], "finish_reason": ""}]
+    for name in ("messages_then_value", "value_then_messages"):
+        assert json.loads(alone[f"invoke_agent {name}"]["gen_ai.output.messages"]) == out, name
+    every = _run_spans(Settings(capture_content=True), body)
+    assert every["invoke_agent messages_then_value"]["output.value"] == '{"state":1}'
+    assert every["invoke_agent value_then_messages"]["output.value"] == '{"messages":["..."]}'
+    assert "gen_ai.output.messages" not in every["invoke_agent value_then_messages"]

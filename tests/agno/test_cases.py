@@ -738,3 +738,29 @@ def test_model_span_server_and_output_type_as_sent(instrumented: Any, exporter: 
     for span in (asked, plain):
         assert (span.attributes["server.address"], span.attributes["server.port"]) == ("127.0.0.1", 8011)
         assert "gen_ai.request.choice.count" not in span.attributes
+
+
+def test_gen_ai_alone_an_input_of_messages_is_the_agent_input_messages(instrument: Any,
+                                                                       exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``input.value``), a run given Agno ``Message`` s has them as the agent's
+    ``gen_ai.input.messages`` (each role its own, an image a media part), converted as the model span's input is:
+    what the first model span shows Agno sent, not their ``{role, content}`` JSON as one user text."""
+    from agno.media import Image
+    from agno.models.message import Message
+
+    instrument(vocabularies="gen_ai", capture_content=True)
+    given = [Message(role="user", content="Where is my order?"),
+             Message(role="assistant", content="Which order?"),
+             Message(role="user", content="A1, the parcel in this photo.",
+                     images=[Image(url="https://example.test/parcel.jpg")])]
+    support_agent(script=tool_then_answer("lookup_order", {"order_id": "A1"})).run(given)
+    agent = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
+    assert "input.value" not in agent.attributes
+    messages = json.loads(agent.attributes["gen_ai.input.messages"])
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    text, image = messages[2]["parts"]
+    assert text == {"type": "text", "content": "A1, the parcel in this photo."}
+    assert (image["type"], image["modality"], image["uri"]) == ("uri", "image", "https://example.test/parcel.jpg")
+    first_model = min((s for s in exporter.semantic() if s.semantic_kind == "model"), key=lambda s: s.start_time)
+    sent = json.loads(first_model.attributes["gen_ai.input.messages"])
+    assert sent[-3:] == messages

@@ -533,3 +533,25 @@ def test_a_streamed_answer_is_timed_from_its_first_chunk(instrumented: Any, expo
     ttfc = second.attributes["gen_ai.response.time_to_first_chunk"]
     assert 0.05 <= ttfc <= (second.end_time - second.start_time) / 1e9
     assert second.attributes["gen_ai.request.stream"] is True
+
+
+def test_gen_ai_alone_a_task_of_messages_is_the_agent_input_messages(instrument: Any,
+                                                                     exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``input.value``), a run given AgentChat messages has them as the agent's
+    ``gen_ai.input.messages``, each as the model message AgentChat makes of it (its sender the ``name``): what the
+    first model span shows it was sent, not their JSON as one user text."""
+    import json
+
+    from autogen_agentchat.messages import TextMessage
+
+    instrument(vocabularies="gen_ai", capture_content=True)
+    task = [TextMessage(content="I ordered A100 last week.", source="customer"),
+            TextMessage(content="Please check where A100 is.", source="triage")]
+    asyncio.run(agent_with_tool().run(task=task))
+    agent = one(exporter.spans, "invoke_agent support")
+    assert "input.value" not in agent.attributes
+    given = json.loads(agent.attributes["gen_ai.input.messages"])
+    assert given == [{"role": "user", "name": m.source, "parts": [{"type": "text", "content": m.content}]}
+                     for m in task]
+    first_model = min(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert json.loads(first_model.attributes["gen_ai.input.messages"]) == given

@@ -526,3 +526,32 @@ def test_declared_calls_read_every_message_shape_as_getattr_would() -> None:
     assert lc_content._declared_calls(messages[0]) == {}
     # a mapping stands for no message model: its keys are not its calls (getattr finds none)
     assert lc_content._declared_calls({"tool_calls": [call]}) == {}
+
+
+def test_gen_ai_alone_a_graph_answer_is_the_agent_output_message(provider: Any,
+                                                                  exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``output.value``), a LangGraph agent's span has its response as
+    ``gen_ai.output.messages``: the last AI message of its ``MessagesState`` (the semconv's output message is one
+    response), as the last model span returned it, not the whole state (conversation, tool calls and results) as
+    one assistant text. Ground truth: the graph's own result."""
+    from otel_agents._spans import Settings
+
+    inst = LangChainInstrumentor()
+    inst.instrument(tracer_provider=provider, settings=Settings(vocabularies="gen_ai", capture_content=True))
+    try:
+        model = ToolCallingChatModel(usage=None, llm_output_usage=None)
+        result = build_agent_graph(model, [get_weather], name="weather_agent").invoke(
+            {"messages": [HumanMessage("Paris")]})
+    finally:
+        inst.uninstrument()
+    answer = result["messages"][-1]
+    assert answer.type == "ai" and answer.content == "It is sunny in Paris"
+    [agent] = exporter.semantic("agent")
+    attrs = dict(agent.attributes)
+    validate_genai_json(attrs)
+    assert "output.value" not in attrs
+    assert json_attribute(attrs, "gen_ai.output.messages") == [
+        {"role": "assistant", "parts": [{"type": "text", "content": answer.content}], "finish_reason": ""}]
+    last_model = max(exporter.semantic("model"), key=lambda s: s.start_time)
+    assert json_attribute(attrs, "gen_ai.output.messages")[0]["parts"] == \
+        json_attribute(dict(last_model.attributes), "gen_ai.output.messages")[0]["parts"]

@@ -353,3 +353,21 @@ def test_content_off_records_no_content_of_any_kind(provider: Any, exporter: Sna
     models = exporter.semantic("model")
     assert len(models) == 2 and not any("gen_ai.response.finish_reasons" in m.attributes for m in models)  # none sent
     assert calls == []
+
+
+def test_gen_ai_alone_a_chat_message_user_msg_is_the_agent_input_message(instrument: Any,
+                                                                         exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``input.value``, which holds the message's text), an agent run given a
+    ``ChatMessage`` has it as the agent's ``gen_ai.input.messages``: its blocks as parts (the image a media
+    part), as the first model span shows the agent sent it, not its text alone."""
+    instrument(vocabularies="gen_ai", capture_content=True)
+    _run(fakes.calculator(), _user(TextBlock(text="What is 2+3, as in this picture?"),
+                                   ImageBlock(url="https://example.test/sum.png", image_mimetype="image/png")))
+    [agent] = exporter.semantic("agent")
+    attrs = dict(agent.attributes)
+    validate_genai_json(attrs)
+    assert "input.value" not in attrs
+    [message] = json_attribute(attrs, "gen_ai.input.messages")
+    assert message["role"] == "user" and [p["type"] for p in message["parts"]] == ["text", "uri"], message
+    assert message["parts"][1]["uri"] == "https://example.test/sum.png"
+    assert json_attribute(_model_span(exporter, 0), "gen_ai.input.messages")[0] == message

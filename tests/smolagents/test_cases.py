@@ -379,3 +379,23 @@ def test_model_span_server_output_type_and_choice_count(instrumented: Any, expor
         # the response the fake sent: its model and id (the raw response smolagents keeps on its message)
         assert (span.attributes["gen_ai.response.model"], span.attributes["gen_ai.response.id"]) == \
             (answer["model"], answer["id"])
+
+
+def test_gen_ai_alone_a_run_with_images_has_them_in_the_agent_input(instrument: Any,
+                                                                    exporter: SnapshotExporter) -> None:
+    """Written in OTel GenAI alone (no ``input.value``, which holds the task's text), a run given ``images=`` has
+    them in the agent's ``gen_ai.input.messages``: one user message of the task and the images as media parts,
+    each as the first model span shows smolagents sent it."""
+    from PIL import Image
+
+    instrument(vocabularies="gen_ai", capture_content=True)
+    tool_calling_agent(ScriptedModel(LOOKUP_THEN_ANSWER)).run("Where is the parcel in this photo?",
+                                                               images=[Image.new("RGB", (2, 2), "red")])
+    [agent] = exporter.semantic("agent")
+    assert "input.value" not in agent.attributes
+    [message] = agent.json_attr("gen_ai.input.messages")
+    assert message["role"] == "user" and [p["type"] for p in message["parts"]] == ["text", "blob"], message
+    assert message["parts"][0]["content"] == "Where is the parcel in this photo?"
+    sent = [p for m in exporter.semantic("model")[0].json_attr("gen_ai.input.messages") for p in m["parts"]
+            if p["type"] == "blob"]
+    assert sent == message["parts"][1:]

@@ -203,6 +203,7 @@ class ContentSetters:
         _keep: V.KeyFilter | None
         _stored: bool
         _flat_input: bool | None
+        _flat_output: bool | None
         kind: Kind
         _kind_attrs: Mapping[str, str]
 
@@ -324,16 +325,26 @@ class ContentSetters:
             return
         self._set_rendered({A.INPUT_VALUE: None}, value, A.INPUT_MIME_TYPE, redact_once=False)
 
-    def set_output(self, value: Any) -> None:
+    def set_output(self, value: Any, *, messages: Sequence[ChatMessage] | None = None) -> None:
         """Record the span's output as OpenInference ``output.value`` + ``output.mime_type`` (content).
 
         An agent span or a workflow chain written in OTel GenAI alone (see :meth:`_as_messages`: no
-        ``output.value``) records it as ``gen_ai.output.messages`` instead, one assistant message (the semconv's
-        attribute of ``invoke_agent`` and ``invoke_workflow`` spans), so the run's answer is on its span whoever
-        produced it (a tool's result returned as the run's, a middleware's message, not only a model's answer)."""
+        ``output.value``) records it as ``gen_ai.output.messages`` instead (the semconv's attribute of
+        ``invoke_agent`` and ``invoke_workflow`` spans, through :meth:`set_messages`): ``messages`` when the
+        caller has the run's response as chat messages (richer than ``value``), else one assistant message
+        holding ``value``, so the run's answer is on its span whoever produced it (a tool's result returned as
+        the run's, a middleware's message, not only a model's answer). The richer record wins, as in
+        :meth:`set_input`: output messages written from messages are never replaced by one built from a
+        flattened ``value``."""
+        if value is None and not messages:
+            return
         if self._only is not None and self._as_messages():
-            if value is not None:
+            if messages:
+                self.set_messages(output=messages)
+                self._flat_output = False
+            elif self._flat_output is not False:
                 self.set_messages(output=[ChatMessage("assistant", value)])
+                self._flat_output = True
             return
         self._set_rendered({A.OUTPUT_VALUE: None}, value, A.OUTPUT_MIME_TYPE, redact_once=False)
 

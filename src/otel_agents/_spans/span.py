@@ -98,7 +98,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
-                 "_flat_input", "__weakref__")
+                 "_flat_input", "_flat_output", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -127,6 +127,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         # Where gen_ai.input.messages came from, where set_input writes it (see ContentSetters.set_input): None
         # (not written), True (built from a flattened value), False (from chat messages: never replaced by one).
         self._flat_input: bool | None = None
+        self._flat_output: bool | None = None  # likewise for gen_ai.output.messages, where set_output writes it
         self._media: int | None = None  # the media budget: the start's policy, else read when first needed
         # The content policy is read once per span (not per attribute: each read is an environment lookup).
         self._content, self._budget, self._status_ok = False, DEFAULT_MAX_CONTENT_LENGTH, False

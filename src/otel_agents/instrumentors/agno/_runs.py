@@ -24,7 +24,7 @@ from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, enco
                        pop_run_attributes, probes, push_run_attributes, to_jsonable, wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
-from . import _reasoning
+from . import _convert, _reasoning
 from ._context import (abandon_streams_under, activate, block, blocked, cancelled_under, had_cancelled_run, in_context,
                        innermost, last_error, parent, stopped, track_stream)
 
@@ -136,7 +136,8 @@ class RunHooks:
             if span.records_content:
                 value = _arg(args, kwargs, "input") if what != "step" else None
                 if value is not None:
-                    span.set_input(_jsonable(value))
+                    span.set_input(_jsonable(value),
+                                   messages=_input_messages(value) if span.input_as_messages else None)
         _SUBJECTS[span] = _name(instance, what)
         self.open.add(span)
         return span
@@ -310,6 +311,18 @@ def _jsonable(value: Any) -> Any:
     if type(value) is list and value and probes.has_attr(value[0], "role") and probes.has_attr(value[0], "content"):
         value = [{"role": probes.attr(m, "role"), "content": probes.attr(m, "content")} for m in value]
     return to_jsonable(value)
+
+
+def _input_messages(value: Any) -> list[ChatMessage] | None:
+    """A run's input of Agno ``Message`` s (one, or a list) as chat messages, converted as a model span's
+    input is (media kept as media); ``None`` for any other input (the value is then the input)."""
+    items = value if type(value) is list else [value]
+    if not items or not all(probes.has_attr(m, "role") and probes.has_attr(m, "content") for m in items):
+        return None
+    try:
+        return _convert.chat_messages(items) or None
+    except (AttributeError, TypeError, ValueError):  # not Agno's Message after all: the value is kept
+        return None
 
 
 def _text(value: Any) -> str:

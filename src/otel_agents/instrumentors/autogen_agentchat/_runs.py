@@ -32,10 +32,11 @@ import contextvars
 from typing import Any
 
 from ..._spans.finalisers import in_forked_child, new_lock
-from ..._spans import SemanticSpan, Telemetry, guard, instrumentation_enabled, probes
+from ..._spans import ChatMessage, SemanticSpan, Telemetry, guard, instrumentation_enabled, probes
 from ...semconv import Kind
 from ...semconv import attributes as A
 from ._context import AGENT, context_of, current_owner
+from ._models import chat_messages
 from ._streams import SpanStream, run_coroutine
 
 
@@ -122,6 +123,22 @@ def task_value(task: Any) -> Any:
     return items[0]["content"] if len(items) == 1 else items
 
 
+def task_messages(task: Any) -> list[ChatMessage] | None:
+    """A ``task``/``messages`` argument of AgentChat messages as the model messages AgentChat makes of them
+    (each one's ``to_model_message()``: what an ``AssistantAgent`` adds to its model context, the sender its
+    ``name``), converted as a model span's input is; ``None`` for a text task, or a message AgentChat cannot
+    convert (the value is then the input)."""
+    if task is None or isinstance(task, str):
+        return None
+    items = task if isinstance(task, (list, tuple)) else [task]
+    try:
+        model = [m.to_model_message() for m in items]
+    except (AttributeError, NotImplementedError, TypeError, ValueError):
+        return None
+    out = chat_messages(model)
+    return out if out and len(out) == len(model) else None
+
+
 def result_text(result: Any) -> Any:
     """The answer text of a ``Response`` or a ``TaskResult`` (its last message)."""
     message = probes.attr(result, "chat_message")  # a TaskResult (pydantic) has none: no raise for the miss
@@ -169,7 +186,8 @@ class RunHooks:
                 delegator = _handed_off_by(messages, name) or (team[1] if team is not None else None)
                 span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, delegator)
             if span.records_content and messages is not None:
-                span.set_input(task_value(messages))
+                span.set_input(task_value(messages),
+                               messages=task_messages(messages) if span.input_as_messages else None)
         if what == "team":
             self.teams.enter(instance, span)
         self.open += 1

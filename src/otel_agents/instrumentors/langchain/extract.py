@@ -99,6 +99,29 @@ def state_messages(inputs: Any) -> list[ChatMessage] | None:
         return None
 
 
+def state_answer(outputs: Any) -> list[ChatMessage] | None:
+    """A graph's response, when its output state is a mapping with ``messages`` (LangGraph's
+    ``MessagesState``) that ends with an AI message: that message (read by LangChain's own
+    ``convert_to_messages``) as the one assistant message of ``gen_ai.output.messages``, as the OTel GenAI
+    semconv has it (an output message is one response of the model: the agent's answer, not the messages
+    it exchanged with its tools on the way, which are its model and tool spans'); ``None`` otherwise (the
+    state is then the output)."""
+    if not isinstance(outputs, Mapping):
+        return None
+    messages = outputs.get("messages")
+    if not isinstance(messages, (list, tuple)) or not messages:
+        return None
+    from langchain_core.messages import convert_to_messages
+
+    try:
+        [last] = convert_to_messages(messages[-1:])
+    except (TypeError, ValueError, NotImplementedError):  # a form LangChain does not read: the value is kept
+        return None
+    if _role(last) != "assistant":
+        return None
+    return [chat_message(last)]
+
+
 def _generations(response: Any) -> list[Any]:
     """The generations of the first prompt of an ``LLMResult`` (one per choice)."""
     generations = getattr(response, "generations", None) or []

@@ -387,7 +387,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
             if span.kind is Kind.AGENT and structured is not None:  # create_agent(response_format=...)'s answer
                 span.set_output(structured)
             else:
-                span.set_output(extract.io_value(outputs))
+                span.set_output(extract.io_value(outputs),
+                                messages=extract.state_answer(outputs) if span.input_as_messages else None)
         return fill
 
     @guarded("langchain.on_chain_end")

@@ -413,6 +413,16 @@ def run_input(arguments: Mapping[str, Any]) -> Any:
     return start
 
 
+def run_messages(arguments: Mapping[str, Any]) -> list[ChatMessage] | None:
+    """An agent run's user message when it is a LlamaIndex ``ChatMessage`` (its blocks: media stay media), as a
+    model span's input has it; ``None`` for a text one or none (the value is then the input)."""
+    start = arguments.get("start_event")
+    user_msg = attr(start, "user_msg") if start is not None else None
+    if user_msg is None or isinstance(user_msg, str) or not _is_message(user_msg):
+        return None
+    return [chat_message(user_msg)]
+
+
 def step_event(arguments: Mapping[str, Any]) -> Any:
     """The event a workflow step was called with (``ev`` by convention), else all its arguments but ``ctx``."""
     if "ev" in arguments:

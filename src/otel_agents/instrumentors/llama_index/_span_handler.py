@@ -277,7 +277,8 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         if role == _plan.RUN_AGENT:
             span.set_agent(record.plan.name, description=getattr(instance, "description", None))
             if content:
-                span.set_input(extract.run_input(args))
+                span.set_input(extract.run_input(args),
+                               messages=extract.run_messages(args) if span.input_as_messages else None)
         elif role in (_plan.RUN_MULTI_AGENT, _plan.RUN_WORKFLOW):
             span.set_attribute(A.GEN_AI_WORKFLOW_NAME, record.plan.name)
             if content:

@@ -44,7 +44,7 @@ from smolagents.models import Model, agglomerate_stream_deltas, supports_stop_pa
 from smolagents.tools import BaseTool
 from smolagents.utils import AgentMaxStepsError
 
-from ..._spans import (SemanticSpan, StepIterator, Telemetry, guard, in_forked_child, instrumentation_enabled,
+from ..._spans import (ChatMessage, SemanticSpan, StepIterator, Telemetry, guard, in_forked_child, instrumentation_enabled,
                        output_type_of, report_internal_error, wrap_stream)
 from ..._spans.address import configured_url
 from ...semconv import Kind
@@ -160,7 +160,7 @@ class Installation:
         self.patches.clear()
 
     # -- agent runs --------------------------------------------------------------
-    def _start_agent(self, agent: Any, task: Any) -> SemanticSpan:
+    def _start_agent(self, agent: Any, task: Any, images: Any = None) -> SemanticSpan:
         name = getattr(agent, "name", None) or type(agent).__name__
         span = self.telemetry.start_span(Kind.AGENT, name)
         with guard("smolagents.agent_attributes"):
@@ -168,13 +168,17 @@ class Installation:
             delegator = _parent_agent(span)
             if delegator:
                 span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, delegator)
-            span.set_input(task)
+            # With images (run(images=...)), where the input is messages: one user message of the task and
+            # them, converted as a model span's content is (the images media parts)
+            span.set_input(task, messages=[ChatMessage("user", parts=_convert.content_parts(
+                [{"type": "text", "text": task}] + [{"type": "image", "image": image} for image in images]))]
+                if images and isinstance(task, str) and span.input_as_messages else None)
         return span
 
     def _run(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        span = self._start_agent(instance, _bound(args, kwargs, 0, "task"))
+        span = self._start_agent(instance, _bound(args, kwargs, 0, "task"), _bound(args, kwargs, 3, "images"))
         result = _call_in(span, wrapped, args, kwargs, agent=instance)
         if not _bound(args, kwargs, 1, "stream"):
             with guard("smolagents.run_output"):
