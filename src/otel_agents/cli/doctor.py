@@ -199,9 +199,10 @@ def exporter_lines() -> list[str]:
     """Where ``configure()`` with no ``exporters=`` would send spans (``OTEL_AGENTS_EXPORTERS``): one line per
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
     the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
-    name, a URL without a scheme, a protocol we cannot send over, a missing key, a trace file that cannot be
-    appended to, the protocol's exporter not installed, a timeout or compression the gRPC exporter refuses), a
-    setting the OpenTelemetry exporter would ignore with a warning (:func:`_build_problem`) or that its endpoint
+    name, a URL without a scheme, a missing key, a trace file that cannot be appended to, the protocol's exporter
+    not installed, a compression the gRPC exporter refuses), a variable value it ignores with a WARNING (an
+    unknown protocol, a timeout that is no positive number), a setting the OpenTelemetry exporter would ignore with
+    a warning (:func:`_build_problem`) or that its endpoint
     does not take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
     from .._configure import ENV_EXPORTERS, _exporter_specs
     from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
@@ -212,8 +213,10 @@ def exporter_lines() -> list[str]:
     except ValueError as exc:
         return [*lines, f"  problem: {exc}"]
     for spec in specs:
+        ignored: list[str] = []  # a variable value the preset ignores (an unknown protocol), as the spec asks
         try:
-            preset = resolve(spec)
+            with bad_values(ignored):
+                preset = resolve(spec)
         except ValueError as exc:
             lines.append(f"  {spec}: problem: {exc}")
             continue
@@ -221,6 +224,7 @@ def exporter_lines() -> list[str]:
         protocol = preset.details.get("protocol", "http/protobuf")
         problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
             (exporter_missing(protocol) or _build_problem(preset) or _endpoint_problem(url, protocol)) if url else None
+        problem = "; ".join([*dict.fromkeys(ignored), *([problem] if problem else [])]) or None
         lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
                      + (f": problem: {problem}" if problem else
                         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
@@ -229,9 +233,9 @@ def exporter_lines() -> list[str]:
 
 def _build_problem(preset) -> str | None:
     """What building a network preset's exporter, as ``configure()`` does, raises (its exporter not installed;
-    over gRPC a timeout that is no number or an unknown compression) or makes the OpenTelemetry exporter warn about
-    and fall back from (over HTTP the same two; a header entry that is not ``name=value``), or a timeout variable
-    out of range we ignore (``OTEL_EXPORTER_OTLP_TIMEOUT=0``: every export would fail). ``None`` when none.
+    over gRPC an unknown compression) or makes the OpenTelemetry exporter warn about and fall back from (over HTTP
+    the same; a header entry that is not ``name=value``), or a timeout variable we ignore
+    (``OTEL_EXPORTER_OTLP_TIMEOUT=0`` or ``abc``: every export would fail). ``None`` when none.
     Nothing is sent: the exporter is made and shut down."""
     import contextlib
 

@@ -134,8 +134,9 @@ def _provider(args: argparse.Namespace | None, provider=None):
     Raises:
         OSError: the ``--trace-file`` cannot be appended to.
         ValueError: ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is no http(s) URL, or the protocol variables ask for
-            another than ``http/protobuf`` (the message names the variable): ``ecp serve`` sends OTLP/HTTP only
-            (``--otlp-endpoint`` is an OTLP/HTTP URL whatever they say).
+            ``grpc`` (the message names the variable): ``ecp serve`` sends OTLP/HTTP only (``--otlp-endpoint`` is
+            an OTLP/HTTP URL whatever they say). An unknown protocol is ignored with a WARNING
+            (:func:`~otel_agents.exporters.presets.otlp_protocol`).
         ImportError: an OTLP destination without the ``otlp`` extra.
     """
     from opentelemetry.sdk.resources import Resource
