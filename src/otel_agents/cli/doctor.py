@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
         _say(f"a2a trace context in service parameters: {'on' if a2a_propagating(None) else 'off'} "
               f"({_shown(A2A_ENV)})")
+        _say(f"ecp annotate --to otlp: {_otlp_logs_state(problems)} ({_shown('OTEL_EXPORTER_OTLP_LOGS_PROTOCOL')}, "
+             f"{_shown('OTEL_EXPORTER_OTLP_LOGS_TIMEOUT')})")
     status = instrumentation_status()
     rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
     widths = [max([len(row[i]) for row in rows], default=0) for i in range(3)]
@@ -112,6 +114,20 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         _say(f"  {problem}")
     return 1
+
+
+def _otlp_logs_state(problems: list[str]) -> str:
+    """How ``ecp annotate --to otlp`` would send evaluation records with no ``-o``; a variable it refuses
+    (a gRPC protocol, an endpoint that is no URL) is added to ``problems``, one it ignores is reported by the
+    enclosing :func:`~otel_agents._spans.settings.bad_values` block."""
+    from ..evaluations._logs import checked_otlp_variables
+
+    try:
+        timeout = checked_otlp_variables(None)
+    except ValueError as exc:
+        problems.append(f"ecp annotate --to otlp: {exc}")
+        return "refused"
+    return "OTLP/HTTP" + (f", timeout {timeout:g} s" if timeout is not None else "")
 
 
 def _sdk_state(problems: list[str]) -> str:

@@ -313,10 +313,12 @@ def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeou
 _GRPC_READ = ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
 
 
-def otlp_protocol(protocol: str | None = None) -> tuple[str, str]:
+def otlp_protocol(protocol: str | None = None,
+                  variables: tuple[str, ...] = (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL)) -> tuple[str, str]:
     """``(protocol, where it came from)`` for OTLP traces: ``protocol`` when given, else
     ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``, else ``OTEL_EXPORTER_OTLP_PROTOCOL`` (the spec's precedence; blank
     counts as unset), else ``http/protobuf``. ``where`` is ``protocol=``, the variable's name or ``default``.
+    ``variables``: another signal's (``OTEL_EXPORTER_OTLP_LOGS_PROTOCOL``, then the generic one).
 
     A variable whose value is neither ``grpc`` nor ``http/protobuf`` (surrounding spaces ignored) is logged once as
     a WARNING naming it and the allowed values, and ignored, as if unset: the OpenTelemetry specification's rule
@@ -335,13 +337,39 @@ def otlp_protocol(protocol: str | None = None) -> tuple[str, str]:
         return protocol.strip(), "protocol="
     from .._spans.settings import warn_bad_variable
 
-    for variable in (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL):
+    for variable in variables:
         value = os.environ.get(variable, "")
         if value.strip() in OTLP_PROTOCOLS:
             return value.strip(), variable
         if value.strip():
             warn_bad_variable(variable, value, f"{allowed}; ignored, as if unset")
     return DEFAULT_OTLP_PROTOCOL, "default"
+
+
+def http_protobuf_only(who: str, variables: tuple[str, ...] = (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL)) -> None:
+    """For a sender of OTLP over HTTP only (``who``, ``ecp serve``): the protocol ``variables`` say
+    (:func:`otlp_protocol`: an unknown one is warned about and ignored).
+
+    Raises:
+        ValueError: they ask for ``grpc``, naming the variable (its endpoint is then likely a gRPC port).
+    """
+    protocol, source = otlp_protocol(None, variables)
+    if protocol != DEFAULT_OTLP_PROTOCOL:
+        raise ValueError(f"{source}={os.environ[source]!r}: {who} sends OTLP over HTTP (http/protobuf) only; set it "
+                         "to http/protobuf, with an HTTP endpoint (port 4318)")
+
+
+def check_endpoint_variables(variables: tuple[str, ...] = (ENV_OTLP_TRACES_ENDPOINT, ENV_OTLP_ENDPOINT)) -> None:
+    """The first of the endpoint ``variables`` set (the signal's, then the generic one), which the OpenTelemetry
+    exporter reads itself, checked with :func:`check_url` now rather than at the first export.
+
+    Raises:
+        ValueError: it is no http(s) URL with a host, naming the variable.
+    """
+    for variable in variables:
+        if os.environ.get(variable):
+            check_url(os.environ[variable], variable)
+            return
 
 
 def otlp_traces_endpoint(protocol: str) -> str:
@@ -406,11 +434,8 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
     chosen, source = otlp_protocol(protocol)
     if endpoint:
         endpoint = check_url(endpoint, "the endpoint= argument")
-    else:  # the exporter reads these itself; check them now rather than at the first export
-        for variable in (ENV_OTLP_TRACES_ENDPOINT, ENV_OTLP_ENDPOINT):
-            if os.environ.get(variable):
-                check_url(os.environ[variable], variable)
-                break
+    else:
+        check_endpoint_variables()
     hdrs = dict(headers or {})
     for key, value in hdrs.items():
         check_header(value, f"the headers= argument's {key!r}", key)
