@@ -158,9 +158,9 @@ def configure(
     Raises:
         ValueError: an unknown framework or preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset
             missing its settings (the langfuse keys), an endpoint that is not an http(s) URL (the
-            message names the argument or variable), an OTLP protocol other than ``http/protobuf`` or ``grpc``
-            (naming the variable and the allowed values), a preset's ``timeout=`` that is not a positive number,
-            or a ``resource_attributes`` key that is empty or an int out of the 64-bit range (naming the key).
+            message names the argument or variable), an otlp preset's ``protocol=`` other than ``http/protobuf`` or
+            ``grpc`` (naming the argument and the allowed values; such a variable is warned about and ignored), a
+            preset's ``timeout=`` that is not a positive number, or a ``resource_attributes`` key that is empty or an int out of the 64-bit range (naming the key).
         ImportError: a network preset without the ``otlp`` extra installed, or the ``otlp`` preset over gRPC
             without the ``otlp-grpc`` extra (the message names the package and the extra).
         OSError: the ``file`` preset's file cannot be opened for appending (the message names the

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import threading
 import zlib
 import urllib.error
@@ -651,7 +652,12 @@ def test_forward_passes_requests_on_unchanged(collects, tmp_path) -> None:
     emit(tmp_path, "tools", front.url, runs)
     emit(tmp_path, "root", front.url, runs)
     wait_for(lambda: len(front.envelopes()) >= 2 and len(backend.envelopes()) >= 2, "2 envelopes on each side")
-    front.stop(), backend.stop()
+    log, _ = front.stop(), backend.stop()
+    # at shutdown, the forwarding counts (there were none to see: only the failures and drops were logged)
+    (said,) = [line for line in log.splitlines() if line.startswith("otel-agents collect: --forward ")]
+    sent = re.fullmatch(rf"otel-agents collect: --forward {re.escape(backend.url)}: (\d+) request\(s\) sent, 0 "
+                        r"failed, 0 dropped", said)
+    assert sent and int(sent[1]) >= 2, log  # the two emitting processes, one request at least each
 
     def key(e: dict) -> tuple:
         return e["trace_id"], [(t["name"], t["span_id"]) for t in e["tool_calls"]], e["public_output"]
@@ -685,9 +691,12 @@ def test_a_forward_target_whose_name_is_never_looked_up_is_said_once_and_loses_n
     assert c.proc.returncode == 0, log
     assert sorted(e["trace_id"] for e in check(c.envelopes())) == sorted(r["trace_id"] for r in runs)
     assert all(e["metrics"]["model_calls"] == 1 and "incomplete" not in e for e in c.envelopes()), c.envelopes()
-    assert [line for line in log.splitlines() if "backend.hang" in line or "WARNING" in line] == [
-        f"WARNING:otel-agents collect: cannot forward to {target}: backend.hang:4318: the name lookup did not finish "
-        "within 2 s; requests are not forwarded (counted failed) until it is looked up"], log
+    summary = re.compile(rf"otel-agents collect: --forward {re.escape(target)}: 0 request\(s\) sent, [1-9]\d* "
+                         r"failed, 0 dropped")
+    said = [line for line in log.splitlines() if "backend.hang" in line or "WARNING" in line]
+    assert said[0] == f"WARNING:otel-agents collect: cannot forward to {target}: backend.hang:4318: the name lookup " \
+                      "did not finish within 2 s; requests are not forwarded (counted failed) until it is looked up", log
+    assert len(said) == 2 and summary.fullmatch(said[1]), log  # then the counts, at shutdown
 
 
 def test_a_name_being_looked_up_is_not_looked_up_again(monkeypatch) -> None:
@@ -982,7 +991,11 @@ def test_forward_queue_is_bounded_in_bytes_while_the_endpoint_stalls() -> None:
     for _ in range(100):
         forwarder.submit((body, PB, None))
     assert 30 <= forwarder.dropped <= 37, forwarder.dropped
-    stalled.close()  # what waits is now refused at once: sent (failed) before the next test, whose log it is not
+    forwarder.close(timeout=0.1)  # the endpoint still stalled: what waits is neither sent nor counted failed
+    queued = 100 - forwarder.dropped - 1  # one is in flight
+    assert forwarder.summary() in (f"--forward {forwarder.url}: 0 request(s) sent, 0 failed, {forwarder.dropped} "
+                                   f"dropped, {n} still queued at exit (not sent)" for n in (queued, queued + 1))
+    stalled.close()  # what waits is now refused at once: handled before the next test, whose log it is not
     forwarder.close(timeout=60)
     assert forwarder.sent + forwarder.failed + forwarder.dropped == 100
 

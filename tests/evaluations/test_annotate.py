@@ -689,3 +689,58 @@ def test_a_bad_destination_or_path_is_one_line_naming_it(tmp_path: Path, args: l
     for name, value in names.items():
         says = says.replace(name, value)
     assert (done.returncode, done.stderr) == (2, f"otel-agents ecp annotate: {says}\n")
+
+
+@pytest.mark.parametrize("value", ["0", "abc"])
+def test_the_otlp_log_exporters_variables_follow_the_specs_rule(value: str, monkeypatch: pytest.MonkeyPatch,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """``--to otlp`` handed ``OTEL_EXPORTER_OTLP_LOGS_TIMEOUT`` and the protocol and endpoint variables to the OTLP/HTTP
+    log exporter unchecked: a timeout of 0 failed every export (the records lost), ``abc`` was the exporter's own
+    warning, ``OTEL_EXPORTER_OTLP_LOGS_PROTOCOL=grpc`` sent HTTP to a gRPC port. Now they are read as the ``otlp``
+    preset reads the traces ones (the OpenTelemetry specification's rule): a timeout that is no positive number and
+    an unknown protocol are warned about, naming the variable, and ignored, the records sent; gRPC or an endpoint
+    that is no URL is a ValueError naming the variable; ``doctor`` lists each as a problem."""
+    import contextlib
+    import io
+    import logging
+    import os
+
+    from otel_agents._spans import settings
+    from otel_agents.cli import doctor
+    from otel_agents.evaluations import emit_evaluations
+
+    for name in [k for k in os.environ if k.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(settings, "_warned_variables", set())
+    results = [EvaluationResult(name="text_match:public_output", score=1.0, label="pass", explanation=None,
+                                trace_id="ab" * 16, span_id="cd" * 8, grader="text_match", scenario="s", step=1,
+                                check=1)]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", value)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/json")
+    timeout = f"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT={value!r} is not valid; it must be a positive number of seconds " \
+              "(every export would fail with it); ignored, as if unset"
+    protocol = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL='http/json' is not valid; allowed: grpc, http/protobuf (the " \
+               "OpenTelemetry Python SDK has no http/json exporter); ignored, as if unset"
+    with Receiver() as rx:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.url)  # the exporter appends /v1/logs
+        with caplog.at_level(logging.WARNING):
+            delivery = emit_evaluations(results, "otlp")
+        assert (delivery.sent, delivery.failed) == (1, []), delivery  # 0 sent with the timeout of 0 (before)
+        assert [r.path for r in rx.requests] == ["/v1/logs"]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"otel_agents: {protocol}", f"otel_agents: {timeout}"]
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        assert doctor.run(None) == 1
+    assert f"\n  {protocol}\n" in report.getvalue() and f"\n  {timeout}\n" in report.getvalue(), report.getvalue()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc")
+    with pytest.raises(ValueError, match=r"^OTEL_EXPORTER_OTLP_LOGS_PROTOCOL='grpc': --to otlp sends OTLP over HTTP"):
+        emit_evaluations(results, "otlp")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "127.0.0.1:4318/v1/logs")
+    with pytest.raises(ValueError, match=r"^OTEL_EXPORTER_OTLP_LOGS_ENDPOINT must be an http:// or https:// URL"):
+        emit_evaluations(results, "otlp")
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        assert doctor.run(None) == 1
+    assert "\n  ecp annotate --to otlp: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT must be an http" in report.getvalue()

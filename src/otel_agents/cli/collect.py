@@ -9,7 +9,8 @@ appended to --output. --forward passes every request on, unchanged, to another O
 endpoint (a tracing backend). At most --max-traces traces and --max-spans spans are held
 (the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
-many traces and spans that was. An envelope that cannot be written (a full disk) is lost, logged and
+many traces and spans that was (with --forward, also how many requests were forwarded, failed and were
+dropped). An envelope that cannot be written (a full disk) is lost, logged and
 counted (exit status 1), and the receiver goes on; with -o -, it stops once standard output's reader has
 closed it. Binds loopback unless --allow-remote; Host, Origin, token,
 body and time checks as for ecp serve --http. --grpc-port also serves OTLP/gRPC (the protocol
@@ -237,6 +238,7 @@ async def _serve(args: argparse.Namespace, on_envelope: Any, reader_gone: thread
                         "spans of them arriving later are not in their envelopes", traces, spans)
         if forwarder is not None:
             forwarder.close()
+            print(f"otel-agents collect: {forwarder.summary()}", file=sys.stderr, flush=True)
         print(f"otel-agents collect: {receiver.received + receiver.rejected} span(s) received, "
               f"{receiver.rejected} of them rejected; "
               f"{gatherer.traces} trace(s) folded into {gatherer.runs} envelope(s); "

@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
         _say(f"a2a trace context in service parameters: {'on' if a2a_propagating(None) else 'off'} "
               f"({_shown(A2A_ENV)})")
+        _say(f"ecp annotate --to otlp: {_otlp_logs_state(problems)} ({_shown('OTEL_EXPORTER_OTLP_LOGS_PROTOCOL')}, "
+             f"{_shown('OTEL_EXPORTER_OTLP_LOGS_TIMEOUT')})")
     status = instrumentation_status()
     rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
     widths = [max([len(row[i]) for row in rows], default=0) for i in range(3)]
@@ -112,6 +114,20 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         _say(f"  {problem}")
     return 1
+
+
+def _otlp_logs_state(problems: list[str]) -> str:
+    """How ``ecp annotate --to otlp`` would send evaluation records with no ``-o``; a variable it refuses
+    (a gRPC protocol, an endpoint that is no URL) is added to ``problems``, one it ignores is reported by the
+    enclosing :func:`~otel_agents._spans.settings.bad_values` block."""
+    from ..evaluations._logs import checked_otlp_variables
+
+    try:
+        timeout = checked_otlp_variables(None)
+    except ValueError as exc:
+        problems.append(f"ecp annotate --to otlp: {exc}")
+        return "refused"
+    return "OTLP/HTTP" + (f", timeout {timeout:g} s" if timeout is not None else "")
 
 
 def _sdk_state(problems: list[str]) -> str:
@@ -199,9 +215,10 @@ def exporter_lines() -> list[str]:
     """Where ``configure()`` with no ``exporters=`` would send spans (``OTEL_AGENTS_EXPORTERS``): one line per
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
     the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
-    name, a URL without a scheme, a protocol we cannot send over, a missing key, a trace file that cannot be
-    appended to, the protocol's exporter not installed, a timeout or compression the gRPC exporter refuses), a
-    setting the OpenTelemetry exporter would ignore with a warning (:func:`_build_problem`) or that its endpoint
+    name, a URL without a scheme, a missing key, a trace file that cannot be appended to, the protocol's exporter
+    not installed, a compression the gRPC exporter refuses), a variable value it ignores with a WARNING (an
+    unknown protocol, a timeout that is no positive number), a setting the OpenTelemetry exporter would ignore with
+    a warning (:func:`_build_problem`) or that its endpoint
     does not take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
     from .._configure import ENV_EXPORTERS, _exporter_specs
     from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
@@ -212,8 +229,10 @@ def exporter_lines() -> list[str]:
     except ValueError as exc:
         return [*lines, f"  problem: {exc}"]
     for spec in specs:
+        ignored: list[str] = []  # a variable value the preset ignores (an unknown protocol), as the spec asks
         try:
-            preset = resolve(spec)
+            with bad_values(ignored):
+                preset = resolve(spec)
         except ValueError as exc:
             lines.append(f"  {spec}: problem: {exc}")
             continue
@@ -221,6 +240,7 @@ def exporter_lines() -> list[str]:
         protocol = preset.details.get("protocol", "http/protobuf")
         problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
             (exporter_missing(protocol) or _build_problem(preset) or _endpoint_problem(url, protocol)) if url else None
+        problem = "; ".join([*dict.fromkeys(ignored), *([problem] if problem else [])]) or None
         lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
                      + (f": problem: {problem}" if problem else
                         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
@@ -229,9 +249,9 @@ def exporter_lines() -> list[str]:
 
 def _build_problem(preset) -> str | None:
     """What building a network preset's exporter, as ``configure()`` does, raises (its exporter not installed;
-    over gRPC a timeout that is no number or an unknown compression) or makes the OpenTelemetry exporter warn about
-    and fall back from (over HTTP the same two; a header entry that is not ``name=value``), or a timeout variable
-    out of range we ignore (``OTEL_EXPORTER_OTLP_TIMEOUT=0``: every export would fail). ``None`` when none.
+    over gRPC an unknown compression) or makes the OpenTelemetry exporter warn about and fall back from (over HTTP
+    the same; a header entry that is not ``name=value``), or a timeout variable we ignore
+    (``OTEL_EXPORTER_OTLP_TIMEOUT=0`` or ``abc``: every export would fail). ``None`` when none.
     Nothing is sent: the exporter is made and shut down."""
     import contextlib
 

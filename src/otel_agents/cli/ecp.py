@@ -134,8 +134,9 @@ def _provider(args: argparse.Namespace | None, provider=None):
     Raises:
         OSError: the ``--trace-file`` cannot be appended to.
         ValueError: ``OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`` is no http(s) URL, or the protocol variables ask for
-            another than ``http/protobuf`` (the message names the variable): ``ecp serve`` sends OTLP/HTTP only
-            (``--otlp-endpoint`` is an OTLP/HTTP URL whatever they say).
+            ``grpc`` (the message names the variable): ``ecp serve`` sends OTLP/HTTP only (``--otlp-endpoint`` is
+            an OTLP/HTTP URL whatever they say). An unknown protocol is ignored with a WARNING
+            (:func:`~otel_agents.exporters.presets.otlp_protocol`).
         ImportError: an OTLP destination without the ``otlp`` extra.
     """
     from opentelemetry.sdk.resources import Resource
@@ -158,13 +159,11 @@ def _provider(args: argparse.Namespace | None, provider=None):
     endpoint = args.otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or \
         os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
     if endpoint:  # the otlp preset checks what the variables say (a URL, the protocol) before the first span
-        from ..exporters.presets import otlp, otlp_protocol
+        from ..exporters.presets import http_protobuf_only, otlp
 
-        protocol, source = ("http/protobuf", "") if args.otlp_endpoint else otlp_protocol()
-        if protocol != "http/protobuf":  # --collect forwards request bodies as they came: OTLP/HTTP
-            raise ValueError(f"{source}={os.environ[source]!r}: ecp serve sends OTLP over HTTP (http/protobuf) only; "
-                             f"set it to http/protobuf, with an HTTP endpoint (port 4318)")
-        provider.add_span_processor(BatchSpanProcessor(otlp(args.otlp_endpoint, protocol=protocol).build()))
+        if not args.otlp_endpoint:  # --collect forwards request bodies as they came: OTLP/HTTP
+            http_protobuf_only("ecp serve")
+        provider.add_span_processor(BatchSpanProcessor(otlp(args.otlp_endpoint, protocol="http/protobuf").build()))
     return provider
 
 

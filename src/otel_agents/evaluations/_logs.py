@@ -102,8 +102,15 @@ def export_otlp(results: Sequence[EvaluationResult], endpoint: str | None = None
     resolver that does not answer held it without limit) gets nothing: 0 is returned and one WARNING names the
     URL and why.
 
+    The exporter's variables are read under the OpenTelemetry specification's rules, as the ``otlp`` preset reads
+    the traces ones: ``OTEL_EXPORTER_OTLP_(LOGS_)TIMEOUT`` that is no positive number of seconds, and, without
+    ``endpoint``, ``OTEL_EXPORTER_OTLP_(LOGS_)PROTOCOL`` that is no known protocol, are ignored with a WARNING
+    naming them (``otel-agents doctor`` lists such values among the traces exporter's).
+
     Raises:
         ImportError: the exporter is not installed (``pip install 'otel-agents[otlp]'``).
+        ValueError: without ``endpoint``, ``OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT`` is no http(s) URL, or
+            ``OTEL_EXPORTER_OTLP_(LOGS_)PROTOCOL`` is ``grpc`` (the records are sent over HTTP), naming the variable.
     """
     import logging
 
@@ -126,10 +133,26 @@ def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
         raise _missing_exporter("http/protobuf", "--to otlp (OTLP/HTTP logs)") from exc
     from ..exporters._reach import lookup_problem
 
-    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers)
+    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=checked_otlp_variables(endpoint))
     url = getattr(exporter, "_endpoint", None) or endpoint  # as the exporter resolved it from the variables
     unreachable = lookup_problem(url) if url and results else None
     if unreachable is not None:
         exporter.shutdown()
         return 0, f"{url}: {unreachable}; {len(results)} evaluation records not sent"
     return emit_logs(results, exporter), None
+
+
+def checked_otlp_variables(endpoint: str | None) -> float | None:
+    """The OTLP/HTTP log exporter's variables checked as the ``otlp`` preset checks the traces ones (see
+    :func:`export_otlp`); returns the timeout to give the exporter (``None``: it reads its variables itself).
+
+    Raises:
+        ValueError: without ``endpoint``, ``OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT`` is no http(s) URL, or
+            ``OTEL_EXPORTER_OTLP_(LOGS_)PROTOCOL`` is ``grpc``, naming the variable.
+    """
+    from ..exporters.presets import _checked_timeout, check_endpoint_variables, http_protobuf_only
+
+    if endpoint is None:  # the exporter reads these itself
+        check_endpoint_variables(("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"))
+        http_protobuf_only("--to otlp", ("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"))
+    return _checked_timeout(None, ("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))

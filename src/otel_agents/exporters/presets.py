@@ -50,8 +50,9 @@ Environment variables read here (an argument always wins over its variable):
     Sent as ``authorization: Bearer <token>`` (a tracking server behind token auth).
 ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL``
     The ``otlp`` preset's protocol (the traces one wins, as the spec says): ``http/protobuf`` (default) or
-    ``grpc``. Any other value (``http/json``, which the OpenTelemetry Python SDK has no exporter for) raises
-    :class:`ValueError` naming the variable and the allowed values.
+    ``grpc``. Any other value (``http/json``, which the OpenTelemetry Python SDK has no exporter for) is ignored,
+    as if unset, with a WARNING naming the variable and the allowed values (the specification's rule for an
+    enum value); a ``protocol=`` argument other than those two raises :class:`ValueError`.
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_HEADERS``, ...
     Read by the OTel exporter itself for the ``otlp`` preset (the spec's defaults: the generic endpoint gets
     ``/v1/traces`` over HTTP, nothing over gRPC; unset, ``http://localhost:4318/v1/traces`` or
@@ -63,8 +64,9 @@ Every URL, from an argument or a variable, is checked when the preset is made (s
 ``configure()``): one without an ``http://``/``https://`` scheme or a host (``127.0.0.1:6006``)
 raises :class:`ValueError` naming the argument or variable, instead of an export error later; so does a
 ``timeout=`` that is not a positive number of seconds, when the preset is built (``configure()``). An
-``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT`` of ``0`` or less, ``nan`` or ``inf`` (every export would fail with it) is
-ignored with a WARNING naming it, as the OpenTelemetry specification asks of an environment variable out of range.
+``OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT`` that is no number (``abc``), ``0`` or less, ``nan`` or ``inf`` (every export
+would fail with it) is ignored with a WARNING naming it, over HTTP and gRPC alike, as the OpenTelemetry
+specification asks of a numeric environment variable that cannot be parsed or is out of range.
 
 Secrets: a preset's ``repr`` (and :meth:`ExporterPreset.describe`) shows header names, never their
 values, and no key beyond its first characters; nothing here logs a header or a key.
@@ -229,16 +231,16 @@ def _setting(argument: str | None, argument_name: str, variable: str, default: s
 _TIMEOUT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")  # the exporters' order
 
 
-def _checked_timeout(timeout: object) -> float | None:
+def _checked_timeout(timeout: object, variables: tuple[str, ...] = _TIMEOUT_VARIABLES) -> float | None:
     """The timeout to give the OpenTelemetry exporter: ``timeout=`` when it is a positive finite number of seconds
     (else :class:`ValueError` naming it: the exporters take any number and fail every export with ``0`` or ``-1``,
     "the timeout cannot be set to a value less than or equal to 0", and a wrong type is a TypeError in their
-    worker thread, the spans lost); else ``None`` (the exporter reads its variables), unless the first of the
-    exporters' timeout variables set is a number of seconds out of range (``0``, ``-1``, ``nan``, ``inf``): then,
-    as the OpenTelemetry specification asks of a numeric variable out of its valid range
+    worker thread, the spans lost); else ``None`` (the exporter reads ``variables``, its timeout variables, the
+    signal's first), unless one of them set is no number of seconds (``abc``) or out of range (``0``, ``-1``,
+    ``nan``, ``inf``): then, as the OpenTelemetry specification asks of a numeric variable
     (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/#numeric-value), a WARNING
-    naming it, and what follows it (the other variable, else 10 s), given explicitly so that the exporter does
-    not read it. A variable that is no number is left to the exporter (over HTTP it warns and takes 10 s)."""
+    naming it, and what follows it (the next variable, else 10 s), given explicitly so that the exporter does
+    not read it (the gRPC exporter raised for ``abc`` at construction; the HTTP one warned and took 10 s)."""
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             raise ValueError(f"the timeout= argument must be a positive number of seconds, got {timeout!r}")
@@ -246,14 +248,14 @@ def _checked_timeout(timeout: object) -> float | None:
     from .._spans.settings import warn_bad_variable
 
     ignored = None
-    for variable in _TIMEOUT_VARIABLES:
+    for variable in variables:
         raw = os.environ.get(variable)
         if not raw:  # empty is unset (the spec; the HTTP exporter reads it so)
             continue
         try:
             seconds = float(raw)
-        except ValueError:
-            return None if ignored is None else _DEFAULT_TIMEOUT
+        except ValueError:  # no number (abc): ignored as one out of range is
+            seconds = math.nan
         if 0 < seconds < math.inf:
             return None if ignored is None else seconds
         ignored = variable
@@ -300,40 +302,74 @@ def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeou
         merged.update({key.lower(): value for key, value in headers.items()})  # gRPC metadata keys are lower case
     try:
         return OTLPSpanExporter(endpoint=endpoint, headers=merged, timeout=timeout)
-    except (ValueError, InvalidCompressionValueException) as exc:  # float("abc"); a compression but gzip
+    except (ValueError, InvalidCompressionValueException) as exc:  # a compression but gzip
         shown = ", ".join(f"{name}={os.environ[name]!r}" for name in _GRPC_READ if name in os.environ)
-        raise ValueError(f"the OTLP/gRPC exporter refuses {shown or 'its settings'}: {exc} (it takes a number of "
-                         f"seconds as timeout, gzip as compression)") from exc
+        raise ValueError(f"the OTLP/gRPC exporter refuses {shown or 'its settings'}: {exc} (it takes gzip as "
+                         f"compression)") from exc
 
 
-# what the SDK's gRPC exporter parses at construction (headers are not shown: they may hold secrets)
-_GRPC_READ = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
-              "OTEL_EXPORTER_OTLP_COMPRESSION")
+# what the SDK's gRPC exporter parses at construction that we leave to it (headers are not shown: they may hold
+# secrets; the timeout variables are checked by _checked_timeout)
+_GRPC_READ = ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
 
 
-def otlp_protocol(protocol: str | None = None) -> tuple[str, str]:
+def otlp_protocol(protocol: str | None = None,
+                  variables: tuple[str, ...] = (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL)) -> tuple[str, str]:
     """``(protocol, where it came from)`` for OTLP traces: ``protocol`` when given, else
     ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``, else ``OTEL_EXPORTER_OTLP_PROTOCOL`` (the spec's precedence; blank
     counts as unset), else ``http/protobuf``. ``where`` is ``protocol=``, the variable's name or ``default``.
+    ``variables``: another signal's (``OTEL_EXPORTER_OTLP_LOGS_PROTOCOL``, then the generic one).
+
+    A variable whose value is neither ``grpc`` nor ``http/protobuf`` (surrounding spaces ignored) is logged once as
+    a WARNING naming it and the allowed values, and ignored, as if unset: the OpenTelemetry specification's rule
+    for an enum value it does not recognise
+    (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/#enum-value), as for our
+    numeric variables (:func:`~otel_agents._spans.settings.warn_bad_variable`; ``otel-agents doctor`` lists it).
 
     Raises:
-        ValueError: a value other than ``grpc`` or ``http/protobuf`` (surrounding spaces ignored), naming the
-            argument or variable, the value and the allowed ones.
+        ValueError: a ``protocol`` argument other than those two, naming it, the value and the allowed ones.
     """
+    allowed = f"allowed: {', '.join(OTLP_PROTOCOLS)} (the OpenTelemetry Python SDK has no http/json exporter)"
     if protocol is not None:
-        value, source = protocol, "protocol="
-    else:
-        for variable in (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL):
-            value, source = os.environ.get(variable, ""), variable
-            if value.strip():
-                break
-        else:
-            return DEFAULT_OTLP_PROTOCOL, "default"
-    if not isinstance(value, str) or value.strip() not in OTLP_PROTOCOLS:
-        named = f"the protocol= argument {value!r}" if source == "protocol=" else f"{source}={value!r}"
-        raise ValueError(f"{named} is not an OTLP protocol otel-agents can send spans over; allowed: "
-                         f"{', '.join(OTLP_PROTOCOLS)} (the OpenTelemetry Python SDK has no http/json exporter)")
-    return value.strip(), source
+        if not isinstance(protocol, str) or protocol.strip() not in OTLP_PROTOCOLS:
+            raise ValueError(f"the protocol= argument {protocol!r} is not an OTLP protocol otel-agents can send spans "
+                             f"over; {allowed}")
+        return protocol.strip(), "protocol="
+    from .._spans.settings import warn_bad_variable
+
+    for variable in variables:
+        value = os.environ.get(variable, "")
+        if value.strip() in OTLP_PROTOCOLS:
+            return value.strip(), variable
+        if value.strip():
+            warn_bad_variable(variable, value, f"{allowed}; ignored, as if unset")
+    return DEFAULT_OTLP_PROTOCOL, "default"
+
+
+def http_protobuf_only(who: str, variables: tuple[str, ...] = (ENV_OTLP_TRACES_PROTOCOL, ENV_OTLP_PROTOCOL)) -> None:
+    """For a sender of OTLP over HTTP only (``who``, ``ecp serve``): the protocol ``variables`` say
+    (:func:`otlp_protocol`: an unknown one is warned about and ignored).
+
+    Raises:
+        ValueError: they ask for ``grpc``, naming the variable (its endpoint is then likely a gRPC port).
+    """
+    protocol, source = otlp_protocol(None, variables)
+    if protocol != DEFAULT_OTLP_PROTOCOL:
+        raise ValueError(f"{source}={os.environ[source]!r}: {who} sends OTLP over HTTP (http/protobuf) only; set it "
+                         "to http/protobuf, with an HTTP endpoint (port 4318)")
+
+
+def check_endpoint_variables(variables: tuple[str, ...] = (ENV_OTLP_TRACES_ENDPOINT, ENV_OTLP_ENDPOINT)) -> None:
+    """The first of the endpoint ``variables`` set (the signal's, then the generic one), which the OpenTelemetry
+    exporter reads itself, checked with :func:`check_url` now rather than at the first export.
+
+    Raises:
+        ValueError: it is no http(s) URL with a host, naming the variable.
+    """
+    for variable in variables:
+        if os.environ.get(variable):
+            check_url(os.environ[variable], variable)
+            return
 
 
 def otlp_traces_endpoint(protocol: str) -> str:
@@ -389,20 +425,17 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
             not choose it.
 
     Raises:
-        ValueError: a protocol other than those two, an endpoint (argument or variable) that is not an
-            http(s) URL, or a header that cannot be sent (:func:`check_header`), naming the argument or variable. Building it (``configure()``) raises
-            :class:`ImportError` naming the package and the extra when the protocol's exporter is not installed,
-            and, over gRPC, :class:`ValueError` showing the timeout and compression variables when the exporter
-            refuses them (a timeout that is no number, a compression other than gzip).
+        ValueError: a ``protocol`` other than those two, an endpoint (argument or variable) that is not an
+            http(s) URL, or a header that cannot be sent (:func:`check_header`), naming the argument or variable.
+            Building it (``configure()``) raises :class:`ImportError` naming the package and the extra when the
+            protocol's exporter is not installed, and, over gRPC, :class:`ValueError` showing the compression
+            variables when the exporter refuses them (a compression other than gzip).
     """
     chosen, source = otlp_protocol(protocol)
     if endpoint:
         endpoint = check_url(endpoint, "the endpoint= argument")
-    else:  # the exporter reads these itself; check them now rather than at the first export
-        for variable in (ENV_OTLP_TRACES_ENDPOINT, ENV_OTLP_ENDPOINT):
-            if os.environ.get(variable):
-                check_url(os.environ[variable], variable)
-                break
+    else:
+        check_endpoint_variables()
     hdrs = dict(headers or {})
     for key, value in hdrs.items():
         check_header(value, f"the headers= argument's {key!r}", key)

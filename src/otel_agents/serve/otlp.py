@@ -297,6 +297,13 @@ class Forwarder:
         self._queue.put(None)
         self._thread.join(timeout)
 
+    def summary(self) -> str:
+        """One line for the end of a run: ``--forward URL: 12 request(s) sent, 1 failed, 0 dropped``, and, after a
+        :meth:`close` that did not send all in time, how many were still queued (neither sent nor counted)."""
+        queued = max(0, self._queue.qsize() - 1) if self._thread.is_alive() else 0  # the stop marker not counted
+        return (f"--forward {self.url}: {self.sent} request(s) sent, {self.failed} failed, {self.dropped} dropped"
+                + (f", {queued} still queued at exit (not sent)" if queued else ""))
+
 
 def worth_logging(count: int) -> bool:
     """Whether the ``count``-th failure of a kind is logged: at powers of two, so an endpoint down for a day
