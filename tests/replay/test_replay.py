@@ -619,3 +619,36 @@ def test_a_run_written_in_gen_ai_alone_is_matched_by_its_input(tmp_path: Path, v
     assert sorted((r.key, r.envelope["public_output"]) for r in runs) == sorted(
         [(input_key("Where is my order A100?"), "shipped"), (input_key("Where is my order A200?"), "lost")])
     rec.provider.shutdown()
+
+
+def test_a_stored_input_of_several_text_parts_is_read_as_the_fold_reads_a_message(tmp_path: Path) -> None:
+    """A stored run's input message of several text parts (OTel GenAI) or content blocks (LangChain, whole as
+    OpenInference records it) is its text as the fold reads a message's (``_facts.message_text``: joined by
+    newlines), so a step whose input is that text matches it (before: the parts were joined with nothing between,
+    ``"…orderA300?"``, and content blocks not read at all: the whole JSON was the input)."""
+    from otel_agents._spans import ChatMessage, Settings, Telemetry, TextPart
+    from otel_agents.exporters.file import to_otlp_json
+    from otel_agents.semconv import attributes as A
+    from otel_agents.serve.replay import stored_input
+    from tests.exporters.conftest import Recorder
+
+    rec = Recorder()
+    rec.telemetry = Telemetry(rec.provider, framework="manual",
+                              settings=Settings(capture_content=True, vocabularies="gen_ai"))
+    with rec.telemetry.span("agent", "support") as agent:
+        agent.set_input("Where is my order A300?", messages=[
+            ChatMessage("user", parts=[TextPart("Where is my order"), TextPart("A300?")])])
+        agent.set_output("shipped")
+    source = tmp_path / "trace.jsonl"
+    source.write_text(json.dumps(to_otlp_json(rec.spans)) + "\n", encoding="utf-8")
+    assert [r.key for r in load_runs(str(source))] == [input_key("Where is my order A300?")]
+    rec.provider.shutdown()
+
+    blocks = [{"type": "text", "text": "Where is"}, {"type": "image_url", "image_url": {"url": "x"}},
+              {"type": "text", "text": "order A400?"}]
+    dumped = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "HumanMessage"],
+              "kwargs": {"content": blocks, "type": "human"}}
+    for messages in ({"messages": [dumped]}, {"messages": [{"type": "human", "data": {"content": blocks, "type": "human"}}]},
+                     [{"role": "user", "content": blocks}, {"role": "assistant", "content": "Which order?"}]):
+        attributes = {A.INPUT_VALUE: json.dumps(messages), A.INPUT_MIME_TYPE: A.MIME_JSON}
+        assert stored_input(attributes) == "Where is\norder A400?", messages

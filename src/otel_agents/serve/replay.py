@@ -30,7 +30,8 @@ Matching a manifest step to a stored run (:class:`Replayer`):
    the root span's ``input.value`` (ours, OpenInference) for traces recorded
    elsewhere, else its ``gen_ai.input.messages`` (OTel GenAI alone); when that is JSON
    (``input.mime_type`` ``application/json``) holding a ``messages`` list (LangChain/LangGraph's
-   input) or GenAI messages, the content of its last human/user message (:func:`stored_input`).
+   input) or GenAI messages, the text of its last human/user message (:func:`stored_input`), read as the fold
+   reads a message's text: its text parts or content blocks joined by newlines.
 
 Stored runs are answered in the order they were recorded, each once: ``ecp run``
 repeated k times against one replay server (``--http``), or with ``--replay-cursor
@@ -139,22 +140,13 @@ def stored_input(attributes: Mapping[str, Any]) -> str | None:
         return None
     if not json_text:
         return value
+    from ..exporters.ecp._facts import user_text
     from ..exporters.ecp._json import attribute_json
 
-    with contextlib.suppress(ValueError, TypeError, AttributeError):  # nested too deeply is a ValueError too
-        data = attribute_json(value)
-        messages = data if isinstance(data, list) else data.get("messages")
-        for message in reversed(messages):
-            data = message.get("data") if isinstance(message.get("data"), dict) else message
-            if (message.get("type") or message.get("role") or data.get("type")) in ("human", "user"):
-                if isinstance(data.get("content"), str):
-                    return data["content"]
-                parts = data.get("parts")  # a GenAI message (OTel GenAI semconv v1.41): its text parts
-                if isinstance(parts, list):
-                    texts = [p["content"] for p in parts if isinstance(p, dict) and p.get("type") == "text"
-                             and isinstance(p.get("content"), str)]
-                    if texts:
-                        return "".join(texts)
+    with contextlib.suppress(ValueError):  # nested too deeply is a ValueError too
+        text = user_text(attribute_json(value))  # read as the fold reads a message (GenAI parts, content blocks)
+        if text is not None:
+            return text
     return value
 
 

@@ -592,6 +592,23 @@ def _empty_reply(value: Any) -> bool:
 
 def assistant_text(data: Any) -> str | None:
     """The text of the last assistant message in ``data``, if ``data`` is a list of chat messages."""
+    return _last_text(data, _ASSISTANT_ROLES)
+
+
+_USER_ROLES = ("user", "human")
+
+
+def user_text(data: Any) -> str | None:
+    """The text of the last user message in ``data`` (a run's input), as :func:`assistant_text` reads it."""
+    return _last_text(data, _USER_ROLES)
+
+
+def _last_text(data: Any, roles: tuple[str, ...]) -> str | None:
+    """The text (:func:`message_text`) of the last message in ``data`` whose role (or LangChain ``type``) is one of
+    ``roles`` and that has text: ``data`` a list of chat messages (OTel GenAI ``{"role", "parts"}``, ``{"role",
+    "content"}``, LangChain's, whole or as :func:`_langchain_message` reads them), ``{"messages": [...]}`` or one
+    message; ``None`` for anything else. The one reader of a message's text for every command (the envelope's
+    ``public_output``, the replay's stored input)."""
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
         data = data["messages"]
     elif isinstance(data, dict) and ("role" in data or "parts" in data):
@@ -603,7 +620,7 @@ def assistant_text(data: Any) -> str | None:
     data = [_langchain_message(m) for m in data]
     for message in reversed(data):
         role = message.get("role") or message.get("type")
-        if role in _ASSISTANT_ROLES:
+        if role in roles:
             text = message_text(message)
             if text:
                 return text
