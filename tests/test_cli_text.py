@@ -931,8 +931,9 @@ def test_doctor_reports_the_otlp_settings_the_exporter_refuses_or_ignores(monkey
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "brotli")
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization Bearer s3cr3t")
         line = doctor.exporter_lines()[1]
-        assert line.endswith(f"problem: {ignored}; the OpenTelemetry exporter says: Unsupported compression type: "
-                             "brotli; OTEL_EXPORTER_OTLP_(TRACES_)HEADERS holds an entry that is not name=value "
+        assert line.endswith(f"problem: {ignored}; OTEL_EXPORTER_OTLP_COMPRESSION='brotli' is not valid; allowed "
+                             "over http/protobuf: gzip, deflate, none; ignored, as if unset; the OpenTelemetry "
+                             "exporter says: OTEL_EXPORTER_OTLP_(TRACES_)HEADERS holds an entry that is not name=value "
                              "(URL-encoded)"), line
         assert "s3cr3t" not in line
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")

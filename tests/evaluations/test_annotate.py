@@ -698,7 +698,9 @@ def test_the_otlp_log_exporters_variables_follow_the_specs_rule(value: str, monk
     log exporter unchecked: a timeout of 0 failed every export (the records lost), ``abc`` was the exporter's own
     warning, ``OTEL_EXPORTER_OTLP_LOGS_PROTOCOL=grpc`` sent HTTP to a gRPC port. Now they are read as the ``otlp``
     preset reads the traces ones (the OpenTelemetry specification's rule): a timeout that is no positive number and
-    an unknown protocol are warned about, naming the variable, and ignored, the records sent; gRPC or an endpoint
+    an unknown protocol or compression (the SDK's exporter warned without naming the variable, and sent uncompressed
+    though the generic variable said gzip) are warned about, naming the variable, and ignored, the records sent; gRPC
+    or an endpoint
     that is no URL is a ValueError naming the variable; ``doctor`` lists each as a problem."""
     import contextlib
     import io
@@ -717,22 +719,27 @@ def test_the_otlp_log_exporters_variables_follow_the_specs_rule(value: str, monk
                                 check=1)]
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", value)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/json")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "brotli")  # the generic one then applies, in any case
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "GZIP")
     timeout = f"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT={value!r} is not valid; it must be a positive number of seconds " \
               "(every export would fail with it); ignored, as if unset"
     protocol = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL='http/json' is not valid; allowed: grpc, http/protobuf (the " \
                "OpenTelemetry Python SDK has no http/json exporter); ignored, as if unset"
+    compression = "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION='brotli' is not valid; allowed over http/protobuf: gzip, " \
+                  "deflate, none; ignored, as if unset"
     with Receiver() as rx:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rx.url)  # the exporter appends /v1/logs
         with caplog.at_level(logging.WARNING):
             delivery = emit_evaluations(results, "otlp")
         assert (delivery.sent, delivery.failed) == (1, []), delivery  # 0 sent with the timeout of 0 (before)
-        assert [r.path for r in rx.requests] == ["/v1/logs"]
+        assert [(r.path, r.headers.get("content-encoding")) for r in rx.requests] == [("/v1/logs", "gzip")]
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
-        f"otel_agents: {protocol}", f"otel_agents: {timeout}"]
+        f"otel_agents: {protocol}", f"otel_agents: {timeout}", f"otel_agents: {compression}"]
     report = io.StringIO()
     with contextlib.redirect_stdout(report):
         assert doctor.run(None) == 1
-    assert f"\n  {protocol}\n" in report.getvalue() and f"\n  {timeout}\n" in report.getvalue(), report.getvalue()
+    for problem in (protocol, timeout, compression):
+        assert f"\n  {problem}\n" in report.getvalue(), report.getvalue()
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc")
     with pytest.raises(ValueError, match=r"^OTEL_EXPORTER_OTLP_LOGS_PROTOCOL='grpc': --to otlp sends OTLP over HTTP"):
         emit_evaluations(results, "otlp")

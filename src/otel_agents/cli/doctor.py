@@ -123,7 +123,7 @@ def _otlp_logs_state(problems: list[str]) -> str:
     from ..evaluations._logs import checked_otlp_variables
 
     try:
-        timeout = checked_otlp_variables(None)
+        timeout, _ = checked_otlp_variables(None)
     except ValueError as exc:
         problems.append(f"ecp annotate --to otlp: {exc}")
         return "refused"
@@ -216,8 +216,8 @@ def exporter_lines() -> list[str]:
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
     the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
     name, a URL without a scheme, a missing key, a trace file that cannot be appended to, the protocol's exporter
-    not installed, a compression the gRPC exporter refuses), a variable value it ignores with a WARNING (an
-    unknown protocol, a timeout that is no positive number), a setting the OpenTelemetry exporter would ignore with
+    not installed), a variable value it ignores with a WARNING (an
+    unknown protocol or compression, a timeout that is no positive number), a setting the OpenTelemetry exporter would ignore with
     a warning (:func:`_build_problem`) or that its endpoint
     does not take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
     from .._configure import ENV_EXPORTERS, _exporter_specs
@@ -248,10 +248,10 @@ def exporter_lines() -> list[str]:
 
 
 def _build_problem(preset) -> str | None:
-    """What building a network preset's exporter, as ``configure()`` does, raises (its exporter not installed;
-    over gRPC an unknown compression) or makes the OpenTelemetry exporter warn about and fall back from (over HTTP
-    the same; a header entry that is not ``name=value``), or a timeout variable we ignore
-    (``OTEL_EXPORTER_OTLP_TIMEOUT=0`` or ``abc``: every export would fail). ``None`` when none.
+    """What building a network preset's exporter, as ``configure()`` does, raises (its exporter not installed)
+    or makes the OpenTelemetry exporter warn about and fall back from (a header entry that is not ``name=value``),
+    or a variable we ignore (``OTEL_EXPORTER_OTLP_TIMEOUT=0`` or ``abc``: every export would fail; a compression
+    the exporter does not take). ``None`` when none.
     Nothing is sent: the exporter is made and shut down."""
     import contextlib
 

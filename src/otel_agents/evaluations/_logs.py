@@ -104,7 +104,8 @@ def export_otlp(results: Sequence[EvaluationResult], endpoint: str | None = None
 
     The exporter's variables are read under the OpenTelemetry specification's rules, as the ``otlp`` preset reads
     the traces ones: ``OTEL_EXPORTER_OTLP_(LOGS_)TIMEOUT`` that is no positive number of seconds, and, without
-    ``endpoint``, ``OTEL_EXPORTER_OTLP_(LOGS_)PROTOCOL`` that is no known protocol, are ignored with a WARNING
+    ``endpoint``, ``OTEL_EXPORTER_OTLP_(LOGS_)PROTOCOL`` that is no known protocol (read in any case), and
+    ``OTEL_EXPORTER_OTLP_(LOGS_)COMPRESSION`` that is none of ``gzip``, ``deflate``, ``none``, are ignored with a WARNING
     naming them (``otel-agents doctor`` lists such values among the traces exporter's).
 
     Raises:
@@ -133,7 +134,10 @@ def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
         raise _missing_exporter("http/protobuf", "--to otlp (OTLP/HTTP logs)") from exc
     from ..exporters._reach import lookup_problem
 
-    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=checked_otlp_variables(endpoint))
+    from opentelemetry.exporter.otlp.proto.http import Compression
+
+    timeout, compression = checked_otlp_variables(endpoint)
+    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=timeout, compression=Compression(compression))
     url = getattr(exporter, "_endpoint", None) or endpoint  # as the exporter resolved it from the variables
     unreachable = lookup_problem(url) if url and results else None
     if unreachable is not None:
@@ -142,17 +146,21 @@ def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
     return emit_logs(results, exporter), None
 
 
-def checked_otlp_variables(endpoint: str | None) -> float | None:
+def checked_otlp_variables(endpoint: str | None) -> tuple[float | None, str]:
     """The OTLP/HTTP log exporter's variables checked as the ``otlp`` preset checks the traces ones (see
-    :func:`export_otlp`); returns the timeout to give the exporter (``None``: it reads its variables itself).
+    :func:`export_otlp`); returns the timeout to give the exporter (``None``: it reads its variables itself) and
+    its compression (``gzip``, ``deflate`` or ``none``: ``OTEL_EXPORTER_OTLP_(LOGS_)COMPRESSION``, a value it does
+    not take ignored with a WARNING, :func:`~otel_agents.exporters.presets.checked_compression`).
 
     Raises:
         ValueError: without ``endpoint``, ``OTEL_EXPORTER_OTLP_(LOGS_)ENDPOINT`` is no http(s) URL, or
             ``OTEL_EXPORTER_OTLP_(LOGS_)PROTOCOL`` is ``grpc``, naming the variable.
     """
-    from ..exporters.presets import _checked_timeout, check_endpoint_variables, http_protobuf_only
+    from ..exporters.presets import _checked_timeout, check_endpoint_variables, checked_compression, http_protobuf_only
 
     if endpoint is None:  # the exporter reads these itself
         check_endpoint_variables(("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"))
         http_protobuf_only("--to otlp", ("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"))
-    return _checked_timeout(None, ("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
+    return (_checked_timeout(None, ("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")),
+            checked_compression(None, "http/protobuf",
+                                ("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")))

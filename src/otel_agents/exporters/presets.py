@@ -52,7 +52,13 @@ Environment variables read here (an argument always wins over its variable):
     The ``otlp`` preset's protocol (the traces one wins, as the spec says): ``http/protobuf`` (default) or
     ``grpc``. Any other value (``http/json``, which the OpenTelemetry Python SDK has no exporter for) is ignored,
     as if unset, with a WARNING naming the variable and the allowed values (the specification's rule for an
-    enum value); a ``protocol=`` argument other than those two raises :class:`ValueError`.
+    enum value); a ``protocol=`` argument other than those two raises :class:`ValueError`. Read in any case
+    (``HTTP/PROTOBUF``), as the specification asks of enum values.
+``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION`` / ``OTEL_EXPORTER_OTLP_COMPRESSION``
+    The compression of the ``otlp``, phoenix, langfuse and mlflow presets (the traces one wins): ``gzip``,
+    ``none`` (default) or, over HTTP only, ``deflate``, in any case. Any other value is ignored, as if unset, with
+    a WARNING naming the variable and the allowed values (:func:`checked_compression`); a ``compression=``
+    argument of the ``otlp`` preset other than those raises :class:`ValueError`.
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_HEADERS``, ...
     Read by the OTel exporter itself for the ``otlp`` preset (the spec's defaults: the generic endpoint gets
     ``/v1/traces`` over HTTP, nothing over gRPC; unset, ``http://localhost:4318/v1/traces`` or
@@ -273,23 +279,65 @@ def _missing_exporter(protocol: str, why: str) -> ImportError:
                        f"pip install 'otel-agents[{extra}]'")
 
 
-def _otlp_http_exporter(**kwargs: Any) -> SpanExporter:
+_COMPRESSION_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")  # the spec's order
+# what the SDK's exporters take, per protocol (its gRPC exporter maps only gzip, and refused even ``none``)
+OTLP_COMPRESSIONS = {"http/protobuf": ("gzip", "deflate", "none"), "grpc": ("gzip", "none")}
+
+
+def checked_compression(compression: object, protocol: str,
+                        variables: tuple[str, ...] = _COMPRESSION_VARIABLES) -> str:
+    """The compression to give the OpenTelemetry ``protocol`` exporter (``gzip``, ``deflate``, ``none``; always
+    given, so that it does not read the variables itself): ``compression=`` when it is one the exporter takes (any
+    case), else the first of ``variables`` (the signal's, then the generic one) set to one (any case: the
+    specification asks enum values to be case-insensitive, and the SDK's exporters lower-case them), else ``none``
+    (the default). A variable set to another value (``brotli``; ``deflate`` over gRPC) is ignored, as if unset, with
+    a WARNING naming it and what it takes (:func:`~otel_agents._spans.settings.warn_bad_variable`), as the
+    specification asks of an enum value it does not recognise
+    (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/#enum-value): the SDK's gRPC
+    exporter raised at construction (``configure()`` failed), its HTTP one warned without naming the variable and
+    sent uncompressed even when the generic variable was valid.
+
+    Raises:
+        ValueError: a ``compression=`` argument the exporter does not take, naming it and the allowed values.
+    """
+    allowed = OTLP_COMPRESSIONS[protocol]
+    said = f"allowed over {protocol}: {', '.join(allowed)}"
+    if compression is not None:
+        if not isinstance(compression, str) or compression.strip().lower() not in allowed:
+            raise ValueError(f"the compression= argument {compression!r} is not valid; {said}")
+        return compression.strip().lower()
+    from .._spans.settings import warn_bad_variable
+
+    for variable in variables:
+        raw = os.environ.get(variable, "")
+        if raw.strip().lower() in allowed:
+            return raw.strip().lower()
+        if raw.strip():
+            warn_bad_variable(variable, raw, f"{said}; ignored, as if unset")
+    return "none"
+
+
+def _otlp_http_exporter(compression: str | None = None, **kwargs: Any) -> SpanExporter:
     kwargs["timeout"] = _checked_timeout(kwargs.get("timeout"))
+    chosen = checked_compression(compression, "http/protobuf")
     try:
+        from opentelemetry.exporter.otlp.proto.http import Compression
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise _missing_exporter("http/protobuf", "this exporter preset") from exc
-    return OTLPSpanExporter(**{k: v for k, v in kwargs.items() if v is not None})
+    return OTLPSpanExporter(compression=Compression(chosen), **{k: v for k, v in kwargs.items() if v is not None})
 
 
 def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeout: float | None,
-                        why: str) -> SpanExporter:
-    """The SDK's OTLP/gRPC span exporter; it reads endpoint, headers, timeout, compression and insecure from the
-    ``OTEL_EXPORTER_OTLP_(TRACES_)*`` variables itself. ``headers`` are added to the variables' (as the HTTP
-    exporter does; the gRPC one would drop the variables' headers for them)."""
+                        why: str, compression: str | None = None) -> SpanExporter:
+    """The SDK's OTLP/gRPC span exporter; it reads endpoint, headers, timeout and insecure from the
+    ``OTEL_EXPORTER_OTLP_(TRACES_)*`` variables itself (the compression ones are read by
+    :func:`checked_compression`). ``headers`` are added to the variables' (as the HTTP exporter does; the gRPC one
+    would drop the variables' headers for them)."""
     timeout = _checked_timeout(timeout)
+    chosen = checked_compression(compression, "grpc")
     try:
-        from opentelemetry.exporter.otlp.proto.grpc.exporter import InvalidCompressionValueException
+        from grpc import Compression
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     except ImportError as exc:
         raise _missing_exporter("grpc", why) from exc
@@ -300,17 +348,8 @@ def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeou
         merged = dict(parse_env_headers(os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
                                         or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", ""), liberal=True))
         merged.update({key.lower(): value for key, value in headers.items()})  # gRPC metadata keys are lower case
-    try:
-        return OTLPSpanExporter(endpoint=endpoint, headers=merged, timeout=timeout)
-    except (ValueError, InvalidCompressionValueException) as exc:  # a compression but gzip
-        shown = ", ".join(f"{name}={os.environ[name]!r}" for name in _GRPC_READ if name in os.environ)
-        raise ValueError(f"the OTLP/gRPC exporter refuses {shown or 'its settings'}: {exc} (it takes gzip as "
-                         f"compression)") from exc
-
-
-# what the SDK's gRPC exporter parses at construction that we leave to it (headers are not shown: they may hold
-# secrets; the timeout variables are checked by _checked_timeout)
-_GRPC_READ = ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+    return OTLPSpanExporter(endpoint=endpoint, headers=merged, timeout=timeout,
+                            compression=Compression.Gzip if chosen == "gzip" else Compression.NoCompression)
 
 
 def otlp_protocol(protocol: str | None = None,
@@ -320,6 +359,8 @@ def otlp_protocol(protocol: str | None = None,
     counts as unset), else ``http/protobuf``. ``where`` is ``protocol=``, the variable's name or ``default``.
     ``variables``: another signal's (``OTEL_EXPORTER_OTLP_LOGS_PROTOCOL``, then the generic one).
 
+    Values are read in any case (``HTTP/PROTOBUF``, ``gRPC``), as the OpenTelemetry specification asks of enum
+    values (the SDK's own ``opentelemetry-instrument`` set-up matches them exactly, and fails on ``GRPC``).
     A variable whose value is neither ``grpc`` nor ``http/protobuf`` (surrounding spaces ignored) is logged once as
     a WARNING naming it and the allowed values, and ignored, as if unset: the OpenTelemetry specification's rule
     for an enum value it does not recognise
@@ -331,16 +372,16 @@ def otlp_protocol(protocol: str | None = None,
     """
     allowed = f"allowed: {', '.join(OTLP_PROTOCOLS)} (the OpenTelemetry Python SDK has no http/json exporter)"
     if protocol is not None:
-        if not isinstance(protocol, str) or protocol.strip() not in OTLP_PROTOCOLS:
+        if not isinstance(protocol, str) or protocol.strip().lower() not in OTLP_PROTOCOLS:
             raise ValueError(f"the protocol= argument {protocol!r} is not an OTLP protocol otel-agents can send spans "
                              f"over; {allowed}")
-        return protocol.strip(), "protocol="
+        return protocol.strip().lower(), "protocol="
     from .._spans.settings import warn_bad_variable
 
     for variable in variables:
         value = os.environ.get(variable, "")
-        if value.strip() in OTLP_PROTOCOLS:
-            return value.strip(), variable
+        if value.strip().lower() in OTLP_PROTOCOLS:
+            return value.strip().lower(), variable
         if value.strip():
             warn_bad_variable(variable, value, f"{allowed}; ignored, as if unset")
     return DEFAULT_OTLP_PROTOCOL, "default"
@@ -411,7 +452,7 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
 
 
 def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, *,
-         timeout: float | None = None, protocol: str | None = None) -> ExporterPreset:
+         timeout: float | None = None, protocol: str | None = None, compression: str | None = None) -> ExporterPreset:
     """Any OTLP receiver: a collector, a vendor, a local Jaeger..., over HTTP (protobuf) or gRPC.
 
     Args:
@@ -423,15 +464,19 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         protocol: ``"http/protobuf"`` or ``"grpc"``; ``None`` = ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``, else
             ``OTEL_EXPORTER_OTLP_PROTOCOL``, else ``http/protobuf`` (:func:`otlp_protocol`). ``endpoint`` does
             not choose it.
+        compression: ``"gzip"``, ``"none"`` or, over HTTP, ``"deflate"``; ``None`` =
+            ``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION``, else ``OTEL_EXPORTER_OTLP_COMPRESSION``, else ``none``
+            (:func:`checked_compression`: a variable set to another value is ignored with a WARNING).
 
     Raises:
-        ValueError: a ``protocol`` other than those two, an endpoint (argument or variable) that is not an
-            http(s) URL, or a header that cannot be sent (:func:`check_header`), naming the argument or variable.
-            Building it (``configure()``) raises :class:`ImportError` naming the package and the extra when the
-            protocol's exporter is not installed, and, over gRPC, :class:`ValueError` showing the compression
-            variables when the exporter refuses them (a compression other than gzip).
+        ValueError: a ``protocol`` other than those two, a ``compression`` the protocol's exporter does not take,
+            an endpoint (argument or variable) that is not an http(s) URL, or a header that cannot be sent
+            (:func:`check_header`), naming the argument or variable. Building it (``configure()``) raises
+            :class:`ImportError` naming the package and the extra when the protocol's exporter is not installed.
     """
     chosen, source = otlp_protocol(protocol)
+    if compression is not None:
+        compression = checked_compression(compression, chosen)
     if endpoint:
         endpoint = check_url(endpoint, "the endpoint= argument")
     else:
@@ -441,9 +486,10 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         check_header(value, f"the headers= argument's {key!r}", key)
     if chosen == "grpc":
         why = f"the otlp preset over gRPC ({'protocol=' if source == 'protocol=' else source + '='}grpc)"
-        build = lambda: _otlp_grpc_exporter(endpoint, hdrs, timeout, why)  # noqa: E731
+        build = lambda: _otlp_grpc_exporter(endpoint, hdrs, timeout, why, compression)  # noqa: E731
     else:
-        build = lambda: _otlp_http_exporter(endpoint=endpoint, headers=hdrs or None, timeout=timeout)  # noqa: E731
+        build = lambda: _otlp_http_exporter(compression, endpoint=endpoint, headers=hdrs or None,  # noqa: E731
+                                            timeout=timeout)
     return ExporterPreset(
         "otlp", build, batch=True,
         details={"protocol": chosen, "endpoint": endpoint or "from OTEL_EXPORTER_OTLP_* environment",
