@@ -940,3 +940,46 @@ def test_doctor_reports_the_otlp_settings_the_exporter_refuses_or_ignores(monkey
         monkeypatch.delenv("OTEL_EXPORTER_OTLP_COMPRESSION")
         line = doctor.exporter_lines()[1]
         assert f"problem: {ignored}; " in line and "refuses" not in line, line  # configure() raised (before)
+
+
+def test_doctor_never_shows_a_header_value_or_a_key(monkeypatch) -> None:
+    """``doctor`` showed a variable's value as it was (``_shown``, and a bad value's WARNING): a headers variable or
+    a key would have been printed whole, with nothing saying which credentials configure() would send. Now the
+    headers variables show their header names only and the keys ``[REDACTED]`` (an entry that is not
+    ``name=value``, which may be a whole ``Authorization Bearer ...``, wholly), in one line saying which are set;
+    a bad value's message shows it the same way."""
+    import contextlib
+    import io
+    import os
+
+    from otel_agents._spans import settings
+    from otel_agents.cli import doctor
+
+    for name in [k for k in os.environ if k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_", "MLFLOW_"))]:
+        monkeypatch.delenv(name)
+    values = {"OTEL_EXPORTER_OTLP_HEADERS": "x-honeycomb-team=hc0ffee42,x-team=ai",
+              "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "api-key=tr4cesk3y,Authorization Bearer b34rer",
+              "OTEL_EXPORTER_OTLP_LOGS_HEADERS": "x-logs=l0gsk3y", "PHOENIX_API_KEY": "phx-k3y-0123456789",
+              "LANGFUSE_PUBLIC_KEY": "pk-lf-pub0123456", "LANGFUSE_SECRET_KEY": "sk-lf-sec0123456",
+              "MLFLOW_TRACKING_TOKEN": "mlfl0wt0k3n"}
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "console")
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        doctor.run(None)
+    out = report.getvalue()
+    assert ("credentials from the environment (header names only, no value): "
+            "OTEL_EXPORTER_OTLP_HEADERS=x-honeycomb-team=[REDACTED],x-team=[REDACTED]; "
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS=api-key=[REDACTED],[REDACTED]; "
+            "OTEL_EXPORTER_OTLP_LOGS_HEADERS=x-logs=[REDACTED]; PHOENIX_API_KEY=[REDACTED]; "
+            "LANGFUSE_PUBLIC_KEY=[REDACTED]; LANGFUSE_SECRET_KEY=[REDACTED]; MLFLOW_TRACKING_TOKEN=[REDACTED]\n") in out
+    for name, value in values.items():
+        assert doctor._shown(name) in out and value not in doctor._shown(name)
+    assert not any(secret in out for secret in ("hc0ffee42", "tr4cesk3y", "b34rer", "l0gsk3y", "0123456", "t0k3n"))
+    said: list[str] = []
+    with settings.bad_values(said):
+        settings.warn_bad_variable("PHOENIX_API_KEY", "phx-k3y-0123456789", "ignored")
+        settings.warn_bad_variable("OTEL_EXPORTER_OTLP_HEADERS", "x-team=s3cr3t", "ignored")
+    assert said == ["PHOENIX_API_KEY='[REDACTED]' is not valid; ignored",
+                    "OTEL_EXPORTER_OTLP_HEADERS='x-team=[REDACTED]' is not valid; ignored"]

@@ -136,15 +136,33 @@ def _report(message: str) -> bool:
     return True
 
 
+def shown_variable(name: str, raw: str) -> str:
+    """``raw``, the value of the environment variable ``name``, as it may be shown (``otel-agents doctor``, a
+    WARNING): a headers variable (``OTEL_EXPORTER_OTLP_(TRACES_|LOGS_)HEADERS``: ``name=value,...``) as its header
+    names, each value ``[REDACTED]`` (an entry that is not ``name=value`` wholly); a variable holding a key or
+    token (named like a secret, :func:`~.redaction.is_secret_key`: ``PHOENIX_API_KEY``, ``LANGFUSE_SECRET_KEY``,
+    ``MLFLOW_TRACKING_TOKEN``; or ending in ``_KEY``: ``LANGFUSE_PUBLIC_KEY``) as ``[REDACTED]``; any other with
+    secret shapes redacted (:func:`~.redaction.redact_text`)."""
+    from .redaction import REDACTED, is_secret_key, redact_text
+
+    if name.upper().endswith("_HEADERS"):
+        entries = [entry.split("=", 1) for entry in raw.split(",") if entry.strip()]
+        return ",".join(f"{entry[0].strip()}={REDACTED}" if len(entry) == 2 else REDACTED for entry in entries)
+    if is_secret_key(name) or name.upper().endswith("_KEY"):
+        return REDACTED
+    return redact_text(raw)
+
+
 def warn_bad_variable(name: str, raw: str, instead: str) -> None:
     """Log one WARNING per variable and value (bounded): ``name=raw`` is not valid, ``instead`` is used (inside
-    :func:`bad_values`, reported there every time instead)."""
-    if _report(f"{name}={raw!r} is not valid; {instead}"):
+    :func:`bad_values`, reported there every time instead). The value is shown as :func:`shown_variable` shows it."""
+    shown = shown_variable(name, raw)
+    if _report(f"{name}={shown!r} is not valid; {instead}"):
         return
     if (name, raw) in _warned_variables or len(_warned_variables) >= 32:
         return
     _warned_variables.add((name, raw))
-    logging.getLogger("otel_agents").warning("otel_agents: %s=%r is not valid; %s", name, raw, instead)
+    logging.getLogger("otel_agents").warning("otel_agents: %s=%r is not valid; %s", name, shown, instead)
 
 
 _TRUE = ("true", "1", "yes", "on")

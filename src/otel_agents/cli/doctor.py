@@ -18,7 +18,7 @@ from typing import Iterator
 
 from .._spans.settings import (ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_MAX_MEDIA_BYTES, ENV_SDK_DISABLED,
                                ENV_STATUS_OK, ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings, bad_values,
-                               sdk_disabled)
+                               sdk_disabled, shown_variable)
 from ..semconv.vocabularies import VOCABULARIES
 
 
@@ -32,7 +32,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _shown(name: str) -> str:
-    return f"{name}={os.environ.get(name, '<unset>')}"
+    """``NAME=value`` (``<unset>``), the value as :func:`~otel_agents._spans.settings.shown_variable` shows it:
+    header names only, no key or token."""
+    raw = os.environ.get(name)
+    return f"{name}={'<unset>' if raw is None else shown_variable(name, raw)}"
+
+
+# the variables holding credentials that configure() or ecp annotate send: shown set or not, never their values
+_CREDENTIAL_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                         "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "PHOENIX_API_KEY", "LANGFUSE_PUBLIC_KEY",
+                         "LANGFUSE_SECRET_KEY", "MLFLOW_TRACKING_TOKEN")
 
 
 def _say(line: str) -> None:
@@ -79,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
               f"({_shown(A2A_ENV)})")
         _say(f"ecp annotate --to otlp: {_otlp_logs_state(problems)} ({_shown('OTEL_EXPORTER_OTLP_LOGS_PROTOCOL')}, "
              f"{_shown('OTEL_EXPORTER_OTLP_LOGS_TIMEOUT')})")
+        credentials = [_shown(name) for name in _CREDENTIAL_VARIABLES if os.environ.get(name)]
+        _say(f"credentials from the environment (header names only, no value): {'; '.join(credentials) or 'none'}")
     status = instrumentation_status()
     rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
     widths = [max([len(row[i]) for row in rows], default=0) for i in range(3)]
@@ -223,7 +234,7 @@ def exporter_lines() -> list[str]:
     from .._configure import ENV_EXPORTERS, _exporter_specs
     from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
 
-    lines = [f"exporters configure() would use ({ENV_EXPORTERS}={os.environ.get(ENV_EXPORTERS, '<unset>')}):"]
+    lines = [f"exporters configure() would use ({_shown(ENV_EXPORTERS)}):"]
     try:
         specs = _exporter_specs(None)
     except ValueError as exc:
