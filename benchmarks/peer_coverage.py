@@ -7,8 +7,8 @@ its spans are folded with :func:`otel_agents.exporters.ecp.fold` and one JSON li
 envelope, the model calls, tool calls with an id / arguments / result / agent, ``usage``, whether there is a
 ``public_output``, and the ``agents``::
 
-    PYTHONPATH=src:. /work/bench/.bench-venv/bin/python -m benchmarks.peer_coverage agno langchain
-    PYTHONPATH=src:. /work/bench/.bench-venv-google_adk/bin/python -m benchmarks.peer_coverage google_adk
+    PYTHONPATH=src:. .bench-venv/bin/python -m benchmarks.peer_coverage agno langchain
+    PYTHONPATH=src:. .bench-venv-google_adk/bin/python -m benchmarks.peer_coverage google_adk
 
 A variant whose package is missing prints ``{"error": ...}``. Content capture is on for every peer that has a switch
 (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`` with the latest GenAI conventions opted in).

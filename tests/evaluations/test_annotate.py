@@ -145,6 +145,27 @@ def test_traces_fallback_for_logs_without_trace_ids(graded: dict[str, Path], tmp
                     "-o", str(got)) == 0
     ids = lambda path: [(r["traceId"], r["spanId"], r["attrs"]["gen_ai.evaluation.name"]) for r in log_records(path)]
     assert ids(got) == ids(expected)
+    # as its help says (it said "--traces file(s)", which takes one file: a second one was the report argument's):
+    # one file a --traces, repeated for several, gzip read too
+    import argparse
+    import gzip
+
+    from otel_agents.cli import annotate as annotate_command
+
+    parser = argparse.ArgumentParser()
+    annotate_command.register(parser.add_subparsers())
+    (command,) = parser._subparsers._group_actions[0].choices.values()
+    helps = {a.dest: " ".join(a.help.split()) for a in command._actions if a.help}
+    assert "an OTLP/JSON trace file of the graded runs (gzip too)" in helps["traces"], helps
+    assert "repeat the option for several files" in helps["traces"] and "(s)" not in helps["traces"]
+    assert "otlp: the logs URL (http://host:4318/v1/logs)" in helps["out"], helps
+    lines = (run / "trace.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "a.jsonl.gz").write_bytes(gzip.compress("".join(lines[::2]).encode()))
+    (tmp_path / "b.jsonl").write_text("".join(lines[1::2]), encoding="utf-8")
+    split = tmp_path / "split.jsonl"
+    assert annotate(str(tmp_path / "old.json"), "--manifest", report["manifest"], "--traces",
+                    str(tmp_path / "a.jsonl.gz"), "--traces", str(tmp_path / "b.jsonl"), "-o", str(split)) == 0
+    assert ids(split) == ids(expected)
 
 
 def test_traces_without_a_span_are_refused_before_anything_is_written(tmp_path: Path,

@@ -197,3 +197,19 @@ def test_a_peers_trace_sharing_no_id_with_ours_stays_a_run(tmp_path: Path) -> No
     assert len(expected) == 3
     for way, envelopes in every_path(spans, tmp_path).items():
         assert sorted(map(repr, map(steps, check(envelopes)))) == expected, way
+
+
+def test_the_recorded_fixtures_hold_no_path_of_the_machine_they_were_recorded_on() -> None:
+    """A recorded span keeps what the process saw: an exception's stack trace named the benchmark venv by its
+    absolute path on the recording machine (``/work/bench/.bench-venv/...``). The recorders write paths relative to
+    the checkout (``.bench-venv/lib/...``, ``record_mixed.py``), so no fixture depends on where it was recorded."""
+    import re
+    import subprocess
+
+    root = Path(__file__).parents[2]
+    tracked = subprocess.run(["git", "ls-files", "tests"], cwd=root, capture_output=True, text=True, check=True)
+    fixtures = [root / name for name in tracked.stdout.split() if name.endswith((".jsonl", ".json"))]
+    absolute = re.compile(r"(?<![\w.:/%-])/(?:work|home|Users|tmp|root|opt|srv|mnt|var/folders)/[\w.-]+")
+    found = {p.relative_to(root).as_posix(): m.group() for p in fixtures
+             if (m := absolute.search(p.read_text(encoding="utf-8")))}
+    assert len(fixtures) > 20 and found == {}, found

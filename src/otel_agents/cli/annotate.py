@@ -5,7 +5,7 @@ as ``tool_usage:lookup_order``, ``.score.value``, ``.score.label`` pass/fail, ``
 when content capture is on) carrying the trace and span id of the step's root span, whether the
 check passed or failed (so its mean over root spans means something); a passing ``tool_usage``
 check names the tool span it matched as its evidence (explanation, otel_agents.ecp.evidence_span_id). Steps served by ``otel-agents ecp serve`` name
-their spans in the report's ``logs``; for other reports give the run's trace file (--traces).
+their spans in the report's ``logs``; for other reports give the run's trace files (--traces, once per file).
 
 Targets (--to): ``file`` (default) appends OTLP/JSON log lines, one ExportLogsServiceRequest per
 line, to -o (default: REPORT's name + ``.evaluations.jsonl``); ``otlp`` exports them over OTLP/HTTP
@@ -33,11 +33,14 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
                            description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("report", help="the JSON report of `ecp run --json-out`")
     p.add_argument("--traces", action="append", default=[], metavar="TRACES.jsonl",
-                   help="OTLP/JSON trace file(s) of the graded runs, for steps whose logs do not name their trace")
+                   help="an OTLP/JSON trace file of the graded runs (gzip too), for steps whose logs do not name "
+                        "their span; repeat the option for several files")
     p.add_argument("--manifest", help="the manifest the report was graded with (default: the path the report names, "
                                       "if a regular file of at most 16 MiB)")
     p.add_argument("--to", choices=TARGETS, default="file", help="where the results go (default file)")
-    p.add_argument("-o", "--out", help="file path (file) or URL (otlp, phoenix, langfuse)")
+    p.add_argument("-o", "--out", help="--to file: the file the records are appended to (default: REPORT's name + "
+                                       ".evaluations.jsonl); otlp: the logs URL (http://host:4318/v1/logs); phoenix, "
+                                       "langfuse: the base URL (defaults: see above)")
     p.add_argument("--wait", type=seconds, default=30.0, metavar="SECONDS",
                    help="phoenix: how long to retry spans Phoenix has not ingested yet (default 30)")
     p.set_defaults(func=run)
