@@ -371,3 +371,34 @@ def test_gen_ai_alone_a_chat_message_user_msg_is_the_agent_input_message(instrum
     assert message["role"] == "user" and [p["type"] for p in message["parts"]] == ["text", "uri"], message
     assert message["parts"][1]["uri"] == "https://example.test/sum.png"
     assert json_attribute(_model_span(exporter, 0), "gen_ai.input.messages")[0] == message
+
+
+@pytest.mark.parametrize("workflow", [False, True])
+def test_gen_ai_alone_the_chat_history_is_in_the_agent_input_messages(instrument: Any, exporter: SnapshotExporter,
+                                                                      workflow: bool) -> None:
+    """``agent.run(user_msg, chat_history=[...])`` (an ``AgentWorkflow``'s too): the run puts the history in its
+    memory and sends it to the model before the user message; written in OTel GenAI alone, the agent's (the
+    workflow's) ``gen_ai.input.messages`` had the user message alone (a text one: one user message of its text).
+    Now the history then the user message, as the first model span's input has them after the system prompt."""
+    from llama_index.core.agent.workflow import AgentWorkflow
+
+    instrument(vocabularies="gen_ai", capture_content=True)
+    history = [ChatMessage(role=MessageRole.USER, content="My name is Ada."),
+               ChatMessage(role=MessageRole.ASSISTANT, content="Hello Ada.")]
+    agent = fakes.calculator()
+    runner = AgentWorkflow(agents=[agent], root_agent="calculator") if workflow else agent
+
+    async def go() -> Any:
+        return await runner.run(user_msg="What is 2+3?", chat_history=history)
+
+    asyncio.run(go())
+    [span] = [s for s in exporter.semantic("chain" if workflow else "agent")
+              if s.attributes.get("gen_ai.operation.name") in ("invoke_workflow", "invoke_agent")]
+    attrs = dict(span.attributes)
+    validate_genai_json(attrs)
+    assert "input.value" not in attrs
+    expected = [{"role": "user", "parts": [{"type": "text", "content": "My name is Ada."}]},
+                {"role": "assistant", "parts": [{"type": "text", "content": "Hello Ada."}]},
+                {"role": "user", "parts": [{"type": "text", "content": "What is 2+3?"}]}]
+    assert json_attribute(attrs, "gen_ai.input.messages") == expected
+    assert json_attribute(_model_span(exporter, 0), "gen_ai.input.messages") == expected  # what the model was sent

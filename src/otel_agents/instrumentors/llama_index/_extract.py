@@ -414,13 +414,21 @@ def run_input(arguments: Mapping[str, Any]) -> Any:
 
 
 def run_messages(arguments: Mapping[str, Any]) -> list[ChatMessage] | None:
-    """An agent run's user message when it is a LlamaIndex ``ChatMessage`` (its blocks: media stay media), as a
-    model span's input has it; ``None`` for a text one or none (the value is then the input)."""
+    """An agent run's input as chat messages, as the run puts them in its memory and a model span's input has
+    them: its ``chat_history`` (``run(chat_history=[...])``, the conversation so far) then its user message (a
+    LlamaIndex ``ChatMessage``'s blocks: media stay media; a text one as a user message); ``None`` when there is
+    no history and the user message is text or none (the value is then the input)."""
     start = arguments.get("start_event")
-    user_msg = attr(start, "user_msg") if start is not None else None
-    if user_msg is None or isinstance(user_msg, str) or not _is_message(user_msg):
+    if start is None:
         return None
-    return [chat_message(user_msg)]
+    user_msg = attr(start, "user_msg")
+    history = attr(start, "chat_history")
+    messages = [chat_message(m) for m in history if _is_message(m)] if isinstance(history, (list, tuple)) else []
+    if user_msg is not None and not isinstance(user_msg, str) and _is_message(user_msg):
+        messages.append(chat_message(user_msg))
+    elif messages and isinstance(user_msg, str) and user_msg:
+        messages.append(ChatMessage("user", user_msg))
+    return messages or None
 
 
 def step_event(arguments: Mapping[str, Any]) -> Any:

@@ -282,7 +282,8 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         elif role in (_plan.RUN_MULTI_AGENT, _plan.RUN_WORKFLOW):
             span.set_attribute(A.GEN_AI_WORKFLOW_NAME, record.plan.name)
             if content:
-                span.set_input(extract.run_input(args))
+                span.set_input(extract.run_input(args), messages=extract.run_messages(args)
+                               if role == _plan.RUN_MULTI_AGENT and span.input_as_messages else None)
             if role == _plan.RUN_MULTI_AGENT:
                 record.agents = AgentSpans(self.telemetry, span, instance)
         elif role == _plan.STEP:
