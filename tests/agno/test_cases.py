@@ -764,3 +764,31 @@ def test_gen_ai_alone_an_input_of_messages_is_the_agent_input_messages(instrumen
     first_model = min((s for s in exporter.semantic() if s.semantic_kind == "model"), key=lambda s: s.start_time)
     sent = json.loads(first_model.attributes["gen_ai.input.messages"])
     assert sent[-3:] == messages
+
+
+def test_gen_ai_alone_a_runs_media_are_in_the_agent_input_message(instrument: Any, exporter: SnapshotExporter) -> None:
+    """``agent.run(text, images=[...], audio=[...], videos=[...], files=[...])``: Agno builds the user message of
+    the text and the media and sends it to the model; written in OTel GenAI alone (no ``input.value``), the agent's
+    ``gen_ai.input.messages`` had the text alone. Now the user message Agno built: the text, then each medium a
+    media part (images, audio, videos, files, in that order, as a model span's message is converted), as the first
+    model span shows Agno sent it."""
+    from agno.media import Audio, File, Image, Video
+
+    instrument(vocabularies="gen_ai", capture_content=True)
+    support_agent(script=tool_then_answer("lookup_order", {"order_id": "A1"})).run(
+        "Where is the parcel in these?", images=[Image(url="https://example.test/parcel.jpg")],
+        audio=[Audio(content=b"RIFF-voice-note", format="wav", mime_type="audio/wav")],
+        videos=[Video(url="https://example.test/unboxing.mp4")],
+        files=[File(url="https://example.test/label.pdf", mime_type="application/pdf")])
+    agent = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
+    attrs = dict(agent.attributes)
+    validate_genai_json(attrs)
+    assert "input.value" not in attrs
+    [message] = json.loads(attrs["gen_ai.input.messages"])
+    assert message["role"] == "user"
+    assert [(p["type"], p.get("modality")) for p in message["parts"]] == [
+        ("text", None), ("uri", "image"), ("blob", "audio"), ("uri", "video"), ("uri", "document")], message
+    assert message["parts"][0]["content"] == "Where is the parcel in these?"
+    assert message["parts"][4]["uri"] == "https://example.test/label.pdf"
+    first_model = min((s for s in exporter.semantic() if s.semantic_kind == "model"), key=lambda s: s.start_time)
+    assert json.loads(first_model.attributes["gen_ai.input.messages"])[-1] == message

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import operator
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..._spans import (encode, BlobPart, ChatMessage, Part, ReasoningPart, TextPart, ToolCallPart, ToolCallResponsePart,
                        ToolDefinition, Usage, media_part)
@@ -136,6 +136,19 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return encode(content)  # plain data only: never the user's model_dump_json
+
+
+def run_media_parts(kwargs: Mapping[str, Any]) -> list[Part]:
+    """The media a run was given (``run(images=, audio=, videos=, files=)``: Agno attaches them to the user
+    message it builds from the input) as parts, converted as a message's media are."""
+    parts: list[Part] = []
+    for attr, modality in _MEDIA:
+        items = kwargs.get(attr)
+        for item in items if isinstance(items, (list, tuple)) else ():
+            part = _media(item, modality)
+            if part is not None:
+                parts.append(part)
+    return parts
 
 
 def _media(item: Any, modality: str | None) -> Part | None:

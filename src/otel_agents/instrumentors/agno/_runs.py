@@ -20,8 +20,9 @@ from typing import Any, Callable
 
 
 from ..._spans.finalisers import in_forked_child, new_lock
-from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, encode, guard, instrumentation_enabled,
-                       pop_run_attributes, probes, push_run_attributes, to_jsonable, wrap_stream)
+from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, TextPart, encode, guard,
+                       instrumentation_enabled, pop_run_attributes, probes, push_run_attributes, to_jsonable,
+                       wrap_stream)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert, _reasoning
@@ -137,7 +138,7 @@ class RunHooks:
                 value = _arg(args, kwargs, "input") if what != "step" else None
                 if value is not None:
                     span.set_input(_jsonable(value),
-                                   messages=_input_messages(value) if span.input_as_messages else None)
+                                   messages=_input_messages(value, kwargs) if span.input_as_messages else None)
         _SUBJECTS[span] = _name(instance, what)
         self.open.add(span)
         return span
@@ -313,12 +314,18 @@ def _jsonable(value: Any) -> Any:
     return to_jsonable(value)
 
 
-def _input_messages(value: Any) -> list[ChatMessage] | None:
+def _input_messages(value: Any, kwargs: dict) -> list[ChatMessage] | None:
     """A run's input of Agno ``Message`` s (one, or a list) as chat messages, converted as a model span's
-    input is (media kept as media); ``None`` for any other input (the value is then the input)."""
+    input is (media kept as media); any other input given with media (``run(text, images=[...])``, also
+    ``audio``/``videos``/``files``) as the user message Agno builds of them: the input's text, then the media;
+    ``None`` for any other input (the value is then the input)."""
     items = value if type(value) is list else [value]
     if not items or not all(probes.has_attr(m, "role") and probes.has_attr(m, "content") for m in items):
-        return None
+        media = _convert.run_media_parts(kwargs)  # (Agno leaves them out of a run given messages)
+        if not media:
+            return None
+        text = _text(value)
+        return [ChatMessage("user", parts=[TextPart(text), *media] if text else media)]
     try:
         return _convert.chat_messages(items) or None
     except (AttributeError, TypeError, ValueError):  # not Agno's Message after all: the value is kept
