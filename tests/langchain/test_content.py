@@ -528,30 +528,44 @@ def test_declared_calls_read_every_message_shape_as_getattr_would() -> None:
     assert lc_content._declared_calls({"tool_calls": [call]}) == {}
 
 
-def test_gen_ai_alone_a_graph_answer_is_the_agent_output_message(provider: Any,
-                                                                  exporter: SnapshotExporter) -> None:
+class _NoFinishReasonModel(ToolCallingChatModel):
+    """The fake model, its replies without a finish reason (a provider that sends none)."""
+
+    def reply(self, messages: list[Any]) -> Any:
+        msg = super().reply(messages)
+        msg.response_metadata = {k: v for k, v in msg.response_metadata.items() if k != "finish_reason"}
+        return msg
+
+
+@pytest.mark.parametrize("sent", [True, False], ids=["finish-reason-sent", "none-sent"])
+def test_gen_ai_alone_a_graph_answer_is_the_agent_output_message(provider: Any, exporter: SnapshotExporter,
+                                                                  sent: bool) -> None:
     """Written in OTel GenAI alone (no ``output.value``), a LangGraph agent's span has its response as
     ``gen_ai.output.messages``: the last AI message of its ``MessagesState`` (the semconv's output message is one
-    response), as the last model span returned it, not the whole state (conversation, tool calls and results) as
-    one assistant text. Ground truth: the graph's own result."""
+    response), as the last model span returned it, its finish reason included (the provider's, kept in the
+    message's ``response_metadata``; it was left out), not the whole state (conversation, tool calls and results)
+    as one assistant text. A reply that carried none has none (empty, never a default). Ground truth: the graph's
+    own result."""
     from otel_agents._spans import Settings
 
     inst = LangChainInstrumentor()
     inst.instrument(tracer_provider=provider, settings=Settings(vocabularies="gen_ai", capture_content=True))
     try:
-        model = ToolCallingChatModel(usage=None, llm_output_usage=None)
+        model = (ToolCallingChatModel if sent else _NoFinishReasonModel)(usage=None, llm_output_usage=None)
         result = build_agent_graph(model, [get_weather], name="weather_agent").invoke(
             {"messages": [HumanMessage("Paris")]})
     finally:
         inst.uninstrument()
     answer = result["messages"][-1]
     assert answer.type == "ai" and answer.content == "It is sunny in Paris"
+    assert answer.response_metadata.get("finish_reason") == ("stop" if sent else None)
     [agent] = exporter.semantic("agent")
     attrs = dict(agent.attributes)
     validate_genai_json(attrs)
     assert "output.value" not in attrs
     assert json_attribute(attrs, "gen_ai.output.messages") == [
-        {"role": "assistant", "parts": [{"type": "text", "content": answer.content}], "finish_reason": ""}]
+        {"role": "assistant", "parts": [{"type": "text", "content": answer.content}],
+         "finish_reason": "stop" if sent else ""}]
     last_model = max(exporter.semantic("model"), key=lambda s: s.start_time)
-    assert json_attribute(attrs, "gen_ai.output.messages")[0]["parts"] == \
-        json_attribute(dict(last_model.attributes), "gen_ai.output.messages")[0]["parts"]
+    assert json_attribute(attrs, "gen_ai.output.messages") == \
+        json_attribute(dict(last_model.attributes), "gen_ai.output.messages")

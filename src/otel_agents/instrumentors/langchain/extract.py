@@ -104,8 +104,9 @@ def state_answer(outputs: Any) -> list[ChatMessage] | None:
     ``MessagesState``) that ends with an AI message: that message (read by LangChain's own
     ``convert_to_messages``) as the one assistant message of ``gen_ai.output.messages``, as the OTel GenAI
     semconv has it (an output message is one response of the model: the agent's answer, not the messages
-    it exchanged with its tools on the way, which are its model and tool spans'); ``None`` otherwise (the
-    state is then the output)."""
+    it exchanged with its tools on the way, which are its model and tool spans'), with the finish reason the
+    provider sent on it (its ``response_metadata``, read as a model span's is; none when it holds none: never
+    a default); ``None`` otherwise (the state is then the output)."""
     if not isinstance(outputs, Mapping):
         return None
     messages = outputs.get("messages")
@@ -119,7 +120,9 @@ def state_answer(outputs: Any) -> list[ChatMessage] | None:
         return None
     if _role(last) != "assistant":
         return None
-    return [chat_message(last)]
+    answer = chat_message(last)
+    answer.finish_reason = _finish_reason(None, last)
+    return [answer]
 
 
 def _generations(response: Any) -> list[Any]:
