@@ -294,6 +294,59 @@ def test_abandoned_generators_end_their_spans(exporter) -> None:
     assert len(span_module._OPEN) == 0
 
 
+def test_generators_driven_by_send_and_throw_end_their_spans_truly(exporter) -> None:
+    """A coroutine-style generator (sync and async) driven by ``send``/``asend`` to its end ends its span then,
+    not as abandoned when dropped; one that ``throw`` makes raise ends ERROR with that error; what it yields
+    to a ``send`` or a handled ``throw`` is output."""
+
+    @otel_agents.chain
+    def echo():
+        got = yield "ready"
+        try:
+            yield f"got {got}"
+        except KeyError:
+            yield "handled"
+        return "done"
+
+    @otel_agents.chain
+    async def aecho():
+        got = yield "ready"
+        yield f"got {got}"
+
+    gen = echo()
+    assert next(gen) == "ready" and gen.send("a") == "got a" and gen.throw(KeyError()) == "handled"
+    with pytest.raises(StopIteration) as stop:
+        gen.send(None)
+    assert stop.value.value == "done"  # the generator's return value reaches the caller
+    [snap] = [s for s in exporter.spans if s.name == "echo"]  # ended now, while `gen` is still referenced
+    assert "otel_agents.stream.abandoned" not in snap.attributes and snap.status is not StatusCode.ERROR
+    assert snap.attributes["output.value"] == "readygot ahandled"  # string items are joined
+
+    failing = echo()
+    next(failing)
+    with pytest.raises(ValueError):
+        failing.throw(ValueError("bad"))
+    snap = [s for s in exporter.spans if s.name == "echo"][1]
+    assert snap.status is StatusCode.ERROR and snap.attributes["error.type"] == "ValueError"
+    assert "otel_agents.stream.abandoned" not in snap.attributes
+
+    async def main():
+        agen = aecho()
+        assert await agen.__anext__() == "ready" and await agen.asend("b") == "got b"
+        with pytest.raises(StopAsyncIteration):
+            await agen.asend(None)
+        [snap] = [s for s in exporter.spans if s.name == "aecho"]
+        assert "otel_agents.stream.abandoned" not in snap.attributes
+        agen2 = aecho()
+        await agen2.__anext__()
+        with pytest.raises(ValueError):
+            await agen2.athrow(ValueError("bad"))
+        assert [s for s in exporter.spans if s.name == "aecho"][1].attributes["error.type"] == "ValueError"
+
+    asyncio.run(main())
+    assert len(span_module._OPEN) == 0
+
+
 def test_closed_generator_and_generator_span_context(exporter) -> None:
     """``close()`` ends the span; the generator's body (and its ``finally``) runs with its span current,
     the consumer between items does not."""

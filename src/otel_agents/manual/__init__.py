@@ -76,8 +76,10 @@ Function shapes
     unfinished or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, marked
     ``otel_agents.stream.abandoned``); its output is the items (joined when they
     are strings). A decorated generator returns an iterator proxy (not a
-    ``types.GeneratorType``); ``send``/``throw`` are forwarded but only plain
-    iteration is tracked.
+    ``types.GeneratorType``); ``send``/``throw`` (``asend``/``athrow``) are
+    tracked as iteration is: a generator they drive to its end ends its span
+    then, an exception ``throw`` makes it raise is its error, and what it yields
+    to them is output.
 
 Errors
     An exception raised by the function is recorded on the span (status ERROR,
