@@ -347,6 +347,37 @@ def test_generators_driven_by_send_and_throw_end_their_spans_truly(exporter) -> 
     assert len(span_module._OPEN) == 0
 
 
+def test_callable_objects_are_decorated_by_the_shape_of_their_call(exporter) -> None:
+    """A tool class with ``async def __call__`` (or a generator ``__call__``): its span covers the awaited call,
+    its output is the result (it was a sync span ended before the coroutine ran, output ``<coroutine>``), a
+    decorated call inside it is its child; named after the class by default."""
+
+    class LookupOrder:
+        async def __call__(self, order_id: str) -> str:
+            inner()
+            await asyncio.sleep(0)
+            return f"shipped {order_id}"
+
+    class Numbers:
+        def __call__(self, n: int):
+            yield from range(n)
+
+    lookup = otel_agents.tool(LookupOrder())
+    numbers = otel_agents.chain(Numbers())
+
+    async def main():
+        assert await lookup(order_id="A1") == "shipped A1"
+
+    asyncio.run(main())
+    assert list(numbers(3)) == [0, 1, 2]
+    spans = {s.name: s for s in exporter.spans}
+    tool = spans["execute_tool LookupOrder"]
+    assert tool.attributes["gen_ai.tool.call.result"] == "shipped A1"
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A1"}
+    assert spans["inner"].parent_id == tool.span_id
+    assert json.loads(spans["Numbers"].attributes["output.value"]) == [0, 1, 2]
+
+
 def test_closed_generator_and_generator_span_context(exporter) -> None:
     """``close()`` ends the span; the generator's body (and its ``finally``) runs with its span current,
     the consumer between items does not."""

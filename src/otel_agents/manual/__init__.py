@@ -69,7 +69,8 @@ What is recorded
 
 Function shapes
     Sync, ``async``, generator and async-generator functions (and methods,
-    ``classmethod``/``staticmethod`` included). The span is current while the
+    ``classmethod``/``staticmethod`` included), and callable objects, by the
+    shape of their ``__call__`` (named after their class by default). The span is current while the
     function's own code runs, so nested decorated calls and framework calls
     become its children. A generator's span opens at the call and ends with the
     stream (exhausted, closed, failed, or abandoned: garbage-collected
@@ -205,6 +206,15 @@ def current_span() -> SemanticSpan:
     return semantic_span_for(trace.get_current_span()) or non_recording_span()
 
 
+def _call_target(fn: Callable[..., Any]) -> Any:
+    """What a call of ``fn`` runs, to tell its shape: ``fn`` itself for a function, method or ``partial``; a
+    callable object's ``__call__`` (a tool class with ``async def __call__`` returns a coroutine: with a sync
+    wrapper its span would end before it ran, its output ``<coroutine>``)."""
+    if inspect.isroutine(fn) or isinstance(fn, (functools.partial, type)):
+        return fn
+    return getattr(fn, "__call__", fn)
+
+
 class _Arguments:
     """Binds a call's arguments to the function's parameters (computed once per function)."""
 
@@ -314,20 +324,21 @@ class SpanSpec:
                             "expected a function")
         spec = self._named_after(fn)
         arguments = _Arguments(fn)
+        shape = _call_target(fn)
 
-        if inspect.isasyncgenfunction(fn):
+        if inspect.isasyncgenfunction(shape):
             @functools.wraps(fn)
             def agen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return spec._call_stream(fn, arguments, args, kwargs, AsyncStepIterator)
             return agen_wrapper  # type: ignore[return-value]
 
-        if inspect.isgeneratorfunction(fn):
+        if inspect.isgeneratorfunction(shape):
             @functools.wraps(fn)
             def gen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return spec._call_stream(fn, arguments, args, kwargs, StepIterator)
             return gen_wrapper  # type: ignore[return-value]
 
-        if inspect.iscoroutinefunction(fn):
+        if inspect.iscoroutinefunction(shape):
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 if spec._framework_has_it():
@@ -357,7 +368,7 @@ class SpanSpec:
                         workflow=self.workflow, multi_step=self.multi_step, description=self.description,
                         id=self.id, attributes=self.attributes)
         if spec.name is None and self.kind not in _MODEL_KINDS:
-            spec.name = getattr(fn, "__name__", None)
+            spec.name = getattr(fn, "__name__", None) or type(fn).__name__  # a callable object: its class
         if spec.description is None and spec._tool_like:
             doc = inspect.getdoc(fn)
             spec.description = doc.strip().split("\n\n")[0].replace("\n", " ") if doc else None
