@@ -378,6 +378,31 @@ def test_callable_objects_are_decorated_by_the_shape_of_their_call(exporter) -> 
     assert json.loads(spans["Numbers"].attributes["output.value"]) == [0, 1, 2]
 
 
+def test_one_span_object_entered_by_many_tasks_at_once(exporter) -> None:
+    """``STEP = span("chain", "step")`` entered by concurrent tasks: each exit ends the span its own task opened
+    (the first to leave ended the last one's span, detaching a context token of another task), so each span
+    covers its own task's body and nothing stays current."""
+    step = otel_agents.span("chain", "step")
+
+    async def handler(i: int) -> None:
+        with step as s:
+            s.set_input(i)
+            await asyncio.sleep(0.005 * (i + 1))  # the first to enter leaves first
+            assert current_span() is s
+            inner()
+        assert not current_span().is_recording
+
+    async def main() -> None:
+        await asyncio.gather(*(handler(i) for i in range(3)))
+
+    asyncio.run(main())
+    steps = {s.attributes["input.value"]: s for s in exporter.spans if s.name == "step"}
+    assert sorted(steps) == ["0", "1", "2"]
+    inners = [s for s in exporter.spans if s.name == "inner"]
+    assert sorted(steps[str(i)].span_id for i in range(3)) == sorted(s.parent_id for s in inners)
+    assert len(span_module._OPEN) == 0
+
+
 def test_closed_generator_and_generator_span_context(exporter) -> None:
     """``close()`` ends the span; the generator's body (and its ``finally``) runs with its span current,
     the consumer between items does not."""

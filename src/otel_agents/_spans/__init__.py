@@ -46,6 +46,7 @@ is stable.
 
 from .activation import Activation
 from .encoding import encode, fit_json, fit_text, to_jsonable
+from .entered import EnteredStack
 from .finalisers import finalize, from_finaliser, in_forked_child, prepare as prepare_finalisers
 from .guard import guard, guarded, report_internal_error
 from . import probes
@@ -62,7 +63,7 @@ from .telemetry import instrumentation_enabled
 from .streams import watch_stream, wrap_stream
 
 __all__ = [
-    "Activation", "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
+    "Activation", "AsyncStepIterator", "EnteredStack", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable", "token_count", "token_sum",

@@ -113,7 +113,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import (AsyncStepIterator, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       non_recording_span, semantic_span_for, wrap_stream)
 from .._spans.finalisers import new_lock
@@ -281,8 +281,9 @@ class SpanSpec:
     :class:`~otel_agents._spans.SemanticSpan`, and a decorator.
 
     As a context manager the span is current inside the ``with`` body; an
-    exception is recorded and re-raised unchanged. One object is entered by one
-    ``with`` at a time (``with span(...)`` makes a new one each time it runs).
+    exception is recorded and re-raised unchanged. One object (a module-level
+    ``STEP = span("chain", "step")``) may be entered by several ``with`` at once,
+    in threads and asyncio tasks: each exit ends the span its own task opened.
     """
 
     def __init__(self, kind: Kind | str, name: str | None = None, *, provider: str | None = None,
@@ -298,13 +299,13 @@ class SpanSpec:
         self.description = description
         self.id = id
         self.attributes = dict(attributes) if attributes else None
-        self._entered: list[Any] = []
+        self._entered = EnteredStack()  # one object may be entered by many tasks and threads at once
 
     # -- context manager ---------------------------------------------------------
     def __enter__(self) -> SemanticSpan:
         cm = self._open()
         semantic = cm.__enter__()
-        self._entered.append(cm)
+        self._entered.push(cm)
         return semantic
 
     def __exit__(self, *exc_info: Any) -> Any:
