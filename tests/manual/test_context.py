@@ -292,3 +292,17 @@ def test_one_context_object_entered_by_many_tasks_and_threads_at_once(exporter, 
     assert all(list(t) == ["beta"] for label, t in tags.items() if "in-" in label), tags
     assert all(t is None for label, t in tags.items() if "after-" in label), tags
     assert "internal error" not in caplog.text
+
+
+def test_a_callable_object_with_an_async_call_runs_inside_the_context(exporter) -> None:
+    """``using_session`` on a tool class with ``async def __call__``: the session reaches the spans its awaited
+    call opens (the sync wrapper left the context before the coroutine ran)."""
+
+    class Handler:
+        async def __call__(self) -> str:
+            await asyncio.sleep(0)
+            return probe()
+
+    handler = otel_agents.using_session("conv-9")(Handler())
+    assert asyncio.run(handler()) == "ok"
+    assert attrs_of(exporter, "execute_tool probe")["session.id"] == "conv-9"

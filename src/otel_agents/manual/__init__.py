@@ -113,7 +113,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, call_target, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       non_recording_span, semantic_span_for, wrap_stream)
 from .._spans.finalisers import new_lock
@@ -204,15 +204,6 @@ def current_span() -> SemanticSpan:
     the program; test ``current_span().is_recording`` to know whether what you set is kept.
     """
     return semantic_span_for(trace.get_current_span()) or non_recording_span()
-
-
-def _call_target(fn: Callable[..., Any]) -> Any:
-    """What a call of ``fn`` runs, to tell its shape: ``fn`` itself for a function, method or ``partial``; a
-    callable object's ``__call__`` (a tool class with ``async def __call__`` returns a coroutine: with a sync
-    wrapper its span would end before it ran, its output ``<coroutine>``)."""
-    if inspect.isroutine(fn) or isinstance(fn, (functools.partial, type)):
-        return fn
-    return getattr(fn, "__call__", fn)
 
 
 class _Arguments:
@@ -325,7 +316,7 @@ class SpanSpec:
                             "expected a function")
         spec = self._named_after(fn)
         arguments = _Arguments(fn)
-        shape = _call_target(fn)
+        shape = call_target(fn)
 
         if inspect.isasyncgenfunction(shape):
             @functools.wraps(fn)
