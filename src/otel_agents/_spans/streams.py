@@ -225,13 +225,11 @@ class SyncStream:
         return self._resume(self._it.throw, *args)
 
     def _resume(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` as one step of the stream (``__next__``, the hot path, is written out on its own)."""
         try:
             item = fn(*args)
-        except StopIteration:
-            self._state.finish()
-            raise
-        except BaseException as exc:
-            self._state.finish(error=exc)
+        except BaseException as exc:  # its end (StopIteration: the generator returned), or what it raised
+            self._state.finish(error=None if isinstance(exc, StopIteration) else exc)
             raise
         self._state.chunk(item)
         return item
@@ -306,13 +304,11 @@ class AsyncStream:
         return await self._resume(self._it.athrow, *args)  # type: ignore[attr-defined]
 
     async def _resume(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``await fn(*args)`` as one step of the stream (see :meth:`SyncStream._resume`)."""
         try:
             item = await fn(*args)
-        except StopAsyncIteration:
-            self._state.finish()
-            raise
         except BaseException as exc:
-            self._state.finish(error=exc)
+            self._state.finish(error=None if isinstance(exc, StopAsyncIteration) else exc)
             raise
         self._state.chunk(item)
         return item
