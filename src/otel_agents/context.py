@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 from opentelemetry import trace
 
 from ._spans import AsyncStepIterator, SemanticSpan, Settings, StepIterator, current_run_attributes, guard, pop_run_attributes, push_run_attributes
-from ._spans import probes, semantic_span_for
+from ._spans import EnteredStack, call_target, probes, semantic_span_for
 from ._spans.encoding import dumps, fit_json, to_jsonable
 from .semconv import Kind, attributes as A
 
@@ -71,10 +71,10 @@ class RunContext:
 
     def __init__(self, attributes: Callable[[], Mapping[str, Any]]):
         self._attributes = attributes
-        self._tokens: list[Any] = []
+        self._tokens = EnteredStack()  # one object may be entered by many tasks and threads at once
 
     def __enter__(self) -> "RunContext":
-        self._tokens.append(_push(self._attributes))
+        self._tokens.push(_push(self._attributes))
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -96,17 +96,18 @@ class RunContext:
         """
         if not callable(fn):
             raise TypeError(f"otel_agents run context: cannot decorate {type(fn).__name__!r}, expected a function")
-        if inspect.isasyncgenfunction(fn):
+        shape = call_target(fn)  # a callable object by its __call__
+        if inspect.isasyncgenfunction(shape):
             @functools.wraps(fn)
             def agen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return AsyncStepIterator(fn(*args, **kwargs), enter=self._scope)
             return agen_wrapper  # type: ignore[return-value]
-        if inspect.isgeneratorfunction(fn):
+        if inspect.isgeneratorfunction(shape):
             @functools.wraps(fn)
             def gen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return StepIterator(fn(*args, **kwargs), enter=self._scope)
             return gen_wrapper  # type: ignore[return-value]
-        if inspect.iscoroutinefunction(fn):
+        if inspect.iscoroutinefunction(shape):
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with self._scope():

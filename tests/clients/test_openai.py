@@ -397,3 +397,111 @@ def test_request_and_response_attributes_of_the_openai_conventions(openai_on: An
     assert responses.attributes["openai.api.type"] == "responses"
     assert responses.attributes["gen_ai.output.type"] == "json"
     assert "openai.response.system_fingerprint" not in responses.attributes
+
+
+class _PeerOnTheSubclass:
+    """Another instrumentation of the client as OpenInference's ``openai`` instrumentor does it: a wrapt wrapper
+    on ``openai.OpenAI.request`` / ``AsyncOpenAI.request`` (the subclasses, over the base's function looked up
+    at that moment), and, on uninstrument, the saved attribute set back on the subclass."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def instrument(self) -> None:
+        import openai
+        import wrapt
+
+        def count(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+            self.calls += 1
+            return wrapped(*args, **kwargs)
+
+        self.saved = openai.OpenAI.request, openai.AsyncOpenAI.request
+        wrapt.wrap_function_wrapper("openai", "OpenAI.request", count)
+        wrapt.wrap_function_wrapper("openai", "AsyncOpenAI.request", count)
+
+    def uninstrument(self) -> None:
+        import openai
+
+        openai.OpenAI.request, openai.AsyncOpenAI.request = self.saved
+
+
+@pytest.fixture
+def peer() -> Any:
+    import openai
+
+    peer = _PeerOnTheSubclass()
+    yield peer
+    for cls in (openai.OpenAI, openai.AsyncOpenAI):  # what the peer's uninstrument leaves behind
+        if "request" in cls.__dict__:
+            delattr(cls, "request")
+
+
+def _one_call_each_way(exporter: SnapshotExporter) -> list:
+    """A whole chat call, a streamed one and an async one: the model spans they made."""
+    exporter.clear()
+    openai_client(Recorder(chat_completion())).chat.completions.create(**CHAT)
+    stream = openai_client(Recorder(chat_stream(include_usage=True))).chat.completions.create(
+        **CHAT, stream=True, stream_options={"include_usage": True})
+    assert [c for c in stream]
+
+    async def main() -> None:
+        await openai_client(Recorder(chat_completion()), aio=True).chat.completions.create(**CHAT)
+
+    asyncio.run(main())
+    return model_spans(exporter)
+
+
+def test_another_instrumentation_on_the_client_subclass_first(exporter: SnapshotExporter, provider: TracerProvider,
+                                                              peer: Any) -> None:
+    """OpenInference's openai instrumentor wraps ``OpenAI.request``, the subclass, over the base's function: with
+    it instrumented first (the launcher loads both entry points named ``openai``, in no set order), a wrapper on
+    the base alone never ran, and every call had its span only. Each call is one span of ours, whatever the order;
+    the peer still runs; uninstrumenting either leaves the other working."""
+    peer.instrument()
+    inst = OpenAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        spans = _one_call_each_way(exporter)
+        assert len(spans) == 3 and peer.calls == 3, tree(exporter.spans)
+        _assert_usage(spans[1])  # the stream assembled, once
+        inst.uninstrument()
+        assert _one_call_each_way(exporter) == [] and peer.calls == 6
+        inst.instrument(tracer_provider=provider)
+        assert len(_one_call_each_way(exporter)) == 3 and peer.calls == 9
+    finally:
+        inst.uninstrument()
+
+
+def test_instrumenting_again_after_another_instrumentation_left(exporter: SnapshotExporter,
+                                                                provider: TracerProvider, peer: Any) -> None:
+    """Ours, the peer, the peer off (it sets ``OpenAI.request`` back to what it saved: our wrapper, now on the
+    subclass too), ours off, ours on again: the calls are traced again (they were not: the stale wrapper of ours
+    on the subclass, inert, hid the base's new one)."""
+    inst = OpenAIInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    peer.instrument()
+    assert len(_one_call_each_way(exporter)) == 3
+    peer.uninstrument()
+    inst.uninstrument()
+    assert _one_call_each_way(exporter) == []
+    inst.instrument(tracer_provider=provider)
+    try:
+        assert len(_one_call_each_way(exporter)) == 3
+    finally:
+        inst.uninstrument()
+
+
+def test_a_client_subclass_overriding_request_is_one_span(openai_on: Any, exporter: SnapshotExporter) -> None:
+    """A user's client subclass whose ``request`` adds something and calls ``super()``: one span per call, also
+    for a subclass defined after ``instrument()``."""
+    import openai
+
+    class Tagged(openai.OpenAI):
+        def request(self, *args: Any, **kwargs: Any) -> Any:
+            return super().request(*args, **kwargs)
+
+    client = openai_client(Recorder(chat_completion()))
+    tagged = Tagged(api_key="sk-test", base_url="http://fake/v1", http_client=client._client)
+    tagged.chat.completions.create(**CHAT)
+    (span,) = model_spans(exporter)
+    assert span.name == "chat gpt-4o" and span.attributes["gen_ai.response.id"] == "chatcmpl-1"

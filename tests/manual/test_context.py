@@ -254,3 +254,55 @@ def test_context_survives_an_exception(entry, exporter) -> None:
         with pytest.raises(KeyError):
             f()
     assert current_run_attributes() == {}
+
+
+def test_one_context_object_entered_by_many_tasks_and_threads_at_once(exporter, caplog) -> None:
+    """A module-level ``BETA = using_tags(["beta"])`` entered by concurrent handlers: each leaves its own entry
+    (the first to leave popped the last one's, so its tag stayed on its later spans, and the others logged an
+    internal error)."""
+    beta = otel_agents.using_tags(["beta"])
+
+    @otel_agents.chain
+    def step(label: str) -> str:
+        return label
+
+    async def handler(i: int) -> None:
+        with beta:
+            await asyncio.sleep(0.005 * (i + 1))  # the first to enter leaves first
+            step(f"in-{i}")
+        step(f"after-{i}")
+
+    async def main() -> None:
+        await asyncio.gather(*(handler(i) for i in range(3)))
+
+    asyncio.run(main())
+    barrier = threading.Barrier(3)
+
+    def thread_handler(i: int) -> None:
+        with beta:
+            barrier.wait()
+            step(f"t-in-{i}")
+            barrier.wait()
+        step(f"t-after-{i}")
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        list(pool.map(thread_handler, range(3)))
+    tags = {s.attributes["input.value"]: s.attributes.get("tag.tags") for s in exporter.spans}
+    assert len(tags) == 12
+    assert all(list(t) == ["beta"] for label, t in tags.items() if "in-" in label), tags
+    assert all(t is None for label, t in tags.items() if "after-" in label), tags
+    assert "internal error" not in caplog.text
+
+
+def test_a_callable_object_with_an_async_call_runs_inside_the_context(exporter) -> None:
+    """``using_session`` on a tool class with ``async def __call__``: the session reaches the spans its awaited
+    call opens (the sync wrapper left the context before the coroutine ran)."""
+
+    class Handler:
+        async def __call__(self) -> str:
+            await asyncio.sleep(0)
+            return probe()
+
+    handler = otel_agents.using_session("conv-9")(Handler())
+    assert asyncio.run(handler()) == "ok"
+    assert attrs_of(exporter, "execute_tool probe")["session.id"] == "conv-9"

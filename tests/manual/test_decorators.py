@@ -294,6 +294,115 @@ def test_abandoned_generators_end_their_spans(exporter) -> None:
     assert len(span_module._OPEN) == 0
 
 
+def test_generators_driven_by_send_and_throw_end_their_spans_truly(exporter) -> None:
+    """A coroutine-style generator (sync and async) driven by ``send``/``asend`` to its end ends its span then,
+    not as abandoned when dropped; one that ``throw`` makes raise ends ERROR with that error; what it yields
+    to a ``send`` or a handled ``throw`` is output."""
+
+    @otel_agents.chain
+    def echo():
+        got = yield "ready"
+        try:
+            yield f"got {got}"
+        except KeyError:
+            yield "handled"
+        return "done"
+
+    @otel_agents.chain
+    async def aecho():
+        got = yield "ready"
+        yield f"got {got}"
+
+    gen = echo()
+    assert next(gen) == "ready" and gen.send("a") == "got a" and gen.throw(KeyError()) == "handled"
+    with pytest.raises(StopIteration) as stop:
+        gen.send(None)
+    assert stop.value.value == "done"  # the generator's return value reaches the caller
+    [snap] = [s for s in exporter.spans if s.name == "echo"]  # ended now, while `gen` is still referenced
+    assert "otel_agents.stream.abandoned" not in snap.attributes and snap.status is not StatusCode.ERROR
+    assert snap.attributes["output.value"] == "readygot ahandled"  # string items are joined
+
+    failing = echo()
+    next(failing)
+    with pytest.raises(ValueError):
+        failing.throw(ValueError("bad"))
+    snap = [s for s in exporter.spans if s.name == "echo"][1]
+    assert snap.status is StatusCode.ERROR and snap.attributes["error.type"] == "ValueError"
+    assert "otel_agents.stream.abandoned" not in snap.attributes
+
+    async def main():
+        agen = aecho()
+        assert await agen.__anext__() == "ready" and await agen.asend("b") == "got b"
+        with pytest.raises(StopAsyncIteration):
+            await agen.asend(None)
+        [snap] = [s for s in exporter.spans if s.name == "aecho"]
+        assert "otel_agents.stream.abandoned" not in snap.attributes
+        agen2 = aecho()
+        await agen2.__anext__()
+        with pytest.raises(ValueError):
+            await agen2.athrow(ValueError("bad"))
+        assert [s for s in exporter.spans if s.name == "aecho"][1].attributes["error.type"] == "ValueError"
+
+    asyncio.run(main())
+    assert len(span_module._OPEN) == 0
+
+
+def test_callable_objects_are_decorated_by_the_shape_of_their_call(exporter) -> None:
+    """A tool class with ``async def __call__`` (or a generator ``__call__``): its span covers the awaited call,
+    its output is the result (it was a sync span ended before the coroutine ran, output ``<coroutine>``), a
+    decorated call inside it is its child; named after the class by default."""
+
+    class LookupOrder:
+        async def __call__(self, order_id: str) -> str:
+            inner()
+            await asyncio.sleep(0)
+            return f"shipped {order_id}"
+
+    class Numbers:
+        def __call__(self, n: int):
+            yield from range(n)
+
+    lookup = otel_agents.tool(LookupOrder())
+    numbers = otel_agents.chain(Numbers())
+
+    async def main():
+        assert await lookup(order_id="A1") == "shipped A1"
+
+    asyncio.run(main())
+    assert list(numbers(3)) == [0, 1, 2]
+    spans = {s.name: s for s in exporter.spans}
+    tool = spans["execute_tool LookupOrder"]
+    assert tool.attributes["gen_ai.tool.call.result"] == "shipped A1"
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A1"}
+    assert spans["inner"].parent_id == tool.span_id
+    assert json.loads(spans["Numbers"].attributes["output.value"]) == [0, 1, 2]
+
+
+def test_one_span_object_entered_by_many_tasks_at_once(exporter) -> None:
+    """``STEP = span("chain", "step")`` entered by concurrent tasks: each exit ends the span its own task opened
+    (the first to leave ended the last one's span, detaching a context token of another task), so each span
+    covers its own task's body and nothing stays current."""
+    step = otel_agents.span("chain", "step")
+
+    async def handler(i: int) -> None:
+        with step as s:
+            s.set_input(i)
+            await asyncio.sleep(0.005 * (i + 1))  # the first to enter leaves first
+            assert current_span() is s
+            inner()
+        assert not current_span().is_recording
+
+    async def main() -> None:
+        await asyncio.gather(*(handler(i) for i in range(3)))
+
+    asyncio.run(main())
+    steps = {s.attributes["input.value"]: s for s in exporter.spans if s.name == "step"}
+    assert sorted(steps) == ["0", "1", "2"]
+    inners = [s for s in exporter.spans if s.name == "inner"]
+    assert sorted(steps[str(i)].span_id for i in range(3)) == sorted(s.parent_id for s in inners)
+    assert len(span_module._OPEN) == 0
+
+
 def test_closed_generator_and_generator_span_context(exporter) -> None:
     """``close()`` ends the span; the generator's body (and its ``finally``) runs with its span current,
     the consumer between items does not."""

@@ -36,3 +36,28 @@ def test_e1_failing_decorated_chain_says_it_failed(provider, envelopes: list, co
     assert env["evaluation_context"].splitlines() == [f"error chain reserve: {description}",
                                                       f"error chain order_pipeline: {description}"]
     assert env["metrics"]["errors"] == 2 and env["public_output"] is None
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_a_run_the_program_stopped_in_a_tool_is_cancelled_not_done(provider, envelopes: list, stop: type) -> None:
+    """Ctrl-C (``KeyboardInterrupt``) or ``sys.exit()`` inside a tool: the tool did not return, so it is not ``ok``
+    (it was folded ``ok`` with a ``null`` result, the tool success rate 1.0), and the run was stopped, not failed:
+    ``stop_reason`` ``cancelled``, no ``error`` line, as for an asyncio cancellation."""
+    manual.set_providers(provider)
+
+    @otel_agents.tool
+    def lookup_order(order_id: str) -> str:
+        raise stop()
+
+    @otel_agents.agent(name="support")
+    def support(question: str) -> str:
+        return lookup_order("A100")
+
+    with pytest.raises(stop):
+        support("Where is A100?")
+    [env] = check(envelopes)
+    [call] = env["tool_calls"]
+    assert (call["status"], call["error"]) == ("error", f"cancelled ({stop.__name__})"), call
+    assert env["metrics"]["stop_reason"] == "cancelled" and env["public_output"] is None
+    assert env["metrics"]["errors"] == 0 and env["metrics"]["tool_success_rate"] == 0.0, env["metrics"]
+    assert env["agents"][0]["status"] != "ok", env["agents"]

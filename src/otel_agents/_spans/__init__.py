@@ -46,6 +46,7 @@ is stable.
 
 from .activation import Activation
 from .encoding import encode, fit_json, fit_text, to_jsonable
+from .entered import EnteredStack
 from .finalisers import finalize, from_finaliser, in_forked_child, prepare as prepare_finalisers
 from .guard import guard, guarded, report_internal_error
 from . import probes
@@ -57,12 +58,12 @@ from .run_context import current_run_attributes, pop_run_attributes, push_run_at
 from .settings import Settings
 from .span import SemanticSpan, Telemetry, Usage, non_recording_span, otel_value, semantic_span_for
 from .usage import token_count, token_sum
-from .steps import AsyncStepIterator, StepIterator, entered, in_context
+from .steps import AsyncStepIterator, StepIterator, call_target, entered, in_context
 from .telemetry import instrumentation_enabled
 from .streams import watch_stream, wrap_stream
 
 __all__ = [
-    "Activation", "AsyncStepIterator", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
+    "Activation", "AsyncStepIterator", "EnteredStack", "call_target", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
     "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable", "token_count", "token_sum",

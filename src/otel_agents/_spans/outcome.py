@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
 _NOT_COMPLETED = (A.OTEL_AGENTS_CONTROL_FLOW, A.OTEL_AGENTS_PAUSED, A.OTEL_AGENTS_STREAM_ABANDONED)
+# What stops a run rather than failing it: a cancellation, or the program stopping (Ctrl-C, sys.exit() in a tool).
+_STOPPED = (asyncio.CancelledError, KeyboardInterrupt, SystemExit)
 
 
 class OutcomeSetters:
@@ -43,7 +45,8 @@ class OutcomeSetters:
         name) and an ``exception`` event (its message only when content is on).
         A ``control_flow`` signal (a framework's interrupt, cancellation-as-flow)
         is not an error: it only sets ``otel_agents.control_flow``. An agent span
-        ended by ``asyncio.CancelledError`` also gets the stop reason ``cancelled``. After
+        ended by ``asyncio.CancelledError``, ``KeyboardInterrupt`` or ``SystemExit`` (the program stopped
+        the run: Ctrl-C, ``sys.exit()`` in a tool) also gets the stop reason ``cancelled``. After
         :meth:`set_error` (an in-band failure, e.g. MCP ``isError``), the exception a
         framework made of that failure adds its event only: the in-band ``error.type``
         and status stand (they are the protocol's own, more precise, verdict).
@@ -53,7 +56,7 @@ class OutcomeSetters:
         with guard("span.record_error"):
             etype = type(exc)
             qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
-            if isinstance(exc, asyncio.CancelledError) and self.kind is Kind.AGENT:
+            if isinstance(exc, _STOPPED) and self.kind is Kind.AGENT:
                 self.set_stop_reason("cancelled")
             if not control_flow and not self._in_band:
                 self._error_type = qual  # for the duration metric, even when the span is sampled out

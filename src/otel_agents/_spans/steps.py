@@ -16,6 +16,8 @@ These proxies do not end spans: :func:`~.streams.wrap_stream` does (it can wrap 
 
 from __future__ import annotations
 
+import functools
+import inspect
 from contextlib import contextmanager
 from typing import Any, AsyncIterator, Callable, ContextManager, Iterable, Iterator, Mapping, Union
 
@@ -64,6 +66,15 @@ def _attach(ctx: StepContext) -> Any:
     if ctx is None:
         return None
     return otel_context.attach(ctx() if callable(ctx) else ctx)
+
+
+def call_target(fn: Callable[..., Any]) -> Any:
+    """What a call of ``fn`` runs, to tell a decorator its shape (sync, async, generator): ``fn`` itself for a
+    function, method, ``partial`` or class; a callable object's ``__call__`` (a tool class with ``async def
+    __call__`` returns a coroutine: a sync wrapper would end its span, or leave its run context, before it ran)."""
+    if inspect.isroutine(fn) or isinstance(fn, (functools.partial, type)):
+        return fn
+    return getattr(fn, "__call__", fn)
 
 
 class StepIterator:

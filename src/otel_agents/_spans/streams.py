@@ -214,6 +214,26 @@ class SyncStream:
         self._state.chunk(item)
         return item
 
+    def send(self, value: Any) -> Any:
+        """The source generator's ``send``, tracked as ``next`` is: a generator driven by ``send`` (or
+        ``yield from`` with values) ends its span when it returns, not as abandoned when dropped."""
+        return self._resume(self._it.send, value)
+
+    def throw(self, *args: Any) -> Any:
+        """The source generator's ``throw``: what it raises back ends the span with that error (or as control
+        flow), what it yields instead is a chunk."""
+        return self._resume(self._it.throw, *args)
+
+    def _resume(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` as one step of the stream (``__next__``, the hot path, is written out on its own)."""
+        try:
+            item = fn(*args)
+        except BaseException as exc:  # its end (StopIteration: the generator returned), or what it raised
+            self._state.finish(error=None if isinstance(exc, StopIteration) else exc)
+            raise
+        self._state.chunk(item)
+        return item
+
     def abandon(self) -> None:
         """End the span now, as abandoned, leaving the underlying iterator to its owner: for a stream
         feeding another whose consumer left (an async generator left suspended is closed only when the
@@ -271,6 +291,24 @@ class AsyncStream:
             raise
         except BaseException as exc:
             self._state.finish(error=exc)
+            raise
+        self._state.chunk(item)
+        return item
+
+    async def asend(self, value: Any) -> Any:
+        """The source async generator's ``asend``, tracked as ``__anext__`` is (see :meth:`SyncStream.send`)."""
+        return await self._resume(self._it.asend, value)  # type: ignore[attr-defined]
+
+    async def athrow(self, *args: Any) -> Any:
+        """The source async generator's ``athrow`` (see :meth:`SyncStream.throw`)."""
+        return await self._resume(self._it.athrow, *args)  # type: ignore[attr-defined]
+
+    async def _resume(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``await fn(*args)`` as one step of the stream (see :meth:`SyncStream._resume`)."""
+        try:
+            item = await fn(*args)
+        except BaseException as exc:
+            self._state.finish(error=None if isinstance(exc, StopAsyncIteration) else exc)
             raise
         self._state.chunk(item)
         return item

@@ -51,6 +51,7 @@ from .._spans import (ChatMessage, SemanticSpan, Telemetry, Usage, guard, probes
                       token_count, watch_stream)  # (token_count: the span layer's check, for the clients' modules)
 from .._spans.address import server_attributes
 from ..semconv import Kind
+from ._hierarchy import HierarchyPatch
 from ._patch import Patch
 
 
@@ -276,9 +277,15 @@ class ClientHooks:
         self.route = route
         self.provider = provider
         self.sync_stream, self.async_stream = streams
-        self.patches = [
-            Patch(sync_client, "request", self._sync_request),
-            Patch(async_client, "request", self._async_request),
+        # ``request`` on the base and on every subclass that defines its own: OpenInference's openai
+        # instrumentation puts its wrapper on ``OpenAI.request``, over the base's function as it was then, so
+        # a wrapper on the base alone never ran when that one came first, nor when its uninstrument had set
+        # the wrapper of ours it saved (now inert) back on ``OpenAI``. (When it saved the SDK's own function,
+        # its uninstrument sets that on ``OpenAI`` while we are instrumented: calls skip us until our next
+        # ``instrument()``.)
+        self.patches: list[Any] = [
+            HierarchyPatch(sync_client, {"request": self._sync_request}, site=f"{provider}.patch"),
+            HierarchyPatch(async_client, {"request": self._async_request}, site=f"{provider}.patch"),
             Patch(self.sync_stream, "close", self._sync_close),
             Patch(self.async_stream, "close", self._async_close),
         ]

@@ -69,15 +69,18 @@ What is recorded
 
 Function shapes
     Sync, ``async``, generator and async-generator functions (and methods,
-    ``classmethod``/``staticmethod`` included). The span is current while the
+    ``classmethod``/``staticmethod`` included), and callable objects, by the
+    shape of their ``__call__`` (named after their class by default). The span is current while the
     function's own code runs, so nested decorated calls and framework calls
     become its children. A generator's span opens at the call and ends with the
     stream (exhausted, closed, failed, or abandoned: garbage-collected
     unfinished or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, marked
     ``otel_agents.stream.abandoned``); its output is the items (joined when they
     are strings). A decorated generator returns an iterator proxy (not a
-    ``types.GeneratorType``); ``send``/``throw`` are forwarded but only plain
-    iteration is tracked.
+    ``types.GeneratorType``); ``send``/``throw`` (``asend``/``athrow``) are
+    tracked as iteration is: a generator they drive to its end ends its span
+    then, an exception ``throw`` makes it raise is its error, and what it yields
+    to them is output.
 
 Errors
     An exception raised by the function is recorded on the span (status ERROR,
@@ -110,7 +113,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import (AsyncStepIterator, StepIterator, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, call_target, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       non_recording_span, semantic_span_for, wrap_stream)
 from .._spans.finalisers import new_lock
@@ -269,8 +272,9 @@ class SpanSpec:
     :class:`~otel_agents._spans.SemanticSpan`, and a decorator.
 
     As a context manager the span is current inside the ``with`` body; an
-    exception is recorded and re-raised unchanged. One object is entered by one
-    ``with`` at a time (``with span(...)`` makes a new one each time it runs).
+    exception is recorded and re-raised unchanged. One object (a module-level
+    ``STEP = span("chain", "step")``) may be entered by several ``with`` at once,
+    in threads and asyncio tasks: each exit ends the span its own task opened.
     """
 
     def __init__(self, kind: Kind | str, name: str | None = None, *, provider: str | None = None,
@@ -286,13 +290,13 @@ class SpanSpec:
         self.description = description
         self.id = id
         self.attributes = dict(attributes) if attributes else None
-        self._entered: list[Any] = []
+        self._entered = EnteredStack()  # one object may be entered by many tasks and threads at once
 
     # -- context manager ---------------------------------------------------------
     def __enter__(self) -> SemanticSpan:
         cm = self._open()
         semantic = cm.__enter__()
-        self._entered.append(cm)
+        self._entered.push(cm)
         return semantic
 
     def __exit__(self, *exc_info: Any) -> Any:
@@ -312,20 +316,21 @@ class SpanSpec:
                             "expected a function")
         spec = self._named_after(fn)
         arguments = _Arguments(fn)
+        shape = call_target(fn)
 
-        if inspect.isasyncgenfunction(fn):
+        if inspect.isasyncgenfunction(shape):
             @functools.wraps(fn)
             def agen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return spec._call_stream(fn, arguments, args, kwargs, AsyncStepIterator)
             return agen_wrapper  # type: ignore[return-value]
 
-        if inspect.isgeneratorfunction(fn):
+        if inspect.isgeneratorfunction(shape):
             @functools.wraps(fn)
             def gen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return spec._call_stream(fn, arguments, args, kwargs, StepIterator)
             return gen_wrapper  # type: ignore[return-value]
 
-        if inspect.iscoroutinefunction(fn):
+        if inspect.iscoroutinefunction(shape):
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 if spec._framework_has_it():
@@ -355,7 +360,7 @@ class SpanSpec:
                         workflow=self.workflow, multi_step=self.multi_step, description=self.description,
                         id=self.id, attributes=self.attributes)
         if spec.name is None and self.kind not in _MODEL_KINDS:
-            spec.name = getattr(fn, "__name__", None)
+            spec.name = getattr(fn, "__name__", None) or type(fn).__name__  # a callable object: its class
         if spec.description is None and spec._tool_like:
             doc = inspect.getdoc(fn)
             spec.description = doc.strip().split("\n\n")[0].replace("\n", " ") if doc else None

@@ -192,12 +192,13 @@ def _is_cancellation(control_flow: Any) -> bool:
     the caller interrupted the run, as the Claude Agent SDK instrumentor records ``interrupt()``; or a
     framework's own word for a run it stopped: Agno's ``cancelled`` run status (``cancel_run``) and the
     ``RunCancelledException`` a cancelled member or step run raises into its team or workflow, the Claude
-    Agent SDK's ``stopped``/``killed`` background task)."""
+    Agent SDK's ``stopped``/``killed`` background task; ``KeyboardInterrupt``/``SystemExit``: the program
+    stopped the run, Ctrl-C or ``sys.exit()`` in a tool)."""
     return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in _CANCELLATIONS
 
 
 _CANCELLATIONS = frozenset({"CancelledError", "Cancelled", "GeneratorExit", "interrupt", "cancelled", "stopped",
-                            "killed", "RunCancelledException"})
+                            "killed", "RunCancelledException", "KeyboardInterrupt", "SystemExit"})
 
 
 # The SDK's own span classes, read through their fields (``_context``, ``_attributes``...) where their

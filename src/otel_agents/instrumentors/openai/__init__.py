@@ -80,8 +80,9 @@ spans.
 Design decision, and why
 ------------------------
 The SDK has no request hook API, so we use ``wrapt`` on the one method every
-call goes through, ``SyncAPIClient.request`` / ``AsyncAPIClient.request`` (see
-:mod:`otel_agents.instrumentors._sdk_client`), not on each resource method:
+call goes through, ``SyncAPIClient.request`` / ``AsyncAPIClient.request`` (and a
+subclass's own ``request``: OpenInference's instrumentation wraps ``OpenAI.request``;
+see :mod:`otel_agents.instrumentors._sdk_client`), not on each resource method:
 ``create``, ``parse``, the stream managers and the raw-response wrappers all
 end there exactly once, with the API-shaped body. That is also why the async
 raw-response paths create no coroutine that nobody awaits: the SDK's
