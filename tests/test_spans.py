@@ -966,6 +966,32 @@ def test_server_attributes_of_a_url_never_raise(url, scheme_port, expected) -> N
     assert server_attributes(url, scheme_port=scheme_port) == expected
 
 
+def test_configured_url_reads_a_model_without_the_attribute_without_pydantics_miss(monkeypatch) -> None:
+    """A model object without ``base_url`` (ADK's ``BaseLlm`` subclasses, a LlamaIndex LLM): read on every model
+    span, its absence costs no ``AttributeError`` raised in pydantic's ``__getattr__`` (~35,000 instructions); a
+    URL it was given is still found, and a hostile object gives ``None``."""
+    import pydantic
+
+    from otel_agents._spans.address import configured_url
+    from tests.pydantic_misses import misses_of_ours
+
+    class Llm(pydantic.BaseModel):
+        model: str = "m"
+
+    class Configured(Llm):
+        api_base: str = "http://127.0.0.1:4000"
+
+    class Hostile:
+        def __getattr__(self, name: str) -> None:
+            raise RuntimeError(name)
+
+    with misses_of_ours(monkeypatch) as misses:
+        assert configured_url(Llm(), ("base_url", "api_base")) is None
+        assert configured_url(Configured(), ("base_url", "api_base")) == "http://127.0.0.1:4000"
+    assert misses == []
+    assert configured_url(Hostile(), ("base_url",)) is None
+
+
 def test_duration_metric_counts_from_a_given_start_time_to_a_given_end_time(provider) -> None:
     """A model span opened after its request began (Google ADK, the Claude Agent SDK and the OpenAI Agents SDK
     pass ``start_time``) measures gen_ai.client.operation.duration from that start, and to ``end_time`` when one is
