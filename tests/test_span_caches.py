@@ -442,6 +442,33 @@ def test_a_label_made_before_is_written_without_a_call(provider, exporter, monke
         assert SECRET not in span.attributes["app.key"] and span.attributes["app.key"] == real(values["app.key"])
 
 
+def test_a_short_label_and_a_start_attribute_made_before_are_written_without_a_call(provider, exporter,
+                                                                                   monkeypatch) -> None:
+    """A value shorter than any redaction rule (a model name such as ``gpt-4o``, an operation) is kept in
+    :data:`~otel_agents._spans.pipeline.LABELS` too, and a start attribute's string (``otel_value``: run attributes,
+    a span's ``attributes=``) is looked up there first: the second span calls ``label`` for neither; what is written
+    is ``label``'s (a non-ASCII short value made UTF-8-safe, a secret redacted)."""
+    from otel_agents._spans import pipeline
+
+    t = Telemetry(provider, settings=Settings(capture_content=False), framework="test")
+    values = {"app.model": "gpt-4o", "app.op": "chat", "app.lone": "a\ud800b"}
+    start = {"app.session": "s-1", "app.key": f"key={SECRET}"}
+    first = t.start_span("chain", "c", attributes=start)
+    first.set_attributes(values)
+    first.end()
+    calls: list[str] = []
+    real = pipeline.label
+    monkeypatch.setattr(pipeline, "label", lambda text: (calls.append(text), real(text))[1])
+    second = t.start_span("chain", "c", attributes=start)
+    second.set_attributes(values)
+    second.end()
+    assert not set(calls) & {*values.values(), *start.values()}
+    for span in exporter.spans[-2:]:
+        assert [span.attributes[k] for k in ("app.model", "app.op", "app.session")] == ["gpt-4o", "chat", "s-1"]
+        assert span.attributes["app.lone"] == real("a\ud800b") != "a\ud800b"
+        assert SECRET not in span.attributes["app.key"] and span.attributes["app.key"] == real(start["app.key"])
+
+
 def test_the_label_memo_is_bounded_and_keeps_exact_strings_only(monkeypatch) -> None:
     from otel_agents._spans import pipeline
 

@@ -966,6 +966,71 @@ def test_server_attributes_of_a_url_never_raise(url, scheme_port, expected) -> N
     assert server_attributes(url, scheme_port=scheme_port) == expected
 
 
+def test_configured_url_reads_a_model_without_the_attribute_without_pydantics_miss(monkeypatch) -> None:
+    """A model object without ``base_url`` (ADK's ``BaseLlm`` subclasses, a LlamaIndex LLM): read on every model
+    span, its absence costs no ``AttributeError`` raised in pydantic's ``__getattr__`` (~35,000 instructions); a
+    URL it was given is still found, and a hostile object gives ``None``."""
+    import pydantic
+
+    from otel_agents._spans.address import configured_url
+    from tests.pydantic_misses import misses_of_ours
+
+    class Llm(pydantic.BaseModel):
+        model: str = "m"
+
+    class Configured(Llm):
+        api_base: str = "http://127.0.0.1:4000"
+
+    class Hostile:
+        def __getattr__(self, name: str) -> None:
+            raise RuntimeError(name)
+
+    with misses_of_ours(monkeypatch) as misses:
+        assert configured_url(Llm(), ("base_url", "api_base")) is None
+        assert configured_url(Configured(), ("base_url", "api_base")) == "http://127.0.0.1:4000"
+    assert misses == []
+    assert configured_url(Hostile(), ("base_url",)) is None
+
+
+def test_no_metric_point_is_built_for_a_histogram_that_keeps_none(monkeypatch) -> None:
+    """With no meter provider (the API's proxy instruments, before a global provider is set) or OTel's no-op one, a
+    model span's metric points are not built or handed over (nobody keeps them); once the proxy gets a real
+    instrument (a provider set later), the same points as before are recorded."""
+    from opentelemetry.metrics import NoOpHistogram, NoOpMeterProvider
+    from opentelemetry.metrics._internal import _ProxyMeter
+    from opentelemetry.metrics._internal.instrument import _ProxyHistogram
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from otel_agents._spans.metrics import GenAIMetrics
+    from otel_agents._spans.usage import Usage
+
+    calls: list[float] = []
+    for cls in (NoOpHistogram, _ProxyHistogram):
+        real = cls.record
+        monkeypatch.setattr(cls, "record", lambda self, amount, *a, _real=real, **k: (calls.append(amount),
+                                                                                          _real(self, amount, *a, **k)))
+    proxy = _ProxyMeter("otel_agents")
+
+    class ProxyProvider:
+        def get_meter(self, *args, **kwargs):
+            return proxy
+
+    usage = Usage(input_tokens=3, output_tokens=5)
+    for meters in (NoOpMeterProvider(), ProxyProvider()):
+        metrics = GenAIMetrics(meters)
+        metrics.record(None, 0.5, usage, {"gen_ai.operation.name": "chat"}, None)
+        metrics.record_chunks(0.1, [1.0, 1.5], {"gen_ai.operation.name": "chat"})
+    assert calls == []
+    reader = InMemoryMetricReader()
+    proxy.on_set_meter_provider(MeterProvider(metric_readers=[reader]))
+    metrics.record(None, 0.5, usage, {"gen_ai.operation.name": "chat"}, None)
+    assert calls == [0.5, 3, 5]
+    points = {m.name: [p.sum for p in m.data.data_points] for rm in reader.get_metrics_data().resource_metrics
+              for sm in rm.scope_metrics for m in sm.metrics}
+    assert points == {"gen_ai.client.operation.duration": [0.5], "gen_ai.client.token.usage": [3, 5]}
+
+
 def test_duration_metric_counts_from_a_given_start_time_to_a_given_end_time(provider) -> None:
     """A model span opened after its request began (Google ADK, the Claude Agent SDK and the OpenAI Agents SDK
     pass ``start_time``) measures gen_ai.client.operation.duration from that start, and to ``end_time`` when one is

@@ -5,7 +5,8 @@ sessions) per run, so an instrumentation installed between batches sees it: one 
 ``run_async`` of a refund question in a fresh event loop (three model calls, two tool calls).
 Runs in ``.bench-venv-google_adk`` (ADK caps OpenTelemetry below the main venv's: Makefile
 ISOLATED). Peers: ADK's **native** tracing (its spans go to the global tracer provider; the
-benchmark switches that provider, see ``_native``) and OpenInference's ADK package.
+benchmark switches that provider, see ``_native``) and OpenInference's ADK package. ``dispatch``: ADK's own cost of
+one plugin (a do-nothing one, added as ours is).
 """
 
 from __future__ import annotations
@@ -41,6 +42,31 @@ def workload() -> Callable[[], Any]:
             pass
 
     return runner(once)
+
+
+def dispatch() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """A plugin that does nothing, put first in each new ``Runner``'s plugins as ours is (``Runner.__init__``
+    wrapped): ADK's own cost of running one plugin's callbacks (its plugin manager awaits every plugin's
+    callback of each step, overridden or not), which any plugin-based instrumentation pays."""
+    import wrapt
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.adk.runners import Runner
+
+    nothing = BasePlugin(name="nothing")
+    original = Runner.__dict__["__init__"]
+
+    def add_nothing(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        result = wrapped(*args, **kwargs)
+        instance.plugin_manager.plugins.insert(0, nothing)
+        return result
+
+    def install() -> None:
+        Runner.__init__ = wrapt.FunctionWrapper(original, add_nothing)
+
+    def remove() -> None:
+        Runner.__init__ = original
+
+    return install, remove
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:

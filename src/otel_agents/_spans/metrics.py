@@ -14,12 +14,26 @@ from __future__ import annotations
 import itertools
 from typing import Any, Mapping, Sequence
 
-from opentelemetry.metrics import get_meter
+from opentelemetry.metrics import NoOpHistogram, get_meter
+
+try:  # the API's stand-in for an instrument made before a global meter provider is set
+    from opentelemetry.metrics._internal.instrument import _ProxyHistogram
+except ImportError:  # pragma: no cover - a reshaped API: every point is recorded as before
+    _ProxyHistogram = None  # type: ignore[assignment,misc]
 
 from .. import __version__
 from ..semconv import attributes as A
 from .guard import report_internal_error
 from .usage import INT64_MAX, token_count
+
+def _idle(histogram: Any) -> bool:
+    """Whether recording on ``histogram`` does nothing: OTel's no-op histogram, or the API's proxy one (no meter
+    provider was given and no global one set) before it has a real instrument (it gets one when a global provider
+    is set, and records from then on). Checked first, so an application that exports no metrics pays no attribute
+    mappings built for points nobody keeps; one that does gets the same points as before."""
+    t = type(histogram)
+    return t is NoOpHistogram or t is _ProxyHistogram and getattr(histogram, "_real_instrument", True) is None
+
 
 _DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
 _TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
@@ -48,6 +62,8 @@ class GenAIMetrics:
         duration only: ``gen_ai.client.token.usage``'s attributes are ``metric_attributes.gen_ai`` and
         ``gen_ai.token.type`` (OTel GenAI v1.41, model/gen-ai/metrics.yaml)."""
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
+            if _idle(self.duration) and _idle(self.tokens):
+                return
             self.duration.record(seconds, {**attrs, A.ERROR_TYPE: error_type} if error_type else attrs)
             if usage is not None:
                 for token_type, value in (("input", usage.input_tokens), ("output", usage.output_tokens)):
@@ -63,6 +79,8 @@ class GenAIMetrics:
         (monotonic seconds at which chunks arrived). Not ``error.type``: the semconv's
         ``metric_attributes.gen_ai`` only."""
         try:
+            if _idle(self.first_chunk) and _idle(self.per_chunk):
+                return
             if first is not None:
                 self.first_chunk.record(first, attrs)
             if len(times) > 1:

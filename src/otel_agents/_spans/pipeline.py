@@ -41,13 +41,15 @@ def label(text: str) -> str:
     """A span name, name, id or other non-content string with secret shapes and secret-named keys
     redacted (content on or off: a key can be anywhere, a tool's name included), made UTF-8-safe."""
     n = len(text)
-    if n < 9:  # too short for any rule of redact_text
-        return text if text.isascii() else encoding.utf8_safe(text)
     if n > _CACHED_LABEL or type(text) is not str:
-        return encoding.utf8_safe(redact_text(text))
+        return encoding.utf8_safe(redact_text(text)) if n >= 9 else \
+            text if text.isascii() else encoding.utf8_safe(text)
     found = LABELS.get(text)
     if found is None:
-        found = encoding.utf8_safe(redact_text(text))
+        # (shorter than 9 characters: too short for any rule of redact_text; cached too, so that callers that
+        # look a label up in LABELS first, as SemanticSpan.set_attributes does, find the short ones: no call)
+        found = encoding.utf8_safe(redact_text(text)) if n >= 9 else \
+            text if text.isascii() else encoding.utf8_safe(text)
         if len(LABELS) >= _LABELS_MAX:
             LABELS.clear()
         LABELS[text] = found
@@ -63,7 +65,8 @@ def otel_value(value: Any) -> Any:
     """
     t = type(value)
     if t is str:
-        return label(value)
+        found = LABELS.get(value)  # a label made before, without a call
+        return found if found is not None else label(value)
     if value is None or t is bool or t is float or t is int and INT64_MIN <= value <= INT64_MAX:
         return value
     if t is int:  # past 64 bits: its decimal text (a placeholder past the length Python writes as text)
