@@ -569,3 +569,18 @@ def test_gen_ai_alone_a_graph_answer_is_the_agent_output_message(provider: Any, 
     last_model = max(exporter.semantic("model"), key=lambda s: s.start_time)
     assert json_attribute(attrs, "gen_ai.output.messages") == \
         json_attribute(dict(last_model.attributes), "gen_ai.output.messages")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["invoke", "stream"])
+def test_a_finish_reason_the_model_did_not_send_is_not_invented(stream: bool, instrumentor: Any,
+                                                                exporter: SnapshotExporter) -> None:
+    """A reply with tool calls and no finish reason in its metadata (an integration that reports none)
+    has no finish reason on its span: not ``tool_call`` guessed from the calls (the spans tell the truth)."""
+    _invoke([HumanMessage("Where is order 42?")],
+            AIMessage("", tool_calls=[{"name": "lookup_order", "args": {"order_id": "42"}, "id": "call_1",
+                                       "type": "tool_call"}]), stream=stream)
+    a = _model_span(exporter)
+    assert "gen_ai.response.finish_reasons" not in a
+    [message] = json_attribute(a, "gen_ai.output.messages")
+    assert message["finish_reason"] == ""
+    assert [p["type"] for p in message["parts"]] == ["tool_call"]

@@ -78,10 +78,8 @@ def install(hooks: Hooks) -> None:
         def finish(span: SemanticSpan, result: Any) -> None:
             if span.records_content:
                 span.set_messages(output=[output_message(result, state.finish_reason)])
-            else:  # what set_messages keeps of the output with content off
-                reason = output_finish_reason(result, state.finish_reason)
-                if reason:
-                    span.set_finish_reasons([reason])
+            elif state.finish_reason:  # what set_messages keeps of the output with content off
+                span.set_finish_reasons([state.finish_reason])
 
         return Step(Kind.MODEL, getattr(llm, "model", None), setup=setup, finish=finish,
                     scope=[(_MODEL_CALL, state)])
@@ -186,7 +184,7 @@ def output_message(result: Any, finish_reason: str | None) -> ChatMessage:
     if isinstance(result, list) and result:
         calls = [tool_call(c) for c in result]
         if all(c is not None for c in calls):
-            return ChatMessage("assistant", None, tool_calls=calls, finish_reason=finish_reason or "tool_call")
+            return ChatMessage("assistant", None, tool_calls=calls, finish_reason=finish_reason)
     return ChatMessage("assistant", result, finish_reason=finish_reason)
 
 
@@ -205,15 +203,6 @@ def _supports_function_calling(llm: Any) -> bool:
         return bool(llm.supports_function_calling())
     except Exception:  # noqa: BLE001 - a custom LLM's own method failing is not ours to raise
         return False
-
-
-def output_finish_reason(result: Any, finish_reason: str | None) -> str | None:
-    """The finish reason :func:`output_message` gives a ``call`` result, without converting it."""
-    if finish_reason:
-        return finish_reason
-    if isinstance(result, list) and result and all(tool_call(c) is not None for c in result):
-        return "tool_call"
-    return None
 
 
 def tool_call(raw: Any) -> ToolCallRequest | None:

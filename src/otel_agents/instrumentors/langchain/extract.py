@@ -150,8 +150,6 @@ def output_messages(response: Any) -> list[ChatMessage]:
         else:
             msg = ChatMessage(role="assistant", content=getattr(gen, "text", None) or None)
         msg.finish_reason = _finish_reason(gen, message)
-        if msg.finish_reason is None and msg.tool_calls:
-            msg.finish_reason = "tool_calls"
         out.append(msg)
     return out
 
@@ -163,9 +161,6 @@ def finish_reasons(response: Any) -> list[str]:
     for gen in _generations(response):
         message = getattr(gen, "message", None)
         reason = _finish_reason(gen, message)
-        if reason is None and message is not None and (getattr(message, "tool_calls", None)
-                                                         or getattr(message, "invalid_tool_calls", None)):
-            reason = "tool_calls"
         if reason:
             out.append(str(reason))
     return out

@@ -236,7 +236,7 @@ def chat_messages(messages: Any) -> list[ChatMessage]:
         for tc in calls or ():
             fn = tc.get("function") or {}
             parts.append(ToolCallPart(fn.get("name") or "", fn.get("arguments"), tc.get("id")))
-        out.append(ChatMessage(role, parts=parts, finish_reason="tool_call" if calls else None))
+        out.append(ChatMessage(role, parts=parts))  # the SDK keeps no finish reason here: none invented
     return out
 
 
