@@ -1031,6 +1031,37 @@ def test_no_metric_point_is_built_for_a_histogram_that_keeps_none(monkeypatch) -
     assert points == {"gen_ai.client.operation.duration": [0.5], "gen_ai.client.token.usage": [3, 5]}
 
 
+def test_server_attributes_read_a_clients_url_once_and_a_mutable_one_each_time(monkeypatch) -> None:
+    """A provider client's ``base_url`` (an ``httpx.URL``, immutable) is the same object on every model request:
+    its text is read and split once (~20k instructions a request), each caller getting its own dict; a URL
+    object of another library is read each time (it may change), and a long URL is split each time (the cache
+    stays small)."""
+    import httpx
+
+    reads = []
+    text_of = httpx.URL.__str__
+    monkeypatch.setattr(httpx.URL, "__str__", lambda self: reads.append(1) or text_of(self))
+    url = httpx.URL("https://api.example.com/v1/")
+    first, second = server_attributes(url, scheme_port=True), server_attributes(url, scheme_port=True)
+    assert first == second == {"server.address": "api.example.com", "server.port": 443}
+    first["server.port"] = 1  # the caller's to change
+    assert server_attributes(url, scheme_port=True)["server.port"] == 443
+    assert len(reads) == 1
+
+    class Mutable:  # another library's URL object: re-read
+        scheme, host, text = "http", "a.example", "http://a.example:81"
+
+        def __str__(self) -> str:
+            return self.text
+
+    mutable = Mutable()
+    assert server_attributes(mutable) == {"server.address": "a.example", "server.port": 81}
+    mutable.text = "http://b.example:82"
+    assert server_attributes(mutable) == {"server.address": "b.example", "server.port": 82}
+    long = "http://c.example:83/" + "x" * 5000
+    assert server_attributes(long) == {"server.address": "c.example", "server.port": 83}
+
+
 def test_duration_metric_counts_from_a_given_start_time_to_a_given_end_time(provider) -> None:
     """A model span opened after its request began (Google ADK, the Claude Agent SDK and the OpenAI Agents SDK
     pass ``start_time``) measures gen_ai.client.operation.duration from that start, and to ``end_time`` when one is

@@ -309,3 +309,33 @@ def test_gen_ai_alone_an_agent_output_keeps_the_richer_record() -> None:
     assert every["invoke_agent messages_then_value"]["output.value"] == '{"state":1}'
     assert every["invoke_agent value_then_messages"]["output.value"] == '{"messages":["..."]}'
     assert "gen_ai.output.messages" not in every["invoke_agent value_then_messages"]
+
+
+@pytest.mark.parametrize("vocabularies", [None, "gen_ai", "openinference", "langfuse", "gen_ai,langfuse"])
+@pytest.mark.parametrize("content", [True, False])
+def test_records_value_says_whether_set_input_and_set_output_write_anything(vocabularies, content) -> None:
+    """``records_value`` is true exactly where ``set_input``/``set_output`` write something: what an instrumentor
+    checks before building a value (a framework's event as data) that would be dropped. In OTel GenAI alone only
+    an agent's and a workflow's input and output are written (as their messages); content off: nothing."""
+    settings = Settings(capture_content=content, **({"vocabularies": vocabularies} if vocabularies else {}))
+    said: dict[str, bool] = {}
+
+    def body(telemetry: Telemetry) -> None:
+        for kind, name, options in (("agent", "support", {}), ("chain", "crew", {"workflow": True}),
+                                    ("chain", "plan", {}), ("tool", "lookup", {}), ("retriever", "docs", {})):
+            with telemetry.span(kind, name, **options) as span:
+                said[name] = span.records_value
+                span.set_input({"question": "A1?"})
+                span.set_output("delivered")
+        ended = telemetry.start_span("chain", "late")
+        ended.end()
+        said["late"] = ended.records_value
+
+    spans = _run_spans(settings, body)
+    assert said.pop("late") is False
+    for name, records in said.items():
+        [attrs] = [a for span_name, a in spans.items() if span_name.endswith(name)]
+        written = {k for k in attrs if k in ("input.value", "output.value", "gen_ai.input.messages",
+                                             "gen_ai.output.messages")}
+        assert records is bool(written), (name, attrs)
+    assert said["support"] is content and said["plan"] is (content and vocabularies != "gen_ai")

@@ -402,3 +402,27 @@ def test_gen_ai_alone_the_chat_history_is_in_the_agent_input_messages(instrument
                 {"role": "user", "parts": [{"type": "text", "content": "What is 2+3?"}]}]
     assert json_attribute(attrs, "gen_ai.input.messages") == expected
     assert json_attribute(_model_span(exporter, 0), "gen_ai.input.messages") == expected  # what the model was sent
+
+
+def test_gen_ai_alone_a_steps_input_and_output_are_not_built(instrument: Any, exporter: SnapshotExporter,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """In OTel GenAI alone a workflow step's input and output (an event as JSON-able data) are written nowhere
+    (``input.value``/``output.value`` are OpenInference's and Langfuse's): not built only to be dropped; the
+    agent's input and answer (its messages) still are. With all three vocabularies they are built and written."""
+    from otel_agents.instrumentors.llama_index import _span_handler
+
+    built = []
+    real = _span_handler.extract.event_payload
+    monkeypatch.setattr(_span_handler.extract, "event_payload", lambda event: built.append(1) or real(event))
+    inst = instrument(vocabularies="gen_ai", capture_content=True)
+    _run(fakes.calculator(), "What is 2+3?")
+    assert built == []
+    steps = [s for s in exporter.spans if not any(k.startswith("gen_ai.") and "messages" in k for k in s.attributes)]
+    assert steps and not any("input.value" in s.attributes or "output.value" in s.attributes for s in steps)
+    [agent] = exporter.semantic("agent")
+    assert "gen_ai.input.messages" in agent.attributes and "gen_ai.output.messages" in agent.attributes
+    exporter.clear()
+    inst.uninstrument()
+    instrument(vocabularies="gen_ai,openinference", capture_content=True)
+    _run(fakes.calculator(), "What is 2+3?")
+    assert built and any("input.value" in s.attributes for s in exporter.spans)

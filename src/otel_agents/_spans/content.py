@@ -296,6 +296,16 @@ class ContentSetters:
         only then."""
         return self._content and not self._ended and self._only is not None and self._as_messages()
 
+    @property
+    def records_value(self) -> bool:
+        """Whether :meth:`set_input` and :meth:`set_output` record anything now: content recorded, and written as
+        ``input.value``/``output.value`` (OpenInference, Langfuse) or, for an agent or workflow span in OTel GenAI
+        alone, as its messages (see :meth:`_as_messages`). With ``OTEL_AGENTS_VOCABULARIES=gen_ai`` another span's
+        input and output are not written: a caller checks this before building them (a framework's event as
+        JSON-able data), as :attr:`records_content` before converting content."""
+        return self._content and not self._ended and (self._keep is None or self._keep[A.INPUT_VALUE] or
+                                                      self._keep[A.OUTPUT_VALUE] or self._as_messages())
+
     def set_input(self, value: Any, *, messages: Sequence[ChatMessage] | None = None) -> None:
         """Record the span's input as OpenInference ``input.value`` + ``input.mime_type`` (content).
 

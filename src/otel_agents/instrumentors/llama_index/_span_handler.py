@@ -274,14 +274,15 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
                     parent: _Open | None) -> None:
         role = record.plan.role
         content = span.records_content  # else content would be built to be dropped
+        value = span.records_value  # likewise an input written nowhere (in OTel GenAI alone, a step's)
         if role == _plan.RUN_AGENT:
             span.set_agent(record.plan.name, description=getattr(instance, "description", None))
-            if content:
+            if value:
                 span.set_input(extract.run_input(args),
                                messages=extract.run_messages(args) if span.input_as_messages else None)
         elif role in (_plan.RUN_MULTI_AGENT, _plan.RUN_WORKFLOW):
             span.set_attribute(A.GEN_AI_WORKFLOW_NAME, record.plan.name)
-            if content:
+            if value:
                 span.set_input(extract.run_input(args), messages=extract.run_messages(args)
                                if role == _plan.RUN_MULTI_AGENT and span.input_as_messages else None)
             if role == _plan.RUN_MULTI_AGENT:
@@ -289,7 +290,7 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         elif role == _plan.STEP:
             event = extract.step_event(args)
             record.tool_call_id = extract.attr(event, "tool_id")
-            if content:
+            if value:
                 span.set_input(extract.event_payload(event))
         elif role == _plan.MODEL:
             # Model and provider even when not recording (a sampled-out span's metrics use them).
@@ -312,7 +313,7 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
             span.set_tool(name, call_id=parent.tool_call_id if parent is not None else None,
                           description=description, arguments=extract.tool_arguments(args) if content else None)
         elif role == _plan.COMPONENT:
-            if content:
+            if value:
                 span.set_input(extract.query_text(_first_argument(args)))
 
     # -- exit ------------------------------------------------------------------------
@@ -337,10 +338,10 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         role = record.plan.role
         content = span.records_content
         if role in (_plan.RUN_AGENT, _plan.RUN_MULTI_AGENT, _plan.RUN_WORKFLOW, _plan.COMPONENT):
-            if content:
+            if span.records_value:
                 span.set_output(extract.response_text(result))
         elif role == _plan.STEP:
-            if content:
+            if span.records_value:
                 span.set_output(extract.event_payload(result))
             rejected = extract.rejected_feedback(result)
             if rejected is not None:  # the step's answer was rejected and the model is asked again: a failed step
