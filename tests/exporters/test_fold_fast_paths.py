@@ -1,8 +1,8 @@
 """The streaming fold's fast paths (issue 40) give what the plain code they replace gives.
 
 Each test pins one shortcut against the general path it stands for: the envelope line with its ``logs`` encoded
-apart (not searched for tiny floats), a run's spans sorted in start order with the key read in C, a start time's
-day by integer division, the steps of ours ``PeerViews`` keeps, and a span's token usage read once.
+apart (not searched for tiny floats), a run's spans sorted in start order with the key read in C, the steps of
+ours ``PeerViews`` keeps, and a span's token usage read once.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext
 
 from otel_agents._spans import encoding
-from otel_agents.exporters.ecp import _cost, _json
+from otel_agents.exporters.ecp import _json
 from otel_agents.exporters.ecp import _facts as F
 from otel_agents.exporters.ecp import _runs as R
 from otel_agents.semconv import attributes as A
@@ -89,21 +89,6 @@ def test_sort_by_start_is_the_start_order(spans: list[tuple[int, int | None]]) -
     expected = sorted(made, key=R.start_order)
     R.sort_by_start(made)
     assert [s.span_id for s in made] == [s.span_id for s in expected]
-
-
-_DAY_NS = 86_400 * 10**9
-
-
-@settings(max_examples=1000, deadline=None)
-@given(st.integers(min_value=0, max_value=40_000), st.integers(min_value=-3_000_000, max_value=3_000_000))
-@example(20_000, 0)
-@example(20_000, 1_000_000)
-@example(20_000, -1_000_000)
-def test_the_day_of_a_start_time_by_integer_division_is_the_floats(day: int, off: int) -> None:
-    """Near midnight (where ``_day`` rounds by its own rule) and clear of it."""
-    start = day * _DAY_NS + off
-    if start > 0:
-        assert _cost._start_day(start) == _cost._day(start / 1e9)
 
 
 def test_our_steps_read_what_the_readers_read() -> None:

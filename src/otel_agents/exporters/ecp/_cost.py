@@ -87,7 +87,7 @@ def span_cost(span: F.FoldSpan, tokens: tuple[int | None, int | None, int | None
         else A.GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS
     cache_write = F.token_count(span, write_key) if write_key in a else None
     start = span.start_time
-    return _price(model, provider_id, inp, out, cache_read, cache_write, _start_day(start) if start else None)
+    return _price(model, provider_id, inp, out, cache_read, cache_write, _day(start / 1e9) if start else None)
 
 
 _DAY = 86_400
@@ -100,21 +100,6 @@ def _day(seconds: float) -> date:
     if into < 1e-3 or into > _DAY - 1e-3:  # near midnight: fromtimestamp's own rounding decides
         return datetime.fromtimestamp(seconds, tz=timezone.utc).date()
     return _date_of_day(int(seconds // _DAY))
-
-
-_DAY_NS = _DAY * 1_000_000_000
-_CLEAR_NS = 2_000_000  # 2 ms: beyond _day's 1 ms from midnight by far more than a double's error in seconds (< 1 µs)
-
-
-def _start_day(start: int) -> date:
-    """:func:`_day` of a start time in nanoseconds (``_day(start / 1e9)``), by integer division where the time is
-    clear of midnight: the float's ``%`` and ``//`` (two ``fmod`` calls) cost more than the rest of a cached price.
-    Near midnight, or for a time that is not an ``int``, ``_day`` itself decides."""
-    if type(start) is int:
-        day, into = divmod(start, _DAY_NS)
-        if _CLEAR_NS < into < _DAY_NS - _CLEAR_NS:
-            return _date_of_day(day)
-    return _day(start / 1e9)
 
 
 @functools.lru_cache(maxsize=64)
