@@ -74,7 +74,7 @@ class FoldSpan:
 
     __slots__ = ("name", "context", "parent", "attributes", "status", "start_time", "end_time", "trace_id",
                  "span_id", "parent_id", "semantic_kind", "foreign", "cancelled", "error", "duration_ms", "span_kind",
-                 "protocol", "status_code", "scope", "resource")
+                 "protocol", "status_code", "scope", "resource", "tokens")
 
     def __init__(self, span: ReadableSpan):
         if type(span) in SDK_SPANS:  # the SDK's own classes: their fields, without a property call each
@@ -114,6 +114,7 @@ class FoldSpan:
         self.name = name
         self.context = ctx
         self.parent = parent
+        self.tokens: tuple[int | None, int | None, int | None] | None = None  # :func:`usage`, read once
         self.status = status
         self.start_time = start
         self.end_time = end
@@ -416,12 +417,15 @@ def usage(span: FoldSpan) -> tuple[int | None, int | None, int | None]:
     The total is OpenInference ``llm.token_count.total`` when reported, else
     ``input + output`` when both are known.
     """
-    inp = token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
-    out = token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
-    total = token_count(span, A.LLM_TOKEN_COUNT_TOTAL)
-    if total is None and inp is not None and out is not None:
-        total = inp + out
-    return inp, out, total
+    tokens = span.tokens
+    if tokens is None:  # read once a span (the attributes never change): the envelope, its cost and PeerViews ask
+        inp = token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
+        out = token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+        total = token_count(span, A.LLM_TOKEN_COUNT_TOTAL)
+        if total is None and inp is not None and out is not None:
+            total = inp + out
+        tokens = span.tokens = (inp, out, total)
+    return tokens
 
 
 def flag(span: FoldSpan, key: str) -> bool:

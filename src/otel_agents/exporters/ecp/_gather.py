@@ -225,7 +225,7 @@ class TraceGatherer:
                        f"({', '.join(F.span_id_hex(p) for p in list(lost)[:3])}{', …' if len(lost) > 3 else ''})")
                 reason = f"{reason}; {gap}" if reason else gap
         problems: list[str] = []
-        runs = runs_of_trace(trace_id, held.index, problems=problems, duplicates=held.duplicates)
+        runs = runs_of_trace(trace_id, held.index, problems=problems, duplicates=held.duplicates, foreign=held.foreign)
         held.index = {}
         runs.sort(key=lambda r: start_order(r.root))
         for problem in problems:

@@ -91,8 +91,35 @@ def envelope_line(envelope: Any) -> str:
     ``Infinity`` are written as ``null`` (strict JSON; the fold treats them as missing); a string
     holding a lone surrogate is written with it escaped as text (``\\udcff``, as the span layer's
     ``utf8_safe`` does), so the line is valid UTF-8. ``ValueError``/``TypeError`` only for data
-    no JSON can hold (a reference cycle)."""
-    return compact(envelope, _standard_line, nan_as_null=True)
+    no JSON can hold (a reference cycle).
+
+    An envelope's ``logs`` (JSON text of its own, most of the line) is encoded apart from the other fields and
+    not searched for tiny floats: a string is written alike by both encoders (only numbers can differ), so
+    only the text around it is searched (:func:`_differs`), where the whole line was."""
+    logs = envelope.get("logs") if type(envelope) is dict else None
+    if type(logs) is not str or len(logs) < _APART:
+        return compact(envelope, _standard_line, nan_as_null=True)
+    head: dict[str, Any] = {}
+    tail: dict[str, Any] = {}
+    part = head
+    for key, value in envelope.items():
+        if key == "logs":
+            part = tail
+        else:
+            part[key] = value
+    try:
+        first = orjson.dumps(head, default=_default, option=_PASSTHROUGH).decode("utf-8")
+        last = orjson.dumps(tail, default=_default, option=_PASSTHROUGH).decode("utf-8")
+        text = orjson.dumps(logs).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):  # a lone surrogate, an integer beyond 64 bits, a subclass
+        return _standard_line(envelope)
+    if _differs(first) or _differs(last):
+        return _standard_line(envelope)
+    return (f"{first[:-1]},\"logs\":{text}" if head else f'{{"logs":{text}') + \
+        (f",{last[1:]}" if tail else "}")
+
+
+_APART = 512  # shorter logs: one encoding and one search of the line cost less than three encodings
 
 
 def _standard_line(value: Any) -> str:

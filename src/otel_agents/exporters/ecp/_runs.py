@@ -13,6 +13,7 @@ no run.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from bisect import bisect_left, insort
 from collections import OrderedDict
@@ -50,6 +51,19 @@ class Run:
 def start_order(span: F.FoldSpan) -> tuple[int, int]:
     """Sort key: start time, then span id (deterministic for equal timestamps)."""
     return (span.start_time or 0, span.span_id)
+
+
+_START_ID = operator.attrgetter("start_time", "span_id")
+
+
+def sort_by_start(spans: list[F.FoldSpan]) -> None:
+    """``spans.sort(key=start_order)``, the key read in C (no Python call a span) where every start time is known;
+    ``start_order`` itself when one is not (``None`` does not compare with a time: the ``TypeError`` says so, and
+    the keys are distinct, span ids being distinct, so the order is the same whatever the first sort left)."""
+    try:
+        spans.sort(key=_START_ID)
+    except TypeError:
+        spans.sort(key=start_order)
 
 
 def group_runs(spans: Iterable[ReadableSpan], *, problems: list[str] | None = None) -> list[Run]:
@@ -112,10 +126,12 @@ def peer_traces(traces: dict[int, dict[int, F.FoldSpan]], foreign: Collection[in
 
 
 def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list[str] | None = None,
-                  duplicates: int = 0) -> list[Run]:
+                  duplicates: int = 0, foreign: bool = True) -> list[Run]:
     """The runs of one trace, given its spans by span id (see :func:`group_runs`); ``duplicates``
-    is how many spans with an id already in ``index`` were left out (reported in ``problems``)."""
-    drop_sibling_views(index.values())
+    is how many spans with an id already in ``index`` were left out (reported in ``problems``); ``foreign``:
+    ``False`` when the caller knows no span of ``index`` is of another vocabulary (no sibling view to drop)."""
+    if foreign:
+        drop_sibling_views(index.values())
     children: dict[int, list[F.FoldSpan]] = {}
     tops: list[F.FoldSpan] = []
     for span in index.values():
@@ -147,7 +163,7 @@ def runs_of_trace(trace_id: int, index: dict[int, F.FoldSpan], *, problems: list
             for child in below:  # a loop, not a generator: most spans have one or two children
                 stack.append((child, run))
     for run in runs:
-        run.spans.sort(key=start_order)
+        sort_by_start(run.spans)
     if problems is not None:
         if duplicates:
             problems.append(f"trace {F.trace_id_hex(trace_id)}: {duplicates} span(s) repeat a span id "
@@ -294,29 +310,51 @@ _NO_TOKENS = (None, None)
 
 def our_steps(spans: Iterable[F.FoldSpan]) -> list[_Step]:
     """Our semantic spans among ``spans``, as :class:`PeerViews` compares a peer trace with them."""
+    # One loop with the readers inlined (F.tool_call_id, _framework): every trace of ours a
+    # path folds passes here, whether or not a peer trace ever comes.
     steps = []
+    append, usage, framework_of = steps.append, F.usage, scope_framework
+    call_key, tool_id_key, response_key, framework_key = (A.GEN_AI_TOOL_CALL_ID, A.TOOL_ID, A.GEN_AI_RESPONSE_ID,
+                                                          A.OTEL_AGENTS_FRAMEWORK)
     for s in spans:
         kind = s.semantic_kind
         if kind is None or s.foreign:
             continue
-        call_id = response_id = None
-        tokens = _NO_TOKENS
-        if kind in ("tool", "skill"):
-            call_id = F.tool_call_id(s)
-        elif kind in _MODEL_KINDS:
-            response_id = s.attributes.get(A.GEN_AI_RESPONSE_ID)
-            tokens = F.usage(s)[:2]
-        steps.append((s.span_id, kind, s.start_time, s.end_time, s.resource, call_id, response_id, tokens,
-                      _framework(s)))
+        a = s.attributes
+        if kind == "tool" or kind == "skill":
+            call_id = a.get(call_key)
+            if not (isinstance(call_id, str) and call_id):
+                call_id = a.get(tool_id_key)
+                if not (isinstance(call_id, str) and call_id):
+                    call_id = None
+            append((s.span_id, kind, s.start_time, s.end_time, s.resource, call_id, None, _NO_TOKENS,
+                    framework_of(a.get(framework_key))))
+        elif kind == "model" or kind == "embedding":
+            tokens = s.tokens  # F.usage's (input, output, total): _same_call compares the first two
+            append((s.span_id, kind, s.start_time, s.end_time, s.resource, None, a.get(response_key),
+                    tokens if tokens is not None else usage(s), framework_of(a.get(framework_key))))
+        else:
+            append((s.span_id, kind, s.start_time, s.end_time, s.resource, None, None, _NO_TOKENS,
+                    framework_of(a.get(framework_key))))
     return steps
 
 
 def _window(steps: list[_Step]) -> tuple[int, int]:
     """The time window (start, end) of steps of ours; a step without its times may be at any time."""
-    starts = [s[_START] for s in steps if s[_START]]
-    ends = [s[_END] for s in steps if s[_END]]
-    return (min(starts) if starts and len(starts) == len(steps) else 0,
-            max(ends) if ends and len(ends) == len(steps) else _NO_END)
+    start, end = _NO_END, 0
+    open_start = open_end = False
+    for s in steps:
+        t = s[_START]
+        if not t:
+            open_start = True
+        elif t < start:
+            start = t
+        t = s[_END]
+        if not t:
+            open_end = True
+        elif t > end:
+            end = t
+    return (0 if open_start or not steps else start, _NO_END if open_end or not steps else end)
 
 
 def _same_call(foreign: F.FoldSpan, ours: _Step, framework: str | None) -> int:
@@ -336,7 +374,7 @@ def _same_call(foreign: F.FoldSpan, ours: _Step, framework: str | None) -> int:
         if a is not None and b is not None:
             return _SHARED_ID if a == b else 0
     elif kind in _MODEL_KINDS:
-        for x, y in zip(F.usage(foreign)[:2], ours[_TOKENS]):
+        for x, y in zip(F.usage(foreign)[:2], ours[_TOKENS]):  # (ours: the three counts; zip pairs two)
             if x is not None and y is not None and x != y:
                 return 0
         a, b = foreign.attributes.get(A.GEN_AI_RESPONSE_ID), ours[_RESPONSE_ID]

@@ -176,7 +176,7 @@ class StreamFolder:
     def add(self, spans: Iterable[ReadableSpan], line: int = 0) -> None:
         """Feed the spans of one batch (one line of a file: ``line`` is its number, for messages)."""
         touched: dict[int, _Trace] = {}
-        traces, folded = self._traces, self._folded.traces
+        traces, folded, fold_span = self._traces, self._folded.traces, F.FoldSpan
         for span in spans:
             ctx = span.context
             if ctx is None:
@@ -200,7 +200,7 @@ class StreamFolder:
                 trace.duplicates += 1
                 self.duplicates += 1
                 continue
-            fs = F.frozen(span)
+            fs = span if type(span) is fold_span else fold_span(span)  # F.frozen, without a call a span
             trace.index[span_id] = fs
             self.open_spans += 1
             trace.wanted.discard(span_id)
@@ -238,7 +238,7 @@ class StreamFolder:
                                   held=((t, held.index.values()) for t, held in self._traces.items() if held.ours)):
             return  # another instrumentation's trace of calls of ours: not a run
         problems: list[str] = []
-        runs = runs_of_trace(trace_id, trace.index, problems=problems)
+        runs = runs_of_trace(trace_id, trace.index, problems=problems, foreign=trace.foreign)
         trace.index = {}
         if trace.duplicates and self.on_warning is not None:
             self.duplicates_warned += trace.duplicates
