@@ -34,7 +34,7 @@ import gc
 import os
 import tempfile
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -78,17 +78,14 @@ FOREIGN_FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "tests", "exporters", "foreign")
 
 
-def foreign_fold_throughput(spans: int, repeats: int) -> dict[str, Any]:
-    """``fold`` over traces recorded by other instrumentations (issue 25): each golden fixture of
-    ``tests/exporters/foreign`` copied with fresh trace ids up to about ``spans`` spans; spans/s per
-    fixture, best of ``repeats``."""
+def _foreign_copies(spans: int) -> Iterator[tuple[str, list[Any]]]:
+    """Each golden fixture of ``tests/exporters/foreign`` (name, spans) copied with fresh trace ids up to
+    about ``spans`` spans."""
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.trace import SpanContext
 
-    from otel_agents.exporters.ecp import fold
     from otel_agents.exporters.file import read_otlp_json
 
-    out: dict[str, Any] = {}
     for name in sorted(os.listdir(FOREIGN_FIXTURES)):
         if not name.endswith(".otlp.jsonl"):
             continue
@@ -102,14 +99,63 @@ def foreign_fold_throughput(spans: int, repeats: int) -> dict[str, Any]:
                 data.append(ReadableSpan(name=s.name, context=context, parent=parent, resource=s.resource,
                                          attributes=s.attributes, kind=s.kind, status=s.status,
                                          start_time=s.start_time, end_time=s.end_time))
+        yield name.removesuffix(".otlp.jsonl"), data
+
+
+def foreign_fold_throughput(spans: int, repeats: int) -> dict[str, Any]:
+    """``fold`` over traces recorded by other instrumentations (issue 25): each golden fixture of
+    ``tests/exporters/foreign`` copied with fresh trace ids up to about ``spans`` spans; spans/s per
+    fixture, best of ``repeats``."""
+    from otel_agents.exporters.ecp import fold
+
+    out: dict[str, Any] = {}
+    for name, data in _foreign_copies(spans):
         best = float("inf")
         for _ in range(repeats):
             gc.collect()
             t0 = time.process_time()
             runs = len(fold(data))
             best = min(best, time.process_time() - t0)
-        out[name.removesuffix(".otlp.jsonl")] = {"spans": len(data), "runs": runs,
-                                                 "spans_per_s": round(len(data) / best)}
+        out[name] = {"spans": len(data), "runs": runs, "spans_per_s": round(len(data) / best)}
+    return out
+
+
+def foreign_stream_throughput(spans: int, rounds: int) -> dict[str, Any]:
+    """``otel-agents fold`` over each foreign fixture copied to about ``spans`` spans (stored by
+    ``OTLPJsonFileExporter``), with the default ``--idle-spans`` and with ``--idle-spans 64``; spans/s per
+    fixture for both, median of ``rounds``. A peer's trace is folded only when idle, so with the default
+    window thousands of small traces are held at once: ``held_cost`` (the default's spans/s ÷ the small
+    window's) is ~1.0 when the cost of a trace folded does not grow with the traces held. (It was not:
+    each trace folded walked every trace held, ~0.4 on a corpus of 1.5-span traces.)"""
+    import contextlib
+    import io
+
+    from otel_agents.cli import build_parser
+    from otel_agents.cli.fold import run
+    from otel_agents.exporters.file import OTLPJsonFileExporter
+
+    out: dict[str, Any] = {}
+    for name, data in _foreign_copies(spans):
+        entry = out[name] = {"spans": len(data)}
+        with tempfile.TemporaryDirectory(prefix="otel-agents-bench-") as tmp:
+            path, target = os.path.join(tmp, "traces.jsonl"), os.path.join(tmp, "envelopes.jsonl")
+            exporter = OTLPJsonFileExporter(path)
+            for i in range(0, len(data), FILE_BATCH):
+                exporter.export(data[i:i + FILE_BATCH])
+            exporter.shutdown()
+            for key, extra in (("spans_per_s", []), ("spans_per_s_idle_64", ["--idle-spans", "64"])):
+                args = build_parser("fold").parse_args(["fold", path, "-o", target, *extra])
+                times = []
+                for _ in range(rounds):
+                    gc.collect()
+                    t0 = time.process_time()
+                    with contextlib.redirect_stderr(io.StringIO()) as err:
+                        code = run(args)
+                    times.append(time.process_time() - t0)
+                    if code != 0:
+                        raise RuntimeError(f"otel-agents fold exited {code}: {err.getvalue()[-2000:]}")
+                entry[key] = round(len(data) / sorted(times)[len(times) // 2])
+        entry["held_cost"] = round(entry["spans_per_s"] / entry["spans_per_s_idle_64"], 2)
     return out
 
 

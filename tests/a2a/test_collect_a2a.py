@@ -48,9 +48,14 @@ def server(tmp_path: Path, collect: Collect) -> Any:
     agent.close()
 
 
-def by_trace(collect: Collect, trace_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """The envelopes of each trace, once every trace has one."""
-    wait_for(lambda: set(trace_ids) <= {e["trace_id"] for e in collect.envelopes()}, "an envelope per run")
+def by_trace(collect: Collect, trace_ids: list[str], each: int = 1) -> dict[str, list[dict[str, Any]]]:
+    """The envelopes of each trace, once every trace has ``each`` (a trace's runs are written one line at a time:
+    read between two, a trace of two runs would show one)."""
+    def arrived() -> bool:
+        got = [e["trace_id"] for e in collect.envelopes()]
+        return all(got.count(t) >= each for t in trace_ids)
+
+    wait_for(arrived, f"{each} envelope(s) per trace")
     envelopes = check(collect.envelopes())
     return {t: [e for e in envelopes if e["trace_id"] == t] for t in trace_ids}
 
@@ -89,7 +94,7 @@ def test_a_server_killed_mid_call_leaves_the_run_marked_incomplete(collect, serv
     server.proc.wait(timeout=30)
     result, = results(client)
     assert "error" in result
-    envelopes = by_trace(collect, [result["trace_id"]])[result["trace_id"]]
+    envelopes = by_trace(collect, [result["trace_id"]], each=2)[result["trace_id"]]
     served, = [s for s in server.spans() if s.name == "executor.body"]
     lost = f"{served.parent_id:016x}"  # the server's request span, never ended, never sent
     assert [e["incomplete"] for e in envelopes] == [f"2 span(s) name a parent span that never arrived ({lost})"] * 2

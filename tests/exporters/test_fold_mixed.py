@@ -175,6 +175,31 @@ def test_what_the_streaming_paths_hold_for_a_peers_trace_is_bounded(tmp_path: Pa
     assert len(got) == 2 + 6 and len(stream_file(path)) == 2 + 3
 
 
+def test_a_peers_trace_folded_while_ours_is_still_held_is_no_run() -> None:
+    """The paths that fold a trace at a time compare a peer's trace folded before ours with the traces of ours they
+    still hold: ``otel-agents fold`` reading several files (``hold``: every trace until the end, the least recently
+    read folded first) and ``ecp collect`` shutting down (the first received first), each with the peer's traces
+    read first; and without ``hold``, ours folded first (complete) and remembered."""
+    from otel_agents.exporters.ecp import TraceGatherer
+
+    spans = read_otlp_json(FIXTURES / "anthropic_openllmetry.otlp.jsonl")
+    ours, theirs = _ours(spans), _theirs(spans)
+    runs = len({s.context.trace_id for s in ours})
+    for hold in (True, False):
+        got: list[dict[str, Any]] = []
+        folder = StreamFolder(got.append, hold=hold)
+        folder.add(theirs, 1)
+        folder.add(ours, 2)
+        folder.finish()
+        assert len(check(got)) == runs, hold
+    got = []
+    gatherer = TraceGatherer(got.append, clock=lambda: 0.0)
+    gatherer.add(theirs)
+    gatherer.add(ours)
+    gatherer.flush("shutdown")
+    assert len(check(got)) == runs
+
+
 def test_peer_views_keep_a_bounded_number_of_our_steps() -> None:
     views = PeerViews(limit=2)
     spans = [F.FoldSpan(s) for s in _ours(read_otlp_json(FIXTURES / "anthropic_ours.otlp.jsonl"))]

@@ -114,6 +114,9 @@ class TraceGatherer:
         self.dropped: Counter[str] = Counter()
         self._clock = clock
         self._held: OrderedDict[int, _Held] = OrderedDict()  # first span received first
+        # those of them holding a span of ours (first of ours received first): what a peer's trace is compared
+        # with (PeerViews.held_steps), without a walk over every trace held for each one folded
+        self._ours: dict[int, _Held] = {}
         self._held_spans = 0
         # span ids of recently folded traces (late and repeated spans), as many as the receiver may hold
         self._folded = FoldedSpans(max_spans, max_traces)
@@ -169,8 +172,9 @@ class TraceGatherer:
                 held.root = True
             if fs.foreign:
                 held.foreign = True
-            elif fs.semantic_kind is not None:
+            elif fs.semantic_kind is not None and not held.ours:
                 held.ours = True
+                self._ours[trace_id] = held
         while len(self._held) > self.max_traces or self._held_spans > self.max_spans:
             trace_id = next(iter(self._held))
             self._count("traces_evicted", f"trace {F.trace_id_hex(trace_id)} folded early: more than "
@@ -207,13 +211,15 @@ class TraceGatherer:
 
     def _fold(self, trace_id: int, reason: str | None) -> None:
         held = self._held.pop(trace_id)
+        if held.ours:
+            del self._ours[trace_id]
         self._held_spans -= len(held.index)
         self.traces += 1
         self._folded.remember(trace_id, held.index)
         # by when spans arrived, not when the trace is folded (fold_ready may be called late)
         if self._views.fold_trace(trace_id, held.index.values(), ours=held.ours, foreign=held.foreign,
                                   stamp=held.last_seen, window=self.trace_timeout,
-                                  held=((t, h.index.values()) for t, h in self._held.items() if h.ours)):
+                                  held=((t, h.index.values()) for t, h in self._ours.items())):
             return  # another instrumentation's trace of calls of ours: not a run
         if held.over:
             cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"

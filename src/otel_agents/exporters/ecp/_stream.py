@@ -169,6 +169,9 @@ class StreamFolder:
         self.duplicates = 0
         self.duplicates_warned = 0
         self._traces: OrderedDict[int, _Trace] = OrderedDict()  # least recently read first
+        # those of them holding a span of ours, in the same order: what a peer's trace is compared with
+        # (PeerViews.held_steps), without a walk over every trace held for each one folded
+        self._ours: OrderedDict[int, _Trace] = OrderedDict()
         self._folded = FoldedSpans(remembered_spans)
         # our steps of the traces folded up to idle_spans spans before a peer's trace was last read (PeerViews)
         self._views = PeerViews(idle_spans)
@@ -194,6 +197,8 @@ class StreamFolder:
                 trace = traces[trace_id] = _Trace(line)
             else:
                 traces.move_to_end(trace_id)
+                if trace.ours:
+                    self._ours.move_to_end(trace_id)
             trace.last_seen = self.spans
             touched[trace_id] = trace
             if span_id in trace.index:
@@ -206,8 +211,9 @@ class StreamFolder:
             trace.wanted.discard(span_id)
             if fs.foreign:
                 trace.foreign = True
-            elif fs.semantic_kind is not None:
+            elif fs.semantic_kind is not None and not trace.ours:
                 trace.ours = True
+                self._ours[trace_id] = trace  # just read: the most recent, as in _traces
             if fs.parent is None or fs.parent_id == fs.span_id:
                 trace.roots += 1
             elif fs.parent_id not in trace.index:  # a remote parent too: the caller's span ends after it
@@ -231,11 +237,13 @@ class StreamFolder:
 
     def _fold(self, trace_id: int) -> None:
         trace = self._traces.pop(trace_id)
+        if trace.ours:
+            del self._ours[trace_id]
         self.open_spans -= len(trace.index)
         self._folded.remember(trace_id, trace.index)
         if self._views.fold_trace(trace_id, trace.index.values(), ours=trace.ours, foreign=trace.foreign,
                                   stamp=trace.last_seen, window=self.idle_spans,
-                                  held=((t, held.index.values()) for t, held in self._traces.items() if held.ours)):
+                                  held=((t, held.index.values()) for t, held in self._ours.items())):
             return  # another instrumentation's trace of calls of ours: not a run
         problems: list[str] = []
         runs = runs_of_trace(trace_id, trace.index, problems=problems, foreign=trace.foreign)
