@@ -20,7 +20,9 @@ stream, and the OTLP/JSON file exporter's throughput.
   ``StreamFolder``, each envelope encoded as strict JSON and written) over the same trace
   set stored by ``OTLPJsonFileExporter``; spans/s from the file to the envelopes, and the
   ratio to merely parsing the file's JSON lines (``orjson.loads`` per line, automatic garbage
-  collection off as in the command's read: the target's floor).
+  collection off as in the command's read: the target's floor). Beside it (``foreign``), each peer's
+  golden trace copied to up to 40,000 spans and folded with the default ``--idle-spans`` and with 64:
+  ``held_cost`` near 1.0 says a trace folded costs the same however many traces are held.
 
 The processor's throughput is reported next to its floor: the same replay through a
 ``TracerProvider`` without the processor (what the SDK itself costs for these spans).
@@ -120,6 +122,38 @@ def foreign_fold_throughput(spans: int, repeats: int) -> dict[str, Any]:
     return out
 
 
+def _store(data: list[Any], path: str) -> None:
+    """``data`` written to ``path`` by ``OTLPJsonFileExporter`` in batches of ``FILE_BATCH`` (as a
+    ``BatchSpanProcessor`` would hand them over)."""
+    from otel_agents.exporters.file import OTLPJsonFileExporter
+
+    exporter = OTLPJsonFileExporter(path)
+    for i in range(0, len(data), FILE_BATCH):
+        exporter.export(data[i:i + FILE_BATCH])
+    exporter.shutdown()
+
+
+def _fold_seconds(args: Any) -> float:
+    """CPU seconds of one ``otel-agents fold`` with the parsed ``args``, after a full collection.
+
+    Raises:
+        RuntimeError: the command exited non-zero (its standard error's end in the message).
+    """
+    import contextlib
+    import io
+
+    from otel_agents.cli.fold import run
+
+    gc.collect()
+    t0 = time.process_time()
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        code = run(args)
+    seconds = time.process_time() - t0
+    if code != 0:
+        raise RuntimeError(f"otel-agents fold exited {code}: {err.getvalue()[-2000:]}")
+    return seconds
+
+
 def foreign_stream_throughput(spans: int, rounds: int) -> dict[str, Any]:
     """``otel-agents fold`` over each foreign fixture copied to about ``spans`` spans (stored by
     ``OTLPJsonFileExporter``), with the default ``--idle-spans`` and with ``--idle-spans 64``; spans/s per
@@ -127,33 +161,17 @@ def foreign_stream_throughput(spans: int, rounds: int) -> dict[str, Any]:
     window thousands of small traces are held at once: ``held_cost`` (the default's spans/s ÷ the small
     window's) is ~1.0 when the cost of a trace folded does not grow with the traces held. (It was not:
     each trace folded walked every trace held, ~0.4 on a corpus of 1.5-span traces.)"""
-    import contextlib
-    import io
-
     from otel_agents.cli import build_parser
-    from otel_agents.cli.fold import run
-    from otel_agents.exporters.file import OTLPJsonFileExporter
 
     out: dict[str, Any] = {}
     for name, data in _foreign_copies(spans):
         entry = out[name] = {"spans": len(data)}
         with tempfile.TemporaryDirectory(prefix="otel-agents-bench-") as tmp:
             path, target = os.path.join(tmp, "traces.jsonl"), os.path.join(tmp, "envelopes.jsonl")
-            exporter = OTLPJsonFileExporter(path)
-            for i in range(0, len(data), FILE_BATCH):
-                exporter.export(data[i:i + FILE_BATCH])
-            exporter.shutdown()
+            _store(data, path)
             for key, extra in (("spans_per_s", []), ("spans_per_s_idle_64", ["--idle-spans", "64"])):
                 args = build_parser("fold").parse_args(["fold", path, "-o", target, *extra])
-                times = []
-                for _ in range(rounds):
-                    gc.collect()
-                    t0 = time.process_time()
-                    with contextlib.redirect_stderr(io.StringIO()) as err:
-                        code = run(args)
-                    times.append(time.process_time() - t0)
-                    if code != 0:
-                        raise RuntimeError(f"otel-agents fold exited {code}: {err.getvalue()[-2000:]}")
+                times = [_fold_seconds(args) for _ in range(rounds)]
                 entry[key] = round(len(data) / sorted(times)[len(times) // 2])
         entry["held_cost"] = round(entry["spans_per_s"] / entry["spans_per_s_idle_64"], 2)
     return out
@@ -263,36 +281,22 @@ def stream_fold_throughput(spans: int, rounds: int = 5) -> dict[str, Any]:
     interval over rounds. ``parse_with_gc_s``/``vs_parse_with_gc`` keep the floor as measured up to the
     sixth round of issue 40 (automatic collection on), for comparison only."""
     from otel_agents.cli import build_parser
-    from otel_agents.cli.fold import run
-    from otel_agents.exporters.file import OTLPJsonFileExporter
 
     data = trace_set(spans)
     with tempfile.TemporaryDirectory(prefix="otel-agents-bench-") as tmp:
         path, out = os.path.join(tmp, "traces.jsonl"), os.path.join(tmp, "envelopes.jsonl")
-        exporter = OTLPJsonFileExporter(path)
-        for i in range(0, len(data), FILE_BATCH):
-            exporter.export(data[i:i + FILE_BATCH])
-        exporter.shutdown()
+        _store(data, path)
         size = os.path.getsize(path)
         del data
         gc.collect()
         # The CLI's own parser, so every option has its default (a hand-built Namespace broke when
         # `fold` gained --idle-spans).
         args = build_parser("fold").parse_args(["fold", path, "-o", out])
-        import contextlib
-        import io
-
         parses, parses_with_gc, folds = [], [], []
         for _ in range(rounds):
             parses.append(_parse_only_seconds(path))
             parses_with_gc.append(_parse_only_seconds(path, collect=True))
-            gc.collect()
-            t0 = time.process_time()
-            with contextlib.redirect_stderr(io.StringIO()) as err:
-                code = run(args)
-            folds.append(time.process_time() - t0)
-            if code != 0:
-                raise RuntimeError(f"otel-agents fold exited {code}: {err.getvalue()[-2000:]}")
+            folds.append(_fold_seconds(args))
         with open(out, encoding="utf-8") as f:
             envelopes = sum(1 for _ in f)
     elapsed = sorted(folds)[len(folds) // 2]
