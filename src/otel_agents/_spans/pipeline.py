@@ -37,19 +37,23 @@ LABELS: dict[str, str] = {}
 _LABELS_MAX = 4096
 
 
+def _made_label(text: str) -> str:
+    """:func:`label` made, not looked up."""
+    if len(text) < 9:  # too short for any rule of redact_text
+        return text if text.isascii() else encoding.utf8_safe(text)
+    return encoding.utf8_safe(redact_text(text))
+
+
 def label(text: str) -> str:
     """A span name, name, id or other non-content string with secret shapes and secret-named keys
     redacted (content on or off: a key can be anywhere, a tool's name included), made UTF-8-safe."""
-    n = len(text)
-    if n > _CACHED_LABEL or type(text) is not str:
-        return encoding.utf8_safe(redact_text(text)) if n >= 9 else \
-            text if text.isascii() else encoding.utf8_safe(text)
+    if len(text) > _CACHED_LABEL or type(text) is not str:
+        return _made_label(text)
     found = LABELS.get(text)
     if found is None:
-        # (shorter than 9 characters: too short for any rule of redact_text; cached too, so that callers that
-        # look a label up in LABELS first, as SemanticSpan.set_attributes does, find the short ones: no call)
-        found = encoding.utf8_safe(redact_text(text)) if n >= 9 else \
-            text if text.isascii() else encoding.utf8_safe(text)
+        # a short one is cached too, so that callers that look a label up in LABELS first (otel_value,
+        # SemanticSpan.set_attributes) find it without a call
+        found = _made_label(text)
         if len(LABELS) >= _LABELS_MAX:
             LABELS.clear()
         LABELS[text] = found
