@@ -310,26 +310,20 @@ _NO_TOKENS = (None, None)
 
 def our_steps(spans: Iterable[F.FoldSpan]) -> list[_Step]:
     """Our semantic spans among ``spans``, as :class:`PeerViews` compares a peer trace with them."""
-    # One loop with the readers inlined (F.tool_call_id, _framework): every trace of ours a
-    # path folds passes here, whether or not a peer trace ever comes.
+    # One loop with _framework inlined: every trace of ours a path folds passes here, whether or not a peer
+    # trace ever comes.
     steps = []
     append, usage, framework_of = steps.append, F.usage, scope_framework
-    call_key, tool_id_key, response_key, framework_key = (A.GEN_AI_TOOL_CALL_ID, A.TOOL_ID, A.GEN_AI_RESPONSE_ID,
-                                                          A.OTEL_AGENTS_FRAMEWORK)
+    response_key, framework_key = A.GEN_AI_RESPONSE_ID, A.OTEL_AGENTS_FRAMEWORK
     for s in spans:
         kind = s.semantic_kind
         if kind is None or s.foreign:
             continue
         a = s.attributes
         if kind == "tool" or kind == "skill":
-            call_id = a.get(call_key)
-            if not (isinstance(call_id, str) and call_id):
-                call_id = a.get(tool_id_key)
-                if not (isinstance(call_id, str) and call_id):
-                    call_id = None
-            append((s.span_id, kind, s.start_time, s.end_time, s.resource, call_id, None, _NO_TOKENS,
+            append((s.span_id, kind, s.start_time, s.end_time, s.resource, F.tool_call_id(s), None, _NO_TOKENS,
                     framework_of(a.get(framework_key))))
-        elif kind == "model" or kind == "embedding":
+        elif kind in _MODEL_KINDS:
             tokens = s.tokens  # F.usage's (input, output, total): _same_call compares the first two
             append((s.span_id, kind, s.start_time, s.end_time, s.resource, None, a.get(response_key),
                     tokens if tokens is not None else usage(s), framework_of(a.get(framework_key))))
