@@ -38,10 +38,14 @@ def _shown(name: str) -> str:
     return f"{name}={'<unset>' if raw is None else shown_variable(name, raw)}"
 
 
-# the variables holding credentials that configure() or ecp annotate send: shown set or not, never their values
-_CREDENTIAL_VARIABLES = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-                         "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "PHOENIX_API_KEY", "LANGFUSE_PUBLIC_KEY",
-                         "LANGFUSE_SECRET_KEY", "MLFLOW_TRACKING_TOKEN")
+def _credential_variables() -> tuple[str, ...]:
+    """The variables holding credentials that configure() or ecp annotate send (shown set or not, never their
+    values): the OTLP headers, and the keys the exporter presets read."""
+    from ..exporters import presets
+
+    return ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+            presets.ENV_PHOENIX_API_KEY, presets.ENV_LANGFUSE_PUBLIC_KEY, presets.ENV_LANGFUSE_SECRET_KEY,
+            presets.ENV_MLFLOW_TRACKING_TOKEN)
 
 
 def _say(line: str) -> None:
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
               f"({_shown(A2A_ENV)})")
         _say(f"ecp annotate --to otlp: {_otlp_logs_state(problems)} ({_shown('OTEL_EXPORTER_OTLP_LOGS_PROTOCOL')}, "
              f"{_shown('OTEL_EXPORTER_OTLP_LOGS_TIMEOUT')})")
-        credentials = [_shown(name) for name in _CREDENTIAL_VARIABLES if os.environ.get(name)]
+        credentials = [_shown(name) for name in _credential_variables() if os.environ.get(name)]
         _say(f"credentials from the environment (header names only, no value): {'; '.join(credentials) or 'none'}")
     status = instrumentation_status()
     rows = [(name, st.installed_version or "-", st.supported, st.reason or "instrumented") for name, st in status.items()]
