@@ -602,6 +602,66 @@ def test_a_background_agent_ends_at_its_own_terminal_state(instrumented: Any, ex
                                                                                   "content": "A100 is fine."}]
 
 
+class _BudgetCLI(FakeCLI):
+    """The CLI ends the run at its ``max_budget_usd`` cap while calls are still running: the model asked for
+    ``policy-expert`` (the ``Agent`` tool) and for a Bash command in one response; the subagent asked for a
+    lookup; then the budget result, with no ``tool_result`` for any of them."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Agent", "Bash"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        self.respond(None, [{"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+                             "input": {"description": "policy", "prompt": "Check A100.",
+                                       "subagent_type": "policy-expert"}},
+                            {"type": "tool_use", "id": "toolu_bash", "name": "Bash", "input": {"command": "ls"}}],
+                     history, "tool_use")
+        self.respond("toolu_agent", [{"type": "tool_use", "id": "toolu_sub", "name": "Bash",
+                                      "input": {"command": "cat policy.md"}}], ["Check A100."], "tool_use")
+        self.ch.send(self.result(None, error="error_max_budget_usd", errors=["Reached maximum budget ($0.01)"]))
+        return 0
+
+
+def test_calls_still_running_at_the_result_were_stopped_not_ok(instrumented: Any, exporter: SnapshotExporter,
+                                                               envelopes: list) -> None:
+    """The CLI ends the run (here at its budget cap) while tool calls and a subagent are still running: the
+    result is all that comes for them. Their spans end at the result marked ``otel_agents.control_flow`` =
+    ``stopped`` (never returned: neither a failure of theirs nor a success), so the envelope lists those calls
+    as not ok (cancelled) with no result. Before, they ended UNSET with nothing said: the envelope reported
+    each call ``ok``, as if it had returned."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _BudgetCLI(transport.channel, transport.argv)
+        messages = await collect("Check A100.", transport=transport)
+        assert _result(messages).subtype == "error_max_budget_usd"
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    turn = _one(spans, "invoke_agent claude")
+    assert (turn.status.name, turn.attributes["error.type"]) == ("ERROR", "error_max_budget_usd")
+    assert turn.attributes["otel_agents.run.stop_reason"] == "budget"
+    assert "otel_agents.control_flow" not in turn.attributes
+    expert = _one(spans, "invoke_agent policy-expert")
+    tools = exporter.semantic("tool")
+    stopped = [expert, *tools]
+    assert sorted((t.name, parent_of(t, spans).name) for t in tools) == [
+        ("execute_tool Agent", "invoke_agent claude"), ("execute_tool Bash", "invoke_agent claude"),
+        ("execute_tool Bash", "invoke_agent policy-expert")], tree(spans)
+    for span in stopped:
+        assert span.attributes.get("otel_agents.control_flow") == "stopped", (span.name, tree(spans))
+        assert span.status.name == "UNSET" and "otel_agents.stream.abandoned" not in span.attributes
+    for model in exporter.semantic("model"):  # their responses were whole (finish reason tool_use)
+        assert "otel_agents.control_flow" not in model.attributes
+    assert all(s.end_time for s in exporter.spans)
+    [env] = check(envelopes)
+    calls = {c["id"]: c for c in env["tool_calls"]}
+    assert set(calls) == {"toolu_agent", "toolu_bash", "toolu_sub"}
+    for call in calls.values():
+        assert (call["status"], call["result"]) == ("error", None), call
+        assert "cancelled" in call["error"], call
+
+
 class _WakingCLI(_BackgroundCLI):
     """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
     turn of its own (no prompt of the caller's), with a second result."""

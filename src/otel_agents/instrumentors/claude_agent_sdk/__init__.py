@@ -127,7 +127,10 @@ earlier totals in the first result too; that is not subtracted (untested against
 
 Endings
 -------
-Every span ends: at the ``result``; when the caller stops iterating ``query()`` early (open spans
+Every span ends: at the ``result`` (a response, tool call or subagent still running then — the CLI ended
+the run, at a cap such as ``max_budget_usd`` or on an error, before it returned — never returned: it ends marked
+``otel_agents.control_flow`` = ``stopped``, status UNSET, and the fold lists such a call as not ok, cancelled,
+with no result); when the caller stops iterating ``query()`` early (open spans
 marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``ResultError``,
 ``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
 when the CLI's output ends before the turn's ``result`` (the CLI crashed, was killed or exited), on either

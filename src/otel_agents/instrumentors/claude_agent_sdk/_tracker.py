@@ -30,6 +30,9 @@ AGENT_NAME = "claude"  # the main agent: the CLI's, which has no name of its own
 PROVIDER = "anthropic"
 DELEGATION_TOOLS = ("Agent", "Task")  # the subagent tool (``Task`` before CLI 2.1.x)
 CONTROL_FLOW_INTERRUPT = "interrupt"
+# A call still running when its turn's result came: the CLI ended the run (a cap such as max_budget_usd, an error)
+# and the call never returned. Not a failure of the call, not a success either (the fold: cancelled, not ok).
+CONTROL_FLOW_STOPPED = "stopped"
 TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})  # the SDK's, for task_* frames
 
 # Frame attributes with no standard key (the CLI's own result fields).
@@ -239,9 +242,11 @@ class Tracker:
             self._take(prompt)
 
     def end_turn(self, *, error: BaseException | None = None, abandoned: bool = False,
-                 incomplete: bool = False) -> None:
+                 incomplete: bool = False, stopped: bool = False) -> None:
         """End every span still open (the turn's own span only if we opened it), marked as the turn ended: by
-        ``error``, ``abandoned`` by its caller, or ``incomplete`` (the CLI's output ended before its result)."""
+        ``error``, ``abandoned`` by its caller, ``incomplete`` (the CLI's output ended before its result), or
+        ``stopped`` (by its result: a response, tool call or subagent still running then never returned; the
+        user's callbacks are left unmarked: one may be answered and not yet closed)."""
         turn = self.turn
         if turn is None:
             return
@@ -249,7 +254,7 @@ class Tracker:
         for thread in list(self.threads.values()):
             call = thread.open_model[1] if thread.open_model is not None else None
             if call is not None and call.streamed and call.stop_reason is None:  # its response was cut off
-                self._mark_unfinished(call.span, turn, error, abandoned, incomplete)
+                self._mark_unfinished(call.span, turn, error, abandoned, incomplete, stopped)
             self._end_model(thread)
         main = self.threads.get(None)
         self.history = list(main.history[-200:]) if main is not None else []
@@ -263,11 +268,11 @@ class Tracker:
             if self.tools[tool_id].thread in self.background:
                 continue  # a background subagent's call: it runs on past the turn (see end_background)
             tool = self.tools.pop(tool_id)
-            self._mark_unfinished(tool.span, turn, error, abandoned, incomplete)
+            self._mark_unfinished(tool.span, turn, error, abandoned, incomplete, stopped)
             tool.span.end()
         for thread in self.threads.values():
             if thread.own:
-                self._mark_unfinished(thread.agent, turn, error, abandoned, incomplete)
+                self._mark_unfinished(thread.agent, turn, error, abandoned, incomplete, stopped)
                 thread.agent.end()
         self.threads = {}
         self.turn = None
@@ -293,7 +298,7 @@ class Tracker:
 
     @staticmethod
     def _mark_unfinished(span: SemanticSpan, turn: Turn, error: BaseException | None, abandoned: bool,
-                         incomplete: bool = False) -> None:
+                         incomplete: bool = False, stopped: bool = False) -> None:
         if span.ended:
             return
         if turn.interrupted:
@@ -301,7 +306,7 @@ class Tracker:
             if span.kind is Kind.AGENT:
                 span.set_stop_reason("cancelled")  # the caller's interrupt() stopped the run
         else:
-            _mark_closing(span, error, abandoned, incomplete)
+            _mark_closing(span, error, abandoned, incomplete, stopped)
 
     def _start(self, kind: Kind, name: Any, parent: Any, attributes_extra: Any = None, **kwargs: Any) -> SemanticSpan:
         """A child span; it carries the CLI's session id unless the caller's run set one."""
@@ -746,12 +751,14 @@ class Tracker:
                 span.set_error(str(frame.get("subtype") or "error"), message if isinstance(message, str) else None)
                 if frame.get("api_error_status") is not None:
                     span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
-        self.end_turn()
+        self.end_turn(stopped=True)
 
 
-def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bool, incomplete: bool) -> None:
+def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bool, incomplete: bool,
+                  stopped: bool = False) -> None:
     """Mark a span cut short (a background subagent's or its tool call's, by the session's end: no interrupt
-    applies): by ``error``, by the CLI's output ending (``incomplete``), or ``abandoned`` by its caller."""
+    applies): by ``error``, by the CLI's output ending (``incomplete``), ``abandoned`` by its caller, or
+    ``stopped`` by its turn's result."""
     if span.ended:
         return
     if error is not None:
@@ -760,6 +767,8 @@ def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bo
         span.set_error(NO_RESULT, _NO_RESULT_MESSAGE)
     elif abandoned:
         span.mark_abandoned()
+    elif stopped:
+        span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_STOPPED)
 
 
 def _cost(frame: dict) -> float | None:
