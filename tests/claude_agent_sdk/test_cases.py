@@ -662,6 +662,56 @@ def test_calls_still_running_at_the_result_were_stopped_not_ok(instrumented: Any
         assert "cancelled" in call["error"], call
 
 
+class _LimitCLI(FakeCLI):
+    """A failed API request as the CLI reports it (its ``-p --output-format stream-json`` output): a synthetic
+    assistant message with ``error``, then a result of subtype ``success`` with ``is_error``, the limit's text
+    as ``result``, then exit status 1. ``terminal_reason``/``api_error_status``: as the CLI version writes them
+    (``None``: left out)."""
+
+    def __init__(self, *args: Any, terminal: str | None, status: int | None) -> None:
+        super().__init__(*args)
+        self.terminal, self.status = terminal, status
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": [], "uuid": self.next_id("uuid")})
+        text = "You've hit your session limit · resets 4:50pm"
+        self.respond(None, [{"type": "text", "text": text}], [question], "stop_sequence", error="rate_limit")
+        result = {**self.result(None), "subtype": "success", "is_error": True, "result": text}
+        result.pop("terminal_reason")
+        result.update({k: v for k, v in (("terminal_reason", self.terminal), ("api_error_status", self.status))
+                       if v is not None})
+        self.ch.send(result)
+        return 1
+
+
+@pytest.mark.parametrize(("terminal", "status", "expected"), [("api_error", 429, "api_error"),
+                                                              (None, 429, "api_error"), (None, None, "error")])
+def test_a_failed_api_request_is_not_an_error_of_type_success(instrumented: Any, exporter: SnapshotExporter,
+                                                              terminal: str | None, status: int | None,
+                                                              expected: str) -> None:
+    """The CLI reports a failed API request (a usage limit here) as a result of subtype ``success`` with
+    ``is_error``. The agent span is ERROR with ``error.type`` = the result's ``terminal_reason`` (else
+    ``api_error`` when it gives the API's HTTP status, else ``error``) and the result's text as description;
+    the synthetic response's model span is ERROR with the message's own ``error``. Before, ``error.type`` was
+    ``success``."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _LimitCLI(transport.channel, transport.argv, terminal=terminal, status=status)
+        with pytest.raises(sdk.ProcessError):  # exit status 1 after the error result
+            await collect("Where is order A100?", transport=transport)
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert (agent.status.name, agent.attributes["error.type"]) == ("ERROR", expected)
+    assert agent.status_description.endswith("You've hit your session limit · resets 4:50pm")
+    assert agent.attributes.get("http.response.status_code") == status
+    assert agent.attributes["claude_agent_sdk.result.subtype"] == "success"  # as the CLI reported it
+    [model] = exporter.semantic("model")
+    assert (model.status.name, model.attributes["error.type"]) == ("ERROR", "rate_limit")
+
+
 class _WakingCLI(_BackgroundCLI):
     """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
     turn of its own (no prompt of the caller's), with a second result."""

@@ -39,7 +39,10 @@ frames as they arrive and build:
   (JSON: the result's ``usage`` and ``modelUsage``, as reported: ``modelUsage`` is the CLI process's running
   total). An ``is_error`` result is ERROR with
   ``error.type`` = its subtype (``error_max_turns``, ``error_during_execution``…) and the
-  result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``. A run
+  result's ``errors`` (else its ``result`` text) as the description; ``api_error_status`` →
+  ``http.response.status_code``. A failed API request (a usage or rate limit, no login, an overloaded API)
+  the CLI reports as subtype ``success`` with ``is_error``: its ``error.type`` is then the result's
+  ``terminal_reason`` (``api_error``), else ``api_error`` when ``api_error_status`` is set, else ``error``. A run
   the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
   ``error_max_turns`` (or ``terminal_reason`` ``max_turns``: ``ClaudeAgentOptions.max_turns``), ``budget``
   for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``).

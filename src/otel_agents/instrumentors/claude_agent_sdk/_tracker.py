@@ -748,7 +748,7 @@ class Tracker:
                     span.set_stop_reason(reason)
                 errors = frame.get("errors")
                 message = "; ".join(map(str, errors)) if isinstance(errors, list) and errors else frame.get("result")
-                span.set_error(str(frame.get("subtype") or "error"), message if isinstance(message, str) else None)
+                span.set_error(_error_type(frame), message if isinstance(message, str) else None)
                 if frame.get("api_error_status") is not None:
                     span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
         self.end_turn(stopped=True)
@@ -769,6 +769,19 @@ def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bo
         span.mark_abandoned()
     elif stopped:
         span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_STOPPED)
+
+
+def _error_type(frame: dict) -> str:
+    """``error.type`` of an ``is_error`` result: its subtype (``error_max_turns``, ``error_during_execution``…),
+    except that the CLI reports a failed API request (a rate or usage limit, a login missing, an overloaded API)
+    as subtype ``success`` with ``is_error``: then its ``terminal_reason`` (``api_error``), else ``api_error``
+    when it names the API's HTTP status (``api_error_status``; CLIs before ``terminal_reason``), else ``error``."""
+    subtype, terminal = frame.get("subtype"), frame.get("terminal_reason")
+    if isinstance(subtype, str) and subtype and subtype != "success":
+        return subtype
+    if isinstance(terminal, str) and terminal and terminal != "completed":
+        return terminal
+    return "api_error" if frame.get("api_error_status") is not None else "error"
 
 
 def _cost(frame: dict) -> float | None:
