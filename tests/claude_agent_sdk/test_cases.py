@@ -712,6 +712,40 @@ def test_a_failed_api_request_is_not_an_error_of_type_success(instrumented: Any,
     assert (model.status.name, model.attributes["error.type"]) == ("ERROR", "rate_limit")
 
 
+class _MaxTurnsCLI(FakeCLI):
+    """The CLI stops at ``max_turns`` right after a response that asked for a tool, with a result of subtype
+    ``error_max_turns`` whose ``is_error`` is false, as some CLI versions write it (shapes recorded in public
+    fixtures), and no ``terminal_reason``."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Bash"], "uuid": self.next_id("uuid")})
+        self.respond(None, [{"type": "tool_use", "id": "toolu_last", "name": "Bash", "input": {"command": "ls"}}],
+                     [question], "tool_use")
+        result = {**self.result("partial work"), "subtype": "error_max_turns", "is_error": False}
+        result.pop("terminal_reason")
+        self.ch.send(result)
+        return 0
+
+
+def test_a_cap_the_result_names_is_the_stop_reason_whatever_is_error_says(instrumented: Any,
+                                                                           exporter: SnapshotExporter) -> None:
+    """A result of subtype ``error_max_turns`` with ``is_error`` false: the run still stopped at its turn cap
+    (``otel_agents.run.stop_reason`` ``max_turns``; status as the CLI flagged it), and the tool call it asked
+    for never ran (``stopped``). Before, a cap was read only from a result flagged ``is_error``."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _MaxTurnsCLI(transport.channel, transport.argv)
+        await collect("List the files.", transport=transport, max_turns=1)
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["otel_agents.run.stop_reason"] == "max_turns"
+    assert agent.status.name == "UNSET"
+    assert _one(exporter.semantic(), "execute_tool Bash").attributes["otel_agents.control_flow"] == "stopped"
+
+
 class _WakingCLI(_BackgroundCLI):
     """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
     turn of its own (no prompt of the caller's), with a second result."""

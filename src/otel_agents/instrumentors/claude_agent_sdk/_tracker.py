@@ -742,10 +742,12 @@ class Tracker:
                     span.set_output(output)
             if turn.interrupted:
                 pass  # marked in end_turn: an interrupt is not an error
-            elif frame.get("is_error"):
+            else:
+                # (a cap's subtype says the run stopped there even where a CLI wrote is_error false for it)
                 reason = _STOPS.get(frame.get("subtype")) or _STOPS.get(terminal)
                 if reason is not None:
                     span.set_stop_reason(reason)
+            if not turn.interrupted and frame.get("is_error"):
                 errors = frame.get("errors")
                 message = "; ".join(map(str, errors)) if isinstance(errors, list) and errors else frame.get("result")
                 span.set_error(_error_type(frame), message if isinstance(message, str) else None)
