@@ -746,6 +746,67 @@ def test_a_cap_the_result_names_is_the_stop_reason_whatever_is_error_says(instru
     assert _one(exporter.semantic(), "execute_tool Bash").attributes["otel_agents.control_flow"] == "stopped"
 
 
+class _ShellTaskCLI(FakeCLI):
+    """The CLI tracks a Bash command as a task of its own (``task_type`` ``local_bash``, as CLI 2.1.x writes it):
+    ``task_started`` and ``task_notification`` name the Bash call's ``tool_use_id``, before its ``tool_result``
+    (``background``: the command goes on in the background: its result comes at once, the task ends later)."""
+
+    def __init__(self, *args: Any, background: bool) -> None:
+        super().__init__(*args)
+        self.background = background
+
+    def _task(self, subtype: str, **fields: Any) -> None:
+        self.ch.send({"type": "system", "subtype": subtype, "task_id": "bash_1", "tool_use_id": "toolu_sh",
+                      "session_id": self.session, "uuid": self.next_id("uuid"), **fields})
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Bash"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        args = {"command": "sleep 3; echo done", "description": "Sleep 3 seconds then print done",
+                **({"run_in_background": True} if self.background else {})}
+        self.respond(None, [{"type": "tool_use", "id": "toolu_sh", "name": "Bash", "input": args}], history,
+                     "tool_use")
+        self._task("task_started", description=args["description"], task_type="local_bash")
+        if not self.background:
+            self._task("task_notification", status="completed", summary="done", output_file="")
+        self.tool_result(None, "toolu_sh", "Command running in background with ID: bash_1" if self.background
+                         else "done", False, history)
+        self.respond(None, [{"type": "text", "text": "It printed done."}], history, "end_turn")
+        self.ch.send(self.result("It printed done."))
+        if self.background:
+            self._task("task_notification", status="completed", summary="done", output_file="")
+        return 0
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_shell_task_is_no_subagent(instrumented: Any, exporter: SnapshotExporter, background: bool) -> None:
+    """A Bash command the CLI tracks as a task (``task_started`` with ``task_type`` ``local_bash`` and the Bash
+    call's ``tool_use_id``; in the foreground too) is a tool call, not a subagent: one ``execute_tool Bash``
+    span ended by its result, no agent span under it. Before, the task opened ``invoke_agent Sleep 3 seconds
+    then print done`` under the Bash span (named after the command's description), which the envelope listed as
+    a subagent of ``claude``."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _ShellTaskCLI(transport.channel, transport.argv, background=background)
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(), transport=transport) as client:
+            await client.query("Run the sleep.")
+            async for _ in client.receive_response():
+                pass
+            if background:
+                async for message in client.receive_messages():
+                    if isinstance(message, sdk.TaskNotificationMessage):
+                        break
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert [s.name for s in exporter.semantic("agent")] == ["invoke_agent claude"], tree(spans)
+    bash = _one(spans, "execute_tool Bash")
+    assert bash.status.name == "UNSET" and parent_of(bash, spans).name == "invoke_agent claude"
+    assert all(s.end_time for s in exporter.spans)
+
+
 class _WakingCLI(_BackgroundCLI):
     """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
     turn of its own (no prompt of the caller's), with a second result."""

@@ -82,7 +82,9 @@ frames as they arrive and build:
   (``task_notification``/``task_updated``: ``failed`` → ERROR, ``stopped``/``killed`` → control
   flow), after the turn's result if need be, or when the session closes; its tool calls in flight
   outlive the turn's result too (ended with it if the session closes first: abandoned, or with the
-  cancellation or error that closed it).
+  cancellation or error that closed it). The CLI makes tasks of other calls too (``task_type``
+  ``local_bash``: a Bash command, in the foreground as well): their ``task_*`` frames open no agent span,
+  the call stays one tool span ended by its result.
 * A turn the CLI starts itself — a background subagent's end wakes the main agent for a follow-up
   turn, with a result of its own, without a prompt of the caller's — is traced as a turn: inside
   ``query()`` it belongs to the same run (the ``invoke_agent claude`` span of the call, whose output

@@ -439,7 +439,7 @@ class Tracker:
                 self.turn.span.set_attributes({A.SESSION_ID: self.session_id,
                                                A.GEN_AI_CONVERSATION_ID: self.session_id})
             self.request_model = self.request_model or frame.get("model")
-        elif subtype == "task_started" and frame.get("tool_use_id"):
+        elif subtype == "task_started" and self._is_subagent(frame.get("tool_use_id")):
             thread = self._thread(frame["tool_use_id"])
             if thread.own and frame.get("task_id"):
                 thread.agent.set_attribute(TASK_ID, str(frame["task_id"]))
@@ -449,6 +449,15 @@ class Tracker:
             status = frame.get("status") if subtype == "task_notification" else (frame.get("patch") or {}).get("status")
             if status in TERMINAL_TASK_STATUSES:
                 self._task_ended(str(frame.get("task_id")), frame.get("tool_use_id"), status)
+
+    def _is_subagent(self, tool_use_id: Any) -> bool:
+        """Whether the task a ``task_started`` names by ``tool_use_id`` is a subagent's: its call is of the
+        ``Agent``/``Task`` tool (or its frames opened its thread already). The CLI makes tasks of other calls too
+        (``task_type`` ``local_bash``: a Bash command, in the foreground as well): those stay tool calls."""
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            return False
+        tool = self.tools.get(tool_use_id)
+        return tool_use_id in self.threads or (tool is not None and tool.name in DELEGATION_TOOLS)
 
     def _task_ended(self, task_id: str, tool_use_id: Any, status: str) -> None:
         """A subagent's task reached a terminal status: a background subagent ends now (a foreground one
