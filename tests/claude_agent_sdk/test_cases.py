@@ -807,6 +807,42 @@ def test_a_shell_task_is_no_subagent(instrumented: Any, exporter: SnapshotExport
     assert all(s.end_time for s in exporter.spans)
 
 
+class _DeferringCLI(FakeCLI):
+    """A ``PreToolUse`` hook answered ``defer`` for the model's ``AskUserQuestion`` call: the CLI stops the run
+    with a result carrying ``deferred_tool_use`` (``stop_reason`` ``tool_deferred``) and no ``tool_result``."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["AskUserQuestion"], "uuid": self.next_id("uuid")})
+        ask = {"questions": [{"question": "Refund to card or store credit?"}]}
+        self.respond(None, [{"type": "tool_use", "id": "toolu_ask", "name": "AskUserQuestion", "input": ask}],
+                     [question], "tool_use")
+        self.ch.send({**self.result(""), "stop_reason": "tool_deferred",
+                      "deferred_tool_use": {"id": "toolu_ask", "name": "AskUserQuestion", "input": ask}})
+        return 0
+
+
+def test_a_deferred_tool_call_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list) -> None:
+    """A result with ``deferred_tool_use``: the run waits for its caller's decision on that call. The agent span
+    and the deferred call's span are paused (``otel_agents.run.paused``), the call not marked ``stopped``: the
+    envelope's status is ``paused``."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _DeferringCLI(transport.channel, transport.argv)
+        messages = await collect("Refund A100.", transport=transport)
+        assert _result(messages).deferred_tool_use.id == "toolu_ask"
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    ask = _one(exporter.semantic(), "execute_tool AskUserQuestion")
+    assert agent.attributes["otel_agents.run.paused"] is True and agent.status.name == "UNSET"
+    assert ask.attributes["otel_agents.run.paused"] is True and ask.status.name == "UNSET"
+    assert "otel_agents.control_flow" not in ask.attributes
+    [env] = check(envelopes)
+    assert env["status"] == "paused"
+
+
 class _WakingCLI(_BackgroundCLI):
     """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
     turn of its own (no prompt of the caller's), with a second result."""

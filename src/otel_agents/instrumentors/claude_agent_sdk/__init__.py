@@ -68,7 +68,10 @@ frames as they arrive and build:
   rules, ``permission_mode``) asks no one: its ``tool_result`` looks like a failure, so a failed
   call's span is held (at most 256 per turn) until the turn's ``result``, whose
   ``permission_denials`` names the denied calls (by ``tool_use_id``); it ends with its ``tool_result``'s
-  time either way. A turn that ends without a result ends them as failures.
+  time either way. A turn that ends without a result ends them as failures. A call a ``PreToolUse`` hook
+  deferred (``permissionDecision`` ``defer``: the result's ``deferred_tool_use``, ``AskUserQuestion``…) never
+  ran: the run waits for its caller's decision, so the call's span and the agent span are marked
+  ``otel_agents.run.paused`` (the envelope's status is ``paused``).
 * The user's callbacks, each a ``chain`` span under the tool call it is about (else the turn),
   current while it runs so its own spans nest there: a ``PreToolUse`` hook → ``guardrail
   PreToolUse`` (OpenInference ``GUARDRAIL``, ``otel_agents.guardrail.triggered`` = it denied),

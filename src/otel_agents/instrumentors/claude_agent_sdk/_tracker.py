@@ -729,6 +729,7 @@ class Tracker:
                 turn.interrupted = True
             denials = frame.get("permission_denials") or []
             self._end_held(denials)
+            self._deferred(frame.get("deferred_tool_use"))
             usage = {k: frame[k] for k in ("usage", "modelUsage") if isinstance(frame.get(k), dict)}
             if usage:  # the CLI's totals (usage: the main thread; modelUsage: every model, subagents included)
                 span.set_attribute(RESULT_USAGE, json.dumps(usage, default=str)[:4096])
@@ -763,6 +764,20 @@ class Tracker:
                 if frame.get("api_error_status") is not None:
                     span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
         self.end_turn(stopped=True)
+
+
+    def _deferred(self, deferred: Any) -> None:
+        """The result's ``deferred_tool_use`` (``{id, name, input}``: a ``PreToolUse`` hook answered ``defer``): the
+        run stopped to wait for its caller's decision on that call (``AskUserQuestion``…), which never ran: the
+        turn and the call are paused, not stopped."""
+        call_id = deferred.get("id") if isinstance(deferred, dict) else None
+        if not isinstance(call_id, str) or self.turn is None:
+            return
+        self.turn.span.mark_paused()
+        tool = self.tools.pop(call_id, None)
+        if tool is not None:
+            tool.span.mark_paused()
+            tool.span.end()
 
 
 def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bool, incomplete: bool,
