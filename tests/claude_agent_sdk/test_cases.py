@@ -843,6 +843,37 @@ def test_a_deferred_tool_call_pauses_the_run(instrumented: Any, exporter: Snapsh
     assert env["status"] == "paused"
 
 
+class _HookStopCLI(FakeCLI):
+    """A hook answered ``continue: false`` after the model's Bash call ran: the CLI ends the run with a result of
+    subtype ``success``, ``is_error`` false, ``terminal_reason`` ``hook_stopped`` and an empty ``result``."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Bash"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        self.respond(None, [{"type": "tool_use", "id": "toolu_sh", "name": "Bash", "input": {"command": "ls"}}],
+                     history, "tool_use")
+        self.tool_result(None, "toolu_sh", "a.txt", False, history)
+        self.ch.send({**self.result(""), "terminal_reason": "hook_stopped"})
+        return 0
+
+
+def test_a_run_a_hook_stopped_says_so(instrumented: Any, exporter: SnapshotExporter, envelopes: list) -> None:
+    """``terminal_reason`` ``hook_stopped`` (a hook's ``continue: false``): the run ended other than by its agent
+    answering, ``otel_agents.run.stop_reason`` ``termination`` (not an error); before, nothing said so."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _HookStopCLI(transport.channel, transport.argv)
+        await collect("List the files.", transport=transport)
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["otel_agents.run.stop_reason"] == "termination" and agent.status.name == "UNSET"
+    [env] = check(envelopes)
+    assert env["metrics"]["stop_reason"] == "termination"
+
+
 class _WakingCLI(_BackgroundCLI):
     """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
     turn of its own (no prompt of the caller's), with a second result."""

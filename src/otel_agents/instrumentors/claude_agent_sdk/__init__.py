@@ -45,7 +45,8 @@ frames as they arrive and build:
   ``terminal_reason`` (``api_error``), else ``api_error`` when ``api_error_status`` is set, else ``error``. A run
   the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
   ``error_max_turns`` (or ``terminal_reason`` ``max_turns``: ``ClaudeAgentOptions.max_turns``), ``budget``
-  for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``), whether or not the result is flagged
+  for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``), ``termination`` for ``terminal_reason``
+  ``hook_stopped`` (a hook answered ``continue: false``), whether or not the result is flagged
   ``is_error`` (some CLI versions write ``false`` for ``error_max_turns``; the status follows the flag).
 * A prompt written while a turn runs (a second ``client.query()`` before the first's result, the next
   message of a streamed prompt) is not that turn's input: the CLI either takes it into the running turn

@@ -38,8 +38,10 @@ TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})
 # Frame attributes with no standard key (the CLI's own result fields).
 COST = A.LLM_COST_TOTAL  # OpenInference: total cost in USD
 RESULT_SUBTYPE = "claude_agent_sdk.result.subtype"
-# A result subtype or terminal_reason of the CLI's caps → otel_agents.run.stop_reason.
-_STOPS = {"error_max_turns": "max_turns", "max_turns": "max_turns", "error_max_budget_usd": "budget"}
+# A result subtype or terminal_reason of the CLI's caps → otel_agents.run.stop_reason; ``hook_stopped``: a hook
+# answered ``continue: false`` (the CLI stops the run after it: a termination condition of the caller's).
+_STOPS = {"error_max_turns": "max_turns", "max_turns": "max_turns", "error_max_budget_usd": "budget",
+          "hook_stopped": "termination"}
 TERMINAL_REASON = "claude_agent_sdk.terminal_reason"
 NUM_TURNS = "claude_agent_sdk.num_turns"
 DURATION_API_MS = "claude_agent_sdk.duration_api_ms"
