@@ -693,8 +693,9 @@ def test_a_failed_api_request_is_not_an_error_of_type_success(instrumented: Any,
     """The CLI reports a failed API request (a usage limit here) as a result of subtype ``success`` with
     ``is_error``. The agent span is ERROR with ``error.type`` = the result's ``terminal_reason`` (else
     ``api_error`` when it gives the API's HTTP status, else ``error``) and the result's text as description;
-    the synthetic response's model span is ERROR with the message's own ``error``. Before, ``error.type`` was
-    ``success``."""
+    the request's model span is ERROR with the message's own ``error``, named after the requested model, with no
+    response model or id (the CLI's stand-in message has model ``<synthetic>``: no model answered). Before,
+    ``error.type`` was ``success`` and the model span was ``chat <synthetic>`` with that response model."""
 
     async def main() -> None:
         transport = in_process()
@@ -710,6 +711,10 @@ def test_a_failed_api_request_is_not_an_error_of_type_success(instrumented: Any,
     assert agent.attributes["claude_agent_sdk.result.subtype"] == "success"  # as the CLI reported it
     [model] = exporter.semantic("model")
     assert (model.status.name, model.attributes["error.type"]) == ("ERROR", "rate_limit")
+    # the CLI's stand-in message for the failed request: no model answered it (its model is "<synthetic>")
+    assert model.name == f"chat {MODEL}" and model.attributes["gen_ai.request.model"] == MODEL
+    assert not {"gen_ai.response.model", "gen_ai.response.id", "gen_ai.usage.input_tokens"} & set(model.attributes)
+    assert "<synthetic>" not in json.dumps(dict(model.attributes))
 
 
 class _MaxTurnsCLI(FakeCLI):

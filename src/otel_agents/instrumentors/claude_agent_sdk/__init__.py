@@ -60,7 +60,10 @@ frames as they arrive and build:
   prompt from the options (a string ``system_prompt``), the main agent's tools by name (the CLI's
   ``init`` lists names only; a subagent's are not listed), the conversation so far on a
   ``ClaudeSDKClient``'s later turns (the CLI sends it), output parts (``thinking`` →
-  ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model.
+  ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model. A failed request
+  (the message the CLI writes for it carries ``error`` and model ``<synthetic>``: no model answered) is
+  ERROR with ``error.type`` = that ``error`` (``rate_limit``, ``authentication_failed``…), named after the
+  requested model, with no response model, id or usage.
 * One ``execute_tool {tool}`` (``tool``) per ``tool_use`` id, opened at its block and ended by
   its ``tool_result``: arguments and result; ``is_error`` → ERROR ``error.type=tool_error``. A
   call that ``can_use_tool`` denied is ERROR ``error.type=permission_denied`` with

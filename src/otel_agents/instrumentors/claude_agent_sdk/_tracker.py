@@ -28,6 +28,7 @@ from ..anthropic._messages import block_parts, usage_of
 
 AGENT_NAME = "claude"  # the main agent: the CLI's, which has no name of its own
 PROVIDER = "anthropic"
+SYNTHETIC_MODEL = "<synthetic>"  # the model of a message the CLI made up (a failed API request: its error text)
 DELEGATION_TOOLS = ("Agent", "Task")  # the subagent tool (``Task`` before CLI 2.1.x)
 CONTROL_FLOW_INTERRUPT = "interrupt"
 # A call still running when its turn's result came: the CLI ended the run (a cap such as max_budget_usd, an error)
@@ -540,7 +541,8 @@ class Tracker:
         if thread.agent is None:
             return
         message_id = message.get("id") or frame.get("uuid") or ""
-        call = self._model(thread, message_id, message.get("model"))
+        model = message.get("model")
+        call = self._model(thread, message_id, model, synthetic=model == SYNTHETIC_MODEL)
         for block in message.get("content") or ():
             call.parts.extend(block_parts(block))
             if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id"):
@@ -553,13 +555,18 @@ class Tracker:
             call.error = str(frame["error"])
         call.last = time.time_ns()
 
-    def _model(self, thread: _Thread, message_id: str, model: str | None) -> _ModelCall:
+    def _model(self, thread: _Thread, message_id: str, model: str | None, synthetic: bool = False) -> _ModelCall:
+        """The open model call of ``message_id`` on ``thread``, else a new one (ending the one before).
+        ``synthetic``: a message the CLI wrote itself for a failed request: no model answered it, so it has no
+        response model or id."""
         if thread.open_model is not None and thread.open_model[0] == message_id:
             return thread.open_model[1]
         self._end_model(thread)
+        if synthetic:
+            model = None
         span = self._start(Kind.MODEL, model or self.request_model, thread.agent, start_time=thread.trigger)
         span.set_model(request_model=self.request_model or model, response_model=model, provider=PROVIDER,
-                       response_id=message_id or None)
+                       response_id=None if synthetic else message_id or None)
         if span.records_content:
             system = [self.system] if isinstance(self.system, str) and self.system else None
             tools = [ToolDefinition(name) for name in self.tool_names] if thread.agent is self.turn_span() else None
