@@ -602,6 +602,283 @@ def test_a_background_agent_ends_at_its_own_terminal_state(instrumented: Any, ex
                                                                                   "content": "A100 is fine."}]
 
 
+class _BudgetCLI(FakeCLI):
+    """The CLI ends the run at its ``max_budget_usd`` cap while calls are still running: the model asked for
+    ``policy-expert`` (the ``Agent`` tool) and for a Bash command in one response; the subagent asked for a
+    lookup; then the budget result, with no ``tool_result`` for any of them."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Agent", "Bash"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        self.respond(None, [{"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+                             "input": {"description": "policy", "prompt": "Check A100.",
+                                       "subagent_type": "policy-expert"}},
+                            {"type": "tool_use", "id": "toolu_bash", "name": "Bash", "input": {"command": "ls"}}],
+                     history, "tool_use")
+        self.respond("toolu_agent", [{"type": "tool_use", "id": "toolu_sub", "name": "Bash",
+                                      "input": {"command": "cat policy.md"}}], ["Check A100."], "tool_use")
+        self.ch.send(self.result(None, error="error_max_budget_usd", errors=["Reached maximum budget ($0.01)"]))
+        return 0
+
+
+def test_calls_still_running_at_the_result_were_stopped_not_ok(instrumented: Any, exporter: SnapshotExporter,
+                                                               envelopes: list) -> None:
+    """The CLI ends the run (here at its budget cap) while tool calls and a subagent are still running: the
+    result is all that comes for them. Their spans end at the result marked ``otel_agents.control_flow`` =
+    ``stopped`` (never returned: neither a failure of theirs nor a success), so the envelope lists those calls
+    as not ok (cancelled) with no result. Before, they ended UNSET with nothing said: the envelope reported
+    each call ``ok``, as if it had returned."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _BudgetCLI(transport.channel, transport.argv)
+        messages = await collect("Check A100.", transport=transport)
+        assert _result(messages).subtype == "error_max_budget_usd"
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    turn = _one(spans, "invoke_agent claude")
+    assert (turn.status.name, turn.attributes["error.type"]) == ("ERROR", "error_max_budget_usd")
+    assert turn.attributes["otel_agents.run.stop_reason"] == "budget"
+    assert "otel_agents.control_flow" not in turn.attributes
+    expert = _one(spans, "invoke_agent policy-expert")
+    tools = exporter.semantic("tool")
+    stopped = [expert, *tools]
+    assert sorted((t.name, parent_of(t, spans).name) for t in tools) == [
+        ("execute_tool Agent", "invoke_agent claude"), ("execute_tool Bash", "invoke_agent claude"),
+        ("execute_tool Bash", "invoke_agent policy-expert")], tree(spans)
+    for span in stopped:
+        assert span.attributes.get("otel_agents.control_flow") == "stopped", (span.name, tree(spans))
+        assert span.status.name == "UNSET" and "otel_agents.stream.abandoned" not in span.attributes
+    for model in exporter.semantic("model"):  # their responses were whole (finish reason tool_use)
+        assert "otel_agents.control_flow" not in model.attributes
+    assert all(s.end_time for s in exporter.spans)
+    [env] = check(envelopes)
+    calls = {c["id"]: c for c in env["tool_calls"]}
+    assert set(calls) == {"toolu_agent", "toolu_bash", "toolu_sub"}
+    for call in calls.values():
+        assert (call["status"], call["result"]) == ("error", None), call
+        assert "cancelled" in call["error"], call
+
+
+class _LimitCLI(FakeCLI):
+    """A failed API request as the CLI reports it (its ``-p --output-format stream-json`` output): a synthetic
+    assistant message with ``error``, then a result of subtype ``success`` with ``is_error``, the limit's text
+    as ``result``, then exit status 1. ``terminal_reason``/``api_error_status``: as the CLI version writes them
+    (``None``: left out)."""
+
+    def __init__(self, *args: Any, terminal: str | None, status: int | None) -> None:
+        super().__init__(*args)
+        self.terminal, self.status = terminal, status
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": [], "uuid": self.next_id("uuid")})
+        text = "You've hit your session limit · resets 4:50pm"
+        self.respond(None, [{"type": "text", "text": text}], [question], "stop_sequence", error="rate_limit")
+        result = {**self.result(None), "subtype": "success", "is_error": True, "result": text}
+        result.pop("terminal_reason")
+        result.update({k: v for k, v in (("terminal_reason", self.terminal), ("api_error_status", self.status))
+                       if v is not None})
+        self.ch.send(result)
+        return 1
+
+
+@pytest.mark.parametrize(("terminal", "status", "expected"), [("api_error", 429, "api_error"),
+                                                              (None, 429, "api_error"), (None, None, "error")])
+def test_a_failed_api_request_is_not_an_error_of_type_success(instrumented: Any, exporter: SnapshotExporter,
+                                                              terminal: str | None, status: int | None,
+                                                              expected: str) -> None:
+    """The CLI reports a failed API request (a usage limit here) as a result of subtype ``success`` with
+    ``is_error``. The agent span is ERROR with ``error.type`` = the result's ``terminal_reason`` (else
+    ``api_error`` when it gives the API's HTTP status, else ``error``) and the result's text as description;
+    the request's model span is ERROR with the message's own ``error``, named after the requested model, with no
+    response model or id (the CLI's stand-in message has model ``<synthetic>``: no model answered). Before,
+    ``error.type`` was ``success`` and the model span was ``chat <synthetic>`` with that response model."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _LimitCLI(transport.channel, transport.argv, terminal=terminal, status=status)
+        with pytest.raises(sdk.ProcessError):  # exit status 1 after the error result
+            await collect("Where is order A100?", transport=transport)
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert (agent.status.name, agent.attributes["error.type"]) == ("ERROR", expected)
+    assert agent.status_description.endswith("You've hit your session limit · resets 4:50pm")
+    assert agent.attributes.get("http.response.status_code") == status
+    assert agent.attributes["claude_agent_sdk.result.subtype"] == "success"  # as the CLI reported it
+    [model] = exporter.semantic("model")
+    assert (model.status.name, model.attributes["error.type"]) == ("ERROR", "rate_limit")
+    # the CLI's stand-in message for the failed request: no model answered it (its model is "<synthetic>")
+    assert model.name == f"chat {MODEL}" and model.attributes["gen_ai.request.model"] == MODEL
+    assert not {"gen_ai.response.model", "gen_ai.response.id", "gen_ai.usage.input_tokens"} & set(model.attributes)
+    assert "<synthetic>" not in json.dumps(dict(model.attributes))
+
+
+class _MaxTurnsCLI(FakeCLI):
+    """The CLI stops at ``max_turns`` right after a response that asked for a tool, with a result of subtype
+    ``error_max_turns`` whose ``is_error`` is false, as some CLI versions write it (shapes recorded in public
+    fixtures), and no ``terminal_reason``."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Bash"], "uuid": self.next_id("uuid")})
+        self.respond(None, [{"type": "tool_use", "id": "toolu_last", "name": "Bash", "input": {"command": "ls"}}],
+                     [question], "tool_use")
+        result = {**self.result("partial work"), "subtype": "error_max_turns", "is_error": False}
+        result.pop("terminal_reason")
+        self.ch.send(result)
+        return 0
+
+
+def test_a_cap_the_result_names_is_the_stop_reason_whatever_is_error_says(instrumented: Any,
+                                                                           exporter: SnapshotExporter) -> None:
+    """A result of subtype ``error_max_turns`` with ``is_error`` false: the run still stopped at its turn cap
+    (``otel_agents.run.stop_reason`` ``max_turns``; status as the CLI flagged it), and the tool call it asked
+    for never ran (``stopped``). Before, a cap was read only from a result flagged ``is_error``."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _MaxTurnsCLI(transport.channel, transport.argv)
+        await collect("List the files.", transport=transport, max_turns=1)
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["otel_agents.run.stop_reason"] == "max_turns"
+    assert agent.status.name == "UNSET"
+    assert _one(exporter.semantic(), "execute_tool Bash").attributes["otel_agents.control_flow"] == "stopped"
+
+
+class _ShellTaskCLI(FakeCLI):
+    """The CLI tracks a Bash command as a task of its own (``task_type`` ``local_bash``, as CLI 2.1.x writes it):
+    ``task_started`` and ``task_notification`` name the Bash call's ``tool_use_id``, before its ``tool_result``
+    (``background``: the command goes on in the background: its result comes at once, the task ends later)."""
+
+    def __init__(self, *args: Any, background: bool) -> None:
+        super().__init__(*args)
+        self.background = background
+
+    def _task(self, subtype: str, **fields: Any) -> None:
+        self.ch.send({"type": "system", "subtype": subtype, "task_id": "bash_1", "tool_use_id": "toolu_sh",
+                      "session_id": self.session, "uuid": self.next_id("uuid"), **fields})
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Bash"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        args = {"command": "sleep 3; echo done", "description": "Sleep 3 seconds then print done",
+                **({"run_in_background": True} if self.background else {})}
+        self.respond(None, [{"type": "tool_use", "id": "toolu_sh", "name": "Bash", "input": args}], history,
+                     "tool_use")
+        self._task("task_started", description=args["description"], task_type="local_bash")
+        if not self.background:
+            self._task("task_notification", status="completed", summary="done", output_file="")
+        self.tool_result(None, "toolu_sh", "Command running in background with ID: bash_1" if self.background
+                         else "done", False, history)
+        self.respond(None, [{"type": "text", "text": "It printed done."}], history, "end_turn")
+        self.ch.send(self.result("It printed done."))
+        if self.background:
+            self._task("task_notification", status="completed", summary="done", output_file="")
+        return 0
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_a_shell_task_is_no_subagent(instrumented: Any, exporter: SnapshotExporter, background: bool) -> None:
+    """A Bash command the CLI tracks as a task (``task_started`` with ``task_type`` ``local_bash`` and the Bash
+    call's ``tool_use_id``; in the foreground too) is a tool call, not a subagent: one ``execute_tool Bash``
+    span ended by its result, no agent span under it. Before, the task opened ``invoke_agent Sleep 3 seconds
+    then print done`` under the Bash span (named after the command's description), which the envelope listed as
+    a subagent of ``claude``."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _ShellTaskCLI(transport.channel, transport.argv, background=background)
+        async with sdk.ClaudeSDKClient(options=sdk.ClaudeAgentOptions(), transport=transport) as client:
+            await client.query("Run the sleep.")
+            async for _ in client.receive_response():
+                pass
+            if background:
+                async for message in client.receive_messages():
+                    if isinstance(message, sdk.TaskNotificationMessage):
+                        break
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    assert [s.name for s in exporter.semantic("agent")] == ["invoke_agent claude"], tree(spans)
+    bash = _one(spans, "execute_tool Bash")
+    assert bash.status.name == "UNSET" and parent_of(bash, spans).name == "invoke_agent claude"
+    assert all(s.end_time for s in exporter.spans)
+
+
+class _DeferringCLI(FakeCLI):
+    """A ``PreToolUse`` hook answered ``defer`` for the model's ``AskUserQuestion`` call: the CLI stops the run
+    with a result carrying ``deferred_tool_use`` (``stop_reason`` ``tool_deferred``) and no ``tool_result``."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["AskUserQuestion"], "uuid": self.next_id("uuid")})
+        ask = {"questions": [{"question": "Refund to card or store credit?"}]}
+        self.respond(None, [{"type": "tool_use", "id": "toolu_ask", "name": "AskUserQuestion", "input": ask}],
+                     [question], "tool_use")
+        self.ch.send({**self.result(""), "stop_reason": "tool_deferred",
+                      "deferred_tool_use": {"id": "toolu_ask", "name": "AskUserQuestion", "input": ask}})
+        return 0
+
+
+def test_a_deferred_tool_call_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list) -> None:
+    """A result with ``deferred_tool_use``: the run waits for its caller's decision on that call. The agent span
+    and the deferred call's span are paused (``otel_agents.run.paused``), the call not marked ``stopped``: the
+    envelope's status is ``paused``."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _DeferringCLI(transport.channel, transport.argv)
+        messages = await collect("Refund A100.", transport=transport)
+        assert _result(messages).deferred_tool_use.id == "toolu_ask"
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    ask = _one(exporter.semantic(), "execute_tool AskUserQuestion")
+    assert agent.attributes["otel_agents.run.paused"] is True and agent.status.name == "UNSET"
+    assert ask.attributes["otel_agents.run.paused"] is True and ask.status.name == "UNSET"
+    assert "otel_agents.control_flow" not in ask.attributes
+    [env] = check(envelopes)
+    assert env["status"] == "paused"
+
+
+class _HookStopCLI(FakeCLI):
+    """A hook answered ``continue: false`` after the model's Bash call ran: the CLI ends the run with a result of
+    subtype ``success``, ``is_error`` false, ``terminal_reason`` ``hook_stopped`` and an empty ``result``."""
+
+    async def turn(self, question: str) -> int:
+        self.ch.send({"type": "system", "subtype": "init", "session_id": self.session, "model": MODEL,
+                      "tools": ["Bash"], "uuid": self.next_id("uuid")})
+        history: list[Any] = [question]
+        self.respond(None, [{"type": "tool_use", "id": "toolu_sh", "name": "Bash", "input": {"command": "ls"}}],
+                     history, "tool_use")
+        self.tool_result(None, "toolu_sh", "a.txt", False, history)
+        self.ch.send({**self.result(""), "terminal_reason": "hook_stopped"})
+        return 0
+
+
+def test_a_run_a_hook_stopped_says_so(instrumented: Any, exporter: SnapshotExporter, envelopes: list) -> None:
+    """``terminal_reason`` ``hook_stopped`` (a hook's ``continue: false``): the run ended other than by its agent
+    answering, ``otel_agents.run.stop_reason`` ``termination`` (not an error); before, nothing said so."""
+
+    async def main() -> None:
+        transport = in_process()
+        transport.cli = _HookStopCLI(transport.channel, transport.argv)
+        await collect("List the files.", transport=transport)
+
+    asyncio.run(main())
+    agent = _one(exporter.semantic(), "invoke_agent claude")
+    assert agent.attributes["otel_agents.run.stop_reason"] == "termination" and agent.status.name == "UNSET"
+    [env] = check(envelopes)
+    assert env["metrics"]["stop_reason"] == "termination"
+
+
 class _WakingCLI(_BackgroundCLI):
     """:class:`_BackgroundCLI`, then as the CLI does: the subagent's end wakes the main agent for a follow-up
     turn of its own (no prompt of the caller's), with a second result."""

@@ -193,7 +193,7 @@ def _is_cancellation(control_flow: Any) -> bool:
     the caller interrupted the run, as the Claude Agent SDK instrumentor records ``interrupt()``; or a
     framework's own word for a run it stopped: Agno's ``cancelled`` run status (``cancel_run``) and the
     ``RunCancelledException`` a cancelled member or step run raises into its team or workflow, the Claude
-    Agent SDK's ``stopped``/``killed`` background task; ``KeyboardInterrupt``/``SystemExit``: the program
+    Agent SDK's ``stopped``/``killed`` background task and ``stopped`` call still running at its run's result; ``KeyboardInterrupt``/``SystemExit``: the program
     stopped the run, Ctrl-C or ``sys.exit()`` in a tool)."""
     return isinstance(control_flow, str) and control_flow.rsplit(".", 1)[-1] in _CANCELLATIONS
 

@@ -39,10 +39,15 @@ frames as they arrive and build:
   (JSON: the result's ``usage`` and ``modelUsage``, as reported: ``modelUsage`` is the CLI process's running
   total). An ``is_error`` result is ERROR with
   ``error.type`` = its subtype (``error_max_turns``, ``error_during_execution``…) and the
-  result's ``errors`` as the description; ``api_error_status`` → ``http.response.status_code``. A run
+  result's ``errors`` (else its ``result`` text) as the description; ``api_error_status`` →
+  ``http.response.status_code``. A failed API request (a usage or rate limit, no login, an overloaded API)
+  the CLI reports as subtype ``success`` with ``is_error``: its ``error.type`` is then the result's
+  ``terminal_reason`` (``api_error``), else ``api_error`` when ``api_error_status`` is set, else ``error``. A run
   the CLI stopped at a cap says so: ``otel_agents.run.stop_reason`` ``max_turns`` for the subtype
   ``error_max_turns`` (or ``terminal_reason`` ``max_turns``: ``ClaudeAgentOptions.max_turns``), ``budget``
-  for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``).
+  for ``error_max_budget_usd`` (``ClaudeAgentOptions.max_budget_usd``), ``termination`` for ``terminal_reason``
+  ``hook_stopped`` (a hook answered ``continue: false``), whether or not the result is flagged
+  ``is_error`` (some CLI versions write ``false`` for ``error_max_turns``; the status follows the flag).
 * A prompt written while a turn runs (a second ``client.query()`` before the first's result, the next
   message of a streamed prompt) is not that turn's input: the CLI either takes it into the running turn
   (its frames list the prompt's ``uuid`` in ``user_message_uuids``: it joins that turn's conversation
@@ -55,7 +60,10 @@ frames as they arrive and build:
   prompt from the options (a string ``system_prompt``), the main agent's tools by name (the CLI's
   ``init`` lists names only; a subagent's are not listed), the conversation so far on a
   ``ClaudeSDKClient``'s later turns (the CLI sends it), output parts (``thinking`` →
-  ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model.
+  ``reasoning``, ``tool_use`` → ``tool_call``), finish reason, response id and model. A failed request
+  (the message the CLI writes for it carries ``error`` and model ``<synthetic>``: no model answered) is
+  ERROR with ``error.type`` = that ``error`` (``rate_limit``, ``authentication_failed``…), named after the
+  requested model, with no response model, id or usage.
 * One ``execute_tool {tool}`` (``tool``) per ``tool_use`` id, opened at its block and ended by
   its ``tool_result``: arguments and result; ``is_error`` → ERROR ``error.type=tool_error``. A
   call that ``can_use_tool`` denied is ERROR ``error.type=permission_denied`` with
@@ -64,7 +72,10 @@ frames as they arrive and build:
   rules, ``permission_mode``) asks no one: its ``tool_result`` looks like a failure, so a failed
   call's span is held (at most 256 per turn) until the turn's ``result``, whose
   ``permission_denials`` names the denied calls (by ``tool_use_id``); it ends with its ``tool_result``'s
-  time either way. A turn that ends without a result ends them as failures.
+  time either way. A turn that ends without a result ends them as failures. A call a ``PreToolUse`` hook
+  deferred (``permissionDecision`` ``defer``: the result's ``deferred_tool_use``, ``AskUserQuestion``…) never
+  ran: the run waits for its caller's decision, so the call's span and the agent span are marked
+  ``otel_agents.run.paused`` (the envelope's status is ``paused``).
 * The user's callbacks, each a ``chain`` span under the tool call it is about (else the turn),
   current while it runs so its own spans nest there: a ``PreToolUse`` hook → ``guardrail
   PreToolUse`` (OpenInference ``GUARDRAIL``, ``otel_agents.guardrail.triggered`` = it denied),
@@ -78,7 +89,9 @@ frames as they arrive and build:
   (``task_notification``/``task_updated``: ``failed`` → ERROR, ``stopped``/``killed`` → control
   flow), after the turn's result if need be, or when the session closes; its tool calls in flight
   outlive the turn's result too (ended with it if the session closes first: abandoned, or with the
-  cancellation or error that closed it).
+  cancellation or error that closed it). The CLI makes tasks of other calls too (``task_type``
+  ``local_bash``: a Bash command, in the foreground as well): their ``task_*`` frames open no agent span,
+  the call stays one tool span ended by its result.
 * A turn the CLI starts itself — a background subagent's end wakes the main agent for a follow-up
   turn, with a result of its own, without a prompt of the caller's — is traced as a turn: inside
   ``query()`` it belongs to the same run (the ``invoke_agent claude`` span of the call, whose output
@@ -127,7 +140,10 @@ earlier totals in the first result too; that is not subtracted (untested against
 
 Endings
 -------
-Every span ends: at the ``result``; when the caller stops iterating ``query()`` early (open spans
+Every span ends: at the ``result`` (a response, tool call or subagent still running then — the CLI ended
+the run, at a cap such as ``max_budget_usd`` or on an error, before it returned — never returned: it ends marked
+``otel_agents.control_flow`` = ``stopped``, status UNSET, and the fold lists such a call as not ok, cancelled,
+with no result); when the caller stops iterating ``query()`` early (open spans
 marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``ResultError``,
 ``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
 when the CLI's output ends before the turn's ``result`` (the CLI crashed, was killed or exited), on either

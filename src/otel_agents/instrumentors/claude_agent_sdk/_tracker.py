@@ -28,15 +28,21 @@ from ..anthropic._messages import block_parts, usage_of
 
 AGENT_NAME = "claude"  # the main agent: the CLI's, which has no name of its own
 PROVIDER = "anthropic"
+SYNTHETIC_MODEL = "<synthetic>"  # the model of a message the CLI made up (a failed API request: its error text)
 DELEGATION_TOOLS = ("Agent", "Task")  # the subagent tool (``Task`` before CLI 2.1.x)
 CONTROL_FLOW_INTERRUPT = "interrupt"
+# A call still running when its turn's result came: the CLI ended the run (a cap such as max_budget_usd, an error)
+# and the call never returned. Not a failure of the call, not a success either (the fold: cancelled, not ok).
+CONTROL_FLOW_STOPPED = "stopped"
 TERMINAL_TASK_STATUSES = frozenset({"completed", "failed", "stopped", "killed"})  # the SDK's, for task_* frames
 
 # Frame attributes with no standard key (the CLI's own result fields).
 COST = A.LLM_COST_TOTAL  # OpenInference: total cost in USD
 RESULT_SUBTYPE = "claude_agent_sdk.result.subtype"
-# A result subtype or terminal_reason of the CLI's caps → otel_agents.run.stop_reason.
-_STOPS = {"error_max_turns": "max_turns", "max_turns": "max_turns", "error_max_budget_usd": "budget"}
+# A result subtype or terminal_reason of the CLI's caps → otel_agents.run.stop_reason; ``hook_stopped``: a hook
+# answered ``continue: false`` (the CLI stops the run after it: a termination condition of the caller's).
+_STOPS = {"error_max_turns": "max_turns", "max_turns": "max_turns", "error_max_budget_usd": "budget",
+          "hook_stopped": "termination"}
 TERMINAL_REASON = "claude_agent_sdk.terminal_reason"
 NUM_TURNS = "claude_agent_sdk.num_turns"
 DURATION_API_MS = "claude_agent_sdk.duration_api_ms"
@@ -239,9 +245,11 @@ class Tracker:
             self._take(prompt)
 
     def end_turn(self, *, error: BaseException | None = None, abandoned: bool = False,
-                 incomplete: bool = False) -> None:
+                 incomplete: bool = False, stopped: bool = False) -> None:
         """End every span still open (the turn's own span only if we opened it), marked as the turn ended: by
-        ``error``, ``abandoned`` by its caller, or ``incomplete`` (the CLI's output ended before its result)."""
+        ``error``, ``abandoned`` by its caller, ``incomplete`` (the CLI's output ended before its result), or
+        ``stopped`` (by its result: a response, tool call or subagent still running then never returned; the
+        user's callbacks are left unmarked: one may be answered and not yet closed)."""
         turn = self.turn
         if turn is None:
             return
@@ -249,7 +257,7 @@ class Tracker:
         for thread in list(self.threads.values()):
             call = thread.open_model[1] if thread.open_model is not None else None
             if call is not None and call.streamed and call.stop_reason is None:  # its response was cut off
-                self._mark_unfinished(call.span, turn, error, abandoned, incomplete)
+                self._mark_unfinished(call.span, turn, error, abandoned, incomplete, stopped)
             self._end_model(thread)
         main = self.threads.get(None)
         self.history = list(main.history[-200:]) if main is not None else []
@@ -263,11 +271,11 @@ class Tracker:
             if self.tools[tool_id].thread in self.background:
                 continue  # a background subagent's call: it runs on past the turn (see end_background)
             tool = self.tools.pop(tool_id)
-            self._mark_unfinished(tool.span, turn, error, abandoned, incomplete)
+            self._mark_unfinished(tool.span, turn, error, abandoned, incomplete, stopped)
             tool.span.end()
         for thread in self.threads.values():
             if thread.own:
-                self._mark_unfinished(thread.agent, turn, error, abandoned, incomplete)
+                self._mark_unfinished(thread.agent, turn, error, abandoned, incomplete, stopped)
                 thread.agent.end()
         self.threads = {}
         self.turn = None
@@ -293,7 +301,7 @@ class Tracker:
 
     @staticmethod
     def _mark_unfinished(span: SemanticSpan, turn: Turn, error: BaseException | None, abandoned: bool,
-                         incomplete: bool = False) -> None:
+                         incomplete: bool = False, stopped: bool = False) -> None:
         if span.ended:
             return
         if turn.interrupted:
@@ -301,7 +309,7 @@ class Tracker:
             if span.kind is Kind.AGENT:
                 span.set_stop_reason("cancelled")  # the caller's interrupt() stopped the run
         else:
-            _mark_closing(span, error, abandoned, incomplete)
+            _mark_closing(span, error, abandoned, incomplete, stopped)
 
     def _start(self, kind: Kind, name: Any, parent: Any, attributes_extra: Any = None, **kwargs: Any) -> SemanticSpan:
         """A child span; it carries the CLI's session id unless the caller's run set one."""
@@ -434,7 +442,7 @@ class Tracker:
                 self.turn.span.set_attributes({A.SESSION_ID: self.session_id,
                                                A.GEN_AI_CONVERSATION_ID: self.session_id})
             self.request_model = self.request_model or frame.get("model")
-        elif subtype == "task_started" and frame.get("tool_use_id"):
+        elif subtype == "task_started" and self._is_subagent(frame.get("tool_use_id")):
             thread = self._thread(frame["tool_use_id"])
             if thread.own and frame.get("task_id"):
                 thread.agent.set_attribute(TASK_ID, str(frame["task_id"]))
@@ -444,6 +452,15 @@ class Tracker:
             status = frame.get("status") if subtype == "task_notification" else (frame.get("patch") or {}).get("status")
             if status in TERMINAL_TASK_STATUSES:
                 self._task_ended(str(frame.get("task_id")), frame.get("tool_use_id"), status)
+
+    def _is_subagent(self, tool_use_id: Any) -> bool:
+        """Whether the task a ``task_started`` names by ``tool_use_id`` is a subagent's: its call is of the
+        ``Agent``/``Task`` tool (or its frames opened its thread already). The CLI makes tasks of other calls too
+        (``task_type`` ``local_bash``: a Bash command, in the foreground as well): those stay tool calls."""
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            return False
+        tool = self.tools.get(tool_use_id)
+        return tool_use_id in self.threads or (tool is not None and tool.name in DELEGATION_TOOLS)
 
     def _task_ended(self, task_id: str, tool_use_id: Any, status: str) -> None:
         """A subagent's task reached a terminal status: a background subagent ends now (a foreground one
@@ -524,7 +541,8 @@ class Tracker:
         if thread.agent is None:
             return
         message_id = message.get("id") or frame.get("uuid") or ""
-        call = self._model(thread, message_id, message.get("model"))
+        model = message.get("model")
+        call = self._model(thread, message_id, model, synthetic=model == SYNTHETIC_MODEL)
         for block in message.get("content") or ():
             call.parts.extend(block_parts(block))
             if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id"):
@@ -537,13 +555,18 @@ class Tracker:
             call.error = str(frame["error"])
         call.last = time.time_ns()
 
-    def _model(self, thread: _Thread, message_id: str, model: str | None) -> _ModelCall:
+    def _model(self, thread: _Thread, message_id: str, model: str | None, synthetic: bool = False) -> _ModelCall:
+        """The open model call of ``message_id`` on ``thread``, else a new one (ending the one before).
+        ``synthetic``: a message the CLI wrote itself for a failed request: no model answered it, so it has no
+        response model or id."""
         if thread.open_model is not None and thread.open_model[0] == message_id:
             return thread.open_model[1]
         self._end_model(thread)
+        if synthetic:
+            model = None
         span = self._start(Kind.MODEL, model or self.request_model, thread.agent, start_time=thread.trigger)
         span.set_model(request_model=self.request_model or model, response_model=model, provider=PROVIDER,
-                       response_id=message_id or None)
+                       response_id=None if synthetic else message_id or None)
         if span.records_content:
             system = [self.system] if isinstance(self.system, str) and self.system else None
             tools = [ToolDefinition(name) for name in self.tool_names] if thread.agent is self.turn_span() else None
@@ -715,6 +738,7 @@ class Tracker:
                 turn.interrupted = True
             denials = frame.get("permission_denials") or []
             self._end_held(denials)
+            self._deferred(frame.get("deferred_tool_use"))
             usage = {k: frame[k] for k in ("usage", "modelUsage") if isinstance(frame.get(k), dict)}
             if usage:  # the CLI's totals (usage: the main thread; modelUsage: every model, subagents included)
                 span.set_attribute(RESULT_USAGE, json.dumps(usage, default=str)[:4096])
@@ -737,21 +761,39 @@ class Tracker:
                     span.set_output(output)
             if turn.interrupted:
                 pass  # marked in end_turn: an interrupt is not an error
-            elif frame.get("is_error"):
+            else:
+                # (a cap's subtype says the run stopped there even where a CLI wrote is_error false for it)
                 reason = _STOPS.get(frame.get("subtype")) or _STOPS.get(terminal)
                 if reason is not None:
                     span.set_stop_reason(reason)
+            if not turn.interrupted and frame.get("is_error"):
                 errors = frame.get("errors")
                 message = "; ".join(map(str, errors)) if isinstance(errors, list) and errors else frame.get("result")
-                span.set_error(str(frame.get("subtype") or "error"), message if isinstance(message, str) else None)
+                span.set_error(_error_type(frame), message if isinstance(message, str) else None)
                 if frame.get("api_error_status") is not None:
                     span.set_attribute(API_ERROR_STATUS, frame.get("api_error_status"))
-        self.end_turn()
+        self.end_turn(stopped=True)
 
 
-def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bool, incomplete: bool) -> None:
+    def _deferred(self, deferred: Any) -> None:
+        """The result's ``deferred_tool_use`` (``{id, name, input}``: a ``PreToolUse`` hook answered ``defer``): the
+        run stopped to wait for its caller's decision on that call (``AskUserQuestion``…), which never ran: the
+        turn and the call are paused, not stopped."""
+        call_id = deferred.get("id") if isinstance(deferred, dict) else None
+        if not isinstance(call_id, str) or self.turn is None:
+            return
+        self.turn.span.mark_paused()
+        tool = self.tools.pop(call_id, None)
+        if tool is not None:
+            tool.span.mark_paused()
+            tool.span.end()
+
+
+def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bool, incomplete: bool,
+                  stopped: bool = False) -> None:
     """Mark a span cut short (a background subagent's or its tool call's, by the session's end: no interrupt
-    applies): by ``error``, by the CLI's output ending (``incomplete``), or ``abandoned`` by its caller."""
+    applies): by ``error``, by the CLI's output ending (``incomplete``), ``abandoned`` by its caller, or
+    ``stopped`` by its turn's result."""
     if span.ended:
         return
     if error is not None:
@@ -760,6 +802,21 @@ def _mark_closing(span: SemanticSpan, error: BaseException | None, abandoned: bo
         span.set_error(NO_RESULT, _NO_RESULT_MESSAGE)
     elif abandoned:
         span.mark_abandoned()
+    elif stopped:
+        span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, CONTROL_FLOW_STOPPED)
+
+
+def _error_type(frame: dict) -> str:
+    """``error.type`` of an ``is_error`` result: its subtype (``error_max_turns``, ``error_during_execution``…),
+    except that the CLI reports a failed API request (a rate or usage limit, a login missing, an overloaded API)
+    as subtype ``success`` with ``is_error``: then its ``terminal_reason`` (``api_error``), else ``api_error``
+    when it names the API's HTTP status (``api_error_status``; CLIs before ``terminal_reason``), else ``error``."""
+    subtype, terminal = frame.get("subtype"), frame.get("terminal_reason")
+    if isinstance(subtype, str) and subtype and subtype != "success":
+        return subtype
+    if isinstance(terminal, str) and terminal and terminal != "completed":
+        return terminal
+    return "api_error" if frame.get("api_error_status") is not None else "error"
 
 
 def _cost(frame: dict) -> float | None:
