@@ -112,10 +112,15 @@ def test_doctor_shows_mcp_propagation(value: str | None, shown: str) -> None:
     assert f"mcp trace context in params._meta: {shown} (OTEL_AGENTS_MCP_PROPAGATE={value or '<unset>'})" in out, out
 
 
-@pytest.mark.parametrize(("command", "code"), [(["doctor"], 1), (["--help"], 0)])  # argparse ignores it
+_MIXED = str(Path(__file__).parent / "exporters" / "golden" / "mixed.otlp.jsonl")
+
+
+@pytest.mark.parametrize(("command", "code"), [(["doctor"], 1), (["--help"], 0),  # argparse ignores it
+                                               (["fold", _MIXED], 1)])
 def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int) -> None:
-    """``otel-agents doctor | head -1``: the reader went away; the command stops quietly (exit 1),
-    without a ``BrokenPipeError`` traceback (as ``fold`` does)."""
+    """``otel-agents doctor | head -1``, ``otel-agents fold traces.jsonl | head``: the reader went away; the
+    command stops quietly (exit 1): no ``BrokenPipeError`` traceback, and no "cannot write standard output"
+    (fold said it, exit 2, as if the output had failed)."""
     proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", *command], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     proc.stdout.close()  # before it writes anything
@@ -123,6 +128,7 @@ def test_output_into_a_closed_pipe_is_no_traceback(command: list[str], code: int
     proc.stderr.close()
     assert proc.wait(timeout=120) == code
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+    assert "cannot write" not in stderr, stderr
 
 
 @pytest.mark.parametrize("unbuffered", ["1", ""])  # PYTHONUNBUFFERED=1 (Docker images set it): print() fails at once

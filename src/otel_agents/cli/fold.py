@@ -82,8 +82,8 @@ class _WriteError(Exception):
 
 def run(args: argparse.Namespace) -> int:
     """``otel-agents fold``: the exit status — 0 every line folded, 1 malformed lines or fold problems (said on
-    standard error), or no span in the input, 2 bad arguments, an input that cannot be read or an output
-    that cannot be written."""
+    standard error), or no span in the input, or standard output's reader went away (``| head``: nothing
+    said), 2 bad arguments, an input that cannot be read or an output that cannot be written."""
     from ..exporters.ecp import StreamFolder
     from ..exporters.ecp._facts import FoldSpan
     from ..exporters.file import MalformedLine, iter_otlp_json
@@ -160,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
         _close(out)
     except _WriteError as exc:
         error = exc.args[0]
+        if isinstance(error, BrokenPipeError) and out is sys.stdout:  # `| head`: the reader had what it wanted
+            return 1  # quietly, as every command of ours into a closed pipe (cli.main)
         print(f"otel-agents fold: cannot write {args.output or 'standard output'}: {error.strerror or error}",
               file=sys.stderr)
         return 2
