@@ -475,6 +475,35 @@ def test_content_off(provider: Any, exporter: SnapshotExporter, monkeypatch: pyt
     assert exporter.semantic("model")[0].attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
 
 
+@pytest.mark.parametrize("content", ["true", "false"])
+def test_trace_metadata_is_run_metadata_whatever_the_content_switch(provider: Any, exporter: SnapshotExporter,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    content: str) -> None:
+    """RunConfig.trace_metadata is the application's labels, as otel_agents.using_metadata's are: on the trace's
+    root, merged over the enclosing using_metadata (the trace's keys win), with content capture on or off
+    (OpenInference never masks metadata; the SDK's trace_include_sensitive_data leaves it). It was content: gone
+    with content off, and with it on the using_metadata keys were replaced on the root."""
+    import otel_agents
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", content)
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        handler = ScriptedResponses([call(("lookup_order", {"order_id": "A1"})), say("done")])
+        agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[lookup_order])
+        with otel_agents.using_metadata({"tenant": "t-1", "tier": "silver"}):
+            Runner.run_sync(agent, "go", run_config=RunConfig(trace_metadata={"tier": "gold", "experiment": "e7"}))
+    finally:
+        inst.uninstrument()
+    spans = exporter.semantic()
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "chain", "model", "model", "tool"]
+    [root] = exporter.semantic("chain")
+    assert json.loads(root.attributes["metadata"]) == {"tenant": "t-1", "tier": "gold", "experiment": "e7"}
+    for s in spans:
+        if s is not root:
+            assert json.loads(s.attributes["metadata"]) == {"tenant": "t-1", "tier": "silver"}, s.name
+
+
 def test_tool_definitions_offered(instrumented: Any, exporter: SnapshotExporter) -> None:
     """The tools offered to the model are tool definitions (name, description, JSON schema)."""
     handler = ScriptedResponses([say("ok")])

@@ -32,14 +32,14 @@ import asyncio
 import sys
 from collections import OrderedDict
 from datetime import datetime
-from typing import Any
+from typing import Any, Mapping
 
 from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context
 
 from ..._spans.finalisers import new_lock
 from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, in_forked_child, instrumentation_enabled,
-                       pop_run_attributes, probes, push_run_attributes, report_internal_error)
+                       merged_metadata, pop_run_attributes, probes, push_run_attributes, report_internal_error)
 from ...semconv import Kind, attributes as A, guardrail_attributes
 from . import _convert
 
@@ -184,9 +184,11 @@ class OtelAgentsProcessor(TracingProcessor):
             finally:
                 if token is not None:
                     pop_run_attributes(token)
+            # The trace's metadata is the application's labels, as using_metadata's are (merged over them), so it
+            # is written with content capture on or off (the SDK's trace_include_sensitive_data leaves it too).
             metadata = getattr(sdk_trace, "metadata", None)
-            if metadata:
-                root.set_content(A.METADATA, metadata, as_json=True)
+            if metadata and isinstance(metadata, Mapping):
+                root.set_attributes(merged_metadata(metadata))
             rec = TraceRec(root)
             self.traces.put(sdk_trace.trace_id, root, rec)
             rec.ctx = root.context()
