@@ -529,6 +529,28 @@ class ContractSuite:
             inst.uninstrument()
         assert any(MARKER in str(v) for s in exporter.spans for v in s.attributes.values())
 
+    def test_x7_content_off_keeps_the_run_context(self, scenario: Scenario, provider: Any,
+                                                  exporter: SnapshotExporter, monkeypatch: pytest.MonkeyPatch) -> None:
+        """X-7: the application's own labels (otel_agents.using_metadata, using_tags) are not captured content:
+        with content off every semantic span of the run still carries them, as OpenInference's TraceConfig
+        masking never hides metadata or tags (a secret-named key in them is still redacted)."""
+        import otel_agents
+
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            with otel_agents.using_metadata({"tenant": "t-1", "password": "hunter2-" + MARKER}), \
+                    otel_agents.using_tags(["beta"]):
+                scenario.run(marker=MARKER)
+        finally:
+            inst.uninstrument()
+        spans = exporter.semantic()
+        assert spans
+        for s in spans:
+            assert json.loads(s.attributes["metadata"]) == {"tenant": "t-1", "password": "[REDACTED]"}, s.name
+            assert tuple(s.attributes["tag.tags"]) == ("beta",), s.name
+
     # The facts that are not content: with content off they are recorded as with it on (issue 40's content-off
     # paths build no messages: a finish reason, usage or a tool's name must not go with them).
     _FACTS = ("gen_ai.response.finish_reasons", "llm.finish_reason", "gen_ai.usage.input_tokens",
