@@ -41,6 +41,7 @@ import pytest
 import wrapt
 from opentelemetry import trace
 
+from otel_agents import current_agent_span
 from otel_agents._spans import SemanticSpan
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
@@ -48,7 +49,7 @@ from otel_agents._spans.finalisers import settle
 from tests import forking
 from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, Spy,
                            StrRaises, UnboundProxy, UnprintableError)
-from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
+from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, nearest, tree
 
 _SHA256 = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")  # a SHA-256 in hex
 MARKER = "ZX-MARKER-7Q"
@@ -97,6 +98,7 @@ class Scenario:
 
     def __init__(self) -> None:
         self.probes: list[tuple[str, trace.Span]] = []
+        self.agent_spans: list[tuple[str, SemanticSpan | None]] = []  # otel_agents.current_agent_span() in the tool
         self._lock = threading.Lock()
         self.tool_error: Callable[[], BaseException] | None = None  # probe() raises what this makes (X-9, X-10)
         self.tool_value: Any = _OWN  # result() returns this instead of the tool's own result (X-8)
@@ -105,8 +107,10 @@ class Scenario:
 
     # Called by the scenario's tool body.
     def probe(self, tag: str = "") -> None:
+        agent = current_agent_span()
         with self._lock:
             self.probes.append((tag, trace.get_current_span()))
+            self.agent_spans.append((tag, agent))
         if self.tool_hook is not None:
             self.tool_hook()
         if self.tool_error is not None:
@@ -340,10 +344,24 @@ class ContractSuite:
         for tag, trace_ids in by_tag.items():
             assert len(trace_ids) == 1, f"run {tag!r}: tool spans in several traces"
         assert len({next(iter(t)) for t in by_tag.values()}) == len(by_tag), "two runs share a trace"
+        if "agent" not in scenario.kinds:
+            return
+        # X-1's helper: current_agent_span() inside each run's tool is that run's own agent span (the tool's
+        # nearest agent ancestor), never another concurrent run's.
+        spans_of = {s.trace_id: spans for spans in traces.values() for s in spans}
+        assert len(scenario.agent_spans) == len(scenario.probes)
+        for (tag, span), (_, agent) in zip(scenario.probes, scenario.agent_spans):
+            ctx = span.get_span_context()
+            own = nearest(tool_spans[ctx.span_id], spans_of[ctx.trace_id], "agent")
+            assert agent is not None, f"run {tag!r}: current_agent_span() is None inside its tool"
+            got = agent.span.get_span_context()
+            assert (got.trace_id, got.span_id) == (own.trace_id, own.span_id), \
+                f"run {tag!r}: current_agent_span() is {agent.name!r} of another run or level"
 
     # -- X-1 ----------------------------------------------------------------------
     def test_x1_concurrent_runs_gather(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter) -> None:
-        """X-1: 20 runs at once with asyncio.gather stay 20 separate, complete traces."""
+        """X-1: 20 runs at once with asyncio.gather stay 20 separate, complete traces; inside each run's tool the
+        current span is its tool span and current_agent_span() its own agent span."""
 
         async def main() -> None:
             await asyncio.gather(*(scenario.arun(tag=f"run{i}") for i in range(20)))
@@ -353,7 +371,8 @@ class ContractSuite:
         self._assert_probes_in_own_trace(scenario, traces)
 
     def test_x1_concurrent_runs_threads(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter) -> None:
-        """X-1: 20 runs at once in a thread pool (contexts copied) stay 20 separate traces."""
+        """X-1: 20 runs at once in a thread pool (contexts copied) stay 20 separate traces; inside each run's tool
+        current_agent_span() is its own agent span."""
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
             futures = [pool.submit(_run_in_context, scenario.run, "", f"run{i}") for i in range(20)]
             for f in futures:
