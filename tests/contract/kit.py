@@ -1079,6 +1079,7 @@ class ContractSuite:
             _keep_inherited_loop()
             scenario.tool_hook = None
             scenario.probes.clear()
+            scenario.agent_spans.clear()
             scenario.after_fork_in_child()
             exporter.clear()
             batched.clear()
