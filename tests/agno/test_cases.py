@@ -270,6 +270,20 @@ def test_reasoning_is_a_reasoning_part_never_the_answer(instrumented: Any, expor
     assert agent_span.attributes["output.value"] == "It shipped."
 
 
+def test_m4_instructions_are_the_system_prompt(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """M-4: an Agent's instructions are every model span's gen_ai.system_instructions and its first OpenInference
+    input message, role system; not a gen_ai.input.messages entry."""
+    support_agent(instructions="You are support. Be terse.").run("Where is A100?")
+    models = exporter.semantic("model")
+    assert len(models) == 2
+    for model in models:
+        a = model.attributes
+        assert model.json_attr("gen_ai.system_instructions") == [{"type": "text", "content": "You are support. Be terse."}]
+        assert a["llm.input_messages.0.message.role"] == "system"
+        assert a["llm.input_messages.0.message.content"] == "You are support. Be terse."
+        assert "system" not in [m["role"] for m in model.json_attr("gen_ai.input.messages")]
+
+
 def test_session_and_user_ids_with_content_off(instrument: Any, exporter: SnapshotExporter,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")

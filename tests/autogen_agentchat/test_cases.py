@@ -245,6 +245,41 @@ def test_a_run_is_read_without_asking_a_model_for_what_it_lacks(instrumented: An
         result.messages[-1].content == "A100 has shipped."
 
 
+def test_m4_the_system_message_is_the_system_prompt(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """M-4: an AssistantAgent's system_message is every model span's gen_ai.system_instructions and its first
+    OpenInference input message, role system; not a gen_ai.input.messages entry."""
+    agent = agent_with_tool(system_message="You are support. Be terse.")
+    asyncio.run(agent.run(task="Where is A100?"))
+    models = exporter.semantic("model")
+    assert len(models) == 2
+    for model in models:
+        a = model.attributes
+        assert model.json_attr("gen_ai.system_instructions") == [{"type": "text", "content": "You are support. Be terse."}]
+        assert a["llm.input_messages.0.message.role"] == "system"
+        assert a["llm.input_messages.0.message.content"] == "You are support. Be terse."
+        assert "system" not in [m["role"] for m in model.json_attr("gen_ai.input.messages")]
+
+
+def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, exporter: SnapshotExporter,
+                                                            envelopes: list) -> None:
+    """M-1: a CreateResult with a thought (a reasoning model's text apart from the answer): the model span's
+    output is a reasoning part, then the answer's text part; the OpenInference content, the agent's output and
+    the envelope's public_output are the answer alone."""
+    answer, thought = "Your refund was approved.", "The user wants a refund; policy allows it."
+    result = text(answer)
+    result.thought = thought
+    agent = AssistantAgent("support", model_client=replay(result))
+    assert asyncio.run(agent.run(task="refund?")).messages[-1].content == answer
+    [model] = exporter.semantic("model")
+    [out] = model.json_attr("gen_ai.output.messages")
+    assert out["parts"] == [{"type": "reasoning", "content": thought}, {"type": "text", "content": answer}]
+    assert model.attributes["llm.output_messages.0.message.content"] == answer
+    [agent_span] = exporter.semantic("agent")
+    assert agent_span.attributes["output.value"] == answer
+    [envelope] = envelopes
+    assert envelope["public_output"] == answer
+
+
 def test_tool_error_marks_the_tool_span_and_the_agent_goes_on(instrumented: Any, exporter: SnapshotExporter) -> None:
     """A tool that raises: its span ends with ERROR and the exception; AutoGen reports the error to the model, so
     the agent span ends normally with the model's answer."""

@@ -354,6 +354,31 @@ def test_tool_call_records_content_parts_and_tools(instrumented: Any, exporter: 
         validate_genai_json(span.attributes)
 
 
+def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, exporter: SnapshotExporter,
+                                                            envelopes: list) -> None:
+    """M-1: Gemini answers with a thought part (with its signature) and a text part: the model span's output is a
+    reasoning part with the thought and a text part with the answer, the OpenInference content the answer alone;
+    the signature nowhere; the agent's output and the envelope's public_output the answer."""
+    from google.genai import types
+
+    answer, thought = "Your refund was approved.", "The user wants a refund; policy allows it."
+    reply = LlmResponse(content=types.Content(role="model", parts=[
+        types.Part(text=thought, thought=True, thought_signature=b"SIGNATURE-BYTES"), types.Part(text=answer)]),
+        model_version="scripted-1-0001", finish_reason=types.FinishReason.STOP, usage_metadata=None)
+    result = run_agent(support_agent(ScriptedLlm([Raw(reply)])))
+    assert result.final_text == answer
+    [model] = exporter.semantic("model")
+    [out] = model.json_attr("gen_ai.output.messages")
+    assert out["parts"] == [{"type": "reasoning", "content": thought}, {"type": "text", "content": answer}]
+    assert model.attributes["llm.output_messages.0.message.content"] == answer
+    [agent] = exporter.semantic("agent")
+    assert agent.attributes["output.value"] == answer
+    for span in exporter.spans:
+        assert not any("SIGNATURE" in str(v) or "U0lHTkFUVVJF" in str(v) for v in span.attributes.values())
+    [envelope] = check(envelopes)
+    assert envelope["public_output"] == answer
+
+
 def test_parallel_tool_calls(instrumented: Any, exporter: SnapshotExporter) -> None:
     """Two function calls in one response: two tool spans under the agent, each with its own call id."""
     script = [calls(("lookup_order", {"order_id": "A1"}), ("lookup_order", {"order_id": "A2"})), "Both shipped."]

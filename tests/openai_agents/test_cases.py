@@ -121,20 +121,27 @@ def test_oa2_one_model_span_per_request(instrumented: Any, exporter: SnapshotExp
         assert a["output.value"] == "Your refund was approved."
 
 
-def test_oa2_both_instrumentors_on(provider: Any, exporter: SnapshotExporter) -> None:
-    """OA-2 with our OpenAI client instrumentor on too: still exactly one model span per request."""
+@pytest.mark.parametrize("frameworks", [["openai_agents", "openai"], ["openai"]], ids=["both", "client_alone"])
+def test_oa2_with_the_client_instrumentor(provider: Any, exporter: SnapshotExporter, frameworks: list[str]) -> None:
+    """OA-2 with our OpenAI client instrumentor on too, and with it alone: still exactly one model span per
+    request (run and run_streamed), each with 11/7/4 tokens and the response text, the streamed one included;
+    under the agent's span whenever the Agents SDK instrumentor is on."""
     pytest.importorskip("otel_agents.instrumentors.openai")
     import otel_agents
 
-    otel_agents.instrument(provider, frameworks=["openai_agents", "openai"])
+    otel_agents.instrument(provider, frameworks=frameworks)
     try:
         models, _ = _oa2_runs(exporter)
     finally:
         otel_agents.uninstrument()
     assert len(models) == 2, tree(exporter.spans)
     for m in models:
-        assert parent_of(m, exporter.spans).semantic_kind == "agent"
-        assert m.attributes["gen_ai.usage.input_tokens"] == 11 and m.attributes["gen_ai.usage.output_tokens"] == 7
+        if "openai_agents" in frameworks:
+            assert parent_of(m, exporter.spans).semantic_kind == "agent"
+        a = m.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"],
+                a["gen_ai.usage.cache_read.input_tokens"]) == (11, 7, 4), m.name
+        assert a["output.value"] == "Your refund was approved.", m.name
 
 
 # -- OA-3 ----------------------------------------------------------------------------------------------
