@@ -495,6 +495,23 @@ def test_long_running_tool_marks_the_run_paused(instrumented: Any, exporter: Sna
     assert agent.attributes.get("otel_agents.run.paused") is True
 
 
+def test_e2_paused_run_does_not_leak_its_state(instrumented: Any, envelopes: list) -> None:
+    """E-2 in ADK: a run paused on a long-running tool folds to ``status: paused`` with a ``paused`` line; its
+    ``public_output`` is the assistant's text before the pause, never the user's message."""
+    from google.adk.tools.long_running_tool import LongRunningFunctionTool
+
+    def ask_manager(order_id: str) -> dict:
+        """Ask a manager to approve a refund."""
+        return {"status": "pending"}
+
+    run_agent(support_agent(ScriptedLlm([call("ask_manager", order_id="A1"), "Waiting for approval."]),
+                            tools=[LongRunningFunctionTool(func=ask_manager)]), "Refund SECRET-ORDER-9 please")
+    [env] = check(envelopes)
+    assert env["status"] == "paused"
+    assert env["public_output"] in (None, "Waiting for approval."), env["public_output"]
+    assert any(line.strip().startswith("paused ") for line in env["evaluation_context"].splitlines())
+
+
 def test_every_envelope_is_valid(instrumented: Any, envelopes: list) -> None:
     """Folding: the envelopes of a tool run, a failed run and a streamed run pass ecp-runtime and our schema."""
     run_agent(support_agent(ScriptedLlm(tool_then_answer())))
