@@ -511,6 +511,34 @@ def test_trace_metadata_is_run_metadata_whatever_the_content_switch(provider: An
             assert json.loads(s.attributes["metadata"]) == {"tenant": "t-1", "tier": "silver"}, s.name
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list,
+                                                    mode: str) -> None:
+    """E-2 in the Agents SDK: a ``needs_approval`` tool the model calls is not run; the run returns with
+    ``interruptions``. The tool span and the agent span are marked paused (the tool's span was ``ok`` with the
+    SDK's internal result object dumped as its output), and the envelope is ``status: paused`` with a ``paused``
+    line and no output leaked from the run's state."""
+    ran: list[str] = []
+
+    @function_tool(needs_approval=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        ran.append(order_id)
+        return "refunded"
+
+    handler = ScriptedResponses([call(("refund", {"order_id": "A1"})), say("Refunded.")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+    assert run_mode(mode, agent, "Refund SECRET-ORDER-9") is None and ran == []
+    [tool], [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
+    for span in (tool, agent_span):
+        assert span.attributes.get("otel_agents.run.paused") is True, span.name
+        assert span.status != StatusCode.ERROR
+    assert "gen_ai.tool.call.result" not in tool.attributes and "output.value" not in tool.attributes
+    [env] = check(envelopes)
+    assert env["status"] == "paused" and env["public_output"] is None
+    assert any(line.strip().startswith("paused ") for line in env["evaluation_context"].splitlines())
+
+
 def test_tool_definitions_offered(instrumented: Any, exporter: SnapshotExporter) -> None:
     """The tools offered to the model are tool definitions (name, description, JSON schema)."""
     handler = ScriptedResponses([say("ok")])

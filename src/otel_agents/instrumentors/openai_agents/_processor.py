@@ -643,11 +643,23 @@ class OtelAgentsProcessor(TracingProcessor):
         sem.set_tool(name, call_id=call_id, tool_type="function",
                      arguments=arguments if arguments is not None else called_with)
         output = getattr(data, "output", None)
-        if output is not None:
+        if _awaits_approval(output):  # a needs_approval tool not run yet: the run stops for a human (paused)
+            sem.mark_paused()
+            if rec.agent is not None:
+                rec.agent.sem.mark_paused()
+        elif output is not None:
             sem.set_tool_result(output)
         mcp = getattr(data, "mcp_data", None)
         if isinstance(mcp, dict) and mcp:
             sem.set_attributes({"mcp.method.name": "tools/call", "mcp.server": mcp.get("server")})
+
+
+def _awaits_approval(output: Any) -> bool:
+    """Whether a function span's output is the SDK's own ``FunctionToolResult`` for a tool call waiting for a
+    human's approval (``needs_approval``: its ``run_item`` a ``ToolApprovalItem``, its ``output`` None), which the
+    SDK records as the span's output: the tool has not run, and the run returns with ``interruptions``."""
+    run_item = getattr(output, "run_item", None) if type(output).__name__ == "FunctionToolResult" else None
+    return getattr(run_item, "type", None) == "tool_approval_item"
 
 
 def _stop_reason(error: BaseException | None, sdk_error: Any) -> str | None:
