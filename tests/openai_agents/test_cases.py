@@ -277,12 +277,15 @@ def test_oa4a_max_turns_fails_all_the_way_up(instrumented: Any, exporter: Snapsh
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_oa4b_model_error_fails_all_the_way_up(instrumented: Any, exporter: SnapshotExporter, mode: str) -> None:
-    """OA-4 (b): the model step raises RuntimeError: unchanged to the caller; model, agent, root ERROR."""
+def test_oa4b_model_error_fails_all_the_way_up(instrumented: Any, exporter: SnapshotExporter, memory: Any,
+                                               mode: str) -> None:
+    """OA-4 (b): the model step raises RuntimeError: unchanged to the caller; model, agent, root ERROR; the
+    envelope has an error line."""
     agent = Agent(name="support", instructions="x", model=RaisingResponsesModel(RuntimeError("upstream 500")))
     with pytest.raises(RuntimeError, match="upstream 500"):
         run_mode(mode, agent, "where?")
     _errored_up(exporter, "RuntimeError")
+    assert any(line.startswith("error") and "RuntimeError" in line for line in lines_of(memory))
     [model] = exporter.semantic("model")
     assert model.status == StatusCode.ERROR and model.attributes["error.type"] == "RuntimeError"
 
