@@ -18,7 +18,8 @@ from opentelemetry import trace
 
 from tests.genai_schema import validate_genai_json
 from tests.pydantic_misses import misses_of_ours
-from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
+from tests.spans import (SnapshotExporter, SpanSnapshot, assert_reasoning_then_answer, assert_system_prompt, parent_of,
+                         tree)
 
 from .fakes import ScriptedClient, call, calls, lookup_order, replay, text, tool_then_answer
 from otel_agents._spans.finalisers import settle
@@ -250,14 +251,8 @@ def test_m4_the_system_message_is_the_system_prompt(instrumented: Any, exporter:
     OpenInference input message, role system; not a gen_ai.input.messages entry."""
     agent = agent_with_tool(system_message="You are support. Be terse.")
     asyncio.run(agent.run(task="Where is A100?"))
-    models = exporter.semantic("model")
-    assert len(models) == 2
-    for model in models:
-        a = model.attributes
-        assert model.json_attr("gen_ai.system_instructions") == [{"type": "text", "content": "You are support. Be terse."}]
-        assert a["llm.input_messages.0.message.role"] == "system"
-        assert a["llm.input_messages.0.message.content"] == "You are support. Be terse."
-        assert "system" not in [m["role"] for m in model.json_attr("gen_ai.input.messages")]
+    assert len(exporter.semantic("model")) == 2
+    assert_system_prompt(exporter.semantic("model"), "You are support. Be terse.")
 
 
 def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, exporter: SnapshotExporter,
@@ -270,12 +265,8 @@ def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, ex
     result.thought = thought
     agent = AssistantAgent("support", model_client=replay(result))
     assert asyncio.run(agent.run(task="refund?")).messages[-1].content == answer
-    [model] = exporter.semantic("model")
-    [out] = model.json_attr("gen_ai.output.messages")
-    assert out["parts"] == [{"type": "reasoning", "content": thought}, {"type": "text", "content": answer}]
-    assert model.attributes["llm.output_messages.0.message.content"] == answer
-    [agent_span] = exporter.semantic("agent")
-    assert agent_span.attributes["output.value"] == answer
+    [model], [agent_span] = exporter.semantic("model"), exporter.semantic("agent")
+    assert_reasoning_then_answer(model, agent_span, thought, answer)
     [envelope] = envelopes
     assert envelope["public_output"] == answer
 

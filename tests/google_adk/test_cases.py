@@ -20,7 +20,7 @@ from opentelemetry.trace import StatusCode
 from otel_agents.instrumentors.google_adk import GoogleADKInstrumentor
 from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
-from tests.spans import SnapshotExporter, ancestors, parent_of, tree
+from tests.spans import SnapshotExporter, ancestors, assert_reasoning_then_answer, parent_of, tree
 
 from .agents import lookup_order, refund, support_agent
 from .fakes import Raise, Raw, ScriptedLlm, Stream, Text, call, calls, run_agent
@@ -367,12 +367,8 @@ def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, ex
         model_version="scripted-1-0001", finish_reason=types.FinishReason.STOP, usage_metadata=None)
     result = run_agent(support_agent(ScriptedLlm([Raw(reply)])))
     assert result.final_text == answer
-    [model] = exporter.semantic("model")
-    [out] = model.json_attr("gen_ai.output.messages")
-    assert out["parts"] == [{"type": "reasoning", "content": thought}, {"type": "text", "content": answer}]
-    assert model.attributes["llm.output_messages.0.message.content"] == answer
-    [agent] = exporter.semantic("agent")
-    assert agent.attributes["output.value"] == answer
+    [model], [agent] = exporter.semantic("model"), exporter.semantic("agent")
+    assert_reasoning_then_answer(model, agent, thought, answer)
     for span in exporter.spans:
         assert not any("SIGNATURE" in str(v) or "U0lHTkFUVVJF" in str(v) for v in span.attributes.values())
     [envelope] = check(envelopes)
