@@ -533,6 +533,12 @@ def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter:
     agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
     assert run_mode(mode, agent, "Refund SECRET-ORDER-9") is None and ran == []
     [tool], [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
+    assert "tool_approval_item" not in json.dumps(tool.attributes)  # no SDK object dumped as the tool's output
+    if "otel_agents.run.paused" not in tool.attributes and "output.value" not in tool.attributes:
+        # openai-agents 0.24 records a pending approval's function span with output None (0.20 recorded its
+        # FunctionToolResult, which we read): a tracing processor cannot tell it from a tool that returned None.
+        pytest.xfail("this openai-agents hides a pending approval from tracing processors (known gap: read "
+                     "RunResult.interruptions)")
     for span in (tool, agent_span):
         assert span.attributes.get("otel_agents.run.paused") is True, span.name
         assert span.status != StatusCode.ERROR
