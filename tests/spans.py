@@ -116,6 +116,26 @@ def nearest(span: SpanSnapshot, spans: Iterable[SpanSnapshot], kind: str) -> Spa
     return None
 
 
+def assert_system_prompt(models: Sequence[SpanSnapshot], text: str) -> None:
+    """Case M-4 on model spans: the instructions ``text`` are ``gen_ai.system_instructions`` and the first
+    OpenInference input message, role system; never a ``gen_ai.input.messages`` entry."""
+    assert models
+    for model in models:
+        a = model.attributes
+        assert model.json_attr("gen_ai.system_instructions") == [{"type": "text", "content": text}], model.name
+        assert (a["llm.input_messages.0.message.role"], a["llm.input_messages.0.message.content"]) == ("system", text)
+        assert "system" not in [m["role"] for m in model.json_attr("gen_ai.input.messages")], model.name
+
+
+def assert_reasoning_then_answer(model: SpanSnapshot, agent: SpanSnapshot, thought: str, answer: str) -> None:
+    """Case M-1: the model's output is a reasoning part with ``thought`` then a text part with ``answer``; its
+    OpenInference content and the agent's output are the answer alone."""
+    [out] = model.json_attr("gen_ai.output.messages")
+    assert out["parts"] == [{"type": "reasoning", "content": thought}, {"type": "text", "content": answer}]
+    assert model.attributes["llm.output_messages.0.message.content"] == answer
+    assert agent.attributes["output.value"] == answer
+
+
 def tree(spans: Iterable[SpanSnapshot]) -> str:
     """An indented text tree of spans (for assertion messages)."""
     spans = sorted(spans, key=lambda s: s.start_time)

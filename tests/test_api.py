@@ -93,6 +93,22 @@ def test_instrument_again_with_other_settings_takes_effect() -> None:
         otel_agents.uninstrument()
 
 
+def test_instrument_returns_every_framework_instrumented_after_the_call() -> None:
+    """``instrument(frameworks=["openai"])`` then ``instrument(frameworks=["anthropic"])`` returned ``["anthropic"]``
+    while openai stayed instrumented; the docstring promises the frameworks now instrumented, which is what
+    instrumentation_status() reports (calls add up, as BaseInstrumentor.instrument() calls do)."""
+    try:
+        assert otel_agents.instrument(frameworks=["openai"]) == ["openai"]
+        both = otel_agents.instrument(frameworks=["anthropic"])
+        assert both == [name for name in FRAMEWORKS if name in ("anthropic", "openai")]
+        status = otel_agents.instrumentation_status()
+        assert both == [name for name, st in status.items() if st.instrumented]
+        assert otel_agents.instrument(frameworks=["openai"]) == both  # naming one again drops nothing
+    finally:
+        otel_agents.uninstrument()
+    assert not any(st.instrumented for st in otel_agents.instrumentation_status().values())
+
+
 def test_instrument_imports_no_framework_and_installs_on_import() -> None:
     """instrument() never pays for importing a framework; one imported later is instrumented then."""
     import subprocess

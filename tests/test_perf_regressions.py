@@ -1181,15 +1181,15 @@ def test_crewai_suppressed_call_raises_the_users_exception(crewai: Any, exporter
 @pytest.mark.parametrize("content", [True, False])
 def test_crewai_content_off_keeps_finish_reasons(provider: Any, exporter: SnapshotExporter, monkeypatch: Any,
                                                  content: bool) -> None:
-    """Content off converts no messages but records the same finish reasons (ReAct: the provider's
-    'stop'; native calling: none, as the fake sends none, with content on or off: none is guessed from the
-    tool calls)."""
+    """Content off converts no messages but records the same finish reasons: the ones each call's
+    LLMCallCompletedEvent carried (ReAct: 'stop'; native calling, as CrewAI's OpenAI provider sends them:
+    'tool_calls' then 'stop', OTel GenAI's 'tool_call' and 'stop'), with content on or off."""
     from tests.crewai.netguard import block_network
 
     monkeypatch.setenv("HOME", _CREWAI_HOME)
     block_network(monkeypatch.setattr)
     from otel_agents.instrumentors.crewai import CrewAIInstrumentor
-    from tests.crewai.fakes import NativeLLM, one_agent_crew
+    from tests.crewai.fakes import GENAI_FINISH, NativeLLM, one_agent_crew
 
     inst = CrewAIInstrumentor()
     inst.instrument(tracer_provider=provider, capture_content=content)
@@ -1197,12 +1197,13 @@ def test_crewai_content_off_keeps_finish_reasons(provider: Any, exporter: Snapsh
         one_agent_crew().kickoff()
         react = [m.attributes.get(A.GEN_AI_RESPONSE_FINISH_REASONS) for m in exporter.semantic("model")]
         exporter.clear()
-        one_agent_crew(NativeLLM()).kickoff()
+        llm = NativeLLM()
+        one_agent_crew(llm).kickoff()
         native = [m.attributes.get(A.GEN_AI_RESPONSE_FINISH_REASONS) for m in exporter.semantic("model")]
     finally:
         inst.uninstrument()
     assert react == [("stop",), ("stop",)]
-    assert native == [None, None]
+    assert native == [(GENAI_FINISH[sent["finish_reason"]],) for sent in llm.sent] == [("tool_call",), ("stop",)]
 
 
 # Was a bug (passes with the uncommitted fix now in the tree):

@@ -131,6 +131,28 @@ def test_content_switch_off_records_no_content(telemetry, exporter, monkeypatch)
     assert snap.attributes[A.ERROR_TYPE] == "ValueError"
 
 
+@pytest.mark.parametrize("content", [True, False])
+def test_content_switch_off_records_no_digest_of_content(telemetry, exporter, monkeypatch, content) -> None:
+    """Content off writes no digest of content either: the SHA-256 a blob past the media budget or bytes in a
+    tool's arguments and result keep with content on (``otel_agents.sha256``, ``<bytes: N bytes, sha256 …>``)
+    would let a reader confirm a guessed input. With content on they are there (the test can fail)."""
+    import hashlib
+
+    from otel_agents._spans import BlobPart
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", str(content).lower())
+    blob = bytes(range(256)) * 4096  # past the default media budget: summarised by size and digest
+    digest = hashlib.sha256(blob).hexdigest()
+    s = telemetry.start_span("model", "m")
+    s.set_messages(input=[ChatMessage("user", parts=[BlobPart(mime_type="image/png", modality="image", data=blob)])])
+    s.set_tool("lookup", call_id="c1", arguments={"scan": blob})
+    s.set_tool_result(blob)
+    s.set_input(blob)
+    s.end()
+    written = json.dumps(dict(only(exporter).attributes), default=str)
+    assert (digest in written) is content
+
+
 @pytest.mark.parametrize("value,on", [(None, True), ("", True), ("SPAN_ONLY", True), ("true", True),
                                       ("SPAN_AND_EVENT", True), ("NO_CONTENT", False), ("false", False),
                                       ("EVENT_ONLY", False),  # content in events only: we write none

@@ -121,9 +121,14 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
     :func:`otel_agents.manual.set_providers` chose others.
 
     Returns:
-        The names of the frameworks now instrumented. Calling it again with the same
-        arguments changes nothing; with other arguments (another provider, another
-        content setting), each framework is re-instrumented with them.
+        The names of every framework instrumented once this call returns, in
+        :data:`~otel_agents.instrumentors.FRAMEWORKS` order: the ones
+        :func:`instrumentation_status` reports as instrumented. Calls add up, as each
+        ``BaseInstrumentor.instrument()`` does: ``instrument(frameworks=["openai"])`` then
+        ``instrument(frameworks=["anthropic"])`` returns ``["anthropic", "openai"]``; a framework
+        not named in a later call keeps its earlier settings (:func:`uninstrument` removes them all).
+        Calling it again with the same arguments changes nothing; with other arguments (another
+        provider, another content setting), each framework named is re-instrumented with them.
 
     Raises:
         ValueError: a name in ``frameworks`` is not one we support, or ``vocabularies``
@@ -144,7 +149,6 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
     from .manual import follow_providers
 
     follow_providers(tracer_provider, meter_provider, vocabularies=vocab, capture_content=capture_content)
-    done: list[str] = []
     for name in FRAMEWORKS:
         fw = FRAMEWORKS[name]
         version = _installed_version(fw)
@@ -174,11 +178,11 @@ def instrument(tracer_provider: Any = None, *, frameworks: str | Iterable[str] |
             _active[name] = inst
             _active_args[name] = wanted
             _status[name] = FrameworkStatus(name, version, fw.supported, True)
-            done.append(name)
         except Exception as exc:  # noqa: BLE001 - never break the caller's start-up
             logger.warning("otel_agents: could not instrument %s: %r", name, exc, exc_info=exc)
             _status[name] = FrameworkStatus(name, version, fw.supported, False, f"failed: {exc!r}")
-    return done
+    # Everything instrumented now, not only what this call named: the same answer instrumentation_status() gives.
+    return [name for name in FRAMEWORKS if name in _status and _status[name].instrumented]
 
 
 def uninstrument() -> None:

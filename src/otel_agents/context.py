@@ -30,8 +30,11 @@ executors do this) — carries:
 The values are set when a span starts: a span already open when the block is
 entered does not get them. A span that a callback framework opens with an
 explicit parent on another thread inherits its parent's values (the span layer
-does that). These are identifiers the application chooses, not captured
-content: the content switch does not remove them.
+does that). These are identifiers and labels the application chooses, not
+captured content: the content switch does not remove them, as OpenInference's
+``TraceConfig``/``OPENINFERENCE_HIDE_*`` masking never touches ``session.id``,
+``user.id``, ``metadata`` or ``tag.tags`` (secret-named keys and secret shapes
+in metadata are still redacted). Keep prompts and answers out of them.
 
 :func:`current_agent_span` gives the span of the innermost agent run from inside
 a tool or model call, to add attributes or events of your own.
@@ -45,15 +48,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from ._spans import AsyncStepIterator, SemanticSpan, Settings, StepIterator, current_run_attributes, guard, pop_run_attributes, push_run_attributes
+from ._spans import AsyncStepIterator, SemanticSpan, StepIterator, current_run_attributes, guard, merged_metadata, pop_run_attributes, push_run_attributes
 from ._spans import EnteredStack, call_target, probes, semantic_span_for
-from ._spans.encoding import dumps, fit_json, to_jsonable
 from .semconv import Kind, attributes as A
 
 __all__ = ["current_agent_span", "using_metadata", "using_session", "using_tags", "using_user"]
@@ -175,21 +176,7 @@ def using_metadata(metadata: Mapping[str, Any]) -> RunContext:
     metadata updated with ``metadata`` (any values: the safe encoder turns them
     into JSON), cut to the content budget with the JSON kept valid."""
     new = dict(metadata)
-
-    def attributes() -> dict[str, Any]:
-        merged: dict[str, Any] = {}
-        outer = current_run_attributes().get(A.METADATA)
-        if outer:
-            try:
-                parsed = json.loads(outer)
-                if isinstance(parsed, dict):
-                    merged.update(parsed)
-            except ValueError:
-                pass
-        merged.update(to_jsonable(new))
-        text, _ = fit_json(merged, dumps(merged), Settings().content_budget())
-        return {A.METADATA: text}
-    return RunContext(attributes)
+    return RunContext(lambda: merged_metadata(new))
 
 
 def current_agent_span() -> SemanticSpan | None:

@@ -18,7 +18,7 @@ from otel_agents.exporters.ecp import fold
 from otel_agents.instrumentors.agno import AgnoInstrumentor
 from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
-from tests.spans import SnapshotExporter, ancestors, parent_of, tree
+from tests.spans import SnapshotExporter, ancestors, assert_system_prompt, parent_of, tree
 
 from .agents import desk_team, lookup_order, support_agent
 from .fakes import Reply, ScriptedModel, tool_results, tool_then_answer
@@ -268,6 +268,14 @@ def test_reasoning_is_a_reasoning_part_never_the_answer(instrumented: Any, expor
                      {"type": "text", "content": "It shipped."}]
     agent_span = next(s for s in exporter.semantic() if s.semantic_kind == "agent")
     assert agent_span.attributes["output.value"] == "It shipped."
+
+
+def test_m4_instructions_are_the_system_prompt(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """M-4: an Agent's instructions are every model span's gen_ai.system_instructions and its first OpenInference
+    input message, role system; not a gen_ai.input.messages entry."""
+    support_agent(instructions="You are support. Be terse.").run("Where is A100?")
+    assert len(exporter.semantic("model")) == 2
+    assert_system_prompt(exporter.semantic("model"), "You are support. Be terse.")
 
 
 def test_session_and_user_ids_with_content_off(instrument: Any, exporter: SnapshotExporter,

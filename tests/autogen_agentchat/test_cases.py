@@ -18,7 +18,8 @@ from opentelemetry import trace
 
 from tests.genai_schema import validate_genai_json
 from tests.pydantic_misses import misses_of_ours
-from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
+from tests.spans import (SnapshotExporter, SpanSnapshot, assert_reasoning_then_answer, assert_system_prompt, parent_of,
+                         tree)
 
 from .fakes import ScriptedClient, call, calls, lookup_order, replay, text, tool_then_answer
 from otel_agents._spans.finalisers import settle
@@ -243,6 +244,31 @@ def test_a_run_is_read_without_asking_a_model_for_what_it_lacks(instrumented: An
     assert misses == []
     assert one(exporter.semantic(), "invoke_agent support").attributes["output.value"] == \
         result.messages[-1].content == "A100 has shipped."
+
+
+def test_m4_the_system_message_is_the_system_prompt(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """M-4: an AssistantAgent's system_message is every model span's gen_ai.system_instructions and its first
+    OpenInference input message, role system; not a gen_ai.input.messages entry."""
+    agent = agent_with_tool(system_message="You are support. Be terse.")
+    asyncio.run(agent.run(task="Where is A100?"))
+    assert len(exporter.semantic("model")) == 2
+    assert_system_prompt(exporter.semantic("model"), "You are support. Be terse.")
+
+
+def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, exporter: SnapshotExporter,
+                                                            envelopes: list) -> None:
+    """M-1: a CreateResult with a thought (a reasoning model's text apart from the answer): the model span's
+    output is a reasoning part, then the answer's text part; the OpenInference content, the agent's output and
+    the envelope's public_output are the answer alone."""
+    answer, thought = "Your refund was approved.", "The user wants a refund; policy allows it."
+    result = text(answer)
+    result.thought = thought
+    agent = AssistantAgent("support", model_client=replay(result))
+    assert asyncio.run(agent.run(task="refund?")).messages[-1].content == answer
+    [model], [agent_span] = exporter.semantic("model"), exporter.semantic("agent")
+    assert_reasoning_then_answer(model, agent_span, thought, answer)
+    [envelope] = envelopes
+    assert envelope["public_output"] == answer
 
 
 def test_tool_error_marks_the_tool_span_and_the_agent_goes_on(instrumented: Any, exporter: SnapshotExporter) -> None:

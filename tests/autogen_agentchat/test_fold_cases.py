@@ -40,3 +40,16 @@ def test_team_runs_fold_with_delegation(instrumented: Any, envelopes: list) -> N
     lines = selector_env["evaluation_context"].splitlines()
     assert lines[0] == "workflow SelectorGroupChat" and lines[1].startswith("  model scripted-1")
     assert "  agent support" in lines and "  agent writer" in lines
+
+
+def test_e2_paused_autogen_run_does_not_leak_its_state(instrumented: Any, envelopes: list) -> None:
+    """E-2 in AutoGen: a Swarm ended by a handoff to the user folds to ``status: paused``; its ``public_output``
+    is never the team's message state (the user's task in it): null, or assistant text."""
+    from autogen_agentchat.conditions import HandoffTermination
+
+    triage = AssistantAgent("triage", model_client=replay(call("transfer_to_user", {}, "h1")), handoffs=["user"])
+    team = Swarm([triage], termination_condition=HandoffTermination(target="user"))
+    asyncio.run(team.run(task="I want a refund for SECRET-ORDER-9"))
+    [env] = check(envelopes)
+    assert env["status"] == "paused"
+    assert env["public_output"] is None or "SECRET-ORDER-9" not in env["public_output"]

@@ -31,6 +31,7 @@ import gc
 import json
 import logging
 import os
+import re
 import signal
 import threading
 import time
@@ -40,6 +41,7 @@ import pytest
 import wrapt
 from opentelemetry import trace
 
+from otel_agents import current_agent_span
 from otel_agents._spans import SemanticSpan
 from otel_agents._spans.guard import reset_reported_sites
 from otel_agents._spans.streams import WATCHDOG
@@ -47,8 +49,9 @@ from otel_agents._spans.finalisers import settle
 from tests import forking
 from tests.hostile import (ArrayLike, EverythingRaises, HostileStr, RowsHolder, SerializerRaises, Spy,
                            StrRaises, UnboundProxy, UnprintableError)
-from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, tree
+from tests.spans import SnapshotExporter, SpanSnapshot, ancestors, nearest, tree
 
+_SHA256 = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])")  # a SHA-256 in hex
 MARKER = "ZX-MARKER-7Q"
 SECRET_MARKER = "sk-proj-ZqKit0Marker0Secret0x9"  # an OpenAI key shape: redacted wherever it goes (X-10)
 SOURCE_SECRET = "sk-proj-ZqKit0Source0Line0Secret"  # written in the failing source line below (X-10)
@@ -95,6 +98,7 @@ class Scenario:
 
     def __init__(self) -> None:
         self.probes: list[tuple[str, trace.Span]] = []
+        self.agent_spans: list[tuple[str, SemanticSpan | None]] = []  # otel_agents.current_agent_span() in the tool
         self._lock = threading.Lock()
         self.tool_error: Callable[[], BaseException] | None = None  # probe() raises what this makes (X-9, X-10)
         self.tool_value: Any = _OWN  # result() returns this instead of the tool's own result (X-8)
@@ -103,8 +107,10 @@ class Scenario:
 
     # Called by the scenario's tool body.
     def probe(self, tag: str = "") -> None:
+        agent = current_agent_span()
         with self._lock:
             self.probes.append((tag, trace.get_current_span()))
+            self.agent_spans.append((tag, agent))
         if self.tool_hook is not None:
             self.tool_hook()
         if self.tool_error is not None:
@@ -338,10 +344,24 @@ class ContractSuite:
         for tag, trace_ids in by_tag.items():
             assert len(trace_ids) == 1, f"run {tag!r}: tool spans in several traces"
         assert len({next(iter(t)) for t in by_tag.values()}) == len(by_tag), "two runs share a trace"
+        if "agent" not in scenario.kinds:
+            return
+        # X-1's helper: current_agent_span() inside each run's tool is that run's own agent span (the tool's
+        # nearest agent ancestor), never another concurrent run's.
+        spans_of = {s.trace_id: spans for spans in traces.values() for s in spans}
+        assert len(scenario.agent_spans) == len(scenario.probes)
+        for (tag, span), (_, agent) in zip(scenario.probes, scenario.agent_spans):
+            ctx = span.get_span_context()
+            own = nearest(tool_spans[ctx.span_id], spans_of[ctx.trace_id], "agent")
+            assert agent is not None, f"run {tag!r}: current_agent_span() is None inside its tool"
+            got = agent.span.get_span_context()
+            assert (got.trace_id, got.span_id) == (own.trace_id, own.span_id), \
+                f"run {tag!r}: current_agent_span() is {agent.name!r} of another run or level"
 
     # -- X-1 ----------------------------------------------------------------------
     def test_x1_concurrent_runs_gather(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter) -> None:
-        """X-1: 20 runs at once with asyncio.gather stay 20 separate, complete traces."""
+        """X-1: 20 runs at once with asyncio.gather stay 20 separate, complete traces; inside each run's tool the
+        current span is its tool span and current_agent_span() its own agent span."""
 
         async def main() -> None:
             await asyncio.gather(*(scenario.arun(tag=f"run{i}") for i in range(20)))
@@ -351,7 +371,8 @@ class ContractSuite:
         self._assert_probes_in_own_trace(scenario, traces)
 
     def test_x1_concurrent_runs_threads(self, scenario: Scenario, instrumented: Any, exporter: SnapshotExporter) -> None:
-        """X-1: 20 runs at once in a thread pool (contexts copied) stay 20 separate traces."""
+        """X-1: 20 runs at once in a thread pool (contexts copied) stay 20 separate traces; inside each run's tool
+        current_agent_span() is its own agent span."""
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
             futures = [pool.submit(_run_in_context, scenario.run, "", f"run{i}") for i in range(20)]
             for f in futures:
@@ -495,7 +516,8 @@ class ContractSuite:
     # -- X-7 ----------------------------------------------------------------------
     def test_x7_content_switch_covers_everything(self, scenario: Scenario, provider: Any,
                                                  exporter: SnapshotExporter, monkeypatch: pytest.MonkeyPatch) -> None:
-        """X-7: with NO_CONTENT, no attribute, event or span name contains the marker."""
+        """X-7: with NO_CONTENT, no attribute, event or span name contains the marker, nor a SHA-256 (a digest of
+        a short prompt gives it back to a dictionary; with content on, media past the budget keeps one)."""
         monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
         inst = scenario.instrumentor_cls()
         inst.instrument(tracer_provider=provider)
@@ -510,11 +532,11 @@ class ContractSuite:
         for s in exporter.spans:
             assert MARKER not in s.name
             for key, value in s.attributes.items():
-                assert MARKER not in str(value), (s.name, key)
+                assert MARKER not in str(value) and not _SHA256.search(str(value)), (s.name, key)
             for name, attrs in s.events:
                 assert MARKER not in name
                 for key, value in attrs.items():
-                    assert MARKER not in str(value), (s.name, name, key)
+                    assert MARKER not in str(value) and not _SHA256.search(str(value)), (s.name, name, key)
         # and with content on, the marker is there (the switch is what removed it)
         exporter.clear()
         monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
@@ -525,6 +547,28 @@ class ContractSuite:
         finally:
             inst.uninstrument()
         assert any(MARKER in str(v) for s in exporter.spans for v in s.attributes.values())
+
+    def test_x7_content_off_keeps_the_run_context(self, scenario: Scenario, provider: Any,
+                                                  exporter: SnapshotExporter, monkeypatch: pytest.MonkeyPatch) -> None:
+        """X-7: the application's own labels (otel_agents.using_metadata, using_tags) are not captured content:
+        with content off every semantic span of the run still carries them, as OpenInference's TraceConfig
+        masking never hides metadata or tags (a secret-named key in them is still redacted)."""
+        import otel_agents
+
+        monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        try:
+            with otel_agents.using_metadata({"tenant": "t-1", "password": "hunter2-" + MARKER}), \
+                    otel_agents.using_tags(["beta"]):
+                scenario.run(marker=MARKER)
+        finally:
+            inst.uninstrument()
+        spans = exporter.semantic()
+        assert spans
+        for s in spans:
+            assert json.loads(s.attributes["metadata"]) == {"tenant": "t-1", "password": "[REDACTED]"}, s.name
+            assert tuple(s.attributes["tag.tags"]) == ("beta",), s.name
 
     # The facts that are not content: with content off they are recorded as with it on (issue 40's content-off
     # paths build no messages: a finish reason, usage or a tool's name must not go with them).
@@ -1035,6 +1079,7 @@ class ContractSuite:
             _keep_inherited_loop()
             scenario.tool_hook = None
             scenario.probes.clear()
+            scenario.agent_spans.clear()
             scenario.after_fork_in_child()
             exporter.clear()
             batched.clear()

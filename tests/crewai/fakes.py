@@ -4,9 +4,11 @@
   ``Action: <tool>`` / ``Action Input: <json>``, its next turn a
   ``Final Answer`` quoting the tool's observation. Like CrewAI's provider
   classes it reports usage through ``_emit_call_completed_event``.
-* :class:`NativeLLM` drives native function calling: ``supports_function_calling()``
-  is true, its first turn returns OpenAI-style tool calls (CrewAI's executor
-  runs them), its next turn the answer.
+* :class:`NativeLLM` drives native function calling as CrewAI's OpenAI provider does:
+  ``supports_function_calling()`` is true, its first turn returns the OpenAI SDK's tool
+  calls (CrewAI's executor runs them), its next turn the answer, each announced by an
+  ``LLMCallCompletedEvent`` with usage, finish reason and response id (recorded in ``sent``).
+* :class:`SilentNativeLLM` is a user's own function-calling LLM that emits no event.
 * :class:`ActionsLLM` (ReAct) makes a scripted sequence of tool calls before answering.
 """
 
@@ -103,13 +105,34 @@ class ActionsLLM(ReactLLM):
         return f"Thought: I now know the final answer\nFinal Answer: {_observation(messages)}"
 
 
+# OpenAI's finish reasons as OTel GenAI names them (gen_ai.response.finish_reasons, a message's finish_reason)
+GENAI_FINISH = {"tool_calls": "tool_call", "stop": "stop"}
+NATIVE_TURNS = ({"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35, "cached_prompt_tokens": 8})
+
+
+def _function_tool_call(call_id: str, name: str, arguments: str) -> Any:
+    """One tool call as the OpenAI SDK parses it (what CrewAI's OpenAI provider returns from ``call``)."""
+    try:
+        from openai.types.chat import ChatCompletionMessageFunctionToolCall as ToolCall
+    except ImportError:  # openai < 1.99: one tool-call class
+        from openai.types.chat import ChatCompletionMessageToolCall as ToolCall
+    return ToolCall(id=call_id, type="function", function={"name": name, "arguments": arguments})
+
+
 class NativeLLM(BaseLLM):
-    """Native function calling: ``n_calls`` tool calls on the first turn, then the answer."""
+    """Native function calling, as CrewAI's OpenAI provider does it (``crewai.llms.providers.openai``,
+    Chat Completions): ``n_calls`` tool calls on the first turn, returned as the OpenAI SDK's tool-call objects
+    after an ``LLMCallCompletedEvent`` of type ``TOOL_CALL`` with finish reason ``tool_calls``; then the answer,
+    after one of type ``LLM_CALL`` with ``stop``. Each completion carries the usage (``NATIVE_TURNS``, turn by
+    turn, then the last again) and a response id. ``sent`` records what each call reported, the ground truth
+    for the model spans."""
 
     llm_type: str = "scripted"
     tool_name: str = "lookup_order"
     tool_args: dict[str, Any] = {"order_id": "A100"}
     n_calls: int = 1
+    sent: list[dict[str, Any]] = []
 
     def __init__(self, **data: Any) -> None:
         data.setdefault("model", "scripted-native")
@@ -117,11 +140,45 @@ class NativeLLM(BaseLLM):
 
     def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
              from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
+        with llm_call_context():
+            self._emit_call_started_event(messages=messages, tools=tools, callbacks=callbacks,
+                                          available_functions=available_functions, from_task=from_task,
+                                          from_agent=from_agent)
+            results = [m for m in messages if m.get("role") == "tool"] if not isinstance(messages, str) else []
+            sent = {"usage": dict(NATIVE_TURNS[min(len(self.sent), len(NATIVE_TURNS) - 1)]),
+                    "response_id": f"chatcmpl-{len(self.sent) + 1}"}
+            if tools and not results:
+                reply: Any = [_function_tool_call(f"call_{i}", self.tool_name, json.dumps(self.tool_args))
+                              for i in range(self.n_calls)]
+                sent.update(finish_reason="tool_calls", call_type=LLMCallType.TOOL_CALL)
+            else:
+                reply = f"Answer: {results[-1]['content'] if results else 'nothing to report'}"
+                sent.update(finish_reason="stop", call_type=LLMCallType.LLM_CALL)
+            self.sent.append(sent)
+            self._emit_call_completed_event(response=reply, from_task=from_task, from_agent=from_agent,
+                                            messages=messages, **sent)
+            return reply
+
+    def supports_function_calling(self) -> bool:
+        return True
+
+
+class SilentNativeLLM(BaseLLM):
+    """A user's own function-calling LLM that calls none of CrewAI's ``_emit_call_*`` helpers: tool calls as
+    OpenAI-style dicts on the first turn, then the answer; no event, no usage, no finish reason."""
+
+    llm_type: str = "scripted"
+
+    def __init__(self, **data: Any) -> None:
+        data.setdefault("model", "scripted-silent")
+        super().__init__(**data)
+
+    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
+             from_task: Any = None, from_agent: Any = None, response_model: Any = None) -> Any:
         results = [m for m in messages if m.get("role") == "tool"] if not isinstance(messages, str) else []
         if tools and not results:
-            return [{"id": f"call_{i}", "type": "function",
-                     "function": {"name": self.tool_name, "arguments": json.dumps(self.tool_args)}}
-                    for i in range(self.n_calls)]
+            return [{"id": "call_0", "type": "function",
+                     "function": {"name": "lookup_order", "arguments": json.dumps({"order_id": "A100"})}}]
         return f"Answer: {results[-1]['content'] if results else 'nothing to report'}"
 
     def supports_function_calling(self) -> bool:

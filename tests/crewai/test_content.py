@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.crewai.fakes import NativeLLM, ReactLLM, ReplyLLM, one_agent_crew
+from tests.crewai.fakes import GENAI_FINISH, NativeLLM, ReactLLM, ReplyLLM, one_agent_crew
 from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))  # 48 bytes
@@ -129,7 +129,8 @@ def test_native_crew_tools_offered_tool_call_and_system_prompt_m2_m3_m4(instrume
     """M-3: the tool schemas CrewAI passes to a function-calling LLM are gen_ai.tool.definitions and
     llm.tools.N; M-2: its tool-call answer is one tool_call part; M-4: the role/goal/backstory prompt is
     gen_ai.system_instructions and the first OpenInference message, role system."""
-    one_agent_crew(NativeLLM()).kickoff()
+    llm = NativeLLM()
+    one_agent_crew(llm).kickoff()
     first = _model_attrs(exporter)
     assert json_attribute(first, "gen_ai.system_instructions") == [{"type": "text", "content": SYSTEM}]
     assert first["llm.input_messages.0.message.role"] == "system"
@@ -142,8 +143,11 @@ def test_native_crew_tools_offered_tool_call_and_system_prompt_m2_m3_m4(instrume
     assert json.loads(first["llm.tools.0.tool.json_schema"]) == {"type": "function", "function": {
         "name": "lookup_order", "description": "Look up an order by its id and return its status.",
         "parameters": params}}
-    assert json_attribute(first, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "", "parts": [
-        {"type": "tool_call", "id": "call_0", "name": "lookup_order", "arguments": {"order_id": "A100"}}]}]
+    assert json_attribute(first, "gen_ai.output.messages") == [{"role": "assistant", "finish_reason": "tool_call",
+                                                                "parts": [{"type": "tool_call", "id": "call_0",
+                                                                           "name": "lookup_order",
+                                                                           "arguments": {"order_id": "A100"}}]}]
+    assert GENAI_FINISH[llm.sent[0]["finish_reason"]] == "tool_call"  # what the fake's completion event carried
 
 
 def test_react_crew_tools_described_in_the_prompt_m3(instrumented: Any, exporter: Any) -> None:

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor, _models, _tools
-from tests.crewai.fakes import NativeLLM, one_agent_crew
+from tests.crewai.fakes import GENAI_FINISH, NativeLLM, one_agent_crew
 from tests.spans import SnapshotExporter, spy_calls
 
 CONVERTERS = ((_models, "chat_messages"), (_models, "output_message"), (_models, "_request_parameters"),
@@ -64,16 +64,17 @@ def test_suppressed_kickoff_adds_nothing(provider: Any, exporter: SnapshotExport
 
 def test_content_off_converts_no_message(provider: Any, exporter: SnapshotExporter, converted: list[str]) -> None:
     """Content off, native tool calling: no message, output or tool argument is converted (each would
-    be dropped); request parameters and the tool call id are still recorded (they are not content); the
-    fake sends no finish reason and none is guessed from the tool calls."""
+    be dropped); request parameters, the tool call id and the finish reasons the provider sent are still
+    recorded (they are not content)."""
     inst = _instrument(provider, capture_content=False)
+    llm = NativeLLM()
     try:
-        one_agent_crew(NativeLLM()).kickoff()
+        one_agent_crew(llm).kickoff()
     finally:
         inst.uninstrument()
     assert set(converted) == {"_request_parameters"}
-    first = exporter.semantic("model")[0]
-    assert "gen_ai.response.finish_reasons" not in first.attributes
+    assert [m.attributes.get("gen_ai.response.finish_reasons") for m in exporter.semantic("model")] == \
+        [(GENAI_FINISH[sent["finish_reason"]],) for sent in llm.sent]
     tool_span = exporter.semantic("tool")[0]
     assert tool_span.attributes["gen_ai.tool.call.id"] == "call_0"
     assert "gen_ai.tool.call.arguments" not in tool_span.attributes

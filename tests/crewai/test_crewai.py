@@ -23,7 +23,7 @@ from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
-from tests.crewai.fakes import NativeLLM, ReactLLM, ReplyLLM, clerk, lookup_order, one_agent_crew, order_task
+from tests.crewai.fakes import GENAI_FINISH, NativeLLM, ReactLLM, ReplyLLM, clerk, lookup_order, one_agent_crew, order_task
 from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -204,6 +204,31 @@ def test_cr2_custom_llm_call_is_one_model_span(instrumented: Any, exporter: Snap
     assert json.loads(first.attributes["gen_ai.input.messages"])[0]["role"] == "user"
     assert "Action: lookup_order" in first.attributes["output.value"]
     assert "gen_ai.provider.name" not in first.attributes  # custom class, no provider prefix: not guessed
+
+
+@pytest.mark.parametrize("content", [True, False], ids=["content", "no-content"])
+def test_cr2_native_calls_report_what_the_provider_sent(content: bool, instrument: Any,
+                                                         exporter: SnapshotExporter) -> None:
+    """CR-2 on the native path, with a fake that behaves as CrewAI's OpenAI provider does (an
+    LLMCallCompletedEvent per call: TOOL_CALL with tool_calls, then LLM_CALL with stop, each with usage and a
+    response id): each model span has exactly the usage, finish reason and response id its call sent, with
+    content capture on or off (none of them is content)."""
+    instrument(capture_content=content)
+    llm = NativeLLM()
+    one_agent_crew(llm).kickoff()
+    models = of_kind(one_trace(exporter), "model")
+    assert len(models) == len(llm.sent) == 2
+    for span, sent in zip(models, llm.sent):
+        a, usage = span.attributes, sent["usage"]
+        assert a["gen_ai.response.finish_reasons"] == (GENAI_FINISH[sent["finish_reason"]],)
+        assert a["gen_ai.response.id"] == sent["response_id"]
+        assert a["gen_ai.usage.input_tokens"] == usage["prompt_tokens"]
+        assert a["gen_ai.usage.output_tokens"] == usage["completion_tokens"]
+        assert a["llm.token_count.total"] == usage["total_tokens"]
+        assert a.get("gen_ai.usage.cache_read.input_tokens") == (usage.get("cached_prompt_tokens") or None)
+        if content:
+            assert json.loads(a["gen_ai.output.messages"])[0]["finish_reason"] == GENAI_FINISH[sent["finish_reason"]]
+    assert [sent["finish_reason"] for sent in llm.sent] == ["tool_calls", "stop"]
 
 
 def test_cr2_partial_usage_stays_partial(instrumented: Any, exporter: SnapshotExporter) -> None:

@@ -15,7 +15,7 @@ from crewai.events import crewai_event_bus
 from crewai.events.types.llm_events import LLMCallCompletedEvent, LLMCallStartedEvent
 from opentelemetry import trace
 
-from tests.crewai.fakes import NativeLLM, one_agent_crew
+from tests.crewai.fakes import SilentNativeLLM, one_agent_crew
 from tests.spans import SnapshotExporter
 
 
@@ -54,7 +54,7 @@ def test_a_custom_llm_emits_no_events_but_gets_model_spans(instrumented: Any, ex
                                                            llm_events: list) -> None:
     """A custom BaseLLM that does not call CrewAI's _emit_call_* helpers produces no LLM events at
     all; an event-based instrumentation would miss its calls. The call() wrapper does not."""
-    one_agent_crew(NativeLLM()).kickoff()
+    one_agent_crew(SilentNativeLLM()).kickoff()
     crewai_event_bus.flush()
     assert llm_events == []
     assert len(exporter.semantic("model")) == 2

@@ -128,7 +128,7 @@ class RunResult:
     def final_text(self) -> str | None:
         for event in reversed(self.events):
             if event.content and event.content.parts and not event.partial:
-                texts = [p.text for p in event.content.parts if p.text]
+                texts = [p.text for p in event.content.parts if p.text and not p.thought]  # a thought is not the answer
                 if texts:
                     return "".join(texts)
         return None

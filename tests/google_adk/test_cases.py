@@ -20,7 +20,7 @@ from opentelemetry.trace import StatusCode
 from otel_agents.instrumentors.google_adk import GoogleADKInstrumentor
 from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
-from tests.spans import SnapshotExporter, ancestors, parent_of, tree
+from tests.spans import SnapshotExporter, ancestors, assert_reasoning_then_answer, parent_of, tree
 
 from .agents import lookup_order, refund, support_agent
 from .fakes import Raise, Raw, ScriptedLlm, Stream, Text, call, calls, run_agent
@@ -354,6 +354,27 @@ def test_tool_call_records_content_parts_and_tools(instrumented: Any, exporter: 
         validate_genai_json(span.attributes)
 
 
+def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, exporter: SnapshotExporter,
+                                                            envelopes: list) -> None:
+    """M-1: Gemini answers with a thought part (with its signature) and a text part: the model span's output is a
+    reasoning part with the thought and a text part with the answer, the OpenInference content the answer alone;
+    the signature nowhere; the agent's output and the envelope's public_output the answer."""
+    from google.genai import types
+
+    answer, thought = "Your refund was approved.", "The user wants a refund; policy allows it."
+    reply = LlmResponse(content=types.Content(role="model", parts=[
+        types.Part(text=thought, thought=True, thought_signature=b"SIGNATURE-BYTES"), types.Part(text=answer)]),
+        model_version="scripted-1-0001", finish_reason=types.FinishReason.STOP, usage_metadata=None)
+    result = run_agent(support_agent(ScriptedLlm([Raw(reply)])))
+    assert result.final_text == answer
+    [model], [agent] = exporter.semantic("model"), exporter.semantic("agent")
+    assert_reasoning_then_answer(model, agent, thought, answer)
+    for span in exporter.spans:
+        assert not any("SIGNATURE" in str(v) or "U0lHTkFUVVJF" in str(v) for v in span.attributes.values())
+    [envelope] = check(envelopes)
+    assert envelope["public_output"] == answer
+
+
 def test_parallel_tool_calls(instrumented: Any, exporter: SnapshotExporter) -> None:
     """Two function calls in one response: two tool spans under the agent, each with its own call id."""
     script = [calls(("lookup_order", {"order_id": "A1"}), ("lookup_order", {"order_id": "A2"})), "Both shipped."]
@@ -468,6 +489,23 @@ def test_long_running_tool_marks_the_run_paused(instrumented: Any, exporter: Sna
     [agent] = exporter.semantic("agent")
     assert tool.attributes.get("otel_agents.run.paused") is True
     assert agent.attributes.get("otel_agents.run.paused") is True
+
+
+def test_e2_paused_run_does_not_leak_its_state(instrumented: Any, envelopes: list) -> None:
+    """E-2 in ADK: a run paused on a long-running tool folds to ``status: paused`` with a ``paused`` line; its
+    ``public_output`` is the assistant's text before the pause, never the user's message."""
+    from google.adk.tools.long_running_tool import LongRunningFunctionTool
+
+    def ask_manager(order_id: str) -> dict:
+        """Ask a manager to approve a refund."""
+        return {"status": "pending"}
+
+    run_agent(support_agent(ScriptedLlm([call("ask_manager", order_id="A1"), "Waiting for approval."]),
+                            tools=[LongRunningFunctionTool(func=ask_manager)]), "Refund SECRET-ORDER-9 please")
+    [env] = check(envelopes)
+    assert env["status"] == "paused"
+    assert env["public_output"] in (None, "Waiting for approval."), env["public_output"]
+    assert any(line.strip().startswith("paused ") for line in env["evaluation_context"].splitlines())
 
 
 def test_every_envelope_is_valid(instrumented: Any, envelopes: list) -> None:

@@ -57,6 +57,24 @@ def test_nesting_merges_tags_and_metadata_and_exit_restores(exporter) -> None:
     assert current_run_attributes() == {}
 
 
+def test_content_off_keeps_the_applications_labels_and_redacts_their_secrets(exporter, monkeypatch) -> None:
+    """Content capture off hides captured content, not the run context the application attaches: as
+    OpenInference's TraceConfig (OPENINFERENCE_HIDE_*) never masks session.id, user.id, metadata or tag.tags,
+    they are written; a secret in metadata is still redacted. The prompt and answer are not written."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")
+
+    @otel_agents.agent
+    def answer(question: str) -> str:
+        return "ANSWER-TEXT"
+
+    with otel_agents.using_tags(["beta"]), otel_agents.using_metadata({"tier": "gold", "api_key": "sk-" + "a" * 40}):
+        answer("PROMPT-TEXT")
+    a = attrs_of(exporter, "invoke_agent answer")
+    assert list(a["tag.tags"]) == ["beta"]
+    assert json.loads(a["metadata"]) == {"tier": "gold", "api_key": "[REDACTED]"}
+    assert "PROMPT-TEXT" not in str(a) and "ANSWER-TEXT" not in str(a)
+
+
 def test_none_ids_add_nothing_and_odd_metadata_is_encoded(exporter, monkeypatch) -> None:
     monkeypatch.setenv("OTEL_AGENTS_MAX_CONTENT_LENGTH", "256")
     import datetime

@@ -121,20 +121,27 @@ def test_oa2_one_model_span_per_request(instrumented: Any, exporter: SnapshotExp
         assert a["output.value"] == "Your refund was approved."
 
 
-def test_oa2_both_instrumentors_on(provider: Any, exporter: SnapshotExporter) -> None:
-    """OA-2 with our OpenAI client instrumentor on too: still exactly one model span per request."""
+@pytest.mark.parametrize("frameworks", [["openai_agents", "openai"], ["openai"]], ids=["both", "client_alone"])
+def test_oa2_with_the_client_instrumentor(provider: Any, exporter: SnapshotExporter, frameworks: list[str]) -> None:
+    """OA-2 with our OpenAI client instrumentor on too, and with it alone: still exactly one model span per
+    request (run and run_streamed), each with 11/7/4 tokens and the response text, the streamed one included;
+    under the agent's span whenever the Agents SDK instrumentor is on."""
     pytest.importorskip("otel_agents.instrumentors.openai")
     import otel_agents
 
-    otel_agents.instrument(provider, frameworks=["openai_agents", "openai"])
+    otel_agents.instrument(provider, frameworks=frameworks)
     try:
         models, _ = _oa2_runs(exporter)
     finally:
         otel_agents.uninstrument()
     assert len(models) == 2, tree(exporter.spans)
     for m in models:
-        assert parent_of(m, exporter.spans).semantic_kind == "agent"
-        assert m.attributes["gen_ai.usage.input_tokens"] == 11 and m.attributes["gen_ai.usage.output_tokens"] == 7
+        if "openai_agents" in frameworks:
+            assert parent_of(m, exporter.spans).semantic_kind == "agent"
+        a = m.attributes
+        assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"],
+                a["gen_ai.usage.cache_read.input_tokens"]) == (11, 7, 4), m.name
+        assert a["output.value"] == "Your refund was approved.", m.name
 
 
 # -- OA-3 ----------------------------------------------------------------------------------------------
@@ -270,12 +277,15 @@ def test_oa4a_max_turns_fails_all_the_way_up(instrumented: Any, exporter: Snapsh
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_oa4b_model_error_fails_all_the_way_up(instrumented: Any, exporter: SnapshotExporter, mode: str) -> None:
-    """OA-4 (b): the model step raises RuntimeError: unchanged to the caller; model, agent, root ERROR."""
+def test_oa4b_model_error_fails_all_the_way_up(instrumented: Any, exporter: SnapshotExporter, memory: Any,
+                                               mode: str) -> None:
+    """OA-4 (b): the model step raises RuntimeError: unchanged to the caller; model, agent, root ERROR; the
+    envelope has an error line."""
     agent = Agent(name="support", instructions="x", model=RaisingResponsesModel(RuntimeError("upstream 500")))
     with pytest.raises(RuntimeError, match="upstream 500"):
         run_mode(mode, agent, "where?")
     _errored_up(exporter, "RuntimeError")
+    assert any(line.startswith("error") and "RuntimeError" in line for line in lines_of(memory))
     [model] = exporter.semantic("model")
     assert model.status == StatusCode.ERROR and model.attributes["error.type"] == "RuntimeError"
 
@@ -473,6 +483,69 @@ def test_content_off(provider: Any, exporter: SnapshotExporter, monkeypatch: pyt
         assert "SECRET" not in str(s.attributes), s.name
     assert exporter.semantic("model")[0].attributes["gen_ai.usage.input_tokens"] == 11
     assert exporter.semantic("model")[0].attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+
+
+@pytest.mark.parametrize("content", ["true", "false"])
+def test_trace_metadata_is_run_metadata_whatever_the_content_switch(provider: Any, exporter: SnapshotExporter,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    content: str) -> None:
+    """RunConfig.trace_metadata is the application's labels, as otel_agents.using_metadata's are: on the trace's
+    root, merged over the enclosing using_metadata (the trace's keys win), with content capture on or off
+    (OpenInference never masks metadata; the SDK's trace_include_sensitive_data leaves it). It was content: gone
+    with content off, and with it on the using_metadata keys were replaced on the root."""
+    import otel_agents
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", content)
+    inst = OpenAIAgentsInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        handler = ScriptedResponses([call(("lookup_order", {"order_id": "A1"})), say("done")])
+        agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[lookup_order])
+        with otel_agents.using_metadata({"tenant": "t-1", "tier": "silver"}):
+            Runner.run_sync(agent, "go", run_config=RunConfig(trace_metadata={"tier": "gold", "experiment": "e7"}))
+    finally:
+        inst.uninstrument()
+    spans = exporter.semantic()
+    assert sorted(s.semantic_kind for s in spans) == ["agent", "chain", "model", "model", "tool"]
+    [root] = exporter.semantic("chain")
+    assert json.loads(root.attributes["metadata"]) == {"tenant": "t-1", "tier": "gold", "experiment": "e7"}
+    for s in spans:
+        if s is not root:
+            assert json.loads(s.attributes["metadata"]) == {"tenant": "t-1", "tier": "silver"}, s.name
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list,
+                                                    mode: str) -> None:
+    """E-2 in the Agents SDK: a ``needs_approval`` tool the model calls is not run; the run returns with
+    ``interruptions``. The tool span and the agent span are marked paused (the tool's span was ``ok`` with the
+    SDK's internal result object dumped as its output), and the envelope is ``status: paused`` with a ``paused``
+    line and no output leaked from the run's state."""
+    ran: list[str] = []
+
+    @function_tool(needs_approval=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        ran.append(order_id)
+        return "refunded"
+
+    handler = ScriptedResponses([call(("refund", {"order_id": "A1"})), say("Refunded.")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+    assert run_mode(mode, agent, "Refund SECRET-ORDER-9") is None and ran == []
+    [tool], [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
+    assert "tool_approval_item" not in json.dumps(tool.attributes)  # no SDK object dumped as the tool's output
+    if "otel_agents.run.paused" not in tool.attributes and "output.value" not in tool.attributes:
+        # openai-agents 0.24 records a pending approval's function span with output None (0.20 recorded its
+        # FunctionToolResult, which we read): a tracing processor cannot tell it from a tool that returned None.
+        pytest.xfail("this openai-agents hides a pending approval from tracing processors (known gap: read "
+                     "RunResult.interruptions)")
+    for span in (tool, agent_span):
+        assert span.attributes.get("otel_agents.run.paused") is True, span.name
+        assert span.status != StatusCode.ERROR
+    assert "gen_ai.tool.call.result" not in tool.attributes and "output.value" not in tool.attributes
+    [env] = check(envelopes)
+    assert env["status"] == "paused" and env["public_output"] is None
+    assert any(line.strip().startswith("paused ") for line in env["evaluation_context"].splitlines())
 
 
 def test_tool_definitions_offered(instrumented: Any, exporter: SnapshotExporter) -> None:

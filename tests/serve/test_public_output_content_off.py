@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from otel_agents.serve.replay import input_key
 from tests.serve.test_server import rpc, run_stdio
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,3 +25,5 @@ def test_public_output_is_returned_with_content_off(monkeypatch: pytest.MonkeyPa
     assert result["tool_calls"] and all(c["arguments"] == {} and c.get("result") is None for c in result["tool_calls"])
     rest = json.dumps({k: v for k, v in result.items() if k != "public_output"})
     assert QUESTION not in rest and answer not in rest and "B200" not in rest
+    # nor a digest of it: a SHA-256 of a short prompt gives it back to a dictionary (its replay key, input_sha256)
+    assert input_key(QUESTION) not in rest and "input_sha256" not in rest

@@ -54,7 +54,7 @@ from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, Reaso
                        ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, media_part, modality_of)
 from .model import output_type_of
 from .registry import SpanRegistry
-from .run_context import current_run_attributes, pop_run_attributes, push_run_attributes
+from .run_context import current_run_attributes, merged_metadata, pop_run_attributes, push_run_attributes
 from .settings import Settings
 from .span import SemanticSpan, Telemetry, Usage, non_recording_span, otel_value, semantic_span_for
 from .usage import token_count, token_sum
@@ -66,6 +66,6 @@ __all__ = [
     "Activation", "AsyncStepIterator", "EnteredStack", "call_target", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
-    "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable", "token_count", "token_sum",
+    "merged_metadata", "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable", "token_count", "token_sum",
     "watch_stream", "wrap_stream",
 ]

@@ -18,8 +18,10 @@ envelope (incomplete, and a logs record), never waited for longer (docs/collect.
 
 With --replay SOURCE (no TARGET), stored runs answer the steps instead of an agent, so `ecp run` grades
 yesterday's runs with a new manifest without a model call (otel_agents.serve.replay). Every step's root
-records otel_agents.ecp.scenario.id, otel_agents.ecp.step.index and otel_agents.ecp.step.input_sha256, which
-the replay matches on.
+records otel_agents.ecp.scenario.id, otel_agents.ecp.step.index and, with content capture on,
+otel_agents.ecp.step.input_sha256, which the replay matches on (with content off no digest of the input is
+written: a short input's SHA-256 gives it back to a dictionary, so such runs are replayed from their traces
+only when they hold the input, which they do not).
 
 A step still running after --step-timeout seconds is answered with an error and
 the server keeps serving. HTTP binds loopback only unless --allow-remote is given,

@@ -18,7 +18,9 @@ Matching a manifest step to a stored run (:class:`Replayer`):
    scenario it belongs to (``otel_agents.ecp.scenario.id``: one id from an
    ``agent/initialize`` to the next, which is how ``ecp run`` starts each
    scenario), the step's 1-based position in it (``otel_agents.ecp.step.index``)
-   and the SHA-256 of its normalised input (``otel_agents.ecp.step.input_sha256``).
+   and, with content capture on, the SHA-256 of its normalised input (``otel_agents.ecp.step.input_sha256``;
+   with content off it is not written: a digest of a short input gives it back to a dictionary, and such a
+   run records no input to match).
    ECP's ``agent/step`` carries only the input, so a replayed scenario is bound,
    on its first step, to the first stored scenario not yet replayed whose inputs
    so far are the same, in the same positions; its next steps are answered from
@@ -342,7 +344,8 @@ class Replayer:
         where = f" (lines {', '.join(lines[:5])}{', …' if len(lines) > 5 else ''})" if lines else ""
         return (f"{len(self.inputless)} of the {len(self.runs)} stored runs record no input{where} and match no "
                 "step (an envelope matches only by the otel_agents.ecp.step.input_sha256 that `ecp serve` records "
-                "on its root, a trace also by its root's input.value): replay those runs' trace file instead")
+                "on its root with content capture on, a trace also by its root's input.value): replay those runs' "
+                "trace file instead, or record them with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true")
 
     def answer(self, state: ReplayState, text: str) -> dict[str, Any]:
         """The envelope for the next step of ``state`` with input ``text`` (marked replayed).

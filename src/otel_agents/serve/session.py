@@ -333,9 +333,9 @@ class ECPSession:
             self.collector.watch(trace_id)
             root.set_input(user_input)
             self._steps += 1
-            root.set_attributes({A.OTEL_AGENTS_ECP_SCENARIO_ID: self._scenario,
-                                      A.OTEL_AGENTS_ECP_STEP_INDEX: self._steps,
-                                      A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256: input_key(user_input)})
+            root.set_attributes({A.OTEL_AGENTS_ECP_SCENARIO_ID: self._scenario, A.OTEL_AGENTS_ECP_STEP_INDEX: self._steps})
+            if self.telemetry.settings.content_enabled():  # a short input's SHA-256 gives it back to a dictionary
+                root.set_attribute(A.OTEL_AGENTS_ECP_STEP_INPUT_SHA256, input_key(user_input))
             future = self.runner.submit("step", user_input, context=_context_with(root))
             try:
                 outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.step_timeout)

@@ -32,14 +32,14 @@ import asyncio
 import sys
 from collections import OrderedDict
 from datetime import datetime
-from typing import Any
+from typing import Any, Mapping
 
 from agents.tracing import TracingProcessor, get_current_span, get_current_trace
 from opentelemetry import context as otel_context
 
 from ..._spans.finalisers import new_lock
 from ..._spans import (SemanticSpan, SpanRegistry, Telemetry, guard, in_forked_child, instrumentation_enabled,
-                       pop_run_attributes, probes, push_run_attributes, report_internal_error)
+                       merged_metadata, pop_run_attributes, probes, push_run_attributes, report_internal_error)
 from ...semconv import Kind, attributes as A, guardrail_attributes
 from . import _convert
 
@@ -184,9 +184,11 @@ class OtelAgentsProcessor(TracingProcessor):
             finally:
                 if token is not None:
                     pop_run_attributes(token)
+            # The trace's metadata is the application's labels, as using_metadata's are (merged over them), so it
+            # is written with content capture on or off (the SDK's trace_include_sensitive_data leaves it too).
             metadata = getattr(sdk_trace, "metadata", None)
-            if metadata:
-                root.set_content(A.METADATA, metadata, as_json=True)
+            if metadata and isinstance(metadata, Mapping):
+                root.set_attributes(merged_metadata(metadata))
             rec = TraceRec(root)
             self.traces.put(sdk_trace.trace_id, root, rec)
             rec.ctx = root.context()
@@ -641,11 +643,23 @@ class OtelAgentsProcessor(TracingProcessor):
         sem.set_tool(name, call_id=call_id, tool_type="function",
                      arguments=arguments if arguments is not None else called_with)
         output = getattr(data, "output", None)
-        if output is not None:
+        if _awaits_approval(output):  # a needs_approval tool not run yet: the run stops for a human (paused)
+            sem.mark_paused()
+            if rec.agent is not None:
+                rec.agent.sem.mark_paused()
+        elif output is not None:
             sem.set_tool_result(output)
         mcp = getattr(data, "mcp_data", None)
         if isinstance(mcp, dict) and mcp:
             sem.set_attributes({"mcp.method.name": "tools/call", "mcp.server": mcp.get("server")})
+
+
+def _awaits_approval(output: Any) -> bool:
+    """Whether a function span's output is the SDK's own ``FunctionToolResult`` for a tool call waiting for a
+    human's approval (``needs_approval``: its ``run_item`` a ``ToolApprovalItem``, its ``output`` None), which the
+    SDK records as the span's output: the tool has not run, and the run returns with ``interruptions``."""
+    run_item = getattr(output, "run_item", None) if type(output).__name__ == "FunctionToolResult" else None
+    return getattr(run_item, "type", None) == "tool_approval_item"
 
 
 def _stop_reason(error: BaseException | None, sdk_error: Any) -> str | None:
