@@ -22,7 +22,9 @@ stream, and the OTLP/JSON file exporter's throughput.
   ratio to merely parsing the file's JSON lines (``orjson.loads`` per line, automatic garbage
   collection off as in the command's read: the target's floor). Beside it (``foreign``), each peer's
   golden trace copied to up to 40,000 spans and folded with the default ``--idle-spans`` and with 64:
-  ``held_cost`` near 1.0 says a trace folded costs the same however many traces are held.
+  ``held_cost`` near 1.0 says a trace folded costs the same however many traces are held. And (``held``)
+  peers' traces folded while hundreds of traces of ours wait out the idle window (roots missing), the same
+  ``held_cost`` and its ratio to the parse.
 
 The processor's throughput is reported next to its floor: the same replay through a
 ``TracerProvider`` without the processor (what the SDK itself costs for these spans).
@@ -175,6 +177,44 @@ def foreign_stream_throughput(spans: int, rounds: int) -> dict[str, Any]:
                 entry[key] = round(len(data) / sorted(times)[len(times) // 2])
         entry["held_cost"] = round(entry["spans_per_s"] / entry["spans_per_s_idle_64"], 2)
     return out
+
+
+def held_stream_throughput(spans: int, rounds: int) -> dict[str, Any]:
+    """``otel-agents fold`` over a file where traces of ours are held while peers' traces are folded: the
+    synthetic set without its roots (each trace then waits out the idle window: an MCP or A2A server's side of a
+    call, a run whose root never ended) interleaved with OTel GenAI's golden trace (2-span peer traces, at
+    another time) copied, about ``spans`` spans in all, in batches of ``FILE_BATCH``. Each peer trace folded is
+    compared with the traces of ours held (``PeerViews``). Timed with the default ``--idle-spans`` (hundreds
+    of traces of ours held at once) and with 64 (a handful), alternating with parsing the file's JSON lines
+    in each of ``rounds`` rounds: ``vs_parse_only`` (default window ÷ parse, medians) and ``held_cost`` (the
+    default's spans/s ÷ the small window's: ~1.0 when a peer trace's cost does not grow with the traces of ours
+    held; each peer trace folded walked every held trace of ours before issue 40's nineteenth round)."""
+    from otel_agents.cli import build_parser
+
+    ours = [s for s in trace_set(spans // 2) if s.parent is not None]  # no root: held until idle
+    peers = dict(_foreign_copies(spans - len(ours)))["otel_genai_openai_v2"]
+    step = max(1, len(peers) // max(1, len(ours)))
+    data = [s for i, o in enumerate(ours) for s in (o, *peers[i * step:(i + 1) * step])]
+    data += peers[len(ours) * step:]
+    with tempfile.TemporaryDirectory(prefix="otel-agents-bench-") as tmp:
+        path, target = os.path.join(tmp, "traces.jsonl"), os.path.join(tmp, "envelopes.jsonl")
+        _store(data, path)
+        default, small, parses = [], [], []
+        arguments = build_parser("fold").parse_args(["fold", path, "-o", target])
+        idle_64 = build_parser("fold").parse_args(["fold", path, "-o", target, "--idle-spans", "64"])
+        for _ in range(rounds):
+            parses.append(_parse_only_seconds(path))
+            default.append(_fold_seconds(arguments))
+            small.append(_fold_seconds(idle_64))
+
+    def median(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    return {"spans": len(data), "ours": len(ours), "peers": len(peers), "rounds": rounds,
+            "spans_per_s": round(len(data) / median(default)),
+            "spans_per_s_idle_64": round(len(data) / median(small)),
+            "vs_parse_only": rounded(bootstrap_ratio(default, parses), 2),
+            "held_cost": round(median(small) / median(default), 2)}
 
 
 def _rss_mib() -> float:

@@ -25,6 +25,16 @@ Two steps, run from the repository root (no timing; the machine's load does not 
    without ``include_thoughts``; the foreign golden traces of ``tests/exporters/foreign`` and the synthetic
    set read from OTLP/JSON through ``fold()`` and through ``StreamFolder``; and those traces replayed through
    a ``TracerProvider`` with ``ECPFoldingProcessor`` (their own ids and times).
+
+3. **One large file** for ``otel-agents fold`` (its speed on a mixed input; compare its envelopes and standard
+   error with ``cmp`` too)::
+
+       .venv/bin/python -m benchmarks.fold_equivalence otlp /tmp/corpus /tmp/corpus.jsonl 15
+
+   each distinct recorded run (not the ``include_thoughts`` copies) as one OTLP/JSON line with a trace id of its
+   own, its spans in end order; the foreign golden traces and the synthetic set each copied that many times with
+   fresh trace ids; every source's lines spread evenly over the file in their own order (15 copies: ~125,000
+   spans, ~140 MB).
 """
 
 from __future__ import annotations
@@ -199,6 +209,48 @@ def write_synthetic(corpus: str, spans: int = 3000) -> None:
     exporter.shutdown()
 
 
+def write_otlp(corpus: str, out_path: str, copies: int) -> None:
+    """The corpus as one OTLP/JSON-lines file (step 3 of the module docstring)."""
+    import hashlib
+    import json
+    import re
+
+    from otel_agents.exporters.file import to_otlp_json
+
+    def new_id(*key: Any) -> int:
+        return int.from_bytes(hashlib.blake2b(repr(key).encode(), digest_size=16).digest(), "big")
+
+    records: list[Any] = []
+    for path in sorted(glob.glob(os.path.join(corpus, "*.pkl"))):
+        with open(path, "rb") as f:
+            records += pickle.load(f)
+    ours, seen = [], set()
+    for i, (thoughts, trace_id, _, _, plain) in enumerate(records):
+        key = (trace_id, tuple(sorted(t[1][1] for t in plain if t[1])))
+        if thoughts or key in seen:  # the same run recorded twice (by two fold paths of one test): once
+            continue
+        seen.add(key)
+        tid = new_id("run", i, trace_id)
+        spans = [_span((t[0], (tid, *t[1][1:]), (tid, *t[2][1:]) if t[2] else None, *t[3:]), False)
+                 for t in plain if t[1]]
+        spans.sort(key=lambda s: s.end_time or 0)  # stored as they end
+        ours.append(json.dumps(to_otlp_json(spans), separators=(",", ":")))
+    trace_id_field = re.compile(r'"traceId": ?"([0-9a-fA-F]{32})"')
+    sources = [ours]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for path in sorted(glob.glob(os.path.join(root, "tests", "exporters", "foreign", "*.jsonl"))) + [
+            os.path.join(corpus, "synthetic.jsonl")]:
+        with open(path, encoding="utf-8") as f:
+            lines = [line.rstrip("\n") for line in f if line.strip()]
+        for c in range(copies):
+            sources.append([trace_id_field.sub(lambda m: '"traceId":"%032x"' % new_id(path, c, m.group(1)), line)
+                            for line in lines])
+    order = sorted((k / len(lines), j, k) for j, lines in enumerate(sources) for k in range(len(lines)))
+    with open(out_path, "w", encoding="utf-8") as out:
+        for _, j, k in order:
+            out.write(sources[j][k] + "\n")
+
+
 if __name__ == "__main__":
     import logging
 
@@ -207,5 +259,7 @@ if __name__ == "__main__":
         write_synthetic(sys.argv[2])
     elif sys.argv[1:2] == ["fold"]:
         fold_corpus(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["otlp"]:
+        write_otlp(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
         raise SystemExit(__doc__)

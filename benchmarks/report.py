@@ -200,6 +200,13 @@ def table(results: str) -> str:
                      f"{_ci(r['vs_parse_only'])}× the time of parsing its JSON lines ({r['rounds']} rounds)"
                      + (f"; {_ci(r['vs_parse_with_gc'])}× parsing with automatic garbage collection on (the floor "
                         "up to issue 40's sixth round)" if "vs_parse_with_gc" in r else "") + " |")
+        if "held" in r:
+            h = r["held"]
+            lines.append(f"| `otel-agents fold`, peers' traces folded while traces of ours wait out the idle window "
+                         f"({h['spans']:,} spans, {h['ours']:,} of ours) | {h['spans_per_s']:,} spans/s, "
+                         f"{_ci(h['vs_parse_only'])}× parsing; "
+                         f"held_cost {h['held_cost']} (default window ÷ `--idle-spans 64`: ~1.0 when a peer's "
+                         "trace costs the same however many traces of ours are held) |")
         t = r["target"]
         targets.append(("`otel-agents fold FILE` ≤ 3× parsing the file's JSON lines", _ci(t), _verdict(t.get("verdict"))))
         if "proposed_target" in r:

@@ -116,6 +116,7 @@ def _job(job: str, a: argparse.Namespace) -> dict[str, Any]:
     if job == "stream":
         result = exporters.stream_fold_throughput(a.stream_spans, rounds=2 if a.quick else 7)
         result["foreign"] = exporters.foreign_stream_throughput(min(a.stream_spans, 40_000), rounds=1 if a.quick else 3)
+        result["held"] = exporters.held_stream_throughput(min(a.stream_spans, 40_000), rounds=1 if a.quick else 3)
         return result
     if job == "collect":
         return collect.collect_throughput(a.collect_spans)

@@ -100,6 +100,7 @@ def test_benchmark_runner_quick(tmp_path) -> None:
     assert load("file")["spans"] > 0
     stream = load("stream")
     assert stream["spans"] > 0 and stream["runs"] == stream["spans"] // 6 and stream["target"]["target"] == 3.0
+    assert stream["held"]["ours"] > 0 and stream["held"]["peers"] > 0 and stream["held"]["held_cost"] > 0
     collect = load("collect")  # issue 37: one real `ecp collect` process fed OTLP/HTTP protobuf
     assert collect["envelopes"] == collect["runs"] == collect["spans"] // 6 and collect["processor_spans_per_s"] > 0
 

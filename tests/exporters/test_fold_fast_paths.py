@@ -115,3 +115,31 @@ def test_a_spans_usage_is_read_once() -> None:
     assert F.usage(span) == (3, 4, 7)
     span.attributes = {}  # (the fold never changes them: this only shows they are not read again)
     assert F.usage(span) == (3, 4, 7)
+
+
+_WINDOW_EDGES = st.one_of(st.just(0), st.integers(1, 60), st.just(R._NO_END))
+
+
+@given(st.lists(st.tuples(_WINDOW_EDGES, _WINDOW_EDGES), max_size=25), st.lists(st.integers(0, 24), max_size=10),
+       st.lists(st.tuples(st.integers(1, 60), st.integers(1, 60)), min_size=1, max_size=10))
+@settings(max_examples=300, deadline=None)
+@example([(0, R._NO_END), (5, 6), (3, R._NO_END), (0, 4)], [1], [(4, 9), (1, 2)])
+def test_windows_overlapping_is_the_walk_it_replaces(windows: list[tuple[int, int]], removed: list[int],
+                                                     asked: list[tuple[int, int]]) -> None:
+    """``PeerViews`` finds the traces of ours at a peer trace's time by ``_Windows`` (by start, the longest bounded
+    window's length, the open ones apart): the same windows, in the same order, as the walk over every window it
+    replaces (``s < end and start < e``), after windows are added and removed (open ones: a step without a time)."""
+    index = R._Windows()
+    kept = []
+    for i, (start, end) in enumerate(windows):
+        window = (start, max(start, end) if start and end else end, i)
+        index.add(window)
+        kept.append(window)
+    for i in removed:
+        if i < len(kept):
+            index.remove(kept[i])
+    kept = sorted(w for i, w in enumerate(kept) if i not in removed)
+    assert index.sorted == kept
+    for start, end in asked:
+        start, end = min(start, end), max(start, end) + 1
+        assert index.overlapping(start, end) == [w for w in kept if w[0] < end and start < w[1]]

@@ -238,3 +238,69 @@ def test_the_recorded_fixtures_hold_no_path_of_the_machine_they_were_recorded_on
     found = {p.relative_to(root).as_posix(): m.group() for p in fixtures
              if (m := absolute.search(p.read_text(encoding="utf-8")))}
     assert len(fixtures) > 20 and found == {}, found
+
+
+def _held(spans: list[ReadableSpan], ids: int) -> list[ReadableSpan]:
+    """A copy (ids xor-ed with ``ids``) whose top spans name a parent that never comes: held until idle."""
+    out = _copy(spans, ids=ids)
+    for span in out:
+        if span.parent is None:
+            span._parent = SpanContext(span.context.trace_id, 0xDEAD ^ ids, False)
+    return out
+
+
+def test_a_peers_trace_is_compared_with_what_changed_among_the_held_traces_of_ours(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``otel-agents fold`` and ``ecp collect`` hand ``PeerViews`` only the traces of ours held that got a span since
+    a peer's trace was last compared, not every trace held for each peer's trace folded (each walked them all:
+    quadratic in the traces held, thousands with the default window); ``PeerViews`` finds those at the peer's time
+    by their windows. Folded from the end of input, 40 peer traces (at another time) read first, then 40 traces of
+    ours held: 40 traces handed in all, not 1,600; and the peer traces viewing a held trace are still no runs."""
+    spans = read_otlp_json(FIXTURES / "anthropic_openllmetry.otlp.jsonl")
+    ours, theirs = _ours(spans), _theirs(spans)
+    apart = [s for i in range(1, 41) for s in _copy(theirs[:1], ids=i << 40, shift_ns=-10**15)]
+    held = [s for i in range(1, 41) for s in _held(ours[:1], ids=i << 48)]
+    got: list[dict[str, Any]] = []
+    folder = StreamFolder(got.append, hold=True)
+    handed: list[int] = []
+    fold_trace = PeerViews.fold_trace
+
+    def counting(views: PeerViews, *args: Any, held: Any, **kwargs: Any) -> bool:
+        def changes() -> list[Any]:
+            changed = list(held())
+            handed.append(len(changed))
+            return changed
+        return fold_trace(views, *args, held=changes, **kwargs)
+
+    monkeypatch.setattr(PeerViews, "fold_trace", counting)
+    folder.add(apart, 1)
+    folder.add(theirs + held, 2)
+    folder.add(ours, 3)
+    folder.finish()
+    assert sum(handed) == 40 + len({s.context.trace_id for s in ours}) and len(handed) == 40 + len(theirs)
+    ran = {e["trace_id"] for e in check(got)}
+    assert ran == {F.trace_id_hex(s.context.trace_id) for s in apart + held + ours}
+
+
+def test_a_held_trace_of_ours_is_compared_as_it_is_when_a_peers_trace_is_folded() -> None:
+    """``ecp collect`` holds a trace of ours whose root has not come; a peer's trace folded once it idled is compared
+    with the steps that trace has then, also those that came after an earlier peer's trace was compared with it."""
+    from otel_agents.exporters.ecp import TraceGatherer
+
+    spans = read_otlp_json(FIXTURES / "anthropic_openllmetry.otlp.jsonl")
+    ours, theirs = _ours(spans), _theirs(spans)
+    first, second = _held(ours[:1], 0), _held(ours[1:2], 0)
+    for span in second:  # the second call of ours in the first one's trace, after the first peer's trace was folded
+        span._context = SpanContext(first[0].context.trace_id, span.context.span_id, False)
+        span._parent = first[0].parent
+    now = [0.0]
+    got: list[dict[str, Any]] = []
+    gatherer = TraceGatherer(got.append, clock=lambda: now[0], trace_idle=1.0, trace_timeout=100.0)
+    gatherer.add(first + theirs[:1])
+    now[0] = 2.0
+    assert gatherer.fold_ready() == 1 and got == []  # the first peer's trace: a view of the held trace
+    gatherer.add(second + theirs[1:2])
+    now[0] = 4.0
+    assert gatherer.fold_ready() == 1 and got == []  # the second: a view of the step that came later
+    gatherer.flush("shutdown")
+    assert [e["trace_id"] for e in check(got)] == [F.trace_id_hex(first[0].context.trace_id)] * 2

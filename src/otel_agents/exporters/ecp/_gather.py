@@ -53,7 +53,7 @@ logger = logging.getLogger("otel_agents.collect")
 
 
 class _Held:
-    __slots__ = ("index", "root", "last_seen", "duplicates", "over", "foreign", "ours")
+    __slots__ = ("index", "root", "last_seen", "duplicates", "over", "foreign", "ours", "ours_from")
 
     def __init__(self, now: float):
         self.index: dict[int, F.FoldSpan] = {}
@@ -63,6 +63,7 @@ class _Held:
         self.over = 0           # spans dropped over max_spans_per_trace
         self.foreign = False    # holds a span of another vocabulary
         self.ours = False       # holds a span of ours
+        self.ours_from = 0      # TraceGatherer.spans when its first span of ours arrived (the order of those held)
 
 
 class TraceGatherer:
@@ -114,9 +115,9 @@ class TraceGatherer:
         self.dropped: Counter[str] = Counter()
         self._clock = clock
         self._held: OrderedDict[int, _Held] = OrderedDict()  # first span received first
-        # those of them holding a span of ours (first of ours received first): what a peer's trace is compared
-        # with (PeerViews.held_steps), without a walk over every trace held for each one folded
-        self._ours: dict[int, _Held] = {}
+        # those of them holding a span of ours that got a span since a peer's trace was last folded: what
+        # PeerViews keeps of the traces held is brought up to date with these only (held traces, by time)
+        self._changed: dict[int, _Held] = {}
         self._held_spans = 0
         # span ids of recently folded traces (late and repeated spans), as many as the receiver may hold
         self._folded = FoldedSpans(max_spans, max_traces)
@@ -174,7 +175,9 @@ class TraceGatherer:
                 held.foreign = True
             elif fs.semantic_kind is not None and not held.ours:
                 held.ours = True
-                self._ours[trace_id] = held
+                held.ours_from = self.spans
+            if held.ours:
+                self._changed[trace_id] = held
         while len(self._held) > self.max_traces or self._held_spans > self.max_spans:
             trace_id = next(iter(self._held))
             self._count("traces_evicted", f"trace {F.trace_id_hex(trace_id)} folded early: more than "
@@ -209,17 +212,22 @@ class TraceGatherer:
             self._fold(trace_id, None if self._held[trace_id].root else reason)
         return traces, spans
 
+    def _held_changes(self) -> list[tuple[int, Any, int]]:
+        """The traces of ours held that got a span since this was last called (PeerViews.fold_trace's ``held``),
+        in the order their first span of ours arrived."""
+        changed, self._changed = self._changed, {}
+        return [(trace_id, held.index.values(), held.ours_from) for trace_id, held in changed.items()]
+
     def _fold(self, trace_id: int, reason: str | None) -> None:
         held = self._held.pop(trace_id)
         if held.ours:
-            del self._ours[trace_id]
+            self._changed.pop(trace_id, None)
         self._held_spans -= len(held.index)
         self.traces += 1
         self._folded.remember(trace_id, held.index)
         # by when spans arrived, not when the trace is folded (fold_ready may be called late)
         if self._views.fold_trace(trace_id, held.index.values(), ours=held.ours, foreign=held.foreign,
-                                  stamp=held.last_seen, window=self.trace_timeout,
-                                  held=((t, h.index.values()) for t, h in self._ours.items())):
+                                  stamp=held.last_seen, window=self.trace_timeout, held=self._held_changes):
             return  # another instrumentation's trace of calls of ours: not a run
         if held.over:
             cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"

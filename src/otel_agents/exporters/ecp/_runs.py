@@ -18,7 +18,7 @@ import re
 from bisect import bisect_left, insort
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable
+from typing import Any, Callable, Collection, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -377,6 +377,43 @@ def _same_call(foreign: F.FoldSpan, ours: _Step, framework: str | None) -> int:
     return _SAME_FRAMEWORK if framework is not None and ours[_FRAMEWORK] == framework else 0
 
 
+class _Windows:
+    """Time windows ``(start, end, trace id)`` of traces of ours, to find those overlapping a peer trace's time
+    without a walk over all of them (a path folding one trace at a time compares each peer trace it folds with
+    thousands): sorted by start, the longest bounded window's length kept; those open at either end (a step
+    without its times: start 0 or end ``_NO_END``) also listed apart, as they may overlap any time."""
+
+    __slots__ = ("sorted", "_open", "_longest")
+
+    def __init__(self) -> None:
+        self.sorted: list[tuple[int, int, int]] = []
+        self._open: list[tuple[int, int, int]] = []
+        self._longest = 0  # the longest bounded window added since the index was last empty (ns)
+
+    def add(self, window: tuple[int, int, int]) -> None:
+        insort(self.sorted, window)
+        if not window[0] or window[1] == _NO_END:
+            insort(self._open, window)
+        elif window[1] - window[0] > self._longest:
+            self._longest = window[1] - window[0]
+
+    def remove(self, window: tuple[int, int, int]) -> None:
+        for windows in (self.sorted, self._open):
+            i = bisect_left(windows, window)
+            if i < len(windows) and windows[i] == window:
+                del windows[i]
+        if not self.sorted:
+            self._longest = 0
+
+    def overlapping(self, start: int, end: int) -> list[tuple[int, int, int]]:
+        """The windows with ``s < end`` and ``start < e``, by start."""
+        windows, lo_start = self.sorted, start - self._longest - 1
+        lo, hi = bisect_left(windows, (lo_start,)), bisect_left(windows, (end,))
+        got = [w for w in windows[lo:hi] if w[1] > start]
+        wide = [w for w in self._open if w[0] < lo_start and w[1] > start]  # open ones before the bounded reach
+        return sorted(wide + got) if wide else got
+
+
 class PeerViews:
     """Recognises another instrumentation's separate trace of calls we traced too: LangChain's callback tracers
     (OpenInference, OpenLLMetry) and OpenLLMetry's Anthropic spans start a trace of their own when no span
@@ -391,13 +428,15 @@ class PeerViews:
 
     The fold paths that see traces one at a time keep here the steps of our traces they folded recently
     (:meth:`remember`; at most ``limit`` steps, the oldest forgotten first, and :meth:`forget` by age) and
-    compare a peer trace with those and with the traces of ours they still hold (``held`` in :meth:`is_view`).
+    compare a peer trace with those and with the traces of ours they still hold (``held`` in :meth:`fold_trace`,
+    kept here by time as the traces change, or in :meth:`is_view`): a peer trace is compared with the traces of
+    ours at its time, found by their time windows, not by a walk over every trace remembered or held.
 
     Args:
         limit: steps of ours kept at most (``None``: no limit; 0: none kept).
     """
 
-    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_longest", "_held")
+    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_held", "_holding", "_held_windows")
 
     def __init__(self, limit: int | None = 10_000) -> None:
         self.limit = limit
@@ -406,9 +445,11 @@ class PeerViews:
         self._size = 0
         self._claimed: OrderedDict[int, set[tuple[Any, int]]] = OrderedDict()  # trace id → (scope, span id) seen
         # the windows by start, so a peer trace is compared only with the traces of ours at its time
-        self._windows: list[tuple[int, int, int]] = []
-        self._longest = 0  # the longest window kept so far (ns)
+        self._windows = _Windows()
         self._held: dict[int, tuple[int, list[_Step], int, int]] = {}  # :meth:`held_steps`' cache
+        # the traces of ours a path holds (fold_trace's held): trace id → (spans, steps, window, order)
+        self._holding: dict[int, tuple[int, list[_Step], tuple[int, int, int], Any]] = {}
+        self._held_windows = _Windows()
 
     def remember(self, trace_id: int, spans: Iterable[F.FoldSpan], stamp: float = 0.0) -> None:
         """Keep the steps of ours among ``spans`` (a trace, or a run of it) at ``stamp`` (a clock or a count)."""
@@ -422,8 +463,7 @@ class PeerViews:
         window = (start, end, trace_id)
         self._steps[trace_id] = (stamp, steps, window)
         self._size += len(steps)
-        insort(self._windows, window)
-        self._longest = max(self._longest, end - start)
+        self._windows.add(window)
         while self.limit is not None and self._size > self.limit:
             self._drop(next(iter(self._steps)))
 
@@ -435,10 +475,7 @@ class PeerViews:
             return None
         _, steps, window = kept
         self._size -= len(steps)
-        windows = self._windows
-        i = bisect_left(windows, window)
-        if i < len(windows) and windows[i] == window:
-            del windows[i]
+        self._windows.remove(window)
         return steps
 
     def __len__(self) -> int:
@@ -459,20 +496,43 @@ class PeerViews:
             self._drop(trace_id)
 
     def fold_trace(self, trace_id: int, spans: Collection[F.FoldSpan], *, ours: bool, foreign: bool, stamp: float,
-                   window: float, held: Iterable[tuple[int, Iterable[F.FoldSpan]]]) -> bool:
+                   window: float, held: Callable[[], Iterable[tuple[int, Collection[F.FoldSpan], Any]]]) -> bool:
         """For a path folding one trace at a time (``otel-agents fold``, ``ecp collect``), as it folds a trace
         whose last span came at ``stamp`` (a count of spans read, or a clock): remember its steps if it holds a span
         of ours (``ours``); else, if it holds another vocabulary's (``foreign``), whether it is a peer trace, not to
-        be folded (:meth:`is_view`), compared with ``held`` (the traces of ours the path still holds: trace id,
-        spans) and the steps of ours remembered from ``window`` before ``stamp`` on."""
-        self._held.pop(trace_id, None)
+        be folded (:meth:`is_view`), compared with the traces of ours the path still holds and the steps of ours
+        remembered from ``window`` before ``stamp`` on. ``held()`` gives the traces of ours the path holds that
+        changed (a span read) since it was last called, each as (trace id, spans, order): what is kept of them here
+        is brought up to date with those only, and the path no longer holds a trace once it is folded here; a peer
+        trace is compared with held traces in ``order`` (the path's order of its traces held)."""
+        self._release(trace_id)
         if ours:
             self.forget(stamp - 2 * window)  # what no trace still held can ask for
             self.remember(trace_id, spans, stamp)
         elif foreign:
             self.forget(stamp - window)
-            return self.is_view(spans, self.held_steps(held))
+            for held_id, held_spans, order in held():
+                self._hold(held_id, held_spans, order)
+            return self.is_view(spans)
         return False
+
+    def _hold(self, trace_id: int, spans: Collection[F.FoldSpan], order: Any) -> None:
+        """Keep (or bring up to date) the steps of a trace of ours the path holds."""
+        kept = self._holding.get(trace_id)
+        if kept is not None and kept[0] == len(spans):
+            steps, window = kept[1], kept[2]
+        else:
+            if kept is not None:
+                self._held_windows.remove(kept[2])
+            steps = our_steps(spans)
+            window = (*_window(steps), trace_id)
+            self._held_windows.add(window)
+        self._holding[trace_id] = (len(spans), steps, window, order)
+
+    def _release(self, trace_id: int) -> None:
+        kept = self._holding.pop(trace_id, None)
+        if kept is not None:
+            self._held_windows.remove(kept[2])
 
     def held_steps(self, held: Iterable[tuple[int, Collection[F.FoldSpan]]]) -> list[tuple[int, list[_Step], int, int]]:
         """The steps of ours of traces a path still holds (trace id, spans), with their window (start, end) for
@@ -492,9 +552,9 @@ class PeerViews:
         return out
 
     def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[_Step], int, int]] = ()) -> bool:
-        """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered or
-        among ``held`` (:meth:`held_steps`): see the class docstring. When they are,
-        the steps of ours they view are marked seen (by their instrumentation scope)."""
+        """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered,
+        among ``held`` (:meth:`held_steps`) or held by a path (:meth:`fold_trace`): see the class docstring. When
+        they are, the steps of ours they view are marked seen (by their instrumentation scope)."""
         index = {s.span_id: s for s in spans}
         mine = [s for s in index.values() if s.semantic_kind is not None]
         if not mine:
@@ -503,14 +563,16 @@ class PeerViews:
         starts = [s.start_time for s in mine if s.start_time and s.end_time]
         ends = [s.end_time for s in mine if s.start_time and s.end_time]
         start, end = (min(starts), max(ends)) if len(starts) == len(mine) else (None, None)  # else: at any time
-        windows = self._windows
-        if start is None:
-            candidates = [(t, self._steps[t][1]) for _, _, t in windows]
-        else:  # the traces of ours whose window overlaps the peer trace's: started within the longest window before
-            lo = bisect_left(windows, (start - self._longest - 1,))
-            hi = bisect_left(windows, (end,))
-            candidates = [(t, self._steps[t][1]) for s, e, t in windows[lo:hi] if e > start]
+        # the traces of ours whose window overlaps the peer trace's (any, when its time is unknown): remembered
+        # ones by start, then those held given here, then those held by a path (fold_trace) in its order
+        near = self._windows.sorted if start is None else self._windows.overlapping(start, end)
+        candidates = [(t, self._steps[t][1]) for _, _, t in near]
         candidates += [(t, steps) for t, steps, s, e in held if start is None or (s < end and start < e)]
+        if self._holding:
+            holding = self._holding
+            near = self._held_windows.sorted if start is None else self._held_windows.overlapping(start, end)
+            kept = sorted((holding[t] for _, _, t in near), key=operator.itemgetter(3))
+            candidates += [(w[2], steps) for _, steps, w, _ in kept]
         for trace_id, steps in candidates:
             claimed = self._claimed.get(trace_id, ())
             taken: set[tuple[Any, int]] = set()

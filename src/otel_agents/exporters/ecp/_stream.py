@@ -169,9 +169,9 @@ class StreamFolder:
         self.duplicates = 0
         self.duplicates_warned = 0
         self._traces: OrderedDict[int, _Trace] = OrderedDict()  # least recently read first
-        # those of them holding a span of ours, in the same order: what a peer's trace is compared with
-        # (PeerViews.held_steps), without a walk over every trace held for each one folded
-        self._ours: OrderedDict[int, _Trace] = OrderedDict()
+        # those of them holding a span of ours that were read since a peer's trace was last folded: what
+        # PeerViews keeps of the traces held is brought up to date with these only (held traces, by time)
+        self._changed: dict[int, _Trace] = {}
         self._folded = FoldedSpans(remembered_spans)
         # our steps of the traces folded up to idle_spans spans before a peer's trace was last read (PeerViews)
         self._views = PeerViews(idle_spans)
@@ -179,7 +179,7 @@ class StreamFolder:
     def add(self, spans: Iterable[ReadableSpan], line: int = 0) -> None:
         """Feed the spans of one batch (one line of a file: ``line`` is its number, for messages)."""
         touched: dict[int, _Trace] = {}
-        traces, folded, fold_span = self._traces, self._folded.traces, F.FoldSpan
+        traces, folded, fold_span, changed = self._traces, self._folded.traces, F.FoldSpan, self._changed
         for span in spans:
             ctx = span.context
             if ctx is None:
@@ -198,7 +198,7 @@ class StreamFolder:
             else:
                 traces.move_to_end(trace_id)
                 if trace.ours:
-                    self._ours.move_to_end(trace_id)
+                    changed[trace_id] = trace
             trace.last_seen = self.spans
             touched[trace_id] = trace
             if span_id in trace.index:
@@ -213,7 +213,7 @@ class StreamFolder:
                 trace.foreign = True
             elif fs.semantic_kind is not None and not trace.ours:
                 trace.ours = True
-                self._ours[trace_id] = trace  # just read: the most recent, as in _traces
+                changed[trace_id] = trace
             if fs.parent is None or fs.parent_id == fs.span_id:
                 trace.roots += 1
             elif fs.parent_id not in trace.index:  # a remote parent too: the caller's span ends after it
@@ -238,12 +238,11 @@ class StreamFolder:
     def _fold(self, trace_id: int) -> None:
         trace = self._traces.pop(trace_id)
         if trace.ours:
-            del self._ours[trace_id]
+            self._changed.pop(trace_id, None)
         self.open_spans -= len(trace.index)
         self._folded.remember(trace_id, trace.index)
         if self._views.fold_trace(trace_id, trace.index.values(), ours=trace.ours, foreign=trace.foreign,
-                                  stamp=trace.last_seen, window=self.idle_spans,
-                                  held=((t, held.index.values()) for t, held in self._ours.items())):
+                                  stamp=trace.last_seen, window=self.idle_spans, held=self._held_changes):
             return  # another instrumentation's trace of calls of ours: not a run
         problems: list[str] = []
         runs = runs_of_trace(trace_id, trace.index, problems=problems, foreign=trace.foreign)
@@ -266,6 +265,12 @@ class StreamFolder:
                 continue
             self.runs += 1
             self.on_envelope(envelope)
+
+    def _held_changes(self) -> list[tuple[int, Any, int]]:
+        """The traces of ours held that were read since this was last called (PeerViews.fold_trace's ``held``),
+        in the order they were last read (``last_seen``)."""
+        changed, self._changed = self._changed, {}
+        return [(trace_id, trace.index.values(), trace.last_seen) for trace_id, trace in changed.items()]
 
     def _problem(self, message: str) -> None:
         if self.on_problem is not None:
