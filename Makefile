@@ -106,6 +106,14 @@ ISOLATED += crewai_litellm
 crewai_litellm_EXTRAS := crewai,ecp,test,test-crewai-litellm
 crewai_litellm_TESTS := tests/crewai/test_litellm_stream.py
 
+# `peers`: our instrumentors next to the other instrumentations of the same frameworks (OpenInference, OpenLLMetry,
+# the OTel GenAI instrumentations: extra test-peers), both orders, each uninstrumented with the other on, and the
+# fold of their mixed trace (tests/peers). Not in .venv: their opentelemetry_instrumentor entry points would be
+# loaded by the zero-code tests' `opentelemetry-instrument`. A fresh resolution (`make lock-peers`).
+ISOLATED += peers
+peers_EXTRAS := langchain,llama-index,crewai,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,agno,autogen-agentchat,otlp,ecp,test,test-peers
+peers_TESTS := tests/peers
+
 # AutoGen AgentChat shares .venv: autogen-core 0.7 pins protobuf~=5.29, so constraints.txt holds protobuf 5.29.6
 # and googleapis-common-protos 1.75.0 (the newest that allows it), a resolution of everything in `all`.
 

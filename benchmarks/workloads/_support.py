@@ -30,20 +30,22 @@ def example(name: str) -> Any:
     return importlib.import_module(name)
 
 
-def runner(call: Callable[[], Any]) -> Callable[[], None]:
+def runner(call: Callable[[], Any]) -> Callable[[], Any]:
     """One run: ``call()``, awaited in a fresh event loop when it returns a coroutine (as
-    ``ecp serve`` runs an async agent per request)."""
+    ``ecp serve`` runs an async agent per request); returns its result."""
 
-    def run() -> None:
+    def run() -> Any:
         result = call()
         if inspect.isawaitable(result):
-            asyncio.run(result)
+            return asyncio.run(result)
+        return result
 
     return run
 
 
-def provider_client(package: str, example_name: str, cls: str) -> tuple[dict[str, str], Callable, Callable]:
-    """``(PEERS, workload, install)`` of a provider client's workload (the ``anthropic`` and ``openai``
+def provider_client(package: str, example_name: str,
+                    cls: str) -> tuple[dict[str, str], dict[str, str], Callable, Callable]:
+    """``(PEERS, CLASSES, workload, install)`` of a provider client's workload (the ``anthropic`` and ``openai``
     clients): ``examples/customer_support/EXAMPLE_NAME.py``'s hand-written tool loop, run by its ``run(client,
     question)``, with only the client instrumented (the example's agent/tool decorators record into the global
     provider, unset in the benchmark: the same no-op in every variant). Every peer instruments the client
@@ -73,4 +75,4 @@ def provider_client(package: str, example_name: str, cls: str) -> tuple[dict[str
             return restoring((package,), install_, instrumentor.uninstrument)
         return install_, instrumentor.uninstrument
 
-    return peers, workload, install
+    return peers, classes, workload, install

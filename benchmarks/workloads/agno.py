@@ -18,6 +18,13 @@ PEERS = {
     "openllmetry": "opentelemetry-instrumentation-agno",
     "otel_genai": "opentelemetry-instrumentation-genai-agno",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.agno:AgnoInstrumentor",
+    "openinference": "openinference.instrumentation.agno:AgnoInstrumentor",
+    "openllmetry": "opentelemetry.instrumentation.agno:AgnoInstrumentor",
+    "otel_genai": "opentelemetry.instrumentation.genai.agno:AgnoInstrumentor",
+}
 
 
 def workload() -> Callable[[], Any]:
@@ -26,12 +33,7 @@ def workload() -> Callable[[], Any]:
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.agno:AgnoInstrumentor",
-        "openinference": "openinference.instrumentation.agno:AgnoInstrumentor",
-        "openllmetry": "opentelemetry.instrumentation.agno:AgnoInstrumentor",
-        "otel_genai": "opentelemetry.instrumentation.genai.agno:AgnoInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
     if variant not in ("ours", "ours_no_content"):
         # Peers' uninstrument() leave patches behind here: OpenLLMetry 0.62.4 unwraps dotted paths its
         # `unwrap` resolves to nothing; OpenInference's openai package sets `OpenAI.request` on the

@@ -11,4 +11,4 @@ from ._support import provider_client
 
 NAME = "anthropic"
 FRAMEWORK_DISTS = ("anthropic",)
-PEERS, workload, install = provider_client("anthropic", "anthropic_agent", "AnthropicInstrumentor")
+PEERS, CLASSES, workload, install = provider_client("anthropic", "anthropic_agent", "AnthropicInstrumentor")

@@ -21,6 +21,11 @@ PEERS = {
     "native": "autogen-core",
     "openinference": "openinference-instrumentation-autogen-agentchat",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.autogen_agentchat:AutoGenAgentChatInstrumentor",
+    "openinference": "openinference.instrumentation.autogen_agentchat:AutogenAgentChatInstrumentor",
+}
 
 
 def workload() -> Callable[[], Any]:
@@ -32,8 +37,5 @@ def workload() -> Callable[[], Any]:
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
     if variant == "native":
         return native(provider)
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.autogen_agentchat:AutoGenAgentChatInstrumentor",
-        "openinference": "openinference.instrumentation.autogen_agentchat:AutogenAgentChatInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
     return install_, instrumentor.uninstrument

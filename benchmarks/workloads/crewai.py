@@ -23,6 +23,12 @@ PEERS = {
     "openinference": "openinference-instrumentation-crewai",
     "openllmetry": "opentelemetry-instrumentation-crewai",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.crewai:CrewAIInstrumentor",
+    "openinference": "openinference.instrumentation.crewai:CrewAIInstrumentor",
+    "openllmetry": "opentelemetry.instrumentation.crewai:CrewAIInstrumentor",
+}
 BATCH_DIVISOR = 5  # a kickoff is ~45 ms: batches of 4 runs (not 20) keep the comparison to ~2 minutes
 
 
@@ -41,16 +47,12 @@ def workload() -> Callable[[], Any]:
     _quiet_home()
     from tests.crewai.fakes import one_agent_crew
 
-    def run() -> None:
-        one_agent_crew().kickoff()
+    def run() -> Any:
+        return one_agent_crew().kickoff()
 
     return run
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.crewai:CrewAIInstrumentor",
-        "openinference": "openinference.instrumentation.crewai:CrewAIInstrumentor",
-        "openllmetry": "opentelemetry.instrumentation.crewai:CrewAIInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
     return install_, instrumentor.uninstrument

@@ -18,6 +18,13 @@ PEERS = {
     "openllmetry": "opentelemetry-instrumentation-langchain",
     "otel_genai": "opentelemetry-instrumentation-genai-langchain",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.langchain:LangChainInstrumentor",
+    "openinference": "openinference.instrumentation.langchain:LangChainInstrumentor",
+    "openllmetry": "opentelemetry.instrumentation.langchain:LangchainInstrumentor",
+    "otel_genai": "opentelemetry.instrumentation.genai.langchain:LangChainInstrumentor",
+}
 
 
 def workload() -> Callable[[], Any]:
@@ -30,20 +37,14 @@ def workload() -> Callable[[], Any]:
     chain = prompt | ToolCallingChatModel(tool=None, answer="Sunny, 21 degrees.") | StrOutputParser()
     call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}
 
-    def run() -> None:
-        chain.invoke({"q": "What is the weather in Paris?"})
-        get_weather.invoke(call)
+    def run() -> tuple[Any, Any]:
+        return chain.invoke({"q": "What is the weather in Paris?"}), get_weather.invoke(call)
 
     return run
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.langchain:LangChainInstrumentor",
-        "openinference": "openinference.instrumentation.langchain:LangChainInstrumentor",
-        "openllmetry": "opentelemetry.instrumentation.langchain:LangchainInstrumentor",
-        "otel_genai": "opentelemetry.instrumentation.genai.langchain:LangChainInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
 
     def remove() -> None:
         instrumentor.uninstrument()

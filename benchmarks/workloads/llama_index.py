@@ -20,6 +20,13 @@ PEERS = {
     "openllmetry": "opentelemetry-instrumentation-llamaindex",
     "otel_genai": "opentelemetry-instrumentation-genai-llama-index",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.llama_index:LlamaIndexInstrumentor",
+    "openinference": "openinference.instrumentation.llama_index:LlamaIndexInstrumentor",
+    "openllmetry": "opentelemetry.instrumentation.llamaindex:LlamaIndexInstrumentor",
+    "otel_genai": "opentelemetry.instrumentation.genai.llama_index:LlamaIndexInstrumentor",
+}
 
 
 def workload() -> Callable[[], Any]:
@@ -38,19 +45,14 @@ def workload() -> Callable[[], Any]:
     async def go() -> Any:
         return await agent.run(user_msg="What is 2+3?", memory=cheap_memory())
 
-    def run() -> None:
-        asyncio.run(go())
+    def run() -> Any:
+        return asyncio.run(go())
 
     return run
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.llama_index:LlamaIndexInstrumentor",
-        "openinference": "openinference.instrumentation.llama_index:LlamaIndexInstrumentor",
-        "openllmetry": "opentelemetry.instrumentation.llamaindex:LlamaIndexInstrumentor",
-        "otel_genai": "opentelemetry.instrumentation.genai.llama_index:LlamaIndexInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
     if variant == "openllmetry":
         # Its uninstrument() does nothing (0.62.4): the span and event handlers it added to LlamaIndex's
         # root dispatcher would stay for every later run. Put the dispatcher's handlers back ourselves.

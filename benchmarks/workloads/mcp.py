@@ -20,6 +20,12 @@ PEERS = {
     "openinference": "openinference-instrumentation-mcp",
     "openllmetry": "opentelemetry-instrumentation-mcp",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.mcp:MCPInstrumentor",
+    "openinference": "openinference.instrumentation.mcp:MCPInstrumentor",
+    "openllmetry": "opentelemetry.instrumentation.mcp:McpInstrumentor",
+}
 
 
 def workload() -> Callable[[], Any]:
@@ -27,22 +33,21 @@ def workload() -> Callable[[], Any]:
 
     server = example("mcp_server").build()
 
-    async def session() -> None:
+    async def session() -> list[Any]:
         async with create_connected_server_and_client_session(server._mcp_server) as client:
+            results = []
             for tool in ("lookup_order", "check_refund_policy"):
                 result = await client.call_tool(tool, {"order_id": "B200"})
                 if result.isError:
                     raise RuntimeError(f"{tool} failed: {result.content}")
+                results.append(result.content)
+            return results
 
     return runner(session)
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.mcp:MCPInstrumentor",
-        "openinference": "openinference.instrumentation.mcp:MCPInstrumentor",
-        "openllmetry": "opentelemetry.instrumentation.mcp:McpInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
     if variant not in ("ours", "ours_no_content"):
         # Peers' uninstrument() leave patches behind here: OpenLLMetry 0.62.4 unwraps dotted paths its
         # `unwrap` resolves to nothing; OpenInference's openai package sets `OpenAI.request` on the

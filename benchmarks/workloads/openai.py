@@ -11,4 +11,4 @@ from ._support import provider_client
 
 NAME = "openai"
 FRAMEWORK_DISTS = ("openai",)
-PEERS, workload, install = provider_client("openai", "openai_agent", "OpenAIInstrumentor")
+PEERS, CLASSES, workload, install = provider_client("openai", "openai_agent", "OpenAIInstrumentor")

@@ -21,6 +21,13 @@ PEERS = {
     "openllmetry": "opentelemetry-instrumentation-openai-agents",
     "otel_genai": "opentelemetry-instrumentation-genai-openai-agents",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.openai_agents:OpenAIAgentsInstrumentor",
+    "openinference": "openinference.instrumentation.openai_agents:OpenAIAgentsInstrumentor",
+    "openllmetry": "opentelemetry.instrumentation.openai_agents:OpenAIAgentsInstrumentor",
+    "otel_genai": "opentelemetry.instrumentation.genai.openai_agents:OpenAIAgentsInstrumentor",
+}
 
 
 def workload() -> Callable[[], Any]:
@@ -34,8 +41,7 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
         # run would pay for it. Put the SDK's processors back as they were before it was installed.
         from agents.tracing import get_trace_provider
 
-        instrumentor, install_ = instrumentor_variant(variant, provider, {
-            "openllmetry": "opentelemetry.instrumentation.openai_agents:OpenAIAgentsInstrumentor"})
+        instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
         multi = get_trace_provider()._multi_processor
         before: list[Any] = []
 
@@ -48,10 +54,5 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
             multi.set_processors(list(before))
 
         return install_llm, remove_llm
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.openai_agents:OpenAIAgentsInstrumentor",
-        "openinference": "openinference.instrumentation.openai_agents:OpenAIAgentsInstrumentor",
-        "openllmetry": "opentelemetry.instrumentation.openai_agents:OpenAIAgentsInstrumentor",
-        "otel_genai": "opentelemetry.instrumentation.genai.openai_agents:OpenAIAgentsInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
     return install_, instrumentor.uninstrument

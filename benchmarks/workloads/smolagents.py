@@ -17,6 +17,12 @@ PEERS = {
     "openinference": "openinference-instrumentation-smolagents",
     "otel_genai": "opentelemetry-instrumentation-genai-smolagents",
 }
+# each variant's instrumentor, "module:Class" (tests/peers runs them side by side)
+CLASSES = {
+    "ours": "otel_agents.instrumentors.smolagents:SmolagentsInstrumentor",
+    "openinference": "openinference.instrumentation.smolagents:SmolagentsInstrumentor",
+    "otel_genai": "opentelemetry.instrumentation.genai.smolagents:SmolagentsInstrumentor",
+}
 
 
 def workload() -> Callable[[], Any]:
@@ -25,9 +31,5 @@ def workload() -> Callable[[], Any]:
 
 
 def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    instrumentor, install_ = instrumentor_variant(variant, provider, {
-        "ours": "otel_agents.instrumentors.smolagents:SmolagentsInstrumentor",
-        "openinference": "openinference.instrumentation.smolagents:SmolagentsInstrumentor",
-        "otel_genai": "opentelemetry.instrumentation.genai.smolagents:SmolagentsInstrumentor",
-    })
+    instrumentor, install_ = instrumentor_variant(variant, provider, CLASSES)
     return install_, instrumentor.uninstrument
