@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.crewai.fakes import NativeLLM, ReactLLM, ReplyLLM, one_agent_crew
+from tests.crewai.fakes import NativeLLM, OrderFlow, ReactLLM, ReplyLLM, one_agent_crew
 from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))  # 48 bytes
@@ -180,23 +180,12 @@ def test_a_value_written_nowhere_is_not_built(instrument: Any, exporter: Any, mo
     flow method's result) only when its span writes them (``records_value``): with content off never; in OTel GenAI
     alone a flow's chains write none (``input.value``/``output.value`` are OpenInference's and Langfuse's), while the
     crew's and the agent's are still written, as their messages."""
-    from crewai.flow.flow import Flow, listen, start
-
     from otel_agents.instrumentors.crewai import _orchestration
 
     built: list[str] = []
     for name in ("_crew_tasks", "_task_input", "_raw", "_first"):
         real = getattr(_orchestration, name)
         monkeypatch.setattr(_orchestration, name, lambda *a, _real=real, _name=name: built.append(_name) or _real(*a))
-
-    class Orders(Flow):
-        @start()
-        def receive(self) -> str:
-            return "A100"
-
-        @listen(receive)
-        def handle(self, order_id: str) -> str:
-            return one_agent_crew().kickoff().raw
 
     inst = instrument(capture_content=False)
     one_agent_crew().kickoff()
@@ -205,9 +194,9 @@ def test_a_value_written_nowhere_is_not_built(instrument: Any, exporter: Any, mo
     inst.uninstrument()
 
     inst = instrument(vocabularies="gen_ai", capture_content=True)
-    assert Orders().kickoff() == "Order A100: shipped"
+    assert OrderFlow().kickoff() == "Order A100: shipped"
     assert "_first" not in built and {"_crew_tasks", "_task_input", "_raw"} <= set(built)
-    chains = [s for s in exporter.spans if s.name in ("Orders", "receive", "handle")]
+    chains = [s for s in exporter.spans if s.name in ("OrderFlow", "receive", "handle")]
     assert len(chains) == 3 and not any(k.startswith(("input.", "output.", "gen_ai.input", "gen_ai.output"))
                                         for s in chains for k in s.attributes)
     for span in (*exporter.semantic("agent"), *(s for s in exporter.spans if s.name == "invoke_workflow crew")):
@@ -217,6 +206,6 @@ def test_a_value_written_nowhere_is_not_built(instrument: Any, exporter: Any, mo
 
     built.clear()
     instrument(capture_content=True)  # all three vocabularies: every value built and written
-    assert Orders().kickoff() == "Order A100: shipped"
+    assert OrderFlow().kickoff() == "Order A100: shipped"
     assert {"_first", "_crew_tasks", "_task_input", "_raw"} <= set(built)
     assert all("output.value" in s.attributes for s in exporter.spans if s.name in ("receive", "handle"))
