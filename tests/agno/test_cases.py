@@ -800,3 +800,37 @@ def test_gen_ai_alone_a_runs_media_are_in_the_agent_input_message(instrument: An
     assert message["parts"][4]["uri"] == "https://example.test/label.pdf"
     first_model = min((s for s in exporter.semantic() if s.semantic_kind == "model"), key=lambda s: s.start_time)
     assert json.loads(first_model.attributes["gen_ai.input.messages"])[-1] == message
+
+
+def test_a_steps_output_is_not_built_where_it_is_written_nowhere(instrument: Any, exporter: SnapshotExporter,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """In OTel GenAI alone a workflow step's output is written nowhere (``output.value`` is OpenInference's and
+    Langfuse's): it is not converted (``_jsonable``) only to be dropped; the workflow's and the agent's answers
+    are still written, as their messages. With all three vocabularies the step's output is written."""
+    from agno.workflow import Step, Workflow
+
+    from otel_agents.instrumentors.agno import _runs
+
+    converted: list[Any] = []
+    real = _runs._jsonable
+    monkeypatch.setattr(_runs, "_jsonable", lambda value: converted.append(value) or real(value))
+
+    def flow() -> Workflow:
+        return Workflow(name="Flow", steps=[Step(name="lookup", agent=support_agent())], telemetry=False)
+
+    inst = instrument(vocabularies="gen_ai", capture_content=True)
+    flow().run("Where is A100?")
+    step = next(s for s in exporter.semantic() if s.name == "lookup")
+    assert not any(k.startswith(("input.", "output.", "gen_ai.input", "gen_ai.output")) for k in step.attributes)
+    for span in exporter.semantic():
+        if span.name == "invoke_workflow Flow" or span.semantic_kind == "agent":
+            assert "gen_ai.output.messages" in span.attributes, tree(exporter.semantic())
+    assert len(converted) == 4, converted  # the workflow's and the agent's input and output; not the step's
+    exporter.clear()
+    inst.uninstrument()
+
+    converted.clear()
+    instrument(capture_content=True)
+    flow().run("Where is A100?")
+    step = next(s for s in exporter.semantic() if s.name == "lookup")
+    assert "output.value" in step.attributes and len(converted) == 5

@@ -19,6 +19,7 @@ from typing import Any
 
 from crewai import Agent, Crew, Task
 from crewai.events.types.llm_events import LLMCallType
+from crewai.flow.flow import Flow, listen, start
 from crewai.llms.base_llm import BaseLLM, llm_call_context
 from crewai.tools import tool
 
@@ -235,3 +236,15 @@ class ReplyLLM(BaseLLM):
 
     def supports_multimodal(self) -> bool:
         return True
+
+
+class OrderFlow(Flow):
+    """A flow whose second step kicks off a crew (sync steps run in worker threads; kickoff runs asyncio.run)."""
+
+    @start()
+    def receive(self) -> str:
+        return "A100"
+
+    @listen(receive)
+    def handle(self, order_id: str) -> str:
+        return one_agent_crew().kickoff().raw

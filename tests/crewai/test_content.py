@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.crewai.fakes import GENAI_FINISH, NativeLLM, ReactLLM, ReplyLLM, one_agent_crew
+from tests.crewai.fakes import GENAI_FINISH, NativeLLM, OrderFlow, ReactLLM, ReplyLLM, one_agent_crew
 from tests.genai_schema import validate_genai_json, json_attribute, openinference_under
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(40))  # 48 bytes
@@ -177,3 +177,39 @@ def test_content_off_records_no_content(instrument: Any, exporter: Any) -> None:
         for key, value in s.attributes.items():
             assert "MARKER" not in str(value) and PNG_B64[:16] not in str(value), (key, value)
             assert "Knows every order" not in str(value), (key, value)
+
+
+def test_a_value_written_nowhere_is_not_built(instrument: Any, exporter: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step's input and output are built (a crew's tasks, a task as the agent receives it, an output's text, a
+    flow method's result) only when its span writes them (``records_value``): with content off never; in OTel GenAI
+    alone a flow's chains write none (``input.value``/``output.value`` are OpenInference's and Langfuse's), while the
+    crew's and the agent's are still written, as their messages."""
+    from otel_agents.instrumentors.crewai import _orchestration
+
+    built: list[str] = []
+    for name in ("_crew_tasks", "_task_input", "_raw", "_first"):
+        real = getattr(_orchestration, name)
+        monkeypatch.setattr(_orchestration, name, lambda *a, _real=real, _name=name: built.append(_name) or _real(*a))
+
+    inst = instrument(capture_content=False)
+    one_agent_crew().kickoff()
+    assert built == [] and exporter.semantic("agent")
+    exporter.clear()
+    inst.uninstrument()
+
+    inst = instrument(vocabularies="gen_ai", capture_content=True)
+    assert OrderFlow().kickoff() == "Order A100: shipped"
+    assert "_first" not in built and {"_crew_tasks", "_task_input", "_raw"} <= set(built)
+    chains = [s for s in exporter.spans if s.name in ("OrderFlow", "receive", "handle")]
+    assert len(chains) == 3 and not any(k.startswith(("input.", "output.", "gen_ai.input", "gen_ai.output"))
+                                        for s in chains for k in s.attributes)
+    for span in (*exporter.semantic("agent"), *(s for s in exporter.spans if s.name == "invoke_workflow crew")):
+        assert "gen_ai.input.messages" in span.attributes and "gen_ai.output.messages" in span.attributes
+    exporter.clear()
+    inst.uninstrument()
+
+    built.clear()
+    instrument(capture_content=True)  # all three vocabularies: every value built and written
+    assert OrderFlow().kickoff() == "Order A100: shipped"
+    assert {"_first", "_crew_tasks", "_task_input", "_raw"} <= set(built)
+    assert all("output.value" in s.attributes for s in exporter.spans if s.name in ("receive", "handle"))

@@ -23,7 +23,8 @@ from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
 from otel_agents.instrumentors.crewai import CrewAIInstrumentor
-from tests.crewai.fakes import GENAI_FINISH, NativeLLM, ReactLLM, ReplyLLM, clerk, lookup_order, one_agent_crew, order_task
+from tests.crewai.fakes import (GENAI_FINISH, NativeLLM, OrderFlow, ReactLLM, ReplyLLM, clerk, lookup_order,
+                                one_agent_crew, order_task)
 from tests.spans import SnapshotExporter, SpanSnapshot, parent_of, tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -323,18 +324,6 @@ def test_cr3_max_execution_time_thread_pool(instrumented: Any, exporter: Snapsho
     spans = one_trace(exporter)
     assert Counter(s.semantic_kind for s in spans) == {"chain": 1, "agent": 1, "model": 2, "tool": 1}
     assert_direct_parentage(spans)
-
-
-class OrderFlow(Flow):
-    """A flow whose second step kicks off a crew (sync steps run in worker threads; kickoff runs asyncio.run)."""
-
-    @start()
-    def receive(self) -> str:
-        return "A100"
-
-    @listen(receive)
-    def handle(self, order_id: str) -> str:
-        return one_agent_crew().kickoff().raw
 
 
 def test_cr3_flow_step_kicks_off_a_crew(instrumented: Any, exporter: SnapshotExporter) -> None:

@@ -840,3 +840,38 @@ def test_gen_ai_alone_the_agent_input_is_the_conversation_it_was_given(provider:
     assert [(m["role"], [p.get("content") for p in m["parts"]]) for m in messages] == [
         ("user", ["Where is A1?"]), ("assistant", ["Which order?"]), ("user", ["A1, please."])]
     assert "gen_ai.system_instructions" not in agent_span.attributes
+
+
+def test_a_custom_spans_input_is_not_set_where_it_is_written_nowhere(provider: Any, exporter: SnapshotExporter,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A custom span's data is its input (``input.value``), OpenInference's and Langfuse's: in OTel GenAI alone it
+    is written nowhere and not handed to the span only to be dropped; with all three vocabularies it is written."""
+    from otel_agents._spans import SemanticSpan, Settings
+
+    given: list[str] = []
+    set_input = SemanticSpan.set_input
+    monkeypatch.setattr(SemanticSpan, "set_input",
+                        lambda self, *a, **k: given.append(self.name) or set_input(self, *a, **k))
+
+    @function_tool
+    def step(order_id: str) -> str:
+        """A step with a custom span."""
+        with custom_span("cache lookup", {"key": order_id}):
+            return "hit"
+
+    for vocabularies in ("gen_ai", None):
+        given.clear()
+        inst = OpenAIAgentsInstrumentor()
+        inst.instrument(tracer_provider=provider, settings=Settings(vocabularies=vocabularies, capture_content=True))
+        try:
+            handler = ScriptedResponses([call(("step", {"order_id": "A1"})), say("done")])
+            Runner.run_sync(Agent(name="support", instructions="x", model=responses_model(handler), tools=[step]), "go")
+        finally:
+            inst.uninstrument()
+        custom = one(exporter, "cache lookup")
+        if vocabularies == "gen_ai":
+            assert "cache lookup" not in given and given  # (the agent's and the run's inputs are still set)
+            assert not any(k.startswith("input.") for k in custom.attributes)
+            exporter.clear()
+        else:
+            assert "cache lookup" in given and json.loads(custom.attributes["input.value"]) == {"key": "A1"}

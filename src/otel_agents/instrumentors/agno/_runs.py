@@ -134,7 +134,7 @@ class RunHooks:
                 if delegation is not None and delegation.kind is Kind.TOOL and delegation.parent is not None:
                     # a team member (or an agent used as a tool): who delegated to it
                     span.set_attribute(A.OTEL_AGENTS_PARENT_AGENT, _SUBJECTS.get(delegation.parent))
-            if span.records_content:
+            if span.records_value:
                 value = _arg(args, kwargs, "input") if what != "step" else None
                 if value is not None:
                     span.set_input(_jsonable(value),
@@ -218,7 +218,7 @@ class RunHooks:
                     # Agno's reasoning agent: its answer is the thinking handed to the main model
                     reasoning = getattr(result, "reasoning_content", None) or _text(content)
                     span.set_messages(output=[ChatMessage("assistant", parts=[ReasoningPart(reasoning)])])
-                elif content is not None:
+                elif content is not None and span.records_value:  # (a step's, in OTel GenAI alone: written nowhere)
                     span.set_output(_jsonable(content))
             if status == "paused":
                 span.mark_paused()

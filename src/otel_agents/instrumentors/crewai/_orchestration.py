@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Callable
 
 from ..._spans import guard
 from ...semconv import Kind, attributes as A
@@ -59,8 +59,7 @@ def install(hooks: Hooks) -> None:
         name = getattr(crew, "name", None) or "crew"
         inputs = arg(args, kwargs, 0, "inputs")
         return Step(Kind.CHAIN, name, workflow=True,  # gen_ai.workflow.name: the span layer's, as for every workflow
-                    setup=lambda span: span.set_input(inputs or _crew_tasks(crew)),
-                    finish=lambda span, result: span.set_output(_raw(result)),
+                    setup=_input(lambda: inputs or _crew_tasks(crew)), finish=_output(_raw),
                     scope=[(_scope.KICKOFF, _scope.KICKOFF.get() + (id(crew),))])
 
     def task_execution(task: Any, args: tuple, kwargs: dict) -> Step | None:
@@ -90,8 +89,7 @@ def install(hooks: Hooks) -> None:
             return None
         inputs = arg(args, kwargs, 0, "inputs")
         return Step(Kind.CHAIN, getattr(flow, "name", None) or type(flow).__name__,
-                    setup=lambda span: span.set_input(inputs or None),
-                    finish=lambda span, result: span.set_output(result))
+                    setup=_input(lambda: inputs or None), finish=_output(_same))
 
     def flow_method(flow: Any, args: tuple, kwargs: dict) -> Step | None:
         if isinstance(flow, AgentExecutor):
@@ -99,8 +97,7 @@ def install(hooks: Hooks) -> None:
         method_name = arg(args, kwargs, 0, "method_name")
         params = list(args[2:]) + [v for k, v in kwargs.items() if k not in ("method_name", "method")]
         return Step(Kind.CHAIN, str(method_name),
-                    setup=lambda span: span.set_input(params or None),
-                    finish=lambda span, result: span.set_output(result[0] if isinstance(result, tuple) else result))
+                    setup=_input(lambda: params or None), finish=_output(_first))
 
     hooks.span(Crew, "kickoff", crew_kickoff, "crewai.crew")
     hooks.span(Crew, "akickoff", crew_kickoff, "crewai.crew")
@@ -215,10 +212,40 @@ def _agent_step(agent: Any, *, task: Any = None, context: Any = None, messages: 
 
     def setup(span: Any) -> None:
         span.set_agent(role, id=str(getattr(agent, "id", "") or "") or None, description=getattr(agent, "goal", None))
-        span.set_input(_task_input(task, context) if task is not None else messages)
+        if span.records_value:
+            span.set_input(_task_input(task, context) if task is not None else messages)
 
     return Step(Kind.AGENT, role, attributes={k: v for k, v in attributes.items() if v is not None},
-                setup=setup, finish=lambda span, result: span.set_output(_raw(result)), scope=scope)
+                setup=setup, finish=_output(_raw), scope=scope)
+
+
+def _input(build: Callable[[], Any]) -> Callable[[Any], None]:
+    """A step's ``setup`` recording its input ``build()``, built only when the span writes it
+    (``records_value``: content off, or a chain in OTel GenAI alone, writes none)."""
+    def setup(span: Any) -> None:
+        if span.records_value:
+            span.set_input(build())
+
+    return setup
+
+
+def _output(convert: Callable[[Any], Any]) -> Callable[[Any, Any], None]:
+    """A step's ``finish`` recording ``convert(result)`` as its output, converted only when the span writes it
+    (``records_value``)."""
+    def finish(span: Any, result: Any) -> None:
+        if span.records_value:
+            span.set_output(convert(result))
+
+    return finish
+
+
+def _same(result: Any) -> Any:
+    return result
+
+
+def _first(result: Any) -> Any:
+    """A flow method's result (``_execute_method`` returns ``(result, ...)``)."""
+    return result[0] if isinstance(result, tuple) else result
 
 
 def _crew_tasks(crew: Any) -> dict[str, Any] | None:

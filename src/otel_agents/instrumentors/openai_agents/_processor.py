@@ -454,7 +454,7 @@ class OtelAgentsProcessor(TracingProcessor):
             if triggered and error is None:
                 error = exc if isinstance(exc, Exception) else SDKSpanError(
                     f"guardrail {getattr(data, 'name', '')} tripwire triggered")
-        elif stype == "custom":
+        elif stype == "custom" and sem.records_value:  # (in OTel GenAI alone: written nowhere)
             sem.set_input(getattr(data, "data", None) or None)
         self._end(sem, error, exc)
 
@@ -620,8 +620,8 @@ class OtelAgentsProcessor(TracingProcessor):
                 agent.has_input = True
                 trace_rec = rec.trace
                 for_run = trace_rec is not None and trace_rec.input is None
-                # Content: read only when the agent's span or the run's records it (else both would drop it).
-                if agent.sem.records_content or (for_run and trace_rec.root.records_content):
+                # Content: read only when the agent's span or the run's writes it (else both would drop it).
+                if agent.sem.records_value or (for_run and trace_rec.root.records_value):
                     text = _convert.input_text(raw_input, messages) if stype == "response" \
                         else _last_user_text(raw_input, messages)
                     # Where the input is written as messages: the items of its first request (what it was given),
