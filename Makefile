@@ -27,14 +27,15 @@ $(UV_STAMP):
 
 uv: $(UV_STAMP)
 
-# $(call install,VENV,CONSTRAINTS,PIP-ARGS): (re)build VENV and install PIP-ARGS in it, pinned by CONSTRAINTS.
+# $(call install,VENV,CONSTRAINTS,PIP-ARGS[,NO-COMPILE]): (re)build VENV and install PIP-ARGS in it, pinned by
+# CONSTRAINTS; NO-COMPILE non-empty: modules are compiled when first imported, not all at install time.
 define install
 	if [ -x $(UV) ]; then \
 	  $(UV) venv -q --allow-existing --python $(PYTHON) $(1) && \
-	  VIRTUAL_ENV=$(1) $(UV) pip install -q --compile-bytecode -c $(2) $(3); \
+	  VIRTUAL_ENV=$(1) $(UV) pip install -q $(if $(4),,--compile-bytecode) -c $(2) $(3); \
 	else \
 	  { test -x $(1)/bin/python || $(PYTHON) -m venv $(1); } && $(1)/bin/python -m pip install -q --upgrade pip && \
-	  $(1)/bin/python -m pip install -q -c $(2) $(3); \
+	  $(1)/bin/python -m pip install -q $(if $(4),--no-compile) -c $(2) $(3); \
 	fi
 endef
 
@@ -113,6 +114,8 @@ crewai_litellm_TESTS := tests/crewai/test_litellm_stream.py
 ISOLATED += peers
 peers_EXTRAS := langchain,llama-index,crewai,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,agno,autogen-agentchat,otlp,ecp,test,test-peers
 peers_TESTS := tests/peers
+# its suite imports a fraction of what it installs: compiling every module at install time cost ~40 s of ~75
+peers_NO_COMPILE := yes
 
 # AutoGen AgentChat shares .venv: autogen-core 0.7 pins protobuf~=5.29, so constraints.txt holds protobuf 5.29.6
 # and googleapis-common-protos 1.75.0 (the newest that allows it), a resolution of everything in `all`.
@@ -128,7 +131,7 @@ $(STAMP): pyproject.toml constraints.txt $(UV_STAMP)
 ISOLATED_STAMPS = $(foreach n,$(ISOLATED),.venv-$(n)/.installed-stamp)
 
 .venv-%/.installed-stamp: pyproject.toml constraints/%.txt $(UV_STAMP)
-	$(call install,.venv-$*,constraints/$*.txt,-e '.[$($*_EXTRAS)]')
+	$(call install,.venv-$*,constraints/$*.txt,-e '.[$($*_EXTRAS)]',$($*_NO_COMPILE))
 	touch $@
 
 # One table: .venv's rows and, graded at the same time in their own venvs, the rows of DEMO_ISOLATED.
