@@ -12,7 +12,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
-from otel_agents._spans import Activation, Telemetry
+from otel_agents._spans import Activation, Telemetry, settle_context
 from otel_agents._spans.guard import reset_reported_sites
 
 
@@ -183,3 +183,32 @@ def test_an_api_without_the_runtime_context_name_gets_the_public_detach(telemetr
     finally:
         importlib.reload(activation)
         assert activation._detach is not otel_context.detach
+
+
+def test_settle_context_takes_off_what_two_handlers_left_current_and_nothing_else(provider) -> None:
+    """Two handlers that each attach their span at a call's start and detach it at its end, called in the same
+    order both times (LangChain's callbacks, LlamaIndex's dispatcher), leave the first's ended span current:
+    ``settle_context`` puts back the context of before the call; a live span made current is left alone."""
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("app") as app:
+        before = otel_context.get_current()
+        ours, theirs = tracer.start_span("ours"), tracer.start_span("theirs")
+        ours_token = otel_context.attach(trace.set_span_in_context(ours))
+        theirs_token = otel_context.attach(trace.set_span_in_context(theirs))
+        ours.end()
+        otel_context.detach(ours_token)  # the first handler's end hook...
+        theirs.end()
+        otel_context.detach(theirs_token)  # ...then the second's, which puts the first's context back
+        assert current() is ours  # what the frameworks leave
+        settle_context(before)
+        assert current() is app
+
+        live = tracer.start_span("live")
+        otel_context.attach(trace.set_span_in_context(live))  # the body's own choice: not ours to undo
+        settle_context(before)
+        assert current() is live
+        attached = otel_context.attach(trace.set_span_in_context(live))  # ...unless a hook made it current
+        settle_context(before, (otel_context.get_current(),))
+        assert current() is app
+        otel_context.detach(attached)
+        live.end()

@@ -40,6 +40,7 @@ else:
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 
+from opentelemetry import trace  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
@@ -75,10 +76,11 @@ def _record(span: ReadableSpan) -> dict[str, Any]:
 def _phase(run: Any, provider: TracerProvider, memory: InMemorySpanExporter) -> dict[str, Any]:
     """One run inside an application span: its result, its spans and the steps of the fold of its trace."""
     memory.clear()
-    with provider.get_tracer("app").start_as_current_span("POST /ask"):
+    with provider.get_tracer("app").start_as_current_span("POST /ask") as app:
         result = run()
+        left_current = trace.get_current_span() is not app  # a span the run made current and did not take off
     spans = memory.get_finished_spans()
-    return {"result": repr(result), "spans": [_record(s) for s in spans],
+    return {"result": repr(result), "spans": [_record(s) for s in spans], "left_current": left_current,
             "fold": [repr(steps(e)) for e in check(fold(spans))]}
 
 
@@ -185,13 +187,16 @@ THEIRS_NEST_DIFFERENTLY = {("smolagents", "openinference", "peer first"), ("agno
 # The OTel GenAI Agno instrumentation (1.3b0) leaves alone every method that has a `__wrapped__` (any wrapper's,
 # taken for its own): instrumented after ours, it wraps nothing, and makes no span even once ours is off.
 THEIRS_MISSING = {("agno", "otel_genai", "ours first")}
-# LlamaIndex: its dispatcher calls the span handlers' exits in the order of their entries, so two handlers that
-# each make their span current detach out of order (the later attached is still current when the first detaches):
-# every span of ours is there, but some under another span of ours than alone. A peer's handler first, ours
-# parents to the peer's current span, whose parents are the peer's own (from the dispatcher's ids): our tool span
-# is then under no agent span of ours, and the fold leaves the tool call out (a fault, not fixed yet).
-OURS_NEST_DIFFERENTLY = {"llama_index"}
-FOLD_LOSES_A_STEP = {("llama_index", peer, "peer first") for peer in ("openinference", "openllmetry", "otel_genai")}
+# LlamaIndex's dispatcher calls the span handlers' exits in the order of their entries, so two handlers that each
+# make their span current detach out of order: ours is parented to the context before the dispatcher's entry, and
+# the context the handlers leave is put back after their exits (our wrappers of the dispatcher), so ours nests as
+# alone, in both orders, and nothing ended stays current. Before, ours nested under another span of ours, the
+# peer's first, under the peer's: the fold left the tool call out.
+
+
+# LangChain with the OTel GenAI instrumentation after ours: our ended tool span is current after the run; not through
+# BaseTool.run (after it the context is settled), found last, not analysed yet.
+LEAVES_A_SPAN_CURRENT = {("langchain", "otel_genai", "ours first")}
 
 
 def _leaves(tree: list[tuple[str, ...]]) -> list[str]:
@@ -211,8 +216,10 @@ def test_side_by_side_in_both_orders(fw: str, peer: str, first: str, tmp_path: P
     assert got["errors"] == [] and got["refused"] == []  # no internal error of ours, no connection but loopback
     both = got["both"]
     assert both["result"] == plain["result"]
-    ours_as_alone = (lambda spans: _leaves(_tree(spans, _ours)) == _leaves(ours_alone)) if fw in OURS_NEST_DIFFERENTLY \
-        else (lambda spans: _tree(spans, _ours) == ours_alone)
+    # nothing the handlers of both made current stays so after the run (LlamaIndex's dispatcher and LangChain's
+    # tool callbacks: each handler's detach undid the other's), but in one case not analysed yet
+    assert both["left_current"] == ((fw, peer, first) in LEAVES_A_SPAN_CURRENT)
+    ours_as_alone = lambda spans: _tree(spans, _ours) == ours_alone  # noqa: E731
     assert ours_as_alone(both["spans"])
     theirs = _tree(both["spans"], _theirs)
     if (fw, peer, first) in THEIRS_MISSING:
@@ -223,8 +230,7 @@ def test_side_by_side_in_both_orders(fw: str, peer: str, first: str, tmp_path: P
         assert theirs == peer_alone
     assert len({s["trace"] for s in both["spans"]}) == 1
     # the runs ours alone folds to (LangChain's workload is two invocations: two runs), each step once
-    assert (both["fold"] == _traced_alone(fw, "ours", tmp_path)["both"]["fold"]) != ((fw, peer, first) in
-                                                                                    FOLD_LOSES_A_STEP)
+    assert both["fold"] == _traced_alone(fw, "ours", tmp_path)["both"]["fold"]
     # the one instrumented first taken off: the other traces as when it is alone
     after = got["after"]
     assert after["result"] == plain["result"]

@@ -44,7 +44,7 @@ onto spans it finishes. It is beta and moving repositories; we revisit when it
 is stable.
 """
 
-from .activation import Activation
+from .activation import Activation, settle_context
 from .encoding import encode, fit_json, fit_text, to_jsonable
 from .entered import EnteredStack
 from .finalisers import finalize, from_finaliser, in_forked_child, prepare as prepare_finalisers
@@ -66,6 +66,6 @@ __all__ = [
     "Activation", "AsyncStepIterator", "EnteredStack", "call_target", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
-    "merged_metadata", "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "to_jsonable", "token_count", "token_sum",
+    "merged_metadata", "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "settle_context", "to_jsonable", "token_count", "token_sum",
     "watch_stream", "wrap_stream",
 ]

@@ -57,3 +57,29 @@ class Activation:
 # name of opentelemetry-api (1.x): an API without it gets the public call (tests/test_span_activation.py).
 _runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
 _detach = getattr(_runtime, "detach", None) or otel_context.detach
+
+
+def settle_context(before: otel_context.Context, attached: tuple = ()) -> None:
+    """After a framework called several instrumentations' start and end hooks around one call, put ``before``
+    (the context current when the call began) back as current when what the hooks left current is stale: one of
+    ``attached`` (contexts a hook made current for this call), or any context whose span has ended.
+
+    Why: a framework that calls every handler's start hook and then every end hook in the same order (LangChain's
+    callback manager, LlamaIndex's dispatcher) makes two handlers that each attach and detach their span undo each
+    other's detach: the second restores the first's context, so an ended span stays current after the call (and
+    parents whatever comes next). A live span another piece of code made current is left alone. No token: the
+    context is set back as it was, and nothing detaches it later (OTel's context is a ``contextvars`` one)."""
+    now = otel_context.get_current()
+    if now is before:
+        return
+    span = trace.get_current_span(now)
+    stale = any(now is ctx for ctx in attached) or (
+        span is not trace.get_current_span(before) and span.get_span_context().is_valid and _ended(span))
+    if stale:
+        otel_context.attach(before)
+
+
+def _ended(span: Span) -> bool:
+    """Whether ``span`` is an SDK span that has ended (a span of any other kind is never taken for one)."""
+    end_time = getattr(span, "end_time", None)  # ReadableSpan's; None while open
+    return end_time is not None and not span.is_recording()

@@ -54,7 +54,9 @@
    cannot handle, such as a list whose ``__len__`` raises): the tool span would never end and, attached
    in ``on_tool_start``, would stay current. We wrap both; the handler notes each tool run started
    inside the call (:func:`tool_run_started`), and an exception escaping the call ends those still
-   open with it, in the same context, before it propagates unchanged.
+   open with it, in the same context, before it propagates unchanged. After the call, an ended span left
+   current (another handler that attaches its tool span too undoes our detach, or we undo its: LangChain calls
+   the end hooks in the order of the start hooks) is taken off: the context before the call is current again.
 
 6. **An ``astream_events()`` left early still ends its run.** ``Runnable.astream_events`` (v1/v2, through
    ``Runnable._astream_events_v1_v2``) runs the runnable in a task of its own; closed right after its first
@@ -99,7 +101,7 @@ from typing import Any, Callable
 import wrapt
 from opentelemetry import context as otel_context
 
-from ..._spans import AsyncStepIterator, StepIterator, guard, prepare_finalisers
+from ..._spans import AsyncStepIterator, StepIterator, guard, prepare_finalisers, settle_context
 
 _output_rejected: Callable[[Any, BaseException], None] | None = None  # while instrumented
 
@@ -329,6 +331,7 @@ def _tool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> An
     if _tool_run_failed is None:
         return wrapped(*args, **kwargs)
     runs: list = []
+    before = otel_context.get_current()
     token = _TOOL_RUNS.set(runs)
     try:
         return wrapped(*args, **kwargs)
@@ -337,6 +340,8 @@ def _tool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> An
         raise
     finally:
         _TOOL_RUNS.reset(token)
+        if runs:
+            _settle(before)
 
 
 def _atool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -344,6 +349,7 @@ def _atool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
         if _tool_run_failed is None:
             return await wrapped(*args, **kwargs)
         runs: list = []
+        before = otel_context.get_current()
         token = _TOOL_RUNS.set(runs)
         try:
             return await wrapped(*args, **kwargs)
@@ -352,7 +358,17 @@ def _atool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
             raise
         finally:
             _TOOL_RUNS.reset(token)
+            if runs:
+                _settle(before)
     return call()
+
+
+def _settle(before: Any) -> None:
+    """Our tool span was current in the call: another callback handler that attaches its tool span too
+    (OpenLLMetry's, the OTel GenAI one's) undoes our detach, or we undo theirs (LangChain calls the end hooks in
+    the order of the start hooks), and an ended tool span stays current after the call: put back what was."""
+    with guard("langchain.tool_context"):
+        settle_context(before)
 
 
 def _end_tool_runs(runs: list, exc: BaseException) -> None:

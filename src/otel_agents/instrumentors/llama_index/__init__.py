@@ -161,7 +161,7 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
         dispatcher.add_event_handler(events)
         self._span_handler, self._event_handler = spans, events
         self._stream_patch = self._tool_patch = None
-        self._forced_patches: list = []
+        self._patches: list = []
         try:  # the last answer a run cut off at max_iterations is asked for: the stop reason max_turns
             from llama_index.core.agent.workflow import AgentWorkflow
             from llama_index.core.agent.workflow.base_agent import BaseWorkflowAgent
@@ -171,9 +171,19 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
 
             for owner in (BaseWorkflowAgent, AgentWorkflow):
                 if FORCED_ANSWER_METHOD in owner.__dict__:
-                    self._forced_patches.append(Patch(owner, FORCED_ANSWER_METHOD, forced_answer_wrapper))
+                    self._patches.append(Patch(owner, FORCED_ANSWER_METHOD, forced_answer_wrapper))
         except Exception as exc:  # noqa: BLE001 - runs still get their spans, only this stop reason is lost
             report_internal_error("llama_index.patch_forced_answer", exc)
+        try:  # the dispatcher's calls of every handler: another handler making its span current stays in between
+            from llama_index.core.instrumentation.dispatcher import Dispatcher
+
+            from .._patch import Patch
+            from ._span_handler import dispatcher_wrappers
+
+            for method, wrapper in dispatcher_wrappers(spans).items():
+                self._patches.append(Patch(Dispatcher, method, wrapper))
+        except Exception as exc:  # noqa: BLE001 - alone, our spans nest as before
+            report_internal_error("llama_index.patch_dispatcher", exc)
         try:  # every tool class's call methods: a call whose end LlamaIndex fails to report still ends our spans
             from llama_index.core.tools.types import BaseTool
 
@@ -195,9 +205,9 @@ class LlamaIndexInstrumentor(OtelAgentsInstrumentor):
             report_internal_error("llama_index.patch_streams", exc)
 
     def _remove(self) -> None:
-        for patch in getattr(self, "_forced_patches", None) or []:
+        for patch in getattr(self, "_patches", None) or []:
             patch.remove()
-        self._forced_patches = []
+        self._patches = []
         for attr in ("_stream_patch", "_tool_patch"):
             patch = getattr(self, attr, None)
             setattr(self, attr, None)

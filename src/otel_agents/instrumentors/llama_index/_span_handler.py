@@ -38,7 +38,7 @@ from opentelemetry import trace
 from pydantic import Field
 
 from ..._spans import (SemanticSpan, Telemetry, guard, in_forked_child, instrumentation_enabled, report_internal_error,
-                       semantic_span_for)
+                       semantic_span_for, settle_context)
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _extract as extract
@@ -93,7 +93,7 @@ class _Open:
     """
 
     __slots__ = ("id_", "parent_id", "plan", "semantic", "enclosing", "enclosing_object", "context", "token",
-                 "tool_call_id", "agents")
+                 "tool_call_id", "agents", "before", "parent_context", "attached")
 
     def __init__(self, id_: str, parent_id: str | None, plan: Any, enclosing: Any, enclosing_object: Any):
         self.id_ = id_
@@ -106,6 +106,9 @@ class _Open:
         self.token: Any = None
         self.tool_call_id: Any = None             # a call_tool step's tool call id, for the tool span under it
         self.agents: Any = None                   # AgentSpans of an AgentWorkflow run
+        self.before: Any = None                   # the OTel context current before any handler's entry
+        self.parent_context: Any = None           # where our span (or, passed through, our children) goes
+        self.attached: tuple = ()                 # contexts the handlers made current on entry (those we saw)
 
 
 class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
@@ -252,22 +255,35 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
                               enclosing_kind=enclosing.kind if enclosing is not None else None,
                               enclosing_instance=enclosing_object)
         record = _Open(span_id, parent_id, plan, enclosing, enclosing_object)
+        # Where our span goes, as with ours alone: under the context current when the dispatcher span began, not
+        # another handler's span made current for this same call before ours; and where that context is only
+        # another handler's span for the dispatcher's parent span (its parent is by LlamaIndex's ids, not ours),
+        # under what that parent stands for with us.
+        current = otel_context.get_current()
+        before = _BEFORE_ENTRY.get()
+        record.before = current if before is None else before
+        record.parent_context = record.before
+        if parent is not None and parent.attached and any(record.before is ctx for ctx in parent.attached):
+            record.parent_context = parent.context if parent.context is not None else parent.parent_context
+        if current is not record.before:
+            record.attached = (current,)
         if plan is None:
             return record
         opened = _OPENED_IN_CALL.get()
         if opened is not None:
             opened.append(record)
-        explicit_parent = None
+        explicit_parent = record.parent_context
         if plan.role == _plan.STEP and parent is not None and parent.agents is not None:
-            explicit_parent = parent.agents.parent_for_step(extract.step_event(args))
+            explicit_parent = parent.agents.parent_for_step(extract.step_event(args)) or explicit_parent
         span = self.telemetry.start_span(plan.kind, plan.name, parent=explicit_parent,
                                           operation=plan.operation, workflow=plan.workflow)
         record.semantic = record.enclosing = span
         record.enclosing_object = id(instance) if instance is not None else None
         with guard("llama_index.span_start"):
             self._fill_start(record, span, args, instance, parent)
-        record.context = trace.set_span_in_context(span.span)
+        record.context = trace.set_span_in_context(span.span, current)
         record.token = otel_context.attach(record.context)
+        record.attached += (record.context,)
         return record
 
     def _fill_start(self, record: _Open, span: SemanticSpan, args: Mapping[str, Any], instance: Any,
@@ -391,6 +407,47 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
         if record is not None and record.semantic is not None:
             record.semantic.set_attribute(A.OTEL_AGENTS_SPAN_EVICTED, True)
             record.semantic.end()
+
+
+_BEFORE_ENTRY: contextvars.ContextVar[Any] = contextvars.ContextVar("otel_agents_llama_index_before", default=None)
+
+
+def dispatcher_wrappers(handler: LlamaIndexSpanHandler) -> dict[str, Callable[..., Any]]:
+    """wrapt wrappers for ``Dispatcher.span_enter``, ``span_exit`` and ``span_drop``, which call every span
+    handler in turn: what the handlers make current stays between a dispatcher span's entry and its exit.
+
+    LlamaIndex calls the handlers' exits in the order of their entries, so two handlers that each make their span
+    current (ours and OpenInference's, OpenLLMetry's or the OTel GenAI one's) detach out of order: the first to
+    exit is not the one current, and the other's detaching puts an ended span back as current, after the call
+    too; and a later handler's span is current inside the call, whose children it parents by LlamaIndex's ids,
+    not to ours. So our span is parented to the context current before any handler's entry, or, when that is
+    only another handler's span for the dispatcher's parent span, to what that parent is with us (``_enter``);
+    and after the handlers' exits the context they left is put back to the one before the entry when it is one
+    of those they made current (never another the call's body chose)."""
+
+    def enter(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        token = _BEFORE_ENTRY.set(otel_context.get_current())
+        try:
+            return wrapped(*args, **kwargs)
+        finally:
+            _BEFORE_ENTRY.reset(token)
+            with guard("llama_index.dispatcher_enter"):
+                record = handler.open_spans.get(kwargs.get("id_"))
+                if record is not None:
+                    now = otel_context.get_current()
+                    if now is not record.before and not any(now is ctx for ctx in record.attached):
+                        record.attached += (now,)  # a later handler's
+
+    def leave(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        record = handler.open_spans.get(kwargs.get("id_"))  # the handlers' exits take it out
+        try:
+            return wrapped(*args, **kwargs)
+        finally:
+            if record is not None and record.attached:
+                with guard("llama_index.dispatcher_exit"):
+                    settle_context(record.before, record.attached)
+
+    return {"span_enter": enter, "span_exit": leave, "span_drop": leave}
 
 
 _OPENED_IN_CALL: contextvars.ContextVar[list | None] = contextvars.ContextVar("otel_agents_llama_index_opened",
