@@ -422,8 +422,9 @@ def dispatcher_wrappers(handler: LlamaIndexSpanHandler) -> dict[str, Callable[..
     too; and a later handler's span is current inside the call, whose children it parents by LlamaIndex's ids,
     not to ours. So our span is parented to the context current before any handler's entry, or, when that is
     only another handler's span for the dispatcher's parent span, to what that parent is with us (``_enter``);
-    and after the handlers' exits the context they left is put back to the one before the entry when it is one
-    of those they made current (never another the call's body chose)."""
+    and after the handlers' exits the context they left is put back to the one before the entry when it is stale:
+    one of those they made current, or one whose span has ended (never a live one the call's body chose;
+    :func:`~otel_agents._spans.settle_context`)."""
 
     def enter(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         token = _BEFORE_ENTRY.set(otel_context.get_current())
