@@ -147,12 +147,11 @@ Design decisions, and why:
 * **A sync handler with** ``run_inline = True``: called in the run's own thread
   and task in sync and async code alike.
 * **Explicit parents, attachment only where it is safe.** Spans are parented
-  through a bounded run-id map. The tool span is attached in
-  ``on_tool_start`` and detached in ``on_tool_end``/``on_tool_error`` (same
-  context in every mode); for other runnables we never attach from callbacks
-  (LangChain ends async runs in a shielded task with another context, and
-  ``batch`` interleaves starts and ends) but make the span current inside the
-  body's own copied context (see :mod:`.patches`).
+  through a bounded run-id map. We never attach from callbacks (LangChain ends
+  async runs in a shielded task with another context, ``batch`` interleaves
+  starts and ends, and another handler attaching its own span in the same
+  callbacks would undo our detach, or we its) but make a run's span — a
+  tool's too — current inside the body's own copied context (see :mod:`.patches`).
 * **LangGraph graphs are recognised** by LangGraph's ``ls_integration`` metadata
   (top-level graphs) and, for graphs nested in other graphs, by the caller of
   the start callback being ``Pregel.stream``/``astream`` (see :mod:`.patches`).

@@ -9,10 +9,11 @@ Bookkeeping (all bounded): ``spans``, a :class:`~otel_agents._spans.SpanRegistry
 of open runs (run id → span + :class:`_Run`); ``folded``, the runs that get no
 span of their own (prompt templates, output parsers, LangGraph's hidden
 bookkeeping runs, runs under suppressed instrumentation) → the run whose span
-stands in for them; ``tokens``, the context tokens of running tools (kept apart
-from the spans so a tool whose span was ended early — evicted, or closed with
-its parent — still detaches in its own context when it ends). A forked child starts with all three empty
-(the parent's open runs are the parent's to end).
+stands in for them. A forked child starts with both empty (the parent's open runs are the parent's to end).
+
+No callback attaches a context: a run's span is made current in its body's own copied context
+(:mod:`.patches`), never from a callback (another handler attaching its own span in the same callbacks would
+undo our detach, or we its, and leave an ended span current).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ FOLDED_RUN_TYPES = ("prompt", "parser")
 HIDDEN_TAG = "langsmith:hidden"
 """The tag LangGraph puts on its own bookkeeping runs (channel writes, ``__start__``)."""
 MAX_FOLDED = 10_000
-"""The most folded runs (and, separately, running tools' context tokens) remembered."""
+"""The most folded runs remembered."""
 MAX_HANDOFFS = 256
 """The most pending handoffs (``goto`` nodes) a graph run remembers."""
 GRAPH_INTEGRATIONS = ("langgraph", "langchain_create_agent")
@@ -105,15 +106,14 @@ class SpanCallbackHandler(BaseCallbackHandler):
         in_forked_child(SpanCallbackHandler._forget, self)
 
     def _forget(self) -> None:
-        """No folded runs, no attached tool contexts: a new handler's, and a forked child's (``spans`` forgets
-        the parent's open runs itself)."""
+        """No folded runs: a new handler's, and a forked child's (``spans`` forgets the parent's open runs
+        itself)."""
         self.folded: OrderedDict[UUID, Any] = OrderedDict()
-        self.tokens: OrderedDict[UUID, Any] = OrderedDict()
 
     # -- bookkeeping ---------------------------------------------------------------
     def open_entries(self) -> int:
-        """Open runs we still track (spans, folded runs, attached tool contexts)."""
-        return len(self.spans) + len(self.folded) + len(self.tokens)
+        """Open runs we still track (spans, folded runs)."""
+        return len(self.spans) + len(self.folded)
 
     def close_all(self) -> None:
         """Stop handling events and end every open span (as evicted); used by ``uninstrument``."""
@@ -533,7 +533,8 @@ class SpanCallbackHandler(BaseCallbackHandler):
                       metadata: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None,
                       **kwargs: Any) -> None:
         """A tool run starts: a ``tool`` span (name, call id, description, arguments), current while the tool
-        body runs (detached at its end or error)."""
+        body runs (``BaseTool.run``/``arun`` run it in a context made with the tool run's child config, where
+        :mod:`.patches` makes the span current)."""
         name = extract.run_name(serialized, kwargs.get("name"), Kind.TOOL.value)
         opened = self._open(Kind.TOOL, name, run_id, parent_run_id, tags, metadata)
         if opened is None:
@@ -543,44 +544,23 @@ class SpanCallbackHandler(BaseCallbackHandler):
             description = serialized.get("description") if isinstance(serialized, dict) else None
             span.set_tool(name, call_id=kwargs.get("tool_call_id"), description=description,
                           arguments=inputs if inputs is not None else input_str)
-        # The tool body runs in a copy of this context taken after this callback, in every
-        # mode (sync, async, executor threads): attaching here makes the tool span current in
-        # it; on_tool_end/on_tool_error run in this same context and detach.
-        if span.span.get_span_context().is_valid:
-            token = otel_context.attach(span.context())
-            with self._lock:
-                self.tokens[run_id] = token
-                while len(self.tokens) > MAX_FOLDED:
-                    self.tokens.popitem(last=False)
-            patches.tool_run_started(run_id)
+        patches.tool_run_started(run_id)
 
     def tool_runs_failed(self, run_ids: list, error: BaseException) -> None:
         """``BaseTool.run``/``arun`` raised ``error`` without reporting the end of ``run_ids`` (LangChain
         failed on the result itself): end those still open, with the error, and detach their spans."""
         for run_id in run_ids:
-            with self._lock:
-                open_ = run_id in self.tokens
-            if open_:
-                self.on_tool_error(error, run_id=run_id)
+            self._finish(run_id, error)
 
     def dispatch_failed(self, run_id: UUID, error: BaseException) -> None:
         """The dispatch of ``run_id``'s start, end or error raised ``error`` (a handler of the user's with
         ``raise_error``): LangChain reports nothing more of that run, so its span, if still open, ends with
-        ``error`` (what the caller gets), in the dispatch's own context (a tool's span is detached there); a
-        folded run is forgotten."""
-        self._detach(run_id)
+        ``error`` (what the caller gets); a folded run is forgotten."""
         self._finish(run_id, error)
-
-    def _detach(self, run_id: UUID) -> None:
-        with self._lock:
-            token = self.tokens.pop(run_id, None)
-        if token is not None:
-            otel_context.detach(token)
 
     @guarded("langchain.on_tool_end")
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         """The tool run ended: its span ends with the result; an error ``ToolMessage`` marks it an error."""
-        self._detach(run_id)
         error = None
         if probes.attr(output, "type") == "tool" and probes.attr(output, "status") == "error":
             error = HandledToolError(probes.text(probes.attr(output, "content", "")))
@@ -596,7 +576,6 @@ class SpanCallbackHandler(BaseCallbackHandler):
     @guarded("langchain.on_tool_error")
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         """The tool run raised ``error``: its span ends with it."""
-        self._detach(run_id)
         self._finish(run_id, error)
 
     # -- retrievers ----------------------------------------------------------------------

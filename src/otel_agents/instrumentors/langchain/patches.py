@@ -51,12 +51,10 @@
 
 5. **A tool run LangChain gives up on still ends.** ``BaseTool.run``/``arun`` can raise after
    ``on_tool_start`` without calling ``on_tool_end`` or ``on_tool_error`` (formatting a result it
-   cannot handle, such as a list whose ``__len__`` raises): the tool span would never end and, attached
-   in ``on_tool_start``, would stay current. We wrap both; the handler notes each tool run started
-   inside the call (:func:`tool_run_started`), and an exception escaping the call ends those still
-   open with it, in the same context, before it propagates unchanged. After the call, an ended span left
-   current (another handler that attaches its tool span too undoes our detach, or we undo its: LangChain calls
-   the end hooks in the order of the start hooks) is taken off: the context before the call is current again.
+   cannot handle, such as a list whose ``__len__`` raises): the tool span would never end. We wrap both;
+   the handler notes each tool run started inside the call (:func:`tool_run_started`), and an exception
+   escaping the call ends those still open with it before it propagates unchanged. (The tool body sees
+   its span through 1: ``BaseTool.run``/``arun`` run it in a context made with the tool run's child config.)
 
 6. **An ``astream_events()`` left early still ends its run.** ``Runnable.astream_events`` (v1/v2, through
    ``Runnable._astream_events_v1_v2``) runs the runnable in a task of its own; closed right after its first
@@ -101,7 +99,7 @@ from typing import Any, Callable
 import wrapt
 from opentelemetry import context as otel_context
 
-from ..._spans import AsyncStepIterator, StepIterator, guard, prepare_finalisers, settle_context
+from ..._spans import AsyncStepIterator, StepIterator, guard, prepare_finalisers
 
 _output_rejected: Callable[[Any, BaseException], None] | None = None  # while instrumented
 
@@ -331,7 +329,6 @@ def _tool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> An
     if _tool_run_failed is None:
         return wrapped(*args, **kwargs)
     runs: list = []
-    before = otel_context.get_current()
     token = _TOOL_RUNS.set(runs)
     try:
         return wrapped(*args, **kwargs)
@@ -340,8 +337,6 @@ def _tool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> An
         raise
     finally:
         _TOOL_RUNS.reset(token)
-        if runs:
-            _settle(before)
 
 
 def _atool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -349,7 +344,6 @@ def _atool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
         if _tool_run_failed is None:
             return await wrapped(*args, **kwargs)
         runs: list = []
-        before = otel_context.get_current()
         token = _TOOL_RUNS.set(runs)
         try:
             return await wrapped(*args, **kwargs)
@@ -358,17 +352,7 @@ def _atool_run_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> A
             raise
         finally:
             _TOOL_RUNS.reset(token)
-            if runs:
-                _settle(before)
     return call()
-
-
-def _settle(before: Any) -> None:
-    """Our tool span was current in the call: another callback handler that attaches its tool span too
-    (OpenLLMetry's, the OTel GenAI one's) undoes our detach, or we undo theirs (LangChain calls the end hooks in
-    the order of the start hooks), and an ended tool span stays current after the call: put back what was."""
-    with guard("langchain.tool_context"):
-        settle_context(before)
 
 
 def _end_tool_runs(runs: list, exc: BaseException) -> None:
