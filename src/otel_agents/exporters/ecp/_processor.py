@@ -464,10 +464,10 @@ class ECPFoldingProcessor(SpanProcessor):
         for r in self._runs.values():
             if r.trace_id != trace_id:
                 by_trace.setdefault(r.trace_id, []).extend(r.spans)
-        held = views.held_steps(by_trace.items())
+        views.set_held(by_trace.items())
         if any(r.trace_id == trace_id for r in self._runs.values()) or views.holds(trace_id):
             return False  # a trace holding a run of ours (beside the group) is no other view
-        return views.is_view(index.values(), held)
+        return views.is_view(index.values())
 
     def _expire(self) -> list[Run]:
         now = self._clock()

@@ -428,15 +428,16 @@ class PeerViews:
 
     The fold paths that see traces one at a time keep here the steps of our traces they folded recently
     (:meth:`remember`; at most ``limit`` steps, the oldest forgotten first, and :meth:`forget` by age) and
-    compare a peer trace with those and with the traces of ours they still hold (``held`` in :meth:`fold_trace`,
-    kept here by time as the traces change, or in :meth:`is_view`): a peer trace is compared with the traces of
-    ours at its time, found by their time windows, not by a walk over every trace remembered or held.
+    compare a peer trace with those and with the traces of ours they still hold (kept here by time as the traces
+    change: ``held`` in :meth:`fold_trace`, or :meth:`set_held` for a path that sees them all at once): a peer
+    trace is compared with the traces of ours at its time, found by their time windows, not by a walk over every
+    trace remembered or held.
 
     Args:
         limit: steps of ours kept at most (``None``: no limit; 0: none kept).
     """
 
-    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_held", "_holding", "_held_windows")
+    __slots__ = ("limit", "_steps", "_size", "_claimed", "_windows", "_holding", "_held_windows")
 
     def __init__(self, limit: int | None = 10_000) -> None:
         self.limit = limit
@@ -446,8 +447,7 @@ class PeerViews:
         self._claimed: OrderedDict[int, set[tuple[Any, int]]] = OrderedDict()  # trace id → (scope, span id) seen
         # the windows by start, so a peer trace is compared only with the traces of ours at its time
         self._windows = _Windows()
-        self._held: dict[int, tuple[int, list[_Step], int, int]] = {}  # :meth:`held_steps`' cache
-        # the traces of ours a path holds (fold_trace's held): trace id → (spans, steps, window, order)
+        # the traces of ours a path holds: trace id → (spans, steps, window, order)
         self._holding: dict[int, tuple[int, list[_Step], tuple[int, int, int], Any]] = {}
         self._held_windows = _Windows()
 
@@ -534,27 +534,21 @@ class PeerViews:
         if kept is not None:
             self._held_windows.remove(kept[2])
 
-    def held_steps(self, held: Iterable[tuple[int, Collection[F.FoldSpan]]]) -> list[tuple[int, list[_Step], int, int]]:
-        """The steps of ours of traces a path still holds (trace id, spans), with their window (start, end) for
-        :meth:`is_view`: computed again only for a trace that has more spans than when last asked (a path asks for
-        every trace it holds each time it folds a peer's trace)."""
-        cache, out = self._held, []
-        for trace_id, spans in held:
-            got = cache.get(trace_id)
-            if got is None or got[0] != len(spans):
-                steps = our_steps(spans)
-                got = cache[trace_id] = (len(spans), steps, *_window(steps))
-            out.append((trace_id, got[1], got[2], got[3]))
-        if len(cache) > len(out):  # traces no longer held
-            keep = {t for t, _, _, _ in out}
-            for trace_id in [t for t in cache if t not in keep]:
-                del cache[trace_id]
-        return out
+    def set_held(self, held: Iterable[tuple[int, Collection[F.FoldSpan]]]) -> None:
+        """For a path that sees every trace of ours it holds at once (``ECPFoldingProcessor``): those traces are now
+        ``held`` (trace id, spans), in that order; the steps of a trace are found again only when it has more
+        spans than when last given, and a trace no longer given is no longer held."""
+        given = set()
+        for order, (trace_id, spans) in enumerate(held):
+            self._hold(trace_id, spans, order)
+            given.add(trace_id)
+        for trace_id in [t for t in self._holding if t not in given]:
+            self._release(trace_id)
 
-    def is_view(self, spans: Iterable[F.FoldSpan], held: Iterable[tuple[int, list[_Step], int, int]] = ()) -> bool:
-        """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered,
-        among ``held`` (:meth:`held_steps`) or held by a path (:meth:`fold_trace`): see the class docstring. When
-        they are, the steps of ours they view are marked seen (by their instrumentation scope)."""
+    def is_view(self, spans: Iterable[F.FoldSpan]) -> bool:
+        """Whether ``spans`` (one trace, none of them ours) are another view of one trace of ours, remembered or
+        held by a path (:meth:`fold_trace`, :meth:`set_held`): see the class docstring. When they are, the steps of
+        ours they view are marked seen (by their instrumentation scope)."""
         index = {s.span_id: s for s in spans}
         mine = [s for s in index.values() if s.semantic_kind is not None]
         if not mine:
@@ -564,10 +558,9 @@ class PeerViews:
         ends = [s.end_time for s in mine if s.start_time and s.end_time]
         start, end = (min(starts), max(ends)) if len(starts) == len(mine) else (None, None)  # else: at any time
         # the traces of ours whose window overlaps the peer trace's (any, when its time is unknown): remembered
-        # ones by start, then those held given here, then those held by a path (fold_trace) in its order
+        # ones by start, then those held by a path in its order
         near = self._windows.sorted if start is None else self._windows.overlapping(start, end)
         candidates = [(t, self._steps[t][1]) for _, _, t in near]
-        candidates += [(t, steps) for t, steps, s, e in held if start is None or (s < end and start < e)]
         if self._holding:
             holding = self._holding
             near = self._held_windows.sorted if start is None else self._held_windows.overlapping(start, end)
