@@ -514,14 +514,9 @@ def test_trace_metadata_is_run_metadata_whatever_the_content_switch(provider: An
             assert json.loads(s.attributes["metadata"]) == {"tenant": "t-1", "tier": "silver"}, s.name
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list,
-                                                    mode: str) -> None:
-    """E-2 in the Agents SDK: a ``needs_approval`` tool the model calls is not run; the run returns with
-    ``interruptions``. The tool span and the agent span are marked paused (the tool's span was ``ok`` with the
-    SDK's internal result object dumped as its output), and the envelope is ``status: paused`` with a ``paused``
-    line and no output leaked from the run's state."""
-    ran: list[str] = []
+def refund_agent(ran: list[str]) -> Agent:
+    """An agent whose model calls ``refund(order_id="A1")``, a ``needs_approval`` tool (each order it refunds goes
+    into ``ran``), then answers ``Refunded.``."""
 
     @function_tool(needs_approval=True)
     def refund(order_id: str) -> str:
@@ -530,7 +525,18 @@ def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter:
         return "refunded"
 
     handler = ScriptedResponses([call(("refund", {"order_id": "A1"})), say("Refunded.")])
-    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+    return Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list,
+                                                    mode: str) -> None:
+    """E-2 in the Agents SDK: a ``needs_approval`` tool the model calls is not run; the run returns with
+    ``interruptions``. The tool span and the agent span are marked paused (the tool's span was ``ok`` with the
+    SDK's internal result object dumped as its output), and the envelope is ``status: paused`` with a ``paused``
+    line and no output leaked from the run's state."""
+    ran: list[str] = []
+    agent = refund_agent(ran)
     assert run_mode(mode, agent, "Refund SECRET-ORDER-9") is None and ran == []
     [tool], [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
     assert "tool_approval_item" not in json.dumps(tool.attributes)  # no SDK object dumped as the tool's output
@@ -547,14 +553,7 @@ def test_e2_a_pending_approval_is_paused_without_sensitive_data(instrumented: An
                                                                  envelopes: list) -> None:
     """``trace_include_sensitive_data=False``: the SDK records no output on the function span at all (0.20 neither
     its result object), yet the tool waiting for approval and its agent are paused, and the envelope says so."""
-
-    @function_tool(needs_approval=True)
-    def refund(order_id: str) -> str:
-        """Refund an order."""
-        return "refunded"
-
-    handler = ScriptedResponses([call(("refund", {"order_id": "A1"}))])
-    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+    agent = refund_agent([])
     result = Runner.run_sync(agent, "Refund A1", run_config=RunConfig(trace_include_sensitive_data=False))
     assert [i.tool_name for i in result.interruptions] == ["refund"]
     [tool], [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
@@ -601,15 +600,7 @@ def test_an_approved_tool_runs_and_is_not_paused(instrumented: Any, exporter: Sn
     """The run paused on a tool waiting for approval, resumed with the call approved: the tool runs in the second
     run, and its span there has its result and is not paused (the first run's tool span is)."""
     ran: list[str] = []
-
-    @function_tool(needs_approval=True)
-    def refund(order_id: str) -> str:
-        """Refund an order."""
-        ran.append(order_id)
-        return "refunded"
-
-    handler = ScriptedResponses([call(("refund", {"order_id": "A1"})), say("Refunded.")])
-    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+    agent = refund_agent(ran)
     first = Runner.run_sync(agent, "Refund A1")
     state = first.to_state()
     [pending] = first.interruptions
