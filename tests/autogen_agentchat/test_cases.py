@@ -271,6 +271,31 @@ def test_m1_a_thought_is_a_reasoning_part_never_the_answer(instrumented: Any, ex
     assert envelope["public_output"] == answer
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["create", "create_stream"])
+def test_a_thought_beside_tool_calls_is_a_text_part(instrumented: Any, exporter: SnapshotExporter,
+                                                     stream: bool) -> None:
+    """A client of the user's own that follows AutoGen's documented split: a ``thought`` beside tool calls is text
+    the model wrote before them (a ``text`` part, before: ``reasoning``), in the output and in the next request's
+    input; beside the answer, reasoning."""
+    scripted = tool_then_answer("lookup_order", {"order_id": "A100"})
+
+    def script(messages: Any) -> Any:
+        result = scripted(messages)
+        result.thought = "Let me check." if not isinstance(result.content, str) else "It has shipped, say so."
+        return result
+
+    agent = agent_with_tool(client=ScriptedClient(script), model_client_stream=stream)
+    asyncio.run(agent.run(task="Where is A100?"))
+    asked, answered = exporter.semantic("model")
+    [out] = asked.json_attr("gen_ai.output.messages")
+    assert [(p["type"], p.get("content", p.get("name"))) for p in out["parts"]] == \
+        [("text", "Let me check."), ("tool_call", "lookup_order")]
+    assert answered.json_attr("gen_ai.input.messages")[1]["parts"][0] == {"type": "text", "content": "Let me check."}
+    [out] = answered.json_attr("gen_ai.output.messages")
+    assert out["parts"][0] == {"type": "reasoning", "content": "It has shipped, say so."}
+    validate_genai_json(dict(asked.attributes))
+
+
 def test_tool_error_marks_the_tool_span_and_the_agent_goes_on(instrumented: Any, exporter: SnapshotExporter) -> None:
     """A tool that raises: its span ends with ERROR and the exception; AutoGen reports the error to the model, so
     the agent span ends normally with the model's answer."""

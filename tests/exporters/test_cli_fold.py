@@ -212,7 +212,8 @@ def test_a_byte_order_mark_at_the_start_of_the_file_is_ignored(rec, tmp_path, ca
     assert len(read_otlp_json(["\ufeff" + first.decode(), second.decode()])) == 12
     path.write_bytes(first + b"\n\xef\xbb\xbf" + second + b"\n")
     assert main(["fold", str(path), "-o", str(with_bom)]) == 1
-    assert f"skipped {path}:2: invalid JSON" in capsys.readouterr().err
+    assert f"skipped {path}:2: invalid JSON: a UTF-8 byte-order mark (U+FEFF) here, not at the start of the input" \
+        in capsys.readouterr().err
 
 
 def test_a_pretty_printed_document_is_folded_and_its_problem_reported_once(rec, tmp_path, capsys, monkeypatch):

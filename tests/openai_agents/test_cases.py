@@ -514,14 +514,9 @@ def test_trace_metadata_is_run_metadata_whatever_the_content_switch(provider: An
             assert json.loads(s.attributes["metadata"]) == {"tenant": "t-1", "tier": "silver"}, s.name
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list,
-                                                    mode: str) -> None:
-    """E-2 in the Agents SDK: a ``needs_approval`` tool the model calls is not run; the run returns with
-    ``interruptions``. The tool span and the agent span are marked paused (the tool's span was ``ok`` with the
-    SDK's internal result object dumped as its output), and the envelope is ``status: paused`` with a ``paused``
-    line and no output leaked from the run's state."""
-    ran: list[str] = []
+def refund_agent(ran: list[str]) -> Agent:
+    """An agent whose model calls ``refund(order_id="A1")``, a ``needs_approval`` tool (each order it refunds goes
+    into ``ran``), then answers ``Refunded.``."""
 
     @function_tool(needs_approval=True)
     def refund(order_id: str) -> str:
@@ -530,15 +525,21 @@ def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter:
         return "refunded"
 
     handler = ScriptedResponses([call(("refund", {"order_id": "A1"})), say("Refunded.")])
-    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+    return Agent(name="support", instructions="x", model=responses_model(handler), tools=[refund])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter: SnapshotExporter, envelopes: list,
+                                                    mode: str) -> None:
+    """E-2 in the Agents SDK: a ``needs_approval`` tool the model calls is not run; the run returns with
+    ``interruptions``. The tool span and the agent span are marked paused (the tool's span was ``ok`` with the
+    SDK's internal result object dumped as its output), and the envelope is ``status: paused`` with a ``paused``
+    line and no output leaked from the run's state."""
+    ran: list[str] = []
+    agent = refund_agent(ran)
     assert run_mode(mode, agent, "Refund SECRET-ORDER-9") is None and ran == []
     [tool], [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
     assert "tool_approval_item" not in json.dumps(tool.attributes)  # no SDK object dumped as the tool's output
-    if "otel_agents.run.paused" not in tool.attributes and "output.value" not in tool.attributes:
-        # openai-agents 0.24 records a pending approval's function span with output None (0.20 recorded its
-        # FunctionToolResult, which we read): a tracing processor cannot tell it from a tool that returned None.
-        pytest.xfail("this openai-agents hides a pending approval from tracing processors (known gap: read "
-                     "RunResult.interruptions)")
     for span in (tool, agent_span):
         assert span.attributes.get("otel_agents.run.paused") is True, span.name
         assert span.status != StatusCode.ERROR
@@ -546,6 +547,69 @@ def test_e2_a_tool_awaiting_approval_pauses_the_run(instrumented: Any, exporter:
     [env] = check(envelopes)
     assert env["status"] == "paused" and env["public_output"] is None
     assert any(line.strip().startswith("paused ") for line in env["evaluation_context"].splitlines())
+
+
+def test_e2_a_pending_approval_is_paused_without_sensitive_data(instrumented: Any, exporter: SnapshotExporter,
+                                                                 envelopes: list) -> None:
+    """``trace_include_sensitive_data=False``: the SDK records no output on the function span at all (0.20 neither
+    its result object), yet the tool waiting for approval and its agent are paused, and the envelope says so."""
+    agent = refund_agent([])
+    result = Runner.run_sync(agent, "Refund A1", run_config=RunConfig(trace_include_sensitive_data=False))
+    assert [i.tool_name for i in result.interruptions] == ["refund"]
+    [tool], [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
+    assert tool.attributes.get("otel_agents.run.paused") is True
+    assert agent_span.attributes.get("otel_agents.run.paused") is True
+    [env] = check(envelopes)
+    assert env["status"] == "paused"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_that_returns_none_is_not_paused(instrumented: Any, exporter: SnapshotExporter, envelopes: list,
+                                                 mode: str) -> None:
+    """A tool that ran and returned ``None`` (0.24 records a pending approval's output as ``None`` too) is not
+    paused, nor is its agent or the run; one whose ``needs_approval`` callable says no runs and is not paused
+    either."""
+    ran: list[str] = []
+
+    async def never(_ctx: Any, _params: dict, _call_id: str) -> bool:
+        return False
+
+    @function_tool
+    def note(text: str) -> None:
+        """Write a note."""
+        ran.append(text)
+
+    @function_tool(needs_approval=never)
+    def archive(text: str) -> None:
+        """Archive a note."""
+        ran.append(f"archived {text}")
+
+    handler = ScriptedResponses([call(("note", {"text": "hi"}), ("archive", {"text": "hi"})), say("Noted.")])
+    agent = Agent(name="support", instructions="x", model=responses_model(handler), tools=[note, archive])
+    assert run_mode(mode, agent, "Note hi") == "Noted." and sorted(ran) == ["archived hi", "hi"]
+    tools, [agent_span] = exporter.semantic("tool"), exporter.semantic("agent")
+    assert sorted(t.attributes["gen_ai.tool.name"] for t in tools) == ["archive", "note"]
+    for span in [*tools, agent_span, *exporter.semantic("chain")]:
+        assert "otel_agents.run.paused" not in span.attributes, span.name
+        assert span.status != StatusCode.ERROR, span.name
+    [env] = check(envelopes)
+    assert env["status"] == "done" and env["public_output"] == "Noted."
+
+
+def test_an_approved_tool_runs_and_is_not_paused(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """The run paused on a tool waiting for approval, resumed with the call approved: the tool runs in the second
+    run, and its span there has its result and is not paused (the first run's tool span is)."""
+    ran: list[str] = []
+    agent = refund_agent(ran)
+    first = Runner.run_sync(agent, "Refund A1")
+    state = first.to_state()
+    [pending] = first.interruptions
+    state.approve(pending)
+    assert Runner.run_sync(agent, state).final_output == "Refunded." and ran == ["A1"]
+    paused, done = exporter.semantic("tool")
+    assert paused.attributes.get("otel_agents.run.paused") is True
+    assert "otel_agents.run.paused" not in done.attributes and done.status != StatusCode.ERROR
+    assert done.attributes["gen_ai.tool.call.result"] == "refunded"
 
 
 def test_tool_definitions_offered(instrumented: Any, exporter: SnapshotExporter) -> None:

@@ -1,5 +1,6 @@
 """Issue 35 on the OpenAI Agents SDK: a tool raising ``KeyboardInterrupt``/``SystemExit`` ends every span of
-the run (workflow, agent, tool) and the exception reaches the caller unchanged."""
+the run (workflow, agent, tool) and the exception reaches the caller unchanged; a private SDK name we hook,
+missing, does not stop ``instrument()`` nor the run."""
 
 from __future__ import annotations
 
@@ -74,3 +75,42 @@ def test_an_agent_named_by_a_str_enum_member_is_named_by_its_value(instrumented:
     Runner.run_sync(agent, "hi")
     agents = [(s.name, s.attributes.get("gen_ai.agent.name")) for s in exporter.semantic("agent")]
     assert agents == [("invoke_agent support", "support")], tree(exporter.semantic())
+
+
+def test_a_release_without_the_approval_step_still_runs(provider: Any, exporter: SnapshotExporter,
+                                                        monkeypatch: pytest.MonkeyPatch, caplog: Any) -> None:
+    """The SDK's private approval step (``_FunctionToolBatchExecutor._maybe_execute_tool_approval``, which tells
+    us a tool waits for approval) missing when we instrument, as in a release that renamed it: ``instrument()``
+    logs it (a warning the first time) and carries on, and a run that pauses for approval returns its
+    interruptions with every span ended."""
+    import logging
+
+    from agents.run_internal.tool_execution import _FunctionToolBatchExecutor
+
+    from otel_agents.instrumentors.openai_agents import OpenAIAgentsInstrumentor
+
+    step = _FunctionToolBatchExecutor.__dict__["_maybe_execute_tool_approval"]
+    monkeypatch.delattr(_FunctionToolBatchExecutor, "_maybe_execute_tool_approval")
+    inst = OpenAIAgentsInstrumentor()
+    with caplog.at_level(logging.DEBUG, logger="otel_agents"):
+        inst.instrument(tracer_provider=provider)
+    monkeypatch.setattr(_FunctionToolBatchExecutor, "_maybe_execute_tool_approval", step,  # the run needs it
+                        raising=False)
+    try:
+        assert sum("openai_agents.approval_hook" in r.getMessage() for r in caplog.records) == 1
+
+        @function_tool(needs_approval=True)
+        def refund(order_id: str) -> str:
+            """Refund an order."""
+            return "refunded"
+
+        agent = Agent(name="support", instructions="x", tools=[refund],
+                      model=responses_model(ScriptedResponses([tool_then_answer("refund", {"order_id": "A1"})])))
+        result = Runner.run_sync(agent, "Refund A1")
+        assert [i.tool_name for i in result.interruptions] == ["refund"]
+        spans = exporter.semantic()
+        assert {s.name for s in spans} >= {"invoke_agent support", "execute_tool refund"} and all(
+            s.end_time for s in spans)
+        assert inst.open_spans() == 0
+    finally:
+        inst.uninstrument()

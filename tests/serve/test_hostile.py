@@ -44,7 +44,7 @@ JSONRPC_CASES: list[tuple[str, bytes, object]] = [
     ("overlong utf-8", b'{"jsonrpc":"2.0","id":1,"method":"agent/\xc0\xaf"}', -32700),
     ("raw surrogate bytes", b'{"jsonrpc":"2.0","id":1,"method":"\xed\xa0\x80"}', -32700),
     ("utf-16 body", _utf16(STEP % 1), -32700),
-    ("utf-8 BOM", b"\xef\xbb\xbf" + (STEP % 1).encode(), -32700),
+    ("utf-8 BOM twice", b"\xef\xbb\xbf\xef\xbb\xbf" + (STEP % 1).encode(), -32700),
     ("id NaN", (STEP % "NaN").encode(), -32600),
     ("id Infinity", (STEP % "Infinity").encode(), -32600),
     ("id -Infinity", (STEP % "-Infinity").encode(), -32600),
@@ -147,6 +147,32 @@ def test_stdio_survives_every_hostile_line() -> None:
     for (name, exp), msg in zip(expected, answers):
         _check(name, exp, msg)
     assert answers[-1]["id"] == "final" and answers[-1]["result"]["public_output"] == "echo: x"
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_stdio_ignores_a_byte_order_mark_at_the_start_of_its_input_only() -> None:
+    """A client (PowerShell, a UTF-8-with-BOM writer) that starts its stream with a UTF-8 byte-order mark: the
+    first request was a ``-32700`` 'Expecting value', where ``otel-agents fold`` ignores one at the start of a file
+    (RFC 8259 section 8.1 lets a parser). Now it is answered; a mark on a later line is still refused, as fold
+    refuses one on a later line, with a message that names it."""
+    lines = [BOM + (STEP % 1).encode(), BOM + (STEP % 2).encode(), (STEP % 3).encode()]
+    proc = subprocess.run(SERVE + [f"{AGENTS}:echo"], input=b"\n".join(lines) + b"\n", capture_output=True,
+                          timeout=180, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, second, third = [_strict(line) for line in proc.stdout.splitlines()]
+    assert first["id"] == 1 and first["result"]["public_output"] == "echo: x", first
+    assert second["id"] is None and second["error"]["code"] == -32700
+    assert "byte-order mark (U+FEFF) here, not at the start of the input" in second["error"]["message"]
+    assert third["id"] == 3 and "result" in third
+
+
+def test_http_ignores_a_byte_order_mark_at_the_start_of_a_body(hostile_http) -> None:
+    """Each HTTP body is an input of its own: a byte-order mark at its start is ignored (it was a ``-32700``)."""
+    url, _ = hostile_http
+    ((status, body),) = _exchange(url, _post(url, BOM + (STEP % '"bom"').encode()))
+    assert status == 200 and _strict(body)["id"] == "bom" and _strict(body)["result"]["public_output"] == "echo: x"
 
 
 # -- HTTP ----------------------------------------------------------------------------------------------

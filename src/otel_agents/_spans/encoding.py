@@ -275,6 +275,27 @@ def utf8_safe(text: str) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+# --- reading: a byte-order mark ---------------------------------------------------
+BOM_NOT_AT_START = ("a UTF-8 byte-order mark (U+FEFF) here, not at the start of the input, the one place a JSON "
+                    "reader may ignore it (RFC 8259, section 8.1)")
+"""Why a JSON text that starts with a byte-order mark anywhere but at the start of its input is refused."""
+
+
+def without_bom(text: str | bytes) -> str | bytes:
+    """``text`` without the UTF-8 byte-order mark some editors (and PowerShell) write at the start of a file or
+    stream: RFC 8259 section 8.1 lets a JSON parser ignore it (orjson and ``json.loads`` refuse it). Call it on the
+    start of an input only, each JSON text we read there (a file's or a stream's first line, a request body); a
+    mark elsewhere stays, and is refused with :data:`BOM_NOT_AT_START` (:func:`starts_with_bom`)."""
+    if isinstance(text, (bytes, bytearray)):
+        return text[3:] if text.startswith(b"\xef\xbb\xbf") else text
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def starts_with_bom(text: str | bytes) -> bool:
+    """Whether ``text`` (UTF-8 bytes or text) starts with a byte-order mark."""
+    return text.startswith(b"\xef\xbb\xbf" if isinstance(text, (bytes, bytearray)) else "\ufeff")
+
+
 _ORJSON_OPTIONS = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
                    | orjson.OPT_PASSTHROUGH_DATETIME)
 

@@ -60,7 +60,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags, TraceSt
 from opentelemetry.trace.status import Status, StatusCode
 
 from .._spans.encoding import dumps as strict_json
-from .._spans.encoding import utf8_safe
+from .._spans.encoding import BOM_NOT_AT_START, starts_with_bom, utf8_safe, without_bom
 from .._spans.redaction import excerpt, is_secret_key
 from ._appender import JsonLinesAppender, file_setting, naming
 
@@ -397,17 +397,6 @@ def iter_otlp_json(source: str | os.PathLike[str] | Iterable[str | bytes], *,
     yield from _read_lines(source, name, errors, warnings, others, make)
 
 
-_BOM = "\ufeff"
-
-
-def without_bom(text: str | bytes) -> str | bytes:
-    """The first line of a file without the UTF-8 byte-order mark some editors (and PowerShell) write at
-    its start: RFC 8259 section 8.1 lets a JSON parser ignore it, and orjson would call it invalid JSON."""
-    if isinstance(text, bytes):
-        return text[3:] if text.startswith(b"\xef\xbb\xbf") else text
-    return text[1:] if text.startswith(_BOM) else text
-
-
 class UnreadLine(bytes):
     """Stands for a line (or the rest of a file) that was not read: its bytes are the message saying why.
     Yielded by :func:`lines_of` in place of the line; a caller reports it with the line's number."""
@@ -568,7 +557,9 @@ def load_json(text: str | bytes) -> Any:
 
     Raises:
         ValueError: not UTF-8 (the byte named) or not JSON (orjson's message: position and problem; for a ``NaN``,
-            ``Infinity`` or a number beyond a double, the field's path instead: :func:`~.ecp._json.non_finite_problem`).
+            ``Infinity`` or a number beyond a double, the field's path instead: :func:`~.ecp._json.non_finite_problem`;
+            for a byte-order mark, which the caller removes at the start of an input only,
+            :data:`~otel_agents._spans.encoding.BOM_NOT_AT_START`).
     """
     try:
         return orjson.loads(text)
@@ -579,8 +570,8 @@ def load_json(text: str | bytes) -> Any:
             except UnicodeDecodeError as bad:
                 raise ValueError(f"not UTF-8 text: {bad.reason} at byte {bad.start}") from None
         if "surrogate" not in str(exc):
-            problem = None
-            if "NaN" in text or "Infinity" in text or "infinity" in str(exc):  # name the field, not a column
+            problem = BOM_NOT_AT_START if starts_with_bom(text) else None
+            if problem is None and ("NaN" in text or "Infinity" in text or "infinity" in str(exc)):  # name the field
                 from .ecp._json import non_finite_problem
 
                 problem = non_finite_problem(text)

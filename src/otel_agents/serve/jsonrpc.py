@@ -8,7 +8,9 @@ standard code (JSON-RPC 2.0 spec, section 5.1) and the server keeps serving.
 
 What counts as bad input:
 
-* not UTF-8, not JSON, nested deeper than the parser's recursion limit, a number
+* not UTF-8, not JSON (a UTF-8 byte-order mark included, except at the start of the input: the body of an HTTP
+  request, the first line on stdio, where it is ignored as RFC 8259 section 8.1 allows and ``otel-agents fold``
+  does at the start of a file), nested deeper than the parser's recursion limit, a number
   too large for a float (``1e400``) or an integer longer than Python's
   4300-digit limit: ``-32700`` parse error, ``id: null``;
 * the non-JSON constants ``NaN``/``Infinity``, an ``id`` that is not a string,
@@ -33,6 +35,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from .._spans.encoding import BOM_NOT_AT_START, starts_with_bom, without_bom
 from .._spans.redaction import excerpt
 
 logger = logging.getLogger("otel_agents.serve")
@@ -94,9 +97,15 @@ def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[
     return {"jsonrpc": "2.0", "id": id_, "error": err}
 
 
-def parse(raw: str | bytes) -> Request | dict[str, Any] | list[Request | dict[str, Any]]:
+def parse(raw: str | bytes, *, at_start: bool = True) -> Request | dict[str, Any] | list[Request | dict[str, Any]]:
     """Parse and validate one message: a :class:`Request`, or the error response to send; for a batch, a list
-    with either for each member (:func:`dispatch_batch` runs it)."""
+    with either for each member (:func:`dispatch_batch` runs it). ``at_start``: the message starts its input (an
+    HTTP body, the first line on stdio), where a UTF-8 byte-order mark is ignored; elsewhere it is a parse error
+    that says so."""
+    if at_start:
+        raw = without_bom(raw)
+    elif starts_with_bom(raw):
+        return error_response(None, PARSE_ERROR, f"parse error: {BOM_NOT_AT_START}")
     try:
         text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else raw
         non_finite: list[str] = []

@@ -4,7 +4,8 @@
 Requests are answered one at a time, in order; at most :data:`~.http.MAX_PIPELINED` bytes of requests sent
 ahead of the one being answered are read (then reading waits: a client piping a large file of requests to a
 slow agent holds that much, not the file, as over HTTP). Lines are read as bytes, so input
-that is not UTF-8 is a ``-32700`` for that line, whatever the locale; a line longer
+that is not UTF-8 is a ``-32700`` for that line, whatever the locale (a UTF-8 byte-order mark is ignored at the
+start of the first line only, as ``otel-agents fold`` does at the start of a file); a line longer
 than ``max_line`` bytes is a ``-32700`` too (and is skipped up to its newline).
 Responses are strict ASCII JSON (``\\uXXXX`` escapes), so any string an agent
 returns, lone surrogates included, travels as valid UTF-8.
@@ -17,6 +18,7 @@ import contextlib
 import threading
 from typing import Any, BinaryIO, Mapping
 
+from .._spans.encoding import without_bom
 from .http import MAX_PIPELINED
 from .jsonrpc import (PARSE_ERROR, SHUTDOWN_MESSAGE, SHUTTING_DOWN, Request, batch_response, dispatch, dispatch_batch,
                       encode, error_response, parse)
@@ -92,16 +94,18 @@ async def serve_stdio(methods: Mapping[str, Any], stdin: BinaryIO, stdout: Binar
     ahead = _ReadAhead(MAX_PIPELINED)
     threading.Thread(target=_read_lines, args=(stdin, max_line, loop, queue, ahead), name="ecp-stdin",
                      daemon=True).start()
+    first = True  # the first line: a byte-order mark at its start is ignored (see jsonrpc.parse)
     while (line := await queue.get()) is not None:
+        at_start, first = first, False
         if isinstance(line, bytes):
             ahead.release(len(line))
         if line is _TOO_LONG:
             response: dict | list | None = error_response(None, PARSE_ERROR,
                                                    f"parse error: message longer than {max_line} bytes")
-        elif not line.strip():
+        elif not (without_bom(line) if at_start else line).strip():
             continue
         else:
-            request = parse(line)
+            request = parse(line, at_start=at_start)
             if isinstance(request, list):  # a batch: one line with the array of its answers
                 done: list = []
                 try:

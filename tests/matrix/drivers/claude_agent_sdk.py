@@ -3,7 +3,10 @@
 tool ``get_weather`` (its handler is :meth:`Truth.atool`), the second answers, each with the script's usage
 (true output tokens in its ``message_delta``: the transport runs with partial messages, which the caller then
 also receives). A model that raises is what the CLI reports for a failed API request: an ``assistant`` frame
-with ``error``, an error result and exit status 1 (``ResultError``). In the abandoned endings the fake waits,
+with ``error`` (a synthetic message holding the error's text), a result of subtype ``success`` with ``is_error``,
+that text as ``result``, ``terminal_reason`` ``api_error`` and ``api_error_status``, and exit status 1
+(``ResultError``; ``anthropics/claude-agent-sdk-python``'s ``ResultError`` says it: ``"success"`` when the agent
+loop completed but the last turn was an API error). In the abandoned endings the fake waits,
 after its first frame, until the caller has left (the caller's first event is the CLI's ``init``). ``max_turns``
 runs with ``ClaudeAgentOptions(max_turns=2)``: after two turns the fake ends as the CLI does, with an
 ``error_max_turns`` result (``terminal_reason`` ``max_turns``) and exit status 1 (``ResultError``); ``budget``
@@ -33,6 +36,7 @@ SUBAGENT_CALL = {"description": "weather", "prompt": f"The weather in {CITY}?", 
 BACKGROUND_CALL = {**SUBAGENT_CALL, "run_in_background": True}
 LAUNCHED = "Async agent launched successfully."
 INTERIM = "An expert is looking it up."
+FAILURE = "API Error: 500 model down"  # the text of a failed API request, as the CLI writes it
 BUDGET = 0.0001  # USD: the first response (11 in, 7 out at the fake's prices) costs 0.000138
 
 
@@ -60,9 +64,8 @@ class _TruthCLI(FakeCLI):
 
     def _failed(self, thread: str | None, history: list[Any]) -> int:
         """A request that failed: what the CLI reports (see the module docstring)."""
-        self.respond(thread, [{"type": "text", "text": "API Error: 500 model down"}], history, "stop",
-                     error="server_error")
-        self.ch.send({**self.result(None, error="error_during_execution", errors=["API Error: 500"]),
+        self.respond(thread, [{"type": "text", "text": FAILURE}], history, "stop", error="server_error")
+        self.ch.send({**self.result(FAILURE), "is_error": True, "terminal_reason": "api_error",
                       "api_error_status": 500})
         return 1
 
@@ -187,11 +190,7 @@ class _TruthCLI(FakeCLI):
             try:
                 call = self.truth.reply()
             except ModelFailure:
-                self.respond(None, [{"type": "text", "text": "API Error: 500 model down"}], history, "stop",
-                             error="server_error")
-                self.ch.send({**self.result(None, error="error_during_execution", errors=["API Error: 500"]),
-                              "api_error_status": 500})
-                return 1
+                return self._failed(None, history)
             turn = call.turn
             if turn.is_tool_call:
                 name, args = turn.tool_calls[0]

@@ -60,13 +60,28 @@ What you get
   the user's own subclass (classes defined after ``instrument()`` included):
   request model (the client's ``model``, else its ``model_info`` family), provider
   (autogen_ext's OpenAI/Azure/Anthropic/Ollama clients), input messages as GenAI
-  parts (``thought`` → ``reasoning``, ``FunctionCall`` → ``tool_call``,
+  parts (``thought`` → ``reasoning`` or ``text``, as below; ``FunctionCall`` → ``tool_call``,
   ``FunctionExecutionResult`` → ``tool_call_response``, images → media parts),
   tools offered, output, finish reason (``function_calls`` → ``tool_call``),
   usage from ``CreateResult.usage`` (``RequestUsage``). ``RequestUsage(0, 0)``
   (a stream that carried no usage chunk) is recorded as not reported, not as 0.
   ``reflect_on_tool_use`` is a second model span; parallel tool calls are sibling
   tool spans between the two.
+
+  ``thought`` (of a ``CreateResult``, and of an ``AssistantMessage`` in the input) holds two things, which
+  AutoGen documents together ("the reasoning text for the completion if available. Used for reasoning models
+  and additional text content besides function calls"); each is written as the GenAI part it is:
+
+  - beside a text answer (``content`` a ``str``): reasoning, in every ``autogen_ext`` client (an
+    OpenAI-compatible API's ``reasoning_content``, the ``<think>`` block of an R1-family model, Anthropic's
+    thinking blocks) → ``reasoning``;
+  - beside tool calls (``content`` a list of ``FunctionCall``): the text the model wrote before its calls (the
+    OpenAI, Azure OpenAI, Azure AI Inference, Ollama and llama.cpp clients put the message's text there, and
+    drop any reasoning) → ``text``; except from ``autogen_ext``'s Anthropic clients (direct or Bedrock, a
+    subclass of either, also behind ``ChatCompletionCache``) asked for extended thinking (``thinking`` in the
+    call's ``extra_create_args``, else in the client's create arguments, of a type other than ``disabled``),
+    which put Claude's thinking blocks there → ``reasoning``;
+  - a client of the user's own is taken to follow AutoGen's documented split (the two rules above).
 * Each tool execution (``BaseTool.run_json``, ``BaseStreamTool.run_json_stream``)
   → ``execute_tool {tool}`` (``tool``): name, call id, description, arguments,
   result; a tool that raised ends with ERROR. A handoff (``transfer_to_…``) is a

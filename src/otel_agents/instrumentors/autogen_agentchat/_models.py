@@ -10,11 +10,14 @@ Usage comes from ``CreateResult.usage`` (``RequestUsage``: ``prompt_tokens``,
 ``completion_tokens``). A streaming client that got no usage chunk reports
 ``RequestUsage(0, 0)``; a request always has a prompt, so 0 input tokens means
 "not reported": the span then has no token counts rather than zeros.
+
+``thought`` is written as the part it is, ``reasoning`` or ``text`` (:func:`thought_part`): the rule is in the
+package's docstring (:mod:`otel_agents.instrumentors.autogen_agentchat`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, ReasoningPart, SemanticSpan, Telemetry, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, guard, instrumentation_enabled, media_part,
@@ -87,8 +90,37 @@ def _calls(content: Any) -> list:
             if hasattr(c, "arguments") and hasattr(c, "name")]
 
 
-def chat_messages(messages: Any) -> list[ChatMessage]:
-    """AutoGen ``LLMMessage``s as GenAI chat messages."""
+def thinks_beside_calls(client: Any, extra_create_args: Any) -> bool:
+    """Whether ``client`` puts reasoning, not text, in a ``thought`` beside tool calls: ``autogen_ext``'s Anthropic
+    client (direct or Bedrock, a subclass of either; the one inside a ``ChatCompletionCache``) asked for extended
+    thinking by ``extra_create_args`` (a mapping, or ``None``) or, without a ``thinking`` there, by its create
+    arguments (the order its ``_get_thinking_config`` reads them in). Rule: the package docstring."""
+    if type(client).__name__ == "ChatCompletionCache":
+        client = getattr(client, "client", client)
+    if not any(c.__module__.startswith("autogen_ext.models.anthropic") for c in type(client).__mro__):
+        return False
+    config = extra_create_args.get("thinking") if isinstance(extra_create_args, Mapping) else None
+    if config is None:
+        create_args = getattr(client, "_create_args", None)
+        config = create_args.get("thinking") if isinstance(create_args, Mapping) else None
+    return isinstance(config, Mapping) and config.get("type", "enabled") != "disabled"
+
+
+def thought_part(thought: str, content: Any, thinks: bool = False) -> ReasoningPart | TextPart:
+    """The GenAI part of a ``thought`` beside ``content`` (a ``CreateResult``'s or an ``AssistantMessage``'s):
+    ``reasoning`` beside a text answer, or beside tool calls from a client that ``thinks`` there
+    (:func:`thinks_beside_calls`); else ``text``, what the model wrote before its calls."""
+    return ReasoningPart(thought) if isinstance(content, str) or thinks else TextPart(thought)
+
+
+def _assistant_parts(message: Any, thinks: bool) -> list:
+    content, thought = message.content, getattr(message, "thought", None)
+    parts: list = [thought_part(thought, content, thinks)] if thought else []
+    return parts + ([TextPart(content)] if isinstance(content, str) else _calls(content))
+
+
+def chat_messages(messages: Any, thinks: bool = False) -> list[ChatMessage]:
+    """AutoGen ``LLMMessage``s as GenAI chat messages; ``thinks``: see :func:`thought_part`."""
     out: list[ChatMessage] = []
     for m in messages or ():
         kind = type(m).__name__
@@ -97,19 +129,15 @@ def chat_messages(messages: Any) -> list[ChatMessage]:
         elif kind == "UserMessage":
             out.append(ChatMessage("user", parts=_user_parts(m.content), name=getattr(m, "source", None)))
         elif kind == "AssistantMessage":
-            parts: list = [ReasoningPart(m.thought)] if getattr(m, "thought", None) else []
-            parts += [TextPart(m.content)] if isinstance(m.content, str) else _calls(m.content)
-            out.append(ChatMessage("assistant", parts=parts, name=getattr(m, "source", None)))
+            out.append(ChatMessage("assistant", parts=_assistant_parts(m, thinks), name=getattr(m, "source", None)))
         elif kind == "FunctionExecutionResultMessage":
             out.append(ChatMessage("tool", parts=[ToolCallResponsePart(r.content, r.call_id) for r in m.content]))
     return out
 
 
-def output_message(result: Any) -> ChatMessage:
-    content = result.content
-    parts: list = [ReasoningPart(result.thought)] if getattr(result, "thought", None) else []
-    parts += [TextPart(content)] if isinstance(content, str) else _calls(content)
-    return ChatMessage("assistant", parts=parts, finish_reason=_finish_reason(result))
+def output_message(result: Any, thinks: bool = False) -> ChatMessage:
+    """A ``CreateResult`` as the GenAI output message; ``thinks``: see :func:`thought_part`."""
+    return ChatMessage("assistant", parts=_assistant_parts(result, thinks), finish_reason=_finish_reason(result))
 
 
 def _finish_reason(result: Any) -> str | None:
@@ -162,34 +190,42 @@ class ModelHooks:
                 span.set_server(getattr(getattr(client, "_client", None), "base_url", None))  # autogen_ext's SDK client
                 span.set_request_output(output_type(kwargs.get("json_output"), params.get("response_format")))
                 if span.records_content:
-                    span.set_messages(input=chat_messages(_arg(args, kwargs, "messages", 0)),
+                    thinks = thinks_beside_calls(client, kwargs.get("extra_create_args"))
+                    span.set_messages(input=chat_messages(_arg(args, kwargs, "messages", 0), thinks),
                                       tools=tool_definitions(kwargs.get("tools")))
             return span, context_of(span, MODEL, span)
 
         return start
 
     @staticmethod
-    def _finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
-        if result is None or not hasattr(result, "finish_reason"):
-            return  # failed, or a stream that ended before its CreateResult
-        span.set_usage(usage_of(result))
-        if span.records_content:
-            span.set_messages(output=[output_message(result)])
-        else:  # content off: the finish reason is all of the answer that is recorded (no message built)
-            reason = _finish_reason(result)
-            if reason:
-                span.set_finish_reasons([reason])
+    def _finisher(client: Any, kwargs: dict) -> Any:
+        """What ends the model span of a ``create``/``create_stream`` call of ``client`` with ``kwargs``."""
+        def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
+            if result is None or not hasattr(result, "finish_reason"):
+                return  # failed, or a stream that ended before its CreateResult
+            span.set_usage(usage_of(result))
+            if span.records_content:
+                thinks = bool(getattr(result, "thought", None)) and not isinstance(result.content, str) \
+                    and thinks_beside_calls(client, kwargs.get("extra_create_args"))
+                span.set_messages(output=[output_message(result, thinks)])
+            else:  # content off: the finish reason is all of the answer that is recorded (no message built)
+                reason = _finish_reason(result)
+                if reason:
+                    span.set_finish_reasons([reason])
+
+        return finish
 
     def create(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         return run_coroutine(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, False),
-                             self._finish)
+                             self._finisher(instance, kwargs))
 
     def create_stream(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         if not instrumentation_enabled():
             return wrapped(*args, **kwargs)
         chunks: list[str] = []
+        finish_result = self._finisher(instance, kwargs)
 
         def on_item(span: SemanticSpan, item: Any) -> None:
             if isinstance(item, str):
@@ -199,7 +235,7 @@ class ModelHooks:
 
         def finish(span: SemanticSpan, result: Any, error: BaseException | None) -> None:
             if hasattr(result, "finish_reason"):
-                self._finish(span, result, error)
+                finish_result(span, result, error)
             elif chunks:  # left early (or failed) before the CreateResult: the text streamed so far
                 span.set_messages(output=[ChatMessage("assistant", parts=[TextPart("".join(chunks))])])
 

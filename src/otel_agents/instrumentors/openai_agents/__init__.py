@@ -59,8 +59,10 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
   are the agent and the run it stopped.
 * a ``needs_approval`` tool the model called, not run until a human approves (the run returns with
   ``interruptions``): its tool span and its agent's are marked ``otel_agents.run.paused``, with no result
-  (the ECP envelope is ``paused``), where the SDK records the pending call's ``FunctionToolResult`` on its
-  function span (0.20); 0.24 records ``None`` there, which tells a tracing processor nothing: not marked.
+  (the ECP envelope is ``paused``). Read from what the SDK's approval step returns (:mod:`._wiring`): the
+  function span alone does not say it (0.24 records ``None`` there, as for a tool that returned ``None``,
+  which stays not paused). Approved, the tool runs when the run resumes, and that run's tool span has its
+  result.
 * ``custom_span(name, data)``: a ``chain`` span named ``name`` with ``data`` as its input.
   MCP ``list_tools``, ``task``/``turn`` spans and the voice pipeline's spans are not agent steps:
   they make no span of ours (their children hang under the nearest one that does).

@@ -104,9 +104,11 @@ class TraceRec:
 
 class SpanRec:
     """One SDK span: our span for it (``None`` when transparent), the agent it runs in, our context.
-    ``adopted``: the span is a model request's (:mod:`._models`), which the request ends, not the SDK span."""
+    ``adopted``: the span is a model request's (:mod:`._models`), which the request ends, not the SDK span.
+    ``awaits_approval``: a function span whose tool waits for a human's approval
+    (:meth:`OtelAgentsProcessor.note_approval_step`)."""
 
-    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error", "adopted")
+    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error", "adopted", "awaits_approval")
 
     def __init__(self, sem: SemanticSpan | None, agent: AgentRec | None, trace_rec: TraceRec | None, kind: str):
         self.sem = sem
@@ -117,6 +119,7 @@ class SpanRec:
         self.token: Any = None
         self.error: BaseException | None = None
         self.adopted = False
+        self.awaits_approval = False
 
 
 def _unwinding() -> BaseException | None:
@@ -347,6 +350,17 @@ class OtelAgentsProcessor(TracingProcessor):
         rec = self.traces.get_extra(trace_id)
         if rec is not None:
             rec.cancel_after_turn = True
+
+    def note_approval_step(self, span: Any, result: Any) -> None:
+        """What the SDK's approval step returned for the tool call of its function span ``span`` (``None``: the
+        SDK's current span), see :mod:`._wiring`: a pending approval (:func:`_awaits_approval`) means the tool was
+        not run and the run returns with ``interruptions``; its tool span and its agent's are marked paused as
+        the tool span ends. Anything else (run it, or rejected) changes nothing."""
+        if not _awaits_approval(result):
+            return
+        rec = self._rec(getattr(span if span is not None else get_current_span(), "span_id", None))
+        if rec is not None and rec.kind == "function":
+            rec.awaits_approval = True
 
     def note_final_output(self, span: Any, output: Any) -> None:
         """A final output the agent's ``tool_use_behavior`` made from its tool results (the model is not asked
@@ -643,7 +657,7 @@ class OtelAgentsProcessor(TracingProcessor):
         sem.set_tool(name, call_id=call_id, tool_type="function",
                      arguments=arguments if arguments is not None else called_with)
         output = getattr(data, "output", None)
-        if _awaits_approval(output):  # a needs_approval tool not run yet: the run stops for a human (paused)
+        if rec.awaits_approval or _awaits_approval(output):  # a needs_approval tool not run: the run waits (paused)
             sem.mark_paused()
             if rec.agent is not None:
                 rec.agent.sem.mark_paused()
@@ -654,11 +668,12 @@ class OtelAgentsProcessor(TracingProcessor):
             sem.set_attributes({"mcp.method.name": "tools/call", "mcp.server": mcp.get("server")})
 
 
-def _awaits_approval(output: Any) -> bool:
-    """Whether a function span's output is the SDK's own ``FunctionToolResult`` for a tool call waiting for a
-    human's approval (``needs_approval``: its ``run_item`` a ``ToolApprovalItem``, its ``output`` None), which the
-    SDK records as the span's output: the tool has not run, and the run returns with ``interruptions``."""
-    run_item = getattr(output, "run_item", None) if type(output).__name__ == "FunctionToolResult" else None
+def _awaits_approval(result: Any) -> bool:
+    """Whether ``result`` is the SDK's own ``FunctionToolResult`` for a tool call waiting for a human's approval
+    (``needs_approval``: its ``run_item`` a ``ToolApprovalItem``, its ``output`` None): the tool has not run, and
+    the run returns with ``interruptions``. What the SDK's approval step returns (see :mod:`._wiring`), and what
+    0.20 records as the function span's output (0.24 records ``None`` there)."""
+    run_item = getattr(result, "run_item", None) if type(result).__name__ == "FunctionToolResult" else None
     return getattr(run_item, "type", None) == "tool_approval_item"
 
 

@@ -17,6 +17,12 @@
 * ``agents.run_internal.turn_resolution.check_for_final_output_from_tools`` (private; where the SDK applies an
   agent's ``tool_use_behavior``): a final output made from tool results, without asking the model again, is
   the agent's output. Missing in a future release: such a run's agent span has no output.
+* ``agents.run_internal.tool_execution._FunctionToolBatchExecutor._maybe_execute_tool_approval`` (private; where
+  the SDK decides, inside a function tool's span, whether the call waits for a human's approval): what it returns
+  for a pending approval (a ``FunctionToolResult`` whose ``run_item`` is a ``ToolApprovalItem``) marks that span
+  paused. The SDK's span does not say it in every release (0.24 records ``None``, as for a tool that returned
+  ``None``; 0.20 records that result, only with ``trace_include_sensitive_data``). Missing in a future release:
+  one warning, and a pending approval is marked only where the span's output says it.
 * ``agents.Model.get_response``/``stream_response``, on every subclass now and later: one model span
   per request, whoever wrote the model class (:mod:`._models`).
 * ``RunResultStreaming.cancel`` (public): ``mode="after_turn"`` lets the turn in flight finish and ends the
@@ -95,6 +101,10 @@ class Installation:
             from agents.run_internal import turn_resolution
 
             self._wrap(turn_resolution, "check_for_final_output_from_tools", self._final_output_from_tools)
+        with guard("openai_agents.approval_hook"):  # optional: a tool waiting for approval is marked paused
+            from agents.run_internal.tool_execution import _FunctionToolBatchExecutor
+
+            self._wrap(_FunctionToolBatchExecutor, "_maybe_execute_tool_approval", self._approval)
         with guard("openai_agents.cancel_hook"):  # optional: the stop reason of a run cancelled after_turn
             from agents.result import RunResultStreaming
 
@@ -157,6 +167,18 @@ class Installation:
                 from agents.tracing import get_current_span
 
                 self.processor.note_final_output(get_current_span(), result.final_output)
+        return result
+
+    def _approval(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        if not self.processor.active:
+            return wrapped(*args, **kwargs)
+        return self._approval_of(wrapped, args, kwargs)
+
+    async def _approval_of(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
+        result = await wrapped(*args, **kwargs)
+        if self.processor.active:
+            with guard("openai_agents.approval"):
+                self.processor.note_approval_step(kwargs.get("span_fn"), result)
         return result
 
     def _on_cancel(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
