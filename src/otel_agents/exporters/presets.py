@@ -452,7 +452,8 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
 
 
 def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, *,
-         timeout: float | None = None, protocol: str | None = None, compression: str | None = None) -> ExporterPreset:
+         timeout: float | None = None, protocol: str | None = None, compression: str | None = None,
+         session: Any = None) -> ExporterPreset:
     """Any OTLP receiver: a collector, a vendor, a local Jaeger..., over HTTP (protobuf) or gRPC.
 
     Args:
@@ -467,6 +468,8 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         compression: ``"gzip"``, ``"none"`` or, over HTTP, ``"deflate"``; ``None`` =
             ``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION``, else ``OTEL_EXPORTER_OTLP_COMPRESSION``, else ``none``
             (:func:`checked_compression`: a variable set to another value is ignored with a WARNING).
+        session: over HTTP, the ``requests.Session`` the exporter sends with (its ``session=`` argument; ``otel-agents
+            export`` watches the answers through one); ``None`` = the exporter's own.
 
     Raises:
         ValueError: a ``protocol`` other than those two, a ``compression`` the protocol's exporter does not take,
@@ -489,7 +492,7 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         build = lambda: _otlp_grpc_exporter(endpoint, hdrs, timeout, why, compression)  # noqa: E731
     else:
         build = lambda: _otlp_http_exporter(compression, endpoint=endpoint, headers=hdrs or None,  # noqa: E731
-                                            timeout=timeout)
+                                            timeout=timeout, session=session)
     return ExporterPreset(
         "otlp", build, batch=True,
         details={"protocol": chosen, "endpoint": endpoint or "from OTEL_EXPORTER_OTLP_* environment",
