@@ -90,7 +90,8 @@ class RunContext:
             _pop(token)
 
     def __call__(self, fn: _F) -> _F:
-        """Decorate a sync, async, generator or async-generator function: each call runs inside the scope.
+        """Decorate a sync, async, generator or async-generator function: each call runs inside the scope (a
+        coroutine a sync function returns, when awaited, too).
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -118,8 +119,15 @@ class RunContext:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self._scope():
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+            # a sync wrapper around async code (another library's plain decorator, a lambda): its coroutine runs
+            # later, in the scope too
+            return self._in_scope(result) if inspect.iscoroutine(result) else result
         return wrapper  # type: ignore[return-value]
+
+    async def _in_scope(self, coroutine: Any) -> Any:
+        with self._scope():
+            return await coroutine
 
 
 def _push(attributes: Callable[[], Mapping[str, Any]]) -> Any:

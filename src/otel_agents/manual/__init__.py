@@ -72,7 +72,11 @@ Function shapes
     ``classmethod``/``staticmethod`` included), and callable objects, by the
     shape of their ``__call__`` (named after their class by default). The span is current while the
     function's own code runs, so nested decorated calls and framework calls
-    become its children. A generator's span opens at the call and ends with the
+    become its children. A sync callable that returns a coroutine (an async
+    function under another library's plain sync decorator, ``lambda q:
+    agent.run(q)``) returns one of ours that awaits it: the span stays open,
+    current inside, until the coroutine is done (its result the output), and
+    ends as abandoned if the coroutine is never awaited. A generator's span opens at the call and ends with the
     stream (exhausted, closed, failed, or abandoned: garbage-collected
     unfinished or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, marked
     ``otel_agents.stream.abandoned``); its output is the items (joined when they
@@ -113,7 +117,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, call_target, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, awaited, call_target, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       non_recording_span, semantic_span_for, wrap_stream)
 from .._spans.finalisers import new_lock
@@ -346,9 +350,14 @@ class SpanSpec:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if spec._framework_has_it():
                 return fn(*args, **kwargs)
-            with spec._open() as s:
+            opened = spec._open()
+            with opened as s:
                 spec._record_input(s, arguments, args, kwargs)
                 result = fn(*args, **kwargs)
+                if inspect.iscoroutine(result):  # a sync wrapper around async code: the span covers the await
+                    handed = spec._hand_over(opened, s, result)
+                    if handed is not None:
+                        return handed
                 spec._record_output(s, result)
             return result
         return wrapper  # type: ignore[return-value]
@@ -416,6 +425,16 @@ class SpanSpec:
         else:
             s.set_output(result)
 
+    def _hand_over(self, opened: "_Opened", s: SemanticSpan, coroutine: Any) -> Any:
+        """The coroutine a decorated sync callable returned, as one that ends ``s`` when it is done (its result the
+        output); ``s`` stays open past the ``with``. ``None`` when ours failed: the caller gets its own coroutine
+        and the span ends now, as before."""
+        with guard("manual.hand_over"):
+            handed = awaited(coroutine, s, on_result=self._record_output)
+            opened.keep_open()
+            return handed
+        return None
+
     def _call_stream(self, fn: Callable[..., Any], arguments: _Arguments, args: tuple[Any, ...],
                      kwargs: Mapping[str, Any], stepper: type) -> Any:
         if self._framework_has_it():
@@ -460,6 +479,10 @@ class _Opened:
 
     def __exit__(self, *exc_info: Any) -> Any:
         return self.cm.__exit__(*exc_info)
+
+    def keep_open(self) -> None:
+        """The span outlives the ``with``: its exit detaches only (see ``_SpanScope.keep_open``)."""
+        self.cm.keep_open()
 
 
 def span(kind: Kind | str, name: str | None = None, *, provider: str | None = None,
