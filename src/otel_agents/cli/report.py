@@ -44,7 +44,8 @@ Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
 tool_success) fails (exit 1) when any agent is below it or has no value for it (no
-scenario graded, no tool called). Exit 2: a report could not be read (the file and the problem are named).
+scenario graded, no tool called). A report given twice, or a copy of one (the same ``audit.run_id``), is one run
+(said on standard error). Exit 2: a report could not be read (the file and the problem are named).
 """
 
 from __future__ import annotations
@@ -417,7 +418,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents ecp report: {problem}", file=sys.stderr)
         return 2
     try:
-        summary = summarise([load(path) for path in args.reports], args.k)
+        summary = summarise(_distinct_runs(args.reports), args.k)
         failures = gate_failures(summary, args.fail_under)
     except (ReportError, ValueError) as exc:
         print(f"otel-agents ecp report: {exc}", file=sys.stderr)
@@ -439,6 +440,32 @@ def run(args: argparse.Namespace) -> int:
     for failure in failures:
         print(f"otel-agents ecp report: below the gate: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _distinct_runs(paths: list[str]) -> list[dict[str, Any]]:
+    """The reports of ``paths``, each run once: a file given twice (a glob that overlaps another) or a copy of a
+    report (the same ``audit.run_id``, which ``ecp run`` makes for each run) is one run, not k of them (it would
+    raise n, and pass^k or pass@k with it); each one left out is said on standard error. Raises
+    :class:`ReportError`."""
+    import os
+
+    out, seen = [], {}
+    for path in paths:
+        report = load(path)
+        run_id = (report.get("audit") or {}).get("run_id")
+        keys = [("file", os.path.realpath(path))]
+        if isinstance(run_id, str) and run_id:
+            keys.append(("run", run_id))
+        first = next((seen[key] for key in keys if key in seen), None)
+        if first is not None:
+            why = "the same file" if first[0] == keys[0] else f"the same run (audit.run_id {_shown(run_id)})"
+            print(f"otel-agents ecp report: {_shown(path)} is {why} as {_shown(first[1])}: counted once",
+                  file=sys.stderr)
+            continue
+        for key in keys:
+            seen[key] = (keys[0], path)
+        out.append(report)
+    return out
 
 
 def _write(path: str, text: str) -> bool:
