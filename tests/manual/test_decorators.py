@@ -550,6 +550,13 @@ def test_decorating_something_else_is_a_clear_error() -> None:
         otel_agents.tool(name="x")(42)
 
 
+def test_an_unknown_span_kind_names_the_kinds_there_are() -> None:
+    """``span("modle")`` said only ``'modle' is not a valid Kind`` (Enum's message): now which kinds there are."""
+    with pytest.raises(ValueError, match="span kind 'modle' is not one of agent, chain, model, tool, skill, "
+                                         "retriever, embedding"):
+        otel_agents.span("modle")
+
+
 def test_index_of_open_spans_returns_to_empty(exporter) -> None:
     """The span-id index behind current_agent_span() holds open spans only."""
 
