@@ -91,7 +91,7 @@ class RunContext:
 
     def __call__(self, fn: _F) -> _F:
         """Decorate a sync, async, generator or async-generator function: each call runs inside the scope (a
-        coroutine a sync function returns, when awaited, too).
+        coroutine a sync function returns, when awaited, and a generator it returns, at each step, too).
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -120,9 +120,15 @@ class RunContext:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self._scope():
                 result = fn(*args, **kwargs)
-            # a sync wrapper around async code (another library's plain decorator, a lambda): its coroutine runs
-            # later, in the scope too
-            return self._in_scope(result) if inspect.iscoroutine(result) else result
+            # a sync wrapper around async or generator code (another library's plain decorator, a lambda): its
+            # coroutine or stream runs later, in the scope too
+            if inspect.iscoroutine(result):
+                return self._in_scope(result)
+            if inspect.isasyncgen(result):
+                return AsyncStepIterator(result, enter=self._scope)
+            if inspect.isgenerator(result):
+                return StepIterator(result, enter=self._scope)
+            return result
         return wrapper  # type: ignore[return-value]
 
     async def _in_scope(self, coroutine: Any) -> Any:

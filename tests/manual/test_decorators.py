@@ -459,9 +459,43 @@ def test_a_sync_callable_returning_a_coroutine_is_spanned_over_the_await(exporte
     assert len(span_module._OPEN) == 0
 
 
+def test_a_sync_callable_returning_a_generator_is_spanned_over_the_stream(exporter) -> None:
+    """A generator or async generator under a plain sync decorator: before, the span ended at the sync return, output
+    ``"<generator>"``, and the work each step did was outside it. Now it is what a decorated generator function
+    gives: the span ends with the stream, the items its output, the work of each step its children."""
+
+    @otel_agents.chain(name="numbers")
+    @plain_sync_decorator
+    def numbers(n: int):
+        for i in range(n):
+            inner()
+            yield i
+
+    @otel_agents.chain(name="anumbers")
+    @plain_sync_decorator
+    async def anumbers(n: int):
+        for i in range(n):
+            await asyncio.sleep(0)
+            inner()
+            yield i
+
+    async def consume():
+        return [i async for i in anumbers(2)]
+
+    assert list(numbers(2)) == [0, 1]
+    assert asyncio.run(consume()) == [0, 1]
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    spans = {s.name: s for s in exporter.spans if s.name != "inner"}
+    for name in ("numbers", "anumbers"):
+        assert spans[name].attributes["output.value"] == "[0,1]"
+        assert len([s for s in exporter.spans if s.name == "inner" and s.parent_id == spans[name].span_id]) == 2
+    assert len(span_module._OPEN) == 0
+
+
 def test_a_run_context_around_a_sync_callable_returning_a_coroutine_covers_the_await(exporter) -> None:
-    """``@using_session(...)`` on a sync function that returns a coroutine: before, the scope was left at that return,
-    so the spans the coroutine opened when awaited carried no session; now they do, and nothing stays pushed."""
+    """``@using_session(...)`` on a sync function that returns a coroutine (or a generator): before, the scope was left
+    at that return, so the spans the coroutine opened when awaited (the generator at each step) carried no session;
+    now they do, and nothing stays pushed."""
 
     @otel_agents.using_session("s-7")
     @plain_sync_decorator
@@ -469,9 +503,16 @@ def test_a_run_context_around_a_sync_callable_returning_a_coroutine_covers_the_a
         inner()
         return q
 
+    @otel_agents.using_session("s-8")
+    @plain_sync_decorator
+    def steps():
+        inner()
+        yield 1
+
     assert asyncio.run(handle("x")) == "x"
-    snap = next(s for s in exporter.spans if s.name == "inner")
-    assert snap.attributes["session.id"] == "s-7"
+    assert list(steps()) == [1]
+    sessions = [s.attributes.get("session.id") for s in exporter.spans if s.name == "inner"]
+    assert sessions == ["s-7", "s-8"]
     inner()
     assert "session.id" not in exporter.spans[-1].attributes
 

@@ -76,7 +76,8 @@ Function shapes
     function under another library's plain sync decorator, ``lambda q:
     agent.run(q)``) returns one of ours that awaits it: the span stays open,
     current inside, until the coroutine is done (its result the output), and
-    ends as abandoned if the coroutine is never awaited. A generator's span opens at the call and ends with the
+    ends as abandoned if the coroutine is never awaited; one that returns a
+    generator or async generator is treated as a generator function is. A generator's span opens at the call and ends with the
     stream (exhausted, closed, failed, or abandoned: garbage-collected
     unfinished or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, marked
     ``otel_agents.stream.abandoned``); its output is the items (joined when they
@@ -354,7 +355,8 @@ class SpanSpec:
             with opened as s:
                 spec._record_input(s, arguments, args, kwargs)
                 result = fn(*args, **kwargs)
-                if inspect.iscoroutine(result):  # a sync wrapper around async code: the span covers the await
+                if inspect.iscoroutine(result) or inspect.isgenerator(result) or inspect.isasyncgen(result):
+                    # a sync wrapper around async or generator code: the span covers the await or the stream
                     handed = spec._hand_over(opened, s, result)
                     if handed is not None:
                         return handed
@@ -425,12 +427,16 @@ class SpanSpec:
         else:
             s.set_output(result)
 
-    def _hand_over(self, opened: "_Opened", s: SemanticSpan, coroutine: Any) -> Any:
-        """The coroutine a decorated sync callable returned, as one that ends ``s`` when it is done (its result the
-        output); ``s`` stays open past the ``with``. ``None`` when ours failed: the caller gets its own coroutine
-        and the span ends now, as before."""
+    def _hand_over(self, opened: "_Opened", s: SemanticSpan, result: Any) -> Any:
+        """The coroutine, generator or async generator a decorated sync callable returned, as one that ends ``s``
+        when it is done (its result, or its items, the output), as a decorated async or generator function does;
+        ``s`` stays open past the ``with``. ``None`` when ours failed: the caller gets its own object and the span
+        ends now, as before."""
         with guard("manual.hand_over"):
-            handed = awaited(coroutine, s, on_result=self._record_output)
+            if inspect.iscoroutine(result):
+                handed = awaited(result, s, on_result=self._record_output)
+            else:
+                handed = self._stream(s, result, AsyncStepIterator if inspect.isasyncgen(result) else StepIterator)
             opened.keep_open()
             return handed
         return None
@@ -448,6 +454,10 @@ class SpanSpec:
             s.record_error(exc, control_flow=not isinstance(exc, Exception))
             s.end()
             raise
+        return self._stream(s, stream, stepper)
+
+    def _stream(self, s: SemanticSpan, stream: Any, stepper: type) -> Any:
+        """``stream`` with each step run with ``s`` current, ending ``s`` when it ends (its items the output)."""
         output = _StreamOutput(s.telemetry.settings.content_budget()) if s.content_enabled else None
 
         def on_end(span: SemanticSpan, abandoned: bool) -> None:
