@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.backends.receiver import Receiver
+from tests.backends.receiver import Receiver, decode
 
 from .test_ecp_fold import agent_run
 from .test_file import write
@@ -168,6 +168,27 @@ def test_a_redirect_is_not_counted_as_sent(rec, tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     assert f"12 span(s) from {path}:1-4 not accepted by {rx.url}/v1/traces" in proc.stderr
     assert "12 span(s) not sent" in proc.stderr and "0 span(s) of 2 trace(s) sent" in proc.stderr
+
+
+def test_a_batch_too_large_for_the_receiver_is_sent_in_halves(rec, tmp_path: Path) -> None:
+    """413 (Content Too Large): before, the export stopped there (our own ``ecp collect`` takes 4 MiB, a batch of 512
+    spans with their content is often more: nothing of a 600-span run was sent). Now the batch is sent again in
+    halves; a single span still refused stops the export as any refusal does."""
+    path = traces(rec, tmp_path)
+    with Receiver(refuse=[413]) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "--batch-size", "12")
+        statuses = [(r.status, len(decode(r.payload()))) for r in rx.requests]
+        got = rx.spans()
+    assert proc.returncode == 0, proc.stderr
+    assert statuses == [(413, 12), (200, 6), (200, 6)] and len(got) == 12
+    assert "12 span(s) of 2 trace(s) sent" in proc.stderr
+    with Receiver(refuse=[413] * 3) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "--batch-size", "2")
+        statuses = [(r.status, len(decode(r.payload()))) for r in rx.requests]
+    assert proc.returncode == 1
+    assert statuses == [(413, 2), (413, 1)], "the first half refused alone: stopped"
+    assert f"1 span(s) from {path}:1 not accepted by {rx.url}/v1/traces" in proc.stderr and "413" in proc.stderr
+    assert "12 span(s) not sent" in proc.stderr
 
 
 def test_nobody_listening_is_a_bounded_clear_error(rec, tmp_path: Path) -> None:

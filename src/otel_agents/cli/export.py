@@ -17,6 +17,7 @@ export: the error names the HTTP status and the lines the batch came from, and t
 are counted. The endpoint's name is looked up first, within 2 s (the exporter's timeout does not
 cover the lookup): one not found in that time stops the export before anything is sent.
 
+A batch the receiver finds too large (413) is sent again in halves, down to single spans.
 What the exporter counts as sent is checked against the answer (it takes any status from 200 to 399 and never
 reads the body): spans a ``partial_success`` answer says were rejected are counted and its message shown (the
 export goes on), and a redirect, which the exporter does not follow, stops the export as a refusal does.
@@ -159,27 +160,36 @@ def run(args: argparse.Namespace) -> int:
     traces: set[int] = set()
     refused: str | None = None
 
+    def deliver(spans: list[Any], where: str) -> str | None:
+        """Send ``spans`` (read from ``where``), counting what the backend accepted and rejected; why none of them
+        was accepted, or ``None``. A batch answered 413 (too large for the receiver: ``ecp collect`` takes 4 MiB,
+        our batch of 512 spans with their content can be far more) is sent again in halves."""
+        refusals.messages.clear()
+        result = exporter.export(spans)
+        if result is not SpanExportResult.SUCCESS:
+            if answers.too_large() and len(spans) > 1:
+                half = len(spans) // 2
+                return deliver(spans[:half], where) or deliver(spans[half:], where)
+            # the exporter's last lines: the refusal, or the last transient error and "timeout, max retries"
+            why = " / ".join(dict.fromkeys(refusals.messages[-2:])) or "the exporter gave no reason"
+            return f"{len(spans)} span(s) from {where} not accepted by {url}: {why}"
+        verdict = answers.verdict(len(spans))
+        if not verdict.arrived:  # a redirect: refused, as a 4xx is
+            return f"{len(spans)} span(s) from {where} not accepted by {url}: {verdict.problem}"
+        counts["sent"] += verdict.accepted
+        counts["rejected"] += len(spans) - verdict.accepted
+        if verdict.problem:
+            print(f"otel-agents export: {where}: {url} answered: {verdict.problem}", file=sys.stderr)
+        return None
+
     def send() -> None:
         nonlocal refused
         if not batch or refused:
             return
-        refusals.messages.clear()
         (first_file, first), (last_file, last) = lines[0], lines[-1]
         where = f"{first_file}:{first}" + (f"-{last}" if first_file == last_file and last != first else
                                            "" if first_file == last_file else f" to {last_file}:{last}")
-        result = exporter.export(batch)
-        verdict = answers.verdict(len(batch)) if result is SpanExportResult.SUCCESS else None
-        if verdict is not None and not verdict.arrived:  # a redirect: refused, as a 4xx is
-            refused = f"{len(batch)} span(s) from {where} not accepted by {url}: {verdict.problem}"
-        elif verdict is not None:
-            counts["sent"] += verdict.accepted
-            counts["rejected"] += len(batch) - verdict.accepted
-            if verdict.problem:
-                print(f"otel-agents export: {where}: {url} answered: {verdict.problem}", file=sys.stderr)
-        else:
-            # the exporter's last lines: the refusal, or the last transient error and "timeout, max retries"
-            why = " / ".join(dict.fromkeys(refusals.messages[-2:])) or "the exporter gave no reason"
-            refused = f"{len(batch)} span(s) from {where} not accepted by {url}: {why}"
+        refused = deliver(list(batch), where)
         batch.clear()
         lines.clear()
 

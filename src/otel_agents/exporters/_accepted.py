@@ -65,6 +65,12 @@ class Answers:
     def _seen(self, response: Any, *args: Any, **kwargs: Any) -> None:
         self._last = response  # a followed redirect's final answer comes last
 
+    def too_large(self) -> bool:
+        """Whether the last answer was 413 (Content Too Large, RFC 9110 15.5.14): the batch, split, may pass (call
+        it after an ``export()`` that failed)."""
+        response, self._last = self._last, None
+        return response is not None and response.status_code == 413
+
     def verdict(self, count: int) -> Verdict:
         """What the last answer says of the ``count`` items the exporter just reported as sent (call it after an
         ``export()`` that returned success); all accepted when there was no answer or its body is not one."""
