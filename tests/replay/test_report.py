@@ -328,6 +328,29 @@ def test_a_report_given_twice_or_copied_is_one_run(tmp_path: Path, capsys: pytes
     assert (agent["runs"], agent["pass_rate"], agent["pass_k"]) == (2, 0.5, 0.0)
 
 
+def test_tokens_are_unknown_not_zero_when_model_calls_have_no_counts(tmp_path: Path) -> None:
+    """A step whose model calls came without token counts (``usage: null``, a model span in ``logs``): before, it
+    counted 0 tokens, so the agent showed ``0`` tokens/run (never a count the runs gave) and ranked cheapest. Now its
+    run's tokens are unknown, the mean is over the runs that have them (as for cost), ``-`` when none; an agent that
+    made no model call at all did use 0."""
+    from otel_agents.cli.report import page, summarise
+
+    counted = _report_with([{"gen_ai.request.model": "m"}], name="counted")
+    uncounted = _report_with([{"gen_ai.request.model": "m"}], name="uncounted")
+    uncounted["scenarios"][0]["steps"][0]["usage"] = None
+    no_model = _report_with([], name="no-model")
+    no_model["scenarios"][0]["steps"][0]["usage"] = None
+    mixed = copy.deepcopy(uncounted)
+    mixed["audit"]["agent"]["name"] = "counted"
+    summary = summarise([counted, mixed, uncounted, no_model])
+    agents = {a["agent"]: a for a in summary["agents"]}
+    assert agents["counted"]["tokens_per_run"] == 2 and agents["counted"]["runs"] == 2
+    assert agents["uncounted"]["tokens_per_run"] is None and agents["uncounted"]["efficiency"] is None
+    assert agents["no-model"]["tokens_per_run"] == 0
+    json.dumps(summary, allow_nan=False)
+    assert 'uncounted</title>' not in page(summary) and 'counted</title>' in page(summary)
+
+
 def test_steps_per_run_counts_the_steps_run_not_the_skipped() -> None:
     """A run whose agent crashed at step 1 of 3: ``ecp run`` lists steps 2 and 3 as skipped; they did not run
     (before, steps/run was 3, as for a run that finished)."""
