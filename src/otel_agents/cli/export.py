@@ -25,7 +25,8 @@ export goes on), and a redirect, which the exporter does not follow, stops the e
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and skipped; the spans of
 the lines around it are sent. Lines holding logs or metrics (``ecp annotate``'s evaluation records)
 are skipped silently. Exit codes: 0 — every span was read and sent; 1 — some lines were skipped, some
-spans not sent or rejected, or no span in the input (a file of envelopes given by mistake); 2 — bad arguments, an input that cannot be read, or no OTLP/HTTP exporter.
+spans not sent or rejected, or no span in the input (a file of envelopes given by mistake); 2 — bad arguments, an
+input that cannot be read, or no OTLP/HTTP exporter.
 """
 
 from __future__ import annotations

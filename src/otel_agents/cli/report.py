@@ -25,7 +25,8 @@ runs (``step N check M TYPE TARGET``).
 
 Per run (means over an agent's runs): tokens (``usage.total_tokens`` of every
 step, else input + output; unknown for a run with a step that made model calls, or whose spans the report does
-not hold, without counts: the mean is over the runs whose tokens are known, as for cost), cost (``usage.cost``/``cost_usd`` when the reports
+not hold, without counts: the mean is over the runs whose tokens are known, as for cost), cost
+(``usage.cost``/``cost_usd`` when the reports
 carry one; else the model calls recorded in the steps' ``logs`` priced as the fold
 prices ``metrics.cost_usd``, with ``genai-prices``; none when any call cannot be
 priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps

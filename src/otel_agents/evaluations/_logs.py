@@ -153,8 +153,8 @@ def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
 
     timeout, compression = checked_otlp_variables(endpoint)
     answers = Answers("log_records")  # the exporter counts a partial success or a redirect as sent
-    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=timeout, compression=Compression(compression),
-                               session=answers.session)
+    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=timeout,
+                               compression=Compression(compression), session=answers.session)
     url = getattr(exporter, "_endpoint", None) or endpoint  # as the exporter resolved it from the variables
     answers.url = url or "the OTLP logs endpoint"
     unreachable = lookup_problem(url) if url and results else None

@@ -77,7 +77,8 @@ Function shapes
     agent.run(q)``) returns one of ours that awaits it: the span stays open,
     current inside, until the coroutine is done (its result the output), and
     ends as abandoned if the coroutine is never awaited; one that returns a
-    generator or async generator is treated as a generator function is. A generator's span opens at the call and ends with the
+    generator or async generator is treated as a generator function is.
+    A generator's span opens at the call and ends with the
     stream (exhausted, closed, failed, or abandoned: garbage-collected
     unfinished or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, marked
     ``otel_agents.stream.abandoned``); its output is the items (joined when they
