@@ -11,14 +11,25 @@ Two answers it so counts as sent are not:
   receiver. (SDK 1.44 follows it; the answer seen is then the final one.)
 
 :class:`Answers` gives the exporter a ``requests.Session`` (its public ``session=`` argument) whose response hook
-keeps the last answer; :meth:`Answers.verdict` reads it after each ``export()`` that returned success.
+keeps the last answer; :meth:`Answers.verdict` reads it after each ``export()`` that returned success, and
+:meth:`Answers.too_large` after one that failed: a batch refused with 413 (a receiver's body limit: ``ecp collect``
+takes 4 MiB, a batch processor's 512 spans with their content can be far more) can be sent again in halves
+(:class:`HalvingExporter`, what the network presets export through).
+
+Where the application chose the exporter's session itself (``OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER``
+and its per-signal variables: an entry point giving an authenticated ``requests.Session``), the exporter keeps it and
+its answers are not read (:attr:`Answers.session` is ``None``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .._spans.redaction import excerpt
 
@@ -58,9 +69,13 @@ class Answers:
 
         self.signal = signal
         self.url = "the endpoint"  # for messages: the caller sets the URL the exporter resolved
-        self.session = requests.Session()
-        self.session.hooks["response"].append(self._seen)
         self._last: Any = None
+        self.session: Any = None  # the application's credential provider gives the exporter its own session
+        provider = ("OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+                    f"OTEL_PYTHON_EXPORTER_OTLP_HTTP_{'TRACES' if signal == 'spans' else 'LOGS'}_CREDENTIAL_PROVIDER")
+        if not any(os.environ.get(name) for name in provider):
+            self.session = requests.Session()
+            self.session.hooks["response"].append(self._seen)
 
     def _seen(self, response: Any, *args: Any, **kwargs: Any) -> None:
         self._last = response  # a followed redirect's final answer comes last
@@ -127,3 +142,29 @@ class Answers:
 def _camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+class HalvingExporter(SpanExporter):
+    """``exporter`` (an OTLP/HTTP span exporter sending through ``answers.session``), with a batch the receiver
+    refuses as too large (413) sent again in halves, down to single spans: the SDK's exporter drops it (one log
+    line) and the batch processor's batches are counted in spans, not bytes. Succeeds when every half was
+    accepted."""
+
+    def __init__(self, exporter: SpanExporter, answers: Answers) -> None:
+        self.exporter = exporter
+        self.answers = answers
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Export ``spans``; halves of a batch answered 413 are exported in turn (the first refused stops it)."""
+        result = self.exporter.export(spans)
+        if result is not SpanExportResult.SUCCESS and self.answers.too_large() and len(spans) > 1:
+            half = len(spans) // 2
+            if self.export(spans[:half]) is SpanExportResult.SUCCESS:
+                return self.export(spans[half:])
+        return result
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.exporter.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.exporter.shutdown()

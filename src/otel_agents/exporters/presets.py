@@ -318,6 +318,9 @@ def checked_compression(compression: object, protocol: str,
 
 
 def _otlp_http_exporter(compression: str | None = None, **kwargs: Any) -> SpanExporter:
+    """The SDK's OTLP/HTTP span exporter; without a ``session=`` of the caller's (who then reads the answers
+    itself), one whose batches a receiver refuses as too large (413) are sent again in halves
+    (:class:`~otel_agents.exporters._accepted.HalvingExporter`)."""
     kwargs["timeout"] = _checked_timeout(kwargs.get("timeout"))
     chosen = checked_compression(compression, "http/protobuf")
     try:
@@ -325,7 +328,13 @@ def _otlp_http_exporter(compression: str | None = None, **kwargs: Any) -> SpanEx
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise _missing_exporter("http/protobuf", "this exporter preset") from exc
-    return OTLPSpanExporter(compression=Compression(chosen), **{k: v for k, v in kwargs.items() if v is not None})
+    from ._accepted import Answers, HalvingExporter
+
+    answers = Answers("spans") if kwargs.get("session") is None else None
+    if answers is not None and answers.session is not None:
+        kwargs["session"] = answers.session
+    exporter = OTLPSpanExporter(compression=Compression(chosen), **{k: v for k, v in kwargs.items() if v is not None})
+    return HalvingExporter(exporter, answers) if answers is not None and answers.session is not None else exporter
 
 
 def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeout: float | None,
