@@ -168,3 +168,8 @@ class HalvingExporter(SpanExporter):
 
     def shutdown(self) -> None:
         self.exporter.shutdown()
+
+    def __getattr__(self, name: str) -> Any:  # the SDK exporter's own attributes (its endpoint, compression…)
+        if name == "exporter":
+            raise AttributeError(name)
+        return getattr(self.exporter, name)
