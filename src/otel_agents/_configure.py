@@ -12,7 +12,8 @@
 What it does, in order:
 
 1. builds a ``TracerProvider`` whose resource has ``service.name`` (the argument, else
-   ``OTEL_SERVICE_NAME``, else the SDK's ``unknown_service``), ``OTEL_RESOURCE_ATTRIBUTES``, and what
+   ``OTEL_SERVICE_NAME``, else the SDK's ``unknown_service:`` + the executable, ``unknown_service`` before SDK 1.45),
+   ``OTEL_RESOURCE_ATTRIBUTES``, and what
    the presets need (Phoenix's project);
 2. adds the ECP folding processor when ``ecp`` asks for it (first, so it sees every run start);
 3. adds one processor per exporter: a ``BatchSpanProcessor`` for network presets (``otlp``,

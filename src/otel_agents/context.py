@@ -90,7 +90,8 @@ class RunContext:
             _pop(token)
 
     def __call__(self, fn: _F) -> _F:
-        """Decorate a sync, async, generator or async-generator function: each call runs inside the scope.
+        """Decorate a sync, async, generator or async-generator function: each call runs inside the scope (a
+        coroutine a sync function returns, when awaited, and a generator it returns, at each step, too).
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -118,8 +119,21 @@ class RunContext:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self._scope():
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+            # a sync wrapper around async or generator code (another library's plain decorator, a lambda): its
+            # coroutine or stream runs later, in the scope too
+            if inspect.iscoroutine(result):
+                return self._in_scope(result)
+            if inspect.isasyncgen(result):
+                return AsyncStepIterator(result, enter=self._scope)
+            if inspect.isgenerator(result):
+                return StepIterator(result, enter=self._scope)
+            return result
         return wrapper  # type: ignore[return-value]
+
+    async def _in_scope(self, coroutine: Any) -> Any:
+        with self._scope():
+            return await coroutine
 
 
 def _push(attributes: Callable[[], Mapping[str, Any]]) -> Any:

@@ -43,12 +43,17 @@ class Receiver:
     """``with Receiver() as rx:`` — ``rx.url`` is ``http://127.0.0.1:<port>``; ``rx.requests`` fill up.
 
     ``refuse``: HTTP status codes to answer the first requests with, in order (each one still kept in
-    ``rx.requests``); every later request gets 200.
+    ``rx.requests``); every later request gets 200. A 3xx one carries ``Location: http://127.0.0.1:1/v1/traces``
+    (a redirect to where nothing listens).
+    ``partial``: ``(rejected, error_message)`` for the ``partial_success`` of the first 200 answers, in order (the
+    trace and the logs responses have the same wire form: ``rejected`` is ``rejected_spans`` or
+    ``rejected_log_records``).
     """
 
-    def __init__(self, refuse: list[int] | None = None) -> None:
+    def __init__(self, refuse: list[int] | None = None, partial: list[tuple[int, str]] | None = None) -> None:
         self.requests: list[Request] = []
         self._refuse = list(refuse or [])
+        self._partial = list(partial or [])
         self._lock = threading.Lock()
         receiver = self
 
@@ -59,8 +64,14 @@ class Receiver:
                     status = receiver._refuse.pop(0) if receiver._refuse else 200
                     receiver.requests.append(Request("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
                                                      body, status))
-                reply = ExportTraceServiceResponse().SerializeToString() if status == 200 else b"refused"
+                    partial = receiver._partial.pop(0) if receiver._partial and status == 200 else None
+                answer = ExportTraceServiceResponse()
+                if partial is not None:
+                    answer.partial_success.rejected_spans, answer.partial_success.error_message = partial
+                reply = answer.SerializeToString() if status == 200 else b"refused"
                 self.send_response(status)
+                if 300 <= status < 400:
+                    self.send_header("location", "http://127.0.0.1:1/v1/traces")
                 self.send_header("content-type", "application/x-protobuf")
                 self.send_header("content-length", str(len(reply)))
                 self.end_headers()

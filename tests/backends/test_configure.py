@@ -50,6 +50,22 @@ def test_presets_by_name_and_processor_choice(monkeypatch: pytest.MonkeyPatch,
     assert '"name": "everywhere"' in capsys.readouterr().out and [s.name for s in local.spans] == ["everywhere"]
 
 
+@pytest.mark.parametrize("preset", ["otlp", "phoenix"])
+def test_a_batch_a_receiver_finds_too_large_is_sent_in_halves(preset: str) -> None:
+    """A batch refused with 413 (a receiver's body limit: ``ecp collect`` takes 4 MiB, one batch of 512 spans with
+    their content is often more): the SDK's exporter dropped it, so a whole run never reached ``ecp collect``. Now the
+    network presets send it again in halves (``ecp serve --otlp-endpoint`` builds the same exporter)."""
+    with Receiver(refuse=[413]) as rx:
+        chosen = presets.otlp(rx.url + "/v1/traces") if preset == "otlp" else presets.phoenix(rx.url)
+        config = configure(exporters=[chosen], frameworks=[], set_global=False)
+        for n in range(4):
+            _span(config, f"s{n}")
+        config.shutdown()
+        statuses = [r.status for r in rx.requests]
+        got = sorted(span.name for span in rx.spans())
+    assert statuses == [413, 200, 200] and got == ["s0", "s1", "s2", "s3"]
+
+
 def test_unknown_preset_is_refused() -> None:
     with pytest.raises(ValueError, match="valid: .*phoenix"):
         configure(exporters=["jaeger"], frameworks=[], set_global=False)

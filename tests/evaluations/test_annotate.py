@@ -423,6 +423,26 @@ def test_refused_log_records_are_not_counted_as_sent(tmp_path: Path) -> None:
         assert delivery.sent == 0 and "/dev/full" in delivery.failed[0]
 
 
+def test_log_records_a_partial_success_rejected_or_a_redirect_are_not_counted_as_sent(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """``--to otlp``: the OpenTelemetry log exporter counts any 2xx-3xx answer as success and never reads its body,
+    so before, records an OTLP ``partial_success`` rejected, and all records of a batch answered with a redirect
+    (which SDK 1.45 does not follow), were counted sent. Now they are failures, the backend's message logged."""
+    from otel_agents.evaluations import emit_evaluations
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2")  # SDK 1.44 follows the redirect to a closed port: retried
+    results = [EvaluationResult(name="text_match:public_output", score=1.0, label="pass", explanation=None,
+                                trace_id="ab" * 16, span_id="cd" * 8, grader="text_match", scenario="s", step=1,
+                                check=check) for check in (1, 2)]
+    with caplog.at_level("WARNING", logger="otel_agents"), Receiver(partial=[(1, "record 2: no body")]) as rx:
+        delivery = emit_evaluations(results, "otlp", rx.url + "/v1/logs")
+    assert delivery.sent == 1 and len(delivery.failed) == 1 and "1 of 2" in delivery.failed[0]
+    assert "1 of 2 log record(s) rejected (partial success): 'record 2: no body'" in caplog.text
+    with Receiver(refuse=[307] * 8) as rx:  # every answer a redirect
+        delivery = emit_evaluations(results, "otlp", rx.url + "/v1/logs")
+    assert delivery.sent == 0 and "2 of 2" in delivery.failed[0]
+
+
 def test_failed_step_goes_on_the_trace_its_error_names(graded: dict[str, Path]) -> None:
     """A step the agent failed keeps no logs, only ecp serve's error (whose data names the trace): its
     execution check goes on that trace (its root span when the trace file is given)."""

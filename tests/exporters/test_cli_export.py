@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.backends.receiver import Receiver
+from tests.backends.receiver import Receiver, decode
 
 from .test_ecp_fold import agent_run
 from .test_file import write
@@ -133,6 +133,62 @@ def test_a_busy_receiver_is_retried(rec, tmp_path: Path) -> None:
         got = rx.spans()
     assert proc.returncode == 0, proc.stderr
     assert statuses == [503, 200] and len(got) == 12
+
+
+def test_spans_a_partial_success_rejected_are_not_counted_as_sent(rec, tmp_path: Path) -> None:
+    """An OTLP ``partial_success`` answer (200, ``rejected_spans`` > 0; ``ecp collect`` gives one for a span with a
+    bad field): the OpenTelemetry exporter never reads the body, so before, ``12 span(s) … sent`` and exit 0. Now
+    the rejected spans are counted, the backend's message quoted (escaped: no terminal sequence of its own), the
+    export goes on to the next batch, and the exit status is 1. A partial success that rejects none is a warning."""
+    path = traces(rec, tmp_path)
+    with Receiver(partial=[(2, "span 3: bad \x1b[31mid")]) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "--batch-size", "6")
+        requests = list(rx.requests)
+    assert proc.returncode == 1, proc.stderr
+    assert len(requests) == 2, "the batch after the partial success is sent too"
+    assert f"{path}:1-2: {rx.url}/v1/traces answered: 2 of 6 span(s) rejected (partial success)" in proc.stderr
+    assert "span 3: bad \\x1b[31mid" in proc.stderr and "\x1b" not in proc.stderr, proc.stderr
+    assert "10 span(s) of 2 trace(s) sent to " + rx.url + "/v1/traces; 2 span(s) rejected by the backend" \
+        in proc.stderr
+    with Receiver(partial=[(0, "slow down")]) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces")
+    assert proc.returncode == 0, proc.stderr
+    assert "accepted with a warning (partial success): 'slow down'" in proc.stderr
+    assert "12 span(s) of 2 trace(s) sent" in proc.stderr
+
+
+def test_a_redirect_is_not_counted_as_sent(rec, tmp_path: Path) -> None:
+    """A 307 answer: OpenTelemetry Python 1.45's exporter does not follow it and counts 2xx-3xx as success, so before,
+    ``12 span(s) … sent`` and exit 0 with nothing received. Now it stops the export as a refusal does (1.44's
+    exporter follows it, here to a port where nothing listens, and posts again on the connection error: refused as
+    well)."""
+    path = traces(rec, tmp_path)
+    with Receiver(refuse=[307] * 8) as rx:  # every answer a redirect
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "--timeout", "2")
+    assert proc.returncode == 1, proc.stderr
+    assert f"12 span(s) from {path}:1-4 not accepted by {rx.url}/v1/traces" in proc.stderr
+    assert "12 span(s) not sent" in proc.stderr and "0 span(s) of 2 trace(s) sent" in proc.stderr
+
+
+def test_a_batch_too_large_for_the_receiver_is_sent_in_halves(rec, tmp_path: Path) -> None:
+    """413 (Content Too Large): before, the export stopped there (our own ``ecp collect`` takes 4 MiB, a batch of 512
+    spans with their content is often more: nothing of a 600-span run was sent). Now the batch is sent again in
+    halves; a single span still refused stops the export as any refusal does."""
+    path = traces(rec, tmp_path)
+    with Receiver(refuse=[413]) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "--batch-size", "12")
+        statuses = [(r.status, len(decode(r.payload()))) for r in rx.requests]
+        got = rx.spans()
+    assert proc.returncode == 0, proc.stderr
+    assert statuses == [(413, 12), (200, 6), (200, 6)] and len(got) == 12
+    assert "12 span(s) of 2 trace(s) sent" in proc.stderr
+    with Receiver(refuse=[413] * 3) as rx:
+        proc = export(str(path), "--to", rx.url + "/v1/traces", "--batch-size", "2")
+        statuses = [(r.status, len(decode(r.payload()))) for r in rx.requests]
+    assert proc.returncode == 1
+    assert statuses == [(413, 2), (413, 1)], "the first half refused alone: stopped"
+    assert f"1 span(s) from {path}:1 not accepted by {rx.url}/v1/traces" in proc.stderr and "413" in proc.stderr
+    assert "12 span(s) not sent" in proc.stderr
 
 
 def test_nobody_listening_is_a_bounded_clear_error(rec, tmp_path: Path) -> None:

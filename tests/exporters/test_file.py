@@ -29,7 +29,8 @@ def comparable(span):
             span.parent.span_id if span.parent else None, span.parent.is_remote if span.parent else None,
             span.kind, dict(span.attributes), span.status.status_code, span.status.description,
             span.start_time, span.end_time, [(e.name, dict(e.attributes), e.timestamp) for e in span.events],
-            [(link.context.trace_id, link.context.span_id, dict(link.attributes)) for link in span.links],
+            [(link.context.trace_id, link.context.span_id, link.context.is_remote, dict(link.attributes))
+             for link in span.links],
             span.instrumentation_scope.name, span.instrumentation_scope.version, dict(span.resource.attributes))
 
 
@@ -85,6 +86,34 @@ def test_batch_processor_and_links_and_remote_parents(tmp_path):
     assert comparable(back) == comparable(original)
     assert back.parent.is_remote is True
     assert back.attributes["tags"] == ("a", "b")
+
+
+def test_a_link_to_a_local_span_is_read_back_local(tmp_path):
+    """A link's ``flags`` say whether the linked context was remote (SpanFlags 0x100 known, 0x200 remote; the SDK's
+    encoder writes them): before, every link was read back remote, so ``otel-agents export`` sent a link to a span of
+    the same process as one to another process's (flags 0x300 where the file had 0x100). Its ``traceState`` is read
+    too; a link whose flags do not say (no 0x100) stays remote, as before."""
+    path = tmp_path / "t.jsonl"
+    rec = Recorder(SimpleSpanProcessor(OTLPJsonFileExporter(path)))
+    remote = SpanContext(0xABC, 0xDEF, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    with rec.app.start_as_current_span("first") as first:
+        local = first.get_span_context()
+    with rec.app.start_as_current_span("second", links=[Link(local, {"n": 1}), Link(remote, {"n": 2})]):
+        pass
+    rec.provider.shutdown()
+    back = {s.name: s for s in read_otlp_json(path)}
+    assert [link.context.is_remote for link in back["second"].links] == [False, True]
+    original = {s.name: s for s in rec.spans}
+    assert comparable(back["second"]) == comparable(original["second"])
+    line = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    raw = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["links"]
+    assert [link["flags"] for link in raw] == [0x100, 0x300]
+    raw[0].pop("flags")
+    raw[1]["traceState"] = "vendor=x"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    [again] = read_otlp_json(path)
+    assert [link.context.is_remote for link in again.links] == [True, True]
+    assert again.links[1].context.trace_state.get("vendor") == "x"
 
 
 def test_reads_collector_style_files(tmp_path):

@@ -378,6 +378,145 @@ def test_callable_objects_are_decorated_by_the_shape_of_their_call(exporter) -> 
     assert json.loads(spans["Numbers"].attributes["output.value"]) == [0, 1, 2]
 
 
+def plain_sync_decorator(fn):
+    """Another library's decorator that knows nothing of coroutines: its wrapper is a sync function returning
+    what ``fn`` returns (here a coroutine)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@pytest.mark.filterwarnings("ignore:coroutine 'plain_sync_decorator.<locals>.wrapper' was never awaited")
+@pytest.mark.filterwarnings("ignore:coroutine .*support' was never awaited")
+def test_a_sync_callable_returning_a_coroutine_is_spanned_over_the_await(exporter) -> None:
+    """An async function under a plain sync decorator (or ``lambda q: run(q)``) returns a coroutine from a sync call.
+    Before, its span ended at that return, before any of the work: output ``"<coroutine>"``, and a decorated tool
+    awaited inside it was a root span of another trace. Now the span covers the await (the work nests under it, the
+    result is its output); an exception is its error, a cancellation control flow, a coroutine never awaited ends it
+    as abandoned; nothing is left current; ``asyncio.create_task`` still takes what it returns."""
+
+    @otel_agents.tool
+    async def lookup(order_id: str) -> str:
+        await asyncio.sleep(0)
+        return f"shipped {order_id}"
+
+    @otel_agents.agent(name="support")
+    @plain_sync_decorator
+    async def support(question: str) -> str:
+        inner()
+        return await lookup(order_id=question)
+
+    @otel_agents.agent(name="failing")
+    @plain_sync_decorator
+    async def failing(question: str) -> str:
+        await asyncio.sleep(0)
+        raise ValueError("no such order")
+
+    @otel_agents.agent(name="slow")
+    @plain_sync_decorator
+    async def slow(question: str) -> str:
+        await asyncio.sleep(3600)
+        return "late"
+
+    agent_of_lambda = otel_agents.agent(name="via_lambda")(lambda q: support(q))
+
+    async def main() -> None:
+        assert trace.get_current_span() is trace.INVALID_SPAN
+        assert await asyncio.create_task(support("A1")) == "shipped A1"
+        assert await agent_of_lambda("A2") == "shipped A2"
+        with pytest.raises(ValueError, match="no such order"):
+            await failing("A3")
+        task = asyncio.create_task(slow("A4"))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert trace.get_current_span() is trace.INVALID_SPAN
+
+    asyncio.run(main())
+    never = support("A5")  # a coroutine let go unawaited
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    del never
+    gc.collect()
+    settle()
+    spans = exporter.spans
+    first = [s for s in spans if s.name == "invoke_agent support"][0]
+    assert first.attributes["output.value"] == "shipped A1" and first.attributes["input.value"] == "A1"
+    children = {s.name for s in spans if s.parent_id == first.span_id}
+    assert children == {"inner", "execute_tool lookup"}, "the work nests under the span"
+    outer = next(s for s in spans if s.name == "invoke_agent via_lambda")
+    nested = [s for s in spans if s.name == "invoke_agent support" and s.parent_id == outer.span_id]
+    assert len(nested) == 1 and outer.attributes["output.value"] == "shipped A2"
+    failed = next(s for s in spans if s.name == "invoke_agent failing")
+    assert failed.status is StatusCode.ERROR and failed.attributes["error.type"] == "ValueError"
+    cancelled = next(s for s in spans if s.name == "invoke_agent slow")
+    assert cancelled.status is not StatusCode.ERROR and cancelled.attributes.get("otel_agents.control_flow")
+    unawaited = [s for s in spans if s.name == "invoke_agent support" and s.attributes.get("input.value") == "A5"]
+    assert len(unawaited) == 1 and unawaited[0].attributes["otel_agents.stream.abandoned"] is True
+    assert len(span_module._OPEN) == 0
+
+
+def test_a_sync_callable_returning_a_generator_is_spanned_over_the_stream(exporter) -> None:
+    """A generator or async generator under a plain sync decorator: before, the span ended at the sync return, output
+    ``"<generator>"``, and the work each step did was outside it. Now it is what a decorated generator function
+    gives: the span ends with the stream, the items its output, the work of each step its children."""
+
+    @otel_agents.chain(name="numbers")
+    @plain_sync_decorator
+    def numbers(n: int):
+        for i in range(n):
+            inner()
+            yield i
+
+    @otel_agents.chain(name="anumbers")
+    @plain_sync_decorator
+    async def anumbers(n: int):
+        for i in range(n):
+            await asyncio.sleep(0)
+            inner()
+            yield i
+
+    async def consume():
+        return [i async for i in anumbers(2)]
+
+    assert list(numbers(2)) == [0, 1]
+    assert asyncio.run(consume()) == [0, 1]
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    spans = {s.name: s for s in exporter.spans if s.name != "inner"}
+    for name in ("numbers", "anumbers"):
+        assert spans[name].attributes["output.value"] == "[0,1]"
+        assert len([s for s in exporter.spans if s.name == "inner" and s.parent_id == spans[name].span_id]) == 2
+    assert len(span_module._OPEN) == 0
+
+
+def test_a_run_context_around_a_sync_callable_returning_a_coroutine_covers_the_await(exporter) -> None:
+    """``@using_session(...)`` on a sync function that returns a coroutine (or a generator): before, the scope was left
+    at that return, so the spans the coroutine opened when awaited (the generator at each step) carried no session;
+    now they do, and nothing stays pushed."""
+
+    @otel_agents.using_session("s-7")
+    @plain_sync_decorator
+    async def handle(q: str) -> str:
+        inner()
+        return q
+
+    @otel_agents.using_session("s-8")
+    @plain_sync_decorator
+    def steps():
+        inner()
+        yield 1
+
+    assert asyncio.run(handle("x")) == "x"
+    assert list(steps()) == [1]
+    sessions = [s.attributes.get("session.id") for s in exporter.spans if s.name == "inner"]
+    assert sessions == ["s-7", "s-8"]
+    inner()
+    assert "session.id" not in exporter.spans[-1].attributes
+
+
 def test_one_span_object_entered_by_many_tasks_at_once(exporter) -> None:
     """``STEP = span("chain", "step")`` entered by concurrent tasks: each exit ends the span its own task opened
     (the first to leave ended the last one's span, detaching a context token of another task), so each span
@@ -450,6 +589,13 @@ def test_span_context_manager(exporter) -> None:
 def test_decorating_something_else_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match="expected a function"):
         otel_agents.tool(name="x")(42)
+
+
+def test_an_unknown_span_kind_names_the_kinds_there_are() -> None:
+    """``span("modle")`` said only ``'modle' is not a valid Kind`` (Enum's message): now which kinds there are."""
+    with pytest.raises(ValueError, match="span kind 'modle' is not one of agent, chain, model, tool, skill, "
+                                         "retriever, embedding"):
+        otel_agents.span("modle")
 
 
 def test_index_of_open_spans_returns_to_empty(exporter) -> None:

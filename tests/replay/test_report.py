@@ -43,8 +43,11 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     faulty = _graded(tmp, "faulty_agent", "support-faulty")
     runs = [good, tmp / "support-2.json", tmp / "support-3.json"]
     data = json.loads(good.read_text(encoding="utf-8"))
-    runs[1].write_text(json.dumps(data), encoding="utf-8")
+    again = copy.deepcopy(data)
+    again["audit"]["run_id"] += "-2"  # another run: ecp run gives each its own id (a copy is one run)
+    runs[1].write_text(json.dumps(again), encoding="utf-8")
     flipped = copy.deepcopy(data)
+    flipped["audit"]["run_id"] += "-3"
     flipped["scenarios"][1]["steps"][0]["checks"][1]["passed"] = False  # the refund scenario fails in run 3
     runs[2].write_text(json.dumps(flipped), encoding="utf-8")
     return [*runs, faulty]
@@ -288,15 +291,64 @@ def test_k_below_one_is_refused_and_a_k_above_the_runs_is_said(tmp_path: Path,
     1); a k above an agent's runs is lowered to them with a note on standard error (before, silently)."""
     from otel_agents.cli import main
 
-    report = tmp_path / "r.json"
+    report, other = tmp_path / "r.json", tmp_path / "r2.json"
     report.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    other.write_text(json.dumps(_report_with([])), encoding="utf-8")
     for k in ("0", "-1"):
         with pytest.raises(SystemExit) as exit_:
             main(["ecp", "report", str(report), "--k", k])
         assert exit_.value.code == 2 and f"--k: must be at least 1, got {k}" in capsys.readouterr().err
-    assert main(["ecp", "report", str(report), str(report), "--k", "5", "--json", str(tmp_path / "s.json")]) == 0
+    assert main(["ecp", "report", str(report), str(other), "--k", "5", "--json", str(tmp_path / "s.json")]) == 0
     assert "priced has 2 runs, fewer than --k 5: its pass@k and pass^k are for k = 2" in capsys.readouterr().err
     assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["agents"][0]["k"] == 2
+
+
+def test_a_report_given_twice_or_copied_is_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same file twice (``out/*/run-*.json out/campaign/*/run-*.json`` overlapping) or a copy of a report (the
+    same ``audit.run_id``): before, each counted as one more of the k runs, so n, pass@k and pass^k rose with the
+    overlap (a flaky agent's failed run and its passed copy gave pass@2 = 1). Now it is one run, said on stderr."""
+    from otel_agents.cli import main
+
+    failed = _report_with([])
+    failed["audit"]["run_id"] = "run-a"
+    failed["scenarios"][0]["steps"][0]["checks"][0]["passed"] = False
+    passed = _report_with([])
+    passed["audit"]["run_id"] = "run-b"
+    paths = {}
+    for name, report in (("a", failed), ("b", passed), ("a-copy", failed)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "s.json"
+    assert main(["ecp", "report", str(paths["a"]), str(paths["b"]), str(tmp_path / "." / "a.json"),
+                 str(paths["a-copy"]), "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"{tmp_path / '.' / 'a.json'} is the same file as {paths['a']}: counted once" in err
+    assert f"{paths['a-copy']} is the same run (audit.run_id run-a) as {paths['a']}: counted once" in err
+    [agent] = json.loads(out.read_text(encoding="utf-8"))["agents"]
+    assert (agent["runs"], agent["pass_rate"], agent["pass_k"]) == (2, 0.5, 0.0)
+
+
+def test_tokens_are_unknown_not_zero_when_model_calls_have_no_counts(tmp_path: Path) -> None:
+    """A step whose model calls came without token counts (``usage: null``, a model span in ``logs``): before, it
+    counted 0 tokens, so the agent showed ``0`` tokens/run (never a count the runs gave) and ranked cheapest. Now its
+    run's tokens are unknown, the mean is over the runs that have them (as for cost), ``-`` when none; an agent that
+    made no model call at all did use 0."""
+    from otel_agents.cli.report import page, summarise
+
+    counted = _report_with([{"gen_ai.request.model": "m"}], name="counted")
+    uncounted = _report_with([{"gen_ai.request.model": "m"}], name="uncounted")
+    uncounted["scenarios"][0]["steps"][0]["usage"] = None
+    no_model = _report_with([], name="no-model")
+    no_model["scenarios"][0]["steps"][0]["usage"] = None
+    mixed = copy.deepcopy(uncounted)
+    mixed["audit"]["agent"]["name"] = "counted"
+    summary = summarise([counted, mixed, uncounted, no_model])
+    agents = {a["agent"]: a for a in summary["agents"]}
+    assert agents["counted"]["tokens_per_run"] == 2 and agents["counted"]["runs"] == 2
+    assert agents["uncounted"]["tokens_per_run"] is None and agents["uncounted"]["efficiency"] is None
+    assert agents["no-model"]["tokens_per_run"] == 0
+    json.dumps(summary, allow_nan=False)
+    assert 'uncounted</title>' not in page(summary) and 'counted</title>' in page(summary)
 
 
 def test_steps_per_run_counts_the_steps_run_not_the_skipped() -> None:

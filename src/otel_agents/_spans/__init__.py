@@ -60,12 +60,12 @@ from .span import SemanticSpan, Telemetry, Usage, non_recording_span, otel_value
 from .usage import token_count, token_sum
 from .steps import AsyncStepIterator, StepIterator, call_target, entered, in_context
 from .telemetry import instrumentation_enabled
-from .streams import watch_stream, wrap_stream
+from .streams import awaited, watch_stream, wrap_stream
 
 __all__ = [
     "Activation", "AsyncStepIterator", "EnteredStack", "call_target", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
     "merged_metadata", "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "settle_context", "to_jsonable", "token_count", "token_sum",
-    "watch_stream", "wrap_stream",
+    "awaited", "watch_stream", "wrap_stream",
 ]

@@ -351,6 +351,42 @@ class AsyncStream:
             state.dropped()
 
 
+def awaited(coroutine: Any, span: SemanticSpan, *, on_result: Callable[[SemanticSpan, Any], None] | None = None
+            ) -> Any:
+    """A coroutine that awaits ``coroutine`` with ``span`` current and then ends ``span``: what a sync callable
+    returned when its span covers the coroutine it made (a function under a plain sync decorator of another
+    library, ``lambda q: agent.run(q)``), so the span ends when the work does and the work nests under it.
+
+    ``on_result(span, result)`` is called before the span ends; an exception is recorded (a ``BaseException``
+    that is no ``Exception``, a cancellation, as control flow) and re-raised. A coroutine of ours that is let go
+    without being awaited ends ``span`` as abandoned (``otel_agents.stream.abandoned``) when it is collected (in
+    the finaliser thread when that is inside the garbage collector: :mod:`.finalisers`). It is a coroutine, so
+    ``asyncio.create_task`` takes it as it took the original.
+    """
+    state = _StreamState(span, None, None, 0.0, None)
+    run = _awaiting(coroutine, span, state, on_result)
+    with guard("awaited.finalize"):
+        finalisers.finalize(run, state.dropped)
+        # named as the one it awaits: Python's "coroutine … was never awaited" warning names the user's
+        run.__name__, run.__qualname__ = coroutine.__name__, coroutine.__qualname__
+    return run
+
+
+async def _awaiting(coroutine: Any, span: SemanticSpan, state: _StreamState,
+                    on_result: Callable[[SemanticSpan, Any], None] | None) -> Any:
+    try:
+        with span.activate():
+            result = await coroutine
+    except BaseException as exc:
+        state.finish(error=exc)
+        raise
+    if on_result is not None:
+        with guard("awaited.on_result"):
+            on_result(span, result)
+    state.finish()
+    return result
+
+
 def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeout: float | None = None,
                  is_error: Callable[[BaseException], bool] | None = None) -> _StreamState:
     """Track a stream we cannot wrap (the framework hands its iterator to the user itself).

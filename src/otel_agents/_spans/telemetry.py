@@ -237,13 +237,19 @@ class _SpanScope(Activation):
     when entered and, on the way out, detaches, then records the body's exception (if any) and ends the span.
     A class rather than a ``@contextmanager`` generator, as the manual decorators open one per call."""
 
-    __slots__ = ("telemetry", "kind", "name", "is_control_flow", "kwargs")
+    __slots__ = ("telemetry", "kind", "name", "is_control_flow", "kwargs", "kept")
 
     def __init__(self, telemetry: Telemetry, kind: Kind | str, name: str | None, is_control_flow: Any,
                  kwargs: dict[str, Any]):
         self.telemetry, self.kind, self.name = telemetry, kind, name
         self.is_control_flow, self.kwargs = is_control_flow, kwargs
         self.context = None
+        self.kept = False
+
+    def keep_open(self) -> None:
+        """At the way out, detach only: the span is neither ended nor given an error; whoever called this ends it
+        (a coroutine the body returned, :func:`~.streams.awaited`)."""
+        self.kept = True
 
     def __enter__(self) -> SemanticSpan:
         s = self.entered = self.telemetry.start_span(self.kind, self.name, **self.kwargs)
@@ -252,6 +258,8 @@ class _SpanScope(Activation):
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         s = self.entered
+        if self.kept:
+            return _deactivate(self, exc_type, exc, tb)
         try:
             _deactivate(self, exc_type, exc, tb)  # in the context it attached in, before the error is recorded
             if exc_type is not None:

@@ -17,10 +17,16 @@ export: the error names the HTTP status and the lines the batch came from, and t
 are counted. The endpoint's name is looked up first, within 2 s (the exporter's timeout does not
 cover the lookup): one not found in that time stops the export before anything is sent.
 
+A batch the receiver finds too large (413) is sent again in halves, down to single spans.
+What the exporter counts as sent is checked against the answer (it takes any status from 200 to 399 and never
+reads the body): spans a ``partial_success`` answer says were rejected are counted and its message shown (the
+export goes on), and a redirect, which the exporter does not follow, stops the export as a refusal does.
+
 A malformed line is reported on standard error as ``FILE:LINE: problem`` and skipped; the spans of
 the lines around it are sent. Lines holding logs or metrics (``ecp annotate``'s evaluation records)
 are skipped silently. Exit codes: 0 — every span was read and sent; 1 — some lines were skipped, some
-spans not sent, or no span in the input (a file of envelopes given by mistake); 2 — bad arguments, an input that cannot be read, or no OTLP/HTTP exporter.
+spans not sent or rejected, or no span in the input (a file of envelopes given by mistake); 2 — bad arguments, an
+input that cannot be read, or no OTLP/HTTP exporter.
 """
 
 from __future__ import annotations
@@ -127,7 +133,11 @@ def run(args: argparse.Namespace) -> int:
     if args.traces.count("-") > 1:
         return fail("standard input ('-') can be read once")
     try:
-        exporter = otlp(url, headers or None, timeout=args.timeout, protocol="http/protobuf").build()
+        from ..exporters._accepted import Answers
+
+        answers = Answers("spans")  # the exporter counts a partial success or a redirect as sent: we read the answer
+        exporter = otlp(url, headers or None, timeout=args.timeout, protocol="http/protobuf",
+                        session=answers.session).build()
     except ImportError:
         return fail("needs the OTLP/HTTP exporter: pip install 'otel-agents[otlp]'")
     unreachable = lookup_problem(url)  # the exporter's timeout does not cover the name lookup
@@ -147,25 +157,40 @@ def run(args: argparse.Namespace) -> int:
     exporter_log.addHandler(refusals)
     batch: list[Any] = []
     lines: list[tuple[str, int]] = []  # (file, line) of the first and last span in the batch
-    counts = {"sent": 0, "read": 0}
+    counts = {"sent": 0, "read": 0, "rejected": 0}
     traces: set[int] = set()
     refused: str | None = None
+
+    def deliver(spans: list[Any], where: str) -> str | None:
+        """Send ``spans`` (read from ``where``), counting what the backend accepted and rejected; why none of them
+        was accepted, or ``None``. A batch answered 413 (too large for the receiver: ``ecp collect`` takes 4 MiB,
+        our batch of 512 spans with their content can be far more) is sent again in halves."""
+        refusals.messages.clear()
+        result = exporter.export(spans)
+        if result is not SpanExportResult.SUCCESS:
+            if answers.too_large() and len(spans) > 1:
+                half = len(spans) // 2
+                return deliver(spans[:half], where) or deliver(spans[half:], where)
+            # the exporter's last lines: the refusal, or the last transient error and "timeout, max retries"
+            why = " / ".join(dict.fromkeys(refusals.messages[-2:])) or "the exporter gave no reason"
+            return f"{len(spans)} span(s) from {where} not accepted by {url}: {why}"
+        verdict = answers.verdict(len(spans))
+        if not verdict.arrived:  # a redirect: refused, as a 4xx is
+            return f"{len(spans)} span(s) from {where} not accepted by {url}: {verdict.problem}"
+        counts["sent"] += verdict.accepted
+        counts["rejected"] += len(spans) - verdict.accepted
+        if verdict.problem:
+            print(f"otel-agents export: {where}: {url} answered: {verdict.problem}", file=sys.stderr)
+        return None
 
     def send() -> None:
         nonlocal refused
         if not batch or refused:
             return
-        refusals.messages.clear()
-        result = exporter.export(batch)
-        if result is SpanExportResult.SUCCESS:
-            counts["sent"] += len(batch)
-        else:
-            (first_file, first), (last_file, last) = lines[0], lines[-1]
-            where = f"{first_file}:{first}" + (f"-{last}" if first_file == last_file and last != first else
-                                               "" if first_file == last_file else f" to {last_file}:{last}")
-            # the exporter's last lines: the refusal, or the last transient error and "timeout, max retries"
-            why = " / ".join(dict.fromkeys(refusals.messages[-2:])) or "the exporter gave no reason"
-            refused = f"{len(batch)} span(s) from {where} not accepted by {url}: {why}"
+        (first_file, first), (last_file, last) = lines[0], lines[-1]
+        where = f"{first_file}:{first}" + (f"-{last}" if first_file == last_file and last != first else
+                                           "" if first_file == last_file else f" to {last_file}:{last}")
+        refused = deliver(list(batch), where)
         batch.clear()
         lines.clear()
 
@@ -196,12 +221,13 @@ def run(args: argparse.Namespace) -> int:
         exporter_log.removeHandler(refusals)
     exporter.shutdown()
     if refused:
-        print(f"otel-agents export: {refused}; stopped, {counts['read'] - counts['sent']} span(s) not sent",
-              file=sys.stderr)
-    print(f"otel-agents export: {counts['sent']} span(s) of {len(traces)} trace(s) sent to {url}; "
+        print(f"otel-agents export: {refused}; stopped, "
+              f"{counts['read'] - counts['sent'] - counts['rejected']} span(s) not sent", file=sys.stderr)
+    rejected = f"; {counts['rejected']} span(s) rejected by the backend" if counts["rejected"] else ""
+    print(f"otel-agents export: {counts['sent']} span(s) of {len(traces)} trace(s) sent to {url}{rejected}; "
           f"{skipped_summary(errors)}", file=sys.stderr)
     if not counts["read"] and not errors:  # envelopes, an ecp run report, annotate's log lines: nothing was sent
         print(f"otel-agents export: {NO_SPAN_IN_INPUT}; ECP envelopes, `ecp run` reports and `ecp annotate`'s "
               "evaluation records hold none", file=sys.stderr)
         return 1
-    return 1 if errors or refused else 0
+    return 1 if errors or refused or counts["rejected"] else 0

@@ -24,7 +24,9 @@ failed in others; each is listed with the checks whose verdict changed between
 runs (``step N check M TYPE TARGET``).
 
 Per run (means over an agent's runs): tokens (``usage.total_tokens`` of every
-step, else input + output), cost (``usage.cost``/``cost_usd`` when the reports
+step, else input + output; unknown for a run with a step that made model calls, or whose spans the report does
+not hold, without counts: the mean is over the runs whose tokens are known, as for cost), cost
+(``usage.cost``/``cost_usd`` when the reports
 carry one; else the model calls recorded in the steps' ``logs`` priced as the fold
 prices ``metrics.cost_usd``, with ``genai-prices``; none when any call cannot be
 priced, since a partial sum would understate it), latency (the steps' ``duration_ms`` summed), steps
@@ -44,7 +46,8 @@ Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
 tool_success) fails (exit 1) when any agent is below it or has no value for it (no
-scenario graded, no tool called). Exit 2: a report could not be read (the file and the problem are named).
+scenario graded, no tool called). A report given twice, or a copy of one (the same ``audit.run_id``), is one run
+(said on standard error). Exit 2: a report could not be read (the file and the problem are named).
 """
 
 from __future__ import annotations
@@ -148,6 +151,7 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
     from ..evaluations._results import log_records
 
     tokens = latency = 0.0
+    counted = True  # every step's tokens known so far
     cost: float | None = None
     priced = True  # every step's cost known so far
     steps = tools = tools_ok = 0
@@ -161,12 +165,17 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
         for i, step in enumerate(scenario.get("steps") or [], 1):
             steps += step.get("status") != "skipped"  # ecp run lists the steps after a failed one as skipped
             usage = step.get("usage") or {}
+            records = log_records(step.get("logs"))
             total = usage.get("total_tokens")
             if not isinstance(total, (int, float)):
-                total = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
-            tokens += total
+                parts = [usage.get(key) for key in ("input_tokens", "output_tokens")]
+                total = sum(p for p in parts if isinstance(p, (int, float))) \
+                    if any(isinstance(p, (int, float)) for p in parts) else None
+            if total is None and step.get("status") != "skipped" and (
+                    not records or any(r.get("kind") == "model" for r in records)):
+                counted = False  # model calls without counts, or a step whose spans are not in the report
+            tokens += total or 0
             spent = usage.get("cost", usage.get("cost_usd"))
-            records = log_records(step.get("logs"))
             if not isinstance(spent, (int, float)) or isinstance(spent, bool):
                 spent = _logged_cost(records)
             if spent is None:
@@ -192,7 +201,8 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
         names[name] += 1  # ecp run allows two scenarios of one name: the second is "NAME #2"
         scenarios[name if names[name] == 1 else f"{name} #{names[name]}"] = {"passed": passed, "checks": checks}
     agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
-    return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens, "cost": cost if priced else None,
+    return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens if counted else None,
+            "cost": cost if priced else None,
             "latency_ms": latency,
             "steps": steps, "tools": tools, "tools_ok": tools_ok,
             "framework": frameworks.most_common(1)[0][0] if frameworks else None,
@@ -232,6 +242,7 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
         mean = (lambda key: sum(s[key] for s in scenarios) / len(scenarios)) if scenarios else (lambda key: None)
         tools = sum(r["tools"] for r in agent_runs)
         costs = [r["cost"] for r in agent_runs if r["cost"] is not None]
+        tokens = [r["tokens"] for r in agent_runs if r["tokens"] is not None]
         agents.append({
             "agent": name, "runs": n_runs, "k": kk,
             "framework": next((r["framework"] for r in agent_runs if r["framework"]), None),
@@ -242,16 +253,16 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
             "pass_k": mean("pass_k"),
             "pass_k_ci": _mean_pairs([s["pass_k_ci"] for s in scenarios]) if scenarios else None,
             "tool_success": sum(r["tools_ok"] for r in agent_runs) / tools if tools else None,
-            "tokens_per_run": sum(r["tokens"] for r in agent_runs) / n_runs,
+            "tokens_per_run": sum(tokens) / len(tokens) if tokens else None,
             "cost_per_run": sum(costs) / len(costs) if costs else None,
             "latency_ms_per_run": sum(r["latency_ms"] for r in agent_runs) / n_runs,
             "steps_per_run": sum(r["steps"] for r in agent_runs) / n_runs,
             "flaky_scenarios": [s["scenario"] for s in scenarios if s["flaky"]],
             "scenarios": scenarios,
         })
-    cheapest = min((a["tokens_per_run"] for a in agents if a["tokens_per_run"] > 0), default=None)
+    cheapest = min((a["tokens_per_run"] for a in agents if a["tokens_per_run"]), default=None)
     for a in agents:
-        a["efficiency"] = cheapest / a["tokens_per_run"] if cheapest and a["tokens_per_run"] > 0 else None
+        a["efficiency"] = cheapest / a["tokens_per_run"] if cheapest and a["tokens_per_run"] else None
         a["ee_score"] = a["pass_rate"] * a["efficiency"] if a["efficiency"] is not None and a["pass_rate"] is not None \
             else None
     return {"agents": agents}
@@ -370,6 +381,7 @@ def _row(a: dict[str, Any]) -> str:
 
 
 def _scatter(agents: list[dict[str, Any]]) -> str:
+    agents = [a for a in agents if a["tokens_per_run"] is not None]  # tokens unknown: no place on the x axis
     w, h, m = 480, 300, 50
     top = max((a["tokens_per_run"] for a in agents), default=1) or 1
     dots = []
@@ -417,7 +429,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents ecp report: {problem}", file=sys.stderr)
         return 2
     try:
-        summary = summarise([load(path) for path in args.reports], args.k)
+        summary = summarise(_distinct_runs(args.reports), args.k)
         failures = gate_failures(summary, args.fail_under)
     except (ReportError, ValueError) as exc:
         print(f"otel-agents ecp report: {exc}", file=sys.stderr)
@@ -439,6 +451,32 @@ def run(args: argparse.Namespace) -> int:
     for failure in failures:
         print(f"otel-agents ecp report: below the gate: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _distinct_runs(paths: list[str]) -> list[dict[str, Any]]:
+    """The reports of ``paths``, each run once: a file given twice (a glob that overlaps another) or a copy of a
+    report (the same ``audit.run_id``, which ``ecp run`` makes for each run) is one run, not k of them (it would
+    raise n, and pass^k or pass@k with it); each one left out is said on standard error. Raises
+    :class:`ReportError`."""
+    import os
+
+    out, seen = [], {}
+    for path in paths:
+        report = load(path)
+        run_id = (report.get("audit") or {}).get("run_id")
+        keys = [("file", os.path.realpath(path))]
+        if isinstance(run_id, str) and run_id:
+            keys.append(("run", run_id))
+        first = next((seen[key] for key in keys if key in seen), None)
+        if first is not None:
+            why = "the same file" if first[0] == keys[0] else f"the same run (audit.run_id {_shown(run_id)})"
+            print(f"otel-agents ecp report: {_shown(path)} is {why} as {_shown(first[1])}: counted once",
+                  file=sys.stderr)
+            continue
+        for key in keys:
+            seen[key] = (keys[0], path)
+        out.append(report)
+    return out
 
 
 def _write(path: str, text: str) -> bool:

@@ -4,6 +4,7 @@ OTLP/JSON lines or exported over OTLP/HTTP through the OTel Logs SDK."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any, Sequence
@@ -21,16 +22,25 @@ DEFAULT_SERVICE_NAME = "otel-agents-ecp"  # the name `ecp serve` gives the grade
 
 
 class _Counted(LogRecordExporter):
-    """``exporter``, counting the records of the batches it accepted (an export reports failure, never raises)."""
+    """``exporter``, counting the records of the batches it accepted (an export reports failure, never raises);
+    with ``answers`` (the session the exporter sends with), what the backend's answer says it accepted."""
 
-    def __init__(self, exporter: LogRecordExporter) -> None:
+    def __init__(self, exporter: LogRecordExporter, answers: Any = None) -> None:
         self.exporter = exporter
+        self.answers = answers
         self.accepted = 0
 
     def export(self, batch: Sequence[Any]) -> LogRecordExportResult:
         result = self.exporter.export(batch)
         if result == LogRecordExportResult.SUCCESS:
-            self.accepted += len(batch)
+            if self.answers is None:
+                self.accepted += len(batch)
+                return result
+            verdict = self.answers.verdict(len(batch))
+            self.accepted += verdict.accepted
+            if verdict.problem:
+                logging.getLogger("otel_agents").warning("otel_agents: %s: %s", self.answers.url,
+                                                         verdict.problem)
         return result
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -41,9 +51,12 @@ class _Counted(LogRecordExporter):
 
 
 def emit_logs(results: Sequence[EvaluationResult], exporter: LogRecordExporter,
-              resource: Resource | None = None) -> int:
+              resource: Resource | None = None, *, answers: Any = None) -> int:
     """Emit one ``gen_ai.evaluation.result`` event per result through ``exporter``; returns how many
     the exporter accepted (fewer than ``len(results)`` when a backend refused or a write failed).
+    ``answers``: the :class:`~otel_agents.exporters._accepted.Answers` whose session an OTLP/HTTP ``exporter``
+    sends with: records a ``partial_success`` answer rejected, and a batch answered with a redirect (which the
+    exporter does not follow), are not counted as accepted, and each such answer is logged as a WARNING.
 
     The events go through a private ``LoggerProvider`` (never the global one) that is shut down,
     and so flushed, before this returns. ``resource`` defaults to ``Resource.create`` with
@@ -55,7 +68,7 @@ def emit_logs(results: Sequence[EvaluationResult], exporter: LogRecordExporter,
     if resource is None:
         resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or DEFAULT_SERVICE_NAME})
     provider = LoggerProvider(resource=resource)
-    counted = _Counted(exporter)
+    counted = _Counted(exporter, answers)
     provider.add_log_record_processor(BatchLogRecordProcessor(counted))
     logger = provider.get_logger(SCOPE, __version__)
     try:
@@ -136,14 +149,19 @@ def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
 
     from opentelemetry.exporter.otlp.proto.http import Compression
 
+    from ..exporters._accepted import Answers
+
     timeout, compression = checked_otlp_variables(endpoint)
-    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=timeout, compression=Compression(compression))
+    answers = Answers("log_records")  # the exporter counts a partial success or a redirect as sent
+    exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=timeout,
+                               compression=Compression(compression), session=answers.session)
     url = getattr(exporter, "_endpoint", None) or endpoint  # as the exporter resolved it from the variables
+    answers.url = url or "the OTLP logs endpoint"
     unreachable = lookup_problem(url) if url and results else None
     if unreachable is not None:
         exporter.shutdown()
         return 0, f"{url}: {unreachable}; {len(results)} evaluation records not sent"
-    return emit_logs(results, exporter), None
+    return emit_logs(results, exporter, answers=answers), None
 
 
 def checked_otlp_variables(endpoint: str | None) -> tuple[float | None, str]:

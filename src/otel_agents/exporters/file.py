@@ -70,6 +70,7 @@ logger = logging.getLogger("otel_agents")
 _KINDS = {1: SpanKind.INTERNAL, 2: SpanKind.SERVER, 3: SpanKind.CLIENT, 4: SpanKind.PRODUCER, 5: SpanKind.CONSUMER}
 _INTERNAL = SpanKind.INTERNAL  # read once: an enum member read off its class goes through EnumType's __getattr__
 _FLAG_PARENT_REMOTE = 0x200  # SpanFlags: CONTEXT_HAS_IS_REMOTE_MASK is 0x100, CONTEXT_IS_REMOTE_MASK 0x200
+_FLAG_HAS_IS_REMOTE = 0x100
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 
 
@@ -805,8 +806,15 @@ class _Decoder:
         for n, link in enumerate(self._list(s, "links", where)):
             lw = f"{where}.links[{n}]"
             link = self._obj(link, lw)
+            flags = self._int(link, "flags", lw, 32)
+            header = self._str(link, "traceState", lw)
+            # SpanFlags: whether the linked context was remote (0x200) is known when 0x100 is set (the SDK's
+            # encoder always sets it); without it, remote, as a link usually points to another process's span
+            remote = bool(flags & _FLAG_PARENT_REMOTE) if flags & _FLAG_HAS_IS_REMOTE else True
             links.append(Link(SpanContext(self._id(link, "traceId", 16, lw), self._id(link, "spanId", 8, lw),
-                                          is_remote=True), self._attributes(link, lw)))
+                                          remote, _TRACE_FLAGS[flags & 0xFF],
+                                          self._trace_state(header, f"{lw}.traceState") if header else None),
+                              self._attributes(link, lw)))
         return links
 
     def _trace_state(self, header: str, where: str) -> TraceState | None:

@@ -318,6 +318,9 @@ def checked_compression(compression: object, protocol: str,
 
 
 def _otlp_http_exporter(compression: str | None = None, **kwargs: Any) -> SpanExporter:
+    """The SDK's OTLP/HTTP span exporter; without a ``session=`` of the caller's (who then reads the answers
+    itself), one whose batches a receiver refuses as too large (413) are sent again in halves
+    (:class:`~otel_agents.exporters._accepted.HalvingExporter`)."""
     kwargs["timeout"] = _checked_timeout(kwargs.get("timeout"))
     chosen = checked_compression(compression, "http/protobuf")
     try:
@@ -325,7 +328,13 @@ def _otlp_http_exporter(compression: str | None = None, **kwargs: Any) -> SpanEx
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise _missing_exporter("http/protobuf", "this exporter preset") from exc
-    return OTLPSpanExporter(compression=Compression(chosen), **{k: v for k, v in kwargs.items() if v is not None})
+    from ._accepted import Answers, HalvingExporter
+
+    answers = Answers("spans") if kwargs.get("session") is None else None
+    if answers is not None and answers.session is not None:
+        kwargs["session"] = answers.session
+    exporter = OTLPSpanExporter(compression=Compression(chosen), **{k: v for k, v in kwargs.items() if v is not None})
+    return HalvingExporter(exporter, answers) if answers is not None and answers.session is not None else exporter
 
 
 def _otlp_grpc_exporter(endpoint: str | None, headers: Mapping[str, str], timeout: float | None,
@@ -452,7 +461,8 @@ def file(path: str | os.PathLike[str] | None = None) -> ExporterPreset:
 
 
 def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, *,
-         timeout: float | None = None, protocol: str | None = None, compression: str | None = None) -> ExporterPreset:
+         timeout: float | None = None, protocol: str | None = None, compression: str | None = None,
+         session: Any = None) -> ExporterPreset:
     """Any OTLP receiver: a collector, a vendor, a local Jaeger..., over HTTP (protobuf) or gRPC.
 
     Args:
@@ -467,6 +477,8 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         compression: ``"gzip"``, ``"none"`` or, over HTTP, ``"deflate"``; ``None`` =
             ``OTEL_EXPORTER_OTLP_TRACES_COMPRESSION``, else ``OTEL_EXPORTER_OTLP_COMPRESSION``, else ``none``
             (:func:`checked_compression`: a variable set to another value is ignored with a WARNING).
+        session: over HTTP, the ``requests.Session`` the exporter sends with (its ``session=`` argument; ``otel-agents
+            export`` watches the answers through one); ``None`` = the exporter's own.
 
     Raises:
         ValueError: a ``protocol`` other than those two, a ``compression`` the protocol's exporter does not take,
@@ -489,7 +501,7 @@ def otlp(endpoint: str | None = None, headers: Mapping[str, str] | None = None, 
         build = lambda: _otlp_grpc_exporter(endpoint, hdrs, timeout, why, compression)  # noqa: E731
     else:
         build = lambda: _otlp_http_exporter(compression, endpoint=endpoint, headers=hdrs or None,  # noqa: E731
-                                            timeout=timeout)
+                                            timeout=timeout, session=session)
     return ExporterPreset(
         "otlp", build, batch=True,
         details={"protocol": chosen, "endpoint": endpoint or "from OTEL_EXPORTER_OTLP_* environment",

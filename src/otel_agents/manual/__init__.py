@@ -72,7 +72,13 @@ Function shapes
     ``classmethod``/``staticmethod`` included), and callable objects, by the
     shape of their ``__call__`` (named after their class by default). The span is current while the
     function's own code runs, so nested decorated calls and framework calls
-    become its children. A generator's span opens at the call and ends with the
+    become its children. A sync callable that returns a coroutine (an async
+    function under another library's plain sync decorator, ``lambda q:
+    agent.run(q)``) returns one of ours that awaits it: the span stays open,
+    current inside, until the coroutine is done (its result the output), and
+    ends as abandoned if the coroutine is never awaited; one that returns a
+    generator or async generator is treated as a generator function is.
+    A generator's span opens at the call and ends with the
     stream (exhausted, closed, failed, or abandoned: garbage-collected
     unfinished or idle past ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``, marked
     ``otel_agents.stream.abandoned``); its output is the items (joined when they
@@ -113,7 +119,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import trace
 
-from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, call_target, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
+from .._spans import (AsyncStepIterator, EnteredStack, StepIterator, awaited, call_target, BlobPart, ChatMessage, FilePart, ReasoningPart, SemanticSpan, Settings, Telemetry, TextPart,
                       ToolCallPart, ToolCallResponsePart, ToolDefinition, UriPart, Usage, guard, media_part,
                       non_recording_span, semantic_span_for, wrap_stream)
 from .._spans.finalisers import new_lock
@@ -346,9 +352,15 @@ class SpanSpec:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if spec._framework_has_it():
                 return fn(*args, **kwargs)
-            with spec._open() as s:
+            opened = spec._open()
+            with opened as s:
                 spec._record_input(s, arguments, args, kwargs)
                 result = fn(*args, **kwargs)
+                if inspect.iscoroutine(result) or inspect.isgenerator(result) or inspect.isasyncgen(result):
+                    # a sync wrapper around async or generator code: the span covers the await or the stream
+                    handed = spec._hand_over(opened, s, result)
+                    if handed is not None:
+                        return handed
                 spec._record_output(s, result)
             return result
         return wrapper  # type: ignore[return-value]
@@ -416,6 +428,20 @@ class SpanSpec:
         else:
             s.set_output(result)
 
+    def _hand_over(self, opened: "_Opened", s: SemanticSpan, result: Any) -> Any:
+        """The coroutine, generator or async generator a decorated sync callable returned, as one that ends ``s``
+        when it is done (its result, or its items, the output), as a decorated async or generator function does;
+        ``s`` stays open past the ``with``. ``None`` when ours failed: the caller gets its own object and the span
+        ends now, as before."""
+        with guard("manual.hand_over"):
+            if inspect.iscoroutine(result):
+                handed = awaited(result, s, on_result=self._record_output)
+            else:
+                handed = self._stream(s, result, AsyncStepIterator if inspect.isasyncgen(result) else StepIterator)
+            opened.keep_open()
+            return handed
+        return None
+
     def _call_stream(self, fn: Callable[..., Any], arguments: _Arguments, args: tuple[Any, ...],
                      kwargs: Mapping[str, Any], stepper: type) -> Any:
         if self._framework_has_it():
@@ -429,6 +455,10 @@ class SpanSpec:
             s.record_error(exc, control_flow=not isinstance(exc, Exception))
             s.end()
             raise
+        return self._stream(s, stream, stepper)
+
+    def _stream(self, s: SemanticSpan, stream: Any, stepper: type) -> Any:
+        """``stream`` with each step run with ``s`` current, ending ``s`` when it ends (its items the output)."""
         output = _StreamOutput(s.telemetry.settings.content_budget()) if s.content_enabled else None
 
         def on_end(span: SemanticSpan, abandoned: bool) -> None:
@@ -460,6 +490,10 @@ class _Opened:
 
     def __exit__(self, *exc_info: Any) -> Any:
         return self.cm.__exit__(*exc_info)
+
+    def keep_open(self) -> None:
+        """The span outlives the ``with``: its exit detaches only (see ``_SpanScope.keep_open``)."""
+        self.cm.keep_open()
 
 
 def span(kind: Kind | str, name: str | None = None, *, provider: str | None = None,

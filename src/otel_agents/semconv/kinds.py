@@ -23,3 +23,9 @@ class Kind(str, Enum):
 
     def __str__(self) -> str:  # "agent", not "Kind.AGENT", in f-strings
         return self.value
+
+    @classmethod
+    def _missing_(cls, value: object) -> "Kind":
+        """``Kind("modle")`` raises ``ValueError`` naming the value and the kinds there are (Enum's own message,
+        ``'modle' is not a valid Kind``, named neither the argument nor what it could be)."""
+        raise ValueError(f"span kind {value!r} is not one of {', '.join(k.value for k in cls)}")

@@ -1,0 +1,175 @@
+"""What an OTLP/HTTP backend said of a batch that OpenTelemetry Python's OTLP/HTTP exporter reports as sent.
+
+The exporter's ``export()`` returns success for any status from 200 to 399 and never reads the answer's body.
+Two answers it so counts as sent are not:
+
+* ``partial_success`` (OTLP specification, "Partial Success"): a 200 whose ``ExportTraceServiceResponse`` /
+  ``ExportLogsServiceResponse`` says how many spans or log records the backend rejected
+  (``rejected_spans``/``rejected_log_records``) and why (``error_message``); ``ecp collect`` answers so for a
+  span with a bad field. With ``rejected_* == 0`` and a message it is a warning: all were accepted.
+* a redirect (3xx): SDK 1.45's transport does not follow it (``allow_redirects=False``), so nothing reached a
+  receiver. (SDK 1.44 follows it; the answer seen is then the final one.)
+
+:class:`Answers` gives the exporter a ``requests.Session`` (its public ``session=`` argument) whose response hook
+keeps the last answer; :meth:`Answers.verdict` reads it after each ``export()`` that returned success, and
+:meth:`Answers.too_large` after one that failed: a batch refused with 413 (a receiver's body limit: ``ecp collect``
+takes 4 MiB, a batch processor's 512 spans with their content can be far more) can be sent again in halves
+(:class:`HalvingExporter`, what the network presets export through).
+
+Where the application chose the exporter's session itself (``OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER``
+and its per-signal variables: an entry point giving an authenticated ``requests.Session``), the exporter keeps it and
+its answers are not read (:attr:`Answers.session` is ``None``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from .._spans.redaction import excerpt
+
+_MESSAGE_CHARS = 200  # at most this much of a backend's error_message is quoted (secrets redacted, escaped)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the backend accepted of a batch the exporter reported as sent.
+
+    Attributes:
+        accepted: how many of the batch's items (spans or log records) the backend accepted.
+        problem: why fewer were accepted (``2 of 5 spans rejected: bad spans``; ``answered 307 …``), or a warning
+            the backend gave with all of them accepted; ``None`` when it said nothing.
+        arrived: ``False`` when the batch reached no receiver (a redirect): a refusal, not a rejection.
+    """
+
+    accepted: int
+    problem: str | None = None
+    arrived: bool = True
+
+
+class Answers:
+    """A ``requests.Session`` for an OTLP/HTTP exporter (``OTLPSpanExporter(session=answers.session)``,
+    ``OTLPLogExporter(session=...)``) that keeps the backend's last answer.
+
+    Args:
+        signal: ``"spans"`` or ``"log_records"``: which ``Export*ServiceResponse`` the answers are, and the word
+            the messages use.
+
+    Raises:
+        ImportError: ``requests`` is not installed (it comes with the OTLP/HTTP exporter).
+    """
+
+    def __init__(self, signal: str) -> None:
+        import requests
+
+        self.signal = signal
+        self.url = "the endpoint"  # for messages: the caller sets the URL the exporter resolved
+        self._last: Any = None
+        self.session: Any = None  # the application's credential provider gives the exporter its own session
+        provider = ("OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+                    f"OTEL_PYTHON_EXPORTER_OTLP_HTTP_{'TRACES' if signal == 'spans' else 'LOGS'}_CREDENTIAL_PROVIDER")
+        if not any(os.environ.get(name) for name in provider):
+            self.session = requests.Session()
+            self.session.hooks["response"].append(self._seen)
+
+    def _seen(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        self._last = response  # a followed redirect's final answer comes last
+
+    def too_large(self) -> bool:
+        """Whether the last answer was 413 (Content Too Large, RFC 9110 15.5.14): the batch, split, may pass (call
+        it after an ``export()`` that failed)."""
+        response, self._last = self._last, None
+        return response is not None and response.status_code == 413
+
+    def verdict(self, count: int) -> Verdict:
+        """What the last answer says of the ``count`` items the exporter just reported as sent (call it after an
+        ``export()`` that returned success); all accepted when there was no answer or its body is not one."""
+        response, self._last = self._last, None
+        if response is None:
+            return Verdict(count)
+        status = response.status_code
+        if 300 <= status < 400:
+            where = response.headers.get("location")
+            to = f" to {excerpt(where, _MESSAGE_CHARS)}" if where else ""
+            return Verdict(0, f"answered {status} (a redirect{to}, which the OTLP exporter does not follow): "
+                              f"none of {count} {self._word} reached a receiver; give the URL it names", arrived=False)
+        rejected, message = self._partial_success(response)
+        if rejected:
+            rejected = min(rejected, count)
+            why = f": {excerpt(message, _MESSAGE_CHARS)}" if message else ""
+            return Verdict(count - rejected, f"{rejected} of {count} {self._word} rejected (partial success){why}")
+        if message:
+            return Verdict(count, f"accepted with a warning (partial success): {excerpt(message, _MESSAGE_CHARS)}")
+        return Verdict(count)
+
+    @property
+    def _word(self) -> str:
+        return "span(s)" if self.signal == "spans" else "log record(s)"
+
+    def _partial_success(self, response: Any) -> tuple[int, str]:
+        """``(rejected, error_message)`` of a 2xx answer's body (protobuf, or JSON when its type says so);
+        ``(0, "")`` for an empty body or one that is not the signal's response."""
+        try:
+            body = response.content
+        except Exception:  # noqa: BLE001 - a body that could not be read says nothing
+            return 0, ""
+        if not body:
+            return 0, ""
+        key = "rejected_spans" if self.signal == "spans" else "rejected_log_records"
+        if "json" in (response.headers.get("content-type") or "").lower():
+            try:
+                partial = json.loads(body).get("partialSuccess") or {}
+                rejected = int(partial.get(_camel(key)) or 0)
+                return max(rejected, 0), str(partial.get("errorMessage") or "")
+            except (ValueError, TypeError, AttributeError):
+                return 0, ""
+        try:
+            if self.signal == "spans":
+                from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse as R
+            else:
+                from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse as R
+            message = R.FromString(body)
+        except Exception:  # noqa: BLE001 - not protobuf (an HTML page, a proxy's text): no partial success
+            return 0, ""
+        return getattr(message.partial_success, key), message.partial_success.error_message
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class HalvingExporter(SpanExporter):
+    """``exporter`` (an OTLP/HTTP span exporter sending through ``answers.session``), with a batch the receiver
+    refuses as too large (413) sent again in halves, down to single spans: the SDK's exporter drops it (one log
+    line) and the batch processor's batches are counted in spans, not bytes. Succeeds when every half was
+    accepted."""
+
+    def __init__(self, exporter: SpanExporter, answers: Answers) -> None:
+        self.exporter = exporter
+        self.answers = answers
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Export ``spans``; halves of a batch answered 413 are exported in turn (the first refused stops it)."""
+        result = self.exporter.export(spans)
+        if result is not SpanExportResult.SUCCESS and self.answers.too_large() and len(spans) > 1:
+            half = len(spans) // 2
+            if self.export(spans[:half]) is SpanExportResult.SUCCESS:
+                return self.export(spans[half:])
+        return result
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self.exporter.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.exporter.shutdown()
+
+    def __getattr__(self, name: str) -> Any:  # the SDK exporter's own attributes (its endpoint, compression…)
+        if name == "exporter":
+            raise AttributeError(name)
+        return getattr(self.exporter, name)
