@@ -79,7 +79,8 @@ class RunContext:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        _pop(self._tokens.pop())
+        token, _ = self._tokens.pop()  # popped in another context first, it could not be reset there: here it is
+        _pop(token)
 
     @contextmanager
     def _scope(self) -> Iterator[None]:

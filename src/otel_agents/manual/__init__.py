@@ -280,7 +280,9 @@ class SpanSpec:
     As a context manager the span is current inside the ``with`` body; an
     exception is recorded and re-raised unchanged. One object (a module-level
     ``STEP = span("chain", "step")``) may be entered by several ``with`` at once,
-    in threads and asyncio tasks: each exit ends the span its own task opened.
+    in threads and asyncio tasks: each exit ends the span its own task opened. An exit in a thread or task
+    that entered nothing (``__exit__`` called by hand elsewhere) ends the newest span still open, logged once;
+    the task that opened it detaches at its own exit.
     """
 
     def __init__(self, kind: Kind | str, name: str | None = None, *, provider: str | None = None,
@@ -306,7 +308,10 @@ class SpanSpec:
         return semantic
 
     def __exit__(self, *exc_info: Any) -> Any:
-        return self._entered.pop().__exit__(*exc_info)
+        entered, first = self._entered.pop()
+        if not first:  # ended by an exit in another thread or task: what is left is this context's detach
+            entered.keep_open()
+        return entered.__exit__(*exc_info)
 
     # -- decorator ---------------------------------------------------------------
     def __call__(self, fn: _F) -> _F:
