@@ -630,9 +630,9 @@ def test_step_logs_nested_too_deeply_are_no_records_not_a_traceback(tmp_path: Pa
 @pytest.mark.parametrize("target", ["phoenix", "langfuse"])
 def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: str) -> None:
     """A Phoenix or Langfuse endpoint that answers with a body that never ends (1 MiB of a declared 10 GB, then
-    nothing): accepted (200) is sent, refused (500) is failed with the start of its body, at once; before, the
-    whole body was read, until the timeout here (the accepted result then counted failed, the refused one's
-    read raised out of the delivery), without limit for a body that keeps coming."""
+    nothing): refused (500) is failed with the start of its body, at once; accepted (200) is sent by Langfuse,
+    and failed by Phoenix, whose answer lists the annotations' ids (this one is no JSON: not Phoenix), also at
+    once; before, the whole body was read, until the timeout here, without limit for a body that keeps coming."""
     import socket
     import threading
 
@@ -658,7 +658,10 @@ def test_an_endless_answer_body_does_not_hold_the_delivery(status: int, target: 
         delivery = score_langfuse([result], url, public_key="pk", secret_key="sk", timeout=30)
     done.set()
     server.close()
-    if status == 200:
+    if status == 200 and target == "phoenix":
+        (failure,) = delivery.failed
+        assert delivery.sent == 0 and "HTTP 200 with no content type, not Phoenix's answer" in failure, failure
+    elif status == 200:
         assert (delivery.sent, delivery.failed) == (1, [])
     else:
         (failure,) = delivery.failed
@@ -792,3 +795,57 @@ def test_the_otlp_log_exporters_variables_follow_the_specs_rule(value: str, monk
     with contextlib.redirect_stdout(report):
         assert doctor.run(None) == 1
     assert "\n  ecp annotate --to otlp: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT must be an http" in report.getvalue()
+
+
+def _phoenix_answering(status: int, content_type: str, body: bytes) -> tuple[Any, list]:
+    """A loopback stand-in for Phoenix's ``POST /v1/span_annotations`` that answers every request so; the
+    server and the request bodies it got."""
+    import http.server
+    import threading
+
+    got: list = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            got.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, got
+
+
+@pytest.mark.parametrize(("content_type", "body", "sent"), [
+    ("application/json", b'{"data": [{"id": "U3BhbkFubm90YXRpb246MQ=="}, {"id": "U3BhbkFubm90YXRpb246Mg=="}]}', 2),
+    ("text/html; charset=utf-8", b"<html><body>Sign in to continue</body></html>", 0),
+    ("application/json", b'{"message": "ok"}', 0),
+    ("application/json", b'{"data": [{"id": "U3BhbkFubm90YXRpb246MQ=="}]}', 0),
+])
+def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str, body: bytes, sent: int) -> None:
+    """A 200 counts as annotated only when it is Phoenix's answer, one id per annotation sent; a proxy's or login
+    page (reached through a redirect urllib follows), or JSON of another shape, is a failure quoting its start.
+    Before, any 200 counted every annotation of the request as sent."""
+    from otel_agents.evaluations import annotate_phoenix
+
+    server, got = _phoenix_answering(200, content_type, body)
+    results = [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None,
+                                trace_id="ab" * 16, span_id=span, grader="execution", scenario="s", step=1, check=n)
+               for n, span in ((1, "cd" * 8), (2, "ef" * 8))]
+    try:
+        delivery = annotate_phoenix(results, f"http://127.0.0.1:{server.server_address[1]}", wait=0, timeout=10)
+    finally:
+        server.shutdown()
+    assert len(got) == 1 and [a["span_id"] for a in got[0]["data"]] == ["cd" * 8, "ef" * 8]
+    assert delivery.sent == sent
+    if not sent:
+        (failure,) = delivery.failed
+        assert failure.startswith(f"trace {'ab' * 16}: 2 annotations not sent: HTTP 200 with '{content_type}', "
+                                  "not Phoenix's answer listing the 2 annotations"), failure
+        assert body.decode()[:20] in failure

@@ -9,7 +9,9 @@ annotation (``POST /v1/trace_annotations``); one with neither is not sent.
 
 Requests are ``sync=true``, one per trace, so Phoenix answers whether the spans exist: a 404
 (spans not ingested yet — OTLP ingestion is asynchronous) is retried until ``wait`` seconds have
-passed, then that trace is reported as not annotated. Phoenix's schema: ``phoenix.server.api.
+passed, then that trace is reported as not annotated. A request counts as annotated only when the answer is
+Phoenix's: JSON ``{"data": [{"id": ...}, ...]}`` (``AnnotateSpansResponseBody``), one id per annotation; any
+other 2xx (a proxy's or a login page, reached through a redirect) is a failure that quotes its start. Phoenix's schema: ``phoenix.server.api.
 routers.v1.annotations`` (Phoenix 8+; ``identifier`` since 10).
 """
 
@@ -23,6 +25,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from .._spans.redaction import excerpt
 from ._results import EvaluationResult
 
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
@@ -130,9 +133,8 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
     while True:
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310 - a configured URL
-                pass  # the status says accepted; the body is not read (an endless one held this call)
-            return None
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
+                return _not_phoenix(response, len(payload["data"]))
         except urllib.error.HTTPError as exc:
             detail = error_detail(exc)
             if exc.code != 404 or time.monotonic() >= deadline:
@@ -141,3 +143,25 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
             return f"{type(exc).__name__}: {exc}"
         time.sleep(delay)
         delay = min(delay * 2, 2.0)
+
+
+MAX_ANSWER_BYTES = 1 << 20
+"""The most of a 2xx answer read (Phoenix's lists one short id per annotation): an endless body costs one bounded
+read."""
+
+
+def _not_phoenix(response: Any, count: int) -> str | None:
+    """``None`` when a 2xx ``response`` is Phoenix's answer to ``count`` annotations (JSON, ``data`` a list of
+    ``count`` ids), else why not (its status, content type and the start of its body)."""
+    kind = response.headers.get("content-type") or ""
+    body = response.read(MAX_ANSWER_BYTES + 1) if "json" in kind.lower() else b""
+    try:
+        data = json.loads(body).get("data") if body and len(body) <= MAX_ANSWER_BYTES else None
+    except (ValueError, AttributeError):
+        data = None
+    if isinstance(data, list) and len(data) == count:
+        return None
+    start = (body or response.read(4 * ERROR_DETAIL_CHARS)).decode("utf-8", "replace")
+    return (f"HTTP {response.status} with {excerpt(kind) if kind else 'no content type'}, not Phoenix's answer "
+            f"listing the {count} annotations (a proxy or a login page in the way?): "
+            f"{excerpt(start, ERROR_DETAIL_CHARS)}")
