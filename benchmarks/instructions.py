@@ -8,7 +8,8 @@ with other tenants' load; an instruction count does neither (issue 40, ninth rou
   vocabulary, each installed peer, and the SDK alone replaying our spans of one run (``attribute_floor``,
   the per-span target's floor) — each installed, warmed up and run by :func:`harness.time_interleaved`
   (one round, the variants in a shuffled order, garbage collected before each batch), after one uncounted
-  batch of the uninstrumented workload (a process's first batch pays one-off costs), in one process
+  batch of the uninstrumented workload (a process's first batch pays one-off costs) and between two counted
+  ones (``none`` first, ``none_after`` last: the baseline is the lower, :func:`_baseline`), in one process
   per framework and repeat, under ``valgrind --tool=callgrind`` with ``PYTHONHASHSEED=0``;
 * only each batch of ``runs`` runs: the harness calls a marker (``os.getsid``, which nothing else here
   calls) right before and after the batch, and callgrind dumps its counters at each marker
@@ -17,7 +18,8 @@ with other tenants' load; an instruction count does neither (issue 40, ninth rou
   a process's work, run several times faster) and the first marker switches it on (``callgrind_control``).
 
 Instructions per run = the batch's count ÷ ``runs`` (or a workload's ``INSTRUCTION_RUNS``, when more); a
-variant's overhead per run = its instructions per run − ``none``'s of the same process. Each framework runs ``repeats`` times (separate processes, the order
+variant's overhead per run = its instructions per run − the uninstrumented run's (the lower of its two batches) of
+the same process. Each framework runs ``repeats`` times (separate processes, the order
 of the variants shuffled anew with each repeat's seed): a value is the median of the repeats, its interval
 their lowest and highest, and a target is met (missed) when every repeat is on its side (beyond it).
 
@@ -43,6 +45,7 @@ from typing import Any, Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARKER = "getsid"  # the libc function whose every call dumps callgrind's counters (--dump-before)
+AFTER = "none_after"  # the uninstrumented batch counted again after the others
 
 
 def _mark(marks: list[str], instrument: bool) -> Callable[[str], None]:
@@ -63,7 +66,7 @@ def batches(framework: str, *, runs: int, warmup: int, seed: int, peers: bool = 
     callgrind's instrumentation on). Returns the
     markers' variant names in call order, the spans each variant exported per run and the spans the floor
     replays; or, when the framework is not installed here, why it was skipped."""
-    from .harness import counting_provider, time_interleaved, versions
+    from .harness import Timings, Variant, counting_provider, time_interleaved, versions
     from .overhead import _title, lineup, skipped_framework, spans_per_run
 
     module = importlib.import_module(f"benchmarks.workloads.{framework}")
@@ -78,10 +81,21 @@ def batches(framework: str, *, runs: int, warmup: int, seed: int, peers: bool = 
     # it), which would land on whichever variant the shuffle puts first: one uncounted uninstrumented batch first.
     for _ in range(runs):
         run()
+    # The uninstrumented batch, the baseline of every overhead, is counted before and after the shuffled others
+    # (``none`` and ``none_after``; :func:`_baseline` takes the lower): one batch of a framework's own work off by a
+    # fraction of a percent moved every overhead of its process (CrewAI's, issue 40 nineteenth round).
     marks: list[str] = []
-    timings = time_interleaved(line.variants, exporter, rounds=1, batch=runs, warmup=warmup, seed=seed,
-                               mark=_mark(marks, instrument))
+    mark = _mark(marks, instrument)
+    none = next(v for v in line.variants if v.name == "none")
+    timings = Timings({}, {})
+    for part in ([none], [v for v in line.variants if v is not none], [Variant(AFTER, none.run)]):
+        t = time_interleaved(part, exporter, rounds=1, batch=runs, warmup=warmup, seed=seed, mark=mark)
+        timings.seconds.update(t.seconds)
+        timings.spans.update(t.spans)
     provider.shutdown()
+    if any(timings.spans[AFTER]):
+        raise RuntimeError(f"{framework}: the last uninstrumented batch exported spans (an instrumentation was not "
+                           "removed cleanly)")
     counts = spans_per_run(timings, line, module)
     return {"framework": framework, "workload": _title(module), "marks": marks, "spans_per_run": counts,
             "floor_spans": len(line.ours_spans), "skipped": line.skipped,
@@ -113,6 +127,18 @@ def _counted(python: str, framework: str, *, runs: int, warmup: int, seed: int, 
     return result
 
 
+def _baseline(instructions: dict[str, float]) -> float:
+    """The uninstrumented run's instructions in one process: the lower of its batch before the other variants
+    (``none``) and after them (``none_after``; a count of an older harness has ``none`` alone).
+
+    Why the lower: what moves a batch of the same code between batches of one process is work added to it (a
+    framework's thread-pool machinery running more or less often, a cache filled, a collection), not work taken
+    away, so the lower batch is nearer the run's own work; the mean would keep half of such a batch's excess, and
+    every overhead of the process carries the baseline's error. Taking the lower can only raise an overhead
+    (ours and the peers' alike), never flatter ours."""
+    return min(instructions["none"], instructions.get(AFTER, instructions["none"]))
+
+
 def _summary(path: str) -> int:
     """The instruction count of one callgrind dump (its ``summary:`` line)."""
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -136,15 +162,15 @@ def _framework(framework: str, counted: list[dict[str, Any]]) -> dict[str, Any]:
     first = counted[0]
     spans = first["spans_per_run"]
     # (a peer that made no span of the workload was counted, but is skipped: it has no ratio to compare)
-    names = [name for name in first["instructions"] if name not in first["skipped"]]
+    names = [name for name in first["instructions"] if name not in first["skipped"] and name != AFTER]
     if any(c["spans_per_run"] != spans for c in counted):
         raise RuntimeError(f"{framework}: spans per run differ between repeats: "
                            f"{[c['spans_per_run'] for c in counted]}")
+    own = [{**c["instructions"], "none": _baseline(c["instructions"])} for c in counted]
     over: dict[str, list[float]] = {name: [] for name in names}  # per repeat; the floor: its own count
-    for c in counted:
+    for counts in own:
         for name in names:
-            own = c["instructions"][name]
-            over[name].append(own if name in ("none", "attribute_floor") else own - c["instructions"]["none"])
+            over[name].append(counts[name] if name in ("none", "attribute_floor") else counts[name] - counts["none"])
 
     def ratios(mine: str, theirs: str) -> list[float]:
         # per span against the floor (it replays our spans of one run: floor_spans of them)
@@ -156,9 +182,12 @@ def _framework(framework: str, counted: list[dict[str, Any]]) -> dict[str, Any]:
         values = over[name]
         middle = statistics.median(values)
         variants[name] = {"spans_per_run": first["floor_spans"] if name == "attribute_floor" else spans[name],
-                          "instructions_per_run": round(statistics.median(c["instructions"][name] for c in counted)),
-                          "repeats": [round(c["instructions"][name]) for c in counted],
+                          "instructions_per_run": round(statistics.median(counts[name] for counts in own)),
+                          "repeats": [round(counts[name]) for counts in own],
                           "spread": round((max(values) - min(values)) / abs(middle), 4) if middle else None}
+        if name == "none" and all(AFTER in c["instructions"] for c in counted):
+            variants[name]["batches"] = [[round(c["instructions"]["none"]), round(c["instructions"][AFTER])]
+                                         for c in counted]
         if name not in ("none", "attribute_floor"):
             variants[name]["overhead_per_run"] = round(middle)
             variants[name]["overhead_repeats"] = [round(v) for v in values]

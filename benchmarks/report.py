@@ -371,6 +371,11 @@ def instructions_table(r: dict[str, Any]) -> list[str]:
                     if spread["verdicts_agree"] else "**some target's repeats straddle it**: one pass does not "
                     "suffice there."))
     more = ", ".join(f"{fw} {x['runs']}" for fw, x in r["frameworks"].items() if x.get("runs", m["runs"]) != m["runs"])
+    twice = [fw for fw, x in r["frameworks"].items() if "batches" in x.get("variants", {}).get("none", {})]
+    if twice:  # (a count of the harness before the twentieth round has one uninstrumented batch a process)
+        agree += (" The uninstrumented run is counted before and after the other variants and the lower subtracted "
+                  f"in the counts of {', '.join(twice)}" + (" (the others: one batch)." if len(twice) < len(
+                      [x for x in r["frameworks"].values() if "variants" in x]) else "."))
     lines = ["### CPU instructions per run (callgrind)", "",
              f"`--only instructions`: each variant's runs counted by `{m['tool']}` with `PYTHONHASHSEED=0`, "
              f"{m['runs']}{f' (a workload that asks for more: {more})' if more else ''} runs after {m['warmup']} warm-up in one process per framework and repeat (start-up, "

@@ -203,7 +203,8 @@ def test_instructions_count_no_variant_in_the_process_first_batch(monkeypatch) -
 
     fake = types.SimpleNamespace(workload=lambda: lambda: calls.append(1), PEERS={})
     monkeypatch.setitem(sys.modules, "benchmarks.workloads.fake", fake)
-    monkeypatch.setattr(overhead, "lineup", lambda *a, **k: types.SimpleNamespace(variants=[]))
+    monkeypatch.setattr(overhead, "lineup", lambda *a, **k: types.SimpleNamespace(
+        variants=[harness.Variant("none", lambda: None)]))
     monkeypatch.setattr(harness, "time_interleaved", interleaved)
     with pytest.raises(Counted) as before_counting:
         instructions.batches("fake", runs=7, warmup=3, seed=1)

@@ -32,7 +32,7 @@ import inspect
 import threading
 from typing import Any, Callable, Mapping
 
-from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
+from llama_index.core.instrumentation.span_handlers import BaseSpanHandler, NullSpanHandler
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import Field
@@ -412,6 +412,34 @@ class LlamaIndexSpanHandler(BaseSpanHandler[_Open]):
 _BEFORE_ENTRY: contextvars.ContextVar[Any] = contextvars.ContextVar("otel_agents_llama_index_before", default=None)
 
 
+def other_span_handler(handler: LlamaIndexSpanHandler, dispatcher: Any) -> bool:
+    """Whether ``dispatcher``'s spans are handed to a span handler but ``handler`` and LlamaIndex's no-op one
+    (``NullSpanHandler``): its own handlers, then its parents' while it propagates, as ``Dispatcher.span_enter``
+    calls them."""
+    while dispatcher is not None:
+        for h in dispatcher.span_handlers:
+            if h is not handler and type(h) is not NullSpanHandler:
+                return True
+        dispatcher = dispatcher.parent if dispatcher.propagate else None
+    return False
+
+
+def handler_added_wrapper(handler: LlamaIndexSpanHandler, keep_apart: Callable[[], None]) -> Callable[..., Any]:
+    """wrapt wrapper for ``Dispatcher.add_span_handler`` (how OpenInference, OpenLLMetry and the OTel GenAI
+    instrumentation add theirs): once a handler but ours is on a dispatcher's way, ``keep_apart()`` (it puts
+    :func:`dispatcher_wrappers` on). A handler put into ``span_handlers`` by hand is not seen: our spans then nest
+    as they do without these wrappers."""
+
+    def added(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        result = wrapped(*args, **kwargs)
+        with guard("llama_index.span_handler_added"):
+            if other_span_handler(handler, instance):
+                keep_apart()
+        return result
+
+    return added
+
+
 def dispatcher_wrappers(handler: LlamaIndexSpanHandler) -> dict[str, Callable[..., Any]]:
     """wrapt wrappers for ``Dispatcher.span_enter``, ``span_exit`` and ``span_drop``, which call every span
     handler in turn: what the handlers make current stays between a dispatcher span's entry and its exit.
@@ -424,9 +452,21 @@ def dispatcher_wrappers(handler: LlamaIndexSpanHandler) -> dict[str, Callable[..
     only another handler's span for the dispatcher's parent span, to what that parent is with us (``_enter``);
     and after the handlers' exits the context they left is put back to the one before the entry when it is stale:
     one of those they made current, or one whose span has ended (never a live one the call's body chose;
-    :func:`~otel_agents._spans.settle_context`)."""
+    :func:`~otel_agents._spans.settle_context`).
+
+    The instrumentor puts these on only once a span handler but ours is on a dispatcher's way
+    (:func:`handler_added_wrapper`); after one is taken off again, a call with none does nothing but LlamaIndex's
+    own (these wrappers cost ~7% of our instructions on the benchmark's run even where they change nothing: issue
+    40, twentieth round)."""
 
     def enter(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        try:
+            alone = not other_span_handler(handler, instance)
+        except Exception as exc:  # noqa: BLE001 - LlamaIndex changed shape: take the full path
+            report_internal_error("llama_index.dispatcher_handlers", exc)
+            alone = False
+        if alone:
+            return wrapped(*args, **kwargs)
         token = _BEFORE_ENTRY.set(otel_context.get_current())
         try:
             return wrapped(*args, **kwargs)
@@ -444,7 +484,9 @@ def dispatcher_wrappers(handler: LlamaIndexSpanHandler) -> dict[str, Callable[..
         try:
             return wrapped(*args, **kwargs)
         finally:
-            if record is not None and record.attached:
+            # (one context attached, ours or another handler's, and the one before current again: nothing stale)
+            if record is not None and record.attached and (len(record.attached) > 1
+                                                           or otel_context.get_current() is not record.before):
                 with guard("llama_index.dispatcher_exit"):
                     settle_context(record.before, record.attached)
 
