@@ -65,9 +65,9 @@ def settle_context(before: otel_context.Context, attached: tuple = ()) -> None:
     ``attached`` (contexts a hook made current for this call), or any context whose span has ended.
 
     Why: a framework that calls every handler's start hook and then every end hook in the same order (LlamaIndex's
-    dispatcher; LangChain's callback manager too, where our handler attaches nothing) makes two handlers that each attach and detach their span undo each
-    other's detach: the second restores the first's context, so an ended span stays current after the call (and
-    parents whatever comes next). A live span another piece of code made current is left alone. No token: the
+    dispatcher; LangChain's callback manager too, where our handler attaches nothing) makes two handlers that each
+    attach and detach their span undo each other's detach: the second restores the first's context, so an ended
+    span stays current after the call (and parents whatever comes next). A live span another piece of code made current is left alone. No token: the
     context is set back as it was, and nothing detaches it later (OTel's context is a ``contextvars`` one)."""
     now = otel_context.get_current()
     if now is before:

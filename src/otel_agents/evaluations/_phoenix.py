@@ -11,8 +11,8 @@ Requests are ``sync=true``, one per trace, so Phoenix answers whether the spans 
 (spans not ingested yet — OTLP ingestion is asynchronous) is retried until ``wait`` seconds have
 passed, then that trace is reported as not annotated. A request counts as annotated only when the answer is
 Phoenix's: JSON ``{"data": [{"id": ...}, ...]}`` (``AnnotateSpansResponseBody``), one id per annotation; any
-other 2xx (a proxy's or a login page, reached through a redirect) is a failure that quotes its start. Phoenix's schema: ``phoenix.server.api.
-routers.v1.annotations`` (Phoenix 8+; ``identifier`` since 10).
+other 2xx (a proxy's or a login page, reached through a redirect) is a failure that quotes its start.
+Phoenix's schema: ``phoenix.server.api.routers.v1.annotations`` (Phoenix 8+; ``identifier`` since 10).
 """
 
 from __future__ import annotations
