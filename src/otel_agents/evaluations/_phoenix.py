@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .._spans.redaction import excerpt
+from ..exporters._accepted import MAX_ANSWER_BYTES
 from ._results import EvaluationResult
 
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
@@ -143,11 +144,6 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
             return f"{type(exc).__name__}: {exc}"
         time.sleep(delay)
         delay = min(delay * 2, 2.0)
-
-
-MAX_ANSWER_BYTES = 1 << 20
-"""The most of a 2xx answer read (Phoenix's lists one short id per annotation): an endless body costs one bounded
-read."""
 
 
 def _not_phoenix(response: Any, count: int) -> str | None:

@@ -19,12 +19,19 @@ takes 4 MiB, a batch processor's 512 spans with their content can be far more) c
 Where the application chose the exporter's session itself (``OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER``
 and its per-signal variables: an entry point giving an authenticated ``requests.Session``), the exporter keeps it and
 its answers are not read (:attr:`Answers.session` is ``None``).
+
+A sender on urllib (``ecp collect --forward``) reads an answer with :func:`read_answer` (bounded in bytes and in
+time) and the same :func:`partial_success`, and names a redirect it does not follow with :func:`redirect`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
+import socket
+import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -33,7 +40,10 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from .._spans.redaction import excerpt
 
-_MESSAGE_CHARS = 200  # at most this much of a backend's error_message is quoted (secrets redacted, escaped)
+MESSAGE_CHARS = 200  # at most this much of a backend's error_message is quoted (secrets redacted, escaped)
+MAX_ANSWER_BYTES = 1 << 20
+"""The most of a 2xx answer's body read (a ``partial_success``, Phoenix's list of one short id per annotation, are
+far smaller): an endless body costs one bounded read."""
 
 
 @dataclass(frozen=True)
@@ -94,49 +104,106 @@ class Answers:
             return Verdict(count)
         status = response.status_code
         if 300 <= status < 400:
-            where = response.headers.get("location")
-            to = f" to {excerpt(where, _MESSAGE_CHARS)}" if where else ""
-            return Verdict(0, f"answered {status} (a redirect{to}, which the OTLP exporter does not follow): "
-                              f"none of {count} {self._word} reached a receiver; give the URL it names", arrived=False)
-        rejected, message = self._partial_success(response)
+            return Verdict(0, f"{redirect(status, response.headers.get('location'))}, which the OTLP exporter does "
+                              f"not follow: none of {count} {self._word} reached a receiver; give the URL it names",
+                           arrived=False)
+        try:
+            body = response.content
+        except Exception:  # noqa: BLE001 - a body that could not be read says nothing
+            body = b""
+        rejected, message = partial_success(body, response.headers.get("content-type"), self.signal)
         if rejected:
             rejected = min(rejected, count)
-            why = f": {excerpt(message, _MESSAGE_CHARS)}" if message else ""
+            why = f": {excerpt(message, MESSAGE_CHARS)}" if message else ""
             return Verdict(count - rejected, f"{rejected} of {count} {self._word} rejected (partial success){why}")
         if message:
-            return Verdict(count, f"accepted with a warning (partial success): {excerpt(message, _MESSAGE_CHARS)}")
+            return Verdict(count, f"accepted with a warning (partial success): {excerpt(message, MESSAGE_CHARS)}")
         return Verdict(count)
 
     @property
     def _word(self) -> str:
         return "span(s)" if self.signal == "spans" else "log record(s)"
 
-    def _partial_success(self, response: Any) -> tuple[int, str]:
-        """``(rejected, error_message)`` of a 2xx answer's body (protobuf, or JSON when its type says so);
-        ``(0, "")`` for an empty body or one that is not the signal's response."""
+def partial_success(body: bytes, content_type: str | None, signal: str = "spans") -> tuple[int, str]:
+    """``(rejected, error_message)`` of the ``partial_success`` in a 2xx answer's ``body`` (an
+    ``ExportTraceServiceResponse`` for ``signal`` ``"spans"``, ``ExportLogsServiceResponse`` for ``"log_records"``):
+    JSON when ``content_type`` says so, else protobuf. ``(0, "")`` for an empty body or one that is not the
+    signal's response (an HTML page, a proxy's text)."""
+    if not body:
+        return 0, ""
+    key = "rejected_spans" if signal == "spans" else "rejected_log_records"
+    if "json" in (content_type or "").lower():
         try:
-            body = response.content
-        except Exception:  # noqa: BLE001 - a body that could not be read says nothing
+            partial = json.loads(body).get("partialSuccess") or {}
+            rejected = int(partial.get(_camel(key)) or 0)
+            return max(rejected, 0), str(partial.get("errorMessage") or "")
+        except (ValueError, TypeError, AttributeError):
             return 0, ""
-        if not body:
-            return 0, ""
-        key = "rejected_spans" if self.signal == "spans" else "rejected_log_records"
-        if "json" in (response.headers.get("content-type") or "").lower():
-            try:
-                partial = json.loads(body).get("partialSuccess") or {}
-                rejected = int(partial.get(_camel(key)) or 0)
-                return max(rejected, 0), str(partial.get("errorMessage") or "")
-            except (ValueError, TypeError, AttributeError):
-                return 0, ""
-        try:
-            if self.signal == "spans":
-                from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse as R
-            else:
-                from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse as R
-            message = R.FromString(body)
-        except Exception:  # noqa: BLE001 - not protobuf (an HTML page, a proxy's text): no partial success
-            return 0, ""
-        return getattr(message.partial_success, key), message.partial_success.error_message
+    try:
+        if signal == "spans":
+            from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse as R
+        else:
+            from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse as R
+        message = R.FromString(body)
+    except Exception:  # noqa: BLE001 - not protobuf: no partial success
+        return 0, ""
+    return getattr(message.partial_success, key), message.partial_success.error_message
+
+
+def redirect(status: int, location: str | None) -> str:
+    """``answered 307 (a redirect to 'http://…')``: what a 3xx answer said (its ``Location`` quoted, escaped and
+    redacted), for a sender that does not follow it (a POST's body may not be sent again elsewhere)."""
+    to = f" to {excerpt(location, MESSAGE_CHARS)}" if location else ""
+    return f"answered {status} (a redirect{to})"
+
+
+def read_answer(response: Any, seconds: float, limit: int = MAX_ANSWER_BYTES) -> bytes:
+    """The body of ``response`` (an ``http.client.HTTPResponse``, as ``urllib.request.urlopen`` gives it), read
+    within ``seconds`` in all and at most ``limit`` bytes of it; read no further otherwise.
+
+    urllib's ``timeout`` bounds each receive, not the body: a body trickling a byte a second (or a chunk size
+    line doing so) held its reader for as long as the server liked. At the deadline the connection is shut
+    down (from a timer thread; a duplicate of its descriptor, taken while the reader still holds it), which ends
+    a read wherever it is.
+
+    Raises:
+        ValueError: why the body was not read (``"larger than 1048576 bytes"``, ``"not finished within 10 s"``,
+            ``"broke off: …"``); the caller closes the response.
+    """
+    fd, lock = response.fileno(), threading.Lock()
+    reading, late = True, False
+
+    def cut() -> None:
+        nonlocal late
+        with lock:
+            if reading:
+                late = True
+                with contextlib.suppress(OSError), socket.socket(fileno=os.dup(fd)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)  # not connected any more: the read is ending anyway
+
+    timer = threading.Timer(seconds, cut)
+    timer.daemon = True
+    timer.start()
+    parts: list[bytes] = []
+    broke: Exception | None
+    size, broke = 0, None
+    try:
+        while size <= limit and (part := response.read1(65536)):
+            parts.append(part)
+            size += len(part)
+    except (OSError, http.client.HTTPException) as exc:
+        broke = exc
+    finally:
+        timer.cancel()
+        with lock:
+            reading = False
+    if late:
+        raise ValueError(f"not finished within {seconds:g} s")
+    if size > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    if broke is not None:
+        raise ValueError(f"broke off: {type(broke).__name__}: {broke}")
+    return b"".join(parts)
 
 
 def _camel(key: str) -> str:

@@ -218,10 +218,25 @@ class Forwarder:
     the lookup: a resolver that never answered held this thread for good); a request whose name was not looked
     up is not sent, counted failed, and the first of a run of them is logged once, naming the URL and why.
 
+    A 2xx answer counts the request :attr:`sent`; its body is then read, at most
+    :data:`~otel_agents.exporters._accepted.MAX_ANSWER_BYTES` within ``timeout`` seconds in all
+    (:func:`~otel_agents.exporters._accepted.read_answer`), for the OTLP ``partial_success``
+    (https://opentelemetry.io/docs/specs/otlp/#partial-success), protobuf or JSON as its ``Content-Type`` says:
+    the spans it rejected are counted in :attr:`rejected` (spans, not requests: the request was accepted, as the
+    Collector's ``otlphttp`` exporter counts it sent and logs the partial success) and logged with its
+    ``error_message`` (escaped, redacted; a message without rejected spans is a warning, logged too), at the 1st,
+    2nd, 4th, … such answer. A body larger than that, or not finished in time (an endless or trickling body),
+    or broken off is left unread: the request stays counted sent (its status said accepted), the answer is
+    counted in :attr:`unread` and logged the same way, and the thread goes on to the next request. A redirect
+    (3xx) is not followed (urllib sent a 301/302/303 on as a ``GET`` without the body, headers included, and
+    counted the page it found sent): counted failed, logged naming where it pointed, as ``otel-agents export``
+    does.
+
     Args:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
         headers: extra request headers (an ``Authorization`` for the backend).
-        timeout: seconds per request.
+        timeout: seconds per request (urllib's: each connect, send and receive), and for reading the answer's
+            body, in all.
         max_queued: requests waiting to be sent, at most.
         max_queued_bytes: their bytes in all, at most (default :data:`MAX_PENDING_BYTES`, as the receiver's).
     """
@@ -235,6 +250,8 @@ class Forwarder:
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.sent = self.failed = self.dropped = 0
+        self.rejected = self.unread = 0  # spans rejected by partial successes; 2xx answers whose body was not read
+        self._partial = 0  # answers with a partial success (for the log's 1st, 2nd, 4th, … line)
         self._unreachable: str | None = None  # why the last request's name was not looked up (logged once)
         self.max_queued_bytes = max_queued_bytes
         self._queued_bytes = 0
@@ -258,11 +275,18 @@ class Forwarder:
                            "1st, 2nd, 4th, 8th, … drop)", self.dropped)
 
     def _run(self) -> None:
+        import http.client
         import urllib.error
         import urllib.request
 
+        from ..exporters._accepted import redirect
         from ..exporters._reach import lookup_problem
 
+        class NotFollowed(urllib.request.HTTPRedirectHandler):  # a 3xx is then an HTTPError
+            def redirect_request(self, *args: Any) -> None:
+                return None
+
+        opener = urllib.request.build_opener(NotFollowed)
         while (raw := self._queue.get()) is not None:
             body, kind, encoding = raw
             with self._lock:
@@ -281,16 +305,41 @@ class Forwarder:
                 headers["Content-Encoding"] = encoding
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
             try:
-                # The status says it was accepted; the body is not read (an endpoint answering 200 with an
-                # endless or trickling body held this thread, and the request was then counted failed).
-                with urllib.request.urlopen(request, timeout=self.timeout):  # noqa: S310 - the user's URL
-                    pass
-                self.sent += 1
-            except (urllib.error.URLError, OSError, ValueError) as exc:
+                with opener.open(request, timeout=self.timeout) as response:  # noqa: S310 - the user's URL
+                    self.sent += 1
+                    self._answered(response)
+            except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
                 self.failed += 1
+                why: object = exc
+                if isinstance(exc, urllib.error.HTTPError) and 300 <= exc.code < 400:
+                    why = f"{redirect(exc.code, exc.headers.get('location'))}, not followed: give the URL it names"
                 if worth_logging(self.failed):
                     logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far; logged at the 1st, "
-                                   "2nd, 4th, 8th, … failure)", self.url, exc, self.failed)
+                                   "2nd, 4th, 8th, … failure)", self.url, why, self.failed)
+
+    def _answered(self, response: Any) -> None:
+        """Read a 2xx answer (bounded) and count what its ``partial_success`` rejected, or that it was not read."""
+        from .._spans.redaction import excerpt
+        from ..exporters._accepted import MESSAGE_CHARS, partial_success, read_answer
+
+        try:
+            rejected, message = partial_success(read_answer(response, self.timeout),
+                                                response.headers.get("content-type"))
+        except ValueError as exc:
+            self.unread += 1
+            if worth_logging(self.unread):
+                logger.warning("otel-agents collect: %s accepted a forwarded request, its answer not read (%s): "
+                               "counted sent, any partial success in it unknown (%d so far; logged at the 1st, 2nd, "
+                               "4th, 8th, … one)", self.url, exc, self.unread)
+            return
+        if not (rejected or message):
+            return
+        self.rejected += rejected
+        self._partial += 1
+        if worth_logging(self._partial):
+            logger.warning("otel-agents collect: %s rejected %d span(s) of a forwarded request (partial success)%s "
+                           "(%d span(s) so far; logged at the 1st, 2nd, 4th, 8th, … such answer)", self.url,
+                           rejected, f": {excerpt(message, MESSAGE_CHARS)}" if message else "", self.rejected)
 
     def close(self, timeout: float = 5.0) -> None:
         """Send what is queued (waiting at most ``timeout`` seconds), then stop."""
@@ -299,10 +348,14 @@ class Forwarder:
 
     def summary(self) -> str:
         """One line for the end of a run: ``--forward URL: 12 request(s) sent, 1 failed, 0 dropped``, and, after a
-        :meth:`close` that did not send all in time, how many were still queued (neither sent nor counted)."""
+        :meth:`close` that did not send all in time, how many were still queued (neither sent nor counted); then,
+        when there were any, ``; 3 span(s) rejected by it (partial success)`` and ``; 1 answer(s) not read (too
+        large or too slow)``."""
         queued = max(0, self._queue.qsize() - 1) if self._thread.is_alive() else 0  # the stop marker not counted
         return (f"--forward {self.url}: {self.sent} request(s) sent, {self.failed} failed, {self.dropped} dropped"
-                + (f", {queued} still queued at exit (not sent)" if queued else ""))
+                + (f", {queued} still queued at exit (not sent)" if queued else "")
+                + (f"; {self.rejected} span(s) rejected by it (partial success)" if self.rejected else "")
+                + (f"; {self.unread} answer(s) not read (too large or too slow)" if self.unread else ""))
 
 
 def worth_logging(count: int) -> bool:
