@@ -8,8 +8,8 @@ What runs here, all offline and over loopback only:
   ``ecp run --manifest …`` (stdio) on the correct agent and on its faulty twin;
   the tests then read the JSON reports, the manifest copies and the OTLP/JSON
   trace files it left under a temporary ``out/``.
-* the real ``ecp conformance --target "otel-agents ecp serve …"`` on every
-  framework's agent (stdio, in parallel);
+* the real ``ecp conformance --target "otel-agents ecp serve …"`` (stdio) on the agents of
+  ``CONFORMANCE_STDIO``;
 * ``otel-agents ecp serve … --http`` for one framework, graded by ``ecp run`` and
   ``ecp conformance`` with an ``http://`` target.
 """
@@ -302,7 +302,14 @@ def test_every_demo_run_regraded_from_its_trace_gets_its_live_verdicts(demo, tmp
     assert sum(1 for _, live, _ in results for _, _, checks in live if not all(checks)) > 0  # faults among them
 
 
-# -- ecp conformance (stdio) on all five -------------------------------------------------------
+# -- ecp conformance (stdio) -----------------------------------------------------------------------
+
+# What conformance checks (initialize, the step result's contract, reset) is `ecp serve`'s, the same for every
+# agent, and the demo's `ecp run` above drives every row's agent through it over stdio. So: the server with no
+# framework, and an agent whose step spans two processes (A2A). All rows here cost ~30 s of CPU a suite run,
+# each `ecp serve` importing its framework once more (langchain is checked over HTTP below).
+CONFORMANCE_STDIO = tuple(fw for fw in ("plain_python", "a2a") if fw in FRAMEWORKS)
+
 
 @pytest.fixture(scope="module")
 def conformance(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess]:
@@ -313,11 +320,11 @@ def conformance(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subproces
         return subprocess.run([ECP, "conformance", "--target", target, "--json", "--timeout", "300"],
                               cwd=ROOT, capture_output=True, text=True, timeout=900)
 
-    with ThreadPoolExecutor(max_workers=len(FRAMEWORKS)) as pool:
-        return dict(zip(FRAMEWORKS, pool.map(check, FRAMEWORKS)))
+    with ThreadPoolExecutor(max_workers=max(1, len(CONFORMANCE_STDIO))) as pool:
+        return dict(zip(CONFORMANCE_STDIO, pool.map(check, CONFORMANCE_STDIO)))
 
 
-@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("framework", CONFORMANCE_STDIO)
 def test_ecp_conformance_stdio(conformance, framework: str) -> None:
     proc = conformance[framework]
     assert proc.returncode == 0, proc.stdout + proc.stderr
