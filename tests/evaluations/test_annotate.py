@@ -849,3 +849,45 @@ def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str,
         assert failure.startswith(f"trace {'ab' * 16}: 2 annotations not sent: HTTP 200 with '{content_type}', "
                                   "not Phoenix's answer listing the 2 annotations"), failure
         assert body.decode()[:20] in failure
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/html"])
+def test_a_phoenix_answer_trickling_in_is_a_failure_not_a_wait(content_type: str) -> None:
+    """A 200 whose body comes a byte at a time and never ends (a declared 100 kB): the batch is reported not sent,
+    in one line saying the answer was not read, not counted (only Phoenix's answer says the annotations were
+    stored). Before, the body was read bounded in bytes only: each byte came within urllib's timeout, so the
+    command waited for as long as the server went on (here, until the test's server gave up: counted 0 with a
+    message quoting the bytes it got)."""
+    import contextlib
+    import socket
+    import threading
+
+    from otel_agents.evaluations import annotate_phoenix
+
+    server = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: 100000\r\n\r\n".encode())
+            for _ in range(600):  # 60 s at most, then the connection closes
+                if done.wait(0.1):
+                    break
+                with contextlib.suppress(OSError):  # the reader cut the connection
+                    conn.sendall(b"{")
+
+    threading.Thread(target=trickle, daemon=True).start()
+    results = [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None,
+                                trace_id="ab" * 16, span_id=span, grader="execution", scenario="s", step=1, check=n)
+               for n, span in ((1, "cd" * 8), (2, "ef" * 8))]
+    try:
+        delivery = annotate_phoenix(results, f"http://127.0.0.1:{server.getsockname()[1]}", wait=0, timeout=1)
+    finally:
+        done.set()
+        server.close()
+    assert delivery.sent == 0
+    assert delivery.failed == [f"trace {'ab' * 16}: 2 annotations not sent: HTTP 200, its answer not read (not "
+                               "finished within 1 s): Phoenix may have stored the 2 annotations but did not say so "
+                               "(annotating again updates them, it does not add more)"]
