@@ -822,6 +822,13 @@ def _phoenix_answering(status: int, content_type: str, body: bytes) -> tuple[Any
     return server, got
 
 
+def _two_results() -> list[EvaluationResult]:
+    """Two passed checks on two spans of trace ``abab…``: one Phoenix request of two annotations."""
+    return [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None, trace_id="ab" * 16,
+                             span_id=span, grader="execution", scenario="s", step=1, check=n)
+            for n, span in ((1, "cd" * 8), (2, "ef" * 8))]
+
+
 @pytest.mark.parametrize(("content_type", "body", "sent"), [
     ("application/json", b'{"data": [{"id": "U3BhbkFubm90YXRpb246MQ=="}, {"id": "U3BhbkFubm90YXRpb246Mg=="}]}', 2),
     ("text/html; charset=utf-8", b"<html><body>Sign in to continue</body></html>", 0),
@@ -835,9 +842,7 @@ def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str,
     from otel_agents.evaluations import annotate_phoenix
 
     server, got = _phoenix_answering(200, content_type, body)
-    results = [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None,
-                                trace_id="ab" * 16, span_id=span, grader="execution", scenario="s", step=1, check=n)
-               for n, span in ((1, "cd" * 8), (2, "ef" * 8))]
+    results = _two_results()
     try:
         delivery = annotate_phoenix(results, f"http://127.0.0.1:{server.server_address[1]}", wait=0, timeout=10)
     finally:
@@ -879,9 +884,7 @@ def test_a_phoenix_answer_trickling_in_is_a_failure_not_a_wait(content_type: str
                     conn.sendall(b"{")
 
     threading.Thread(target=trickle, daemon=True).start()
-    results = [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None,
-                                trace_id="ab" * 16, span_id=span, grader="execution", scenario="s", step=1, check=n)
-               for n, span in ((1, "cd" * 8), (2, "ef" * 8))]
+    results = _two_results()
     try:
         delivery = annotate_phoenix(results, f"http://127.0.0.1:{server.getsockname()[1]}", wait=0, timeout=1)
     finally:
