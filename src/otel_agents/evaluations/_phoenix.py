@@ -118,13 +118,15 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
 ERROR_DETAIL_CHARS = 300
 
 
-def error_detail(exc: urllib.error.HTTPError) -> str:
-    """The start of an error answer's body (at most :data:`ERROR_DETAIL_CHARS` characters), read no further:
-    an endless or huge error body costs one bounded read, not all memory."""
+def error_detail(exc: urllib.error.HTTPError, timeout: float) -> str:
+    """The start of an error answer's body (at most :data:`ERROR_DETAIL_CHARS` characters), read no further and
+    within ``timeout`` seconds (:func:`~otel_agents.exporters._accepted.read_answer`): an endless, huge or trickling
+    error body costs one bounded read; ``(its body not read: why)`` when it was not read so."""
     try:
-        return exc.read(4 * ERROR_DETAIL_CHARS).decode("utf-8", "replace")[:ERROR_DETAIL_CHARS]
-    except OSError:  # the body broke off (or timed out) while being read
-        return ""
+        start = read_answer(exc, timeout, 4 * ERROR_DETAIL_CHARS, start=True)
+    except (ValueError, OSError) as why:  # OSError: an error urllib made up has no socket (fileno)
+        return f"(its body not read: {why})"
+    return start.decode("utf-8", "replace")[:ERROR_DETAIL_CHARS]
 
 
 def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float,
@@ -138,7 +140,7 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
             with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
                 return _not_phoenix(response, len(payload["data"]), timeout)
         except urllib.error.HTTPError as exc:
-            detail = error_detail(exc)
+            detail = error_detail(exc, timeout)
             if exc.code != 404 or time.monotonic() >= deadline:
                 return f"HTTP {exc.code} {detail}"
         except OSError as exc:
