@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import urllib.parse
+import urllib.request
 from pathlib import Path
+
+import pytest
 
 from ..exporters.conftest import check
 
@@ -95,3 +100,84 @@ def test_a_missing_remote_part_is_reported_not_waited_for(tmp_path) -> None:
                                              "no span arrived from the process that served 'tools/call lookup'")
     last = json.loads(envelope["logs"])[-1]
     assert last["name"] == "otel_agents.collect.missing" and last["status"] == "error"
+
+
+@pytest.mark.parametrize("stop", ["stdin closed", "SIGTERM", "SIGINT"])
+def test_spans_received_are_all_forwarded_at_exit_and_counted(tmp_path, stop: str) -> None:
+    """``--collect`` with an OTLP destination (--otlp-endpoint) passes each request received on to it: at the
+    server's exit (its input closed, SIGTERM, SIGINT) what is still queued is sent, and the summary line ``ecp
+    collect --forward`` writes says what became of them. The endpoint holds its answer to the first request until
+    the receiver has stopped, so two are still queued when the server begins to exit, and the line, written after,
+    counts all three sent. Before, the forwarding thread was never waited for (the queued requests went only if
+    they were quicker than the interpreter's exit) and no line said what was forwarded."""
+    import http.server
+    import signal
+    import socket
+    import threading
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from .conftest import wait_for
+
+    got: list[bytes] = []
+    release = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            got.append(self.rfile.read(int(self.headers["content-length"])))
+            if len(got) == 1:
+                release.wait(60)
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    endpoint = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=endpoint.serve_forever, daemon=True).start()
+    destination = f"http://127.0.0.1:{endpoint.server_address[1]}/v1/traces"
+    target = tmp_path / "agent.py"
+    target.write_text("def agent(text):\n    return 'done'\n", encoding="utf-8")
+    log = tmp_path / "serve.log"
+    served = Served(f"{target}:agent", "--collect", "0", "--otlp-endpoint", destination, log=log)
+    try:
+        wait_for(lambda: "collecting spans at" in log.read_text(), "the receiver's address")
+        url = re.search(r"collecting spans at (http://\S+)", log.read_text())[1]
+        bodies = []
+        for n in range(3):
+            request = ExportTraceServiceRequest()
+            request.resource_spans.add().scope_spans.add().spans.add(
+                trace_id=bytes([n + 1]) * 16, span_id=bytes([n + 1]) * 8, name=f"request {n}",
+                start_time_unix_nano=1, end_time_unix_nano=2)
+            bodies.append(request.SerializeToString())
+            post = urllib.request.Request(url, data=bodies[-1], headers={"Content-Type": "application/x-protobuf"})
+            with urllib.request.urlopen(post, timeout=30) as answer:
+                assert answer.status == 200
+        wait_for(lambda: len(got) == 1, "the first request forwarded")
+        if stop == "stdin closed":
+            served.proc.stdin.close()
+        else:
+            served.proc.send_signal(getattr(signal, stop))
+
+        def stopped() -> bool:  # the receiver's port closed (the server is exiting), or the process gone
+            try:
+                socket.create_connection(("127.0.0.1", urllib.parse.urlsplit(url).port), timeout=5).close()
+            except ConnectionRefusedError:
+                return True
+            return served.proc.poll() is not None
+
+        wait_for(stopped, "the receiver stopped")
+        release.set()
+        assert served.proc.wait(timeout=60) == 0
+    finally:
+        release.set()
+        if served.proc.poll() is None:
+            served.proc.kill()
+            served.proc.wait(timeout=60)
+        served._log.close()
+        endpoint.shutdown()
+    text = log.read_text()
+    assert got == bodies, text
+    said = [line for line in text.splitlines() if line.startswith("otel-agents collect: --forward ")]
+    assert said == [f"otel-agents collect: --forward {destination}: 3 request(s) sent, 0 failed, 0 dropped"], text

@@ -10,12 +10,15 @@ time) is the n-th step of the report — and its ``input.value`` is that step's 
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import json
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -822,6 +825,13 @@ def _phoenix_answering(status: int, content_type: str, body: bytes) -> tuple[Any
     return server, got
 
 
+def _two_results() -> list[EvaluationResult]:
+    """Two passed checks on two spans of trace ``abab…``: one Phoenix request of two annotations."""
+    return [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None, trace_id="ab" * 16,
+                             span_id=span, grader="execution", scenario="s", step=1, check=n)
+            for n, span in ((1, "cd" * 8), (2, "ef" * 8))]
+
+
 @pytest.mark.parametrize(("content_type", "body", "sent"), [
     ("application/json", b'{"data": [{"id": "U3BhbkFubm90YXRpb246MQ=="}, {"id": "U3BhbkFubm90YXRpb246Mg=="}]}', 2),
     ("text/html; charset=utf-8", b"<html><body>Sign in to continue</body></html>", 0),
@@ -835,9 +845,7 @@ def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str,
     from otel_agents.evaluations import annotate_phoenix
 
     server, got = _phoenix_answering(200, content_type, body)
-    results = [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None,
-                                trace_id="ab" * 16, span_id=span, grader="execution", scenario="s", step=1, check=n)
-               for n, span in ((1, "cd" * 8), (2, "ef" * 8))]
+    results = _two_results()
     try:
         delivery = annotate_phoenix(results, f"http://127.0.0.1:{server.server_address[1]}", wait=0, timeout=10)
     finally:
@@ -849,3 +857,68 @@ def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str,
         assert failure.startswith(f"trace {'ab' * 16}: 2 annotations not sent: HTTP 200 with '{content_type}', "
                                   "not Phoenix's answer listing the 2 annotations"), failure
         assert body.decode()[:20] in failure
+
+
+@contextlib.contextmanager
+def _trickling(status: int, content_type: str) -> Iterator[str]:
+    """A loopback server (its URL) whose every answer, ``status`` with ``content_type`` and a declared 100 kB, comes
+    a byte every 0.1 s and never ends (60 s at most, then the connection closes)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: the test is over
+                return
+            with conn, contextlib.suppress(OSError):  # OSError: the reader cut the connection; the next one
+                conn.recv(65536)
+                conn.sendall(f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: 100000\r\n"
+                             "\r\n".encode())
+                for _ in range(600):
+                    if done.wait(0.1):
+                        break
+                    conn.sendall(b"{")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        done.set()
+        server.close()
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/html"])
+def test_a_phoenix_answer_trickling_in_is_a_failure_not_a_wait(content_type: str) -> None:
+    """A 200 whose body comes a byte at a time and never ends (a declared 100 kB): the batch is reported not sent,
+    in one line saying the answer was not read, not counted (only Phoenix's answer says the annotations were
+    stored). Before, the body was read bounded in bytes only: each byte came within urllib's timeout, so the
+    command waited for as long as the server went on (here, until the test's server gave up: counted 0 with a
+    message quoting the bytes it got)."""
+    from otel_agents.evaluations import annotate_phoenix
+
+    with _trickling(200, content_type) as url:
+        delivery = annotate_phoenix(_two_results(), url, wait=0, timeout=1)
+    assert delivery.sent == 0
+    assert delivery.failed == [f"trace {'ab' * 16}: 2 annotations not sent: HTTP 200, its answer not read (not "
+                               "finished within 1 s): Phoenix may have stored the 2 annotations but did not say so "
+                               "(annotating again updates them, it does not add more)"]
+
+
+@pytest.mark.parametrize("target", ["phoenix", "langfuse"])
+def test_an_error_answer_trickling_in_is_named_not_waited_for(target: str) -> None:
+    """A 500 whose body trickles in: the failure says its body was not read, at the request's timeout. Before, its
+    start (1200 bytes) was read bounded in bytes only, for as long as the server went on."""
+    from otel_agents.evaluations import annotate_phoenix, score_langfuse
+
+    with _trickling(500, "text/plain") as url:
+        if target == "phoenix":
+            delivery = annotate_phoenix(_two_results(), url, wait=0, timeout=1)
+        else:
+            delivery = score_langfuse(_two_results(), url, public_key="pk", secret_key="sk", timeout=1)
+    assert delivery.sent == 0
+    why = "HTTP 500 (its body not read: not finished within 1 s)"
+    keys = [f"trace {'ab' * 16}: 2 annotations not sent"] if target == "phoenix" else \
+        [result.key for result in _two_results()]
+    assert delivery.failed == [f"{key}: {why}" for key in keys]

@@ -205,7 +205,8 @@ def _refusal(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``otel-agents ecp serve``: serve until the input ends or a stop signal (SIGTERM, SIGINT: spans flushed,
+    """``otel-agents ecp serve``: serve until the input ends or a stop signal (SIGTERM, SIGINT: spans flushed, those
+    ``--collect`` received still queued for the OTLP destination sent within 5 s and counted in a summary line,
     instrumentation removed); the exit status — 0 stopped, 2 refused options, ``OTEL_SDK_DISABLED=true`` (no
     spans to fold), a bad TARGET/--replay or a port not bound (the reason on standard error)."""
     # ecp-runtime ends a stdio agent with SIGTERM after each scenario: exit 0 through `finally`,
@@ -312,8 +313,9 @@ def _run(args: argparse.Namespace) -> int:
     from ..serve.sessions import SessionManager
 
     tracing = Tracing(provider, remote_grace=args.collect_grace if receiver is not None else None)
+    forwarder = None
     if receiver is not None:
-        receiver.sink = _remote_sink(args, tracing, forward_to)
+        receiver.sink, forwarder = _remote_sink(args, tracing, forward_to)
     sessions = SessionManager(target, tracing, args.name, step_timeout=args.step_timeout or None,
                               max_sessions=args.max_sessions, idle_timeout=args.session_idle_timeout)
     try:
@@ -324,6 +326,10 @@ def _run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # cleanup is short; let it finish
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         uninstrument()
+        if forwarder is not None:  # the receiver is closed: what it queued is sent, the counts said
+            from .collect import finish_forwarding
+
+            finish_forwarding(forwarder)
         provider.shutdown()
         sessions.close()
     return 0
@@ -390,7 +396,9 @@ def _otlp_destination(args: argparse.Namespace) -> str | None:
 def _remote_sink(args: argparse.Namespace, tracing, forward_to: str | None):
     """What ``--collect`` does with received spans: hold them for their step's envelope, and send them
     where this process's own spans go (``--trace-file``; the OTLP destination, unchanged), so the trace
-    file and the backend hold the whole run too."""
+    file and the backend hold the whole run too. Returns ``(sink, forwarder)``: the
+    :class:`~otel_agents.serve.otlp.Forwarder` to ``forward_to`` (``None`` without one), for the caller to finish
+    at exit (:func:`~otel_agents.cli.collect.finish_forwarding`)."""
     from ..serve.otlp import Forwarder
 
     file_exporter = None
@@ -407,7 +415,7 @@ def _remote_sink(args: argparse.Namespace, tracing, forward_to: str | None):
         if forwarder is not None:
             forwarder.submit(raw)
 
-    return sink
+    return sink, forwarder
 
 
 async def _with_receiver(main, receiver, sock) -> None:

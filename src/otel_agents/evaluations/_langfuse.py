@@ -98,7 +98,7 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
                 pass  # the status says accepted; the body is not read (an endless one held this call)
             delivery.sent += 1
         except urllib.error.HTTPError as exc:
-            delivery.failed.append(f"{result.key}: HTTP {exc.code} {error_detail(exc)}")
+            delivery.failed.append(f"{result.key}: HTTP {exc.code} {error_detail(exc, timeout)}")
         except OSError as exc:
             delivery.failed.append(f"{result.key}: {type(exc).__name__}: {exc}")
     return delivery

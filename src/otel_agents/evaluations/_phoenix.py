@@ -11,7 +11,8 @@ Requests are ``sync=true``, one per trace, so Phoenix answers whether the spans 
 (spans not ingested yet — OTLP ingestion is asynchronous) is retried until ``wait`` seconds have
 passed, then that trace is reported as not annotated. A request counts as annotated only when the answer is
 Phoenix's: JSON ``{"data": [{"id": ...}, ...]}`` (``AnnotateSpansResponseBody``), one id per annotation; any
-other 2xx (a proxy's or a login page, reached through a redirect) is a failure that quotes its start.
+other 2xx (a proxy's or a login page, reached through a redirect) is a failure that quotes its start, and so is
+an answer not read within the request's timeout in all (one trickling in) or larger than 1 MiB.
 Phoenix's schema: ``phoenix.server.api.routers.v1.annotations`` (Phoenix 8+; ``identifier`` since 10).
 """
 
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .._spans.redaction import excerpt
-from ..exporters._accepted import MAX_ANSWER_BYTES
+from ..exporters._accepted import read_answer
 from ._results import EvaluationResult
 
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
@@ -117,13 +118,15 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
 ERROR_DETAIL_CHARS = 300
 
 
-def error_detail(exc: urllib.error.HTTPError) -> str:
-    """The start of an error answer's body (at most :data:`ERROR_DETAIL_CHARS` characters), read no further:
-    an endless or huge error body costs one bounded read, not all memory."""
+def error_detail(exc: urllib.error.HTTPError, timeout: float) -> str:
+    """The start of an error answer's body (at most :data:`ERROR_DETAIL_CHARS` characters), read no further and
+    within ``timeout`` seconds (:func:`~otel_agents.exporters._accepted.read_answer`): an endless, huge or trickling
+    error body costs one bounded read; ``(its body not read: why)`` when it was not read so."""
     try:
-        return exc.read(4 * ERROR_DETAIL_CHARS).decode("utf-8", "replace")[:ERROR_DETAIL_CHARS]
-    except OSError:  # the body broke off (or timed out) while being read
-        return ""
+        start = read_answer(exc, timeout, 4 * ERROR_DETAIL_CHARS, start=True)
+    except (ValueError, OSError) as why:  # OSError: an error urllib made up has no socket (fileno)
+        return f"(its body not read: {why})"
+    return start.decode("utf-8", "replace")[:ERROR_DETAIL_CHARS]
 
 
 def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float,
@@ -135,9 +138,9 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - a configured URL
-                return _not_phoenix(response, len(payload["data"]))
+                return _not_phoenix(response, len(payload["data"]), timeout)
         except urllib.error.HTTPError as exc:
-            detail = error_detail(exc)
+            detail = error_detail(exc, timeout)
             if exc.code != 404 or time.monotonic() >= deadline:
                 return f"HTTP {exc.code} {detail}"
         except OSError as exc:
@@ -146,18 +149,25 @@ def _post(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: f
         delay = min(delay * 2, 2.0)
 
 
-def _not_phoenix(response: Any, count: int) -> str | None:
+def _not_phoenix(response: Any, count: int, timeout: float) -> str | None:
     """``None`` when a 2xx ``response`` is Phoenix's answer to ``count`` annotations (JSON, ``data`` a list of
-    ``count`` ids), else why not (its status, content type and the start of its body)."""
+    ``count`` ids), else why not (its status, content type and the start of its body). The body is read within
+    ``timeout`` seconds in all (:func:`~otel_agents.exporters._accepted.read_answer`: one trickling in held the
+    command for as long as the server liked); one not read so is no answer either."""
     kind = response.headers.get("content-type") or ""
-    body = response.read(MAX_ANSWER_BYTES + 1) if "json" in kind.lower() else b""
+    is_json = "json" in kind.lower()
+    try:  # JSON: the whole answer (at most 1 MiB); anything else: the start quoted below
+        body = read_answer(response, timeout) if is_json else read_answer(response, timeout, 4 * ERROR_DETAIL_CHARS,
+                                                                          start=True)
+    except ValueError as exc:
+        return (f"HTTP {response.status}, its answer not read ({exc}): Phoenix may have stored the {count} "
+                "annotations but did not say so (annotating again updates them, it does not add more)")
     try:
-        data = json.loads(body).get("data") if body and len(body) <= MAX_ANSWER_BYTES else None
+        data = json.loads(body).get("data") if is_json else None
     except (ValueError, AttributeError):
         data = None
     if isinstance(data, list) and len(data) == count:
         return None
-    start = (body or response.read(4 * ERROR_DETAIL_CHARS)).decode("utf-8", "replace")
     return (f"HTTP {response.status} with {excerpt(kind) if kind else 'no content type'}, not Phoenix's answer "
             f"listing the {count} annotations (a proxy or a login page in the way?): "
-            f"{excerpt(start, ERROR_DETAIL_CHARS)}")
+            f"{excerpt(body.decode('utf-8', 'replace'), ERROR_DETAIL_CHARS)}")

@@ -157,9 +157,10 @@ def redirect(status: int, location: str | None) -> str:
     return f"answered {status} (a redirect{to})"
 
 
-def read_answer(response: Any, seconds: float, limit: int = MAX_ANSWER_BYTES) -> bytes:
+def read_answer(response: Any, seconds: float, limit: int = MAX_ANSWER_BYTES, *, start: bool = False) -> bytes:
     """The body of ``response`` (an ``http.client.HTTPResponse``, as ``urllib.request.urlopen`` gives it), read
-    within ``seconds`` in all and at most ``limit`` bytes of it; read no further otherwise.
+    within ``seconds`` in all and at most ``limit`` bytes of it; read no further otherwise. ``start``: the first
+    ``limit`` bytes are all that is wanted (the start of a page quoted in an error): a longer body is no error.
 
     urllib's ``timeout`` bounds each receive, not the body: a body trickling a byte a second (or a chunk size
     line doing so) held its reader for as long as the server liked. At the deadline the connection is shut
@@ -187,8 +188,9 @@ def read_answer(response: Any, seconds: float, limit: int = MAX_ANSWER_BYTES) ->
     parts: list[bytes] = []
     broke: Exception | None
     size, broke = 0, None
+    want = limit if start else limit + 1  # a byte past the limit tells a body that is larger
     try:
-        while size <= limit and (part := response.read1(65536)):
+        while size < want and (part := response.read1(min(65536, want - size))):
             parts.append(part)
             size += len(part)
     except (OSError, http.client.HTTPException) as exc:
