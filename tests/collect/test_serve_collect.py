@@ -179,5 +179,6 @@ def test_spans_received_are_all_forwarded_at_exit_and_counted(tmp_path, stop: st
         endpoint.shutdown()
     text = log.read_text()
     assert got == bodies, text
-    said = [line for line in text.splitlines() if line.startswith("otel-agents collect: --forward ")]
-    assert said == [f"otel-agents collect: --forward {destination}: 3 request(s) sent, 0 failed, 0 dropped"], text
+    said = [line for line in text.splitlines() if line.startswith("otel-agents ecp serve: --collect: ")]
+    assert said == [f"otel-agents ecp serve: --collect: received spans sent on to {destination}: 3 request(s) sent, "
+                    "0 failed, 0 dropped"], text

@@ -246,10 +246,10 @@ async def _serve(args: argparse.Namespace, on_envelope: Any, reader_gone: thread
     return 0
 
 
-def finish_forwarding(forwarder: Any) -> None:
+def finish_forwarding(forwarder: Any, command: str = "otel-agents collect", what: str = "--forward") -> None:
     """The end of a :class:`~otel_agents.serve.otlp.Forwarder` (``ecp collect --forward``; ``ecp serve --collect``
     passing received spans on to its OTLP destination): what is queued is sent (at most 5 s), then its summary
-    line goes to standard error (``otel-agents collect: --forward URL: 12 request(s) sent, 0 failed, 0 dropped``).
-    Call it once nothing is submitted any more (the receiver closed)."""
+    line goes to standard error, ``COMMAND: WHAT URL: …`` (``otel-agents collect: --forward URL: 12 request(s)
+    sent, 0 failed, 0 dropped``). Call it once nothing is submitted any more (the receiver closed)."""
     forwarder.close()
-    print(f"otel-agents collect: {forwarder.summary()}", file=sys.stderr, flush=True)
+    print(f"{command}: {forwarder.summary(what)}", file=sys.stderr, flush=True)

@@ -329,7 +329,7 @@ def _run(args: argparse.Namespace) -> int:
         if forwarder is not None:  # the receiver is closed: what it queued is sent, the counts said
             from .collect import finish_forwarding
 
-            finish_forwarding(forwarder)
+            finish_forwarding(forwarder, "otel-agents ecp serve", "--collect: received spans sent on to")
         provider.shutdown()
         sessions.close()
     return 0

@@ -346,13 +346,13 @@ class Forwarder:
         self._queue.put(None)
         self._thread.join(timeout)
 
-    def summary(self) -> str:
-        """One line for the end of a run: ``--forward URL: 12 request(s) sent, 1 failed, 0 dropped``, and, after a
+    def summary(self, what: str = "--forward") -> str:
+        """One line for the end of a run: ``WHAT URL: 12 request(s) sent, 1 failed, 0 dropped``, and, after a
         :meth:`close` that did not send all in time, how many were still queued (neither sent nor counted); then,
         when there were any, ``; 3 span(s) rejected by it (partial success)`` and ``; 1 answer(s) not read (too
         large or too slow)``."""
         queued = max(0, self._queue.qsize() - 1) if self._thread.is_alive() else 0  # the stop marker not counted
-        return (f"--forward {self.url}: {self.sent} request(s) sent, {self.failed} failed, {self.dropped} dropped"
+        return (f"{what} {self.url}: {self.sent} request(s) sent, {self.failed} failed, {self.dropped} dropped"
                 + (f", {queued} still queued at exit (not sent)" if queued else "")
                 + (f"; {self.rejected} span(s) rejected by it (partial success)" if self.rejected else "")
                 + (f"; {self.unread} answer(s) not read (too large or too slow)" if self.unread else ""))
