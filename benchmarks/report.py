@@ -233,7 +233,7 @@ def table(results: str) -> str:
               "not resolved: the interval straddles it."
               + (" By CPU instructions (callgrind, the section above): the median of the repeats, in brackets the "
                  "lowest and highest; met when every repeat is on the target's side, missed when every one is "
-                 "beyond it." if counted else ""), "",
+                 "beyond it. " + counted_totals(data["instructions"]["frameworks"]) if counted else ""), "",
               *(["| target | by the clock: measured [95% CI] | | by CPU instructions [lowest, highest repeat] | |",
                  "|---|---:|---|---:|---|"] if counted else ["| target | measured [95% CI] | |", "|---|---:|---|"])]
     if counted:
@@ -277,6 +277,22 @@ def counted_when(r: dict[str, Any]) -> str:
         groups.setdefault(counted.get("commit"), []).append({**counted, "framework": framework})
     return "; ".join(_when(items) + (f" ({', '.join(x['framework'] for x in items)})" if len(groups) > 1 else "")
                      for items in groups.values())
+
+
+def counted_totals(frameworks: dict[str, Any]) -> str:
+    """One sentence: the stated targets judged by instructions, how many met, missed and not resolved, and
+    which frameworks' counts subtract the lower of two uninstrumented batches (the others: one batch, the
+    harness before issue 40's twentieth round). ``frameworks``: ``instructions.json``'s ``frameworks``."""
+    verdicts = [t.get("verdict") for x in frameworks.values() for t in x.get("targets", {}).values()]
+    counted = sorted((fw for fw, x in frameworks.items() if "variants" in x),
+                     key=lambda fw: _ORDER.index(fw) if fw in _ORDER else len(_ORDER))
+    twice = [fw for fw in counted if "batches" in frameworks[fw]["variants"].get("none", {})]
+    once = [fw for fw in counted if fw not in twice]
+    baseline = ("every framework's count subtracts the lower of two uninstrumented batches" if not once else
+                f"counts subtracting the lower of two uninstrumented batches: {', '.join(twice) or 'none'}; "
+                f"counts with one: {', '.join(once)}")
+    return (f"By instructions, the {len(verdicts)} stated targets: **{verdicts.count('met')} met, "
+            f"{verdicts.count('missed')} missed, {verdicts.count(None)} not resolved** ({baseline}).")
 
 
 def _target_label(framework: str, key: str, t: dict[str, Any]) -> str:

@@ -49,3 +49,17 @@ def test_count_of_the_older_harness_keeps_its_one_baseline() -> None:
     result = instructions._framework("langchain", [_counted(100.0, None, 110.0)])
     assert result["variants"]["ours"]["overhead_repeats"] == [10]
     assert "batches" not in result["variants"]["none"]
+
+
+def test_targets_totals_say_which_counts_have_two_baselines() -> None:
+    """The targets section's totals by instructions come from the counts (not written by hand), and name the
+    frameworks still counted with one uninstrumented batch."""
+    from benchmarks.report import counted_totals
+
+    two = instructions._framework("langchain", [_counted(100.0, 103.0, 110.0)])
+    one = instructions._framework("langchain", [_counted(100.0, None, 110.0)])
+    two["targets"]["ours_per_run_vs_x"] = {**two["targets"]["ours_per_span_le_3x_attribute_floor"], "verdict": None}
+    line = counted_totals({"langchain": two, "openai": one, "mcp": {"skipped_framework": "not installed"}})
+    assert line.startswith("By instructions, the 3 stated targets: **0 met, 2 missed, 1 not resolved**")
+    assert "lower of two uninstrumented batches: langchain; counts with one: openai)" in line
+    assert "every framework's count" in counted_totals({"langchain": two})

@@ -198,6 +198,30 @@ def test_oa3_spans_survive_set_trace_processors(provider: Any, exporter: Snapsho
         set_trace_processors(list(before))
 
 
+def test_oa3_uninstrument_puts_back_every_original(provider: Any) -> None:
+    """OA-3: ``uninstrument()`` puts back the very functions the SDK had where ours wrapped them, so instrumenting
+    again never stacks a wrapper (before, with wrapt 2, whose ``FunctionWrapper`` is no ``ObjectProxy``, every
+    one stayed on, inert: each instrument/uninstrument cycle added a layer to every trace and tool call)."""
+    from agents.result import RunResultStreaming
+    from agents.run_internal import tool_execution, turn_resolution
+    from agents.tracing.provider import DefaultTraceProvider, SynchronousMultiTracingProcessor
+    from agents.util import _error_tracing
+
+    sites = [(DefaultTraceProvider, "create_trace"), (DefaultTraceProvider, "set_disabled"),
+             (SynchronousMultiTracingProcessor, "set_processors"), (_error_tracing, "attach_error_to_span"),
+             (turn_resolution, "check_for_final_output_from_tools"),
+             (tool_execution._FunctionToolBatchExecutor, "_maybe_execute_tool_approval"), (RunResultStreaming, "cancel")]
+    originals = [owner.__dict__[name] for owner, name in sites]
+    before = _processors()
+    for _ in range(2):
+        inst = OpenAIAgentsInstrumentor()
+        inst.instrument(tracer_provider=provider)
+        assert all(owner.__dict__[name] is not was for (owner, name), was in zip(sites, originals))
+        inst.uninstrument()
+        assert [owner.__dict__[name] is was for (owner, name), was in zip(sites, originals)] == [True] * len(sites)
+        assert _processors() == before
+
+
 def test_oa3_spans_survive_a_list_replaced_without_set_trace_processors(provider: Any, exporter: SnapshotExporter,
                                                                        caplog: Any) -> None:
     """OA-3: another instrumentation that replaces the SDK's processor tuple itself, under the SDK's lock and

@@ -38,9 +38,8 @@ import os
 import sys
 from typing import Any
 
-import wrapt
-
 from ..._spans import Telemetry, guard
+from .._patch import Patch
 
 logger = logging.getLogger("otel_agents")
 DISABLE_ENV = "OPENAI_AGENTS_DISABLE_TRACING"
@@ -85,7 +84,7 @@ class Installation:
         from ._processor import OtelAgentsProcessor  # imports the SDK
 
         self.processor = OtelAgentsProcessor(telemetry)
-        self._patched: list[tuple[Any, str]] = []
+        self._patched: list[Patch] = []
         self._warned_disabled = False
         self._wrap(SynchronousMultiTracingProcessor, "set_processors", self._keep_ours)
         self._wrap(DefaultTraceProvider, "set_disabled", self._on_disabled)
@@ -120,8 +119,7 @@ class Installation:
             logger.warning("otel_agents: %s", note)
 
     def _wrap(self, owner: Any, name: str, wrapper: Any) -> None:
-        wrapt.wrap_function_wrapper(owner, name, wrapper)
-        self._patched.append((owner, name))
+        self._patched.append(Patch(owner, name, wrapper))  # KeyError: ``owner`` does not define ``name``
 
     # -- wrappers ------------------------------------------------------------------------------
     def _keep_ours(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -201,12 +199,9 @@ class Installation:
         self.processor.active = False
         with guard("openai_agents.model_hook.remove"):
             self.model_hook.remove()
-        for owner, name in reversed(self._patched):
+        for patch in reversed(self._patched):  # the originals back; inert in a chain someone wrapped after us
             with guard("openai_agents.unwrap"):
-                current = getattr(owner, name)
-                if isinstance(current, wrapt.ObjectProxy) and hasattr(current, "__wrapped__"):
-                    setattr(owner, name, current.__wrapped__)
-                # else: someone wrapped it after us; ours stays inert in their chain (active=False)
+                patch.remove()
         with guard("openai_agents.remove_processor"):
             multi = getattr(self.provider, "_multi_processor", None)
             processors = getattr(multi, "_processors", None)
