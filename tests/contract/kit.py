@@ -33,8 +33,10 @@ import logging
 import os
 import re
 import signal
+import sys
 import threading
 import time
+import types
 from typing import Any, Callable, ClassVar
 
 import pytest
@@ -60,6 +62,27 @@ _OWN = object()
 
 def _raise_from_tool(error: BaseException) -> None:
     raise error  # the stack trace quotes this line, key included: sk-proj-ZqKit0Source0Line0Secret
+
+
+
+_CALLABLE = (types.FunctionType, types.BuiltinFunctionType, type, staticmethod, classmethod, property,
+             wrapt.ObjectProxy)
+
+
+def _callables() -> dict[tuple[str, ...], Any]:
+    """Every function, class and descriptor defined in a loaded module, at module level and on its classes, by
+    ``(module, [class,] name)`` (the objects themselves, compared by identity)."""
+    found: dict[tuple[str, ...], Any] = {}
+    for name, module in list(sys.modules.items()):
+        for key, value in list(getattr(module, "__dict__", {}).items()):
+            if not isinstance(value, _CALLABLE):
+                continue
+            found[(name, key)] = value
+            if isinstance(value, type) and value.__module__ == name:
+                for attr, member in list(vars(value).items()):
+                    if isinstance(member, _CALLABLE):
+                        found[(name, key, attr)] = member
+    return found
 
 
 class Scenario:
@@ -469,6 +492,20 @@ class ContractSuite:
             assert calls, "the other instrumentation's wrapper stopped working"
         finally:
             setattr(owner, attr, original)
+
+    def test_x4_uninstrument_puts_back_every_original(self, scenario: Scenario, provider: Any) -> None:
+        """X-4: after ``uninstrument()`` every function, class and descriptor of every module loaded before
+        ``instrument()`` is the object it was (no wrapper left on, inert: each instrument/uninstrument cycle
+        would stack one more layer on the framework's calls, as the Agents SDK's did under wrapt 2)."""
+        scenario.run()  # the framework's own lazy imports and set-up happen uninstrumented
+        before = _callables()
+        inst = scenario.instrumentor_cls()
+        inst.instrument(tracer_provider=provider)
+        scenario.run()
+        inst.uninstrument()
+        after = _callables()
+        changed = sorted(".".join(k) for k, v in before.items() if k in after and after[k] is not v)
+        assert changed == [], f"left wrapped after uninstrument(): {changed[:20]}"
 
     # -- X-5 ----------------------------------------------------------------------
     def test_x5_internal_failure_never_reaches_user(self, scenario: Scenario, instrumented: Any,
