@@ -86,9 +86,11 @@ class HandoffRec:
 
 
 class TraceRec:
-    """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents."""
+    """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents. ``resumed_by``:
+    the SDK span of a resumed run whose end ends it (:meth:`OtelAgentsProcessor._resumed`)."""
 
-    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error", "cancel_after_turn")
+    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error", "cancel_after_turn",
+                 "resumed_by")
 
     def __init__(self, root: SemanticSpan):
         self.root = root
@@ -100,6 +102,7 @@ class TraceRec:
         self.input: Any = None
         self.output: Any = None
         self.error: BaseException | None = None  # the failure of a top-level agent: the run's
+        self.resumed_by: Any = None
 
 
 class SpanRec:
@@ -375,6 +378,8 @@ class OtelAgentsProcessor(TracingProcessor):
         data = span.span_data
         stype = getattr(data, "type", None)
         parent, agent, trace_rec = self._parent(span)
+        if trace_rec is None and getattr(span, "parent_id", None) is None:
+            parent, agent, trace_rec = self._resumed(span)
         if stype == "custom" and (getattr(data, "data", None) or {}).get("sdk_span_type") in _TRANSPARENT:
             stype = data.data["sdk_span_type"]
         if stype in _TRANSPARENT or stype == "handoff":  # a handoff's span opens at its end (target known)
@@ -426,6 +431,19 @@ class OtelAgentsProcessor(TracingProcessor):
         self.spans.put(span.span_id, sem, rec)
         self._attach(rec, sem)
 
+    def _resumed(self, span: Any) -> tuple[Any, AgentRec | None, TraceRec | None]:
+        """The first span of a run resumed from a ``RunState`` (a human's approval): the SDK carries on the first
+        run's trace (``ReattachedTrace``) and starts it again with no ``on_trace_start``, so the run has its own
+        workflow span, as every run does, ended with this span. Else (not the current trace): no trace."""
+        sdk_trace = get_current_trace()
+        if sdk_trace is None or getattr(sdk_trace, "trace_id", None) != getattr(span, "trace_id", None):
+            return None, None, None
+        self.on_trace_start(sdk_trace)
+        parent, agent, trace_rec = self._parent(span)
+        if trace_rec is not None:
+            trace_rec.resumed_by = span.span_id
+        return parent, agent, trace_rec
+
     def _alias(self, span_id: str, rec: SpanRec) -> None:
         with self._lock:
             self._aliases[span_id] = rec
@@ -440,6 +458,8 @@ class OtelAgentsProcessor(TracingProcessor):
         if alias is not None:
             if alias.kind == "handoff":
                 self._handoff(span, alias, exc)
+            elif alias.trace is not None and alias.trace.resumed_by == span.span_id:
+                self._end_trace(span.trace_id, exc)
             return
         sem, rec = self.spans.pop_with_extra(span.span_id)
         if rec is None:
