@@ -1,5 +1,5 @@
 """A run the Agents SDK stops for a human's approval, for each kind of tool that can ask for it (a function tool's
-``needs_approval``, a shell or apply_patch tool's ``needs_approval``, a hosted MCP server's ``mcp_approval_request``),
+``needs_approval``, a shell, apply_patch or custom tool's ``needs_approval``, a hosted MCP server's ``mcp_approval_request``),
 then resumed from its ``RunState`` with the call approved or rejected: the first run is paused (never an error, no
 invented result), the resumed run's tool span is what happened (the tool's result, or what the model is told of a
 rejection), every span ends and none is left current.
@@ -76,6 +76,14 @@ def _apply_patch(ran: list) -> Any:
     return agents.ApplyPatchTool(editor=Editor(), needs_approval=True)
 
 
+def _custom(ran: list) -> Any:
+    def grep(_ctx: Any, text: str) -> str:
+        ran.append(text)
+        return "2 matches"
+
+    return agents.CustomTool(name="grep", description="Search the notes.", on_invoke_tool=grep, needs_approval=True)
+
+
 def _hosted_mcp(ran: list) -> Any:
     return agents.HostedMCPTool(tool_config={"type": "mcp", "server_label": "tracker", "require_approval": "always",
                                              "server_url": "https://mcp.invalid/sse"})
@@ -95,6 +103,8 @@ KINDS = {
                          {"type": "apply_patch_call", "id": "ap_1", "call_id": "call_ap", "status": "completed",
                           "operation": {"type": "create_file", "path": "notes.txt", "diff": "+hello"}},
                          lambda item: item["output"]), _asks_approval("ApplyPatchTool")),
+    "custom": (Kind("grep", _custom, {"type": "custom_tool_call", "id": "ct_1", "call_id": "call_ct", "name": "grep",
+                                      "input": "TODO"}, lambda item: item["output"]), _asks_approval("CustomTool")),
     "hosted_mcp": (Kind("create_issue", _hosted_mcp,
                         {"type": "mcp_approval_request", "id": "mcpr_1", "name": "create_issue",
                          "arguments": json.dumps({"title": "x"}), "server_label": "tracker"}, None),
