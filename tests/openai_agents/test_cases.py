@@ -622,14 +622,22 @@ def test_a_tool_that_returns_none_is_not_paused(instrumented: Any, exporter: Sna
 
 def test_an_approved_tool_runs_and_is_not_paused(instrumented: Any, exporter: SnapshotExporter) -> None:
     """The run paused on a tool waiting for approval, resumed with the call approved: the tool runs in the second
-    run, and its span there has its result and is not paused (the first run's tool span is)."""
+    run, and its span there has its result and is not paused (the first run's tool span is). The resumed run is one
+    tree under a workflow span of its own, as every run is (the SDK carries on the first run's trace without
+    starting it again), ended, nothing left current."""
     ran: list[str] = []
     agent = refund_agent(ran)
     first = Runner.run_sync(agent, "Refund A1")
     state = first.to_state()
     [pending] = first.interruptions
     state.approve(pending)
+    before = {s.span_id for s in exporter.spans}
     assert Runner.run_sync(agent, state).final_output == "Refunded." and ran == ["A1"]
+    second = [s for s in exporter.semantic() if s.span_id not in before]
+    [root] = [s for s in second if s.parent_id is None]
+    assert root.name == "invoke_workflow Agent workflow" and all(s.end_time for s in second), tree(second)
+    assert {s.name for s in second if parent_of(s, second) is root} >= {"invoke_agent support"}, tree(second)
+    assert not trace.get_current_span().get_span_context().is_valid
     paused, done = exporter.semantic("tool")
     assert paused.attributes.get("otel_agents.run.paused") is True
     assert "otel_agents.run.paused" not in done.attributes and done.status != StatusCode.ERROR

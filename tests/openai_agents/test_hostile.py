@@ -77,25 +77,31 @@ def test_an_agent_named_by_a_str_enum_member_is_named_by_its_value(instrumented:
     assert agents == [("invoke_agent support", "support")], tree(exporter.semantic())
 
 
-def test_a_release_without_the_approval_step_still_runs(provider: Any, exporter: SnapshotExporter,
-                                                        monkeypatch: pytest.MonkeyPatch, caplog: Any) -> None:
-    """The SDK's private approval step (``_FunctionToolBatchExecutor._maybe_execute_tool_approval``, which tells
-    us a tool waits for approval) missing when we instrument, as in a release that renamed it: ``instrument()``
+@pytest.mark.parametrize("where,name", [("tool_execution._FunctionToolBatchExecutor", "_maybe_execute_tool_approval"),
+                                        ("tool_actions", "resolve_approval_status"),
+                                        ("tool_planning", "collect_manual_mcp_approvals"),
+                                        ("turn_resolution", "resolve_approval_rejection_message")])
+def test_a_release_without_an_approval_step_still_runs(provider: Any, exporter: SnapshotExporter,
+                                                       monkeypatch: pytest.MonkeyPatch, caplog: Any, where: str,
+                                                       name: str) -> None:
+    """One of the SDK's private approval steps (where it tells a call waits for a human's approval, or what the
+    model is told of a rejection) missing when we instrument, as in a release that renamed it: ``instrument()``
     logs it (a warning the first time) and carries on, and a run that pauses for approval returns its
     interruptions with every span ended."""
+    import importlib
     import logging
-
-    from agents.run_internal.tool_execution import _FunctionToolBatchExecutor
 
     from otel_agents.instrumentors.openai_agents import OpenAIAgentsInstrumentor
 
-    step = _FunctionToolBatchExecutor.__dict__["_maybe_execute_tool_approval"]
-    monkeypatch.delattr(_FunctionToolBatchExecutor, "_maybe_execute_tool_approval")
+    module, _, cls = where.partition(".")
+    owner = importlib.import_module(f"agents.run_internal.{module}")
+    owner = getattr(owner, cls) if cls else owner
+    step = owner.__dict__[name]
+    monkeypatch.delattr(owner, name)
     inst = OpenAIAgentsInstrumentor()
     with caplog.at_level(logging.DEBUG, logger="otel_agents"):
         inst.instrument(tracer_provider=provider)
-    monkeypatch.setattr(_FunctionToolBatchExecutor, "_maybe_execute_tool_approval", step,  # the run needs it
-                        raising=False)
+    monkeypatch.setattr(owner, name, step, raising=False)  # the run needs it
     try:
         assert sum("openai_agents.approval_hook" in r.getMessage() for r in caplog.records) == 1
 

@@ -57,12 +57,16 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
 * input/output guardrails: a ``chain`` span ``guardrail {name}`` (OpenInference ``GUARDRAIL``,
   Langfuse ``guardrail``) with ``otel_agents.guardrail.triggered``; a tripped one is ERROR, and so
   are the agent and the run it stopped.
-* a ``needs_approval`` tool the model called, not run until a human approves (the run returns with
-  ``interruptions``): its tool span and its agent's are marked ``otel_agents.run.paused``, with no result
-  (the ECP envelope is ``paused``). Read from what the SDK's approval step returns (:mod:`._wiring`): the
-  function span alone does not say it (0.24 records ``None`` there, as for a tool that returned ``None``,
-  which stays not paused). Approved, the tool runs when the run resumes, and that run's tool span has its
-  result.
+* a tool call the SDK stops for a human's approval (the run returns with ``interruptions``): a function, shell or
+  apply_patch tool's ``needs_approval`` (custom tools' too) — its tool span and its agent's are marked
+  ``otel_agents.run.paused``, with no result — or a hosted MCP server's ``mcp_approval_request`` with no
+  ``on_approval_request`` — its agent is (the model's server runs that tool: no tool span). The ECP envelope is
+  ``paused``. Read from where the SDK decides (:mod:`._wiring`): its spans do not say it (0.24 records a pending
+  function tool's output as ``None``, as for a tool that returned ``None``, which stays not paused). A computer
+  tool asks no approval (its ``on_safety_check`` answers at once). The run resumed from its ``RunState`` has its
+  own workflow span (the SDK carries on the first run's trace without starting it again); approved, the tool runs
+  and its span has its result; rejected, the tool span's result is what the model is told (the rejection
+  message; only with ``trace_include_sensitive_data``), a span of its own where the SDK opens none.
 * ``custom_span(name, data)``: a ``chain`` span named ``name`` with ``data`` as its input.
   MCP ``list_tools``, ``task``/``turn`` spans and the voice pipeline's spans are not agent steps:
   they make no span of ours (their children hang under the nearest one that does).

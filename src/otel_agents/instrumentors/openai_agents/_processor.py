@@ -86,9 +86,11 @@ class HandoffRec:
 
 
 class TraceRec:
-    """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents."""
+    """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents. ``resumed_by``:
+    the SDK span of a resumed run whose end ends it (:meth:`OtelAgentsProcessor._resumed`)."""
 
-    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error", "cancel_after_turn")
+    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error", "cancel_after_turn",
+                 "resumed_by")
 
     def __init__(self, root: SemanticSpan):
         self.root = root
@@ -100,15 +102,18 @@ class TraceRec:
         self.input: Any = None
         self.output: Any = None
         self.error: BaseException | None = None  # the failure of a top-level agent: the run's
+        self.resumed_by: Any = None
 
 
 class SpanRec:
     """One SDK span: our span for it (``None`` when transparent), the agent it runs in, our context.
     ``adopted``: the span is a model request's (:mod:`._models`), which the request ends, not the SDK span.
     ``awaits_approval``: a function span whose tool waits for a human's approval
-    (:meth:`OtelAgentsProcessor.note_approval_step`)."""
+    (:meth:`OtelAgentsProcessor.note_awaits_approval`); ``rejection``: what the model is told instead of the result
+    of a call a human rejected (:meth:`OtelAgentsProcessor.note_rejection`)."""
 
-    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error", "adopted", "awaits_approval")
+    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error", "adopted", "awaits_approval",
+                 "rejection")
 
     def __init__(self, sem: SemanticSpan | None, agent: AgentRec | None, trace_rec: TraceRec | None, kind: str):
         self.sem = sem
@@ -120,6 +125,7 @@ class SpanRec:
         self.error: BaseException | None = None
         self.adopted = False
         self.awaits_approval = False
+        self.rejection: Any = None
 
 
 def _unwinding() -> BaseException | None:
@@ -351,16 +357,35 @@ class OtelAgentsProcessor(TracingProcessor):
         if rec is not None:
             rec.cancel_after_turn = True
 
-    def note_approval_step(self, span: Any, result: Any) -> None:
-        """What the SDK's approval step returned for the tool call of its function span ``span`` (``None``: the
-        SDK's current span), see :mod:`._wiring`: a pending approval (:func:`_awaits_approval`) means the tool was
-        not run and the run returns with ``interruptions``; its tool span and its agent's are marked paused as
-        the tool span ends. Anything else (run it, or rejected) changes nothing."""
-        if not _awaits_approval(result):
-            return
+    def note_awaits_approval(self, span: Any) -> None:
+        """The SDK, inside its span ``span`` (``None``: its current span), stopped a tool call to wait for a human's
+        approval (see :mod:`._wiring`): the tool has not run and the run returns with ``interruptions``. A
+        function span (function, shell, apply_patch tools) is marked paused with its agent as it ends; elsewhere
+        (a hosted MCP tool's approval request, which the model's server would run: no tool span) the agent is."""
         rec = self._rec(getattr(span if span is not None else get_current_span(), "span_id", None))
         if rec is not None and rec.kind == "function":
             rec.awaits_approval = True
+        elif rec is not None and rec.agent is not None:
+            rec.agent.sem.mark_paused()
+
+    def note_rejection(self, tool: str | None, call_id: str | None, message: Any, content: bool) -> None:
+        """A human rejected the call ``call_id`` of tool ``tool``: the SDK gives the model ``message`` as its output
+        (see :mod:`._wiring`), written only where ``content`` (the run's ``trace_include_sensitive_data``). Inside
+        the SDK's function span for the call (a rejection decided as the tool was to run) that span's result; else
+        (a run resumed with the call rejected: the SDK opens no span) a tool span of its own, ended at once, under
+        the agent, or the run where the SDK decides before the agent's span opens (0.20), as it runs an approved
+        call there."""
+        rec = self._rec(getattr(get_current_span(), "span_id", None))
+        if rec is not None and rec.kind == "function":
+            rec.rejection = message if content else None
+            return
+        parent = rec.agent.sem if rec is not None and rec.agent is not None else getattr(rec, "sem", None)
+        if parent is not None:
+            sem = self.telemetry.start_span(Kind.TOOL, tool, parent=parent)
+            sem.set_tool(tool, call_id=call_id, tool_type="function")
+            if content:
+                sem.set_tool_result(message)
+            sem.end()
 
     def note_final_output(self, span: Any, output: Any) -> None:
         """A final output the agent's ``tool_use_behavior`` made from its tool results (the model is not asked
@@ -375,6 +400,8 @@ class OtelAgentsProcessor(TracingProcessor):
         data = span.span_data
         stype = getattr(data, "type", None)
         parent, agent, trace_rec = self._parent(span)
+        if trace_rec is None and getattr(span, "parent_id", None) is None:
+            parent, agent, trace_rec = self._resumed(span)
         if stype == "custom" and (getattr(data, "data", None) or {}).get("sdk_span_type") in _TRANSPARENT:
             stype = data.data["sdk_span_type"]
         if stype in _TRANSPARENT or stype == "handoff":  # a handoff's span opens at its end (target known)
@@ -426,6 +453,19 @@ class OtelAgentsProcessor(TracingProcessor):
         self.spans.put(span.span_id, sem, rec)
         self._attach(rec, sem)
 
+    def _resumed(self, span: Any) -> tuple[Any, AgentRec | None, TraceRec | None]:
+        """The first span of a run resumed from a ``RunState`` (a human's approval): the SDK carries on the first
+        run's trace (``ReattachedTrace``) and starts it again with no ``on_trace_start``, so the run has its own
+        workflow span, as every run does, ended with this span. Else (not the current trace): no trace."""
+        sdk_trace = get_current_trace()
+        if sdk_trace is None or getattr(sdk_trace, "trace_id", None) != getattr(span, "trace_id", None):
+            return None, None, None
+        self.on_trace_start(sdk_trace)
+        parent, agent, trace_rec = self._parent(span)
+        if trace_rec is not None:
+            trace_rec.resumed_by = span.span_id
+        return parent, agent, trace_rec
+
     def _alias(self, span_id: str, rec: SpanRec) -> None:
         with self._lock:
             self._aliases[span_id] = rec
@@ -440,6 +480,8 @@ class OtelAgentsProcessor(TracingProcessor):
         if alias is not None:
             if alias.kind == "handoff":
                 self._handoff(span, alias, exc)
+            elif alias.trace is not None and alias.trace.resumed_by == span.span_id:
+                self._end_trace(span.trace_id, exc)
             return
         sem, rec = self.spans.pop_with_extra(span.span_id)
         if rec is None:
@@ -657,18 +699,18 @@ class OtelAgentsProcessor(TracingProcessor):
         sem.set_tool(name, call_id=call_id, tool_type="function",
                      arguments=arguments if arguments is not None else called_with)
         output = getattr(data, "output", None)
-        if rec.awaits_approval or _awaits_approval(output):  # a needs_approval tool not run: the run waits (paused)
+        if rec.awaits_approval or awaits_approval(output):  # a needs_approval tool not run: the run waits (paused)
             sem.mark_paused()
             if rec.agent is not None:
                 rec.agent.sem.mark_paused()
-        elif output is not None:
-            sem.set_tool_result(output)
+        else:  # a rejected call: what the model is told (0.20 records the SDK's result object)
+            sem.set_tool_result(rec.rejection if rec.rejection is not None else output)
         mcp = getattr(data, "mcp_data", None)
         if isinstance(mcp, dict) and mcp:
             sem.set_attributes({"mcp.method.name": "tools/call", "mcp.server": mcp.get("server")})
 
 
-def _awaits_approval(result: Any) -> bool:
+def awaits_approval(result: Any) -> bool:
     """Whether ``result`` is the SDK's own ``FunctionToolResult`` for a tool call waiting for a human's approval
     (``needs_approval``: its ``run_item`` a ``ToolApprovalItem``, its ``output`` None): the tool has not run, and
     the run returns with ``interruptions``. What the SDK's approval step returns (see :mod:`._wiring`), and what

@@ -17,12 +17,22 @@
 * ``agents.run_internal.turn_resolution.check_for_final_output_from_tools`` (private; where the SDK applies an
   agent's ``tool_use_behavior``): a final output made from tool results, without asking the model again, is
   the agent's output. Missing in a future release: such a run's agent span has no output.
-* ``agents.run_internal.tool_execution._FunctionToolBatchExecutor._maybe_execute_tool_approval`` (private; where
-  the SDK decides, inside a function tool's span, whether the call waits for a human's approval): what it returns
-  for a pending approval (a ``FunctionToolResult`` whose ``run_item`` is a ``ToolApprovalItem``) marks that span
-  paused. The SDK's span does not say it in every release (0.24 records ``None``, as for a tool that returned
-  ``None``; 0.20 records that result, only with ``trace_include_sensitive_data``). Missing in a future release:
-  one warning, and a pending approval is marked only where the span's output says it.
+* Where the SDK decides on a human's approval of a tool call (private names, each optional: missing in a future
+  release, one warning, and what it tells is lost):
+
+  - ``agents.run_internal.tool_execution._FunctionToolBatchExecutor._maybe_execute_tool_approval`` (a function
+    tool, inside its span) and ``agents.run_internal.tool_actions.resolve_approval_status`` (shell, apply_patch
+    and custom tools, inside their span): a call left pending (a ``FunctionToolResult`` whose ``run_item`` is a
+    ``ToolApprovalItem``; a status ``None``) marks that span and its agent paused. The SDK's span does not say it
+    (0.24 records a function tool's ``None``, as for a tool that returned ``None``; 0.20 its result object, only
+    with ``trace_include_sensitive_data``; the other kinds nothing): without this hook a pending function tool is
+    marked only where the span's output says it.
+  - ``collect_manual_mcp_approvals`` (as ``agents.run_internal.tool_planning`` and ``.tool_execution`` call it): a
+    hosted MCP tool's ``mcp_approval_request`` left pending marks the agent paused (the model's server runs that
+    tool: no span).
+  - ``resolve_approval_rejection_message`` (as ``agents.run_internal.tool_actions``, ``.tool_execution`` and
+    ``.turn_resolution`` call it): the output the model is given for a rejected call is its tool span's result;
+    a run resumed with a call rejected gets a tool span for it (the SDK opens none there).
 * ``agents.Model.get_response``/``stream_response``, on every subclass now and later: one model span
   per request, whoever wrote the model class (:mod:`._models`).
 * ``RunResultStreaming.cancel`` (public): ``mode="after_turn"`` lets the turn in flight finish and ends the
@@ -33,10 +43,12 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from ..._spans import Telemetry, guard
 from .._patch import Patch
@@ -81,9 +93,10 @@ class Installation:
         from agents.tracing import add_trace_processor, get_trace_provider
         from agents.tracing.provider import DefaultTraceProvider, SynchronousMultiTracingProcessor
 
-        from ._processor import OtelAgentsProcessor  # imports the SDK
+        from ._processor import OtelAgentsProcessor, awaits_approval  # imports the SDK
 
         self.processor = OtelAgentsProcessor(telemetry)
+        self._awaits_approval = awaits_approval
         self._patched: list[Patch] = []
         self._warned_disabled = False
         self._wrap(SynchronousMultiTracingProcessor, "set_processors", self._keep_ours)
@@ -100,10 +113,18 @@ class Installation:
             from agents.run_internal import turn_resolution
 
             self._wrap(turn_resolution, "check_for_final_output_from_tools", self._final_output_from_tools)
-        with guard("openai_agents.approval_hook"):  # optional: a tool waiting for approval is marked paused
-            from agents.run_internal.tool_execution import _FunctionToolBatchExecutor
-
-            self._wrap(_FunctionToolBatchExecutor, "_maybe_execute_tool_approval", self._approval)
+        hooks = (("tool_execution", "_FunctionToolBatchExecutor", "_maybe_execute_tool_approval", self._pending_call),
+                 ("tool_actions", None, "resolve_approval_status", self._pending_status),
+                 ("tool_planning", None, "collect_manual_mcp_approvals", self._pending_mcp),
+                 ("tool_execution", None, "collect_manual_mcp_approvals", self._pending_mcp),
+                 *(((module, None, "resolve_approval_rejection_message", self._rejected)
+                    for module in ("tool_actions", "turn_resolution", "tool_execution"))))
+        # Optional, each (see the module docstring). A name is wrapped where it is called: in the modules that import
+        # it before the module that defines it, so none imports our wrapper to have it wrapped again.
+        for module, owner, name, note in hooks:
+            with guard("openai_agents.approval_hook"):
+                target = importlib.import_module(f"agents.run_internal.{module}")
+                self._wrap(getattr(target, owner) if owner else target, name, self._after(note))
         with guard("openai_agents.cancel_hook"):  # optional: the stop reason of a run cancelled after_turn
             from agents.result import RunResultStreaming
 
@@ -167,17 +188,44 @@ class Installation:
                 self.processor.note_final_output(get_current_span(), result.final_output)
         return result
 
-    def _approval(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        if not self.processor.active:
-            return wrapped(*args, **kwargs)
-        return self._approval_of(wrapped, args, kwargs)
+    def _after(self, note: Callable[[Any, dict], None]) -> Callable[..., Any]:
+        """A wrapper of an SDK function (a coroutine function's result awaited) that hands its result and keyword
+        arguments to ``note`` (in a guard) while the processor is active."""
 
-    async def _approval_of(self, wrapped: Any, args: Any, kwargs: Any) -> Any:
-        result = await wrapped(*args, **kwargs)
-        if self.processor.active:
+        async def noted(result: Any, kwargs: dict) -> Any:
+            result = await result
+            if self.processor.active:
+                with guard("openai_agents.approval"):
+                    note(result, kwargs)
+            return result
+
+        def wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+            if not self.processor.active:
+                return wrapped(*args, **kwargs)
+            result = wrapped(*args, **kwargs)
+            if inspect.isawaitable(result):
+                return noted(result, kwargs)
             with guard("openai_agents.approval"):
-                self.processor.note_approval_step(kwargs.get("span_fn"), result)
-        return result
+                note(result, kwargs)
+            return result
+
+        return wrapper
+
+    def _pending_call(self, result: Any, kwargs: dict) -> None:
+        if self._awaits_approval(result):
+            self.processor.note_awaits_approval(kwargs.get("span_fn"))
+
+    def _pending_status(self, result: Any, kwargs: dict) -> None:
+        if result[0] is None:  # (status, ToolApprovalItem): None = neither approved nor rejected yet
+            self.processor.note_awaits_approval(None)
+
+    def _pending_mcp(self, result: Any, kwargs: dict) -> None:
+        if result[1]:  # (approval responses, pending ToolApprovalItems)
+            self.processor.note_awaits_approval(None)
+
+    def _rejected(self, result: Any, kwargs: dict) -> None:
+        content = getattr(kwargs.get("run_config"), "trace_include_sensitive_data", False) is True
+        self.processor.note_rejection(kwargs.get("tool_name"), kwargs.get("call_id"), result, content)
 
     def _on_cancel(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         mode = kwargs.get("mode", args[0] if args else "immediate")
