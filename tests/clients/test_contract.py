@@ -216,19 +216,19 @@ class _ClientContract(ContractSuite):
         and tool spans stay: they are the user's), and a wrapper added after ours keeps working."""
         import wrapt
 
+        owner, attr = scenario.foreign_patch_target()
+        original = owner.__dict__[attr]  # put back at the end: no proxy of ours left under the foreign one
         inst = scenario.instrumentor_cls()
         inst.instrument(tracer_provider=provider)
         inst.instrument(tracer_provider=provider)
         scenario.run()
         assert [s.semantic_kind for s in exporter.semantic()].count("model") == 2
-        owner, attr = scenario.foreign_patch_target()
         calls: list[int] = []
 
         def foreign(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
             calls.append(1)
             return wrapped(*args, **kwargs)
 
-        original = owner.__dict__[attr]
         wrapt.wrap_function_wrapper(owner, attr, foreign)
         try:
             inst.uninstrument()

@@ -65,6 +65,7 @@ def _raise_from_tool(error: BaseException) -> None:
 
 
 
+_ABSENT = object()
 _CALLABLE = (types.FunctionType, types.BuiltinFunctionType, type, staticmethod, classmethod, property,
              wrapt.ObjectProxy)
 
@@ -463,6 +464,8 @@ class ContractSuite:
     # -- X-4 ----------------------------------------------------------------------
     def test_x4_uninstrument_only_ours(self, scenario: Scenario, provider: Any, exporter: SnapshotExporter) -> None:
         """X-4: instrument twice = once; uninstrument stops our spans and keeps a later wrapper working."""
+        owner, attr = scenario.foreign_patch_target()
+        pristine = getattr(owner, "__dict__", {}).get(attr, _ABSENT)  # put back at the end: no proxy of ours left
         inst = scenario.instrumentor_cls()
         inst.instrument(tracer_provider=provider)
         inst.instrument(tracer_provider=provider)
@@ -475,14 +478,12 @@ class ContractSuite:
         scenario.run()
         assert {k: [s.name for s in exporter.semantic()].count(k) for k in counts} == counts
 
-        owner, attr = scenario.foreign_patch_target()
         calls: list[int] = []
 
         def foreign(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
             calls.append(1)
             return wrapped(*args, **kwargs)
 
-        original = owner.__dict__[attr] if attr in getattr(owner, "__dict__", {}) else getattr(owner, attr)
         wrapt.wrap_function_wrapper(owner, attr, foreign)
         try:
             inst.uninstrument()
@@ -490,8 +491,11 @@ class ContractSuite:
             scenario.run()
             assert exporter.semantic() == [], "spans after uninstrument()"
             assert calls, "the other instrumentation's wrapper stopped working"
-        finally:
-            setattr(owner, attr, original)
+        finally:  # the attribute as it was before instrument(), not our (now inert) proxy under the foreign one
+            if pristine is _ABSENT:
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, pristine)
 
     def test_x4_uninstrument_puts_back_every_original(self, scenario: Scenario, provider: Any) -> None:
         """X-4: after ``uninstrument()`` every function, class and descriptor of every module loaded before
