@@ -358,6 +358,56 @@ def test_cancel_requested_by_the_caller_is_canceled_not_an_error(instrument, exp
     assert served.attributes["a2a.task.state"] == "TASK_STATE_CANCELED"
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
+def test_a_call_whose_task_the_caller_cancels_is_canceled_not_an_error(instrument, exporter, provider, remote,
+                                                                      client_file, streaming) -> None:
+    """The caller sends a message and, while the remote agent works, cancels its task (``CancelTask``): the call
+    ends at ``TASK_STATE_CANCELED`` on both sides, and neither the call's span nor the server's is an error,
+    nor is the envelope failed (the caller asked for it)."""
+    from a2a.types import CancelTaskRequest, SendMessageRequest
+
+    instrument()
+
+    async def go() -> Any:
+        client = await client_for(remote.url, streaming=streaming)
+        canceller = await client_for(remote.url)
+        try:
+            task_ids: list[str] = []
+
+            async def cancel_once_working() -> None:
+                while not task_ids:
+                    await asyncio.sleep(0.05)
+                await canceller.cancel_task(CancelTaskRequest(id=task_ids[0]))
+
+            async def watch_the_task() -> None:
+                from a2a.types import ListTasksRequest
+
+                while not task_ids:
+                    listed = await canceller.list_tasks(ListTasksRequest())
+                    task_ids.extend(t.id for t in listed.tasks if t.status.state == 2)  # TASK_STATE_WORKING
+                    await asyncio.sleep(0.05)
+
+            helper = asyncio.ensure_future(asyncio.gather(watch_the_task(), cancel_once_working()))
+            events = [e async for e in client.send_message(SendMessageRequest(message=message("slow: A100?")))]
+            await helper
+            return events
+        finally:
+            await client.close()
+            await canceller.close()
+
+    run_as_support(provider, go)
+    call = client_call(exporter)
+    assert call.attributes["a2a.task.state"] == "TASK_STATE_CANCELED", call.attributes
+    assert call.status is not StatusCode.ERROR and "error.type" not in call.attributes
+    served, = [s for s in server_call(remote, call) if s.name == "invoke_agent Orders Agent"]
+    assert served.parent_id == call.span_id and served.attributes["a2a.task.state"] == "TASK_STATE_CANCELED"
+    assert served.status is not StatusCode.ERROR and "error.type" not in served.attributes
+    spans = list(read_otlp_json(client_file)) + [s for s in read_otlp_json(remote.spans_file)
+                                                 if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(spans))
+    assert envelope["status"] != "failed", envelope["evaluation_context"]
+
+
 def test_uninstrument_restores_the_sdk(instrument) -> None:
     import a2a.utils.telemetry as sdk_telemetry
     from a2a.client.base_client import BaseClient

@@ -49,8 +49,8 @@ fold and the backends see the remote agent as a delegation of the caller, not as
 * Task states → status, on both sides: ``TASK_STATE_COMPLETED`` → unset (OK with
   ``OTEL_AGENTS_STATUS_OK``); ``TASK_STATE_FAILED`` / ``TASK_STATE_REJECTED`` / ``TASK_STATE_CANCELED``
   → ERROR with ``error.type`` ``task_failed`` / ``task_rejected`` / ``task_canceled`` and the status
-  message as description (content on) — a cancel the caller asked for (``CancelTask``) is not an
-  error; ``TASK_STATE_INPUT_REQUIRED`` / ``TASK_STATE_AUTH_REQUIRED`` → ``otel_agents.run.paused``
+  message as description (content on) — a cancel asked for (a ``CancelTask`` of the task sent or
+  served in this process, the latest 1,024 tasks) is not an error, on the call that ends canceled; ``TASK_STATE_INPUT_REQUIRED`` / ``TASK_STATE_AUTH_REQUIRED`` → ``otel_agents.run.paused``
   (the ECP envelope's ``status: "paused"``); a task returned still working (``return_immediately``)
   keeps ``a2a.task.state`` and no status. A protocol error (JSON-RPC error response, or the gRPC/REST
   status a2a-sdk maps to the same error class) → ERROR with ``error.type`` and
@@ -142,9 +142,11 @@ Limits
 ------
 * A request handler of your own (a ``RequestHandler`` subclass that is neither of the two above) is
   not traced; nor are requests a 0.3-era client sends without context.
-* ``CancelTask`` of a running task and ``auth-required`` are tested on JSON-RPC; a cancel while the
-  caller's own stream of that task is open follows the same state mapping without a test of its own; only
-  the JSON-RPC/REST/gRPC error of a missing task is tested among the protocol errors.
+* ``CancelTask`` of a running task (with the caller's unary call or stream of that task still open)
+  and ``auth-required`` are tested on JSON-RPC; only the JSON-RPC/REST/gRPC error of a missing task is
+  tested among the protocol errors.
+* A cancel served by another replica of the server is not known here: a stream of that task that this
+  replica serves ends ``task_canceled`` (ERROR).
 * Push notifications are parented on the task's latest request in this process (bounded: the
   latest 1,024 tasks); a notification sent by another replica of the server starts no span here.
 """

@@ -174,6 +174,7 @@ class ServerSide:
             span = self.telemetry.start_plain_span(method, span_kind=SpanKind.SERVER, parent=parent,
                                                    attributes={**run_attrs, **attrs})
             if method == "CancelTask":
+                P.CANCEL_REQUESTS.add(task_id)  # the task's streams and calls ending canceled: asked for
                 with guard("a2a.server.executor"):
                     self._patch_executor(getattr(handler, "agent_executor", None))
         ctx = trace.set_span_in_context(span.span, parent)
