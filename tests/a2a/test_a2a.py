@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+import uuid
 from importlib.metadata import version
 from typing import Any
 
@@ -371,6 +372,7 @@ def test_a_call_whose_task_the_caller_cancels_is_canceled_not_an_error(instrumen
     async def go() -> Any:
         client = await client_for(remote.url, streaming=streaming)
         canceller = await client_for(remote.url)
+        conversation = uuid.uuid4().hex  # (the server is shared: other tests' tasks may be working too)
         try:
             task_ids: list[str] = []
 
@@ -384,11 +386,13 @@ def test_a_call_whose_task_the_caller_cancels_is_canceled_not_an_error(instrumen
 
                 while not task_ids:
                     listed = await canceller.list_tasks(ListTasksRequest())
-                    task_ids.extend(t.id for t in listed.tasks if t.status.state == 2)  # TASK_STATE_WORKING
+                    task_ids.extend(t.id for t in listed.tasks  # this call's task, once TASK_STATE_WORKING
+                                    if t.context_id == conversation and t.status.state == 2)
                     await asyncio.sleep(0.05)
 
             helper = asyncio.ensure_future(asyncio.gather(watch_the_task(), cancel_once_working()))
-            events = [e async for e in client.send_message(SendMessageRequest(message=message("slow: A100?")))]
+            request = SendMessageRequest(message=message("slow: A100?", context_id=conversation))
+            events = [e async for e in client.send_message(request)]
             await helper
             return events
         finally:
