@@ -412,6 +412,34 @@ def test_a_call_whose_task_the_caller_cancels_is_canceled_not_an_error(instrumen
     assert envelope["status"] != "failed", envelope["evaluation_context"]
 
 
+def test_a_chain_of_three_agent_services_is_one_trace_and_one_run(instrument, exporter, provider, remote,
+                                                                   remote_agents, client_file) -> None:
+    """The caller asks the Front Desk agent (a process), whose executor asks the Orders Agent (another process)
+    over A2A: one trace, each call's server span under its client span, the Front Desk's call of the Orders
+    Agent under the Front Desk's run; folded, one envelope with the delegations nested as they happened."""
+    front = remote_agents(env={"A2A_TEST_CARD_NAME": "Front Desk"})
+    instrument()
+    events = run_as_support(provider, lambda: ask(front.url, f"relay {remote.url} Where is my order A100?"))
+    assert "A100" in events[-1].task.artifacts[0].parts[0].text
+    call = client_call(exporter)
+    desk = front.spans_of(call.trace_id, where=lambda s: s.name == "invoke_agent Orders Agent", count=2)
+    orders = remote.spans_of(call.trace_id, where=lambda s: s.name == "invoke_agent orders_worker")
+    served, = [s for s in desk if s.name == "invoke_agent Front Desk"]
+    onward, = [s for s in desk if s.name == "invoke_agent Orders Agent"]
+    answered, = [s for s in orders if s.name == "invoke_agent Orders Agent"]
+    assert (served.parent_id, onward.parent_id, answered.parent_id) == (call.span_id, served.span_id, onward.span_id)
+    spans = list(read_otlp_json(client_file)) + [s for agent in (front, remote) for s in read_otlp_json(agent.spans_file)
+                                                 if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(spans))
+    lines = envelope["evaluation_context"].splitlines()
+    assert lines[:6] == ["agent support", "  agent Front Desk delegated_by=support", "    span executor.body",
+                         "    agent Orders Agent delegated_by=Front Desk", "      span executor.body",
+                         "      agent orders_worker delegated_by=Orders Agent"], lines
+    assert [(c["name"], c["agent"], c.get("remote_agent")) for c in envelope["tool_calls"]] == \
+        [("lookup_order", "orders_worker", "Orders Agent")]
+    assert "incomplete" not in envelope and envelope["status"] == "done"
+
+
 def test_uninstrument_restores_the_sdk(instrument) -> None:
     import a2a.utils.telemetry as sdk_telemetry
     from a2a.client.base_client import BaseClient
