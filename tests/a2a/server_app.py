@@ -45,7 +45,8 @@ def card(http_port: int | str, grpc_port: int | None = None):
                                  protocol_version="1.0")]
     if grpc_port:
         interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"))
-    return AgentCard(name=os.environ.get("A2A_TEST_CARD_NAME", "Orders Agent"), description="Knows every order (secret description)", version="2.1.0",
+    return AgentCard(name=os.environ.get("A2A_TEST_CARD_NAME", "Orders Agent"),
+                     description="Knows every order (secret description)", version="2.1.0",
                      supported_interfaces=interfaces,
                      capabilities=AgentCapabilities(streaming=True, push_notifications=True),
                      default_input_modes=["text/plain"], default_output_modes=["text/plain"],

@@ -428,7 +428,8 @@ def test_a_chain_of_three_agent_services_is_one_trace_and_one_run(instrument, ex
     onward, = [s for s in desk if s.name == "invoke_agent Orders Agent"]
     answered, = [s for s in orders if s.name == "invoke_agent Orders Agent"]
     assert (served.parent_id, onward.parent_id, answered.parent_id) == (call.span_id, served.span_id, onward.span_id)
-    spans = list(read_otlp_json(client_file)) + [s for agent in (front, remote) for s in read_otlp_json(agent.spans_file)
+    spans = list(read_otlp_json(client_file)) + [s for agent in (front, remote)
+                                                 for s in read_otlp_json(agent.spans_file)
                                                  if s.context.trace_id == call.trace_id]
     envelope, = check(fold(spans))
     lines = envelope["evaluation_context"].splitlines()

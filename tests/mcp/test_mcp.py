@@ -132,7 +132,8 @@ async def test_a_tool_served_by_calling_another_servers_tool_is_two_calls(instru
     assert (served.parent_id, onward.parent_id, inner.parent_id) == (outer.span_id, served.span_id, onward.span_id)
     assert len({outer.trace_id, served.trace_id, onward.trace_id, inner.trace_id}) == 1
     envelope, = merged_fold(client_file, spans_file, behind)
-    assert [(c["name"], c["status"]) for c in envelope["tool_calls"]] == [("relay_lookup", "ok"), ("lookup_order", "ok")]
+    assert [(c["name"], c["status"]) for c in envelope["tool_calls"]] == [("relay_lookup", "ok"),
+                                                                          ("lookup_order", "ok")]
     tools = [line for line in envelope["evaluation_context"].splitlines() if line.lstrip().startswith("tool ")]
     assert [(len(line) - len(line.lstrip()), line.split()[1]) for line in tools] == [(0, "relay_lookup"),
                                                                                      (2, "lookup_order")], tools
