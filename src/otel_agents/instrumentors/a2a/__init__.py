@@ -50,7 +50,8 @@ fold and the backends see the remote agent as a delegation of the caller, not as
   ``OTEL_AGENTS_STATUS_OK``); ``TASK_STATE_FAILED`` / ``TASK_STATE_REJECTED`` / ``TASK_STATE_CANCELED``
   → ERROR with ``error.type`` ``task_failed`` / ``task_rejected`` / ``task_canceled`` and the status
   message as description (content on) — a cancel asked for (a ``CancelTask`` of the task sent or
-  served in this process, the latest 1,024 tasks) is not an error, on the call that ends canceled;
+  served in this process, the latest 1,024 tasks) is control flow (``otel_agents.control_flow`` =
+  ``cancelled``), not an error, on the call that ends canceled;
   ``TASK_STATE_INPUT_REQUIRED`` / ``TASK_STATE_AUTH_REQUIRED`` → ``otel_agents.run.paused``
   (the ECP envelope's ``status: "paused"``); a task returned still working (``return_immediately``)
   keeps ``a2a.task.state`` and no status. A protocol error (JSON-RPC error response, or the gRPC/REST

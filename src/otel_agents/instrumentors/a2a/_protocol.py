@@ -222,15 +222,17 @@ class Outcome:
     def apply(self, span: SemanticSpan) -> None:
         """Record the outcome on ``span``: ids, ``a2a.task.state``, the output (content), and the status:
         failed/rejected/canceled → ERROR with ``error.type`` (a cancel someone asked for with ``CancelTask``,
-        :data:`CANCEL_REQUESTS`, is not an error), input-required/auth-required → paused
-        (``otel_agents.run.paused``)."""
+        :data:`CANCEL_REQUESTS`, is control flow: ``otel_agents.control_flow`` = ``cancelled``, not an error),
+        input-required/auth-required → paused (``otel_agents.run.paused``)."""
         span.set_attributes({A.A2A_TASK_ID: self.task_id, A.A2A_TASK_STATE: self.state,
                              A.GEN_AI_CONVERSATION_ID: self.context_id})
         output = self.output() if span.records_content else None  # content: not assembled to be dropped
         if output is not None:
             span.set_output(output)
         failure = _FAILURES.get(self.state or "")
-        if failure is not None and not (self.state == CANCELED and self.task_id in CANCEL_REQUESTS):
+        if self.state == CANCELED and self.task_id in CANCEL_REQUESTS:
+            span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")  # stopped as asked: not a failure, nor done
+        elif failure is not None:
             text = self.status_text
             span.set_error(failure, text if isinstance(text, str) else None)
         elif self.state in INTERRUPTED:
