@@ -12,6 +12,7 @@ with an artifact; by the text:
 * ``login …`` → ``TASK_STATE_AUTH_REQUIRED`` ("Sign in first");
 * ``late …`` → runs the agent, then works for a minute before answering;
 * ``slow …`` → works for a minute (until a ``CancelTask`` ends it ``TASK_STATE_CANCELED``);
+* ``wait PATH`` → works until the file ``PATH`` exists, then completes;
 * ``relay URL TEXT`` → asks the A2A agent at ``URL`` ``TEXT`` (a2a-sdk's client, JSON-RPC) and answers
   with that agent's answer (a chain of agent services);
 * anything else → the agent's answer as an artifact, ``TASK_STATE_COMPLETED``.
@@ -100,6 +101,12 @@ def executor(tracer: trace.Tracer):
                 raise RuntimeError("orders db connection refused")
             if text.startswith("reject"):
                 await updater.reject(new_text_message("not my job", role=Role.ROLE_AGENT))
+                return
+            if text.startswith("wait "):
+                while not os.path.exists(text.split(" ", 1)[1]):
+                    await asyncio.sleep(0.05)
+                await updater.add_artifact([new_text_part("done")], name="answer")
+                await updater.complete()
                 return
             if text.startswith("relay "):
                 _, url, asked = text.split(" ", 2)

@@ -487,6 +487,51 @@ def test_push_notification_carries_the_task_context(instrument, exporter, provid
     assert "effect http POST 127.0.0.1 /hook status=200" in envelope["evaluation_context"]
 
 
+def test_a_push_after_another_trace_read_the_task_stays_in_the_tasks_trace(instrument, exporter, provider, remote,
+                                                                           tmp_path) -> None:
+    """A task works on after its request returned (``return_immediately``); meanwhile another trace reads it (a
+    dashboard's ``GetTask``). The push notification of its completion is the task's run's effect: in the trace
+    of the request that runs it, not in the reader's (whose envelope it would join, and leave the run's)."""
+    from a2a.types import GetTaskRequest, SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig
+
+    instrument()
+    go = tmp_path / "go"
+
+    with webhook() as (url, received):
+        async def start() -> str:
+            client = await client_for(remote.url)
+            try:
+                configuration = SendMessageConfiguration(
+                    return_immediately=True,
+                    task_push_notification_config=TaskPushNotificationConfig(url=url, token="tok"))
+                request = SendMessageRequest(message=message(f"wait {go}"), configuration=configuration)
+                return [e async for e in client.send_message(request)][-1].task.id
+            finally:
+                await client.close()
+
+        task_id = run_as_support(provider, start)
+        call = client_call(exporter)
+
+        async def look() -> Any:
+            client = await client_for(remote.url)
+            try:
+                with Telemetry(provider, framework="manual").span("agent", "dashboard"):
+                    return await client.get_task(GetTaskRequest(id=task_id))
+            finally:
+                await client.close()
+
+        asyncio.run(look())
+        go.write_text("go", encoding="utf-8")
+        deadline = time.monotonic() + 30
+        while not any(b"TASK_STATE_COMPLETED" in body for body in received.bodies) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    done = [headers for (_, headers), body in zip(received, received.bodies) if b"TASK_STATE_COMPLETED" in body]
+    assert done, received.bodies
+    dashboard, = [s for s in exporter.spans if s.name == "invoke_agent dashboard"]
+    assert dashboard.trace_id != call.trace_id
+    assert {int(headers["traceparent"].split("-")[1], 16) for _, headers in received} == {call.trace_id}
+
+
 def _card_naming(url: str) -> Any:
     """The remote agent's card (``server_app.card``) with ``url`` as its one (JSON-RPC) interface."""
     from a2a.types import AgentInterface

@@ -59,8 +59,10 @@ fold and the backends see the remote agent as a delegation of the caller, not as
   ``rpc.response.status_code`` = its JSON-RPC code (``-32001`` task not found…).
 * Push notifications: each webhook POST of ``BasePushNotificationSender`` is a CLIENT span ``POST``
   (``http.request.method``, ``server.address``, ``url.path``, ``http.response.status_code``) under
-  the span of the task's latest request, and carries its context in the POST's headers: in the fold
-  it is an ``effect http POST host /path status=…`` line of the run.
+  the span of the task's latest request that acts on it (``SendMessage``, ``SendStreamingMessage``,
+  ``CancelTask``; not a read such as ``GetTask`` or ``SubscribeToTask``, which may come from another
+  trace), and carries its context in the POST's headers: in the fold it is an
+  ``effect http POST host /path status=…`` line of the run.
 
 Frameworks:
 
@@ -149,7 +151,7 @@ Limits
   tested among the protocol errors.
 * A cancel served by another replica of the server is not known here: a stream of that task that this
   replica serves ends ``task_canceled`` (ERROR).
-* Push notifications are parented on the task's latest request in this process (bounded: the
+* Push notifications are parented on the task's latest acting request in this process (bounded: the
   latest 1,024 tasks); a notification sent by another replica of the server starts no span here.
 """
 
