@@ -54,15 +54,21 @@ class RemoteAgent:
 
 @contextlib.contextmanager
 def webhook() -> Any:
-    """A loopback HTTP server recording the (path, headers) of each POST; yields ``(url, received)``."""
+    """A loopback HTTP server recording the (path, headers) of each POST; yields ``(url, received)``
+    (``received.bodies``: the POSTs' bodies, in the same order)."""
     import http.server
     import threading
 
-    received: list[tuple[str, dict[str, str]]] = []
+    class Received(list):
+        bodies: list[bytes]
+
+    received = Received()
+    received.bodies = []
 
     class Hook(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-            self.rfile.read(int(self.headers.get("content-length") or 0))
+            body = self.rfile.read(int(self.headers.get("content-length") or 0))
+            received.bodies.append(body)
             received.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
             self.send_response(200)
             self.end_headers()

@@ -12,6 +12,9 @@ with an artifact; by the text:
 * ``login …`` → ``TASK_STATE_AUTH_REQUIRED`` ("Sign in first");
 * ``late …`` → runs the agent, then works for a minute before answering;
 * ``slow …`` → works for a minute (until a ``CancelTask`` ends it ``TASK_STATE_CANCELED``);
+* ``wait PATH`` → works until the file ``PATH`` exists, then completes;
+* ``relay URL TEXT`` → asks the A2A agent at ``URL`` ``TEXT`` (a2a-sdk's client, JSON-RPC) and answers
+  with that agent's answer (a chain of agent services);
 * anything else → the agent's answer as an artifact, ``TASK_STATE_COMPLETED``.
 
 The executor body opens an application span ``executor.body`` carrying the ``user.id`` baggage
@@ -19,7 +22,8 @@ it received. ``python server_app.py HTTP_PORT [GRPC_PORT]``: JSON-RPC at ``/``, 
 ``/rest``, the card at ``/.well-known/agent-card.json``, gRPC on ``GRPC_PORT`` when given; push
 notifications to the webhook a request configures (in-memory config store); spans
 to the OTLP/JSON file ``A2A_TEST_SPANS``; instrumented unless ``A2A_TEST_INSTRUMENT=0``; its card names the
-port ``A2A_TEST_CARD_PORT`` (any text, a misconfigured one) instead of ``HTTP_PORT`` when that is set.
+port ``A2A_TEST_CARD_PORT`` (any text, a misconfigured one) instead of ``HTTP_PORT`` when that is set, and is
+named ``A2A_TEST_CARD_NAME`` (default ``Orders Agent``).
 """
 
 from __future__ import annotations
@@ -42,11 +46,30 @@ def card(http_port: int | str, grpc_port: int | None = None):
                                  protocol_version="1.0")]
     if grpc_port:
         interfaces.append(AgentInterface(url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"))
-    return AgentCard(name="Orders Agent", description="Knows every order (secret description)", version="2.1.0",
+    return AgentCard(name=os.environ.get("A2A_TEST_CARD_NAME", "Orders Agent"),
+                     description="Knows every order (secret description)", version="2.1.0",
                      supported_interfaces=interfaces,
                      capabilities=AgentCapabilities(streaming=True, push_notifications=True),
                      default_input_modes=["text/plain"], default_output_modes=["text/plain"],
                      skills=[AgentSkill(id="orders", name="orders", description="order status", tags=["orders"])])
+
+
+async def relay(url: str, text: str) -> str:
+    """The text of the answer of the A2A agent at ``url`` to ``text`` (its last artifact's parts)."""
+    import uuid
+
+    from a2a.client import ClientConfig, create_client
+    from a2a.types import Message, Part, Role, SendMessageRequest
+
+    client = await create_client(url, client_config=ClientConfig(streaming=False))
+    try:
+        request = SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex,
+                                                     parts=[Part(text=text)]))
+        events = [e async for e in client.send_message(request)]
+    finally:
+        await client.close()
+    task = events[-1].task
+    return "\n".join(p.text for a in task.artifacts for p in a.parts)
 
 
 def executor(tracer: trace.Tracer):
@@ -78,6 +101,18 @@ def executor(tracer: trace.Tracer):
                 raise RuntimeError("orders db connection refused")
             if text.startswith("reject"):
                 await updater.reject(new_text_message("not my job", role=Role.ROLE_AGENT))
+                return
+            if text.startswith("wait "):
+                while not os.path.exists(text.split(" ", 1)[1]):
+                    await asyncio.sleep(0.05)
+                await updater.add_artifact([new_text_part("done")], name="answer")
+                await updater.complete()
+                return
+            if text.startswith("relay "):
+                _, url, asked = text.split(" ", 2)
+                answer = await relay(url, asked)
+                await updater.add_artifact([new_text_part(answer)], name="answer")
+                await updater.complete()
                 return
             if text.startswith("slow"):
                 await asyncio.sleep(60)  # cancelled by CancelTask (the handler cancels the producer)

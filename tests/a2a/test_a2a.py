@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+import uuid
 from importlib.metadata import version
 from typing import Any
 
@@ -358,6 +359,91 @@ def test_cancel_requested_by_the_caller_is_canceled_not_an_error(instrument, exp
     assert served.attributes["a2a.task.state"] == "TASK_STATE_CANCELED"
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
+def test_a_call_whose_task_the_caller_cancels_is_canceled_not_an_error(instrument, exporter, provider, remote,
+                                                                      client_file, streaming) -> None:
+    """The caller sends a message and, while the remote agent works, cancels its task (``CancelTask``): the call
+    ends at ``TASK_STATE_CANCELED`` on both sides, and neither the call's span nor the server's is an error
+    (the caller asked for it): a cancellation (control flow), which the envelope reports as no failure."""
+    from a2a.types import CancelTaskRequest, SendMessageRequest
+
+    instrument()
+
+    async def go() -> Any:
+        client = await client_for(remote.url, streaming=streaming)
+        canceller = await client_for(remote.url)
+        conversation = uuid.uuid4().hex  # (the server is shared: other tests' tasks may be working too)
+        try:
+            task_ids: list[str] = []
+
+            async def cancel_once_working() -> None:
+                while not task_ids:
+                    await asyncio.sleep(0.05)
+                await canceller.cancel_task(CancelTaskRequest(id=task_ids[0]))
+
+            async def watch_the_task() -> None:
+                from a2a.types import ListTasksRequest
+
+                while not task_ids:
+                    listed = await canceller.list_tasks(ListTasksRequest())
+                    task_ids.extend(t.id for t in listed.tasks  # this call's task, once TASK_STATE_WORKING
+                                    if t.context_id == conversation and t.status.state == 2)
+                    await asyncio.sleep(0.05)
+
+            helper = asyncio.ensure_future(asyncio.gather(watch_the_task(), cancel_once_working()))
+            request = SendMessageRequest(message=message("slow: A100?", context_id=conversation))
+            events = [e async for e in client.send_message(request)]
+            await helper
+            return events
+        finally:
+            await client.close()
+            await canceller.close()
+
+    run_as_support(provider, go)
+    call = client_call(exporter)
+    assert call.attributes["a2a.task.state"] == "TASK_STATE_CANCELED", call.attributes
+    assert call.status is not StatusCode.ERROR and "error.type" not in call.attributes
+    served, = [s for s in server_call(remote, call) if s.name == "invoke_agent Orders Agent"]
+    assert served.parent_id == call.span_id and served.attributes["a2a.task.state"] == "TASK_STATE_CANCELED"
+    assert served.status is not StatusCode.ERROR and "error.type" not in served.attributes
+    assert call.attributes["otel_agents.control_flow"] == served.attributes["otel_agents.control_flow"] == "cancelled"
+    spans = list(read_otlp_json(client_file)) + [s for s in read_otlp_json(remote.spans_file)
+                                                 if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(spans))
+    lines = envelope["evaluation_context"].splitlines()
+    assert lines[:2] == ["agent support", "  agent Orders Agent delegated_by=support"], lines
+    assert not [line for line in lines if line.lstrip().startswith("error ")], lines  # before: task_canceled
+
+
+def test_a_chain_of_three_agent_services_is_one_trace_and_one_run(instrument, exporter, provider, remote,
+                                                                   remote_agents, client_file) -> None:
+    """The caller asks the Front Desk agent (a process), whose executor asks the Orders Agent (another process)
+    over A2A: one trace, each call's server span under its client span, the Front Desk's call of the Orders
+    Agent under the Front Desk's run; folded, one envelope with the delegations nested as they happened."""
+    front = remote_agents(env={"A2A_TEST_CARD_NAME": "Front Desk"})
+    instrument()
+    events = run_as_support(provider, lambda: ask(front.url, f"relay {remote.url} Where is my order A100?"))
+    assert "A100" in events[-1].task.artifacts[0].parts[0].text
+    call = client_call(exporter)
+    desk = front.spans_of(call.trace_id, where=lambda s: s.name == "invoke_agent Orders Agent", count=2)
+    orders = remote.spans_of(call.trace_id, where=lambda s: s.name == "invoke_agent orders_worker")
+    served, = [s for s in desk if s.name == "invoke_agent Front Desk"]
+    onward, = [s for s in desk if s.name == "invoke_agent Orders Agent"]
+    answered, = [s for s in orders if s.name == "invoke_agent Orders Agent"]
+    assert (served.parent_id, onward.parent_id, answered.parent_id) == (call.span_id, served.span_id, onward.span_id)
+    spans = list(read_otlp_json(client_file)) + [s for agent in (front, remote)
+                                                 for s in read_otlp_json(agent.spans_file)
+                                                 if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(spans))
+    lines = envelope["evaluation_context"].splitlines()
+    assert lines[:6] == ["agent support", "  agent Front Desk delegated_by=support", "    span executor.body",
+                         "    agent Orders Agent delegated_by=Front Desk", "      span executor.body",
+                         "      agent orders_worker delegated_by=Orders Agent"], lines
+    assert [(c["name"], c["agent"], c.get("remote_agent")) for c in envelope["tool_calls"]] == \
+        [("lookup_order", "orders_worker", "Orders Agent")]
+    assert "incomplete" not in envelope and envelope["status"] == "done"
+
+
 def test_uninstrument_restores_the_sdk(instrument) -> None:
     import a2a.utils.telemetry as sdk_telemetry
     from a2a.client.base_client import BaseClient
@@ -399,6 +485,51 @@ def test_push_notification_carries_the_task_context(instrument, exporter, provid
                                                   if s.context.trace_id == call.trace_id]
     envelope, = check(fold(merged))
     assert "effect http POST 127.0.0.1 /hook status=200" in envelope["evaluation_context"]
+
+
+def test_a_push_after_another_trace_read_the_task_stays_in_the_tasks_trace(instrument, exporter, provider, remote,
+                                                                           tmp_path) -> None:
+    """A task works on after its request returned (``return_immediately``); meanwhile another trace reads it (a
+    dashboard's ``GetTask``). The push notification of its completion is the task's run's effect: in the trace
+    of the request that runs it, not in the reader's (whose envelope it would join, and leave the run's)."""
+    from a2a.types import GetTaskRequest, SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig
+
+    instrument()
+    go = tmp_path / "go"
+
+    with webhook() as (url, received):
+        async def start() -> str:
+            client = await client_for(remote.url)
+            try:
+                configuration = SendMessageConfiguration(
+                    return_immediately=True,
+                    task_push_notification_config=TaskPushNotificationConfig(url=url, token="tok"))
+                request = SendMessageRequest(message=message(f"wait {go}"), configuration=configuration)
+                return [e async for e in client.send_message(request)][-1].task.id
+            finally:
+                await client.close()
+
+        task_id = run_as_support(provider, start)
+        call = client_call(exporter)
+
+        async def look() -> Any:
+            client = await client_for(remote.url)
+            try:
+                with Telemetry(provider, framework="manual").span("agent", "dashboard"):
+                    return await client.get_task(GetTaskRequest(id=task_id))
+            finally:
+                await client.close()
+
+        asyncio.run(look())
+        go.write_text("go", encoding="utf-8")
+        deadline = time.monotonic() + 30
+        while not any(b"TASK_STATE_COMPLETED" in body for body in received.bodies) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    done = [headers for (_, headers), body in zip(received, received.bodies) if b"TASK_STATE_COMPLETED" in body]
+    assert done, received.bodies
+    dashboard, = [s for s in exporter.spans if s.name == "invoke_agent dashboard"]
+    assert dashboard.trace_id != call.trace_id
+    assert {int(headers["traceparent"].split("-")[1], 16) for _, headers in received} == {call.trace_id}
 
 
 def _card_naming(url: str) -> Any:

@@ -45,3 +45,17 @@ def test_stdin_twice_and_output_among_inputs_are_refused(tmp_path) -> None:
     done = _fold("-", str(agent), "-o", str(agent))
     assert done.returncode == 2 and f"is the input file {agent}" in done.stderr
     assert _fold(str(agent), str(tmp_path / "missing.jsonl")).returncode == 2
+
+
+def test_output_dash_is_standard_output_as_for_collect_and_report(tmp_path) -> None:
+    """``-o -`` writes the envelopes to standard output (as ``ecp collect -o -`` and ``ecp report --json -`` do),
+    never to a file named ``-`` in the working directory."""
+    runs = new_runs(1)
+    agent = tmp_path / "agent.jsonl"
+    emit(tmp_path, "root", f"file:{agent}", runs)
+    done = subprocess.run([sys.executable, "-m", "otel_agents.cli", "fold", str(agent), "-o", "-"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    envelope, = check([json.loads(line) for line in done.stdout.splitlines()])
+    assert envelope["trace_id"] == runs[0]["trace_id"]
+    assert not (tmp_path / "-").exists()

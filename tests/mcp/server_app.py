@@ -3,7 +3,9 @@
 Tools: ``lookup_order`` (its body opens an application span ``db.query`` carrying the
 ``user.id`` baggage it received) and ``check_refund_policy`` (the customer-support example's),
 ``refund`` (raises: the SDK answers ``isError``), ``login``
-(a password argument, for redaction). A prompt ``greeting`` and a resource ``orders://{id}``.
+(a password argument, for redaction), ``relay_lookup`` (asks the MCP server at ``MCP_TEST_RELAY_URL``,
+Streamable HTTP, its ``lookup_order``: a chain of MCP servers). A prompt ``greeting`` and a resource
+``orders://{id}``.
 
 As a process: ``python server_app.py stdio`` or ``python server_app.py http PORT``; its spans
 go to the OTLP/JSON file named by ``MCP_TEST_SPANS`` (our ``OTLPJsonFileExporter``), and it is
@@ -61,6 +63,18 @@ def build(tracer: trace.Tracer, **settings: Any) -> Any:
     def login(user: str, password: str) -> str:
         """Log in."""
         return f"welcome {user}"
+
+    @server.tool()
+    async def relay_lookup(order_id: str) -> str:
+        """Look up an order by asking the orders server behind this one."""
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with streamable_http_client(os.environ["MCP_TEST_RELAY_URL"]) as streams:
+            async with ClientSession(*streams[:2]) as session:
+                await session.initialize()
+                result = await session.call_tool("lookup_order", {"order_id": order_id})
+        return result.content[0].text
 
     @server.prompt()
     def greeting(name: str) -> str:

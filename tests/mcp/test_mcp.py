@@ -110,6 +110,35 @@ async def test_mcp1_a_streamable_http_one_trace_and_session_id(instrument, expor
     assert served.attributes["network.transport"] == "tcp"
 
 
+async def test_a_tool_served_by_calling_another_servers_tool_is_two_calls(instrument, exporter, app_tracer,
+                                                                            spans_file, client_file,
+                                                                            tmp_path) -> None:
+    """A chain of MCP servers over Streamable HTTP (three processes): the front server's ``relay_lookup`` calls the
+    orders server's ``lookup_order``. One trace; each server's span under its client's; folded, both calls are in
+    ``tool_calls`` and on a ``tool`` line, the inner one nested under the outer (before, the front server's call
+    of ``lookup_order`` was taken for the serving side of ``relay_lookup``: the inner call was gone)."""
+    instrument()
+    behind = tmp_path / "behind-spans.jsonl"
+    with http_server(behind) as orders_url, http_server(spans_file, extra={"MCP_TEST_RELAY_URL": orders_url}) as url:
+        async with http_session(url) as session:
+            with app_tracer.start_as_current_span("app"):
+                result = await session.call_tool("relay_lookup", {"order_id": "A100"})
+    assert not is_error(result) and "wireless headphones" in result.content[0].text
+    outer, = tool_spans(exporter.spans)
+    front = tool_spans(server_spans(spans_file))
+    served, = [s for s in front if s.name == "execute_tool relay_lookup"]
+    onward, = [s for s in front if s.name == "execute_tool lookup_order"]
+    inner, = tool_spans(server_spans(behind))
+    assert (served.parent_id, onward.parent_id, inner.parent_id) == (outer.span_id, served.span_id, onward.span_id)
+    assert len({outer.trace_id, served.trace_id, onward.trace_id, inner.trace_id}) == 1
+    envelope, = merged_fold(client_file, spans_file, behind)
+    assert [(c["name"], c["status"]) for c in envelope["tool_calls"]] == [("relay_lookup", "ok"),
+                                                                          ("lookup_order", "ok")]
+    tools = [line for line in envelope["evaluation_context"].splitlines() if line.lstrip().startswith("tool ")]
+    assert [(len(line) - len(line.lstrip()), line.split()[1]) for line in tools] == [(0, "relay_lookup"),
+                                                                                     (2, "lookup_order")], tools
+
+
 async def test_mcp2_is_error_result_fails_the_tool_span_on_both_sides(instrument, exporter, spans_file,
                                                                       client_file) -> None:
     """MCP-2: ``refund`` raises on the server, the SDK answers ``isError``; ``call_tool`` returns,

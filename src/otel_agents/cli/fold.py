@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("traces", metavar="TRACES.jsonl", nargs="+",
                    help="OTLP/JSON lines (gzip-compressed too), one file or several folded together; '-' for "
                         "standard input")
-    p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl", help="write envelopes here (default: standard output)")
+    p.add_argument("-o", "--output", metavar="ENVELOPES.jsonl",
+                   help="write envelopes here (default, or -: standard output)")
     p.add_argument("--include-thoughts", action="store_true",
                    help="add models' reasoning to evaluation_context (off by default)")
     p.add_argument("--idle-spans", type=int, default=DEFAULT_IDLE_SPANS, metavar="N",
@@ -95,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if args.traces.count("-") > 1:
         print("otel-agents fold: '-' (standard input) can be given once", file=sys.stderr)
         return 2
+    if args.output == "-":  # standard output, as `ecp collect -o -` and `ecp report --json -` take it
+        args.output = None
     for path in args.traces:
         if args.output and path != "-" and same_file(path, args.output):
             print(f"otel-agents fold: -o {args.output} is the input file {path}: writing it would erase the traces",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Iterable
 
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind
 
 from ...semconv import attributes as A
 from . import _facts as F
@@ -850,18 +851,21 @@ class RunTree:
         """For the server's span of a call served by another process — an MCP server's
         ``tools/call`` tool span, an A2A server's ``SendMessage`` agent span — the client's span of
         the same call (its nearest semantic ancestor, of the same protocol and kind), else ``None``.
-        The call is the client's; the server's span only serves it (its children nest under the call)."""
+        The call is the client's; the server's span only serves it (its children nest under the call).
+        A CLIENT span is a call of its own, never the serving side of another (a remote agent that calls
+        another one over A2A, an MCP server's tool that calls another server's tool: a chain of services),
+        and a SERVER span serves no other server's span."""
         if span.protocol is None:  # the usual case: neither an MCP tool call nor an A2A agent call
             return None
         same = F.is_mcp_tool_call if F.is_mcp_tool_call(span) else F.is_a2a_agent_call if F.is_a2a_agent_call(span) \
             else None
-        if same is None:
+        if same is None or span.span_kind is SpanKind.CLIENT:
             return None
         seen = {span.span_id}
         cur = self.parent.get(span.span_id)
         while cur is not None and cur.span_id not in seen:
             if cur.semantic_kind is not None:
-                return cur if same(cur) else None
+                return cur if same(cur) and cur.span_kind is not SpanKind.SERVER else None
             seen.add(cur.span_id)
             cur = self.parent.get(cur.span_id)
         return None

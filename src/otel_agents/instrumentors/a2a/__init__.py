@@ -49,16 +49,20 @@ fold and the backends see the remote agent as a delegation of the caller, not as
 * Task states → status, on both sides: ``TASK_STATE_COMPLETED`` → unset (OK with
   ``OTEL_AGENTS_STATUS_OK``); ``TASK_STATE_FAILED`` / ``TASK_STATE_REJECTED`` / ``TASK_STATE_CANCELED``
   → ERROR with ``error.type`` ``task_failed`` / ``task_rejected`` / ``task_canceled`` and the status
-  message as description (content on) — a cancel the caller asked for (``CancelTask``) is not an
-  error; ``TASK_STATE_INPUT_REQUIRED`` / ``TASK_STATE_AUTH_REQUIRED`` → ``otel_agents.run.paused``
+  message as description (content on) — a cancel asked for (a ``CancelTask`` of the task sent or
+  served in this process, the latest 1,024 tasks) is control flow (``otel_agents.control_flow`` =
+  ``cancelled``), not an error, on the call that ends canceled;
+  ``TASK_STATE_INPUT_REQUIRED`` / ``TASK_STATE_AUTH_REQUIRED`` → ``otel_agents.run.paused``
   (the ECP envelope's ``status: "paused"``); a task returned still working (``return_immediately``)
   keeps ``a2a.task.state`` and no status. A protocol error (JSON-RPC error response, or the gRPC/REST
   status a2a-sdk maps to the same error class) → ERROR with ``error.type`` and
   ``rpc.response.status_code`` = its JSON-RPC code (``-32001`` task not found…).
 * Push notifications: each webhook POST of ``BasePushNotificationSender`` is a CLIENT span ``POST``
   (``http.request.method``, ``server.address``, ``url.path``, ``http.response.status_code``) under
-  the span of the task's latest request, and carries its context in the POST's headers: in the fold
-  it is an ``effect http POST host /path status=…`` line of the run.
+  the span of the task's latest request that acts on it (``SendMessage``, ``SendStreamingMessage``,
+  ``CancelTask``; not a read such as ``GetTask`` or ``SubscribeToTask``, which may come from another
+  trace), and carries its context in the POST's headers: in the fold it is an
+  ``effect http POST host /path status=…`` line of the run.
 
 Frameworks:
 
@@ -142,10 +146,12 @@ Limits
 ------
 * A request handler of your own (a ``RequestHandler`` subclass that is neither of the two above) is
   not traced; nor are requests a 0.3-era client sends without context.
-* ``CancelTask`` of a running task and ``auth-required`` are tested on JSON-RPC; a cancel while the
-  caller's own stream of that task is open follows the same state mapping without a test of its own; only
-  the JSON-RPC/REST/gRPC error of a missing task is tested among the protocol errors.
-* Push notifications are parented on the task's latest request in this process (bounded: the
+* ``CancelTask`` of a running task (with the caller's unary call or stream of that task still open)
+  and ``auth-required`` are tested on JSON-RPC; only the JSON-RPC/REST/gRPC error of a missing task is
+  tested among the protocol errors.
+* A cancel served by another replica of the server is not known here: a stream of that task that this
+  replica serves ends ``task_canceled`` (ERROR).
+* Push notifications are parented on the task's latest acting request in this process (bounded: the
   latest 1,024 tasks); a notification sent by another replica of the server starts no span here.
 """
 

@@ -138,6 +138,8 @@ class ClientSide:
             task_id = getattr(request, "id", None) or getattr(request, "task_id", None)
             if isinstance(task_id, str) and task_id:
                 attrs[A.A2A_TASK_ID] = task_id
+            if method == "CancelTask":  # its stream (or call) ending canceled is what the caller asked for
+                P.CANCEL_REQUESTS.add(task_id)
             span = self.telemetry.start_plain_span(method, span_kind=SpanKind.CLIENT, attributes=attrs)
         try:
             kwargs = dict(kwargs, context=self._carrying(kwargs.get("context"), trace.set_span_in_context(span.span)))

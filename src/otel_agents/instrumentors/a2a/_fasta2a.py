@@ -101,6 +101,8 @@ class FastA2ASide:
                 span.set_content(A.GEN_AI_AGENT_DESCRIPTION, app.description)
         else:
             attrs[A.A2A_TASK_ID] = params.get("id")
+            if method == "CancelTask":
+                P.CANCEL_REQUESTS.add(params.get("id"))
             span = self.telemetry.start_plain_span(method, span_kind=SpanKind.SERVER, parent=parent,
                                                    attributes={**run_attrs, **attrs})
         return span, trace.set_span_in_context(span.span, parent), run_attrs

@@ -6,6 +6,8 @@ functions that need its enums, so importing this module (``otel-agents doctor``)
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from ..._spans import SemanticSpan, guard
@@ -28,6 +30,36 @@ INTERRUPTED = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"
 SETTLED = INTERRUPTED | {COMPLETED, FAILED, CANCELED, REJECTED}
 """States a stream of the task ends at by itself (terminal or waiting for the caller)."""
 _FAILURES = {FAILED: A.A2A_TASK_FAILED, REJECTED: A.A2A_TASK_REJECTED, CANCELED: A.A2A_TASK_CANCELED}
+
+
+class CancelRequests:
+    """Ids of the tasks this process asked to cancel (client) or was asked to cancel (server) with ``CancelTask``:
+    such a task's ``TASK_STATE_CANCELED`` is what its caller wanted, not a failure. Bounded (the latest
+    1,024), thread-safe."""
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self._ids: "OrderedDict[str, None]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, task_id: Any) -> None:
+        """Record a ``CancelTask`` of ``task_id`` (anything but a non-empty string is ignored)."""
+        if not isinstance(task_id, str) or not task_id:
+            return
+        with self._lock:
+            self._ids[task_id] = None
+            self._ids.move_to_end(task_id)
+            while len(self._ids) > self.LIMIT:
+                self._ids.popitem(last=False)
+
+    def __contains__(self, task_id: Any) -> bool:
+        with self._lock:
+            return task_id in self._ids
+
+
+CANCEL_REQUESTS = CancelRequests()
+"""The ``CancelTask`` requests of this process, whichever side (and client object) sent or served them."""
 
 
 def propagating(override: bool | None) -> bool:
@@ -187,17 +219,20 @@ class Outcome:
         parts = [p for ps in self.artifacts.values() for p in ps]
         return parts_value(parts) if parts else self.status_text
 
-    def apply(self, span: SemanticSpan, *, cancel_requested: bool = False) -> None:
+    def apply(self, span: SemanticSpan) -> None:
         """Record the outcome on ``span``: ids, ``a2a.task.state``, the output (content), and the status:
-        failed/rejected/canceled → ERROR with ``error.type`` (a cancel the caller asked for is not an
-        error), input-required/auth-required → paused (``otel_agents.run.paused``)."""
+        failed/rejected/canceled → ERROR with ``error.type`` (a cancel someone asked for with ``CancelTask``,
+        :data:`CANCEL_REQUESTS`, is control flow: ``otel_agents.control_flow`` = ``cancelled``, not an error),
+        input-required/auth-required → paused (``otel_agents.run.paused``)."""
         span.set_attributes({A.A2A_TASK_ID: self.task_id, A.A2A_TASK_STATE: self.state,
                              A.GEN_AI_CONVERSATION_ID: self.context_id})
         output = self.output() if span.records_content else None  # content: not assembled to be dropped
         if output is not None:
             span.set_output(output)
         failure = _FAILURES.get(self.state or "")
-        if failure is not None and not (self.state == CANCELED and cancel_requested):
+        if self.state == CANCELED and self.task_id in CANCEL_REQUESTS:
+            span.set_attribute(A.OTEL_AGENTS_CONTROL_FLOW, "cancelled")  # stopped as asked: not a failure, nor done
+        elif failure is not None:
             text = self.status_text
             span.set_error(failure, text if isinstance(text, str) else None)
         elif self.state in INTERRUPTED:

@@ -46,6 +46,9 @@ METHODS = {
 STREAMS = {"on_message_send_stream": P.SEND_STREAMING_MESSAGE, "on_subscribe_to_task": "SubscribeToTask"}
 
 _MAX_TASKS = 1024  # task id → context of its latest request, for push notifications (bounded, oldest out)
+# The requests that act on a task (run its agent, cancel it): its push notifications are their effects. A read
+# (GetTask, SubscribeToTask, ListTasks…), perhaps from another trace (a dashboard), leaves them where they are.
+_ACTING = P.AGENT_METHODS | {"CancelTask"}
 # (headers to add, span) of the push notification being sent in this task.
 _PUSH: contextvars.ContextVar[tuple[dict[str, str], SemanticSpan] | None] = contextvars.ContextVar(
     "otel_agents_a2a_push", default=None)
@@ -117,7 +120,7 @@ class ServerSide:
 
             def on_chunk(event: Any) -> None:
                 outcome.add(event)
-                self._remember(outcome.task_id, ctx)
+                self._remember(outcome.task_id, ctx, STREAMS[method_attr])
 
             def on_end(s: SemanticSpan, abandoned: bool) -> None:
                 if not abandoned and outcome.reply is None and outcome.state not in P.SETTLED \
@@ -174,6 +177,7 @@ class ServerSide:
             span = self.telemetry.start_plain_span(method, span_kind=SpanKind.SERVER, parent=parent,
                                                    attributes={**run_attrs, **attrs})
             if method == "CancelTask":
+                P.CANCEL_REQUESTS.add(task_id)  # the task's streams and calls ending canceled: asked for
                 with guard("a2a.server.executor"):
                     self._patch_executor(getattr(handler, "agent_executor", None))
         ctx = trace.set_span_in_context(span.span, parent)
@@ -181,21 +185,23 @@ class ServerSide:
             state[STATE_KEY] = (ctx, run_attrs)
         task_id = attrs.get(A.A2A_TASK_ID)
         if task_id:
-            self._remember(task_id, ctx)
+            self._remember(task_id, ctx, method)
         return span, ctx, run_attrs
 
     def _record_result(self, span: SemanticSpan, method_attr: str, result: Any) -> None:
         outcome = P.Outcome()
         outcome.add(result)
-        self._remember(outcome.task_id, trace.set_span_in_context(span.span))
+        self._remember(outcome.task_id, trace.set_span_in_context(span.span), METHODS[method_attr])
         if span.kind is Kind.AGENT:
             outcome.apply(span)
         elif type(result).__name__ == "Task":
             span.set_attributes({A.A2A_TASK_ID: outcome.task_id, A.A2A_TASK_STATE: outcome.state,
                                  A.GEN_AI_CONVERSATION_ID: outcome.context_id})
 
-    def _remember(self, task_id: str | None, ctx: otel_context.Context) -> None:
-        if not task_id:
+    def _remember(self, task_id: str | None, ctx: otel_context.Context, method: str) -> None:
+        """``ctx`` (a request's span) is where the task's push notifications go from now on, if ``method`` acts on
+        the task (:data:`_ACTING`)."""
+        if not task_id or method not in _ACTING:
             return
         self.task_contexts[task_id] = ctx
         self.task_contexts.move_to_end(task_id)
@@ -237,7 +243,8 @@ class ServerSide:
     # -- push notifications ----------------------------------------------------------------
     async def dispatch_notification(self, wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
         """``BasePushNotificationSender._dispatch_notification(event, push_info, task_id)``: the webhook POST
-        as a CLIENT span under the task's latest request span, its context in the POST's headers."""
+        as a CLIENT span under the span of the task's latest request that acts on it (:data:`_ACTING`), its
+        context in the POST's headers."""
         opened = None
         with guard("a2a.push.start"):
             opened = self._start_push(instance, args, kwargs)
