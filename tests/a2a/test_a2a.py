@@ -459,6 +459,34 @@ def test_uninstrument_restores_the_sdk(instrument) -> None:
             sdk_telemetry.trace) == originals
 
 
+def test_uninstrument_gives_a_push_sender_its_own_client_back(instrument, exporter) -> None:
+    """The push sender's httpx client, proxied while instrumented (to add the notification's trace context), is
+    the application's own object again after ``uninstrument()``: no inert proxy left in its place."""
+    import httpx
+    from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+    from a2a.types import a2a_pb2
+
+    posted: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        posted.append(request.headers.get("traceparent", ""))
+        return httpx.Response(200)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    sender = BasePushNotificationSender(client, InMemoryPushNotificationConfigStore())
+    push = a2a_pb2.TaskPushNotificationConfig(url="http://127.0.0.1:9/hook")
+    task = a2a_pb2.Task(id="t-1", context_id="c-1")
+
+    inst = instrument()
+    assert asyncio.run(sender._dispatch_notification(task, push, "t-1")) is True
+    assert sender._client is not client and posted[0]  # proxied: the POST carried a traceparent
+    assert [s.name for s in exporter.spans] == ["POST"]
+    inst.uninstrument()
+    assert sender._client is client
+    assert asyncio.run(sender._dispatch_notification(task, push, "t-1")) is True
+    assert posted[1:] == [""] and [s.name for s in exporter.spans] == ["POST"]
+
+
 def test_push_notification_carries_the_task_context(instrument, exporter, provider, remote, client_file) -> None:
     """The webhook POST is a CLIENT span under the task's request span, its context in the POST's headers,
     and an ``effect http`` line of the run."""

@@ -70,12 +70,17 @@ class ServerSide:
         self.task_contexts: "OrderedDict[str, otel_context.Context]" = OrderedDict()
 
     def remove(self) -> None:
-        """Take the executor wrappers off."""
+        """Take the executor wrappers off, and give each push sender its own httpx client back."""
         for patches in self.executor_patches.values():
             for patch in patches:
                 patch.remove()
         self.executor_patches.clear()
         self.task_contexts.clear()
+        for sender, client in list(self.proxied_clients.items()):
+            with guard("a2a.push.restore"):
+                if isinstance(getattr(sender, "_client", None), _PushClient):
+                    sender._client = client
+        self.proxied_clients.clear()
 
     # -- request handler -------------------------------------------------------------------
     def call(self, method_attr: str) -> Any:
@@ -283,6 +288,7 @@ class ServerSide:
         client = getattr(sender, "_client", None)
         if client is None or isinstance(client, _PushClient):
             return
+        self.proxied_clients[sender] = client  # (weakly: a sender gone is forgotten) for remove() to put back
         sender._client = _PushClient(client)
 
 
