@@ -138,12 +138,14 @@ ISOLATED_STAMPS = $(foreach n,$(ISOLATED),.venv-$(n)/.installed-stamp)
 demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 	$(VENV)/bin/otel-agents demo $(foreach n,$(DEMO_ISOLATED),--venv .venv-$(n)=$($(n)_DEMO))
 
-# The main suite in two pytest-xdist workers a core (a test file stays on one worker, see tests/conftest.py) and,
+# The main suite on every core (pytest-xdist; a test file stays on one worker, see tests/conftest.py) and,
 # beside it, each isolated venv's suite, its output kept in out/test-NAME.log and printed after the main
 # suite's. Every suite runs even when another fails; the exit status says whether all passed.
-# Two a core, because the main suite mostly waits (on the processes and servers it starts, on bounded waits):
-# alone on a quiet 2-core machine it took about 12 minutes in 2 workers, 9 in 4 (2026-12-06).
-PYTEST_WORKERS ?= $(shell echo $$(( 2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) )))
+# Alone, the main suite mostly waits (on the processes and servers it starts): on a quiet 2-core machine it took
+# about 12 minutes in 2 workers, 9 in 4. Beside the isolated suites the cores are busy all the same: 4 workers
+# gave 13:28 against 13:20 in 2 (their collection is CPU too) and slowed the isolated suites (2026-12-06).
+# What shortens `make test` is less CPU, not more workers.
+PYTEST_WORKERS ?= auto
 test: $(STAMP) $(ISOLATED_STAMPS)
 	mkdir -p out; status=0; \
 	$(foreach n,$(ISOLATED),{ .venv-$(n)/bin/python -m pytest $($(n)_TESTS) --durations=10 > out/test-$(n).log 2>&1; echo $$? > out/test-$(n).status; } & ) \
