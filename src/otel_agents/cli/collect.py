@@ -10,10 +10,10 @@ endpoint (a tracing backend). At most --max-traces traces and --max-spans spans 
 (the oldest trace is folded early, marked incomplete), --max-spans-per-trace per trace.
 On SIGTERM/SIGINT it stops receiving, folds what it holds (marked incomplete) and logs how
 many traces and spans that was (with --forward, also how many requests were forwarded, failed and were
-dropped, and how many spans the endpoint rejected in an OTLP partial success). An envelope that cannot be written (a full disk) is lost, logged and
-counted (exit status 1), and the receiver goes on; with -o -, it stops once standard output's reader has
-closed it. Binds loopback unless --allow-remote; Host, Origin, token,
-body and time checks as for ecp serve --http. --grpc-port also serves OTLP/gRPC (the protocol
+dropped, and how many spans the endpoint rejected in an OTLP partial success). An envelope that
+cannot be written (a full disk) is lost, logged and counted (exit status 1), and the receiver goes on;
+with -o -, it stops once standard output's reader has closed it. Binds loopback unless --allow-remote;
+Host, Origin, token, body and time checks as for ecp serve --http. --grpc-port also serves OTLP/gRPC (the protocol
 the Collector's loadbalancing exporter speaks), with the token check, --max-body-bytes (x 4, as
 decompressed) and --connection-timeout (a call whose message has not arrived by then is cancelled;
 an idle connection is closed).
