@@ -2,7 +2,8 @@
 
 ``python fasta2a_app.py PORT``: the customer-support PydanticAI agent (fake model, the example's tools)
 named ``support_remote`` at ``http://127.0.0.1:PORT/``; instrumented (``a2a`` and ``pydantic_ai``);
-spans to the OTLP/JSON file ``A2A_TEST_SPANS``.
+spans to the OTLP/JSON file ``A2A_TEST_SPANS``; with ``A2A_TEST_ASGI=1`` inside OpenTelemetry's ASGI
+middleware (``opentelemetry-instrumentation-asgi``: an HTTP server span per request).
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ def main() -> None:
 
     port = int(sys.argv[1])
     app = agent_to_a2a(pydantic_ai_agent.build(), name="support_remote", url=f"http://127.0.0.1:{port}")
+    if os.environ.get("A2A_TEST_ASGI") == "1":  # an HTTP server span per request (the ASGI instrumentation)
+        from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+
+        app = OpenTelemetryMiddleware(app, tracer_provider=provider)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

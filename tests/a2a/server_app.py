@@ -23,7 +23,8 @@ it received. ``python server_app.py HTTP_PORT [GRPC_PORT]``: JSON-RPC at ``/``, 
 notifications to the webhook a request configures (in-memory config store); spans
 to the OTLP/JSON file ``A2A_TEST_SPANS``; instrumented unless ``A2A_TEST_INSTRUMENT=0``; its card names the
 port ``A2A_TEST_CARD_PORT`` (any text, a misconfigured one) instead of ``HTTP_PORT`` when that is set, and is
-named ``A2A_TEST_CARD_NAME`` (default ``Orders Agent``).
+named ``A2A_TEST_CARD_NAME`` (default ``Orders Agent``); with ``A2A_TEST_ASGI=1`` its HTTP app is wrapped in
+OpenTelemetry's ASGI middleware (``opentelemetry-instrumentation-asgi``: an HTTP server span per request).
 """
 
 from __future__ import annotations
@@ -176,6 +177,10 @@ def main() -> None:
                                     push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store))
     app = Starlette(routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/"),
                             *create_rest_routes(handler, path_prefix="/rest")])
+    if os.environ.get("A2A_TEST_ASGI") == "1":  # an HTTP server span per request, as deployed with the ASGI instrumentation
+        from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+
+        app = OpenTelemetryMiddleware(app, tracer_provider=provider)
 
     async def serve() -> None:
         servers = []

@@ -313,6 +313,34 @@ def test_fold_shows_the_remote_agent_as_a_delegation(instrument, exporter, provi
     assert "remote_agent" not in alone["tool_calls"][0]
 
 
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_under_the_asgi_instrumentations_http_span_the_remote_run_is_its_child(instrument, exporter, provider,
+                                                                               remote_agents, client_file,
+                                                                               binding) -> None:
+    """The server also runs OpenTelemetry's ASGI instrumentation (an HTTP server span per request, extracted from
+    the same headers, the caller's child): the remote agent's run is under that span, not its sibling, and the
+    fold still shows one delegation, alone or with the caller's spans."""
+    remote = remote_agents(env={"A2A_TEST_ASGI": "1"})
+    instrument()
+    run_as_support(provider, lambda: ask(remote.url, "Where is my order A100?", binding=binding))
+    call = client_call(exporter)
+    spans = server_call(remote, call)
+    served, = [s for s in spans if s.name == "invoke_agent Orders Agent"]
+    http, = [s for s in spans if s.span_id == served.parent_id]
+    assert (http.kind, http.scope, http.parent_id) == ("SERVER", "opentelemetry.instrumentation.asgi", call.span_id)
+    assert served.kind == "SERVER" and served.attributes["a2a.task.id"] == call.attributes["a2a.task.id"]
+    worker, = [s for s in spans if s.name == "invoke_agent orders_worker"]
+    assert served in ancestors(worker, spans)
+    both = [s for s in read_otlp_json(client_file)] + [s for s in read_otlp_json(remote.spans_file)
+                                                       if s.context.trace_id == call.trace_id]
+    envelope, = check(fold(both))
+    assert [(a["name"], a["parent"]) for a in envelope["agents"]] == [
+        ("support", None), ("Orders Agent", "support"), ("orders_worker", "Orders Agent")]
+    assert envelope["tool_calls"][0]["remote_agent"] == "Orders Agent"
+    alone, = check(fold([s for s in read_otlp_json(remote.spans_file) if s.context.trace_id == call.trace_id]))
+    assert alone["evaluation_context"].splitlines()[0] == "agent Orders Agent"
+
+
 @pytest.mark.parametrize("text, state", [("which order is late?", "TASK_STATE_INPUT_REQUIRED"),
                                          ("login to see my orders", "TASK_STATE_AUTH_REQUIRED")])
 def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, remote, client_file, text,

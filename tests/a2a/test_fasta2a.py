@@ -17,10 +17,12 @@ from .harness import RemoteAgent
 APP = str(Path(__file__).with_name("fasta2a_app.py"))
 
 
-@pytest.fixture
-def fasta2a_remote(tmp_path: Path) -> Any:
-    remote = RemoteAgent(tmp_path / "server-spans.jsonl", app=APP)
-    yield remote.url, remote.spans_file
+@pytest.fixture(params=[False, True], ids=["plain", "asgi_instrumented"])
+def fasta2a_remote(tmp_path: Path, request: Any) -> Any:
+    """FastA2A's app, alone or inside OpenTelemetry's ASGI middleware (an HTTP server span per request)."""
+    remote = RemoteAgent(tmp_path / "server-spans.jsonl", app=APP, env={"A2A_TEST_ASGI": "1"} if request.param else {})
+    remote.asgi = request.param
+    yield remote
     remote.close()
 
 
@@ -42,7 +44,7 @@ def test_fasta2a_send_is_in_the_callers_trace_and_the_pydantic_ai_run_nests(app_
     (``ParseError``), so the cross-library call itself is not the subject; FastA2A's side of it is."""
     from opentelemetry import propagate
 
-    url, spans_file = fasta2a_remote
+    url, spans_file = fasta2a_remote.url, fasta2a_remote.spans_file
     instrument()
     with app_tracer.start_as_current_span("caller") as caller:
         headers: dict[str, str] = {}
@@ -66,7 +68,14 @@ def test_fasta2a_send_is_in_the_callers_trace_and_the_pydantic_ai_run_nests(app_
             break
         time.sleep(0.1)
     served, = [s for s in traced if s.name == "invoke_agent support_remote"]
-    assert served.kind == "SERVER" and served.parent_id == caller.get_span_context().span_id
+    parent, = [s for s in traced if s.span_id == served.parent_id] or [None]
+    if parent is not None:  # the ASGI instrumentation's span of this request, the caller's child: ours is under it
+        assert (parent.kind, parent.scope) == ("SERVER", "opentelemetry.instrumentation.asgi")
+        parent_id = parent.parent_id
+    else:
+        parent_id = served.parent_id
+    assert served.kind == "SERVER" and parent_id == caller.get_span_context().span_id
+    assert (parent is not None) == fasta2a_remote.asgi
     assert served.attributes["a2a.method.name"] == "SendMessage"
     assert served.attributes["a2a.task.state"] == "TASK_STATE_SUBMITTED"  # FastA2A answers before running the agent
     assert served.attributes["a2a.task.id"] == task_id

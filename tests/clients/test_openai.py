@@ -240,6 +240,47 @@ def test_responses_function_call_and_history(openai_on: Any, exporter: SnapshotE
     validate_genai_json(a)
 
 
+# The built-in client tools' calls (Responses API output items) and the items answering them in a later request.
+CLIENT_TOOL_CALLS = [
+    ({"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "status": "completed",
+      "action": {"commands": ["ls -la"], "timeout_ms": 1000}},
+     {"type": "shell_call_output", "call_id": "call_sh",
+      "output": [{"stdout": "total 0", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+     "shell", {"commands": ["ls -la"], "timeout_ms": 1000}),
+    ({"type": "apply_patch_call", "id": "ap_1", "call_id": "call_ap", "status": "completed",
+      "operation": {"type": "create_file", "path": "notes.txt", "diff": "+hello"}},
+     {"type": "apply_patch_call_output", "call_id": "call_ap", "status": "completed", "output": "created"},
+     "apply_patch", {"type": "create_file", "path": "notes.txt", "diff": "+hello"}),
+    ({"type": "custom_tool_call", "id": "ct_1", "call_id": "call_ct", "name": "grep", "input": "42"},
+     {"type": "custom_tool_call_output", "call_id": "call_ct", "output": "2 matches"},
+     "grep", "42"),  # free text, not JSON: kept as the model wrote it
+]
+
+
+@pytest.mark.parametrize("call, answer, name, asked", CLIENT_TOOL_CALLS, ids=[c[2] for c in CLIENT_TOOL_CALLS])
+def test_responses_client_tool_calls_are_tool_calls(openai_on: Any, exporter: SnapshotExporter, call: dict,
+                                                    answer: dict, name: str, asked: Any) -> None:
+    """A response calling a built-in tool the client runs (shell, apply_patch) or a custom tool is a tool call, as a
+    function call is: a ``tool_call`` part with the call's id, the tool's name and what the model asked for, and the
+    finish reason ``tool_call``; the next request's answer item is that call's ``tool_call_response``."""
+    called = {**response_body(), "output": [call]}
+    client = openai_client(Recorder(called, response_body()))
+    client.responses.create(**RESPONSES)
+    client.responses.create(model="gpt-4o", input=[{"role": "user", "content": "Do it"}, call, answer])
+    first, second = model_spans(exporter)
+    [out] = json.loads(first.attributes["gen_ai.output.messages"])
+    assert out["finish_reason"] == "tool_call" and first.attributes["gen_ai.response.finish_reasons"] == ("tool_call",)
+    assert out["parts"] == [{"type": "tool_call", "id": call["call_id"], "name": name, "arguments": asked}]
+    given = json.loads(second.attributes["gen_ai.input.messages"])
+    assert [m["role"] for m in given] == ["user", "assistant", "tool"]
+    assert given[1]["parts"] == out["parts"]
+    [response] = given[2]["parts"]
+    assert (response["type"], response["id"], response["response"]) == (
+        "tool_call_response", call["call_id"], answer["output"])
+    validate_genai_json(first.attributes)
+    validate_genai_json(second.attributes)
+
+
 def test_embeddings(openai_on: Any, exporter: SnapshotExporter) -> None:
     """embeddings.create → one embedding span: model, inputs, dimension, input tokens; no vectors."""
     client = openai_client(Recorder(embeddings_body(n=2, dim=3)))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from opentelemetry import baggage, propagate
+from opentelemetry import baggage, propagate, trace
 from opentelemetry import context as otel_context
 
 from ..semconv import attributes as A
@@ -62,6 +62,26 @@ def extract(carrier: Mapping[str, Any]) -> otel_context.Context | None:
     if "traceparent" not in fields:
         return None
     return propagate.extract(fields)
+
+
+def server_parent(remote: otel_context.Context | None) -> otel_context.Context:
+    """The parent context of a server span for a request whose carrier held ``remote`` (:func:`extract`).
+
+    ``remote``, unless the ambient context already holds a local span of the same trace: an HTTP server span
+    of this very request, made by a transport instrumentation from the same headers (OpenTelemetry's ASGI,
+    Starlette or FastAPI instrumentation), which is itself the remote caller's child. Ours is then that
+    span's child, as a handler's span is under its HTTP server span, not its sibling. Without ``remote``, the
+    ambient context. An ambient span of another trace (a server started inside an application's span) is
+    never taken for the caller's.
+    """
+    ambient = otel_context.get_current()
+    if remote is None:
+        return ambient
+    here = trace.get_current_span(ambient).get_span_context()
+    if here.is_valid and not here.is_remote and \
+            here.trace_id == trace.get_current_span(remote).get_span_context().trace_id:
+        return ambient
+    return remote
 
 
 def run_attributes_of(ctx: otel_context.Context | None) -> dict[str, str]:

@@ -18,13 +18,12 @@ import sys
 from typing import Any
 
 import wrapt
-from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from ..._spans.finalisers import new_lock
 from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, wrap_stream
-from ..._spans.propagation import extract, run_attributes_of
+from ..._spans.propagation import extract, run_attributes_of, server_parent
 from ...semconv import Kind, attributes as A
 from .._patch import Patch
 from . import _protocol as P
@@ -82,7 +81,7 @@ class FastA2ASide:
             return None
         headers = getattr(request, "headers", None)
         remote = extract(dict(headers.items())) if headers is not None and P.propagating(self.propagate) else None
-        parent = remote if remote is not None else otel_context.get_current()
+        parent = server_parent(remote)  # under an HTTP server span of this request, if one is current
         run_attrs = run_attributes_of(remote)
         params = a2a_request.get("params") or {}
         attrs: dict[str, Any] = {A.A2A_METHOD_NAME: method, A.GEN_AI_AGENT_NAME: getattr(app, "name", None),

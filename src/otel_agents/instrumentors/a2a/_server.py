@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanKind
 
 from ..._spans import SemanticSpan, Telemetry, entered, guard, in_context, in_forked_child, wrap_stream
 from ..._spans.address import server_attributes
-from ..._spans.propagation import extract, inject, run_attributes_of
+from ..._spans.propagation import extract, inject, run_attributes_of, server_parent
 from ...semconv import Kind, attributes as A
 from .._patch import Patch
 from . import _protocol as P
@@ -150,7 +150,7 @@ class ServerSide:
         context = kwargs.get("context", args[1] if len(args) > 1 else None)
         state = getattr(context, "state", None)
         remote = _extracted(state) if P.propagating(self.propagate) and state is not None else None
-        parent = remote if remote is not None else otel_context.get_current()
+        parent = server_parent(remote)  # under an HTTP server span of this request, if one is current
         run_attrs = run_attributes_of(remote)
         card = getattr(handler, "_agent_card", None) or getattr(handler, "agent_card", None)
         attrs = P.card_attributes(card)

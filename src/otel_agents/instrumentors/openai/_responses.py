@@ -2,7 +2,8 @@
 ``Response`` and the event stream, converted to the span layer's parts.
 
 Shapes: OpenAI API reference, Responses (input items ``message``,
-``function_call``, ``function_call_output``, ``reasoning``; content ``input_text``,
+the calls of a tool the client runs and their outputs (``function_call``, ``custom_tool_call``, ``shell_call``…:
+:mod:`.._responses_items`), ``reasoning``; content ``input_text``,
 ``input_image``, ``input_file``, ``output_text``, ``refusal``; events
 ``response.created``, ``response.output_text.delta``, …, and the terminal
 ``response.completed`` / ``response.incomplete`` / ``response.failed`` that carry
@@ -22,10 +23,10 @@ from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, 
                        ToolCallResponsePart, ToolDefinition, Usage, media_part, output_type_of)
 from ..._spans.messages import json_arguments
 from ...semconv import attributes as A
+from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
 from ._chat import request_attributes, service_tier_attributes
 
-_CALL_ITEMS = ("function_call", "custom_tool_call")
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 
 
@@ -61,9 +62,11 @@ def _summary_parts(item: Any) -> list[Part]:
     return [ReasoningPart(t) for t in texts if isinstance(t, str) and t]
 
 
-def _call_part(item: Any) -> ToolCallPart:
-    return ToolCallPart(field_of(item, "name", ""), json_arguments(field_of(item, "arguments") or field_of(item, "input")),
-                        field_of(item, "call_id") or field_of(item, "id"))
+def _call_part(item: Any, kind: str) -> ToolCallPart:
+    """A call item (:data:`CALL_ARGUMENTS`): a function call's JSON arguments decoded; a custom tool's input is
+    free text, kept as it came."""
+    name, arguments, call_id = call_of(item, kind)
+    return ToolCallPart(name, json_arguments(arguments) if kind == "function_call" else arguments, call_id)
 
 
 def input_messages(items: Any) -> list[ChatMessage]:
@@ -87,11 +90,10 @@ def input_messages(items: Any) -> list[ChatMessage]:
                 assistant(parts)
             else:
                 out.append(ChatMessage("system" if role == "developer" else role, parts=parts))
-        elif kind in _CALL_ITEMS:
-            assistant([_call_part(item)])
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            out.append(ChatMessage("tool", parts=[ToolCallResponsePart(field_of(item, "output"),
-                                                                       field_of(item, "call_id"))]))
+        elif kind in CALL_ARGUMENTS:
+            assistant([_call_part(item, kind)])
+        elif kind in CALL_OUTPUTS:
+            out.append(ChatMessage("tool", parts=[ToolCallResponsePart(*answer_of(item))]))
         elif kind == "reasoning":
             assistant(_summary_parts(item))
         else:
@@ -127,8 +129,8 @@ def output_parts(output: Any) -> list[Part]:
         kind = field_of(item, "type")
         if kind == "message":
             parts.extend(_content_parts(field_of(item, "content")))
-        elif kind in _CALL_ITEMS:
-            parts.append(_call_part(item))
+        elif kind in CALL_ARGUMENTS:
+            parts.append(_call_part(item, kind))
         elif kind == "reasoning":
             parts.extend(_summary_parts(item))
         elif kind is not None:
@@ -149,7 +151,7 @@ def response_outcome(response: Any, content: bool = True) -> Outcome:
     elif status == "completed":
         # the Responses API sends a status, not a finish reason: "completed" is told apart by what it produced
         calls = any(type(p) is ToolCallPart for p in parts) if content else \
-            any(field_of(item, "type") in _CALL_ITEMS for item in output or ())  # each such item is one call part
+            any(field_of(item, "type") in CALL_ARGUMENTS for item in output or ())  # each such item is one call part
         finish = "tool_call" if calls else "stop"
     else:
         finish = None  # in progress, queued, or no status sent: none recorded, none invented

@@ -4,8 +4,8 @@ The SDK records two model-call shapes: a ``response`` span (the Responses API: i
 the ``Response`` object) and a ``generation`` span (Chat Completions: messages in and out). Both
 are converted here into :class:`~otel_agents._spans.ChatMessage` parts (OTel GenAI semconv v1.41
 parts model): text → ``TextPart``, reasoning summaries/content → ``ReasoningPart`` (encrypted
-reasoning is never recorded), function calls → ``ToolCallPart``, function-call outputs →
-``ToolCallResponsePart``, images and files → media parts, anything else → ``GenericPart``.
+reasoning is never recorded), calls of a tool the client runs (function, custom, shell, apply_patch, local
+shell, computer: :mod:`.._responses_items`) → ``ToolCallPart``, their outputs → ``ToolCallResponsePart``, images and files → media parts, anything else → ``GenericPart``.
 Items arrive as dicts or as pydantic models (the ``openai`` types); both are read the same way.
 """
 
@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, media_part)
+from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of
 from .._sdk_client import field_of
 
 
@@ -121,10 +122,10 @@ def input_messages(items: Any) -> list[ChatMessage]:
                 assistant().parts.extend(parts)
             else:
                 messages.append(ChatMessage(role, parts=parts))
-        elif itype == "function_call":
-            assistant().parts.append(ToolCallPart(item.get("name") or "", item.get("arguments"), item.get("call_id")))
-        elif itype == "function_call_output":
-            messages.append(ChatMessage("tool", parts=[ToolCallResponsePart(item.get("output"), item.get("call_id"))]))
+        elif itype in CALL_ARGUMENTS:
+            assistant().parts.append(ToolCallPart(*call_of(item, itype)))
+        elif itype in CALL_OUTPUTS:
+            messages.append(ChatMessage("tool", parts=[ToolCallResponsePart(*answer_of(item))]))
         elif itype == "reasoning":
             assistant().parts.extend(_reasoning_parts(item))
         else:
@@ -143,9 +144,8 @@ def output_message(output: Iterable[Any], *, status: str | None = None,
             if itype == "message":
                 parts.extend(_content_parts(field_of(raw, "content")))
                 continue
-            if itype == "function_call":
-                parts.append(ToolCallPart(field_of(raw, "name", ""), field_of(raw, "arguments"),
-                                          field_of(raw, "call_id")))
+            if itype in CALL_ARGUMENTS:
+                parts.append(ToolCallPart(*call_of(raw, itype)))
                 continue
         item = plain(raw)
         if not isinstance(item, dict):
@@ -153,8 +153,8 @@ def output_message(output: Iterable[Any], *, status: str | None = None,
         itype = item.get("type")
         if itype == "message":
             parts.extend(_content_parts(item.get("content")))
-        elif itype == "function_call":
-            parts.append(ToolCallPart(item.get("name") or "", item.get("arguments"), item.get("call_id")))
+        elif itype in CALL_ARGUMENTS:
+            parts.append(ToolCallPart(*call_of(item, itype)))
         elif itype == "reasoning":
             parts.extend(_reasoning_parts(item))
         else:
