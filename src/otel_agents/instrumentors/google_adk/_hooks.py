@@ -331,15 +331,23 @@ class Hooks:
             return
         call = inv.models.pop(getattr(callback_context, "agent_name", None) or "", None)
         if call is not None:
-            self._end_model(call, inv, error=error)
+            self._end_model(call, inv, error=error, asked=True)
 
     def end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
-        """Fill and end a model request's span (a live turn's, :mod:`._live`)."""
-        self._end_model(call, inv, error)
+        """Fill and end a model request's span (a live turn's, :mod:`._live`: sent on the connection)."""
+        self._end_model(call, inv, error, asked=True)
 
-    def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
-        if call.unanswered and (error is None or stop_reason(error) == "max_turns"):
-            return  # a callback answered in the model's place, or max_llm_calls refused the request: never made
+    def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None,
+                   asked: bool = False) -> None:
+        """End ``call``'s span with ``error`` (``None``: answered). ``asked``: the model itself failed with
+        ``error`` (``on_model_error_callback``, a live connection). Otherwise an unanswered call ending with an
+        ``Exception`` was never made: every exception the model raises reaches ``on_model_error_callback`` first,
+        so this one came from a callback before the model (an agent's ``before_model_callback``, a later
+        plugin's) and makes no model span, as a callback answering in the model's place makes none. A
+        cancellation or interrupt while the model was asked keeps its span (abandoned, or control flow)."""
+        if call.unanswered and (error is None or stop_reason(error) == "max_turns"
+                                or isinstance(error, Exception) and not asked):
+            return  # a callback answered or failed in the model's place, or max_llm_calls refused it: never made
         span = call.span
         with guard("google_adk.model.end"):
             response = call.final or call.last
