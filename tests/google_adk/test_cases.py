@@ -496,6 +496,25 @@ def test_application_span_parents_the_run(instrumented: Any, exporter: SnapshotE
     assert agent.parent_id == app.get_span_context().span_id
 
 
+def test_adk_tracer_set_after_a_run_never_parents_ours(instrumented: Any, exporter: SnapshotExporter,
+                                                       app_tracer: Any, adk_spans: SnapshotExporter,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An application that sets ADK's module tracer after ``instrument()`` and after a first run: the ADK modules
+    imported during that run (``node_tracing``, which opens the invocation span) hold our stand-in, ``tracing``
+    the application's tracer. Before, our agent span opened under ADK's recording ``invoke_agent`` span (the
+    run's parent was taken when the agent span opened, not when the run started); it depended on which test had
+    imported ``node_tracing`` first. Now it opens under the caller's span, ADK's spans beside ours."""
+    from google.adk.telemetry import node_tracing, tracing
+
+    monkeypatch.setattr(node_tracing, "tracer", instrumented._installation.native.stand_in)
+    with app_tracer.start_as_current_span("handle_request") as app:
+        run_agent_in_span()
+    [agent] = exporter.semantic("agent")
+    assert agent.parent_id == app.get_span_context().span_id, tree(exporter.spans)
+    assert "invoke_agent support" in [s.name for s in adk_spans.spans]  # ADK's own span was recording
+    assert tracing.tracer is not instrumented._installation.native.stand_in
+
+
 def run_agent_in_span() -> None:
     run_agent(support_agent(ScriptedLlm(["hello"])))
 

@@ -38,13 +38,16 @@ class ADKModelError(Exception):
 
 
 def caller_context() -> Any:
-    """The context to open a run's first span in: the current one, unless ADK's own invocation span
-    is current; then that span's parent (the caller's span, or a new root), so our tree never hangs
-    from a span of ADK's that the application may not export."""
+    """The context to open a run's first span in: the current one, taken now (when the run starts), unless ADK's
+    own invocation span is current; then that span's parent (the caller's span, or a new root), so our tree
+    never hangs from a span of ADK's that the application may not export. Taken now, not when the first agent
+    span opens: by then ADK's ``invoke_agent`` span may be current and recording (an application that set
+    ADK's module tracer after ``instrument()`` while a module holding our stand-in, imported meanwhile, opens
+    the invocation span)."""
     current = trace.get_current_span()
     scope = getattr(getattr(current, "instrumentation_scope", None), "name", None)
     if scope != ADK_SCOPE:
-        return None
+        return otel_context.get_current()
     parent = getattr(current, "parent", None)
     return trace.set_span_in_context(NonRecordingSpan(parent) if parent is not None else trace.INVALID_SPAN)
 
