@@ -59,14 +59,15 @@ def test_json_to_standard_output_is_the_json_alone(tmp_path: Path) -> None:
 
 def test_bad_options_and_unwritable_outputs_are_clear_errors(tmp_path: Path) -> None:
     """--timeout -5 was a ValueError traceback from select(); --jobs 0 and --repeat 0 were taken silently; an
-    --out or --json that cannot be written was a traceback (--json only after the whole demo had run)."""
+    --out or --json that cannot be written was a traceback (--json only after the whole demo had run; a --json
+    naming a directory was still refused only then, after every row had been graded)."""
     blocker = tmp_path / "a-file"
     blocker.write_text("", encoding="utf-8")
     for bad in (["--timeout", "-5"], ["--jobs", "0"], ["--repeat", "0"]):
         proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", *bad], cwd=ROOT, capture_output=True,
                               text=True, timeout=300)
         assert proc.returncode == 2 and bad[0] in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
-    for option, target in (("--out", blocker / "out"), ("--json", blocker / "runs.json")):
+    for option, target in (("--out", blocker / "out"), ("--json", blocker / "runs.json"), ("--json", tmp_path)):
         args = ["--out", str(tmp_path / "out"), option, str(target)] if option == "--json" else [option, str(target)]
         proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "", *args], cwd=ROOT, capture_output=True,
                               text=True, timeout=300)
@@ -133,41 +134,65 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
-def test_ctrl_c_stops_every_child_process_and_exits_130(tmp_path: Path) -> None:
-    """Ctrl-C (SIGINT to the demo alone, as a terminal's would be once its children have sessions of their own)
-    waited for the ``ecp run`` processes already started to finish their manifests (13 s with four) and printed
-    their rows. Now the demo ends its children (its ``ecp run``s, its fork server and a ``--venv`` demo, with
-    everything they started), says it was interrupted and exits 130; no process under it survives. The timeouts
-    only detect a hang."""
+def _interrupt_demo(argv: list[str], sig: int, child: bytes) -> tuple[int, str, str, list[bytes]]:
+    """Start ``otel-agents demo ARGV``, wait until an ``ecp run`` of its own runs, check that a process under it has
+    ``child`` in its command line, send it ``sig``. Returns its exit status, standard output and error, and the
+    command lines of the processes that were under it and are still alive 30 s after it ended (counted before
+    they are SIGKILLed, so that nothing is left behind; the timeouts only detect a hang)."""
     import os
     import signal
     import time
 
-    out = tmp_path / "out"
-    proc = subprocess.Popen([OTEL_AGENTS, "demo", "--frameworks", "plain_python", "--out", str(out), "--jobs", "4",
-                             "--venv", f"{sys.prefix}=openai"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([OTEL_AGENTS, "demo", *argv], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     seen: set[int] = set()
     try:
         deadline = time.monotonic() + 300
-        while True:  # until an `ecp run` of the demo's runs (its --venv demo is running by then)
+        while True:  # until an `ecp run` of the demo's runs (its fork server, any --venv demo, are running by then)
             seen |= _descendants(proc.pid)
             if any(_parent(pid) == proc.pid and b"\0run\0" in _cmdline(pid) for pid in seen if _alive(pid)):
                 break
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.2)
         seen |= _descendants(proc.pid)
-        assert any(b"--json\0-\0" in _cmdline(pid) for pid in seen), [_cmdline(pid) for pid in seen]  # --venv's
-        proc.send_signal(signal.SIGINT)
+        assert any(child in _cmdline(pid) for pid in seen), [_cmdline(pid) for pid in seen]
+        proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=120)  # waited for the runs (before): their manifests' time
+        deadline = time.monotonic() + 30  # SIGKILLed processes are gone once the kernel has reaped them
+        while [pid for pid in seen if _alive(pid)] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [_cmdline(pid) for pid in seen if _alive(pid)]
     finally:
-        for pid in [proc.pid, *seen]:  # a hang: leave nothing behind
+        for pid in [proc.pid, *seen]:  # a fault or a hang: leave nothing behind
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
-    assert proc.returncode == 130, (stdout, stderr)
+    return proc.returncode, stdout, stderr, left
+
+
+def test_ctrl_c_stops_every_child_process_and_exits_130(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the demo alone, as a terminal's would be once its children have sessions of their own)
+    waited for the ``ecp run`` processes already started to finish their manifests (13 s with four) and printed
+    their rows. Now the demo ends its children (its ``ecp run``s, its fork server and a ``--venv`` demo, with
+    everything they started), says it was interrupted and exits 130; no process under it survives."""
+    import signal
+
+    argv = ["--frameworks", "plain_python", "--out", str(tmp_path / "out"), "--jobs", "4",
+            "--venv", f"{sys.prefix}=openai"]
+    returncode, stdout, stderr, left = _interrupt_demo(argv, signal.SIGINT, b"--json\0-\0")  # the --venv demo's
+    assert returncode == 130, (stdout, stderr)
     assert "otel-agents demo: interrupted; " in stderr and "Traceback" not in stderr, stderr
     assert "\nframework " not in stdout, stdout  # no table after the Ctrl-C
-    deadline = time.monotonic() + 30  # SIGKILLed processes are gone once the kernel has reaped them
-    while [pid for pid in seen if _alive(pid)] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [_cmdline(pid) for pid in seen if _alive(pid)] == []
+    assert left == []
+
+
+def test_sigterm_stops_every_child_process_and_exits_143(tmp_path: Path) -> None:
+    """SIGTERM to the demo (``kill``, ``timeout``, a CI job cancelled): before, the demo died at once and its
+    children, in sessions of their own, were orphaned: its fork server served forever and its ``ecp run``s went
+    on. Now it ends them as on Ctrl-C and exits 143 (128 + SIGTERM)."""
+    import signal
+
+    returncode, stdout, stderr, left = _interrupt_demo(
+        ["--frameworks", "plain_python", "--out", str(tmp_path / "out"), "--jobs", "1"], signal.SIGTERM, b"forkserver")
+    assert returncode == 143, (returncode, stdout, stderr)
+    assert "otel-agents demo: interrupted; " in stderr and "Traceback" not in stderr, stderr
+    assert left == []

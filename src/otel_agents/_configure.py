@@ -168,7 +168,7 @@ def configure(
             path and ``OTEL_AGENTS_TRACES_FILE`` when it came from there).
         TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, a
             ``capture_content`` that is not ``True``, ``False`` or ``None``, a ``set_global`` that is not a
-            ``bool``, or ``resource_attributes`` that is not a mapping of ``str`` keys to attribute values (naming
+            ``bool``, a ``service_name`` that is not a ``str``, or ``resource_attributes`` that is not a mapping of ``str`` keys to attribute values (naming
             the key and the type).
 
     Every error above is raised before anything global changes (the provider, the instrumentation).
@@ -176,6 +176,8 @@ def configure(
     global _latest
     if not isinstance(set_global, bool):  # "no" is truthy: the provider would become global against the caller's word
         raise TypeError(f"set_global must be True or False, not {set_global!r}")
+    if service_name is not None and not isinstance(service_name, str):  # service.name is a string (OTel resource)
+        raise TypeError(f"service_name must be a str, not {type(service_name).__name__}")
     resource_attributes = _checked_resource_attributes(resource_attributes)  # before anything starts
     frameworks = requested_frameworks(frameworks)  # ValueError before anything starts (the global provider is final)
     if vocabularies is not None:

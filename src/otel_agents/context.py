@@ -189,8 +189,15 @@ def using_tags(tags: Iterable[str] | str) -> RunContext:
 def using_metadata(metadata: Mapping[str, Any]) -> RunContext:
     """Spans opened inside carry ``metadata``: a JSON object, the enclosing
     metadata updated with ``metadata`` (any values: the safe encoder turns them
-    into JSON), cut to the content budget with the JSON kept valid."""
-    new = dict(metadata)
+    into JSON), cut to the content budget with the JSON kept valid.
+
+    Raises:
+        TypeError: ``metadata`` is not a mapping (nor pairs a ``dict`` can be made of), naming its type.
+    """
+    try:
+        new = dict(metadata)
+    except (TypeError, ValueError):  # a str, a list of words: dict() says "dictionary update sequence element #0"
+        raise TypeError(f"using_metadata takes a mapping of labels, not {type(metadata).__name__}") from None
     return RunContext(lambda: merged_metadata(new))
 
 

@@ -686,6 +686,20 @@ def test_set_global_takes_only_a_bool(value: object) -> None:
     assert (trace.get_tracer_provider(), _configure._latest) == before
 
 
+@pytest.mark.parametrize("value", [5, b"bot", ["bot"]])
+def test_service_name_takes_only_a_str(value: object) -> None:
+    """``service_name=5`` became an int ``service.name`` (a string in every OpenTelemetry resource): now a
+    ``TypeError`` naming the argument, before anything global changes."""
+    from opentelemetry import trace
+
+    from otel_agents import _configure
+
+    before = (trace.get_tracer_provider(), _configure._latest)
+    with pytest.raises(TypeError, match=rf"^service_name must be a str, not {type(value).__name__}$"):
+        configure(service_name=value, exporters=[], frameworks=[], set_global=False)  # type: ignore[arg-type]
+    assert (trace.get_tracer_provider(), _configure._latest) == before
+
+
 @pytest.mark.parametrize(("attributes", "error", "message"), [
     ([("team", "ai")], TypeError, "resource_attributes must be a mapping of str keys to attribute values, not list"),
     ("team=ai", TypeError, "resource_attributes must be a mapping of str keys to attribute values, not str"),

@@ -357,6 +357,34 @@ def test_malformed_report_names_the_field(tmp_path: Path, capsys: pytest.Capture
     assert where in capsys.readouterr().err
 
 
+_STEP_SPAN = {"trace_id": "ab" * 16, "span_id": "cd" * 8, "parent_id": None, "name": "agent/step"}
+
+
+@pytest.mark.parametrize("bad", [{"trace_id": 5}, {"trace_id": "zz"}, {"trace_id": "ab" * 20}, {"trace_id": "AB" * 16},
+                                 {"span_id": "cd" * 9}, {"span_id": "not hex here!!!!"}])
+def test_log_records_whose_ids_are_not_ids_are_not_spans(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         bad: dict[str, Any]) -> None:
+    """A step's logs (anything the agent wrote) holding a record whose trace or span id is not lowercase hex of
+    its length: before, a traceback (``int()`` of an int), ``invalid literal for int() with base 16`` (exit 2) or
+    a record the log exporter refused (exit 1). Now that record is not a span: the check is written unplaced,
+    the step's real span record beside it still places it, and a tool call's evidence id is checked the same."""
+    call = {"name": "lookup", "arguments": {}, "span_id": bad.get("span_id", 5)}
+    check = {"type": "tool_usage", "passed": True, "field": "tool_calls",
+             "reasoning": "Found tool call 'lookup' with expected arguments"}
+    report = tmp_path / "r.json"
+    for records, placed in (([dict(_STEP_SPAN, **bad)], 0), ([dict(_STEP_SPAN, **bad, name="x"), _STEP_SPAN], 1)):
+        report.write_text(json.dumps({"scenarios": [{"name": "s", "steps": [
+            {"checks": [check], "tool_calls": [call], "logs": json.dumps(records)}]}]}), encoding="utf-8")
+        out = tmp_path / f"out{placed}.jsonl"
+        assert annotate(str(report), "-o", str(out)) == 0
+        err = capsys.readouterr().err
+        assert f"1 checks (1 pass, 0 fail), {placed} on their spans; 1 sent to" in err, err
+        (record,) = [r for line in out.read_text(encoding="utf-8").splitlines()
+                     for rl in json.loads(line)["resourceLogs"] for sl in rl["scopeLogs"] for r in sl["logRecords"]]
+        assert record.get("spanId", "") == ("cd" * 8 if placed else ""), record
+        assert "otel_agents.ecp.evidence_span_id" not in json.dumps(record)
+
+
 @pytest.mark.parametrize("manifest", ["scenarios: 5", "scenarios: [{steps: 5}]", "scenarios: [{steps: [{graders: 5}]}]",
                                       "scenarios: [{steps: [{graders: [{type: tool_usage, arguments: [1]}]}]}]"])
 def test_malformed_manifest_names_checks_from_the_report(tmp_path: Path, manifest: str) -> None:

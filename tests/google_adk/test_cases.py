@@ -237,6 +237,31 @@ def test_before_model_callback_answering_makes_no_model_span(instrumented: Any, 
     assert env["public_output"] == "From the cache." and env["metrics"]["model_calls"] == 0
 
 
+def test_before_model_callback_raising_makes_no_model_span(instrumented: Any, exporter: SnapshotExporter,
+                                                           envelopes: list) -> None:
+    """A ``before_model_callback`` that raises (in a second agent of a pipeline, after a first one's good run): the
+    model is never called, so no model span; before, a ``chat`` span ended ERROR with the callback's exception, a
+    model failure that never happened (and a model call the envelope counted). The agent whose step it was fails
+    with it, and the run; the first agent's model calls are all there."""
+    def broken(callback_context: Any, llm_request: Any) -> None:
+        raise RuntimeError("callback broke")
+
+    never = ScriptedLlm(["never sent"])
+    pipeline = SequentialAgent(name="pipeline", sub_agents=[
+        support_agent(ScriptedLlm([call("lookup_order", order_id="A100"), "Shipped."])),
+        LlmAgent(name="second", model=never, before_model_callback=broken)])
+    result = run_agent(pipeline)
+    assert isinstance(result.error, RuntimeError) and not never.requests
+    spans = exporter.semantic()
+    second = only(spans, "invoke_agent second")
+    assert second.status is StatusCode.ERROR and second.attributes["error.type"] == "RuntimeError"
+    models = [s for s in spans if s.attributes.get("otel_agents.span.kind") == "model"]
+    assert [s.parent_id for s in models] == [only(spans, "invoke_agent support").span_id] * 2, tree(spans)
+    assert all(s.status is not StatusCode.ERROR for s in models)
+    [env] = check(envelopes)
+    assert env["metrics"]["model_calls"] == 2
+
+
 def test_model_exception_fails_model_and_run(instrumented: Any, exporter: SnapshotExporter) -> None:
     """A failed run: the model raises; the model span and the agent span end ERROR; ADK's exception reaches
     the caller unchanged."""
@@ -469,6 +494,25 @@ def test_application_span_parents_the_run(instrumented: Any, exporter: SnapshotE
         run_agent_in_span()
     [agent] = exporter.semantic("agent")
     assert agent.parent_id == app.get_span_context().span_id
+
+
+def test_adk_tracer_set_after_a_run_never_parents_ours(instrumented: Any, exporter: SnapshotExporter,
+                                                       app_tracer: Any, adk_spans: SnapshotExporter,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An application that sets ADK's module tracer after ``instrument()`` and after a first run: the ADK modules
+    imported during that run (``node_tracing``, which opens the invocation span) hold our stand-in, ``tracing``
+    the application's tracer. Before, our agent span opened under ADK's recording ``invoke_agent`` span (the
+    run's parent was taken when the agent span opened, not when the run started); it depended on which test had
+    imported ``node_tracing`` first. Now it opens under the caller's span, ADK's spans beside ours."""
+    from google.adk.telemetry import node_tracing, tracing
+
+    monkeypatch.setattr(node_tracing, "tracer", instrumented._installation.native.stand_in)
+    with app_tracer.start_as_current_span("handle_request") as app:
+        run_agent_in_span()
+    [agent] = exporter.semantic("agent")
+    assert agent.parent_id == app.get_span_context().span_id, tree(exporter.spans)
+    assert "invoke_agent support" in [s.name for s in adk_spans.spans]  # ADK's own span was recording
+    assert tracing.tracer is not instrumented._installation.native.stand_in
 
 
 def run_agent_in_span() -> None:

@@ -92,6 +92,15 @@ def test_none_ids_add_nothing_and_odd_metadata_is_encoded(exporter, monkeypatch)
     assert meta["when"] == "2025-01-02" and meta["amount"] == "1.10" and meta["1"] == "int key"
 
 
+@pytest.mark.parametrize("value", ["tier=gold", ["gold"], 5])
+def test_metadata_that_is_no_mapping_is_a_type_error_naming_it(value) -> None:
+    """``using_metadata("tier=gold")`` raised dict()'s ``ValueError: dictionary update sequence element #0 has
+    length 1; 2 is required`` (a list of words: ``TypeError: cannot convert dictionary update sequence element``),
+    which names neither the function nor the argument."""
+    with pytest.raises(TypeError, match=rf"^using_metadata takes a mapping of labels, not {type(value).__name__}$"):
+        otel_agents.using_metadata(value)
+
+
 def test_works_as_decorator_on_sync_async_and_generators(exporter) -> None:
     """Each call runs in a fresh scope; a generator's consumer does not see the attributes between items."""
 

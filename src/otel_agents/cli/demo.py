@@ -35,8 +35,8 @@ What it does, with no network and no API key:
 
 A framework whose instrumentor or example fails shows as an ``ERROR`` row; the
 table is printed anyway. Exit status: 0 when every run completed, 1 otherwise, 2 for bad arguments, a
-missing dependency (PyYAML, ecp-runtime) or a ``--json`` file that cannot be written, 130 on Ctrl-C (every child
-process it started is ended first, :mod:`._children`).
+missing dependency (PyYAML, ecp-runtime) or a ``--json`` file that cannot be written, 130 on Ctrl-C, 143 on
+SIGTERM, 129 on SIGHUP (every child process it started is ended first, :mod:`._children`).
 
 Options: ``--out DIR`` (default ``out``), ``--frameworks a,b`` (default: every
 row this venv can run: a framework tested in a venv of its own — ``google_adk`` —
@@ -141,6 +141,8 @@ def _unwritable(path: Path, directory: bool) -> str | None:
             path.mkdir(parents=True, exist_ok=True)
         elif not path.resolve().parent.is_dir():
             return f"cannot write {path}: {path.resolve().parent} is not a directory"
+        elif path.is_dir():
+            return f"cannot write {path}: it is a directory"
     except OSError as exc:
         return f"cannot write {path}: {exc.strerror or exc}"
     return None
@@ -177,25 +179,50 @@ class Run:
         return "PASS" if self.passed == self.total else "FAIL"
 
 
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP reached the demo (``kill``, ``timeout``, a CI job cancelled, the terminal closed): ended
+    as a Ctrl-C is. A ``BaseException``, as ``KeyboardInterrupt``, so no ``except Exception`` on the way takes it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, frame: Any) -> None:
+    raise _Stopped(signum)
+
+
 def run(args: argparse.Namespace) -> int:
     """``otel-agents demo``: the exit status — 0 every agent graded (failed checks are the demo's findings,
     not errors), 1 some agent could not be run or graded, 2 a missing dependency (PyYAML, ecp-runtime), bad
     arguments, an output not writable, or another demo writing the same rows under the same ``--out``; 130 on
-    Ctrl-C (SIGINT), after ending every child process it started (:mod:`._children`: SIGTERM, SIGKILL after a
-    few seconds), not waiting for them to finish their manifests. ``--repeat K`` > 1 runs the campaign
-    (:mod:`.campaign`) instead."""
+    Ctrl-C (SIGINT), 143 on SIGTERM, 129 on SIGHUP (128 + the signal), after ending every child process it
+    started (:mod:`._children`: SIGTERM, SIGKILL after a few seconds), not waiting for them to finish their
+    manifests. The children have sessions of their own (a terminal's Ctrl-C reaches the demo alone), so no one
+    else ends them: before, a SIGTERM ended the demo alone and its fork servers served on, orphaned, forever.
+    ``--repeat K`` > 1 runs the campaign (:mod:`.campaign`) instead."""
     import signal
+    import threading
 
     from ._children import CHILDREN
 
-    with contextlib.ExitStack() as held:  # the rows' locks (:func:`_lock_rows`), released when it returns
-        try:
-            return _run(args, held)
-        except KeyboardInterrupt:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the children's ending short
-            stopped = CHILDREN.stop()
-            print(f"otel-agents demo: interrupted; {stopped} child process(es) stopped", file=sys.stderr, flush=True)
-            return 130
+    stops = (signal.SIGTERM, signal.SIGHUP)
+    main = threading.current_thread() is threading.main_thread()  # signal handlers are set there only
+    before = {sig: signal.signal(sig, _raise_stopped) for sig in stops} if main else {}
+    try:
+        with contextlib.ExitStack() as held:  # the rows' locks (:func:`_lock_rows`), released when it returns
+            try:
+                return _run(args, held)
+            except (KeyboardInterrupt, _Stopped) as exc:
+                for sig in (signal.SIGINT, *before):  # a second signal must not cut the children's ending short
+                    signal.signal(sig, signal.SIG_IGN)
+                stopped = CHILDREN.stop()
+                print(f"otel-agents demo: interrupted; {stopped} child process(es) stopped", file=sys.stderr,
+                      flush=True)
+                return 128 + (exc.signum if isinstance(exc, _Stopped) else signal.SIGINT)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 LOCK_NAME = ".otel-agents-demo.lock"

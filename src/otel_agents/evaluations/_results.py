@@ -4,7 +4,8 @@ Where each step's spans are found, most direct first:
 
 1. the step's ``logs`` (kept verbatim by the report): the records ``otel-agents ecp serve``
    folds carry ``trace_id`` and ``span_id``; the run's root record (the step's ``agent/step``
-   span) is the one without a parent among them;
+   span) is the one without a parent among them (a record whose ``span_id`` is not 16 lowercase hex digits,
+   or whose ``trace_id`` is not 32, is not a span: another agent's logs may hold anything);
 2. ``logs`` records without ``trace_id`` (older envelopes): the trace is looked up by span id
    in the given spans;
 3. no ``logs`` at all (a step the agent failed: the report keeps only the error, in which
@@ -43,6 +44,13 @@ _ATTR_SCENARIO = "otel_agents.ecp.scenario"
 _ATTR_STEP = "otel_agents.ecp.step"
 _ATTR_EVIDENCE = "otel_agents.ecp.evidence_span_id"
 _ERROR_TRACE = re.compile(r"""['"]trace_id['"]:\s*['"]([0-9a-f]{32})['"]""")  # ecp serve's error data
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+_SPAN_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _is_id(value: Any, pattern: re.Pattern[str]) -> bool:
+    """Whether ``value`` is a W3C trace or span id as the fold writes it (lowercase hex of ``pattern``'s length)."""
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
 # ECP runtime's tool_usage reasoning, when the manifest is not at hand (graders.check_tool_usage).
 _FOUND_TOOL = re.compile(r"^Found tool call '(.*)' with expected arguments$")
 _MISSING_TOOL = re.compile(r"^No matching tool call for name='([^']*)'")
@@ -283,7 +291,7 @@ def _result(check: Mapping[str, Any], config: Mapping[str, Any] | None, where: _
     evidence, tool_name, agent = None, None, where.agent_name
     if grader == "tool_usage":
         tool_name, call = _tool_check(check, config, where.tool_calls)
-        if passed and call is not None and call.get("span_id") and where.trace_id:
+        if passed and call is not None and _is_id(call.get("span_id"), _SPAN_ID) and where.trace_id:
             evidence = str(call["span_id"])
             agent = call.get("agent") or agent
         name = f"tool_usage:{tool_name or check.get('field') or 'tool_calls'}"
@@ -360,7 +368,9 @@ class _SpanIndex:
 
 
 def _locate(step: Mapping[str, Any], index: _SpanIndex | None) -> _Step:
-    records = [r for r in log_records(step.get("logs")) if isinstance(r.get("span_id"), str)]  # spans, not notes
+    # spans, not notes; a record whose ids are not ids (another agent's logs) is not a span either
+    records = [r for r in log_records(step.get("logs")) if _is_id(r.get("span_id"), _SPAN_ID)
+               and (r.get("trace_id") is None or _is_id(r["trace_id"], _TRACE_ID))]
     where = _Step(tool_calls=[c for c in step.get("tool_calls") or [] if isinstance(c, dict)])
     if records:
         ids = {r.get("span_id") for r in records}

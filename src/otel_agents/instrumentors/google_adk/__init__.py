@@ -53,8 +53,8 @@ What you get
   Messages are GenAI parts: Gemini ``thought`` text → ``reasoning`` (thought
   signatures never recorded), ``function_call`` → ``tool_call``,
   ``function_response`` → ``tool_call_response``, ``inline_data`` → blob,
-  ``file_data`` → uri. A request a ``before_model_callback`` answers (the
-  model is never called) has no model span: the span opens, with the request's
+  ``file_data`` → uri. A request a ``before_model_callback`` answers or fails
+  (the model is never called) has no model span: the span opens, with the request's
   start time, only once the model answered, failed or was left.
 * ``Runner.run_live`` (live mode): ADK calls no model callback per request there, so each turn of
   the live connection is one ``chat {model}`` span from the connection itself (every ``BaseLlm``

@@ -38,13 +38,16 @@ class ADKModelError(Exception):
 
 
 def caller_context() -> Any:
-    """The context to open a run's first span in: the current one, unless ADK's own invocation span
-    is current; then that span's parent (the caller's span, or a new root), so our tree never hangs
-    from a span of ADK's that the application may not export."""
+    """The context to open a run's first span in: the current one, taken now (when the run starts), unless ADK's
+    own invocation span is current; then that span's parent (the caller's span, or a new root), so our tree
+    never hangs from a span of ADK's that the application may not export. Taken now, not when the first agent
+    span opens: by then ADK's ``invoke_agent`` span may be current and recording (an application that set
+    ADK's module tracer after ``instrument()`` while a module holding our stand-in, imported meanwhile, opens
+    the invocation span)."""
     current = trace.get_current_span()
     scope = getattr(getattr(current, "instrumentation_scope", None), "name", None)
     if scope != ADK_SCOPE:
-        return None
+        return otel_context.get_current()
     parent = getattr(current, "parent", None)
     return trace.set_span_in_context(NonRecordingSpan(parent) if parent is not None else trace.INVALID_SPAN)
 
@@ -331,15 +334,23 @@ class Hooks:
             return
         call = inv.models.pop(getattr(callback_context, "agent_name", None) or "", None)
         if call is not None:
-            self._end_model(call, inv, error=error)
+            self._end_model(call, inv, error=error, asked=True)
 
     def end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
-        """Fill and end a model request's span (a live turn's, :mod:`._live`)."""
-        self._end_model(call, inv, error)
+        """Fill and end a model request's span (a live turn's, :mod:`._live`: sent on the connection)."""
+        self._end_model(call, inv, error, asked=True)
 
-    def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None) -> None:
-        if call.unanswered and (error is None or stop_reason(error) == "max_turns"):
-            return  # a callback answered in the model's place, or max_llm_calls refused the request: never made
+    def _end_model(self, call: ModelCall, inv: Invocation, error: BaseException | None = None,
+                   asked: bool = False) -> None:
+        """End ``call``'s span with ``error`` (``None``: answered). ``asked``: the model itself failed with
+        ``error`` (``on_model_error_callback``, a live connection). Otherwise an unanswered call ending with an
+        ``Exception`` was never made: every exception the model raises reaches ``on_model_error_callback`` first,
+        so this one came from a callback before the model (an agent's ``before_model_callback``, a later
+        plugin's) and makes no model span, as a callback answering in the model's place makes none. A
+        cancellation or interrupt while the model was asked keeps its span (abandoned, or control flow)."""
+        if call.unanswered and (error is None or stop_reason(error) == "max_turns"
+                                or isinstance(error, Exception) and not asked):
+            return  # a callback answered or failed in the model's place, or max_llm_calls refused it: never made
         span = call.span
         with guard("google_adk.model.end"):
             response = call.final or call.last
