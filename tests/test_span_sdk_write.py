@@ -9,7 +9,7 @@ import enum
 import logging
 
 import pytest
-from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
 
 from otel_agents._spans import sdk_write
 
@@ -226,3 +226,134 @@ def test_a_span_with_a_redaction_hook_goes_through_the_sdk_s_checks(monkeypatch)
     assert len(calls) == 1
     (ours,) = exporter.get_finished_spans()
     assert dict(ours.attributes)["gen_ai.input.messages"] == '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]'
+
+
+# -- a span's start attributes (sdk_write.StartWrite, set_start_attributes) ---------------------------------------
+
+class _Reading(SpanProcessor):
+    """A span processor that reads each span's attributes as it starts, as the ECP folding processor does."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict] = []
+
+    def on_start(self, span, parent_context=None) -> None:
+        self.seen.append(dict(span.attributes))
+
+
+def _started(provider, monkeypatch=None, run_attributes=None):
+    """The spans a few semantic spans make through ``provider``: a workflow chain under run attributes (a list, a
+    float subclass, an integer past 64 bits among them), an agent, a model with start attributes, a plain span."""
+    from otel_agents._spans import Settings, Telemetry
+    from otel_agents._spans.run_context import pop_run_attributes, push_run_attributes
+    from otel_agents.semconv import Kind
+
+    telemetry = Telemetry(provider, settings=Settings(capture_content=True), framework="test")
+    token = push_run_attributes(run_attributes or {"session.id": "s-1", "tag.tags": ["a", "b"],
+                                                   "user.id": 2 ** 70})
+    try:
+        root = telemetry.start_span(Kind.CHAIN, "workflow", workflow=True)
+        agent = telemetry.start_span(Kind.AGENT, "agent", parent=root)
+        model = telemetry.start_span(Kind.MODEL, "m", operation="chat", parent=agent,
+                                     attributes={"server.address": "example.test", "server.port": 443,
+                                                 "gen_ai.request.temperature": _Half(0.5)})
+        plain = telemetry.start_plain_span("tools/list", parent=agent, attributes={"mcp.method.name": "tools/list"})
+        for s in (plain, model, agent, root):
+            s.end()
+    finally:
+        pop_run_attributes(token)
+
+
+class _Half(float):
+    pass
+
+
+def _exported(configure, blind: bool, monkeypatch) -> list:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    if not blind:
+        monkeypatch.setattr(sdk_write.StartWrite, "__call__", lambda self, tracer: False)
+    exporter = InMemorySpanExporter()
+    provider = configure()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    _started(provider)
+    monkeypatch.undo()
+    return [(s.name, _typed(s), s.dropped_attributes) for s in exporter.get_finished_spans()]
+
+
+@pytest.mark.parametrize("configure", [
+    TracerProvider,
+    lambda: TracerProvider(span_limits=SpanLimits(max_span_attributes=3)),  # start attributes past the count limit
+])
+def test_start_attributes_written_after_the_start_leave_the_spans_as_the_sdk_does(configure, monkeypatch) -> None:
+    """With the SDK's default sampler and simple processor nothing reads a span's attributes as it starts: they
+    are written right after it, not checked by the SDK again, and every span is what giving them to
+    ``start_span`` makes (values, types, order, dropped count)."""
+    calls: list = []
+    real = TracerProvider().get_tracer("t").start_span.__func__
+
+    def spy(self, name, *args, **kwargs):
+        calls.append(kwargs.get("attributes"))
+        return real(self, name, *args, **kwargs)
+
+    monkeypatch.setattr("opentelemetry.sdk.trace.Tracer.start_span", spy)
+    direct = _exported(configure, True, monkeypatch)
+    assert calls and all(c is None for c in calls)  # the start attributes were not given to start_span
+    assert direct == _exported(configure, False, monkeypatch)
+    names = {name: {k: v for k, _, v in attrs} for name, attrs, dropped in direct if not dropped}
+    if configure is TracerProvider:  # (past the count limit the SDK dropped the oldest, on both paths alike)
+        assert names["chat m"]["server.address"] == "example.test"
+        assert names["invoke_workflow workflow"]["tag.tags"] == ("a", "b")
+    else:
+        assert all(dropped for _, _, dropped in direct)
+
+
+def test_a_value_length_limit_cuts_start_attributes_as_before(monkeypatch) -> None:
+    configure = lambda: TracerProvider(span_limits=SpanLimits(max_span_attribute_length=4))  # noqa: E731
+    spans = _exported(configure, True, monkeypatch)
+    assert spans == _exported(configure, False, monkeypatch)
+    assert all(len(v) <= 4 for _, attrs, _ in spans for _, t, v in attrs if t == "str")
+
+
+def _reads_at_start(provider, reading: _Reading) -> None:
+    _started(provider)
+    assert reading.seen, "no span started"
+    for attrs in reading.seen:
+        assert attrs.get("otel_agents.framework") == "test" and attrs.get("session.id") == "s-1"
+    assert any(a.get("otel_agents.span.kind") == "model" and a.get("server.address") == "example.test"
+               for a in reading.seen)
+
+
+def test_a_processor_that_reads_attributes_at_the_start_sees_them() -> None:
+    reading = _Reading()
+    provider = TracerProvider()
+    provider.add_span_processor(reading)
+    _reads_at_start(provider, reading)
+
+
+def test_a_processor_added_after_spans_were_made_sees_the_next_ones_at_their_start() -> None:
+    provider = TracerProvider()
+    _started(provider)  # the simple path, decided for these processors
+    reading = _Reading()
+    provider.add_span_processor(reading)
+    _reads_at_start(provider, reading)
+
+
+@pytest.mark.parametrize("wrap", [lambda s: s, lambda s: __import__("opentelemetry.sdk.trace.sampling",
+                                                                   fromlist=["ParentBased"]).ParentBased(s)])
+def test_a_sampler_that_reads_attributes_sees_them(wrap) -> None:
+    from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+
+    seen: list[dict] = []
+
+    class Reading(Sampler):
+        def should_sample(self, parent_context, trace_id, name, kind=None, attributes=None, links=None,
+                          trace_state=None):
+            seen.append(dict(attributes or {}))
+            return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)
+
+        def get_description(self) -> str:
+            return "reading"
+
+    _started(TracerProvider(sampler=wrap(Reading())))
+    assert seen and any(a.get("otel_agents.span.kind") == "chain" for a in seen)

@@ -32,9 +32,12 @@ from typing import Any, Mapping
 
 try:  # the SDK is a dependency; a missing or reshaped one only disables the direct path
     from opentelemetry.attributes import BoundedAttributes as _Bounded
-    from opentelemetry.sdk.trace import _Span as _SdkSpan
+    from opentelemetry.sdk.trace import (ConcurrentMultiSpanProcessor, SynchronousMultiSpanProcessor,
+                                         Tracer as _SdkTracer, _Span as _SdkSpan)
+    from opentelemetry.sdk.trace import sampling as _sampling
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 except ImportError:  # pragma: no cover
-    _Bounded = _SdkSpan = None  # type: ignore[assignment,misc]
+    _Bounded = _SdkSpan = _SdkTracer = None  # type: ignore[assignment,misc]
 
 SCALARS = frozenset((str, bool, int, float))
 _SEQUENCES = frozenset((list, tuple))
@@ -104,6 +107,89 @@ def set_stored_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
         except AttributeError:  # an SDK reshaped under the same class names: every read precedes the write
             pass
     span.set_attributes(attributes)
+
+
+_STR = frozenset((str,))
+
+
+def set_start_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
+    """:func:`set_attributes` of a span's start attributes right after the SDK started it without them (see
+    :class:`StartWrite`): when the span is the SDK's own, holds no attribute yet and every key is a non-empty
+    ``str`` and every value a plain ``str``/``bool``/``int``/``float`` (checked in C, not value by value), they
+    are put in its (empty) attribute map as they are, which is what the SDK would have stored; else as
+    :func:`set_attributes` writes them."""
+    if type(span) is _SdkSpan and _SCALARS_ONLY(map(type, attributes.values())) and _STR.issuperset(map(type, attributes)) \
+            and "" not in attributes:
+        try:
+            bounded = span._attributes
+            maxlen = bounded.maxlen
+            with bounded._lock:
+                d = bounded._dict
+                if type(bounded) is _Bounded and type(d) is dict and not d and bounded._immutable is False and \
+                        bounded.max_value_len is None and (maxlen is None or len(attributes) <= maxlen):
+                    d.update(attributes)
+                    return
+        except AttributeError:  # an SDK reshaped under the same class names: every read precedes the write
+            pass
+    set_attributes(span, attributes)
+
+
+_SCALARS_ONLY = SCALARS.issuperset
+
+
+# What may see a span as it starts without reading its attributes: the SDK's own samplers (exact classes: a subclass
+# may read them) and processors whose ``on_start`` does nothing (the SDK's batch and simple ones).
+_BLIND_SAMPLERS = frozenset() if _SdkTracer is None else frozenset(
+    (_sampling.StaticSampler, _sampling.TraceIdRatioBased, _sampling.ParentBased, _sampling.ParentBasedTraceIdRatio))
+_PARENT_DELEGATES = ("_root", "_remote_parent_sampled", "_remote_parent_not_sampled", "_local_parent_sampled",
+                     "_local_parent_not_sampled")
+_BLIND_PROCESSORS = frozenset() if _SdkTracer is None else frozenset((SimpleSpanProcessor, BatchSpanProcessor))
+_MULTI_PROCESSORS = frozenset() if _SdkTracer is None else frozenset(
+    (SynchronousMultiSpanProcessor, ConcurrentMultiSpanProcessor))
+
+
+class StartWrite:
+    """Whether a span's start attributes may be written after the SDK opened it (:func:`set_attributes`) rather than
+    given to ``Tracer.start_span``, where the SDK checks each value again (``BoundedAttributes._set_items``, about
+    half the cost of a span's few start attributes), with nothing able to tell: the tracer is the SDK's own, with
+    no attribute value length limit, a sampler of the SDK's own that decides without reading attributes
+    (``ALWAYS_ON``/``ALWAYS_OFF``, ``TraceIdRatioBased``, ``ParentBased`` over those: the default is
+    ``ParentBased(ALWAYS_ON)``), and only span processors whose ``on_start`` reads nothing (the SDK's
+    ``BatchSpanProcessor`` and ``SimpleSpanProcessor``). Any other sampler or processor (one that reads a span's
+    attributes as it starts, as the ECP folding processor does) gets them at the start, as the OTel API gives them.
+
+    The answer is kept for the provider's tuple of processors (adding one makes a new tuple), so a processor
+    added later is seen at the next span."""
+
+    __slots__ = ("_tracer", "_seen", "_answer")
+
+    def __init__(self) -> None:
+        self._tracer: Any = None  # the tracer and its processors' tuple the answer is for
+        self._seen: Any = None
+        self._answer = False
+
+    def __call__(self, tracer: Any) -> bool:
+        """Whether the next span ``tracer`` starts may have its start attributes written after it opens."""
+        if type(tracer) is not _SdkTracer or _SdkTracer is None:
+            return False
+        multi = tracer.span_processor
+        processors = getattr(multi, "_span_processors", None)
+        if processors is not self._seen or tracer is not self._tracer or processors is None:
+            self._tracer, self._seen, self._answer = tracer, processors, _blind(tracer, multi, processors)
+        return self._answer
+
+
+def _blind(tracer: Any, multi: Any, processors: Any) -> bool:
+    try:
+        limits = tracer._span_limits
+        sampler = tracer.sampler
+        samplers = [sampler, *(getattr(sampler, name) for name in _PARENT_DELEGATES)] \
+            if isinstance(sampler, _sampling.ParentBased) else [sampler]
+        return (type(multi) in _MULTI_PROCESSORS and type(processors) is tuple and
+                all(type(p) in _BLIND_PROCESSORS for p in processors) and
+                all(type(s) in _BLIND_SAMPLERS for s in samplers) and limits.max_span_attribute_length is None)
+    except AttributeError:  # an SDK reshaped under the same names: the start attributes go to start_span
+        return False
 
 
 def _write(span: Any, attributes: Mapping[str, Any]) -> bool:

@@ -15,7 +15,7 @@ from opentelemetry.trace import Span, SpanKind
 from .. import __version__
 from ..semconv import Kind, attributes as A, vocabularies as V
 from ..semconv.mapping import OP_INVOKE_WORKFLOW
-from . import pipeline, probes
+from . import pipeline, probes, sdk_write
 from .activation import Activation
 from .guard import guard, report_internal_error
 from .index import _index, semantic_span_for
@@ -63,6 +63,7 @@ class Telemetry:
         self.settings = settings or Settings()
         self.framework = framework
         self.tracer = trace.get_tracer(scope, __version__, tracer_provider)
+        self._start_write = sdk_write.StartWrite()  # whether start attributes may skip the SDK's checks
         self.metrics = GenAIMetrics(meter_provider, scope)
 
     def render_content(self, key: str, value: Any, *, as_json: bool | None = None, budget: int | None = None,
@@ -151,8 +152,7 @@ class Telemetry:
                         ov = otel_value(v)
                         if ov is not None:
                             start_attrs[k] = ov
-            span = self.tracer.start_span(sname, context=ctx, kind=span_kind or default_span_kind,
-                                          attributes=start_attrs, start_time=start_time)
+            span = self._open(sname, ctx, span_kind or default_span_kind, start_attrs, start_time)
             semantic = SemanticSpan(kind, span, self, sname, kattrs, run_attrs, parent_span, only=only, policy=policy)
             if attributes and kind in _MODEL_KINDS and attributes.get(A.SERVER_ADDRESS) is not None:
                 # the server a model call went to is also its metric points' (OTel GenAI v1.41 metric_attributes)
@@ -166,6 +166,18 @@ class Telemetry:
         except Exception as exc:  # noqa: BLE001
             report_internal_error("telemetry.start_span", exc)
             return SemanticSpan(Kind.CHAIN, trace.INVALID_SPAN, self, "invalid", {}, {})
+
+    def _open(self, name: str, ctx: Any, span_kind: SpanKind, attributes: dict[str, Any],
+              start_time: int | None) -> Span:
+        """The OTel span, started by the tracer with its start ``attributes`` (OTel-legal values), or, when nothing
+        that sees the span start reads them (:class:`~.sdk_write.StartWrite`), written right after it started
+        without the SDK's checking each again: the span ends up the same either way."""
+        tracer = self.tracer
+        if self._start_write(tracer):
+            span = tracer.start_span(name, context=ctx, kind=span_kind, start_time=start_time)
+            sdk_write.set_start_attributes(span, attributes)
+            return span
+        return tracer.start_span(name, context=ctx, kind=span_kind, attributes=attributes, start_time=start_time)
 
     def _policy(self) -> tuple[bool, int, bool, frozenset[str] | None, int] | None:
         """The settings a span keeps, read once as it starts (:meth:`Settings.span_policy`); ``None`` when they
@@ -200,7 +212,7 @@ class Telemetry:
                     if ov is not None:
                         start_attrs[k] = ov
             name = pipeline.label(name)
-            span = self.tracer.start_span(name, context=ctx, kind=span_kind, attributes=start_attrs)
+            span = self._open(name, ctx, span_kind, start_attrs, None)
             return SemanticSpan(None, span, self, name, {}, run_attrs, parent_span, only=only,  # type: ignore[arg-type]
                                 policy=policy)
         except Exception as exc:  # noqa: BLE001
