@@ -100,7 +100,7 @@ def test_zero_code_otlp_http_reaches_a_receiver() -> None:
     if not available:
         pytest.skip("no instrumentor available")
     framework = "pydantic_ai" if "pydantic_ai" in available else available[0]  # the quickest to import
-    others = ",".join(name for name in runs.RUNS if name not in ("manual", framework))
+    others = runs.others_disabled(framework)
     with Receiver() as rx:
         _zero_code(["--traces_exporter", "otlp", "--exporter_otlp_protocol", "http/protobuf",
                     "--exporter_otlp_traces_endpoint", f"{rx.url}/v1/traces", *NO_METRICS_NO_LOGS,
