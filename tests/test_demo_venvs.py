@@ -147,6 +147,7 @@ def test_ctrl_c_stops_every_child_process_and_exits_130(tmp_path: Path) -> None:
     their rows. Now the demo ends its children (its ``ecp run``s, its fork server and a ``--venv`` demo, with
     everything they started), says it was interrupted and exits 130; no process under it survives. The timeouts
     only detect a hang."""
+    import os
     import signal
     import time
 
