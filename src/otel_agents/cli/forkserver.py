@@ -13,10 +13,10 @@ and the command to the server, whose forked child runs that ``ecp serve`` comman
 its own per scenario, as with the command itself, without importing anything again. The client passes
 SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
 status. A client whose environment differs from the one the server started in (beyond what a shell sets)
-gets a fork that execs the command (the server's log names the variables that differ); a target is imported again in the fork when ``ecp serve``
-changed the environment before loading it (``--collect``: an example may read it at import). With no
-server listening on SOCKET (the demo is over) the client execs the command itself, so the
-manifests stay runnable by hand. The client is run by path and imports the standard library only.
+gets a fork that execs the command (the server's log names the variables that differ); a target is
+imported again in the fork when ``ecp serve`` changed the environment before loading it (``--collect``: an
+example may read it at import). With no server listening on SOCKET (the demo is over) the client execs the
+command itself, so the manifests stay runnable by hand. The client is run by path and imports the standard library only.
 
 The socket lives in a directory only its user can open, and the server serves only that user
 (``SO_PEERCRED``). A server that finds threads running after the imports (a fork would copy their locks)
