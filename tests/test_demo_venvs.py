@@ -5,6 +5,7 @@ and one fault count over all rows. Here "another venv" is this one again, in a r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,14 @@ OTEL_AGENTS = str(Path(sys.executable).parent / "otel-agents")
 
 
 def test_rows_from_another_venv_are_folded_into_one_table(tmp_path: Path) -> None:
+    """... and each row's ``ecp serve``s are forks of its fork server, in a shell's environment too: the demo gave
+    its ``ecp run``s LITELLM_LOCAL_MODEL_COST_MAP (tests/conftest.py sets it for the suite) and not its fork
+    servers, whose every client then differed: each fork exec'd ``ecp serve``, importing all again."""
     out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
     proc = subprocess.run([OTEL_AGENTS, "demo", "--frameworks", "plain_python", "--out", str(out),
                            "--venv", f"{sys.prefix}=openai", "--json", str(tmp_path / "runs.json")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+                          cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert sum(line.startswith("framework ") for line in lines) == 2  # the agents' table, the side-effect twins'
@@ -37,6 +42,9 @@ def test_rows_from_another_venv_are_folded_into_one_table(tmp_path: Path) -> Non
         ("plain_python", "agent", 23, None), ("plain_python", "faulty_agent", 18, None),
         ("plain_python", "side_effect_agent", 20, None), ("openai", "agent", 23, None),
         ("openai", "faulty_agent", 18, None), ("openai", "side_effect_agent", 20, None)]
+    for row in ("plain_python", "openai"):
+        log = (out / row / "forkserver.log").read_text()
+        assert "forked " in log and " execs " not in log, log
 
 
 def test_a_venv_that_cannot_run_shows_error_rows_and_fails(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.backends.runs import others_disabled
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # example → lines its tree must contain (kind markers, the agent and the tool that ran)
@@ -46,7 +48,7 @@ def test_example_under_opentelemetry_instrument_exports_and_prints(tmp_path: Pat
     and the same spans reach the configured exporter; no 'already instrumented' warning."""
     traces = tmp_path / "traces.jsonl"
     env = {**os.environ, "HOME": str(tmp_path), "OTEL_AGENTS_TRACES_FILE": str(traces),
-           "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "crewai,llama_index"}
+           "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": others_disabled("langchain")}  # the example's framework alone
     launcher = Path(sys.executable).with_name("opentelemetry-instrument")
     proc = subprocess.run([str(launcher), "--traces_exporter", "otlp_json_file", "--metrics_exporter", "none",
                            "--logs_exporter", "none", sys.executable, str(ROOT / "examples" / "langchain_agent.py")],

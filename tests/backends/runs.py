@@ -395,6 +395,17 @@ def skip_reason(name: str) -> str | None:
     return f"{name} is tested in its own venv (Makefile ISOLATED)"
 
 
+def others_disabled(*names: str) -> str:
+    """``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` for an ``opentelemetry-instrument`` app that runs ``names`` alone:
+    every other instrumentor of ours that the launcher would load (each imports its framework: all of them cost
+    ~6 s of CPU a launch, LangChain's alone ~2 s). For a test of what the launcher does with these frameworks'
+    runs, not of loading them all (``test_zero_code_console_finds_our_spans`` loads them all)."""
+    from importlib.metadata import entry_points
+
+    return ",".join(sorted({e.name for e in entry_points(group="opentelemetry_instrumentor")
+                            if e.value.startswith("otel_agents.") and e.name not in names}))
+
+
 def main(argv: list[str]) -> int:
     """``python runs.py NAME...``: run the named examples in this process (the zero-code app)."""
     for name in argv:

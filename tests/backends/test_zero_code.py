@@ -100,7 +100,7 @@ def test_zero_code_otlp_http_reaches_a_receiver() -> None:
     if not available:
         pytest.skip("no instrumentor available")
     framework = "pydantic_ai" if "pydantic_ai" in available else available[0]  # the quickest to import
-    others = ",".join(name for name in runs.RUNS if name not in ("manual", framework))
+    others = runs.others_disabled(framework)
     with Receiver() as rx:
         _zero_code(["--traces_exporter", "otlp", "--exporter_otlp_protocol", "http/protobuf",
                     "--exporter_otlp_traces_endpoint", f"{rx.url}/v1/traces", *NO_METRICS_NO_LOGS,
@@ -130,7 +130,9 @@ def test_zero_code_an_envelope_file_that_cannot_be_opened_leaves_the_other_expor
         missing("opentelemetry-instrument has no SDK configurator: pip install 'otel-agents[zero-code]'")
     command = [str(INSTRUMENT), "--traces_exporter", "ecp,console", *NO_METRICS_NO_LOGS, sys.executable,
                str(HERE / "runs.py"), "manual"]
-    done = subprocess.run(command, env={**_env(), "OTEL_AGENTS_ECP_FILE": str(tmp_path)}, cwd=HERE.parents[1],
+    env = {**_env(), "OTEL_AGENTS_ECP_FILE": str(tmp_path),  # the decorated run needs no instrumentor of ours
+           "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": runs.others_disabled()}
+    done = subprocess.run(command, env=env, cwd=HERE.parents[1],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     noise = [line for line in done.stderr.splitlines() if not line.startswith("manual: ")]  # runs.py's answer

@@ -45,7 +45,8 @@ def _instrumented(tmp_path: Path, app: str, *args: str) -> tuple[list[dict[str, 
         missing("opentelemetry-instrument has no SDK configurator: pip install 'otel-agents[zero-code]'")
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(OTEL_SERVICE_NAME="zero-code-ecp", OTEL_AGENTS_ECP_FILE=str(tmp_path / "envelopes.jsonl"),
-               OTEL_AGENTS_TRACES_FILE=str(tmp_path / "traces.jsonl"))
+               OTEL_AGENTS_TRACES_FILE=str(tmp_path / "traces.jsonl"),
+               OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=runs.others_disabled(*FRAMEWORKS))
     command = [str(BIN / "opentelemetry-instrument"), "--traces_exporter", "ecp,otlp_json_file",
                "--metrics_exporter", "none", "--logs_exporter", "none", sys.executable, str(HERE / app), *args]
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)

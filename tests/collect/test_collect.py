@@ -456,7 +456,7 @@ def test_opentelemetry_instrument_with_the_distros_default_grpc(collects, tmp_pa
     c = collects("c", "--trace-idle", "0.3", "--grpc-port", "0")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
     env.update(OTEL_EXPORTER_OTLP_ENDPOINT=f"http://{c.grpc}", OTEL_METRICS_EXPORTER="none",
-               OTEL_LOGS_EXPORTER="none")
+               OTEL_LOGS_EXPORTER="none", OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=runs.others_disabled("langchain"))
     repo = Path(runs.__file__).resolve().parents[2]
     done = subprocess.run([str(Path(sys.executable).parent / "opentelemetry-instrument"), sys.executable,
                            str(repo / "tests/backends/runs.py"), "langchain"], env=env, cwd=repo,
@@ -491,7 +491,8 @@ def test_opentelemetry_instrument_as_docs_collect_md_says_sends_traces_and_nothi
     options = shlex.split(command)[1:]
     c = collects("c", "--trace-idle", "0.3")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
-    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=c.url.removesuffix("/v1/traces"))
+    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=c.url.removesuffix("/v1/traces"),
+               OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=runs.others_disabled("langchain"))
     done = subprocess.run([str(Path(sys.executable).parent / "opentelemetry-instrument"), *options, sys.executable,
                            str(repo / "tests/backends/runs.py"), "langchain"], env=env, cwd=repo,
                           capture_output=True, text=True, timeout=300)

@@ -142,8 +142,9 @@ def test_cycles_and_duplicates_are_reported_once_per_trace(tmp_path, capsys):
 
 
 def test_a_deep_chain_folds_to_evidence_proportional_to_its_spans(tmp_path, capsys):
-    """50,000 nested agent spans: indentation stops at 16 levels, so the evidence stays ~linear."""
-    n = 50_000
+    """10,000 nested agent spans (ten times the interpreter's recursion limit): indentation stops at 16 levels,
+    so the evidence stays ~linear (indented a level each, it would be ~n² = 10⁸ characters, over 70·n)."""
+    n = 10_000
     spans = [span_json(i + 1, i or None, kind="agent", name=f"invoke_agent a{i}") for i in range(n)]
     code, [env], err = fold_cli(tmp_path, capsys, line(*spans))
     assert code == 0, err

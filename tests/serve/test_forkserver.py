@@ -57,6 +57,8 @@ def test_ecp_run_through_a_fork_server_and_without_it(tmp_path: Path) -> None:
         assert (report["passed"], report["total"]) == (N_CHECKS, N_CHECKS)
         assert {s.resource.attributes["service.name"] for s in spans} == {"another"}
         assert "Overriding" not in (tmp_path / "other-env" / "serve.log").read_text()
+        execs = [line for line in log.read_text().splitlines() if " execs its command: " in line]
+        assert len(execs) == len(forks) and all("differs in " in x and "OTEL_SERVICE_NAME" in x for x in execs), execs
         assert server.poll() is None
     finally:
         server.terminate()

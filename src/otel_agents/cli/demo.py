@@ -473,7 +473,9 @@ class ForkServer:
             self.proc = CHILDREN.popen(
                 [sys.executable, "-m", "otel_agents.cli.forkserver", "--serve", str(sockets / f"{framework}.sock"),
                  *(f"{example}:{attr}" for attr in TWINS)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log)
+                # the environment of the `ecp run`s, hence of the clients: one that differs gets a fork that
+                # execs `ecp serve` (imports and all), as every client did when this was the demo's own
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=ecp_environment())
         self._lock = threading.Lock()
         self._waited = False
 

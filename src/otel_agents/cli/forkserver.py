@@ -13,10 +13,10 @@ and the command to the server, whose forked child runs that ``ecp serve`` comman
 its own per scenario, as with the command itself, without importing anything again. The client passes
 SIGTERM/SIGINT on to the child (ecp-runtime ends a scenario's agent with SIGTERM) and exits with its
 status. A client whose environment differs from the one the server started in (beyond what a shell sets)
-gets a fork that execs the command; a target is imported again in the fork when ``ecp serve``
-changed the environment before loading it (``--collect``: an example may read it at import). With no
-server listening on SOCKET (the demo is over) the client execs the command itself, so the
-manifests stay runnable by hand. The client is run by path and imports the standard library only.
+gets a fork that execs the command (the server's log names the variables that differ); a target is
+imported again in the fork when ``ecp serve`` changed the environment before loading it (``--collect``: an
+example may read it at import). With no server listening on SOCKET (the demo is over) the client execs the
+command itself, so the manifests stay runnable by hand. The client is run by path and imports the standard library only.
 
 The socket lives in a directory only its user can open, and the server serves only that user
 (``SO_PEERCRED``). A server that finds threads running after the imports (a fork would copy their locks)
@@ -150,12 +150,17 @@ def _child(conn: socket.socket, provider: object, targets: dict, environ: dict) 
                 raise EOFError("the client went away")
             data += more
         request = json.loads(data[4:])
+        differs = sorted(k for k in _without_shell(request["env"]).keys() | _without_shell(environ).keys()
+                         if request["env"].get(k) != environ.get(k))
+        if differs:  # to the server's log, still our standard error (the names alone: values may be secrets)
+            print(f"{os.getpid()} execs its command: its environment differs in {', '.join(differs)}",
+                  file=sys.stderr, flush=True)
         for target_fd, fd in enumerate(fds):
             os.dup2(fd, target_fd)
             os.close(fd)
         os.chdir(request["cwd"])
         conn.sendall(f"{os.getpid()}\n".encode())
-        if _without_shell(request["env"]) != _without_shell(environ):  # not what we imported in: the command itself
+        if differs:  # not what we imported in: the command itself
             os.set_inheritable(conn.fileno(), True)  # closed when it exits: the client's end of file
             os.execve(request["argv"][0], request["argv"], request["env"])
         os.environ.update({k: v for k, v in request["env"].items() if k not in _without_shell(request["env"])})
