@@ -341,6 +341,62 @@ def test_under_the_asgi_instrumentations_http_span_the_remote_run_is_its_child(i
     assert alone["evaluation_context"].splitlines()[0] == "agent Orders Agent"
 
 
+@pytest.mark.parametrize("asgi", [False, True], ids=["plain", "asgi_instrumented"])
+def test_a_server_started_inside_the_callers_span_serves_under_the_client_span(instrument, exporter, provider,
+                                                                                app_tracer, asgi) -> None:
+    """Client and server in one process and event loop, the server (uvicorn, a real socket) started inside the
+    application's span the client then calls from: every connection's task holds that span, of the caller's very
+    trace, but it is not this request's caller. The served agent is the client span's child, never its sibling
+    under the application's span; with OpenTelemetry's ASGI middleware too, whose span of the request is then the
+    application span's INTERNAL child (that instrumentation's rule under a current span), not the caller's."""
+    import socket
+
+    import httpx
+    import uvicorn
+    from a2a.client import ClientConfig, ClientFactory
+    from a2a.types import Message, Part, Role, SendMessageRequest
+
+    from .test_contract import A2AScenario
+
+    instrument()
+    scenario = A2AScenario()
+    app = scenario.app
+    if asgi:
+        from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+
+        app = OpenTelemetryMiddleware(app, tracer_provider=provider)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    scenario.card.supported_interfaces[0].url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+
+    async def run() -> None:
+        with app_tracer.start_as_current_span("application"):
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+            serving = asyncio.create_task(server.serve(sockets=[sock]))
+            while not server.started:
+                await asyncio.sleep(0.01)
+            try:
+                async with httpx.AsyncClient() as http:
+                    client = ClientFactory(ClientConfig(httpx_client=http)).create(scenario.card)
+                    request = SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex,
+                                                                 parts=[Part(text="Where is order A100?")]))
+                    async for _ in client.send_message(request):
+                        pass
+            finally:
+                server.should_exit = True
+                await serving
+
+    asyncio.run(run())
+    spans = exporter.spans
+    call, = [s for s in spans if s.name == "invoke_agent Orders Agent" and s.kind == "CLIENT"]
+    served, = [s for s in spans if s.name == "invoke_agent Orders Agent" and s.kind == "SERVER"]
+    assert parent_of(served, spans).span_id == call.span_id
+    if asgi:  # the middleware span, current as the request came in, is local and of the trace but not the caller's
+        http, = [s for s in spans if s.scope == "opentelemetry.instrumentation.asgi" and s.name == "POST /"]
+        assert parent_of(http, spans).name == "application"  # (its own rule: under a current span, INTERNAL)
+    assert parent_of(call, spans).name == "application"
+
+
 @pytest.mark.parametrize("text, state", [("which order is late?", "TASK_STATE_INPUT_REQUIRED"),
                                          ("login to see my orders", "TASK_STATE_AUTH_REQUIRED")])
 def test_paused_remote_task_pauses_the_envelope(instrument, exporter, provider, remote, client_file, text,

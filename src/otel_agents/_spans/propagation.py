@@ -67,19 +67,21 @@ def extract(carrier: Mapping[str, Any]) -> otel_context.Context | None:
 def server_parent(remote: otel_context.Context | None) -> otel_context.Context:
     """The parent context of a server span for a request whose carrier held ``remote`` (:func:`extract`).
 
-    ``remote``, unless the ambient context already holds a local span of the same trace: an HTTP server span
-    of this very request, made by a transport instrumentation from the same headers (OpenTelemetry's ASGI,
-    Starlette or FastAPI instrumentation), which is itself the remote caller's child. Ours is then that
-    span's child, as a handler's span is under its HTTP server span, not its sibling. Without ``remote``, the
-    ambient context. An ambient span of another trace (a server started inside an application's span) is
-    never taken for the caller's.
+    ``remote``, unless the current span is the remote caller's own child: an HTTP server span of this very
+    request, made by a transport instrumentation from the same headers (OpenTelemetry's ASGI, Starlette or
+    FastAPI instrumentation). Ours is then that span's child, as a handler's span is under its HTTP server
+    span, not its sibling. Without ``remote``, the ambient context. Any other current span, even of the same
+    trace (a server started inside the caller's application span, in-process), is never taken for the
+    caller's: its parent is not the caller's span. The current span's parent is the SDK span's ``parent``
+    (a ``SpanContext``); a span without one is not taken.
     """
     ambient = otel_context.get_current()
     if remote is None:
         return ambient
-    here = trace.get_current_span(ambient).get_span_context()
-    if here.is_valid and not here.is_remote and \
-            here.trace_id == trace.get_current_span(remote).get_span_context().trace_id:
+    caller = trace.get_current_span(remote).get_span_context()
+    above = getattr(trace.get_current_span(ambient), "parent", None)
+    if above is not None and above.span_id == caller.span_id and above.trace_id == caller.trace_id \
+            and caller.is_valid:
         return ambient
     return remote
 

@@ -91,8 +91,9 @@ already in it is replaced (one on the wire, naming our span). The server reads t
 ``ServerCallContextBuilder`` that drops both leaves the server span under the ambient context. When the
 server also runs an HTTP instrumentation (OpenTelemetry's ASGI, Starlette or FastAPI instrumentation,
 whose server span of the request is the caller's child, extracted from the same headers), the agent span
-is that HTTP span's child, not its sibling: the rule is that a current local span of the carried trace
-is the parent (``_spans.propagation.server_parent``; FastA2A's endpoint too). The
+is that HTTP span's child, not its sibling: the rule is that a current span whose parent is the carried
+caller's span is the parent, any other current span never (``_spans.propagation.server_parent``; FastA2A's
+endpoint too). The
 caller's ``otel_agents.using_session``/``using_user`` values travel as baggage entries ``session.id``
 and ``user.id`` and are the run attributes of every span of the remote run.
 
