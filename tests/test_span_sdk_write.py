@@ -357,3 +357,59 @@ def test_a_sampler_that_reads_attributes_sees_them(wrap) -> None:
 
     _started(TracerProvider(sampler=wrap(Reading())))
     assert seen and any(a.get("otel_agents.span.kind") == "chain" for a in seen)
+
+
+def _asked_midway(step: int) -> list[bool]:
+    """What a second thread's ``StartWrite`` would answer if it asked at the ``step``-th bytecode of the first
+    thread's call after the first thread decided afresh (``_blind`` returned): a reading processor was added since
+    the cached answer (yes). Opcode tracing makes the interleaving exact, the same at every run."""
+    import sys
+
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    tracer = provider.get_tracer("t")
+    start_write = sdk_write.StartWrite()
+    assert start_write(tracer)  # nothing reads the start: yes, kept for these processors
+    provider.add_span_processor(_Reading())
+    decided, answers, opcodes = [False], [], [0]
+    blind = sdk_write._blind
+
+    def deciding(*args):
+        answer = blind(*args)
+        decided[0] = True
+        return answer
+
+    def trace(frame, event, arg):
+        if frame.f_code is not sdk_write.StartWrite.__call__.__code__:
+            return None
+        frame.f_trace_opcodes = True
+
+        def local(frame, event, arg):
+            if event == "opcode" and decided[0] and not answers:
+                opcodes[0] += 1
+                if opcodes[0] == step:
+                    sys.settrace(None)
+                    answers.append(start_write(tracer))  # the other thread, between two of this one's bytecodes
+            return local
+        return local
+
+    before = sys.gettrace()  # (a coverage tracer: given back)
+    sdk_write._blind = deciding
+    sys.settrace(trace)
+    try:
+        answers.append(start_write(tracer))
+    finally:
+        sys.settrace(before)
+        sdk_write._blind = blind
+    return answers
+
+
+def test_a_thread_asking_while_another_stores_the_new_answer_never_gets_the_old_one() -> None:
+    """The answer kept is one value (tracer, processors, answer) replaced at once: a thread that asks while another
+    stores the answer for a new tuple of processors never pairs the new tuple with the old answer (a processor added
+    then, one that reads the start attributes, would miss them on that thread's span)."""
+    for step in range(1, 12):
+        assert not any(_asked_midway(step)), step

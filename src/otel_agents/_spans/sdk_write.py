@@ -159,14 +159,14 @@ class StartWrite:
     attributes as it starts, as the ECP folding processor does) gets them at the start, as the OTel API gives them.
 
     The answer is kept for the provider's tuple of processors (adding one makes a new tuple), so a processor
-    added later is seen at the next span."""
+    added later is seen at the next span. The tracer, that tuple and the answer are kept as one tuple, replaced at
+    once: a thread asking while another stores a new answer gets the old triple or the new one, never the new
+    processors with the old answer."""
 
-    __slots__ = ("_tracer", "_seen", "_answer")
+    __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._tracer: Any = None  # the tracer and its processors' tuple the answer is for
-        self._seen: Any = None
-        self._answer = False
+        self._kept: tuple[Any, Any, bool] = (None, None, False)  # the tracer and its processors' tuple, the answer
 
     def __call__(self, tracer: Any) -> bool:
         """Whether the next span ``tracer`` starts may have its start attributes written after it opens."""
@@ -174,9 +174,11 @@ class StartWrite:
             return False
         multi = tracer.span_processor
         processors = getattr(multi, "_span_processors", None)
-        if processors is not self._seen or tracer is not self._tracer or processors is None:
-            self._tracer, self._seen, self._answer = tracer, processors, _blind(tracer, multi, processors)
-        return self._answer
+        kept_tracer, seen, answer = self._kept
+        if processors is not seen or tracer is not kept_tracer or processors is None:
+            answer = _blind(tracer, multi, processors)
+            self._kept = (tracer, processors, answer)
+        return answer
 
 
 def _blind(tracer: Any, multi: Any, processors: Any) -> bool:
