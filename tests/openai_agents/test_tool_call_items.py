@@ -35,7 +35,8 @@ def _apply_patch() -> Any:
 
 
 def _custom() -> Any:
-    return agents.CustomTool(name="grep", description="Search the notes.", on_invoke_tool=lambda _ctx, text: "2 matches")
+    return agents.CustomTool(name="grep", description="Search the notes.",
+                             on_invoke_tool=lambda _ctx, text: "2 matches")
 
 
 # (tool, the model's output item, the tool's name, what the model asked for as the call's arguments)

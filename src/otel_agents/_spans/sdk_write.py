@@ -118,8 +118,8 @@ def set_start_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
     ``str`` and every value a plain ``str``/``bool``/``int``/``float`` (checked in C, not value by value), they
     are put in its (empty) attribute map as they are, which is what the SDK would have stored; else as
     :func:`set_attributes` writes them."""
-    if type(span) is _SdkSpan and _SCALARS_ONLY(map(type, attributes.values())) and _STR.issuperset(map(type, attributes)) \
-            and "" not in attributes:
+    if type(span) is _SdkSpan and _SCALARS_ONLY(map(type, attributes.values())) \
+            and _STR.issuperset(map(type, attributes)) and "" not in attributes:
         try:
             bounded = span._attributes
             maxlen = bounded.maxlen

@@ -5,7 +5,8 @@ the ``Response`` object) and a ``generation`` span (Chat Completions: messages i
 are converted here into :class:`~otel_agents._spans.ChatMessage` parts (OTel GenAI semconv v1.41
 parts model): text → ``TextPart``, reasoning summaries/content → ``ReasoningPart`` (encrypted
 reasoning is never recorded), calls of a tool the client runs (function, custom, shell, apply_patch, local
-shell, computer: :mod:`.._responses_items`) → ``ToolCallPart``, their outputs → ``ToolCallResponsePart``, images and files → media parts, anything else → ``GenericPart``.
+shell, computer: :mod:`.._responses_items`) → ``ToolCallPart``, their outputs → ``ToolCallResponsePart``,
+images and files → media parts, anything else → ``GenericPart``.
 Items arrive as dicts or as pydantic models (the ``openai`` types); both are read the same way.
 """
 
