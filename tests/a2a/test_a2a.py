@@ -326,6 +326,8 @@ def test_under_the_asgi_instrumentations_http_span_the_remote_run_is_its_child(i
     call = client_call(exporter)
     spans = server_call(remote, call)
     served, = [s for s in spans if s.name == "invoke_agent Orders Agent"]
+    # The HTTP span ends (and is written) once the answer is sent: after the agent span, so it is waited for too.
+    spans = remote.spans_of(call.trace_id, where=lambda s: s.span_id == served.parent_id)
     http, = [s for s in spans if s.span_id == served.parent_id]
     assert (http.kind, http.scope, http.parent_id) == ("SERVER", "opentelemetry.instrumentation.asgi", call.span_id)
     assert served.kind == "SERVER" and served.attributes["a2a.task.id"] == call.attributes["a2a.task.id"]
