@@ -168,8 +168,8 @@ def configure(
             path and ``OTEL_AGENTS_TRACES_FILE`` when it came from there).
         TypeError: an exporter that is neither a name, a preset nor a ``SpanExporter``, a
             ``capture_content`` that is not ``True``, ``False`` or ``None``, a ``set_global`` that is not a
-            ``bool``, a ``service_name`` that is not a ``str``, or ``resource_attributes`` that is not a mapping of ``str`` keys to attribute values (naming
-            the key and the type).
+            ``bool``, a ``service_name`` that is not a ``str``, or ``resource_attributes`` that is not a mapping
+            of ``str`` keys to attribute values (naming the key and the type).
 
     Every error above is raised before anything global changes (the provider, the instrumentation).
     """

@@ -177,7 +177,7 @@ def main() -> None:
                                     push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store))
     app = Starlette(routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/"),
                             *create_rest_routes(handler, path_prefix="/rest")])
-    if os.environ.get("A2A_TEST_ASGI") == "1":  # an HTTP server span per request, as deployed with the ASGI instrumentation
+    if os.environ.get("A2A_TEST_ASGI") == "1":  # an HTTP server span per request (the ASGI instrumentation)
         from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
         app = OpenTelemetryMiddleware(app, tracer_provider=provider)
