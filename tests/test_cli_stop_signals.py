@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_agents.cli import demo, main
+from otel_agents.cli import _children, demo, main
 
 
 def _dispositions() -> tuple:
@@ -32,6 +32,7 @@ def test_an_interrupted_demo_leaves_the_stop_signals_as_it_found_them(stop: Base
         raise stop
 
     monkeypatch.setattr(demo, "_run", interrupted)
+    monkeypatch.setattr(_children, "CHILDREN", _children.Children())  # stopped for good once interrupted
     before = _dispositions()
     assert demo.run(argparse.Namespace()) == (130 if isinstance(stop, KeyboardInterrupt) else 143)
     assert _dispositions() == before
