@@ -81,6 +81,34 @@ def _decorators_follow_instrument_again():
         manual.set_providers()
 
 
+
+def _signal_dispositions() -> tuple:
+    """The worker's stop signals as the processes it starts inherit them: ignored or blocked (from
+    ``/proc/thread-self/status``, what C code set too) and Python's own handlers."""
+    import signal
+
+    try:
+        with open("/proc/thread-self/status") as f:
+            masks = tuple(line.split()[1] for line in f if line.startswith(("SigBlk:", "SigIgn:")))
+    except OSError:  # not Linux
+        masks = ()
+    return masks, signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+
+@pytest.fixture(autouse=True)
+def _stop_signals_left_as_found():
+    """A test (or the code it runs in-process: a CLI command's ``main``) that left SIGINT or SIGTERM ignored
+    would pass that on to every process a later test of the same worker starts (an ignored signal stays
+    ignored across ``exec``): a later Ctrl-C test then waited for a child that never heard it."""
+    import signal
+
+    before = _signal_dispositions()
+    yield
+    after = _signal_dispositions()
+    if after != before:
+        signal.signal(signal.SIGINT, before[1])
+        signal.signal(signal.SIGTERM, before[2])
+        pytest.fail(f"the test left the worker's stop signals changed: {before} -> {after}", pytrace=False)
 @pytest.fixture
 def envelopes(provider: TracerProvider) -> list:
     """The ECP envelopes the folding processor makes, live, from the runs on the test's provider."""

@@ -411,9 +411,13 @@ def test_ctrl_c_while_folding_a_stream_is_one_line_and_status_130() -> None:
     now it says it was interrupted, exit status 130 (128 + SIGINT), the envelopes folded so far written."""
     import signal
 
+    # SIGINT as a shell gives a foreground command (default), whatever the worker's own disposition: an ignored
+    # signal is inherited across exec, and one CI run's child never heard its Ctrl-C (tests/conftest.py now fails
+    # a test of ours that leaves one ignored)
     proc = subprocess.Popen([sys.executable, "-m", "otel_agents.cli", "fold", "-"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         proc.stdin.write((line(span_json(1, kind="agent", name="invoke_agent a"), tool(2, 1)) + "\n").encode())
         proc.stdin.flush()
@@ -421,7 +425,15 @@ def test_ctrl_c_while_folding_a_stream_is_one_line_and_status_130() -> None:
         proc.send_signal(signal.SIGINT)
         # stdin stays open until the child has exited: closing it at once (communicate) raced the signal on a loaded
         # machine, and the child could read the end of its input first and finish with status 0
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # what the child was doing, and how it takes signals, for the report
+            with open(f"/proc/{proc.pid}/status") as f:
+                status = [row.strip() for row in f if row.startswith(("State", "Sig", "Shd", "Threads"))]
+            with open(f"/proc/{proc.pid}/wchan") as f:
+                status.append(f"wchan: {f.read()}")
+            proc.kill()
+            pytest.fail(f"the fold did not end on SIGINT: {status}; stderr: {proc.stderr.read()!r}")
         err = proc.stderr.read()
     finally:
         if proc.poll() is None:

@@ -209,12 +209,14 @@ def run(args: argparse.Namespace) -> int:
     stops = (signal.SIGTERM, signal.SIGHUP)
     main = threading.current_thread() is threading.main_thread()  # signal handlers are set there only
     before = {sig: signal.signal(sig, _raise_stopped) for sig in stops} if main else {}
+    if main:  # restored with the others: an ignored SIGINT would outlive a demo run in-process (and be inherited)
+        before[signal.SIGINT] = signal.getsignal(signal.SIGINT)
     try:
         with contextlib.ExitStack() as held:  # the rows' locks (:func:`_lock_rows`), released when it returns
             try:
                 return _run(args, held)
             except (KeyboardInterrupt, _Stopped) as exc:
-                for sig in (signal.SIGINT, *before):  # a second signal must not cut the children's ending short
+                for sig in before:  # a second signal must not cut the children's ending short
                     signal.signal(sig, signal.SIG_IGN)
                 stopped = CHILDREN.stop()
                 print(f"otel-agents demo: interrupted; {stopped} child process(es) stopped", file=sys.stderr,
@@ -222,7 +224,8 @@ def run(args: argparse.Namespace) -> int:
                 return 128 + (exc.signum if isinstance(exc, _Stopped) else signal.SIGINT)
     finally:
         for sig, handler in before.items():
-            signal.signal(sig, handler)
+            if handler is not None:  # None: set outside Python, cannot be put back
+                signal.signal(sig, handler)
 
 
 LOCK_NAME = ".otel-agents-demo.lock"

@@ -213,14 +213,20 @@ def run(args: argparse.Namespace) -> int:
     # so spans are flushed and instrumentation removed. Once the server loop runs, it owns the signals.
     from ..serve import fork
 
-    for sig in (signal.SIGTERM, signal.SIGINT):  # an agent's forked child gets the handlers back
-        fork.restore_in_child(sig, signal.signal(sig, _stop))
+    before = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    for sig, handler in before.items():  # an agent's forked child gets the handlers back
+        fork.restore_in_child(sig, handler)
     try:
         return _run(args)
     except _Shutdown:
         return 0
     finally:
         fork.forget()  # the server's descriptors are closed: their numbers may be reused
+        # as found (cleanup ignores them): an ignored signal would outlive a server run in-process, inherited by
+        # every process started after it
+        for sig, handler in before.items():
+            if handler is not None:  # None: set outside Python, cannot be put back
+                signal.signal(sig, handler)
 
 
 def _run(args: argparse.Namespace) -> int:
