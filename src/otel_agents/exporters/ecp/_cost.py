@@ -42,8 +42,8 @@ _PROVIDER_IDS = {
 # genai-prices (pydantic models, its HTTP client, its 1.6 MB price table: 0.3-0.4 s of CPU) is imported by
 # load_prices(), once per process, not with this module: a process that folds no model call (``otel-agents
 # --help``, ``doctor``, ``export``, ``collect``, a fold of spans without usage) never pays it. Where a fold
-# is set up to run beside an application (``ECPFoldingProcessor``), it calls load_prices() itself, so that
-# no thread ending a run waits for the import (which made the first fold of a process ~20% slower).
+# is set up to run beside an application or a receiver (``ECPFoldingProcessor``, ``TraceGatherer``), it
+# calls load_prices() itself, so that no run waits for the import (it made a process's first fold ~20% slower).
 genai_prices = None  # the module, once load_prices() imported it
 _available: bool | None = None  # None: not yet asked
 
