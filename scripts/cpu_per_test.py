@@ -1,12 +1,12 @@
 """CPU seconds of each test file: what to cut when ``make test`` runs long (its limit is CPU, not workers).
 
-A pytest plugin and its report. The plugin appends one JSON line per test to ``$TEST_CPU_OUT.<worker>``:
+A pytest plugin and its report. The plugin appends one JSON line per test to ``$TEST_CPU_OUT.<worker>.jsonl``:
 node id, CPU of the pytest process (user + sys, ``RUSAGE_SELF``, its threads included), CPU of the child
 processes it waited for during the test (``RUSAGE_CHILDREN``: a process counts once waited for, so a
 server a module fixture starts counts in the test that stops it), and wall seconds. A fixture's set-up
 counts in the first test that needs it. Run it, then rank the files::
 
-    rm -f /tmp/test-cpu.*
+    rm -f /tmp/test-cpu.*.jsonl
     TEST_CPU_OUT=/tmp/test-cpu PYTHONPATH=scripts .venv/bin/python -m pytest -n 2 --dist loadfile -p cpu_per_test
     .venv/bin/python scripts/cpu_per_test.py /tmp/test-cpu 30
 
@@ -38,8 +38,8 @@ def _cpu() -> tuple[float, float]:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     global _out
     if _out is None:
-        _out = open(f"{os.environ.get('TEST_CPU_OUT', 'test-cpu')}.{os.environ.get('PYTEST_XDIST_WORKER', 'main')}",
-                    "a", encoding="utf-8")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        _out = open(f"{os.environ.get('TEST_CPU_OUT', 'test-cpu')}.{worker}.jsonl", "a", encoding="utf-8")
     own, children, start = *_cpu(), time.monotonic()
     yield
     own_after, children_after = _cpu()
@@ -51,7 +51,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
 def rank(prefix: str, top: int = 30) -> str:
     """The files of the lines under ``prefix``, most CPU first: total, own, children, wall (seconds), tests."""
     files: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0])
-    for path in glob.glob(f"{prefix}.*"):
+    for path in glob.glob(f"{prefix}.*.jsonl"):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 node, own, children, wall = json.loads(line)
