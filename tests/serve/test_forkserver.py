@@ -84,8 +84,8 @@ sys.exit(forkserver.serve(sys.argv[1], sys.argv[2:]))
 
 
 def test_the_fork_server_imports_the_fold_and_its_prices_for_its_children(tmp_path: Path) -> None:
-    """Each child's first step folds its run: the fold's modules and genai-prices' price table (0.4 s of CPU in a fresh process) are
-    imported by the server before it forks, not by every child (78 of them in the demo)."""
+    """Each child's first step folds its run: the fold's modules and genai-prices' price table (0.4 s of CPU in a
+    fresh process) are imported by the server before it forks, not by every child (78 of them in the demo)."""
     import socket
 
     sock = tmp_path / "s.sock"
