@@ -144,7 +144,8 @@ demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 # Alone, the main suite mostly waits (on the processes and servers it starts): on a quiet 2-core machine it took
 # about 12 minutes in 2 workers, 9 in 4. Beside the isolated suites the cores are busy all the same: 4 workers
 # gave 13:28 against 13:20 in 2 (their collection is CPU too) and slowed the isolated suites (2026-12-06).
-# What shortens `make test` is less CPU, not more workers. CPU of each suite (user+sys of pytest and what it waited for,
+# What shortens `make test` is less CPU, not more workers (scripts/cpu_per_test.py ranks the test files by
+# it, child processes included). CPU of each suite (user+sys of pytest and what it waited for,
 # measured 2026-12-07 on the shared machine): .venv ~1,130 s, floor ~200, newest ~150, peers ~75, ADK ~25; the
 # two cores give ~1,480 s in the main suite's 12 minutes. The floor suite, 7 minutes long, mostly waits.
 PYTEST_WORKERS ?= auto

@@ -4,6 +4,7 @@ LangChain version range in README, ``doctor`` and the ``langchain`` extra, docs 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -52,6 +53,13 @@ def test_demo_says_one_framework_not_one_frameworks(tmp_path: Path) -> None:
     assert "of 1 framework agree" in text
 
 
+@functools.cache
+def _doctor_as_is() -> str:
+    """``otel-agents doctor``'s standard output in the environment the tests run in: one process for the tests
+    that read it alike (each run of doctor costs ~0.5 s of CPU)."""
+    return subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True).stdout
+
+
 @pytest.mark.parametrize("name", sorted(FRAMEWORKS))
 def test_one_range_everywhere(name: str) -> None:
     """Each framework's supported range is the same in its extra, the README's table and ``doctor``."""
@@ -66,7 +74,7 @@ def test_one_range_everywhere(name: str) -> None:
     readme = (REPO / "README.md").read_text()
     shown = re.findall(rf"`{re.escape(fw.distribution)} ?([<>=!~][^`]*)`", readme)
     assert shown and all(SpecifierSet(s) == supported for s in shown), shown
-    doctor = subprocess.run([sys.executable, "-m", "otel_agents.cli", "doctor"], capture_output=True, text=True).stdout
+    doctor = _doctor_as_is()
     assert fw.supported in doctor, doctor
     # the instrumentor's manual said "langchain-core >= 0.3, < 2" (while 1.8.3 was the floor), "agno 3.x", ...
     manual = " ".join(importlib.import_module(fw.module).__doc__.split())
@@ -301,7 +309,9 @@ def _counts(text: str, noun: str) -> list[int]:
     return [int(w) if w.isdigit() else _NUMBERS[w.lower()] for w in words if w.isdigit() or w.lower() in _NUMBERS]
 
 
+@functools.cache
 def _demo_help() -> str:
+    """``otel-agents --help`` and ``otel-agents demo --help``, run once for the tests that read them."""
     return subprocess.run([sys.executable, "-m", "otel_agents.cli", "--help"], capture_output=True, text=True,
                           check=True).stdout + subprocess.run([sys.executable, "-m", "otel_agents.cli", "demo", "--help"],
                                                               capture_output=True, text=True, check=True).stdout

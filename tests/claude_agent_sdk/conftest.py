@@ -13,7 +13,8 @@ from examples.customer_support import common
 from otel_agents.instrumentors.claude_agent_sdk import ClaudeAgentSDKInstrumentor
 from tests.instrumenting import fixtures
 
-from .fake_cli import InProcessTransport, launcher
+from .fake_cli import launcher
+from .in_process import InProcessTransport
 
 
 def support_server(probe: Callable[[str, dict], Any] | None = None, fail: set[str] = frozenset()) -> dict:

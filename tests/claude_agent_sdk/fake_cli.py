@@ -1,6 +1,7 @@
 """The fake Claude Code CLI of the tests: the demo's :mod:`claude_cli` (``examples/customer_support``; it speaks
 stream-json and plays the shared brain) plus the test scenarios, run as ``cli_path`` by the real subprocess
-transport (:func:`launcher`) or in this process behind :class:`InProcessTransport`.
+transport (:func:`launcher`) or in this process behind :class:`.in_process.InProcessTransport` (a module of its
+own: the SDK it subclasses, with MCP, cost each process of the fake CLI ~1 s of CPU to import).
 
 Question words that change the script: ``expert`` (the policy check is delegated to subagent
 ``policy-expert`` through the ``Agent`` tool), ``slow`` (the first tool call waits for an interrupt),
@@ -70,82 +71,6 @@ def main() -> int:
 def launcher(directory: Any) -> str:
     """Write the executable the SDK runs as ``cli_path``; return its path."""
     return claude_cli.launcher(directory, "tests.claude_agent_sdk.fake_cli", ROOT)
-
-
-# -- in process -----------------------------------------------------------------------------------
-
-class _QueueChannel(Channel):
-    def __init__(self) -> None:
-        self.inbound: asyncio.Queue[dict | None] = asyncio.Queue()
-        self.outbound: asyncio.Queue[dict | None] = asyncio.Queue()
-
-    async def recv(self) -> dict | None:
-        return await self.inbound.get()
-
-    def send(self, frame: dict) -> None:
-        self.outbound.put_nowait(frame)
-
-
-def _transport_base() -> type:
-    from claude_agent_sdk import Transport
-
-    return Transport
-
-
-class InProcessTransport(_transport_base()):  # type: ignore[misc]
-    """A ``claude_agent_sdk.Transport`` running :class:`FakeCLI` in this process.
-
-    ``argv`` stands for the CLI's flags (``--include-partial-messages``, ``--mcp-config``,
-    ``--permission-prompt-tool``); ``script``, when given, replaces the brain: a coroutine
-    ``script(cli)`` that sends frames itself.
-    """
-
-    def __init__(self, argv: list[str] | None = None, script: Any = None, exit_status: int = 0):
-        self.argv = list(argv or [])
-        self.script = script
-        self.exit_status = exit_status
-        self.channel = _QueueChannel()
-        self.cli = FakeCLI(self.channel, self.argv)
-        self.task: asyncio.Task | None = None
-        self.written: list[dict] = []
-
-    async def connect(self) -> None:
-        async def run() -> None:
-            try:
-                status = await (self.script(self.cli) if self.script else self.cli.run())
-                self.exit_status = status or self.exit_status
-            finally:
-                self.channel.outbound.put_nowait(None)
-
-        self.task = asyncio.get_running_loop().create_task(run())
-
-    async def write(self, data: str) -> None:
-        for line in data.splitlines():
-            if line.strip():
-                frame = json.loads(line)
-                self.written.append(frame)
-                self.channel.inbound.put_nowait(frame)
-
-    async def read_messages(self) -> Any:
-        from claude_agent_sdk import ProcessError
-
-        while True:
-            frame = await self.channel.outbound.get()
-            if frame is None:
-                break
-            yield frame
-        if self.exit_status:
-            raise ProcessError("Command failed", exit_code=self.exit_status, stderr="")
-
-    async def close(self) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-
-    def is_ready(self) -> bool:
-        return True
-
-    async def end_input(self) -> None:
-        self.channel.inbound.put_nowait(None)
 
 
 if __name__ == "__main__":

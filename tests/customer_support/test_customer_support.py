@@ -279,14 +279,25 @@ def test_every_demo_run_regraded_from_its_trace_gets_its_live_verdicts(demo, tmp
                 for sc in report["scenarios"] for i, step in enumerate(sc["steps"])]
 
     def regrade(folder: Path) -> tuple[Path, list, list]:
-        manifest = copy.deepcopy(MANIFEST)
-        manifest["target"] = "exec " + shlex.join([OTEL_AGENTS, "ecp", "serve", "--replay", str(folder / "trace.jsonl")])
+        # one `--http` replay server a folder, both scenarios through it (a stdio target starts one process a
+        # scenario, each folding the whole trace again: ~0.4 s of CPU a folder more); replay over stdio, a
+        # process a scenario, is tests/replay's test_replayed_trace_file_gets_the_live_verdicts_without_the_agent
         name = "-".join(folder.relative_to(out).parts)
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
-        report = tmp_path / f"{name}.json"
-        proc = subprocess.run([ECP, "run", "--manifest", str(path), "--json-out", str(report), "--timeout", "60"],
-                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+        log = tmp_path / f"{name}.log"
+        server = subprocess.Popen([OTEL_AGENTS, "ecp", "serve", "--replay", str(folder / "trace.jsonl"), "--http",
+                                   "--port", "0", "--log-file", str(log)], cwd=ROOT, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            manifest = copy.deepcopy(MANIFEST)
+            manifest["target"] = _served_url(server, log)
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+            report = tmp_path / f"{name}.json"
+            proc = subprocess.run([ECP, "run", "--manifest", str(path), "--json-out", str(report), "--timeout", "60"],
+                                  cwd=ROOT, capture_output=True, text=True, timeout=600)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
         assert report.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
         live = json.loads((folder / "report.json").read_text(encoding="utf-8"))
         return folder, verdicts(live), verdicts(json.loads(report.read_text(encoding="utf-8")))
@@ -334,6 +345,17 @@ def test_ecp_conformance_stdio(conformance, framework: str) -> None:
 
 # -- Streamable HTTP: one framework served once, graded by ecp run and ecp conformance ------------
 
+def _served_url(proc: subprocess.Popen, log: Path) -> str:
+    """The URL an ``ecp serve --http --port 0`` process started as ``proc`` says it serves at in its ``log``."""
+    deadline = time.monotonic() + 300  # a start-up wait, not a timed assertion
+    while proc.poll() is None and time.monotonic() < deadline:
+        match = re.search(r"serving ECP at (http://\S+)", log.read_text() if log.exists() else "")
+        if match:
+            return match.group(1)
+        time.sleep(0.2)
+    pytest.fail(f"the HTTP server did not start: {log.read_text() if log.exists() else ''}")
+
+
 HTTP_FRAMEWORK = "langchain"
 
 
@@ -345,14 +367,7 @@ def http_agent(tmp_path_factory: pytest.TempPathFactory):
                              "--http", "--port", "0", "--log-file", str(log), "--trace-file", str(tmp / "trace.jsonl")],
                             cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        url = None
-        deadline = time.monotonic() + 300  # a start-up wait, not a timed assertion
-        while url is None and proc.poll() is None and time.monotonic() < deadline:
-            match = re.search(r"serving ECP at (http://\S+)", log.read_text() if log.exists() else "")
-            url = match.group(1) if match else time.sleep(0.2)
-        if url is None:
-            pytest.fail(f"the HTTP server did not start: {log.read_text() if log.exists() else ''}")
-        yield url, tmp
+        yield _served_url(proc, log), tmp
     finally:
         proc.terminate()
         proc.wait(timeout=30)

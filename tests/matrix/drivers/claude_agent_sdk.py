@@ -24,7 +24,8 @@ from typing import Any
 import claude_agent_sdk as sdk
 
 from otel_agents.instrumentors.claude_agent_sdk import ClaudeAgentSDKInstrumentor
-from tests.claude_agent_sdk.fake_cli import FakeCLI, InProcessTransport
+from tests.claude_agent_sdk.fake_cli import FakeCLI
+from tests.claude_agent_sdk.in_process import InProcessTransport
 from tests.matrix.truth import CITY, TOOL, ModelFailure, Truth, _until
 
 INSTRUMENTOR = ClaudeAgentSDKInstrumentor

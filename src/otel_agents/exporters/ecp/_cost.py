@@ -39,26 +39,29 @@ _PROVIDER_IDS = {
     "x_ai": "x-ai",
 }
 
-# genai-prices is imported with this module, not at the first price asked for: importing it (pydantic
-# models, its HTTP client, its 1.6 MB price table) takes 0.1-0.3 s once per process, which made the first
-# fold of a process ~20% slower than the next and, in ``ECPFoldingProcessor``, stalled the thread that
-# ended the first run. Nearly every fold prices a model call, so the import is paid either way; here it
-# is paid where the fold is set up (``import otel_agents.exporters.ecp``), never inside a run.
-try:
-    import genai_prices
-    import genai_prices.data  # noqa: F401 - the price table the first calc_price would load
-except ImportError:
-    genai_prices = None
-
-_available: bool | None = None if genai_prices is None else True  # None: not installed, not yet said so
+# genai-prices (pydantic models, its HTTP client, its 1.6 MB price table: 0.3-0.4 s of CPU) is imported by
+# load_prices(), once per process, not with this module: a process that folds no model call (``otel-agents
+# --help``, ``doctor``, ``export``, ``collect``, a fold of spans without usage) never pays it. Where a fold
+# is set up to run beside an application or a receiver (``ECPFoldingProcessor``, ``TraceGatherer``), it
+# calls load_prices() itself, so that no run waits for the import (it made a process's first fold ~20% slower).
+genai_prices = None  # the module, once load_prices() imported it
+_available: bool | None = None  # None: not yet asked
 
 
-def _pricing_available() -> bool:
-    global _available
+def load_prices() -> bool:
+    """Import genai-prices and its price table unless done already; whether it is installed. The first call
+    of a process without it logs (INFO) that ``metrics.cost_usd`` will be null."""
+    global genai_prices, _available
     if _available is None:
-        _available = False
-        logger.info("otel_agents: genai-prices is not installed; ECP metrics.cost_usd is null "
-                    "(pip install 'otel-agents[ecp]')")
+        try:
+            import genai_prices  # the global: this module's name for it from here on
+            import genai_prices.data  # noqa: F401 - the price table the first calc_price would load
+        except ImportError:
+            genai_prices, _available = None, False
+            logger.info("otel_agents: genai-prices is not installed; ECP metrics.cost_usd is null "
+                        "(pip install 'otel-agents[ecp]')")
+        else:
+            _available = True
     return _available
 
 
@@ -75,7 +78,7 @@ def span_cost(span: F.FoldSpan, tokens: tuple[int | None, int | None, int | None
     else:
         inp = F.token_count(span, A.GEN_AI_USAGE_INPUT_TOKENS)
         out = F.token_count(span, A.GEN_AI_USAGE_OUTPUT_TOKENS)
-    if not model or (inp is None and out is None) or not _pricing_available():
+    if not model or (inp is None and out is None) or not load_prices():
         return None
     provider = F.provider(span)
     provider_id = _PROVIDER_IDS.get(provider, provider) if provider else None
