@@ -165,6 +165,6 @@ class TestA2AContract(ContractSuite):
     @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
     @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
     def test_x12_process_exits_in_a_tool(self, scenario: Any, provider: Any, exporter: Any, error: type,
-                                         aio: bool) -> None:
+                                         aio: bool, caplog: pytest.LogCaptureFixture) -> None:
         self._skip_if_executor_exit_hangs()
-        super().test_x12_process_exits_in_a_tool(scenario, provider, exporter, error, aio)
+        super().test_x12_process_exits_in_a_tool(scenario, provider, exporter, error, aio, caplog)

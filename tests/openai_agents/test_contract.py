@@ -131,6 +131,23 @@ class OpenAIAgentsScenario(Scenario):
 class TestOpenAIAgentsContract(ContractSuite):
     scenario_cls = OpenAIAgentsScenario
 
+    # The Agents SDK's own, uninstrumented too (agents 0.20): asyncio re-raises SystemExit/KeyboardInterrupt out
+    # of the event loop at once, leaving the run's coroutines suspended; closed when collected, after the loop, they
+    # run the SDK's cleanup outside their task's context: `current_turn_span.finish(reset_current=True)` and the
+    # trace's `__exit__` (agents/run.py) reset context variable tokens of another Context (agents/tracing/scope.py:
+    # ValueError), and `run_single_turn`'s `gather_with_cancel` (agents/util/_asyncio_tasks.py) cancels its tasks
+    # on the closed loop ("Event loop is closed"). `arun` is this scenario's coroutine awaiting `Runner.run`.
+    # (`Runner.run_sync` leaves them pending in the thread's default loop, which lives on: the sync cases' are
+    # finalised, and reported, in whichever later test collects them.)
+    @pytest.mark.filterwarnings("ignore:Exception ignored in. <coroutine object "
+                                r"(OpenAIAgentsScenario\.arun|AgentRunner\.run|run_single_turn) "
+                                ":pytest.PytestUnraisableExceptionWarning")
+    @pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+    @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
+    def test_x12_process_exits_in_a_tool(self, scenario: Any, provider: Any, exporter: Any, error: type,
+                                         aio: bool, caplog: pytest.LogCaptureFixture) -> None:
+        super().test_x12_process_exits_in_a_tool(scenario, provider, exporter, error, aio, caplog)
+
     def test_x5_users_exception_passes_unchanged(self, scenario: OpenAIAgentsScenario, instrumented: Any) -> None:
         """X-5 corollary: the model's exception reaches the caller unchanged."""
         with pytest.raises(RuntimeError, match="upstream 500"):

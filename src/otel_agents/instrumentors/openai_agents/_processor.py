@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from collections import OrderedDict
 from datetime import datetime
 from typing import Any, Mapping
@@ -89,7 +90,7 @@ class TraceRec:
     """One SDK trace: our workflow span, its handoffs waiting for their agent, its deferred agents. ``resumed_by``:
     the SDK span of a resumed run whose end ends it (:meth:`OtelAgentsProcessor._resumed`)."""
 
-    __slots__ = ("root", "ctx", "token", "pending", "agents", "input", "output", "error", "cancel_after_turn",
+    __slots__ = ("root", "ctx", "token", "owner", "pending", "agents", "input", "output", "error", "cancel_after_turn",
                  "resumed_by")
 
     def __init__(self, root: SemanticSpan):
@@ -97,6 +98,7 @@ class TraceRec:
         self.cancel_after_turn = False  # the caller asked RunResultStreaming.cancel(mode="after_turn")
         self.ctx: Any = None
         self.token: Any = None
+        self.owner: Any = None  # the task (or thread) whose context `token` was attached in: _attached_here()
         self.pending: dict[str, list[HandoffRec]] = {}
         self.agents: list[AgentRec] = []  # every agent span of the trace not ended yet
         self.input: Any = None
@@ -112,7 +114,7 @@ class SpanRec:
     (:meth:`OtelAgentsProcessor.note_awaits_approval`); ``rejection``: what the model is told instead of the result
     of a call a human rejected (:meth:`OtelAgentsProcessor.note_rejection`)."""
 
-    __slots__ = ("sem", "agent", "trace", "ctx", "token", "kind", "error", "adopted", "awaits_approval",
+    __slots__ = ("sem", "agent", "trace", "ctx", "token", "owner", "kind", "error", "adopted", "awaits_approval",
                  "rejection")
 
     def __init__(self, sem: SemanticSpan | None, agent: AgentRec | None, trace_rec: TraceRec | None, kind: str):
@@ -122,10 +124,21 @@ class SpanRec:
         self.kind = kind
         self.ctx: Any = None
         self.token: Any = None
+        self.owner: Any = None  # the task (or thread) whose context `token` was attached in: _attached_here()
         self.error: BaseException | None = None
         self.adopted = False
         self.awaits_approval = False
         self.rejection: Any = None
+
+
+def _attached_here() -> Any:
+    """Whose ``contextvars`` context an attach now goes into: the running asyncio task's (each task has its
+    own), else the thread's."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop running in this thread
+        task = None
+    return task if task is not None else threading.get_ident()
 
 
 def _unwinding() -> BaseException | None:
@@ -200,8 +213,7 @@ class OtelAgentsProcessor(TracingProcessor):
                 root.set_attributes(merged_metadata(metadata))
             rec = TraceRec(root)
             self.traces.put(sdk_trace.trace_id, root, rec)
-            rec.ctx = root.context()
-            rec.token = otel_context.attach(rec.ctx)
+            self._attach(rec, root)
         self._late_start()
 
     def on_trace_end(self, sdk_trace: Any) -> None:
@@ -322,15 +334,20 @@ class OtelAgentsProcessor(TracingProcessor):
             return rec.sem, rec.agent, rec.trace or trace_rec
         return (trace_rec.root if trace_rec else None), None, trace_rec
 
-    def _attach(self, rec: Any, sem: SemanticSpan) -> None:
+    @staticmethod
+    def _attach(rec: Any, sem: SemanticSpan) -> None:
         rec.ctx = sem.context()
         rec.token = otel_context.attach(rec.ctx)
+        rec.owner = _attached_here()
 
     @staticmethod
     def _detach(rec: Any) -> None:
-        if rec.token is not None and otel_context.get_current() is rec.ctx:
+        """Detach ``rec``'s context if it is current in the task (or thread) that attached it. A task started
+        inside the span sees that context as current too (a copy of its parent's), but cannot detach it: the
+        run ended from a tool's task (``_end_run``) leaves its enclosing spans' contexts to their own tasks."""
+        if rec.token is not None and otel_context.get_current() is rec.ctx and rec.owner == _attached_here():
             otel_context.detach(rec.token)
-        rec.token = rec.ctx = None
+        rec.token = rec.ctx = rec.owner = None
 
     @staticmethod
     def _end(sem: SemanticSpan, error: BaseException | None, unwinding: BaseException | None) -> None:
