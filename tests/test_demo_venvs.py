@@ -142,17 +142,21 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
-def _interrupt_demo(argv: list[str], sig: int, child: bytes) -> tuple[int, str, str, list[bytes]]:
+def _interrupt_demo(argv: list[str], sig: int, child: bytes, *, background: bool = False,
+                    ) -> tuple[int, str, str, list[bytes]]:
     """Start ``otel-agents demo ARGV``, wait until an ``ecp run`` of its own runs, check that a process under it has
     ``child`` in its command line, send it ``sig``. Returns its exit status, standard output and error, and the
     command lines of the processes that were under it and are still alive 30 s after it ended (counted before
-    they are SIGKILLed, so that nothing is left behind; the timeouts only detect a hang)."""
+    they are SIGKILLed, so that nothing is left behind; the timeouts only detect a hang). The demo gets SIGINT as a
+    shell gives it: its default in the foreground, ignored in the ``background`` (``&`` without job control), whatever
+    the test run's own disposition (ignored when it was started in the background)."""
     import os
     import signal
     import time
 
+    sigint = signal.SIG_IGN if background else signal.SIG_DFL
     proc = subprocess.Popen([OTEL_AGENTS, "demo", *argv], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
     seen: set[int] = set()
     try:
         deadline = time.monotonic() + 300
@@ -196,11 +200,13 @@ def test_ctrl_c_stops_every_child_process_and_exits_130(tmp_path: Path) -> None:
 def test_sigterm_stops_every_child_process_and_exits_143(tmp_path: Path) -> None:
     """SIGTERM to the demo (``kill``, ``timeout``, a CI job cancelled): before, the demo died at once and its
     children, in sessions of their own, were orphaned: its fork server served forever and its ``ecp run``s went
-    on. Now it ends them as on Ctrl-C and exits 143 (128 + SIGTERM)."""
+    on. Now it ends them as on Ctrl-C and exits 143 (128 + SIGTERM). Here the demo runs in the background, SIGINT
+    ignored: it asked its ``--venv`` demo to end with SIGINT, which that child, inheriting the ignore, never heard,
+    and the child's own children outlived it; SIGTERM now."""
     import signal
 
-    returncode, stdout, stderr, left = _interrupt_demo(
-        ["--frameworks", "plain_python", "--out", str(tmp_path / "out"), "--jobs", "1"], signal.SIGTERM, b"forkserver")
+    argv = ["--frameworks", "plain_python", "--out", str(tmp_path / "out"), "--jobs", "2", "--venv", f"{sys.prefix}=openai"]
+    returncode, stdout, stderr, left = _interrupt_demo(argv, signal.SIGTERM, b"--json\0-\0", background=True)
     assert returncode == 143, (returncode, stdout, stderr)
     assert "otel-agents demo: interrupted; " in stderr and "Traceback" not in stderr, stderr
     assert left == []

@@ -3,8 +3,9 @@ on Ctrl-C.
 
 Each child starts in a session (so a process group) of its own: a Ctrl-C in the terminal interrupts the demo
 alone, which then ends every child it started, with the processes those started in turn (``ecp run``'s agent
-servers): its interrupt signal to each child's group (SIGTERM; SIGINT for a ``--venv`` demo, which ends its own
-children so), SIGKILL to the groups after :data:`GRACE` seconds. Before, the demo waited for the ``ecp run``
+servers): SIGTERM to each child's group (a ``--venv`` demo ends its own children on it, as on Ctrl-C), SIGKILL to
+the groups after :data:`GRACE` seconds. Not SIGINT: a demo started in the background (``&``, a CI runner without job
+control) has SIGINT ignored, and its children inherit that. Before, the demo waited for the ``ecp run``
 processes already started to finish their manifests (13 s with four), and a child demo's children outlived it.
 """
 
@@ -23,16 +24,17 @@ GRACE = 5.0
 
 
 class Children:
-    """The running children, each with the signal that asks it to end. Thread-safe (the ``ecp run`` processes
+    """The running children, each with whether it has children of its own to end. Thread-safe (the ``ecp run`` processes
     start and end in a pool's threads)."""
 
     def __init__(self) -> None:
-        self._running: dict[subprocess.Popen[Any], int] = {}
+        self._running: dict[subprocess.Popen[Any], bool] = {}
         self._lock = threading.Lock()
         self.stopping = threading.Event()  # set by stop(): no child starts after it
 
-    def popen(self, command: Sequence[str], *, interrupt: int = signal.SIGTERM, **kwargs: Any) -> subprocess.Popen[Any]:
-        """``subprocess.Popen(command, **kwargs)`` in a session of its own, kept until :meth:`forget`.
+    def popen(self, command: Sequence[str], *, ends_its_own: bool = False, **kwargs: Any) -> subprocess.Popen[Any]:
+        """``subprocess.Popen(command, **kwargs)`` in a session of its own, kept until :meth:`forget`;
+        ``ends_its_own``: it ends children of its own on SIGTERM (a ``--venv`` demo), so it gets twice the grace.
 
         Raises:
             OSError: it could not start, or :meth:`stop` has begun (``"the demo was interrupted"``).
@@ -41,7 +43,7 @@ class Children:
             if self.stopping.is_set():
                 raise OSError("the demo was interrupted")
             proc = subprocess.Popen(command, start_new_session=True, **kwargs)
-            self._running[proc] = interrupt
+            self._running[proc] = ends_its_own
         return proc
 
     def forget(self, proc: subprocess.Popen[Any]) -> None:
@@ -67,18 +69,18 @@ class Children:
             self.forget(proc)
 
     def stop(self, grace: float = GRACE) -> int:
-        """End every running child and its group: its interrupt signal, then SIGKILL to the groups after
+        """End every running child and its group: SIGTERM, then SIGKILL to the groups after
         ``grace`` seconds (a group whose leader ended may still hold its children). Returns how many children
         there were; none starts afterwards."""
         with self._lock:
             self.stopping.set()
             running = dict(self._running)
-        for proc, interrupt in running.items():
-            _signal_group(proc, interrupt)
+        for proc in running:
+            _signal_group(proc, signal.SIGTERM)
         deadline = time.monotonic() + grace
-        for proc, interrupt in running.items():
-            # a --venv demo (SIGINT) gives its own children the grace first: twice as long
-            left = deadline + (grace if interrupt == signal.SIGINT else 0.0) - time.monotonic()
+        for proc, ends_its_own in running.items():
+            # a --venv demo gives its own children the grace first: twice as long
+            left = deadline + (grace if ends_its_own else 0.0) - time.monotonic()
             try:
                 proc.wait(max(0.0, left))
             except subprocess.TimeoutExpired:

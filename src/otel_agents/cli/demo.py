@@ -201,7 +201,6 @@ def run(args: argparse.Namespace) -> int:
     manifests. The children have sessions of their own (a terminal's Ctrl-C reaches the demo alone), so no one
     else ends them: before, a SIGTERM ended the demo alone and its fork servers served on, orphaned, forever.
     ``--repeat K`` > 1 runs the campaign (:mod:`.campaign`) instead."""
-    import signal
     import threading
 
     from ._children import CHILDREN
@@ -623,9 +622,7 @@ def start_venv(directory: Path, rows: list[str], args: argparse.Namespace, out: 
     if args.phoenix:
         command += ["--phoenix", args.phoenix]
     try:
-        # SIGINT: a demo ends its own children on it (SIGTERM would end it alone)
-        proc = CHILDREN.popen(command, interrupt=signal.SIGINT, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                              text=True)
+        proc = CHILDREN.popen(command, ends_its_own=True, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     except OSError as exc:
         return directory, rows, out, None, f"{shlex.join(command[:2])} could not start: {exc}"
     return directory, rows, out, proc, None
