@@ -31,6 +31,24 @@ def test_help_is_plain_text(command: list[str]) -> None:
     assert not REST.search(out), out
 
 
+@pytest.mark.parametrize("command", [["--help"], ["fold", "--help"]])
+def test_help_does_not_import_the_fold(command: list[str]) -> None:
+    """``otel-agents --help`` and ``fold --help`` imported the whole ECP fold to show ``--idle-spans``'s default:
+    genai-prices with its 1.6 MB price table, pydantic and an HTTP client, most of their start-up time. Help
+    imports none of them, and the default it shows is the fold's own."""
+    code = ("import contextlib, io, sys; from otel_agents.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+            f"    main({command!r})\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'genai_prices', 'pydantic', 'httpx', 'httpx2'}),"
+            " 'otel_agents.exporters.ecp' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout == "[] False\n"
+    from otel_agents.cli.fold import DEFAULT_IDLE_SPANS
+    from otel_agents.exporters.ecp._stream import DEFAULT_IDLE_SPANS as FOLDS
+
+    assert DEFAULT_IDLE_SPANS == FOLDS
+
+
 def test_python_m_otel_agents_is_the_command() -> None:
     """``python -m otel_agents ...`` (the way to run it where the venv's scripts are not on PATH) is the
     ``otel-agents`` command; it was ``No module named otel_agents.__main__`` (only ``otel_agents.cli`` ran)."""
