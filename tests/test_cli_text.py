@@ -515,6 +515,36 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
                                           for line in (lines[1], lines[2], lines[4], lines[5]))], lines
 
 
+def test_doctor_checks_the_files_of_the_zero_code_exporters(tmp_path: Path) -> None:
+    """``OTEL_AGENTS_ECP_FILE`` naming a directory (or a path under a file) made ``opentelemetry-instrument
+    --traces_exporter ecp`` write no envelope, with one logged error at start, and ``doctor`` said "no problems
+    found": it checked only the ``file`` preset's trace file. Now the envelope file (when ``ecp`` is named or the
+    variable set) and ``otlp_json_file``'s trace file (when named) are lines with their problem; files not used
+    are not shown, and a writable one has no problem."""
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    under_a_file = tmp_path / "a-file"
+    under_a_file.write_text("")
+    env = {**clean, "OTEL_AGENTS_ECP_FILE": str(tmp_path), "OTEL_TRACES_EXPORTER": "otlp_json_file,console",
+           "OTEL_AGENTS_TRACES_FILE": f"{under_a_file}/t.jsonl", "OTEL_AGENTS_EXPORTERS": "console"}
+    out = _doctor(env, code=1)
+    envelopes = (f"  ECP envelopes file of the 'ecp' traces exporter: {tmp_path} (OTEL_AGENTS_ECP_FILE={tmp_path}): "
+                 f"problem: {tmp_path} is a directory")
+    traces = (f"  traces file of the 'otlp_json_file' traces exporter: {under_a_file}/t.jsonl "
+              f"(OTEL_AGENTS_TRACES_FILE={under_a_file}/t.jsonl): problem: cannot append to {under_a_file}/t.jsonl: "
+              "Not a directory")
+    assert envelopes in out.splitlines() and traces in out.splitlines(), out
+    assert out.splitlines()[-3:] == ["problems: 2", *(f"  {line.strip().replace(': problem: ', ': ')}"
+                                                      for line in (envelopes, traces))], out
+    writable = _doctor({**clean, "OTEL_TRACES_EXPORTER": "ecp", "OTEL_AGENTS_EXPORTERS": "console"}, cwd=tmp_path)
+    assert "  ECP envelopes file of the 'ecp' traces exporter: otel-agents-envelopes.jsonl " \
+           "(OTEL_AGENTS_ECP_FILE=<unset>)" in writable.splitlines(), writable
+    assert "'otlp_json_file'" not in writable and os.listdir(tmp_path) == ["a-file"]
+    assert "traces exporter:" not in _doctor({**clean, "OTEL_AGENTS_EXPORTERS": "console"}).replace(
+        "otlp traces exporter:", "")
+
+
 def test_doctor_counts_an_exporters_variable_naming_no_preset_as_a_problem(monkeypatch, capsys) -> None:
     """``OTEL_AGENTS_EXPORTERS=,,`` makes ``configure()`` raise: doctor showed the problem under the exporters but
     ended with "no problems found" and exit status 0, so a CI gate on ``doctor`` let it through."""

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     otlp_line = zero_code_otlp_line()
     if otlp_line:
         _say(otlp_line)
-    for line in exporter_lines():
+    for line in [*zero_code_file_lines(), *exporter_lines()]:
         _say(line)
         if ": problem: " in line:
             problems.append(line.strip().replace(": problem: ", ": ", 1))
@@ -224,6 +224,28 @@ def zero_code_otlp_line() -> str | None:
     return f"{head} {protocol} ({source}) to {otlp_traces_endpoint(protocol)}" + (
         f"; note: {missing}, or the launcher's set-up fails (no instrumentation, no export)" if missing else
         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)")
+
+
+def zero_code_file_lines() -> list[str]:
+    """The files our ``opentelemetry-instrument`` traces exporters would append to, each with the problem that
+    would make it write nothing (a directory, a path that cannot be created or appended to; the launcher then
+    logs one error and runs on): ``ecp``'s envelopes (``OTEL_AGENTS_ECP_FILE``, also read by
+    ``ECPFileExporter()``: checked when ``OTEL_TRACES_EXPORTER`` names ``ecp`` or the variable is set) and
+    ``otlp_json_file``'s traces (``OTEL_AGENTS_TRACES_FILE``: checked when ``OTEL_TRACES_EXPORTER`` names it; the
+    ``file`` preset's use of it is :func:`exporter_lines`'). One line each, none for a file not used."""
+    from ..exporters._appender import file_setting
+    from ..exporters.presets import DEFAULT_ECP_FILE, DEFAULT_TRACES_FILE, ENV_ECP_FILE, ENV_TRACES_FILE
+
+    named = {name.strip() for name in (os.environ.get("OTEL_TRACES_EXPORTER") or "").split(",")}
+    lines = []
+    for exporter, variable, default, what in (("ecp", ENV_ECP_FILE, DEFAULT_ECP_FILE, "ECP envelopes"),
+                                              ("otlp_json_file", ENV_TRACES_FILE, DEFAULT_TRACES_FILE, "traces")):
+        if exporter in named or (exporter == "ecp" and os.environ.get(variable)):
+            path, _ = file_setting(None, variable, default)
+            problem = _file_problem(path)
+            lines.append(f"  {what} file of the {exporter!r} traces exporter: {path} ({_shown(variable)})"
+                         + (f": problem: {problem}" if problem else ""))
+    return lines
 
 
 def exporter_lines() -> list[str]:
