@@ -440,3 +440,38 @@ def test_a_provider_request_under_openinference_answers_with_the_models_text(rec
     assert completion_env["public_output"] == "Order A100 shipped."
     assert response_env["public_output"] == "Order B200\nis late."  # its text parts, joined as message_text joins them
     assert langchain_env["public_output"] == "Refunds take 5 days."
+
+
+def test_a_provider_request_under_openinference_that_called_tools_answers_with_the_calls(rec: Any) -> None:
+    """A request whose answer is tool calls only, as openinference-instrumentation-openai 0.1.66 records it
+    (``output.value`` the whole ``ChatCompletion``, the calls in ``llm.output_messages.*.tool_calls``, the finish
+    reason in ``llm.finish_reason``): before, its ``public_output`` was that ``ChatCompletion``'s JSON (ids, usage
+    and all), where the OTel GenAI instrumentations' and ours is the output messages, and no model evidence line of
+    OpenInference said ``finish=`` (``llm.finish_reason`` was read only off our own spans). Now the calls as
+    output messages, and the finish reason in the evidence and the ``logs`` attributes."""
+    app = rec.app
+    completion = {"id": "c1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18", "choices": [
+        {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    calls = "llm.output_messages.0.message.tool_calls"
+    app.start_span("ChatCompletion", kind=SpanKind.CLIENT, attributes={
+        "openinference.span.kind": "LLM", "llm.system": "openai", "llm.model_name": "gpt-4o-mini-2024-07-18",
+        "llm.token_count.prompt": 10, "llm.token_count.completion": 5,
+        "output.value": json.dumps(completion), "output.mime_type": "application/json",
+        "llm.output_messages.0.message.role": "assistant", f"{calls}.0.tool_call.id": "call_1",
+        f"{calls}.0.tool_call.function.name": "get_weather",
+        f"{calls}.0.tool_call.function.arguments": '{"city": "Paris"}', "llm.finish_reason": "tool_calls"}).end()
+    with app.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT", "output.value": "sunny"}):
+        app.start_span("ChatCompletion", kind=SpanKind.CLIENT, attributes={
+            "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 3,
+            "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": "sunny",
+            "llm.finish_reason": "stop"}).end()
+    request, agent = check(fold(rec.spans))
+    assert json.loads(request["public_output"]) == [{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}],
+        "finish_reason": "tool_calls"}]
+    assert request["evaluation_context"] == \
+        "model gpt-4o-mini-2024-07-18 finish=tool_calls tokens_in=10 tokens_out=5 calls=get_weather"
+    assert json.loads(request["logs"])[0]["attributes"]["gen_ai.response.finish_reasons"] == ["tool_calls"]
+    assert agent["evaluation_context"].splitlines()[1] == "  model gpt-4o-mini finish=stop tokens_in=3"

@@ -759,6 +759,27 @@ def requested_arguments(span: FoldSpan) -> dict[str, Any]:
     return found
 
 
+def requested_calls_message(span: FoldSpan) -> list[dict[str, Any]] | None:
+    """The tool calls an OpenInference model span's output requested
+    (``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.*``) as OTel GenAI output messages (semconv
+    v1.41): one assistant message of ``tool_call`` parts (``id``, ``name``, ``arguments`` when recorded), with the
+    span's one finish reason when it gives one; ``None`` when it requested none or carries
+    ``gen_ai.output.messages`` (read as they are)."""
+    if A.GEN_AI_OUTPUT_MESSAGES in span.attributes:
+        return None
+    calls = requested_call_parts(span)
+    if not calls:
+        return None
+    arguments = requested_arguments(span)
+    parts = [{"type": "tool_call", "id": call_id, "name": name,
+              **({"arguments": plain(arguments[call_id])} if call_id in arguments else {})} for name, call_id in calls]
+    message: dict[str, Any] = {"role": "assistant", "parts": parts}
+    reasons = finish_reasons(span)
+    if len(reasons) == 1:
+        message["finish_reason"] = reasons[0]
+    return [message]
+
+
 def reasoning_texts(span: FoldSpan) -> list[str]:
     """Reasoning parts (``{"type": "reasoning", "content": ...}``) of ``gen_ai.output.messages``."""
     data = parse_json(span.attributes.get(A.GEN_AI_OUTPUT_MESSAGES))
