@@ -545,6 +545,18 @@ def test_doctor_checks_the_files_of_the_zero_code_exporters(tmp_path: Path) -> N
         "otlp traces exporter:", "")
 
 
+def test_doctor_counts_one_destination_given_twice_as_a_problem(tmp_path: Path) -> None:
+    """``OTEL_AGENTS_EXPORTERS=file,console,file``, which ``configure()`` refuses (every span written twice), is a
+    problem of the exporters' list."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    out = _doctor({**env, "OTEL_AGENTS_EXPORTERS": "file,console,file"}, code=1, cwd=tmp_path)
+    said = "exporters: file(path='otel-agents-traces.jsonl') is given twice: every span would be exported to it twice"
+    assert out.splitlines()[-4:] == ["  file(path='otel-agents-traces.jsonl')", f"  problem: {said}", "problems: 1",
+                                     f"  {said}"], out
+
+
 def test_doctor_counts_an_exporters_variable_naming_no_preset_as_a_problem(monkeypatch, capsys) -> None:
     """``OTEL_AGENTS_EXPORTERS=,,`` makes ``configure()`` raise: doctor showed the problem under the exporters but
     ended with "no problems found" and exit status 0, so a CI gate on ``doctor`` let it through."""

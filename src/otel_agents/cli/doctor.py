@@ -253,11 +253,11 @@ def exporter_lines() -> list[str]:
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
     the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
     name, a URL without a scheme, a missing key, a trace file that cannot be appended to, the protocol's exporter
-    not installed), a variable value it ignores with a WARNING (an
+    not installed, one destination given twice), a variable value it ignores with a WARNING (an
     unknown protocol or compression, a timeout that is no positive number), a setting the OpenTelemetry exporter would ignore with
     a warning (:func:`_build_problem`) or that its endpoint
     does not take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
-    from .._configure import ENV_EXPORTERS, _exporter_specs
+    from .._configure import ENV_EXPORTERS, _exporter_specs, repeated_exporter
     from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
 
     lines = [f"exporters configure() would use ({_shown(ENV_EXPORTERS)}):"]
@@ -265,6 +265,7 @@ def exporter_lines() -> list[str]:
         specs = _exporter_specs(None)
     except ValueError as exc:
         return [*lines, f"  problem: {exc}"]
+    resolved = []
     for spec in specs:
         ignored: list[str] = []  # a variable value the preset ignores (an unknown protocol), as the spec asks
         try:
@@ -273,6 +274,7 @@ def exporter_lines() -> list[str]:
         except ValueError as exc:
             lines.append(f"  {spec}: problem: {exc}")
             continue
+        resolved.append((spec, preset))
         url = _endpoint(preset) if preset.batch else None
         protocol = preset.details.get("protocol", "http/protobuf")
         problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
@@ -281,6 +283,9 @@ def exporter_lines() -> list[str]:
         lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
                      + (f": problem: {problem}" if problem else
                         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
+    repeated = repeated_exporter([spec for spec, _ in resolved], [preset for _, preset in resolved])
+    if repeated:  # configure() refuses it
+        lines.append(f"  problem: {repeated}")
     return lines
 
 
