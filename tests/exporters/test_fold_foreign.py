@@ -475,3 +475,28 @@ def test_a_provider_request_under_openinference_that_called_tools_answers_with_t
         "model gpt-4o-mini-2024-07-18 finish=tool_calls tokens_in=10 tokens_out=5 calls=get_weather"
     assert json.loads(request["logs"])[0]["attributes"]["gen_ai.response.finish_reasons"] == ["tool_calls"]
     assert agent["evaluation_context"].splitlines()[1] == "  model gpt-4o-mini finish=stop tokens_in=3"
+
+
+def test_a_call_openinference_writes_twice_in_one_message_is_one_call(rec: Any) -> None:
+    """openinference-instrumentation-anthropic 3.1.0 writes each requested tool call in the message's
+    ``message.tool_calls`` list and again as a part of its ``message.contents`` (``contents.{j}.tool_call.*``):
+    the fold read both, ``calls=get_weather,get_weather`` for one call (and two tool_call parts in
+    ``public_output``). A message's calls are its list; its contents are read only for a message without one."""
+    out = "llm.output_messages.0.message"
+    rec.app.start_span("messages.create", kind=SpanKind.CLIENT, attributes={
+        "openinference.span.kind": "LLM", "llm.model_name": "claude-sonnet-4-5", "llm.token_count.prompt": 10,
+        f"{out}.role": "assistant", "llm.finish_reason": "tool_use",
+        f"{out}.tool_calls.0.tool_call.id": "toolu_1", f"{out}.tool_calls.0.tool_call.function.name": "get_weather",
+        f"{out}.tool_calls.0.tool_call.function.arguments": '{"city": "Paris"}',
+        f"{out}.contents.0.message_content.type": "tool_use", f"{out}.contents.0.tool_call.id": "toolu_1",
+        f"{out}.contents.0.tool_call.function.name": "get_weather",
+        f"{out}.contents.0.tool_call.function.arguments": '{"city": "Paris"}'}).end()
+    rec.app.start_span("messages.create", kind=SpanKind.CLIENT, attributes={  # calls in its contents alone
+        "openinference.span.kind": "LLM", "llm.model_name": "claude-sonnet-4-5", "llm.token_count.prompt": 10,
+        f"{out}.role": "assistant", f"{out}.contents.0.tool_call.id": "toolu_2",
+        f"{out}.contents.0.tool_call.function.name": "lookup_order"}).end()
+    listed, in_contents = check(fold(rec.spans))
+    assert listed["evaluation_context"] == "model claude-sonnet-4-5 finish=tool_use tokens_in=10 calls=get_weather"
+    assert json.loads(listed["public_output"])[0]["parts"] == [
+        {"type": "tool_call", "id": "toolu_1", "name": "get_weather", "arguments": {"city": "Paris"}}]
+    assert in_contents["evaluation_context"] == "model claude-sonnet-4-5 tokens_in=10 calls=lookup_order"

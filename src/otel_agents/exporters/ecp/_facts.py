@@ -688,13 +688,18 @@ def requested_call_parts(span: FoldSpan) -> list[tuple[str, str | None]]:
                     calls.append((_str(part.get("name")) or "?", _str(part.get("id"))))
         return calls
     prefix, suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_FUNCTION_NAME
-    found: list[tuple[tuple[int, ...], str, str | None]] = []
+    found: list[tuple[tuple[int, ...], str, str | None, bool]] = []
     for key in tuple(a):  # the keys, then the values of those that match (a foreign span's are redacted as read)
         if key.startswith(prefix) and key.endswith(suffix) and isinstance(value := a[key], str):
             numbers = tuple(int(n) for n in re.findall(r"\.(\d+)\.", key[len(prefix) - 1:]))
             call_id = _str(a.get(key[:-len(suffix)] + "." + A.TOOL_CALL_ID))
-            found.append((numbers, value or "?", call_id))
-    return [(name, call_id) for _, name, call_id in sorted(found, key=lambda f: f[0])]
+            listed = bool(numbers) and key.startswith(f"{prefix}{numbers[0]}.{A.MESSAGE_TOOL_CALLS}.")
+            found.append((numbers, value or "?", call_id, listed))
+    # A message's calls are its message.tool_calls; OpenInference's anthropic instrumentation writes each again as
+    # a part of message.contents (…contents.{j}.tool_call.*): read there only for a message without that list.
+    with_list = {f[0][0] for f in found if f[3]}
+    found = [f for f in found if f[3] or not f[0] or f[0][0] not in with_list]
+    return [(name, call_id) for _, name, call_id, _ in sorted(found, key=lambda f: f[0])]
 
 
 def model_answer(span: FoldSpan) -> str | None:
