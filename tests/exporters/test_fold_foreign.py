@@ -500,3 +500,36 @@ def test_a_call_openinference_writes_twice_in_one_message_is_one_call(rec: Any) 
     assert json.loads(listed["public_output"])[0]["parts"] == [
         {"type": "tool_call", "id": "toolu_1", "name": "get_weather", "arguments": {"city": "Paris"}}]
     assert in_contents["evaluation_context"] == "model claude-sonnet-4-5 tokens_in=10 calls=lookup_order"
+
+
+def test_a_model_request_inside_another_instrumentations_view_of_it_is_one_call(rec: Any) -> None:
+    """The ``anthropic`` SDK (2.x) opens its own ``anthropic.messages.create`` span (``gen_ai.operation.name=chat``,
+    usage and all) inside the OTel GenAI anthropic instrumentation's ``chat`` span, or OpenInference's
+    ``messages.create`` ``LLM`` span, of the same request; OpenInference's openai ``ChatCompletion`` sits inside its
+    LangChain ``ChatOpenAI``. The fold counted each such request twice: two model calls, twice the usage and the
+    cost. A foreign model (embedding) span under a foreign one of its kind is that request's second view (the
+    counts only it recorded fill the outer one's); a tool inside a tool stays a call of its own."""
+    native = rec.provider.get_tracer("com.anthropic.sdk.python")
+    usage = {"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5}
+    with rec.provider.get_tracer("opentelemetry.instrumentation.genai.anthropic").start_as_current_span(
+            "chat claude-sonnet-4-5", attributes={"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+                                                  "gen_ai.request.model": "claude-sonnet-4-5", **usage}):
+        native.start_span("anthropic.messages.create", attributes={
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+            "gen_ai.request.model": "claude-sonnet-4-5", **usage}).end()
+    oi = rec.provider.get_tracer("openinference.instrumentation.langchain")
+    with oi.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT", "output.value": "done"}):
+        with oi.start_as_current_span("ChatOpenAI", attributes={
+                "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.completion": 3}):
+            rec.provider.get_tracer("openinference.instrumentation.openai").start_span("ChatCompletion", attributes={
+                "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 7,
+                "llm.token_count.completion": 3}).end()
+        with oi.start_as_current_span("outer_tool", attributes={"openinference.span.kind": "TOOL", "tool.name": "a"}):
+            oi.start_span("inner_tool", attributes={"openinference.span.kind": "TOOL", "tool.name": "b"}).end()
+    genai, langchain = check(fold(rec.spans))
+    assert (genai["metrics"]["model_calls"], genai["usage"]) == \
+        (1, {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
+    assert genai["evaluation_context"] == "model claude-sonnet-4-5 tokens_in=10 tokens_out=5"
+    assert (langchain["metrics"]["model_calls"], langchain["usage"]) == \
+        (1, {"input_tokens": 7, "output_tokens": 3, "total_tokens": 10})  # the input count only the inner view had
+    assert [call["name"] for call in langchain["tool_calls"]] == ["a", "b"]
