@@ -32,6 +32,24 @@ def test_help_is_plain_text(command: list[str]) -> None:
     assert not REST.search(out), out
 
 
+@pytest.mark.parametrize("command", [["--help"], ["fold", "--help"]])
+def test_help_does_not_import_the_fold(command: list[str]) -> None:
+    """``otel-agents --help`` and ``fold --help`` imported the whole ECP fold to show ``--idle-spans``'s default:
+    genai-prices with its 1.6 MB price table, pydantic and an HTTP client, most of their start-up time. Help
+    imports none of them, and the default it shows is the fold's own."""
+    code = ("import contextlib, io, sys; from otel_agents.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+            f"    main({command!r})\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'genai_prices', 'pydantic', 'httpx', 'httpx2'}),"
+            " 'otel_agents.exporters.ecp' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout == "[] False\n"
+    from otel_agents.cli.fold import DEFAULT_IDLE_SPANS
+    from otel_agents.exporters.ecp._stream import DEFAULT_IDLE_SPANS as FOLDS
+
+    assert DEFAULT_IDLE_SPANS == FOLDS
+
+
 def test_python_m_otel_agents_is_the_command() -> None:
     """``python -m otel_agents ...`` (the way to run it where the venv's scripts are not on PATH) is the
     ``otel-agents`` command; it was ``No module named otel_agents.__main__`` (only ``otel_agents.cli`` ran)."""
@@ -505,6 +523,48 @@ def test_doctor_names_the_exporters_configure_would_use_and_their_problems(tmp_p
     assert lines[5] == f"  file(path={str(tmp_path)!r}): problem: {tmp_path} is a directory", lines
     assert lines[6:] == ["problems: 4", *(f"  {line.strip().replace(': problem: ', ': ')}"
                                           for line in (lines[1], lines[2], lines[4], lines[5]))], lines
+
+
+def test_doctor_checks_the_files_of_the_zero_code_exporters(tmp_path: Path) -> None:
+    """``OTEL_AGENTS_ECP_FILE`` naming a directory (or a path under a file) made ``opentelemetry-instrument
+    --traces_exporter ecp`` write no envelope, with one logged error at start, and ``doctor`` said "no problems
+    found": it checked only the ``file`` preset's trace file. Now the envelope file (when ``ecp`` is named or the
+    variable set) and ``otlp_json_file``'s trace file (when named) are lines with their problem; files not used
+    are not shown, and a writable one has no problem."""
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    under_a_file = tmp_path / "a-file"
+    under_a_file.write_text("")
+    env = {**clean, "OTEL_AGENTS_ECP_FILE": str(tmp_path), "OTEL_TRACES_EXPORTER": "otlp_json_file,console",
+           "OTEL_AGENTS_TRACES_FILE": f"{under_a_file}/t.jsonl", "OTEL_AGENTS_EXPORTERS": "console"}
+    out = _doctor(env, code=1)
+    envelopes = (f"  ECP envelopes file of the 'ecp' traces exporter: {tmp_path} (OTEL_AGENTS_ECP_FILE={tmp_path}): "
+                 f"problem: {tmp_path} is a directory")
+    traces = (f"  traces file of the 'otlp_json_file' traces exporter: {under_a_file}/t.jsonl "
+              f"(OTEL_AGENTS_TRACES_FILE={under_a_file}/t.jsonl): problem: cannot append to {under_a_file}/t.jsonl: "
+              "Not a directory")
+    assert envelopes in out.splitlines() and traces in out.splitlines(), out
+    assert out.splitlines()[-3:] == ["problems: 2", *(f"  {line.strip().replace(': problem: ', ': ')}"
+                                                      for line in (envelopes, traces))], out
+    writable = _doctor({**clean, "OTEL_TRACES_EXPORTER": "ecp", "OTEL_AGENTS_EXPORTERS": "console"}, cwd=tmp_path)
+    assert "  ECP envelopes file of the 'ecp' traces exporter: otel-agents-envelopes.jsonl " \
+           "(OTEL_AGENTS_ECP_FILE=<unset>)" in writable.splitlines(), writable
+    assert "'otlp_json_file'" not in writable and os.listdir(tmp_path) == ["a-file"]
+    assert "traces exporter:" not in _doctor({**clean, "OTEL_AGENTS_EXPORTERS": "console"}).replace(
+        "otlp traces exporter:", "")
+
+
+def test_doctor_counts_one_destination_given_twice_as_a_problem(tmp_path: Path) -> None:
+    """``OTEL_AGENTS_EXPORTERS=file,console,file``, which ``configure()`` refuses (every span written twice), is a
+    problem of the exporters' list."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
+    out = _doctor({**env, "OTEL_AGENTS_EXPORTERS": "file,console,file"}, code=1, cwd=tmp_path)
+    said = "exporters: file(path='otel-agents-traces.jsonl') is given twice: every span would be exported to it twice"
+    assert out.splitlines()[-4:] == ["  file(path='otel-agents-traces.jsonl')", f"  problem: {said}", "problems: 1",
+                                     f"  {said}"], out
 
 
 def test_doctor_counts_an_exporters_variable_naming_no_preset_as_a_problem(monkeypatch, capsys) -> None:

@@ -157,7 +157,8 @@ def configure(
         instrumented frameworks), safe to print.
 
     Raises:
-        ValueError: an unknown framework or preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), a preset
+        ValueError: an unknown framework or preset name (or an ``OTEL_AGENTS_EXPORTERS`` naming none), one
+            destination given twice (:func:`repeated_exporter`: every span would be exported twice), a preset
             missing its settings (the langfuse keys), an endpoint that is not an http(s) URL (the
             message names the argument or variable), an otlp preset's ``protocol=`` other than ``http/protobuf`` or
             ``grpc`` (naming the argument and the allowed values; such a variable is warned about and ignored), a
@@ -183,7 +184,11 @@ def configure(
     if vocabularies is not None:
         vocabularies = vocabulary_selection(vocabularies)  # ValueError before anything starts
     check_capture_content(capture_content)  # TypeError before anything starts ("false" is truthy)
-    presets = tuple(resolve(spec) for spec in _exporter_specs(exporters))
+    specs = _exporter_specs(exporters)
+    presets = tuple(resolve(spec) for spec in specs)
+    repeated = repeated_exporter(specs, presets)
+    if repeated:
+        raise ValueError(repeated + (f" ({ENV_EXPORTERS}={os.environ.get(ENV_EXPORTERS)!r})" if exporters is None else ""))
     built = [(preset, preset.build()) for preset in presets]  # fails (ImportError) before anything starts
     ecp_processor = _ecp_processor(ecp)
     attributes: dict[str, Any] = {}
@@ -284,6 +289,28 @@ def _exporter_specs(exporters: Iterable[ExporterSpec] | ExporterSpec | None) -> 
     if isinstance(exporters, (str, ExporterPreset, SpanExporter)):
         return [exporters]
     return list(exporters)
+
+
+def repeated_exporter(specs: Sequence[ExporterSpec], presets: Sequence[ExporterPreset]) -> str | None:
+    """Why ``presets`` (resolved from ``specs``, in order) would export every span twice to one destination: the
+    same preset with the same settings given twice (``file,file``; ``phoenix`` twice to one endpoint and
+    project), two ``file`` presets naming one file (another spelling, a link), or one ``SpanExporter`` object
+    given twice; ``None`` when none is. Two exporters of one class, or presets of one name with other
+    settings, are different destinations."""
+    for i, preset in enumerate(presets):
+        for j in range(i):
+            earlier = presets[j]
+            if preset.name == "custom":
+                same = specs[i] is specs[j]
+            elif preset.name == "file" and earlier.name == "file":
+                same = os.path.realpath(preset.details["path"]) == os.path.realpath(earlier.details["path"])
+            else:
+                same = preset == earlier
+            if same:
+                shown = f"{preset.describe()} is given twice" if preset == earlier else \
+                    f"{earlier.describe()} and {preset.describe()} name one file"
+                return f"exporters: {shown}: every span would be exported to it twice"
+    return None
 
 
 def _ecp_processor(ecp: bool | Callable[[dict[str, Any]], Any] | SpanProcessor | None) -> SpanProcessor | None:

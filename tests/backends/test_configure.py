@@ -79,6 +79,37 @@ def test_an_exporters_variable_naming_none_is_refused(raw: str, monkeypatch: pyt
         configure(frameworks=[], set_global=False)
 
 
+def test_one_destination_given_twice_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OTEL_AGENTS_EXPORTERS=file,file`` (a typo, or a preset in the variable and the code) wrote every span twice
+    to the trace file (``export`` then sent each twice; Phoenix twice showed each span twice): the same preset with
+    the same settings, two ``file`` presets naming one file, or one exporter object given twice is a ValueError
+    before anything is written or set; presets of one name with other settings, or two exporters of one class,
+    are two destinations."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OTEL_AGENTS_EXPORTERS", "file,console, FILE")
+    with pytest.raises(ValueError) as refused:
+        configure(frameworks=[], set_global=False)
+    assert str(refused.value) == ("exporters: file(path='otel-agents-traces.jsonl') is given twice: every span would "
+                                  "be exported to it twice (OTEL_AGENTS_EXPORTERS='file,console, FILE')")
+    monkeypatch.delenv("OTEL_AGENTS_EXPORTERS")
+    with pytest.raises(ValueError, match=r"^exporters: file\(path='otel-agents-traces.jsonl'\) and "
+                                         r"file\(path='./otel-agents-traces.jsonl'\) name one file: every span"):
+        configure(exporters=["file", presets.file("./otel-agents-traces.jsonl")], frameworks=[], set_global=False)
+    memory = InMemorySpanExporter()
+    with pytest.raises(ValueError, match=r"^exporters: custom\(exporter='InMemorySpanExporter'\) is given twice"):
+        configure(exporters=[memory, "console", memory], frameworks=[], set_global=False)
+    assert os.listdir(tmp_path) == []
+    config = configure(exporters=[InMemorySpanExporter(), InMemorySpanExporter(), presets.file("a.jsonl"), "file"],
+                       frameworks=[], set_global=False)
+    _span(config)
+    config.tracer_provider.force_flush()
+    assert [len((tmp_path / name).read_text().splitlines()) for name in ("a.jsonl", "otel-agents-traces.jsonl")] \
+        == [1, 1]
+    config.tracer_provider.shutdown()
+
+
 def test_service_name_and_phoenix_project_on_the_resource() -> None:
     local = SnapshotExporter()
     with Receiver() as rx:

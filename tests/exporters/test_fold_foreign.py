@@ -440,3 +440,96 @@ def test_a_provider_request_under_openinference_answers_with_the_models_text(rec
     assert completion_env["public_output"] == "Order A100 shipped."
     assert response_env["public_output"] == "Order B200\nis late."  # its text parts, joined as message_text joins them
     assert langchain_env["public_output"] == "Refunds take 5 days."
+
+
+def test_a_provider_request_under_openinference_that_called_tools_answers_with_the_calls(rec: Any) -> None:
+    """A request whose answer is tool calls only, as openinference-instrumentation-openai 0.1.66 records it
+    (``output.value`` the whole ``ChatCompletion``, the calls in ``llm.output_messages.*.tool_calls``, the finish
+    reason in ``llm.finish_reason``): before, its ``public_output`` was that ``ChatCompletion``'s JSON (ids, usage
+    and all), where the OTel GenAI instrumentations' and ours is the output messages, and no model evidence line of
+    OpenInference said ``finish=`` (``llm.finish_reason`` was read only off our own spans). Now the calls as
+    output messages, and the finish reason in the evidence and the ``logs`` attributes."""
+    app = rec.app
+    completion = {"id": "c1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18", "choices": [
+        {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    calls = "llm.output_messages.0.message.tool_calls"
+    app.start_span("ChatCompletion", kind=SpanKind.CLIENT, attributes={
+        "openinference.span.kind": "LLM", "llm.system": "openai", "llm.model_name": "gpt-4o-mini-2024-07-18",
+        "llm.token_count.prompt": 10, "llm.token_count.completion": 5,
+        "output.value": json.dumps(completion), "output.mime_type": "application/json",
+        "llm.output_messages.0.message.role": "assistant", f"{calls}.0.tool_call.id": "call_1",
+        f"{calls}.0.tool_call.function.name": "get_weather",
+        f"{calls}.0.tool_call.function.arguments": '{"city": "Paris"}', "llm.finish_reason": "tool_calls"}).end()
+    with app.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT", "output.value": "sunny"}):
+        app.start_span("ChatCompletion", kind=SpanKind.CLIENT, attributes={
+            "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 3,
+            "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": "sunny",
+            "llm.finish_reason": "stop"}).end()
+    request, agent = check(fold(rec.spans))
+    assert json.loads(request["public_output"]) == [{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}],
+        "finish_reason": "tool_calls"}]
+    assert request["evaluation_context"] == \
+        "model gpt-4o-mini-2024-07-18 finish=tool_calls tokens_in=10 tokens_out=5 calls=get_weather"
+    assert json.loads(request["logs"])[0]["attributes"]["gen_ai.response.finish_reasons"] == ["tool_calls"]
+    assert agent["evaluation_context"].splitlines()[1] == "  model gpt-4o-mini finish=stop tokens_in=3"
+
+
+def test_a_call_openinference_writes_twice_in_one_message_is_one_call(rec: Any) -> None:
+    """openinference-instrumentation-anthropic 3.1.0 writes each requested tool call in the message's
+    ``message.tool_calls`` list and again as a part of its ``message.contents`` (``contents.{j}.tool_call.*``):
+    the fold read both, ``calls=get_weather,get_weather`` for one call (and two tool_call parts in
+    ``public_output``). A message's calls are its list; its contents are read only for a message without one."""
+    out = "llm.output_messages.0.message"
+    rec.app.start_span("messages.create", kind=SpanKind.CLIENT, attributes={
+        "openinference.span.kind": "LLM", "llm.model_name": "claude-sonnet-4-5", "llm.token_count.prompt": 10,
+        f"{out}.role": "assistant", "llm.finish_reason": "tool_use",
+        f"{out}.tool_calls.0.tool_call.id": "toolu_1", f"{out}.tool_calls.0.tool_call.function.name": "get_weather",
+        f"{out}.tool_calls.0.tool_call.function.arguments": '{"city": "Paris"}',
+        f"{out}.contents.0.message_content.type": "tool_use", f"{out}.contents.0.tool_call.id": "toolu_1",
+        f"{out}.contents.0.tool_call.function.name": "get_weather",
+        f"{out}.contents.0.tool_call.function.arguments": '{"city": "Paris"}'}).end()
+    rec.app.start_span("messages.create", kind=SpanKind.CLIENT, attributes={  # calls in its contents alone
+        "openinference.span.kind": "LLM", "llm.model_name": "claude-sonnet-4-5", "llm.token_count.prompt": 10,
+        f"{out}.role": "assistant", f"{out}.contents.0.tool_call.id": "toolu_2",
+        f"{out}.contents.0.tool_call.function.name": "lookup_order"}).end()
+    listed, in_contents = check(fold(rec.spans))
+    assert listed["evaluation_context"] == "model claude-sonnet-4-5 finish=tool_use tokens_in=10 calls=get_weather"
+    assert json.loads(listed["public_output"])[0]["parts"] == [
+        {"type": "tool_call", "id": "toolu_1", "name": "get_weather", "arguments": {"city": "Paris"}}]
+    assert in_contents["evaluation_context"] == "model claude-sonnet-4-5 tokens_in=10 calls=lookup_order"
+
+
+def test_a_model_request_inside_another_instrumentations_view_of_it_is_one_call(rec: Any) -> None:
+    """The ``anthropic`` SDK (2.x) opens its own ``anthropic.messages.create`` span (``gen_ai.operation.name=chat``,
+    usage and all) inside the OTel GenAI anthropic instrumentation's ``chat`` span, or OpenInference's
+    ``messages.create`` ``LLM`` span, of the same request; OpenInference's openai ``ChatCompletion`` sits inside its
+    LangChain ``ChatOpenAI``. The fold counted each such request twice: two model calls, twice the usage and the
+    cost. A foreign model (embedding) span under a foreign one of its kind is that request's second view (the
+    counts only it recorded fill the outer one's); a tool inside a tool stays a call of its own."""
+    native = rec.provider.get_tracer("com.anthropic.sdk.python")
+    usage = {"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5}
+    with rec.provider.get_tracer("opentelemetry.instrumentation.genai.anthropic").start_as_current_span(
+            "chat claude-sonnet-4-5", attributes={"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+                                                  "gen_ai.request.model": "claude-sonnet-4-5", **usage}):
+        native.start_span("anthropic.messages.create", attributes={
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+            "gen_ai.request.model": "claude-sonnet-4-5", **usage}).end()
+    oi = rec.provider.get_tracer("openinference.instrumentation.langchain")
+    with oi.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT", "output.value": "done"}):
+        with oi.start_as_current_span("ChatOpenAI", attributes={
+                "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.completion": 3}):
+            rec.provider.get_tracer("openinference.instrumentation.openai").start_span("ChatCompletion", attributes={
+                "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "llm.token_count.prompt": 7,
+                "llm.token_count.completion": 3}).end()
+        with oi.start_as_current_span("outer_tool", attributes={"openinference.span.kind": "TOOL", "tool.name": "a"}):
+            oi.start_span("inner_tool", attributes={"openinference.span.kind": "TOOL", "tool.name": "b"}).end()
+    genai, langchain = check(fold(rec.spans))
+    assert (genai["metrics"]["model_calls"], genai["usage"]) == \
+        (1, {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
+    assert genai["evaluation_context"] == "model claude-sonnet-4-5 tokens_in=10 tokens_out=5"
+    assert (langchain["metrics"]["model_calls"], langchain["usage"]) == \
+        (1, {"input_tokens": 7, "output_tokens": 3, "total_tokens": 10})  # the input count only the inner view had
+    assert [call["name"] for call in langchain["tool_calls"]] == ["a", "b"]

@@ -5,8 +5,9 @@ Input: every golden foreign trace (``tests/exporters/foreign``) and ``golden/mix
 another instrumentation's spans inside (a model client's view of our model call, HTTP spans), foreign runs of four
 vocabularies, secrets in their values, names and errors (``test_ecp_foreign_secrets.hostile_runs``). Expected:
 ``golden/mixed.ecp.jsonl.gz``, the envelopes as ``otel-agents fold`` writes them (one line each), recorded by the
-fold of 2026-12-05 (before foreign values were redacted as they are read). Regenerate it only for a change meant to
-change the envelopes, and say so.
+fold of 2026-12-05 (before foreign values were redacted as they are read); regenerated 2026-12-07 when OpenInference's
+``llm.finish_reason`` began to be read (``finish=`` on its model lines, ``gen_ai.response.finish_reasons`` in their
+``logs`` attributes: nothing else changed). Regenerate it only for a change meant to change the envelopes, and say so.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     otlp_line = zero_code_otlp_line()
     if otlp_line:
         _say(otlp_line)
-    for line in exporter_lines():
+    for line in [*zero_code_file_lines(), *exporter_lines()]:
         _say(line)
         if ": problem: " in line:
             problems.append(line.strip().replace(": problem: ", ": ", 1))
@@ -226,16 +226,38 @@ def zero_code_otlp_line() -> str | None:
         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)")
 
 
+def zero_code_file_lines() -> list[str]:
+    """The files our ``opentelemetry-instrument`` traces exporters would append to, each with the problem that
+    would make it write nothing (a directory, a path that cannot be created or appended to; the launcher then
+    logs one error and runs on): ``ecp``'s envelopes (``OTEL_AGENTS_ECP_FILE``, also read by
+    ``ECPFileExporter()``: checked when ``OTEL_TRACES_EXPORTER`` names ``ecp`` or the variable is set) and
+    ``otlp_json_file``'s traces (``OTEL_AGENTS_TRACES_FILE``: checked when ``OTEL_TRACES_EXPORTER`` names it; the
+    ``file`` preset's use of it is :func:`exporter_lines`'). One line each, none for a file not used."""
+    from ..exporters._appender import file_setting
+    from ..exporters.presets import DEFAULT_ECP_FILE, DEFAULT_TRACES_FILE, ENV_ECP_FILE, ENV_TRACES_FILE
+
+    named = {name.strip() for name in (os.environ.get("OTEL_TRACES_EXPORTER") or "").split(",")}
+    lines = []
+    for exporter, variable, default, what in (("ecp", ENV_ECP_FILE, DEFAULT_ECP_FILE, "ECP envelopes"),
+                                              ("otlp_json_file", ENV_TRACES_FILE, DEFAULT_TRACES_FILE, "traces")):
+        if exporter in named or (exporter == "ecp" and os.environ.get(variable)):
+            path, _ = file_setting(None, variable, default)
+            problem = _file_problem(path)
+            lines.append(f"  {what} file of the {exporter!r} traces exporter: {path} ({_shown(variable)})"
+                         + (f": problem: {problem}" if problem else ""))
+    return lines
+
+
 def exporter_lines() -> list[str]:
     """Where ``configure()`` with no ``exporters=`` would send spans (``OTEL_AGENTS_EXPORTERS``): one line per
     preset (the ``otlp`` preset's with its protocol and the endpoint its exporter resolves; a network preset's with
     the exporter package it imports, when installed), with the problem ``configure()`` would raise (an unknown
     name, a URL without a scheme, a missing key, a trace file that cannot be appended to, the protocol's exporter
-    not installed), a variable value it ignores with a WARNING (an
+    not installed, one destination given twice), a variable value it ignores with a WARNING (an
     unknown protocol or compression, a timeout that is no positive number), a setting the OpenTelemetry exporter would ignore with
     a warning (:func:`_build_problem`) or that its endpoint
     does not take a TCP connection (then the spans are dropped at exit, after the export timeout)."""
-    from .._configure import ENV_EXPORTERS, _exporter_specs
+    from .._configure import ENV_EXPORTERS, _exporter_specs, repeated_exporter
     from ..exporters.presets import OTLP_EXPORTER_PACKAGES, resolve
 
     lines = [f"exporters configure() would use ({_shown(ENV_EXPORTERS)}):"]
@@ -243,6 +265,7 @@ def exporter_lines() -> list[str]:
         specs = _exporter_specs(None)
     except ValueError as exc:
         return [*lines, f"  problem: {exc}"]
+    resolved = []
     for spec in specs:
         ignored: list[str] = []  # a variable value the preset ignores (an unknown protocol), as the spec asks
         try:
@@ -251,6 +274,7 @@ def exporter_lines() -> list[str]:
         except ValueError as exc:
             lines.append(f"  {spec}: problem: {exc}")
             continue
+        resolved.append((spec, preset))
         url = _endpoint(preset) if preset.batch else None
         protocol = preset.details.get("protocol", "http/protobuf")
         problem = _file_problem(preset.details["path"]) if preset.name == "file" else \
@@ -259,6 +283,9 @@ def exporter_lines() -> list[str]:
         lines.append(f"  {preset.describe()}" + (f" -> {url}" if url and url != preset.details.get("endpoint") else "")
                      + (f": problem: {problem}" if problem else
                         f" ({OTLP_EXPORTER_PACKAGES[protocol][1]} installed)" if url else ""))
+    repeated = repeated_exporter([spec for spec, _ in resolved], [preset for _, preset in resolved])
+    if repeated:  # configure() refuses it
+        lines.append(f"  problem: {repeated}")
     return lines
 
 

@@ -44,11 +44,14 @@ from typing import Any, Callable, Iterator, TextIO
 
 from . import NO_SPAN_IN_INPUT, plain, same_file, skipped_summary, standard_input
 
+DEFAULT_IDLE_SPANS = 10_000
+"""``--idle-spans``'s default, :class:`~otel_agents.exporters.ecp.StreamFolder`'s ``idle_spans`` (a test keeps the
+two equal): written here because ``otel-agents --help`` and ``fold --help`` build this parser, and importing the
+fold (genai-prices and its price table, pydantic, an HTTP client) took most of their time."""
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``otel-agents fold`` (its arguments, ``func=run``) to ``sub``, the parent's subparsers."""
-    from ..exporters.ecp._stream import DEFAULT_IDLE_SPANS
-
     p = sub.add_parser("fold", help="fold stored OTLP/JSON traces into ECP envelopes (one JSON object per line)",
                        description=plain(__doc__.split("\n\n")[1]), epilog="exit codes: 0 all read and folded, "
                        "1 malformed lines, spans or runs skipped, 2 input unreadable or output unwritable; warnings (spans "

@@ -93,6 +93,7 @@ from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SpanExporter
 from ._appender import file_setting
 
 ENV_TRACES_FILE = "OTEL_AGENTS_TRACES_FILE"
+ENV_ECP_FILE = "OTEL_AGENTS_ECP_FILE"  # ECPFileExporter's, here so that doctor reads it without the fold
 ENV_PHOENIX_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
 ENV_PHOENIX_PROJECT = "PHOENIX_PROJECT_NAME"
 ENV_PHOENIX_API_KEY = "PHOENIX_API_KEY"
@@ -108,6 +109,7 @@ ENV_OTLP_TRACES_PROTOCOL = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 ENV_OTLP_PROTOCOL = "OTEL_EXPORTER_OTLP_PROTOCOL"
 
 DEFAULT_TRACES_FILE = "otel-agents-traces.jsonl"
+DEFAULT_ECP_FILE = "otel-agents-envelopes.jsonl"
 PHOENIX_DEFAULT_BASE = "http://127.0.0.1:6006"
 LANGFUSE_DEFAULT_HOST = "https://cloud.langfuse.com"
 LANGFUSE_OTEL_PATH = "/api/public/otel/v1/traces"

@@ -134,10 +134,14 @@ def _public_output(run: Run, tree: RunTree, paused: bool, stop_reason: str | Non
     if root.foreign and root.semantic_kind == "model":
         # A provider request alone: another instrumentation's output.value may be the provider's whole
         # response object (OpenInference's openai: a ChatCompletion, a Response; its LangChain: an
-        # LLMResult); the answer is the model's text in its output messages.
+        # LLMResult); the answer is the model's text in its output messages, or, when it only requested
+        # tools, those calls as the output messages another vocabulary (and ours) would give.
         answer = F.model_answer(root)
         if answer is not None:
             return answer
+        calls = F.requested_calls_message(root)
+        if calls is not None:
+            return json.dumps(calls, ensure_ascii=False, separators=(",", ":"), default=str)
     text = F.output_text(root)
     if text is None and not root.foreign and A.OPENINFERENCE_SPAN_KIND not in root.attributes and \
             A.LANGFUSE_OBSERVATION_TYPE not in root.attributes:

@@ -42,11 +42,9 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..._spans.guard import report_internal_error
 from .._appender import JsonLinesAppender, file_setting, naming
+from ..presets import DEFAULT_ECP_FILE, ENV_ECP_FILE
 from ._json import envelope_line
 from ._processor import ECPFoldingProcessor
-
-ENV_ECP_FILE = "OTEL_AGENTS_ECP_FILE"
-DEFAULT_ECP_FILE = "otel-agents-envelopes.jsonl"
 
 
 class ECPFileExporter(SpanExporter):

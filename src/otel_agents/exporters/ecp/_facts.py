@@ -688,13 +688,18 @@ def requested_call_parts(span: FoldSpan) -> list[tuple[str, str | None]]:
                     calls.append((_str(part.get("name")) or "?", _str(part.get("id"))))
         return calls
     prefix, suffix = A.LLM_OUTPUT_MESSAGES + ".", "." + A.TOOL_CALL_FUNCTION_NAME
-    found: list[tuple[tuple[int, ...], str, str | None]] = []
+    found: list[tuple[tuple[int, ...], str, str | None, bool]] = []
     for key in tuple(a):  # the keys, then the values of those that match (a foreign span's are redacted as read)
         if key.startswith(prefix) and key.endswith(suffix) and isinstance(value := a[key], str):
             numbers = tuple(int(n) for n in re.findall(r"\.(\d+)\.", key[len(prefix) - 1:]))
             call_id = _str(a.get(key[:-len(suffix)] + "." + A.TOOL_CALL_ID))
-            found.append((numbers, value or "?", call_id))
-    return [(name, call_id) for _, name, call_id in sorted(found, key=lambda f: f[0])]
+            listed = bool(numbers) and key.startswith(f"{prefix}{numbers[0]}.{A.MESSAGE_TOOL_CALLS}.")
+            found.append((numbers, value or "?", call_id, listed))
+    # A message's calls are its message.tool_calls; OpenInference's anthropic instrumentation writes each again as
+    # a part of message.contents (…contents.{j}.tool_call.*): read there only for a message without that list.
+    with_list = {f[0][0] for f in found if f[3]}
+    found = [f for f in found if f[3] or not f[0] or f[0][0] not in with_list]
+    return [(name, call_id) for _, name, call_id, _ in sorted(found, key=lambda f: f[0])]
 
 
 def model_answer(span: FoldSpan) -> str | None:
@@ -757,6 +762,27 @@ def requested_arguments(span: FoldSpan) -> dict[str, Any]:
             args = a.get(key[:-len(id_suffix)] + "." + A.TOOL_CALL_FUNCTION_ARGUMENTS)
             found[value] = parse_json(args) if isinstance(args, str) else args
     return found
+
+
+def requested_calls_message(span: FoldSpan) -> list[dict[str, Any]] | None:
+    """The tool calls an OpenInference model span's output requested
+    (``llm.output_messages.{i}.message.tool_calls.{j}.tool_call.*``) as OTel GenAI output messages (semconv
+    v1.41): one assistant message of ``tool_call`` parts (``id``, ``name``, ``arguments`` when recorded), with the
+    span's one finish reason when it gives one; ``None`` when it requested none or carries
+    ``gen_ai.output.messages`` (read as they are)."""
+    if A.GEN_AI_OUTPUT_MESSAGES in span.attributes:
+        return None
+    calls = requested_call_parts(span)
+    if not calls:
+        return None
+    arguments = requested_arguments(span)
+    parts = [{"type": "tool_call", "id": call_id, "name": name,
+              **({"arguments": plain(arguments[call_id])} if call_id in arguments else {})} for name, call_id in calls]
+    message: dict[str, Any] = {"role": "assistant", "parts": parts}
+    reasons = finish_reasons(span)
+    if len(reasons) == 1:
+        message["finish_reason"] = reasons[0]
+    return [message]
 
 
 def reasoning_texts(span: FoldSpan) -> list[str]:

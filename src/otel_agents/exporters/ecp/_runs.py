@@ -28,6 +28,7 @@ from . import _facts as F
 
 
 _LINE_NAME_LIMIT = 120  # _evidence.NAME_LIMIT (that module imports this one)
+_ONE_REQUEST_KINDS = frozenset({"model", "embedding"})  # kinds whose span inside one of its kind is the same request
 _STEP_KINDS = frozenset({"model", "tool", "skill", "retriever", "embedding"})
 
 
@@ -670,7 +671,11 @@ class RunTree:
         skill, retriever, embedding: e.g. an OTel GenAI ``chat`` span of the provider client under our
         framework's model span), or one of our agents or chains of the same kind and name (PydanticAI's
         own ``invoke_agent`` span under ours), is folded as a plain span (``semantic_kind`` cleared).
-        Foreign spans under a foreign span, or under an agent or chain of ours that is not the same
+        So is a foreign model (embedding) span whose nearest semantic ancestor is a foreign model (embedding)
+        span: a request to a model makes no other inside it, so it is a second view of that request (the
+        ``anthropic`` SDK's own ``anthropic.messages.create`` span under an OTel GenAI or OpenInference one,
+        OpenInference's openai ``ChatCompletion`` under its LangChain ``ChatOpenAI``); the outer one is the step.
+        Other foreign spans under a foreign span, or under an agent or chain of ours that is not the same
         step, are kept: a mixed trace folds as one run."""
         for span in self.spans:
             if not span.foreign:
@@ -680,7 +685,12 @@ class RunTree:
             while cur is not None and cur.semantic_kind is None and cur.span_id not in seen:
                 seen.add(cur.span_id)
                 cur = self.parent.get(cur.span_id)
-            if cur is None or cur.foreign or cur.semantic_kind is None:
+            if cur is None or cur.semantic_kind is None:
+                continue
+            if cur.foreign:
+                if span.semantic_kind in _ONE_REQUEST_KINDS and cur.semantic_kind == span.semantic_kind:
+                    span.semantic_kind = None  # another view of the same request (kept foreign: not ours)
+                    _fill_usage(cur, span)
                 continue
             if cur.semantic_kind in _STEP_KINDS or (
                     cur.semantic_kind == span.semantic_kind and F.display_name(cur) == F.display_name(span)):
@@ -883,3 +893,17 @@ class RunTree:
             seen.add(cur.span_id)
             cur = self.parent.get(cur.span_id)
         return None
+
+
+def _fill_usage(step: F.FoldSpan, view: F.FoldSpan) -> None:
+    """The token counts of ``step`` that only ``view``, a second view of the same request, recorded (OpenInference's
+    LangChain ``LLM`` span gives no input count, its openai one inside does): filled in from ``view`` (memoised
+    on ``step``, as :func:`~._facts.usage` keeps them), the total then their sum when both are known."""
+    inp, out, total = F.usage(step)
+    if inp is not None and out is not None:
+        return
+    other = F.usage(view)
+    inp = inp if inp is not None else other[0]
+    out = out if out is not None else other[1]
+    step.tokens = (inp, out, inp + out if inp is not None and out is not None else
+                   total if total is not None else other[2])

@@ -134,13 +134,7 @@ def read_ours(a: dict[str, Any], kind: str, name: str) -> None:
         if _GENAI_KINDS.get(op) == ("tool" if kind == "skill" else kind):
             a[A.GEN_AI_OPERATION_NAME] = op
     if kind == "model" or kind == "embedding":
-        _copy(a, A.LLM_MODEL_NAME if kind == "model" else A.EMBEDDING_MODEL_NAME, A.GEN_AI_REQUEST_MODEL)
-        _copy(a, A.LLM_PROVIDER, A.GEN_AI_PROVIDER_NAME)
-        _copy(a, A.LLM_TOKEN_COUNT_PROMPT, A.GEN_AI_USAGE_INPUT_TOKENS)
-        _copy(a, A.LLM_TOKEN_COUNT_COMPLETION, A.GEN_AI_USAGE_OUTPUT_TOKENS)
-        reason = a.get(A.LLM_FINISH_REASON)
-        if A.GEN_AI_RESPONSE_FINISH_REASONS not in a and isinstance(reason, str):
-            a[A.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
+        _read_openinference_model(a, kind)
         if A.GEN_AI_OUTPUT_MESSAGES not in a and a.get(A.OUTPUT_MIME_TYPE) == A.MIME_JSON and \
                 not any(key.startswith(_OI_OUTPUT_PREFIX) for key in a):
             a[A.GEN_AI_OUTPUT_MESSAGES] = a.get(A.OUTPUT_VALUE)  # GenAI messages: the output requested tools
@@ -256,17 +250,27 @@ def _read_openinference(a: dict[str, Any], kind: str) -> str | None:
         if not any(key.startswith(_OI_MODEL_CALL_KEYS) for key in a):
             return None
     if kind == "model" or kind == "embedding":
-        _copy(a, A.LLM_MODEL_NAME if kind == "model" else A.EMBEDDING_MODEL_NAME, A.GEN_AI_REQUEST_MODEL)
-        _copy(a, A.LLM_PROVIDER, A.GEN_AI_PROVIDER_NAME)
+        _read_openinference_model(a, kind)
         _copy(a, A.LLM_SYSTEM, A.GEN_AI_PROVIDER_NAME)
-        _copy(a, A.LLM_TOKEN_COUNT_PROMPT, A.GEN_AI_USAGE_INPUT_TOKENS)
-        _copy(a, A.LLM_TOKEN_COUNT_COMPLETION, A.GEN_AI_USAGE_OUTPUT_TOKENS)
     elif kind == "tool":
         _copy(a, A.TOOL_CALL_ID, A.GEN_AI_TOOL_CALL_ID)
         _read_openinference_tool(a)
     elif kind == "agent" or kind == "chain":
         _read_crew_output(a)
     return kind
+
+
+def _read_openinference_model(a: dict[str, Any], kind: str) -> None:
+    """An OpenInference model or embedding span's facts under the OTel GenAI names: the model, the provider, the
+    token counts and the finish reason (``llm.finish_reason``, one per span, as a one-item
+    ``gen_ai.response.finish_reasons``). Never overwriting what is there."""
+    _copy(a, A.LLM_MODEL_NAME if kind == "model" else A.EMBEDDING_MODEL_NAME, A.GEN_AI_REQUEST_MODEL)
+    _copy(a, A.LLM_PROVIDER, A.GEN_AI_PROVIDER_NAME)
+    _copy(a, A.LLM_TOKEN_COUNT_PROMPT, A.GEN_AI_USAGE_INPUT_TOKENS)
+    _copy(a, A.LLM_TOKEN_COUNT_COMPLETION, A.GEN_AI_USAGE_OUTPUT_TOKENS)
+    reason = a.get(A.LLM_FINISH_REASON)
+    if A.GEN_AI_RESPONSE_FINISH_REASONS not in a and isinstance(reason, str) and reason:
+        a[A.GEN_AI_RESPONSE_FINISH_REASONS] = (reason,)
 
 
 def _read_crew_output(a: dict[str, Any]) -> None:
