@@ -472,12 +472,14 @@ class ContentSetters:
         ``llm.tools.{i}.tool.json_schema`` (the OpenAI function-tool JSON Phoenix reads)."""
         if self._ended or not self._content:
             return
-        with guard("span.set_tool_definitions"):
+        try:  # not `with guard(...)`: two calls fewer, on every model span that sets this
             if not tools:  # inside the guard: the sequence may be the user's (a list whose __len__ raises)
                 return
             attrs: dict[str, Any] = {}
             self._tools_into(attrs, tools)
             self._emit(attrs)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.set_tool_definitions", exc)
 
     def _tools_into(self, attrs: dict[str, Any], tools: Sequence[ToolDefinition]) -> None:
         """The tool-definition attributes of ``tools`` into ``attrs``: from :data:`_TOOLS` when the same

@@ -7,6 +7,7 @@ from _weakref import _remove_dead_weakref  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
 from .finalisers import in_forked_child
+from .sdk_write import _SdkSpan
 from .guard import report_internal_error
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ in_forked_child(_leave_to_the_parent)
 
 
 def _index(semantic: SemanticSpan) -> None:
-    span_id = semantic.span.get_span_context().span_id
+    span = semantic.span
+    # (the SDK's own span: its context read without the two calls of get_span_context())
+    span_id = (span._context if type(span) is _SdkSpan else span.get_span_context()).span_id
     if span_id:
         semantic._index_key = span_id
         _OPEN[span_id] = weakref.ref(semantic, lambda _, key=span_id: _remove_dead_weakref(_OPEN, key))

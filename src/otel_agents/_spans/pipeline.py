@@ -186,14 +186,15 @@ def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str]
     text unless ``as_json``. Returns ``(text, mime_type, truncated)``.
     """
     if redacted and encoded is not None and hook is None and len(encoded) <= budget and not isinstance(value, str):
-        return encoding.utf8_safe(encoded), A.MIME_JSON, False  # what the steps below give it: nothing to cut
+        # what the steps below give it: nothing to cut (utf8_safe's ASCII case written out: every content value)
+        return (encoded if encoded.isascii() else encoding.utf8_safe(encoded)), A.MIME_JSON, False
     limit = budget + REDACTION_MARGIN  # past this nothing can survive the cut: skip scanning it
     if isinstance(value, str) and not as_json:
         text, precut = (value[:limit], len(value) > limit) if redacted else prepare(value, limit)
         if hook is not None:
             text = hook(key, text)
-        cut, truncated = encoding.fit_text(text, budget)
-        return encoding.utf8_safe(cut), A.MIME_TEXT, truncated or precut
+        cut, truncated = (text, False) if len(text) <= budget else encoding.fit_text(text, budget)
+        return (cut if cut.isascii() else encoding.utf8_safe(cut)), A.MIME_TEXT, truncated or precut
     if isinstance(value, str):  # as_json and already text: keep valid JSON as is
         try:
             value = encoding.json.loads(value)
@@ -212,7 +213,7 @@ def render(key: str, value: Any, *, budget: int, hook: Callable[[str, str], str]
                 data = text
                 text = encoding.dumps(text)
     cut, truncated = encoding.fit_json(data, text, budget)
-    return encoding.utf8_safe(cut), A.MIME_JSON, truncated or precut
+    return (cut if cut.isascii() else encoding.utf8_safe(cut)), A.MIME_JSON, truncated or precut
 
 
 def message(text: str, budget: int) -> str:

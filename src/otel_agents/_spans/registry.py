@@ -70,7 +70,8 @@ class SpanRegistry:
             old = entries.pop(key, None)
             if old is not None:
                 evict.append(old)
-            while entries:
+            # (nothing to evict, without reading the oldest entry, when under the size and without an age limit)
+            while entries and (max_age != _NO_AGE_LIMIT or len(entries) >= self.max_size):
                 k = next(iter(entries))
                 entry = entries[k]
                 if len(entries) < self.max_size and now - entry[0] < max_age:

@@ -184,13 +184,15 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         known only from the response): the same naming rule as at start (low cardinality)."""
         if self._ended or self._mute or name is None:
             return
-        with guard("span.rename"):
+        try:  # not `with guard(...)`: two calls fewer (a model span is renamed after its response's model)
             text = probes.text(name)  # the user's object: its `__len__` (a `not name`) may raise too
             if not text:
                 return
             op = self._kind_attrs.get(A.GEN_AI_OPERATION_NAME)
             self.name = naming(self.kind, pipeline.label(text), op, op == "invoke_workflow")[2]
             self.span.update_name(self.name)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("span.rename", exc)
 
     # -- plain attributes ------------------------------------------------------
     def set_attribute(self, key: str, value: Any) -> None:

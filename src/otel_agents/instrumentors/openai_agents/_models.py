@@ -117,11 +117,13 @@ class ModelHook:
         sem = self.processor.telemetry.start_span(Kind.MODEL, name, parent=parent)
         if isinstance(model, str) and model:
             sem.set_model(request_model=model)
-        with guard("openai_agents.model_request"):
+        try:  # not `with guard(...)`: two calls fewer, on every model request
             # Where the SDK's OpenAI model classes connect (their AsyncOpenAI client's base_url) and the output
             # format the request asks for: a structured output schema (not plain text) is sent as JSON schema.
             sem.set_server(getattr(getattr(instance, "_client", None), "base_url", None))
             sem.set_request_output(_output_type(_arg(args, kwargs, 4, "output_schema")))
+        except Exception as exc:  # noqa: BLE001 - as guard() does
+            report_internal_error("openai_agents.model_request", exc)
         include_data = getattr(tracing, "include_data", None) if tracing is not None else None
         content = include_data is None or include_data()
         if content and sem.records_content:  # content: not converted when it would be dropped

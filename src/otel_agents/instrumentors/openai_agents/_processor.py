@@ -146,8 +146,11 @@ def _unwinding() -> BaseException | None:
     return sys.exc_info()[1]
 
 
+_ABANDON = (GeneratorExit, asyncio.CancelledError)  # what ends a span as abandoned, not failed
+
+
 def _is_abandon(exc: BaseException | None) -> bool:
-    return isinstance(exc, (GeneratorExit, asyncio.CancelledError))
+    return isinstance(exc, _ABANDON)
 
 
 def _epoch_ns(iso: str | None) -> int | None:
@@ -262,13 +265,16 @@ class OtelAgentsProcessor(TracingProcessor):
         self._end_trace(trace_id, exc)
 
     def on_span_start(self, span: Any) -> None:
-        if not self.active or self._is_suppressed(getattr(span, "trace_id", None)):
+        # (_is_suppressed written out here and in on_span_end, as _unwinding and _late_start's check: every SDK
+        # span runs these, and the trace id is read only while some trace is suppressed)
+        if not self.active or (self._suppressed and getattr(span, "trace_id", None) in self._suppressed):
             return
         try:  # not `with guard(...)`: every SDK span runs this (ten a one-agent run)
             self._start(span)
         except Exception as error:  # noqa: BLE001 - as guard() does
             report_internal_error("openai_agents.span_start", error)
-        self._late_start()
+        if not self.active:
+            self._late_start()
 
     def _late_start(self) -> None:
         """A start that passed the ``active`` check as ``uninstrument()`` ran on another thread has put its span
@@ -279,9 +285,9 @@ class OtelAgentsProcessor(TracingProcessor):
                 self.end_open()
 
     def on_span_end(self, span: Any) -> None:
-        if self._is_suppressed(getattr(span, "trace_id", None)):
+        if self._suppressed and getattr(span, "trace_id", None) in self._suppressed:
             return
-        exc = _unwinding()
+        exc = sys.exc_info()[1]  # (_unwinding())
         try:  # not `with guard(...)`, as in on_span_start
             self._finish(span, exc)
         except Exception as error:  # noqa: BLE001 - as guard() does
@@ -329,7 +335,11 @@ class OtelAgentsProcessor(TracingProcessor):
         """Our parent (a SemanticSpan, or ``None`` = the current context), the agent and the trace."""
         trace_rec = self.traces.get_extra(getattr(span, "trace_id", None))
         parent_id = getattr(span, "parent_id", None)
-        rec = self._rec(parent_id) if parent_id else None
+        rec = None
+        if parent_id:  # (self._rec(parent_id))
+            rec = self.spans.get_extra(parent_id)
+            if rec is None:
+                rec = self._aliases.get(parent_id)
         if rec is not None:
             return rec.sem, rec.agent, rec.trace or trace_rec
         return (trace_rec.root if trace_rec else None), None, trace_rec
@@ -351,7 +361,7 @@ class OtelAgentsProcessor(TracingProcessor):
 
     @staticmethod
     def _end(sem: SemanticSpan, error: BaseException | None, unwinding: BaseException | None) -> None:
-        if _is_abandon(unwinding):
+        if isinstance(unwinding, _ABANDON):
             sem.mark_abandoned()
             sem.record_error(unwinding, control_flow=True)
         elif error is not None:
@@ -492,15 +502,16 @@ class OtelAgentsProcessor(TracingProcessor):
     # -- end ---------------------------------------------------------------------------------
     def _finish(self, span: Any, exc: BaseException | None) -> None:
         data = span.span_data
+        span_id = span.span_id
         with self._lock:
-            alias = self._aliases.pop(span.span_id, None)
+            alias = self._aliases.pop(span_id, None)
         if alias is not None:
             if alias.kind == "handoff":
                 self._handoff(span, alias, exc)
-            elif alias.trace is not None and alias.trace.resumed_by == span.span_id:
+            elif alias.trace is not None and alias.trace.resumed_by == span_id:
                 self._end_trace(span.trace_id, exc)
             return
-        sem, rec = self.spans.pop_with_extra(span.span_id)
+        sem, rec = self.spans.pop_with_extra(span_id)
         if rec is None:
             return
         self._detach(rec)

@@ -82,11 +82,13 @@ class _Request:
         """The model is asked (``attempt``: the request as prepared for it): the span opens on the first attempt
         (further ones stay in it) and is current for the model call."""
         if self.span is None:
-            with guard("pydantic_ai.model_open"):
+            try:  # not `with guard(...)` (two calls more), here and on the other paths every request or tool call runs
                 self.span = self.owner._start_model(attempt, self.context, self.run)
                 if self.span is not None:
                     self.active = self.span.activate()
                     self.active.__enter__()
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("pydantic_ai.model_open", exc)
         return attempt
 
     def capture(self, response: Any, time_to_first_chunk: Any = None) -> None:
@@ -98,8 +100,10 @@ class _Request:
 
     def deactivate(self) -> None:
         if self.active is not None:
-            with guard("pydantic_ai.model_deactivate"):
+            try:
                 self.active.__exit__(None, None, None)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("pydantic_ai.model_deactivate", exc)
             self.active = None
 
     def close(self, capability: "OtelAgentsCapability", response: Any = None,
@@ -194,7 +198,7 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         """The model span of ``request_context`` in ``run``, described by ``attempt`` (the request as sent)."""
         if self.tracker is None or not instrumentation_enabled():
             return None
-        with guard("pydantic_ai.model_start"):
+        try:
             model = attempt.model
             # server.address/port (OTel GenAI v1.41 inference span, recommended): where the model's client connects
             span = self.tracker.telemetry.start_span(Kind.MODEL, model.model_name, operation="chat",
@@ -208,14 +212,18 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             if run is not None:
                 run.models.append((span, request_context, time.perf_counter()))
             return span
+        except Exception as exc:  # noqa: BLE001 - as guard() does
+            report_internal_error("pydantic_ai.model_start", exc)
         return None
 
     def _end_model(self, span: SemanticSpan, request_context: Any, run: RunSpans | None, response: Any = None,
                    error: BaseException | None = None) -> None:
         if run is not None:
-            with guard("pydantic_ai.model_forget"):
+            try:
                 run.models = [m for m in run.models if m[0] is not span]
                 run.billed.pop(span, None)
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("pydantic_ai.model_forget", exc)
         end_model(span, request_context, response, error=error)
 
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
@@ -262,12 +270,14 @@ class OtelAgentsCapability(AbstractCapability[Any]):
     def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
         if self._observes() is _OFF:
             return None
-        with guard("pydantic_ai.tool_start"):
+        try:
             span = self.tracker.telemetry.start_span(Kind.TOOL, call.tool_name, parent=parent_context())
             span.set_tool(call.tool_name, call_id=call.tool_call_id,
                           description=getattr(tool_def, "description", None),
                           arguments=_convert.tool_arguments(call) if span.records_content else None)
             return span
+        except Exception as exc:  # noqa: BLE001 - as guard() does
+            report_internal_error("pydantic_ai.tool_start", exc)
         return None
 
     async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
@@ -288,8 +298,10 @@ class OtelAgentsCapability(AbstractCapability[Any]):
             span.end()
             raise
         if span.records_content:
-            with guard("pydantic_ai.tool_result"):
+            try:
                 span.set_tool_result(_convert.tool_result(result, span.telemetry.settings.media_budget()))
+            except Exception as exc:  # noqa: BLE001 - as guard() does
+                report_internal_error("pydantic_ai.tool_result", exc)
         span.end()
         return result
 
@@ -377,9 +389,11 @@ def _watch(request_context: Any, request: _Request) -> tuple | None:
 
 def _unwatch(tokens: tuple | None) -> None:
     if tokens is not None and _CAPTURES is not None:
-        with guard("pydantic_ai.unwatch"):
+        try:
             _CAPTURES[1].reset(tokens[1])
             _CAPTURES[0].reset(tokens[0])
+        except Exception as exc:  # noqa: BLE001 - as guard() does
+            report_internal_error("pydantic_ai.unwatch", exc)
 
 
 @dataclass(eq=False)

@@ -19,7 +19,7 @@ from pydantic_ai.exceptions import SkipModelRequest
 from pydantic_ai.tools import DeferredToolRequests
 
 from ..._spans.finalisers import new_lock
-from ..._spans import SemanticSpan, SpanRegistry, Telemetry, guard
+from ..._spans import SemanticSpan, SpanRegistry, Telemetry, guard, report_internal_error
 from ...semconv import Kind
 from . import _convert
 
@@ -39,8 +39,10 @@ def parent_context() -> otel_context.Context | None:
     """
     current = trace.get_current_span()
     scope = getattr(current, "instrumentation_scope", None)
+    if getattr(scope, "name", None) != NATIVE_SCOPE:  # (its parent read only then: a property of the SDK's span)
+        return None
     parent = getattr(current, "parent", None)
-    if getattr(scope, "name", None) != NATIVE_SCOPE or parent is None:
+    if parent is None:
         return None
     return trace.set_span_in_context(trace.NonRecordingSpan(parent))
 
@@ -59,16 +61,23 @@ def record_response(span: SemanticSpan, response: Any) -> None:
     """
     if response is None:
         return
-    with guard("pydantic_ai.model_response"):
+    # (not `with guard(...)`, two calls more each: every model request runs these)
+    try:
         span.set_model(response_model=response.model_name, provider=response.provider_name,
                        response_id=response.provider_response_id)
-    with guard("pydantic_ai.model_output"):
+    except Exception as exc:  # noqa: BLE001 - as guard() does
+        report_internal_error("pydantic_ai.model_response", exc)
+    try:
         if span.records_content:
             span.set_messages(output=[_convert.response_message(response)])
         elif response.finish_reason:
             span.set_finish_reasons([response.finish_reason])
-    with guard("pydantic_ai.model_usage"):
+    except Exception as exc:  # noqa: BLE001 - as guard() does
+        report_internal_error("pydantic_ai.model_output", exc)
+    try:
         span.set_usage(_convert.model_usage(response.usage))
+    except Exception as exc:  # noqa: BLE001 - as guard() does
+        report_internal_error("pydantic_ai.model_usage", exc)
     if getattr(response, "state", None) in ("incomplete", "interrupted"):  # the consumer stopped the stream early
         span.mark_abandoned()
 
@@ -82,11 +91,13 @@ def end_model(span: SemanticSpan, request_context: Any, response: Any = None, *,
     """
     if span.ended:
         return
-    with guard("pydantic_ai.model_input"):
+    try:  # (not `with guard(...)`, as in record_response)
         if span.records_content:  # the whole history is converted: only when it will be recorded
             messages, instructions = _convert.chat_messages(request_context.messages)
             tools = _convert.tool_definitions(getattr(request_context, "model_request_parameters", None))
             span.set_messages(input=messages, system=instructions, tools=tools)
+    except Exception as exc:  # noqa: BLE001 - as guard() does
+        report_internal_error("pydantic_ai.model_input", exc)
     record_response(span, response)
     cancelled = isinstance(error, asyncio.CancelledError)
     if abandoned or cancelled:
