@@ -83,13 +83,15 @@ def _decorators_follow_instrument_again():
 
 
 def _signal_dispositions() -> tuple:
-    """The worker's stop signals as the processes it starts inherit them: ignored or blocked (from
-    ``/proc/thread-self/status``, what C code set too) and Python's own handlers."""
+    """The worker's stop signals as the processes it starts inherit them: SIGINT and SIGTERM ignored or blocked
+    (from ``/proc/thread-self/status``, what C code set too; only theirs: libraries set glibc's real-time signals)
+    and Python's own handlers."""
     import signal
 
+    stops = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
     try:
         with open("/proc/thread-self/status") as f:
-            masks = tuple(line.split()[1] for line in f if line.startswith(("SigBlk:", "SigIgn:")))
+            masks = tuple(int(line.split()[1], 16) & stops for line in f if line.startswith(("SigBlk:", "SigIgn:")))
     except OSError:  # not Linux
         masks = ()
     return masks, signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)

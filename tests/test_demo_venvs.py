@@ -205,7 +205,8 @@ def test_sigterm_stops_every_child_process_and_exits_143(tmp_path: Path) -> None
     and the child's own children outlived it; SIGTERM now."""
     import signal
 
-    argv = ["--frameworks", "plain_python", "--out", str(tmp_path / "out"), "--jobs", "2", "--venv", f"{sys.prefix}=openai"]
+    argv = ["--frameworks", "plain_python", "--out", str(tmp_path / "out"), "--jobs", "2",
+            "--venv", f"{sys.prefix}=openai"]
     returncode, stdout, stderr, left = _interrupt_demo(argv, signal.SIGTERM, b"--json\0-\0", background=True)
     assert returncode == 143, (returncode, stdout, stderr)
     assert "otel-agents demo: interrupted; " in stderr and "Traceback" not in stderr, stderr

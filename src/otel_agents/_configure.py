@@ -188,7 +188,8 @@ def configure(
     presets = tuple(resolve(spec) for spec in specs)
     repeated = repeated_exporter(specs, presets)
     if repeated:
-        raise ValueError(repeated + (f" ({ENV_EXPORTERS}={os.environ.get(ENV_EXPORTERS)!r})" if exporters is None else ""))
+        named = f" ({ENV_EXPORTERS}={os.environ.get(ENV_EXPORTERS)!r})" if exporters is None else ""
+        raise ValueError(repeated + named)
     built = [(preset, preset.build()) for preset in presets]  # fails (ImportError) before anything starts
     ecp_processor = _ecp_processor(ecp)
     attributes: dict[str, Any] = {}

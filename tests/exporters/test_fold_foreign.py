@@ -452,7 +452,8 @@ def test_a_provider_request_under_openinference_that_called_tools_answers_with_t
     app = rec.app
     completion = {"id": "c1", "object": "chat.completion", "model": "gpt-4o-mini-2024-07-18", "choices": [
         {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}}],
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
     calls = "llm.output_messages.0.message.tool_calls"
     app.start_span("ChatCompletion", kind=SpanKind.CLIENT, attributes={
