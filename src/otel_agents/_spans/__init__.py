@@ -51,7 +51,8 @@ from .finalisers import finalize, from_finaliser, in_forked_child, prepare as pr
 from .guard import guard, guarded, report_internal_error
 from . import probes
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
-                       ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, media_part, modality_of)
+                       ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, generic_part, media_part,
+                       modality_of)
 from .model import output_type_of
 from .registry import SpanRegistry
 from .run_context import current_run_attributes, merged_metadata, pop_run_attributes, push_run_attributes
@@ -64,7 +65,7 @@ from .streams import awaited, watch_stream, wrap_stream
 
 __all__ = [
     "Activation", "AsyncStepIterator", "EnteredStack", "call_target", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
-    "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
+    "ToolCallResponsePart", "ToolDefinition", "UriPart", "generic_part", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
     "merged_metadata", "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "settle_context", "to_jsonable", "token_count", "token_sum",
     "awaited", "watch_stream", "wrap_stream",

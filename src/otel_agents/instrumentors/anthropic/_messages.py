@@ -161,6 +161,7 @@ class MessageStreamAccumulator(Accumulator):
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] = {}
         self.blocks: dict[int, dict[str, Any]] = {}
+        self.stopped = False
 
     def _merge_usage(self, usage: Any, keys: tuple[str, ...] = _USAGE_KEYS) -> None:
         for key in keys:
@@ -198,8 +199,14 @@ class MessageStreamAccumulator(Accumulator):
             self.stop_reason = field_of(field_of(event, "delta"), "stop_reason") or self.stop_reason
             self._merge_usage(field_of(event, "usage"))
         elif kind == "message_stop":
+            self.stopped = True
             return True
         return False
+
+    def missing(self) -> str | None:
+        """``message_stop`` ends a message; without it the stream was cut short (the output count of
+        ``message_start`` is interim and never recorded; ``message_delta``'s, when it came, is final)."""
+        return None if self.stopped else "message_stop"
 
     def outcome(self) -> Outcome:
         parts: list[Part] = []

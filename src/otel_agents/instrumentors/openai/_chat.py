@@ -196,6 +196,13 @@ class ChunkAccumulator(Accumulator):
         return Outcome(response_id=self.id, response_model=self.model, messages=messages, usage=usage_of(self.usage),
                        attributes=service_tier_attributes(self.service_tier, self.fingerprint))
 
+    def missing(self) -> str | None:
+        """A choice's ``finish_reason`` ends it (the usage chunk, when asked for, follows the last): a stream
+        with a choice that never got one, or with no choice at all, was cut short."""
+        if self.choices and all(acc["finish"] for acc in self.choices.values()):
+            return None
+        return "finish_reason"
+
 
 _PARAMETERS = ("temperature", "top_p", "stop", "seed", "frequency_penalty", "presence_penalty", "stream")
 
