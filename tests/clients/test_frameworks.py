@@ -522,3 +522,23 @@ def test_openai_agents_chat_completions_stream_output_and_no_invented_usage(both
     assert json.loads(span.attributes["gen_ai.output.messages"]) == [
         {"role": "assistant", "parts": [{"type": "text", "content": "Order A100 has shipped."}], "finish_reason": ""}]
     assert not [k for k in span.attributes if k.startswith("gen_ai.usage.")], span.attributes
+
+
+@pytest.mark.parametrize("both", ["crewai"], indirect=True)
+def test_crewai_unknown_content_block_keeps_its_fields(both: Any, exporter: SnapshotExporter) -> None:
+    """A message content block of a type the instrumentor does not know, sent through CrewAI's native OpenAI
+    provider: the model span's input message keeps it as a GenAI generic part of its type with its fields, as the
+    provider received them, a secret among them redacted. Fails before: a part holding only its type."""
+    from crewai import LLM
+
+    secret = "sk-proj-" + "b" * 40
+    block = {"type": "frobnicate", "payload": {"order": "A100", "key": secret}}
+    recorder = Recorder(COMPLETION)
+    llm = LLM(model="openai/gpt-4o", api_key="test-key")
+    llm._client = openai_client(recorder)
+    llm.call([{"role": "user", "content": [{"type": "text", "text": "Where is A100?"}, dict(block)]}])
+    assert recorder.requests[0]["messages"][-1]["content"][1] == block  # what the provider was sent
+    span = _one_model_span(exporter, "crewai", response_id="chatcmpl-fw")
+    [message] = [m for m in json.loads(span.attributes["gen_ai.input.messages"]) if m["role"] == "user"]
+    assert message["parts"][1] == {"type": "frobnicate", "payload": {"order": "A100", "key": "[REDACTED]"}}
+    assert secret not in json.dumps(dict(span.attributes))

@@ -136,21 +136,19 @@ def generic_part(item: Any, kind: Any = None) -> GenericPart:
     """An item of a type the instrumentor does not know (a provider's new output item or content block) as a
     :class:`GenericPart`: ``type`` (``kind``, else the item's own ``type``, else ``"unknown"``) plus every other
     field the item holds, so its content is kept rather than reduced to its type (OTel GenAI ``GenericPart``:
-    "any other part", a ``type`` and its own properties). ``item`` is a mapping or a provider SDK's model (its
-    ``model_dump(mode="json", exclude_unset=True)``: the fields the provider sent); anything else is kept as
-    ``{"value": item}``. Opaque provider tokens (``encrypted_content``, ``signature``) are left out. The fields are
-    content: the span layer makes them JSON-able, redacts them and fits them to the budget when it writes the
-    message (:func:`~.pipeline.redact_part`), and drops them with content off."""
-    data = item
-    dump = getattr(item, "model_dump", None) if not isinstance(item, Mapping) else None
-    if callable(dump):
-        try:
-            data = dump(mode="json", exclude_unset=True)
-        except Exception:  # noqa: BLE001 - an SDK model that cannot dump itself keeps its type only
-            data = {}
+    "any other part", a ``type`` and its own properties). ``item`` is a mapping, a pydantic model (a provider
+    SDK's: its fields as stored, extra ones included, those left ``None`` out) or a dataclass, read as the span
+    layer reads any value (:func:`~.encoding.to_jsonable`: plain data only, no user code run); anything else is
+    kept as ``{"value": item}``. Opaque provider tokens (``encrypted_content``, ``signature``) are left out. The
+    fields are content: the span layer redacts them and fits them to the budget when it writes the message
+    (:func:`~.pipeline.redact_part`), and drops them with content off."""
+    from .encoding import to_jsonable  # late: see _json_text
+
+    data = item if isinstance(item, Mapping) else to_jsonable(item)
     if isinstance(data, Mapping):
         kind = kind if kind is not None else data.get("type")
-        fields = {k: v for k, v in data.items() if k != "type" and k not in _OPAQUE_FIELDS}
+        fields = {k: v for k, v in data.items()
+                  if k != "type" and k not in _OPAQUE_FIELDS and (v is not None or data is item)}
     else:
         fields = {"value": data}
     return GenericPart(str(kind) if kind is not None else "unknown", fields)

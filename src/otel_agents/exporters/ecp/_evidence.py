@@ -13,8 +13,9 @@ agent      ``agent NAME`` — an agent was entered; a sub-agent adds
 workflow   ``workflow NAME`` — a multi-agent orchestration (crew, graph, workflow)
 model      ``model MODEL[ finish=R1,R2][ tokens_in=N][ tokens_out=N][ stream=abandoned|incomplete][ calls=T1,T2]``
            (``stream=incomplete``: its stream ended without the event that closes a response, ``error.type``
-           ``stream_incomplete``, a failed step with its ``error`` line; ``calls``: the tools that turn requested, in order, names only; a call an MCP client ran
-           under the MCP tool's own name is named as its ``tool`` line names it, see
+           ``stream_incomplete``, a failed step with its ``error`` line; ``calls``: the tools that turn
+           requested, in order, names only; a call an MCP client ran under the MCP tool's own name is named
+           as its ``tool`` line names it, see
            :meth:`~._runs.RunTree.requested_names`)
 tool       ``tool NAME args=JSON status=ok|error latency_ms=N``
 skill      ``skill NAME[ args=JSON] status=ok|error latency_ms=N``

@@ -22,7 +22,7 @@ import json
 from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part, token_sum)
+                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, token_sum)
 from ..._spans.messages import BlobPart, modality_of
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
 
@@ -82,9 +82,7 @@ def block_parts(block: Any) -> list[Part]:
         return [part] if part is not None else []
     if kind in _SKIPPED_BLOCKS or kind is None:
         return []
-    data = _to_data(block)
-    fields = {k: v for k, v in data.items() if k != "type"} if isinstance(data, dict) else {"value": data}
-    return [GenericPart(str(kind), fields)]
+    return [generic_part(_to_data(block), kind)]
 
 
 def _content_parts(content: Any) -> list[Part]:

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Sequence
 from pydantic import BaseModel
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part)
+                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part)
 from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of
 from .._sdk_client import field_of
 
@@ -79,7 +79,7 @@ def _content_parts(content: Any) -> list[Part]:
             else:
                 parts.append(GenericPart("file", {k: v for k, v in c.items() if k not in ("type", "file_data")}))
         else:
-            parts.append(GenericPart(str(ctype or "unknown"), {k: v for k, v in c.items() if k != "type"}))
+            parts.append(generic_part(c, ctype or "unknown"))
     return parts
 
 
@@ -130,8 +130,7 @@ def input_messages(items: Any) -> list[ChatMessage]:
         elif itype == "reasoning":
             assistant().parts.extend(_reasoning_parts(item))
         else:
-            fields = {k: v for k, v in item.items() if k not in ("type", "encrypted_content")}
-            assistant().parts.append(GenericPart(str(itype), fields))
+            assistant().parts.append(generic_part(item, itype))
     return messages
 
 
@@ -159,8 +158,7 @@ def output_message(output: Iterable[Any], *, status: str | None = None,
         elif itype == "reasoning":
             parts.extend(_reasoning_parts(item))
         else:
-            fields = {k: v for k, v in item.items() if k not in ("type", "encrypted_content")}
-            parts.append(GenericPart(str(itype), fields))
+            parts.append(generic_part(item, itype))
     if status is None:
         reason = None  # no status (a model of the user's own): no finish reason was given
     elif any(type(p) is ToolCallPart for p in parts):
