@@ -22,8 +22,10 @@ themselves. It gives:
   (:mod:`.activation`; what :meth:`SemanticSpan.activate` returns);
 * :class:`StepIterator` / :class:`AsyncStepIterator` — run each step of a stream inside a
   context (the span's), never holding it across a ``yield`` (:mod:`.steps`);
-* :func:`wrap_stream` — ends spans with their streams, abandoned ones included
+* :func:`wrap_stream` — ends spans with their streams, abandoned ones included, and a model's stream that ended
+  without its terminal event as cut short (``missing``: :meth:`SemanticSpan.mark_incomplete`)
   (:func:`watch_stream` when the framework hands the stream out itself);
+* :func:`generic_part` — an item of a type an instrumentor does not know, kept with its fields;
 * :func:`from_finaliser` / :func:`finalize` — a finaliser's work (ending an abandoned stream's span), never run
   inside the garbage collector where it could wait for a lock its own thread holds (:mod:`.finalisers`);
 * :func:`in_forked_child` — what a forked child forgets: every map of open spans and runs starts empty there

@@ -10,7 +10,9 @@ the calls of a tool the client runs and their outputs (``function_call``, ``cust
 the whole response with its usage). Reasoning summaries become ``reasoning``
 parts; encrypted reasoning is never recorded. The Responses API has no finish
 reason: ``stop`` (or ``tool_call`` when the output calls tools) for a
-completed response, the ``incomplete_details.reason`` otherwise. ``service_tier`` asked and
+completed response, the ``incomplete_details.reason`` otherwise; a stream that ends without a terminal event
+has none (the span says it was cut: :class:`ResponseStreamAccumulator`). An item of a type not read here (a
+built-in tool's call, a new item) is a generic part with its fields. ``service_tier`` asked and
 answered (the terminal event's response: the tier that served it) go to ``openai.request.service_tier`` /
 ``openai.response.service_tier`` (OTel GenAI semconv, OpenAI page).
 """
