@@ -650,6 +650,47 @@ def test_stream_raised_is_error(telemetry, exporter) -> None:
     assert only(exporter).status == StatusCode.ERROR
 
 
+@pytest.mark.parametrize("ending", ["exhausted", "terminal", "closed", "raised"])
+def test_stream_without_its_terminal_event_is_incomplete(telemetry, exporter, ending: str) -> None:
+    """``missing()`` is asked only when the stream ended by itself: a name then fails the span as cut short
+    (``error.type`` ``stream_incomplete``, not abandoned), and a finish reason given after that (a framework's
+    default for the one never sent) is not written; a stream left or raising is told as before, and one whose
+    terminal event came (``missing()`` ``None``) is clean."""
+    span = telemetry.start_span("model", "m")
+    asked: list[bool] = []
+
+    def missing() -> str | None:
+        asked.append(True)
+        return None if ending == "terminal" else "the_end"
+
+    def on_end(s, abandoned: bool) -> None:
+        if ending == "exhausted":
+            s.mark_incomplete("the_end")  # as the span layer does next: what follows writes no reason
+            s.set_finish_reasons(["stop"])
+            s.set_messages(output=[ChatMessage("assistant", "so far", finish_reason="stop")])
+
+    stream = wrap_stream(gen(3, fail_at=2 if ending == "raised" else None), span, on_end=on_end, missing=missing)
+    if ending == "closed":
+        next(stream)
+        stream.close()
+    elif ending == "raised":
+        with pytest.raises(RuntimeError):
+            list(stream)
+    else:
+        assert list(stream) == [0, 1, 2]
+    snap = only(exporter)
+    a = snap.attributes
+    assert asked == ([True] if ending in ("exhausted", "terminal") else [])
+    expected = {"exhausted": (StatusCode.ERROR, "stream_incomplete"), "terminal": (StatusCode.UNSET, None),
+                "closed": (StatusCode.UNSET, None), "raised": (StatusCode.ERROR, "RuntimeError")}[ending]
+    assert (snap.status, a.get(A.ERROR_TYPE)) == expected
+    assert (A.OTEL_AGENTS_STREAM_ABANDONED in a) == (ending == "closed")
+    if ending == "exhausted":
+        assert snap.status_description == "stream ended without the_end"
+        assert A.GEN_AI_RESPONSE_FINISH_REASONS not in a
+        assert json.loads(a[A.GEN_AI_OUTPUT_MESSAGES])[0]["finish_reason"] == ""
+
+
 def test_stream_raised_calls_on_error_before_the_span_ends(telemetry, exporter) -> None:
     """``on_error(span, exc)`` sees what the stream raised while the span is open (a stop reason goes on it)."""
     span = telemetry.start_span("agent", "stream")

@@ -41,13 +41,14 @@ Script = Callable[[Sequence[Any]], CreateResult]
 class ScriptedClient(ChatCompletionClient):
     """A ``ChatCompletionClient`` written here: ``script(messages)`` gives each result. Its stream yields
     the answer word by word, then the result; ``stream_usage=False`` makes it report ``RequestUsage(0, 0)``,
-    as a provider stream without a usage chunk does. ``delay`` (s) before each answer."""
+    as a provider stream without a usage chunk does, ``cut=True`` ends it after the words, without the result
+    (a stream cut short). ``delay`` (s) before each answer."""
 
     model = "scripted-client-1"
 
     def __init__(self, script: Script, *, stream_usage: bool = True, delay: float = 0.0,
-                 error: BaseException | None = None):
-        self.script, self.stream_usage, self.delay, self.error = script, stream_usage, delay, error
+                 error: BaseException | None = None, cut: bool = False):
+        self.script, self.stream_usage, self.delay, self.error, self.cut = script, stream_usage, delay, error, cut
         self.calls = 0
 
     async def create(self, messages: Sequence[Any], *, tools: Sequence[Any] = [], tool_choice: Any = "auto",
@@ -76,7 +77,8 @@ class ScriptedClient(ChatCompletionClient):
             if not self.stream_usage:
                 result = CreateResult(finish_reason=result.finish_reason, content=result.content,
                                       usage=RequestUsage(0, 0), cached=False)
-        yield result
+        if not self.cut:
+            yield result
 
     async def close(self) -> None:
         pass

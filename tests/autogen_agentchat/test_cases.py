@@ -529,6 +529,25 @@ def test_abandoned_model_stream_keeps_the_text_so_far(instrumented: Any, exporte
     assert model.attributes["output.value"] == "one two "
 
 
+def test_model_stream_cut_before_its_result_is_incomplete(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """create_stream read to its end, which came after the text chunks but before the ``CreateResult`` that closes
+    it: the model span failed as cut short (``error.type`` ``stream_incomplete``, not abandoned), with the text
+    the client yielded and no finish reason or usage. Fails before: status unset, nothing said."""
+    client = ScriptedClient(lambda messages: text("one two three four"), cut=True)
+
+    async def main() -> list[Any]:
+        return [item async for item in client.create_stream([])]
+
+    served = asyncio.run(main())
+    [model] = exporter.semantic("model")
+    a = model.attributes
+    assert (model.status.name, a.get("error.type")) == ("ERROR", "stream_incomplete")
+    assert "otel_agents.stream.abandoned" not in a
+    assert model.json_attr("gen_ai.output.messages") == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "".join(served)}], "finish_reason": ""}]
+    assert not [k for k in a if k.startswith("gen_ai.usage.") or k == "gen_ai.response.finish_reasons"]
+
+
 @pytest.mark.parametrize("left", ["closed", "dropped"])
 def test_team_run_stream_left_early_runs_on_inside_the_team_span(instrumented: Any, exporter: SnapshotExporter,
                                                                  left: str) -> None:

@@ -27,6 +27,21 @@ def sse(events: Iterable[tuple[str | None, Any]]) -> bytes:
     return "".join(out).encode()
 
 
+def cut_short(body: bytes, at: Callable[[Any], bool]) -> tuple[bytes, list[Any]]:
+    """``body`` (an SSE body of :func:`sse`) ended cleanly just before its first event whose data ``at`` accepts,
+    as a proxy that closes the connection early sends it: ``(the shorter body, the data of the events kept)`` (the
+    ground truth of what the client was served). Raises if no event is accepted (nothing would be cut)."""
+    events = [e for e in body.decode().split("\n\n") if e]
+    kept: list[Any] = []
+    for i, event in enumerate(events):
+        data = event.split("data: ", 1)[1]
+        data = data if data == "[DONE]" else json.loads(data)
+        if at(data):
+            return "".join(f"{e}\n\n" for e in events[:i]).encode(), kept
+        kept.append(data)
+    raise AssertionError("no event to cut at")
+
+
 class Recorder:
     """A mock-transport handler serving one scripted body per request, in order (the last repeats);
     ``requests`` keeps each request's JSON body."""

@@ -6,6 +6,7 @@ every framework here that can use these clients offline (the real client over a 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from otel_agents.instrumentors.openai import OpenAIInstrumentor
 from tests.spans import SnapshotExporter, tree
 
 from .fakes import (Recorder, anthropic_client, anthropic_message, anthropic_text_stream, chat_completion, chat_stream,
-                    openai_client)
+                    cut_short, openai_client, responses_stream)
 
 import httpx2
 
@@ -432,3 +433,112 @@ def test_agno_model_class_over_client_is_one_model_span(both: Any, exporter: Sna
     span = _one_model_span(exporter, "agno", response_id=streamed_id if stream else whole_id)
     assert len(exporter.semantic("agent")) == 1
     assert span.attributes["gen_ai.usage.output_tokens"] in (5, 7)
+
+
+# -- a stream cut short under a framework's model span -----------------------------------------------------------
+CUT, CUT_SERVED = cut_short(chat_stream(include_usage=True),
+                            lambda c: c != "[DONE]" and any(ch.get("finish_reason") for ch in c["choices"]))
+CUT_TEXT = "".join(c["choices"][0]["delta"].get("content") or "" for c in CUT_SERVED)
+RESPONSES_CUT = cut_short(responses_stream(), lambda e: e["type"] == "response.completed")[0]
+
+
+def _langchain_cut() -> Any:
+    return "".join(chunk.content for chunk in _chat_openai(CUT, aio=False).stream("Where is order A100?"))
+
+
+def _pydantic_ai_cut() -> Any:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = openai_client(Recorder(CUT), aio=True)
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)))
+
+    async def main() -> str:
+        async with agent.run_stream("Where is order A100?") as run:
+            return await run.get_output()
+
+    return asyncio.run(main())
+
+
+def _openai_agents(model: str, body: bytes) -> Any:
+    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner
+
+    make = OpenAIChatCompletionsModel if model == "chat" else OpenAIResponsesModel
+    agent = Agent(name="Support", model=make("gpt-4o", openai_client=openai_client(Recorder(body), aio=True)))
+
+    async def main() -> Any:
+        run = Runner.run_streamed(agent, "Where is order A100?")
+        async for _ in run.stream_events():
+            pass
+        return run.final_output
+
+    return asyncio.run(main())
+
+
+CUT_RUNS = {  # framework instrumentor → (the run, what the framework answers, or the error it raises)
+    "langchain": (_langchain_cut, CUT_TEXT),
+    "pydantic_ai": (_pydantic_ai_cut, CUT_TEXT),  # PydanticAI takes the text, with its own default reason "stop"
+    "openai_agents": (lambda: _openai_agents("chat", CUT), CUT_TEXT),
+    "openai_agents-responses": (lambda: _openai_agents("responses", RESPONSES_CUT), "ModelBehaviorError"),
+}
+
+
+@pytest.mark.parametrize("both,case", [(case.split("-")[0], case) for case in CUT_RUNS], indirect=["both"])
+def test_stream_cut_under_a_framework_model_span(both: Any, exporter: SnapshotExporter, case: str) -> None:
+    """A stream that ends without its terminal event (the finish-reason chunk, ``response.completed``) under a
+    framework's model span: that span (the one model span of the request) failed as cut short (``error.type``
+    ``stream_incomplete``), with no finish reason (PydanticAI's own default "stop" for a stream without one is not
+    the model's) and no usage, whatever the framework made of it. Fails before: status UNSET, "stop" (PydanticAI)."""
+    run, answer = CUT_RUNS[case]
+    try:
+        assert run() == answer
+    except Exception as exc:  # noqa: BLE001 - the framework's own verdict on the cut stream
+        assert type(exc).__name__ == answer, exc
+    span = _one_model_span_of(exporter, case.split("-")[0])
+    a = span.attributes
+    assert (span.status.name, a.get("error.type")) == ("ERROR", "stream_incomplete"), tree(exporter.spans)
+    assert "gen_ai.response.finish_reasons" not in a
+    assert not [k for k in a if k.startswith("gen_ai.usage.")], a
+    for message in json.loads(a.get("gen_ai.output.messages", "[]")):
+        assert message["finish_reason"] == ""
+
+
+def _one_model_span_of(exporter: SnapshotExporter, framework: str) -> Any:
+    models = exporter.semantic("model")
+    assert len(models) == 1 and models[0].attributes["otel_agents.framework"] == framework, tree(exporter.spans)
+    return models[0]
+
+
+@pytest.mark.parametrize("both", ["openai_agents"], indirect=True)
+def test_openai_agents_chat_completions_stream_output_and_no_invented_usage(both: Any,
+                                                                           exporter: SnapshotExporter) -> None:
+    """The Agents SDK's ``OpenAIChatCompletionsModel`` streamed whole, without a usage chunk: its generation
+    span's output (the Response the SDK assembled from the chunks) is the assistant's answer, and the SDK's
+    ``Usage(requests=1)`` (zero tokens: the provider reported none) is no token count. Fails before: a "user"
+    message with no parts, and 0 input and output tokens."""
+    assert _openai_agents("chat", chat_stream(include_usage=False)) == "Order A100 has shipped."
+    span = _one_model_span_of(exporter, "openai_agents")
+    assert json.loads(span.attributes["gen_ai.output.messages"]) == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "Order A100 has shipped."}], "finish_reason": ""}]
+    assert not [k for k in span.attributes if k.startswith("gen_ai.usage.")], span.attributes
+
+
+@pytest.mark.parametrize("both", ["crewai"], indirect=True)
+def test_crewai_unknown_content_block_keeps_its_fields(both: Any, exporter: SnapshotExporter) -> None:
+    """A message content block of a type the instrumentor does not know, sent through CrewAI's native OpenAI
+    provider: the model span's input message keeps it as a GenAI generic part of its type with its fields, as the
+    provider received them, a secret among them redacted. Fails before: a part holding only its type."""
+    from crewai import LLM
+
+    secret = "sk-proj-" + "b" * 40
+    block = {"type": "frobnicate", "payload": {"order": "A100", "key": secret}}
+    recorder = Recorder(COMPLETION)
+    llm = LLM(model="openai/gpt-4o", api_key="test-key")
+    llm._client = openai_client(recorder)
+    llm.call([{"role": "user", "content": [{"type": "text", "text": "Where is A100?"}, dict(block)]}])
+    assert recorder.requests[0]["messages"][-1]["content"][1] == block  # what the provider was sent
+    span = _one_model_span(exporter, "crewai", response_id="chatcmpl-fw")
+    [message] = [m for m in json.loads(span.attributes["gen_ai.input.messages"]) if m["role"] == "user"]
+    assert message["parts"][1] == {"type": "frobnicate", "payload": {"order": "A100", "key": "[REDACTED]"}}
+    assert secret not in json.dumps(dict(span.attributes))

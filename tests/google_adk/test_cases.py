@@ -276,6 +276,25 @@ def test_model_exception_fails_model_and_run(instrumented: Any, exporter: Snapsh
 
 
 # -- ADK-4 ------------------------------------------------------------------------------------------------
+def test_stream_cut_short_is_incomplete_not_abandoned(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """A model whose SSE stream ends by itself after its partial chunks, without the final (non-partial) response
+    that closes it (the caller read on to the end): the model span is failed as cut short (``error.type``
+    ``stream_incomplete``, status ERROR), not abandoned (nobody left it), with the text the partials carried and
+    no finish reason or usage (only the final response gives them). Fails before: the span said abandoned."""
+    chunks = ["Your ", "order ", "A100 "]
+    result = run_agent(support_agent(ScriptedLlm([Stream(chunks, None)])),
+                       run_config=RunConfig(streaming_mode=StreamingMode.SSE))
+    assert sum(1 for e in result.events if e.partial) == len(chunks)  # the caller got every chunk served
+    [model] = exporter.semantic("model")
+    a = model.attributes
+    assert (model.status, a.get("error.type")) == (StatusCode.ERROR, "stream_incomplete"), tree([model])
+    assert "otel_agents.stream.abandoned" not in a
+    assert model.json_attr("gen_ai.output.messages") == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "".join(chunks)}], "finish_reason": ""}]
+    assert not {"gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"} & set(a)
+    validate_genai_json(a)
+
+
 def test_adk4_streamed_partials_count_once(instrumented: Any, exporter: SnapshotExporter) -> None:
     """ADK-4: SSE streaming, five partial chunks then the final aggregated response with usage: one model span,
     its output the final text once, usage once; the agent's output the final text once."""

@@ -142,7 +142,8 @@ def user_model_class() -> type:
     ``(input, output)`` per call, and records the ground truth of every call in ``truth``: text, tool calls
     ``(name, arguments, call id)``, usage, and finish reason: none from ``get_response`` (a ``ModelResponse``
     has no field for it); a stream's terminal ``Response`` says ``status="completed"``, which the Responses API
-    defines as ``tool_call`` (output calls tools) or ``stop``."""
+    defines as ``tool_call`` (output calls tools) or ``stop``. ``cut=True``: its streams end after their items,
+    without ``response.completed`` (a stream cut short: no finish reason, no usage in its truth)."""
     from agents import Model, ModelResponse, Usage
     from openai.types.responses import (Response, ResponseCompletedEvent, ResponseCreatedEvent,
                                         ResponseOutputItemDoneEvent)
@@ -152,9 +153,10 @@ def user_model_class() -> type:
     _output_item = TypeAdapter(ResponseOutputItem)
 
     class InHouseModel(Model):
-        def __init__(self, script: list[Any], usage: tuple[int, int] = (13, 5)):
+        def __init__(self, script: list[Any], usage: tuple[int, int] = (13, 5), cut: bool = False):
             self.script = list(script)
             self.usage = usage
+            self.cut = cut
             self.truth: list[dict[str, Any]] = []
 
         def _next(self, streamed: bool = False) -> tuple[list[Any], Any]:
@@ -162,8 +164,10 @@ def user_model_class() -> type:
             items = [_output_item.validate_python(i) for i in step["output"]]
             calls = [(i.name, json.loads(i.arguments), i.call_id) for i in items if i.type == "function_call"]
             texts = [c.text for i in items if i.type == "message" for c in i.content]
-            self.truth.append({"text": "".join(texts) or None, "tool_calls": calls, "usage": self.usage,
-                               "finish_reason": ("tool_call" if calls else "stop") if streamed else None})
+            self.truth.append({"text": "".join(texts) or None, "tool_calls": calls,
+                               "usage": None if streamed and self.cut else self.usage,
+                               "finish_reason": ("tool_call" if calls else "stop") if streamed and not self.cut
+                               else None})
             details = ResponseUsage.model_fields
             return items, ResponseUsage.model_construct(
                 input_tokens=self.usage[0], output_tokens=self.usage[1], total_tokens=sum(self.usage),
@@ -189,6 +193,8 @@ def user_model_class() -> type:
             for i, item in enumerate(items):
                 yield ResponseOutputItemDoneEvent.model_construct(type="response.output_item.done", item=item,
                                                                   output_index=i, sequence_number=i + 1)
+            if self.cut:
+                return
             done = response.model_copy(update={"output": items, "usage": usage})
             yield ResponseCompletedEvent.model_construct(type="response.completed", response=done,
                                                          sequence_number=len(items) + 1)

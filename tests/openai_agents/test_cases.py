@@ -766,6 +766,29 @@ def test_fault1_user_model_class_gets_one_model_span_per_request(instrumented: A
     assert [c["name"] for c in env["tool_calls"]] == ["lookup_order"]
 
 
+def test_user_model_class_stream_cut_before_response_completed(instrumented: Any, exporter: SnapshotExporter,
+                                                               memory: Any) -> None:
+    """A model class of the user's own whose stream ends after its items without ``response.completed`` (the SDK
+    then fails the run: no final response): its model span failed as cut short (``error.type``
+    ``stream_incomplete``), with the items the model yielded (ground truth recorded by the model) and no finish
+    reason or usage. Fails before: status unset and no output at all."""
+    from agents.exceptions import ModelBehaviorError
+
+    in_house = user_model_class()([say("Order A100: shipped")], cut=True)
+    agent = Agent(name="support", model=in_house)
+    with pytest.raises(ModelBehaviorError):
+        run_mode("run_streamed", agent, "Where is A100?")
+    [model] = exporter.semantic("model")
+    a = model.attributes
+    assert (model.status.name, a.get("error.type")) == ("ERROR", "stream_incomplete"), tree(exporter.spans)
+    [truth] = in_house.truth
+    out = validate_genai_json(a)["gen_ai.output.messages"]
+    assert out == [{"role": "assistant", "parts": [{"type": "text", "content": truth["text"]}], "finish_reason": ""}]
+    assert truth["usage"] is None and not [k for k in a if k.startswith("gen_ai.usage.")]
+    assert "gen_ai.response.finish_reasons" not in a
+    assert any(line.startswith("model ") and line.endswith(" stream=incomplete") for line in lines_of(memory))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_fault1_sdk_model_subclass_is_still_one_span_per_request(instrumented: Any, exporter: SnapshotExporter,
                                                                   mode: str) -> None:

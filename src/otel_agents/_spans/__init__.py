@@ -22,8 +22,10 @@ themselves. It gives:
   (:mod:`.activation`; what :meth:`SemanticSpan.activate` returns);
 * :class:`StepIterator` / :class:`AsyncStepIterator` — run each step of a stream inside a
   context (the span's), never holding it across a ``yield`` (:mod:`.steps`);
-* :func:`wrap_stream` — ends spans with their streams, abandoned ones included
+* :func:`wrap_stream` — ends spans with their streams, abandoned ones included, and a model's stream that ended
+  without its terminal event as cut short (``missing``: :meth:`SemanticSpan.mark_incomplete`)
   (:func:`watch_stream` when the framework hands the stream out itself);
+* :func:`generic_part` — an item of a type an instrumentor does not know, kept with its fields;
 * :func:`from_finaliser` / :func:`finalize` — a finaliser's work (ending an abandoned stream's span), never run
   inside the garbage collector where it could wait for a lock its own thread holds (:mod:`.finalisers`);
 * :func:`in_forked_child` — what a forked child forgets: every map of open spans and runs starts empty there
@@ -51,7 +53,8 @@ from .finalisers import finalize, from_finaliser, in_forked_child, prepare as pr
 from .guard import guard, guarded, report_internal_error
 from . import probes
 from .messages import (BlobPart, ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
-                       ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, media_part, modality_of)
+                       ToolCallRequest, ToolCallResponsePart, ToolDefinition, UriPart, generic_part, media_part,
+                       modality_of)
 from .model import output_type_of
 from .registry import SpanRegistry
 from .run_context import current_run_attributes, merged_metadata, pop_run_attributes, push_run_attributes
@@ -64,7 +67,7 @@ from .streams import awaited, watch_stream, wrap_stream
 
 __all__ = [
     "Activation", "AsyncStepIterator", "EnteredStack", "call_target", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
-    "ToolCallResponsePart", "ToolDefinition", "UriPart", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
+    "ToolCallResponsePart", "ToolDefinition", "UriPart", "generic_part", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
     "merged_metadata", "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "settle_context", "to_jsonable", "token_count", "token_sum",
     "awaited", "watch_stream", "wrap_stream",

@@ -203,6 +203,7 @@ class ContentSetters:
         _keep: V.KeyFilter | None
         _stored: bool
         _flat_input: bool | None
+        _error_type: str | None
         _flat_output: bool | None
         kind: Kind
         _kind_attrs: Mapping[str, str]
@@ -382,6 +383,10 @@ class ContentSetters:
         if self._ended or self._mute:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
+            if output and self._error_type == A.STREAM_INCOMPLETE:
+                # The stream was cut (mark_incomplete): a finish reason given now is a framework's default for the
+                # one the stream never sent (PydanticAI's "stop"), not the model's. The messages without it.
+                output = [ChatMessage(m.role, parts=m.parts, name=m.name) for m in output]
             if output:
                 reasons = [m.finish_reason for m in output if m.finish_reason]
                 if reasons:

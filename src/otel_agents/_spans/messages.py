@@ -129,6 +129,30 @@ class GenericPart:
 Part = Union[TextPart, ReasoningPart, ToolCallPart, ToolCallResponsePart, BlobPart, UriPart, FilePart, GenericPart]
 MEDIA_PARTS = (BlobPart, UriPart, FilePart)
 
+_OPAQUE_FIELDS = frozenset({"encrypted_content", "signature"})  # a provider's opaque tokens: never content
+
+
+def generic_part(item: Any, kind: Any = None) -> GenericPart:
+    """An item of a type the instrumentor does not know (a provider's new output item or content block) as a
+    :class:`GenericPart`: ``type`` (``kind``, else the item's own ``type``, else ``"unknown"``) plus every other
+    field the item holds, so its content is kept rather than reduced to its type (OTel GenAI ``GenericPart``:
+    "any other part", a ``type`` and its own properties). ``item`` is a mapping, a pydantic model (a provider
+    SDK's: its fields as stored, extra ones included, those left ``None`` out) or a dataclass, read as the span
+    layer reads any value (:func:`~.encoding.to_jsonable`: plain data only, no user code run); anything else is
+    kept as ``{"value": item}``. Opaque provider tokens (``encrypted_content``, ``signature``) are left out. The
+    fields are content: the span layer redacts them and fits them to the budget when it writes the message
+    (:func:`~.pipeline.redact_part`), and drops them with content off."""
+    from .encoding import to_jsonable  # late: see _json_text
+
+    data = item if isinstance(item, Mapping) else to_jsonable(item)
+    if isinstance(data, Mapping):
+        kind = kind if kind is not None else data.get("type")
+        fields = {k: v for k, v in data.items()
+                  if k != "type" and k not in _OPAQUE_FIELDS and (v is not None or data is item)}
+    else:
+        fields = {"value": data}
+    return GenericPart(str(kind) if kind is not None else "unknown", fields)
+
 
 def modality_of(mime_type: str | None, default: str = "image") -> str:
     """The GenAI modality for a MIME type: ``image/*`` → ``image``, ``audio/*`` → ``audio``,

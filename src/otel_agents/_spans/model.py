@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 _MODEL, _EMBEDDING = Kind.MODEL, Kind.EMBEDDING  # read off the Enum class once (several times a global each)
 _MODEL_KINDS = (_MODEL, _EMBEDDING)
+_INCOMPLETE = A.STREAM_INCOMPLETE
 
 # Request parameters repeat request after request: their JSON is kept, keyed by (their JSON, budget).
 # Bound: 64 entries of at most 4 KiB of JSON each (not content: no redaction hook applies to it).
@@ -81,6 +82,7 @@ class ModelSetters:
         _mute: bool
         _budget: int
         _usage: Usage | None
+        _error_type: str | None
         _metric_attrs: dict[str, Any]
         _start: float
         _chunks: list[float] | None
@@ -181,8 +183,10 @@ class ModelSetters:
 
     def set_finish_reasons(self, reasons: Sequence[str]) -> None:
         """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
-        (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…)."""
-        if self._ended or self._mute:
+        (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…).
+        Nothing once the span's stream was found cut (:meth:`~.outcome.OutcomeSetters.mark_incomplete`): a reason
+        given after that is a framework's default for the one the stream never sent, not the model's."""
+        if self._ended or self._mute or self._error_type == _INCOMPLETE:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             # Each a label (what set_attributes makes of a list of strings), written without its checks.

@@ -135,6 +135,24 @@ class OutcomeSetters:
         """The run stopped waiting for a human (interrupt, deferred tool call): ``otel_agents.run.paused``."""
         self.set_attribute(A.OTEL_AGENTS_PAUSED, True)
 
+    def mark_incomplete(self, missing: str) -> None:
+        """The stream this model span covers ended without its terminal event: it was exhausted cleanly at the
+        transport level, but ``missing`` (the event that closes a response: ``response.completed``,
+        ``message_stop``, a choice's ``finish_reason``; a constant of the instrumentor, not content) never came.
+        The response is cut, which is a failure of the call, not a consumer leaving early (that is
+        :meth:`mark_abandoned`): status ERROR with the description ``stream ended without MISSING`` and
+        ``error.type`` = ``stream_incomplete`` (:data:`~otel_agents.semconv.attributes.STREAM_INCOMPLETE`).
+        An exception recorded after this (the stream raised) replaces both. What the caller writes besides is
+        its own to keep truthful: no finish reason or usage the terminal event would have given."""
+        if self._ended:
+            return
+        self._error_type = A.STREAM_INCOMPLETE  # for the duration metric, even when the span is sampled out
+        if self._mute:
+            return
+        with guard("span.mark_incomplete"):
+            self._emit({A.ERROR_TYPE: A.STREAM_INCOMPLETE})
+            self.span.set_status(Status(StatusCode.ERROR, f"stream ended without {missing}"))
+
     def mark_abandoned(self) -> None:
         """A stream was not consumed to its end: ``otel_agents.stream.abandoned`` (not an error)."""
         self.set_attribute(A.OTEL_AGENTS_STREAM_ABANDONED, True)

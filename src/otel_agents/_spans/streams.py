@@ -5,6 +5,9 @@ the iterator is exhausted, closed, raises, is garbage-collected unfinished, or
 sits idle past the idle timeout (``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``), or is still
 open when the interpreter exits (ended before the tracer provider shuts down). The
 last four end the span with ``otel_agents.stream.abandoned = true``, not ERROR.
+A stream exhausted without the terminal event its protocol ends a response with (``missing``: a model's
+stream cut short, e.g. by a proxy closing the connection cleanly) ends its span as failed, ``error.type``
+``stream_incomplete``, and without the finish reason or final usage that event would have carried.
 
 The wrappers are classes, not generators: a ``for``/``async for`` loop that
 ``break``s drops the last reference and ``__del__`` runs at once in CPython,
@@ -35,15 +38,18 @@ OnEnd = Callable[[SemanticSpan, bool], None]
 """``on_end(span, abandoned)``: fill the span's output before it ends."""
 OnError = Callable[[SemanticSpan, BaseException], None]
 """``on_error(span, exc)``: what the stream raised, before the span records it and ends (a stop reason)."""
+Missing = Callable[[], "str | None"]
+"""``missing()``: the terminal event a stream that ended by itself never sent (``"response.completed"``), or
+``None`` when it came; a name makes the span :meth:`~.outcome.OutcomeSetters.mark_incomplete`."""
 
 
 class _StreamState:
     __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "on_error",
-                 "generation", "timed", "__weakref__")
+                 "generation", "timed", "missing", "__weakref__")
 
     def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
                  timeout: float, is_error: Callable[[BaseException], bool] | None,
-                 on_error: OnError | None = None):
+                 on_error: OnError | None = None, missing: Missing | None = None):
         self.span = span
         self.on_chunk = on_chunk
         self.on_end = on_end
@@ -53,6 +59,7 @@ class _StreamState:
         self.lock = threading.Lock()
         self.is_error = is_error
         self.on_error = on_error
+        self.missing = missing
         self.generation = finalisers.generation  # a forked child leaves the parent's stream to the parent
         # A model span's stream is its response's chunks: each one's arrival is timed (time to first chunk,
         # time per output chunk); another span's stream (an agent run's events) is not a model's output.
@@ -82,6 +89,12 @@ class _StreamState:
                 self.on_end(self.span, abandoned)
         if abandoned:
             self.span.mark_abandoned()
+        elif error is None and self.missing is not None:
+            cut_short = None
+            with guard("stream.missing"):
+                cut_short = self.missing()
+            if cut_short:
+                self.span.mark_incomplete(cut_short)
         if error is not None:
             if self.on_error is not None:
                 with guard("stream.on_error"):
@@ -388,12 +401,13 @@ async def _awaiting(coroutine: Any, span: SemanticSpan, state: _StreamState,
 
 
 def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeout: float | None = None,
-                 is_error: Callable[[BaseException], bool] | None = None) -> _StreamState:
+                 is_error: Callable[[BaseException], bool] | None = None,
+                 missing: Missing | None = None) -> _StreamState:
     """Track a stream we cannot wrap (the framework hands its iterator to the user itself).
 
     The caller reports progress and the end; the idle watchdog ends the span as
     abandoned when neither comes within ``idle_timeout`` seconds (default:
-    ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``).
+    ``OTEL_AGENTS_STREAM_IDLE_TIMEOUT``). ``missing`` as for :func:`wrap_stream`.
 
     Returns:
         a handle with ``chunk(item)`` (activity: resets the idle timer) and
@@ -401,7 +415,7 @@ def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeou
         do nothing); ``finished`` tells whether it has ended.
     """
     timeout = idle_timeout if idle_timeout is not None else span.telemetry.settings.idle_timeout()
-    state = _StreamState(span, None, on_end, timeout, is_error)
+    state = _StreamState(span, None, on_end, timeout, is_error, missing=missing)
     with guard("stream.watch"):
         WATCHDOG.watch(state)
     return state
@@ -409,7 +423,8 @@ def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeou
 
 def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None = None,
                 on_end: OnEnd | None = None, idle_timeout: float | None = None,
-                is_error: Callable[[BaseException], bool] | None = None, on_error: OnError | None = None) -> Any:
+                is_error: Callable[[BaseException], bool] | None = None, on_error: OnError | None = None,
+                missing: Missing | None = None) -> Any:
     """Wrap a sync or async iterator so that ``span`` ends when the stream does.
 
     Args:
@@ -424,6 +439,11 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
             (default: every ``Exception``; others are control flow).
         on_error: ``on_error(span, exc)``, called with an exception the stream
             raised, after ``on_end`` and before the span records it and ends.
+        missing: ``missing()``, called after ``on_end`` when the stream ended by itself (exhausted, neither
+            abandoned nor raising): the name of the terminal event it never sent (``"response.completed"``,
+            ``"message_stop"``), or ``None`` when it came. A name marks the span incomplete (status ERROR,
+            ``error.type`` ``stream_incomplete``: :meth:`~.outcome.OutcomeSetters.mark_incomplete`); ``on_end``
+            must then write no finish reason or usage the missing event would have given.
 
     Returns:
         :class:`SyncStream` or :class:`AsyncStream`; other attributes are
@@ -431,7 +451,7 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
         through unchanged.
     """
     timeout = idle_timeout if idle_timeout is not None else span.telemetry.settings.idle_timeout()
-    state = _StreamState(span, on_chunk, on_end, timeout, is_error, on_error)
+    state = _StreamState(span, on_chunk, on_end, timeout, is_error, on_error, missing)
     stream = AsyncStream(iterator, state) if hasattr(iterator, "__aiter__") else SyncStream(iterator, state)
     with guard("stream.watch"):
         WATCHDOG.watch(state)

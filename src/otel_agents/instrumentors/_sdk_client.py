@@ -27,6 +27,10 @@ converts the body and the result. The rules it applies:
   terminal event (``message_stop``, ``response.completed``…), so a consumer that
   stops there and closes the stream still gets usage; otherwise when the stream
   ends, raises, is closed, is dropped, or sits idle (abandoned, not an error).
+  A stream that ends by itself without its terminal event was cut short: the
+  span (ours, or the framework's we enrich) is marked incomplete by the span
+  layer (status ERROR, ``error.type`` ``stream_incomplete``) and keeps what
+  arrived, with no finish reason or usage that event would have given.
 * **Raw responses** (``with_raw_response``, ``with_streaming_response``) are
   parsed once by us, with the SDK's own ``parse()``; it caches by type, so the
   caller's ``parse()`` returns the very object we saw (a stream included). In the
@@ -72,7 +76,8 @@ class Outcome:
     Attributes:
         response_id, response_model: as the provider answered.
         messages: the output messages (with finish reasons).
-        usage: token counts, ``None`` when the provider reported none.
+        usage: token counts, ``None`` when the provider reported none (a cut stream's: only counts the
+            provider gave as final, never an interim count).
         output: an explicit output value (a ``parse`` result's parsed object), else
             ``output.value`` comes from the messages.
         attributes: other non-content attributes (embedding dimension…).
@@ -94,6 +99,11 @@ class Accumulator:
 
     def outcome(self) -> Outcome:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def missing(self) -> str | None:
+        """The terminal event the stream has not sent so far (``"response.completed"``), ``None`` once it came:
+        asked when the stream ended by itself (the span layer's ``missing``, :func:`~.._spans.wrap_stream`)."""
+        return None
 
 
 class Endpoint:
@@ -187,7 +197,7 @@ class _Call:
 class _Enricher:
     """The stream handle for a call whose span is a framework's: enrich it once at the end."""
 
-    __slots__ = ("outer", "accumulator", "finished")
+    __slots__ = ("outer", "accumulator", "finished")  # (the outer span's end is the framework's)
 
     def __init__(self, outer: SemanticSpan, accumulator: Accumulator):
         self.outer, self.accumulator, self.finished = outer, accumulator, False
@@ -201,6 +211,9 @@ class _Enricher:
         self.finished = True
         with guard("sdk_client.enrich_stream"):
             enrich(self.outer, self.accumulator.outcome())
+            missing = None if abandoned or error is not None or self.outer.ended else self.accumulator.missing()
+            if missing:
+                self.outer.mark_incomplete(missing)  # the framework's model span covers the cut response
 
 
 _OMITTED = ("Omit", "NotGiven")  # the SDKs' "argument not given" sentinels, still in the body at this point
@@ -410,7 +423,7 @@ class ClientHooks:
                 def on_end(span: SemanticSpan, abandoned: bool) -> None:
                     record_outcome(span, accumulator.outcome(), abandoned=abandoned)
 
-                state: Any = watch_stream(call.span, on_end=on_end)
+                state: Any = watch_stream(call.span, on_end=on_end, missing=accumulator.missing)
             else:
                 assert call.outer is not None
                 state = _Enricher(call.outer, accumulator)

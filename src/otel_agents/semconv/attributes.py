@@ -188,6 +188,11 @@ OTEL_AGENTS_TRUNCATED = "otel_agents.truncated"
 OTEL_AGENTS_SIZE_BYTES = "otel_agents.size_bytes"
 OTEL_AGENTS_SHA256 = "otel_agents.sha256"
 OTEL_AGENTS_STREAM_ABANDONED = "otel_agents.stream.abandoned"
+# error.type of a model span whose stream ended (cleanly, at the transport level) without the event that closes a
+# response (Responses ``response.completed``/``incomplete``/``failed``, Anthropic ``message_stop``, a Chat
+# Completions choice's ``finish_reason``): the response is cut. OTel GenAI has no value for it; error.type allows
+# an instrumentation's own documented, low-cardinality values (OTel registry, error attributes).
+STREAM_INCOMPLETE = "stream_incomplete"
 OTEL_AGENTS_SPAN_EVICTED = "otel_agents.span.evicted"
 OTEL_AGENTS_PAUSED = "otel_agents.run.paused"
 # Why a run ended other than by its agent answering (on the run's agent span; absent when it answered): one

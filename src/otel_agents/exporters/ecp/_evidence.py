@@ -11,9 +11,11 @@ agent      ``agent NAME`` — an agent was entered; a sub-agent adds
            `` delegated_by=PARENT`` (the delegation: its enclosing agent, or
            the agent that handed off to it)
 workflow   ``workflow NAME`` — a multi-agent orchestration (crew, graph, workflow)
-model      ``model MODEL[ finish=R1,R2][ tokens_in=N][ tokens_out=N][ stream=abandoned][ calls=T1,T2]``
-           (``calls``: the tools that turn requested, in order, names only; a call an MCP client ran
-           under the MCP tool's own name is named as its ``tool`` line names it, see
+model      ``model MODEL[ finish=R1,R2][ tokens_in=N][ tokens_out=N][ stream=abandoned|incomplete][ calls=T1,T2]``
+           (``stream=incomplete``: its stream ended without the event that closes a response, ``error.type``
+           ``stream_incomplete``, a failed step with its ``error`` line; ``calls``: the tools that turn
+           requested, in order, names only; a call an MCP client ran under the MCP tool's own name is named
+           as its ``tool`` line names it, see
            :meth:`~._runs.RunTree.requested_names`)
 tool       ``tool NAME args=JSON status=ok|error latency_ms=N``
 skill      ``skill NAME[ args=JSON] status=ok|error latency_ms=N``
@@ -107,6 +109,8 @@ def step_line(span: F.FoldSpan, kw: str, tree: RunTree) -> str:
             line += f" tokens_out={out}"
         if a.get(A.OTEL_AGENTS_STREAM_ABANDONED) is True:
             line += " stream=abandoned"
+        elif a.get(A.ERROR_TYPE) == A.STREAM_INCOMPLETE:
+            line += " stream=incomplete"
         calls = tree.requested_names(span)
         if calls:
             line += " calls=" + one_line(",".join(one_line(c, NAME_LIMIT).replace(",", "_") for c in calls),

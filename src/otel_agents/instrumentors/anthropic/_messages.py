@@ -22,7 +22,7 @@ import json
 from typing import Any, Mapping
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part, token_sum)
+                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, token_sum)
 from ..._spans.messages import BlobPart, modality_of
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
 
@@ -82,9 +82,7 @@ def block_parts(block: Any) -> list[Part]:
         return [part] if part is not None else []
     if kind in _SKIPPED_BLOCKS or kind is None:
         return []
-    data = _to_data(block)
-    fields = {k: v for k, v in data.items() if k != "type"} if isinstance(data, dict) else {"value": data}
-    return [GenericPart(str(kind), fields)]
+    return [generic_part(_to_data(block), kind)]
 
 
 def _content_parts(content: Any) -> list[Part]:
@@ -161,6 +159,7 @@ class MessageStreamAccumulator(Accumulator):
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] = {}
         self.blocks: dict[int, dict[str, Any]] = {}
+        self.stopped = False
 
     def _merge_usage(self, usage: Any, keys: tuple[str, ...] = _USAGE_KEYS) -> None:
         for key in keys:
@@ -198,8 +197,14 @@ class MessageStreamAccumulator(Accumulator):
             self.stop_reason = field_of(field_of(event, "delta"), "stop_reason") or self.stop_reason
             self._merge_usage(field_of(event, "usage"))
         elif kind == "message_stop":
+            self.stopped = True
             return True
         return False
+
+    def missing(self) -> str | None:
+        """``message_stop`` ends a message; without it the stream was cut short (the output count of
+        ``message_start`` is interim and never recorded; ``message_delta``'s, when it came, is final)."""
+        return None if self.stopped else "message_stop"
 
     def outcome(self) -> Outcome:
         parts: list[Part] = []

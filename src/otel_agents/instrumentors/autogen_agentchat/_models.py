@@ -140,6 +140,12 @@ def output_message(result: Any, thinks: bool = False) -> ChatMessage:
     return ChatMessage("assistant", parts=_assistant_parts(result, thinks), finish_reason=_finish_reason(result))
 
 
+def _missing_result(last: Any) -> str | None:
+    """A ``create_stream`` ends with its ``CreateResult`` (the text chunks come before it): a stream that ended
+    without one was cut short."""
+    return None if hasattr(last, "finish_reason") else "its CreateResult"
+
+
 def _finish_reason(result: Any) -> str | None:
     reason = getattr(result, "finish_reason", None)
     if reason == "function_calls":
@@ -240,4 +246,4 @@ class ModelHooks:
                 span.set_messages(output=[ChatMessage("assistant", parts=[TextPart("".join(chunks))])])
 
         return SpanStream(lambda: wrapped(*args, **kwargs), self._opener(instance, args, kwargs, True), finish,
-                          on_item=on_item)
+                          on_item=on_item, missing=_missing_result)

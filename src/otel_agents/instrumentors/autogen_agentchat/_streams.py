@@ -70,14 +70,19 @@ class SpanStream:
     """An async iterator over ``make()`` (the framework's async generator) inside a span.
 
     ``on_item`` sees every item; ``finish`` gets the last one. A stream left
-    unfinished (``aclose()``, dropped) ends its span as abandoned.
+    unfinished (``aclose()``, dropped) ends its span as abandoned. ``missing(last)``, for a stream that ended by
+    itself (neither left nor raising): the terminal item it never yielded, or ``None`` when it did; a name marks
+    the span cut short (the span layer's :meth:`~otel_agents._spans.SemanticSpan.mark_incomplete`).
     """
 
-    __slots__ = ("_make", "_start", "_finish", "_on_item", "_it", "_span", "_ctx", "_last", "_done", "_loop", "_generation")
+    __slots__ = ("_make", "_start", "_finish", "_on_item", "_missing", "_it", "_span", "_ctx", "_last", "_done",
+                 "_loop", "_generation")
 
     def __init__(self, make: Callable[[], Any], start: Start, finish: Finish,
-                 on_item: Callable[[SemanticSpan, Any], None] | None = None):
+                 on_item: Callable[[SemanticSpan, Any], None] | None = None,
+                 missing: Callable[[Any], "str | None"] | None = None):
         self._make, self._start, self._finish, self._on_item = make, start, finish, on_item
+        self._missing = missing
         self._it: Any = None
         self._span: SemanticSpan | None = None
         self._ctx: Any = None
@@ -125,6 +130,11 @@ class SpanStream:
         self._done = True
         if abandoned:
             self._span.mark_abandoned()
+        elif error is None and self._missing is not None:
+            with guard("autogen.stream.missing"):
+                cut_short = self._missing(self._last)
+                if cut_short:
+                    self._span.mark_incomplete(cut_short)
         _end(self._span, self._finish, self._last, error)
 
     async def aclose(self) -> None:

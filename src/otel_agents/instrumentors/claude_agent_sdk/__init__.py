@@ -151,7 +151,8 @@ path: what is still open — the turn, its tool calls and callbacks, a response 
 ``message_delta``, its subagents, background ones included — is ERROR with the exception the SDK's reader
 raised (``ProcessError`` for a non-zero exit status; a ``ClaudeSDKClient``'s caller gets it from
 ``receive_messages()``), else ``error.type`` ``no_result`` (exit status 0: the SDK's iterators just end,
-with no exception); a cut-off response gets no output tokens or finish reason (none came);
+with no exception; the cut-off response itself: ``stream_incomplete``, as every model stream that ends without
+its terminal event); a cut-off response gets no output tokens or finish reason (none came);
 at ``ClaudeSDKClient.disconnect()``, or, for a client never disconnected, when its session is freed
 (its event loop closed) or at exit (open spans marked abandoned). An ``interrupt()`` (or a denial with ``interrupt=True``,
 or a ``terminal_reason`` ``aborted_*``) ends the turn and its open spans as interrupted —

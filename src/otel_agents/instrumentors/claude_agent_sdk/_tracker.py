@@ -257,7 +257,12 @@ class Tracker:
         for thread in list(self.threads.values()):
             call = thread.open_model[1] if thread.open_model is not None else None
             if call is not None and call.streamed and call.stop_reason is None:  # its response was cut off
-                self._mark_unfinished(call.span, turn, error, abandoned, incomplete, stopped)
+                if incomplete and error is None and not turn.interrupted and not call.span.ended:
+                    # the CLI's output just ended: the response's own stream ended without its message_delta, as
+                    # any model stream cut short is told (the run's other spans say no_result)
+                    call.span.mark_incomplete("message_delta")
+                else:
+                    self._mark_unfinished(call.span, turn, error, abandoned, incomplete, stopped)
             self._end_model(thread)
         main = self.threads.get(None)
         self.history = list(main.history[-200:]) if main is not None else []

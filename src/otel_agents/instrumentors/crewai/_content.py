@@ -6,8 +6,9 @@ executor, a user's own messages): OpenAI-style ``text``, ``image_url``,
 ``input_audio`` and ``file`` blocks, and Anthropic-style ``text``, ``thinking``,
 ``tool_use``, ``tool_result`` and ``image``/``document`` blocks with a ``base64`` or
 ``url`` source. Each block becomes
-one part; an unknown block is a :class:`~otel_agents._spans.GenericPart` of its
-``type`` only (its fields could hold anything). Tool schemas passed to a
+one part; an unknown block (or a known one without what it needs) is a
+:class:`~otel_agents._spans.GenericPart` of its ``type`` with its fields (:func:`~otel_agents._spans.generic_part`:
+content, redacted and cut to the budget by the span layer like any other). Tool schemas passed to a
 function-calling LLM (OpenAI ``{"type": "function", "function": {...}}`` or a flat
 ``{"name", "description", "parameters"|"input_schema"}``) become
 :class:`~otel_agents._spans.ToolDefinition` objects.
@@ -59,13 +60,13 @@ def block_part(block: Any) -> S.Part | None:
     if kind == "image_url":
         image = block.get("image_url")
         url = image.get("url") if isinstance(image, Mapping) else image
-        return S.media_part(url, modality="image") if isinstance(url, str) else S.GenericPart("image_url")
+        return S.media_part(url, modality="image") if isinstance(url, str) else S.generic_part(block, kind)
     if kind == "input_audio":
         audio = block.get("input_audio") or {}
         fmt = audio.get("format") if isinstance(audio, Mapping) else None
         data = audio.get("data") if isinstance(audio, Mapping) else None
         return S.BlobPart(data, "audio", f"audio/{fmt}" if fmt else None) if isinstance(data, str) \
-            else S.GenericPart("input_audio")
+            else S.generic_part(block, kind)
     if kind == "file":
         file = block.get("file") or {}
         data = file.get("file_data") if isinstance(file, Mapping) else None
@@ -74,10 +75,10 @@ def block_part(block: Any) -> S.Part | None:
                 else S.BlobPart(data, "document")
         if isinstance(file, Mapping) and isinstance(file.get("file_id"), str):
             return S.FilePart(file["file_id"], "document")
-        return S.GenericPart("file")
+        return S.generic_part(block, kind)
     if kind in ("image", "document", "audio", "video"):
         return _sourced_media(block, kind)
-    return S.GenericPart(str(kind) if kind else "unknown")
+    return S.generic_part(block)  # a block of a type not known here: its fields kept
 
 
 def _sourced_media(block: Mapping[str, Any], kind: str) -> S.Part:
@@ -92,7 +93,7 @@ def _sourced_media(block: Mapping[str, Any], kind: str) -> S.Part:
             return S.media_part(source["url"], modality=modality, mime_type=mime)
         if isinstance(source.get("file_id"), str):
             return S.FilePart(source["file_id"], modality, mime)
-    return S.GenericPart(kind)
+    return S.generic_part(block, kind)
 
 
 def tool_definitions(tools: Sequence[Any] | None) -> list[S.ToolDefinition]:

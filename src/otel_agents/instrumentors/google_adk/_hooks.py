@@ -388,10 +388,14 @@ class Hooks:
                 code = getattr(response, "error_code", None)
                 if code and error is None:
                     span.set_error(str(code), getattr(response, "error_message", None) or str(code))
-            stream_cut = error is None and getattr(call.last, "partial", None) and \
-                not getattr(call.last, "turn_complete", None)
-            if call.final is None and (stream_cut or _caller_left()):
-                span.mark_abandoned()
+            if call.final is None:
+                if _caller_left():
+                    span.mark_abandoned()
+                elif error is None and getattr(call.last, "partial", None) and \
+                        not getattr(call.last, "turn_complete", None):
+                    # The model's stream ended by itself after partial chunks, without the final response that
+                    # closes it (ADK: "The last event is partial, which is not expected"): cut short.
+                    span.mark_incomplete("its final (non-partial) LlmResponse")
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
         span.end()

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part, output_type_of)
+from ..._spans import (ChatMessage, FilePart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
+                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, output_type_of)
 from ..._spans.messages import BlobPart, json_arguments
 from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
@@ -46,8 +46,7 @@ def _content_parts(content: Any) -> list[Part]:
             elif field_of(file, "file_id"):
                 parts.append(FilePart(field_of(file, "file_id"), "document"))
         elif kind is not None:
-            parts.append(GenericPart(str(kind), {k: v for k, v in dict(item).items() if k != "type"}
-                                     if isinstance(item, Mapping) else {}))
+            parts.append(generic_part(item, kind))
     return parts
 
 
@@ -195,6 +194,13 @@ class ChunkAccumulator(Accumulator):
             messages.append(_choice_message(message, acc["finish"]))
         return Outcome(response_id=self.id, response_model=self.model, messages=messages, usage=usage_of(self.usage),
                        attributes=service_tier_attributes(self.service_tier, self.fingerprint))
+
+    def missing(self) -> str | None:
+        """A choice's ``finish_reason`` ends it (the usage chunk, when asked for, follows the last): a stream
+        with a choice that never got one, or with no choice at all, was cut short."""
+        if self.choices and all(acc["finish"] for acc in self.choices.values()):
+            return None
+        return "finish_reason"
 
 
 _PARAMETERS = ("temperature", "top_p", "stop", "seed", "frequency_penalty", "presence_penalty", "stream")

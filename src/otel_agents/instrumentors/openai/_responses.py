@@ -10,7 +10,9 @@ the calls of a tool the client runs and their outputs (``function_call``, ``cust
 the whole response with its usage). Reasoning summaries become ``reasoning``
 parts; encrypted reasoning is never recorded. The Responses API has no finish
 reason: ``stop`` (or ``tool_call`` when the output calls tools) for a
-completed response, the ``incomplete_details.reason`` otherwise. ``service_tier`` asked and
+completed response, the ``incomplete_details.reason`` otherwise; a stream that ends without a terminal event
+has none (the span says it was cut: :class:`ResponseStreamAccumulator`). An item of a type not read here (a
+built-in tool's call, a new item) is a generic part with its fields. ``service_tier`` asked and
 answered (the terminal event's response: the tier that served it) go to ``openai.request.service_tier`` /
 ``openai.response.service_tier`` (OTel GenAI semconv, OpenAI page).
 """
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part, output_type_of)
+from ..._spans import (ChatMessage, FilePart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
+                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, output_type_of)
 from ..._spans.messages import json_arguments
 from ...semconv import attributes as A
 from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of
@@ -53,7 +55,7 @@ def _content_parts(content: Any) -> list[Part]:
             elif field_of(item, "file_id"):
                 parts.append(FilePart(field_of(item, "file_id"), "document"))
         elif kind is not None:
-            parts.append(GenericPart(str(kind)))
+            parts.append(generic_part(item, kind))
     return parts
 
 
@@ -97,7 +99,7 @@ def input_messages(items: Any) -> list[ChatMessage]:
         elif kind == "reasoning":
             assistant(_summary_parts(item))
         else:
-            assistant([GenericPart(str(kind))])
+            assistant([generic_part(item, kind)])
     return out
 
 
@@ -134,7 +136,7 @@ def output_parts(output: Any) -> list[Part]:
         elif kind == "reasoning":
             parts.extend(_summary_parts(item))
         elif kind is not None:
-            parts.append(GenericPart(str(kind)))
+            parts.append(generic_part(item, kind))  # a built-in tool's call, a new item type: its fields kept
     return parts
 
 
@@ -163,31 +165,48 @@ def response_outcome(response: Any, content: bool = True) -> Outcome:
 
 
 class ResponseStreamAccumulator(Accumulator):
-    """The terminal event's response when it comes; the text deltas so far when it never does."""
+    """The terminal event's response when it comes. When it never does (a stream left early or cut short):
+    the output items that arrived whole (``response.output_item.done``) and, for those still arriving, their
+    text deltas so far, in output order, with no finish reason and no usage (only the terminal event's response
+    carries either)."""
 
     def __init__(self) -> None:
         self.response: Any = None
         self.final: Any = None
-        self.text = ""
+        self.items: dict[int, Any] = {}  # output_index → the item, once done
+        self.texts: dict[int, str] = {}  # output_index → its text deltas so far
 
     def add(self, event: Any) -> bool:
         kind = field_of(event, "type")
         if kind in _TERMINAL:
             self.final = field_of(event, "response")
             return True
-        if kind in ("response.created", "response.in_progress"):
+        if kind == "response.output_text.delta":
+            index = field_of(event, "output_index", 0)
+            self.texts[index] = self.texts.get(index, "") + field_of(event, "delta", "")
+        elif kind == "response.output_item.done":
+            self.items[field_of(event, "output_index", len(self.items))] = field_of(event, "item")
+        elif kind in ("response.created", "response.in_progress"):
             self.response = field_of(event, "response")
-        elif kind == "response.output_text.delta":
-            self.text += field_of(event, "delta", "")
         return False
 
     def outcome(self) -> Outcome:
         if self.final is not None:
             return response_outcome(self.final)
         partial = Outcome(response_id=field_of(self.response, "id"), response_model=field_of(self.response, "model"))
-        if self.text:
-            partial.messages = [ChatMessage("assistant", parts=[TextPart(self.text)])]
+        parts: list[Part] = []
+        for index in sorted(self.items.keys() | self.texts.keys()):
+            if index in self.items:
+                parts.extend(output_parts([self.items[index]]))
+            elif self.texts[index]:
+                parts.append(TextPart(self.texts[index]))
+        if parts:
+            partial.messages = [ChatMessage("assistant", parts=parts)]
         return partial
+
+    def missing(self) -> str | None:
+        """``response.completed`` (or ``response.incomplete``/``response.failed``) ends a response."""
+        return None if self.final is not None else "response.completed"
 
 
 _PARAMETERS = ("temperature", "top_p", "max_output_tokens", "stream")

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Sequence
 from pydantic import BaseModel
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, media_part)
+                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part)
 from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of
 from .._sdk_client import field_of
 
@@ -79,7 +79,7 @@ def _content_parts(content: Any) -> list[Part]:
             else:
                 parts.append(GenericPart("file", {k: v for k, v in c.items() if k not in ("type", "file_data")}))
         else:
-            parts.append(GenericPart(str(ctype or "unknown"), {k: v for k, v in c.items() if k != "type"}))
+            parts.append(generic_part(c, ctype or "unknown"))
     return parts
 
 
@@ -130,8 +130,7 @@ def input_messages(items: Any) -> list[ChatMessage]:
         elif itype == "reasoning":
             assistant().parts.extend(_reasoning_parts(item))
         else:
-            fields = {k: v for k, v in item.items() if k not in ("type", "encrypted_content")}
-            assistant().parts.append(GenericPart(str(itype), fields))
+            assistant().parts.append(generic_part(item, itype))
     return messages
 
 
@@ -159,8 +158,7 @@ def output_message(output: Iterable[Any], *, status: str | None = None,
         elif itype == "reasoning":
             parts.extend(_reasoning_parts(item))
         else:
-            fields = {k: v for k, v in item.items() if k not in ("type", "encrypted_content")}
-            parts.append(GenericPart(str(itype), fields))
+            parts.append(generic_part(item, itype))
     if status is None:
         reason = None  # no status (a model of the user's own): no finish reason was given
     elif any(type(p) is ToolCallPart for p in parts):
@@ -225,6 +223,12 @@ def chat_messages(messages: Any) -> list[ChatMessage]:
         m = raw if type(raw) is dict else plain(raw)  # the SDK's span data holds dicts: no call for those
         if not isinstance(m, dict):
             continue
+        if m.get("object") == "response" and "role" not in m:
+            # A streamed Chat Completions call's output is the Response the SDK assembled from the chunks
+            # (``[final_response.model_dump()]``, agents/models/openai_chatcompletions.py): its output items. Its
+            # status is the SDK's, "completed" even for a stream cut short: no finish reason is read from it.
+            out.append(output_message(m.get("output") or ()))
+            continue
         role = _role(m.get("role"))
         if role == "tool":
             out.append(ChatMessage("tool", parts=[ToolCallResponsePart(m.get("content"), m.get("tool_call_id"))]))
@@ -248,6 +252,11 @@ def usage(data: Any) -> Usage | None:
         return None
     inp = u.get("input_tokens", u.get("prompt_tokens"))
     out = u.get("output_tokens", u.get("completion_tokens"))
+    if inp == 0 and out == 0 and not u.get("total_tokens"):
+        # What the SDK writes for a call whose provider reported no usage (``Usage(requests=1)``, "the request
+        # completed, so it counts even when the provider omits usage": agents/models/openai_chatcompletions.py):
+        # a request count, not token counts. A model call reads some input: zero of both is no count at all.
+        return None
     in_details = u.get("input_tokens_details") or u.get("prompt_tokens_details") or {}
     out_details = u.get("output_tokens_details") or u.get("completion_tokens_details") or {}
     cache_write = in_details.get("cache_write_tokens") or u.get("cache_write_input_tokens")

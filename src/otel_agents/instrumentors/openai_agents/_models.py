@@ -195,16 +195,24 @@ class ModelHook:
             self.current.reset(token)
         try:
             wrapped_stream = wrap_stream(stream, call.sem, on_chunk=lambda event: _note_event(call, event),
-                                         on_end=lambda span, abandoned: self._stream_end(call, abandoned))
+                                         on_end=lambda span, abandoned: self._stream_end(call, abandoned),
+                                         missing=lambda: None if call.adopted or call.final is not None
+                                         else "response.completed")
             return CurrentWhileProducing(wrapped_stream, call, self.current)
         except Exception:  # noqa: BLE001 - never lose the user's stream over ours
             call.sem.end()
             return stream
 
     def _stream_end(self, call: ModelCall, abandoned: bool) -> None:
-        if call.adopted or call.final is None:
-            return  # the SDK's span filled it, or no terminal response came (abandoned, failed)
+        if call.adopted:
+            return  # the SDK's span filled it
         final = call.final
+        if final is None:
+            # No terminal response (left, failed, or cut short: the span layer says which): the items done so far,
+            # with no status (no finish reason) and no usage, both the terminal response's to give.
+            if call.items:
+                self.processor.model_end_of(call, self._response_of(call, call.items, None, None))
+            return
         output = getattr(final, "output", None) or call.items
         data = self._response_of(call, output, _usage_dict(getattr(final, "usage", None)), getattr(final, "id", None))
         data.response.model = getattr(final, "model", None)

@@ -104,7 +104,7 @@ def user_parts(content: str | Sequence[Any]) -> list[S.Part]:
             continue
         else:
             part = media(item)
-            parts.append(part if part is not None else S.GenericPart(str(getattr(item, "kind", type(item).__name__))))
+            parts.append(part if part is not None else S.generic_part(item, getattr(item, "kind", type(item).__name__)))
     return parts
 
 
