@@ -77,3 +77,26 @@ def test_a_model_without_a_type_is_dumped() -> None:
     tool = RootModel[dict]({"type": "function", "name": "wrapped", "description": "d", "parameters": SCHEMA})
     assert _convert.tool_definitions([tool]) == _convert.tool_definitions([tool.model_dump(exclude_none=True)])
     assert _convert.tool_definitions([tool])[0].name == "wrapped"
+
+
+@pytest.mark.parametrize(("status", "reason", "expected"), [
+    ("incomplete", None, "incomplete"),  # no reason sent: the status itself, as the openai client's reader writes
+    ("incomplete", "max_output_tokens", "max_output_tokens"),  # even when a call was cut short with the text
+    ("failed", None, "error"),
+    ("completed", None, "tool_call"),
+    (None, None, None),  # a model of the user's own that sent no status: no finish reason invented
+])
+def test_finish_reason_is_the_openai_clients_for_the_same_response(status: str | None, reason: str | None,
+                                                                   expected: str | None) -> None:
+    """One rule for a Response's status in both instrumentors (``_responses_items.finish_reason``): the Agents SDK's
+    converter invented ``length`` for an incomplete response with no reason, and said ``tool_call`` for a failed or
+    cut one that held a call."""
+    from openai.types.responses import Response
+
+    from otel_agents.instrumentors.openai import _responses
+
+    items = OUTPUT_ITEMS[:2]
+    response = Response.model_construct(id="r", model="m", output=items, status=status, usage=None,
+                                        incomplete_details={"reason": reason} if reason else None)
+    assert _convert.output_message(items, status=status, incomplete_reason=reason).finish_reason == expected
+    assert _responses.response_outcome(response).messages[0].finish_reason == expected

@@ -38,3 +38,18 @@ def call_of(item: Any, kind: str) -> tuple[str, Any, Any]:
 def answer_of(item: Any) -> tuple[Any, Any]:
     """``(output, call_id)`` of an item (a dict or an ``openai`` model) of a type in :data:`CALL_OUTPUTS`."""
     return field_of(item, "output"), field_of(item, "call_id") or field_of(item, "id")
+
+
+def finish_reason(status: Any, incomplete_reason: Any, calls: bool) -> str | None:
+    """The OTel GenAI finish reason of a ``Response`` with this ``status`` and ``incomplete_details.reason``, whose
+    output requested a tool call when ``calls``. The Responses API sends a status, not a finish reason:
+    ``incomplete`` gives its reason (``max_output_tokens``, ``content_filter``), or the status itself where none
+    was sent; ``failed`` gives ``error``; ``completed`` is told apart by what it produced (``tool_call`` or
+    ``stop``). Any other status (``in_progress``, ``queued``) or none: ``None``, none invented."""
+    if status == "incomplete":
+        return incomplete_reason or "incomplete"
+    if status == "failed":
+        return "error"
+    if status == "completed":
+        return "tool_call" if calls else "stop"
+    return None

@@ -25,7 +25,7 @@ from ..._spans import (ChatMessage, FilePart, Part, ReasoningPart, SemanticSpan,
                        ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, output_type_of)
 from ..._spans.messages import json_arguments
 from ...semconv import attributes as A
-from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of
+from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of, finish_reason
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
 from ._chat import request_attributes, service_tier_attributes
 
@@ -146,17 +146,10 @@ def response_outcome(response: Any, content: bool = True) -> Outcome:
     output = field_of(response, "output")
     parts = output_parts(output) if content else []
     status = field_of(response, "status")
-    if status == "incomplete":
-        finish = field_of(field_of(response, "incomplete_details"), "reason", "incomplete")
-    elif status == "failed":
-        finish = "error"
-    elif status == "completed":
-        # the Responses API sends a status, not a finish reason: "completed" is told apart by what it produced
-        calls = any(type(p) is ToolCallPart for p in parts) if content else \
-            any(field_of(item, "type") in CALL_ARGUMENTS for item in output or ())  # each such item is one call part
-        finish = "tool_call" if calls else "stop"
-    else:
-        finish = None  # in progress, queued, or no status sent: none recorded, none invented
+    # "completed" is told apart by what it produced
+    calls = any(type(p) is ToolCallPart for p in parts) if content else \
+        any(field_of(item, "type") in CALL_ARGUMENTS for item in output or ())  # each such item is one call part
+    finish = finish_reason(status, field_of(field_of(response, "incomplete_details"), "reason"), calls)
     return Outcome(response_id=field_of(response, "id"), response_model=field_of(response, "model"),
                    messages=[ChatMessage("assistant", parts=parts, finish_reason=finish)],
                    usage=usage_of(field_of(response, "usage")),

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ..._spans import (ChatMessage, FilePart, GenericPart, Part, ReasoningPart, TextPart, ToolCallPart,
                        ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part)
-from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of
+from .._responses_items import CALL_ARGUMENTS, CALL_OUTPUTS, answer_of, call_of, finish_reason
 from .._sdk_client import field_of
 
 
@@ -136,7 +136,8 @@ def input_messages(items: Any) -> list[ChatMessage]:
 
 def output_message(output: Iterable[Any], *, status: str | None = None,
                    incomplete_reason: str | None = None) -> ChatMessage:
-    """A ``Response``'s output items → one assistant message with its finish reason."""
+    """A ``Response``'s output items → one assistant message with its finish reason
+    (:func:`~.._responses_items.finish_reason`)."""
     parts: list[Part] = []
     for raw in output or ():
         if isinstance(raw, BaseModel):  # a Response's items: the fields read, not a model_dump of it all
@@ -159,19 +160,8 @@ def output_message(output: Iterable[Any], *, status: str | None = None,
             parts.extend(_reasoning_parts(item))
         else:
             parts.append(generic_part(item, itype))
-    if status is None:
-        reason = None  # no status (a model of the user's own): no finish reason was given
-    elif any(type(p) is ToolCallPart for p in parts):
-        reason = "tool_call"
-    elif status == "incomplete":
-        reason = incomplete_reason or "length"
-    elif status == "failed":
-        reason = "error"
-    elif status == "completed":
-        reason = "stop"
-    else:
-        reason = None  # queued, in progress: not finished
-    return ChatMessage("assistant", parts=parts, finish_reason=reason)
+    calls = any(type(p) is ToolCallPart for p in parts)
+    return ChatMessage("assistant", parts=parts, finish_reason=finish_reason(status, incomplete_reason, calls))
 
 
 def response_output(response: Any) -> ChatMessage:
