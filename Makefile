@@ -109,8 +109,10 @@ crewai_litellm_TESTS := tests/crewai/test_litellm_stream.py
 
 # `peers`: our instrumentors next to the other instrumentations of the same frameworks (OpenInference, OpenLLMetry,
 # the OTel GenAI instrumentations: extra test-peers), both orders, each uninstrumented with the other on, and the
-# fold of their mixed trace (tests/peers). Not in .venv: their opentelemetry_instrumentor entry points would be
-# loaded by the zero-code tests' `opentelemetry-instrument`. A fresh resolution (`make lock-peers`).
+# fold of their mixed trace, Agno's own tracing (OpenInference's) beside ours (tests/peers). Not in .venv: their
+# opentelemetry_instrumentor entry points would be loaded by the zero-code tests' `opentelemetry-instrument`
+# (OpenInference's Agno one imports Agno's models and the Anthropic SDK: ~6 s of CPU a process, when it was in
+# .venv: 8 s a start against 1.5). A fresh resolution (`make lock-peers`).
 ISOLATED += peers
 peers_EXTRAS := langchain,llama-index,crewai,pydantic-ai,smolagents,openai-agents,anthropic,openai,mcp,agno,autogen-agentchat,otlp,ecp,test,test-peers
 peers_TESTS := tests/peers

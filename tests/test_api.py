@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from importlib import metadata
 
 import pytest
@@ -213,3 +215,32 @@ def test_status_before_instrument_says_what_instrument_would_find(monkeypatch) -
     assert status["openai"].reason == "not installed"
     monkeypatch.delenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS")
     assert otel_agents.instrumentation_status()["langchain"].reason == "not instrumented yet"
+
+
+def test_import_loads_only_what_is_used() -> None:
+    """``import otel_agents`` loads no span layer, instrumentor registry, SDK set-up or exporter preset: every
+    ``otel-agents`` command (``export``, ``demo``, the ``--help`` of each) imported them all, ~0.3 s of CPU a
+    process. Each public name is imported at its first use, the same object as its module's, and ``import *``,
+    ``dir()`` and an unknown name behave as before."""
+    code = ("import sys, otel_agents\n"
+            "print(sorted(m for m in sys.modules if m.startswith('otel_agents.')))\n"
+            "from otel_agents import *\n"
+            "print(sorted(n for n in otel_agents.__all__ if n not in globals()), "
+            "sorted(set(otel_agents.__all__) - set(dir(otel_agents))))\n"
+            # the subpackages the package imported before, as attributes without an import of their own
+            # (examples/_tracing.py calls otel_agents.manual.set_providers: it raised AttributeError)
+            "print(otel_agents.manual.set_providers.__name__, otel_agents.exporters.presets.__name__, "
+            "otel_agents.semconv.Kind.__name__)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout == "[]\n[] []\nset_providers otel_agents.exporters.presets Kind\n", proc.stdout
+    from otel_agents import _api, _configure, context, manual, semconv
+    from otel_agents.exporters import presets
+
+    for name in otel_agents.__all__:
+        module = {"presets": presets, "Kind": semconv, "__version__": otel_agents}.get(name)
+        module = module or next(m for m in (_api, _configure, context, manual) if hasattr(m, name))
+        assert getattr(otel_agents, name) is (module if name == "presets" else getattr(module, name)), name
+    with pytest.raises(AttributeError, match="has no attribute 'instrumentors_of'"):
+        otel_agents.instrumentors_of  # noqa: B018
+    with pytest.raises(AttributeError, match="'otel_agents.exporters' has no attribute 'presetz'"):
+        otel_agents.exporters.presetz  # noqa: B018

@@ -5,7 +5,7 @@ The fixtures in ``tests/exporters/mixed/`` are real spans: the benchmark workloa
 over its scripted model) traced by our instrumentor alone (``FRAMEWORK_ours``) and by ours and a peer on one
 provider (``FRAMEWORK_PEER``: OpenInference's or OpenLLMetry's instrumentation of that framework), recorded by
 ``scripts/fixtures/record_mixed.py`` in the benchmark venv, where the peers are installed (they are not in
-``.venv``; Agno's OpenInference instrumentation is, and is run live in ``tests/agno/test_peer_fold.py``).
+``.venv``; Agno's OpenInference instrumentation is run live in ``tests/peers/test_agno_peer_fold.py``).
 
 Before the fold read instrumentation scopes, the peers' agent spans (OpenInference's ``customer_support.run``,
 CrewAI's ``Order Clerk.order_status._execute_core``: no agent name, or another one) were counted as agents of

@@ -23,20 +23,15 @@ import importlib
 import logging
 import os
 import re
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-OWN_VENV = ".venv-peers"
-# (.venv has OpenInference's Agno package, a dev requirement: the LangChain one stands for the extra test-peers)
-if Path(sys.prefix).name == OWN_VENV:
-    import openinference.instrumentation.langchain  # noqa: F401 - the peers are this venv's reason to be
-else:
-    pytest.importorskip("openinference.instrumentation.langchain", reason=f"the peer instrumentations are installed "
-                                                                          f"in {OWN_VENV} (Makefile ISOLATED `peers`)")
+from tests.peers import needs_the_peers
+
+needs_the_peers("openinference.instrumentation.langchain")  # (it stands for the extra test-peers)
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 

@@ -22,6 +22,7 @@ nothing until one is needed.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 _LAZY = {
@@ -37,6 +38,8 @@ __all__ = sorted(_LAZY)
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module is None:  # a submodule (otel_agents.exporters.presets) not imported yet
+        if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return importlib.import_module(f"{__name__}.{name}")
     return getattr(importlib.import_module(module), name)

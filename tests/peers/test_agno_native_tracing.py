@@ -1,4 +1,8 @@
-"""AG-4 (b): Agno's own tracing (``agno.tracing.setup_tracing``, OpenInference's Agno instrumentation) next to ours."""
+"""AG-4 (b): Agno's own tracing (``agno.tracing.setup_tracing``, OpenInference's Agno instrumentation) next to ours.
+
+Runs in ``.venv-peers`` (Makefile ISOLATED ``peers``): OpenInference's Agno instrumentation is not installed in
+``.venv``, where every zero-code process (``opentelemetry-instrument``) would load its entry point, which imports
+Agno's model classes and the Anthropic SDK (~6 s of CPU each); it is skipped there."""
 
 from __future__ import annotations
 
@@ -10,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("openinference.instrumentation.agno")  # declared in the dev extra: present in CI
+from tests.peers import needs_the_peers
 
-APP = Path(__file__).with_name("native_tracing_app.py")
+needs_the_peers("openinference.instrumentation.agno")
+
+APP = Path(__file__).with_name("agno_native_tracing_app.py")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,9 @@
 one step per real step (the tool calls, model calls and agents of ours alone), in either instrumentation order.
 
 The known case: the folding processor counted each of Agno's tool calls twice (OpenInference's ``TOOL`` span
-under its own ``AGENT`` span beside ours), and a team's agent again; ``fold()`` did not."""
+under its own ``AGENT`` span beside ours), and a team's agent again; ``fold()`` did not.
+
+Runs in ``.venv-peers`` (Makefile ISOLATED ``peers``), as tests/peers/test_agno_native_tracing.py says why."""
 
 from __future__ import annotations
 
@@ -19,8 +21,9 @@ from otel_agents.instrumentors.agno import AgnoInstrumentor
 from tests.agno.agents import desk_team, support_agent
 from tests.exporters.conftest import check
 from tests.exporters.fold_paths import every_path, steps
+from tests.peers import needs_the_peers
 
-openinference_agno = pytest.importorskip("openinference.instrumentation.agno")  # the dev extra: present in CI
+openinference_agno = needs_the_peers("openinference.instrumentation.agno")
 
 RUNS: dict[str, Callable[[], Any]] = {
     "agent": lambda: support_agent().run("Where is A100?"),
