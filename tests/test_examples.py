@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
+import textwrap
 import sys
 from pathlib import Path
 
@@ -32,6 +35,35 @@ def test_example_runs_offline_and_prints_its_tree(example: str, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr[-3000:]
     for expected in EXPECTED[example]:
         assert any(expected in line for line in proc.stdout.splitlines()), (expected, proc.stdout[-3000:])
+    _assert_prints_its_docstring_trees(ROOT / "examples" / example, proc.stdout)
+
+
+def _docstring_trees(path: Path) -> list[list[str]]:
+    """The literal blocks (reST: after a paragraph ending ``::``) of the module docstring of ``path`` that show
+    a span tree (a line with a ``[kind]`` marker), dedented, blank lines left out."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    blocks = []
+    for block in re.findall(r"::\n\n((?:(?: {4}.*)?\n)+)", doc + "\n"):
+        lines = [line for line in textwrap.dedent(block).splitlines() if line.strip()]
+        if any(re.search(r" \[[a-z_]+\]", line) for line in lines):
+            blocks.append(lines)
+    return blocks
+
+
+def _assert_prints_its_docstring_trees(path: Path, stdout: str) -> None:
+    """Each span tree the example's docstring shows is what it prints: its lines are lines of ``stdout``, in
+    order (``…`` alone stands for lines left out; a line ending ``…`` for any line it begins)."""
+    printed = stdout.splitlines()
+    for block in _docstring_trees(path):
+        at = 0
+        for line in block:
+            if line.strip() in ("…", "..."):
+                continue
+            head = line.removesuffix("…")
+            found = next((i for i in range(at, len(printed))
+                          if printed[i] == line or (head != line and printed[i].startswith(head))), None)
+            assert found is not None, f"{path.name}'s docstring shows {line!r}, not printed (in this order):\n{stdout}"
+            at = found + 1
 
 
 def _spans_in(path: Path) -> list[str]:
@@ -68,6 +100,14 @@ def test_example_follows_otel_agents_exporters(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "invoke_agent customer_support [agent]" in proc.stdout
     assert "invoke_agent customer_support" in _spans_in(traces)
+    _assert_prints_its_docstring_trees(ROOT / "examples" / "plain_python" / "agent.py", proc.stdout)
+
+
+def test_every_tree_an_example_shows_is_checked() -> None:
+    """The docstrings whose trees the runs above compare with what is printed: every example that shows one."""
+    shown = {p.relative_to(ROOT / "examples").as_posix() for p in (ROOT / "examples").rglob("*.py")
+             if _docstring_trees(p)}
+    assert shown == {"langchain_agent.py", "llama_index_agent.py", "plain_python/agent.py"}, shown
 
 
 CUSTOMER_SUPPORT = ROOT / "examples" / "customer_support"

@@ -3,8 +3,8 @@
 Every framework module in this directory builds the same agent: a support
 assistant with three tools over a small fixed orders table; so does the
 framework-free ``examples/plain_python/agent.py``. The model behind each agent
-is a fake that asks :func:`decide` what to do next, so all five take exactly
-the same trajectory and give exactly the same answer, offline and
+is a fake that asks :func:`decide` what to do next, so every one takes exactly
+the same trajectory and gives exactly the same answer, offline and
 deterministically.
 
 The brain, given the conversation so far (the customer's question and the tool
