@@ -188,3 +188,25 @@ def test_every_customer_support_example_configures_tracing_before_building_its_a
         assert 0 < main < call, path.name
         first_def = min(i for i in (text.find("\ndef "), text.find("\nasync def "), text.find("\nclass ")) if i > 0)
         assert call < first_def, f"{path.name}: configure_tracing after the first definition"
+
+
+# the customer-support README's names of the agent modules (examples/customer_support/{module}_agent.py)
+_MODULE_NAMES = {"LangChain": "langchain", "LlamaIndex": "llama_index", "CrewAI": "crewai", "PydanticAI": "pydantic_ai",
+                 "smolagents": "smolagents", "the OpenAI Agents SDK": "openai_agents", "Agno": "agno",
+                 "Google ADK": "google_adk", "AutoGen AgentChat": "autogen_agentchat",
+                 "the Claude Agent SDK": "claude_agent_sdk", "MCP": "mcp", "A2A": "a2a"}
+
+
+def test_the_readme_says_which_examples_agents_are_coroutines() -> None:
+    """``examples/customer_support/README.md`` lists the modules whose ``agent`` is ``async`` (a caller must await
+    it): exactly those whose ``agent`` is an ``async def``."""
+    readme = (CUSTOMER_SUPPORT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"`agent\(user_input\) -> str` \(async for ([^)]*)\)", readme)
+    assert said, "the README no longer says which agents are async"
+    named = {module for name, module in _MODULE_NAMES.items() if re.search(rf"(^|, | and ){name}(,| and |$)", said[1])}
+    coroutines = set()
+    for path in CUSTOMER_SUPPORT.glob("*_agent.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.AsyncFunctionDef) and node.name == "agent" for node in tree.body):
+            coroutines.add(path.name.removesuffix("_agent.py"))
+    assert named == coroutines, said[0]
