@@ -210,3 +210,16 @@ def test_the_readme_says_which_examples_agents_are_coroutines() -> None:
         if any(isinstance(node, ast.AsyncFunctionDef) and node.name == "agent" for node in tree.body):
             coroutines.add(path.name.removesuffix("_agent.py"))
     assert named == coroutines, said[0]
+
+
+def test_a2a_example_says_why_its_remote_agent_did_not_start(tmp_path: Path) -> None:
+    """The A2A example's Orders Agent process that cannot start (here: its spans file is a directory) shows its error
+    and the example says it exited; its standard error went nowhere, and all a user saw was "did not start"."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "CUSTOMER_SUPPORT_"))}
+    env.update(HOME=str(tmp_path), CUSTOMER_SUPPORT_A2A_TRACES=str(tmp_path))
+    proc = subprocess.run([sys.executable, str(CUSTOMER_SUPPORT / "a2a_agent.py"), "Where is my order A100?"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 1
+    assert f"IsADirectoryError: [Errno 21] path={str(tmp_path)!r}: cannot append spans to it" in proc.stderr, proc.stderr
+    assert proc.stderr.rstrip().endswith("RuntimeError: the Orders Agent (a2a_server.py) did not start: it exited "
+                                         "with status 1 (its error is above)"), proc.stderr[-2000:]

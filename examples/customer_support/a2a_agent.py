@@ -53,8 +53,10 @@ def remote_url() -> str:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
+            # its standard error is this process's (as the MCP example's server's is): why it could not start,
+            # or what went wrong serving a request, is shown where this process shows its own errors
             proc = subprocess.Popen([sys.executable, SERVER, str(port)], env=dict(os.environ),
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    stdout=subprocess.DEVNULL)
             atexit.register(proc.terminate)
             deadline = time.monotonic() + 120  # generous: a busy machine imports LangGraph slowly
             while True:
@@ -63,7 +65,9 @@ def remote_url() -> str:
                     break
                 except OSError:
                     if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("the Orders Agent (a2a_server.py) did not start") from None
+                        why = ("not listening after 120 s" if proc.returncode is None
+                               else f"it exited with status {proc.returncode} (its error is above)")
+                        raise RuntimeError(f"the Orders Agent (a2a_server.py) did not start: {why}") from None
                     time.sleep(0.1)
             _remote["url"] = f"http://127.0.0.1:{port}/"
         return _remote["url"]
