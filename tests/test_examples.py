@@ -223,3 +223,30 @@ def test_a2a_example_says_why_its_remote_agent_did_not_start(tmp_path: Path) -> 
     assert f"IsADirectoryError: [Errno 21] path={str(tmp_path)!r}: cannot append spans to it" in proc.stderr, proc.stderr
     assert proc.stderr.rstrip().endswith("RuntimeError: the Orders Agent (a2a_server.py) did not start: it exited "
                                          "with status 1 (its error is above)"), proc.stderr[-2000:]
+
+
+def test_a2a_examples_remote_agent_answers_loopback_names_only() -> None:
+    """The Orders Agent binds loopback; a request naming another host (a page whose name was rebound to
+    127.0.0.1: DNS rebinding) is refused before the agent runs. It answered any ``Host``. (Its app in a child
+    process, over ASGI: the example's modules stay out of this one.)"""
+    script = """if True:
+        import asyncio, sys
+        import httpx
+        import a2a_server
+
+        async def status(host):
+            app = a2a_server.build_app(8000)
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8000") as c:
+                answer = await c.get("/.well-known/agent-card.json", headers={"Host": host})
+                return answer.status_code, answer.json()["name"] if answer.status_code == 200 else answer.text
+
+        for host in sys.argv[1:]:
+            print(host, *asyncio.run(status(host)))
+    """
+    hosts = ["127.0.0.1:8000", "localhost:8000", "evil.example:8000", "127.0.0.1.evil.example"]
+    proc = subprocess.run([sys.executable, "-c", script, *hosts], capture_output=True, text=True, timeout=300,
+                          cwd=CUSTOMER_SUPPORT, env={k: v for k, v in os.environ.items() if not k.startswith("OTEL_")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == ["127.0.0.1:8000 200 Orders Agent", "localhost:8000 200 Orders Agent",
+                                        "evil.example:8000 400 Invalid host header",
+                                        "127.0.0.1.evil.example 400 Invalid host header"], proc.stdout

@@ -4,7 +4,8 @@ It owns ``lookup_order``: each A2A message ("Where is my order A100?") runs the 
 ``langchain_agent.py`` (the same fake model and brain), which calls its ``lookup_order`` tool; the
 task completes with the tool's order record (JSON) as its artifact, the data the caller's agent
 needs. ``python a2a_server.py PORT`` serves JSON-RPC at ``http://127.0.0.1:PORT/`` and the Agent
-Card at ``/.well-known/agent-card.json`` (loopback only).
+Card at ``/.well-known/agent-card.json`` (loopback only, answering a request only when its ``Host`` is
+``127.0.0.1`` or ``localhost``).
 
 Telemetry: when ``CUSTOMER_SUPPORT_A2A_TRACES`` names a file, or an OTLP endpoint is set
 (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``: ``otel-agents ecp serve
@@ -41,6 +42,8 @@ def build_app(port: int):
     from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
     from langchain_core.messages import HumanMessage, ToolMessage
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     import langchain_agent
 
@@ -71,7 +74,10 @@ def build_app(port: int):
                      skills=[AgentSkill(id="lookup_order", name="lookup_order", description="An order's record",
                                         tags=["orders"])])
     handler = DefaultRequestHandler(OrdersExecutor(), InMemoryTaskStore(), card)
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    # loopback only, and only under a loopback name: a web page whose own name resolves to 127.0.0.1 (DNS
+    # rebinding) sends its own Host, and gets 400 instead of the agent
+    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")],
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])])
 
 
 def main() -> None:
