@@ -228,7 +228,7 @@ def test_a2a_example_says_why_its_remote_agent_did_not_start(tmp_path: Path) -> 
 def test_a2a_examples_remote_agent_answers_loopback_names_only() -> None:
     """The Orders Agent binds loopback; a request naming another host (a page whose name was rebound to
     127.0.0.1: DNS rebinding) is refused before the agent runs. It answered any ``Host``. (Its app in a child
-    process, over ASGI: the example's modules stay out of this one.)"""
+    process, over ASGI: the example's modules stay out of this one.) The fake mail service: the next test."""
     script = """if True:
         import asyncio, sys
         import httpx
@@ -250,3 +250,24 @@ def test_a2a_examples_remote_agent_answers_loopback_names_only() -> None:
     assert proc.stdout.splitlines() == ["127.0.0.1:8000 200 Orders Agent", "localhost:8000 200 Orders Agent",
                                         "evil.example:8000 400 Invalid host header",
                                         "127.0.0.1.evil.example 400 Invalid host header"], proc.stdout
+
+
+def test_the_fake_mail_service_answers_loopback_names_only() -> None:
+    """The side-effect twins' fake mail service (``common._mail_service``, on loopback) refuses a request naming
+    another host (DNS rebinding), as the Orders Agent does; it took any ``Host``."""
+    script = """if True:
+        import http.client, sys
+        import common
+
+        port = int(common._mail_service().rpartition(":")[2])
+        for host in sys.argv[1:]:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("POST", "/v1/send", body=b"{}", headers={"Host": host})
+            print(host, connection.getresponse().status)
+    """
+    hosts = ["127.0.0.1:1", "localhost:1", "evil.example:1", "127.0.0.1.evil.example", "127.0.0.1"]
+    proc = subprocess.run([sys.executable, "-c", script, *hosts], capture_output=True, text=True, timeout=300,
+                          cwd=CUSTOMER_SUPPORT, env={k: v for k, v in os.environ.items() if not k.startswith("OTEL_")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == ["127.0.0.1:1 202", "localhost:1 202", "evil.example:1 400",
+                                        "127.0.0.1.evil.example 400", "127.0.0.1 202"], proc.stdout

@@ -285,8 +285,9 @@ _mail_url: str | None = None
 
 
 def _mail_service() -> str:
-    """The URL of a fake mail service on loopback (started once per process, in a daemon thread), with the
-    standard OpenTelemetry ``httpx`` instrumentation switched on (it traces the run's HTTP calls)."""
+    """The URL of a fake mail service on loopback (started once per process, in a daemon thread; it answers only
+    requests whose ``Host`` is ``127.0.0.1`` or ``localhost``), with the standard OpenTelemetry ``httpx``
+    instrumentation switched on (it traces the run's HTTP calls)."""
     global _mail_url
     with _mail_lock:
         if _mail_url is None:
@@ -296,6 +297,9 @@ def _mail_service() -> str:
 
             class Mail(BaseHTTPRequestHandler):
                 def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                    if (self.headers.get("Host") or "").rsplit(":", 1)[0] not in ("127.0.0.1", "localhost"):
+                        self.send_error(400, "Invalid host header")  # a page whose name was rebound to loopback
+                        return
                     self.rfile.read(int(self.headers.get("Content-Length") or 0))
                     self.send_response(202)
                     self.send_header("Content-Length", "2")
