@@ -39,14 +39,15 @@ OnError = Callable[[SemanticSpan, BaseException], None]
 
 class _StreamState:
     __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "on_error",
-                 "generation", "timed", "__weakref__")
+                 "complete", "generation", "timed", "__weakref__")
 
     def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
                  timeout: float, is_error: Callable[[BaseException], bool] | None,
-                 on_error: OnError | None = None):
+                 on_error: OnError | None = None, complete: Callable[[], bool] | None = None):
         self.span = span
         self.on_chunk = on_chunk
         self.on_end = on_end
+        self.complete = complete
         self.finished = False
         self.last_activity = time.monotonic()
         self.timeout = timeout
@@ -77,6 +78,9 @@ class _StreamState:
             if self.finished:
                 return
             self.finished = True
+        if abandoned and self.complete is not None:
+            with guard("stream.complete"):
+                abandoned = not self.complete()  # let go after its whole result: finished, not abandoned
         if self.on_end is not None:
             with guard("stream.on_end"):
                 self.on_end(self.span, abandoned)
@@ -409,7 +413,8 @@ def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeou
 
 def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None = None,
                 on_end: OnEnd | None = None, idle_timeout: float | None = None,
-                is_error: Callable[[BaseException], bool] | None = None, on_error: OnError | None = None) -> Any:
+                is_error: Callable[[BaseException], bool] | None = None, on_error: OnError | None = None,
+                complete: Callable[[], bool] | None = None) -> Any:
     """Wrap a sync or async iterator so that ``span`` ends when the stream does.
 
     Args:
@@ -424,6 +429,9 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
             (default: every ``Exception``; others are control flow).
         on_error: ``on_error(span, exc)``, called with an exception the stream
             raised, after ``on_end`` and before the span records it and ends.
+        complete: whether the stream has already given its whole result (a remote
+            task that settled): a stream let go then (closed, dropped, idle, open at
+            exit) ends its span as finished, not abandoned; default: never.
 
     Returns:
         :class:`SyncStream` or :class:`AsyncStream`; other attributes are
@@ -431,7 +439,7 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
         through unchanged.
     """
     timeout = idle_timeout if idle_timeout is not None else span.telemetry.settings.idle_timeout()
-    state = _StreamState(span, on_chunk, on_end, timeout, is_error, on_error)
+    state = _StreamState(span, on_chunk, on_end, timeout, is_error, on_error, complete)
     stream = AsyncStream(iterator, state) if hasattr(iterator, "__aiter__") else SyncStream(iterator, state)
     with guard("stream.watch"):
         WATCHDOG.watch(state)
