@@ -11,9 +11,9 @@ subclass that answers from a script), so nothing leaves the machine. The script
 prints the span tree: the crew, each agent, every model call with its token
 usage, every tool call — the clerk nested under the lead's delegation.
 
-To send the same spans to a backend instead, drop the in-memory exporter and
-configure an OTLP exporter on the provider (or run under
-``opentelemetry-instrument``).
+The same spans also go to a backend when your environment names one
+(``OTEL_AGENTS_EXPORTERS=otlp``, ``phoenix``…, or ``opentelemetry-instrument``:
+see ``examples/_tracing.py``).
 """
 
 from __future__ import annotations

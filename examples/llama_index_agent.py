@@ -2,21 +2,26 @@
 
 Run it with ``python examples/llama_index_agent.py``: the agent's model is
 llama-index-core's ``MockFunctionCallingLLM`` playing a script (call ``multiply``,
-then ``add``, then answer), so no API key or network is needed. The spans go to
-an in-memory exporter and are printed as a tree::
+then ``add``, then answer), so no API key or network is needed. It prints the
+answer and the span tree the instrumentor produced::
 
-    invoke_agent calculator  [agent]
-      init_run  [chain]
-      setup_agent  [chain]
-      run_agent_step  [chain]
-        chat MockFunctionCallingLLM  [model]  finish=tool_call
-      ...
-      call_tool  [chain]
-        execute_tool multiply  [tool]  {'a': 6, 'b': 7} -> 42
-      ...
+    answer: 6 × 7 + 8 = 50.
 
-With a real model, replace the mock with any LlamaIndex LLM and the exporter with
-your backend's (OTLP, Phoenix, Langfuse); nothing else changes.
+    invoke_agent calculator [agent]
+      init_run [chain]
+      setup_agent [chain]
+      run_agent_step [chain]
+        chat MockFunctionCallingLLM [model]
+      parse_agent_output [chain]
+      call_tool [chain]
+        execute_tool multiply [tool]  {"a":6,"b":7} -> 42
+      …
+        execute_tool add [tool]  {"a":42,"b":8} -> 50
+      …
+
+The spans also go where your environment sends them (``OTEL_AGENTS_EXPORTERS``, or
+``opentelemetry-instrument``: see ``examples/_tracing.py``). With a real model, replace
+the mock with any LlamaIndex LLM; nothing else changes.
 """
 
 from __future__ import annotations

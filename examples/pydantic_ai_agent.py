@@ -6,7 +6,10 @@ An agent over PydanticAI's own ``FunctionModel`` (a scripted stand-in for an
 LLM) with one tool, run three ways — ``run_sync``, ``run_stream_sync`` consumed
 to the end, and ``run_stream_sync`` abandoned after the first chunk — and a
 structured-output run whose tool asks for a retry once. The spans are printed as
-a tree, with the attributes a backend (Phoenix, Langfuse) or the ECP exporter reads.
+a tree: each model call with its token usage, each tool call with its arguments and
+result, the abandoned stream marked ``abandoned``, the tool call that asked for a
+retry ``ERROR``. They also go where your environment sends them
+(``OTEL_AGENTS_EXPORTERS``, or ``opentelemetry-instrument``: see ``examples/_tracing.py``).
 """
 
 from __future__ import annotations

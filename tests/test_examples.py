@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
+import textwrap
 import sys
 from pathlib import Path
 
@@ -32,6 +35,35 @@ def test_example_runs_offline_and_prints_its_tree(example: str, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr[-3000:]
     for expected in EXPECTED[example]:
         assert any(expected in line for line in proc.stdout.splitlines()), (expected, proc.stdout[-3000:])
+    _assert_prints_its_docstring_trees(ROOT / "examples" / example, proc.stdout)
+
+
+def _docstring_trees(path: Path) -> list[list[str]]:
+    """The literal blocks (reST: after a paragraph ending ``::``) of the module docstring of ``path`` that show
+    a span tree (a line with a ``[kind]`` marker), dedented, blank lines left out."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    blocks = []
+    for block in re.findall(r"::\n\n((?:(?: {4}.*)?\n)+)", doc + "\n"):
+        lines = [line for line in textwrap.dedent(block).splitlines() if line.strip()]
+        if any(re.search(r" \[[a-z_]+\]", line) for line in lines):
+            blocks.append(lines)
+    return blocks
+
+
+def _assert_prints_its_docstring_trees(path: Path, stdout: str) -> None:
+    """Each span tree the example's docstring shows is what it prints: its lines are lines of ``stdout``, in
+    order (``…`` alone stands for lines left out; a line ending ``…`` for any line it begins)."""
+    printed = stdout.splitlines()
+    for block in _docstring_trees(path):
+        at = 0
+        for line in block:
+            if line.strip() in ("…", "..."):
+                continue
+            head = line.removesuffix("…")
+            found = next((i for i in range(at, len(printed))
+                          if printed[i] == line or (head != line and printed[i].startswith(head))), None)
+            assert found is not None, f"{path.name}'s docstring shows {line!r}, not printed (in this order):\n{stdout}"
+            at = found + 1
 
 
 def _spans_in(path: Path) -> list[str]:
@@ -68,6 +100,14 @@ def test_example_follows_otel_agents_exporters(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "invoke_agent customer_support [agent]" in proc.stdout
     assert "invoke_agent customer_support" in _spans_in(traces)
+    _assert_prints_its_docstring_trees(ROOT / "examples" / "plain_python" / "agent.py", proc.stdout)
+
+
+def test_every_tree_an_example_shows_is_checked() -> None:
+    """The docstrings whose trees the runs above compare with what is printed: every example that shows one."""
+    shown = {p.relative_to(ROOT / "examples").as_posix() for p in (ROOT / "examples").rglob("*.py")
+             if _docstring_trees(p)}
+    assert shown == {"langchain_agent.py", "llama_index_agent.py", "plain_python/agent.py"}, shown
 
 
 CUSTOMER_SUPPORT = ROOT / "examples" / "customer_support"
@@ -148,3 +188,123 @@ def test_every_customer_support_example_configures_tracing_before_building_its_a
         assert 0 < main < call, path.name
         first_def = min(i for i in (text.find("\ndef "), text.find("\nasync def "), text.find("\nclass ")) if i > 0)
         assert call < first_def, f"{path.name}: configure_tracing after the first definition"
+
+
+# the customer-support README's names of the agent modules (examples/customer_support/{module}_agent.py)
+_MODULE_NAMES = {"LangChain": "langchain", "LlamaIndex": "llama_index", "CrewAI": "crewai", "PydanticAI": "pydantic_ai",
+                 "smolagents": "smolagents", "the OpenAI Agents SDK": "openai_agents", "Agno": "agno",
+                 "Google ADK": "google_adk", "AutoGen AgentChat": "autogen_agentchat",
+                 "the Claude Agent SDK": "claude_agent_sdk", "MCP": "mcp", "A2A": "a2a"}
+
+
+def test_the_readme_says_which_examples_agents_are_coroutines() -> None:
+    """``examples/customer_support/README.md`` lists the modules whose ``agent`` is ``async`` (a caller must await
+    it): exactly those whose ``agent`` is an ``async def``."""
+    readme = (CUSTOMER_SUPPORT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"`agent\(user_input\) -> str` \(async for ([^)]*)\)", readme)
+    assert said, "the README no longer says which agents are async"
+    named = {module for name, module in _MODULE_NAMES.items() if re.search(rf"(^|, | and ){name}(,| and |$)", said[1])}
+    coroutines = set()
+    for path in CUSTOMER_SUPPORT.glob("*_agent.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.AsyncFunctionDef) and node.name == "agent" for node in tree.body):
+            coroutines.add(path.name.removesuffix("_agent.py"))
+    assert named == coroutines, said[0]
+
+
+def test_a2a_examples_remote_agent_says_why_it_did_not_start_answers_loopback_only_ends_with_its_agent(
+        tmp_path: Path) -> None:
+    """The Orders Agent's process, started by the A2A example's agent as a script would:
+
+    - one that cannot start (its spans file is a directory) shows its error, and the agent says it exited (its
+      standard error went nowhere: all a user saw was "did not start");
+    - it binds loopback and refuses a request naming another host (a page whose name was rebound to 127.0.0.1:
+      DNS rebinding): it answered any ``Host``;
+    - it ends when the agent's process ends without its ``atexit`` (a SIGTERM): it outlived it, listening, for
+      ever.
+    """
+    import signal
+    import time
+
+    script = """if True:
+        import os, sys
+        import a2a_agent
+
+        os.environ["CUSTOMER_SUPPORT_A2A_TRACES"] = sys.argv[1]
+        try:
+            a2a_agent.remote_url()
+        except RuntimeError as exc:
+            print(exc, file=sys.stderr, flush=True)
+        del os.environ["CUSTOMER_SUPPORT_A2A_TRACES"]
+        a2a_agent.remote_url()
+        print(a2a_agent._remote["process"].pid, flush=True)
+        sys.stdin.read()
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "CUSTOMER_SUPPORT_"))}
+    errors = tmp_path / "stderr.txt"
+    server = None
+    try:
+        with errors.open("w") as stderr, subprocess.Popen(
+                [sys.executable, "-c", script, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=stderr, text=True, cwd=CUSTOMER_SUPPORT, env=env) as agent:
+            try:
+                line = agent.stdout.readline()
+                assert line, errors.read_text()[-3000:]
+                server = int(line)
+                said = errors.read_text()
+                assert f"IsADirectoryError: [Errno 21] path={str(tmp_path)!r}: cannot append spans" in said, said
+                assert said.rstrip().endswith("the Orders Agent (a2a_server.py) did not start: it exited with "
+                                              "status 1 (its error is above)"), said[-2000:]
+                port = int(Path(f"/proc/{server}/cmdline").read_bytes().split(b"\0")[2])
+                hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"evil.example:{port}", "127.0.0.1.evil.example"]
+                assert [_card_status(port, host) for host in hosts] == [200, 200, 400, 400]
+            finally:
+                agent.send_signal(signal.SIGTERM)  # no atexit: the server is not terminated by it
+        deadline = time.monotonic() + 60
+        while _running(server) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _running(server), "the Orders Agent outlived the agent that started it"
+    finally:
+        if server is not None and _running(server):
+            os.kill(server, signal.SIGKILL)
+
+
+def _card_status(port: int, host: str) -> int:
+    """The HTTP status of ``GET /.well-known/agent-card.json`` on loopback ``port``, sent with ``Host: host``."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request("GET", "/.well-known/agent-card.json", headers={"Host": host})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_the_fake_mail_service_answers_loopback_names_only() -> None:
+    """The side-effect twins' fake mail service (``common._mail_service``, on loopback) refuses a request naming
+    another host (DNS rebinding), as the Orders Agent does; it took any ``Host``."""
+    script = """if True:
+        import http.client, sys
+        import common
+
+        port = int(common._mail_service().rpartition(":")[2])
+        for host in sys.argv[1:]:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("POST", "/v1/send", body=b"{}", headers={"Host": host})
+            print(host, connection.getresponse().status)
+    """
+    hosts = ["127.0.0.1:1", "localhost:1", "evil.example:1", "127.0.0.1.evil.example", "127.0.0.1"]
+    proc = subprocess.run([sys.executable, "-c", script, *hosts], capture_output=True, text=True, timeout=300,
+                          cwd=CUSTOMER_SUPPORT, env={k: v for k, v in os.environ.items() if not k.startswith("OTEL_")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == ["127.0.0.1:1 202", "localhost:1 202", "evil.example:1 400",
+                                        "127.0.0.1.evil.example 400", "127.0.0.1 202"], proc.stdout

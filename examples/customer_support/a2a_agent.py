@@ -15,7 +15,7 @@ Serve it over ECP: ``otel-agents ecp serve examples/customer_support/a2a_agent.p
 Orders Agent's process inherits the address of ``ecp serve``'s OTLP receiver and sends it its spans, so
 each step's envelope holds both processes' spans (the remote agent's run and its ``lookup_order``).
 Without ``--collect`` each step is graded on this process's spans (the calls and what they returned).
-The remote process starts with the first question and stops when this one exits.
+The remote process starts with the first question and stops when this one ends, however it ends.
 """
 
 from __future__ import annotations
@@ -53,9 +53,11 @@ def remote_url() -> str:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
-            proc = subprocess.Popen([sys.executable, SERVER, str(port)], env=dict(os.environ),
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            atexit.register(proc.terminate)
+            # its standard error is this process's (as the MCP example's server's is): why it could not start,
+            # or what went wrong serving a request, is shown where this process shows its own errors
+            proc = subprocess.Popen([sys.executable, SERVER, str(port), str(os.getpid())], env=dict(os.environ),
+                                    stdout=subprocess.DEVNULL)
+            atexit.register(proc.terminate)  # and if this process ends without atexit, the server sees it gone
             deadline = time.monotonic() + 120  # generous: a busy machine imports LangGraph slowly
             while True:
                 try:
@@ -63,9 +65,11 @@ def remote_url() -> str:
                     break
                 except OSError:
                     if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("the Orders Agent (a2a_server.py) did not start") from None
+                        why = ("not listening after 120 s" if proc.returncode is None
+                               else f"it exited with status {proc.returncode} (its error is above)")
+                        raise RuntimeError(f"the Orders Agent (a2a_server.py) did not start: {why}") from None
                     time.sleep(0.1)
-            _remote["url"] = f"http://127.0.0.1:{port}/"
+            _remote["url"], _remote["process"] = f"http://127.0.0.1:{port}/", proc
         return _remote["url"]
 
 

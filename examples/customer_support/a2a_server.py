@@ -3,8 +3,10 @@
 It owns ``lookup_order``: each A2A message ("Where is my order A100?") runs the LangGraph agent of
 ``langchain_agent.py`` (the same fake model and brain), which calls its ``lookup_order`` tool; the
 task completes with the tool's order record (JSON) as its artifact, the data the caller's agent
-needs. ``python a2a_server.py PORT`` serves JSON-RPC at ``http://127.0.0.1:PORT/`` and the Agent
-Card at ``/.well-known/agent-card.json`` (loopback only).
+needs. ``python a2a_server.py PORT [PARENT_PID]`` serves JSON-RPC at ``http://127.0.0.1:PORT/`` and the Agent
+Card at ``/.well-known/agent-card.json`` (loopback only, answering a request only when its ``Host`` is
+``127.0.0.1`` or ``localhost``), until it is stopped or, given ``PARENT_PID``, until that process (the agent
+that started it) has ended, however it ended.
 
 Telemetry: when ``CUSTOMER_SUPPORT_A2A_TRACES`` names a file, or an OTLP endpoint is set
 (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``: ``otel-agents ecp serve
@@ -41,6 +43,8 @@ def build_app(port: int):
     from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
     from langchain_core.messages import HumanMessage, ToolMessage
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     import langchain_agent
 
@@ -71,7 +75,10 @@ def build_app(port: int):
                      skills=[AgentSkill(id="lookup_order", name="lookup_order", description="An order's record",
                                         tags=["orders"])])
     handler = DefaultRequestHandler(OrdersExecutor(), InMemoryTaskStore(), card)
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    # loopback only, and only under a loopback name: a web page whose own name resolves to 127.0.0.1 (DNS
+    # rebinding) sends its own Host, and gets 400 instead of the agent
+    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")],
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])])
 
 
 def main() -> None:
@@ -81,8 +88,26 @@ def main() -> None:
     import uvicorn
 
     port = int(sys.argv[1])
-    asyncio.run(uvicorn.Server(uvicorn.Config(build_app(port), host="127.0.0.1", port=port,
-                                              log_level="warning")).serve())
+    server = uvicorn.Server(uvicorn.Config(build_app(port), host="127.0.0.1", port=port, log_level="warning"))
+    asyncio.run(serve(server, int(sys.argv[2]) if len(sys.argv) > 2 else None))
+
+
+async def serve(server, parent: int | None) -> None:
+    """Run the uvicorn ``server`` until it is stopped or, with ``parent`` (a process id), until that process is no
+    longer this one's parent: the agent that started it ended without stopping it (a SIGTERM or SIGKILL skips
+    its ``atexit``), and this server must not outlive it."""
+
+    async def watch() -> None:
+        while os.getppid() == parent:
+            await asyncio.sleep(0.5)
+        server.should_exit = True
+
+    watcher = asyncio.create_task(watch()) if parent is not None else None
+    try:
+        await server.serve()
+    finally:
+        if watcher is not None:
+            watcher.cancel()
 
 
 if __name__ == "__main__":

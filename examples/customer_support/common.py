@@ -3,8 +3,8 @@
 Every framework module in this directory builds the same agent: a support
 assistant with three tools over a small fixed orders table; so does the
 framework-free ``examples/plain_python/agent.py``. The model behind each agent
-is a fake that asks :func:`decide` what to do next, so all five take exactly
-the same trajectory and give exactly the same answer, offline and
+is a fake that asks :func:`decide` what to do next, so every one takes exactly
+the same trajectory and gives exactly the same answer, offline and
 deterministically.
 
 The brain, given the conversation so far (the customer's question and the tool
@@ -285,8 +285,9 @@ _mail_url: str | None = None
 
 
 def _mail_service() -> str:
-    """The URL of a fake mail service on loopback (started once per process, in a daemon thread), with the
-    standard OpenTelemetry ``httpx`` instrumentation switched on (it traces the run's HTTP calls)."""
+    """The URL of a fake mail service on loopback (started once per process, in a daemon thread; it answers only
+    requests whose ``Host`` is ``127.0.0.1`` or ``localhost``), with the standard OpenTelemetry ``httpx``
+    instrumentation switched on (it traces the run's HTTP calls)."""
     global _mail_url
     with _mail_lock:
         if _mail_url is None:
@@ -296,6 +297,9 @@ def _mail_service() -> str:
 
             class Mail(BaseHTTPRequestHandler):
                 def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                    if (self.headers.get("Host") or "").rsplit(":", 1)[0] not in ("127.0.0.1", "localhost"):
+                        self.send_error(400, "Invalid host header")  # a page whose name was rebound to loopback
+                        return
                     self.rfile.read(int(self.headers.get("Content-Length") or 0))
                     self.send_response(202)
                     self.send_header("Content-Length", "2")

@@ -1,6 +1,6 @@
 """The customer-support agent in plain Python: no framework, instrumented with otel-agents' decorators.
 
-The same agent as the four framework modules in ``examples/customer_support/``
+The same agent as the framework modules in ``examples/customer_support/``
 (same tools, same scripted brain, same answers), written as a hand-rolled
 tool-calling loop. Only otel-agents' decorators make it observable:
 
@@ -10,14 +10,15 @@ tool-calling loop. Only otel-agents' decorators make it observable:
   model call, which reports its token usage on its own span
   (``otel_agents.manual.current_span().set_usage(...)``).
 
-One refund question gives the span tree an instrumented framework would::
+One refund question gives the span tree an instrumented framework would (usage on
+the model spans), as the script prints it::
 
-    invoke_agent customer_support
-      chat support-brain               (usage on the model span)
-      execute_tool lookup_order
-      chat support-brain
-      execute_tool check_refund_policy
-      chat support-brain
+    invoke_agent customer_support [agent]
+      chat support-brain [model]  tokens in=21 out=3
+      execute_tool lookup_order [tool]  {"order_id":"B200"} -> …
+      chat support-brain [model]  tokens in=34 out=3
+      execute_tool check_refund_policy [tool]  {"order_id":"B200"} -> …
+      chat support-brain [model]  tokens in=49 out=17
 
 and, served over ECP, an envelope with ``tool_calls``, ``evaluation_context``
 and ``usage``, graded by ``examples/customer_support/manifest.yaml`` like the

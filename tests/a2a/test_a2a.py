@@ -211,6 +211,35 @@ def test_stream_closed_early_ends_the_span_once(instrument, exporter, provider, 
     assert call.status is StatusCode.UNSET
 
 
+async def leave_once_settled(url: str, text: str, streaming: bool) -> None:
+    """A call whose client returns from its loop as soon as it has the task completed, as the A2A example's
+    ``lookup_order`` does: it has the whole result, and leaves before the stream says it has ended."""
+    from a2a.types import SendMessageRequest, TaskState
+
+    client = await client_for(url, streaming=streaming)
+    try:
+        async for event in client.send_message(SendMessageRequest(message=message(text))):
+            status = event.task.status if event.HasField("task") else event.status_update.status
+            if status.state == TaskState.TASK_STATE_COMPLETED:
+                return
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["unary", "streaming"])
+def test_a_call_left_once_its_task_completed_is_not_abandoned(instrument, exporter, provider, remote,
+                                                              streaming) -> None:
+    """A caller that leaves its loop once the task completed took the whole result: the call's span says it
+    completed, not that the stream was abandoned (it did: a unary call is one event, and the example's
+    ``lookup_order`` returns on it, so every call of the example was marked abandoned)."""
+    instrument()
+    run_as_support(provider, lambda: leave_once_settled(remote.url, "Where is my order A100?", streaming))
+    call = client_call(exporter)
+    assert call.attributes["a2a.task.state"] == "TASK_STATE_COMPLETED"
+    assert "otel_agents.stream.abandoned" not in call.attributes, call.attributes
+    assert call.status is StatusCode.UNSET
+
+
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.Task.cancelling() is Python 3.11+")
 def test_a_client_that_leaves_a_stream_abandons_the_servers_span_too(instrument, exporter, provider, remote) -> None:
     """The client closes a stream while the remote agent works: a2a-sdk's server ends its stream as if the

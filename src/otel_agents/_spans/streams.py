@@ -45,14 +45,16 @@ Missing = Callable[[], "str | None"]
 
 class _StreamState:
     __slots__ = ("span", "on_chunk", "on_end", "finished", "last_activity", "timeout", "lock", "is_error", "on_error",
-                 "generation", "timed", "missing", "__weakref__")
+                 "complete", "generation", "timed", "missing", "__weakref__")
 
     def __init__(self, span: SemanticSpan, on_chunk: OnChunk | None, on_end: OnEnd | None,
                  timeout: float, is_error: Callable[[BaseException], bool] | None,
-                 on_error: OnError | None = None, missing: Missing | None = None):
+                 on_error: OnError | None = None, missing: Missing | None = None,
+                 complete: Callable[[], bool] | None = None):
         self.span = span
         self.on_chunk = on_chunk
         self.on_end = on_end
+        self.complete = complete
         self.finished = False
         self.last_activity = time.monotonic()
         self.timeout = timeout
@@ -84,6 +86,9 @@ class _StreamState:
             if self.finished:
                 return
             self.finished = True
+        if abandoned and self.complete is not None:
+            with guard("stream.complete"):
+                abandoned = not self.complete()  # let go after its whole result: finished, not abandoned
         if self.on_end is not None:
             with guard("stream.on_end"):
                 self.on_end(self.span, abandoned)
@@ -424,7 +429,7 @@ def watch_stream(span: SemanticSpan, *, on_end: OnEnd | None = None, idle_timeou
 def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None = None,
                 on_end: OnEnd | None = None, idle_timeout: float | None = None,
                 is_error: Callable[[BaseException], bool] | None = None, on_error: OnError | None = None,
-                missing: Missing | None = None) -> Any:
+                missing: Missing | None = None, complete: Callable[[], bool] | None = None) -> Any:
     """Wrap a sync or async iterator so that ``span`` ends when the stream does.
 
     Args:
@@ -444,6 +449,9 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
             ``"message_stop"``), or ``None`` when it came. A name marks the span incomplete (status ERROR,
             ``error.type`` ``stream_incomplete``: :meth:`~.outcome.OutcomeSetters.mark_incomplete`); ``on_end``
             must then write no finish reason or usage the missing event would have given.
+        complete: whether the stream has already given its whole result (a remote
+            task that settled): a stream let go then (closed, dropped, idle, open at
+            exit) ends its span as finished, not abandoned; default: never.
 
     Returns:
         :class:`SyncStream` or :class:`AsyncStream`; other attributes are
@@ -451,7 +459,7 @@ def wrap_stream(iterator: Any, span: SemanticSpan, *, on_chunk: OnChunk | None =
         through unchanged.
     """
     timeout = idle_timeout if idle_timeout is not None else span.telemetry.settings.idle_timeout()
-    state = _StreamState(span, on_chunk, on_end, timeout, is_error, on_error, missing)
+    state = _StreamState(span, on_chunk, on_end, timeout, is_error, on_error, missing, complete)
     stream = AsyncStream(iterator, state) if hasattr(iterator, "__aiter__") else SyncStream(iterator, state)
     with guard("stream.watch"):
         WATCHDOG.watch(state)

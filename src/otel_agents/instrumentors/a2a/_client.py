@@ -52,7 +52,7 @@ class ClientSide:
                 opened = self._start(instance, method_attr, args, kwargs)
             if opened is None:
                 return wrapped(*args, **kwargs)
-            span, kwargs, owned = opened
+            span, kwargs, owned, method = opened
             if not owned:  # a framework's remote-agent span, enriched: it ends with the framework's run
                 return _observed(in_context(wrapped(*args, **kwargs), trace.set_span_in_context(span.span)), span)
             try:
@@ -65,8 +65,11 @@ class ClientSide:
             def on_end(s: SemanticSpan, abandoned: bool) -> None:
                 outcome.apply(s)
 
+            def complete() -> bool:  # a caller that leaves once it has the whole result did not abandon the call
+                return outcome.settled() or (method == P.SEND_MESSAGE and outcome.events > 0)  # unary: one event
+
             return wrap_stream(in_context(stream, trace.set_span_in_context(span.span)), span,
-                               on_chunk=outcome.add, on_end=on_end, is_error=_is_error_for(span))
+                               on_chunk=outcome.add, on_end=on_end, is_error=_is_error_for(span), complete=complete)
 
         return wrapper
 
@@ -79,7 +82,7 @@ class ClientSide:
                 opened = self._start(instance, method_attr, args, kwargs)
             if opened is None:
                 return await wrapped(*args, **kwargs)
-            span, kwargs, _ = opened
+            span, kwargs, _, _ = opened
             token = otel_context.attach(trace.set_span_in_context(span.span))
             try:
                 result = await wrapped(*args, **kwargs)
@@ -97,7 +100,9 @@ class ClientSide:
 
     # -- start -----------------------------------------------------------------------------
     def _start(self, client: Any, method_attr: str, args: tuple, kwargs: dict
-               ) -> tuple[SemanticSpan, dict, bool] | None:
+               ) -> tuple[SemanticSpan, dict, bool, str] | None:
+        """The call's span (a framework's remote-agent span when one waits for the call: then not ours to end), the
+        call's keyword arguments carrying its context, whether the span is ours to end, and ``a2a.method.name``."""
         request = kwargs.get("request", args[0] if args else None)
         card = getattr(client, "_card", None)
         attrs = P.card_attributes(card)
@@ -147,7 +152,7 @@ class ClientSide:
             if owned:
                 span.end()
             raise
-        return span, kwargs, owned
+        return span, kwargs, owned, method
 
     def _carrying(self, context: Any, ctx: otel_context.Context) -> Any:
         """A copy of the ``ClientCallContext`` whose ``service_parameters`` carry ``ctx`` (propagation on)

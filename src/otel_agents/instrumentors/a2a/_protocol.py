@@ -170,6 +170,7 @@ class Outcome:
     ``Task``/``Message``/status and artifact update events a request handler yields (server)."""
 
     def __init__(self) -> None:
+        self.events = 0
         self.task_id: str | None = None
         self.context_id: str | None = None
         self.state: str | None = None
@@ -179,8 +180,14 @@ class Outcome:
 
     def add(self, event: Any) -> None:
         """Take one event in (never raises)."""
+        self.events += 1
         with guard("a2a.outcome"):
             self._add(event)
+
+    def settled(self) -> bool:
+        """Whether the call has given its whole result: the agent's reply message, or the task at a state its
+        stream ends at (:data:`SETTLED`)."""
+        return self.reply is not None or self.state in SETTLED
 
     def _add(self, event: Any) -> None:
         payload = event.WhichOneof("payload") if type(event).__name__ == "StreamResponse" else None

@@ -128,8 +128,7 @@ class ServerSide:
                 self._remember(outcome.task_id, ctx, STREAMS[method_attr])
 
             def on_end(s: SemanticSpan, abandoned: bool) -> None:
-                if not abandoned and outcome.reply is None and outcome.state not in P.SETTLED \
-                        and _consumer_cancelled():
+                if not abandoned and not outcome.settled() and _consumer_cancelled():
                     s.mark_abandoned()  # the client left (a2a-sdk ends the stream as if the task had settled)
                 if s.kind is Kind.AGENT:
                     outcome.apply(s)
