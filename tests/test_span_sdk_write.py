@@ -194,6 +194,28 @@ def test_a_semantic_span_s_own_attributes_are_not_checked_again(monkeypatch) -> 
     assert ("gen_ai.request.stop_sequences", "tuple", ("x", "y")) in _typed(ours)
 
 
+def test_a_value_length_limit_cuts_a_semantic_span_s_own_attributes_as_the_sdk_does() -> None:
+    """The flush of a semantic span's own attributes (written without checking each again) makes the value length
+    limit's check itself: with one set, the SDK writes them and cuts every string to the limit."""
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_agents._spans import ChatMessage, Settings, Telemetry
+    from otel_agents.semconv import Kind
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attribute_length=4))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    span = Telemetry(provider, settings=Settings(capture_content=True)).start_span(Kind.MODEL, "m", operation="chat")
+    span.set_model(request_model="a-long-model-name", provider="provider")
+    span.set_messages(input=[ChatMessage("user", "a question")])
+    span.end()
+    (finished,) = exporter.get_finished_spans()
+    attributes = dict(finished.attributes)
+    assert attributes["gen_ai.request.model"] == "a-lo" and attributes["gen_ai.provider.name"] == "prov"
+    assert all(len(v) <= 4 for v in attributes.values() if type(v) is str)
+
+
 @pytest.mark.parametrize("foreign", [
     lambda s: s.set_attribute(3, "not a str key"),
     lambda s: s.set_attributes({"": "empty key", "fine": "v"}),

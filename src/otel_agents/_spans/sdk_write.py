@@ -99,10 +99,11 @@ def set_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
 def set_stored_attributes(span: Any, attributes: Mapping[str, Any]) -> None:
     """:func:`set_attributes` of ``attributes`` the caller knows to be in their stored form (each key a non-empty
     ``str``, each value kept by :func:`stored` and equal to what it returns: no list), without checking each
-    again: a semantic span builds its attributes so (:meth:`~.span.SemanticSpan._flush`)."""
-    if direct(span):
+    again: a semantic span builds its attributes so (:meth:`~.span.SemanticSpan._flush`). :func:`direct`'s checks
+    are made by :func:`_write` itself, under the span's lock (one call per span fewer: every span runs this)."""
+    if type(span) is _SdkSpan and _SdkSpan is not None:
         try:
-            if _write(span, attributes):
+            if _write(span, attributes, checked=False):
                 return
         except AttributeError:  # an SDK reshaped under the same class names: every read precedes the write
             pass
@@ -194,16 +195,21 @@ def _blind(tracer: Any, multi: Any, processors: Any) -> bool:
         return False
 
 
-def _write(span: Any, attributes: Mapping[str, Any]) -> bool:
+def _write(span: Any, attributes: Mapping[str, Any], checked: bool = True) -> bool:
     """Write under the SDK's two locks, as ``_set_items`` does (a key set again is removed and re-inserted:
     it moves last); ``False`` (nothing written) when the span has ended or a new key would pass the count
-    limit (the public call then decides, warns and counts)."""
+    limit (the public call then decides, warns and counts). ``checked``: the caller made :func:`direct`'s
+    checks on ``span``; else they are made here (the span is the SDK's own ``_Span``)."""
     bounded = span._attributes
+    if not checked and (type(bounded) is not _Bounded or bounded.max_value_len is not None):
+        return False
     with span._lock:
         if span._end_time is not None or bounded._immutable is not False:
             return False
         with bounded._lock:
             d = bounded._dict
+            if type(d) is not dict:
+                return False
             maxlen = bounded.maxlen
             if maxlen is not None and len(d) + len(attributes) > maxlen and \
                     len(d) + sum(1 for k in attributes if k not in d) > maxlen:

@@ -396,11 +396,17 @@ class Settings:
         of their variables or of these settings changed since the last call (the variables' raw values are
         compared, as one dictionary look-up each: see :func:`getenv`). A reading during which one of them
         changed (another thread) is not kept. Raises what those reads raise."""
-        key = self._policy_key()
-        if key is not None:
+        data = _ENV_DATA  # self._policy_key(), written out: every span runs this
+        if data is not None and os.environ is _ENVIRON:
+            k1, k2, k3, k4, k5 = _POLICY_KEYS
+            key: tuple | None = (self.capture_content, self.max_content_length, self.status_ok, self.vocabularies,
+                                 self.max_media_bytes, data.get(k1), data.get(k2), data.get(k3), data.get(k4),
+                                 data.get(k5))
             last = self._policy
             if last[0] == key:
                 return last[1]
+        else:
+            key = None
         policy = (self.content_enabled(), self.content_budget(), self.mark_status_ok(), self.vocabulary_filter(),
                   self.media_budget())
         if key is not None and self._policy_key() == key:  # nothing changed while parsing: the key names it

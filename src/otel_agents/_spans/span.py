@@ -46,7 +46,7 @@ from .index import _OPEN, PARENTS, semantic_span_for
 from .model import _MODEL_KINDS, ModelSetters
 from .outcome import OutcomeSetters
 from .pipeline import INT64_MAX, INT64_MIN, otel_value
-from .sdk_write import SCALARS as _SCALARS
+from .sdk_write import SCALARS as _SCALARS, _Bounded, _SdkSpan
 from .settings import DEFAULT_MAX_CONTENT_LENGTH
 from .usage import Usage
 
@@ -220,11 +220,12 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
             pending = self._pending
             keep = self._keep
             labels = pipeline.LABELS
+            # every key a non-empty str (checked in C, not key by key); else the caller's keys are the SDK's to refuse
+            if not _STR_ONLY(map(type, attributes)) or "" in attributes:
+                self._stored = False
             for k, v in attributes.items():
                 if keep is not None and not keep[k]:
                     continue
-                if type(k) is not str or not k:  # the caller's key: the SDK's to refuse
-                    self._stored = False
                 t = type(v)  # otel_value(v), with its two most common cases (a str, None) first
                 if t is str:
                     labelled = labels.get(v)  # a label made before (pipeline.label), without a call
@@ -358,7 +359,9 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
         try:
-            if getattr(span, "dropped_attributes", 1):  # over the SDK's limit: put the kind back
+            # over the SDK's limit: put the kind back (the SDK's own span's count read without its property)
+            if (span._attributes.dropped if type(span) is _SdkSpan and type(span._attributes) is _Bounded
+                    else getattr(span, "dropped_attributes", 1)):
                 keep = self._keep
                 span.set_attributes(self._kind_attrs if keep is None else
                                     {k: v for k, v in self._kind_attrs.items() if keep[k]})
@@ -379,6 +382,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.end", exc)
 
+
+_STR_ONLY = frozenset((str,)).issuperset
 
 _noted_parents = False  # _left_to_the_parent has logged in this process
 

@@ -113,17 +113,23 @@ class Telemetry:
         try:
             if type(kind) is not Kind:
                 kind = Kind(kind)
-            policy = self._policy()
+            try:  # self._policy(), written out (a call fewer: every span runs this)
+                policy = self.settings.span_policy()
+            except Exception:  # noqa: BLE001 - unusable settings: the span reads them itself, and records the failure
+                policy = None
             if name_is_content and not (policy[0] if policy is not None else self.settings.content_enabled()):
                 name = None
+            labels = pipeline.LABELS
             if name is not None:
-                # a name can hold a key too; a str subclass is named by its value, as attributes record it
-                name = pipeline.label(name if type(name) is str else probes.text(name))
+                # a name can hold a key too; a str subclass is named by its value, as attributes record it (a label
+                # made before, an agent's or a model's name, without a call)
+                name = labels.get(name) or pipeline.label(name) if type(name) is str else \
+                    pipeline.label(probes.text(name))
             only = policy[3] if policy is not None else self.settings.vocabulary_filter()
             kattrs, start_kattrs, sname, default_span_kind = naming(kind, name, operation, workflow, multi_step, only)
             current = otel_context.get_current()
             ctx, run_attrs, parent_span = _parent_context(parent, current)
-            if _suppressed(current):
+            if current.get(_SUPPRESS_KEY) or current.get(_SUPPRESS_KEY_PLAIN):  # _suppressed(current), written out
                 return SemanticSpan(kind, trace.INVALID_SPAN, self, sname, kattrs, run_attrs, parent_span)
             # Only the attributes of the vocabularies written (all of them: keep is None) go in, in their order.
             keep = None if only is None else V.key_filter(only)
@@ -132,7 +138,8 @@ class Telemetry:
                 start_attrs[A.OTEL_AGENTS_FRAMEWORK] = self.framework
             for k, v in run_attrs.items():  # session and user ids, tags: through the pipeline like any value
                 if keep is None or keep[k]:
-                    ov = otel_value(v)
+                    # otel_value(v), a label made before (an id: every span of the run carries it) without a call
+                    ov = (labels.get(v) if type(v) is str else None) or otel_value(v)
                     if ov is not None:
                         start_attrs[k] = ov
             run_name = (parent_span.run_name if parent_span is not None else None) or name or sname

@@ -180,6 +180,12 @@ class Hooks:
         inv_id = getattr(invocation_context, "invocation_id", None)
         return self.invocations.get(inv_id) if inv_id else None
 
+    def _invocation_of(self, callback_context: Any) -> Invocation | None:
+        """``self._invocation(_invocation_context(callback_context))`` in one call (a callback's or a tool's
+        context): most callbacks of every step start with it."""
+        inv_id = getattr(getattr(callback_context, "_invocation_context", None), "invocation_id", None)
+        return self.invocations.get(inv_id) if inv_id else None
+
     # -- agents ----------------------------------------------------------------------------------
     def before_agent(self, agent: Any, callback_context: Any) -> None:
         ictx = _invocation_context(callback_context)
@@ -227,7 +233,7 @@ class Hooks:
         inv.named.append((name, span))
 
     def after_agent(self, agent: Any, callback_context: Any, error: BaseException | None = None) -> None:
-        inv = self._invocation(_invocation_context(callback_context))
+        inv = self._invocation_of(callback_context)
         if inv is None:
             return
         name = getattr(agent, "name", None) or "agent"
@@ -303,7 +309,7 @@ class Hooks:
         return call
 
     def after_model(self, callback_context: Any, llm_response: Any) -> None:
-        inv = self._invocation(_invocation_context(callback_context))
+        inv = self._invocation_of(callback_context)
         if inv is None:
             return
         agent_name = getattr(callback_context, "agent_name", None) or ""
@@ -329,7 +335,7 @@ class Hooks:
         self._end_model(call, inv)
 
     def model_error(self, callback_context: Any, error: BaseException) -> None:
-        inv = self._invocation(_invocation_context(callback_context))
+        inv = self._invocation_of(callback_context)
         if inv is None:
             return
         call = inv.models.pop(getattr(callback_context, "agent_name", None) or "", None)
@@ -424,7 +430,7 @@ class Hooks:
 
     # -- tools -----------------------------------------------------------------------------------
     def before_tool(self, tool: Any, tool_args: Any, tool_context: Any) -> None:
-        inv = self._invocation(_invocation_context(tool_context))
+        inv = self._invocation_of(tool_context)
         if inv is None:
             return
         agent_name = getattr(tool_context, "agent_name", None) or ""
@@ -447,7 +453,7 @@ class Hooks:
         inv.attached[call_id] = (ctx, otel_context.attach(ctx))
 
     def after_tool(self, tool: Any, tool_context: Any, result: Any = None, error: BaseException | None = None) -> None:
-        inv = self._invocation(_invocation_context(tool_context))
+        inv = self._invocation_of(tool_context)
         if inv is None:
             return
         agent_name = getattr(tool_context, "agent_name", None) or ""
