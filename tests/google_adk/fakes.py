@@ -46,12 +46,14 @@ class Text:
 @dataclass
 class Stream:
     """Partial chunks (the first after ``first`` seconds), then (unless ``final`` is None) the aggregated final
-    response with usage."""
+    response with usage. ``hold``: after its chunks the model waits for ever (until its request is cancelled or
+    closed), as a model still answering when the caller leaves."""
     chunks: list[str]
     final: str | None = None
     input_tokens: int = 10
     output_tokens: int = 5
     first: float = 0.0
+    hold: bool = False
 
 
 @dataclass
@@ -109,6 +111,8 @@ class ScriptedLlm(BaseLlm):
                 yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=chunk)]), partial=True,
                                   model_version="scripted-1-0001")
                 await asyncio.sleep(0)
+            if entry.hold:
+                await asyncio.Event().wait()
             if entry.final is not None:
                 yield LlmResponse(content=types.Content(role="model", parts=[types.Part(text=entry.final)]),
                                   model_version="scripted-1-0001", finish_reason=types.FinishReason.STOP,

@@ -4,6 +4,8 @@ agents), a failed run, content off, uninstrument, folding. The real ADK runs ove
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import logging
 from datetime import datetime
@@ -13,10 +15,15 @@ import pytest
 from google.adk.agents import LlmAgent, LoopAgent, ParallelAgent, SequentialAgent
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.models.llm_response import LlmResponse
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
+from google.genai import types
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
+from otel_agents._spans import SemanticSpan
+from otel_agents._spans.finalisers import settle
 from otel_agents.instrumentors.google_adk import GoogleADKInstrumentor
 from tests.exporters.conftest import check
 from tests.genai_schema import validate_genai_json
@@ -293,6 +300,64 @@ def test_stream_cut_short_is_incomplete_not_abandoned(instrumented: Any, exporte
         {"role": "assistant", "parts": [{"type": "text", "content": "".join(chunks)}], "finish_reason": ""}]
     assert not {"gen_ai.response.finish_reasons", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"} & set(a)
     validate_genai_json(a)
+
+
+@pytest.mark.parametrize("how", ["break", "aclose", "drop", "cancel"])
+def test_stream_left_mid_answer_is_abandoned(instrumented: Any, exporter: SnapshotExporter, how: str) -> None:
+    """The ``run_async`` caller leaves while the model is still streaming its answer, after its first partial
+    event: it ``break``s out of ``async for``, ``aclose()``s the events, or drops them; ADK then cancels the task
+    running the run. The model and agent spans end abandoned (``otel_agents.stream.abandoned``), as ``Runner.run``'s
+    do when its caller leaves, the model's with the text it had streamed; the cancellation ADK made to stop the run
+    stays control flow, no error. A task cancelled mid-stream (``cancel``) is cancelled, not abandoned. The caller
+    gets what it would without us; nothing stays open or current. Fails before (break, aclose, drop): no span said
+    abandoned (the agent said only ``cancelled``)."""
+    agent = support_agent(ScriptedLlm([Stream(["Your ", "order "], "Your order A100", hold=True)]))
+    seen: list = []
+
+    async def main() -> None:
+        runner = Runner(app_name="support", agent=agent, session_service=InMemorySessionService())
+        await runner.session_service.create_session(app_name="support", user_id="u1", session_id="s1")
+        events = runner.run_async(user_id="u1", session_id="s1", run_config=RunConfig(streaming_mode=StreamingMode.SSE),
+                                  new_message=types.Content(role="user", parts=[types.Part(text="Where?")]))
+
+        async def consume() -> None:
+            async for event in events:
+                seen.append(event)
+                if event.partial and how == "break":
+                    break
+                if event.partial and how == "cancel":
+                    task.cancel()  # the next step of the events is cancelled
+
+        if how in ("break", "cancel"):
+            task = asyncio.ensure_future(consume())
+            await asyncio.gather(task, return_exceptions=True)
+            assert task.cancelled() is (how == "cancel")
+        else:
+            seen.append(await events.__anext__())
+            if how == "aclose":
+                await events.aclose()
+        del events
+        gc.collect()
+        assert not trace.get_current_span().get_span_context().is_valid
+
+    asyncio.run(main())
+    gc.collect()
+    settle()
+    assert seen and all(e.partial for e in seen) and (how == "cancel" or len(seen) == 1)
+    assert instrumented.open_runs() == 0
+    [model] = exporter.semantic("model")
+    [agent_span] = exporter.semantic("agent")
+    cancelled = "asyncio.exceptions.CancelledError"
+    for span in (model, agent_span):
+        a = span.attributes
+        assert span.status is StatusCode.UNSET and "error.type" not in a, tree([model, agent_span])
+        assert a.get("otel_agents.stream.abandoned") is (None if how == "cancel" else True), tree([model, agent_span])
+        assert a.get("otel_agents.control_flow") == cancelled, tree([model, agent_span])
+    assert agent_span.attributes.get("otel_agents.run.stop_reason") == "cancelled"
+    assert model.parent_id == agent_span.span_id
+    assert model.json_attr("gen_ai.output.messages")[0]["parts"][0]["content"].startswith("Your ")
+    assert "gen_ai.response.finish_reasons" not in model.attributes
+    assert not [o for o in gc.get_objects() if isinstance(o, SemanticSpan) and not o.ended]
 
 
 def test_adk4_streamed_partials_count_once(instrumented: Any, exporter: SnapshotExporter) -> None:

@@ -124,9 +124,12 @@ Limits
 * Application spans opened by a model class or an agent callback (outside a
   tool) nest under ADK's spans or the caller's, not ours: agent and model spans
   are never current.
-* A run whose event stream the caller abandons gets no ``after_run_callback``:
-  its spans end, marked ``otel_agents.stream.abandoned``, when ADK drops the
-  invocation context (a ``weakref.finalize``), or at the latest when
+* A run whose event stream the caller leaves before the end (a ``break`` out of ``async for``, ``aclose()``, the
+  events dropped; ``Runner.run``'s generator closed or dropped) ends its spans marked
+  ``otel_agents.stream.abandoned``, a model span with what it had streamed and no finish reason; where ADK stops
+  the run by cancelling the task running it, the cancellation stays on them as control flow (stop reason
+  ``cancelled``), no error. An ADK that calls no ``after_run_callback`` then leaves them to end, abandoned, when
+  it drops the invocation context (a ``weakref.finalize``), or at the latest when
   :data:`~._runs.MAX_INVOCATIONS` newer invocations evict it or at ``uninstrument()``.
 * A run whose task is cancelled gets no ``after_run_callback`` either (ADK 2.x): the cancellation coming out of
   ``run_async``'s events ends its spans as control flow (``otel_agents.control_flow``

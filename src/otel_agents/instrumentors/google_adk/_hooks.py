@@ -160,6 +160,14 @@ class Hooks:
             if inv is not None:
                 self._finish(inv, error, False)
 
+    def run_left(self, invocation_ids: list[str]) -> None:
+        """The ``run_async`` caller of these invocations left their events before the end: what ends from here
+        on (as ADK cancels the task running them) was abandoned."""
+        for invocation_id in invocation_ids:
+            inv = self.invocations.get(invocation_id)
+            if inv is not None:
+                inv.left = True
+
     def _finish(self, inv: Invocation, error: BaseException | None, abandoned: bool) -> None:
         for agent_name, call in list(inv.models.items()):
             if abandoned:
@@ -255,7 +263,7 @@ class Hooks:
                     span.set_output(output)
             if inv.paused:
                 span.mark_paused()
-            if _caller_left():
+            if _caller_left(inv):
                 span.mark_abandoned()
             if error is not None:
                 span.record_error(error, control_flow=not isinstance(error, Exception))
@@ -395,7 +403,7 @@ class Hooks:
                 if code and error is None:
                     span.set_error(str(code), getattr(response, "error_message", None) or str(code))
             if call.final is None:
-                if _caller_left():
+                if _caller_left(inv):
                     span.mark_abandoned()
                 elif error is None and getattr(call.last, "partial", None) and \
                         not getattr(call.last, "turn_complete", None):
@@ -488,10 +496,13 @@ class Hooks:
 _AGENT_OF: "weakref.WeakKeyDictionary[SemanticSpan, str]" = weakref.WeakKeyDictionary()
 
 
-def _caller_left() -> bool:
-    """Whether the ``Runner.run`` caller whose background thread runs this step stopped iterating: what
-    ends after that ends because the run was abandoned (ADK's cancellation may be absorbed inside the
-    run, so agents end through their normal callbacks)."""
+def _caller_left(inv: Invocation) -> bool:
+    """Whether the caller of ``inv``'s run stopped iterating its events: the ``run_async`` caller
+    (:meth:`Hooks.run_left`), or the ``Runner.run`` caller whose background thread runs this step. What ends
+    after that ends because the run was abandoned (ADK's cancellation may be absorbed inside the run, so
+    agents end through their normal callbacks)."""
+    if inv.left:
+        return True
     caller = SYNC_CALLER.get()
     return caller is not None and caller.left
 

@@ -101,6 +101,9 @@ class Invocation:
         self.answers: list[tuple[str, str]] = []  # (agent name, answer text), in order
         self.named: list[tuple[str, SemanticSpan]] = []  # (agent name, its span), in order
         self.paused = False
+        # The ``run_async`` caller left its events (closed or dropped them) before the run ended: ADK then cancels
+        # the task running it, and what that cancellation ends was abandoned (:class:`CancellableRun`).
+        self.left = False
         self.root: SemanticSpan | None = None
         # Whether an agent span of the invocation records content, so the answers given in it are kept for agent
         # outputs (with content off they would never be read); kept as agent spans open, as an invocation whose
@@ -240,15 +243,20 @@ class CancellableRun:
     """``Runner.run_async``'s event generator, passed through, item by item. A cancellation that comes out of it
     while its run is open (the task running it was cancelled) ends that run's spans as cancelled: ADK calls no
     plugin callback for a run its task cancelled (2.x skips ``after_run`` then), so without this its spans would
-    end only when ADK lets go of the invocation, as abandoned. ``aclose()``/``athrow()``/``asend()`` and any other
-    attribute are the generator's own."""
+    end only when ADK lets go of the invocation, as abandoned. A caller that leaves before the end (``aclose()``,
+    or drops it: a ``break`` out of ``async for``) is told with ``on_left(ids)`` first: ADK cancels the task
+    running the run then (``Runner._cleanup_root_task``), and what that ends was abandoned, not cancelled by the
+    caller. ``athrow()``/``asend()`` and any other attribute are the generator's own."""
 
-    __slots__ = ("_events", "_on_cancel", "_ids")
+    __slots__ = ("_events", "_on_cancel", "_on_left", "_ids", "_done")
 
-    def __init__(self, events: Any, on_cancel: Callable[[list[str], BaseException], None]):
+    def __init__(self, events: Any, on_cancel: Callable[[list[str], BaseException], None],
+                 on_left: Callable[[list[str]], None] | None = None):
         self._events = events
         self._on_cancel = on_cancel
+        self._on_left = on_left
         self._ids: list[str] = []
+        self._done = False  # the events ended (exhausted or raised): nothing left to leave
 
     def __aiter__(self) -> "CancellableRun":
         return self
@@ -258,12 +266,34 @@ class CancellableRun:
         try:
             return await self._events.__anext__()
         except asyncio.CancelledError as exc:
+            self._done = True
             if self._ids:
                 with guard("google_adk.run_cancelled"):
                     self._on_cancel(self._ids, exc)
             raise
+        except BaseException:
+            self._done = True
+            raise
         finally:
             RUN_IDS.reset(token)
+
+    def _left(self) -> None:
+        if not self._done:
+            self._done = True
+            if self._ids and self._on_left is not None:
+                with guard("google_adk.run_left"):
+                    self._on_left(self._ids)
+
+    async def aclose(self) -> None:
+        self._left()
+        await self._events.aclose()
+
+    def __del__(self) -> None:
+        # dropped unfinished: the generator's own finaliser (asyncio's hook) closes it next, which ends the run
+        try:
+            self._left()
+        except Exception:  # noqa: BLE001 - at interpreter exit the module may be gone: nothing left to tell
+            pass
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._events, name)

@@ -8,7 +8,8 @@ short-circuit it. A runner that already has ours (an ``AgentTool`` passes its
 parent's plugins to the runner it makes) gets no second one. A runner made before
 ``instrument()`` gets it when it starts a run (``run_async``/``run_live`` are wrapped too).
 ``run_async``'s events pass through a :class:`~._runs.CancellableRun`: ADK calls no
-plugin callback for a run whose task was cancelled, so that ends the run's spans as cancelled.
+plugin callback for a run whose task was cancelled, so that ends the run's spans as cancelled; it also tells
+the hooks when the caller leaves the events early (what ADK's cancellation then ends was abandoned).
 ``uninstrument()`` takes the wrapper off and switches the plugin off in the
 runners it was added to. ``Runner.run`` (the sync entry) is wrapped too, to step its
 events in a context that tells the plugin when the caller left before the end
@@ -97,7 +98,7 @@ class Installation:
         self._add_plugin(instance)
         events = wrapped(*args, **kwargs)
         with guard("google_adk.wrap_run"):
-            return CancellableRun(events, self.hooks.run_cancelled)
+            return CancellableRun(events, self.hooks.run_cancelled, self.hooks.run_left)
         return events
 
     def _add_plugin(self, runner: Any) -> None:
