@@ -476,11 +476,13 @@ def _openai_agents(model: str, body: bytes) -> Any:
     return asyncio.run(main())
 
 
-CUT_RUNS = {  # framework instrumentor → (the run, what the framework answers, or the error it raises)
-    "langchain": (_langchain_cut, CUT_TEXT),
-    "pydantic_ai": (_pydantic_ai_cut, CUT_TEXT),  # PydanticAI takes the text, with its own default reason "stop"
-    "openai_agents": (lambda: _openai_agents("chat", CUT), CUT_TEXT),
-    "openai_agents-responses": (lambda: _openai_agents("responses", RESPONSES_CUT), "ModelBehaviorError"),
+CUT_RUNS = {  # framework instrumentor → (the run, what the framework answers or the errors it may raise)
+    "langchain": (_langchain_cut, {CUT_TEXT}),
+    "pydantic_ai": (_pydantic_ai_cut, {CUT_TEXT}),  # PydanticAI takes the text, with its own default reason "stop"
+    # openai-agents 0.20 (.venv) takes the text; 0.24 (.venv-newest) raises "Chat Completions stream ended before
+    # receiving a finish_reason": the model span is the same either way
+    "openai_agents": (lambda: _openai_agents("chat", CUT), {CUT_TEXT, "ModelBehaviorError"}),
+    "openai_agents-responses": (lambda: _openai_agents("responses", RESPONSES_CUT), {"ModelBehaviorError"}),
 }
 
 
@@ -490,14 +492,17 @@ def test_stream_cut_under_a_framework_model_span(both: Any, exporter: SnapshotEx
     framework's model span: that span (the one model span of the request) failed as cut short (``error.type``
     ``stream_incomplete``), with no finish reason (PydanticAI's own default "stop" for a stream without one is not
     the model's) and no usage, whatever the framework made of it. Fails before: status UNSET, "stop" (PydanticAI)."""
-    run, answer = CUT_RUNS[case]
+    run, answers = CUT_RUNS[case]
+    error_types = {"stream_incomplete"}
     try:
-        assert run() == answer
+        assert run() in answers
     except Exception as exc:  # noqa: BLE001 - the framework's own verdict on the cut stream
-        assert type(exc).__name__ == answer, exc
+        assert type(exc).__name__ in answers, exc
+        # raised inside the model span (openai-agents 0.24's chat model), the error replaces the mark (mark_incomplete)
+        error_types.add(f"{type(exc).__module__}.{type(exc).__qualname__}")
     span = _one_model_span_of(exporter, case.split("-")[0])
     a = span.attributes
-    assert (span.status.name, a.get("error.type")) == ("ERROR", "stream_incomplete"), tree(exporter.spans)
+    assert span.status.name == "ERROR" and a.get("error.type") in error_types, tree(exporter.spans)
     assert "gen_ai.response.finish_reasons" not in a
     assert not [k for k in a if k.startswith("gen_ai.usage.")], a
     for message in json.loads(a.get("gen_ai.output.messages", "[]")):
