@@ -16,7 +16,7 @@ from otel_agents.instrumentors.openai import OpenAIInstrumentor
 from tests.spans import SnapshotExporter, tree
 
 from .fakes import (Recorder, anthropic_client, anthropic_message, anthropic_text_stream, chat_completion, chat_stream,
-                    cut_short, openai_client, responses_stream)
+                    cut_short, openai_client, response_body, responses_stream)
 
 import httpx2
 
@@ -520,12 +520,14 @@ def test_openai_agents_chat_completions_stream_output_and_no_invented_usage(both
                                                                            exporter: SnapshotExporter) -> None:
     """The Agents SDK's ``OpenAIChatCompletionsModel`` streamed whole, without a usage chunk: its generation
     span's output (the Response the SDK assembled from the chunks) is the assistant's answer, and the SDK's
-    ``Usage(requests=1)`` (zero tokens: the provider reported none) is no token count. Fails before: a "user"
-    message with no parts, and 0 input and output tokens."""
+    ``Usage(requests=1)`` (zero tokens: the provider reported none) is no token count; its finish reason is the
+    stream's ("stop", which the SDK keeps nowhere: the openai client's). Fails before: a "user" message with no
+    parts, and 0 input and output tokens."""
     assert _openai_agents("chat", chat_stream(include_usage=False)) == "Order A100 has shipped."
     span = _one_model_span_of(exporter, "openai_agents")
     assert json.loads(span.attributes["gen_ai.output.messages"]) == [
-        {"role": "assistant", "parts": [{"type": "text", "content": "Order A100 has shipped."}], "finish_reason": ""}]
+        {"role": "assistant", "parts": [{"type": "text", "content": "Order A100 has shipped."}],
+         "finish_reason": "stop"}]
     assert not [k for k in span.attributes if k.startswith("gen_ai.usage.")], span.attributes
 
 
@@ -547,3 +549,124 @@ def test_crewai_unknown_content_block_keeps_its_fields(both: Any, exporter: Snap
     [message] = [m for m in json.loads(span.attributes["gen_ai.input.messages"]) if m["role"] == "user"]
     assert message["parts"][1] == {"type": "frobnicate", "payload": {"order": "A100", "key": "[REDACTED]"}}
     assert secret not in json.dumps(dict(span.attributes))
+
+
+def _length_chat_stream() -> bytes:
+    """:func:`chat_stream` whose one choice the provider ended with ``finish_reason`` "length" (not the "stop" a
+    default would give)."""
+    body = chat_stream(include_usage=True)
+    assert body.count(b'"finish_reason": "stop"') == 1
+    return body.replace(b'"finish_reason": "stop"', b'"finish_reason": "length"')
+
+
+def _incomplete_response() -> Any:
+    """A Responses answer the provider ended ``incomplete`` for ``max_output_tokens`` (finish reason "length"; the
+    SDK raises on a stream that ends so, hence only whole)."""
+    return {**response_body(), "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+
+
+AGENTS_PATHS = {  # path → (model, streamed, body served, the finish reason the provider sent, normalised)
+    "chat-stream": ("chat", True, _length_chat_stream, "length"),
+    "chat-whole": ("chat", False, lambda: {**chat_completion(finish_reason="length"), "id": "chatcmpl-fw"}, "length"),
+    "responses-stream": ("responses", True, responses_stream, "stop"),  # completed (:func:`finish_reason`)
+    "responses-whole": ("responses", False, _incomplete_response, "length"),
+}
+
+
+@pytest.mark.parametrize("both", ["openai_agents"], indirect=True)
+@pytest.mark.parametrize("path", list(AGENTS_PATHS))
+@pytest.mark.parametrize("content", [True, False])
+def test_openai_agents_model_span_has_the_finish_reason_the_provider_sent(both: Any, exporter: SnapshotExporter,
+                                                                         path: str, content: bool,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each way the Agents SDK calls the openai client (Chat Completions or Responses, streamed or whole): the
+    one model span carries the finish reason the fake sent ("length"; a completed Response's "stop"), in
+    ``gen_ai.response.finish_reasons`` and, with content on, on the output message. The SDK keeps no chat
+    completion's reason (its generation span holds the message, or the Response it assembled, "completed" even when
+    cut): the openai client's enrichment gives it. Fails before on both Chat Completions paths: no reason, and ""
+    on the output message."""
+    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true" if content else "false")
+    model, streamed, body, sent = AGENTS_PATHS[path]
+    make = OpenAIChatCompletionsModel if model == "chat" else OpenAIResponsesModel
+    agent = Agent(name="Support", model=make("gpt-4o", openai_client=openai_client(Recorder(body()), aio=True)))
+
+    async def main() -> Any:
+        if not streamed:
+            return (await Runner.run(agent, "Where is order A100?")).final_output
+        run = Runner.run_streamed(agent, "Where is order A100?")
+        async for _ in run.stream_events():
+            pass
+        return run.final_output
+
+    asyncio.run(main())
+    span = _one_model_span_of(exporter, "openai_agents")
+    a = span.attributes
+    assert tuple(a.get("gen_ai.response.finish_reasons") or ()) == (sent,), a
+    if content:
+        assert [m["finish_reason"] for m in json.loads(a["gen_ai.output.messages"])] == [sent]
+
+
+def _langchain_length(streamed: bool) -> Any:
+    llm = _chat_openai(_length_chat_stream() if streamed else LENGTH_COMPLETION, aio=False)
+    if streamed:
+        return "".join(chunk.content for chunk in llm.stream("Where is order A100?"))
+    return llm.invoke("Where is order A100?").content
+
+
+def _pydantic_ai_length(streamed: bool) -> Any:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = openai_client(Recorder(_length_chat_stream() if streamed else LENGTH_COMPLETION), aio=True)
+    agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)))
+    if not streamed:
+        return agent.run_sync("Where is order A100?").output
+
+    async def main() -> str:
+        async with agent.run_stream("Where is order A100?") as run:
+            return await run.get_output()
+
+    return asyncio.run(main())
+
+
+def _crewai_length(streamed: bool) -> Any:
+    from crewai import LLM
+
+    llm = LLM(model="openai/gpt-4o", api_key="test-key", stream=streamed)
+    llm._client = openai_client(Recorder(_length_chat_stream() if streamed else LENGTH_COMPLETION))
+    return llm.call("Where is order A100?")
+
+
+LENGTH_COMPLETION = {**chat_completion(finish_reason="length"), "id": "chatcmpl-fw"}
+LENGTH_RUNS = {"langchain": _langchain_length, "pydantic_ai": _pydantic_ai_length, "crewai": _crewai_length}
+
+
+@pytest.mark.parametrize("both,framework", [(f, f) for f in LENGTH_RUNS], indirect=["both"])
+@pytest.mark.parametrize("streamed", [False, True])
+def test_framework_and_client_write_one_finish_reason(both: Any, exporter: SnapshotExporter, framework: str,
+                                                      streamed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A framework that writes its own finish reason on its model span, over the openai client that enriches that
+    span: one reason, the one the fake sent ("length"), whichever writes it, never two different ones (every
+    reason written on the span, normalised, is that one), and the output message carries the same."""
+    from otel_agents._spans import SemanticSpan
+    from otel_agents._spans.pipeline import finish_reason
+
+    written: set[tuple[str, ...]] = set()
+    set_finish_reasons = SemanticSpan.set_finish_reasons
+
+    def spy(self: Any, reasons: Any, **kwargs: Any) -> None:
+        if self.kind.value == "model" and not (kwargs.get("unless_set") and self._reasons):  # (a write, not a no-op)
+            written.add(tuple(finish_reason(r) for r in reasons if r))
+        set_finish_reasons(self, reasons, **kwargs)
+
+    monkeypatch.setattr(SemanticSpan, "set_finish_reasons", spy)
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    assert LENGTH_RUNS[framework](streamed) == "Order A100 has shipped."
+    span = _one_model_span_of(exporter, framework)
+    assert tuple(span.attributes.get("gen_ai.response.finish_reasons") or ()) == ("length",), span.attributes
+    assert written <= {("length",), ()}, written
+    messages = json.loads(span.attributes.get("gen_ai.output.messages", "[]"))
+    assert [m["finish_reason"] for m in messages] == ["length"] * len(messages)

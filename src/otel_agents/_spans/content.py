@@ -368,7 +368,8 @@ class ContentSetters:
         Args:
             input: the messages sent (any roles); ``system`` messages among them go to
                 ``gen_ai.system_instructions`` and stay first in the OpenInference list.
-            output: the messages the model returned (``finish_reason`` on each).
+            output: the messages the model returned (``finish_reason`` on each; when none has one, those of
+                :meth:`set_finish_reasons` written before, one a message, if as many).
             system: system instructions given apart from the messages (strings or parts):
                 ``gen_ai.system_instructions``, and a leading OpenInference ``system`` message.
             tools: the tools offered to the model (see :meth:`set_tool_definitions`).
@@ -387,10 +388,15 @@ class ContentSetters:
                 # The stream was cut (mark_incomplete): a finish reason given now is a framework's default for the
                 # one the stream never sent (PydanticAI's "stop"), not the model's. The messages without it.
                 output = [ChatMessage(m.role, parts=m.parts, name=m.name) for m in output]
-            if output:
+            elif output:
                 reasons = [m.finish_reason for m in output if m.finish_reason]
                 if reasons:
                     self.set_finish_reasons(reasons)
+                elif self._reasons is not None and len(self._reasons) == len(output):
+                    # Messages without their reasons (the OpenAI Agents SDK keeps none of a chat completion's):
+                    # those written for this response (by the provider client beneath), one a message.
+                    output = [ChatMessage(m.role, parts=m.parts, name=m.name, finish_reason=r)
+                              for m, r in zip(output, self._reasons)]
             if not self._content:
                 return
             media = self.media_budget()

@@ -181,17 +181,21 @@ class ModelSetters:
                 _PARAMETERS.put(key, text)
         return text
 
-    def set_finish_reasons(self, reasons: Sequence[str]) -> None:
+    def set_finish_reasons(self, reasons: Sequence[str], *, unless_set: bool = False) -> None:
         """``gen_ai.response.finish_reasons`` (not content), normalised to the OTel GenAI values
         (``tool_calls``/``tool_use`` → ``tool_call``, ``end_turn`` → ``stop``, ``max_tokens`` → ``length``…).
         Nothing once the span's stream was found cut (:meth:`~.outcome.OutcomeSetters.mark_incomplete`): a reason
-        given after that is a framework's default for the one the stream never sent, not the model's."""
-        if self._ended or self._mute or self._error_type == _INCOMPLETE:
+        given after that is a framework's default for the one the stream never sent, not the model's. With
+        ``unless_set``, nothing when reasons were written already (a provider client enriching a framework's span
+        leaves the framework's own). Output messages written later without their reasons get these
+        (:meth:`~.content.ContentSetters.set_messages`)."""
+        if self._ended or self._mute or self._error_type == _INCOMPLETE or (unless_set and self._reasons):
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             # Each a label (what set_attributes makes of a list of strings), written without its checks.
             reasons = [pipeline.finish_reason(r) for r in reasons if r]
             if reasons:
+                self._reasons = tuple(reasons)
                 # OpenInference has one reason per span (llm.finish_reason): the first choice's.
                 self._write({A.GEN_AI_RESPONSE_FINISH_REASONS: tuple(reasons), A.LLM_FINISH_REASON: reasons[0]})
         except Exception as exc:  # noqa: BLE001

@@ -98,7 +98,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
-                 "_flat_input", "_flat_output", "__weakref__")
+                 "_flat_input", "_flat_output", "_reasons", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],
@@ -148,6 +148,8 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._keep: V.KeyFilter | None = None if self._only is None else V.key_filter(self._only)
         self._start = time.monotonic()
         self._error_type: str | None = None
+        # The finish reasons written (normalised), for output messages written without theirs (set_messages).
+        self._reasons: tuple[str, ...] | None = None
         self._in_band = False  # set_error was called: its error.type and status stand
         self._usage: Usage | None = None
         self._chunks: list[float] | None = None  # a streamed response's: see ModelSetters.chunk_received

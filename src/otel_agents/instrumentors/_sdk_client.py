@@ -20,7 +20,8 @@ converts the body and the result. The rules it applies:
   ``ChatOpenAI``, PydanticAI's models, CrewAI's native providers, the OpenAI
   Agents SDK — calling the SDK inside its own ``model`` span, or a hand-written
   ``@otel_agents.span("model")``), no second span is opened: the outer one gets
-  the response id and, if it has fewer counts, the usage.
+  the response id, if it has fewer counts the usage, and the finish reasons
+  unless the framework wrote its own.
 * **Streams are assembled, not sampled**: the stream object the SDK returns is
   kept (``isinstance`` still holds); its ``_iterator`` is replaced by one that
   feeds each event to the endpoint's accumulator. The span ends at the
@@ -157,12 +158,16 @@ def record_outcome(span: SemanticSpan, outcome: Outcome, *, abandoned: bool = Fa
 
 
 def enrich(outer: SemanticSpan, outcome: Outcome) -> None:
-    """Add what a framework's own model span may lack: the response id, and usage when it has fewer counts."""
+    """Add what a framework's own model span may lack: the response id, usage when it has fewer counts, and the
+    finish reasons the provider sent unless the framework wrote its own (the same provider's, kept: one source)."""
     if outer.ended:
         return
     outer.set_model(response_id=outcome.response_id)
     if outcome.usage is not None:
         outer.set_usage(outcome.usage)
+    reasons = [m.finish_reason for m in outcome.messages if m.finish_reason]
+    if reasons:
+        outer.set_finish_reasons(reasons, unless_set=True)
 
 
 class _Call:
@@ -210,10 +215,10 @@ class _Enricher:
             return
         self.finished = True
         with guard("sdk_client.enrich_stream"):
-            enrich(self.outer, self.accumulator.outcome())
             missing = None if abandoned or error is not None or self.outer.ended else self.accumulator.missing()
             if missing:
                 self.outer.mark_incomplete(missing)  # the framework's model span covers the cut response
+            enrich(self.outer, self.accumulator.outcome())  # (marked first: no finish reason on a cut response)
 
 
 _OMITTED = ("Omit", "NotGiven")  # the SDKs' "argument not given" sentinels, still in the body at this point

@@ -60,8 +60,9 @@ One model span per request
 When the client is called inside one of our ``model`` spans — LangChain's
 ``ChatAnthropic``, PydanticAI's ``AnthropicModel``, CrewAI's native provider,
 or your own ``@otel_agents.span("model")`` — no second span is opened: that
-span keeps its framework's view and gets the response id, and the usage when
-it has fewer counts.
+span keeps its framework's view and gets the response id, the usage when
+it has fewer counts, and the finish reasons the provider sent unless the
+framework wrote its own.
 
 The SDK's own tracing
 ---------------------

@@ -70,7 +70,9 @@ When the client is called inside one of our ``model`` spans (``embedding`` for
 embeddings) — LangChain's ``ChatOpenAI``, LlamaIndex's ``OpenAI``, PydanticAI's
 OpenAI models, CrewAI's native OpenAI provider, the OpenAI Agents SDK's model
 span, or your own ``@otel_agents.span("model")`` — no second span is opened:
-that span gets the response id, and the usage when it has fewer counts.
+that span gets the response id, the usage when it has fewer counts, and the
+finish reasons the provider sent unless the framework wrote its own (the Agents
+SDK keeps no chat completion's: its Chat Completions model spans get them here).
 
 Other instrumentations of this client (OpenInference's, OpenLLMetry's,
 ``opentelemetry-instrumentation-openai-v2``) trace the same calls: keep one on.

@@ -43,7 +43,8 @@ Every entry point — ``Runner.run``, ``run_sync``, ``run_streamed`` — gives t
   did not give). Never two for one request. System instructions, input and output messages in
   the parts model (reasoning summaries are ``reasoning`` parts, function calls ``tool_call`` parts,
   function outputs ``tool_call_response`` parts), the tools offered, response model and id, finish
-  reason, token usage (input, output, cached input, reasoning). It is the current span while the SDK
+  reason (of a Chat Completions request, which the SDK does not keep, the openai client's: our OpenAI
+  client instrumentor on), token usage (input, output, cached input, reasoning). It is the current span while the SDK
   calls the OpenAI client, so our OpenAI client instrumentor does not add a second model span.
 * ``execute_tool {tool}`` (``tool``): name, call id (matched to the model's call), arguments,
   result. A tool that raised is ERROR with the exception's type and keeps, as its result, the error
