@@ -600,11 +600,16 @@ def test_openai_agents_model_span_has_the_finish_reason_the_provider_sent(both: 
             pass
         return run.final_output
 
-    asyncio.run(main())
+    raised = False
+    try:
+        asyncio.run(main())
+    except Exception as exc:  # noqa: BLE001 - openai-agents 0.24 (.venv-newest) raises on an incomplete Response
+        assert (type(exc).__name__, path) == ("ModelBehaviorError", "responses-whole"), exc
+        raised = True  # before the SDK gives its generation span an output: the client's finish reason only
     span = _one_model_span_of(exporter, "openai_agents")
     a = span.attributes
     assert tuple(a.get("gen_ai.response.finish_reasons") or ()) == (sent,), a
-    if content:
+    if content and not raised:
         assert [m["finish_reason"] for m in json.loads(a["gen_ai.output.messages"])] == [sent]
 
 
