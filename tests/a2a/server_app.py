@@ -25,6 +25,13 @@ to the OTLP/JSON file ``A2A_TEST_SPANS``; instrumented unless ``A2A_TEST_INSTRUM
 port ``A2A_TEST_CARD_PORT`` (any text, a misconfigured one) instead of ``HTTP_PORT`` when that is set, and is
 named ``A2A_TEST_CARD_NAME`` (default ``Orders Agent``); with ``A2A_TEST_ASGI=1`` its HTTP app is wrapped in
 OpenTelemetry's ASGI middleware (``opentelemetry-instrumentation-asgi``: an HTTP server span per request).
+
+``A2A_TEST_HANDLER`` picks the request handler (every binding serves it): unset, a2a-sdk's
+``DefaultRequestHandler``; ``custom``, the application's own ``RequestHandler`` subclass (:func:`custom_handler`:
+no executor, it runs the LangGraph agent itself); ``subclass``, a ``DefaultRequestHandler`` subclass whose
+overrides audit each message (an application span ``handler.audit``) and call ``super()``; ``router``, a
+``RequestHandler`` of its own without a card that hands every request to a ``DefaultRequestHandler``
+(:func:`router`).
 """
 
 from __future__ import annotations
@@ -137,6 +144,122 @@ def executor(tracer: trace.Tracer):
     return OrdersExecutor()
 
 
+def custom_handler(agent_card, tracer: trace.Tracer):
+    """The application's own ``RequestHandler``: answers ``SendMessage``/``SendStreamingMessage`` by running the
+    LangGraph agent in the handler itself (a completed task with its answer as an artifact; streamed: the task
+    working, the artifact, the status completed); by the text, ``boom …`` → the handler raises ``RuntimeError``
+    (streamed: after the first event), ``slow …`` → streamed, works for a minute after the first event. The other
+    methods: no task is known, push notifications unsupported."""
+    import uuid
+
+    from a2a.helpers import new_task, new_text_artifact, new_text_artifact_update_event
+    from a2a.server.request_handlers.request_handler import RequestHandler
+    from a2a.types import ListTasksResponse, TaskState, TaskStatus, TaskStatusUpdateEvent
+    from a2a.utils.errors import UnsupportedOperationError
+
+    import langchain_agent
+
+    graph = langchain_agent.build(name="orders_worker")
+
+    def start(params):
+        text = "\n".join(p.text for p in params.message.parts)
+        return text, params.message.task_id or uuid.uuid4().hex, params.message.context_id or uuid.uuid4().hex
+
+    class OrdersHandler(RequestHandler):
+        def __init__(self):
+            self.agent_card = agent_card
+
+        async def on_message_send(self, params, context):
+            text, task_id, context_id = start(params)
+            with tracer.start_as_current_span("handler.body"):
+                if text.startswith("boom"):
+                    raise RuntimeError("orders handler down")
+                answer = await asyncio.to_thread(langchain_agent._run, graph, text)
+            return new_task(task_id, context_id, TaskState.TASK_STATE_COMPLETED,
+                            artifacts=[new_text_artifact("answer", answer)], history=[params.message])
+
+        async def on_message_send_stream(self, params, context):
+            text, task_id, context_id = start(params)
+            yield new_task(task_id, context_id, TaskState.TASK_STATE_WORKING, history=[params.message])
+            with tracer.start_as_current_span("handler.body"):
+                if text.startswith("boom"):
+                    raise RuntimeError("orders handler down")
+                if text.startswith("slow"):
+                    await asyncio.sleep(60)
+                answer = await asyncio.to_thread(langchain_agent._run, graph, text)
+            yield new_text_artifact_update_event(task_id, context_id, "answer", answer, last_chunk=True)
+            yield TaskStatusUpdateEvent(task_id=task_id, context_id=context_id,
+                                        status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))
+
+        async def on_get_task(self, params, context):
+            return None
+
+        async def on_list_tasks(self, params, context):
+            return ListTasksResponse()
+
+        async def on_cancel_task(self, params, context):
+            return None
+
+        async def on_subscribe_to_task(self, params, context):
+            raise UnsupportedOperationError("no tasks to subscribe to")
+            yield
+
+        async def on_create_task_push_notification_config(self, params, context):
+            raise UnsupportedOperationError("no push notifications")
+
+        async def on_get_task_push_notification_config(self, params, context):
+            raise UnsupportedOperationError("no push notifications")
+
+        async def on_list_task_push_notification_configs(self, params, context):
+            raise UnsupportedOperationError("no push notifications")
+
+        async def on_delete_task_push_notification_config(self, params, context):
+            raise UnsupportedOperationError("no push notifications")
+
+        async def on_get_extended_agent_card(self, params, context):
+            return self.agent_card
+
+    return OrdersHandler()
+
+
+def audited(handler_class, tracer: trace.Tracer):
+    """``handler_class`` (a2a-sdk's ``DefaultRequestHandler``) with overrides that audit each message in an
+    application span ``handler.audit``, then call ``super()``."""
+
+    class AuditedHandler(handler_class):
+        async def on_message_send(self, params, context):
+            with tracer.start_as_current_span("handler.audit"):
+                pass
+            return await super().on_message_send(params, context)
+
+        async def on_message_send_stream(self, params, context):
+            with tracer.start_as_current_span("handler.audit"):
+                pass
+            async for event in super().on_message_send_stream(params, context):
+                yield event
+
+    return AuditedHandler
+
+
+def router(inner, tracer: trace.Tracer):
+    """A ``RequestHandler`` of the application's own, with no card, that hands every request to ``inner``: plain
+    functions returning ``inner``'s coroutine or stream, a ``SendMessage``/``SendStreamingMessage`` routed in an
+    application span ``handler.route``."""
+    from a2a.server.request_handlers.request_handler import RequestHandler
+
+    def forward(name):
+        def method(self, params, context):
+            if name.startswith("on_message_send"):
+                with tracer.start_as_current_span("handler.route"):
+                    return getattr(inner, name)(params, context)
+            return getattr(inner, name)(params, context)
+
+        return method
+
+    methods = {name: forward(name) for name in RequestHandler.__abstractmethods__}
+    return type("RouterHandler", (RequestHandler,), methods)()
+
+
 def main() -> None:
     import uvicorn
     from opentelemetry.sdk.resources import Resource
@@ -172,9 +295,15 @@ def main() -> None:
     from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
 
     push_store = InMemoryPushNotificationConfigStore()
-    handler = DefaultRequestHandler(executor(provider.get_tracer("tests.a2a.server")), InMemoryTaskStore(), agent_card,
-                                    push_config_store=push_store,
-                                    push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store))
+    tracer = provider.get_tracer("tests.a2a.server")
+    kind = os.environ.get("A2A_TEST_HANDLER", "")
+    handler_class = audited(DefaultRequestHandler, tracer) if kind == "subclass" else DefaultRequestHandler
+    handler = handler_class(executor(tracer), InMemoryTaskStore(), agent_card, push_config_store=push_store,
+                            push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_store))
+    if kind == "custom":
+        handler = custom_handler(agent_card, tracer)
+    elif kind == "router":
+        handler = router(handler, tracer)
     app = Starlette(routes=[*create_agent_card_routes(agent_card), *create_jsonrpc_routes(handler, "/"),
                             *create_rest_routes(handler, path_prefix="/rest")])
     if os.environ.get("A2A_TEST_ASGI") == "1":  # an HTTP server span per request (the ASGI instrumentation)

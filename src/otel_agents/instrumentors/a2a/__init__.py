@@ -40,12 +40,19 @@ fold and the backends see the remote agent as a delegation of the caller, not as
   ``get_task``, ``list_tasks``, ``cancel_task``, ``subscribe`` (a stream too), the push-config
   methods and ``get_extended_agent_card`` are plain CLIENT spans named after their method
   (``GetTask``…), with no semantic kind (not steps).
-* Server (``DefaultRequestHandler`` — a2a-sdk's ``DefaultRequestHandlerV2`` — and
-  ``LegacyRequestHandler``, which every binding and the v0.3 compatibility adapters call):
+* Server (the ``RequestHandler`` that every binding and the v0.3 compatibility adapters call:
+  a2a-sdk's ``DefaultRequestHandler`` — ``DefaultRequestHandlerV2`` — and ``LegacyRequestHandler``,
+  or a subclass of the application's own, defined before or after ``instrument()``):
   ``on_message_send``/``on_message_send_stream`` open the same ``agent`` span, kind **SERVER**,
-  named after the local Agent Card: the remote agent's own run. The agent executor runs under it,
+  named after the handler's Agent Card (``agent_card``, as a2a-sdk's handlers keep it; a handler
+  without one gives ``invoke_agent``): the remote agent's own run. The agent executor runs under it,
   so the framework agent it runs (a LangGraph graph, an ADK ``Runner``…) and its model and tool
-  spans nest under the call. The other ``on_*`` methods are plain SERVER spans.
+  spans nest under the call; a handler that runs the agent itself has it under the span too. The
+  other ``on_*`` methods are plain SERVER spans. One request is one span, whatever handler methods
+  it passes through: an override that calls ``super()``, a method calling another of its handler
+  (``on_message_send`` → ``on_get_task``), a handler handing the request to another (a router in
+  front of a ``DefaultRequestHandler``, whose card then names the span) — a method called for the
+  request a span of ours serves (the same ``ServerCallContext``) joins that span.
 * Task states → status, on both sides: ``TASK_STATE_COMPLETED`` → unset (OK with
   ``OTEL_AGENTS_STATUS_OK``); ``TASK_STATE_FAILED`` / ``TASK_STATE_REJECTED`` / ``TASK_STATE_CANCELED``
   → ERROR with ``error.type`` ``task_failed`` / ``task_rejected`` / ``task_canceled`` and the status
@@ -142,15 +149,17 @@ Hooks, and why
 a2a-sdk 1.x has no tracing hook that sees a call's end (``ClientCallInterceptor`` sees neither
 transport errors nor the end of a stream), so these are ``wrapt`` wrappers, taken off exactly by
 ``uninstrument()``: ``BaseClient``'s public methods (one class behind every transport);
-``DefaultRequestHandlerV2``'s and ``LegacyRequestHandler``'s ``on_*`` methods (the one point every
-binding reaches); the executor class's ``execute``/``cancel``; the private
+the ``on_*`` methods of ``RequestHandler`` and of every subclass that defines its own, a2a-sdk's and
+the application's (the one point every binding reaches; a subclass defined later is wrapped when it is
+defined, through an ``__init_subclass__`` hook on ``RequestHandler``); the executor class's
+``execute``/``cancel``; the private
 ``BasePushNotificationSender._dispatch_notification`` (its POST gets the context through a proxy of
 the sender's httpx client); the module global ``a2a.utils.telemetry.trace``.
 
 Limits
 ------
-* A request handler of your own (a ``RequestHandler`` subclass that is neither of the two above) is
-  not traced; nor are requests a 0.3-era client sends without context.
+* A request of a 0.3-era client (a2a-sdk 0.3 is not instrumented) carries no context: its server span
+  starts a trace of its own.
 * ``CancelTask`` of a running task (with the caller's unary call or stream of that task still open)
   and ``auth-required`` are tested on JSON-RPC; only the JSON-RPC/REST/gRPC error of a missing task is
   tested among the protocol errors.

@@ -19,7 +19,7 @@ class A2AInstrumentor(OtelAgentsInstrumentor):
     """
 
     framework = "a2a"
-    _patches: list[Patch]
+    _patches: list[Any]  # Patch, HierarchyPatch
     _server: Any = None
     _propagate: bool | None = None
 
@@ -43,10 +43,10 @@ class A2AInstrumentor(OtelAgentsInstrumentor):
 
     def _install(self, telemetry: Telemetry) -> None:
         from a2a.client.base_client import BaseClient
-        from a2a.server.request_handlers.default_request_handler import LegacyRequestHandler
-        from a2a.server.request_handlers.default_request_handler_v2 import DefaultRequestHandlerV2
+        from a2a.server.request_handlers.request_handler import RequestHandler
         from a2a.server.tasks.base_push_notification_sender import BasePushNotificationSender
 
+        from .._hierarchy import HierarchyPatch
         from . import _client, _server, _telemetry
 
         client = _client.ClientSide(telemetry, self._propagate)
@@ -54,14 +54,16 @@ class A2AInstrumentor(OtelAgentsInstrumentor):
         hooks: list[tuple[type, str, Any]] = []
         hooks += [(BaseClient, name, client.call(name)) for name in _client.METHODS]
         hooks += [(BaseClient, name, client.stream(name)) for name in _client.STREAMS]
-        for handler in (DefaultRequestHandlerV2, LegacyRequestHandler):
-            hooks += [(handler, name, server.call(name)) for name in _server.METHODS]
-            hooks += [(handler, name, server.stream(name)) for name in _server.STREAMS]
         hooks.append((BasePushNotificationSender, "_dispatch_notification", server.dispatch_notification))
+        # Every request handler, a2a-sdk's and the application's own: the on_* methods each RequestHandler
+        # subclass defines, now and later (an override calling super() reaches two wrappers: one span).
+        handlers = {**{name: server.call(name) for name in _server.METHODS},
+                    **{name: server.stream(name) for name in _server.STREAMS}}
         self._patches = []
         try:  # all or nothing: a renamed attribute leaves the SDK untouched
             for owner, name, wrapper in hooks:
                 self._patches.append(Patch(owner, name, wrapper))
+            self._patches.append(HierarchyPatch(RequestHandler, handlers, site="a2a.patch"))
         except Exception:
             self._remove()
             raise

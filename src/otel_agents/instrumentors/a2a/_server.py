@@ -1,13 +1,15 @@
 """Server side: wrappers on the request handlers' ``on_*`` methods, the agent executor, push delivery.
 
 Every binding (JSON-RPC, HTTP+JSON, gRPC, and the v0.3 compatibility adapters) calls the same
-``RequestHandler`` methods with a ``ServerCallContext``, whose ``state`` holds the request's HTTP
-headers (``state["headers"]``, ``DefaultServerCallContextBuilder``) or the gRPC servicer context
-(``state["grpc_context"]``, whose ``invocation_metadata()`` are the gRPC metadata): the carrier is
-read there. The span's context is kept in the same ``state`` (under a private key) for the agent
-executor, which a2a-sdk runs in a task of its own: before 1.2.3 a resumed task's executor runs in
-the context of the task's *first* request, so the executor wrapper re-attaches the context of the
-request it is executing.
+``RequestHandler`` methods (of a2a-sdk's handlers or of the application's own subclass, each wrapped)
+with a ``ServerCallContext``, whose ``state`` holds the request's HTTP headers (``state["headers"]``,
+``DefaultServerCallContextBuilder``) or the gRPC servicer context (``state["grpc_context"]``, whose
+``invocation_metadata()`` are the gRPC metadata): the carrier is read there. One request is one span:
+a handler method called while a span of ours serves the same ``ServerCallContext`` (an override's
+``super()`` call, a handler delegating to another) joins it (:data:`_SERVING`). The span's context is
+kept in the same ``state`` (under a private key) for the agent executor, which a2a-sdk runs in a task
+of its own: before 1.2.3 a resumed task's executor runs in the context of the task's *first* request,
+so the executor wrapper re-attaches the context of the request it is executing.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from . import _protocol as P
 
 STATE_KEY = "otel_agents.a2a.context"
 """``ServerCallContext.state`` key of ``(context, run attributes)`` of the request's span."""
+_SERVING = otel_context.create_key("otel_agents.a2a.serving")
+"""OTel context key, around a handler method's body: the :class:`_Serving` request of its span."""
 
 # RequestHandler method → a2a.method.name.
 METHODS = {
@@ -89,7 +93,7 @@ class ServerSide:
         async def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
             opened = None
             with guard("a2a.server.start"):
-                opened = self._start(instance, METHODS[method_attr], args, kwargs)
+                opened = self._open(instance, METHODS[method_attr], args, kwargs)
             if opened is None:
                 return await wrapped(*args, **kwargs)
             span, ctx, run_attrs = opened
@@ -112,15 +116,19 @@ class ServerSide:
         def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
             opened = None
             with guard("a2a.server.start"):
-                opened = self._start(instance, STREAMS[method_attr], args, kwargs)
+                opened = self._open(instance, STREAMS[method_attr], args, kwargs)
             if opened is None:
                 return wrapped(*args, **kwargs)
             span, ctx, run_attrs = opened
             try:
-                stream = wrapped(*args, **kwargs)
+                with entered(ctx, run_attrs):  # a plain `def` returning another handler's stream calls it here
+                    stream = wrapped(*args, **kwargs)
             except BaseException as exc:
                 span.end(error=exc)
                 raise
+            if not hasattr(stream, "__aiter__"):  # an `async def` override: no binding can iterate it
+                span.end(error=TypeError(f"{method_attr} returned {type(stream).__name__}, not an async iterator"))
+                return stream
             outcome = P.Outcome()
 
             def on_chunk(event: Any) -> None:
@@ -143,18 +151,45 @@ class ServerSide:
 
         return wrapper
 
-    def _start(self, handler: Any, method: str, args: tuple, kwargs: dict
-               ) -> tuple[SemanticSpan, otel_context.Context, dict[str, str]] | None:
+    def _open(self, handler: Any, method: str, args: tuple, kwargs: dict
+              ) -> tuple[SemanticSpan, otel_context.Context, dict[str, str]] | None:
+        """The request's span, the context its handler method runs in (the span's, marked as serving the
+        request) and its run attributes; ``None`` when a span of ours serves this request already (the
+        method then joins it)."""
         params = kwargs.get("params", args[0] if args else None)
         context = kwargs.get("context", args[1] if len(args) > 1 else None)
+        request = context if context is not None else params  # a bare call without either: never joined
+        serving = otel_context.get_value(_SERVING)
+        if isinstance(serving, _Serving) and request is not None and serving.request is request:
+            self._join(serving, handler, method)
+            return None
+        card = _card_of(handler)
+        span, ctx, run_attrs = self._start(handler, card, method, params, context)
+        serving = _Serving(request, span, named=bool(getattr(card, "name", None)))
+        return span, otel_context.set_value(_SERVING, serving, ctx), run_attrs
+
+    def _join(self, serving: "_Serving", handler: Any, method: str) -> None:
+        """A handler method of a request a span of ours serves (an override's ``super()`` call, a handler
+        delegating to another): its executor gets the request's context, its card names a span opened
+        without one."""
+        if method in _ACTING:
+            with guard("a2a.server.executor"):
+                self._patch_executor(getattr(handler, "agent_executor", None))
+        card = _card_of(handler)
+        if serving.span.kind is Kind.AGENT and not serving.named and getattr(card, "name", None):
+            serving.named = True
+            serving.span.rename(card.name)
+            serving.span.set_attributes(_local_card_attributes(card))
+            if getattr(card, "description", None):
+                serving.span.set_content(A.GEN_AI_AGENT_DESCRIPTION, card.description)
+
+    def _start(self, handler: Any, card: Any, method: str, params: Any, context: Any
+               ) -> tuple[SemanticSpan, otel_context.Context, dict[str, str]]:
         state = getattr(context, "state", None)
         remote = _extracted(state) if P.propagating(self.propagate) and state is not None else None
         parent = server_parent(remote)  # under an HTTP server span of this request, if one is current
         run_attrs = run_attributes_of(remote)
-        card = getattr(handler, "_agent_card", None) or getattr(handler, "agent_card", None)
-        attrs = P.card_attributes(card)
-        attrs.pop(A.SERVER_ADDRESS, None)  # the card's URL, not necessarily the address this request reached
-        attrs.pop(A.SERVER_PORT, None)
+        attrs = _local_card_attributes(card)
         attrs[A.A2A_METHOD_NAME] = method
         tenant = getattr(params, "tenant", None) or getattr(context, "tenant", None)
         if isinstance(tenant, str) and tenant:
@@ -289,6 +324,31 @@ class ServerSide:
             return
         self.proxied_clients[sender] = client  # (weakly: a sender gone is forgotten) for remove() to put back
         sender._client = _PushClient(client)
+
+
+class _Serving:
+    """The request a span of ours serves: its ``ServerCallContext`` (else its params), the span, whether a card
+    named it."""
+
+    __slots__ = ("request", "span", "named")
+
+    def __init__(self, request: Any, span: SemanticSpan, named: bool):
+        self.request = request
+        self.span = span
+        self.named = named
+
+
+def _card_of(handler: Any) -> Any:
+    """The handler's own Agent Card (a2a-sdk's handlers keep it as ``_agent_card`` or ``agent_card``), or ``None``."""
+    return getattr(handler, "_agent_card", None) or getattr(handler, "agent_card", None)
+
+
+def _local_card_attributes(card: Any) -> dict[str, Any]:
+    """The card's identity on a server span: not its URL's address, which this request need not have reached."""
+    attrs = P.card_attributes(card)
+    attrs.pop(A.SERVER_ADDRESS, None)
+    attrs.pop(A.SERVER_PORT, None)
+    return attrs
 
 
 class _PushClient:
