@@ -72,6 +72,7 @@ def test_the_forwarders_summary_never_shows_the_urls_credentials() -> None:
 
 
 @pytest.mark.parametrize(("url", "shown"), [
+    ("exporter -> http://u:pw@h:1/v1/traces: refused", "exporter -> http://[REDACTED]@h:1/v1/traces: refused"),
     ("http://user:pw@h:1/v1/traces", "http://[REDACTED]@h:1/v1/traces"),
     ("https://tok3n@h/x?q=a@b", "https://[REDACTED]@h/x?q=a@b"),
     ("http://h?q=a@b", "http://h?q=a@b"),  # an @ in the query is no user info
@@ -82,3 +83,11 @@ def test_redact_url(url: str, shown: str) -> None:
     from otel_agents._spans.redaction import redact_url
 
     assert redact_url(url) == shown
+
+
+def test_doctor_never_shows_a_token_given_as_the_urls_user() -> None:
+    """``doctor`` redacted a URL's password (``user:[REDACTED]@``) but showed a token given alone as its user."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_EXPORTER_OTLP", "PHOENIX_"))}
+    env.update(OTEL_AGENTS_EXPORTERS="phoenix", PHOENIX_COLLECTOR_ENDPOINT=f"http://{SECRET}@127.0.0.1:{free_port()}")
+    proc = subprocess.run([OTEL_AGENTS, "doctor"], capture_output=True, text=True, timeout=120, env=env)
+    assert "phoenix(endpoint='http://[REDACTED]@127.0.0.1:" in proc.stdout and SECRET not in proc.stdout, proc.stdout

@@ -49,12 +49,12 @@ def _credential_variables() -> tuple[str, ...]:
 
 
 def _say(line: str) -> None:
-    """Print a line of the report, secrets redacted (:func:`~otel_agents._spans.redaction.redact_text`): an endpoint
-    is shown as the exporter resolves it, and ``https://user:PASSWORD@host`` (which the OTLP/HTTP exporter sends
-    as basic auth) or a ``?api_key=`` in it is a credential."""
-    from .._spans.redaction import redact_text
+    """Print a line of the report, secrets redacted (:func:`~otel_agents._spans.redaction.redact_url`): an endpoint
+    is shown as the exporter resolves it, and ``https://user:PASSWORD@host`` or ``https://TOKEN@host`` (which the
+    OTLP/HTTP exporter sends as basic auth) or a ``?api_key=`` in it is a credential."""
+    from .._spans.redaction import redact_url
 
-    print(redact_text(line))
+    print(redact_url(line))
 
 
 def run(args: argparse.Namespace) -> int:
