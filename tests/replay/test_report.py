@@ -182,6 +182,22 @@ def test_an_output_that_is_an_input_report_is_refused(tmp_path: Path, capsys: py
     assert main(["ecp", "report", str(good), "--json", "-", "--html", str(tmp_path / "k.html")]) == 0
 
 
+def test_html_to_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--html -`` writes the page to standard output (the table to standard error), as ``--json -`` does the
+    numbers; it made a file named ``-`` in the working directory and printed nothing. Both ``-`` is exit 2."""
+    good = tmp_path / "r.json"
+    good.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    run = [str(BIN / "otel-agents"), "ecp", "report", str(good)]
+    proc = subprocess.run([*run, "--html", "-"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("<!DOCTYPE html>") and proc.stdout.rstrip().endswith("</html>"), proc.stdout
+    assert "agent / scenario" in proc.stderr and not (tmp_path / "-").exists()
+    proc = subprocess.run([*run, "--html", "-", "--json", "-"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--json - and --html - both name standard output" in proc.stderr, proc.stderr
+    assert proc.stdout == "" and not (tmp_path / "-").exists()
+
+
 def _report_with(models: list[dict], name: str = "priced") -> dict:
     """An ``ecp run`` report of one one-step scenario whose ``logs`` record ``models`` (model span records)."""
     logs = [{"kind": "chain", "name": "agent/step", "start": "2026-12-01T10:00:00Z", "attributes": {}}] + [

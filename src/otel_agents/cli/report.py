@@ -41,8 +41,8 @@ documented stand-in: efficiency = (fewest mean tokens of any agent) / (this
 agent's mean tokens), in (0, 1], and the score = pass rate × efficiency (1 = the
 most reliable agent is also the cheapest).
 
-Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
-``--html FILE``: one self-contained page (inline SVG, no script, no CDN) with the
+Output: a terminal table (on standard error when an output is ``-``); ``--json FILE`` (``-`` for standard output)
+for CI; ``--html FILE`` (``-`` too, not both): one self-contained page (inline SVG, no script, no CDN) with the
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
 tool_success) fails (exit 1) when any agent is below it or has no value for it (no
@@ -75,7 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=at_least_one, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of a "
                    "group; a group of fewer runs than k gets k = its runs, with a note)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots ('-': standard "
+                   "output)")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", type=_gate,
                    help=f"exit 1 when an agent's METRIC ({', '.join(GATES)}) is below VALUE (a share, 0 to 1)")
     p.set_defaults(func=run)
@@ -425,6 +426,8 @@ def run(args: argparse.Namespace) -> int:
 
     problem = written_over([("--json", args.json), ("--html", args.html)],
                            [("the input report", path) for path in args.reports])
+    if args.json == args.html == "-":
+        problem = "--json - and --html - both name standard output: give one of them a file"
     if problem:
         print(f"otel-agents ecp report: {problem}", file=sys.stderr)
         return 2
@@ -439,14 +442,16 @@ def run(args: argparse.Namespace) -> int:
         if args.k and a["k"] < args.k:
             print(f"otel-agents ecp report: {_shown(a['agent'])} has {a['runs']} runs, fewer than --k {args.k}: its pass@k "
                   f"and pass^k are for k = {a['k']}", file=sys.stderr)
-    print(table(summary), file=sys.stderr if args.json == "-" else sys.stdout)
+    print(table(summary), file=sys.stderr if "-" in (args.json, args.html) else sys.stdout)
     if args.json:
         text = json.dumps(summary, indent=2, allow_nan=False)
         if args.json == "-":
             print(text)
         elif not _write(args.json, text + "\n"):
             return 2
-    if args.html and not _write(args.html, page(summary)):
+    if args.html == "-":
+        sys.stdout.write(page(summary))
+    elif args.html and not _write(args.html, page(summary)):
         return 2
     for failure in failures:
         print(f"otel-agents ecp report: below the gate: {failure}", file=sys.stderr)
