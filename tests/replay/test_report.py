@@ -445,3 +445,24 @@ def test_two_scenarios_of_one_name_are_both_counted() -> None:
     agent = summarise([report])["agents"][0]
     assert [(s["scenario"], s["passed"]) for s in agent["scenarios"]] == [("s", 0), ("s #2", 1)]
     assert agent["pass_rate"] == 0.5
+
+
+def test_a_scenario_of_another_manifest_with_the_same_name_is_another_scenario() -> None:
+    """One agent graded with two manifests whose scenarios share a name ("order status": other questions, other
+    checks) was counted as two runs of one scenario: a flaky one, every check flipped, pass^k 0. A scenario is its
+    name and its steps' inputs: the other is ``NAME (MANIFEST)`` (``NAME (version N)`` when the manifests share a
+    name too); runs of one manifest whose manifest names differ (the demo's per-run names) stay one scenario."""
+    from otel_agents.cli.report import summarise
+
+    def run(manifest: str, question: str, passed: bool) -> dict:
+        report = _report_with([], name="support")
+        report["audit"]["manifest"] = {"name": manifest}
+        report["scenarios"][0]["steps"][0].update(input=question)
+        report["scenarios"][0]["steps"][0]["checks"][0]["passed"] = passed
+        return report
+
+    agent = summarise([run("suite (run 1)", "q", True), run("suite (run 2)", "q", True),
+                       run("other suite", "another q", False), run("other suite", "a third q", True)])["agents"][0]
+    assert [(s["scenario"], s["runs"], s["passed"], s["flaky"]) for s in agent["scenarios"]] == [
+        ("s", 2, 2, False), ("s (other suite)", 1, 0, False), ("s (version 3)", 1, 1, False)]
+    assert agent["flaky_scenarios"] == [] and agent["runs"] == 4

@@ -2,8 +2,10 @@
 
 Each report (``ecp run --json-out``) is one run of one agent over a manifest; give
 any number (k repeats of several agents). Runs are grouped per agent (the name
-``agent/initialize`` reported), and within an agent per scenario. A scenario run
-*passes* when every check of every one of its steps passed.
+``agent/initialize`` reported), and within an agent per scenario: its name and its
+steps' inputs (another manifest's scenario of the same name with other steps is
+another scenario, ``NAME (MANIFEST)``). A scenario run *passes* when every check
+of every one of its steps passed.
 
 Per agent and per scenario, with n runs of which c passed and k (``--k``, default
 the smallest n of the group):
@@ -200,9 +202,13 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                     models[a["gen_ai.request.model"]] += 1
         name = str(scenario.get("name"))
         names[name] += 1  # ecp run allows two scenarios of one name: the second is "NAME #2"
-        scenarios[name if names[name] == 1 else f"{name} #{names[name]}"] = {"passed": passed, "checks": checks}
+        inputs = tuple(str(step.get("input")) for step in scenario.get("steps") or [])  # skipped steps keep theirs
+        scenarios[name if names[name] == 1 else f"{name} #{names[name]}"] = {"passed": passed, "checks": checks,
+                                                                             "inputs": inputs}
     agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
-    return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens if counted else None,
+    manifest = ((report.get("audit") or {}).get("manifest") or {}).get("name") or report.get("manifest")
+    return {"agent": str(agent), "scenarios": scenarios, "manifest": str(manifest or "another manifest"),
+            "tokens": tokens if counted else None,
             "cost": cost if priced else None,
             "latency_ms": latency,
             "steps": steps, "tools": tools, "tools_ok": tools_ok,
@@ -226,6 +232,7 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
         runs[facts["agent"]].append(facts)
     agents = []
     for name, agent_runs in runs.items():
+        _split_scenarios(agent_runs)
         n_runs = len(agent_runs)
         kk = max(1, min(k or n_runs, n_runs))
         scenarios = []
@@ -267,6 +274,25 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
         a["ee_score"] = a["pass_rate"] * a["efficiency"] if a["efficiency"] is not None and a["pass_rate"] is not None \
             else None
     return {"agents": agents}
+
+
+def _split_scenarios(runs: list[dict[str, Any]]) -> None:
+    """Rename, in one agent's ``runs``, each scenario whose steps (their inputs, in order) differ from those of the
+    first run of that name: another manifest's scenario of the same name (an older or newer manifest, another suite)
+    is another scenario, ``NAME (MANIFEST)`` (``NAME (version N)`` when that is taken), not one more run of it:
+    counted together, its other checks showed as flaky ones."""
+    versions: dict[str, dict[tuple[str, ...], str]] = defaultdict(dict)  # name → step inputs → label
+    for run in runs:
+        renamed = {}
+        for key, outcome in run["scenarios"].items():
+            labels = versions[key]
+            if outcome["inputs"] not in labels:
+                label = key if not labels else f"{key} ({run['manifest']})"
+                if label in labels.values():
+                    label = f"{key} (version {len(labels) + 1})"
+                labels[outcome["inputs"]] = label
+            renamed[labels[outcome["inputs"]]] = outcome
+        run["scenarios"] = renamed
 
 
 def _flipped(runs: list[dict[str, bool]]) -> list[str]:
