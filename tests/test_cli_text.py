@@ -735,6 +735,19 @@ def _clean_env(**values: str) -> dict[str, str]:
     return env
 
 
+def test_doctor_names_a_disabled_instrumentation_that_is_none(tmp_path: Path) -> None:
+    """``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=langchan`` (misspelt) disabled nothing, and doctor said "no problems
+    found" (the LangChain row: "not instrumented yet", as always). Now each name that is neither one of ours nor an
+    installed ``opentelemetry_instrumentor`` entry point (``requests``, ``*`` are) is a problem, with the name it
+    resembles."""
+    env = _clean_env(OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="langchan, requests,*,crewai")
+    out = _doctor(env, code=1, cwd=tmp_path)
+    assert out.count("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names") == 1, out  # under problems:, not requests or *
+    assert ("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names 'langchan', no instrumentation installed here: it disables "
+            "nothing (did you mean 'langchain'?)") in out, out
+    _doctor(_clean_env(OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="langchain, requests,*,crewai"), cwd=tmp_path)
+
+
 def test_doctor_exits_0_when_it_found_no_problem(tmp_path: Path) -> None:
     """Nothing wrong (the default file exporter in a writable directory, no variable set): exit status 0."""
     out = _doctor(_clean_env(), code=0, cwd=tmp_path)
