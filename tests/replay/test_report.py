@@ -466,3 +466,26 @@ def test_a_scenario_of_another_manifest_with_the_same_name_is_another_scenario()
     assert [(s["scenario"], s["runs"], s["passed"], s["flaky"]) for s in agent["scenarios"]] == [
         ("s", 2, 2, False), ("s (other suite)", 1, 0, False), ("s (version 3)", 1, 1, False)]
     assert agent["flaky_scenarios"] == [] and agent["runs"] == 4
+
+
+def test_a_gzip_compressed_report_is_read_and_a_damaged_one_named(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A report kept gzip-compressed (a CI artifact) was 'not UTF-8 (byte 0x8b at offset 1) ... save the report as
+    UTF-8'; fold and ecp serve --replay read gzip. Now it is read as the plain one is; one cut short or damaged is
+    exit 2 saying so."""
+    import gzip
+
+    from otel_agents.cli import main
+    from otel_agents.cli.report import load, summarise
+
+    plain = _report_with([{"gen_ai.request.model": "m"}])
+    packed = tmp_path / "r.json.gz"
+    packed.write_bytes(gzip.compress(json.dumps(plain).encode("utf-8")))
+    assert summarise([load(str(packed))]) == summarise([plain])
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed.read_bytes()[:-12])
+    damaged = tmp_path / "damaged.json.gz"
+    damaged.write_bytes(b"\x1f\x8b" + b"x" * 40)
+    for path, said in ((cut, "the gzip stream is cut short"), (damaged, "a damaged gzip stream")):
+        assert main(["ecp", "report", str(path)]) == 2
+        assert f"otel-agents ecp report: {path}: {said}" in capsys.readouterr().err
