@@ -717,7 +717,7 @@ def test_doctor_shows_no_credential_of_an_endpoint(tmp_path: Path) -> None:
                      OTEL_EXPORTER_OTLP_ENDPOINT=f"http://alice:s3cr3t@127.0.0.1:{refused}")
     out = _doctor(env, code=1, cwd=tmp_path)
     assert "s3cr3t" not in out, out
-    assert f"-> http://alice:[REDACTED]@127.0.0.1:{refused}/v1/traces: problem: 127.0.0.1:{refused}" in out, out
+    assert f"-> http://[REDACTED]@127.0.0.1:{refused}/v1/traces: problem: 127.0.0.1:{refused}" in out, out
     # a key in the traces URL's query: its name percent-encoded, a fragment after it (shown by both the exporter's
     # line and opentelemetry-instrument's)
     env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"http://127.0.0.1:{refused}/v1/traces?access%5Ftoken=s3cr3t#f"
@@ -733,6 +733,19 @@ def _clean_env(**values: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "LANGFUSE_"))}
     env.update(values)
     return env
+
+
+def test_doctor_names_a_disabled_instrumentation_that_is_none(tmp_path: Path) -> None:
+    """``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=langchan`` (misspelt) disabled nothing, and doctor said "no problems
+    found" (the LangChain row: "not instrumented yet", as always). Now each name that is neither one of ours nor an
+    installed ``opentelemetry_instrumentor`` entry point (``requests``, ``*`` are) is a problem, with the name it
+    resembles."""
+    env = _clean_env(OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="langchan, requests,*,crewai")
+    out = _doctor(env, code=1, cwd=tmp_path)
+    assert out.count("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names") == 1, out  # under problems:, not requests or *
+    assert ("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names 'langchan', no instrumentation installed here: it disables "
+            "nothing (did you mean 'langchain'?)") in out, out
+    _doctor(_clean_env(OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="langchain, requests,*,crewai"), cwd=tmp_path)
 
 
 def test_doctor_exits_0_when_it_found_no_problem(tmp_path: Path) -> None:

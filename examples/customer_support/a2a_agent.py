@@ -35,7 +35,7 @@ from pydantic_ai import Agent
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, check_refund_policy, configure_tracing, issue_refund, side_effect_twin  # noqa: E402
+from common import FAULT_PLANS, check_refund_policy, configure_tracing, issue_refund, side_effect_twin, serve_as  # noqa: E402
 from pydantic_ai_agent import SYSTEM_PROMPT, brain_model  # noqa: E402
 
 if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
@@ -112,6 +112,7 @@ async def faulty_agent(user_input: str) -> str:
 
 
 side_effect_agent = side_effect_twin(agent)
+serve_as(_agent.name, agent, faulty_agent, side_effect_agent)
 
 
 if __name__ == "__main__":

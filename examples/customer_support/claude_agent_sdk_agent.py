@@ -26,7 +26,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
 from claude_cli import launcher  # noqa: E402
-from common import TOOLS, configure_tracing, side_effect_twin  # noqa: E402
+from common import TOOLS, configure_tracing, side_effect_twin, serve_as  # noqa: E402
 
 if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
     configure_tracing("claude_agent_sdk")
@@ -75,6 +75,7 @@ async def faulty_agent(user_input: str) -> str:
 
 
 side_effect_agent = side_effect_twin(agent)
+serve_as("customer_support", agent, faulty_agent, side_effect_agent)
 
 
 if __name__ == "__main__":

@@ -324,6 +324,15 @@ def mail_customer(question: str, answer: str) -> None:
     send_mail(answer)
 
 
+def serve_as(name: str, *agents: Any) -> None:
+    """Declare ``name``, the framework agent's own, as the agent name of the functions ``agents`` (each module's
+    ``agent`` and its twins): ``otel-agents ecp serve`` answers ``agent/initialize`` with a target's ``name``, else
+    with the attribute's (``faulty_agent``), as ``@otel_agents.agent(name=...)`` declares it on the plain-Python
+    and provider-client loops."""
+    for fn in agents:
+        fn.name = name
+
+
 def side_effect_twin(agent: Any) -> Any:
     """The side-effect twin of ``agent`` (a function ``agent(user_input) -> str``, sync or async, of the same
     kind): it answers as ``agent`` does, then e-mails the customer behind the chat's back on the questions of

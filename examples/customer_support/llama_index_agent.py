@@ -27,7 +27,7 @@ from llama_index.core.tools import FunctionTool
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # common.py sits next to this file (run as a script, served by path, or imported)
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, side_effect_twin, configure_tracing  # noqa: E402
+from common import FAULT_PLANS, TOOLS, Answer, ToolResult, count_tokens, decide, side_effect_twin, configure_tracing, serve_as  # noqa: E402
 
 if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
     configure_tracing("llama_index")
@@ -121,6 +121,7 @@ async def faulty_agent(user_input: str) -> str:
 
 
 side_effect_agent = side_effect_twin(agent)
+serve_as(_agent.name, agent, faulty_agent, side_effect_agent)
 
 
 if __name__ == "__main__":

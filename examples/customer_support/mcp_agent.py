@@ -32,7 +32,7 @@ from pydantic_ai.mcp import MCPToolset
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
-from common import FAULT_PLANS, configure_tracing  # noqa: E402
+from common import FAULT_PLANS, configure_tracing, serve_as  # noqa: E402
 from pydantic_ai_agent import SYSTEM_PROMPT, brain_model  # noqa: E402
 
 if __name__ == "__main__":  # run as a script: spans go where OTEL_AGENTS_EXPORTERS says, before any agent is built
@@ -71,6 +71,8 @@ async def side_effect_agent(user_input: str) -> str:
     back on refund questions (the side-effect twin: the fault is only an HTTP call, made in the server process)."""
     return (await _side_effect_agent.run(user_input)).output
 
+
+serve_as(_agent.name, agent, faulty_agent, side_effect_agent)
 
 if __name__ == "__main__":
     import asyncio

@@ -144,9 +144,6 @@ def flaky_agent(user_input: str) -> str:
     return _run(_faulty_model if seed % 3 == 0 else _model, user_input)
 
 
-agent.name = faulty_agent.name = side_effect_agent.name = flaky_agent.name = "customer_support"  # what `otel-agents ecp serve` reports in agent/initialize
-
-
 def _main(argv: list[str]) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # examples/, for _tracing
     from _tracing import Tracing

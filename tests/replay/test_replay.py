@@ -438,6 +438,19 @@ def test_options_that_do_nothing_with_or_without_replay_are_refused(options: lis
     assert source.read_text(encoding="utf-8") == ""
 
 
+@pytest.mark.parametrize(("options", "named"), [
+    (["--trace-file", "-", "--log-file", "-"], "--log-file - and --trace-file -"), (["--log-file", "-"], "--log-file -")])
+def test_a_dash_for_a_file_option_is_refused(options: list[str], named: str, tmp_path: Path) -> None:
+    """``--trace-file -`` or ``--log-file -`` (standard output, as ``ecp report --json -`` takes it) made a file
+    named ``-`` in the working directory, the log and the spans in one file when both said it (what ``written_over``
+    refuses for two file names). Now exit 2 naming the options, nothing written."""
+    proc = subprocess.run([OTEL_AGENTS, "ecp", "serve", f"{AGENT}:agent", *options], capture_output=True, text=True,
+                          input="", timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"otel-agents ecp serve: {named}: these options name "
+                                                           "files"), proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_pretty_printed_source_is_replayed_as_fold_reads_it(tmp_path: Path) -> None:
     """``jq . trace.jsonl > trace.json`` (or a tool's indented export): one OTLP/JSON document over many lines,
     which ``otel-agents fold`` reads. ``ecp serve --replay`` had its own line reader: every line of it was 'not

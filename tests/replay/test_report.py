@@ -182,6 +182,22 @@ def test_an_output_that_is_an_input_report_is_refused(tmp_path: Path, capsys: py
     assert main(["ecp", "report", str(good), "--json", "-", "--html", str(tmp_path / "k.html")]) == 0
 
 
+def test_html_to_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--html -`` writes the page to standard output (the table to standard error), as ``--json -`` does the
+    numbers; it made a file named ``-`` in the working directory and printed nothing. Both ``-`` is exit 2."""
+    good = tmp_path / "r.json"
+    good.write_text(json.dumps(_report_with([])), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    run = [str(BIN / "otel-agents"), "ecp", "report", str(good)]
+    proc = subprocess.run([*run, "--html", "-"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("<!DOCTYPE html>") and proc.stdout.rstrip().endswith("</html>"), proc.stdout
+    assert "agent / scenario" in proc.stderr and not (tmp_path / "-").exists()
+    proc = subprocess.run([*run, "--html", "-", "--json", "-"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--json - and --html - both name standard output" in proc.stderr, proc.stderr
+    assert proc.stdout == "" and not (tmp_path / "-").exists()
+
+
 def _report_with(models: list[dict], name: str = "priced") -> dict:
     """An ``ecp run`` report of one one-step scenario whose ``logs`` record ``models`` (model span records)."""
     logs = [{"kind": "chain", "name": "agent/step", "start": "2026-12-01T10:00:00Z", "attributes": {}}] + [
@@ -429,3 +445,47 @@ def test_two_scenarios_of_one_name_are_both_counted() -> None:
     agent = summarise([report])["agents"][0]
     assert [(s["scenario"], s["passed"]) for s in agent["scenarios"]] == [("s", 0), ("s #2", 1)]
     assert agent["pass_rate"] == 0.5
+
+
+def test_a_scenario_of_another_manifest_with_the_same_name_is_another_scenario() -> None:
+    """One agent graded with two manifests whose scenarios share a name ("order status": other questions, other
+    checks) was counted as two runs of one scenario: a flaky one, every check flipped, pass^k 0. A scenario is its
+    name and its steps' inputs: the other is ``NAME (MANIFEST)`` (``NAME (version N)`` when the manifests share a
+    name too); runs of one manifest whose manifest names differ (the demo's per-run names) stay one scenario."""
+    from otel_agents.cli.report import summarise
+
+    def run(manifest: str, question: str, passed: bool) -> dict:
+        report = _report_with([], name="support")
+        report["audit"]["manifest"] = {"name": manifest}
+        report["scenarios"][0]["steps"][0].update(input=question)
+        report["scenarios"][0]["steps"][0]["checks"][0]["passed"] = passed
+        return report
+
+    agent = summarise([run("suite (run 1)", "q", True), run("suite (run 2)", "q", True),
+                       run("other suite", "another q", False), run("other suite", "a third q", True)])["agents"][0]
+    assert [(s["scenario"], s["runs"], s["passed"], s["flaky"]) for s in agent["scenarios"]] == [
+        ("s", 2, 2, False), ("s (other suite)", 1, 0, False), ("s (version 3)", 1, 1, False)]
+    assert agent["flaky_scenarios"] == [] and agent["runs"] == 4
+
+
+def test_a_gzip_compressed_report_is_read_and_a_damaged_one_named(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A report kept gzip-compressed (a CI artifact) was 'not UTF-8 (byte 0x8b at offset 1) ... save the report as
+    UTF-8'; fold and ecp serve --replay read gzip. Now it is read as the plain one is; one cut short or damaged is
+    exit 2 saying so."""
+    import gzip
+
+    from otel_agents.cli import main
+    from otel_agents.cli.report import load, summarise
+
+    plain = _report_with([{"gen_ai.request.model": "m"}])
+    packed = tmp_path / "r.json.gz"
+    packed.write_bytes(gzip.compress(json.dumps(plain).encode("utf-8")))
+    assert summarise([load(str(packed))]) == summarise([plain])
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed.read_bytes()[:-12])
+    damaged = tmp_path / "damaged.json.gz"
+    damaged.write_bytes(b"\x1f\x8b" + b"x" * 40)
+    for path, said in ((cut, "the gzip stream is cut short"), (damaged, "a damaged gzip stream")):
+        assert main(["ecp", "report", str(path)]) == 2
+        assert f"otel-agents ecp report: {path}: {said}" in capsys.readouterr().err

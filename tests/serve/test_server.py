@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -173,10 +174,27 @@ def test_sigterm_exits_cleanly_and_keeps_the_trace_file(tmp_path: Path) -> None:
     assert log_file.exists()
 
 
-def test_function_target_named_after_its_module() -> None:
+def test_function_target_named_after_its_module(tmp_path: Path) -> None:
     from otel_agents.serve import load_target
 
-    assert load_target("examples/customer_support/langchain_agent.py:agent").name == "langchain_agent"
+    (tmp_path / "support_desk.py").write_text("def agent(user_input):\n    return user_input\n")
+    assert load_target(f"{tmp_path / 'support_desk.py'}:agent").name == "support_desk"
+
+
+def test_a_decorated_agent_is_served_under_the_name_its_decorator_declares(tmp_path: Path) -> None:
+    """``@otel_agents.agent(name=...)`` on a served function (sync, async, generator) names it in
+    ``agent/initialize``, as its spans name it; it said the attribute's name (``faulty``). A bare ``@agent``
+    declares none: the module's name for a generic attribute, as undecorated."""
+    (tmp_path / "desk.py").write_text(
+        "import otel_agents\n\n"
+        "@otel_agents.agent(name='support')\ndef faulty(user_input):\n    return user_input\n\n"
+        "@otel_agents.agent('support')\nasync def slow(user_input):\n    return user_input\n\n"
+        "@otel_agents.agent(name='support')\ndef chatty(user_input):\n    yield user_input\n\n"
+        "@otel_agents.agent\ndef agent(user_input):\n    return user_input\n")
+    from otel_agents.serve import load_target
+
+    names = {attr: load_target(f"{tmp_path / 'desk.py'}:{attr}").name for attr in ("faulty", "slow", "chatty", "agent")}
+    assert names == {"faulty": "support", "slow": "support", "chatty": "support", "agent": "desk"}
     assert load_target(f"{AGENTS}:echo").name == "echo"
 
 
@@ -242,3 +260,32 @@ def test_sys_exit_in_the_agent_is_a_step_error_and_the_server_keeps_serving() ->
 def test_generator_target_is_consumed() -> None:
     (out,) = run_stdio(f"{AGENTS}:chunks", [rpc("agent/step", {"input": "Ann"})])
     assert out["result"]["public_output"] == "Hello, Ann"
+
+
+def test_every_example_agent_and_twin_is_served_under_its_agents_own_name() -> None:
+    """``ecp serve`` on a customer-support example's ``agent``, ``faulty_agent`` or ``side_effect_agent`` says the
+    agent's own name (the framework agent's, ``customer_support``, or the declared one of the plain-Python and
+    provider-client loops), as the spans do; it said ``faulty_agent`` or ``langchain_agent`` (the attribute, the
+    file) for the framework examples, whose functions declared none. Examples of a framework not installed here
+    (Google ADK) are left out."""
+    examples = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "examples" / "customer_support").glob("*_agent.py"))
+    examples.append("examples/plain_python/agent.py")
+    script = (
+        "import json, sys\n"
+        "from otel_agents.serve.target import TargetError, load_target\n"
+        "names = {}\n"
+        "for path in sys.argv[1:]:\n"
+        "    for attr in ('agent', 'faulty_agent', 'side_effect_agent'):\n"
+        "        try:\n"
+        "            names[f'{path}:{attr}'] = load_target(f'{path}:{attr}').name\n"
+        "        except TargetError as exc:\n"
+        "            names[f'{path}:{attr}'] = 'not installed' if 'No module named' in str(exc) else str(exc)\n"
+        "print(json.dumps(names))\n")
+    proc = subprocess.run([sys.executable, "-c", script, *examples], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT, env={**os.environ, "CREWAI_DISABLE_TELEMETRY": "true",
+                                         "CREWAI_TRACING_ENABLED": "false"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    names = {target: name for target, name in json.loads(proc.stdout.splitlines()[-1]).items()
+             if name != "not installed"}
+    assert len(names) >= 3 * 12, names
+    assert names == dict.fromkeys(names, "customer_support")

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     1 some could not be delivered (each said on standard error), 2 the report or a traces file could not be
     read (or the traces hold no span), or a manifest given could not, or the destination not set up (``-o`` the report or the manifest:
     appending records would break it)."""
+    from .._spans.redaction import redact_url
     from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_manifest, load_report
     from ..exporters.file import MalformedLine, read_otlp_json
 
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as exc:
         print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
         return 2
-    where = out if args.to == "file" else f"{args.to}{' ' + out if out else ''}"
+    where = out if args.to == "file" else f"{args.to}{' ' + redact_url(out) if out else ''}"
     print(f"otel-agents ecp annotate: {len(results)} checks ({len(results) - failed} pass, {failed} fail), "
           f"{placed} on their spans; {delivery.sent} sent to {where}"
           + (f"; {delivery.skipped} without a trace not sent" if delivery.skipped else ""), file=sys.stderr)

@@ -1,7 +1,7 @@
 """``otel-agents doctor``: what is installed, what is instrumented, what the content policy is, and where
 ``configure()`` would send spans (each network endpoint tried once: a TCP connection, no request, within 2 s
 name lookup included). Secrets in
-what it shows (a URL's password, a key in a query) are redacted.
+what it shows (a URL's user info, a key in a query) are redacted.
 
 Exit status: 0 when it found no problem; 1 when it reported one (each is listed under ``problems:`` at the end:
 a variable with a value we do not take, a framework installed at a version we do not support, an exporter
@@ -14,7 +14,7 @@ import argparse
 import logging
 import os
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .._spans.settings import (ENV_CAPTURE_CONTENT, ENV_MAX_CONTENT_LENGTH, ENV_MAX_MEDIA_BYTES, ENV_SDK_DISABLED,
                                ENV_STATUS_OK, ENV_STREAM_IDLE_TIMEOUT, ENV_VOCABULARIES, Settings, bad_values,
@@ -49,12 +49,12 @@ def _credential_variables() -> tuple[str, ...]:
 
 
 def _say(line: str) -> None:
-    """Print a line of the report, secrets redacted (:func:`~otel_agents._spans.redaction.redact_text`): an endpoint
-    is shown as the exporter resolves it, and ``https://user:PASSWORD@host`` (which the OTLP/HTTP exporter sends
-    as basic auth) or a ``?api_key=`` in it is a credential."""
-    from .._spans.redaction import redact_text
+    """Print a line of the report, secrets redacted (:func:`~otel_agents._spans.redaction.redact_url`): an endpoint
+    is shown as the exporter resolves it, and ``https://user:PASSWORD@host`` or ``https://TOKEN@host`` (which the
+    OTLP/HTTP exporter sends as basic auth) or a ``?api_key=`` in it is a credential."""
+    from .._spans.redaction import redact_url
 
-    print(redact_text(line))
+    print(redact_url(line))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"  {name:<{widths[0]}} installed {version:<{widths[1]}} supported {supported:<{widths[2]}} {state}")
         if state.startswith("unsupported version"):
             problems.append(f"{name}: {state}: it is not instrumented")
+    problems.extend(_disabling_nothing(status))
     from ..instrumentors.openai_agents._wiring import tracing_disabled_note  # does not import the SDK
 
     note = tracing_disabled_note()
@@ -129,6 +130,26 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         _say(f"  {problem}")
     return 1
+
+
+def _disabling_nothing(frameworks: Iterable[str]) -> list[str]:
+    """One problem per name ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` lists that is no instrumentation here
+    (neither one of ``frameworks`` nor an installed ``opentelemetry_instrumentor`` entry point, the names
+    ``opentelemetry-instrument`` matches exactly): a misspelt one (``langchan``) disables nothing, silently."""
+    import difflib
+    from importlib.metadata import entry_points
+
+    listed = [n.strip() for n in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",") if n.strip()]
+    if not listed:
+        return []
+    known = {*frameworks, *(ep.name for ep in entry_points(group="opentelemetry_instrumentor")), "*"}
+    problems = []
+    for name in listed:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known - {"*"}), n=1)
+            problems.append(f"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS names {name!r}, no instrumentation installed here: "
+                            "it disables nothing" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return problems
 
 
 def _otlp_logs_state(problems: list[str]) -> str:

@@ -182,6 +182,11 @@ def _refusal(args: argparse.Namespace) -> str | None:
                     "nothing to collect or export (the stored runs are answered as they were recorded)")
     elif args.replay_cursor is not None:
         return "--replay-cursor keeps what a --replay server replayed; it does nothing with an agent TARGET"
+    dashed = [option for option, value in (("--log-file", args.log_file), ("--trace-file", args.trace_file),
+                                           ("--replay-cursor", args.replay_cursor)) if value == "-"]
+    if dashed:  # not a stream here: a file named "-", the log and the spans in one file when both say it
+        return (f"{' and '.join(o + ' -' for o in dashed)}: these options name files (in stdio mode standard output "
+                "carries the ECP answers, and the log goes to standard error without --log-file); give a file name")
     from . import written_over
 
     problem = written_over([("--log-file", args.log_file), ("--trace-file", args.trace_file),

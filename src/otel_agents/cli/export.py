@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     that cannot be read."""
     from opentelemetry.sdk.trace.export import SpanExportResult
 
+    from .._spans.redaction import redact_url
     from ..exporters._reach import lookup_problem
     from ..exporters.file import MalformedLine, iter_otlp_json
     from ..exporters.presets import otlp
@@ -130,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         headers = parse_headers(args.header)
     except ValueError as exc:
         return fail(str(exc))
+    endpoint = redact_url(url)  # as messages show it: never the credentials of a user:password@ URL
     if args.traces.count("-") > 1:
         return fail("standard input ('-') can be read once")
     try:
@@ -143,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     unreachable = lookup_problem(url)  # the exporter's timeout does not cover the name lookup
     if unreachable is not None:
         exporter.shutdown()
-        print(f"otel-agents export: cannot reach {url}: {unreachable}; no span sent", file=sys.stderr)
+        print(f"otel-agents export: cannot reach {endpoint}: {unreachable}; no span sent", file=sys.stderr)
         return 1
 
     class Errors(list):  # reports each malformed line the moment it is read
@@ -173,14 +175,14 @@ def run(args: argparse.Namespace) -> int:
                 return deliver(spans[:half], where) or deliver(spans[half:], where)
             # the exporter's last lines: the refusal, or the last transient error and "timeout, max retries"
             why = " / ".join(dict.fromkeys(refusals.messages[-2:])) or "the exporter gave no reason"
-            return f"{len(spans)} span(s) from {where} not accepted by {url}: {why}"
+            return f"{len(spans)} span(s) from {where} not accepted by {endpoint}: {why}"
         verdict = answers.verdict(len(spans))
         if not verdict.arrived:  # a redirect: refused, as a 4xx is
-            return f"{len(spans)} span(s) from {where} not accepted by {url}: {verdict.problem}"
+            return f"{len(spans)} span(s) from {where} not accepted by {endpoint}: {verdict.problem}"
         counts["sent"] += verdict.accepted
         counts["rejected"] += len(spans) - verdict.accepted
         if verdict.problem:
-            print(f"otel-agents export: {where}: {url} answered: {verdict.problem}", file=sys.stderr)
+            print(f"otel-agents export: {where}: {endpoint} answered: {verdict.problem}", file=sys.stderr)
         return None
 
     def send() -> None:
@@ -224,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"otel-agents export: {refused}; stopped, "
               f"{counts['read'] - counts['sent'] - counts['rejected']} span(s) not sent", file=sys.stderr)
     rejected = f"; {counts['rejected']} span(s) rejected by the backend" if counts["rejected"] else ""
-    print(f"otel-agents export: {counts['sent']} span(s) of {len(traces)} trace(s) sent to {url}{rejected}; "
+    print(f"otel-agents export: {counts['sent']} span(s) of {len(traces)} trace(s) sent to {endpoint}{rejected}; "
           f"{skipped_summary(errors)}", file=sys.stderr)
     if not counts["read"] and not errors:  # envelopes, an ecp run report, annotate's log lines: nothing was sent
         print(f"otel-agents export: {NO_SPAN_IN_INPUT}; ECP envelopes, `ecp run` reports and `ecp annotate`'s "

@@ -2,8 +2,10 @@
 
 Each report (``ecp run --json-out``) is one run of one agent over a manifest; give
 any number (k repeats of several agents). Runs are grouped per agent (the name
-``agent/initialize`` reported), and within an agent per scenario. A scenario run
-*passes* when every check of every one of its steps passed.
+``agent/initialize`` reported), and within an agent per scenario: its name and its
+steps' inputs (another manifest's scenario of the same name with other steps is
+another scenario, ``NAME (MANIFEST)``). A scenario run *passes* when every check
+of every one of its steps passed.
 
 Per agent and per scenario, with n runs of which c passed and k (``--k``, default
 the smallest n of the group):
@@ -41,8 +43,8 @@ documented stand-in: efficiency = (fewest mean tokens of any agent) / (this
 agent's mean tokens), in (0, 1], and the score = pass rate × efficiency (1 = the
 most reliable agent is also the cheapest).
 
-Output: a terminal table; ``--json FILE`` (``-`` for standard output) for CI;
-``--html FILE``: one self-contained page (inline SVG, no script, no CDN) with the
+Output: a terminal table (on standard error when an output is ``-``); ``--json FILE`` (``-`` for standard output)
+for CI; ``--html FILE`` (``-`` too, not both): one self-contained page (inline SVG, no script, no CDN) with the
 success-vs-tokens scatter and per-scenario pass^k bars. ``--fail-under
 METRIC=VALUE`` (repeatable; METRIC one of pass_rate, pass_at_k, pass_k,
 tool_success) fails (exit 1) when any agent is below it or has no value for it (no
@@ -75,7 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=at_least_one, help="k of pass@k and pass^k, at least 1 (default: the fewest runs of a "
                    "group; a group of fewer runs than k gets k = its runs, with a note)")
     p.add_argument("--json", metavar="FILE", help="write the numbers as JSON ('-': standard output)")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML page with the plots ('-': standard "
+                   "output)")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE", type=_gate,
                    help=f"exit 1 when an agent's METRIC ({', '.join(GATES)}) is below VALUE (a share, 0 to 1)")
     p.set_defaults(func=run)
@@ -199,9 +202,13 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
                     models[a["gen_ai.request.model"]] += 1
         name = str(scenario.get("name"))
         names[name] += 1  # ecp run allows two scenarios of one name: the second is "NAME #2"
-        scenarios[name if names[name] == 1 else f"{name} #{names[name]}"] = {"passed": passed, "checks": checks}
+        inputs = tuple(str(step.get("input")) for step in scenario.get("steps") or [])  # skipped steps keep theirs
+        scenarios[name if names[name] == 1 else f"{name} #{names[name]}"] = {"passed": passed, "checks": checks,
+                                                                             "inputs": inputs}
     agent = ((report.get("audit") or {}).get("agent") or {}).get("name") or report.get("manifest") or "agent"
-    return {"agent": str(agent), "scenarios": scenarios, "tokens": tokens if counted else None,
+    manifest = ((report.get("audit") or {}).get("manifest") or {}).get("name") or report.get("manifest")
+    return {"agent": str(agent), "scenarios": scenarios, "manifest": str(manifest or "another manifest"),
+            "tokens": tokens if counted else None,
             "cost": cost if priced else None,
             "latency_ms": latency,
             "steps": steps, "tools": tools, "tools_ok": tools_ok,
@@ -225,6 +232,7 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
         runs[facts["agent"]].append(facts)
     agents = []
     for name, agent_runs in runs.items():
+        _split_scenarios(agent_runs)
         n_runs = len(agent_runs)
         kk = max(1, min(k or n_runs, n_runs))
         scenarios = []
@@ -266,6 +274,25 @@ def summarise(reports: Iterable[dict[str, Any]], k: int | None = None) -> dict[s
         a["ee_score"] = a["pass_rate"] * a["efficiency"] if a["efficiency"] is not None and a["pass_rate"] is not None \
             else None
     return {"agents": agents}
+
+
+def _split_scenarios(runs: list[dict[str, Any]]) -> None:
+    """Rename, in one agent's ``runs``, each scenario whose steps (their inputs, in order) differ from those of the
+    first run of that name: another manifest's scenario of the same name (an older or newer manifest, another suite)
+    is another scenario, ``NAME (MANIFEST)`` (``NAME (version N)`` when that is taken), not one more run of it:
+    counted together, its other checks showed as flaky ones."""
+    versions: dict[str, dict[tuple[str, ...], str]] = defaultdict(dict)  # name → step inputs → label
+    for run in runs:
+        renamed = {}
+        for key, outcome in run["scenarios"].items():
+            labels = versions[key]
+            if outcome["inputs"] not in labels:
+                label = key if not labels else f"{key} ({run['manifest']})"
+                if label in labels.values():
+                    label = f"{key} (version {len(labels) + 1})"
+                labels[outcome["inputs"]] = label
+            renamed[labels[outcome["inputs"]]] = outcome
+        run["scenarios"] = renamed
 
 
 def _flipped(runs: list[dict[str, bool]]) -> list[str]:
@@ -425,6 +452,8 @@ def run(args: argparse.Namespace) -> int:
 
     problem = written_over([("--json", args.json), ("--html", args.html)],
                            [("the input report", path) for path in args.reports])
+    if args.json == args.html == "-":
+        problem = "--json - and --html - both name standard output: give one of them a file"
     if problem:
         print(f"otel-agents ecp report: {problem}", file=sys.stderr)
         return 2
@@ -439,14 +468,16 @@ def run(args: argparse.Namespace) -> int:
         if args.k and a["k"] < args.k:
             print(f"otel-agents ecp report: {_shown(a['agent'])} has {a['runs']} runs, fewer than --k {args.k}: its pass@k "
                   f"and pass^k are for k = {a['k']}", file=sys.stderr)
-    print(table(summary), file=sys.stderr if args.json == "-" else sys.stdout)
+    print(table(summary), file=sys.stderr if "-" in (args.json, args.html) else sys.stdout)
     if args.json:
         text = json.dumps(summary, indent=2, allow_nan=False)
         if args.json == "-":
             print(text)
         elif not _write(args.json, text + "\n"):
             return 2
-    if args.html and not _write(args.html, page(summary)):
+    if args.html == "-":
+        sys.stdout.write(page(summary))
+    elif args.html and not _write(args.html, page(summary)):
         return 2
     for failure in failures:
         print(f"otel-agents ecp report: below the gate: {failure}", file=sys.stderr)

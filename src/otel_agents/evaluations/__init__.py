@@ -63,11 +63,13 @@ def emit_evaluations(results: Sequence[EvaluationResult], to: str = "file",
             raise ValueError("the file target needs a path")
         return _logs_delivery(len(results), write_file(results, destination), os.fspath(destination))
     if to == "otlp":
+        from .._spans.redaction import redact_url
+
         url = os.fspath(destination) if destination else None
         accepted, unreachable = _export_otlp(results, url, None)
         if unreachable:  # its name not looked up in time: nothing sent
             return Delivery(failed=[unreachable])
-        return _logs_delivery(len(results), accepted, url or "the OTLP logs endpoint")
+        return _logs_delivery(len(results), accepted, redact_url(url) if url else "the OTLP logs endpoint")
     if to == "phoenix":
         return annotate_phoenix(results, os.fspath(destination) if destination else None)
     if to == "langfuse":

@@ -66,6 +66,7 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
             never a value), or the URL is not an
             http(s) URL with a host (named as its argument or variable).
     """
+    from .._spans.redaction import redact_url
     from ..exporters._reach import lookup_problem
     from ..exporters.presets import check_langfuse_keys, check_url
 
@@ -84,7 +85,7 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
     traced = sum(1 for result in results if result.trace_id)
     unreachable = lookup_problem(base) if traced else None  # urllib's timeout does not cover the name lookup
     if unreachable is not None:
-        delivery.failed.append(f"{base}: {unreachable}; {traced} scores not sent")
+        delivery.failed.append(f"{redact_url(base)}: {unreachable}; {traced} scores not sent")
         delivery.skipped = len(results) - traced
         return delivery
     for result in results:

@@ -149,6 +149,7 @@ def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
 
     from opentelemetry.exporter.otlp.proto.http import Compression
 
+    from .._spans.redaction import redact_url
     from ..exporters._accepted import Answers
 
     timeout, compression = checked_otlp_variables(endpoint)
@@ -156,11 +157,11 @@ def _export_otlp(results: Sequence[EvaluationResult], endpoint: str | None,
     exporter = OTLPLogExporter(endpoint=endpoint, headers=headers, timeout=timeout,
                                compression=Compression(compression), session=answers.session)
     url = getattr(exporter, "_endpoint", None) or endpoint  # as the exporter resolved it from the variables
-    answers.url = url or "the OTLP logs endpoint"
+    answers.url = redact_url(url) if url else "the OTLP logs endpoint"  # for messages: no credentials
     unreachable = lookup_problem(url) if url and results else None
     if unreachable is not None:
         exporter.shutdown()
-        return 0, f"{url}: {unreachable}; {len(results)} evaluation records not sent"
+        return 0, f"{answers.url}: {unreachable}; {len(results)} evaluation records not sent"
     return emit_logs(results, exporter, answers=answers), None
 
 

@@ -26,7 +26,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .._spans.redaction import excerpt
+from .._spans.redaction import excerpt, redact_url
 from ..exporters._accepted import read_answer
 from ._results import EvaluationResult
 
@@ -102,7 +102,7 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
             batches.setdefault(("trace", result.trace_id), []).append({**item, "trace_id": result.trace_id})
     unreachable = lookup_problem(base) if batches else None  # urllib's timeout does not cover the name lookup
     if unreachable is not None:
-        delivery.failed.append(f"{base}: {unreachable}; {sum(map(len, batches.values()))} annotations not sent")
+        delivery.failed.append(f"{redact_url(base)}: {unreachable}; {sum(map(len, batches.values()))} annotations not sent")
         return delivery
     deadline = time.monotonic() + wait
     for (kind, trace_id), items in batches.items():

@@ -143,15 +143,35 @@ class _Step:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _gunzipped(data: bytes, path: str | os.PathLike[str]) -> bytes:
+    """``data`` (one gzip member) decompressed, at most :data:`~otel_agents._named_files.MAX_DOCUMENT_BYTES` (a
+    gzip bomb is an error, not all memory). Raises ``ValueError`` naming ``path``: damaged, cut, or too large."""
+    import zlib
+
+    from .._named_files import MAX_DOCUMENT_BYTES
+
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        out = inflate.decompress(data, MAX_DOCUMENT_BYTES + 1)
+    except zlib.error as exc:
+        raise ValueError(f"{os.fspath(path)}: a damaged gzip stream ({exc})") from None
+    if len(out) > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"{os.fspath(path)} is over {MAX_DOCUMENT_BYTES} bytes decompressed; not read")
+    if not inflate.eof:
+        raise ValueError(f"{os.fspath(path)}: the gzip stream is cut short (the file ends before the stream does)")
+    return out
+
+
 def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read an ``ecp run --json-out`` report.
+    """Read an ``ecp run --json-out`` report, gzip-compressed too.
 
     A UTF-8 byte-order mark at the start is ignored (RFC 8259 section 8.1); lone surrogates the JSON escapes
     come back escaped as text (``\\udcff``), so whatever is written from the report is UTF-8.
 
     Raises:
         OSError: the file cannot be read (the message names it).
-        ValueError: over :data:`~otel_agents._named_files.MAX_DOCUMENT_BYTES`, not UTF-8 (the byte and its line
+        ValueError: over :data:`~otel_agents._named_files.MAX_DOCUMENT_BYTES` (decompressed too), a damaged or
+            cut gzip stream, not UTF-8 (the byte and its line
             named), not strict JSON (``NaN``, ``Infinity``, numbers beyond a double, nested too deeply), or not a
             report (no ``scenarios`` list, steps/checks of another shape, a check's ``passed`` not a boolean,
             a duration, token count or cost that is not a number from 0 to 2**63, a score that is not a finite
@@ -164,6 +184,8 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
         data = read_document(path)  # bounded: /dev/zero is an error, not all memory
     except OSError as exc:
         raise type(exc)(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
+    if data.startswith(b"\x1f\x8b"):  # gzip's magic number: a compressed report (a CI artifact), read as fold reads
+        data = _gunzipped(data, path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -169,18 +169,20 @@ def check_url(value: str, source: str) -> str:
     Raises:
         ValueError: no ``http``/``https`` scheme, no host, or a malformed host or port (an unclosed ``[``,
             a port that is no number or over 65535); the message names ``source`` (the
-            argument or environment variable the value came from) and shows the value (URLs
-            carry no secret here: credentials go in headers).
+            argument or environment variable the value came from) and shows the value, its credentials
+            (``user:password@``) and secret query parameters redacted.
     """
+    from .._spans.redaction import redact_url
     try:
         parsed = urlsplit(value.strip())
         host, _ = parsed.hostname, parsed.port  # a malformed port ("h:99999", "h:x") raises here
     except ValueError as exc:  # "Invalid IPv6 URL" (an unclosed "["), a port out of range: named, not bare
-        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {value!r} ({exc})") from None
+        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {redact_url(value)!r} ({exc})"
+                         ) from None
     if parsed.scheme not in ("http", "https") or not host:
         example = _http_example(value.strip())
-        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {value!r}"
-                         + (f" (e.g. {example})" if example else ""))
+        raise ValueError(f"{source} must be an http:// or https:// URL with a host, got {redact_url(value)!r}"
+                         + (f" (e.g. {redact_url(example)})" if example else ""))
     return value.strip().rstrip("/")
 
 

@@ -333,13 +333,13 @@ class SpanSpec:
             @functools.wraps(fn)
             def agen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return spec._call_stream(fn, arguments, args, kwargs, AsyncStepIterator)
-            return agen_wrapper  # type: ignore[return-value]
+            return self._declared(agen_wrapper)
 
         if inspect.isgeneratorfunction(shape):
             @functools.wraps(fn)
             def gen_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return spec._call_stream(fn, arguments, args, kwargs, StepIterator)
-            return gen_wrapper  # type: ignore[return-value]
+            return self._declared(gen_wrapper)
 
         if inspect.iscoroutinefunction(shape):
             @functools.wraps(fn)
@@ -351,7 +351,7 @@ class SpanSpec:
                     result = await fn(*args, **kwargs)
                     spec._record_output(s, result)
                 return result
-            return async_wrapper  # type: ignore[return-value]
+            return self._declared(async_wrapper)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -368,7 +368,14 @@ class SpanSpec:
                         return handed
                 spec._record_output(s, result)
             return result
-        return wrapper  # type: ignore[return-value]
+        return self._declared(wrapper)
+
+    def _declared(self, wrapper: Callable[..., Any]) -> Any:
+        """``wrapper``, carrying as ``name`` the agent name an ``@agent(name=...)`` declared: what a server reads as
+        the agent's own name (``otel-agents ecp serve`` answers ``agent/initialize`` with it)."""
+        if self.kind is Kind.AGENT and self.name:
+            wrapper.name = self.name  # type: ignore[attr-defined]
+        return wrapper
 
     # -- internals ---------------------------------------------------------------
     def _named_after(self, fn: Callable[..., Any]) -> "SpanSpec":

@@ -246,7 +246,10 @@ class Forwarder:
         import queue
         import threading
 
+        from .._spans.redaction import redact_url
+
         self.url = url
+        self.shown = redact_url(url)  # for logs and the summary: a user:password@ URL's credentials never shown
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.sent = self.failed = self.dropped = 0
@@ -296,7 +299,7 @@ class Forwarder:
                 self.failed += 1
                 if self._unreachable is None:
                     logger.warning("otel-agents collect: cannot forward to %s: %s; requests are not forwarded (counted "
-                                   "failed) until it is looked up", self.url, unreachable)
+                                   "failed) until it is looked up", self.shown, unreachable)
                 self._unreachable = unreachable
                 continue
             self._unreachable = None
@@ -315,7 +318,7 @@ class Forwarder:
                     why = f"{redirect(exc.code, exc.headers.get('location'))}, not followed: give the URL it names"
                 if worth_logging(self.failed):
                     logger.warning("otel-agents collect: forwarding to %s failed: %s (%d so far; logged at the 1st, "
-                                   "2nd, 4th, 8th, … failure)", self.url, why, self.failed)
+                                   "2nd, 4th, 8th, … failure)", self.shown, why, self.failed)
 
     def _answered(self, response: Any) -> None:
         """Read a 2xx answer (bounded) and count what its ``partial_success`` rejected, or that it was not read."""
@@ -330,7 +333,7 @@ class Forwarder:
             if worth_logging(self.unread):
                 logger.warning("otel-agents collect: %s accepted a forwarded request, its answer not read (%s): "
                                "counted sent, any partial success in it unknown (%d so far; logged at the 1st, 2nd, "
-                               "4th, 8th, … one)", self.url, exc, self.unread)
+                               "4th, 8th, … one)", self.shown, exc, self.unread)
             return
         if not (rejected or message):
             return
@@ -338,7 +341,7 @@ class Forwarder:
         self._partial += 1
         if worth_logging(self._partial):
             logger.warning("otel-agents collect: %s rejected %d span(s) of a forwarded request (partial success)%s "
-                           "(%d span(s) so far; logged at the 1st, 2nd, 4th, 8th, … such answer)", self.url,
+                           "(%d span(s) so far; logged at the 1st, 2nd, 4th, 8th, … such answer)", self.shown,
                            rejected, f": {excerpt(message, MESSAGE_CHARS)}" if message else "", self.rejected)
 
     def close(self, timeout: float = 5.0) -> None:
@@ -352,7 +355,7 @@ class Forwarder:
         when there were any, ``; 3 span(s) rejected by it (partial success)`` and ``; 1 answer(s) not read (too
         large or too slow)``."""
         queued = max(0, self._queue.qsize() - 1) if self._thread.is_alive() else 0  # the stop marker not counted
-        return (f"{what} {self.url}: {self.sent} request(s) sent, {self.failed} failed, {self.dropped} dropped"
+        return (f"{what} {self.shown}: {self.sent} request(s) sent, {self.failed} failed, {self.dropped} dropped"
                 + (f", {queued} still queued at exit (not sent)" if queued else "")
                 + (f"; {self.rejected} span(s) rejected by it (partial success)" if self.rejected else "")
                 + (f"; {self.unread} answer(s) not read (too large or too slow)" if self.unread else ""))
