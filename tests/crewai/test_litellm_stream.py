@@ -172,3 +172,23 @@ def test_litellm_stream_without_a_usage_chunk_has_no_token_counts(instrumented: 
     assert model.status.name == "UNSET" and "error.type" not in a
     assert a["gen_ai.response.finish_reasons"] == ("stop",)
     assert _no_counts(a), a
+
+
+def test_litellm_wrapper_comes_off_with_the_last_instrumentor(provider: Any) -> None:
+    """CrewAI's and smolagents' instrumentors share the one wrapper on LiteLLM's stream end: it stays while
+    either is instrumented and is LiteLLM's own function again once both are not."""
+    from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+
+    from otel_agents.instrumentors import _litellm
+    from otel_agents.instrumentors.crewai import CrewAIInstrumentor
+
+    original = CustomStreamWrapper.__dict__["finish_reason_handler"]
+    crewai = CrewAIInstrumentor()
+    crewai.instrument(tracer_provider=provider)
+    other = _litellm.use()  # (smolagents is not installed here: its use, as its instrumentor makes it)
+    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is not original
+    crewai.uninstrument()
+    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is not original
+    other.remove()
+    other.remove()  # twice is once
+    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is original

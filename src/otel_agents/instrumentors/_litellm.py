@@ -17,7 +17,8 @@ cut short, gets no token counts (:meth:`~otel_agents._spans.model.ModelSetters.r
 leaves early never reaches ``finish_reason_handler``: its span stays the framework's to end (abandoned).
 
 :func:`use` installs the wrapper (now, or when the module is imported: importing LiteLLM costs seconds) for as
-long as one instrumentor uses it; the instrumentors whose frameworks stream through LiteLLM call it.
+long as one instrumentor uses it: those of the frameworks that stream through LiteLLM (CrewAI; smolagents and the
+OpenAI Agents SDK, whose LiteLLM models run this same code).
 Sources: LiteLLM's ``streaming_handler.py`` (``finish_reason_handler``, ``__next__``/``__anext__``: it is called
 when the provider's stream is exhausted, with ``received_finish_reason`` / ``intermittent_finish_reason`` unset
 when none came) and ``streaming_chunk_builder_utils.py`` (``calculate_usage``: ``token_counter`` for the counts
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any
 
 import wrapt
 from opentelemetry import trace
@@ -64,9 +65,31 @@ def _on_import(module: Any) -> None:
             _state["patch"] = Patch(module.CustomStreamWrapper, "finish_reason_handler", _stream_ended)
 
 
-def use() -> Callable[[], None]:
-    """Watch LiteLLM's stream ends while the returned ``release()`` is not called (each caller its own; the
-    wrapper comes off with the last)."""
+class Use:
+    """One instrumentor's use of the wrapper (:func:`use`); :meth:`remove` ends it (the wrapper comes off with the
+    last use), as a :class:`~._patch.Patch` is taken off."""
+
+    __slots__ = ("_removed",)
+
+    def __init__(self) -> None:
+        self._removed = False
+
+    def remove(self) -> None:
+        with _lock:
+            if self._removed:
+                return
+            self._removed = True
+            _state["users"] -= 1
+            patch = _state["patch"] if not _state["users"] else None
+            if patch is not None:
+                _state["patch"] = None
+        if patch is not None:
+            patch.remove()
+
+
+def use() -> Use:
+    """Watch LiteLLM's stream ends until the returned use is removed: the wrapper now if LiteLLM's stream module
+    is imported, else when it is."""
     with _lock:
         _state["users"] += 1
         hook = not _state["hooked"]
@@ -75,18 +98,4 @@ def use() -> Callable[[], None]:
         wrapt.register_post_import_hook(_on_import, MODULE)
     elif MODULE in sys.modules:
         _on_import(sys.modules[MODULE])
-    released = []
-
-    def release() -> None:
-        with _lock:
-            if released:
-                return
-            released.append(True)
-            _state["users"] -= 1
-            patch = _state["patch"] if not _state["users"] else None
-            if patch is not None:
-                _state["patch"] = None
-        if patch is not None:
-            patch.remove()
-
-    return release
+    return Use()

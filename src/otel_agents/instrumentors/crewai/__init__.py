@@ -157,7 +157,7 @@ class CrewAIInstrumentor(OtelAgentsInstrumentor):
 
     framework = "crewai"
     _hooks: Hooks | None = None
-    _release_litellm: Any = None
+    _litellm_use: Any = None
 
     def _install(self, telemetry: Telemetry) -> None:
         self._hooks = hooks = Hooks(Patches(), telemetry)
@@ -165,12 +165,12 @@ class CrewAIInstrumentor(OtelAgentsInstrumentor):
             with guard(f"crewai.install.{part.__name__.rsplit('.', 1)[-1]}"):
                 part.install(hooks)
         with guard("crewai.install.litellm"):  # the LiteLLM-backed LLM's streams (see .._litellm)
-            self._release_litellm = _litellm.use()
+            self._litellm_use = _litellm.use()
 
     def _remove(self) -> None:
         hooks, self._hooks = self._hooks, None
         if hooks is not None:
             hooks.patches.remove_all()
-        release, self._release_litellm = self._release_litellm, None
-        if release is not None:
-            release()
+        litellm, self._litellm_use = self._litellm_use, None
+        if litellm is not None:
+            litellm.remove()
