@@ -27,30 +27,22 @@ no chunk gave).
 
 from __future__ import annotations
 
-import sys
-import threading
 from typing import Any
 
-import wrapt
-from opentelemetry import trace
-
-from .._spans import guard, semantic_span_for
-from ..semconv import Kind
-from ._patch import Patch
+from .._spans import guard
+from ._patch import Patch, SharedPatches
+from ._sdk_client import current_model_span
 
 MODULE = "litellm.litellm_core_utils.streaming_handler"
 TERMINAL = "finish_reason"  # what a cut stream never sent (the chunk LiteLLM makes its own "stop" for)
-
-_lock = threading.Lock()
-_state: dict[str, Any] = {"users": 0, "patch": None, "hooked": False}
 
 
 def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     """``CustomStreamWrapper.finish_reason_handler``: the provider's stream has ended; tell the current model
     span what it did not send, then let LiteLLM build its closing chunk."""
     with guard("litellm.stream_end"):
-        span = semantic_span_for(trace.get_current_span())
-        if span is not None and span.kind is Kind.MODEL and not span.ended:
+        span = current_model_span()
+        if span is not None:
             cut = not (instance.received_finish_reason or instance.intermittent_finish_reason)
             if cut:
                 span.mark_incomplete(TERMINAL)
@@ -59,43 +51,7 @@ def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any
     return wrapped(*args, **kwargs)
 
 
-def _on_import(module: Any) -> None:
-    with guard("litellm.patch"), _lock:
-        if _state["users"] and _state["patch"] is None:
-            _state["patch"] = Patch(module.CustomStreamWrapper, "finish_reason_handler", _stream_ended)
-
-
-class Use:
-    """One instrumentor's use of the wrapper (:func:`use`); :meth:`remove` ends it (the wrapper comes off with the
-    last use), as a :class:`~._patch.Patch` is taken off."""
-
-    __slots__ = ("_removed",)
-
-    def __init__(self) -> None:
-        self._removed = False
-
-    def remove(self) -> None:
-        with _lock:
-            if self._removed:
-                return
-            self._removed = True
-            _state["users"] -= 1
-            patch = _state["patch"] if not _state["users"] else None
-            if patch is not None:
-                _state["patch"] = None
-        if patch is not None:
-            patch.remove()
-
-
-def use() -> Use:
-    """Watch LiteLLM's stream ends until the returned use is removed: the wrapper now if LiteLLM's stream module
-    is imported, else when it is."""
-    with _lock:
-        _state["users"] += 1
-        hook = not _state["hooked"]
-        _state["hooked"] = True
-    if hook:  # once per process: wrapt cannot take a post-import hook off (it checks the users when it fires)
-        wrapt.register_post_import_hook(_on_import, MODULE)
-    elif MODULE in sys.modules:
-        _on_import(sys.modules[MODULE])
-    return Use()
+_PATCHES = SharedPatches("litellm.patch", {
+    MODULE: lambda module: Patch(module.CustomStreamWrapper, "finish_reason_handler", _stream_ended)})
+use = _PATCHES.use
+"""``use()``: watch LiteLLM's stream ends until the returned use is removed (:class:`~._patch.SharedPatches`)."""

@@ -70,6 +70,13 @@ def field_of(obj: Any, key: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
+def current_model_span() -> SemanticSpan | None:
+    """The model span current here and still open (a framework's, around the call that reads a provider's
+    stream), else ``None``."""
+    span = semantic_span_for(trace.get_current_span())
+    return span if span is not None and span.kind is Kind.MODEL and not span.ended else None
+
+
 @dataclass
 class Outcome:
     """What one call produced, whole or assembled from its stream.

@@ -50,7 +50,7 @@ from ..._spans.address import configured_url
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
-from .. import _litellm
+from .. import _hf_inference, _litellm
 from .._hierarchy import HierarchyPatch
 from .._patch import Patch
 
@@ -148,6 +148,7 @@ class Installation:
             site="smolagents.patch"))
         self._add(lambda: Patch(local_python_executor, "timeout", self._timeout))  # type: ignore[arg-type]
         self._add(_litellm.use)  # LiteLLMModel's streams: what LiteLLM makes up at their end (see .._litellm)
+        self._add(_hf_inference.use)  # InferenceClientModel's streams cut short (see .._hf_inference)
 
     def _add(self, make: Callable[[], Any]) -> None:
         try:
