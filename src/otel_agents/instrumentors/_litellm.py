@@ -17,8 +17,8 @@ cut short, gets no token counts (:meth:`~otel_agents._spans.model.ModelSetters.r
 leaves early never reaches ``finish_reason_handler``: its span stays the framework's to end (abandoned).
 
 :func:`use` installs the wrapper (now, or when the module is imported: importing LiteLLM costs seconds) for as
-long as one instrumentor uses it: those of the frameworks that stream through LiteLLM (CrewAI; smolagents and the
-OpenAI Agents SDK, whose LiteLLM models run this same code).
+long as one instrumentor uses it: those of the frameworks that stream through LiteLLM (CrewAI; smolagents, the
+OpenAI Agents SDK and Agno, whose LiteLLM models run this same code).
 Sources: LiteLLM's ``streaming_handler.py`` (``finish_reason_handler``, ``__next__``/``__anext__``: it is called
 when the provider's stream is exhausted, with ``received_finish_reason`` / ``intermittent_finish_reason`` unset
 when none came) and ``streaming_chunk_builder_utils.py`` (``calculate_usage``: ``token_counter`` for the counts
