@@ -18,7 +18,7 @@ uses them. Source: ``huggingface_hub/inference/_common.py`` (``_stream_chat_comp
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .._spans import SemanticSpan, guard
 from ._patch import Patch, SharedPatches
@@ -62,25 +62,23 @@ async def _awatch(chunks: Any, finishes: _Finishes) -> Any:
     finishes.ended()
 
 
-def _chat_completion(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    result = wrapped(*args, **kwargs)
+def _watched(result: Any, kwargs: dict, watch: Callable[[Any, _Finishes], Any]) -> Any:
+    """``chat_completion``'s ``result``, its chunks watched (``watch``) when it is a stream under a model span."""
     if kwargs.get("stream"):
         with guard("hf_inference.stream"):
             span = current_model_span()
             if span is not None:
-                return _watch(result, _Finishes(span))
+                return watch(result, _Finishes(span))
     return result
+
+
+def _chat_completion(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    return _watched(wrapped(*args, **kwargs), kwargs, _watch)
 
 
 def _async_chat_completion(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     async def call() -> Any:
-        result = await wrapped(*args, **kwargs)
-        if kwargs.get("stream"):
-            with guard("hf_inference.stream"):
-                span = current_model_span()
-                if span is not None:
-                    return _awatch(result, _Finishes(span))
-        return result
+        return _watched(await wrapped(*args, **kwargs), kwargs, _awatch)
 
     return call()
 
