@@ -9,8 +9,9 @@ that carries ``usage``). Usage comes only from the response: a stream without a
 usage chunk gives no token attributes (never zeros), and the request is never
 changed to ask for usage. A stream is cut short (the span layer's ``stream_incomplete``) when a
 choice never got its ``finish_reason``, or when usage was asked and neither the usage chunk nor
-``data: [DONE]`` came (:meth:`ChunkAccumulator.missing`). ``service_tier`` asked and answered go to ``openai.request.service_tier`` /
-``openai.response.service_tier`` (OTel GenAI semconv, OpenAI page).
+``data: [DONE]`` came (:meth:`ChunkAccumulator.missing`). ``service_tier`` asked and answered go
+to ``openai.request.service_tier`` / ``openai.response.service_tier`` (OTel GenAI semconv, OpenAI
+page).
 """
 
 from __future__ import annotations
