@@ -208,6 +208,20 @@ def test_usage_prefers_the_complete_source(telemetry, exporter) -> None:
     assert (a[A.GEN_AI_USAGE_INPUT_TOKENS], a[A.GEN_AI_USAGE_OUTPUT_TOKENS], a[A.LLM_TOKEN_COUNT_TOTAL]) == (7, 3, 10)
 
 
+def test_refused_usage_is_not_written(telemetry, exporter) -> None:
+    """refuse_usage: counts given later (LiteLLM's own count of a stream whose provider sent none) are not
+    written; a span refused before any count has none, one counted before keeps its counts."""
+    refused, counted = telemetry.start_span("model", "m"), telemetry.start_span("model", "m")
+    counted.set_usage(Usage(input_tokens=7, output_tokens=3))
+    for s in (refused, counted):
+        s.refuse_usage()
+        s.set_usage(Usage(input_tokens=12, output_tokens=6, total_tokens=18))
+        s.end()
+    a, b = (span.attributes for span in exporter.spans)
+    assert not [k for k in a if "token" in k], a
+    assert (b[A.GEN_AI_USAGE_INPUT_TOKENS], b[A.GEN_AI_USAGE_OUTPUT_TOKENS], b[A.LLM_TOKEN_COUNT_TOTAL]) == (7, 3, 10)
+
+
 def test_model_name_never_on_chain_or_usage_off_model(telemetry, exporter) -> None:
     s = telemetry.start_span("chain", "pipeline")
     s.set_model(request_model="gpt-4o")

@@ -476,6 +476,38 @@ def _openai_agents(model: str, body: bytes) -> Any:
     return asyncio.run(main())
 
 
+def _llama_index_cut() -> Any:
+    import httpx
+    from llama_index.core.llms import ChatMessage
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
+                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(CUT))))
+    return "".join(chunk.delta or "" for chunk in llm.stream_chat([ChatMessage(role="user", content="Where is A100?")]))
+
+
+def _smolagents_cut() -> Any:
+    from smolagents import OpenAIServerModel
+
+    model = OpenAIServerModel(model_id="gpt-4o", api_key="test-key")
+    model.client = openai_client(Recorder(CUT))
+    return "".join(delta.content or "" for delta in model.generate_stream(
+        [{"role": "user", "content": [{"type": "text", "text": "Where is order A100?"}]}]))
+
+
+def _crewai_native_cut() -> Any:
+    from crewai import LLM
+
+    llm = LLM(model="openai/gpt-4o", api_key="test-key", stream=True)
+    llm._client = openai_client(Recorder(CUT))
+    return llm.call("Where is order A100?")
+
+
+def _agno_cut() -> Any:
+    return "".join(e.content for e in _agno_agent("openai", CUT, aio=False).run("Where is order A100?", stream=True)
+                   if isinstance(getattr(e, "content", None), str))
+
+
 CUT_RUNS = {  # framework instrumentor → (the run, what the framework answers or the errors it may raise)
     "langchain": (_langchain_cut, {CUT_TEXT}),
     "pydantic_ai": (_pydantic_ai_cut, {CUT_TEXT}),  # PydanticAI takes the text, with its own default reason "stop"
@@ -483,6 +515,10 @@ CUT_RUNS = {  # framework instrumentor → (the run, what the framework answers 
     # receiving a finish_reason": the model span is the same either way
     "openai_agents": (lambda: _openai_agents("chat", CUT), {CUT_TEXT, "ModelBehaviorError"}),
     "openai_agents-responses": (lambda: _openai_agents("responses", RESPONSES_CUT), {"ModelBehaviorError"}),
+    "llama_index": (_llama_index_cut, {CUT_TEXT}),
+    "smolagents": (_smolagents_cut, {CUT_TEXT}),
+    "crewai": (_crewai_native_cut, {CUT_TEXT}),
+    "agno": (_agno_cut, {CUT_TEXT}),
 }
 
 

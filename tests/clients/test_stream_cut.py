@@ -204,3 +204,53 @@ def test_fold_reads_a_cut_stream_as_a_failed_step(openai_on: Any, provider: Trac
     assert envelope["metrics"]["errors"] == 1 and "usage" not in envelope
     [record] = json.loads(envelope["logs"])
     assert (record["status"], record["attributes"]["error.type"]) == ("error", "stream_incomplete")
+
+
+def _usage_chunk(data: Any) -> bool:
+    return data != "[DONE]" and not data["choices"] and data.get("usage") is not None
+
+
+# (what the server sends, whether the request asks for stream_options.include_usage, the cut it is)
+USAGE_ENDINGS = {
+    "cut before its usage chunk": (lambda: cut_short(chat_stream(include_usage=True), _usage_chunk)[0], True,
+                                   "usage chunk"),
+    "no usage chunk, [DONE]": (lambda: chat_stream(include_usage=False), True, None),  # a server ignoring the option
+    "usage chunk, cut before [DONE]": (lambda: cut_short(chat_stream(include_usage=True), lambda d: d == "[DONE]")[0],
+                                       True, None),
+    "not asked, cut before [DONE]": (lambda: cut_short(chat_stream(include_usage=False), lambda d: d == "[DONE]")[0],
+                                     False, None),
+}
+
+
+@pytest.mark.parametrize("aio", [False, True])
+@pytest.mark.parametrize("ending", list(USAGE_ENDINGS))
+def test_chat_stream_asked_for_usage_is_cut_without_its_usage_chunk_and_done(
+        openai_on: Any, exporter: SnapshotExporter, ending: str, aio: bool) -> None:
+    """``stream_options.include_usage`` asked: the API sends a usage chunk after the last finish reason, before
+    ``data: [DONE]``, and says an interrupted stream may lack it. A stream that ends after its finish reasons with
+    neither was cut (``stream ended without usage chunk``); the finish reason it sent stands, and no usage. Not cut:
+    a server that sends ``[DONE]`` without a usage chunk (it ignores the option: no usage, no error), a stream
+    with its usage chunk but no ``[DONE]`` (nothing of the response missing), and one that did not ask. Fails
+    before for the first: status UNSET."""
+    make, asked, missing = USAGE_ENDINGS[ending]
+    client = openai_client(Recorder(make()), aio=aio)
+    options = {"stream_options": {"include_usage": True}} if asked else {}
+
+    async def read_async() -> None:
+        async for _ in await client.chat.completions.create(model="gpt-4o", messages=ASK, stream=True, **options):
+            pass
+
+    if aio:
+        asyncio.run(read_async())
+    else:
+        for _ in client.chat.completions.create(model="gpt-4o", messages=ASK, stream=True, **options):
+            pass
+    (span,) = exporter.semantic("model")
+    a = span.attributes
+    assert a["gen_ai.response.finish_reasons"] == ("stop",)  # sent, whatever came after
+    if missing is None:
+        assert span.status is StatusCode.UNSET and "error.type" not in a, tree([span])
+    else:
+        assert (span.status, a.get("error.type")) == (StatusCode.ERROR, "stream_incomplete"), tree([span])
+        assert span.status_description == f"stream ended without {missing}"
+    assert ("gen_ai.usage.input_tokens" in a) is (ending == "usage chunk, cut before [DONE]")

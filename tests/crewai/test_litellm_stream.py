@@ -2,10 +2,12 @@
 it announces each chunk on the event bus itself (not through ``BaseLLM._emit_stream_chunk_event``), and its model span
 is timed from the first chunk the server sent (OTel GenAI v1.41 ``gen_ai.response.time_to_first_chunk``). The server is
 a real one on loopback sending Server-Sent Events, its first chunk 80 ms after the request; what it received and sent
-is the ground truth."""
+is the ground truth. A stream the server cuts short (no chunk with a finish reason), or ends without the usage chunk
+CrewAI asks for: LiteLLM closes both with a finish reason or token counts of its own, which are not on the span."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import threading
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.crewai.netguard import block_network
-from tests.spans import SnapshotExporter
+from tests.spans import SnapshotExporter, tree
 
 # litellm is installed in .venv-crewai_litellm alone (Makefile ISOLATED says why): this file runs there, where a
 # litellm that cannot be imported fails, and skips elsewhere. Imported with every connection but loopback refused
@@ -38,6 +40,10 @@ WORDS = ["Order ", "A100 ", "has ", "shipped."]
 
 class _SSE(BaseHTTPRequestHandler):
     received: list[dict[str, Any]] = []
+    # how a streamed answer ends: "whole" (finish reason, usage chunk, [DONE]), "no_usage" (finish reason and
+    # [DONE], no usage chunk: a server that does not report usage), "cut" (no finish reason, no usage, no [DONE]:
+    # the connection closed cleanly after the last word, as a proxy cutting it would)
+    ending = "whole"
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -62,17 +68,22 @@ class _SSE(BaseHTTPRequestHandler):
         time.sleep(DELAY)
         base["object"] = "chat.completion.chunk"
         for i, word in enumerate(WORDS):
+            last = i == len(WORDS) - 1 and self.ending != "cut"
             choice = {"index": 0, "delta": {"role": "assistant", "content": word} if i == 0 else {"content": word},
-                      "finish_reason": "stop" if i == len(WORDS) - 1 else None}
+                      "finish_reason": "stop" if last else None}
             self.wfile.write(f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode())
             self.wfile.flush()
             time.sleep(0.01)
-        self.wfile.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\ndata: [DONE]\n\n".encode())
+        if self.ending == "whole":
+            self.wfile.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
+        if self.ending != "cut":
+            self.wfile.write(b"data: [DONE]\n\n")
 
 
 @pytest.fixture
 def server() -> Any:
     _SSE.received = []
+    _SSE.ending = "whole"
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _SSE)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -112,3 +123,72 @@ def test_litellm_llm_is_timed_from_its_first_chunk_and_keeps_its_usage(instrumen
     # where the LLM connects (OTel GenAI v1.41 server.address/port), the choices asked (n, sent when set: not 1)
     assert (a["server.address"], a["server.port"]) == ("127.0.0.1", port)
     assert a.get("gen_ai.request.choice.count") == request.get("n") == (2 if stream else None)
+
+
+def _llm(server: Any) -> Any:
+    from crewai import LLM
+
+    return LLM(model="openai/gpt-4o", is_litellm=True, stream=True, api_key="test-key",
+               base_url=f"http://127.0.0.1:{server.server_address[1]}/v1")
+
+
+def _no_counts(attributes: Any) -> bool:
+    return not [k for k in attributes if k.startswith(("gen_ai.usage.", "llm.token_count."))]
+
+
+@pytest.mark.parametrize("aio", [False, True])
+def test_litellm_stream_cut_short_is_incomplete_without_litellm_s_reason_and_counts(
+        instrumented: Any, exporter: SnapshotExporter, server: Any, aio: bool) -> None:
+    """The server's stream ends cleanly after the last word, without a chunk carrying a finish reason, its usage
+    chunk or ``[DONE]``. CrewAI returns the words (LiteLLM closed the stream with its own "stop" and counted the
+    tokens itself); the model span says the response was cut (status ERROR, ``error.type`` ``stream_incomplete``,
+    not abandoned), keeps the words that arrived, and has no finish reason and no token counts: the server sent
+    none. Fails before: status UNSET, finish reason "stop" and LiteLLM's counts (input 12, output 6)."""
+    _SSE.ending = "cut"
+    llm = _llm(server)
+    answer = asyncio.run(llm.acall("Where is order A100?")) if aio else llm.call("Where is order A100?")
+    assert answer == "".join(WORDS)
+    [model] = exporter.semantic("model")
+    a = model.attributes
+    assert (model.status.name, a.get("error.type")) == ("ERROR", "stream_incomplete"), tree([model])
+    assert model.status_description == "stream ended without finish_reason"
+    assert "otel_agents.stream.abandoned" not in a
+    assert json.loads(a["gen_ai.output.messages"]) == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "".join(WORDS)}], "finish_reason": ""}]
+    assert "gen_ai.response.finish_reasons" not in a and "llm.finish_reason" not in a
+    assert _no_counts(a), a
+
+
+def test_litellm_stream_without_a_usage_chunk_has_no_token_counts(instrumented: Any, exporter: SnapshotExporter,
+                                                                   server: Any) -> None:
+    """A whole stream (finish reason, ``[DONE]``) from a server that sends no usage chunk although CrewAI asks
+    for one (``stream_options.include_usage``): the finish reason the server sent, no error, and no token counts
+    (LiteLLM's own count of the words is not the provider's usage). Fails before: input 12, output 6 tokens."""
+    _SSE.ending = "no_usage"
+    assert _llm(server).call("Where is order A100?") == "".join(WORDS)
+    assert _SSE.received[0]["stream_options"] == {"include_usage": True}
+    [model] = exporter.semantic("model")
+    a = model.attributes
+    assert model.status.name == "UNSET" and "error.type" not in a
+    assert a["gen_ai.response.finish_reasons"] == ("stop",)
+    assert _no_counts(a), a
+
+
+def test_litellm_wrapper_comes_off_with_the_last_instrumentor(provider: Any) -> None:
+    """CrewAI's and smolagents' instrumentors share the one wrapper on LiteLLM's stream end: it stays while
+    either is instrumented and is LiteLLM's own function again once both are not."""
+    from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+
+    from otel_agents.instrumentors import _litellm
+    from otel_agents.instrumentors.crewai import CrewAIInstrumentor
+
+    original = CustomStreamWrapper.__dict__["finish_reason_handler"]
+    crewai = CrewAIInstrumentor()
+    crewai.instrument(tracer_provider=provider)
+    other = _litellm.use()  # (smolagents is not installed here: its use, as its instrumentor makes it)
+    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is not original
+    crewai.uninstrument()
+    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is not original
+    other.remove()
+    other.remove()  # twice is once
+    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is original

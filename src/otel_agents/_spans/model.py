@@ -82,6 +82,7 @@ class ModelSetters:
         _mute: bool
         _budget: int
         _usage: Usage | None
+        _no_usage: bool
         _error_type: str | None
         _metric_attrs: dict[str, Any]
         _start: float
@@ -206,9 +207,10 @@ class ModelSetters:
 
         With ``prefer_complete`` a later call only replaces an earlier one that
         had fewer of the input/output/total counts (LangChain's ``llm_output``
-        may report only completion tokens while ``usage_metadata`` has all).
+        may report only completion tokens while ``usage_metadata`` has all). Nothing once the counts were
+        refused (:meth:`refuse_usage`).
         """
-        if self._ended or usage is None or self.kind not in _MODEL_KINDS:
+        if self._ended or usage is None or self._no_usage or self.kind not in _MODEL_KINDS:
             return
         try:  # not `with guard(...)`: two calls fewer, on every span that sets this
             if prefer_complete and self._usage is not None and usage.completeness() < self._usage.completeness():
@@ -239,6 +241,12 @@ class ModelSetters:
             self._write(attrs)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("span.set_usage", exc)
+
+    def refuse_usage(self) -> None:
+        """No token counts from now on: what a caller would write is not the provider's (LiteLLM counts a streamed
+        response whose provider reported none, or cut it short, with its own tokenizer, and hands that on as its
+        usage). Later :meth:`set_usage` calls write nothing and feed no token metric; counts written before stay."""
+        self._no_usage = True
 
     # -- streamed responses --------------------------------------------------------
     def chunk_received(self, now: float | None = None) -> None:

@@ -96,7 +96,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     """
 
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
-                 "_kind_attrs", "_error_type", "_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
+                 "_kind_attrs", "_error_type", "_usage", "_no_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
                  "_flat_input", "_flat_output", "_reasons", "__weakref__")
 
@@ -152,6 +152,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
         self._reasons: tuple[str, ...] | None = None
         self._in_band = False  # set_error was called: its error.type and status stand
         self._usage: Usage | None = None
+        self._no_usage = False  # token counts refused (ModelSetters.refuse_usage)
         self._chunks: list[float] | None = None  # a streamed response's: see ModelSetters.chunk_received
         self._metric_attrs: dict[str, Any] = {}
         if kind in _MODEL_KINDS:  # not `kind is Kind.MODEL`: an Enum member read off its class costs more

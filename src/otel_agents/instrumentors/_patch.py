@@ -10,7 +10,8 @@ again never stacks them. :class:`PatchSet` holds the patches of one ``instrument
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import sys
+from typing import Any, Callable, Mapping
 
 import wrapt
 
@@ -84,6 +85,70 @@ class PatchSet:
         for patch in reversed(self.patches):
             patch.remove()
         self.patches.clear()
+
+
+class SharedPatches:
+    """Patches of a library several instrumentors' frameworks call (LiteLLM, Hugging Face's inference client),
+    made once however many use them: each patch when its module is imported (at once if it already is: importing
+    such a library can cost seconds), while at least one instrumentor holds a use (:meth:`use`), and taken off
+    with the last use.
+
+    Args:
+        site: the prefix of internal-error reports.
+        targets: ``{module name: make(module) -> Patch}``.
+    """
+
+    def __init__(self, site: str, targets: Mapping[str, Callable[[Any], Patch]]):
+        self.site, self.targets = site, targets
+        self._lock = new_lock()
+        self._users = 0
+        self._hooked = False
+        self._patches: dict[str, Patch] = {}
+
+    def use(self) -> "SharedUse":
+        """One more user, until the returned use is removed."""
+        with self._lock:
+            self._users += 1
+            hook, self._hooked = not self._hooked, True
+        for module in self.targets:
+            if hook:  # once per process: wrapt cannot take a post-import hook off (it checks the users when it fires)
+                wrapt.register_post_import_hook(self._imported, module)
+            elif module in sys.modules:
+                self._imported(sys.modules[module])
+        return SharedUse(self)
+
+    def _imported(self, module: Any) -> None:
+        with self._lock:
+            if not self._users or module.__name__ in self._patches:
+                return
+            try:
+                self._patches[module.__name__] = self.targets[module.__name__](module)
+            except Exception as exc:  # noqa: BLE001 - the library changed shape: lose that part only
+                report_internal_error(f"{self.site}.{module.__name__}", exc)
+
+    def _release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            patches = list(self._patches.values()) if not self._users else []
+            if patches:
+                self._patches = {}
+        for patch in patches:
+            patch.remove()
+
+
+class SharedUse:
+    """One instrumentor's use of :class:`SharedPatches`; :meth:`remove` ends it (twice is once), as a
+    :class:`Patch` is taken off."""
+
+    __slots__ = ("_shared",)
+
+    def __init__(self, shared: SharedPatches):
+        self._shared: SharedPatches | None = shared
+
+    def remove(self) -> None:
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            shared._release()
 
 
 def _peel_retired(owner: type, name: str) -> None:

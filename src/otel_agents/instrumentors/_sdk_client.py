@@ -70,6 +70,13 @@ def field_of(obj: Any, key: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
+def current_model_span() -> SemanticSpan | None:
+    """The model span current here and still open (a framework's, around the call that reads a provider's
+    stream), else ``None``."""
+    span = semantic_span_for(trace.get_current_span())
+    return span if span is not None and span.kind is Kind.MODEL and not span.ended else None
+
+
 @dataclass
 class Outcome:
     """What one call produced, whole or assembled from its stream.
@@ -133,8 +140,9 @@ class Endpoint:
         finish reason but no parts (nothing is decoded or copied that would be dropped)."""
         return Outcome()
 
-    def accumulator(self) -> Accumulator:
-        """A fresh accumulator for a streamed result."""
+    def accumulator(self, body: Mapping[str, Any], stream: Any) -> Accumulator:
+        """A fresh accumulator for ``stream``, the SDK's stream object (not iterated yet) answering the request
+        ``body`` (as sent, without the SDK's "not given" values)."""
         raise NotImplementedError
 
 
@@ -173,10 +181,11 @@ def enrich(outer: SemanticSpan, outcome: Outcome) -> None:
 class _Call:
     """One API call we trace: our own span, or the outer span we enrich."""
 
-    __slots__ = ("endpoint", "span", "outer")
+    __slots__ = ("endpoint", "span", "outer", "body")
 
-    def __init__(self, endpoint: Endpoint, span: SemanticSpan | None, outer: SemanticSpan | None):
-        self.endpoint, self.span, self.outer = endpoint, span, outer
+    def __init__(self, endpoint: Endpoint, span: SemanticSpan | None, outer: SemanticSpan | None,
+                 body: Mapping[str, Any]):
+        self.endpoint, self.span, self.outer, self.body = endpoint, span, outer, body
 
     def fail(self, exc: BaseException) -> None:
         if self.span is not None:
@@ -333,7 +342,7 @@ class ClientHooks:
                 with guard("sdk_client.enrich_request"):
                     current.set_server(getattr(client, "base_url", None))
                     current.set_request_output(*endpoint.request_output(body))
-                return _Call(endpoint, None, current)
+                return _Call(endpoint, None, current, body)
             body.setdefault("stream", bool(kwargs.get("stream", False)))
             model = body.get("model")
             if not isinstance(model, str):
@@ -345,7 +354,7 @@ class ClientHooks:
                 span.set_model(request_model=model, provider=self.provider, parameters=endpoint.parameters(body))
                 span.set_request_output(*endpoint.request_output(body))
                 endpoint.record_request(span, body)
-            return _Call(endpoint, span, None)
+            return _Call(endpoint, span, None, body)
         return None
 
     # Around the SDK's own ``request`` (sync or awaited): our span current, if we opened one; an exception
@@ -423,7 +432,7 @@ class ClientHooks:
 
     def _observe_stream(self, call: _Call, stream: Any) -> bool:
         with guard("sdk_client.observe_stream"):
-            accumulator = call.endpoint.accumulator()
+            accumulator = call.endpoint.accumulator(call.body, stream)
             if call.span is not None:
                 def on_end(span: SemanticSpan, abandoned: bool) -> None:
                     record_outcome(span, accumulator.outcome(), abandoned=abandoned)

@@ -4,6 +4,7 @@ removed exactly, or left inert inside another instrumentation's wrapper)."""
 from __future__ import annotations
 
 from ..._spans import Telemetry, report_internal_error
+from .. import _hf_inference, _litellm
 from .._patch import PatchSet
 from ._knowledge import KnowledgeHooks
 from ._models import ModelHooks
@@ -40,6 +41,8 @@ class Installation:
         self.tools = ToolHooks(telemetry)
         self.knowledge = KnowledgeHooks(telemetry)
         self.patches = PatchSet("agno.patch")
+        self.patches.keep(_hf_inference.use())  # the HuggingFace model's streams cut short (see .._hf_inference)
+        self.patches.keep(_litellm.use())  # the LiteLLM model's streams: what LiteLLM makes up at their end
         for name in ("run", "arun"):
             self.patches.add(Agent, name, self.runs.wrap("agent"))
             self.patches.add(Team, name, self.runs.wrap("team"))

@@ -248,5 +248,5 @@ class MessagesEndpoint(Endpoint):
     def outcome(self, result: Any, content: bool = True) -> Outcome:
         return message_outcome(result, content)
 
-    def accumulator(self) -> Accumulator:
+    def accumulator(self, body: Mapping[str, Any], stream: Any) -> Accumulator:
         return MessageStreamAccumulator()

@@ -7,8 +7,11 @@ content — ``text``, ``image_url``, ``input_audio``, ``file`` — ``tool_calls`
 ``stream_options.include_usage``, a last chunk whose ``choices`` is empty and
 that carries ``usage``). Usage comes only from the response: a stream without a
 usage chunk gives no token attributes (never zeros), and the request is never
-changed to ask for usage. ``service_tier`` asked and answered go to ``openai.request.service_tier`` /
-``openai.response.service_tier`` (OTel GenAI semconv, OpenAI page).
+changed to ask for usage. A stream is cut short (the span layer's ``stream_incomplete``) when a
+choice never got its ``finish_reason``, or when usage was asked and neither the usage chunk nor
+``data: [DONE]`` came (:meth:`ChunkAccumulator.missing`). ``service_tier`` asked and answered go
+to ``openai.request.service_tier`` / ``openai.response.service_tier`` (OTel GenAI semconv, OpenAI
+page).
 """
 
 from __future__ import annotations
@@ -150,10 +153,47 @@ def request_attributes(span: SemanticSpan, body: Mapping[str, Any], api_type: st
     span.set_attributes({A.OPENAI_API_TYPE: api_type, A.OPENAI_REQUEST_SERVICE_TIER: body.get("service_tier")})
 
 
-class ChunkAccumulator(Accumulator):
-    """Assembles ``ChatCompletionChunk`` events per choice; usage from the chunk that carries it."""
+class _DoneSeen:
+    """The SSE decoder of one Chat Completions stream of the SDK (``Stream._decoder``), passing its events on
+    unchanged and noting the ``data: [DONE]`` line that ends the stream (the SDK reads it and stops, yielding
+    nothing for it)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_decoder", "_accumulator")
+
+    def __init__(self, decoder: Any, accumulator: "ChunkAccumulator"):
+        self._decoder, self._accumulator = decoder, accumulator
+
+    def _see(self, sse: Any) -> None:
+        if str(getattr(sse, "data", "")).startswith("[DONE]"):
+            self._accumulator.done = True
+
+    def iter_bytes(self, iterator: Any) -> Any:
+        for sse in self._decoder.iter_bytes(iterator):
+            self._see(sse)
+            yield sse
+
+    async def aiter_bytes(self, iterator: Any) -> Any:
+        async for sse in self._decoder.aiter_bytes(iterator):
+            self._see(sse)
+            yield sse
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._decoder, name)
+
+
+class ChunkAccumulator(Accumulator):
+    """Assembles ``ChatCompletionChunk`` events per choice; usage from the chunk that carries it.
+
+    With ``stream_options.include_usage`` asked, whether the stream's ``data: [DONE]`` came is watched too (the
+    SDK's stream object's decoder wrapped, see :meth:`missing`); ``done`` is ``None`` when it is not watched."""
+
+    def __init__(self, body: Mapping[str, Any] | None = None, stream: Any = None) -> None:
+        self.done: bool | None = None
+        options = (body or {}).get("stream_options")
+        if isinstance(options, Mapping) and options.get("include_usage") is True \
+                and getattr(stream, "_decoder", None) is not None:
+            self.done = False
+            stream._decoder = _DoneSeen(stream._decoder, self)
         self.id: str | None = None
         self.model: str | None = None
         self.usage: Any = None
@@ -196,11 +236,17 @@ class ChunkAccumulator(Accumulator):
                        attributes=service_tier_attributes(self.service_tier, self.fingerprint))
 
     def missing(self) -> str | None:
-        """A choice's ``finish_reason`` ends it (the usage chunk, when asked for, follows the last): a stream
-        with a choice that never got one, or with no choice at all, was cut short."""
-        if self.choices and all(acc["finish"] for acc in self.choices.values()):
-            return None
-        return "finish_reason"
+        """A choice's ``finish_reason`` ends it: a stream with a choice that never got one, or with no choice at
+        all, was cut short. With ``stream_options.include_usage`` the usage chunk follows the last finish reason,
+        before ``data: [DONE]`` (OpenAI API reference, ``stream_options``: "If the stream is interrupted, you may
+        not receive the final usage chunk"): a stream that ended with neither was cut after its finish reasons
+        (``"usage chunk"``; the reasons stand, they were sent). One that sent ``[DONE]`` without a usage chunk
+        is whole: a server that does not report usage (an OpenAI-compatible one that ignores the option)."""
+        if not (self.choices and all(acc["finish"] for acc in self.choices.values())):
+            return "finish_reason"
+        if self.done is False and self.usage is None:
+            return "usage chunk"
+        return None
 
 
 _PARAMETERS = ("temperature", "top_p", "stop", "seed", "frequency_penalty", "presence_penalty", "stream")
@@ -228,5 +274,5 @@ class ChatCompletionsEndpoint(Endpoint):
     def outcome(self, result: Any, content: bool = True) -> Outcome:
         return completion_outcome(result, content)
 
-    def accumulator(self) -> Accumulator:
-        return ChunkAccumulator()
+    def accumulator(self, body: Mapping[str, Any], stream: Any) -> Accumulator:
+        return ChunkAccumulator(body, stream)

@@ -227,5 +227,5 @@ class ResponsesEndpoint(Endpoint):
     def outcome(self, result: Any, content: bool = True) -> Outcome:
         return response_outcome(result, content)
 
-    def accumulator(self) -> Accumulator:
+    def accumulator(self, body: Mapping[str, Any], stream: Any) -> Accumulator:
         return ResponseStreamAccumulator()

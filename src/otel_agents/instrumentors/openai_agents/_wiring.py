@@ -51,6 +51,7 @@ import sys
 from typing import Any, Callable
 
 from ..._spans import Telemetry, guard
+from .. import _litellm
 from .._patch import Patch
 
 logger = logging.getLogger("otel_agents")
@@ -134,6 +135,7 @@ class Installation:
         from ._models import ModelHook
 
         self.model_hook = ModelHook(self.processor)
+        self.litellm = _litellm.use()  # LitellmModel's streams: what LiteLLM makes up at their end (see .._litellm)
         note = tracing_disabled_note()
         if note:
             self._warned_disabled = True
@@ -247,6 +249,7 @@ class Installation:
         self.processor.active = False
         with guard("openai_agents.model_hook.remove"):
             self.model_hook.remove()
+        self.litellm.remove()
         for patch in reversed(self._patched):  # the originals back; inert in a chain someone wrapped after us
             with guard("openai_agents.unwrap"):
                 patch.remove()

@@ -43,6 +43,7 @@ from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 from ..._spans import Telemetry, guard, instrumentation_enabled, wrap_stream
 from ..._spans.finalisers import new_lock
 from ._capability import CAPABILITY_ID, OtelAgentsCapability, capability_type
+from .. import _hf_inference
 from .._patch import PatchSet
 from ._runs import RunSpans, RunTracker, first_chunk_stamp
 
@@ -67,6 +68,7 @@ class Installation:
         self.agents = AgentLevel(self.capability)
         self.patches = PatchSet("pydantic_ai.patch")
         self.patches.add(Agent, "iter", self._iter)
+        self.patches.keep(_hf_inference.use())  # HuggingFaceModel's streams cut short (see .._hf_inference)
         self.patches.add(StreamedRunResult, "_marked_completed", self._marked_completed)
         for name in _SYNC_STREAM_METHODS:
             self.patches.add(StreamedRunResultSync, name, self._sync_stream)

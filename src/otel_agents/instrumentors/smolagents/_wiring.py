@@ -50,6 +50,7 @@ from ..._spans.address import configured_url
 from ...semconv import Kind
 from ...semconv import attributes as A
 from . import _convert
+from .. import _hf_inference, _litellm
 from .._hierarchy import HierarchyPatch
 from .._patch import Patch
 
@@ -146,6 +147,8 @@ class Installation:
             "_generate_planning_step": self._planning_step, "_validate_final_answer": self._validate_final_answer},
             site="smolagents.patch"))
         self._add(lambda: Patch(local_python_executor, "timeout", self._timeout))  # type: ignore[arg-type]
+        self._add(_litellm.use)  # LiteLLMModel's streams: what LiteLLM makes up at their end (see .._litellm)
+        self._add(_hf_inference.use)  # InferenceClientModel's streams cut short (see .._hf_inference)
 
     def _add(self, make: Callable[[], Any]) -> None:
         try:
