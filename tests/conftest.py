@@ -53,7 +53,7 @@ FIRST_SCOPES = (
     "tests/customer_support/test_customer_support.py",  # 121 s: the demo, 39 `ecp run`s
     "tests/test_benchmarks_smoke.py",  # 48 s: benchmarks/run.py --quick, and under callgrind
     "tests/test_examples.py",  # 44 s
-    "tests/backends/test_phoenix*.py",  # ~35 s: Phoenix, twice
+    "tests/backends/test_phoenix*.py",  # ~45 s: Phoenix, the frameworks it shows
     "tests/collect/test_collect.py",  # 32 s
     "tests/replay/test_replay.py",  # 29 s
     "tests/test_demo_venvs.py",  # 21 s
