@@ -153,8 +153,10 @@ demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 # gave 13:28 against 13:20 in 2 (their collection is CPU too) and slowed the isolated suites (2026-12-06).
 # What shortens `make test` is less CPU, not more workers (scripts/cpu_per_test.py ranks the test files by
 # it, child processes included). CPU of each suite (user+sys of pytest and what it waited for,
-# measured 2026-12-07 on the shared machine): .venv ~1,130 s, floor ~200, newest ~150, peers ~75, ADK ~25; the
-# two cores give ~1,480 s in the main suite's 12 minutes. The floor suite, 7 minutes long, mostly waits.
+# measured 2026-12-07 on the shared machine, /usr/bin/time): .venv ~1,085 s (~25 s of it each worker's
+# collection), floor ~150, newest ~140, peers ~65, ADK ~40, crewai_litellm ~12; the two cores give ~1,480 s in
+# the main suite's 12 minutes. The floor suite, 7 minutes long, mostly waits. tests/conftest.py hands the files
+# of most CPU out first (pytest_xdist_make_scheduler): one handed out last kept a worker busy alone at the end.
 PYTEST_WORKERS ?= auto
 test: $(STAMP) $(ISOLATED_STAMPS)
 	mkdir -p out; status=0; \

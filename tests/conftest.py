@@ -41,7 +41,48 @@ collect_ignore = [name for name in isolated_elsewhere()]
 # (the demo run, served agents) run once. (`--dist loadgroup` with an `xdist_group` per file did the same until
 # pytest 9, whose nodes keep their id in `_id`: pytest-xdist 3.8 still renames `_nodeid` to add the group, so
 # the groups were silently ignored and the demo fixture ran on both workers.) tests/backends' session servers
-# (Phoenix, MLflow) start at most once per worker.
+# (Phoenix, MLflow) start at most once per worker: the files that use Phoenix are one unit of work (SHARED_SCOPES),
+# so one worker starts it (~15 s of CPU a start, measured 2026-12-07).
+SHARED_SCOPES = {f"tests/backends/{name}.py": "tests/backends/test_phoenix*.py"
+                 for name in ("test_phoenix", "test_phoenix_annotations", "test_phoenix_export")}
+# Units of work handed out first, most CPU first (CPU seconds of the file, children included, measured
+# 2026-12-07 with scripts/cpu_per_test.py), then pytest-xdist's own order (most tests first): a unit of a few
+# tests but minutes of subprocesses, handed out last, kept one worker busy alone at the end of the suite while
+# the other had nothing left (the Phoenix and MLflow files, the benchmark smoke tests were among the last).
+FIRST_SCOPES = (
+    "tests/customer_support/test_customer_support.py",  # 121 s: the demo, 39 `ecp run`s
+    "tests/test_benchmarks_smoke.py",  # 48 s: benchmarks/run.py --quick, and under callgrind
+    "tests/test_examples.py",  # 44 s
+    "tests/backends/test_phoenix*.py",  # ~45 s: Phoenix, the frameworks it shows
+    "tests/collect/test_collect.py",  # 32 s
+    "tests/replay/test_replay.py",  # 29 s
+    "tests/test_demo_venvs.py",  # 21 s
+    "tests/a2a/test_a2a.py",  # 20 s
+    "tests/mcp/test_mcp.py",  # 20 s
+    "tests/backends/test_mlflow.py",  # MLflow's server
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile`` with SHARED_SCOPES' files in one unit of work and FIRST_SCOPES handed out first."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_SCOPES.get(scope, scope)
+
+        def schedule(self) -> None:
+            first_call = self.collection is None
+            super().schedule()  # the queue, and each worker's first units (the most tests first)
+            if first_call and self.collection:
+                for scope in reversed([s for s in FIRST_SCOPES if s in self.workqueue]):
+                    self.workqueue.move_to_end(scope, last=False)
+
+    return Scheduling(config, log)
 
 
 @pytest.fixture

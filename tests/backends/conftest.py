@@ -4,6 +4,11 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -29,14 +34,37 @@ def load_server_helper(backend: str) -> Any:
 
 
 @pytest.fixture(scope="session")
-def phoenix() -> Iterator[Any]:
-    """A running Phoenix (``scripts/phoenix/server.py``) from its own venv, for the whole session."""
+def phoenix_served() -> Iterator[tuple[Any, dict[str, Any]]]:
+    """A running Phoenix from its own venv, for the whole session, started by the script's own command as a
+    developer runs it, ``python scripts/phoenix/server.py serve --port N``: (a ``PhoenixServer`` for reading it
+    back, the JSON line the command printed). One Phoenix start serves test_phoenix.py's test of that command
+    too (a start costs ~15 s of CPU). At the end, SIGTERM: the command must exit 0 having removed its working
+    directory (its database), else the session's last test errors at teardown."""
     helper = load_server_helper("phoenix")
     python = helper.phoenix_python()
     if not python.exists():
         missing(f"no Phoenix interpreter at {python}: run .ci/provision-phoenix.sh (or set PHOENIX_PYTHON)")
-    with helper.PhoenixServer(python) as server:
-        yield server
+    port = helper.free_port()
+    proc = subprocess.Popen([sys.executable, str(REPO / "scripts/phoenix/server.py"), "serve", "--port", str(port)],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "PHOENIX_PYTHON": str(python)})
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # printed once /healthz answers (or nothing: it failed, its error on stderr)
+        assert line, f"scripts/phoenix/server.py serve exited with {proc.wait(60)} before it was ready"
+        yield helper.PhoenixServer(python, port=port), json.loads(line)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    ready = json.loads(line)
+    assert proc.returncode == 0, f"scripts/phoenix/server.py serve exited with {proc.returncode} on SIGTERM"
+    assert not os.path.exists(ready["workdir"]), "the database is not thrown away at SIGTERM"
+
+
+@pytest.fixture(scope="session")
+def phoenix(phoenix_served: tuple[Any, dict[str, Any]]) -> Any:
+    """The session's Phoenix (``phoenix_served``): ``base_url``, ``otlp_url``, ``spans``, ``wait_for_spans``."""
+    return phoenix_served[0]
 
 
 @pytest.fixture(scope="session")

@@ -69,40 +69,22 @@ def test_phoenix_shows_the_run(phoenix: Any, run_configured: Any, framework: str
     assert all(s["status_code"] != "ERROR" for s in stored), [s["name"] for s in stored if s["status_code"] == "ERROR"]
 
 
-def test_server_script_serves_on_the_port_asked_and_throws_the_database_away() -> None:
+def test_server_script_serves_on_the_port_asked_and_throws_the_database_away(phoenix_served: Any) -> None:
     """``scripts/phoenix/server.py serve --port N`` (default 6006, the preset's): loopback only, and
-    its working directory (the database) is gone after Ctrl-C/SIGTERM."""
-    import json
+    its working directory (the database) is gone after Ctrl-C/SIGTERM. The session's Phoenix is that
+    command (``phoenix_served``): its SIGTERM, exit status and removed directory are checked as it ends."""
     import os
-    import signal
-    import socket
     import subprocess
     import sys
 
-    from tests.backends.ci import missing
-    from tests.backends.conftest import REPO, load_server_helper
+    from tests.backends.conftest import REPO
 
-    helper = load_server_helper("phoenix")
-    if not helper.phoenix_python().exists():
-        missing("no Phoenix interpreter: run .ci/provision-phoenix.sh (or set PHOENIX_PYTHON)")
     usage = subprocess.run([sys.executable, str(REPO / "scripts/phoenix/server.py"), "serve", "--help"],
                            capture_output=True, text=True, check=True).stdout
     assert "--port" in usage and "6006" in usage
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(REPO / "scripts/phoenix/server.py"), "serve", "--port", str(port)],
-                            stdout=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        assert proc.stdout is not None
-        ready = json.loads(proc.stdout.readline())
-        assert ready["url"] == f"http://127.0.0.1:{port}"
-        assert os.path.isdir(ready["workdir"])  # the sqlite database lives here
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
-    assert proc.returncode == 0
-    assert not os.path.exists(ready["workdir"]), "the database is thrown away"
+    server, ready = phoenix_served
+    assert ready["url"] == f"http://127.0.0.1:{server.port}" == server.base_url
+    assert os.path.isdir(ready["workdir"])  # the sqlite database lives here
 
 
 def test_a_stored_trace_file_exported_to_phoenix_keeps_its_ids(phoenix: Any, run_configured: Any, tmp_path: Any) -> None:
