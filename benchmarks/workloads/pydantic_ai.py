@@ -70,19 +70,20 @@ def install(variant: str, provider: Any) -> tuple[Callable[[], Any], Callable[[]
 
 
 def dispatch() -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """A capability whose hooks only call through, added the way ours is (a wrapper on ``Agent.iter`` putting it
-    among the agent's own capabilities on its first run: our ``AgentLevel``): pydantic-ai's own cost of running
-    one observing capability's ``wrap_run``/``wrap_model_request``/``wrap_tool_execute`` hooks."""
+    """An observer whose hooks only call through, added the way ours is (a wrapper on ``Agent.iter`` putting the
+    agent's capabilities, with its hooks on their combination, in place of the agent's own on its first run:
+    our ``AgentLevel``): pydantic-ai's own cost of running one observer's ``wrap_run``/``wrap_model_request``/
+    ``wrap_tool_execute``/output hooks."""
     from dataclasses import dataclass
 
     import wrapt
     from pydantic_ai import Agent
-    from pydantic_ai.capabilities import AbstractCapability
 
+    from otel_agents.instrumentors.pydantic_ai._capability import OtelAgentsCapability
     from otel_agents.instrumentors.pydantic_ai._wiring import AgentLevel
 
-    @dataclass
-    class Nothing(AbstractCapability[Any]):
+    @dataclass(eq=False)
+    class Nothing(OtelAgentsCapability):
         async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
             return await handler()
 
@@ -91,6 +92,15 @@ def dispatch() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
         async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
             return await handler(args)
+
+        def answered(self, request_context: Any) -> None:
+            pass
+
+        def rejected(self, call: Any, tool_def: Any, error: BaseException) -> None:
+            pass
+
+        async def _validating(self, ctx: Any, output: Any, handler: Any) -> Any:
+            return await handler(output)
 
     original = Agent.__dict__["iter"]
     nothing = Nothing()

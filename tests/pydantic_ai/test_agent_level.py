@@ -27,8 +27,11 @@ from .agents import Deps, lookup_agent
 
 
 def ours_in(agent: Agent) -> int:
-    """How many capabilities of ours the agent's own capabilities hold."""
-    return sum(leaf.id == "otel_agents" for leaf in leaf_capabilities(agent.root_capability))
+    """How many capabilities of ours the agent's own capabilities hold (our combination of them, or ours among
+    them)."""
+    root = agent.root_capability
+    return isinstance(root, _capability.ObservedCapabilities) \
+        + sum(leaf.id == "otel_agents" for leaf in leaf_capabilities(root))
 
 
 @dataclass(eq=False)
@@ -304,3 +307,69 @@ def test_an_agent_holding_ours_is_collected(instrumented: Any, exporter: Snapsho
     gc.collect()
     assert [ref() for ref in refs] == [None, None, None]
     assert len(exporter.semantic("agent")) == 3
+
+
+def test_pydantic_ai_dispatches_no_hook_to_ours(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Once the agent holds ours, a run's root capability is the agent's own capabilities with our hooks on their
+    combination: none of its capabilities is ours, so PydanticAI's dispatch of every hook to every capability (a
+    copy of the run context each) has nothing more to do for ours; the spans are as before."""
+    roots: list[Any] = []
+    agent = lookup_agent(capabilities=[RootSeen(roots)])
+    own = leaf_capabilities(agent.root_capability)
+    for marker in ("a", "b"):
+        agent.run_sync(f"order {marker}", deps=Deps(marker=marker))
+    assert isinstance(roots[1], _capability.ObservedCapabilities) and roots[1] is agent.root_capability
+    assert leaf_capabilities(roots[1]) == own
+    assert one_run(exporter.semantic()) == RUN * 2, tree(exporter.semantic())
+
+
+def test_the_agents_own_wrappers_stay_outside_ours(instrumented: Any, exporter: SnapshotExporter) -> None:
+    """Our hooks on the combination sit where ours sat as the agent's last capability: inside the agent's own
+    ``wrap_*`` hooks (the tool's span is not yet current in theirs, the agent's is)."""
+    names: list[str] = []
+    agent = lookup_agent(capabilities=[CurrentAtTool(names)])
+    for marker in ("1", "2"):
+        agent.run_sync(f"order {marker}", deps=Deps(marker=marker))
+    assert names == ["invoke_agent support"] * 2
+    _check_own_runs(exporter, ["1", "2"])
+
+
+def _compose(agent: Agent, how: str) -> Any:
+    """A run PydanticAI composes a root capability for (merging the agent's combination in): the context manager
+    to run it in, and the arguments of the run."""
+    import contextlib
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from pydantic_ai.models.instrumented import InstrumentationSettings, InstrumentedModel
+
+    settings = InstrumentationSettings(tracer_provider=TracerProvider())  # pydantic-ai's spans go nowhere
+    if how == "instrument_all":
+        Agent.instrument_all(settings)
+    elif how == "agent.instrument":
+        agent.instrument = settings
+    elif how == "run model":
+        return contextlib.nullcontext(), {"model": InstrumentedModel(agent.model, settings)}
+    elif how == "override model":
+        return agent.override(model=InstrumentedModel(agent.model, settings)), {}
+    elif how == "event hook":
+        @agent.on_event
+        async def seen(ctx: Any, event: Any) -> None:
+            pass
+    return contextlib.nullcontext(), {}
+
+
+@pytest.mark.parametrize("how", ["instrument_all", "agent.instrument", "run model", "override model", "event hook"])
+def test_a_run_pydantic_ai_composes_gets_ours_per_run(how: str, instrumented: Any,
+                                                      exporter: SnapshotExporter) -> None:
+    """A run whose root PydanticAI composes from the agent's capabilities and its instrumentation or event hooks
+    (merging in our combination, whose hooks then never run) gets ours per run: every run recorded, once."""
+    agent = lookup_agent()
+    agent.run_sync("order 1", deps=Deps(marker="1"))
+    assert ours_in(agent) == 1
+    context, arguments = _compose(agent, how)
+    with context:
+        agent.run_sync("order 2", deps=Deps(marker="2"), **arguments)
+    agent.instrument = None
+    Agent.instrument_all(False)
+    agent.run_sync("order 3", deps=Deps(marker="3"))
+    _check_own_runs(exporter, ["1", "2", "3"])

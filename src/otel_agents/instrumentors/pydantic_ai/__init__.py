@@ -118,12 +118,18 @@ its ``wrap_run``, ``wrap_model_request``, ``wrap_tool_execute`` and
 ``on_tool_validate_error`` hooks see each run, request and tool call exactly once,
 in the task that runs it, with typed objects (``RunContext``,
 ``ModelResponse``, ``RequestUsage``, ``ToolCallPart``). The only wrapt patch on
-the run path is ``Agent.iter``, which every entry point goes through once; it
-appends the capability to the agent's own capabilities on the agent's first run
-(after the user's, where PydanticAI would compose it with the run's: a run-level
-capability costs PydanticAI ~0.9M instructions a run more, to compose), or to the run's
-``capabilities=`` when the run brings its own (see :mod:`._wiring`). Verified by testing
-against the alternatives:
+the run path is ``Agent.iter``, which every entry point goes through once. On
+the agent's first run it puts the agent's own capabilities, combined, with our
+hooks on the combination (:class:`~._capability.ObservedCapabilities`), in their
+place: PydanticAI dispatches every hook to every capability of a run, overridden or
+not, each with a copy of the run context (1.38M instructions a run of the
+benchmark's agent for one more capability that does nothing), and a run-level capability costs it
+~0.9M more, to compose. Our hooks sit where PydanticAI would put our capability,
+after the user's (inside their ``wrap_*`` hooks). A run that PydanticAI composes
+anyway — it brings ``capabilities=`` of its own, runs under pydantic-ai's
+instrumentation or the agent's event hooks, or the agent cannot take the
+combination — gets the capability per run instead (see :mod:`._wiring`).
+Verified by testing against the alternatives:
 
 * Building on pydantic-ai's instrumentation (its spans through our tracer
   provider, or rewritten in a span processor) was rejected: adding a second
@@ -158,10 +164,10 @@ Limits
   own capabilities back; when another
   instrumentation wrapped ``Agent.iter`` after us, ours stays in its chain,
   inert, so theirs keeps working (instrumenting again removes it). An agent
-  that holds our capability shows it in ``agent.root_capability`` while
-  instrumented; a deep copy made then keeps it after ``uninstrument()``, inert.
-* Realtime sessions are not instrumented (an agent holding our capability
-  brings it to them, where it only calls through); provider-native tool parts (web
+  whose capabilities we combined shows the combination in ``agent.root_capability``
+  while instrumented; a deep copy made then keeps it after ``uninstrument()``, inert.
+* Realtime sessions are not instrumented (an agent holding our hooks
+  brings them to them, where they only call through); provider-native tool parts (web
   search and the like run by the provider) are not recorded as messages.
 """
 

@@ -4,7 +4,8 @@ PydanticAI's public hooks (``wrap_run``, ``wrap_model_request``,
 ``wrap_tool_execute``, ``on_tool_validate_error``) see each of these exactly
 once, in the task that runs it, whether or not PydanticAI's own instrumentation
 (itself a capability, id ``instrumentation``) is on. One instance serves every
-run of an installation (an agent's own capabilities hold it, or a run's: see
+run of an installation (called by :class:`ObservedCapabilities`, the agent's own
+capabilities with our hooks on their combination, or a run's capability: see
 :mod:`._wiring`), so a run's state is not on it but in the run's context:
 ``wrap_run`` sets the run (PydanticAI carries what ``wrap_run`` sets into the
 run's body, as it does the current span) and ``wrap_model_request`` the request
@@ -27,7 +28,7 @@ from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities import AbstractCapability, CombinedCapability
 from pydantic import ValidationError
 from pydantic_ai.exceptions import (ApprovalRequired, CallDeferred, ModelRetry, RunCancelled, RunTimedOut,
                                     SkipToolExecution, ToolRetryError)
@@ -261,10 +262,14 @@ class OtelAgentsCapability(AbstractCapability[Any]):
         """After an attempt the model answered: the request's span if it has none yet, which happens only when a
         wrapper outside ours gave its handler another request context than ours, hiding the attempts from
         :func:`_watch` (PydanticAI calls this hook for every capability whether or not it is overridden)."""
+        self.answered(request_context)
+        return response
+
+    def answered(self, request_context: Any) -> None:
+        """The model answered an attempt (see :meth:`after_model_request`)."""
         request = _current_request.get()
         if request is not None and request.owner is self and request.span is None:
             request.open(request_context)
-        return response
 
     # -- tool call -------------------------------------------------------------------
     def _start_tool(self, call: Any, tool_def: Any) -> SemanticSpan | None:
@@ -307,11 +312,15 @@ class OtelAgentsCapability(AbstractCapability[Any]):
 
     async def on_tool_validate_error(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Any) -> Any:
         """Arguments the tool rejected (schema or validator): an errored ``tool`` span, then the retry."""
+        self.rejected(call, tool_def, error)
+        raise error
+
+    def rejected(self, call: Any, tool_def: Any, error: BaseException) -> None:
+        """The errored ``tool`` span of arguments the tool rejected (see :meth:`on_tool_validate_error`)."""
         span = self._start_tool(call, tool_def)
         if span is not None:
             span.record_error(error)
             span.end()
-        raise error
 
     # -- output validation -------------------------------------------------------------
     async def _validating(self, ctx: Any, output: Any, handler: Any) -> Any:
@@ -337,6 +346,80 @@ class OtelAgentsCapability(AbstractCapability[Any]):
     async def wrap_output_process(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
         """Output functions and ``@agent.output_validator``s (see :meth:`_validating`)."""
         return await self._validating(ctx, output, handler)
+
+
+@dataclass(eq=False)
+class ObservedCapabilities(CombinedCapability[Any]):
+    """An agent's own capabilities with our hooks on the combination itself (:class:`~._wiring.AgentLevel`).
+
+    PydanticAI dispatches every hook of a run to every capability, overridden or not, each with a copy of the
+    run context (``before_*``/``after_*`` of each node, request, tool call and output): ~40 copies a run of
+    the test agent, 39% of what our capability cost as one more capability among the agent's (issue 40,
+    twenty-fourth round). Here the run's root capability is this combination: its hooks call ``observer``'s
+    (an :class:`OtelAgentsCapability`) with the run's context and go on to the agent's capabilities, so a run
+    pays no dispatch for ours. ``observer`` sits where PydanticAI would put it as the last capability: inside
+    every ``wrap_*`` of the agent's (it wraps the innermost handler) and first in the reversed
+    ``after_model_request`` and ``on_tool_validate_error``.
+
+    Only a run whose root is this combination reaches these hooks: PydanticAI merges a combination into any
+    it composes (a run's own capabilities, its instrumentation, ...), so such a run gets ``observer`` as a
+    capability of its own instead (:meth:`~._wiring.AgentLevel.holds`).
+    """
+
+    observer: Any = field(default=None, kw_only=True, repr=False)
+
+    @property
+    def _has_wrap_model_request(self) -> bool:
+        return True  # ours wraps every request (PydanticAI calls this hook only when some capability has it)
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        observer = self.observer
+
+        def observed() -> Any:
+            return observer.wrap_run(ctx, handler=handler)
+
+        return await super().wrap_run(ctx, handler=observed)
+
+    async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
+        observer = self.observer
+
+        def observed(request: Any) -> Any:
+            return observer.wrap_model_request(ctx, request_context=request, handler=handler)
+
+        return await super().wrap_model_request(ctx, request_context=request_context, handler=observed)
+
+    async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+        self.observer.answered(request_context)
+        return await super().after_model_request(ctx, request_context=request_context, response=response)
+
+    async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
+        observer = self.observer
+
+        def observed(arguments: Any) -> Any:
+            return observer.wrap_tool_execute(ctx, call=call, tool_def=tool_def, args=arguments, handler=handler)
+
+        return await super().wrap_tool_execute(ctx, call=call, tool_def=tool_def, args=args, handler=observed)
+
+    async def on_tool_validate_error(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Any) -> Any:
+        self.observer.rejected(call, tool_def, error)
+        return await super().on_tool_validate_error(ctx, call=call, tool_def=tool_def, args=args, error=error)
+
+    def _validation(self, ctx: Any, handler: Any) -> Any:
+        """``handler`` (an output hook's innermost) inside ``observer``'s output validation."""
+        observer = self.observer
+
+        def observed(value: Any) -> Any:
+            return observer._validating(ctx, value, handler)
+
+        return observed
+
+    async def wrap_output_validate(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
+        return await super().wrap_output_validate(ctx, output_context=output_context, output=output,
+                                                  handler=self._validation(ctx, handler))
+
+    async def wrap_output_process(self, ctx: Any, *, output_context: Any, output: Any, handler: Any) -> Any:
+        return await super().wrap_output_process(ctx, output_context=output_context, output=output,
+                                                 handler=self._validation(ctx, handler))
 
 
 def _base_url(model: Any) -> Any:

@@ -7,18 +7,21 @@
   ``suppress_instrumentation()`` (no span of it could record). Only ``iter`` is wrapped: ``run``/``run_sync``/``run_stream*``
   infer the agent's name from their caller's frame, which a wrapper would become.
 
-  Where it goes (:class:`AgentLevel`): the first run of an agent appends it to
-  the agent's own capabilities, as PydanticAI would compose it with the run's
-  (after the agent's, so the hooks see what they saw), and later runs find it
-  there. PydanticAI composes a run's capabilities anew for every run that brings
-  one, and collects what they contribute again: ~0.9M instructions a run
-  (a do-nothing capability: +2.3M a run per run, +1.4M among the agent's; the
-  rest is its dispatch of every hook to every capability). A run that brings capabilities of
-  its own (``capabilities=``, ``spec=``), runs under an ``override()`` of the
-  agent's capabilities, or an agent that cannot take it (a durability
-  capability, or ours already there) gets it per run instead, appended after
-  the run's, where PydanticAI keeps only that one of the two. ``uninstrument()``
-  gives each agent its own capabilities back.
+  Where it goes (:class:`AgentLevel`): the first run of an agent puts the
+  agent's own capabilities, combined with our hooks on the combination
+  (:class:`~._capability.ObservedCapabilities`), in their place, and later runs
+  find it there. PydanticAI dispatches every hook of a run to every capability,
+  each with a copy of the run context: as one more capability among the agent's,
+  a do-nothing one cost 1.38M instructions a run of the benchmark's agent (issue
+  40, twenty-fourth round); hooks on the combination get no copy. PydanticAI also
+  composes a run's capabilities anew for every run that brings one, and collects
+  what they contribute again: ~0.9M a run. A run that brings capabilities of its
+  own (``capabilities=``, ``spec=``), runs under an ``override()`` of the agent's
+  capabilities, or that PydanticAI composes for its instrumentation or the
+  agent's event hooks (:func:`_composed`: the combination is merged into the
+  composed root, and our hooks on it with it), or an agent that cannot take it
+  (:meth:`AgentLevel._accepts`) gets our capability per run instead, appended
+  after the run's. ``uninstrument()`` gives each agent its own capabilities back.
 * ``StreamedRunResult._marked_completed`` (private; every completion path of a
   streamed result calls it): ends the run's spans when the stream has been
   consumed, rather than at ``__aexit__``/``__exit__`` or garbage collection.
@@ -38,11 +41,13 @@ from typing import Any
 from pydantic_ai.agent import Agent
 from pydantic_ai.capabilities import CombinedCapability
 from pydantic_ai.capabilities.abstract import leaf_capabilities
+from pydantic_ai.models.instrumented import InstrumentedModel as _INSTRUMENTED_MODEL
 from pydantic_ai.result import StreamedRunResult, StreamedRunResultSync
 
 from ..._spans import Telemetry, guard, instrumentation_enabled, wrap_stream
 from ..._spans.finalisers import new_lock
-from ._capability import CAPABILITY_ID, OtelAgentsCapability, capability_type
+from ._capability import CAPABILITY_ID, ObservedCapabilities, OpensInPrepare, OtelAgentsCapability, \
+    capability_type
 from .. import _hf_inference
 from .._patch import PatchSet
 from ._runs import RunSpans, RunTracker, first_chunk_stamp
@@ -113,7 +118,7 @@ class Installation:
 
 
 class AgentLevel:
-    """Our capability among agents' own capabilities (see the module): which agents hold it, and their own back.
+    """Our hooks on agents' own capabilities (see the module): which agents hold them, and their own back.
 
     Relies on two private names of ``Agent`` (``_root_capability``, the agent's capabilities as one
     ``CombinedCapability``; ``_effective_root_capability()``, the one a run uses, an ``override()``'s when one is
@@ -122,7 +127,9 @@ class AgentLevel:
 
     def __init__(self, capability: OtelAgentsCapability):
         self.capability = capability
-        self.enabled = AGENT_LEVEL
+        # (On a release without the model-call boundary our capability opens model spans in a hook the
+        # combination does not forward: every run gets it per run.)
+        self.enabled = AGENT_LEVEL and not isinstance(capability, OpensInPrepare)
         # id(agent) → (weak agent, weak ours-and-theirs or None: not attachable). Weak: an agent's capabilities
         # may hold the agent; the agent's own are kept on the combination we made (_OWN), which the agent holds.
         self.held: dict[int, tuple[Any, Any]] = {}
@@ -138,7 +145,8 @@ class AgentLevel:
         if entry is None or entry[0]() is not agent:
             entry = self._attach(agent)
         attached = entry[1]() if entry[1] is not None else None
-        return attached is not None and agent._effective_root_capability() is attached
+        return attached is not None and agent._effective_root_capability() is attached \
+            and not _composed(agent, kwargs)
 
     def _attach(self, agent: Any) -> tuple[Any, Any]:
         with self._lock:
@@ -148,7 +156,7 @@ class AgentLevel:
             root = vars(agent).get("_root_capability")
             attached = None
             if isinstance(root, CombinedCapability) and self._accepts(root):
-                attached = CombinedCapability([root, self.capability])
+                attached = ObservedCapabilities([root], observer=self.capability)
                 setattr(attached, _OWN, root)
                 agent._root_capability = attached
             if len(self.held) >= self._sweep_at:
@@ -160,11 +168,16 @@ class AgentLevel:
 
     @staticmethod
     def _accepts(root: Any) -> bool:
-        """Not when an agent holds ours already (a copy of an instrumented agent) or a durability capability (it
-        binds the agent's capabilities once, in its own ordering tier)."""
+        """Not when an agent holds ours already (a copy of an instrumented agent), a durability capability (it
+        binds the agent's capabilities once, in its own ordering tier), a deferred capability (PydanticAI composes
+        its loader in) or one that can supply the model (it may supply an ``InstrumentedModel``, which PydanticAI
+        composes its ``Instrumentation`` in for)."""
+        if isinstance(root, ObservedCapabilities):
+            return False
         for leaf in leaf_capabilities(root):
             ordering = leaf.get_ordering()
-            if leaf.id == CAPABILITY_ID or (ordering is not None and ordering.position == "innermost"):
+            if leaf.id == CAPABILITY_ID or leaf.defer_loading is True or getattr(leaf, "_can_supply_model", True) \
+                    or (ordering is not None and ordering.position == "innermost"):
                 return False
         return True
 
@@ -177,6 +190,27 @@ class AgentLevel:
             if agent is not None and attached is not None and vars(agent).get("_root_capability") is attached:
                 with guard("pydantic_ai.detach"):
                     agent._root_capability = getattr(attached, _OWN)
+
+
+def _composed(agent: Any, kwargs: dict) -> bool:
+    """Whether PydanticAI composes this run's root capability from the agent's and another, as it does for the
+    run's own capabilities (checked by the caller) and, here, for its ``Instrumentation`` (an ``InstrumentedModel``
+    — an ``override()``'s, the run's or the agent's — ``agent.instrument`` or ``Agent.instrument_all``) and the
+    agent's event hooks (``Agent.on_event``); ``True`` when it cannot tell. A composed root merges in the agent's
+    combination, and with it our hooks on it, so such a run gets ours per run. (A deferred capability among the
+    agent's, for which PydanticAI adds its loader, or one that supplies the model, is refused by
+    :meth:`AgentLevel._accepts`.)"""
+    try:
+        instrument = agent.instrument
+        if instrument is None:
+            instrument = type(agent)._instrument_default
+        if instrument or agent._event_hooks.has_on_event:
+            return True
+        override = agent._override_model.get()
+        model = override.value if override is not None else kwargs.get("model") or agent.model
+    except Exception:  # noqa: BLE001 - a release without these: the run gets ours per run, as before
+        return True
+    return isinstance(model, _INSTRUMENTED_MODEL)
 
 
 class _StreamEnd:
