@@ -318,6 +318,18 @@ def test_a_finish_reason_is_redacted_in_every_attribute_that_carries_it(case: tu
         assert message["finish_reason"] == span.attributes["llm.finish_reason"]
 
 
+def test_a_repeated_key_is_judged_once_from_the_cache() -> None:
+    """Field names repeat on every message (role, content, parts…): whether one names a secret is decided
+    once and reused, and the URL redaction of the CLI's messages does not take that cache."""
+    from otel_agents._spans import redaction
+
+    assert redaction.is_secret_key("apiKey") and not redaction.is_secret_key("max_tokens")
+    hits = redaction.is_secret_key.cache_info().hits
+    assert not redaction.is_secret_key("max_tokens") and redaction.is_secret_key.cache_info().hits == hits + 1
+    assert redaction.redact_url("http://user:pw@host/x") == f"http://{redaction.REDACTED}@host/x"
+    assert not hasattr(redaction.redact_url, "cache_info")
+
+
 def test_a_repeated_text_is_redacted_the_same_from_the_cache() -> None:
     """Long texts are redacted once and the result reused (an agent loop resends its conversation): a
     repeated message gives the same redaction, and a str subclass is never hashed (its hash is user code)."""

@@ -80,8 +80,10 @@ _PEM_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[^-
                               r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)?")
 # The password of a URL: scheme://user:PASSWORD@host (database URLs, proxies, git remotes).
 _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)([^\s/?#@]+)(?=@)")
+# A URL's scheme and user info (RFC 3986 §3.2: the authority ends at / ? or #; its last @ ends the user info)
+_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
 
-@functools.lru_cache(maxsize=4096)  # keys repeat (role, content, parts…): one regex match per distinct key
+
 def redact_url(text: str) -> str:
     """``text`` (a URL, or a line naming URLs) as a message may show it: each URL's user info (``user:password@``,
     or a token alone before ``@``, which :func:`redact_text` keeps as a user name) as ``[REDACTED]@``, and secret
@@ -91,10 +93,7 @@ def redact_url(text: str) -> str:
     return redact_text(_URL_USERINFO.sub(rf"\1{REDACTED}@", text))
 
 
-# A URL's scheme and user info (RFC 3986 §3.2: the authority ends at / ? or #; its last @ ends the user info)
-_URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
-
-
+@functools.lru_cache(maxsize=4096)  # keys repeat (role, content, parts…): one regex match per distinct key
 def is_secret_key(key: str) -> bool:
     """Whether an argument or field named ``key`` holds a secret (``max_tokens`` does not): a secret word as a
     whole component of it, camelCase included (``accessToken``, ``secretAccessKey``)."""
