@@ -42,12 +42,15 @@ class RemoteAgent:
         return [snapshot(s) for s in read_otlp_json(self.spans_file)] if self.spans_file.exists() else []
 
     def spans_of(self, trace_id: int | None = None, *, where: Callable[[SpanSnapshot], bool] | None = None,
-                 count: int = 1, timeout: float = 15.0) -> list[SpanSnapshot]:
-        """This server's spans (of ``trace_id`` when given), once ``count`` of them satisfy ``where``."""
+                 count: int = 1, timeout: float = 15.0,
+                 until: Callable[[list[SpanSnapshot]], bool] | None = None) -> list[SpanSnapshot]:
+        """This server's spans (of ``trace_id`` when given), once ``count`` of them satisfy ``where`` (or, given
+        ``until``, once ``until(spans)`` holds), or when ``timeout`` seconds have passed."""
         deadline = time.monotonic() + timeout
         while True:
             spans = [s for s in self.spans() if trace_id is None or s.trace_id == trace_id]
-            if sum(1 for s in spans if where is None or where(s)) >= count or time.monotonic() > deadline:
+            done = until(spans) if until is not None else sum(1 for s in spans if where is None or where(s)) >= count
+            if done or time.monotonic() > deadline:
                 return spans
             time.sleep(0.1)
 

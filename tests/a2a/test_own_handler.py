@@ -23,8 +23,12 @@ from .test_a2a import BINDINGS, client_call, run_as_support
 def served(remote: RemoteAgent, call: SpanSnapshot, *, wait_for: str = "invoke_agent Orders Agent"
            ) -> tuple[SpanSnapshot, list[SpanSnapshot]]:
     """The one server span of ``call`` on ``remote`` (every span of the trace carrying ``a2a.method.name``: one),
-    and the remote's spans of the trace, once a span named ``wait_for`` is written."""
-    spans = remote.spans_of(call.trace_id, where=lambda s: s.name == wait_for)
+    and the remote's spans of the trace, once a span named ``wait_for`` and a server span are written (in either
+    order: a handler's span can be written before the request's, which ends after it)."""
+    def written(spans: list[SpanSnapshot]) -> bool:
+        return any(s.name == wait_for for s in spans) and any("a2a.method.name" in s.attributes for s in spans)
+
+    spans = remote.spans_of(call.trace_id, until=written, timeout=60.0)
     requests = [s for s in spans if "a2a.method.name" in s.attributes]
     assert len(requests) == 1, [(s.name, s.parent_id) for s in requests]
     return requests[0], spans
