@@ -30,6 +30,9 @@ import time
 import uuid
 from typing import Any
 
+from a2a.client import ClientConfig, create_client
+from a2a.helpers import get_artifact_text
+from a2a.types import Message, Part, Role, SendMessageRequest
 from pydantic_ai import Agent
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,10 +78,6 @@ def remote_url() -> str:
 
 async def lookup_order(order_id: str) -> str:
     """Look up an order by its id (e.g. ``A100``): status, carrier, expected delivery; asks the Orders Agent."""
-    from a2a.client import ClientConfig, create_client
-    from a2a.helpers import get_artifact_text
-    from a2a.types import Message, Part, Role, SendMessageRequest
-
     client = await create_client(remote_url(), client_config=ClientConfig(streaming=False))
     try:
         request = SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex,
