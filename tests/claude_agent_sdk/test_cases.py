@@ -330,6 +330,35 @@ def test_early_break_ends_every_span_as_abandoned(instrumented: Any, exporter: S
     assert not trace.get_current_span().get_span_context().is_valid
 
 
+@pytest.mark.parametrize("leave_at", ["result", "first message"])
+def test_a_query_dropped_in_asyncio_run_still_exports_its_agent_span(instrumented: Any, exporter: SnapshotExporter,
+                                                                    cli_path: str, leave_at: str) -> None:
+    """``async for m in query(...): ... break`` in ``asyncio.run`` over the real subprocess transport, the stream
+    never closed by the caller: the loop's shutdown closes the SDK's generators beside ours and never finishes
+    ours (the SDK logs "aclose(): asynchronous generator is already running"). The agent span still ends and is
+    exported: a run left after its result as the run it was, one left at its first message as abandoned."""
+    messages: list = []
+
+    async def main() -> None:
+        async for message in sdk.query(prompt="Where is order A100?", options=sdk.ClaudeAgentOptions(
+                cli_path=cli_path, mcp_servers={"support": support_server()})):
+            messages.append(message)
+            if leave_at == "first message" or isinstance(message, sdk.ResultMessage):
+                break
+
+    asyncio.run(main())
+    spans = exporter.semantic()
+    agent = _one(spans, "invoke_agent claude")
+    assert all(s.end_time for s in exporter.spans)
+    assert agent.status.name == "UNSET"
+    if leave_at == "result":
+        assert agent.attributes["output.value"] == _result(messages).result
+        assert "otel_agents.stream.abandoned" not in agent.attributes
+    else:
+        assert agent.attributes["otel_agents.stream.abandoned"] is True
+    assert not trace.get_current_span().get_span_context().is_valid
+
+
 def test_cli_error_result_then_exit_fails_the_run(instrumented: Any, exporter: SnapshotExporter) -> None:
     """An error result and a non-zero exit: the caller gets the SDK's ResultError unchanged; the agent span is
     ERROR with the result's subtype and errors."""

@@ -147,6 +147,27 @@ def test_a_span_after_its_trace_was_folded_is_counted_and_a_repeated_one_dropped
     assert g.held_spans == 1
 
 
+def test_the_late_part_of_a_trace_folded_before_is_marked_incomplete(rec) -> None:
+    """A run longer than trace_timeout: its first span (exported by a batch as it ended) is folded alone, without
+    root; the rest comes later, root included. That part's envelope lacks the first tool call, so it says it is
+    part of a trace, not a whole run (it was unmarked: one tool call of two, graded as the run's)."""
+    clock = Clock()
+    g, got = _gatherer(clock)
+    [run] = _runs(rec, 1, tools=2)  # tool, tool, agent
+    g.add(run[:1])
+    clock.now = 10.0
+    assert g.fold_ready() == 1
+    g.add(run[1:])
+    clock.now = 11.0
+    assert g.fold_ready() == 1
+    first, rest = check(got)
+    assert first["incomplete"] == "the trace's root span did not arrive within 10 s"
+    assert len(rest["tool_calls"]) == 1 and rest["public_output"] == "answer 0"
+    assert rest["incomplete"] == ("a late part of the trace: 1 span(s) of it arrived before and were folded "
+                                  "into another envelope")
+    assert g.dropped["late_spans"] == 1
+
+
 def test_bounds_must_be_positive() -> None:
     with pytest.raises(ValueError):
         TraceGatherer(print, max_traces=0)

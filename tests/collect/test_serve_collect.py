@@ -102,6 +102,27 @@ def test_a_missing_remote_part_is_reported_not_waited_for(tmp_path) -> None:
     assert last["name"] == "otel_agents.collect.missing" and last["status"] == "error"
 
 
+def test_with_mcp_propagation_off_a_step_waits_for_no_server_span(tmp_path, monkeypatch) -> None:
+    """``OTEL_AGENTS_MCP_PROPAGATE=false``: the MCP requests carry no trace context (and the server, inheriting the
+    variable, takes none), so the server's spans are traces of their own and never come under the step's calls.
+    The step is folded from this process's spans without waiting for them; it was held the whole grace period and
+    marked incomplete ("no span arrived from the process that served 'tools/list'") though nothing could come."""
+    monkeypatch.setenv("OTEL_AGENTS_MCP_PROPAGATE", "false")
+    served = Served(f"{EXAMPLES / 'mcp_agent.py'}:agent", "--collect", "0", "--collect-grace", "5",
+                    "--step-timeout", "240", log=tmp_path / "serve.log")
+    try:
+        served.call("agent/initialize", {})
+        envelope = served.call("agent/step", {"input": "What is the status of order A100?"})["result"]
+    finally:
+        served.close()
+    check([envelope])
+    assert "incomplete" not in envelope, envelope["incomplete"]
+    assert [c["name"] for c in envelope["tool_calls"]] == ["lookup_order"]
+    names = {r["name"] for r in json.loads(envelope["logs"])}
+    assert "otel_agents.collect.missing" not in names
+    assert "remote spans missing" not in (tmp_path / "serve.log").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("stop", ["stdin closed", "SIGTERM", "SIGINT"])
 def test_spans_received_are_all_forwarded_at_exit_and_counted(tmp_path, stop: str) -> None:
     """``--collect`` with an OTLP destination (--otlp-endpoint) passes each request received on to it: at the

@@ -33,6 +33,8 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 
 from .._spans import SemanticSpan, Telemetry, encode, in_forked_child, probes, semantic_span_for
 from .._spans.redaction import redact_text
+from ..instrumentors.a2a._protocol import propagating as a2a_propagating  # (imports no a2a, as no mcp below)
+from ..instrumentors.mcp._protocol import propagating as mcp_propagating
 from ..semconv import Kind
 from ..semconv import attributes as A
 from .jsonrpc import AGENT_ERROR, INVALID_PARAMS, STEP_TIMEOUT, RPCError
@@ -56,8 +58,10 @@ def _as_text(result: Any) -> str | None:
 
 # Local spans that carried the trace context to another process whose spans come back (``--collect``): the MCP
 # and A2A instrumentors' client sides (every request they trace has a server span in the other process); their
-# server sides (SpanKind.SERVER), served in this process, wait for nothing.
-CALLS_OUT = ("mcp.method.name", "a2a.method.name")
+# server sides (SpanKind.SERVER), served in this process, wait for nothing. Each with the switch of its
+# instrumentor's propagation: switched off, its requests carry no context (the other process's spans are traces
+# of their own), so nothing is waited for under them.
+CALLS_OUT = {"mcp.method.name": mcp_propagating, "a2a.method.name": a2a_propagating}
 _MAX_REMOTE_SPANS = 2000  # per trace
 
 
@@ -115,8 +119,8 @@ class TraceCollector(SpanProcessor):
 
     def remote_missing(self, trace_id: int) -> list[str]:
         """What the trace still waits for from other processes: one message per local call out
-        (:data:`CALLS_OUT`) with no span of the other process under it, and per remote span whose
-        parent has not arrived. Empty when nothing is missing."""
+        (:data:`CALLS_OUT`, its protocol's propagation on) with no span of the other process under it, and per
+        remote span whose parent has not arrived. Empty when nothing is missing."""
         with self._lock:
             local = list(self._finished.get(trace_id, ()))
             remote = list(self._remote.get(trace_id, {}).values())
@@ -130,9 +134,10 @@ class TraceCollector(SpanProcessor):
             while at is not None and at not in answered:
                 answered.add(at)
                 at = local_parent.get(at)
+        calls_out = [key for key, propagating in CALLS_OUT.items() if propagating(None)]
         missing = [f"no span arrived from the process that served {s.name!r} (span {s.context.span_id:016x})"
                    for s in local if s.context.span_id not in answered and s.kind is not trace.SpanKind.SERVER
-                   and any((s.attributes or {}).get(key) is not None for key in CALLS_OUT)]
+                   and any((s.attributes or {}).get(key) is not None for key in calls_out)]
         missing += [f"span {s.name!r} ({s.context.span_id:016x}) of another process arrived without its parent "
                     f"{s.parent.span_id:016x}" for s in remote if s.parent is not None and s.parent.span_id not in have]
         return missing

@@ -9,7 +9,9 @@ for ``trace_idle`` seconds. A trace whose root never arrives (its root process
 exports elsewhere, or died) is folded ``trace_timeout`` seconds after its last
 span, marked ``incomplete``; so is a trace whose root came but some of whose
 spans name a parent that never did (a process that died mid-call: the subtree
-under the lost span is folded as a run of its own, as :func:`fold` does).
+under the lost span is folded as a run of its own, as :func:`fold` does), and
+the part of a trace that arrives after the trace was folded (its spans folded
+before are in another envelope).
 
 Bounds (memory stays flat whatever the stream): at most ``max_traces`` traces
 and ``max_spans`` spans are held; past either, the oldest trace (first span
@@ -54,9 +56,9 @@ logger = logging.getLogger("otel_agents.collect")
 
 
 class _Held:
-    __slots__ = ("index", "root", "last_seen", "duplicates", "over", "foreign", "ours", "ours_from")
+    __slots__ = ("index", "root", "last_seen", "duplicates", "over", "foreign", "ours", "ours_from", "earlier")
 
-    def __init__(self, now: float):
+    def __init__(self, now: float, earlier: int = 0):
         self.index: dict[int, F.FoldSpan] = {}
         self.root = False       # a span without a parent has arrived
         self.last_seen = now
@@ -65,6 +67,7 @@ class _Held:
         self.foreign = False    # holds a span of another vocabulary
         self.ours = False       # holds a span of ours
         self.ours_from = 0      # TraceGatherer.spans when its first span of ours arrived (the order of those held)
+        self.earlier = earlier  # spans of the trace folded before this part of it began (a late part)
 
 
 class TraceGatherer:
@@ -87,7 +90,8 @@ class TraceGatherer:
         spans: spans received; ``runs``: envelopes made; ``traces``: traces folded.
         dropped: a ``Counter``: ``spans_over_cap``, ``traces_evicted`` (folded early to stay within
             ``max_traces``/``max_spans``), ``traces_without_root`` (folded at ``trace_timeout``),
-            ``late_spans`` (a span of a trace folded already: it starts a new partial trace),
+            ``late_spans`` (a span of a trace folded already: it starts a new partial trace, whose envelopes are
+            marked ``incomplete``: the spans folded before are not in them),
             ``spans_repeated`` (a span of a trace folded already, with that very span: sent again, as an
             exporter does when it did not get the answer; dropped, its envelope has it).
 
@@ -154,11 +158,12 @@ class TraceGatherer:
                 continue
             held = self._held.get(trace_id)
             if held is None:
-                if trace_id in self._folded.traces:
+                earlier = folded.traces.get(trace_id)
+                if earlier is not None:
                     self._count("late_spans", f"a span of trace {F.trace_id_hex(trace_id)} arrived after "
                                               "the trace was folded; it starts a new partial trace "
                                               "(raise --trace-idle)")
-                held = self._held[trace_id] = _Held(now)
+                held = self._held[trace_id] = _Held(now, len(earlier) if earlier is not None else 0)
             held.last_seen = now
             if span_id in held.index:
                 held.duplicates += 1
@@ -234,6 +239,10 @@ class TraceGatherer:
         if held.over:
             cut = f"{held.over} span(s) over the cap of {self.max_spans_per_trace} per trace were dropped"
             reason = f"{reason}; {cut}" if reason else cut
+        if held.earlier:  # the rest of a run folded before: whatever its root says, what came first is not here
+            part = (f"a late part of the trace: {held.earlier} span(s) of it arrived before and were folded "
+                    "into another envelope")
+            reason = f"{reason}; {part}" if reason else part
         if held.root and not held.over:  # rooted, yet spans whose parent never came (its process died first)
             lost = _missing_parents(held.index)
             if lost:

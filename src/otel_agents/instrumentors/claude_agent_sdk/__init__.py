@@ -144,7 +144,8 @@ Every span ends: at the ``result`` (a response, tool call or subagent still runn
 the run, at a cap such as ``max_budget_usd`` or on an error, before it returned — never returned: it ends marked
 ``otel_agents.control_flow`` = ``stopped``, status UNSET, and the fold lists such a call as not ok, cancelled,
 with no result); when the caller stops iterating ``query()`` early (open spans
-marked ``otel_agents.stream.abandoned``); on an exception (``ProcessError``, ``ResultError``,
+marked ``otel_agents.stream.abandoned``; they end as the caller lets the stream go, before the SDK's generator is
+closed: a stream dropped in ``asyncio.run`` is closed by a task the loop's shutdown never finishes); on an exception (``ProcessError``, ``ResultError``,
 ``CLIConnectionError``: ERROR with the exception's type, re-raised unchanged) or cancellation;
 when the CLI's output ends before the turn's ``result`` (the CLI crashed, was killed or exited), on either
 path: what is still open — the turn, its tool calls and callbacks, a response cut off before its

@@ -133,6 +133,13 @@ class Installation:
                 outcome, abandoned = exc, False
             raise
         finally:
+            # The caller let the stream go (a `break`, the stream dropped): the run is over for it, so its span
+            # ends now, before the SDK's generator is closed. Dropped in `asyncio.run`, that close is a task the
+            # loop's shutdown never finishes (the SDK's own generators are closed beside it: "aclose(): already
+            # running"), and a span ended after it would be lost with the task.
+            left = suspended
+            if left:
+                self._end_query(turn, outcome, abandoned)
             try:
                 if inner is not None:
                     token = otel_context.attach(ctx)
@@ -141,7 +148,8 @@ class Installation:
                     finally:
                         otel_context.detach(token)
             finally:
-                self._end_query(turn, outcome, abandoned)
+                if not left:
+                    self._end_query(turn, outcome, abandoned)
 
     @staticmethod
     def _end_query(turn: Turn, error: BaseException | None, abandoned: bool) -> None:
