@@ -21,11 +21,11 @@ import pytest
 from tests.crewai.netguard import block_network
 from tests.spans import SnapshotExporter, tree
 
-# litellm is installed in .venv-crewai_litellm alone (Makefile ISOLATED says why): this file runs there, where a
+# litellm is installed in .venv-litellm alone (Makefile ISOLATED says why): this file runs there, where a
 # litellm that cannot be imported fails, and skips elsewhere. Imported with every connection but loopback refused
 # (tests/conftest.py sets LITELLM_LOCAL_MODEL_COST_MAP=True: otherwise LiteLLM fetches its price list from GitHub
 # at import); the refused hosts are checked below.
-OWN_VENV = ".venv-crewai_litellm"
+OWN_VENV = ".venv-litellm"
 with pytest.MonkeyPatch.context() as _patch:
     REFUSED_AT_IMPORT = block_network(_patch.setattr)
     if Path(sys.prefix).name == OWN_VENV:
