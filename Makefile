@@ -110,10 +110,10 @@ floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
 # importlib-metadata 8.9.0 (litellm >=1.88.6 requires <9; .venv has 10.2).
 # Not in .venv: ecp-runtime's graders.py imports litellm at module level whenever it is installed, so every
 # `ecp run` process (about 45 in make test, 45 in make demo) would pay about 3.5 s more CPU: +120-150 s of CPU
-# for make test, measured, which is at its 15-minute limit. A test of one file, not a row of the demo.
+# for make test, measured, which is at its 15-minute limit. A test of a few files, not a row of the demo.
 ISOLATED += litellm
 litellm_EXTRAS := crewai,smolagents,openai-agents,agno,ecp,test,test-litellm
-litellm_TESTS := tests/crewai/test_litellm_stream.py
+litellm_TESTS := tests/litellm tests/crewai/test_litellm_stream.py
 
 # `peers`: our instrumentors next to the other instrumentations of the same frameworks (OpenInference, OpenLLMetry,
 # the OTel GenAI instrumentations: extra test-peers), both orders, each uninstrumented with the other on, and the
@@ -157,7 +157,7 @@ demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 # What shortens `make test` is less CPU, not more workers (scripts/cpu_per_test.py ranks the test files by
 # it, child processes included). CPU of each suite (user+sys of pytest and what it waited for,
 # measured 2026-12-07 on the shared machine, /usr/bin/time): .venv ~1,085 s (~25 s of it each worker's
-# collection), floor ~150, newest ~140, peers ~65, ADK ~40, litellm ~12; the two cores give ~1,480 s in
+# collection), floor ~150, newest ~140, peers ~65, ADK ~40, litellm ~15; the two cores give ~1,480 s in
 # the main suite's 12 minutes. The floor suite, 7 minutes long, mostly waits. tests/conftest.py hands the files
 # of most CPU out first (pytest_xdist_make_scheduler): one handed out last kept a worker busy alone at the end.
 PYTEST_WORKERS ?= auto
