@@ -106,14 +106,15 @@ floor_TESTS := tests/claude_agent_sdk tests/clients tests/a2a tests/collect \
 	--deselect tests/collect/test_serve_collect.py::test_with_mcp_propagation_off_a_step_waits_for_no_server_span \
 	--deselect tests/serve/test_server.py::test_every_example_agent_and_twin_is_served_under_its_agents_own_name
 
-# `crewai_litellm`: CrewAI's LiteLLM-backed LLM (crewai[litellm], extra test-crewai-litellm), .venv's pins plus
-# litellm 1.97.0 and fastuuid 0.14.0, with importlib-metadata 8.9.0 (litellm >=1.88.6 requires <9; .venv has 10.2).
+# `litellm`: the frameworks' LiteLLM-backed models (CrewAI's LLM with is_litellm, smolagents' LiteLLMModel, the Agents
+# SDK's LitellmModel, Agno's LiteLLM: extra test-litellm), .venv's pins plus litellm 1.97.0 and fastuuid 0.14.0, with
+# importlib-metadata 8.9.0 (litellm >=1.88.6 requires <9; .venv has 10.2).
 # Not in .venv: ecp-runtime's graders.py imports litellm at module level whenever it is installed, so every
 # `ecp run` process (about 45 in make test, 45 in make demo) would pay about 3.5 s more CPU: +120-150 s of CPU
-# for make test, measured, which is at its 15-minute limit. A test of one file, not a row of the demo.
-ISOLATED += crewai_litellm
-crewai_litellm_EXTRAS := crewai,ecp,test,test-crewai-litellm
-crewai_litellm_TESTS := tests/crewai/test_litellm_stream.py
+# for make test, measured, which is at its 15-minute limit. A test of a few files, not a row of the demo.
+ISOLATED += litellm
+litellm_EXTRAS := crewai,smolagents,openai-agents,agno,ecp,test,test-litellm
+litellm_TESTS := tests/litellm tests/crewai/test_litellm_stream.py
 
 # `peers`: our instrumentors next to the other instrumentations of the same frameworks (OpenInference, OpenLLMetry,
 # the OTel GenAI instrumentations: extra test-peers), both orders, each uninstrumented with the other on, and the
@@ -157,7 +158,7 @@ demo: $(STAMP) $(foreach n,$(DEMO_ISOLATED),.venv-$(n)/.installed-stamp)
 # What shortens `make test` is less CPU, not more workers (scripts/cpu_per_test.py ranks the test files by
 # it, child processes included). CPU of each suite (user+sys of pytest and what it waited for,
 # measured 2026-12-07 on the shared machine, /usr/bin/time): .venv ~1,085 s (~25 s of it each worker's
-# collection), floor ~150, newest ~140, peers ~65, ADK ~40, crewai_litellm ~12; the two cores give ~1,480 s in
+# collection), floor ~150, newest ~140, peers ~65, ADK ~40, litellm ~15; the two cores give ~1,480 s in
 # the main suite's 12 minutes. The floor suite, 7 minutes long, mostly waits. tests/conftest.py hands the files
 # of most CPU out first (pytest_xdist_make_scheduler): one handed out last kept a worker busy alone at the end.
 PYTEST_WORKERS ?= auto

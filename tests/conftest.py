@@ -17,7 +17,7 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("OTEL_SDK_DISABLED", "false")
 os.environ.setdefault("CREWAI_DISABLE_TRACKING", "true")
-# LiteLLM (CrewAI's LiteLLM-backed LLM, .venv-crewai_litellm) reads its bundled price list instead of fetching it
+# LiteLLM (the frameworks' LiteLLM-backed models, .venv-litellm) reads its bundled price list instead of fetching it
 # from GitHub when it is imported
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -398,6 +398,25 @@ def test_errors_and_control_flow(telemetry, exporter) -> None:
     assert flow.attributes[A.OTEL_AGENTS_PAUSED] is True
 
 
+def test_an_exception_recorded_again_is_one_failure(telemetry, exporter) -> None:
+    """A library's failure noted where it happened (LiteLLM's stream raising under a framework's model span),
+    then raised through the framework's call and recorded again, or with ``end(error=...)``: one ``exception``
+    event. Another exception after it is an event of its own, and its type the span's."""
+    s = telemetry.start_span("model", "m")
+    failure = ConnectionResetError("peer reset")
+    s.record_error(failure)
+    s.record_error(failure)
+    s.end(error=failure)
+    t = telemetry.start_span("model", "n")
+    t.record_error(failure)
+    t.record_error(TimeoutError("no answer"))
+    t.end()
+    once, twice = exporter.spans
+    assert [e[0] for e in once.events] == ["exception"] and once.attributes[A.ERROR_TYPE] == "ConnectionResetError"
+    assert [e[1]["exception.type"] for e in twice.events] == ["ConnectionResetError", "TimeoutError"]
+    assert twice.attributes[A.ERROR_TYPE] == "TimeoutError"
+
+
 @pytest.mark.parametrize("exc", [asyncio.CancelledError(), KeyboardInterrupt(), SystemExit(1), GeneratorExit()],
                          ids=lambda e: type(e).__name__)
 def test_end_with_an_exception_that_is_not_an_error(telemetry, exporter, exc) -> None:

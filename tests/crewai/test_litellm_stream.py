@@ -9,91 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
-from tests.crewai.netguard import block_network
+from tests.litellm.provider import DELAY, WORDS, Provider, import_litellm, serve
 from tests.spans import SnapshotExporter, tree
 
-# litellm is installed in .venv-crewai_litellm alone (Makefile ISOLATED says why): this file runs there, where a
-# litellm that cannot be imported fails, and skips elsewhere. Imported with every connection but loopback refused
-# (tests/conftest.py sets LITELLM_LOCAL_MODEL_COST_MAP=True: otherwise LiteLLM fetches its price list from GitHub
-# at import); the refused hosts are checked below.
-OWN_VENV = ".venv-crewai_litellm"
-with pytest.MonkeyPatch.context() as _patch:
-    REFUSED_AT_IMPORT = block_network(_patch.setattr)
-    if Path(sys.prefix).name == OWN_VENV:
-        import litellm  # noqa: F401 - imported here to check what it reaches at import
-    else:
-        litellm = pytest.importorskip("litellm", reason=f"litellm (CrewAI's LiteLLM-backed LLM) is not installed in "
-                                                        f"this venv: this file runs in {OWN_VENV} (Makefile ISOLATED)")
-
-DELAY = 0.08  # seconds from the request to the first chunk
-WORDS = ["Order ", "A100 ", "has ", "shipped."]
-
-
-class _SSE(BaseHTTPRequestHandler):
-    received: list[dict[str, Any]] = []
-    # how a streamed answer ends: "whole" (finish reason, usage chunk, [DONE]), "no_usage" (finish reason and
-    # [DONE], no usage chunk: a server that does not report usage), "cut" (no finish reason, no usage, no [DONE]:
-    # the connection closed cleanly after the last word, as a proxy cutting it would)
-    ending = "whole"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.received.append(body)
-        self.send_response(200)
-        base = {"id": "chatcmpl-sse", "created": 0, "model": "gpt-4o-2024-08-06"}
-        usage = {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13}
-        if not body.get("stream"):
-            whole = {**base, "object": "chat.completion", "usage": usage, "choices": [{
-                "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "".join(WORDS)}}]}
-            data = json.dumps(whole).encode()
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        time.sleep(DELAY)
-        base["object"] = "chat.completion.chunk"
-        for i, word in enumerate(WORDS):
-            last = i == len(WORDS) - 1 and self.ending != "cut"
-            choice = {"index": 0, "delta": {"role": "assistant", "content": word} if i == 0 else {"content": word},
-                      "finish_reason": "stop" if last else None}
-            self.wfile.write(f"data: {json.dumps({**base, 'choices': [choice]})}\n\n".encode())
-            self.wfile.flush()
-            time.sleep(0.01)
-        if self.ending == "whole":
-            self.wfile.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
-        if self.ending != "cut":
-            self.wfile.write(b"data: [DONE]\n\n")
+import_litellm()  # the LiteLLM-backed LLM's (.venv-litellm alone; tests/litellm/test_frameworks.py checks its import)
 
 
 @pytest.fixture
-def server() -> Any:
-    _SSE.received = []
-    _SSE.ending = "whole"
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _SSE)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def test_litellm_is_imported_without_the_network() -> None:
-    assert REFUSED_AT_IMPORT == []
+def server() -> Iterator[str]:
+    """The fake provider's base URL (tests/litellm/provider.py), sending whole answers unless told otherwise."""
+    yield from serve()
 
 
 @pytest.mark.parametrize("stream", [True, False])
@@ -104,12 +33,12 @@ def test_litellm_llm_is_timed_from_its_first_chunk_and_keeps_its_usage(instrumen
     the server it was sent to and the number of choices asked (``n``, as sent)."""
     from crewai import LLM
 
-    port = server.server_address[1]
+    port = int(server.rsplit(":", 1)[1].split("/")[0])
     llm = LLM(model="openai/gpt-4o", is_litellm=True, stream=stream, api_key="test-key", n=2 if stream else None,
-              base_url=f"http://127.0.0.1:{port}/v1")
+              base_url=server)
     assert llm.call("Where is order A100?") == "".join(WORDS)
     [model] = exporter.semantic("model")
-    [request] = _SSE.received
+    [request] = Provider.received
     assert bool(request.get("stream")) is stream
     a = model.attributes
     if stream:
@@ -125,11 +54,10 @@ def test_litellm_llm_is_timed_from_its_first_chunk_and_keeps_its_usage(instrumen
     assert a.get("gen_ai.request.choice.count") == request.get("n") == (2 if stream else None)
 
 
-def _llm(server: Any) -> Any:
+def _llm(server: str) -> Any:
     from crewai import LLM
 
-    return LLM(model="openai/gpt-4o", is_litellm=True, stream=True, api_key="test-key",
-               base_url=f"http://127.0.0.1:{server.server_address[1]}/v1")
+    return LLM(model="openai/gpt-4o", is_litellm=True, stream=True, api_key="test-key", base_url=server)
 
 
 def _no_counts(attributes: Any) -> bool:
@@ -144,7 +72,7 @@ def test_litellm_stream_cut_short_is_incomplete_without_litellm_s_reason_and_cou
     tokens itself); the model span says the response was cut (status ERROR, ``error.type`` ``stream_incomplete``,
     not abandoned), keeps the words that arrived, and has no finish reason and no token counts: the server sent
     none. Fails before: status UNSET, finish reason "stop" and LiteLLM's counts (input 12, output 6)."""
-    _SSE.ending = "cut"
+    Provider.ending = "cut"
     llm = _llm(server)
     answer = asyncio.run(llm.acall("Where is order A100?")) if aio else llm.call("Where is order A100?")
     assert answer == "".join(WORDS)
@@ -164,9 +92,9 @@ def test_litellm_stream_without_a_usage_chunk_has_no_token_counts(instrumented: 
     """A whole stream (finish reason, ``[DONE]``) from a server that sends no usage chunk although CrewAI asks
     for one (``stream_options.include_usage``): the finish reason the server sent, no error, and no token counts
     (LiteLLM's own count of the words is not the provider's usage). Fails before: input 12, output 6 tokens."""
-    _SSE.ending = "no_usage"
+    Provider.ending = "no_usage"
     assert _llm(server).call("Where is order A100?") == "".join(WORDS)
-    assert _SSE.received[0]["stream_options"] == {"include_usage": True}
+    assert Provider.received[0]["stream_options"] == {"include_usage": True}
     [model] = exporter.semantic("model")
     a = model.attributes
     assert model.status.name == "UNSET" and "error.type" not in a
@@ -174,21 +102,48 @@ def test_litellm_stream_without_a_usage_chunk_has_no_token_counts(instrumented: 
     assert _no_counts(a), a
 
 
+@pytest.mark.parametrize("aio", [False, True])
+def test_litellm_stream_broken_midway_fails_the_model_span_crewai_answers_as_before(
+        instrumented: Any, exporter: SnapshotExporter, server: str, aio: bool) -> None:
+    """The connection closes in the middle of the body after two words. LiteLLM raises; CrewAI catches it and
+    answers with the words that arrived, as it does uninstrumented. The model call failed all the same: the span
+    says so (status ERROR, ``error.type`` LiteLLM's exception, one ``exception`` event), keeps the words as its
+    output, and has no finish reason and no token counts. Fails before: status UNSET, no exception."""
+    Provider.ending = "broken"
+    llm = _llm(server)
+    answer = asyncio.run(llm.acall("Where is order A100?")) if aio else llm.call("Where is order A100?")
+    assert answer == Provider.sent[0]["text"] == "".join(WORDS[:2])
+    [model] = exporter.semantic("model")
+    a = model.attributes
+    assert (model.status.name, a.get("error.type")) == ("ERROR", "litellm.exceptions.MidStreamFallbackError"), \
+        tree([model])
+    assert [name for name, _ in model.events] == ["exception"]
+    assert json.loads(a["gen_ai.output.messages"])[0]["parts"] == [{"type": "text", "content": answer}]
+    assert "gen_ai.response.finish_reasons" not in a
+    assert _no_counts(a), a
+
+
 def test_litellm_wrapper_comes_off_with_the_last_instrumentor(provider: Any) -> None:
-    """CrewAI's and smolagents' instrumentors share the one wrapper on LiteLLM's stream end: it stays while
-    either is instrumented and is LiteLLM's own function again once both are not."""
+    """CrewAI's and smolagents' instrumentors share the one watch on LiteLLM's streams, each holding its use as
+    one of its patches: it stays while either is instrumented and is LiteLLM's own functions again once neither
+    is (smolagents', the Agents SDK's and Agno's together: tests/litellm/test_shared_patches.py)."""
     from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+    import smolagents  # noqa: F401 - imported: instrument() installs at once
 
-    from otel_agents.instrumentors import _litellm
     from otel_agents.instrumentors.crewai import CrewAIInstrumentor
+    from otel_agents.instrumentors.smolagents import SmolagentsInstrumentor
 
-    original = CustomStreamWrapper.__dict__["finish_reason_handler"]
-    crewai = CrewAIInstrumentor()
+    names = ("finish_reason_handler", "_handle_stream_fallback_error")
+    originals = [CustomStreamWrapper.__dict__[name] for name in names]
+
+    def watched() -> list[bool]:
+        return [CustomStreamWrapper.__dict__[name] is not original for name, original in zip(names, originals)]
+
+    crewai, other = CrewAIInstrumentor(), SmolagentsInstrumentor()
     crewai.instrument(tracer_provider=provider)
-    other = _litellm.use()  # (smolagents is not installed here: its use, as its instrumentor makes it)
-    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is not original
+    other.instrument(tracer_provider=provider)
+    assert watched() == [True, True]
     crewai.uninstrument()
-    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is not original
-    other.remove()
-    other.remove()  # twice is once
-    assert CustomStreamWrapper.__dict__["finish_reason_handler"] is original
+    assert watched() == [True, True]
+    other.uninstrument()
+    assert watched() == [False, False]

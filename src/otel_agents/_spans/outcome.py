@@ -33,6 +33,7 @@ class OutcomeSetters:
         _error_type: str | None
         _in_band: bool
         _stored: bool
+        _recorded: BaseException
         kind: Kind
 
         def set_attribute(self, key: str, value: Any) -> None: ...
@@ -49,15 +50,18 @@ class OutcomeSetters:
         the run: Ctrl-C, ``sys.exit()`` in a tool) also gets the stop reason ``cancelled``. After
         :meth:`set_error` (an in-band failure, e.g. MCP ``isError``), the exception a
         framework made of that failure adds its event only: the in-band ``error.type``
-        and status stand (they are the protocol's own, more precise, verdict).
+        and status stand (they are the protocol's own, more precise, verdict). An exception already recorded on
+        the span adds nothing (a library's failure noted where it happened, then re-raised through the framework's
+        call, is one failure).
         """
-        if self._ended:
+        if self._ended or getattr(self, "_recorded", None) is exc:  # unset until the first error (no cost per span)
             return
         with guard("span.record_error"):
             etype = type(exc)
             qual = etype.__qualname__ if etype.__module__ in ("builtins", None) else f"{etype.__module__}.{etype.__qualname__}"
             if isinstance(exc, _STOPPED) and self.kind is Kind.AGENT:
                 self.set_stop_reason("cancelled")
+            self._recorded = exc
             if not control_flow and not self._in_band:
                 self._error_type = qual  # for the duration metric, even when the span is sampled out
             if self._mute:

@@ -98,7 +98,7 @@ class SemanticSpan(ContentSetters, ModelSetters, OutcomeSetters):
     __slots__ = ("kind", "span", "telemetry", "name", "run_attributes", "parent", "run_name", "_ended", "_start",
                  "_kind_attrs", "_error_type", "_usage", "_no_usage", "_metric_attrs", "_index_key", "_mute", "_chunks",
                  "_content", "_budget", "_status_ok", "_in_band", "_only", "_keep", "_media", "_pending", "_stored",
-                 "_flat_input", "_flat_output", "_reasons", "__weakref__")
+                 "_flat_input", "_flat_output", "_reasons", "_recorded", "__weakref__")
 
     def __init__(self, kind: Kind, span: Span, telemetry: "Telemetry", name: str,
                  kind_attrs: Mapping[str, str], run_attributes: Mapping[str, Any],

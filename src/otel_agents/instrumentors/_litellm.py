@@ -10,27 +10,34 @@ that streams through LiteLLM reports both as the response's (CrewAI's LiteLLM-ba
 ``LLMCallCompletedEvent``).
 
 So at ``finish_reason_handler``, the model span current (the framework's, around the call that streams) is told
-what the provider did not send, by the span layer: a stream without a finish reason is cut short
-(:meth:`~otel_agents._spans.outcome.OutcomeSetters.mark_incomplete`: status ERROR, ``error.type``
-``stream_incomplete``; no finish reason written after it), and a stream no chunk of which carried usage, or one
-cut short, gets no token counts (:meth:`~otel_agents._spans.model.ModelSetters.refuse_usage`). A stream the caller
-leaves early never reaches ``finish_reason_handler``: its span stays the framework's to end (abandoned).
+what the provider sent and did not send, by the span layer: the finish reason the provider sent is written
+(smolagents, the Agents SDK and Agno pass none on; a framework's own, written later, replaces it); a stream
+without one is cut short (:meth:`~otel_agents._spans.outcome.OutcomeSetters.mark_incomplete`: status ERROR,
+``error.type`` ``stream_incomplete``; no finish reason written after it), and a stream no chunk of which carried
+usage, or one cut short, gets no token counts (:meth:`~otel_agents._spans.model.ModelSetters.refuse_usage`). A
+stream whose reading raised (a connection reset or closed midway) fails the span with the exception LiteLLM raises
+(``_handle_stream_fallback_error``, where its sync and async readers send every failure): CrewAI catches it and
+answers with the text that arrived, which would otherwise leave a span with status UNSET; the others raise it
+through their model span, recorded once. A stream the caller leaves early never reaches either: its span stays
+the framework's to end (abandoned).
 
-:func:`use` installs the wrapper (now, or when the module is imported: importing LiteLLM costs seconds) for as
-long as one instrumentor uses it: those of the frameworks that stream through LiteLLM (CrewAI; smolagents, the
-OpenAI Agents SDK and Agno, whose LiteLLM models run this same code).
+:func:`use` installs the wrappers (now, or when the module is imported: importing LiteLLM costs seconds) for as
+long as one instrumentor uses them: those of the frameworks that stream through LiteLLM (CrewAI; smolagents, the
+OpenAI Agents SDK and Agno, whose LiteLLM models run this same code), each holding its use as one of its patches
+(``PatchSet.keep``). Tested with each framework's LiteLLM-backed model against a fake provider on loopback in
+``.venv-litellm`` (tests/litellm, tests/crewai/test_litellm_stream.py; Makefile ISOLATED).
 Sources: LiteLLM's ``streaming_handler.py`` (``finish_reason_handler``, ``__next__``/``__anext__``: it is called
 when the provider's stream is exhausted, with ``received_finish_reason`` / ``intermittent_finish_reason`` unset
-when none came) and ``streaming_chunk_builder_utils.py`` (``calculate_usage``: ``token_counter`` for the counts
-no chunk gave).
+when none came; ``_handle_stream_fallback_error``, which maps the exception and raises it) and
+``streaming_chunk_builder_utils.py`` (``calculate_usage``: ``token_counter`` for the counts no chunk gave).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
-from .._spans import guard
-from ._patch import Patch, SharedPatches
+from .._spans import ChatMessage, guard
+from ._patch import PatchSet, SharedPatches
 from ._sdk_client import current_model_span
 
 MODULE = "litellm.litellm_core_utils.streaming_handler"
@@ -39,19 +46,64 @@ TERMINAL = "finish_reason"  # what a cut stream never sent (the chunk LiteLLM ma
 
 def _stream_ended(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     """``CustomStreamWrapper.finish_reason_handler``: the provider's stream has ended; tell the current model
-    span what it did not send, then let LiteLLM build its closing chunk."""
+    span what it did and did not send, then let LiteLLM build its closing chunk."""
     with guard("litellm.stream_end"):
         span = current_model_span()
         if span is not None:
-            cut = not (instance.received_finish_reason or instance.intermittent_finish_reason)
-            if cut:
+            reason = instance.received_finish_reason or instance.intermittent_finish_reason
+            if reason:
+                span.set_finish_reasons([reason], unless_set=True)  # the provider's (a framework's own, later, wins)
+            else:
                 span.mark_incomplete(TERMINAL)
-            if cut or not any(getattr(chunk, "usage", None) is not None for chunk in instance.chunks):
+            if not reason or not _provider_usage(instance):
                 span.refuse_usage()
     return wrapped(*args, **kwargs)
 
 
-_PATCHES = SharedPatches("litellm.patch", {
-    MODULE: lambda module: Patch(module.CustomStreamWrapper, "finish_reason_handler", _stream_ended)})
+def _stream_failed(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    """``CustomStreamWrapper._handle_stream_fallback_error(e)``: reading the provider's stream raised (sync and
+    async, after LiteLLM logged it); it maps ``e`` to the exception it raises. That one is recorded on the current
+    model span (status ERROR, ``error.type`` its class) whatever the framework makes of it (CrewAI returns the text
+    that arrived as its answer), the text that arrived is its output (a framework that writes its own, later,
+    replaces it: the Agents SDK writes none for a failed call), and it gets no token counts unless the provider
+    sent them."""
+    try:
+        return wrapped(*args, **kwargs)
+    except Exception as exc:
+        with guard("litellm.stream_failed"):
+            span = current_model_span()
+            if span is not None:
+                span.record_error(exc)
+                text = "".join(_texts(instance.chunks))
+                if text:
+                    span.set_messages(output=[ChatMessage("assistant", text)])
+                if not _provider_usage(instance):
+                    span.refuse_usage()
+        raise
+
+
+def _texts(chunks: list) -> Iterator[str]:
+    """The text deltas of the first choice of LiteLLM's chunks (``ModelResponseStream``)."""
+    for chunk in chunks:
+        choices = getattr(chunk, "choices", None)
+        text = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+        if isinstance(text, str):
+            yield text
+
+
+def _provider_usage(instance: Any) -> bool:
+    """Whether a chunk of the stream carried the provider's usage."""
+    return any(getattr(chunk, "usage", None) is not None for chunk in instance.chunks)
+
+
+def _patches(module: Any) -> PatchSet:
+    patches = PatchSet("litellm.patch")
+    patches.add(module.CustomStreamWrapper, "finish_reason_handler", _stream_ended)
+    patches.add(module.CustomStreamWrapper, "_handle_stream_fallback_error", _stream_failed)
+    return patches
+
+
+_PATCHES = SharedPatches("litellm.patch", {MODULE: _patches})
 use = _PATCHES.use
-"""``use()``: watch LiteLLM's stream ends until the returned use is removed (:class:`~._patch.SharedPatches`)."""
+"""``use()``: watch LiteLLM's stream ends and failures until the returned use is removed
+(:class:`~._patch.SharedPatches`)."""

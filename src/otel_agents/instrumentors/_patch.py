@@ -62,7 +62,8 @@ class PatchSet:
 
     :meth:`add` never raises: an attribute the framework renamed or moved loses only its spans
     (reported once as ``<site>.<owner>.<name>``); :meth:`keep` adds any other patch with a
-    ``remove()`` (a :class:`~._hierarchy.HierarchyPatch`).
+    ``remove()`` (a :class:`~._hierarchy.HierarchyPatch`, a :class:`SharedUse`: how every instrumentor holds
+    its use of LiteLLM's and Hugging Face's shared patches).
     """
 
     def __init__(self, site: str):
@@ -81,9 +82,13 @@ class PatchSet:
         self.patches.append(patch)
 
     def remove(self) -> None:
-        """Take every patch off (see :meth:`Patch.remove`)."""
+        """Take every patch off (see :meth:`Patch.remove`); one that fails to come off is reported, the others
+        still are."""
         for patch in reversed(self.patches):
-            patch.remove()
+            try:
+                patch.remove()
+            except Exception as exc:  # noqa: BLE001 - uninstrument() never raises into the user's program
+                report_internal_error(f"{self.site}.remove", exc)
         self.patches.clear()
 
 
@@ -95,15 +100,15 @@ class SharedPatches:
 
     Args:
         site: the prefix of internal-error reports.
-        targets: ``{module name: make(module) -> Patch}``.
+        targets: ``{module name: make(module) -> Patch}`` (or a :class:`PatchSet`: anything with ``remove()``).
     """
 
-    def __init__(self, site: str, targets: Mapping[str, Callable[[Any], Patch]]):
+    def __init__(self, site: str, targets: Mapping[str, Callable[[Any], "Patch | PatchSet"]]):
         self.site, self.targets = site, targets
         self._lock = new_lock()
         self._users = 0
         self._hooked = False
-        self._patches: dict[str, Patch] = {}
+        self._patches: dict[str, Patch | PatchSet] = {}
 
     def use(self) -> "SharedUse":
         """One more user, until the returned use is removed."""

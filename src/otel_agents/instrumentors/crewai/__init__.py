@@ -136,8 +136,6 @@ restores CrewAI's ``BaseLLM.__init_subclass__``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..._spans import Telemetry, guard
 from .._base import OtelAgentsInstrumentor
 from .. import _litellm
@@ -157,20 +155,15 @@ class CrewAIInstrumentor(OtelAgentsInstrumentor):
 
     framework = "crewai"
     _hooks: Hooks | None = None
-    _litellm_use: Any = None
 
     def _install(self, telemetry: Telemetry) -> None:
         self._hooks = hooks = Hooks(Patches(), telemetry)
         for part in (_orchestration, _models, _tools):
             with guard(f"crewai.install.{part.__name__.rsplit('.', 1)[-1]}"):
                 part.install(hooks)
-        with guard("crewai.install.litellm"):  # the LiteLLM-backed LLM's streams (see .._litellm)
-            self._litellm_use = _litellm.use()
+        hooks.patches.keep(_litellm.use())  # the LiteLLM-backed LLM's streams (see .._litellm)
 
     def _remove(self) -> None:
         hooks, self._hooks = self._hooks, None
         if hooks is not None:
             hooks.patches.remove_all()
-        litellm, self._litellm_use = self._litellm_use, None
-        if litellm is not None:
-            litellm.remove()

@@ -18,6 +18,7 @@ import wrapt
 
 from ..._spans.finalisers import new_lock
 from ..._spans import guard
+from .._patch import PatchSet
 
 Wrapper = Callable[[Any, Any, tuple, dict], Any]
 """A wrapt wrapper: ``wrapper(wrapped, instance, args, kwargs) -> result``."""
@@ -36,6 +37,7 @@ class Patches:
         self._applied: list[tuple[Any, str, Any]] = []
         self._keys: set[tuple[int, str]] = set()
         self._lock = new_lock()
+        self._kept = PatchSet("crewai.patch")
 
     def wrap(self, owner: Any, name: str, wrapper: Wrapper) -> bool:
         """Wrap ``owner.name`` (a class or module attribute defined on ``owner`` itself).
@@ -52,8 +54,12 @@ class Patches:
             self._applied.append((owner, name, vars(owner)[name]))
             return True
 
+    def keep(self, patch: Any) -> None:
+        """Take ``patch`` off with the wrappers (:meth:`.._patch.PatchSet.keep`: a shared use of LiteLLM's patches)."""
+        self._kept.keep(patch)
+
     def remove_all(self) -> None:
-        """Deactivate every wrapper of this installation and take each out of its chain."""
+        """Deactivate every wrapper of this installation and take each out of its chain, then what was kept."""
         with self._lock:
             self.active = False
             applied, self._applied = self._applied, []
@@ -61,6 +67,7 @@ class Patches:
         for owner, name, ours in reversed(applied):
             with guard("crewai.uninstrument"):
                 _splice_out(owner, name, ours)
+        self._kept.remove()
 
 
 def _splice_out(owner: Any, name: str, ours: Any) -> None:

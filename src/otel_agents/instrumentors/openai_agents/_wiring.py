@@ -52,7 +52,7 @@ from typing import Any, Callable
 
 from ..._spans import Telemetry, guard
 from .. import _litellm
-from .._patch import Patch
+from .._patch import Patch, PatchSet
 
 logger = logging.getLogger("otel_agents")
 DISABLE_ENV = "OPENAI_AGENTS_DISABLE_TRACING"
@@ -98,7 +98,7 @@ class Installation:
 
         self.processor = OtelAgentsProcessor(telemetry)
         self._awaits_approval = awaits_approval
-        self._patched: list[Patch] = []
+        self.patches = PatchSet("openai_agents.patch")
         self._warned_disabled = False
         self._wrap(SynchronousMultiTracingProcessor, "set_processors", self._keep_ours)
         self._wrap(DefaultTraceProvider, "set_disabled", self._on_disabled)
@@ -135,14 +135,14 @@ class Installation:
         from ._models import ModelHook
 
         self.model_hook = ModelHook(self.processor)
-        self.litellm = _litellm.use()  # LitellmModel's streams: what LiteLLM makes up at their end (see .._litellm)
+        self.patches.keep(_litellm.use())  # LitellmModel's streams: what LiteLLM makes up at their end (see .._litellm)
         note = tracing_disabled_note()
         if note:
             self._warned_disabled = True
             logger.warning("otel_agents: %s", note)
 
     def _wrap(self, owner: Any, name: str, wrapper: Any) -> None:
-        self._patched.append(Patch(owner, name, wrapper))  # KeyError: ``owner`` does not define ``name``
+        self.patches.keep(Patch(owner, name, wrapper))  # KeyError: ``owner`` does not define ``name``
 
     # -- wrappers ------------------------------------------------------------------------------
     def _keep_ours(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
@@ -249,10 +249,7 @@ class Installation:
         self.processor.active = False
         with guard("openai_agents.model_hook.remove"):
             self.model_hook.remove()
-        self.litellm.remove()
-        for patch in reversed(self._patched):  # the originals back; inert in a chain someone wrapped after us
-            with guard("openai_agents.unwrap"):
-                patch.remove()
+        self.patches.remove()  # the originals back; inert in a chain someone wrapped after us
         with guard("openai_agents.remove_processor"):
             multi = getattr(self.provider, "_multi_processor", None)
             processors = getattr(multi, "_processors", None)

@@ -53,7 +53,8 @@ Python that calls tools), sync or streamed (``run(stream=True)``,
   request parameters (the stop sequences only when smolagents sends them: not to a
   model without the stop parameter, such as OpenAI's o3, nor when the model's own
   ``kwargs`` set ``stop``), the answer, the finish reason when the provider's raw
-  response has one, and usage from ``ChatMessage.token_usage`` (summed over the
+  response has one (``LiteLLMModel``'s streams: the one LiteLLM received, see
+  ``otel_agents.instrumentors._litellm``), and usage from ``ChatMessage.token_usage`` (summed over the
   deltas of a stream). No ``token_usage`` = no token attributes (unknown, not 0).
 * ``execute_tool {tool.name}`` (``tool``) per call: name, description, arguments,
   result, errors — from JSON tool calls and from generated code alike (the

@@ -52,7 +52,7 @@ from ...semconv import attributes as A
 from . import _convert
 from .. import _hf_inference, _litellm
 from .._hierarchy import HierarchyPatch
-from .._patch import Patch
+from .._patch import Patch, PatchSet
 
 FINAL_ANSWER_TOOL = "final_answer"
 
@@ -136,7 +136,7 @@ class Installation:
 
     def __init__(self, telemetry: Telemetry):
         self.telemetry = telemetry
-        self.patches: list[Any] = []
+        self.patches = PatchSet("smolagents.patch")
         self.steps: weakref.WeakKeyDictionary[Any, SemanticSpan] = weakref.WeakKeyDictionary()  # agent → open step
         in_forked_child(lambda installation: installation.steps.clear(), self)  # the parent's steps are its own
         self._add(lambda: HierarchyPatch(Model, {"generate": self._generate, "generate_stream": self._generate_stream},
@@ -147,20 +147,18 @@ class Installation:
             "_generate_planning_step": self._planning_step, "_validate_final_answer": self._validate_final_answer},
             site="smolagents.patch"))
         self._add(lambda: Patch(local_python_executor, "timeout", self._timeout))  # type: ignore[arg-type]
-        self._add(_litellm.use)  # LiteLLMModel's streams: what LiteLLM makes up at their end (see .._litellm)
-        self._add(_hf_inference.use)  # InferenceClientModel's streams cut short (see .._hf_inference)
+        self.patches.keep(_litellm.use())  # LiteLLMModel's streams: what LiteLLM makes up at their end (see .._litellm)
+        self.patches.keep(_hf_inference.use())  # InferenceClientModel's streams cut short (see .._hf_inference)
 
     def _add(self, make: Callable[[], Any]) -> None:
         try:
-            self.patches.append(make())
+            self.patches.keep(make())
         except Exception as exc:  # noqa: BLE001 - smolagents changed shape: lose that part only
             report_internal_error("smolagents.install", exc)
 
     def remove(self) -> None:
         """Take every wrapper off (an inert one stays inside a later foreign wrapper)."""
-        for patch in reversed(self.patches):
-            patch.remove()
-        self.patches.clear()
+        self.patches.remove()
 
     # -- agent runs --------------------------------------------------------------
     def _start_agent(self, agent: Any, task: Any, images: Any = None) -> SemanticSpan:
