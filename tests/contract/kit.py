@@ -791,15 +791,20 @@ class ContractSuite:
     def test_x11_wait_for_times_out_mid_tool(self, scenario: Scenario, provider: Any,
                                              exporter: SnapshotExporter) -> None:
         """X-11: ``asyncio.wait_for`` times out while the tool runs (a slow tool): the same outcome as
-        uninstrumented, every span ends."""
+        uninstrumented, every span ends. The tool sleeps past the deadline, which is far enough off for the run
+        to reach its tool on a loaded machine (0.05 s fired before the agent span opened, under load 20)."""
 
         def run() -> None:
             import time
 
-            async def main() -> None:
-                await asyncio.wait_for(scenario.arun(), 0.05)
+            timeout = 1.0
+            deadline: list[float] = []
 
-            scenario.tool_hook = lambda: time.sleep(0.2)
+            async def main() -> None:
+                deadline.append(time.monotonic() + timeout)  # the loop's clock (asyncio's default loop.time())
+                await asyncio.wait_for(scenario.arun(), timeout)
+
+            scenario.tool_hook = lambda: time.sleep(max(0.0, deadline[-1] - time.monotonic()) + 0.1)
             asyncio.run(main())
 
         outcome = self._same_outcome_and_all_ended(scenario, provider, lambda: (lambda: None), run)
