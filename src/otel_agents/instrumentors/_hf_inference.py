@@ -9,8 +9,10 @@ choice's finish reason; when it ends by itself with a choice that never got one 
 layer's rule, :class:`~otel_agents._spans.ChoiceFinishes`), the model span current at the call (the framework's) is
 marked cut short by the span layer (:meth:`~otel_agents._spans.outcome.OutcomeSetters.mark_incomplete`: status
 ERROR, ``error.type`` ``stream_incomplete``, no finish reason written after it). A stream the caller leaves, or that
-raises, is left to the framework's span (abandoned, failed). The client's usage is only what the server sent:
-nothing to refuse.
+raises, is left to the framework's span (abandoned, failed); closing ours (PydanticAI's ``request_stream`` does, on
+leaving) closes the client's at once, as closing it unwrapped would (an async generator's ``async for`` does not:
+the client's generator would wait for the event loop's finaliser). The client's usage is only what the server
+sent: nothing to refuse.
 
 :func:`use` installs the wrappers (now, or when the client modules are imported) for as long as one instrumentor
 uses them. Source: ``huggingface_hub/inference/_common.py`` (``_stream_chat_completion_response``,
@@ -47,16 +49,26 @@ class _Finishes:
 
 
 def _watch(chunks: Any, finishes: _Finishes) -> Any:
-    for chunk in chunks:
-        finishes.note(chunk)
-        yield chunk
+    try:
+        for chunk in chunks:
+            finishes.note(chunk)
+            yield chunk
+    finally:  # closed early (or raising): the client's stream too, now
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
     finishes.ended()
 
 
 async def _awatch(chunks: Any, finishes: _Finishes) -> Any:
-    async for chunk in chunks:
-        finishes.note(chunk)
-        yield chunk
+    try:
+        async for chunk in chunks:
+            finishes.note(chunk)
+            yield chunk
+    finally:  # closed early (or raising): the client's stream too, now, not at the event loop's finalising
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
     finishes.ended()
 
 
