@@ -557,14 +557,14 @@ TWO_CUT, TWO_CUT_SERVED = cut_short(chat_stream(include_usage=True, choices=2),
                                     lambda c: c != "[DONE]" and any(ch["index"] == 1 and ch.get("finish_reason")
                                                                     for ch in c["choices"]))
 USAGE_CUT, USAGE_CUT_SERVED = cut_short(chat_stream(include_usage=True), lambda c: c != "[DONE]" and not c["choices"])
-REASON_CUTS = {"second choice": (TWO_CUT, TWO_CUT_SERVED, "finish_reason"),
-               "usage chunk": (USAGE_CUT, USAGE_CUT_SERVED, "usage chunk")}
+REASON_CUTS = {"second_choice": (TWO_CUT, TWO_CUT_SERVED, "finish_reason"),
+               "usage_chunk": (USAGE_CUT, USAGE_CUT_SERVED, "usage chunk")}
 
 
 # (LangChain's ChatOpenAI is left out: its own span has the reason already, written from the chunk that carried it;
 # LlamaIndex's OpenAI asks for no usage chunk, so a stream without one is whole)
 @pytest.mark.parametrize("both,cut", [(case, cut) for case in CUT_RUNS if "-" not in case and case != "langchain"
-                                      for cut in REASON_CUTS if (case, cut) != ("llama_index", "usage chunk")],
+                                      for cut in REASON_CUTS if (case, cut) != ("llama_index", "usage_chunk")],
                          indirect=["both"])
 def test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent(both: Any, exporter: SnapshotExporter,
                                                                                request: pytest.FixtureRequest,
