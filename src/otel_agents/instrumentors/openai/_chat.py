@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._spans import (ChatMessage, ChoiceFinishes, FilePart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, output_type_of)
+from ..._spans import (ChatMessage, ChoiceFinishes, FilePart, Part, ReasoningPart, SemanticSpan, TextPart,
+                       ToolCallPart, ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part,
+                       output_type_of)
 from ..._spans.messages import BlobPart, json_arguments
 from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
@@ -241,11 +242,12 @@ class ChunkAccumulator(Accumulator):
 
     def missing(self) -> str | None:
         """A choice's ``finish_reason`` ends it: a stream with a choice that never got one, or with no choice at
-        all, was cut short (the span layer's rule, :class:`~..._spans.ChoiceFinishes`). With ``stream_options.include_usage`` the usage chunk follows the last finish reason,
-        before ``data: [DONE]`` (OpenAI API reference, ``stream_options``: "If the stream is interrupted, you may
-        not receive the final usage chunk"): a stream that ended with neither was cut after its finish reasons
-        (``"usage chunk"``; the reasons stand, they were sent). One that sent ``[DONE]`` without a usage chunk
-        is whole: a server that does not report usage (an OpenAI-compatible one that ignores the option)."""
+        all, was cut short (the span layer's rule, :class:`~..._spans.ChoiceFinishes`). With
+        ``stream_options.include_usage`` the usage chunk follows the last finish reason, before ``data: [DONE]``
+        (OpenAI API reference, ``stream_options``: "If the stream is interrupted, you may not receive the final
+        usage chunk"): a stream that ended with neither was cut after its finish reasons (``"usage chunk"``; the
+        reasons stand, they were sent). One that sent ``[DONE]`` without a usage chunk is whole: a server that
+        does not report usage (an OpenAI-compatible one that ignores the option)."""
         cut = self.finishes.missing()
         if cut:
             return cut
