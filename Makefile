@@ -76,7 +76,10 @@ newest_TESTS := tests/clients tests/mcp tests/a2a tests/openai_agents tests/clau
 	--deselect tests/mcp/test_frameworks.py::test_mcp2_langchain_mcp_adapters_is_error_fails_the_tool_span \
 	--deselect "tests/clients/test_frameworks.py::test_llama_index_stream_chat_left_early[llama_index]" \
 	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span[llama_index-llama_index]" \
-	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span[crewai-crewai]"
+	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span[crewai-crewai]" \
+	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent[llama_index-second_choice]" \
+	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent[crewai-second_choice]" \
+	--deselect "tests/clients/test_frameworks.py::test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent[crewai-usage_chunk]"
 # A test of version ranges, not a row of the demo (no newest_DEMO): `make demo` never builds it.
 
 # `floor`: the lower ends of the ranges we claim, where .venv holds a newer release (its resolution pulls them

@@ -197,26 +197,29 @@ def chat_completion(content: str | None = "Order A100 has shipped.", *, tool_cal
     return body
 
 
-def chat_stream(*, include_usage: bool, tool_call: bool = False, service_tier: str | None = None) -> bytes:
-    """A streamed chat answer (``service_tier``: on every chunk, as the API sends it)."""
+def chat_stream(*, include_usage: bool, tool_call: bool = False, service_tier: str | None = None,
+                choices: int = 1) -> bytes:
+    """A streamed chat answer (``service_tier``: on every chunk, as the API sends it; ``choices``: that many
+    choices, ``n``, the same answer each, their chunks in turn, each with its own finish-reason chunk)."""
     tier = {"service_tier": service_tier} if service_tier is not None else {}
 
-    def chunk(delta: dict, finish: str | None = None) -> dict:
+    def chunk(delta: dict, finish: str | None = None, index: int = 0) -> dict:
         return {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-2024-08-06",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}], **tier}
+                "choices": [{"index": index, "delta": delta, "finish_reason": finish, "logprobs": None}], **tier}
 
-    events: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": ""}))]
+    steps: list[tuple[dict, str | None]] = [({"role": "assistant", "content": ""}, None)]
     if tool_call:
-        events += [
-            (None, chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                          "function": {"name": "lookup_order", "arguments": ""}}]})),
-            (None, chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{\"order_id\": "}}]})),
-            (None, chunk({"tool_calls": [{"index": 0, "function": {"arguments": "\"A100\"}"}}]})),
-            (None, chunk({}, "tool_calls")),
+        steps += [
+            ({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                              "function": {"name": "lookup_order", "arguments": ""}}]}, None),
+            ({"tool_calls": [{"index": 0, "function": {"arguments": "{\"order_id\": "}}]}, None),
+            ({"tool_calls": [{"index": 0, "function": {"arguments": "\"A100\"}"}}]}, None),
+            ({}, "tool_calls"),
         ]
     else:
-        events += [(None, chunk({"content": "Order A100 "})), (None, chunk({"content": "has shipped."})),
-                   (None, chunk({}, "stop"))]
+        steps += [({"content": "Order A100 "}, None), ({"content": "has shipped."}, None), ({}, "stop")]
+    events: list[tuple[str | None, Any]] = [(None, chunk(delta, finish, i)) for delta, finish in steps
+                                            for i in range(choices)]
     if include_usage:
         events.append((None, {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1,
                               "model": "gpt-4o-2024-08-06", "choices": [], "usage": CHAT_USAGE, **tier}))

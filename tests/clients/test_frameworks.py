@@ -442,16 +442,16 @@ CUT_TEXT = "".join(c["choices"][0]["delta"].get("content") or "" for c in CUT_SE
 RESPONSES_CUT = cut_short(responses_stream(), lambda e: e["type"] == "response.completed")[0]
 
 
-def _langchain_cut() -> Any:
-    return "".join(chunk.content for chunk in _chat_openai(CUT, aio=False).stream("Where is order A100?"))
+def _langchain_cut(body: bytes = CUT) -> Any:
+    return "".join(chunk.content for chunk in _chat_openai(body, aio=False).stream("Where is order A100?"))
 
 
-def _pydantic_ai_cut() -> Any:
+def _pydantic_ai_cut(body: bytes = CUT) -> Any:
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    client = openai_client(Recorder(CUT), aio=True)
+    client = openai_client(Recorder(body), aio=True)
     agent = Agent(OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client)))
 
     async def main() -> str:
@@ -476,35 +476,35 @@ def _openai_agents(model: str, body: bytes) -> Any:
     return asyncio.run(main())
 
 
-def _llama_index_cut() -> Any:
+def _llama_index_cut(body: bytes = CUT) -> Any:
     import httpx
     from llama_index.core.llms import ChatMessage
     from llama_index.llms.openai import OpenAI
 
     llm = OpenAI(model="gpt-4o", api_key="test-key", max_retries=0,
-                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(CUT))))
+                 http_client=httpx.Client(transport=httpx.MockTransport(Recorder(body))))
     return "".join(chunk.delta or "" for chunk in llm.stream_chat([ChatMessage(role="user", content="Where is A100?")]))
 
 
-def _smolagents_cut() -> Any:
+def _smolagents_cut(body: bytes = CUT) -> Any:
     from smolagents import OpenAIServerModel
 
     model = OpenAIServerModel(model_id="gpt-4o", api_key="test-key")
-    model.client = openai_client(Recorder(CUT))
+    model.client = openai_client(Recorder(body))
     return "".join(delta.content or "" for delta in model.generate_stream(
         [{"role": "user", "content": [{"type": "text", "text": "Where is order A100?"}]}]))
 
 
-def _crewai_native_cut() -> Any:
+def _crewai_native_cut(body: bytes = CUT) -> Any:
     from crewai import LLM
 
     llm = LLM(model="openai/gpt-4o", api_key="test-key", stream=True)
-    llm._client = openai_client(Recorder(CUT))
+    llm._client = openai_client(Recorder(body))
     return llm.call("Where is order A100?")
 
 
-def _agno_cut() -> Any:
-    return "".join(e.content for e in _agno_agent("openai", CUT, aio=False).run("Where is order A100?", stream=True)
+def _agno_cut(body: bytes = CUT) -> Any:
+    return "".join(e.content for e in _agno_agent("openai", body, aio=False).run("Where is order A100?", stream=True)
                    if isinstance(getattr(e, "content", None), str))
 
 
@@ -513,7 +513,7 @@ CUT_RUNS = {  # framework instrumentor → (the run, what the framework answers 
     "pydantic_ai": (_pydantic_ai_cut, {CUT_TEXT}),  # PydanticAI takes the text, with its own default reason "stop"
     # openai-agents 0.20 (.venv) takes the text; 0.24 (.venv-newest) raises "Chat Completions stream ended before
     # receiving a finish_reason": the model span is the same either way
-    "openai_agents": (lambda: _openai_agents("chat", CUT), {CUT_TEXT, "ModelBehaviorError"}),
+    "openai_agents": (lambda body=CUT: _openai_agents("chat", body), {CUT_TEXT, "ModelBehaviorError"}),
     "openai_agents-responses": (lambda: _openai_agents("responses", RESPONSES_CUT), {"ModelBehaviorError"}),
     "llama_index": (_llama_index_cut, {CUT_TEXT}),
     "smolagents": (_smolagents_cut, {CUT_TEXT}),
@@ -543,6 +543,46 @@ def test_stream_cut_under_a_framework_model_span(both: Any, exporter: SnapshotEx
     assert not [k for k in a if k.startswith("gen_ai.usage.")], a
     for message in json.loads(a.get("gen_ai.output.messages", "[]")):
         assert message["finish_reason"] == ""
+
+
+def _sent_reasons(served: list[Any]) -> list[str]:
+    """The finish reasons the fake served before its cut (in the order sent)."""
+    return [c["finish_reason"] for chunk in served if chunk != "[DONE]" for c in chunk["choices"]
+            if c.get("finish_reason")]
+
+
+# A stream cut after some finish reasons came: of two choices, before the second's; of one, before the usage chunk
+# that stream_options.include_usage asks for (which only a framework that asks it misses).
+TWO_CUT, TWO_CUT_SERVED = cut_short(chat_stream(include_usage=True, choices=2),
+                                    lambda c: c != "[DONE]" and any(ch["index"] == 1 and ch.get("finish_reason")
+                                                                    for ch in c["choices"]))
+USAGE_CUT, USAGE_CUT_SERVED = cut_short(chat_stream(include_usage=True), lambda c: c != "[DONE]" and not c["choices"])
+REASON_CUTS = {"second_choice": (TWO_CUT, TWO_CUT_SERVED, "finish_reason"),
+               "usage_chunk": (USAGE_CUT, USAGE_CUT_SERVED, "usage chunk")}
+
+
+# (LangChain's ChatOpenAI is left out: its own span has the reason already, written from the chunk that carried it;
+# LlamaIndex's OpenAI asks for no usage chunk, so a stream without one is whole)
+@pytest.mark.parametrize("both,cut", [(case, cut) for case in CUT_RUNS if "-" not in case and case != "langchain"
+                                      for cut in REASON_CUTS if (case, cut) != ("llama_index", "usage_chunk")],
+                         indirect=["both"])
+def test_stream_cut_under_a_framework_model_span_keeps_the_finish_reasons_sent(both: Any, exporter: SnapshotExporter,
+                                                                               request: pytest.FixtureRequest,
+                                                                               cut: str) -> None:
+    """A stream cut after some finish reasons came, under a framework's model span: the span is marked cut short
+    (the reason or the usage chunk it never got) and keeps the finish reasons the fake did send, as our own span
+    of the openai client does (no usage: none came). Fails before: no finish reasons (the mark came first)."""
+    framework = request.node.callspec.params["both"]
+    body, served, missing = REASON_CUTS[cut]
+    try:
+        CUT_RUNS[framework][0](body)
+    except Exception as exc:  # noqa: BLE001 - the framework's own verdict on the cut stream
+        assert type(exc).__name__ in CUT_RUNS[framework][1], exc
+    span = _one_model_span_of(exporter, framework)
+    a = span.attributes
+    assert (span.status.name, span.status_description) == ("ERROR", f"stream ended without {missing}"), tree([span])
+    assert a["gen_ai.response.finish_reasons"] == tuple(_sent_reasons(served)) == ("stop",)
+    assert not [k for k in a if k.startswith("gen_ai.usage.")], a
 
 
 def _one_model_span_of(exporter: SnapshotExporter, framework: str) -> Any:

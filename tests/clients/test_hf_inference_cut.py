@@ -146,3 +146,70 @@ def test_hf_inference_stream_left_early_stays_abandoned(instrumented: str, serve
     [model] = exporter.semantic("model")
     assert model.attributes.get("otel_agents.stream.abandoned") is True
     assert model.status.name == "UNSET" and "error.type" not in model.attributes, tree([model])
+
+
+@pytest.fixture
+def client_streams(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every chat stream the inference clients return (their own generators, made as they make them), kept here:
+    whether each is closed is seen on it (a generator closed has no frame), not on when it is collected."""
+    from huggingface_hub.inference import _client
+    from huggingface_hub.inference._generated import _async_client
+
+    made: list[Any] = []
+    for module, name in ((_client, "_stream_chat_completion_response"),
+                         (_async_client, "_async_stream_chat_completion_response")):
+        def keep(lines: Any, make: Any = getattr(module, name)) -> Any:
+            made.append(make(lines))
+            return made[-1]
+
+        monkeypatch.setattr(module, name, keep)
+    return made
+
+
+def _closed(stream: Any) -> bool:
+    return (stream.ag_frame if hasattr(stream, "ag_frame") else stream.gi_frame) is None
+
+
+def _pydantic_ai_left_early(client_streams: list[Any]) -> str:
+    """PydanticAI's ``HuggingFaceModel`` streamed, its caller leaving after the first text: PydanticAI's
+    ``request_stream`` closes the client's stream (ours, wrapped) on leaving."""
+    from opentelemetry import trace
+    from pydantic_ai import Agent
+    from pydantic_ai.models.huggingface import HuggingFaceModel
+    from pydantic_ai.providers.huggingface import HuggingFaceProvider
+
+    client = huggingface_hub.AsyncInferenceClient(base_url=URL.removesuffix("/chat/completions"), token="test-token")
+    agent = Agent(HuggingFaceModel("tgi", provider=HuggingFaceProvider(hf_client=client, api_key="test-token")))
+
+    async def main() -> str:
+        async with agent.run_stream("Where is order A100?") as run:
+            async for first in run.stream_text(delta=True, debounce_by=None):
+                break
+        # at once, in the caller's own await: before the event loop gets to finalise anything
+        assert [_closed(s) for s in client_streams] == [True]
+        assert not trace.get_current_span().get_span_context().is_valid, "a span is left current"
+        return first
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("instrumented", ["smolagents", "pydantic_ai"], indirect=True)
+def test_hf_inference_stream_closed_early_closes_the_clients_stream(instrumented: str, served: Any,
+                                                                   exporter: SnapshotExporter,
+                                                                   client_streams: list[Any]) -> None:
+    """A caller that takes the first delta and closes (smolagents' ``generate_stream`` closed; PydanticAI's
+    ``run_stream`` left, which closes the client's stream): the inference client's own stream is closed at once
+    (as closing it unwrapped would), the framework's model span ended abandoned, nothing left current. Fails
+    before: the client's stream still open (the async one waiting for the event loop's finaliser)."""
+    from opentelemetry import trace
+
+    if instrumented == "smolagents":
+        first = _smolagents(leave_early=True)
+        assert [_closed(s) for s in client_streams] == [True]
+    else:
+        first = _pydantic_ai_left_early(client_streams)
+    assert first == WORDS[0]
+    assert not trace.get_current_span().get_span_context().is_valid, "a span is left current"
+    [model] = exporter.semantic("model")
+    assert model.attributes.get("otel_agents.stream.abandoned") is True, tree([model])
+    assert model.status.name == "UNSET" and "error.type" not in model.attributes, tree([model])

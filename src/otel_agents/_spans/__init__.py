@@ -24,7 +24,8 @@ themselves. It gives:
   context (the span's), never holding it across a ``yield`` (:mod:`.steps`);
 * :func:`wrap_stream` — ends spans with their streams, abandoned ones included, and a model's stream that ended
   without its terminal event as cut short (``missing``: :meth:`SemanticSpan.mark_incomplete`)
-  (:func:`watch_stream` when the framework hands the stream out itself);
+  (:func:`watch_stream` when the framework hands the stream out itself); :class:`ChoiceFinishes` — the rule of
+  when a streamed chat completion is whole (every choice got its ``finish_reason``), a ``missing`` for both;
 * :func:`generic_part` — an item of a type an instrumentor does not know, kept with its fields;
 * :func:`from_finaliser` / :func:`finalize` — a finaliser's work (ending an abandoned stream's span), never run
   inside the garbage collector where it could wait for a lock its own thread holds (:mod:`.finalisers`);
@@ -63,12 +64,12 @@ from .span import SemanticSpan, Telemetry, Usage, non_recording_span, otel_value
 from .usage import token_count, token_sum
 from .steps import AsyncStepIterator, StepIterator, call_target, entered, in_context
 from .telemetry import instrumentation_enabled
-from .streams import awaited, watch_stream, wrap_stream
+from .streams import ChoiceFinishes, awaited, watch_stream, wrap_stream
 
 __all__ = [
     "Activation", "AsyncStepIterator", "EnteredStack", "call_target", "StepIterator", "BlobPart", "ChatMessage", "FilePart", "GenericPart", "Part", "ReasoningPart", "TextPart", "ToolCallPart",
     "ToolCallResponsePart", "ToolDefinition", "UriPart", "generic_part", "media_part", "modality_of", "SemanticSpan", "Settings", "SpanRegistry", "Telemetry", "ToolCallRequest", "Usage",
     "current_run_attributes", "probes", "encode", "finalize", "from_finaliser", "in_forked_child", "prepare_finalisers", "fit_json", "fit_text", "guard", "guarded", "instrumentation_enabled", "non_recording_span", "otel_value", "output_type_of",
     "merged_metadata", "pop_run_attributes", "push_run_attributes", "report_internal_error", "semantic_span_for", "settle_context", "to_jsonable", "token_count", "token_sum",
-    "awaited", "watch_stream", "wrap_stream",
+    "awaited", "ChoiceFinishes", "watch_stream", "wrap_stream",
 ]

@@ -28,7 +28,7 @@ import weakref
 from typing import Any, Callable
 
 from ..semconv import Kind
-from . import finalisers
+from . import finalisers, probes
 from .finalisers import from_finaliser, in_forked_child, prepare as prepare_finalisers
 from .guard import guard
 from .span import SemanticSpan
@@ -41,6 +41,41 @@ OnError = Callable[[SemanticSpan, BaseException], None]
 Missing = Callable[[], "str | None"]
 """``missing()``: the terminal event a stream that ended by itself never sent (``"response.completed"``), or
 ``None`` when it came; a name makes the span :meth:`~.outcome.OutcomeSetters.mark_incomplete`."""
+
+
+FINISH_REASON = "finish_reason"
+"""What :meth:`ChoiceFinishes.missing` names: the finish reason a streamed chat completion's choice never got."""
+
+
+class ChoiceFinishes:
+    """When a streamed chat completion is whole: only when every choice got its ``finish_reason``.
+
+    The chunks are OpenAI's ``ChatCompletionChunk`` shape (``choices[].index``, ``choices[].finish_reason``), which
+    OpenAI-compatible servers and Hugging Face's ``ChatCompletionStreamOutput`` share (OpenAI API reference, the chat
+    completion chunk object). A choice ends with the chunk that carries its finish reason; deltas before it (text,
+    ``tool_calls`` pieces) carry ``None``; a chunk without choices (the usage chunk of
+    ``stream_options.include_usage``) says nothing about them. :meth:`missing` is a ``missing`` for
+    :func:`wrap_stream` / :func:`watch_stream`.
+    """
+
+    __slots__ = ("_finished",)
+
+    def __init__(self) -> None:
+        self._finished: dict[Any, bool] = {}  # choice index -> whether its finish reason came
+
+    def note(self, index: Any, finish_reason: Any) -> None:
+        """One choice's delta: its ``index`` and its ``finish_reason`` (``None`` or empty while it runs)."""
+        self._finished[index] = bool(finish_reason) or self._finished.get(index, False)
+
+    def note_chunk(self, chunk: Any) -> None:
+        """Every choice of ``chunk`` (a mapping or an object; a choice without ``index`` is choice 0)."""
+        for choice in probes.field(chunk, "choices") or ():
+            self.note(probes.field(choice, "index", 0), probes.field(choice, "finish_reason"))
+
+    def missing(self) -> str | None:
+        """:data:`FINISH_REASON` when a choice never got its finish reason, or when no choice came at all (a
+        stream cut before its first); ``None`` when the stream is whole."""
+        return None if self._finished and all(self._finished.values()) else FINISH_REASON
 
 
 class _StreamState:

@@ -31,7 +31,8 @@ converts the body and the result. The rules it applies:
   A stream that ends by itself without its terminal event was cut short: the
   span (ours, or the framework's we enrich) is marked incomplete by the span
   layer (status ERROR, ``error.type`` ``stream_incomplete``) and keeps what
-  arrived, with no finish reason or usage that event would have given.
+  arrived (the finish reasons of the choices that did finish among it), with no
+  finish reason or usage that event would have given.
 * **Raw responses** (``with_raw_response``, ``with_streaming_response``) are
   parsed once by us, with the SDK's own ``parse()``; it caches by type, so the
   caller's ``parse()`` returns the very object we saw (a stream included). In the
@@ -225,9 +226,12 @@ class _Enricher:
         self.finished = True
         with guard("sdk_client.enrich_stream"):
             missing = None if abandoned or error is not None or self.outer.ended else self.accumulator.missing()
+            # What arrived first, the finish reasons of the choices that did finish included (as on our own span,
+            # whose on_end writes them before the span layer marks it); then the mark, after which no reason is
+            # written: the framework's own default for the ones the stream never sent.
+            enrich(self.outer, self.accumulator.outcome())
             if missing:
                 self.outer.mark_incomplete(missing)  # the framework's model span covers the cut response
-            enrich(self.outer, self.accumulator.outcome())  # (marked first: no finish reason on a cut response)
 
 
 _OMITTED = ("Omit", "NotGiven")  # the SDKs' "argument not given" sentinels, still in the body at this point

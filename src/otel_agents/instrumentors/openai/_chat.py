@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._spans import (ChatMessage, FilePart, Part, ReasoningPart, SemanticSpan, TextPart, ToolCallPart,
-                       ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part, output_type_of)
+from ..._spans import (ChatMessage, ChoiceFinishes, FilePart, Part, ReasoningPart, SemanticSpan, TextPart,
+                       ToolCallPart, ToolCallResponsePart, ToolDefinition, Usage, generic_part, media_part,
+                       output_type_of)
 from ..._spans.messages import BlobPart, json_arguments
 from ...semconv import attributes as A
 from .._sdk_client import Accumulator, Endpoint, Outcome, field_of, token_count
@@ -200,6 +201,7 @@ class ChunkAccumulator(Accumulator):
         self.service_tier: Any = None
         self.fingerprint: Any = None
         self.choices: dict[int, dict[str, Any]] = {}
+        self.finishes = ChoiceFinishes()
 
     def add(self, chunk: Any) -> bool:
         self.id = self.id or field_of(chunk, "id")
@@ -209,8 +211,9 @@ class ChunkAccumulator(Accumulator):
         if field_of(chunk, "usage") is not None:
             self.usage = field_of(chunk, "usage")
         for choice in field_of(chunk, "choices", []):
-            acc = self.choices.setdefault(field_of(choice, "index", 0),
-                                          {"content": "", "reasoning": "", "refusal": "", "calls": {}, "finish": None})
+            index = field_of(choice, "index", 0)
+            acc = self.choices.setdefault(index, {"content": "", "reasoning": "", "refusal": "", "calls": {},
+                                                  "finish": None})
             delta = field_of(choice, "delta")
             acc["content"] += field_of(delta, "content", "")
             acc["reasoning"] += field_of(delta, "reasoning_content", "")
@@ -221,7 +224,9 @@ class ChunkAccumulator(Accumulator):
                 function = field_of(call, "function")
                 slot["name"] += field_of(function, "name", "")
                 slot["arguments"] += field_of(function, "arguments", "")
-            acc["finish"] = field_of(choice, "finish_reason") or acc["finish"]
+            finish = field_of(choice, "finish_reason")
+            acc["finish"] = finish or acc["finish"]
+            self.finishes.note(index, finish)
         return False  # the usage chunk, when asked for, comes after the finish reasons: read to the end
 
     def outcome(self) -> Outcome:
@@ -237,13 +242,15 @@ class ChunkAccumulator(Accumulator):
 
     def missing(self) -> str | None:
         """A choice's ``finish_reason`` ends it: a stream with a choice that never got one, or with no choice at
-        all, was cut short. With ``stream_options.include_usage`` the usage chunk follows the last finish reason,
-        before ``data: [DONE]`` (OpenAI API reference, ``stream_options``: "If the stream is interrupted, you may
-        not receive the final usage chunk"): a stream that ended with neither was cut after its finish reasons
-        (``"usage chunk"``; the reasons stand, they were sent). One that sent ``[DONE]`` without a usage chunk
-        is whole: a server that does not report usage (an OpenAI-compatible one that ignores the option)."""
-        if not (self.choices and all(acc["finish"] for acc in self.choices.values())):
-            return "finish_reason"
+        all, was cut short (the span layer's rule, :class:`~..._spans.ChoiceFinishes`). With
+        ``stream_options.include_usage`` the usage chunk follows the last finish reason, before ``data: [DONE]``
+        (OpenAI API reference, ``stream_options``: "If the stream is interrupted, you may not receive the final
+        usage chunk"): a stream that ended with neither was cut after its finish reasons (``"usage chunk"``; the
+        reasons stand, they were sent). One that sent ``[DONE]`` without a usage chunk is whole: a server that
+        does not report usage (an OpenAI-compatible one that ignores the option)."""
+        cut = self.finishes.missing()
+        if cut:
+            return cut
         if self.done is False and self.usage is None:
             return "usage chunk"
         return None
