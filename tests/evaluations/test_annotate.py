@@ -950,3 +950,52 @@ def test_an_error_answer_trickling_in_is_named_not_waited_for(target: str) -> No
     keys = [f"trace {'ab' * 16}: 2 annotations not sent"] if target == "phoenix" else \
         [result.key for result in _two_results()]
     assert delivery.failed == [f"{key}: {why}" for key in keys]
+
+def _report_summary_and_manifests(tmp_path: Path) -> dict[str, Path]:
+    """An ``ecp run`` report, the summary ``ecp report --json`` makes of it, and its manifest in YAML and JSON."""
+    logs = json.dumps([_STEP_SPAN])
+    report = {"manifest": "m.yaml", "passed": 1, "total": 1, "failed": 0, "exit_reason": "ok",
+              "scenarios": [{"name": "s", "status": "ok", "steps": [
+                  {"input": "q", "status": "ok", "checks": [{"type": "text_match", "passed": True}], "logs": logs}]}],
+              "audit": {"agent": {"name": "a"}}}
+    manifest = {"manifest_version": "v1", "name": "m", "target": "agent",
+                "scenarios": [{"name": "s", "steps": [{"input": "q", "graders": [
+                    {"type": "text_match", "field": "public_output", "condition": "contains", "value": "x"}]}]}]}
+    paths = {name: tmp_path / name for name in ("report.json", "summary.json", "m.yaml", "m.json")}
+    paths["report.json"].write_text(json.dumps(report), encoding="utf-8")
+    assert main(["ecp", "report", str(paths["report.json"]), "--json", str(paths["summary.json"])]) == 0
+    paths["m.yaml"].write_text(__import__("yaml").safe_dump(manifest), encoding="utf-8")
+    paths["m.json"].write_text(json.dumps(manifest), encoding="utf-8")
+    return paths
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["report.json", "--manifest", "report.json"],
+     "report.json: an ecp run JSON report (what `ecp run --json-out` writes: \"scenarios\" whose steps have "
+     "\"checks\"), not an ECP manifest"),
+    (["report.json", "--manifest", "summary.json"], "summary.json: the summary `otel-agents ecp report --json` writes "
+                                                    "(its \"agents\"), not an ECP manifest"),
+    (["summary.json"], "summary.json: the summary `otel-agents ecp report --json` writes (its \"agents\"), not an ecp "
+                       "run JSON report"),
+    (["m.yaml"], "m.yaml: an ECP manifest (what `ecp run --manifest` reads: \"scenarios\" whose steps have "
+                 "\"graders\"), not an ecp run JSON report"),
+    (["m.json"], "m.json: an ECP manifest"),
+])
+def test_a_report_given_for_the_manifest_or_the_reverse_is_named_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], problem: str) -> None:
+    """``--manifest REPORT.json`` (an ``ecp run`` report: JSON is YAML, and it has a ``scenarios`` list) was read as
+    a manifest without a word (exit 0, tool checks named from the wrong file); the summary of ``ecp report --json``
+    was "not an ECP manifest" only; a manifest given as the report was "not JSON" (YAML) or, in JSON, a report of
+    no checks (exit 0). Each is now named for what it is and what was expected, exit 2, nothing written;
+    ``ecp report`` says the same of a manifest or a summary given to it."""
+    paths = _report_summary_and_manifests(tmp_path)
+    capsys.readouterr()
+    out = tmp_path / "e.jsonl"
+    assert annotate(*[str(tmp_path / a) if a in paths else a for a in argv], "-o", str(out)) == 2
+    err = capsys.readouterr().err
+    assert problem in err and "Traceback" not in err, err
+    assert not out.exists()
+    if "--manifest" not in argv:
+        assert main(["ecp", "report", str(tmp_path / argv[0])]) == 2
+        assert problem in capsys.readouterr().err
+    assert annotate(str(paths["report.json"]), "--manifest", str(paths["m.yaml"]), "-o", str(out)) == 0
