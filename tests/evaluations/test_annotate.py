@@ -999,3 +999,86 @@ def test_a_report_given_for_the_manifest_or_the_reverse_is_named_so(
         assert main(["ecp", "report", str(tmp_path / argv[0])]) == 2
         assert problem in capsys.readouterr().err
     assert annotate(str(paths["report.json"]), "--manifest", str(paths["m.yaml"]), "-o", str(out)) == 0
+
+@contextlib.contextmanager
+def _backend(authorization: str | None, status: int = 200, body: bytes | None = None) -> Iterator[tuple[str, list]]:
+    """A loopback stand-in for Phoenix's annotations and Langfuse's scores (its URL, and ``(headers, body)`` of each
+    request): a request without ``authorization`` (when given) is answered 401; else ``status`` with ``body``, by
+    default Phoenix's answer (one id per annotation), which Langfuse's client does not read."""
+    import http.server
+
+    got: list = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            sent = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            got.append(({k.lower(): v for k, v in self.headers.items()}, sent))
+            code, answer = status, body
+            if authorization is not None and self.headers.get("authorization") != authorization:
+                code, answer = 401, b'{"detail": "unauthorized"}'
+            elif answer is None:
+                answer = json.dumps({"data": [{"id": f"id{i}"} for i, _ in enumerate(sent.get("data") or [sent])]
+                                     }).encode()
+            self.send_response(code)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}", got
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _placed_report(tmp_path: Path, scenario: str = "s") -> Path:
+    """A report of one passed check whose step's ``logs`` name its span (nothing to look up)."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"scenarios": [{"name": scenario, "steps": [
+        {"input": "q", "checks": [{"type": "text_match", "passed": True, "score": 1.0}],
+         "logs": json.dumps([_STEP_SPAN])}]}]}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("to", ["phoenix", "langfuse"])
+def test_a_urls_user_info_is_sent_as_basic_auth_and_never_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str], to: str) -> None:
+    """``-o http://user:password@host``: the user info is HTTP Basic auth (percent-escapes decoded), as the
+    requests-based OTLP exporters take it, and the request goes to the host alone; messages show the URL as
+    ``[REDACTED]@``. Before, urllib took ``user:password@127.0.0.1`` for the host name: nothing was sent (Langfuse:
+    refused for want of keys). A wrong password is the backend's 401, said without the password."""
+    for variable in ("PHOENIX_API_KEY", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    report = _placed_report(tmp_path)
+    expected = "Basic " + base64.b64encode("uzr9:p@ss w0rd".encode()).decode()
+    with _backend(expected) as (hostport, got):
+        assert annotate(str(report), "--to", to, "-o", f"http://uzr9:p%40ss%20w0rd@{hostport}", "--wait", "0") == 0
+        assert annotate(str(report), "--to", to, "-o", f"http://uzr9:wrong-pass@{hostport}", "--wait", "0") == 1
+    (headers, sent), (refused, _) = got
+    assert headers["authorization"] == expected and headers["host"] == hostport
+    assert refused["authorization"] != expected
+    assert (sent["data"][0]["span_id"] if to == "phoenix" else sent["observationId"]) == "cd" * 8
+    err = capsys.readouterr().err
+    assert f"1 sent to {to} http://[REDACTED]@{hostport}" in err and "HTTP 401" in err, err
+    assert not any(secret in err for secret in ("p%40ss", "p@ss", "w0rd", "wrong-pass", "uzr9")), err
+
+
+def test_phoenix_user_info_and_a_key_together_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """User info (Basic) and ``PHOENIX_API_KEY`` (Bearer) both: one ``Authorization`` header holds one, so neither
+    is dropped silently: exit 2 naming both, nothing sent, neither secret shown."""
+    monkeypatch.setenv("PHOENIX_API_KEY", "px-key-never-shown")
+    with _backend(None) as (hostport, got):
+        assert annotate(str(_placed_report(tmp_path)), "--to", "phoenix", "-o", f"http://ann:pw-never@{hostport}") == 2
+    assert not got
+    err = capsys.readouterr().err
+    assert "carries user info (Basic auth) and PHOENIX_API_KEY a key (Bearer auth)" in err, err
+    assert "never" not in err, err
