@@ -541,9 +541,10 @@ def test_skipped_trace_lines_are_all_counted_and_unplaced_checks_named(tmp_path:
     (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
     (tmp_path / "t.jsonl").write_text("not json\n" * 7, encoding="utf-8")
     assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t.jsonl"),
-                    "-o", str(tmp_path / "e.jsonl")) == 0
+                    "-o", str(tmp_path / "e.jsonl")) == 1  # lines skipped: 1, as fold and export say
     err = capsys.readouterr().err
-    assert err.count("skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
+    assert err.count(": skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
+    assert "--traces: 7 malformed line(s) skipped" in err, err
     assert "1 checks have no span in the report's logs nor in the traces given" in err, err
 
 
@@ -951,6 +952,45 @@ def test_an_error_answer_trickling_in_is_named_not_waited_for(target: str) -> No
         [result.key for result in _two_results()]
     assert delivery.failed == [f"{key}: {why}" for key in keys]
 
+
+def _span_line(trace: str, span: str, **change: Any) -> str:
+    """One OTLP/JSON line of one root ``agent/step`` span whose ``input.value`` is ``q``; ``change`` replaces fields
+    of the span (a malformed one)."""
+    span_json = {"traceId": trace, "spanId": span, "name": "agent/step", "kind": 1, "startTimeUnixNano": "1000",
+                 "endTimeUnixNano": "2000", "attributes": [{"key": "input.value", "value": {"stringValue": "q"}}],
+                 **change}
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "t"},
+                                                                          "spans": [span_json]}]}]})
+
+
+def test_malformed_trace_lines_are_named_the_lines_around_them_placed_and_the_status_is_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--traces with malformed lines around the one that holds the step's span: each is named (file, line, field),
+    the check is still put on the span of the good line, and the exit status is 1, as ``fold`` and ``export`` say
+    skipped lines (before: 0, so a script could not tell that input was skipped); ``--help`` says the codes."""
+    report = {"scenarios": [{"name": "s", "steps": [{"input": "q",
+                                                     "checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("\n".join([_span_line("zz" * 16, "cd" * 8), "{not json", _span_line("ab" * 16, "cd" * 8),
+                                 _span_line("ab" * 16, "ef" * 8, startTimeUnixNano="soon")]) + "\n", encoding="utf-8")
+    out = tmp_path / "e.jsonl"
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(traces), "-o", str(out)) == 1
+    err = capsys.readouterr().err
+    assert f"skipped {traces}:1: resourceSpans[0].scopeSpans[0].spans[0].traceId: 'zzzz" in err, err
+    assert f"skipped {traces}:2: invalid JSON" in err, err
+    assert f"skipped {traces}:4: resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: " in err, err
+    assert "--traces: 3 malformed line(s) skipped" in err and "1 sent to" in err, err
+    (record,) = log_records(out)
+    assert (record["traceId"], record["spanId"]) == ("ab" * 16, "cd" * 8), "placed on the good line's span"
+    (tmp_path / "t2.jsonl").write_text(_span_line("ab" * 16, "cd" * 8) + "\n", encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t2.jsonl"), "-o", str(out)) == 0
+    with pytest.raises(SystemExit):
+        annotate("--help")
+    help_text = capsys.readouterr().out
+    assert "exit codes: 0 all read and delivered, 1 malformed --traces lines skipped" in help_text, help_text
+
+
 def _report_summary_and_manifests(tmp_path: Path) -> dict[str, Path]:
     """An ``ecp run`` report, the summary ``ecp report --json`` makes of it, and its manifest in YAML and JSON."""
     logs = json.dumps([_STEP_SPAN])
@@ -999,6 +1039,7 @@ def test_a_report_given_for_the_manifest_or_the_reverse_is_named_so(
         assert main(["ecp", "report", str(tmp_path / argv[0])]) == 2
         assert problem in capsys.readouterr().err
     assert annotate(str(paths["report.json"]), "--manifest", str(paths["m.yaml"]), "-o", str(out)) == 0
+
 
 @contextlib.contextmanager
 def _backend(authorization: str | None, status: int = 200, body: bytes | None = None) -> Iterator[tuple[str, list]]:
@@ -1082,3 +1123,23 @@ def test_phoenix_user_info_and_a_key_together_are_refused(tmp_path: Path, monkey
     err = capsys.readouterr().err
     assert "carries user info (Basic auth) and PHOENIX_API_KEY a key (Bearer auth)" in err, err
     assert "never" not in err, err
+
+
+HOSTILE = "refund\u202egnp.exe\u2066x\u2069\u200e\u200f\u202a\u202b\u202c\u202d\u2028\u2029\u2067\u2068\x1b[2J"
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u2028\u2029\x1b"
+
+
+@pytest.mark.parametrize("to", ["phoenix", "langfuse"])
+def test_a_backends_answer_or_a_scenario_name_cannot_reorder_or_drive_the_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], to: str) -> None:
+    """A refusal quoting a hostile body (Phoenix, Langfuse) and naming the check by its scenario (Langfuse): a
+    right-to-left override (U+202E) and the other bidirectional controls, separators and escape sequences reached
+    the terminal raw, reordering the line after them; each is now shown as its escape (``\\u202e``)."""
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-1")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-1")
+    monkeypatch.delenv("PHOENIX_API_KEY", raising=False)
+    with _backend(None, status=400, body=json.dumps({"detail": HOSTILE}, ensure_ascii=False).encode()) as (hostport, _):
+        assert annotate(str(_placed_report(tmp_path, scenario=HOSTILE)), "--to", to, "-o", f"http://{hostport}") == 1
+    err = capsys.readouterr().err
+    assert "HTTP 400" in err and "refund\\u202egnp.exe\\u2066x\\u2069" in err, err
+    assert not any(c in err for c in BIDI), ascii(err)
