@@ -829,31 +829,6 @@ def test_the_otlp_log_exporters_variables_follow_the_specs_rule(value: str, monk
     assert "\n  ecp annotate --to otlp: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT must be an http" in report.getvalue()
 
 
-def _phoenix_answering(status: int, content_type: str, body: bytes) -> tuple[Any, list]:
-    """A loopback stand-in for Phoenix's ``POST /v1/span_annotations`` that answers every request so; the
-    server and the request bodies it got."""
-    import http.server
-    import threading
-
-    got: list = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            got.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, got
-
-
 def _two_results() -> list[EvaluationResult]:
     """Two passed checks on two spans of trace ``abab…``: one Phoenix request of two annotations."""
     return [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None, trace_id="ab" * 16,
@@ -873,13 +848,9 @@ def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str,
     Before, any 200 counted every annotation of the request as sent."""
     from otel_agents.evaluations import annotate_phoenix
 
-    server, got = _phoenix_answering(200, content_type, body)
-    results = _two_results()
-    try:
-        delivery = annotate_phoenix(results, f"http://127.0.0.1:{server.server_address[1]}", wait=0, timeout=10)
-    finally:
-        server.shutdown()
-    assert len(got) == 1 and [a["span_id"] for a in got[0]["data"]] == ["cd" * 8, "ef" * 8]
+    with _backend(None, 200, body, content_type) as (hostport, got):
+        delivery = annotate_phoenix(_two_results(), f"http://{hostport}", wait=0, timeout=10)
+    assert len(got) == 1 and [a["span_id"] for a in got[0][1]["data"]] == ["cd" * 8, "ef" * 8]
     assert delivery.sent == sent
     if not sent:
         (failure,) = delivery.failed
@@ -1042,10 +1013,12 @@ def test_a_report_given_for_the_manifest_or_the_reverse_is_named_so(
 
 
 @contextlib.contextmanager
-def _backend(authorization: str | None, status: int = 200, body: bytes | None = None) -> Iterator[tuple[str, list]]:
-    """A loopback stand-in for Phoenix's annotations and Langfuse's scores (its URL, and ``(headers, body)`` of each
-    request): a request without ``authorization`` (when given) is answered 401; else ``status`` with ``body``, by
-    default Phoenix's answer (one id per annotation), which Langfuse's client does not read."""
+def _backend(authorization: str | None, status: int = 200, body: bytes | None = None,
+             content_type: str = "application/json") -> Iterator[tuple[str, list]]:
+    """A loopback stand-in for Phoenix's annotations and Langfuse's scores (its ``host:port``, and ``(headers,
+    body)`` of each request): a request without ``authorization`` (when given) is answered 401; else ``status``
+    with ``body`` (``content_type``), by default Phoenix's answer (one id per annotation), which Langfuse's client
+    does not read."""
     import http.server
 
     got: list = []
@@ -1061,7 +1034,7 @@ def _backend(authorization: str | None, status: int = 200, body: bytes | None = 
                 answer = json.dumps({"data": [{"id": f"id{i}"} for i, _ in enumerate(sent.get("data") or [sent])]
                                      }).encode()
             self.send_response(code)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(answer)))
             self.end_headers()
             self.wfile.write(answer)
