@@ -74,10 +74,7 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
 
     source = "the host= argument" if host else ENV_LANGFUSE_HOST
     base = check_url(host or os.environ.get(ENV_LANGFUSE_HOST) or DEFAULT_HOST, source)
-    try:  # public:secret@ as the Basic credential, as the langfuse preset's OTLP exporter (requests) takes it
-        base, basic = split_userinfo(base)
-    except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from None
+    base, basic = split_userinfo(base)  # public:secret@ as the Basic credential, as the langfuse preset's exporter
     if basic is None:
         public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
         secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)

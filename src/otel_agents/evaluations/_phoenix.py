@@ -78,7 +78,7 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
         A :class:`Delivery`; a failure (HTTP error, spans never seen) is listed, never raised.
 
     Raises:
-        ValueError: the URL is not an http(s) URL with a host, or the key or user info cannot be sent as a header
+        ValueError: the URL is not an http(s) URL with a host, or the key cannot be sent as a header
             (a trailing newline), or both a key and user info are given (one Authorization header); the message
             names its argument or variable, never the key or the password.
     """
@@ -87,10 +87,8 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
 
     source = "the base_url= argument" if base_url else ENV_PHOENIX_ENDPOINT
     base = check_url(base_url or os.environ.get(ENV_PHOENIX_ENDPOINT) or DEFAULT_BASE_URL, source)
-    try:  # user:password@ as Basic auth (a proxy in front of Phoenix), never as part of the host name
-        base, basic = split_userinfo(base.removesuffix("/v1/traces"))
-    except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from None
+    # user:password@ as Basic auth (a proxy in front of Phoenix), never as part of the host name
+    base, basic = split_userinfo(base.removesuffix("/v1/traces"))
     key = api_key or os.environ.get(ENV_PHOENIX_API_KEY)
     key_source = "the api_key= argument" if api_key else ENV_PHOENIX_API_KEY
     if basic and key:
