@@ -541,9 +541,10 @@ def test_skipped_trace_lines_are_all_counted_and_unplaced_checks_named(tmp_path:
     (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
     (tmp_path / "t.jsonl").write_text("not json\n" * 7, encoding="utf-8")
     assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t.jsonl"),
-                    "-o", str(tmp_path / "e.jsonl")) == 0
+                    "-o", str(tmp_path / "e.jsonl")) == 1  # lines skipped: 1, as fold and export say
     err = capsys.readouterr().err
-    assert err.count("skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
+    assert err.count(": skipped ") == 6 and "skipped 2 more malformed line(s)" in err, err
+    assert "--traces: 7 malformed line(s) skipped" in err, err
     assert "1 checks have no span in the report's logs nor in the traces given" in err, err
 
 
@@ -828,31 +829,6 @@ def test_the_otlp_log_exporters_variables_follow_the_specs_rule(value: str, monk
     assert "\n  ecp annotate --to otlp: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT must be an http" in report.getvalue()
 
 
-def _phoenix_answering(status: int, content_type: str, body: bytes) -> tuple[Any, list]:
-    """A loopback stand-in for Phoenix's ``POST /v1/span_annotations`` that answers every request so; the
-    server and the request bodies it got."""
-    import http.server
-    import threading
-
-    got: list = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            got.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, got
-
-
 def _two_results() -> list[EvaluationResult]:
     """Two passed checks on two spans of trace ``abab…``: one Phoenix request of two annotations."""
     return [EvaluationResult(name=f"execution:{n}", score=1.0, label="pass", explanation=None, trace_id="ab" * 16,
@@ -872,13 +848,9 @@ def test_phoenix_annotations_count_only_what_phoenix_answered(content_type: str,
     Before, any 200 counted every annotation of the request as sent."""
     from otel_agents.evaluations import annotate_phoenix
 
-    server, got = _phoenix_answering(200, content_type, body)
-    results = _two_results()
-    try:
-        delivery = annotate_phoenix(results, f"http://127.0.0.1:{server.server_address[1]}", wait=0, timeout=10)
-    finally:
-        server.shutdown()
-    assert len(got) == 1 and [a["span_id"] for a in got[0]["data"]] == ["cd" * 8, "ef" * 8]
+    with _backend(None, 200, body, content_type) as (hostport, got):
+        delivery = annotate_phoenix(_two_results(), f"http://{hostport}", wait=0, timeout=10)
+    assert len(got) == 1 and [a["span_id"] for a in got[0][1]["data"]] == ["cd" * 8, "ef" * 8]
     assert delivery.sent == sent
     if not sent:
         (failure,) = delivery.failed
@@ -950,3 +922,197 @@ def test_an_error_answer_trickling_in_is_named_not_waited_for(target: str) -> No
     keys = [f"trace {'ab' * 16}: 2 annotations not sent"] if target == "phoenix" else \
         [result.key for result in _two_results()]
     assert delivery.failed == [f"{key}: {why}" for key in keys]
+
+
+def _span_line(trace: str, span: str, **change: Any) -> str:
+    """One OTLP/JSON line of one root ``agent/step`` span whose ``input.value`` is ``q``; ``change`` replaces fields
+    of the span (a malformed one)."""
+    span_json = {"traceId": trace, "spanId": span, "name": "agent/step", "kind": 1, "startTimeUnixNano": "1000",
+                 "endTimeUnixNano": "2000", "attributes": [{"key": "input.value", "value": {"stringValue": "q"}}],
+                 **change}
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "t"},
+                                                                          "spans": [span_json]}]}]})
+
+
+def test_malformed_trace_lines_are_named_the_lines_around_them_placed_and_the_status_is_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--traces with malformed lines around the one that holds the step's span: each is named (file, line, field),
+    the check is still put on the span of the good line, and the exit status is 1, as ``fold`` and ``export`` say
+    skipped lines (before: 0, so a script could not tell that input was skipped); ``--help`` says the codes."""
+    report = {"scenarios": [{"name": "s", "steps": [{"input": "q",
+                                                     "checks": [{"type": "text_match", "passed": True}]}]}]}
+    (tmp_path / "r.json").write_text(json.dumps(report), encoding="utf-8")
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("\n".join([_span_line("zz" * 16, "cd" * 8), "{not json", _span_line("ab" * 16, "cd" * 8),
+                                 _span_line("ab" * 16, "ef" * 8, startTimeUnixNano="soon")]) + "\n", encoding="utf-8")
+    out = tmp_path / "e.jsonl"
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(traces), "-o", str(out)) == 1
+    err = capsys.readouterr().err
+    assert f"skipped {traces}:1: resourceSpans[0].scopeSpans[0].spans[0].traceId: 'zzzz" in err, err
+    assert f"skipped {traces}:2: invalid JSON" in err, err
+    assert f"skipped {traces}:4: resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: " in err, err
+    assert "--traces: 3 malformed line(s) skipped" in err and "1 sent to" in err, err
+    (record,) = log_records(out)
+    assert (record["traceId"], record["spanId"]) == ("ab" * 16, "cd" * 8), "placed on the good line's span"
+    (tmp_path / "t2.jsonl").write_text(_span_line("ab" * 16, "cd" * 8) + "\n", encoding="utf-8")
+    assert annotate(str(tmp_path / "r.json"), "--traces", str(tmp_path / "t2.jsonl"), "-o", str(out)) == 0
+    with pytest.raises(SystemExit):
+        annotate("--help")
+    help_text = capsys.readouterr().out
+    assert "exit codes: 0 all read and delivered, 1 malformed --traces lines skipped" in help_text, help_text
+
+
+def _report_summary_and_manifests(tmp_path: Path) -> dict[str, Path]:
+    """An ``ecp run`` report, the summary ``ecp report --json`` makes of it, and its manifest in YAML and JSON."""
+    logs = json.dumps([_STEP_SPAN])
+    report = {"manifest": "m.yaml", "passed": 1, "total": 1, "failed": 0, "exit_reason": "ok",
+              "scenarios": [{"name": "s", "status": "ok", "steps": [
+                  {"input": "q", "status": "ok", "checks": [{"type": "text_match", "passed": True}], "logs": logs}]}],
+              "audit": {"agent": {"name": "a"}}}
+    manifest = {"manifest_version": "v1", "name": "m", "target": "agent",
+                "scenarios": [{"name": "s", "steps": [{"input": "q", "graders": [
+                    {"type": "text_match", "field": "public_output", "condition": "contains", "value": "x"}]}]}]}
+    paths = {name: tmp_path / name for name in ("report.json", "summary.json", "m.yaml", "m.json")}
+    paths["report.json"].write_text(json.dumps(report), encoding="utf-8")
+    assert main(["ecp", "report", str(paths["report.json"]), "--json", str(paths["summary.json"])]) == 0
+    paths["m.yaml"].write_text(__import__("yaml").safe_dump(manifest), encoding="utf-8")
+    paths["m.json"].write_text(json.dumps(manifest), encoding="utf-8")
+    return paths
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["report.json", "--manifest", "report.json"],
+     "report.json: an ecp run JSON report (what `ecp run --json-out` writes: \"scenarios\" whose steps have "
+     "\"checks\"), not an ECP manifest"),
+    (["report.json", "--manifest", "summary.json"], "summary.json: the summary `otel-agents ecp report --json` writes "
+                                                    "(its \"agents\"), not an ECP manifest"),
+    (["summary.json"], "summary.json: the summary `otel-agents ecp report --json` writes (its \"agents\"), not an ecp "
+                       "run JSON report"),
+    (["m.yaml"], "m.yaml: an ECP manifest (what `ecp run --manifest` reads: \"scenarios\" whose steps have "
+                 "\"graders\"), not an ecp run JSON report"),
+    (["m.json"], "m.json: an ECP manifest"),
+])
+def test_a_report_given_for_the_manifest_or_the_reverse_is_named_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], problem: str) -> None:
+    """``--manifest REPORT.json`` (an ``ecp run`` report: JSON is YAML, and it has a ``scenarios`` list) was read as
+    a manifest without a word (exit 0, tool checks named from the wrong file); the summary of ``ecp report --json``
+    was "not an ECP manifest" only; a manifest given as the report was "not JSON" (YAML) or, in JSON, a report of
+    no checks (exit 0). Each is now named for what it is and what was expected, exit 2, nothing written;
+    ``ecp report`` says the same of a manifest or a summary given to it."""
+    paths = _report_summary_and_manifests(tmp_path)
+    capsys.readouterr()
+    out = tmp_path / "e.jsonl"
+    assert annotate(*[str(tmp_path / a) if a in paths else a for a in argv], "-o", str(out)) == 2
+    err = capsys.readouterr().err
+    assert problem in err and "Traceback" not in err, err
+    assert not out.exists()
+    if "--manifest" not in argv:
+        assert main(["ecp", "report", str(tmp_path / argv[0])]) == 2
+        assert problem in capsys.readouterr().err
+    assert annotate(str(paths["report.json"]), "--manifest", str(paths["m.yaml"]), "-o", str(out)) == 0
+
+
+@contextlib.contextmanager
+def _backend(authorization: str | None, status: int = 200, body: bytes | None = None,
+             content_type: str = "application/json") -> Iterator[tuple[str, list]]:
+    """A loopback stand-in for Phoenix's annotations and Langfuse's scores (its ``host:port``, and ``(headers,
+    body)`` of each request): a request without ``authorization`` (when given) is answered 401; else ``status``
+    with ``body`` (``content_type``), by default Phoenix's answer (one id per annotation), which Langfuse's client
+    does not read."""
+    import http.server
+
+    got: list = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            sent = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            got.append(({k.lower(): v for k, v in self.headers.items()}, sent))
+            code, answer = status, body
+            if authorization is not None and self.headers.get("authorization") != authorization:
+                code, answer = 401, b'{"detail": "unauthorized"}'
+            elif answer is None:
+                answer = json.dumps({"data": [{"id": f"id{i}"} for i, _ in enumerate(sent.get("data") or [sent])]
+                                     }).encode()
+            self.send_response(code)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}", got
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _placed_report(tmp_path: Path, scenario: str = "s") -> Path:
+    """A report of one passed check whose step's ``logs`` name its span (nothing to look up)."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"scenarios": [{"name": scenario, "steps": [
+        {"input": "q", "checks": [{"type": "text_match", "passed": True, "score": 1.0}],
+         "logs": json.dumps([_STEP_SPAN])}]}]}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("to", ["phoenix", "langfuse"])
+def test_a_urls_user_info_is_sent_as_basic_auth_and_never_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str], to: str) -> None:
+    """``-o http://user:password@host``: the user info is HTTP Basic auth (percent-escapes decoded), as the
+    requests-based OTLP exporters take it, and the request goes to the host alone; messages show the URL as
+    ``[REDACTED]@``. Before, urllib took ``user:password@127.0.0.1`` for the host name: nothing was sent (Langfuse:
+    refused for want of keys). A wrong password is the backend's 401, said without the password."""
+    for variable in ("PHOENIX_API_KEY", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    report = _placed_report(tmp_path)
+    expected = "Basic " + base64.b64encode("uzr9:p@ss w0rd".encode()).decode()
+    with _backend(expected) as (hostport, got):
+        assert annotate(str(report), "--to", to, "-o", f"http://uzr9:p%40ss%20w0rd@{hostport}", "--wait", "0") == 0
+        assert annotate(str(report), "--to", to, "-o", f"http://uzr9:wrong-pass@{hostport}", "--wait", "0") == 1
+    (headers, sent), (refused, _) = got
+    assert headers["authorization"] == expected and headers["host"] == hostport
+    assert refused["authorization"] != expected
+    assert (sent["data"][0]["span_id"] if to == "phoenix" else sent["observationId"]) == "cd" * 8
+    err = capsys.readouterr().err
+    assert f"1 sent to {to} http://[REDACTED]@{hostport}" in err and "HTTP 401" in err, err
+    assert not any(secret in err for secret in ("p%40ss", "p@ss", "w0rd", "wrong-pass", "uzr9")), err
+
+
+def test_phoenix_user_info_and_a_key_together_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """User info (Basic) and ``PHOENIX_API_KEY`` (Bearer) both: one ``Authorization`` header holds one, so neither
+    is dropped silently: exit 2 naming both, nothing sent, neither secret shown."""
+    monkeypatch.setenv("PHOENIX_API_KEY", "px-key-never-shown")
+    with _backend(None) as (hostport, got):
+        assert annotate(str(_placed_report(tmp_path)), "--to", "phoenix", "-o", f"http://ann:pw-never@{hostport}") == 2
+    assert not got
+    err = capsys.readouterr().err
+    assert "carries user info (Basic auth) and PHOENIX_API_KEY a key (Bearer auth)" in err, err
+    assert "never" not in err, err
+
+
+HOSTILE = "refund\u202egnp.exe\u2066x\u2069\u200e\u200f\u202a\u202b\u202c\u202d\u2028\u2029\u2067\u2068\x1b[2J"
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u2028\u2029\x1b"
+
+
+@pytest.mark.parametrize("to", ["phoenix", "langfuse"])
+def test_a_backends_answer_or_a_scenario_name_cannot_reorder_or_drive_the_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], to: str) -> None:
+    """A refusal quoting a hostile body (Phoenix, Langfuse) and naming the check by its scenario (Langfuse): a
+    right-to-left override (U+202E) and the other bidirectional controls, separators and escape sequences reached
+    the terminal raw, reordering the line after them; each is now shown as its escape (``\\u202e``)."""
+    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", "pk-lf-1")
+    monkeypatch.setenv("LANGFUSE_SECRET_KEY", "sk-lf-1")
+    monkeypatch.delenv("PHOENIX_API_KEY", raising=False)
+    with _backend(None, status=400, body=json.dumps({"detail": HOSTILE}, ensure_ascii=False).encode()) as (hostport, _):
+        assert annotate(str(_placed_report(tmp_path, scenario=HOSTILE)), "--to", to, "-o", f"http://{hostport}") == 1
+    err = capsys.readouterr().err
+    assert "HTTP 400" in err and "refund\\u202egnp.exe\\u2066x\\u2069" in err, err
+    assert not any(c in err for c in BIDI), ascii(err)

@@ -71,6 +71,28 @@ def test_the_forwarders_summary_never_shows_the_urls_credentials() -> None:
         forwarder.close()
 
 
+def test_the_forwarder_sends_the_urls_user_info_as_basic_auth() -> None:
+    """``ecp collect --forward http://user:password@host`` (and ``ecp serve --collect`` to such an endpoint): the
+    user info is HTTP Basic auth (percent-escapes decoded), as the requests-based OTLP exporters take it, winning
+    over an ``Authorization`` header given, and the request goes to the host alone. Before, urllib took
+    ``user:password@127.0.0.1`` for the host name: every request failed."""
+    import base64
+
+    from otel_agents.serve.otlp import Forwarder
+    from tests.backends.receiver import Receiver
+
+    with Receiver() as rx:
+        hostport = rx.url.removeprefix("http://")
+        forwarder = Forwarder(f"http://user:{SECRET}%40x@{hostport}/v1/traces", {"authorization": "Bearer old"})
+        forwarder.submit((b"", "application/x-protobuf", None))
+        forwarder.close(timeout=30)
+        (request,) = rx.requests
+    assert request.headers["authorization"] == "Basic " + base64.b64encode(f"user:{SECRET}@x".encode()).decode()
+    assert request.headers["host"] == hostport and request.path == "/v1/traces"
+    assert forwarder.summary() == f"--forward http://[REDACTED]@{hostport}/v1/traces: 1 request(s) sent, 0 failed, " \
+                                  "0 dropped"
+
+
 @pytest.mark.parametrize(("url", "shown"), [
     ("exporter -> http://u:pw@h:1/v1/traces: refused", "exporter -> http://[REDACTED]@h:1/v1/traces: refused"),
     ("http://user:pw@h:1/v1/traces", "http://[REDACTED]@h:1/v1/traces"),

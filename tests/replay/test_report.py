@@ -301,6 +301,32 @@ def test_names_from_a_report_cannot_drive_the_terminal(tmp_path: Path, capsys: p
     assert summary["agents"][0]["agent"] == "ag\x1b[31mRED\x1b[0m"
 
 
+def test_bidirectional_controls_in_names_are_shown_not_obeyed_on_the_page_and_the_terminal(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A right-to-left override (U+202E) in an agent's or scenario's name (``refund<RLO>gnp.exe`` reads as
+    ``refundexe.png``), and the other bidirectional controls and isolates, marks and line/paragraph separators:
+    ``--html`` wrote them raw (html.escape leaves them; a numeric reference to one is obeyed as well), so the page
+    reordered its text. Each is now shown as its escape, on the page (names in ``<bdi>`` cells) and in the table
+    (which already escaped them); the JSON keeps the names."""
+    from otel_agents.cli import main
+
+    controls = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u2028\u2029"
+    report = _report_with([], name="evil\u202eLIVE\u2066x\u2069\u200f")
+    report["scenarios"][0]["name"] = "refund\u202egnp.exe " + controls
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["ecp", "report", str(path), "--json", str(tmp_path / "s.json"),
+                 "--html", str(tmp_path / "p.html")]) == 0
+    out, err = capsys.readouterr()
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    for shown in (page, out + err):
+        assert not any(c in shown for c in controls), ascii(shown)
+        assert "refund\\u202egnp.exe \\u202a\\u202b" in shown and "evil\\u202eLIVE\\u2066x\\u2069\\u200f" in shown
+    assert "&#" not in page and "<td><bdi>evil\\u202eLIVE" in page
+    summary = json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))
+    assert summary["agents"][0]["scenarios"][0]["scenario"] == "refund\u202egnp.exe " + controls
+
+
 def test_k_below_one_is_refused_and_a_k_above_the_runs_is_said(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """``--k 0`` and ``--k -1`` are exit 2 naming the option (before, 0 silently meant the default and -1 meant

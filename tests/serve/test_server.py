@@ -181,6 +181,37 @@ def test_function_target_named_after_its_module(tmp_path: Path) -> None:
     assert load_target(f"{tmp_path / 'support_desk.py'}:agent").name == "support_desk"
 
 
+def test_a_function_whose_parameters_have_defaults_is_an_agent_and_a_zero_argument_one_a_factory(
+        tmp_path: Path) -> None:
+    """``def agent(q=""):`` takes the step input: it is served as the agent (it was taken for a factory, called
+    with no argument, and its answer, a string, refused for having no ``step``); a function without positional
+    parameters (``def make():``, ``def make(*, greeting="hi"):``) is still a factory, one agent per session."""
+    (tmp_path / "desk.py").write_text(
+        "class Echo:\n    def __init__(self, greeting='hi'):\n        self.greeting = greeting\n"
+        "    def step(self, text):\n        return f'{self.greeting} {text}'\n\n"
+        "def agent(q=''):\n    return 'got ' + q\n\n"
+        "async def agent_async(q='', *, loud=False):\n    return 'got ' + q\n\n"
+        "def make():\n    return Echo()\n\n"
+        "def make_keyword(*, greeting='hey'):\n    return Echo(greeting)\n")
+    import asyncio
+
+    from otel_agents.serve import load_target
+
+    for attr in ("agent", "agent_async"):
+        target = load_target(f"{tmp_path / 'desk.py'}:{attr}")
+        assert target.factory is None and not target.stateful, attr
+        step, reset = target.instance()
+        answer = step("where is my order")
+        answer = asyncio.run(answer) if asyncio.iscoroutine(answer) else answer
+        assert (answer, reset) == ("got where is my order", None), attr
+    for attr, greeting in (("make", "hi"), ("make_keyword", "hey")):
+        target = load_target(f"{tmp_path / 'desk.py'}:{attr}")
+        assert target.factory is not None and target.step is None, attr
+        first, second = target.instance()[0], target.instance()[0]
+        assert first.__self__ is not second.__self__, "one agent per session"
+        assert first("q") == f"{greeting} q"
+
+
 def test_a_decorated_agent_is_served_under_the_name_its_decorator_declares(tmp_path: Path) -> None:
     """``@otel_agents.agent(name=...)`` on a served function (sync, async, generator) names it in
     ``agent/initialize``, as its spans name it; it said the attribute's name (``faulty``). A bare ``@agent``

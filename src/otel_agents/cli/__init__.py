@@ -49,6 +49,16 @@ def plain(doc: str) -> str:
     return re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc).replace("``", "")
 
 
+def shown(text: str) -> str:
+    """``text`` for a terminal or a page: each character that does not print as its Python escape — escape
+    sequences, carriage returns and newlines (which retitle or redraw a terminal, forge a row), and the invisible
+    format characters (Unicode category Cf: the bidirectional controls U+202A-U+202E, U+2066-U+2069, U+200E/U+200F,
+    which reorder the text after them, zero-width ones) and line/paragraph separators (U+2028/U+2029), which a
+    terminal and a browser both honour: ``refund`` + U+202E + ``gnp.exe`` (read as ``refundexe.png``) is shown as
+    ``refund\\u202egnp.exe``."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 NO_SPAN_IN_INPUT = ("no span in the input: no line holds OTLP/JSON traces (`resourceSpans`), as the OTLP file "
                     "exporters and `otel-agents` trace files write")
 """What ``fold`` and ``export`` say of an input without a span (a file of envelopes, a report given by mistake)."""

@@ -12,7 +12,11 @@ line, to -o (default: REPORT's name + ``.evaluations.jsonl``); ``otlp`` exports 
 (-o: the logs URL; default from OTEL_EXPORTER_OTLP_*); ``phoenix`` adds span annotations (-o:
 Phoenix's URL; default PHOENIX_COLLECTOR_ENDPOINT, key PHOENIX_API_KEY); ``langfuse`` adds scores
 (-o: Langfuse's URL; default LANGFUSE_HOST, keys LANGFUSE_PUBLIC_KEY/LANGFUSE_SECRET_KEY).
-Exit status: 0 when every result was delivered, 1 when some were not, 2 on bad input.
+Malformed lines of --traces files are each named (``FILE:LINE: field: problem``) and skipped; the spans
+of the lines around them are read, and the results are delivered.
+Exit status: 0 when every line was read and every result delivered; 1 when some --traces lines were
+skipped or some results not delivered (the rest were); 2 when the report, a --traces file or --manifest
+could not be read (a report given as the manifest, or the reverse, is named so) or the destination not set up.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import plain
+from . import plain, shown
 from ._types import seconds
 
 
@@ -30,7 +34,9 @@ def register(ecp_sub: argparse._SubParsersAction) -> None:
     from ..evaluations import TARGETS
 
     p = ecp_sub.add_parser("annotate", help="put an ecp run report's verdicts on the spans they graded",
-                           description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
+                           description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog="exit codes: 0 all read and delivered, 1 malformed --traces lines skipped or "
+                                  "results\nnot delivered (the rest were), 2 input unreadable or destination not set up")
     p.add_argument("report", help="the JSON report of `ecp run --json-out`")
     p.add_argument("--traces", action="append", default=[], metavar="TRACES.jsonl",
                    help="an OTLP/JSON trace file of the graded runs (gzip too), for steps whose logs do not name "
@@ -53,10 +59,13 @@ def default_out(report: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``otel-agents ecp annotate``: the exit status — 0 every check delivered (failed checks included),
-    1 some could not be delivered (each said on standard error), 2 the report or a traces file could not be
-    read (or the traces hold no span), or a manifest given could not, or the destination not set up (``-o`` the report or the manifest:
-    appending records would break it)."""
+    """``otel-agents ecp annotate``: the exit status — 0 every line read and every check delivered (failed checks
+    included), 1 malformed lines of the traces skipped (the first five named ``FILE:LINE: problem``, the rest
+    counted) or some checks not delivered (each said on standard error), the rest delivered, as ``fold`` and
+    ``export`` say skipped lines; 2 the report or a traces file could not be read (or the traces hold no span),
+    or a manifest given could not (a report given for it is named so), or the destination not set up (``-o`` the
+    report or the manifest: appending records would break it). Every line said shows what does not print (a
+    report's scenario name, a server's answer) as its escape (:func:`~otel_agents.cli.shown`)."""
     from .._spans.redaction import redact_url
     from ..evaluations import annotate_phoenix, emit_evaluations, evaluation_results, load_manifest, load_report
     from ..exporters.file import MalformedLine, read_otlp_json
@@ -65,27 +74,27 @@ def run(args: argparse.Namespace) -> int:
         report = load_report(args.report)
         manifest = None if args.manifest is None else load_manifest(args.manifest)  # given: it must be read
     except (OSError, ValueError) as exc:
-        print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 2
     spans = None
+    errors: list[MalformedLine] = []  # lines of --traces skipped
     if args.traces:
-        errors: list[MalformedLine] = []
         spans = []
         for path in args.traces:
             try:
                 spans.extend(read_otlp_json(path, errors=errors))
             except OSError as exc:
-                print(f"otel-agents ecp annotate: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+                _say(f"cannot read {path}: {exc.strerror or exc}")
                 return 2
         for error in errors[:5]:
-            print(f"otel-agents ecp annotate: skipped {error}", file=sys.stderr)
+            _say(f"skipped {error}")
         if len(errors) > 5:
-            print(f"otel-agents ecp annotate: skipped {len(errors) - 5} more malformed line(s)", file=sys.stderr)
+            _say(f"skipped {len(errors) - 5} more malformed line(s)")
         if not spans and not errors:  # envelopes or a report given as --traces: no check could be placed
             from . import NO_SPAN_IN_INPUT
 
-            print(f"otel-agents ecp annotate: --traces {' '.join(args.traces)}: {NO_SPAN_IN_INPUT}; a file of ECP "
-                  "envelopes or a report holds none", file=sys.stderr)
+            _say(f"--traces {' '.join(args.traces)}: {NO_SPAN_IN_INPUT}; a file of ECP envelopes or a report "
+                 "holds none")
             return 2
     results = evaluation_results(report, spans, manifest=manifest)
     placed = sum(1 for r in results if r.span_id)
@@ -97,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         problem = written_over([("-o", out)],
                                [("the report", args.report), ("the manifest", args.manifest)])
         if problem:
-            print(f"otel-agents ecp annotate: {problem}", file=sys.stderr)
+            _say(problem)
             return 2
     if args.to != "file" and args.out:  # a URL there: said before anything is sent, not as each send's failure
         from ..exporters.presets import check_url
@@ -105,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             check_url(args.out, f"-o (--to {args.to})")
         except ValueError as exc:
-            print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+            _say(str(exc))
             return 2
     try:
         if args.to == "phoenix":
@@ -113,21 +122,28 @@ def run(args: argparse.Namespace) -> int:
         else:
             delivery = emit_evaluations(results, args.to, out)
     except OSError as exc:
-        print(f"otel-agents ecp annotate: {f'cannot write {out}: ' if args.to == 'file' else ''}"
-              f"{exc.strerror or exc}", file=sys.stderr)
+        _say(f"{f'cannot write {out}: ' if args.to == 'file' else ''}{exc.strerror or exc}")
         return 2
     except (ValueError, ImportError) as exc:
-        print(f"otel-agents ecp annotate: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 2
     where = out if args.to == "file" else f"{args.to}{' ' + redact_url(out) if out else ''}"
-    print(f"otel-agents ecp annotate: {len(results)} checks ({len(results) - failed} pass, {failed} fail), "
-          f"{placed} on their spans; {delivery.sent} sent to {where}"
-          + (f"; {delivery.skipped} without a trace not sent" if delivery.skipped else ""), file=sys.stderr)
+    _say(f"{len(results)} checks ({len(results) - failed} pass, {failed} fail), "
+         f"{placed} on their spans; {delivery.sent} sent to {where}"
+         + (f"; {delivery.skipped} without a trace not sent" if delivery.skipped else ""))
     unplaced = len(results) - placed
     if unplaced:
-        print(f"otel-agents ecp annotate: {unplaced} checks have no span in the report's logs"
-              + (" nor in the traces given" if args.traces else "; --traces TRACES.jsonl may place them"),
-              file=sys.stderr)
+        _say(f"{unplaced} checks have no span in the report's logs"
+             + (" nor in the traces given" if args.traces else "; --traces TRACES.jsonl may place them"))
     for line in delivery.failed:
-        print(f"otel-agents ecp annotate: {line}", file=sys.stderr)
-    return 1 if delivery.failed else 0
+        _say(line)
+    if errors:
+        from . import skipped_summary
+
+        _say(f"--traces: {skipped_summary(errors)} (the spans of the other lines were read)")
+    return 1 if delivery.failed or errors else 0
+
+
+def _say(message: str) -> None:
+    """``message`` on standard error, prefixed, each character that does not print shown as its escape."""
+    print(f"otel-agents ecp annotate: {shown(message)}", file=sys.stderr)

@@ -2,7 +2,8 @@
 
 TARGET is ``module:attr`` or ``path/to/file.py:attr``: a callable taking the step
 input (sync or async), an object with ``step(input)`` and optional ``reset()``, or
-a class (or a factory taking no argument) making such objects, one per HTTP session.
+a class (or a factory: a function with no positional parameter) making such objects, one per
+HTTP session; ``def agent(q=""):`` takes the step input (an agent, not a factory).
 Every installed framework is instrumented; each step's spans are folded into its
 ECP envelope and, when asked, also exported (``--trace-file`` OTLP/JSON lines,
 ``--otlp-endpoint`` or the standard ``OTEL_EXPORTER_OTLP_*`` variables for OTLP/HTTP),

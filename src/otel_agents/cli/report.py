@@ -62,7 +62,7 @@ import sys
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
-from . import plain
+from . import plain, shown
 from ._types import at_least_one
 
 Z95 = 1.959963984540054
@@ -345,20 +345,13 @@ def gate_failures(summary: dict[str, Any], gates: list[str]) -> list[str]:
         for a in summary["agents"]:
             if a[metric] is None:
                 why = "no tool call" if metric == "tool_success" else "no scenario graded"
-                failures.append(f"{_shown(a['agent'])}: no {metric} ({why}) to hold against {bound:g}")
+                failures.append(f"{shown(a['agent'])}: no {metric} ({why}) to hold against {bound:g}")
             elif a[metric] < bound:
-                failures.append(f"{_shown(a['agent'])}: {metric} {a[metric]:.3f} < {bound:g}")
+                failures.append(f"{shown(a['agent'])}: {metric} {a[metric]:.3f} < {bound:g}")
     return failures
 
 
 # -- output ---------------------------------------------------------------------------------------------
-
-def _shown(text: str) -> str:
-    """``text`` for a terminal: each character that does not print (escape sequences, carriage returns and
-    newlines of an agent or scenario name a report carries) as its Python escape, so a name can neither retitle
-    nor redraw the terminal nor forge a row."""
-    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
 
 def _f(x: Any, digits: int = 2) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
@@ -370,16 +363,16 @@ def table(summary: dict[str, Any]) -> str:
             "USD/run", "ms/run", "steps/run", "flaky (checks flipped)"]
     rows = [head]
     for a in summary["agents"]:
-        who = _shown(a["agent"] + "".join(f" [{x}]" for x in (a["framework"], a["model"]) if x))
+        who = shown(a["agent"] + "".join(f" [{x}]" for x in (a["framework"], a["model"]) if x))
         rows.append([who, str(a["runs"]), str(a["k"]), _f(a["pass_rate"]),
                      f"{_f(a['pass_rate_ci'][0])}-{_f(a['pass_rate_ci'][1])}", _f(a["pass_at_k"]), _f(a["pass_k"]),
                      _f(a["tool_success"]), _f(a["tokens_per_run"], 0), _f(a["cost_per_run"], 6),
                      _f(a["latency_ms_per_run"], 0),
                      _f(a["steps_per_run"], 1), str(len(a["flaky_scenarios"]))])
         for s in a["scenarios"]:
-            rows.append(["  " + _shown(s["scenario"]), str(s["runs"]), str(s["k"]), _f(s["pass_rate"]),
+            rows.append(["  " + shown(s["scenario"]), str(s["runs"]), str(s["k"]), _f(s["pass_rate"]),
                          f"{_f(s['pass_rate_ci'][0])}-{_f(s['pass_rate_ci'][1])}", _f(s["pass_at_k"]),
-                         _f(s["pass_k"]), "", "", "", "", "", _shown("; ".join(s["flipped_checks"]))])
+                         _f(s["pass_k"]), "", "", "", "", "", shown("; ".join(s["flipped_checks"]))])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
@@ -400,10 +393,18 @@ padding:2px 6px;text-align:right}}td:first-child{{text-align:left}}</style></hea
 """
 
 
+def _text(name: str) -> str:
+    """A name from the reports as the page shows it: escaped for HTML, and each character that does not print
+    shown as its escape (:func:`~otel_agents.cli.shown`): a bidirectional control (U+202E) in an agent's or
+    scenario's name reordered the text after it (a numeric reference to it does the same); ``data-agent`` too. The
+    table's name cells are ``<bdi>`` as well, so right-to-left letters in a name keep to their cell."""
+    return html.escape(shown(name))
+
+
 def _row(a: dict[str, Any]) -> str:
     cells = [a["runs"], a["k"], _f(a["pass_rate"], 3), _f(a["pass_at_k"], 3), _f(a["pass_k"], 3),
              _f(a["tokens_per_run"], 0), _f(a["efficiency"], 3), _f(a["ee_score"], 3)]
-    return (f'<tr data-agent="{html.escape(a["agent"])}"><td>{html.escape(a["agent"])}</td>'
+    return (f'<tr data-agent="{_text(a["agent"])}"><td><bdi>{_text(a["agent"])}</bdi></td>'
             + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
 
 
@@ -415,8 +416,8 @@ def _scatter(agents: list[dict[str, Any]]) -> str:
     for a in agents:
         x = m + (w - 2 * m) * a["tokens_per_run"] / top
         y = h - m - (h - 2 * m) * (a["pass_rate"] or 0)
-        dots.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#36c"><title>{html.escape(a["agent"])}</title>'
-                    f'</circle><text x="{x + 7:.1f}" y="{y - 7:.1f}" font-size="11">{html.escape(a["agent"])}</text>')
+        dots.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="#36c"><title>{_text(a["agent"])}</title>'
+                    f'</circle><text x="{x + 7:.1f}" y="{y - 7:.1f}" font-size="11">{_text(a["agent"])}</text>')
     axes = (f'<line x1="{m}" y1="{h - m}" x2="{w - m}" y2="{h - m}" stroke="#000"/>'
             f'<line x1="{m}" y1="{m}" x2="{m}" y2="{h - m}" stroke="#000"/>'
             f'<text x="{w / 2}" y="{h - 10}" font-size="12" text-anchor="middle">tokens per run (max {top:.0f})</text>'
@@ -432,7 +433,7 @@ def _bars(agents: list[dict[str, Any]]) -> str:
     out = []
     for i, (agent, s) in enumerate(items):
         y = 10 + i * (bar + 6)
-        label = html.escape(f"{agent} / {s['scenario']}")
+        label = _text(f"{agent} / {s['scenario']}")
         out.append(f'<text x="0" y="{y + 13}" font-size="11">{label}</text>'
                    f'<rect x="260" y="{y}" width="{250 * s["pass_k"]:.1f}" height="{bar}" fill="#393"/>'
                    f'<text class="passk" x="{515}" y="{y + 13}" font-size="11">{s["pass_k"]:.3f}</text>')
@@ -466,7 +467,8 @@ def run(args: argparse.Namespace) -> int:
     summary["gates"] = {"fail_under": args.fail_under, "failures": failures}
     for a in summary["agents"]:
         if args.k and a["k"] < args.k:
-            print(f"otel-agents ecp report: {_shown(a['agent'])} has {a['runs']} runs, fewer than --k {args.k}: its pass@k "
+            print(f"otel-agents ecp report: {shown(a['agent'])} has {a['runs']} runs, fewer than --k {args.k}: its "
+                  f"pass@k "
                   f"and pass^k are for k = {a['k']}", file=sys.stderr)
     print(table(summary), file=sys.stderr if "-" in (args.json, args.html) else sys.stdout)
     if args.json:
@@ -500,8 +502,8 @@ def _distinct_runs(paths: list[str]) -> list[dict[str, Any]]:
             keys.append(("run", run_id))
         first = next((seen[key] for key in keys if key in seen), None)
         if first is not None:
-            why = "the same file" if first[0] == keys[0] else f"the same run (audit.run_id {_shown(run_id)})"
-            print(f"otel-agents ecp report: {_shown(path)} is {why} as {_shown(first[1])}: counted once",
+            why = "the same file" if first[0] == keys[0] else f"the same run (audit.run_id {shown(run_id)})"
+            print(f"otel-agents ecp report: {shown(path)} is {why} as {shown(first[1])}: counted once",
                   file=sys.stderr)
             continue
         for key in keys:

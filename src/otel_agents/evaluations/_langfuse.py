@@ -54,7 +54,9 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
     """Send the results to Langfuse as scores, one request each.
 
     Args:
-        host: Langfuse's base URL; default ``LANGFUSE_HOST``, else ``https://cloud.langfuse.com``.
+        host: Langfuse's base URL; default ``LANGFUSE_HOST``, else ``https://cloud.langfuse.com``. Its user
+            info (``https://PUBLIC:SECRET@host``), when it has one, is the Basic credential (as the ``langfuse``
+            preset's exporter takes it; the keys are then not needed), shown as ``[REDACTED]@`` in messages.
         public_key, secret_key: default ``LANGFUSE_PUBLIC_KEY`` / ``LANGFUSE_SECRET_KEY``.
         timeout: seconds per request.
 
@@ -68,19 +70,21 @@ def score_langfuse(results: Sequence[EvaluationResult], host: str | None = None,
     """
     from .._spans.redaction import redact_url
     from ..exporters._reach import lookup_problem
-    from ..exporters.presets import check_langfuse_keys, check_url
+    from ..exporters.presets import check_langfuse_keys, check_url, split_userinfo
 
-    base = check_url(host, "the host= argument") if host else \
-        check_url(os.environ.get(ENV_LANGFUSE_HOST) or DEFAULT_HOST, ENV_LANGFUSE_HOST)
-    public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
-    secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)
-    missing = [name for name, value in ((ENV_LANGFUSE_PUBLIC_KEY, public), (ENV_LANGFUSE_SECRET_KEY, secret))
-               if not value]
-    if missing:
-        raise ValueError(f"Langfuse scores need {' and '.join(missing)}")
-    check_langfuse_keys(public_key, secret_key, str(public), str(secret))
-    token = base64.b64encode(f"{public}:{secret}".encode()).decode("ascii")
-    headers = {"authorization": f"Basic {token}", "content-type": "application/json", "accept": "application/json"}
+    source = "the host= argument" if host else ENV_LANGFUSE_HOST
+    base = check_url(host or os.environ.get(ENV_LANGFUSE_HOST) or DEFAULT_HOST, source)
+    base, basic = split_userinfo(base)  # public:secret@ as the Basic credential, as the langfuse preset's exporter
+    if basic is None:
+        public = public_key or os.environ.get(ENV_LANGFUSE_PUBLIC_KEY)
+        secret = secret_key or os.environ.get(ENV_LANGFUSE_SECRET_KEY)
+        missing = [name for name, value in ((ENV_LANGFUSE_PUBLIC_KEY, public), (ENV_LANGFUSE_SECRET_KEY, secret))
+                   if not value]
+        if missing:
+            raise ValueError(f"Langfuse scores need {' and '.join(missing)}")
+        check_langfuse_keys(public_key, secret_key, str(public), str(secret))
+        basic = f"Basic {base64.b64encode(f'{public}:{secret}'.encode()).decode('ascii')}"
+    headers = {"authorization": basic, "content-type": "application/json", "accept": "application/json"}
     delivery = Delivery()
     traced = sum(1 for result in results if result.trace_id)
     unreachable = lookup_problem(base) if traced else None  # urllib's timeout does not cover the name lookup

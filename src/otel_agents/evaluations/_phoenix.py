@@ -67,7 +67,9 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
 
     Args:
         base_url: Phoenix's URL (``http://127.0.0.1:6006``; a ``/v1/traces`` suffix is dropped);
-            default ``PHOENIX_COLLECTOR_ENDPOINT``, else ``http://127.0.0.1:6006``.
+            default ``PHOENIX_COLLECTOR_ENDPOINT``, else ``http://127.0.0.1:6006``. Its user info
+            (``http://user:password@host``: a proxy in front of Phoenix) is sent as HTTP Basic auth
+            (``authorization: Basic base64(user:password)``) and shown as ``[REDACTED]@`` in every message.
         api_key: default ``PHOENIX_API_KEY``; sent as ``authorization: Bearer <key>``.
         wait: seconds to keep retrying a trace whose spans Phoenix does not have yet.
         timeout: seconds per request.
@@ -77,18 +79,26 @@ def annotate_phoenix(results: Sequence[EvaluationResult], base_url: str | None =
 
     Raises:
         ValueError: the URL is not an http(s) URL with a host, or the key cannot be sent as a header
-            (a trailing newline); the message names its argument or variable, never the key.
+            (a trailing newline), or both a key and user info are given (one Authorization header); the message
+            names its argument or variable, never the key or the password.
     """
     from ..exporters._reach import lookup_problem
-    from ..exporters.presets import check_header, check_url
+    from ..exporters.presets import check_header, check_url, split_userinfo
 
-    base = check_url(base_url, "the base_url= argument") if base_url else \
-        check_url(os.environ.get(ENV_PHOENIX_ENDPOINT) or DEFAULT_BASE_URL, ENV_PHOENIX_ENDPOINT)
-    base = base.removesuffix("/v1/traces")
+    source = "the base_url= argument" if base_url else ENV_PHOENIX_ENDPOINT
+    base = check_url(base_url or os.environ.get(ENV_PHOENIX_ENDPOINT) or DEFAULT_BASE_URL, source)
+    # user:password@ as Basic auth (a proxy in front of Phoenix), never as part of the host name
+    base, basic = split_userinfo(base.removesuffix("/v1/traces"))
     key = api_key or os.environ.get(ENV_PHOENIX_API_KEY)
+    key_source = "the api_key= argument" if api_key else ENV_PHOENIX_API_KEY
+    if basic and key:
+        raise ValueError(f"{source} carries user info (Basic auth) and {key_source} a key (Bearer auth): a request "
+                         "has one Authorization header; give one of them")
     headers = {"content-type": "application/json", "accept": "application/json"}
     if key:  # a key file's trailing newline: urllib's error would quote the key
-        headers["authorization"] = f"Bearer {check_header(key, 'the api_key= argument' if api_key else ENV_PHOENIX_API_KEY)}"
+        headers["authorization"] = f"Bearer {check_header(key, key_source)}"
+    elif basic:
+        headers["authorization"] = basic
     delivery = Delivery()
     batches: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for result in results:

@@ -195,15 +195,45 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         report = writable(strict_decode(text))  # lone surrogates (JSON text may escape them) made UTF-8-safe
     except ValueError as exc:  # NaN, Infinity and numbers beyond a double too: not JSON (RFC 8259)
+        if _YAML_MANIFEST.search(text):  # the manifest given for the report
+            raise ValueError(f"{os.fspath(path)}: {_MANIFEST_IS}, not {_REPORT_IS}") from None
         raise ValueError(f"{os.fspath(path)}: not JSON: {exc}") from None
     except RecursionError:  # decoded, but deeper than writable's walk can go
         raise ValueError(f"{os.fspath(path)}: not JSON: {NESTED_TOO_DEEPLY}") from None
+    kind = _document_kind(report)
+    if kind in ("summary", "manifest"):
+        raise ValueError(f"{os.fspath(path)}: {_SUMMARY_IS if kind == 'summary' else _MANIFEST_IS}, not {_REPORT_IS}")
     if not isinstance(report, dict) or not isinstance(report.get("scenarios"), list):
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report (no \"scenarios\" list)")
     problem = report_shape_problem(report)
     if problem:
         raise ValueError(f"{os.fspath(path)}: not an ecp run JSON report ({problem})")
     return report
+
+
+_REPORT_IS = 'an ecp run JSON report (what `ecp run --json-out` writes: "scenarios" whose steps have "checks")'
+_MANIFEST_IS = 'an ECP manifest (what `ecp run --manifest` reads: "scenarios" whose steps have "graders")'
+_SUMMARY_IS = 'the summary `otel-agents ecp report --json` writes (its "agents")'
+_YAML_MANIFEST = re.compile(r"^(?:manifest_version|scenarios):", re.MULTILINE)  # a manifest's top-level keys in YAML
+
+
+def _document_kind(document: Any) -> str | None:
+    """Which of our inputs a parsed document is, by the keys only it has: ``"report"`` (``ecp run --json-out``:
+    ``exit_reason``, ``total``, or a step with ``checks``), ``"manifest"`` (``manifest_version``, or a step with
+    ``graders``), ``"summary"`` (``ecp report --json``: ``agents`` and no ``scenarios``); ``None`` when none is
+    told apart (then the reader's own checks say what is wrong). Each is given for another often enough (a
+    report as ``--manifest``) that saying which it is beats a silent wrong reading."""
+    if not isinstance(document, dict):
+        return None
+    if isinstance(document.get("agents"), list) and "scenarios" not in document:
+        return "summary"
+    steps = [step for scenario in _list(document.get("scenarios")) if isinstance(scenario, dict)
+             for step in _list(scenario.get("steps")) if isinstance(step, dict)]
+    if "exit_reason" in document or "total" in document or any("checks" in step for step in steps):
+        return "report"
+    if "manifest_version" in document or any("graders" in step for step in steps):
+        return "manifest"
+    return None
 
 
 _USAGE_NUMBERS = ("input_tokens", "output_tokens", "total_tokens", "cost", "cost_usd")  # what ecp report sums
@@ -485,6 +515,9 @@ def load_manifest(path: str | os.PathLike[str], *, field: str | None = None) -> 
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise ValueError(f"{name}{where}: not YAML: {getattr(exc, 'problem', None) or exc}") from None
+    kind = _document_kind(manifest)
+    if kind in ("summary", "report"):
+        raise ValueError(f"{name}: {_SUMMARY_IS if kind == 'summary' else _REPORT_IS}, not {_MANIFEST_IS}")
     if not isinstance(manifest, dict) or not isinstance(manifest.get("scenarios"), list):
         raise ValueError(f"{name}: not an ECP manifest (no \"scenarios\" list)")
     return manifest

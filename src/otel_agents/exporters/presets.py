@@ -186,6 +186,24 @@ def check_url(value: str, source: str) -> str:
     return value.strip().rstrip("/")
 
 
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """``url`` (checked by :func:`check_url`) without its user info, and that user info as an HTTP Basic
+    ``Authorization`` value (``Basic base64(user:password)``, RFC 7617, in UTF-8; percent-escapes decoded, as
+    RFC 3986 writes them), or ``None`` when it has none: ``http://user:pw@host:6006`` → ``("http://host:6006",
+    "Basic dXNlcjpwdw==")``. The requests-based OTLP exporters do the same with a URL's user info; urllib does not
+    (it took ``user:pw@host`` for the host name, and would have sent it in the ``Host`` header). Never raises: the
+    value is base64, sendable whatever the user info holds."""
+    from urllib.parse import unquote
+
+    parsed = urlsplit(url)
+    if "@" not in parsed.netloc:
+        return url, None
+    userinfo, _, hostport = parsed.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    credential = f"{unquote(user)}:{unquote(password)}".encode()
+    return parsed._replace(netloc=hostport).geturl(), f"Basic {base64.b64encode(credential).decode('ascii')}"
+
+
 _TCHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")  # RFC 9110
 
 

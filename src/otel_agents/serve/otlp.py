@@ -234,7 +234,9 @@ class Forwarder:
 
     Args:
         url: the endpoint's full traces URL (``http://host:4318/v1/traces``).
-        headers: extra request headers (an ``Authorization`` for the backend).
+        headers: extra request headers (an ``Authorization`` for the backend). The URL's user info
+            (``http://user:password@host``), when it has one, is sent as HTTP Basic auth instead (as the
+            requests-based OTLP exporters take it), never as part of the host name.
         timeout: seconds per request (urllib's: each connect, send and receive), and for reading the answer's
             body, in all.
         max_queued: requests waiting to be sent, at most.
@@ -247,10 +249,14 @@ class Forwarder:
         import threading
 
         from .._spans.redaction import redact_url
+        from ..exporters.presets import split_userinfo
 
-        self.url = url
         self.shown = redact_url(url)  # for logs and the summary: a user:password@ URL's credentials never shown
+        self.url, basic = split_userinfo(url)  # urllib took user:password@host for the host name
         self.headers = dict(headers or {})
+        if basic is not None:  # it wins over an Authorization header given, as in the requests-based exporters
+            self.headers = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
+            self.headers["Authorization"] = basic
         self.timeout = timeout
         self.sent = self.failed = self.dropped = 0
         self.rejected = self.unread = 0  # spans rejected by partial successes; 2xx answers whose body was not read

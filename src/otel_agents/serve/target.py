@@ -5,9 +5,11 @@
 * a callable taking the step input (sync or async): stateless, shared by every session;
 * an object with ``step(input)`` (sync or async) and optionally ``reset()``: one
   agent shared by every session (multi-turn, so sessions share its turns);
-* a class whose instances have ``step(input)``, or a factory (a callable taking no
-  argument) returning such an object: one instance per session, created at the
-  session's first step or reset.
+* a class whose instances have ``step(input)``, or a factory (a callable with no
+  positional parameter: ``def make():``, ``def make(*, model="m"):``) returning such an
+  object: one instance per session, created at the session's first step or reset. A
+  function whose positional parameters all have defaults (``def agent(q=""):``) takes
+  the step input: it is an agent, not a factory.
 """
 
 from __future__ import annotations
@@ -140,10 +142,13 @@ def _import_failure(exc: BaseException, path: str | None) -> str:
 
 
 def _takes_no_argument(fn: Any) -> bool:
-    """A callable with no required parameter cannot take the step input: it is a factory."""
+    """Whether ``fn`` is a factory: it has no positional parameter (none, or keyword-only ones), so it cannot be
+    given the step input. A positional parameter with a default (``def agent(q=""):``) still takes the input:
+    that callable is an agent (it was taken for a factory, called with no argument, its answer then refused for
+    having no ``step``). A signature that cannot be read: not a factory."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return not any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-                   for p in params) and not any(p.kind == p.VAR_POSITIONAL for p in params)
+    return not any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params) \
+        and not any(p.default is p.empty and p.kind == p.KEYWORD_ONLY for p in params)
